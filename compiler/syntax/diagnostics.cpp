@@ -1,0 +1,161 @@
+#include "syntax/diagnostics.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace capstan::syntax {
+namespace {
+
+constexpr DiagInfo kRegistry[] = {
+#define CAPSTAN_DIAG(name, severity, format) \
+  {DiagKind::name, #name, Severity::severity, format, CAPSTAN_PHASE},
+#include "diagnostics/all.def"
+#undef CAPSTAN_DIAG
+};
+
+struct Style {
+  const char* bold;
+  const char* error;
+  const char* warning;
+  const char* note;
+  const char* caret;
+  const char* reset;
+};
+constexpr Style kColor{"\033[1m", "\033[1;31m", "\033[1;35m", "\033[1;36m", "\033[1;32m", "\033[0m"};
+constexpr Style kPlain{"", "", "", "", "", ""};
+
+std::string location(const SourceManager& sources, SourceRange r) {
+  if (r.file == 0 || r.file >= sources.size()) return "<built-in>";
+  const SourceFile& f = sources.file(r.file);
+  const LineColumn lc = f.lineColumn(r.begin);
+  return f.path() + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.column);
+}
+
+// Tabs are expanded to single spaces so the caret lines up in any terminal.
+std::string printable(std::string_view line) {
+  std::string out(line);
+  for (char& c : out) {
+    if (c == '\t') c = ' ';
+    else if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  }
+  return out;
+}
+
+void renderSnippet(std::string& out, const SourceManager& sources, SourceRange r, const Style& s) {
+  if (r.file == 0 || r.file >= sources.size()) return;
+  const SourceFile& f = sources.file(r.file);
+  const LineColumn lc = f.lineColumn(r.begin);
+  std::string_view line = f.lineText(lc.line);
+  constexpr std::size_t kMaxShown = 200;  // keep huge one-line inputs readable
+  std::size_t col = lc.column - 1;
+  std::size_t shift = 0;
+  if (col > kMaxShown / 2 && line.size() > kMaxShown) shift = col - kMaxShown / 2;
+  std::string shown = printable(line.substr(std::min(shift, line.size()), kMaxShown));
+  const std::string number = std::to_string(lc.line);
+  const std::string gutter(std::max<std::size_t>(number.size(), 4), ' ');
+  out += std::string(gutter.size() - number.size(), ' ') + number + " | " + shown + "\n";
+  // Underline to the end of the range or of the line, whichever is first.
+  const std::size_t lineEnd = line.size();
+  std::size_t width = 1;
+  if (r.end > r.begin) {
+    const std::size_t rangeEndCol = col + (r.end - r.begin);
+    width = std::max<std::size_t>(1, std::min(rangeEndCol, lineEnd) - std::min(col, lineEnd));
+  }
+  col -= shift;
+  width = std::min(width, kMaxShown > col ? kMaxShown - col : 1);
+  out += gutter + " | " + std::string(col, ' ') + s.caret + "^" + std::string(width - 1, '~') +
+         s.reset + "\n";
+}
+
+}  // namespace
+
+const DiagInfo& diagInfo(DiagKind kind) { return kRegistry[static_cast<std::size_t>(kind)]; }
+
+std::span<const DiagInfo> allDiagKinds() { return kRegistry; }
+
+std::string_view severityName(Severity s) {
+  switch (s) {
+    case Severity::Error: return "error";
+    case Severity::Warning: return "warning";
+    case Severity::Note: return "note";
+  }
+  return "error";
+}
+
+std::string formatMessage(std::string_view format, std::span<const std::string> args) {
+  std::string out;
+  out.reserve(format.size() + 16);
+  for (std::size_t i = 0; i < format.size(); ++i) {
+    if (format[i] == '{' && i + 2 < format.size() && format[i + 2] == '}' && format[i + 1] >= '0' &&
+        format[i + 1] <= '9') {
+      const std::size_t k = static_cast<std::size_t>(format[i + 1] - '0');
+      if (k < args.size()) out += args[k];
+      i += 2;
+    } else {
+      out += format[i];
+    }
+  }
+  return out;
+}
+
+Diagnostic& Diagnostic::note(DiagKind k, SourceRange r, std::initializer_list<std::string> args) {
+  const std::vector<std::string> a(args);
+  notes.push_back({k, r, formatMessage(diagInfo(k).format, a)});
+  return *this;
+}
+
+Diagnostic& DiagnosticEngine::report(DiagKind kind, SourceRange range,
+                                     std::initializer_list<std::string> args) {
+  const DiagInfo& info = diagInfo(kind);
+  const std::vector<std::string> a(args);
+  if (info.severity == Severity::Error) {
+    if (errors_++ >= kErrorLimit) {
+      overflow_ = Diagnostic{kind, info.severity, range, {}, {}};
+      return overflow_;
+    }
+  } else if (info.severity == Severity::Warning) {
+    ++warnings_;
+  }
+  diagnostics_.push_back({kind, info.severity, range, formatMessage(info.format, a), {}});
+  return diagnostics_.back();
+}
+
+std::string render(const Diagnostic& d, const SourceManager& sources, RenderOptions opts) {
+  const Style& s = opts.color ? kColor : kPlain;
+  auto header = [&](Severity sev, SourceRange r, const std::string& message, DiagKind kind) {
+    const char* sevColor = sev == Severity::Error ? s.error : sev == Severity::Warning ? s.warning : s.note;
+    std::string line = std::string(s.bold) + location(sources, r) + ": " + s.reset + sevColor +
+                       std::string(severityName(sev)) + ":" + s.reset + " " + s.bold + message + s.reset;
+    if (opts.showKindName) line += " [" + std::string(diagInfo(kind).name) + "]";
+    return line + "\n";
+  };
+  std::string out = header(d.severity, d.range, d.message, d.kind);
+  renderSnippet(out, sources, d.range, s);
+  for (const Note& n : d.notes) {
+    out += header(Severity::Note, n.range, n.message, n.kind);
+    renderSnippet(out, sources, n.range, s);
+  }
+  return out;
+}
+
+std::string renderAll(const DiagnosticEngine& engine, const SourceManager& sources, RenderOptions opts) {
+  std::string out;
+  for (const Diagnostic& d : engine.diagnostics()) out += render(d, sources, opts);
+  auto plural = [](std::size_t n, const char* word) {
+    return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+  };
+  if (engine.errorCount() > DiagnosticEngine::kErrorLimit) {
+    out += "too many errors; stopped after " + std::to_string(DiagnosticEngine::kErrorLimit) + "\n";
+  }
+  if (engine.errorCount() > 0 && engine.warningCount() > 0) {
+    out += plural(engine.warningCount(), "warning") + " and " + plural(engine.errorCount(), "error") +
+           " generated.\n";
+  } else if (engine.errorCount() > 0) {
+    out += plural(engine.errorCount(), "error") + " generated.\n";
+  } else if (engine.warningCount() > 0) {
+    out += plural(engine.warningCount(), "warning") + " generated.\n";
+  }
+  return out;
+}
+
+}  // namespace capstan::syntax
