@@ -1,0 +1,142 @@
+// The flattened model: what sema hands to mechanics and code generation.
+// Every package, import, extends, modifier and component array has been
+// resolved; what is left is a list of primitive (built-in) component
+// instances with full paths (`link[2].body`), the flat variables (parameters,
+// constants, inputs, outputs) with their evaluated values and their binding
+// expressions, the connections between frames and the force-law equations.
+// It is immutable once built.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "syntax/ast.hpp"
+
+namespace capstan::sema {
+
+using syntax::SourceRange;
+
+enum class ValueType { Real, Integer, Boolean, String, Reference };
+
+const char* valueTypeName(ValueType t);
+
+// An evaluated value: a scalar or an array (row-major), of one type.
+// References hold component paths in `strings` ("ball1", "wrap[2]").
+struct Value {
+  ValueType type = ValueType::Real;
+  std::vector<int> shape;            // {} scalar, {3} vector, {3,3} matrix
+  std::vector<double> numbers;       // Real, Integer, Boolean (0/1)
+  std::vector<std::string> strings;  // String, Reference
+
+  std::size_t size() const;          // number of elements
+  bool isScalar() const { return shape.empty(); }
+  double scalar() const { return numbers.at(0); }
+};
+
+// A flat expression: variables are indices into FlatModel::variables, with
+// constant, 0-based element indices already applied (`link[2].L` is variable
+// 17; `body.com[2]` is {variable, element 1}).
+struct FlatExpr;
+using FlatExprPtr = std::shared_ptr<const FlatExpr>;
+
+enum class FlatExprKind {
+  Constant,   // value
+  Variable,   // variable, element (-1: the whole variable)
+  Time,       // `time`
+  Unary,      // op, args[0]
+  Binary,     // op, args[0], args[1]
+  If,         // args = {cond, then, else}
+  Call,       // function (a built-in: sin, cos, ..., cross, norm, transpose, ...), args
+  Array,      // args, shape
+  Index,      // args[0] indexed by constant 0-based `indices`
+};
+
+struct FlatExpr {
+  FlatExprKind kind = FlatExprKind::Constant;
+  SourceRange range;
+  Value value;                  // Constant
+  int variable = -1;            // Variable
+  int element = -1;             // Variable: flat element index, -1 for all
+  syntax::Op op = syntax::Op::Add;
+  std::string function;         // Call
+  std::vector<FlatExprPtr> args;
+  std::vector<int> shape;       // result shape
+  std::vector<int> indices;     // Index
+};
+
+enum class VarKind { Parameter, Constant, Input, Output, Continuous };
+
+struct FlatVariable {
+  std::string path;              // `link[2].body.mass`
+  VarKind kind = VarKind::Parameter;
+  ValueType type = ValueType::Real;
+  std::vector<int> shape;
+  std::string unit;              // as declared or inferred, "" if none
+  std::string description;
+  SourceRange range;             // the declaration (or the modifier that set it)
+  FlatExprPtr binding;           // null for a parameter with no binding
+  std::optional<Value> value;    // evaluated value (parameters, constants)
+  bool evaluate = false;         // constant or annotation(Evaluate = true): fold
+  bool structural = false;       // an Integer that sizes arrays or bounds loops
+  int component = -1;            // owning primitive component, -1 if a model-level variable
+  bool used = true;              // referenced anywhere (for the unused-parameter warning)
+};
+
+// A primitive component instance: one of SPEC §4's built-in components.
+struct FlatComponent {
+  std::string path;              // `link[2].body`
+  std::string kind;              // `Body`, `Revolute`, ... (the built-in's name)
+  SourceRange range;             // its declaration
+  SourceRange instantiatedAt;    // the outermost declaration that created it (for notes)
+  // Its parameters by name (`mass`, `axis`, `sphereF`) -> variable index.
+  std::map<std::string, int> parameters;
+};
+
+// One end of a connect(): a connector (frame) of a primitive component.
+struct ConnectorRef {
+  int component = -1;            // index into FlatModel::components
+  std::string connector;         // `frame_a`, `frame_b`
+  SourceRange range;             // where it was written
+};
+
+struct FlatConnect {
+  ConnectorRef a, b;
+  SourceRange range;             // the connect equation
+};
+
+// `joint[1].tau = -2.0 * joint[1].u;`: an applied generalized force, or
+// another explicit assignment to a component input (e.g. CableActuator.tension).
+struct FlatForceLaw {
+  int component = -1;            // the component whose input is set
+  std::string input;             // `tau`, `tension`
+  int element = -1;              // 0-based element for vector inputs, -1 for a scalar
+  FlatExprPtr rhs;
+  SourceRange range;
+};
+
+struct Experiment {
+  std::optional<double> startTime, stopTime, interval, tolerance;
+  SourceRange range;
+};
+
+struct FlatModel {
+  std::string name;              // the model's full name
+  SourceRange range;             // its definition
+  std::vector<FlatVariable> variables;
+  std::vector<FlatComponent> components;
+  std::vector<FlatConnect> connects;
+  std::vector<FlatForceLaw> forceLaws;
+  std::optional<Experiment> experiment;
+
+  int findVariable(const std::string& path) const;    // -1 if absent
+  int findComponent(const std::string& path) const;   // -1 if absent
+  // The evaluated value of a component's parameter (throws std::out_of_range
+  // if the component has no such parameter: an internal error).
+  const Value& parameter(const FlatComponent& c, const std::string& name) const;
+};
+
+}  // namespace capstan::sema

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Golden tests for diagnostics.
+
+Each tests/errors/**/*.cap is a small model with one problem. Its expected
+diagnostics are the trailing `// CHECK:STDERR: ` lines of the file itself (as
+in Carbon's toolchain tests), so input and expected output stay together. An
+optional `// ARGS: ...` line adds arguments to `capstan check FILE`. The
+expected exit status is 1 if any expected line says `error:`, else 0.
+
+  run.py --capstan build/compiler/capstan            # check every file
+  run.py --capstan build/compiler/capstan --update   # re-bless after an intended change
+  run.py --capstan ... --coverage                    # every diagnostic kind has a test
+"""
+import argparse
+import os
+import pathlib
+import re
+import shlex
+import subprocess
+import sys
+
+CHECK = "// CHECK:STDERR:"
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def split(text):
+    """Returns (source part, expected lines, extra args)."""
+    lines = text.split("\n")
+    body, expected = [], []
+    for line in lines:
+        if line.startswith(CHECK):
+            expected.append(line[len(CHECK):][1:] if line[len(CHECK):].startswith(" ") else line[len(CHECK):])
+        else:
+            body.append(line)
+    while body and body[-1] == "":
+        body.pop()
+    args = []
+    for line in body:
+        m = re.match(r"\s*// ARGS:(.*)$", line)
+        if m:
+            args = shlex.split(m.group(1))
+    return "\n".join(body) + "\n", expected, args
+
+
+def run_one(capstan, path, args):
+    rel = os.path.relpath(path, ROOT)
+    env = dict(os.environ, NO_COLOR="1")
+    proc = subprocess.run([capstan, "check", rel, *args], cwd=ROOT, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    out = proc.stderr.decode("utf-8", "replace").rstrip("\n")
+    lines = [l.rstrip() for l in out.split("\n")] if out else []
+    return proc.returncode, lines
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--capstan", required=True)
+    ap.add_argument("--update", action="store_true")
+    ap.add_argument("--coverage", action="store_true")
+    ap.add_argument("files", nargs="*")
+    opts = ap.parse_args()
+    capstan = os.path.abspath(opts.capstan)
+
+    files = [pathlib.Path(f).resolve() for f in opts.files] or sorted(HERE.rglob("*.cap"))
+    if opts.coverage:
+        kinds = subprocess.run([capstan, "--list-diagnostics"], stdout=subprocess.PIPE,
+                               check=True).stdout.decode().split()
+        tested = set()
+        for f in sorted(HERE.rglob("*.cap")):
+            _, expected, _ = split(f.read_text())
+            for line in expected:
+                tested.update(re.findall(r"\[([A-Za-z]+)\]$", line))
+        missing = [k for k in kinds if k not in tested]
+        for k in missing:
+            print(f"diagnostic kind {k} has no test in tests/errors/")
+        print(f"{len(kinds) - len(missing)} passed, {len(missing)} failed")
+        return 1 if missing else 0
+
+    failed = 0
+    for f in files:
+        source, expected, args = split(f.read_text())
+        status, actual = run_one(capstan, f, args)
+        want_status = 1 if any(" error: " in l for l in expected) else 0
+        if opts.update:
+            text = source + "".join(f"{CHECK} {l}".rstrip() + "\n" for l in actual)
+            f.write_text(text)
+            continue
+        if actual != [l.rstrip() for l in expected] or status != want_status:
+            failed += 1
+            print(f"FAIL {os.path.relpath(f, ROOT)} (exit {status}, expected {want_status})")
+            import difflib
+            for d in difflib.unified_diff(expected, actual, "expected", "actual", lineterm=""):
+                print("  " + d)
+    if not opts.update:
+        print(f"{len(files) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
