@@ -1,2 +1,179 @@
+// `capstan`: the command-line driver (SPEC §6).
+#include <unistd.h>
+
 #include <cstdio>
-int main() { std::puts("capstan: under construction"); return 0; }
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mechanics/mechanism.hpp"
+#include "sema/sema.hpp"
+#include "syntax/diagnostics.hpp"
+
+namespace fs = std::filesystem;
+using capstan::syntax::DiagKind;
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: capstan <command> [options]
+
+commands:
+  check FILE [--model NAME] [-I DIR]... [--json]
+      check a model and print a summary (or, with --json, the flattened
+      mechanism as JSON)
+
+options:
+  --model NAME   the model to use (default: the last top-level model in FILE)
+  -I DIR         add DIR to the library path (also CAPSTAN_PATH, a colon list)
+  --json         print the checked mechanism as JSON on stdout
+  --no-color     never color diagnostics (also NO_COLOR=1)
+  --list-diagnostics   print the name of every diagnostic kind
+  --version      print the version
+)";
+
+struct Options {
+  std::string command;
+  std::string file;
+  std::string model;
+  std::vector<fs::path> includes;
+  bool json = false;
+  bool color = false;
+};
+
+[[noreturn]] void usageError(const std::string& message) {
+  std::cerr << "capstan: error: " << message << "\n" << kUsage;
+  std::exit(2);
+}
+
+// The directory of the running executable, for finding the standard library.
+fs::path executableDir() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : self.parent_path();
+}
+
+// The stdlib: installed beside the program (../share/capstan/stdlib), in the
+// source tree next to a build folder (../../stdlib), or where it was built
+// from. CAPSTAN_STDLIB overrides all of them.
+fs::path findStdlib() {
+  if (const char* env = std::getenv("CAPSTAN_STDLIB")) return env;
+  const fs::path dir = executableDir();
+  for (const fs::path& candidate : {dir / "../share/capstan/stdlib", dir / "../../stdlib", dir / "../stdlib"}) {
+    std::error_code ec;
+    if (fs::is_directory(candidate / "Capstan", ec)) return fs::weakly_canonical(candidate, ec);
+  }
+  return CAPSTAN_SOURCE_STDLIB;
+}
+
+std::vector<fs::path> libraryRoots(const Options& opts) {
+  std::vector<fs::path> roots{findStdlib()};
+  for (const auto& dir : opts.includes) roots.push_back(dir);
+  if (const char* env = std::getenv("CAPSTAN_PATH")) {
+    std::string list = env;
+    std::size_t start = 0;
+    while (start <= list.size()) {
+      const std::size_t end = std::min(list.find(':', start), list.size());
+      if (end > start) roots.emplace_back(list.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  return roots;
+}
+
+Options parseArgs(int argc, char** argv) {
+  Options opts;
+  opts.color = isatty(STDERR_FILENO) && !std::getenv("NO_COLOR");
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) usageError("`" + a + "` needs a value");
+      return args[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      std::cout << kUsage;
+      std::exit(0);
+    } else if (a == "--version") {
+      std::cout << "capstan " << CAPSTAN_VERSION << "\n";
+      std::exit(0);
+    } else if (a == "--list-diagnostics") {
+      for (const auto& info : capstan::syntax::allDiagKinds()) std::cout << info.name << "\n";
+      std::exit(0);
+    } else if (a == "--model") {
+      opts.model = value();
+    } else if (a == "-I") {
+      opts.includes.emplace_back(value());
+    } else if (a.rfind("-I", 0) == 0 && a.size() > 2) {
+      opts.includes.emplace_back(a.substr(2));
+    } else if (a == "--json") {
+      opts.json = true;
+    } else if (a == "--no-color") {
+      opts.color = false;
+    } else if (!a.empty() && a[0] == '-') {
+      usageError("unknown option `" + a + "`");
+    } else if (opts.command.empty()) {
+      opts.command = a;
+    } else if (opts.file.empty()) {
+      opts.file = a;
+    } else {
+      usageError("unexpected argument `" + a + "`");
+    }
+  }
+  if (opts.command.empty()) usageError("no command given");
+  return opts;
+}
+
+int check(const Options& opts) {
+  if (opts.file.empty()) usageError("`check` needs a model file");
+  capstan::syntax::SourceManager sources;
+  capstan::syntax::DiagnosticEngine diags;
+  const capstan::syntax::RenderOptions render{opts.color, true};
+  auto finish = [&]() {
+    std::cerr << capstan::syntax::renderAll(diags, sources, render);
+    return diags.hasErrors() ? 1 : 0;
+  };
+
+  capstan::sema::Library lib(sources, diags, libraryRoots(opts));
+  const capstan::syntax::StoredDefinition* file = lib.addFile(opts.file);
+  if (!file || diags.hasErrors()) return std::max(finish(), 1);
+
+  std::string modelName = opts.model;
+  if (modelName.empty()) {
+    const capstan::syntax::ClassDef* model = lib.defaultModel(*file);
+    if (!model) {
+      diags.report(DiagKind::NoModelInFile, {}, {opts.file});
+      return finish();
+    }
+    modelName = model->name;
+  }
+  const std::optional<capstan::sema::FlatModel> flat = capstan::sema::flatten(lib, modelName);
+  if (!flat || diags.hasErrors()) return std::max(finish(), 1);
+
+  const std::optional<capstan::mechanics::Mechanism> mech = capstan::mechanics::build(*flat, diags);
+  const int status = finish();
+  if (status != 0 || !mech) return 1;
+  if (opts.json) {
+    std::cout << capstan::mechanics::toJson(*flat, *mech).dump(2) << "\n";
+  } else {
+    std::cout << capstan::mechanics::summary(*flat, *mech);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options opts = parseArgs(argc, argv);
+  try {
+    if (opts.command == "check") return check(opts);
+    usageError("unknown command `" + opts.command + "`");
+  } catch (const std::exception& e) {
+    // Only internal bugs throw; user errors are diagnostics.
+    std::cerr << "capstan: internal error: " << e.what() << "\n";
+    return 3;
+  }
+}

@@ -25,7 +25,7 @@ constexpr Style kColor{"\033[1m", "\033[1;31m", "\033[1;35m", "\033[1;36m", "\03
 constexpr Style kPlain{"", "", "", "", "", ""};
 
 std::string location(const SourceManager& sources, SourceRange r) {
-  if (r.file == 0 || r.file >= sources.size()) return "<built-in>";
+  if (r.file == 0 || r.file >= sources.size()) return "capstan";  // no source location
   const SourceFile& f = sources.file(r.file);
   const LineColumn lc = f.lineColumn(r.begin);
   return f.path() + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.column);

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what Capstan needs from Debian 12's packages (as root, or through
+# sudo), then configures and builds into build/. Safe to run again: it only
+# installs what is missing and rebuilds what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build ccache git python3
+  clang libclang-rt-14-dev          # the parser fuzz target (libFuzzer)
+  libeigen3-dev nlohmann-json3-dev doctest-dev
+  python3-jinja2                    # code-generation templates
+  libclang-cpp14-dev llvm-14-dev    # checking `external "C++"` headers
+  libsimbody-dev                    # cross-check tests
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Debian's python3 has jinja2; a python3 earlier on PATH (pyenv, venv) may not.
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+cmake --build build -j "$(nproc)"
