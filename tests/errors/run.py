@@ -4,7 +4,8 @@
 Each tests/errors/**/*.cap is a small model with one problem. Its expected
 diagnostics are the trailing `// CHECK:STDERR: ` lines of the file itself (as
 in Carbon's toolchain tests), so input and expected output stay together. An
-optional `// ARGS: ...` line adds arguments to `capstan check FILE`. The
+optional `// ARGS: ...` line adds arguments to `capstan check FILE`, and
+`// FILE: path` checks another path instead of the test file itself. The
 expected exit status is 1 if any expected line says `error:`, else 0.
 
   run.py --capstan build/compiler/capstan            # check every file
@@ -35,16 +36,19 @@ def split(text):
             body.append(line)
     while body and body[-1] == "":
         body.pop()
-    args = []
+    args, target = [], None
     for line in body:
         m = re.match(r"\s*// ARGS:(.*)$", line)
         if m:
             args = shlex.split(m.group(1))
-    return "\n".join(body) + "\n", expected, args
+        m = re.match(r"\s*// FILE:(.*)$", line)
+        if m:
+            target = m.group(1).strip()
+    return "\n".join(body) + "\n", expected, args, target
 
 
-def run_one(capstan, path, args):
-    rel = os.path.relpath(path, ROOT)
+def run_one(capstan, path, args, target=None):
+    rel = target or os.path.relpath(path, ROOT)
     env = dict(os.environ, NO_COLOR="1")
     proc = subprocess.run([capstan, "check", rel, *args], cwd=ROOT, env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
@@ -68,7 +72,7 @@ def main():
                                check=True).stdout.decode().split()
         tested = set()
         for f in sorted(HERE.rglob("*.cap")):
-            _, expected, _ = split(f.read_text())
+            _, expected, _, _ = split(f.read_text())
             for line in expected:
                 tested.update(re.findall(r"\[([A-Za-z]+)\]$", line))
         missing = [k for k in kinds if k not in tested]
@@ -79,8 +83,8 @@ def main():
 
     failed = 0
     for f in files:
-        source, expected, args = split(f.read_text())
-        status, actual = run_one(capstan, f, args)
+        source, expected, args, target = split(f.read_text())
+        status, actual = run_one(capstan, f, args, target)
         want_status = 1 if any(" error: " in l for l in expected) else 0
         if opts.update:
             text = source + "".join(f"{CHECK} {l}".rstrip() + "\n" for l in actual)
