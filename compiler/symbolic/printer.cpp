@@ -1,0 +1,355 @@
+#include "symbolic/printer.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <ostream>
+#include <vector>
+
+#include "symbolic/traverse.hpp"
+
+namespace capstan::symbolic {
+namespace {
+
+// C++ precedence, loosest first.
+enum Prec : int {
+  kTernary = 0,
+  kOr,
+  kAnd,
+  kEquality,
+  kRelational,
+  kAdditive,
+  kMultiplicative,
+  kUnary,
+  kPostfix,
+};
+
+int absExponent(double e) { return static_cast<int>(std::abs(e)); }
+
+// Operations of one node, its arguments taken as already computed.
+OpCount ownOps(const Node* n, int maxPower) {
+  OpCount ops;
+  switch (n->kind) {
+    case Kind::Constant:
+    case Kind::Symbol:
+      break;
+    case Kind::Add:
+      if (n->isScaled()) {
+        if (n->coeffs[0] != -1.0) ops.muls = 1;
+        break;
+      }
+      ops.adds = n->size - 1 + (n->value != 0.0 ? 1 : 0);
+      for (std::uint32_t i = 0; i < n->size; ++i) ops.muls += std::abs(n->coeffs[i]) != 1.0;
+      break;
+    case Kind::Mul: {
+      std::size_t num = 0, den = 0;
+      for (std::uint32_t i = 0; i < n->size; ++i) {
+        int e = absExponent(n->coeffs[i]);
+        if (e <= maxPower) ops.muls += static_cast<std::size_t>(e - 1);
+        else ops.funcs += 1;
+        (n->coeffs[i] > 0.0 ? num : den) += 1;
+      }
+      if (num > 1) ops.muls += num - 1;
+      if (den > 1) ops.muls += den - 1;
+      if (den > 0) ops.divs += 1;
+      break;
+    }
+    case Kind::Pow:
+      ops.funcs = 1;
+      break;
+    case Kind::Func:
+      if (n->fn == Fn::Sign) ops.other = 2;  // two comparisons
+      else if (n->fn < Fn::Select) ops.funcs = 1;
+      else ops.other = 1;
+      break;
+  }
+  return ops;
+}
+
+// How many times `parent` spells its argument `i` in generated code.
+std::size_t argumentUses(const Node* parent, std::uint32_t i, int maxPower) {
+  if (parent->kind == Kind::Mul) {
+    int e = absExponent(parent->coeffs[i]);
+    return e <= maxPower ? static_cast<std::size_t>(e) : 1;
+  }
+  if (parent->kind == Kind::Func && parent->fn == Fn::Sign) return 2;
+  return 1;
+}
+
+std::string cppFunction(Fn fn) {
+  switch (fn) {
+    case Fn::Abs: return "std::fabs";
+    default: return "std::" + std::string(fnName(fn));
+  }
+}
+
+}  // namespace
+
+OpCount& OpCount::operator+=(const OpCount& o) {
+  adds += o.adds;
+  muls += o.muls;
+  divs += o.divs;
+  funcs += o.funcs;
+  other += o.other;
+  return *this;
+}
+
+OpCount countOperations(std::span<const Expr> roots, int maxMultiplyPower) {
+  OpCount total;
+  for (const Node* n : postOrder(roots)) total += ownOps(n, maxMultiplyPower);
+  return total;
+}
+
+std::string str(const OpCount& ops) {
+  auto part = [](std::size_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  return part(ops.adds, "add", "adds") + ", " + part(ops.muls, "mul", "muls") + ", " +
+         part(ops.divs, "div", "divs") + ", " + part(ops.funcs, "func", "funcs") + ", " +
+         std::to_string(ops.other) + " other";
+}
+
+std::string formatDouble(double v) {
+  if (std::isnan(v)) return "std::numeric_limits<double>::quiet_NaN()";
+  if (std::isinf(v)) return v > 0 ? "std::numeric_limits<double>::infinity()"
+                                  : "-std::numeric_limits<double>::infinity()";
+  if (v == 0.0) return "0.0";
+  char buf[64];
+  auto result = std::to_chars(buf, buf + sizeof buf, v);  // shortest round trip
+  std::string s(buf, result.ptr);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+// A rendered expression and the precedence of its outermost operator.
+struct CppPrinter::Rendered {
+  std::string text;
+  int prec;
+};
+
+class CppPrinter::Renderer {
+ public:
+  using Lookup = std::function<const std::string*(const Node*)>;
+  Renderer(Lookup spelled, int maxPower) : spelled_(std::move(spelled)), maxPower_(maxPower) {}
+
+  // `n` as a numeric (double) expression, parenthesized if looser than `min`.
+  std::string numeric(const Node* n, int min) const { return wrap(numericRendering(n), min); }
+  // `n` as a bool expression.
+  std::string boolean(const Node* n, int min) const { return wrap(booleanRendering(n), min); }
+
+ private:
+  static std::string wrap(const Rendered& r, int min) {
+    return r.prec < min ? "(" + r.text + ")" : r.text;
+  }
+
+  Rendered numericRendering(const Node* n) const {
+    if (n->isBoolean()) return {boolean(n, kOr) + " ? 1.0 : 0.0", kTernary};
+    if (const std::string* s = spelled_(n)) return {*s, kPostfix};
+    switch (n->kind) {
+      case Kind::Constant: {
+        std::string s = formatDouble(n->value);
+        return {s, s[0] == '-' ? kAdditive : kPostfix};
+      }
+      case Kind::Symbol:
+        return {std::string(n->name), kPostfix};
+      case Kind::Add:
+        return sum(n);
+      case Kind::Mul:
+        return product(n);
+      case Kind::Pow:
+        return {"std::pow(" + numeric(n->args[0], kTernary) + ", " + numeric(n->args[1], kTernary) + ")",
+                kPostfix};
+      case Kind::Func:
+        break;
+    }
+    const Node* a = n->args[0];
+    switch (n->fn) {
+      case Fn::Sign: {
+        std::string x = numeric(a, kAdditive);
+        return {x + " > 0.0 ? 1.0 : (" + x + " < 0.0 ? -1.0 : 0.0)", kTernary};
+      }
+      case Fn::Select:
+        return {boolean(a, kOr) + " ? " + numeric(n->args[1], kOr) + " : " + numeric(n->args[2], kOr),
+                kTernary};
+      default:
+        break;
+    }
+    std::string call = cppFunction(n->fn) + "(" + numeric(a, kTernary);
+    for (std::uint32_t i = 1; i < n->size; ++i) call += ", " + numeric(n->args[i], kTernary);
+    return {call + ")", kPostfix};
+  }
+
+  Rendered booleanRendering(const Node* n) const {
+    if (n->isConstant()) return {n->value != 0.0 ? "true" : "false", kPostfix};
+    if (!n->isBoolean()) return {numeric(n, kRelational) + " != 0.0", kEquality};
+    if (const std::string* s = spelled_(n)) return {*s, kPostfix};
+    auto binary = [&](const char* op, int prec, bool logical) -> Rendered {
+      int operandMin = logical ? kEquality : prec + 1;
+      auto side = [&](const Node* x) { return logical ? boolean(x, operandMin) : numeric(x, operandMin); };
+      return {side(n->args[0]) + " " + op + " " + side(n->args[1]), prec};
+    };
+    switch (n->fn) {
+      case Fn::Lt: return binary("<", kRelational, false);
+      case Fn::Le: return binary("<=", kRelational, false);
+      case Fn::Eq: return binary("==", kEquality, false);
+      case Fn::Ne: return binary("!=", kEquality, false);
+      case Fn::And: return binary("&&", kAnd, true);
+      case Fn::Or: return binary("||", kOr, true);
+      case Fn::Not: return {"!" + boolean(n->args[0], kUnary), kUnary};
+      default: break;
+    }
+    return {numeric(n, kRelational) + " != 0.0", kEquality};
+  }
+
+  // c*T inside a sum: the magnitude part; the sign is written by the caller.
+  std::string term(double c, const Node* t, int min) const {
+    double mag = std::abs(c);
+    if (mag == 1.0) return numeric(t, min);
+    return formatDouble(mag) + "*" + numeric(t, kMultiplicative);
+  }
+
+  Rendered sum(const Node* n) const {
+    if (n->isScaled()) {
+      double c = n->coeffs[0];
+      std::string body = term(c, n->args[0], kMultiplicative);
+      if (c < 0.0) return {"-" + body, kAdditive};
+      return {body, kMultiplicative};
+    }
+    std::string s;
+    for (std::uint32_t i = 0; i < n->size; ++i) {
+      double c = n->coeffs[i];
+      // The first term may be a sum itself (left associativity keeps the
+      // evaluation order); later ones are parenthesized.
+      int min = (i == 0 && c > 0.0) ? kAdditive : kMultiplicative;
+      std::string body = term(c, n->args[i], min);
+      if (i == 0) s = c < 0.0 ? "-" + body : body;
+      else s += (c < 0.0 ? " - " : " + ") + body;
+    }
+    if (n->value != 0.0) s += (n->value < 0.0 ? " - " : " + ") + formatDouble(std::abs(n->value));
+    return {s, kAdditive};
+  }
+
+  // B^e as factors for a product (e > 0).
+  std::string power(const Node* b, int e, std::size_t& factors) const {
+    if (e > maxPower_) {
+      ++factors;
+      return "std::pow(" + numeric(b, kTernary) + ", " + formatDouble(e) + ")";
+    }
+    std::string base = numeric(b, kUnary);
+    std::string s = base;
+    for (int k = 1; k < e; ++k) s += "*" + base;
+    factors += static_cast<std::size_t>(e);
+    return s;
+  }
+
+  Rendered product(const Node* n) const {
+    std::string num, den;
+    std::size_t numFactors = 0, denFactors = 0;
+    for (std::uint32_t i = 0; i < n->size; ++i) {
+      double e = n->coeffs[i];
+      std::string& side = e > 0.0 ? num : den;
+      std::string p = power(n->args[i], absExponent(e), e > 0.0 ? numFactors : denFactors);
+      side += side.empty() ? p : "*" + p;
+    }
+    if (num.empty()) num = "1.0";
+    if (den.empty()) return {num, kMultiplicative};
+    return {num + "/" + (denFactors > 1 ? "(" + den + ")" : den), kMultiplicative};
+  }
+
+  Lookup spelled_;
+  int maxPower_;
+};
+
+CppPrinter::CppPrinter() : CppPrinter(Options{}) {}
+
+CppPrinter::CppPrinter(Options options) : options_(options) {}
+
+void CppPrinter::name(const Expr& e, std::string spelling) { names_[e.id()] = std::move(spelling); }
+
+std::string CppPrinter::expression(const Expr& e) const {
+  Renderer r(
+      [&](const Node* n) -> const std::string* {
+        auto it = names_.find(n->id);
+        return it == names_.end() ? nullptr : &it->second;
+      },
+      options_.maxMultiplyPower);
+  return r.numeric(e.node(), kTernary);
+}
+
+CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::string_view tempPrefix,
+                                    std::string_view indent) {
+  std::unordered_map<std::uint32_t, std::string> local;  // this block's temporaries
+  auto known = [&](const Node* n) -> const std::string* {
+    if (auto it = names_.find(n->id); it != names_.end()) return &it->second;
+    if (auto it = local.find(n->id); it != local.end()) return &it->second;
+    if (auto it = temporaries_.find(n->id); it != temporaries_.end()) return &it->second;
+    return nullptr;
+  };
+  auto leaf = [&](const Node* n) {
+    return n->kind == Kind::Constant || n->kind == Kind::Symbol || known(n) != nullptr;
+  };
+  std::function<bool(const Node*)> cheap = [&](const Node* n) {
+    return leaf(n) || (n->isScaled() && n->coeffs[0] == -1.0 && cheap(n->args[0]));
+  };
+
+  std::vector<Expr> roots;
+  roots.reserve(outputs.size());
+  for (const Assignment& a : outputs) roots.push_back(a.value);
+  std::vector<const Node*> order = postOrder(roots, leaf);
+
+  const int maxPower = options_.maxMultiplyPower;
+  std::unordered_map<std::uint32_t, std::size_t> uses;
+  for (const Node* n : order) {
+    if (leaf(n)) continue;
+    for (std::uint32_t i = 0; i < n->size; ++i) uses[n->args[i]->id] += argumentUses(n, i, maxPower);
+  }
+  for (const Expr& r : roots) uses[r.id()] += 1;
+
+  // Children come first, so a node's inline cost can add its children's.
+  Block result;
+  std::vector<const Node*> temps;
+  std::unordered_map<std::uint32_t, std::size_t> inlineCost;
+  for (const Node* n : order) {
+    if (cheap(n)) continue;
+    OpCount own = ownOps(n, maxPower);
+    result.ops += own;
+    std::size_t cost = own.total();
+    for (std::uint32_t i = 0; i < n->size; ++i) {
+      auto it = inlineCost.find(n->args[i]->id);
+      if (it != inlineCost.end()) cost += it->second;
+    }
+    if (uses[n->id] >= 2 || cost > static_cast<std::size_t>(options_.maxInlineOps)) {
+      temps.push_back(n);
+      local[n->id] = "";  // a leaf for the renderer from now on; named below
+    } else {
+      inlineCost[n->id] = cost;
+    }
+  }
+
+  // Names are given in emission order; a temporary is rendered before any
+  // node that uses it is named, so `known` sees exactly the earlier ones.
+  local.clear();
+  Renderer renderer(known, maxPower);
+  std::string prefix(tempPrefix);
+  std::string& code = result.code;
+  for (const Node* n : temps) {
+    std::string rhs = n->isBoolean() ? renderer.boolean(n, kTernary) : renderer.numeric(n, kTernary);
+    std::string tempName = prefix + std::to_string(nextIndex_[prefix]++);
+    code += std::string(indent) + (n->isBoolean() ? "const bool " : "const double ") + tempName + " = " +
+            rhs + ";\n";
+    local[n->id] = tempName;
+  }
+  for (const Assignment& a : outputs) {
+    code += std::string(indent) + a.target + " = " + renderer.numeric(a.value.node(), kTernary) + ";\n";
+  }
+  result.temporaries = temps.size();
+  if (options_.reuseTemporaries) temporaries_.merge(local);
+  return result;
+}
+
+std::string str(const Expr& e) { return CppPrinter().expression(e); }
+
+std::ostream& operator<<(std::ostream& os, const Expr& e) { return os << str(e); }
+
+}  // namespace capstan::symbolic

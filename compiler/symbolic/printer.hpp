@@ -1,0 +1,92 @@
+// Straight-line C++ from expressions, and operation counts for reports.
+//
+// A CppPrinter is a session: it knows how symbols (and any other values
+// already available to the generated code) are spelled, and remembers the
+// temporaries of earlier blocks so later blocks can refer to them. Output
+// depends only on the expressions and the calls made, never on addresses.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "symbolic/expr.hpp"
+
+namespace capstan::symbolic {
+
+struct OpCount {
+  std::size_t adds = 0;   // additions and subtractions
+  std::size_t muls = 0;   // multiplications
+  std::size_t divs = 0;   // divisions
+  std::size_t funcs = 0;  // calls: sin, sqrt, pow, atan2, min, ...
+  std::size_t other = 0;  // comparisons, logic, selects
+
+  std::size_t total() const { return adds + muls + divs + funcs + other; }
+  OpCount& operator+=(const OpCount& o);
+  friend bool operator==(const OpCount&, const OpCount&) = default;
+};
+
+// The operations straight-line code for `roots` performs when every node is
+// computed once (the way CppPrinter emits it).
+OpCount countOperations(std::span<const Expr> roots, int maxMultiplyPower = 4);
+std::string str(const OpCount& ops);  // "12 adds, 30 muls, 1 div, 2 funcs, 0 other"
+
+// The shortest C++ double literal that reads back as `v` exactly ("0.5",
+// "2.0", "1e-07", "-3.25"); non-finite values use std::numeric_limits.
+std::string formatDouble(double v);
+
+struct Assignment {
+  std::string target;  // an lvalue in the generated code: "M(0, 1)", "out.tau[2]"
+  Expr value;
+};
+
+class CppPrinter {
+ public:
+  struct Options {
+    // A subexpression used once is inlined unless it costs more operations
+    // than this (then it gets a temporary, to keep lines readable).
+    int maxInlineOps = 24;
+    // x^n for |n| up to this is spelled as multiplications, else std::pow.
+    int maxMultiplyPower = 4;
+    // Later blocks refer to temporaries of earlier blocks instead of
+    // recomputing them (the caller keeps those in scope).
+    bool reuseTemporaries = true;
+  };
+
+  CppPrinter();
+  explicit CppPrinter(Options options);
+
+  // Spells `e` as `spelling` (an atom: "q[3]", "p.link_2_body_mass",
+  // "X_WUpper(0, 2)"). Symbols without a spelling are spelled by their name.
+  void name(const Expr& e, std::string spelling);
+
+  struct Block {
+    std::string code;          // one statement per line, each ending in '\n'
+    OpCount ops;               // operations in this block
+    std::size_t temporaries = 0;
+  };
+  // `const double <prefix><n> = ...;` for shared subexpressions (n counts on
+  // per prefix across the session), then `target = ...;` in the given order.
+  Block block(std::span<const Assignment> outputs, std::string_view tempPrefix = "t",
+              std::string_view indent = "");
+
+  // Forget earlier blocks' temporaries (they went out of scope).
+  void endScope() { temporaries_.clear(); }
+
+  // `e` as one C++ expression, with no temporaries (exponential on DAGs that
+  // share much; for small expressions and messages).
+  std::string expression(const Expr& e) const;
+
+ private:
+  struct Rendered;
+  class Renderer;
+
+  Options options_;
+  std::unordered_map<std::uint32_t, std::string> names_;        // by node id
+  std::unordered_map<std::uint32_t, std::string> temporaries_;  // by node id
+  std::unordered_map<std::string, std::size_t> nextIndex_;      // by prefix
+};
+
+}  // namespace capstan::symbolic

@@ -1,0 +1,231 @@
+// C++ printer: literals, golden output, determinism, and generated code
+// compiled with the system compiler and compared to Expr evaluation.
+#include <doctest/doctest.h>
+
+#include <Eigen/Geometry>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "symbolic/evaluate.hpp"
+#include "symbolic/expr.hpp"
+#include "symbolic/printer.hpp"
+
+namespace {
+
+using namespace capstan::symbolic;
+
+constexpr double kRelTol = 1e-12;
+
+bool close(double a, double b, double tol = kRelTol) {
+  return std::abs(a - b) <= tol * std::max({1.0, std::abs(a), std::abs(b)});
+}
+
+// Outputs of a small kinematic computation, built in the current pool.
+std::vector<Assignment> planarArm() {
+  Expr q0 = Expr::symbol("q[0]"), q1 = Expr::symbol("q[1]");
+  Expr l0 = Expr::symbol("p.l0"), l1 = Expr::symbol("p.l1");
+  Expr x = l0 * cos(q0) + l1 * cos(q0 + q1);
+  Expr y = l0 * sin(q0) + l1 * sin(q0 + q1);
+  return {{"out[0]", x}, {"out[1]", y}, {"out[2]", x * x + y * y}};
+}
+
+}  // namespace
+
+TEST_CASE("double literals are exact and read as doubles") {
+  CHECK(formatDouble(2.0) == "2.0");
+  CHECK(formatDouble(0.5) == "0.5");
+  CHECK(formatDouble(-3.25) == "-3.25");
+  CHECK(formatDouble(0.1) == "0.1");
+  CHECK(formatDouble(1e-7) == "1e-07");
+  CHECK(formatDouble(1e300) == "1e+300");
+  CHECK(formatDouble(-0.0) == "0.0");
+  CHECK(formatDouble(1.0 / 3.0) == "0.3333333333333333");
+  CHECK(formatDouble(HUGE_VAL) == "std::numeric_limits<double>::infinity()");
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> dist(-1e6, 1e6);
+  for (int i = 0; i < 1000; ++i) {
+    double v = dist(rng) * std::pow(10.0, static_cast<double>(i % 40) - 20.0);
+    CHECK(std::strtod(formatDouble(v).c_str(), nullptr) == v);
+  }
+}
+
+TEST_CASE("expressions print infix with minimal parentheses") {
+  Expr a = Expr::symbol("a"), b = Expr::symbol("b"), c = Expr::symbol("c");
+  CHECK(str(a + b) == "a + b");
+  CHECK(str(a - 2.0 * b + 1.5) == "a - 2.0*b + 1.5");
+  CHECK(str(-a) == "-a");
+  CHECK(str(-a - b) == "-a - b");
+  CHECK(str(a * (b + c)) == "a*(b + c)");
+  CHECK(str(a * b / c) == "a*b/c");
+  CHECK(str(a / (b * c)) == "a/(b*c)");
+  CHECK(str(1.0 / a) == "1.0/a");
+  CHECK(str(a * a * a) == "a*a*a");
+  CHECK(str(pow(a, 5.0)) == "std::pow(a, 5.0)");
+  CHECK(str(pow(a, b)) == "std::pow(a, b)");
+  CHECK(str(pow(a + b, 2.0)) == "(a + b)*(a + b)");
+  CHECK(str(sin(a + b) * 3.0) == "3.0*std::sin(a + b)");
+  CHECK(str(abs(a) + atan2(a, b)) == "std::atan2(a, b) + std::fabs(a)");
+  CHECK(str(a - (b + c) * 2.0) == "a - 2.0*b - 2.0*c");
+  CHECK(str(select(a < b, a, b + c)) == "a < b ? a : b + c");
+  CHECK(str(select(a < b && b <= c, a, b)) == "b <= c && a < b ? a : b");
+  CHECK(str(a * select(a == b, a, b)) == "a*(a == b ? a : b)");
+  CHECK(str(a + (a < b).expr()) == "a + (a < b ? 1.0 : 0.0)");
+}
+
+TEST_CASE("a block prints shared subexpressions as temporaries (golden)") {
+  Pool pool;
+  PoolScope scope(pool);
+  std::vector<Assignment> outputs = planarArm();
+  CppPrinter printer;
+  printer.name(Expr::symbol("p.l0"), "p.link_0_length");
+  CppPrinter::Block block = printer.block(outputs, "t", "  ");
+  const char* expected =
+      "  const double t0 = q[0] + q[1];\n"
+      "  const double t1 = p.link_0_length*std::cos(q[0]) + p.l1*std::cos(t0);\n"
+      "  const double t2 = p.link_0_length*std::sin(q[0]) + p.l1*std::sin(t0);\n"
+      "  out[0] = t1;\n"
+      "  out[1] = t2;\n"
+      "  out[2] = t2*t2 + t1*t1;\n";
+  CHECK(block.code == expected);
+  CHECK(block.temporaries == 3);
+  CHECK((block.ops == OpCount{4, 6, 0, 4, 0}));
+  std::vector<Expr> values = {outputs[0].value, outputs[1].value, outputs[2].value};
+  CHECK((countOperations(values) == block.ops));
+}
+
+TEST_CASE("later blocks reuse earlier temporaries, or not") {
+  Pool pool;
+  PoolScope scope(pool);
+  Expr q = Expr::symbol("q"), u = Expr::symbol("u");
+  Expr s = sin(q), c = cos(q);
+  std::vector<Assignment> first = {{"a", s * u}, {"b", c * u + s}};
+  std::vector<Assignment> second = {{"d", s * c * u}};
+
+  CppPrinter sharing;
+  CHECK(sharing.block(first, "k").code ==
+        "const double k0 = std::sin(q);\n"
+        "a = u*k0;\n"
+        "b = k0 + u*std::cos(q);\n");
+  CHECK(sharing.block(second, "k").code == "d = u*k0*std::cos(q);\n");
+  sharing.endScope();
+  CHECK(sharing.block(second, "k").code == "d = u*std::sin(q)*std::cos(q);\n");
+
+  CppPrinter::Options options;
+  options.reuseTemporaries = false;
+  CppPrinter separate(options);
+  separate.block(first, "k");
+  CHECK(separate.block(second, "m").code == "d = u*std::sin(q)*std::cos(q);\n");
+
+  // Naming a value computed elsewhere makes blocks use it.
+  CppPrinter named;
+  named.name(c * u + s, "b");
+  std::vector<Assignment> third = {{"e", q * (c * u + s)}};
+  CHECK(named.block(third, "t").code == "e = q*b;\n");
+}
+
+TEST_CASE("long single-use chains are broken into temporaries") {
+  Pool pool;
+  PoolScope scope(pool);
+  Expr acc = Expr::symbol("x");
+  for (int i = 0; i < 40; ++i) acc = sin(acc) * Expr::symbol("k" + std::to_string(i)) + 1.0;
+  CppPrinter::Options options;
+  options.maxInlineOps = 10;
+  CppPrinter printer(options);
+  std::vector<Assignment> out = {{"y", acc}};
+  CppPrinter::Block block = printer.block(out, "t");
+  CHECK(block.temporaries >= 8);
+  std::istringstream lines(block.code);
+  for (std::string line; std::getline(lines, line);) CHECK(line.size() < 200);
+}
+
+TEST_CASE("printing is deterministic across pools and heap layouts") {
+  std::string texts[2];
+  std::vector<std::vector<int>> noise;
+  for (int run = 0; run < 2; ++run) {
+    noise.emplace_back(1000 + 7777 * run);  // shift later allocations
+    Pool pool;
+    PoolScope scope(pool);
+    CppPrinter printer;
+    texts[run] = printer.block(planarArm(), "t").code;
+  }
+  CHECK(texts[0] == texts[1]);
+}
+
+TEST_CASE("printed code compiled by the system compiler matches evaluation") {
+  Pool pool;
+  PoolScope scope(pool);
+  std::vector<Expr> q;
+  for (int i = 0; i < 4; ++i) q.push_back(Expr::symbol("q[" + std::to_string(i) + "]"));
+  Expr m = Expr::symbol("p.mass");
+  // A spatial-style computation with every kind of node.
+  Eigen::Matrix<Expr, 3, 3> R;
+  R << cos(q[0]), -sin(q[0]), 0.0, sin(q[0]), cos(q[0]), 0.0, 0.0, 0.0, 1.0;
+  Eigen::Matrix<Expr, 3, 1> v(q[1], q[2] * q[3], 2.0);
+  Eigen::Matrix<Expr, 3, 1> w = R * v;
+  Eigen::Matrix<Expr, 3, 1> c = w.cross(v);
+  std::vector<Assignment> outputs;
+  for (int i = 0; i < 3; ++i) {
+    outputs.push_back({"out[" + std::to_string(i) + "]", m * c(i) / (1.0 + w.squaredNorm())});
+  }
+  outputs.push_back({"out[3]", sqrt(w.squaredNorm()) + atan2(w(1), w(0)) + pow(q[1], q[2]) + exp(-q[3])});
+  outputs.push_back({"out[4]", select(q[0] < q[1], tan(q[2]), asin(q[3] / 4.0)) + sign(q[2] - q[1]) +
+                                   min(q[0], q[3]) * max(q[1], q[2]) + abs(q[2] - 3.0) + log(q[1])});
+  outputs.push_back({"out[5]", pow(q[0] + q[1], 6.0) - 1.0 / (q[2] * q[2] * q[3])});
+  outputs.push_back({"out[6]", select((q[0] < q[1]) || !(q[2] < q[3]), acos(q[3] / 5.0), atan(q[1]))});
+
+  CppPrinter printer;
+  printer.name(m, "p.mass");
+  CppPrinter::Block first = printer.block(std::span(outputs).first(3), "a", "  ");
+  CppPrinter::Block second = printer.block(std::span(outputs).subspan(3), "b", "  ");
+
+  std::vector<double> qv = {0.3, 1.7, 0.6, 2.2};
+  double massValue = 1.25;
+  Evaluator eval;
+  for (int i = 0; i < 4; ++i) eval.bind(q[static_cast<std::size_t>(i)], qv[static_cast<std::size_t>(i)]);
+  eval.bind(m, massValue);
+
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("capstan_symbolic_printer_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream src(dir / "generated.cpp");
+    src << "#include <algorithm>\n#include <cmath>\n#include <cstdio>\n#include <limits>\n"
+        << "struct Params { double mass; };\n"
+        << "static void compute(const double* q, const Params& p, double* out) {\n"
+        << first.code << second.code << "}\n"
+        << "int main() {\n  const double q[4] = {" << qv[0] << ", " << qv[1] << ", " << qv[2] << ", " << qv[3]
+        << "};\n  const Params p{" << formatDouble(massValue) << "};\n  double out[7];\n"
+        << "  compute(q, p, out);\n"
+        << "  for (double v : out) std::printf(\"%.17g\\n\", v);\n}\n";
+  }
+  std::string cmd = "c++ -std=c++17 -O1 -Wall -Wextra -Werror -o " + (dir / "generated").string() + " " +
+                    (dir / "generated.cpp").string() + " 2> " + (dir / "errors.txt").string();
+  int rc = std::system(cmd.c_str());
+  if (rc != 0) {
+    std::ifstream errors(dir / "errors.txt");
+    std::stringstream text;
+    text << errors.rdbuf();
+    FAIL_CHECK("generated code does not compile:\n" << first.code << second.code << text.str());
+  }
+  REQUIRE(rc == 0);
+  std::string run = (dir / "generated").string() + " > " + (dir / "values.txt").string();
+  REQUIRE(std::system(run.c_str()) == 0);
+  std::ifstream values(dir / "values.txt");
+  for (const Assignment& a : outputs) {
+    double printed = 0.0;
+    REQUIRE(static_cast<bool>(values >> printed));
+    CAPTURE(a.target);
+    CHECK(close(printed, eval(a.value)));
+  }
+  fs::remove_all(dir);
+}
