@@ -94,6 +94,12 @@ struct FlatComponent {
   SourceRange instantiatedAt;    // the outermost declaration that created it (for notes)
   // Its parameters by name (`mass`, `axis`, `sphereF`) -> variable index.
   std::map<std::string, int> parameters;
+  // Its continuous variables by name (a joint's `q`, `u`) -> variable index.
+  std::map<std::string, int> continuous;
+  // Its connectors (`frame_a`, `frame_b`) and force inputs (`tau`,
+  // `tension`) with their sizes (1 for a scalar).
+  std::vector<std::string> connectors;
+  std::map<std::string, int> inputs;
 };
 
 // One end of a connect(): a connector (frame) of a primitive component.
@@ -118,6 +124,26 @@ struct FlatForceLaw {
   SourceRange range;
 };
 
+// A function written in C++ (`external "C++"`), called from force laws and
+// outputs as FlatExprKind::Call with `function` = `name`.
+struct FlatFunction {
+  struct Arg {
+    std::string name;
+    ValueType type = ValueType::Real;
+    std::vector<int> shape;
+  };
+  std::string name;              // the Capstan function's full name: `Robots.friction`
+  std::string cppName;           // as written after `external "C++"`: `mylib::friction`
+  std::string include;           // the Include annotation, e.g. `#include "friction.hpp"`
+  std::string includeDirectory;  // the IncludeDirectory annotation, made absolute
+                                 // relative to the defining file's directory ("" if none)
+  std::vector<Arg> inputs;       // in declaration order
+  std::vector<Arg> outputs;
+  std::vector<std::string> callArgs;  // the external call's arguments as input names, in order
+  SourceRange range;             // the function definition
+  SourceRange externalRange;     // the `external` clause
+};
+
 struct Experiment {
   std::optional<double> startTime, stopTime, interval, tolerance;
   SourceRange range;
@@ -131,6 +157,7 @@ struct FlatModel {
   std::vector<FlatConnect> connects;
   std::vector<FlatForceLaw> forceLaws;
   std::optional<Experiment> experiment;
+  std::vector<FlatFunction> functions;  // external functions used by the model
 
   int findVariable(const std::string& path) const;    // -1 if absent
   int findComponent(const std::string& path) const;   // -1 if absent

@@ -1,0 +1,388 @@
+// Flattening one model: instantiate it, walk the equations of every instance
+// (unrolling `for` loops), resolve connects to primitive frames (through
+// the connectors of composites, Modelica's connection sets), turn
+// assignments into force laws and output bindings, evaluate every parameter
+// and read the model's annotations.
+#include <algorithm>
+
+#include "sema/instance.hpp"
+
+namespace capstan::sema {
+
+using syntax::DiagKind;
+using syntax::ExprKind;
+
+std::string Flattener::describeNode(const Node& n) const {
+  switch (n.kind) {
+    case NodeKind::Variable:
+      switch (out_.variables[static_cast<std::size_t>(n.var)].kind) {
+        case VarKind::Parameter: return "a parameter";
+        case VarKind::Constant: return "a constant";
+        case VarKind::Input: return "an input";
+        case VarKind::Output: return "an output";
+        case VarKind::Continuous: return "a state of the component";
+      }
+      return "a variable";
+    case NodeKind::Component: return "a component";
+    case NodeKind::Connector: return "a connector";
+    case NodeKind::ForceInput: return "a force input";
+    default: return "not assignable";
+  }
+}
+
+void Flattener::processEquations(Instance& root) {
+  std::vector<Instance*> stack{&root};
+  while (!stack.empty()) {
+    Instance* inst = stack.back();
+    stack.pop_back();
+    for (const auto& [eq, cls] : inst->equations) {
+      std::vector<std::pair<std::string, int>> iters;
+      processEquation(*eq, Env{inst, cls, Purpose::Dynamic, nullptr, nullptr, 0}, iters);
+      if (diags_.tooManyErrors()) return;
+    }
+    // Children in declaration order (the stack reverses them).
+    for (auto it = inst->nodes.rbegin(); it != inst->nodes.rend(); ++it) {
+      if (it->kind != NodeKind::Component) continue;
+      for (auto e = it->elems.rbegin(); e != it->elems.rend(); ++e) stack.push_back(e->get());
+    }
+  }
+}
+
+void Flattener::processEquation(const syntax::Equation& eq, Env env, std::vector<std::pair<std::string, int>>& iters) {
+  env.iterators = &iters;
+  switch (eq.kind) {
+    case syntax::EquationKind::For: {
+      Env r = env;
+      r.purpose = Purpose::Structural;
+      const Typed range = translate(*eq.iterRange, r);
+      if (!range.ok) return;
+      if (range.type != ValueType::Integer || range.shape.size() != 1) {
+        diags_.report(DiagKind::TypeMismatch, eq.iterRange->range,
+                      {std::string("a ") + typeString(range.type, range.shape), "for range", "Integer[:]"});
+        return;
+      }
+      std::optional<Value> v = evaluate(*range.e, eq.iterRange->range);
+      if (!v) return;
+      for (double x : v->numbers) {
+        iters.emplace_back(eq.iterator, static_cast<int>(x));
+        for (const auto& b : eq.body) processEquation(*b, env, iters);
+        iters.pop_back();
+      }
+      return;
+    }
+    case syntax::EquationKind::Connect: {
+      int ends[2] = {-1, -1};
+      const syntax::Expr* sides[2] = {eq.lhs.get(), eq.rhs.get()};
+      for (int k = 0; k < 2; ++k) {
+        const syntax::Expr* s = sides[k];
+        if (!s) return;
+        if (s->kind != ExprKind::Ref) {
+          diags_.report(DiagKind::ConnectNotConnector, s->range, {"this expression"});
+          return;
+        }
+        if (!env.inst->byName.count(s->name.parts[0].name)) {
+          std::vector<std::string> names;
+          for (const Node& n : env.inst->nodes) names.push_back(n.name);
+          diags_.report(DiagKind::UnknownName, s->name.parts[0].range,
+                        {s->name.parts[0].name, didYouMean(s->name.parts[0].name, names)});
+          return;
+        }
+        Resolved r = resolve(*s, env);
+        if (r.kind == Resolved::Kind::None) return;
+        if (r.kind != Resolved::Kind::Connector) {
+          auto& d = diags_.report(DiagKind::ConnectNotConnector, s->range, {s->name.dotted()});
+          if (r.node && r.node->decl) d.note(DiagKind::NoteDeclaredHere, r.node->decl->nameRange, {r.node->name});
+          return;
+        }
+        ends[k] = r.connector;
+      }
+      const ConnectorInfo& a = connectors_[static_cast<std::size_t>(ends[0])];
+      const ConnectorInfo& b = connectors_[static_cast<std::size_t>(ends[1])];
+      if (a.cls != b.cls) {
+        diags_.report(DiagKind::ConnectMismatch, eq.range,
+                      {eq.lhs->name.dotted(), a.cls->fullName, eq.rhs->name.dotted(), b.cls->fullName});
+        return;
+      }
+      connectPairs_.push_back({ends[0], ends[1], eq.lhs->range, eq.rhs->range, eq.range});
+      return;
+    }
+    case syntax::EquationKind::Assign: {
+      const syntax::Expr* lhs = eq.lhs.get();
+      if (!lhs || !eq.rhs) return;
+      if (lhs->kind != ExprKind::Ref) {
+        diags_.report(DiagKind::NotAForceInput, lhs->range, {"this expression", "not a name"});
+        return;
+      }
+      if (!env.inst->byName.count(lhs->name.parts[0].name)) {
+        std::vector<std::string> names;
+        for (const Node& n : env.inst->nodes) names.push_back(n.name);
+        diags_.report(DiagKind::UnknownName, lhs->name.parts[0].range,
+                      {lhs->name.parts[0].name, didYouMean(lhs->name.parts[0].name, names)});
+        return;
+      }
+      Resolved r = resolve(*lhs, env);
+      if (r.kind == Resolved::Kind::None) return;
+      const bool output = r.kind == Resolved::Kind::Variable && r.node && r.inst && r.inst->component < 0 &&
+                          (out_.variables[static_cast<std::size_t>(r.var)].kind == VarKind::Output ||
+                           out_.variables[static_cast<std::size_t>(r.var)].kind == VarKind::Continuous);
+      if (r.kind != Resolved::Kind::ForceInput && !output) {
+        std::string what = r.kind == Resolved::Kind::Variable ? describeNode(*r.node)
+                           : r.kind == Resolved::Kind::Connector ? "a connector"
+                                                                 : "a component";
+        if (r.kind == Resolved::Kind::Variable && r.inst && r.inst->component >= 0 &&
+            out_.variables[static_cast<std::size_t>(r.var)].kind == VarKind::Continuous) {
+          what = "a state of `" + r.inst->path + "`";
+        }
+        auto& d = diags_.report(DiagKind::NotAForceInput, lhs->range, {lhs->name.dotted(), what});
+        if (r.node && r.node->decl) d.note(DiagKind::NoteDeclaredHere, r.node->decl->nameRange, {r.node->name});
+        return;
+      }
+      if (output && !r.indices.empty()) {
+        diags_.report(DiagKind::NotAForceInput, lhs->range, {lhs->name.dotted(), "an element of an output; assign the whole output"});
+        return;
+      }
+      PendingForceLaw p;
+      p.lhs = lhs;
+      p.rhs = eq.rhs.get();
+      p.env = env;
+      p.iterators = iters;
+      p.target = r.inst;
+      p.node = r.node;
+      p.range = eq.range;
+      if (r.kind == Resolved::Kind::ForceInput && !r.indices.empty()) p.element = r.indices[0];
+      forceLaws_.push_back(std::move(p));
+      return;
+    }
+  }
+}
+
+void Flattener::finishForceLaw(PendingForceLaw& p) {
+  Env env = p.env;
+  env.iterators = &p.iterators;
+  env.purpose = Purpose::Dynamic;
+  Typed r = translate(*p.rhs, env);
+  if (!r.ok) return;
+  const SourceRange valueRange = p.rhs->range;
+  for (int idx : p.select) {
+    if (r.shape.empty()) {
+      diags_.report(DiagKind::ShapeMismatch, valueRange, {"scalar", p.node->name, "an array element; add `each`"});
+      return;
+    }
+    r.shape.erase(r.shape.begin());
+    auto ix = std::make_shared<FlatExpr>();
+    ix->kind = FlatExprKind::Index;
+    ix->range = valueRange;
+    ix->args = {r.e};
+    ix->indices = {idx};
+    ix->shape = r.shape;
+    r.e = r.e->kind == FlatExprKind::Array ? r.e->args[static_cast<std::size_t>(idx)] : fold(ix);
+  }
+  if (r.type != ValueType::Real && r.type != ValueType::Integer) {
+    diags_.report(DiagKind::TypeMismatch, valueRange,
+                  {std::string("a ") + valueTypeName(r.type), p.lhs ? p.lhs->name.dotted() : p.node->name, "Real"});
+    return;
+  }
+  if (p.node->kind == NodeKind::Variable) {
+    // An output (or a model-level variable) defined by an equation.
+    const int var = p.node->var;
+    FlatVariable& fv = out_.variables[static_cast<std::size_t>(var)];
+    VarInfo& vi = info_[static_cast<std::size_t>(var)];
+    ensureBinding(var);
+    if (fv.binding || (vi.mod && vi.mod->value)) {
+      auto& d = diags_.report(DiagKind::DuplicateAssignment, p.lhs->range, {fv.path});
+      d.note(DiagKind::NotePreviousDeclaration, vi.mod && vi.mod->value ? vi.mod->valueRange : fv.range);
+      return;
+    }
+    if (r.shape != fv.shape) {
+      diags_.report(DiagKind::ShapeMismatch, valueRange, {shapeString(r.shape), fv.path, shapeString(fv.shape)});
+      return;
+    }
+    if (vi.unit.known() && r.unit.certain() && !vi.unit.sameAs(r.unit)) {
+      diags_.report(DiagKind::UnitMismatch, valueRange, {r.unit.str(), fv.path, vi.unit.str()});
+    }
+    fv.binding = r.e;
+    return;
+  }
+  // A force input of a primitive.
+  const Node& n = *p.node;
+  const std::string path = p.target->child(n.name);
+  std::vector<int> shape = n.inputShape;
+  if (p.element >= 0) shape.clear();
+  if (r.shape != shape) {
+    diags_.report(DiagKind::ShapeMismatch, valueRange, {shapeString(r.shape), path, shapeString(shape)});
+    return;
+  }
+  if (n.inputUnit.known() && r.unit.certain() && !n.inputUnit.sameAs(r.unit)) {
+    diags_.report(DiagKind::UnitMismatch, valueRange, {r.unit.str(), path, n.inputUnit.str()});
+  }
+  std::vector<std::pair<int, FlatExprPtr>> parts;
+  if (shape.empty()) {
+    parts.emplace_back(p.element, r.e);
+  } else {
+    const auto elems = scalarElements(r.e, shape);
+    for (std::size_t k = 0; k < elems.size(); ++k) parts.emplace_back(static_cast<int>(k), elems[k]);
+  }
+  const SourceRange at = p.lhs ? p.lhs->range : p.range;
+  for (auto& [element, rhs] : parts) {
+    // A scalar input is element -1; a vector input's elements are 0-based.
+    const int key = n.inputShape.empty() ? -1 : element;
+    auto [it, inserted] = assigned_.emplace(std::make_tuple(p.target->component, n.name, key), at);
+    if (!inserted) {
+      std::string what = path;
+      if (key >= 0) what += "[" + std::to_string(key + 1) + "]";
+      diags_.report(DiagKind::DuplicateAssignment, at, {what}).note(DiagKind::NotePreviousDeclaration, it->second);
+      return;
+    }
+    FlatForceLaw law;
+    law.component = p.target->component;
+    law.input = n.name;
+    law.element = key;
+    law.rhs = rhs;
+    law.range = p.range;
+    out_.forceLaws.push_back(std::move(law));
+  }
+}
+
+std::optional<FlatModel> Flattener::run(ClassNode* model) {
+  lib_.resolve(model);
+  out_.name = model->fullName;
+  out_.range = model->def ? model->def->range : SourceRange{};
+  root_ = std::make_unique<Instance>();
+  root_->cls = model;
+  if (!model->builtin.empty()) {
+    FlatComponent c;
+    c.path = model->name;
+    c.kind = model->builtin;
+    c.range = model->nameRange();
+    c.instantiatedAt = c.range;
+    root_->component = 0;
+    out_.components.push_back(std::move(c));
+  }
+  collect(*root_, model, nullptr, 0);
+  for (Node& n : root_->nodes) complete(*root_, n);
+  if (diags_.tooManyErrors()) return std::nullopt;
+  processEquations(*root_);
+
+  // Connection sets: union-find over every connect; connects between two
+  // primitive frames are kept as written, and frames joined only through
+  // composite connectors are chained to the first primitive frame of the set.
+  for (const ConnectPair& c : connectPairs_) {
+    const int ra = findRoot(c.a), rb = findRoot(c.b);
+    if (ra != rb) connectors_[static_cast<std::size_t>(ra)].parent = rb;
+  }
+  std::vector<int> direct(connectors_.size());
+  for (std::size_t k = 0; k < direct.size(); ++k) direct[k] = static_cast<int>(k);
+  auto findDirect = [&](int x) {
+    while (direct[static_cast<std::size_t>(x)] != x) x = direct[static_cast<std::size_t>(x)] = direct[static_cast<std::size_t>(direct[static_cast<std::size_t>(x)])];
+    return x;
+  };
+  auto ref = [&](int c, SourceRange r) {
+    const ConnectorInfo& ci = connectors_[static_cast<std::size_t>(c)];
+    return ConnectorRef{ci.owner->component, ci.name, r};
+  };
+  std::map<int, SourceRange> viaComposite;  // set root -> a connect that involves a composite
+  for (const ConnectPair& c : connectPairs_) {
+    const bool pa = connectors_[static_cast<std::size_t>(c.a)].primitive;
+    const bool pb = connectors_[static_cast<std::size_t>(c.b)].primitive;
+    if (pa && pb) {
+      out_.connects.push_back({ref(c.a, c.rangeA), ref(c.b, c.rangeB), c.range});
+      direct[static_cast<std::size_t>(findDirect(c.a))] = findDirect(c.b);
+    } else {
+      viaComposite.emplace(findRoot(c.a), c.range);
+    }
+  }
+  if (!viaComposite.empty()) {
+    std::map<int, int> firstPrimitive;
+    for (std::size_t k = 0; k < connectors_.size(); ++k) {
+      if (!connectors_[k].primitive) continue;
+      const int root = findRoot(static_cast<int>(k));
+      auto site = viaComposite.find(root);
+      if (site == viaComposite.end()) continue;
+      auto [it, first] = firstPrimitive.emplace(root, static_cast<int>(k));
+      if (first) continue;
+      if (findDirect(it->second) == findDirect(static_cast<int>(k))) continue;
+      out_.connects.push_back({ref(it->second, site->second), ref(static_cast<int>(k), site->second), site->second});
+      direct[static_cast<std::size_t>(findDirect(it->second))] = findDirect(static_cast<int>(k));
+    }
+  }
+
+  for (PendingForceLaw& p : forceLaws_) {
+    if (diags_.tooManyErrors()) break;
+    finishForceLaw(p);
+  }
+
+  // Every variable's binding and every parameter's value. (The list grows
+  // when a binding reads a frame quantity for the first time.)
+  for (std::size_t i = 0; i < out_.variables.size() && !diags_.tooManyErrors(); ++i) {
+    const VarKind k = out_.variables[i].kind;
+    if (k == VarKind::Parameter || k == VarKind::Constant ||
+        (k == VarKind::Input && info_[i].mod && info_[i].mod->value)) {
+      ensureValue(static_cast<int>(i), out_.variables[i].range);
+    } else {
+      ensureBinding(static_cast<int>(i));
+    }
+  }
+
+  // annotation(experiment(StartTime = .., StopTime = .., Interval = .., Tolerance = ..))
+  if (model->def) {
+    if (const syntax::Modification* exp = findModification(model->def->annotation.mods, "experiment")) {
+      Experiment x;
+      x.range = exp->range;
+      const Env env{root_.get(), model, Purpose::Binding, nullptr, nullptr, 0};
+      for (const syntax::Modification& m : exp->nested) {
+        if (m.target.parts.size() != 1 || !m.value) continue;
+        const std::string& key = m.target.parts[0].name;
+        std::optional<double>* slot = key == "StartTime" ? &x.startTime
+                                      : key == "StopTime" ? &x.stopTime
+                                      : key == "Interval" ? &x.interval
+                                      : key == "Tolerance" ? &x.tolerance
+                                                           : nullptr;
+        if (!slot) continue;  // unknown settings are kept in the source and ignored
+        const Typed t = translate(*m.value, env);
+        if (!t.ok) continue;
+        if (!t.shape.empty() || (t.type != ValueType::Real && t.type != ValueType::Integer)) {
+          diags_.report(DiagKind::TypeMismatch, m.value->range, {std::string("a ") + typeString(t.type, t.shape), key, "Real"});
+          continue;
+        }
+        if (std::optional<Value> v = evaluate(*t.e, m.value->range)) *slot = v->scalar();
+      }
+      out_.experiment = x;
+    }
+  }
+
+  // Unused parameters, unless errors may have hidden their uses.
+  for (std::size_t i = 0; i < out_.variables.size() && !diags_.hasErrors(); ++i) {
+    const FlatVariable& v = out_.variables[i];
+    if (info_[i].rootLevel && v.kind == VarKind::Parameter && !v.used) {
+      diags_.report(DiagKind::UnusedParameter, v.range, {v.path});
+    }
+  }
+  return std::move(out_);
+}
+
+std::optional<FlatModel> flatten(Library& lib, const std::string& modelName) {
+  Library::Impl& impl = lib.impl();
+  ClassNode* cls = nullptr;
+  std::size_t start = 0;
+  while (start <= modelName.size()) {
+    const std::size_t dot = modelName.find('.', start);
+    const std::string part = modelName.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    cls = cls ? impl.findMemberClass(cls, part) : impl.findTopLevel(part);
+    if (!cls || dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  if (!cls) {
+    lib.diags().report(DiagKind::ModelNotFound, {}, {modelName, "the input files"});
+    return std::nullopt;
+  }
+  const syntax::ClassKind k = cls->kind();
+  if (!cls->def || k == syntax::ClassKind::Package || k == syntax::ClassKind::Function ||
+      k == syntax::ClassKind::Connector || k == syntax::ClassKind::Type || k == syntax::ClassKind::Record) {
+    lib.diags().report(DiagKind::NotAModel, cls->nameRange(), {cls->fullName, cls->def ? syntax::classKindName(k) : "type"});
+    return std::nullopt;
+  }
+  Flattener f(impl, lib.diags());
+  return f.run(cls);
+}
+
+}  // namespace capstan::sema

@@ -1,0 +1,257 @@
+// The instance tree built while flattening one model, and the Flattener that
+// owns it. Internal to sema.
+//
+// Instantiating a class creates an Instance whose elements (Nodes) are its
+// own and inherited component declarations, each with its merged
+// modification. Nodes are completed lazily, on first use (a binding that
+// names a later declaration, an array size), so declaration order does not
+// matter and dependency cycles are detected. Variables become
+// FlatVariables; instances of built-in primitives (`__capstan(builtin = ..)`)
+// become FlatComponents; everything else is a composite that only contributes
+// paths.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "sema/classes.hpp"
+#include "sema/flat.hpp"
+#include "sema/units.hpp"
+
+namespace capstan::sema {
+
+struct Instance;
+
+// A (merged) modification: a value with the scope it was written in, and
+// nested modifications by element name. Shared and immutable once built.
+struct Mod;
+using ModPtr = std::shared_ptr<const Mod>;
+
+struct Mod {
+  const syntax::Expr* value = nullptr;
+  Instance* scope = nullptr;      // instance in which `value` (and only it) is evaluated
+  ClassNode* lexical = nullptr;   // class in which it was written (class-name lookup)
+  std::vector<int> select;        // 0-based subscripts applied to the value (array distribution)
+  SourceRange range;              // the modification, or the declaration's binding
+  SourceRange nameRange;          // the modified element's name as written
+  SourceRange valueRange;         // the value expression
+  bool each = false;
+  bool eachApplied = false;       // `each` was used to distribute over an array
+  bool isFinal = false;
+  SourceRange finalRange;
+  std::vector<std::pair<std::string, ModPtr>> subs;
+
+  const Mod* find(const std::string& name) const {
+    for (const auto& [n, m] : subs) {
+      if (n == name) return m.get();
+    }
+    return nullptr;
+  }
+  ModPtr findPtr(const std::string& name) const {
+    for (const auto& [n, m] : subs) {
+      if (n == name) return m;
+    }
+    return nullptr;
+  }
+};
+
+enum class NodeKind { Pending, Completing, Variable, Component, Connector, ForceInput, Invalid };
+
+struct Node {
+  NodeKind kind = NodeKind::Pending;
+  std::string name;
+  const syntax::ComponentDecl* decl = nullptr;
+  ClassNode* lexical = nullptr;   // class whose body holds the declaration
+  ModPtr mod;                     // merged modification (may be null)
+  ClassNode* type = nullptr;
+  std::vector<int> dims;          // Component arrays: their dimensions
+  std::vector<std::unique_ptr<Instance>> elems;  // Component: row-major elements
+  int var = -1;                   // Variable: index into FlatModel::variables
+  int connector = -1;             // Connector: index into Flattener::connectors_
+  int inputSize = 1;              // ForceInput: number of elements
+  std::vector<int> inputShape;    // ForceInput: {} or {n}
+  Unit inputUnit;                 // ForceInput
+};
+
+struct Instance {
+  std::string path;               // "" for the model itself, `link[2]`, `link[2].body`
+  ClassNode* cls = nullptr;
+  Instance* parent = nullptr;
+  const syntax::ComponentDecl* decl = nullptr;  // null for the model itself
+  int component = -1;             // FlatComponent index for a primitive
+  std::vector<Node> nodes;
+  std::unordered_map<std::string, int> byName;
+  // Equations of the class and its bases, with the class they were written in.
+  std::vector<std::pair<const syntax::Equation*, ClassNode*>> equations;
+
+  std::string child(const std::string& name) const { return path.empty() ? name : path + "." + name; }
+};
+
+// What an expression is used for: which variables it may read.
+enum class Purpose {
+  Binding,     // a parameter or constant binding: parameters and constants only
+  Structural,  // array sizes, subscripts, for ranges: evaluated now
+  Dynamic,     // force laws and outputs: also time, q, u, frame quantities, inputs
+};
+
+// The result of translating an expression.
+struct Typed {
+  FlatExprPtr e;
+  ValueType type = ValueType::Real;
+  std::vector<int> shape;
+  Unit unit;
+  bool ok = false;
+};
+
+// Local variables of a function being inlined: each element's expression.
+struct LocalValue {
+  ValueType type = ValueType::Real;
+  std::vector<int> shape;
+  std::vector<FlatExprPtr> elems;  // row-major, null while unassigned
+  Unit unit;
+};
+
+struct Env {
+  Instance* inst = nullptr;
+  ClassNode* lexical = nullptr;
+  Purpose purpose = Purpose::Binding;
+  const std::vector<std::pair<std::string, int>>* iterators = nullptr;  // for-loop values
+  std::map<std::string, LocalValue>* locals = nullptr;                  // function inlining
+  int depth = 0;                                                         // inlining depth
+};
+
+struct VarInfo {
+  Node* node = nullptr;
+  Instance* owner = nullptr;
+  ModPtr mod;
+  enum class State { Unbound, Binding, Bound } binding = State::Unbound;
+  enum class EvalState { None, Evaluating, Done, Failed } eval = EvalState::None;
+  Unit unit;
+  std::vector<std::string> allowedKinds;  // Reference variables
+  bool colonDims = false;                 // shape taken from the binding
+  bool rootLevel = false;
+};
+
+struct ConnectorInfo {
+  Instance* owner = nullptr;
+  std::string name;
+  ClassNode* cls = nullptr;
+  SourceRange declRange;
+  bool primitive = false;
+  std::unique_ptr<Instance> quantities;  // lazily created: `r`, `R`, `v`, `w`
+  int parent = -1;                       // union-find
+};
+
+struct PendingForceLaw {
+  const syntax::Expr* lhs = nullptr;     // null for a modifier binding
+  const syntax::Expr* rhs = nullptr;
+  Env env;
+  std::vector<std::pair<std::string, int>> iterators;
+  Instance* target = nullptr;
+  Node* node = nullptr;
+  int element = -1;
+  std::vector<int> select;
+  SourceRange range;
+};
+
+class Flattener {
+ public:
+  Flattener(Library::Impl& lib, syntax::DiagnosticEngine& diags) : lib_(lib), diags_(diags) {}
+  std::optional<FlatModel> run(ClassNode* model);
+
+  // ---- modifiers.cpp
+  ModPtr modFromClassMod(const syntax::ClassModification& mods, Instance* scope, ClassNode* lexical);
+  ModPtr modFromDecl(const syntax::ComponentDecl& decl, Instance* scope, ClassNode* lexical);
+  ModPtr merge(const ModPtr& outer, const ModPtr& inner, const std::string& name = "");
+  ModPtr selectElement(const ModPtr& mod, int index);
+  void collect(Instance& inst, ClassNode* cls, const ModPtr& mod, int depth);
+  void checkModifierTargets(const ModPtr& mod, Instance& inst, const std::string& what);
+
+  // ---- instantiate.cpp
+  std::unique_ptr<Instance> instantiate(ClassNode* cls, const ModPtr& mod, std::string path,
+                                        Instance* parent, const syntax::ComponentDecl* decl);
+  Node* node(Instance& inst, const std::string& name);  // completes it; null if absent
+  void complete(Instance& inst, Node& n);
+  bool ensureBinding(int var);
+  const Value* ensureValue(int var, SourceRange usedAt);
+  Instance* connectorQuantities(int connector);
+  int findRoot(int connector);
+
+  // ---- expr.cpp
+  Typed translate(const syntax::Expr& e, const Env& env);
+  Typed translateRef(const syntax::Expr& e, const Env& env);
+  Typed translateBinary(const syntax::Expr& e, const Env& env);
+  // Resolves a (possibly subscripted) reference to what it names.
+  struct Resolved {
+    enum class Kind { None, Variable, Component, Connector, ForceInput, Iterator, Local, Time, Constant } kind =
+        Kind::None;
+    Instance* inst = nullptr;   // Component: the instance; ForceInput/Variable: owner
+    Node* node = nullptr;
+    int var = -1;
+    std::vector<int> indices;   // constant subscripts applied to a variable / input
+    int connector = -1;
+    int iteratorValue = 0;
+    LocalValue* local = nullptr;
+    std::vector<int> componentDims;  // an unsubscripted component array
+    std::vector<Instance*> components;
+  };
+  Resolved resolve(const syntax::Expr& ref, const Env& env, bool quiet = false);
+  Typed variableRef(const syntax::Expr& e, const Resolved& r, const Env& env);
+  std::optional<long> evalInteger(const syntax::Expr& e, const Env& env);
+  Typed referenceValue(const syntax::Expr& e, const Env& env, const std::vector<std::string>& kinds,
+                       const std::string& target);
+
+  // ---- functions.cpp
+  Typed translateCall(const syntax::Expr& e, const Env& env);
+  Typed translateBuiltin(const syntax::Expr& e, const std::string& name, const Env& env);
+  Typed callFunction(ClassNode* fn, const syntax::Expr& e, const Env& env);
+  Typed readLocal(const syntax::Expr& e, LocalValue& local, const Env& env);
+  bool execute(const syntax::Statement& s, Env& env, std::vector<std::pair<std::string, int>>& iters,
+               ClassNode* fn);
+  int externalFunction(ClassNode* fn);
+
+  // ---- eval.cpp
+  std::optional<Value> evaluate(const FlatExpr& e, SourceRange at);
+  FlatExprPtr fold(FlatExprPtr e);
+
+  // ---- flatten.cpp
+  void processEquations(Instance& inst);
+  void processEquation(const syntax::Equation& eq, Env env, std::vector<std::pair<std::string, int>>& iters);
+  void finishForceLaw(PendingForceLaw& p);
+  std::string describeNode(const Node& n) const;
+
+  Library::Impl& lib_;
+  syntax::DiagnosticEngine& diags_;
+  FlatModel out_;
+  std::vector<VarInfo> info_;
+  std::vector<ConnectorInfo> connectors_;
+  std::unique_ptr<Instance> root_;
+  std::vector<PendingForceLaw> forceLaws_;
+  std::vector<struct ConnectPair> connectPairs_;
+  std::map<std::string, int> externalIndex_;  // function full name -> FlatModel::functions
+  std::map<std::tuple<int, std::string, int>, SourceRange> assigned_;
+  bool quiet_ = false;  // evaluate() without diagnostics (constant folding)
+};
+
+struct ConnectPair {
+  int a = -1, b = -1;
+  SourceRange rangeA, rangeB, range;
+};
+
+// Helpers shared by the translation units.
+std::string shapeString(const std::vector<int>& shape);
+std::string typeString(ValueType t, const std::vector<int>& shape);
+FlatExprPtr makeConstant(Value v, SourceRange r);
+Value scalarValue(double x, ValueType t = ValueType::Real);
+std::string formatNumber(double x);
+std::string formatValue(const Value& v);
+// "1 dimension", "2 subscripts".
+std::string countOf(std::size_t n, const char* word);
+// The scalar elements of an expression of the given shape, row-major.
+std::vector<FlatExprPtr> scalarElements(const FlatExprPtr& e, const std::vector<int>& shape);
+
+}  // namespace capstan::sema
