@@ -28,6 +28,11 @@ constexpr double kQuaternionTolerance = 1e-9;
 constexpr double kRigidLoopTolerance = 1e-9;
 constexpr double kTriangleTolerance = 1e-12;
 
+bool isRotation(const Mat3& R) {
+  return R.allFinite() && (R.transpose() * R - Mat3::Identity()).norm() <= kRotationTolerance &&
+         std::abs(R.determinant() - 1.0) <= kRotationTolerance;
+}
+
 std::string num(double x) {
   std::ostringstream s;
   s.precision(6);
@@ -79,12 +84,18 @@ class Builder {
     const auto& var = model_.variables[static_cast<std::size_t>(it->second)];
     return var.value ? &*var.value : nullptr;
   }
+  // Where a parameter's value was written: the modifier's expression, or the
+  // component's declaration when the value is the library default (pointing
+  // into the standard library would not help the user).
   syntax::SourceRange paramRange(int component, const std::string& name) const {
     const auto& params = comp(component).parameters;
     auto it = params.find(name);
     if (it == params.end() || it->second < 0) return comp(component).range;
-    const auto& r = model_.variables[static_cast<std::size_t>(it->second)].range;
-    return r.valid() ? r : comp(component).range;
+    const auto& var = model_.variables[static_cast<std::size_t>(it->second)];
+    if (!var.binding || !var.binding->range.valid()) return comp(component).range;
+    const syntax::SourceRange b = var.binding->range;
+    const bool isDefault = b.file == var.range.file && b.begin >= var.range.begin && b.end <= var.range.end + 64;
+    return isDefault ? comp(component).range : b;
   }
   double scalar(int component, const std::string& name, double fallback) const {
     const Value* v = param(component, name);
@@ -174,7 +185,9 @@ class Builder {
       if (kind != "FixedTranslation" && kind != "FixedFrame" && kind != "Weld") continue;
       Transform X_ab;
       if (kind != "Weld") X_ab.p = vec3(i, "r", Vec3::Zero());
-      if (kind == "FixedFrame") X_ab.R = mat3(i, "R", Mat3::Identity());
+      // A matrix that is not a rotation is reported by checkComponents();
+      // placing frames with it would only add a confusing rigid-loop error.
+      if (kind == "FixedFrame" && isRotation(mat3(i, "R", Mat3::Identity()))) X_ab.R = mat3(i, "R", Mat3::Identity());
       addRigid(mech_.findFrame(i, "frame_a"), mech_.findFrame(i, "frame_b"), X_ab, FixedStep{i, true});
     }
   }
@@ -545,10 +558,9 @@ class Builder {
       } else if (kind == "FixedFrame") {
         const Mat3 R = mat3(c, "R", Mat3::Identity());
         if (!R.allFinite()) continue;
-        const double orth = (R.transpose() * R - Mat3::Identity()).norm();
-        const double det = R.determinant();
-        if (orth > kRotationTolerance || std::abs(det - 1.0) > kRotationTolerance)
-          diags_.report(DiagKind::NotARotation, paramRange(c, "R"), {comp(c).path, num(orth), num(det)});
+        if (!isRotation(R))
+          diags_.report(DiagKind::NotARotation, paramRange(c, "R"),
+                        {comp(c).path, num((R.transpose() * R - Mat3::Identity()).norm()), num(R.determinant())});
       }
     }
   }

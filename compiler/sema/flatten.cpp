@@ -372,7 +372,7 @@ std::optional<FlatModel> flatten(Library& lib, const std::string& modelName) {
     start = dot + 1;
   }
   if (!cls) {
-    lib.diags().report(DiagKind::ModelNotFound, {}, {modelName, "the input files"});
+    lib.diags().report(DiagKind::ModelNotFound, {}, {modelName});
     return std::nullopt;
   }
   const syntax::ClassKind k = cls->kind();

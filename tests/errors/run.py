@@ -19,6 +19,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 
 CHECK = "// CHECK:STDERR:"
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -47,11 +48,20 @@ def split(text):
     return "\n".join(body) + "\n", expected, args, target
 
 
-def run_one(capstan, path, args, target=None):
-    rel = target or os.path.relpath(path, ROOT)
-    env = dict(os.environ, NO_COLOR="1")
-    proc = subprocess.run([capstan, "check", rel, *args], cwd=ROOT, env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+def run_one(capstan, path, source, args, target=None):
+    """Checks the model without its CHECK lines (they could change how the
+    file lexes: an unterminated string would end inside them), from a scratch
+    root where the file has the same relative path, so messages show
+    `tests/errors/...` and `stdlib/...` exactly as from the repository root."""
+    rel = os.path.relpath(path, ROOT)
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = pathlib.Path(scratch) / rel
+        copy.parent.mkdir(parents=True)
+        copy.write_bytes(source.encode("utf-8", "surrogateescape"))
+        os.symlink(ROOT / "stdlib", pathlib.Path(scratch) / "stdlib")
+        env = dict(os.environ, NO_COLOR="1", CAPSTAN_STDLIB="stdlib")
+        proc = subprocess.run([capstan, "check", target or rel, *args], cwd=scratch, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     out = proc.stderr.decode("utf-8", "replace").rstrip("\n")
     lines = [l.rstrip() for l in out.split("\n")] if out else []
     return proc.returncode, lines
@@ -83,12 +93,12 @@ def main():
 
     failed = 0
     for f in files:
-        source, expected, args, target = split(f.read_text())
-        status, actual = run_one(capstan, f, args, target)
+        source, expected, args, target = split(f.read_text(errors="surrogateescape"))
+        status, actual = run_one(capstan, f, source, args, target)
         want_status = 1 if any(" error: " in l for l in expected) else 0
         if opts.update:
             text = source + "".join(f"{CHECK} {l}".rstrip() + "\n" for l in actual)
-            f.write_text(text)
+            f.write_text(text, errors="surrogateescape")
             continue
         if actual != [l.rstrip() for l in expected] or status != want_status:
             failed += 1

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer parser target with clang++ (ASan + UBSan) in its own
+# build directory and fuzzes it for a bounded time. Exit status is non-zero
+# on any crash, sanitizer report, leak, timeout or out-of-memory; the input
+# that caused it is left in $BUILD/fuzz-artifacts/.
+#
+#   tests/fuzz/run.sh [SECONDS]      # default 60
+#   env: CAPSTAN_FUZZ_BUILD_DIR (default build-fuzz), CAPSTAN_FUZZ_JOBS (default 1)
+#   To reproduce a crash: $BUILD/tests/fuzz/parse_fuzz $BUILD/fuzz-artifacts/crash-...
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+seconds="${1:-60}"
+build="${CAPSTAN_FUZZ_BUILD_DIR:-$root/build-fuzz}"
+jobs="${CAPSTAN_FUZZ_JOBS:-1}"
+
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCAPSTAN_BUILD_FUZZ=ON >/dev/null
+ninja -C "$build" parse_fuzz
+
+# The working corpus grows across runs; the seeds are the repository's .cap
+# files and the hand-made inputs in tests/fuzz/corpus/.
+corpus="$build/fuzz-corpus"
+artifacts="$build/fuzz-artifacts"
+mkdir -p "$corpus" "$artifacts"
+while IFS= read -r -d '' f; do
+  cp "$f" "$corpus/seed-$(printf '%s' "$f" | md5sum | cut -c1-16).cap"
+done < <(find "$root/examples" "$root/stdlib" "$root/tests/errors" "$root/tests/fuzz/corpus" \
+              -type f \( -name '*.cap' -o -path '*/tests/fuzz/corpus/*' \) -print0 2>/dev/null)
+
+status=0
+"$build/tests/fuzz/parse_fuzz" "$corpus" \
+  -dict="$root/tests/fuzz/cap.dict" \
+  -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -max_len=16384 \
+  $([ "$jobs" -gt 1 ] && echo "-jobs=$jobs -workers=$jobs") \
+  -artifact_prefix="$artifacts/" -print_final_stats=1 || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "parse_fuzz failed (exit $status); inputs in $artifacts/" >&2
+  ls -l "$artifacts" >&2 || true
+fi
+exit "$status"
