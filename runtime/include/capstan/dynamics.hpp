@@ -1,0 +1,284 @@
+// Mass matrix (composite rigid body), inverse dynamics (recursive
+// Newton-Euler), energies and forward dynamics for a Mechanism<Scalar>.
+//
+// Equations of motion: M(q) udot = tau - C(q, u), where C collects the
+// Coriolis, centrifugal and gravity terms (C = rnea(q, u, 0)).
+// Per body B, about Bo, in World, with h = m p_BoBcm_W and I_Bo the
+// rotational inertia about Bo:
+//   F_B = M_B A_WB + [w x (I_Bo w); w x (w x h)] - [h x g; m g]
+//         + sum over children C of shiftForce(F_C, p_BoCo_W)
+//   tau_j = H_PB_W^T F_B.
+// Everything but forwardDynamicsLlt is traceable with a symbolic Scalar.
+#pragma once
+
+#include "capstan/kinematics.hpp"
+
+#include <Eigen/Cholesky>
+
+#include <array>
+
+namespace capstan {
+
+namespace detail {
+
+// Backward Newton-Euler pass from accelerations `A` (per body, about Bo, in
+// World): fills data.F_Bo_W and out = H^T F per joint.
+template <class Scalar>
+void rneaBackward(const Mechanism<Scalar>& model, Data<Scalar>& data, const std::vector<Vec6<Scalar>>& A,
+                  VectorX<Scalar>& out) {
+  const int nb = model.numBodies();
+  const Vec3<Scalar>& g = model.gravity;
+  for (int i = 0; i < nb; ++i) {
+    const auto b = static_cast<std::size_t>(i);
+    const SpatialInertia<Scalar>& Mb = data.M_Bo_W[b];
+    const Vec3<Scalar> w = data.V_WB[b].template head<3>();
+    const Vec3<Scalar> t_bias = cross(w, Vec3<Scalar>(Mb.I_P * w)) - cross(Mb.h, g);
+    const Vec3<Scalar> f_bias = cross(w, cross(w, Mb.h)) - Mb.mass * g;
+    data.F_Bo_W[b] = Mb * A[b] + spatialVector<Scalar>(t_bias, f_bias);
+  }
+  for (int i = nb - 1; i >= 0; --i) {
+    const auto b = static_cast<std::size_t>(i);
+    const Joint<Scalar>& joint = model.joints[b];
+    if (joint.nu() > 0) {
+      out.segment(joint.uOffset, joint.nu()) = data.H_PB_W[b].transpose() * data.F_Bo_W[b];
+    }
+    if (joint.parent >= 0) {
+      data.F_Bo_W[static_cast<std::size_t>(joint.parent)] += shiftForce(data.F_Bo_W[b], data.p_PoBo_W[b]);
+    }
+  }
+}
+
+// Mass matrix from position kinematics already in data.
+template <class Scalar>
+void massMatrixFromKinematics(const Mechanism<Scalar>& model, Data<Scalar>& data) {
+  const int nb = model.numBodies();
+  for (int i = 0; i < nb; ++i) data.Mc_Bo_W[static_cast<std::size_t>(i)] = data.M_Bo_W[static_cast<std::size_t>(i)];
+  for (int i = nb - 1; i >= 0; --i) {
+    const auto b = static_cast<std::size_t>(i);
+    const int parent = model.joints[b].parent;
+    if (parent >= 0) {
+      data.Mc_Bo_W[static_cast<std::size_t>(parent)] += data.Mc_Bo_W[b].shift(Vec3<Scalar>(-data.p_PoBo_W[b]));
+    }
+  }
+  data.M.setZero();
+  for (int i = 0; i < nb; ++i) {
+    const auto b = static_cast<std::size_t>(i);
+    const Joint<Scalar>& joint = model.joints[b];
+    const int nu_j = joint.nu();
+    if (nu_j == 0) continue;
+    // F: the spatial forces (about Bo) that give B's subtree unit
+    // accelerations along each of the joint's dofs, from rest.
+    Mat6X<Scalar> F(6, nu_j);
+    for (int c = 0; c < nu_j; ++c) F.col(c) = data.Mc_Bo_W[b] * Vec6<Scalar>(data.H_PB_W[b].col(c));
+    data.M.block(joint.uOffset, joint.uOffset, nu_j, nu_j) = data.H_PB_W[b].transpose() * F;
+    int k = i;
+    while (model.joints[static_cast<std::size_t>(k)].parent >= 0) {
+      const auto kb = static_cast<std::size_t>(k);
+      for (int c = 0; c < nu_j; ++c) F.col(c) = shiftForce(Vec6<Scalar>(F.col(c)), data.p_PoBo_W[kb]);
+      k = model.joints[kb].parent;
+      const Joint<Scalar>& ancestor = model.joints[static_cast<std::size_t>(k)];
+      if (ancestor.nu() == 0) continue;
+      const auto block = (data.H_PB_W[static_cast<std::size_t>(k)].transpose() * F).eval();
+      data.M.block(ancestor.uOffset, joint.uOffset, ancestor.nu(), nu_j) = block;
+      data.M.block(joint.uOffset, ancestor.uOffset, nu_j, ancestor.nu()) = block.transpose();
+    }
+  }
+}
+
+}  // namespace detail
+
+// M(q) (nu x nu), symmetric, by the composite-rigid-body algorithm; returns
+// data.M. Also leaves position kinematics in data.
+template <class Scalar>
+const MatrixX<Scalar>& crba(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q) {
+  forwardKinematics(model, data, q);
+  detail::massMatrixFromKinematics(model, data);
+  return data.M;
+}
+
+// Inverse dynamics tau = M(q) udot + C(q, u) (gravity included); returns
+// data.tau. Leaves position, velocity and acceleration kinematics in data.
+template <class Scalar>
+const VectorX<Scalar>& rnea(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
+                            const VectorX<Scalar>& u, const VectorX<Scalar>& udot) {
+  forwardKinematics(model, data, q, u, udot);
+  detail::rneaBackward(model, data, data.A_WB, data.tau);
+  return data.tau;
+}
+
+// C(q, u) = rnea(q, u, 0): Coriolis, centrifugal and gravity generalized
+// forces; returns data.C. Leaves position and velocity kinematics in data.
+template <class Scalar>
+const VectorX<Scalar>& nonlinearEffects(const Mechanism<Scalar>& model, Data<Scalar>& data,
+                                        const VectorX<Scalar>& q, const VectorX<Scalar>& u) {
+  forwardKinematics(model, data, q, u);
+  detail::rneaBackward(model, data, data.Abias_WB, data.C);
+  return data.C;
+}
+
+// 1/2 u^T M u = 1/2 sum V_WB^T M_B V_WB. Needs velocity kinematics.
+template <class Scalar>
+Scalar kineticEnergy(const Mechanism<Scalar>& model, const Data<Scalar>& data) {
+  Scalar ke(0);
+  for (int i = 0; i < model.numBodies(); ++i) {
+    const auto b = static_cast<std::size_t>(i);
+    ke += data.V_WB[b].dot(data.M_Bo_W[b] * data.V_WB[b]);
+  }
+  return Scalar(0.5) * ke;
+}
+
+// -sum m g . p_WoBcm_W (zero at the World origin). Needs position kinematics.
+template <class Scalar>
+Scalar potentialEnergy(const Mechanism<Scalar>& model, const Data<Scalar>& data) {
+  Scalar pe(0);
+  for (int i = 0; i < model.numBodies(); ++i) {
+    const auto b = static_cast<std::size_t>(i);
+    const Vec3<Scalar> p_WoBcm_W = data.X_WB[b] * model.bodies[b].p_BoBcm_B;
+    pe -= model.bodies[b].mass * dot<Scalar>(model.gravity, p_WoBcm_W);
+  }
+  return pe;
+}
+
+// The tree-sparse L^T D L factorization of a mass matrix (Featherstone, RBDA
+// §6.5): M = L^T D L with L unit lower triangular, L(k, i) != 0 only for dofs i
+// that are tree ancestors of dof k, so no fill-in. `dofParent` (data.dofParent)
+// gives each dof's parent dof; for a dense matrix pass i - 1. In place on the
+// lower triangle of A: afterwards A(k, k) = D(k), A(k, i) = L(k, i) for i < k.
+// Only divisions by pivots; no pivoting (M is positive definite). Traceable.
+template <class MatrixType, class Parents>
+void ltdlFactor(MatrixType& A, const Parents& dofParent) {
+  using Scalar = typename MatrixType::Scalar;
+  const int n = static_cast<int>(A.rows());
+  for (int k = n - 1; k >= 0; --k) {
+    for (int i = dofParent[static_cast<std::size_t>(k)]; i >= 0; i = dofParent[static_cast<std::size_t>(i)]) {
+      const Scalar a = A(k, i) / A(k, k);
+      for (int j = i; j >= 0; j = dofParent[static_cast<std::size_t>(j)]) A(i, j) -= a * A(k, j);
+      A(k, i) = a;
+    }
+  }
+}
+
+// Solves (L^T D L) x = b in place, with the factor from ltdlFactor.
+template <class MatrixType, class VectorType, class Parents>
+void ltdlSolve(const MatrixType& LD, const Parents& dofParent, VectorType& x) {
+  const int n = static_cast<int>(LD.rows());
+  for (int k = n - 1; k >= 0; --k) {  // L^T z = b
+    for (int i = dofParent[static_cast<std::size_t>(k)]; i >= 0; i = dofParent[static_cast<std::size_t>(i)]) {
+      x[i] -= LD(k, i) * x[k];
+    }
+  }
+  for (int k = 0; k < n; ++k) x[k] = x[k] / LD(k, k);  // D y = z
+  for (int k = 0; k < n; ++k) {  // L x = y
+    for (int i = dofParent[static_cast<std::size_t>(k)]; i >= 0; i = dofParent[static_cast<std::size_t>(i)]) {
+      x[k] -= LD(k, i) * x[i];
+    }
+  }
+}
+
+// Forward dynamics udot = M^-1 (tau - C) by CRBA, RNEA bias and the
+// tree-sparse L^T D L solve; returns data.udot. The method generated code
+// uses (docs/runtime.md has the measurements). Traceable.
+template <class Scalar>
+const VectorX<Scalar>& forwardDynamics(const Mechanism<Scalar>& model, Data<Scalar>& data,
+                                       const VectorX<Scalar>& q, const VectorX<Scalar>& u,
+                                       const VectorX<Scalar>& tau) {
+  nonlinearEffects(model, data, q, u);
+  detail::massMatrixFromKinematics(model, data);
+  data.L = data.M;
+  ltdlFactor(data.L, data.dofParent);
+  data.udot = tau - data.C;
+  ltdlSolve(data.L, data.dofParent, data.udot);
+  return data.udot;
+}
+
+// The same with Eigen's dense LLT (double, or any Scalar Eigen can factor);
+// for comparison only: not traceable.
+template <class Scalar>
+const VectorX<Scalar>& forwardDynamicsLlt(const Mechanism<Scalar>& model, Data<Scalar>& data,
+                                          const VectorX<Scalar>& q, const VectorX<Scalar>& u,
+                                          const VectorX<Scalar>& tau, Eigen::LLT<MatrixX<Scalar>>& llt) {
+  nonlinearEffects(model, data, q, u);
+  detail::massMatrixFromKinematics(model, data);
+  llt.compute(data.M);
+  data.udot = tau - data.C;
+  llt.solveInPlace(data.udot);
+  return data.udot;
+}
+
+namespace detail {
+
+// Inverse of a small (at most 6 x 6) symmetric positive definite matrix by
+// a dense L^T D L; traceable (divisions by pivots only), no allocation.
+template <class Scalar, class Small>
+void smallSpdInverse(const Small& D, Small& Dinv) {
+  static constexpr std::array<int, 6> kChain = {-1, 0, 1, 2, 3, 4};
+  const int n = static_cast<int>(D.rows());
+  Small A = D;
+  ltdlFactor(A, kChain);
+  Dinv.resize(n, n);
+  for (int c = 0; c < n; ++c) {
+    Eigen::Matrix<Scalar, Eigen::Dynamic, 1, Eigen::ColMajor, 6, 1> e(n);
+    e.setZero();
+    e[c] = Scalar(1);
+    ltdlSolve(A, kChain, e);
+    Dinv.col(c) = e;
+  }
+}
+
+}  // namespace detail
+
+// Forward dynamics by the articulated-body algorithm (Featherstone), about
+// body origins in World; returns data.udot. Traceable.
+template <class Scalar>
+const VectorX<Scalar>& aba(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
+                           const VectorX<Scalar>& u, const VectorX<Scalar>& tau) {
+  forwardKinematics(model, data, q, u);
+  const int nb = model.numBodies();
+  const Vec3<Scalar>& g = model.gravity;
+  for (int i = 0; i < nb; ++i) {
+    const auto b = static_cast<std::size_t>(i);
+    const SpatialInertia<Scalar>& Mb = data.M_Bo_W[b];
+    const Vec3<Scalar> w = data.V_WB[b].template head<3>();
+    data.IA_Bo_W[b] = Mb.matrix();
+    data.pA_Bo_W[b] = spatialVector<Scalar>(cross(w, Vec3<Scalar>(Mb.I_P * w)) - cross(Mb.h, g),
+                                            cross(w, cross(w, Mb.h)) - Mb.mass * g);
+  }
+  for (int i = nb - 1; i >= 0; --i) {
+    const auto b = static_cast<std::size_t>(i);
+    const Joint<Scalar>& joint = model.joints[b];
+    const int nu_j = joint.nu();
+    Mat6<Scalar> Ia = data.IA_Bo_W[b];
+    Vec6<Scalar> pa = data.pA_Bo_W[b];
+    if (nu_j > 0) {
+      const Mat6X<Scalar>& H = data.H_PB_W[b];
+      data.U[b] = data.IA_Bo_W[b] * H;
+      const typename Data<Scalar>::SmallMatrix D = H.transpose() * data.U[b];
+      detail::smallSpdInverse<Scalar>(D, data.Dinv[b]);
+      data.uu[b] = tau.segment(joint.uOffset, nu_j) - H.transpose() * data.pA_Bo_W[b];
+      const Mat6X<Scalar> UDinv = data.U[b] * data.Dinv[b];
+      Ia -= UDinv * data.U[b].transpose();
+      pa += UDinv * data.uu[b];
+    }
+    if (joint.parent >= 0) {
+      const auto p = static_cast<std::size_t>(joint.parent);
+      pa += Ia * data.Ac_WB[b];
+      data.IA_Bo_W[p] += shiftInertiaMatrix(Ia, data.p_PoBo_W[b]);
+      data.pA_Bo_W[p] += shiftForce(pa, data.p_PoBo_W[b]);
+    }
+  }
+  for (int i = 0; i < nb; ++i) {
+    const auto b = static_cast<std::size_t>(i);
+    const Joint<Scalar>& joint = model.joints[b];
+    Vec6<Scalar> A = data.Ac_WB[b];
+    if (joint.parent >= 0) A += shiftVelocity(data.A_WB[static_cast<std::size_t>(joint.parent)], data.p_PoBo_W[b]);
+    if (joint.nu() > 0) {
+      const auto udot_j = (data.Dinv[b] * (data.uu[b] - data.U[b].transpose() * A)).eval();
+      data.udot.segment(joint.uOffset, joint.nu()) = udot_j;
+      A += data.H_PB_W[b] * udot_j;
+    }
+    data.A_WB[b] = A;
+  }
+  return data.udot;
+}
+
+}  // namespace capstan

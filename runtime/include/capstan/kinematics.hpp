@@ -1,0 +1,323 @@
+// Forward kinematics, body Jacobians and qdot = N(q) u for a Mechanism<Scalar>.
+//
+// Frames per body B with parent P (World when the joint's parent is -1):
+//   X_WB = X_WP * X_PF * X_FM(q) * X_MB,   X_MB = X_BM^-1.
+// Every joint's motion is described in its F frame by the hinge matrix
+// H_FM_F (6 x nu_j): V_FM = [w_FM; v_FMo] (in F) = H_FM_F u_j. It is constant
+// for every joint type but Universal. Across the joint, at Bo and in World:
+//   V_PB_W = H_PB_W u_j,  H_PB_W = [R_WF Hw; R_WF (Hv + Hw x p_MoBo_F)]
+// and the recursions (all about body origins, in World) are
+//   V_WB = [w_WP; v_WPo + w_WP x p_PoBo_W] + V_PB_W
+//   A_WB = [dw_WP; a_WPo + dw_WP x p_PoBo_W] + H_PB_W udot_j + Ac_WB
+// with the velocity-product term
+//   Ac_WB = [w_WP x w_PB + R_WF Hdot_w u;
+//            w_WP x (w_WP x p_PoBo) + 2 w_WP x v_PBo
+//            + R_WF (Hdot_v u + (Hdot_w u) x p_MoBo_F + w_FM x (w_FM x p_MoBo_F))].
+// docs/runtime.md derives them. All functions are traceable with a symbolic
+// Scalar: they branch on joint types and topology only.
+#pragma once
+
+#include "capstan/data.hpp"
+
+#include <cmath>
+
+namespace capstan {
+
+namespace detail {
+
+template <class Scalar>
+Vec4<Scalar> quaternionAt(const VectorX<Scalar>& q, int offset) {
+  return Vec4<Scalar>(q[offset], q[offset + 1], q[offset + 2], q[offset + 3]);
+}
+
+// X_FM(q) and H_FM_F for one joint.
+template <class Scalar>
+void jointPosition(const Joint<Scalar>& joint, const VectorX<Scalar>& q, Transform<Scalar>& X_FM,
+                   Mat6X<Scalar>& H) {
+  const int iq = joint.qOffset;
+  H.setZero();
+  switch (joint.type) {
+    case JointType::Weld:
+      X_FM = Transform<Scalar>::identity();
+      break;
+    case JointType::Revolute:
+      X_FM = Transform<Scalar>(axisAngleRotation<Scalar>(joint.axis, q[iq]), Vec3<Scalar>::Zero());
+      H.template block<3, 1>(0, 0) = joint.axis;
+      break;
+    case JointType::Prismatic:
+      X_FM = Transform<Scalar>(Mat3<Scalar>::Identity(), joint.axis * q[iq]);
+      H.template block<3, 1>(3, 0) = joint.axis;
+      break;
+    case JointType::Cylindrical:
+      X_FM = Transform<Scalar>(axisAngleRotation<Scalar>(joint.axis, q[iq]), joint.axis * q[iq + 1]);
+      H.template block<3, 1>(0, 0) = joint.axis;
+      H.template block<3, 1>(3, 1) = joint.axis;
+      break;
+    case JointType::Universal: {
+      const Mat3<Scalar> R_FI = axisAngleRotation<Scalar>(joint.axis_a, q[iq]);
+      const Mat3<Scalar> R_IM = axisAngleRotation<Scalar>(joint.axis_b, q[iq + 1]);
+      X_FM = Transform<Scalar>(R_FI * R_IM, Vec3<Scalar>::Zero());
+      H.template block<3, 1>(0, 0) = joint.axis_a;
+      H.template block<3, 1>(0, 1) = R_FI * joint.axis_b;
+      break;
+    }
+    case JointType::Ball:
+      X_FM = Transform<Scalar>(rotationFromQuaternion(quaternionAt(q, iq)), Vec3<Scalar>::Zero());
+      H.template block<3, 3>(0, 0).setIdentity();
+      break;
+    case JointType::Free:
+      X_FM = Transform<Scalar>(rotationFromQuaternion(quaternionAt(q, iq)),
+                               Vec3<Scalar>(q[iq + 4], q[iq + 5], q[iq + 6]));
+      H.setIdentity();
+      break;
+  }
+}
+
+// d/dt_F(H_FM_F) u_j: nonzero only for Universal, where the second axis
+// R_FI axis_b turns with the first angle: d/dt(R_FI b) = u0 axis_a x (R_FI b).
+template <class Scalar>
+Vec6<Scalar> jointHdotU(const Joint<Scalar>& joint, const Mat6X<Scalar>& H, const VectorX<Scalar>& u) {
+  Vec6<Scalar> out = Vec6<Scalar>::Zero();
+  if (joint.type == JointType::Universal) {
+    const int iu = joint.uOffset;
+    const Vec3<Scalar> b_F = H.template block<3, 1>(0, 1);
+    out.template head<3>() = cross<Scalar>(joint.axis_a, b_F) * (u[iu] * u[iu + 1]);
+  }
+  return out;
+}
+
+}  // namespace detail
+
+// Position kinematics: X_FM, X_WB, H_PB_W, M_Bo_W for every body.
+// q: (nq). Needs nothing; everything else needs it.
+template <class Scalar>
+void forwardKinematics(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q) {
+  const int nb = model.numBodies();
+  for (int i = 0; i < nb; ++i) {
+    const auto b = static_cast<std::size_t>(i);
+    const Joint<Scalar>& joint = model.joints[b];
+    const Body<Scalar>& body = model.bodies[b];
+    detail::jointPosition(joint, q, data.X_FM[b], data.H_FM_F[b]);
+
+    const Transform<Scalar> X_MB = joint.X_BM.inverse();
+    Transform<Scalar> X_WF = joint.X_PF;
+    Vec3<Scalar> p_WPo = Vec3<Scalar>::Zero();
+    if (joint.parent >= 0) {
+      const Transform<Scalar>& X_WP = data.X_WB[static_cast<std::size_t>(joint.parent)];
+      X_WF = X_WP * joint.X_PF;
+      p_WPo = X_WP.p;
+    }
+    const Transform<Scalar>& X_FM = data.X_FM[b];
+    data.X_WB[b] = X_WF * (X_FM * X_MB);
+    data.R_WF[b] = X_WF.R;
+    data.p_PoBo_W[b] = data.X_WB[b].p - p_WPo;
+    data.p_MoBo_F[b] = X_FM.R * X_MB.p;
+
+    const Mat6X<Scalar>& H = data.H_FM_F[b];
+    Mat6X<Scalar>& H_W = data.H_PB_W[b];
+    for (int k = 0; k < joint.nu(); ++k) {
+      const Vec3<Scalar> hw = H.template block<3, 1>(0, k);
+      const Vec3<Scalar> hv = H.template block<3, 1>(3, k);
+      H_W.template block<3, 1>(0, k) = X_WF.R * hw;
+      H_W.template block<3, 1>(3, k) = X_WF.R * (hv + cross(hw, data.p_MoBo_F[b]));
+    }
+
+    data.M_Bo_W[b] = SpatialInertia<Scalar>::fromMassCenter(body.mass, body.p_BoBcm_B, body.I_Bcm_B)
+                         .reExpress(data.X_WB[b].R);
+  }
+}
+
+// Position and velocity kinematics: also V_WB, V_PB_W, Ac_WB and the bias
+// accelerations Abias_WB (A_WB when udot = 0). q: (nq), u: (nu).
+template <class Scalar>
+void forwardKinematics(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
+                       const VectorX<Scalar>& u) {
+  forwardKinematics(model, data, q);
+  const int nb = model.numBodies();
+  for (int i = 0; i < nb; ++i) {
+    const auto b = static_cast<std::size_t>(i);
+    const Joint<Scalar>& joint = model.joints[b];
+    const int nu_j = joint.nu();
+    const Mat6X<Scalar>& H = data.H_FM_F[b];
+
+    Vec6<Scalar> V_FM_F = Vec6<Scalar>::Zero();
+    Vec6<Scalar> V_PB_W = Vec6<Scalar>::Zero();
+    if (nu_j > 0) {
+      V_FM_F = H * u.segment(joint.uOffset, nu_j);
+      V_PB_W = data.H_PB_W[b] * u.segment(joint.uOffset, nu_j);
+    }
+    data.V_PB_W[b] = V_PB_W;
+    const Vec6<Scalar> Hdot_u = detail::jointHdotU(joint, H, u);
+    data.Hdot_u_F[b] = Hdot_u;
+
+    // Velocity-product acceleration across the joint, measured in F.
+    const Vec3<Scalar> w_FM = V_FM_F.template head<3>();
+    const Vec3<Scalar>& p_MoBo_F = data.p_MoBo_F[b];
+    const Vec3<Scalar> dw_F = Hdot_u.template head<3>();
+    const Vec3<Scalar> a_F =
+        Hdot_u.template tail<3>() + cross(dw_F, p_MoBo_F) + cross(w_FM, cross(w_FM, p_MoBo_F));
+    const Mat3<Scalar>& R_WF = data.R_WF[b];
+    Vec6<Scalar> Ac = spatialVector<Scalar>(R_WF * dw_F, R_WF * a_F);
+
+    const Vec3<Scalar> w_PB = V_PB_W.template head<3>();
+    const Vec3<Scalar> v_PBo = V_PB_W.template tail<3>();
+    if (joint.parent >= 0) {
+      const auto p = static_cast<std::size_t>(joint.parent);
+      const Vec6<Scalar>& V_WP = data.V_WB[p];
+      const Vec3<Scalar> w_WP = V_WP.template head<3>();
+      const Vec3<Scalar>& r = data.p_PoBo_W[b];
+      data.V_WB[b] = shiftVelocity(V_WP, r) + V_PB_W;
+      Ac.template head<3>() += cross(w_WP, w_PB);
+      Ac.template tail<3>() += cross(w_WP, cross(w_WP, r)) + Scalar(2) * cross(w_WP, v_PBo);
+      data.Ac_WB[b] = Ac;
+      const Vec6<Scalar>& A_WP = data.Abias_WB[p];
+      data.Abias_WB[b] = shiftVelocity(A_WP, r) + Ac;
+    } else {
+      data.V_WB[b] = V_PB_W;
+      data.Ac_WB[b] = Ac;
+      data.Abias_WB[b] = Ac;
+    }
+  }
+}
+
+// Position, velocity and acceleration kinematics: also A_WB. udot: (nu).
+template <class Scalar>
+void forwardKinematics(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
+                       const VectorX<Scalar>& u, const VectorX<Scalar>& udot) {
+  forwardKinematics(model, data, q, u);
+  const int nb = model.numBodies();
+  for (int i = 0; i < nb; ++i) {
+    const auto b = static_cast<std::size_t>(i);
+    const Joint<Scalar>& joint = model.joints[b];
+    Vec6<Scalar> A = data.Ac_WB[b];
+    if (joint.nu() > 0) A += data.H_PB_W[b] * udot.segment(joint.uOffset, joint.nu());
+    if (joint.parent >= 0) A += shiftVelocity(data.A_WB[static_cast<std::size_t>(joint.parent)], data.p_PoBo_W[b]);
+    data.A_WB[b] = A;
+  }
+}
+
+// J_WB (6 x nu): V_WB = J_WB u, about Bo, in World. Needs position kinematics.
+template <class Scalar>
+void bodyJacobian(const Mechanism<Scalar>& model, const Data<Scalar>& data, int body, MatrixX<Scalar>& J_WB) {
+  if (J_WB.rows() != 6 || J_WB.cols() != model.nu) J_WB.resize(6, model.nu);
+  J_WB.setZero();
+  const Vec3<Scalar>& p_WBo = data.X_WB[static_cast<std::size_t>(body)].p;
+  for (int k = body; k >= 0; k = model.joints[static_cast<std::size_t>(k)].parent) {
+    const auto kb = static_cast<std::size_t>(k);
+    const Joint<Scalar>& joint = model.joints[kb];
+    const Vec3<Scalar> p_KoBo_W = p_WBo - data.X_WB[kb].p;
+    for (int c = 0; c < joint.nu(); ++c) {
+      const Vec6<Scalar> column = data.H_PB_W[kb].col(c);
+      J_WB.col(joint.uOffset + c) = shiftVelocity(column, p_KoBo_W);
+    }
+  }
+}
+
+// J_WQ (3 x nu): v_WQ = J_WQ u for the point Q fixed on `body` at p_BoQ_B.
+// Needs position kinematics.
+template <class Scalar>
+void stationJacobian(const Mechanism<Scalar>& model, const Data<Scalar>& data, int body,
+                     const Vec3<Scalar>& p_BoQ_B, MatrixX<Scalar>& J_WQ) {
+  if (J_WQ.rows() != 3 || J_WQ.cols() != model.nu) J_WQ.resize(3, model.nu);
+  J_WQ.setZero();
+  const Transform<Scalar>& X_WB = data.X_WB[static_cast<std::size_t>(body)];
+  const Vec3<Scalar> p_WQ = X_WB * p_BoQ_B;
+  for (int k = body; k >= 0; k = model.joints[static_cast<std::size_t>(k)].parent) {
+    const auto kb = static_cast<std::size_t>(k);
+    const Joint<Scalar>& joint = model.joints[kb];
+    const Vec3<Scalar> p_KoQ_W = p_WQ - data.X_WB[kb].p;
+    for (int c = 0; c < joint.nu(); ++c) {
+      const Vec3<Scalar> w = data.H_PB_W[kb].template block<3, 1>(0, c);
+      const Vec3<Scalar> v = data.H_PB_W[kb].template block<3, 1>(3, c);
+      J_WQ.col(joint.uOffset + c) = v + cross(w, p_KoQ_W);
+    }
+  }
+}
+
+// The configuration with every joint at q = 0 and identity quaternions. (nq)
+template <class Scalar>
+VectorX<Scalar> neutralConfiguration(const Mechanism<Scalar>& model) {
+  VectorX<Scalar> q = VectorX<Scalar>::Zero(model.nq);
+  for (const auto& joint : model.joints) {
+    if (hasQuaternion(joint.type)) q[joint.qOffset] = Scalar(1);
+  }
+  return q;
+}
+
+// qdot = N(q) u. Quaternion joints: qdot_quat = 1/2 (0, w_FM_F) (x) quat;
+// every other coordinate: qdot = u. q, qdot: (nq); u: (nu).
+template <class Scalar>
+void qdotFromU(const Mechanism<Scalar>& model, const VectorX<Scalar>& q, const VectorX<Scalar>& u,
+               VectorX<Scalar>& qdot) {
+  if (qdot.size() != model.nq) qdot.resize(model.nq);
+  const Scalar half(0.5);
+  for (const auto& joint : model.joints) {
+    const int iq = joint.qOffset;
+    const int iu = joint.uOffset;
+    if (hasQuaternion(joint.type)) {
+      const Scalar &w = q[iq], &x = q[iq + 1], &y = q[iq + 2], &z = q[iq + 3];
+      const Scalar &wx = u[iu], &wy = u[iu + 1], &wz = u[iu + 2];
+      qdot[iq] = -half * (x * wx + y * wy + z * wz);
+      qdot[iq + 1] = half * (w * wx + z * wy - y * wz);
+      qdot[iq + 2] = half * (-z * wx + w * wy + x * wz);
+      qdot[iq + 3] = half * (y * wx - x * wy + w * wz);
+      if (joint.type == JointType::Free) {
+        for (int k = 0; k < 3; ++k) qdot[iq + 4 + k] = u[iu + 3 + k];
+      }
+    } else {
+      for (int k = 0; k < joint.nu(); ++k) qdot[iq + k] = u[iu + k];
+    }
+  }
+}
+
+// u from qdot, the left inverse of N(q): w_FM_F = 2 vec(qdot_quat (x) conj(quat)) / |quat|^2.
+template <class Scalar>
+void uFromQdot(const Mechanism<Scalar>& model, const VectorX<Scalar>& q, const VectorX<Scalar>& qdot,
+               VectorX<Scalar>& u) {
+  if (u.size() != model.nu) u.resize(model.nu);
+  for (const auto& joint : model.joints) {
+    const int iq = joint.qOffset;
+    const int iu = joint.uOffset;
+    if (hasQuaternion(joint.type)) {
+      const Vec4<Scalar> quat = detail::quaternionAt(q, iq);
+      const Vec4<Scalar> conj(quat[0], -quat[1], -quat[2], -quat[3]);
+      const Vec4<Scalar> prod = quaternionProduct<Scalar>(detail::quaternionAt(qdot, iq), conj);
+      const Scalar s = Scalar(2) / (quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
+      for (int k = 0; k < 3; ++k) u[iu + k] = s * prod[1 + k];
+      if (joint.type == JointType::Free) {
+        for (int k = 0; k < 3; ++k) u[iu + 3 + k] = qdot[iq + 4 + k];
+      }
+    } else {
+      for (int k = 0; k < joint.nu(); ++k) u[iu + k] = qdot[iq + k];
+    }
+  }
+}
+
+// N(q) (nq x nu) as a matrix, for constraint code and tests.
+template <class Scalar>
+MatrixX<Scalar> nMatrix(const Mechanism<Scalar>& model, const VectorX<Scalar>& q) {
+  MatrixX<Scalar> N = MatrixX<Scalar>::Zero(model.nq, model.nu);
+  VectorX<Scalar> e = VectorX<Scalar>::Zero(model.nu);
+  VectorX<Scalar> column(model.nq);
+  for (int c = 0; c < model.nu; ++c) {
+    e[c] = Scalar(1);
+    qdotFromU(model, q, e, column);
+    N.col(c) = column;
+    e[c] = Scalar(0);
+  }
+  return N;
+}
+
+// Scales each joint quaternion in q to unit length (after accepted steps).
+template <class Scalar>
+void normalizeQuaternions(const Mechanism<Scalar>& model, VectorX<Scalar>& q) {
+  using std::sqrt;
+  for (const auto& joint : model.joints) {
+    if (!hasQuaternion(joint.type)) continue;
+    const int iq = joint.qOffset;
+    const Scalar norm = sqrt(q[iq] * q[iq] + q[iq + 1] * q[iq + 1] + q[iq + 2] * q[iq + 2] + q[iq + 3] * q[iq + 3]);
+    for (int k = 0; k < 4; ++k) q[iq + k] = q[iq + k] / norm;
+  }
+}
+
+}  // namespace capstan

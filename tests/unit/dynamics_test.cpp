@@ -1,0 +1,215 @@
+// Mass matrix, inverse and forward dynamics, energies: consistency checks on
+// random trees with every joint type, and a traced (non-double) Scalar.
+#include <capstan/dynamics.hpp>
+
+#include <doctest/doctest.h>
+
+#include "multibody_fixtures.hpp"
+#include "traced_scalar.hpp"
+
+#include <cmath>
+
+namespace {
+
+using namespace capstan;
+using capstan::testing::randomChain;
+using capstan::testing::randomConfiguration;
+using capstan::testing::randomTree;
+using capstan::testing::randomVectorX;
+using capstan::testing::relativeError;
+using capstan::testing::Rng;
+
+constexpr double kRoundoff = 1e-11;     // relative, O(n^2) flops on O(1) data
+constexpr double kPowerFdStep = 1e-3;       // fourth-order central difference
+constexpr double kPowerFdTolerance = 1e-8;  // O(h^4) truncation + O(eps/h) roundoff, relative to energy
+constexpr int kTrials = 20;
+constexpr int kBodies = 10;
+
+TEST_CASE("the mass matrix is symmetric positive definite") {
+  Rng rng(21);
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const Mechanism<double> model = randomTree(rng, kBodies);
+    Data<double> data(model);
+    const MatrixX<double>& M = crba(model, data, randomConfiguration(rng, model));
+    CHECK(relativeError(M, MatrixX<double>(M.transpose())) < kRoundoff);
+    Eigen::SelfAdjointEigenSolver<MatrixX<double>> eig(M);
+    CHECK(eig.eigenvalues().minCoeff() > 0.0);
+  }
+}
+
+TEST_CASE("CRBA columns equal RNEA with unit accelerations, no velocity, no gravity") {
+  Rng rng(22);
+  for (int trial = 0; trial < kTrials; ++trial) {
+    Mechanism<double> model = randomTree(rng, kBodies);
+    model.gravity.setZero();
+    Data<double> data(model);
+    const VectorX<double> q = randomConfiguration(rng, model);
+    const MatrixX<double> M = crba(model, data, q);
+    const VectorX<double> zero = VectorX<double>::Zero(model.nu);
+    for (int c = 0; c < model.nu; ++c) {
+      CAPTURE(c);
+      VectorX<double> e = zero;
+      e[c] = 1.0;
+      CHECK(relativeError(rnea(model, data, q, zero, e), VectorX<double>(M.col(c))) < kRoundoff);
+    }
+  }
+}
+
+TEST_CASE("inverse dynamics is M udot + C, and C is RNEA at zero acceleration") {
+  Rng rng(23);
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const Mechanism<double> model = randomTree(rng, kBodies);
+    Data<double> data(model);
+    const VectorX<double> q = randomConfiguration(rng, model);
+    const VectorX<double> u = randomVectorX(rng, model.nu, 1.0);
+    const VectorX<double> udot = randomVectorX(rng, model.nu, 1.0);
+    const MatrixX<double> M = crba(model, data, q);
+    const VectorX<double> C = nonlinearEffects(model, data, q, u);
+    CHECK(relativeError(rnea(model, data, q, u, udot), VectorX<double>(M * udot + C)) < kRoundoff);
+    CHECK(relativeError(rnea(model, data, q, u, VectorX<double>(VectorX<double>::Zero(model.nu))), C) < kRoundoff);
+  }
+}
+
+TEST_CASE("kinetic energy is u^T M u / 2; potential energy is -m g . p_cm") {
+  Rng rng(24);
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const Mechanism<double> model = randomTree(rng, kBodies);
+    Data<double> data(model);
+    const VectorX<double> q = randomConfiguration(rng, model);
+    const VectorX<double> u = randomVectorX(rng, model.nu, 1.0);
+    const MatrixX<double> M = crba(model, data, q);
+    forwardKinematics(model, data, q, u);
+    CHECK(kineticEnergy(model, data) == doctest::Approx(0.5 * u.dot(M * u)).epsilon(kRoundoff));
+    double pe = 0.0;
+    for (std::size_t b = 0; b < model.bodies.size(); ++b) {
+      const Vec3<double> p_WBcm = data.X_WB[b].p + data.X_WB[b].R * model.bodies[b].p_BoBcm_B;
+      pe -= model.bodies[b].mass * model.gravity.dot(p_WBcm);
+    }
+    CHECK(potentialEnergy(model, data) == doctest::Approx(pe).epsilon(kRoundoff));
+  }
+}
+
+TEST_CASE("forward dynamics: L^T D L, LLT and ABA agree and invert RNEA") {
+  Rng rng(25);
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const Mechanism<double> model = randomTree(rng, kBodies);
+    Data<double> data(model);
+    const VectorX<double> q = randomConfiguration(rng, model);
+    const VectorX<double> u = randomVectorX(rng, model.nu, 1.0);
+    const VectorX<double> tau = randomVectorX(rng, model.nu, 5.0);
+    const VectorX<double> udot = forwardDynamics(model, data, q, u, tau);
+    Eigen::LLT<MatrixX<double>> llt(model.nu);
+    CHECK(relativeError(forwardDynamicsLlt(model, data, q, u, tau, llt), udot) < kRoundoff);
+    CHECK(relativeError(aba(model, data, q, u, tau), udot) < kRoundoff);
+    CHECK(relativeError(rnea(model, data, q, u, udot), tau) < kRoundoff);
+  }
+}
+
+TEST_CASE("tree-sparse L^T D L solves dense and tree-structured systems") {
+  Rng rng(26);
+  for (int n : {1, 2, 5, 12}) {
+    const MatrixX<double> B = randomVectorX(rng, n * n, 1.0).reshaped(n, n);
+    const MatrixX<double> A = B * B.transpose() + MatrixX<double>::Identity(n, n);
+    std::vector<int> chain(static_cast<std::size_t>(n));
+    for (int k = 0; k < n; ++k) chain[static_cast<std::size_t>(k)] = k - 1;
+    MatrixX<double> LD = A;
+    ltdlFactor(LD, chain);
+    VectorX<double> x = randomVectorX(rng, n, 1.0);
+    const VectorX<double> b = x;
+    ltdlSolve(LD, chain, x);
+    CHECK(relativeError(VectorX<double>(A * x), b) < kRoundoff);
+  }
+  // A branched tree: the factor touches only ancestor entries, so entries
+  // between different branches stay exactly as they were (zero).
+  const Mechanism<double> model = randomTree(rng, kBodies);
+  Data<double> data(model);
+  MatrixX<double> LD = crba(model, data, randomConfiguration(rng, model));
+  const MatrixX<double> M = LD;
+  ltdlFactor(LD, data.dofParent);
+  for (int k = 0; k < model.nu; ++k) {
+    std::vector<bool> ancestor(static_cast<std::size_t>(k), false);
+    for (int i = data.dofParent[static_cast<std::size_t>(k)]; i >= 0; i = data.dofParent[static_cast<std::size_t>(i)]) {
+      ancestor[static_cast<std::size_t>(i)] = true;
+    }
+    for (int i = 0; i < k; ++i) {
+      if (!ancestor[static_cast<std::size_t>(i)]) {
+        CHECK(M(k, i) == 0.0);
+        CHECK(LD(k, i) == 0.0);
+      }
+    }
+  }
+  VectorX<double> x = randomVectorX(rng, model.nu, 1.0);
+  const VectorX<double> b = x;
+  ltdlSolve(LD, data.dofParent, x);
+  CHECK(relativeError(VectorX<double>(M * x), b) < kRoundoff);
+}
+
+TEST_CASE("power balance: d(KE + PE)/dt = u . tau along the motion") {
+  Rng rng(27);
+  for (int trial = 0; trial < kTrials; ++trial) {
+    const Mechanism<double> model = randomTree(rng, kBodies);
+    Data<double> data(model);
+    const VectorX<double> q = randomConfiguration(rng, model);
+    const VectorX<double> u = randomVectorX(rng, model.nu, 1.0);
+    const VectorX<double> tau = randomVectorX(rng, model.nu, 5.0);
+    const VectorX<double> udot = forwardDynamics(model, data, q, u, tau);
+    VectorX<double> qdot;
+    qdotFromU(model, q, u, qdot);
+    auto energy = [&](double s) {
+      forwardKinematics(model, data, VectorX<double>(q + s * qdot), VectorX<double>(u + s * udot));
+      return kineticEnergy(model, data) + potentialEnergy(model, data);
+    };
+    const double h = kPowerFdStep;
+    const double dEdt = (8 * (energy(h) - energy(-h)) - (energy(2 * h) - energy(-2 * h))) / (12 * h);
+    const double power = u.dot(tau);
+    CHECK(std::abs(dEdt - power) < kPowerFdTolerance * std::max(1.0, std::abs(energy(0))));
+  }
+}
+
+TEST_CASE("a simple pendulum has C = m g l sin(theta) and M = m l^2 + I") {
+  const double m = 2.0, l = 0.8, g = 9.81, I = 0.03, theta = 0.6;
+  Mechanism<double> model;
+  Joint<double> pivot;
+  pivot.name = "pivot";
+  pivot.type = JointType::Revolute;
+  model.addBody(Body<double>{"bob", m, Vec3<double>(0, -l, 0), Mat3<double>::Identity() * I}, pivot);
+  Data<double> data(model);
+  const VectorX<double> q = VectorX<double>::Constant(1, theta);
+  const VectorX<double> u = VectorX<double>::Zero(1);
+  CHECK(crba(model, data, q)(0, 0) == doctest::Approx(m * l * l + I).epsilon(kRoundoff));
+  CHECK(nonlinearEffects(model, data, q, u)[0] == doctest::Approx(m * g * l * std::sin(theta)).epsilon(kRoundoff));
+}
+
+TEST_CASE("the algorithms trace with a Scalar that cannot be branched on") {
+  using capstan::testing::Traced;
+  Rng rng(28);
+  const Mechanism<double> model = randomTree(rng, kBodies);
+  const Mechanism<Traced> traced = model.cast<Traced>();
+  Data<double> data(model);
+  Data<Traced> tdata(traced);
+  const VectorX<double> q = randomConfiguration(rng, model);
+  const VectorX<double> u = randomVectorX(rng, model.nu, 1.0);
+  const VectorX<double> tau = randomVectorX(rng, model.nu, 5.0);
+  const VectorX<Traced> tq = q.cast<Traced>(), tu = u.cast<Traced>(), ttau = tau.cast<Traced>();
+  auto value = [](const auto& x) { return capstan::testing::values(x); };
+
+  CHECK(relativeError(value(crba(traced, tdata, tq)), crba(model, data, q)) < kRoundoff);
+  CHECK(relativeError(value(nonlinearEffects(traced, tdata, tq, tu)), nonlinearEffects(model, data, q, u)) <
+        kRoundoff);
+  CHECK(relativeError(value(forwardDynamics(traced, tdata, tq, tu, ttau)), forwardDynamics(model, data, q, u, tau)) <
+        kRoundoff);
+  CHECK(relativeError(value(aba(traced, tdata, tq, tu, ttau)), aba(model, data, q, u, tau)) < kRoundoff);
+  CHECK(kineticEnergy(traced, tdata).value == doctest::Approx(kineticEnergy(model, data)).epsilon(kRoundoff));
+  CHECK(potentialEnergy(traced, tdata).value == doctest::Approx(potentialEnergy(model, data)).epsilon(kRoundoff));
+  VectorX<Traced> tqdot, tq2 = tq;
+  VectorX<double> qdot;
+  qdotFromU(traced, tq, tu, tqdot);
+  qdotFromU(model, q, u, qdot);
+  CHECK(relativeError(value(tqdot), qdot) < kRoundoff);
+  normalizeQuaternions(traced, tq2);
+  MatrixX<Traced> J;
+  bodyJacobian(traced, tdata, kBodies - 1, J);
+  CHECK(J.cols() == model.nu);
+}
+
+}  // namespace

@@ -1,0 +1,286 @@
+// Integrators: orders of convergence, dense output, energy behaviour on
+// passive mechanisms, a pendulum's period, and errors on non-finite states.
+#include <capstan/integrators.hpp>
+#include <capstan/mechanism_system.hpp>
+
+#include <doctest/doctest.h>
+
+#include "multibody_fixtures.hpp"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace {
+
+using namespace capstan;
+using capstan::testing::Rng;
+
+constexpr double kPi = 3.14159265358979323846;
+
+// x'' = -x as x = (position, velocity); exact solution cos t, -sin t.
+struct Oscillator {
+  int evaluations = 0;
+  void derivative(double, const Eigen::VectorXd& x, Eigen::VectorXd& xdot) {
+    ++evaluations;
+    xdot.resize(2);
+    xdot << x[1], -x[0];
+  }
+};
+
+// The same as a mechanical system (q = position, u = velocity).
+struct MechanicalOscillator {
+  int nq() const { return 1; }
+  int nu() const { return 1; }
+  void qdot(const Eigen::VectorXd&, const Eigen::VectorXd& u, Eigen::VectorXd& qdot) { qdot = u; }
+  void udot(double, const Eigen::VectorXd& q, const Eigen::VectorXd&, Eigen::VectorXd& udot) { udot = -q; }
+};
+
+Eigen::VectorXd oscillatorStart() { return Eigen::Vector2d(1.0, 0.0); }
+double oscillatorError(const Eigen::VectorXd& x, double t) {
+  return std::max(std::abs(x[0] - std::cos(t)), std::abs(x[1] + std::sin(t)));
+}
+
+TEST_CASE("RK4 converges at fourth order, semi-implicit Euler at first order") {
+  constexpr double kT = 2.0;
+  std::vector<double> rk4Errors, eulerErrors;
+  for (double h : {0.02, 0.01, 0.005}) {
+    IntegratorSettings settings;
+    settings.stepSize = h;
+    Oscillator osc;
+    Eigen::VectorXd x = oscillatorStart();
+    REQUIRE(rk4(osc, 0.0, kT, x, settings).ok);
+    rk4Errors.push_back(oscillatorError(x, kT));
+    MechanicalOscillator mech;
+    Eigen::VectorXd q = Eigen::VectorXd::Constant(1, 1.0), u = Eigen::VectorXd::Zero(1);
+    REQUIRE(semiImplicitEuler(mech, 0.0, kT, q, u, settings).ok);
+    eulerErrors.push_back(oscillatorError(Eigen::Vector2d(q[0], u[0]), kT));
+  }
+  for (std::size_t k = 1; k < rk4Errors.size(); ++k) {
+    CHECK(rk4Errors[k - 1] / rk4Errors[k] == doctest::Approx(16.0).epsilon(0.1));
+    CHECK(eulerErrors[k - 1] / eulerErrors[k] == doctest::Approx(2.0).epsilon(0.1));
+  }
+}
+
+// The oscillator with compile-time sizes, as generated code declares it.
+struct FixedSizeOscillator {
+  using VectorQ = Eigen::Matrix<double, 1, 1>;
+  using VectorU = Eigen::Matrix<double, 1, 1>;
+  int nq() const { return 1; }
+  int nu() const { return 1; }
+  void qdot(const VectorQ&, const VectorU& u, VectorQ& qdot) { qdot = u; }
+  void udot(double, const VectorQ& q, const VectorU&, VectorU& udot) { udot = -q; }
+};
+
+TEST_CASE("fixed-size systems integrate exactly like dynamic ones") {
+  IntegratorSettings settings;
+  settings.stepSize = 0.01;
+  FixedSizeOscillator fixed;
+  FirstOrder<FixedSizeOscillator, Eigen::Vector2d> fixedOde(fixed);
+  MechanicalOscillator dynamic;
+  FirstOrder<MechanicalOscillator> dynamicOde(dynamic);
+  Eigen::Vector2d xf(1.0, 0.0);
+  Eigen::VectorXd xd = oscillatorStart();
+  REQUIRE(rk4(fixedOde, 0.0, 1.0, xf, settings).ok);
+  REQUIRE(rk4(dynamicOde, 0.0, 1.0, xd, settings).ok);
+  CHECK(xf[0] == xd[0]);
+  CHECK(xf[1] == xd[1]);
+  xf << 1.0, 0.0;
+  xd = oscillatorStart();
+  REQUIRE(dormandPrince(fixedOde, 0.0, 1.0, xf, settings).ok);
+  REQUIRE(dormandPrince(dynamicOde, 0.0, 1.0, xd, settings).ok);
+  CHECK(xf[0] == xd[0]);
+  CHECK(xf[1] == xd[1]);
+  FixedSizeOscillator::VectorQ q = FixedSizeOscillator::VectorQ::Constant(1.0);
+  FixedSizeOscillator::VectorU u = FixedSizeOscillator::VectorU::Zero();
+  Eigen::VectorXd qd = Eigen::VectorXd::Constant(1, 1.0), ud = Eigen::VectorXd::Zero(1);
+  REQUIRE(semiImplicitEuler(fixed, 0.0, 1.0, q, u, settings).ok);
+  REQUIRE(semiImplicitEuler(dynamic, 0.0, 1.0, qd, ud, settings).ok);
+  CHECK(q[0] == qd[0]);
+  CHECK(u[0] == ud[0]);
+}
+
+TEST_CASE("a plain callable is a first-order system") {
+  IntegratorSettings settings;
+  settings.stepSize = 0.01;
+  auto decay = [](double, const Eigen::VectorXd& x, Eigen::VectorXd& xdot) { xdot = -x; };
+  Eigen::VectorXd x = Eigen::VectorXd::Ones(3);
+  const auto status = dormandPrince(decay, 0.0, 2.0, x, settings);
+  REQUIRE(status.ok);
+  CHECK(std::abs(x[2] - std::exp(-2.0)) < 1e-7);
+  CHECK(status.message.empty());
+}
+
+TEST_CASE("semi-implicit Euler keeps the oscillator's energy bounded over many periods") {
+  constexpr double kStep = 0.05;
+  MechanicalOscillator mech;
+  Eigen::VectorXd q = Eigen::VectorXd::Constant(1, 1.0), u = Eigen::VectorXd::Zero(1);
+  IntegratorSettings settings;
+  settings.stepSize = kStep;
+  double worst = 0.0;
+  const auto status = semiImplicitEuler(mech, 0.0, 200 * kPi, q, u, settings, [&](double, const Eigen::VectorXd& x) {
+    worst = std::max(worst, std::abs(0.5 * (x[0] * x[0] + x[1] * x[1]) - 0.5));
+  });
+  REQUIRE(status.ok);
+  CHECK(worst < kStep);  // O(h), not growing with time: the modified energy is conserved
+}
+
+TEST_CASE("fixed-step output lands on the output grid") {
+  Oscillator osc;
+  Eigen::VectorXd x = oscillatorStart();
+  IntegratorSettings settings;
+  settings.stepSize = 0.003;
+  settings.outputInterval = 0.01;
+  std::vector<double> times;
+  const auto status = rk4(osc, 0.0, 0.1, x, settings, [&](double t, const Eigen::VectorXd&) { times.push_back(t); });
+  REQUIRE(status.ok);
+  CHECK(status.steps == 40);  // 0.003 shortened to 0.0025 so that 4 steps fit each output interval
+  REQUIRE(times.size() == 11);
+  for (std::size_t k = 0; k < times.size(); ++k) CHECK(times[k] == doctest::Approx(0.01 * static_cast<double>(k)));
+}
+
+TEST_CASE("Dormand-Prince meets its tolerance, and dense output matches at evenly spaced times") {
+  constexpr double kT = 10.0, kInterval = 0.1;
+  double previousError = std::numeric_limits<double>::infinity();
+  for (double tol : {1e-5, 1e-8, 1e-11}) {
+    CAPTURE(tol);
+    Oscillator osc;
+    Eigen::VectorXd x = oscillatorStart();
+    IntegratorSettings settings;
+    settings.relativeTolerance = tol;
+    settings.absoluteTolerance = tol;
+    settings.stepSize = 0.0;  // automatic first step
+    settings.outputInterval = kInterval;
+    double worstDense = 0.0;
+    int outputs = 0;
+    const auto status = dormandPrince(osc, 0.0, kT, x, settings, [&](double t, const Eigen::VectorXd& y) {
+      CHECK(t == doctest::Approx(kInterval * outputs));
+      ++outputs;
+      worstDense = std::max(worstDense, oscillatorError(y, t));
+    });
+    REQUIRE(status.ok);
+    CHECK(outputs == 101);
+    const double error = oscillatorError(x, kT);
+    // Global error over ~1.6 periods: within a modest multiple of the local tolerance.
+    CHECK(error < 100 * tol);
+    CHECK(worstDense < 100 * tol);
+    CHECK(error < previousError);
+    previousError = error;
+    CHECK(status.steps < 10 * static_cast<long>(std::pow(tol, -0.2)) + 20);  // fifth order: steps ~ tol^(-1/5)
+  }
+}
+
+Mechanism<double> compoundPendulum(double mass, double d, double Icm) {
+  Mechanism<double> model;
+  Joint<double> pivot;
+  pivot.name = "pivot";
+  pivot.type = JointType::Revolute;
+  model.addBody(Body<double>{"rod", mass, Vec3<double>(0, -d, 0), Mat3<double>::Identity() * Icm}, pivot);
+  return model;
+}
+
+TEST_CASE("a compound pendulum's small-angle period is 2 pi sqrt(I_O / (m g d))") {
+  constexpr double kMass = 1.5, kD = 0.6, kIcm = 0.02, kTheta0 = 1e-3;
+  constexpr double kPeriodTolerance = 1e-6;  // relative; the amplitude correction is theta0^2/16 ~ 6e-8
+  const Mechanism<double> model = compoundPendulum(kMass, kD, kIcm);
+  const double period = 2 * kPi * std::sqrt((kIcm + kMass * kD * kD) / (kMass * 9.81 * kD));
+  MechanismSystem<> system(model);
+  FirstOrder<MechanismSystem<>> ode(system);
+  Eigen::VectorXd x(2);
+  x << kTheta0, 0.0;
+  IntegratorSettings settings;
+  settings.relativeTolerance = 1e-12;
+  settings.absoluteTolerance = 1e-15;
+  settings.outputInterval = period / 200;
+  // Downward zero crossings of the angle, by linear interpolation between outputs.
+  std::vector<double> crossings;
+  double tPrev = 0.0, qPrev = kTheta0;
+  const auto status = dormandPrince(ode, 0.0, 5.2 * period, x, settings, [&](double t, const Eigen::VectorXd& y) {
+    if (qPrev > 0.0 && y[0] <= 0.0) crossings.push_back(tPrev + (t - tPrev) * qPrev / (qPrev - y[0]));
+    tPrev = t;
+    qPrev = y[0];
+  });
+  REQUIRE(status.ok);
+  REQUIRE(crossings.size() == 5);
+  const double measured = (crossings.back() - crossings.front()) / 4.0;
+  CHECK(std::abs(measured - period) / period < kPeriodTolerance);
+}
+
+TEST_CASE("energy of a passive random tree is conserved within a bound that shrinks with tolerance") {
+  Rng rng(31);
+  const Mechanism<double> model = capstan::testing::randomTree(rng, 6);
+  MechanismSystem<> system(model);
+  FirstOrder<MechanismSystem<>> ode(system);
+  Eigen::VectorXd x0(model.nq + model.nu);
+  x0 << capstan::testing::randomConfiguration(rng, model), capstan::testing::randomVectorX(rng, model.nu, 1.0);
+  const double e0 = system.energy(x0.head(model.nq), x0.tail(model.nu));
+  constexpr double kEnergyFactor = 100.0;  // drift <= kEnergyFactor * tol * max(1, |E|) over 1 s
+  double previousDrift = std::numeric_limits<double>::infinity();
+  for (double tol : {1e-6, 1e-8, 1e-10}) {
+    CAPTURE(tol);
+    Eigen::VectorXd x = x0;
+    // Alternate the two forward-dynamics methods: both must conserve energy.
+    system.method = tol == 1e-8 ? ForwardDynamicsMethod::CompositeBody : ForwardDynamicsMethod::ArticulatedBody;
+    IntegratorSettings settings;
+    settings.relativeTolerance = tol;
+    settings.absoluteTolerance = tol;
+    const auto status = dormandPrince(ode, 0.0, 1.0, x, settings);
+    REQUIRE(status.ok);
+    const double drift = std::abs(system.energy(x.head(model.nq), x.tail(model.nu)) - e0);
+    CHECK(drift < kEnergyFactor * tol * std::max(1.0, std::abs(e0)));
+    CHECK(drift < previousDrift);
+    previousDrift = drift;
+    for (const auto& joint : model.joints) {
+      if (hasQuaternion(joint.type)) CHECK(x.segment<4>(joint.qOffset).norm() == doctest::Approx(1.0).epsilon(1e-14));
+    }
+  }
+}
+
+// x' = 1 for every coordinate except coordinate 2, which becomes NaN after t = 0.5.
+struct PoisonedAfterHalf {
+  void derivative(double t, const Eigen::VectorXd& x, Eigen::VectorXd& xdot) {
+    xdot = Eigen::VectorXd::Ones(x.size());
+    if (t > 0.5) xdot[2] = std::numeric_limits<double>::quiet_NaN();
+  }
+  std::string coordinateName(int i) const { return "x" + std::to_string(i); }
+};
+
+TEST_CASE("non-finite states stop integration with the time and coordinate named") {
+  IntegratorSettings settings;
+  settings.stepSize = 0.1;
+  {
+    PoisonedAfterHalf system;
+    Eigen::VectorXd x = Eigen::VectorXd::Zero(4);
+    const auto status = rk4(system, 0.0, 1.0, x, settings);
+    CHECK_FALSE(status.ok);
+    CHECK(status.time == doctest::Approx(0.5));  // the step from 0.5 to 0.6 evaluates at t > 0.5
+    CHECK(status.message.find("coordinate 2 (`x2`)") != std::string::npos);
+    CHECK(status.message.find("from t = 0.5 to t = 0.6") != std::string::npos);
+    CHECK(x.allFinite());
+  }
+  {
+    PoisonedAfterHalf system;
+    Eigen::VectorXd x = Eigen::VectorXd::Zero(4);
+    const auto status = dormandPrince(system, 0.0, 1.0, x, settings);
+    CHECK_FALSE(status.ok);
+    CHECK(status.time == doctest::Approx(0.5).epsilon(1e-6));
+    CHECK(status.message.find("coordinate 2 (`x2`)") != std::string::npos);
+    CHECK(x.allFinite());
+  }
+  {
+    // A mechanism whose force law fails: the message names the joint coordinate.
+    const Mechanism<double> model = compoundPendulum(1.0, 0.5, 0.01);
+    auto badForce = [](double t, const VectorX<double>&, const VectorX<double>&, VectorX<double>& tau) {
+      if (t > 0.25) tau[0] = std::numeric_limits<double>::infinity();
+    };
+    MechanismSystem<decltype(badForce)> system(model, badForce);
+    Eigen::VectorXd q = Eigen::VectorXd::Constant(1, 0.3), u = Eigen::VectorXd::Zero(1);
+    const auto status = semiImplicitEuler(system, 0.0, 1.0, q, u, settings);
+    CHECK_FALSE(status.ok);
+    CAPTURE(status.message);
+    CHECK(status.message.find("`pivot.u[0]`") != std::string::npos);
+    CHECK(q.allFinite());
+  }
+}
+
+}  // namespace
