@@ -1,6 +1,7 @@
 // `capstan`: the command-line driver (SPEC §6).
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/options.hpp"
 #include "mechanics/mechanism.hpp"
 #include "sema/sema.hpp"
 #include "syntax/diagnostics.hpp"
@@ -25,6 +27,13 @@ commands:
   check FILE [--model NAME] [-I DIR]... [--json]
       check a model and print a summary (or, with --json, the flattened
       mechanism as JSON)
+  compile FILE -o DIR [--templates DIR] [--ir]
+      write the model's C++ header (and with --ir the JSON IR) into DIR
+  simulate FILE [--t-end T] [--dt H] [--integrator rk4|euler|dopri5] [--tol TOL]
+                [--set NAME=VALUE]... [-o traj.csv] [--interpret]
+      generate, build (cached) and run; CSV on stdout or in -o
+  eval FILE --state STATE.json [--set NAME=VALUE]... [--interpret]
+      evaluate one state and print JSON
 
 options:
   --model NAME   the model to use (default: the last top-level model in FILE)
@@ -35,19 +44,9 @@ options:
   --version      print the version
 )";
 
-struct Options {
-  std::string command;
-  std::string file;
-  std::string model;
-  std::vector<fs::path> includes;
-  bool json = false;
-  bool color = false;
-};
+using capstan::cli::Options;
+using capstan::cli::usageError;
 
-[[noreturn]] void usageError(const std::string& message) {
-  std::cerr << "capstan: error: " << message << "\n" << kUsage;
-  std::exit(2);
-}
 
 // The directory of the running executable, for finding the standard library.
 fs::path executableDir() {
@@ -69,6 +68,20 @@ fs::path findStdlib() {
   return CAPSTAN_SOURCE_STDLIB;
 }
 
+}  // namespace
+
+namespace capstan::cli {
+
+[[noreturn]] void usageError(const std::string& message) {
+  std::cerr << "capstan: error: " << message << "\n" << kUsage;
+  std::exit(2);
+}
+
+[[noreturn]] void fail(const std::string& message) {
+  std::cerr << "capstan: error: " << message << "\n";
+  std::exit(1);
+}
+
 std::vector<fs::path> libraryRoots(const Options& opts) {
   std::vector<fs::path> roots{findStdlib()};
   for (const auto& dir : opts.includes) roots.push_back(dir);
@@ -83,6 +96,56 @@ std::vector<fs::path> libraryRoots(const Options& opts) {
   }
   return roots;
 }
+
+double number(const std::string& option, const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(v)) usageError("`" + option + "` needs a finite number, not `" + text + "`");
+  return v;
+}
+
+std::unique_ptr<Loaded> load(const Options& opts) {
+  if (opts.file.empty()) usageError("`" + opts.command + "` needs a model file");
+  auto loaded = std::make_unique<Loaded>();
+  auto& diags = loaded->diags;
+  auto& sources = loaded->sources;
+  const capstan::syntax::RenderOptions render{opts.color, true};
+  auto finish = [&]() {
+    std::cerr << capstan::syntax::renderAll(diags, sources, render);
+    return diags.hasErrors();
+  };
+  capstan::sema::Library lib(sources, diags, libraryRoots(opts));
+  const capstan::syntax::StoredDefinition* file = lib.addFile(opts.file);
+  if (!file || diags.hasErrors()) {
+    finish();
+    return nullptr;
+  }
+  std::string modelName = opts.model;
+  if (modelName.empty()) {
+    const capstan::syntax::ClassDef* model = lib.defaultModel(*file);
+    if (!model) {
+      diags.report(DiagKind::NoModelInFile, {}, {opts.file});
+      finish();
+      return nullptr;
+    }
+    modelName = model->name;
+  }
+  loaded->flat = capstan::sema::flatten(lib, modelName);
+  if (!loaded->flat || diags.hasErrors()) {
+    finish();
+    return nullptr;
+  }
+  loaded->mech = capstan::mechanics::build(*loaded->flat, diags);
+  if (finish() || !loaded->mech) return nullptr;
+  return loaded;
+}
+
+}  // namespace capstan::cli
+
+namespace {
+
+using capstan::cli::libraryRoots;
+using capstan::cli::number;
 
 Options parseArgs(int argc, char** argv) {
   Options opts;
@@ -113,6 +176,26 @@ Options parseArgs(int argc, char** argv) {
       opts.json = true;
     } else if (a == "--no-color") {
       opts.color = false;
+    } else if (a == "-o") {
+      opts.output = value();
+    } else if (a == "--templates") {
+      opts.templates = value();
+    } else if (a == "--ir") {
+      opts.ir = true;
+    } else if (a == "--t-end") {
+      opts.tEnd = number(a, value());
+    } else if (a == "--dt") {
+      opts.dt = number(a, value());
+    } else if (a == "--tol") {
+      opts.tolerance = number(a, value());
+    } else if (a == "--integrator") {
+      opts.integrator = value();
+    } else if (a == "--set") {
+      opts.settings.push_back(value());
+    } else if (a == "--interpret") {
+      opts.interpret = true;
+    } else if (a == "--state") {
+      opts.state = value();
     } else if (!a.empty() && a[0] == '-') {
       usageError("unknown option `" + a + "`");
     } else if (opts.command.empty()) {
@@ -170,6 +253,9 @@ int main(int argc, char** argv) {
   const Options opts = parseArgs(argc, argv);
   try {
     if (opts.command == "check") return check(opts);
+    if (opts.command == "compile") return capstan::cli::compile(opts);
+    if (opts.command == "simulate") return capstan::cli::simulate(opts);
+    if (opts.command == "eval") return capstan::cli::eval(opts);
     usageError("unknown command `" + opts.command + "`");
   } catch (const std::exception& e) {
     // Only internal bugs throw; user errors are diagnostics.

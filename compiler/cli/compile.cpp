@@ -1,0 +1,148 @@
+// `capstan compile FILE -o DIR [--templates DIR] [--ir]`.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "cli/generate.hpp"
+#include "codegen/flat_eval.hpp"
+#include "codegen/render.hpp"
+#include "codegen/trace.hpp"
+
+namespace capstan::cli {
+namespace fs = std::filesystem;
+
+codegen::ModelLayout layoutOrExit(const Options& opts, const Loaded& loaded) {
+  std::vector<codegen::Unsupported> unsupported;
+  codegen::ModelLayout layout = codegen::makeLayout(*loaded.flat, *loaded.mech, unsupported);
+  if (unsupported.empty()) return layout;
+  for (const auto& u : unsupported) {
+    std::string where;
+    std::string excerpt;
+    if (u.range.valid() && u.range.file < loaded.sources.size()) {
+      const syntax::SourceFile& f = loaded.sources.file(u.range.file);
+      const syntax::LineColumn lc = f.lineColumn(u.range.begin);
+      where = f.path() + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.column) + ": ";
+      const std::string line(f.lineText(lc.line));
+      const std::string number = std::to_string(lc.line);
+      excerpt = " " + number + " | " + line + "\n " + std::string(number.size(), ' ') + " | " +
+                std::string(lc.column - 1, ' ') + "^\n";
+    }
+    std::cerr << where << "error: " << u.message << " is not supported by `capstan " << opts.command
+              << "` yet; `capstan check` accepts the model\n"
+              << excerpt;
+  }
+  std::exit(1);
+}
+
+Generated generate(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout) {
+  codegen::TraceOptions to;
+  to.capstanVersion = CAPSTAN_VERSION;
+  to.sourceName = fs::path(opts.file).filename().string();
+  Generated g;
+  try {
+    g.ir = codegen::traceModel(*loaded.flat, *loaded.mech, layout, loaded.sources, to);
+  } catch (const codegen::UnsupportedExpression& e) {
+    fail(std::string(e.what()) + " is not supported by code generation yet");
+  }
+  const fs::path templates = opts.templates.empty() ? codegen::defaultTemplateDir() : fs::path(opts.templates);
+  std::string error;
+  if (!codegen::renderModel(g.ir, templates, g.header, error)) fail(error);
+  g.fileName = layout.className + ".hpp";
+  return g;
+}
+
+std::vector<std::pair<std::string, double>> parseSettings(const Options& opts, const Loaded& loaded,
+                                                          const codegen::ModelLayout& layout,
+                                                          std::vector<std::vector<double>>& values) {
+  values.clear();
+  for (const auto& p : layout.parameters) values.push_back(p.defaults);
+  std::vector<std::pair<std::string, double>> out;
+  for (const std::string& s : opts.settings) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) fail("`--set " + s + "`: expected NAME=VALUE");
+    const std::string name = s.substr(0, eq), text = s.substr(eq + 1);
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !std::isfinite(v))
+      fail("`--set " + s + "`: the value `" + text + "` is not a finite number");
+    // NAME or NAME[i] / NAME[i,j] (1-based).
+    std::string base = name;
+    std::size_t element = 0;
+    bool indexed = false;
+    if (const auto br = name.find('['); br != std::string::npos && name.back() == ']') {
+      base = name.substr(0, br);
+      indexed = true;
+    }
+    const int p = layout.findParameter(base);
+    if (p < 0) {
+      const int var = loaded.flat->findVariable(base);
+      if (var < 0) fail("`--set " + name + "`: the model has no parameter `" + base + "`");
+      const auto& fv = loaded.flat->variables[static_cast<std::size_t>(var)];
+      switch (layout.roles[static_cast<std::size_t>(var)]) {
+        case codegen::VariableRole::Dependent:
+          fail("`--set " + name + "`: parameter `" + base + "` is computed from other parameters by its binding; set those instead");
+        case codegen::VariableRole::Folded:
+          fail("`--set " + name + "`: parameter `" + base + "` is " +
+               (fv.structural ? "structural (it sizes arrays or bounds loops)"
+                              : "fixed at compile time (a constant, `Evaluate = true`, a joint axis or not Real)") +
+               "; change it in the model and recompile");
+        default: fail("`--set " + name + "`: `" + base + "` is not a parameter");
+      }
+    }
+    const auto& rp = layout.parameters[static_cast<std::size_t>(p)];
+    if (rp.shape.empty() && indexed) fail("`--set " + name + "`: parameter `" + base + "` is a scalar");
+    if (!rp.shape.empty()) {
+      if (!indexed) fail("`--set " + name + "`: parameter `" + base + "` is an array; set one element, e.g. `" + base + "[1]=...`");
+      const std::string sub = name.substr(base.size() + 1, name.size() - base.size() - 2);
+      std::vector<long> idx;
+      std::size_t pos = 0;
+      while (pos <= sub.size()) {
+        const auto comma = std::min(sub.find(',', pos), sub.size());
+        const std::string part = sub.substr(pos, comma - pos);
+        char* e2 = nullptr;
+        const long k = std::strtol(part.c_str(), &e2, 10);
+        if (part.empty() || *e2 != '\0') fail("`--set " + name + "`: bad subscript `" + sub + "`");
+        idx.push_back(k);
+        pos = comma + 1;
+      }
+      if (idx.size() != rp.shape.size()) fail("`--set " + name + "`: `" + base + "` needs " + std::to_string(rp.shape.size()) + " subscripts");
+      for (std::size_t d = 0; d < idx.size(); ++d) {
+        if (idx[d] < 1 || idx[d] > rp.shape[d]) fail("`--set " + name + "`: subscript " + std::to_string(idx[d]) + " is out of range 1.." + std::to_string(rp.shape[d]));
+        element = element * static_cast<std::size_t>(rp.shape[d]) + static_cast<std::size_t>(idx[d] - 1);
+      }
+    }
+    values[static_cast<std::size_t>(p)][element] = v;
+    std::string slot = rp.name;
+    if (!rp.shape.empty()) {
+      slot += "[";
+      if (rp.shape.size() == 2) {
+        slot += std::to_string(element / static_cast<std::size_t>(rp.shape[1]) + 1) + "," +
+                std::to_string(element % static_cast<std::size_t>(rp.shape[1]) + 1);
+      } else {
+        slot += std::to_string(element + 1);
+      }
+      slot += "]";
+    }
+    out.emplace_back(slot, v);
+  }
+  return out;
+}
+
+int compile(const Options& opts) {
+  if (opts.output.empty()) usageError("`compile` needs an output folder: `-o DIR`");
+  const auto loaded = load(opts);
+  if (!loaded) return 1;
+  const codegen::ModelLayout layout = layoutOrExit(opts, *loaded);
+  const Generated g = generate(opts, *loaded, layout);
+  std::error_code ec;
+  fs::create_directories(opts.output, ec);
+  if (ec) fail("cannot create `" + opts.output + "`: " + ec.message());
+  const fs::path header = fs::path(opts.output) / g.fileName;
+  std::ofstream(header) << g.header;
+  if (opts.ir) std::ofstream(fs::path(opts.output) / (layout.className + ".ir.json")) << g.ir.dump(2) << "\n";
+  std::cerr << "wrote " << header.string() << "\n";
+  return 0;
+}
+
+}  // namespace capstan::cli

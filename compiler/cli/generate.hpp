@@ -1,0 +1,32 @@
+// Shared by compile, simulate and eval: the layout, the IR and the header.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/options.hpp"
+#include "codegen/layout.hpp"
+
+namespace capstan::cli {
+
+// The layout of a loaded model; prints "not supported yet" errors and exits 1
+// when code generation cannot handle the model.
+codegen::ModelLayout layoutOrExit(const Options& opts, const Loaded& loaded);
+
+// Traces and renders; exits with a message on failure.
+struct Generated {
+  nlohmann::json ir;
+  std::string header;     // Model.hpp text
+  std::string fileName;   // `DoublePendulum.hpp`
+};
+Generated generate(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout);
+
+// --set NAME=VALUE against the layout: unknown, dependent, folded or
+// structural names are errors (exit 1). Returns (slot name, value) pairs and
+// fills `values` (per runtime parameter, defaults where not set).
+std::vector<std::pair<std::string, double>> parseSettings(const Options& opts, const Loaded& loaded,
+                                                          const codegen::ModelLayout& layout,
+                                                          std::vector<std::vector<double>>& values);
+
+}  // namespace capstan::cli

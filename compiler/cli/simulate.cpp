@@ -1,0 +1,394 @@
+// `capstan simulate` and `capstan eval`: generate the model header, build a
+// small driver around it with the system C++ compiler (cached by content
+// hash), run it; or, with --interpret, run the reference interpreter.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "capstan_sim_loop.hpp"
+#include "cli/generate.hpp"
+#include "codegen/interpret.hpp"
+#include "codegen/render.hpp"
+
+namespace capstan::cli {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+std::string readFile(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::uint64_t fnv1a(const std::string& text, std::uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+fs::path cacheRoot() {
+  if (const char* env = std::getenv("CAPSTAN_CACHE_DIR"); env && *env) return env;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "capstan";
+  if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "capstan";
+  return fs::temp_directory_path() / "capstan-cache";
+}
+
+std::string cxx() {
+  if (const char* env = std::getenv("CXX"); env && *env) return env;
+  return "c++";
+}
+
+// The driver executable for the generated header, built once per content hash.
+fs::path buildDriver(const Generated& g, const std::string& className) {
+  const fs::path support = codegen::defaultTemplateDir();
+  const std::string driverSource = readFile(support / "capstan_driver.cpp");
+  const std::string loopSource = readFile(support / "capstan_sim_loop.hpp");
+  if (driverSource.empty() || loopSource.empty()) fail("cannot read the driver sources in `" + support.string() + "`");
+  const std::vector<std::string> flags = {"-std=c++20", "-O2", "-DCAPSTAN_MODEL_CLASS=" + className};
+  std::string key = g.header + driverSource + loopSource + cxx() + CAPSTAN_VERSION;
+  for (const auto& f : flags) key += f;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
+  const fs::path dir = cacheRoot() / hex;
+  const fs::path exe = dir / "driver";
+  std::error_code ec;
+  if (fs::exists(exe, ec)) return exe;
+  fs::create_directories(dir, ec);
+  if (ec) fail("cannot create the cache folder `" + dir.string() + "`: " + ec.message());
+  std::ofstream(dir / g.fileName) << g.header;
+  std::ofstream(dir / "capstan_driver.cpp") << driverSource;
+  std::ofstream(dir / "capstan_sim_loop.hpp") << loopSource;
+  const fs::path tmp = dir / ("driver.tmp" + std::to_string(getpid()));
+  std::vector<std::string> argv = {cxx()};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-isystem", CAPSTAN_EIGEN_INCLUDE, "-I", dir.string(), "-include", (dir / g.fileName).string(),
+                           (dir / "capstan_driver.cpp").string(), "-o", tmp.string()});
+  std::string log;
+  const int rc = codegen::runProcess(argv, &log);
+  if (rc != 0) {
+    fs::remove(tmp, ec);
+    fail("building the generated code failed (" + cxx() + ", in " + dir.string() + "):\n" + log);
+  }
+  fs::rename(tmp, exe, ec);
+  if (ec) fail("cannot install `" + exe.string() + "`: " + ec.message());
+  return exe;
+}
+
+struct Experiment {
+  double tEnd = 0, dt = 0, tol = 0;
+  std::string integrator;
+};
+
+Experiment experiment(const Options& opts, const Loaded& loaded) {
+  Experiment e;
+  const auto& ex = loaded.flat->experiment;
+  const double start = ex && ex->startTime ? *ex->startTime : 0.0;
+  if (opts.tEnd) e.tEnd = *opts.tEnd;
+  else if (ex && ex->stopTime) e.tEnd = *ex->stopTime - start;
+  else fail("no stop time: pass `--t-end T` or give the model `annotation(experiment(StopTime = ...))`");
+  if (e.tEnd < 0) fail("`--t-end` must not be negative");
+  e.dt = opts.dt ? *opts.dt : (ex && ex->interval ? *ex->interval : std::max(e.tEnd / 500.0, 1e-6));
+  if (!(e.dt > 0)) fail("`--dt` must be positive");
+  e.tol = opts.tolerance ? *opts.tolerance : (ex && ex->tolerance ? *ex->tolerance : 1e-8);
+  if (!(e.tol > 0)) fail("`--tol` must be positive");
+  e.integrator = opts.integrator.empty() ? "dopri5" : opts.integrator;
+  if (e.integrator != "rk4" && e.integrator != "euler" && e.integrator != "dopri5")
+    fail("unknown integrator `" + e.integrator + "`; use rk4, euler or dopri5");
+  return e;
+}
+
+struct InterpretedSystem {
+  codegen::Interpreter& model;
+  int size() const { return model.nq() + model.nu(); }
+  void derivative(double t, const Eigen::VectorXd& x, Eigen::VectorXd& xdot) {
+    const Eigen::VectorXd q = x.head(model.nq()), u = x.tail(model.nu());
+    xdot.resize(size());
+    xdot << model.qdot(q, u), model.forwardDynamics(t, q, u);
+  }
+  void project(Eigen::VectorXd& x) {
+    Eigen::VectorXd q = x.head(model.nq());
+    model.normalizeQuaternions(q);
+    x.head(model.nq()) = q;
+  }
+};
+
+int simulateInterpreted(const Loaded& loaded, const codegen::ModelLayout& layout,
+                        std::vector<std::vector<double>> values, const Experiment& e, const std::string& output) {
+  codegen::Interpreter model(*loaded.flat, *loaded.mech, layout, std::move(values));
+  std::ofstream file;
+  if (output != "-") {
+    file.open(output);
+    if (!file) fail("cannot write `" + output + "`");
+  }
+  std::ostream& out = output == "-" ? std::cout : file;
+  out << "time";
+  for (const auto& j : layout.joints)
+    for (const auto& n : j.qNames) out << "," << n;
+  for (const auto& j : layout.joints)
+    for (const auto& n : j.uNames) out << "," << n;
+  for (const auto& o : layout.outputs) out << "," << o.name;
+  out << ",kinetic_energy,potential_energy\n";
+  Eigen::VectorXd q, u;
+  model.initialState(q, u);
+  Eigen::VectorXd x(q.size() + u.size());
+  x << q, u;
+  capstan_sim::LoopOptions lo{e.tEnd, e.dt, e.integrator, e.tol};
+  InterpretedSystem sys{model};
+  char buf[64];
+  auto num = [&](double v) {
+    std::snprintf(buf, sizeof buf, "%.15g", v);
+    return std::string(buf);
+  };
+  try {
+    capstan_sim::simulate(
+        sys, x, lo,
+        [&](double t, const Eigen::VectorXd& s) {
+          const Eigen::VectorXd qs = s.head(model.nq()), us = s.tail(model.nu());
+          out << num(t);
+          for (int i = 0; i < s.size(); ++i) out << "," << num(s[i]);
+          for (double o : model.outputs(t, qs, us)) out << "," << num(o);
+          out << "," << num(model.kineticEnergy(qs, us)) << "," << num(model.potentialEnergy(qs)) << "\n";
+        },
+        [](double) {});
+  } catch (const std::exception& ex) {
+    fail(ex.what());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int simulate(const Options& opts) {
+  const auto loaded = load(opts);
+  if (!loaded) return 1;
+  const codegen::ModelLayout layout = layoutOrExit(opts, *loaded);
+  std::vector<std::vector<double>> values;
+  const auto settings = parseSettings(opts, *loaded, layout, values);
+  const Experiment e = experiment(opts, *loaded);
+  const std::string output = opts.output.empty() ? "-" : opts.output;
+  if (opts.interpret) return simulateInterpreted(*loaded, layout, std::move(values), e, output);
+  const Generated g = generate(opts, *loaded, layout);
+  const fs::path exe = buildDriver(g, layout.className);
+  char buf[3][64];
+  std::snprintf(buf[0], 64, "%.17g", e.tEnd);
+  std::snprintf(buf[1], 64, "%.17g", e.dt);
+  std::snprintf(buf[2], 64, "%.17g", e.tol);
+  std::vector<std::string> argv = {exe.string(), "simulate", buf[0], buf[1], e.integrator, buf[2], output,
+                                   isatty(STDERR_FILENO) ? "1" : "0"};
+  for (const auto& [name, v] : settings) {
+    char vb[64];
+    std::snprintf(vb, sizeof vb, "%.17g", v);
+    argv.push_back(name + "=" + vb);
+  }
+  std::cout.flush();
+  const int rc = codegen::runProcess(argv);
+  if (rc != 0) std::cerr << "capstan: error: the simulation failed (exit status " << rc << ")\n";
+  return rc == 0 ? 0 : 1;
+}
+
+namespace {
+
+double finiteNumber(const json& v, const std::string& where) {
+  if (!v.is_number()) fail("STATE.json: " + where + " must be a number, not " + v.dump());
+  const double x = v.get<double>();
+  if (!std::isfinite(x)) fail("STATE.json: " + where + " is not finite");
+  return x;
+}
+
+// Reads STATE.json into q, u (starting from the initial state), time and --set style settings.
+void readState(const Options& opts, const codegen::ModelLayout& layout, Eigen::VectorXd& q, Eigen::VectorXd& u,
+               double& time, std::vector<std::string>& settings) {
+  std::ifstream f(opts.state);
+  if (!f) fail("cannot read `" + opts.state + "`");
+  json s;
+  try {
+    s = json::parse(f);
+  } catch (const json::exception& e) {
+    fail("`" + opts.state + "` is not valid JSON: " + e.what());
+  }
+  if (!s.is_object()) fail("STATE.json must be an object with `time`, `q`, `u` and `parameters`");
+  for (const auto& [key, value] : s.items()) {
+    if (key == "time") {
+      time = finiteNumber(value, "`time`");
+    } else if (key == "q" || key == "u") {
+      if (!value.is_object()) fail("STATE.json: `" + key + "` must be an object of joint names to arrays");
+      for (const auto& [joint, arr] : value.items()) {
+        const codegen::JointLayout* j = nullptr;
+        for (const auto& jl : layout.joints)
+          if (jl.name == joint) j = &jl;
+        if (!j) fail("STATE.json: `" + key + "` names `" + joint + "`, which is not a joint with coordinates in the model");
+        const int n = key == "q" ? j->nq : j->nu;
+        const json items = arr.is_array() ? arr : json::array({arr});
+        if (static_cast<int>(items.size()) != n)
+          fail("STATE.json: `" + key + "." + joint + "` has " + std::to_string(items.size()) + " values; joint `" + joint +
+               "` has " + std::to_string(n));
+        for (int k = 0; k < n; ++k) {
+          const double x = finiteNumber(items[static_cast<std::size_t>(k)], "`" + key + "." + joint + "[" + std::to_string(k + 1) + "]`");
+          (key == "q" ? q[j->qIndex + k] : u[j->uIndex + k]) = x;
+        }
+      }
+    } else if (key == "parameters") {
+      if (!value.is_object()) fail("STATE.json: `parameters` must be an object of names to values");
+      for (const auto& [name, v] : value.items()) {
+        if (v.is_array()) {
+          for (std::size_t k = 0; k < v.size(); ++k) {
+            char b[64];
+            std::snprintf(b, sizeof b, "%.17g", finiteNumber(v[k], "`parameters." + name + "`"));
+            settings.push_back(name + "[" + std::to_string(k + 1) + "]=" + b);
+          }
+        } else {
+          char b[64];
+          std::snprintf(b, sizeof b, "%.17g", finiteNumber(v, "`parameters." + name + "`"));
+          settings.push_back(name + "=" + b);
+        }
+      }
+    } else {
+      fail("STATE.json: unknown key `" + key + "`; expected `time`, `q`, `u` or `parameters`");
+    }
+  }
+}
+
+json perJoint(const codegen::ModelLayout& layout, const std::vector<double>& v, bool isU) {
+  json out = json::object();
+  for (const auto& j : layout.joints) {
+    const int n = isU ? j.nu : j.nq, at = isU ? j.uIndex : j.qIndex;
+    json a = json::array();
+    for (int k = 0; k < n; ++k) a.push_back(v.at(static_cast<std::size_t>(at + k)));
+    out[j.name] = a;
+  }
+  return out;
+}
+
+}  // namespace
+
+int eval(const Options& opts) {
+  if (opts.state.empty()) usageError("`eval` needs `--state STATE.json`");
+  const auto loaded = load(opts);
+  if (!loaded) return 1;
+  const codegen::ModelLayout layout = layoutOrExit(opts, *loaded);
+  Options withState = opts;
+  std::vector<std::vector<double>> values;
+  // Parameters first (the initial state depends on them), then the state.
+  {
+    Eigen::VectorXd q0 = Eigen::VectorXd::Zero(layout.nq), u0 = Eigen::VectorXd::Zero(layout.nu);
+    double t0 = 0;
+    std::vector<std::string> fromFile;
+    readState(opts, layout, q0, u0, t0, fromFile);
+    withState.settings.insert(withState.settings.end(), fromFile.begin(), fromFile.end());
+  }
+  const auto settings = parseSettings(withState, *loaded, layout, values);
+  codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, values);
+  Eigen::VectorXd q, u;
+  interp.initialState(q, u);
+  double time = 0;
+  std::vector<std::string> ignored;
+  readState(opts, layout, q, u, time, ignored);
+
+  std::map<std::string, std::vector<double>> rows;  // key -> values (bodies: key#index)
+  if (opts.interpret) {
+    auto put = [&](const std::string& k, const Eigen::VectorXd& v) { rows[k] = std::vector<double>(v.data(), v.data() + v.size()); };
+    put("q", q);
+    put("u", u);
+    put("qdot", interp.qdot(q, u));
+    put("udot", interp.forwardDynamics(time, q, u));
+    rows["kinetic_energy"] = {interp.kineticEnergy(q, u)};
+    rows["potential_energy"] = {interp.potentialEnergy(q)};
+    const Eigen::MatrixXd M = interp.massMatrix(q);
+    std::vector<double> m;
+    for (int r = 0; r < M.rows(); ++r)
+      for (int c = 0; c < M.cols(); ++c) m.push_back(M(r, c));
+    rows["mass_matrix"] = m;
+    std::vector<capstan::Transform<double>> X;
+    std::vector<capstan::Vec6<double>> V;
+    interp.bodyStates(q, u, X, V);
+    for (std::size_t b = 0; b < X.size(); ++b) {
+      std::vector<double> R;
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) R.push_back(X[b].R(r, c));
+      rows["R_WB#" + std::to_string(b)] = R;
+      rows["p_WB#" + std::to_string(b)] = {X[b].p[0], X[b].p[1], X[b].p[2]};
+      rows["w_WB#" + std::to_string(b)] = {V[b][0], V[b][1], V[b][2]};
+      rows["v_WB#" + std::to_string(b)] = {V[b][3], V[b][4], V[b][5]};
+    }
+    rows["outputs"] = interp.outputs(time, q, u);
+  } else {
+    const Generated g = generate(opts, *loaded, layout);
+    const fs::path exe = buildDriver(g, layout.className);
+    const fs::path stateFile = fs::temp_directory_path() / ("capstan-eval-" + std::to_string(getpid()) + ".txt");
+    {
+      std::ofstream f(stateFile);
+      f.precision(17);
+      f << "time " << time << "\nq";
+      for (int i = 0; i < q.size(); ++i) f << " " << q[i];
+      f << "\nu";
+      for (int i = 0; i < u.size(); ++i) f << " " << u[i];
+      f << "\n";
+    }
+    std::vector<std::string> argv = {exe.string(), "eval", stateFile.string()};
+    for (const auto& [name, v] : settings) {
+      char vb[64];
+      std::snprintf(vb, sizeof vb, "%.17g", v);
+      argv.push_back(name + "=" + vb);
+    }
+    std::string log;
+    const int rc = codegen::runProcess(argv, &log);
+    std::error_code ec;
+    fs::remove(stateFile, ec);
+    if (rc != 0) fail("the generated code failed (exit status " + std::to_string(rc) + "):\n" + log);
+    std::istringstream in(log);
+    std::string line;
+    std::map<std::string, int> seen;
+    while (std::getline(in, line)) {
+      std::istringstream ls(line);
+      std::string key;
+      ls >> key;
+      if (key == "R_WB" || key == "p_WB" || key == "w_WB" || key == "v_WB") key += "#" + std::to_string(seen[key]++);
+      std::vector<double> v;
+      std::string tok;
+      while (ls >> tok) v.push_back(std::strtod(tok.c_str(), nullptr));
+      rows[key] = v;
+    }
+  }
+  json out;
+  out["nq"] = layout.nq;
+  out["nu"] = layout.nu;
+  out["q"] = perJoint(layout, rows["q"], false);
+  out["u"] = perJoint(layout, rows["u"], true);
+  out["qdot"] = perJoint(layout, rows["qdot"], false);
+  out["udot"] = perJoint(layout, rows["udot"], true);
+  out["kinetic_energy"] = rows["kinetic_energy"].at(0);
+  out["potential_energy"] = rows["potential_energy"].at(0);
+  json M = json::array();
+  for (int r = 0; r < layout.nu; ++r) {
+    json row = json::array();
+    for (int c = 0; c < layout.nu; ++c) row.push_back(rows["mass_matrix"].at(static_cast<std::size_t>(r * layout.nu + c)));
+    M.push_back(row);
+  }
+  out["mass_matrix"] = M;
+  json bodies = json::object();
+  for (std::size_t b = 0; b < layout.bodies.size(); ++b) {
+    const std::string k = "#" + std::to_string(b);
+    bodies[layout.bodies[b].name] = {{"R_WB", rows["R_WB" + k]}, {"p_WB", rows["p_WB" + k]}, {"w_WB", rows["w_WB" + k]},
+                                     {"v_WB", rows["v_WB" + k]}};
+  }
+  out["bodies"] = bodies;
+  json outputs = json::object();
+  for (std::size_t k = 0; k < layout.outputs.size(); ++k) outputs[layout.outputs[k].name] = rows["outputs"].at(k);
+  out["outputs"] = outputs;
+  std::cout << out.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace capstan::cli

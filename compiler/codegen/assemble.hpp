@@ -1,0 +1,266 @@
+// From (FlatModel, Mechanism, ModelLayout) to a runtime capstan::Mechanism
+// over any Scalar, plus the generalized forces of the force laws, the initial
+// state and the outputs. With Scalar = double (the parameter values) this is
+// the reference interpreter's model; with Scalar = symbolic::Expr (runtime
+// parameters as symbols `params.NAME`, folded values as constants) it is what
+// the tracer runs the runtime algorithms on. One function, two uses.
+#pragma once
+
+#include <capstan/mechanism.hpp>
+
+#include <functional>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "codegen/flat_eval.hpp"
+#include "codegen/layout.hpp"
+
+namespace capstan::codegen {
+
+// Where the leaves of flat expressions come from.
+template <class Scalar>
+struct Sources {
+  // Element `element` of runtime parameter `parameter` (index into layout.parameters).
+  std::function<Scalar(int parameter, int element)> parameter;
+  std::function<Scalar(int input)> input;
+  VectorX<Scalar> q, u;  // (nq), (nu): the joint coordinates force laws and outputs read
+  Scalar time = Scalar(0.0);
+};
+
+template <class Scalar>
+class Environment {
+ public:
+  Environment(const sema::FlatModel& model, const mechanics::Mechanism& mech, const ModelLayout& layout,
+              Sources<Scalar> sources)
+      : model_(model),
+        mech_(mech),
+        layout_(layout),
+        sources_(std::move(sources)),
+        translate_(model, [this](int v, int e) { return leaf(v, e); }, sources_.time) {}
+
+  Environment(const Environment&) = delete;
+  Environment& operator=(const Environment&) = delete;
+
+  const ModelLayout& layout() const { return layout_; }
+
+  // The state that force laws and outputs read.
+  void setState(const Scalar& time, const VectorX<Scalar>& q, const VectorX<Scalar>& u) {
+    sources_.time = time;
+    sources_.q = q;
+    sources_.u = u;
+  }
+
+  Scalar leaf(int v, int element) {
+    const auto vi = static_cast<std::size_t>(v);
+    const sema::FlatVariable& fv = model_.variables.at(vi);
+    const auto el = static_cast<std::size_t>(std::max(element, 0));
+    switch (layout_.roles.at(vi)) {
+      case VariableRole::Runtime: return sources_.parameter(layout_.parameterOfVariable[vi], static_cast<int>(el));
+      case VariableRole::Folded:
+        if (!fv.value || fv.value->numbers.size() <= el)
+          throw UnsupportedExpression("parameter `" + fv.path + "` has no value");
+        return Scalar(fv.value->numbers[el]);
+      case VariableRole::Dependent:
+      case VariableRole::Output: return value(v).data.at(el);
+      case VariableRole::Input: return sources_.input(layout_.inputOfVariable[vi]);
+      case VariableRole::State: {
+        const auto [joint, isU] = layout_.stateOf[vi];
+        const JointLayout& j = layout_.joints.at(static_cast<std::size_t>(joint));
+        return isU ? sources_.u[j.uIndex + static_cast<int>(el)] : sources_.q[j.qIndex + static_cast<int>(el)];
+      }
+      case VariableRole::Other: break;
+    }
+    throw UnsupportedExpression("the variable `" + fv.path + "` in an expression");
+  }
+
+  // The whole value of a flat variable (bindings translated once, then cached).
+  const Tensor<Scalar>& value(int v) {
+    auto it = cache_.find(v);
+    if (it != cache_.end()) return it->second;
+    const sema::FlatVariable& fv = model_.variables.at(static_cast<std::size_t>(v));
+    Tensor<Scalar> t;
+    const VariableRole role = layout_.roles.at(static_cast<std::size_t>(v));
+    if ((role == VariableRole::Dependent || role == VariableRole::Output) && fv.binding) {
+      if (!active_.insert(v).second) throw UnsupportedExpression("the binding of `" + fv.path + "` refers to itself");
+      t = translate_(*fv.binding);
+      active_.erase(v);
+      if (t.shape.empty() && !fv.shape.empty()) {  // a scalar binding of an array: broadcast
+        std::size_t n = 1;
+        for (int d : fv.shape) n *= static_cast<std::size_t>(d);
+        t.data.assign(n, t.data.at(0));
+        t.shape = fv.shape;
+      }
+    } else {
+      t = translate_.variable(v);
+    }
+    if (role == VariableRole::Output) {  // depends on the state: never cached
+      scratch_ = std::move(t);
+      return scratch_;
+    }
+    return cache_.emplace(v, std::move(t)).first->second;
+  }
+
+  // The named parameter of a component as a tensor (`fallback` if it has none).
+  Tensor<Scalar> parameter(int component, const std::string& name, Tensor<Scalar> fallback) {
+    const sema::FlatComponent& c = model_.components.at(static_cast<std::size_t>(component));
+    auto it = c.parameters.find(name);
+    if (it == c.parameters.end()) return fallback;
+    return value(it->second);
+  }
+  Scalar scalar(int component, const std::string& name, double fallback) {
+    return parameter(component, name, Tensor<Scalar>::scalar(Scalar(fallback))).data.at(0);
+  }
+  Vec3<Scalar> vec3(int component, const std::string& name, const Vec3<double>& fallback) {
+    const Tensor<Scalar> t = parameter(component, name, Tensor<Scalar>{{3}, {Scalar(fallback[0]), Scalar(fallback[1]), Scalar(fallback[2])}});
+    return Vec3<Scalar>(t.data.at(0), t.data.at(1), t.data.at(2));
+  }
+  Mat3<Scalar> mat3(int component, const std::string& name) {
+    Tensor<Scalar> fallback{{3, 3}, {}};
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) fallback.data.push_back(Scalar(r == c ? 1.0 : 0.0));
+    const Tensor<Scalar> t = parameter(component, name, fallback);
+    Mat3<Scalar> m;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) m(r, c) = t.data.at(static_cast<std::size_t>(3 * r + c));
+    return m;
+  }
+
+  // X_BF of a frame, rebuilt from the fixed components on its path.
+  Transform<Scalar> framePose(int frame) {
+    Transform<Scalar> X;
+    for (const mechanics::FixedStep& step : mech_.frames.at(static_cast<std::size_t>(frame)).path) {
+      const std::string& kind = model_.components.at(static_cast<std::size_t>(step.component)).kind;
+      Transform<Scalar> X_ab;
+      if (kind == "FixedTranslation" || kind == "FixedFrame") X_ab.p = vec3(step.component, "r", Vec3<double>::Zero());
+      if (kind == "FixedFrame") X_ab.R = mat3(step.component, "R");
+      X = X * (step.forward ? X_ab : X_ab.inverse());
+    }
+    return X;
+  }
+
+  // The runtime mechanism (bodies in tree order).
+  Mechanism<Scalar> mechanism() {
+    Mechanism<Scalar> m;
+    if (layout_.worldGravity >= 0) {
+      const Tensor<Scalar>& g = value(layout_.worldGravity);
+      m.gravity = Vec3<Scalar>(g.data.at(0), g.data.at(1), g.data.at(2));
+    } else {
+      m.gravity = mech_.gravity.template cast<Scalar>();
+    }
+    for (const JointLayout& jl : layout_.joints) {
+      const mechanics::JointInfo& ji = mech_.joints.at(static_cast<std::size_t>(jl.mechJoint));
+      const BodyLayout& bl = layout_.bodies.at(static_cast<std::size_t>(jl.body));
+      Joint<Scalar> joint;
+      joint.name = jl.name;
+      joint.type = static_cast<JointType>(static_cast<int>(jl.type));
+      joint.parent = jl.parent;
+      joint.X_PF = framePose(jl.reversed ? ji.frameB : ji.frameA);
+      joint.X_BM = framePose(jl.reversed ? ji.frameA : ji.frameB);
+      // Axes are folded (ModelLayout): normalized here, at compile time.
+      const double sign = jl.reversed ? -1.0 : 1.0;
+      joint.axis = axis(jl.component, "axis", Vec3<double>::UnitZ(), sign);
+      joint.axis_a = axis(jl.component, "axis_a", Vec3<double>::UnitX(), 1.0);
+      joint.axis_b = axis(jl.component, "axis_b", Vec3<double>::UnitY(), 1.0);
+      m.addBody(massProperties(bl), joint);
+    }
+    return m;
+  }
+
+  // tau (nu): the generalized forces of the force laws.
+  VectorX<Scalar> appliedForces() {
+    VectorX<Scalar> tau = VectorX<Scalar>::Constant(layout_.nu, Scalar(0.0));
+    for (const ForceLawLayout& fl : layout_.forceLaws) tau[fl.uIndex] += forceLaw(fl);
+    return tau;
+  }
+  Scalar forceLaw(const ForceLawLayout& fl) {
+    const sema::FlatForceLaw& law = model_.forceLaws.at(static_cast<std::size_t>(fl.law));
+    const Tensor<Scalar> t = translate_(*law.rhs);
+    return t.data.at(0);
+  }
+
+  // The initial state from the joints' q0 and u0 (identity quaternions by default).
+  void initialState(VectorX<Scalar>& q, VectorX<Scalar>& u) {
+    q = VectorX<Scalar>::Constant(layout_.nq, Scalar(0.0));
+    u = VectorX<Scalar>::Constant(layout_.nu, Scalar(0.0));
+    for (const JointLayout& jl : layout_.joints) {
+      const bool quat = jl.type == mechanics::JointType::Ball || jl.type == mechanics::JointType::Free;
+      if (quat) q[jl.qIndex] = Scalar(1.0);
+      const Tensor<Scalar> q0 = parameter(jl.component, "q0", Tensor<Scalar>{});
+      const Tensor<Scalar> u0 = parameter(jl.component, "u0", Tensor<Scalar>{});
+      for (int k = 0; k < jl.nq && static_cast<std::size_t>(k) < q0.size(); ++k) q[jl.qIndex + k] = q0.data[static_cast<std::size_t>(k)];
+      for (int k = 0; k < jl.nu && static_cast<std::size_t>(k) < u0.size(); ++k) u[jl.uIndex + k] = u0.data[static_cast<std::size_t>(k)];
+    }
+  }
+
+  Scalar output(int k) { return value(layout_.outputs.at(static_cast<std::size_t>(k)).variable).data.at(0); }
+
+ private:
+  Vec3<Scalar> axis(int component, const std::string& name, const Vec3<double>& fallback, double sign) {
+    const sema::FlatComponent& c = model_.components.at(static_cast<std::size_t>(component));
+    Vec3<double> a = fallback;
+    auto it = c.parameters.find(name);
+    if (it != c.parameters.end()) {
+      const sema::FlatVariable& fv = model_.variables.at(static_cast<std::size_t>(it->second));
+      if (fv.value && fv.value->numbers.size() == 3) a = Vec3<double>(fv.value->numbers[0], fv.value->numbers[1], fv.value->numbers[2]);
+    }
+    if (a.norm() > 0) a.normalize();
+    return (sign * a).template cast<Scalar>();
+  }
+
+  // Mass properties of a (merged) body in its body frame.
+  Body<Scalar> massProperties(const BodyLayout& bl) {
+    const mechanics::BodyInfo& bi = mech_.bodies.at(static_cast<std::size_t>(bl.mechBody));
+    Body<Scalar> body;
+    body.name = bl.name;
+    struct Part {
+      Scalar m;
+      Vec3<Scalar> c;
+      Mat3<Scalar> I;
+    };
+    std::vector<Part> parts;
+    for (int c : bi.bodyComponents) {
+      const int f = mech_.findFrame(c, "frame_a");
+      const Transform<Scalar> X = framePose(f);
+      Part p{scalar(c, "mass", 0.0), vec3(c, "com", Vec3<double>::Zero()), mat3(c, "inertia")};
+      if (!model_.components.at(static_cast<std::size_t>(c)).parameters.count("inertia")) p.I.setZero();
+      p.c = X * p.c;
+      p.I = X.R * p.I * X.R.transpose();
+      parts.push_back(std::move(p));
+    }
+    if (parts.size() == 1) {
+      body.mass = parts[0].m;
+      body.p_BoBcm_B = parts[0].c;
+      body.I_Bcm_B = parts[0].I;
+      return body;
+    }
+    Scalar m(0.0);
+    Vec3<Scalar> first = Vec3<Scalar>::Zero();
+    for (const Part& p : parts) {
+      m += p.m;
+      first += p.c * p.m;
+    }
+    body.mass = m;
+    if (parts.empty()) return body;
+    body.p_BoBcm_B = first / m;
+    Mat3<Scalar> I = Mat3<Scalar>::Zero();
+    for (const Part& p : parts) {
+      const Vec3<Scalar> d = p.c - body.p_BoBcm_B;
+      I += p.I + (Mat3<Scalar>::Identity() * d.dot(d) - d * d.transpose()) * p.m;
+    }
+    body.I_Bcm_B = I;
+    return body;
+  }
+
+  const sema::FlatModel& model_;
+  const mechanics::Mechanism& mech_;
+  const ModelLayout& layout_;
+  Sources<Scalar> sources_;
+  FlatTranslator<Scalar> translate_;
+  std::map<int, Tensor<Scalar>> cache_;
+  std::set<int> active_;
+  Tensor<Scalar> scratch_;
+};
+
+}  // namespace capstan::codegen

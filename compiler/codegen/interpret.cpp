@@ -1,0 +1,90 @@
+#include "codegen/interpret.hpp"
+
+#include <capstan/dynamics.hpp>
+
+#include "codegen/assemble.hpp"
+
+namespace capstan::codegen {
+
+Interpreter::Interpreter(const sema::FlatModel& model, const mechanics::Mechanism& mech, const ModelLayout& layout,
+                         std::vector<std::vector<double>> parameters, std::vector<double> inputs)
+    : parameters_(std::move(parameters)), inputs_(std::move(inputs)) {
+  parameters_.resize(layout.parameters.size());
+  for (std::size_t k = 0; k < layout.parameters.size(); ++k)
+    if (parameters_[k].empty()) parameters_[k] = layout.parameters[k].defaults;
+  inputs_.resize(layout.inputs.size(), 0.0);
+  Sources<double> src;
+  src.parameter = [this](int p, int e) {
+    return parameters_.at(static_cast<std::size_t>(p)).at(static_cast<std::size_t>(e));
+  };
+  src.input = [this](int k) { return inputs_.at(static_cast<std::size_t>(k)); };
+  src.q = Eigen::VectorXd::Zero(layout.nq);
+  src.u = Eigen::VectorXd::Zero(layout.nu);
+  env_ = std::make_unique<Environment<double>>(model, mech, layout, std::move(src));
+  mechanism_ = env_->mechanism();
+}
+
+Interpreter::~Interpreter() = default;
+
+void Interpreter::initialState(Eigen::VectorXd& q, Eigen::VectorXd& u) {
+  env_->initialState(q, u);
+  normalizeQuaternions(q);
+}
+
+Eigen::MatrixXd Interpreter::massMatrix(const Eigen::VectorXd& q) {
+  Data<double> data(mechanism_);
+  return crba(mechanism_, data, q);
+}
+
+Eigen::VectorXd Interpreter::bias(const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
+  Data<double> data(mechanism_);
+  return nonlinearEffects(mechanism_, data, q, u);
+}
+
+Eigen::VectorXd Interpreter::appliedForces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
+  env_->setState(t, q, u);
+  return env_->appliedForces();
+}
+
+Eigen::VectorXd Interpreter::forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
+  const Eigen::VectorXd tau = appliedForces(t, q, u);
+  Data<double> data(mechanism_);
+  return capstan::forwardDynamics(mechanism_, data, q, u, tau);
+}
+
+Eigen::VectorXd Interpreter::qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
+  Eigen::VectorXd qd;
+  qdotFromU(mechanism_, q, u, qd);
+  return qd;
+}
+
+double Interpreter::kineticEnergy(const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
+  Data<double> data(mechanism_);
+  forwardKinematics(mechanism_, data, q, u);
+  return capstan::kineticEnergy(mechanism_, data);
+}
+
+double Interpreter::potentialEnergy(const Eigen::VectorXd& q) {
+  Data<double> data(mechanism_);
+  forwardKinematics(mechanism_, data, q);
+  return capstan::potentialEnergy(mechanism_, data);
+}
+
+void Interpreter::bodyStates(const Eigen::VectorXd& q, const Eigen::VectorXd& u,
+                             std::vector<capstan::Transform<double>>& X_WB, std::vector<capstan::Vec6<double>>& V_WB) {
+  Data<double> data(mechanism_);
+  forwardKinematics(mechanism_, data, q, u);
+  X_WB = data.X_WB;
+  V_WB = data.V_WB;
+}
+
+std::vector<double> Interpreter::outputs(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
+  env_->setState(t, q, u);
+  std::vector<double> out;
+  for (std::size_t k = 0; k < env_->layout().outputs.size(); ++k) out.push_back(env_->output(static_cast<int>(k)));
+  return out;
+}
+
+void Interpreter::normalizeQuaternions(Eigen::VectorXd& q) const { capstan::normalizeQuaternions(mechanism_, q); }
+
+}  // namespace capstan::codegen

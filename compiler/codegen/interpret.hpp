@@ -1,0 +1,55 @@
+// The reference interpreter: the model's runtime Mechanism<double> and the
+// runtime algorithms run directly (no code generation). `capstan simulate
+// --interpret`, `capstan eval --interpret` and the tests that check the
+// generated code use it.
+#pragma once
+
+#include <Eigen/Core>
+
+#include <memory>
+#include <vector>
+
+#include <capstan/mechanism.hpp>
+
+#include "codegen/layout.hpp"
+
+namespace capstan::codegen {
+
+template <class Scalar>
+class Environment;
+
+class Interpreter {
+ public:
+  // `parameters[k]`: the values of layout.parameters[k] (its defaults if empty).
+  Interpreter(const sema::FlatModel& model, const mechanics::Mechanism& mech, const ModelLayout& layout,
+              std::vector<std::vector<double>> parameters = {}, std::vector<double> inputs = {});
+  ~Interpreter();
+  Interpreter(const Interpreter&) = delete;
+  Interpreter& operator=(const Interpreter&) = delete;
+
+  const capstan::Mechanism<double>& mechanism() const { return mechanism_; }
+  int nq() const { return mechanism_.nq; }
+  int nu() const { return mechanism_.nu; }
+
+  void initialState(Eigen::VectorXd& q, Eigen::VectorXd& u);
+  Eigen::MatrixXd massMatrix(const Eigen::VectorXd& q);
+  Eigen::VectorXd bias(const Eigen::VectorXd& q, const Eigen::VectorXd& u);
+  Eigen::VectorXd appliedForces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
+  Eigen::VectorXd forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
+  Eigen::VectorXd qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u);
+  double kineticEnergy(const Eigen::VectorXd& q, const Eigen::VectorXd& u);
+  double potentialEnergy(const Eigen::VectorXd& q);
+  // X_WB and [w_WB; v_WBo] (in World) of every body.
+  void bodyStates(const Eigen::VectorXd& q, const Eigen::VectorXd& u, std::vector<capstan::Transform<double>>& X_WB,
+                  std::vector<capstan::Vec6<double>>& V_WB);
+  std::vector<double> outputs(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
+  void normalizeQuaternions(Eigen::VectorXd& q) const;
+
+ private:
+  std::vector<std::vector<double>> parameters_;
+  std::vector<double> inputs_;
+  std::unique_ptr<Environment<double>> env_;
+  capstan::Mechanism<double> mechanism_;
+};
+
+}  // namespace capstan::codegen

@@ -1,0 +1,240 @@
+#include "codegen/layout.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+namespace capstan::codegen {
+namespace {
+
+using mechanics::JointType;
+using sema::FlatExpr;
+using sema::FlatExprKind;
+using sema::VarKind;
+
+bool refersToVariables(const FlatExpr& e) {
+  if (e.kind == FlatExprKind::Variable) return true;
+  return std::any_of(e.args.begin(), e.args.end(), [](const auto& a) { return a && refersToVariables(*a); });
+}
+
+bool isJointKind(const std::string& kind) {
+  return kind == "Revolute" || kind == "Prismatic" || kind == "Cylindrical" || kind == "Universal" ||
+         kind == "Ball" || kind == "Free" || kind == "Weld";
+}
+
+const std::set<std::string>& cppKeywords() {
+  static const std::set<std::string> kKeywords = {
+      "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char", "class", "const",
+      "constexpr", "continue", "default", "delete", "do", "double", "else", "enum", "explicit", "export",
+      "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable",
+      "namespace", "new", "not", "operator", "or", "private", "protected", "public", "register", "return",
+      "short", "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw", "true", "try",
+      "typedef", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "while", "xor"};
+  return kKeywords;
+}
+
+std::string unique(std::string ident, std::set<std::string>& taken) {
+  std::string candidate = ident;
+  for (int k = 2; taken.count(candidate); ++k) candidate = ident + "_" + std::to_string(k);
+  taken.insert(candidate);
+  return candidate;
+}
+
+std::vector<std::string> dofNames(const std::string& joint, const char* which, int n) {
+  std::vector<std::string> names;
+  for (int k = 1; k <= n; ++k) names.push_back(joint + "." + which + "[" + std::to_string(k) + "]");
+  return names;
+}
+
+}  // namespace
+
+std::string cppIdentifier(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    if (ok) {
+      out += c;
+    } else if (!out.empty() && out.back() != '_') {
+      out += '_';
+    }
+  }
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out.front()))) out = "v_" + out;
+  if (cppKeywords().count(out)) out += "_";
+  return out;
+}
+
+std::string monogramIdentifier(const std::string& path) {
+  std::string out;
+  bool upper = true;
+  for (char c : path) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+      upper = false;
+    } else {
+      upper = true;
+    }
+  }
+  return out.empty() ? std::string("Body") : out;
+}
+
+int ModelLayout::findParameter(const std::string& name) const {
+  for (std::size_t i = 0; i < parameters.size(); ++i)
+    if (parameters[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism& mech,
+                       std::vector<Unsupported>& unsupported) {
+  ModelLayout L;
+  const std::size_t nv = model.variables.size();
+  L.roles.assign(nv, VariableRole::Other);
+  L.parameterOfVariable.assign(nv, -1);
+  L.inputOfVariable.assign(nv, -1);
+  L.stateOf.assign(nv, {-1, false});
+  std::string cls = monogramIdentifier(model.name.substr(model.name.rfind('.') == std::string::npos ? 0 : model.name.rfind('.') + 1));
+  L.className = cls;
+  auto comp = [&](int c) -> const sema::FlatComponent& { return model.components.at(static_cast<std::size_t>(c)); };
+
+  // Joint axes fold: they fix the joint's motion subspace, whose structural
+  // zeros are what makes the generated code short (docs/generated-code.md).
+  std::vector<char> foldedByRole(nv, 0);
+  for (const auto& c : model.components) {
+    if (!isJointKind(c.kind)) continue;
+    for (const char* name : {"axis", "axis_a", "axis_b", "cut"}) {
+      auto it = c.parameters.find(name);
+      if (it != c.parameters.end()) foldedByRole[static_cast<std::size_t>(it->second)] = 1;
+    }
+  }
+
+  std::set<std::string> paramIdents{"params", "inputs"}, inputIdents, outputIdents;
+  for (std::size_t v = 0; v < nv; ++v) {
+    const sema::FlatVariable& fv = model.variables[v];
+    switch (fv.kind) {
+      case VarKind::Parameter:
+      case VarKind::Constant: {
+        const bool folded = fv.kind == VarKind::Constant || fv.evaluate || fv.structural ||
+                            fv.type != sema::ValueType::Real || foldedByRole[v];
+        if (folded) {
+          L.roles[v] = VariableRole::Folded;
+        } else if (fv.binding && refersToVariables(*fv.binding)) {
+          L.roles[v] = VariableRole::Dependent;
+        } else {
+          L.roles[v] = VariableRole::Runtime;
+          RuntimeParameter p;
+          p.variable = static_cast<int>(v);
+          p.name = fv.path;
+          p.ident = unique(cppIdentifier(fv.path), paramIdents);
+          p.shape = fv.shape;
+          std::size_t n = 1;
+          for (int d : fv.shape) n *= static_cast<std::size_t>(d);
+          p.defaults.assign(n, 0.0);
+          if (fv.value && fv.value->numbers.size() == n) p.defaults = fv.value->numbers;
+          p.unit = fv.unit;
+          p.description = fv.description;
+          L.parameterOfVariable[v] = static_cast<int>(L.parameters.size());
+          L.parameters.push_back(std::move(p));
+        }
+        break;
+      }
+      case VarKind::Input:
+        L.roles[v] = VariableRole::Input;
+        if (fv.type != sema::ValueType::Real || !fv.shape.empty()) {
+          unsupported.push_back({fv.range, "input `" + fv.path + "` is not a Real scalar; only Real scalar inputs are supported"});
+        }
+        L.inputOfVariable[v] = static_cast<int>(L.inputs.size());
+        L.inputs.push_back({static_cast<int>(v), fv.path, unique(cppIdentifier(fv.path), inputIdents), fv.unit, fv.description});
+        break;
+      case VarKind::Output:
+        L.roles[v] = VariableRole::Output;
+        if (!fv.binding || !fv.shape.empty()) {
+          unsupported.push_back({fv.range, "output `" + fv.path + "` must be a Real scalar with a binding"});
+        } else {
+          L.outputs.push_back({static_cast<int>(v), fv.path, unique(cppIdentifier(fv.path), outputIdents), fv.unit, fv.description});
+        }
+        break;
+      case VarKind::Continuous: break;
+    }
+  }
+  if (mech.worldComponent >= 0) {
+    auto it = comp(mech.worldComponent).parameters.find("gravity");
+    if (it != comp(mech.worldComponent).parameters.end()) L.worldGravity = it->second;
+  }
+
+  // Tree joints in tree order; each one's child is the next runtime body.
+  L.runtimeBody.assign(mech.bodies.size(), -1);
+  std::set<std::string> bodyIdents;
+  for (std::size_t j = 0; j < mech.joints.size(); ++j) {
+    const mechanics::JointInfo& ji = mech.joints[j];
+    if (ji.cut) continue;
+    const sema::FlatComponent& c = comp(ji.component);
+    JointLayout jl;
+    jl.mechJoint = static_cast<int>(j);
+    jl.component = ji.component;
+    jl.name = c.path;
+    jl.type = ji.type;
+    jl.body = static_cast<int>(L.joints.size());
+    jl.parent = ji.parentBody == 0 ? -1 : L.runtimeBody.at(static_cast<std::size_t>(ji.parentBody));
+    jl.qIndex = L.nq;
+    jl.uIndex = L.nu;
+    jl.nq = ji.nq;
+    jl.nu = ji.nu;
+    jl.reversed = ji.reversed;
+    jl.qNames = dofNames(c.path, "q", ji.nq);
+    jl.uNames = dofNames(c.path, "u", ji.nu);
+    if (ji.qIndex != L.nq || ji.uIndex != L.nu) {
+      unsupported.push_back({c.range, "joint `" + c.path + "` has state offsets out of tree order"});
+    }
+    if (ji.reversed && (ji.type == JointType::Universal || ji.type == JointType::Ball || ji.type == JointType::Free)) {
+      unsupported.push_back({c.range, std::string("reversed ") + mechanics::jointTypeName(ji.type) + " joint `" + c.path +
+                                          "` (its `frame_b` is on the inboard side); swap its `frame_a` and `frame_b` connections"});
+    }
+    L.nq += ji.nq;
+    L.nu += ji.nu;
+    L.runtimeBody[static_cast<std::size_t>(ji.childBody)] = jl.body;
+    const mechanics::BodyInfo& bi = mech.bodies.at(static_cast<std::size_t>(ji.childBody));
+    L.bodies.push_back({ji.childBody, bi.name, unique(monogramIdentifier(bi.name), bodyIdents)});
+    for (const char* which : {"q", "u"}) {
+      auto it = c.continuous.find(which);
+      if (it != c.continuous.end()) {
+        L.roles[static_cast<std::size_t>(it->second)] = VariableRole::State;
+        L.stateOf[static_cast<std::size_t>(it->second)] = {static_cast<int>(L.joints.size()), which[0] == 'u'};
+      }
+    }
+    L.joints.push_back(std::move(jl));
+  }
+
+  for (const auto& con : mech.constraints) {
+    unsupported.push_back({comp(con.component).range,
+                           (con.kind == mechanics::ConstraintKind::LoopJoint ? "loop-closing joint `" : "contact constraint `") +
+                               con.name + "` (constraints come in a later version)"});
+  }
+  for (const auto& f : mech.forces) {
+    if (f.kind == mechanics::ForceKind::JointForceLaw) continue;
+    const char* what = f.kind == mechanics::ForceKind::Spring    ? "spring"
+                       : f.kind == mechanics::ForceKind::Bushing ? "bushing"
+                                                                 : "cable force element";
+    unsupported.push_back({comp(f.component).range, std::string(what) + " `" + f.name + "`"});
+  }
+  for (const auto& cable : mech.cables) unsupported.push_back({comp(cable.component).range, "cable `" + cable.name + "`"});
+
+  for (std::size_t k = 0; k < model.forceLaws.size(); ++k) {
+    const sema::FlatForceLaw& law = model.forceLaws[k];
+    const sema::FlatComponent& c = comp(law.component);
+    ForceLawLayout fl;
+    fl.law = static_cast<int>(k);
+    fl.name = c.path + "." + law.input + (law.element >= 0 ? "[" + std::to_string(law.element + 1) + "]" : "");
+    if (law.input != "tau") {
+      unsupported.push_back({law.range, "the force law for `" + fl.name + "`"});
+      continue;
+    }
+    for (const JointLayout& jl : L.joints) {
+      if (jl.component == law.component) fl.uIndex = jl.uIndex + std::max(law.element, 0);
+    }
+    if (fl.uIndex < 0) continue;  // on a cut joint: mechanics reported it
+    L.forceLaws.push_back(std::move(fl));
+  }
+  return L;
+}
+
+}  // namespace capstan::codegen

@@ -1,0 +1,104 @@
+// The layout of a model for code generation: which flat variables become
+// runtime parameters, which are recomputed from their bindings and which are
+// folded; the tree joints and bodies in runtime (tree) order with their state
+// names; inputs, outputs and force laws. Everything here is decided once, from
+// the flat model and the mechanism, and shared by the interpreter and the
+// tracer so both build the same runtime Mechanism.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mechanics/mechanism.hpp"
+#include "sema/flat.hpp"
+
+namespace capstan::codegen {
+
+enum class VariableRole {
+  Runtime,    // an independent parameter: a field of the generated `Parameters`
+  Dependent,  // a parameter whose binding refers to other variables: recomputed
+  Folded,     // a constant, `Evaluate = true`, structural or non-Real: its value is compiled in
+  Input,      // a field of the generated `Inputs`
+  Output,     // computed from its binding
+  State,      // a joint's q or u
+  Other,      // anything else (unsupported in expressions)
+};
+
+struct RuntimeParameter {
+  int variable = -1;
+  std::string name;               // the model path: `link[2].L`
+  std::string ident;              // the C++ field: `link_2_L`
+  std::vector<int> shape;         // {} scalar, {3}, {3,3}
+  std::vector<double> defaults;   // row-major
+  std::string unit, description;
+  std::size_t size() const { return defaults.size(); }
+};
+
+struct IoVariable {
+  int variable = -1;
+  std::string name, ident, unit, description;
+};
+
+struct JointLayout {
+  int mechJoint = -1;             // index into mechanics::Mechanism::joints
+  int component = -1;
+  std::string name;               // component path
+  mechanics::JointType type = mechanics::JointType::Revolute;
+  int body = -1;                  // runtime body index (== this joint's index)
+  int parent = -1;                // runtime parent body, -1 for World
+  int qIndex = 0, uIndex = 0, nq = 0, nu = 0;
+  bool reversed = false;
+  std::vector<std::string> qNames, uNames;   // `shoulder.q[1]` (SPEC §6)
+};
+
+struct BodyLayout {
+  int mechBody = -1;              // index into mechanics::Mechanism::bodies
+  std::string name;               // `link[2].body`
+  std::string ident;              // monogram suffix: `Link2Body` (as in X_WLink2Body)
+};
+
+struct ForceLawLayout {
+  int law = -1;                   // index into FlatModel::forceLaws
+  int uIndex = -1;                // the generalized force it sets
+  std::string name;               // `joint[1].tau`
+};
+
+// Something the code generator cannot handle yet, at a place in the model.
+struct Unsupported {
+  syntax::SourceRange range;
+  std::string message;
+};
+
+struct ModelLayout {
+  std::string className;          // C++ identifier from the model name
+  std::vector<VariableRole> roles;          // per flat variable
+  std::vector<int> parameterOfVariable;     // per flat variable: index into parameters, or -1
+  std::vector<int> inputOfVariable;         // per flat variable: index into inputs, or -1
+  std::vector<RuntimeParameter> parameters;
+  std::vector<IoVariable> inputs, outputs;
+  std::vector<JointLayout> joints;          // tree order
+  std::vector<BodyLayout> bodies;           // runtime order: bodies[i] hangs from joints[i]
+  std::vector<int> runtimeBody;             // per mechanics body: runtime index, -1 for World
+  std::vector<ForceLawLayout> forceLaws;
+  // Per flat variable of a joint: (joint index, false for q / true for u), or joint -1.
+  std::vector<std::pair<int, bool>> stateOf;
+  int nq = 0, nu = 0;
+  int worldGravity = -1;                    // the World's `gravity` variable, -1 if implicit
+
+  // The runtime parameter named `name` (a model path), or -1.
+  int findParameter(const std::string& name) const;
+};
+
+// Decides the layout. Problems the code generator cannot handle (constraints,
+// force elements, cables, reversed quaternion joints, ...) are returned in
+// `unsupported`; the layout is usable only when that list is empty.
+ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism& mech,
+                       std::vector<Unsupported>& unsupported);
+
+// `link[2].body.mass` -> `link_2_body_mass` (a valid C++ identifier).
+std::string cppIdentifier(const std::string& path);
+// `link[2].body` -> `Link2Body`.
+std::string monogramIdentifier(const std::string& path);
+
+}  // namespace capstan::codegen

@@ -1,0 +1,30 @@
+// Tracing: runs the runtime's multibody algorithms with Scalar =
+// symbolic::Expr over the model's runtime Mechanism and prints the results as
+// straight-line C++ blocks, one per model element. The result is the JSON IR
+// (docs/ir.md) that the templates render into the model header.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "codegen/layout.hpp"
+#include "mechanics/mechanism.hpp"
+#include "sema/flat.hpp"
+#include "syntax/source.hpp"
+
+namespace capstan::codegen {
+
+inline constexpr int kIrVersion = 1;
+
+struct TraceOptions {
+  std::string capstanVersion;  // "0.1.0"
+  std::string sourceName;      // the model file as shown in the banner: `double_pendulum.cap`
+};
+
+// The IR of a model whose layout has no Unsupported entries. Throws
+// UnsupportedExpression for an expression it cannot translate.
+nlohmann::json traceModel(const sema::FlatModel& model, const mechanics::Mechanism& mech, const ModelLayout& layout,
+                          const syntax::SourceManager& sources, const TraceOptions& options);
+
+}  // namespace capstan::codegen

@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""Tests of generated code.
+
+  run.py --capstan BIN golden [--update]   generated headers and short trajectories
+                                           vs the files in tests/golden/<model>/
+                                           (--update re-blesses them)
+  run.py --capstan BIN agreement           generated code vs the reference interpreter
+                                           (`capstan eval` vs `capstan eval --interpret`)
+                                           to 1e-12 relative, on the tree examples and
+                                           on random trees with every joint type
+  run.py --capstan BIN warnings            generated headers compile with
+                                           -Wall -Wextra -Wpedantic -Werror under g++ and clang++
+"""
+import argparse
+import json
+import math
+import os
+import pathlib
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+HERE = pathlib.Path(__file__).resolve().parent
+EIGEN = "/usr/include/eigen3"
+# (example, model class, simulate arguments) for the golden trajectories.
+EXAMPLES = [
+    ("examples/double_pendulum.cap", "DoublePendulum", ["--t-end", "0.5", "--dt", "0.05", "--integrator", "rk4"]),
+    ("examples/chain.cap", "Chain", ["--t-end", "0.5", "--dt", "0.05", "--integrator", "rk4",
+                                     "--set", "joint[1].q0=0.4", "--set", "joint[3].u0=-1"]),
+]
+RELATIVE_TOLERANCE = 1e-12     # generated vs interpreted
+TRAJECTORY_TOLERANCE = 1e-9    # stored trajectories (relative to each column's scale)
+
+
+def run(capstan, *args, check=True):
+    proc = subprocess.run([capstan, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"capstan {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr.decode()}")
+    return proc
+
+
+# ---------------------------------------------------------------- random trees
+def vec(v):
+    return "{" + ", ".join(repr(float(x)) for x in v) + "}"
+
+
+def random_rotation(rng):
+    # From a random unit quaternion (w, x, y, z).
+    q = [rng.gauss(0, 1) for _ in range(4)]
+    n = math.sqrt(sum(x * x for x in q))
+    w, x, y, z = (c / n for c in q)
+    return [[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]
+
+
+def random_tree(rng, n, name):
+    types = ["Revolute", "Prismatic", "Cylindrical", "Universal", "Ball", "Free"]
+    lines = [f"model {name}", "  import Capstan.*;", "  parameter Real s(unit = \"kg\") = 1.3;",
+             "  World world(gravity = {0.3, -9.81, 0.2});"]
+    eqs = []
+    for k in range(1, n + 1):
+        t = types[(k - 1) % len(types)] if k <= len(types) else rng.choice(types)
+        parent = 0 if k == 1 else rng.randrange(0, k)
+        pframe = "world.frame_b" if parent == 0 else f"b{parent}.frame_a"
+        axis = [rng.uniform(-1, 1) for _ in range(3)]
+        if t in ("Revolute", "Prismatic", "Cylindrical"):
+            lines.append(f"  {t} j{k}(axis = {vec(axis)});")
+        elif t == "Universal":
+            lines.append(f"  Universal j{k}(axis_a = {vec([1, 0, 0])}, axis_b = {vec([0, 0.6, 0.8])});")
+        else:
+            lines.append(f"  {t} j{k};")
+        a = [rng.uniform(0.5, 1.0) * 0.1 for _ in range(3)]
+        mass = f"s * {rng.uniform(0.5, 2):.6f}" if k % 2 else f"{rng.uniform(0.5, 2):.6f}"
+        lines.append(f"  Body b{k}(mass = {mass}, com = {vec([rng.uniform(-.3, .3) for _ in range(3)])}, "
+                     f"inertia = diagonal({vec(a)}));")
+        lines.append(f"  FixedTranslation o{k}(r = {vec([rng.uniform(-.5, .5) for _ in range(3)])});")
+        eqs.append(f"  connect({pframe}, o{k}.frame_a);")
+        reversed_joint = t in ("Revolute", "Prismatic") and rng.random() < 0.4
+        inboard, outboard = ("frame_b", "frame_a") if reversed_joint else ("frame_a", "frame_b")
+        eqs.append(f"  connect(o{k}.frame_b, j{k}.{inboard});")
+        if rng.random() < 0.5:
+            R = random_rotation(rng)
+            lines.append(f"  FixedFrame c{k}(r = {vec([rng.uniform(-.3, .3) for _ in range(3)])}, "
+                         f"R = {{{', '.join(vec(row) for row in R)}}});")
+            eqs.append(f"  connect(j{k}.{outboard}, c{k}.frame_a);")
+            eqs.append(f"  connect(c{k}.frame_b, b{k}.frame_a);")
+        else:
+            eqs.append(f"  connect(j{k}.{outboard}, b{k}.frame_a);")
+    eqs.append("  j1.tau = -0.3 * j1.u + 0.1 * sin(2 * time);")
+    return "\n".join(lines + ["equation"] + eqs + [f"end {name};", ""])
+
+
+def random_state(rng, result):
+    """A STATE.json for a model, from an eval result (which gives the joints)."""
+    q, u = {}, {}
+    for joint, values in result["q"].items():
+        v = [rng.uniform(-1.5, 1.5) for _ in values]
+        if len(values) in (4, 7):  # quaternion first
+            n = math.sqrt(sum(x * x for x in v[:4]))
+            v[:4] = [x / n for x in v[:4]]
+        q[joint] = v
+    for joint, values in result["u"].items():
+        u[joint] = [rng.uniform(-2, 2) for _ in values]
+    return {"time": rng.uniform(0, 3), "q": q, "u": u}
+
+
+def flatten(x, prefix=""):
+    if isinstance(x, dict):
+        for k, v in x.items():
+            yield from flatten(v, f"{prefix}.{k}" if prefix else k)
+    elif isinstance(x, list):
+        scale = max([abs(v) for v in flatten_values(x)] + [1.0])
+        for i, v in enumerate(flatten_values(x)):
+            yield f"{prefix}[{i}]", v, scale
+    else:
+        yield prefix, x, max(abs(x), 1.0)
+
+
+def flatten_values(x):
+    for v in x:
+        if isinstance(v, list):
+            yield from flatten_values(v)
+        else:
+            yield v
+
+
+def compare_eval(capstan, model, state, tmp):
+    path = tmp / "state.json"
+    path.write_text(json.dumps(state))
+    generated = json.loads(run(capstan, "eval", str(model), "--state", str(path)).stdout)
+    interpreted = json.loads(run(capstan, "eval", str(model), "--state", str(path), "--interpret").stdout)
+    a = {k: (v, s) for k, v, s in flatten(generated)}
+    b = {k: (v, s) for k, v, s in flatten(interpreted)}
+    if a.keys() != b.keys():
+        return [f"{model}: keys differ: {sorted(set(a) ^ set(b))}"]
+    errors = []
+    for k in a:
+        (x, s), (y, _) = a[k], b[k]
+        if abs(x - y) > RELATIVE_TOLERANCE * s:
+            errors.append(f"{model}: {k}: generated {x!r} vs interpreted {y!r}")
+    return errors
+
+
+def agreement(capstan):
+    rng = random.Random(20240611)
+    errors = []
+    with tempfile.TemporaryDirectory() as d:
+        tmp = pathlib.Path(d)
+        models = [ROOT / e[0] for e in EXAMPLES]
+        for i, n in enumerate([6, 7, 9]):
+            p = tmp / f"tree{i}.cap"
+            p.write_text(random_tree(rng, n, f"RandomTree{i}"))
+            models.append(p)
+        for model in models:
+            base = json.loads(run(capstan, "eval", str(model), "--state", str(write(tmp, {})), "--interpret").stdout)
+            for _ in range(4):
+                errors += compare_eval(capstan, model, random_state(rng, base), tmp)
+            print(f"agreement: {model.name}: checked")
+    for e in errors[:40]:
+        print(e)
+    return 1 if errors else 0
+
+
+def write(tmp, obj):
+    p = tmp / "empty.json"
+    p.write_text(json.dumps(obj))
+    return p
+
+
+# ---------------------------------------------------------------- golden files
+def read_csv(path):
+    lines = pathlib.Path(path).read_text().strip().split("\n")
+    return lines[0].split(","), [[float(x) for x in line.split(",")] for line in lines[1:]]
+
+
+def golden(capstan, update):
+    failures = 0
+    with tempfile.TemporaryDirectory() as d:
+        tmp = pathlib.Path(d)
+        for example, cls, sim_args in EXAMPLES:
+            out = HERE / pathlib.Path(example).stem
+            run(capstan, "compile", example, "-o", str(tmp), "--ir")
+            traj = tmp / "trajectory.csv"
+            run(capstan, "simulate", example, *sim_args, "-o", str(traj))
+            files = [(f"{cls}.hpp", "text"), (f"{cls}.ir.json", "text"), ("trajectory.csv", "csv")]
+            for name, kind in files:
+                got, want = tmp / name, out / name
+                if update:
+                    out.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(got, want)
+                    continue
+                if not want.exists():
+                    print(f"golden: missing {want}; run with --update")
+                    failures += 1
+                elif kind == "text" and got.read_text() != want.read_text():
+                    print(f"golden: {want.relative_to(ROOT)} differs from the generated file (re-bless with --update)")
+                    failures += 1
+                elif kind == "csv":
+                    gh, gr = read_csv(got)
+                    wh, wr = read_csv(want)
+                    if gh != wh or len(gr) != len(wr):
+                        print(f"golden: {want.relative_to(ROOT)}: header or row count differs")
+                        failures += 1
+                        continue
+                    for c, col in enumerate(wh):
+                        scale = max([abs(r[c]) for r in wr] + [1.0])
+                        for r in range(len(wr)):
+                            if abs(gr[r][c] - wr[r][c]) > TRAJECTORY_TOLERANCE * scale:
+                                print(f"golden: {want.relative_to(ROOT)}: `{col}` leaves the tolerance at "
+                                      f"t = {wr[r][0]}: {gr[r][c]!r} vs {wr[r][c]!r}")
+                                failures += 1
+                                break
+            print(f"golden: {example}: {'blessed' if update else 'checked'}")
+    return 1 if failures else 0
+
+
+# ---------------------------------------------------------------- warnings
+USE = """#include MODEL_HEADER
+using capstan_models::MODEL;
+int main() {
+  MODEL m;
+  MODEL::Q q; MODEL::U u, ud, c, tau; MODEL::MassMatrix M;
+  m.initialState(q, u);
+  MODEL::Q qd; m.qdot(q, u, qd);
+  m.massMatrix(q, M); m.bias(q, u, c); m.appliedForces(0.0, q, u, tau);
+  m.forwardDynamics(0.0, q, u, ud);
+  MODEL::BodyPoses X; m.bodyPoses(q, X);
+  MODEL::BodyVelocities V; m.bodyVelocities(q, u, V);
+  MODEL::Outputs o; m.outputs(0.0, q, u, o);
+  double* p = m.parameter("nothing");
+  return static_cast<int>(m.kineticEnergy(q, u) + m.potentialEnergy(q)) + (p != nullptr);
+}
+"""
+
+
+def warnings(capstan):
+    rng = random.Random(7)
+    failures = 0
+    compilers = [c for c in ("g++", "clang++") if shutil.which(c)]
+    if len(compilers) < 2:
+        print("warnings: both g++ and clang++ are needed")
+        return 1
+    with tempfile.TemporaryDirectory() as d:
+        tmp = pathlib.Path(d)
+        models = [(ROOT / e[0], e[1]) for e in EXAMPLES]
+        tree = tmp / "tree.cap"
+        tree.write_text(random_tree(rng, 6, "WarnTree"))
+        models.append((tree, "WarnTree"))
+        for model, cls in models:
+            run(capstan, "compile", str(model), "-o", str(tmp))
+            src = tmp / f"use_{cls}.cpp"
+            src.write_text(USE.replace("MODEL_HEADER", f'"{cls}.hpp"').replace("MODEL", cls))
+            for cxx in compilers:
+                cmd = [cxx, "-std=c++20", "-O0", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-isystem", EIGEN,
+                       "-I", str(tmp), "-c", str(src), "-o", str(tmp / "use.o")]
+                proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                status = "ok" if proc.returncode == 0 else "FAILED"
+                print(f"warnings: {cls} with {cxx}: {status}")
+                if proc.returncode != 0:
+                    print(proc.stdout.decode()[:4000])
+                    failures += 1
+    return 1 if failures else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--capstan", required=True)
+    ap.add_argument("mode", choices=["golden", "agreement", "warnings"])
+    ap.add_argument("--update", action="store_true")
+    opts = ap.parse_args()
+    capstan = os.path.abspath(opts.capstan)
+    if opts.mode == "golden":
+        return golden(capstan, opts.update)
+    if opts.mode == "agreement":
+        return agreement(capstan)
+    return warnings(capstan)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+// Code generation: identifiers, the parameter layout, and the FlatExpr
+// translator giving the same numbers as double and as traced expressions.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "codegen/assemble.hpp"
+#include "codegen/interpret.hpp"
+#include "codegen/layout.hpp"
+#include "mechanics/mechanism.hpp"
+#include "sema/sema.hpp"
+#include "symbolic/evaluate.hpp"
+
+namespace {
+
+using namespace capstan;
+
+struct Built {
+  syntax::SourceManager sources;
+  syntax::DiagnosticEngine diags;
+  std::optional<sema::FlatModel> flat;
+  std::optional<mechanics::Mechanism> mech;
+};
+
+std::unique_ptr<Built> build(const std::string& file) {
+  auto b = std::make_unique<Built>();
+  sema::Library lib(b->sources, b->diags, {std::filesystem::path(CAPSTAN_SOURCE_DIR) / "stdlib"});
+  const auto* def = lib.addFile(std::string(CAPSTAN_SOURCE_DIR) + "/" + file);
+  REQUIRE(def);
+  b->flat = sema::flatten(lib, lib.defaultModel(*def)->name);
+  REQUIRE(b->flat);
+  b->mech = mechanics::build(*b->flat, b->diags);
+  REQUIRE(b->mech);
+  REQUIRE_FALSE(b->diags.hasErrors());
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("identifiers") {
+  CHECK(codegen::cppIdentifier("link[2].body.mass") == "link_2_body_mass");
+  CHECK(codegen::cppIdentifier("class") == "class_");
+  CHECK(codegen::monogramIdentifier("link[2].body") == "Link2Body");
+}
+
+TEST_CASE("double pendulum layout: runtime, dependent and folded parameters") {
+  const auto b = build("examples/double_pendulum.cap");
+  std::vector<codegen::Unsupported> unsupported;
+  const codegen::ModelLayout layout = codegen::makeLayout(*b->flat, *b->mech, unsupported);
+  CHECK(unsupported.empty());
+  CHECK(layout.nq == 2);
+  CHECK(layout.joints.at(1).qNames.at(0) == "elbow.q[1]");
+  CHECK(layout.findParameter("L1") >= 0);
+  CHECK(layout.findParameter("upper.mass") < 0);  // dependent: mass = m1
+  CHECK(layout.findParameter("shoulder.axis") < 0);  // folded
+  const int mass = b->flat->findVariable("upper.mass");
+  REQUIRE(mass >= 0);
+  CHECK(layout.roles.at(static_cast<std::size_t>(mass)) == codegen::VariableRole::Dependent);
+}
+
+TEST_CASE("interpreter uses runtime parameter values") {
+  const auto b = build("examples/double_pendulum.cap");
+  std::vector<codegen::Unsupported> unsupported;
+  const codegen::ModelLayout layout = codegen::makeLayout(*b->flat, *b->mech, unsupported);
+  std::vector<std::vector<double>> values;
+  for (const auto& p : layout.parameters) values.push_back(p.defaults);
+  values.at(static_cast<std::size_t>(layout.findParameter("m2")))[0] = 2.0;
+  codegen::Interpreter base(*b->flat, *b->mech, layout);
+  codegen::Interpreter heavy(*b->flat, *b->mech, layout, values);
+  const Eigen::VectorXd q = Eigen::VectorXd::Zero(2);
+  CHECK(base.mechanism().bodies[1].mass == doctest::Approx(0.6));
+  CHECK(heavy.mechanism().bodies[1].mass == doctest::Approx(2.0));
+  // M(1,1) = m2 L2^2 / 3 about the elbow (slender rod, inertia about z).
+  CHECK(heavy.massMatrix(q)(1, 1) == doctest::Approx(2.0 * 0.8 * 0.8 / 3.0));
+}
+
+TEST_CASE("traced mechanism evaluates to the interpreted one") {
+  const auto b = build("examples/chain.cap");
+  std::vector<codegen::Unsupported> unsupported;
+  const codegen::ModelLayout layout = codegen::makeLayout(*b->flat, *b->mech, unsupported);
+  REQUIRE(unsupported.empty());
+  symbolic::Pool pool;
+  symbolic::PoolScope scope(pool);
+  codegen::Sources<symbolic::Expr> src;
+  src.parameter = [&](int p, int e) {
+    const auto& rp = layout.parameters.at(static_cast<std::size_t>(p));
+    return symbolic::Expr::symbol("params." + rp.ident + (rp.shape.empty() ? "" : "[" + std::to_string(e) + "]"));
+  };
+  src.input = [](int) { return symbolic::Expr(0.0); };
+  src.q = VectorX<symbolic::Expr>::Constant(layout.nq, symbolic::Expr(0.0));
+  src.u = VectorX<symbolic::Expr>::Constant(layout.nu, symbolic::Expr(0.0));
+  src.time = symbolic::Expr(0.0);
+  for (int i = 0; i < layout.nu; ++i) src.u[i] = symbolic::Expr::symbol("u[" + std::to_string(i) + "]");
+  codegen::Environment<symbolic::Expr> env(*b->flat, *b->mech, layout, src);
+  const Mechanism<symbolic::Expr> traced = env.mechanism();
+  const VectorX<symbolic::Expr> tau = env.appliedForces();
+  codegen::Interpreter interp(*b->flat, *b->mech, layout);
+  symbolic::Evaluator eval;
+  for (const auto& p : layout.parameters) {
+    if (p.shape.empty()) eval.bind("params." + p.ident, p.defaults[0]);
+    for (std::size_t k = 0; k < p.size() && !p.shape.empty(); ++k)
+      eval.bind("params." + p.ident + "[" + std::to_string(k) + "]", p.defaults[k]);
+  }
+  for (int i = 0; i < layout.nu; ++i) eval.bind("u[" + std::to_string(i) + "]", 0.5 + i);
+  for (std::size_t k = 0; k < traced.bodies.size(); ++k) {
+    CHECK(eval(traced.bodies[k].mass) == doctest::Approx(interp.mechanism().bodies[k].mass));
+    CHECK(eval(traced.joints[k].X_PF.p[1]) == doctest::Approx(interp.mechanism().joints[k].X_PF.p[1]));
+  }
+  Eigen::VectorXd u(layout.nu);
+  for (int i = 0; i < layout.nu; ++i) u[i] = 0.5 + i;
+  const Eigen::VectorXd tauD = interp.appliedForces(0.0, Eigen::VectorXd::Zero(layout.nq), u);
+  CHECK(eval(tau[0]) == doctest::Approx(tauD[0]));
+  CHECK(tauD[0] == doctest::Approx(-2.0 * 0.5));  // joint[1].tau = -damping * joint[1].u
+}
