@@ -399,8 +399,21 @@ class Builder {
       }
       mech_.joints.push_back(j);
     }
-    // Bodies the tree never reached.
-    std::vector<char> reportedBody(nb, 0);
+    // Bodies the tree never reached, clustered through the joints between
+    // them: one error per cluster, at its first component.
+    std::vector<int> cluster(nb);
+    std::iota(cluster.begin(), cluster.end(), 0);
+    auto root = [&](int b) {
+      while (cluster[static_cast<std::size_t>(b)] != b) b = cluster[static_cast<std::size_t>(b)];
+      return b;
+    };
+    for (const JointInfo& j : candidates_) {
+      const int a = frameBody_[static_cast<std::size_t>(j.frameA)];
+      const int b = frameBody_[static_cast<std::size_t>(j.frameB)];
+      if (!reached[static_cast<std::size_t>(a)] && !reached[static_cast<std::size_t>(b)])
+        cluster[static_cast<std::size_t>(root(a))] = root(b);
+    }
+    std::vector<char> reportedCluster(nb, 0);
     for (int c = 0; c < static_cast<int>(model_.components.size()); ++c) {
       const BuiltinInfo* info = builtinInfo(comp(c).kind);
       if (!info || info->connectors.empty() || comp(c).kind == "World") continue;
@@ -414,8 +427,10 @@ class Builder {
       }
       for (const char* conn : info->connectors) {
         const int body = frameBody_[static_cast<std::size_t>(mech_.findFrame(c, conn))];
-        if (reached[static_cast<std::size_t>(body)] || reportedBody[static_cast<std::size_t>(body)]) continue;
-        reportedBody[static_cast<std::size_t>(body)] = 1;
+        if (reached[static_cast<std::size_t>(body)]) continue;
+        const int r = root(body);
+        if (reportedCluster[static_cast<std::size_t>(r)]) continue;
+        reportedCluster[static_cast<std::size_t>(r)] = 1;
         auto& d = diags_.report(DiagKind::NotConnectedToWorld, comp(c).range, {info->noun, comp(c).path});
         declaredHere(d, c);
       }
@@ -733,40 +748,6 @@ class Builder {
 };
 
 }  // namespace
-
-const char* jointTypeName(JointType t) {
-  switch (t) {
-    case JointType::Weld: return "Weld";
-    case JointType::Revolute: return "Revolute";
-    case JointType::Prismatic: return "Prismatic";
-    case JointType::Cylindrical: return "Cylindrical";
-    case JointType::Universal: return "Universal";
-    case JointType::Ball: return "Ball";
-    case JointType::Free: return "Free";
-  }
-  return "?";
-}
-
-int jointNq(JointType t) {
-  switch (t) {
-    case JointType::Weld: return 0;
-    case JointType::Revolute:
-    case JointType::Prismatic: return 1;
-    case JointType::Cylindrical:
-    case JointType::Universal: return 2;
-    case JointType::Ball: return 4;
-    case JointType::Free: return 7;
-  }
-  return 0;
-}
-
-int jointNu(JointType t) {
-  switch (t) {
-    case JointType::Ball: return 3;
-    case JointType::Free: return 6;
-    default: return jointNq(t);
-  }
-}
 
 int Mechanism::treeJointCount() const {
   return static_cast<int>(std::count_if(joints.begin(), joints.end(), [](const JointInfo& j) { return !j.cut; }));

@@ -17,6 +17,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "capstan/mechanism.hpp"
+
 #include "sema/flat.hpp"
 #include "syntax/diagnostics.hpp"
 
@@ -63,10 +65,11 @@ struct BodyInfo {
   Mat3 I_Bcm_B = Mat3::Zero();   // about the merged center of mass
 };
 
-enum class JointType { Weld, Revolute, Prismatic, Cylindrical, Universal, Ball, Free };
-const char* jointTypeName(JointType t);
-int jointNq(JointType t);
-int jointNu(JointType t);
+// Joint types and their coordinate counts are the runtime's (SPEC §4).
+using capstan::JointType;
+using capstan::jointNq;
+using capstan::jointNu;
+using capstan::jointTypeName;
 
 struct JointInfo {
   int component = -1;

@@ -100,9 +100,17 @@ std::shared_ptr<FlatExpr> makeNode(FlatExprKind kind, SourceRange r, std::vector
 
 std::string refText(const syntax::Expr& e) { return e.name.dotted(); }
 
+constexpr const char* kSlicesUnsupported =
+    "slices (`v[2:3]`, `v[end]`, `v[:]`) are not supported; subscript one element at a time";
+
 }  // namespace
 
 std::optional<long> Flattener::evalInteger(const syntax::Expr& e, const Env& env) {
+  if (e.kind == ExprKind::Range) {
+    // `v[2:3]`: a slice, like `v[:]` and `v[end]` (reported by translate()).
+    diags_.report(DiagKind::EvaluationFailed, e.range, {kSlicesUnsupported});
+    return std::nullopt;
+  }
   Env s = env;
   s.purpose = Purpose::Structural;
   const Typed t = translate(e, s);
@@ -426,7 +434,7 @@ Typed Flattener::translate(const syntax::Expr& e, const Env& env) {
     }
     case ExprKind::End:
     case ExprKind::Colon:
-      diags_.report(DiagKind::EvaluationFailed, e.range, {"slices (`:` and `end`) are not supported here"});
+      diags_.report(DiagKind::EvaluationFailed, e.range, {kSlicesUnsupported});
       return t;
   }
   return t;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "syntax/ast.hpp"
@@ -159,11 +160,25 @@ struct FlatModel {
   std::optional<Experiment> experiment;
   std::vector<FlatFunction> functions;  // external functions used by the model
 
-  int findVariable(const std::string& path) const;    // -1 if absent
-  int findComponent(const std::string& path) const;   // -1 if absent
+  // Lookups by full path; -1 if absent. Constant time once buildIndex() has
+  // run (flatten() calls it last); a model assembled by hand, or one whose
+  // lists changed length since, falls back to a linear scan, so the answer
+  // is always the first element with that path.
+  int findVariable(const std::string& path) const;
+  int findComponent(const std::string& path) const;
+  // (Re)builds the path indexes; call it after changing `variables` or
+  // `components` of a model that will be searched in a loop.
+  void buildIndex();
   // The evaluated value of a component's parameter (throws std::out_of_range
   // if the component has no such parameter: an internal error).
   const Value& parameter(const FlatComponent& c, const std::string& name) const;
+
+ private:
+  // path -> index into `variables` / `components` (the first with that path).
+  std::unordered_map<std::string, int> variableIndex_;
+  std::unordered_map<std::string, int> componentIndex_;
+  std::size_t indexedVariables_ = 0, indexedComponents_ = 0;  // list sizes when indexed
+  bool indexed_ = false;
 };
 
 }  // namespace capstan::sema

@@ -123,8 +123,7 @@ void Flattener::processEquation(const syntax::Equation& eq, Env env, std::vector
       Resolved r = resolve(*lhs, env);
       if (r.kind == Resolved::Kind::None) return;
       const bool output = r.kind == Resolved::Kind::Variable && r.node && r.inst && r.inst->component < 0 &&
-                          (out_.variables[static_cast<std::size_t>(r.var)].kind == VarKind::Output ||
-                           out_.variables[static_cast<std::size_t>(r.var)].kind == VarKind::Continuous);
+                          out_.variables[static_cast<std::size_t>(r.var)].kind == VarKind::Output;
       if (r.kind != Resolved::Kind::ForceInput && !output) {
         std::string what = r.kind == Resolved::Kind::Variable ? describeNode(*r.node)
                            : r.kind == Resolved::Kind::Connector ? "a connector"
@@ -183,14 +182,14 @@ void Flattener::finishForceLaw(PendingForceLaw& p) {
     return;
   }
   if (p.node->kind == NodeKind::Variable) {
-    // An output (or a model-level variable) defined by an equation.
+    // An output defined by an equation.
     const int var = p.node->var;
     FlatVariable& fv = out_.variables[static_cast<std::size_t>(var)];
     VarInfo& vi = info_[static_cast<std::size_t>(var)];
     ensureBinding(var);
     if (fv.binding || (vi.mod && vi.mod->value)) {
       auto& d = diags_.report(DiagKind::DuplicateAssignment, p.lhs->range, {fv.path});
-      d.note(DiagKind::NotePreviousDeclaration, vi.mod && vi.mod->value ? vi.mod->valueRange : fv.range);
+      d.note(DiagKind::NotePreviousAssignment, vi.mod && vi.mod->value ? vi.mod->valueRange : fv.range);
       return;
     }
     if (r.shape != fv.shape) {
@@ -230,7 +229,7 @@ void Flattener::finishForceLaw(PendingForceLaw& p) {
     if (!inserted) {
       std::string what = path;
       if (key >= 0) what += "[" + std::to_string(key + 1) + "]";
-      diags_.report(DiagKind::DuplicateAssignment, at, {what}).note(DiagKind::NotePreviousDeclaration, it->second);
+      diags_.report(DiagKind::DuplicateAssignment, at, {what}).note(DiagKind::NotePreviousAssignment, it->second);
       return;
     }
     FlatForceLaw law;
@@ -241,6 +240,41 @@ void Flattener::finishForceLaw(PendingForceLaw& p) {
     law.range = p.range;
     out_.forceLaws.push_back(std::move(law));
   }
+}
+
+void Flattener::addImplicitWorld(ClassNode* model) {
+  for (const FlatComponent& c : out_.components) {
+    if (c.kind == "World") return;
+  }
+  if (root_->byName.count("world")) return;  // the user's own `world`, whatever it is
+  ClassNode* capstan = lib_.findTopLevel("Capstan");
+  ClassNode* world = capstan ? lib_.findMemberClass(capstan, "World") : nullptr;
+  if (!world) return;
+  lib_.resolve(world);
+  if (world->builtin != "World") return;
+  // `Capstan.World world;`, declared at the model's name.
+  auto decl = std::make_unique<syntax::ComponentDecl>();
+  decl->range = model->nameRange();
+  decl->nameRange = model->nameRange();
+  decl->name = "world";
+  for (const char* part : {"Capstan", "World"}) {
+    syntax::NamePart p;
+    p.name = part;
+    p.range = model->nameRange();
+    decl->typeName.parts.push_back(std::move(p));
+  }
+  decl->typeName.range = model->nameRange();
+  decl->description = "the implicit World";
+  Node n;
+  n.kind = NodeKind::Component;
+  n.name = decl->name;
+  n.decl = decl.get();
+  n.lexical = model;
+  n.type = world;
+  n.elems.push_back(instantiate(world, nullptr, "world", root_.get(), decl.get()));
+  root_->byName.emplace(n.name, static_cast<int>(root_->nodes.size()));
+  root_->nodes.push_back(std::move(n));
+  implicitWorld_ = std::move(decl);
 }
 
 std::optional<FlatModel> Flattener::run(ClassNode* model) {
@@ -259,8 +293,11 @@ std::optional<FlatModel> Flattener::run(ClassNode* model) {
     out_.components.push_back(std::move(c));
   }
   collect(*root_, model, nullptr, 0);
+  // Room for the implicit `world`, so that adding it moves no Node.
+  root_->nodes.reserve(root_->nodes.size() + 1);
   for (Node& n : root_->nodes) complete(*root_, n);
   if (diags_.tooManyErrors()) return std::nullopt;
+  if (model->builtin.empty()) addImplicitWorld(model);
   processEquations(*root_);
 
   // Connection sets: union-find over every connect; connects between two
@@ -303,6 +340,19 @@ std::optional<FlatModel> Flattener::run(ClassNode* model) {
       if (findDirect(it->second) == findDirect(static_cast<int>(k))) continue;
       out_.connects.push_back({ref(it->second, site->second), ref(static_cast<int>(k), site->second), site->second});
       direct[static_cast<std::size_t>(findDirect(it->second))] = findDirect(static_cast<int>(k));
+    }
+  }
+
+  // A model checked on its own may have connectors of its own (a composite
+  // such as `Robots.Link`): the frames joined to them connect to nothing
+  // here, which mechanics will report; say why first.
+  for (std::size_t k = 0; k < connectors_.size(); ++k) {
+    if (connectors_[k].owner != root_.get() || connectors_[k].primitive) continue;
+    const int root = findRoot(static_cast<int>(k));
+    for (std::size_t j = 0; j < connectors_.size(); ++j) {
+      if (!connectors_[j].primitive || findRoot(static_cast<int>(j)) != root) continue;
+      diags_.report(DiagKind::OpenConnector, connectors_[k].declRange, {connectors_[k].name, model->fullName});
+      break;
     }
   }
 
@@ -357,6 +407,7 @@ std::optional<FlatModel> Flattener::run(ClassNode* model) {
       diags_.report(DiagKind::UnusedParameter, v.range, {v.path});
     }
   }
+  out_.buildIndex();
   return std::move(out_);
 }
 

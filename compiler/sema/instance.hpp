@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -223,6 +224,8 @@ class Flattener {
   void processEquation(const syntax::Equation& eq, Env env, std::vector<std::pair<std::string, int>>& iters);
   void finishForceLaw(PendingForceLaw& p);
   std::string describeNode(const Node& n) const;
+  // SPEC §4: a model with no `World` anywhere gets `Capstan.World world`.
+  void addImplicitWorld(ClassNode* model);
 
   Library::Impl& lib_;
   syntax::DiagnosticEngine& diags_;
@@ -235,6 +238,8 @@ class Flattener {
   std::map<std::string, int> externalIndex_;  // function full name -> FlatModel::functions
   std::map<std::tuple<int, std::string, int>, SourceRange> assigned_;
   bool quiet_ = false;  // evaluate() without diagnostics (constant folding)
+  std::set<const syntax::ComponentDecl*> reportedVariables_;  // UnsupportedVariable, once per declaration
+  std::unique_ptr<syntax::ComponentDecl> implicitWorld_;  // the declaration `world` stands for
 };
 
 struct ConnectPair {

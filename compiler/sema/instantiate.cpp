@@ -196,6 +196,17 @@ void Flattener::complete(Instance& inst, Node& n) {
                                                                 : VarKind::Continuous;
         break;
     }
+    if (fv.kind == VarKind::Continuous && inst.component < 0) {
+      // Only the built-in primitives have continuous variables (a joint's
+      // `q`, a frame's `r`): the mechanics defines them. A user's would have
+      // no equation that determines it. Reported once per declaration, not
+      // per element of a component array.
+      if (reportedVariables_.insert(&decl).second) {
+        diags_.report(DiagKind::UnsupportedVariable, decl.nameRange, {decl.name});
+      }
+      n.kind = NodeKind::Invalid;
+      return;
+    }
     fv.evaluate = fv.kind == VarKind::Constant || evaluateAnnotation(decl);
     VarInfo vi;
     vi.node = &n;
@@ -259,7 +270,8 @@ void Flattener::complete(Instance& inst, Node& n) {
     if (inst.component >= 0) out_.components[static_cast<std::size_t>(inst.component)].connectors.push_back(n.name);
     return;
   }
-  if (kind == syntax::ClassKind::Package || kind == syntax::ClassKind::Function) {
+  if (kind == syntax::ClassKind::Package || kind == syntax::ClassKind::Function ||
+      kind == syntax::ClassKind::Record) {
     diags_.report(DiagKind::InvalidComponentType, decl.typeName.range,
                   {type->fullName, syntax::classKindName(kind)})
         .note(DiagKind::NoteDefinedHere, type->nameRange(), {type->fullName});

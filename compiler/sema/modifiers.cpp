@@ -20,7 +20,7 @@ void addSub(syntax::DiagnosticEngine& diags, Mod& into, const std::string& name,
     auto combined = std::make_shared<Mod>(*existing);
     if (m->value && combined->value) {
       diags.report(DiagKind::DuplicateModifier, m->nameRange, {name})
-          .note(DiagKind::NotePreviousDeclaration, existing->nameRange);
+          .note(DiagKind::NotePreviousModifier, existing->nameRange);
       return;
     }
     if (m->value) {

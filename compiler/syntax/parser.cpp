@@ -1031,7 +1031,7 @@ class Parser {
       const Tok k = kind();
       if (k == Tok::KwEquation || k == Tok::KwAlgorithm || k == Tok::KwPublic || k == Tok::KwProtected ||
           k == Tok::KwExternal || k == Tok::KwAnnotation || k == Tok::KwImport || k == Tok::KwExtends ||
-          isHardStop(k)) {
+          (isHardStop(k) && k != Tok::KwWhen && k != Tok::KwWhile)) {  // those two are statements
         if (forTok) {
           if (Diagnostic* d = error(DiagKind::MissingEnd, tokRange(cur()), {"for", describe(cur())})) {
             d->note(DiagKind::NoteOpenedHere, tokRange(*forTok), {"`for`"});

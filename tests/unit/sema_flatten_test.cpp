@@ -122,5 +122,202 @@ TEST_CASE("a 1000-link chain flattens well under a second") {
   CHECK(seconds < 1.0);
 }
 
+TEST_CASE("a model without a World gets an implicit `world`") {
+  Session s;
+  auto m = s.flatten(R"(
+model Pendulum
+  Capstan.Revolute joint(axis = {0, 0, 1});
+  Capstan.Body body(mass = 1, inertia = identity(3));
+equation
+  connect(world.frame_b, joint.frame_a);
+  connect(joint.frame_b, body.frame_a);
+end Pendulum;
+)");
+  INFO(s.rendered());
+  REQUIRE(m);
+  CHECK_FALSE(s.diags.hasErrors());
+  REQUIRE(m->components.size() == 3);
+  const int w = m->findComponent("world");
+  REQUIRE(w >= 0);
+  const FlatComponent& world = m->components[static_cast<std::size_t>(w)];
+  CHECK(world.kind == "World");
+  CHECK(world.connectors == std::vector<std::string>{"frame_b"});
+  // It stands at the model's name.
+  CHECK(world.range.valid());
+  CHECK(world.range.begin == m->range.begin + std::string("model ").size());
+  CHECK(world.range.end - world.range.begin == std::string("Pendulum").size());
+  // Default gravity.
+  const Value& g = m->parameter(world, "gravity");
+  REQUIRE(g.numbers.size() == 3);
+  CHECK(g.numbers[1] == doctest::Approx(-9.81));
+  // The connect reached the World's frame.
+  REQUIRE(m->connects.size() == 2);
+  const FlatConnect& c = m->connects[0];
+  CHECK(c.a.component == w);
+  CHECK(c.a.connector == "frame_b");
+  CHECK(c.b.component == m->findComponent("joint"));
+}
+
+TEST_CASE("no implicit `world` where a World is declared, even nested, or the name is taken") {
+  {
+    Session s;
+    auto m = s.flatten(R"(
+model Ground
+  Capstan.World ground(gravity = {0, 0, -9.81});
+  Capstan.Frame frame_b;
+equation
+  connect(ground.frame_b, frame_b);
+end Ground;
+model M
+  Ground g;
+  Capstan.Revolute joint;
+equation
+  connect(g.frame_b, joint.frame_a);
+end M;
+)");
+    INFO(s.rendered());
+    REQUIRE(m);
+    CHECK_FALSE(s.diags.hasErrors());
+    CHECK(m->findComponent("world") < 0);
+    CHECK(m->findComponent("g.ground") >= 0);
+    CHECK(m->components.size() == 2);
+  }
+  {
+    Session s;
+    auto m = s.flatten(R"(
+model M
+  Capstan.Sphere world(radius = 1);
+end M;
+)");
+    INFO(s.rendered());
+    REQUIRE(m);
+    CHECK_FALSE(s.diags.hasErrors());
+    REQUIRE(m->components.size() == 1);
+    CHECK(m->components[0].kind == "Sphere");
+    CHECK(m->components[0].path == "world");
+  }
+}
+
+TEST_CASE("plain variables and record components are reported, once per declaration") {
+  Session s;
+  auto m = s.flatten(R"(
+model Link
+  Capstan.Body body(mass = 1, inertia = identity(3));
+  Real energy;
+end Link;
+model M
+  Link link[4];
+  Real y = 2;
+  output Real h = y;
+end M;
+)");
+  const std::string out = s.rendered();
+  INFO(out);
+  CHECK(s.diags.errorCount() == 2);
+  CHECK(out.find("`energy` is a plain variable") != std::string::npos);
+  CHECK(out.find("`y` is a plain variable") != std::string::npos);
+  CHECK(out.find("[UnsupportedVariable]") != std::string::npos);
+
+  Session r;
+  r.flatten(R"(
+record Gains
+  parameter Real kp = 1;
+end Gains;
+model M
+  Gains gains;
+end M;
+)");
+  CHECK(r.has(syntax::DiagKind::InvalidComponentType));
+  CHECK(r.rendered().find("`Gains` is a record, not a type for a component") != std::string::npos);
+}
+
+TEST_CASE("duplicate assignments and modifiers point at the previous one") {
+  Session s;
+  s.flatten(R"(
+model M
+  Capstan.Revolute joint(tau = 1);
+  Capstan.Sphere sp(radius = 1, radius = 2);
+  output Real h = 1;
+equation
+  connect(world.frame_b, joint.frame_a);
+  joint.tau = 2;
+  h = 3;
+end M;
+)");
+  const std::string out = s.rendered();
+  INFO(out);
+  CHECK(s.diags.errorCount() == 3);
+  std::size_t assignments = 0, pos = 0;
+  while ((pos = out.find("note: previous assignment is here [NotePreviousAssignment]", pos)) != std::string::npos) {
+    ++assignments;
+    ++pos;
+  }
+  CHECK(assignments == 2);
+  CHECK(out.find("note: previous modifier is here [NotePreviousModifier]") != std::string::npos);
+  CHECK(out.find("NotePreviousDeclaration") == std::string::npos);
+}
+
+TEST_CASE("a range subscript is reported as an unsupported slice") {
+  Session s;
+  s.flatten(R"(
+model M
+  parameter Real v[3] = {1, 2, 3};
+  parameter Real w[2] = v[2:3];
+  parameter Real x = w[1];
+end M;
+)");
+  const std::string out = s.rendered();
+  INFO(out);
+  CHECK(s.diags.errorCount() == 1);
+  CHECK(out.find("slices (`v[2:3]`, `v[end]`, `v[:]`) are not supported") != std::string::npos);
+  CHECK_FALSE(s.has(syntax::DiagKind::TypeMismatch));
+}
+
+TEST_CASE("path lookups use the index and agree with a scan") {
+  std::string text = kChain;
+  text.replace(text.find("n = 5"), 5, "n = 200");
+  Session s;
+  auto m = s.flatten(text);
+  REQUIRE(m);
+  for (std::size_t i = 0; i < m->variables.size(); ++i) {
+    const int found = m->findVariable(m->variables[i].path);
+    REQUIRE(found >= 0);
+    CHECK(m->variables[static_cast<std::size_t>(found)].path == m->variables[i].path);
+    CHECK(static_cast<std::size_t>(found) <= i);
+  }
+  for (std::size_t i = 0; i < m->components.size(); ++i) {
+    CHECK(m->findComponent(m->components[i].path) == static_cast<int>(i));
+  }
+  CHECK(m->findVariable("link[201].L") == -1);
+  CHECK(m->findComponent("link[0].body") == -1);
+
+  // A copy grown by hand stays correct (the stale index is not trusted),
+  // and so does one re-indexed.
+  FlatModel copy = *m;
+  FlatComponent extra;
+  extra.path = "extra";
+  extra.kind = "Sphere";
+  copy.components.push_back(extra);
+  CHECK(copy.findComponent("extra") == static_cast<int>(copy.components.size()) - 1);
+  copy.buildIndex();
+  CHECK(copy.findComponent("extra") == static_cast<int>(copy.components.size()) - 1);
+  CHECK(copy.findComponent("link[7].tip") == m->findComponent("link[7].tip"));
+
+  // Lookups in a loop over a large model are fast: 3 * 2000 + 1 components.
+  std::string big = kChain;
+  big.replace(big.find("n = 5"), 5, "n = 2000");
+  Session b;
+  auto large = b.flatten(big);
+  REQUIRE(large);
+  const auto start = std::chrono::steady_clock::now();
+  std::size_t hits = 0;
+  for (const FlatComponent& c : large->components) hits += large->findComponent(c.path) >= 0;
+  for (const FlatVariable& v : large->variables) hits += large->findVariable(v.path) >= 0;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(hits == large->components.size() + large->variables.size());
+  MESSAGE("lookups of every path: " << seconds << " s");
+  CHECK(seconds < 0.1);
+}
+
 }  // namespace
 }  // namespace capstan::sema::test

@@ -90,8 +90,10 @@ end M;
   INFO(s.rendered());
   REQUIRE(m);
   CHECK_FALSE(s.diags.hasErrors());
-  REQUIRE(m->components.size() == 1);
-  CHECK(m->components[0].kind == "Sphere");
+  REQUIRE(m->components.size() == 2);  // `b` and the implicit `world`
+  const int b = m->findComponent("b");
+  REQUIRE(b >= 0);
+  CHECK(m->components[static_cast<std::size_t>(b)].kind == "Sphere");
   CHECK(value(*m, "b.radius") == 10.0);
 }
 
