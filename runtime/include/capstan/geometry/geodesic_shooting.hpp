@@ -1,0 +1,503 @@
+#pragma once
+// Shooting geodesics: from a point P and a direction tP until a length is
+// reached or a plane is crossed, on any smooth implicit surface (numerically)
+// and on Sphere and Cylinder (closed forms); and the reverse Jacobi fields of
+// an already computed geodesic.
+//
+// Numeric method. The state y = (x, v, jd, jd', jp, jp') obeys, with s the arc
+// length, g = grad f(x), H = Hess f(x) and K the Gaussian curvature at x,
+//   x' = v,   v' = -(v' H v / |g|^2) g,   j'' = -K j   (both Jacobi fields),
+// (the acceleration is the normal one that keeps g . v = 0, i.e. v tangent).
+// It is integrated by the Dormand-Prince 5(4) pair with local error control
+// (options.accuracy) and, after every accepted step, drift correction: x is
+// moved back onto f = 0 along g (Newton) and v is re-projected onto the tangent
+// plane and renormalized. A plane crossing is located by Newton on the step
+// size from the start of the step in which the sign of the plane distance
+// changes. Cost per step: 6 evaluations of (gradient, Hessian) plus ~150 flops.
+//
+// Closed forms. Sphere: great circles, jd = r sin(s/r), jp = cos(s/r).
+// Cylinder: helices x(s) = (r cos(phi0 + a s / r), r sin(phi0 + a s / r), z0 + c s)
+// with (a, c) the circumferential and axial parts of tP; jd = s, jp = 1.
+//
+// A start point off the surface is first projected downhill onto it, and the
+// start direction is projected onto the tangent plane there.
+
+#include <capstan/geometry/geodesic.hpp>
+#include <capstan/geometry/implicit_ops.hpp>
+#include <capstan/geometry/surfaces.hpp>
+#include <capstan/geometry/types.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <type_traits>
+
+namespace capstan::geometry {
+
+template <class Surface> struct HasAnalyticGeodesics : std::false_type {};
+template <class Scalar> struct HasAnalyticGeodesics<Sphere<Scalar>> : std::true_type {};
+template <class Scalar> struct HasAnalyticGeodesics<Cylinder<Scalar>> : std::true_type {};
+
+namespace detail {
+
+template <class Scalar> using GeodesicState = Eigen::Matrix<Scalar, 10, 1>;
+
+template <class Surface>
+GeodesicState<ScalarOf<Surface>> geodesicDerivative(const Surface& s, const GeodesicState<ScalarOf<Surface>>& y) {
+  using Scalar = ScalarOf<Surface>;
+  const Vec3<Scalar> x = y.template head<3>(), v = y.template segment<3>(3);
+  const Vec3<Scalar> g = s.gradient(x);
+  const Mat33<Scalar> H = s.hessian(x);
+  const Scalar g2 = g.squaredNorm();
+  const Scalar K = calcGaussianCurvature(g, H);
+  GeodesicState<Scalar> dy;
+  dy.template head<3>() = v;
+  dy.template segment<3>(3) = g2 > Scalar(0) ? Vec3<Scalar>((-v.dot(H * v) / g2) * g) : Vec3<Scalar>::Zero();
+  dy[6] = y[7];
+  dy[7] = -K * y[6];
+  dy[8] = y[9];
+  dy[9] = -K * y[8];
+  return dy;
+}
+
+// Dormand & Prince (1980) RK5(4)7M coefficients.
+template <class Scalar> struct DormandPrince {
+  static constexpr Scalar c2 = Scalar(1) / 5, c3 = Scalar(3) / 10, c4 = Scalar(4) / 5, c5 = Scalar(8) / 9;
+  static constexpr Scalar a21 = Scalar(1) / 5;
+  static constexpr Scalar a31 = Scalar(3) / 40, a32 = Scalar(9) / 40;
+  static constexpr Scalar a41 = Scalar(44) / 45, a42 = Scalar(-56) / 15, a43 = Scalar(32) / 9;
+  static constexpr Scalar a51 = Scalar(19372) / 6561, a52 = Scalar(-25360) / 2187, a53 = Scalar(64448) / 6561,
+                          a54 = Scalar(-212) / 729;
+  static constexpr Scalar a61 = Scalar(9017) / 3168, a62 = Scalar(-355) / 33, a63 = Scalar(46732) / 5247,
+                          a64 = Scalar(49) / 176, a65 = Scalar(-5103) / 18656;
+  static constexpr Scalar b1 = Scalar(35) / 384, b3 = Scalar(500) / 1113, b4 = Scalar(125) / 192,
+                          b5 = Scalar(-2187) / 6784, b6 = Scalar(11) / 84;
+  // b - bhat (fifth- minus fourth-order weights): the error estimate.
+  static constexpr Scalar e1 = Scalar(35) / 384 - Scalar(5179) / 57600, e3 = Scalar(500) / 1113 - Scalar(7571) / 16695,
+                          e4 = Scalar(125) / 192 - Scalar(393) / 640, e5 = Scalar(-2187) / 6784 + Scalar(92097) / 339200,
+                          e6 = Scalar(11) / 84 - Scalar(187) / 2100, e7 = Scalar(-1) / 40;
+};
+
+// One step of size h from y with k1 = f(y). Writes the fifth-order solution;
+// when err is non-null also k7 = f(yOut) and the error estimate.
+template <class Surface>
+void dormandPrinceStep(const Surface& s, const GeodesicState<ScalarOf<Surface>>& y,
+                       const GeodesicState<ScalarOf<Surface>>& k1, ScalarOf<Surface> h,
+                       GeodesicState<ScalarOf<Surface>>& yOut, GeodesicState<ScalarOf<Surface>>* k7,
+                       GeodesicState<ScalarOf<Surface>>* err) {
+  using Scalar = ScalarOf<Surface>;
+  using C = DormandPrince<Scalar>;
+  using State = GeodesicState<Scalar>;
+  const State k2 = geodesicDerivative(s, State(y + h * (C::a21 * k1)));
+  const State k3 = geodesicDerivative(s, State(y + h * (C::a31 * k1 + C::a32 * k2)));
+  const State k4 = geodesicDerivative(s, State(y + h * (C::a41 * k1 + C::a42 * k2 + C::a43 * k3)));
+  const State k5 = geodesicDerivative(s, State(y + h * (C::a51 * k1 + C::a52 * k2 + C::a53 * k3 + C::a54 * k4)));
+  const State k6 =
+      geodesicDerivative(s, State(y + h * (C::a61 * k1 + C::a62 * k2 + C::a63 * k3 + C::a64 * k4 + C::a65 * k5)));
+  yOut = y + h * (C::b1 * k1 + C::b3 * k3 + C::b4 * k4 + C::b5 * k5 + C::b6 * k6);
+  if (err) {
+    *k7 = geodesicDerivative(s, yOut);
+    *err = h * (C::e1 * k1 + C::e3 * k3 + C::e4 * k4 + C::e5 * k5 + C::e6 * k6 + C::e7 * *k7);
+  }
+}
+
+// Error of a step relative to the requested accuracy (<= 1 accepts).
+template <class Scalar>
+Scalar errorRatio(const GeodesicState<Scalar>& y, const GeodesicState<Scalar>& err, Scalar accuracy) {
+  using std::abs;
+  using std::max;
+  Scalar r = err.template head<6>().template lpNorm<Eigen::Infinity>();
+  for (int i = 6; i < 10; ++i) r = max(r, abs(err[i]) / (Scalar(1) + abs(y[i])));
+  return r / accuracy;
+}
+
+// Drift correction: x back onto f = 0 along the gradient (one Newton step:
+// the drift is of the order of the local error, so the step leaves an error
+// of its square), v tangent and unit.
+template <class Surface> void projectState(const Surface& s, GeodesicState<ScalarOf<Surface>>& y) {
+  using Scalar = ScalarOf<Surface>;
+  const Vec3<Scalar> x = y.template head<3>();
+  const Vec3<Scalar> g = s.gradient(x);
+  const Scalar g2 = g.squaredNorm();
+  if (!(g2 > Scalar(0))) return;
+  y.template head<3>() = x - (s.value(x) / g2) * g;
+  Vec3<Scalar> v = y.template segment<3>(3);
+  v -= g * (g.dot(v) / g2);
+  y.template segment<3>(3) = v.normalized();
+}
+
+// Start point on the surface and unit tangent there; false if impossible.
+template <class Surface>
+bool prepareStart(const Surface& s, const Vec3<ScalarOf<Surface>>& xP, const Vec3<ScalarOf<Surface>>& tP,
+                  Vec3<ScalarOf<Surface>>& x0, Vec3<ScalarOf<Surface>>& t0) {
+  using Scalar = ScalarOf<Surface>;
+  if (!xP.allFinite() || !tP.allFinite()) return false;
+  x0 = projectDownhillToNearestPoint(s, xP).point;
+  if (!x0.allFinite()) return false;
+  const Vec3<Scalar> n = calcSurfaceUnitNormal(s, x0);
+  const Vec3<Scalar> t = tP - n * n.dot(tP);
+  const Scalar len = t.norm();
+  if (!(len > Scalar(1e-8) * tP.norm())) return false;
+  t0 = t / len;
+  return true;
+}
+
+template <class Surface>
+void recordState(const Surface& s, const GeodesicState<ScalarOf<Surface>>& y, ScalarOf<Surface> arc,
+                 Geodesic<ScalarOf<Surface>>& geod) {
+  using Scalar = ScalarOf<Surface>;
+  const Vec3<Scalar> x = y.template head<3>();
+  geod.addPoint(x, y.template segment<3>(3), calcSurfaceUnitNormal(s, x), arc, Vec2<Scalar>(y[6], y[7]),
+                Vec2<Scalar>(y[8], y[9]));
+}
+
+// The shared numeric shooter: until `length`, or until `plane` is crossed
+// (then `length` is ignored and options.maxLength bounds the search).
+template <class Surface>
+Geodesic<ScalarOf<Surface>> shootNumerically(const Surface& s, const Vec3<ScalarOf<Surface>>& xP,
+                                             const Vec3<ScalarOf<Surface>>& tP, ScalarOf<Surface> length,
+                                             const Plane<ScalarOf<Surface>>* plane,
+                                             const GeodesicOptions<ScalarOf<Surface>>& opt) {
+  using Scalar = ScalarOf<Surface>;
+  using State = GeodesicState<Scalar>;
+  using std::abs;
+  using std::max;
+  using std::min;
+  using std::pow;
+  using std::sqrt;
+  Geodesic<Scalar> geod;
+  geod.shots = 1;
+  Vec3<Scalar> x0, t0;
+  const Scalar target = plane ? opt.maxLength : length;
+  if (!(target >= Scalar(0)) || !(opt.accuracy > Scalar(0)) || !prepareStart(s, xP, tP, x0, t0)) {
+    geod.status = GeodesicStatus::InvalidInput;
+    return geod;
+  }
+  State y;
+  y << x0, t0, Scalar(0), Scalar(1), Scalar(1), Scalar(0);
+  const std::size_t reserveHint = opt.storeInteriorPoints ? 64 : 2;
+  geod.points.reserve(reserveHint); geod.tangents.reserve(reserveHint); geod.normals.reserve(reserveHint);
+  geod.binormals.reserve(reserveHint); geod.arcLengths.reserve(reserveHint);
+  geod.jacobiPtoQ.reserve(reserveHint); geod.jacobiTransPtoQ.reserve(reserveHint);
+  recordState(s, y, Scalar(0), geod);
+
+  // Initial step from the normal curvature along t0 and the Gaussian curvature.
+  Scalar h = opt.initialStepSize;
+  if (!(h > Scalar(0))) {
+    const Vec3<Scalar> g = s.gradient(x0);
+    const Mat33<Scalar> H = s.hessian(x0);
+    const Scalar glen = max(g.norm(), Tolerances<Scalar>::tinyGradient);
+    const Scalar k = max({abs(t0.dot(H * t0)) / glen, sqrt(abs(calcGaussianCurvature(g, H))), Scalar(1e-3)});
+    h = Scalar(0.5) * pow(opt.accuracy, Scalar(0.2)) / k;
+  }
+  Scalar arc = 0;
+  State k1 = geodesicDerivative(s, y), yNew, k7, err;
+  Scalar side = plane ? plane->signedDistance(x0) : Scalar(0);
+  constexpr Scalar kSafety = Scalar(0.9), kMinShrink = Scalar(0.2), kMaxGrow = Scalar(5);
+  bool done = target == Scalar(0);
+  while (!done) {
+    if (geod.stepsTaken + geod.stepsRejected >= opt.maxSteps) {
+      geod.status = GeodesicStatus::MaxStepsExceeded;
+      break;
+    }
+    const Scalar remaining = target - arc;
+    const bool lastStep = h >= remaining * (Scalar(1) - Scalar(1e-12));
+    const Scalar hStep = lastStep ? remaining : h;
+    dormandPrinceStep(s, y, k1, hStep, yNew, &k7, &err);
+    const Scalar ratio = yNew.allFinite() ? errorRatio(y, err, opt.accuracy) : Scalar(1e10);
+    const Scalar factor =
+        ratio > Scalar(0) ? min(kMaxGrow, max(kMinShrink, kSafety * pow(ratio, Scalar(-0.2)))) : kMaxGrow;
+    if (!(ratio <= Scalar(1))) {
+      ++geod.stepsRejected;
+      h = hStep * factor;
+      if (h <= Scalar(16) * Tolerances<Scalar>::eps * (arc + Scalar(1))) {
+        geod.status = GeodesicStatus::StepSizeUnderflow;
+        break;
+      }
+      continue;
+    }
+    ++geod.stepsTaken;
+    projectState(s, yNew);
+    if (plane) {
+      const Scalar dNew = plane->signedDistance(yNew.template head<3>());
+      if (side == Scalar(0)) {
+        side = dNew;  // start point on the plane: the side left first is the reference
+      } else if ((side > Scalar(0)) != (dNew > Scalar(0)) || dNew == Scalar(0)) {
+        // Newton on tau in (0, hStep]: plane distance of a single step of size tau.
+        const Scalar d0 = plane->signedDistance(y.template head<3>());
+        Scalar tau = hStep * d0 / (d0 - dNew);
+        State yTau = yNew;
+        for (int it = 0; it < 20; ++it) {
+          dormandPrinceStep(s, y, k1, tau, yTau, static_cast<State*>(nullptr), static_cast<State*>(nullptr));
+          const Scalar phi = plane->signedDistance(yTau.template head<3>());
+          const Scalar dphi = plane->normal.dot(yTau.template segment<3>(3));
+          if (abs(phi) <= Scalar(4) * Tolerances<Scalar>::eps * (Scalar(1) + yTau.template head<3>().norm()) ||
+              dphi == Scalar(0))
+            break;
+          const Scalar next = min(max(tau - phi / dphi, Scalar(0)), hStep);
+          if (next == tau) break;
+          tau = next;
+        }
+        projectState(s, yTau);
+        arc += tau;
+        recordState(s, yTau, arc, geod);
+        geod.residual = abs(plane->signedDistance(yTau.template head<3>()));
+        geod.status = GeodesicStatus::Ok;
+        geod.initialStepSizeHint = h;
+        return geod;
+      }
+    }
+    arc = lastStep ? target : arc + hStep;
+    y = yNew;
+    k1 = k7;
+    if (opt.storeInteriorPoints || lastStep) recordState(s, y, arc, geod);
+    if (!lastStep || factor < Scalar(1)) h = hStep * factor;
+    if (lastStep) {
+      done = true;
+      geod.status = plane ? GeodesicStatus::PlaneNotHit : GeodesicStatus::Ok;
+    }
+  }
+  if (target == Scalar(0)) {
+    recordState(s, y, Scalar(0), geod);
+    geod.status = plane ? GeodesicStatus::PlaneNotHit : GeodesicStatus::Ok;
+  } else if (geod.numPoints() < 2) {
+    recordState(s, y, arc, geod);  // failed early: still end with the last good point
+  }
+  geod.initialStepSizeHint = h;
+  return geod;
+}
+
+// ------------------------------------------------------------ closed forms
+template <class Scalar> Scalar smallestPositiveAngle(Scalar phi) {
+  constexpr Scalar twoPi = Scalar(2) * std::numbers::pi_v<Scalar>;
+  phi = std::fmod(phi, twoPi);
+  if (phi <= Scalar(1e-14)) phi += twoPi;
+  return phi;
+}
+
+template <class Scalar>
+Geodesic<Scalar> shootAnalytically(const Sphere<Scalar>& s, const Vec3<Scalar>& xP, const Vec3<Scalar>& tP,
+                                   Scalar length, const Plane<Scalar>* plane, const GeodesicOptions<Scalar>& opt) {
+  using std::acos;
+  using std::atan2;
+  using std::cos;
+  using std::sin;
+  using std::sqrt;
+  Geodesic<Scalar> geod;
+  geod.isAnalytic = true;
+  geod.shots = 1;
+  const Scalar r = s.radius;
+  const Scalar len0 = xP.norm();
+  if (!xP.allFinite() || !tP.allFinite() || !(len0 > Scalar(0)) || !(length >= Scalar(0) || plane)) {
+    geod.status = GeodesicStatus::InvalidInput;
+    return geod;
+  }
+  const Vec3<Scalar> u = xP / len0;
+  Vec3<Scalar> t = tP - u * u.dot(tP);
+  if (!(t.norm() > Scalar(1e-8) * tP.norm())) {
+    geod.status = GeodesicStatus::InvalidInput;
+    return geod;
+  }
+  t.normalize();
+  Scalar L = length;
+  geod.status = GeodesicStatus::Ok;
+  if (plane) {
+    // n . x(phi) = r (a cos(phi) + b sin(phi)) = offset, phi = s / r.
+    const Scalar a = plane->normal.dot(u), b = plane->normal.dot(t);
+    const Scalar rho = sqrt(a * a + b * b);
+    const Scalar c = rho > Scalar(0) ? plane->offset / (r * rho) : Scalar(2);
+    if (c > Scalar(1) || c < Scalar(-1)) {
+      L = opt.maxLength;
+      geod.status = GeodesicStatus::PlaneNotHit;
+    } else {
+      const Scalar phiC = atan2(b, a), alpha = acos(c);
+      L = r * std::min(smallestPositiveAngle(phiC + alpha), smallestPositiveAngle(phiC - alpha));
+      if (L > opt.maxLength) {
+        L = opt.maxLength;
+        geod.status = GeodesicStatus::PlaneNotHit;
+      }
+    }
+  }
+  const int n = opt.storeInteriorPoints ? std::max(2, opt.analyticPoints) : 2;
+  for (int i = 0; i < n; ++i) {
+    const Scalar arc = L * Scalar(i) / Scalar(n - 1);
+    const Scalar phi = arc / r, c = cos(phi), sn = sin(phi);
+    const Vec3<Scalar> nrm = c * u + sn * t;
+    geod.addPoint(r * nrm, -sn * u + c * t, nrm, arc, Vec2<Scalar>(r * sn, c), Vec2<Scalar>(c, -sn / r));
+  }
+  if (plane && geod.ok()) geod.residual = std::abs(plane->signedDistance(geod.pointQ()));
+  return geod;
+}
+
+template <class Scalar>
+Geodesic<Scalar> shootAnalytically(const Cylinder<Scalar>& s, const Vec3<Scalar>& xP, const Vec3<Scalar>& tP,
+                                   Scalar length, const Plane<Scalar>* plane, const GeodesicOptions<Scalar>& opt) {
+  using std::abs;
+  using std::atan2;
+  using std::cos;
+  using std::sin;
+  using std::sqrt;
+  Geodesic<Scalar> geod;
+  geod.isAnalytic = true;
+  geod.shots = 1;
+  const Scalar r = s.radius;
+  const Scalar rho = sqrt(xP.x() * xP.x() + xP.y() * xP.y());
+  if (!xP.allFinite() || !tP.allFinite() || !(rho > Scalar(0)) || !(length >= Scalar(0) || plane)) {
+    geod.status = GeodesicStatus::InvalidInput;
+    return geod;
+  }
+  const Scalar phi0 = atan2(xP.y(), xP.x()), z0 = xP.z();
+  const Vec3<Scalar> eR(cos(phi0), sin(phi0), Scalar(0)), ePhi(-sin(phi0), cos(phi0), Scalar(0));
+  Scalar a = tP.dot(ePhi), c = tP.z();
+  const Scalar tlen = sqrt(a * a + c * c);
+  if (!(tlen > Scalar(1e-8) * tP.norm())) {
+    geod.status = GeodesicStatus::InvalidInput;
+    return geod;
+  }
+  a /= tlen;
+  c /= tlen;
+  const Scalar omega = a / r;  // rad/m
+  const auto pointAt = [&](Scalar arc) {
+    const Scalar phi = phi0 + omega * arc;
+    return Vec3<Scalar>(r * cos(phi), r * sin(phi), z0 + c * arc);
+  };
+  Scalar L = length;
+  geod.status = GeodesicStatus::Ok;
+  if (plane) {
+    // Scan h(s) = n . x(s) - offset in steps of at most 0.1 rad of turning,
+    // then refine the first sign change by safeguarded Newton.
+    const auto h = [&](Scalar arc) { return plane->signedDistance(pointAt(arc)); };
+    const auto dh = [&](Scalar arc) {
+      const Scalar phi = phi0 + omega * arc;
+      return plane->normal.dot(Vec3<Scalar>(-a * sin(phi), a * cos(phi), c));
+    };
+    const Scalar ds = std::min(abs(omega) > Scalar(0) ? Scalar(0.1) / abs(omega) : opt.maxLength,
+                               opt.maxLength / Scalar(64));
+    Scalar lo = 0, hlo = h(Scalar(0));
+    bool found = false;
+    for (Scalar hi = ds; lo < opt.maxLength && !found; hi = std::min(hi + ds, opt.maxLength)) {
+      const Scalar hhi = h(hi);
+      if (hlo != Scalar(0) && ((hlo > Scalar(0)) != (hhi > Scalar(0)) || hhi == Scalar(0))) {
+        Scalar left = lo, right = hi, arc = hi;
+        for (int it = 0; it < 100; ++it) {
+          const Scalar val = h(arc);
+          if (val == Scalar(0)) break;
+          if ((val > Scalar(0)) == (hlo > Scalar(0))) left = arc; else right = arc;
+          const Scalar d = dh(arc);
+          Scalar next = d != Scalar(0) ? arc - val / d : (left + right) / 2;
+          if (!(next > left && next < right)) next = (left + right) / 2;
+          if (abs(next - arc) <= Scalar(4) * Tolerances<Scalar>::eps * (Scalar(1) + abs(arc))) {
+            arc = next;
+            break;
+          }
+          arc = next;
+        }
+        L = arc;
+        found = true;
+      }
+      if (hi >= opt.maxLength) break;
+      lo = hi;
+      hlo = hhi;
+    }
+    if (!found) {
+      L = opt.maxLength;
+      geod.status = GeodesicStatus::PlaneNotHit;
+    }
+  }
+  const int n = opt.storeInteriorPoints ? std::max(2, opt.analyticPoints) : 2;
+  for (int i = 0; i < n; ++i) {
+    const Scalar arc = L * Scalar(i) / Scalar(n - 1);
+    const Scalar phi = phi0 + omega * arc;
+    const Vec3<Scalar> nrm(cos(phi), sin(phi), Scalar(0));
+    geod.addPoint(pointAt(arc), Vec3<Scalar>(-a * sin(phi), a * cos(phi), c), nrm, arc, Vec2<Scalar>(arc, 1),
+                  Vec2<Scalar>(1, 0));
+  }
+  if (plane && geod.ok()) geod.residual = abs(plane->signedDistance(geod.pointQ()));
+  return geod;
+}
+
+// Closed form when the surface has one and the options allow, else numeric.
+template <class Surface>
+Geodesic<ScalarOf<Surface>> shoot(const Surface& s, const Vec3<ScalarOf<Surface>>& xP,
+                                  const Vec3<ScalarOf<Surface>>& tP, ScalarOf<Surface> length,
+                                  const Plane<ScalarOf<Surface>>* plane,
+                                  const GeodesicOptions<ScalarOf<Surface>>& opt) {
+  if constexpr (HasAnalyticGeodesics<Surface>::value) {
+    if (opt.preferAnalytic) return shootAnalytically(s, xP, tP, length, plane, opt);
+  }
+  return shootNumerically(s, xP, tP, length, plane, opt);
+}
+
+}  // namespace detail
+
+// Geodesic of arc length `length` (m) from xP in direction tP.
+template <class Surface>
+Geodesic<ScalarOf<Surface>> shootGeodesicInDirectionUntilLengthReached(
+    const Surface& s, const Vec3<ScalarOf<Surface>>& xP, const Vec3<ScalarOf<Surface>>& tP,
+    ScalarOf<Surface> length, const GeodesicOptions<ScalarOf<Surface>>& opt = {}) {
+  static_assert(Surface::isSmooth, "geodesics need a smooth surface");
+  return detail::shoot(s, xP, tP, length, static_cast<const Plane<ScalarOf<Surface>>*>(nullptr), opt);
+}
+
+// Geodesic from xP in direction tP up to its first crossing of `plane`
+// (status PlaneNotHit if none within options.maxLength).
+template <class Surface>
+Geodesic<ScalarOf<Surface>> shootGeodesicInDirectionUntilPlaneHit(const Surface& s,
+                                                                  const Vec3<ScalarOf<Surface>>& xP,
+                                                                  const Vec3<ScalarOf<Surface>>& tP,
+                                                                  const Plane<ScalarOf<Surface>>& plane,
+                                                                  const GeodesicOptions<ScalarOf<Surface>>& opt = {}) {
+  static_assert(Surface::isSmooth, "geodesics need a smooth surface");
+  return detail::shoot(s, xP, tP, ScalarOf<Surface>(0), &plane, opt);
+}
+
+// The closed forms, explicitly (Sphere and Cylinder only).
+template <class Surface>
+Geodesic<ScalarOf<Surface>> shootGeodesicInDirectionUntilLengthReachedAnalytical(
+    const Surface& s, const Vec3<ScalarOf<Surface>>& xP, const Vec3<ScalarOf<Surface>>& tP,
+    ScalarOf<Surface> length, const GeodesicOptions<ScalarOf<Surface>>& opt = {}) {
+  static_assert(HasAnalyticGeodesics<Surface>::value, "closed-form geodesics exist for Sphere and Cylinder only");
+  return detail::shootAnalytically(s, xP, tP, length, static_cast<const Plane<ScalarOf<Surface>>*>(nullptr), opt);
+}
+
+template <class Surface>
+Geodesic<ScalarOf<Surface>> shootGeodesicInDirectionUntilPlaneHitAnalytical(
+    const Surface& s, const Vec3<ScalarOf<Surface>>& xP, const Vec3<ScalarOf<Surface>>& tP,
+    const Plane<ScalarOf<Surface>>& plane, const GeodesicOptions<ScalarOf<Surface>>& opt = {}) {
+  static_assert(HasAnalyticGeodesics<Surface>::value, "closed-form geodesics exist for Sphere and Cylinder only");
+  return detail::shootAnalytically(s, xP, tP, ScalarOf<Surface>(0), &plane, opt);
+}
+
+// Fills jacobiQtoP and jacobiTransQtoP at every stored point: the Jacobi
+// fields started at Q with (j, dj/dsigma) = initDirectional (default (0, 1):
+// rotating the tangent at Q) and initPositional (default (1, 0)), sigma = L - s.
+// Because the Jacobi equation is linear, each is the combination of the two
+// forward fields already stored that matches its values at Q (the Wronskian
+// jp jd' - jd jp' = 1 keeps the 2x2 system well posed); no re-integration.
+// Cost: ~10 flops per stored point.
+template <class Scalar>
+void calcGeodesicReverseSensitivity(Geodesic<Scalar>& geod,
+                                    const NonDeduced<Vec2<Scalar>>& initDirectional = Vec2<Scalar>(0, 1),
+                                    const NonDeduced<Vec2<Scalar>>& initPositional = Vec2<Scalar>(1, 0)) {
+  const int n = geod.numPoints();
+  geod.jacobiQtoP.assign(n, Vec2<Scalar>::Zero());
+  geod.jacobiTransQtoP.assign(n, Vec2<Scalar>::Zero());
+  if (n == 0 || static_cast<int>(geod.jacobiPtoQ.size()) != n) return;
+  const Vec2<Scalar> jd = geod.jacobiPtoQ.back(), jp = geod.jacobiTransPtoQ.back();
+  Mat22<Scalar> M;
+  M << jd.x(), jp.x(), jd.y(), jp.y();
+  const Mat22<Scalar> Minv = M.inverse();
+  const auto fill = [&](const Vec2<Scalar>& init, std::vector<Vec2<Scalar>>& out) {
+    // In s: y(L) = init[0], y'(L) = -init[1].
+    const Vec2<Scalar> coef = Minv * Vec2<Scalar>(init.x(), -init.y());
+    for (int i = 0; i < n; ++i) {
+      const Vec2<Scalar>& d = geod.jacobiPtoQ[i];
+      const Vec2<Scalar>& p = geod.jacobiTransPtoQ[i];
+      out[i] = Vec2<Scalar>(coef.x() * d.x() + coef.y() * p.x(), -(coef.x() * d.y() + coef.y() * p.y()));
+    }
+  };
+  fill(initDirectional, geod.jacobiQtoP);
+  fill(initPositional, geod.jacobiTransQtoP);
+}
+
+}  // namespace capstan::geometry
