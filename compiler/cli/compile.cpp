@@ -54,18 +54,24 @@ Generated generate(const Options& opts, const Loaded& loaded, const codegen::Mod
 
 std::vector<std::pair<std::string, double>> parseSettings(const Options& opts, const Loaded& loaded,
                                                           const codegen::ModelLayout& layout,
-                                                          std::vector<std::vector<double>>& values) {
+                                                          std::vector<std::vector<double>>& values,
+                                                          const std::vector<std::string>& fromState) {
   values.clear();
   for (const auto& p : layout.parameters) values.push_back(p.defaults);
   std::vector<std::pair<std::string, double>> out;
-  for (const std::string& s : opts.settings) {
+  std::vector<std::pair<std::string, bool>> all;  // (NAME=VALUE, from STATE.json)
+  for (const std::string& s : opts.settings) all.emplace_back(s, false);
+  for (const std::string& s : fromState) all.emplace_back(s, true);  // as before: the file's values win
+  for (const auto& [s, isState] : all) {
     const auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0) fail("`--set " + s + "`: expected NAME=VALUE");
     const std::string name = s.substr(0, eq), text = s.substr(eq + 1);
+    // Where a message points: the option or the STATE.json entry.
+    const std::string where = isState ? "STATE.json: `parameters." + name + "`" : "`--set " + name + "`";
     char* end = nullptr;
     const double v = std::strtod(text.c_str(), &end);
     if (text.empty() || *end != '\0' || !std::isfinite(v))
-      fail("`--set " + s + "`: the value `" + text + "` is not a finite number");
+      fail(where + ": the value `" + text + "` is not a finite number");
     // NAME or NAME[i] / NAME[i,j] (1-based).
     std::string base = name;
     std::size_t element = 0;
@@ -77,23 +83,23 @@ std::vector<std::pair<std::string, double>> parseSettings(const Options& opts, c
     const int p = layout.findParameter(base);
     if (p < 0) {
       const int var = loaded.flat->findVariable(base);
-      if (var < 0) fail("`--set " + name + "`: the model has no parameter `" + base + "`");
+      if (var < 0) fail(where + ": the model has no parameter `" + base + "`");
       const auto& fv = loaded.flat->variables[static_cast<std::size_t>(var)];
       switch (layout.roles[static_cast<std::size_t>(var)]) {
         case codegen::VariableRole::Dependent:
-          fail("`--set " + name + "`: parameter `" + base + "` is computed from other parameters by its binding; set those instead");
+          fail(where + ": parameter `" + base + "` is computed from other parameters by its binding; set those instead");
         case codegen::VariableRole::Folded:
-          fail("`--set " + name + "`: parameter `" + base + "` is " +
+          fail(where + ": parameter `" + base + "` is " +
                (fv.structural ? "structural (it sizes arrays or bounds loops)"
                               : "fixed at compile time (a constant, `Evaluate = true`, a joint axis or not Real)") +
                "; change it in the model and recompile");
-        default: fail("`--set " + name + "`: `" + base + "` is not a parameter");
+        default: fail(where + ": `" + base + "` is not a parameter");
       }
     }
     const auto& rp = layout.parameters[static_cast<std::size_t>(p)];
-    if (rp.shape.empty() && indexed) fail("`--set " + name + "`: parameter `" + base + "` is a scalar");
+    if (rp.shape.empty() && indexed) fail(where + ": parameter `" + base + "` is a scalar");
     if (!rp.shape.empty()) {
-      if (!indexed) fail("`--set " + name + "`: parameter `" + base + "` is an array; set one element, e.g. `" + base + "[1]=...`");
+      if (!indexed) fail(where + ": parameter `" + base + "` is an array; set one element, e.g. `" + base + "[1]=...`");
       const std::string sub = name.substr(base.size() + 1, name.size() - base.size() - 2);
       std::vector<long> idx;
       std::size_t pos = 0;
@@ -102,13 +108,13 @@ std::vector<std::pair<std::string, double>> parseSettings(const Options& opts, c
         const std::string part = sub.substr(pos, comma - pos);
         char* e2 = nullptr;
         const long k = std::strtol(part.c_str(), &e2, 10);
-        if (part.empty() || *e2 != '\0') fail("`--set " + name + "`: bad subscript `" + sub + "`");
+        if (part.empty() || *e2 != '\0') fail(where + ": bad subscript `" + sub + "`");
         idx.push_back(k);
         pos = comma + 1;
       }
-      if (idx.size() != rp.shape.size()) fail("`--set " + name + "`: `" + base + "` needs " + std::to_string(rp.shape.size()) + " subscripts");
+      if (idx.size() != rp.shape.size()) fail(where + ": `" + base + "` needs " + std::to_string(rp.shape.size()) + " subscripts");
       for (std::size_t d = 0; d < idx.size(); ++d) {
-        if (idx[d] < 1 || idx[d] > rp.shape[d]) fail("`--set " + name + "`: subscript " + std::to_string(idx[d]) + " is out of range 1.." + std::to_string(rp.shape[d]));
+        if (idx[d] < 1 || idx[d] > rp.shape[d]) fail(where + ": subscript " + std::to_string(idx[d]) + " is out of range 1.." + std::to_string(rp.shape[d]));
         element = element * static_cast<std::size_t>(rp.shape[d]) + static_cast<std::size_t>(idx[d] - 1);
       }
     }

@@ -23,10 +23,13 @@ struct Generated {
 Generated generate(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout);
 
 // --set NAME=VALUE against the layout: unknown, dependent, folded or
-// structural names are errors (exit 1). Returns (slot name, value) pairs and
+// structural names are errors (exit 1). `fromState`: STATE.json's
+// `parameters` in the same NAME=VALUE form, applied after --set, with
+// messages that point at the file. Returns (slot name, value) pairs and
 // fills `values` (per runtime parameter, defaults where not set).
 std::vector<std::pair<std::string, double>> parseSettings(const Options& opts, const Loaded& loaded,
                                                           const codegen::ModelLayout& layout,
-                                                          std::vector<std::vector<double>>& values);
+                                                          std::vector<std::vector<double>>& values,
+                                                          const std::vector<std::string>& fromState = {});
 
 }  // namespace capstan::cli

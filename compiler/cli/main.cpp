@@ -34,6 +34,9 @@ commands:
       generate, build (cached) and run; CSV on stdout or in -o
   eval FILE --state STATE.json [--set NAME=VALUE]... [--interpret]
       evaluate one state and print JSON
+  bench FILE [--state STATE.json] [--seconds S] [--set NAME=VALUE]...
+      build with optimization and print JSON with the median microseconds
+      per call of forward dynamics, mass matrix and kinematics
 
 options:
   --model NAME   the model to use (default: the last top-level model in FILE)
@@ -196,6 +199,8 @@ Options parseArgs(int argc, char** argv) {
       opts.interpret = true;
     } else if (a == "--state") {
       opts.state = value();
+    } else if (a == "--seconds") {
+      opts.seconds = number(a, value());
     } else if (!a.empty() && a[0] == '-') {
       usageError("unknown option `" + a + "`");
     } else if (opts.command.empty()) {
@@ -256,6 +261,7 @@ int main(int argc, char** argv) {
     if (opts.command == "compile") return capstan::cli::compile(opts);
     if (opts.command == "simulate") return capstan::cli::simulate(opts);
     if (opts.command == "eval") return capstan::cli::eval(opts);
+    if (opts.command == "bench") return capstan::cli::bench(opts);
     usageError("unknown command `" + opts.command + "`");
   } catch (const std::exception& e) {
     // Only internal bugs throw; user errors are diagnostics.

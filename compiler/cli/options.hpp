@@ -31,6 +31,8 @@ struct Options {
   std::vector<std::string> settings;  // --set NAME=VALUE
   bool interpret = false;
   std::string state;                  // --state
+  // bench
+  std::optional<double> seconds;      // --seconds
 };
 
 [[noreturn]] void usageError(const std::string& message);
@@ -49,5 +51,6 @@ std::unique_ptr<Loaded> load(const Options& opts);
 int compile(const Options& opts);
 int simulate(const Options& opts);
 int eval(const Options& opts);
+int bench(const Options& opts);
 
 }  // namespace capstan::cli

@@ -1,6 +1,8 @@
 // `capstan simulate` and `capstan eval`: generate the model header, build a
 // small driver around it with the system C++ compiler (cached by content
-// hash), run it; or, with --interpret, run the reference interpreter.
+// hash), run it; or, with --interpret, run the reference interpreter. Also
+// the driver building and state reading that `capstan bench` shares
+// (cli/driver.hpp).
 #include <unistd.h>
 
 #include <cmath>
@@ -13,6 +15,7 @@
 #include <sstream>
 
 #include "capstan_sim_loop.hpp"
+#include "cli/driver.hpp"
 #include "cli/generate.hpp"
 #include "codegen/interpret.hpp"
 #include "codegen/render.hpp"
@@ -45,31 +48,69 @@ fs::path cacheRoot() {
   return fs::temp_directory_path() / "capstan-cache";
 }
 
+}  // namespace
+
 std::string cxx() {
   if (const char* env = std::getenv("CXX"); env && *env) return env;
   return "c++";
 }
 
-// The driver executable for the generated header, built once per content hash.
-fs::path buildDriver(const Generated& g, const std::string& className) {
+const std::vector<std::string>& simulateFlags() {
+  static const std::vector<std::string> flags = {"-std=c++20", "-O2"};
+  return flags;
+}
+
+const std::vector<std::string>& benchFlags() {
+  static const std::vector<std::string> flags = [] {
+    std::vector<std::string> f = {"-std=c++20"};
+    const char* env = std::getenv("CAPSTAN_BENCH_CXXFLAGS");
+    std::istringstream words(env && *env ? env : "-O3 -march=native -DNDEBUG");
+    for (std::string w; words >> w;) f.push_back(w);
+    return f;
+  }();
+  return flags;
+}
+
+namespace {
+
+// The runtime headers the driver includes: installed beside the program
+// (../include), else the source tree's runtime/include.
+fs::path runtimeIncludeDir() {
+  std::error_code ec;
+  const fs::path installed = fs::read_symlink("/proc/self/exe", ec).parent_path() / "../include";
+  if (!ec && fs::exists(installed / "capstan/integrators.hpp", ec)) return installed;
+  return CAPSTAN_RUNTIME_INCLUDE;
+}
+
+}  // namespace
+
+// The driver executable for the generated header and these flags, built once
+// per content hash (header, driver sources, runtime integrators, compiler,
+// flags). The cache folder holds every source it was built from.
+fs::path buildDriver(const Generated& g, const std::string& className, const std::vector<std::string>& extraFlags) {
   const fs::path support = codegen::defaultTemplateDir();
   const std::string driverSource = readFile(support / "capstan_driver.cpp");
   const std::string loopSource = readFile(support / "capstan_sim_loop.hpp");
   if (driverSource.empty() || loopSource.empty()) fail("cannot read the driver sources in `" + support.string() + "`");
-  const std::vector<std::string> flags = {"-std=c++20", "-O2", "-DCAPSTAN_MODEL_CLASS=" + className};
-  std::string key = g.header + driverSource + loopSource + cxx() + CAPSTAN_VERSION;
-  for (const auto& f : flags) key += f;
+  const fs::path runtime = runtimeIncludeDir();
+  const std::string integratorsSource = readFile(runtime / "capstan/integrators.hpp");
+  if (integratorsSource.empty()) fail("cannot read the runtime's `capstan/integrators.hpp` in `" + runtime.string() + "`");
+  std::vector<std::string> flags = extraFlags;
+  flags.push_back("-DCAPSTAN_MODEL_CLASS=" + className);
+  std::string key = g.header + driverSource + loopSource + integratorsSource + cxx() + CAPSTAN_VERSION;
+  for (const auto& f : flags) key += "\n" + f;
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
   const fs::path dir = cacheRoot() / hex;
   const fs::path exe = dir / "driver";
   std::error_code ec;
   if (fs::exists(exe, ec)) return exe;
-  fs::create_directories(dir, ec);
+  fs::create_directories(dir / "capstan", ec);
   if (ec) fail("cannot create the cache folder `" + dir.string() + "`: " + ec.message());
   std::ofstream(dir / g.fileName) << g.header;
   std::ofstream(dir / "capstan_driver.cpp") << driverSource;
   std::ofstream(dir / "capstan_sim_loop.hpp") << loopSource;
+  std::ofstream(dir / "capstan" / "integrators.hpp") << integratorsSource;
   const fs::path tmp = dir / ("driver.tmp" + std::to_string(getpid()));
   std::vector<std::string> argv = {cxx()};
   argv.insert(argv.end(), flags.begin(), flags.end());
@@ -85,6 +126,8 @@ fs::path buildDriver(const Generated& g, const std::string& className) {
   if (ec) fail("cannot install `" + exe.string() + "`: " + ec.message());
   return exe;
 }
+
+namespace {
 
 struct Experiment {
   double tEnd = 0, dt = 0, tol = 0;
@@ -104,24 +147,24 @@ Experiment experiment(const Options& opts, const Loaded& loaded) {
   e.tol = opts.tolerance ? *opts.tolerance : (ex && ex->tolerance ? *ex->tolerance : 1e-8);
   if (!(e.tol > 0)) fail("`--tol` must be positive");
   e.integrator = opts.integrator.empty() ? "dopri5" : opts.integrator;
-  if (e.integrator != "rk4" && e.integrator != "euler" && e.integrator != "dopri5")
+  if (!capstan_sim::knownIntegrator(e.integrator))
     fail("unknown integrator `" + e.integrator + "`; use rk4, euler or dopri5");
   return e;
 }
 
+// The reference interpreter as the runtime integrators' mechanical system
+// (dynamic q and u).
 struct InterpretedSystem {
   codegen::Interpreter& model;
-  int size() const { return model.nq() + model.nu(); }
-  void derivative(double t, const Eigen::VectorXd& x, Eigen::VectorXd& xdot) {
-    const Eigen::VectorXd q = x.head(model.nq()), u = x.tail(model.nu());
-    xdot.resize(size());
-    xdot << model.qdot(q, u), model.forwardDynamics(t, q, u);
+  const std::vector<std::string>& names;  // CSV state columns, x = [q; u]
+  int nq() const { return model.nq(); }
+  int nu() const { return model.nu(); }
+  void qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u, Eigen::VectorXd& qd) { qd = model.qdot(q, u); }
+  void udot(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u, Eigen::VectorXd& ud) {
+    ud = model.forwardDynamics(t, q, u);
   }
-  void project(Eigen::VectorXd& x) {
-    Eigen::VectorXd q = x.head(model.nq());
-    model.normalizeQuaternions(q);
-    x.head(model.nq()) = q;
-  }
+  void normalize(Eigen::VectorXd& q) { model.normalizeQuaternions(q); }
+  std::string coordinateName(int i) const { return names.at(static_cast<std::size_t>(i)); }
 };
 
 int simulateInterpreted(const Loaded& loaded, const codegen::ModelLayout& layout,
@@ -133,38 +176,34 @@ int simulateInterpreted(const Loaded& loaded, const codegen::ModelLayout& layout
     if (!file) fail("cannot write `" + output + "`");
   }
   std::ostream& out = output == "-" ? std::cout : file;
+  std::vector<std::string> names;
+  for (const auto& j : layout.joints) names.insert(names.end(), j.qNames.begin(), j.qNames.end());
+  for (const auto& j : layout.joints) names.insert(names.end(), j.uNames.begin(), j.uNames.end());
   out << "time";
-  for (const auto& j : layout.joints)
-    for (const auto& n : j.qNames) out << "," << n;
-  for (const auto& j : layout.joints)
-    for (const auto& n : j.uNames) out << "," << n;
+  for (const auto& n : names) out << "," << n;
   for (const auto& o : layout.outputs) out << "," << o.name;
   out << ",kinetic_energy,potential_energy\n";
   Eigen::VectorXd q, u;
   model.initialState(q, u);
-  Eigen::VectorXd x(q.size() + u.size());
-  x << q, u;
-  capstan_sim::LoopOptions lo{e.tEnd, e.dt, e.integrator, e.tol};
-  InterpretedSystem sys{model};
+  const capstan_sim::LoopOptions lo{e.tEnd, e.dt, e.integrator, e.tol};
+  InterpretedSystem sys{model, names};
   char buf[64];
   auto num = [&](double v) {
     std::snprintf(buf, sizeof buf, "%.15g", v);
     return std::string(buf);
   };
-  try {
-    capstan_sim::simulate(
-        sys, x, lo,
-        [&](double t, const Eigen::VectorXd& s) {
-          const Eigen::VectorXd qs = s.head(model.nq()), us = s.tail(model.nu());
-          out << num(t);
-          for (int i = 0; i < s.size(); ++i) out << "," << num(s[i]);
-          for (double o : model.outputs(t, qs, us)) out << "," << num(o);
-          out << "," << num(model.kineticEnergy(qs, us)) << "," << num(model.potentialEnergy(qs)) << "\n";
-        },
-        [](double) {});
-  } catch (const std::exception& ex) {
-    fail(ex.what());
-  }
+  const capstan::IntegrationStatus status = capstan_sim::simulate(
+      sys, q, u, lo,
+      [&](double t, const Eigen::VectorXd& s) {
+        const Eigen::VectorXd qs = s.head(model.nq()), us = s.segment(model.nq(), model.nu());
+        out << num(t);
+        for (int i = 0; i < s.size(); ++i) out << "," << num(s[i]);
+        for (double o : model.outputs(t, qs, us)) out << "," << num(o);
+        out << "," << num(model.kineticEnergy(qs, us)) << "," << num(model.potentialEnergy(qs)) << "\n";
+      },
+      [](double) {});
+  out.flush();  // the rows written so far stay
+  if (!status.ok) fail(status.message);
   return 0;
 }
 
@@ -180,7 +219,7 @@ int simulate(const Options& opts) {
   const std::string output = opts.output.empty() ? "-" : opts.output;
   if (opts.interpret) return simulateInterpreted(*loaded, layout, std::move(values), e, output);
   const Generated g = generate(opts, *loaded, layout);
-  const fs::path exe = buildDriver(g, layout.className);
+  const fs::path exe = buildDriver(g, layout.className, simulateFlags());
   char buf[3][64];
   std::snprintf(buf[0], 64, "%.17g", e.tEnd);
   std::snprintf(buf[1], 64, "%.17g", e.dt);
@@ -194,7 +233,8 @@ int simulate(const Options& opts) {
   }
   std::cout.flush();
   const int rc = codegen::runProcess(argv);
-  if (rc != 0) std::cerr << "capstan: error: the simulation failed (exit status " << rc << ")\n";
+  // Status 1: the driver has said why (`capstan: error: ...`); anything else is a crash.
+  if (rc != 0 && rc != 1) std::cerr << "capstan: error: the simulation failed (exit status " << rc << ")\n";
   return rc == 0 ? 0 : 1;
 }
 
@@ -207,16 +247,32 @@ double finiteNumber(const json& v, const std::string& where) {
   return x;
 }
 
+// The numbers of a (nested) JSON array, row-major.
+void flattenNumbers(const json& v, const std::string& where, std::vector<double>& out) {
+  if (!v.is_array()) {
+    out.push_back(finiteNumber(v, where));
+    return;
+  }
+  for (const json& item : v) flattenNumbers(item, where, out);
+}
+
 // Reads STATE.json into q, u (starting from the initial state), time and --set style settings.
 void readState(const Options& opts, const codegen::ModelLayout& layout, Eigen::VectorXd& q, Eigen::VectorXd& u,
                double& time, std::vector<std::string>& settings) {
   std::ifstream f(opts.state);
   if (!f) fail("cannot read `" + opts.state + "`");
+  std::stringstream text;
+  text << f.rdbuf();
   json s;
   try {
-    s = json::parse(f);
+    s = json::parse(text.str());
   } catch (const json::exception& e) {
-    fail("`" + opts.state + "` is not valid JSON: " + e.what());
+    // JSON has no NaN or Infinity, and numbers too large for a double (1e999) overflow.
+    constexpr int kNumberOverflow = 406;
+    const bool nonFinite = e.id == kNumberOverflow || text.str().find("NaN") != std::string::npos ||
+                           text.str().find("Infinity") != std::string::npos;
+    fail("`" + opts.state + "` is not valid JSON: " + e.what() +
+         (nonFinite ? "; every number must be finite (JSON has no NaN or Infinity)" : ""));
   }
   if (!s.is_object()) fail("STATE.json must be an object with `time`, `q`, `u` and `parameters`");
   for (const auto& [key, value] : s.items()) {
@@ -242,16 +298,37 @@ void readState(const Options& opts, const codegen::ModelLayout& layout, Eigen::V
     } else if (key == "parameters") {
       if (!value.is_object()) fail("STATE.json: `parameters` must be an object of names to values");
       for (const auto& [name, v] : value.items()) {
-        if (v.is_array()) {
-          for (std::size_t k = 0; k < v.size(); ++k) {
-            char b[64];
-            std::snprintf(b, sizeof b, "%.17g", finiteNumber(v[k], "`parameters." + name + "`"));
-            settings.push_back(name + "[" + std::to_string(k + 1) + "]=" + b);
-          }
-        } else {
-          char b[64];
-          std::snprintf(b, sizeof b, "%.17g", finiteNumber(v, "`parameters." + name + "`"));
+        const std::string where = "`parameters." + name + "`";
+        char b[64];
+        if (!v.is_array()) {
+          std::snprintf(b, sizeof b, "%.17g", finiteNumber(v, where));
           settings.push_back(name + "=" + b);
+          continue;
+        }
+        std::vector<double> flat;  // row-major
+        flattenNumbers(v, where, flat);
+        const int p = layout.findParameter(name);
+        if (p < 0) {  // not a runtime parameter: parseSettings says what it is
+          settings.push_back(name + "=0");
+          continue;
+        }
+        const std::vector<int>& shape = layout.parameters[static_cast<std::size_t>(p)].shape;
+        if (shape.empty()) fail("STATE.json: " + where + " is an array; parameter `" + name + "` is a scalar");
+        std::size_t count = 1;
+        for (int d : shape) count *= static_cast<std::size_t>(d);
+        if (flat.size() != count)
+          fail("STATE.json: " + where + " has " + std::to_string(flat.size()) + " values; parameter `" + name + "` has " +
+               std::to_string(count));
+        for (std::size_t k = 0; k < count; ++k) {
+          std::string subscripts;
+          std::size_t rest = k;
+          for (std::size_t d = shape.size(); d-- > 0;) {
+            const auto extent = static_cast<std::size_t>(shape[d]);
+            subscripts = std::to_string(rest % extent + 1) + (subscripts.empty() ? "" : ",") + subscripts;
+            rest /= extent;
+          }
+          std::snprintf(b, sizeof b, "%.17g", flat[k]);
+          settings.push_back(name + "[" + subscripts + "]=" + b);
         }
       }
     } else {
@@ -273,28 +350,58 @@ json perJoint(const codegen::ModelLayout& layout, const std::vector<double>& v, 
 
 }  // namespace
 
+EvalState resolveState(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout) {
+  EvalState st;
+  // Parameters first (the initial state depends on them), then the state.
+  std::vector<std::string> fromFile;
+  if (!opts.state.empty()) {
+    Eigen::VectorXd q0 = Eigen::VectorXd::Zero(layout.nq), u0 = Eigen::VectorXd::Zero(layout.nu);
+    double t0 = 0;
+    readState(opts, layout, q0, u0, t0, fromFile);
+  }
+  st.settings = parseSettings(opts, loaded, layout, st.values, fromFile);
+  codegen::Interpreter interp(*loaded.flat, *loaded.mech, layout, st.values);
+  interp.initialState(st.q, st.u);
+  if (!opts.state.empty()) {
+    std::vector<std::string> ignored;
+    readState(opts, layout, st.q, st.u, st.time, ignored);
+  }
+  return st;
+}
+
+fs::path writeStateFile(const EvalState& st) {
+  const fs::path path = fs::temp_directory_path() / ("capstan-state-" + std::to_string(getpid()) + ".txt");
+  std::ofstream f(path);
+  f.precision(17);
+  f << "time " << st.time << "\nq";
+  for (int i = 0; i < st.q.size(); ++i) f << " " << st.q[i];
+  f << "\nu";
+  for (int i = 0; i < st.u.size(); ++i) f << " " << st.u[i];
+  f << "\n";
+  if (!f) fail("cannot write the state file `" + path.string() + "`");
+  return path;
+}
+
+std::vector<std::string> settingArguments(const std::vector<std::pair<std::string, double>>& settings) {
+  std::vector<std::string> args;
+  for (const auto& [name, v] : settings) {
+    char vb[64];
+    std::snprintf(vb, sizeof vb, "%.17g", v);
+    args.push_back(name + "=" + vb);
+  }
+  return args;
+}
+
 int eval(const Options& opts) {
   if (opts.state.empty()) usageError("`eval` needs `--state STATE.json`");
   const auto loaded = load(opts);
   if (!loaded) return 1;
   const codegen::ModelLayout layout = layoutOrExit(opts, *loaded);
-  Options withState = opts;
-  std::vector<std::vector<double>> values;
-  // Parameters first (the initial state depends on them), then the state.
-  {
-    Eigen::VectorXd q0 = Eigen::VectorXd::Zero(layout.nq), u0 = Eigen::VectorXd::Zero(layout.nu);
-    double t0 = 0;
-    std::vector<std::string> fromFile;
-    readState(opts, layout, q0, u0, t0, fromFile);
-    withState.settings.insert(withState.settings.end(), fromFile.begin(), fromFile.end());
-  }
-  const auto settings = parseSettings(withState, *loaded, layout, values);
-  codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, values);
-  Eigen::VectorXd q, u;
-  interp.initialState(q, u);
-  double time = 0;
-  std::vector<std::string> ignored;
-  readState(opts, layout, q, u, time, ignored);
+  const EvalState st = resolveState(opts, *loaded, layout);
+  codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, st.values);
+  const Eigen::VectorXd& q = st.q;
+  const Eigen::VectorXd& u = st.u;
+  const double time = st.time;
 
   std::map<std::string, std::vector<double>> rows;  // key -> values (bodies: key#index)
   if (opts.interpret) {
@@ -325,23 +432,10 @@ int eval(const Options& opts) {
     rows["outputs"] = interp.outputs(time, q, u);
   } else {
     const Generated g = generate(opts, *loaded, layout);
-    const fs::path exe = buildDriver(g, layout.className);
-    const fs::path stateFile = fs::temp_directory_path() / ("capstan-eval-" + std::to_string(getpid()) + ".txt");
-    {
-      std::ofstream f(stateFile);
-      f.precision(17);
-      f << "time " << time << "\nq";
-      for (int i = 0; i < q.size(); ++i) f << " " << q[i];
-      f << "\nu";
-      for (int i = 0; i < u.size(); ++i) f << " " << u[i];
-      f << "\n";
-    }
+    const fs::path exe = buildDriver(g, layout.className, simulateFlags());
+    const fs::path stateFile = writeStateFile(st);
     std::vector<std::string> argv = {exe.string(), "eval", stateFile.string()};
-    for (const auto& [name, v] : settings) {
-      char vb[64];
-      std::snprintf(vb, sizeof vb, "%.17g", v);
-      argv.push_back(name + "=" + vb);
-    }
+    for (const auto& a : settingArguments(st.settings)) argv.push_back(a);
     std::string log;
     const int rc = codegen::runProcess(argv, &log);
     std::error_code ec;

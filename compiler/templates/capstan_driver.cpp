@@ -1,18 +1,26 @@
-// The program `capstan simulate` and `capstan eval` build around a generated
-// model header. Compiled with -DCAPSTAN_MODEL_CLASS=Name -include model.hpp.
+// The program `capstan simulate`, `capstan eval` and `capstan bench` build
+// around a generated model header. Compiled with
+// -DCAPSTAN_MODEL_CLASS=Name -include model.hpp; needs Eigen and the runtime's
+// capstan/integrators.hpp.
 //
 //   driver simulate T_END DT INTEGRATOR TOL OUT.csv PROGRESS [NAME=VALUE]...
 //   driver eval STATE.txt [NAME=VALUE]...
+//   driver bench STATE.txt SECONDS [NAME=VALUE]...
 //
-// STATE.txt (written by capstan): `time T`, `q v...`, `u v...`, optional
-// `initial` (use the model's q0/u0 for what follows being absent). Eval prints
-// `key v...` lines (full precision) that capstan turns into JSON.
+// STATE.txt (written by capstan): `time T`, `q v...`, `u v...`; what is absent
+// keeps the model's q0/u0. Eval and bench print `key v...` lines (full
+// precision) that capstan turns into JSON. Errors: `capstan: error: ...` on
+// stderr, exit status 1.
+#include <time.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "capstan_sim_loop.hpp"
@@ -27,7 +35,7 @@ bool applySettings(Model& model, int argc, char** argv, int first) {
     const auto eq = a.find('=');
     double* slot = eq == std::string::npos ? nullptr : model.parameter(a.substr(0, eq));
     if (!slot) {
-      std::cerr << "error: unknown parameter setting `" << a << "`\n";
+      std::cerr << "capstan: error: unknown parameter setting `" << a << "`\n";
       return false;
     }
     *slot = std::strtod(a.c_str() + eq + 1, nullptr);
@@ -35,23 +43,22 @@ bool applySettings(Model& model, int argc, char** argv, int first) {
   return true;
 }
 
-struct System {
-  Model& model;
-  int size() const { return Model::nq + Model::nu; }
-  void derivative(double t, const capstan_sim::Vec& x, capstan_sim::Vec& xdot) {
-    const Model::Q q = x.head<Model::nq>();
-    const Model::U u = x.tail<Model::nu>();
-    Model::Q qd;
-    Model::U ud;
-    model.qdot(q, u, qd);
-    model.forwardDynamics(t, q, u, ud);
-    xdot.resize(size());
-    xdot << qd, ud;
-  }
-  void project(capstan_sim::Vec& x) {
-    Model::Q q = x.head<Model::nq>();
-    Model::normalizeQuaternions(q);
-    x.head<Model::nq>() = q;
+// The generated model as the runtime integrators' mechanical system
+// (capstan/integrators.hpp), with fixed-size q and u.
+struct MechanicalModel {
+  using VectorQ = Model::Q;
+  using VectorU = Model::U;
+  const Model& model;
+  int nq() const { return Model::nq; }
+  int nu() const { return Model::nu; }
+  void qdot(const VectorQ& q, const VectorU& u, VectorQ& qd) const { model.qdot(q, u, qd); }
+  void udot(double t, const VectorQ& q, const VectorU& u, VectorU& ud) const { model.forwardDynamics(t, q, u, ud); }
+  void normalize(VectorQ& q) const { Model::normalizeQuaternions(q); }
+  // The CSV column of state entry i (x = [q; u]).
+  std::string coordinateName(int i) const {
+    const auto name = i < Model::nq ? Model::qNames[static_cast<std::size_t>(i)]
+                                    : Model::uNames[static_cast<std::size_t>(i - Model::nq)];
+    return std::string(name);
   }
 };
 
@@ -69,10 +76,10 @@ int simulate(Model& model, int argc, char** argv) {
   opt.tolerance = std::strtod(argv[5], nullptr);
   const std::string outPath = argv[6];
   const bool progress = std::string(argv[7]) == "1";
-  if (!applySettings(model, argc, argv, 8)) return 2;
+  if (!applySettings(model, argc, argv, 8)) return 1;
   std::FILE* out = outPath == "-" ? stdout : std::fopen(outPath.c_str(), "w");
   if (!out) {
-    std::cerr << "error: cannot write `" << outPath << "`\n";
+    std::cerr << "capstan: error: cannot write `" << outPath << "`\n";
     return 1;
   }
   std::fprintf(out, "time");
@@ -83,51 +90,48 @@ int simulate(Model& model, int argc, char** argv) {
   Model::Q q;
   Model::U u;
   model.initialState(q, u);
-  capstan_sim::Vec x(Model::nq + Model::nu);
-  x << q, u;
-  System sys{model};
+  MechanicalModel system{model};
   int lastPercent = -1;
-  try {
-    capstan_sim::simulate(
-        sys, x, opt,
-        [&](double t, const capstan_sim::Vec& state) {
-          const Model::Q qs = state.head<Model::nq>();
-          const Model::U us = state.tail<Model::nu>();
-          Model::Outputs o;
-          model.outputs(t, qs, us, o);
-          std::fprintf(out, "%.15g", t);
-          for (int i = 0; i < state.size(); ++i) std::fprintf(out, ",%.15g", state[i]);
-          const double* ov = reinterpret_cast<const double*>(&o);
-          for (std::size_t i = 0; i < Model::outputNames.size(); ++i) std::fprintf(out, ",%.15g", ov[i]);
-          std::fprintf(out, ",%.15g,%.15g\n", model.kineticEnergy(qs, us), model.potentialEnergy(qs));
-        },
-        [&](double fraction) {
-          const int percent = static_cast<int>(fraction * 100);
-          if (!progress || percent == lastPercent) return;
-          lastPercent = percent;
-          const int width = 40, filled = percent * width / 100;
-          std::fprintf(stderr, "\r[%s%s] %3d%%", std::string(static_cast<std::size_t>(filled), '#').c_str(),
-                       std::string(static_cast<std::size_t>(width - filled), ' ').c_str(), percent);
-          std::fflush(stderr);
-        });
-  } catch (const std::exception& e) {
-    if (progress) std::fprintf(stderr, "\n");
-    std::cerr << "error: " << e.what() << "\n";
-    if (out != stdout) std::fclose(out);
+  const capstan::IntegrationStatus status = capstan_sim::simulate(
+      system, q, u, opt,
+      [&](double t, const auto& state) {
+        const Model::Q qs = state.template head<Model::nq>();
+        const Model::U us = state.template segment<Model::nu>(Model::nq);
+        Model::Outputs o;
+        model.outputs(t, qs, us, o);
+        std::fprintf(out, "%.15g", t);
+        for (int i = 0; i < Model::nq + Model::nu; ++i) std::fprintf(out, ",%.15g", state[i]);
+        const double* ov = reinterpret_cast<const double*>(&o);
+        for (std::size_t i = 0; i < Model::outputNames.size(); ++i) std::fprintf(out, ",%.15g", ov[i]);
+        std::fprintf(out, ",%.15g,%.15g\n", model.kineticEnergy(qs, us), model.potentialEnergy(qs));
+      },
+      [&](double fraction) {
+        const int percent = static_cast<int>(fraction * 100);
+        if (!progress || percent == lastPercent) return;
+        lastPercent = percent;
+        const int width = 40, filled = percent * width / 100;
+        std::fprintf(stderr, "\r[%s%s] %3d%%", std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                     std::string(static_cast<std::size_t>(width - filled), ' ').c_str(), percent);
+        std::fflush(stderr);
+      });
+  if (progress) std::fprintf(stderr, "\n");
+  // The rows written so far stay: flushed and closed before reporting.
+  std::fflush(out);
+  if (out != stdout) std::fclose(out);
+  if (!status.ok) {
+    std::cerr << "capstan: error: " << status.message << "\n";
     return 1;
   }
-  if (progress) std::fprintf(stderr, "\n");
-  if (out != stdout) std::fclose(out);
   return 0;
 }
 
-int eval(Model& model, int argc, char** argv) {
-  if (!applySettings(model, argc, argv, 3)) return 2;
-  Model::Q q;
-  Model::U u;
-  model.initialState(q, u);
-  double t = 0;
-  std::ifstream in(argv[2]);
+// Reads STATE.txt into t, q, u (which hold the initial state on entry).
+bool readState(const char* path, double& t, Model::Q& q, Model::U& u) {
+  std::ifstream in(path);
+  if (!in) {
+    std::cerr << "capstan: error: cannot read `" << path << "`\n";
+    return false;
+  }
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream ss(line);
@@ -139,6 +143,16 @@ int eval(Model& model, int argc, char** argv) {
     if (key == "u")
       for (int i = 0; i < Model::nu; ++i) ss >> u[i];
   }
+  return true;
+}
+
+int eval(Model& model, int argc, char** argv) {
+  if (!applySettings(model, argc, argv, 3)) return 1;
+  Model::Q q;
+  Model::U u;
+  model.initialState(q, u);
+  double t = 0;
+  if (!readState(argv[2], t, q, u)) return 1;
   Model::Q qd;
   Model::U ud;
   Model::MassMatrix M;
@@ -174,6 +188,106 @@ int eval(Model& model, int argc, char** argv) {
   return 0;
 }
 
+// ---------------------------------------------------------------- bench
+// Tells the optimizer that `value` may be read and changed here, so a call
+// that depends on it can neither be hoisted out of a loop nor deleted
+// (Google Benchmark's DoNotOptimize/ClobberMemory).
+template <class T>
+inline void clobber(T& value) {
+  asm volatile("" : : "r"(&value) : "memory");
+}
+
+// CPU time of this thread (s): unlike wall time, it does not count the time
+// the thread waits while other processes run.
+double threadSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+struct Timing {
+  double medianMicroseconds = 0;
+  long callsPerBatch = 0;
+  long batches = 0;
+};
+
+// Median time per call of `call` (µs) over batches of calls: the batch size
+// is doubled until a batch takes >= 0.2 ms (well above the clock's
+// resolution); then a warm-up of a tenth of the budget; then batches until
+// `seconds` are spent (at least kMinBatches).
+template <class Call>
+Timing timeCalls(Call&& call, double seconds) {
+  constexpr double kMinBatchSeconds = 2e-4;
+  constexpr long kMinBatches = 11;
+  auto batch = [&](long n) {
+    const double start = threadSeconds();
+    for (long i = 0; i < n; ++i) call();
+    return threadSeconds() - start;
+  };
+  Timing timing;
+  timing.callsPerBatch = 1;
+  while (batch(timing.callsPerBatch) < kMinBatchSeconds && timing.callsPerBatch < (1L << 30)) timing.callsPerBatch *= 2;
+  for (const double warmEnd = threadSeconds() + 0.1 * seconds; threadSeconds() < warmEnd;) batch(timing.callsPerBatch);
+  std::vector<double> perCall;
+  const double end = threadSeconds() + 0.9 * seconds;
+  while (static_cast<long>(perCall.size()) < kMinBatches || threadSeconds() < end)
+    perCall.push_back(batch(timing.callsPerBatch) / static_cast<double>(timing.callsPerBatch));
+  std::nth_element(perCall.begin(), perCall.begin() + static_cast<long>(perCall.size() / 2), perCall.end());
+  timing.medianMicroseconds = 1e6 * perCall[perCall.size() / 2];
+  timing.batches = static_cast<long>(perCall.size());
+  return timing;
+}
+
+int bench(Model& model, int argc, char** argv) {
+  const double seconds = std::strtod(argv[3], nullptr);
+  if (!applySettings(model, argc, argv, 4)) return 1;
+  Model::Q q;
+  Model::U u;
+  model.initialState(q, u);
+  double t = 0;
+  if (!readState(argv[2], t, q, u)) return 1;
+  Model::U udot;
+  Model::MassMatrix M;
+  Model::BodyPoses poses;
+  const double share = seconds / 3;
+  const Timing fd = timeCalls(
+      [&] {
+        clobber(q);
+        clobber(u);
+        model.forwardDynamics(t, q, u, udot);
+        clobber(udot);
+      },
+      share);
+  const Timing mm = timeCalls(
+      [&] {
+        clobber(q);
+        model.massMatrix(q, M);
+        clobber(M);
+      },
+      share);
+  const Timing kin = timeCalls(
+      [&] {
+        clobber(q);
+        model.bodyPoses(q, poses);
+        clobber(poses);
+      },
+      share);
+  const std::pair<const char*, Timing> results[] = {{"forward_dynamics", fd}, {"mass_matrix", mm}, {"kinematics", kin}};
+  for (const auto& [key, timing] : results) {
+    std::printf("%s_us %.17g\n", key, timing.medianMicroseconds);
+    std::printf("%s_calls_per_batch %ld\n", key, timing.callsPerBatch);
+    std::printf("%s_batches %ld\n", key, timing.batches);
+  }
+#if defined(__clang__)
+  std::printf("compiler clang++ %s\n", __clang_version__);
+#elif defined(__GNUC__)
+  std::printf("compiler g++ %s\n", __VERSION__);
+#else
+  std::printf("compiler unknown\n");
+#endif
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -181,6 +295,8 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "simulate" && argc >= 8) return simulate(model, argc, argv);
   if (mode == "eval" && argc >= 3) return eval(model, argc, argv);
-  std::cerr << "usage: driver simulate T_END DT INTEGRATOR TOL OUT PROGRESS [NAME=VALUE]... | eval STATE [NAME=VALUE]...\n";
+  if (mode == "bench" && argc >= 4) return bench(model, argc, argv);
+  std::cerr << "usage: driver simulate T_END DT INTEGRATOR TOL OUT PROGRESS [NAME=VALUE]... | eval STATE "
+               "[NAME=VALUE]... | bench STATE SECONDS [NAME=VALUE]...\n";
   return 2;
 }

@@ -8,8 +8,9 @@
                                            (`capstan eval` vs `capstan eval --interpret`)
                                            to 1e-12 relative, on the tree examples and
                                            on random trees with every joint type
-  run.py --capstan BIN warnings            generated headers compile with
-                                           -Wall -Wextra -Wpedantic -Werror under g++ and clang++
+  run.py --capstan BIN warnings            generated headers (and the driver capstan builds
+                                           around them) compile with -Wall -Wextra -Wpedantic
+                                           -Werror under g++ and clang++
 """
 import argparse
 import json
@@ -263,6 +264,21 @@ def warnings(capstan):
                 if proc.returncode != 0:
                     print(proc.stdout.decode()[:4000])
                     failures += 1
+        # The simulate/eval/bench driver that capstan builds around a header
+        # (syntax only: instantiates every template, and is fast).
+        model, cls = models[0]
+        run(capstan, "compile", str(model), "-o", str(tmp))
+        for cxx in compilers:
+            cmd = [cxx, "-std=c++20", "-fsyntax-only", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-isystem", EIGEN,
+                   "-I", str(ROOT / "compiler/templates"), "-I", str(ROOT / "runtime/include"),
+                   f"-DCAPSTAN_MODEL_CLASS={cls}", "-include", str(tmp / f"{cls}.hpp"),
+                   str(ROOT / "compiler/templates/capstan_driver.cpp")]
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            status = "ok" if proc.returncode == 0 else "FAILED"
+            print(f"warnings: capstan_driver.cpp with {cls} with {cxx}: {status}")
+            if proc.returncode != 0:
+                print(proc.stdout.decode()[:4000])
+                failures += 1
     return 1 if failures else 0
 
 

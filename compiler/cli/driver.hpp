@@ -1,0 +1,47 @@
+// Shared by simulate, eval and bench: building the generated code into the
+// driver program (compiler/templates/capstan_driver.cpp), cached by content
+// hash, and the state it evaluates.
+#pragma once
+
+#include <Eigen/Core>
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli/generate.hpp"
+
+namespace capstan::cli {
+
+// $CXX, else `c++`.
+std::string cxx();
+// -std=c++20 -O2: simulate and eval.
+const std::vector<std::string>& simulateFlags();
+// -std=c++20 -O3 -march=native -DNDEBUG (after -std, $CAPSTAN_BENCH_CXXFLAGS
+// replaces the rest): bench.
+const std::vector<std::string>& benchFlags();
+
+// The driver for the generated header built with `flags`, from the cache
+// ($CAPSTAN_CACHE_DIR, else $XDG_CACHE_HOME/capstan, else ~/.cache/capstan)
+// or compiled into it. Exits with a message on failure.
+std::filesystem::path buildDriver(const Generated& g, const std::string& className,
+                                  const std::vector<std::string>& flags);
+
+// One state to evaluate: STATE.json (`--state`, optional) over the model's
+// initial state, its parameters and --set applied. Errors exit 1.
+struct EvalState {
+  Eigen::VectorXd q, u;
+  double time = 0;
+  std::vector<std::pair<std::string, double>> settings;  // (slot, value), as for the driver
+  std::vector<std::vector<double>> values;               // per runtime parameter
+};
+EvalState resolveState(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout);
+
+// The state as the driver reads it (`time T`, `q ...`, `u ...`), in a
+// temporary file the caller removes.
+std::filesystem::path writeStateFile(const EvalState& state);
+// `NAME=VALUE` arguments for the driver.
+std::vector<std::string> settingArguments(const std::vector<std::pair<std::string, double>>& settings);
+
+}  // namespace capstan::cli

@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Command-line tests of `capstan eval`, `simulate` and `bench` (ctest label `cli`).
+
+  run.py --capstan BIN bad_input CASE   one bad input (CASES below): exit status 1,
+                                        a clear `capstan: error:` message, no crash
+  run.py --capstan BIN period           a compound pendulum's small-angle period
+  run.py --capstan BIN energy           dopri5's energy drift on a passive double
+                                        pendulum shrinks with --tol
+  run.py --capstan BIN nonfinite        a torque that is not finite at some time:
+                                        error naming time and coordinate, rows kept
+  run.py --capstan BIN bench            `capstan bench` prints its JSON
+"""
+import argparse
+import json
+import math
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+HERE = pathlib.Path(__file__).resolve().parent
+DOUBLE_PENDULUM = ROOT / "examples/double_pendulum.cap"
+CHAIN = ROOT / "examples/chain.cap"
+PENDULUM = HERE / "models/pendulum.cap"
+SINGULAR = HERE / "models/singular.cap"
+
+
+def run(capstan, *args):
+    return subprocess.run([capstan, *map(str, args)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          timeout=300, text=True)
+
+
+def check_ok(proc, what):
+    if proc.returncode != 0:
+        raise AssertionError(f"{what} failed ({proc.returncode}):\n{proc.stderr}")
+    return proc
+
+
+def read_csv(text):
+    lines = text.strip().split("\n")
+    header = lines[0].split(",")
+    return header, [dict(zip(header, map(float, line.split(",")))) for line in lines[1:]]
+
+
+# ---------------------------------------------------------------- bad input
+# name -> (command line after the capstan program, STATE.json text or None, expected message part).
+# `{state}` in a command line is replaced by the path of the STATE.json file.
+CASES = {
+    "malformed_json": (["eval", DOUBLE_PENDULUM, "--state", "{state}"], '{"q": {"shoulder": [0.1}', "is not valid JSON"),
+    "state_not_object": (["eval", DOUBLE_PENDULUM, "--state", "{state}"], "[1, 2]", "STATE.json must be an object"),
+    "unknown_key": (["eval", DOUBLE_PENDULUM, "--state", "{state}"], '{"qq": {}}', "unknown key `qq`"),
+    "unknown_joint": (["eval", DOUBLE_PENDULUM, "--state", "{state}"], '{"q": {"wrist": [0.1]}}',
+                      "`q` names `wrist`, which is not a joint"),
+    "unknown_parameter": (["eval", DOUBLE_PENDULUM, "--state", "{state}"], '{"parameters": {"L3": 1}}',
+                          "STATE.json: `parameters.L3`: the model has no parameter `L3`"),
+    "structural_parameter_in_state": (["eval", CHAIN, "--state", "{state}"], '{"parameters": {"n": 3}}',
+                                      "STATE.json: `parameters.n`: parameter `n` is structural"),
+    "wrong_q_length": (["eval", DOUBLE_PENDULUM, "--state", "{state}"], '{"q": {"shoulder": [0.1, 0.2]}}',
+                       "`q.shoulder` has 2 values; joint `shoulder` has 1"),
+    "wrong_u_length": (["eval", DOUBLE_PENDULUM, "--state", "{state}"], '{"u": {"elbow": []}}',
+                       "`u.elbow` has 0 values; joint `elbow` has 1"),
+    "wrong_parameter_length": (["eval", DOUBLE_PENDULUM, "--state", "{state}"],
+                               '{"parameters": {"world.gravity": [0, -9.81]}}',
+                               "`parameters.world.gravity` has 2 values; parameter `world.gravity` has 3"),
+    "array_for_scalar_parameter": (["eval", DOUBLE_PENDULUM, "--state", "{state}"], '{"parameters": {"L1": [1, 2]}}',
+                                   "`parameters.L1` is an array; parameter `L1` is a scalar"),
+    # JSON has no NaN or Infinity (Python's json.dumps writes them anyway) and 1e999 overflows a double.
+    "non_finite_time": (["eval", DOUBLE_PENDULUM, "--state", "{state}"], '{"time": 1e999}',
+                        "every number must be finite"),
+    "non_finite_q": (["eval", DOUBLE_PENDULUM, "--state", "{state}"], '{"q": {"elbow": [NaN]}}',
+                     "every number must be finite"),
+    "non_finite_parameter": (["bench", DOUBLE_PENDULUM, "--state", "{state}"],
+                             '{"parameters": {"m1": -Infinity}}', "every number must be finite"),
+    "non_number_u": (["eval", DOUBLE_PENDULUM, "--state", "{state}"], '{"u": {"elbow": ["fast"]}}',
+                     "`u.elbow[1]` must be a number"),
+    "missing_state_file": (["eval", DOUBLE_PENDULUM, "--state", "/nonexistent/state.json"], None,
+                           "cannot read `/nonexistent/state.json`"),
+    "eval_unknown_set": (["eval", DOUBLE_PENDULUM, "--state", "{state}", "--set", "L9=1"], "{}",
+                         "`--set L9`: the model has no parameter `L9`"),
+    "simulate_unknown_set": (["simulate", DOUBLE_PENDULUM, "--t-end", "0.1", "--set", "L9=1"], None,
+                             "`--set L9`: the model has no parameter `L9`"),
+    "simulate_structural_set": (["simulate", CHAIN, "--t-end", "0.1", "--set", "n=3"], None,
+                                "`--set n`: parameter `n` is structural"),
+    "eval_structural_set": (["eval", CHAIN, "--state", "{state}", "--set", "n=3"], "{}",
+                            "`--set n`: parameter `n` is structural"),
+    "simulate_non_finite_set": (["simulate", DOUBLE_PENDULUM, "--t-end", "0.1", "--set", "L1=inf"], None,
+                                "`--set L1`: the value `inf` is not a finite number"),
+    "simulate_unknown_integrator": (["simulate", DOUBLE_PENDULUM, "--t-end", "0.1", "--integrator", "leapfrog"], None,
+                                    "unknown integrator `leapfrog`"),
+    "bench_unknown_joint": (["bench", DOUBLE_PENDULUM, "--state", "{state}"], '{"u": {"knee": [1]}}',
+                            "`u` names `knee`, which is not a joint"),
+}
+
+
+def bad_input(capstan, case):
+    args, state, expected = CASES[case]
+    with tempfile.TemporaryDirectory() as d:
+        path = pathlib.Path(d) / "state.json"
+        if state is not None:
+            path.write_text(state)
+        argv = [str(path) if a == "{state}" else a for a in args]
+        proc = run(capstan, *argv)
+    failures = []
+    if proc.returncode != 1:
+        failures.append(f"exit status {proc.returncode}, expected 1")
+    if "capstan: error: " not in proc.stderr or expected not in proc.stderr:
+        failures.append(f"stderr lacks `capstan: error: ...{expected}...`")
+    if "internal error" in proc.stderr:
+        failures.append("an internal error")
+    if proc.stdout.strip():
+        failures.append("something was printed on stdout")
+    for f in failures:
+        print(f"bad_input {case}: {f}\n--- stderr:\n{proc.stderr}--- stdout:\n{proc.stdout[:2000]}")
+    if not failures:
+        print(f"bad_input {case}: ok: {proc.stderr.strip().splitlines()[0]}")
+    return 1 if failures else 0
+
+
+# ---------------------------------------------------------------- physics
+def parameter_defaults(capstan, model, tmp):
+    check_ok(run(capstan, "compile", model, "-o", tmp, "--ir"), "compile --ir")
+    (ir_path,) = pathlib.Path(tmp).glob("*.ir.json")
+    ir = json.loads(ir_path.read_text())
+    return {p["name"]: (p["default"][0] if len(p["default"]) == 1 and not p["shape"] else p["default"])
+            for p in ir["parameters"]}
+
+
+def crossing_period(rows, column):
+    """The mean period between upward zero crossings of `column` (linear interpolation)."""
+    times = []
+    for a, b in zip(rows, rows[1:]):
+        if a[column] < 0 <= b[column]:
+            times.append(a["time"] + (b["time"] - a["time"]) * (-a[column]) / (b[column] - a[column]))
+    if len(times) < 3:
+        raise AssertionError(f"only {len(times)} upward zero crossings")
+    return (times[-1] - times[0]) / (len(times) - 1)
+
+
+# The small-angle formula is the limit of zero amplitude; at amplitude a the
+# period is longer by a^2/16 + O(a^4) (the series of the complete elliptic
+# integral), 6.25e-6 at a = 0.01 rad. The numerical errors are far smaller:
+# dopri5 at --tol 1e-10 has a relative phase error ~1e-9 over three periods
+# and linear interpolation of a zero crossing of A sin(w t) errs by
+# O((w dt)^3) ~ 1e-8 s at dt = 1 ms. So:
+PERIOD_TOLERANCE = 2e-5       # |T / T0 - 1|: 3x the finite-amplitude term; a wrong I_o, g or d is off by percent
+AMPLITUDE_TERM_TOLERANCE = 1e-6  # |T / T0 - 1 - a^2/16|: what is left must be numerical or O(a^4) (~4e-11)
+
+
+def period(capstan):
+    failures = 0
+    with tempfile.TemporaryDirectory() as d:
+        p = parameter_defaults(capstan, PENDULUM, d)
+        for settings in ({}, {"d": 0.25, "Izz": 0.05, "m": 2.5}):
+            values = {**p, **settings}
+            g = math.sqrt(sum(x * x for x in values["world.gravity"]))
+            m, dist, izz, a = values["m"], values["d"], values["Izz"], values["amplitude"]
+            i_o = izz + m * dist * dist  # parallel-axis theorem
+            t0 = 2 * math.pi * math.sqrt(i_o / (m * g * dist))
+            sets = [x for k, v in settings.items() for x in ("--set", f"{k}={v!r}")]
+            proc = check_ok(run(capstan, "simulate", PENDULUM, "--t-end", 3.2 * t0, "--dt", 1e-3, "--integrator",
+                                "dopri5", "--tol", 1e-10, *sets), "simulate")
+            _, rows = read_csv(proc.stdout)
+            t = crossing_period(rows, "pivot.q[1]")
+            deviation = t / t0 - 1
+            ok = abs(deviation) < PERIOD_TOLERANCE and abs(deviation - a * a / 16) < AMPLITUDE_TERM_TOLERANCE
+            print(f"period {settings or 'defaults'}: measured {t!r} s, small-angle 2 pi sqrt(I_o/(m g d)) = {t0!r} s, "
+                  f"T/T0 - 1 = {deviation:.3e} (a^2/16 = {a * a / 16:.3e}): {'ok' if ok else 'FAILED'}")
+            failures += not ok
+    return 1 if failures else 0
+
+
+ENERGY_TOLERANCES = (1e-6, 1e-9)
+# The drift must shrink at least this much for a 1000x smaller tolerance (the
+# local error is controlled to ~tol, so drift ~ tol; a factor 20 leaves room
+# for the controller's safety margins and round-off).
+ENERGY_DRIFT_REDUCTION = 20
+ENERGY_DRIFT_BOUND = 1e-7  # relative to the energy scale at --tol 1e-9 (~1e-9 expected: 100x margin)
+
+
+def energy(capstan):
+    drifts = []
+    for tol in ENERGY_TOLERANCES:
+        proc = check_ok(run(capstan, "simulate", DOUBLE_PENDULUM, "--t-end", 5, "--dt", 0.01, "--integrator", "dopri5",
+                            "--tol", tol), "simulate")
+        _, rows = read_csv(proc.stdout)
+        e = [r["kinetic_energy"] + r["potential_energy"] for r in rows]
+        scale = max(max(abs(r["kinetic_energy"]), abs(r["potential_energy"])) for r in rows)
+        drift = max(abs(x - e[0]) for x in e) / scale
+        drifts.append(drift)
+        print(f"energy: --tol {tol:g}: {len(rows)} rows, max |E - E0| / {scale:.3g} J = {drift:.3e}")
+    ok = drifts[1] * ENERGY_DRIFT_REDUCTION < drifts[0] and drifts[1] < ENERGY_DRIFT_BOUND
+    print(f"energy: drift shrinks {drifts[0] / max(drifts[1], 1e-300):.3g}x (need > {ENERGY_DRIFT_REDUCTION}), "
+          f"{drifts[1]:.3e} < {ENERGY_DRIFT_BOUND:g}: {'ok' if ok else 'FAILED'}")
+    return 0 if ok else 1
+
+
+# ---------------------------------------------------------------- non-finite state
+def nonfinite(capstan):
+    failures = []
+    with tempfile.TemporaryDirectory() as d:
+        csv = pathlib.Path(d) / "trajectory.csv"
+        # rk4 with dt = 0.125: the step from t = 0.25 evaluates its last stage at t = 0.375 = tPole: 0.01 / 0 = inf.
+        for extra in ([], ["--interpret"]):
+            proc = run(capstan, "simulate", SINGULAR, "--t-end", 1, "--dt", 0.125, "--integrator", "rk4", "-o", csv,
+                       *extra)
+            what = "rk4" + (" --interpret" if extra else "")
+            expected = "non-finite state in the step from t = 0.25 to t = 0.375: "
+            if proc.returncode != 1 or expected not in proc.stderr or "`pivot.u[1]`" not in proc.stderr:
+                failures.append(f"{what}: exit {proc.returncode}, expected 1 and `{expected}` naming `pivot.u[1]`:\n"
+                                f"{proc.stderr}")
+            header, rows = read_csv(csv.read_text())
+            times = [r["time"] for r in rows]
+            if times != [0, 0.125, 0.25] or not all(math.isfinite(v) for r in rows for v in r.values()):
+                failures.append(f"{what}: the rows before the failure are not all kept: times {times}")
+            print(f"nonfinite {what}: {proc.stderr.strip()}; rows at {times}")
+        # dopri5: the torque is NaN after tRoot = 0.3; trial steps past it are rejected until the step is negligible.
+        proc = run(capstan, "simulate", SINGULAR, "--t-end", 1, "--dt", 0.01, "--set", "tPole=-1", "--set", "tRoot=0.3",
+                   "-o", csv)
+        message = proc.stderr
+        at = message.split("in the step from t = ")[-1].split(" ")[0] if "in the step from t = " in message else "nan"
+        if proc.returncode != 1 or "non-finite state" not in message or "`pivot.u[1]`" not in message or not \
+                abs(float(at) - 0.3) < 1e-6:
+            failures.append(f"dopri5: exit {proc.returncode}; expected a non-finite state at t = 0.3 naming "
+                            f"`pivot.u[1]`:\n{message}")
+        _, rows = read_csv(csv.read_text())
+        times = [r["time"] for r in rows]
+        # Output times before the failure: 0, 0.01, ..., 0.29 (0.3 itself is not reached).
+        if len(rows) != 30 or abs(times[-1] - 0.29) > 1e-12 or not all(math.isfinite(v) for r in rows for v in r.values()):
+            failures.append(f"dopri5: expected the 30 rows t = 0 .. 0.29 to be kept, got {len(rows)} ending at {times[-1]}")
+        print(f"nonfinite dopri5: {message.strip()}; {len(rows)} rows up to t = {times[-1]}")
+    for f in failures:
+        print("FAILED:", f)
+    return 1 if failures else 0
+
+
+# ---------------------------------------------------------------- bench
+# A call the optimizer deleted would cost about a loop iteration (< 1 ns).
+BENCH_MIN_US = 0.002
+
+
+def bench(capstan):
+    with tempfile.TemporaryDirectory() as d:
+        state = pathlib.Path(d) / "state.json"
+        state.write_text(json.dumps({"q": {"shoulder": [0.3], "elbow": [-0.2]}, "u": {"elbow": [1.5]}}))
+        proc = check_ok(run(capstan, "bench", DOUBLE_PENDULUM, "--state", state, "--seconds", 0.3), "bench")
+    result = json.loads(proc.stdout)
+    print(json.dumps(result, indent=2))
+    failures = []
+    for key in ("forward_dynamics_us", "mass_matrix_us", "kinematics_us"):
+        v = result.get(key)
+        if not isinstance(v, (int, float)) or not math.isfinite(v) or not BENCH_MIN_US < v < 1e4:
+            failures.append(f"`{key}` is {v!r}, expected a time per call in ({BENCH_MIN_US}, 1e4) us")
+    if result.get("nq") != 2 or result.get("nu") != 2:
+        failures.append("nq and nu should be 2")
+    if "-O" not in result.get("flags", "") or not result.get("compiler"):
+        failures.append("`flags` (with -O) and `compiler` should be given")
+    for f in failures:
+        print("FAILED:", f)
+    return 1 if failures else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--capstan", required=True)
+    ap.add_argument("mode", choices=["bad_input", "period", "energy", "nonfinite", "bench", "list"])
+    ap.add_argument("case", nargs="?")
+    opts = ap.parse_args()
+    capstan = os.path.abspath(opts.capstan)
+    if opts.mode == "list":
+        print(";".join(CASES))
+        return 0
+    if opts.mode == "bad_input":
+        return bad_input(capstan, opts.case)
+    return {"period": period, "energy": energy, "nonfinite": nonfinite, "bench": bench}[opts.mode](capstan)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
