@@ -1,0 +1,16 @@
+# Configures, builds and runs examples/embed, a separate project that embeds
+# generated code as a user's project would. Arguments: SRC, BIN, CAPSTAN.
+foreach(step configure build run)
+  if(step STREQUAL "configure")
+    set(cmd ${CMAKE_COMMAND} -S ${SRC} -B ${BIN} -DCAPSTAN=${CAPSTAN})
+  elseif(step STREQUAL "build")
+    set(cmd ${CMAKE_COMMAND} --build ${BIN})
+  else()
+    set(cmd ${BIN}/pendulum_demo)
+  endif()
+  execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message("${out}${err}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "examples/embed: ${step} failed (${rc})")
+  endif()
+endforeach()
