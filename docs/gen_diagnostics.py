@@ -20,7 +20,8 @@ TESTS = ROOT / "tests" / "errors"
 OUT = ROOT / "docs" / "diagnostics.md"
 CHECK = "// CHECK:STDERR:"
 PHASES = [("driver", "Driver"), ("syntax", "Syntax"), ("sema", "Names, types, units and values"),
-          ("mechanics", "Mechanics: topology and physical checks")]
+          ("mechanics", "Mechanics: topology and physical checks"),
+          ("codegen", "Code generation")]
 DIAG = re.compile(r'^CAPSTAN_DIAG\((\w+),\s*(\w+),\s*"((?:[^"\\]|\\.)*)"\)')
 
 

@@ -16,22 +16,9 @@ codegen::ModelLayout layoutOrExit(const Options& opts, const Loaded& loaded) {
   std::vector<codegen::Unsupported> unsupported;
   codegen::ModelLayout layout = codegen::makeLayout(*loaded.flat, *loaded.mech, unsupported);
   if (unsupported.empty()) return layout;
-  for (const auto& u : unsupported) {
-    std::string where;
-    std::string excerpt;
-    if (u.range.valid() && u.range.file < loaded.sources.size()) {
-      const syntax::SourceFile& f = loaded.sources.file(u.range.file);
-      const syntax::LineColumn lc = f.lineColumn(u.range.begin);
-      where = f.path() + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.column) + ": ";
-      const std::string line(f.lineText(lc.line));
-      const std::string number = std::to_string(lc.line);
-      excerpt = " " + number + " | " + line + "\n " + std::string(number.size(), ' ') + " | " +
-                std::string(lc.column - 1, ' ') + "^\n";
-    }
-    std::cerr << where << "error: " << u.message << " is not supported by `capstan " << opts.command
-              << "` yet; `capstan check` accepts the model\n"
-              << excerpt;
-  }
+  syntax::DiagnosticEngine diags;  // the check's own diagnostics were printed already
+  for (const auto& u : unsupported) diags.report(syntax::DiagKind::NotYetGenerated, u.range, {u.message, opts.command});
+  std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
   std::exit(1);
 }
 

@@ -287,7 +287,7 @@ class FlatTranslator {
       const Scalar z(0.0);
       return Tensor<Scalar>{{3, 3}, {z, -x[2], x[1], x[2], z, -x[0], -x[1], x[0], z}};
     }
-    throw UnsupportedExpression("a call to `" + f + "` (external functions are not supported by code generation yet)");
+    throw UnsupportedExpression("a call to the external function `" + f + "`");
   }
 
   const sema::FlatModel& model_;
