@@ -39,16 +39,9 @@ int bench(const Options& opts) {
   const EvalState st = resolveState(opts, *loaded, layout);
   const Generated g = generate(opts, *loaded, layout);
   const fs::path exe = buildDriver(g, layout.className, benchFlags());
-  const fs::path stateFile = writeStateFile(st);
   char secondsText[64];
   std::snprintf(secondsText, sizeof secondsText, "%.17g", seconds);
-  std::vector<std::string> argv = {exe.string(), "bench", stateFile.string(), secondsText};
-  for (const auto& a : settingArguments(st.settings)) argv.push_back(a);
-  std::string log;
-  const int rc = codegen::runProcess(argv, &log);
-  std::error_code ec;
-  fs::remove(stateFile, ec);
-  if (rc != 0) fail("the generated code failed (exit status " + std::to_string(rc) + "):\n" + log);
+  const std::string log = runDriver(exe, "bench", st, {secondsText});
 
   std::map<std::string, std::string> rows;  // key -> rest of the line
   std::istringstream in(log);

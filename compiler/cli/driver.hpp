@@ -44,4 +44,10 @@ std::filesystem::path writeStateFile(const EvalState& state);
 // `NAME=VALUE` arguments for the driver.
 std::vector<std::string> settingArguments(const std::vector<std::pair<std::string, double>>& settings);
 
+// Runs the driver `exe` in `mode` (`eval`, `bench`) at `state`: the state
+// file, then `extra`, then the settings as arguments. Returns what it
+// printed; exits with that output when it fails. Removes the state file.
+std::string runDriver(const std::filesystem::path& exe, const std::string& mode, const EvalState& state,
+                      const std::vector<std::string>& extra = {});
+
 }  // namespace capstan::cli

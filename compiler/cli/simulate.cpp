@@ -226,11 +226,7 @@ int simulate(const Options& opts) {
   std::snprintf(buf[2], 64, "%.17g", e.tol);
   std::vector<std::string> argv = {exe.string(), "simulate", buf[0], buf[1], e.integrator, buf[2], output,
                                    isatty(STDERR_FILENO) ? "1" : "0"};
-  for (const auto& [name, v] : settings) {
-    char vb[64];
-    std::snprintf(vb, sizeof vb, "%.17g", v);
-    argv.push_back(name + "=" + vb);
-  }
+  for (const auto& a : settingArguments(settings)) argv.push_back(a);
   std::cout.flush();
   const int rc = codegen::runProcess(argv);
   // Status 1: the driver has said why (`capstan: error: ...`); anything else is a crash.
@@ -392,6 +388,20 @@ std::vector<std::string> settingArguments(const std::vector<std::pair<std::strin
   return args;
 }
 
+std::string runDriver(const fs::path& exe, const std::string& mode, const EvalState& state,
+                      const std::vector<std::string>& extra) {
+  const fs::path stateFile = writeStateFile(state);
+  std::vector<std::string> argv = {exe.string(), mode, stateFile.string()};
+  for (const auto& a : extra) argv.push_back(a);
+  for (const auto& a : settingArguments(state.settings)) argv.push_back(a);
+  std::string log;
+  const int rc = codegen::runProcess(argv, &log);
+  std::error_code ec;
+  fs::remove(stateFile, ec);
+  if (rc != 0) fail("the generated code failed (exit status " + std::to_string(rc) + "):\n" + log);
+  return log;
+}
+
 int eval(const Options& opts) {
   if (opts.state.empty()) usageError("`eval` needs `--state STATE.json`");
   const auto loaded = load(opts);
@@ -433,15 +443,7 @@ int eval(const Options& opts) {
   } else {
     const Generated g = generate(opts, *loaded, layout);
     const fs::path exe = buildDriver(g, layout.className, simulateFlags());
-    const fs::path stateFile = writeStateFile(st);
-    std::vector<std::string> argv = {exe.string(), "eval", stateFile.string()};
-    for (const auto& a : settingArguments(st.settings)) argv.push_back(a);
-    std::string log;
-    const int rc = codegen::runProcess(argv, &log);
-    std::error_code ec;
-    fs::remove(stateFile, ec);
-    if (rc != 0) fail("the generated code failed (exit status " + std::to_string(rc) + "):\n" + log);
-    std::istringstream in(log);
+    std::istringstream in(runDriver(exe, "eval", st));
     std::string line;
     std::map<std::string, int> seen;
     while (std::getline(in, line)) {

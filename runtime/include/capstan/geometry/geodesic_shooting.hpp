@@ -275,6 +275,15 @@ template <class Scalar> Scalar smallestPositiveAngle(Scalar phi) {
   return phi;
 }
 
+// The inputs a closed form accepts: a finite start point and direction, the
+// start off the center or axis (`radial`, its distance from it, > 0 m) and
+// a length >= 0 m or a plane to end at.
+template <class Scalar>
+bool analyticInputValid(const Vec3<Scalar>& xP, const Vec3<Scalar>& tP, Scalar radial, Scalar length,
+                        const Plane<Scalar>* plane) {
+  return xP.allFinite() && tP.allFinite() && radial > Scalar(0) && (length >= Scalar(0) || plane);
+}
+
 template <class Scalar>
 Geodesic<Scalar> shootAnalytically(const Sphere<Scalar>& s, const Vec3<Scalar>& xP, const Vec3<Scalar>& tP,
                                    Scalar length, const Plane<Scalar>* plane, const GeodesicOptions<Scalar>& opt) {
@@ -288,7 +297,7 @@ Geodesic<Scalar> shootAnalytically(const Sphere<Scalar>& s, const Vec3<Scalar>& 
   geod.shots = 1;
   const Scalar r = s.radius;
   const Scalar len0 = xP.norm();
-  if (!xP.allFinite() || !tP.allFinite() || !(len0 > Scalar(0)) || !(length >= Scalar(0) || plane)) {
+  if (!analyticInputValid(xP, tP, len0, length, plane)) {
     geod.status = GeodesicStatus::InvalidInput;
     return geod;
   }
@@ -342,7 +351,7 @@ Geodesic<Scalar> shootAnalytically(const Cylinder<Scalar>& s, const Vec3<Scalar>
   geod.shots = 1;
   const Scalar r = s.radius;
   const Scalar rho = sqrt(xP.x() * xP.x() + xP.y() * xP.y());
-  if (!xP.allFinite() || !tP.allFinite() || !(rho > Scalar(0)) || !(length >= Scalar(0) || plane)) {
+  if (!analyticInputValid(xP, tP, rho, length, plane)) {
     geod.status = GeodesicStatus::InvalidInput;
     return geod;
   }
