@@ -53,6 +53,9 @@ class FunctionBuilder {
     fn_["blocks"].push_back({{"comment", comment}, {"code", b.code}});
   }
 
+  void set(const std::string& key, json value) { fn_[key] = std::move(value); }
+  const symbolic::OpCount& ops() const { return ops_; }
+
   json finish() {
     fn_["operations"] = std::to_string(ops_.adds) + " adds, " + std::to_string(ops_.muls) + " muls, " +
                          std::to_string(ops_.divs) + " divs, " + std::to_string(ops_.funcs) + " calls, " +
@@ -299,23 +302,81 @@ class Tracer {
     return fn.finish();
   }
 
+  // Weighted cost of straight-line code: a division (or a call) counts as
+  // about four multiplications.
+  static double weightedCost(const symbolic::OpCount& ops) {
+    return static_cast<double>(ops.adds + ops.muls + ops.other) + 4.0 * static_cast<double>(ops.divs + ops.funcs);
+  }
+  static json opsJson(const symbolic::OpCount& ops) {
+    return {{"adds", ops.adds}, {"muls", ops.muls}, {"divs", ops.divs}, {"calls", ops.funcs},
+            {"other", ops.other}, {"weighted", weightedCost(ops)}};
+  }
+
+  // Traces forward dynamics both ways, composite rigid body + tree-sparse
+  // L^T D L (the runtime's forwardDynamics) and the articulated-body
+  // algorithm (the runtime's aba), prints each and emits the one whose
+  // printed code has the smaller weighted operation count (ties go to
+  // CRBA + L^T D L). The IR records both counts: as printed (`emitted`, what
+  // decides) and of the simplified DAG computed once (`dag`, countOperations).
   json forwardDynamics(Environment<Expr>& env) {
-    FunctionBuilder fn("forwardDynamics", "void",
-                       "[[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot",
-                       {"udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,",
-                        "force laws and the tree-sparse L^T D L solve, all unrolled."});
-    Data<Expr> data(mechanism_);
     const VectorX<Expr> tau = env.appliedForces();
-    capstan::forwardDynamics(mechanism_, data, q_, u_, tau);
-    poseBlocks(fn, data, false);
-    velocityBlocks(fn, data, false);
-    fn.local("MassMatrix M;");
-    fn.local("U C;");
-    fn.local(layout_.forceLaws.empty() ? "[[maybe_unused]] U tau = U::Zero();  // no force laws" : "U tau = U::Zero();");
-    fn.block("mass matrix (composite rigid body)", matrixOutputs("M", data.M));
-    fn.block("bias (recursive Newton-Euler with udot = 0, gravity included)", vectorOutputs("C", data.C));
-    forceLawBlocks(fn, env, "tau");
-    fn.block("udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization", vectorOutputs("udot", data.udot));
+    Data<Expr> crbaData(mechanism_);
+    capstan::forwardDynamics(mechanism_, crbaData, q_, u_, tau);
+    Data<Expr> abaData(mechanism_);
+    capstan::aba(mechanism_, abaData, q_, u_, tau);
+
+    auto emit = [&](bool useAba) {
+      const Data<Expr>& data = useAba ? abaData : crbaData;
+      FunctionBuilder fn("forwardDynamics", "void",
+                         "[[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot",
+                         {});
+      poseBlocks(fn, data, false);
+      velocityBlocks(fn, data, false);
+      if (!useAba) {
+        fn.local("MassMatrix M;");
+        fn.local("U C;");
+      }
+      fn.local(layout_.forceLaws.empty() ? "[[maybe_unused]] U tau = U::Zero();  // no force laws" : "U tau = U::Zero();");
+      if (useAba) {
+        forceLawBlocks(fn, env, "tau");
+        fn.block("udot by the articulated-body algorithm", vectorOutputs("udot", data.udot));
+      } else {
+        fn.block("mass matrix (composite rigid body)", matrixOutputs("M", data.M));
+        fn.block("bias (recursive Newton-Euler with udot = 0, gravity included)", vectorOutputs("C", data.C));
+        forceLawBlocks(fn, env, "tau");
+        fn.block("udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization", vectorOutputs("udot", data.udot));
+      }
+      return fn;
+    };
+    FunctionBuilder crbaFn = emit(false);
+    FunctionBuilder abaFn = emit(true);
+    const bool useAba = weightedCost(abaFn.ops()) < weightedCost(crbaFn.ops());
+    FunctionBuilder& fn = useAba ? abaFn : crbaFn;
+
+    auto roots = [](const VectorX<Expr>& v) { return std::vector<Expr>(v.data(), v.data() + v.size()); };
+    auto counts = [&](const FunctionBuilder& f, const VectorX<Expr>& udot) {
+      return json{{"emitted", opsJson(f.ops())}, {"dag", opsJson(symbolic::countOperations(roots(udot)))}};
+    };
+    fn.set("method", {{"chosen", useAba ? "aba" : "crba_ltdl"},
+                      {"weights", {{"add", 1}, {"mul", 1}, {"other", 1}, {"div", 4}, {"call", 4}}},
+                      {"crba_ltdl", counts(crbaFn, crbaData.udot)},
+                      {"aba", counts(abaFn, abaData.udot)}});
+    auto brief = [](const symbolic::OpCount& ops) {
+      return std::to_string(ops.adds) + " adds, " + std::to_string(ops.muls) + " muls, " + std::to_string(ops.divs) +
+             " divs (weighted " + symbolic::formatDouble(weightedCost(ops)) + ")";
+    };
+    std::vector<std::string> doc;
+    if (useAba) {
+      doc = {"udot (nu) = M^-1 (tau - C) by the articulated-body algorithm (Featherstone), force laws",
+             "as joint forces, all unrolled."};
+    } else {
+      doc = {"udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,",
+             "force laws and the tree-sparse L^T D L solve, all unrolled."};
+    }
+    doc.push_back(std::string("Method: ") + (useAba ? "ABA" : "CRBA + L^T D L") +
+                  ", the cheaper as traced (a division or call weighs 4 multiplies):");
+    doc.push_back("  CRBA + L^T D L " + brief(crbaFn.ops()) + "; ABA " + brief(abaFn.ops()) + ".");
+    fn.set("doc", doc);
     return fn.finish();
   }
 

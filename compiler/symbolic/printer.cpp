@@ -28,7 +28,11 @@ enum Prec : int {
 int absExponent(double e) { return static_cast<int>(std::abs(e)); }
 
 // Operations of one node, its arguments taken as already computed.
-OpCount ownOps(const Node* n, int maxPower) {
+// `inverted(base)`: the base has a shared reciprocal (see reciprocalBases),
+// so a product multiplies by it instead of dividing.
+using Inverted = std::function<bool(const Node*)>;
+
+OpCount ownOps(const Node* n, int maxPower, const Inverted& inverted = {}) {
   OpCount ops;
   switch (n->kind) {
     case Kind::Constant:
@@ -48,7 +52,8 @@ OpCount ownOps(const Node* n, int maxPower) {
         int e = absExponent(n->coeffs[i]);
         if (e <= maxPower) ops.muls += static_cast<std::size_t>(e - 1);
         else ops.funcs += 1;
-        (n->coeffs[i] > 0.0 ? num : den) += 1;
+        const bool divides = n->coeffs[i] < 0.0 && !(inverted && inverted(n->args[i]));
+        (divides ? den : num) += 1;
       }
       if (num > 1) ops.muls += num - 1;
       if (den > 1) ops.muls += den - 1;
@@ -77,6 +82,24 @@ std::size_t argumentUses(const Node* parent, std::uint32_t i, int maxPower) {
   return 1;
 }
 
+// Reciprocal sharing: a base that is a denominator of two or more products
+// (the pivots of an unrolled factorization, a shared length) is inverted
+// once, `1.0/B`, and the products multiply by it: one division per base
+// instead of one per product. Returns, per base id, how many of the
+// products among `order` (skipping those `skip` says are already available)
+// divide by it.
+std::unordered_map<std::uint32_t, std::size_t> denominatorUsers(const std::vector<const Node*>& order,
+                                                                const std::function<bool(const Node*)>& skip) {
+  std::unordered_map<std::uint32_t, std::size_t> users;
+  for (const Node* n : order) {
+    if (n->kind != Kind::Mul || (skip && skip(n))) continue;
+    for (std::uint32_t i = 0; i < n->size; ++i) {
+      if (n->coeffs[i] < 0.0 && n->args[i]->kind != Kind::Constant) users[n->args[i]->id] += 1;
+    }
+  }
+  return users;
+}
+
 std::string cppFunction(Fn fn) {
   switch (fn) {
     case Fn::Abs: return "std::fabs";
@@ -97,7 +120,14 @@ OpCount& OpCount::operator+=(const OpCount& o) {
 
 OpCount countOperations(std::span<const Expr> roots, int maxMultiplyPower) {
   OpCount total;
-  for (const Node* n : postOrder(roots)) total += ownOps(n, maxMultiplyPower);
+  const std::vector<const Node*> order = postOrder(roots);
+  const auto users = denominatorUsers(order, {});
+  auto inverted = [&](const Node* b) {
+    auto it = users.find(b->id);
+    return it != users.end() && it->second >= 2;
+  };
+  for (const auto& [id, count] : users) total.divs += count >= 2 ? 1 : 0;  // the reciprocals
+  for (const Node* n : order) total += ownOps(n, maxMultiplyPower, inverted);
   return total;
 }
 
@@ -131,7 +161,8 @@ struct CppPrinter::Rendered {
 class CppPrinter::Renderer {
  public:
   using Lookup = std::function<const std::string*(const Node*)>;
-  Renderer(Lookup spelled, int maxPower) : spelled_(std::move(spelled)), maxPower_(maxPower) {}
+  Renderer(Lookup spelled, int maxPower, Lookup reciprocal = {})
+      : spelled_(std::move(spelled)), reciprocal_(std::move(reciprocal)), maxPower_(maxPower) {}
 
   // `n` as a numeric (double) expression, parenthesized if looser than `min`.
   std::string numeric(const Node* n, int min) const { return wrap(numericRendering(n), min); }
@@ -230,13 +261,14 @@ class CppPrinter::Renderer {
     return {s, kAdditive};
   }
 
-  // B^e as factors for a product (e > 0).
-  std::string power(const Node* b, int e, std::size_t& factors) const {
+  // B^e as factors for a product (e > 0); `spelledBase` replaces B's
+  // rendering when given (a reciprocal's name).
+  std::string power(const Node* b, int e, std::size_t& factors, const std::string* spelledBase = nullptr) const {
     if (e > maxPower_) {
       ++factors;
-      return "std::pow(" + numeric(b, kTernary) + ", " + formatDouble(e) + ")";
+      return "std::pow(" + (spelledBase ? *spelledBase : numeric(b, kTernary)) + ", " + formatDouble(e) + ")";
     }
-    std::string base = numeric(b, kUnary);
+    std::string base = spelledBase ? *spelledBase : numeric(b, kUnary);
     std::string s = base;
     for (int k = 1; k < e; ++k) s += "*" + base;
     factors += static_cast<std::size_t>(e);
@@ -248,8 +280,10 @@ class CppPrinter::Renderer {
     std::size_t numFactors = 0, denFactors = 0;
     for (std::uint32_t i = 0; i < n->size; ++i) {
       double e = n->coeffs[i];
-      std::string& side = e > 0.0 ? num : den;
-      std::string p = power(n->args[i], absExponent(e), e > 0.0 ? numFactors : denFactors);
+      const std::string* inv = e < 0.0 && reciprocal_ ? reciprocal_(n->args[i]) : nullptr;
+      const bool numerator = e > 0.0 || inv != nullptr;
+      std::string& side = numerator ? num : den;
+      std::string p = power(n->args[i], absExponent(e), numerator ? numFactors : denFactors, inv);
       side += side.empty() ? p : "*" + p;
     }
     if (num.empty()) num = "1.0";
@@ -258,6 +292,7 @@ class CppPrinter::Renderer {
   }
 
   Lookup spelled_;
+  Lookup reciprocal_;  // the name of 1/B for a base B, if it has one
   int maxPower_;
 };
 
@@ -299,20 +334,40 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
   std::vector<const Node*> order = postOrder(roots, leaf);
 
   const int maxPower = options_.maxMultiplyPower;
+  // Bases inverted once: those with a reciprocal from an earlier block, and
+  // those two or more of this block's products divide by.
+  std::unordered_map<std::uint32_t, std::size_t> denUsers = denominatorUsers(order, leaf);
+  std::unordered_map<std::uint32_t, std::string> localReciprocals;  // this block's, by base id
+  auto inverted = [&](const Node* b) {
+    if (reciprocals_.count(b->id)) return true;
+    auto it = denUsers.find(b->id);
+    return it != denUsers.end() && it->second >= 2;
+  };
+  auto fresh = [&](const Node* b) { return !reciprocals_.count(b->id) && inverted(b); };
+
   std::unordered_map<std::uint32_t, std::size_t> uses;
   for (const Node* n : order) {
+    if (fresh(n)) uses[n->id] += 1;  // its reciprocal spells it once
     if (leaf(n)) continue;
-    for (std::uint32_t i = 0; i < n->size; ++i) uses[n->args[i]->id] += argumentUses(n, i, maxPower);
+    for (std::uint32_t i = 0; i < n->size; ++i) {
+      if (n->kind == Kind::Mul && n->coeffs[i] < 0.0 && inverted(n->args[i])) continue;
+      uses[n->args[i]->id] += argumentUses(n, i, maxPower);
+    }
   }
   for (const Expr& r : roots) uses[r.id()] += 1;
 
   // Children come first, so a node's inline cost can add its children's.
   Block result;
-  std::vector<const Node*> temps;
+  std::vector<std::pair<const Node*, bool>> temps;  // (node, is the reciprocal of the node)
   std::unordered_map<std::uint32_t, std::size_t> inlineCost;
   for (const Node* n : order) {
-    if (cheap(n)) continue;
-    OpCount own = ownOps(n, maxPower);
+    const bool newReciprocal = fresh(n);
+    if (newReciprocal) result.ops.divs += 1;
+    if (cheap(n)) {
+      if (newReciprocal) temps.emplace_back(n, true);
+      continue;
+    }
+    OpCount own = ownOps(n, maxPower, inverted);
     result.ops += own;
     std::size_t cost = own.total();
     for (std::uint32_t i = 0; i < n->size; ++i) {
@@ -320,20 +375,33 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
       if (it != inlineCost.end()) cost += it->second;
     }
     if (uses[n->id] >= 2 || cost > static_cast<std::size_t>(options_.maxInlineOps)) {
-      temps.push_back(n);
+      temps.emplace_back(n, false);
       local[n->id] = "";  // a leaf for the renderer from now on; named below
     } else {
       inlineCost[n->id] = cost;
     }
+    if (newReciprocal) temps.emplace_back(n, true);  // after its base, before any product using it
   }
 
   // Names are given in emission order; a temporary is rendered before any
   // node that uses it is named, so `known` sees exactly the earlier ones.
   local.clear();
-  Renderer renderer(known, maxPower);
+  auto reciprocal = [&](const Node* b) -> const std::string* {
+    if (auto it = reciprocals_.find(b->id); it != reciprocals_.end()) return &it->second;
+    if (auto it = localReciprocals.find(b->id); it != localReciprocals.end()) return &it->second;
+    return nullptr;
+  };
+  Renderer renderer(known, maxPower, reciprocal);
   std::string prefix(tempPrefix);
+  const std::string inversePrefix = prefix + "inv";
   std::string& code = result.code;
-  for (const Node* n : temps) {
+  for (const auto& [n, isReciprocal] : temps) {
+    if (isReciprocal) {
+      std::string tempName = inversePrefix + std::to_string(nextIndex_[inversePrefix]++);
+      code += std::string(indent) + "const double " + tempName + " = 1.0/" + renderer.numeric(n, kUnary) + ";\n";
+      localReciprocals[n->id] = tempName;
+      continue;
+    }
     std::string rhs = n->isBoolean() ? renderer.boolean(n, kTernary) : renderer.numeric(n, kTernary);
     std::string tempName = prefix + std::to_string(nextIndex_[prefix]++);
     code += std::string(indent) + (n->isBoolean() ? "const bool " : "const double ") + tempName + " = " +
@@ -344,7 +412,10 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
     code += std::string(indent) + a.target + " = " + renderer.numeric(a.value.node(), kTernary) + ";\n";
   }
   result.temporaries = temps.size();
-  if (options_.reuseTemporaries) temporaries_.merge(local);
+  if (options_.reuseTemporaries) {
+    temporaries_.merge(local);
+    reciprocals_.merge(localReciprocals);
+  }
   return result;
 }
 

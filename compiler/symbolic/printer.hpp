@@ -29,7 +29,8 @@ struct OpCount {
 };
 
 // The operations straight-line code for `roots` performs when every node is
-// computed once (the way CppPrinter emits it).
+// computed once (the way CppPrinter emits it). A base that two or more
+// products divide by is inverted once (one division) and multiplied by.
 OpCount countOperations(std::span<const Expr> roots, int maxMultiplyPower = 4);
 std::string str(const OpCount& ops);  // "12 adds, 30 muls, 1 div, 2 funcs, 0 other"
 
@@ -73,7 +74,10 @@ class CppPrinter {
               std::string_view indent = "");
 
   // Forget earlier blocks' temporaries (they went out of scope).
-  void endScope() { temporaries_.clear(); }
+  void endScope() {
+    temporaries_.clear();
+    reciprocals_.clear();
+  }
 
   // `e` as one C++ expression, with no temporaries (exponential on DAGs that
   // share much; for small expressions and messages).
@@ -86,6 +90,7 @@ class CppPrinter {
   Options options_;
   std::unordered_map<std::uint32_t, std::string> names_;        // by node id
   std::unordered_map<std::uint32_t, std::string> temporaries_;  // by node id
+  std::unordered_map<std::uint32_t, std::string> reciprocals_;  // names of 1/B, by B's node id
   std::unordered_map<std::string, std::size_t> nextIndex_;      // by prefix
 };
 

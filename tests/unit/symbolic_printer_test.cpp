@@ -133,6 +133,28 @@ TEST_CASE("later blocks reuse earlier temporaries, or not") {
   CHECK(named.block(third, "t").code == "e = q*b;\n");
 }
 
+TEST_CASE("products sharing a denominator multiply by one reciprocal") {
+  Pool pool;
+  PoolScope scope(pool);
+  Expr a = Expr::symbol("a"), b = Expr::symbol("b"), c = Expr::symbol("c"), d = Expr::symbol("d");
+  Expr D = d + c;
+  std::vector<Assignment> first = {{"x", a / D}, {"y", b * c / D}, {"z", a / (D * D) + b / c}};
+  CppPrinter printer;
+  CppPrinter::Block block = printer.block(first, "t");
+  CHECK(block.code ==
+        "const double tinv0 = 1.0/(c + d);\n"
+        "x = a*tinv0;\n"
+        "y = b*c*tinv0;\n"
+        "z = b/c + a*tinv0*tinv0;\n");
+  CHECK(block.ops.divs == 2);  // 1/(c + d) once, and b/c (its only use)
+  std::vector<Expr> values = {first[0].value, first[1].value, first[2].value};
+  CHECK((countOperations(values) == block.ops));
+  // A later block reuses the reciprocal even for a single product.
+  CHECK(printer.block(std::vector<Assignment>{{"w", b / D}}, "t").code == "w = b*tinv0;\n");
+  // One-expression printing is unchanged.
+  CHECK(str(a / D) == "a/(c + d)");
+}
+
 TEST_CASE("long single-use chains are broken into temporaries") {
   Pool pool;
   PoolScope scope(pool);

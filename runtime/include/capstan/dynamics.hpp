@@ -21,6 +21,17 @@ namespace capstan {
 
 namespace detail {
 
+// Velocity-product and gravity wrench of a body about Bo in World, given its
+// spatial inertia M_Bo_W and velocity V_WB: (w x (I_Bo w) - h x g,
+// w x (w x h) - m g) with h = m p_BoBcm_W and g in m/s^2.
+template <class Scalar>
+Vec6<Scalar> biasWrench(const SpatialInertia<Scalar>& M_Bo_W, const Vec6<Scalar>& V_WB, const Vec3<Scalar>& g) {
+  const Vec3<Scalar> w = V_WB.template head<3>();
+  const Vec3<Scalar> t_bias = cross(w, Vec3<Scalar>(M_Bo_W.I_P * w)) - cross(M_Bo_W.h, g);
+  const Vec3<Scalar> f_bias = cross(w, cross(w, M_Bo_W.h)) - M_Bo_W.mass * g;
+  return spatialVector<Scalar>(t_bias, f_bias);
+}
+
 // Backward Newton-Euler pass from accelerations `A` (per body, about Bo, in
 // World): fills data.F_Bo_W and out = H^T F per joint.
 template <class Scalar>
@@ -31,10 +42,8 @@ void rneaBackward(const Mechanism<Scalar>& model, Data<Scalar>& data, const std:
   for (int i = 0; i < nb; ++i) {
     const auto b = static_cast<std::size_t>(i);
     const SpatialInertia<Scalar>& Mb = data.M_Bo_W[b];
-    const Vec3<Scalar> w = data.V_WB[b].template head<3>();
-    const Vec3<Scalar> t_bias = cross(w, Vec3<Scalar>(Mb.I_P * w)) - cross(Mb.h, g);
-    const Vec3<Scalar> f_bias = cross(w, cross(w, Mb.h)) - Mb.mass * g;
-    data.F_Bo_W[b] = Mb * A[b] + spatialVector<Scalar>(t_bias, f_bias);
+    const Vec6<Scalar> bias = biasWrench(Mb, data.V_WB[b], g);
+    data.F_Bo_W[b] = Mb * A[b] + bias;
   }
   for (int i = nb - 1; i >= 0; --i) {
     const auto b = static_cast<std::size_t>(i);
@@ -144,14 +153,18 @@ Scalar potentialEnergy(const Mechanism<Scalar>& model, const Data<Scalar>& data)
 // that are tree ancestors of dof k, so no fill-in. `dofParent` (data.dofParent)
 // gives each dof's parent dof; for a dense matrix pass i - 1. In place on the
 // lower triangle of A: afterwards A(k, k) = D(k), A(k, i) = L(k, i) for i < k.
-// Only divisions by pivots; no pivoting (M is positive definite). Traceable.
+// One division per pivot: its reciprocal, formed once and multiplied by (so a
+// traced factor has n divisions, not one per entry); no pivoting (M is
+// positive definite). Traceable.
 template <class MatrixType, class Parents>
 void ltdlFactor(MatrixType& A, const Parents& dofParent) {
   using Scalar = typename MatrixType::Scalar;
   const int n = static_cast<int>(A.rows());
   for (int k = n - 1; k >= 0; --k) {
+    if (dofParent[static_cast<std::size_t>(k)] < 0) continue;  // a root dof: nothing to eliminate
+    const Scalar dInv = Scalar(1) / A(k, k);
     for (int i = dofParent[static_cast<std::size_t>(k)]; i >= 0; i = dofParent[static_cast<std::size_t>(i)]) {
-      const Scalar a = A(k, i) / A(k, k);
+      const Scalar a = A(k, i) * dInv;
       for (int j = i; j >= 0; j = dofParent[static_cast<std::size_t>(j)]) A(i, j) -= a * A(k, j);
       A(k, i) = a;
     }
@@ -167,7 +180,7 @@ void ltdlSolve(const MatrixType& LD, const Parents& dofParent, VectorType& x) {
       x[i] -= LD(k, i) * x[k];
     }
   }
-  for (int k = 0; k < n; ++k) x[k] = x[k] / LD(k, k);  // D y = z
+  for (int k = 0; k < n; ++k) x[k] = x[k] / LD(k, k);  // D y = z: one division per pivot
   for (int k = 0; k < n; ++k) {  // L x = y
     for (int i = dofParent[static_cast<std::size_t>(k)]; i >= 0; i = dofParent[static_cast<std::size_t>(i)]) {
       x[k] -= LD(k, i) * x[i];
@@ -238,10 +251,8 @@ const VectorX<Scalar>& aba(const Mechanism<Scalar>& model, Data<Scalar>& data, c
   for (int i = 0; i < nb; ++i) {
     const auto b = static_cast<std::size_t>(i);
     const SpatialInertia<Scalar>& Mb = data.M_Bo_W[b];
-    const Vec3<Scalar> w = data.V_WB[b].template head<3>();
     data.IA_Bo_W[b] = Mb.matrix();
-    data.pA_Bo_W[b] = spatialVector<Scalar>(cross(w, Vec3<Scalar>(Mb.I_P * w)) - cross(Mb.h, g),
-                                            cross(w, cross(w, Mb.h)) - Mb.mass * g);
+    data.pA_Bo_W[b] = detail::biasWrench(Mb, data.V_WB[b], g);
   }
   for (int i = nb - 1; i >= 0; --i) {
     const auto b = static_cast<std::size_t>(i);
