@@ -704,23 +704,32 @@ void Parser::parseElement(ClassDef& cls, bool isProtected) {
   }
 }
 
+// Whether the current token ends an equation (or, with `statements`, an
+// algorithm) section: a section keyword or the start of a class; in an
+// algorithm also the other hard stops except `when`/`while`, which are
+// statements there. Inside a `for` body (`forTok`) that means a missing
+// `end for`, which is reported.
+bool Parser::endsSection(bool statements, const Token* forTok) {
+  const Tok k = kind();
+  const bool ends = k == Tok::KwEquation || k == Tok::KwAlgorithm || k == Tok::KwPublic ||
+                    k == Tok::KwProtected || k == Tok::KwExternal || k == Tok::KwAnnotation ||
+                    k == Tok::KwImport || k == Tok::KwExtends ||
+                    (statements ? isHardStop(k) && k != Tok::KwWhen && k != Tok::KwWhile : startsClass(k));
+  if (ends && forTok) {
+    if (Diagnostic* d = error(DiagKind::MissingEnd, tokRange(cur()), {"for", describe(cur())})) {
+      d->note(DiagKind::NoteOpenedHere, tokRange(*forTok), {"`for`"});
+    }
+  }
+  return ends;
+}
+
 // Until a section keyword or a block `end`. `forTok` is the enclosing loop.
 void Parser::parseEquations(ClassDef& cls, std::vector<EquationPtr>& out, bool isProtected, const Token* forTok) {
   while (true) {
     if (panic_) recoverElement();
     checkErrorLimit();
     if (at(Tok::Eof) || atBlockEnd()) return;
-    const Tok k = kind();
-    if (k == Tok::KwEquation || k == Tok::KwAlgorithm || k == Tok::KwPublic || k == Tok::KwProtected ||
-        k == Tok::KwExternal || k == Tok::KwAnnotation || k == Tok::KwImport || k == Tok::KwExtends ||
-        startsClass(k)) {
-      if (forTok) {
-        if (Diagnostic* d = error(DiagKind::MissingEnd, tokRange(cur()), {"for", describe(cur())})) {
-          d->note(DiagKind::NoteOpenedHere, tokRange(*forTok), {"`for`"});
-        }
-      }
-      return;
-    }
+    if (endsSection(/*statements=*/false, forTok)) return;
     const std::size_t before = pos_;
     constructStart_ = cur().begin;
     if (looksLikeDeclaration()) {
@@ -938,17 +947,7 @@ void Parser::parseStatements(std::vector<StatementPtr>& out, const Token* forTok
     if (panic_) recoverElement();
     checkErrorLimit();
     if (at(Tok::Eof) || atBlockEnd()) return;
-    const Tok k = kind();
-    if (k == Tok::KwEquation || k == Tok::KwAlgorithm || k == Tok::KwPublic || k == Tok::KwProtected ||
-        k == Tok::KwExternal || k == Tok::KwAnnotation || k == Tok::KwImport || k == Tok::KwExtends ||
-        (isHardStop(k) && k != Tok::KwWhen && k != Tok::KwWhile)) {  // those two are statements
-      if (forTok) {
-        if (Diagnostic* d = error(DiagKind::MissingEnd, tokRange(cur()), {"for", describe(cur())})) {
-          d->note(DiagKind::NoteOpenedHere, tokRange(*forTok), {"`for`"});
-        }
-      }
-      return;
-    }
+    if (endsSection(/*statements=*/true, forTok)) return;
     const std::size_t before = pos_;
     constructStart_ = cur().begin;
     if (StatementPtr s = parseStatement()) out.push_back(std::move(s));

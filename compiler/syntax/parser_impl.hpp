@@ -158,6 +158,7 @@ class Parser {
 
   std::size_t looksLikeEquation() const;
   bool looksLikeDeclaration() const;
+  bool endsSection(bool statements, const Token* forTok);
   EquationPtr parseEquation(ClassDef& cls, bool isProtected);
   ExprPtr parseRefExpr(std::string_view what);
   bool parseForHeader(std::string& iter, SourceRange& iterRange, ExprPtr& range);
