@@ -9,6 +9,7 @@
 
 #include "syntax/ast.hpp"
 #include "syntax/diagnostics.hpp"
+#include "spec_chain.hpp"
 #include "syntax/parser.hpp"
 
 using namespace capstan::syntax;
@@ -124,40 +125,11 @@ std::string firstError(const std::string& text) {
          ": " + d.message;
 }
 
-constexpr const char* kSpecExample = R"(package Robots "description"
-  model Link "one link of a chain"
-    parameter Real L(unit = "m", min = 0) = 1.0 "length";
-    parameter Real m(unit = "kg") = 1.0;
-    Capstan.Body body(mass = m, com = {0, -L/2, 0},
-                      inertia = diagonal({m*L^2/12, 1e-4, m*L^2/12}));
-    Capstan.FixedTranslation tip(r = {0, -L, 0});
-  equation
-    connect(body.frame_a, tip.frame_a);
-  end Link;
-end Robots;
-
-model Chain
-  import Capstan.*;
-  parameter Integer n = 5;
-  World world(gravity = {0, -9.81, 0});
-  Robots.Link link[n](each L = 0.5);
-  Revolute joint[n](each axis = {0, 0, 1});
-equation
-  connect(world.frame_b, joint[1].frame_a);
-  for i in 1:n loop
-    connect(joint[i].frame_b, link[i].body.frame_a);
-  end for;
-  for i in 1:n-1 loop
-    connect(link[i].tip.frame_b, joint[i+1].frame_a);
-  end for;
-  joint[1].tau = -2.0 * joint[1].u;           // a force law: explicit, causal
-end Chain;
-)";
 
 }  // namespace
 
 TEST_CASE("the SPEC example parses into the expected tree") {
-  Parsed p(kSpecExample);
+  Parsed p(capstan::test::kSpecChain);
   REQUIRE_MESSAGE(p.diags.diagnostics().empty(), p.rendered());
   REQUIRE(p.def.classes.size() == 2);
   const ClassDef& robots = *p.def.classes[0];
@@ -567,7 +539,7 @@ TEST_CASE("garbage bytes and every prefix of a file parse without crashing") {
   CHECK_FALSE(renderAll(g.diags, g.sources).empty());
   Parsed nul(std::string("model M\0 end M;", 15));
   CHECK(nul.kinds() == std::vector<std::string>{"InvalidCharacter@1:8"});
-  const std::string text = kSpecExample;
+  const std::string text = capstan::test::kSpecChain;
   for (std::size_t n = 0; n <= text.size(); ++n) {
     Parsed p(text.substr(0, n));
     (void)renderAll(p.diags, p.sources);
