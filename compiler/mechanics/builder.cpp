@@ -86,7 +86,9 @@ class Builder {
   }
   // Where a parameter's value was written: the modifier's expression, or the
   // component's declaration when the value is the library default (pointing
-  // into the standard library would not help the user).
+  // into the standard library would not help the user). Built-in parameters
+  // are declared in the standard library, so a binding in the declaration's
+  // own file is its default.
   syntax::SourceRange paramRange(int component, const std::string& name) const {
     const auto& params = comp(component).parameters;
     auto it = params.find(name);
@@ -94,8 +96,7 @@ class Builder {
     const auto& var = model_.variables[static_cast<std::size_t>(it->second)];
     if (!var.binding || !var.binding->range.valid()) return comp(component).range;
     const syntax::SourceRange b = var.binding->range;
-    const bool isDefault = b.file == var.range.file && b.begin >= var.range.begin && b.end <= var.range.end + 64;
-    return isDefault ? comp(component).range : b;
+    return b.file == var.range.file ? comp(component).range : b;
   }
   double scalar(int component, const std::string& name, double fallback) const {
     const Value* v = param(component, name);
