@@ -1,0 +1,418 @@
+// Mass matrix, bias and forward dynamics in joint frames (Featherstone's
+// body coordinates), for code generation.
+//
+// dynamics.hpp computes every per-body quantity in World. That is the
+// natural form for the interpreter and for poses, but traced symbolically
+// it is expensive: each body's rotation to World is a dense product of all
+// the joint rotations above it, so its inertia, expressed in World, is a
+// dense expression that has to be rebuilt every call. Here each body i is
+// described in its own joint frame K_i, the M frame of its inboard joint,
+// where
+//   - its spatial inertia is a constant (it folds when traced),
+//   - the joint's motion subspace S_i is constant for every joint type but
+//     Universal, Ball and Free (and sparse for those),
+//   - the transform from the parent's frame K_p is X_{Kp F} * X_FM(q):
+//     a constant followed by one joint rotation about its axis, which is
+//     mostly zeros when traced.
+// Gravity enters as an acceleration of World, a_0 = [0; -g] (Featherstone,
+// RBDA §5.3), so no body needs its orientation in World at all.
+//
+// Spatial vectors are [angular; linear] about the origin of K_i, expressed
+// in K_i. Accelerations here are spatial (Featherstone) accelerations:
+// linear part d/dt(v_O) - w x v_O for the body point O at the origin. The
+// recursions, for body i with parent p, E = R_{Ki Kp}, r = p_{KpKi} in K_p:
+//   v_i = iX_p v_p + S_i u_i                       (v_0 = 0)
+//   c_i = S̊_i u_i + v_i x (S_i u_i)             (S̊: derivative of S_i's
+//                                                   components in K_i)
+//   a_i = iX_p a_p + S_i udot_i + c_i             (a_0 = [0; -g])
+//   f_i = I_i a_i + v_i x* (I_i v_i)
+//   iX_p [w; v] = [E w; E (v + w x r)],   pX_i^* [n; f] = [E^T n + r x E^T f; E^T f].
+// The results (M, C, udot) are the same as dynamics.hpp's to roundoff; the
+// unit tests check that on random trees of every joint type. Everything
+// here is traceable: it branches on joint types and topology only.
+#pragma once
+
+#include "capstan/dynamics.hpp"
+
+namespace capstan::local {
+
+template <class Scalar>
+struct Data {
+  using SmallMatrix = typename capstan::Data<Scalar>::SmallMatrix;
+  using SmallVector = typename capstan::Data<Scalar>::SmallVector;
+
+  explicit Data(const Mechanism<Scalar>& model) : dofParent(capstan::Data<Scalar>(model).dofParent) {
+    const auto nb = static_cast<std::size_t>(model.numBodies());
+    R_PK.resize(nb, Mat3<Scalar>::Identity());
+    p_PK.resize(nb, Vec3<Scalar>::Zero());
+    S.resize(nb);
+    I_K.resize(nb);
+    Ic_K.resize(nb);
+    v.resize(nb, Vec6<Scalar>::Zero());
+    c.resize(nb, Vec6<Scalar>::Zero());
+    a.resize(nb, Vec6<Scalar>::Zero());
+    f.resize(nb, Vec6<Scalar>::Zero());
+    IA.resize(nb, Mat6<Scalar>::Zero());
+    pA.resize(nb, Vec6<Scalar>::Zero());
+    U.resize(nb);
+    Dinv.resize(nb);
+    uu.resize(nb);
+    for (std::size_t i = 0; i < nb; ++i) {
+      const int nu_j = model.joints[i].nu();
+      S[i].setZero(6, nu_j);
+      U[i].setZero(6, nu_j);
+      Dinv[i].setZero(nu_j, nu_j);
+      uu[i].setZero(nu_j);
+    }
+    M.setZero(model.nu, model.nu);
+    C.setZero(model.nu);
+    udot.setZero(model.nu);
+    L.setZero(model.nu, model.nu);
+  }
+
+  // Position (positionKinematics)
+  std::vector<Mat3<Scalar>> R_PK;            // (nb) R_{Kp Ki}: K_i in its parent's K_p (World for a root)
+  std::vector<Vec3<Scalar>> p_PK;            // (nb) p_{KpKi}, in K_p
+  std::vector<Mat6X<Scalar>> S;              // (nb) 6 x nu_j motion subspace, at K_i, in K_i
+  std::vector<SpatialInertia<Scalar>> I_K;   // (nb) the body's inertia about K_i, in K_i
+  // Velocity (velocityKinematics)
+  std::vector<Vec6<Scalar>> v;               // (nb) spatial velocity of body i
+  std::vector<Vec6<Scalar>> c;               // (nb) velocity-product acceleration c_i
+  // Dynamics
+  std::vector<Vec6<Scalar>> a;               // (nb) spatial acceleration (gravity included)
+  std::vector<Vec6<Scalar>> f;               // (nb) force the joint transmits (Newton-Euler)
+  std::vector<SpatialInertia<Scalar>> Ic_K;  // (nb) composite inertia of the subtree
+  std::vector<Mat6<Scalar>> IA;              // (nb) articulated inertia
+  std::vector<Vec6<Scalar>> pA;              // (nb) articulated bias force
+  std::vector<Mat6X<Scalar>> U;              // (nb) IA S
+  std::vector<SmallMatrix> Dinv;             // (nb) (S^T IA S)^-1
+  std::vector<SmallVector> uu;               // (nb) tau_j - S^T pA
+  MatrixX<Scalar> M;                         // (nu x nu)
+  VectorX<Scalar> C;                         // (nu)
+  VectorX<Scalar> udot;                      // (nu)
+  MatrixX<Scalar> L;                         // (nu x nu) L^T D L factor of M
+  std::vector<int> dofParent;                // (nu) as capstan::Data::dofParent
+};
+
+// iX_p m: a motion vector at Kp in Kp, at Ki in Ki.
+template <class Scalar>
+Vec6<Scalar> motionToChild(const Mat3<Scalar>& R_PK, const Vec3<Scalar>& p_PK, const Vec6<Scalar>& m_P) {
+  const Vec3<Scalar> w = m_P.template head<3>();
+  const Vec3<Scalar> v = m_P.template tail<3>() + cross(w, p_PK);
+  return spatialVector<Scalar>(R_PK.transpose() * w, R_PK.transpose() * v);
+}
+
+// pX_i^* f: a force at Ki in Ki, at Kp in Kp.
+template <class Scalar>
+Vec6<Scalar> forceToParent(const Mat3<Scalar>& R_PK, const Vec3<Scalar>& p_PK, const Vec6<Scalar>& f_K) {
+  const Vec3<Scalar> force = R_PK * f_K.template tail<3>();
+  return spatialVector<Scalar>(R_PK * f_K.template head<3>() + cross(p_PK, force), force);
+}
+
+namespace detail {
+
+// R A R^T for a symmetric A: the upper triangle computed once and mirrored,
+// so a traced result is exactly symmetric and shares its entries.
+template <class Scalar>
+Mat3<Scalar> rotateSymmetric(const Mat3<Scalar>& R, const Mat3<Scalar>& A) {
+  const Mat3<Scalar> RA = R * A;
+  Mat3<Scalar> out;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = i; j < 3; ++j) {
+      out(i, j) = RA(i, 0) * R(j, 0) + RA(i, 1) * R(j, 1) + RA(i, 2) * R(j, 2);
+      out(j, i) = out(i, j);
+    }
+  }
+  return out;
+}
+
+// X_{Kp F} of body i's joint: its F frame in the parent's joint frame
+// (in World for a root). Constant.
+template <class Scalar>
+Transform<Scalar> parentFrameToF(const Mechanism<Scalar>& model, int i) {
+  const Joint<Scalar>& joint = model.joints[static_cast<std::size_t>(i)];
+  if (joint.parent < 0) return joint.X_PF;
+  return model.joints[static_cast<std::size_t>(joint.parent)].X_BM.inverse() * joint.X_PF;
+}
+
+// S_i (at Mo, in M) and the joint's X_FM. S is written per type so that
+// constant subspaces stay constant when traced (no reliance on the tracer
+// simplifying R_MF * axis back to the axis).
+template <class Scalar>
+void jointSubspace(const Joint<Scalar>& joint, const VectorX<Scalar>& q, Transform<Scalar>& X_FM,
+                   Mat6X<Scalar>& S) {
+  Mat6X<Scalar> H;
+  H.setZero(6, joint.nu());
+  capstan::detail::jointPosition(joint, q, X_FM, H);
+  S.setZero(6, joint.nu());
+  const Mat3<Scalar> R_MF = X_FM.R.transpose();
+  switch (joint.type) {
+    case JointType::Weld:
+      break;
+    case JointType::Revolute:
+    case JointType::Prismatic:
+    case JointType::Cylindrical:
+      S = H;  // the axis is the same in F and M
+      break;
+    case JointType::Universal: {
+      // R_FM = R_FI(q0 about a) R_IM(q1 about b): in M the first axis is
+      // R_IM^T a and the second is b itself.
+      const Mat3<Scalar> R_IM = axisAngleRotation<Scalar>(joint.axis_b, q[joint.qOffset + 1]);
+      S.template block<3, 1>(0, 0) = R_IM.transpose() * joint.axis_a;
+      S.template block<3, 1>(0, 1) = joint.axis_b;
+      break;
+    }
+    case JointType::Ball:
+      S.template block<3, 3>(0, 0) = R_MF;
+      break;
+    case JointType::Free:
+      S.template block<3, 3>(0, 0) = R_MF;
+      S.template block<3, 3>(3, 3) = R_MF;
+      break;
+  }
+}
+
+// S̊_i u_i: the rate of change of S_i's components in K_i, times u_i.
+// Universal: s0 = R(b, -q1) a turns at -u1 about b. Free: the linear
+// columns R_MF turn at -w_FM, giving -(w x v) in M. Zero for the others
+// (for Ball, -w x w).
+template <class Scalar>
+Vec6<Scalar> subspaceRate(const Joint<Scalar>& joint, const Mat6X<Scalar>& S, const Vec6<Scalar>& vJ,
+                          const VectorX<Scalar>& u) {
+  Vec6<Scalar> out = Vec6<Scalar>::Zero();
+  if (joint.type == JointType::Universal) {
+    const int iu = joint.uOffset;
+    const Vec3<Scalar> s0 = S.template block<3, 1>(0, 0);
+    out.template head<3>() = cross<Scalar>(joint.axis_b, s0) * (-(u[iu] * u[iu + 1]));
+  } else if (joint.type == JointType::Free) {
+    const Vec3<Scalar> w = vJ.template head<3>(), vel = vJ.template tail<3>();
+    out.template tail<3>() = -cross(w, vel);
+  }
+  return out;
+}
+
+// pX_i^* IA iX_p for a symmetric 6 x 6 (articulated) inertia: rotated into
+// K_p, then shifted from K_i's origin to K_p's. Blocks [[A, B], [B^T, D]].
+template <class Scalar>
+Mat6<Scalar> inertiaToParent(const Mat3<Scalar>& R_PK, const Vec3<Scalar>& p_PK, const Mat6<Scalar>& IA) {
+  const Mat3<Scalar> A = rotateSymmetric<Scalar>(R_PK, IA.template topLeftCorner<3, 3>());
+  const Mat3<Scalar> B = R_PK * IA.template topRightCorner<3, 3>() * R_PK.transpose();
+  const Mat3<Scalar> D = rotateSymmetric<Scalar>(R_PK, IA.template bottomRightCorner<3, 3>());
+  // With Phi = [[1, 0], [-[r]x, 1]]: Phi^T IA Phi =
+  //   [[A - B[r]x + [r]x C2, B + [r]x D], [C2, D]],  C2 = B^T - D[r]x.
+  const Mat3<Scalar> rx = skew(p_PK);
+  const Mat3<Scalar> C2 = B.transpose() - D * rx;
+  const Mat3<Scalar> Brx = B * rx;
+  const Mat3<Scalar> rxC2 = rx * C2;
+  Mat6<Scalar> out;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = i; j < 3; ++j) {
+      out(i, j) = A(i, j) - Brx(i, j) + rxC2(i, j);
+      out(j, i) = out(i, j);
+    }
+  }
+  out.template topRightCorner<3, 3>() = B + rx * D;
+  out.template bottomLeftCorner<3, 3>() = C2;
+  out.template bottomRightCorner<3, 3>() = D;
+  return out;
+}
+
+// The same for a rigid (composite) inertia, kept in its 10-number form.
+template <class Scalar>
+SpatialInertia<Scalar> rigidInertiaToParent(const Mat3<Scalar>& R_PK, const Vec3<Scalar>& p_PK,
+                                            const SpatialInertia<Scalar>& I_K) {
+  const SpatialInertia<Scalar> rotated(I_K.mass, R_PK * I_K.h, rotateSymmetric<Scalar>(R_PK, I_K.I_P));
+  return rotated.shift(Vec3<Scalar>(-p_PK));
+}
+
+}  // namespace detail
+
+// Joint frames, motion subspaces and the bodies' inertias in them.
+template <class Scalar>
+void positionKinematics(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q) {
+  for (int i = 0; i < model.numBodies(); ++i) {
+    const auto b = static_cast<std::size_t>(i);
+    const Joint<Scalar>& joint = model.joints[b];
+    const Body<Scalar>& body = model.bodies[b];
+    Transform<Scalar> X_FM;
+    detail::jointSubspace(joint, q, X_FM, data.S[b]);
+    const Transform<Scalar> X_PK = detail::parentFrameToF(model, i) * X_FM;
+    data.R_PK[b] = X_PK.R;
+    data.p_PK[b] = X_PK.p;
+    const Transform<Scalar> X_MB = joint.X_BM.inverse();
+    data.I_K[b] = SpatialInertia<Scalar>::fromMassCenter(body.mass, X_MB * body.p_BoBcm_B,
+                                                         detail::rotateSymmetric<Scalar>(X_MB.R, body.I_Bcm_B));
+  }
+}
+
+// Also the bodies' velocities and velocity-product accelerations.
+template <class Scalar>
+void velocityKinematics(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
+                        const VectorX<Scalar>& u) {
+  positionKinematics(model, data, q);
+  for (int i = 0; i < model.numBodies(); ++i) {
+    const auto b = static_cast<std::size_t>(i);
+    const Joint<Scalar>& joint = model.joints[b];
+    Vec6<Scalar> vJ = Vec6<Scalar>::Zero();
+    if (joint.nu() > 0) vJ = data.S[b] * u.segment(joint.uOffset, joint.nu());
+    data.v[b] = vJ;
+    if (joint.parent >= 0) {
+      data.v[b] += motionToChild(data.R_PK[b], data.p_PK[b], data.v[static_cast<std::size_t>(joint.parent)]);
+    }
+    data.c[b] = detail::subspaceRate(joint, data.S[b], vJ, u) + crossMotion(data.v[b], vJ);
+  }
+}
+
+namespace detail {
+
+// World's spatial acceleration seen from a root's frame: gravity as a_0.
+template <class Scalar>
+Vec6<Scalar> parentAcceleration(const Mechanism<Scalar>& model, const Data<Scalar>& data, int i) {
+  const auto b = static_cast<std::size_t>(i);
+  const int parent = model.joints[b].parent;
+  if (parent >= 0) return motionToChild(data.R_PK[b], data.p_PK[b], data.a[static_cast<std::size_t>(parent)]);
+  const Vec6<Scalar> a0 = spatialVector<Scalar>(Vec3<Scalar>::Zero(), Vec3<Scalar>(-model.gravity));
+  return motionToChild(data.R_PK[b], data.p_PK[b], a0);
+}
+
+}  // namespace detail
+
+// C(q, u) by recursive Newton-Euler in joint frames; returns data.C.
+template <class Scalar>
+const VectorX<Scalar>& nonlinearEffects(const Mechanism<Scalar>& model, Data<Scalar>& data,
+                                        const VectorX<Scalar>& q, const VectorX<Scalar>& u) {
+  velocityKinematics(model, data, q, u);
+  const int nb = model.numBodies();
+  for (int i = 0; i < nb; ++i) {
+    const auto b = static_cast<std::size_t>(i);
+    data.a[b] = detail::parentAcceleration(model, data, i) + data.c[b];
+    data.f[b] = data.I_K[b] * data.a[b] + crossForce(data.v[b], data.I_K[b] * data.v[b]);
+  }
+  for (int i = nb - 1; i >= 0; --i) {
+    const auto b = static_cast<std::size_t>(i);
+    const Joint<Scalar>& joint = model.joints[b];
+    if (joint.nu() > 0) data.C.segment(joint.uOffset, joint.nu()) = data.S[b].transpose() * data.f[b];
+    if (joint.parent >= 0) {
+      data.f[static_cast<std::size_t>(joint.parent)] += forceToParent(data.R_PK[b], data.p_PK[b], data.f[b]);
+    }
+  }
+  return data.C;
+}
+
+namespace detail {
+
+// M from position kinematics already in data (composite rigid body).
+template <class Scalar>
+void massMatrixFromKinematics(const Mechanism<Scalar>& model, Data<Scalar>& data) {
+  const int nb = model.numBodies();
+  for (int i = 0; i < nb; ++i) data.Ic_K[static_cast<std::size_t>(i)] = data.I_K[static_cast<std::size_t>(i)];
+  for (int i = nb - 1; i >= 0; --i) {
+    const auto b = static_cast<std::size_t>(i);
+    const int parent = model.joints[b].parent;
+    if (parent >= 0) {
+      data.Ic_K[static_cast<std::size_t>(parent)] += rigidInertiaToParent(data.R_PK[b], data.p_PK[b], data.Ic_K[b]);
+    }
+  }
+  data.M.setZero();
+  for (int i = 0; i < nb; ++i) {
+    const auto b = static_cast<std::size_t>(i);
+    const Joint<Scalar>& joint = model.joints[b];
+    const int nu_j = joint.nu();
+    if (nu_j == 0) continue;
+    Mat6X<Scalar> F(6, nu_j);
+    for (int col = 0; col < nu_j; ++col) F.col(col) = data.Ic_K[b] * Vec6<Scalar>(data.S[b].col(col));
+    data.M.block(joint.uOffset, joint.uOffset, nu_j, nu_j) = data.S[b].transpose() * F;
+    int k = i;
+    while (model.joints[static_cast<std::size_t>(k)].parent >= 0) {
+      const auto kb = static_cast<std::size_t>(k);
+      for (int col = 0; col < nu_j; ++col) F.col(col) = forceToParent(data.R_PK[kb], data.p_PK[kb], Vec6<Scalar>(F.col(col)));
+      k = model.joints[kb].parent;
+      const Joint<Scalar>& ancestor = model.joints[static_cast<std::size_t>(k)];
+      if (ancestor.nu() == 0) continue;
+      const auto block = (data.S[static_cast<std::size_t>(k)].transpose() * F).eval();
+      data.M.block(ancestor.uOffset, joint.uOffset, ancestor.nu(), nu_j) = block;
+      data.M.block(joint.uOffset, ancestor.uOffset, nu_j, ancestor.nu()) = block.transpose();
+    }
+  }
+}
+
+}  // namespace detail
+
+// M(q) by the composite-rigid-body algorithm in joint frames; returns data.M.
+template <class Scalar>
+const MatrixX<Scalar>& crba(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q) {
+  positionKinematics(model, data, q);
+  detail::massMatrixFromKinematics(model, data);
+  return data.M;
+}
+
+// udot = M^-1 (tau - C): CRBA and Newton-Euler in joint frames, then the
+// tree-sparse L^T D L solve; returns data.udot.
+template <class Scalar>
+const VectorX<Scalar>& forwardDynamics(const Mechanism<Scalar>& model, Data<Scalar>& data,
+                                       const VectorX<Scalar>& q, const VectorX<Scalar>& u,
+                                       const VectorX<Scalar>& tau) {
+  nonlinearEffects(model, data, q, u);
+  detail::massMatrixFromKinematics(model, data);
+  data.L = data.M;
+  ltdlFactor(data.L, data.dofParent);
+  data.udot = tau - data.C;
+  ltdlSolve(data.L, data.dofParent, data.udot);
+  return data.udot;
+}
+
+// udot by the articulated-body algorithm in joint frames; returns data.udot.
+template <class Scalar>
+const VectorX<Scalar>& aba(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
+                           const VectorX<Scalar>& u, const VectorX<Scalar>& tau) {
+  velocityKinematics(model, data, q, u);
+  const int nb = model.numBodies();
+  for (int i = 0; i < nb; ++i) {
+    const auto b = static_cast<std::size_t>(i);
+    data.IA[b] = data.I_K[b].matrix();
+    data.pA[b] = crossForce(data.v[b], data.I_K[b] * data.v[b]);
+  }
+  for (int i = nb - 1; i >= 0; --i) {
+    const auto b = static_cast<std::size_t>(i);
+    const Joint<Scalar>& joint = model.joints[b];
+    const int nu_j = joint.nu();
+    Mat6<Scalar> Ia = data.IA[b];
+    Vec6<Scalar> pa = data.pA[b];
+    if (nu_j > 0) {
+      const Mat6X<Scalar>& S = data.S[b];
+      data.U[b] = data.IA[b] * S;
+      const typename Data<Scalar>::SmallMatrix D = S.transpose() * data.U[b];
+      capstan::detail::smallSpdInverse<Scalar>(D, data.Dinv[b]);
+      data.uu[b] = tau.segment(joint.uOffset, nu_j) - S.transpose() * data.pA[b];
+      const Mat6X<Scalar> UDinv = data.U[b] * data.Dinv[b];
+      // Ia -= UDinv U^T, lower triangle once (Ia stays exactly symmetric).
+      for (int r = 0; r < 6; ++r) {
+        for (int col = r; col < 6; ++col) {
+          Ia(r, col) -= UDinv.row(r).dot(data.U[b].row(col));
+          Ia(col, r) = Ia(r, col);
+        }
+      }
+      pa += UDinv * data.uu[b];
+    }
+    if (joint.parent >= 0) {
+      const auto p = static_cast<std::size_t>(joint.parent);
+      pa += Ia * data.c[b];
+      data.IA[p] += detail::inertiaToParent(data.R_PK[b], data.p_PK[b], Ia);
+      data.pA[p] += forceToParent(data.R_PK[b], data.p_PK[b], pa);
+    }
+  }
+  for (int i = 0; i < nb; ++i) {
+    const auto b = static_cast<std::size_t>(i);
+    const Joint<Scalar>& joint = model.joints[b];
+    Vec6<Scalar> A = detail::parentAcceleration(model, data, i) + data.c[b];
+    if (joint.nu() > 0) {
+      const auto udot_j = (data.Dinv[b] * (data.uu[b] - data.U[b].transpose() * A)).eval();
+      data.udot.segment(joint.uOffset, joint.nu()) = udot_j;
+      A += data.S[b] * udot_j;
+    }
+    data.a[b] = A;
+  }
+  return data.udot;
+}
+
+}  // namespace capstan::local
