@@ -4,9 +4,8 @@
 # build-bench/, runs it, then times `capstan compile` and g++ -O2 on the
 # chain headers. Env: BUILD_DIR, CAPSTAN (a capstan executable to use
 # instead of building the in-tree one), PEERS_SKIP_MODELS (models not built
-# into peers_bench; default "chain50", whose header needs >10 CPU minutes and
-# ~15 GiB under g++ -O2; set it empty to include it), PEERS_ROUNDS, PEERS_MODELS,
-# COMPILE_REPS, SKIP_COMPILE_TIMES=1.
+# into peers_bench, a CMake list; default none), PEERS_ROUNDS,
+# PEERS_MODELS, COMPILE_REPS, SKIP_COMPILE_TIMES=1.
 set -e
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build="${BUILD_DIR:-$root/build-bench}"
@@ -21,7 +20,7 @@ fi
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCAPSTAN_BUILD_BENCH=ON -DCAPSTAN_BUILD_TESTS=OFF -DPEERS_CAPSTAN="${CAPSTAN:-}" \
-  -DPEERS_SKIP_MODELS="${PEERS_SKIP_MODELS-chain50}" >/dev/null
+  -DPEERS_SKIP_MODELS="${PEERS_SKIP_MODELS-}" >/dev/null
 quiet_ninja() {  # the build log only when the build fails
   ninja -C "$build" "$@" >"$build/peers_build.log" 2>&1 || { cat "$build/peers_build.log" >&2; exit 1; }
 }
@@ -32,7 +31,5 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 echo "compiler: $(${CXX:-g++} --version | head -1); MuJoCo $(dpkg-query -W -f='${Version}' libmujoco-dev 2>/dev/null); Simbody $(dpkg-query -W -f='${Version}' libsimbody-dev 2>/dev/null)"
 "$build/bench/peers/peers_bench"
 if [ -z "$SKIP_COMPILE_TIMES" ]; then
-  python3 "$root/bench/peers/compile_times.py" --capstan "$capstan" --reps "${COMPILE_REPS:-3}" --chains 5,10,20
-  # chain50: once, forwardDynamics only, given up after 20 minutes.
-  python3 "$root/bench/peers/compile_times.py" --capstan "$capstan" --reps 1 --chains 50 --kinds fd --timeout 1200
+  python3 "$root/bench/peers/compile_times.py" --capstan "$capstan" --reps "${COMPILE_REPS:-3}" --chains 5,10,20,50
 fi

@@ -1,8 +1,12 @@
 #include "codegen/trace.hpp"
 
 #include <capstan/dynamics.hpp>
+#include <capstan/local_dynamics.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -22,9 +26,23 @@ std::string index2(const std::string& base, int r, int c) {
   return base + "(" + std::to_string(r) + ", " + std::to_string(c) + ")";
 }
 
+// Weighted cost of straight-line code: a division (or a call) counts as
+// about four multiplications.
+double weightedCost(const symbolic::OpCount& ops) {
+  return static_cast<double>(ops.adds + ops.muls + ops.other) + 4.0 * static_cast<double>(ops.divs + ops.funcs);
+}
+
 // One generated member function: its signature, local declarations, blocks
 // of straight-line statements (each headed by the model element it came
 // from) and closing statements.
+//
+// A splittable function whose code grows past a budget is emitted in parts:
+// consecutive runs of blocks, each a non-inlined member of a workspace
+// struct that holds the function's locals and the temporaries one part
+// computes and a later one reads. g++ allocates registers in time
+// superlinear in a function's size, so parts keep the compile time of large
+// models near linear; the printed code, and so the operation count, is the
+// same either way.
 class FunctionBuilder {
  public:
   FunctionBuilder(std::string name, std::string returnType, std::string params, std::vector<std::string> doc)
@@ -34,41 +52,157 @@ class FunctionBuilder {
     fn_["params"] = std::move(params);
     fn_["doc"] = std::move(doc);
     fn_["prologue"] = json::array();
-    fn_["blocks"] = json::array();
     fn_["epilogue"] = json::array();
+    parts_.push_back(json::array());
   }
 
+  // Declarations only (they become workspace members when split).
   void local(const std::string& declaration) { fn_["prologue"].push_back(declaration); }
   void closing(const std::string& statement) { fn_["epilogue"].push_back(statement); }
+  // Start a new part at the next block once a part has cost `budget`.
+  void splitAt(double budget) { partBudget_ = budget; }
 
-  // Prints `outputs` as one block; later blocks refer to its targets by name.
-  void block(const std::string& comment, const std::vector<Assignment>& outputs) {
+  // Adds `outputs` as one block; later blocks refer to its targets by name.
+  // Printing waits for the last block (ops() or finish()), so each block
+  // knows what later ones reuse.
+  void block(const std::string& comment, std::vector<Assignment> outputs) {
     if (outputs.empty()) return;
-    const CppPrinter::Block b = printer_.block(outputs, "t", "    ");
-    for (const Assignment& a : outputs) {
-      if (a.value.isConstant() || a.value.isSymbol() || !named_.insert(a.value.id()).second) continue;
-      printer_.name(a.value, a.target);
-    }
-    ops_ += b.ops;
-    fn_["blocks"].push_back({{"comment", comment}, {"code", b.code}});
+    pending_.push_back({comment, std::move(outputs)});
   }
 
   void set(const std::string& key, json value) { fn_[key] = std::move(value); }
-  const symbolic::OpCount& ops() const { return ops_; }
+  const symbolic::OpCount& ops() {
+    print();
+    return ops_;
+  }
 
   json finish() {
+    print();
     fn_["operations"] = std::to_string(ops_.adds) + " adds, " + std::to_string(ops_.muls) + " muls, " +
                          std::to_string(ops_.divs) + " divs, " + std::to_string(ops_.funcs) + " calls, " +
                          std::to_string(ops_.other) + " other";
+    fn_["parts"] = json::array();
+    fn_["work"] = json::array();
+    if (parts_.size() == 1) {
+      fn_["blocks"] = parts_.front();
+      return fn_;
+    }
+    fn_["blocks"] = json::array();
+    split();
     return fn_;
   }
 
  private:
+  // Moves the blocks into parts, the locals into the workspace, and there
+  // too every temporary that a later part reads.
+  void split() {
+    static const std::regex definition(R"(^    const double (t(?:inv)?[0-9]+) = )");
+    static const std::regex use(R"(\bt(?:inv)?[0-9]+\b)");
+    std::vector<std::set<std::string>> used(parts_.size());
+    for (std::size_t k = 0; k < parts_.size(); ++k) {
+      for (const json& b : parts_[k]) {
+        const std::string code = b["code"];
+        for (auto it = std::sregex_iterator(code.begin(), code.end(), use); it != std::sregex_iterator(); ++it) {
+          used[k].insert(it->str());
+        }
+      }
+    }
+    std::set<std::string> later;  // used by a part after the current one
+    std::vector<std::string> carried;
+    for (std::size_t k = parts_.size(); k-- > 0;) {
+      for (json& b : parts_[k]) {
+        std::istringstream in(b["code"].get<std::string>());
+        std::string line, out;
+        while (std::getline(in, line)) {
+          std::smatch m;
+          if (std::regex_search(line, m, definition) && later.count(m[1].str())) {
+            carried.push_back(m[1].str());
+            line = "    " + m[1].str() + " = " + m.suffix().str();
+          }
+          out += line + "\n";
+        }
+        b["code"] = out;
+      }
+      later.insert(used[k].begin(), used[k].end());
+    }
+    json work = fn_["prologue"];
+    std::sort(carried.begin(), carried.end(), [](const std::string& a, const std::string& b) {
+      return std::make_pair(a.size(), a) < std::make_pair(b.size(), b);
+    });
+    if (!carried.empty()) {
+      std::string line = "double";
+      for (std::size_t i = 0; i < carried.size(); ++i) line += (i ? ", " : " ") + carried[i];
+      work.push_back(line + ";  // temporaries one part computes and a later one reads");
+    }
+    fn_["work"] = work;
+    fn_["prologue"] = json::array();
+    const std::string name = fn_["name"];
+    for (std::size_t k = 0; k < parts_.size(); ++k) {
+      fn_["parts"].push_back({{"name", "part" + std::to_string(k + 1)}, {"blocks", parts_[k]}});
+    }
+    // The parts take the function's parameters, each maybe unused there.
+    std::string partParams, args;
+    std::istringstream params(fn_["params"].get<std::string>());
+    for (std::string param; std::getline(params, param, ',');) {
+      param = param.substr(param.find_first_not_of(' '));
+      const std::string unused = "[[maybe_unused]] ";
+      if (param.rfind(unused, 0) == 0) param = param.substr(unused.size());
+      partParams += (partParams.empty() ? "" : ", ") + unused + param;
+      args += (args.empty() ? "" : ", ") + param.substr(param.find_last_of(" &") + 1);
+    }
+    fn_["part_params"] = partParams;
+    fn_["args"] = args;
+    fn_["work_type"] = std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])))) +
+                       name.substr(1) + "Work";
+  }
+
+  struct Pending {
+    std::string comment;
+    std::vector<Assignment> outputs;
+  };
+
+  void print() {
+    if (pending_.empty()) return;
+    std::vector<std::vector<Expr>> roots;
+    for (const Pending& p : pending_) {
+      roots.emplace_back();
+      for (const Assignment& a : p.outputs) roots.back().push_back(a.value);
+    }
+    const auto last = symbolic::lastUses(roots);
+    for (std::size_t k = 0; k < pending_.size(); ++k) {
+      if (partBudget_ > 0 && !parts_.back().empty() && weightedCost(partOps_) >= partBudget_) {
+        parts_.push_back(json::array());
+        partOps_ = {};
+      }
+      auto usedLater = [&](const symbolic::Node* n) {
+        const auto it = last.find(n->id);
+        return it != last.end() && it->second > k;
+      };
+      const CppPrinter::Block b = printer_.block(pending_[k].outputs, "t", "    ", usedLater);
+      for (const Assignment& a : pending_[k].outputs) {
+        if (a.value.isConstant() || a.value.isSymbol() || !named_.insert(a.value.id()).second) continue;
+        printer_.name(a.value, a.target);
+      }
+      ops_ += b.ops;
+      partOps_ += b.ops;
+      parts_.back().push_back({{"comment", pending_[k].comment}, {"code", b.code}});
+    }
+    pending_.clear();
+  }
+
   CppPrinter printer_;
   json fn_;
+  std::vector<Pending> pending_;
+  std::vector<json> parts_;
   std::set<std::uint32_t> named_;
-  symbolic::OpCount ops_;
+  symbolic::OpCount ops_, partOps_;
+  double partBudget_ = 0;
 };
+
+// A function is emitted in parts of about this weighted operation count
+// (FunctionBuilder): small enough for g++ to allocate registers quickly,
+// large enough that the calls between parts cost nothing measurable.
+constexpr double kPartBudget = 4000;
 
 class Tracer {
  public:
@@ -264,26 +398,139 @@ class Tracer {
     return out;
   }
 
+  // Blocks of the joint-frame algorithms (local_dynamics.hpp), one per
+  // joint and pass, naming each body's quantities in its joint frame K:
+  // v_K<Body> its spatial velocity, a_K<Body> its acceleration, and for ABA
+  // U_K<Body>, Dinv_K<Body>, uu_K<Body>.
+  std::string declareLocal(FunctionBuilder& fn, const std::string& kind, const JointLayout& j, int rows, int cols,
+                           const std::string& what) {
+    const BodyLayout& b = layout_.bodies.at(static_cast<std::size_t>(j.body));
+    const std::string name = kind + "_K" + b.ident;
+    fn.local("Eigen::Matrix<double, " + std::to_string(rows) + ", " + std::to_string(cols) + "> " + name + ";  // " +
+             what + " of '" + b.name + "'");
+    return name;
+  }
+  std::vector<Assignment> segmentOutputs(const std::string& name, const VectorX<Expr>& v, int start, int size) const {
+    std::vector<Assignment> out;
+    for (int k = 0; k < size; ++k) out.push_back({index(name, start + k), v[start + k]});
+    return out;
+  }
+
+  void jointFrameVelocityBlocks(FunctionBuilder& fn, const local::Data<Expr>& data) {
+    for (const JointLayout& j : layout_.joints) {
+      const std::string v = declareLocal(fn, "v", j, 6, 1, "spatial velocity in the joint frame");
+      fn.block(jointComment(j) + ": velocity in the joint frame",
+               vectorOutputs(v, data.v[static_cast<std::size_t>(j.body)]));
+    }
+  }
+
+  // Accelerations with udot = 0 (gravity as World's), then C joint by joint
+  // from the leaves (Newton-Euler's backward pass).
+  void jointFrameBiasBlocks(FunctionBuilder& fn, const local::Data<Expr>& data) {
+    for (const JointLayout& j : layout_.joints) {
+      const std::string a = declareLocal(fn, "a", j, 6, 1, "bias acceleration in the joint frame");
+      fn.block(jointComment(j) + ": acceleration with udot = 0", vectorOutputs(a, data.a[static_cast<std::size_t>(j.body)]));
+    }
+    for (auto j = layout_.joints.rbegin(); j != layout_.joints.rend(); ++j) {
+      fn.block(jointComment(*j) + ": bias", segmentOutputs("C", data.C, j->uIndex, j->nu));
+    }
+  }
+
+  // M column by column: each joint's columns, down to its ancestors' rows.
+  void jointFrameMassMatrixBlocks(FunctionBuilder& fn, const local::Data<Expr>& data) {
+    std::set<std::string> assigned;
+    std::vector<int> parentJoint(layout_.bodies.size(), -1);  // by body
+    for (std::size_t k = 0; k < layout_.joints.size(); ++k) {
+      parentJoint.at(static_cast<std::size_t>(layout_.joints[k].body)) = static_cast<int>(k);
+    }
+    for (const JointLayout& j : layout_.joints) {
+      if (j.nu == 0) continue;
+      std::vector<Assignment> out;
+      auto entries = [&](const JointLayout& row) {
+        for (int r = 0; r < row.nu; ++r) {
+          for (int c = 0; c < j.nu; ++c) {
+            out.push_back({index2("M", row.uIndex + r, j.uIndex + c), data.M(row.uIndex + r, j.uIndex + c)});
+            if (&row != &j) out.push_back({index2("M", j.uIndex + c, row.uIndex + r), data.M(j.uIndex + c, row.uIndex + r)});
+          }
+        }
+      };
+      entries(j);
+      for (int p = j.parent; p >= 0;) {
+        const int k = parentJoint.at(static_cast<std::size_t>(p));
+        if (k < 0) break;
+        const JointLayout& ancestor = layout_.joints.at(static_cast<std::size_t>(k));
+        entries(ancestor);
+        p = ancestor.parent;
+      }
+      for (const Assignment& a : out) assigned.insert(a.target);
+      fn.block(jointComment(j) + ": mass matrix column", out);
+    }
+    std::vector<Assignment> zeros;  // between different branches of the tree
+    for (int r = 0; r < layout_.nu; ++r) {
+      for (int c = 0; c < layout_.nu; ++c) {
+        if (!assigned.count(index2("M", r, c))) zeros.push_back({index2("M", r, c), Expr(0.0)});
+      }
+    }
+    fn.block("mass matrix entries between different branches of the tree", zeros);
+  }
+
+  // ABA: the backward pass from the leaves (U, D^-1, u per joint), then the
+  // forward pass (accelerations and udot).
+  void jointFrameAbaBlocks(FunctionBuilder& fn, const local::Data<Expr>& data) {
+    for (auto j = layout_.joints.rbegin(); j != layout_.joints.rend(); ++j) {
+      if (j->nu == 0) continue;
+      const auto b = static_cast<std::size_t>(j->body);
+      const std::string U = declareLocal(fn, "U", *j, 6, j->nu, "articulated inertia times S");
+      const std::string Dinv = declareLocal(fn, "Dinv", *j, j->nu, j->nu, "(S^T IA S)^-1");
+      const std::string uu = declareLocal(fn, "uu", *j, j->nu, 1, "tau - S^T pA");
+      std::vector<Assignment> out = matrixOutputs(U, MatrixX<Expr>(data.U[b]));
+      for (const Assignment& a : matrixOutputs(Dinv, MatrixX<Expr>(data.Dinv[b]))) out.push_back(a);
+      for (const Assignment& a : vectorOutputs(uu, VectorX<Expr>(data.uu[b]))) out.push_back(a);
+      fn.block(jointComment(*j) + ": articulated inertia", out);
+    }
+    for (const JointLayout& j : layout_.joints) {
+      const std::string a = declareLocal(fn, "a", j, 6, 1, "spatial acceleration in the joint frame");
+      std::vector<Assignment> out = segmentOutputs("udot", data.udot, j.uIndex, j.nu);
+      for (const Assignment& x : vectorOutputs(a, data.a[static_cast<std::size_t>(j.body)])) out.push_back(x);
+      fn.block(jointComment(j) + ": acceleration", out);
+    }
+  }
+
   json massMatrix() {
-    FunctionBuilder fn("massMatrix", "void", "[[maybe_unused]] const Q& q, MassMatrix& M",
-                       {"M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm."});
+    const std::vector<std::string> doc = {
+        "M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm."};
+    const std::string params = "[[maybe_unused]] const Q& q, MassMatrix& M";
     Data<Expr> data(mechanism_);
     crba(mechanism_, data, q_);
-    poseBlocks(fn, data, false);
-    fn.block("mass matrix (composite rigid body)", matrixOutputs("M", data.M));
-    return fn.finish();
+    FunctionBuilder world("massMatrix", "void", params, doc);
+    poseBlocks(world, data, false);
+    world.block("mass matrix (composite rigid body, in World)", matrixOutputs("M", data.M));
+    local::Data<Expr> ldata(mechanism_);
+    local::crba(mechanism_, ldata, q_);
+    FunctionBuilder joint("massMatrix", "void", params, doc);
+    joint.splitAt(kPartBudget);
+    jointFrameMassMatrixBlocks(joint, ldata);
+    return cheaper(world, joint).finish();
   }
 
   json bias() {
-    FunctionBuilder fn("bias", "void", "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C",
-                       {"C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that",
-                        "M udot = tau - C; by recursive Newton-Euler."});
+    const std::vector<std::string> doc = {"C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that",
+                                          "M udot = tau - C; by recursive Newton-Euler."};
+    const std::string params = "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C";
     Data<Expr> data(mechanism_);
     nonlinearEffects(mechanism_, data, q_, u_);
-    poseBlocks(fn, data, false);
-    velocityBlocks(fn, data, false);
-    fn.block("bias (recursive Newton-Euler with udot = 0, gravity included)", vectorOutputs("C", data.C));
-    return fn.finish();
+    FunctionBuilder world("bias", "void", params, doc);
+    poseBlocks(world, data, false);
+    velocityBlocks(world, data, false);
+    world.block("bias (recursive Newton-Euler with udot = 0, gravity included, in World)",
+                vectorOutputs("C", data.C));
+    local::Data<Expr> ldata(mechanism_);
+    local::nonlinearEffects(mechanism_, ldata, q_, u_);
+    FunctionBuilder joint("bias", "void", params, doc);
+    joint.splitAt(kPartBudget);
+    jointFrameVelocityBlocks(joint, ldata);
+    jointFrameBiasBlocks(joint, ldata);
+    return cheaper(world, joint).finish();
   }
 
   void forceLawBlocks(FunctionBuilder& fn, Environment<Expr>& env, const std::string& target) {
@@ -302,80 +549,117 @@ class Tracer {
     return fn.finish();
   }
 
-  // Weighted cost of straight-line code: a division (or a call) counts as
-  // about four multiplications.
-  static double weightedCost(const symbolic::OpCount& ops) {
-    return static_cast<double>(ops.adds + ops.muls + ops.other) + 4.0 * static_cast<double>(ops.divs + ops.funcs);
-  }
   static json opsJson(const symbolic::OpCount& ops) {
     return {{"adds", ops.adds}, {"muls", ops.muls}, {"divs", ops.divs}, {"calls", ops.funcs},
             {"other", ops.other}, {"weighted", weightedCost(ops)}};
   }
 
-  // Traces forward dynamics both ways, composite rigid body + tree-sparse
-  // L^T D L (the runtime's forwardDynamics) and the articulated-body
-  // algorithm (the runtime's aba), prints each and emits the one whose
-  // printed code has the smaller weighted operation count (ties go to
-  // CRBA + L^T D L). The IR records both counts: as printed (`emitted`, what
-  // decides) and of the simplified DAG computed once (`dag`, countOperations).
-  json forwardDynamics(Environment<Expr>& env) {
-    const VectorX<Expr> tau = env.appliedForces();
-    Data<Expr> crbaData(mechanism_);
-    capstan::forwardDynamics(mechanism_, crbaData, q_, u_, tau);
-    Data<Expr> abaData(mechanism_);
-    capstan::aba(mechanism_, abaData, q_, u_, tau);
+  // The one of two printed versions of a function with the smaller weighted
+  // operation count (ties go to the first).
+  static FunctionBuilder& cheaper(FunctionBuilder& a, FunctionBuilder& b) {
+    return weightedCost(b.ops()) < weightedCost(a.ops()) ? b : a;
+  }
 
-    auto emit = [&](bool useAba) {
-      const Data<Expr>& data = useAba ? abaData : crbaData;
-      FunctionBuilder fn("forwardDynamics", "void",
-                         "[[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot",
-                         {});
-      poseBlocks(fn, data, false);
-      velocityBlocks(fn, data, false);
+  // Traces forward dynamics four ways, composite rigid body + tree-sparse
+  // L^T D L (forwardDynamics) or the articulated-body algorithm (aba), each
+  // about body origins in World (dynamics.hpp) or in joint frames
+  // (local_dynamics.hpp), prints each and emits the one whose printed code
+  // has the smallest weighted operation count (ties go to the earlier in
+  // that order). The IR records all four counts: as printed (`emitted`, what
+  // decides) and of the simplified DAG computed once (`dag`,
+  // countOperations).
+  json forwardDynamics(Environment<Expr>& env) {
+    struct Variant {
+      const char* key;    // IR name
+      const char* title;  // in the doc comment
+      bool aba;
+      bool jointFrames;
+      VectorX<Expr> udot;
+      FunctionBuilder fn;
+    };
+    const VectorX<Expr> tau = env.appliedForces();
+    Data<Expr> crbaData(mechanism_), abaData(mechanism_);
+    capstan::forwardDynamics(mechanism_, crbaData, q_, u_, tau);
+    capstan::aba(mechanism_, abaData, q_, u_, tau);
+    local::Data<Expr> crbaLocal(mechanism_), abaLocal(mechanism_);
+    local::forwardDynamics(mechanism_, crbaLocal, q_, u_, tau);
+    local::aba(mechanism_, abaLocal, q_, u_, tau);
+
+    const std::string params =
+        "[[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot";
+    auto emit = [&](const char* key, const char* title, bool useAba, bool jointFrames) {
+      FunctionBuilder fn("forwardDynamics", "void", params, {});
+      fn.splitAt(kPartBudget);
       if (!useAba) {
         fn.local("MassMatrix M;");
         fn.local("U C;");
       }
       fn.local(layout_.forceLaws.empty() ? "[[maybe_unused]] U tau = U::Zero();  // no force laws" : "U tau = U::Zero();");
-      if (useAba) {
+      const VectorX<Expr>& udot =
+          jointFrames ? (useAba ? abaLocal.udot : crbaLocal.udot) : (useAba ? abaData.udot : crbaData.udot);
+      if (jointFrames) {
+        const local::Data<Expr>& data = useAba ? abaLocal : crbaLocal;
+        jointFrameVelocityBlocks(fn, data);
         forceLawBlocks(fn, env, "tau");
-        fn.block("udot by the articulated-body algorithm", vectorOutputs("udot", data.udot));
+        if (useAba) {
+          jointFrameAbaBlocks(fn, data);
+        } else {
+          jointFrameMassMatrixBlocks(fn, data);
+          jointFrameBiasBlocks(fn, data);
+          fn.block("udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization", vectorOutputs("udot", udot));
+        }
       } else {
-        fn.block("mass matrix (composite rigid body)", matrixOutputs("M", data.M));
-        fn.block("bias (recursive Newton-Euler with udot = 0, gravity included)", vectorOutputs("C", data.C));
+        const Data<Expr>& data = useAba ? abaData : crbaData;
+        poseBlocks(fn, data, false);
+        velocityBlocks(fn, data, false);
         forceLawBlocks(fn, env, "tau");
-        fn.block("udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization", vectorOutputs("udot", data.udot));
+        if (useAba) {
+          fn.block("udot by the articulated-body algorithm, in World", vectorOutputs("udot", udot));
+        } else {
+          fn.block("mass matrix (composite rigid body, in World)", matrixOutputs("M", data.M));
+          fn.block("bias (recursive Newton-Euler with udot = 0, gravity included, in World)",
+                   vectorOutputs("C", data.C));
+          fn.block("udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization", vectorOutputs("udot", udot));
+        }
       }
-      return fn;
+      return Variant{key, title, useAba, jointFrames, udot, std::move(fn)};
     };
-    FunctionBuilder crbaFn = emit(false);
-    FunctionBuilder abaFn = emit(true);
-    const bool useAba = weightedCost(abaFn.ops()) < weightedCost(crbaFn.ops());
-    FunctionBuilder& fn = useAba ? abaFn : crbaFn;
+    std::vector<Variant> variants;
+    variants.push_back(emit("crba_ltdl", "CRBA + L^T D L in World", false, false));
+    variants.push_back(emit("aba", "ABA in World", true, false));
+    variants.push_back(emit("crba_ltdl_joint_frames", "CRBA + L^T D L in joint frames", false, true));
+    variants.push_back(emit("aba_joint_frames", "ABA in joint frames", true, true));
+    std::size_t best = 0;
+    for (std::size_t k = 1; k < variants.size(); ++k) {
+      if (weightedCost(variants[k].fn.ops()) < weightedCost(variants[best].fn.ops())) best = k;
+    }
+    Variant& chosen = variants[best];
+    FunctionBuilder& fn = chosen.fn;
 
     auto roots = [](const VectorX<Expr>& v) { return std::vector<Expr>(v.data(), v.data() + v.size()); };
-    auto counts = [&](const FunctionBuilder& f, const VectorX<Expr>& udot) {
-      return json{{"emitted", opsJson(f.ops())}, {"dag", opsJson(symbolic::countOperations(roots(udot)))}};
-    };
-    fn.set("method", {{"chosen", useAba ? "aba" : "crba_ltdl"},
-                      {"weights", {{"add", 1}, {"mul", 1}, {"other", 1}, {"div", 4}, {"call", 4}}},
-                      {"crba_ltdl", counts(crbaFn, crbaData.udot)},
-                      {"aba", counts(abaFn, abaData.udot)}});
+    json method = {{"chosen", chosen.aba ? "aba" : "crba_ltdl"},
+                   {"frames", chosen.jointFrames ? "joint" : "world"},
+                   {"weights", {{"add", 1}, {"mul", 1}, {"other", 1}, {"div", 4}, {"call", 4}}}};
+    for (Variant& v : variants) {
+      method[v.key] = {{"emitted", opsJson(v.fn.ops())}, {"dag", opsJson(symbolic::countOperations(roots(v.udot)))}};
+    }
+    fn.set("method", method);
     auto brief = [](const symbolic::OpCount& ops) {
       return std::to_string(ops.adds) + " adds, " + std::to_string(ops.muls) + " muls, " + std::to_string(ops.divs) +
              " divs (weighted " + symbolic::formatDouble(weightedCost(ops)) + ")";
     };
     std::vector<std::string> doc;
-    if (useAba) {
+    if (chosen.aba) {
       doc = {"udot (nu) = M^-1 (tau - C) by the articulated-body algorithm (Featherstone), force laws",
              "as joint forces, all unrolled."};
     } else {
       doc = {"udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,",
              "force laws and the tree-sparse L^T D L solve, all unrolled."};
     }
-    doc.push_back(std::string("Method: ") + (useAba ? "ABA" : "CRBA + L^T D L") +
-                  ", the cheaper as traced (a division or call weighs 4 multiplies):");
-    doc.push_back("  CRBA + L^T D L " + brief(crbaFn.ops()) + "; ABA " + brief(abaFn.ops()) + ".");
+    doc.push_back(std::string("Method: ") + chosen.title +
+                  ", the cheapest of four as traced (a division or call weighs 4 multiplies):");
+    for (Variant& v : variants) doc.push_back("  " + std::string(v.title) + ": " + brief(v.fn.ops()) + ";");
+    doc.back().back() = '.';
     fn.set("doc", doc);
     return fn.finish();
   }

@@ -312,8 +312,25 @@ std::string CppPrinter::expression(const Expr& e) const {
   return r.numeric(e.node(), kTernary);
 }
 
+std::unordered_map<std::uint32_t, std::size_t> lastUses(const std::vector<std::vector<Expr>>& blockRoots) {
+  // From the last block back: a node first reached from block k is used by
+  // no later block, and its cone has been reached before it (or now).
+  std::unordered_map<std::uint32_t, std::size_t> last;
+  std::vector<const Node*> stack;
+  for (std::size_t k = blockRoots.size(); k-- > 0;) {
+    for (const Expr& root : blockRoots[k]) stack.push_back(root.node());
+    while (!stack.empty()) {
+      const Node* n = stack.back();
+      stack.pop_back();
+      if (!last.emplace(n->id, k).second) continue;
+      for (std::uint32_t i = 0; i < n->size; ++i) stack.push_back(n->args[i]);
+    }
+  }
+  return last;
+}
+
 CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::string_view tempPrefix,
-                                    std::string_view indent) {
+                                    std::string_view indent, const std::function<bool(const Node*)>& usedLater) {
   std::unordered_map<std::uint32_t, std::string> local;  // this block's temporaries
   auto known = [&](const Node* n) -> const std::string* {
     if (auto it = names_.find(n->id); it != names_.end()) return &it->second;
@@ -338,10 +355,11 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
   // those two or more of this block's products divide by.
   std::unordered_map<std::uint32_t, std::size_t> denUsers = denominatorUsers(order, leaf);
   std::unordered_map<std::uint32_t, std::string> localReciprocals;  // this block's, by base id
+  auto later = [&](const Node* n) { return usedLater && usedLater(n); };
   auto inverted = [&](const Node* b) {
     if (reciprocals_.count(b->id)) return true;
     auto it = denUsers.find(b->id);
-    return it != denUsers.end() && it->second >= 2;
+    return it != denUsers.end() && (it->second >= 2 || later(b));
   };
   auto fresh = [&](const Node* b) { return !reciprocals_.count(b->id) && inverted(b); };
 
@@ -355,6 +373,9 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
     }
   }
   for (const Expr& r : roots) uses[r.id()] += 1;
+  for (const Node* n : order) {
+    if (!leaf(n) && later(n)) uses[n->id] += 1;
+  }
 
   // Children come first, so a node's inline cost can add its children's.
   Block result;

@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "symbolic/expr.hpp"
 
@@ -33,6 +35,10 @@ struct OpCount {
 // products divide by is inverted once (one division) and multiplied by.
 OpCount countOperations(std::span<const Expr> roots, int maxMultiplyPower = 4);
 std::string str(const OpCount& ops);  // "12 adds, 30 muls, 1 div, 2 funcs, 0 other"
+
+// For blocks printed in this order, the index of the last block whose
+// outputs depend on each node, by node id (a node no block uses is absent).
+std::unordered_map<std::uint32_t, std::size_t> lastUses(const std::vector<std::vector<Expr>>& blockRoots);
 
 // The shortest C++ double literal that reads back as `v` exactly ("0.5",
 // "2.0", "1e-07", "-3.25"); non-finite values use std::numeric_limits.
@@ -70,8 +76,12 @@ class CppPrinter {
   };
   // `const double <prefix><n> = ...;` for shared subexpressions (n counts on
   // per prefix across the session), then `target = ...;` in the given order.
+  // `usedLater` (optional) says which nodes a later block of the session
+  // will use too: those get temporaries (and a base a later block divides
+  // by, its reciprocal) even when this block uses them once, so no later
+  // block recomputes them. lastUses() computes it for a list of blocks.
   Block block(std::span<const Assignment> outputs, std::string_view tempPrefix = "t",
-              std::string_view indent = "");
+              std::string_view indent = "", const std::function<bool(const Node*)>& usedLater = {});
 
   // Forget earlier blocks' temporaries (they went out of scope).
   void endScope() {

@@ -100,123 +100,85 @@ class DoublePendulum {
   }
 
   // M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm.
-  // (9 adds, 26 muls, 0 divs, 4 calls, 0 other)
+  // (4 adds, 14 muls, 0 divs, 1 calls, 0 other)
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
-    Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
-    Eigen::Vector3d p_WUpper;  // p_WoBo_W of 'upper'
-    Eigen::Matrix3d R_WLower;  // R_WB of 'lower'
-    Eigen::Vector3d p_WLower;  // p_WoBo_W of 'lower'
-    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
-    R_WUpper(0, 0) = t0;
-    R_WUpper(0, 1) = -t1;
-    R_WUpper(0, 2) = 0.0;
-    R_WUpper(1, 0) = t1;
-    R_WUpper(1, 1) = t0;
-    R_WUpper(1, 2) = 0.0;
-    R_WUpper(2, 0) = 0.0;
-    R_WUpper(2, 1) = 0.0;
-    R_WUpper(2, 2) = 1.0;
-    p_WUpper[0] = 0.0;
-    p_WUpper[1] = 0.0;
-    p_WUpper[2] = 0.0;
-    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
-    const double t2 = std::sin(q[1]);
-    const double t3 = std::cos(q[1]);
-    const double t4 = -t2*R_WUpper(1, 0) + t3*R_WUpper(0, 0);
-    const double t5 = t2*R_WUpper(0, 0);
-    const double t6 = R_WUpper(1, 0)*t3;
-    R_WLower(0, 0) = t4;
-    R_WLower(0, 1) = -t5 - t6;
-    R_WLower(0, 2) = 0.0;
-    R_WLower(1, 0) = t5 + t6;
-    R_WLower(1, 1) = t4;
-    R_WLower(1, 2) = 0.0;
-    R_WLower(2, 0) = 0.0;
-    R_WLower(2, 1) = 0.0;
-    R_WLower(2, 2) = 1.0;
-    p_WLower[0] = params.L1*R_WUpper(1, 0);
-    p_WLower[1] = -params.L1*R_WUpper(0, 0);
-    p_WLower[2] = 0.0;
-    // mass matrix (composite rigid body)
-    const double t7 = params.L2*params.L2*params.m2;
-    const double t8 = params.L1*params.L2*params.m2*R_WUpper(0, 0)*R_WLower(0, 0);
-    const double t9 = params.L1*params.L2*params.m2*R_WUpper(1, 0)*R_WLower(0, 1);
-    const double t10 = 0.3333333333333333*t7 + 0.5*t8 - 0.5*t9;
-    M(0, 0) = params.L1*params.L1*params.m2 + 0.3333333333333333*params.L1*params.L1*params.m1 + 0.3333333333333333*t7 + t8 - t9;
-    M(0, 1) = t10;
-    M(1, 0) = t10;
-    M(1, 1) = 0.3333333333333333*t7;
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': mass matrix column
+    const double t0 = params.L2*params.L2*params.m2;
+    const double t1 = std::cos(q[1]);
+    const double t2 = params.L1*params.L2*params.m2*t1;
+    M(0, 0) = params.L1*params.L1*params.m2 + 0.3333333333333333*params.L1*params.L1*params.m1 + 0.3333333333333333*t0 + t2;
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
+    const double t3 = 0.3333333333333333*t0 + 0.5*t2;
+    M(1, 1) = 0.3333333333333333*t0;
+    M(0, 1) = t3;
+    M(1, 0) = t3;
   }
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
   // M udot = tau - C; by recursive Newton-Euler.
-  // (18 adds, 68 muls, 0 divs, 4 calls, 0 other)
+  // (17 adds, 50 muls, 0 divs, 4 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
-    Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
-    Eigen::Vector3d p_WUpper;  // p_WoBo_W of 'upper'
-    Eigen::Matrix3d R_WLower;  // R_WB of 'lower'
-    Eigen::Vector3d p_WLower;  // p_WoBo_W of 'lower'
-    Eigen::Vector3d w_WUpper;  // w_WB of 'upper'
-    Eigen::Vector3d v_WUpper;  // v_WBo of 'upper'
-    Eigen::Vector3d w_WLower;  // w_WB of 'lower'
-    Eigen::Vector3d v_WLower;  // v_WBo of 'lower'
-    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
-    R_WUpper(0, 0) = t0;
-    R_WUpper(0, 1) = -t1;
-    R_WUpper(0, 2) = 0.0;
-    R_WUpper(1, 0) = t1;
-    R_WUpper(1, 1) = t0;
-    R_WUpper(1, 2) = 0.0;
-    R_WUpper(2, 0) = 0.0;
-    R_WUpper(2, 1) = 0.0;
-    R_WUpper(2, 2) = 1.0;
-    p_WUpper[0] = 0.0;
-    p_WUpper[1] = 0.0;
-    p_WUpper[2] = 0.0;
-    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
+    Eigen::Matrix<double, 6, 1> v_KUpper;  // spatial velocity in the joint frame of 'upper'
+    Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
+    Eigen::Matrix<double, 6, 1> a_KUpper;  // bias acceleration in the joint frame of 'upper'
+    Eigen::Matrix<double, 6, 1> a_KLower;  // bias acceleration in the joint frame of 'lower'
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': velocity in the joint frame
+    v_KUpper[0] = 0.0;
+    v_KUpper[1] = 0.0;
+    v_KUpper[2] = u[0];
+    v_KUpper[3] = 0.0;
+    v_KUpper[4] = 0.0;
+    v_KUpper[5] = 0.0;
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
+    const double t0 = u[0] + u[1];
+    const double t1 = std::cos(q[1]);
     const double t2 = std::sin(q[1]);
-    const double t3 = std::cos(q[1]);
-    const double t4 = -t2*R_WUpper(1, 0) + t3*R_WUpper(0, 0);
-    const double t5 = t2*R_WUpper(0, 0);
-    const double t6 = R_WUpper(1, 0)*t3;
-    R_WLower(0, 0) = t4;
-    R_WLower(0, 1) = -t5 - t6;
-    R_WLower(0, 2) = 0.0;
-    R_WLower(1, 0) = t5 + t6;
-    R_WLower(1, 1) = t4;
-    R_WLower(1, 2) = 0.0;
-    R_WLower(2, 0) = 0.0;
-    R_WLower(2, 1) = 0.0;
-    R_WLower(2, 2) = 1.0;
-    p_WLower[0] = params.L1*R_WUpper(1, 0);
-    p_WLower[1] = -params.L1*R_WUpper(0, 0);
-    p_WLower[2] = 0.0;
-    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': velocity
-    w_WUpper[0] = 0.0;
-    w_WUpper[1] = 0.0;
-    w_WUpper[2] = u[0];
-    v_WUpper[0] = 0.0;
-    v_WUpper[1] = 0.0;
-    v_WUpper[2] = 0.0;
-    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity
-    w_WLower[0] = 0.0;
-    w_WLower[1] = 0.0;
-    w_WLower[2] = u[0] + u[1];
-    v_WLower[0] = params.L1*u[0]*R_WUpper(0, 0);
-    v_WLower[1] = params.L1*u[0]*R_WUpper(1, 0);
-    v_WLower[2] = 0.0;
-    // bias (recursive Newton-Euler with udot = 0, gravity included)
-    const double t7 = params.L2*params.m2*params.world_gravity[0]*R_WLower(0, 0);
-    const double t8 = params.L1*params.L2*params.m2*u[0]*u[0]*R_WUpper(1, 0)*R_WLower(0, 0);
-    const double t9 = params.L1*params.L2*params.m2*u[0]*u[0]*R_WUpper(0, 0)*R_WLower(0, 1);
-    const double t10 = params.L2*params.m2*params.world_gravity[1]*R_WLower(0, 1);
-    const double t11 = -0.5*params.L1*params.m1*params.world_gravity[0]*R_WUpper(0, 0) - 0.5*params.L1*params.m1*params.world_gravity[1]*R_WUpper(1, 0) - 0.5*t7 - 0.5*t8 - 0.5*t9 + 0.5*t10 + params.L1*R_WUpper(1, 0)*(-params.m2*params.world_gravity[1] + params.L1*params.m2*u[0]*u[0]*R_WUpper(0, 0) + 0.5*params.L2*params.m2*w_WLower[2]*w_WLower[2]*R_WLower(0, 0)) + params.L1*R_WUpper(0, 0)*(-params.m2*params.world_gravity[0] - params.L1*params.m2*u[0]*u[0]*R_WUpper(1, 0) + 0.5*params.L2*params.m2*w_WLower[2]*w_WLower[2]*R_WLower(0, 1));
-    C[0] = t11;
-    C[1] = -0.5*t7 - 0.5*t8 - 0.5*t9 + 0.5*t10;
+    v_KLower[0] = 0.0;
+    v_KLower[1] = 0.0;
+    v_KLower[2] = t0;
+    v_KLower[3] = params.L1*u[0]*t1;
+    v_KLower[4] = -params.L1*u[0]*t2;
+    v_KLower[5] = 0.0;
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
+    const double t3 = std::sin(q[0]);
+    const double t4 = params.world_gravity[1]*t3;
+    const double t5 = std::cos(q[0]);
+    const double t6 = params.world_gravity[0]*t5;
+    const double t7 = -t4 - t6;
+    const double t8 = params.world_gravity[1]*t5;
+    const double t9 = params.world_gravity[0]*t3;
+    const double t10 = -t8 + t9;
+    a_KUpper[0] = 0.0;
+    a_KUpper[1] = 0.0;
+    a_KUpper[2] = 0.0;
+    a_KUpper[3] = t7;
+    a_KUpper[4] = t10;
+    a_KUpper[5] = -params.world_gravity[2];
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration with udot = 0
+    const double t11 = params.L1*u[0]*u[1]*t2;
+    const double t12 = t1*a_KUpper[3];
+    const double t13 = t2*a_KUpper[4];
+    const double t14 = -t11 + t12 + t13;
+    const double t15 = params.L1*u[0]*u[1]*t1;
+    const double t16 = t2*a_KUpper[3];
+    const double t17 = t1*a_KUpper[4];
+    const double t18 = -t15 - t16 + t17;
+    a_KLower[0] = 0.0;
+    a_KLower[1] = 0.0;
+    a_KLower[2] = 0.0;
+    a_KLower[3] = t14;
+    a_KLower[4] = t18;
+    a_KLower[5] = a_KUpper[5];
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': bias
+    const double t19 = params.L1*params.L1*params.m2*u[0]*u[0]*t2*t1;
+    const double t20 = params.L1*params.m2*u[0]*t1;
+    const double t21 = params.L2*params.m2*v_KLower[2];
+    const double t22 = t20 + 0.5*t21;
+    const double t23 = params.L1*u[0]*t2*t22;
+    const double t24 = params.L2*params.m2*a_KLower[3];
+    C[1] = -t19 + t23 + 0.5*t24;
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': bias
+    C[0] = -t19 + 0.5*params.L1*params.m1*a_KUpper[3] + t23 + 0.5*t24 + params.L1*(-t2*(v_KLower[2]*t22 + params.m2*a_KLower[4]) + t1*(params.L1*params.m2*u[0]*t2*v_KLower[2] + params.m2*a_KLower[3]));
   }
 
   // tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`).
@@ -225,83 +187,109 @@ class DoublePendulum {
     tau.setZero();
   }
 
-  // udot (nu) = M^-1 (tau - C) by the articulated-body algorithm (Featherstone), force laws
-  // as joint forces, all unrolled.
-  // Method: ABA, the cheaper as traced (a division or call weighs 4 multiplies):
-  //   CRBA + L^T D L 45 adds, 155 muls, 3 divs (weighted 228.0); ABA 28 adds, 128 muls, 3 divs (weighted 184.0).
-  // (28 adds, 128 muls, 3 divs, 4 calls, 0 other)
+  // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
+  // force laws and the tree-sparse L^T D L solve, all unrolled.
+  // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call weighs 4 multiplies):
+  //   CRBA + L^T D L in World: 41 adds, 121 muls, 3 divs (weighted 190.0);
+  //   ABA in World: 28 adds, 128 muls, 3 divs (weighted 184.0);
+  //   CRBA + L^T D L in joint frames: 33 adds, 90 muls, 3 divs (weighted 151.0);
+  //   ABA in joint frames: 24 adds, 99 muls, 3 divs (weighted 151.0).
+  // (33 adds, 90 muls, 3 divs, 4 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot) const {
-    Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
-    Eigen::Vector3d p_WUpper;  // p_WoBo_W of 'upper'
-    Eigen::Matrix3d R_WLower;  // R_WB of 'lower'
-    Eigen::Vector3d p_WLower;  // p_WoBo_W of 'lower'
-    Eigen::Vector3d w_WUpper;  // w_WB of 'upper'
-    Eigen::Vector3d v_WUpper;  // v_WBo of 'upper'
-    Eigen::Vector3d w_WLower;  // w_WB of 'lower'
-    Eigen::Vector3d v_WLower;  // v_WBo of 'lower'
+    MassMatrix M;
+    U C;
     [[maybe_unused]] U tau = U::Zero();  // no force laws
-    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
-    R_WUpper(0, 0) = t0;
-    R_WUpper(0, 1) = -t1;
-    R_WUpper(0, 2) = 0.0;
-    R_WUpper(1, 0) = t1;
-    R_WUpper(1, 1) = t0;
-    R_WUpper(1, 2) = 0.0;
-    R_WUpper(2, 0) = 0.0;
-    R_WUpper(2, 1) = 0.0;
-    R_WUpper(2, 2) = 1.0;
-    p_WUpper[0] = 0.0;
-    p_WUpper[1] = 0.0;
-    p_WUpper[2] = 0.0;
-    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
+    Eigen::Matrix<double, 6, 1> v_KUpper;  // spatial velocity in the joint frame of 'upper'
+    Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
+    Eigen::Matrix<double, 6, 1> a_KUpper;  // bias acceleration in the joint frame of 'upper'
+    Eigen::Matrix<double, 6, 1> a_KLower;  // bias acceleration in the joint frame of 'lower'
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': velocity in the joint frame
+    v_KUpper[0] = 0.0;
+    v_KUpper[1] = 0.0;
+    v_KUpper[2] = u[0];
+    v_KUpper[3] = 0.0;
+    v_KUpper[4] = 0.0;
+    v_KUpper[5] = 0.0;
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
+    const double t0 = u[0] + u[1];
+    const double t1 = std::cos(q[1]);
     const double t2 = std::sin(q[1]);
-    const double t3 = std::cos(q[1]);
-    const double t4 = -t2*R_WUpper(1, 0) + t3*R_WUpper(0, 0);
-    const double t5 = t2*R_WUpper(0, 0);
-    const double t6 = R_WUpper(1, 0)*t3;
-    R_WLower(0, 0) = t4;
-    R_WLower(0, 1) = -t5 - t6;
-    R_WLower(0, 2) = 0.0;
-    R_WLower(1, 0) = t5 + t6;
-    R_WLower(1, 1) = t4;
-    R_WLower(1, 2) = 0.0;
-    R_WLower(2, 0) = 0.0;
-    R_WLower(2, 1) = 0.0;
-    R_WLower(2, 2) = 1.0;
-    p_WLower[0] = params.L1*R_WUpper(1, 0);
-    p_WLower[1] = -params.L1*R_WUpper(0, 0);
-    p_WLower[2] = 0.0;
-    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': velocity
-    w_WUpper[0] = 0.0;
-    w_WUpper[1] = 0.0;
-    w_WUpper[2] = u[0];
-    v_WUpper[0] = 0.0;
-    v_WUpper[1] = 0.0;
-    v_WUpper[2] = 0.0;
-    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity
-    w_WLower[0] = 0.0;
-    w_WLower[1] = 0.0;
-    w_WLower[2] = u[0] + u[1];
-    v_WLower[0] = params.L1*u[0]*R_WUpper(0, 0);
-    v_WLower[1] = params.L1*u[0]*R_WUpper(1, 0);
-    v_WLower[2] = 0.0;
-    // udot by the articulated-body algorithm
+    v_KLower[0] = 0.0;
+    v_KLower[1] = 0.0;
+    v_KLower[2] = t0;
+    v_KLower[3] = params.L1*u[0]*t1;
+    v_KLower[4] = -params.L1*u[0]*t2;
+    v_KLower[5] = 0.0;
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': mass matrix column
+    const double t3 = params.L1*params.L1*params.m2;
+    const double t4 = params.L1*params.L1*params.m1;
+    const double t5 = params.L2*params.L2*params.m2;
+    const double t6 = params.L1*params.L2*params.m2*t1;
+    M(0, 0) = t3 + 0.3333333333333333*t4 + 0.3333333333333333*t5 + t6;
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
+    const double t7 = 0.3333333333333333*t5 + 0.5*t6;
+    M(1, 1) = 0.3333333333333333*t5;
+    M(0, 1) = t7;
+    M(1, 0) = t7;
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
+    const double t8 = std::sin(q[0]);
+    const double t9 = params.world_gravity[1]*t8;
+    const double t10 = std::cos(q[0]);
+    const double t11 = params.world_gravity[0]*t10;
+    const double t12 = -t9 - t11;
+    const double t13 = params.world_gravity[1]*t10;
+    const double t14 = params.world_gravity[0]*t8;
+    const double t15 = -t13 + t14;
+    a_KUpper[0] = 0.0;
+    a_KUpper[1] = 0.0;
+    a_KUpper[2] = 0.0;
+    a_KUpper[3] = t12;
+    a_KUpper[4] = t15;
+    a_KUpper[5] = -params.world_gravity[2];
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration with udot = 0
+    const double t16 = params.L1*u[0]*u[1]*t2;
+    const double t17 = t1*a_KUpper[3];
+    const double t18 = t2*a_KUpper[4];
+    const double t19 = -t16 + t17 + t18;
+    const double t20 = params.L1*u[0]*u[1]*t1;
+    const double t21 = t2*a_KUpper[3];
+    const double t22 = t1*a_KUpper[4];
+    const double t23 = -t20 - t21 + t22;
+    a_KLower[0] = 0.0;
+    a_KLower[1] = 0.0;
+    a_KLower[2] = 0.0;
+    a_KLower[3] = t19;
+    a_KLower[4] = t23;
+    a_KLower[5] = a_KUpper[5];
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': bias
+    const double t24 = params.L1*params.L1*params.m2*u[0]*u[0]*t2*t1;
+    const double t25 = params.L1*params.m2*u[0]*t1;
+    const double t26 = params.L2*params.m2*v_KLower[2];
+    const double t27 = t25 + 0.5*t26;
+    const double t28 = params.L1*u[0]*t2*t27;
+    const double t29 = params.L2*params.m2*a_KLower[3];
+    C[1] = -t24 + t28 + 0.5*t29;
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': bias
+    const double t30 = params.L1*params.m1*a_KUpper[3];
+    const double t31 = v_KLower[2]*t27;
+    const double t32 = params.m2*a_KLower[4];
+    const double t33 = t31 + t32;
+    const double t34 = t2*t33;
+    const double t35 = params.L1*params.m2*u[0]*t2*v_KLower[2];
+    const double t36 = params.m2*a_KLower[3];
+    const double t37 = t35 + t36;
+    const double t38 = t1*t37;
+    const double t39 = -t34 + t38;
+    const double t40 = params.L1*t39;
+    C[0] = -t24 + 0.5*t30 + t28 + 0.5*t29 + t40;
+    // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
     const double tinv0 = 1.0/params.L2;
-    const double t7 = params.L2*params.m2*params.world_gravity[0]*R_WLower(0, 0);
-    const double t8 = params.L2*params.m2*params.world_gravity[1]*R_WLower(0, 1);
-    const double t9 = 0.5*t7 - 0.5*t8;
-    const double t10 = params.m2 - 0.75*params.m2*R_WLower(0, 1)*R_WLower(0, 1);
-    const double t11 = params.L1*R_WUpper(1, 0)*(-params.m2*params.world_gravity[1] + 0.5*params.L2*params.m2*w_WLower[2]*w_WLower[2]*R_WLower(0, 0) - 0.75*params.L1*params.m2*u[0]*u[0]*R_WUpper(1, 0)*R_WLower(0, 1)*R_WLower(0, 0) - 1.5*tinv0*R_WLower(0, 1)*t9 + params.L1*u[0]*u[0]*R_WUpper(0, 0)*t10);
-    const double t12 = params.m2 - 0.75*params.m2*R_WLower(0, 0)*R_WLower(0, 0);
-    const double t13 = params.L1*R_WUpper(0, 0)*(-params.m2*params.world_gravity[0] + 0.75*params.L1*params.m2*u[0]*u[0]*R_WUpper(0, 0)*R_WLower(0, 1)*R_WLower(0, 0) + 0.5*params.L2*params.m2*w_WLower[2]*w_WLower[2]*R_WLower(0, 1) - params.L1*u[0]*u[0]*R_WUpper(1, 0)*t12 + 1.5*tinv0*R_WLower(0, 0)*t9);
-    const double t14 = 0.5*params.L1*params.m1*params.world_gravity[0]*R_WUpper(0, 0) + 0.5*params.L1*params.m1*params.world_gravity[1]*R_WUpper(1, 0) - t11 - t13;
-    const double t15 = 0.3333333333333333*params.L1*params.L1*params.m1 + params.L1*R_WUpper(1, 0)*(0.75*params.L1*params.m2*R_WUpper(0, 0)*R_WLower(0, 1)*R_WLower(0, 0) + params.L1*R_WUpper(1, 0)*t10) + params.L1*R_WUpper(0, 0)*(0.75*params.L1*params.m2*R_WUpper(1, 0)*R_WLower(0, 1)*R_WLower(0, 0) + params.L1*R_WUpper(0, 0)*t12);
-    const double tinv1 = 1.0/t15;
-    const double t16 = 0.5*t7 - 0.5*t8 - 0.3333333333333333*params.L2*params.L2*params.m2*t14*tinv1 - 0.5*params.L2*params.m2*R_WLower(0, 0)*(-params.L1*u[0]*u[0]*R_WUpper(1, 0) + params.L1*R_WUpper(0, 0)*t14*tinv1) + 0.5*params.L2*params.m2*R_WLower(0, 1)*(params.L1*u[0]*u[0]*R_WUpper(0, 0) + params.L1*R_WUpper(1, 0)*t14*tinv1);
-    udot[0] = t14*tinv1;
-    udot[1] = 3.0*tinv0*tinv0*t16/params.m2;
+    const double tinv1 = 1.0/params.m2;
+    const double tinv2 = 1.0/(t3 + 0.3333333333333333*t4 + 0.3333333333333333*t5 + t6 - 3.0*tinv0*tinv0*tinv1*M(0, 1)*M(0, 1));
+    const double t41 = t24 - t28 - 0.5*t29;
+    const double t42 = t24 - 0.5*t30 - t28 - 0.5*t29 - 3.0*tinv0*tinv0*tinv1*M(0, 1)*t41 - t40;
+    udot[0] = tinv2*t42;
+    udot[1] = 3.0*tinv0*tinv0*tinv1*t41 - 3.0*tinv0*tinv0*tinv1*M(0, 1)*tinv2*t42;
   }
 
   // qdot (nq) = N(q) u.
@@ -436,15 +424,18 @@ class DoublePendulum {
     p_WUpper[2] = 0.0;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
     const double t2 = std::sin(q[1]);
-    const double t3 = std::cos(q[1]);
-    const double t4 = -t2*R_WUpper(1, 0) + t3*R_WUpper(0, 0);
-    const double t5 = t2*R_WUpper(0, 0);
-    const double t6 = R_WUpper(1, 0)*t3;
-    R_WLower(0, 0) = t4;
-    R_WLower(0, 1) = -t5 - t6;
+    const double t3 = t2*R_WUpper(1, 0);
+    const double t4 = std::cos(q[1]);
+    const double t5 = t4*R_WUpper(0, 0);
+    const double t6 = -t3 + t5;
+    const double t7 = t2*R_WUpper(0, 0);
+    const double t8 = R_WUpper(1, 0)*t4;
+    const double t9 = -t7 - t8;
+    R_WLower(0, 0) = t6;
+    R_WLower(0, 1) = t9;
     R_WLower(0, 2) = 0.0;
-    R_WLower(1, 0) = t5 + t6;
-    R_WLower(1, 1) = t4;
+    R_WLower(1, 0) = t7 + t8;
+    R_WLower(1, 1) = t6;
     R_WLower(1, 2) = 0.0;
     R_WLower(2, 0) = 0.0;
     R_WLower(2, 1) = 0.0;
@@ -460,20 +451,21 @@ class DoublePendulum {
     v_WUpper[1] = 0.0;
     v_WUpper[2] = 0.0;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity
+    const double t10 = u[0] + u[1];
     w_WLower[0] = 0.0;
     w_WLower[1] = 0.0;
-    w_WLower[2] = u[0] + u[1];
+    w_WLower[2] = t10;
     v_WLower[0] = params.L1*u[0]*R_WUpper(0, 0);
     v_WLower[1] = params.L1*u[0]*R_WUpper(1, 0);
     v_WLower[2] = 0.0;
     // kinetic energy
-    const double t7 = 0.3333333333333333*params.L1*params.L1*params.m1*u[0]*u[0] + params.L1*u[0]*R_WUpper(1, 0)*(params.L1*params.m2*u[0]*R_WUpper(1, 0) - 0.5*params.L2*params.m2*w_WLower[2]*R_WLower(0, 1)) + w_WLower[2]*(0.3333333333333333*params.L2*params.L2*params.m2*w_WLower[2] - 0.5*params.L1*params.L2*params.m2*u[0]*R_WUpper(1, 0)*R_WLower(0, 1) + 0.5*params.L1*params.L2*params.m2*u[0]*R_WUpper(0, 0)*R_WLower(0, 0)) + params.L1*u[0]*R_WUpper(0, 0)*(params.L1*params.m2*u[0]*R_WUpper(0, 0) + 0.5*params.L2*params.m2*w_WLower[2]*R_WLower(0, 0));
-    ke = 0.5*t7;
+    const double t11 = 0.3333333333333333*params.L1*params.L1*params.m1*u[0]*u[0] + params.L1*u[0]*R_WUpper(1, 0)*(params.L1*params.m2*u[0]*R_WUpper(1, 0) - 0.5*params.L2*params.m2*w_WLower[2]*R_WLower(0, 1)) + w_WLower[2]*(0.3333333333333333*params.L2*params.L2*params.m2*w_WLower[2] - 0.5*params.L1*params.L2*params.m2*u[0]*R_WUpper(1, 0)*R_WLower(0, 1) + 0.5*params.L1*params.L2*params.m2*u[0]*R_WUpper(0, 0)*R_WLower(0, 0)) + params.L1*u[0]*R_WUpper(0, 0)*(params.L1*params.m2*u[0]*R_WUpper(0, 0) + 0.5*params.L2*params.m2*w_WLower[2]*R_WLower(0, 0));
+    ke = 0.5*t11;
     return ke;
   }
 
   // Gravitational potential energy -sum m g . p_WoBcm (J), zero at the World origin.
-  // (8 adds, 21 muls, 0 divs, 4 calls, 0 other)
+  // (8 adds, 20 muls, 0 divs, 4 calls, 0 other)
   double potentialEnergy([[maybe_unused]] const Q& q) const {
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
     Eigen::Vector3d p_WUpper;  // p_WoBo_W of 'upper'
@@ -497,24 +489,29 @@ class DoublePendulum {
     p_WUpper[2] = 0.0;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
     const double t2 = std::sin(q[1]);
-    const double t3 = std::cos(q[1]);
-    const double t4 = -t2*R_WUpper(1, 0) + t3*R_WUpper(0, 0);
-    const double t5 = t2*R_WUpper(0, 0);
-    const double t6 = R_WUpper(1, 0)*t3;
-    R_WLower(0, 0) = t4;
-    R_WLower(0, 1) = -t5 - t6;
+    const double t3 = t2*R_WUpper(1, 0);
+    const double t4 = std::cos(q[1]);
+    const double t5 = t4*R_WUpper(0, 0);
+    const double t6 = -t3 + t5;
+    const double t7 = t2*R_WUpper(0, 0);
+    const double t8 = R_WUpper(1, 0)*t4;
+    const double t9 = -t7 - t8;
+    const double t10 = params.L1*R_WUpper(1, 0);
+    const double t11 = params.L1*R_WUpper(0, 0);
+    R_WLower(0, 0) = t6;
+    R_WLower(0, 1) = t9;
     R_WLower(0, 2) = 0.0;
-    R_WLower(1, 0) = t5 + t6;
-    R_WLower(1, 1) = t4;
+    R_WLower(1, 0) = t7 + t8;
+    R_WLower(1, 1) = t6;
     R_WLower(1, 2) = 0.0;
     R_WLower(2, 0) = 0.0;
     R_WLower(2, 1) = 0.0;
     R_WLower(2, 2) = 1.0;
-    p_WLower[0] = params.L1*R_WUpper(1, 0);
-    p_WLower[1] = -params.L1*R_WUpper(0, 0);
+    p_WLower[0] = t10;
+    p_WLower[1] = -t11;
     p_WLower[2] = 0.0;
     // potential energy (gravity)
-    pe = -params.m1*(-0.5*params.L1*params.world_gravity[1]*R_WUpper(0, 0) + 0.5*params.L1*params.world_gravity[0]*R_WUpper(1, 0)) - params.m2*(params.world_gravity[0]*(p_WLower[0] - 0.5*params.L2*R_WLower(0, 1)) + params.world_gravity[1]*(-params.L1*R_WUpper(0, 0) - 0.5*params.L2*R_WLower(0, 0)));
+    pe = -params.m1*(-0.5*params.L1*params.world_gravity[1]*R_WUpper(0, 0) + 0.5*params.L1*params.world_gravity[0]*R_WUpper(1, 0)) - params.m2*(params.world_gravity[0]*(p_WLower[0] - 0.5*params.L2*R_WLower(0, 1)) + params.world_gravity[1]*(-t11 - 0.5*params.L2*R_WLower(0, 0)));
     return pe;
   }
 
