@@ -15,7 +15,7 @@
 
 namespace capstan::codegen {
 
-inline constexpr int kIrVersion = 1;
+inline constexpr int kIrVersion = 2;
 
 struct TraceOptions {
   std::string capstanVersion;  // "0.1.0"

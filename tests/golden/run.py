@@ -36,6 +36,11 @@ RELATIVE_TOLERANCE = 1e-12     # generated vs interpreted
 TRAJECTORY_TOLERANCE = 1e-9    # stored trajectories (relative to each column's scale)
 
 
+# Revolute links in the long chains of `agreement` and `warnings`: enough
+# for forwardDynamics to be emitted in parts (docs/generated-code.md).
+LONG_CHAIN = 16
+
+
 def run(capstan, *args, check=True):
     proc = subprocess.run([capstan, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
     if check and proc.returncode != 0:
@@ -58,14 +63,16 @@ def random_rotation(rng):
             [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]
 
 
-def random_tree(rng, n, name):
-    types = ["Revolute", "Prismatic", "Cylindrical", "Universal", "Ball", "Free"]
+def random_tree(rng, n, name, chain=False):
+    """A random tree of n bodies with every joint type, or with `chain` a
+    serial chain of revolute joints (long enough ones are emitted in parts)."""
+    types = ["Revolute"] if chain else ["Revolute", "Prismatic", "Cylindrical", "Universal", "Ball", "Free"]
     lines = [f"model {name}", "  import Capstan.*;", "  parameter Real s(unit = \"kg\") = 1.3;",
              "  World world(gravity = {0.3, -9.81, 0.2});"]
     eqs = []
     for k in range(1, n + 1):
         t = types[(k - 1) % len(types)] if k <= len(types) else rng.choice(types)
-        parent = 0 if k == 1 else rng.randrange(0, k)
+        parent = k - 1 if chain else 0 if k == 1 else rng.randrange(0, k)
         pframe = "world.frame_b" if parent == 0 else f"b{parent}.frame_a"
         axis = [rng.uniform(-1, 1) for _ in range(3)]
         if t in ("Revolute", "Prismatic", "Cylindrical"):
@@ -156,6 +163,9 @@ def agreement(capstan):
             p = tmp / f"tree{i}.cap"
             p.write_text(random_tree(rng, n, f"RandomTree{i}"))
             models.append(p)
+        p = tmp / "long_chain.cap"
+        p.write_text(random_tree(rng, LONG_CHAIN, "LongChain", chain=True))
+        models.append(p)
         for model in models:
             base = json.loads(run(capstan, "eval", str(model), "--state", str(write(tmp, {})), "--interpret").stdout)
             for _ in range(4):
@@ -251,8 +261,15 @@ def warnings(capstan):
         tree = tmp / "tree.cap"
         tree.write_text(random_tree(rng, 6, "WarnTree"))
         models.append((tree, "WarnTree"))
+        chain = tmp / "chain.cap"
+        chain.write_text(random_tree(rng, LONG_CHAIN, "WarnChain", chain=True))
+        models.append((chain, "WarnChain"))
         for model, cls in models:
             run(capstan, "compile", str(model), "-o", str(tmp))
+            if cls == "WarnChain" and "void forwardDynamics" in (tmp / f"{cls}.hpp").read_text() and \
+                    "struct ForwardDynamicsWork" not in (tmp / f"{cls}.hpp").read_text():
+                print(f"warnings: {cls} no longer has forwardDynamics in parts; raise LONG_CHAIN")
+                failures += 1
             src = tmp / f"use_{cls}.cpp"
             src.write_text(USE.replace("MODEL_HEADER", f'"{cls}.hpp"').replace("MODEL", cls))
             for cxx in compilers:
