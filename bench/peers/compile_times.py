@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`capstan compile` time and the generated header's g++ -O2 compile time vs
-N for the chains (docs/performance-peers.md). Times are CPU seconds
+N for the chains (docs/performance.md). Times are CPU seconds
 (user + sys of the child: on a shared machine wall time also counts waiting
 for a core), wall seconds beside them; medians over --reps runs.
 

@@ -1,5 +1,5 @@
 // Forward dynamics, side by side on identical states: Capstan's generated
-// code vs Simbody vs MuJoCo, for the models in models/ (docs/performance-peers.md).
+// code vs Simbody vs MuJoCo, for the models in models/ (docs/performance.md).
 //
 // For each model: one random state (fixed seed); every engine's udot must
 // agree with Capstan's to PEERS_TOLERANCE (1e-8, normwise relative) before

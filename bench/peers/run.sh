@@ -1,5 +1,5 @@
 #!/bin/sh
-# Forward dynamics against peers (docs/performance-peers.md): installs
+# Forward dynamics against peers (docs/performance.md): installs
 # MuJoCo if missing, builds peers_bench (RelWithDebInfo: -O2 -g -DNDEBUG) in
 # build-bench/, runs it, then times `capstan compile` and g++ -O2 on the
 # chain headers. Env: BUILD_DIR, CAPSTAN (a capstan executable to use
