@@ -57,6 +57,36 @@ void rneaBackward(const Mechanism<Scalar>& model, Data<Scalar>& data, const std:
   }
 }
 
+// The composite-rigid-body assembly of M, in any frame convention: for each
+// joint j of body b, the forces F = Ic_b S_b that give b's subtree unit
+// accelerations along j's dofs from rest (`unitForces(b, F)`), M_jj = S_b^T F,
+// then F carried to each ancestor k in turn (`toParent(child, f)` moves a
+// force from a body to its parent) with M_kj = S_k^T F. Entries between
+// different branches stay zero. Shared by the World and joint-frame CRBA.
+template <class Scalar, class Subspace, class UnitForces, class ToParent>
+void assembleMassMatrix(const Mechanism<Scalar>& model, MatrixX<Scalar>& M, const Subspace& S,
+                        const UnitForces& unitForces, const ToParent& toParent) {
+  M.setZero();
+  for (int i = 0; i < model.numBodies(); ++i) {
+    const Joint<Scalar>& joint = model.joints[static_cast<std::size_t>(i)];
+    const int nu_j = joint.nu();
+    if (nu_j == 0) continue;
+    Mat6X<Scalar> F(6, nu_j);
+    unitForces(i, F);
+    M.block(joint.uOffset, joint.uOffset, nu_j, nu_j) = S(i).transpose() * F;
+    int k = i;
+    while (model.joints[static_cast<std::size_t>(k)].parent >= 0) {
+      for (int c = 0; c < nu_j; ++c) F.col(c) = toParent(k, Vec6<Scalar>(F.col(c)));
+      k = model.joints[static_cast<std::size_t>(k)].parent;
+      const Joint<Scalar>& ancestor = model.joints[static_cast<std::size_t>(k)];
+      if (ancestor.nu() == 0) continue;
+      const auto block = (S(k).transpose() * F).eval();
+      M.block(ancestor.uOffset, joint.uOffset, ancestor.nu(), nu_j) = block;
+      M.block(joint.uOffset, ancestor.uOffset, nu_j, ancestor.nu()) = block.transpose();
+    }
+  }
+}
+
 // Mass matrix from position kinematics already in data.
 template <class Scalar>
 void massMatrixFromKinematics(const Mechanism<Scalar>& model, Data<Scalar>& data) {
@@ -69,29 +99,13 @@ void massMatrixFromKinematics(const Mechanism<Scalar>& model, Data<Scalar>& data
       data.Mc_Bo_W[static_cast<std::size_t>(parent)] += data.Mc_Bo_W[b].shift(Vec3<Scalar>(-data.p_PoBo_W[b]));
     }
   }
-  data.M.setZero();
-  for (int i = 0; i < nb; ++i) {
-    const auto b = static_cast<std::size_t>(i);
-    const Joint<Scalar>& joint = model.joints[b];
-    const int nu_j = joint.nu();
-    if (nu_j == 0) continue;
-    // F: the spatial forces (about Bo) that give B's subtree unit
-    // accelerations along each of the joint's dofs, from rest.
-    Mat6X<Scalar> F(6, nu_j);
-    for (int c = 0; c < nu_j; ++c) F.col(c) = data.Mc_Bo_W[b] * Vec6<Scalar>(data.H_PB_W[b].col(c));
-    data.M.block(joint.uOffset, joint.uOffset, nu_j, nu_j) = data.H_PB_W[b].transpose() * F;
-    int k = i;
-    while (model.joints[static_cast<std::size_t>(k)].parent >= 0) {
-      const auto kb = static_cast<std::size_t>(k);
-      for (int c = 0; c < nu_j; ++c) F.col(c) = shiftForce(Vec6<Scalar>(F.col(c)), data.p_PoBo_W[kb]);
-      k = model.joints[kb].parent;
-      const Joint<Scalar>& ancestor = model.joints[static_cast<std::size_t>(k)];
-      if (ancestor.nu() == 0) continue;
-      const auto block = (data.H_PB_W[static_cast<std::size_t>(k)].transpose() * F).eval();
-      data.M.block(ancestor.uOffset, joint.uOffset, ancestor.nu(), nu_j) = block;
-      data.M.block(joint.uOffset, ancestor.uOffset, nu_j, ancestor.nu()) = block.transpose();
-    }
-  }
+  assembleMassMatrix(
+      model, data.M, [&](int b) -> const Mat6X<Scalar>& { return data.H_PB_W[static_cast<std::size_t>(b)]; },
+      [&](int b, Mat6X<Scalar>& F) {
+        const auto k = static_cast<std::size_t>(b);
+        for (int c = 0; c < F.cols(); ++c) F.col(c) = data.Mc_Bo_W[k] * Vec6<Scalar>(data.H_PB_W[k].col(c));
+      },
+      [&](int b, const Vec6<Scalar>& f) { return shiftForce(f, data.p_PoBo_W[static_cast<std::size_t>(b)]); });
 }
 
 }  // namespace detail
@@ -188,6 +202,21 @@ void ltdlSolve(const MatrixType& LD, const Parents& dofParent, VectorType& x) {
   }
 }
 
+namespace detail {
+
+// udot = M^-1 (tau - C) with data.M and data.C already computed: the
+// tree-sparse L^T D L factor into data.L, then the solve. Any workspace
+// with M, L, C, udot and dofParent (Data, local::Data).
+template <class DataType, class Vector>
+void solveWithMassMatrix(DataType& data, const Vector& tau) {
+  data.L = data.M;
+  ltdlFactor(data.L, data.dofParent);
+  data.udot = tau - data.C;
+  ltdlSolve(data.L, data.dofParent, data.udot);
+}
+
+}  // namespace detail
+
 // Forward dynamics udot = M^-1 (tau - C) by CRBA, RNEA bias and the
 // tree-sparse L^T D L solve; returns data.udot. The method generated code
 // uses (docs/runtime.md has the measurements). Traceable.
@@ -197,10 +226,7 @@ const VectorX<Scalar>& forwardDynamics(const Mechanism<Scalar>& model, Data<Scal
                                        const VectorX<Scalar>& tau) {
   nonlinearEffects(model, data, q, u);
   detail::massMatrixFromKinematics(model, data);
-  data.L = data.M;
-  ltdlFactor(data.L, data.dofParent);
-  data.udot = tau - data.C;
-  ltdlSolve(data.L, data.dofParent, data.udot);
+  detail::solveWithMassMatrix(data, tau);
   return data.udot;
 }
 

@@ -313,27 +313,16 @@ void massMatrixFromKinematics(const Mechanism<Scalar>& model, Data<Scalar>& data
       data.Ic_K[static_cast<std::size_t>(parent)] += rigidInertiaToParent(data.R_PK[b], data.p_PK[b], data.Ic_K[b]);
     }
   }
-  data.M.setZero();
-  for (int i = 0; i < nb; ++i) {
-    const auto b = static_cast<std::size_t>(i);
-    const Joint<Scalar>& joint = model.joints[b];
-    const int nu_j = joint.nu();
-    if (nu_j == 0) continue;
-    Mat6X<Scalar> F(6, nu_j);
-    for (int col = 0; col < nu_j; ++col) F.col(col) = data.Ic_K[b] * Vec6<Scalar>(data.S[b].col(col));
-    data.M.block(joint.uOffset, joint.uOffset, nu_j, nu_j) = data.S[b].transpose() * F;
-    int k = i;
-    while (model.joints[static_cast<std::size_t>(k)].parent >= 0) {
-      const auto kb = static_cast<std::size_t>(k);
-      for (int col = 0; col < nu_j; ++col) F.col(col) = forceToParent(data.R_PK[kb], data.p_PK[kb], Vec6<Scalar>(F.col(col)));
-      k = model.joints[kb].parent;
-      const Joint<Scalar>& ancestor = model.joints[static_cast<std::size_t>(k)];
-      if (ancestor.nu() == 0) continue;
-      const auto block = (data.S[static_cast<std::size_t>(k)].transpose() * F).eval();
-      data.M.block(ancestor.uOffset, joint.uOffset, ancestor.nu(), nu_j) = block;
-      data.M.block(joint.uOffset, ancestor.uOffset, nu_j, ancestor.nu()) = block.transpose();
-    }
-  }
+  capstan::detail::assembleMassMatrix(
+      model, data.M, [&](int b) -> const Mat6X<Scalar>& { return data.S[static_cast<std::size_t>(b)]; },
+      [&](int b, Mat6X<Scalar>& F) {
+        const auto k = static_cast<std::size_t>(b);
+        for (int c = 0; c < F.cols(); ++c) F.col(c) = data.Ic_K[k] * Vec6<Scalar>(data.S[k].col(c));
+      },
+      [&](int b, const Vec6<Scalar>& f) {
+        const auto k = static_cast<std::size_t>(b);
+        return forceToParent(data.R_PK[k], data.p_PK[k], f);
+      });
 }
 
 }  // namespace detail
@@ -354,10 +343,7 @@ const VectorX<Scalar>& forwardDynamics(const Mechanism<Scalar>& model, Data<Scal
                                        const VectorX<Scalar>& tau) {
   nonlinearEffects(model, data, q, u);
   detail::massMatrixFromKinematics(model, data);
-  data.L = data.M;
-  ltdlFactor(data.L, data.dofParent);
-  data.udot = tau - data.C;
-  ltdlSolve(data.L, data.dofParent, data.udot);
+  capstan::detail::solveWithMassMatrix(data, tau);
   return data.udot;
 }
 
