@@ -133,6 +133,45 @@ TEST_CASE("later blocks reuse earlier temporaries, or not") {
   CHECK(named.block(third, "t").code == "e = q*b;\n");
 }
 
+TEST_CASE("values later blocks use get temporaries (usedLater, lastUses)") {
+  Pool pool;
+  PoolScope scope(pool);
+  Expr q = Expr::symbol("q"), u = Expr::symbol("u"), d = Expr::symbol("d");
+  Expr c = cos(q);
+  std::vector<Assignment> first = {{"a", c * u}};
+  std::vector<Assignment> second = {{"b", c * d}, {"e", u / (d + u)}};
+  std::vector<Assignment> third = {{"f", q / (d + u)}};
+
+  const auto last = lastUses({{c * u}, {c * d, u / (d + u)}, {q / (d + u)}});
+  CHECK(last.at(c.id()) == 1);
+  CHECK(last.at((d + u).id()) == 2);
+  CHECK(last.at((c * u).id()) == 0);
+  CHECK(last.at(q.id()) == 2);
+
+  // Without the hook, cos(q) is inlined in the first block and computed
+  // again in the second; 1/(d + u) is divided by twice.
+  CppPrinter blind;
+  CHECK(blind.block(first, "k").code == "a = u*std::cos(q);\n");
+  CHECK(blind.block(second, "k").code == "b = d*std::cos(q);\ne = u/(d + u);\n");
+  CHECK(blind.block(third, "k").code == "f = q/(d + u);\n");
+
+  CppPrinter seeing;
+  std::size_t k = 0;
+  auto usedLater = [&](const Node* n) {
+    const auto it = last.find(n->id);
+    return it != last.end() && it->second > k;
+  };
+  CHECK(seeing.block(first, "k", "", usedLater).code == "const double k0 = std::cos(q);\na = u*k0;\n");
+  k = 1;
+  const CppPrinter::Block b = seeing.block(second, "k", "", usedLater);
+  CHECK(b.code == "const double k1 = d + u;\nconst double kinv0 = 1.0/k1;\nb = d*k0;\ne = u*kinv0;\n");
+  CHECK(b.ops.divs == 1);
+  k = 2;
+  const CppPrinter::Block c3 = seeing.block(third, "k", "", usedLater);
+  CHECK(c3.code == "f = q*kinv0;\n");
+  CHECK(c3.ops.divs == 0);
+}
+
 TEST_CASE("products sharing a denominator multiply by one reciprocal") {
   Pool pool;
   PoolScope scope(pool);
