@@ -209,6 +209,12 @@ class FunctionBuilder {
 constexpr double kPartBudget = 8000;
 constexpr double kForwardDynamicsPartBudget = 2 * kPartBudget;
 
+// CRBA + L^T D L is traced for forwardDynamics only while the factor's work
+// (sum over dofs of the squared number of ancestor dofs) is at most this:
+// a 31-dof chain. Beyond, ABA wins by 2x or more on every model measured
+// (docs/runtime.md) and tracing the factor costs cubic time and memory.
+constexpr std::size_t kMaxLtdlWork = 10000;
+
 class Tracer {
  public:
   Tracer(const sema::FlatModel& model, const mechanics::Mechanism& mech, const ModelLayout& layout,
@@ -584,10 +590,22 @@ class Tracer {
     };
     const VectorX<Expr> tau = env.appliedForces();
     Data<Expr> crbaData(mechanism_), abaData(mechanism_);
-    capstan::forwardDynamics(mechanism_, crbaData, q_, u_, tau);
-    capstan::aba(mechanism_, abaData, q_, u_, tau);
     local::Data<Expr> crbaLocal(mechanism_), abaLocal(mechanism_);
-    local::forwardDynamics(mechanism_, crbaLocal, q_, u_, tau);
+    // L^T D L costs about sum over dofs of (dof depth)^2 products; past
+    // kMaxLtdlWork CRBA cannot win (ABA is linear in the bodies), and
+    // tracing it would take time and memory cubic in a chain's length.
+    std::size_t ltdlWork = 0;
+    for (std::size_t k = 0; k < crbaData.dofParent.size(); ++k) {
+      std::size_t depth = 0;
+      for (int i = crbaData.dofParent[k]; i >= 0; i = crbaData.dofParent[static_cast<std::size_t>(i)]) ++depth;
+      ltdlWork += depth * depth;
+    }
+    const bool traceCrba = ltdlWork <= kMaxLtdlWork;
+    if (traceCrba) {
+      capstan::forwardDynamics(mechanism_, crbaData, q_, u_, tau);
+      local::forwardDynamics(mechanism_, crbaLocal, q_, u_, tau);
+    }
+    capstan::aba(mechanism_, abaData, q_, u_, tau);
     local::aba(mechanism_, abaLocal, q_, u_, tau);
 
     const std::string params =
@@ -630,9 +648,9 @@ class Tracer {
       return Variant{key, title, useAba, jointFrames, udot, std::move(fn)};
     };
     std::vector<Variant> variants;
-    variants.push_back(emit("crba_ltdl", "CRBA + L^T D L in World", false, false));
+    if (traceCrba) variants.push_back(emit("crba_ltdl", "CRBA + L^T D L in World", false, false));
     variants.push_back(emit("aba", "ABA in World", true, false));
-    variants.push_back(emit("crba_ltdl_joint_frames", "CRBA + L^T D L in joint frames", false, true));
+    if (traceCrba) variants.push_back(emit("crba_ltdl_joint_frames", "CRBA + L^T D L in joint frames", false, true));
     variants.push_back(emit("aba_joint_frames", "ABA in joint frames", true, true));
     std::size_t best = 0;
     for (std::size_t k = 1; k < variants.size(); ++k) {
@@ -648,6 +666,9 @@ class Tracer {
     for (Variant& v : variants) {
       method[v.key] = {{"emitted", opsJson(v.fn.ops())}, {"dag", opsJson(symbolic::countOperations(roots(v.udot)))}};
     }
+    const std::string skipped = "not traced: L^T D L work " + std::to_string(ltdlWork) + " > " +
+                                std::to_string(kMaxLtdlWork) + " (sum of squared dof depths)";
+    if (!traceCrba) method["crba_ltdl"] = method["crba_ltdl_joint_frames"] = {{"skipped", skipped}};
     fn.set("method", method);
     auto brief = [](const symbolic::OpCount& ops) {
       return std::to_string(ops.adds) + " adds, " + std::to_string(ops.muls) + " muls, " + std::to_string(ops.divs) +
@@ -661,9 +682,10 @@ class Tracer {
       doc = {"udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,",
              "force laws and the tree-sparse L^T D L solve, all unrolled."};
     }
-    doc.push_back(std::string("Method: ") + chosen.title +
-                  ", the cheapest of four as traced (a division or call weighs 4 multiplies):");
+    doc.push_back(std::string("Method: ") + chosen.title + ", the cheapest of " +
+                  (traceCrba ? "four" : "the two ABAs") + " as traced (a division or call weighs 4 multiplies):");
     for (Variant& v : variants) doc.push_back("  " + std::string(v.title) + ": " + brief(v.fn.ops()) + ";");
+    if (!traceCrba) doc.push_back("  CRBA + L^T D L: " + skipped + ";");
     doc.back().back() = '.';
     fn.set("doc", doc);
     return fn.finish();
