@@ -1,7 +1,8 @@
 // The Scalar multibody algorithms (double) against Simbody: the same random
 // trees with every joint type, built as MobilizedBody::Pin/Slider/Cylinder/
-// Universal/Ball/Free/Weld, compared on mass matrix, udot, body poses and
-// velocities, kinetic and potential energy.
+// Universal/Ball/Free/Weld, compared on mass matrix, udot (World and
+// joint-frame algorithms), body poses and velocities, kinetic and potential
+// energy.
 //
 // Simbody fixes each mobilizer's axes in its F and M frames (Pin and
 // Cylinder: z; Slider: x; Universal: x then y), so each joint's F and M frames
@@ -13,6 +14,7 @@
 #include "simbody_cxx20.hpp"  // <Simbody.h>; first: it clears NDEBUG
 
 #include <capstan/dynamics.hpp>
+#include <capstan/local_dynamics.hpp>
 
 #include <doctest/doctest.h>
 
@@ -136,6 +138,7 @@ double relativeDifference(double a, double b) { return std::abs(a - b) / std::ma
 void compareWithSimbody(const capstan::Mechanism<double>& model, Rng& rng) {
   SimbodyModel simbody(model);
   capstan::Data<double> data(model);
+  capstan::local::Data<double> local(model);
   for (int s = 0; s < kStatesPerTree; ++s) {
     const capstan::VectorX<double> q = randomConfiguration(rng, model);
     const capstan::VectorX<double> u = randomVectorX(rng, model.nu, 1.0);
@@ -158,6 +161,11 @@ void compareWithSimbody(const capstan::Mechanism<double>& model, Rng& rng) {
     for (int k = 0; k < model.nu; ++k) CHECK(std::abs(udot[k] - udot_s[k]) / scale < kAgreement);
     const capstan::VectorX<double> udot_aba = capstan::aba(model, data, q, u, tau);
     for (int k = 0; k < model.nu; ++k) CHECK(std::abs(udot_aba[k] - udot_s[k]) / scale < kAgreement);
+    // The joint-frame versions generated code is traced from.
+    const capstan::VectorX<double> udot_local = capstan::local::forwardDynamics(model, local, q, u, tau);
+    for (int k = 0; k < model.nu; ++k) CHECK(std::abs(udot_local[k] - udot_s[k]) / scale < kAgreement);
+    const capstan::VectorX<double> udot_local_aba = capstan::local::aba(model, local, q, u, tau);
+    for (int k = 0; k < model.nu; ++k) CHECK(std::abs(udot_local_aba[k] - udot_s[k]) / scale < kAgreement);
 
     // Body poses and velocities.
     capstan::forwardKinematics(model, data, q, u);
