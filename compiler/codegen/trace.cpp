@@ -215,6 +215,68 @@ constexpr double kForwardDynamicsPartBudget = 2 * kPartBudget;
 // (docs/runtime.md) and tracing the factor costs cubic time and memory.
 constexpr std::size_t kMaxLtdlWork = 10000;
 
+// The rotation R with R e_z = a for a unit a, chosen so that R is a signed
+// permutation when a is a coordinate axis.
+Mat3<double> rotationTakingZTo(const Vec3<double>& a) {
+  const Vec3<double> helper = std::abs(a[0]) < 0.9 ? Vec3<double>::UnitX() : Vec3<double>::UnitY();
+  const Vec3<double> x = (helper - helper.dot(a) * a).normalized();
+  Mat3<double> R;
+  R << x, a.cross(x), a;
+  return R;
+}
+
+// Turns each Revolute, Prismatic and Cylindrical joint with a tilted axis
+// (not a coordinate axis) so that it moves about and along z, and each
+// Universal with perpendicular tilted axes so that they are x and y: F and
+// M are both turned by the constant R (X_PF R, X_BM R), which leaves every
+// body pose, q and u as they were, while X_FM(q) becomes a rotation about a
+// coordinate axis, mostly zeros when traced (Rodrigues about a tilted axis
+// fills all nine entries). Ball and Free joints are left alone: their q is
+// the quaternion of R_FM itself. Used for generated code only; the
+// interpreter keeps the model's frames, so --interpret checks this too.
+void alignJointAxes(Mechanism<Expr>& mechanism) {
+  auto constant = [](const Vec3<Expr>& v, Vec3<double>& out) {
+    for (int k = 0; k < 3; ++k) {
+      if (!v[k].isConstant()) return false;
+      out[k] = v[k].value();
+    }
+    return true;
+  };
+  auto coordinateAxis = [](const Vec3<double>& v) { return v.cwiseAbs().maxCoeff() == 1.0; };
+  auto turn = [](Joint<Expr>& joint, const Mat3<double>& R) {
+    const Mat3<Expr> Rx = R.cast<Expr>();
+    joint.X_PF.R = joint.X_PF.R * Rx;
+    joint.X_BM.R = joint.X_BM.R * Rx;
+  };
+  for (Joint<Expr>& joint : mechanism.joints) {
+    Vec3<double> a, b;
+    switch (joint.type) {
+      case JointType::Revolute:
+      case JointType::Prismatic:
+      case JointType::Cylindrical:
+        if (!constant(joint.axis, a) || coordinateAxis(a) || std::abs(a.norm() - 1.0) > 1e-12) break;
+        turn(joint, rotationTakingZTo(a));
+        joint.axis = Vec3<Expr>(Expr(0.0), Expr(0.0), Expr(1.0));
+        break;
+      case JointType::Universal:
+        if (!constant(joint.axis_a, a) || !constant(joint.axis_b, b) || (coordinateAxis(a) && coordinateAxis(b)) ||
+            std::abs(a.dot(b)) > 1e-12 || std::abs(a.norm() - 1.0) > 1e-12 || std::abs(b.norm() - 1.0) > 1e-12) {
+          break;
+        }
+        {
+          Mat3<double> R;
+          R << a, b, a.cross(b);
+          turn(joint, R);
+        }
+        joint.axis_a = Vec3<Expr>(Expr(1.0), Expr(0.0), Expr(0.0));
+        joint.axis_b = Vec3<Expr>(Expr(0.0), Expr(1.0), Expr(0.0));
+        break;
+      default:
+        break;
+    }
+  }
+}
+
 class Tracer {
  public:
   Tracer(const sema::FlatModel& model, const mechanics::Mechanism& mech, const ModelLayout& layout,
@@ -241,6 +303,7 @@ class Tracer {
     src.time = Expr::symbol("time");
     Environment<Expr> env(model_, mech_, layout_, src);
     mechanism_ = env.mechanism();
+    alignJointAxes(mechanism_);
 
     json ir = header();
     json functions = json::array();
