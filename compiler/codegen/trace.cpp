@@ -56,7 +56,8 @@ class FunctionBuilder {
     parts_.push_back(json::array());
   }
 
-  // Declarations only (they become workspace members when split).
+  // A local declaration (a workspace member when the function is split),
+  // or an opening statement in a function that is never split.
   void local(const std::string& declaration) { fn_["prologue"].push_back(declaration); }
   void closing(const std::string& statement) { fn_["epilogue"].push_back(statement); }
   // Start a new part at the next block once a part has cost `budget`.
