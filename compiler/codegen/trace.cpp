@@ -32,11 +32,21 @@ double weightedCost(const symbolic::OpCount& ops) {
   return static_cast<double>(ops.adds + ops.muls + ops.other) + 4.0 * static_cast<double>(ops.divs + ops.funcs);
 }
 
+// Functions are emitted in parts of about this many weighted operations
+// (FunctionBuilder): small enough for g++ to allocate registers quickly.
+// Parts cost about 5-8 % of run time (their shared values live in memory,
+// where the compiler must assume stores through the outputs may change
+// them), so forwardDynamics, the function simulation spends its time in,
+// gets twice the budget: every peer model up to 30 dofs stays one function,
+// and the 50-link chain's compiles in two parts.
+constexpr double kPartBudget = 8000;
+constexpr double kForwardDynamicsPartBudget = 2 * kPartBudget;
+
 // One generated member function: its signature, local declarations, blocks
 // of straight-line statements (each headed by the model element it came
 // from) and closing statements.
 //
-// A splittable function whose code grows past a budget is emitted in parts:
+// A function whose code grows past a budget is emitted in parts:
 // consecutive runs of blocks, each a non-inlined member of a workspace
 // struct that holds the function's locals and the temporaries one part
 // computes and a later one reads. g++ allocates registers in time
@@ -51,16 +61,21 @@ class FunctionBuilder {
     fn_["return_type"] = std::move(returnType);
     fn_["params"] = std::move(params);
     fn_["doc"] = std::move(doc);
+    fn_["opening"] = json::array();
     fn_["prologue"] = json::array();
     fn_["epilogue"] = json::array();
     parts_.push_back(json::array());
   }
 
-  // A local declaration (a workspace member when the function is split),
-  // or an opening statement in a function that is never split.
+  // A local declaration (a workspace member when the function is split).
   void local(const std::string& declaration) { fn_["prologue"].push_back(declaration); }
+  // A statement the function runs first (on its parameters).
+  void opening(const std::string& statement) { fn_["opening"].push_back(statement); }
   void closing(const std::string& statement) { fn_["epilogue"].push_back(statement); }
-  // Start a new part at the next block once a part has cost `budget`.
+  // `return <local>;` at the end (`return w.<local>;` when split).
+  void returns(const std::string& local) { returned_ = local; }
+  // Start a new part at the next block once a part has cost `budget`
+  // (default kPartBudget).
   void splitAt(double budget) { partBudget_ = budget; }
 
   // Adds `outputs` as one block; later blocks refer to its targets by name.
@@ -84,19 +99,21 @@ class FunctionBuilder {
                          std::to_string(ops_.other) + " other";
     fn_["parts"] = json::array();
     fn_["work"] = json::array();
-    if (parts_.size() == 1) {
+    const bool split = parts_.size() > 1;
+    if (!returned_.empty()) fn_["epilogue"].push_back("return " + std::string(split ? "w." : "") + returned_ + ";");
+    if (!split) {
       fn_["blocks"] = parts_.front();
       return fn_;
     }
     fn_["blocks"] = json::array();
-    split();
+    splitIntoParts();
     return fn_;
   }
 
  private:
   // Moves the blocks into parts, the locals into the workspace, and there
   // too every temporary that a later part reads.
-  void split() {
+  void splitIntoParts() {
     static const std::regex definition(R"(^    const double (t(?:inv)?[0-9]+) = )");
     static const std::regex use(R"(\bt(?:inv)?[0-9]+\b)");
     std::vector<std::set<std::string>> used(parts_.size());
@@ -197,24 +214,21 @@ class FunctionBuilder {
   std::vector<json> parts_;
   std::set<std::uint32_t> named_;
   symbolic::OpCount ops_, partOps_;
-  double partBudget_ = 0;
+  double partBudget_ = kPartBudget;
+  std::string returned_;
 };
 
-// Functions are emitted in parts of about this many weighted operations
-// (FunctionBuilder): small enough for g++ to allocate registers quickly.
-// Parts cost about 5-8 % of run time (their shared values live in memory,
-// where the compiler must assume stores through the outputs may change
-// them), so forwardDynamics, the function simulation spends its time in,
-// gets twice the budget: every peer model up to 30 dofs stays one function,
-// and the 50-link chain's compiles in two parts.
-constexpr double kPartBudget = 8000;
-constexpr double kForwardDynamicsPartBudget = 2 * kPartBudget;
 
 // CRBA + L^T D L is traced for forwardDynamics only while the factor's work
 // (sum over dofs of the squared number of ancestor dofs) is at most this:
 // a 31-dof chain. Beyond, ABA wins by 2x or more on every model measured
 // (docs/runtime.md) and tracing the factor costs cubic time and memory.
 constexpr std::size_t kMaxLtdlWork = 10000;
+
+// Eigen's default EIGEN_STACK_ALLOCATION_LIMIT (bytes): no fixed-size
+// matrix may be larger.
+constexpr std::size_t kEigenFixedSizeLimit = 128 * 1024;
+const char* const kResizeMassMatrix = "M.resize(nu, nu);  // dynamic size: allocates only if M is not nu x nu yet";
 
 // The rotation R with R e_z = a for a unit a, chosen so that R is a signed
 // permutation when a is a coordinate axis.
@@ -340,6 +354,14 @@ class Tracer {
     return where("joint", j.name, component(j.component).range) + " -> body '" + b.name + "'";
   }
 
+  // Whether MassMatrix is dynamic-size: nu x nu doubles past Eigen's
+  // fixed-size limit (EIGEN_STACK_ALLOCATION_LIMIT, 128 KiB: nu > 128),
+  // which Eigen refuses to instantiate.
+  bool massMatrixDynamic() const {
+    return static_cast<std::size_t>(layout_.nu) * static_cast<std::size_t>(layout_.nu) * sizeof(double) >
+           kEigenFixedSizeLimit;
+  }
+
   json header() const {
     json ir;
     ir["ir_version"] = kIrVersion;
@@ -348,6 +370,7 @@ class Tracer {
     ir["class_name"] = layout_.className;
     ir["nq"] = layout_.nq;
     ir["nu"] = layout_.nu;
+    ir["mass_matrix_dynamic"] = massMatrixDynamic();
     ir["nb"] = static_cast<int>(layout_.bodies.size());
     json joints = json::array();
     std::vector<std::string> qNames, uNames;
@@ -467,6 +490,14 @@ class Tracer {
       for (int c = 0; c < M.cols(); ++c) out.push_back({index2(name, r, c), M(r, c)});
     return out;
   }
+  // The entries of M that are not the constant zero.
+  std::vector<Assignment> nonzeroOutputs(const std::string& name, const MatrixX<Expr>& M) const {
+    std::vector<Assignment> out;
+    for (const Assignment& a : matrixOutputs(name, M)) {
+      if (!a.value.isZero()) out.push_back(a);
+    }
+    return out;
+  }
   std::vector<Assignment> vectorOutputs(const std::string& name, const VectorX<Expr>& v) const {
     std::vector<Assignment> out;
     for (int r = 0; r < v.size(); ++r) out.push_back({index(name, r), v[r]});
@@ -512,8 +543,10 @@ class Tracer {
   }
 
   // M column by column: each joint's columns, down to its ancestors' rows.
-  void jointFrameMassMatrixBlocks(FunctionBuilder& fn, const local::Data<Expr>& data) {
-    std::set<std::string> assigned;
+  // Returns whether entries are left unassigned (those between different
+  // branches of the tree, zero; L^T D L never reads them).
+  bool jointFrameMassMatrixBlocks(FunctionBuilder& fn, const local::Data<Expr>& data) {
+    std::size_t assigned = 0;
     std::vector<int> parentJoint(layout_.bodies.size(), -1);  // by body
     for (std::size_t k = 0; k < layout_.joints.size(); ++k) {
       parentJoint.at(static_cast<std::size_t>(layout_.joints[k].body)) = static_cast<int>(k);
@@ -537,16 +570,10 @@ class Tracer {
         entries(ancestor);
         p = ancestor.parent;
       }
-      for (const Assignment& a : out) assigned.insert(a.target);
+      assigned += out.size();
       fn.block(jointComment(j) + ": mass matrix column", out);
     }
-    std::vector<Assignment> zeros;  // between different branches of the tree
-    for (int r = 0; r < layout_.nu; ++r) {
-      for (int c = 0; c < layout_.nu; ++c) {
-        if (!assigned.count(index2("M", r, c))) zeros.push_back({index2("M", r, c), Expr(0.0)});
-      }
-    }
-    fn.block("mass matrix entries between different branches of the tree", zeros);
+    return assigned < static_cast<std::size_t>(layout_.nu) * static_cast<std::size_t>(layout_.nu);
   }
 
   // ABA: the backward pass from the leaves (U, D^-1, u per joint), then the
@@ -578,13 +605,20 @@ class Tracer {
     Data<Expr> data(mechanism_);
     crba(mechanism_, data, q_);
     FunctionBuilder world("massMatrix", "void", params, doc);
+    if (massMatrixDynamic()) world.opening(kResizeMassMatrix);
     poseBlocks(world, data, false);
-    world.block("mass matrix (composite rigid body, in World)", matrixOutputs("M", data.M));
+    const std::vector<Assignment> entries = nonzeroOutputs("M", data.M);
+    if (entries.size() < static_cast<std::size_t>(data.M.size())) {
+      world.opening("M.setZero();  // entries between different branches of the tree stay zero");
+    }
+    world.block("mass matrix (composite rigid body, in World)", entries);
     local::Data<Expr> ldata(mechanism_);
     local::crba(mechanism_, ldata, q_);
     FunctionBuilder joint("massMatrix", "void", params, doc);
-    joint.splitAt(kPartBudget);
-    jointFrameMassMatrixBlocks(joint, ldata);
+    if (massMatrixDynamic()) joint.opening(kResizeMassMatrix);
+    if (jointFrameMassMatrixBlocks(joint, ldata)) {
+      joint.opening("M.setZero();  // entries between different branches of the tree stay zero");
+    }
     return cheaper(world, joint).finish();
   }
 
@@ -602,7 +636,6 @@ class Tracer {
     local::Data<Expr> ldata(mechanism_);
     local::nonlinearEffects(mechanism_, ldata, q_, u_);
     FunctionBuilder joint("bias", "void", params, doc);
-    joint.splitAt(kPartBudget);
     jointFrameVelocityBlocks(joint, ldata);
     jointFrameBiasBlocks(joint, ldata);
     return cheaper(world, joint).finish();
@@ -619,7 +652,7 @@ class Tracer {
     FunctionBuilder fn("appliedForces", "void",
                        "[[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& tau",
                        {"tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`)."});
-    fn.local("tau.setZero();");
+    fn.opening("tau.setZero();");
     forceLawBlocks(fn, env, "tau");
     return fn.finish();
   }
@@ -664,7 +697,8 @@ class Tracer {
       for (int i = crbaData.dofParent[k]; i >= 0; i = crbaData.dofParent[static_cast<std::size_t>(i)]) ++depth;
       ltdlWork += depth * depth;
     }
-    const bool traceCrba = ltdlWork <= kMaxLtdlWork;
+    // A dynamic-size M would allocate on every call.
+    const bool traceCrba = ltdlWork <= kMaxLtdlWork && !massMatrixDynamic();
     if (traceCrba) {
       capstan::forwardDynamics(mechanism_, crbaData, q_, u_, tau);
       local::forwardDynamics(mechanism_, crbaLocal, q_, u_, tau);
@@ -703,7 +737,8 @@ class Tracer {
         if (useAba) {
           fn.block("udot by the articulated-body algorithm, in World", vectorOutputs("udot", udot));
         } else {
-          fn.block("mass matrix (composite rigid body, in World)", matrixOutputs("M", data.M));
+          // Zero entries are never read (L^T D L folds them), so never set.
+          fn.block("mass matrix (composite rigid body, in World)", nonzeroOutputs("M", data.M));
           fn.block("bias (recursive Newton-Euler with udot = 0, gravity included, in World)",
                    vectorOutputs("C", data.C));
           fn.block("udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization", vectorOutputs("udot", udot));
@@ -730,8 +765,10 @@ class Tracer {
     for (Variant& v : variants) {
       method[v.key] = {{"emitted", opsJson(v.fn.ops())}, {"dag", opsJson(symbolic::countOperations(roots(v.udot)))}};
     }
-    const std::string skipped = "not traced: L^T D L work " + std::to_string(ltdlWork) + " > " +
-                                std::to_string(kMaxLtdlWork) + " (sum of squared dof depths)";
+    const std::string skipped =
+        massMatrixDynamic() ? "not traced: M (nu x nu) is too large for a fixed-size local"
+                            : "not traced: L^T D L work " + std::to_string(ltdlWork) + " > " +
+                                  std::to_string(kMaxLtdlWork) + " (sum of squared dof depths)";
     if (!traceCrba) method["crba_ltdl"] = method["crba_ltdl_joint_frames"] = {{"skipped", skipped}};
     fn.set("method", method);
     auto brief = [](const symbolic::OpCount& ops) {
@@ -797,7 +834,7 @@ class Tracer {
     velocityBlocks(fn, data, false);
     fn.local("double ke = 0.0;");
     fn.block("kinetic energy", {{"ke", capstan::kineticEnergy(mechanism_, data)}});
-    fn.closing("return ke;");
+    fn.returns("ke");
     return fn.finish();
   }
 
@@ -809,7 +846,7 @@ class Tracer {
     poseBlocks(fn, data, false);
     fn.local("double pe = 0.0;");
     fn.block("potential energy (gravity)", {{"pe", capstan::potentialEnergy(mechanism_, data)}});
-    fn.closing("return pe;");
+    fn.returns("pe");
     return fn.finish();
   }
 

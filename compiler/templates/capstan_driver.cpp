@@ -173,7 +173,9 @@ int eval(Model& model, int argc, char** argv) {
   const double ke = model.kineticEnergy(q, u), pe = model.potentialEnergy(q);
   printRow(out, "kinetic_energy", &ke, 1);
   printRow(out, "potential_energy", &pe, 1);
-  const Eigen::Matrix<double, Model::nu, Model::nu, Eigen::RowMajor> Mr = M;
+  // Row-major; dynamic size, since a large model's M exceeds Eigen's
+  // fixed-size limit.
+  const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> Mr = M;
   printRow(out, "mass_matrix", Mr.data(), Model::nu * Model::nu);
   for (int b = 0; b < Model::nb; ++b) {
     const auto& X = poses[static_cast<std::size_t>(b)];
