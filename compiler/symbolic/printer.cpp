@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <set>
 #include <ostream>
 #include <vector>
 
@@ -412,7 +413,19 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
     if (auto it = localReciprocals.find(b->id); it != localReciprocals.end()) return &it->second;
     return nullptr;
   };
-  Renderer renderer(known, maxPower, reciprocal);
+  // What the rendered code reads of earlier blocks' temporaries.
+  std::set<std::string> reused;
+  auto spelled = [&](const Node* n) -> const std::string* {
+    const std::string* s = known(n);
+    if (auto it = temporaries_.find(n->id); s && it != temporaries_.end() && s == &it->second) reused.insert(*s);
+    return s;
+  };
+  auto reciprocalSpelled = [&](const Node* b) -> const std::string* {
+    const std::string* s = reciprocal(b);
+    if (auto it = reciprocals_.find(b->id); s && it != reciprocals_.end() && s == &it->second) reused.insert(*s);
+    return s;
+  };
+  Renderer renderer(spelled, maxPower, reciprocalSpelled);
   std::string prefix(tempPrefix);
   const std::string inversePrefix = prefix + "inv";
   std::string& code = result.code;
@@ -421,6 +434,7 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
       std::string tempName = inversePrefix + std::to_string(nextIndex_[inversePrefix]++);
       code += std::string(indent) + "const double " + tempName + " = 1.0/" + renderer.numeric(n, kUnary) + ";\n";
       localReciprocals[n->id] = tempName;
+      result.declared.push_back({tempName, "double"});
       continue;
     }
     std::string rhs = n->isBoolean() ? renderer.boolean(n, kTernary) : renderer.numeric(n, kTernary);
@@ -428,11 +442,12 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
     code += std::string(indent) + (n->isBoolean() ? "const bool " : "const double ") + tempName + " = " +
             rhs + ";\n";
     local[n->id] = tempName;
+    result.declared.push_back({tempName, n->isBoolean() ? "bool" : "double"});
   }
   for (const Assignment& a : outputs) {
     code += std::string(indent) + a.target + " = " + renderer.numeric(a.value.node(), kTernary) + ";\n";
   }
-  result.temporaries = temps.size();
+  result.reused.assign(reused.begin(), reused.end());
   if (options_.reuseTemporaries) {
     temporaries_.merge(local);
     reciprocals_.merge(localReciprocals);

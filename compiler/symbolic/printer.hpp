@@ -69,10 +69,15 @@ class CppPrinter {
   // "X_WUpper(0, 2)"). Symbols without a spelling are spelled by their name.
   void name(const Expr& e, std::string spelling);
 
+  struct Temporary {
+    std::string name;  // "t12", "tinv3"
+    std::string type;  // "double" or "bool"
+  };
   struct Block {
-    std::string code;          // one statement per line, each ending in '\n'
-    OpCount ops;               // operations in this block
-    std::size_t temporaries = 0;
+    std::string code;                  // one statement per line, each ending in '\n'
+    OpCount ops;                       // operations in this block
+    std::vector<Temporary> declared;   // this block's temporaries, in order
+    std::vector<std::string> reused;   // earlier blocks' temporaries it reads
   };
   // `const double <prefix><n> = ...;` for shared subexpressions (n counts on
   // per prefix across the session), then `target = ...;` in the given order.

@@ -97,7 +97,7 @@ TEST_CASE("a block prints shared subexpressions as temporaries (golden)") {
       "  out[1] = t2;\n"
       "  out[2] = t2*t2 + t1*t1;\n";
   CHECK(block.code == expected);
-  CHECK(block.temporaries == 3);
+  CHECK(block.declared.size() == 3);
   CHECK((block.ops == OpCount{4, 6, 0, 4, 0}));
   std::vector<Expr> values = {outputs[0].value, outputs[1].value, outputs[2].value};
   CHECK((countOperations(values) == block.ops));
@@ -166,10 +166,19 @@ TEST_CASE("values later blocks use get temporaries (usedLater, lastUses)") {
   const CppPrinter::Block b = seeing.block(second, "k", "", usedLater);
   CHECK(b.code == "const double k1 = d + u;\nconst double kinv0 = 1.0/k1;\nb = d*k0;\ne = u*kinv0;\n");
   CHECK(b.ops.divs == 1);
+  // What each block declares and reads of earlier ones (for splitting a
+  // function into parts).
+  REQUIRE(b.declared.size() == 2);
+  CHECK(b.declared[0].name == "k1");
+  CHECK(b.declared[1].name == "kinv0");
+  CHECK(b.declared[1].type == "double");
+  CHECK(b.reused == std::vector<std::string>{"k0"});
   k = 2;
   const CppPrinter::Block c3 = seeing.block(third, "k", "", usedLater);
   CHECK(c3.code == "f = q*kinv0;\n");
   CHECK(c3.ops.divs == 0);
+  CHECK(c3.declared.empty());
+  CHECK(c3.reused == std::vector<std::string>{"kinv0"});
 }
 
 TEST_CASE("products sharing a denominator multiply by one reciprocal") {
@@ -204,7 +213,7 @@ TEST_CASE("long single-use chains are broken into temporaries") {
   CppPrinter printer(options);
   std::vector<Assignment> out = {{"y", acc}};
   CppPrinter::Block block = printer.block(out, "t");
-  CHECK(block.temporaries >= 8);
+  CHECK(block.declared.size() >= 8);
   std::istringstream lines(block.code);
   for (std::string line; std::getline(lines, line);) CHECK(line.size() < 200);
 }
