@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -112,45 +111,37 @@ class FunctionBuilder {
 
  private:
   // Moves the blocks into parts, the locals into the workspace, and there
-  // too every temporary that a later part reads.
+  // too every temporary that a later part reads (the printer reports each
+  // block's declared and reused temporaries).
   void splitIntoParts() {
-    static const std::regex definition(R"(^    const double (t(?:inv)?[0-9]+) = )");
-    static const std::regex use(R"(\bt(?:inv)?[0-9]+\b)");
-    std::vector<std::set<std::string>> used(parts_.size());
-    for (std::size_t k = 0; k < parts_.size(); ++k) {
-      for (const json& b : parts_[k]) {
-        const std::string code = b["code"];
-        for (auto it = std::sregex_iterator(code.begin(), code.end(), use); it != std::sregex_iterator(); ++it) {
-          used[k].insert(it->str());
-        }
-      }
-    }
-    std::set<std::string> later;  // used by a part after the current one
-    std::vector<std::string> carried;
+    std::set<std::string> later;  // read by a part after the current one
+    std::set<std::string> carried;
     for (std::size_t k = parts_.size(); k-- > 0;) {
-      for (json& b : parts_[k]) {
-        std::istringstream in(b["code"].get<std::string>());
-        std::string line, out;
-        while (std::getline(in, line)) {
-          std::smatch m;
-          if (std::regex_search(line, m, definition) && later.count(m[1].str())) {
-            carried.push_back(m[1].str());
-            line = "    " + m[1].str() + " = " + m.suffix().str();
-          }
-          out += line + "\n";
+      for (std::size_t i = 0; i < parts_[k].size(); ++i) {
+        json& block = parts_[k][i];
+        std::string code = block["code"];
+        for (const CppPrinter::Temporary& t : declared_[k][i]) {
+          if (!later.count(t.name)) continue;
+          const std::string declaration = "const " + t.type + " " + t.name + " = ";
+          code.replace(code.find(declaration), declaration.size(), t.name + " = ");
+          carried.insert(t.name);
         }
-        b["code"] = out;
+        block["code"] = code;
       }
-      later.insert(used[k].begin(), used[k].end());
+      later.insert(reused_[k].begin(), reused_[k].end());
     }
     json work = fn_["prologue"];
-    std::sort(carried.begin(), carried.end(), [](const std::string& a, const std::string& b) {
-      return std::make_pair(a.size(), a) < std::make_pair(b.size(), b);
-    });
-    if (!carried.empty()) {
-      std::string line = "double";
-      for (std::size_t i = 0; i < carried.size(); ++i) line += (i ? ", " : " ") + carried[i];
-      work.push_back(line + ";  // temporaries one part computes and a later one reads");
+    // Temporaries one part computes and a later one reads, in print order.
+    for (const char* type : {"double", "bool"}) {
+      std::string names;
+      for (const auto& part : declared_) {
+        for (const auto& block : part) {
+          for (const CppPrinter::Temporary& t : block) {
+            if (t.type == type && carried.count(t.name)) names += (names.empty() ? "" : ", ") + t.name;
+          }
+        }
+      }
+      if (!names.empty()) work.push_back(std::string(type) + " " + names + ";  // computed in one part, read in a later one");
     }
     fn_["work"] = work;
     fn_["prologue"] = json::array();
@@ -196,7 +187,13 @@ class FunctionBuilder {
         const auto it = last.find(n->id);
         return it != last.end() && it->second > k;
       };
+      if (declared_.size() < parts_.size()) {
+        declared_.emplace_back();
+        reused_.emplace_back();
+      }
       const CppPrinter::Block b = printer_.block(pending_[k].outputs, "t", "    ", usedLater);
+      declared_.back().push_back(b.declared);
+      reused_.back().insert(b.reused.begin(), b.reused.end());
       for (const Assignment& a : pending_[k].outputs) {
         if (a.value.isConstant() || a.value.isSymbol() || !named_.insert(a.value.id()).second) continue;
         printer_.name(a.value, a.target);
@@ -212,6 +209,8 @@ class FunctionBuilder {
   json fn_;
   std::vector<Pending> pending_;
   std::vector<json> parts_;
+  std::vector<std::vector<std::vector<CppPrinter::Temporary>>> declared_;  // by part, by block
+  std::vector<std::set<std::string>> reused_;                             // by part
   std::set<std::uint32_t> named_;
   symbolic::OpCount ops_, partOps_;
   double partBudget_ = kPartBudget;
@@ -715,7 +714,8 @@ class Tracer {
         fn.local("MassMatrix M;");
         fn.local("U C;");
       }
-      fn.local(layout_.forceLaws.empty() ? "[[maybe_unused]] U tau = U::Zero();  // no force laws" : "U tau = U::Zero();");
+      // The force laws' entries, by name; the others are zero and folded.
+      if (!layout_.forceLaws.empty()) fn.local("U tau;");
       const VectorX<Expr>& udot =
           jointFrames ? (useAba ? abaLocal.udot : crbaLocal.udot) : (useAba ? abaData.udot : crbaData.udot);
       if (jointFrames) {

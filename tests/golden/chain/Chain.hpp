@@ -485,7 +485,7 @@ class Chain {
   //   ABA in joint frames: 178 adds, 345 muls, 6 divs (weighted 587.0).
   // (178 adds, 345 muls, 6 divs, 10 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot) const {
-    U tau = U::Zero();
+    U tau;
     Eigen::Matrix<double, 6, 1> v_KLink1Body;  // spatial velocity in the joint frame of 'link[1].body'
     Eigen::Matrix<double, 6, 1> v_KLink2Body;  // spatial velocity in the joint frame of 'link[2].body'
     Eigen::Matrix<double, 6, 1> v_KLink3Body;  // spatial velocity in the joint frame of 'link[3].body'

@@ -198,7 +198,6 @@ class DoublePendulum {
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot) const {
     MassMatrix M;
     U C;
-    [[maybe_unused]] U tau = U::Zero();  // no force laws
     Eigen::Matrix<double, 6, 1> v_KUpper;  // spatial velocity in the joint frame of 'upper'
     Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
     Eigen::Matrix<double, 6, 1> a_KUpper;  // bias acceleration in the joint frame of 'upper'
