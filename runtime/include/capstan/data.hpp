@@ -52,11 +52,15 @@ struct Data {
     udot.setZero(model.nu);
     rhs.setZero(model.nu);
     L.setZero(model.nu, model.nu);
-    dofParent.assign(static_cast<std::size_t>(model.nu), -1);
-    for (std::size_t i = 0; i < nb; ++i) {
-      const auto& joint = model.joints[i];
-      // The dof parent of a joint's first dof is the last dof of the nearest
-      // ancestor joint that has dofs; later dofs hang from the previous one.
+    dofParent = dofParents(model);
+  }
+
+  // The tree parent of each dof (-1 at a root): a joint's first dof hangs
+  // from the last dof of the nearest ancestor joint that has dofs, its later
+  // dofs from the previous one. What the tree-sparse L^T D L works on.
+  static std::vector<int> dofParents(const Mechanism<Scalar>& model) {
+    std::vector<int> parents(static_cast<std::size_t>(model.nu), -1);
+    for (const auto& joint : model.joints) {
       int parentDof = -1;
       for (int a = joint.parent; a >= 0; a = model.joints[static_cast<std::size_t>(a)].parent) {
         const auto& ancestor = model.joints[static_cast<std::size_t>(a)];
@@ -66,9 +70,10 @@ struct Data {
         }
       }
       for (int k = 0; k < joint.nu(); ++k) {
-        dofParent[static_cast<std::size_t>(joint.uOffset + k)] = k == 0 ? parentDof : joint.uOffset + k - 1;
+        parents[static_cast<std::size_t>(joint.uOffset + k)] = k == 0 ? parentDof : joint.uOffset + k - 1;
       }
     }
+    return parents;
   }
 
   // Position kinematics (forwardKinematics(q))

@@ -41,7 +41,7 @@ struct Data {
   using SmallMatrix = typename capstan::Data<Scalar>::SmallMatrix;
   using SmallVector = typename capstan::Data<Scalar>::SmallVector;
 
-  explicit Data(const Mechanism<Scalar>& model) : dofParent(capstan::Data<Scalar>(model).dofParent) {
+  explicit Data(const Mechanism<Scalar>& model) : dofParent(capstan::Data<Scalar>::dofParents(model)) {
     const auto nb = static_cast<std::size_t>(model.numBodies());
     R_PK.resize(nb, Mat3<Scalar>::Identity());
     p_PK.resize(nb, Vec3<Scalar>::Zero());
