@@ -132,8 +132,14 @@ int compile(const Options& opts) {
   fs::create_directories(opts.output, ec);
   if (ec) fail("cannot create `" + opts.output + "`: " + ec.message());
   const fs::path header = fs::path(opts.output) / g.fileName;
-  std::ofstream(header) << g.header;
-  if (opts.ir) std::ofstream(fs::path(opts.output) / (layout.className + ".ir.json")) << g.ir.dump(2) << "\n";
+  auto write = [](const fs::path& path, const std::string& text) {
+    std::ofstream f(path);
+    f << text;
+    f.close();
+    if (!f) fail("cannot write `" + path.string() + "`");
+  };
+  write(header, g.header);
+  if (opts.ir) write(fs::path(opts.output) / (layout.className + ".ir.json"), g.ir.dump(2) + "\n");
   std::cerr << "wrote " << header.string() << "\n";
   return 0;
 }

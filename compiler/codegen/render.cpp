@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cerrno>
 #include <fstream>
 #include <sstream>
 
@@ -57,8 +58,11 @@ int runProcess(const std::vector<std::string>& argv, std::string* captured) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   int pipefd[2] = {-1, -1};
+  if (captured && pipe(pipefd) != 0) {
+    posix_spawn_file_actions_destroy(&actions);
+    return -1;
+  }
   if (captured) {
-    if (pipe(pipefd) != 0) return -1;
     posix_spawn_file_actions_adddup2(&actions, pipefd[1], STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&actions, pipefd[1], STDERR_FILENO);
     posix_spawn_file_actions_addclose(&actions, pipefd[0]);
@@ -78,6 +82,7 @@ int runProcess(const std::vector<std::string>& argv, std::string* captured) {
   if (rc != 0) return -1;
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;  // e.g. ECHILD: never spin
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);

@@ -48,6 +48,8 @@ def read_csv(text):
 # name -> (command line after the capstan program, STATE.json text or None, expected message part).
 # `{state}` in a command line is replaced by the path of the STATE.json file.
 CASES = {
+    "unwritable_output": (["compile", DOUBLE_PENDULUM, "-o", "/proc/self"], None,
+                          "cannot write `/proc/self/DoublePendulum.hpp`"),
     "malformed_json": (["eval", DOUBLE_PENDULUM, "--state", "{state}"], '{"q": {"shoulder": [0.1}', "is not valid JSON"),
     "state_not_object": (["eval", DOUBLE_PENDULUM, "--state", "{state}"], "[1, 2]", "STATE.json must be an object"),
     "unknown_key": (["eval", DOUBLE_PENDULUM, "--state", "{state}"], '{"qq": {}}', "unknown key `qq`"),
