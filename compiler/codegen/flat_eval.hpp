@@ -75,7 +75,7 @@ struct ScalarOps<symbolic::Expr> {
     }
   }
   static E logicalNot(const E& a) { return symbolic::apply(symbolic::Fn::Not, a); }
-  static E choose(const E& cond, const E& a, const E& b) { return symbolic::select(cond != E(0.0), a, b); }
+  static E choose(const E& cond, const E& a, const E& b) { return symbolic::apply(symbolic::Fn::Select, cond, a, b); }
   static E sign(const E& x) { return symbolic::sign(x); }
 };
 

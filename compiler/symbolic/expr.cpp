@@ -277,10 +277,14 @@ const Node* makeFunc(Fn fn, const Node* a, const Node* b, const Node* c) {
     case Fn::Eq:
       if (a == b) return pool().one();
       if (fn == Fn::Eq && canonicalLess(b, a)) std::swap(a, b);
+      if (fn == Fn::Eq && a->isConstant() && a->value == 0.0 && b->isBoolean()) return makeFunc(Fn::Not, b, pool().zero(), pool().zero());
       break;
     case Fn::Ne:
       if (a == b) return pool().zero();
       if (canonicalLess(b, a)) std::swap(a, b);
+      // A condition used as a number and compared with zero is the condition
+      // (`if` in a model becomes select(cond != 0, ...)).
+      if (a->isConstant() && a->value == 0.0 && b->isBoolean()) return b;
       break;
     case Fn::And:
     case Fn::Or: {

@@ -101,8 +101,7 @@ int simulate(Model& model, int argc, char** argv) {
         model.outputs(t, qs, us, o);
         std::fprintf(out, "%.15g", t);
         for (int i = 0; i < Model::nq + Model::nu; ++i) std::fprintf(out, ",%.15g", state[i]);
-        const double* ov = reinterpret_cast<const double*>(&o);
-        for (std::size_t i = 0; i < Model::outputNames.size(); ++i) std::fprintf(out, ",%.15g", ov[i]);
+        for (double Model::Outputs::*field : Model::outputFields) std::fprintf(out, ",%.15g", o.*field);
         std::fprintf(out, ",%.15g,%.15g\n", model.kineticEnergy(qs, us), model.potentialEnergy(qs));
       },
       [&](double fraction) {
@@ -185,8 +184,9 @@ int eval(Model& model, int argc, char** argv) {
     printRow(out, "w_WB", vel[static_cast<std::size_t>(b)].w_WB.data(), 3);
     printRow(out, "v_WB", vel[static_cast<std::size_t>(b)].v_WB.data(), 3);
   }
-  const double* ov = reinterpret_cast<const double*>(&o);
-  printRow(out, "outputs", ov, static_cast<int>(Model::outputNames.size()));
+  std::array<double, Model::outputFields.size()> ov{};
+  for (std::size_t i = 0; i < ov.size(); ++i) ov[i] = o.*Model::outputFields[i];
+  printRow(out, "outputs", ov.data(), static_cast<int>(ov.size()));
   return 0;
 }
 

@@ -181,6 +181,22 @@ TEST_CASE("values later blocks use get temporaries (usedLater, lastUses)") {
   CHECK(c3.reused == std::vector<std::string>{"kinv0"});
 }
 
+TEST_CASE("a condition compared with zero is the condition, not a 0/1 round trip") {
+  Pool pool;
+  PoolScope scope(pool);
+  Expr x = Expr::symbol("x"), y = Expr::symbol("y");
+  Expr c = apply(Fn::Lt, x, y);
+  CHECK(apply(Fn::Ne, c, Expr(0.0)).identical(c));
+  CHECK(apply(Fn::Eq, Expr(0.0), c).identical(apply(Fn::Not, c)));
+  CHECK(apply(Fn::Ne, x, Expr(0.0)).node()->fn == Fn::Ne);  // a number stays compared
+  // What a model's `if x < y then x else y` becomes.
+  CppPrinter printer;
+  const std::vector<Assignment> out = {{"r", apply(Fn::Select, apply(Fn::Ne, c, Expr(0.0)), x, y)}};
+  const CppPrinter::Block b = printer.block(out);
+  CHECK(b.code.find("1.0 : 0.0") == std::string::npos);
+  CHECK(b.ops.other == 2);  // the comparison and the select
+}
+
 TEST_CASE("products sharing a denominator multiply by one reciprocal") {
   Pool pool;
   PoolScope scope(pool);

@@ -99,6 +99,9 @@ class Chain {
   };
   static constexpr std::array<std::string_view, 0> outputNames = {
   };
+  // The Outputs member of each name in outputNames, in the same order.
+  static constexpr std::array<double Outputs::*, 0> outputFields = {
+  };
 
   // The address of a runtime parameter element by its model name (`L1`,
   // `world.gravity[2]`), or nullptr.
