@@ -218,6 +218,27 @@ TEST_CASE("robustness: antipodes, coincident points, points off the surface") {
   CHECK(capped.iterations >= 1);
 }
 
+TEST_CASE("continueGeodesic reports a failed warm start that leaves no points") {
+  const Vec3 P0 = cg::findNearestPoint(kEllipsoid, Vec3(0.4, 0.2, 0.1)).point;
+  const Vec3 Q0 = cg::findNearestPoint(kEllipsoid, Vec3(-0.2, 0.25, 0.1)).point;
+  const auto prev = cg::initGeodesic(kEllipsoid, P0, Q0);
+  REQUIRE(prev.ok());
+  REQUIRE(!prev.isStraightLine);
+  // One integrator step per shot: every shot fails, and so does the cold
+  // fallback, whose curve is then empty. The jump flags used to read its
+  // (nonexistent) first tangent.
+  auto starved = cg::GeodesicOptions<double>{};
+  starved.maxSteps = 1;
+  const Vec3 P = cg::findNearestPoint(kEllipsoid, Vec3(P0 + Vec3(0, 0.01, -0.01))).point;
+  const Vec3 Q = cg::findNearestPoint(kEllipsoid, Vec3(Q0 + Vec3(0.01, 0, 0.01))).point;
+  const auto next = cg::continueGeodesic(kEllipsoid, P, Q, prev, starved);
+  CHECK_FALSE(next.ok());
+  CHECK(next.status != cg::GeodesicStatus::Ok);
+  CHECK(next.numPoints() == 0);
+  CHECK(!next.lengthJumped);
+  CHECK(!next.flipped);
+}
+
 TEST_CASE("continueGeodesic tracks moving ends with a few shots and flags jumps") {
   const Vec3 P0 = cg::findNearestPoint(kEllipsoid, Vec3(0.4, 0.2, 0.1)).point;
   const Vec3 Q0 = cg::findNearestPoint(kEllipsoid, Vec3(-0.2, 0.25, 0.1)).point;

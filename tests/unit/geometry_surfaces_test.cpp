@@ -9,8 +9,10 @@
 #include <Eigen/Eigenvalues>
 
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <random>
+#include <utility>
 
 namespace cg = capstan::geometry;
 using Vec2 = cg::Vec2<double>;
@@ -380,6 +382,49 @@ TEST_CASE("trackSeparationFromLine finds the closest and the deepest point") {
   const auto bad = cg::trackSeparationFromLine(kEllipsoid, A, Vec3::UnitZ(), Vec3(0, 0, 0.2));
   CHECK(bad.pointOnSurface.allFinite());
   CHECK(std::isfinite(bad.residual));
+  // The residual reported is the one at the point returned, also when the
+  // line search gives up (it used to move once more after its last trial).
+  for (const auto& [line, r] : {std::pair{Vec3::UnitZ().eval(), bad}, std::pair{l, res}}) {
+    const Vec3 P = r.pointOnSurface;
+    const Vec3 nP = cg::calcSurfaceUnitNormal(kEllipsoid, P);
+    const Vec3 e(nP.dot(line), (A - P).dot(nP.cross(line)), kEllipsoid.value(P));
+    CHECK(r.residual == doctest::Approx(e.lpNorm<Eigen::Infinity>()).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("projectDownhillToNearestPoint reports the residual of the point it returns") {
+  // From the centre of an ellipsoid (on its medial axis) and from points far
+  // away, where the Newton iteration may stall and the line search give up.
+  for (const Vec3& q : {Vec3(0, 0, 0), Vec3(1e-9, 0, 0), Vec3(0, 0, 1e-3), Vec3(1e6, 2e6, -3e6), Vec3(0.1, 1e-12, 0)}) {
+    CAPTURE(q);
+    const auto pr = cg::projectDownhillToNearestPoint(kEllipsoid, q);
+    REQUIRE(pr.point.allFinite());
+    const Vec3 x = pr.point;
+    const Vec3 g = kEllipsoid.gradient(x);
+    const double glen = std::max(g.norm(), cg::Tolerances<double>::tinyGradient);
+    const Vec3 n = g / glen, d = x - q;
+    const double expected = std::max(std::abs(kEllipsoid.value(x)) / glen, (d - n * n.dot(d)).norm());
+    CHECK(pr.residual == doctest::Approx(expected).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("zero ray and support directions give no hit and no NaN") {
+  const cg::Brick<double> brick{Vec3(1, 2, 3)};
+  // From inside, a zero direction crosses no slab: it used to index n[-1].
+  CHECK(!cg::intersectsRay(brick, Vec3(0.1, 0.2, 0.3), Vec3::Zero()).has_value());
+  CHECK(!cg::intersectsRay(brick, Vec3(5, 0, 0), Vec3::Zero()).has_value());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK(!cg::intersectsRay(brick, Vec3(0.1, 0.2, 0.3), Vec3(nan, 0, 0)).has_value());
+  // Still a hit with zero components along the other axes, from inside.
+  const auto exit = cg::intersectsRay(brick, Vec3(0.1, 0.2, 0.3), Vec3::UnitY());
+  REQUIRE(exit.has_value());
+  CHECK(exit->distance == doctest::Approx(1.8));
+  CHECK(exit->normal == Vec3::UnitY());
+  // Zero support direction: the origin, as for the sphere (not 0/0).
+  CHECK(cg::calcSupportPoint(kSphere, Vec3::Zero()) == Vec3::Zero());
+  const Vec3 se = cg::calcSupportPoint(kEllipsoid, Vec3::Zero());
+  CHECK(se.allFinite());
+  CHECK(se == cg::calcSupportPoint(kSphere, Vec3::Zero()));
 }
 
 TEST_CASE("shapes and closed-form operations are templated on Scalar") {

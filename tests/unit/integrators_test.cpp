@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace {
@@ -280,6 +281,77 @@ TEST_CASE("non-finite states stop integration with the time and coordinate named
     CAPTURE(status.message);
     CHECK(status.message.find("`pivot.u[0]`") != std::string::npos);
     CHECK(q.allFinite());
+  }
+}
+
+// x' = NaN in coordinate 1 from the very start (the derivative at t0 is bad).
+struct PoisonedAtStart {
+  int evaluations = 0;
+  void derivative(double, const Eigen::VectorXd& x, Eigen::VectorXd& xdot) {
+    ++evaluations;
+    xdot = Eigen::VectorXd::Ones(x.size());
+    xdot[1] = std::numeric_limits<double>::quiet_NaN();
+  }
+  std::string coordinateName(int i) const { return "x" + std::to_string(i); }
+};
+
+TEST_CASE("Dormand-Prince reports a non-finite derivative at the start instead of spinning") {
+  IntegratorSettings settings;
+  settings.stepSize = 0.0;   // automatic first step: a NaN k1 used to make h NaN
+  settings.maxSteps = 1000;  // keeps the old behaviour (spin to maxSteps) from hanging the test
+  PoisonedAtStart system;
+  // A nonzero state so that Hairer's heuristic divides by the (NaN) derivative norm.
+  Eigen::VectorXd x = Eigen::VectorXd::Ones(3);
+  const auto status = dormandPrince(system, 0.0, 1.0, x, settings);
+  CAPTURE(status.message);
+  CHECK_FALSE(status.ok);
+  CHECK(status.time == 0.0);
+  CHECK(status.steps + status.rejectedSteps == 0);
+  CHECK(system.evaluations == 1);
+  CHECK(status.message.find("non-finite derivative") != std::string::npos);
+  CHECK(status.message.find("coordinate 1 (`x1`)") != std::string::npos);
+  CHECK(x.allFinite());
+}
+
+// x0' = -x0 and x1' = 0 with x1 = 0 throughout: with atol = 0 coordinate 1
+// has a zero error scale.
+struct DecayAndZero {
+  void derivative(double, const Eigen::VectorXd& x, Eigen::VectorXd& xdot) {
+    xdot.resize(2);
+    xdot << -x[0], 0.0;
+  }
+};
+
+TEST_CASE("Dormand-Prince accepts a pure relative tolerance (atol = 0)") {
+  for (const double firstStep : {0.0, 0.1}) {
+    CAPTURE(firstStep);
+    IntegratorSettings settings;
+    settings.stepSize = firstStep;
+    settings.absoluteTolerance = 0.0;
+    settings.relativeTolerance = 1e-9;
+    settings.maxSteps = 100000;
+    DecayAndZero system;
+    Eigen::VectorXd x = Eigen::Vector2d(1.0, 0.0);
+    const auto status = dormandPrince(system, 0.0, 1.0, x, settings);
+    CAPTURE(status.message);
+    REQUIRE(status.ok);
+    CHECK(status.steps < 1000);
+    CHECK(x[0] == doctest::Approx(std::exp(-1.0)).epsilon(1e-7));
+    CHECK(x[1] == 0.0);
+  }
+  // A coordinate that starts at exactly 0 but moves: still completes.
+  {
+    IntegratorSettings settings;
+    settings.stepSize = 0.0;
+    settings.absoluteTolerance = 0.0;
+    settings.relativeTolerance = 1e-9;
+    settings.maxSteps = 100000;
+    Oscillator osc;
+    Eigen::VectorXd x = oscillatorStart();  // velocity starts at exactly 0
+    const auto status = dormandPrince(osc, 0.0, 1.0, x, settings);
+    CAPTURE(status.message);
+    REQUIRE(status.ok);
+    CHECK(oscillatorError(x, 1.0) < 1e-7);
   }
 }
 

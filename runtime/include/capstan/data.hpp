@@ -24,9 +24,7 @@ struct Data {
     p_MoBo_F.resize(nb, Vec3<Scalar>::Zero());
     H_FM_F.resize(nb);
     H_PB_W.resize(nb);
-    Hdot_u_F.resize(nb, Vec6<Scalar>::Zero());
     V_WB.resize(nb, Vec6<Scalar>::Zero());
-    V_PB_W.resize(nb, Vec6<Scalar>::Zero());
     Ac_WB.resize(nb, Vec6<Scalar>::Zero());
     Abias_WB.resize(nb, Vec6<Scalar>::Zero());
     A_WB.resize(nb, Vec6<Scalar>::Zero());
@@ -50,7 +48,6 @@ struct Data {
     tau.setZero(model.nu);
     C.setZero(model.nu);
     udot.setZero(model.nu);
-    rhs.setZero(model.nu);
     L.setZero(model.nu, model.nu);
     dofParent = dofParents(model);
   }
@@ -87,9 +84,7 @@ struct Data {
   std::vector<SpatialInertia<Scalar>> M_Bo_W;  // (nb) body spatial inertia about Bo, in W
 
   // Velocity kinematics (forwardKinematics(q, u))
-  std::vector<Vec6<Scalar>> Hdot_u_F;      // (nb) d/dt_F(H_FM_F) u_j
   std::vector<Vec6<Scalar>> V_WB;          // (nb) [w_WB; v_WBo] in W
-  std::vector<Vec6<Scalar>> V_PB_W;        // (nb) velocity across the joint, at Bo, in W
   std::vector<Vec6<Scalar>> Ac_WB;         // (nb) velocity-product part of A_WB given A_WP
   std::vector<Vec6<Scalar>> Abias_WB;      // (nb) A_WB when udot = 0 (no gravity)
 
@@ -103,7 +98,6 @@ struct Data {
   VectorX<Scalar> tau;                     // (nu) inverse dynamics result
   VectorX<Scalar> C;                       // (nu) bias: Coriolis, centrifugal, gravity
   VectorX<Scalar> udot;                    // (nu) forward dynamics result
-  VectorX<Scalar> rhs;                     // (nu) scratch: tau - C
   MatrixX<Scalar> L;                       // (nu x nu) L^T D L factor of M (ltdlFactor)
   std::vector<int> dofParent;              // (nu) tree parent of each dof, -1 at a root
 

@@ -307,7 +307,10 @@ IntegrationStatus dormandPrince(System& system, double t0, double t1, Vector& x,
   constexpr double kSafety = 0.9, kMinFactor = 0.2, kMaxFactor = 10.0;
 
   const double rtol = settings.relativeTolerance, atol = settings.absoluteTolerance;
-  if (!(rtol > 0.0) || !(atol >= 0.0)) return detail::badSettings("tolerances must be positive", t0);
+  // atol = 0 is pure relative tolerance; scaledNorm handles the zero scale it gives.
+  if (!(rtol > 0.0) || !(atol >= 0.0))
+    return detail::badSettings("relative tolerance must be positive and absolute tolerance non-negative", t0);
+  if (!(settings.maxStepSize > 0.0)) return detail::badSettings("maximum step size must be positive", t0);
   if (!(t1 >= t0)) return detail::badSettings("end time is before start time", t0);
   IntegrationStatus status;
   status.time = t0;
@@ -319,6 +322,12 @@ IntegrationStatus dormandPrince(System& system, double t0, double t1, Vector& x,
     double sum = 0.0;
     for (long i = 0; i < n; ++i) {
       const double sc = atol + rtol * std::max(std::abs(a[i]), std::abs(b[i]));
+      // With atol = 0 a coordinate that is exactly 0 in both states has no scale:
+      // no error there is no error (not 0/0), any error there rejects the step.
+      if (sc == 0.0) {
+        if (e[i] != 0.0) return std::numeric_limits<double>::infinity();
+        continue;
+      }
       sum += (e[i] / sc) * (e[i] / sc);
     }
     return n > 0 ? std::sqrt(sum / static_cast<double>(n)) : 0.0;
@@ -326,12 +335,19 @@ IntegrationStatus dormandPrince(System& system, double t0, double t1, Vector& x,
 
   detail::derivative(system, t0, x, k1);
   ++status.derivativeEvaluations;
+  // k1 feeds every step (and the first-step heuristic): a NaN here would make
+  // h NaN, every comparison false, and the loop spin until maxSteps.
+  if (detail::firstNonFinite(k1) >= 0) return detail::nonFinite(system, status, t0, t0, k1, "derivative");
   double h = settings.stepSize;
   if (!(h > 0.0)) {  // Hairer's starting step heuristic
     const double d0 = scaledNorm(x, x, x), dd = scaledNorm(k1, x, x);
     h = (d0 < 1e-5 || dd < 1e-5) ? 1e-6 : 0.01 * d0 / dd;
   }
   h = std::min({h, settings.maxStepSize, std::max(t1 - t0, 0.0)});
+  // A first step that is not a usable number (e.g. 0 from an infinite scaled
+  // derivative norm with atol = 0) would stall the loop; start small and let
+  // the controller adapt.
+  if (t1 > t0 && (!(h > 0.0) || !std::isfinite(h))) h = std::min(1e-6, t1 - t0);
 
   const bool evenly = settings.outputInterval > 0.0;
   long nextOutput = 1;

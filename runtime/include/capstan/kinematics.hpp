@@ -127,7 +127,7 @@ void forwardKinematics(const Mechanism<Scalar>& model, Data<Scalar>& data, const
   }
 }
 
-// Position and velocity kinematics: also V_WB, V_PB_W, Ac_WB and the bias
+// Position and velocity kinematics: also V_WB, Ac_WB and the bias
 // accelerations Abias_WB (A_WB when udot = 0). q: (nq), u: (nu).
 template <class Scalar>
 void forwardKinematics(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
@@ -146,9 +146,7 @@ void forwardKinematics(const Mechanism<Scalar>& model, Data<Scalar>& data, const
       V_FM_F = H * u.segment(joint.uOffset, nu_j);
       V_PB_W = data.H_PB_W[b] * u.segment(joint.uOffset, nu_j);
     }
-    data.V_PB_W[b] = V_PB_W;
     const Vec6<Scalar> Hdot_u = detail::jointHdotU(joint, H, u);
-    data.Hdot_u_F[b] = Hdot_u;
 
     // Velocity-product acceleration across the joint, measured in F.
     const Vec3<Scalar> w_FM = V_FM_F.template head<3>();

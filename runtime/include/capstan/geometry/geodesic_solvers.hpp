@@ -396,6 +396,9 @@ Geodesic<ScalarOf<Surface>> continueGeodesic(const Surface& s, const Vec3<Scalar
   const Vec3<Scalar> chord = Q - P;
   const Scalar chordLen = chord.norm();
   const auto flagJump = [&](Geodesic<Scalar>& g) {
+    // A failed solve can hand back a curve without points (its status says
+    // why); there is no tangent to compare, and front() of it is undefined.
+    if (g.numPoints() == 0) return g;
     g.lengthJumped = abs(g.length() - prev.length()) > endMotion + Scalar(10) * opt.pointTolerance;
     g.flipped = g.tangentP().dot(prev.tangentP()) < Scalar(0);
     return g;

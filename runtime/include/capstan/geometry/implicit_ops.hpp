@@ -185,10 +185,16 @@ SurfaceProjection<ScalarOf<Surface>> projectDownhillToNearestPoint(const Surface
     Scalar alpha = 1;
     Eigen::Matrix<Scalar, 4, 1> rTry;
     Scalar errTry = err;
-    for (int ls = 0; ls < 20; ++ls, alpha /= 2) {
+    // Halve only before a retry, so the step taken is the one evaluated; when
+    // no trial decreases the residual, stop here rather than move to an
+    // unevaluated point whose residual would not match the one reported.
+    bool decreased = false;
+    for (int ls = 0; ls < 20 && !decreased; ++ls) {
+      if (ls > 0) alpha /= 2;
       errTry = residualOf(x + alpha * step.template head<3>(), lambda + alpha * step[3], rTry);
-      if (errTry < err || rTry.norm() < r.norm()) break;
+      decreased = errTry < err || rTry.norm() < r.norm();
     }
+    if (!decreased) break;
     x += alpha * step.template head<3>();
     lambda += alpha * step[3];
     r = rTry;
@@ -241,10 +247,15 @@ LineSeparation<ScalarOf<Surface>> trackSeparationFromLine(const Surface& s, cons
     if (!step.allFinite()) break;
     Scalar alpha = 1;
     Vec3<Scalar> errTry = err;
-    for (int ls = 0; ls < 20; ++ls, alpha /= 2) {
+    // As above: the step taken is the one evaluated, and an exhausted line
+    // search stops at the last evaluated point.
+    bool decreased = false;
+    for (int ls = 0; ls < 20 && !decreased; ++ls) {
+      if (ls > 0) alpha /= 2;
       errTry = errorAt(P + alpha * step);
-      if (errTry.norm() < err.norm()) break;
+      decreased = errTry.norm() < err.norm();
     }
+    if (!decreased) break;
     P += alpha * step;
     err = errTry;
   }

@@ -218,7 +218,11 @@ std::optional<RayHit<Scalar>> intersectsRay(const Ellipsoid<Scalar>& s, const No
 
 template <class Scalar> Vec3<Scalar> calcSupportPoint(const Ellipsoid<Scalar>& s, const NonDeduced<Vec3<Scalar>>& d_S) {
   const Vec3<Scalar> r2d = s.radii.cwiseProduct(s.radii).cwiseProduct(d_S);
-  return r2d / s.radii.cwiseProduct(d_S).norm();
+  const Scalar denom = s.radii.cwiseProduct(d_S).norm();
+  // A zero direction has no support point; return the origin like the Sphere
+  // (whose normalized() leaves a zero vector unchanged) instead of 0/0.
+  if (denom == Scalar(0)) return Vec3<Scalar>::Zero();
+  return r2d / denom;
 }
 
 template <class Scalar> BoundingSphere<Scalar> getBoundingSphere(const Ellipsoid<Scalar>& s) {
@@ -350,6 +354,8 @@ NearestPoint<Scalar> findNearestPoint(const Brick<Scalar>& s, const NonDeduced<V
 template <class Scalar>
 std::optional<RayHit<Scalar>> intersectsRay(const Brick<Scalar>& s, const NonDeduced<Vec3<Scalar>>& p_SO,
                                             const NonDeduced<Vec3<Scalar>>& d_S) {
+  // A zero direction is no ray: from inside it would cross no slab at all.
+  if (d_S.isZero(Scalar(0))) return std::nullopt;
   Scalar tEnter = -std::numeric_limits<Scalar>::infinity(), tExit = std::numeric_limits<Scalar>::infinity();
   int axisEnter = -1, axisExit = -1;
   for (int i = 0; i < 3; ++i) {
@@ -366,6 +372,9 @@ std::optional<RayHit<Scalar>> intersectsRay(const Brick<Scalar>& s, const NonDed
   const bool fromOutside = tEnter >= Scalar(0);
   const Scalar t = fromOutside ? tEnter : tExit;
   const int k = fromOutside ? axisEnter : axisExit;
+  // No slab set the hit (e.g. NaN input makes every comparison false): no
+  // face to report, and n[-1] would be out of bounds.
+  if (k < 0) return std::nullopt;
   Vec3<Scalar> n = Vec3<Scalar>::Zero();
   n[k] = (p_SO[k] + t * d_S[k]) >= Scalar(0) ? Scalar(1) : Scalar(-1);
   return RayHit<Scalar>{t, n};
