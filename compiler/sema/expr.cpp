@@ -125,10 +125,31 @@ std::optional<long> Flattener::evalInteger(const syntax::Expr& e, const Env& env
   return static_cast<long>(v->scalar());
 }
 
+std::optional<int> Flattener::checkedDimension(const syntax::Expr& d, const Env& env) {
+  std::optional<long> n = evalInteger(d, env);
+  if (!n) return std::nullopt;
+  if (*n < 0 || *n > kMaxArraySize) {
+    diags_.report(DiagKind::InvalidArraySize, d.range, {std::to_string(*n)});
+    return std::nullopt;
+  }
+  return static_cast<int>(*n);
+}
+
 Flattener::Resolved Flattener::resolve(const syntax::Expr& ref, const Env& env, bool quiet) {
   Resolved r;
   const auto& parts = ref.name.parts;
-  if (parts.empty() || !env.inst || ref.name.global) return r;
+  if (parts.empty() || !env.inst) return r;
+  if (ref.name.global) {
+    // `.a.b` names a top-level class, never a component of this model; callers
+    // reach here only when `a` is also a component name, so say so rather than
+    // dropping the reference (e.g. a whole `connect`) silently.
+    if (!quiet) {
+      diags_.report(DiagKind::UnsupportedSyntax, ref.range,
+                    {"component references with a leading `.` (global names denote classes; write `" +
+                     ref.name.dotted().substr(1) + "`)"});
+    }
+    return r;
+  }
   Instance* cur = env.inst;
   Node* n = node(*cur, parts[0].name);
   if (!n) return r;
@@ -423,7 +444,18 @@ Typed Flattener::translate(const syntax::Expr& e, const Env& env) {
         diags_.report(DiagKind::EvaluationFailed, e.range, {"range step is zero"});
         return t;
       }
-      for (long x = start; step > 0 ? x <= stop : x >= stop; x += step) v.numbers.push_back(static_cast<double>(x));
+      // The element count, computed without overflow, must be a valid array size.
+      const long double count =
+          (step > 0 ? stop < start : stop > start)
+              ? 0.0L
+              : std::floor((static_cast<long double>(stop) - start) / step) + 1.0L;
+      if (count > static_cast<long double>(kMaxArraySize)) {
+        diags_.report(DiagKind::InvalidArraySize, e.range, {std::to_string(static_cast<long long>(count))});
+        return t;
+      }
+      const long n = static_cast<long>(count);
+      v.numbers.reserve(static_cast<std::size_t>(n));
+      for (long k = 0; k < n; ++k) v.numbers.push_back(static_cast<double>(start) + static_cast<double>(k) * step);
       v.shape = {static_cast<int>(v.numbers.size())};
       t.shape = v.shape;
       t.type = ValueType::Integer;

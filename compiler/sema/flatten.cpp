@@ -162,20 +162,7 @@ void Flattener::finishForceLaw(PendingForceLaw& p) {
   Typed r = translate(*p.rhs, env);
   if (!r.ok) return;
   const SourceRange valueRange = p.rhs->range;
-  for (int idx : p.select) {
-    if (r.shape.empty()) {
-      diags_.report(DiagKind::ShapeMismatch, valueRange, {"scalar", p.node->name, "an array element; add `each`"});
-      return;
-    }
-    r.shape.erase(r.shape.begin());
-    auto ix = std::make_shared<FlatExpr>();
-    ix->kind = FlatExprKind::Index;
-    ix->range = valueRange;
-    ix->args = {r.e};
-    ix->indices = {idx};
-    ix->shape = r.shape;
-    r.e = r.e->kind == FlatExprKind::Array ? r.e->args[static_cast<std::size_t>(idx)] : fold(ix);
-  }
+  if (!distribute(r, p.select, *p.rhs, valueRange, p.target ? p.target->child(p.node->name) : p.node->name)) return;
   if (r.type != ValueType::Real && r.type != ValueType::Integer) {
     diags_.report(DiagKind::TypeMismatch, valueRange,
                   {std::string("a ") + valueTypeName(r.type), p.lhs ? p.lhs->name.dotted() : p.node->name, "Real"});

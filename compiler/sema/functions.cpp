@@ -155,13 +155,9 @@ Typed Flattener::translateBuiltin(const syntax::Expr& e, const std::string& name
     if (!arity(first + 1, name == "identity" ? 1 : first + 8)) return t;
     std::vector<int> shape;
     for (std::size_t k = first; k < e.args.size(); ++k) {
-      std::optional<long> n = evalInteger(*e.args[k], env);
+      std::optional<int> n = checkedDimension(*e.args[k], env);
       if (!n) return t;
-      if (*n < 0) {
-        diags_.report(DiagKind::InvalidArraySize, e.args[k]->range, {std::to_string(*n)});
-        return t;
-      }
-      shape.push_back(static_cast<int>(*n));
+      shape.push_back(*n);
     }
     if (name == "identity") shape.push_back(shape[0]);
     if (name == "fill") {
@@ -322,8 +318,8 @@ int Flattener::externalFunction(ClassNode* fn) {
     }
     for (const auto* dims : {&c.dims, &c.typeDims}) {
       for (const auto& d : *dims) {
-        std::optional<long> n = d->kind == ExprKind::Colon ? std::optional<long>(-1) : evalInteger(*d, env);
-        arg.shape.push_back(n ? static_cast<int>(*n) : -1);
+        std::optional<int> n = d->kind == ExprKind::Colon ? std::optional<int>(-1) : checkedDimension(*d, env);
+        arg.shape.push_back(n ? *n : -1);
       }
     }
     (c.causality == syntax::Causality::Input ? f.inputs : f.outputs).push_back(std::move(arg));
@@ -412,9 +408,9 @@ Typed Flattener::callFunction(ClassNode* fn, const syntax::Expr& e, const Env& e
           lv.shape.push_back(-1);
           continue;
         }
-        std::optional<long> n = evalInteger(*d, fenv);
+        std::optional<int> n = checkedDimension(*d, fenv);
         if (!n) return false;
-        lv.shape.push_back(static_cast<int>(*n));
+        lv.shape.push_back(*n);
       }
     }
     if (const syntax::Modification* u = findModification(c.mods, "unit"); u && u->value && u->value->kind == ExprKind::String) {

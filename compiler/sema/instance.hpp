@@ -32,11 +32,19 @@ struct Instance;
 struct Mod;
 using ModPtr = std::shared_ptr<const Mod>;
 
+// One step of array distribution: a modifier on a component array
+// `b[extent](x = {...})` gives element `index` (0-based) of its value to the
+// element b[index + 1]; the value's leading dimension must equal `extent`.
+struct Selection {
+  int index = 0;
+  int extent = 0;
+};
+
 struct Mod {
   const syntax::Expr* value = nullptr;
   Instance* scope = nullptr;      // instance in which `value` (and only it) is evaluated
   ClassNode* lexical = nullptr;   // class in which it was written (class-name lookup)
-  std::vector<int> select;        // 0-based subscripts applied to the value (array distribution)
+  std::vector<Selection> select;  // subscripts applied to the value (array distribution)
   SourceRange range;              // the modification, or the declaration's binding
   SourceRange nameRange;          // the modified element's name as written
   SourceRange valueRange;         // the value expression
@@ -155,7 +163,7 @@ struct PendingForceLaw {
   Instance* target = nullptr;
   Node* node = nullptr;
   int element = -1;
-  std::vector<int> select;
+  std::vector<Selection> select;
   SourceRange range;
 };
 
@@ -168,7 +176,7 @@ class Flattener {
   ModPtr modFromClassMod(const syntax::ClassModification& mods, Instance* scope, ClassNode* lexical);
   ModPtr modFromDecl(const syntax::ComponentDecl& decl, Instance* scope, ClassNode* lexical);
   ModPtr merge(const ModPtr& outer, const ModPtr& inner, const std::string& name = "");
-  ModPtr selectElement(const ModPtr& mod, int index);
+  ModPtr selectElement(const ModPtr& mod, int index, int extent);
   void collect(Instance& inst, ClassNode* cls, const ModPtr& mod, int depth);
   void checkModifierTargets(const ModPtr& mod, Instance& inst, const std::string& what);
 
@@ -178,6 +186,14 @@ class Flattener {
   Node* node(Instance& inst, const std::string& name);  // completes it; null if absent
   void complete(Instance& inst, Node& n);
   bool ensureBinding(int var);
+  // Applies array distribution to a modifier's value `t` (written at
+  // `valueRange`) for `target`: false, reported once per value, when the value
+  // is scalar or its leading dimension differs from the component array's.
+  bool distribute(Typed& t, const std::vector<Selection>& select, const syntax::Expr& value,
+                  SourceRange valueRange, const std::string& target);
+  // An array size from the dimension expression `d` (also `fill(x, n)` etc.):
+  // reports InvalidArraySize unless 0 <= n <= kMaxArraySize.
+  std::optional<int> checkedDimension(const syntax::Expr& d, const Env& env);
   const Value* ensureValue(int var, SourceRange usedAt);
   Instance* connectorQuantities(int connector);
   int findRoot(int connector);
@@ -239,6 +255,7 @@ class Flattener {
   std::map<std::tuple<int, std::string, int>, SourceRange> assigned_;
   bool quiet_ = false;  // evaluate() without diagnostics (constant folding)
   std::set<const syntax::ComponentDecl*> reportedVariables_;  // UnsupportedVariable, once per declaration
+  std::set<const syntax::Expr*> reportedDistribution_;  // distribute() errors, once per modifier value
   std::unique_ptr<syntax::ComponentDecl> implicitWorld_;  // the declaration `world` stands for
 };
 
@@ -248,6 +265,12 @@ struct ConnectPair {
 };
 
 // Helpers shared by the translation units.
+// The largest array size (elements of one dimension, and of a whole component
+// array or range) the front end accepts. Every element becomes a flat
+// variable or constant held in memory and then generated code, so sizes past
+// this are almost surely mistakes (or wrapped integers) and would exhaust
+// memory or overflow `int` long before producing a usable model.
+inline constexpr long kMaxArraySize = 1000000;
 std::string shapeString(const std::vector<int>& shape);
 std::string typeString(ValueType t, const std::vector<int>& shape);
 FlatExprPtr makeConstant(Value v, SourceRange r);

@@ -122,12 +122,8 @@ void Flattener::complete(Instance& inst, Node& n) {
         dims.push_back(-1);
         continue;
       }
-      std::optional<long> v = evalInteger(*d, env);
-      if (v && *v < 0) {
-        diags_.report(DiagKind::InvalidArraySize, d->range, {std::to_string(*v)});
-        v.reset();
-      }
-      dims.push_back(v ? static_cast<int>(*v) : 0);
+      std::optional<int> v = checkedDimension(*d, env);
+      dims.push_back(v ? *v : 0);
     }
   };
   addDims(decl.dims);
@@ -305,11 +301,56 @@ void Flattener::complete(Instance& inst, Node& n) {
         idx[d] = static_cast<int>(rest % static_cast<std::size_t>(dims[d]));
         rest /= static_cast<std::size_t>(dims[d]);
       }
-      for (int i : idx) m = selectElement(m, i);
+      for (std::size_t d = 0; d < dims.size(); ++d) m = selectElement(m, idx[d], dims[d]);
       path += subscriptSuffix(dims, k);
     }
     n.elems.push_back(instantiate(type, m, std::move(path), &inst, &decl));
   }
+}
+
+bool Flattener::distribute(Typed& t, const std::vector<Selection>& select, const syntax::Expr& value,
+                           SourceRange valueRange, const std::string& target) {
+  for (const Selection& sel : select) {
+    const char* problem = nullptr;
+    std::string expected;
+    if (t.shape.empty()) {
+      problem = "scalar";
+      expected = "an array element; add `each` to apply it to every element";
+    } else if (t.shape[0] != sel.extent) {
+      // `b[3](x = {1, 2})`: element 3 has no value; `{1, 2, 3, 4}` would lose one.
+      std::vector<int> want = t.shape;
+      want[0] = sel.extent;
+      expected = shapeString(want) + " (one element per component)";
+    }
+    if (!expected.empty()) {
+      if (reportedDistribution_.insert(&value).second) {
+        // Reported once for the whole array, so name it without subscripts.
+        std::string whole;
+        int depth = 0;
+        for (char c : target) {
+          if (c == '[') ++depth;
+          else if (c == ']') --depth;
+          else if (depth == 0) whole += c;
+        }
+        diags_.report(DiagKind::ShapeMismatch, valueRange,
+                      {problem ? std::string(problem) : shapeString(t.shape), whole, expected});
+      }
+      return false;
+    }
+    auto ix = std::make_shared<FlatExpr>();
+    ix->kind = FlatExprKind::Index;
+    ix->range = valueRange;
+    ix->args = {t.e};
+    ix->indices = {sel.index};
+    t.shape.erase(t.shape.begin());
+    ix->shape = t.shape;
+    if (t.e->kind == FlatExprKind::Array && static_cast<std::size_t>(sel.index) < t.e->args.size()) {
+      t.e = t.e->args[static_cast<std::size_t>(sel.index)];
+    } else {
+      t.e = fold(ix);
+    }
+  }
+  return true;
 }
 
 bool Flattener::ensureBinding(int var) {
@@ -335,25 +376,7 @@ bool Flattener::ensureBinding(int var) {
   Typed t = type == ValueType::Reference ? referenceValue(*m->value, env, vi.allowedKinds, path)
                                          : translate(*m->value, env);
   FlatVariable& fv = out_.variables[static_cast<std::size_t>(var)];
-  if (t.ok) {
-    for (int idx : m->select) {
-      if (t.shape.empty()) {
-        diags_.report(DiagKind::ShapeMismatch, m->valueRange,
-                      {"scalar", path, "an array element; add `each` to apply it to every element"});
-        t.ok = false;
-        break;
-      }
-      auto ix = std::make_shared<FlatExpr>();
-      ix->kind = FlatExprKind::Index;
-      ix->range = m->valueRange;
-      ix->args = {t.e};
-      ix->indices = {idx};
-      t.shape.erase(t.shape.begin());
-      ix->shape = t.shape;
-      if (t.e->kind == FlatExprKind::Array) t.e = t.e->args[static_cast<std::size_t>(idx)];
-      else t.e = fold(ix);
-    }
-  }
+  if (t.ok) t.ok = distribute(t, m->select, *m->value, m->valueRange, path);
   if (t.ok) {
     const bool typeOk = t.type == fv.type || (fv.type == ValueType::Real && t.type == ValueType::Integer);
     if (!typeOk) {
@@ -422,12 +445,25 @@ const Value* Flattener::ensureValue(int var, SourceRange usedAt) {
   // Bounds.
   for (const char* bound : {"min", "max"}) {
     const Mod* b = vi.mod ? vi.mod->find(bound) : nullptr;
-    if (!b || !b->value || fv2.type == ValueType::Reference) continue;
+    if (!b || !b->value || (fv2.type != ValueType::Real && fv2.type != ValueType::Integer)) continue;
     const Typed bt = translate(*b->value, Env{b->scope, b->lexical, Purpose::Binding, nullptr, nullptr, 0});
     if (!bt.ok) continue;
-    std::optional<Value> bv = evaluate(*bt.e, b->valueRange);
-    if (!bv) continue;
     const Value& val = *out_.variables[static_cast<std::size_t>(var)].value;
+    const std::string boundName = out_.variables[static_cast<std::size_t>(var)].path + "." + bound;
+    // A bound is a number, or one per element of an array variable.
+    if (bt.type != ValueType::Real && bt.type != ValueType::Integer) {
+      diags_.report(DiagKind::TypeMismatch, b->valueRange,
+                    {std::string("a ") + typeString(bt.type, bt.shape), boundName, valueTypeName(fv2.type)});
+      continue;
+    }
+    if (!bt.shape.empty() && bt.shape != val.shape) {
+      diags_.report(DiagKind::ShapeMismatch, b->valueRange,
+                    {shapeString(bt.shape), boundName,
+                     val.shape.empty() ? shapeString(val.shape) : shapeString({}) + " or " + shapeString(val.shape)});
+      continue;
+    }
+    std::optional<Value> bv = evaluate(*bt.e, b->valueRange);
+    if (!bv || bv->numbers.empty()) continue;
     for (std::size_t k = 0; k < val.numbers.size(); ++k) {
       const double limit = bv->numbers.size() == 1 ? bv->numbers[0]
                            : k < bv->numbers.size() ? bv->numbers[k]

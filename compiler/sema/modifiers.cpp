@@ -127,7 +127,7 @@ ModPtr Flattener::merge(const ModPtr& outer, const ModPtr& inner, const std::str
   return m;
 }
 
-ModPtr Flattener::selectElement(const ModPtr& mod, int index) {
+ModPtr Flattener::selectElement(const ModPtr& mod, int index, int extent) {
   if (!mod) return mod;
   if (mod->each) {
     if (mod->eachApplied) return mod;
@@ -136,8 +136,8 @@ ModPtr Flattener::selectElement(const ModPtr& mod, int index) {
     return m;
   }
   auto m = std::make_shared<Mod>(*mod);
-  if (m->value) m->select.push_back(index);
-  for (auto& [n, sub] : m->subs) sub = selectElement(sub, index);
+  if (m->value) m->select.push_back(Selection{index, extent});
+  for (auto& [n, sub] : m->subs) sub = selectElement(sub, index, extent);
   return m;
 }
 
