@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds geometry_bench at -O2 (RelWithDebInfo: -O2 -g -DNDEBUG) in its own
-# build folder and runs it; prints JSON (see docs/performance-geometry.md).
+# build folder and runs it; prints JSON (see docs/performance.md#geodesics).
 set -e
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build="${BUILD_DIR:-$root/build-bench-geometry}"

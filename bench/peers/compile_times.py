@@ -58,7 +58,7 @@ def main():
     version = subprocess.run([args.cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     print(f"compile times ({version}, -std=c++20 -O2; CPU s (wall s); median of {args.reps} (capstan: of 5)); "
           f"load average {os.getloadavg()[0]:.2f}")
-    print("| model | header lines | forwardDynamics ops (+, *, /) | capstan compile | g++ -O2, fd only | g++ -O2, whole API | peak RSS of the g++ runs so far |")
+    print("| model | header lines | forwardDynamics ops (+, *, /) | capstan compile | g++ -O2, fd only | g++ -O2, whole API | peak RSS of any child so far (capstan or g++) |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.chains.split(","):

@@ -1,9 +1,10 @@
 // Forward dynamics, side by side on identical states: Capstan's generated
 // code vs Simbody vs MuJoCo, for the models in models/ (docs/performance.md).
 //
-// For each model: one random state (fixed seed); every engine's udot must
-// agree with Capstan's to PEERS_TOLERANCE (1e-8, normwise relative) before
-// anything is timed. Then rounds of one batch per engine, interleaved so that
+// For each model: three random states (fixed seed); at each, every engine's
+// udot must agree with Capstan's to PEERS_TOLERANCE (1e-8, normwise relative)
+// before anything is timed, and the timing runs at the last of them. Then
+// rounds of one batch per engine, interleaved so that
 // load changes hit all engines alike; per engine, the median over rounds of
 // thread CPU time per call. Env: PEERS_ROUNDS (default 31), PEERS_BATCH_US
 // (default 2000), PEERS_MODELS (comma-separated subset).

@@ -15,6 +15,7 @@ if [ ! -f /usr/include/mujoco/mujoco.h ] || [ ! -f /usr/include/simbody/Simbody.
     echo "run.sh: libmujoco-dev / libsimbody-dev missing; run as root to install them" >&2
     exit 2
   fi
+  apt-get update -qq
   apt-get install -y libmujoco-dev libsimbody-dev >/dev/null
 fi
 

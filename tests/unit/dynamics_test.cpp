@@ -201,15 +201,25 @@ TEST_CASE("the algorithms trace with a Scalar that cannot be branched on") {
   CHECK(relativeError(value(aba(traced, tdata, tq, tu, ttau)), aba(model, data, q, u, tau)) < kRoundoff);
   CHECK(kineticEnergy(traced, tdata).value == doctest::Approx(kineticEnergy(model, data)).epsilon(kRoundoff));
   CHECK(potentialEnergy(traced, tdata).value == doctest::Approx(potentialEnergy(model, data)).epsilon(kRoundoff));
-  VectorX<Traced> tqdot, tq2 = tq;
+  VectorX<Traced> tqdot;
   VectorX<double> qdot;
   qdotFromU(traced, tq, tu, tqdot);
   qdotFromU(model, q, u, qdot);
   CHECK(relativeError(value(tqdot), qdot) < kRoundoff);
+  // Scale q off the unit sphere so normalization has something to undo.
+  VectorX<double> q2 = 1.3 * q;
+  VectorX<Traced> tq2 = q2.cast<Traced>();
   normalizeQuaternions(traced, tq2);
-  MatrixX<Traced> J;
-  bodyJacobian(traced, tdata, kBodies - 1, J);
-  CHECK(J.cols() == model.nu);
+  normalizeQuaternions(model, q2);
+  CHECK(relativeError(value(tq2), q2) < kRoundoff);
+  // Both Data hold position kinematics at q (from the aba calls above).
+  MatrixX<Traced> tJ;
+  MatrixX<double> J;
+  bodyJacobian(traced, tdata, kBodies - 1, tJ);
+  bodyJacobian(model, data, kBodies - 1, J);
+  REQUIRE(tJ.rows() == 6);
+  REQUIRE(tJ.cols() == model.nu);
+  CHECK(relativeError(value(tJ), J) < kRoundoff);
 }
 
 }  // namespace

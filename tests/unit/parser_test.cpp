@@ -4,7 +4,7 @@
 // files) neither crash nor take long.
 #include <doctest/doctest.h>
 
-#include <chrono>
+#include <ctime>
 #include <string>
 
 #include "syntax/ast.hpp"
@@ -15,6 +15,16 @@
 using namespace capstan::syntax;
 
 namespace {
+
+// CPU time of the calling thread, in seconds. The timing checks below are
+// guards against pathological (say quadratic) complexity, not benchmarks: they
+// use thread CPU time rather than wall time, so that a loaded CI machine that
+// deschedules the test does not fail them, and allow about 5x the typical value.
+double threadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
 struct Parsed {
   SourceManager sources;
@@ -567,14 +577,14 @@ TEST_CASE("a 10 MB file and a 1,000-link chain parse quickly") {
             std::to_string(n - 1) + ";\n";
   }
   text += "end Big;\n";
-  const auto t0 = std::chrono::steady_clock::now();
+  const double t0 = threadCpuSeconds();
   Parsed p(text);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = threadCpuSeconds() - t0;
   CHECK(p.diags.diagnostics().empty());
   REQUIRE(p.def.classes.size() == 1);
   CHECK(p.def.classes[0]->classes.size() == static_cast<std::size_t>(n));
-  MESSAGE("10 MB parsed in " << seconds << " s");
-  CHECK(seconds < 2.0);
+  MESSAGE("10 MB parsed in " << seconds << " s of thread CPU time");
+  CHECK(seconds < 2.5);  // typically 0.5 s
 
   std::string chain = "model Chain\n  World world;\n";
   for (int i = 1; i <= 1000; ++i) {
@@ -585,9 +595,11 @@ TEST_CASE("a 10 MB file and a 1,000-link chain parse quickly") {
     chain += "  connect(j" + std::to_string(i) + ".frame_b, l" + std::to_string(i) + ".frame_a);\n";
   }
   chain += "end Chain;\n";
-  const auto t1 = std::chrono::steady_clock::now();
+  const double t1 = threadCpuSeconds();
   Parsed c(chain);
-  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count() < 0.1);
+  const double chainSeconds = threadCpuSeconds() - t1;
+  MESSAGE("1,000-link chain parsed in " << chainSeconds << " s of thread CPU time");
+  CHECK(chainSeconds < 0.05);  // typically 0.004 s
   CHECK(c.def.classes[0]->components.size() == 2001);
   CHECK(c.def.classes[0]->equations.size() == 1000);
 }
