@@ -45,6 +45,12 @@ options:
   --no-color     never color diagnostics (also NO_COLOR=1)
   --list-diagnostics   print the name of every diagnostic kind
   --version      print the version
+  --set NAME=VALUE       a runtime parameter's value for this run (no
+                 recompiling); VALUE is a number or, for an array, a brace
+                 literal `{{1,0,0},{0,1,0},{0,0,1}}`; NAME[i] sets one element
+  --override NAME=VALUE  any parameter's value, as if the model's binding
+                 said so: the model is recompiled with it (check, compile,
+                 simulate, eval, bench)
 )";
 
 using capstan::cli::Options;
@@ -107,14 +113,35 @@ double number(const std::string& option, const std::string& text) {
   return v;
 }
 
+std::vector<capstan::sema::ParameterOverride> parseOverrides(const Options& opts, const capstan::sema::FlatModel& model) {
+  std::vector<capstan::sema::ParameterOverride> out;
+  for (const std::string& s : opts.overrides) {
+    int variable = -1;
+    out.push_back(parseOverride("--override", s, model, variable));
+  }
+  return out;
+}
+
 std::unique_ptr<Loaded> load(const Options& opts) {
+  std::unique_ptr<Loaded> plain = load(opts, {}, "");
+  if (!plain || opts.overrides.empty()) return plain;
+  return load(opts, parseOverrides(opts, *plain->flat), "with the values of `--override`");
+}
+
+std::unique_ptr<Loaded> load(const Options& opts, const std::vector<capstan::sema::ParameterOverride>& overrides,
+                             const std::string& context) {
   if (opts.file.empty()) usageError("`" + opts.command + "` needs a model file");
   auto loaded = std::make_unique<Loaded>();
   auto& diags = loaded->diags;
   auto& sources = loaded->sources;
   const capstan::syntax::RenderOptions render{opts.color, true};
   auto finish = [&]() {
-    std::cerr << capstan::syntax::renderAll(diags, sources, render);
+    // A reload with overrides repeats the plain load's warnings: say only
+    // what the new values break.
+    if (context.empty() || diags.hasErrors()) {
+      if (!context.empty()) std::cerr << "capstan: note: checking `" << opts.file << "` " << context << "\n";
+      std::cerr << capstan::syntax::renderAll(diags, sources, render);
+    }
     return diags.hasErrors();
   };
   capstan::sema::Library lib(sources, diags, libraryRoots(opts));
@@ -133,7 +160,7 @@ std::unique_ptr<Loaded> load(const Options& opts) {
     }
     modelName = model->name;
   }
-  loaded->flat = capstan::sema::flatten(lib, modelName);
+  loaded->flat = capstan::sema::flatten(lib, modelName, overrides);
   if (!loaded->flat || diags.hasErrors()) {
     finish();
     return nullptr;
@@ -195,6 +222,8 @@ Options parseArgs(int argc, char** argv) {
       opts.integrator = value();
     } else if (a == "--set") {
       opts.settings.push_back(value());
+    } else if (a == "--override") {
+      opts.overrides.push_back(value());
     } else if (a == "--interpret") {
       opts.interpret = true;
     } else if (a == "--state") {

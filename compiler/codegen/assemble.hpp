@@ -6,10 +6,13 @@
 // the tracer runs the runtime algorithms on. One function, two uses.
 #pragma once
 
+#include <capstan/kinematics.hpp>
 #include <capstan/mechanism.hpp>
 
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -50,6 +53,48 @@ class Environment {
     sources_.time = time;
     sources_.q = q;
     sources_.u = u;
+    kinematics_.reset();
+  }
+
+  // The mechanism whose kinematics give frame quantities (`tip.frame_b.r`):
+  // the tracer's own (its joint axes turned), so that force laws share the
+  // dynamics' subexpressions. Without one, the environment builds its own.
+  void useMechanism(const Mechanism<Scalar>* mechanism) {
+    external_ = mechanism;
+    kinematics_.reset();
+  }
+
+  // Element `element` of a frame quantity of frame F (a connector frame), in
+  // World: p_WoFo_W = p_WoBo_W + R_WB p_BoFo_B, R_WF = R_WB R_BF,
+  // w_WF_W = w_WB_W, v_WFo_W = v_WBo_W + w_WB_W x (R_WB p_BoFo_B), with B the
+  // body F is fixed to and X_BF rebuilt from the fixed components between
+  // them (framePose).
+  Scalar frameQuantity(const FrameQuantityRef& ref, int element) {
+    const mechanics::FrameInfo& fi = mech_.frames.at(static_cast<std::size_t>(ref.frame));
+    const int body = fi.body <= 0 ? -1 : layout_.runtimeBody.at(static_cast<std::size_t>(fi.body));
+    Transform<Scalar> X_WB;
+    Vec6<Scalar> V_WB = Vec6<Scalar>::Zero();
+    if (body >= 0) {
+      const Data<Scalar>& data = kinematics();
+      X_WB = data.X_WB.at(static_cast<std::size_t>(body));
+      V_WB = data.V_WB.at(static_cast<std::size_t>(body));
+    }
+    const Transform<Scalar> X_BF = framePose(ref.frame);
+    const Vec3<Scalar> p_BoFo_W = X_WB.R * X_BF.p;
+    const auto k = static_cast<Eigen::Index>(element);
+    switch (ref.quantity) {
+      case FrameQuantity::r: return X_WB.p[k] + p_BoFo_W[k];
+      case FrameQuantity::R: {
+        const Mat3<Scalar> R_WF = X_WB.R * X_BF.R;
+        return R_WF(k / 3, k % 3);
+      }
+      case FrameQuantity::w: return V_WB[k];
+      case FrameQuantity::v: {
+        const Vec3<Scalar> w = V_WB.template head<3>();
+        return V_WB[3 + k] + w.cross(p_BoFo_W)[k];
+      }
+    }
+    throw std::logic_error("frameQuantity: unknown quantity");
   }
 
   Scalar leaf(int v, int element) {
@@ -70,6 +115,7 @@ class Environment {
         const JointLayout& j = layout_.joints.at(static_cast<std::size_t>(joint));
         return isU ? sources_.u[j.uIndex + static_cast<int>(el)] : sources_.q[j.qIndex + static_cast<int>(el)];
       }
+      case VariableRole::Frame: return frameQuantity(layout_.frameOf[vi], static_cast<int>(el));
       case VariableRole::Other: break;
     }
     throw UnsupportedExpression("the variable `" + fv.path + "` in an expression");
@@ -253,10 +299,24 @@ class Environment {
     return body;
   }
 
+  // Positions and velocities of every body at the current state, once per state.
+  const Data<Scalar>& kinematics() {
+    if (!kinematics_) {
+      if (!external_ && !own_) own_ = std::make_unique<Mechanism<Scalar>>(mechanism());
+      const Mechanism<Scalar>& m = external_ ? *external_ : *own_;
+      kinematics_.emplace(m);
+      forwardKinematics(m, *kinematics_, sources_.q, sources_.u);
+    }
+    return *kinematics_;
+  }
+
   const sema::FlatModel& model_;
   const mechanics::Mechanism& mech_;
   const ModelLayout& layout_;
   Sources<Scalar> sources_;
+  const Mechanism<Scalar>* external_ = nullptr;
+  std::unique_ptr<Mechanism<Scalar>> own_;
+  std::optional<Data<Scalar>> kinematics_;
   FlatTranslator<Scalar> translate_;
   std::map<int, Tensor<Scalar>> cache_;
   std::set<int> active_;

@@ -22,6 +22,7 @@ Interpreter::Interpreter(const sema::FlatModel& model, const mechanics::Mechanis
   src.u = Eigen::VectorXd::Zero(layout.nu);
   env_ = std::make_unique<Environment<double>>(model, mech, layout, std::move(src));
   mechanism_ = env_->mechanism();
+  env_->useMechanism(&mechanism_);
 }
 
 Interpreter::~Interpreter() = default;
@@ -86,5 +87,33 @@ std::vector<double> Interpreter::outputs(double t, const Eigen::VectorXd& q, con
 }
 
 void Interpreter::normalizeQuaternions(Eigen::VectorXd& q) const { capstan::normalizeQuaternions(mechanism_, q); }
+
+std::vector<Unsupported> untranslatable(const sema::FlatModel& model, const mechanics::Mechanism& mech,
+                                        const ModelLayout& layout) {
+  std::vector<Unsupported> out;
+  Interpreter interp(model, mech, layout);
+  Eigen::VectorXd q, u;
+  interp.initialState(q, u);
+  Environment<double>& env = interp.environment();
+  env.setState(0.0, q, u);
+  for (const ForceLawLayout& fl : layout.forceLaws) {
+    try {
+      env.forceLaw(fl);
+    } catch (const UnsupportedExpression& e) {
+      out.push_back({model.forceLaws.at(static_cast<std::size_t>(fl.law)).range,
+                     std::string(e.what()) + " in the force law for `" + fl.name + "`"});
+    }
+  }
+  for (std::size_t k = 0; k < layout.outputs.size(); ++k) {
+    try {
+      env.output(static_cast<int>(k));
+    } catch (const UnsupportedExpression& e) {
+      const IoVariable& o = layout.outputs[k];
+      out.push_back({model.variables.at(static_cast<std::size_t>(o.variable)).range,
+                     std::string(e.what()) + " in output `" + o.name + "`"});
+    }
+  }
+  return out;
+}
 
 }  // namespace capstan::codegen

@@ -318,6 +318,7 @@ class Tracer {
     Environment<Expr> env(model_, mech_, layout_, src);
     mechanism_ = env.mechanism();
     alignJointAxes(mechanism_);
+    env.useMechanism(&mechanism_);
 
     json ir = header();
     json functions = json::array();

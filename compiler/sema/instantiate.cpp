@@ -439,6 +439,18 @@ const Value* Flattener::ensureValue(int var, SourceRange usedAt) {
   }
   FlatVariable& fv2 = out_.variables[static_cast<std::size_t>(var)];
   if (value->type != ValueType::Reference && value->type != ValueType::String) value->type = fv2.type;
+  // A value given from outside the model (ParameterOverride) replaces the
+  // binding's, before anything reads it.
+  if (auto it = overrides_.find(fv2.path); it != overrides_.end()) {
+    for (const ParameterOverride& o : it->second) {
+      if (o.element < 0 && o.value.numbers.size() == value->numbers.size()) {
+        value->numbers = o.value.numbers;
+      } else if (o.element >= 0 && static_cast<std::size_t>(o.element) < value->numbers.size() &&
+                 o.value.numbers.size() == 1) {
+        value->numbers[static_cast<std::size_t>(o.element)] = o.value.numbers[0];
+      }
+    }
+  }
   fv2.value = std::move(value);
   vi.eval = VarInfo::EvalState::Done;
 
