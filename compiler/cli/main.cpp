@@ -245,38 +245,12 @@ Options parseArgs(int argc, char** argv) {
 }
 
 int check(const Options& opts) {
-  if (opts.file.empty()) usageError("`check` needs a model file");
-  capstan::syntax::SourceManager sources;
-  capstan::syntax::DiagnosticEngine diags;
-  const capstan::syntax::RenderOptions render{opts.color, true};
-  auto finish = [&]() {
-    std::cerr << capstan::syntax::renderAll(diags, sources, render);
-    return diags.hasErrors() ? 1 : 0;
-  };
-
-  capstan::sema::Library lib(sources, diags, libraryRoots(opts));
-  const capstan::syntax::StoredDefinition* file = lib.addFile(opts.file);
-  if (!file || diags.hasErrors()) return std::max(finish(), 1);
-
-  std::string modelName = opts.model;
-  if (modelName.empty()) {
-    const capstan::syntax::ClassDef* model = lib.defaultModel(*file);
-    if (!model) {
-      diags.report(DiagKind::NoModelInFile, {}, {opts.file});
-      return finish();
-    }
-    modelName = model->name;
-  }
-  const std::optional<capstan::sema::FlatModel> flat = capstan::sema::flatten(lib, modelName);
-  if (!flat || diags.hasErrors()) return std::max(finish(), 1);
-
-  const std::optional<capstan::mechanics::Mechanism> mech = capstan::mechanics::build(*flat, diags);
-  const int status = finish();
-  if (status != 0 || !mech) return 1;
+  const std::unique_ptr<capstan::cli::Loaded> loaded = capstan::cli::load(opts);
+  if (!loaded) return 1;
   if (opts.json) {
-    std::cout << capstan::mechanics::toJson(*flat, *mech).dump(2) << "\n";
+    std::cout << capstan::mechanics::toJson(*loaded->flat, *loaded->mech).dump(2) << "\n";
   } else {
-    std::cout << capstan::mechanics::summary(*flat, *mech);
+    std::cout << capstan::mechanics::summary(*loaded->flat, *loaded->mech);
   }
   return 0;
 }

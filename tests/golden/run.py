@@ -164,7 +164,8 @@ def agreement(capstan):
     errors = []
     with tempfile.TemporaryDirectory() as d:
         tmp = pathlib.Path(d)
-        models = [ROOT / e[0] for e in EXAMPLES]
+        # ... and a model whose force law and outputs read frame quantities.
+        models = [ROOT / e[0] for e in EXAMPLES] + [ROOT / "tests/codegen/models/sensors.cap"]
         for i, n in enumerate([6, 7, 9]):
             p = tmp / f"tree{i}.cap"
             p.write_text(random_tree(rng, n, f"RandomTree{i}"))
