@@ -1,6 +1,7 @@
 #include "codegen/interpret.hpp"
 
 #include <capstan/dynamics.hpp>
+#include <capstan/local_dynamics.hpp>
 
 #include "codegen/assemble.hpp"
 
@@ -32,14 +33,16 @@ void Interpreter::initialState(Eigen::VectorXd& q, Eigen::VectorXd& u) {
   normalizeQuaternions(q);
 }
 
+// The dynamics run the production family, in joint frames
+// (local_dynamics.hpp); the World-frame family is the tests' oracle.
 Eigen::MatrixXd Interpreter::massMatrix(const Eigen::VectorXd& q) {
-  Data<double> data(mechanism_);
-  return crba(mechanism_, data, q);
+  local::Data<double> data(mechanism_);
+  return local::crba(mechanism_, data, q);
 }
 
 Eigen::VectorXd Interpreter::bias(const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
-  Data<double> data(mechanism_);
-  return nonlinearEffects(mechanism_, data, q, u);
+  local::Data<double> data(mechanism_);
+  return local::nonlinearEffects(mechanism_, data, q, u);
 }
 
 Eigen::VectorXd Interpreter::appliedForces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
@@ -49,8 +52,8 @@ Eigen::VectorXd Interpreter::appliedForces(double t, const Eigen::VectorXd& q, c
 
 Eigen::VectorXd Interpreter::forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
   const Eigen::VectorXd tau = appliedForces(t, q, u);
-  Data<double> data(mechanism_);
-  return capstan::forwardDynamics(mechanism_, data, q, u, tau);
+  local::Data<double> data(mechanism_);
+  return local::aba(mechanism_, data, q, u, tau);
 }
 
 Eigen::VectorXd Interpreter::qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
