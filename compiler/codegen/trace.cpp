@@ -338,20 +338,34 @@ class Tracer {
   }
 
  private:
-  // `joint 'elbow' (arm.cap:14)`
+  // `arm.cap:14`, or "" for a range without a file.
+  std::string line(syntax::SourceRange range) const {
+    if (!range.valid() || range.file >= sources_.size()) return "";
+    const syntax::SourceFile& f = sources_.file(range.file);
+    return std::filesystem::path(f.path()).filename().string() + ":" + std::to_string(f.lineColumn(range.begin).line);
+  }
+  // `force law 'elbow.tau' (arm.cap:14)`
   std::string where(const std::string& what, const std::string& name, syntax::SourceRange range) const {
-    std::string s = what + " '" + name + "'";
-    if (range.valid() && range.file < sources_.size()) {
-      const syntax::SourceFile& f = sources_.file(range.file);
-      s += " (" + std::filesystem::path(f.path()).filename().string() + ":" +
-           std::to_string(f.lineColumn(range.begin).line) + ")";
+    const std::string at = line(range);
+    return what + " '" + name + "'" + (at.empty() ? "" : " (" + at + ")");
+  }
+  // A component as the user wrote it: its path, then the line of each level
+  // of the path, outermost first: `joint 'link2.joint' (arm7.cap:31,
+  // Parts.Segment joint at arm7.cap:12)`.
+  std::string where(const std::string& what, int c) const {
+    const sema::FlatComponent& fc = component(c);
+    if (fc.levels.size() <= 1) return where(what, fc.path, fc.range);
+    std::string s = what + " '" + fc.path + "' (" + line(fc.levels.front().range);
+    for (std::size_t k = 1; k < fc.levels.size(); ++k) {
+      const sema::FlatComponent::Level& l = fc.levels[k];
+      s += ", " + l.inClass + " " + l.name + " at " + line(l.range);
     }
-    return s;
+    return s + ")";
   }
   const sema::FlatComponent& component(int c) const { return model_.components.at(static_cast<std::size_t>(c)); }
   std::string jointComment(const JointLayout& j) const {
     const BodyLayout& b = layout_.bodies.at(static_cast<std::size_t>(j.body));
-    return where("joint", j.name, component(j.component).range) + " -> body '" + b.name + "'";
+    return where("joint", j.component) + " -> body '" + b.name + "'";
   }
 
   // Whether MassMatrix is dynamic-size: nu x nu doubles past Eigen's
@@ -801,7 +815,7 @@ class Tracer {
     for (const JointLayout& j : layout_.joints) {
       std::vector<Assignment> out;
       for (int k = 0; k < j.nq; ++k) out.push_back({index("qd", j.qIndex + k), qd[j.qIndex + k]});
-      fn.block(where("joint", j.name, component(j.component).range), out);
+      fn.block(where("joint", j.component), out);
     }
     return fn.finish();
   }
@@ -873,7 +887,7 @@ class Tracer {
       std::vector<Assignment> out;
       for (int k = 0; k < j.nq; ++k) out.push_back({index("q", j.qIndex + k), q0[j.qIndex + k]});
       for (int k = 0; k < j.nu; ++k) out.push_back({index("u", j.uIndex + k), u0[j.uIndex + k]});
-      fn.block(where("joint", j.name, component(j.component).range), out);
+      fn.block(where("joint", j.component), out);
     }
     fn.closing("normalizeQuaternions(q);");
     return fn.finish();

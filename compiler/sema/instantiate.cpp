@@ -77,11 +77,13 @@ std::unique_ptr<Instance> Flattener::instantiate(ClassNode* cls, const ModPtr& m
     c.path = inst->path;
     c.kind = cls->builtin;
     c.range = decl ? decl->nameRange : cls->nameRange();
-    const Instance* outer = inst.get();
     const syntax::ComponentDecl* outermost = decl;
     for (const Instance* p = parent; p && p->decl; p = p->parent) outermost = p->decl;
-    (void)outer;
     c.instantiatedAt = outermost ? outermost->nameRange : c.range;
+    for (const Instance* p = inst.get(); p && p->decl; p = p->parent) {
+      const std::string in = p->parent && p->parent->cls ? p->parent->cls->fullName : std::string();
+      c.levels.insert(c.levels.begin(), FlatComponent::Level{in, p->decl->name, p->decl->nameRange});
+    }
     inst->component = static_cast<int>(out_.components.size());
     out_.components.push_back(std::move(c));
   }
