@@ -19,6 +19,7 @@
 
 #include "codegen/flat_eval.hpp"
 #include "codegen/layout.hpp"
+#include "mechanics/assembly.hpp"
 
 namespace capstan::codegen {
 
@@ -41,7 +42,8 @@ class Environment {
         mech_(mech),
         layout_(layout),
         sources_(std::move(sources)),
-        translate_(model, [this](int v, int e) { return leaf(v, e); }, sources_.time) {}
+        translate_(model, [this](int v, int e) { return leaf(v, e); }, sources_.time),
+        assembly_(model, mech, [this](int c, const std::string& name) { return componentValues(c, name); }) {}
 
   Environment(const Environment&) = delete;
   Environment& operator=(const Environment&) = delete;
@@ -155,36 +157,9 @@ class Environment {
     if (it == c.parameters.end()) return fallback;
     return value(it->second);
   }
-  Scalar scalar(int component, const std::string& name, double fallback) {
-    return parameter(component, name, Tensor<Scalar>::scalar(Scalar(fallback))).data.at(0);
-  }
-  Vec3<Scalar> vec3(int component, const std::string& name, const Vec3<double>& fallback) {
-    const Tensor<Scalar> t = parameter(component, name, Tensor<Scalar>{{3}, {Scalar(fallback[0]), Scalar(fallback[1]), Scalar(fallback[2])}});
-    return Vec3<Scalar>(t.data.at(0), t.data.at(1), t.data.at(2));
-  }
-  Mat3<Scalar> mat3(int component, const std::string& name) {
-    Tensor<Scalar> fallback{{3, 3}, {}};
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) fallback.data.push_back(Scalar(r == c ? 1.0 : 0.0));
-    const Tensor<Scalar> t = parameter(component, name, fallback);
-    Mat3<Scalar> m;
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) m(r, c) = t.data.at(static_cast<std::size_t>(3 * r + c));
-    return m;
-  }
-
-  // X_BF of a frame, rebuilt from the fixed components on its path.
-  Transform<Scalar> framePose(int frame) {
-    Transform<Scalar> X;
-    for (const mechanics::FixedStep& step : mech_.frames.at(static_cast<std::size_t>(frame)).path) {
-      const std::string& kind = model_.components.at(static_cast<std::size_t>(step.component)).kind;
-      Transform<Scalar> X_ab;
-      if (kind == "FixedTranslation" || kind == "FixedFrame") X_ab.p = vec3(step.component, "r", Vec3<double>::Zero());
-      if (kind == "FixedFrame") X_ab.R = mat3(step.component, "R");
-      X = X * (step.forward ? X_ab : X_ab.inverse());
-    }
-    return X;
-  }
+  // X_BF of a frame, rebuilt from the fixed components on its path (the one
+  // assembly, mechanics/assembly.hpp, over this environment's values).
+  Transform<Scalar> framePose(int frame) { return assembly_.framePose(frame); }
 
   // The runtime mechanism (bodies in tree order).
   Mechanism<Scalar> mechanism() {
@@ -209,7 +184,9 @@ class Environment {
       joint.axis = axis(jl.component, "axis", Vec3<double>::UnitZ(), sign);
       joint.axis_a = axis(jl.component, "axis_a", Vec3<double>::UnitX(), 1.0);
       joint.axis_b = axis(jl.component, "axis_b", Vec3<double>::UnitY(), 1.0);
-      m.addBody(massProperties(bl), joint);
+      capstan::Body<Scalar> body = assembly_.massProperties(bl.mechBody);
+      body.name = bl.name;
+      m.addBody(std::move(body), joint);
     }
     return m;
   }
@@ -255,48 +232,13 @@ class Environment {
     return (sign * a).template cast<Scalar>();
   }
 
-  // Mass properties of a (merged) body in its body frame.
-  Body<Scalar> massProperties(const BodyLayout& bl) {
-    const mechanics::BodyInfo& bi = mech_.bodies.at(static_cast<std::size_t>(bl.mechBody));
-    Body<Scalar> body;
-    body.name = bl.name;
-    struct Part {
-      Scalar m;
-      Vec3<Scalar> c;
-      Mat3<Scalar> I;
-    };
-    std::vector<Part> parts;
-    for (int c : bi.bodyComponents) {
-      const int f = mech_.findFrame(c, "frame_a");
-      const Transform<Scalar> X = framePose(f);
-      Part p{scalar(c, "mass", 0.0), vec3(c, "com", Vec3<double>::Zero()), mat3(c, "inertia")};
-      if (!model_.components.at(static_cast<std::size_t>(c)).parameters.count("inertia")) p.I.setZero();
-      p.c = X * p.c;
-      p.I = X.R * p.I * X.R.transpose();
-      parts.push_back(std::move(p));
-    }
-    if (parts.size() == 1) {
-      body.mass = parts[0].m;
-      body.p_BoBcm_B = parts[0].c;
-      body.I_Bcm_B = parts[0].I;
-      return body;
-    }
-    Scalar m(0.0);
-    Vec3<Scalar> first = Vec3<Scalar>::Zero();
-    for (const Part& p : parts) {
-      m += p.m;
-      first += p.c * p.m;
-    }
-    body.mass = m;
-    if (parts.empty()) return body;
-    body.p_BoBcm_B = first / m;
-    Mat3<Scalar> I = Mat3<Scalar>::Zero();
-    for (const Part& p : parts) {
-      const Vec3<Scalar> d = p.c - body.p_BoBcm_B;
-      I += p.I + (Mat3<Scalar>::Identity() * d.dot(d) - d * d.transpose()) * p.m;
-    }
-    body.I_Bcm_B = I;
-    return body;
+  // A component parameter's elements as this environment evaluates them
+  // (the assembly's ParameterValues).
+  std::optional<std::vector<Scalar>> componentValues(int component, const std::string& name) {
+    const sema::FlatComponent& c = model_.components.at(static_cast<std::size_t>(component));
+    const auto it = c.parameters.find(name);
+    if (it == c.parameters.end() || it->second < 0) return std::nullopt;
+    return value(it->second).data;
   }
 
   // Positions and velocities of every body at the current state, once per state.
@@ -318,6 +260,7 @@ class Environment {
   std::unique_ptr<Mechanism<Scalar>> own_;
   std::optional<Data<Scalar>> kinematics_;
   FlatTranslator<Scalar> translate_;
+  mechanics::Assembly<Scalar> assembly_;
   std::map<int, Tensor<Scalar>> cache_;
   std::set<int> active_;
   Tensor<Scalar> scratch_;
