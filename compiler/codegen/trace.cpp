@@ -654,7 +654,7 @@ class Tracer {
   // Blocks of the joint-frame algorithms (local_dynamics.hpp), one per
   // joint and pass, naming each body's quantities in its joint frame K:
   // v_K<Body> its spatial velocity, a_K<Body> its acceleration, and for ABA
-  // U_K<Body>, Dinv_K<Body>, uu_K<Body>.
+  // IAS_K<Body>, Dinv_K<Body>, tauA_K<Body> (docs/notation.md).
   std::string declareLocal(FunctionBuilder& fn, const std::string& kind, const JointLayout& j, int rows, int cols,
                            const std::string& what) {
     const BodyLayout& b = layout_.bodies.at(static_cast<std::size_t>(j.body));
@@ -729,9 +729,9 @@ class Tracer {
     for (auto j = layout_.joints.rbegin(); j != layout_.joints.rend(); ++j) {
       if (j->nu == 0) continue;
       const auto b = static_cast<std::size_t>(j->body);
-      const std::string U = declareLocal(fn, "U", *j, 6, j->nu, "articulated inertia times S");
+      const std::string U = declareLocal(fn, "IAS", *j, 6, j->nu, "articulated inertia times S");
       const std::string Dinv = declareLocal(fn, "Dinv", *j, j->nu, j->nu, "(S^T IA S)^-1");
-      const std::string uu = declareLocal(fn, "uu", *j, j->nu, 1, "tau - S^T pA");
+      const std::string uu = declareLocal(fn, "tauA", *j, j->nu, 1, "tau - S^T pA");
       std::vector<Assignment> out = matrixOutputs(U, MatrixX<Expr>(data.U[b]));
       for (const Assignment& a : matrixOutputs(Dinv, MatrixX<Expr>(data.Dinv[b]))) out.push_back(a);
       for (const Assignment& a : vectorOutputs(uu, VectorX<Expr>(data.uu[b]))) out.push_back(a);

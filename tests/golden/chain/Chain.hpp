@@ -451,14 +451,14 @@ class Chain {
     Eigen::Matrix<double, 6, 1> v_KLink3Body;  // spatial velocity in the joint frame of 'link[3].body'
     Eigen::Matrix<double, 6, 1> v_KLink4Body;  // spatial velocity in the joint frame of 'link[4].body'
     Eigen::Matrix<double, 6, 1> v_KLink5Body;  // spatial velocity in the joint frame of 'link[5].body'
-    Eigen::Matrix<double, 1, 1> uu_KLink5Body;  // tau - S^T pA of 'link[5].body'
-    Eigen::Matrix<double, 6, 1> U_KLink4Body;  // articulated inertia times S of 'link[4].body'
-    Eigen::Matrix<double, 1, 1> uu_KLink4Body;  // tau - S^T pA of 'link[4].body'
-    Eigen::Matrix<double, 6, 1> U_KLink3Body;  // articulated inertia times S of 'link[3].body'
-    Eigen::Matrix<double, 1, 1> uu_KLink3Body;  // tau - S^T pA of 'link[3].body'
-    Eigen::Matrix<double, 6, 1> U_KLink2Body;  // articulated inertia times S of 'link[2].body'
-    Eigen::Matrix<double, 1, 1> uu_KLink2Body;  // tau - S^T pA of 'link[2].body'
-    Eigen::Matrix<double, 6, 1> U_KLink1Body;  // articulated inertia times S of 'link[1].body'
+    Eigen::Matrix<double, 1, 1> tauA_KLink5Body;  // tau - S^T pA of 'link[5].body'
+    Eigen::Matrix<double, 6, 1> IAS_KLink4Body;  // articulated inertia times S of 'link[4].body'
+    Eigen::Matrix<double, 1, 1> tauA_KLink4Body;  // tau - S^T pA of 'link[4].body'
+    Eigen::Matrix<double, 6, 1> IAS_KLink3Body;  // articulated inertia times S of 'link[3].body'
+    Eigen::Matrix<double, 1, 1> tauA_KLink3Body;  // tau - S^T pA of 'link[3].body'
+    Eigen::Matrix<double, 6, 1> IAS_KLink2Body;  // articulated inertia times S of 'link[2].body'
+    Eigen::Matrix<double, 1, 1> tauA_KLink2Body;  // tau - S^T pA of 'link[2].body'
+    Eigen::Matrix<double, 6, 1> IAS_KLink1Body;  // articulated inertia times S of 'link[1].body'
     Eigen::Matrix<double, 6, 1> a_KLink1Body;  // spatial acceleration in the joint frame of 'link[1].body'
     Eigen::Matrix<double, 6, 1> a_KLink2Body;  // spatial acceleration in the joint frame of 'link[2].body'
     Eigen::Matrix<double, 6, 1> a_KLink3Body;  // spatial acceleration in the joint frame of 'link[3].body'
@@ -522,7 +522,7 @@ class Chain {
     const double t40 = 0.5*t38 + t39;
     const double t41 = v_KLink5Body[4]*t40;
     const double t42 = -t37 + t41;
-    uu_KLink5Body[0] = t42;
+    tauA_KLink5Body[0] = t42;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': articulated inertia
     const double t43 = params.link_4_L*params.link_4_L*params.link_4_m;
     const double t44 = params.link_5_m*t27*t27;
@@ -545,20 +545,20 @@ class Chain {
     const double t61 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
     const double t62 = params.link_5_m*u[4]*v_KLink5Body[4];
     const double tinv0 = 1.0/params.link_5_L;
-    const double t63 = tinv0*uu_KLink5Body[0];
+    const double t63 = tinv0*tauA_KLink5Body[0];
     const double t64 = -t61 + 0.25*t62 + 1.5*t63;
     const double t65 = t29*t64;
     const double t66 = -t60 + t65;
     const double t67 = params.link_4_L*t66;
     const double t68 = -t52 + t56 - t67;
-    U_KLink4Body(2, 0) = t48;
-    U_KLink4Body(3, 0) = t51;
-    uu_KLink4Body[0] = t68;
+    IAS_KLink4Body(2, 0) = t48;
+    IAS_KLink4Body(3, 0) = t51;
+    tauA_KLink4Body[0] = t68;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': articulated inertia
     const double t69 = params.link_3_L*params.link_3_L*params.link_3_m;
     const double t70 = params.link_5_m*t27*t29;
-    const double tinv1 = 1.0/U_KLink4Body(2, 0);
-    const double t71 = params.link_4_L*params.link_5_m*t27*t29*tinv1*U_KLink4Body(3, 0);
+    const double tinv1 = 1.0/IAS_KLink4Body(2, 0);
+    const double t71 = params.link_4_L*params.link_5_m*t27*t29*tinv1*IAS_KLink4Body(3, 0);
     const double t72 = -0.75*t70 + 0.75*t71;
     const double t73 = t16*t72;
     const double t74 = params.link_4_L*params.link_4_L*params.link_5_m*params.link_5_m*t27*t27*t29*t29*tinv1;
@@ -567,7 +567,7 @@ class Chain {
     const double t77 = t73 - t76;
     const double t78 = t20*t77;
     const double t79 = t20*t72;
-    const double t80 = tinv1*U_KLink4Body(3, 0)*U_KLink4Body(3, 0);
+    const double t80 = tinv1*IAS_KLink4Body(3, 0)*IAS_KLink4Body(3, 0);
     const double t81 = params.link_4_m + t44 + 0.25*t45 - t80;
     const double t82 = t16*t81;
     const double t83 = -t79 + t82;
@@ -588,21 +588,21 @@ class Chain {
     const double t98 = v_KLink4Body[2]*t55;
     const double t99 = t29*t59;
     const double t100 = t27*t64;
-    const double t101 = params.link_4_L*params.link_5_m*t27*t29*tinv1*uu_KLink4Body[0];
+    const double t101 = params.link_4_L*params.link_5_m*t27*t29*tinv1*tauA_KLink4Body[0];
     const double t102 = -t96 + t97 + t98 + t99 + t100 - 0.75*t101;
     const double t103 = t20*t102;
     const double t104 = u[3]*t72*v_KLink4Body[3];
     const double t105 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
     const double t106 = u[3]*t81*v_KLink4Body[4];
-    const double t107 = tinv1*U_KLink4Body(3, 0)*uu_KLink4Body[0];
+    const double t107 = tinv1*IAS_KLink4Body(3, 0)*tauA_KLink4Body[0];
     const double t108 = -t104 - t105 + t106 - t60 + t65 + t107;
     const double t109 = t16*t108;
     const double t110 = -t103 + t109;
     const double t111 = params.link_3_L*t110;
     const double t112 = -t91 + t95 - t111;
-    U_KLink3Body(2, 0) = t87;
-    U_KLink3Body(3, 0) = t90;
-    uu_KLink3Body[0] = t112;
+    IAS_KLink3Body(2, 0) = t87;
+    IAS_KLink3Body(3, 0) = t90;
+    tauA_KLink3Body[0] = t112;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': articulated inertia
     const double t113 = params.link_2_L*params.link_2_L*params.link_2_m;
     const double t114 = t20*t81;
@@ -614,17 +614,17 @@ class Chain {
     const double t120 = t20*t83;
     const double t121 = t16*t77;
     const double t122 = t120 + t121;
-    const double tinv2 = 1.0/U_KLink3Body(2, 0);
+    const double tinv2 = 1.0/IAS_KLink3Body(2, 0);
     const double t123 = params.link_3_L*params.link_3_L*t122*t122*tinv2;
     const double t124 = params.link_3_m + t116 + t119 - t123;
     const double t125 = t5*t124;
-    const double t126 = params.link_3_L*t122*tinv2*U_KLink3Body(3, 0);
+    const double t126 = params.link_3_L*t122*tinv2*IAS_KLink3Body(3, 0);
     const double t127 = t120 + t121 - t126;
     const double t128 = t7*t127;
     const double t129 = -t125 + t128;
     const double t130 = t5*t129;
     const double t131 = t5*t127;
-    const double t132 = tinv2*U_KLink3Body(3, 0)*U_KLink3Body(3, 0);
+    const double t132 = tinv2*IAS_KLink3Body(3, 0)*IAS_KLink3Body(3, 0);
     const double t133 = params.link_3_m - t78 + t84 - t132;
     const double t134 = t7*t133;
     const double t135 = -t131 + t134;
@@ -643,7 +643,7 @@ class Chain {
     const double t148 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
     const double t149 = u[2]*v_KLink3Body[4]*t133;
     const double t150 = u[2]*v_KLink3Body[3]*t127;
-    const double t151 = tinv2*U_KLink3Body(3, 0)*uu_KLink3Body[0];
+    const double t151 = tinv2*IAS_KLink3Body(3, 0)*tauA_KLink3Body[0];
     const double t152 = -t148 + t149 - t150 - t103 + t109 + t151;
     const double t153 = t7*t152;
     const double t154 = v_KLink3Body[2]*t94;
@@ -651,25 +651,25 @@ class Chain {
     const double t156 = u[2]*v_KLink3Body[3]*t124;
     const double t157 = t20*t108;
     const double t158 = t16*t102;
-    const double t159 = params.link_3_L*t122*tinv2*uu_KLink3Body[0];
+    const double t159 = params.link_3_L*t122*tinv2*tauA_KLink3Body[0];
     const double t160 = t154 + t155 - t156 + t157 + t158 + t159;
     const double t161 = t5*t160;
     const double t162 = t153 - t161;
     const double t163 = params.link_2_L*t162;
     const double t164 = t143 - t147 - t163;
-    U_KLink2Body(2, 0) = t139;
-    U_KLink2Body(3, 0) = t142;
-    uu_KLink2Body[0] = t164;
+    IAS_KLink2Body(2, 0) = t139;
+    IAS_KLink2Body(3, 0) = t142;
+    tauA_KLink2Body[0] = t164;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': articulated inertia
     const double t165 = params.link_1_L*params.link_1_L*params.link_1_m;
     const double t166 = t5*t135;
     const double t167 = t7*t129;
     const double t168 = t166 + t167;
-    const double tinv3 = 1.0/U_KLink2Body(2, 0);
-    const double t169 = params.link_2_L*t168*tinv3*U_KLink2Body(3, 0);
+    const double tinv3 = 1.0/IAS_KLink2Body(2, 0);
+    const double t169 = params.link_2_L*t168*tinv3*IAS_KLink2Body(3, 0);
     const double t170 = t166 + t167 - t169;
     const double t171 = t4*t170;
-    const double t172 = tinv3*U_KLink2Body(3, 0)*U_KLink2Body(3, 0);
+    const double t172 = tinv3*IAS_KLink2Body(3, 0)*IAS_KLink2Body(3, 0);
     const double t173 = params.link_2_m - t130 + t136 - t172;
     const double t174 = t1*t173;
     const double t175 = -t171 + t174;
@@ -692,10 +692,10 @@ class Chain {
     const double t192 = params.link_1_L*params.link_1_m;
     const double t193 = params.link_1_L*t189;
     const double t194 = 0.5*t192 + t193;
-    U_KLink1Body(2, 0) = t191;
-    U_KLink1Body(3, 0) = t194;
+    IAS_KLink1Body(2, 0) = t191;
+    IAS_KLink1Body(3, 0) = t194;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration
-    const double tinv4 = 1.0/U_KLink1Body(2, 0);
+    const double tinv4 = 1.0/IAS_KLink1Body(2, 0);
     const double t195 = params.damping*u[0];
     const double t196 = std::cos(q[0]);
     const double t197 = params.world_gravity[1]*t196;
@@ -709,11 +709,11 @@ class Chain {
     const double t205 = params.world_gravity[1]*t198;
     const double t206 = params.world_gravity[0]*t196;
     const double t207 = -t205 - t206;
-    const double t208 = t207*U_KLink1Body(3, 0);
+    const double t208 = t207*IAS_KLink1Body(3, 0);
     const double t209 = params.link_1_L*params.link_2_m*u[0]*t4*v_KLink2Body[2];
     const double t210 = params.link_1_L*u[0]*u[1]*t4*t173;
     const double t211 = params.link_1_L*u[0]*u[1]*t1*t170;
-    const double t212 = tinv3*U_KLink2Body(3, 0)*uu_KLink2Body[0];
+    const double t212 = tinv3*IAS_KLink2Body(3, 0)*tauA_KLink2Body[0];
     const double t213 = t209 - t210 - t211 + t153 - t161 + t212;
     const double t214 = t1*t213;
     const double t215 = v_KLink2Body[2]*t146;
@@ -721,7 +721,7 @@ class Chain {
     const double t217 = params.link_1_L*u[0]*u[1]*t4*t170;
     const double t218 = t7*t160;
     const double t219 = t5*t152;
-    const double t220 = params.link_2_L*t168*tinv3*uu_KLink2Body[0];
+    const double t220 = params.link_2_L*t168*tinv3*tauA_KLink2Body[0];
     const double t221 = t215 - t216 - t217 + t218 + t219 + t220;
     const double t222 = t4*t221;
     const double t223 = t214 - t222;
@@ -731,14 +731,14 @@ class Chain {
     udot[0] = t226;
     a_KLink1Body[4] = t200;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration
-    const double t227 = U_KLink2Body(2, 0)*tinv4*t225;
+    const double t227 = IAS_KLink2Body(2, 0)*tinv4*t225;
     const double t228 = params.link_1_L*u[0]*u[1]*t4;
     const double t229 = t4*a_KLink1Body[4];
     const double t230 = params.link_1_L*tinv4*t225;
     const double t231 = -t205 - t206 + t230;
     const double t232 = t1*t231;
     const double t233 = -t228 + t229 + t232;
-    const double t234 = U_KLink2Body(3, 0)*t233;
+    const double t234 = IAS_KLink2Body(3, 0)*t233;
     const double t235 = params.link_1_L*u[0]*u[1]*t1;
     const double t236 = t1*a_KLink1Body[4];
     const double t237 = t4*t231;
@@ -751,7 +751,7 @@ class Chain {
     a_KLink2Body[2] = t242;
     a_KLink2Body[4] = t238;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration
-    const double t243 = U_KLink3Body(2, 0)*a_KLink2Body[2];
+    const double t243 = IAS_KLink3Body(2, 0)*a_KLink2Body[2];
     const double t244 = u[2]*v_KLink3Body[3];
     const double t245 = t7*a_KLink2Body[4];
     const double t246 = params.link_2_L*a_KLink2Body[2];
@@ -763,7 +763,7 @@ class Chain {
     const double t252 = t5*a_KLink2Body[4];
     const double t253 = t7*t247;
     const double t254 = t251 + t252 + t253;
-    const double t255 = U_KLink3Body(3, 0)*t254;
+    const double t255 = IAS_KLink3Body(3, 0)*t254;
     const double t256 = -t91 + t95 - t111 - t243 - t250 - t255;
     const double t257 = tinv2*t256;
     const double t258 = udot[0] + udot[1] + t257;
@@ -771,7 +771,7 @@ class Chain {
     a_KLink3Body[2] = t258;
     a_KLink3Body[4] = t249;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': acceleration
-    const double t259 = U_KLink4Body(2, 0)*a_KLink3Body[2];
+    const double t259 = IAS_KLink4Body(2, 0)*a_KLink3Body[2];
     const double t260 = u[3]*v_KLink4Body[3];
     const double t261 = t16*a_KLink3Body[4];
     const double t262 = params.link_3_L*a_KLink3Body[2];
@@ -783,7 +783,7 @@ class Chain {
     const double t268 = t20*a_KLink3Body[4];
     const double t269 = t16*t263;
     const double t270 = t267 + t268 + t269;
-    const double t271 = U_KLink4Body(3, 0)*t270;
+    const double t271 = IAS_KLink4Body(3, 0)*t270;
     const double t272 = -t52 + t56 - t67 - t259 + 0.75*t266 - t271;
     const double t273 = tinv1*t272;
     const double t274 = udot[0] + udot[1] + udot[2] + t273;

@@ -179,8 +179,8 @@ class DoublePendulum {
   // (21 adds, 76 muls, 3 divs, 4 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot) const {
     Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
-    Eigen::Matrix<double, 1, 1> uu_KLower;  // tau - S^T pA of 'lower'
-    Eigen::Matrix<double, 6, 1> U_KUpper;  // articulated inertia times S of 'upper'
+    Eigen::Matrix<double, 1, 1> tauA_KLower;  // tau - S^T pA of 'lower'
+    Eigen::Matrix<double, 6, 1> IAS_KUpper;  // articulated inertia times S of 'upper'
     Eigen::Matrix<double, 6, 1> a_KUpper;  // spatial acceleration in the joint frame of 'upper'
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
     const double t0 = u[0] + u[1];
@@ -194,7 +194,7 @@ class DoublePendulum {
     const double t6 = t4 + 0.5*t5;
     const double t7 = params.L1*u[0]*t1*t6;
     const double t8 = t3 - t7;
-    uu_KLower[0] = t8;
+    tauA_KLower[0] = t8;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': articulated inertia
     const double t9 = params.L1*params.L1*params.m1;
     const double t10 = params.m2*t2*t2;
@@ -205,10 +205,10 @@ class DoublePendulum {
     const double t15 = params.L1*params.m1;
     const double t16 = params.L1*t12;
     const double t17 = 0.5*t15 + t16;
-    U_KUpper(2, 0) = t14;
-    U_KUpper(3, 0) = t17;
+    IAS_KUpper(2, 0) = t14;
+    IAS_KUpper(3, 0) = t17;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration
-    const double tinv0 = 1.0/U_KUpper(2, 0);
+    const double tinv0 = 1.0/IAS_KUpper(2, 0);
     const double t18 = std::cos(q[0]);
     const double t19 = params.world_gravity[1]*t18;
     const double t20 = std::sin(q[0]);
@@ -218,7 +218,7 @@ class DoublePendulum {
     const double t24 = params.world_gravity[1]*t20;
     const double t25 = params.world_gravity[0]*t18;
     const double t26 = -t24 - t25;
-    const double t27 = t26*U_KUpper(3, 0);
+    const double t27 = t26*IAS_KUpper(3, 0);
     const double t28 = params.L1*params.m2*u[0]*u[1]*t2;
     const double t29 = v_KLower[2]*t6;
     const double t30 = -t28 + t29;
@@ -226,7 +226,7 @@ class DoublePendulum {
     const double t32 = params.L1*params.m2*u[0]*u[1]*t1;
     const double t33 = params.L1*params.m2*u[0]*t1*v_KLower[2];
     const double tinv1 = 1.0/params.L2;
-    const double t34 = tinv1*uu_KLower[0];
+    const double t34 = tinv1*tauA_KLower[0];
     const double t35 = -0.25*t32 + t33 + 1.5*t34;
     const double t36 = t2*t35;
     const double t37 = -t31 + t36;
