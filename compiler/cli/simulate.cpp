@@ -281,14 +281,14 @@ void readState(const Options& opts, const codegen::ModelLayout& layout, Eigen::V
         for (const auto& jl : layout.joints)
           if (jl.name == joint) j = &jl;
         if (!j) fail("STATE.json: `" + key + "` names `" + joint + "`, which is not a joint with coordinates in the model");
-        const int n = key == "q" ? j->nq : j->nu;
+        const int n = key == "q" ? j->nq() : j->nu();
         const json items = arr.is_array() ? arr : json::array({arr});
         if (static_cast<int>(items.size()) != n)
           fail("STATE.json: `" + key + "." + joint + "` has " + std::to_string(items.size()) + " values; joint `" + joint +
                "` has " + std::to_string(n));
         for (int k = 0; k < n; ++k) {
           const double x = finiteNumber(items[static_cast<std::size_t>(k)], "`" + key + "." + joint + "[" + std::to_string(k + 1) + "]`");
-          (key == "q" ? q[j->qIndex + k] : u[j->uIndex + k]) = x;
+          (key == "q" ? q[j->qIndex() + k] : u[j->uIndex() + k]) = x;
         }
       }
     } else if (key == "parameters") {
@@ -336,7 +336,7 @@ void readState(const Options& opts, const codegen::ModelLayout& layout, Eigen::V
 json perJoint(const codegen::ModelLayout& layout, const std::vector<double>& v, bool isU) {
   json out = json::object();
   for (const auto& j : layout.joints) {
-    const int n = isU ? j.nu : j.nq, at = isU ? j.uIndex : j.qIndex;
+    const int n = isU ? j.nu() : j.nq(), at = isU ? j.uIndex() : j.qIndex();
     json a = json::array();
     for (int k = 0; k < n; ++k) a.push_back(v.at(static_cast<std::size_t>(at + k)));
     out[j.name] = a;

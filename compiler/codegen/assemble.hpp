@@ -115,7 +115,7 @@ class Environment {
       case VariableRole::State: {
         const auto [joint, isU] = layout_.stateOf[vi];
         const JointLayout& j = layout_.joints.at(static_cast<std::size_t>(joint));
-        return isU ? sources_.u[j.uIndex + static_cast<int>(el)] : sources_.q[j.qIndex + static_cast<int>(el)];
+        return isU ? sources_.u[j.uIndex() + static_cast<int>(el)] : sources_.q[j.qIndex() + static_cast<int>(el)];
       }
       case VariableRole::Frame: return frameQuantity(layout_.frameOf[vi], static_cast<int>(el));
       case VariableRole::Other: break;
@@ -175,15 +175,15 @@ class Environment {
       const BodyLayout& bl = layout_.bodies.at(static_cast<std::size_t>(jl.body));
       Joint<Scalar> joint;
       joint.name = jl.name;
-      joint.type = static_cast<JointType>(static_cast<int>(jl.type));
+      joint.type = static_cast<JointType>(static_cast<int>(jl.type()));
       joint.parent = jl.parent;
-      joint.X_PF = framePose(jl.reversed ? ji.frameB : ji.frameA);
-      joint.X_BM = framePose(jl.reversed ? ji.frameA : ji.frameB);
+      joint.X_PF = framePose(jl.reversed() ? ji.frameB : ji.frameA);
+      joint.X_BM = framePose(jl.reversed() ? ji.frameA : ji.frameB);
       // Axes are folded (ModelLayout): normalized here, at compile time.
-      const double sign = jl.reversed ? -1.0 : 1.0;
-      joint.axis = axis(jl.component, "axis", Vec3<double>::UnitZ(), sign);
-      joint.axis_a = axis(jl.component, "axis_a", Vec3<double>::UnitX(), 1.0);
-      joint.axis_b = axis(jl.component, "axis_b", Vec3<double>::UnitY(), 1.0);
+      const double sign = jl.reversed() ? -1.0 : 1.0;
+      joint.axis = axis(jl.component(), "axis", Vec3<double>::UnitZ(), sign);
+      joint.axis_a = axis(jl.component(), "axis_a", Vec3<double>::UnitX(), 1.0);
+      joint.axis_b = axis(jl.component(), "axis_b", Vec3<double>::UnitY(), 1.0);
       capstan::Body<Scalar> body = assembly_.massProperties(bl.mechBody);
       body.name = bl.name;
       m.addBody(std::move(body), joint);
@@ -208,12 +208,12 @@ class Environment {
     q = VectorX<Scalar>::Constant(layout_.nq, Scalar(0.0));
     u = VectorX<Scalar>::Constant(layout_.nu, Scalar(0.0));
     for (const JointLayout& jl : layout_.joints) {
-      const bool quat = jl.type == mechanics::JointType::Ball || jl.type == mechanics::JointType::Free;
-      if (quat) q[jl.qIndex] = Scalar(1.0);
-      const Tensor<Scalar> q0 = parameter(jl.component, "q0", Tensor<Scalar>{});
-      const Tensor<Scalar> u0 = parameter(jl.component, "u0", Tensor<Scalar>{});
-      for (int k = 0; k < jl.nq && static_cast<std::size_t>(k) < q0.size(); ++k) q[jl.qIndex + k] = q0.data[static_cast<std::size_t>(k)];
-      for (int k = 0; k < jl.nu && static_cast<std::size_t>(k) < u0.size(); ++k) u[jl.uIndex + k] = u0.data[static_cast<std::size_t>(k)];
+      const bool quat = jl.type() == mechanics::JointType::Ball || jl.type() == mechanics::JointType::Free;
+      if (quat) q[jl.qIndex()] = Scalar(1.0);
+      const Tensor<Scalar> q0 = parameter(jl.component(), "q0", Tensor<Scalar>{});
+      const Tensor<Scalar> u0 = parameter(jl.component(), "u0", Tensor<Scalar>{});
+      for (int k = 0; k < jl.nq() && static_cast<std::size_t>(k) < q0.size(); ++k) q[jl.qIndex() + k] = q0.data[static_cast<std::size_t>(k)];
+      for (int k = 0; k < jl.nu() && static_cast<std::size_t>(k) < u0.size(); ++k) u[jl.uIndex() + k] = u0.data[static_cast<std::size_t>(k)];
     }
   }
 

@@ -268,17 +268,11 @@ ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism&
     if (ji.cut) continue;
     const sema::FlatComponent& c = comp(ji.component);
     JointLayout jl;
+    jl.info = &ji;
     jl.mechJoint = static_cast<int>(j);
-    jl.component = ji.component;
     jl.name = c.path;
-    jl.type = ji.type;
     jl.body = static_cast<int>(L.joints.size());
     jl.parent = ji.parentBody == 0 ? -1 : L.runtimeBody.at(static_cast<std::size_t>(ji.parentBody));
-    jl.qIndex = L.nq;
-    jl.uIndex = L.nu;
-    jl.nq = ji.nq;
-    jl.nu = ji.nu;
-    jl.reversed = ji.reversed;
     jl.qNames = dofNames(c.path, "q", ji.nq);
     jl.uNames = dofNames(c.path, "u", ji.nu);
     if (ji.qIndex != L.nq || ji.uIndex != L.nu) {
@@ -328,7 +322,7 @@ ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism&
       continue;
     }
     for (const JointLayout& jl : L.joints) {
-      if (jl.component == law.component) fl.uIndex = jl.uIndex + std::max(law.element, 0);
+      if (jl.component() == law.component) fl.uIndex = jl.uIndex() + std::max(law.element, 0);
     }
     if (fl.uIndex < 0) continue;  // on a cut joint: mechanics reported it
     L.forceLaws.push_back(std::move(fl));

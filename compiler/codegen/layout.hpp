@@ -41,16 +41,24 @@ struct IoVariable {
   std::string name, ident, unit, description;
 };
 
+// A tree joint in runtime order: the mechanics' JointInfo — the one
+// description of the joint (type, frames, state offsets) — plus what code
+// generation adds: its runtime body and parent indices and its state names.
 struct JointLayout {
+  const mechanics::JointInfo* info = nullptr;  // into the Mechanism the layout was made from
   int mechJoint = -1;             // index into mechanics::Mechanism::joints
-  int component = -1;
   std::string name;               // component path
-  mechanics::JointType type = mechanics::JointType::Revolute;
   int body = -1;                  // runtime body index (== this joint's index)
   int parent = -1;                // runtime parent body, -1 for World
-  int qIndex = 0, uIndex = 0, nq = 0, nu = 0;
-  bool reversed = false;
   std::vector<std::string> qNames, uNames;   // `shoulder.q[1]` (SPEC §6)
+
+  int component() const { return info->component; }
+  mechanics::JointType type() const { return info->type; }
+  int qIndex() const { return info->qIndex; }
+  int uIndex() const { return info->uIndex; }
+  int nq() const { return info->nq; }
+  int nu() const { return info->nu; }
+  bool reversed() const { return info->reversed; }
 };
 
 struct BodyLayout {

@@ -498,7 +498,7 @@ class Tracer {
   const sema::FlatComponent& component(int c) const { return model_.components.at(static_cast<std::size_t>(c)); }
   std::string jointComment(const JointLayout& j) const {
     const BodyLayout& b = layout_.bodies.at(static_cast<std::size_t>(j.body));
-    return where("joint", j.component) + " -> body '" + b.name + "'";
+    return where("joint", j.component()) + " -> body '" + b.name + "'";
   }
 
   // Whether MassMatrix is dynamic-size: nu x nu doubles past Eigen's
@@ -524,19 +524,19 @@ class Tracer {
     json quaternions = json::array();
     for (const JointLayout& j : layout_.joints) {
       joints.push_back({{"name", j.name},
-                        {"type", mechanics::jointTypeName(j.type)},
+                        {"type", mechanics::jointTypeName(j.type())},
                         {"body", j.body},
                         {"parent", j.parent},
-                        {"q_index", j.qIndex},
-                        {"u_index", j.uIndex},
-                        {"nq", j.nq},
-                        {"nu", j.nu},
-                        {"reversed", j.reversed},
+                        {"q_index", j.qIndex()},
+                        {"u_index", j.uIndex()},
+                        {"nq", j.nq()},
+                        {"nu", j.nu()},
+                        {"reversed", j.reversed()},
                         {"q_names", j.qNames},
                         {"u_names", j.uNames}});
       qNames.insert(qNames.end(), j.qNames.begin(), j.qNames.end());
       uNames.insert(uNames.end(), j.uNames.begin(), j.uNames.end());
-      if (j.type == mechanics::JointType::Ball || j.type == mechanics::JointType::Free) quaternions.push_back(j.qIndex);
+      if (j.type() == mechanics::JointType::Ball || j.type() == mechanics::JointType::Free) quaternions.push_back(j.qIndex());
     }
     ir["joints"] = joints;
     ir["q_names"] = qNames;
@@ -685,7 +685,7 @@ class Tracer {
       fn.block(jointComment(j) + ": acceleration with udot = 0", vectorOutputs(a, data.a[static_cast<std::size_t>(j.body)]));
     }
     for (auto j = layout_.joints.rbegin(); j != layout_.joints.rend(); ++j) {
-      fn.block(jointComment(*j) + ": bias", segmentOutputs("C", data.C, j->uIndex, j->nu));
+      fn.block(jointComment(*j) + ": bias", segmentOutputs("C", data.C, j->uIndex(), j->nu()));
     }
   }
 
@@ -699,13 +699,13 @@ class Tracer {
       parentJoint.at(static_cast<std::size_t>(layout_.joints[k].body)) = static_cast<int>(k);
     }
     for (const JointLayout& j : layout_.joints) {
-      if (j.nu == 0) continue;
+      if (j.nu() == 0) continue;
       std::vector<Assignment> out;
       auto entries = [&](const JointLayout& row) {
-        for (int r = 0; r < row.nu; ++r) {
-          for (int c = 0; c < j.nu; ++c) {
-            out.push_back({index2("M", row.uIndex + r, j.uIndex + c), data.M(row.uIndex + r, j.uIndex + c)});
-            if (&row != &j) out.push_back({index2("M", j.uIndex + c, row.uIndex + r), data.M(j.uIndex + c, row.uIndex + r)});
+        for (int r = 0; r < row.nu(); ++r) {
+          for (int c = 0; c < j.nu(); ++c) {
+            out.push_back({index2("M", row.uIndex() + r, j.uIndex() + c), data.M(row.uIndex() + r, j.uIndex() + c)});
+            if (&row != &j) out.push_back({index2("M", j.uIndex() + c, row.uIndex() + r), data.M(j.uIndex() + c, row.uIndex() + r)});
           }
         }
       };
@@ -727,11 +727,11 @@ class Tracer {
   // forward pass (accelerations and udot).
   void jointFrameAbaBlocks(FunctionBuilder& fn, const local::Data<Expr>& data) {
     for (auto j = layout_.joints.rbegin(); j != layout_.joints.rend(); ++j) {
-      if (j->nu == 0) continue;
+      if (j->nu() == 0) continue;
       const auto b = static_cast<std::size_t>(j->body);
-      const std::string U = declareLocal(fn, "IAS", *j, 6, j->nu, "articulated inertia times S");
-      const std::string Dinv = declareLocal(fn, "Dinv", *j, j->nu, j->nu, "(S^T IA S)^-1");
-      const std::string uu = declareLocal(fn, "tauA", *j, j->nu, 1, "tau - S^T pA");
+      const std::string U = declareLocal(fn, "IAS", *j, 6, j->nu(), "articulated inertia times S");
+      const std::string Dinv = declareLocal(fn, "Dinv", *j, j->nu(), j->nu(), "(S^T IA S)^-1");
+      const std::string uu = declareLocal(fn, "tauA", *j, j->nu(), 1, "tau - S^T pA");
       std::vector<Assignment> out = matrixOutputs(U, MatrixX<Expr>(data.U[b]));
       for (const Assignment& a : matrixOutputs(Dinv, MatrixX<Expr>(data.Dinv[b]))) out.push_back(a);
       for (const Assignment& a : vectorOutputs(uu, VectorX<Expr>(data.uu[b]))) out.push_back(a);
@@ -739,7 +739,7 @@ class Tracer {
     }
     for (const JointLayout& j : layout_.joints) {
       const std::string a = declareLocal(fn, "a", j, 6, 1, "spatial acceleration in the joint frame");
-      std::vector<Assignment> out = segmentOutputs("udot", data.udot, j.uIndex, j.nu);
+      std::vector<Assignment> out = segmentOutputs("udot", data.udot, j.uIndex(), j.nu());
       for (const Assignment& x : vectorOutputs(a, data.a[static_cast<std::size_t>(j.body)])) out.push_back(x);
       fn.block(jointComment(j) + ": acceleration", out);
     }
@@ -947,8 +947,8 @@ class Tracer {
     qdotFromU(mechanism_, q_, u_, qd);
     for (const JointLayout& j : layout_.joints) {
       std::vector<Assignment> out;
-      for (int k = 0; k < j.nq; ++k) out.push_back({index("qd", j.qIndex + k), qd[j.qIndex + k]});
-      fn.block(where("joint", j.component), out);
+      for (int k = 0; k < j.nq(); ++k) out.push_back({index("qd", j.qIndex() + k), qd[j.qIndex() + k]});
+      fn.block(where("joint", j.component()), out);
     }
     return fn.finish();
   }
@@ -1018,9 +1018,9 @@ class Tracer {
     env.initialState(q0, u0);
     for (const JointLayout& j : layout_.joints) {
       std::vector<Assignment> out;
-      for (int k = 0; k < j.nq; ++k) out.push_back({index("q", j.qIndex + k), q0[j.qIndex + k]});
-      for (int k = 0; k < j.nu; ++k) out.push_back({index("u", j.uIndex + k), u0[j.uIndex + k]});
-      fn.block(where("joint", j.component), out);
+      for (int k = 0; k < j.nq(); ++k) out.push_back({index("q", j.qIndex() + k), q0[j.qIndex() + k]});
+      for (int k = 0; k < j.nu(); ++k) out.push_back({index("u", j.uIndex() + k), u0[j.uIndex() + k]});
+      fn.block(where("joint", j.component()), out);
     }
     fn.closing("normalizeQuaternions(q);");
     return fn.finish();
