@@ -466,11 +466,102 @@ class Tracer {
     functions.push_back(potentialEnergy());
     functions.push_back(outputs(env));
     functions.push_back(initialState(env));
+    // Only what the emitted functions read is cached (the variants not
+    // chosen had their parameter stages hoisted too).
+    std::string emitted;
+    for (json& f : functions) {
+      const std::string text = f.dump();
+      emitted += text;
+      if (text.find("derived_.") == std::string::npos) continue;
+      f["opening"].insert(f["opening"].begin(), "refreshDerived();  // the parameter-only values, if params changed");
+    }
+    for (DerivedArray& a : derived_) {
+      std::erase_if(a.values, [&](const Assignment& v) { return emitted.find(v.target) == std::string::npos; });
+    }
+    std::erase_if(derived_, [](const DerivedArray& a) { return a.values.empty(); });
+    if (!derived_.empty()) functions.push_back(updateDerived());
     ir["functions"] = std::move(functions);
+    json derived = json::array();
+    for (const DerivedArray& a : derived_) {
+      derived.push_back({{"name", a.name}, {"size", a.size}, {"comment", a.comment}});
+    }
+    ir["derived"] = derived;
     return ir;
   }
 
  private:
+  // ---- parameter-only values, cached between parameter changes
+  //
+  // What the joint-frame algorithms compute from the parameters alone — the
+  // parameter stage of local::Data (X_PF: each joint's F frame in its
+  // parent's joint frame; I_K: each body's spatial inertia about its joint
+  // frame) — is computed by the generated class's updateDerived() when
+  // `params` changed (refreshDerived() compares them with the values it
+  // was computed from) and read from its Derived struct by every call.
+  // Entries that are constants (structural zeros, unit rotations) or plain
+  // parameters stay as they are, so the code keeps its zeros.
+  struct DerivedArray {
+    std::string name;                // Derived member: `I_KLink2Body`
+    int size = 0;
+    std::string comment;             // what it holds, for whom
+    std::vector<Assignment> values;  // `derived_.I_KLink2Body[4] = ...`
+  };
+
+  // `e`, or the Derived entry `array[element]` that caches it.
+  Expr derive(const Expr& e, std::size_t array, int element) {
+    const symbolic::Node* n = e.node();
+    const bool cheap = e.isConstant() || e.isSymbol() ||
+                       (n->isScaled() && n->args[0]->kind == symbolic::Kind::Symbol);
+    if (cheap) return e;
+    if (auto it = derivedSymbol_.find(e.id()); it != derivedSymbol_.end()) return it->second;
+    DerivedArray& a = derived_.at(array);
+    const std::string target = "derived_." + index(a.name, element);
+    const Expr symbol = Expr::symbol(target);
+    derivedSymbol_.emplace(e.id(), symbol);
+    a.values.push_back({target, e});
+    return symbol;
+  }
+  std::size_t derivedArray(const std::string& name, int size, const std::string& comment) {
+    auto [it, added] = derivedIndex_.emplace(name, derived_.size());
+    if (added) derived_.push_back({name, size, comment, {}});
+    return it->second;
+  }
+
+  // Replaces the parameter stage of `data` by its cached values.
+  void hoist(local::Data<Expr>& data) {
+    for (const JointLayout& j : layout_.joints) {
+      const auto b = static_cast<std::size_t>(j.body);
+      const BodyLayout& body = layout_.bodies.at(b);
+      const std::string who = jointComment(j);
+      const std::size_t X = derivedArray("X_PF" + body.ident, 12,
+                                         "X_PF (R row-major, then p) of " + who + ": F in the parent's joint frame");
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) data.X_PF[b].R(r, c) = derive(data.X_PF[b].R(r, c), X, 3 * r + c);
+      for (int k = 0; k < 3; ++k) data.X_PF[b].p[k] = derive(data.X_PF[b].p[k], X, 9 + k);
+      const std::size_t I = derivedArray("I_K" + body.ident, 13,
+                                         "I_K (mass, h, I row-major) of " + who + ": spatial inertia about K");
+      SpatialInertia<Expr>& inertia = data.I_K[b];
+      inertia.mass = derive(inertia.mass, I, 0);
+      for (int k = 0; k < 3; ++k) inertia.h[k] = derive(inertia.h[k], I, 1 + k);
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) inertia.I_P(r, c) = derive(inertia.I_P(r, c), I, 4 + 3 * r + c);
+    }
+  }
+
+  json updateDerived() {
+    FunctionBuilder fn("updateDerived", "void", "",
+                       {"Recomputes the parameter-only values (Derived) from params; every evaluation",
+                        "calls it through refreshDerived() when params changed, so there is no need to."});
+    for (DerivedArray& a : derived_) fn.block(a.comment, a.values);
+    fn.closing("derivedFor_ = params;");
+    fn.closing("derivedValid_ = true;");
+    return fn.finish();
+  }
+
+  std::vector<DerivedArray> derived_;
+  std::map<std::string, std::size_t> derivedIndex_;
+  std::unordered_map<std::uint32_t, Expr> derivedSymbol_;
+
   // `arm.cap:14`, or "" for a range without a file.
   std::string line(syntax::SourceRange range) const {
     if (!range.valid() || range.file >= sources_.size()) return "";
@@ -760,6 +851,7 @@ class Tracer {
     }
     world.block("mass matrix (composite rigid body, in World)", entries);
     local::Data<Expr> ldata(mechanism_);
+    hoist(ldata);
     local::crba(mechanism_, ldata, q_);
     FunctionBuilder joint("massMatrix", "void", params, doc);
     if (massMatrixDynamic()) joint.opening(kResizeMassMatrix);
@@ -781,6 +873,7 @@ class Tracer {
     world.block("bias (recursive Newton-Euler with udot = 0, gravity included, in World)",
                 vectorOutputs("C", data.C));
     local::Data<Expr> ldata(mechanism_);
+    hoist(ldata);
     local::nonlinearEffects(mechanism_, ldata, q_, u_);
     FunctionBuilder joint("bias", "void", params, doc);
     jointFrameVelocityBlocks(joint, ldata);
@@ -835,6 +928,8 @@ class Tracer {
     const VectorX<Expr> tau = env.appliedForces();
     Data<Expr> crbaData(mechanism_), abaData(mechanism_);
     local::Data<Expr> crbaLocal(mechanism_), abaLocal(mechanism_);
+    hoist(crbaLocal);
+    hoist(abaLocal);
     // L^T D L costs about sum over dofs of (dof depth)^2 products; past
     // kMaxLtdlWork CRBA cannot win (ABA is linear in the bodies), and
     // tracing it would take time and memory cubic in a chain's length.

@@ -105,9 +105,14 @@ def frames(capstan):
 
 
 # ---------------------------------------------------------------- parameters
+# Left out: its generated code takes ~40 s to build and is chain20's, longer.
+SKIPPED = {"chain50.cap"}
+
+
 def models():
     """Every example and bench model that code generation takes today."""
-    return sorted(ROOT.glob("examples/*.cap")) + sorted(ROOT.glob("bench/peers/models/*.cap")) + [SENSORS]
+    found = sorted(ROOT.glob("examples/*.cap")) + sorted(ROOT.glob("bench/peers/models/*.cap")) + [SENSORS]
+    return [m for m in found if m.name not in SKIPPED]
 
 
 def parameter_table(header, ir):

@@ -46,7 +46,6 @@ struct Data {
     R_PK.resize(nb, Mat3<Scalar>::Identity());
     p_PK.resize(nb, Vec3<Scalar>::Zero());
     S.resize(nb);
-    I_K.resize(nb);
     Ic_K.resize(nb);
     v.resize(nb, Vec6<Scalar>::Zero());
     c.resize(nb, Vec6<Scalar>::Zero());
@@ -68,13 +67,24 @@ struct Data {
     C.setZero(model.nu);
     udot.setZero(model.nu);
     L.setZero(model.nu, model.nu);
+    setParameterStage(model);
   }
 
+  // What depends on the model's parameters only, not on the state
+  // (Simbody's Instance stage): computed here, once; a code generator may
+  // replace these entries by values cached between parameter changes.
+  //   X_PF_i = X_{Kp F_i} = X_{B_p M_p}^-1 X_{B_p F_i}   (X_PF_i = X_{W F_i} for a root)
+  //   I_K_i  = body i's spatial inertia about K_i, in K_i, from its mass m,
+  //            center of mass X_{M_i B_i} p_BoBcm and R_{M_i B_i} I_Bcm R_{M_i B_i}^T
+  void setParameterStage(const Mechanism<Scalar>& model);  // defined below
+
+  // Parameters (setParameterStage)
+  std::vector<Transform<Scalar>> X_PF;       // (nb) F_i in its parent's joint frame K_p (World for a root)
+  std::vector<SpatialInertia<Scalar>> I_K;   // (nb) the body's inertia about K_i, in K_i
   // Position (positionKinematics)
   std::vector<Mat3<Scalar>> R_PK;            // (nb) R_{Kp Ki}: K_i in its parent's K_p (World for a root)
   std::vector<Vec3<Scalar>> p_PK;            // (nb) p_{KpKi}, in K_p
   std::vector<Mat6X<Scalar>> S;              // (nb) 6 x nu_j motion subspace, at K_i, in K_i
-  std::vector<SpatialInertia<Scalar>> I_K;   // (nb) the body's inertia about K_i, in K_i
   // Velocity (velocityKinematics)
   std::vector<Vec6<Scalar>> v;               // (nb) spatial velocity of body i
   std::vector<Vec6<Scalar>> c;               // (nb) velocity-product acceleration c_i
@@ -227,21 +237,32 @@ SpatialInertia<Scalar> rigidInertiaToParent(const Mat3<Scalar>& R_PK, const Vec3
 
 }  // namespace detail
 
-// Joint frames, motion subspaces and the bodies' inertias in them.
+template <class Scalar>
+void Data<Scalar>::setParameterStage(const Mechanism<Scalar>& model) {
+  const auto nb = static_cast<std::size_t>(model.numBodies());
+  X_PF.resize(nb);
+  I_K.resize(nb);
+  for (std::size_t b = 0; b < nb; ++b) {
+    const Joint<Scalar>& joint = model.joints[b];
+    const Body<Scalar>& body = model.bodies[b];
+    X_PF[b] = detail::parentFrameToF(model, static_cast<int>(b));
+    const Transform<Scalar> X_MB = joint.X_BM.inverse();
+    I_K[b] = SpatialInertia<Scalar>::fromMassCenter(body.mass, X_MB * body.p_BoBcm_B,
+                                                    detail::rotateSymmetric<Scalar>(X_MB.R, body.I_Bcm_B));
+  }
+}
+
+// Joint frames and motion subspaces (the bodies' inertias in them are the
+// parameter stage's, Data::setParameterStage).
 template <class Scalar>
 void positionKinematics(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q) {
   for (int i = 0; i < model.numBodies(); ++i) {
     const auto b = static_cast<std::size_t>(i);
-    const Joint<Scalar>& joint = model.joints[b];
-    const Body<Scalar>& body = model.bodies[b];
     Transform<Scalar> X_FM;
-    detail::jointSubspace(joint, q, X_FM, data.S[b]);
-    const Transform<Scalar> X_PK = detail::parentFrameToF(model, i) * X_FM;
+    detail::jointSubspace(model.joints[b], q, X_FM, data.S[b]);
+    const Transform<Scalar> X_PK = data.X_PF[b] * X_FM;
     data.R_PK[b] = X_PK.R;
     data.p_PK[b] = X_PK.p;
-    const Transform<Scalar> X_MB = joint.X_BM.inverse();
-    data.I_K[b] = SpatialInertia<Scalar>::fromMassCenter(body.mass, X_MB * body.p_BoBcm_B,
-                                                         detail::rotateSymmetric<Scalar>(X_MB.R, body.I_Bcm_B));
   }
 }
 

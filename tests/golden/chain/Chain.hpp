@@ -10,7 +10,9 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <string_view>
+#include <type_traits>
 
 namespace capstan_models {
 
@@ -71,6 +73,8 @@ class Chain {
   struct Outputs {
   };
 
+  // Write them freely: what depends on them only is cached (Derived) and
+  // recomputed on the next evaluation after any of them changed.
   Parameters params;
   Inputs inputs;
 
@@ -137,112 +141,131 @@ class Chain {
   static void normalizeQuaternions([[maybe_unused]] Q& q) {
   }
 
+ private:
+  // Values that depend on the parameters only (the joint-frame algorithms'
+  // parameter stage), computed by updateDerived() and read by every
+  // evaluation. refreshDerived() recomputes them when params differ, bit for
+  // bit, from the values they were computed from, so writing a field of
+  // params directly is safe. An instance is not meant to be shared between
+  // threads (docs/generated-code.md).
+  struct Derived {
+    std::array<double, 13> I_KLink1Body{};  // I_K (mass, h, I row-major) of joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': spatial inertia about K
+    std::array<double, 13> I_KLink2Body{};  // I_K (mass, h, I row-major) of joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': spatial inertia about K
+    std::array<double, 13> I_KLink3Body{};  // I_K (mass, h, I row-major) of joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': spatial inertia about K
+    std::array<double, 13> I_KLink4Body{};  // I_K (mass, h, I row-major) of joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': spatial inertia about K
+    std::array<double, 13> I_KLink5Body{};  // I_K (mass, h, I row-major) of joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': spatial inertia about K
+  };
+  static_assert(std::is_trivially_copyable_v<Parameters>, "Parameters is compared bitwise");
+  mutable Derived derived_;
+  mutable Parameters derivedFor_;  // the params derived_ was computed from
+  mutable bool derivedValid_ = false;
+  void refreshDerived() const {
+    if (!derivedValid_ || std::memcmp(&derivedFor_, &params, sizeof(Parameters)) != 0) updateDerived();
+  }
+
+ public:
+
   // M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm.
-  // (121 adds, 147 muls, 0 divs, 8 calls, 0 other)
+  // (121 adds, 81 muls, 0 divs, 8 calls, 0 other)
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
+    refreshDerived();  // the parameter-only values, if params changed
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': mass matrix column
-    const double t0 = params.link_2_L*params.link_2_L*params.link_2_m;
-    const double t1 = params.link_4_L*params.link_4_L*params.link_4_m;
-    const double t2 = params.link_4_L*params.link_4_L*params.link_5_m;
-    const double t3 = params.link_3_L*params.link_3_L*params.link_3_m;
-    const double t4 = params.link_5_L*params.link_5_L*params.link_5_m;
-    const double t5 = std::cos(q[4]);
-    const double t6 = params.link_4_L*params.link_5_L*params.link_5_m*t5;
-    const double t7 = params.link_3_m + params.link_4_m + params.link_5_m;
-    const double t8 = params.link_2_L*params.link_2_L*t7;
-    const double t9 = params.link_4_m + params.link_5_m;
-    const double t10 = params.link_3_L*params.link_3_L*t9;
-    const double t11 = std::sin(q[3]);
-    const double t12 = std::sin(q[4]);
-    const double t13 = params.link_5_L*params.link_5_m*t11*t12;
-    const double t14 = std::cos(q[3]);
-    const double t15 = params.link_4_L*params.link_5_m;
-    const double t16 = params.link_4_L*params.link_4_m;
-    const double t17 = params.link_5_L*params.link_5_m*t5;
-    const double t18 = -t15 - 0.5*t16 - 0.5*t17;
-    const double t19 = t14*t18;
-    const double t20 = 0.5*t13 + t19;
-    const double t21 = params.link_3_L*t20;
-    const double t22 = std::sin(q[2]);
-    const double t23 = params.link_5_L*params.link_5_m*t12*t14;
-    const double t24 = t11*t18;
-    const double t25 = 0.5*t23 - t24;
-    const double t26 = t22*t25;
-    const double t27 = std::cos(q[2]);
-    const double t28 = params.link_3_L*params.link_3_m;
-    const double t29 = params.link_3_L*t9;
-    const double t30 = -0.5*t28 + 0.5*t13 - t29 + t19;
-    const double t31 = t27*t30;
-    const double t32 = t26 + t31;
-    const double t33 = params.link_2_L*t32;
-    const double t34 = std::sin(q[1]);
-    const double t35 = t27*t25;
-    const double t36 = t22*t30;
-    const double t37 = t35 - t36;
-    const double t38 = t34*t37;
-    const double t39 = std::cos(q[1]);
-    const double t40 = params.link_2_L*params.link_2_m;
-    const double t41 = params.link_2_L*t7;
-    const double t42 = 0.3333333333333333*params.link_1_L*params.link_1_L*params.link_1_m + 0.3333333333333333*t0 + 0.3333333333333333*t1 + t2 + 0.3333333333333333*t3 + 0.3333333333333333*t4 + t6 + params.link_1_L*params.link_1_L*(params.link_2_m + params.link_3_m + params.link_4_m + params.link_5_m) + t8 + t10 - 2.0*t21 - 2.0*t33 - 2.0*params.link_1_L*(t38 + t39*(-0.5*t40 - t41 + t26 + t31));
-    M(0, 0) = t42;
+    const double t0 = params.link_4_L*params.link_4_L*params.link_5_m;
+    const double t1 = params.link_3_m + params.link_4_m + params.link_5_m;
+    const double t2 = params.link_2_L*params.link_2_L*t1;
+    const double t3 = std::cos(q[4]);
+    const double t4 = derived_.I_KLink5Body[2]*params.link_4_L*t3;
+    const double t5 = params.link_4_m + params.link_5_m;
+    const double t6 = params.link_3_L*params.link_3_L*t5;
+    const double t7 = std::sin(q[3]);
+    const double t8 = std::sin(q[4]);
+    const double t9 = derived_.I_KLink5Body[2]*t7*t8;
+    const double t10 = std::cos(q[3]);
+    const double t11 = params.link_4_L*params.link_5_m;
+    const double t12 = derived_.I_KLink5Body[2]*t3;
+    const double t13 = derived_.I_KLink4Body[2] - t11 + t12;
+    const double t14 = t10*t13;
+    const double t15 = -t9 + t14;
+    const double t16 = params.link_3_L*t15;
+    const double t17 = std::sin(q[2]);
+    const double t18 = derived_.I_KLink5Body[2]*t8*t10;
+    const double t19 = t7*t13;
+    const double t20 = -t18 - t19;
+    const double t21 = t17*t20;
+    const double t22 = std::cos(q[2]);
+    const double t23 = params.link_3_L*t5;
+    const double t24 = derived_.I_KLink3Body[2] - t9 - t23 + t14;
+    const double t25 = t22*t24;
+    const double t26 = t21 + t25;
+    const double t27 = params.link_2_L*t26;
+    const double t28 = std::cos(q[1]);
+    const double t29 = params.link_2_L*t1;
+    const double t30 = std::sin(q[1]);
+    const double t31 = t17*t24;
+    const double t32 = t22*t20;
+    const double t33 = -t31 + t32;
+    const double t34 = t30*t33;
+    const double t35 = derived_.I_KLink1Body[4] + derived_.I_KLink2Body[4] + derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t0 + params.link_1_L*params.link_1_L*(params.link_2_m + params.link_3_m + params.link_4_m + params.link_5_m) + t2 - 2.0*t4 + t6 - 2.0*t16 - 2.0*t27 - 2.0*params.link_1_L*(t28*(derived_.I_KLink2Body[2] - t29 + t21 + t25) + t34);
+    M(0, 0) = t35;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': mass matrix column
-    const double t43 = 0.3333333333333333*t0 + 0.3333333333333333*t1 + t2 + 0.3333333333333333*t3 + 0.3333333333333333*t4 + t6 + t8 + t10 - 2.0*t21 - 2.0*t33 + params.link_1_L*(t39*(0.5*t40 + t41 - t26 - t31) - t38);
-    M(1, 1) = 0.3333333333333333*t0 + 0.3333333333333333*t1 + t2 + 0.3333333333333333*t3 + 0.3333333333333333*t4 + t6 + t8 + t10 - 2.0*t21 - 2.0*t33;
-    M(0, 1) = t43;
-    M(1, 0) = t43;
+    const double t36 = derived_.I_KLink2Body[4] + derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t0 + t2 - 2.0*t4 + t6 - 2.0*t16 - 2.0*t27 + params.link_1_L*(t28*(-derived_.I_KLink2Body[2] + t29 - t21 - t25) - t34);
+    M(1, 1) = derived_.I_KLink2Body[4] + derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t0 + t2 - 2.0*t4 + t6 - 2.0*t16 - 2.0*t27;
+    M(0, 1) = t36;
+    M(1, 0) = t36;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': mass matrix column
-    const double t44 = 0.5*t28 - 0.5*t13 + t29 - t19;
-    const double t45 = -t26 + t27*t44;
-    const double t46 = params.link_2_L*t45;
-    const double t47 = 0.3333333333333333*t1 + t2 + 0.3333333333333333*t3 + 0.3333333333333333*t4 + t6 + t10 - 2.0*t21 + t46;
-    const double t48 = 0.3333333333333333*t1 + t2 + 0.3333333333333333*t3 + 0.3333333333333333*t4 + t6 + t10 - 2.0*t21 + t46 + params.link_1_L*(-t34*(t35 + t22*t44) + t39*t45);
-    M(2, 2) = 0.3333333333333333*t1 + t2 + 0.3333333333333333*t3 + 0.3333333333333333*t4 + t6 + t10 - 2.0*t21;
-    M(1, 2) = t47;
-    M(2, 1) = t47;
-    M(0, 2) = t48;
-    M(2, 0) = t48;
+    const double t37 = -derived_.I_KLink3Body[2] + t9 + t23 - t14;
+    const double t38 = -t21 + t22*t37;
+    const double t39 = params.link_2_L*t38;
+    const double t40 = derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t0 - 2.0*t4 + t6 - 2.0*t16 + t39;
+    const double t41 = derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t0 - 2.0*t4 + t6 - 2.0*t16 + t39 + params.link_1_L*(t28*t38 - t30*(t17*t37 + t32));
+    M(2, 2) = derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t0 - 2.0*t4 + t6 - 2.0*t16;
+    M(1, 2) = t40;
+    M(2, 1) = t40;
+    M(0, 2) = t41;
+    M(2, 0) = t41;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': mass matrix column
-    const double t49 = t15 + 0.5*t16 + 0.5*t17;
-    const double t50 = -0.5*t13 + t14*t49;
-    const double t51 = params.link_3_L*t50;
-    const double t52 = 0.3333333333333333*t1 + t2 + 0.3333333333333333*t4 + t6 + t51;
-    const double t53 = 0.5*t23 + t11*t49;
-    const double t54 = -t22*t53 + t27*t50;
-    const double t55 = params.link_2_L*t54;
-    const double t56 = 0.3333333333333333*t1 + t2 + 0.3333333333333333*t4 + t6 + t51 + t55;
-    const double t57 = 0.3333333333333333*t1 + t2 + 0.3333333333333333*t4 + t6 + t51 + t55 + params.link_1_L*(t39*t54 - t34*(t22*t50 + t27*t53));
-    M(3, 3) = 0.3333333333333333*t1 + t2 + 0.3333333333333333*t4 + t6;
-    M(2, 3) = t52;
-    M(3, 2) = t52;
-    M(1, 3) = t56;
-    M(3, 1) = t56;
-    M(0, 3) = t57;
-    M(3, 0) = t57;
+    const double t42 = -derived_.I_KLink4Body[2] + t11 - t12;
+    const double t43 = t9 + t10*t42;
+    const double t44 = params.link_3_L*t43;
+    const double t45 = derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t0 - 2.0*t4 + t44;
+    const double t46 = -t18 + t7*t42;
+    const double t47 = -t17*t46 + t22*t43;
+    const double t48 = params.link_2_L*t47;
+    const double t49 = derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t0 - 2.0*t4 + t44 + t48;
+    const double t50 = derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t0 - 2.0*t4 + t44 + t48 + params.link_1_L*(-t30*(t22*t46 + t17*t43) + t28*t47);
+    M(3, 3) = derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t0 - 2.0*t4;
+    M(2, 3) = t45;
+    M(3, 2) = t45;
+    M(1, 3) = t49;
+    M(3, 1) = t49;
+    M(0, 3) = t50;
+    M(3, 0) = t50;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': mass matrix column
-    const double t58 = 0.3333333333333333*t4 + 0.5*t6;
-    const double t59 = -0.5*t13 + 0.5*params.link_5_L*params.link_5_m*t14*t5;
-    const double t60 = params.link_3_L*t59;
-    const double t61 = 0.3333333333333333*t4 + 0.5*t6 + t60;
-    const double t62 = 0.5*params.link_5_L*params.link_5_m*t11*t5 + 0.5*t23;
-    const double t63 = t27*t59 - t22*t62;
-    const double t64 = params.link_2_L*t63;
-    const double t65 = 0.3333333333333333*t4 + 0.5*t6 + t60 + t64;
-    const double t66 = 0.3333333333333333*t4 + 0.5*t6 + t60 + t64 + params.link_1_L*(-t34*(t27*t62 + t22*t59) + t39*t63);
-    M(4, 4) = 0.3333333333333333*t4;
-    M(3, 4) = t58;
-    M(4, 3) = t58;
-    M(2, 4) = t61;
-    M(4, 2) = t61;
-    M(1, 4) = t65;
-    M(4, 1) = t65;
-    M(0, 4) = t66;
-    M(4, 0) = t66;
+    const double t51 = derived_.I_KLink5Body[4] - t4;
+    const double t52 = t9 - derived_.I_KLink5Body[2]*t10*t3;
+    const double t53 = params.link_3_L*t52;
+    const double t54 = derived_.I_KLink5Body[4] - t4 + t53;
+    const double t55 = -t18 - derived_.I_KLink5Body[2]*t7*t3;
+    const double t56 = -t17*t55 + t22*t52;
+    const double t57 = params.link_2_L*t56;
+    const double t58 = derived_.I_KLink5Body[4] - t4 + t53 + t57;
+    const double t59 = derived_.I_KLink5Body[4] - t4 + t53 + t57 + params.link_1_L*(t28*t56 - t30*(t17*t52 + t22*t55));
+    M(4, 4) = derived_.I_KLink5Body[4];
+    M(3, 4) = t51;
+    M(4, 3) = t51;
+    M(2, 4) = t54;
+    M(4, 2) = t54;
+    M(1, 4) = t58;
+    M(4, 1) = t58;
+    M(0, 4) = t59;
+    M(4, 0) = t59;
   }
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
   // M udot = tau - C; by recursive Newton-Euler.
-  // (115 adds, 154 muls, 0 divs, 10 calls, 0 other)
+  // (115 adds, 126 muls, 0 divs, 10 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
+    refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix<double, 6, 1> v_KLink2Body;  // spatial velocity in the joint frame of 'link[2].body'
     Eigen::Matrix<double, 6, 1> v_KLink3Body;  // spatial velocity in the joint frame of 'link[3].body'
     Eigen::Matrix<double, 6, 1> v_KLink4Body;  // spatial velocity in the joint frame of 'link[4].body'
@@ -361,20 +384,20 @@ class Chain {
     a_KLink5Body[4] = t76;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': bias
     const double t77 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
-    const double t78 = params.link_5_L*params.link_5_m*v_KLink5Body[2];
-    const double t79 = params.link_5_m*v_KLink5Body[3];
-    const double t80 = 0.5*t78 + t79;
-    const double t81 = v_KLink5Body[4]*t80;
-    const double t82 = params.link_5_L*params.link_5_m*a_KLink5Body[3];
-    C[4] = t77 - t81 + 0.5*t82;
+    const double t78 = derived_.I_KLink5Body[2]*a_KLink5Body[3];
+    const double t79 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
+    const double t80 = params.link_5_m*v_KLink5Body[3];
+    const double t81 = -t79 + t80;
+    const double t82 = v_KLink5Body[4]*t81;
+    C[4] = t77 - t78 - t82;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': bias
     const double t83 = params.link_4_m*v_KLink4Body[4]*v_KLink4Body[3];
-    const double t84 = params.link_4_L*params.link_4_m*a_KLink4Body[3];
-    const double t85 = params.link_4_L*params.link_4_m*v_KLink4Body[2];
-    const double t86 = params.link_4_m*v_KLink4Body[3];
-    const double t87 = 0.5*t85 + t86;
-    const double t88 = v_KLink4Body[4]*t87;
-    const double t89 = v_KLink5Body[2]*t80;
+    const double t84 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
+    const double t85 = params.link_4_m*v_KLink4Body[3];
+    const double t86 = -t84 + t85;
+    const double t87 = v_KLink4Body[4]*t86;
+    const double t88 = derived_.I_KLink4Body[2]*a_KLink4Body[3];
+    const double t89 = v_KLink5Body[2]*t81;
     const double t90 = params.link_5_m*a_KLink5Body[4];
     const double t91 = t89 + t90;
     const double t92 = t27*t91;
@@ -384,18 +407,18 @@ class Chain {
     const double t96 = t29*t95;
     const double t97 = -t92 + t96;
     const double t98 = params.link_4_L*t97;
-    C[3] = t83 + 0.5*t84 - t88 + t77 - t81 + 0.5*t82 + t98;
+    C[3] = t83 - t87 - t88 + t77 - t78 - t82 + t98;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': bias
     const double t99 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
-    const double t100 = params.link_3_L*params.link_3_m*a_KLink3Body[3];
-    const double t101 = params.link_3_L*params.link_3_m*v_KLink3Body[2];
-    const double t102 = params.link_3_m*v_KLink3Body[3];
-    const double t103 = 0.5*t101 + t102;
-    const double t104 = v_KLink3Body[4]*t103;
+    const double t100 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
+    const double t101 = params.link_3_m*v_KLink3Body[3];
+    const double t102 = -t100 + t101;
+    const double t103 = v_KLink3Body[4]*t102;
+    const double t104 = derived_.I_KLink3Body[2]*a_KLink3Body[3];
     const double t105 = params.link_4_m*a_KLink4Body[4];
-    const double t106 = v_KLink4Body[2]*t87;
-    const double t107 = t27*t95;
-    const double t108 = t29*t91;
+    const double t106 = v_KLink4Body[2]*t86;
+    const double t107 = t29*t91;
+    const double t108 = t27*t95;
     const double t109 = t105 + t106 + t107 + t108;
     const double t110 = t20*t109;
     const double t111 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
@@ -404,16 +427,16 @@ class Chain {
     const double t114 = t16*t113;
     const double t115 = -t110 + t114;
     const double t116 = params.link_3_L*t115;
-    C[2] = t99 + t83 + 0.5*t100 - t104 + 0.5*t84 - t88 + t77 - t81 + 0.5*t82 + t98 + t116;
+    C[2] = t99 + t83 - t103 - t104 - t87 - t88 + t77 - t78 - t82 + t98 + t116;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': bias
     const double t117 = params.link_1_L*params.link_1_L*params.link_2_m*u[0]*u[0]*t4*t1;
-    const double t118 = params.link_1_L*params.link_2_m*u[0]*t1;
-    const double t119 = params.link_2_L*params.link_2_m*v_KLink2Body[2];
-    const double t120 = t118 + 0.5*t119;
+    const double t118 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
+    const double t119 = params.link_1_L*params.link_2_m*u[0]*t1;
+    const double t120 = -t118 + t119;
     const double t121 = params.link_1_L*u[0]*t4*t120;
-    const double t122 = params.link_2_L*params.link_2_m*a_KLink2Body[3];
+    const double t122 = derived_.I_KLink2Body[2]*a_KLink2Body[3];
     const double t123 = params.link_3_m*a_KLink3Body[4];
-    const double t124 = v_KLink3Body[2]*t103;
+    const double t124 = v_KLink3Body[2]*t102;
     const double t125 = t16*t109;
     const double t126 = t20*t113;
     const double t127 = t123 + t124 + t125 + t126;
@@ -424,9 +447,9 @@ class Chain {
     const double t132 = t7*t131;
     const double t133 = -t128 + t132;
     const double t134 = params.link_2_L*t133;
-    C[1] = -t117 + t121 + 0.5*t122 + t99 + t83 + 0.5*t100 - t104 + 0.5*t84 - t88 + t77 - t81 + 0.5*t82 + t98 + t116 + t134;
+    C[1] = -t117 + t121 - t122 + t99 + t83 - t103 - t104 - t87 - t88 + t77 - t78 - t82 + t98 + t116 + t134;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': bias
-    const double t135 = -t117 + t121 + 0.5*params.link_1_L*params.link_1_m*a_KLink1Body[3] + 0.5*t122 + t99 + t83 + 0.5*t100 - t104 + 0.5*t84 - t88 + t77 - t81 + 0.5*t82 + t98 + t116 + t134 + params.link_1_L*(t1*(params.link_1_L*params.link_2_m*u[0]*t4*v_KLink2Body[2] + params.link_2_m*a_KLink2Body[3] - t128 + t132) - t4*(v_KLink2Body[2]*t120 + params.link_2_m*a_KLink2Body[4] + t5*t131 + t7*t127));
+    const double t135 = -t117 + t121 - derived_.I_KLink1Body[2]*a_KLink1Body[3] - t122 + t99 + t83 - t103 - t104 - t87 - t88 + t77 - t78 - t82 + t98 + t116 + t134 + params.link_1_L*(-t4*(v_KLink2Body[2]*t120 + params.link_2_m*a_KLink2Body[4] + t5*t131 + t7*t127) + t1*(params.link_1_L*params.link_2_m*u[0]*t4*v_KLink2Body[2] + params.link_2_m*a_KLink2Body[3] - t128 + t132));
     C[0] = t135;
   }
 
@@ -443,10 +466,11 @@ class Chain {
   // Method: ABA in joint frames, the cheapest of four as traced (a division or call weighs 4 multiplies):
   //   CRBA + L^T D L in World: 366 adds, 625 muls, 6 divs (weighted 1055.0);
   //   ABA in World: 255 adds, 439 muls, 6 divs (weighted 758.0);
-  //   CRBA + L^T D L in joint frames: 277 adds, 447 muls, 6 divs (weighted 788.0);
-  //   ABA in joint frames: 171 adds, 323 muls, 6 divs (weighted 558.0).
-  // (171 adds, 323 muls, 6 divs, 10 calls, 0 other)
+  //   CRBA + L^T D L in joint frames: 277 adds, 297 muls, 5 divs (weighted 634.0);
+  //   ABA in joint frames: 174 adds, 277 muls, 5 divs (weighted 511.0).
+  // (174 adds, 277 muls, 5 divs, 10 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot) const {
+    refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix<double, 6, 1> v_KLink2Body;  // spatial velocity in the joint frame of 'link[2].body'
     Eigen::Matrix<double, 6, 1> v_KLink3Body;  // spatial velocity in the joint frame of 'link[3].body'
     Eigen::Matrix<double, 6, 1> v_KLink4Body;  // spatial velocity in the joint frame of 'link[4].body'
@@ -517,281 +541,279 @@ class Chain {
     v_KLink5Body[4] = t36;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': articulated inertia
     const double t37 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
-    const double t38 = params.link_5_L*params.link_5_m*v_KLink5Body[2];
+    const double t38 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
     const double t39 = params.link_5_m*v_KLink5Body[3];
-    const double t40 = 0.5*t38 + t39;
+    const double t40 = -t38 + t39;
     const double t41 = v_KLink5Body[4]*t40;
     const double t42 = -t37 + t41;
     tauA_KLink5Body[0] = t42;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': articulated inertia
-    const double t43 = params.link_4_L*params.link_4_L*params.link_4_m;
-    const double t44 = params.link_5_m*t27*t27;
-    const double t45 = params.link_5_m*t29*t29;
-    const double t46 = t44 + 0.25*t45;
-    const double t47 = params.link_4_L*params.link_4_L*t46;
-    const double t48 = 0.3333333333333333*t43 + t47;
-    const double t49 = params.link_4_L*params.link_4_m;
-    const double t50 = params.link_4_L*t46;
-    const double t51 = 0.5*t49 + t50;
+    const double t43 = params.link_5_m*t27*t27;
+    const double tinv0 = 1.0/derived_.I_KLink5Body[4];
+    const double t44 = derived_.I_KLink5Body[2]*derived_.I_KLink5Body[2]*tinv0;
+    const double t45 = params.link_5_m - t44;
+    const double t46 = t29*t29*t45;
+    const double t47 = t43 + t46;
+    const double t48 = params.link_4_L*params.link_4_L*t47;
+    const double t49 = derived_.I_KLink4Body[4] + t48;
+    const double t50 = params.link_4_L*t47;
+    const double t51 = -derived_.I_KLink4Body[2] + t50;
     const double t52 = params.link_4_m*v_KLink4Body[4]*v_KLink4Body[3];
-    const double t53 = params.link_4_L*params.link_4_m*v_KLink4Body[2];
+    const double t53 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
     const double t54 = params.link_4_m*v_KLink4Body[3];
-    const double t55 = 0.5*t53 + t54;
+    const double t55 = -t53 + t54;
     const double t56 = v_KLink4Body[4]*t55;
     const double t57 = params.link_5_m*u[4]*v_KLink5Body[3];
     const double t58 = v_KLink5Body[2]*t40;
     const double t59 = -t57 + t58;
     const double t60 = t27*t59;
-    const double t61 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
-    const double t62 = params.link_5_m*u[4]*v_KLink5Body[4];
-    const double tinv0 = 1.0/params.link_5_L;
-    const double t63 = tinv0*tauA_KLink5Body[0];
-    const double t64 = -t61 + 0.25*t62 + 1.5*t63;
+    const double t61 = u[4]*t45*v_KLink5Body[4];
+    const double t62 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
+    const double t63 = derived_.I_KLink5Body[2]*tinv0*tauA_KLink5Body[0];
+    const double t64 = t61 - t62 - t63;
     const double t65 = t29*t64;
     const double t66 = -t60 + t65;
     const double t67 = params.link_4_L*t66;
     const double t68 = -t52 + t56 - t67;
-    IAS_KLink4Body(2, 0) = t48;
+    IAS_KLink4Body(2, 0) = t49;
     IAS_KLink4Body(3, 0) = t51;
     tauA_KLink4Body[0] = t68;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': articulated inertia
-    const double t69 = params.link_3_L*params.link_3_L*params.link_3_m;
-    const double t70 = params.link_5_m*t27*t29;
+    const double t69 = params.link_5_m*t27*t29;
+    const double t70 = t27*t29*t45;
+    const double t71 = -t69 + t70;
     const double tinv1 = 1.0/IAS_KLink4Body(2, 0);
-    const double t71 = params.link_4_L*params.link_5_m*t27*t29*tinv1*IAS_KLink4Body(3, 0);
-    const double t72 = -0.75*t70 + 0.75*t71;
-    const double t73 = t16*t72;
-    const double t74 = params.link_4_L*params.link_4_L*params.link_5_m*params.link_5_m*t27*t27*t29*t29*tinv1;
-    const double t75 = params.link_4_m + 0.25*t44 + t45 - 0.5625*t74;
-    const double t76 = t20*t75;
-    const double t77 = t73 - t76;
-    const double t78 = t20*t77;
-    const double t79 = t20*t72;
-    const double t80 = tinv1*IAS_KLink4Body(3, 0)*IAS_KLink4Body(3, 0);
-    const double t81 = params.link_4_m + t44 + 0.25*t45 - t80;
-    const double t82 = t16*t81;
-    const double t83 = -t79 + t82;
-    const double t84 = t16*t83;
-    const double t85 = -t78 + t84;
-    const double t86 = params.link_3_L*params.link_3_L*t85;
-    const double t87 = 0.3333333333333333*t69 + t86;
-    const double t88 = params.link_3_L*params.link_3_m;
-    const double t89 = params.link_3_L*t85;
-    const double t90 = 0.5*t88 + t89;
-    const double t91 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
-    const double t92 = params.link_3_L*params.link_3_m*v_KLink3Body[2];
-    const double t93 = params.link_3_m*v_KLink3Body[3];
-    const double t94 = 0.5*t92 + t93;
-    const double t95 = v_KLink3Body[4]*t94;
-    const double t96 = u[3]*t75*v_KLink4Body[3];
-    const double t97 = u[3]*t72*v_KLink4Body[4];
-    const double t98 = v_KLink4Body[2]*t55;
-    const double t99 = t29*t59;
-    const double t100 = t27*t64;
-    const double t101 = params.link_4_L*params.link_5_m*t27*t29*tinv1*tauA_KLink4Body[0];
-    const double t102 = -t96 + t97 + t98 + t99 + t100 - 0.75*t101;
-    const double t103 = t20*t102;
-    const double t104 = u[3]*t72*v_KLink4Body[3];
-    const double t105 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
-    const double t106 = u[3]*t81*v_KLink4Body[4];
-    const double t107 = tinv1*IAS_KLink4Body(3, 0)*tauA_KLink4Body[0];
-    const double t108 = -t104 - t105 + t106 - t60 + t65 + t107;
-    const double t109 = t16*t108;
-    const double t110 = -t103 + t109;
-    const double t111 = params.link_3_L*t110;
-    const double t112 = -t91 + t95 - t111;
-    IAS_KLink3Body(2, 0) = t87;
-    IAS_KLink3Body(3, 0) = t90;
-    tauA_KLink3Body[0] = t112;
+    const double t72 = params.link_4_L*t71*tinv1*IAS_KLink4Body(3, 0);
+    const double t73 = -t69 + t70 - t72;
+    const double t74 = t20*t73;
+    const double t75 = tinv1*IAS_KLink4Body(3, 0)*IAS_KLink4Body(3, 0);
+    const double t76 = params.link_4_m + t43 + t46 - t75;
+    const double t77 = t16*t76;
+    const double t78 = -t74 + t77;
+    const double t79 = t16*t78;
+    const double t80 = t16*t73;
+    const double t81 = params.link_5_m*t29*t29;
+    const double t82 = t27*t27*t45;
+    const double t83 = params.link_4_L*params.link_4_L*t71*t71*tinv1;
+    const double t84 = params.link_4_m + t81 + t82 - t83;
+    const double t85 = t20*t84;
+    const double t86 = t80 - t85;
+    const double t87 = t20*t86;
+    const double t88 = t79 - t87;
+    const double t89 = params.link_3_L*params.link_3_L*t88;
+    const double t90 = derived_.I_KLink3Body[4] + t89;
+    const double t91 = params.link_3_L*t88;
+    const double t92 = -derived_.I_KLink3Body[2] + t91;
+    const double t93 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
+    const double t94 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
+    const double t95 = params.link_3_m*v_KLink3Body[3];
+    const double t96 = -t94 + t95;
+    const double t97 = v_KLink3Body[4]*t96;
+    const double t98 = u[3]*v_KLink4Body[3]*t84;
+    const double t99 = u[3]*v_KLink4Body[4]*t73;
+    const double t100 = v_KLink4Body[2]*t55;
+    const double t101 = t29*t59;
+    const double t102 = t27*t64;
+    const double t103 = params.link_4_L*t71*tinv1*tauA_KLink4Body[0];
+    const double t104 = -t98 + t99 + t100 + t101 + t102 + t103;
+    const double t105 = t20*t104;
+    const double t106 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
+    const double t107 = u[3]*v_KLink4Body[4]*t76;
+    const double t108 = u[3]*v_KLink4Body[3]*t73;
+    const double t109 = tinv1*IAS_KLink4Body(3, 0)*tauA_KLink4Body[0];
+    const double t110 = -t106 + t107 - t108 - t60 + t65 + t109;
+    const double t111 = t16*t110;
+    const double t112 = -t105 + t111;
+    const double t113 = params.link_3_L*t112;
+    const double t114 = -t93 + t97 - t113;
+    IAS_KLink3Body(2, 0) = t90;
+    IAS_KLink3Body(3, 0) = t92;
+    tauA_KLink3Body[0] = t114;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': articulated inertia
-    const double t113 = params.link_2_L*params.link_2_L*params.link_2_m;
-    const double t114 = t20*t81;
-    const double t115 = t73 + t114;
-    const double t116 = t20*t115;
-    const double t117 = t16*t75;
-    const double t118 = t117 + t79;
-    const double t119 = t16*t118;
-    const double t120 = t20*t83;
-    const double t121 = t16*t77;
-    const double t122 = t120 + t121;
+    const double t115 = t20*t78;
+    const double t116 = t16*t86;
+    const double t117 = t115 + t116;
     const double tinv2 = 1.0/IAS_KLink3Body(2, 0);
-    const double t123 = params.link_3_L*params.link_3_L*t122*t122*tinv2;
-    const double t124 = params.link_3_m + t116 + t119 - t123;
-    const double t125 = t5*t124;
-    const double t126 = params.link_3_L*t122*tinv2*IAS_KLink3Body(3, 0);
-    const double t127 = t120 + t121 - t126;
-    const double t128 = t7*t127;
-    const double t129 = -t125 + t128;
-    const double t130 = t5*t129;
-    const double t131 = t5*t127;
-    const double t132 = tinv2*IAS_KLink3Body(3, 0)*IAS_KLink3Body(3, 0);
-    const double t133 = params.link_3_m - t78 + t84 - t132;
+    const double t118 = params.link_3_L*t117*IAS_KLink3Body(3, 0)*tinv2;
+    const double t119 = t115 + t116 - t118;
+    const double t120 = t7*t119;
+    const double t121 = t16*t84;
+    const double t122 = t121 + t74;
+    const double t123 = t16*t122;
+    const double t124 = t20*t76;
+    const double t125 = t124 + t80;
+    const double t126 = t20*t125;
+    const double t127 = params.link_3_L*params.link_3_L*t117*t117*tinv2;
+    const double t128 = params.link_3_m + t123 + t126 - t127;
+    const double t129 = t5*t128;
+    const double t130 = t120 - t129;
+    const double t131 = t5*t130;
+    const double t132 = IAS_KLink3Body(3, 0)*IAS_KLink3Body(3, 0)*tinv2;
+    const double t133 = params.link_3_m + t79 - t87 - t132;
     const double t134 = t7*t133;
-    const double t135 = -t131 + t134;
-    const double t136 = t7*t135;
-    const double t137 = -t130 + t136;
-    const double t138 = params.link_2_L*params.link_2_L*t137;
-    const double t139 = 0.3333333333333333*t113 + t138;
-    const double t140 = params.link_2_L*params.link_2_m;
-    const double t141 = params.link_2_L*t137;
-    const double t142 = 0.5*t140 + t141;
+    const double t135 = t5*t119;
+    const double t136 = t134 - t135;
+    const double t137 = t7*t136;
+    const double t138 = -t131 + t137;
+    const double t139 = params.link_2_L*params.link_2_L*t138;
+    const double t140 = derived_.I_KLink2Body[4] + t139;
+    const double t141 = params.link_2_L*t138;
+    const double t142 = -derived_.I_KLink2Body[2] + t141;
     const double t143 = params.link_1_L*params.link_1_L*params.link_2_m*u[0]*u[0]*t4*t1;
-    const double t144 = params.link_1_L*params.link_2_m*u[0]*t1;
-    const double t145 = params.link_2_L*params.link_2_m*v_KLink2Body[2];
-    const double t146 = t144 + 0.5*t145;
+    const double t144 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
+    const double t145 = params.link_1_L*params.link_2_m*u[0]*t1;
+    const double t146 = -t144 + t145;
     const double t147 = params.link_1_L*u[0]*t4*t146;
-    const double t148 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
-    const double t149 = u[2]*v_KLink3Body[4]*t133;
-    const double t150 = u[2]*v_KLink3Body[3]*t127;
-    const double t151 = tinv2*IAS_KLink3Body(3, 0)*tauA_KLink3Body[0];
-    const double t152 = -t148 + t149 - t150 - t103 + t109 + t151;
-    const double t153 = t7*t152;
-    const double t154 = v_KLink3Body[2]*t94;
-    const double t155 = u[2]*v_KLink3Body[4]*t127;
-    const double t156 = u[2]*v_KLink3Body[3]*t124;
-    const double t157 = t20*t108;
-    const double t158 = t16*t102;
-    const double t159 = params.link_3_L*t122*tinv2*tauA_KLink3Body[0];
-    const double t160 = t154 + t155 - t156 + t157 + t158 + t159;
-    const double t161 = t5*t160;
-    const double t162 = t153 - t161;
+    const double t148 = v_KLink3Body[2]*t96;
+    const double t149 = u[2]*v_KLink3Body[4]*t119;
+    const double t150 = u[2]*v_KLink3Body[3]*t128;
+    const double t151 = t20*t110;
+    const double t152 = t16*t104;
+    const double t153 = params.link_3_L*t117*tinv2*tauA_KLink3Body[0];
+    const double t154 = t148 + t149 - t150 + t151 + t152 + t153;
+    const double t155 = t5*t154;
+    const double t156 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
+    const double t157 = u[2]*v_KLink3Body[4]*t133;
+    const double t158 = u[2]*v_KLink3Body[3]*t119;
+    const double t159 = IAS_KLink3Body(3, 0)*tinv2*tauA_KLink3Body[0];
+    const double t160 = -t156 + t157 - t158 - t105 + t111 + t159;
+    const double t161 = t7*t160;
+    const double t162 = -t155 + t161;
     const double t163 = params.link_2_L*t162;
     const double t164 = t143 - t147 - t163;
-    IAS_KLink2Body(2, 0) = t139;
+    IAS_KLink2Body(2, 0) = t140;
     IAS_KLink2Body(3, 0) = t142;
     tauA_KLink2Body[0] = t164;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': articulated inertia
-    const double t165 = params.link_1_L*params.link_1_L*params.link_1_m;
-    const double t166 = t5*t135;
-    const double t167 = t7*t129;
-    const double t168 = t166 + t167;
+    const double t165 = t7*t130;
+    const double t166 = t5*t136;
+    const double t167 = t165 + t166;
     const double tinv3 = 1.0/IAS_KLink2Body(2, 0);
-    const double t169 = params.link_2_L*t168*tinv3*IAS_KLink2Body(3, 0);
-    const double t170 = t166 + t167 - t169;
-    const double t171 = t4*t170;
-    const double t172 = tinv3*IAS_KLink2Body(3, 0)*IAS_KLink2Body(3, 0);
-    const double t173 = params.link_2_m - t130 + t136 - t172;
-    const double t174 = t1*t173;
-    const double t175 = -t171 + t174;
-    const double t176 = t1*t175;
-    const double t177 = t1*t170;
-    const double t178 = t5*t133;
-    const double t179 = t178 + t128;
-    const double t180 = t5*t179;
-    const double t181 = t7*t124;
-    const double t182 = t181 + t131;
-    const double t183 = t7*t182;
-    const double t184 = params.link_2_L*params.link_2_L*t168*t168*tinv3;
-    const double t185 = params.link_2_m + t180 + t183 - t184;
-    const double t186 = t4*t185;
-    const double t187 = t177 - t186;
-    const double t188 = t4*t187;
-    const double t189 = t176 - t188;
-    const double t190 = params.link_1_L*params.link_1_L*t189;
-    const double t191 = 0.3333333333333333*t165 + t190;
-    const double t192 = params.link_1_L*params.link_1_m;
-    const double t193 = params.link_1_L*t189;
-    const double t194 = 0.5*t192 + t193;
-    IAS_KLink1Body(2, 0) = t191;
-    IAS_KLink1Body(3, 0) = t194;
+    const double t168 = params.link_2_L*t167*tinv3*IAS_KLink2Body(3, 0);
+    const double t169 = t165 + t166 - t168;
+    const double t170 = t1*t169;
+    const double t171 = t7*t128;
+    const double t172 = t171 + t135;
+    const double t173 = t7*t172;
+    const double t174 = t5*t133;
+    const double t175 = t120 + t174;
+    const double t176 = t5*t175;
+    const double t177 = params.link_2_L*params.link_2_L*t167*t167*tinv3;
+    const double t178 = params.link_2_m + t173 + t176 - t177;
+    const double t179 = t4*t178;
+    const double t180 = t170 - t179;
+    const double t181 = t4*t180;
+    const double t182 = tinv3*IAS_KLink2Body(3, 0)*IAS_KLink2Body(3, 0);
+    const double t183 = params.link_2_m - t131 + t137 - t182;
+    const double t184 = t1*t183;
+    const double t185 = t4*t169;
+    const double t186 = t184 - t185;
+    const double t187 = t1*t186;
+    const double t188 = -t181 + t187;
+    const double t189 = params.link_1_L*params.link_1_L*t188;
+    const double t190 = derived_.I_KLink1Body[4] + t189;
+    const double t191 = params.link_1_L*t188;
+    const double t192 = -derived_.I_KLink1Body[2] + t191;
+    IAS_KLink1Body(2, 0) = t190;
+    IAS_KLink1Body(3, 0) = t192;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration
     const double tinv4 = 1.0/IAS_KLink1Body(2, 0);
-    const double t195 = params.damping*u[0];
-    const double t196 = std::cos(q[0]);
-    const double t197 = params.world_gravity[1]*t196;
-    const double t198 = std::sin(q[0]);
-    const double t199 = params.world_gravity[0]*t198;
-    const double t200 = -t197 + t199;
-    const double t201 = t1*t187;
-    const double t202 = t4*t175;
-    const double t203 = t201 + t202;
-    const double t204 = params.link_1_L*t200*t203;
-    const double t205 = params.world_gravity[1]*t198;
-    const double t206 = params.world_gravity[0]*t196;
-    const double t207 = -t205 - t206;
-    const double t208 = t207*IAS_KLink1Body(3, 0);
-    const double t209 = params.link_1_L*params.link_2_m*u[0]*t4*v_KLink2Body[2];
-    const double t210 = params.link_1_L*u[0]*u[1]*t4*t173;
-    const double t211 = params.link_1_L*u[0]*u[1]*t1*t170;
-    const double t212 = tinv3*IAS_KLink2Body(3, 0)*tauA_KLink2Body[0];
-    const double t213 = t209 - t210 - t211 + t153 - t161 + t212;
-    const double t214 = t1*t213;
-    const double t215 = v_KLink2Body[2]*t146;
-    const double t216 = params.link_1_L*u[0]*u[1]*t1*t185;
-    const double t217 = params.link_1_L*u[0]*u[1]*t4*t170;
-    const double t218 = t7*t160;
-    const double t219 = t5*t152;
-    const double t220 = params.link_2_L*t168*tinv3*tauA_KLink2Body[0];
-    const double t221 = t215 - t216 - t217 + t218 + t219 + t220;
-    const double t222 = t4*t221;
-    const double t223 = t214 - t222;
-    const double t224 = params.link_1_L*t223;
-    const double t225 = -t195 - t204 - t208 - t224;
-    const double t226 = tinv4*t225;
-    udot[0] = t226;
-    a_KLink1Body[4] = t200;
+    const double t193 = params.damping*u[0];
+    const double t194 = std::cos(q[0]);
+    const double t195 = params.world_gravity[1]*t194;
+    const double t196 = std::sin(q[0]);
+    const double t197 = params.world_gravity[0]*t196;
+    const double t198 = -t195 + t197;
+    const double t199 = t4*t186;
+    const double t200 = t1*t180;
+    const double t201 = t199 + t200;
+    const double t202 = params.link_1_L*t198*t201;
+    const double t203 = params.world_gravity[1]*t196;
+    const double t204 = params.world_gravity[0]*t194;
+    const double t205 = -t203 - t204;
+    const double t206 = t205*IAS_KLink1Body(3, 0);
+    const double t207 = params.link_1_L*params.link_2_m*u[0]*t4*v_KLink2Body[2];
+    const double t208 = params.link_1_L*u[0]*u[1]*t1*t169;
+    const double t209 = params.link_1_L*u[0]*u[1]*t4*t183;
+    const double t210 = tinv3*IAS_KLink2Body(3, 0)*tauA_KLink2Body[0];
+    const double t211 = t207 - t208 - t209 - t155 + t161 + t210;
+    const double t212 = t1*t211;
+    const double t213 = v_KLink2Body[2]*t146;
+    const double t214 = params.link_1_L*u[0]*u[1]*t1*t178;
+    const double t215 = params.link_1_L*u[0]*u[1]*t4*t169;
+    const double t216 = t7*t154;
+    const double t217 = t5*t160;
+    const double t218 = params.link_2_L*t167*tinv3*tauA_KLink2Body[0];
+    const double t219 = t213 - t214 - t215 + t216 + t217 + t218;
+    const double t220 = t4*t219;
+    const double t221 = t212 - t220;
+    const double t222 = params.link_1_L*t221;
+    const double t223 = -t193 - t202 - t206 - t222;
+    const double t224 = tinv4*t223;
+    udot[0] = t224;
+    a_KLink1Body[4] = t198;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration
-    const double t227 = IAS_KLink2Body(2, 0)*tinv4*t225;
-    const double t228 = params.link_1_L*u[0]*u[1]*t4;
-    const double t229 = t4*a_KLink1Body[4];
-    const double t230 = params.link_1_L*tinv4*t225;
-    const double t231 = -t205 - t206 + t230;
-    const double t232 = t1*t231;
-    const double t233 = -t228 + t229 + t232;
-    const double t234 = IAS_KLink2Body(3, 0)*t233;
-    const double t235 = params.link_1_L*u[0]*u[1]*t1;
-    const double t236 = t1*a_KLink1Body[4];
-    const double t237 = t4*t231;
-    const double t238 = -t235 + t236 - t237;
-    const double t239 = params.link_2_L*t168*t238;
-    const double t240 = t143 - t147 - t163 - t227 - t234 - t239;
-    const double t241 = tinv3*t240;
-    const double t242 = udot[0] + t241;
-    udot[1] = t241;
-    a_KLink2Body[2] = t242;
-    a_KLink2Body[4] = t238;
+    const double t225 = IAS_KLink2Body(2, 0)*tinv4*t223;
+    const double t226 = params.link_1_L*u[0]*u[1]*t4;
+    const double t227 = t4*a_KLink1Body[4];
+    const double t228 = params.link_1_L*tinv4*t223;
+    const double t229 = -t203 - t204 + t228;
+    const double t230 = t1*t229;
+    const double t231 = -t226 + t227 + t230;
+    const double t232 = IAS_KLink2Body(3, 0)*t231;
+    const double t233 = params.link_1_L*u[0]*u[1]*t1;
+    const double t234 = t1*a_KLink1Body[4];
+    const double t235 = t4*t229;
+    const double t236 = -t233 + t234 - t235;
+    const double t237 = params.link_2_L*t167*t236;
+    const double t238 = t143 - t147 - t163 - t225 - t232 - t237;
+    const double t239 = tinv3*t238;
+    const double t240 = udot[0] + t239;
+    udot[1] = t239;
+    a_KLink2Body[2] = t240;
+    a_KLink2Body[4] = t236;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration
-    const double t243 = IAS_KLink3Body(2, 0)*a_KLink2Body[2];
-    const double t244 = u[2]*v_KLink3Body[3];
-    const double t245 = t7*a_KLink2Body[4];
-    const double t246 = params.link_2_L*a_KLink2Body[2];
-    const double t247 = -t228 + t229 + t232 + t246;
-    const double t248 = t5*t247;
-    const double t249 = -t244 + t245 - t248;
-    const double t250 = params.link_3_L*t122*t249;
-    const double t251 = u[2]*v_KLink3Body[4];
-    const double t252 = t5*a_KLink2Body[4];
-    const double t253 = t7*t247;
-    const double t254 = t251 + t252 + t253;
-    const double t255 = IAS_KLink3Body(3, 0)*t254;
-    const double t256 = -t91 + t95 - t111 - t243 - t250 - t255;
-    const double t257 = tinv2*t256;
-    const double t258 = udot[0] + udot[1] + t257;
-    udot[2] = t257;
-    a_KLink3Body[2] = t258;
-    a_KLink3Body[4] = t249;
+    const double t241 = IAS_KLink3Body(2, 0)*a_KLink2Body[2];
+    const double t242 = u[2]*v_KLink3Body[4];
+    const double t243 = t5*a_KLink2Body[4];
+    const double t244 = params.link_2_L*a_KLink2Body[2];
+    const double t245 = -t226 + t227 + t230 + t244;
+    const double t246 = t7*t245;
+    const double t247 = t242 + t243 + t246;
+    const double t248 = IAS_KLink3Body(3, 0)*t247;
+    const double t249 = u[2]*v_KLink3Body[3];
+    const double t250 = t7*a_KLink2Body[4];
+    const double t251 = t5*t245;
+    const double t252 = -t249 + t250 - t251;
+    const double t253 = params.link_3_L*t117*t252;
+    const double t254 = -t93 + t97 - t113 - t241 - t248 - t253;
+    const double t255 = tinv2*t254;
+    const double t256 = udot[0] + udot[1] + t255;
+    udot[2] = t255;
+    a_KLink3Body[2] = t256;
+    a_KLink3Body[4] = t252;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': acceleration
-    const double t259 = IAS_KLink4Body(2, 0)*a_KLink3Body[2];
-    const double t260 = u[3]*v_KLink4Body[3];
-    const double t261 = t16*a_KLink3Body[4];
-    const double t262 = params.link_3_L*a_KLink3Body[2];
-    const double t263 = t251 + t252 + t253 + t262;
-    const double t264 = t20*t263;
-    const double t265 = -t260 + t261 - t264;
-    const double t266 = params.link_4_L*params.link_5_m*t27*t29*t265;
-    const double t267 = u[3]*v_KLink4Body[4];
-    const double t268 = t20*a_KLink3Body[4];
-    const double t269 = t16*t263;
-    const double t270 = t267 + t268 + t269;
-    const double t271 = IAS_KLink4Body(3, 0)*t270;
-    const double t272 = -t52 + t56 - t67 - t259 + 0.75*t266 - t271;
-    const double t273 = tinv1*t272;
-    const double t274 = udot[0] + udot[1] + udot[2] + t273;
-    udot[3] = t273;
-    a_KLink4Body[2] = t274;
-    a_KLink4Body[4] = t265;
+    const double t257 = IAS_KLink4Body(2, 0)*a_KLink3Body[2];
+    const double t258 = u[3]*v_KLink4Body[4];
+    const double t259 = t20*a_KLink3Body[4];
+    const double t260 = params.link_3_L*a_KLink3Body[2];
+    const double t261 = t242 + t243 + t246 + t260;
+    const double t262 = t16*t261;
+    const double t263 = t258 + t259 + t262;
+    const double t264 = IAS_KLink4Body(3, 0)*t263;
+    const double t265 = u[3]*v_KLink4Body[3];
+    const double t266 = t16*a_KLink3Body[4];
+    const double t267 = t20*t261;
+    const double t268 = -t265 + t266 - t267;
+    const double t269 = params.link_4_L*t71*t268;
+    const double t270 = -t52 + t56 - t67 - t257 - t264 - t269;
+    const double t271 = tinv1*t270;
+    const double t272 = udot[0] + udot[1] + udot[2] + t271;
+    udot[3] = t271;
+    a_KLink4Body[2] = t272;
+    a_KLink4Body[4] = t268;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration
-    udot[4] = 3.0*tinv0*tinv0*(-t37 + t41 - 0.3333333333333333*params.link_5_L*params.link_5_L*params.link_5_m*a_KLink4Body[2] - 0.5*params.link_5_L*params.link_5_m*(u[4]*v_KLink5Body[4] + t27*a_KLink4Body[4] + t29*(t267 + t268 + t269 + params.link_4_L*a_KLink4Body[2])))/params.link_5_m;
+    udot[4] = tinv0*(-t37 + t41 - derived_.I_KLink5Body[4]*a_KLink4Body[2] + derived_.I_KLink5Body[2]*(u[4]*v_KLink5Body[4] + t27*a_KLink4Body[4] + t29*(t258 + t259 + t262 + params.link_4_L*a_KLink4Body[2])));
   }
 
   // qdot (nq) = N(q) u.
@@ -1259,6 +1281,29 @@ class Chain {
     q[4] = params.joint_5_q0;
     u[4] = params.joint_5_u0;
     normalizeQuaternions(q);
+  }
+
+  // Recomputes the parameter-only values (Derived) from params; every evaluation
+  // calls it through refreshDerived() when params changed, so there is no need to.
+  // (0 adds, 25 muls, 0 divs, 0 calls, 0 other)
+  void updateDerived() const {
+    // I_K (mass, h, I row-major) of joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': spatial inertia about K
+    derived_.I_KLink1Body[2] = -0.5*params.link_1_L*params.link_1_m;
+    derived_.I_KLink1Body[4] = 0.3333333333333333*params.link_1_L*params.link_1_L*params.link_1_m;
+    // I_K (mass, h, I row-major) of joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': spatial inertia about K
+    derived_.I_KLink2Body[2] = -0.5*params.link_2_L*params.link_2_m;
+    derived_.I_KLink2Body[4] = 0.3333333333333333*params.link_2_L*params.link_2_L*params.link_2_m;
+    // I_K (mass, h, I row-major) of joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': spatial inertia about K
+    derived_.I_KLink3Body[2] = -0.5*params.link_3_L*params.link_3_m;
+    derived_.I_KLink3Body[4] = 0.3333333333333333*params.link_3_L*params.link_3_L*params.link_3_m;
+    // I_K (mass, h, I row-major) of joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': spatial inertia about K
+    derived_.I_KLink4Body[2] = -0.5*params.link_4_L*params.link_4_m;
+    derived_.I_KLink4Body[4] = 0.3333333333333333*params.link_4_L*params.link_4_L*params.link_4_m;
+    // I_K (mass, h, I row-major) of joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': spatial inertia about K
+    derived_.I_KLink5Body[2] = -0.5*params.link_5_L*params.link_5_m;
+    derived_.I_KLink5Body[4] = 0.3333333333333333*params.link_5_L*params.link_5_L*params.link_5_m;
+    derivedFor_ = params;
+    derivedValid_ = true;
   }
 };
 

@@ -10,7 +10,9 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <string_view>
+#include <type_traits>
 
 namespace capstan_models {
 
@@ -58,6 +60,8 @@ class DoublePendulum {
   struct Outputs {
   };
 
+  // Write them freely: what depends on them only is cached (Derived) and
+  // recomputed on the next evaluation after any of them changed.
   Parameters params;
   Inputs inputs;
 
@@ -102,25 +106,47 @@ class DoublePendulum {
   static void normalizeQuaternions([[maybe_unused]] Q& q) {
   }
 
+ private:
+  // Values that depend on the parameters only (the joint-frame algorithms'
+  // parameter stage), computed by updateDerived() and read by every
+  // evaluation. refreshDerived() recomputes them when params differ, bit for
+  // bit, from the values they were computed from, so writing a field of
+  // params directly is safe. An instance is not meant to be shared between
+  // threads (docs/generated-code.md).
+  struct Derived {
+    std::array<double, 13> I_KUpper{};  // I_K (mass, h, I row-major) of joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': spatial inertia about K
+    std::array<double, 13> I_KLower{};  // I_K (mass, h, I row-major) of joint 'elbow' (double_pendulum.cap:31) -> body 'lower': spatial inertia about K
+  };
+  static_assert(std::is_trivially_copyable_v<Parameters>, "Parameters is compared bitwise");
+  mutable Derived derived_;
+  mutable Parameters derivedFor_;  // the params derived_ was computed from
+  mutable bool derivedValid_ = false;
+  void refreshDerived() const {
+    if (!derivedValid_ || std::memcmp(&derivedFor_, &params, sizeof(Parameters)) != 0) updateDerived();
+  }
+
+ public:
+
   // M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm.
-  // (4 adds, 14 muls, 0 divs, 1 calls, 0 other)
+  // (4 adds, 5 muls, 0 divs, 1 calls, 0 other)
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
+    refreshDerived();  // the parameter-only values, if params changed
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': mass matrix column
-    const double t0 = params.L2*params.L2*params.m2;
-    const double t1 = std::cos(q[1]);
-    const double t2 = params.L1*params.L2*params.m2*t1;
-    M(0, 0) = params.L1*params.L1*params.m2 + 0.3333333333333333*params.L1*params.L1*params.m1 + 0.3333333333333333*t0 + t2;
+    const double t0 = std::cos(q[1]);
+    const double t1 = derived_.I_KLower[2]*params.L1*t0;
+    M(0, 0) = derived_.I_KLower[4] + derived_.I_KUpper[4] + params.L1*params.L1*params.m2 - 2.0*t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
-    const double t3 = 0.3333333333333333*t0 + 0.5*t2;
-    M(1, 1) = 0.3333333333333333*t0;
-    M(0, 1) = t3;
-    M(1, 0) = t3;
+    const double t2 = derived_.I_KLower[4] - t1;
+    M(1, 1) = derived_.I_KLower[4];
+    M(0, 1) = t2;
+    M(1, 0) = t2;
   }
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
   // M udot = tau - C; by recursive Newton-Euler.
-  // (17 adds, 46 muls, 0 divs, 4 calls, 0 other)
+  // (17 adds, 39 muls, 0 divs, 4 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
+    refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
     Eigen::Matrix<double, 6, 1> a_KUpper;  // bias acceleration in the joint frame of 'upper'
     Eigen::Matrix<double, 6, 1> a_KLower;  // bias acceleration in the joint frame of 'lower'
@@ -154,13 +180,13 @@ class DoublePendulum {
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': bias
     const double t19 = params.L1*params.L1*params.m2*u[0]*u[0]*t9*t11;
     const double t20 = params.L1*params.m2*u[0]*t11;
-    const double t21 = params.L2*params.m2*v_KLower[2];
-    const double t22 = t20 + 0.5*t21;
+    const double t21 = derived_.I_KLower[2]*v_KLower[2];
+    const double t22 = t20 - t21;
     const double t23 = params.L1*u[0]*t9*t22;
-    const double t24 = params.L2*params.m2*a_KLower[3];
-    C[1] = -t19 + t23 + 0.5*t24;
+    const double t24 = derived_.I_KLower[2]*a_KLower[3];
+    C[1] = -t19 + t23 - t24;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': bias
-    C[0] = -t19 + 0.5*params.L1*params.m1*a_KUpper[3] + t23 + 0.5*t24 + params.L1*(-t9*(v_KLower[2]*t22 + params.m2*a_KLower[4]) + t11*(params.L1*params.m2*u[0]*t9*v_KLower[2] + params.m2*a_KLower[3]));
+    C[0] = -t19 - derived_.I_KUpper[2]*a_KUpper[3] + t23 - t24 + params.L1*(t11*(params.L1*params.m2*u[0]*t9*v_KLower[2] + params.m2*a_KLower[3]) - t9*(v_KLower[2]*t22 + params.m2*a_KLower[4]));
   }
 
   // tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`).
@@ -169,74 +195,62 @@ class DoublePendulum {
     tau.setZero();
   }
 
-  // udot (nu) = M^-1 (tau - C) by the articulated-body algorithm (Featherstone), force laws
-  // as joint forces, all unrolled.
-  // Method: ABA in joint frames, the cheapest of four as traced (a division or call weighs 4 multiplies):
+  // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
+  // force laws and the tree-sparse L^T D L solve, all unrolled.
+  // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call weighs 4 multiplies):
   //   CRBA + L^T D L in World: 26 adds, 102 muls, 3 divs (weighted 156.0);
   //   ABA in World: 27 adds, 122 muls, 3 divs (weighted 177.0);
-  //   CRBA + L^T D L in joint frames: 24 adds, 80 muls, 3 divs (weighted 132.0);
-  //   ABA in joint frames: 21 adds, 76 muls, 3 divs (weighted 125.0).
-  // (21 adds, 76 muls, 3 divs, 4 calls, 0 other)
+  //   CRBA + L^T D L in joint frames: 24 adds, 53 muls, 2 divs (weighted 101.0);
+  //   ABA in joint frames: 23 adds, 63 muls, 2 divs (weighted 110.0).
+  // (24 adds, 53 muls, 2 divs, 4 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot) const {
+    refreshDerived();  // the parameter-only values, if params changed
+    MassMatrix M;
     Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
-    Eigen::Matrix<double, 1, 1> tauA_KLower;  // tau - S^T pA of 'lower'
-    Eigen::Matrix<double, 6, 1> IAS_KUpper;  // articulated inertia times S of 'upper'
-    Eigen::Matrix<double, 6, 1> a_KUpper;  // spatial acceleration in the joint frame of 'upper'
+    Eigen::Matrix<double, 6, 1> a_KUpper;  // bias acceleration in the joint frame of 'upper'
+    Eigen::Matrix<double, 6, 1> a_KLower;  // bias acceleration in the joint frame of 'lower'
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
     const double t0 = u[0] + u[1];
     v_KLower[2] = t0;
-    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': articulated inertia
-    const double t1 = std::sin(q[1]);
-    const double t2 = std::cos(q[1]);
-    const double t3 = params.L1*params.L1*params.m2*u[0]*u[0]*t1*t2;
-    const double t4 = params.L1*params.m2*u[0]*t2;
-    const double t5 = params.L2*params.m2*v_KLower[2];
-    const double t6 = t4 + 0.5*t5;
-    const double t7 = params.L1*u[0]*t1*t6;
-    const double t8 = t3 - t7;
-    tauA_KLower[0] = t8;
-    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': articulated inertia
-    const double t9 = params.L1*params.L1*params.m1;
-    const double t10 = params.m2*t2*t2;
-    const double t11 = params.m2*t1*t1;
-    const double t12 = 0.25*t10 + t11;
-    const double t13 = params.L1*params.L1*t12;
-    const double t14 = 0.3333333333333333*t9 + t13;
-    const double t15 = params.L1*params.m1;
-    const double t16 = params.L1*t12;
-    const double t17 = 0.5*t15 + t16;
-    IAS_KUpper(2, 0) = t14;
-    IAS_KUpper(3, 0) = t17;
-    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration
-    const double tinv0 = 1.0/IAS_KUpper(2, 0);
-    const double t18 = std::cos(q[0]);
-    const double t19 = params.world_gravity[1]*t18;
-    const double t20 = std::sin(q[0]);
-    const double t21 = params.world_gravity[0]*t20;
-    const double t22 = -t19 + t21;
-    const double t23 = params.L1*params.m2*t1*t2*t22;
-    const double t24 = params.world_gravity[1]*t20;
-    const double t25 = params.world_gravity[0]*t18;
-    const double t26 = -t24 - t25;
-    const double t27 = t26*IAS_KUpper(3, 0);
-    const double t28 = params.L1*params.m2*u[0]*u[1]*t2;
-    const double t29 = v_KLower[2]*t6;
-    const double t30 = -t28 + t29;
-    const double t31 = t1*t30;
-    const double t32 = params.L1*params.m2*u[0]*u[1]*t1;
-    const double t33 = params.L1*params.m2*u[0]*t1*v_KLower[2];
-    const double tinv1 = 1.0/params.L2;
-    const double t34 = tinv1*tauA_KLower[0];
-    const double t35 = -0.25*t32 + t33 + 1.5*t34;
-    const double t36 = t2*t35;
-    const double t37 = -t31 + t36;
-    const double t38 = params.L1*t37;
-    const double t39 = 0.75*t23 - t27 - t38;
-    udot[0] = tinv0*t39;
-    a_KUpper[4] = t22;
-    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration
-    const double t40 = tinv1*tinv1*(t3 - t7 - 0.3333333333333333*params.L2*params.L2*params.m2*tinv0*t39 - 0.5*params.L2*params.m2*(-params.L1*u[0]*u[1]*t1 + t1*a_KUpper[4] + t2*(-t24 - t25 + params.L1*tinv0*t39)))/params.m2;
-    udot[1] = 3.0*t40;
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
+    const double t1 = std::cos(q[1]);
+    const double t2 = derived_.I_KLower[2]*params.L1*t1;
+    const double t3 = derived_.I_KLower[4] - t2;
+    M(0, 1) = t3;
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
+    const double t4 = std::sin(q[0]);
+    const double t5 = params.world_gravity[1]*t4;
+    const double t6 = std::cos(q[0]);
+    const double t7 = params.world_gravity[0]*t6;
+    const double t8 = -t5 - t7;
+    const double t9 = params.world_gravity[1]*t6;
+    const double t10 = params.world_gravity[0]*t4;
+    const double t11 = -t9 + t10;
+    a_KUpper[3] = t8;
+    a_KUpper[4] = t11;
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration with udot = 0
+    const double t12 = std::sin(q[1]);
+    const double t13 = params.L1*u[0]*u[1]*t12;
+    const double t14 = t1*a_KUpper[3];
+    const double t15 = t12*a_KUpper[4];
+    const double t16 = -t13 + t14 + t15;
+    const double t17 = params.L1*u[0]*u[1]*t1;
+    const double t18 = t12*a_KUpper[3];
+    const double t19 = t1*a_KUpper[4];
+    const double t20 = -t17 - t18 + t19;
+    a_KLower[3] = t16;
+    a_KLower[4] = t20;
+    // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
+    const double tinv0 = 1.0/derived_.I_KLower[4];
+    const double tinv1 = 1.0/(derived_.I_KLower[4] + derived_.I_KUpper[4] + params.L1*params.L1*params.m2 - 2.0*t2 - tinv0*M(0, 1)*M(0, 1));
+    const double t21 = params.L1*params.L1*params.m2*u[0]*u[0]*t12*t1;
+    const double t22 = params.L1*params.m2*u[0]*t1 - derived_.I_KLower[2]*v_KLower[2];
+    const double t23 = params.L1*u[0]*t12*t22;
+    const double t24 = derived_.I_KLower[2]*a_KLower[3];
+    const double t25 = t21 - t23 + t24;
+    const double t26 = t21 + derived_.I_KUpper[2]*a_KUpper[3] - t23 + t24 - tinv0*M(0, 1)*t25 - params.L1*(t1*(params.L1*params.m2*u[0]*t12*v_KLower[2] + params.m2*a_KLower[3]) - t12*(v_KLower[2]*t22 + params.m2*a_KLower[4]));
+    udot[0] = tinv1*t26;
+    udot[1] = tinv0*t25 - tinv0*M(0, 1)*tinv1*t26;
   }
 
   // qdot (nq) = N(q) u.
@@ -388,6 +402,20 @@ class DoublePendulum {
     q[1] = params.elbow_q0;
     u[1] = params.elbow_u0;
     normalizeQuaternions(q);
+  }
+
+  // Recomputes the parameter-only values (Derived) from params; every evaluation
+  // calls it through refreshDerived() when params changed, so there is no need to.
+  // (0 adds, 10 muls, 0 divs, 0 calls, 0 other)
+  void updateDerived() const {
+    // I_K (mass, h, I row-major) of joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': spatial inertia about K
+    derived_.I_KUpper[2] = -0.5*params.L1*params.m1;
+    derived_.I_KUpper[4] = 0.3333333333333333*params.L1*params.L1*params.m1;
+    // I_K (mass, h, I row-major) of joint 'elbow' (double_pendulum.cap:31) -> body 'lower': spatial inertia about K
+    derived_.I_KLower[2] = -0.5*params.L2*params.m2;
+    derived_.I_KLower[4] = 0.3333333333333333*params.L2*params.L2*params.m2;
+    derivedFor_ = params;
+    derivedValid_ = true;
   }
 };
 
