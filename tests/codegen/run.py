@@ -10,6 +10,9 @@
                                      exactly what the model with NAME = v gives
                                      (`--override`, recompiled), or is refused with
                                      the diagnostic `check` gives for that value
+  run.py --capstan BIN cache         writing a field of `params` after an evaluation
+                                     changes the next one exactly as a fresh instance
+                                     (the cached parameter-only values are refreshed)
   run.py --capstan BIN folded        a parameter that a folded joint axis reads is
                                      refused by --set with the folding message, and
                                      --override of it changes the dynamics
@@ -265,12 +268,57 @@ def folded(capstan):
         return 0
 
 
+# ---------------------------------------------------------------- cache
+CACHE_PROGRAM = r"""#include "Arm7.hpp"
+#include <cstdio>
+// Writing a field of params after an evaluation must change the next one
+// exactly as a fresh instance with that value gives (the Derived cache).
+int main() {
+  using capstan_models::Arm7;
+  Arm7 a, b;
+  Arm7::Q q;
+  Arm7::U u, first, second, fresh;
+  a.initialState(q, u);
+  for (int i = 0; i < Arm7::nq; ++i) q[i] = 0.3 * (i + 1);
+  for (int i = 0; i < Arm7::nu; ++i) u[i] = -0.2 * (i + 1);
+  a.forwardDynamics(0.0, q, u, first);
+  a.params.link3_m *= 1.7;            // a mass: I_K of link3 depends on it
+  a.params.link5_com[1] += 0.02;      // a center of mass
+  a.forwardDynamics(0.0, q, u, second);
+  b.params.link3_m = a.params.link3_m;
+  b.params.link5_com = a.params.link5_com;
+  b.forwardDynamics(0.0, q, u, fresh);
+  const bool changed = (first - second).norm() > 1e-6;
+  const bool exact = (second - fresh).norm() == 0.0;
+  std::printf("changed %d exact %d\n", changed, exact);
+  return changed && exact ? 0 : 1;
+}
+"""
+
+
+def cache(capstan):
+    with tempfile.TemporaryDirectory() as d:
+        tmp = pathlib.Path(d)
+        run(capstan, "compile", ARM7, "-o", tmp)
+        src = tmp / "cache.cpp"
+        src.write_text(CACHE_PROGRAM)
+        build = subprocess.run(["c++", "-std=c++20", "-O1", "-isystem", "/usr/include/eigen3", "-I", str(tmp),
+                                str(src), "-o", str(tmp / "cache")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+        if build.returncode != 0:
+            print(build.stdout)
+            return 1
+        proc = subprocess.run([str(tmp / "cache")], stdout=subprocess.PIPE, text=True)
+        print(f"cache: {proc.stdout.strip()}")
+        return proc.returncode
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
-    ap.add_argument("mode", choices=["frames", "parameters", "folded"])
+    ap.add_argument("mode", choices=["frames", "parameters", "folded", "cache"])
     args = ap.parse_args()
-    return {"frames": frames, "parameters": parameters, "folded": folded}[args.mode](args.capstan)
+    return {"frames": frames, "parameters": parameters, "folded": folded, "cache": cache}[args.mode](args.capstan)
 
 
 if __name__ == "__main__":
