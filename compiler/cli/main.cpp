@@ -283,6 +283,7 @@ int main(int argc, char** argv) {
     if (opts.command == "check") return check(opts);
     if (opts.command == "compile") return capstan::cli::compile(opts);
     if (opts.command == "simulate") return capstan::cli::simulate(opts);
+    if (opts.command == "test") return capstan::cli::test(opts);
     if (opts.command == "eval") return capstan::cli::eval(opts);
     if (opts.command == "bench") return capstan::cli::bench(opts);
     usageError("unknown command `" + opts.command + "`");
