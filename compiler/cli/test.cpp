@@ -187,12 +187,12 @@ Discovered discover(const Options& opts, syntax::SourceManager& sources, syntax:
       std::vector<fs::path> found;
       for (fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
            !ec && it != end; it.increment(ec)) {
-        if (it->is_regular_file(ec) && it->path().extension() == ".cap") found.push_back(it->path());
+        if (it->is_regular_file(ec) && it->path().extension() == ".cap") found.push_back(it->path().lexically_normal());
       }
       std::sort(found.begin(), found.end());
       files.insert(files.end(), found.begin(), found.end());
     } else if (fs::exists(p, ec)) {
-      files.emplace_back(p);
+      files.push_back(fs::path(p).lexically_normal());
     } else {
       fail("no file or folder `" + p + "`");
     }
