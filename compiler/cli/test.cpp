@@ -80,11 +80,13 @@ TestSettings readSettings(const syntax::ClassDef& def, syntax::DiagnosticEngine&
   TestSettings s;
   const syntax::Modification* ann = sema::findModification(def.annotation.mods, "__capstan_test");
   if (!ann) return s;
+  const std::string modelKeys = "relTol, absTol, timeTol, ignore or signals";
+  const std::string signalKeys = "relTol, absTol or timeTol";
   const std::string signalShape = "an array of `signal(\"NAME\", relTol = .., absTol = .., timeTol = ..)`";
   for (const syntax::Modification& m : ann->nested) {
     const std::string key = m.target.parts.size() == 1 ? m.target.parts[0].name : m.target.dotted();
     if (!m.value || !m.nested.empty()) {
-      diags.report(DiagKind::TestSettingUnknown, m.range, {key});
+      diags.report(DiagKind::TestSettingUnknown, m.range, {key, modelKeys});
       continue;
     }
     const Expr& v = *m.value;
@@ -114,11 +116,11 @@ TestSettings readSettings(const syntax::ClassDef& def, syntax::DiagnosticEngine&
         NamedSetting one{item->args[0]->text, item->args[0]->range, {}, 0};
         for (const syntax::NamedArg& a : item->namedArgs)
           if (!readTolerance(a.name, *a.value, a.value->range, one.tol, diags, &one.given))
-            diags.report(DiagKind::TestSettingUnknown, a.nameRange, {a.name});
+            diags.report(DiagKind::TestSettingUnknown, a.nameRange, {a.name, signalKeys});
         s.signals.push_back(std::move(one));
       }
     } else {
-      diags.report(DiagKind::TestSettingUnknown, m.target.range, {key});
+      diags.report(DiagKind::TestSettingUnknown, m.target.range, {key, modelKeys});
     }
   }
   // What a signal's entry leaves out comes from the model's settings.
@@ -200,7 +202,8 @@ Discovered discover(const Options& opts, syntax::SourceManager& sources, syntax:
   Discovered d;
   std::set<fs::path> seen;
   for (const fs::path& file : files) {
-    if (!seen.insert(fs::weakly_canonical(file)).second) continue;
+    std::error_code ec;
+    if (!seen.insert(fs::weakly_canonical(file, ec)).second) continue;
     // Each file on its own: two files may hold models of the same name.
     libraries.push_back(std::make_unique<sema::Library>(sources, diags, libraryRoots(opts)));
     const std::size_t before = diags.errorCount();
@@ -268,7 +271,7 @@ std::string readText(const fs::path& p) {
 }
 
 // ---------------------------------------------------------------- running
-void runAll(std::vector<Case>& cases, const Options& opts, const fs::path& report) {
+void runAll(std::vector<Case>& cases, const Options& opts) {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   const std::string program = ec ? "capstan" : self.string();
@@ -297,7 +300,6 @@ void runAll(std::vector<Case>& cases, const Options& opts, const fs::path& repor
   std::vector<std::thread> pool;
   for (int j = 0; j < jobs; ++j) pool.emplace_back(worker);
   for (auto& t : pool) t.join();
-  (void)report;
 }
 
 // ---------------------------------------------------------------- comparing
@@ -484,7 +486,7 @@ int test(const Options& opts) {
     fs::remove(c.resultCsv, ec);
   }
 
-  runAll(cases, opts, report);
+  runAll(cases, opts);
   if (interruptSignal()) {
     std::cerr << "capstan: interrupted; the simulations were stopped\n";
     return 128 + interruptSignal();

@@ -107,6 +107,7 @@ SignalComparison compareSignal(const Csv& result, int r, const Csv& reference, i
   const double dy = std::max(tol.abs, tol.rel * magnitude);
   const double dt = tol.time * (tr.back() - tr.front());
   cmp.valueTolerance = dy;
+  cmp.timeTolerance = dt;
 
   // Step segments [tr[k], tr[k+1]]: a change above dy and 5 times each
   // neighbouring segment's.
@@ -228,9 +229,10 @@ std::string plotSvg(const std::string& title, const Csv& result, int r, const Cs
       << num(cmp.firstExit) << "</text>\n";
   }
   // Legend.
-  const double lx = W - right - 170, ly = top + 12;
+  const double lx = W - right - 230, ly = top + 12;
   s << "<rect x=\"" << lx << "\" y=\"" << ly - 8 << "\" width=\"16\" height=\"8\" fill=\"#9ecae1\"/>"
-    << "<text x=\"" << lx + 22 << "\" y=\"" << ly << "\">tube (±" << num(cmp.valueTolerance) << ")</text>\n";
+    << "<text x=\"" << lx + 22 << "\" y=\"" << ly << "\">tube (±" << num(cmp.valueTolerance) << ", ±"
+    << num(cmp.timeTolerance) << " s)</text>\n";
   s << "<line x1=\"" << lx << "\" y1=\"" << ly + 12 << "\" x2=\"" << lx + 16 << "\" y2=\"" << ly + 12
     << "\" stroke=\"#08519c\" stroke-width=\"2\"/><text x=\"" << lx + 22 << "\" y=\"" << ly + 16 << "\">reference</text>\n";
   s << "<line x1=\"" << lx << "\" y1=\"" << ly + 28 << "\" x2=\"" << lx + 16 << "\" y2=\"" << ly + 28

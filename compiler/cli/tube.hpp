@@ -45,6 +45,7 @@ struct SignalComparison {
   double worst = 0;              // largest distance outside the tube
   double worstTime = 0;
   double valueTolerance = 0;     // dy
+  double timeTolerance = 0;      // dt
   // For the plot: the tube at the result's samples.
   std::vector<double> low, high;
 };
