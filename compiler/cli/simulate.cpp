@@ -109,10 +109,18 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   if (fs::exists(exe, ec)) return exe;
   fs::create_directories(dir / "capstan", ec);
   if (ec) fail("cannot create the cache folder `" + dir.string() + "`: " + ec.message());
-  std::ofstream(dir / g.fileName) << g.header;
-  std::ofstream(dir / "capstan_driver.cpp") << driverSource;
-  std::ofstream(dir / "capstan_sim_loop.hpp") << loopSource;
-  std::ofstream(dir / "capstan" / "integrators.hpp") << integratorsSource;
+  // Written aside and renamed into place: another capstan (`capstan test -j`,
+  // parallel CTest runs) may be compiling the same sources from this folder.
+  auto put = [&](const fs::path& path, const std::string& text) {
+    const fs::path aside = path.string() + ".tmp" + std::to_string(getpid());
+    std::ofstream(aside) << text;
+    fs::rename(aside, path, ec);
+    if (ec) fail("cannot write `" + path.string() + "`: " + ec.message());
+  };
+  put(dir / g.fileName, g.header);
+  put(dir / "capstan_driver.cpp", driverSource);
+  put(dir / "capstan_sim_loop.hpp", loopSource);
+  put(dir / "capstan" / "integrators.hpp", integratorsSource);
   const fs::path tmp = dir / ("driver.tmp" + std::to_string(getpid()));
   const fs::path logFile = dir / ("build.log" + std::to_string(getpid()));
   std::vector<std::string> argv = {cxx()};
