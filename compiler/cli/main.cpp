@@ -279,7 +279,8 @@ int main(int argc, char** argv) {
   const Options opts = parseArgs(argc, argv);
   try {
     // The commands that run children stop them on SIGINT/SIGTERM and exit 128 + signal.
-    if (opts.command == "simulate" || opts.command == "test") capstan::cli::installInterruptHandlers();
+    if (opts.command == "simulate" || opts.command == "test" || opts.command == "eval" || opts.command == "bench")
+      capstan::cli::installInterruptHandlers();
     if (opts.command == "check") return check(opts);
     if (opts.command == "compile") return capstan::cli::compile(opts);
     if (opts.command == "simulate") return capstan::cli::simulate(opts);

@@ -427,11 +427,17 @@ std::string runDriver(const fs::path& exe, const std::string& mode, const EvalSt
   std::vector<std::string> argv = {exe.string(), mode, stateFile.string()};
   for (const auto& a : extra) argv.push_back(a);
   for (const auto& a : settingArguments(state.settings)) argv.push_back(a);
-  std::string log;
-  const int rc = codegen::runProcess(argv, &log);
+  const fs::path logFile = stateFile.string() + ".out";
+  const ChildResult run = runChild(argv, {logFile.string(), 0});
+  const std::string log = readFile(logFile);
   std::error_code ec;
   fs::remove(stateFile, ec);
-  if (rc != 0) fail("the generated code failed (exit status " + std::to_string(rc) + "):\n" + log);
+  fs::remove(logFile, ec);
+  if (run.interrupted) {
+    std::cerr << "capstan: interrupted\n";
+    std::exit(128 + interruptSignal());
+  }
+  if (run.status != 0) fail("the generated code failed (exit status " + std::to_string(run.status) + "):\n" + log);
   return log;
 }
 
