@@ -1,4 +1,6 @@
 // `capstan compile FILE -o DIR [--templates DIR] [--ir]`.
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -6,6 +8,7 @@
 
 #include "cli/generate.hpp"
 #include "codegen/flat_eval.hpp"
+#include "codegen/interpret.hpp"
 #include "codegen/render.hpp"
 #include "codegen/trace.hpp"
 
@@ -15,6 +18,7 @@ namespace fs = std::filesystem;
 codegen::ModelLayout layoutOrExit(const Options& opts, const Loaded& loaded) {
   std::vector<codegen::Unsupported> unsupported;
   codegen::ModelLayout layout = codegen::makeLayout(*loaded.flat, *loaded.mech, unsupported);
+  if (unsupported.empty()) unsupported = codegen::untranslatable(*loaded.flat, *loaded.mech, layout);
   if (unsupported.empty()) return layout;
   syntax::DiagnosticEngine diags;  // the check's own diagnostics were printed already
   for (const auto& u : unsupported) diags.report(syntax::DiagKind::NotYetGenerated, u.range, {u.message, opts.command});
@@ -39,85 +43,195 @@ Generated generate(const Options& opts, const Loaded& loaded, const codegen::Mod
   return g;
 }
 
+namespace {
+
+// A value as written after `=`: a number or a brace literal of numbers
+// (`{{1,0,0},{0,1,0},{0,0,1}}`), into row-major numbers and a shape; nullopt
+// unless every number is finite and the literal is rectangular.
+class LiteralParser {
+ public:
+  explicit LiteralParser(const std::string& text) : text_(text) {}
+
+  std::optional<sema::Value> parse() {
+    sema::Value v;
+    v.type = sema::ValueType::Real;
+    if (!item(v, 0)) return std::nullopt;
+    skipSpace();
+    if (pos_ != text_.size() || static_cast<long>(v.shape.size()) != leafDepth_) return std::nullopt;
+    return v;
+  }
+
+ private:
+  void skipSpace() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  bool at(char c) {
+    skipSpace();
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  // One element at nesting `depth`: the first list at each depth fixes that
+  // dimension and the first number the depth of numbers.
+  bool item(sema::Value& v, std::size_t depth) {
+    if (at('{')) {
+      int count = 0;
+      do {
+        if (!item(v, depth + 1)) return false;
+        ++count;
+      } while (at(','));
+      if (!at('}')) return false;
+      if (v.shape.size() <= depth) v.shape.resize(depth + 1, -1);
+      if (v.shape[depth] < 0) v.shape[depth] = count;
+      return v.shape[depth] == count;
+    }
+    skipSpace();
+    const char* begin = text_.c_str() + pos_;
+    char* end = nullptr;
+    const double x = std::strtod(begin, &end);
+    if (end == begin || !std::isfinite(x)) return false;
+    pos_ += static_cast<std::size_t>(end - begin);
+    if (leafDepth_ < 0) leafDepth_ = static_cast<long>(depth);
+    if (leafDepth_ != static_cast<long>(depth)) return false;  // ragged: `{1, {2}}`
+    v.numbers.push_back(x);
+    return true;
+  }
+
+  const std::string& text_;
+  std::size_t pos_ = 0;
+  long leafDepth_ = -1;
+};
+
+std::string shapeText(const std::vector<int>& shape) {
+  if (shape.empty()) return "a scalar";
+  std::string s = "an array [";
+  for (std::size_t d = 0; d < shape.size(); ++d) s += (d ? "," : "") + std::to_string(shape[d]);
+  return s + "]";
+}
+
+// `b.inertia[1,2]` of a variable of `shape`: the 0-based flat element.
+std::size_t flatElement(const std::string& where, const std::string& base, const std::string& sub,
+                        const std::vector<int>& shape) {
+  std::vector<long> idx;
+  std::size_t pos = 0;
+  while (pos <= sub.size()) {
+    const auto comma = std::min(sub.find(',', pos), sub.size());
+    const std::string part = sub.substr(pos, comma - pos);
+    char* e = nullptr;
+    const long k = std::strtol(part.c_str(), &e, 10);
+    if (part.empty() || *e != '\0') fail(where + ": bad subscript `" + sub + "`");
+    idx.push_back(k);
+    pos = comma + 1;
+  }
+  if (shape.empty()) fail(where + ": `" + base + "` is a scalar");
+  if (idx.size() != shape.size()) fail(where + ": `" + base + "` needs " + std::to_string(shape.size()) + " subscripts");
+  std::size_t element = 0;
+  for (std::size_t d = 0; d < idx.size(); ++d) {
+    if (idx[d] < 1 || idx[d] > shape[d])
+      fail(where + ": subscript " + std::to_string(idx[d]) + " is out of range 1.." + std::to_string(shape[d]));
+    element = element * static_cast<std::size_t>(shape[d]) + static_cast<std::size_t>(idx[d] - 1);
+  }
+  return element;
+}
+
+// `name[i,j]` of a parameter of `shape` for the 0-based flat element.
+std::string slotName(const std::string& name, const std::vector<int>& shape, std::size_t element) {
+  if (shape.empty()) return name;
+  std::string sub;
+  std::size_t rest = element;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    const auto extent = static_cast<std::size_t>(shape[d]);
+    sub = std::to_string(rest % extent + 1) + (sub.empty() ? "" : ",") + sub;
+    rest /= extent;
+  }
+  return name + "[" + sub + "]";
+}
+
+}  // namespace
+
+sema::ParameterOverride parseOverride(const std::string& option, const std::string& text,
+                                      const sema::FlatModel& model, int& variable) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) fail("`" + option + " " + text + "`: expected NAME=VALUE");
+  const std::string name = text.substr(0, eq), valueText = text.substr(eq + 1);
+  const std::string where = option.rfind("STATE.json", 0) == 0 ? option : "`" + option + " " + name + "`";
+  std::string base = name, sub;
+  const bool indexed = name.back() == ']' && name.find('[') != std::string::npos;
+  if (indexed) {
+    base = name.substr(0, name.find('['));
+    sub = name.substr(base.size() + 1, name.size() - base.size() - 2);
+  }
+  variable = model.findVariable(base);
+  if (variable < 0) fail(where + ": the model has no parameter `" + base + "`");
+  const sema::FlatVariable& fv = model.variables[static_cast<std::size_t>(variable)];
+  if (fv.kind != sema::VarKind::Parameter) fail(where + ": `" + base + "` is not a parameter");
+  const std::optional<sema::Value> value = LiteralParser(valueText).parse();
+  if (!value)
+    fail(where + ": the value `" + valueText + "` is not a finite number or a brace literal of finite numbers " +
+         "(`{1, 0, 0}`, `{{1,0},{0,1}}`)");
+  sema::ParameterOverride o;
+  o.path = base;
+  o.value = *value;
+  if (indexed) {
+    o.element = static_cast<int>(flatElement(where, base, sub, fv.shape));
+    if (!value->shape.empty()) fail(where + ": one element takes a number, not " + shapeText(value->shape));
+  } else if (value->shape != fv.shape) {
+    fail(where + ": `" + base + "` is " + shapeText(fv.shape) + "; the value is " + shapeText(value->shape));
+  }
+  return o;
+}
+
 std::vector<std::pair<std::string, double>> parseSettings(const Options& opts, const Loaded& loaded,
                                                           const codegen::ModelLayout& layout,
                                                           std::vector<std::vector<double>>& values,
                                                           const std::vector<std::string>& fromState) {
   values.clear();
   for (const auto& p : layout.parameters) values.push_back(p.defaults);
-  std::vector<std::pair<std::string, double>> out;
   std::vector<std::pair<std::string, bool>> all;  // (NAME=VALUE, from STATE.json)
   for (const std::string& s : opts.settings) all.emplace_back(s, false);
   for (const std::string& s : fromState) all.emplace_back(s, true);  // as before: the file's values win
+  if (all.empty()) return {};
+  std::vector<sema::ParameterOverride> overrides = parseOverrides(opts, *loaded.flat);
+  std::vector<int> changed;  // runtime parameters set
   for (const auto& [s, isState] : all) {
-    const auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0) fail("`--set " + s + "`: expected NAME=VALUE");
-    const std::string name = s.substr(0, eq), text = s.substr(eq + 1);
-    // Where a message points: the option or the STATE.json entry.
-    const std::string where = isState ? "STATE.json: `parameters." + name + "`" : "`--set " + name + "`";
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !std::isfinite(v))
-      fail(where + ": the value `" + text + "` is not a finite number");
-    // NAME or NAME[i] / NAME[i,j] (1-based).
-    std::string base = name;
-    std::size_t element = 0;
-    bool indexed = false;
-    if (const auto br = name.find('['); br != std::string::npos && name.back() == ']') {
-      base = name.substr(0, br);
-      indexed = true;
-    }
-    const int p = layout.findParameter(base);
+    const std::string name = s.substr(0, s.find('='));
+    const std::string option = isState ? "STATE.json: `parameters." + name + "`" : "--set";
+    const std::string where = isState ? option : "`--set " + name + "`";
+    int var = -1;
+    sema::ParameterOverride o = parseOverride(option, s, *loaded.flat, var);
+    const int p = layout.parameterOfVariable.at(static_cast<std::size_t>(var));
     if (p < 0) {
-      const int var = loaded.flat->findVariable(base);
-      if (var < 0) fail(where + ": the model has no parameter `" + base + "`");
-      const auto& fv = loaded.flat->variables[static_cast<std::size_t>(var)];
       switch (layout.roles[static_cast<std::size_t>(var)]) {
         case codegen::VariableRole::Dependent:
-          fail(where + ": parameter `" + base + "` is computed from other parameters by its binding; set those instead");
+          fail(where + ": parameter `" + o.path + "` is computed from other parameters by its binding; set those instead");
         case codegen::VariableRole::Folded:
-          fail(where + ": parameter `" + base + "` is " +
-               (fv.structural ? "structural (it sizes arrays or bounds loops)"
-                              : "fixed at compile time (a constant, `Evaluate = true`, a joint axis or not Real)") +
-               "; change it in the model and recompile");
-        default: fail(where + ": `" + base + "` is not a parameter");
+          fail(where + ": parameter `" + o.path + "` is " + layout.foldReason(*loaded.flat, var) +
+               ", so the generated code has its value compiled in. Change it in the model, or give it with `--override " +
+               o.path + "=...` (which recompiles)");
+        default: fail(where + ": `" + o.path + "` is not a parameter");
       }
     }
-    const auto& rp = layout.parameters[static_cast<std::size_t>(p)];
-    if (rp.shape.empty() && indexed) fail(where + ": parameter `" + base + "` is a scalar");
-    if (!rp.shape.empty()) {
-      if (!indexed) fail(where + ": parameter `" + base + "` is an array; set one element, e.g. `" + base + "[1]=...`");
-      const std::string sub = name.substr(base.size() + 1, name.size() - base.size() - 2);
-      std::vector<long> idx;
-      std::size_t pos = 0;
-      while (pos <= sub.size()) {
-        const auto comma = std::min(sub.find(',', pos), sub.size());
-        const std::string part = sub.substr(pos, comma - pos);
-        char* e2 = nullptr;
-        const long k = std::strtol(part.c_str(), &e2, 10);
-        if (part.empty() || *e2 != '\0') fail(where + ": bad subscript `" + sub + "`");
-        idx.push_back(k);
-        pos = comma + 1;
-      }
-      if (idx.size() != rp.shape.size()) fail(where + ": `" + base + "` needs " + std::to_string(rp.shape.size()) + " subscripts");
-      for (std::size_t d = 0; d < idx.size(); ++d) {
-        if (idx[d] < 1 || idx[d] > rp.shape[d]) fail(where + ": subscript " + std::to_string(idx[d]) + " is out of range 1.." + std::to_string(rp.shape[d]));
-        element = element * static_cast<std::size_t>(rp.shape[d]) + static_cast<std::size_t>(idx[d] - 1);
-      }
-    }
-    values[static_cast<std::size_t>(p)][element] = v;
-    std::string slot = rp.name;
-    if (!rp.shape.empty()) {
-      slot += "[";
-      if (rp.shape.size() == 2) {
-        slot += std::to_string(element / static_cast<std::size_t>(rp.shape[1]) + 1) + "," +
-                std::to_string(element % static_cast<std::size_t>(rp.shape[1]) + 1);
-      } else {
-        slot += std::to_string(element + 1);
-      }
-      slot += "]";
-    }
-    out.emplace_back(slot, v);
+    changed.push_back(p);
+    overrides.push_back(std::move(o));
+  }
+  // The model as these values make it, checked as `check` checks a model:
+  // a value that breaks a parameter's bounds, an inertia or a mass is
+  // refused with the same diagnostic.
+  const std::unique_ptr<Loaded> set = load(opts, overrides, "with the values of `--set`");
+  if (!set) std::exit(1);
+  std::vector<std::pair<std::string, double>> out;
+  std::sort(changed.begin(), changed.end());
+  changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+  for (int p : changed) {
+    const codegen::RuntimeParameter& rp = layout.parameters[static_cast<std::size_t>(p)];
+    const int v = set->flat->findVariable(rp.name);
+    const sema::FlatVariable* fv = v < 0 ? nullptr : &set->flat->variables[static_cast<std::size_t>(v)];
+    if (!fv || !fv->value || fv->value->numbers.size() != rp.size())
+      fail("internal error: parameter `" + rp.name + "` has no value with `--set`");
+    values[static_cast<std::size_t>(p)] = fv->value->numbers;
+    for (std::size_t k = 0; k < rp.size(); ++k) out.emplace_back(slotName(rp.name, rp.shape, k), fv->value->numbers[k]);
   }
   return out;
 }

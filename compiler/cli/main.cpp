@@ -50,6 +50,12 @@ options:
   --no-color     never color diagnostics (also NO_COLOR=1)
   --list-diagnostics   print the name of every diagnostic kind
   --version      print the version
+  --set NAME=VALUE       a runtime parameter's value for this run (no
+                 recompiling); VALUE is a number or, for an array, a brace
+                 literal `{{1,0,0},{0,1,0},{0,0,1}}`; NAME[i] sets one element
+  --override NAME=VALUE  any parameter's value, as if the model's binding
+                 said so: the model is recompiled with it (check, compile,
+                 simulate, eval, bench)
 )";
 
 using capstan::cli::Options;
@@ -112,14 +118,35 @@ double number(const std::string& option, const std::string& text) {
   return v;
 }
 
+std::vector<capstan::sema::ParameterOverride> parseOverrides(const Options& opts, const capstan::sema::FlatModel& model) {
+  std::vector<capstan::sema::ParameterOverride> out;
+  for (const std::string& s : opts.overrides) {
+    int variable = -1;
+    out.push_back(parseOverride("--override", s, model, variable));
+  }
+  return out;
+}
+
 std::unique_ptr<Loaded> load(const Options& opts) {
+  std::unique_ptr<Loaded> plain = load(opts, {}, "");
+  if (!plain || opts.overrides.empty()) return plain;
+  return load(opts, parseOverrides(opts, *plain->flat), "with the values of `--override`");
+}
+
+std::unique_ptr<Loaded> load(const Options& opts, const std::vector<capstan::sema::ParameterOverride>& overrides,
+                             const std::string& context) {
   if (opts.file.empty()) usageError("`" + opts.command + "` needs a model file");
   auto loaded = std::make_unique<Loaded>();
   auto& diags = loaded->diags;
   auto& sources = loaded->sources;
   const capstan::syntax::RenderOptions render{opts.color, true};
   auto finish = [&]() {
-    std::cerr << capstan::syntax::renderAll(diags, sources, render);
+    // A reload with overrides repeats the plain load's warnings: say only
+    // what the new values break.
+    if (context.empty() || diags.hasErrors()) {
+      if (!context.empty()) std::cerr << "capstan: note: checking `" << opts.file << "` " << context << "\n";
+      std::cerr << capstan::syntax::renderAll(diags, sources, render);
+    }
     return diags.hasErrors();
   };
   capstan::sema::Library lib(sources, diags, libraryRoots(opts));
@@ -138,7 +165,7 @@ std::unique_ptr<Loaded> load(const Options& opts) {
     }
     modelName = model->name;
   }
-  loaded->flat = capstan::sema::flatten(lib, modelName);
+  loaded->flat = capstan::sema::flatten(lib, modelName, overrides);
   if (!loaded->flat || diags.hasErrors()) {
     finish();
     return nullptr;
@@ -200,6 +227,8 @@ Options parseArgs(int argc, char** argv) {
       opts.integrator = value();
     } else if (a == "--set") {
       opts.settings.push_back(value());
+    } else if (a == "--override") {
+      opts.overrides.push_back(value());
     } else if (a == "--interpret") {
       opts.interpret = true;
     } else if (a == "--state") {
@@ -237,38 +266,12 @@ Options parseArgs(int argc, char** argv) {
 }
 
 int check(const Options& opts) {
-  if (opts.file.empty()) usageError("`check` needs a model file");
-  capstan::syntax::SourceManager sources;
-  capstan::syntax::DiagnosticEngine diags;
-  const capstan::syntax::RenderOptions render{opts.color, true};
-  auto finish = [&]() {
-    std::cerr << capstan::syntax::renderAll(diags, sources, render);
-    return diags.hasErrors() ? 1 : 0;
-  };
-
-  capstan::sema::Library lib(sources, diags, libraryRoots(opts));
-  const capstan::syntax::StoredDefinition* file = lib.addFile(opts.file);
-  if (!file || diags.hasErrors()) return std::max(finish(), 1);
-
-  std::string modelName = opts.model;
-  if (modelName.empty()) {
-    const capstan::syntax::ClassDef* model = lib.defaultModel(*file);
-    if (!model) {
-      diags.report(DiagKind::NoModelInFile, {}, {opts.file});
-      return finish();
-    }
-    modelName = model->name;
-  }
-  const std::optional<capstan::sema::FlatModel> flat = capstan::sema::flatten(lib, modelName);
-  if (!flat || diags.hasErrors()) return std::max(finish(), 1);
-
-  const std::optional<capstan::mechanics::Mechanism> mech = capstan::mechanics::build(*flat, diags);
-  const int status = finish();
-  if (status != 0 || !mech) return 1;
+  const std::unique_ptr<capstan::cli::Loaded> loaded = capstan::cli::load(opts);
+  if (!loaded) return 1;
   if (opts.json) {
-    std::cout << capstan::mechanics::toJson(*flat, *mech).dump(2) << "\n";
+    std::cout << capstan::mechanics::toJson(*loaded->flat, *loaded->mech).dump(2) << "\n";
   } else {
-    std::cout << capstan::mechanics::summary(*flat, *mech);
+    std::cout << capstan::mechanics::summary(*loaded->flat, *loaded->mech);
   }
   return 0;
 }

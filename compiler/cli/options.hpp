@@ -28,7 +28,8 @@ struct Options {
   // simulate / eval
   std::optional<double> tEnd, dt, tolerance;
   std::string integrator;
-  std::vector<std::string> settings;  // --set NAME=VALUE
+  std::vector<std::string> settings;  // --set NAME=VALUE (run time)
+  std::vector<std::string> overrides; // --override NAME=VALUE (compile time: the model as if its binding said so)
   bool interpret = false;
   std::string state;                  // --state
   // bench
@@ -55,6 +56,19 @@ struct Loaded {
   std::optional<mechanics::Mechanism> mech;
 };
 std::unique_ptr<Loaded> load(const Options& opts);
+// The model with `overrides` applied (sema::ParameterOverride), checked;
+// diagnostics are printed only when there are errors, after a line naming
+// `context` ("with the values of `--set`").
+std::unique_ptr<Loaded> load(const Options& opts, const std::vector<sema::ParameterOverride>& overrides,
+                             const std::string& context);
+
+// `NAME=VALUE` or `NAME[i,j]=VALUE` (VALUE a number or a brace literal) for
+// a parameter of `model`, as an override; `variable` gets its index. Exits
+// with a message naming `option` on a bad name, shape or value.
+sema::ParameterOverride parseOverride(const std::string& option, const std::string& text,
+                                      const sema::FlatModel& model, int& variable);
+// Every --override of `opts`, against `model`.
+std::vector<sema::ParameterOverride> parseOverrides(const Options& opts, const sema::FlatModel& model);
 
 int compile(const Options& opts);
 int simulate(const Options& opts);

@@ -6,16 +6,20 @@
 // the tracer runs the runtime algorithms on. One function, two uses.
 #pragma once
 
+#include <capstan/kinematics.hpp>
 #include <capstan/mechanism.hpp>
 
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
 
 #include "codegen/flat_eval.hpp"
 #include "codegen/layout.hpp"
+#include "mechanics/assembly.hpp"
 
 namespace capstan::codegen {
 
@@ -38,7 +42,8 @@ class Environment {
         mech_(mech),
         layout_(layout),
         sources_(std::move(sources)),
-        translate_(model, [this](int v, int e) { return leaf(v, e); }, sources_.time) {}
+        translate_(model, [this](int v, int e) { return leaf(v, e); }, sources_.time),
+        assembly_(model, mech, [this](int c, const std::string& name) { return componentValues(c, name); }) {}
 
   Environment(const Environment&) = delete;
   Environment& operator=(const Environment&) = delete;
@@ -50,6 +55,48 @@ class Environment {
     sources_.time = time;
     sources_.q = q;
     sources_.u = u;
+    kinematics_.reset();
+  }
+
+  // The mechanism whose kinematics give frame quantities (`tip.frame_b.r`):
+  // the tracer's own (its joint axes turned), so that force laws share the
+  // dynamics' subexpressions. Without one, the environment builds its own.
+  void useMechanism(const Mechanism<Scalar>* mechanism) {
+    external_ = mechanism;
+    kinematics_.reset();
+  }
+
+  // Element `element` of a frame quantity of frame F (a connector frame), in
+  // World: p_WoFo_W = p_WoBo_W + R_WB p_BoFo_B, R_WF = R_WB R_BF,
+  // w_WF_W = w_WB_W, v_WFo_W = v_WBo_W + w_WB_W x (R_WB p_BoFo_B), with B the
+  // body F is fixed to and X_BF rebuilt from the fixed components between
+  // them (framePose).
+  Scalar frameQuantity(const FrameQuantityRef& ref, int element) {
+    const mechanics::FrameInfo& fi = mech_.frames.at(static_cast<std::size_t>(ref.frame));
+    const int body = fi.body <= 0 ? -1 : layout_.runtimeBody.at(static_cast<std::size_t>(fi.body));
+    Transform<Scalar> X_WB;
+    Vec6<Scalar> V_WB = Vec6<Scalar>::Zero();
+    if (body >= 0) {
+      const Data<Scalar>& data = kinematics();
+      X_WB = data.X_WB.at(static_cast<std::size_t>(body));
+      V_WB = data.V_WB.at(static_cast<std::size_t>(body));
+    }
+    const Transform<Scalar> X_BF = framePose(ref.frame);
+    const Vec3<Scalar> p_BoFo_W = X_WB.R * X_BF.p;
+    const auto k = static_cast<Eigen::Index>(element);
+    switch (ref.quantity) {
+      case FrameQuantity::r: return X_WB.p[k] + p_BoFo_W[k];
+      case FrameQuantity::R: {
+        const Mat3<Scalar> R_WF = X_WB.R * X_BF.R;
+        return R_WF(k / 3, k % 3);
+      }
+      case FrameQuantity::w: return V_WB[k];
+      case FrameQuantity::v: {
+        const Vec3<Scalar> w = V_WB.template head<3>();
+        return V_WB[3 + k] + w.cross(p_BoFo_W)[k];
+      }
+    }
+    throw std::logic_error("frameQuantity: unknown quantity");
   }
 
   Scalar leaf(int v, int element) {
@@ -70,6 +117,7 @@ class Environment {
         const JointLayout& j = layout_.joints.at(static_cast<std::size_t>(joint));
         return isU ? sources_.u[j.uIndex + static_cast<int>(el)] : sources_.q[j.qIndex + static_cast<int>(el)];
       }
+      case VariableRole::Frame: return frameQuantity(layout_.frameOf[vi], static_cast<int>(el));
       case VariableRole::Other: break;
     }
     throw UnsupportedExpression("the variable `" + fv.path + "` in an expression");
@@ -109,36 +157,9 @@ class Environment {
     if (it == c.parameters.end()) return fallback;
     return value(it->second);
   }
-  Scalar scalar(int component, const std::string& name, double fallback) {
-    return parameter(component, name, Tensor<Scalar>::scalar(Scalar(fallback))).data.at(0);
-  }
-  Vec3<Scalar> vec3(int component, const std::string& name, const Vec3<double>& fallback) {
-    const Tensor<Scalar> t = parameter(component, name, Tensor<Scalar>{{3}, {Scalar(fallback[0]), Scalar(fallback[1]), Scalar(fallback[2])}});
-    return Vec3<Scalar>(t.data.at(0), t.data.at(1), t.data.at(2));
-  }
-  Mat3<Scalar> mat3(int component, const std::string& name) {
-    Tensor<Scalar> fallback{{3, 3}, {}};
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) fallback.data.push_back(Scalar(r == c ? 1.0 : 0.0));
-    const Tensor<Scalar> t = parameter(component, name, fallback);
-    Mat3<Scalar> m;
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) m(r, c) = t.data.at(static_cast<std::size_t>(3 * r + c));
-    return m;
-  }
-
-  // X_BF of a frame, rebuilt from the fixed components on its path.
-  Transform<Scalar> framePose(int frame) {
-    Transform<Scalar> X;
-    for (const mechanics::FixedStep& step : mech_.frames.at(static_cast<std::size_t>(frame)).path) {
-      const std::string& kind = model_.components.at(static_cast<std::size_t>(step.component)).kind;
-      Transform<Scalar> X_ab;
-      if (kind == "FixedTranslation" || kind == "FixedFrame") X_ab.p = vec3(step.component, "r", Vec3<double>::Zero());
-      if (kind == "FixedFrame") X_ab.R = mat3(step.component, "R");
-      X = X * (step.forward ? X_ab : X_ab.inverse());
-    }
-    return X;
-  }
+  // X_BF of a frame, rebuilt from the fixed components on its path (the one
+  // assembly, mechanics/assembly.hpp, over this environment's values).
+  Transform<Scalar> framePose(int frame) { return assembly_.framePose(frame); }
 
   // The runtime mechanism (bodies in tree order).
   Mechanism<Scalar> mechanism() {
@@ -163,7 +184,9 @@ class Environment {
       joint.axis = axis(jl.component, "axis", Vec3<double>::UnitZ(), sign);
       joint.axis_a = axis(jl.component, "axis_a", Vec3<double>::UnitX(), 1.0);
       joint.axis_b = axis(jl.component, "axis_b", Vec3<double>::UnitY(), 1.0);
-      m.addBody(massProperties(bl), joint);
+      capstan::Body<Scalar> body = assembly_.massProperties(bl.mechBody);
+      body.name = bl.name;
+      m.addBody(std::move(body), joint);
     }
     return m;
   }
@@ -209,55 +232,35 @@ class Environment {
     return (sign * a).template cast<Scalar>();
   }
 
-  // Mass properties of a (merged) body in its body frame.
-  Body<Scalar> massProperties(const BodyLayout& bl) {
-    const mechanics::BodyInfo& bi = mech_.bodies.at(static_cast<std::size_t>(bl.mechBody));
-    Body<Scalar> body;
-    body.name = bl.name;
-    struct Part {
-      Scalar m;
-      Vec3<Scalar> c;
-      Mat3<Scalar> I;
-    };
-    std::vector<Part> parts;
-    for (int c : bi.bodyComponents) {
-      const int f = mech_.findFrame(c, "frame_a");
-      const Transform<Scalar> X = framePose(f);
-      Part p{scalar(c, "mass", 0.0), vec3(c, "com", Vec3<double>::Zero()), mat3(c, "inertia")};
-      if (!model_.components.at(static_cast<std::size_t>(c)).parameters.count("inertia")) p.I.setZero();
-      p.c = X * p.c;
-      p.I = X.R * p.I * X.R.transpose();
-      parts.push_back(std::move(p));
+  // A component parameter's elements as this environment evaluates them
+  // (the assembly's ParameterValues).
+  std::optional<std::vector<Scalar>> componentValues(int component, const std::string& name) {
+    const sema::FlatComponent& c = model_.components.at(static_cast<std::size_t>(component));
+    const auto it = c.parameters.find(name);
+    if (it == c.parameters.end() || it->second < 0) return std::nullopt;
+    return value(it->second).data;
+  }
+
+  // Positions and velocities of every body at the current state, once per state.
+  const Data<Scalar>& kinematics() {
+    if (!kinematics_) {
+      if (!external_ && !own_) own_ = std::make_unique<Mechanism<Scalar>>(mechanism());
+      const Mechanism<Scalar>& m = external_ ? *external_ : *own_;
+      kinematics_.emplace(m);
+      forwardKinematics(m, *kinematics_, sources_.q, sources_.u);
     }
-    if (parts.size() == 1) {
-      body.mass = parts[0].m;
-      body.p_BoBcm_B = parts[0].c;
-      body.I_Bcm_B = parts[0].I;
-      return body;
-    }
-    Scalar m(0.0);
-    Vec3<Scalar> first = Vec3<Scalar>::Zero();
-    for (const Part& p : parts) {
-      m += p.m;
-      first += p.c * p.m;
-    }
-    body.mass = m;
-    if (parts.empty()) return body;
-    body.p_BoBcm_B = first / m;
-    Mat3<Scalar> I = Mat3<Scalar>::Zero();
-    for (const Part& p : parts) {
-      const Vec3<Scalar> d = p.c - body.p_BoBcm_B;
-      I += p.I + (Mat3<Scalar>::Identity() * d.dot(d) - d * d.transpose()) * p.m;
-    }
-    body.I_Bcm_B = I;
-    return body;
+    return *kinematics_;
   }
 
   const sema::FlatModel& model_;
   const mechanics::Mechanism& mech_;
   const ModelLayout& layout_;
   Sources<Scalar> sources_;
+  const Mechanism<Scalar>* external_ = nullptr;
+  std::unique_ptr<Mechanism<Scalar>> own_;
+  std::optional<Data<Scalar>> kinematics_;
   FlatTranslator<Scalar> translate_;
+  mechanics::Assembly<Scalar> assembly_;
   std::map<int, Tensor<Scalar>> cache_;
   std::set<int> active_;
   Tensor<Scalar> scratch_;

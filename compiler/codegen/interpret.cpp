@@ -1,6 +1,7 @@
 #include "codegen/interpret.hpp"
 
 #include <capstan/dynamics.hpp>
+#include <capstan/local_dynamics.hpp>
 
 #include "codegen/assemble.hpp"
 
@@ -22,6 +23,7 @@ Interpreter::Interpreter(const sema::FlatModel& model, const mechanics::Mechanis
   src.u = Eigen::VectorXd::Zero(layout.nu);
   env_ = std::make_unique<Environment<double>>(model, mech, layout, std::move(src));
   mechanism_ = env_->mechanism();
+  env_->useMechanism(&mechanism_);
 }
 
 Interpreter::~Interpreter() = default;
@@ -31,14 +33,16 @@ void Interpreter::initialState(Eigen::VectorXd& q, Eigen::VectorXd& u) {
   normalizeQuaternions(q);
 }
 
+// The dynamics run the production family, in joint frames
+// (local_dynamics.hpp); the World-frame family is the tests' oracle.
 Eigen::MatrixXd Interpreter::massMatrix(const Eigen::VectorXd& q) {
-  Data<double> data(mechanism_);
-  return crba(mechanism_, data, q);
+  local::Data<double> data(mechanism_);
+  return local::crba(mechanism_, data, q);
 }
 
 Eigen::VectorXd Interpreter::bias(const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
-  Data<double> data(mechanism_);
-  return nonlinearEffects(mechanism_, data, q, u);
+  local::Data<double> data(mechanism_);
+  return local::nonlinearEffects(mechanism_, data, q, u);
 }
 
 Eigen::VectorXd Interpreter::appliedForces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
@@ -48,8 +52,8 @@ Eigen::VectorXd Interpreter::appliedForces(double t, const Eigen::VectorXd& q, c
 
 Eigen::VectorXd Interpreter::forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
   const Eigen::VectorXd tau = appliedForces(t, q, u);
-  Data<double> data(mechanism_);
-  return capstan::forwardDynamics(mechanism_, data, q, u, tau);
+  local::Data<double> data(mechanism_);
+  return local::aba(mechanism_, data, q, u, tau);
 }
 
 Eigen::VectorXd Interpreter::qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
@@ -86,5 +90,33 @@ std::vector<double> Interpreter::outputs(double t, const Eigen::VectorXd& q, con
 }
 
 void Interpreter::normalizeQuaternions(Eigen::VectorXd& q) const { capstan::normalizeQuaternions(mechanism_, q); }
+
+std::vector<Unsupported> untranslatable(const sema::FlatModel& model, const mechanics::Mechanism& mech,
+                                        const ModelLayout& layout) {
+  std::vector<Unsupported> out;
+  Interpreter interp(model, mech, layout);
+  Eigen::VectorXd q, u;
+  interp.initialState(q, u);
+  Environment<double>& env = interp.environment();
+  env.setState(0.0, q, u);
+  for (const ForceLawLayout& fl : layout.forceLaws) {
+    try {
+      env.forceLaw(fl);
+    } catch (const UnsupportedExpression& e) {
+      out.push_back({model.forceLaws.at(static_cast<std::size_t>(fl.law)).range,
+                     std::string(e.what()) + " in the force law for `" + fl.name + "`"});
+    }
+  }
+  for (std::size_t k = 0; k < layout.outputs.size(); ++k) {
+    try {
+      env.output(static_cast<int>(k));
+    } catch (const UnsupportedExpression& e) {
+      const IoVariable& o = layout.outputs[k];
+      out.push_back({model.variables.at(static_cast<std::size_t>(o.variable)).range,
+                     std::string(e.what()) + " in output `" + o.name + "`"});
+    }
+  }
+  return out;
+}
 
 }  // namespace capstan::codegen

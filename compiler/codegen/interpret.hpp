@@ -44,6 +44,8 @@ class Interpreter {
                   std::vector<capstan::Vec6<double>>& V_WB);
   std::vector<double> outputs(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   void normalizeQuaternions(Eigen::VectorXd& q) const;
+  // The model's expressions (force laws, outputs) over double.
+  Environment<double>& environment() { return *env_; }
 
  private:
   std::vector<std::vector<double>> parameters_;
@@ -51,5 +53,11 @@ class Interpreter {
   std::unique_ptr<Environment<double>> env_;
   capstan::Mechanism<double> mechanism_;
 };
+
+// The force laws and outputs that code generation cannot translate (a call
+// to an external function, ...), each at its place in the model: every one
+// is translated once, with the interpreter, at the initial state.
+std::vector<Unsupported> untranslatable(const sema::FlatModel& model, const mechanics::Mechanism& mech,
+                                        const ModelLayout& layout);
 
 }  // namespace capstan::codegen

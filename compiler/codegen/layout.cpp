@@ -17,6 +17,14 @@ bool refersToVariables(const FlatExpr& e) {
   return std::any_of(e.args.begin(), e.args.end(), [](const auto& a) { return a && refersToVariables(*a); });
 }
 
+// Every variable `e` reads.
+void variablesOf(const FlatExpr& e, std::vector<int>& out) {
+  if (e.kind == FlatExprKind::Variable) out.push_back(e.variable);
+  for (const auto& a : e.args) {
+    if (a) variablesOf(*a, out);
+  }
+}
+
 bool isJointKind(const std::string& kind) {
   return kind == "Revolute" || kind == "Prismatic" || kind == "Cylindrical" || kind == "Universal" ||
          kind == "Ball" || kind == "Free" || kind == "Weld";
@@ -84,6 +92,37 @@ int ModelLayout::findParameter(const std::string& name) const {
   return -1;
 }
 
+std::string ModelLayout::foldReason(const sema::FlatModel& model, int v) const {
+  auto path = [&](int k) { return "`" + model.variables.at(static_cast<std::size_t>(k)).path + "`"; };
+  std::vector<int> readers;  // from the nearest reader to the root of the folding
+  int root = v;
+  while (foldedFor.at(static_cast<std::size_t>(root)) >= 0) {
+    root = foldedFor[static_cast<std::size_t>(root)];
+    readers.push_back(root);
+  }
+  const sema::FlatVariable& fv = model.variables.at(static_cast<std::size_t>(root));
+  std::string why;
+  if (fv.structural) {
+    why = "structural (it sizes arrays or bounds loops)";
+  } else if (fv.kind == VarKind::Constant) {
+    why = "a constant";
+  } else if (fv.evaluate) {
+    why = "marked `Evaluate = true`";
+  } else if (fv.type != sema::ValueType::Real) {
+    why = std::string("of type ") + sema::valueTypeName(fv.type);
+  } else {
+    why = "a joint axis (axes are compiled in: their zeros shape the generated code)";
+  }
+  if (readers.empty()) return why;
+  std::string s = "fixed at compile time: " + path(root) + " depends on it";
+  if (readers.size() > 1) {
+    s += " (through ";
+    for (std::size_t k = 0; k + 1 < readers.size(); ++k) s += (k ? ", " : "") + path(readers[k]);
+    s += ")";
+  }
+  return s + " and is " + why;
+}
+
 ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism& mech,
                        std::vector<Unsupported>& unsupported) {
   ModelLayout L;
@@ -92,19 +131,56 @@ ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism&
   L.parameterOfVariable.assign(nv, -1);
   L.inputOfVariable.assign(nv, -1);
   L.stateOf.assign(nv, {-1, false});
+  L.frameOf.assign(nv, {});
   std::string cls = monogramIdentifier(model.name.substr(model.name.rfind('.') == std::string::npos ? 0 : model.name.rfind('.') + 1));
   L.className = cls;
   auto comp = [&](int c) -> const sema::FlatComponent& { return model.components.at(static_cast<std::size_t>(c)); };
 
   // Joint axes fold: they fix the joint's motion subspace, whose structural
   // zeros are what makes the generated code short (docs/generated-code.md).
+  // Folding is by dependency: whatever a folded binding reads is folded with
+  // it, transitively (through composites' parameters, as Modelica tools
+  // evaluate structural parameters), so no runtime field is left that the
+  // generated code never reads.
   std::vector<char> foldedByRole(nv, 0);
+  L.foldedFor.assign(nv, -1);
+  std::vector<int> work;
   for (const auto& c : model.components) {
     if (!isJointKind(c.kind)) continue;
     for (const char* name : {"axis", "axis_a", "axis_b", "cut"}) {
       auto it = c.parameters.find(name);
-      if (it != c.parameters.end()) foldedByRole[static_cast<std::size_t>(it->second)] = 1;
+      if (it == c.parameters.end()) continue;
+      foldedByRole[static_cast<std::size_t>(it->second)] = 1;
+      work.push_back(it->second);
     }
+  }
+  auto foldBinding = [&](int v) {
+    const sema::FlatVariable& fv = model.variables.at(static_cast<std::size_t>(v));
+    if (!fv.binding) return;
+    std::vector<int> reads;
+    variablesOf(*fv.binding, reads);
+    for (int r : reads) {
+      const auto ri = static_cast<std::size_t>(r);
+      const VarKind k = model.variables.at(ri).kind;
+      if (foldedByRole[ri] || (k != VarKind::Parameter && k != VarKind::Constant)) continue;
+      foldedByRole[ri] = 1;
+      L.foldedFor[ri] = v;
+      work.push_back(r);
+    }
+  };
+  // Folded for other reasons (constants, Evaluate = true, structural,
+  // non-Real): their bindings are folded with them too.
+  for (std::size_t v = 0; v < nv; ++v) {
+    const sema::FlatVariable& fv = model.variables[v];
+    if ((fv.kind == VarKind::Parameter || fv.kind == VarKind::Constant) &&
+        (fv.kind == VarKind::Constant || fv.evaluate || fv.structural || fv.type != sema::ValueType::Real)) {
+      work.push_back(static_cast<int>(v));
+    }
+  }
+  while (!work.empty()) {
+    const int v = work.back();
+    work.pop_back();
+    foldBinding(v);
   }
 
   std::set<std::string> paramIdents{"params", "inputs"}, inputIdents, outputIdents;
@@ -153,7 +229,30 @@ ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism&
           L.outputs.push_back({static_cast<int>(v), fv.path, unique(cppIdentifier(fv.path), outputIdents), fv.unit, fv.description});
         }
         break;
-      case VarKind::Continuous: break;
+      case VarKind::Continuous: {
+        // `<component>.<connector>.<r|R|v|w>` of a Frame connector.
+        if (fv.component < 0) break;
+        const sema::FlatComponent& c = comp(fv.component);
+        const std::size_t dot = fv.path.rfind('.');
+        if (dot == std::string::npos || fv.path.rfind(c.path + ".", 0) != 0 || dot <= c.path.size()) break;
+        const std::string connector = fv.path.substr(c.path.size() + 1, dot - c.path.size() - 1);
+        const std::string which = fv.path.substr(dot + 1);
+        const int frame = mech.findFrame(fv.component, connector);
+        if (frame < 0) break;
+        FrameQuantityRef ref{frame, FrameQuantity::r};
+        if (which == "R") {
+          ref.quantity = FrameQuantity::R;
+        } else if (which == "v") {
+          ref.quantity = FrameQuantity::v;
+        } else if (which == "w") {
+          ref.quantity = FrameQuantity::w;
+        } else if (which != "r") {
+          break;
+        }
+        L.roles[v] = VariableRole::Frame;
+        L.frameOf[v] = ref;
+        break;
+      }
     }
   }
   if (mech.worldComponent >= 0) {

@@ -22,6 +22,7 @@ enum class VariableRole {
   Input,      // a field of the generated `Inputs`
   Output,     // computed from its binding
   State,      // a joint's q or u
+  Frame,      // a frame quantity of a connector (`tip.frame_b.r`): from the kinematics
   Other,      // anything else (unsupported in expressions)
 };
 
@@ -58,6 +59,20 @@ struct BodyLayout {
   std::string ident;              // monogram suffix: `Link2Body` (as in X_WLink2Body)
 };
 
+// A frame quantity that force laws and outputs read (the stdlib's `Frame`
+// connector), measured and expressed in World.
+enum class FrameQuantity {
+  r,  // p_WoFo_W (m), 3
+  R,  // R_WF, 3x3 row-major
+  v,  // v_WFo_W (m/s), 3
+  w,  // w_WF_W (rad/s), 3
+};
+
+struct FrameQuantityRef {
+  int frame = -1;                 // index into mechanics::Mechanism::frames
+  FrameQuantity quantity = FrameQuantity::r;
+};
+
 struct ForceLawLayout {
   int law = -1;                   // index into FlatModel::forceLaws
   int uIndex = -1;                // the generalized force it sets
@@ -75,12 +90,17 @@ struct ModelLayout {
   std::vector<VariableRole> roles;          // per flat variable
   std::vector<int> parameterOfVariable;     // per flat variable: index into parameters, or -1
   std::vector<int> inputOfVariable;         // per flat variable: index into inputs, or -1
+  // Per flat variable folded only because a folded binding reads it (folding
+  // by dependency): the variable whose binding reads it, else -1.
+  std::vector<int> foldedFor;
   std::vector<RuntimeParameter> parameters;
   std::vector<IoVariable> inputs, outputs;
   std::vector<JointLayout> joints;          // tree order
   std::vector<BodyLayout> bodies;           // runtime order: bodies[i] hangs from joints[i]
   std::vector<int> runtimeBody;             // per mechanics body: runtime index, -1 for World
   std::vector<ForceLawLayout> forceLaws;
+  // Per flat variable with role Frame: which frame and quantity.
+  std::vector<FrameQuantityRef> frameOf;
   // Per flat variable of a joint: (joint index, false for q / true for u), or joint -1.
   std::vector<std::pair<int, bool>> stateOf;
   int nq = 0, nu = 0;
@@ -88,6 +108,10 @@ struct ModelLayout {
 
   // The runtime parameter named `name` (a model path), or -1.
   int findParameter(const std::string& name) const;
+  // Why flat variable `v` (role Folded) is compiled in, as what completes
+  // "parameter `v` is ...": "structural (...)", or "fixed at compile time:
+  // `link2.joint.axis` depends on it and is a joint axis (...)".
+  std::string foldReason(const sema::FlatModel& model, int v) const;
 };
 
 // Decides the layout. Problems the code generator cannot handle (constraints,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -67,7 +68,13 @@ class FunctionBuilder {
   }
 
   // A local declaration (a workspace member when the function is split).
-  void local(const std::string& declaration) { fn_["prologue"].push_back(declaration); }
+  // Its name is the declaration's last word before `;` or ` =`; a local
+  // none of whose entries a later block reads is not declared (print()).
+  void local(const std::string& declaration) {
+    std::string head = declaration.substr(0, declaration.find(';'));
+    head = head.substr(0, head.find(" ="));
+    locals_.emplace_back(head.substr(head.find_last_of(' ') + 1), declaration);
+  }
   // A statement the function runs first (on its parameters).
   void opening(const std::string& statement) { fn_["opening"].push_back(statement); }
   void closing(const std::string& statement) { fn_["epilogue"].push_back(statement); }
@@ -93,6 +100,7 @@ class FunctionBuilder {
 
   json finish() {
     print();
+    dropUnreadLines();
     fn_["operations"] = std::to_string(ops_.adds) + " adds, " + std::to_string(ops_.muls) + " muls, " +
                          std::to_string(ops_.divs) + " divs, " + std::to_string(ops_.funcs) + " calls, " +
                          std::to_string(ops_.other) + " other";
@@ -123,7 +131,9 @@ class FunctionBuilder {
         for (const CppPrinter::Temporary& t : declared_[k][i]) {
           if (!later.count(t.name)) continue;
           const std::string declaration = "const " + t.type + " " + t.name + " = ";
-          code.replace(code.find(declaration), declaration.size(), t.name + " = ");
+          const std::size_t at = code.find(declaration);
+          if (at == std::string::npos) continue;  // dropped as unread (dropUnreadLines)
+          code.replace(at, declaration.size(), t.name + " = ");
           carried.insert(t.name);
         }
         block["code"] = code;
@@ -170,7 +180,128 @@ class FunctionBuilder {
     std::vector<Assignment> outputs;
   };
 
+  // The local an assignment's target names (`R_WLink2Body` of
+  // `R_WLink2Body(0, 1)`), or "" for an output of the function.
+  std::string localOf(const std::string& target) const {
+    const std::string base = target.substr(0, target.find_first_of("([ "));
+    for (const auto& [name, declaration] : locals_) {
+      if (name == base && name != returned_) return name;
+    }
+    return "";
+  }
+
+  // The printed code's own dead stores: a store to an entry of a local
+  // (`a_KUpper[3] = t26;`) that no later line reads, and then a temporary
+  // (`const double t26 = ...;`) that no line kept reads. dropDeadStores()
+  // works on the traced values and finds most; this finds what it cannot
+  // see: a second local entry holding a value another name already gives
+  // later blocks, and a value whose later uses the printer reads through a
+  // temporary of an enclosing expression. Straight-line code, so one pass
+  // from the last line back decides each line.
+  void dropUnreadLines() {
+    static const std::regex entry(R"((\w+)(\[\d+\]|\(\d+, \d+\)))");
+    static const std::regex word(R"(\b[A-Za-z_]\w*\b)");
+    static const std::regex store(R"(^\s*(\w+)(\[\d+\]|\(\d+, \d+\)) = (.*)$)");
+    static const std::regex temporary(R"(^\s*const (?:double|bool) (\w+) = (.*)$)");
+    std::set<std::string> readEntries, readWords, stored;
+    auto reads = [&](const std::string& text) {
+      for (std::sregex_iterator it(text.begin(), text.end(), entry), end; it != end; ++it) readEntries.insert(it->str());
+      for (std::sregex_iterator it(text.begin(), text.end(), word), end; it != end; ++it) readWords.insert(it->str());
+    };
+    for (const auto& line : fn_["epilogue"]) reads(line.get<std::string>());
+    for (std::size_t k = parts_.size(); k-- > 0;) {
+      for (std::size_t b = parts_[k].size(); b-- > 0;) {
+        json& block = parts_[k][b];
+        std::vector<std::string> lines;
+        std::istringstream in(block["code"].get<std::string>());
+        for (std::string line; std::getline(in, line);) lines.push_back(line);
+        std::string kept;
+        for (std::size_t i = lines.size(); i-- > 0;) {
+          std::smatch m;
+          bool keep = true;
+          if (std::regex_match(lines[i], m, store) && localNames_.count(m[1].str())) {
+            keep = readEntries.count(m[1].str() + m[2].str()) > 0;
+            if (keep) {
+              reads(m[3].str());
+              stored.insert(m[1].str());
+            }
+          } else if (std::regex_match(lines[i], m, temporary)) {
+            keep = readWords.count(m[1].str()) > 0;
+            if (keep) reads(m[2].str());
+          } else {
+            reads(lines[i]);
+          }
+          if (keep) kept.insert(0, lines[i] + "\n");
+        }
+        block["code"] = kept;
+      }
+    }
+    // Locals no line writes any more, temporaries the split bookkeeping
+    // knows of that are gone now, and blocks left empty.
+    json prologue = json::array();
+    for (const auto& declaration : fn_["prologue"]) {
+      std::string head = declaration.get<std::string>();
+      head = head.substr(0, head.find(';'));
+      head = head.substr(0, head.find(" ="));
+      const std::string name = head.substr(head.find_last_of(' ') + 1);
+      if (!localNames_.count(name) || stored.count(name) || name == returned_) prologue.push_back(declaration);
+    }
+    fn_["prologue"] = prologue;
+    for (std::size_t k = 0; k < parts_.size() && k < declared_.size(); ++k) {
+      for (auto& temps : declared_[k]) {
+        temps.erase(std::remove_if(temps.begin(), temps.end(),
+                                   [&](const CppPrinter::Temporary& t) { return !readWords.count(t.name); }),
+                    temps.end());
+      }
+      for (std::size_t b = parts_[k].size(); b-- > 0;) {
+        if (!parts_[k][b]["code"].get<std::string>().empty()) continue;
+        parts_[k].erase(b);
+        declared_[k].erase(declared_[k].begin() + static_cast<long>(b));
+      }
+    }
+  }
+
+  // Drops dead stores: an entry of a local that no later block reads (a
+  // constant or a symbol, which later blocks print as themselves, never
+  // counts as read), repeated until none is left, since dropping one may
+  // leave what it read dead too. Then declares the locals still written.
+  void dropDeadStores() {
+    for (bool dropped = true; dropped;) {
+      dropped = false;
+      std::vector<std::vector<Expr>> roots;
+      for (const Pending& p : pending_) {
+        roots.emplace_back();
+        for (const Assignment& a : p.outputs) roots.back().push_back(a.value);
+      }
+      const auto last = symbolic::lastUses(roots);
+      for (std::size_t k = 0; k < pending_.size(); ++k) {
+        auto& outputs = pending_[k].outputs;
+        const auto dead = [&](const Assignment& a) {
+          if (localOf(a.target).empty()) return false;
+          if (a.value.isConstant() || a.value.isSymbol()) return true;
+          const auto it = last.find(a.value.id());
+          return it == last.end() || it->second <= k;
+        };
+        const auto end = std::remove_if(outputs.begin(), outputs.end(), dead);
+        dropped = dropped || end != outputs.end();
+        outputs.erase(end, outputs.end());
+      }
+    }
+    std::set<std::string> written;
+    for (const Pending& p : pending_)
+      for (const Assignment& a : p.outputs) written.insert(localOf(a.target));
+    for (const auto& [name, declaration] : locals_) {
+      if (written.count(name) || name == returned_) fn_["prologue"].push_back(declaration);
+      localNames_.insert(name);
+    }
+    locals_.clear();
+    pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [](const Pending& p) { return p.outputs.empty(); }),
+                   pending_.end());
+  }
+
   void print() {
+    if (pending_.empty() && locals_.empty()) return;
+    dropDeadStores();
     if (pending_.empty()) return;
     std::vector<std::vector<Expr>> roots;
     for (const Pending& p : pending_) {
@@ -215,6 +346,8 @@ class FunctionBuilder {
   symbolic::OpCount ops_, partOps_;
   double partBudget_ = kPartBudget;
   std::string returned_;
+  std::vector<std::pair<std::string, std::string>> locals_;  // (name, declaration), until printed
+  std::set<std::string> localNames_;                          // every local's name
 };
 
 
@@ -318,6 +451,7 @@ class Tracer {
     Environment<Expr> env(model_, mech_, layout_, src);
     mechanism_ = env.mechanism();
     alignJointAxes(mechanism_);
+    env.useMechanism(&mechanism_);
 
     json ir = header();
     json functions = json::array();
@@ -337,20 +471,34 @@ class Tracer {
   }
 
  private:
-  // `joint 'elbow' (arm.cap:14)`
+  // `arm.cap:14`, or "" for a range without a file.
+  std::string line(syntax::SourceRange range) const {
+    if (!range.valid() || range.file >= sources_.size()) return "";
+    const syntax::SourceFile& f = sources_.file(range.file);
+    return std::filesystem::path(f.path()).filename().string() + ":" + std::to_string(f.lineColumn(range.begin).line);
+  }
+  // `force law 'elbow.tau' (arm.cap:14)`
   std::string where(const std::string& what, const std::string& name, syntax::SourceRange range) const {
-    std::string s = what + " '" + name + "'";
-    if (range.valid() && range.file < sources_.size()) {
-      const syntax::SourceFile& f = sources_.file(range.file);
-      s += " (" + std::filesystem::path(f.path()).filename().string() + ":" +
-           std::to_string(f.lineColumn(range.begin).line) + ")";
+    const std::string at = line(range);
+    return what + " '" + name + "'" + (at.empty() ? "" : " (" + at + ")");
+  }
+  // A component as the user wrote it: its path, then the line of each level
+  // of the path, outermost first: `joint 'link2.joint' (arm7.cap:31,
+  // Parts.Segment joint at arm7.cap:12)`.
+  std::string where(const std::string& what, int c) const {
+    const sema::FlatComponent& fc = component(c);
+    if (fc.levels.size() <= 1) return where(what, fc.path, fc.range);
+    std::string s = what + " '" + fc.path + "' (" + line(fc.levels.front().range);
+    for (std::size_t k = 1; k < fc.levels.size(); ++k) {
+      const sema::FlatComponent::Level& l = fc.levels[k];
+      s += ", " + l.inClass + " " + l.name + " at " + line(l.range);
     }
-    return s;
+    return s + ")";
   }
   const sema::FlatComponent& component(int c) const { return model_.components.at(static_cast<std::size_t>(c)); }
   std::string jointComment(const JointLayout& j) const {
     const BodyLayout& b = layout_.bodies.at(static_cast<std::size_t>(j.body));
-    return where("joint", j.name, component(j.component).range) + " -> body '" + b.name + "'";
+    return where("joint", j.component) + " -> body '" + b.name + "'";
   }
 
   // Whether MassMatrix is dynamic-size: nu x nu doubles past Eigen's
@@ -800,7 +948,7 @@ class Tracer {
     for (const JointLayout& j : layout_.joints) {
       std::vector<Assignment> out;
       for (int k = 0; k < j.nq; ++k) out.push_back({index("qd", j.qIndex + k), qd[j.qIndex + k]});
-      fn.block(where("joint", j.name, component(j.component).range), out);
+      fn.block(where("joint", j.component), out);
     }
     return fn.finish();
   }
@@ -872,7 +1020,7 @@ class Tracer {
       std::vector<Assignment> out;
       for (int k = 0; k < j.nq; ++k) out.push_back({index("q", j.qIndex + k), q0[j.qIndex + k]});
       for (int k = 0; k < j.nu; ++k) out.push_back({index("u", j.uIndex + k), u0[j.uIndex + k]});
-      fn.block(where("joint", j.name, component(j.component).range), out);
+      fn.block(where("joint", j.component), out);
     }
     fn.closing("normalizeQuaternions(q);");
     return fn.finish();

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "mechanics/assembly.hpp"
 #include "mechanics/builtins.hpp"
 #include "mechanics/mechanism.hpp"
 
@@ -42,7 +43,8 @@ std::string num(double x) {
 
 class Builder {
  public:
-  Builder(const FlatModel& model, DiagnosticEngine& diags) : model_(model), diags_(diags) {}
+  Builder(const FlatModel& model, DiagnosticEngine& diags)
+      : model_(model), diags_(diags), assembly_(model, mech_, compileTimeValues(model)) {}
 
   std::optional<Mechanism> run() {
     findWorld();
@@ -64,6 +66,7 @@ class Builder {
   const FlatModel& model_;
   DiagnosticEngine& diags_;
   Mechanism mech_;
+  Assembly<double> assembly_;  // the numbers of mech_'s topology, from compile-time values
   std::vector<int> groupOfFrame_;   // union-find parent, then group index
   std::vector<int> frameBody_;      // frame -> body index (after grouping)
 
@@ -98,22 +101,15 @@ class Builder {
     const syntax::SourceRange b = var.binding->range;
     return b.file == var.range.file ? comp(component).range : b;
   }
+  // Parameter values (compile time), through the one assembly.
   double scalar(int component, const std::string& name, double fallback) const {
-    const Value* v = param(component, name);
-    return v && !v->numbers.empty() ? v->numbers[0] : fallback;
+    return assembly_.scalar(component, name, fallback);
   }
   Vec3 vec3(int component, const std::string& name, const Vec3& fallback) const {
-    const Value* v = param(component, name);
-    if (!v || v->numbers.size() != 3) return fallback;
-    return {v->numbers[0], v->numbers[1], v->numbers[2]};
+    return assembly_.vec3(component, name, fallback);
   }
   Mat3 mat3(int component, const std::string& name, const Mat3& fallback) const {
-    const Value* v = param(component, name);
-    if (!v || v->numbers.size() != 9) return fallback;
-    Mat3 m;
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) m(r, c) = v->numbers[static_cast<std::size_t>(3 * r + c)];
-    return m;
+    return assembly_.mat3(component, name, fallback);
   }
   // A reference parameter: the referenced component paths.
   std::vector<std::string> refs(int component, const std::string& name) const {
@@ -184,11 +180,10 @@ class Builder {
     for (int i = 0; i < static_cast<int>(model_.components.size()); ++i) {
       const std::string& kind = comp(i).kind;
       if (kind != "FixedTranslation" && kind != "FixedFrame" && kind != "Weld") continue;
-      Transform X_ab;
-      if (kind != "Weld") X_ab.p = vec3(i, "r", Vec3::Zero());
+      Transform X_ab = assembly_.fixedStep(i);
       // A matrix that is not a rotation is reported by checkComponents();
       // placing frames with it would only add a confusing rigid-loop error.
-      if (kind == "FixedFrame" && isRotation(mat3(i, "R", Mat3::Identity()))) X_ab.R = mat3(i, "R", Mat3::Identity());
+      if (!isRotation(X_ab.R)) X_ab.R = Mat3::Identity();
       addRigid(mech_.findFrame(i, "frame_a"), mech_.findFrame(i, "frame_b"), X_ab, FixedStep{i, true});
     }
   }
@@ -441,33 +436,12 @@ class Builder {
   // --- mass properties ------------------------------------------------------
 
   void mergeMassProperties() {
-    for (BodyInfo& body : mech_.bodies) {
-      double m = 0.0;
-      Vec3 first = Vec3::Zero();
-      struct Part {
-        double m;
-        Vec3 c;
-        Mat3 I;
-      };
-      std::vector<Part> parts;
-      for (int c : body.bodyComponents) {
-        const int f = mech_.findFrame(c, "frame_a");
-        const Transform& X = mech_.frames[static_cast<std::size_t>(f)].X_BF;
-        const double mc = scalar(c, "mass", 0.0);
-        const Vec3 com = X.p + X.R * vec3(c, "com", Vec3::Zero());
-        const Mat3 I = X.R * mat3(c, "inertia", Mat3::Zero()) * X.R.transpose();
-        parts.push_back({mc, com, I});
-        m += mc;
-        first += mc * com;
-      }
-      body.mass = m;
-      body.p_BoBcm_B = m > 0.0 ? Vec3(first / m) : Vec3::Zero();
-      Mat3 I = Mat3::Zero();
-      for (const Part& p : parts) {
-        const Vec3 d = p.c - body.p_BoBcm_B;
-        I += p.I + p.m * (d.squaredNorm() * Mat3::Identity() - d * d.transpose());
-      }
-      body.I_Bcm_B = I;
+    for (std::size_t b = 0; b < mech_.bodies.size(); ++b) {
+      const capstan::Body<double> merged = assembly_.massProperties(static_cast<int>(b));
+      BodyInfo& body = mech_.bodies[b];
+      body.mass = merged.mass;
+      body.p_BoBcm_B = merged.p_BoBcm_B;
+      body.I_Bcm_B = merged.I_Bcm_B;
     }
   }
 

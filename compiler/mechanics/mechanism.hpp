@@ -27,14 +27,8 @@ namespace capstan::mechanics {
 using Vec3 = Eigen::Vector3d;
 using Mat3 = Eigen::Matrix3d;
 
-// A rigid transform X_AB: R_AB and p_AoBo_A.
-struct Transform {
-  Mat3 R = Mat3::Identity();
-  Vec3 p = Vec3::Zero();
-
-  Transform operator*(const Transform& X_BC) const { return {R * X_BC.R, p + R * X_BC.p}; }
-  Transform inverse() const { return {R.transpose(), -(R.transpose() * p)}; }
-};
+// A rigid transform X_AB: R_AB and p_AoBo_A (the runtime's, over double).
+using Transform = capstan::Transform<double>;
 
 // One step of the chain that places a frame in its body: through a fixed
 // component (FixedTranslation, FixedFrame, Weld), forwards (frame_a -> frame_b)

@@ -93,6 +93,14 @@ struct FlatComponent {
   std::string kind;              // `Body`, `Revolute`, ... (the built-in's name)
   SourceRange range;             // its declaration
   SourceRange instantiatedAt;    // the outermost declaration that created it (for notes)
+  // The declaration at each level of its path, outermost first: for
+  // `link2.joint`, `link2` in the model, then `joint` in `Parts.Segment`.
+  struct Level {
+    std::string inClass;         // the class whose instance declares it (`Parts.Segment`)
+    std::string name;            // the declared name (`joint`)
+    SourceRange range;           // its name in that declaration
+  };
+  std::vector<Level> levels;
   // Its parameters by name (`mass`, `axis`, `sphereF`) -> variable index.
   std::map<std::string, int> parameters;
   // Its continuous variables by name (a joint's `q`, `u`) -> variable index.

@@ -398,7 +398,8 @@ std::optional<FlatModel> Flattener::run(ClassNode* model) {
   return std::move(out_);
 }
 
-std::optional<FlatModel> flatten(Library& lib, const std::string& modelName) {
+std::optional<FlatModel> flatten(Library& lib, const std::string& modelName,
+                                 const std::vector<ParameterOverride>& overrides) {
   Library::Impl& impl = lib.impl();
   ClassNode* cls = nullptr;
   std::size_t start = 0;
@@ -419,7 +420,7 @@ std::optional<FlatModel> flatten(Library& lib, const std::string& modelName) {
     lib.diags().report(DiagKind::NotAModel, cls->nameRange(), {cls->fullName, cls->def ? syntax::classKindName(k) : "type"});
     return std::nullopt;
   }
-  Flattener f(impl, lib.diags());
+  Flattener f(impl, lib.diags(), overrides);
   return f.run(cls);
 }
 

@@ -169,7 +169,10 @@ struct PendingForceLaw {
 
 class Flattener {
  public:
-  Flattener(Library::Impl& lib, syntax::DiagnosticEngine& diags) : lib_(lib), diags_(diags) {}
+  Flattener(Library::Impl& lib, syntax::DiagnosticEngine& diags, const std::vector<ParameterOverride>& overrides = {})
+      : lib_(lib), diags_(diags) {
+    for (const ParameterOverride& o : overrides) overrides_[o.path].push_back(o);
+  }
   std::optional<FlatModel> run(ClassNode* model);
 
   // ---- modifiers.cpp
@@ -250,6 +253,7 @@ class Flattener {
   std::vector<ConnectorInfo> connectors_;
   std::unique_ptr<Instance> root_;
   std::vector<PendingForceLaw> forceLaws_;
+  std::map<std::string, std::vector<ParameterOverride>> overrides_;  // by variable path, in order given
   std::vector<struct ConnectPair> connectPairs_;
   std::map<std::string, int> externalIndex_;  // function full name -> FlatModel::functions
   std::map<std::tuple<int, std::string, int>, SourceRange> assigned_;

@@ -77,11 +77,13 @@ std::unique_ptr<Instance> Flattener::instantiate(ClassNode* cls, const ModPtr& m
     c.path = inst->path;
     c.kind = cls->builtin;
     c.range = decl ? decl->nameRange : cls->nameRange();
-    const Instance* outer = inst.get();
     const syntax::ComponentDecl* outermost = decl;
     for (const Instance* p = parent; p && p->decl; p = p->parent) outermost = p->decl;
-    (void)outer;
     c.instantiatedAt = outermost ? outermost->nameRange : c.range;
+    for (const Instance* p = inst.get(); p && p->decl; p = p->parent) {
+      const std::string in = p->parent && p->parent->cls ? p->parent->cls->fullName : std::string();
+      c.levels.insert(c.levels.begin(), FlatComponent::Level{in, p->decl->name, p->decl->nameRange});
+    }
     inst->component = static_cast<int>(out_.components.size());
     out_.components.push_back(std::move(c));
   }
@@ -439,6 +441,18 @@ const Value* Flattener::ensureValue(int var, SourceRange usedAt) {
   }
   FlatVariable& fv2 = out_.variables[static_cast<std::size_t>(var)];
   if (value->type != ValueType::Reference && value->type != ValueType::String) value->type = fv2.type;
+  // A value given from outside the model (ParameterOverride) replaces the
+  // binding's, before anything reads it.
+  if (auto it = overrides_.find(fv2.path); it != overrides_.end()) {
+    for (const ParameterOverride& o : it->second) {
+      if (o.element < 0 && o.value.numbers.size() == value->numbers.size()) {
+        value->numbers = o.value.numbers;
+      } else if (o.element >= 0 && static_cast<std::size_t>(o.element) < value->numbers.size() &&
+                 o.value.numbers.size() == 1) {
+        value->numbers[static_cast<std::size_t>(o.element)] = o.value.numbers[0];
+      }
+    }
+  }
   fv2.value = std::move(value);
   vi.eval = VarInfo::EvalState::Done;
 

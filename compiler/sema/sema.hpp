@@ -51,10 +51,24 @@ class Library {
   std::unique_ptr<Impl> impl_;
 };
 
+// A value given for a parameter from outside the model (`capstan --set`,
+// `--override`): it replaces the value the model's binding gives the
+// variable at `path` — the whole value, or the element at the 0-based flat
+// index `element` — as if the binding said so, before anything reads it.
+// Bounds, dependent bindings and the mechanics checks then see the new
+// value, so a value that breaks a check gets the diagnostic `check` gives.
+// The caller checks that the path names a variable of the right shape.
+struct ParameterOverride {
+  std::string path;      // `link[2].L`
+  int element = -1;      // -1: the whole value
+  Value value;           // the whole value (its shape) or one element (a scalar)
+};
+
 // Flattens the model with the given (possibly dotted) name. Reports problems
 // to the library's engine; returns nullopt if the model could not be
 // flattened at all (a partial result is returned when recovery was sound, but
 // callers must check diags.hasErrors() before trusting it).
-std::optional<FlatModel> flatten(Library& lib, const std::string& modelName);
+std::optional<FlatModel> flatten(Library& lib, const std::string& modelName,
+                                 const std::vector<ParameterOverride>& overrides = {});
 
 }  // namespace capstan::sema

@@ -18,6 +18,7 @@ import math
 import os
 import pathlib
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -164,7 +165,8 @@ def agreement(capstan):
     errors = []
     with tempfile.TemporaryDirectory() as d:
         tmp = pathlib.Path(d)
-        models = [ROOT / e[0] for e in EXAMPLES]
+        # ... and a model whose force law and outputs read frame quantities.
+        models = [ROOT / e[0] for e in EXAMPLES] + [ROOT / "tests/codegen/models/sensors.cap"]
         for i, n in enumerate([6, 7, 9]):
             p = tmp / f"tree{i}.cap"
             p.write_text(random_tree(rng, n, f"RandomTree{i}"))
@@ -257,9 +259,57 @@ int main() {
 """
 
 
+SEGMENT_START = re.compile(r"^  (?:struct \w+Work \{|\S.* \w+\(.*\) const \{)$")
+LOCAL = re.compile(r"^\s+(?:Eigen::\w+(?:<[^;]*>)?|MassMatrix|U|Q|double) (\w+)(?: = [^;,]*)?;")
+STORE = re.compile(r"^\s+(\w+)(\[\d+\]|\(\d+, \d+\)) = ")
+
+
+def dead_stores(header):
+    """Entries of a function's locals written and never read afterwards, as
+    (function line, entry); a split function's workspace struct and the
+    function are one scope. Also how many stores were looked at."""
+    lines = header.splitlines()
+    starts = [i for i, line in enumerate(lines) if SEGMENT_START.match(line)] + [len(lines)]
+    dead, stores = [], 0
+    k = 0
+    while k + 1 < len(starts):
+        begin = starts[k]
+        if "Work {" in lines[begin]:  # the workspace, its parts and the function that runs them
+            k += 1
+        end = starts[k + 1]
+        k += 1
+        scope = lines[begin:end]
+        locals_ = {m.group(1) for m in map(LOCAL.match, scope) if m}
+        for i, line in enumerate(scope):
+            m = STORE.match(line)
+            if not m or m.group(1) not in locals_:
+                continue
+            stores += 1
+            entry = m.group(1) + m.group(2)
+            if not any(entry in later for later in scope[i + 1:]):
+                dead.append((begin + 1, entry))
+    return dead, stores
+
+
 def warnings(capstan):
     rng = random.Random(7)
     failures = 0
+    # No dead stores in the generated code of the examples and bench models.
+    with tempfile.TemporaryDirectory() as d:
+        checked = 0
+        for model in sorted(ROOT.glob("examples/*.cap")) + sorted(ROOT.glob("bench/peers/models/*.cap")):
+            if run(capstan, "compile", str(model), "-o", d, check=False).returncode != 0:
+                continue  # not generated yet (NotYetGenerated)
+            for header in pathlib.Path(d).glob("*.hpp"):
+                dead, stores = dead_stores(header.read_text())
+                checked += stores
+                for line, entry in dead[:10]:
+                    print(f"warnings: {model.name}: `{entry}` is written and never read (function at line {line})")
+                failures += len(dead)
+                header.unlink()
+        print(f"warnings: {checked} stores to locals checked for dead stores")
+        if checked == 0:
+            failures += 1
     compilers = [c for c in ("g++", "clang++") if shutil.which(c)]
     if len(compilers) < 2:
         print("warnings: both g++ and clang++ are needed")

@@ -241,9 +241,8 @@ class Chain {
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
   // M udot = tau - C; by recursive Newton-Euler.
-  // (115 adds, 156 muls, 0 divs, 10 calls, 0 other)
+  // (115 adds, 154 muls, 0 divs, 10 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
-    Eigen::Matrix<double, 6, 1> v_KLink1Body;  // spatial velocity in the joint frame of 'link[1].body'
     Eigen::Matrix<double, 6, 1> v_KLink2Body;  // spatial velocity in the joint frame of 'link[2].body'
     Eigen::Matrix<double, 6, 1> v_KLink3Body;  // spatial velocity in the joint frame of 'link[3].body'
     Eigen::Matrix<double, 6, 1> v_KLink4Body;  // spatial velocity in the joint frame of 'link[4].body'
@@ -253,42 +252,28 @@ class Chain {
     Eigen::Matrix<double, 6, 1> a_KLink3Body;  // bias acceleration in the joint frame of 'link[3].body'
     Eigen::Matrix<double, 6, 1> a_KLink4Body;  // bias acceleration in the joint frame of 'link[4].body'
     Eigen::Matrix<double, 6, 1> a_KLink5Body;  // bias acceleration in the joint frame of 'link[5].body'
-    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': velocity in the joint frame
-    v_KLink1Body[0] = 0.0;
-    v_KLink1Body[1] = 0.0;
-    v_KLink1Body[2] = u[0];
-    v_KLink1Body[3] = 0.0;
-    v_KLink1Body[4] = 0.0;
-    v_KLink1Body[5] = 0.0;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity in the joint frame
     const double t0 = u[0] + u[1];
     const double t1 = std::cos(q[1]);
     const double t2 = params.link_1_L*u[0]*t1;
-    const double t3 = std::sin(q[1]);
-    v_KLink2Body[0] = 0.0;
-    v_KLink2Body[1] = 0.0;
     v_KLink2Body[2] = t0;
     v_KLink2Body[3] = t2;
-    v_KLink2Body[4] = -params.link_1_L*u[0]*t3;
-    v_KLink2Body[5] = 0.0;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
-    const double t4 = u[0] + u[1] + u[2];
+    const double t3 = u[0] + u[1] + u[2];
+    const double t4 = std::sin(q[1]);
     const double t5 = std::sin(q[2]);
-    const double t6 = params.link_1_L*u[0]*t3*t5;
+    const double t6 = params.link_1_L*u[0]*t4*t5;
     const double t7 = std::cos(q[2]);
     const double t8 = params.link_2_L*v_KLink2Body[2];
     const double t9 = v_KLink2Body[3] + t8;
     const double t10 = t7*t9;
     const double t11 = -t6 + t10;
-    const double t12 = params.link_1_L*u[0]*t3*t7;
+    const double t12 = params.link_1_L*u[0]*t4*t7;
     const double t13 = t5*t9;
     const double t14 = -t12 - t13;
-    v_KLink3Body[0] = 0.0;
-    v_KLink3Body[1] = 0.0;
-    v_KLink3Body[2] = t4;
+    v_KLink3Body[2] = t3;
     v_KLink3Body[3] = t11;
     v_KLink3Body[4] = t14;
-    v_KLink3Body[5] = 0.0;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity in the joint frame
     const double t15 = u[0] + u[1] + u[2] + u[3];
     const double t16 = std::cos(q[3]);
@@ -301,12 +286,9 @@ class Chain {
     const double t23 = t20*t18;
     const double t24 = t16*v_KLink3Body[4];
     const double t25 = -t23 + t24;
-    v_KLink4Body[0] = 0.0;
-    v_KLink4Body[1] = 0.0;
     v_KLink4Body[2] = t15;
     v_KLink4Body[3] = t22;
     v_KLink4Body[4] = t25;
-    v_KLink4Body[5] = 0.0;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
     const double t26 = u[0] + u[1] + u[2] + u[3] + u[4];
     const double t27 = std::sin(q[4]);
@@ -319,12 +301,9 @@ class Chain {
     const double t34 = t29*v_KLink4Body[4];
     const double t35 = t27*t31;
     const double t36 = t34 - t35;
-    v_KLink5Body[0] = 0.0;
-    v_KLink5Body[1] = 0.0;
     v_KLink5Body[2] = t26;
     v_KLink5Body[3] = t33;
     v_KLink5Body[4] = t36;
-    v_KLink5Body[5] = 0.0;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration with udot = 0
     const double t37 = std::sin(q[0]);
     const double t38 = params.world_gravity[1]*t37;
@@ -334,27 +313,19 @@ class Chain {
     const double t42 = params.world_gravity[1]*t39;
     const double t43 = params.world_gravity[0]*t37;
     const double t44 = -t42 + t43;
-    a_KLink1Body[0] = 0.0;
-    a_KLink1Body[1] = 0.0;
-    a_KLink1Body[2] = 0.0;
     a_KLink1Body[3] = t41;
     a_KLink1Body[4] = t44;
-    a_KLink1Body[5] = -params.world_gravity[2];
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration with udot = 0
-    const double t45 = params.link_1_L*u[0]*u[1]*t3;
+    const double t45 = params.link_1_L*u[0]*u[1]*t4;
     const double t46 = t1*a_KLink1Body[3];
-    const double t47 = t3*a_KLink1Body[4];
+    const double t47 = t4*a_KLink1Body[4];
     const double t48 = -t45 + t46 + t47;
     const double t49 = params.link_1_L*u[0]*u[1]*t1;
-    const double t50 = t3*a_KLink1Body[3];
+    const double t50 = t4*a_KLink1Body[3];
     const double t51 = t1*a_KLink1Body[4];
     const double t52 = -t49 - t50 + t51;
-    a_KLink2Body[0] = 0.0;
-    a_KLink2Body[1] = 0.0;
-    a_KLink2Body[2] = 0.0;
     a_KLink2Body[3] = t48;
     a_KLink2Body[4] = t52;
-    a_KLink2Body[5] = a_KLink1Body[5];
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration with udot = 0
     const double t53 = t7*a_KLink2Body[3];
     const double t54 = u[2]*v_KLink3Body[4];
@@ -364,12 +335,8 @@ class Chain {
     const double t58 = t5*a_KLink2Body[3];
     const double t59 = t7*a_KLink2Body[4];
     const double t60 = -t57 - t58 + t59;
-    a_KLink3Body[0] = 0.0;
-    a_KLink3Body[1] = 0.0;
-    a_KLink3Body[2] = 0.0;
     a_KLink3Body[3] = t56;
     a_KLink3Body[4] = t60;
-    a_KLink3Body[5] = a_KLink1Body[5];
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': acceleration with udot = 0
     const double t61 = t16*a_KLink3Body[3];
     const double t62 = u[3]*v_KLink4Body[4];
@@ -379,12 +346,8 @@ class Chain {
     const double t66 = t16*a_KLink3Body[4];
     const double t67 = t20*a_KLink3Body[3];
     const double t68 = -t65 + t66 - t67;
-    a_KLink4Body[0] = 0.0;
-    a_KLink4Body[1] = 0.0;
-    a_KLink4Body[2] = 0.0;
     a_KLink4Body[3] = t64;
     a_KLink4Body[4] = t68;
-    a_KLink4Body[5] = a_KLink1Body[5];
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration with udot = 0
     const double t69 = t29*a_KLink4Body[3];
     const double t70 = t27*a_KLink4Body[4];
@@ -394,12 +357,8 @@ class Chain {
     const double t74 = u[4]*v_KLink5Body[3];
     const double t75 = t27*a_KLink4Body[3];
     const double t76 = t73 - t74 - t75;
-    a_KLink5Body[0] = 0.0;
-    a_KLink5Body[1] = 0.0;
-    a_KLink5Body[2] = 0.0;
     a_KLink5Body[3] = t72;
     a_KLink5Body[4] = t76;
-    a_KLink5Body[5] = a_KLink1Body[5];
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': bias
     const double t77 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
     const double t78 = params.link_5_L*params.link_5_m*v_KLink5Body[2];
@@ -447,11 +406,11 @@ class Chain {
     const double t116 = params.link_3_L*t115;
     C[2] = t99 + t83 + 0.5*t100 - t104 + 0.5*t84 - t88 + t77 - t81 + 0.5*t82 + t98 + t116;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': bias
-    const double t117 = params.link_1_L*params.link_1_L*params.link_2_m*u[0]*u[0]*t3*t1;
+    const double t117 = params.link_1_L*params.link_1_L*params.link_2_m*u[0]*u[0]*t4*t1;
     const double t118 = params.link_1_L*params.link_2_m*u[0]*t1;
     const double t119 = params.link_2_L*params.link_2_m*v_KLink2Body[2];
     const double t120 = t118 + 0.5*t119;
-    const double t121 = params.link_1_L*u[0]*t3*t120;
+    const double t121 = params.link_1_L*u[0]*t4*t120;
     const double t122 = params.link_2_L*params.link_2_m*a_KLink2Body[3];
     const double t123 = params.link_3_m*a_KLink3Body[4];
     const double t124 = v_KLink3Body[2]*t103;
@@ -467,7 +426,7 @@ class Chain {
     const double t134 = params.link_2_L*t133;
     C[1] = -t117 + t121 + 0.5*t122 + t99 + t83 + 0.5*t100 - t104 + 0.5*t84 - t88 + t77 - t81 + 0.5*t82 + t98 + t116 + t134;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': bias
-    const double t135 = -t117 + t121 + 0.5*params.link_1_L*params.link_1_m*a_KLink1Body[3] + 0.5*t122 + t99 + t83 + 0.5*t100 - t104 + 0.5*t84 - t88 + t77 - t81 + 0.5*t82 + t98 + t116 + t134 + params.link_1_L*(t1*(params.link_1_L*params.link_2_m*u[0]*t3*v_KLink2Body[2] + params.link_2_m*a_KLink2Body[3] - t128 + t132) - t3*(v_KLink2Body[2]*t120 + params.link_2_m*a_KLink2Body[4] + t5*t131 + t7*t127));
+    const double t135 = -t117 + t121 + 0.5*params.link_1_L*params.link_1_m*a_KLink1Body[3] + 0.5*t122 + t99 + t83 + 0.5*t100 - t104 + 0.5*t84 - t88 + t77 - t81 + 0.5*t82 + t98 + t116 + t134 + params.link_1_L*(t1*(params.link_1_L*params.link_2_m*u[0]*t4*v_KLink2Body[2] + params.link_2_m*a_KLink2Body[3] - t128 + t132) - t4*(v_KLink2Body[2]*t120 + params.link_2_m*a_KLink2Body[4] + t5*t131 + t7*t127));
     C[0] = t135;
   }
 
@@ -482,74 +441,50 @@ class Chain {
   // udot (nu) = M^-1 (tau - C) by the articulated-body algorithm (Featherstone), force laws
   // as joint forces, all unrolled.
   // Method: ABA in joint frames, the cheapest of four as traced (a division or call weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 565 adds, 762 muls, 6 divs (weighted 1391.0);
-  //   ABA in World: 281 adds, 467 muls, 6 divs (weighted 812.0);
-  //   CRBA + L^T D L in joint frames: 395 adds, 505 muls, 6 divs (weighted 964.0);
-  //   ABA in joint frames: 178 adds, 345 muls, 6 divs (weighted 587.0).
-  // (178 adds, 345 muls, 6 divs, 10 calls, 0 other)
+  //   CRBA + L^T D L in World: 366 adds, 625 muls, 6 divs (weighted 1055.0);
+  //   ABA in World: 255 adds, 439 muls, 6 divs (weighted 758.0);
+  //   CRBA + L^T D L in joint frames: 277 adds, 447 muls, 6 divs (weighted 788.0);
+  //   ABA in joint frames: 171 adds, 323 muls, 6 divs (weighted 558.0).
+  // (171 adds, 323 muls, 6 divs, 10 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot) const {
-    U tau;
-    Eigen::Matrix<double, 6, 1> v_KLink1Body;  // spatial velocity in the joint frame of 'link[1].body'
     Eigen::Matrix<double, 6, 1> v_KLink2Body;  // spatial velocity in the joint frame of 'link[2].body'
     Eigen::Matrix<double, 6, 1> v_KLink3Body;  // spatial velocity in the joint frame of 'link[3].body'
     Eigen::Matrix<double, 6, 1> v_KLink4Body;  // spatial velocity in the joint frame of 'link[4].body'
     Eigen::Matrix<double, 6, 1> v_KLink5Body;  // spatial velocity in the joint frame of 'link[5].body'
-    Eigen::Matrix<double, 6, 1> U_KLink5Body;  // articulated inertia times S of 'link[5].body'
-    Eigen::Matrix<double, 1, 1> Dinv_KLink5Body;  // (S^T IA S)^-1 of 'link[5].body'
     Eigen::Matrix<double, 1, 1> uu_KLink5Body;  // tau - S^T pA of 'link[5].body'
     Eigen::Matrix<double, 6, 1> U_KLink4Body;  // articulated inertia times S of 'link[4].body'
-    Eigen::Matrix<double, 1, 1> Dinv_KLink4Body;  // (S^T IA S)^-1 of 'link[4].body'
     Eigen::Matrix<double, 1, 1> uu_KLink4Body;  // tau - S^T pA of 'link[4].body'
     Eigen::Matrix<double, 6, 1> U_KLink3Body;  // articulated inertia times S of 'link[3].body'
-    Eigen::Matrix<double, 1, 1> Dinv_KLink3Body;  // (S^T IA S)^-1 of 'link[3].body'
     Eigen::Matrix<double, 1, 1> uu_KLink3Body;  // tau - S^T pA of 'link[3].body'
     Eigen::Matrix<double, 6, 1> U_KLink2Body;  // articulated inertia times S of 'link[2].body'
-    Eigen::Matrix<double, 1, 1> Dinv_KLink2Body;  // (S^T IA S)^-1 of 'link[2].body'
     Eigen::Matrix<double, 1, 1> uu_KLink2Body;  // tau - S^T pA of 'link[2].body'
     Eigen::Matrix<double, 6, 1> U_KLink1Body;  // articulated inertia times S of 'link[1].body'
-    Eigen::Matrix<double, 1, 1> Dinv_KLink1Body;  // (S^T IA S)^-1 of 'link[1].body'
-    Eigen::Matrix<double, 1, 1> uu_KLink1Body;  // tau - S^T pA of 'link[1].body'
     Eigen::Matrix<double, 6, 1> a_KLink1Body;  // spatial acceleration in the joint frame of 'link[1].body'
     Eigen::Matrix<double, 6, 1> a_KLink2Body;  // spatial acceleration in the joint frame of 'link[2].body'
     Eigen::Matrix<double, 6, 1> a_KLink3Body;  // spatial acceleration in the joint frame of 'link[3].body'
     Eigen::Matrix<double, 6, 1> a_KLink4Body;  // spatial acceleration in the joint frame of 'link[4].body'
-    Eigen::Matrix<double, 6, 1> a_KLink5Body;  // spatial acceleration in the joint frame of 'link[5].body'
-    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': velocity in the joint frame
-    v_KLink1Body[0] = 0.0;
-    v_KLink1Body[1] = 0.0;
-    v_KLink1Body[2] = u[0];
-    v_KLink1Body[3] = 0.0;
-    v_KLink1Body[4] = 0.0;
-    v_KLink1Body[5] = 0.0;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity in the joint frame
     const double t0 = u[0] + u[1];
     const double t1 = std::cos(q[1]);
     const double t2 = params.link_1_L*u[0]*t1;
-    const double t3 = std::sin(q[1]);
-    v_KLink2Body[0] = 0.0;
-    v_KLink2Body[1] = 0.0;
     v_KLink2Body[2] = t0;
     v_KLink2Body[3] = t2;
-    v_KLink2Body[4] = -params.link_1_L*u[0]*t3;
-    v_KLink2Body[5] = 0.0;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
-    const double t4 = u[0] + u[1] + u[2];
+    const double t3 = u[0] + u[1] + u[2];
+    const double t4 = std::sin(q[1]);
     const double t5 = std::sin(q[2]);
-    const double t6 = params.link_1_L*u[0]*t3*t5;
+    const double t6 = params.link_1_L*u[0]*t4*t5;
     const double t7 = std::cos(q[2]);
     const double t8 = params.link_2_L*v_KLink2Body[2];
     const double t9 = v_KLink2Body[3] + t8;
     const double t10 = t7*t9;
     const double t11 = -t6 + t10;
-    const double t12 = params.link_1_L*u[0]*t3*t7;
+    const double t12 = params.link_1_L*u[0]*t4*t7;
     const double t13 = t5*t9;
     const double t14 = -t12 - t13;
-    v_KLink3Body[0] = 0.0;
-    v_KLink3Body[1] = 0.0;
-    v_KLink3Body[2] = t4;
+    v_KLink3Body[2] = t3;
     v_KLink3Body[3] = t11;
     v_KLink3Body[4] = t14;
-    v_KLink3Body[5] = 0.0;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity in the joint frame
     const double t15 = u[0] + u[1] + u[2] + u[3];
     const double t16 = std::cos(q[3]);
@@ -562,12 +497,9 @@ class Chain {
     const double t23 = t20*t18;
     const double t24 = t16*v_KLink3Body[4];
     const double t25 = -t23 + t24;
-    v_KLink4Body[0] = 0.0;
-    v_KLink4Body[1] = 0.0;
     v_KLink4Body[2] = t15;
     v_KLink4Body[3] = t22;
     v_KLink4Body[4] = t25;
-    v_KLink4Body[5] = 0.0;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
     const double t26 = u[0] + u[1] + u[2] + u[3] + u[4];
     const double t27 = std::sin(q[4]);
@@ -580,287 +512,244 @@ class Chain {
     const double t34 = t29*v_KLink4Body[4];
     const double t35 = t27*t31;
     const double t36 = t34 - t35;
-    v_KLink5Body[0] = 0.0;
-    v_KLink5Body[1] = 0.0;
     v_KLink5Body[2] = t26;
     v_KLink5Body[3] = t33;
     v_KLink5Body[4] = t36;
-    v_KLink5Body[5] = 0.0;
-    // force law 'joint[1].tau' (chain.cap:44)
-    const double t37 = params.damping*u[0];
-    tau[0] = -t37;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': articulated inertia
-    const double tinv0 = 1.0/params.link_5_L;
-    const double tinv1 = 1.0/params.link_5_m;
-    const double t38 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
-    const double t39 = params.link_5_L*params.link_5_m*v_KLink5Body[2];
-    const double t40 = params.link_5_m*v_KLink5Body[3];
-    const double t41 = 0.5*t39 + t40;
-    const double t42 = v_KLink5Body[4]*t41;
-    const double t43 = -t38 + t42;
-    U_KLink5Body(0, 0) = 0.0;
-    U_KLink5Body(1, 0) = 0.0;
-    U_KLink5Body(2, 0) = 0.3333333333333333*params.link_5_L*params.link_5_L*params.link_5_m;
-    U_KLink5Body(3, 0) = 0.5*params.link_5_L*params.link_5_m;
-    U_KLink5Body(4, 0) = 0.0;
-    U_KLink5Body(5, 0) = 0.0;
-    Dinv_KLink5Body(0, 0) = 3.0*tinv0*tinv0*tinv1;
-    uu_KLink5Body[0] = t43;
+    const double t37 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
+    const double t38 = params.link_5_L*params.link_5_m*v_KLink5Body[2];
+    const double t39 = params.link_5_m*v_KLink5Body[3];
+    const double t40 = 0.5*t38 + t39;
+    const double t41 = v_KLink5Body[4]*t40;
+    const double t42 = -t37 + t41;
+    uu_KLink5Body[0] = t42;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': articulated inertia
-    const double t44 = params.link_4_L*params.link_4_L*params.link_4_m;
-    const double t45 = params.link_5_m*t27*t27;
-    const double t46 = params.link_5_m*t29*t29;
-    const double t47 = t45 + 0.25*t46;
-    const double t48 = params.link_4_L*params.link_4_L*t47;
-    const double t49 = 0.3333333333333333*t44 + t48;
-    const double tinv2 = 1.0/t49;
-    const double t50 = params.link_4_L*params.link_4_m;
-    const double t51 = params.link_4_L*t47;
-    const double t52 = 0.5*t50 + t51;
-    const double t53 = params.link_4_m*v_KLink4Body[4]*v_KLink4Body[3];
-    const double t54 = params.link_4_L*params.link_4_m*v_KLink4Body[2];
-    const double t55 = params.link_4_m*v_KLink4Body[3];
-    const double t56 = 0.5*t54 + t55;
-    const double t57 = v_KLink4Body[4]*t56;
-    const double t58 = params.link_5_m*u[4]*v_KLink5Body[3];
-    const double t59 = v_KLink5Body[2]*t41;
-    const double t60 = -t58 + t59;
-    const double t61 = t27*t60;
-    const double t62 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
-    const double t63 = params.link_5_m*u[4]*v_KLink5Body[4];
-    const double t64 = tinv0*uu_KLink5Body[0];
-    const double t65 = -t62 + 0.25*t63 + 1.5*t64;
-    const double t66 = t29*t65;
-    const double t67 = -t61 + t66;
-    const double t68 = params.link_4_L*t67;
-    const double t69 = -t53 + t57 - t68;
-    U_KLink4Body(0, 0) = 0.0;
-    U_KLink4Body(1, 0) = 0.0;
-    U_KLink4Body(2, 0) = t49;
-    U_KLink4Body(3, 0) = t52;
-    U_KLink4Body(4, 0) = -0.75*params.link_4_L*params.link_5_m*t27*t29;
-    U_KLink4Body(5, 0) = 0.0;
-    Dinv_KLink4Body(0, 0) = tinv2;
-    uu_KLink4Body[0] = t69;
+    const double t43 = params.link_4_L*params.link_4_L*params.link_4_m;
+    const double t44 = params.link_5_m*t27*t27;
+    const double t45 = params.link_5_m*t29*t29;
+    const double t46 = t44 + 0.25*t45;
+    const double t47 = params.link_4_L*params.link_4_L*t46;
+    const double t48 = 0.3333333333333333*t43 + t47;
+    const double t49 = params.link_4_L*params.link_4_m;
+    const double t50 = params.link_4_L*t46;
+    const double t51 = 0.5*t49 + t50;
+    const double t52 = params.link_4_m*v_KLink4Body[4]*v_KLink4Body[3];
+    const double t53 = params.link_4_L*params.link_4_m*v_KLink4Body[2];
+    const double t54 = params.link_4_m*v_KLink4Body[3];
+    const double t55 = 0.5*t53 + t54;
+    const double t56 = v_KLink4Body[4]*t55;
+    const double t57 = params.link_5_m*u[4]*v_KLink5Body[3];
+    const double t58 = v_KLink5Body[2]*t40;
+    const double t59 = -t57 + t58;
+    const double t60 = t27*t59;
+    const double t61 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
+    const double t62 = params.link_5_m*u[4]*v_KLink5Body[4];
+    const double tinv0 = 1.0/params.link_5_L;
+    const double t63 = tinv0*uu_KLink5Body[0];
+    const double t64 = -t61 + 0.25*t62 + 1.5*t63;
+    const double t65 = t29*t64;
+    const double t66 = -t60 + t65;
+    const double t67 = params.link_4_L*t66;
+    const double t68 = -t52 + t56 - t67;
+    U_KLink4Body(2, 0) = t48;
+    U_KLink4Body(3, 0) = t51;
+    uu_KLink4Body[0] = t68;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': articulated inertia
-    const double t70 = params.link_3_L*params.link_3_L*params.link_3_m;
-    const double t71 = params.link_5_m*t27*t29;
-    const double t72 = params.link_4_L*params.link_5_m*t27*t29*tinv2*U_KLink4Body(3, 0);
-    const double t73 = -0.75*t71 + 0.75*t72;
-    const double t74 = t16*t73;
-    const double t75 = params.link_4_L*params.link_4_L*params.link_5_m*params.link_5_m*t27*t27*t29*t29*tinv2;
-    const double t76 = params.link_4_m + 0.25*t45 + t46 - 0.5625*t75;
-    const double t77 = t20*t76;
-    const double t78 = t74 - t77;
-    const double t79 = t20*t78;
-    const double t80 = t20*t73;
-    const double t81 = tinv2*U_KLink4Body(3, 0)*U_KLink4Body(3, 0);
-    const double t82 = params.link_4_m + t45 + 0.25*t46 - t81;
-    const double t83 = t16*t82;
-    const double t84 = -t80 + t83;
-    const double t85 = t16*t84;
-    const double t86 = -t79 + t85;
-    const double t87 = params.link_3_L*params.link_3_L*t86;
-    const double t88 = 0.3333333333333333*t70 + t87;
-    const double tinv3 = 1.0/t88;
-    const double t89 = params.link_3_L*params.link_3_m;
-    const double t90 = params.link_3_L*t86;
-    const double t91 = 0.5*t89 + t90;
-    const double t92 = t20*t84;
-    const double t93 = t16*t78;
-    const double t94 = t92 + t93;
-    const double t95 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
-    const double t96 = params.link_3_L*params.link_3_m*v_KLink3Body[2];
-    const double t97 = params.link_3_m*v_KLink3Body[3];
-    const double t98 = 0.5*t96 + t97;
-    const double t99 = v_KLink3Body[4]*t98;
-    const double t100 = u[3]*t76*v_KLink4Body[3];
-    const double t101 = u[3]*t73*v_KLink4Body[4];
-    const double t102 = v_KLink4Body[2]*t56;
-    const double t103 = t29*t60;
-    const double t104 = t27*t65;
-    const double t105 = params.link_4_L*params.link_5_m*t27*t29*tinv2*uu_KLink4Body[0];
-    const double t106 = -t100 + t101 + t102 + t103 + t104 - 0.75*t105;
-    const double t107 = t20*t106;
-    const double t108 = u[3]*t73*v_KLink4Body[3];
-    const double t109 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
-    const double t110 = u[3]*t82*v_KLink4Body[4];
-    const double t111 = tinv2*U_KLink4Body(3, 0)*uu_KLink4Body[0];
-    const double t112 = -t108 - t109 + t110 - t61 + t66 + t111;
-    const double t113 = t16*t112;
-    const double t114 = -t107 + t113;
-    const double t115 = params.link_3_L*t114;
-    const double t116 = -t95 + t99 - t115;
-    U_KLink3Body(0, 0) = 0.0;
-    U_KLink3Body(1, 0) = 0.0;
-    U_KLink3Body(2, 0) = t88;
-    U_KLink3Body(3, 0) = t91;
-    U_KLink3Body(4, 0) = params.link_3_L*t94;
-    U_KLink3Body(5, 0) = 0.0;
-    Dinv_KLink3Body(0, 0) = tinv3;
-    uu_KLink3Body[0] = t116;
+    const double t69 = params.link_3_L*params.link_3_L*params.link_3_m;
+    const double t70 = params.link_5_m*t27*t29;
+    const double tinv1 = 1.0/U_KLink4Body(2, 0);
+    const double t71 = params.link_4_L*params.link_5_m*t27*t29*tinv1*U_KLink4Body(3, 0);
+    const double t72 = -0.75*t70 + 0.75*t71;
+    const double t73 = t16*t72;
+    const double t74 = params.link_4_L*params.link_4_L*params.link_5_m*params.link_5_m*t27*t27*t29*t29*tinv1;
+    const double t75 = params.link_4_m + 0.25*t44 + t45 - 0.5625*t74;
+    const double t76 = t20*t75;
+    const double t77 = t73 - t76;
+    const double t78 = t20*t77;
+    const double t79 = t20*t72;
+    const double t80 = tinv1*U_KLink4Body(3, 0)*U_KLink4Body(3, 0);
+    const double t81 = params.link_4_m + t44 + 0.25*t45 - t80;
+    const double t82 = t16*t81;
+    const double t83 = -t79 + t82;
+    const double t84 = t16*t83;
+    const double t85 = -t78 + t84;
+    const double t86 = params.link_3_L*params.link_3_L*t85;
+    const double t87 = 0.3333333333333333*t69 + t86;
+    const double t88 = params.link_3_L*params.link_3_m;
+    const double t89 = params.link_3_L*t85;
+    const double t90 = 0.5*t88 + t89;
+    const double t91 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
+    const double t92 = params.link_3_L*params.link_3_m*v_KLink3Body[2];
+    const double t93 = params.link_3_m*v_KLink3Body[3];
+    const double t94 = 0.5*t92 + t93;
+    const double t95 = v_KLink3Body[4]*t94;
+    const double t96 = u[3]*t75*v_KLink4Body[3];
+    const double t97 = u[3]*t72*v_KLink4Body[4];
+    const double t98 = v_KLink4Body[2]*t55;
+    const double t99 = t29*t59;
+    const double t100 = t27*t64;
+    const double t101 = params.link_4_L*params.link_5_m*t27*t29*tinv1*uu_KLink4Body[0];
+    const double t102 = -t96 + t97 + t98 + t99 + t100 - 0.75*t101;
+    const double t103 = t20*t102;
+    const double t104 = u[3]*t72*v_KLink4Body[3];
+    const double t105 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
+    const double t106 = u[3]*t81*v_KLink4Body[4];
+    const double t107 = tinv1*U_KLink4Body(3, 0)*uu_KLink4Body[0];
+    const double t108 = -t104 - t105 + t106 - t60 + t65 + t107;
+    const double t109 = t16*t108;
+    const double t110 = -t103 + t109;
+    const double t111 = params.link_3_L*t110;
+    const double t112 = -t91 + t95 - t111;
+    U_KLink3Body(2, 0) = t87;
+    U_KLink3Body(3, 0) = t90;
+    uu_KLink3Body[0] = t112;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': articulated inertia
-    const double t117 = params.link_2_L*params.link_2_L*params.link_2_m;
-    const double t118 = t20*t82;
-    const double t119 = t74 + t118;
-    const double t120 = t20*t119;
-    const double t121 = t16*t76;
-    const double t122 = t121 + t80;
-    const double t123 = t16*t122;
-    const double t124 = params.link_3_L*params.link_3_L*t94*t94*tinv3;
-    const double t125 = params.link_3_m + t120 + t123 - t124;
-    const double t126 = t5*t125;
-    const double t127 = params.link_3_L*t94*tinv3*U_KLink3Body(3, 0);
-    const double t128 = t92 + t93 - t127;
-    const double t129 = t7*t128;
-    const double t130 = -t126 + t129;
-    const double t131 = t5*t130;
-    const double t132 = t5*t128;
-    const double t133 = tinv3*U_KLink3Body(3, 0)*U_KLink3Body(3, 0);
-    const double t134 = params.link_3_m - t79 + t85 - t133;
-    const double t135 = t7*t134;
-    const double t136 = -t132 + t135;
-    const double t137 = t7*t136;
-    const double t138 = -t131 + t137;
-    const double t139 = params.link_2_L*params.link_2_L*t138;
-    const double t140 = 0.3333333333333333*t117 + t139;
-    const double tinv4 = 1.0/t140;
-    const double t141 = params.link_2_L*params.link_2_m;
-    const double t142 = params.link_2_L*t138;
-    const double t143 = 0.5*t141 + t142;
-    const double t144 = t5*t136;
-    const double t145 = t7*t130;
-    const double t146 = t144 + t145;
-    const double t147 = params.link_1_L*params.link_1_L*params.link_2_m*u[0]*u[0]*t3*t1;
-    const double t148 = params.link_1_L*params.link_2_m*u[0]*t1;
-    const double t149 = params.link_2_L*params.link_2_m*v_KLink2Body[2];
-    const double t150 = t148 + 0.5*t149;
-    const double t151 = params.link_1_L*u[0]*t3*t150;
-    const double t152 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
-    const double t153 = u[2]*v_KLink3Body[4]*t134;
-    const double t154 = u[2]*v_KLink3Body[3]*t128;
-    const double t155 = tinv3*U_KLink3Body(3, 0)*uu_KLink3Body[0];
-    const double t156 = -t152 + t153 - t154 - t107 + t113 + t155;
-    const double t157 = t7*t156;
-    const double t158 = v_KLink3Body[2]*t98;
-    const double t159 = u[2]*v_KLink3Body[4]*t128;
-    const double t160 = u[2]*v_KLink3Body[3]*t125;
-    const double t161 = t20*t112;
-    const double t162 = t16*t106;
-    const double t163 = params.link_3_L*t94*tinv3*uu_KLink3Body[0];
-    const double t164 = t158 + t159 - t160 + t161 + t162 + t163;
-    const double t165 = t5*t164;
-    const double t166 = t157 - t165;
-    const double t167 = params.link_2_L*t166;
-    const double t168 = t147 - t151 - t167;
-    U_KLink2Body(0, 0) = 0.0;
-    U_KLink2Body(1, 0) = 0.0;
-    U_KLink2Body(2, 0) = t140;
-    U_KLink2Body(3, 0) = t143;
-    U_KLink2Body(4, 0) = params.link_2_L*t146;
-    U_KLink2Body(5, 0) = 0.0;
-    Dinv_KLink2Body(0, 0) = tinv4;
-    uu_KLink2Body[0] = t168;
+    const double t113 = params.link_2_L*params.link_2_L*params.link_2_m;
+    const double t114 = t20*t81;
+    const double t115 = t73 + t114;
+    const double t116 = t20*t115;
+    const double t117 = t16*t75;
+    const double t118 = t117 + t79;
+    const double t119 = t16*t118;
+    const double t120 = t20*t83;
+    const double t121 = t16*t77;
+    const double t122 = t120 + t121;
+    const double tinv2 = 1.0/U_KLink3Body(2, 0);
+    const double t123 = params.link_3_L*params.link_3_L*t122*t122*tinv2;
+    const double t124 = params.link_3_m + t116 + t119 - t123;
+    const double t125 = t5*t124;
+    const double t126 = params.link_3_L*t122*tinv2*U_KLink3Body(3, 0);
+    const double t127 = t120 + t121 - t126;
+    const double t128 = t7*t127;
+    const double t129 = -t125 + t128;
+    const double t130 = t5*t129;
+    const double t131 = t5*t127;
+    const double t132 = tinv2*U_KLink3Body(3, 0)*U_KLink3Body(3, 0);
+    const double t133 = params.link_3_m - t78 + t84 - t132;
+    const double t134 = t7*t133;
+    const double t135 = -t131 + t134;
+    const double t136 = t7*t135;
+    const double t137 = -t130 + t136;
+    const double t138 = params.link_2_L*params.link_2_L*t137;
+    const double t139 = 0.3333333333333333*t113 + t138;
+    const double t140 = params.link_2_L*params.link_2_m;
+    const double t141 = params.link_2_L*t137;
+    const double t142 = 0.5*t140 + t141;
+    const double t143 = params.link_1_L*params.link_1_L*params.link_2_m*u[0]*u[0]*t4*t1;
+    const double t144 = params.link_1_L*params.link_2_m*u[0]*t1;
+    const double t145 = params.link_2_L*params.link_2_m*v_KLink2Body[2];
+    const double t146 = t144 + 0.5*t145;
+    const double t147 = params.link_1_L*u[0]*t4*t146;
+    const double t148 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
+    const double t149 = u[2]*v_KLink3Body[4]*t133;
+    const double t150 = u[2]*v_KLink3Body[3]*t127;
+    const double t151 = tinv2*U_KLink3Body(3, 0)*uu_KLink3Body[0];
+    const double t152 = -t148 + t149 - t150 - t103 + t109 + t151;
+    const double t153 = t7*t152;
+    const double t154 = v_KLink3Body[2]*t94;
+    const double t155 = u[2]*v_KLink3Body[4]*t127;
+    const double t156 = u[2]*v_KLink3Body[3]*t124;
+    const double t157 = t20*t108;
+    const double t158 = t16*t102;
+    const double t159 = params.link_3_L*t122*tinv2*uu_KLink3Body[0];
+    const double t160 = t154 + t155 - t156 + t157 + t158 + t159;
+    const double t161 = t5*t160;
+    const double t162 = t153 - t161;
+    const double t163 = params.link_2_L*t162;
+    const double t164 = t143 - t147 - t163;
+    U_KLink2Body(2, 0) = t139;
+    U_KLink2Body(3, 0) = t142;
+    uu_KLink2Body[0] = t164;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': articulated inertia
-    const double t169 = params.link_1_L*params.link_1_L*params.link_1_m;
-    const double t170 = params.link_2_L*t146*tinv4*U_KLink2Body(3, 0);
-    const double t171 = t144 + t145 - t170;
-    const double t172 = t3*t171;
-    const double t173 = tinv4*U_KLink2Body(3, 0)*U_KLink2Body(3, 0);
-    const double t174 = params.link_2_m - t131 + t137 - t173;
-    const double t175 = t1*t174;
-    const double t176 = -t172 + t175;
-    const double t177 = t1*t176;
-    const double t178 = t1*t171;
-    const double t179 = t5*t134;
-    const double t180 = t179 + t129;
-    const double t181 = t5*t180;
-    const double t182 = t7*t125;
-    const double t183 = t182 + t132;
-    const double t184 = t7*t183;
-    const double t185 = params.link_2_L*params.link_2_L*t146*t146*tinv4;
-    const double t186 = params.link_2_m + t181 + t184 - t185;
-    const double t187 = t3*t186;
-    const double t188 = t178 - t187;
-    const double t189 = t3*t188;
-    const double t190 = t177 - t189;
-    const double t191 = params.link_1_L*params.link_1_L*t190;
-    const double t192 = 0.3333333333333333*t169 + t191;
-    const double tinv5 = 1.0/t192;
-    const double t193 = params.link_1_L*params.link_1_m;
-    const double t194 = params.link_1_L*t190;
-    const double t195 = 0.5*t193 + t194;
-    const double t196 = t1*t188;
-    const double t197 = t3*t176;
-    const double t198 = t196 + t197;
-    const double t199 = params.link_1_L*params.link_2_m*u[0]*t3*v_KLink2Body[2];
-    const double t200 = params.link_1_L*u[0]*u[1]*t3*t174;
-    const double t201 = params.link_1_L*u[0]*u[1]*t1*t171;
-    const double t202 = tinv4*U_KLink2Body(3, 0)*uu_KLink2Body[0];
-    const double t203 = t199 - t200 - t201 + t157 - t165 + t202;
-    const double t204 = t1*t203;
-    const double t205 = v_KLink2Body[2]*t150;
-    const double t206 = params.link_1_L*u[0]*u[1]*t1*t186;
-    const double t207 = params.link_1_L*u[0]*u[1]*t3*t171;
-    const double t208 = t7*t164;
-    const double t209 = t5*t156;
-    const double t210 = params.link_2_L*t146*tinv4*uu_KLink2Body[0];
-    const double t211 = t205 - t206 - t207 + t208 + t209 + t210;
-    const double t212 = t3*t211;
-    const double t213 = t204 - t212;
-    const double t214 = params.link_1_L*t213;
-    U_KLink1Body(0, 0) = 0.0;
-    U_KLink1Body(1, 0) = 0.0;
-    U_KLink1Body(2, 0) = t192;
-    U_KLink1Body(3, 0) = t195;
-    U_KLink1Body(4, 0) = params.link_1_L*t198;
-    U_KLink1Body(5, 0) = 0.0;
-    Dinv_KLink1Body(0, 0) = tinv5;
-    uu_KLink1Body[0] = -t37 - t214;
+    const double t165 = params.link_1_L*params.link_1_L*params.link_1_m;
+    const double t166 = t5*t135;
+    const double t167 = t7*t129;
+    const double t168 = t166 + t167;
+    const double tinv3 = 1.0/U_KLink2Body(2, 0);
+    const double t169 = params.link_2_L*t168*tinv3*U_KLink2Body(3, 0);
+    const double t170 = t166 + t167 - t169;
+    const double t171 = t4*t170;
+    const double t172 = tinv3*U_KLink2Body(3, 0)*U_KLink2Body(3, 0);
+    const double t173 = params.link_2_m - t130 + t136 - t172;
+    const double t174 = t1*t173;
+    const double t175 = -t171 + t174;
+    const double t176 = t1*t175;
+    const double t177 = t1*t170;
+    const double t178 = t5*t133;
+    const double t179 = t178 + t128;
+    const double t180 = t5*t179;
+    const double t181 = t7*t124;
+    const double t182 = t181 + t131;
+    const double t183 = t7*t182;
+    const double t184 = params.link_2_L*params.link_2_L*t168*t168*tinv3;
+    const double t185 = params.link_2_m + t180 + t183 - t184;
+    const double t186 = t4*t185;
+    const double t187 = t177 - t186;
+    const double t188 = t4*t187;
+    const double t189 = t176 - t188;
+    const double t190 = params.link_1_L*params.link_1_L*t189;
+    const double t191 = 0.3333333333333333*t165 + t190;
+    const double t192 = params.link_1_L*params.link_1_m;
+    const double t193 = params.link_1_L*t189;
+    const double t194 = 0.5*t192 + t193;
+    U_KLink1Body(2, 0) = t191;
+    U_KLink1Body(3, 0) = t194;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration
-    const double t215 = std::cos(q[0]);
-    const double t216 = params.world_gravity[1]*t215;
-    const double t217 = std::sin(q[0]);
-    const double t218 = params.world_gravity[0]*t217;
-    const double t219 = -t216 + t218;
-    const double t220 = params.link_1_L*t219*t198;
-    const double t221 = params.world_gravity[1]*t217;
-    const double t222 = params.world_gravity[0]*t215;
-    const double t223 = -t221 - t222;
-    const double t224 = t223*U_KLink1Body(3, 0);
-    const double t225 = -t37 - t220 - t224 - t214;
-    const double t226 = tinv5*t225;
+    const double tinv4 = 1.0/U_KLink1Body(2, 0);
+    const double t195 = params.damping*u[0];
+    const double t196 = std::cos(q[0]);
+    const double t197 = params.world_gravity[1]*t196;
+    const double t198 = std::sin(q[0]);
+    const double t199 = params.world_gravity[0]*t198;
+    const double t200 = -t197 + t199;
+    const double t201 = t1*t187;
+    const double t202 = t4*t175;
+    const double t203 = t201 + t202;
+    const double t204 = params.link_1_L*t200*t203;
+    const double t205 = params.world_gravity[1]*t198;
+    const double t206 = params.world_gravity[0]*t196;
+    const double t207 = -t205 - t206;
+    const double t208 = t207*U_KLink1Body(3, 0);
+    const double t209 = params.link_1_L*params.link_2_m*u[0]*t4*v_KLink2Body[2];
+    const double t210 = params.link_1_L*u[0]*u[1]*t4*t173;
+    const double t211 = params.link_1_L*u[0]*u[1]*t1*t170;
+    const double t212 = tinv3*U_KLink2Body(3, 0)*uu_KLink2Body[0];
+    const double t213 = t209 - t210 - t211 + t153 - t161 + t212;
+    const double t214 = t1*t213;
+    const double t215 = v_KLink2Body[2]*t146;
+    const double t216 = params.link_1_L*u[0]*u[1]*t1*t185;
+    const double t217 = params.link_1_L*u[0]*u[1]*t4*t170;
+    const double t218 = t7*t160;
+    const double t219 = t5*t152;
+    const double t220 = params.link_2_L*t168*tinv3*uu_KLink2Body[0];
+    const double t221 = t215 - t216 - t217 + t218 + t219 + t220;
+    const double t222 = t4*t221;
+    const double t223 = t214 - t222;
+    const double t224 = params.link_1_L*t223;
+    const double t225 = -t195 - t204 - t208 - t224;
+    const double t226 = tinv4*t225;
     udot[0] = t226;
-    a_KLink1Body[0] = 0.0;
-    a_KLink1Body[1] = 0.0;
-    a_KLink1Body[2] = t226;
-    a_KLink1Body[3] = t223;
-    a_KLink1Body[4] = t219;
-    a_KLink1Body[5] = -params.world_gravity[2];
+    a_KLink1Body[4] = t200;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration
-    const double t227 = U_KLink2Body(2, 0)*tinv5*t225;
-    const double t228 = params.link_1_L*u[0]*u[1]*t3;
-    const double t229 = t3*a_KLink1Body[4];
-    const double t230 = params.link_1_L*tinv5*t225;
-    const double t231 = -t221 - t222 + t230;
+    const double t227 = U_KLink2Body(2, 0)*tinv4*t225;
+    const double t228 = params.link_1_L*u[0]*u[1]*t4;
+    const double t229 = t4*a_KLink1Body[4];
+    const double t230 = params.link_1_L*tinv4*t225;
+    const double t231 = -t205 - t206 + t230;
     const double t232 = t1*t231;
     const double t233 = -t228 + t229 + t232;
     const double t234 = U_KLink2Body(3, 0)*t233;
     const double t235 = params.link_1_L*u[0]*u[1]*t1;
     const double t236 = t1*a_KLink1Body[4];
-    const double t237 = t3*t231;
+    const double t237 = t4*t231;
     const double t238 = -t235 + t236 - t237;
-    const double t239 = params.link_2_L*t146*t238;
-    const double t240 = t147 - t151 - t167 - t227 - t234 - t239;
-    const double t241 = tinv4*t240;
+    const double t239 = params.link_2_L*t168*t238;
+    const double t240 = t143 - t147 - t163 - t227 - t234 - t239;
+    const double t241 = tinv3*t240;
     const double t242 = udot[0] + t241;
     udot[1] = t241;
-    a_KLink2Body[0] = 0.0;
-    a_KLink2Body[1] = 0.0;
     a_KLink2Body[2] = t242;
-    a_KLink2Body[3] = t233;
     a_KLink2Body[4] = t238;
-    a_KLink2Body[5] = a_KLink1Body[5];
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration
     const double t243 = U_KLink3Body(2, 0)*a_KLink2Body[2];
     const double t244 = u[2]*v_KLink3Body[3];
@@ -869,22 +758,18 @@ class Chain {
     const double t247 = -t228 + t229 + t232 + t246;
     const double t248 = t5*t247;
     const double t249 = -t244 + t245 - t248;
-    const double t250 = params.link_3_L*t94*t249;
+    const double t250 = params.link_3_L*t122*t249;
     const double t251 = u[2]*v_KLink3Body[4];
     const double t252 = t5*a_KLink2Body[4];
     const double t253 = t7*t247;
     const double t254 = t251 + t252 + t253;
     const double t255 = U_KLink3Body(3, 0)*t254;
-    const double t256 = -t95 + t99 - t115 - t243 - t250 - t255;
-    const double t257 = tinv3*t256;
+    const double t256 = -t91 + t95 - t111 - t243 - t250 - t255;
+    const double t257 = tinv2*t256;
     const double t258 = udot[0] + udot[1] + t257;
     udot[2] = t257;
-    a_KLink3Body[0] = 0.0;
-    a_KLink3Body[1] = 0.0;
     a_KLink3Body[2] = t258;
-    a_KLink3Body[3] = t254;
     a_KLink3Body[4] = t249;
-    a_KLink3Body[5] = a_KLink1Body[5];
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': acceleration
     const double t259 = U_KLink4Body(2, 0)*a_KLink3Body[2];
     const double t260 = u[3]*v_KLink4Body[3];
@@ -899,27 +784,14 @@ class Chain {
     const double t269 = t16*t263;
     const double t270 = t267 + t268 + t269;
     const double t271 = U_KLink4Body(3, 0)*t270;
-    const double t272 = -t53 + t57 - t68 - t259 + 0.75*t266 - t271;
-    const double t273 = tinv2*t272;
+    const double t272 = -t52 + t56 - t67 - t259 + 0.75*t266 - t271;
+    const double t273 = tinv1*t272;
     const double t274 = udot[0] + udot[1] + udot[2] + t273;
     udot[3] = t273;
-    a_KLink4Body[0] = 0.0;
-    a_KLink4Body[1] = 0.0;
     a_KLink4Body[2] = t274;
-    a_KLink4Body[3] = t270;
     a_KLink4Body[4] = t265;
-    a_KLink4Body[5] = a_KLink1Body[5];
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration
-    const double t275 = t267 + t268 + t269 + params.link_4_L*a_KLink4Body[2];
-    const double t276 = u[4]*v_KLink5Body[4] + t27*a_KLink4Body[4] + t29*t275;
-    const double t277 = tinv0*tinv0*tinv1*(-t38 + t42 - 0.3333333333333333*params.link_5_L*params.link_5_L*params.link_5_m*a_KLink4Body[2] - 0.5*params.link_5_L*params.link_5_m*t276);
-    udot[4] = 3.0*t277;
-    a_KLink5Body[0] = 0.0;
-    a_KLink5Body[1] = 0.0;
-    a_KLink5Body[2] = udot[0] + udot[1] + udot[2] + udot[3] + 3.0*t277;
-    a_KLink5Body[3] = t276;
-    a_KLink5Body[4] = -u[4]*v_KLink5Body[3] + t29*a_KLink4Body[4] - t27*t275;
-    a_KLink5Body[5] = a_KLink1Body[5];
+    udot[4] = 3.0*tinv0*tinv0*(-t37 + t41 - 0.3333333333333333*params.link_5_L*params.link_5_L*params.link_5_m*a_KLink4Body[2] - 0.5*params.link_5_L*params.link_5_m*(u[4]*v_KLink5Body[4] + t27*a_KLink4Body[4] + t29*(t267 + t268 + t269 + params.link_4_L*a_KLink4Body[2])))/params.link_5_m;
   }
 
   // qdot (nq) = N(q) u.
@@ -1053,33 +925,17 @@ class Chain {
   }
 
   // w_WB and v_WBo of every body, in World.
-  // (49 adds, 50 muls, 0 divs, 10 calls, 0 other)
+  // (31 adds, 30 muls, 0 divs, 8 calls, 0 other)
   void bodyVelocities([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, BodyVelocities& velocities) const {
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
-    Eigen::Vector3d p_WLink1Body;  // p_WoBo_W of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
-    Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
     Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
-    Eigen::Vector3d p_WLink3Body;  // p_WoBo_W of 'link[3].body'
     Eigen::Matrix3d R_WLink4Body;  // R_WB of 'link[4].body'
-    Eigen::Vector3d p_WLink4Body;  // p_WoBo_W of 'link[4].body'
-    Eigen::Matrix3d R_WLink5Body;  // R_WB of 'link[5].body'
-    Eigen::Vector3d p_WLink5Body;  // p_WoBo_W of 'link[5].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
     const double t0 = std::cos(q[0]);
     const double t1 = std::sin(q[0]);
     R_WLink1Body(0, 0) = t0;
-    R_WLink1Body(0, 1) = -t1;
-    R_WLink1Body(0, 2) = 0.0;
     R_WLink1Body(1, 0) = t1;
-    R_WLink1Body(1, 1) = t0;
-    R_WLink1Body(1, 2) = 0.0;
-    R_WLink1Body(2, 0) = 0.0;
-    R_WLink1Body(2, 1) = 0.0;
-    R_WLink1Body(2, 2) = 1.0;
-    p_WLink1Body[0] = 0.0;
-    p_WLink1Body[1] = 0.0;
-    p_WLink1Body[2] = 0.0;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
     const double t2 = std::sin(q[1]);
     const double t3 = t2*R_WLink1Body(1, 0);
@@ -1090,91 +946,37 @@ class Chain {
     const double t8 = R_WLink1Body(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
-    const double t11 = params.link_1_L*R_WLink1Body(1, 0);
-    const double t12 = params.link_1_L*R_WLink1Body(0, 0);
     R_WLink2Body(0, 0) = t6;
     R_WLink2Body(0, 1) = t9;
-    R_WLink2Body(0, 2) = 0.0;
     R_WLink2Body(1, 0) = t10;
-    R_WLink2Body(1, 1) = t6;
-    R_WLink2Body(1, 2) = 0.0;
-    R_WLink2Body(2, 0) = 0.0;
-    R_WLink2Body(2, 1) = 0.0;
-    R_WLink2Body(2, 2) = 1.0;
-    p_WLink2Body[0] = t11;
-    p_WLink2Body[1] = -t12;
-    p_WLink2Body[2] = 0.0;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const double t13 = std::cos(q[2]);
-    const double t14 = t13*R_WLink2Body(0, 0);
-    const double t15 = std::sin(q[2]);
-    const double t16 = t15*R_WLink2Body(0, 1);
-    const double t17 = t14 + t16;
-    const double t18 = t15*R_WLink2Body(0, 0);
-    const double t19 = t13*R_WLink2Body(0, 1);
-    const double t20 = -t18 + t19;
+    const double t11 = std::cos(q[2]);
+    const double t12 = t11*R_WLink2Body(0, 0);
+    const double t13 = std::sin(q[2]);
+    const double t14 = t13*R_WLink2Body(0, 1);
+    const double t15 = t12 + t14;
+    const double t16 = t13*R_WLink2Body(0, 0);
+    const double t17 = t11*R_WLink2Body(0, 1);
+    const double t18 = -t16 + t17;
+    const double t19 = t11*R_WLink2Body(1, 0);
+    const double t20 = t19 + t16;
     const double t21 = t13*R_WLink2Body(1, 0);
-    const double t22 = t21 + t18;
-    const double t23 = t15*R_WLink2Body(1, 0);
-    const double t24 = -t23 + t14;
-    const double t25 = params.link_2_L*R_WLink2Body(0, 1);
-    const double t26 = params.link_2_L*R_WLink2Body(0, 0);
-    R_WLink3Body(0, 0) = t17;
-    R_WLink3Body(0, 1) = t20;
-    R_WLink3Body(0, 2) = 0.0;
-    R_WLink3Body(1, 0) = t22;
-    R_WLink3Body(1, 1) = t24;
-    R_WLink3Body(1, 2) = 0.0;
-    R_WLink3Body(2, 0) = 0.0;
-    R_WLink3Body(2, 1) = 0.0;
-    R_WLink3Body(2, 2) = 1.0;
-    p_WLink3Body[0] = p_WLink2Body[0] - t25;
-    p_WLink3Body[1] = -t12 - t26;
-    p_WLink3Body[2] = 0.0;
+    const double t22 = -t21 + t12;
+    R_WLink3Body(0, 0) = t15;
+    R_WLink3Body(0, 1) = t18;
+    R_WLink3Body(1, 0) = t20;
+    R_WLink3Body(1, 1) = t22;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
-    const double t27 = std::cos(q[3]);
-    const double t28 = t27*R_WLink3Body(0, 0);
-    const double t29 = std::sin(q[3]);
-    const double t30 = t29*R_WLink3Body(0, 1);
-    const double t31 = t28 + t30;
-    const double t32 = t27*R_WLink3Body(0, 1);
-    const double t33 = t29*R_WLink3Body(0, 0);
-    const double t34 = t32 - t33;
-    const double t35 = t27*R_WLink3Body(1, 0);
-    const double t36 = t29*R_WLink3Body(1, 1);
-    const double t37 = t35 + t36;
-    const double t38 = t29*R_WLink3Body(1, 0);
-    const double t39 = t27*R_WLink3Body(1, 1);
-    const double t40 = -t38 + t39;
-    const double t41 = params.link_3_L*R_WLink3Body(0, 1);
-    const double t42 = params.link_3_L*R_WLink3Body(1, 1);
-    R_WLink4Body(0, 0) = t31;
-    R_WLink4Body(0, 1) = t34;
-    R_WLink4Body(0, 2) = 0.0;
-    R_WLink4Body(1, 0) = t37;
-    R_WLink4Body(1, 1) = t40;
-    R_WLink4Body(1, 2) = 0.0;
-    R_WLink4Body(2, 0) = 0.0;
-    R_WLink4Body(2, 1) = 0.0;
-    R_WLink4Body(2, 2) = 1.0;
-    p_WLink4Body[0] = p_WLink2Body[0] - t25 - t41;
-    p_WLink4Body[1] = -t12 - t26 - t42;
-    p_WLink4Body[2] = 0.0;
-    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const double t43 = std::sin(q[4]);
-    const double t44 = std::cos(q[4]);
-    R_WLink5Body(0, 0) = t43*R_WLink4Body(0, 1) + t44*R_WLink4Body(0, 0);
-    R_WLink5Body(0, 1) = t44*R_WLink4Body(0, 1) - t43*R_WLink4Body(0, 0);
-    R_WLink5Body(0, 2) = 0.0;
-    R_WLink5Body(1, 0) = t43*R_WLink4Body(1, 1) + t44*R_WLink4Body(1, 0);
-    R_WLink5Body(1, 1) = -t43*R_WLink4Body(1, 0) + t44*R_WLink4Body(1, 1);
-    R_WLink5Body(1, 2) = 0.0;
-    R_WLink5Body(2, 0) = 0.0;
-    R_WLink5Body(2, 1) = 0.0;
-    R_WLink5Body(2, 2) = 1.0;
-    p_WLink5Body[0] = p_WLink2Body[0] - t25 - t41 - params.link_4_L*R_WLink4Body(0, 1);
-    p_WLink5Body[1] = -t12 - t26 - t42 - params.link_4_L*R_WLink4Body(1, 1);
-    p_WLink5Body[2] = 0.0;
+    const double t23 = std::cos(q[3]);
+    const double t24 = t23*R_WLink3Body(0, 1);
+    const double t25 = std::sin(q[3]);
+    const double t26 = t25*R_WLink3Body(0, 0);
+    const double t27 = t24 - t26;
+    const double t28 = t25*R_WLink3Body(1, 0);
+    const double t29 = t23*R_WLink3Body(1, 1);
+    const double t30 = -t28 + t29;
+    R_WLink4Body(0, 1) = t27;
+    R_WLink4Body(1, 1) = t30;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': velocity
     velocities[0].w_WB[0] = 0.0;
     velocities[0].w_WB[1] = 0.0;
@@ -1183,59 +985,52 @@ class Chain {
     velocities[0].v_WB[1] = 0.0;
     velocities[0].v_WB[2] = 0.0;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
-    const double t45 = u[0] + u[1];
-    const double t46 = params.link_1_L*u[0]*R_WLink1Body(0, 0);
-    const double t47 = params.link_1_L*u[0]*R_WLink1Body(1, 0);
+    const double t31 = u[0] + u[1];
+    const double t32 = params.link_1_L*u[0]*R_WLink1Body(0, 0);
+    const double t33 = params.link_1_L*u[0]*R_WLink1Body(1, 0);
     velocities[1].w_WB[0] = 0.0;
     velocities[1].w_WB[1] = 0.0;
-    velocities[1].w_WB[2] = t45;
-    velocities[1].v_WB[0] = t46;
-    velocities[1].v_WB[1] = t47;
+    velocities[1].w_WB[2] = t31;
+    velocities[1].v_WB[0] = t32;
+    velocities[1].v_WB[1] = t33;
     velocities[1].v_WB[2] = 0.0;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity
-    const double t48 = u[0] + u[1] + u[2];
-    const double t49 = params.link_2_L*velocities[1].w_WB[2]*R_WLink2Body(0, 0);
-    const double t50 = params.link_2_L*velocities[1].w_WB[2]*R_WLink2Body(0, 1);
+    const double t34 = u[0] + u[1] + u[2];
+    const double t35 = params.link_2_L*velocities[1].w_WB[2]*R_WLink2Body(0, 0);
+    const double t36 = params.link_2_L*velocities[1].w_WB[2]*R_WLink2Body(0, 1);
     velocities[2].w_WB[0] = 0.0;
     velocities[2].w_WB[1] = 0.0;
-    velocities[2].w_WB[2] = t48;
-    velocities[2].v_WB[0] = velocities[1].v_WB[0] + t49;
-    velocities[2].v_WB[1] = velocities[1].v_WB[1] - t50;
+    velocities[2].w_WB[2] = t34;
+    velocities[2].v_WB[0] = velocities[1].v_WB[0] + t35;
+    velocities[2].v_WB[1] = velocities[1].v_WB[1] - t36;
     velocities[2].v_WB[2] = 0.0;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity
-    const double t51 = u[0] + u[1] + u[2] + u[3];
-    const double t52 = params.link_3_L*velocities[2].w_WB[2]*R_WLink3Body(1, 1);
-    const double t53 = params.link_3_L*velocities[2].w_WB[2]*R_WLink3Body(0, 1);
+    const double t37 = u[0] + u[1] + u[2] + u[3];
+    const double t38 = params.link_3_L*velocities[2].w_WB[2]*R_WLink3Body(1, 1);
+    const double t39 = params.link_3_L*velocities[2].w_WB[2]*R_WLink3Body(0, 1);
     velocities[3].w_WB[0] = 0.0;
     velocities[3].w_WB[1] = 0.0;
-    velocities[3].w_WB[2] = t51;
-    velocities[3].v_WB[0] = velocities[1].v_WB[0] + t49 + t52;
-    velocities[3].v_WB[1] = velocities[1].v_WB[1] - t50 - t53;
+    velocities[3].w_WB[2] = t37;
+    velocities[3].v_WB[0] = velocities[1].v_WB[0] + t35 + t38;
+    velocities[3].v_WB[1] = velocities[1].v_WB[1] - t36 - t39;
     velocities[3].v_WB[2] = 0.0;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity
     velocities[4].w_WB[0] = 0.0;
     velocities[4].w_WB[1] = 0.0;
     velocities[4].w_WB[2] = u[0] + u[1] + u[2] + u[3] + u[4];
-    velocities[4].v_WB[0] = velocities[1].v_WB[0] + t49 + t52 + params.link_4_L*velocities[3].w_WB[2]*R_WLink4Body(1, 1);
-    velocities[4].v_WB[1] = velocities[1].v_WB[1] - t50 - t53 - params.link_4_L*velocities[3].w_WB[2]*R_WLink4Body(0, 1);
+    velocities[4].v_WB[0] = velocities[1].v_WB[0] + t35 + t38 + params.link_4_L*velocities[3].w_WB[2]*R_WLink4Body(1, 1);
+    velocities[4].v_WB[1] = velocities[1].v_WB[1] - t36 - t39 - params.link_4_L*velocities[3].w_WB[2]*R_WLink4Body(0, 1);
     velocities[4].v_WB[2] = 0.0;
   }
 
   // Kinetic energy 1/2 u^T M u (J).
-  // (77 adds, 168 muls, 0 divs, 10 calls, 0 other)
+  // (63 adds, 156 muls, 0 divs, 10 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
-    Eigen::Vector3d p_WLink1Body;  // p_WoBo_W of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
-    Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
     Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
-    Eigen::Vector3d p_WLink3Body;  // p_WoBo_W of 'link[3].body'
     Eigen::Matrix3d R_WLink4Body;  // R_WB of 'link[4].body'
-    Eigen::Vector3d p_WLink4Body;  // p_WoBo_W of 'link[4].body'
     Eigen::Matrix3d R_WLink5Body;  // R_WB of 'link[5].body'
-    Eigen::Vector3d p_WLink5Body;  // p_WoBo_W of 'link[5].body'
-    Eigen::Vector3d w_WLink1Body;  // w_WB of 'link[1].body'
-    Eigen::Vector3d v_WLink1Body;  // v_WBo of 'link[1].body'
     Eigen::Vector3d w_WLink2Body;  // w_WB of 'link[2].body'
     Eigen::Vector3d v_WLink2Body;  // v_WBo of 'link[2].body'
     Eigen::Vector3d w_WLink3Body;  // w_WB of 'link[3].body'
@@ -1249,17 +1044,7 @@ class Chain {
     const double t0 = std::cos(q[0]);
     const double t1 = std::sin(q[0]);
     R_WLink1Body(0, 0) = t0;
-    R_WLink1Body(0, 1) = -t1;
-    R_WLink1Body(0, 2) = 0.0;
     R_WLink1Body(1, 0) = t1;
-    R_WLink1Body(1, 1) = t0;
-    R_WLink1Body(1, 2) = 0.0;
-    R_WLink1Body(2, 0) = 0.0;
-    R_WLink1Body(2, 1) = 0.0;
-    R_WLink1Body(2, 2) = 1.0;
-    p_WLink1Body[0] = 0.0;
-    p_WLink1Body[1] = 0.0;
-    p_WLink1Body[2] = 0.0;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
     const double t2 = std::sin(q[1]);
     const double t3 = t2*R_WLink1Body(1, 0);
@@ -1270,185 +1055,111 @@ class Chain {
     const double t8 = R_WLink1Body(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
-    const double t11 = params.link_1_L*R_WLink1Body(1, 0);
-    const double t12 = params.link_1_L*R_WLink1Body(0, 0);
     R_WLink2Body(0, 0) = t6;
     R_WLink2Body(0, 1) = t9;
-    R_WLink2Body(0, 2) = 0.0;
     R_WLink2Body(1, 0) = t10;
-    R_WLink2Body(1, 1) = t6;
-    R_WLink2Body(1, 2) = 0.0;
-    R_WLink2Body(2, 0) = 0.0;
-    R_WLink2Body(2, 1) = 0.0;
-    R_WLink2Body(2, 2) = 1.0;
-    p_WLink2Body[0] = t11;
-    p_WLink2Body[1] = -t12;
-    p_WLink2Body[2] = 0.0;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const double t13 = std::cos(q[2]);
-    const double t14 = t13*R_WLink2Body(0, 0);
-    const double t15 = std::sin(q[2]);
-    const double t16 = t15*R_WLink2Body(0, 1);
-    const double t17 = t14 + t16;
-    const double t18 = t15*R_WLink2Body(0, 0);
-    const double t19 = t13*R_WLink2Body(0, 1);
-    const double t20 = -t18 + t19;
+    const double t11 = std::cos(q[2]);
+    const double t12 = t11*R_WLink2Body(0, 0);
+    const double t13 = std::sin(q[2]);
+    const double t14 = t13*R_WLink2Body(0, 1);
+    const double t15 = t12 + t14;
+    const double t16 = t13*R_WLink2Body(0, 0);
+    const double t17 = t11*R_WLink2Body(0, 1);
+    const double t18 = -t16 + t17;
+    const double t19 = t11*R_WLink2Body(1, 0);
+    const double t20 = t19 + t16;
     const double t21 = t13*R_WLink2Body(1, 0);
-    const double t22 = t21 + t18;
-    const double t23 = t15*R_WLink2Body(1, 0);
-    const double t24 = -t23 + t14;
-    const double t25 = params.link_2_L*R_WLink2Body(0, 1);
-    const double t26 = params.link_2_L*R_WLink2Body(0, 0);
-    R_WLink3Body(0, 0) = t17;
-    R_WLink3Body(0, 1) = t20;
-    R_WLink3Body(0, 2) = 0.0;
-    R_WLink3Body(1, 0) = t22;
-    R_WLink3Body(1, 1) = t24;
-    R_WLink3Body(1, 2) = 0.0;
-    R_WLink3Body(2, 0) = 0.0;
-    R_WLink3Body(2, 1) = 0.0;
-    R_WLink3Body(2, 2) = 1.0;
-    p_WLink3Body[0] = p_WLink2Body[0] - t25;
-    p_WLink3Body[1] = -t12 - t26;
-    p_WLink3Body[2] = 0.0;
+    const double t22 = -t21 + t12;
+    R_WLink3Body(0, 0) = t15;
+    R_WLink3Body(0, 1) = t18;
+    R_WLink3Body(1, 0) = t20;
+    R_WLink3Body(1, 1) = t22;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
-    const double t27 = std::cos(q[3]);
-    const double t28 = t27*R_WLink3Body(0, 0);
-    const double t29 = std::sin(q[3]);
-    const double t30 = t29*R_WLink3Body(0, 1);
-    const double t31 = t28 + t30;
-    const double t32 = t27*R_WLink3Body(0, 1);
-    const double t33 = t29*R_WLink3Body(0, 0);
-    const double t34 = t32 - t33;
-    const double t35 = t27*R_WLink3Body(1, 0);
-    const double t36 = t29*R_WLink3Body(1, 1);
-    const double t37 = t35 + t36;
-    const double t38 = t29*R_WLink3Body(1, 0);
-    const double t39 = t27*R_WLink3Body(1, 1);
-    const double t40 = -t38 + t39;
-    const double t41 = params.link_3_L*R_WLink3Body(0, 1);
-    const double t42 = params.link_3_L*R_WLink3Body(1, 1);
-    R_WLink4Body(0, 0) = t31;
-    R_WLink4Body(0, 1) = t34;
-    R_WLink4Body(0, 2) = 0.0;
-    R_WLink4Body(1, 0) = t37;
-    R_WLink4Body(1, 1) = t40;
-    R_WLink4Body(1, 2) = 0.0;
-    R_WLink4Body(2, 0) = 0.0;
-    R_WLink4Body(2, 1) = 0.0;
-    R_WLink4Body(2, 2) = 1.0;
-    p_WLink4Body[0] = p_WLink2Body[0] - t25 - t41;
-    p_WLink4Body[1] = -t12 - t26 - t42;
-    p_WLink4Body[2] = 0.0;
+    const double t23 = std::cos(q[3]);
+    const double t24 = t23*R_WLink3Body(0, 0);
+    const double t25 = std::sin(q[3]);
+    const double t26 = t25*R_WLink3Body(0, 1);
+    const double t27 = t24 + t26;
+    const double t28 = t23*R_WLink3Body(0, 1);
+    const double t29 = t25*R_WLink3Body(0, 0);
+    const double t30 = t28 - t29;
+    const double t31 = t23*R_WLink3Body(1, 0);
+    const double t32 = t25*R_WLink3Body(1, 1);
+    const double t33 = t31 + t32;
+    const double t34 = t25*R_WLink3Body(1, 0);
+    const double t35 = t23*R_WLink3Body(1, 1);
+    const double t36 = -t34 + t35;
+    R_WLink4Body(0, 0) = t27;
+    R_WLink4Body(0, 1) = t30;
+    R_WLink4Body(1, 0) = t33;
+    R_WLink4Body(1, 1) = t36;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const double t43 = std::sin(q[4]);
-    const double t44 = std::cos(q[4]);
-    const double t45 = t44*R_WLink4Body(0, 1);
-    const double t46 = t43*R_WLink4Body(0, 0);
-    const double t47 = t45 - t46;
-    const double t48 = t43*R_WLink4Body(1, 0);
-    const double t49 = t44*R_WLink4Body(1, 1);
-    const double t50 = -t48 + t49;
-    R_WLink5Body(0, 0) = t43*R_WLink4Body(0, 1) + t44*R_WLink4Body(0, 0);
-    R_WLink5Body(0, 1) = t47;
-    R_WLink5Body(0, 2) = 0.0;
-    R_WLink5Body(1, 0) = t43*R_WLink4Body(1, 1) + t44*R_WLink4Body(1, 0);
-    R_WLink5Body(1, 1) = t50;
-    R_WLink5Body(1, 2) = 0.0;
-    R_WLink5Body(2, 0) = 0.0;
-    R_WLink5Body(2, 1) = 0.0;
-    R_WLink5Body(2, 2) = 1.0;
-    p_WLink5Body[0] = p_WLink2Body[0] - t25 - t41 - params.link_4_L*R_WLink4Body(0, 1);
-    p_WLink5Body[1] = -t12 - t26 - t42 - params.link_4_L*R_WLink4Body(1, 1);
-    p_WLink5Body[2] = 0.0;
-    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': velocity
-    w_WLink1Body[0] = 0.0;
-    w_WLink1Body[1] = 0.0;
-    w_WLink1Body[2] = u[0];
-    v_WLink1Body[0] = 0.0;
-    v_WLink1Body[1] = 0.0;
-    v_WLink1Body[2] = 0.0;
+    const double t37 = std::cos(q[4]);
+    const double t38 = t37*R_WLink4Body(0, 1);
+    const double t39 = std::sin(q[4]);
+    const double t40 = t39*R_WLink4Body(0, 0);
+    const double t41 = t38 - t40;
+    const double t42 = t39*R_WLink4Body(1, 0);
+    const double t43 = t37*R_WLink4Body(1, 1);
+    const double t44 = -t42 + t43;
+    R_WLink5Body(0, 1) = t41;
+    R_WLink5Body(1, 1) = t44;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
-    const double t51 = u[0] + u[1];
-    const double t52 = params.link_1_L*u[0]*R_WLink1Body(0, 0);
-    const double t53 = params.link_1_L*u[0]*R_WLink1Body(1, 0);
-    w_WLink2Body[0] = 0.0;
-    w_WLink2Body[1] = 0.0;
-    w_WLink2Body[2] = t51;
-    v_WLink2Body[0] = t52;
-    v_WLink2Body[1] = t53;
-    v_WLink2Body[2] = 0.0;
+    const double t45 = u[0] + u[1];
+    const double t46 = params.link_1_L*u[0]*R_WLink1Body(0, 0);
+    const double t47 = params.link_1_L*u[0]*R_WLink1Body(1, 0);
+    w_WLink2Body[2] = t45;
+    v_WLink2Body[0] = t46;
+    v_WLink2Body[1] = t47;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity
-    const double t54 = u[0] + u[1] + u[2];
-    const double t55 = params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 0);
-    const double t56 = v_WLink2Body[0] + t55;
-    const double t57 = params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 1);
-    const double t58 = v_WLink2Body[1] - t57;
-    w_WLink3Body[0] = 0.0;
-    w_WLink3Body[1] = 0.0;
-    w_WLink3Body[2] = t54;
-    v_WLink3Body[0] = t56;
-    v_WLink3Body[1] = t58;
-    v_WLink3Body[2] = 0.0;
+    const double t48 = u[0] + u[1] + u[2];
+    const double t49 = params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 0);
+    const double t50 = v_WLink2Body[0] + t49;
+    const double t51 = params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 1);
+    const double t52 = v_WLink2Body[1] - t51;
+    w_WLink3Body[2] = t48;
+    v_WLink3Body[0] = t50;
+    v_WLink3Body[1] = t52;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity
-    const double t59 = u[0] + u[1] + u[2] + u[3];
-    const double t60 = params.link_3_L*w_WLink3Body[2]*R_WLink3Body(1, 1);
-    const double t61 = v_WLink2Body[0] + t55 + t60;
-    const double t62 = params.link_3_L*w_WLink3Body[2]*R_WLink3Body(0, 1);
-    const double t63 = v_WLink2Body[1] - t57 - t62;
-    w_WLink4Body[0] = 0.0;
-    w_WLink4Body[1] = 0.0;
-    w_WLink4Body[2] = t59;
-    v_WLink4Body[0] = t61;
-    v_WLink4Body[1] = t63;
-    v_WLink4Body[2] = 0.0;
+    const double t53 = u[0] + u[1] + u[2] + u[3];
+    const double t54 = params.link_3_L*w_WLink3Body[2]*R_WLink3Body(1, 1);
+    const double t55 = v_WLink2Body[0] + t49 + t54;
+    const double t56 = params.link_3_L*w_WLink3Body[2]*R_WLink3Body(0, 1);
+    const double t57 = v_WLink2Body[1] - t51 - t56;
+    w_WLink4Body[2] = t53;
+    v_WLink4Body[0] = t55;
+    v_WLink4Body[1] = t57;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity
-    const double t64 = u[0] + u[1] + u[2] + u[3] + u[4];
-    const double t65 = params.link_4_L*w_WLink4Body[2]*R_WLink4Body(1, 1);
-    const double t66 = v_WLink2Body[0] + t55 + t60 + t65;
-    const double t67 = params.link_4_L*w_WLink4Body[2]*R_WLink4Body(0, 1);
-    const double t68 = v_WLink2Body[1] - t57 - t62 - t67;
-    w_WLink5Body[0] = 0.0;
-    w_WLink5Body[1] = 0.0;
-    w_WLink5Body[2] = t64;
-    v_WLink5Body[0] = t66;
-    v_WLink5Body[1] = t68;
-    v_WLink5Body[2] = 0.0;
+    const double t58 = u[0] + u[1] + u[2] + u[3] + u[4];
+    const double t59 = params.link_4_L*w_WLink4Body[2]*R_WLink4Body(1, 1);
+    const double t60 = v_WLink2Body[0] + t49 + t54 + t59;
+    const double t61 = params.link_4_L*w_WLink4Body[2]*R_WLink4Body(0, 1);
+    const double t62 = v_WLink2Body[1] - t51 - t56 - t61;
+    w_WLink5Body[2] = t58;
+    v_WLink5Body[0] = t60;
+    v_WLink5Body[1] = t62;
     // kinetic energy
-    const double t69 = 0.3333333333333333*params.link_1_L*params.link_1_L*params.link_1_m*u[0]*u[0] + params.link_1_L*u[0]*R_WLink1Body(0, 0)*(params.link_1_L*params.link_2_m*u[0]*R_WLink1Body(0, 0) + 0.5*params.link_2_L*params.link_2_m*w_WLink2Body[2]*R_WLink2Body(0, 0)) + params.link_1_L*u[0]*R_WLink1Body(1, 0)*(params.link_1_L*params.link_2_m*u[0]*R_WLink1Body(1, 0) - 0.5*params.link_2_L*params.link_2_m*w_WLink2Body[2]*R_WLink2Body(0, 1)) + w_WLink2Body[2]*(0.3333333333333333*params.link_2_L*params.link_2_L*params.link_2_m*w_WLink2Body[2] - 0.5*params.link_1_L*params.link_2_L*params.link_2_m*u[0]*R_WLink1Body(1, 0)*R_WLink2Body(0, 1) + 0.5*params.link_1_L*params.link_2_L*params.link_2_m*u[0]*R_WLink1Body(0, 0)*R_WLink2Body(0, 0)) + v_WLink3Body[0]*(0.5*params.link_3_L*params.link_3_m*w_WLink3Body[2]*R_WLink3Body(1, 1) + params.link_3_m*v_WLink3Body[0]) + v_WLink3Body[1]*(-0.5*params.link_3_L*params.link_3_m*w_WLink3Body[2]*R_WLink3Body(0, 1) + params.link_3_m*v_WLink3Body[1]) + w_WLink3Body[2]*(0.3333333333333333*params.link_3_L*params.link_3_L*params.link_3_m*w_WLink3Body[2] - 0.5*params.link_3_L*params.link_3_m*v_WLink3Body[1]*R_WLink3Body(0, 1) + 0.5*params.link_3_L*params.link_3_m*v_WLink3Body[0]*R_WLink3Body(1, 1)) + v_WLink4Body[0]*(0.5*params.link_4_L*params.link_4_m*w_WLink4Body[2]*R_WLink4Body(1, 1) + params.link_4_m*v_WLink4Body[0]) + v_WLink4Body[1]*(params.link_4_m*v_WLink4Body[1] - 0.5*params.link_4_L*params.link_4_m*w_WLink4Body[2]*R_WLink4Body(0, 1)) + w_WLink4Body[2]*(0.3333333333333333*params.link_4_L*params.link_4_L*params.link_4_m*w_WLink4Body[2] - 0.5*params.link_4_L*params.link_4_m*v_WLink4Body[1]*R_WLink4Body(0, 1) + 0.5*params.link_4_L*params.link_4_m*v_WLink4Body[0]*R_WLink4Body(1, 1)) + v_WLink5Body[0]*(params.link_5_m*v_WLink5Body[0] + 0.5*params.link_5_L*params.link_5_m*w_WLink5Body[2]*R_WLink5Body(1, 1)) + w_WLink5Body[2]*(0.3333333333333333*params.link_5_L*params.link_5_L*params.link_5_m*w_WLink5Body[2] - 0.5*params.link_5_L*params.link_5_m*v_WLink5Body[1]*R_WLink5Body(0, 1) + 0.5*params.link_5_L*params.link_5_m*v_WLink5Body[0]*R_WLink5Body(1, 1)) + v_WLink5Body[1]*(-0.5*params.link_5_L*params.link_5_m*w_WLink5Body[2]*R_WLink5Body(0, 1) + params.link_5_m*v_WLink5Body[1]);
-    ke = 0.5*t69;
+    const double t63 = 0.3333333333333333*params.link_1_L*params.link_1_L*params.link_1_m*u[0]*u[0] + params.link_1_L*u[0]*R_WLink1Body(0, 0)*(params.link_1_L*params.link_2_m*u[0]*R_WLink1Body(0, 0) + 0.5*params.link_2_L*params.link_2_m*w_WLink2Body[2]*R_WLink2Body(0, 0)) + params.link_1_L*u[0]*R_WLink1Body(1, 0)*(params.link_1_L*params.link_2_m*u[0]*R_WLink1Body(1, 0) - 0.5*params.link_2_L*params.link_2_m*w_WLink2Body[2]*R_WLink2Body(0, 1)) + w_WLink2Body[2]*(0.3333333333333333*params.link_2_L*params.link_2_L*params.link_2_m*w_WLink2Body[2] - 0.5*params.link_1_L*params.link_2_L*params.link_2_m*u[0]*R_WLink1Body(1, 0)*R_WLink2Body(0, 1) + 0.5*params.link_1_L*params.link_2_L*params.link_2_m*u[0]*R_WLink1Body(0, 0)*R_WLink2Body(0, 0)) + v_WLink3Body[0]*(0.5*params.link_3_L*params.link_3_m*w_WLink3Body[2]*R_WLink3Body(1, 1) + params.link_3_m*v_WLink3Body[0]) + v_WLink3Body[1]*(-0.5*params.link_3_L*params.link_3_m*w_WLink3Body[2]*R_WLink3Body(0, 1) + params.link_3_m*v_WLink3Body[1]) + w_WLink3Body[2]*(0.3333333333333333*params.link_3_L*params.link_3_L*params.link_3_m*w_WLink3Body[2] - 0.5*params.link_3_L*params.link_3_m*v_WLink3Body[1]*R_WLink3Body(0, 1) + 0.5*params.link_3_L*params.link_3_m*v_WLink3Body[0]*R_WLink3Body(1, 1)) + v_WLink4Body[0]*(0.5*params.link_4_L*params.link_4_m*w_WLink4Body[2]*R_WLink4Body(1, 1) + params.link_4_m*v_WLink4Body[0]) + v_WLink4Body[1]*(params.link_4_m*v_WLink4Body[1] - 0.5*params.link_4_L*params.link_4_m*w_WLink4Body[2]*R_WLink4Body(0, 1)) + w_WLink4Body[2]*(0.3333333333333333*params.link_4_L*params.link_4_L*params.link_4_m*w_WLink4Body[2] - 0.5*params.link_4_L*params.link_4_m*v_WLink4Body[1]*R_WLink4Body(0, 1) + 0.5*params.link_4_L*params.link_4_m*v_WLink4Body[0]*R_WLink4Body(1, 1)) + v_WLink5Body[0]*(params.link_5_m*v_WLink5Body[0] + 0.5*params.link_5_L*params.link_5_m*w_WLink5Body[2]*R_WLink5Body(1, 1)) + w_WLink5Body[2]*(0.3333333333333333*params.link_5_L*params.link_5_L*params.link_5_m*w_WLink5Body[2] - 0.5*params.link_5_L*params.link_5_m*v_WLink5Body[1]*R_WLink5Body(0, 1) + 0.5*params.link_5_L*params.link_5_m*v_WLink5Body[0]*R_WLink5Body(1, 1)) + v_WLink5Body[1]*(-0.5*params.link_5_L*params.link_5_m*w_WLink5Body[2]*R_WLink5Body(0, 1) + params.link_5_m*v_WLink5Body[1]);
+    ke = 0.5*t63;
     return ke;
   }
 
   // Gravitational potential energy -sum m g . p_WoBcm (J), zero at the World origin.
-  // (56 adds, 63 muls, 0 divs, 10 calls, 0 other)
+  // (42 adds, 59 muls, 0 divs, 10 calls, 0 other)
   double potentialEnergy([[maybe_unused]] const Q& q) const {
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
-    Eigen::Vector3d p_WLink1Body;  // p_WoBo_W of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
     Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
-    Eigen::Vector3d p_WLink3Body;  // p_WoBo_W of 'link[3].body'
     Eigen::Matrix3d R_WLink4Body;  // R_WB of 'link[4].body'
-    Eigen::Vector3d p_WLink4Body;  // p_WoBo_W of 'link[4].body'
     Eigen::Matrix3d R_WLink5Body;  // R_WB of 'link[5].body'
-    Eigen::Vector3d p_WLink5Body;  // p_WoBo_W of 'link[5].body'
     double pe = 0.0;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
     const double t0 = std::cos(q[0]);
     const double t1 = std::sin(q[0]);
     R_WLink1Body(0, 0) = t0;
-    R_WLink1Body(0, 1) = -t1;
-    R_WLink1Body(0, 2) = 0.0;
     R_WLink1Body(1, 0) = t1;
-    R_WLink1Body(1, 1) = t0;
-    R_WLink1Body(1, 2) = 0.0;
-    R_WLink1Body(2, 0) = 0.0;
-    R_WLink1Body(2, 1) = 0.0;
-    R_WLink1Body(2, 2) = 1.0;
-    p_WLink1Body[0] = 0.0;
-    p_WLink1Body[1] = 0.0;
-    p_WLink1Body[2] = 0.0;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
     const double t2 = std::sin(q[1]);
     const double t3 = t2*R_WLink1Body(1, 0);
@@ -1460,100 +1171,66 @@ class Chain {
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
     const double t11 = params.link_1_L*R_WLink1Body(1, 0);
-    const double t12 = params.link_1_L*R_WLink1Body(0, 0);
     R_WLink2Body(0, 0) = t6;
     R_WLink2Body(0, 1) = t9;
-    R_WLink2Body(0, 2) = 0.0;
     R_WLink2Body(1, 0) = t10;
-    R_WLink2Body(1, 1) = t6;
-    R_WLink2Body(1, 2) = 0.0;
-    R_WLink2Body(2, 0) = 0.0;
-    R_WLink2Body(2, 1) = 0.0;
-    R_WLink2Body(2, 2) = 1.0;
     p_WLink2Body[0] = t11;
-    p_WLink2Body[1] = -t12;
-    p_WLink2Body[2] = 0.0;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const double t13 = std::cos(q[2]);
-    const double t14 = t13*R_WLink2Body(0, 0);
-    const double t15 = std::sin(q[2]);
-    const double t16 = t15*R_WLink2Body(0, 1);
-    const double t17 = t14 + t16;
-    const double t18 = t15*R_WLink2Body(0, 0);
-    const double t19 = t13*R_WLink2Body(0, 1);
-    const double t20 = -t18 + t19;
-    const double t21 = t13*R_WLink2Body(1, 0);
-    const double t22 = t21 + t18;
-    const double t23 = t15*R_WLink2Body(1, 0);
-    const double t24 = -t23 + t14;
-    const double t25 = params.link_2_L*R_WLink2Body(0, 1);
-    const double t26 = params.link_2_L*R_WLink2Body(0, 0);
-    R_WLink3Body(0, 0) = t17;
-    R_WLink3Body(0, 1) = t20;
-    R_WLink3Body(0, 2) = 0.0;
-    R_WLink3Body(1, 0) = t22;
-    R_WLink3Body(1, 1) = t24;
-    R_WLink3Body(1, 2) = 0.0;
-    R_WLink3Body(2, 0) = 0.0;
-    R_WLink3Body(2, 1) = 0.0;
-    R_WLink3Body(2, 2) = 1.0;
-    p_WLink3Body[0] = p_WLink2Body[0] - t25;
-    p_WLink3Body[1] = -t12 - t26;
-    p_WLink3Body[2] = 0.0;
+    const double t12 = std::cos(q[2]);
+    const double t13 = t12*R_WLink2Body(0, 0);
+    const double t14 = std::sin(q[2]);
+    const double t15 = t14*R_WLink2Body(0, 1);
+    const double t16 = t13 + t15;
+    const double t17 = t14*R_WLink2Body(0, 0);
+    const double t18 = t12*R_WLink2Body(0, 1);
+    const double t19 = -t17 + t18;
+    const double t20 = t12*R_WLink2Body(1, 0);
+    const double t21 = t20 + t17;
+    const double t22 = t14*R_WLink2Body(1, 0);
+    const double t23 = -t22 + t13;
+    R_WLink3Body(0, 0) = t16;
+    R_WLink3Body(0, 1) = t19;
+    R_WLink3Body(1, 0) = t21;
+    R_WLink3Body(1, 1) = t23;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
-    const double t27 = std::cos(q[3]);
-    const double t28 = t27*R_WLink3Body(0, 0);
-    const double t29 = std::sin(q[3]);
-    const double t30 = t29*R_WLink3Body(0, 1);
-    const double t31 = t28 + t30;
-    const double t32 = t27*R_WLink3Body(0, 1);
-    const double t33 = t29*R_WLink3Body(0, 0);
-    const double t34 = t32 - t33;
-    const double t35 = t27*R_WLink3Body(1, 0);
-    const double t36 = t29*R_WLink3Body(1, 1);
-    const double t37 = t35 + t36;
-    const double t38 = t29*R_WLink3Body(1, 0);
-    const double t39 = t27*R_WLink3Body(1, 1);
-    const double t40 = -t38 + t39;
-    const double t41 = params.link_3_L*R_WLink3Body(0, 1);
-    const double t42 = params.link_3_L*R_WLink3Body(1, 1);
-    R_WLink4Body(0, 0) = t31;
-    R_WLink4Body(0, 1) = t34;
-    R_WLink4Body(0, 2) = 0.0;
-    R_WLink4Body(1, 0) = t37;
-    R_WLink4Body(1, 1) = t40;
-    R_WLink4Body(1, 2) = 0.0;
-    R_WLink4Body(2, 0) = 0.0;
-    R_WLink4Body(2, 1) = 0.0;
-    R_WLink4Body(2, 2) = 1.0;
-    p_WLink4Body[0] = p_WLink2Body[0] - t25 - t41;
-    p_WLink4Body[1] = -t12 - t26 - t42;
-    p_WLink4Body[2] = 0.0;
+    const double t24 = std::cos(q[3]);
+    const double t25 = t24*R_WLink3Body(0, 0);
+    const double t26 = std::sin(q[3]);
+    const double t27 = t26*R_WLink3Body(0, 1);
+    const double t28 = t25 + t27;
+    const double t29 = t24*R_WLink3Body(0, 1);
+    const double t30 = t26*R_WLink3Body(0, 0);
+    const double t31 = t29 - t30;
+    const double t32 = t24*R_WLink3Body(1, 0);
+    const double t33 = t26*R_WLink3Body(1, 1);
+    const double t34 = t32 + t33;
+    const double t35 = t26*R_WLink3Body(1, 0);
+    const double t36 = t24*R_WLink3Body(1, 1);
+    const double t37 = -t35 + t36;
+    R_WLink4Body(0, 0) = t28;
+    R_WLink4Body(0, 1) = t31;
+    R_WLink4Body(1, 0) = t34;
+    R_WLink4Body(1, 1) = t37;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const double t43 = std::sin(q[4]);
-    const double t44 = std::cos(q[4]);
-    const double t45 = t44*R_WLink4Body(0, 1);
-    const double t46 = t43*R_WLink4Body(0, 0);
-    const double t47 = t45 - t46;
-    const double t48 = t43*R_WLink4Body(1, 0);
-    const double t49 = t44*R_WLink4Body(1, 1);
-    const double t50 = -t48 + t49;
-    const double t51 = params.link_4_L*R_WLink4Body(0, 1);
-    const double t52 = params.link_4_L*R_WLink4Body(1, 1);
-    R_WLink5Body(0, 0) = t43*R_WLink4Body(0, 1) + t44*R_WLink4Body(0, 0);
-    R_WLink5Body(0, 1) = t47;
-    R_WLink5Body(0, 2) = 0.0;
-    R_WLink5Body(1, 0) = t43*R_WLink4Body(1, 1) + t44*R_WLink4Body(1, 0);
-    R_WLink5Body(1, 1) = t50;
-    R_WLink5Body(1, 2) = 0.0;
-    R_WLink5Body(2, 0) = 0.0;
-    R_WLink5Body(2, 1) = 0.0;
-    R_WLink5Body(2, 2) = 1.0;
-    p_WLink5Body[0] = p_WLink2Body[0] - t25 - t41 - t51;
-    p_WLink5Body[1] = -t12 - t26 - t42 - t52;
-    p_WLink5Body[2] = 0.0;
+    const double t38 = std::cos(q[4]);
+    const double t39 = t38*R_WLink4Body(0, 1);
+    const double t40 = std::sin(q[4]);
+    const double t41 = t40*R_WLink4Body(0, 0);
+    const double t42 = t39 - t41;
+    const double t43 = t40*R_WLink4Body(1, 0);
+    const double t44 = t38*R_WLink4Body(1, 1);
+    const double t45 = -t43 + t44;
+    R_WLink5Body(0, 1) = t42;
+    R_WLink5Body(1, 1) = t45;
     // potential energy (gravity)
-    const double t53 = -params.link_1_m*(-0.5*params.link_1_L*params.world_gravity[1]*R_WLink1Body(0, 0) + 0.5*params.link_1_L*params.world_gravity[0]*R_WLink1Body(1, 0)) - params.link_2_m*(params.world_gravity[1]*(-t12 - 0.5*t26) + params.world_gravity[0]*(p_WLink2Body[0] - 0.5*t25)) - params.link_3_m*(params.world_gravity[1]*(-t12 - t26 - 0.5*t42) + params.world_gravity[0]*(p_WLink2Body[0] - t25 - 0.5*t41)) - params.link_4_m*(params.world_gravity[1]*(-t12 - t26 - t42 - 0.5*t52) + params.world_gravity[0]*(p_WLink2Body[0] - t25 - t41 - 0.5*t51)) - params.link_5_m*(params.world_gravity[0]*(p_WLink2Body[0] - t25 - t41 - t51 - 0.5*params.link_5_L*R_WLink5Body(0, 1)) + params.world_gravity[1]*(-t12 - t26 - t42 - t52 - 0.5*params.link_5_L*R_WLink5Body(1, 1)));
+    const double t46 = params.link_1_L*R_WLink1Body(0, 0);
+    const double t47 = params.link_2_L*R_WLink2Body(0, 0);
+    const double t48 = params.link_2_L*R_WLink2Body(0, 1);
+    const double t49 = params.link_3_L*R_WLink3Body(1, 1);
+    const double t50 = params.link_3_L*R_WLink3Body(0, 1);
+    const double t51 = params.link_4_L*R_WLink4Body(1, 1);
+    const double t52 = params.link_4_L*R_WLink4Body(0, 1);
+    const double t53 = -params.link_1_m*(-0.5*params.link_1_L*params.world_gravity[1]*R_WLink1Body(0, 0) + 0.5*params.link_1_L*params.world_gravity[0]*R_WLink1Body(1, 0)) - params.link_2_m*(params.world_gravity[1]*(-t46 - 0.5*t47) + params.world_gravity[0]*(p_WLink2Body[0] - 0.5*t48)) - params.link_3_m*(params.world_gravity[1]*(-t46 - t47 - 0.5*t49) + params.world_gravity[0]*(p_WLink2Body[0] - t48 - 0.5*t50)) - params.link_4_m*(params.world_gravity[1]*(-t46 - t47 - t49 - 0.5*t51) + params.world_gravity[0]*(p_WLink2Body[0] - t48 - t50 - 0.5*t52)) - params.link_5_m*(params.world_gravity[0]*(p_WLink2Body[0] - t48 - t50 - t52 - 0.5*params.link_5_L*R_WLink5Body(0, 1)) + params.world_gravity[1]*(-t46 - t47 - t49 - t51 - 0.5*params.link_5_L*R_WLink5Body(1, 1)));
     pe = t53;
     return pe;
   }

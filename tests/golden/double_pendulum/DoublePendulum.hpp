@@ -119,69 +119,48 @@ class DoublePendulum {
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
   // M udot = tau - C; by recursive Newton-Euler.
-  // (17 adds, 50 muls, 0 divs, 4 calls, 0 other)
+  // (17 adds, 46 muls, 0 divs, 4 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
-    Eigen::Matrix<double, 6, 1> v_KUpper;  // spatial velocity in the joint frame of 'upper'
     Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
     Eigen::Matrix<double, 6, 1> a_KUpper;  // bias acceleration in the joint frame of 'upper'
     Eigen::Matrix<double, 6, 1> a_KLower;  // bias acceleration in the joint frame of 'lower'
-    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': velocity in the joint frame
-    v_KUpper[0] = 0.0;
-    v_KUpper[1] = 0.0;
-    v_KUpper[2] = u[0];
-    v_KUpper[3] = 0.0;
-    v_KUpper[4] = 0.0;
-    v_KUpper[5] = 0.0;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
     const double t0 = u[0] + u[1];
-    const double t1 = std::cos(q[1]);
-    const double t2 = std::sin(q[1]);
-    v_KLower[0] = 0.0;
-    v_KLower[1] = 0.0;
     v_KLower[2] = t0;
-    v_KLower[3] = params.L1*u[0]*t1;
-    v_KLower[4] = -params.L1*u[0]*t2;
-    v_KLower[5] = 0.0;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
-    const double t3 = std::sin(q[0]);
-    const double t4 = params.world_gravity[1]*t3;
-    const double t5 = std::cos(q[0]);
-    const double t6 = params.world_gravity[0]*t5;
-    const double t7 = -t4 - t6;
-    const double t8 = params.world_gravity[1]*t5;
-    const double t9 = params.world_gravity[0]*t3;
-    const double t10 = -t8 + t9;
-    a_KUpper[0] = 0.0;
-    a_KUpper[1] = 0.0;
-    a_KUpper[2] = 0.0;
-    a_KUpper[3] = t7;
-    a_KUpper[4] = t10;
-    a_KUpper[5] = -params.world_gravity[2];
+    const double t1 = std::sin(q[0]);
+    const double t2 = params.world_gravity[1]*t1;
+    const double t3 = std::cos(q[0]);
+    const double t4 = params.world_gravity[0]*t3;
+    const double t5 = -t2 - t4;
+    const double t6 = params.world_gravity[1]*t3;
+    const double t7 = params.world_gravity[0]*t1;
+    const double t8 = -t6 + t7;
+    a_KUpper[3] = t5;
+    a_KUpper[4] = t8;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration with udot = 0
-    const double t11 = params.L1*u[0]*u[1]*t2;
-    const double t12 = t1*a_KUpper[3];
-    const double t13 = t2*a_KUpper[4];
-    const double t14 = -t11 + t12 + t13;
-    const double t15 = params.L1*u[0]*u[1]*t1;
-    const double t16 = t2*a_KUpper[3];
-    const double t17 = t1*a_KUpper[4];
+    const double t9 = std::sin(q[1]);
+    const double t10 = params.L1*u[0]*u[1]*t9;
+    const double t11 = std::cos(q[1]);
+    const double t12 = t11*a_KUpper[3];
+    const double t13 = t9*a_KUpper[4];
+    const double t14 = -t10 + t12 + t13;
+    const double t15 = params.L1*u[0]*u[1]*t11;
+    const double t16 = t9*a_KUpper[3];
+    const double t17 = t11*a_KUpper[4];
     const double t18 = -t15 - t16 + t17;
-    a_KLower[0] = 0.0;
-    a_KLower[1] = 0.0;
-    a_KLower[2] = 0.0;
     a_KLower[3] = t14;
     a_KLower[4] = t18;
-    a_KLower[5] = a_KUpper[5];
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': bias
-    const double t19 = params.L1*params.L1*params.m2*u[0]*u[0]*t2*t1;
-    const double t20 = params.L1*params.m2*u[0]*t1;
+    const double t19 = params.L1*params.L1*params.m2*u[0]*u[0]*t9*t11;
+    const double t20 = params.L1*params.m2*u[0]*t11;
     const double t21 = params.L2*params.m2*v_KLower[2];
     const double t22 = t20 + 0.5*t21;
-    const double t23 = params.L1*u[0]*t2*t22;
+    const double t23 = params.L1*u[0]*t9*t22;
     const double t24 = params.L2*params.m2*a_KLower[3];
     C[1] = -t19 + t23 + 0.5*t24;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': bias
-    C[0] = -t19 + 0.5*params.L1*params.m1*a_KUpper[3] + t23 + 0.5*t24 + params.L1*(-t2*(v_KLower[2]*t22 + params.m2*a_KLower[4]) + t1*(params.L1*params.m2*u[0]*t2*v_KLower[2] + params.m2*a_KLower[3]));
+    C[0] = -t19 + 0.5*params.L1*params.m1*a_KUpper[3] + t23 + 0.5*t24 + params.L1*(-t9*(v_KLower[2]*t22 + params.m2*a_KLower[4]) + t11*(params.L1*params.m2*u[0]*t9*v_KLower[2] + params.m2*a_KLower[3]));
   }
 
   // tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`).
@@ -190,108 +169,74 @@ class DoublePendulum {
     tau.setZero();
   }
 
-  // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
-  // force laws and the tree-sparse L^T D L solve, all unrolled.
-  // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 41 adds, 121 muls, 3 divs (weighted 190.0);
-  //   ABA in World: 28 adds, 128 muls, 3 divs (weighted 184.0);
-  //   CRBA + L^T D L in joint frames: 33 adds, 90 muls, 3 divs (weighted 151.0);
-  //   ABA in joint frames: 24 adds, 99 muls, 3 divs (weighted 151.0).
-  // (33 adds, 90 muls, 3 divs, 4 calls, 0 other)
+  // udot (nu) = M^-1 (tau - C) by the articulated-body algorithm (Featherstone), force laws
+  // as joint forces, all unrolled.
+  // Method: ABA in joint frames, the cheapest of four as traced (a division or call weighs 4 multiplies):
+  //   CRBA + L^T D L in World: 26 adds, 102 muls, 3 divs (weighted 156.0);
+  //   ABA in World: 27 adds, 122 muls, 3 divs (weighted 177.0);
+  //   CRBA + L^T D L in joint frames: 24 adds, 80 muls, 3 divs (weighted 132.0);
+  //   ABA in joint frames: 21 adds, 76 muls, 3 divs (weighted 125.0).
+  // (21 adds, 76 muls, 3 divs, 4 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot) const {
-    MassMatrix M;
-    U C;
-    Eigen::Matrix<double, 6, 1> v_KUpper;  // spatial velocity in the joint frame of 'upper'
     Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
-    Eigen::Matrix<double, 6, 1> a_KUpper;  // bias acceleration in the joint frame of 'upper'
-    Eigen::Matrix<double, 6, 1> a_KLower;  // bias acceleration in the joint frame of 'lower'
-    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': velocity in the joint frame
-    v_KUpper[0] = 0.0;
-    v_KUpper[1] = 0.0;
-    v_KUpper[2] = u[0];
-    v_KUpper[3] = 0.0;
-    v_KUpper[4] = 0.0;
-    v_KUpper[5] = 0.0;
+    Eigen::Matrix<double, 1, 1> uu_KLower;  // tau - S^T pA of 'lower'
+    Eigen::Matrix<double, 6, 1> U_KUpper;  // articulated inertia times S of 'upper'
+    Eigen::Matrix<double, 6, 1> a_KUpper;  // spatial acceleration in the joint frame of 'upper'
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
     const double t0 = u[0] + u[1];
-    const double t1 = std::cos(q[1]);
-    const double t2 = std::sin(q[1]);
-    v_KLower[0] = 0.0;
-    v_KLower[1] = 0.0;
     v_KLower[2] = t0;
-    v_KLower[3] = params.L1*u[0]*t1;
-    v_KLower[4] = -params.L1*u[0]*t2;
-    v_KLower[5] = 0.0;
-    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': mass matrix column
-    const double t3 = params.L1*params.L1*params.m2;
-    const double t4 = params.L1*params.L1*params.m1;
-    const double t5 = params.L2*params.L2*params.m2;
-    const double t6 = params.L1*params.L2*params.m2*t1;
-    M(0, 0) = t3 + 0.3333333333333333*t4 + 0.3333333333333333*t5 + t6;
-    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
-    const double t7 = 0.3333333333333333*t5 + 0.5*t6;
-    M(1, 1) = 0.3333333333333333*t5;
-    M(0, 1) = t7;
-    M(1, 0) = t7;
-    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
-    const double t8 = std::sin(q[0]);
-    const double t9 = params.world_gravity[1]*t8;
-    const double t10 = std::cos(q[0]);
-    const double t11 = params.world_gravity[0]*t10;
-    const double t12 = -t9 - t11;
-    const double t13 = params.world_gravity[1]*t10;
-    const double t14 = params.world_gravity[0]*t8;
-    const double t15 = -t13 + t14;
-    a_KUpper[0] = 0.0;
-    a_KUpper[1] = 0.0;
-    a_KUpper[2] = 0.0;
-    a_KUpper[3] = t12;
-    a_KUpper[4] = t15;
-    a_KUpper[5] = -params.world_gravity[2];
-    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration with udot = 0
-    const double t16 = params.L1*u[0]*u[1]*t2;
-    const double t17 = t1*a_KUpper[3];
-    const double t18 = t2*a_KUpper[4];
-    const double t19 = -t16 + t17 + t18;
-    const double t20 = params.L1*u[0]*u[1]*t1;
-    const double t21 = t2*a_KUpper[3];
-    const double t22 = t1*a_KUpper[4];
-    const double t23 = -t20 - t21 + t22;
-    a_KLower[0] = 0.0;
-    a_KLower[1] = 0.0;
-    a_KLower[2] = 0.0;
-    a_KLower[3] = t19;
-    a_KLower[4] = t23;
-    a_KLower[5] = a_KUpper[5];
-    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': bias
-    const double t24 = params.L1*params.L1*params.m2*u[0]*u[0]*t2*t1;
-    const double t25 = params.L1*params.m2*u[0]*t1;
-    const double t26 = params.L2*params.m2*v_KLower[2];
-    const double t27 = t25 + 0.5*t26;
-    const double t28 = params.L1*u[0]*t2*t27;
-    const double t29 = params.L2*params.m2*a_KLower[3];
-    C[1] = -t24 + t28 + 0.5*t29;
-    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': bias
-    const double t30 = params.L1*params.m1*a_KUpper[3];
-    const double t31 = v_KLower[2]*t27;
-    const double t32 = params.m2*a_KLower[4];
-    const double t33 = t31 + t32;
-    const double t34 = t2*t33;
-    const double t35 = params.L1*params.m2*u[0]*t2*v_KLower[2];
-    const double t36 = params.m2*a_KLower[3];
-    const double t37 = t35 + t36;
-    const double t38 = t1*t37;
-    const double t39 = -t34 + t38;
-    const double t40 = params.L1*t39;
-    C[0] = -t24 + 0.5*t30 + t28 + 0.5*t29 + t40;
-    // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
-    const double tinv0 = 1.0/params.L2;
-    const double tinv1 = 1.0/params.m2;
-    const double tinv2 = 1.0/(t3 + 0.3333333333333333*t4 + 0.3333333333333333*t5 + t6 - 3.0*tinv0*tinv0*tinv1*M(0, 1)*M(0, 1));
-    const double t41 = t24 - t28 - 0.5*t29;
-    const double t42 = t24 - 0.5*t30 - t28 - 0.5*t29 - 3.0*tinv0*tinv0*tinv1*M(0, 1)*t41 - t40;
-    udot[0] = tinv2*t42;
-    udot[1] = 3.0*tinv0*tinv0*tinv1*t41 - 3.0*tinv0*tinv0*tinv1*M(0, 1)*tinv2*t42;
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': articulated inertia
+    const double t1 = std::sin(q[1]);
+    const double t2 = std::cos(q[1]);
+    const double t3 = params.L1*params.L1*params.m2*u[0]*u[0]*t1*t2;
+    const double t4 = params.L1*params.m2*u[0]*t2;
+    const double t5 = params.L2*params.m2*v_KLower[2];
+    const double t6 = t4 + 0.5*t5;
+    const double t7 = params.L1*u[0]*t1*t6;
+    const double t8 = t3 - t7;
+    uu_KLower[0] = t8;
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': articulated inertia
+    const double t9 = params.L1*params.L1*params.m1;
+    const double t10 = params.m2*t2*t2;
+    const double t11 = params.m2*t1*t1;
+    const double t12 = 0.25*t10 + t11;
+    const double t13 = params.L1*params.L1*t12;
+    const double t14 = 0.3333333333333333*t9 + t13;
+    const double t15 = params.L1*params.m1;
+    const double t16 = params.L1*t12;
+    const double t17 = 0.5*t15 + t16;
+    U_KUpper(2, 0) = t14;
+    U_KUpper(3, 0) = t17;
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration
+    const double tinv0 = 1.0/U_KUpper(2, 0);
+    const double t18 = std::cos(q[0]);
+    const double t19 = params.world_gravity[1]*t18;
+    const double t20 = std::sin(q[0]);
+    const double t21 = params.world_gravity[0]*t20;
+    const double t22 = -t19 + t21;
+    const double t23 = params.L1*params.m2*t1*t2*t22;
+    const double t24 = params.world_gravity[1]*t20;
+    const double t25 = params.world_gravity[0]*t18;
+    const double t26 = -t24 - t25;
+    const double t27 = t26*U_KUpper(3, 0);
+    const double t28 = params.L1*params.m2*u[0]*u[1]*t2;
+    const double t29 = v_KLower[2]*t6;
+    const double t30 = -t28 + t29;
+    const double t31 = t1*t30;
+    const double t32 = params.L1*params.m2*u[0]*u[1]*t1;
+    const double t33 = params.L1*params.m2*u[0]*t1*v_KLower[2];
+    const double tinv1 = 1.0/params.L2;
+    const double t34 = tinv1*uu_KLower[0];
+    const double t35 = -0.25*t32 + t33 + 1.5*t34;
+    const double t36 = t2*t35;
+    const double t37 = -t31 + t36;
+    const double t38 = params.L1*t37;
+    const double t39 = 0.75*t23 - t27 - t38;
+    udot[0] = tinv0*t39;
+    a_KUpper[4] = t22;
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration
+    const double t40 = tinv1*tinv1*(t3 - t7 - 0.3333333333333333*params.L2*params.L2*params.m2*tinv0*t39 - 0.5*params.L2*params.m2*(-params.L1*u[0]*u[1]*t1 + t1*a_KUpper[4] + t2*(-t24 - t25 + params.L1*tinv0*t39)))/params.m2;
+    udot[1] = 3.0*t40;
   }
 
   // qdot (nq) = N(q) u.
@@ -342,45 +287,14 @@ class DoublePendulum {
   }
 
   // w_WB and v_WBo of every body, in World.
-  // (4 adds, 10 muls, 0 divs, 4 calls, 0 other)
+  // (1 adds, 4 muls, 0 divs, 2 calls, 0 other)
   void bodyVelocities([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, BodyVelocities& velocities) const {
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
-    Eigen::Vector3d p_WUpper;  // p_WoBo_W of 'upper'
-    Eigen::Matrix3d R_WLower;  // R_WB of 'lower'
-    Eigen::Vector3d p_WLower;  // p_WoBo_W of 'lower'
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
     const double t0 = std::cos(q[0]);
     const double t1 = std::sin(q[0]);
     R_WUpper(0, 0) = t0;
-    R_WUpper(0, 1) = -t1;
-    R_WUpper(0, 2) = 0.0;
     R_WUpper(1, 0) = t1;
-    R_WUpper(1, 1) = t0;
-    R_WUpper(1, 2) = 0.0;
-    R_WUpper(2, 0) = 0.0;
-    R_WUpper(2, 1) = 0.0;
-    R_WUpper(2, 2) = 1.0;
-    p_WUpper[0] = 0.0;
-    p_WUpper[1] = 0.0;
-    p_WUpper[2] = 0.0;
-    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
-    const double t2 = std::sin(q[1]);
-    const double t3 = std::cos(q[1]);
-    const double t4 = -t2*R_WUpper(1, 0) + t3*R_WUpper(0, 0);
-    const double t5 = t2*R_WUpper(0, 0);
-    const double t6 = R_WUpper(1, 0)*t3;
-    R_WLower(0, 0) = t4;
-    R_WLower(0, 1) = -t5 - t6;
-    R_WLower(0, 2) = 0.0;
-    R_WLower(1, 0) = t5 + t6;
-    R_WLower(1, 1) = t4;
-    R_WLower(1, 2) = 0.0;
-    R_WLower(2, 0) = 0.0;
-    R_WLower(2, 1) = 0.0;
-    R_WLower(2, 2) = 1.0;
-    p_WLower[0] = params.L1*R_WUpper(1, 0);
-    p_WLower[1] = -params.L1*R_WUpper(0, 0);
-    p_WLower[2] = 0.0;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': velocity
     velocities[0].w_WB[0] = 0.0;
     velocities[0].w_WB[1] = 0.0;
@@ -398,32 +312,17 @@ class DoublePendulum {
   }
 
   // Kinetic energy 1/2 u^T M u (J).
-  // (11 adds, 53 muls, 0 divs, 4 calls, 0 other)
+  // (10 adds, 47 muls, 0 divs, 4 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
-    Eigen::Vector3d p_WUpper;  // p_WoBo_W of 'upper'
     Eigen::Matrix3d R_WLower;  // R_WB of 'lower'
-    Eigen::Vector3d p_WLower;  // p_WoBo_W of 'lower'
-    Eigen::Vector3d w_WUpper;  // w_WB of 'upper'
-    Eigen::Vector3d v_WUpper;  // v_WBo of 'upper'
     Eigen::Vector3d w_WLower;  // w_WB of 'lower'
-    Eigen::Vector3d v_WLower;  // v_WBo of 'lower'
     double ke = 0.0;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
     const double t0 = std::cos(q[0]);
     const double t1 = std::sin(q[0]);
     R_WUpper(0, 0) = t0;
-    R_WUpper(0, 1) = -t1;
-    R_WUpper(0, 2) = 0.0;
     R_WUpper(1, 0) = t1;
-    R_WUpper(1, 1) = t0;
-    R_WUpper(1, 2) = 0.0;
-    R_WUpper(2, 0) = 0.0;
-    R_WUpper(2, 1) = 0.0;
-    R_WUpper(2, 2) = 1.0;
-    p_WUpper[0] = 0.0;
-    p_WUpper[1] = 0.0;
-    p_WUpper[2] = 0.0;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
     const double t2 = std::sin(q[1]);
     const double t3 = t2*R_WUpper(1, 0);
@@ -435,31 +334,9 @@ class DoublePendulum {
     const double t9 = -t7 - t8;
     R_WLower(0, 0) = t6;
     R_WLower(0, 1) = t9;
-    R_WLower(0, 2) = 0.0;
-    R_WLower(1, 0) = t7 + t8;
-    R_WLower(1, 1) = t6;
-    R_WLower(1, 2) = 0.0;
-    R_WLower(2, 0) = 0.0;
-    R_WLower(2, 1) = 0.0;
-    R_WLower(2, 2) = 1.0;
-    p_WLower[0] = params.L1*R_WUpper(1, 0);
-    p_WLower[1] = -params.L1*R_WUpper(0, 0);
-    p_WLower[2] = 0.0;
-    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': velocity
-    w_WUpper[0] = 0.0;
-    w_WUpper[1] = 0.0;
-    w_WUpper[2] = u[0];
-    v_WUpper[0] = 0.0;
-    v_WUpper[1] = 0.0;
-    v_WUpper[2] = 0.0;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity
     const double t10 = u[0] + u[1];
-    w_WLower[0] = 0.0;
-    w_WLower[1] = 0.0;
     w_WLower[2] = t10;
-    v_WLower[0] = params.L1*u[0]*R_WUpper(0, 0);
-    v_WLower[1] = params.L1*u[0]*R_WUpper(1, 0);
-    v_WLower[2] = 0.0;
     // kinetic energy
     const double t11 = 0.3333333333333333*params.L1*params.L1*params.m1*u[0]*u[0] + params.L1*u[0]*R_WUpper(1, 0)*(params.L1*params.m2*u[0]*R_WUpper(1, 0) - 0.5*params.L2*params.m2*w_WLower[2]*R_WLower(0, 1)) + w_WLower[2]*(0.3333333333333333*params.L2*params.L2*params.m2*w_WLower[2] - 0.5*params.L1*params.L2*params.m2*u[0]*R_WUpper(1, 0)*R_WLower(0, 1) + 0.5*params.L1*params.L2*params.m2*u[0]*R_WUpper(0, 0)*R_WLower(0, 0)) + params.L1*u[0]*R_WUpper(0, 0)*(params.L1*params.m2*u[0]*R_WUpper(0, 0) + 0.5*params.L2*params.m2*w_WLower[2]*R_WLower(0, 0));
     ke = 0.5*t11;
@@ -467,10 +344,9 @@ class DoublePendulum {
   }
 
   // Gravitational potential energy -sum m g . p_WoBcm (J), zero at the World origin.
-  // (8 adds, 20 muls, 0 divs, 4 calls, 0 other)
+  // (7 adds, 20 muls, 0 divs, 4 calls, 0 other)
   double potentialEnergy([[maybe_unused]] const Q& q) const {
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
-    Eigen::Vector3d p_WUpper;  // p_WoBo_W of 'upper'
     Eigen::Matrix3d R_WLower;  // R_WB of 'lower'
     Eigen::Vector3d p_WLower;  // p_WoBo_W of 'lower'
     double pe = 0.0;
@@ -478,17 +354,7 @@ class DoublePendulum {
     const double t0 = std::cos(q[0]);
     const double t1 = std::sin(q[0]);
     R_WUpper(0, 0) = t0;
-    R_WUpper(0, 1) = -t1;
-    R_WUpper(0, 2) = 0.0;
     R_WUpper(1, 0) = t1;
-    R_WUpper(1, 1) = t0;
-    R_WUpper(1, 2) = 0.0;
-    R_WUpper(2, 0) = 0.0;
-    R_WUpper(2, 1) = 0.0;
-    R_WUpper(2, 2) = 1.0;
-    p_WUpper[0] = 0.0;
-    p_WUpper[1] = 0.0;
-    p_WUpper[2] = 0.0;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
     const double t2 = std::sin(q[1]);
     const double t3 = t2*R_WUpper(1, 0);
@@ -499,21 +365,11 @@ class DoublePendulum {
     const double t8 = R_WUpper(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = params.L1*R_WUpper(1, 0);
-    const double t11 = params.L1*R_WUpper(0, 0);
     R_WLower(0, 0) = t6;
     R_WLower(0, 1) = t9;
-    R_WLower(0, 2) = 0.0;
-    R_WLower(1, 0) = t7 + t8;
-    R_WLower(1, 1) = t6;
-    R_WLower(1, 2) = 0.0;
-    R_WLower(2, 0) = 0.0;
-    R_WLower(2, 1) = 0.0;
-    R_WLower(2, 2) = 1.0;
     p_WLower[0] = t10;
-    p_WLower[1] = -t11;
-    p_WLower[2] = 0.0;
     // potential energy (gravity)
-    pe = -params.m1*(-0.5*params.L1*params.world_gravity[1]*R_WUpper(0, 0) + 0.5*params.L1*params.world_gravity[0]*R_WUpper(1, 0)) - params.m2*(params.world_gravity[0]*(p_WLower[0] - 0.5*params.L2*R_WLower(0, 1)) + params.world_gravity[1]*(-t11 - 0.5*params.L2*R_WLower(0, 0)));
+    pe = -params.m1*(-0.5*params.L1*params.world_gravity[1]*R_WUpper(0, 0) + 0.5*params.L1*params.world_gravity[0]*R_WUpper(1, 0)) - params.m2*(params.world_gravity[0]*(p_WLower[0] - 0.5*params.L2*R_WLower(0, 1)) + params.world_gravity[1]*(-params.L1*R_WUpper(0, 0) - 0.5*params.L2*R_WLower(0, 0)));
     return pe;
   }
 
