@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/options.hpp"
+#include "cli/process.hpp"
 #include "mechanics/mechanism.hpp"
 #include "sema/sema.hpp"
 #include "syntax/diagnostics.hpp"
@@ -30,13 +31,17 @@ commands:
   compile FILE -o DIR [--templates DIR] [--ir]
       write the model's C++ header (and with --ir the JSON IR) into DIR
   simulate FILE [--t-end T] [--dt H] [--integrator rk4|euler|dopri5] [--tol TOL]
-                [--set NAME=VALUE]... [-o traj.csv] [--interpret]
-      generate, build (cached) and run; CSV on stdout or in -o
+                [--set NAME=VALUE]... [-o traj.csv] [--interpret] [--timeout S]
+      generate, build (cached) and run; CSV on stdout or in -o; defaults
+      from the model's annotation(experiment(...))
   eval FILE --state STATE.json [--set NAME=VALUE]... [--interpret]
       evaluate one state and print JSON
   bench FILE [--state STATE.json] [--seconds S] [--set NAME=VALUE]...
       build with optimization and print JSON with the median microseconds
       per call of forward dynamics, mass matrix and kinematics
+  test [PATH...] [--update] [--junit FILE] [--report DIR] [--timeout S] [-j N]
+      simulate every model with an experiment annotation in the files and
+      folders (default: .) and compare each signal with its reference CSV
 
 options:
   --model NAME   the model to use (default: the last top-level model in FILE)
@@ -230,10 +235,26 @@ Options parseArgs(int argc, char** argv) {
       opts.state = value();
     } else if (a == "--seconds") {
       opts.seconds = number(a, value());
+    } else if (a == "--timeout") {
+      opts.timeout = number(a, value());
+      if (!(*opts.timeout > 0)) usageError("`--timeout` must be positive");
+    } else if (a == "--update") {
+      opts.update = true;
+    } else if (a == "--junit") {
+      opts.junit = value();
+    } else if (a == "--report") {
+      opts.report = value();
+    } else if (a == "-j" || (a.rfind("-j", 0) == 0 && a.size() > 2)) {
+      const std::string n = a == "-j" ? value() : a.substr(2);
+      const double jobs = number("-j", n);
+      if (jobs < 1 || jobs > 256 || jobs != std::floor(jobs)) usageError("`-j` needs a whole number of jobs from 1 to 256");
+      opts.jobs = static_cast<int>(jobs);
     } else if (!a.empty() && a[0] == '-') {
       usageError("unknown option `" + a + "`");
     } else if (opts.command.empty()) {
       opts.command = a;
+    } else if (opts.command == "test") {
+      opts.paths.push_back(a);
     } else if (opts.file.empty()) {
       opts.file = a;
     } else {
@@ -260,9 +281,13 @@ int check(const Options& opts) {
 int main(int argc, char** argv) {
   const Options opts = parseArgs(argc, argv);
   try {
+    // The commands that run children stop them on SIGINT/SIGTERM and exit 128 + signal.
+    if (opts.command == "simulate" || opts.command == "test" || opts.command == "eval" || opts.command == "bench")
+      capstan::cli::installInterruptHandlers();
     if (opts.command == "check") return check(opts);
     if (opts.command == "compile") return capstan::cli::compile(opts);
     if (opts.command == "simulate") return capstan::cli::simulate(opts);
+    if (opts.command == "test") return capstan::cli::test(opts);
     if (opts.command == "eval") return capstan::cli::eval(opts);
     if (opts.command == "bench") return capstan::cli::bench(opts);
     usageError("unknown command `" + opts.command + "`");

@@ -34,6 +34,14 @@ struct Options {
   std::string state;                  // --state
   // bench
   std::optional<double> seconds;      // --seconds
+  // simulate, test
+  std::optional<double> timeout;      // --timeout: wall-clock limit of a simulation run (s)
+  // test
+  std::vector<std::string> paths;     // model files and folders
+  bool update = false;                // --update
+  std::string junit;                  // --junit FILE
+  std::string report;                 // --report DIR
+  int jobs = 0;                       // -j N (0: the number of processors)
 };
 
 [[noreturn]] void usageError(const std::string& message);
@@ -66,5 +74,6 @@ int compile(const Options& opts);
 int simulate(const Options& opts);
 int eval(const Options& opts);
 int bench(const Options& opts);
+int test(const Options& opts);
 
 }  // namespace capstan::cli

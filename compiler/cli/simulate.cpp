@@ -3,6 +3,7 @@
 // hash), run it; or, with --interpret, run the reference interpreter. Also
 // the driver building and state reading that `capstan bench` shares
 // (cli/driver.hpp).
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -17,6 +18,7 @@
 #include "capstan_sim_loop.hpp"
 #include "cli/driver.hpp"
 #include "cli/generate.hpp"
+#include "cli/process.hpp"
 #include "codegen/interpret.hpp"
 #include "codegen/render.hpp"
 
@@ -107,19 +109,33 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   if (fs::exists(exe, ec)) return exe;
   fs::create_directories(dir / "capstan", ec);
   if (ec) fail("cannot create the cache folder `" + dir.string() + "`: " + ec.message());
-  std::ofstream(dir / g.fileName) << g.header;
-  std::ofstream(dir / "capstan_driver.cpp") << driverSource;
-  std::ofstream(dir / "capstan_sim_loop.hpp") << loopSource;
-  std::ofstream(dir / "capstan" / "integrators.hpp") << integratorsSource;
+  // Written aside and renamed into place: another capstan (`capstan test -j`,
+  // parallel CTest runs) may be compiling the same sources from this folder.
+  auto put = [&](const fs::path& path, const std::string& text) {
+    const fs::path aside = path.string() + ".tmp" + std::to_string(getpid());
+    std::ofstream(aside) << text;
+    fs::rename(aside, path, ec);
+    if (ec) fail("cannot write `" + path.string() + "`: " + ec.message());
+  };
+  put(dir / g.fileName, g.header);
+  put(dir / "capstan_driver.cpp", driverSource);
+  put(dir / "capstan_sim_loop.hpp", loopSource);
+  put(dir / "capstan" / "integrators.hpp", integratorsSource);
   const fs::path tmp = dir / ("driver.tmp" + std::to_string(getpid()));
+  const fs::path logFile = dir / ("build.log" + std::to_string(getpid()));
   std::vector<std::string> argv = {cxx()};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-isystem", CAPSTAN_EIGEN_INCLUDE, "-I", dir.string(), "-include", (dir / g.fileName).string(),
                            (dir / "capstan_driver.cpp").string(), "-o", tmp.string()});
-  std::string log;
-  const int rc = codegen::runProcess(argv, &log);
-  if (rc != 0) {
+  const ChildResult built = runChild(argv, {logFile.string(), 0});
+  const std::string log = readFile(logFile);
+  fs::remove(logFile, ec);
+  if (built.status != 0 || built.interrupted) {
     fs::remove(tmp, ec);
+    if (built.interrupted) {
+      std::cerr << "capstan: interrupted while building the generated code\n";
+      std::exit(128 + interruptSignal());
+    }
     fail("building the generated code failed (" + cxx() + ", in " + dir.string() + "):\n" + log);
   }
   fs::rename(tmp, exe, ec);
@@ -170,39 +186,43 @@ struct InterpretedSystem {
 int simulateInterpreted(const Loaded& loaded, const codegen::ModelLayout& layout,
                         std::vector<std::vector<double>> values, const Experiment& e, const std::string& output) {
   codegen::Interpreter model(*loaded.flat, *loaded.mech, layout, std::move(values));
-  std::ofstream file;
-  if (output != "-") {
-    file.open(output);
-    if (!file) fail("cannot write `" + output + "`");
-  }
-  std::ostream& out = output == "-" ? std::cout : file;
+  std::cout.flush();
+  const int fd = output == "-" ? STDOUT_FILENO : ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) fail("cannot write `" + output + "`");
   std::vector<std::string> names;
   for (const auto& j : layout.joints) names.insert(names.end(), j.qNames.begin(), j.qNames.end());
   for (const auto& j : layout.joints) names.insert(names.end(), j.uNames.begin(), j.uNames.end());
-  out << "time";
-  for (const auto& n : names) out << "," << n;
-  for (const auto& o : layout.outputs) out << "," << o.name;
-  out << ",kinetic_energy,potential_energy\n";
+  capstan_sim::RowWriter out(fd);
+  out.text("time", 4);
+  for (const auto& n : names) out.text(n.data(), n.size());
+  for (const auto& o : layout.outputs) out.text(o.name.data(), o.name.size());
+  out.text("kinetic_energy", 14);
+  out.text("potential_energy", 16);
+  out.endRow(false);
   Eigen::VectorXd q, u;
   model.initialState(q, u);
-  const capstan_sim::LoopOptions lo{e.tEnd, e.dt, e.integrator, e.tol};
+  capstan_sim::LoopOptions lo{e.tEnd, e.dt, e.integrator, e.tol};
+  lo.stop = interruptFlag();
   InterpretedSystem sys{model, names};
-  char buf[64];
-  auto num = [&](double v) {
-    std::snprintf(buf, sizeof buf, "%.15g", v);
-    return std::string(buf);
-  };
-  const capstan::IntegrationStatus status = capstan_sim::simulate(
+  const capstan_sim::LoopStatus status = capstan_sim::simulate(
       sys, q, u, lo,
       [&](double t, const Eigen::VectorXd& s) {
         const Eigen::VectorXd qs = s.head(model.nq()), us = s.segment(model.nq(), model.nu());
-        out << num(t);
-        for (int i = 0; i < s.size(); ++i) out << "," << num(s[i]);
-        for (double o : model.outputs(t, qs, us)) out << "," << num(o);
-        out << "," << num(model.kineticEnergy(qs, us)) << "," << num(model.potentialEnergy(qs)) << "\n";
+        out.number(t);
+        for (int i = 0; i < s.size(); ++i) out.number(s[i]);
+        for (double o : model.outputs(t, qs, us)) out.number(o);
+        out.number(model.kineticEnergy(qs, us));
+        out.number(model.potentialEnergy(qs));
+        out.endRow();
       },
       [](double) {});
-  out.flush();  // the rows written so far stay
+  const bool written = out.flush();  // the rows written so far stay
+  if (fd != STDOUT_FILENO) ::close(fd);
+  if (status.signal != 0) {
+    std::cerr << "capstan: " << capstan_sim::interruptedMessage(status.time, out.rowsWritten()) << "\n";
+    return 128 + status.signal;
+  }
+  if (!written) fail("cannot write `" + output + "`");
   if (!status.ok) fail(status.message);
   return 0;
 }
@@ -228,10 +248,23 @@ int simulate(const Options& opts) {
                                    isatty(STDERR_FILENO) ? "1" : "0"};
   for (const auto& a : settingArguments(settings)) argv.push_back(a);
   std::cout.flush();
-  const int rc = codegen::runProcess(argv);
+  const ChildResult run = runChild(argv, {"", opts.timeout ? *opts.timeout : 0.0});
+  // Interrupted: the driver has said where it stopped.
+  if (run.interrupted) {
+    if (run.status == -1) std::cerr << "capstan: interrupted before the simulation started\n";
+    return 128 + interruptSignal();
+  }
+  if (run.timedOut) {
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", *opts.timeout);
+    std::cerr << "capstan: error: the simulation ran longer than " << limit << " s (`--timeout`) and was stopped\n";
+    return 1;
+  }
   // Status 1: the driver has said why (`capstan: error: ...`); anything else is a crash.
-  if (rc != 0 && rc != 1) std::cerr << "capstan: error: the simulation failed (exit status " << rc << ")\n";
-  return rc == 0 ? 0 : 1;
+  if (run.status == -1) std::cerr << "capstan: error: cannot run the simulation program `" << exe.string() << "`\n";
+  else if (run.status != 0 && run.status != 1)
+    std::cerr << "capstan: error: the simulation failed (exit status " << run.status << ")\n";
+  return run.status == 0 ? 0 : 1;
 }
 
 namespace {
@@ -394,11 +427,17 @@ std::string runDriver(const fs::path& exe, const std::string& mode, const EvalSt
   std::vector<std::string> argv = {exe.string(), mode, stateFile.string()};
   for (const auto& a : extra) argv.push_back(a);
   for (const auto& a : settingArguments(state.settings)) argv.push_back(a);
-  std::string log;
-  const int rc = codegen::runProcess(argv, &log);
+  const fs::path logFile = stateFile.string() + ".out";
+  const ChildResult run = runChild(argv, {logFile.string(), 0});
+  const std::string log = readFile(logFile);
   std::error_code ec;
   fs::remove(stateFile, ec);
-  if (rc != 0) fail("the generated code failed (exit status " + std::to_string(rc) + "):\n" + log);
+  fs::remove(logFile, ec);
+  if (run.interrupted) {
+    std::cerr << "capstan: interrupted\n";
+    std::exit(128 + interruptSignal());
+  }
+  if (run.status != 0) fail("the generated code failed (exit status " + std::to_string(run.status) + "):\n" + log);
   return log;
 }
 

@@ -10,8 +10,17 @@
 // STATE.txt (written by capstan): `time T`, `q v...`, `u v...`; what is absent
 // keeps the model's q0/u0. Eval and bench print `key v...` lines (full
 // precision) that capstan turns into JSON. Errors: `capstan: error: ...` on
-// stderr, exit status 1.
+// stderr, exit status 1. SIGINT or SIGTERM during `simulate` ends the run on a
+// whole row: `capstan: interrupted at t = ...; N rows written` on stderr,
+// exit status 128 + the signal.
+#include <fcntl.h>
 #include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
+#include <csignal>
 
 #include <algorithm>
 #include <cstdio>
@@ -68,6 +77,26 @@ void printRow(std::FILE* out, const char* key, const double* v, int n) {
   std::fprintf(out, "\n");
 }
 
+volatile std::sig_atomic_t g_stop = 0;
+
+extern "C" void onStop(int sig) { g_stop = sig; }
+
+// SIGINT/SIGTERM stop the run at the next row. On Linux the driver also goes
+// when capstan goes, however capstan ended (even SIGKILL).
+void stopOnSignals() {
+  struct sigaction sa {};
+  sa.sa_handler = onStop;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+#if defined(__linux__)
+  const pid_t parent = getppid();
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != parent) g_stop = SIGTERM;  // capstan was already gone
+#endif
+}
+
 int simulate(Model& model, int argc, char** argv) {
   capstan_sim::LoopOptions opt;
   opt.tEnd = std::strtod(argv[2], nullptr);
@@ -77,32 +106,39 @@ int simulate(Model& model, int argc, char** argv) {
   const std::string outPath = argv[6];
   const bool progress = std::string(argv[7]) == "1";
   if (!applySettings(model, argc, argv, 8)) return 1;
-  std::FILE* out = outPath == "-" ? stdout : std::fopen(outPath.c_str(), "w");
-  if (!out) {
+  stopOnSignals();
+  opt.stop = &g_stop;
+  const int fd = outPath == "-" ? STDOUT_FILENO : ::open(outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) {
     std::cerr << "capstan: error: cannot write `" << outPath << "`\n";
     return 1;
   }
-  std::fprintf(out, "time");
-  for (auto n : Model::qNames) std::fprintf(out, ",%.*s", static_cast<int>(n.size()), n.data());
-  for (auto n : Model::uNames) std::fprintf(out, ",%.*s", static_cast<int>(n.size()), n.data());
-  for (auto n : Model::outputNames) std::fprintf(out, ",%.*s", static_cast<int>(n.size()), n.data());
-  std::fprintf(out, ",kinetic_energy,potential_energy\n");
+  capstan_sim::RowWriter out(fd);
+  out.text("time", 4);
+  for (auto n : Model::qNames) out.text(n.data(), n.size());
+  for (auto n : Model::uNames) out.text(n.data(), n.size());
+  for (auto n : Model::outputNames) out.text(n.data(), n.size());
+  out.text("kinetic_energy", 14);
+  out.text("potential_energy", 16);
+  out.endRow(false);
   Model::Q q;
   Model::U u;
   model.initialState(q, u);
   MechanicalModel system{model};
   int lastPercent = -1;
-  const capstan::IntegrationStatus status = capstan_sim::simulate(
+  const capstan_sim::LoopStatus status = capstan_sim::simulate(
       system, q, u, opt,
       [&](double t, const auto& state) {
         const Model::Q qs = state.template head<Model::nq>();
         const Model::U us = state.template segment<Model::nu>(Model::nq);
         Model::Outputs o;
         model.outputs(t, qs, us, o);
-        std::fprintf(out, "%.15g", t);
-        for (int i = 0; i < Model::nq + Model::nu; ++i) std::fprintf(out, ",%.15g", state[i]);
-        for (double Model::Outputs::*field : Model::outputFields) std::fprintf(out, ",%.15g", o.*field);
-        std::fprintf(out, ",%.15g,%.15g\n", model.kineticEnergy(qs, us), model.potentialEnergy(qs));
+        out.number(t);
+        for (int i = 0; i < Model::nq + Model::nu; ++i) out.number(state[i]);
+        for (double Model::Outputs::*field : Model::outputFields) out.number(o.*field);
+        out.number(model.kineticEnergy(qs, us));
+        out.number(model.potentialEnergy(qs));
+        out.endRow();
       },
       [&](double fraction) {
         const int percent = static_cast<int>(fraction * 100);
@@ -115,8 +151,16 @@ int simulate(Model& model, int argc, char** argv) {
       });
   if (progress) std::fprintf(stderr, "\n");
   // The rows written so far stay: flushed and closed before reporting.
-  std::fflush(out);
-  if (out != stdout) std::fclose(out);
+  const bool written = out.flush();
+  if (fd != STDOUT_FILENO) ::close(fd);
+  if (status.signal != 0) {
+    std::cerr << "capstan: " << capstan_sim::interruptedMessage(status.time, out.rowsWritten()) << "\n";
+    return 128 + status.signal;
+  }
+  if (!written) {
+    std::cerr << "capstan: error: cannot write `" << outPath << "`\n";
+    return 1;
+  }
   if (!status.ok) {
     std::cerr << "capstan: error: " << status.message << "\n";
     return 1;

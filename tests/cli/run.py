@@ -9,15 +9,22 @@
   run.py --capstan BIN nonfinite        a torque that is not finite at some time:
                                         error naming time and coordinate, rows kept
   run.py --capstan BIN bench            `capstan bench` prints its JSON
+  run.py --capstan BIN interrupt        SIGTERM/SIGINT to a running `capstan simulate`:
+                                        no process survives, the CSV ends on a whole row,
+                                        the message says where, exit 128 + signal;
+                                        and `--timeout` stops a run
 """
 import argparse
 import json
 import math
 import os
 import pathlib
+import re
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HERE = pathlib.Path(__file__).resolve().parent
@@ -263,10 +270,100 @@ def bench(capstan):
     return 1 if failures else 0
 
 
+# ---------------------------------------------------------------- interrupt
+def processes_naming(text):
+    """The pids of the processes whose command line contains `text`."""
+    found = []
+    for entry in pathlib.Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def interrupted_run(capstan, csv, sig, extra):
+    """Starts a long simulation, signals capstan once rows arrive; returns (status, stderr)."""
+    argv = [capstan, "simulate", DOUBLE_PENDULUM, "--t-end", 1e6, "--dt", 1e-4, "-o", csv, *extra]
+    proc = subprocess.Popen(list(map(str, argv)),
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not csv.exists() or csv.stat().st_size < 200_000):
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    proc.send_signal(sig)
+    try:
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+        return None, err
+    return proc.returncode, err
+
+
+def interrupt(capstan):
+    failures = []
+    with tempfile.TemporaryDirectory() as d:
+        # Build (and cache) the driver first, so the signal meets the run.
+        check_ok(run(capstan, "simulate", DOUBLE_PENDULUM, "--t-end", 0.01, "-o", pathlib.Path(d) / "warm.csv"),
+                 "simulate")
+        for sig, extra in ((signal.SIGTERM, []), (signal.SIGINT, []), (signal.SIGTERM, ["--interpret"])):
+            what = f"{signal.Signals(sig).name}{' --interpret' if extra else ''}"
+            csv = pathlib.Path(d) / f"run-{sig}-{len(extra)}.csv"
+            status, err = interrupted_run(capstan, csv, sig, extra)
+            time.sleep(0.2)
+            survivors = processes_naming(str(csv))
+            if survivors:
+                failures.append(f"{what}: processes {survivors} still run after capstan exited")
+                for pid in survivors:
+                    os.kill(pid, signal.SIGKILL)
+            if status != 128 + sig:
+                failures.append(f"{what}: exit status {status}, expected {128 + sig}:\n{err}")
+            m = re.search(r"^capstan: interrupted at t = (\S+); ([\d,]+) rows? written$", err, re.M)
+            text = csv.read_text()
+            lines = text.split("\n")
+            if not text.endswith("\n"):
+                failures.append(f"{what}: the CSV does not end on a whole row: ...{text[-80:]!r}")
+            lines = lines[:-1]
+            width = len(lines[0].split(","))
+            torn = [i for i, line in enumerate(lines) if len(line.split(",")) != width]
+            if torn:
+                failures.append(f"{what}: rows {torn[:5]} do not have {width} fields")
+            if not m:
+                failures.append(f"{what}: no `interrupted at t = ...; N rows written` message:\n{err}")
+            else:
+                rows = int(m.group(2).replace(",", ""))
+                last = float(lines[-1].split(",")[0])
+                if rows != len(lines) - 1 or abs(last - float(m.group(1))) > 1e-5 * max(1, last):
+                    failures.append(f"{what}: message says {m.group(0)!r}; the file has {len(lines) - 1} rows "
+                                    f"up to t = {last}")
+                print(f"{what}: exit {status}; {m.group(0)}; {len(lines) - 1} rows in the file")
+        # A time limit stops the run the same way, and says so.
+        csv = pathlib.Path(d) / "limited.csv"
+        start = time.monotonic()
+        proc = run(capstan, "simulate", DOUBLE_PENDULUM, "--t-end", 1e6, "--dt", 1e-4, "-o", csv, "--timeout", 1)
+        took = time.monotonic() - start
+        expected = "capstan: error: the simulation ran longer than 1 s (`--timeout`) and was stopped"
+        if proc.returncode != 1 or expected not in proc.stderr or took > 20 or processes_naming(str(csv)):
+            failures.append(f"--timeout 1: exit {proc.returncode} after {took:.1f} s, expected 1 with "
+                            f"`{expected}`:\n{proc.stderr}")
+        elif not csv.read_text().endswith("\n"):
+            failures.append("--timeout 1: the CSV does not end on a whole row")
+        print(f"--timeout 1: exit {proc.returncode} after {took:.1f} s: {proc.stderr.strip()}")
+    for f in failures:
+        print("FAILED:", f)
+    return 1 if failures else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
-    ap.add_argument("mode", choices=["bad_input", "period", "energy", "nonfinite", "bench", "list"])
+    ap.add_argument("mode", choices=["bad_input", "period", "energy", "nonfinite", "bench", "interrupt", "list"])
     ap.add_argument("case", nargs="?")
     opts = ap.parse_args()
     capstan = os.path.abspath(opts.capstan)
@@ -275,7 +372,8 @@ def main():
         return 0
     if opts.mode == "bad_input":
         return bad_input(capstan, opts.case)
-    return {"period": period, "energy": energy, "nonfinite": nonfinite, "bench": bench}[opts.mode](capstan)
+    return {"period": period, "energy": energy, "nonfinite": nonfinite, "bench": bench,
+            "interrupt": interrupt}[opts.mode](capstan)
 
 
 if __name__ == "__main__":
