@@ -107,7 +107,7 @@ inline constexpr Builtin kTable[] = {
     {Id::Atan, "atan", 1, 1, ShapeRule::Elementwise, TypeRule::Real, UnitRule::None, Domain::All, "arc tangent"},
     {Id::Sinh, "sinh", 1, 1, ShapeRule::Elementwise, TypeRule::Real, UnitRule::None, Domain::All, "(exp(x) - exp(-x)) / 2"},
     {Id::Cosh, "cosh", 1, 1, ShapeRule::Elementwise, TypeRule::Real, UnitRule::None, Domain::All, "(exp(x) + exp(-x)) / 2"},
-    {Id::Tanh, "tanh", 1, 1, ShapeRule::Elementwise, TypeRule::Real, UnitRule::None, Domain::All, "sinh(x) / cosh(x)"},
+    {Id::Tanh, "tanh", 1, 1, ShapeRule::Elementwise, TypeRule::Real, UnitRule::None, Domain::All, "1 - 2 / (exp(2 x) + 1)"},
     {Id::Sqrt, "sqrt", 1, 1, ShapeRule::Elementwise, TypeRule::Real, UnitRule::SqrtOf, Domain::NonNegative, "square root"},
     {Id::Exp, "exp", 1, 1, ShapeRule::Elementwise, TypeRule::Real, UnitRule::None, Domain::All, "e to the x"},
     {Id::Log, "log", 1, 1, ShapeRule::Elementwise, TypeRule::Real, UnitRule::None, Domain::Positive, "natural logarithm"},
@@ -172,7 +172,8 @@ Tensor<Scalar> apply(const Builtin& f, const std::vector<Tensor<Scalar>>& a) {
     // for them, and compile time must compute what generated code computes.
     case Id::Sinh: return map([](const Scalar& x) { return Scalar((exp(x) - exp(-x)) / Scalar(2.0)); });
     case Id::Cosh: return map([](const Scalar& x) { return Scalar((exp(x) + exp(-x)) / Scalar(2.0)); });
-    case Id::Tanh: return map([](const Scalar& x) { return Scalar((exp(x) - exp(-x)) / (exp(x) + exp(-x))); });
+    // 1 - 2 / (e^2x + 1): exactly ±1 where e^2x overflows or underflows.
+    case Id::Tanh: return map([](const Scalar& x) { return Scalar(1.0 - 2.0 / (exp(2.0 * x) + 1.0)); });
     case Id::Sqrt: return map([](const Scalar& x) { return sqrt(x); });
     case Id::Exp: return map([](const Scalar& x) { return exp(x); });
     case Id::Log: return map([](const Scalar& x) { return log(x); });

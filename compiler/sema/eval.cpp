@@ -52,7 +52,12 @@ FlatExprPtr Flattener::fold(FlatExprPtr e) {
 
 std::optional<Value> Flattener::evaluate(const FlatExpr& e, SourceRange at) {
   auto fail = [&](const std::string& message) -> std::optional<Value> {
-    if (!quiet_) diags_.report(DiagKind::EvaluationFailed, e.range.valid() ? e.range : at, {message});
+    if (quiet_) return std::nullopt;
+    auto& d = diags_.report(DiagKind::EvaluationFailed, e.range.valid() ? e.range : at, {message});
+    // Inside a function's body (`normalize` in Capstan.Frames.axisRotation):
+    // also point at the value the user wrote.
+    const bool inside = e.range.file == at.file && e.range.begin >= at.begin && e.range.end <= at.end;
+    if (e.range.valid() && at.valid() && !inside) d.note(DiagKind::NoteEvaluatedHere, at);
     return std::nullopt;
   };
   switch (e.kind) {
