@@ -496,6 +496,15 @@ int eval(const Options& opts) {
     std::cerr << syntax::renderAll(nonFinite, loaded->sources, {opts.color, true});
     return 1;
   }
+  for (const auto& [key, values] : rows) {
+    for (double x : values) {
+      if (std::isfinite(x)) continue;
+      char t[32];
+      std::snprintf(t, sizeof t, "%.17g", time);
+      fail("`" + key.substr(0, key.find('#')) + "` is not finite at t = " + t +
+           "; a force law computed NaN or infinity (a built-in function outside its domain, or an overflow)");
+    }
+  }
   json outputs = json::object();
   for (std::size_t k = 0; k < layout.outputs.size(); ++k) outputs[layout.outputs[k].name] = rows["outputs"].at(k);
   out["outputs"] = outputs;

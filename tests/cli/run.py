@@ -336,6 +336,15 @@ def builtins(capstan):
         names = runtime[()][0]
         if len(failed) != len(names):
             raise AssertionError(f"{values}: compile time {sorted(failed)} vs run time {sorted(names)}")
+    # A force law out of the domain at run time: the same error, generated and interpreted.
+    errors = []
+    for mode in ([], ["--interpret"]):
+        p = outputs(BUILTINS, mode, {"parameters": {"d": -1}})
+        if p.returncode != 1 or "error: `udot` is not finite at t = 0;" not in p.stderr:
+            raise AssertionError(f"force law: eval {mode} should fail on udot:\n{p.stderr}")
+        errors.append([l for l in p.stderr.split("\n") if "error:" in l])
+    if errors[0] != errors[1]:
+        raise AssertionError(f"force law: generated and interpreted differ: {errors}")
     print("built-ins agree at compile time, generated and interpreted")
 
 

@@ -8,7 +8,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -221,4 +223,21 @@ TEST_CASE("a built-in call in the flat model carries its table entry, not a name
   REQUIRE(call.kind == sema::FlatExprKind::Call);
   REQUIRE(call.builtin);
   CHECK(call.builtin->id == sema::builtins::Id::Sqrt);
+}
+
+TEST_CASE("docs/language.md lists every built-in of the table") {
+  std::ifstream in(std::string(CAPSTAN_SOURCE_DIR) + "/docs/language.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  const auto begin = doc.find("## Built-in functions and constants");
+  REQUIRE(begin != std::string::npos);
+  const std::string section = doc.substr(begin, doc.find("\n## ", begin + 1) - begin);
+  for (const auto& f : sema::builtins::kTable) {
+    INFO(f.name);
+    const std::string name(f.name);
+    // In the table's first column: `name(`, or a name in a backquoted list.
+    CHECK((section.find("`" + name + "(") != std::string::npos || section.find(" " + name + " ") != std::string::npos ||
+           section.find("`" + name + " ") != std::string::npos || section.find(" " + name + "`") != std::string::npos));
+  }
 }
