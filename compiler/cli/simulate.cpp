@@ -519,6 +519,31 @@ int eval(const Options& opts) {
                                      {"v_WB", rows["v_WB" + k]}};
   }
   out["bodies"] = bodies;
+  // A non-finite output is an error, generated and interpreted alike: the
+  // built-in functions compute the same IEEE value in both (sema/builtins.hpp).
+  syntax::DiagnosticEngine nonFinite;
+  for (std::size_t k = 0; k < layout.outputs.size(); ++k) {
+    const double y = rows["outputs"].at(k);
+    if (std::isfinite(y)) continue;
+    const sema::FlatVariable& fv = loaded->flat->variables.at(static_cast<std::size_t>(layout.outputs[k].variable));
+    char t[32];
+    std::snprintf(t, sizeof t, "%.17g", time);
+    nonFinite.report(syntax::DiagKind::NonFiniteOutput, fv.binding ? fv.binding->range : fv.range,
+                     {fv.path, std::isnan(y) ? "not a number (NaN)" : (y > 0 ? "+infinity" : "-infinity"), t});
+  }
+  if (nonFinite.hasErrors()) {
+    std::cerr << syntax::renderAll(nonFinite, loaded->sources, {opts.color, true});
+    return 1;
+  }
+  for (const auto& [key, values] : rows) {
+    for (double x : values) {
+      if (std::isfinite(x)) continue;
+      char t[32];
+      std::snprintf(t, sizeof t, "%.17g", time);
+      fail("`" + key.substr(0, key.find('#')) + "` is not finite at t = " + t +
+           "; a force law computed NaN or infinity (a built-in function outside its domain, or an overflow)");
+    }
+  }
   json outputs = json::object();
   for (std::size_t k = 0; k < layout.outputs.size(); ++k) outputs[layout.outputs[k].name] = rows["outputs"].at(k);
   out["outputs"] = outputs;

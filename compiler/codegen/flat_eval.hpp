@@ -1,8 +1,9 @@
 // Translation of flat expressions (sema::FlatExpr) into values of a Scalar:
 // `double` for the reference interpreter, `symbolic::Expr` for tracing. The
-// caller supplies the leaves (variables and `time`); everything else —
-// arithmetic, matrix products, `if`, the built-in functions — is here, once,
-// for both uses.
+// caller supplies the leaves (variables and `time`); arithmetic, matrix
+// products and `if` are here, once, for both uses; the built-in functions
+// are the table's one implementation (sema/builtins.hpp), which compile-time
+// evaluation runs too.
 #pragma once
 
 #include <cmath>
@@ -19,14 +20,7 @@ namespace capstan::codegen {
 
 // A scalar, vector or matrix of Scalar, row-major (as sema::Value).
 template <class Scalar>
-struct Tensor {
-  std::vector<int> shape;
-  std::vector<Scalar> data;
-
-  static Tensor scalar(Scalar s) { return Tensor{{}, {std::move(s)}}; }
-  std::size_t size() const { return data.size(); }
-  const Scalar& operator[](std::size_t k) const { return data.at(k); }
-};
+using Tensor = sema::Tensor<Scalar>;
 
 // Thrown for a flat expression code generation cannot translate (an
 // external function, a frame quantity, ...): a user-facing message.
@@ -40,43 +34,43 @@ struct ScalarOps;
 
 template <>
 struct ScalarOps<double> {
-  static double compare(syntax::Op op, double a, double b) {
+  static double compare(sema::FlatOp op, double a, double b) {
+    using sema::FlatOp;
     switch (op) {
-      case syntax::Op::Eq: return a == b ? 1.0 : 0.0;
-      case syntax::Op::Ne: return a != b ? 1.0 : 0.0;
-      case syntax::Op::Lt: return a < b ? 1.0 : 0.0;
-      case syntax::Op::Le: return a <= b ? 1.0 : 0.0;
-      case syntax::Op::Gt: return a > b ? 1.0 : 0.0;
-      case syntax::Op::Ge: return a >= b ? 1.0 : 0.0;
-      case syntax::Op::And: return (a != 0.0 && b != 0.0) ? 1.0 : 0.0;
-      case syntax::Op::Or: return (a != 0.0 || b != 0.0) ? 1.0 : 0.0;
+      case FlatOp::Eq: return a == b ? 1.0 : 0.0;
+      case FlatOp::Ne: return a != b ? 1.0 : 0.0;
+      case FlatOp::Lt: return a < b ? 1.0 : 0.0;
+      case FlatOp::Le: return a <= b ? 1.0 : 0.0;
+      case FlatOp::Gt: return a > b ? 1.0 : 0.0;
+      case FlatOp::Ge: return a >= b ? 1.0 : 0.0;
+      case FlatOp::And: return (a != 0.0 && b != 0.0) ? 1.0 : 0.0;
+      case FlatOp::Or: return (a != 0.0 || b != 0.0) ? 1.0 : 0.0;
       default: throw std::logic_error("not a comparison");
     }
   }
   static double logicalNot(double a) { return a != 0.0 ? 0.0 : 1.0; }
   static double choose(double cond, double a, double b) { return cond != 0.0 ? a : b; }
-  static double sign(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }
 };
 
 template <>
 struct ScalarOps<symbolic::Expr> {
   using E = symbolic::Expr;
-  static E compare(syntax::Op op, const E& a, const E& b) {
+  static E compare(sema::FlatOp op, const E& a, const E& b) {
+    using sema::FlatOp;
     switch (op) {
-      case syntax::Op::Eq: return symbolic::apply(symbolic::Fn::Eq, a, b);
-      case syntax::Op::Ne: return symbolic::apply(symbolic::Fn::Ne, a, b);
-      case syntax::Op::Lt: return symbolic::apply(symbolic::Fn::Lt, a, b);
-      case syntax::Op::Le: return symbolic::apply(symbolic::Fn::Le, a, b);
-      case syntax::Op::Gt: return symbolic::apply(symbolic::Fn::Lt, b, a);
-      case syntax::Op::Ge: return symbolic::apply(symbolic::Fn::Le, b, a);
-      case syntax::Op::And: return symbolic::apply(symbolic::Fn::And, a, b);
-      case syntax::Op::Or: return symbolic::apply(symbolic::Fn::Or, a, b);
+      case FlatOp::Eq: return symbolic::apply(symbolic::Fn::Eq, a, b);
+      case FlatOp::Ne: return symbolic::apply(symbolic::Fn::Ne, a, b);
+      case FlatOp::Lt: return symbolic::apply(symbolic::Fn::Lt, a, b);
+      case FlatOp::Le: return symbolic::apply(symbolic::Fn::Le, a, b);
+      case FlatOp::Gt: return symbolic::apply(symbolic::Fn::Lt, b, a);
+      case FlatOp::Ge: return symbolic::apply(symbolic::Fn::Le, b, a);
+      case FlatOp::And: return symbolic::apply(symbolic::Fn::And, a, b);
+      case FlatOp::Or: return symbolic::apply(symbolic::Fn::Or, a, b);
       default: throw std::logic_error("not a comparison");
     }
   }
   static E logicalNot(const E& a) { return symbolic::apply(symbolic::Fn::Not, a); }
   static E choose(const E& cond, const E& a, const E& b) { return symbolic::apply(symbolic::Fn::Select, cond, a, b); }
-  static E sign(const E& x) { return symbolic::sign(x); }
 };
 
 template <class Scalar>
@@ -157,8 +151,8 @@ class FlatTranslator {
       case K::Unary: {
         Tensor<Scalar> a = translate(*e.args.at(0));
         for (Scalar& x : a.data) {
-          if (e.op == syntax::Op::Neg) x = -x;
-          else if (e.op == syntax::Op::Not) x = ScalarOps<Scalar>::logicalNot(x);
+          if (e.op == sema::FlatOp::Neg) x = -x;
+          else if (e.op == sema::FlatOp::Not) x = ScalarOps<Scalar>::logicalNot(x);
         }
         return a;
       }
@@ -169,10 +163,10 @@ class FlatTranslator {
   }
 
   Tensor<Scalar> binary(const sema::FlatExpr& e) const {
-    using syntax::Op;
+    using sema::FlatOp;
     const Tensor<Scalar> a = translate(*e.args.at(0));
     const Tensor<Scalar> b = translate(*e.args.at(1));
-    if (e.op == Op::Mul && !a.shape.empty() && !b.shape.empty()) {
+    if (e.op == FlatOp::Mul && !a.shape.empty() && !b.shape.empty()) {
       const int m = a.shape.size() == 2 ? a.shape[0] : 1;
       const int n = a.shape.back();
       const int p = b.shape.size() == 2 ? b.shape[1] : 1;
@@ -195,11 +189,11 @@ class FlatTranslator {
       const Scalar& x = a.data[na == 1 ? 0 : k];
       const Scalar& y = b.data[nb == 1 ? 0 : k];
       switch (e.op) {
-        case Op::Add: case Op::ElemAdd: r.data.push_back(x + y); break;
-        case Op::Sub: case Op::ElemSub: r.data.push_back(x - y); break;
-        case Op::Mul: case Op::ElemMul: r.data.push_back(x * y); break;
-        case Op::Div: case Op::ElemDiv: r.data.push_back(x / y); break;
-        case Op::Pow: case Op::ElemPow: {
+        case FlatOp::Add: r.data.push_back(x + y); break;
+        case FlatOp::Sub: r.data.push_back(x - y); break;
+        case FlatOp::Mul: case FlatOp::ElemMul: r.data.push_back(x * y); break;
+        case FlatOp::Div: r.data.push_back(x / y); break;
+        case FlatOp::Pow: {
           using std::pow;
           r.data.push_back(pow(x, y));
           break;
@@ -211,83 +205,11 @@ class FlatTranslator {
   }
 
   Tensor<Scalar> call(const sema::FlatExpr& e) const {
-    using std::abs, std::acos, std::asin, std::atan, std::atan2, std::cos, std::exp, std::log, std::sin,
-        std::sqrt, std::tan;
-    const std::string& f = e.function;
+    if (!e.builtin || !sema::builtins::hasImplementation(*e.builtin))
+      throw UnsupportedExpression("a call to the external function `" + e.function + "`");
     std::vector<Tensor<Scalar>> a;
-    auto args = [&]() {
-      for (const auto& arg : e.args) a.push_back(translate(*arg));
-    };
-    auto map = [&](auto fn) {
-      args();
-      Tensor<Scalar> r = a.at(0);
-      for (Scalar& x : r.data) x = fn(x);
-      return r;
-    };
-    if (f == "sin") return map([](const Scalar& x) { return sin(x); });
-    if (f == "cos") return map([](const Scalar& x) { return cos(x); });
-    if (f == "tan") return map([](const Scalar& x) { return tan(x); });
-    if (f == "asin") return map([](const Scalar& x) { return asin(x); });
-    if (f == "acos") return map([](const Scalar& x) { return acos(x); });
-    if (f == "atan") return map([](const Scalar& x) { return atan(x); });
-    if (f == "sqrt") return map([](const Scalar& x) { return sqrt(x); });
-    if (f == "exp") return map([](const Scalar& x) { return exp(x); });
-    if (f == "log") return map([](const Scalar& x) { return log(x); });
-    if (f == "log10") return map([](const Scalar& x) { return log(x) / log(Scalar(10.0)); });
-    if (f == "sinh") return map([](const Scalar& x) { return (exp(x) - exp(-x)) / Scalar(2.0); });
-    if (f == "cosh") return map([](const Scalar& x) { return (exp(x) + exp(-x)) / Scalar(2.0); });
-    if (f == "tanh") return map([](const Scalar& x) { return (exp(x) - exp(-x)) / (exp(x) + exp(-x)); });
-    if (f == "abs") return map([](const Scalar& x) { return abs(x); });
-    if (f == "sign") return map([](const Scalar& x) { return ScalarOps<Scalar>::sign(x); });
-    args();
-    if (f == "atan2") return Tensor<Scalar>::scalar(atan2(a.at(0)[0], a.at(1)[0]));
-    if (f == "min" || f == "max") {
-      using std::max, std::min;
-      std::vector<Scalar> xs;
-      for (const auto& t : a) xs.insert(xs.end(), t.data.begin(), t.data.end());
-      Scalar r = xs.at(0);
-      for (std::size_t k = 1; k < xs.size(); ++k) r = f == "min" ? Scalar(min(r, xs[k])) : Scalar(max(r, xs[k]));
-      return Tensor<Scalar>::scalar(r);
-    }
-    if (f == "sum") {
-      Scalar s(0.0);
-      for (const Scalar& x : a.at(0).data) s += x;
-      return Tensor<Scalar>::scalar(s);
-    }
-    if (f == "cross") {
-      const auto& x = a.at(0).data;
-      const auto& y = a.at(1).data;
-      return Tensor<Scalar>{{3}, {x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0]}};
-    }
-    if (f == "norm" || f == "normalize") {
-      Scalar s(0.0);
-      for (const Scalar& x : a.at(0).data) s += x * x;
-      s = sqrt(s);
-      if (f == "norm") return Tensor<Scalar>::scalar(s);
-      Tensor<Scalar> r = a.at(0);
-      for (Scalar& x : r.data) x = x / s;
-      return r;
-    }
-    if (f == "transpose") {
-      const int m = a.at(0).shape.at(0), n = a.at(0).shape.at(1);
-      Tensor<Scalar> r{{n, m}, std::vector<Scalar>(static_cast<std::size_t>(m * n), Scalar(0.0))};
-      for (int i = 0; i < m; ++i)
-        for (int j = 0; j < n; ++j)
-          r.data[static_cast<std::size_t>(j * m + i)] = a.at(0).data[static_cast<std::size_t>(i * n + j)];
-      return r;
-    }
-    if (f == "diagonal") {
-      const int n = a.at(0).shape.at(0);
-      Tensor<Scalar> r{{n, n}, std::vector<Scalar>(static_cast<std::size_t>(n * n), Scalar(0.0))};
-      for (int i = 0; i < n; ++i) r.data[static_cast<std::size_t>(i * n + i)] = a.at(0).data[static_cast<std::size_t>(i)];
-      return r;
-    }
-    if (f == "skew") {
-      const auto& x = a.at(0).data;
-      const Scalar z(0.0);
-      return Tensor<Scalar>{{3, 3}, {z, -x[2], x[1], x[2], z, -x[0], -x[1], x[0], z}};
-    }
-    throw UnsupportedExpression("a call to the external function `" + f + "`");
+    for (const auto& arg : e.args) a.push_back(translate(*arg));
+    return sema::builtins::apply(*e.builtin, a);
   }
 
   const sema::FlatModel& model_;

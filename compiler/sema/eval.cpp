@@ -2,25 +2,28 @@
 // subscripts, for ranges) and constant folding while translating.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "sema/instance.hpp"
 
 namespace capstan::sema {
 
 using syntax::DiagKind;
-using syntax::Op;
 
 namespace {
 
-bool isBuiltinName(const std::string& f) {
-  static const char* const names[] = {"sin",   "cos",   "tan",  "asin",  "acos",     "atan",      "sqrt",
-                                      "exp",   "log",   "abs",  "sign",  "log10",    "sinh",      "cosh",
-                                      "tanh",  "atan2", "min",  "max",   "cross",    "norm",      "normalize",
-                                      "transpose", "diagonal", "sum", "skew"};
-  for (const char* n : names) {
-    if (f == n) return true;
+// The shortest decimal that reads back as x: a domain message must not
+// round -1.0000001 to -1.
+std::string exactNumber(double x) {
+  for (int digits = 6; digits < 17; ++digits) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, x);
+    if (std::strtod(buf, nullptr) == x) return buf;
   }
-  return false;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
 }
 
 Value numeric(std::vector<int> shape, std::vector<double> numbers, ValueType t = ValueType::Real) {
@@ -35,7 +38,7 @@ Value numeric(std::vector<int> shape, std::vector<double> numbers, ValueType t =
 
 FlatExprPtr Flattener::fold(FlatExprPtr e) {
   if (e->kind == FlatExprKind::Constant || e->kind == FlatExprKind::Variable || e->kind == FlatExprKind::Time) return e;
-  if (e->kind == FlatExprKind::Call && !isBuiltinName(e->function)) return e;
+  if (e->kind == FlatExprKind::Call && !e->builtin) return e;
   if (e->args.empty() && e->kind != FlatExprKind::Array) return e;
   for (const auto& a : e->args) {
     if (a->kind != FlatExprKind::Constant) return e;
@@ -49,7 +52,12 @@ FlatExprPtr Flattener::fold(FlatExprPtr e) {
 
 std::optional<Value> Flattener::evaluate(const FlatExpr& e, SourceRange at) {
   auto fail = [&](const std::string& message) -> std::optional<Value> {
-    if (!quiet_) diags_.report(DiagKind::EvaluationFailed, e.range.valid() ? e.range : at, {message});
+    if (quiet_) return std::nullopt;
+    auto& d = diags_.report(DiagKind::EvaluationFailed, e.range.valid() ? e.range : at, {message});
+    // Inside a function's body (`normalize` in Capstan.Frames.axisRotation):
+    // also point at the value the user wrote.
+    const bool inside = e.range.file == at.file && e.range.begin >= at.begin && e.range.end <= at.end;
+    if (e.range.valid() && at.valid() && !inside) d.note(DiagKind::NoteEvaluatedHere, at);
     return std::nullopt;
   };
   switch (e.kind) {
@@ -123,8 +131,8 @@ std::optional<Value> Flattener::evaluate(const FlatExpr& e, SourceRange at) {
       std::optional<Value> a = evaluate(*e.args[0], at);
       if (!a) return std::nullopt;
       for (double& x : a->numbers) {
-        if (e.op == Op::Neg) x = -x;
-        else if (e.op == Op::Not) x = x != 0 ? 0 : 1;
+        if (e.op == FlatOp::Neg) x = -x;
+        else if (e.op == FlatOp::Not) x = x != 0 ? 0 : 1;
       }
       return a;
     }
@@ -134,14 +142,14 @@ std::optional<Value> Flattener::evaluate(const FlatExpr& e, SourceRange at) {
       std::optional<Value> b = evaluate(*e.args[1], at);
       if (!b) return std::nullopt;
       const bool ints = a->type == ValueType::Integer && b->type == ValueType::Integer;
-      if (e.op == Op::Eq || e.op == Op::Ne) {
+      if (e.op == FlatOp::Eq || e.op == FlatOp::Ne) {
         if (a->type == ValueType::String) {
           const bool eq = a->strings == b->strings;
-          return numeric({}, {(e.op == Op::Eq) == eq ? 1.0 : 0.0}, ValueType::Boolean);
+          return numeric({}, {(e.op == FlatOp::Eq) == eq ? 1.0 : 0.0}, ValueType::Boolean);
         }
       }
-      const Op op = e.op;
-      if (op == Op::Mul && !a->shape.empty() && !b->shape.empty()) {
+      const FlatOp op = e.op;
+      if (op == FlatOp::Mul && !a->shape.empty() && !b->shape.empty()) {
         // Matrix products: [n]*[n] dot, [m,n]*[n], [n]*[n,p], [m,n]*[n,p].
         const int m = a->shape.size() == 2 ? a->shape[0] : 1;
         const int n = a->shape.back();
@@ -164,27 +172,27 @@ std::optional<Value> Flattener::evaluate(const FlatExpr& e, SourceRange at) {
         const double x = a->numbers[na == 1 ? 0 : k], y = b->numbers[nb == 1 ? 0 : k];
         double z = 0;
         switch (op) {
-          case Op::Add: case Op::ElemAdd: z = x + y; break;
-          case Op::Sub: case Op::ElemSub: z = x - y; break;
-          case Op::Mul: case Op::ElemMul: z = x * y; break;
-          case Op::Div: case Op::ElemDiv:
+          case FlatOp::Add: z = x + y; break;
+          case FlatOp::Sub: z = x - y; break;
+          case FlatOp::Mul: case FlatOp::ElemMul: z = x * y; break;
+          case FlatOp::Div:
             if (y == 0) return fail("division by zero");
             z = x / y;
             type = ValueType::Real;
             break;
-          case Op::Pow: case Op::ElemPow:
+          case FlatOp::Pow:
             z = std::pow(x, y);
             if (!std::isfinite(z)) return fail(formatNumber(x) + " ^ " + formatNumber(y) + " is not a finite number");
             type = ValueType::Real;
             break;
-          case Op::Eq: z = x == y; type = ValueType::Boolean; break;
-          case Op::Ne: z = x != y; type = ValueType::Boolean; break;
-          case Op::Lt: z = x < y; type = ValueType::Boolean; break;
-          case Op::Le: z = x <= y; type = ValueType::Boolean; break;
-          case Op::Gt: z = x > y; type = ValueType::Boolean; break;
-          case Op::Ge: z = x >= y; type = ValueType::Boolean; break;
-          case Op::And: z = (x != 0) && (y != 0); type = ValueType::Boolean; break;
-          case Op::Or: z = (x != 0) || (y != 0); type = ValueType::Boolean; break;
+          case FlatOp::Eq: z = x == y; type = ValueType::Boolean; break;
+          case FlatOp::Ne: z = x != y; type = ValueType::Boolean; break;
+          case FlatOp::Lt: z = x < y; type = ValueType::Boolean; break;
+          case FlatOp::Le: z = x <= y; type = ValueType::Boolean; break;
+          case FlatOp::Gt: z = x > y; type = ValueType::Boolean; break;
+          case FlatOp::Ge: z = x >= y; type = ValueType::Boolean; break;
+          case FlatOp::And: z = (x != 0) && (y != 0); type = ValueType::Boolean; break;
+          case FlatOp::Or: z = (x != 0) || (y != 0); type = ValueType::Boolean; break;
           default: return fail("unsupported operator");
         }
         r[k] = z;
@@ -192,99 +200,45 @@ std::optional<Value> Flattener::evaluate(const FlatExpr& e, SourceRange at) {
       return numeric(na >= nb ? a->shape : b->shape, std::move(r), type);
     }
     case FlatExprKind::Call: {
-      if (!isBuiltinName(e.function)) {
+      if (!e.builtin) {
         if (!quiet_) diags_.report(DiagKind::ExternalCallAtCompileTime, e.range, {e.function});
         return std::nullopt;
       }
-      std::vector<Value> a;
+      // The table's implementation (sema/builtins.hpp), the one that the
+      // interpreter and the tracer run too; its domain checked first.
+      const builtins::Builtin& f = *e.builtin;
+      std::vector<Tensor<double>> a;
+      bool ints = true;
       for (const auto& arg : e.args) {
         std::optional<Value> v = evaluate(*arg, at);
         if (!v) return std::nullopt;
-        a.push_back(std::move(*v));
+        if (v->type != ValueType::Integer) ints = false;
+        a.push_back(Tensor<double>{v->shape, v->numbers});
       }
-      const std::string& f = e.function;
-      auto unary = [&](double (*fn)(double), bool (*domain)(double)) -> std::optional<Value> {
-        Value r = a[0];
-        r.type = ValueType::Real;
-        for (double& x : r.numbers) {
-          if (domain && !domain(x)) return fail("`" + f + "` of " + formatNumber(x) + " is undefined");
-          x = fn(x);
+      const std::string name = "`" + std::string(f.name) + "`";
+      if (const int k = builtins::domainViolation(f, a); k >= 0) {
+        switch (f.domain) {
+          case builtins::Domain::NonZero: return fail(name + " of a zero vector");
+          case builtins::Domain::NonEmpty: return fail(name + " of an empty array");
+          default: return fail(name + " of " + exactNumber(a[0].data[static_cast<std::size_t>(k)]) + " is undefined");
         }
-        return r;
-      };
-      if (f == "sin") return unary([](double x) { return std::sin(x); }, nullptr);
-      if (f == "cos") return unary([](double x) { return std::cos(x); }, nullptr);
-      if (f == "tan") return unary([](double x) { return std::tan(x); }, nullptr);
-      if (f == "asin") return unary([](double x) { return std::asin(x); }, [](double x) { return x >= -1 && x <= 1; });
-      if (f == "acos") return unary([](double x) { return std::acos(x); }, [](double x) { return x >= -1 && x <= 1; });
-      if (f == "atan") return unary([](double x) { return std::atan(x); }, nullptr);
-      if (f == "sinh") return unary([](double x) { return std::sinh(x); }, nullptr);
-      if (f == "cosh") return unary([](double x) { return std::cosh(x); }, nullptr);
-      if (f == "tanh") return unary([](double x) { return std::tanh(x); }, nullptr);
-      if (f == "sqrt") return unary([](double x) { return std::sqrt(x); }, [](double x) { return x >= 0; });
-      if (f == "exp") return unary([](double x) { return std::exp(x); }, nullptr);
-      if (f == "log") return unary([](double x) { return std::log(x); }, [](double x) { return x > 0; });
-      if (f == "log10") return unary([](double x) { return std::log10(x); }, [](double x) { return x > 0; });
-      if (f == "abs") {
-        Value r = a[0];
-        for (double& x : r.numbers) x = std::abs(x);
-        return r;
       }
-      if (f == "sign") {
-        Value r = a[0];
-        r.type = ValueType::Integer;
-        for (double& x : r.numbers) x = x > 0 ? 1 : x < 0 ? -1 : 0;
-        return r;
-      }
-      if (f == "atan2") return numeric({}, {std::atan2(a[0].scalar(), a[1].scalar())});
-      if (f == "min" || f == "max") {
-        std::vector<double> xs;
-        for (const Value& v : a) xs.insert(xs.end(), v.numbers.begin(), v.numbers.end());
-        if (xs.empty()) return fail("`" + f + "` of an empty array");
-        const double r = f == "min" ? *std::min_element(xs.begin(), xs.end()) : *std::max_element(xs.begin(), xs.end());
-        const bool ints = std::all_of(a.begin(), a.end(), [](const Value& v) { return v.type == ValueType::Integer; });
-        return numeric({}, {r}, ints ? ValueType::Integer : ValueType::Real);
-      }
-      if (f == "sum") {
-        double s = 0;
-        for (double x : a[0].numbers) s += x;
-        return numeric({}, {s}, a[0].type);
-      }
-      if (f == "cross") {
-        const auto& x = a[0].numbers;
-        const auto& y = a[1].numbers;
-        return numeric({3}, {x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0]});
-      }
-      if (f == "norm" || f == "normalize") {
-        double s = 0;
-        for (double x : a[0].numbers) s += x * x;
-        s = std::sqrt(s);
-        if (f == "norm") return numeric({}, {s});
-        if (s == 0) return fail("`normalize` of a zero vector");
-        Value r = a[0];
-        r.type = ValueType::Real;
-        for (double& x : r.numbers) x /= s;
-        return r;
-      }
-      if (f == "transpose") {
-        const int m = a[0].shape[0], n = a[0].shape[1];
-        std::vector<double> r(static_cast<std::size_t>(m * n));
-        for (int i = 0; i < m; ++i) {
-          for (int j = 0; j < n; ++j) r[static_cast<std::size_t>(j * m + i)] = a[0].numbers[static_cast<std::size_t>(i * n + j)];
+      Tensor<double> r = builtins::apply(f, a);
+      for (std::size_t k = 0; k < r.data.size(); ++k) {
+        if (!std::isfinite(r.data[k])) {
+          std::string args;
+          for (const auto& t : a) {
+            if (t.data.size() != 1) {
+              args.clear();
+              break;
+            }
+            args += (args.empty() ? "" : ", ") + exactNumber(t.data[0]);
+          }
+          return fail(name + (args.empty() ? "" : " of " + args) + " is not a finite number");
         }
-        return numeric({n, m}, std::move(r), a[0].type);
       }
-      if (f == "diagonal") {
-        const int n = a[0].shape[0];
-        std::vector<double> r(static_cast<std::size_t>(n * n), 0.0);
-        for (int i = 0; i < n; ++i) r[static_cast<std::size_t>(i * n + i)] = a[0].numbers[static_cast<std::size_t>(i)];
-        return numeric({n, n}, std::move(r), a[0].type);
-      }
-      if (f == "skew") {
-        const auto& x = a[0].numbers;
-        return numeric({3, 3}, {0, -x[2], x[1], x[2], 0, -x[0], -x[1], x[0], 0});
-      }
-      return fail("cannot evaluate `" + f + "`");
+      return numeric(std::move(r.shape), std::move(r.data),
+                     f.type == builtins::TypeRule::Numeric && ints ? ValueType::Integer : ValueType::Real);
     }
   }
   return std::nullopt;

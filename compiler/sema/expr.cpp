@@ -345,8 +345,9 @@ Typed Flattener::translate(const syntax::Expr& e, const Env& env) {
         diags_.report(DiagKind::InvalidOperands, e.range, {syntax::opSpelling(e.op), typeString(a.type, a.shape), "nothing"});
         return t;
       }
+      if (e.op == Op::Plus) return a;
       auto n = makeNode(FlatExprKind::Unary, e.range, {a.e}, a.shape);
-      n->op = e.op;
+      n->op = e.op == Op::Not ? FlatOp::Not : FlatOp::Neg;
       a.e = fold(n);
       return a;
     }
@@ -596,6 +597,35 @@ Typed Flattener::variableRef(const syntax::Expr& e, const Resolved& r, const Env
   return t;
 }
 
+namespace {
+
+// The flat operator of a binary syntax operator: element-wise forms merge
+// with the plain ones (sema has checked the shapes), `*` keeps its meaning
+// of a matrix product when both operands are arrays.
+FlatOp flatOp(Op op) {
+  switch (op) {
+    case Op::Add: case Op::ElemAdd: return FlatOp::Add;
+    case Op::Sub: case Op::ElemSub: return FlatOp::Sub;
+    case Op::Mul: return FlatOp::Mul;
+    case Op::ElemMul: return FlatOp::ElemMul;
+    case Op::Div: case Op::ElemDiv: return FlatOp::Div;
+    case Op::Pow: case Op::ElemPow: return FlatOp::Pow;
+    case Op::Eq: return FlatOp::Eq;
+    case Op::Ne: return FlatOp::Ne;
+    case Op::Lt: return FlatOp::Lt;
+    case Op::Le: return FlatOp::Le;
+    case Op::Gt: return FlatOp::Gt;
+    case Op::Ge: return FlatOp::Ge;
+    case Op::And: return FlatOp::And;
+    case Op::Or: return FlatOp::Or;
+    case Op::Not: return FlatOp::Not;
+    case Op::Neg: case Op::Plus: break;
+  }
+  return FlatOp::Neg;  // unreachable: unary operators are not binary
+}
+
+}  // namespace
+
 Typed Flattener::translateBinary(const syntax::Expr& e, const Env& env) {
   Typed t;
   Typed a = translate(*e.args[0], env);
@@ -691,7 +721,7 @@ Typed Flattener::translateBinary(const syntax::Expr& e, const Env& env) {
     default: return invalid();
   }
   auto n = makeNode(FlatExprKind::Binary, e.range, {a.e, b.e}, shape);
-  n->op = e.op;
+  n->op = flatOp(e.op);
   t.e = fold(n);
   t.type = type;
   t.shape = std::move(shape);

@@ -15,7 +15,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "syntax/ast.hpp"
+#include "sema/builtins.hpp"
+#include "syntax/source.hpp"
 
 namespace capstan::sema {
 
@@ -48,12 +49,23 @@ enum class FlatExprKind {
   Constant,   // value
   Variable,   // variable, element (-1: the whole variable)
   Time,       // `time`
-  Unary,      // op, args[0]
+  Unary,      // op (Neg, Not), args[0]
   Binary,     // op, args[0], args[1]
   If,         // args = {cond, then, else}
-  Call,       // function (a built-in: sin, cos, ..., cross, norm, transpose, ...), args
+  Call,       // builtin (sin, cos, ..., cross, norm, ...) or an external `function`, args
   Array,      // args, shape
   Index,      // args[0] indexed by constant 0-based `indices`
+};
+
+// The operators of flat expressions (the parser's `.+`, `.-`, unary `+` are
+// gone: sema has resolved them). Booleans are 0 and 1.
+enum class FlatOp {
+  Neg, Not,                      // unary
+  Add, Sub,                      // element by element, a scalar broadcast
+  Mul,                           // a scalar times anything; with two arrays the matrix product ([n]*[n]: dot)
+  ElemMul, Div, Pow,             // element by element, a scalar broadcast
+  Eq, Ne, Lt, Le, Gt, Ge,        // numeric scalars
+  And, Or,                       // Boolean scalars
 };
 
 struct FlatExpr {
@@ -62,8 +74,9 @@ struct FlatExpr {
   Value value;                  // Constant
   int variable = -1;            // Variable
   int element = -1;             // Variable: flat element index, -1 for all
-  syntax::Op op = syntax::Op::Add;
-  std::string function;         // Call
+  FlatOp op = FlatOp::Add;      // Unary, Binary
+  const builtins::Builtin* builtin = nullptr;  // Call of a built-in function
+  std::string function;         // Call: the function's name (an external's full name)
   std::vector<FlatExprPtr> args;
   std::vector<int> shape;       // result shape
   std::vector<int> indices;     // Index

@@ -1,5 +1,6 @@
-// Function calls: the built-in functions of SPEC §2 (type, shape and unit
-// rules; values in eval.cpp), functions written in the language (inlined by
+// Function calls: the built-in functions of SPEC §2 (checked here by the
+// rules of their entries in sema/builtins.hpp, which also holds their one
+// implementation), functions written in the language (inlined by
 // executing their `algorithm` symbolically, element by element, so a binding
 // that calls `Capstan.Frames.rpy(roll, 0, 0)` still refers to `roll`), and
 // external "C++" functions (recorded in FlatModel::functions, callable only
@@ -15,28 +16,6 @@ using syntax::DiagKind;
 using syntax::ExprKind;
 
 namespace {
-
-constexpr const char* kElementwise[] = {"sin", "cos", "tan", "asin", "acos", "atan", "sqrt",
-                                        "exp", "log", "abs", "sign", "log10", "sinh", "cosh", "tanh"};
-constexpr const char* kOther[] = {"atan2", "min",  "max",   "cross", "norm", "normalize", "transpose",
-                                  "identity", "diagonal", "zeros", "ones", "fill", "size", "sum", "skew"};
-
-bool isBuiltin(const std::string& name) {
-  for (const char* n : kElementwise) {
-    if (name == n) return true;
-  }
-  for (const char* n : kOther) {
-    if (name == n) return true;
-  }
-  return false;
-}
-
-bool isElementwise(const std::string& name) {
-  for (const char* n : kElementwise) {
-    if (name == n) return true;
-  }
-  return false;
-}
 
 bool isNumeric(ValueType t) { return t == ValueType::Real || t == ValueType::Integer; }
 
@@ -115,7 +94,9 @@ static FlatExprPtr assemble(Flattener& f, const std::vector<FlatExprPtr>& elems,
 
 Typed Flattener::translateCall(const syntax::Expr& e, const Env& env) {
   const std::string name = e.name.dotted();
-  if (e.name.parts.size() == 1 && !e.name.global && isBuiltin(name)) return translateBuiltin(e, name, env);
+  if (e.name.parts.size() == 1 && !e.name.global) {
+    if (const builtins::Builtin* b = builtins::find(name)) return translateBuiltin(e, *b, env);
+  }
   Typed t;
   ClassNode* fn = lib_.lookupClass(env.lexical, e.name);
   if (!fn) return t;
@@ -128,7 +109,13 @@ Typed Flattener::translateCall(const syntax::Expr& e, const Env& env) {
   return callFunction(fn, e, env);
 }
 
-Typed Flattener::translateBuiltin(const syntax::Expr& e, const std::string& name, const Env& env) {
+// A call of a built-in function: arity, argument shapes and types, the
+// result's shape, type and unit, by the rules of its entry in
+// sema/builtins.hpp. Constructors and `size` become constants here.
+Typed Flattener::translateBuiltin(const syntax::Expr& e, const builtins::Builtin& f, const Env& env) {
+  using builtins::ShapeRule;
+  using builtins::UnitRule;
+  const std::string name(f.name);
   Typed t;
   if (!e.namedArgs.empty()) {
     diags_.report(DiagKind::UnknownArgument, e.namedArgs[0].nameRange, {name, e.namedArgs[0].name});
@@ -140,27 +127,20 @@ Typed Flattener::translateBuiltin(const syntax::Expr& e, const std::string& name
                   {name, std::to_string(e.args.size()), lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)});
     return false;
   };
-  auto call = [&](std::vector<FlatExprPtr> args, std::vector<int> shape) {
-    auto c = std::make_shared<FlatExpr>();
-    c->kind = FlatExprKind::Call;
-    c->range = e.range;
-    c->function = name;
-    c->args = std::move(args);
-    c->shape = std::move(shape);
-    return fold(c);
-  };
+  const auto lo = static_cast<std::size_t>(f.minArgs), hi = static_cast<std::size_t>(f.maxArgs);
   // Array constructors with sizes known at compile time.
-  if (name == "identity" || name == "zeros" || name == "ones" || name == "fill") {
-    const std::size_t first = name == "fill" ? 1 : 0;
-    if (!arity(first + 1, name == "identity" ? 1 : first + 8)) return t;
+  if (f.shape == ShapeRule::Constructor) {
+    const bool isFill = f.id == builtins::Id::Fill, isIdentity = f.id == builtins::Id::Identity;
+    const std::size_t first = isFill ? 1 : 0;
+    if (!arity(lo, hi)) return t;
     std::vector<int> shape;
     for (std::size_t k = first; k < e.args.size(); ++k) {
       std::optional<int> n = checkedDimension(*e.args[k], env);
       if (!n) return t;
       shape.push_back(*n);
     }
-    if (name == "identity") shape.push_back(shape[0]);
-    if (name == "fill") {
+    if (isIdentity) shape.push_back(shape[0]);
+    if (isFill) {
       Typed v = translate(*e.args[0], env);
       if (!v.ok) return t;
       if (!v.shape.empty()) {
@@ -175,8 +155,8 @@ Typed Flattener::translateBuiltin(const syntax::Expr& e, const std::string& name
       Value v;
       v.type = ValueType::Integer;
       v.shape = shape;
-      v.numbers.assign(count(shape), name == "ones" ? 1.0 : 0.0);
-      if (name == "identity") {
+      v.numbers.assign(count(shape), f.id == builtins::Id::Ones ? 1.0 : 0.0);
+      if (isIdentity) {
         for (int k = 0; k < shape[0]; ++k) v.numbers[static_cast<std::size_t>(k * shape[0] + k)] = 1.0;
       }
       t.e = makeConstant(std::move(v), e.range);
@@ -192,54 +172,13 @@ Typed Flattener::translateBuiltin(const syntax::Expr& e, const std::string& name
     a.push_back(translate(*arg, env));
     if (!a.back().ok) return t;
   }
+  if (!arity(lo, hi)) return t;
   auto bad = [&](std::size_t k) {
     diags_.report(DiagKind::InvalidOperands, e.args[k]->range,
                   {name, typeString(a[k].type, a[k].shape), k + 1 < a.size() ? typeString(a[k + 1].type, a[k + 1].shape) : "nothing"});
     return Typed{};
   };
-  auto args = [&]() {
-    std::vector<FlatExprPtr> v;
-    for (const Typed& x : a) v.push_back(x.e);
-    return v;
-  };
-  t.type = ValueType::Real;
-  t.ok = true;
-  if (isElementwise(name)) {
-    if (!arity(1, 1)) return Typed{};
-    if (!isNumeric(a[0].type)) return bad(0);
-    t.shape = a[0].shape;
-    if (name == "sqrt") t.unit = unitPow(a[0].unit, 0.5);
-    else if (name == "abs") t.unit = a[0].unit;
-    else t.unit = a[0].unit.kind == Unit::Kind::Unknown ? Unit::unknown() : Unit::literal();
-    if (name == "abs" && a[0].type == ValueType::Integer) t.type = ValueType::Integer;
-    if (name == "sign") t.type = ValueType::Integer;
-    t.unit.spelling.clear();
-    t.e = call(args(), t.shape);
-    return t;
-  }
-  if (name == "atan2" || ((name == "min" || name == "max") && e.args.size() == 2)) {
-    if (!arity(2, 2)) return Typed{};
-    for (std::size_t k = 0; k < 2; ++k) {
-      if (!isNumeric(a[k].type) || !a[k].shape.empty()) return bad(k);
-    }
-    bool ok = true;
-    const Unit u = unitJoin(a[0].unit, a[1].unit, ok);
-    if (!ok) diags_.report(DiagKind::IncompatibleUnits, e.range, {name, a[0].unit.str(), a[1].unit.str()});
-    t.unit = name == "atan2" ? (u.kind == Unit::Kind::Unknown ? Unit::unknown() : Unit::literal()) : u;
-    if (name != "atan2" && a[0].type == ValueType::Integer && a[1].type == ValueType::Integer) t.type = ValueType::Integer;
-    t.e = call(args(), {});
-    return t;
-  }
-  if (name == "min" || name == "max" || name == "sum") {
-    if (!arity(1, 1)) return Typed{};
-    if (!isNumeric(a[0].type) || a[0].shape.empty()) return bad(0);
-    t.unit = a[0].unit;
-    t.type = a[0].type;
-    t.e = call(args(), {});
-    return t;
-  }
-  if (name == "size") {
-    if (!arity(1, 2)) return Typed{};
+  if (f.shape == ShapeRule::Size) {
     Value v;
     v.type = ValueType::Integer;
     if (a.size() == 2) {
@@ -259,39 +198,90 @@ Typed Flattener::translateBuiltin(const syntax::Expr& e, const std::string& name
     t.shape = v.shape;
     t.unit = Unit::literal();
     t.e = makeConstant(std::move(v), e.range);
+    t.ok = true;
     return t;
   }
-  if (name == "cross") {
-    if (!arity(2, 2)) return Typed{};
-    for (std::size_t k = 0; k < 2; ++k) {
-      if (!isNumeric(a[k].type) || a[k].shape != std::vector<int>{3}) return bad(k);
+  // Argument shapes -> result shape.
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    if (!isNumeric(a[k].type)) return bad(k);
+  }
+  const std::vector<int>& s0 = a[0].shape;
+  switch (f.shape) {
+    case ShapeRule::Elementwise: t.shape = s0; break;
+    case ShapeRule::TwoScalars:
+      for (std::size_t k = 0; k < a.size(); ++k) {
+        if (!a[k].shape.empty()) return bad(k);
+      }
+      break;
+    case ShapeRule::MinMax:
+    case ShapeRule::Reduce:
+      if (a.size() == 2) {
+        for (std::size_t k = 0; k < 2; ++k) {
+          if (!a[k].shape.empty()) return bad(k);
+        }
+      } else if (s0.empty()) {
+        return bad(0);
+      }
+      break;
+    case ShapeRule::Cross:
+      for (std::size_t k = 0; k < 2; ++k) {
+        if (a[k].shape != std::vector<int>{3}) return bad(k);
+      }
+      t.shape = {3};
+      break;
+    case ShapeRule::Norm:
+    case ShapeRule::Normalize:
+    case ShapeRule::Diagonal:
+      if (s0.size() != 1) return bad(0);
+      if (f.shape == ShapeRule::Normalize) t.shape = s0;
+      if (f.shape == ShapeRule::Diagonal) t.shape = {s0[0], s0[0]};
+      break;
+    case ShapeRule::Skew:
+      if (s0 != std::vector<int>{3}) return bad(0);
+      t.shape = {3, 3};
+      break;
+    case ShapeRule::Transpose:
+      if (s0.size() != 2) return bad(0);
+      t.shape = {s0[1], s0[0]};
+      break;
+    case ShapeRule::Constructor:
+    case ShapeRule::Size: return Typed{};  // handled above
+  }
+  // Type.
+  t.type = ValueType::Real;
+  if (f.type == builtins::TypeRule::Numeric &&
+      std::all_of(a.begin(), a.end(), [](const Typed& x) { return x.type == ValueType::Integer; }))
+    t.type = ValueType::Integer;
+  // Unit.
+  const auto none = [](const Unit& u) { return u.kind == Unit::Kind::Unknown ? Unit::unknown() : Unit::literal(); };
+  switch (f.unit) {
+    case UnitRule::None: t.unit = none(a[0].unit); break;
+    case UnitRule::SqrtOf: t.unit = unitPow(a[0].unit, 0.5); break;
+    case UnitRule::Same: t.unit = a[0].unit; break;
+    case UnitRule::Product: t.unit = unitMul(a[0].unit, a[1].unit); break;
+    case UnitRule::Common:
+    case UnitRule::CommonNone: {
+      Unit u = a[0].unit;
+      if (a.size() == 2) {
+        bool ok = true;
+        u = unitJoin(a[0].unit, a[1].unit, ok);
+        if (!ok) diags_.report(DiagKind::IncompatibleUnits, e.range, {name, a[0].unit.str(), a[1].unit.str()});
+      }
+      t.unit = f.unit == UnitRule::CommonNone ? none(u) : u;
+      break;
     }
-    t.shape = {3};
-    t.unit = unitMul(a[0].unit, a[1].unit);
-    t.e = call(args(), t.shape);
-    return t;
   }
-  if (name == "norm" || name == "normalize" || name == "diagonal" || name == "skew") {
-    if (!arity(1, 1)) return Typed{};
-    if (!isNumeric(a[0].type) || a[0].shape.size() != 1 || (name == "skew" && a[0].shape[0] != 3)) return bad(0);
-    if (name == "norm") t.shape = {};
-    else if (name == "normalize") t.shape = a[0].shape;
-    else t.shape = {a[0].shape[0], a[0].shape[0]};
-    t.unit = name == "normalize" ? (a[0].unit.kind == Unit::Kind::Unknown ? Unit::unknown() : Unit::literal()) : a[0].unit;
-    if (name == "diagonal" && a[0].type == ValueType::Integer) t.type = ValueType::Integer;
-    t.e = call(args(), t.shape);
-    return t;
-  }
-  if (name == "transpose") {
-    if (!arity(1, 1)) return Typed{};
-    if (!isNumeric(a[0].type) || a[0].shape.size() != 2) return bad(0);
-    t.shape = {a[0].shape[1], a[0].shape[0]};
-    t.unit = a[0].unit;
-    t.type = a[0].type;
-    t.e = call(args(), t.shape);
-    return t;
-  }
-  return Typed{};
+  if (f.shape == ShapeRule::Elementwise) t.unit.spelling.clear();
+  auto c = std::make_shared<FlatExpr>();
+  c->kind = FlatExprKind::Call;
+  c->range = e.range;
+  c->function = name;
+  c->builtin = &f;
+  for (const Typed& x : a) c->args.push_back(x.e);
+  c->shape = t.shape;
+  t.e = fold(c);
+  t.ok = true;
+  return t;
 }
 
 int Flattener::externalFunction(ClassNode* fn) {

@@ -227,7 +227,7 @@ class Flattener {
 
   // ---- functions.cpp
   Typed translateCall(const syntax::Expr& e, const Env& env);
-  Typed translateBuiltin(const syntax::Expr& e, const std::string& name, const Env& env);
+  Typed translateBuiltin(const syntax::Expr& e, const builtins::Builtin& f, const Env& env);
   Typed callFunction(ClassNode* fn, const syntax::Expr& e, const Env& env);
   Typed readLocal(const syntax::Expr& e, LocalValue& local, const Env& env);
   bool execute(const syntax::Statement& s, Env& env, std::vector<std::pair<std::string, int>>& iters,

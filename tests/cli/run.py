@@ -13,6 +13,9 @@
                                         no process survives, the CSV ends on a whole row,
                                         the message says where, exit 128 + signal;
                                         and `--timeout` stops a run
+  run.py --capstan BIN builtins         every built-in: compile time (`check --json`),
+                                        `eval` and `eval --interpret` agree, in and
+                                        out of the domain (the same value or the same error)
 """
 import argparse
 import json
@@ -32,6 +35,7 @@ DOUBLE_PENDULUM = ROOT / "examples/double_pendulum.cap"
 CHAIN = ROOT / "examples/chain.cap"
 PENDULUM = HERE / "models/pendulum.cap"
 SINGULAR = HERE / "models/singular.cap"
+BUILTINS = HERE / "models/builtins.cap"
 
 
 def run(capstan, *args):
@@ -358,12 +362,91 @@ def interrupt(capstan):
     for f in failures:
         print("FAILED:", f)
     return 1 if failures else 0
+# ---------------------------------------------------------------- built-ins
+# Parameter values that leave a function's domain, and the functions they break
+# (c_F at compile time, y_F at run time).
+OUT_OF_DOMAIN = [
+    ({"a": 1.5}, {"acos"}),
+    ({"a": -0.5}, {"sqrt", "log", "log10"}),
+    ({"a": 0}, {"log", "log10"}),
+    ({"b": -1.5}, {"asin"}),
+    ({"b": 1000}, {"exp", "cosh"}),
+    ({"v": [0, 0, 0]}, {"normalize"}),
+    ({"a": 0, "b": 0}, {"log", "log10", "quaternion"}),  # Capstan.Frames.quaternion normalizes {0, 0, 0, 0}
+]
+
+
+def builtins(capstan):
+    def literal(x):
+        return "{" + ", ".join(map(str, x)) + "}" if isinstance(x, list) else str(x)
+
+    def with_defaults(values):
+        text = BUILTINS.read_text()
+        for name, x in values.items():
+            lines = [l for l in text.split("\n") if l.startswith(f"  parameter Real {name}")]
+            assert len(lines) == 1, name
+            text = text.replace(lines[0], lines[0].split("=")[0] + "= " + literal(x) + ";")
+        return text
+
+    def outputs(model, mode, state):
+        with tempfile.TemporaryDirectory() as tmp:
+            state_file = pathlib.Path(tmp) / "state.json"
+            state_file.write_text(json.dumps(state))
+            return run(capstan, "eval", model, "--state", state_file, *mode)
+
+    # In the domain: the same value everywhere.
+    check = check_ok(run(capstan, "check", BUILTINS, "--json"), "check --json")
+    compile_time = {v["path"][2:]: v["value"] for v in json.loads(check.stdout)["variables"] if v["path"].startswith("c_")}
+    assert len(compile_time) >= 30, compile_time
+    for mode in ([], ["--interpret"]):
+        got = json.loads(check_ok(outputs(BUILTINS, mode, {}), f"eval {mode}").stdout)["outputs"]
+        for name, want in compile_time.items():
+            y = got["y_" + name]
+            if not math.isclose(y, want, rel_tol=1e-14, abs_tol=1e-15):
+                raise AssertionError(f"{name}: compile time {want!r}, eval {mode} {y!r}")
+    # Out of the domain: the same error everywhere.
+    for values, broken in OUT_OF_DOMAIN:
+        with tempfile.TemporaryDirectory() as tmp:
+            model = pathlib.Path(tmp) / "builtins.cap"
+            model.write_text(with_defaults(values))
+            proc = run(capstan, "check", model)
+        failed = set()
+        for line in proc.stderr.split("\n"):
+            m = re.search(r"error: .*\[EvaluationFailed\]$", line)
+            if m:
+                failed.add(line)
+        if proc.returncode != 1 or len(failed) < 1:
+            raise AssertionError(f"{values}: check should fail:\n{proc.stderr}")
+        runtime = {}
+        for mode in ([], ["--interpret"]):
+            p = outputs(BUILTINS, mode, {"parameters": values})
+            names = set(re.findall(r"error: output `y_(\w+)` is .*\[NonFiniteOutput\]", p.stderr))
+            if p.returncode != 1 or not broken <= names:
+                raise AssertionError(f"{values}: eval {mode} should report {broken}:\n{p.stderr}")
+            runtime[tuple(mode)] = (names, [l for l in p.stderr.split("\n") if "NonFiniteOutput" in l])
+        if runtime[()] != runtime[("--interpret",)]:
+            raise AssertionError(f"{values}: generated and interpreted differ:\n{runtime}")
+        # Compile time fails at the same functions (one error per broken c_F binding).
+        names = runtime[()][0]
+        if len(failed) != len(names):
+            raise AssertionError(f"{values}: compile time {sorted(failed)} vs run time {sorted(names)}")
+    # A force law out of the domain at run time: the same error, generated and interpreted.
+    errors = []
+    for mode in ([], ["--interpret"]):
+        p = outputs(BUILTINS, mode, {"parameters": {"d": -1}})
+        if p.returncode != 1 or "error: `udot` is not finite at t = 0;" not in p.stderr:
+            raise AssertionError(f"force law: eval {mode} should fail on udot:\n{p.stderr}")
+        errors.append([l for l in p.stderr.split("\n") if "error:" in l])
+    if errors[0] != errors[1]:
+        raise AssertionError(f"force law: generated and interpreted differ: {errors}")
+    print("built-ins agree at compile time, generated and interpreted")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
-    ap.add_argument("mode", choices=["bad_input", "period", "energy", "nonfinite", "bench", "interrupt", "list"])
+    ap.add_argument("mode", choices=["bad_input", "period", "energy", "nonfinite", "bench", "interrupt", "builtins",
+                                     "list"])
     ap.add_argument("case", nargs="?")
     opts = ap.parse_args()
     capstan = os.path.abspath(opts.capstan)
@@ -373,7 +456,7 @@ def main():
     if opts.mode == "bad_input":
         return bad_input(capstan, opts.case)
     return {"period": period, "energy": energy, "nonfinite": nonfinite, "bench": bench,
-            "interrupt": interrupt}[opts.mode](capstan)
+            "interrupt": interrupt, "builtins": builtins}[opts.mode](capstan)
 
 
 if __name__ == "__main__":

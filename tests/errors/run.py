@@ -6,7 +6,9 @@ diagnostics are the trailing `// CHECK:STDERR: ` lines of the file itself (as
 in Carbon's toolchain tests), so input and expected output stay together. An
 optional `// ARGS: ...` line adds arguments to `capstan check FILE`, and
 `// FILE: path` checks another path instead of the test file itself, and
-`// COMMAND: compile` runs another command than `check`. The
+`// COMMAND: compile` runs another command than `check`; `// STATE: {...}`
+writes that JSON to `state.json` beside the model, for `eval --state
+state.json`. The
 expected exit status is 1 if any expected line says `error:`, else 0.
 
   run.py --capstan build/compiler/capstan            # check every file
@@ -38,8 +40,11 @@ def split(text):
             body.append(line)
     while body and body[-1] == "":
         body.pop()
-    args, target, command = [], None, "check"
+    args, target, command, state = [], None, "check", None
     for line in body:
+        m = re.match(r"\s*// STATE:(.*)$", line)
+        if m:
+            state = m.group(1).strip()
         m = re.match(r"\s*// COMMAND:(.*)$", line)
         if m:
             command = m.group(1).strip()
@@ -49,10 +54,10 @@ def split(text):
         m = re.match(r"\s*// FILE:(.*)$", line)
         if m:
             target = m.group(1).strip()
-    return "\n".join(body) + "\n", expected, args, target, command
+    return "\n".join(body) + "\n", expected, args, target, command, state
 
 
-def run_one(capstan, path, source, args, target=None, command="check"):
+def run_one(capstan, path, source, args, target=None, command="check", state=None):
     """Checks the model without its CHECK lines (they could change how the
     file lexes: an unterminated string would end inside them), from a scratch
     root where the file has the same relative path, so messages show
@@ -63,6 +68,8 @@ def run_one(capstan, path, source, args, target=None, command="check"):
         copy.parent.mkdir(parents=True)
         copy.write_bytes(source.encode("utf-8", "surrogateescape"))
         os.symlink(ROOT / "stdlib", pathlib.Path(scratch) / "stdlib")
+        if state is not None:
+            (pathlib.Path(scratch) / "state.json").write_text(state)
         env = dict(os.environ, NO_COLOR="1", CAPSTAN_STDLIB="stdlib")
         proc = subprocess.run([capstan, command, target or rel, *args], cwd=scratch, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
@@ -86,7 +93,7 @@ def main():
                                check=True).stdout.decode().split()
         tested = set()
         for f in sorted(HERE.rglob("*.cap")):
-            _, expected, _, _, _ = split(f.read_text())
+            _, expected, _, _, _, _ = split(f.read_text())
             for line in expected:
                 tested.update(re.findall(r"\[([A-Za-z]+)\]$", line))
         missing = [k for k in kinds if k not in tested]
@@ -97,8 +104,8 @@ def main():
 
     failed = 0
     for f in files:
-        source, expected, args, target, command = split(f.read_text(errors="surrogateescape"))
-        status, actual = run_one(capstan, f, source, args, target, command)
+        source, expected, args, target, command, state = split(f.read_text(errors="surrogateescape"))
+        status, actual = run_one(capstan, f, source, args, target, command, state)
         want_status = 1 if any(" error: " in l for l in expected) else 0
         if opts.update:
             text = source + "".join(f"{CHECK} {l}".rstrip() + "\n" for l in actual)
