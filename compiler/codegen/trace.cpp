@@ -265,15 +265,20 @@ class FunctionBuilder {
   // constant or a symbol, which later blocks print as themselves, never
   // counts as read), repeated until none is left, since dropping one may
   // leave what it read dead too. Then declares the locals still written.
+  // symbolic::lastUses of the pending blocks' values.
+  std::unordered_map<std::uint32_t, std::size_t> lastUses() const {
+    std::vector<std::vector<Expr>> roots;
+    for (const Pending& p : pending_) {
+      roots.emplace_back();
+      for (const Assignment& a : p.outputs) roots.back().push_back(a.value);
+    }
+    return symbolic::lastUses(roots);
+  }
+
   void dropDeadStores() {
     for (bool dropped = true; dropped;) {
       dropped = false;
-      std::vector<std::vector<Expr>> roots;
-      for (const Pending& p : pending_) {
-        roots.emplace_back();
-        for (const Assignment& a : p.outputs) roots.back().push_back(a.value);
-      }
-      const auto last = symbolic::lastUses(roots);
+      const auto last = lastUses();
       for (std::size_t k = 0; k < pending_.size(); ++k) {
         auto& outputs = pending_[k].outputs;
         const auto dead = [&](const Assignment& a) {
@@ -303,12 +308,7 @@ class FunctionBuilder {
     if (pending_.empty() && locals_.empty()) return;
     dropDeadStores();
     if (pending_.empty()) return;
-    std::vector<std::vector<Expr>> roots;
-    for (const Pending& p : pending_) {
-      roots.emplace_back();
-      for (const Assignment& a : p.outputs) roots.back().push_back(a.value);
-    }
-    const auto last = symbolic::lastUses(roots);
+    const auto last = lastUses();
     for (std::size_t k = 0; k < pending_.size(); ++k) {
       if (partBudget_ > 0 && !parts_.back().empty() && weightedCost(partOps_) >= partBudget_) {
         parts_.push_back(json::array());

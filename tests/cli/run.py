@@ -417,19 +417,18 @@ def builtins(capstan):
                 failed.add(line)
         if proc.returncode != 1 or len(failed) < 1:
             raise AssertionError(f"{values}: check should fail:\n{proc.stderr}")
-        runtime = {}
+        # eval with those values (STATE.json `parameters`, as --set) refuses
+        # them with the diagnostics check gives (docs/language.md: --set is
+        # checked as check checks the model), generated and interpreted.
+        def messages(text):
+            return sorted(re.sub(r"^\S+:\d+:\d+: ", "", l) for l in text.split("\n") if "[EvaluationFailed]" in l)
         for mode in ([], ["--interpret"]):
             p = outputs(BUILTINS, mode, {"parameters": values})
-            names = set(re.findall(r"error: output `y_(\w+)` is .*\[NonFiniteOutput\]", p.stderr))
-            if p.returncode != 1 or not broken <= names:
-                raise AssertionError(f"{values}: eval {mode} should report {broken}:\n{p.stderr}")
-            runtime[tuple(mode)] = (names, [l for l in p.stderr.split("\n") if "NonFiniteOutput" in l])
-        if runtime[()] != runtime[("--interpret",)]:
-            raise AssertionError(f"{values}: generated and interpreted differ:\n{runtime}")
-        # Compile time fails at the same functions (one error per broken c_F binding).
-        names = runtime[()][0]
-        if len(failed) != len(names):
-            raise AssertionError(f"{values}: compile time {sorted(failed)} vs run time {sorted(names)}")
+            if p.returncode != 1 or messages(p.stderr) != messages("\n".join(failed)):
+                raise AssertionError(f"{values}: eval {mode} should refuse with check's diagnostics "
+                                     f"{messages(chr(10).join(failed))}:\n{p.stderr}")
+        if len(failed) < len(broken):
+            raise AssertionError(f"{values}: compile time {sorted(failed)} should fail for each of {sorted(broken)}")
     # A force law out of the domain at run time: the same error, generated and interpreted.
     errors = []
     for mode in ([], ["--interpret"]):

@@ -301,7 +301,17 @@ def warnings(capstan):
             if run(capstan, "compile", str(model), "-o", d, check=False).returncode != 0:
                 continue  # not generated yet (NotYetGenerated)
             for header in pathlib.Path(d).glob("*.hpp"):
-                dead, stores = dead_stores(header.read_text())
+                text = header.read_text()
+                # At most one division per pivot (nu of them), plus one per
+                # joint quaternion (R of a quaternion divides by its norm^2).
+                nu = int(re.search(r"static constexpr int nu = (\d+);", text).group(1))
+                quaternions = text.count("q[i] /= norm;")
+                divs = int(re.search(r"\((\d+) adds, \d+ muls, (\d+) divs[^\n]*\n  void forwardDynamics", text).group(2))
+                if divs > nu + quaternions:
+                    print(f"warnings: {model.name}: forwardDynamics divides {divs} times for {nu} pivots "
+                          f"and {quaternions} quaternions")
+                    failures += 1
+                dead, stores = dead_stores(text)
                 checked += stores
                 for line, entry in dead[:10]:
                     print(f"warnings: {model.name}: `{entry}` is written and never read (function at line {line})")
