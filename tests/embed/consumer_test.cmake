@@ -33,8 +33,10 @@ message("${output}")
 run("pendulum_energy" "${build}/pendulum_energy")
 message("${output}")
 
-# The installed capstan read the installed stdlib and templates, nothing of the source tree.
+# The installed capstan read the installed stdlib and templates, nothing of
+# the source tree. (Paths in a depfile escape spaces: BIN has one.)
 file(READ "${build}/capstan/servo_arm.d" depfile)
+string(REPLACE "\\ " " " depfile "${depfile}")
 foreach(needed "${prefix}/share/capstan/stdlib/Capstan/Joints.cap" "${prefix}/share/capstan/templates/model.hpp.j2"
                "${src}/models/arm.cap" "${src}/models/Rig/Link.cap")
   string(FIND "${depfile}" "${needed}" at)
