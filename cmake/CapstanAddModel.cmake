@@ -9,10 +9,12 @@
 #                     CMAKE_CURRENT_SOURCE_DIR
 #   MODEL_NAME        the model to compile (`Pkg.Name`); default: the last
 #                     top-level model in MODEL, found when CMake configures
-#   OUTPUT_DIR        where the header goes; default
-#                     ${CMAKE_CURRENT_BINARY_DIR}/capstan/<target>
+#   OUTPUT_DIR        where the header goes (relative to CMAKE_CURRENT_BINARY_DIR);
+#                     default ${CMAKE_CURRENT_BINARY_DIR}/capstan/<target>
 #   TEMPLATES         a folder of code templates replacing the installed ones
 #   LIBRARY_PATH      model library roots (what `-I` is to `capstan`)
+#                     (these folders, TEMPLATES and CXX_INCLUDE_DIRS are
+#                     relative to CMAKE_CURRENT_SOURCE_DIR)
 #   CXX_INCLUDE_DIRS  C++ include folders for `external "C++"` headers
 #
 # The header is OUTPUT_DIR/<Class>.hpp, <Class> being the last part of the
