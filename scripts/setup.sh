@@ -26,5 +26,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # Debian's python3 has jinja2; a python3 earlier on PATH (pyenv, venv) may not.
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+# Warnings are errors in the project's own builds and CI (off for users).
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE=/usr/bin/python3 \
+  -DCAPSTAN_WARNINGS_AS_ERRORS=ON >/dev/null
 cmake --build build -j "$(nproc)"

@@ -1,4 +1,4 @@
-// `capstan compile FILE -o DIR [--templates DIR] [--ir]`.
+// `capstan compile FILE -o DIR [--templates DIR] [--ir] [--depfile FILE]`.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -26,6 +26,13 @@ codegen::ModelLayout layoutOrExit(const Options& opts, const Loaded& loaded) {
   std::exit(1);
 }
 
+namespace {
+// --templates, else the installed or source templates.
+fs::path templateDir(const Options& opts) {
+  return opts.templates.empty() ? codegen::defaultTemplateDir() : fs::path(opts.templates);
+}
+}  // namespace
+
 Generated generate(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout) {
   codegen::TraceOptions to;
   to.capstanVersion = CAPSTAN_VERSION;
@@ -36,9 +43,8 @@ Generated generate(const Options& opts, const Loaded& loaded, const codegen::Mod
   } catch (const codegen::UnsupportedExpression& e) {
     fail(std::string(e.what()) + " is not supported by code generation yet");
   }
-  const fs::path templates = opts.templates.empty() ? codegen::defaultTemplateDir() : fs::path(opts.templates);
   std::string error;
-  if (!codegen::renderModel(g.ir, templates, g.header, error)) fail(error);
+  if (!codegen::renderModel(g.ir, templateDir(opts), g.header, error)) fail(error);
   g.fileName = layout.className + ".hpp";
   return g;
 }
@@ -236,6 +242,51 @@ std::vector<std::pair<std::string, double>> parseSettings(const Options& opts, c
   return out;
 }
 
+namespace {
+
+// A path in a Make/Ninja depfile: spaces and `#` escaped with `\`, `$` doubled.
+std::string depfilePath(const fs::path& path) {
+  std::string out;
+  for (const char c : path.string()) {
+    if (c == ' ' || c == '#') out += '\\';
+    if (c == '$') out += '$';
+    out += c;
+  }
+  return out;
+}
+
+// `HEADER: DEP...` (Make syntax, absolute paths): every source file the model
+// was read from (the model file, every library file that lookup loaded,
+// the stdlib's among them), the templates (`*.j2`), and each `external "C++"`
+// function's header where its IncludeDirectory holds it. A build system that
+// reads it (CMake's add_custom_command(DEPFILE), Ninja, Make) regenerates
+// the header when any of them changes, and only then.
+std::string dependencies(const Loaded& loaded, const fs::path& header, const fs::path& templates) {
+  std::vector<fs::path> deps;
+  std::error_code ec;
+  auto add = [&](const fs::path& p) {
+    if (fs::is_regular_file(p, ec)) deps.push_back(fs::absolute(p, ec).lexically_normal());
+  };
+  for (syntax::FileId id = 1; id < loaded.sources.size(); ++id) add(loaded.sources.file(id).path());
+  for (const auto& entry : fs::directory_iterator(templates, ec)) {
+    if (entry.path().extension() == ".j2") add(entry.path());
+  }
+  for (const auto& f : loaded.flat->functions) {
+    // `#include "friction.hpp"` or `#include <friction.hpp>`: the name between the delimiters.
+    const auto open = f.include.find_first_of("\"<");
+    const auto close = open == std::string::npos ? open : f.include.find_first_of("\">", open + 1);
+    if (f.includeDirectory.empty() || close == std::string::npos) continue;
+    add(fs::path(f.includeDirectory) / f.include.substr(open + 1, close - open - 1));
+  }
+  std::sort(deps.begin(), deps.end());
+  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+  std::string text = depfilePath(fs::absolute(header, ec).lexically_normal()) + ":";
+  for (const auto& d : deps) text += " \\\n  " + depfilePath(d);
+  return text + "\n";
+}
+
+}  // namespace
+
 int compile(const Options& opts) {
   if (opts.output.empty()) usageError("`compile` needs an output folder: `-o DIR`");
   const auto loaded = load(opts);
@@ -253,6 +304,7 @@ int compile(const Options& opts) {
     if (!f) fail("cannot write `" + path.string() + "`");
   };
   write(header, g.header);
+  if (!opts.depfile.empty()) write(opts.depfile, dependencies(*loaded, header, templateDir(opts)));
   if (opts.ir) write(fs::path(opts.output) / (layout.className + ".ir.json"), g.ir.dump(2) + "\n");
   std::cerr << "wrote " << header.string() << "\n";
   return 0;

@@ -28,8 +28,9 @@ commands:
   check FILE [--model NAME] [-I DIR]... [--json]
       check a model and print a summary (or, with --json, the flattened
       mechanism as JSON)
-  compile FILE -o DIR [--templates DIR] [--ir]
-      write the model's C++ header (and with --ir the JSON IR) into DIR
+  compile FILE -o DIR [--templates DIR] [--ir] [--depfile FILE]
+      write the model's C++ header (and with --ir the JSON IR) into DIR;
+      --depfile writes every file the header depends on, in Make syntax
   simulate FILE [--t-end T] [--dt H] [--integrator rk4|euler|dopri5] [--tol TOL]
                 [--set NAME=VALUE]... [-o traj.csv] [--interpret] [--timeout S]
       generate, build (cached) and run; CSV on stdout or in -o; defaults
@@ -217,6 +218,8 @@ Options parseArgs(int argc, char** argv) {
       opts.templates = value();
     } else if (a == "--ir") {
       opts.ir = true;
+    } else if (a == "--depfile") {
+      opts.depfile = value();
     } else if (a == "--t-end") {
       opts.tEnd = number(a, value());
     } else if (a == "--dt") {

@@ -25,6 +25,7 @@ struct Options {
   std::string output;                 // -o: a folder (compile) or a CSV file (simulate)
   std::string templates;              // --templates
   bool ir = false;                    // --ir
+  std::string depfile;                // --depfile: Make-syntax dependencies of the header
   // simulate / eval
   std::optional<double> tEnd, dt, tolerance;
   std::string integrator;

@@ -1,0 +1,101 @@
+# capstan_add_model(<target> MODEL file.cap [MODEL_NAME name] [OUTPUT_DIR dir]
+#                   [TEMPLATES dir] [LIBRARY_PATH dirs...] [CXX_INCLUDE_DIRS dirs...])
+#
+# Generates the C++ header of a Capstan model at build time and makes the
+# INTERFACE target <target>: linking it puts the header's folder (and
+# CXX_INCLUDE_DIRS) on the include path and links Capstan::runtime (Eigen).
+#
+#   MODEL             the model file; a relative path is relative to
+#                     CMAKE_CURRENT_SOURCE_DIR
+#   MODEL_NAME        the model to compile (`Pkg.Name`); default: the last
+#                     top-level model in MODEL, found when CMake configures
+#   OUTPUT_DIR        where the header goes (relative to CMAKE_CURRENT_BINARY_DIR);
+#                     default ${CMAKE_CURRENT_BINARY_DIR}/capstan/<target>
+#   TEMPLATES         a folder of code templates replacing the installed ones
+#   LIBRARY_PATH      model library roots (what `-I` is to `capstan`)
+#                     (these folders, TEMPLATES and CXX_INCLUDE_DIRS are
+#                     relative to CMAKE_CURRENT_SOURCE_DIR)
+#   CXX_INCLUDE_DIRS  C++ include folders for `external "C++"` headers
+#
+# The header is OUTPUT_DIR/<Class>.hpp, <Class> being the last part of the
+# model's name (the variable <target>_HEADER holds its path). `capstan
+# compile --depfile` lists every file the header was made from (the model,
+# each library file that lookup read, the stdlib, the templates, external
+# headers in their IncludeDirectory), so a change to any of them, or to the
+# capstan program, regenerates it, and nothing else does. A new file in a
+# library folder is not seen until one of those changes.
+include_guard(GLOBAL)
+
+function(capstan_add_model target)
+  cmake_policy(PUSH)
+  cmake_policy(SET CMP0116 NEW)  # DEPFILE paths relative to the build tree
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "MODEL;MODEL_NAME;OUTPUT_DIR;TEMPLATES" "LIBRARY_PATH;CXX_INCLUDE_DIRS")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "capstan_add_model(${target}): unknown arguments `${arg_UNPARSED_ARGUMENTS}`")
+  endif()
+  if(NOT arg_MODEL)
+    message(FATAL_ERROR "capstan_add_model(${target}): MODEL file.cap is required")
+  endif()
+  if(NOT TARGET Capstan::capstan OR NOT TARGET Capstan::runtime)
+    message(FATAL_ERROR "capstan_add_model(${target}): Capstan::capstan and Capstan::runtime are not defined; "
+                        "call find_package(Capstan CONFIG REQUIRED) first")
+  endif()
+  get_filename_component(model "${arg_MODEL}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  if(NOT EXISTS "${model}")
+    message(FATAL_ERROR "capstan_add_model(${target}): no model file `${model}`")
+  endif()
+  set(outdir "${CMAKE_CURRENT_BINARY_DIR}/capstan/${target}")
+  if(arg_OUTPUT_DIR)
+    get_filename_component(outdir "${arg_OUTPUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+  endif()
+  set(library_args "")
+  foreach(dir IN LISTS arg_LIBRARY_PATH)
+    get_filename_component(dir "${dir}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND library_args -I "${dir}")
+  endforeach()
+  set(cxx_dirs "")
+  foreach(dir IN LISTS arg_CXX_INCLUDE_DIRS)
+    get_filename_component(dir "${dir}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND cxx_dirs "${dir}")
+  endforeach()
+  set(template_args "")
+  if(arg_TEMPLATES)
+    get_filename_component(templates "${arg_TEMPLATES}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    set(template_args --templates "${templates}")
+  endif()
+
+  # The model's full name fixes the header's name; without MODEL_NAME the
+  # compiler says which model the file holds. The build passes the name
+  # back with --model, so a renamed model fails the build with a message
+  # rather than writing a header no one includes.
+  set(name "${arg_MODEL_NAME}")
+  if(NOT name)
+    get_target_property(capstan Capstan::capstan LOCATION)
+    execute_process(COMMAND "${capstan}" check "${model}" --json --no-color ${library_args}
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE diagnostics)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "capstan_add_model(${target}): `capstan check ${arg_MODEL}` failed:\n${diagnostics}")
+    endif()
+    string(JSON name GET "${json}" model)
+  endif()
+  string(REGEX REPLACE "^.*\\." "" class "${name}")
+  set(header "${outdir}/${class}.hpp")
+  set(depfile "${CMAKE_CURRENT_BINARY_DIR}/capstan/${target}.d")
+  file(RELATIVE_PATH shown "${CMAKE_BINARY_DIR}" "${header}")
+
+  add_custom_command(
+    OUTPUT "${header}"
+    COMMAND Capstan::capstan compile "${model}" --model "${name}" -o "${outdir}" --depfile "${depfile}" --no-color
+            ${library_args} ${template_args}
+    DEPENDS "${model}" "$<TARGET_FILE:Capstan::capstan>"
+    DEPFILE "${depfile}"
+    COMMENT "Generating ${shown} from ${arg_MODEL}"
+    VERBATIM)
+  add_custom_target(${target}_generate DEPENDS "${header}")
+  add_library(${target} INTERFACE)
+  target_include_directories(${target} INTERFACE "${outdir}" ${cxx_dirs})
+  target_link_libraries(${target} INTERFACE Capstan::runtime)
+  add_dependencies(${target} ${target}_generate)
+  set(${target}_HEADER "${header}" PARENT_SCOPE)
+  cmake_policy(POP)
+endfunction()
