@@ -34,7 +34,21 @@
 
 #include "capstan/dynamics.hpp"
 
+#include <stdexcept>
+#include <vector>
+
 namespace capstan::local {
+
+// External spatial forces, one per body B (index as model.bodies):
+// F_B = [n; f] (N·m, N) applied to B, about Bo, expressed in World — what a
+// force element computes from World-frame kinematics. By virtual work they
+// enter as generalized forces sum_B J_WB^T F_B (J_WB: kinematics.hpp's
+// bodyJacobian, about Bo in World), so
+//   M udot + C = tau + sum_B J_WB^T F_B.
+// Every algorithm below takes them as an optional last argument; without it
+// nothing is added to the traced code.
+template <class Scalar>
+using ExternalForces = std::vector<Vec6<Scalar>>;
 
 template <class Scalar>
 struct Data {
@@ -296,18 +310,53 @@ Vec6<Scalar> parentAcceleration(const Mechanism<Scalar>& model, const Data<Scala
   return motionToChild(data.R_PK[b], data.p_PK[b], a0);
 }
 
-}  // namespace detail
-
-// C(q, u) by recursive Newton-Euler in joint frames; returns data.C.
+// fext (World, about Bo) as spatial forces at K_i in K_i. Needs position
+// kinematics. Composes R_{W Ki} down the tree, which the algorithms proper
+// never need, so models without external forces do not pay for it:
+//   R_{W Ki} = R_{W Kp} R_{Kp Ki},  p_{W Ki} = p_{W Kp} + R_{W Kp} p_{KpKi}
+//   n_Ko = n_Bo + p_{KoBo} x f,     [n; f] in K_i = R_{W Ki}^T [n_Ko; f].
 template <class Scalar>
-const VectorX<Scalar>& nonlinearEffects(const Mechanism<Scalar>& model, Data<Scalar>& data,
-                                        const VectorX<Scalar>& q, const VectorX<Scalar>& u) {
-  velocityKinematics(model, data, q, u);
+void externalForcesInJointFrames(const Mechanism<Scalar>& model, const Data<Scalar>& data,
+                                 const ExternalForces<Scalar>& fext, std::vector<Vec6<Scalar>>& f_K) {
+  const auto nb = static_cast<std::size_t>(model.numBodies());
+  if (fext.size() != nb) throw std::invalid_argument("external forces: need one spatial force per body");
+  std::vector<Mat3<Scalar>> R_WK(nb);
+  std::vector<Vec3<Scalar>> p_WK(nb);
+  f_K.resize(nb);
+  for (std::size_t b = 0; b < nb; ++b) {
+    const int parent = model.joints[b].parent;
+    if (parent >= 0) {
+      const auto p = static_cast<std::size_t>(parent);
+      R_WK[b] = R_WK[p] * data.R_PK[b];
+      p_WK[b] = p_WK[p] + R_WK[p] * data.p_PK[b];
+    } else {
+      R_WK[b] = data.R_PK[b];
+      p_WK[b] = data.p_PK[b];
+    }
+    const Vec3<Scalar> p_KoBo_W = R_WK[b] * Vec3<Scalar>(model.joints[b].X_BM.inverse().p);
+    const Vec3<Scalar> n_B = fext[b].template head<3>();
+    const Vec3<Scalar> force = fext[b].template tail<3>();
+    const Vec3<Scalar> n_K = n_B + p_KoBo_W.cross(force);
+    f_K[b] = spatialVector<Scalar>(Vec3<Scalar>(R_WK[b].transpose() * n_K),
+                                   Vec3<Scalar>(R_WK[b].transpose() * force));
+  }
+}
+
+// Newton-Euler from velocity kinematics already in data: f_i, and data.C =
+// S^T f (C - sum J^T F with fext, a null fext adding nothing to the trace).
+template <class Scalar>
+void newtonEuler(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>* udot,
+                 const ExternalForces<Scalar>* fext) {
   const int nb = model.numBodies();
+  std::vector<Vec6<Scalar>> f_K;
+  if (fext != nullptr) externalForcesInJointFrames(model, data, *fext, f_K);
   for (int i = 0; i < nb; ++i) {
     const auto b = static_cast<std::size_t>(i);
-    data.a[b] = detail::parentAcceleration(model, data, i) + data.c[b];
+    const Joint<Scalar>& joint = model.joints[b];
+    data.a[b] = parentAcceleration(model, data, i) + data.c[b];
+    if (udot != nullptr && joint.nu() > 0) data.a[b] += data.S[b] * udot->segment(joint.uOffset, joint.nu());
     data.f[b] = data.I_K[b] * data.a[b] + crossForce(data.v[b], data.I_K[b] * data.v[b]);
+    if (fext != nullptr) data.f[b] -= f_K[b];
   }
   for (int i = nb - 1; i >= 0; --i) {
     const auto b = static_cast<std::size_t>(i);
@@ -317,7 +366,46 @@ const VectorX<Scalar>& nonlinearEffects(const Mechanism<Scalar>& model, Data<Sca
       data.f[static_cast<std::size_t>(joint.parent)] += forceToParent(data.R_PK[b], data.p_PK[b], data.f[b]);
     }
   }
+}
+
+}  // namespace detail
+
+// C(q, u) by recursive Newton-Euler in joint frames; returns data.C.
+template <class Scalar>
+const VectorX<Scalar>& nonlinearEffects(const Mechanism<Scalar>& model, Data<Scalar>& data,
+                                        const VectorX<Scalar>& q, const VectorX<Scalar>& u) {
+  velocityKinematics(model, data, q, u);
+  detail::newtonEuler<Scalar>(model, data, nullptr, nullptr);
   return data.C;
+}
+
+// C(q, u) - sum_B J_B^T F_B with external forces (see ExternalForces);
+// returns data.C.
+template <class Scalar>
+const VectorX<Scalar>& nonlinearEffects(const Mechanism<Scalar>& model, Data<Scalar>& data,
+                                        const VectorX<Scalar>& q, const VectorX<Scalar>& u,
+                                        const ExternalForces<Scalar>& fext) {
+  velocityKinematics(model, data, q, u);
+  detail::newtonEuler<Scalar>(model, data, nullptr, &fext);
+  return data.C;
+}
+
+// tau = M udot + C - sum_B J_B^T F_B by recursive Newton-Euler in joint
+// frames (fext optional); returns it (also left in data.C).
+template <class Scalar>
+const VectorX<Scalar>& inverseDynamics(const Mechanism<Scalar>& model, Data<Scalar>& data,
+                                       const VectorX<Scalar>& q, const VectorX<Scalar>& u,
+                                       const VectorX<Scalar>& udot, const ExternalForces<Scalar>* fext = nullptr) {
+  velocityKinematics(model, data, q, u);
+  detail::newtonEuler<Scalar>(model, data, &udot, fext);
+  return data.C;
+}
+
+template <class Scalar>
+const VectorX<Scalar>& inverseDynamics(const Mechanism<Scalar>& model, Data<Scalar>& data,
+                                       const VectorX<Scalar>& q, const VectorX<Scalar>& u,
+                                       const VectorX<Scalar>& udot, const ExternalForces<Scalar>& fext) {
+  return inverseDynamics(model, data, q, u, udot, &fext);
 }
 
 namespace detail {
@@ -368,16 +456,31 @@ const VectorX<Scalar>& forwardDynamics(const Mechanism<Scalar>& model, Data<Scal
   return data.udot;
 }
 
+// The same with external forces: udot = M^-1 (tau - C + sum_B J_B^T F_B).
+template <class Scalar>
+const VectorX<Scalar>& forwardDynamics(const Mechanism<Scalar>& model, Data<Scalar>& data,
+                                       const VectorX<Scalar>& q, const VectorX<Scalar>& u,
+                                       const VectorX<Scalar>& tau, const ExternalForces<Scalar>& fext) {
+  nonlinearEffects(model, data, q, u, fext);
+  detail::massMatrixFromKinematics(model, data);
+  capstan::detail::solveWithMassMatrix(data, tau);
+  return data.udot;
+}
+
 // udot by the articulated-body algorithm in joint frames; returns data.udot.
 template <class Scalar>
 const VectorX<Scalar>& aba(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
-                           const VectorX<Scalar>& u, const VectorX<Scalar>& tau) {
+                           const VectorX<Scalar>& u, const VectorX<Scalar>& tau,
+                           const ExternalForces<Scalar>* fext = nullptr) {
   velocityKinematics(model, data, q, u);
   const int nb = model.numBodies();
+  std::vector<Vec6<Scalar>> f_K;
+  if (fext != nullptr) detail::externalForcesInJointFrames(model, data, *fext, f_K);
   for (int i = 0; i < nb; ++i) {
     const auto b = static_cast<std::size_t>(i);
     data.IA[b] = data.I_K[b].matrix();
     data.pA[b] = crossForce(data.v[b], data.I_K[b] * data.v[b]);
+    if (fext != nullptr) data.pA[b] -= f_K[b];  // pA_i = v_i x* I_i v_i - f_i^ext
   }
   for (int i = nb - 1; i >= 0; --i) {
     const auto b = static_cast<std::size_t>(i);
@@ -420,6 +523,13 @@ const VectorX<Scalar>& aba(const Mechanism<Scalar>& model, Data<Scalar>& data, c
     data.a[b] = A;
   }
   return data.udot;
+}
+
+// udot by the articulated-body algorithm with external forces.
+template <class Scalar>
+const VectorX<Scalar>& aba(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
+                           const VectorX<Scalar>& u, const VectorX<Scalar>& tau, const ExternalForces<Scalar>& fext) {
+  return aba(model, data, q, u, tau, &fext);
 }
 
 }  // namespace capstan::local
