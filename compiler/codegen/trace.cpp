@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "codegen/assemble.hpp"
+#include "codegen/citations.hpp"
+#include "codegen/derived.hpp"
 #include "codegen/function_builder.hpp"
 #include "symbolic/printer.hpp"
 
@@ -99,7 +101,7 @@ class Tracer {
  public:
   Tracer(const sema::FlatModel& model, const mechanics::Mechanism& mech, const ModelLayout& layout,
          const syntax::SourceManager& sources, const TraceOptions& options)
-      : model_(model), mech_(mech), layout_(layout), sources_(sources), options_(options) {}
+      : model_(model), mech_(mech), layout_(layout), cite_(model, layout, sources), options_(options) {}
 
   json run() {
     symbolic::Pool pool;
@@ -137,130 +139,17 @@ class Tracer {
     functions.push_back(potentialEnergy());
     functions.push_back(outputs(env));
     functions.push_back(initialState(env));
-    // Only what the emitted functions read is cached (the variants not
-    // chosen had their parameter stages hoisted too).
-    std::string emitted;
-    for (json& f : functions) {
-      const std::string text = f.dump();
-      emitted += text;
-      if (text.find("derived_.") == std::string::npos) continue;
-      f["opening"].insert(f["opening"].begin(), "refreshDerived();  // the parameter-only values, if params changed");
-    }
-    for (DerivedArray& a : derived_) {
-      std::erase_if(a.values, [&](const Assignment& v) { return emitted.find(v.target) == std::string::npos; });
-    }
-    std::erase_if(derived_, [](const DerivedArray& a) { return a.values.empty(); });
-    if (!derived_.empty()) functions.push_back(updateDerived());
+    ir["derived"] = derived_.finish(functions);
     ir["functions"] = std::move(functions);
-    json derived = json::array();
-    for (const DerivedArray& a : derived_) {
-      derived.push_back({{"name", a.name}, {"size", a.size}, {"comment", a.comment}});
-    }
-    ir["derived"] = derived;
     return ir;
   }
 
  private:
-  // ---- parameter-only values, cached between parameter changes
-  //
-  // What the joint-frame algorithms compute from the parameters alone — the
-  // parameter stage of local::Data (X_PF: each joint's F frame in its
-  // parent's joint frame; I_K: each body's spatial inertia about its joint
-  // frame) — is computed by the generated class's updateDerived() when
-  // `params` changed (refreshDerived() compares them with the values it
-  // was computed from) and read from its Derived struct by every call.
-  // Entries that are constants (structural zeros, unit rotations) or plain
-  // parameters stay as they are, so the code keeps its zeros.
-  struct DerivedArray {
-    std::string name;                // Derived member: `I_KLink2Body`
-    int size = 0;
-    std::string comment;             // what it holds, for whom
-    std::vector<Assignment> values;  // `derived_.I_KLink2Body[4] = ...`
-  };
-
-  // `e`, or the Derived entry `array[element]` that caches it.
-  Expr derive(const Expr& e, std::size_t array, int element) {
-    const symbolic::Node* n = e.node();
-    const bool cheap = e.isConstant() || e.isSymbol() ||
-                       (n->isScaled() && n->args[0]->kind == symbolic::Kind::Symbol);
-    if (cheap) return e;
-    if (auto it = derivedSymbol_.find(e.id()); it != derivedSymbol_.end()) return it->second;
-    DerivedArray& a = derived_.at(array);
-    const std::string target = "derived_." + index(a.name, element);
-    const Expr symbol = Expr::symbol(target);
-    derivedSymbol_.emplace(e.id(), symbol);
-    a.values.push_back({target, e});
-    return symbol;
-  }
-  std::size_t derivedArray(const std::string& name, int size, const std::string& comment) {
-    auto [it, added] = derivedIndex_.emplace(name, derived_.size());
-    if (added) derived_.push_back({name, size, comment, {}});
-    return it->second;
-  }
-
-  // Replaces the parameter stage of `data` by its cached values.
-  void hoist(local::Data<Expr>& data) {
-    for (const JointLayout& j : layout_.joints) {
-      const auto b = static_cast<std::size_t>(j.body);
-      const BodyLayout& body = layout_.bodies.at(b);
-      const std::string who = jointComment(j);
-      const std::size_t X = derivedArray("X_PF" + body.ident, 12,
-                                         "X_PF (R row-major, then p) of " + who + ": F in the parent's joint frame");
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) data.X_PF[b].R(r, c) = derive(data.X_PF[b].R(r, c), X, 3 * r + c);
-      for (int k = 0; k < 3; ++k) data.X_PF[b].p[k] = derive(data.X_PF[b].p[k], X, 9 + k);
-      const std::size_t I = derivedArray("I_K" + body.ident, 13,
-                                         "I_K (mass, h, I row-major) of " + who + ": spatial inertia about K");
-      SpatialInertia<Expr>& inertia = data.I_K[b];
-      inertia.mass = derive(inertia.mass, I, 0);
-      for (int k = 0; k < 3; ++k) inertia.h[k] = derive(inertia.h[k], I, 1 + k);
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) inertia.I_P(r, c) = derive(inertia.I_P(r, c), I, 4 + 3 * r + c);
-    }
-  }
-
-  json updateDerived() {
-    FunctionBuilder fn("updateDerived", "void", "",
-                       {"Recomputes the parameter-only values (Derived) from params; every evaluation",
-                        "calls it through refreshDerived() when params changed, so there is no need to."});
-    for (DerivedArray& a : derived_) fn.block(a.comment, a.values);
-    fn.closing("derivedFor_ = params;");
-    fn.closing("derivedValid_ = true;");
-    return fn.finish();
-  }
-
-  std::vector<DerivedArray> derived_;
-  std::map<std::string, std::size_t> derivedIndex_;
-  std::unordered_map<std::uint32_t, Expr> derivedSymbol_;
-
-  // `arm.cap:14`, or "" for a range without a file.
-  std::string line(syntax::SourceRange range) const {
-    if (!range.valid() || range.file >= sources_.size()) return "";
-    const syntax::SourceFile& f = sources_.file(range.file);
-    return std::filesystem::path(f.path()).filename().string() + ":" + std::to_string(f.lineColumn(range.begin).line);
-  }
-  // `force law 'elbow.tau' (arm.cap:14)`
-  std::string where(const std::string& what, const std::string& name, syntax::SourceRange range) const {
-    const std::string at = line(range);
-    return what + " '" + name + "'" + (at.empty() ? "" : " (" + at + ")");
-  }
-  // A component as the user wrote it: its path, then the line of each level
-  // of the path, outermost first: `joint 'link2.joint' (arm7.cap:31,
-  // Parts.Segment joint at arm7.cap:12)`.
-  std::string where(const std::string& what, int c) const {
-    const sema::FlatComponent& fc = component(c);
-    if (fc.levels.size() <= 1) return where(what, fc.path, fc.range);
-    std::string s = what + " '" + fc.path + "' (" + line(fc.levels.front().range);
-    for (std::size_t k = 1; k < fc.levels.size(); ++k) {
-      const sema::FlatComponent::Level& l = fc.levels[k];
-      s += ", " + l.inClass + " " + l.name + " at " + line(l.range);
-    }
-    return s + ")";
-  }
-  const sema::FlatComponent& component(int c) const { return model_.components.at(static_cast<std::size_t>(c)); }
-  std::string jointComment(const JointLayout& j) const {
-    const BodyLayout& b = layout_.bodies.at(static_cast<std::size_t>(j.body));
-    return where("joint", j.component()) + " -> body '" + b.name + "'";
+  // A function whose values read the Derived cache where they can.
+  FunctionBuilder function(std::string name, std::string returnType, std::string params, std::vector<std::string> doc) {
+    FunctionBuilder fn(std::move(name), std::move(returnType), std::move(params), std::move(doc));
+    fn.rewriteValues([this](std::vector<Expr>& values) { derived_.hoistParameterOnly(values); });
+    return fn;
   }
 
   // Whether MassMatrix is dynamic-size: nu x nu doubles past Eigen's
@@ -369,7 +258,7 @@ class Tracer {
       for (int r = 0; r < 3; ++r)
         for (int c = 0; c < 3; ++c) out.push_back({index2(R, r, c), X.R(r, c)});
       for (int r = 0; r < 3; ++r) out.push_back({index(p, r), X.p[r]});
-      fn.block(jointComment(j), out);
+      fn.block(cite_.joint(j), out);
     }
   }
 
@@ -389,7 +278,7 @@ class Tracer {
       std::vector<Assignment> out;
       for (int r = 0; r < 3; ++r) out.push_back({index(w, r), V[r]});
       for (int r = 0; r < 3; ++r) out.push_back({index(v, r), V[3 + r]});
-      fn.block(jointComment(j) + ": velocity", out);
+      fn.block(cite_.joint(j) + ": velocity", out);
     }
   }
 
@@ -434,7 +323,7 @@ class Tracer {
   void jointFrameVelocityBlocks(FunctionBuilder& fn, const local::Data<Expr>& data) {
     for (const JointLayout& j : layout_.joints) {
       const std::string v = declareLocal(fn, "v", j, 6, 1, "spatial velocity in the joint frame");
-      fn.block(jointComment(j) + ": velocity in the joint frame",
+      fn.block(cite_.joint(j) + ": velocity in the joint frame",
                vectorOutputs(v, data.v[static_cast<std::size_t>(j.body)]));
     }
   }
@@ -444,10 +333,10 @@ class Tracer {
   void jointFrameBiasBlocks(FunctionBuilder& fn, const local::Data<Expr>& data) {
     for (const JointLayout& j : layout_.joints) {
       const std::string a = declareLocal(fn, "a", j, 6, 1, "bias acceleration in the joint frame");
-      fn.block(jointComment(j) + ": acceleration with udot = 0", vectorOutputs(a, data.a[static_cast<std::size_t>(j.body)]));
+      fn.block(cite_.joint(j) + ": acceleration with udot = 0", vectorOutputs(a, data.a[static_cast<std::size_t>(j.body)]));
     }
     for (auto j = layout_.joints.rbegin(); j != layout_.joints.rend(); ++j) {
-      fn.block(jointComment(*j) + ": bias", segmentOutputs("C", data.C, j->uIndex(), j->nu()));
+      fn.block(cite_.joint(*j) + ": bias", segmentOutputs("C", data.C, j->uIndex(), j->nu()));
     }
   }
 
@@ -480,7 +369,7 @@ class Tracer {
         p = ancestor.parent;
       }
       assigned += out.size();
-      fn.block(jointComment(j) + ": mass matrix column", out);
+      fn.block(cite_.joint(j) + ": mass matrix column", out);
     }
     return assigned < static_cast<std::size_t>(layout_.nu) * static_cast<std::size_t>(layout_.nu);
   }
@@ -497,13 +386,13 @@ class Tracer {
       std::vector<Assignment> out = matrixOutputs(U, MatrixX<Expr>(data.U[b]));
       for (const Assignment& a : matrixOutputs(Dinv, MatrixX<Expr>(data.Dinv[b]))) out.push_back(a);
       for (const Assignment& a : vectorOutputs(uu, VectorX<Expr>(data.uu[b]))) out.push_back(a);
-      fn.block(jointComment(*j) + ": articulated inertia", out);
+      fn.block(cite_.joint(*j) + ": articulated inertia", out);
     }
     for (const JointLayout& j : layout_.joints) {
       const std::string a = declareLocal(fn, "a", j, 6, 1, "spatial acceleration in the joint frame");
       std::vector<Assignment> out = segmentOutputs("udot", data.udot, j.uIndex(), j.nu());
       for (const Assignment& x : vectorOutputs(a, data.a[static_cast<std::size_t>(j.body)])) out.push_back(x);
-      fn.block(jointComment(j) + ": acceleration", out);
+      fn.block(cite_.joint(j) + ": acceleration", out);
     }
   }
 
@@ -513,7 +402,7 @@ class Tracer {
     const std::string params = "[[maybe_unused]] const Q& q, MassMatrix& M";
     Data<Expr> data(mechanism_);
     crba(mechanism_, data, q_);
-    FunctionBuilder world("massMatrix", "void", params, doc);
+    FunctionBuilder world = function("massMatrix", "void", params, doc);
     if (massMatrixDynamic()) world.opening(kResizeMassMatrix);
     poseBlocks(world, data, false);
     const std::vector<Assignment> entries = nonzeroOutputs("M", data.M);
@@ -522,9 +411,9 @@ class Tracer {
     }
     world.block("mass matrix (composite rigid body, in World)", entries);
     local::Data<Expr> ldata(mechanism_);
-    hoist(ldata);
+    derived_.hoist(ldata);
     local::crba(mechanism_, ldata, q_);
-    FunctionBuilder joint("massMatrix", "void", params, doc);
+    FunctionBuilder joint = function("massMatrix", "void", params, doc);
     if (massMatrixDynamic()) joint.opening(kResizeMassMatrix);
     if (jointFrameMassMatrixBlocks(joint, ldata)) {
       joint.opening("M.setZero();  // entries between different branches of the tree stay zero");
@@ -538,15 +427,15 @@ class Tracer {
     const std::string params = "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C";
     Data<Expr> data(mechanism_);
     nonlinearEffects(mechanism_, data, q_, u_);
-    FunctionBuilder world("bias", "void", params, doc);
+    FunctionBuilder world = function("bias", "void", params, doc);
     poseBlocks(world, data, false);
     velocityBlocks(world, data, false);
     world.block("bias (recursive Newton-Euler with udot = 0, gravity included, in World)",
                 vectorOutputs("C", data.C));
     local::Data<Expr> ldata(mechanism_);
-    hoist(ldata);
+    derived_.hoist(ldata);
     local::nonlinearEffects(mechanism_, ldata, q_, u_);
-    FunctionBuilder joint("bias", "void", params, doc);
+    FunctionBuilder joint = function("bias", "void", params, doc);
     jointFrameVelocityBlocks(joint, ldata);
     jointFrameBiasBlocks(joint, ldata);
     return cheaper(world, joint).finish();
@@ -555,12 +444,12 @@ class Tracer {
   void forceLawBlocks(FunctionBuilder& fn, Environment<Expr>& env, const std::string& target) {
     for (const ForceLawLayout& fl : layout_.forceLaws) {
       const sema::FlatForceLaw& law = model_.forceLaws.at(static_cast<std::size_t>(fl.law));
-      fn.block(where("force law", fl.name, law.range), {{index(target, fl.uIndex), env.forceLaw(fl)}});
+      fn.block(cite_.where("force law", fl.name, law.range), {{index(target, fl.uIndex), env.forceLaw(fl)}});
     }
   }
 
   json appliedForces(Environment<Expr>& env) {
-    FunctionBuilder fn("appliedForces", "void",
+    FunctionBuilder fn = function("appliedForces", "void",
                        "[[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& tau",
                        {"tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`)."});
     fn.opening("tau.setZero();");
@@ -599,8 +488,8 @@ class Tracer {
     const VectorX<Expr> tau = env.appliedForces();
     Data<Expr> crbaData(mechanism_), abaData(mechanism_);
     local::Data<Expr> crbaLocal(mechanism_), abaLocal(mechanism_);
-    hoist(crbaLocal);
-    hoist(abaLocal);
+    derived_.hoist(crbaLocal);
+    derived_.hoist(abaLocal);
     // L^T D L costs about sum over dofs of (dof depth)^2 products; past
     // kMaxLtdlWork CRBA cannot win (ABA is linear in the bodies), and
     // tracing it would take time and memory cubic in a chain's length.
@@ -622,7 +511,7 @@ class Tracer {
     const std::string params =
         "[[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot";
     auto emit = [&](const char* key, const char* title, bool useAba, bool jointFrames) {
-      FunctionBuilder fn("forwardDynamics", "void", params, {});
+      FunctionBuilder fn = function("forwardDynamics", "void", params, {});
       fn.splitAt(kForwardDynamicsPartBudget);
       if (!useAba) {
         fn.local("MassMatrix M;");
@@ -707,20 +596,20 @@ class Tracer {
   }
 
   json qdot() {
-    FunctionBuilder fn("qdot", "void", "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, Q& qd",
+    FunctionBuilder fn = function("qdot", "void", "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, Q& qd",
                        {"qdot (nq) = N(q) u."});
     VectorX<Expr> qd;
     qdotFromU(mechanism_, q_, u_, qd);
     for (const JointLayout& j : layout_.joints) {
       std::vector<Assignment> out;
       for (int k = 0; k < j.nq(); ++k) out.push_back({index("qd", j.qIndex() + k), qd[j.qIndex() + k]});
-      fn.block(where("joint", j.component()), out);
+      fn.block(cite_.where("joint", j.component()), out);
     }
     return fn.finish();
   }
 
   json bodyPoses() {
-    FunctionBuilder fn("bodyPoses", "void", "[[maybe_unused]] const Q& q, BodyPoses& poses",
+    FunctionBuilder fn = function("bodyPoses", "void", "[[maybe_unused]] const Q& q, BodyPoses& poses",
                        {"X_WB of every body (its `frame_a`) in World."});
     Data<Expr> data(mechanism_);
     forwardKinematics(mechanism_, data, q_);
@@ -729,7 +618,7 @@ class Tracer {
   }
 
   json bodyVelocities() {
-    FunctionBuilder fn("bodyVelocities", "void",
+    FunctionBuilder fn = function("bodyVelocities", "void",
                        "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, BodyVelocities& velocities",
                        {"w_WB and v_WBo of every body, in World."});
     Data<Expr> data(mechanism_);
@@ -740,7 +629,7 @@ class Tracer {
   }
 
   json kineticEnergy() {
-    FunctionBuilder fn("kineticEnergy", "double", "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u",
+    FunctionBuilder fn = function("kineticEnergy", "double", "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u",
                        {"Kinetic energy 1/2 u^T M u (J)."});
     Data<Expr> data(mechanism_);
     forwardKinematics(mechanism_, data, q_, u_);
@@ -753,7 +642,7 @@ class Tracer {
   }
 
   json potentialEnergy() {
-    FunctionBuilder fn("potentialEnergy", "double", "[[maybe_unused]] const Q& q",
+    FunctionBuilder fn = function("potentialEnergy", "double", "[[maybe_unused]] const Q& q",
                        {"Gravitational potential energy -sum m g . p_WoBcm (J), zero at the World origin."});
     Data<Expr> data(mechanism_);
     forwardKinematics(mechanism_, data, q_);
@@ -765,14 +654,14 @@ class Tracer {
   }
 
   json outputs(Environment<Expr>& env) {
-    FunctionBuilder fn("outputs", "void",
+    FunctionBuilder fn = function("outputs", "void",
                        "[[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, "
                        "[[maybe_unused]] Outputs& out",
                        {"The model's `output` variables."});
     for (std::size_t k = 0; k < layout_.outputs.size(); ++k) {
       const IoVariable& o = layout_.outputs[k];
       const sema::FlatVariable& fv = model_.variables.at(static_cast<std::size_t>(o.variable));
-      fn.block(where("output", o.name, fv.range), {{"out." + o.ident, env.output(static_cast<int>(k))}});
+      fn.block(cite_.where("output", o.name, fv.range), {{"out." + o.ident, env.output(static_cast<int>(k))}});
     }
     return fn.finish();
   }
@@ -786,7 +675,7 @@ class Tracer {
       std::vector<Assignment> out;
       for (int k = 0; k < j.nq(); ++k) out.push_back({index("q", j.qIndex() + k), q0[j.qIndex() + k]});
       for (int k = 0; k < j.nu(); ++k) out.push_back({index("u", j.uIndex() + k), u0[j.uIndex() + k]});
-      fn.block(where("joint", j.component()), out);
+      fn.block(cite_.where("joint", j.component()), out);
     }
     fn.closing("normalizeQuaternions(q);");
     return fn.finish();
@@ -795,7 +684,8 @@ class Tracer {
   const sema::FlatModel& model_;
   const mechanics::Mechanism& mech_;
   const ModelLayout& layout_;
-  const syntax::SourceManager& sources_;
+  const Citations cite_;
+  DerivedValues derived_{layout_, cite_};
   const TraceOptions& options_;
   Mechanism<Expr> mechanism_;
   VectorX<Expr> q_, u_;
