@@ -13,6 +13,8 @@
 #include "codegen/assemble.hpp"
 #include "codegen/citations.hpp"
 #include "codegen/derived.hpp"
+#include "codegen/ir_schema.hpp"
+#include "codegen/rewrites.hpp"
 #include "codegen/function_builder.hpp"
 #include "symbolic/printer.hpp"
 
@@ -34,68 +36,6 @@ constexpr std::size_t kMaxLtdlWork = 10000;
 // matrix may be larger.
 constexpr std::size_t kEigenFixedSizeLimit = 128 * 1024;
 const char* const kResizeMassMatrix = "M.resize(nu, nu);  // dynamic size: allocates only if M is not nu x nu yet";
-
-// The rotation R with R e_z = a for a unit a, chosen so that R is a signed
-// permutation when a is a coordinate axis.
-Mat3<double> rotationTakingZTo(const Vec3<double>& a) {
-  const Vec3<double> helper = std::abs(a[0]) < 0.9 ? Vec3<double>::UnitX() : Vec3<double>::UnitY();
-  const Vec3<double> x = (helper - helper.dot(a) * a).normalized();
-  Mat3<double> R;
-  R << x, a.cross(x), a;
-  return R;
-}
-
-// Turns each Revolute, Prismatic and Cylindrical joint with a tilted axis
-// (not a coordinate axis) so that it moves about and along z, and each
-// Universal with perpendicular tilted axes so that they are x and y: F and
-// M are both turned by the constant R (X_PF R, X_BM R), which leaves every
-// body pose, q and u as they were, while X_FM(q) becomes a rotation about a
-// coordinate axis, mostly zeros when traced (Rodrigues about a tilted axis
-// fills all nine entries). Ball and Free joints are left alone: their q is
-// the quaternion of R_FM itself. Used for generated code only; the
-// interpreter keeps the model's frames, so --interpret checks this too.
-void alignJointAxes(Mechanism<Expr>& mechanism) {
-  auto constant = [](const Vec3<Expr>& v, Vec3<double>& out) {
-    for (int k = 0; k < 3; ++k) {
-      if (!v[k].isConstant()) return false;
-      out[k] = v[k].value();
-    }
-    return true;
-  };
-  auto coordinateAxis = [](const Vec3<double>& v) { return v.cwiseAbs().maxCoeff() == 1.0; };
-  auto turn = [](Joint<Expr>& joint, const Mat3<double>& R) {
-    const Mat3<Expr> Rx = R.cast<Expr>();
-    joint.X_PF.R = joint.X_PF.R * Rx;
-    joint.X_BM.R = joint.X_BM.R * Rx;
-  };
-  for (Joint<Expr>& joint : mechanism.joints) {
-    Vec3<double> a, b;
-    switch (joint.type) {
-      case JointType::Revolute:
-      case JointType::Prismatic:
-      case JointType::Cylindrical:
-        if (!constant(joint.axis, a) || coordinateAxis(a) || std::abs(a.norm() - 1.0) > 1e-12) break;
-        turn(joint, rotationTakingZTo(a));
-        joint.axis = Vec3<Expr>(Expr(0.0), Expr(0.0), Expr(1.0));
-        break;
-      case JointType::Universal:
-        if (!constant(joint.axis_a, a) || !constant(joint.axis_b, b) || (coordinateAxis(a) && coordinateAxis(b)) ||
-            std::abs(a.dot(b)) > 1e-12 || std::abs(a.norm() - 1.0) > 1e-12 || std::abs(b.norm() - 1.0) > 1e-12) {
-          break;
-        }
-        {
-          Mat3<double> R;
-          R << a, b, a.cross(b);
-          turn(joint, R);
-        }
-        joint.axis_a = Vec3<Expr>(Expr(1.0), Expr(0.0), Expr(0.0));
-        joint.axis_b = Vec3<Expr>(Expr(0.0), Expr(1.0), Expr(0.0));
-        break;
-      default:
-        break;
-    }
-  }
-}
 
 class Tracer {
  public:
@@ -126,7 +66,7 @@ class Tracer {
     alignJointAxes(mechanism_);
     env.useMechanism(&mechanism_);
 
-    json ir = header();
+    json ir = irHeader(model_, layout_, options_, massMatrixDynamic());
     json functions = json::array();
     functions.push_back(massMatrix());
     functions.push_back(bias());
@@ -158,86 +98,6 @@ class Tracer {
   bool massMatrixDynamic() const {
     return static_cast<std::size_t>(layout_.nu) * static_cast<std::size_t>(layout_.nu) * sizeof(double) >
            kEigenFixedSizeLimit;
-  }
-
-  json header() const {
-    json ir;
-    ir["ir_version"] = kIrVersion;
-    ir["generator"] = "capstan " + options_.capstanVersion;
-    ir["source"] = {{"file", options_.sourceName}, {"model", model_.name}};
-    ir["class_name"] = layout_.className;
-    ir["nq"] = layout_.nq;
-    ir["nu"] = layout_.nu;
-    ir["mass_matrix_dynamic"] = massMatrixDynamic();
-    ir["nb"] = static_cast<int>(layout_.bodies.size());
-    json joints = json::array();
-    std::vector<std::string> qNames, uNames;
-    json quaternions = json::array();
-    for (const JointLayout& j : layout_.joints) {
-      joints.push_back({{"name", j.name},
-                        {"type", mechanics::jointTypeName(j.type())},
-                        {"body", j.body},
-                        {"parent", j.parent},
-                        {"q_index", j.qIndex()},
-                        {"u_index", j.uIndex()},
-                        {"nq", j.nq()},
-                        {"nu", j.nu()},
-                        {"reversed", j.reversed()},
-                        {"q_names", j.qNames},
-                        {"u_names", j.uNames}});
-      qNames.insert(qNames.end(), j.qNames.begin(), j.qNames.end());
-      uNames.insert(uNames.end(), j.uNames.begin(), j.uNames.end());
-      if (j.type() == mechanics::JointType::Ball || j.type() == mechanics::JointType::Free) quaternions.push_back(j.qIndex());
-    }
-    ir["joints"] = joints;
-    ir["q_names"] = qNames;
-    ir["u_names"] = uNames;
-    ir["quaternions"] = quaternions;
-    json bodies = json::array();
-    for (std::size_t b = 0; b < layout_.bodies.size(); ++b)
-      bodies.push_back({{"name", layout_.bodies[b].name}, {"ident", layout_.bodies[b].ident}, {"index", b}});
-    ir["bodies"] = bodies;
-
-    json params = json::array();
-    for (const RuntimeParameter& p : layout_.parameters) {
-      json slots = json::array();
-      std::string init;
-      if (p.shape.empty()) {
-        init = symbolic::formatDouble(p.defaults.at(0));
-        slots.push_back({{"name", p.name}, {"lvalue", "params." + p.ident}});
-      } else {
-        for (std::size_t k = 0; k < p.size(); ++k) {
-          init += (k ? ", " : "") + symbolic::formatDouble(p.defaults[k]);
-          std::string sub;
-          if (p.shape.size() == 2) {
-            sub = std::to_string(k / static_cast<std::size_t>(p.shape[1]) + 1) + "," +
-                  std::to_string(k % static_cast<std::size_t>(p.shape[1]) + 1);
-          } else {
-            sub = std::to_string(k + 1);
-          }
-          slots.push_back({{"name", p.name + "[" + sub + "]"}, {"lvalue", index("params." + p.ident, static_cast<int>(k))}});
-        }
-        init = "{" + init + "}";
-      }
-      params.push_back({{"name", p.name},
-                        {"ident", p.ident},
-                        {"cpp_type", p.shape.empty() ? "double" : "std::array<double, " + std::to_string(p.size()) + ">"},
-                        {"initializer", init},
-                        {"shape", p.shape},
-                        {"default", p.defaults},
-                        {"unit", p.unit},
-                        {"description", p.description},
-                        {"slots", slots}});
-    }
-    ir["parameters"] = params;
-    json inputs = json::array(), outputs = json::array();
-    for (const IoVariable& v : layout_.inputs)
-      inputs.push_back({{"name", v.name}, {"ident", v.ident}, {"unit", v.unit}, {"description", v.description}});
-    for (const IoVariable& v : layout_.outputs)
-      outputs.push_back({{"name", v.name}, {"ident", v.ident}, {"unit", v.unit}, {"description", v.description}});
-    ir["inputs"] = inputs;
-    ir["outputs"] = outputs;
-    return ir;
   }
 
   // Position kinematics blocks: one per joint, into locals R_W<Body>, p_W<Body>
