@@ -1,5 +1,6 @@
-// The reference interpreter: the model's runtime Mechanism<double> and the
-// runtime algorithms run directly (no code generation). `capstan simulate
+// The reference interpreter: the generated functions' one implementation
+// (functions.hpp) run over double on the model's runtime Mechanism<double>
+// (no code generation). `capstan simulate
 // --interpret`, `capstan eval --interpret` and the tests that check the
 // generated code use it.
 #pragma once
@@ -17,6 +18,9 @@ namespace capstan::codegen {
 
 template <class Scalar>
 class Environment;
+template <class Scalar>
+struct FunctionValues;
+enum class FunctionId;
 
 class Interpreter {
  public:
@@ -48,6 +52,9 @@ class Interpreter {
   Environment<double>& environment() { return *env_; }
 
  private:
+  // Runs generated function `id` (functions.hpp) on the arguments.
+  FunctionValues<double> run(FunctionId id, double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
+
   std::vector<std::vector<double>> parameters_;
   std::vector<double> inputs_;
   std::unique_ptr<Environment<double>> env_;

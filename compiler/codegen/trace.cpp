@@ -13,6 +13,7 @@
 #include "codegen/assemble.hpp"
 #include "codegen/citations.hpp"
 #include "codegen/derived.hpp"
+#include "codegen/functions.hpp"
 #include "codegen/ir_schema.hpp"
 #include "codegen/rewrites.hpp"
 #include "codegen/function_builder.hpp"
@@ -67,18 +68,10 @@ class Tracer {
     env.useMechanism(&mechanism_);
 
     json ir = irHeader(model_, layout_, options_, massMatrixDynamic());
+    FunctionEvaluator<Expr> evaluator(mechanism_, env);
+    evaluator.prepare = [this](local::Data<Expr>& data) { derived_.hoist(data); };
     json functions = json::array();
-    functions.push_back(massMatrix());
-    functions.push_back(bias());
-    functions.push_back(appliedForces(env));
-    functions.push_back(forwardDynamics(env));
-    functions.push_back(qdot());
-    functions.push_back(bodyPoses());
-    functions.push_back(bodyVelocities());
-    functions.push_back(kineticEnergy());
-    functions.push_back(potentialEnergy());
-    functions.push_back(outputs(env));
-    functions.push_back(initialState(env));
+    for (const GeneratedFunction& f : generatedFunctions()) functions.push_back(trace(f, evaluator));
     ir["derived"] = derived_.finish(functions);
     ir["functions"] = std::move(functions);
     return ir;
@@ -86,8 +79,8 @@ class Tracer {
 
  private:
   // A function whose values read the Derived cache where they can.
-  FunctionBuilder function(std::string name, std::string returnType, std::string params, std::vector<std::string> doc) {
-    FunctionBuilder fn(std::move(name), std::move(returnType), std::move(params), std::move(doc));
+  FunctionBuilder function(const GeneratedFunction& f) {
+    FunctionBuilder fn(f.name, f.returnType(), f.parameters(), f.doc);
     fn.rewriteValues([this](std::vector<Expr>& values) { derived_.hoistParameterOnly(values); });
     return fn;
   }
@@ -256,65 +249,123 @@ class Tracer {
     }
   }
 
-  json massMatrix() {
-    const std::vector<std::string> doc = {
-        "M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm."};
-    const std::string params = "[[maybe_unused]] const Q& q, MassMatrix& M";
-    Data<Expr> data(mechanism_);
-    crba(mechanism_, data, q_);
-    FunctionBuilder world = function("massMatrix", "void", params, doc);
+  // The symbolic arguments of every function: q[i], u[i], time.
+  FunctionValues<Expr> arguments() const {
+    FunctionValues<Expr> v;
+    v.time = Expr::symbol("time");
+    v.q = q_;
+    v.u = u_;
+    return v;
+  }
+
+  // A function of the table, traced and cut into blocks; where the
+  // dynamics can be computed in more than one way, each is traced and the
+  // one whose printed code costs least is emitted.
+  json trace(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
+    switch (f.id) {
+      case FunctionId::MassMatrix: return massMatrix(f, ev);
+      case FunctionId::Bias: return bias(f, ev);
+      case FunctionId::ForwardDynamics: return forwardDynamics(f, ev);
+      default: break;
+    }
+    FunctionBuilder fn = f.id == FunctionId::InitialState ? FunctionBuilder(f.name, f.returnType(), f.parameters(), f.doc)
+                                                          : function(f);
+    FunctionValues<Expr> v = arguments();
+    ev.run(f.id, v);
+    switch (f.id) {
+      case FunctionId::AppliedForces:
+        fn.opening("tau.setZero();");
+        forceLawBlocks(fn, v.tau, "tau");
+        break;
+      case FunctionId::Qdot:
+        for (const JointLayout& j : layout_.joints) {
+          std::vector<Assignment> out;
+          for (int k = 0; k < j.nq(); ++k) out.push_back({index("qd", j.qIndex() + k), v.qdot[j.qIndex() + k]});
+          fn.block(cite_.where("joint", j.component()), out);
+        }
+        break;
+      case FunctionId::BodyPoses:
+        poseBlocks(fn, ev.world, true);
+        break;
+      case FunctionId::BodyVelocities:
+        poseBlocks(fn, ev.world, false);
+        velocityBlocks(fn, ev.world, true);
+        break;
+      case FunctionId::KineticEnergy:
+        poseBlocks(fn, ev.world, false);
+        velocityBlocks(fn, ev.world, false);
+        fn.local("double ke = 0.0;");
+        fn.block("kinetic energy", {{"ke", v.energy}});
+        fn.returns("ke");
+        break;
+      case FunctionId::PotentialEnergy:
+        poseBlocks(fn, ev.world, false);
+        fn.local("double pe = 0.0;");
+        fn.block("potential energy (gravity)", {{"pe", v.energy}});
+        fn.returns("pe");
+        break;
+      case FunctionId::Outputs:
+        for (std::size_t k = 0; k < layout_.outputs.size(); ++k) {
+          const IoVariable& o = layout_.outputs[k];
+          const sema::FlatVariable& fv = model_.variables.at(static_cast<std::size_t>(o.variable));
+          fn.block(cite_.where("output", o.name, fv.range), {{"out." + o.ident, v.outputs.at(k)}});
+        }
+        break;
+      case FunctionId::InitialState:
+        for (const JointLayout& j : layout_.joints) {
+          std::vector<Assignment> out;
+          for (int k = 0; k < j.nq(); ++k) out.push_back({index("q", j.qIndex() + k), v.q[j.qIndex() + k]});
+          for (int k = 0; k < j.nu(); ++k) out.push_back({index("u", j.uIndex() + k), v.u[j.uIndex() + k]});
+          fn.block(cite_.where("joint", j.component()), out);
+        }
+        fn.closing("normalizeQuaternions(q);");
+        break;
+      default:
+        throw std::logic_error("trace: no blocks for generated function " + std::string(f.name));
+    }
+    return fn.finish();
+  }
+
+  json massMatrix(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
+    FunctionValues<Expr> v = arguments();
+    ev.run(f.id, v, {.jointFrames = false});
+    FunctionBuilder world = function(f);
     if (massMatrixDynamic()) world.opening(kResizeMassMatrix);
-    poseBlocks(world, data, false);
-    const std::vector<Assignment> entries = nonzeroOutputs("M", data.M);
-    if (entries.size() < static_cast<std::size_t>(data.M.size())) {
+    poseBlocks(world, ev.world, false);
+    const std::vector<Assignment> entries = nonzeroOutputs("M", v.M);
+    if (entries.size() < static_cast<std::size_t>(v.M.size())) {
       world.opening("M.setZero();  // entries between different branches of the tree stay zero");
     }
     world.block("mass matrix (composite rigid body, in World)", entries);
-    local::Data<Expr> ldata(mechanism_);
-    derived_.hoist(ldata);
-    local::crba(mechanism_, ldata, q_);
-    FunctionBuilder joint = function("massMatrix", "void", params, doc);
+    ev.run(f.id, v);
+    FunctionBuilder joint = function(f);
     if (massMatrixDynamic()) joint.opening(kResizeMassMatrix);
-    if (jointFrameMassMatrixBlocks(joint, ldata)) {
+    if (jointFrameMassMatrixBlocks(joint, ev.joint)) {
       joint.opening("M.setZero();  // entries between different branches of the tree stay zero");
     }
     return cheaper(world, joint).finish();
   }
 
-  json bias() {
-    const std::vector<std::string> doc = {"C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that",
-                                          "M udot = tau - C; by recursive Newton-Euler."};
-    const std::string params = "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C";
-    Data<Expr> data(mechanism_);
-    nonlinearEffects(mechanism_, data, q_, u_);
-    FunctionBuilder world = function("bias", "void", params, doc);
-    poseBlocks(world, data, false);
-    velocityBlocks(world, data, false);
-    world.block("bias (recursive Newton-Euler with udot = 0, gravity included, in World)",
-                vectorOutputs("C", data.C));
-    local::Data<Expr> ldata(mechanism_);
-    derived_.hoist(ldata);
-    local::nonlinearEffects(mechanism_, ldata, q_, u_);
-    FunctionBuilder joint = function("bias", "void", params, doc);
-    jointFrameVelocityBlocks(joint, ldata);
-    jointFrameBiasBlocks(joint, ldata);
+  json bias(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
+    FunctionValues<Expr> v = arguments();
+    ev.run(f.id, v, {.jointFrames = false});
+    FunctionBuilder world = function(f);
+    poseBlocks(world, ev.world, false);
+    velocityBlocks(world, ev.world, false);
+    world.block("bias (recursive Newton-Euler with udot = 0, gravity included, in World)", vectorOutputs("C", v.C));
+    ev.run(f.id, v);
+    FunctionBuilder joint = function(f);
+    jointFrameVelocityBlocks(joint, ev.joint);
+    jointFrameBiasBlocks(joint, ev.joint);
     return cheaper(world, joint).finish();
   }
 
-  void forceLawBlocks(FunctionBuilder& fn, Environment<Expr>& env, const std::string& target) {
+  // One block per force law: tau's entry (the others stay zero).
+  void forceLawBlocks(FunctionBuilder& fn, const VectorX<Expr>& tau, const std::string& target) {
     for (const ForceLawLayout& fl : layout_.forceLaws) {
       const sema::FlatForceLaw& law = model_.forceLaws.at(static_cast<std::size_t>(fl.law));
-      fn.block(cite_.where("force law", fl.name, law.range), {{index(target, fl.uIndex), env.forceLaw(fl)}});
+      fn.block(cite_.where("force law", fl.name, law.range), {{index(target, fl.uIndex), tau[fl.uIndex]}});
     }
-  }
-
-  json appliedForces(Environment<Expr>& env) {
-    FunctionBuilder fn = function("appliedForces", "void",
-                       "[[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& tau",
-                       {"tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`)."});
-    fn.opening("tau.setZero();");
-    forceLawBlocks(fn, env, "tau");
-    return fn.finish();
   }
 
   static json opsJson(const symbolic::OpCount& ops) {
@@ -336,7 +387,7 @@ class Tracer {
   // that order). The IR records all four counts: as printed (`emitted`, what
   // decides) and of the simplified DAG computed once (`dag`,
   // countOperations).
-  json forwardDynamics(Environment<Expr>& env) {
+  json forwardDynamics(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
     struct Variant {
       const char* key;    // IR name
       const char* title;  // in the doc comment
@@ -345,33 +396,23 @@ class Tracer {
       VectorX<Expr> udot;
       FunctionBuilder fn;
     };
-    const VectorX<Expr> tau = env.appliedForces();
-    Data<Expr> crbaData(mechanism_), abaData(mechanism_);
-    local::Data<Expr> crbaLocal(mechanism_), abaLocal(mechanism_);
-    derived_.hoist(crbaLocal);
-    derived_.hoist(abaLocal);
     // L^T D L costs about sum over dofs of (dof depth)^2 products; past
     // kMaxLtdlWork CRBA cannot win (ABA is linear in the bodies), and
     // tracing it would take time and memory cubic in a chain's length.
+    const std::vector<int> dofParent = Data<Expr>::dofParents(mechanism_);
     std::size_t ltdlWork = 0;
-    for (std::size_t k = 0; k < crbaData.dofParent.size(); ++k) {
+    for (std::size_t k = 0; k < dofParent.size(); ++k) {
       std::size_t depth = 0;
-      for (int i = crbaData.dofParent[k]; i >= 0; i = crbaData.dofParent[static_cast<std::size_t>(i)]) ++depth;
+      for (int i = dofParent[k]; i >= 0; i = dofParent[static_cast<std::size_t>(i)]) ++depth;
       ltdlWork += depth * depth;
     }
     // A dynamic-size M would allocate on every call.
     const bool traceCrba = ltdlWork <= kMaxLtdlWork && !massMatrixDynamic();
-    if (traceCrba) {
-      capstan::forwardDynamics(mechanism_, crbaData, q_, u_, tau);
-      local::forwardDynamics(mechanism_, crbaLocal, q_, u_, tau);
-    }
-    capstan::aba(mechanism_, abaData, q_, u_, tau);
-    local::aba(mechanism_, abaLocal, q_, u_, tau);
 
-    const std::string params =
-        "[[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot";
     auto emit = [&](const char* key, const char* title, bool useAba, bool jointFrames) {
-      FunctionBuilder fn = function("forwardDynamics", "void", params, {});
+      FunctionValues<Expr> v = arguments();
+      ev.run(f.id, v, {.aba = useAba, .jointFrames = jointFrames});
+      FunctionBuilder fn = function(f);
       fn.splitAt(kForwardDynamicsPartBudget);
       if (!useAba) {
         fn.local("MassMatrix M;");
@@ -379,35 +420,31 @@ class Tracer {
       }
       // The force laws' entries, by name; the others are zero and folded.
       if (!layout_.forceLaws.empty()) fn.local("U tau;");
-      const VectorX<Expr>& udot =
-          jointFrames ? (useAba ? abaLocal.udot : crbaLocal.udot) : (useAba ? abaData.udot : crbaData.udot);
       if (jointFrames) {
-        const local::Data<Expr>& data = useAba ? abaLocal : crbaLocal;
-        jointFrameVelocityBlocks(fn, data);
-        forceLawBlocks(fn, env, "tau");
+        jointFrameVelocityBlocks(fn, ev.joint);
+        forceLawBlocks(fn, v.tau, "tau");
         if (useAba) {
-          jointFrameAbaBlocks(fn, data);
+          jointFrameAbaBlocks(fn, ev.joint);
         } else {
-          jointFrameMassMatrixBlocks(fn, data);
-          jointFrameBiasBlocks(fn, data);
-          fn.block("udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization", vectorOutputs("udot", udot));
+          jointFrameMassMatrixBlocks(fn, ev.joint);
+          jointFrameBiasBlocks(fn, ev.joint);
+          fn.block("udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization", vectorOutputs("udot", v.udot));
         }
       } else {
-        const Data<Expr>& data = useAba ? abaData : crbaData;
-        poseBlocks(fn, data, false);
-        velocityBlocks(fn, data, false);
-        forceLawBlocks(fn, env, "tau");
+        poseBlocks(fn, ev.world, false);
+        velocityBlocks(fn, ev.world, false);
+        forceLawBlocks(fn, v.tau, "tau");
         if (useAba) {
-          fn.block("udot by the articulated-body algorithm, in World", vectorOutputs("udot", udot));
+          fn.block("udot by the articulated-body algorithm, in World", vectorOutputs("udot", v.udot));
         } else {
           // Zero entries are never read (L^T D L folds them), so never set.
-          fn.block("mass matrix (composite rigid body, in World)", nonzeroOutputs("M", data.M));
+          fn.block("mass matrix (composite rigid body, in World)", nonzeroOutputs("M", ev.world.M));
           fn.block("bias (recursive Newton-Euler with udot = 0, gravity included, in World)",
-                   vectorOutputs("C", data.C));
-          fn.block("udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization", vectorOutputs("udot", udot));
+                   vectorOutputs("C", ev.world.C));
+          fn.block("udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization", vectorOutputs("udot", v.udot));
         }
       }
-      return Variant{key, title, useAba, jointFrames, udot, std::move(fn)};
+      return Variant{key, title, useAba, jointFrames, v.udot, std::move(fn)};
     };
     std::vector<Variant> variants;
     if (traceCrba) variants.push_back(emit("crba_ltdl", "CRBA + L^T D L in World", false, false));
@@ -452,92 +489,6 @@ class Tracer {
     if (!traceCrba) doc.push_back("  CRBA + L^T D L: " + skipped + ";");
     doc.back().back() = '.';
     fn.set("doc", doc);
-    return fn.finish();
-  }
-
-  json qdot() {
-    FunctionBuilder fn = function("qdot", "void", "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, Q& qd",
-                       {"qdot (nq) = N(q) u."});
-    VectorX<Expr> qd;
-    qdotFromU(mechanism_, q_, u_, qd);
-    for (const JointLayout& j : layout_.joints) {
-      std::vector<Assignment> out;
-      for (int k = 0; k < j.nq(); ++k) out.push_back({index("qd", j.qIndex() + k), qd[j.qIndex() + k]});
-      fn.block(cite_.where("joint", j.component()), out);
-    }
-    return fn.finish();
-  }
-
-  json bodyPoses() {
-    FunctionBuilder fn = function("bodyPoses", "void", "[[maybe_unused]] const Q& q, BodyPoses& poses",
-                       {"X_WB of every body (its `frame_a`) in World."});
-    Data<Expr> data(mechanism_);
-    forwardKinematics(mechanism_, data, q_);
-    poseBlocks(fn, data, true);
-    return fn.finish();
-  }
-
-  json bodyVelocities() {
-    FunctionBuilder fn = function("bodyVelocities", "void",
-                       "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, BodyVelocities& velocities",
-                       {"w_WB and v_WBo of every body, in World."});
-    Data<Expr> data(mechanism_);
-    forwardKinematics(mechanism_, data, q_, u_);
-    poseBlocks(fn, data, false);
-    velocityBlocks(fn, data, true);
-    return fn.finish();
-  }
-
-  json kineticEnergy() {
-    FunctionBuilder fn = function("kineticEnergy", "double", "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u",
-                       {"Kinetic energy 1/2 u^T M u (J)."});
-    Data<Expr> data(mechanism_);
-    forwardKinematics(mechanism_, data, q_, u_);
-    poseBlocks(fn, data, false);
-    velocityBlocks(fn, data, false);
-    fn.local("double ke = 0.0;");
-    fn.block("kinetic energy", {{"ke", capstan::kineticEnergy(mechanism_, data)}});
-    fn.returns("ke");
-    return fn.finish();
-  }
-
-  json potentialEnergy() {
-    FunctionBuilder fn = function("potentialEnergy", "double", "[[maybe_unused]] const Q& q",
-                       {"Gravitational potential energy -sum m g . p_WoBcm (J), zero at the World origin."});
-    Data<Expr> data(mechanism_);
-    forwardKinematics(mechanism_, data, q_);
-    poseBlocks(fn, data, false);
-    fn.local("double pe = 0.0;");
-    fn.block("potential energy (gravity)", {{"pe", capstan::potentialEnergy(mechanism_, data)}});
-    fn.returns("pe");
-    return fn.finish();
-  }
-
-  json outputs(Environment<Expr>& env) {
-    FunctionBuilder fn = function("outputs", "void",
-                       "[[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, "
-                       "[[maybe_unused]] Outputs& out",
-                       {"The model's `output` variables."});
-    for (std::size_t k = 0; k < layout_.outputs.size(); ++k) {
-      const IoVariable& o = layout_.outputs[k];
-      const sema::FlatVariable& fv = model_.variables.at(static_cast<std::size_t>(o.variable));
-      fn.block(cite_.where("output", o.name, fv.range), {{"out." + o.ident, env.output(static_cast<int>(k))}});
-    }
-    return fn.finish();
-  }
-
-  json initialState(Environment<Expr>& env) {
-    FunctionBuilder fn("initialState", "void", "Q& q, U& u",
-                       {"The initial state from the joints' q0 and u0 parameters (quaternions normalized)."});
-    VectorX<Expr> q0, u0;
-    env.initialState(q0, u0);
-    for (const JointLayout& j : layout_.joints) {
-      std::vector<Assignment> out;
-      for (int k = 0; k < j.nq(); ++k) out.push_back({index("q", j.qIndex() + k), q0[j.qIndex() + k]});
-      for (int k = 0; k < j.nu(); ++k) out.push_back({index("u", j.uIndex() + k), u0[j.uIndex() + k]});
-      fn.block(cite_.where("joint", j.component()), out);
-    }
-    fn.closing("normalizeQuaternions(q);");
     return fn.finish();
   }
 
