@@ -56,6 +56,10 @@ const std::vector<GeneratedFunction>& generatedFunctions() {
       // Its doc comment names the method chosen (trace.cpp).
       {FunctionId::ForwardDynamics, "forwardDynamics", {{T::Time, "time"}, {T::Q, "q"}, {T::U, "u"}}, {{T::U, "udot"}},
        {}},
+      {FunctionId::InverseDynamics, "inverseDynamics", {{T::Q, "q"}, {T::U, "u"}, {T::U, "udot"}}, {{T::U, "tau"}},
+       {"tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot",
+        "(recursive Newton-Euler in joint frames). The model's force laws are not subtracted:",
+        "inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u)."}},
       {FunctionId::Qdot, "qdot", {{T::Q, "q"}, {T::U, "u"}}, {{T::Q, "qd"}}, {"qdot (nq) = N(q) u."}},
       {FunctionId::BodyPoses, "bodyPoses", {{T::Q, "q"}}, {{T::BodyPoses, "poses"}},
        {"X_WB of every body (its `frame_a`) in World."}},

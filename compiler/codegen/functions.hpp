@@ -42,6 +42,7 @@ enum class FunctionId {
   Bias,
   AppliedForces,
   ForwardDynamics,
+  InverseDynamics,
   Qdot,
   BodyPoses,
   BodyVelocities,
@@ -78,7 +79,7 @@ struct FunctionValues {
   Scalar time = Scalar(0.0);
   VectorX<Scalar> q, u;
   MatrixX<Scalar> M;
-  VectorX<Scalar> C, tau, udot, qdot;  // bias, applied forces, accelerations, qdot
+  VectorX<Scalar> C, tau, udot, qdot;  // bias, applied or inverse-dynamics forces, accelerations, qdot
   std::vector<Transform<Scalar>> X_WB;
   std::vector<Vec6<Scalar>> V_WB;
   Scalar energy = Scalar(0.0);
@@ -131,6 +132,10 @@ class FunctionEvaluator {
           v.udot = method.aba ? aba(mechanism_, world, v.q, v.u, v.tau)
                               : forwardDynamics(mechanism_, world, v.q, v.u, v.tau);
         }
+        return;
+      case FunctionId::InverseDynamics:
+        // Joint frames only: the World family has no Newton-Euler with udot.
+        v.tau = local::inverseDynamics(mechanism_, joint, v.q, v.u, v.udot);
         return;
       case FunctionId::Qdot:
         qdotFromU(mechanism_, v.q, v.u, v.qdot);

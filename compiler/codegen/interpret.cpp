@@ -63,6 +63,16 @@ Eigen::VectorXd Interpreter::forwardDynamics(double t, const Eigen::VectorXd& q,
   return run(FunctionId::ForwardDynamics, t, q, u).udot;
 }
 
+Eigen::VectorXd Interpreter::inverseDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& u,
+                                             const Eigen::VectorXd& udot) {
+  FunctionValues<double> v;
+  v.q = q;
+  v.u = u;
+  v.udot = udot;
+  FunctionEvaluator<double>(mechanism_, *env_).run(FunctionId::InverseDynamics, v);
+  return v.tau;
+}
+
 Eigen::VectorXd Interpreter::qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
   return run(FunctionId::Qdot, 0.0, q, u).qdot;
 }

@@ -40,6 +40,8 @@ class Interpreter {
   Eigen::VectorXd bias(const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   Eigen::VectorXd appliedForces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   Eigen::VectorXd forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
+  // M udot + C (force laws not subtracted).
+  Eigen::VectorXd inverseDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& u, const Eigen::VectorXd& udot);
   Eigen::VectorXd qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   double kineticEnergy(const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   double potentialEnergy(const Eigen::VectorXd& q);

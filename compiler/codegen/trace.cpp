@@ -184,12 +184,19 @@ class Tracer {
   // Accelerations with udot = 0 (gravity as World's), then C joint by joint
   // from the leaves (Newton-Euler's backward pass).
   void jointFrameBiasBlocks(FunctionBuilder& fn, const local::Data<Expr>& data) {
+    jointFrameNewtonEulerBlocks(fn, data, "C", "bias acceleration", "acceleration with udot = 0", "bias");
+  }
+  // Newton-Euler's passes in joint frames: accelerations a_K<Body> from the
+  // root, then `target`'s entries joint by joint from the leaves.
+  void jointFrameNewtonEulerBlocks(FunctionBuilder& fn, const local::Data<Expr>& data, const std::string& target,
+                                   const std::string& acceleration, const std::string& forward,
+                                   const std::string& backward) {
     for (const JointLayout& j : layout_.joints) {
-      const std::string a = declareLocal(fn, "a", j, 6, 1, "bias acceleration in the joint frame");
-      fn.block(cite_.joint(j) + ": acceleration with udot = 0", vectorOutputs(a, data.a[static_cast<std::size_t>(j.body)]));
+      const std::string a = declareLocal(fn, "a", j, 6, 1, acceleration + " in the joint frame");
+      fn.block(cite_.joint(j) + ": " + forward, vectorOutputs(a, data.a[static_cast<std::size_t>(j.body)]));
     }
     for (auto j = layout_.joints.rbegin(); j != layout_.joints.rend(); ++j) {
-      fn.block(cite_.joint(*j) + ": bias", segmentOutputs("C", data.C, j->uIndex(), j->nu()));
+      fn.block(cite_.joint(*j) + ": " + backward, segmentOutputs(target, data.C, j->uIndex(), j->nu()));
     }
   }
 
@@ -249,12 +256,14 @@ class Tracer {
     }
   }
 
-  // The symbolic arguments of every function: q[i], u[i], time.
+  // The symbolic arguments of every function: q[i], u[i], udot[i], time.
   FunctionValues<Expr> arguments() const {
     FunctionValues<Expr> v;
     v.time = Expr::symbol("time");
     v.q = q_;
     v.u = u_;
+    v.udot.resize(layout_.nu);  // inverseDynamics' argument
+    for (int i = 0; i < layout_.nu; ++i) v.udot[i] = Expr::symbol(index("udot", i));
     return v;
   }
 
@@ -276,6 +285,11 @@ class Tracer {
       case FunctionId::AppliedForces:
         fn.opening("tau.setZero();");
         forceLawBlocks(fn, v.tau, "tau");
+        break;
+      case FunctionId::InverseDynamics:
+        jointFrameVelocityBlocks(fn, ev.joint);
+        jointFrameNewtonEulerBlocks(fn, ev.joint, "tau", "spatial acceleration", "acceleration",
+                                    "generalized force");
         break;
       case FunctionId::Qdot:
         for (const JointLayout& j : layout_.joints) {

@@ -128,6 +128,17 @@ TEST_CASE("generated functions: the same implementation traced and over double, 
       }
     }
     codegen::FunctionValues<Expr> v = args;
+    // Inverse dynamics undoes forward dynamics: M udot + C = the force laws' tau.
+    const Eigen::VectorXd tau = interp.appliedForces(t, q, u);
+    const Eigen::VectorXd id = interp.inverseDynamics(q, u, udot);
+    for (int i = 0; i < layout.nu; ++i) CHECK(std::abs(id[i] - tau[i]) <= 1e-10 * (1.0 + M.cwiseAbs().maxCoeff()));
+    v.udot.resize(layout.nu);
+    for (int i = 0; i < layout.nu; ++i) {
+      v.udot[i] = Expr::symbol("udot[" + std::to_string(i) + "]");
+      eval.bind(v.udot[i], udot[i]);
+    }
+    traced.run(FunctionId::InverseDynamics, v);
+    for (int i = 0; i < layout.nu; ++i) CHECK(near(eval(v.tau[i]), id[i]));
     traced.run(FunctionId::KineticEnergy, v);
     CHECK(near(eval(v.energy), interp.kineticEnergy(q, u)));
     traced.run(FunctionId::Outputs, v);

@@ -805,6 +805,222 @@ class Chain {
     udot[4] = derived_.hoisted[22]*(-t37 + t41 - derived_.I_KLink5Body[4]*a_KLink4Body[2] + derived_.I_KLink5Body[2]*(u[4]*v_KLink5Body[4] + t27*a_KLink4Body[4] + t29*(t256 + t257 + t260 + params.link_4_L*a_KLink4Body[2])));
   }
 
+  // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
+  // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
+  // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
+  // (155 adds, 135 muls, 0 divs, 10 calls, 0 other)
+  void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const U& udot, U& tau) const {
+    refreshDerived();  // the parameter-only values, if params changed
+    Eigen::Matrix<double, 6, 1> v_KLink2Body;  // spatial velocity in the joint frame of 'link[2].body'
+    Eigen::Matrix<double, 6, 1> v_KLink3Body;  // spatial velocity in the joint frame of 'link[3].body'
+    Eigen::Matrix<double, 6, 1> v_KLink4Body;  // spatial velocity in the joint frame of 'link[4].body'
+    Eigen::Matrix<double, 6, 1> v_KLink5Body;  // spatial velocity in the joint frame of 'link[5].body'
+    Eigen::Matrix<double, 6, 1> a_KLink1Body;  // spatial acceleration in the joint frame of 'link[1].body'
+    Eigen::Matrix<double, 6, 1> a_KLink2Body;  // spatial acceleration in the joint frame of 'link[2].body'
+    Eigen::Matrix<double, 6, 1> a_KLink3Body;  // spatial acceleration in the joint frame of 'link[3].body'
+    Eigen::Matrix<double, 6, 1> a_KLink4Body;  // spatial acceleration in the joint frame of 'link[4].body'
+    Eigen::Matrix<double, 6, 1> a_KLink5Body;  // spatial acceleration in the joint frame of 'link[5].body'
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity in the joint frame
+    const double t0 = u[0] + u[1];
+    const double t1 = std::cos(q[1]);
+    const double t2 = params.link_1_L*u[0]*t1;
+    v_KLink2Body[2] = t0;
+    v_KLink2Body[3] = t2;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
+    const double t3 = u[0] + u[1] + u[2];
+    const double t4 = std::sin(q[1]);
+    const double t5 = std::sin(q[2]);
+    const double t6 = params.link_1_L*u[0]*t4*t5;
+    const double t7 = std::cos(q[2]);
+    const double t8 = params.link_2_L*v_KLink2Body[2];
+    const double t9 = v_KLink2Body[3] + t8;
+    const double t10 = t7*t9;
+    const double t11 = -t6 + t10;
+    const double t12 = params.link_1_L*u[0]*t4*t7;
+    const double t13 = t5*t9;
+    const double t14 = -t12 - t13;
+    v_KLink3Body[2] = t3;
+    v_KLink3Body[3] = t11;
+    v_KLink3Body[4] = t14;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity in the joint frame
+    const double t15 = u[0] + u[1] + u[2] + u[3];
+    const double t16 = std::cos(q[3]);
+    const double t17 = params.link_3_L*v_KLink3Body[2];
+    const double t18 = -t6 + t17 + t10;
+    const double t19 = t16*t18;
+    const double t20 = std::sin(q[3]);
+    const double t21 = t20*v_KLink3Body[4];
+    const double t22 = t19 + t21;
+    const double t23 = t20*t18;
+    const double t24 = t16*v_KLink3Body[4];
+    const double t25 = -t23 + t24;
+    v_KLink4Body[2] = t15;
+    v_KLink4Body[3] = t22;
+    v_KLink4Body[4] = t25;
+    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
+    const double t26 = u[0] + u[1] + u[2] + u[3] + u[4];
+    const double t27 = std::sin(q[4]);
+    const double t28 = t27*v_KLink4Body[4];
+    const double t29 = std::cos(q[4]);
+    const double t30 = params.link_4_L*v_KLink4Body[2];
+    const double t31 = t30 + t19 + t21;
+    const double t32 = t29*t31;
+    const double t33 = t28 + t32;
+    const double t34 = t29*v_KLink4Body[4];
+    const double t35 = t27*t31;
+    const double t36 = t34 - t35;
+    v_KLink5Body[2] = t26;
+    v_KLink5Body[3] = t33;
+    v_KLink5Body[4] = t36;
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration
+    const double t37 = std::sin(q[0]);
+    const double t38 = params.world_gravity[1]*t37;
+    const double t39 = std::cos(q[0]);
+    const double t40 = params.world_gravity[0]*t39;
+    const double t41 = -t38 - t40;
+    const double t42 = params.world_gravity[1]*t39;
+    const double t43 = params.world_gravity[0]*t37;
+    const double t44 = -t42 + t43;
+    a_KLink1Body[3] = t41;
+    a_KLink1Body[4] = t44;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration
+    const double t45 = udot[0] + udot[1];
+    const double t46 = params.link_1_L*u[0]*u[1]*t4;
+    const double t47 = t4*a_KLink1Body[4];
+    const double t48 = params.link_1_L*udot[0];
+    const double t49 = t48 - t38 - t40;
+    const double t50 = t1*t49;
+    const double t51 = -t46 + t47 + t50;
+    const double t52 = params.link_1_L*u[0]*u[1]*t1;
+    const double t53 = t1*a_KLink1Body[4];
+    const double t54 = t4*t49;
+    const double t55 = -t52 + t53 - t54;
+    a_KLink2Body[2] = t45;
+    a_KLink2Body[3] = t51;
+    a_KLink2Body[4] = t55;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration
+    const double t56 = udot[0] + udot[1] + udot[2];
+    const double t57 = params.link_2_L*a_KLink2Body[2];
+    const double t58 = -t46 + t57 + t47 + t50;
+    const double t59 = t7*t58;
+    const double t60 = u[2]*v_KLink3Body[4];
+    const double t61 = t5*a_KLink2Body[4];
+    const double t62 = t59 + t60 + t61;
+    const double t63 = u[2]*v_KLink3Body[3];
+    const double t64 = t7*a_KLink2Body[4];
+    const double t65 = t5*t58;
+    const double t66 = -t63 + t64 - t65;
+    a_KLink3Body[2] = t56;
+    a_KLink3Body[3] = t62;
+    a_KLink3Body[4] = t66;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': acceleration
+    const double t67 = udot[0] + udot[1] + udot[2] + udot[3];
+    const double t68 = params.link_3_L*a_KLink3Body[2];
+    const double t69 = t68 + t59 + t60 + t61;
+    const double t70 = t16*t69;
+    const double t71 = t20*a_KLink3Body[4];
+    const double t72 = u[3]*v_KLink4Body[4];
+    const double t73 = t70 + t71 + t72;
+    const double t74 = u[3]*v_KLink4Body[3];
+    const double t75 = t16*a_KLink3Body[4];
+    const double t76 = t20*t69;
+    const double t77 = -t74 + t75 - t76;
+    a_KLink4Body[2] = t67;
+    a_KLink4Body[3] = t73;
+    a_KLink4Body[4] = t77;
+    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration
+    const double t78 = udot[0] + udot[1] + udot[2] + udot[3] + udot[4];
+    const double t79 = params.link_4_L*a_KLink4Body[2];
+    const double t80 = t79 + t70 + t71 + t72;
+    const double t81 = t29*t80;
+    const double t82 = t27*a_KLink4Body[4];
+    const double t83 = u[4]*v_KLink5Body[4];
+    const double t84 = t81 + t82 + t83;
+    const double t85 = t29*a_KLink4Body[4];
+    const double t86 = t27*t80;
+    const double t87 = u[4]*v_KLink5Body[3];
+    const double t88 = t85 - t86 - t87;
+    a_KLink5Body[2] = t78;
+    a_KLink5Body[3] = t84;
+    a_KLink5Body[4] = t88;
+    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': generalized force
+    const double t89 = derived_.I_KLink5Body[4]*a_KLink5Body[2];
+    const double t90 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
+    const double t91 = derived_.I_KLink5Body[2]*a_KLink5Body[3];
+    const double t92 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
+    const double t93 = params.link_5_m*v_KLink5Body[3];
+    const double t94 = -t92 + t93;
+    const double t95 = v_KLink5Body[4]*t94;
+    tau[4] = t89 + t90 - t91 - t95;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': generalized force
+    const double t96 = derived_.I_KLink4Body[4]*a_KLink4Body[2];
+    const double t97 = params.link_4_m*v_KLink4Body[4]*v_KLink4Body[3];
+    const double t98 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
+    const double t99 = params.link_4_m*v_KLink4Body[3];
+    const double t100 = -t98 + t99;
+    const double t101 = v_KLink4Body[4]*t100;
+    const double t102 = derived_.I_KLink4Body[2]*a_KLink4Body[3];
+    const double t103 = params.link_5_m*a_KLink5Body[4];
+    const double t104 = v_KLink5Body[2]*t94;
+    const double t105 = t103 + t104;
+    const double t106 = t27*t105;
+    const double t107 = derived_.I_KLink5Body[2]*a_KLink5Body[2];
+    const double t108 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
+    const double t109 = params.link_5_m*a_KLink5Body[3];
+    const double t110 = -t107 - t108 + t109;
+    const double t111 = t29*t110;
+    const double t112 = -t106 + t111;
+    const double t113 = params.link_4_L*t112;
+    tau[3] = t89 + t96 + t97 - t101 - t102 + t90 - t91 - t95 + t113;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': generalized force
+    const double t114 = derived_.I_KLink3Body[4]*a_KLink3Body[2];
+    const double t115 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
+    const double t116 = derived_.I_KLink3Body[2]*a_KLink3Body[3];
+    const double t117 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
+    const double t118 = params.link_3_m*v_KLink3Body[3];
+    const double t119 = -t117 + t118;
+    const double t120 = v_KLink3Body[4]*t119;
+    const double t121 = derived_.I_KLink4Body[2]*a_KLink4Body[2];
+    const double t122 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
+    const double t123 = params.link_4_m*a_KLink4Body[3];
+    const double t124 = -t121 - t122 + t123 - t106 + t111;
+    const double t125 = t16*t124;
+    const double t126 = v_KLink4Body[2]*t100;
+    const double t127 = params.link_4_m*a_KLink4Body[4];
+    const double t128 = t29*t105;
+    const double t129 = t27*t110;
+    const double t130 = t126 + t127 + t128 + t129;
+    const double t131 = t20*t130;
+    const double t132 = t125 - t131;
+    const double t133 = params.link_3_L*t132;
+    tau[2] = t89 + t96 + t114 + t115 + t97 - t116 - t120 - t101 - t102 + t90 - t91 - t95 + t113 + t133;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': generalized force
+    const double t134 = derived_.I_KLink2Body[4]*a_KLink2Body[2];
+    const double t135 = derived_.hoisted[18]*u[0]*u[0]*t4*t1;
+    const double t136 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
+    const double t137 = derived_.hoisted[19]*u[0]*t1;
+    const double t138 = -t136 + t137;
+    const double t139 = params.link_1_L*u[0]*t4*t138;
+    const double t140 = derived_.I_KLink2Body[2]*a_KLink2Body[3];
+    const double t141 = params.link_3_m*a_KLink3Body[4];
+    const double t142 = v_KLink3Body[2]*t119;
+    const double t143 = t16*t130;
+    const double t144 = t20*t124;
+    const double t145 = t141 + t142 + t143 + t144;
+    const double t146 = t5*t145;
+    const double t147 = derived_.I_KLink3Body[2]*a_KLink3Body[2];
+    const double t148 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
+    const double t149 = params.link_3_m*a_KLink3Body[3];
+    const double t150 = -t147 - t148 + t149 + t125 - t131;
+    const double t151 = t7*t150;
+    const double t152 = -t146 + t151;
+    const double t153 = params.link_2_L*t152;
+    tau[1] = t89 + t96 + t114 + t134 - t135 + t139 - t140 + t115 + t97 - t116 - t120 - t101 - t102 + t90 - t91 - t95 + t113 + t133 + t153;
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': generalized force
+    const double t154 = derived_.I_KLink1Body[4]*udot[0] + t89 + t96 + t114 + t134 - t135 + t139 - derived_.I_KLink1Body[2]*a_KLink1Body[3] - t140 + t115 + t97 - t116 - t120 - t101 - t102 + t90 - t91 - t95 + t113 + t133 + t153 + params.link_1_L*(-t4*(v_KLink2Body[2]*t138 + params.link_2_m*a_KLink2Body[4] + t7*t145 + t5*t150) + t1*(-derived_.I_KLink2Body[2]*a_KLink2Body[2] + derived_.hoisted[19]*u[0]*t4*v_KLink2Body[2] + params.link_2_m*a_KLink2Body[3] - t146 + t151));
+    tau[0] = t154;
+  }
+
   // qdot (nq) = N(q) u.
   // (0 adds, 0 muls, 0 divs, 0 calls, 0 other)
   void qdot([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, Q& qd) const {

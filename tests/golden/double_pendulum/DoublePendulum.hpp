@@ -253,6 +253,59 @@ class DoublePendulum {
     udot[1] = derived_.hoisted[7]*t25 - derived_.hoisted[7]*M(0, 1)*tinv0*t26;
   }
 
+  // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
+  // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
+  // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
+  // (24 adds, 39 muls, 0 divs, 4 calls, 0 other)
+  void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const U& udot, U& tau) const {
+    refreshDerived();  // the parameter-only values, if params changed
+    Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
+    Eigen::Matrix<double, 6, 1> a_KUpper;  // spatial acceleration in the joint frame of 'upper'
+    Eigen::Matrix<double, 6, 1> a_KLower;  // spatial acceleration in the joint frame of 'lower'
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
+    const double t0 = u[0] + u[1];
+    v_KLower[2] = t0;
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration
+    const double t1 = std::sin(q[0]);
+    const double t2 = params.world_gravity[1]*t1;
+    const double t3 = std::cos(q[0]);
+    const double t4 = params.world_gravity[0]*t3;
+    const double t5 = -t2 - t4;
+    const double t6 = params.world_gravity[1]*t3;
+    const double t7 = params.world_gravity[0]*t1;
+    const double t8 = -t6 + t7;
+    a_KUpper[3] = t5;
+    a_KUpper[4] = t8;
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration
+    const double t9 = udot[0] + udot[1];
+    const double t10 = std::sin(q[1]);
+    const double t11 = params.L1*u[0]*u[1]*t10;
+    const double t12 = t10*a_KUpper[4];
+    const double t13 = std::cos(q[1]);
+    const double t14 = params.L1*udot[0];
+    const double t15 = t14 - t2 - t4;
+    const double t16 = t13*t15;
+    const double t17 = -t11 + t12 + t16;
+    const double t18 = params.L1*u[0]*u[1]*t13;
+    const double t19 = t13*a_KUpper[4];
+    const double t20 = t10*t15;
+    const double t21 = -t18 + t19 - t20;
+    a_KLower[2] = t9;
+    a_KLower[3] = t17;
+    a_KLower[4] = t21;
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': generalized force
+    const double t22 = derived_.hoisted[3]*u[0]*u[0]*t10*t13;
+    const double t23 = derived_.I_KLower[4]*a_KLower[2];
+    const double t24 = derived_.hoisted[4]*u[0]*t13;
+    const double t25 = derived_.I_KLower[2]*v_KLower[2];
+    const double t26 = t24 - t25;
+    const double t27 = params.L1*u[0]*t10*t26;
+    const double t28 = derived_.I_KLower[2]*a_KLower[3];
+    tau[1] = -t22 + t23 + t27 - t28;
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': generalized force
+    tau[0] = derived_.I_KUpper[4]*udot[0] - t22 + t23 - derived_.I_KUpper[2]*a_KUpper[3] + t27 - t28 + params.L1*(t13*(-derived_.I_KLower[2]*a_KLower[2] + derived_.hoisted[4]*u[0]*t10*v_KLower[2] + params.m2*a_KLower[3]) - t10*(v_KLower[2]*t26 + params.m2*a_KLower[4]));
+  }
+
   // qdot (nq) = N(q) u.
   // (0 adds, 0 muls, 0 divs, 0 calls, 0 other)
   void qdot([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, Q& qd) const {
