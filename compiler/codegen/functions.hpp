@@ -30,6 +30,9 @@ enum class ValueType {
   BodyVelocities,  // w_WB, v_WBo of every body, in World
   Outputs,         // the model's outputs
   Energy,          // double (J), returned
+  Point,           // Eigen::Vector3d: a point of a body, in its frame (m)
+  FrameJacobian,   // (6 x nu): angular rows, then linear
+  SpatialVector,   // (6): angular, then linear
 };
 
 struct FunctionArgument {
@@ -50,6 +53,8 @@ enum class FunctionId {
   PotentialEnergy,
   Outputs,
   InitialState,
+  FrameJacobian,
+  FrameJacobianDotU,
 };
 
 struct GeneratedFunction {
@@ -58,6 +63,9 @@ struct GeneratedFunction {
   std::vector<FunctionArgument> arguments;  // read
   std::vector<FunctionArgument> results;    // written; an Energy is returned
   std::vector<std::string> doc;             // the generated doc comment's lines
+  // One function per moving body, named `name` + the body's identifier
+  // (`frameJacobianLink2Body`), for frames fixed to that body.
+  bool perBody = false;
 
   // The C++ parameter list: `[[maybe_unused]] const Q& q, MassMatrix& M`
   // (arguments may go unread in a particular model; results are written,
@@ -84,6 +92,10 @@ struct FunctionValues {
   std::vector<Vec6<Scalar>> V_WB;
   Scalar energy = Scalar(0.0);
   std::vector<Scalar> outputs;
+  int body = -1;        // perBody functions: the runtime body
+  Vec3<Scalar> point = Vec3<Scalar>::Zero();  // p_BoFo_B (m)
+  MatrixX<Scalar> J;    // J_WF (6 x nu)
+  Vec6<Scalar> JdotU = Vec6<Scalar>::Zero();  // Jdot_WF u
 };
 
 // How the dynamics are computed: the algorithm, and whether about joint
@@ -160,6 +172,14 @@ class FunctionEvaluator {
         env_.setState(v.time, v.q, v.u);
         v.outputs.clear();
         for (std::size_t k = 0; k < env_.layout().outputs.size(); ++k) v.outputs.push_back(env_.output(static_cast<int>(k)));
+        return;
+      case FunctionId::FrameJacobian:
+        forwardKinematics(mechanism_, world, v.q);
+        frameJacobian(mechanism_, world, v.body, v.point, v.J);
+        return;
+      case FunctionId::FrameJacobianDotU:
+        forwardKinematics(mechanism_, world, v.q, v.u);
+        v.JdotU = frameJacobianDotU(mechanism_, world, v.body, v.point);
         return;
       case FunctionId::InitialState:
         // As the parameters give them; the caller normalizes quaternions
