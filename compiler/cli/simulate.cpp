@@ -87,19 +87,27 @@ fs::path runtimeIncludeDir() {
 }  // namespace
 
 // The driver executable for the generated header and these flags, built once
-// per content hash (header, driver sources, runtime integrators, compiler,
-// flags). The cache folder holds every source it was built from.
+// per content hash (header, driver sources, the runtime headers it includes,
+// compiler, flags). The cache folder holds every source it was built from.
 fs::path buildDriver(const Generated& g, const std::string& className, const std::vector<std::string>& extraFlags) {
   const fs::path support = codegen::defaultTemplateDir();
   const std::string driverSource = readFile(support / "capstan_driver.cpp");
   const std::string loopSource = readFile(support / "capstan_sim_loop.hpp");
   if (driverSource.empty() || loopSource.empty()) fail("cannot read the driver sources in `" + support.string() + "`");
+  // The runtime headers the driver includes (the integrators; the bushing's
+  // gimbal-lock message and what it includes).
   const fs::path runtime = runtimeIncludeDir();
-  const std::string integratorsSource = readFile(runtime / "capstan/integrators.hpp");
-  if (integratorsSource.empty()) fail("cannot read the runtime's `capstan/integrators.hpp` in `" + runtime.string() + "`");
+  std::vector<std::pair<std::string, std::string>> runtimeSources;
+  for (const char* header : {"capstan/integrators.hpp", "capstan/force_elements.hpp", "capstan/spatial.hpp"}) {
+    runtimeSources.emplace_back(header, readFile(runtime / header));
+    if (runtimeSources.back().second.empty()) {
+      fail("cannot read the runtime's `" + std::string(header) + "` in `" + runtime.string() + "`");
+    }
+  }
   std::vector<std::string> flags = extraFlags;
   flags.push_back("-DCAPSTAN_MODEL_CLASS=" + className);
-  std::string key = g.header + driverSource + loopSource + integratorsSource + cxx() + CAPSTAN_VERSION;
+  std::string key = g.header + driverSource + loopSource + cxx() + CAPSTAN_VERSION;
+  for (const auto& [header, text] : runtimeSources) key += text;
   for (const auto& f : flags) key += "\n" + f;
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
@@ -120,7 +128,7 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   put(dir / g.fileName, g.header);
   put(dir / "capstan_driver.cpp", driverSource);
   put(dir / "capstan_sim_loop.hpp", loopSource);
-  put(dir / "capstan" / "integrators.hpp", integratorsSource);
+  for (const auto& [header, text] : runtimeSources) put(dir / header, text);
   const fs::path tmp = dir / ("driver.tmp" + std::to_string(getpid()));
   const fs::path logFile = dir / ("build.log" + std::to_string(getpid()));
   std::vector<std::string> argv = {cxx()};
@@ -168,6 +176,12 @@ Experiment experiment(const Options& opts, const Loaded& loaded) {
   return e;
 }
 
+// The model stopped the run (a bushing at gimbal lock): the rows before it
+// stay written.
+struct StoppedByModel {
+  std::string message;
+};
+
 // The reference interpreter as the runtime integrators' mechanical system
 // (dynamic q and u).
 struct InterpretedSystem {
@@ -177,7 +191,11 @@ struct InterpretedSystem {
   int nu() const { return model.nu(); }
   void qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u, Eigen::VectorXd& qd) { qd = model.qdot(q, u); }
   void udot(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u, Eigen::VectorXd& ud) {
-    ud = model.forwardDynamics(t, q, u);
+    try {
+      ud = model.forwardDynamics(t, q, u);
+    } catch (const codegen::GimbalLock& e) {
+      throw StoppedByModel{capstan::gimbalLockMessage(e.element->name, e.pitch, t)};
+    }
   }
   void normalize(Eigen::VectorXd& q) { model.normalizeQuaternions(q); }
   std::string coordinateName(int i) const { return names.at(static_cast<std::size_t>(i)); }
@@ -204,20 +222,27 @@ int simulateInterpreted(const Loaded& loaded, const codegen::ModelLayout& layout
   capstan_sim::LoopOptions lo{e.tEnd, e.dt, e.integrator, e.tol};
   lo.stop = interruptFlag();
   InterpretedSystem sys{model, names};
-  const capstan_sim::LoopStatus status = capstan_sim::simulate(
-      sys, q, u, lo,
-      [&](double t, const Eigen::VectorXd& s) {
-        const Eigen::VectorXd qs = s.head(model.nq()), us = s.segment(model.nq(), model.nu());
-        out.number(t);
-        for (int i = 0; i < s.size(); ++i) out.number(s[i]);
-        for (double o : model.outputs(t, qs, us)) out.number(o);
-        out.number(model.kineticEnergy(qs, us));
-        out.number(model.potentialEnergy(qs));
-        out.endRow();
-      },
-      [](double) {});
+  capstan_sim::LoopStatus status;
+  std::string stopped;
+  try {
+    status = capstan_sim::simulate(
+        sys, q, u, lo,
+        [&](double t, const Eigen::VectorXd& s) {
+          const Eigen::VectorXd qs = s.head(model.nq()), us = s.segment(model.nq(), model.nu());
+          out.number(t);
+          for (int i = 0; i < s.size(); ++i) out.number(s[i]);
+          for (double o : model.outputs(t, qs, us)) out.number(o);
+          out.number(model.kineticEnergy(qs, us));
+          out.number(model.potentialEnergy(qs));
+          out.endRow();
+        },
+        [](double) {});
+  } catch (const StoppedByModel& e) {
+    stopped = e.message;
+  }
   const bool written = out.flush();  // the rows written so far stay
   if (fd != STDOUT_FILENO) ::close(fd);
+  if (!stopped.empty()) fail(stopped + "; " + std::to_string(out.rowsWritten()) + " rows written");
   if (status.signal != 0) {
     std::cerr << "capstan: " << capstan_sim::interruptedMessage(status.time, out.rowsWritten()) << "\n";
     return 128 + status.signal;
@@ -458,7 +483,17 @@ int eval(const Options& opts) {
     put("q", q);
     put("u", u);
     put("qdot", interp.qdot(q, u));
-    put("udot", interp.forwardDynamics(time, q, u));
+    try {
+      put("udot", interp.forwardDynamics(time, q, u));
+    } catch (const codegen::GimbalLock& e) {
+      fail(capstan::gimbalLockMessage(e.element->name, e.pitch, time));
+    }
+    const std::vector<capstan::BushingForces<double>> bushings = interp.bushingStates(time, q, u);
+    for (std::size_t k = 0; k < bushings.size(); ++k) {
+      const std::string at = "#" + std::to_string(k);
+      rows["F_A_A" + at] = std::vector<double>(bushings[k].F_A_A.data(), bushings[k].F_A_A.data() + 6);
+      rows["F_C_C" + at] = std::vector<double>(bushings[k].F_C_C.data(), bushings[k].F_C_C.data() + 6);
+    }
     rows["kinetic_energy"] = {interp.kineticEnergy(q, u)};
     rows["potential_energy"] = {interp.potentialEnergy(q)};
     const Eigen::MatrixXd M = interp.massMatrix(q);
@@ -498,7 +533,8 @@ int eval(const Options& opts) {
       std::istringstream ls(line);
       std::string key;
       ls >> key;
-      if (key == "R_WB" || key == "p_WB" || key == "w_WB" || key == "v_WB" || key == "J" || key == "JdotU") {
+      if (key == "R_WB" || key == "p_WB" || key == "w_WB" || key == "v_WB" || key == "J" || key == "JdotU" ||
+          key == "F_A_A" || key == "F_C_C") {
         key += "#" + std::to_string(seen[key]++);
       }
       std::vector<double> v;
@@ -544,6 +580,14 @@ int eval(const Options& opts) {
     jacobianDotU[layout.jacobianFrames[f].name] = rows["JdotU" + k];
   }
   out["jacobians"] = jacobians;
+  json bushingsOut = json::object();
+  std::size_t bushing = 0;
+  for (const codegen::ForceElementLayout& e : layout.forceElements) {
+    if (e.kind != mechanics::ForceKind::Bushing) continue;
+    const std::string k = "#" + std::to_string(bushing++);
+    bushingsOut[e.name] = {{"F_A_A", rows["F_A_A" + k]}, {"F_C_C", rows["F_C_C" + k]}};
+  }
+  if (!bushingsOut.empty()) out["bushings"] = bushingsOut;
   out["jacobian_dot_u"] = jacobianDotU;
   // A non-finite output is an error, generated and interpreted alike: the
   // built-in functions compute the same IEEE value in both (sema/builtins.hpp).

@@ -6,6 +6,7 @@
 // the tracer runs the runtime algorithms on. One function, two uses.
 #pragma once
 
+#include <capstan/force_elements.hpp>
 #include <capstan/kinematics.hpp>
 #include <capstan/mechanism.hpp>
 
@@ -66,13 +67,13 @@ class Environment {
     kinematics_.reset();
   }
 
-  // Element `element` of a frame quantity of frame F (a connector frame), in
-  // World: p_WoFo_W = p_WoBo_W + R_WB p_BoFo_B, R_WF = R_WB R_BF,
-  // w_WF_W = w_WB_W, v_WFo_W = v_WBo_W + w_WB_W x (R_WB p_BoFo_B), with B the
-  // body F is fixed to and X_BF rebuilt from the fixed components between
-  // them (framePose).
-  Scalar frameQuantity(const FrameQuantityRef& ref, int element) {
-    const mechanics::FrameInfo& fi = mech_.frames.at(static_cast<std::size_t>(ref.frame));
+  // The motion of frame F (a connector frame, mechanics::Mechanism::frames)
+  // in World at the current state: p_WoFo_W = p_WoBo_W + R_WB p_BoFo_B,
+  // R_WF = R_WB R_BF, w_WF_W = w_WB_W, v_WFo_W = v_WBo_W + w_WB_W x
+  // (R_WB p_BoFo_B), with B the body F is fixed to and X_BF rebuilt from the
+  // fixed components between them (framePose).
+  FrameMotion<Scalar> frameMotion(int frame) {
+    const mechanics::FrameInfo& fi = mech_.frames.at(static_cast<std::size_t>(frame));
     const int body = fi.body <= 0 ? -1 : layout_.runtimeBody.at(static_cast<std::size_t>(fi.body));
     Transform<Scalar> X_WB;
     Vec6<Scalar> V_WB = Vec6<Scalar>::Zero();
@@ -81,22 +82,77 @@ class Environment {
       X_WB = data.X_WB.at(static_cast<std::size_t>(body));
       V_WB = data.V_WB.at(static_cast<std::size_t>(body));
     }
-    const Transform<Scalar> X_BF = framePose(ref.frame);
+    const Transform<Scalar> X_BF = framePose(frame);
     const Vec3<Scalar> p_BoFo_W = X_WB.R * X_BF.p;
+    FrameMotion<Scalar> m;
+    m.R_WF = X_WB.R * X_BF.R;
+    m.p_WF = X_WB.p + p_BoFo_W;
+    m.w_WF = V_WB.template head<3>();
+    m.v_WF = V_WB.template tail<3>() + cross(m.w_WF, p_BoFo_W);
+    return m;
+  }
+
+  // Element `element` of a frame quantity (frameMotion), in World.
+  Scalar frameQuantity(const FrameQuantityRef& ref, int element) {
+    const FrameMotion<Scalar> m = frameMotion(ref.frame);
     const auto k = static_cast<Eigen::Index>(element);
     switch (ref.quantity) {
-      case FrameQuantity::r: return X_WB.p[k] + p_BoFo_W[k];
-      case FrameQuantity::R: {
-        const Mat3<Scalar> R_WF = X_WB.R * X_BF.R;
-        return R_WF(k / 3, k % 3);
-      }
-      case FrameQuantity::w: return V_WB[k];
-      case FrameQuantity::v: {
-        const Vec3<Scalar> w = V_WB.template head<3>();
-        return V_WB[3 + k] + w.cross(p_BoFo_W)[k];
-      }
+      case FrameQuantity::r: return m.p_WF[k];
+      case FrameQuantity::R: return m.R_WF(k / 3, k % 3);
+      case FrameQuantity::w: return m.w_WF[k];
+      case FrameQuantity::v: return m.v_WF[k];
     }
     throw std::logic_error("frameQuantity: unknown quantity");
+  }
+
+  // A force element's forces at the current state (its parameters are the
+  // component's: SPEC §4).
+  SpringForces<Scalar> springForces(const ForceElementLayout& e) {
+    return spring(frameMotion(e.frameA), frameMotion(e.frameC), scalarParameter(e.component, "stiffness"),
+                  scalarParameter(e.component, "damping"), scalarParameter(e.component, "length0"));
+  }
+  BushingForces<Scalar> bushingForces(const ForceElementLayout& e) {
+    BushingConstants<Scalar> k;
+    k.k012 = vectorParameter(e.component, "torqueStiffness");
+    k.d012 = vectorParameter(e.component, "torqueDamping");
+    k.kxyz = vectorParameter(e.component, "forceStiffness");
+    k.dxyz = vectorParameter(e.component, "forceDamping");
+    return bushing(frameMotion(e.frameA), frameMotion(e.frameC), k);
+  }
+
+  // What all force elements apply, as external forces about the body
+  // origins in World (local::ExternalForces), and their elastic energy.
+  // `check` (double only) runs on each bushing first: the interpreter's
+  // gimbal-lock error.
+  struct ElementForces {
+    std::vector<Vec6<Scalar>> fext;  // per runtime body
+    Scalar energy = Scalar(0.0);
+  };
+  ElementForces elementForces(const std::function<void(const ForceElementLayout&, const BushingForces<Scalar>&)>& check = {}) {
+    ElementForces out;
+    out.fext.assign(layout_.bodies.size(), Vec6<Scalar>::Zero());
+    const Data<Scalar>* data = layout_.forceElements.empty() ? nullptr : &kinematics();
+    auto apply = [&](int body, int frame, const Vec6<Scalar>& F_Fo_W) {
+      if (body < 0) return;
+      const auto b = static_cast<std::size_t>(body);
+      const Vec3<Scalar> p_BoFo_W = frameMotion(frame).p_WF - data->X_WB.at(b).p;
+      out.fext[b] += shiftForce<Scalar>(F_Fo_W, p_BoFo_W);
+    };
+    for (const ForceElementLayout& e : layout_.forceElements) {
+      if (e.kind == mechanics::ForceKind::Spring) {
+        const SpringForces<Scalar> f = springForces(e);
+        apply(e.bodyA, e.frameA, f.F_Ao_W);
+        apply(e.bodyC, e.frameC, f.F_Co_W);
+        out.energy += f.energy;
+      } else {
+        const BushingForces<Scalar> f = bushingForces(e);
+        if (check) check(e, f);
+        apply(e.bodyA, e.frameA, f.F_Ao_W);
+        apply(e.bodyC, e.frameC, f.F_Co_W);
+        out.energy += f.energy;
+      }
+    }
+    return out;
   }
 
   Scalar leaf(int v, int element) {
@@ -151,6 +207,16 @@ class Environment {
   }
 
   // The named parameter of a component as a tensor (`fallback` if it has none).
+  Scalar scalarParameter(int component, const std::string& name) {
+    const Tensor<Scalar> t = parameter(component, name, Tensor<Scalar>{});
+    if (t.size() != 1) throw UnsupportedExpression("parameter `" + name + "` of a force element has no scalar value");
+    return t.data[0];
+  }
+  Vec3<Scalar> vectorParameter(int component, const std::string& name) {
+    const Tensor<Scalar> t = parameter(component, name, Tensor<Scalar>{});
+    if (t.size() != 3) throw UnsupportedExpression("parameter `" + name + "` of a force element has no 3-vector value");
+    return Vec3<Scalar>(t.data[0], t.data[1], t.data[2]);
+  }
   Tensor<Scalar> parameter(int component, const std::string& name, Tensor<Scalar> fallback) {
     const sema::FlatComponent& c = model_.components.at(static_cast<std::size_t>(component));
     auto it = c.parameters.find(name);

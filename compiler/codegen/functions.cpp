@@ -19,6 +19,7 @@ const char* cppType(ValueType t) {
     case ValueType::Point: return "Eigen::Vector3d";
     case ValueType::FrameJacobian: return "FrameJacobian";
     case ValueType::SpatialVector: return "SpatialVector";
+    case ValueType::BushingStates: return "BushingStates";
   }
   throw std::logic_error("cppType: unknown value type");
 }
@@ -86,6 +87,11 @@ const std::vector<GeneratedFunction>& generatedFunctions() {
        {"Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when",
         "udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u."},
        true},
+      // Only in classes of models with bushings (trace.cpp).
+      {FunctionId::BushingStates, "bushingStates", {{T::Q, "q"}, {T::U, "u"}}, {{T::BushingStates, "out"}},
+       {"Each bushing's state (bushingNames order): Drake's spatial forces F_A_A (on A, about Ao,",
+        "in A) and F_C_C (on C, about Co, in C), its roll-pitch-yaw angles and rates, and",
+        "|cos pitch|, which gimbalLock() compares with Drake's 0.008."}},
   };
   return table;
 }

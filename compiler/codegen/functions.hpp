@@ -12,6 +12,8 @@
 
 #include <functional>
 #include <optional>
+#include <stdexcept>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,7 @@ enum class ValueType {
   Point,           // Eigen::Vector3d: a point of a body, in its frame (m)
   FrameJacobian,   // (6 x nu): angular rows, then linear
   SpatialVector,   // (6): angular, then linear
+  BushingStates,   // one BushingState per bushing
 };
 
 struct FunctionArgument {
@@ -55,6 +58,7 @@ enum class FunctionId {
   InitialState,
   FrameJacobian,
   FrameJacobianDotU,
+  BushingStates,
 };
 
 struct GeneratedFunction {
@@ -96,7 +100,9 @@ struct FunctionValues {
   Vec3<Scalar> point = Vec3<Scalar>::Zero();  // p_BoFo_B (m)
   MatrixX<Scalar> J;    // J_WF (6 x nu)
   Vec6<Scalar> JdotU = Vec6<Scalar>::Zero();  // Jdot_WF u
+  std::vector<BushingForces<Scalar>> bushings;  // per bushing, in layout.forceElements order
 };
+
 
 // How the dynamics are computed: the algorithm, and whether about joint
 // frames (local_dynamics.hpp, the production family) or about body origins
@@ -117,6 +123,22 @@ class FunctionEvaluator {
   // replaces its parameter stage by cached symbols).
   std::function<void(local::Data<Scalar>&)> prepare;
 
+  // The force elements' external forces at (time, q, u); empty when the
+  // model has none, so tree models trace exactly as without them.
+  std::vector<Vec6<Scalar>> elementForces(FunctionValues<Scalar>& v) {
+    if (env_.layout().forceElements.empty()) return {};
+    env_.setState(v.time, v.q, v.u);
+    return env_.elementForces(check()).fext;
+  }
+  // Over double, a bushing at gimbal lock stops the evaluation.
+  auto check() {
+    return [](const ForceElementLayout& e, const BushingForces<Scalar>& f) {
+      if constexpr (std::is_same_v<Scalar, double>) {
+        if (f.cosPitch < kGimbalLockCos) throw GimbalLock(e, f.q[1]);
+      }
+    };
+  }
+
   // Computes function `id`'s results in `v` from its arguments.
   void run(FunctionId id, FunctionValues<Scalar>& v, DynamicsMethod method = {}) {
     world = Data<Scalar>(mechanism_);
@@ -134,10 +156,15 @@ class FunctionEvaluator {
         env_.setState(v.time, v.q, v.u);
         v.tau = env_.appliedForces();
         return;
-      case FunctionId::ForwardDynamics:
+      case FunctionId::ForwardDynamics: {
         env_.setState(v.time, v.q, v.u);
         v.tau = env_.appliedForces();
-        if (method.jointFrames) {
+        const std::vector<Vec6<Scalar>> fext = elementForces(v);
+        if (!fext.empty()) {
+          // The World family takes no external forces: joint frames only.
+          v.udot = method.aba ? local::aba(mechanism_, joint, v.q, v.u, v.tau, fext)
+                              : local::forwardDynamics(mechanism_, joint, v.q, v.u, v.tau, fext);
+        } else if (method.jointFrames) {
           v.udot = method.aba ? local::aba(mechanism_, joint, v.q, v.u, v.tau)
                               : local::forwardDynamics(mechanism_, joint, v.q, v.u, v.tau);
         } else {
@@ -145,10 +172,15 @@ class FunctionEvaluator {
                               : forwardDynamics(mechanism_, world, v.q, v.u, v.tau);
         }
         return;
+      }
       case FunctionId::InverseDynamics:
         // Joint frames only: the World family has no Newton-Euler with udot.
-        v.tau = local::inverseDynamics(mechanism_, joint, v.q, v.u, v.udot);
+      {
+        // Less what the force elements apply: inverse(forward) = the force laws' tau.
+        const std::vector<Vec6<Scalar>> fext = elementForces(v);
+        v.tau = local::inverseDynamics(mechanism_, joint, v.q, v.u, v.udot, fext.empty() ? nullptr : &fext);
         return;
+      }
       case FunctionId::Qdot:
         qdotFromU(mechanism_, v.q, v.u, v.qdot);
         return;
@@ -167,6 +199,21 @@ class FunctionEvaluator {
       case FunctionId::PotentialEnergy:
         forwardKinematics(mechanism_, world, v.q);
         v.energy = potentialEnergy(mechanism_, world);
+        if (!env_.layout().forceElements.empty()) {
+          // Elastic energy depends on q only: read at u = 0.
+          v.u = VectorX<Scalar>::Constant(mechanism_.nu, Scalar(0.0));
+          env_.setState(v.time, v.q, v.u);
+          v.energy += env_.elementForces().energy;
+        }
+        return;
+      case FunctionId::BushingStates:
+        env_.setState(v.time, v.q, v.u);
+        v.bushings.clear();
+        for (const ForceElementLayout& e : env_.layout().forceElements) {
+          if (e.kind != mechanics::ForceKind::Bushing) continue;
+          v.bushings.push_back(env_.bushingForces(e));
+          check()(e, v.bushings.back());
+        }
         return;
       case FunctionId::Outputs:
         env_.setState(v.time, v.q, v.u);

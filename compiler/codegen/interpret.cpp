@@ -119,6 +119,11 @@ capstan::Vec6<double> Interpreter::frameJacobianDotU(int frame, const Eigen::Vec
   return v.JdotU;
 }
 
+std::vector<capstan::BushingForces<double>> Interpreter::bushingStates(double t, const Eigen::VectorXd& q,
+                                                                     const Eigen::VectorXd& u) {
+  return run(FunctionId::BushingStates, t, q, u).bushings;
+}
+
 std::vector<double> Interpreter::outputs(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
   return run(FunctionId::Outputs, t, q, u).outputs;
 }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include <capstan/force_elements.hpp>
 #include <capstan/mechanism.hpp>
 
 #include "codegen/layout.hpp"
@@ -51,6 +52,9 @@ class Interpreter {
   // J_WF (6 x nu) and Jdot_WF u (6) of frame layout.jacobianFrames[frame].
   Eigen::MatrixXd frameJacobian(int frame, const Eigen::VectorXd& q);
   capstan::Vec6<double> frameJacobianDotU(int frame, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
+  // Each bushing's forces and angles (layout.forceElements order); throws
+  // GimbalLock (functions.hpp) for one at gimbal lock.
+  std::vector<capstan::BushingForces<double>> bushingStates(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   std::vector<double> outputs(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   void normalizeQuaternions(Eigen::VectorXd& q) const;
   // The model's expressions (force laws, outputs) over double.

@@ -318,6 +318,14 @@ ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism&
   }
   for (const auto& f : mech.forces) {
     if (f.kind == mechanics::ForceKind::JointForceLaw) continue;
+    if (f.kind == mechanics::ForceKind::Spring || f.kind == mechanics::ForceKind::Bushing) {
+      auto bodyOf = [&](int frame) {
+        const int b = mech.frames.at(static_cast<std::size_t>(frame)).body;
+        return b <= 0 ? -1 : L.runtimeBody.at(static_cast<std::size_t>(b));
+      };
+      L.forceElements.push_back({f.kind, f.name, f.component, f.frameA, f.frameB, bodyOf(f.frameA), bodyOf(f.frameB)});
+      continue;
+    }
     const char* what = f.kind == mechanics::ForceKind::Spring    ? "spring"
                        : f.kind == mechanics::ForceKind::Bushing ? "bushing"
                                                                  : "cable force element";

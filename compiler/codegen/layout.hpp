@@ -7,6 +7,7 @@
 #pragma once
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,26 @@ struct FrameQuantityRef {
   FrameQuantity quantity = FrameQuantity::r;
 };
 
+// A force element between two frames (SPEC §4 `Spring`, `Bushing`): its
+// forces enter the dynamics as external forces on the frames' bodies.
+struct ForceElementLayout {
+  mechanics::ForceKind kind = mechanics::ForceKind::Spring;
+  std::string name;               // component path: `mount`
+  int component = -1;
+  int frameA = -1, frameC = -1;   // index into mechanics::Mechanism::frames: `frame_a`, `frame_b`
+  int bodyA = -1, bodyC = -1;     // runtime bodies, -1 for World
+};
+
+// A bushing within about 0.458 degrees of gimbal lock (|cos pitch| <
+// kGimbalLockCos), where Drake's LinearBushingRollPitchYaw throws: the
+// interpreter stops with it; generated code reports it through gimbalLock().
+struct GimbalLock : std::runtime_error {
+  GimbalLock(const ForceElementLayout& e, double pitch)
+      : std::runtime_error("bushing `" + e.name + "` is at gimbal lock"), element(&e), pitch(pitch) {}
+  const ForceElementLayout* element;
+  double pitch;  // rad
+};
+
 struct ForceLawLayout {
   int law = -1;                   // index into FlatModel::forceLaws
   int uIndex = -1;                // the generalized force it sets
@@ -117,6 +138,7 @@ struct ModelLayout {
   std::vector<int> runtimeBody;             // per mechanics body: runtime index, -1 for World
   std::vector<JacobianFrame> jacobianFrames;  // bodies first, in runtime order
   std::vector<ForceLawLayout> forceLaws;
+  std::vector<ForceElementLayout> forceElements;  // in model order
   // Per flat variable with role Frame: which frame and quantity.
   std::vector<FrameQuantityRef> frameOf;
   // Per flat variable of a joint: (joint index, false for q / true for u), or joint -1.

@@ -68,10 +68,12 @@ class Tracer {
     env.useMechanism(&mechanism_);
 
     json ir = irHeader(model_, layout_, options_, massMatrixDynamic());
+    env_ = &env;
     FunctionEvaluator<Expr> evaluator(mechanism_, env);
     evaluator.prepare = [this](local::Data<Expr>& data) { derived_.hoist(data); };
     json functions = json::array();
     for (const GeneratedFunction& f : generatedFunctions()) {
+      if (f.id == FunctionId::BushingStates && bushings().empty()) continue;
       if (!f.perBody) {
         functions.push_back(trace(f, evaluator));
         continue;
@@ -79,6 +81,9 @@ class Tracer {
       for (std::size_t b = 0; b < layout_.bodies.size(); ++b) functions.push_back(traceForBody(f, evaluator, b));
     }
     ir["frames"] = jacobianFrames(env);
+    json bushingNames = json::array();
+    for (const ForceElementLayout* e : bushings()) bushingNames.push_back(e->name);
+    ir["bushings"] = bushingNames;
     ir["derived"] = derived_.finish(functions);
     ir["functions"] = std::move(functions);
     return ir;
@@ -295,6 +300,7 @@ class Tracer {
         break;
       case FunctionId::InverseDynamics:
         jointFrameVelocityBlocks(fn, ev.joint);
+        forceElementBlocks(fn, v);
         jointFrameNewtonEulerBlocks(fn, ev.joint, "tau", "spatial acceleration", "acceleration",
                                     "generalized force");
         break;
@@ -332,6 +338,21 @@ class Tracer {
           fn.block(cite_.where("output", o.name, fv.range), {{"out." + o.ident, v.outputs.at(k)}});
         }
         break;
+      case FunctionId::BushingStates: {
+        std::size_t k = 0;
+        for (const ForceElementLayout* e : bushings()) {
+          const BushingForces<Expr>& b = v.bushings.at(k);
+          const std::string at = "out[" + std::to_string(k++) + "].";
+          std::vector<Assignment> out;
+          for (const Assignment& a : vectorOutputs(at + "F_A_A", VectorX<Expr>(b.F_A_A))) out.push_back(a);
+          for (const Assignment& a : vectorOutputs(at + "F_C_C", VectorX<Expr>(b.F_C_C))) out.push_back(a);
+          for (const Assignment& a : vectorOutputs(at + "rpy", VectorX<Expr>(b.q))) out.push_back(a);
+          for (const Assignment& a : vectorOutputs(at + "rpyDot", VectorX<Expr>(b.qdot))) out.push_back(a);
+          out.push_back({at + "cosPitch", b.cosPitch});
+          fn.block(cite_.where("bushing", e->component), out);
+        }
+        break;
+      }
       case FunctionId::InitialState:
         for (const JointLayout& j : layout_.joints) {
           std::vector<Assignment> out;
@@ -378,6 +399,13 @@ class Tracer {
         throw std::logic_error("traceForBody: no blocks for generated function " + std::string(f.name));
     }
     return fn.finish();
+  }
+
+  std::vector<const ForceElementLayout*> bushings() const {
+    std::vector<const ForceElementLayout*> out;
+    for (const ForceElementLayout& e : layout_.forceElements)
+      if (e.kind == mechanics::ForceKind::Bushing) out.push_back(&e);
+    return out;
   }
 
   // The IR's "frames": each frame with a Jacobian, its body and its origin
@@ -429,6 +457,34 @@ class Tracer {
     jointFrameVelocityBlocks(joint, ev.joint);
     jointFrameBiasBlocks(joint, ev.joint);
     return cheaper(world, joint).finish();
+  }
+
+  // One block per force element: the spatial forces it applies at the
+  // origins of its frames, in World, as locals F_Ao<Element> and
+  // F_Co<Element> that the dynamics' blocks then read.
+  void forceElementBlocks(FunctionBuilder& fn, const FunctionValues<Expr>& v) {
+    if (layout_.forceElements.empty()) return;
+    env_->setState(v.time, v.q, v.u);
+    for (const ForceElementLayout& e : layout_.forceElements) {
+      const bool isSpring = e.kind == mechanics::ForceKind::Spring;
+      Vec6<Expr> F_Ao, F_Co;
+      if (isSpring) {
+        const SpringForces<Expr> f = env_->springForces(e);
+        F_Ao = f.F_Ao_W;
+        F_Co = f.F_Co_W;
+      } else {
+        const BushingForces<Expr> f = env_->bushingForces(e);
+        F_Ao = f.F_Ao_W;
+        F_Co = f.F_Co_W;
+      }
+      const std::string ident = monogramIdentifier(e.name);
+      std::vector<Assignment> out;
+      for (const auto& [name, F] : {std::pair{"F_Ao" + ident, F_Ao}, std::pair{"F_Co" + ident, F_Co}}) {
+        fn.local("Eigen::Matrix<double, 6, 1> " + name + ";  // [torque; force] at the frame origin, in World");
+        for (const Assignment& a : vectorOutputs(name, VectorX<Expr>(F))) out.push_back(a);
+      }
+      fn.block(cite_.where(isSpring ? "spring" : "bushing", e.component) + ": forces at its frames' origins", out);
+    }
   }
 
   // One block per force law: tau's entry (the others stay zero).
@@ -494,6 +550,7 @@ class Tracer {
       if (jointFrames) {
         jointFrameVelocityBlocks(fn, ev.joint);
         forceLawBlocks(fn, v.tau, "tau");
+        forceElementBlocks(fn, v);
         if (useAba) {
           jointFrameAbaBlocks(fn, ev.joint);
         } else {
@@ -518,8 +575,10 @@ class Tracer {
       return Variant{key, title, useAba, jointFrames, v.udot, std::move(fn)};
     };
     std::vector<Variant> variants;
-    if (traceCrba) variants.push_back(emit("crba_ltdl", "CRBA + L^T D L in World", false, false));
-    variants.push_back(emit("aba", "ABA in World", true, false));
+    // The World family takes no external forces (force elements).
+    const bool traceWorld = layout_.forceElements.empty();
+    if (traceCrba && traceWorld) variants.push_back(emit("crba_ltdl", "CRBA + L^T D L in World", false, false));
+    if (traceWorld) variants.push_back(emit("aba", "ABA in World", true, false));
     if (traceCrba) variants.push_back(emit("crba_ltdl_joint_frames", "CRBA + L^T D L in joint frames", false, true));
     variants.push_back(emit("aba_joint_frames", "ABA in joint frames", true, true));
     std::size_t best = 0;
@@ -541,6 +600,8 @@ class Tracer {
                             : "not traced: L^T D L work " + std::to_string(ltdlWork) + " > " +
                                   std::to_string(kMaxLtdlWork) + " (sum of squared dof depths)";
     if (!traceCrba) method["crba_ltdl"] = method["crba_ltdl_joint_frames"] = {{"skipped", skipped}};
+    const std::string worldSkipped = "not traced: the World family takes no force elements' forces";
+    if (!traceWorld) method["crba_ltdl"] = method["aba"] = {{"skipped", worldSkipped}};
     fn.set("method", method);
     auto brief = [](const symbolic::OpCount& ops) {
       return std::to_string(ops.adds) + " adds, " + std::to_string(ops.muls) + " muls, " + std::to_string(ops.divs) +
@@ -555,9 +616,11 @@ class Tracer {
              "force laws and the tree-sparse L^T D L solve, all unrolled."};
     }
     doc.push_back(std::string("Method: ") + chosen.title + ", the cheapest of " +
-                  (traceCrba ? "four" : "the two ABAs") + " as traced (a division or call weighs 4 multiplies):");
+                  (variants.size() == 4 ? "four" : variants.size() == 2 ? "two" : "one") +
+                  " as traced (a division or call weighs 4 multiplies):");
     for (Variant& v : variants) doc.push_back("  " + std::string(v.title) + ": " + brief(v.fn.ops()) + ";");
     if (!traceCrba) doc.push_back("  CRBA + L^T D L: " + skipped + ";");
+    if (!traceWorld) doc.push_back("  World family: " + worldSkipped + ";");
     doc.back().back() = '.';
     fn.set("doc", doc);
     return fn.finish();
@@ -570,6 +633,7 @@ class Tracer {
   DerivedValues derived_{layout_, cite_};
   const TraceOptions& options_;
   Mechanism<Expr> mechanism_;
+  Environment<Expr>* env_ = nullptr;  // run()'s
   VectorX<Expr> q_, u_;
 };
 

@@ -29,9 +29,11 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "capstan/force_elements.hpp"
 #include "capstan_sim_loop.hpp"
 
 namespace {
@@ -52,6 +54,46 @@ bool applySettings(Model& model, int argc, char** argv, int first) {
   return true;
 }
 
+void printRow(std::FILE* out, const char* key, const double* v, int n) {
+  std::fprintf(out, "%s", key);
+  for (int i = 0; i < n; ++i) std::fprintf(out, " %.17g", v[i]);
+  std::fprintf(out, "\n");
+}
+
+// A bushing within about 0.458 degrees of gimbal lock: the evaluation stops
+// as Drake's LinearBushingRollPitchYaw does (thrown through the integrator).
+struct GimbalLock {
+  std::string message;
+};
+
+// Throws GimbalLock if a bushing of the model is at gimbal lock (a template,
+// so that models without bushings need not have gimbalLock()).
+template <class M>
+void checkGimbalLock([[maybe_unused]] const M& model, [[maybe_unused]] double t, [[maybe_unused]] const typename M::Q& q,
+                     [[maybe_unused]] const typename M::U& u) {
+  if constexpr (requires { M::nbushings; }) {
+    double pitch = 0.0;
+    const int k = model.gimbalLock(q, u, pitch);
+    if (k >= 0) throw GimbalLock{capstan::gimbalLockMessage(M::bushingNames[static_cast<std::size_t>(k)], pitch, t)};
+  }
+}
+
+// eval's `F_A_A` and `F_C_C` rows, one pair per bushing.
+template <class M>
+void printBushings(std::FILE* out, [[maybe_unused]] const M& model, [[maybe_unused]] const typename M::Q& q,
+                   [[maybe_unused]] const typename M::U& u) {
+  if constexpr (requires { M::nbushings; }) {
+    typename M::BushingStates states;
+    model.bushingStates(q, u, states);
+    for (const auto& b : states) {
+      printRow(out, "F_A_A", b.F_A_A.data(), 6);
+      printRow(out, "F_C_C", b.F_C_C.data(), 6);
+    }
+  } else {
+    (void)out;
+  }
+}
+
 // The generated model as the runtime integrators' mechanical system
 // (capstan/integrators.hpp), with fixed-size q and u.
 struct MechanicalModel {
@@ -61,7 +103,10 @@ struct MechanicalModel {
   int nq() const { return Model::nq; }
   int nu() const { return Model::nu; }
   void qdot(const VectorQ& q, const VectorU& u, VectorQ& qd) const { model.qdot(q, u, qd); }
-  void udot(double t, const VectorQ& q, const VectorU& u, VectorU& ud) const { model.forwardDynamics(t, q, u, ud); }
+  void udot(double t, const VectorQ& q, const VectorU& u, VectorU& ud) const {
+    checkGimbalLock(model, t, q, u);
+    model.forwardDynamics(t, q, u, ud);
+  }
   void normalize(VectorQ& q) const { Model::normalizeQuaternions(q); }
   // The CSV column of state entry i (x = [q; u]).
   std::string coordinateName(int i) const {
@@ -71,11 +116,6 @@ struct MechanicalModel {
   }
 };
 
-void printRow(std::FILE* out, const char* key, const double* v, int n) {
-  std::fprintf(out, "%s", key);
-  for (int i = 0; i < n; ++i) std::fprintf(out, " %.17g", v[i]);
-  std::fprintf(out, "\n");
-}
 
 volatile std::sig_atomic_t g_stop = 0;
 
@@ -126,29 +166,35 @@ int simulate(Model& model, int argc, char** argv) {
   model.initialState(q, u);
   MechanicalModel system{model};
   int lastPercent = -1;
-  const capstan_sim::LoopStatus status = capstan_sim::simulate(
-      system, q, u, opt,
-      [&](double t, const auto& state) {
-        const Model::Q qs = state.template head<Model::nq>();
-        const Model::U us = state.template segment<Model::nu>(Model::nq);
-        Model::Outputs o;
-        model.outputs(t, qs, us, o);
-        out.number(t);
-        for (int i = 0; i < Model::nq + Model::nu; ++i) out.number(state[i]);
-        for (double Model::Outputs::*field : Model::outputFields) out.number(o.*field);
-        out.number(model.kineticEnergy(qs, us));
-        out.number(model.potentialEnergy(qs));
-        out.endRow();
-      },
-      [&](double fraction) {
-        const int percent = static_cast<int>(fraction * 100);
-        if (!progress || percent == lastPercent) return;
-        lastPercent = percent;
-        const int width = 40, filled = percent * width / 100;
-        std::fprintf(stderr, "\r[%s%s] %3d%%", std::string(static_cast<std::size_t>(filled), '#').c_str(),
-                     std::string(static_cast<std::size_t>(width - filled), ' ').c_str(), percent);
-        std::fflush(stderr);
-      });
+  capstan_sim::LoopStatus status;
+  std::string stopped;  // why the model stopped the run
+  try {
+    status = capstan_sim::simulate(
+        system, q, u, opt,
+        [&](double t, const auto& state) {
+          const Model::Q qs = state.template head<Model::nq>();
+          const Model::U us = state.template segment<Model::nu>(Model::nq);
+          Model::Outputs o;
+          model.outputs(t, qs, us, o);
+          out.number(t);
+          for (int i = 0; i < Model::nq + Model::nu; ++i) out.number(state[i]);
+          for (double Model::Outputs::*field : Model::outputFields) out.number(o.*field);
+          out.number(model.kineticEnergy(qs, us));
+          out.number(model.potentialEnergy(qs));
+          out.endRow();
+        },
+        [&](double fraction) {
+          const int percent = static_cast<int>(fraction * 100);
+          if (!progress || percent == lastPercent) return;
+          lastPercent = percent;
+          const int width = 40, filled = percent * width / 100;
+          std::fprintf(stderr, "\r[%s%s] %3d%%", std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                       std::string(static_cast<std::size_t>(width - filled), ' ').c_str(), percent);
+          std::fflush(stderr);
+        });
+  } catch (const GimbalLock& e) {
+    stopped = e.message;
+  }
   if (progress) std::fprintf(stderr, "\n");
   // The rows written so far stay: flushed and closed before reporting.
   const bool written = out.flush();
@@ -159,6 +205,10 @@ int simulate(Model& model, int argc, char** argv) {
   }
   if (!written) {
     std::cerr << "capstan: error: cannot write `" << outPath << "`\n";
+    return 1;
+  }
+  if (!stopped.empty()) {
+    std::cerr << "capstan: error: " << stopped << "; " << out.rowsWritten() << " rows written\n";
     return 1;
   }
   if (!status.ok) {
@@ -196,6 +246,12 @@ int eval(Model& model, int argc, char** argv) {
   model.initialState(q, u);
   double t = 0;
   if (!readState(argv[2], t, q, u)) return 1;
+  try {
+    checkGimbalLock(model, t, q, u);
+  } catch (const GimbalLock& e) {
+    std::cerr << "capstan: error: " << e.message << "\n";
+    return 1;
+  }
   Model::Q qd;
   Model::U ud;
   Model::MassMatrix M;
@@ -237,6 +293,7 @@ int eval(Model& model, int argc, char** argv) {
     printRow(out, "J", Jr.data(), 6 * Model::nu);
     printRow(out, "JdotU", a.data(), 6);
   }
+  printBushings(out, model, q, u);
   std::array<double, Model::outputFields.size()> ov{};
   for (std::size_t i = 0; i < ov.size(); ++i) ov[i] = o.*Model::outputFields[i];
   printRow(out, "outputs", ov.data(), static_cast<int>(ov.size()));

@@ -18,6 +18,7 @@
                                      --override of it changes the dynamics
 """
 import argparse
+import csv
 import json
 import math
 import pathlib
@@ -435,13 +436,58 @@ def jacobians(capstan):
     return 1 if failures or frames_checked == 0 else 0
 
 
+BUSHING_PAIR = ROOT / "tests/codegen/models/bushing_pair.cap"
+BUSHING_EXAMPLE = ROOT / "examples/bushing.cap"
+
+
+def energies(capstan, model, tol, *extra):
+    with tempfile.TemporaryDirectory() as d:
+        out = pathlib.Path(d) / "run.csv"
+        run(capstan, "simulate", model, "--t-end", 3, "--dt", 0.01, "--tol", tol, "-o", out, *extra)
+        rows = list(csv.DictReader(out.open()))
+    return [float(r["kinetic_energy"]) + float(r["potential_energy"]) for r in rows]
+
+
+def elements(capstan):
+    """Force elements (bushing, spring), generated and interpreted: an
+    undamped pair conserves energy to within a tolerance-proportional bound,
+    a damped mount loses energy monotonically, and a bushing at gimbal lock
+    stops eval with an error naming it and its pitch."""
+    failures = 0
+    for extra in ((), ("--interpret",)):
+        coarse, fine = (energies(capstan, BUSHING_PAIR, tol, *extra) for tol in (1e-6, 1e-9))
+        drift = [max(abs(e - E[0]) for e in E) / abs(E[0]) for E in (coarse, fine)]
+        ok = drift[1] < 1e-6 and drift[0] / drift[1] > 100
+        print(f"elements: undamped pair {' '.join(extra) or 'generated'}: relative energy drift {drift[0]:.2e} "
+              f"(tol 1e-6), {drift[1]:.2e} (tol 1e-9){'' if ok else ': FAILED'}")
+        failures += not ok
+        damped = energies(capstan, BUSHING_EXAMPLE, 1e-10, *extra)
+        rises = [b - a for a, b in zip(damped, damped[1:]) if b - a > 1e-9 * abs(damped[0])]
+        print(f"elements: damped mount {' '.join(extra) or 'generated'}: energy {damped[0]:.6g} -> {damped[-1]:.6g} J, "
+              f"{len(rises)} rises{'' if not rises and damped[-1] < damped[0] else ': FAILED'}")
+        failures += bool(rises) or not damped[-1] < damped[0]
+    # Gimbal lock: body c pitched to 89.9 degrees about A's y axis.
+    half = math.radians(89.9) / 2
+    state = {"q": {"a": [1, 0, 0, 0, 0, 0, 0], "c": [math.cos(half), 0, math.sin(half), 0, 0, 0.3, 0]}}
+    with tempfile.TemporaryDirectory() as d:
+        path = write_state(d, state)
+        for extra in ((), ("--interpret",)):
+            proc = run(capstan, "eval", BUSHING_PAIR, "--state", path, *extra, check=False)
+            ok = proc.returncode == 1 and "bushing `link` is at gimbal lock at t = 0: pitch = 89.9" in proc.stderr
+            print(f"elements: gimbal lock {' '.join(extra) or 'generated'}: {proc.stderr.strip().splitlines()[-1]}"
+                  f"{'' if ok else ': FAILED'}")
+            failures += not ok
+    print(f"elements: {failures} failures")
+    return 1 if failures else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
-    ap.add_argument("mode", choices=["frames", "parameters", "folded", "cache", "inverse", "jacobians"])
+    ap.add_argument("mode", choices=["frames", "parameters", "folded", "cache", "inverse", "jacobians", "elements"])
     args = ap.parse_args()
     return {"frames": frames, "parameters": parameters, "folded": folded, "cache": cache,
-            "inverse": inverse, "jacobians": jacobians}[args.mode](args.capstan)
+            "inverse": inverse, "jacobians": jacobians, "elements": elements}[args.mode](args.capstan)
 
 
 if __name__ == "__main__":

@@ -303,13 +303,19 @@ def warnings(capstan):
             for header in pathlib.Path(d).glob("*.hpp"):
                 text = header.read_text()
                 # At most one division per pivot (nu of them), plus one per
-                # joint quaternion (R of a quaternion divides by its norm^2).
+                # joint quaternion (R of a quaternion divides by its norm^2)
+                # and what force elements need.
                 nu = int(re.search(r"static constexpr int nu = (\d+);", text).group(1))
                 quaternions = text.count("q[i] /= norm;")
+                # A bushing divides by cos pitch and normalizes its halfway
+                # quaternion; a spring divides by its length.
+                found = re.search(r"static constexpr int nbushings = (\d+);", text)
+                bushings = int(found.group(1)) if found else 0
+                springs = len(set(re.findall(r"Eigen::Matrix<double, 6, 1> F_Co(\w+);", text))) - bushings
                 divs = int(re.search(r"\((\d+) adds, \d+ muls, (\d+) divs[^\n]*\n  void forwardDynamics", text).group(2))
-                if divs > nu + quaternions:
-                    print(f"warnings: {model.name}: forwardDynamics divides {divs} times for {nu} pivots "
-                          f"and {quaternions} quaternions")
+                if divs > nu + quaternions + 2 * bushings + springs:
+                    print(f"warnings: {model.name}: forwardDynamics divides {divs} times for {nu} pivots, "
+                          f"{quaternions} quaternions, {bushings} bushings and {springs} springs")
                     failures += 1
                 dead, stores = dead_stores(text)
                 checked += stores

@@ -1,0 +1,167 @@
+// Force elements between two frames: the point-to-point spring-damper
+// (`Spring`) and the roll-pitch-yaw bushing (`Bushing`, Drake's
+// LinearBushingRollPitchYaw as ../shared/bushing.md restates it).
+//
+// Frames: A is the element's `frame_a`, C its `frame_b`. Each element reads
+// the two frames' motion in World (FrameMotion) and returns the spatial
+// forces it applies at their origins, [torque; force] in World:
+//   F_Ao_W on the body of A about Ao,  F_Co_W on the body of C about Co,
+// which the caller moves to the body origins (shiftForce) and adds to the
+// external forces of the dynamics (local::ExternalForces). Everything here
+// is traceable with a symbolic Scalar: no branch on values. Where a formula
+// is undefined (a spring of zero length, a bushing at gimbal lock) the
+// element says so through its result (BushingForces::cosPitch) instead of
+// branching; the caller decides (the interpreter and the generated drivers
+// stop with an error naming the element).
+#pragma once
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "capstan/spatial.hpp"
+
+namespace capstan {
+
+// A frame F's pose and the velocity of its origin, in World.
+template <class Scalar>
+struct FrameMotion {
+  Mat3<Scalar> R_WF = Mat3<Scalar>::Identity();
+  Vec3<Scalar> p_WF = Vec3<Scalar>::Zero();  // p_WoFo_W (m)
+  Vec3<Scalar> w_WF = Vec3<Scalar>::Zero();  // (rad/s)
+  Vec3<Scalar> v_WF = Vec3<Scalar>::Zero();  // v_WFo_W (m/s)
+};
+
+// --------------------------------------------------------------- Spring
+//
+// A linear spring-damper between the origins Ao and Co:
+//   r = p_WCo - p_WAo,  L = |r|,  e = r / L,  Ldot = e . (v_WCo - v_WAo),
+//   T = k (L - L0) + d Ldot  (tension, N),
+// force -T e on C at Co and +T e on A at Ao; elastic energy 1/2 k (L - L0)^2.
+// L is computed as sqrt(r.r + 1e-300), the same double for any length above
+// 1e-142 m, so coincident origins give no force instead of 0/0.
+template <class Scalar>
+struct SpringForces {
+  Scalar length, lengthDot, tension, energy;  // m, m/s, N, J
+  Vec6<Scalar> F_Ao_W, F_Co_W;                // [torque; force] about Ao and Co, in World
+};
+
+template <class Scalar>
+SpringForces<Scalar> spring(const FrameMotion<Scalar>& A, const FrameMotion<Scalar>& C, const Scalar& stiffness,
+                            const Scalar& damping, const Scalar& length0) {
+  using std::sqrt;
+  SpringForces<Scalar> out;
+  const Vec3<Scalar> r = C.p_WF - A.p_WF;
+  out.length = sqrt(dot(r, r) + Scalar(1e-300));
+  const Vec3<Scalar> e = r / out.length;
+  out.lengthDot = dot(e, Vec3<Scalar>(C.v_WF - A.v_WF));
+  const Scalar stretch = out.length - length0;
+  out.tension = stiffness * stretch + damping * out.lengthDot;
+  out.energy = Scalar(0.5) * stiffness * stretch * stretch;
+  const Vec3<Scalar> f = e * out.tension;
+  out.F_Ao_W = spatialVector<Scalar>(Vec3<Scalar>::Zero(), f);
+  out.F_Co_W = spatialVector<Scalar>(Vec3<Scalar>::Zero(), Vec3<Scalar>(-f));
+  return out;
+}
+
+// -------------------------------------------------------------- Bushing
+//
+// With R_AC = R_WA^T R_WC, r = p_AoCo_A, w_AC_A and v_ACo_A (the derivative
+// of r taken in A):
+//   q = (roll q0, pitch q1, yaw q2) with R_AC = Rz(q2) Ry(q1) Rx(q0):
+//     cp = sqrt(R00^2 + R10^2) = cos q1,  q1 = atan2(-R20, cp),
+//     q0 = atan2(R21, R22),  q2 = atan2(R10, R00);
+//   qdot = N w_AC_A,  N = [cy/cp, sy/cp, 0; -sy, cy, 0; cy sp/cp, sy sp/cp, 1]
+//     (cy = R00/cp, sy = R10/cp, sp = -R20);
+//   gimbal torques tau = -(k012 o q + d012 o qdot), torque on C t = N^T tau (in A);
+//   frame B halfway: R_AB the rotation about R_AC's axis by half its angle,
+//     from the quaternion (1 + w, x, y, z) of R_AC's (w, x, y, z), w >= 0:
+//     proportional to (2 sqrt(1 + tr) + 1 + tr, R21 - R12, R02 - R20, R10 - R01);
+//   [x y z] = R_AB^T r,  [xd yd zd] = R_AB^T (v_ACo_A - 1/2 w_AC_A x r);
+//   f = -(kxyz o [x y z] + dxyz o [xd yd zd]) on C at Bo (in B), f_A = R_AB f;
+//   F_A_A = [-t + (r/2) x (-f_A); -f_A]  about Ao, in A,
+//   F_C_C = R_CA [t + (-r/2) x f_A; f_A]  about Co, in C.
+// N divides by cos q1: Drake stops when |cos q1| < 0.008 (kGimbalLockCos);
+// so do the callers, reading cosPitch. R_AB is undefined when R_AC turns by
+// pi (1 + tr = 0); onePlusTrace reports it. Energy (Capstan's addition; Drake
+// defines none): 1/2 k012 . q^2 + 1/2 kxyz . [x y z]^2. The torque part is
+// exactly conservative (t . w_AC = tau . qdot); the force part only to first
+// order, since [xd yd zd] is not the derivative of [x y z] in general.
+inline constexpr double kGimbalLockCos = 0.008;
+
+// What stops an evaluation at gimbal lock: bushing `name` at `pitch` (rad)
+// at time t (s). One message for the interpreter and the generated drivers.
+inline std::string gimbalLockMessage(std::string_view name, double pitch, double t) {
+  char b[320];
+  std::snprintf(b, sizeof b,
+                "bushing `%.*s` is at gimbal lock at t = %.17g: pitch = %.6g degrees, within 0.458 degrees of "
+                "+-90 (|cos pitch| < 0.008, where Drake's LinearBushingRollPitchYaw stops)",
+                static_cast<int>(name.size()), name.data(), t, pitch * 180.0 / 3.14159265358979323846);
+  return b;
+}
+
+template <class Scalar>
+struct BushingConstants {
+  Vec3<Scalar> k012 = Vec3<Scalar>::Zero(), d012 = Vec3<Scalar>::Zero();  // torque stiffness (N·m/rad), damping (N·m·s/rad)
+  Vec3<Scalar> kxyz = Vec3<Scalar>::Zero(), dxyz = Vec3<Scalar>::Zero();  // force stiffness (N/m), damping (N·s/m)
+};
+
+template <class Scalar>
+struct BushingForces {
+  Vec3<Scalar> q, qdot;           // roll-pitch-yaw (rad) and rates (rad/s)
+  Vec3<Scalar> xyz, xyzdot;       // p_AoCo in B (m) and its rate (m/s)
+  Vec6<Scalar> F_A_A, F_C_C;      // Drake's: on A about Ao in A, on C about Co in C
+  Vec6<Scalar> F_Ao_W, F_Co_W;    // the same in World
+  Scalar cosPitch, onePlusTrace;  // |cos q1| (>= 0), 1 + tr(R_AC) (0 at a turn by pi)
+  Scalar energy;                  // J
+};
+
+template <class Scalar>
+BushingForces<Scalar> bushing(const FrameMotion<Scalar>& A, const FrameMotion<Scalar>& C,
+                              const BushingConstants<Scalar>& k) {
+  using std::atan2;
+  using std::sqrt;
+  BushingForces<Scalar> out;
+  const Mat3<Scalar> R_AC = A.R_WF.transpose() * C.R_WF;
+  const Vec3<Scalar> r = A.R_WF.transpose() * Vec3<Scalar>(C.p_WF - A.p_WF);
+  const Vec3<Scalar> w = A.R_WF.transpose() * Vec3<Scalar>(C.w_WF - A.w_WF);
+  const Vec3<Scalar> v = A.R_WF.transpose() * Vec3<Scalar>(C.v_WF - A.v_WF - cross(A.w_WF, Vec3<Scalar>(C.p_WF - A.p_WF)));
+
+  // Roll-pitch-yaw and their rates.
+  const Scalar cp = sqrt(R_AC(0, 0) * R_AC(0, 0) + R_AC(1, 0) * R_AC(1, 0));
+  const Scalar sp = -R_AC(2, 0);
+  const Scalar cy = R_AC(0, 0) / cp, sy = R_AC(1, 0) / cp;
+  out.q = Vec3<Scalar>(atan2(R_AC(2, 1), R_AC(2, 2)), atan2(sp, cp), atan2(R_AC(1, 0), R_AC(0, 0)));
+  Mat3<Scalar> N;
+  N << cy / cp, sy / cp, Scalar(0),  //
+      -sy, cy, Scalar(0),            //
+      cy * sp / cp, sy * sp / cp, Scalar(1);
+  out.qdot = N * w;
+  const Vec3<Scalar> tau = -(k.k012.cwiseProduct(out.q) + k.d012.cwiseProduct(out.qdot));
+  const Vec3<Scalar> t = N.transpose() * tau;
+
+  // The halfway frame B and the displacement in it.
+  using std::max;  // 1 + tr may round below 0 at a turn by pi
+  const Scalar onePlusTrace = max(Scalar(0), Scalar(Scalar(1) + R_AC(0, 0) + R_AC(1, 1) + R_AC(2, 2)));
+  Vec4<Scalar> half(Scalar(2) * sqrt(onePlusTrace) + onePlusTrace, R_AC(2, 1) - R_AC(1, 2), R_AC(0, 2) - R_AC(2, 0),
+                    R_AC(1, 0) - R_AC(0, 1));
+  const Mat3<Scalar> R_AB = rotationFromQuaternion<Scalar>(half);  // normalizes
+  out.xyz = R_AB.transpose() * r;
+  out.xyzdot = R_AB.transpose() * Vec3<Scalar>(v - Scalar(0.5) * cross(w, r));
+  const Vec3<Scalar> f = -(k.kxyz.cwiseProduct(out.xyz) + k.dxyz.cwiseProduct(out.xyzdot));
+  const Vec3<Scalar> f_A = R_AB * f;
+
+  const Vec3<Scalar> halfR = Scalar(0.5) * r;
+  out.F_A_A = spatialVector<Scalar>(Vec3<Scalar>(-t - cross(halfR, f_A)), Vec3<Scalar>(-f_A));
+  const Vec3<Scalar> tC_A = t - cross(halfR, f_A);
+  out.F_C_C = spatialVector<Scalar>(Vec3<Scalar>(R_AC.transpose() * tC_A), Vec3<Scalar>(R_AC.transpose() * f_A));
+  out.F_Ao_W = reExpress<Scalar>(A.R_WF, out.F_A_A);
+  out.F_Co_W = spatialVector<Scalar>(Vec3<Scalar>(A.R_WF * tC_A), Vec3<Scalar>(A.R_WF * f_A));
+  out.cosPitch = cp;
+  out.onePlusTrace = onePlusTrace;
+  out.energy = Scalar(0.5) * (k.k012.dot(out.q.cwiseProduct(out.q)) + k.kxyz.dot(out.xyz.cwiseProduct(out.xyz)));
+  return out;
+}
+
+}  // namespace capstan
