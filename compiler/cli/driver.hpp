@@ -5,6 +5,8 @@
 
 #include <Eigen/Core>
 
+#include <capstan/dynamics.hpp>
+
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -35,6 +37,9 @@ struct EvalState {
   double time = 0;
   std::vector<std::pair<std::string, double>> settings;  // (slot, value), as for the driver
   std::vector<std::vector<double>> values;               // per runtime parameter
+  // STATE.json's `external_forces`: one [n; f] per body (layout.bodies
+  // order; N*m, N; about the body origin, in World); empty when it has none.
+  capstan::ExternalForces<double> externalForces;
 };
 EvalState resolveState(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout);
 

@@ -56,6 +56,13 @@ Eigen::VectorXd Interpreter::forwardDynamics(double t, const Eigen::VectorXd& q,
   return local::aba(mechanism_, data, q, u, tau);
 }
 
+Eigen::VectorXd Interpreter::forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u,
+                                             const capstan::ExternalForces<double>& fext) {
+  const Eigen::VectorXd tau = appliedForces(t, q, u);
+  local::Data<double> data(mechanism_);
+  return local::aba(mechanism_, data, q, u, tau, fext);
+}
+
 Eigen::VectorXd Interpreter::qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
   Eigen::VectorXd qd;
   qdotFromU(mechanism_, q, u, qd);

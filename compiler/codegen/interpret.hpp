@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include <capstan/dynamics.hpp>
 #include <capstan/mechanism.hpp>
 
 #include "codegen/layout.hpp"
@@ -36,6 +37,11 @@ class Interpreter {
   Eigen::VectorXd bias(const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   Eigen::VectorXd appliedForces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   Eigen::VectorXd forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
+  // The same with external spatial forces on the bodies, one per body in
+  // bodyStates' order (capstan::ExternalForces: [n; f] about the body
+  // origin, in World), besides the model's applied forces.
+  Eigen::VectorXd forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u,
+                                  const capstan::ExternalForces<double>& fext);
   Eigen::VectorXd qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   double kineticEnergy(const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   double potentialEnergy(const Eigen::VectorXd& q);
