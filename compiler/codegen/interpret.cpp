@@ -4,6 +4,7 @@
 #include <capstan/local_dynamics.hpp>
 
 #include "codegen/assemble.hpp"
+#include "codegen/functions.hpp"
 
 namespace capstan::codegen {
 
@@ -28,32 +29,48 @@ Interpreter::Interpreter(const sema::FlatModel& model, const mechanics::Mechanis
 
 Interpreter::~Interpreter() = default;
 
+// Every function runs the table's one implementation (functions.hpp), as
+// the generated code does: the dynamics in the production family, ABA in
+// joint frames (local_dynamics.hpp); the World-frame family is the tests'
+// oracle.
+FunctionValues<double> Interpreter::run(FunctionId id, double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
+  FunctionValues<double> v;
+  v.time = t;
+  v.q = q;
+  v.u = u;
+  FunctionEvaluator<double>(mechanism_, *env_).run(id, v);
+  return v;
+}
+
 void Interpreter::initialState(Eigen::VectorXd& q, Eigen::VectorXd& u) {
-  env_->initialState(q, u);
+  FunctionValues<double> v = run(FunctionId::InitialState, 0.0, {}, {});
+  q = v.q;
+  u = v.u;
   normalizeQuaternions(q);
 }
 
-// The dynamics run the production family, in joint frames
-// (local_dynamics.hpp); the World-frame family is the tests' oracle.
-Eigen::MatrixXd Interpreter::massMatrix(const Eigen::VectorXd& q) {
-  local::Data<double> data(mechanism_);
-  return local::crba(mechanism_, data, q);
-}
+Eigen::MatrixXd Interpreter::massMatrix(const Eigen::VectorXd& q) { return run(FunctionId::MassMatrix, 0.0, q, {}).M; }
 
 Eigen::VectorXd Interpreter::bias(const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
-  local::Data<double> data(mechanism_);
-  return local::nonlinearEffects(mechanism_, data, q, u);
+  return run(FunctionId::Bias, 0.0, q, u).C;
 }
 
 Eigen::VectorXd Interpreter::appliedForces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
-  env_->setState(t, q, u);
-  return env_->appliedForces();
+  return run(FunctionId::AppliedForces, t, q, u).tau;
 }
 
 Eigen::VectorXd Interpreter::forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
-  const Eigen::VectorXd tau = appliedForces(t, q, u);
-  local::Data<double> data(mechanism_);
-  return local::aba(mechanism_, data, q, u, tau);
+  return run(FunctionId::ForwardDynamics, t, q, u).udot;
+}
+
+Eigen::VectorXd Interpreter::inverseDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& u,
+                                             const Eigen::VectorXd& udot) {
+  FunctionValues<double> v;
+  v.q = q;
+  v.u = u;
+  v.udot = udot;
+  FunctionEvaluator<double>(mechanism_, *env_).run(FunctionId::InverseDynamics, v);
+  return v.tau;
 }
 
 Eigen::VectorXd Interpreter::forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u,
@@ -64,36 +81,25 @@ Eigen::VectorXd Interpreter::forwardDynamics(double t, const Eigen::VectorXd& q,
 }
 
 Eigen::VectorXd Interpreter::qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
-  Eigen::VectorXd qd;
-  qdotFromU(mechanism_, q, u, qd);
-  return qd;
+  return run(FunctionId::Qdot, 0.0, q, u).qdot;
 }
 
 double Interpreter::kineticEnergy(const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
-  Data<double> data(mechanism_);
-  forwardKinematics(mechanism_, data, q, u);
-  return capstan::kineticEnergy(mechanism_, data);
+  return run(FunctionId::KineticEnergy, 0.0, q, u).energy;
 }
 
 double Interpreter::potentialEnergy(const Eigen::VectorXd& q) {
-  Data<double> data(mechanism_);
-  forwardKinematics(mechanism_, data, q);
-  return capstan::potentialEnergy(mechanism_, data);
+  return run(FunctionId::PotentialEnergy, 0.0, q, {}).energy;
 }
 
 void Interpreter::bodyStates(const Eigen::VectorXd& q, const Eigen::VectorXd& u,
                              std::vector<capstan::Transform<double>>& X_WB, std::vector<capstan::Vec6<double>>& V_WB) {
-  Data<double> data(mechanism_);
-  forwardKinematics(mechanism_, data, q, u);
-  X_WB = data.X_WB;
-  V_WB = data.V_WB;
+  X_WB = run(FunctionId::BodyPoses, 0.0, q, u).X_WB;
+  V_WB = run(FunctionId::BodyVelocities, 0.0, q, u).V_WB;
 }
 
 std::vector<double> Interpreter::outputs(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
-  env_->setState(t, q, u);
-  std::vector<double> out;
-  for (std::size_t k = 0; k < env_->layout().outputs.size(); ++k) out.push_back(env_->output(static_cast<int>(k)));
-  return out;
+  return run(FunctionId::Outputs, t, q, u).outputs;
 }
 
 void Interpreter::normalizeQuaternions(Eigen::VectorXd& q) const { capstan::normalizeQuaternions(mechanism_, q); }

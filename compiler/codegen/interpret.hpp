@@ -1,5 +1,6 @@
-// The reference interpreter: the model's runtime Mechanism<double> and the
-// runtime algorithms run directly (no code generation). `capstan simulate
+// The reference interpreter: the generated functions' one implementation
+// (functions.hpp) run over double on the model's runtime Mechanism<double>
+// (no code generation). `capstan simulate
 // --interpret`, `capstan eval --interpret` and the tests that check the
 // generated code use it.
 #pragma once
@@ -18,6 +19,9 @@ namespace capstan::codegen {
 
 template <class Scalar>
 class Environment;
+template <class Scalar>
+struct FunctionValues;
+enum class FunctionId;
 
 class Interpreter {
  public:
@@ -42,6 +46,8 @@ class Interpreter {
   // origin, in World), besides the model's applied forces.
   Eigen::VectorXd forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u,
                                   const capstan::ExternalForces<double>& fext);
+  // M udot + C (force laws not subtracted).
+  Eigen::VectorXd inverseDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& u, const Eigen::VectorXd& udot);
   Eigen::VectorXd qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   double kineticEnergy(const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   double potentialEnergy(const Eigen::VectorXd& q);
@@ -54,6 +60,9 @@ class Interpreter {
   Environment<double>& environment() { return *env_; }
 
  private:
+  // Runs generated function `id` (functions.hpp) on the arguments.
+  FunctionValues<double> run(FunctionId id, double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
+
   std::vector<std::vector<double>> parameters_;
   std::vector<double> inputs_;
   std::unique_ptr<Environment<double>> env_;

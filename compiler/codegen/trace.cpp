@@ -11,6 +11,12 @@
 #include <sstream>
 
 #include "codegen/assemble.hpp"
+#include "codegen/citations.hpp"
+#include "codegen/derived.hpp"
+#include "codegen/functions.hpp"
+#include "codegen/ir_schema.hpp"
+#include "codegen/rewrites.hpp"
+#include "codegen/function_builder.hpp"
 #include "symbolic/printer.hpp"
 
 namespace capstan::codegen {
@@ -20,336 +26,6 @@ using symbolic::Assignment;
 using symbolic::CppPrinter;
 using symbolic::Expr;
 using json = nlohmann::json;
-
-std::string index(const std::string& base, int i) { return base + "[" + std::to_string(i) + "]"; }
-std::string index2(const std::string& base, int r, int c) {
-  return base + "(" + std::to_string(r) + ", " + std::to_string(c) + ")";
-}
-
-// Weighted cost of straight-line code: a division (or a call) counts as
-// about four multiplications.
-double weightedCost(const symbolic::OpCount& ops) {
-  return static_cast<double>(ops.adds + ops.muls + ops.other) + 4.0 * static_cast<double>(ops.divs + ops.funcs);
-}
-
-// Functions are emitted in parts of about this many weighted operations
-// (FunctionBuilder): small enough for g++ to allocate registers quickly.
-// Parts cost about 5-8 % of run time (their shared values live in memory,
-// where the compiler must assume stores through the outputs may change
-// them), so forwardDynamics, the function simulation spends its time in,
-// gets twice the budget: every peer model up to 30 dofs stays one function,
-// and the 50-link chain's compiles in two parts.
-constexpr double kPartBudget = 8000;
-constexpr double kForwardDynamicsPartBudget = 2 * kPartBudget;
-
-// One generated member function: its signature, local declarations, blocks
-// of straight-line statements (each headed by the model element it came
-// from) and closing statements.
-//
-// A function whose code grows past a budget is emitted in parts:
-// consecutive runs of blocks, each a non-inlined member of a workspace
-// struct that holds the function's locals and the temporaries one part
-// computes and a later one reads. g++ allocates registers in time
-// superlinear in a function's size, so parts keep the compile time of large
-// models near linear; the printed code, and so the operation count, is the
-// same either way.
-class FunctionBuilder {
- public:
-  FunctionBuilder(std::string name, std::string returnType, std::string params, std::vector<std::string> doc)
-      : printer_(CppPrinter::Options{}) {
-    fn_["name"] = std::move(name);
-    fn_["return_type"] = std::move(returnType);
-    fn_["params"] = std::move(params);
-    fn_["doc"] = std::move(doc);
-    fn_["opening"] = json::array();
-    fn_["prologue"] = json::array();
-    fn_["epilogue"] = json::array();
-    parts_.push_back(json::array());
-  }
-
-  // A local declaration (a workspace member when the function is split).
-  // Its name is the declaration's last word before `;` or ` =`; a local
-  // none of whose entries a later block reads is not declared (print()).
-  void local(const std::string& declaration) {
-    std::string head = declaration.substr(0, declaration.find(';'));
-    head = head.substr(0, head.find(" ="));
-    locals_.emplace_back(head.substr(head.find_last_of(' ') + 1), declaration);
-  }
-  // A statement the function runs first (on its parameters).
-  void opening(const std::string& statement) { fn_["opening"].push_back(statement); }
-  void closing(const std::string& statement) { fn_["epilogue"].push_back(statement); }
-  // `return <local>;` at the end (`return w.<local>;` when split).
-  void returns(const std::string& local) { returned_ = local; }
-  // Start a new part at the next block once a part has cost `budget`
-  // (default kPartBudget).
-  void splitAt(double budget) { partBudget_ = budget; }
-
-  // Adds `outputs` as one block; later blocks refer to its targets by name.
-  // Printing waits for the last block (ops() or finish()), so each block
-  // knows what later ones reuse.
-  void block(const std::string& comment, std::vector<Assignment> outputs) {
-    if (outputs.empty()) return;
-    pending_.push_back({comment, std::move(outputs)});
-  }
-
-  void set(const std::string& key, json value) { fn_[key] = std::move(value); }
-  const symbolic::OpCount& ops() {
-    print();
-    return ops_;
-  }
-
-  json finish() {
-    print();
-    dropUnreadLines();
-    fn_["operations"] = std::to_string(ops_.adds) + " adds, " + std::to_string(ops_.muls) + " muls, " +
-                         std::to_string(ops_.divs) + " divs, " + std::to_string(ops_.funcs) + " calls, " +
-                         std::to_string(ops_.other) + " other";
-    fn_["parts"] = json::array();
-    fn_["work"] = json::array();
-    const bool split = parts_.size() > 1;
-    if (!returned_.empty()) fn_["epilogue"].push_back("return " + std::string(split ? "w." : "") + returned_ + ";");
-    if (!split) {
-      fn_["blocks"] = parts_.front();
-      return fn_;
-    }
-    fn_["blocks"] = json::array();
-    splitIntoParts();
-    return fn_;
-  }
-
- private:
-  // Moves the blocks into parts, the locals into the workspace, and there
-  // too every temporary that a later part reads (the printer reports each
-  // block's declared and reused temporaries).
-  void splitIntoParts() {
-    std::set<std::string> later;  // read by a part after the current one
-    std::set<std::string> carried;
-    for (std::size_t k = parts_.size(); k-- > 0;) {
-      for (std::size_t i = 0; i < parts_[k].size(); ++i) {
-        json& block = parts_[k][i];
-        std::string code = block["code"];
-        for (const CppPrinter::Temporary& t : declared_[k][i]) {
-          if (!later.count(t.name)) continue;
-          const std::string declaration = "const " + t.type + " " + t.name + " = ";
-          const std::size_t at = code.find(declaration);
-          if (at == std::string::npos) continue;  // dropped as unread (dropUnreadLines)
-          code.replace(at, declaration.size(), t.name + " = ");
-          carried.insert(t.name);
-        }
-        block["code"] = code;
-      }
-      later.insert(reused_[k].begin(), reused_[k].end());
-    }
-    json work = fn_["prologue"];
-    // Temporaries one part computes and a later one reads, in print order.
-    for (const char* type : {"double", "bool"}) {
-      std::string names;
-      for (const auto& part : declared_) {
-        for (const auto& block : part) {
-          for (const CppPrinter::Temporary& t : block) {
-            if (t.type == type && carried.count(t.name)) names += (names.empty() ? "" : ", ") + t.name;
-          }
-        }
-      }
-      if (!names.empty()) work.push_back(std::string(type) + " " + names + ";  // computed in one part, read in a later one");
-    }
-    fn_["work"] = work;
-    fn_["prologue"] = json::array();
-    const std::string name = fn_["name"];
-    for (std::size_t k = 0; k < parts_.size(); ++k) {
-      fn_["parts"].push_back({{"name", "part" + std::to_string(k + 1)}, {"blocks", parts_[k]}});
-    }
-    // The parts take the function's parameters, each maybe unused there.
-    std::string partParams, args;
-    std::istringstream params(fn_["params"].get<std::string>());
-    for (std::string param; std::getline(params, param, ',');) {
-      param = param.substr(param.find_first_not_of(' '));
-      const std::string unused = "[[maybe_unused]] ";
-      if (param.rfind(unused, 0) == 0) param = param.substr(unused.size());
-      partParams += (partParams.empty() ? "" : ", ") + unused + param;
-      args += (args.empty() ? "" : ", ") + param.substr(param.find_last_of(" &") + 1);
-    }
-    fn_["part_params"] = partParams;
-    fn_["args"] = args;
-    fn_["work_type"] = std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])))) +
-                       name.substr(1) + "Work";
-  }
-
-  struct Pending {
-    std::string comment;
-    std::vector<Assignment> outputs;
-  };
-
-  // The local an assignment's target names (`R_WLink2Body` of
-  // `R_WLink2Body(0, 1)`), or "" for an output of the function.
-  std::string localOf(const std::string& target) const {
-    const std::string base = target.substr(0, target.find_first_of("([ "));
-    for (const auto& [name, declaration] : locals_) {
-      if (name == base && name != returned_) return name;
-    }
-    return "";
-  }
-
-  // The printed code's own dead stores: a store to an entry of a local
-  // (`a_KUpper[3] = t26;`) that no later line reads, and then a temporary
-  // (`const double t26 = ...;`) that no line kept reads. dropDeadStores()
-  // works on the traced values and finds most; this finds what it cannot
-  // see: a second local entry holding a value another name already gives
-  // later blocks, and a value whose later uses the printer reads through a
-  // temporary of an enclosing expression. Straight-line code, so one pass
-  // from the last line back decides each line.
-  void dropUnreadLines() {
-    static const std::regex entry(R"((\w+)(\[\d+\]|\(\d+, \d+\)))");
-    static const std::regex word(R"(\b[A-Za-z_]\w*\b)");
-    static const std::regex store(R"(^\s*(\w+)(\[\d+\]|\(\d+, \d+\)) = (.*)$)");
-    static const std::regex temporary(R"(^\s*const (?:double|bool) (\w+) = (.*)$)");
-    std::set<std::string> readEntries, readWords, stored;
-    auto reads = [&](const std::string& text) {
-      for (std::sregex_iterator it(text.begin(), text.end(), entry), end; it != end; ++it) readEntries.insert(it->str());
-      for (std::sregex_iterator it(text.begin(), text.end(), word), end; it != end; ++it) readWords.insert(it->str());
-    };
-    for (const auto& line : fn_["epilogue"]) reads(line.get<std::string>());
-    for (std::size_t k = parts_.size(); k-- > 0;) {
-      for (std::size_t b = parts_[k].size(); b-- > 0;) {
-        json& block = parts_[k][b];
-        std::vector<std::string> lines;
-        std::istringstream in(block["code"].get<std::string>());
-        for (std::string line; std::getline(in, line);) lines.push_back(line);
-        std::string kept;
-        for (std::size_t i = lines.size(); i-- > 0;) {
-          std::smatch m;
-          bool keep = true;
-          if (std::regex_match(lines[i], m, store) && localNames_.count(m[1].str())) {
-            keep = readEntries.count(m[1].str() + m[2].str()) > 0;
-            if (keep) {
-              reads(m[3].str());
-              stored.insert(m[1].str());
-            }
-          } else if (std::regex_match(lines[i], m, temporary)) {
-            keep = readWords.count(m[1].str()) > 0;
-            if (keep) reads(m[2].str());
-          } else {
-            reads(lines[i]);
-          }
-          if (keep) kept.insert(0, lines[i] + "\n");
-        }
-        block["code"] = kept;
-      }
-    }
-    // Locals no line writes any more, temporaries the split bookkeeping
-    // knows of that are gone now, and blocks left empty.
-    json prologue = json::array();
-    for (const auto& declaration : fn_["prologue"]) {
-      std::string head = declaration.get<std::string>();
-      head = head.substr(0, head.find(';'));
-      head = head.substr(0, head.find(" ="));
-      const std::string name = head.substr(head.find_last_of(' ') + 1);
-      if (!localNames_.count(name) || stored.count(name) || name == returned_) prologue.push_back(declaration);
-    }
-    fn_["prologue"] = prologue;
-    for (std::size_t k = 0; k < parts_.size() && k < declared_.size(); ++k) {
-      for (auto& temps : declared_[k]) {
-        temps.erase(std::remove_if(temps.begin(), temps.end(),
-                                   [&](const CppPrinter::Temporary& t) { return !readWords.count(t.name); }),
-                    temps.end());
-      }
-      for (std::size_t b = parts_[k].size(); b-- > 0;) {
-        if (!parts_[k][b]["code"].get<std::string>().empty()) continue;
-        parts_[k].erase(b);
-        declared_[k].erase(declared_[k].begin() + static_cast<long>(b));
-      }
-    }
-  }
-
-  // Drops dead stores: an entry of a local that no later block reads (a
-  // constant or a symbol, which later blocks print as themselves, never
-  // counts as read), repeated until none is left, since dropping one may
-  // leave what it read dead too. Then declares the locals still written.
-  // symbolic::lastUses of the pending blocks' values.
-  std::unordered_map<std::uint32_t, std::size_t> lastUses() const {
-    std::vector<std::vector<Expr>> roots;
-    for (const Pending& p : pending_) {
-      roots.emplace_back();
-      for (const Assignment& a : p.outputs) roots.back().push_back(a.value);
-    }
-    return symbolic::lastUses(roots);
-  }
-
-  void dropDeadStores() {
-    for (bool dropped = true; dropped;) {
-      dropped = false;
-      const auto last = lastUses();
-      for (std::size_t k = 0; k < pending_.size(); ++k) {
-        auto& outputs = pending_[k].outputs;
-        const auto dead = [&](const Assignment& a) {
-          if (localOf(a.target).empty()) return false;
-          if (a.value.isConstant() || a.value.isSymbol()) return true;
-          const auto it = last.find(a.value.id());
-          return it == last.end() || it->second <= k;
-        };
-        const auto end = std::remove_if(outputs.begin(), outputs.end(), dead);
-        dropped = dropped || end != outputs.end();
-        outputs.erase(end, outputs.end());
-      }
-    }
-    std::set<std::string> written;
-    for (const Pending& p : pending_)
-      for (const Assignment& a : p.outputs) written.insert(localOf(a.target));
-    for (const auto& [name, declaration] : locals_) {
-      if (written.count(name) || name == returned_) fn_["prologue"].push_back(declaration);
-      localNames_.insert(name);
-    }
-    locals_.clear();
-    pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [](const Pending& p) { return p.outputs.empty(); }),
-                   pending_.end());
-  }
-
-  void print() {
-    if (pending_.empty() && locals_.empty()) return;
-    dropDeadStores();
-    if (pending_.empty()) return;
-    const auto last = lastUses();
-    for (std::size_t k = 0; k < pending_.size(); ++k) {
-      if (partBudget_ > 0 && !parts_.back().empty() && weightedCost(partOps_) >= partBudget_) {
-        parts_.push_back(json::array());
-        partOps_ = {};
-      }
-      auto usedLater = [&](const symbolic::Node* n) {
-        const auto it = last.find(n->id);
-        return it != last.end() && it->second > k;
-      };
-      if (declared_.size() < parts_.size()) {
-        declared_.emplace_back();
-        reused_.emplace_back();
-      }
-      const CppPrinter::Block b = printer_.block(pending_[k].outputs, "t", "    ", usedLater);
-      declared_.back().push_back(b.declared);
-      reused_.back().insert(b.reused.begin(), b.reused.end());
-      for (const Assignment& a : pending_[k].outputs) {
-        if (a.value.isConstant() || a.value.isSymbol() || !named_.insert(a.value.id()).second) continue;
-        printer_.name(a.value, a.target);
-      }
-      ops_ += b.ops;
-      partOps_ += b.ops;
-      parts_.back().push_back({{"comment", pending_[k].comment}, {"code", b.code}});
-    }
-    pending_.clear();
-  }
-
-  CppPrinter printer_;
-  json fn_;
-  std::vector<Pending> pending_;
-  std::vector<json> parts_;
-  std::vector<std::vector<std::vector<CppPrinter::Temporary>>> declared_;  // by part, by block
-  std::vector<std::set<std::string>> reused_;                             // by part
-  std::set<std::uint32_t> named_;
-  symbolic::OpCount ops_, partOps_;
-  double partBudget_ = kPartBudget;
-  std::string returned_;
-  std::vector<std::pair<std::string, std::string>> locals_;  // (name, declaration), until printed
-  std::set<std::string> localNames_;                          // every local's name
-};
-
 
 // CRBA + L^T D L is traced for forwardDynamics only while the factor's work
 // (sum over dofs of the squared number of ancestor dofs) is at most this:
@@ -362,73 +38,11 @@ constexpr std::size_t kMaxLtdlWork = 10000;
 constexpr std::size_t kEigenFixedSizeLimit = 128 * 1024;
 const char* const kResizeMassMatrix = "M.resize(nu, nu);  // dynamic size: allocates only if M is not nu x nu yet";
 
-// The rotation R with R e_z = a for a unit a, chosen so that R is a signed
-// permutation when a is a coordinate axis.
-Mat3<double> rotationTakingZTo(const Vec3<double>& a) {
-  const Vec3<double> helper = std::abs(a[0]) < 0.9 ? Vec3<double>::UnitX() : Vec3<double>::UnitY();
-  const Vec3<double> x = (helper - helper.dot(a) * a).normalized();
-  Mat3<double> R;
-  R << x, a.cross(x), a;
-  return R;
-}
-
-// Turns each Revolute, Prismatic and Cylindrical joint with a tilted axis
-// (not a coordinate axis) so that it moves about and along z, and each
-// Universal with perpendicular tilted axes so that they are x and y: F and
-// M are both turned by the constant R (X_PF R, X_BM R), which leaves every
-// body pose, q and u as they were, while X_FM(q) becomes a rotation about a
-// coordinate axis, mostly zeros when traced (Rodrigues about a tilted axis
-// fills all nine entries). Ball and Free joints are left alone: their q is
-// the quaternion of R_FM itself. Used for generated code only; the
-// interpreter keeps the model's frames, so --interpret checks this too.
-void alignJointAxes(Mechanism<Expr>& mechanism) {
-  auto constant = [](const Vec3<Expr>& v, Vec3<double>& out) {
-    for (int k = 0; k < 3; ++k) {
-      if (!v[k].isConstant()) return false;
-      out[k] = v[k].value();
-    }
-    return true;
-  };
-  auto coordinateAxis = [](const Vec3<double>& v) { return v.cwiseAbs().maxCoeff() == 1.0; };
-  auto turn = [](Joint<Expr>& joint, const Mat3<double>& R) {
-    const Mat3<Expr> Rx = R.cast<Expr>();
-    joint.X_PF.R = joint.X_PF.R * Rx;
-    joint.X_BM.R = joint.X_BM.R * Rx;
-  };
-  for (Joint<Expr>& joint : mechanism.joints) {
-    Vec3<double> a, b;
-    switch (joint.type) {
-      case JointType::Revolute:
-      case JointType::Prismatic:
-      case JointType::Cylindrical:
-        if (!constant(joint.axis, a) || coordinateAxis(a) || std::abs(a.norm() - 1.0) > 1e-12) break;
-        turn(joint, rotationTakingZTo(a));
-        joint.axis = Vec3<Expr>(Expr(0.0), Expr(0.0), Expr(1.0));
-        break;
-      case JointType::Universal:
-        if (!constant(joint.axis_a, a) || !constant(joint.axis_b, b) || (coordinateAxis(a) && coordinateAxis(b)) ||
-            std::abs(a.dot(b)) > 1e-12 || std::abs(a.norm() - 1.0) > 1e-12 || std::abs(b.norm() - 1.0) > 1e-12) {
-          break;
-        }
-        {
-          Mat3<double> R;
-          R << a, b, a.cross(b);
-          turn(joint, R);
-        }
-        joint.axis_a = Vec3<Expr>(Expr(1.0), Expr(0.0), Expr(0.0));
-        joint.axis_b = Vec3<Expr>(Expr(0.0), Expr(1.0), Expr(0.0));
-        break;
-      default:
-        break;
-    }
-  }
-}
-
 class Tracer {
  public:
   Tracer(const sema::FlatModel& model, const mechanics::Mechanism& mech, const ModelLayout& layout,
          const syntax::SourceManager& sources, const TraceOptions& options)
-      : model_(model), mech_(mech), layout_(layout), sources_(sources), options_(options) {}
+      : model_(model), mech_(mech), layout_(layout), cite_(model, layout, sources), options_(options) {}
 
   json run() {
     symbolic::Pool pool;
@@ -453,143 +67,22 @@ class Tracer {
     alignJointAxes(mechanism_);
     env.useMechanism(&mechanism_);
 
-    json ir = header();
+    json ir = irHeader(model_, layout_, options_, massMatrixDynamic());
+    FunctionEvaluator<Expr> evaluator(mechanism_, env);
+    evaluator.prepare = [this](local::Data<Expr>& data) { derived_.hoist(data); };
     json functions = json::array();
-    functions.push_back(massMatrix());
-    functions.push_back(bias());
-    functions.push_back(appliedForces(env));
-    functions.push_back(forwardDynamics(env));
-    functions.push_back(qdot());
-    functions.push_back(bodyPoses());
-    functions.push_back(bodyVelocities());
-    functions.push_back(kineticEnergy());
-    functions.push_back(potentialEnergy());
-    functions.push_back(outputs(env));
-    functions.push_back(initialState(env));
-    // Only what the emitted functions read is cached (the variants not
-    // chosen had their parameter stages hoisted too).
-    std::string emitted;
-    for (json& f : functions) {
-      const std::string text = f.dump();
-      emitted += text;
-      if (text.find("derived_.") == std::string::npos) continue;
-      f["opening"].insert(f["opening"].begin(), "refreshDerived();  // the parameter-only values, if params changed");
-    }
-    for (DerivedArray& a : derived_) {
-      std::erase_if(a.values, [&](const Assignment& v) { return emitted.find(v.target) == std::string::npos; });
-    }
-    std::erase_if(derived_, [](const DerivedArray& a) { return a.values.empty(); });
-    if (!derived_.empty()) functions.push_back(updateDerived());
+    for (const GeneratedFunction& f : generatedFunctions()) functions.push_back(trace(f, evaluator));
+    ir["derived"] = derived_.finish(functions);
     ir["functions"] = std::move(functions);
-    json derived = json::array();
-    for (const DerivedArray& a : derived_) {
-      derived.push_back({{"name", a.name}, {"size", a.size}, {"comment", a.comment}});
-    }
-    ir["derived"] = derived;
     return ir;
   }
 
  private:
-  // ---- parameter-only values, cached between parameter changes
-  //
-  // What the joint-frame algorithms compute from the parameters alone — the
-  // parameter stage of local::Data (X_PF: each joint's F frame in its
-  // parent's joint frame; I_K: each body's spatial inertia about its joint
-  // frame) — is computed by the generated class's updateDerived() when
-  // `params` changed (refreshDerived() compares them with the values it
-  // was computed from) and read from its Derived struct by every call.
-  // Entries that are constants (structural zeros, unit rotations) or plain
-  // parameters stay as they are, so the code keeps its zeros.
-  struct DerivedArray {
-    std::string name;                // Derived member: `I_KLink2Body`
-    int size = 0;
-    std::string comment;             // what it holds, for whom
-    std::vector<Assignment> values;  // `derived_.I_KLink2Body[4] = ...`
-  };
-
-  // `e`, or the Derived entry `array[element]` that caches it.
-  Expr derive(const Expr& e, std::size_t array, int element) {
-    const symbolic::Node* n = e.node();
-    const bool cheap = e.isConstant() || e.isSymbol() ||
-                       (n->isScaled() && n->args[0]->kind == symbolic::Kind::Symbol);
-    if (cheap) return e;
-    if (auto it = derivedSymbol_.find(e.id()); it != derivedSymbol_.end()) return it->second;
-    DerivedArray& a = derived_.at(array);
-    const std::string target = "derived_." + index(a.name, element);
-    const Expr symbol = Expr::symbol(target);
-    derivedSymbol_.emplace(e.id(), symbol);
-    a.values.push_back({target, e});
-    return symbol;
-  }
-  std::size_t derivedArray(const std::string& name, int size, const std::string& comment) {
-    auto [it, added] = derivedIndex_.emplace(name, derived_.size());
-    if (added) derived_.push_back({name, size, comment, {}});
-    return it->second;
-  }
-
-  // Replaces the parameter stage of `data` by its cached values.
-  void hoist(local::Data<Expr>& data) {
-    for (const JointLayout& j : layout_.joints) {
-      const auto b = static_cast<std::size_t>(j.body);
-      const BodyLayout& body = layout_.bodies.at(b);
-      const std::string who = jointComment(j);
-      const std::size_t X = derivedArray("X_PF" + body.ident, 12,
-                                         "X_PF (R row-major, then p) of " + who + ": F in the parent's joint frame");
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) data.X_PF[b].R(r, c) = derive(data.X_PF[b].R(r, c), X, 3 * r + c);
-      for (int k = 0; k < 3; ++k) data.X_PF[b].p[k] = derive(data.X_PF[b].p[k], X, 9 + k);
-      const std::size_t I = derivedArray("I_K" + body.ident, 13,
-                                         "I_K (mass, h, I row-major) of " + who + ": spatial inertia about K");
-      SpatialInertia<Expr>& inertia = data.I_K[b];
-      inertia.mass = derive(inertia.mass, I, 0);
-      for (int k = 0; k < 3; ++k) inertia.h[k] = derive(inertia.h[k], I, 1 + k);
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) inertia.I_P(r, c) = derive(inertia.I_P(r, c), I, 4 + 3 * r + c);
-    }
-  }
-
-  json updateDerived() {
-    FunctionBuilder fn("updateDerived", "void", "",
-                       {"Recomputes the parameter-only values (Derived) from params; every evaluation",
-                        "calls it through refreshDerived() when params changed, so there is no need to."});
-    for (DerivedArray& a : derived_) fn.block(a.comment, a.values);
-    fn.closing("derivedFor_ = params;");
-    fn.closing("derivedValid_ = true;");
-    return fn.finish();
-  }
-
-  std::vector<DerivedArray> derived_;
-  std::map<std::string, std::size_t> derivedIndex_;
-  std::unordered_map<std::uint32_t, Expr> derivedSymbol_;
-
-  // `arm.cap:14`, or "" for a range without a file.
-  std::string line(syntax::SourceRange range) const {
-    if (!range.valid() || range.file >= sources_.size()) return "";
-    const syntax::SourceFile& f = sources_.file(range.file);
-    return std::filesystem::path(f.path()).filename().string() + ":" + std::to_string(f.lineColumn(range.begin).line);
-  }
-  // `force law 'elbow.tau' (arm.cap:14)`
-  std::string where(const std::string& what, const std::string& name, syntax::SourceRange range) const {
-    const std::string at = line(range);
-    return what + " '" + name + "'" + (at.empty() ? "" : " (" + at + ")");
-  }
-  // A component as the user wrote it: its path, then the line of each level
-  // of the path, outermost first: `joint 'link2.joint' (arm7.cap:31,
-  // Parts.Segment joint at arm7.cap:12)`.
-  std::string where(const std::string& what, int c) const {
-    const sema::FlatComponent& fc = component(c);
-    if (fc.levels.size() <= 1) return where(what, fc.path, fc.range);
-    std::string s = what + " '" + fc.path + "' (" + line(fc.levels.front().range);
-    for (std::size_t k = 1; k < fc.levels.size(); ++k) {
-      const sema::FlatComponent::Level& l = fc.levels[k];
-      s += ", " + l.inClass + " " + l.name + " at " + line(l.range);
-    }
-    return s + ")";
-  }
-  const sema::FlatComponent& component(int c) const { return model_.components.at(static_cast<std::size_t>(c)); }
-  std::string jointComment(const JointLayout& j) const {
-    const BodyLayout& b = layout_.bodies.at(static_cast<std::size_t>(j.body));
-    return where("joint", j.component()) + " -> body '" + b.name + "'";
+  // A function whose values read the Derived cache where they can.
+  FunctionBuilder function(const GeneratedFunction& f) {
+    FunctionBuilder fn(f.name, f.returnType(), f.parameters(), f.doc);
+    fn.rewriteValues([this](std::vector<Expr>& values) { derived_.hoistParameterOnly(values); });
+    return fn;
   }
 
   // Whether MassMatrix is dynamic-size: nu x nu doubles past Eigen's
@@ -598,86 +91,6 @@ class Tracer {
   bool massMatrixDynamic() const {
     return static_cast<std::size_t>(layout_.nu) * static_cast<std::size_t>(layout_.nu) * sizeof(double) >
            kEigenFixedSizeLimit;
-  }
-
-  json header() const {
-    json ir;
-    ir["ir_version"] = kIrVersion;
-    ir["generator"] = "capstan " + options_.capstanVersion;
-    ir["source"] = {{"file", options_.sourceName}, {"model", model_.name}};
-    ir["class_name"] = layout_.className;
-    ir["nq"] = layout_.nq;
-    ir["nu"] = layout_.nu;
-    ir["mass_matrix_dynamic"] = massMatrixDynamic();
-    ir["nb"] = static_cast<int>(layout_.bodies.size());
-    json joints = json::array();
-    std::vector<std::string> qNames, uNames;
-    json quaternions = json::array();
-    for (const JointLayout& j : layout_.joints) {
-      joints.push_back({{"name", j.name},
-                        {"type", mechanics::jointTypeName(j.type())},
-                        {"body", j.body},
-                        {"parent", j.parent},
-                        {"q_index", j.qIndex()},
-                        {"u_index", j.uIndex()},
-                        {"nq", j.nq()},
-                        {"nu", j.nu()},
-                        {"reversed", j.reversed()},
-                        {"q_names", j.qNames},
-                        {"u_names", j.uNames}});
-      qNames.insert(qNames.end(), j.qNames.begin(), j.qNames.end());
-      uNames.insert(uNames.end(), j.uNames.begin(), j.uNames.end());
-      if (j.type() == mechanics::JointType::Ball || j.type() == mechanics::JointType::Free) quaternions.push_back(j.qIndex());
-    }
-    ir["joints"] = joints;
-    ir["q_names"] = qNames;
-    ir["u_names"] = uNames;
-    ir["quaternions"] = quaternions;
-    json bodies = json::array();
-    for (std::size_t b = 0; b < layout_.bodies.size(); ++b)
-      bodies.push_back({{"name", layout_.bodies[b].name}, {"ident", layout_.bodies[b].ident}, {"index", b}});
-    ir["bodies"] = bodies;
-
-    json params = json::array();
-    for (const RuntimeParameter& p : layout_.parameters) {
-      json slots = json::array();
-      std::string init;
-      if (p.shape.empty()) {
-        init = symbolic::formatDouble(p.defaults.at(0));
-        slots.push_back({{"name", p.name}, {"lvalue", "params." + p.ident}});
-      } else {
-        for (std::size_t k = 0; k < p.size(); ++k) {
-          init += (k ? ", " : "") + symbolic::formatDouble(p.defaults[k]);
-          std::string sub;
-          if (p.shape.size() == 2) {
-            sub = std::to_string(k / static_cast<std::size_t>(p.shape[1]) + 1) + "," +
-                  std::to_string(k % static_cast<std::size_t>(p.shape[1]) + 1);
-          } else {
-            sub = std::to_string(k + 1);
-          }
-          slots.push_back({{"name", p.name + "[" + sub + "]"}, {"lvalue", index("params." + p.ident, static_cast<int>(k))}});
-        }
-        init = "{" + init + "}";
-      }
-      params.push_back({{"name", p.name},
-                        {"ident", p.ident},
-                        {"cpp_type", p.shape.empty() ? "double" : "std::array<double, " + std::to_string(p.size()) + ">"},
-                        {"initializer", init},
-                        {"shape", p.shape},
-                        {"default", p.defaults},
-                        {"unit", p.unit},
-                        {"description", p.description},
-                        {"slots", slots}});
-    }
-    ir["parameters"] = params;
-    json inputs = json::array(), outputs = json::array();
-    for (const IoVariable& v : layout_.inputs)
-      inputs.push_back({{"name", v.name}, {"ident", v.ident}, {"unit", v.unit}, {"description", v.description}});
-    for (const IoVariable& v : layout_.outputs)
-      outputs.push_back({{"name", v.name}, {"ident", v.ident}, {"unit", v.unit}, {"description", v.description}});
-    ir["inputs"] = inputs;
-    ir["outputs"] = outputs;
-    return ir;
   }
 
   // Position kinematics blocks: one per joint, into locals R_W<Body>, p_W<Body>
@@ -698,7 +111,7 @@ class Tracer {
       for (int r = 0; r < 3; ++r)
         for (int c = 0; c < 3; ++c) out.push_back({index2(R, r, c), X.R(r, c)});
       for (int r = 0; r < 3; ++r) out.push_back({index(p, r), X.p[r]});
-      fn.block(jointComment(j), out);
+      fn.block(cite_.joint(j), out);
     }
   }
 
@@ -718,7 +131,7 @@ class Tracer {
       std::vector<Assignment> out;
       for (int r = 0; r < 3; ++r) out.push_back({index(w, r), V[r]});
       for (int r = 0; r < 3; ++r) out.push_back({index(v, r), V[3 + r]});
-      fn.block(jointComment(j) + ": velocity", out);
+      fn.block(cite_.joint(j) + ": velocity", out);
     }
   }
 
@@ -763,7 +176,7 @@ class Tracer {
   void jointFrameVelocityBlocks(FunctionBuilder& fn, const local::Data<Expr>& data) {
     for (const JointLayout& j : layout_.joints) {
       const std::string v = declareLocal(fn, "v", j, 6, 1, "spatial velocity in the joint frame");
-      fn.block(jointComment(j) + ": velocity in the joint frame",
+      fn.block(cite_.joint(j) + ": velocity in the joint frame",
                vectorOutputs(v, data.v[static_cast<std::size_t>(j.body)]));
     }
   }
@@ -771,12 +184,19 @@ class Tracer {
   // Accelerations with udot = 0 (gravity as World's), then C joint by joint
   // from the leaves (Newton-Euler's backward pass).
   void jointFrameBiasBlocks(FunctionBuilder& fn, const local::Data<Expr>& data) {
+    jointFrameNewtonEulerBlocks(fn, data, "C", "bias acceleration", "acceleration with udot = 0", "bias");
+  }
+  // Newton-Euler's passes in joint frames: accelerations a_K<Body> from the
+  // root, then `target`'s entries joint by joint from the leaves.
+  void jointFrameNewtonEulerBlocks(FunctionBuilder& fn, const local::Data<Expr>& data, const std::string& target,
+                                   const std::string& acceleration, const std::string& forward,
+                                   const std::string& backward) {
     for (const JointLayout& j : layout_.joints) {
-      const std::string a = declareLocal(fn, "a", j, 6, 1, "bias acceleration in the joint frame");
-      fn.block(jointComment(j) + ": acceleration with udot = 0", vectorOutputs(a, data.a[static_cast<std::size_t>(j.body)]));
+      const std::string a = declareLocal(fn, "a", j, 6, 1, acceleration + " in the joint frame");
+      fn.block(cite_.joint(j) + ": " + forward, vectorOutputs(a, data.a[static_cast<std::size_t>(j.body)]));
     }
     for (auto j = layout_.joints.rbegin(); j != layout_.joints.rend(); ++j) {
-      fn.block(jointComment(*j) + ": bias", segmentOutputs("C", data.C, j->uIndex(), j->nu()));
+      fn.block(cite_.joint(*j) + ": " + backward, segmentOutputs(target, data.C, j->uIndex(), j->nu()));
     }
   }
 
@@ -809,7 +229,7 @@ class Tracer {
         p = ancestor.parent;
       }
       assigned += out.size();
-      fn.block(jointComment(j) + ": mass matrix column", out);
+      fn.block(cite_.joint(j) + ": mass matrix column", out);
     }
     return assigned < static_cast<std::size_t>(layout_.nu) * static_cast<std::size_t>(layout_.nu);
   }
@@ -826,75 +246,140 @@ class Tracer {
       std::vector<Assignment> out = matrixOutputs(U, MatrixX<Expr>(data.U[b]));
       for (const Assignment& a : matrixOutputs(Dinv, MatrixX<Expr>(data.Dinv[b]))) out.push_back(a);
       for (const Assignment& a : vectorOutputs(uu, VectorX<Expr>(data.uu[b]))) out.push_back(a);
-      fn.block(jointComment(*j) + ": articulated inertia", out);
+      fn.block(cite_.joint(*j) + ": articulated inertia", out);
     }
     for (const JointLayout& j : layout_.joints) {
       const std::string a = declareLocal(fn, "a", j, 6, 1, "spatial acceleration in the joint frame");
       std::vector<Assignment> out = segmentOutputs("udot", data.udot, j.uIndex(), j.nu());
       for (const Assignment& x : vectorOutputs(a, data.a[static_cast<std::size_t>(j.body)])) out.push_back(x);
-      fn.block(jointComment(j) + ": acceleration", out);
+      fn.block(cite_.joint(j) + ": acceleration", out);
     }
   }
 
-  json massMatrix() {
-    const std::vector<std::string> doc = {
-        "M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm."};
-    const std::string params = "[[maybe_unused]] const Q& q, MassMatrix& M";
-    Data<Expr> data(mechanism_);
-    crba(mechanism_, data, q_);
-    FunctionBuilder world("massMatrix", "void", params, doc);
+  // The symbolic arguments of every function: q[i], u[i], udot[i], time.
+  FunctionValues<Expr> arguments() const {
+    FunctionValues<Expr> v;
+    v.time = Expr::symbol("time");
+    v.q = q_;
+    v.u = u_;
+    v.udot.resize(layout_.nu);  // inverseDynamics' argument
+    for (int i = 0; i < layout_.nu; ++i) v.udot[i] = Expr::symbol(index("udot", i));
+    return v;
+  }
+
+  // A function of the table, traced and cut into blocks; where the
+  // dynamics can be computed in more than one way, each is traced and the
+  // one whose printed code costs least is emitted.
+  json trace(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
+    switch (f.id) {
+      case FunctionId::MassMatrix: return massMatrix(f, ev);
+      case FunctionId::Bias: return bias(f, ev);
+      case FunctionId::ForwardDynamics: return forwardDynamics(f, ev);
+      default: break;
+    }
+    FunctionBuilder fn = f.id == FunctionId::InitialState ? FunctionBuilder(f.name, f.returnType(), f.parameters(), f.doc)
+                                                          : function(f);
+    FunctionValues<Expr> v = arguments();
+    ev.run(f.id, v);
+    switch (f.id) {
+      case FunctionId::AppliedForces:
+        fn.opening("tau.setZero();");
+        forceLawBlocks(fn, v.tau, "tau");
+        break;
+      case FunctionId::InverseDynamics:
+        jointFrameVelocityBlocks(fn, ev.joint);
+        jointFrameNewtonEulerBlocks(fn, ev.joint, "tau", "spatial acceleration", "acceleration",
+                                    "generalized force");
+        break;
+      case FunctionId::Qdot:
+        for (const JointLayout& j : layout_.joints) {
+          std::vector<Assignment> out;
+          for (int k = 0; k < j.nq(); ++k) out.push_back({index("qd", j.qIndex() + k), v.qdot[j.qIndex() + k]});
+          fn.block(cite_.where("joint", j.component()), out);
+        }
+        break;
+      case FunctionId::BodyPoses:
+        poseBlocks(fn, ev.world, true);
+        break;
+      case FunctionId::BodyVelocities:
+        poseBlocks(fn, ev.world, false);
+        velocityBlocks(fn, ev.world, true);
+        break;
+      case FunctionId::KineticEnergy:
+        poseBlocks(fn, ev.world, false);
+        velocityBlocks(fn, ev.world, false);
+        fn.local("double ke = 0.0;");
+        fn.block("kinetic energy", {{"ke", v.energy}});
+        fn.returns("ke");
+        break;
+      case FunctionId::PotentialEnergy:
+        poseBlocks(fn, ev.world, false);
+        fn.local("double pe = 0.0;");
+        fn.block("potential energy (gravity)", {{"pe", v.energy}});
+        fn.returns("pe");
+        break;
+      case FunctionId::Outputs:
+        for (std::size_t k = 0; k < layout_.outputs.size(); ++k) {
+          const IoVariable& o = layout_.outputs[k];
+          const sema::FlatVariable& fv = model_.variables.at(static_cast<std::size_t>(o.variable));
+          fn.block(cite_.where("output", o.name, fv.range), {{"out." + o.ident, v.outputs.at(k)}});
+        }
+        break;
+      case FunctionId::InitialState:
+        for (const JointLayout& j : layout_.joints) {
+          std::vector<Assignment> out;
+          for (int k = 0; k < j.nq(); ++k) out.push_back({index("q", j.qIndex() + k), v.q[j.qIndex() + k]});
+          for (int k = 0; k < j.nu(); ++k) out.push_back({index("u", j.uIndex() + k), v.u[j.uIndex() + k]});
+          fn.block(cite_.where("joint", j.component()), out);
+        }
+        fn.closing("normalizeQuaternions(q);");
+        break;
+      default:
+        throw std::logic_error("trace: no blocks for generated function " + std::string(f.name));
+    }
+    return fn.finish();
+  }
+
+  json massMatrix(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
+    FunctionValues<Expr> v = arguments();
+    ev.run(f.id, v, {.jointFrames = false});
+    FunctionBuilder world = function(f);
     if (massMatrixDynamic()) world.opening(kResizeMassMatrix);
-    poseBlocks(world, data, false);
-    const std::vector<Assignment> entries = nonzeroOutputs("M", data.M);
-    if (entries.size() < static_cast<std::size_t>(data.M.size())) {
+    poseBlocks(world, ev.world, false);
+    const std::vector<Assignment> entries = nonzeroOutputs("M", v.M);
+    if (entries.size() < static_cast<std::size_t>(v.M.size())) {
       world.opening("M.setZero();  // entries between different branches of the tree stay zero");
     }
     world.block("mass matrix (composite rigid body, in World)", entries);
-    local::Data<Expr> ldata(mechanism_);
-    hoist(ldata);
-    local::crba(mechanism_, ldata, q_);
-    FunctionBuilder joint("massMatrix", "void", params, doc);
+    ev.run(f.id, v);
+    FunctionBuilder joint = function(f);
     if (massMatrixDynamic()) joint.opening(kResizeMassMatrix);
-    if (jointFrameMassMatrixBlocks(joint, ldata)) {
+    if (jointFrameMassMatrixBlocks(joint, ev.joint)) {
       joint.opening("M.setZero();  // entries between different branches of the tree stay zero");
     }
     return cheaper(world, joint).finish();
   }
 
-  json bias() {
-    const std::vector<std::string> doc = {"C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that",
-                                          "M udot = tau - C; by recursive Newton-Euler."};
-    const std::string params = "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C";
-    Data<Expr> data(mechanism_);
-    nonlinearEffects(mechanism_, data, q_, u_);
-    FunctionBuilder world("bias", "void", params, doc);
-    poseBlocks(world, data, false);
-    velocityBlocks(world, data, false);
-    world.block("bias (recursive Newton-Euler with udot = 0, gravity included, in World)",
-                vectorOutputs("C", data.C));
-    local::Data<Expr> ldata(mechanism_);
-    hoist(ldata);
-    local::nonlinearEffects(mechanism_, ldata, q_, u_);
-    FunctionBuilder joint("bias", "void", params, doc);
-    jointFrameVelocityBlocks(joint, ldata);
-    jointFrameBiasBlocks(joint, ldata);
+  json bias(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
+    FunctionValues<Expr> v = arguments();
+    ev.run(f.id, v, {.jointFrames = false});
+    FunctionBuilder world = function(f);
+    poseBlocks(world, ev.world, false);
+    velocityBlocks(world, ev.world, false);
+    world.block("bias (recursive Newton-Euler with udot = 0, gravity included, in World)", vectorOutputs("C", v.C));
+    ev.run(f.id, v);
+    FunctionBuilder joint = function(f);
+    jointFrameVelocityBlocks(joint, ev.joint);
+    jointFrameBiasBlocks(joint, ev.joint);
     return cheaper(world, joint).finish();
   }
 
-  void forceLawBlocks(FunctionBuilder& fn, Environment<Expr>& env, const std::string& target) {
+  // One block per force law: tau's entry (the others stay zero).
+  void forceLawBlocks(FunctionBuilder& fn, const VectorX<Expr>& tau, const std::string& target) {
     for (const ForceLawLayout& fl : layout_.forceLaws) {
       const sema::FlatForceLaw& law = model_.forceLaws.at(static_cast<std::size_t>(fl.law));
-      fn.block(where("force law", fl.name, law.range), {{index(target, fl.uIndex), env.forceLaw(fl)}});
+      fn.block(cite_.where("force law", fl.name, law.range), {{index(target, fl.uIndex), tau[fl.uIndex]}});
     }
-  }
-
-  json appliedForces(Environment<Expr>& env) {
-    FunctionBuilder fn("appliedForces", "void",
-                       "[[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& tau",
-                       {"tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`)."});
-    fn.opening("tau.setZero();");
-    forceLawBlocks(fn, env, "tau");
-    return fn.finish();
   }
 
   static json opsJson(const symbolic::OpCount& ops) {
@@ -916,7 +401,7 @@ class Tracer {
   // that order). The IR records all four counts: as printed (`emitted`, what
   // decides) and of the simplified DAG computed once (`dag`,
   // countOperations).
-  json forwardDynamics(Environment<Expr>& env) {
+  json forwardDynamics(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
     struct Variant {
       const char* key;    // IR name
       const char* title;  // in the doc comment
@@ -925,33 +410,23 @@ class Tracer {
       VectorX<Expr> udot;
       FunctionBuilder fn;
     };
-    const VectorX<Expr> tau = env.appliedForces();
-    Data<Expr> crbaData(mechanism_), abaData(mechanism_);
-    local::Data<Expr> crbaLocal(mechanism_), abaLocal(mechanism_);
-    hoist(crbaLocal);
-    hoist(abaLocal);
     // L^T D L costs about sum over dofs of (dof depth)^2 products; past
     // kMaxLtdlWork CRBA cannot win (ABA is linear in the bodies), and
     // tracing it would take time and memory cubic in a chain's length.
+    const std::vector<int> dofParent = Data<Expr>::dofParents(mechanism_);
     std::size_t ltdlWork = 0;
-    for (std::size_t k = 0; k < crbaData.dofParent.size(); ++k) {
+    for (std::size_t k = 0; k < dofParent.size(); ++k) {
       std::size_t depth = 0;
-      for (int i = crbaData.dofParent[k]; i >= 0; i = crbaData.dofParent[static_cast<std::size_t>(i)]) ++depth;
+      for (int i = dofParent[k]; i >= 0; i = dofParent[static_cast<std::size_t>(i)]) ++depth;
       ltdlWork += depth * depth;
     }
     // A dynamic-size M would allocate on every call.
     const bool traceCrba = ltdlWork <= kMaxLtdlWork && !massMatrixDynamic();
-    if (traceCrba) {
-      capstan::forwardDynamics(mechanism_, crbaData, q_, u_, tau);
-      local::forwardDynamics(mechanism_, crbaLocal, q_, u_, tau);
-    }
-    capstan::aba(mechanism_, abaData, q_, u_, tau);
-    local::aba(mechanism_, abaLocal, q_, u_, tau);
 
-    const std::string params =
-        "[[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot";
     auto emit = [&](const char* key, const char* title, bool useAba, bool jointFrames) {
-      FunctionBuilder fn("forwardDynamics", "void", params, {});
+      FunctionValues<Expr> v = arguments();
+      ev.run(f.id, v, {.aba = useAba, .jointFrames = jointFrames});
+      FunctionBuilder fn = function(f);
       fn.splitAt(kForwardDynamicsPartBudget);
       if (!useAba) {
         fn.local("MassMatrix M;");
@@ -959,35 +434,31 @@ class Tracer {
       }
       // The force laws' entries, by name; the others are zero and folded.
       if (!layout_.forceLaws.empty()) fn.local("U tau;");
-      const VectorX<Expr>& udot =
-          jointFrames ? (useAba ? abaLocal.udot : crbaLocal.udot) : (useAba ? abaData.udot : crbaData.udot);
       if (jointFrames) {
-        const local::Data<Expr>& data = useAba ? abaLocal : crbaLocal;
-        jointFrameVelocityBlocks(fn, data);
-        forceLawBlocks(fn, env, "tau");
+        jointFrameVelocityBlocks(fn, ev.joint);
+        forceLawBlocks(fn, v.tau, "tau");
         if (useAba) {
-          jointFrameAbaBlocks(fn, data);
+          jointFrameAbaBlocks(fn, ev.joint);
         } else {
-          jointFrameMassMatrixBlocks(fn, data);
-          jointFrameBiasBlocks(fn, data);
-          fn.block("udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization", vectorOutputs("udot", udot));
+          jointFrameMassMatrixBlocks(fn, ev.joint);
+          jointFrameBiasBlocks(fn, ev.joint);
+          fn.block("udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization", vectorOutputs("udot", v.udot));
         }
       } else {
-        const Data<Expr>& data = useAba ? abaData : crbaData;
-        poseBlocks(fn, data, false);
-        velocityBlocks(fn, data, false);
-        forceLawBlocks(fn, env, "tau");
+        poseBlocks(fn, ev.world, false);
+        velocityBlocks(fn, ev.world, false);
+        forceLawBlocks(fn, v.tau, "tau");
         if (useAba) {
-          fn.block("udot by the articulated-body algorithm, in World", vectorOutputs("udot", udot));
+          fn.block("udot by the articulated-body algorithm, in World", vectorOutputs("udot", v.udot));
         } else {
           // Zero entries are never read (L^T D L folds them), so never set.
-          fn.block("mass matrix (composite rigid body, in World)", nonzeroOutputs("M", data.M));
+          fn.block("mass matrix (composite rigid body, in World)", nonzeroOutputs("M", ev.world.M));
           fn.block("bias (recursive Newton-Euler with udot = 0, gravity included, in World)",
-                   vectorOutputs("C", data.C));
-          fn.block("udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization", vectorOutputs("udot", udot));
+                   vectorOutputs("C", ev.world.C));
+          fn.block("udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization", vectorOutputs("udot", v.udot));
         }
       }
-      return Variant{key, title, useAba, jointFrames, udot, std::move(fn)};
+      return Variant{key, title, useAba, jointFrames, v.udot, std::move(fn)};
     };
     std::vector<Variant> variants;
     if (traceCrba) variants.push_back(emit("crba_ltdl", "CRBA + L^T D L in World", false, false));
@@ -1035,96 +506,11 @@ class Tracer {
     return fn.finish();
   }
 
-  json qdot() {
-    FunctionBuilder fn("qdot", "void", "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, Q& qd",
-                       {"qdot (nq) = N(q) u."});
-    VectorX<Expr> qd;
-    qdotFromU(mechanism_, q_, u_, qd);
-    for (const JointLayout& j : layout_.joints) {
-      std::vector<Assignment> out;
-      for (int k = 0; k < j.nq(); ++k) out.push_back({index("qd", j.qIndex() + k), qd[j.qIndex() + k]});
-      fn.block(where("joint", j.component()), out);
-    }
-    return fn.finish();
-  }
-
-  json bodyPoses() {
-    FunctionBuilder fn("bodyPoses", "void", "[[maybe_unused]] const Q& q, BodyPoses& poses",
-                       {"X_WB of every body (its `frame_a`) in World."});
-    Data<Expr> data(mechanism_);
-    forwardKinematics(mechanism_, data, q_);
-    poseBlocks(fn, data, true);
-    return fn.finish();
-  }
-
-  json bodyVelocities() {
-    FunctionBuilder fn("bodyVelocities", "void",
-                       "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, BodyVelocities& velocities",
-                       {"w_WB and v_WBo of every body, in World."});
-    Data<Expr> data(mechanism_);
-    forwardKinematics(mechanism_, data, q_, u_);
-    poseBlocks(fn, data, false);
-    velocityBlocks(fn, data, true);
-    return fn.finish();
-  }
-
-  json kineticEnergy() {
-    FunctionBuilder fn("kineticEnergy", "double", "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u",
-                       {"Kinetic energy 1/2 u^T M u (J)."});
-    Data<Expr> data(mechanism_);
-    forwardKinematics(mechanism_, data, q_, u_);
-    poseBlocks(fn, data, false);
-    velocityBlocks(fn, data, false);
-    fn.local("double ke = 0.0;");
-    fn.block("kinetic energy", {{"ke", capstan::kineticEnergy(mechanism_, data)}});
-    fn.returns("ke");
-    return fn.finish();
-  }
-
-  json potentialEnergy() {
-    FunctionBuilder fn("potentialEnergy", "double", "[[maybe_unused]] const Q& q",
-                       {"Gravitational potential energy -sum m g . p_WoBcm (J), zero at the World origin."});
-    Data<Expr> data(mechanism_);
-    forwardKinematics(mechanism_, data, q_);
-    poseBlocks(fn, data, false);
-    fn.local("double pe = 0.0;");
-    fn.block("potential energy (gravity)", {{"pe", capstan::potentialEnergy(mechanism_, data)}});
-    fn.returns("pe");
-    return fn.finish();
-  }
-
-  json outputs(Environment<Expr>& env) {
-    FunctionBuilder fn("outputs", "void",
-                       "[[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, "
-                       "[[maybe_unused]] Outputs& out",
-                       {"The model's `output` variables."});
-    for (std::size_t k = 0; k < layout_.outputs.size(); ++k) {
-      const IoVariable& o = layout_.outputs[k];
-      const sema::FlatVariable& fv = model_.variables.at(static_cast<std::size_t>(o.variable));
-      fn.block(where("output", o.name, fv.range), {{"out." + o.ident, env.output(static_cast<int>(k))}});
-    }
-    return fn.finish();
-  }
-
-  json initialState(Environment<Expr>& env) {
-    FunctionBuilder fn("initialState", "void", "Q& q, U& u",
-                       {"The initial state from the joints' q0 and u0 parameters (quaternions normalized)."});
-    VectorX<Expr> q0, u0;
-    env.initialState(q0, u0);
-    for (const JointLayout& j : layout_.joints) {
-      std::vector<Assignment> out;
-      for (int k = 0; k < j.nq(); ++k) out.push_back({index("q", j.qIndex() + k), q0[j.qIndex() + k]});
-      for (int k = 0; k < j.nu(); ++k) out.push_back({index("u", j.uIndex() + k), u0[j.uIndex() + k]});
-      fn.block(where("joint", j.component()), out);
-    }
-    fn.closing("normalizeQuaternions(q);");
-    return fn.finish();
-  }
-
   const sema::FlatModel& model_;
   const mechanics::Mechanism& mech_;
   const ModelLayout& layout_;
-  const syntax::SourceManager& sources_;
+  const Citations cite_;
+  DerivedValues derived_{layout_, cite_};
   const TraceOptions& options_;
   Mechanism<Expr> mechanism_;
   VectorX<Expr> q_, u_;

@@ -1,6 +1,7 @@
 #include "symbolic/traverse.hpp"
 
 #include <cstdint>
+#include <stdexcept>
 #include <utility>
 
 namespace capstan::symbolic {
@@ -30,6 +31,30 @@ std::vector<const Node*> postOrder(std::span<const Expr> roots,
     }
   }
   return order;
+}
+
+Expr rebuild(const Node* node, std::span<const Expr> args) {
+  if (args.size() != node->size) throw std::invalid_argument("symbolic::rebuild: wrong number of arguments");
+  switch (node->kind) {
+    case Kind::Constant:
+    case Kind::Symbol:
+      return Expr(node);
+    case Kind::Add: {
+      Expr sum(node->value);
+      for (std::uint32_t i = 0; i < node->size; ++i) sum += node->coeffs[i] * args[i];
+      return sum;
+    }
+    case Kind::Mul: {
+      Expr product(1.0);
+      for (std::uint32_t i = 0; i < node->size; ++i) product *= pow(args[i], Expr(node->coeffs[i]));
+      return product;
+    }
+    case Kind::Pow:
+      return pow(args[0], args[1]);
+    case Kind::Func:
+      return apply(node->fn, args[0], node->size > 1 ? args[1] : Expr(), node->size > 2 ? args[2] : Expr());
+  }
+  throw std::logic_error("symbolic::rebuild: unknown node kind");
 }
 
 }  // namespace capstan::symbolic

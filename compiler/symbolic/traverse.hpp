@@ -15,4 +15,10 @@ namespace capstan::symbolic {
 std::vector<const Node*> postOrder(std::span<const Expr> roots,
                                    const std::function<bool(const Node*)>& stop = {});
 
+// The node `node` with its arguments replaced by `args` (as many as it has),
+// built with the simplifying constructors: an Add keeps its constant and
+// coefficients, a Mul its exponents, a Func its function. Rewrites (the
+// parameter hoisting of code generation) call it bottom-up over postOrder.
+Expr rebuild(const Node* node, std::span<const Expr> args);
+
 }  // namespace capstan::symbolic

@@ -312,12 +312,80 @@ def cache(capstan):
         return proc.returncode
 
 
+INVERSE_PROGRAM = r"""#include "{header}"
+#include <cmath>
+#include <cstdio>
+// Generated inverse dynamics undoes generated forward dynamics:
+// inverseDynamics(q, u, forwardDynamics(t, q, u)) = appliedForces(t, q, u),
+// to 1e-12 relative to the largest of |M udot| and |C| (what is summed).
+int main() {{
+  using Model = capstan_models::{cls};
+  Model m;
+  Model::Q q;
+  Model::U u, udot, tau, applied, C;
+  m.initialState(q, u);
+  for (int i = 0; i < Model::nq; ++i) q[i] += 0.3 * std::sin(1.7 * i + 0.4);
+  Model::normalizeQuaternions(q);
+  for (int i = 0; i < Model::nu; ++i) u[i] = std::cos(0.9 * i + 0.2);
+  const double t = 0.375;
+  m.forwardDynamics(t, q, u, udot);
+  m.inverseDynamics(q, u, udot, tau);
+  m.appliedForces(t, q, u, applied);
+  m.bias(q, u, C);
+  Model::MassMatrix M;
+  m.massMatrix(q, M);
+  const double scale = 1.0 + std::fmax((M * udot).cwiseAbs().maxCoeff(), C.cwiseAbs().maxCoeff());
+  const double err = (tau - applied).cwiseAbs().maxCoeff() / scale;
+  // And the identity is not trivially met: a changed udot changes tau.
+  Model::U other = udot;
+  other[0] += 1.0;
+  Model::U tau2;
+  m.inverseDynamics(q, u, other, tau2);
+  const bool sensitive = (tau2 - tau).cwiseAbs().maxCoeff() > 1e-6;
+  std::printf("%s: |ID(FD) - tau| / scale = %.3g%s\n", "{cls}", err, sensitive ? "" : " (ID ignores udot!)");
+  return err <= 1e-12 && sensitive ? 0 : 1;
+}}
+"""
+
+
+def inverse(capstan):
+    """Generated inverseDynamics(q, u, forwardDynamics(t, q, u)) == appliedForces, every model."""
+    failures = 0
+    with tempfile.TemporaryDirectory() as d:
+        tmp = pathlib.Path(d)
+        for model in models():
+            out = tmp / model.stem
+            compiled = run(capstan, "compile", model, "-o", out, "--ir", check=False)
+            if compiled.returncode != 0 and "[NotYetGenerated]" in compiled.stderr:
+                continue  # contacts, bushings, cables: not generated yet
+            if compiled.returncode != 0:
+                print(compiled.stderr)
+                failures += 1
+                continue
+            cls = json.loads(next(out.glob("*.ir.json")).read_text())["class_name"]
+            src = out / "inverse.cpp"
+            src.write_text(INVERSE_PROGRAM.format(header=f"{cls}.hpp", cls=cls))
+            build = subprocess.run(["c++", "-std=c++20", "-O0", "-isystem", "/usr/include/eigen3", "-I", str(out),
+                                    str(src), "-o", str(out / "inverse")], stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True)
+            if build.returncode != 0:
+                print(build.stdout)
+                failures += 1
+                continue
+            proc = subprocess.run([str(out / "inverse")], stdout=subprocess.PIPE, text=True)
+            print(f"inverse: {model.relative_to(ROOT)}: {proc.stdout.strip()}")
+            failures += proc.returncode != 0
+    print(f"inverse: {failures} failures")
+    return 1 if failures else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
-    ap.add_argument("mode", choices=["frames", "parameters", "folded", "cache"])
+    ap.add_argument("mode", choices=["frames", "parameters", "folded", "cache", "inverse"])
     args = ap.parse_args()
-    return {"frames": frames, "parameters": parameters, "folded": folded, "cache": cache}[args.mode](args.capstan)
+    return {"frames": frames, "parameters": parameters, "folded": folded, "cache": cache,
+            "inverse": inverse}[args.mode](args.capstan)
 
 
 if __name__ == "__main__":

@@ -154,6 +154,7 @@ class Chain {
     std::array<double, 13> I_KLink3Body{};  // I_K (mass, h, I row-major) of joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': spatial inertia about K
     std::array<double, 13> I_KLink4Body{};  // I_K (mass, h, I row-major) of joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': spatial inertia about K
     std::array<double, 13> I_KLink5Body{};  // I_K (mass, h, I row-major) of joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': spatial inertia about K
+    std::array<double, 32> hoisted{};  // parameter-only subexpressions of the functions below
   };
   static_assert(std::is_trivially_copyable_v<Parameters>, "Parameters is compared bitwise");
   mutable Derived derived_;
@@ -166,104 +167,95 @@ class Chain {
  public:
 
   // M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm.
-  // (121 adds, 81 muls, 0 divs, 8 calls, 0 other)
+  // (69 adds, 69 muls, 0 divs, 8 calls, 0 other)
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
     refreshDerived();  // the parameter-only values, if params changed
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': mass matrix column
-    const double t0 = params.link_4_L*params.link_4_L*params.link_5_m;
-    const double t1 = params.link_3_m + params.link_4_m + params.link_5_m;
-    const double t2 = params.link_2_L*params.link_2_L*t1;
-    const double t3 = std::cos(q[4]);
-    const double t4 = derived_.I_KLink5Body[2]*params.link_4_L*t3;
-    const double t5 = params.link_4_m + params.link_5_m;
-    const double t6 = params.link_3_L*params.link_3_L*t5;
-    const double t7 = std::sin(q[3]);
-    const double t8 = std::sin(q[4]);
-    const double t9 = derived_.I_KLink5Body[2]*t7*t8;
-    const double t10 = std::cos(q[3]);
-    const double t11 = params.link_4_L*params.link_5_m;
-    const double t12 = derived_.I_KLink5Body[2]*t3;
-    const double t13 = derived_.I_KLink4Body[2] - t11 + t12;
-    const double t14 = t10*t13;
-    const double t15 = -t9 + t14;
-    const double t16 = params.link_3_L*t15;
-    const double t17 = std::sin(q[2]);
-    const double t18 = derived_.I_KLink5Body[2]*t8*t10;
-    const double t19 = t7*t13;
-    const double t20 = -t18 - t19;
-    const double t21 = t17*t20;
-    const double t22 = std::cos(q[2]);
-    const double t23 = params.link_3_L*t5;
-    const double t24 = derived_.I_KLink3Body[2] - t9 - t23 + t14;
-    const double t25 = t22*t24;
-    const double t26 = t21 + t25;
-    const double t27 = params.link_2_L*t26;
-    const double t28 = std::cos(q[1]);
-    const double t29 = params.link_2_L*t1;
-    const double t30 = std::sin(q[1]);
-    const double t31 = t17*t24;
-    const double t32 = t22*t20;
-    const double t33 = -t31 + t32;
-    const double t34 = t30*t33;
-    const double t35 = derived_.I_KLink1Body[4] + derived_.I_KLink2Body[4] + derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t0 + params.link_1_L*params.link_1_L*(params.link_2_m + params.link_3_m + params.link_4_m + params.link_5_m) + t2 - 2.0*t4 + t6 - 2.0*t16 - 2.0*t27 - 2.0*params.link_1_L*(t28*(derived_.I_KLink2Body[2] - t29 + t21 + t25) + t34);
-    M(0, 0) = t35;
+    const double t0 = std::cos(q[4]);
+    const double t1 = derived_.hoisted[0]*t0;
+    const double t2 = std::sin(q[3]);
+    const double t3 = std::sin(q[4]);
+    const double t4 = derived_.I_KLink5Body[2]*t2*t3;
+    const double t5 = std::cos(q[3]);
+    const double t6 = derived_.I_KLink5Body[2]*t0;
+    const double t7 = derived_.hoisted[1] + t6;
+    const double t8 = t5*t7;
+    const double t9 = -t4 + t8;
+    const double t10 = params.link_3_L*t9;
+    const double t11 = std::cos(q[2]);
+    const double t12 = derived_.hoisted[2] - t4 + t8;
+    const double t13 = t11*t12;
+    const double t14 = std::sin(q[2]);
+    const double t15 = derived_.I_KLink5Body[2]*t3*t5;
+    const double t16 = t2*t7;
+    const double t17 = -t15 - t16;
+    const double t18 = t14*t17;
+    const double t19 = t13 + t18;
+    const double t20 = params.link_2_L*t19;
+    const double t21 = std::cos(q[1]);
+    const double t22 = std::sin(q[1]);
+    const double t23 = t11*t17;
+    const double t24 = t14*t12;
+    const double t25 = t23 - t24;
+    const double t26 = t22*t25;
+    M(0, 0) = derived_.hoisted[4] - 2.0*t1 - 2.0*t10 - 2.0*t20 - 2.0*params.link_1_L*(t21*(derived_.hoisted[3] + t13 + t18) + t26);
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': mass matrix column
-    const double t36 = derived_.I_KLink2Body[4] + derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t0 + t2 - 2.0*t4 + t6 - 2.0*t16 - 2.0*t27 + params.link_1_L*(t28*(-derived_.I_KLink2Body[2] + t29 - t21 - t25) - t34);
-    M(1, 1) = derived_.I_KLink2Body[4] + derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t0 + t2 - 2.0*t4 + t6 - 2.0*t16 - 2.0*t27;
-    M(0, 1) = t36;
-    M(1, 0) = t36;
+    const double t27 = derived_.hoisted[5] - 2.0*t1 - 2.0*t10 - 2.0*t20 + params.link_1_L*(t21*(derived_.hoisted[6] - t13 - t18) - t26);
+    M(1, 1) = derived_.hoisted[5] - 2.0*t1 - 2.0*t10 - 2.0*t20;
+    M(0, 1) = t27;
+    M(1, 0) = t27;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': mass matrix column
-    const double t37 = -derived_.I_KLink3Body[2] + t9 + t23 - t14;
-    const double t38 = -t21 + t22*t37;
-    const double t39 = params.link_2_L*t38;
-    const double t40 = derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t0 - 2.0*t4 + t6 - 2.0*t16 + t39;
-    const double t41 = derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t0 - 2.0*t4 + t6 - 2.0*t16 + t39 + params.link_1_L*(t28*t38 - t30*(t17*t37 + t32));
-    M(2, 2) = derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t0 - 2.0*t4 + t6 - 2.0*t16;
-    M(1, 2) = t40;
-    M(2, 1) = t40;
-    M(0, 2) = t41;
-    M(2, 0) = t41;
+    const double t28 = derived_.hoisted[8] + t4 - t8;
+    const double t29 = t11*t28 - t18;
+    const double t30 = params.link_2_L*t29;
+    const double t31 = derived_.hoisted[7] - 2.0*t1 - 2.0*t10 + t30;
+    const double t32 = derived_.hoisted[7] - 2.0*t1 - 2.0*t10 + t30 + params.link_1_L*(t21*t29 - t22*(t23 + t14*t28));
+    M(2, 2) = derived_.hoisted[7] - 2.0*t1 - 2.0*t10;
+    M(1, 2) = t31;
+    M(2, 1) = t31;
+    M(0, 2) = t32;
+    M(2, 0) = t32;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': mass matrix column
-    const double t42 = -derived_.I_KLink4Body[2] + t11 - t12;
-    const double t43 = t9 + t10*t42;
-    const double t44 = params.link_3_L*t43;
-    const double t45 = derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t0 - 2.0*t4 + t44;
-    const double t46 = -t18 + t7*t42;
-    const double t47 = -t17*t46 + t22*t43;
-    const double t48 = params.link_2_L*t47;
-    const double t49 = derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t0 - 2.0*t4 + t44 + t48;
-    const double t50 = derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t0 - 2.0*t4 + t44 + t48 + params.link_1_L*(-t30*(t22*t46 + t17*t43) + t28*t47);
-    M(3, 3) = derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t0 - 2.0*t4;
-    M(2, 3) = t45;
-    M(3, 2) = t45;
-    M(1, 3) = t49;
-    M(3, 1) = t49;
-    M(0, 3) = t50;
-    M(3, 0) = t50;
+    const double t33 = derived_.hoisted[10] - t6;
+    const double t34 = t4 + t5*t33;
+    const double t35 = params.link_3_L*t34;
+    const double t36 = derived_.hoisted[9] - 2.0*t1 + t35;
+    const double t37 = -t15 + t2*t33;
+    const double t38 = t11*t34 - t14*t37;
+    const double t39 = params.link_2_L*t38;
+    const double t40 = derived_.hoisted[9] - 2.0*t1 + t35 + t39;
+    const double t41 = derived_.hoisted[9] - 2.0*t1 + t35 + t39 + params.link_1_L*(-t22*(t11*t37 + t14*t34) + t21*t38);
+    M(3, 3) = derived_.hoisted[9] - 2.0*t1;
+    M(2, 3) = t36;
+    M(3, 2) = t36;
+    M(1, 3) = t40;
+    M(3, 1) = t40;
+    M(0, 3) = t41;
+    M(3, 0) = t41;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': mass matrix column
-    const double t51 = derived_.I_KLink5Body[4] - t4;
-    const double t52 = t9 - derived_.I_KLink5Body[2]*t10*t3;
-    const double t53 = params.link_3_L*t52;
-    const double t54 = derived_.I_KLink5Body[4] - t4 + t53;
-    const double t55 = -t18 - derived_.I_KLink5Body[2]*t7*t3;
-    const double t56 = -t17*t55 + t22*t52;
-    const double t57 = params.link_2_L*t56;
-    const double t58 = derived_.I_KLink5Body[4] - t4 + t53 + t57;
-    const double t59 = derived_.I_KLink5Body[4] - t4 + t53 + t57 + params.link_1_L*(t28*t56 - t30*(t17*t52 + t22*t55));
+    const double t42 = derived_.I_KLink5Body[4] - t1;
+    const double t43 = t4 - derived_.I_KLink5Body[2]*t5*t0;
+    const double t44 = params.link_3_L*t43;
+    const double t45 = derived_.I_KLink5Body[4] - t1 + t44;
+    const double t46 = -t15 - derived_.I_KLink5Body[2]*t2*t0;
+    const double t47 = -t14*t46 + t11*t43;
+    const double t48 = params.link_2_L*t47;
+    const double t49 = derived_.I_KLink5Body[4] - t1 + t44 + t48;
+    const double t50 = derived_.I_KLink5Body[4] - t1 + t44 + t48 + params.link_1_L*(t21*t47 - t22*(t14*t43 + t11*t46));
     M(4, 4) = derived_.I_KLink5Body[4];
-    M(3, 4) = t51;
-    M(4, 3) = t51;
-    M(2, 4) = t54;
-    M(4, 2) = t54;
-    M(1, 4) = t58;
-    M(4, 1) = t58;
-    M(0, 4) = t59;
-    M(4, 0) = t59;
+    M(3, 4) = t42;
+    M(4, 3) = t42;
+    M(2, 4) = t45;
+    M(4, 2) = t45;
+    M(1, 4) = t49;
+    M(4, 1) = t49;
+    M(0, 4) = t50;
+    M(4, 0) = t50;
   }
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
   // M udot = tau - C; by recursive Newton-Euler.
-  // (115 adds, 126 muls, 0 divs, 10 calls, 0 other)
+  // (115 adds, 122 muls, 0 divs, 10 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix<double, 6, 1> v_KLink2Body;  // spatial velocity in the joint frame of 'link[2].body'
@@ -429,9 +421,9 @@ class Chain {
     const double t116 = params.link_3_L*t115;
     C[2] = t99 + t83 - t103 - t104 - t87 - t88 + t77 - t78 - t82 + t98 + t116;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': bias
-    const double t117 = params.link_1_L*params.link_1_L*params.link_2_m*u[0]*u[0]*t4*t1;
+    const double t117 = derived_.hoisted[18]*u[0]*u[0]*t4*t1;
     const double t118 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
-    const double t119 = params.link_1_L*params.link_2_m*u[0]*t1;
+    const double t119 = derived_.hoisted[19]*u[0]*t1;
     const double t120 = -t118 + t119;
     const double t121 = params.link_1_L*u[0]*t4*t120;
     const double t122 = derived_.I_KLink2Body[2]*a_KLink2Body[3];
@@ -449,7 +441,7 @@ class Chain {
     const double t134 = params.link_2_L*t133;
     C[1] = -t117 + t121 - t122 + t99 + t83 - t103 - t104 - t87 - t88 + t77 - t78 - t82 + t98 + t116 + t134;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': bias
-    const double t135 = -t117 + t121 - derived_.I_KLink1Body[2]*a_KLink1Body[3] - t122 + t99 + t83 - t103 - t104 - t87 - t88 + t77 - t78 - t82 + t98 + t116 + t134 + params.link_1_L*(-t4*(v_KLink2Body[2]*t120 + params.link_2_m*a_KLink2Body[4] + t5*t131 + t7*t127) + t1*(params.link_1_L*params.link_2_m*u[0]*t4*v_KLink2Body[2] + params.link_2_m*a_KLink2Body[3] - t128 + t132));
+    const double t135 = -t117 + t121 - derived_.I_KLink1Body[2]*a_KLink1Body[3] - t122 + t99 + t83 - t103 - t104 - t87 - t88 + t77 - t78 - t82 + t98 + t116 + t134 + params.link_1_L*(t1*(derived_.hoisted[19]*u[0]*t4*v_KLink2Body[2] + params.link_2_m*a_KLink2Body[3] - t128 + t132) - t4*(v_KLink2Body[2]*t120 + params.link_2_m*a_KLink2Body[4] + t5*t131 + t7*t127));
     C[0] = t135;
   }
 
@@ -464,11 +456,11 @@ class Chain {
   // udot (nu) = M^-1 (tau - C) by the articulated-body algorithm (Featherstone), force laws
   // as joint forces, all unrolled.
   // Method: ABA in joint frames, the cheapest of four as traced (a division or call weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 366 adds, 625 muls, 6 divs (weighted 1055.0);
-  //   ABA in World: 255 adds, 439 muls, 6 divs (weighted 758.0);
-  //   CRBA + L^T D L in joint frames: 277 adds, 297 muls, 5 divs (weighted 634.0);
-  //   ABA in joint frames: 174 adds, 277 muls, 5 divs (weighted 511.0).
-  // (174 adds, 277 muls, 5 divs, 10 calls, 0 other)
+  //   CRBA + L^T D L in World: 327 adds, 457 muls, 4 divs (weighted 840.0);
+  //   ABA in World: 231 adds, 376 muls, 4 divs (weighted 663.0);
+  //   CRBA + L^T D L in joint frames: 225 adds, 281 muls, 4 divs (weighted 562.0);
+  //   ABA in joint frames: 173 adds, 263 muls, 4 divs (weighted 492.0).
+  // (173 adds, 263 muls, 4 divs, 10 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix<double, 6, 1> v_KLink2Body;  // spatial velocity in the joint frame of 'link[2].body'
@@ -548,272 +540,485 @@ class Chain {
     const double t42 = -t37 + t41;
     tauA_KLink5Body[0] = t42;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': articulated inertia
-    const double t43 = params.link_5_m*t27*t27;
-    const double tinv0 = 1.0/derived_.I_KLink5Body[4];
-    const double t44 = derived_.I_KLink5Body[2]*derived_.I_KLink5Body[2]*tinv0;
-    const double t45 = params.link_5_m - t44;
-    const double t46 = t29*t29*t45;
-    const double t47 = t43 + t46;
-    const double t48 = params.link_4_L*params.link_4_L*t47;
-    const double t49 = derived_.I_KLink4Body[4] + t48;
-    const double t50 = params.link_4_L*t47;
-    const double t51 = -derived_.I_KLink4Body[2] + t50;
-    const double t52 = params.link_4_m*v_KLink4Body[4]*v_KLink4Body[3];
-    const double t53 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
-    const double t54 = params.link_4_m*v_KLink4Body[3];
-    const double t55 = -t53 + t54;
-    const double t56 = v_KLink4Body[4]*t55;
-    const double t57 = params.link_5_m*u[4]*v_KLink5Body[3];
-    const double t58 = v_KLink5Body[2]*t40;
-    const double t59 = -t57 + t58;
-    const double t60 = t27*t59;
-    const double t61 = u[4]*t45*v_KLink5Body[4];
-    const double t62 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
-    const double t63 = derived_.I_KLink5Body[2]*tinv0*tauA_KLink5Body[0];
-    const double t64 = t61 - t62 - t63;
-    const double t65 = t29*t64;
-    const double t66 = -t60 + t65;
-    const double t67 = params.link_4_L*t66;
-    const double t68 = -t52 + t56 - t67;
-    IAS_KLink4Body(2, 0) = t49;
-    IAS_KLink4Body(3, 0) = t51;
-    tauA_KLink4Body[0] = t68;
+    const double t43 = derived_.hoisted[23]*t29*t29;
+    const double t44 = params.link_5_m*t27*t27;
+    const double t45 = t43 + t44;
+    const double t46 = derived_.hoisted[13]*t45;
+    const double t47 = derived_.I_KLink4Body[4] + t46;
+    const double t48 = params.link_4_L*t45;
+    const double t49 = -derived_.I_KLink4Body[2] + t48;
+    const double t50 = params.link_4_m*v_KLink4Body[4]*v_KLink4Body[3];
+    const double t51 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
+    const double t52 = params.link_4_m*v_KLink4Body[3];
+    const double t53 = -t51 + t52;
+    const double t54 = v_KLink4Body[4]*t53;
+    const double t55 = params.link_5_m*u[4]*v_KLink5Body[3];
+    const double t56 = v_KLink5Body[2]*t40;
+    const double t57 = -t55 + t56;
+    const double t58 = t27*t57;
+    const double t59 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
+    const double t60 = derived_.hoisted[23]*u[4]*v_KLink5Body[4];
+    const double t61 = derived_.hoisted[24]*tauA_KLink5Body[0];
+    const double t62 = -t59 + t60 - t61;
+    const double t63 = t29*t62;
+    const double t64 = -t58 + t63;
+    const double t65 = params.link_4_L*t64;
+    const double t66 = -t50 + t54 - t65;
+    IAS_KLink4Body(2, 0) = t47;
+    IAS_KLink4Body(3, 0) = t49;
+    tauA_KLink4Body[0] = t66;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': articulated inertia
-    const double t69 = params.link_5_m*t27*t29;
-    const double t70 = t27*t29*t45;
-    const double t71 = -t69 + t70;
-    const double tinv1 = 1.0/IAS_KLink4Body(2, 0);
-    const double t72 = params.link_4_L*t71*tinv1*IAS_KLink4Body(3, 0);
-    const double t73 = -t69 + t70 - t72;
-    const double t74 = t20*t73;
-    const double t75 = tinv1*IAS_KLink4Body(3, 0)*IAS_KLink4Body(3, 0);
-    const double t76 = params.link_4_m + t43 + t46 - t75;
-    const double t77 = t16*t76;
-    const double t78 = -t74 + t77;
-    const double t79 = t16*t78;
-    const double t80 = t16*t73;
-    const double t81 = params.link_5_m*t29*t29;
-    const double t82 = t27*t27*t45;
-    const double t83 = params.link_4_L*params.link_4_L*t71*t71*tinv1;
-    const double t84 = params.link_4_m + t81 + t82 - t83;
-    const double t85 = t20*t84;
-    const double t86 = t80 - t85;
-    const double t87 = t20*t86;
-    const double t88 = t79 - t87;
-    const double t89 = params.link_3_L*params.link_3_L*t88;
-    const double t90 = derived_.I_KLink3Body[4] + t89;
-    const double t91 = params.link_3_L*t88;
-    const double t92 = -derived_.I_KLink3Body[2] + t91;
-    const double t93 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
-    const double t94 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
-    const double t95 = params.link_3_m*v_KLink3Body[3];
-    const double t96 = -t94 + t95;
-    const double t97 = v_KLink3Body[4]*t96;
-    const double t98 = u[3]*v_KLink4Body[3]*t84;
-    const double t99 = u[3]*v_KLink4Body[4]*t73;
-    const double t100 = v_KLink4Body[2]*t55;
-    const double t101 = t29*t59;
-    const double t102 = t27*t64;
-    const double t103 = params.link_4_L*t71*tinv1*tauA_KLink4Body[0];
-    const double t104 = -t98 + t99 + t100 + t101 + t102 + t103;
-    const double t105 = t20*t104;
-    const double t106 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
-    const double t107 = u[3]*v_KLink4Body[4]*t76;
-    const double t108 = u[3]*v_KLink4Body[3]*t73;
-    const double t109 = tinv1*IAS_KLink4Body(3, 0)*tauA_KLink4Body[0];
-    const double t110 = -t106 + t107 - t108 - t60 + t65 + t109;
-    const double t111 = t16*t110;
-    const double t112 = -t105 + t111;
-    const double t113 = params.link_3_L*t112;
-    const double t114 = -t93 + t97 - t113;
-    IAS_KLink3Body(2, 0) = t90;
-    IAS_KLink3Body(3, 0) = t92;
-    tauA_KLink3Body[0] = t114;
+    const double t67 = derived_.hoisted[23]*t27*t29;
+    const double t68 = params.link_5_m*t27*t29;
+    const double t69 = t67 - t68;
+    const double tinv0 = 1.0/IAS_KLink4Body(2, 0);
+    const double t70 = params.link_4_L*t69*tinv0*IAS_KLink4Body(3, 0);
+    const double t71 = t67 - t68 - t70;
+    const double t72 = t16*t71;
+    const double t73 = derived_.hoisted[23]*t27*t27;
+    const double t74 = params.link_5_m*t29*t29;
+    const double t75 = derived_.hoisted[13]*t69*t69*tinv0;
+    const double t76 = params.link_4_m + t73 + t74 - t75;
+    const double t77 = t20*t76;
+    const double t78 = t72 - t77;
+    const double t79 = t20*t78;
+    const double t80 = tinv0*IAS_KLink4Body(3, 0)*IAS_KLink4Body(3, 0);
+    const double t81 = params.link_4_m + t43 + t44 - t80;
+    const double t82 = t16*t81;
+    const double t83 = t20*t71;
+    const double t84 = t82 - t83;
+    const double t85 = t16*t84;
+    const double t86 = -t79 + t85;
+    const double t87 = derived_.hoisted[12]*t86;
+    const double t88 = derived_.I_KLink3Body[4] + t87;
+    const double t89 = params.link_3_L*t86;
+    const double t90 = -derived_.I_KLink3Body[2] + t89;
+    const double t91 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
+    const double t92 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
+    const double t93 = params.link_3_m*v_KLink3Body[3];
+    const double t94 = -t92 + t93;
+    const double t95 = v_KLink3Body[4]*t94;
+    const double t96 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
+    const double t97 = u[3]*t81*v_KLink4Body[4];
+    const double t98 = u[3]*t71*v_KLink4Body[3];
+    const double t99 = tinv0*IAS_KLink4Body(3, 0)*tauA_KLink4Body[0];
+    const double t100 = -t96 + t97 - t98 - t58 + t63 + t99;
+    const double t101 = t16*t100;
+    const double t102 = u[3]*v_KLink4Body[3]*t76;
+    const double t103 = u[3]*t71*v_KLink4Body[4];
+    const double t104 = v_KLink4Body[2]*t53;
+    const double t105 = t29*t57;
+    const double t106 = t27*t62;
+    const double t107 = params.link_4_L*t69*tinv0*tauA_KLink4Body[0];
+    const double t108 = -t102 + t103 + t104 + t105 + t106 + t107;
+    const double t109 = t20*t108;
+    const double t110 = t101 - t109;
+    const double t111 = params.link_3_L*t110;
+    const double t112 = -t91 + t95 - t111;
+    IAS_KLink3Body(2, 0) = t88;
+    IAS_KLink3Body(3, 0) = t90;
+    tauA_KLink3Body[0] = t112;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': articulated inertia
-    const double t115 = t20*t78;
-    const double t116 = t16*t86;
-    const double t117 = t115 + t116;
-    const double tinv2 = 1.0/IAS_KLink3Body(2, 0);
-    const double t118 = params.link_3_L*t117*IAS_KLink3Body(3, 0)*tinv2;
-    const double t119 = t115 + t116 - t118;
-    const double t120 = t7*t119;
-    const double t121 = t16*t84;
-    const double t122 = t121 + t74;
-    const double t123 = t16*t122;
-    const double t124 = t20*t76;
-    const double t125 = t124 + t80;
-    const double t126 = t20*t125;
-    const double t127 = params.link_3_L*params.link_3_L*t117*t117*tinv2;
-    const double t128 = params.link_3_m + t123 + t126 - t127;
+    const double t113 = t16*t78;
+    const double t114 = t20*t84;
+    const double t115 = t113 + t114;
+    const double tinv1 = 1.0/IAS_KLink3Body(2, 0);
+    const double t116 = params.link_3_L*t115*tinv1*IAS_KLink3Body(3, 0);
+    const double t117 = t113 + t114 - t116;
+    const double t118 = t7*t117;
+    const double t119 = t16*t76;
+    const double t120 = t119 + t83;
+    const double t121 = t16*t120;
+    const double t122 = t20*t81;
+    const double t123 = t72 + t122;
+    const double t124 = t20*t123;
+    const double t125 = derived_.hoisted[12]*t115*t115*tinv1;
+    const double t126 = params.link_3_m + t121 + t124 - t125;
+    const double t127 = t5*t126;
+    const double t128 = t118 - t127;
     const double t129 = t5*t128;
-    const double t130 = t120 - t129;
-    const double t131 = t5*t130;
-    const double t132 = IAS_KLink3Body(3, 0)*IAS_KLink3Body(3, 0)*tinv2;
-    const double t133 = params.link_3_m + t79 - t87 - t132;
-    const double t134 = t7*t133;
-    const double t135 = t5*t119;
-    const double t136 = t134 - t135;
-    const double t137 = t7*t136;
-    const double t138 = -t131 + t137;
-    const double t139 = params.link_2_L*params.link_2_L*t138;
-    const double t140 = derived_.I_KLink2Body[4] + t139;
-    const double t141 = params.link_2_L*t138;
-    const double t142 = -derived_.I_KLink2Body[2] + t141;
-    const double t143 = params.link_1_L*params.link_1_L*params.link_2_m*u[0]*u[0]*t4*t1;
-    const double t144 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
-    const double t145 = params.link_1_L*params.link_2_m*u[0]*t1;
-    const double t146 = -t144 + t145;
-    const double t147 = params.link_1_L*u[0]*t4*t146;
-    const double t148 = v_KLink3Body[2]*t96;
-    const double t149 = u[2]*v_KLink3Body[4]*t119;
-    const double t150 = u[2]*v_KLink3Body[3]*t128;
-    const double t151 = t20*t110;
-    const double t152 = t16*t104;
-    const double t153 = params.link_3_L*t117*tinv2*tauA_KLink3Body[0];
-    const double t154 = t148 + t149 - t150 + t151 + t152 + t153;
-    const double t155 = t5*t154;
-    const double t156 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
-    const double t157 = u[2]*v_KLink3Body[4]*t133;
-    const double t158 = u[2]*v_KLink3Body[3]*t119;
-    const double t159 = IAS_KLink3Body(3, 0)*tinv2*tauA_KLink3Body[0];
-    const double t160 = -t156 + t157 - t158 - t105 + t111 + t159;
-    const double t161 = t7*t160;
-    const double t162 = -t155 + t161;
-    const double t163 = params.link_2_L*t162;
-    const double t164 = t143 - t147 - t163;
-    IAS_KLink2Body(2, 0) = t140;
-    IAS_KLink2Body(3, 0) = t142;
-    tauA_KLink2Body[0] = t164;
+    const double t130 = tinv1*IAS_KLink3Body(3, 0)*IAS_KLink3Body(3, 0);
+    const double t131 = params.link_3_m - t79 + t85 - t130;
+    const double t132 = t7*t131;
+    const double t133 = t5*t117;
+    const double t134 = t132 - t133;
+    const double t135 = t7*t134;
+    const double t136 = -t129 + t135;
+    const double t137 = derived_.hoisted[11]*t136;
+    const double t138 = derived_.I_KLink2Body[4] + t137;
+    const double t139 = params.link_2_L*t136;
+    const double t140 = -derived_.I_KLink2Body[2] + t139;
+    const double t141 = derived_.hoisted[18]*u[0]*u[0]*t4*t1;
+    const double t142 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
+    const double t143 = derived_.hoisted[19]*u[0]*t1;
+    const double t144 = -t142 + t143;
+    const double t145 = params.link_1_L*u[0]*t4*t144;
+    const double t146 = v_KLink3Body[2]*t94;
+    const double t147 = u[2]*v_KLink3Body[4]*t117;
+    const double t148 = u[2]*v_KLink3Body[3]*t126;
+    const double t149 = t20*t100;
+    const double t150 = t16*t108;
+    const double t151 = params.link_3_L*t115*tinv1*tauA_KLink3Body[0];
+    const double t152 = t146 + t147 - t148 + t149 + t150 + t151;
+    const double t153 = t5*t152;
+    const double t154 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
+    const double t155 = u[2]*v_KLink3Body[4]*t131;
+    const double t156 = u[2]*v_KLink3Body[3]*t117;
+    const double t157 = tinv1*IAS_KLink3Body(3, 0)*tauA_KLink3Body[0];
+    const double t158 = -t154 + t155 - t156 + t101 - t109 + t157;
+    const double t159 = t7*t158;
+    const double t160 = -t153 + t159;
+    const double t161 = params.link_2_L*t160;
+    const double t162 = t141 - t145 - t161;
+    IAS_KLink2Body(2, 0) = t138;
+    IAS_KLink2Body(3, 0) = t140;
+    tauA_KLink2Body[0] = t162;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': articulated inertia
-    const double t165 = t7*t130;
-    const double t166 = t5*t136;
-    const double t167 = t165 + t166;
-    const double tinv3 = 1.0/IAS_KLink2Body(2, 0);
-    const double t168 = params.link_2_L*t167*tinv3*IAS_KLink2Body(3, 0);
-    const double t169 = t165 + t166 - t168;
-    const double t170 = t1*t169;
-    const double t171 = t7*t128;
-    const double t172 = t171 + t135;
-    const double t173 = t7*t172;
-    const double t174 = t5*t133;
-    const double t175 = t120 + t174;
-    const double t176 = t5*t175;
-    const double t177 = params.link_2_L*params.link_2_L*t167*t167*tinv3;
-    const double t178 = params.link_2_m + t173 + t176 - t177;
-    const double t179 = t4*t178;
-    const double t180 = t170 - t179;
-    const double t181 = t4*t180;
-    const double t182 = tinv3*IAS_KLink2Body(3, 0)*IAS_KLink2Body(3, 0);
-    const double t183 = params.link_2_m - t131 + t137 - t182;
-    const double t184 = t1*t183;
-    const double t185 = t4*t169;
-    const double t186 = t184 - t185;
-    const double t187 = t1*t186;
-    const double t188 = -t181 + t187;
-    const double t189 = params.link_1_L*params.link_1_L*t188;
-    const double t190 = derived_.I_KLink1Body[4] + t189;
-    const double t191 = params.link_1_L*t188;
-    const double t192 = -derived_.I_KLink1Body[2] + t191;
-    IAS_KLink1Body(2, 0) = t190;
-    IAS_KLink1Body(3, 0) = t192;
+    const double tinv2 = 1.0/IAS_KLink2Body(2, 0);
+    const double t163 = tinv2*IAS_KLink2Body(3, 0)*IAS_KLink2Body(3, 0);
+    const double t164 = params.link_2_m - t129 + t135 - t163;
+    const double t165 = t1*t164;
+    const double t166 = t7*t128;
+    const double t167 = t5*t134;
+    const double t168 = t166 + t167;
+    const double t169 = params.link_2_L*t168*tinv2*IAS_KLink2Body(3, 0);
+    const double t170 = t166 + t167 - t169;
+    const double t171 = t4*t170;
+    const double t172 = t165 - t171;
+    const double t173 = t1*t172;
+    const double t174 = t1*t170;
+    const double t175 = t5*t131;
+    const double t176 = t118 + t175;
+    const double t177 = t5*t176;
+    const double t178 = t7*t126;
+    const double t179 = t178 + t133;
+    const double t180 = t7*t179;
+    const double t181 = derived_.hoisted[11]*t168*t168*tinv2;
+    const double t182 = params.link_2_m + t177 + t180 - t181;
+    const double t183 = t4*t182;
+    const double t184 = t174 - t183;
+    const double t185 = t4*t184;
+    const double t186 = t173 - t185;
+    const double t187 = derived_.hoisted[25]*t186;
+    const double t188 = derived_.I_KLink1Body[4] + t187;
+    const double t189 = params.link_1_L*t186;
+    const double t190 = -derived_.I_KLink1Body[2] + t189;
+    IAS_KLink1Body(2, 0) = t188;
+    IAS_KLink1Body(3, 0) = t190;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration
-    const double tinv4 = 1.0/IAS_KLink1Body(2, 0);
-    const double t193 = params.damping*u[0];
-    const double t194 = std::cos(q[0]);
-    const double t195 = params.world_gravity[1]*t194;
-    const double t196 = std::sin(q[0]);
-    const double t197 = params.world_gravity[0]*t196;
-    const double t198 = -t195 + t197;
-    const double t199 = t4*t186;
-    const double t200 = t1*t180;
-    const double t201 = t199 + t200;
-    const double t202 = params.link_1_L*t198*t201;
-    const double t203 = params.world_gravity[1]*t196;
-    const double t204 = params.world_gravity[0]*t194;
-    const double t205 = -t203 - t204;
-    const double t206 = t205*IAS_KLink1Body(3, 0);
-    const double t207 = params.link_1_L*params.link_2_m*u[0]*t4*v_KLink2Body[2];
-    const double t208 = params.link_1_L*u[0]*u[1]*t1*t169;
-    const double t209 = params.link_1_L*u[0]*u[1]*t4*t183;
-    const double t210 = tinv3*IAS_KLink2Body(3, 0)*tauA_KLink2Body[0];
-    const double t211 = t207 - t208 - t209 - t155 + t161 + t210;
-    const double t212 = t1*t211;
-    const double t213 = v_KLink2Body[2]*t146;
-    const double t214 = params.link_1_L*u[0]*u[1]*t1*t178;
-    const double t215 = params.link_1_L*u[0]*u[1]*t4*t169;
-    const double t216 = t7*t154;
-    const double t217 = t5*t160;
-    const double t218 = params.link_2_L*t167*tinv3*tauA_KLink2Body[0];
-    const double t219 = t213 - t214 - t215 + t216 + t217 + t218;
-    const double t220 = t4*t219;
-    const double t221 = t212 - t220;
-    const double t222 = params.link_1_L*t221;
-    const double t223 = -t193 - t202 - t206 - t222;
-    const double t224 = tinv4*t223;
-    udot[0] = t224;
-    a_KLink1Body[4] = t198;
+    const double tinv3 = 1.0/IAS_KLink1Body(2, 0);
+    const double t191 = params.damping*u[0];
+    const double t192 = std::cos(q[0]);
+    const double t193 = params.world_gravity[1]*t192;
+    const double t194 = std::sin(q[0]);
+    const double t195 = params.world_gravity[0]*t194;
+    const double t196 = -t193 + t195;
+    const double t197 = t1*t184;
+    const double t198 = t4*t172;
+    const double t199 = t197 + t198;
+    const double t200 = params.link_1_L*t196*t199;
+    const double t201 = params.world_gravity[1]*t194;
+    const double t202 = params.world_gravity[0]*t192;
+    const double t203 = -t201 - t202;
+    const double t204 = t203*IAS_KLink1Body(3, 0);
+    const double t205 = v_KLink2Body[2]*t144;
+    const double t206 = params.link_1_L*u[0]*u[1]*t1*t182;
+    const double t207 = params.link_1_L*u[0]*u[1]*t4*t170;
+    const double t208 = t5*t158;
+    const double t209 = t7*t152;
+    const double t210 = params.link_2_L*t168*tinv2*tauA_KLink2Body[0];
+    const double t211 = t205 - t206 - t207 + t208 + t209 + t210;
+    const double t212 = t4*t211;
+    const double t213 = derived_.hoisted[19]*u[0]*t4*v_KLink2Body[2];
+    const double t214 = params.link_1_L*u[0]*u[1]*t4*t164;
+    const double t215 = params.link_1_L*u[0]*u[1]*t1*t170;
+    const double t216 = tinv2*IAS_KLink2Body(3, 0)*tauA_KLink2Body[0];
+    const double t217 = t213 - t214 - t215 - t153 + t159 + t216;
+    const double t218 = t1*t217;
+    const double t219 = -t212 + t218;
+    const double t220 = params.link_1_L*t219;
+    const double t221 = -t191 - t200 - t204 - t220;
+    const double t222 = tinv3*t221;
+    udot[0] = t222;
+    a_KLink1Body[4] = t196;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration
-    const double t225 = IAS_KLink2Body(2, 0)*tinv4*t223;
-    const double t226 = params.link_1_L*u[0]*u[1]*t4;
-    const double t227 = t4*a_KLink1Body[4];
-    const double t228 = params.link_1_L*tinv4*t223;
-    const double t229 = -t203 - t204 + t228;
-    const double t230 = t1*t229;
-    const double t231 = -t226 + t227 + t230;
-    const double t232 = IAS_KLink2Body(3, 0)*t231;
-    const double t233 = params.link_1_L*u[0]*u[1]*t1;
-    const double t234 = t1*a_KLink1Body[4];
-    const double t235 = t4*t229;
-    const double t236 = -t233 + t234 - t235;
-    const double t237 = params.link_2_L*t167*t236;
-    const double t238 = t143 - t147 - t163 - t225 - t232 - t237;
-    const double t239 = tinv3*t238;
-    const double t240 = udot[0] + t239;
-    udot[1] = t239;
-    a_KLink2Body[2] = t240;
-    a_KLink2Body[4] = t236;
+    const double t223 = IAS_KLink2Body(2, 0)*tinv3*t221;
+    const double t224 = params.link_1_L*u[0]*u[1]*t4;
+    const double t225 = t4*a_KLink1Body[4];
+    const double t226 = params.link_1_L*tinv3*t221;
+    const double t227 = -t201 - t202 + t226;
+    const double t228 = t1*t227;
+    const double t229 = -t224 + t225 + t228;
+    const double t230 = IAS_KLink2Body(3, 0)*t229;
+    const double t231 = params.link_1_L*u[0]*u[1]*t1;
+    const double t232 = t1*a_KLink1Body[4];
+    const double t233 = t4*t227;
+    const double t234 = -t231 + t232 - t233;
+    const double t235 = params.link_2_L*t168*t234;
+    const double t236 = t141 - t145 - t161 - t223 - t230 - t235;
+    const double t237 = tinv2*t236;
+    const double t238 = udot[0] + t237;
+    udot[1] = t237;
+    a_KLink2Body[2] = t238;
+    a_KLink2Body[4] = t234;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration
-    const double t241 = IAS_KLink3Body(2, 0)*a_KLink2Body[2];
-    const double t242 = u[2]*v_KLink3Body[4];
-    const double t243 = t5*a_KLink2Body[4];
-    const double t244 = params.link_2_L*a_KLink2Body[2];
-    const double t245 = -t226 + t227 + t230 + t244;
-    const double t246 = t7*t245;
-    const double t247 = t242 + t243 + t246;
-    const double t248 = IAS_KLink3Body(3, 0)*t247;
-    const double t249 = u[2]*v_KLink3Body[3];
-    const double t250 = t7*a_KLink2Body[4];
-    const double t251 = t5*t245;
-    const double t252 = -t249 + t250 - t251;
-    const double t253 = params.link_3_L*t117*t252;
-    const double t254 = -t93 + t97 - t113 - t241 - t248 - t253;
-    const double t255 = tinv2*t254;
-    const double t256 = udot[0] + udot[1] + t255;
-    udot[2] = t255;
-    a_KLink3Body[2] = t256;
-    a_KLink3Body[4] = t252;
+    const double t239 = IAS_KLink3Body(2, 0)*a_KLink2Body[2];
+    const double t240 = u[2]*v_KLink3Body[3];
+    const double t241 = t7*a_KLink2Body[4];
+    const double t242 = params.link_2_L*a_KLink2Body[2];
+    const double t243 = -t224 + t225 + t228 + t242;
+    const double t244 = t5*t243;
+    const double t245 = -t240 + t241 - t244;
+    const double t246 = params.link_3_L*t115*t245;
+    const double t247 = u[2]*v_KLink3Body[4];
+    const double t248 = t5*a_KLink2Body[4];
+    const double t249 = t7*t243;
+    const double t250 = t247 + t248 + t249;
+    const double t251 = IAS_KLink3Body(3, 0)*t250;
+    const double t252 = -t91 + t95 - t111 - t239 - t246 - t251;
+    const double t253 = tinv1*t252;
+    const double t254 = udot[0] + udot[1] + t253;
+    udot[2] = t253;
+    a_KLink3Body[2] = t254;
+    a_KLink3Body[4] = t245;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': acceleration
-    const double t257 = IAS_KLink4Body(2, 0)*a_KLink3Body[2];
-    const double t258 = u[3]*v_KLink4Body[4];
-    const double t259 = t20*a_KLink3Body[4];
-    const double t260 = params.link_3_L*a_KLink3Body[2];
-    const double t261 = t242 + t243 + t246 + t260;
-    const double t262 = t16*t261;
-    const double t263 = t258 + t259 + t262;
-    const double t264 = IAS_KLink4Body(3, 0)*t263;
-    const double t265 = u[3]*v_KLink4Body[3];
-    const double t266 = t16*a_KLink3Body[4];
-    const double t267 = t20*t261;
-    const double t268 = -t265 + t266 - t267;
-    const double t269 = params.link_4_L*t71*t268;
-    const double t270 = -t52 + t56 - t67 - t257 - t264 - t269;
-    const double t271 = tinv1*t270;
-    const double t272 = udot[0] + udot[1] + udot[2] + t271;
-    udot[3] = t271;
-    a_KLink4Body[2] = t272;
-    a_KLink4Body[4] = t268;
+    const double t255 = IAS_KLink4Body(2, 0)*a_KLink3Body[2];
+    const double t256 = u[3]*v_KLink4Body[4];
+    const double t257 = t20*a_KLink3Body[4];
+    const double t258 = params.link_3_L*a_KLink3Body[2];
+    const double t259 = t247 + t248 + t249 + t258;
+    const double t260 = t16*t259;
+    const double t261 = t256 + t257 + t260;
+    const double t262 = IAS_KLink4Body(3, 0)*t261;
+    const double t263 = u[3]*v_KLink4Body[3];
+    const double t264 = t16*a_KLink3Body[4];
+    const double t265 = t20*t259;
+    const double t266 = -t263 + t264 - t265;
+    const double t267 = params.link_4_L*t69*t266;
+    const double t268 = -t50 + t54 - t65 - t255 - t262 - t267;
+    const double t269 = tinv0*t268;
+    const double t270 = udot[0] + udot[1] + udot[2] + t269;
+    udot[3] = t269;
+    a_KLink4Body[2] = t270;
+    a_KLink4Body[4] = t266;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration
-    udot[4] = tinv0*(-t37 + t41 - derived_.I_KLink5Body[4]*a_KLink4Body[2] + derived_.I_KLink5Body[2]*(u[4]*v_KLink5Body[4] + t27*a_KLink4Body[4] + t29*(t258 + t259 + t262 + params.link_4_L*a_KLink4Body[2])));
+    udot[4] = derived_.hoisted[22]*(-t37 + t41 - derived_.I_KLink5Body[4]*a_KLink4Body[2] + derived_.I_KLink5Body[2]*(u[4]*v_KLink5Body[4] + t27*a_KLink4Body[4] + t29*(t256 + t257 + t260 + params.link_4_L*a_KLink4Body[2])));
+  }
+
+  // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
+  // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
+  // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
+  // (155 adds, 135 muls, 0 divs, 10 calls, 0 other)
+  void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const U& udot, U& tau) const {
+    refreshDerived();  // the parameter-only values, if params changed
+    Eigen::Matrix<double, 6, 1> v_KLink2Body;  // spatial velocity in the joint frame of 'link[2].body'
+    Eigen::Matrix<double, 6, 1> v_KLink3Body;  // spatial velocity in the joint frame of 'link[3].body'
+    Eigen::Matrix<double, 6, 1> v_KLink4Body;  // spatial velocity in the joint frame of 'link[4].body'
+    Eigen::Matrix<double, 6, 1> v_KLink5Body;  // spatial velocity in the joint frame of 'link[5].body'
+    Eigen::Matrix<double, 6, 1> a_KLink1Body;  // spatial acceleration in the joint frame of 'link[1].body'
+    Eigen::Matrix<double, 6, 1> a_KLink2Body;  // spatial acceleration in the joint frame of 'link[2].body'
+    Eigen::Matrix<double, 6, 1> a_KLink3Body;  // spatial acceleration in the joint frame of 'link[3].body'
+    Eigen::Matrix<double, 6, 1> a_KLink4Body;  // spatial acceleration in the joint frame of 'link[4].body'
+    Eigen::Matrix<double, 6, 1> a_KLink5Body;  // spatial acceleration in the joint frame of 'link[5].body'
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity in the joint frame
+    const double t0 = u[0] + u[1];
+    const double t1 = std::cos(q[1]);
+    const double t2 = params.link_1_L*u[0]*t1;
+    v_KLink2Body[2] = t0;
+    v_KLink2Body[3] = t2;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
+    const double t3 = u[0] + u[1] + u[2];
+    const double t4 = std::sin(q[1]);
+    const double t5 = std::sin(q[2]);
+    const double t6 = params.link_1_L*u[0]*t4*t5;
+    const double t7 = std::cos(q[2]);
+    const double t8 = params.link_2_L*v_KLink2Body[2];
+    const double t9 = v_KLink2Body[3] + t8;
+    const double t10 = t7*t9;
+    const double t11 = -t6 + t10;
+    const double t12 = params.link_1_L*u[0]*t4*t7;
+    const double t13 = t5*t9;
+    const double t14 = -t12 - t13;
+    v_KLink3Body[2] = t3;
+    v_KLink3Body[3] = t11;
+    v_KLink3Body[4] = t14;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity in the joint frame
+    const double t15 = u[0] + u[1] + u[2] + u[3];
+    const double t16 = std::cos(q[3]);
+    const double t17 = params.link_3_L*v_KLink3Body[2];
+    const double t18 = -t6 + t17 + t10;
+    const double t19 = t16*t18;
+    const double t20 = std::sin(q[3]);
+    const double t21 = t20*v_KLink3Body[4];
+    const double t22 = t19 + t21;
+    const double t23 = t20*t18;
+    const double t24 = t16*v_KLink3Body[4];
+    const double t25 = -t23 + t24;
+    v_KLink4Body[2] = t15;
+    v_KLink4Body[3] = t22;
+    v_KLink4Body[4] = t25;
+    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
+    const double t26 = u[0] + u[1] + u[2] + u[3] + u[4];
+    const double t27 = std::sin(q[4]);
+    const double t28 = t27*v_KLink4Body[4];
+    const double t29 = std::cos(q[4]);
+    const double t30 = params.link_4_L*v_KLink4Body[2];
+    const double t31 = t30 + t19 + t21;
+    const double t32 = t29*t31;
+    const double t33 = t28 + t32;
+    const double t34 = t29*v_KLink4Body[4];
+    const double t35 = t27*t31;
+    const double t36 = t34 - t35;
+    v_KLink5Body[2] = t26;
+    v_KLink5Body[3] = t33;
+    v_KLink5Body[4] = t36;
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration
+    const double t37 = std::sin(q[0]);
+    const double t38 = params.world_gravity[1]*t37;
+    const double t39 = std::cos(q[0]);
+    const double t40 = params.world_gravity[0]*t39;
+    const double t41 = -t38 - t40;
+    const double t42 = params.world_gravity[1]*t39;
+    const double t43 = params.world_gravity[0]*t37;
+    const double t44 = -t42 + t43;
+    a_KLink1Body[3] = t41;
+    a_KLink1Body[4] = t44;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration
+    const double t45 = udot[0] + udot[1];
+    const double t46 = params.link_1_L*u[0]*u[1]*t4;
+    const double t47 = t4*a_KLink1Body[4];
+    const double t48 = params.link_1_L*udot[0];
+    const double t49 = t48 - t38 - t40;
+    const double t50 = t1*t49;
+    const double t51 = -t46 + t47 + t50;
+    const double t52 = params.link_1_L*u[0]*u[1]*t1;
+    const double t53 = t1*a_KLink1Body[4];
+    const double t54 = t4*t49;
+    const double t55 = -t52 + t53 - t54;
+    a_KLink2Body[2] = t45;
+    a_KLink2Body[3] = t51;
+    a_KLink2Body[4] = t55;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration
+    const double t56 = udot[0] + udot[1] + udot[2];
+    const double t57 = params.link_2_L*a_KLink2Body[2];
+    const double t58 = -t46 + t57 + t47 + t50;
+    const double t59 = t7*t58;
+    const double t60 = u[2]*v_KLink3Body[4];
+    const double t61 = t5*a_KLink2Body[4];
+    const double t62 = t59 + t60 + t61;
+    const double t63 = u[2]*v_KLink3Body[3];
+    const double t64 = t7*a_KLink2Body[4];
+    const double t65 = t5*t58;
+    const double t66 = -t63 + t64 - t65;
+    a_KLink3Body[2] = t56;
+    a_KLink3Body[3] = t62;
+    a_KLink3Body[4] = t66;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': acceleration
+    const double t67 = udot[0] + udot[1] + udot[2] + udot[3];
+    const double t68 = params.link_3_L*a_KLink3Body[2];
+    const double t69 = t68 + t59 + t60 + t61;
+    const double t70 = t16*t69;
+    const double t71 = t20*a_KLink3Body[4];
+    const double t72 = u[3]*v_KLink4Body[4];
+    const double t73 = t70 + t71 + t72;
+    const double t74 = u[3]*v_KLink4Body[3];
+    const double t75 = t16*a_KLink3Body[4];
+    const double t76 = t20*t69;
+    const double t77 = -t74 + t75 - t76;
+    a_KLink4Body[2] = t67;
+    a_KLink4Body[3] = t73;
+    a_KLink4Body[4] = t77;
+    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration
+    const double t78 = udot[0] + udot[1] + udot[2] + udot[3] + udot[4];
+    const double t79 = params.link_4_L*a_KLink4Body[2];
+    const double t80 = t79 + t70 + t71 + t72;
+    const double t81 = t29*t80;
+    const double t82 = t27*a_KLink4Body[4];
+    const double t83 = u[4]*v_KLink5Body[4];
+    const double t84 = t81 + t82 + t83;
+    const double t85 = t29*a_KLink4Body[4];
+    const double t86 = t27*t80;
+    const double t87 = u[4]*v_KLink5Body[3];
+    const double t88 = t85 - t86 - t87;
+    a_KLink5Body[2] = t78;
+    a_KLink5Body[3] = t84;
+    a_KLink5Body[4] = t88;
+    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': generalized force
+    const double t89 = derived_.I_KLink5Body[4]*a_KLink5Body[2];
+    const double t90 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
+    const double t91 = derived_.I_KLink5Body[2]*a_KLink5Body[3];
+    const double t92 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
+    const double t93 = params.link_5_m*v_KLink5Body[3];
+    const double t94 = -t92 + t93;
+    const double t95 = v_KLink5Body[4]*t94;
+    tau[4] = t89 + t90 - t91 - t95;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': generalized force
+    const double t96 = derived_.I_KLink4Body[4]*a_KLink4Body[2];
+    const double t97 = params.link_4_m*v_KLink4Body[4]*v_KLink4Body[3];
+    const double t98 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
+    const double t99 = params.link_4_m*v_KLink4Body[3];
+    const double t100 = -t98 + t99;
+    const double t101 = v_KLink4Body[4]*t100;
+    const double t102 = derived_.I_KLink4Body[2]*a_KLink4Body[3];
+    const double t103 = params.link_5_m*a_KLink5Body[4];
+    const double t104 = v_KLink5Body[2]*t94;
+    const double t105 = t103 + t104;
+    const double t106 = t27*t105;
+    const double t107 = derived_.I_KLink5Body[2]*a_KLink5Body[2];
+    const double t108 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
+    const double t109 = params.link_5_m*a_KLink5Body[3];
+    const double t110 = -t107 - t108 + t109;
+    const double t111 = t29*t110;
+    const double t112 = -t106 + t111;
+    const double t113 = params.link_4_L*t112;
+    tau[3] = t89 + t96 + t97 - t101 - t102 + t90 - t91 - t95 + t113;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': generalized force
+    const double t114 = derived_.I_KLink3Body[4]*a_KLink3Body[2];
+    const double t115 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
+    const double t116 = derived_.I_KLink3Body[2]*a_KLink3Body[3];
+    const double t117 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
+    const double t118 = params.link_3_m*v_KLink3Body[3];
+    const double t119 = -t117 + t118;
+    const double t120 = v_KLink3Body[4]*t119;
+    const double t121 = derived_.I_KLink4Body[2]*a_KLink4Body[2];
+    const double t122 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
+    const double t123 = params.link_4_m*a_KLink4Body[3];
+    const double t124 = -t121 - t122 + t123 - t106 + t111;
+    const double t125 = t16*t124;
+    const double t126 = v_KLink4Body[2]*t100;
+    const double t127 = params.link_4_m*a_KLink4Body[4];
+    const double t128 = t29*t105;
+    const double t129 = t27*t110;
+    const double t130 = t126 + t127 + t128 + t129;
+    const double t131 = t20*t130;
+    const double t132 = t125 - t131;
+    const double t133 = params.link_3_L*t132;
+    tau[2] = t89 + t96 + t114 + t115 + t97 - t116 - t120 - t101 - t102 + t90 - t91 - t95 + t113 + t133;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': generalized force
+    const double t134 = derived_.I_KLink2Body[4]*a_KLink2Body[2];
+    const double t135 = derived_.hoisted[18]*u[0]*u[0]*t4*t1;
+    const double t136 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
+    const double t137 = derived_.hoisted[19]*u[0]*t1;
+    const double t138 = -t136 + t137;
+    const double t139 = params.link_1_L*u[0]*t4*t138;
+    const double t140 = derived_.I_KLink2Body[2]*a_KLink2Body[3];
+    const double t141 = params.link_3_m*a_KLink3Body[4];
+    const double t142 = v_KLink3Body[2]*t119;
+    const double t143 = t16*t130;
+    const double t144 = t20*t124;
+    const double t145 = t141 + t142 + t143 + t144;
+    const double t146 = t5*t145;
+    const double t147 = derived_.I_KLink3Body[2]*a_KLink3Body[2];
+    const double t148 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
+    const double t149 = params.link_3_m*a_KLink3Body[3];
+    const double t150 = -t147 - t148 + t149 + t125 - t131;
+    const double t151 = t7*t150;
+    const double t152 = -t146 + t151;
+    const double t153 = params.link_2_L*t152;
+    tau[1] = t89 + t96 + t114 + t134 - t135 + t139 - t140 + t115 + t97 - t116 - t120 - t101 - t102 + t90 - t91 - t95 + t113 + t133 + t153;
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': generalized force
+    const double t154 = derived_.I_KLink1Body[4]*udot[0] + t89 + t96 + t114 + t134 - t135 + t139 - derived_.I_KLink1Body[2]*a_KLink1Body[3] - t140 + t115 + t97 - t116 - t120 - t101 - t102 + t90 - t91 - t95 + t113 + t133 + t153 + params.link_1_L*(-t4*(v_KLink2Body[2]*t138 + params.link_2_m*a_KLink2Body[4] + t7*t145 + t5*t150) + t1*(-derived_.I_KLink2Body[2]*a_KLink2Body[2] + derived_.hoisted[19]*u[0]*t4*v_KLink2Body[2] + params.link_2_m*a_KLink2Body[3] - t146 + t151));
+    tau[0] = t154;
   }
 
   // qdot (nq) = N(q) u.
@@ -1046,8 +1251,9 @@ class Chain {
   }
 
   // Kinetic energy 1/2 u^T M u (J).
-  // (63 adds, 156 muls, 0 divs, 10 calls, 0 other)
+  // (63 adds, 126 muls, 0 divs, 10 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
+    refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
@@ -1162,14 +1368,15 @@ class Chain {
     v_WLink5Body[0] = t60;
     v_WLink5Body[1] = t62;
     // kinetic energy
-    const double t63 = 0.3333333333333333*params.link_1_L*params.link_1_L*params.link_1_m*u[0]*u[0] + params.link_1_L*u[0]*R_WLink1Body(0, 0)*(params.link_1_L*params.link_2_m*u[0]*R_WLink1Body(0, 0) + 0.5*params.link_2_L*params.link_2_m*w_WLink2Body[2]*R_WLink2Body(0, 0)) + params.link_1_L*u[0]*R_WLink1Body(1, 0)*(params.link_1_L*params.link_2_m*u[0]*R_WLink1Body(1, 0) - 0.5*params.link_2_L*params.link_2_m*w_WLink2Body[2]*R_WLink2Body(0, 1)) + w_WLink2Body[2]*(0.3333333333333333*params.link_2_L*params.link_2_L*params.link_2_m*w_WLink2Body[2] - 0.5*params.link_1_L*params.link_2_L*params.link_2_m*u[0]*R_WLink1Body(1, 0)*R_WLink2Body(0, 1) + 0.5*params.link_1_L*params.link_2_L*params.link_2_m*u[0]*R_WLink1Body(0, 0)*R_WLink2Body(0, 0)) + v_WLink3Body[0]*(0.5*params.link_3_L*params.link_3_m*w_WLink3Body[2]*R_WLink3Body(1, 1) + params.link_3_m*v_WLink3Body[0]) + v_WLink3Body[1]*(-0.5*params.link_3_L*params.link_3_m*w_WLink3Body[2]*R_WLink3Body(0, 1) + params.link_3_m*v_WLink3Body[1]) + w_WLink3Body[2]*(0.3333333333333333*params.link_3_L*params.link_3_L*params.link_3_m*w_WLink3Body[2] - 0.5*params.link_3_L*params.link_3_m*v_WLink3Body[1]*R_WLink3Body(0, 1) + 0.5*params.link_3_L*params.link_3_m*v_WLink3Body[0]*R_WLink3Body(1, 1)) + v_WLink4Body[0]*(0.5*params.link_4_L*params.link_4_m*w_WLink4Body[2]*R_WLink4Body(1, 1) + params.link_4_m*v_WLink4Body[0]) + v_WLink4Body[1]*(params.link_4_m*v_WLink4Body[1] - 0.5*params.link_4_L*params.link_4_m*w_WLink4Body[2]*R_WLink4Body(0, 1)) + w_WLink4Body[2]*(0.3333333333333333*params.link_4_L*params.link_4_L*params.link_4_m*w_WLink4Body[2] - 0.5*params.link_4_L*params.link_4_m*v_WLink4Body[1]*R_WLink4Body(0, 1) + 0.5*params.link_4_L*params.link_4_m*v_WLink4Body[0]*R_WLink4Body(1, 1)) + v_WLink5Body[0]*(params.link_5_m*v_WLink5Body[0] + 0.5*params.link_5_L*params.link_5_m*w_WLink5Body[2]*R_WLink5Body(1, 1)) + w_WLink5Body[2]*(0.3333333333333333*params.link_5_L*params.link_5_L*params.link_5_m*w_WLink5Body[2] - 0.5*params.link_5_L*params.link_5_m*v_WLink5Body[1]*R_WLink5Body(0, 1) + 0.5*params.link_5_L*params.link_5_m*v_WLink5Body[0]*R_WLink5Body(1, 1)) + v_WLink5Body[1]*(-0.5*params.link_5_L*params.link_5_m*w_WLink5Body[2]*R_WLink5Body(0, 1) + params.link_5_m*v_WLink5Body[1]);
+    const double t63 = 0.3333333333333333*derived_.hoisted[26]*u[0]*u[0] + w_WLink2Body[2]*(0.3333333333333333*derived_.hoisted[27]*w_WLink2Body[2] - 0.5*derived_.hoisted[20]*u[0]*R_WLink1Body(1, 0)*R_WLink2Body(0, 1) + 0.5*derived_.hoisted[20]*u[0]*R_WLink1Body(0, 0)*R_WLink2Body(0, 0)) + params.link_1_L*u[0]*R_WLink1Body(1, 0)*(derived_.hoisted[19]*u[0]*R_WLink1Body(1, 0) - 0.5*derived_.hoisted[17]*w_WLink2Body[2]*R_WLink2Body(0, 1)) + params.link_1_L*u[0]*R_WLink1Body(0, 0)*(derived_.hoisted[19]*u[0]*R_WLink1Body(0, 0) + 0.5*derived_.hoisted[17]*w_WLink2Body[2]*R_WLink2Body(0, 0)) + v_WLink3Body[0]*(params.link_3_m*v_WLink3Body[0] + 0.5*derived_.hoisted[14]*w_WLink3Body[2]*R_WLink3Body(1, 1)) + v_WLink3Body[1]*(-0.5*derived_.hoisted[14]*w_WLink3Body[2]*R_WLink3Body(0, 1) + params.link_3_m*v_WLink3Body[1]) + w_WLink3Body[2]*(0.3333333333333333*derived_.hoisted[28]*w_WLink3Body[2] - 0.5*derived_.hoisted[14]*v_WLink3Body[1]*R_WLink3Body(0, 1) + 0.5*derived_.hoisted[14]*v_WLink3Body[0]*R_WLink3Body(1, 1)) + v_WLink4Body[1]*(params.link_4_m*v_WLink4Body[1] - 0.5*derived_.hoisted[15]*w_WLink4Body[2]*R_WLink4Body(0, 1)) + v_WLink4Body[0]*(params.link_4_m*v_WLink4Body[0] + 0.5*derived_.hoisted[15]*w_WLink4Body[2]*R_WLink4Body(1, 1)) + w_WLink4Body[2]*(0.3333333333333333*derived_.hoisted[29]*w_WLink4Body[2] + 0.5*derived_.hoisted[15]*v_WLink4Body[0]*R_WLink4Body(1, 1) - 0.5*derived_.hoisted[15]*v_WLink4Body[1]*R_WLink4Body(0, 1)) + v_WLink5Body[0]*(0.5*derived_.hoisted[16]*w_WLink5Body[2]*R_WLink5Body(1, 1) + params.link_5_m*v_WLink5Body[0]) + w_WLink5Body[2]*(0.3333333333333333*derived_.hoisted[21]*w_WLink5Body[2] + 0.5*derived_.hoisted[16]*v_WLink5Body[0]*R_WLink5Body(1, 1) - 0.5*derived_.hoisted[16]*v_WLink5Body[1]*R_WLink5Body(0, 1)) + v_WLink5Body[1]*(-0.5*derived_.hoisted[16]*w_WLink5Body[2]*R_WLink5Body(0, 1) + params.link_5_m*v_WLink5Body[1]);
     ke = 0.5*t63;
     return ke;
   }
 
   // Gravitational potential energy -sum m g . p_WoBcm (J), zero at the World origin.
-  // (42 adds, 59 muls, 0 divs, 10 calls, 0 other)
+  // (42 adds, 57 muls, 0 divs, 10 calls, 0 other)
   double potentialEnergy([[maybe_unused]] const Q& q) const {
+    refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
@@ -1252,7 +1459,7 @@ class Chain {
     const double t50 = params.link_3_L*R_WLink3Body(0, 1);
     const double t51 = params.link_4_L*R_WLink4Body(1, 1);
     const double t52 = params.link_4_L*R_WLink4Body(0, 1);
-    const double t53 = -params.link_1_m*(-0.5*params.link_1_L*params.world_gravity[1]*R_WLink1Body(0, 0) + 0.5*params.link_1_L*params.world_gravity[0]*R_WLink1Body(1, 0)) - params.link_2_m*(params.world_gravity[1]*(-t46 - 0.5*t47) + params.world_gravity[0]*(p_WLink2Body[0] - 0.5*t48)) - params.link_3_m*(params.world_gravity[1]*(-t46 - t47 - 0.5*t49) + params.world_gravity[0]*(p_WLink2Body[0] - t48 - 0.5*t50)) - params.link_4_m*(params.world_gravity[1]*(-t46 - t47 - t49 - 0.5*t51) + params.world_gravity[0]*(p_WLink2Body[0] - t48 - t50 - 0.5*t52)) - params.link_5_m*(params.world_gravity[0]*(p_WLink2Body[0] - t48 - t50 - t52 - 0.5*params.link_5_L*R_WLink5Body(0, 1)) + params.world_gravity[1]*(-t46 - t47 - t49 - t51 - 0.5*params.link_5_L*R_WLink5Body(1, 1)));
+    const double t53 = -params.link_1_m*(0.5*derived_.hoisted[31]*R_WLink1Body(1, 0) - 0.5*derived_.hoisted[30]*R_WLink1Body(0, 0)) - params.link_2_m*(params.world_gravity[1]*(-t46 - 0.5*t47) + params.world_gravity[0]*(p_WLink2Body[0] - 0.5*t48)) - params.link_3_m*(params.world_gravity[1]*(-t46 - t47 - 0.5*t49) + params.world_gravity[0]*(p_WLink2Body[0] - t48 - 0.5*t50)) - params.link_4_m*(params.world_gravity[1]*(-t46 - t47 - t49 - 0.5*t51) + params.world_gravity[0]*(p_WLink2Body[0] - t48 - t50 - 0.5*t52)) - params.link_5_m*(params.world_gravity[0]*(p_WLink2Body[0] - t48 - t50 - t52 - 0.5*params.link_5_L*R_WLink5Body(0, 1)) + params.world_gravity[1]*(-t46 - t47 - t49 - t51 - 0.5*params.link_5_L*R_WLink5Body(1, 1)));
     pe = t53;
     return pe;
   }
@@ -1285,23 +1492,74 @@ class Chain {
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation
   // calls it through refreshDerived() when params changed, so there is no need to.
-  // (0 adds, 25 muls, 0 divs, 0 calls, 0 other)
+  // (33 adds, 51 muls, 1 divs, 0 calls, 0 other)
   void updateDerived() const {
     // I_K (mass, h, I row-major) of joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': spatial inertia about K
+    const double t0 = params.link_1_L*params.link_1_L*params.link_1_m;
     derived_.I_KLink1Body[2] = -0.5*params.link_1_L*params.link_1_m;
-    derived_.I_KLink1Body[4] = 0.3333333333333333*params.link_1_L*params.link_1_L*params.link_1_m;
+    derived_.I_KLink1Body[4] = 0.3333333333333333*t0;
     // I_K (mass, h, I row-major) of joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': spatial inertia about K
-    derived_.I_KLink2Body[2] = -0.5*params.link_2_L*params.link_2_m;
-    derived_.I_KLink2Body[4] = 0.3333333333333333*params.link_2_L*params.link_2_L*params.link_2_m;
+    const double t1 = params.link_2_L*params.link_2_m;
+    const double t2 = params.link_2_L*params.link_2_L*params.link_2_m;
+    derived_.I_KLink2Body[2] = -0.5*t1;
+    derived_.I_KLink2Body[4] = 0.3333333333333333*t2;
     // I_K (mass, h, I row-major) of joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': spatial inertia about K
-    derived_.I_KLink3Body[2] = -0.5*params.link_3_L*params.link_3_m;
-    derived_.I_KLink3Body[4] = 0.3333333333333333*params.link_3_L*params.link_3_L*params.link_3_m;
+    const double t3 = params.link_3_L*params.link_3_m;
+    const double t4 = params.link_3_L*params.link_3_L*params.link_3_m;
+    derived_.I_KLink3Body[2] = -0.5*t3;
+    derived_.I_KLink3Body[4] = 0.3333333333333333*t4;
     // I_K (mass, h, I row-major) of joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': spatial inertia about K
-    derived_.I_KLink4Body[2] = -0.5*params.link_4_L*params.link_4_m;
-    derived_.I_KLink4Body[4] = 0.3333333333333333*params.link_4_L*params.link_4_L*params.link_4_m;
+    const double t5 = params.link_4_L*params.link_4_m;
+    const double t6 = params.link_4_L*params.link_4_L*params.link_4_m;
+    derived_.I_KLink4Body[2] = -0.5*t5;
+    derived_.I_KLink4Body[4] = 0.3333333333333333*t6;
     // I_K (mass, h, I row-major) of joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': spatial inertia about K
-    derived_.I_KLink5Body[2] = -0.5*params.link_5_L*params.link_5_m;
-    derived_.I_KLink5Body[4] = 0.3333333333333333*params.link_5_L*params.link_5_L*params.link_5_m;
+    const double t7 = params.link_5_L*params.link_5_m;
+    const double t8 = params.link_5_L*params.link_5_L*params.link_5_m;
+    derived_.I_KLink5Body[2] = -0.5*t7;
+    derived_.I_KLink5Body[4] = 0.3333333333333333*t8;
+    // parameter-only subexpressions of the functions below
+    const double t9 = params.link_4_L*params.link_5_m;
+    const double t10 = params.link_4_m + params.link_5_m;
+    const double t11 = params.link_3_L*t10;
+    const double t12 = params.link_3_m + params.link_4_m + params.link_5_m;
+    const double t13 = params.link_2_L*t12;
+    const double tinv0 = 1.0/derived_.I_KLink5Body[4];
+    const double t14 = params.link_4_L*params.link_4_L*params.link_5_m;
+    const double t15 = params.link_2_L*params.link_2_L*t12;
+    const double t16 = params.link_3_L*params.link_3_L*t10;
+    derived_.hoisted[0] = derived_.I_KLink5Body[2]*params.link_4_L;
+    derived_.hoisted[1] = derived_.I_KLink4Body[2] - t9;
+    derived_.hoisted[2] = derived_.I_KLink3Body[2] - t11;
+    derived_.hoisted[3] = derived_.I_KLink2Body[2] - t13;
+    derived_.hoisted[4] = derived_.I_KLink1Body[4] + derived_.I_KLink2Body[4] + derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t14 + params.link_1_L*params.link_1_L*(params.link_2_m + params.link_3_m + params.link_4_m + params.link_5_m) + t15 + t16;
+    derived_.hoisted[5] = derived_.I_KLink2Body[4] + derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t14 + t15 + t16;
+    derived_.hoisted[6] = -derived_.I_KLink2Body[2] + t13;
+    derived_.hoisted[7] = derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t14 + t16;
+    derived_.hoisted[8] = -derived_.I_KLink3Body[2] + t11;
+    derived_.hoisted[9] = derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t14;
+    derived_.hoisted[10] = -derived_.I_KLink4Body[2] + t9;
+    derived_.hoisted[11] = params.link_2_L*params.link_2_L;
+    derived_.hoisted[12] = params.link_3_L*params.link_3_L;
+    derived_.hoisted[13] = params.link_4_L*params.link_4_L;
+    derived_.hoisted[14] = t3;
+    derived_.hoisted[15] = t5;
+    derived_.hoisted[16] = t7;
+    derived_.hoisted[17] = t1;
+    derived_.hoisted[18] = params.link_1_L*params.link_1_L*params.link_2_m;
+    derived_.hoisted[19] = params.link_1_L*params.link_2_m;
+    derived_.hoisted[20] = params.link_1_L*params.link_2_L*params.link_2_m;
+    derived_.hoisted[21] = t8;
+    derived_.hoisted[22] = tinv0;
+    derived_.hoisted[23] = params.link_5_m - derived_.I_KLink5Body[2]*derived_.I_KLink5Body[2]*tinv0;
+    derived_.hoisted[24] = derived_.I_KLink5Body[2]*tinv0;
+    derived_.hoisted[25] = params.link_1_L*params.link_1_L;
+    derived_.hoisted[26] = t0;
+    derived_.hoisted[27] = t2;
+    derived_.hoisted[28] = t4;
+    derived_.hoisted[29] = t6;
+    derived_.hoisted[30] = params.link_1_L*params.world_gravity[1];
+    derived_.hoisted[31] = params.link_1_L*params.world_gravity[0];
     derivedFor_ = params;
     derivedValid_ = true;
   }

@@ -116,6 +116,7 @@ class DoublePendulum {
   struct Derived {
     std::array<double, 13> I_KUpper{};  // I_K (mass, h, I row-major) of joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': spatial inertia about K
     std::array<double, 13> I_KLower{};  // I_K (mass, h, I row-major) of joint 'elbow' (double_pendulum.cap:31) -> body 'lower': spatial inertia about K
+    std::array<double, 11> hoisted{};  // parameter-only subexpressions of the functions below
   };
   static_assert(std::is_trivially_copyable_v<Parameters>, "Parameters is compared bitwise");
   mutable Derived derived_;
@@ -128,13 +129,13 @@ class DoublePendulum {
  public:
 
   // M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm.
-  // (4 adds, 5 muls, 0 divs, 1 calls, 0 other)
+  // (2 adds, 2 muls, 0 divs, 1 calls, 0 other)
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
     refreshDerived();  // the parameter-only values, if params changed
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': mass matrix column
     const double t0 = std::cos(q[1]);
-    const double t1 = derived_.I_KLower[2]*params.L1*t0;
-    M(0, 0) = derived_.I_KLower[4] + derived_.I_KUpper[4] + params.L1*params.L1*params.m2 - 2.0*t1;
+    const double t1 = derived_.hoisted[0]*t0;
+    M(0, 0) = derived_.hoisted[1] - 2.0*t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
     const double t2 = derived_.I_KLower[4] - t1;
     M(1, 1) = derived_.I_KLower[4];
@@ -144,7 +145,7 @@ class DoublePendulum {
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
   // M udot = tau - C; by recursive Newton-Euler.
-  // (17 adds, 39 muls, 0 divs, 4 calls, 0 other)
+  // (17 adds, 35 muls, 0 divs, 4 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
@@ -178,15 +179,15 @@ class DoublePendulum {
     a_KLower[3] = t14;
     a_KLower[4] = t18;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': bias
-    const double t19 = params.L1*params.L1*params.m2*u[0]*u[0]*t9*t11;
-    const double t20 = params.L1*params.m2*u[0]*t11;
+    const double t19 = derived_.hoisted[3]*u[0]*u[0]*t9*t11;
+    const double t20 = derived_.hoisted[4]*u[0]*t11;
     const double t21 = derived_.I_KLower[2]*v_KLower[2];
     const double t22 = t20 - t21;
     const double t23 = params.L1*u[0]*t9*t22;
     const double t24 = derived_.I_KLower[2]*a_KLower[3];
     C[1] = -t19 + t23 - t24;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': bias
-    C[0] = -t19 - derived_.I_KUpper[2]*a_KUpper[3] + t23 - t24 + params.L1*(t11*(params.L1*params.m2*u[0]*t9*v_KLower[2] + params.m2*a_KLower[3]) - t9*(v_KLower[2]*t22 + params.m2*a_KLower[4]));
+    C[0] = -t19 - derived_.I_KUpper[2]*a_KUpper[3] + t23 - t24 + params.L1*(t11*(derived_.hoisted[4]*u[0]*t9*v_KLower[2] + params.m2*a_KLower[3]) - t9*(v_KLower[2]*t22 + params.m2*a_KLower[4]));
   }
 
   // tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`).
@@ -198,11 +199,11 @@ class DoublePendulum {
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
   // force laws and the tree-sparse L^T D L solve, all unrolled.
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 26 adds, 102 muls, 3 divs (weighted 156.0);
-  //   ABA in World: 27 adds, 122 muls, 3 divs (weighted 177.0);
-  //   CRBA + L^T D L in joint frames: 24 adds, 53 muls, 2 divs (weighted 101.0);
-  //   ABA in joint frames: 23 adds, 63 muls, 2 divs (weighted 110.0).
-  // (24 adds, 53 muls, 2 divs, 4 calls, 0 other)
+  //   CRBA + L^T D L in World: 24 adds, 63 muls, 1 divs (weighted 107.0);
+  //   ABA in World: 27 adds, 98 muls, 1 divs (weighted 145.0);
+  //   CRBA + L^T D L in joint frames: 22 adds, 46 muls, 1 divs (weighted 88.0);
+  //   ABA in joint frames: 22 adds, 53 muls, 1 divs (weighted 95.0).
+  // (22 adds, 46 muls, 1 divs, 4 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
     MassMatrix M;
@@ -214,7 +215,7 @@ class DoublePendulum {
     v_KLower[2] = t0;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
     const double t1 = std::cos(q[1]);
-    const double t2 = derived_.I_KLower[2]*params.L1*t1;
+    const double t2 = derived_.hoisted[0]*t1;
     const double t3 = derived_.I_KLower[4] - t2;
     M(0, 1) = t3;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
@@ -241,16 +242,68 @@ class DoublePendulum {
     a_KLower[3] = t16;
     a_KLower[4] = t20;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
-    const double tinv0 = 1.0/derived_.I_KLower[4];
-    const double tinv1 = 1.0/(derived_.I_KLower[4] + derived_.I_KUpper[4] + params.L1*params.L1*params.m2 - 2.0*t2 - tinv0*M(0, 1)*M(0, 1));
-    const double t21 = params.L1*params.L1*params.m2*u[0]*u[0]*t12*t1;
-    const double t22 = params.L1*params.m2*u[0]*t1 - derived_.I_KLower[2]*v_KLower[2];
+    const double tinv0 = 1.0/(derived_.hoisted[1] - 2.0*t2 - derived_.hoisted[7]*M(0, 1)*M(0, 1));
+    const double t21 = derived_.hoisted[3]*u[0]*u[0]*t12*t1;
+    const double t22 = derived_.hoisted[4]*u[0]*t1 - derived_.I_KLower[2]*v_KLower[2];
     const double t23 = params.L1*u[0]*t12*t22;
     const double t24 = derived_.I_KLower[2]*a_KLower[3];
     const double t25 = t21 - t23 + t24;
-    const double t26 = t21 + derived_.I_KUpper[2]*a_KUpper[3] - t23 + t24 - tinv0*M(0, 1)*t25 - params.L1*(t1*(params.L1*params.m2*u[0]*t12*v_KLower[2] + params.m2*a_KLower[3]) - t12*(v_KLower[2]*t22 + params.m2*a_KLower[4]));
-    udot[0] = tinv1*t26;
-    udot[1] = tinv0*t25 - tinv0*M(0, 1)*tinv1*t26;
+    const double t26 = t21 + derived_.I_KUpper[2]*a_KUpper[3] - t23 + t24 - derived_.hoisted[7]*M(0, 1)*t25 - params.L1*(t1*(derived_.hoisted[4]*u[0]*t12*v_KLower[2] + params.m2*a_KLower[3]) - t12*(v_KLower[2]*t22 + params.m2*a_KLower[4]));
+    udot[0] = tinv0*t26;
+    udot[1] = derived_.hoisted[7]*t25 - derived_.hoisted[7]*M(0, 1)*tinv0*t26;
+  }
+
+  // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
+  // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
+  // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
+  // (24 adds, 39 muls, 0 divs, 4 calls, 0 other)
+  void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const U& udot, U& tau) const {
+    refreshDerived();  // the parameter-only values, if params changed
+    Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
+    Eigen::Matrix<double, 6, 1> a_KUpper;  // spatial acceleration in the joint frame of 'upper'
+    Eigen::Matrix<double, 6, 1> a_KLower;  // spatial acceleration in the joint frame of 'lower'
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
+    const double t0 = u[0] + u[1];
+    v_KLower[2] = t0;
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration
+    const double t1 = std::sin(q[0]);
+    const double t2 = params.world_gravity[1]*t1;
+    const double t3 = std::cos(q[0]);
+    const double t4 = params.world_gravity[0]*t3;
+    const double t5 = -t2 - t4;
+    const double t6 = params.world_gravity[1]*t3;
+    const double t7 = params.world_gravity[0]*t1;
+    const double t8 = -t6 + t7;
+    a_KUpper[3] = t5;
+    a_KUpper[4] = t8;
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration
+    const double t9 = udot[0] + udot[1];
+    const double t10 = std::sin(q[1]);
+    const double t11 = params.L1*u[0]*u[1]*t10;
+    const double t12 = t10*a_KUpper[4];
+    const double t13 = std::cos(q[1]);
+    const double t14 = params.L1*udot[0];
+    const double t15 = t14 - t2 - t4;
+    const double t16 = t13*t15;
+    const double t17 = -t11 + t12 + t16;
+    const double t18 = params.L1*u[0]*u[1]*t13;
+    const double t19 = t13*a_KUpper[4];
+    const double t20 = t10*t15;
+    const double t21 = -t18 + t19 - t20;
+    a_KLower[2] = t9;
+    a_KLower[3] = t17;
+    a_KLower[4] = t21;
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': generalized force
+    const double t22 = derived_.hoisted[3]*u[0]*u[0]*t10*t13;
+    const double t23 = derived_.I_KLower[4]*a_KLower[2];
+    const double t24 = derived_.hoisted[4]*u[0]*t13;
+    const double t25 = derived_.I_KLower[2]*v_KLower[2];
+    const double t26 = t24 - t25;
+    const double t27 = params.L1*u[0]*t10*t26;
+    const double t28 = derived_.I_KLower[2]*a_KLower[3];
+    tau[1] = -t22 + t23 + t27 - t28;
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': generalized force
+    tau[0] = derived_.I_KUpper[4]*udot[0] - t22 + t23 - derived_.I_KUpper[2]*a_KUpper[3] + t27 - t28 + params.L1*(t13*(-derived_.I_KLower[2]*a_KLower[2] + derived_.hoisted[4]*u[0]*t10*v_KLower[2] + params.m2*a_KLower[3]) - t10*(v_KLower[2]*t26 + params.m2*a_KLower[4]));
   }
 
   // qdot (nq) = N(q) u.
@@ -326,8 +379,9 @@ class DoublePendulum {
   }
 
   // Kinetic energy 1/2 u^T M u (J).
-  // (10 adds, 47 muls, 0 divs, 4 calls, 0 other)
+  // (10 adds, 35 muls, 0 divs, 4 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
+    refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
     Eigen::Matrix3d R_WLower;  // R_WB of 'lower'
     Eigen::Vector3d w_WLower;  // w_WB of 'lower'
@@ -352,14 +406,15 @@ class DoublePendulum {
     const double t10 = u[0] + u[1];
     w_WLower[2] = t10;
     // kinetic energy
-    const double t11 = 0.3333333333333333*params.L1*params.L1*params.m1*u[0]*u[0] + params.L1*u[0]*R_WUpper(1, 0)*(params.L1*params.m2*u[0]*R_WUpper(1, 0) - 0.5*params.L2*params.m2*w_WLower[2]*R_WLower(0, 1)) + w_WLower[2]*(0.3333333333333333*params.L2*params.L2*params.m2*w_WLower[2] - 0.5*params.L1*params.L2*params.m2*u[0]*R_WUpper(1, 0)*R_WLower(0, 1) + 0.5*params.L1*params.L2*params.m2*u[0]*R_WUpper(0, 0)*R_WLower(0, 0)) + params.L1*u[0]*R_WUpper(0, 0)*(params.L1*params.m2*u[0]*R_WUpper(0, 0) + 0.5*params.L2*params.m2*w_WLower[2]*R_WLower(0, 0));
+    const double t11 = 0.3333333333333333*derived_.hoisted[8]*u[0]*u[0] + w_WLower[2]*(0.3333333333333333*derived_.hoisted[6]*w_WLower[2] + 0.5*derived_.hoisted[2]*u[0]*R_WUpper(0, 0)*R_WLower(0, 0) - 0.5*derived_.hoisted[2]*u[0]*R_WUpper(1, 0)*R_WLower(0, 1)) + params.L1*u[0]*R_WUpper(1, 0)*(derived_.hoisted[4]*u[0]*R_WUpper(1, 0) - 0.5*derived_.hoisted[5]*w_WLower[2]*R_WLower(0, 1)) + params.L1*u[0]*R_WUpper(0, 0)*(derived_.hoisted[4]*u[0]*R_WUpper(0, 0) + 0.5*derived_.hoisted[5]*w_WLower[2]*R_WLower(0, 0));
     ke = 0.5*t11;
     return ke;
   }
 
   // Gravitational potential energy -sum m g . p_WoBcm (J), zero at the World origin.
-  // (7 adds, 20 muls, 0 divs, 4 calls, 0 other)
+  // (7 adds, 18 muls, 0 divs, 4 calls, 0 other)
   double potentialEnergy([[maybe_unused]] const Q& q) const {
+    refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
     Eigen::Matrix3d R_WLower;  // R_WB of 'lower'
     Eigen::Vector3d p_WLower;  // p_WoBo_W of 'lower'
@@ -383,7 +438,7 @@ class DoublePendulum {
     R_WLower(0, 1) = t9;
     p_WLower[0] = t10;
     // potential energy (gravity)
-    pe = -params.m1*(-0.5*params.L1*params.world_gravity[1]*R_WUpper(0, 0) + 0.5*params.L1*params.world_gravity[0]*R_WUpper(1, 0)) - params.m2*(params.world_gravity[0]*(p_WLower[0] - 0.5*params.L2*R_WLower(0, 1)) + params.world_gravity[1]*(-params.L1*R_WUpper(0, 0) - 0.5*params.L2*R_WLower(0, 0)));
+    pe = -params.m1*(-0.5*derived_.hoisted[9]*R_WUpper(0, 0) + 0.5*derived_.hoisted[10]*R_WUpper(1, 0)) - params.m2*(params.world_gravity[0]*(p_WLower[0] - 0.5*params.L2*R_WLower(0, 1)) + params.world_gravity[1]*(-params.L1*R_WUpper(0, 0) - 0.5*params.L2*R_WLower(0, 0)));
     return pe;
   }
 
@@ -406,14 +461,30 @@ class DoublePendulum {
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation
   // calls it through refreshDerived() when params changed, so there is no need to.
-  // (0 adds, 10 muls, 0 divs, 0 calls, 0 other)
+  // (2 adds, 18 muls, 1 divs, 0 calls, 0 other)
   void updateDerived() const {
     // I_K (mass, h, I row-major) of joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': spatial inertia about K
+    const double t0 = params.L1*params.L1*params.m1;
     derived_.I_KUpper[2] = -0.5*params.L1*params.m1;
-    derived_.I_KUpper[4] = 0.3333333333333333*params.L1*params.L1*params.m1;
+    derived_.I_KUpper[4] = 0.3333333333333333*t0;
     // I_K (mass, h, I row-major) of joint 'elbow' (double_pendulum.cap:31) -> body 'lower': spatial inertia about K
-    derived_.I_KLower[2] = -0.5*params.L2*params.m2;
-    derived_.I_KLower[4] = 0.3333333333333333*params.L2*params.L2*params.m2;
+    const double t1 = params.L2*params.m2;
+    const double t2 = params.L2*params.L2*params.m2;
+    derived_.I_KLower[2] = -0.5*t1;
+    derived_.I_KLower[4] = 0.3333333333333333*t2;
+    // parameter-only subexpressions of the functions below
+    const double t3 = params.L1*params.L1*params.m2;
+    derived_.hoisted[0] = derived_.I_KLower[2]*params.L1;
+    derived_.hoisted[1] = derived_.I_KLower[4] + derived_.I_KUpper[4] + t3;
+    derived_.hoisted[2] = params.L1*params.L2*params.m2;
+    derived_.hoisted[3] = t3;
+    derived_.hoisted[4] = params.L1*params.m2;
+    derived_.hoisted[5] = t1;
+    derived_.hoisted[6] = t2;
+    derived_.hoisted[7] = 1.0/derived_.I_KLower[4];
+    derived_.hoisted[8] = t0;
+    derived_.hoisted[9] = params.L1*params.world_gravity[1];
+    derived_.hoisted[10] = params.L1*params.world_gravity[0];
     derivedFor_ = params;
     derivedValid_ = true;
   }

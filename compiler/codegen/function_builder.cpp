@@ -1,0 +1,266 @@
+#include "codegen/function_builder.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+#include <sstream>
+
+namespace capstan::codegen {
+
+using json = nlohmann::json;
+using symbolic::Assignment;
+using symbolic::CppPrinter;
+using symbolic::Expr;
+
+FunctionBuilder::FunctionBuilder(std::string name, std::string returnType, std::string params,
+                                 std::vector<std::string> doc) {
+  fn_["name"] = std::move(name);
+  fn_["return_type"] = std::move(returnType);
+  fn_["params"] = std::move(params);
+  fn_["doc"] = std::move(doc);
+  fn_["opening"] = json::array();
+  fn_["prologue"] = json::array();
+  fn_["epilogue"] = json::array();
+  parts_.push_back(json::array());
+}
+
+void FunctionBuilder::local(const std::string& declaration) {
+  std::string head = declaration.substr(0, declaration.find(';'));
+  head = head.substr(0, head.find(" ="));
+  locals_.emplace_back(head.substr(head.find_last_of(' ') + 1), declaration);
+}
+
+void FunctionBuilder::block(const std::string& comment, std::vector<Assignment> outputs) {
+  if (outputs.empty()) return;
+  pending_.push_back({comment, std::move(outputs)});
+}
+
+const symbolic::OpCount& FunctionBuilder::ops() {
+  print();
+  return ops_;
+}
+
+json FunctionBuilder::finish() {
+  print();
+  dropUnreadLines();
+  fn_["operations"] = std::to_string(ops_.adds) + " adds, " + std::to_string(ops_.muls) + " muls, " +
+                       std::to_string(ops_.divs) + " divs, " + std::to_string(ops_.funcs) + " calls, " +
+                       std::to_string(ops_.other) + " other";
+  fn_["parts"] = json::array();
+  fn_["work"] = json::array();
+  const bool split = parts_.size() > 1;
+  if (!returned_.empty()) fn_["epilogue"].push_back("return " + std::string(split ? "w." : "") + returned_ + ";");
+  if (!split) {
+    fn_["blocks"] = parts_.front();
+    return fn_;
+  }
+  fn_["blocks"] = json::array();
+  splitIntoParts();
+  return fn_;
+}
+
+void FunctionBuilder::splitIntoParts() {
+  std::set<std::string> later;  // read by a part after the current one
+  std::set<std::string> carried;
+  for (std::size_t k = parts_.size(); k-- > 0;) {
+    for (std::size_t i = 0; i < parts_[k].size(); ++i) {
+      json& block = parts_[k][i];
+      std::string code = block["code"];
+      for (const CppPrinter::Temporary& t : declared_[k][i]) {
+        if (!later.count(t.name)) continue;
+        const std::string declaration = "const " + t.type + " " + t.name + " = ";
+        const std::size_t at = code.find(declaration);
+        if (at == std::string::npos) continue;  // dropped as unread (dropUnreadLines)
+        code.replace(at, declaration.size(), t.name + " = ");
+        carried.insert(t.name);
+      }
+      block["code"] = code;
+    }
+    later.insert(reused_[k].begin(), reused_[k].end());
+  }
+  json work = fn_["prologue"];
+  // Temporaries one part computes and a later one reads, in print order.
+  for (const char* type : {"double", "bool"}) {
+    std::string names;
+    for (const auto& part : declared_) {
+      for (const auto& block : part) {
+        for (const CppPrinter::Temporary& t : block) {
+          if (t.type == type && carried.count(t.name)) names += (names.empty() ? "" : ", ") + t.name;
+        }
+      }
+    }
+    if (!names.empty()) work.push_back(std::string(type) + " " + names + ";  // computed in one part, read in a later one");
+  }
+  fn_["work"] = work;
+  fn_["prologue"] = json::array();
+  const std::string name = fn_["name"];
+  for (std::size_t k = 0; k < parts_.size(); ++k) {
+    fn_["parts"].push_back({{"name", "part" + std::to_string(k + 1)}, {"blocks", parts_[k]}});
+  }
+  // The parts take the function's parameters, each maybe unused there.
+  std::string partParams, args;
+  std::istringstream params(fn_["params"].get<std::string>());
+  for (std::string param; std::getline(params, param, ',');) {
+    param = param.substr(param.find_first_not_of(' '));
+    const std::string unused = "[[maybe_unused]] ";
+    if (param.rfind(unused, 0) == 0) param = param.substr(unused.size());
+    partParams += (partParams.empty() ? "" : ", ") + unused + param;
+    args += (args.empty() ? "" : ", ") + param.substr(param.find_last_of(" &") + 1);
+  }
+  fn_["part_params"] = partParams;
+  fn_["args"] = args;
+  fn_["work_type"] = std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])))) +
+                     name.substr(1) + "Work";
+}
+
+std::string FunctionBuilder::localOf(const std::string& target) const {
+  const std::string base = target.substr(0, target.find_first_of("([ "));
+  for (const auto& [name, declaration] : locals_) {
+    if (name == base && name != returned_) return name;
+  }
+  return "";
+}
+
+void FunctionBuilder::dropUnreadLines() {
+  static const std::regex entry(R"((\w+)(\[\d+\]|\(\d+, \d+\)))");
+  static const std::regex word(R"(\b[A-Za-z_]\w*\b)");
+  static const std::regex store(R"(^\s*(\w+)(\[\d+\]|\(\d+, \d+\)) = (.*)$)");
+  static const std::regex temporary(R"(^\s*const (?:double|bool) (\w+) = (.*)$)");
+  std::set<std::string> readEntries, readWords, stored;
+  auto reads = [&](const std::string& text) {
+    for (std::sregex_iterator it(text.begin(), text.end(), entry), end; it != end; ++it) readEntries.insert(it->str());
+    for (std::sregex_iterator it(text.begin(), text.end(), word), end; it != end; ++it) readWords.insert(it->str());
+  };
+  for (const auto& line : fn_["epilogue"]) reads(line.get<std::string>());
+  for (std::size_t k = parts_.size(); k-- > 0;) {
+    for (std::size_t b = parts_[k].size(); b-- > 0;) {
+      json& block = parts_[k][b];
+      std::vector<std::string> lines;
+      std::istringstream in(block["code"].get<std::string>());
+      for (std::string line; std::getline(in, line);) lines.push_back(line);
+      std::string kept;
+      for (std::size_t i = lines.size(); i-- > 0;) {
+        std::smatch m;
+        bool keep = true;
+        if (std::regex_match(lines[i], m, store) && localNames_.count(m[1].str())) {
+          keep = readEntries.count(m[1].str() + m[2].str()) > 0;
+          if (keep) {
+            reads(m[3].str());
+            stored.insert(m[1].str());
+          }
+        } else if (std::regex_match(lines[i], m, temporary)) {
+          keep = readWords.count(m[1].str()) > 0;
+          if (keep) reads(m[2].str());
+        } else {
+          reads(lines[i]);
+        }
+        if (keep) kept.insert(0, lines[i] + "\n");
+      }
+      block["code"] = kept;
+    }
+  }
+  // Locals no line writes any more, temporaries the split bookkeeping
+  // knows of that are gone now, and blocks left empty.
+  json prologue = json::array();
+  for (const auto& declaration : fn_["prologue"]) {
+    std::string head = declaration.get<std::string>();
+    head = head.substr(0, head.find(';'));
+    head = head.substr(0, head.find(" ="));
+    const std::string name = head.substr(head.find_last_of(' ') + 1);
+    if (!localNames_.count(name) || stored.count(name) || name == returned_) prologue.push_back(declaration);
+  }
+  fn_["prologue"] = prologue;
+  for (std::size_t k = 0; k < parts_.size() && k < declared_.size(); ++k) {
+    for (auto& temps : declared_[k]) {
+      temps.erase(std::remove_if(temps.begin(), temps.end(),
+                                 [&](const CppPrinter::Temporary& t) { return !readWords.count(t.name); }),
+                  temps.end());
+    }
+    for (std::size_t b = parts_[k].size(); b-- > 0;) {
+      if (!parts_[k][b]["code"].get<std::string>().empty()) continue;
+      parts_[k].erase(b);
+      declared_[k].erase(declared_[k].begin() + static_cast<long>(b));
+    }
+  }
+}
+
+std::unordered_map<std::uint32_t, std::size_t> FunctionBuilder::lastUses() const {
+  std::vector<std::vector<Expr>> roots;
+  for (const Pending& p : pending_) {
+    roots.emplace_back();
+    for (const Assignment& a : p.outputs) roots.back().push_back(a.value);
+  }
+  return symbolic::lastUses(roots);
+}
+
+void FunctionBuilder::dropDeadStores() {
+  for (bool dropped = true; dropped;) {
+    dropped = false;
+    const auto last = lastUses();
+    for (std::size_t k = 0; k < pending_.size(); ++k) {
+      auto& outputs = pending_[k].outputs;
+      const auto dead = [&](const Assignment& a) {
+        if (localOf(a.target).empty()) return false;
+        if (a.value.isConstant() || a.value.isSymbol()) return true;
+        const auto it = last.find(a.value.id());
+        return it == last.end() || it->second <= k;
+      };
+      const auto end = std::remove_if(outputs.begin(), outputs.end(), dead);
+      dropped = dropped || end != outputs.end();
+      outputs.erase(end, outputs.end());
+    }
+  }
+  std::set<std::string> written;
+  for (const Pending& p : pending_)
+    for (const Assignment& a : p.outputs) written.insert(localOf(a.target));
+  for (const auto& [name, declaration] : locals_) {
+    if (written.count(name) || name == returned_) fn_["prologue"].push_back(declaration);
+    localNames_.insert(name);
+  }
+  locals_.clear();
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [](const Pending& p) { return p.outputs.empty(); }),
+                 pending_.end());
+}
+
+void FunctionBuilder::print() {
+  if (pending_.empty() && locals_.empty()) return;
+  if (rewrite_) {
+    std::vector<Expr> values;
+    for (const Pending& p : pending_)
+      for (const Assignment& a : p.outputs) values.push_back(a.value);
+    rewrite_(values);
+    std::size_t k = 0;
+    for (Pending& p : pending_)
+      for (Assignment& a : p.outputs) a.value = values.at(k++);
+  }
+  dropDeadStores();
+  if (pending_.empty()) return;
+  const auto last = lastUses();
+  for (std::size_t k = 0; k < pending_.size(); ++k) {
+    if (partBudget_ > 0 && !parts_.back().empty() && weightedCost(partOps_) >= partBudget_) {
+      parts_.push_back(json::array());
+      partOps_ = {};
+    }
+    auto usedLater = [&](const symbolic::Node* n) {
+      const auto it = last.find(n->id);
+      return it != last.end() && it->second > k;
+    };
+    if (declared_.size() < parts_.size()) {
+      declared_.emplace_back();
+      reused_.emplace_back();
+    }
+    const CppPrinter::Block b = printer_.block(pending_[k].outputs, "t", "    ", usedLater);
+    declared_.back().push_back(b.declared);
+    reused_.back().insert(b.reused.begin(), b.reused.end());
+    for (const Assignment& a : pending_[k].outputs) {
+      if (a.value.isConstant() || a.value.isSymbol() || !named_.insert(a.value.id()).second) continue;
+      printer_.name(a.value, a.target);
+    }
+    ops_ += b.ops;
+    partOps_ += b.ops;
+    parts_.back().push_back({{"comment", pending_[k].comment}, {"code", b.code}});
+  }
+  pending_.clear();
+}
+
+}  // namespace capstan::codegen

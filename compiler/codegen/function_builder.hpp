@@ -1,0 +1,143 @@
+// One generated member function as the IR describes it (docs/ir.md): its
+// signature, locals and blocks of straight-line statements printed from
+// traced expressions, each block headed by the model element it comes from.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "symbolic/printer.hpp"
+
+namespace capstan::codegen {
+
+// `base[i]` and `base(r, c)`: the spelling of vector and matrix entries.
+inline std::string index(const std::string& base, int i) { return base + "[" + std::to_string(i) + "]"; }
+inline std::string index2(const std::string& base, int r, int c) {
+  return base + "(" + std::to_string(r) + ", " + std::to_string(c) + ")";
+}
+
+// Weighted cost of straight-line code: a division (or a call) counts as
+// about four multiplications.
+inline double weightedCost(const symbolic::OpCount& ops) {
+  return static_cast<double>(ops.adds + ops.muls + ops.other) + 4.0 * static_cast<double>(ops.divs + ops.funcs);
+}
+
+// Functions are emitted in parts of about this many weighted operations
+// (FunctionBuilder): small enough for g++ to allocate registers quickly.
+// Parts cost about 5-8 % of run time (their shared values live in memory,
+// where the compiler must assume stores through the outputs may change
+// them), so forwardDynamics, the function simulation spends its time in,
+// gets twice the budget: every peer model up to 30 dofs stays one function,
+// and the 50-link chain's compiles in two parts.
+constexpr double kPartBudget = 8000;
+constexpr double kForwardDynamicsPartBudget = 2 * kPartBudget;
+
+// One generated member function: its signature, local declarations, blocks
+// of straight-line statements (each headed by the model element it came
+// from) and closing statements.
+//
+// A function whose code grows past a budget is emitted in parts:
+// consecutive runs of blocks, each a non-inlined member of a workspace
+// struct that holds the function's locals and the temporaries one part
+// computes and a later one reads. g++ allocates registers in time
+// superlinear in a function's size, so parts keep the compile time of large
+// models near linear; the printed code, and so the operation count, is the
+// same either way.
+class FunctionBuilder {
+ public:
+  using Assignment = symbolic::Assignment;
+  using CppPrinter = symbolic::CppPrinter;
+  using Expr = symbolic::Expr;
+  using json = nlohmann::json;
+
+  FunctionBuilder(std::string name, std::string returnType, std::string params, std::vector<std::string> doc);
+
+  // A local declaration (a workspace member when the function is split).
+  // Its name is the declaration's last word before `;` or ` =`; a local
+  // none of whose entries a later block reads is not declared (print()).
+  void local(const std::string& declaration);
+  // A statement the function runs first (on its parameters).
+  void opening(const std::string& statement) { fn_["opening"].push_back(statement); }
+  void closing(const std::string& statement) { fn_["epilogue"].push_back(statement); }
+  // `return <local>;` at the end (`return w.<local>;` when split).
+  void returns(const std::string& local) { returned_ = local; }
+  // Start a new part at the next block once a part has cost `budget`
+  // (default kPartBudget).
+  void splitAt(double budget) { partBudget_ = budget; }
+
+  // Adds `outputs` as one block; later blocks refer to its targets by name.
+  // Printing waits for the last block (ops() or finish()), so each block
+  // knows what later ones reuse.
+  void block(const std::string& comment, std::vector<Assignment> outputs);
+
+  // Rewrites every block's values before they are printed (all blocks
+  // pending at once, in order): the parameter hoisting of derived.hpp.
+  using Rewrite = std::function<void(std::vector<Expr>& values)>;
+  void rewriteValues(Rewrite rewrite) { rewrite_ = std::move(rewrite); }
+
+  void set(const std::string& key, json value) { fn_[key] = std::move(value); }
+  const symbolic::OpCount& ops();
+
+  json finish();
+
+ private:
+  // Moves the blocks into parts, the locals into the workspace, and there
+  // too every temporary that a later part reads (the printer reports each
+  // block's declared and reused temporaries).
+  void splitIntoParts();
+
+  struct Pending {
+    std::string comment;
+    std::vector<Assignment> outputs;
+  };
+
+  // The local an assignment's target names (`R_WLink2Body` of
+  // `R_WLink2Body(0, 1)`), or "" for an output of the function.
+  std::string localOf(const std::string& target) const;
+
+  // The printed code's own dead stores: a store to an entry of a local
+  // (`a_KUpper[3] = t26;`) that no later line reads, and then a temporary
+  // (`const double t26 = ...;`) that no line kept reads. dropDeadStores()
+  // works on the traced values and finds most; this finds what it cannot
+  // see: a second local entry holding a value another name already gives
+  // later blocks, and a value whose later uses the printer reads through a
+  // temporary of an enclosing expression. Straight-line code, so one pass
+  // from the last line back decides each line.
+  void dropUnreadLines();
+
+  // symbolic::lastUses of the pending blocks' values.
+  std::unordered_map<std::uint32_t, std::size_t> lastUses() const;
+
+  // Drops dead stores: an entry of a local that no later block reads (a
+  // constant or a symbol, which later blocks print as themselves, never
+  // counts as read), repeated until none is left, since dropping one may
+  // leave what it read dead too. Then declares the locals still written.
+  void dropDeadStores();
+
+  // Prints the pending blocks (after rewrite_, then dropDeadStores()).
+
+  void print();
+
+  CppPrinter printer_{CppPrinter::Options{}};
+  Rewrite rewrite_;
+  json fn_;
+  std::vector<Pending> pending_;
+  std::vector<json> parts_;
+  std::vector<std::vector<std::vector<CppPrinter::Temporary>>> declared_;  // by part, by block
+  std::vector<std::set<std::string>> reused_;                             // by part
+  std::set<std::uint32_t> named_;
+  symbolic::OpCount ops_, partOps_;
+  double partBudget_ = kPartBudget;
+  std::string returned_;
+  std::vector<std::pair<std::string, std::string>> locals_;  // (name, declaration), until printed
+  std::set<std::string> localNames_;                          // every local's name
+};
+
+}  // namespace capstan::codegen

@@ -1,0 +1,86 @@
+#include "codegen/functions.hpp"
+
+#include <stdexcept>
+
+namespace capstan::codegen {
+
+namespace {
+
+const char* cppType(ValueType t) {
+  switch (t) {
+    case ValueType::Time: return "double";
+    case ValueType::Q: return "Q";
+    case ValueType::U: return "U";
+    case ValueType::MassMatrix: return "MassMatrix";
+    case ValueType::BodyPoses: return "BodyPoses";
+    case ValueType::BodyVelocities: return "BodyVelocities";
+    case ValueType::Outputs: return "Outputs";
+    case ValueType::Energy: return "double";
+  }
+  throw std::logic_error("cppType: unknown value type");
+}
+
+using T = ValueType;
+
+}  // namespace
+
+std::string GeneratedFunction::parameters() const {
+  std::string out;
+  auto add = [&](const std::string& p) { out += (out.empty() ? "" : ", ") + p; };
+  for (const FunctionArgument& a : arguments) {
+    const std::string type = cppType(a.type);
+    add("[[maybe_unused]] " + (a.type == T::Time ? type : "const " + type + "&") + " " + a.name);
+  }
+  for (const FunctionArgument& r : results) {
+    if (r.type == T::Energy) continue;
+    add(std::string(r.type == T::Outputs ? "[[maybe_unused]] " : "") + cppType(r.type) + "& " + r.name);
+  }
+  return out;
+}
+
+std::string GeneratedFunction::returnType() const {
+  for (const FunctionArgument& r : results)
+    if (r.type == T::Energy) return "double";
+  return "void";
+}
+
+const std::vector<GeneratedFunction>& generatedFunctions() {
+  static const std::vector<GeneratedFunction> table = {
+      {FunctionId::MassMatrix, "massMatrix", {{T::Q, "q"}}, {{T::MassMatrix, "M"}},
+       {"M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm."}},
+      {FunctionId::Bias, "bias", {{T::Q, "q"}, {T::U, "u"}}, {{T::U, "C"}},
+       {"C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that",
+        "M udot = tau - C; by recursive Newton-Euler."}},
+      {FunctionId::AppliedForces, "appliedForces", {{T::Time, "time"}, {T::Q, "q"}, {T::U, "u"}}, {{T::U, "tau"}},
+       {"tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`)."}},
+      // Its doc comment names the method chosen (trace.cpp).
+      {FunctionId::ForwardDynamics, "forwardDynamics", {{T::Time, "time"}, {T::Q, "q"}, {T::U, "u"}}, {{T::U, "udot"}},
+       {}},
+      {FunctionId::InverseDynamics, "inverseDynamics", {{T::Q, "q"}, {T::U, "u"}, {T::U, "udot"}}, {{T::U, "tau"}},
+       {"tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot",
+        "(recursive Newton-Euler in joint frames). The model's force laws are not subtracted:",
+        "inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u)."}},
+      {FunctionId::Qdot, "qdot", {{T::Q, "q"}, {T::U, "u"}}, {{T::Q, "qd"}}, {"qdot (nq) = N(q) u."}},
+      {FunctionId::BodyPoses, "bodyPoses", {{T::Q, "q"}}, {{T::BodyPoses, "poses"}},
+       {"X_WB of every body (its `frame_a`) in World."}},
+      {FunctionId::BodyVelocities, "bodyVelocities", {{T::Q, "q"}, {T::U, "u"}}, {{T::BodyVelocities, "velocities"}},
+       {"w_WB and v_WBo of every body, in World."}},
+      {FunctionId::KineticEnergy, "kineticEnergy", {{T::Q, "q"}, {T::U, "u"}}, {{T::Energy, "ke"}},
+       {"Kinetic energy 1/2 u^T M u (J)."}},
+      {FunctionId::PotentialEnergy, "potentialEnergy", {{T::Q, "q"}}, {{T::Energy, "pe"}},
+       {"Gravitational potential energy -sum m g . p_WoBcm (J), zero at the World origin."}},
+      {FunctionId::Outputs, "outputs", {{T::Time, "time"}, {T::Q, "q"}, {T::U, "u"}}, {{T::Outputs, "out"}},
+       {"The model's `output` variables."}},
+      {FunctionId::InitialState, "initialState", {}, {{T::Q, "q"}, {T::U, "u"}},
+       {"The initial state from the joints' q0 and u0 parameters (quaternions normalized)."}},
+  };
+  return table;
+}
+
+const GeneratedFunction& generatedFunction(FunctionId id) {
+  for (const GeneratedFunction& f : generatedFunctions())
+    if (f.id == id) return f;
+  throw std::logic_error("generatedFunction: not in the table");
+}
+
+}  // namespace capstan::codegen

@@ -1,0 +1,184 @@
+// The functions every generated model class has, in one table that the
+// tracer (trace.cpp), the interpreter (interpret.cpp) and the IR follow —
+// their names, typed arguments and results, and documentation — and one
+// implementation over Scalar (FunctionEvaluator::run) that the interpreter
+// runs with double and the tracer with symbolic::Expr. A new function is one
+// table row and one case of run(); the tracer then says how its values are
+// cut into blocks, and the template renders whatever the IR lists.
+#pragma once
+
+#include <capstan/dynamics.hpp>
+#include <capstan/local_dynamics.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/assemble.hpp"
+
+namespace capstan::codegen {
+
+// The C++ types of arguments and results (members of the generated class,
+// docs/generated-code.md), and what each holds.
+enum class ValueType {
+  Time,            // double (s)
+  Q,               // (nq) generalized coordinates
+  U,               // (nu) generalized speeds, accelerations or forces
+  MassMatrix,      // (nu x nu)
+  BodyPoses,       // X_WB of every body
+  BodyVelocities,  // w_WB, v_WBo of every body, in World
+  Outputs,         // the model's outputs
+  Energy,          // double (J), returned
+};
+
+struct FunctionArgument {
+  ValueType type;
+  const char* name;  // as in the generated signature: "q", "udot"
+};
+
+enum class FunctionId {
+  MassMatrix,
+  Bias,
+  AppliedForces,
+  ForwardDynamics,
+  InverseDynamics,
+  Qdot,
+  BodyPoses,
+  BodyVelocities,
+  KineticEnergy,
+  PotentialEnergy,
+  Outputs,
+  InitialState,
+};
+
+struct GeneratedFunction {
+  FunctionId id;
+  const char* name;
+  std::vector<FunctionArgument> arguments;  // read
+  std::vector<FunctionArgument> results;    // written; an Energy is returned
+  std::vector<std::string> doc;             // the generated doc comment's lines
+
+  // The C++ parameter list: `[[maybe_unused]] const Q& q, MassMatrix& M`
+  // (arguments may go unread in a particular model; results are written,
+  // except Outputs when a model has none).
+  std::string parameters() const;
+  // `double` for an Energy result, else `void`.
+  std::string returnType() const;
+};
+
+// Every generated function but updateDerived (which exists only for models
+// with cached parameter-only values, derived.hpp), in emission order.
+const std::vector<GeneratedFunction>& generatedFunctions();
+const GeneratedFunction& generatedFunction(FunctionId id);
+
+// The arguments and results of one call, over Scalar. Only those of the
+// function run are read or written.
+template <class Scalar>
+struct FunctionValues {
+  Scalar time = Scalar(0.0);
+  VectorX<Scalar> q, u;
+  MatrixX<Scalar> M;
+  VectorX<Scalar> C, tau, udot, qdot;  // bias, applied or inverse-dynamics forces, accelerations, qdot
+  std::vector<Transform<Scalar>> X_WB;
+  std::vector<Vec6<Scalar>> V_WB;
+  Scalar energy = Scalar(0.0);
+  std::vector<Scalar> outputs;
+};
+
+// How the dynamics are computed: the algorithm, and whether about joint
+// frames (local_dynamics.hpp, the production family) or about body origins
+// in World (dynamics.hpp). The tracer tries each and emits the cheapest.
+struct DynamicsMethod {
+  bool aba = true;          // else CRBA + tree-sparse L^T D L
+  bool jointFrames = true;  // else World
+};
+
+// The one implementation of the generated functions over Scalar.
+template <class Scalar>
+class FunctionEvaluator {
+ public:
+  FunctionEvaluator(const Mechanism<Scalar>& mechanism, Environment<Scalar>& env)
+      : mechanism_(mechanism), env_(env), world(mechanism), joint(mechanism) {}
+
+  // Runs on each joint-frame workspace before an algorithm (the tracer
+  // replaces its parameter stage by cached symbols).
+  std::function<void(local::Data<Scalar>&)> prepare;
+
+  // Computes function `id`'s results in `v` from its arguments.
+  void run(FunctionId id, FunctionValues<Scalar>& v, DynamicsMethod method = {}) {
+    world = Data<Scalar>(mechanism_);
+    joint = local::Data<Scalar>(mechanism_);
+    if (prepare) prepare(joint);
+    switch (id) {
+      case FunctionId::MassMatrix:
+        v.M = method.jointFrames ? local::crba(mechanism_, joint, v.q) : crba(mechanism_, world, v.q);
+        return;
+      case FunctionId::Bias:
+        v.C = method.jointFrames ? local::nonlinearEffects(mechanism_, joint, v.q, v.u)
+                                 : nonlinearEffects(mechanism_, world, v.q, v.u);
+        return;
+      case FunctionId::AppliedForces:
+        env_.setState(v.time, v.q, v.u);
+        v.tau = env_.appliedForces();
+        return;
+      case FunctionId::ForwardDynamics:
+        env_.setState(v.time, v.q, v.u);
+        v.tau = env_.appliedForces();
+        if (method.jointFrames) {
+          v.udot = method.aba ? local::aba(mechanism_, joint, v.q, v.u, v.tau)
+                              : local::forwardDynamics(mechanism_, joint, v.q, v.u, v.tau);
+        } else {
+          v.udot = method.aba ? aba(mechanism_, world, v.q, v.u, v.tau)
+                              : forwardDynamics(mechanism_, world, v.q, v.u, v.tau);
+        }
+        return;
+      case FunctionId::InverseDynamics:
+        // Joint frames only: the World family has no Newton-Euler with udot.
+        v.tau = local::inverseDynamics(mechanism_, joint, v.q, v.u, v.udot);
+        return;
+      case FunctionId::Qdot:
+        qdotFromU(mechanism_, v.q, v.u, v.qdot);
+        return;
+      case FunctionId::BodyPoses:
+        forwardKinematics(mechanism_, world, v.q);
+        v.X_WB = world.X_WB;
+        return;
+      case FunctionId::BodyVelocities:
+        forwardKinematics(mechanism_, world, v.q, v.u);
+        v.V_WB = world.V_WB;
+        return;
+      case FunctionId::KineticEnergy:
+        forwardKinematics(mechanism_, world, v.q, v.u);
+        v.energy = kineticEnergy(mechanism_, world);
+        return;
+      case FunctionId::PotentialEnergy:
+        forwardKinematics(mechanism_, world, v.q);
+        v.energy = potentialEnergy(mechanism_, world);
+        return;
+      case FunctionId::Outputs:
+        env_.setState(v.time, v.q, v.u);
+        v.outputs.clear();
+        for (std::size_t k = 0; k < env_.layout().outputs.size(); ++k) v.outputs.push_back(env_.output(static_cast<int>(k)));
+        return;
+      case FunctionId::InitialState:
+        // As the parameters give them; the caller normalizes quaternions
+        // (the generated function's last statement, the interpreter's).
+        env_.initialState(v.q, v.u);
+        return;
+    }
+  }
+
+
+ private:
+  const Mechanism<Scalar>& mechanism_;
+  Environment<Scalar>& env_;
+
+ public:
+  // The algorithms' workspaces after the last run (the tracer cuts their
+  // per-joint quantities into blocks).
+  Data<Scalar> world;
+  local::Data<Scalar> joint;
+};
+
+}  // namespace capstan::codegen

@@ -1,0 +1,153 @@
+// The table of generated functions (codegen/functions.hpp): its signatures,
+// and its one implementation giving the same values over double (the
+// interpreter) and over traced expressions (the generated code), in every
+// dynamics method the tracer may choose.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <set>
+
+#include "codegen/functions.hpp"
+#include "codegen/interpret.hpp"
+#include "mechanics/mechanism.hpp"
+#include "sema/sema.hpp"
+#include "symbolic/evaluate.hpp"
+
+namespace {
+
+using namespace capstan;
+using codegen::FunctionId;
+using symbolic::Expr;
+
+struct Built {
+  syntax::SourceManager sources;
+  syntax::DiagnosticEngine diags;
+  std::optional<sema::FlatModel> flat;
+  std::optional<mechanics::Mechanism> mech;
+  codegen::ModelLayout layout;
+};
+
+std::unique_ptr<Built> build(const std::string& file) {
+  auto b = std::make_unique<Built>();
+  sema::Library lib(b->sources, b->diags, {std::filesystem::path(CAPSTAN_SOURCE_DIR) / "stdlib"});
+  const auto* def = lib.addFile(std::string(CAPSTAN_SOURCE_DIR) + "/" + file);
+  REQUIRE(def);
+  b->flat = sema::flatten(lib, lib.defaultModel(*def)->name);
+  REQUIRE(b->flat);
+  b->mech = mechanics::build(*b->flat, b->diags);
+  REQUIRE(b->mech);
+  REQUIRE_FALSE(b->diags.hasErrors());
+  std::vector<codegen::Unsupported> unsupported;
+  b->layout = codegen::makeLayout(*b->flat, *b->mech, unsupported);
+  REQUIRE(unsupported.empty());
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("generated functions: one table, unique names, C++ signatures from typed arguments") {
+  std::set<std::string> names;
+  for (const codegen::GeneratedFunction& f : codegen::generatedFunctions()) {
+    CHECK(names.insert(f.name).second);
+    CHECK(&codegen::generatedFunction(f.id) == &f);
+  }
+  const auto& mm = codegen::generatedFunction(FunctionId::MassMatrix);
+  CHECK(mm.parameters() == "[[maybe_unused]] const Q& q, MassMatrix& M");
+  CHECK(mm.returnType() == "void");
+  const auto& fd = codegen::generatedFunction(FunctionId::ForwardDynamics);
+  CHECK(fd.parameters() == "[[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot");
+  const auto& ke = codegen::generatedFunction(FunctionId::KineticEnergy);
+  CHECK(ke.returnType() == "double");
+  CHECK(ke.parameters() == "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u");
+  CHECK(codegen::generatedFunction(FunctionId::Outputs).parameters().ends_with("[[maybe_unused]] Outputs& out"));
+  CHECK(codegen::generatedFunction(FunctionId::InitialState).parameters() == "Q& q, U& u");
+}
+
+TEST_CASE("generated functions: the same implementation traced and over double, every dynamics method") {
+  for (const char* file : {"examples/chain.cap", "bench/peers/models/humanoid.cap", "tests/codegen/models/sensors.cap"}) {
+    CAPTURE(file);
+    const auto b = build(file);
+    const codegen::ModelLayout& layout = b->layout;
+    codegen::Interpreter interp(*b->flat, *b->mech, layout);
+    Eigen::VectorXd q, u;
+    interp.initialState(q, u);
+    for (int i = 0; i < layout.nq; ++i) q[i] += 0.1 * std::sin(1.0 + i);
+    interp.normalizeQuaternions(q);
+    for (int i = 0; i < layout.nu; ++i) u[i] = 0.3 * std::cos(2.0 + i);
+    const double t = 0.25;
+
+    symbolic::Pool pool;
+    symbolic::PoolScope scope(pool);
+    symbolic::Evaluator eval;
+    codegen::Sources<Expr> src;
+    src.parameter = [&](int p, int e) {
+      const auto& rp = layout.parameters.at(static_cast<std::size_t>(p));
+      const std::string name = "params." + rp.ident + (rp.shape.empty() ? "" : "[" + std::to_string(e) + "]");
+      eval.bind(name, rp.defaults.at(static_cast<std::size_t>(e)));
+      return Expr::symbol(name);
+    };
+    src.input = [&](int k) {
+      const std::string name = "inputs." + layout.inputs.at(static_cast<std::size_t>(k)).ident;
+      eval.bind(name, 0.0);
+      return Expr::symbol(name);
+    };
+    codegen::FunctionValues<Expr> args;
+    args.time = Expr::symbol("time");
+    eval.bind("time", t);
+    args.q.resize(layout.nq);
+    args.u.resize(layout.nu);
+    for (int i = 0; i < layout.nq; ++i) {
+      args.q[i] = Expr::symbol("q[" + std::to_string(i) + "]");
+      eval.bind(args.q[i], q[i]);
+    }
+    for (int i = 0; i < layout.nu; ++i) {
+      args.u[i] = Expr::symbol("u[" + std::to_string(i) + "]");
+      eval.bind(args.u[i], u[i]);
+    }
+    src.q = args.q;
+    src.u = args.u;
+    src.time = args.time;
+    codegen::Environment<Expr> env(*b->flat, *b->mech, layout, src);
+    const Mechanism<Expr> mechanism = env.mechanism();
+    env.useMechanism(&mechanism);
+    codegen::FunctionEvaluator<Expr> traced(mechanism, env);
+
+    auto near = [](double a, double b) { return std::abs(a - b) <= 1e-10 * (1.0 + std::abs(b)); };
+    const Eigen::MatrixXd M = interp.massMatrix(q);
+    const Eigen::VectorXd udot = interp.forwardDynamics(t, q, u);
+    for (bool jointFrames : {true, false}) {
+      codegen::FunctionValues<Expr> v = args;
+      traced.run(FunctionId::MassMatrix, v, {.aba = true, .jointFrames = jointFrames});
+      for (int r = 0; r < layout.nu; ++r)
+        for (int c = 0; c < layout.nu; ++c) CHECK(near(eval(v.M(r, c)), M(r, c)));
+      for (bool aba : {true, false}) {
+        CAPTURE(aba);
+        CAPTURE(jointFrames);
+        traced.run(FunctionId::ForwardDynamics, v, {.aba = aba, .jointFrames = jointFrames});
+        for (int i = 0; i < layout.nu; ++i) CHECK(near(eval(v.udot[i]), udot[i]));
+      }
+    }
+    codegen::FunctionValues<Expr> v = args;
+    // Inverse dynamics undoes forward dynamics: M udot + C = the force laws' tau.
+    const Eigen::VectorXd tau = interp.appliedForces(t, q, u);
+    const Eigen::VectorXd id = interp.inverseDynamics(q, u, udot);
+    for (int i = 0; i < layout.nu; ++i) CHECK(std::abs(id[i] - tau[i]) <= 1e-10 * (1.0 + M.cwiseAbs().maxCoeff()));
+    v.udot.resize(layout.nu);
+    for (int i = 0; i < layout.nu; ++i) {
+      v.udot[i] = Expr::symbol("udot[" + std::to_string(i) + "]");
+      eval.bind(v.udot[i], udot[i]);
+    }
+    traced.run(FunctionId::InverseDynamics, v);
+    for (int i = 0; i < layout.nu; ++i) CHECK(near(eval(v.tau[i]), id[i]));
+    traced.run(FunctionId::KineticEnergy, v);
+    CHECK(near(eval(v.energy), interp.kineticEnergy(q, u)));
+    traced.run(FunctionId::Outputs, v);
+    const std::vector<double> outputs = interp.outputs(t, q, u);
+    REQUIRE(v.outputs.size() == outputs.size());
+    for (std::size_t k = 0; k < outputs.size(); ++k) CHECK(near(eval(v.outputs[k]), outputs[k]));
+    // A wrong state would show: udot depends on u.
+    Eigen::VectorXd u2 = u;
+    u2[0] += 1.0;
+    CHECK_FALSE(near(interp.forwardDynamics(t, q, u2)[layout.nu - 1], udot[layout.nu - 1]));
+  }
+}
