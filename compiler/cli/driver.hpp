@@ -43,8 +43,8 @@ struct EvalState {
 };
 EvalState resolveState(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout);
 
-// The state as the driver reads it (`time T`, `q ...`, `u ...`), in a
-// temporary file the caller removes.
+// The state as the driver reads it (`time T`, `q ...`, `u ...`, and `fext ...`
+// when there are external forces), in a temporary file the caller removes.
 std::filesystem::path writeStateFile(const EvalState& state);
 // `NAME=VALUE` arguments for the driver.
 std::vector<std::string> settingArguments(const std::vector<std::pair<std::string, double>>& settings);

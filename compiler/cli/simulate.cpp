@@ -440,6 +440,12 @@ fs::path writeStateFile(const EvalState& st) {
   f << "\nu";
   for (int i = 0; i < st.u.size(); ++i) f << " " << st.u[i];
   f << "\n";
+  if (!st.externalForces.empty()) {
+    f << "fext";
+    for (const auto& F : st.externalForces)
+      for (int k = 0; k < 6; ++k) f << " " << F[k];
+    f << "\n";
+  }
   if (!f) fail("cannot write the state file `" + path.string() + "`");
   return path;
 }
@@ -514,9 +520,6 @@ int eval(const Options& opts) {
     }
     rows["outputs"] = interp.outputs(time, q, u);
   } else {
-    if (!st.externalForces.empty())
-      fail("STATE.json: `external_forces` needs `eval --interpret` for now; the generated code takes no external "
-           "forces yet");
     const Generated g = generate(opts, *loaded, layout);
     const fs::path exe = buildDriver(g, layout.className, simulateFlags());
     std::istringstream in(runDriver(exe, "eval", st));

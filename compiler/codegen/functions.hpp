@@ -30,6 +30,8 @@ enum class ValueType {
   BodyVelocities,  // w_WB, v_WBo of every body, in World
   Outputs,         // the model's outputs
   Energy,          // double (J), returned
+  ExternalForces,  // one spatial force [n; f] per body (N*m, N): the moment about the
+                   // body origin, then the force, in World (capstan::ExternalForces)
 };
 
 struct FunctionArgument {
@@ -42,6 +44,7 @@ enum class FunctionId {
   Bias,
   AppliedForces,
   ForwardDynamics,
+  ForwardDynamicsExternal,  // forwardDynamics with external forces on the bodies
   InverseDynamics,
   Qdot,
   BodyPoses,
@@ -58,6 +61,12 @@ struct GeneratedFunction {
   std::vector<FunctionArgument> arguments;  // read
   std::vector<FunctionArgument> results;    // written; an Energy is returned
   std::vector<std::string> doc;             // the generated doc comment's lines
+  // For a second function of the same name (an overload): a word that
+  // tells it apart. key() = name + overload is unique in the table; the
+  // IR's `key` and a split function's workspace struct are named after it.
+  const char* overload = "";
+
+  std::string key() const { return std::string(name) + overload; }
 
   // The C++ parameter list: `[[maybe_unused]] const Q& q, MassMatrix& M`
   // (arguments may go unread in a particular model; results are written,
@@ -82,6 +91,7 @@ struct FunctionValues {
   VectorX<Scalar> C, tau, udot, qdot;  // bias, applied or inverse-dynamics forces, accelerations, qdot
   std::vector<Transform<Scalar>> X_WB;
   std::vector<Vec6<Scalar>> V_WB;
+  ExternalForces<Scalar> fext;  // per body (forwardDynamics with external forces)
   Scalar energy = Scalar(0.0);
   std::vector<Scalar> outputs;
 };
@@ -131,6 +141,17 @@ class FunctionEvaluator {
         } else {
           v.udot = method.aba ? aba(mechanism_, world, v.q, v.u, v.tau)
                               : forwardDynamics(mechanism_, world, v.q, v.u, v.tau);
+        }
+        return;
+      case FunctionId::ForwardDynamicsExternal:
+        env_.setState(v.time, v.q, v.u);
+        v.tau = env_.appliedForces();
+        if (method.jointFrames) {
+          v.udot = method.aba ? local::aba(mechanism_, joint, v.q, v.u, v.tau, v.fext)
+                              : local::forwardDynamics(mechanism_, joint, v.q, v.u, v.tau, v.fext);
+        } else {
+          v.udot = method.aba ? aba(mechanism_, world, v.q, v.u, v.tau, v.fext)
+                              : forwardDynamics(mechanism_, world, v.q, v.u, v.tau, v.fext);
         }
         return;
       case FunctionId::InverseDynamics:

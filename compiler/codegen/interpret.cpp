@@ -75,9 +75,13 @@ Eigen::VectorXd Interpreter::inverseDynamics(const Eigen::VectorXd& q, const Eig
 
 Eigen::VectorXd Interpreter::forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u,
                                              const capstan::ExternalForces<double>& fext) {
-  const Eigen::VectorXd tau = appliedForces(t, q, u);
-  local::Data<double> data(mechanism_);
-  return local::aba(mechanism_, data, q, u, tau, fext);
+  FunctionValues<double> v;
+  v.time = t;
+  v.q = q;
+  v.u = u;
+  v.fext = fext;
+  FunctionEvaluator<double>(mechanism_, *env_).run(FunctionId::ForwardDynamicsExternal, v);
+  return v.udot;
 }
 
 Eigen::VectorXd Interpreter::qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u) {

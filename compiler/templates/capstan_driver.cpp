@@ -8,7 +8,8 @@
 //   driver bench STATE.txt SECONDS [NAME=VALUE]...
 //
 // STATE.txt (written by capstan): `time T`, `q v...`, `u v...`; what is absent
-// keeps the model's q0/u0. Eval and bench print `key v...` lines (full
+// keeps the model's q0/u0. `fext v...` (eval only: 6 per body, [n; f] about
+// the body origin in World) evaluates forwardDynamics with external forces. Eval and bench print `key v...` lines (full
 // precision) that capstan turns into JSON. Errors: `capstan: error: ...` on
 // stderr, exit status 1. SIGINT or SIGTERM during `simulate` ends the run on a
 // whole row: `capstan: interrupted at t = ...; N rows written` on stderr,
@@ -168,8 +169,10 @@ int simulate(Model& model, int argc, char** argv) {
   return 0;
 }
 
-// Reads STATE.txt into t, q, u (which hold the initial state on entry).
-bool readState(const char* path, double& t, Model::Q& q, Model::U& u) {
+// Reads STATE.txt into t, q, u (which hold the initial state on entry) and,
+// when it has them, the external forces (`external` set).
+bool readState(const char* path, double& t, Model::Q& q, Model::U& u, Model::ExternalForces* fext = nullptr,
+               bool* external = nullptr) {
   std::ifstream in(path);
   if (!in) {
     std::cerr << "capstan: error: cannot read `" << path << "`\n";
@@ -185,6 +188,11 @@ bool readState(const char* path, double& t, Model::Q& q, Model::U& u) {
       for (int i = 0; i < Model::nq; ++i) ss >> q[i];
     if (key == "u")
       for (int i = 0; i < Model::nu; ++i) ss >> u[i];
+    if (key == "fext" && fext && external) {
+      for (auto& F : *fext)
+        for (int k = 0; k < 6; ++k) ss >> F[k];
+      *external = true;
+    }
   }
   return true;
 }
@@ -195,7 +203,9 @@ int eval(Model& model, int argc, char** argv) {
   Model::U u;
   model.initialState(q, u);
   double t = 0;
-  if (!readState(argv[2], t, q, u)) return 1;
+  Model::ExternalForces fext{};
+  bool external = false;
+  if (!readState(argv[2], t, q, u, &fext, &external)) return 1;
   Model::Q qd;
   Model::U ud;
   Model::MassMatrix M;
@@ -203,7 +213,8 @@ int eval(Model& model, int argc, char** argv) {
   Model::BodyVelocities vel;
   Model::Outputs o;
   model.qdot(q, u, qd);
-  model.forwardDynamics(t, q, u, ud);
+  if (external) model.forwardDynamics(t, q, u, fext, ud);
+  else model.forwardDynamics(t, q, u, ud);
   model.massMatrix(q, M);
   model.bodyPoses(q, poses);
   model.bodyVelocities(q, u, vel);

@@ -489,7 +489,7 @@ def external_forces(capstan):
         return sum(x * y for x, y in zip(a, b))
 
     failures = 0
-    for mode in (["--interpret"],):
+    for mode in ([], ["--interpret"]):
         free = evaluate(mode, EXTERNAL_FORCES_STATE)
         pushed = evaluate(mode, {**EXTERNAL_FORCES_STATE, "external_forces": EXTERNAL_FORCES})
         p_upper, p_lower = free["bodies"]["upper"]["p_WB"], free["bodies"]["lower"]["p_WB"]
