@@ -521,7 +521,11 @@ int eval(const Options& opts) {
     rows["outputs"] = interp.outputs(time, q, u);
   } else {
     const Generated g = generate(opts, *loaded, layout);
-    const fs::path exe = buildDriver(g, layout.className, simulateFlags());
+    // Only a driver for external forces compiles forwardDynamics' overload
+    // that takes them (compiler/templates/capstan_driver.cpp).
+    std::vector<std::string> flags = simulateFlags();
+    if (!st.externalForces.empty()) flags.push_back("-DCAPSTAN_EXTERNAL_FORCES");
+    const fs::path exe = buildDriver(g, layout.className, flags);
     std::istringstream in(runDriver(exe, "eval", st));
     std::string line;
     std::map<std::string, int> seen;
