@@ -518,6 +518,15 @@ int eval(const Options& opts) {
       rows["w_WB#" + std::to_string(b)] = {V[b][0], V[b][1], V[b][2]};
       rows["v_WB#" + std::to_string(b)] = {V[b][3], V[b][4], V[b][5]};
     }
+    for (std::size_t f = 0; f < layout.jacobianFrames.size(); ++f) {
+      const Eigen::MatrixXd J = interp.frameJacobian(static_cast<int>(f), q);
+      std::vector<double> Jr;
+      for (int r = 0; r < J.rows(); ++r)
+        for (int c = 0; c < J.cols(); ++c) Jr.push_back(J(r, c));
+      rows["J#" + std::to_string(f)] = Jr;
+      const capstan::Vec6<double> a = interp.frameJacobianDotU(static_cast<int>(f), q, u);
+      rows["JdotU#" + std::to_string(f)] = std::vector<double>(a.data(), a.data() + 6);
+    }
     rows["outputs"] = interp.outputs(time, q, u);
   } else {
     const Generated g = generate(opts, *loaded, layout);
@@ -533,7 +542,9 @@ int eval(const Options& opts) {
       std::istringstream ls(line);
       std::string key;
       ls >> key;
-      if (key == "R_WB" || key == "p_WB" || key == "w_WB" || key == "v_WB") key += "#" + std::to_string(seen[key]++);
+      if (key == "R_WB" || key == "p_WB" || key == "w_WB" || key == "v_WB" || key == "J" || key == "JdotU") {
+        key += "#" + std::to_string(seen[key]++);
+      }
       std::vector<double> v;
       std::string tok;
       while (ls >> tok) v.push_back(std::strtod(tok.c_str(), nullptr));
@@ -563,6 +574,21 @@ int eval(const Options& opts) {
                                      {"v_WB", rows["v_WB" + k]}};
   }
   out["bodies"] = bodies;
+  json jacobians = json::object(), jacobianDotU = json::object();
+  for (std::size_t f = 0; f < layout.jacobianFrames.size(); ++f) {
+    const std::string k = "#" + std::to_string(f);
+    const std::vector<double>& J = rows["J" + k];
+    json rowsJ = json::array();
+    for (std::size_t r = 0; r < 6; ++r) {
+      json row = json::array();
+      for (std::size_t c = 0; c < static_cast<std::size_t>(layout.nu); ++c) row.push_back(J.at(r * static_cast<std::size_t>(layout.nu) + c));
+      rowsJ.push_back(row);
+    }
+    jacobians[layout.jacobianFrames[f].name] = rowsJ;
+    jacobianDotU[layout.jacobianFrames[f].name] = rows["JdotU" + k];
+  }
+  out["jacobians"] = jacobians;
+  out["jacobian_dot_u"] = jacobianDotU;
   // A non-finite output is an error, generated and interpreted alike: the
   // built-in functions compute the same IEEE value in both (sema/builtins.hpp).
   syntax::DiagnosticEngine nonFinite;

@@ -16,6 +16,9 @@ const char* cppType(ValueType t) {
     case ValueType::BodyVelocities: return "BodyVelocities";
     case ValueType::Outputs: return "Outputs";
     case ValueType::Energy: return "double";
+    case ValueType::Point: return "Eigen::Vector3d";
+    case ValueType::FrameJacobian: return "FrameJacobian";
+    case ValueType::SpatialVector: return "SpatialVector";
     case ValueType::ExternalForces: return "ExternalForces";
   }
   throw std::logic_error("cppType: unknown value type");
@@ -60,7 +63,7 @@ const std::vector<GeneratedFunction>& generatedFunctions() {
       // The same with external spatial forces (runtime/include/capstan/
       // dynamics.hpp's ExternalForces); its doc comment names the method too.
       {FunctionId::ForwardDynamicsExternal, "forwardDynamics",
-       {{T::Time, "time"}, {T::Q, "q"}, {T::U, "u"}, {T::ExternalForces, "fext"}}, {{T::U, "udot"}}, {}, "External"},
+       {{T::Time, "time"}, {T::Q, "q"}, {T::U, "u"}, {T::ExternalForces, "fext"}}, {{T::U, "udot"}}, {}, false, "External"},
       {FunctionId::InverseDynamics, "inverseDynamics", {{T::Q, "q"}, {T::U, "u"}, {T::U, "udot"}}, {{T::U, "tau"}},
        {"tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot",
         "(recursive Newton-Euler in joint frames). The model's force laws are not subtracted:",
@@ -78,6 +81,16 @@ const std::vector<GeneratedFunction>& generatedFunctions() {
        {"The model's `output` variables."}},
       {FunctionId::InitialState, "initialState", {}, {{T::Q, "q"}, {T::U, "u"}},
        {"The initial state from the joints' q0 and u0 parameters (quaternions normalized)."}},
+      {FunctionId::FrameJacobian, "frameJacobian", {{T::Q, "q"}, {T::Point, "p_BoFo_B"}}, {{T::FrameJacobian, "J"}},
+       {"J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):",
+        "[w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)",
+        "below takes a frame by its index in frameNames."},
+       true},
+      {FunctionId::FrameJacobianDotU, "frameJacobianDotU", {{T::Q, "q"}, {T::U, "u"}, {T::Point, "p_BoFo_B"}},
+       {{T::SpatialVector, "JdotU"}},
+       {"Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when",
+        "udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u."},
+       true},
   };
   return table;
 }

@@ -30,6 +30,9 @@ enum class ValueType {
   BodyVelocities,  // w_WB, v_WBo of every body, in World
   Outputs,         // the model's outputs
   Energy,          // double (J), returned
+  Point,           // Eigen::Vector3d: a point of a body, in its frame (m)
+  FrameJacobian,   // (6 x nu): angular rows, then linear
+  SpatialVector,   // (6): angular, then linear
   ExternalForces,  // one spatial force [n; f] per body (N*m, N): the moment about the
                    // body origin, then the force, in World (capstan::ExternalForces)
 };
@@ -53,6 +56,8 @@ enum class FunctionId {
   PotentialEnergy,
   Outputs,
   InitialState,
+  FrameJacobian,
+  FrameJacobianDotU,
 };
 
 struct GeneratedFunction {
@@ -61,6 +66,9 @@ struct GeneratedFunction {
   std::vector<FunctionArgument> arguments;  // read
   std::vector<FunctionArgument> results;    // written; an Energy is returned
   std::vector<std::string> doc;             // the generated doc comment's lines
+  // One function per moving body, named `name` + the body's identifier
+  // (`frameJacobianLink2Body`), for frames fixed to that body.
+  bool perBody = false;
   // For a second function of the same name (an overload): a word that
   // tells it apart. key() = name + overload is unique in the table; the
   // IR's `key` and a split function's workspace struct are named after it.
@@ -94,6 +102,10 @@ struct FunctionValues {
   ExternalForces<Scalar> fext;  // per body (forwardDynamics with external forces)
   Scalar energy = Scalar(0.0);
   std::vector<Scalar> outputs;
+  int body = -1;        // perBody functions: the runtime body
+  Vec3<Scalar> point = Vec3<Scalar>::Zero();  // p_BoFo_B (m)
+  MatrixX<Scalar> J;    // J_WF (6 x nu)
+  Vec6<Scalar> JdotU = Vec6<Scalar>::Zero();  // Jdot_WF u
 };
 
 // How the dynamics are computed: the algorithm, and whether about joint
@@ -181,6 +193,14 @@ class FunctionEvaluator {
         env_.setState(v.time, v.q, v.u);
         v.outputs.clear();
         for (std::size_t k = 0; k < env_.layout().outputs.size(); ++k) v.outputs.push_back(env_.output(static_cast<int>(k)));
+        return;
+      case FunctionId::FrameJacobian:
+        forwardKinematics(mechanism_, world, v.q);
+        frameJacobian(mechanism_, world, v.body, v.point, v.J);
+        return;
+      case FunctionId::FrameJacobianDotU:
+        forwardKinematics(mechanism_, world, v.q, v.u);
+        v.JdotU = frameJacobianDotU(mechanism_, world, v.body, v.point);
         return;
       case FunctionId::InitialState:
         // As the parameters give them; the caller normalizes quaternions

@@ -102,6 +102,34 @@ void Interpreter::bodyStates(const Eigen::VectorXd& q, const Eigen::VectorXd& u,
   V_WB = run(FunctionId::BodyVelocities, 0.0, q, u).V_WB;
 }
 
+namespace {
+
+// Function `id` for frame `frame` of the layout: its body and origin.
+FunctionValues<double> frameValues(Environment<double>& env, int frame) {
+  const JacobianFrame& jf = env.layout().jacobianFrames.at(static_cast<std::size_t>(frame));
+  FunctionValues<double> v;
+  v.body = jf.body;
+  if (jf.frame >= 0) v.point = env.framePose(jf.frame).p;
+  return v;
+}
+
+}  // namespace
+
+Eigen::MatrixXd Interpreter::frameJacobian(int frame, const Eigen::VectorXd& q) {
+  FunctionValues<double> v = frameValues(*env_, frame);
+  v.q = q;
+  FunctionEvaluator<double>(mechanism_, *env_).run(FunctionId::FrameJacobian, v);
+  return v.J;
+}
+
+capstan::Vec6<double> Interpreter::frameJacobianDotU(int frame, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
+  FunctionValues<double> v = frameValues(*env_, frame);
+  v.q = q;
+  v.u = u;
+  FunctionEvaluator<double>(mechanism_, *env_).run(FunctionId::FrameJacobianDotU, v);
+  return v.JdotU;
+}
+
 std::vector<double> Interpreter::outputs(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
   return run(FunctionId::Outputs, t, q, u).outputs;
 }

@@ -54,6 +54,9 @@ class Interpreter {
   // X_WB and [w_WB; v_WBo] (in World) of every body.
   void bodyStates(const Eigen::VectorXd& q, const Eigen::VectorXd& u, std::vector<capstan::Transform<double>>& X_WB,
                   std::vector<capstan::Vec6<double>>& V_WB);
+  // J_WF (6 x nu) and Jdot_WF u (6) of frame layout.jacobianFrames[frame].
+  Eigen::MatrixXd frameJacobian(int frame, const Eigen::VectorXd& q);
+  capstan::Vec6<double> frameJacobianDotU(int frame, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   std::vector<double> outputs(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   void normalizeQuaternions(Eigen::VectorXd& q) const;
   // The model's expressions (force laws, outputs) over double.

@@ -297,6 +297,20 @@ ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism&
     L.joints.push_back(std::move(jl));
   }
 
+  std::set<std::string> frameNames;
+  for (std::size_t b = 0; b < L.bodies.size(); ++b) {
+    L.jacobianFrames.push_back({L.bodies[b].name, static_cast<int>(b), -1});
+    frameNames.insert(L.bodies[b].name);
+  }
+  for (std::size_t f = 0; f < mech.frames.size(); ++f) {
+    const mechanics::FrameInfo& fi = mech.frames[f];
+    if (fi.body <= 0 || fi.component < 0) continue;
+    const int body = L.runtimeBody.at(static_cast<std::size_t>(fi.body));
+    if (body < 0 || mech.bodies.at(static_cast<std::size_t>(fi.body)).referenceFrame == static_cast<int>(f)) continue;
+    const std::string name = comp(fi.component).path + "." + fi.connector;
+    if (frameNames.insert(name).second) L.jacobianFrames.push_back({name, body, static_cast<int>(f)});
+  }
+
   for (const auto& con : mech.constraints) {
     unsupported.push_back({comp(con.component).range,
                            (con.kind == mechanics::ConstraintKind::LoopJoint ? "loop-closing joint `" : "contact constraint `") +

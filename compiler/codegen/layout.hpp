@@ -67,6 +67,15 @@ struct BodyLayout {
   std::string ident;              // monogram suffix: `Link2Body` (as in X_WLink2Body)
 };
 
+// A frame whose Jacobian the generated class gives (frameJacobian, eval's
+// "jacobians"): every moving body's own frame, then every connector frame
+// fixed to a moving body that is not a body frame.
+struct JacobianFrame {
+  std::string name;  // `link[2].body` (as eval's "bodies") or `tip.frame_b`
+  int body = -1;     // runtime body
+  int frame = -1;    // index into mechanics::Mechanism::frames; -1: the body frame itself
+};
+
 // A frame quantity that force laws and outputs read (the stdlib's `Frame`
 // connector), measured and expressed in World.
 enum class FrameQuantity {
@@ -106,6 +115,7 @@ struct ModelLayout {
   std::vector<JointLayout> joints;          // tree order
   std::vector<BodyLayout> bodies;           // runtime order: bodies[i] hangs from joints[i]
   std::vector<int> runtimeBody;             // per mechanics body: runtime index, -1 for World
+  std::vector<JacobianFrame> jacobianFrames;  // bodies first, in runtime order
   std::vector<ForceLawLayout> forceLaws;
   // Per flat variable with role Frame: which frame and quantity.
   std::vector<FrameQuantityRef> frameOf;

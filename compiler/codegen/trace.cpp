@@ -71,7 +71,14 @@ class Tracer {
     FunctionEvaluator<Expr> evaluator(mechanism_, env);
     evaluator.prepare = [this](local::Data<Expr>& data) { derived_.hoist(data); };
     json functions = json::array();
-    for (const GeneratedFunction& f : generatedFunctions()) functions.push_back(trace(f, evaluator));
+    for (const GeneratedFunction& f : generatedFunctions()) {
+      if (!f.perBody) {
+        functions.push_back(trace(f, evaluator));
+        continue;
+      }
+      for (std::size_t b = 0; b < layout_.bodies.size(); ++b) functions.push_back(traceForBody(f, evaluator, b));
+    }
+    ir["frames"] = jacobianFrames(env);
     ir["derived"] = derived_.finish(functions);
     ir["functions"] = std::move(functions);
     return ir;
@@ -346,6 +353,56 @@ class Tracer {
         throw std::logic_error("trace: no blocks for generated function " + std::string(f.name));
     }
     return fn.finish();
+  }
+
+  // A per-body function of the table (frame Jacobians): `name<Body>`, for
+  // a frame of that body whose origin is its argument p_BoFo_B.
+  json traceForBody(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev, std::size_t b) {
+    const BodyLayout& body = layout_.bodies.at(b);
+    FunctionBuilder fn = function(f);
+    fn.set("name", f.name + body.ident);
+    std::vector<std::string> doc = f.doc;
+    doc.insert(doc.begin(), "Body '" + body.name + "':");
+    fn.set("doc", doc);
+    FunctionValues<Expr> v = arguments();
+    v.body = static_cast<int>(b);
+    for (int k = 0; k < 3; ++k) v.point[k] = Expr::symbol(index("p_BoFo_B", k));
+    ev.run(f.id, v);
+    poseBlocks(fn, ev.world, false);
+    switch (f.id) {
+      case FunctionId::FrameJacobian: {
+        const std::vector<Assignment> entries = nonzeroOutputs("J", v.J);
+        if (entries.size() < static_cast<std::size_t>(v.J.size())) {
+          fn.opening("J.setZero();  // the columns of joints not between this body and World");
+        }
+        fn.block("J_WF: the joints from World to '" + body.name + "', each shifted to Fo", entries);
+        break;
+      }
+      case FunctionId::FrameJacobianDotU:
+        velocityBlocks(fn, ev.world, false);
+        fn.block("Jdot_WF u: the acceleration of Fo at udot = 0", vectorOutputs("JdotU", VectorX<Expr>(v.JdotU)));
+        break;
+      default:
+        throw std::logic_error("traceForBody: no blocks for generated function " + std::string(f.name));
+    }
+    return fn.finish();
+  }
+
+  // The IR's "frames": each frame with a Jacobian, its body and its origin
+  // in the body frame as three C++ expressions (constants or parameters).
+  json jacobianFrames(Environment<Expr>& env) const {
+    json frames = json::array();
+    symbolic::CppPrinter printer;
+    for (const JacobianFrame& jf : layout_.jacobianFrames) {
+      const Vec3<Expr> p = jf.frame < 0 ? Vec3<Expr>(Vec3<Expr>::Zero()) : env.framePose(jf.frame).p;
+      json point = json::array();
+      for (int k = 0; k < 3; ++k) point.push_back(printer.expression(p[k]));
+      frames.push_back({{"name", jf.name},
+                        {"body", jf.body},
+                        {"body_ident", layout_.bodies.at(static_cast<std::size_t>(jf.body)).ident},
+                        {"point", point}});
+    }
+    return frames;
   }
 
   json massMatrix(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {

@@ -15,7 +15,7 @@
 
 namespace capstan::codegen {
 
-inline constexpr int kIrVersion = 3;
+inline constexpr int kIrVersion = 4;
 
 struct TraceOptions {
   std::string capstanVersion;  // "0.1.0"

@@ -249,6 +249,15 @@ int eval(Model& model, int argc, char** argv) {
     printRow(out, "w_WB", vel[static_cast<std::size_t>(b)].w_WB.data(), 3);
     printRow(out, "v_WB", vel[static_cast<std::size_t>(b)].v_WB.data(), 3);
   }
+  for (int f = 0; f < Model::nf; ++f) {
+    Model::FrameJacobian J;
+    Model::SpatialVector a;
+    model.frameJacobian(f, q, J);
+    model.frameJacobianDotU(f, q, u, a);
+    const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> Jr = J;  // (6 x nu, any nu)
+    printRow(out, "J", Jr.data(), 6 * Model::nu);
+    printRow(out, "JdotU", a.data(), 6);
+  }
   std::array<double, Model::outputFields.size()> ov{};
   for (std::size_t i = 0; i < ov.size(); ++i) ov[i] = o.*Model::outputFields[i];
   printRow(out, "outputs", ov.data(), static_cast<int>(ov.size()));

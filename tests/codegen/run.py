@@ -383,6 +383,62 @@ def inverse(capstan):
     return 1 if failures else 0
 
 
+def jacobians(capstan):
+    """eval's "jacobians" and "jacobian_dot_u" (generated) at random states of
+    every generated model: J u is the frame's velocity from the body states,
+    and J-dot u the central difference of J u along q + h qdot at fixed u."""
+    rng = random.Random(13)
+    failures, frames_checked = 0, 0
+    with tempfile.TemporaryDirectory() as d:
+        for model in models():
+            compiled = run(capstan, "check", model, "--json", check=False)
+            if compiled.returncode != 0:
+                continue
+            mech = json.loads(compiled.stdout)
+            body_name = {i: b["name"] for i, b in enumerate(mech["bodies"])}
+            p_BF = {f["frame"]: (body_name[f["body"]], f["p_BF"]) for f in mech["frames"]}
+            probe = run(capstan, "eval", model, "--state", write_state(d, {}), check=False)
+            if probe.returncode != 0 and "[NotYetGenerated]" in probe.stderr:
+                continue
+            base = json.loads(probe.stdout)
+            state = {"q": {j: [x + rng.uniform(-0.4, 0.4) for x in v] for j, v in base["q"].items()},
+                     "u": {j: [rng.uniform(-1, 1) for _ in v] for j, v in base["u"].items()}}
+            r = eval_json(capstan, model, write_state(d, state))
+            # In state order (eval's JSON objects are sorted by name).
+            joints = sorted((j for j in mech["joints"] if not j["cut"]), key=lambda j: j["u_index"])
+            u = [x for j in joints for x in r["u"][j["name"]]]
+            h = 1e-5
+            shifted = []
+            for sign in (1, -1):
+                s2 = {"q": {j: [x + sign * h * qd for x, qd in zip(r["q"][j], r["qdot"][j])] for j in r["q"]},
+                      "u": r["u"]}
+                shifted.append(eval_json(capstan, model, write_state(d, s2)))
+            for name, J in r["jacobians"].items():
+                frames_checked += 1
+                V = [sum(J[i][k] * u[k] for k in range(len(u))) for i in range(6)]
+                if name in r["bodies"]:
+                    body, p = name, [0.0, 0.0, 0.0]
+                else:
+                    body, p = p_BF[name]
+                b = r["bodies"][body]
+                p_W = matvec(b["R_WB"], p)
+                expect = b["w_WB"] + [v + c for v, c in zip(b["v_WB"], cross(b["w_WB"], p_W))]
+                scale = 1.0 + max(abs(x) for x in expect)
+                if any(abs(x - y) > 1e-12 * scale for x, y in zip(V, expect)):
+                    print(f"jacobians: {model.name}: {name}: J u = {V}, frame velocity {expect}")
+                    failures += 1
+                Vp, Vm = ([sum(s["jacobians"][name][i][k] * u[k] for k in range(len(u))) for i in range(6)]
+                          for s in shifted)
+                fd = [(a - c) / (2 * h) for a, c in zip(Vp, Vm)]
+                a = r["jacobian_dot_u"][name]
+                scale = 1.0 + max(abs(x) for x in fd)
+                if any(abs(x - y) > 1e-6 * scale for x, y in zip(a, fd)):
+                    print(f"jacobians: {model.name}: {name}: J-dot u = {a}, central difference {fd}")
+                    failures += 1
+    print(f"jacobians: {frames_checked} frames checked, {failures} failures")
+    return 1 if failures or frames_checked == 0 else 0
+
+
 # ---------------------------------------------------------------- external forces
 # Distinct if udot with the forces differs from udot without by more than
 # this, relative: the forces must matter, or agreement proves nothing.
@@ -436,10 +492,11 @@ def external_forces(capstan):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
-    ap.add_argument("mode", choices=["frames", "parameters", "folded", "cache", "inverse", "external_forces"])
+    ap.add_argument("mode", choices=["frames", "parameters", "folded", "cache", "inverse", "jacobians",
+                                     "external_forces"])
     args = ap.parse_args()
     return {"frames": frames, "parameters": parameters, "folded": folded, "cache": cache,
-            "inverse": inverse, "external_forces": external_forces}[args.mode](args.capstan)
+            "inverse": inverse, "jacobians": jacobians, "external_forces": external_forces}[args.mode](args.capstan)
 
 
 if __name__ == "__main__":

@@ -181,6 +181,29 @@ void compareWithSimbody(const capstan::Mechanism<double>& model, Rng& rng) {
       }
     }
 
+    // Frame Jacobians and their bias J-dot u at a random origin on each body
+    // (the generated frameJacobian and frameJacobianDotU are traced from
+    // these), against Simbody's calcFrameJacobian / calcBiasForFrameJacobian.
+    for (std::size_t b = 0; b < simbody.mobods.size(); ++b) {
+      CAPTURE(b);
+      const capstan::Vec3<double> p = randomVectorX(rng, 3, 0.5);
+      capstan::MatrixX<double> J;
+      capstan::frameJacobian(model, data, static_cast<int>(b), p, J);
+      SimTK::Matrix Js;
+      const SimTK::MobilizedBodyIndex index = simbody.mobods[b].getMobilizedBodyIndex();
+      simbody.matter.calcFrameJacobian(simbody.state, index, toSimbody(p), Js);
+      REQUIRE(Js.nrow() == 6);
+      REQUIRE(Js.ncol() == model.nu);
+      for (int r = 0; r < 6; ++r)
+        for (int c = 0; c < model.nu; ++c) CHECK(relativeDifference(J(r, c), Js(r, c)) < kAgreement);
+      const capstan::Vec6<double> a = capstan::frameJacobianDotU(model, data, static_cast<int>(b), p);
+      const SimTK::SpatialVec as = simbody.matter.calcBiasForFrameJacobian(simbody.state, index, toSimbody(p));
+      for (int r = 0; r < 3; ++r) {
+        CHECK(relativeDifference(a[r], as[0][r]) < kAgreement);
+        CHECK(relativeDifference(a[3 + r], as[1][r]) < kAgreement);
+      }
+    }
+
     // Energies.
     CHECK(relativeDifference(capstan::kineticEnergy(model, data), simbody.matter.calcKineticEnergy(simbody.state)) <
           kAgreement);

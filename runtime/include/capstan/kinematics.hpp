@@ -194,21 +194,53 @@ void forwardKinematics(const Mechanism<Scalar>& model, Data<Scalar>& data, const
   }
 }
 
-// J_WB (6 x nu): V_WB = J_WB u, about Bo, in World. Needs position kinematics.
+// J_WF (6 x nu) of a frame F fixed on `body`, origin Fo at p_BoFo_B:
+// V_WF = [w_WB; v_WFo] = J_WF u, angular rows then linear, in World. Each
+// joint k on the path from the root contributes its columns H_PK_W shifted
+// from Ko to Fo:
+//   J_WF(:, k) = [Hw_k; Hv_k + Hw_k x (p_WFo - p_WKo)],  p_WFo = X_WB p_BoFo_B,
+// and every other column is zero (the structural zeros of the tree). Needs
+// position kinematics.
 template <class Scalar>
-void bodyJacobian(const Mechanism<Scalar>& model, const Data<Scalar>& data, int body, MatrixX<Scalar>& J_WB) {
-  if (J_WB.rows() != 6 || J_WB.cols() != model.nu) J_WB.resize(6, model.nu);
-  J_WB.setZero();
-  const Vec3<Scalar>& p_WBo = data.X_WB[static_cast<std::size_t>(body)].p;
+void frameJacobian(const Mechanism<Scalar>& model, const Data<Scalar>& data, int body, const Vec3<Scalar>& p_BoFo_B,
+                   MatrixX<Scalar>& J_WF) {
+  if (J_WF.rows() != 6 || J_WF.cols() != model.nu) J_WF.resize(6, model.nu);
+  J_WF.setZero();
+  const Vec3<Scalar> p_WFo = data.X_WB[static_cast<std::size_t>(body)] * p_BoFo_B;
   for (int k = body; k >= 0; k = model.joints[static_cast<std::size_t>(k)].parent) {
     const auto kb = static_cast<std::size_t>(k);
     const Joint<Scalar>& joint = model.joints[kb];
-    const Vec3<Scalar> p_KoBo_W = p_WBo - data.X_WB[kb].p;
+    const Vec3<Scalar> p_KoFo_W = p_WFo - data.X_WB[kb].p;
     for (int c = 0; c < joint.nu(); ++c) {
       const Vec6<Scalar> column = data.H_PB_W[kb].col(c);
-      J_WB.col(joint.uOffset + c) = shiftVelocity(column, p_KoBo_W);
+      J_WF.col(joint.uOffset + c) = shiftVelocity(column, p_KoFo_W);
     }
   }
+}
+
+// J_WB (6 x nu): V_WB = J_WB u, about Bo, in World (frameJacobian at Bo).
+// Needs position kinematics.
+template <class Scalar>
+void bodyJacobian(const Mechanism<Scalar>& model, const Data<Scalar>& data, int body, MatrixX<Scalar>& J_WB) {
+  frameJacobian(model, data, body, Vec3<Scalar>(Vec3<Scalar>::Zero()), J_WB);
+}
+
+// Jdot_WF u (6): the classical acceleration [dw_WB; a_WFo] of frame F's
+// origin when udot = 0, in World, as Simbody's calcBiasForFrameJacobian
+// defines it (A_WF = J_WF udot + Jdot_WF u). From Bo's (Abias_WB):
+//   a_WFo = a_WBo + dw_WB x p_BoFo_W + w_WB x (w_WB x p_BoFo_W),
+//   p_BoFo_W = R_WB p_BoFo_B.
+// Needs velocity kinematics.
+template <class Scalar>
+Vec6<Scalar> frameJacobianDotU(const Mechanism<Scalar>& model, const Data<Scalar>& data, int body,
+                               const Vec3<Scalar>& p_BoFo_B) {
+  (void)model;
+  const auto b = static_cast<std::size_t>(body);
+  const Vec3<Scalar> p_BoFo_W = data.X_WB[b].R * p_BoFo_B;
+  const Vec3<Scalar> dw = data.Abias_WB[b].template head<3>();
+  const Vec3<Scalar> w = data.V_WB[b].template head<3>();
+  const Vec3<Scalar> a = data.Abias_WB[b].template tail<3>() + cross(dw, p_BoFo_W) + cross(w, cross(w, p_BoFo_W));
+  return spatialVector<Scalar>(dw, a);
 }
 
 // J_WQ (3 x nu): v_WQ = J_WQ u for the point Q fixed on `body` at p_BoQ_B.

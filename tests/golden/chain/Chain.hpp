@@ -38,10 +38,12 @@ class Chain {
   };
   using BodyPoses = std::array<BodyPose, nb>;
   using BodyVelocities = std::array<BodyVelocity, nb>;
-  // A spatial force on a body, [n; f]: the moment n (N*m) about the body
-  // origin, then the force f (N), both expressed in World.
-  using SpatialForce = Eigen::Matrix<double, 6, 1>;
-  using ExternalForces = std::array<SpatialForce, nb>;  // one per body, in body order
+  // J_WF of a frame F: [w_WF; v_WFo] = J_WF u, angular rows then linear, in World.
+  using FrameJacobian = Eigen::Matrix<double, 6, nu>;
+  using SpatialVector = Eigen::Matrix<double, 6, 1>;  // angular, then linear
+  // One spatial force per body, in body order: [n; f], the moment n (N*m)
+  // about the body origin, then the force f (N), both expressed in World.
+  using ExternalForces = std::array<SpatialVector, nb>;
 
   // Runtime parameters: change them at any time, no recompiling.
   struct Parameters {
@@ -104,6 +106,35 @@ class Chain {
       "link[3].body",
       "link[4].body",
       "link[5].body",
+  };
+  // The frames frameJacobian() knows, by index: every body (its body frame),
+  // then every connector frame fixed to a body (`tip.frame_b`).
+  static constexpr int nf = 24;
+  static constexpr std::array<std::string_view, nf> frameNames = {
+      "link[1].body",
+      "link[2].body",
+      "link[3].body",
+      "link[4].body",
+      "link[5].body",
+      "link[1].tip.frame_a",
+      "link[1].tip.frame_b",
+      "link[2].tip.frame_a",
+      "link[2].tip.frame_b",
+      "link[3].tip.frame_a",
+      "link[3].tip.frame_b",
+      "link[4].tip.frame_a",
+      "link[4].tip.frame_b",
+      "link[5].tip.frame_a",
+      "link[5].tip.frame_b",
+      "joint[1].frame_b",
+      "joint[2].frame_a",
+      "joint[2].frame_b",
+      "joint[3].frame_a",
+      "joint[3].frame_b",
+      "joint[4].frame_a",
+      "joint[4].frame_b",
+      "joint[5].frame_a",
+      "joint[5].frame_b",
   };
   static constexpr std::array<std::string_view, 0> outputNames = {
   };
@@ -1907,6 +1938,651 @@ class Chain {
     normalizeQuaternions(q);
   }
 
+  // Body 'link[1].body':
+  // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
+  // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
+  // below takes a frame by its index in frameNames.
+  // (2 adds, 4 muls, 0 divs, 2 calls, 0 other)
+  void frameJacobianLink1Body([[maybe_unused]] const Q& q, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
+    J.setZero();  // the columns of joints not between this body and World
+    Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
+    const double t0 = std::cos(q[0]);
+    const double t1 = std::sin(q[0]);
+    R_WLink1Body(0, 0) = t0;
+    R_WLink1Body(1, 0) = t1;
+    // J_WF: the joints from World to 'link[1].body', each shifted to Fo
+    J(2, 0) = 1.0;
+    J(3, 0) = -p_BoFo_B[0]*R_WLink1Body(1, 0) - p_BoFo_B[1]*R_WLink1Body(0, 0);
+    J(4, 0) = p_BoFo_B[0]*R_WLink1Body(0, 0) - p_BoFo_B[1]*R_WLink1Body(1, 0);
+  }
+
+  // Body 'link[2].body':
+  // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
+  // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
+  // below takes a frame by its index in frameNames.
+  // (9 adds, 10 muls, 0 divs, 4 calls, 0 other)
+  void frameJacobianLink2Body([[maybe_unused]] const Q& q, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
+    J.setZero();  // the columns of joints not between this body and World
+    Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
+    Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
+    Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
+    const double t0 = std::cos(q[0]);
+    const double t1 = std::sin(q[0]);
+    R_WLink1Body(0, 0) = t0;
+    R_WLink1Body(1, 0) = t1;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
+    const double t2 = std::sin(q[1]);
+    const double t3 = t2*R_WLink1Body(1, 0);
+    const double t4 = std::cos(q[1]);
+    const double t5 = t4*R_WLink1Body(0, 0);
+    const double t6 = -t3 + t5;
+    const double t7 = t2*R_WLink1Body(0, 0);
+    const double t8 = R_WLink1Body(1, 0)*t4;
+    const double t9 = -t7 - t8;
+    const double t10 = t7 + t8;
+    const double t11 = params.link_1_L*R_WLink1Body(1, 0);
+    R_WLink2Body(0, 0) = t6;
+    R_WLink2Body(0, 1) = t9;
+    R_WLink2Body(1, 0) = t10;
+    p_WLink2Body[0] = t11;
+    // J_WF: the joints from World to 'link[2].body', each shifted to Fo
+    const double t12 = p_BoFo_B[1]*R_WLink2Body(0, 0);
+    const double t13 = p_BoFo_B[0]*R_WLink2Body(1, 0);
+    const double t14 = p_BoFo_B[1]*R_WLink2Body(0, 1);
+    const double t15 = p_BoFo_B[0]*R_WLink2Body(0, 0);
+    J(2, 0) = 1.0;
+    J(2, 1) = 1.0;
+    J(3, 0) = params.link_1_L*R_WLink1Body(0, 0) - t12 - t13;
+    J(3, 1) = -t12 - t13;
+    J(4, 0) = p_WLink2Body[0] + t14 + t15;
+    J(4, 1) = t14 + t15;
+  }
+
+  // Body 'link[3].body':
+  // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
+  // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
+  // below takes a frame by its index in frameNames.
+  // (19 adds, 18 muls, 0 divs, 6 calls, 0 other)
+  void frameJacobianLink3Body([[maybe_unused]] const Q& q, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
+    J.setZero();  // the columns of joints not between this body and World
+    Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
+    Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
+    Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
+    Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
+    const double t0 = std::cos(q[0]);
+    const double t1 = std::sin(q[0]);
+    R_WLink1Body(0, 0) = t0;
+    R_WLink1Body(1, 0) = t1;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
+    const double t2 = std::sin(q[1]);
+    const double t3 = t2*R_WLink1Body(1, 0);
+    const double t4 = std::cos(q[1]);
+    const double t5 = t4*R_WLink1Body(0, 0);
+    const double t6 = -t3 + t5;
+    const double t7 = t2*R_WLink1Body(0, 0);
+    const double t8 = R_WLink1Body(1, 0)*t4;
+    const double t9 = -t7 - t8;
+    const double t10 = t7 + t8;
+    const double t11 = params.link_1_L*R_WLink1Body(1, 0);
+    R_WLink2Body(0, 0) = t6;
+    R_WLink2Body(0, 1) = t9;
+    R_WLink2Body(1, 0) = t10;
+    p_WLink2Body[0] = t11;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
+    const double t12 = std::cos(q[2]);
+    const double t13 = t12*R_WLink2Body(0, 0);
+    const double t14 = std::sin(q[2]);
+    const double t15 = t14*R_WLink2Body(0, 1);
+    const double t16 = t13 + t15;
+    const double t17 = t14*R_WLink2Body(0, 0);
+    const double t18 = t12*R_WLink2Body(0, 1);
+    const double t19 = -t17 + t18;
+    const double t20 = t12*R_WLink2Body(1, 0);
+    const double t21 = t20 + t17;
+    const double t22 = t14*R_WLink2Body(1, 0);
+    const double t23 = -t22 + t13;
+    R_WLink3Body(0, 0) = t16;
+    R_WLink3Body(0, 1) = t19;
+    R_WLink3Body(1, 0) = t21;
+    R_WLink3Body(1, 1) = t23;
+    // J_WF: the joints from World to 'link[3].body', each shifted to Fo
+    const double t24 = params.link_2_L*R_WLink2Body(0, 0);
+    const double t25 = p_BoFo_B[0]*R_WLink3Body(1, 0);
+    const double t26 = p_BoFo_B[1]*R_WLink3Body(1, 1);
+    const double t27 = params.link_2_L*R_WLink2Body(0, 1);
+    const double t28 = p_BoFo_B[1]*R_WLink3Body(0, 1);
+    const double t29 = p_BoFo_B[0]*R_WLink3Body(0, 0);
+    J(2, 0) = 1.0;
+    J(2, 1) = 1.0;
+    J(2, 2) = 1.0;
+    J(3, 0) = params.link_1_L*R_WLink1Body(0, 0) + t24 - t25 - t26;
+    J(3, 1) = t24 - t25 - t26;
+    J(3, 2) = -t25 - t26;
+    J(4, 0) = p_WLink2Body[0] - t27 + t28 + t29;
+    J(4, 1) = -t27 + t28 + t29;
+    J(4, 2) = t28 + t29;
+  }
+
+  // Body 'link[4].body':
+  // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
+  // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
+  // below takes a frame by its index in frameNames.
+  // (31 adds, 28 muls, 0 divs, 8 calls, 0 other)
+  void frameJacobianLink4Body([[maybe_unused]] const Q& q, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
+    J.setZero();  // the columns of joints not between this body and World
+    Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
+    Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
+    Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
+    Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
+    Eigen::Matrix3d R_WLink4Body;  // R_WB of 'link[4].body'
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
+    const double t0 = std::cos(q[0]);
+    const double t1 = std::sin(q[0]);
+    R_WLink1Body(0, 0) = t0;
+    R_WLink1Body(1, 0) = t1;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
+    const double t2 = std::sin(q[1]);
+    const double t3 = t2*R_WLink1Body(1, 0);
+    const double t4 = std::cos(q[1]);
+    const double t5 = t4*R_WLink1Body(0, 0);
+    const double t6 = -t3 + t5;
+    const double t7 = t2*R_WLink1Body(0, 0);
+    const double t8 = R_WLink1Body(1, 0)*t4;
+    const double t9 = -t7 - t8;
+    const double t10 = t7 + t8;
+    const double t11 = params.link_1_L*R_WLink1Body(1, 0);
+    R_WLink2Body(0, 0) = t6;
+    R_WLink2Body(0, 1) = t9;
+    R_WLink2Body(1, 0) = t10;
+    p_WLink2Body[0] = t11;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
+    const double t12 = std::cos(q[2]);
+    const double t13 = t12*R_WLink2Body(0, 0);
+    const double t14 = std::sin(q[2]);
+    const double t15 = t14*R_WLink2Body(0, 1);
+    const double t16 = t13 + t15;
+    const double t17 = t14*R_WLink2Body(0, 0);
+    const double t18 = t12*R_WLink2Body(0, 1);
+    const double t19 = -t17 + t18;
+    const double t20 = t12*R_WLink2Body(1, 0);
+    const double t21 = t20 + t17;
+    const double t22 = t14*R_WLink2Body(1, 0);
+    const double t23 = -t22 + t13;
+    R_WLink3Body(0, 0) = t16;
+    R_WLink3Body(0, 1) = t19;
+    R_WLink3Body(1, 0) = t21;
+    R_WLink3Body(1, 1) = t23;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
+    const double t24 = std::cos(q[3]);
+    const double t25 = t24*R_WLink3Body(0, 0);
+    const double t26 = std::sin(q[3]);
+    const double t27 = t26*R_WLink3Body(0, 1);
+    const double t28 = t25 + t27;
+    const double t29 = t24*R_WLink3Body(0, 1);
+    const double t30 = t26*R_WLink3Body(0, 0);
+    const double t31 = t29 - t30;
+    const double t32 = t24*R_WLink3Body(1, 0);
+    const double t33 = t26*R_WLink3Body(1, 1);
+    const double t34 = t32 + t33;
+    const double t35 = t26*R_WLink3Body(1, 0);
+    const double t36 = t24*R_WLink3Body(1, 1);
+    const double t37 = -t35 + t36;
+    R_WLink4Body(0, 0) = t28;
+    R_WLink4Body(0, 1) = t31;
+    R_WLink4Body(1, 0) = t34;
+    R_WLink4Body(1, 1) = t37;
+    // J_WF: the joints from World to 'link[4].body', each shifted to Fo
+    const double t38 = params.link_2_L*R_WLink2Body(0, 0);
+    const double t39 = params.link_3_L*R_WLink3Body(1, 1);
+    const double t40 = p_BoFo_B[0]*R_WLink4Body(1, 0);
+    const double t41 = p_BoFo_B[1]*R_WLink4Body(1, 1);
+    const double t42 = params.link_2_L*R_WLink2Body(0, 1);
+    const double t43 = params.link_3_L*R_WLink3Body(0, 1);
+    const double t44 = p_BoFo_B[0]*R_WLink4Body(0, 0);
+    const double t45 = p_BoFo_B[1]*R_WLink4Body(0, 1);
+    J(2, 0) = 1.0;
+    J(2, 1) = 1.0;
+    J(2, 2) = 1.0;
+    J(2, 3) = 1.0;
+    J(3, 0) = params.link_1_L*R_WLink1Body(0, 0) + t38 + t39 - t40 - t41;
+    J(3, 1) = t38 + t39 - t40 - t41;
+    J(3, 2) = t39 - t40 - t41;
+    J(3, 3) = -t40 - t41;
+    J(4, 0) = p_WLink2Body[0] - t42 - t43 + t44 + t45;
+    J(4, 1) = -t42 - t43 + t44 + t45;
+    J(4, 2) = -t43 + t44 + t45;
+    J(4, 3) = t44 + t45;
+  }
+
+  // Body 'link[5].body':
+  // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
+  // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
+  // below takes a frame by its index in frameNames.
+  // (45 adds, 38 muls, 0 divs, 10 calls, 0 other)
+  void frameJacobianLink5Body([[maybe_unused]] const Q& q, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
+    J.setZero();  // the columns of joints not between this body and World
+    Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
+    Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
+    Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
+    Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
+    Eigen::Matrix3d R_WLink4Body;  // R_WB of 'link[4].body'
+    Eigen::Matrix3d R_WLink5Body;  // R_WB of 'link[5].body'
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
+    const double t0 = std::cos(q[0]);
+    const double t1 = std::sin(q[0]);
+    R_WLink1Body(0, 0) = t0;
+    R_WLink1Body(1, 0) = t1;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
+    const double t2 = std::sin(q[1]);
+    const double t3 = t2*R_WLink1Body(1, 0);
+    const double t4 = std::cos(q[1]);
+    const double t5 = t4*R_WLink1Body(0, 0);
+    const double t6 = -t3 + t5;
+    const double t7 = t2*R_WLink1Body(0, 0);
+    const double t8 = R_WLink1Body(1, 0)*t4;
+    const double t9 = -t7 - t8;
+    const double t10 = t7 + t8;
+    const double t11 = params.link_1_L*R_WLink1Body(1, 0);
+    R_WLink2Body(0, 0) = t6;
+    R_WLink2Body(0, 1) = t9;
+    R_WLink2Body(1, 0) = t10;
+    p_WLink2Body[0] = t11;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
+    const double t12 = std::cos(q[2]);
+    const double t13 = t12*R_WLink2Body(0, 0);
+    const double t14 = std::sin(q[2]);
+    const double t15 = t14*R_WLink2Body(0, 1);
+    const double t16 = t13 + t15;
+    const double t17 = t14*R_WLink2Body(0, 0);
+    const double t18 = t12*R_WLink2Body(0, 1);
+    const double t19 = -t17 + t18;
+    const double t20 = t12*R_WLink2Body(1, 0);
+    const double t21 = t20 + t17;
+    const double t22 = t14*R_WLink2Body(1, 0);
+    const double t23 = -t22 + t13;
+    R_WLink3Body(0, 0) = t16;
+    R_WLink3Body(0, 1) = t19;
+    R_WLink3Body(1, 0) = t21;
+    R_WLink3Body(1, 1) = t23;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
+    const double t24 = std::cos(q[3]);
+    const double t25 = t24*R_WLink3Body(0, 0);
+    const double t26 = std::sin(q[3]);
+    const double t27 = t26*R_WLink3Body(0, 1);
+    const double t28 = t25 + t27;
+    const double t29 = t24*R_WLink3Body(0, 1);
+    const double t30 = t26*R_WLink3Body(0, 0);
+    const double t31 = t29 - t30;
+    const double t32 = t24*R_WLink3Body(1, 0);
+    const double t33 = t26*R_WLink3Body(1, 1);
+    const double t34 = t32 + t33;
+    const double t35 = t26*R_WLink3Body(1, 0);
+    const double t36 = t24*R_WLink3Body(1, 1);
+    const double t37 = -t35 + t36;
+    R_WLink4Body(0, 0) = t28;
+    R_WLink4Body(0, 1) = t31;
+    R_WLink4Body(1, 0) = t34;
+    R_WLink4Body(1, 1) = t37;
+    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
+    const double t38 = std::sin(q[4]);
+    const double t39 = t38*R_WLink4Body(0, 1);
+    const double t40 = std::cos(q[4]);
+    const double t41 = t40*R_WLink4Body(0, 0);
+    const double t42 = t39 + t41;
+    const double t43 = t40*R_WLink4Body(0, 1);
+    const double t44 = t38*R_WLink4Body(0, 0);
+    const double t45 = t43 - t44;
+    const double t46 = t38*R_WLink4Body(1, 1);
+    const double t47 = t40*R_WLink4Body(1, 0);
+    const double t48 = t46 + t47;
+    const double t49 = t38*R_WLink4Body(1, 0);
+    const double t50 = t40*R_WLink4Body(1, 1);
+    const double t51 = -t49 + t50;
+    R_WLink5Body(0, 0) = t42;
+    R_WLink5Body(0, 1) = t45;
+    R_WLink5Body(1, 0) = t48;
+    R_WLink5Body(1, 1) = t51;
+    // J_WF: the joints from World to 'link[5].body', each shifted to Fo
+    const double t52 = params.link_2_L*R_WLink2Body(0, 0);
+    const double t53 = params.link_3_L*R_WLink3Body(1, 1);
+    const double t54 = params.link_4_L*R_WLink4Body(1, 1);
+    const double t55 = p_BoFo_B[1]*R_WLink5Body(1, 1);
+    const double t56 = p_BoFo_B[0]*R_WLink5Body(1, 0);
+    const double t57 = params.link_2_L*R_WLink2Body(0, 1);
+    const double t58 = params.link_3_L*R_WLink3Body(0, 1);
+    const double t59 = params.link_4_L*R_WLink4Body(0, 1);
+    const double t60 = p_BoFo_B[1]*R_WLink5Body(0, 1);
+    const double t61 = p_BoFo_B[0]*R_WLink5Body(0, 0);
+    J(2, 0) = 1.0;
+    J(2, 1) = 1.0;
+    J(2, 2) = 1.0;
+    J(2, 3) = 1.0;
+    J(2, 4) = 1.0;
+    J(3, 0) = params.link_1_L*R_WLink1Body(0, 0) + t52 + t53 + t54 - t55 - t56;
+    J(3, 1) = t52 + t53 + t54 - t55 - t56;
+    J(3, 2) = t53 + t54 - t55 - t56;
+    J(3, 3) = t54 - t55 - t56;
+    J(3, 4) = -t55 - t56;
+    J(4, 0) = p_WLink2Body[0] - t57 - t58 - t59 + t60 + t61;
+    J(4, 1) = -t57 - t58 - t59 + t60 + t61;
+    J(4, 2) = -t58 - t59 + t60 + t61;
+    J(4, 3) = -t59 + t60 + t61;
+    J(4, 4) = t60 + t61;
+  }
+
+  // Body 'link[1].body':
+  // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
+  // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
+  // (2 adds, 8 muls, 0 divs, 2 calls, 0 other)
+  void frameJacobianDotULink1Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) const {
+    Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
+    const double t0 = std::cos(q[0]);
+    const double t1 = std::sin(q[0]);
+    R_WLink1Body(0, 0) = t0;
+    R_WLink1Body(1, 0) = t1;
+    // Jdot_WF u: the acceleration of Fo at udot = 0
+    JdotU[0] = 0.0;
+    JdotU[1] = 0.0;
+    JdotU[2] = 0.0;
+    JdotU[3] = -u[0]*u[0]*(p_BoFo_B[0]*R_WLink1Body(0, 0) - p_BoFo_B[1]*R_WLink1Body(1, 0));
+    JdotU[4] = -u[0]*u[0]*(p_BoFo_B[0]*R_WLink1Body(1, 0) + p_BoFo_B[1]*R_WLink1Body(0, 0));
+    JdotU[5] = 0.0;
+  }
+
+  // Body 'link[2].body':
+  // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
+  // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
+  // (8 adds, 18 muls, 0 divs, 4 calls, 0 other)
+  void frameJacobianDotULink2Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) const {
+    Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
+    Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
+    Eigen::Vector3d w_WLink2Body;  // w_WB of 'link[2].body'
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
+    const double t0 = std::cos(q[0]);
+    const double t1 = std::sin(q[0]);
+    R_WLink1Body(0, 0) = t0;
+    R_WLink1Body(1, 0) = t1;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
+    const double t2 = std::sin(q[1]);
+    const double t3 = t2*R_WLink1Body(1, 0);
+    const double t4 = std::cos(q[1]);
+    const double t5 = t4*R_WLink1Body(0, 0);
+    const double t6 = -t3 + t5;
+    const double t7 = t2*R_WLink1Body(0, 0);
+    const double t8 = R_WLink1Body(1, 0)*t4;
+    const double t9 = -t7 - t8;
+    const double t10 = t7 + t8;
+    R_WLink2Body(0, 0) = t6;
+    R_WLink2Body(0, 1) = t9;
+    R_WLink2Body(1, 0) = t10;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
+    const double t11 = u[0] + u[1];
+    w_WLink2Body[2] = t11;
+    // Jdot_WF u: the acceleration of Fo at udot = 0
+    JdotU[0] = 0.0;
+    JdotU[1] = 0.0;
+    JdotU[2] = 0.0;
+    JdotU[3] = -params.link_1_L*u[0]*u[0]*R_WLink1Body(1, 0) - w_WLink2Body[2]*w_WLink2Body[2]*(p_BoFo_B[1]*R_WLink2Body(0, 1) + p_BoFo_B[0]*R_WLink2Body(0, 0));
+    JdotU[4] = params.link_1_L*u[0]*u[0]*R_WLink1Body(0, 0) - w_WLink2Body[2]*w_WLink2Body[2]*(p_BoFo_B[1]*R_WLink2Body(0, 0) + p_BoFo_B[0]*R_WLink2Body(1, 0));
+    JdotU[5] = 0.0;
+  }
+
+  // Body 'link[3].body':
+  // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
+  // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
+  // (16 adds, 30 muls, 0 divs, 6 calls, 0 other)
+  void frameJacobianDotULink3Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) const {
+    Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
+    Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
+    Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
+    Eigen::Vector3d w_WLink2Body;  // w_WB of 'link[2].body'
+    Eigen::Vector3d w_WLink3Body;  // w_WB of 'link[3].body'
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
+    const double t0 = std::cos(q[0]);
+    const double t1 = std::sin(q[0]);
+    R_WLink1Body(0, 0) = t0;
+    R_WLink1Body(1, 0) = t1;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
+    const double t2 = std::sin(q[1]);
+    const double t3 = t2*R_WLink1Body(1, 0);
+    const double t4 = std::cos(q[1]);
+    const double t5 = t4*R_WLink1Body(0, 0);
+    const double t6 = -t3 + t5;
+    const double t7 = t2*R_WLink1Body(0, 0);
+    const double t8 = R_WLink1Body(1, 0)*t4;
+    const double t9 = -t7 - t8;
+    const double t10 = t7 + t8;
+    R_WLink2Body(0, 0) = t6;
+    R_WLink2Body(0, 1) = t9;
+    R_WLink2Body(1, 0) = t10;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
+    const double t11 = std::cos(q[2]);
+    const double t12 = t11*R_WLink2Body(0, 0);
+    const double t13 = std::sin(q[2]);
+    const double t14 = t13*R_WLink2Body(0, 1);
+    const double t15 = t12 + t14;
+    const double t16 = t13*R_WLink2Body(0, 0);
+    const double t17 = t11*R_WLink2Body(0, 1);
+    const double t18 = -t16 + t17;
+    const double t19 = t11*R_WLink2Body(1, 0);
+    const double t20 = t19 + t16;
+    const double t21 = t13*R_WLink2Body(1, 0);
+    const double t22 = -t21 + t12;
+    R_WLink3Body(0, 0) = t15;
+    R_WLink3Body(0, 1) = t18;
+    R_WLink3Body(1, 0) = t20;
+    R_WLink3Body(1, 1) = t22;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
+    const double t23 = u[0] + u[1];
+    w_WLink2Body[2] = t23;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity
+    const double t24 = u[0] + u[1] + u[2];
+    w_WLink3Body[2] = t24;
+    // Jdot_WF u: the acceleration of Fo at udot = 0
+    JdotU[0] = 0.0;
+    JdotU[1] = 0.0;
+    JdotU[2] = 0.0;
+    JdotU[3] = -params.link_1_L*u[0]*u[0]*R_WLink1Body(1, 0) + params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 1) - w_WLink3Body[2]*w_WLink3Body[2]*(p_BoFo_B[1]*R_WLink3Body(0, 1) + p_BoFo_B[0]*R_WLink3Body(0, 0));
+    JdotU[4] = params.link_1_L*u[0]*u[0]*R_WLink1Body(0, 0) + params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 0) - w_WLink3Body[2]*w_WLink3Body[2]*(p_BoFo_B[0]*R_WLink3Body(1, 0) + p_BoFo_B[1]*R_WLink3Body(1, 1));
+    JdotU[5] = 0.0;
+  }
+
+  // Body 'link[4].body':
+  // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
+  // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
+  // (25 adds, 44 muls, 0 divs, 8 calls, 0 other)
+  void frameJacobianDotULink4Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) const {
+    Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
+    Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
+    Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
+    Eigen::Matrix3d R_WLink4Body;  // R_WB of 'link[4].body'
+    Eigen::Vector3d w_WLink2Body;  // w_WB of 'link[2].body'
+    Eigen::Vector3d w_WLink3Body;  // w_WB of 'link[3].body'
+    Eigen::Vector3d w_WLink4Body;  // w_WB of 'link[4].body'
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
+    const double t0 = std::cos(q[0]);
+    const double t1 = std::sin(q[0]);
+    R_WLink1Body(0, 0) = t0;
+    R_WLink1Body(1, 0) = t1;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
+    const double t2 = std::sin(q[1]);
+    const double t3 = t2*R_WLink1Body(1, 0);
+    const double t4 = std::cos(q[1]);
+    const double t5 = t4*R_WLink1Body(0, 0);
+    const double t6 = -t3 + t5;
+    const double t7 = t2*R_WLink1Body(0, 0);
+    const double t8 = R_WLink1Body(1, 0)*t4;
+    const double t9 = -t7 - t8;
+    const double t10 = t7 + t8;
+    R_WLink2Body(0, 0) = t6;
+    R_WLink2Body(0, 1) = t9;
+    R_WLink2Body(1, 0) = t10;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
+    const double t11 = std::cos(q[2]);
+    const double t12 = t11*R_WLink2Body(0, 0);
+    const double t13 = std::sin(q[2]);
+    const double t14 = t13*R_WLink2Body(0, 1);
+    const double t15 = t12 + t14;
+    const double t16 = t13*R_WLink2Body(0, 0);
+    const double t17 = t11*R_WLink2Body(0, 1);
+    const double t18 = -t16 + t17;
+    const double t19 = t11*R_WLink2Body(1, 0);
+    const double t20 = t19 + t16;
+    const double t21 = t13*R_WLink2Body(1, 0);
+    const double t22 = -t21 + t12;
+    R_WLink3Body(0, 0) = t15;
+    R_WLink3Body(0, 1) = t18;
+    R_WLink3Body(1, 0) = t20;
+    R_WLink3Body(1, 1) = t22;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
+    const double t23 = std::cos(q[3]);
+    const double t24 = t23*R_WLink3Body(0, 0);
+    const double t25 = std::sin(q[3]);
+    const double t26 = t25*R_WLink3Body(0, 1);
+    const double t27 = t24 + t26;
+    const double t28 = t23*R_WLink3Body(0, 1);
+    const double t29 = t25*R_WLink3Body(0, 0);
+    const double t30 = t28 - t29;
+    const double t31 = t23*R_WLink3Body(1, 0);
+    const double t32 = t25*R_WLink3Body(1, 1);
+    const double t33 = t31 + t32;
+    const double t34 = t25*R_WLink3Body(1, 0);
+    const double t35 = t23*R_WLink3Body(1, 1);
+    const double t36 = -t34 + t35;
+    R_WLink4Body(0, 0) = t27;
+    R_WLink4Body(0, 1) = t30;
+    R_WLink4Body(1, 0) = t33;
+    R_WLink4Body(1, 1) = t36;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
+    const double t37 = u[0] + u[1];
+    w_WLink2Body[2] = t37;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity
+    const double t38 = u[0] + u[1] + u[2];
+    w_WLink3Body[2] = t38;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity
+    const double t39 = u[0] + u[1] + u[2] + u[3];
+    w_WLink4Body[2] = t39;
+    // Jdot_WF u: the acceleration of Fo at udot = 0
+    JdotU[0] = 0.0;
+    JdotU[1] = 0.0;
+    JdotU[2] = 0.0;
+    JdotU[3] = -params.link_1_L*u[0]*u[0]*R_WLink1Body(1, 0) + params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 1) + params.link_3_L*w_WLink3Body[2]*w_WLink3Body[2]*R_WLink3Body(0, 1) - w_WLink4Body[2]*w_WLink4Body[2]*(p_BoFo_B[0]*R_WLink4Body(0, 0) + p_BoFo_B[1]*R_WLink4Body(0, 1));
+    JdotU[4] = params.link_1_L*u[0]*u[0]*R_WLink1Body(0, 0) + params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 0) + params.link_3_L*w_WLink3Body[2]*w_WLink3Body[2]*R_WLink3Body(1, 1) - w_WLink4Body[2]*w_WLink4Body[2]*(p_BoFo_B[0]*R_WLink4Body(1, 0) + p_BoFo_B[1]*R_WLink4Body(1, 1));
+    JdotU[5] = 0.0;
+  }
+
+  // Body 'link[5].body':
+  // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
+  // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
+  // (35 adds, 58 muls, 0 divs, 10 calls, 0 other)
+  void frameJacobianDotULink5Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) const {
+    Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
+    Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
+    Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
+    Eigen::Matrix3d R_WLink4Body;  // R_WB of 'link[4].body'
+    Eigen::Matrix3d R_WLink5Body;  // R_WB of 'link[5].body'
+    Eigen::Vector3d w_WLink2Body;  // w_WB of 'link[2].body'
+    Eigen::Vector3d w_WLink3Body;  // w_WB of 'link[3].body'
+    Eigen::Vector3d w_WLink4Body;  // w_WB of 'link[4].body'
+    Eigen::Vector3d w_WLink5Body;  // w_WB of 'link[5].body'
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
+    const double t0 = std::cos(q[0]);
+    const double t1 = std::sin(q[0]);
+    R_WLink1Body(0, 0) = t0;
+    R_WLink1Body(1, 0) = t1;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
+    const double t2 = std::sin(q[1]);
+    const double t3 = t2*R_WLink1Body(1, 0);
+    const double t4 = std::cos(q[1]);
+    const double t5 = t4*R_WLink1Body(0, 0);
+    const double t6 = -t3 + t5;
+    const double t7 = t2*R_WLink1Body(0, 0);
+    const double t8 = R_WLink1Body(1, 0)*t4;
+    const double t9 = -t7 - t8;
+    const double t10 = t7 + t8;
+    R_WLink2Body(0, 0) = t6;
+    R_WLink2Body(0, 1) = t9;
+    R_WLink2Body(1, 0) = t10;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
+    const double t11 = std::cos(q[2]);
+    const double t12 = t11*R_WLink2Body(0, 0);
+    const double t13 = std::sin(q[2]);
+    const double t14 = t13*R_WLink2Body(0, 1);
+    const double t15 = t12 + t14;
+    const double t16 = t13*R_WLink2Body(0, 0);
+    const double t17 = t11*R_WLink2Body(0, 1);
+    const double t18 = -t16 + t17;
+    const double t19 = t11*R_WLink2Body(1, 0);
+    const double t20 = t19 + t16;
+    const double t21 = t13*R_WLink2Body(1, 0);
+    const double t22 = -t21 + t12;
+    R_WLink3Body(0, 0) = t15;
+    R_WLink3Body(0, 1) = t18;
+    R_WLink3Body(1, 0) = t20;
+    R_WLink3Body(1, 1) = t22;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
+    const double t23 = std::cos(q[3]);
+    const double t24 = t23*R_WLink3Body(0, 0);
+    const double t25 = std::sin(q[3]);
+    const double t26 = t25*R_WLink3Body(0, 1);
+    const double t27 = t24 + t26;
+    const double t28 = t23*R_WLink3Body(0, 1);
+    const double t29 = t25*R_WLink3Body(0, 0);
+    const double t30 = t28 - t29;
+    const double t31 = t23*R_WLink3Body(1, 0);
+    const double t32 = t25*R_WLink3Body(1, 1);
+    const double t33 = t31 + t32;
+    const double t34 = t25*R_WLink3Body(1, 0);
+    const double t35 = t23*R_WLink3Body(1, 1);
+    const double t36 = -t34 + t35;
+    R_WLink4Body(0, 0) = t27;
+    R_WLink4Body(0, 1) = t30;
+    R_WLink4Body(1, 0) = t33;
+    R_WLink4Body(1, 1) = t36;
+    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
+    const double t37 = std::sin(q[4]);
+    const double t38 = t37*R_WLink4Body(0, 1);
+    const double t39 = std::cos(q[4]);
+    const double t40 = t39*R_WLink4Body(0, 0);
+    const double t41 = t38 + t40;
+    const double t42 = t39*R_WLink4Body(0, 1);
+    const double t43 = t37*R_WLink4Body(0, 0);
+    const double t44 = t42 - t43;
+    const double t45 = t37*R_WLink4Body(1, 1);
+    const double t46 = t39*R_WLink4Body(1, 0);
+    const double t47 = t45 + t46;
+    const double t48 = t37*R_WLink4Body(1, 0);
+    const double t49 = t39*R_WLink4Body(1, 1);
+    const double t50 = -t48 + t49;
+    R_WLink5Body(0, 0) = t41;
+    R_WLink5Body(0, 1) = t44;
+    R_WLink5Body(1, 0) = t47;
+    R_WLink5Body(1, 1) = t50;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
+    const double t51 = u[0] + u[1];
+    w_WLink2Body[2] = t51;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity
+    const double t52 = u[0] + u[1] + u[2];
+    w_WLink3Body[2] = t52;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity
+    const double t53 = u[0] + u[1] + u[2] + u[3];
+    w_WLink4Body[2] = t53;
+    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity
+    const double t54 = u[0] + u[1] + u[2] + u[3] + u[4];
+    w_WLink5Body[2] = t54;
+    // Jdot_WF u: the acceleration of Fo at udot = 0
+    JdotU[0] = 0.0;
+    JdotU[1] = 0.0;
+    JdotU[2] = 0.0;
+    JdotU[3] = -params.link_1_L*u[0]*u[0]*R_WLink1Body(1, 0) + params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 1) + params.link_3_L*w_WLink3Body[2]*w_WLink3Body[2]*R_WLink3Body(0, 1) + params.link_4_L*w_WLink4Body[2]*w_WLink4Body[2]*R_WLink4Body(0, 1) - w_WLink5Body[2]*w_WLink5Body[2]*(p_BoFo_B[1]*R_WLink5Body(0, 1) + p_BoFo_B[0]*R_WLink5Body(0, 0));
+    JdotU[4] = params.link_1_L*u[0]*u[0]*R_WLink1Body(0, 0) + params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 0) + params.link_3_L*w_WLink3Body[2]*w_WLink3Body[2]*R_WLink3Body(1, 1) + params.link_4_L*w_WLink4Body[2]*w_WLink4Body[2]*R_WLink4Body(1, 1) - w_WLink5Body[2]*w_WLink5Body[2]*(p_BoFo_B[1]*R_WLink5Body(1, 1) + p_BoFo_B[0]*R_WLink5Body(1, 0));
+    JdotU[5] = 0.0;
+  }
+
   // Recomputes the parameter-only values (Derived) from params; every evaluation
   // calls it through refreshDerived() when params changed, so there is no need to.
   // (33 adds, 51 muls, 1 divs, 0 calls, 0 other)
@@ -1979,6 +2655,176 @@ class Chain {
     derived_.hoisted[31] = params.link_1_L*params.world_gravity[0];
     derivedFor_ = params;
     derivedValid_ = true;
+  }
+
+  // The index of a frame in frameNames, or -1.
+  static int frameIndex(std::string_view name) {
+    for (int k = 0; k < nf; ++k)
+      if (frameNames[static_cast<std::size_t>(k)] == name) return k;
+    return -1;
+  }
+
+  // J_WF (6 x nu) of frame `frame` (its index in frameNames); false, and J
+  // unchanged, if there is no such frame.
+  bool frameJacobian(int frame, [[maybe_unused]] const Q& q, [[maybe_unused]] FrameJacobian& J) const {
+    switch (frame) {
+      case 0:  // `link[1].body`
+        frameJacobianLink1Body(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
+        return true;
+      case 1:  // `link[2].body`
+        frameJacobianLink2Body(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
+        return true;
+      case 2:  // `link[3].body`
+        frameJacobianLink3Body(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
+        return true;
+      case 3:  // `link[4].body`
+        frameJacobianLink4Body(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
+        return true;
+      case 4:  // `link[5].body`
+        frameJacobianLink5Body(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
+        return true;
+      case 5:  // `link[1].tip.frame_a`
+        frameJacobianLink1Body(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
+        return true;
+      case 6:  // `link[1].tip.frame_b`
+        frameJacobianLink1Body(q, Eigen::Vector3d(0.0, -params.link_1_L, 0.0), J);
+        return true;
+      case 7:  // `link[2].tip.frame_a`
+        frameJacobianLink2Body(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
+        return true;
+      case 8:  // `link[2].tip.frame_b`
+        frameJacobianLink2Body(q, Eigen::Vector3d(0.0, -params.link_2_L, 0.0), J);
+        return true;
+      case 9:  // `link[3].tip.frame_a`
+        frameJacobianLink3Body(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
+        return true;
+      case 10:  // `link[3].tip.frame_b`
+        frameJacobianLink3Body(q, Eigen::Vector3d(0.0, -params.link_3_L, 0.0), J);
+        return true;
+      case 11:  // `link[4].tip.frame_a`
+        frameJacobianLink4Body(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
+        return true;
+      case 12:  // `link[4].tip.frame_b`
+        frameJacobianLink4Body(q, Eigen::Vector3d(0.0, -params.link_4_L, 0.0), J);
+        return true;
+      case 13:  // `link[5].tip.frame_a`
+        frameJacobianLink5Body(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
+        return true;
+      case 14:  // `link[5].tip.frame_b`
+        frameJacobianLink5Body(q, Eigen::Vector3d(0.0, -params.link_5_L, 0.0), J);
+        return true;
+      case 15:  // `joint[1].frame_b`
+        frameJacobianLink1Body(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
+        return true;
+      case 16:  // `joint[2].frame_a`
+        frameJacobianLink1Body(q, Eigen::Vector3d(0.0, -params.link_1_L, 0.0), J);
+        return true;
+      case 17:  // `joint[2].frame_b`
+        frameJacobianLink2Body(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
+        return true;
+      case 18:  // `joint[3].frame_a`
+        frameJacobianLink2Body(q, Eigen::Vector3d(0.0, -params.link_2_L, 0.0), J);
+        return true;
+      case 19:  // `joint[3].frame_b`
+        frameJacobianLink3Body(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
+        return true;
+      case 20:  // `joint[4].frame_a`
+        frameJacobianLink3Body(q, Eigen::Vector3d(0.0, -params.link_3_L, 0.0), J);
+        return true;
+      case 21:  // `joint[4].frame_b`
+        frameJacobianLink4Body(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
+        return true;
+      case 22:  // `joint[5].frame_a`
+        frameJacobianLink4Body(q, Eigen::Vector3d(0.0, -params.link_4_L, 0.0), J);
+        return true;
+      case 23:  // `joint[5].frame_b`
+        frameJacobianLink5Body(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // Jdot_WF u (6) of frame `frame`: its origin's classical acceleration at
+  // udot = 0, in World; false, and JdotU unchanged, if there is no such frame.
+  bool frameJacobianDotU(int frame, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                         [[maybe_unused]] SpatialVector& JdotU) const {
+    switch (frame) {
+      case 0:  // `link[1].body`
+        frameJacobianDotULink1Body(q, u, Eigen::Vector3d(0.0, 0.0, 0.0), JdotU);
+        return true;
+      case 1:  // `link[2].body`
+        frameJacobianDotULink2Body(q, u, Eigen::Vector3d(0.0, 0.0, 0.0), JdotU);
+        return true;
+      case 2:  // `link[3].body`
+        frameJacobianDotULink3Body(q, u, Eigen::Vector3d(0.0, 0.0, 0.0), JdotU);
+        return true;
+      case 3:  // `link[4].body`
+        frameJacobianDotULink4Body(q, u, Eigen::Vector3d(0.0, 0.0, 0.0), JdotU);
+        return true;
+      case 4:  // `link[5].body`
+        frameJacobianDotULink5Body(q, u, Eigen::Vector3d(0.0, 0.0, 0.0), JdotU);
+        return true;
+      case 5:  // `link[1].tip.frame_a`
+        frameJacobianDotULink1Body(q, u, Eigen::Vector3d(0.0, 0.0, 0.0), JdotU);
+        return true;
+      case 6:  // `link[1].tip.frame_b`
+        frameJacobianDotULink1Body(q, u, Eigen::Vector3d(0.0, -params.link_1_L, 0.0), JdotU);
+        return true;
+      case 7:  // `link[2].tip.frame_a`
+        frameJacobianDotULink2Body(q, u, Eigen::Vector3d(0.0, 0.0, 0.0), JdotU);
+        return true;
+      case 8:  // `link[2].tip.frame_b`
+        frameJacobianDotULink2Body(q, u, Eigen::Vector3d(0.0, -params.link_2_L, 0.0), JdotU);
+        return true;
+      case 9:  // `link[3].tip.frame_a`
+        frameJacobianDotULink3Body(q, u, Eigen::Vector3d(0.0, 0.0, 0.0), JdotU);
+        return true;
+      case 10:  // `link[3].tip.frame_b`
+        frameJacobianDotULink3Body(q, u, Eigen::Vector3d(0.0, -params.link_3_L, 0.0), JdotU);
+        return true;
+      case 11:  // `link[4].tip.frame_a`
+        frameJacobianDotULink4Body(q, u, Eigen::Vector3d(0.0, 0.0, 0.0), JdotU);
+        return true;
+      case 12:  // `link[4].tip.frame_b`
+        frameJacobianDotULink4Body(q, u, Eigen::Vector3d(0.0, -params.link_4_L, 0.0), JdotU);
+        return true;
+      case 13:  // `link[5].tip.frame_a`
+        frameJacobianDotULink5Body(q, u, Eigen::Vector3d(0.0, 0.0, 0.0), JdotU);
+        return true;
+      case 14:  // `link[5].tip.frame_b`
+        frameJacobianDotULink5Body(q, u, Eigen::Vector3d(0.0, -params.link_5_L, 0.0), JdotU);
+        return true;
+      case 15:  // `joint[1].frame_b`
+        frameJacobianDotULink1Body(q, u, Eigen::Vector3d(0.0, 0.0, 0.0), JdotU);
+        return true;
+      case 16:  // `joint[2].frame_a`
+        frameJacobianDotULink1Body(q, u, Eigen::Vector3d(0.0, -params.link_1_L, 0.0), JdotU);
+        return true;
+      case 17:  // `joint[2].frame_b`
+        frameJacobianDotULink2Body(q, u, Eigen::Vector3d(0.0, 0.0, 0.0), JdotU);
+        return true;
+      case 18:  // `joint[3].frame_a`
+        frameJacobianDotULink2Body(q, u, Eigen::Vector3d(0.0, -params.link_2_L, 0.0), JdotU);
+        return true;
+      case 19:  // `joint[3].frame_b`
+        frameJacobianDotULink3Body(q, u, Eigen::Vector3d(0.0, 0.0, 0.0), JdotU);
+        return true;
+      case 20:  // `joint[4].frame_a`
+        frameJacobianDotULink3Body(q, u, Eigen::Vector3d(0.0, -params.link_3_L, 0.0), JdotU);
+        return true;
+      case 21:  // `joint[4].frame_b`
+        frameJacobianDotULink4Body(q, u, Eigen::Vector3d(0.0, 0.0, 0.0), JdotU);
+        return true;
+      case 22:  // `joint[5].frame_a`
+        frameJacobianDotULink4Body(q, u, Eigen::Vector3d(0.0, -params.link_4_L, 0.0), JdotU);
+        return true;
+      case 23:  // `joint[5].frame_b`
+        frameJacobianDotULink5Body(q, u, Eigen::Vector3d(0.0, 0.0, 0.0), JdotU);
+        return true;
+      default:
+        return false;
+    }
   }
 };
 

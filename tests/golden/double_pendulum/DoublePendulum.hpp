@@ -38,10 +38,12 @@ class DoublePendulum {
   };
   using BodyPoses = std::array<BodyPose, nb>;
   using BodyVelocities = std::array<BodyVelocity, nb>;
-  // A spatial force on a body, [n; f]: the moment n (N*m) about the body
-  // origin, then the force f (N), both expressed in World.
-  using SpatialForce = Eigen::Matrix<double, 6, 1>;
-  using ExternalForces = std::array<SpatialForce, nb>;  // one per body, in body order
+  // J_WF of a frame F: [w_WF; v_WFo] = J_WF u, angular rows then linear, in World.
+  using FrameJacobian = Eigen::Matrix<double, 6, nu>;
+  using SpatialVector = Eigen::Matrix<double, 6, 1>;  // angular, then linear
+  // One spatial force per body, in body order: [n; f], the moment n (N*m)
+  // about the body origin, then the force f (N), both expressed in World.
+  using ExternalForces = std::array<SpatialVector, nb>;
 
   // Runtime parameters: change them at any time, no recompiling.
   struct Parameters {
@@ -82,6 +84,18 @@ class DoublePendulum {
   static constexpr std::array<std::string_view, nb> bodyNames = {
       "upper",
       "lower",
+  };
+  // The frames frameJacobian() knows, by index: every body (its body frame),
+  // then every connector frame fixed to a body (`tip.frame_b`).
+  static constexpr int nf = 7;
+  static constexpr std::array<std::string_view, nf> frameNames = {
+      "upper",
+      "lower",
+      "shoulder.frame_b",
+      "upperTip.frame_a",
+      "upperTip.frame_b",
+      "elbow.frame_a",
+      "elbow.frame_b",
   };
   static constexpr std::array<std::string_view, 0> outputNames = {
   };
@@ -527,6 +541,126 @@ class DoublePendulum {
     normalizeQuaternions(q);
   }
 
+  // Body 'upper':
+  // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
+  // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
+  // below takes a frame by its index in frameNames.
+  // (2 adds, 4 muls, 0 divs, 2 calls, 0 other)
+  void frameJacobianUpper([[maybe_unused]] const Q& q, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
+    J.setZero();  // the columns of joints not between this body and World
+    Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
+    const double t0 = std::cos(q[0]);
+    const double t1 = std::sin(q[0]);
+    R_WUpper(0, 0) = t0;
+    R_WUpper(1, 0) = t1;
+    // J_WF: the joints from World to 'upper', each shifted to Fo
+    J(2, 0) = 1.0;
+    J(3, 0) = -p_BoFo_B[0]*R_WUpper(1, 0) - p_BoFo_B[1]*R_WUpper(0, 0);
+    J(4, 0) = p_BoFo_B[0]*R_WUpper(0, 0) - p_BoFo_B[1]*R_WUpper(1, 0);
+  }
+
+  // Body 'lower':
+  // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
+  // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
+  // below takes a frame by its index in frameNames.
+  // (9 adds, 10 muls, 0 divs, 4 calls, 0 other)
+  void frameJacobianLower([[maybe_unused]] const Q& q, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
+    J.setZero();  // the columns of joints not between this body and World
+    Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
+    Eigen::Matrix3d R_WLower;  // R_WB of 'lower'
+    Eigen::Vector3d p_WLower;  // p_WoBo_W of 'lower'
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
+    const double t0 = std::cos(q[0]);
+    const double t1 = std::sin(q[0]);
+    R_WUpper(0, 0) = t0;
+    R_WUpper(1, 0) = t1;
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
+    const double t2 = std::sin(q[1]);
+    const double t3 = t2*R_WUpper(1, 0);
+    const double t4 = std::cos(q[1]);
+    const double t5 = t4*R_WUpper(0, 0);
+    const double t6 = -t3 + t5;
+    const double t7 = t2*R_WUpper(0, 0);
+    const double t8 = R_WUpper(1, 0)*t4;
+    const double t9 = -t7 - t8;
+    const double t10 = t7 + t8;
+    const double t11 = params.L1*R_WUpper(1, 0);
+    R_WLower(0, 0) = t6;
+    R_WLower(0, 1) = t9;
+    R_WLower(1, 0) = t10;
+    p_WLower[0] = t11;
+    // J_WF: the joints from World to 'lower', each shifted to Fo
+    const double t12 = p_BoFo_B[1]*R_WLower(0, 0);
+    const double t13 = p_BoFo_B[0]*R_WLower(1, 0);
+    const double t14 = p_BoFo_B[1]*R_WLower(0, 1);
+    const double t15 = p_BoFo_B[0]*R_WLower(0, 0);
+    J(2, 0) = 1.0;
+    J(2, 1) = 1.0;
+    J(3, 0) = params.L1*R_WUpper(0, 0) - t12 - t13;
+    J(3, 1) = -t12 - t13;
+    J(4, 0) = p_WLower[0] + t14 + t15;
+    J(4, 1) = t14 + t15;
+  }
+
+  // Body 'upper':
+  // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
+  // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
+  // (2 adds, 8 muls, 0 divs, 2 calls, 0 other)
+  void frameJacobianDotUUpper([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) const {
+    Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
+    const double t0 = std::cos(q[0]);
+    const double t1 = std::sin(q[0]);
+    R_WUpper(0, 0) = t0;
+    R_WUpper(1, 0) = t1;
+    // Jdot_WF u: the acceleration of Fo at udot = 0
+    JdotU[0] = 0.0;
+    JdotU[1] = 0.0;
+    JdotU[2] = 0.0;
+    JdotU[3] = -u[0]*u[0]*(p_BoFo_B[0]*R_WUpper(0, 0) - p_BoFo_B[1]*R_WUpper(1, 0));
+    JdotU[4] = -u[0]*u[0]*(p_BoFo_B[0]*R_WUpper(1, 0) + p_BoFo_B[1]*R_WUpper(0, 0));
+    JdotU[5] = 0.0;
+  }
+
+  // Body 'lower':
+  // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
+  // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
+  // (8 adds, 18 muls, 0 divs, 4 calls, 0 other)
+  void frameJacobianDotULower([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) const {
+    Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
+    Eigen::Matrix3d R_WLower;  // R_WB of 'lower'
+    Eigen::Vector3d w_WLower;  // w_WB of 'lower'
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
+    const double t0 = std::cos(q[0]);
+    const double t1 = std::sin(q[0]);
+    R_WUpper(0, 0) = t0;
+    R_WUpper(1, 0) = t1;
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
+    const double t2 = std::sin(q[1]);
+    const double t3 = t2*R_WUpper(1, 0);
+    const double t4 = std::cos(q[1]);
+    const double t5 = t4*R_WUpper(0, 0);
+    const double t6 = -t3 + t5;
+    const double t7 = t2*R_WUpper(0, 0);
+    const double t8 = R_WUpper(1, 0)*t4;
+    const double t9 = -t7 - t8;
+    const double t10 = t7 + t8;
+    R_WLower(0, 0) = t6;
+    R_WLower(0, 1) = t9;
+    R_WLower(1, 0) = t10;
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity
+    const double t11 = u[0] + u[1];
+    w_WLower[2] = t11;
+    // Jdot_WF u: the acceleration of Fo at udot = 0
+    JdotU[0] = 0.0;
+    JdotU[1] = 0.0;
+    JdotU[2] = 0.0;
+    JdotU[3] = -params.L1*u[0]*u[0]*R_WUpper(1, 0) - w_WLower[2]*w_WLower[2]*(p_BoFo_B[1]*R_WLower(0, 1) + p_BoFo_B[0]*R_WLower(0, 0));
+    JdotU[4] = params.L1*u[0]*u[0]*R_WUpper(0, 0) - w_WLower[2]*w_WLower[2]*(p_BoFo_B[1]*R_WLower(0, 0) + p_BoFo_B[0]*R_WLower(1, 0));
+    JdotU[5] = 0.0;
+  }
+
   // Recomputes the parameter-only values (Derived) from params; every evaluation
   // calls it through refreshDerived() when params changed, so there is no need to.
   // (2 adds, 18 muls, 1 divs, 0 calls, 0 other)
@@ -555,6 +689,74 @@ class DoublePendulum {
     derived_.hoisted[10] = params.L1*params.world_gravity[0];
     derivedFor_ = params;
     derivedValid_ = true;
+  }
+
+  // The index of a frame in frameNames, or -1.
+  static int frameIndex(std::string_view name) {
+    for (int k = 0; k < nf; ++k)
+      if (frameNames[static_cast<std::size_t>(k)] == name) return k;
+    return -1;
+  }
+
+  // J_WF (6 x nu) of frame `frame` (its index in frameNames); false, and J
+  // unchanged, if there is no such frame.
+  bool frameJacobian(int frame, [[maybe_unused]] const Q& q, [[maybe_unused]] FrameJacobian& J) const {
+    switch (frame) {
+      case 0:  // `upper`
+        frameJacobianUpper(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
+        return true;
+      case 1:  // `lower`
+        frameJacobianLower(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
+        return true;
+      case 2:  // `shoulder.frame_b`
+        frameJacobianUpper(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
+        return true;
+      case 3:  // `upperTip.frame_a`
+        frameJacobianUpper(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
+        return true;
+      case 4:  // `upperTip.frame_b`
+        frameJacobianUpper(q, Eigen::Vector3d(0.0, -params.L1, 0.0), J);
+        return true;
+      case 5:  // `elbow.frame_a`
+        frameJacobianUpper(q, Eigen::Vector3d(0.0, -params.L1, 0.0), J);
+        return true;
+      case 6:  // `elbow.frame_b`
+        frameJacobianLower(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // Jdot_WF u (6) of frame `frame`: its origin's classical acceleration at
+  // udot = 0, in World; false, and JdotU unchanged, if there is no such frame.
+  bool frameJacobianDotU(int frame, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                         [[maybe_unused]] SpatialVector& JdotU) const {
+    switch (frame) {
+      case 0:  // `upper`
+        frameJacobianDotUUpper(q, u, Eigen::Vector3d(0.0, 0.0, 0.0), JdotU);
+        return true;
+      case 1:  // `lower`
+        frameJacobianDotULower(q, u, Eigen::Vector3d(0.0, 0.0, 0.0), JdotU);
+        return true;
+      case 2:  // `shoulder.frame_b`
+        frameJacobianDotUUpper(q, u, Eigen::Vector3d(0.0, 0.0, 0.0), JdotU);
+        return true;
+      case 3:  // `upperTip.frame_a`
+        frameJacobianDotUUpper(q, u, Eigen::Vector3d(0.0, 0.0, 0.0), JdotU);
+        return true;
+      case 4:  // `upperTip.frame_b`
+        frameJacobianDotUUpper(q, u, Eigen::Vector3d(0.0, -params.L1, 0.0), JdotU);
+        return true;
+      case 5:  // `elbow.frame_a`
+        frameJacobianDotUUpper(q, u, Eigen::Vector3d(0.0, -params.L1, 0.0), JdotU);
+        return true;
+      case 6:  // `elbow.frame_b`
+        frameJacobianDotULower(q, u, Eigen::Vector3d(0.0, 0.0, 0.0), JdotU);
+        return true;
+      default:
+        return false;
+    }
   }
 };
 
