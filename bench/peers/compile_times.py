@@ -70,7 +70,7 @@ def main():
             ops = ""
             lines = text.splitlines()
             for i, line in enumerate(lines):
-                if "void forwardDynamics(" in line:
+                if "void forwardDynamics(" in line and "fext" not in line:  # not the overload with forces
                     ops = lines[i - 1].strip().lstrip("/ ").strip("()")
             res = {}
             for kind, src in (("fd", FD), ("all", ALL)):

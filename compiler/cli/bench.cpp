@@ -37,6 +37,8 @@ int bench(const Options& opts) {
   if (!loaded) return 1;
   const codegen::ModelLayout layout = layoutOrExit(opts, *loaded);
   const EvalState st = resolveState(opts, *loaded, layout);
+  if (!st.externalForces.empty())
+    fail("STATE.json: `external_forces` is read by `eval` only; `bench` times the dynamics without them");
   const Generated g = generate(opts, *loaded, layout);
   const fs::path exe = buildDriver(g, layout.className, benchFlags());
   char secondsText[64];

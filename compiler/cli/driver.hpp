@@ -5,6 +5,8 @@
 
 #include <Eigen/Core>
 
+#include <capstan/dynamics.hpp>
+
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -35,11 +37,14 @@ struct EvalState {
   double time = 0;
   std::vector<std::pair<std::string, double>> settings;  // (slot, value), as for the driver
   std::vector<std::vector<double>> values;               // per runtime parameter
+  // STATE.json's `external_forces`: one [n; f] per body (layout.bodies
+  // order; N*m, N; about the body origin, in World); empty when it has none.
+  capstan::ExternalForces<double> externalForces;
 };
 EvalState resolveState(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout);
 
-// The state as the driver reads it (`time T`, `q ...`, `u ...`), in a
-// temporary file the caller removes.
+// The state as the driver reads it (`time T`, `q ...`, `u ...`, and `fext ...`
+// when there are external forces), in a temporary file the caller removes.
 std::filesystem::path writeStateFile(const EvalState& state);
 // `NAME=VALUE` arguments for the driver.
 std::vector<std::string> settingArguments(const std::vector<std::pair<std::string, double>>& settings);

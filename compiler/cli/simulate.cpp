@@ -310,9 +310,39 @@ void flattenNumbers(const json& v, const std::string& where, std::vector<double>
   for (const json& item : v) flattenNumbers(item, where, out);
 }
 
-// Reads STATE.json into q, u (starting from the initial state), time and --set style settings.
+// STATE.json's `external_forces`: {"BODY": [nx, ny, nz, fx, fy, fz], ...},
+// body names as eval's `bodies`, into one spatial force per body (zero for
+// the bodies it leaves out).
+capstan::ExternalForces<double> readExternalForces(const json& value, const codegen::ModelLayout& layout) {
+  if (!value.is_object())
+    fail("STATE.json: `external_forces` must be an object of body names to [nx, ny, nz, fx, fy, fz] "
+         "(N*m, N; about the body origin, in World)");
+  capstan::ExternalForces<double> fext(layout.bodies.size(), capstan::Vec6<double>::Zero());
+  for (const auto& [body, arr] : value.items()) {
+    std::size_t b = 0;
+    while (b < layout.bodies.size() && layout.bodies[b].name != body) ++b;
+    if (b == layout.bodies.size()) {
+      std::string names;
+      for (const auto& bl : layout.bodies) names += (names.empty() ? "`" : ", `") + bl.name + "`";
+      fail("STATE.json: `external_forces` names `" + body + "`, which is not a body of the model; its bodies are " +
+           (names.empty() ? "none" : names));
+    }
+    const std::string where = "`external_forces." + body + "`";
+    const std::size_t n = arr.is_array() ? arr.size() : 1;
+    if (!arr.is_array() || n != 6)
+      fail("STATE.json: " + where + " has " + std::to_string(n) + (n == 1 ? " value" : " values") +
+           "; a spatial force has 6: [nx, ny, nz, fx, fy, fz], the moment about the body origin, then the force, "
+           "in World");
+    for (std::size_t k = 0; k < 6; ++k)
+      fext[b][static_cast<Eigen::Index>(k)] = finiteNumber(arr[k], "`external_forces." + body + "[" + std::to_string(k + 1) + "]`");
+  }
+  return fext;
+}
+
+// Reads STATE.json into q, u (starting from the initial state), time, --set
+// style settings and, when `fext` is given, the external forces.
 void readState(const Options& opts, const codegen::ModelLayout& layout, Eigen::VectorXd& q, Eigen::VectorXd& u,
-               double& time, std::vector<std::string>& settings) {
+               double& time, std::vector<std::string>& settings, capstan::ExternalForces<double>* fext = nullptr) {
   std::ifstream f(opts.state);
   if (!f) fail("cannot read `" + opts.state + "`");
   std::stringstream text;
@@ -385,8 +415,11 @@ void readState(const Options& opts, const codegen::ModelLayout& layout, Eigen::V
           settings.push_back(name + "[" + subscripts + "]=" + b);
         }
       }
+    } else if (key == "external_forces") {
+      const capstan::ExternalForces<double> forces = readExternalForces(value, layout);
+      if (fext) *fext = forces;
     } else {
-      fail("STATE.json: unknown key `" + key + "`; expected `time`, `q`, `u` or `parameters`");
+      fail("STATE.json: unknown key `" + key + "`; expected `time`, `q`, `u`, `parameters` or `external_forces`");
     }
   }
 }
@@ -418,7 +451,7 @@ EvalState resolveState(const Options& opts, const Loaded& loaded, const codegen:
   interp.initialState(st.q, st.u);
   if (!opts.state.empty()) {
     std::vector<std::string> ignored;
-    readState(opts, layout, st.q, st.u, st.time, ignored);
+    readState(opts, layout, st.q, st.u, st.time, ignored, &st.externalForces);
   }
   return st;
 }
@@ -432,6 +465,12 @@ fs::path writeStateFile(const EvalState& st) {
   f << "\nu";
   for (int i = 0; i < st.u.size(); ++i) f << " " << st.u[i];
   f << "\n";
+  if (!st.externalForces.empty()) {
+    f << "fext";
+    for (const auto& F : st.externalForces)
+      for (int k = 0; k < 6; ++k) f << " " << F[k];
+    f << "\n";
+  }
   if (!f) fail("cannot write the state file `" + path.string() + "`");
   return path;
 }
@@ -484,7 +523,8 @@ int eval(const Options& opts) {
     put("u", u);
     put("qdot", interp.qdot(q, u));
     try {
-      put("udot", interp.forwardDynamics(time, q, u));
+      put("udot", st.externalForces.empty() ? interp.forwardDynamics(time, q, u)
+                                            : interp.forwardDynamics(time, q, u, st.externalForces));
     } catch (const codegen::GimbalLock& e) {
       fail(capstan::gimbalLockMessage(e.element->name, e.pitch, time));
     }
@@ -525,7 +565,11 @@ int eval(const Options& opts) {
     rows["outputs"] = interp.outputs(time, q, u);
   } else {
     const Generated g = generate(opts, *loaded, layout);
-    const fs::path exe = buildDriver(g, layout.className, simulateFlags());
+    // Only a driver for external forces compiles forwardDynamics' overload
+    // that takes them (compiler/templates/capstan_driver.cpp).
+    std::vector<std::string> flags = simulateFlags();
+    if (!st.externalForces.empty()) flags.push_back("-DCAPSTAN_EXTERNAL_FORCES");
+    const fs::path exe = buildDriver(g, layout.className, flags);
     std::istringstream in(runDriver(exe, "eval", st));
     std::string line;
     std::map<std::string, int> seen;

@@ -93,7 +93,9 @@ void FunctionBuilder::splitIntoParts() {
   }
   fn_["work"] = work;
   fn_["prologue"] = json::array();
-  const std::string name = fn_["name"];
+  // An overload's workspace is named after its key (functions.hpp), so
+  // two split functions of one name do not declare one struct twice.
+  const std::string name = fn_.value("key", fn_["name"].get<std::string>());
   for (std::size_t k = 0; k < parts_.size(); ++k) {
     fn_["parts"].push_back({{"name", "part" + std::to_string(k + 1)}, {"blocks", parts_[k]}});
   }

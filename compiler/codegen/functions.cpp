@@ -20,6 +20,7 @@ const char* cppType(ValueType t) {
     case ValueType::FrameJacobian: return "FrameJacobian";
     case ValueType::SpatialVector: return "SpatialVector";
     case ValueType::BushingStates: return "BushingStates";
+    case ValueType::ExternalForces: return "ExternalForces";
   }
   throw std::logic_error("cppType: unknown value type");
 }
@@ -60,6 +61,10 @@ const std::vector<GeneratedFunction>& generatedFunctions() {
       // Its doc comment names the method chosen (trace.cpp).
       {FunctionId::ForwardDynamics, "forwardDynamics", {{T::Time, "time"}, {T::Q, "q"}, {T::U, "u"}}, {{T::U, "udot"}},
        {}},
+      // The same with external spatial forces (runtime/include/capstan/
+      // dynamics.hpp's ExternalForces); its doc comment names the method too.
+      {FunctionId::ForwardDynamicsExternal, "forwardDynamics",
+       {{T::Time, "time"}, {T::Q, "q"}, {T::U, "u"}, {T::ExternalForces, "fext"}}, {{T::U, "udot"}}, {}, false, "External"},
       {FunctionId::InverseDynamics, "inverseDynamics", {{T::Q, "q"}, {T::U, "u"}, {T::U, "udot"}}, {{T::U, "tau"}},
        {"tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot",
         "(recursive Newton-Euler in joint frames). The model's force laws are not subtracted:",

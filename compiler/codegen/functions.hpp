@@ -36,6 +36,8 @@ enum class ValueType {
   FrameJacobian,   // (6 x nu): angular rows, then linear
   SpatialVector,   // (6): angular, then linear
   BushingStates,   // one BushingState per bushing
+  ExternalForces,  // one spatial force [n; f] per body (N*m, N): the moment about the
+                   // body origin, then the force, in World (capstan::ExternalForces)
 };
 
 struct FunctionArgument {
@@ -48,6 +50,7 @@ enum class FunctionId {
   Bias,
   AppliedForces,
   ForwardDynamics,
+  ForwardDynamicsExternal,  // forwardDynamics with external forces on the bodies
   InverseDynamics,
   Qdot,
   BodyPoses,
@@ -70,6 +73,12 @@ struct GeneratedFunction {
   // One function per moving body, named `name` + the body's identifier
   // (`frameJacobianLink2Body`), for frames fixed to that body.
   bool perBody = false;
+  // For a second function of the same name (an overload): a word that
+  // tells it apart. key() = name + overload is unique in the table; the
+  // IR's `key` and a split function's workspace struct are named after it.
+  const char* overload = "";
+
+  std::string key() const { return std::string(name) + overload; }
 
   // The C++ parameter list: `[[maybe_unused]] const Q& q, MassMatrix& M`
   // (arguments may go unread in a particular model; results are written,
@@ -94,6 +103,7 @@ struct FunctionValues {
   VectorX<Scalar> C, tau, udot, qdot;  // bias, applied or inverse-dynamics forces, accelerations, qdot
   std::vector<Transform<Scalar>> X_WB;
   std::vector<Vec6<Scalar>> V_WB;
+  ExternalForces<Scalar> fext;  // per body (forwardDynamics with external forces)
   Scalar energy = Scalar(0.0);
   std::vector<Scalar> outputs;
   int body = -1;        // perBody functions: the runtime body
@@ -156,20 +166,33 @@ class FunctionEvaluator {
         env_.setState(v.time, v.q, v.u);
         v.tau = env_.appliedForces();
         return;
-      case FunctionId::ForwardDynamics: {
+      case FunctionId::ForwardDynamics:
+      case FunctionId::ForwardDynamicsExternal: {
         env_.setState(v.time, v.q, v.u);
         v.tau = env_.appliedForces();
-        const std::vector<Vec6<Scalar>> fext = elementForces(v);
-        if (!fext.empty()) {
-          // The World family takes no external forces: joint frames only.
+        // The force elements' forces, plus the caller's for the overload.
+        std::vector<Vec6<Scalar>> fext = elementForces(v);
+        if (id == FunctionId::ForwardDynamicsExternal) {
+          if (fext.empty()) {
+            fext = v.fext;
+          } else {
+            for (std::size_t b = 0; b < fext.size(); ++b) fext[b] += v.fext.at(b);
+          }
+        }
+        if (fext.empty()) {
+          if (method.jointFrames) {
+            v.udot = method.aba ? local::aba(mechanism_, joint, v.q, v.u, v.tau)
+                                : local::forwardDynamics(mechanism_, joint, v.q, v.u, v.tau);
+          } else {
+            v.udot = method.aba ? aba(mechanism_, world, v.q, v.u, v.tau)
+                                : forwardDynamics(mechanism_, world, v.q, v.u, v.tau);
+          }
+        } else if (method.jointFrames) {
           v.udot = method.aba ? local::aba(mechanism_, joint, v.q, v.u, v.tau, fext)
                               : local::forwardDynamics(mechanism_, joint, v.q, v.u, v.tau, fext);
-        } else if (method.jointFrames) {
-          v.udot = method.aba ? local::aba(mechanism_, joint, v.q, v.u, v.tau)
-                              : local::forwardDynamics(mechanism_, joint, v.q, v.u, v.tau);
         } else {
-          v.udot = method.aba ? aba(mechanism_, world, v.q, v.u, v.tau)
-                              : forwardDynamics(mechanism_, world, v.q, v.u, v.tau);
+          v.udot = method.aba ? aba(mechanism_, world, v.q, v.u, v.tau, fext)
+                              : forwardDynamics(mechanism_, world, v.q, v.u, v.tau, fext);
         }
         return;
       }

@@ -73,6 +73,17 @@ Eigen::VectorXd Interpreter::inverseDynamics(const Eigen::VectorXd& q, const Eig
   return v.tau;
 }
 
+Eigen::VectorXd Interpreter::forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u,
+                                             const capstan::ExternalForces<double>& fext) {
+  FunctionValues<double> v;
+  v.time = t;
+  v.q = q;
+  v.u = u;
+  v.fext = fext;
+  FunctionEvaluator<double>(mechanism_, *env_).run(FunctionId::ForwardDynamicsExternal, v);
+  return v.udot;
+}
+
 Eigen::VectorXd Interpreter::qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
   return run(FunctionId::Qdot, 0.0, q, u).qdot;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <capstan/force_elements.hpp>
+#include <capstan/dynamics.hpp>
 #include <capstan/mechanism.hpp>
 
 #include "codegen/layout.hpp"
@@ -41,6 +42,11 @@ class Interpreter {
   Eigen::VectorXd bias(const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   Eigen::VectorXd appliedForces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   Eigen::VectorXd forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
+  // The same with external spatial forces on the bodies, one per body in
+  // bodyStates' order (capstan::ExternalForces: [n; f] about the body
+  // origin, in World), besides the model's applied forces.
+  Eigen::VectorXd forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u,
+                                  const capstan::ExternalForces<double>& fext);
   // M udot + C (force laws not subtracted).
   Eigen::VectorXd inverseDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& u, const Eigen::VectorXd& udot);
   Eigen::VectorXd qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u);

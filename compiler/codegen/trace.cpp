@@ -93,6 +93,7 @@ class Tracer {
   // A function whose values read the Derived cache where they can.
   FunctionBuilder function(const GeneratedFunction& f) {
     FunctionBuilder fn(f.name, f.returnType(), f.parameters(), f.doc);
+    if (*f.overload) fn.set("key", f.key());
     fn.rewriteValues([this](std::vector<Expr>& values) { derived_.hoistParameterOnly(values); });
     return fn;
   }
@@ -268,7 +269,8 @@ class Tracer {
     }
   }
 
-  // The symbolic arguments of every function: q[i], u[i], udot[i], time.
+  // The symbolic arguments of every function: q[i], u[i], udot[i], time,
+  // fext[b][k].
   FunctionValues<Expr> arguments() const {
     FunctionValues<Expr> v;
     v.time = Expr::symbol("time");
@@ -276,6 +278,11 @@ class Tracer {
     v.u = u_;
     v.udot.resize(layout_.nu);  // inverseDynamics' argument
     for (int i = 0; i < layout_.nu; ++i) v.udot[i] = Expr::symbol(index("udot", i));
+    for (std::size_t b = 0; b < layout_.bodies.size(); ++b) {  // forwardDynamics' with external forces
+      Vec6<Expr> F;
+      for (int k = 0; k < 6; ++k) F[k] = Expr::symbol(index(index("fext", static_cast<int>(b)), k));
+      v.fext.push_back(F);
+    }
     return v;
   }
 
@@ -286,7 +293,8 @@ class Tracer {
     switch (f.id) {
       case FunctionId::MassMatrix: return massMatrix(f, ev);
       case FunctionId::Bias: return bias(f, ev);
-      case FunctionId::ForwardDynamics: return forwardDynamics(f, ev);
+      case FunctionId::ForwardDynamics:
+      case FunctionId::ForwardDynamicsExternal: return forwardDynamics(f, ev);
       default: break;
     }
     FunctionBuilder fn = f.id == FunctionId::InitialState ? FunctionBuilder(f.name, f.returnType(), f.parameters(), f.doc)
@@ -535,6 +543,12 @@ class Tracer {
     }
     // A dynamic-size M would allocate on every call.
     const bool traceCrba = ltdlWork <= kMaxLtdlWork && !massMatrixDynamic();
+    // The overload with external forces (fext[b] about Bo, in World) traces
+    // the same four ways: its cheapest method may differ, since the
+    // joint-frame versions must turn each force into its joint frame.
+    const bool external = f.id == FunctionId::ForwardDynamicsExternal;
+    const std::string solve = external ? "udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization"
+                                       : "udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization";
 
     auto emit = [&](const char* key, const char* title, bool useAba, bool jointFrames) {
       FunctionValues<Expr> v = arguments();
@@ -556,29 +570,31 @@ class Tracer {
         } else {
           jointFrameMassMatrixBlocks(fn, ev.joint);
           jointFrameBiasBlocks(fn, ev.joint);
-          fn.block("udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization", vectorOutputs("udot", v.udot));
+          fn.block(solve, vectorOutputs("udot", v.udot));
         }
       } else {
         poseBlocks(fn, ev.world, false);
         velocityBlocks(fn, ev.world, false);
         forceLawBlocks(fn, v.tau, "tau");
+        forceElementBlocks(fn, v);
         if (useAba) {
           fn.block("udot by the articulated-body algorithm, in World", vectorOutputs("udot", v.udot));
         } else {
           // Zero entries are never read (L^T D L folds them), so never set.
           fn.block("mass matrix (composite rigid body, in World)", nonzeroOutputs("M", ev.world.M));
-          fn.block("bias (recursive Newton-Euler with udot = 0, gravity included, in World)",
+          fn.block(external || !layout_.forceElements.empty()
+                       ? "bias less the external forces' generalized forces, C - sum_B J_WB^T fext_B "
+                              "(recursive Newton-Euler with udot = 0, gravity included, in World)"
+                            : "bias (recursive Newton-Euler with udot = 0, gravity included, in World)",
                    vectorOutputs("C", ev.world.C));
-          fn.block("udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization", vectorOutputs("udot", v.udot));
+          fn.block(solve, vectorOutputs("udot", v.udot));
         }
       }
       return Variant{key, title, useAba, jointFrames, v.udot, std::move(fn)};
     };
     std::vector<Variant> variants;
-    // The World family takes no external forces (force elements).
-    const bool traceWorld = layout_.forceElements.empty();
-    if (traceCrba && traceWorld) variants.push_back(emit("crba_ltdl", "CRBA + L^T D L in World", false, false));
-    if (traceWorld) variants.push_back(emit("aba", "ABA in World", true, false));
+    if (traceCrba) variants.push_back(emit("crba_ltdl", "CRBA + L^T D L in World", false, false));
+    variants.push_back(emit("aba", "ABA in World", true, false));
     if (traceCrba) variants.push_back(emit("crba_ltdl_joint_frames", "CRBA + L^T D L in joint frames", false, true));
     variants.push_back(emit("aba_joint_frames", "ABA in joint frames", true, true));
     std::size_t best = 0;
@@ -600,8 +616,7 @@ class Tracer {
                             : "not traced: L^T D L work " + std::to_string(ltdlWork) + " > " +
                                   std::to_string(kMaxLtdlWork) + " (sum of squared dof depths)";
     if (!traceCrba) method["crba_ltdl"] = method["crba_ltdl_joint_frames"] = {{"skipped", skipped}};
-    const std::string worldSkipped = "not traced: the World family takes no force elements' forces";
-    if (!traceWorld) method["crba_ltdl"] = method["aba"] = {{"skipped", worldSkipped}};
+
     fn.set("method", method);
     auto brief = [](const symbolic::OpCount& ops) {
       return std::to_string(ops.adds) + " adds, " + std::to_string(ops.muls) + " muls, " + std::to_string(ops.divs) +
@@ -615,12 +630,17 @@ class Tracer {
       doc = {"udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,",
              "force laws and the tree-sparse L^T D L solve, all unrolled."};
     }
+    if (external) {
+      doc.push_back("With external spatial forces on the bodies, fext[b] = [n; f] (N*m, N) on body b");
+      doc.push_back("(bodyNames[b]): the moment about its origin, then the force, both in World. They");
+      doc.push_back("add sum_B J_WB^T fext_B to tau (virtual work); a force f at a point Q of a body is");
+      doc.push_back("[p_BoQ_W x f; f].");
+    }
     doc.push_back(std::string("Method: ") + chosen.title + ", the cheapest of " +
                   (variants.size() == 4 ? "four" : variants.size() == 2 ? "two" : "one") +
                   " as traced (a division or call weighs 4 multiplies):");
     for (Variant& v : variants) doc.push_back("  " + std::string(v.title) + ": " + brief(v.fn.ops()) + ";");
     if (!traceCrba) doc.push_back("  CRBA + L^T D L: " + skipped + ";");
-    if (!traceWorld) doc.push_back("  World family: " + worldSkipped + ";");
     doc.back().back() = '.';
     fn.set("doc", doc);
     return fn.finish();

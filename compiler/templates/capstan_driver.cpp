@@ -8,7 +8,11 @@
 //   driver bench STATE.txt SECONDS [NAME=VALUE]...
 //
 // STATE.txt (written by capstan): `time T`, `q v...`, `u v...`; what is absent
-// keeps the model's q0/u0. Eval and bench print `key v...` lines (full
+// keeps the model's q0/u0. `fext v...` (6 per body: [n; f] about the body
+// origin, in World) makes eval call forwardDynamics with these external
+// forces; only a driver built with -DCAPSTAN_EXTERNAL_FORCES takes it, which
+// capstan builds for an eval with forces alone, so that every other build
+// skips compiling that overload. Eval and bench print `key v...` lines (full
 // precision) that capstan turns into JSON. Errors: `capstan: error: ...` on
 // stderr, exit status 1. SIGINT or SIGTERM during `simulate` ends the run on a
 // whole row: `capstan: interrupted at t = ...; N rows written` on stderr,
@@ -218,8 +222,10 @@ int simulate(Model& model, int argc, char** argv) {
   return 0;
 }
 
-// Reads STATE.txt into t, q, u (which hold the initial state on entry).
-bool readState(const char* path, double& t, Model::Q& q, Model::U& u) {
+// Reads STATE.txt into t, q, u (which hold the initial state on entry) and,
+// when it has them, the external forces (`external` set).
+bool readState(const char* path, double& t, Model::Q& q, Model::U& u, Model::ExternalForces* fext = nullptr,
+               bool* external = nullptr) {
   std::ifstream in(path);
   if (!in) {
     std::cerr << "capstan: error: cannot read `" << path << "`\n";
@@ -235,6 +241,11 @@ bool readState(const char* path, double& t, Model::Q& q, Model::U& u) {
       for (int i = 0; i < Model::nq; ++i) ss >> q[i];
     if (key == "u")
       for (int i = 0; i < Model::nu; ++i) ss >> u[i];
+    if (key == "fext" && fext && external) {
+      for (auto& F : *fext)
+        for (int k = 0; k < 6; ++k) ss >> F[k];
+      *external = true;
+    }
   }
   return true;
 }
@@ -245,7 +256,9 @@ int eval(Model& model, int argc, char** argv) {
   Model::U u;
   model.initialState(q, u);
   double t = 0;
-  if (!readState(argv[2], t, q, u)) return 1;
+  Model::ExternalForces fext{};
+  bool external = false;
+  if (!readState(argv[2], t, q, u, &fext, &external)) return 1;
   try {
     checkGimbalLock(model, t, q, u);
   } catch (const GimbalLock& e) {
@@ -259,7 +272,15 @@ int eval(Model& model, int argc, char** argv) {
   Model::BodyVelocities vel;
   Model::Outputs o;
   model.qdot(q, u, qd);
+#ifdef CAPSTAN_EXTERNAL_FORCES
+  model.forwardDynamics(t, q, u, fext, ud);  // zero forces if the state has none
+#else
+  if (external) {
+    std::cerr << "capstan: error: this driver was built without external forces (-DCAPSTAN_EXTERNAL_FORCES)\n";
+    return 1;
+  }
   model.forwardDynamics(t, q, u, ud);
+#endif
   model.massMatrix(q, M);
   model.bodyPoses(q, poses);
   model.bodyVelocities(q, u, vel);

@@ -16,6 +16,8 @@
   run.py --capstan BIN builtins         every built-in: compile time (`check --json`),
                                         `eval` and `eval --interpret` agree, in and
                                         out of the domain (the same value or the same error)
+  run.py --capstan BIN external_forces  STATE.json's `external_forces` change udot by
+                                        M^-1 J^T F (virtual work on the double pendulum)
 """
 import argparse
 import json
@@ -104,6 +106,25 @@ CASES = {
                                     "unknown integrator `leapfrog`"),
     "bench_unknown_joint": (["bench", DOUBLE_PENDULUM, "--state", "{state}"], '{"u": {"knee": [1]}}',
                             "`u` names `knee`, which is not a joint"),
+    "external_forces_not_object": (["eval", DOUBLE_PENDULUM, "--state", "{state}", "--interpret"],
+                                   '{"external_forces": [0, 0, 1, 0, 0, 0]}',
+                                   "STATE.json: `external_forces` must be an object of body names"),
+    "external_forces_unknown_body": (["eval", DOUBLE_PENDULUM, "--state", "{state}", "--interpret"],
+                                     '{"external_forces": {"forearm": [0, 0, 1, 0, 0, 0]}}',
+                                     "`external_forces` names `forearm`, which is not a body of the model; "
+                                     "its bodies are `upper`, `lower`"),
+    "external_forces_wrong_length": (["eval", DOUBLE_PENDULUM, "--state", "{state}"],
+                                     '{"external_forces": {"lower": [0, 0, 1]}}',
+                                     "`external_forces.lower` has 3 values; a spatial force has 6"),
+    "external_forces_non_number": (["eval", DOUBLE_PENDULUM, "--state", "{state}", "--interpret"],
+                                   '{"external_forces": {"upper": [0, 0, 1, 0, "up", 0]}}',
+                                   "`external_forces.upper[5]` must be a number"),
+    "external_forces_non_finite": (["eval", DOUBLE_PENDULUM, "--state", "{state}", "--interpret"],
+                                   '{"external_forces": {"upper": [0, 0, 1e999, 0, 0, 0]}}',
+                                   "every number must be finite"),
+    "bench_external_forces": (["bench", DOUBLE_PENDULUM, "--state", "{state}"],
+                              '{"external_forces": {"upper": [0, 0, 1, 0, 0, 0]}}',
+                              "`external_forces` is read by `eval` only"),
 }
 
 
@@ -441,11 +462,56 @@ def builtins(capstan):
     print("built-ins agree at compile time, generated and interpreted")
 
 
+# ---------------------------------------------------------------- external forces
+# Virtual work on the double pendulum (both joints revolute about z; the
+# shoulder at the World origin, the elbow at the origin of `lower`, upper's
+# origin at the shoulder): a spatial force F_B = [n; f] about Bo in World is
+# worth Q_j = e_z . n + (e_z x (p_WBo - p_joint)) . f at each joint j that
+# moves B, and must change udot by M^-1 Q. EXTERNAL_FORCES_TOLERANCE is
+# relative to max(1, |Q|): roundoff of a 2-dof solve.
+EXTERNAL_FORCES_TOLERANCE = 1e-10
+EXTERNAL_FORCES_STATE = {"q": {"shoulder": [0.7], "elbow": [-1.1]}, "u": {"shoulder": [0.4], "elbow": [-0.9]}}
+EXTERNAL_FORCES = {"upper": [0.3, -0.2, 1.5, 4.0, -2.0, 0.7], "lower": [-0.4, 0.9, -0.8, -3.0, 5.0, 1.2]}
+
+
+def external_forces(capstan):
+    def evaluate(mode, state):
+        with tempfile.TemporaryDirectory() as d:
+            path = pathlib.Path(d) / "state.json"
+            path.write_text(json.dumps(state))
+            return json.loads(check_ok(run(capstan, "eval", DOUBLE_PENDULUM, "--state", path, *mode),
+                                       f"eval {mode}").stdout)
+
+    def cross_z(p):  # e_z x p
+        return [-p[1], p[0], 0.0]
+
+    def dot(a, b):
+        return sum(x * y for x, y in zip(a, b))
+
+    failures = 0
+    for mode in ([], ["--interpret"]):
+        free = evaluate(mode, EXTERNAL_FORCES_STATE)
+        pushed = evaluate(mode, {**EXTERNAL_FORCES_STATE, "external_forces": EXTERNAL_FORCES})
+        p_upper, p_lower = free["bodies"]["upper"]["p_WB"], free["bodies"]["lower"]["p_WB"]
+        up, lo = EXTERNAL_FORCES["upper"], EXTERNAL_FORCES["lower"]
+        q_shoulder = up[2] + dot(cross_z(p_upper), up[3:]) + lo[2] + dot(cross_z(p_lower), lo[3:])
+        q_elbow = lo[2]  # lower's origin is on the elbow axis
+        M = pushed["mass_matrix"]
+        dudot = [pushed["udot"][j][0] - free["udot"][j][0] for j in ("shoulder", "elbow")]
+        q = [dot(M[0], dudot), dot(M[1], dudot)]
+        error = max(abs(a - b) for a, b in zip(q, [q_shoulder, q_elbow])) / max(1.0, abs(q_shoulder), abs(q_elbow))
+        ok = error < EXTERNAL_FORCES_TOLERANCE and abs(q_shoulder) > 1 and abs(q_elbow) > 0.1
+        print(f"external forces, eval {' '.join(mode) or '(generated)'}: M dudot = {q}, J^T F = "
+              f"{[q_shoulder, q_elbow]}, relative error {error:.2e}: {'ok' if ok else 'FAILED'}")
+        failures += not ok
+    return 1 if failures else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
     ap.add_argument("mode", choices=["bad_input", "period", "energy", "nonfinite", "bench", "interrupt", "builtins",
-                                     "list"])
+                                     "external_forces", "list"])
     ap.add_argument("case", nargs="?")
     opts = ap.parse_args()
     capstan = os.path.abspath(opts.capstan)
@@ -455,7 +521,7 @@ def main():
     if opts.mode == "bad_input":
         return bad_input(capstan, opts.case)
     return {"period": period, "energy": energy, "nonfinite": nonfinite, "bench": bench,
-            "interrupt": interrupt, "builtins": builtins}[opts.mode](capstan)
+            "interrupt": interrupt, "builtins": builtins, "external_forces": external_forces}[opts.mode](capstan)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,10 @@
   run.py --capstan BIN folded        a parameter that a folded joint axis reads is
                                      refused by --set with the folding message, and
                                      --override of it changes the dynamics
+  run.py --capstan BIN external_forces
+                                     generated forwardDynamics with external forces
+                                     (STATE.json's `external_forces`) equals the
+                                     interpreter's, every model, and the forces matter
 """
 import argparse
 import csv
@@ -479,15 +483,65 @@ def elements(capstan):
             failures += not ok
     print(f"elements: {failures} failures")
     return 1 if failures else 0
+# ---------------------------------------------------------------- external forces
+# Distinct if udot with the forces differs from udot without by more than
+# this, relative: the forces must matter, or agreement proves nothing.
+EXTERNAL_FORCES_DISTINCT = 1e-6
+
+
+def external_forces(capstan):
+    """Generated forwardDynamics with external forces (STATE.json's
+    `external_forces`) equals the interpreter's, every model, at a random
+    state with a random spatial force on every body."""
+    rng = random.Random(13)
+    failures, compared = 0, 0
+    with tempfile.TemporaryDirectory() as d:
+        tmp = pathlib.Path(d)
+        for model in models():
+            proc = run(capstan, "eval", model, "--state", write_state(tmp, {}), "--interpret", check=False)
+            if proc.returncode != 0:
+                if "NotYetGenerated" not in proc.stderr:
+                    print(f"external_forces: {model.name}: eval failed:\n{proc.stderr}")
+                    failures += 1
+                continue
+            initial = json.loads(proc.stdout)
+            # Quaternion joints (nq > nu) keep their initial q.
+            q = {j: [x + rng.uniform(-0.5, 0.5) for x in v] if len(v) == len(initial["u"][j]) else v
+                 for j, v in initial["q"].items()}
+            u = {j: [rng.uniform(-1, 1) for _ in v] for j, v in initial["u"].items()}
+            fext = {b: [rng.uniform(-2, 2) for _ in range(3)] + [rng.uniform(-10, 10) for _ in range(3)]
+                    for b in initial["bodies"]}
+            free = write_state(tmp, {"time": 0.25, "q": q, "u": u})
+            pushed = tmp / "pushed.json"
+            pushed.write_text(json.dumps({"time": 0.25, "q": q, "u": u, "external_forces": fext}))
+            without = eval_json(capstan, model, free, "--interpret")["udot"]
+            results = {}
+            for mode in ([], ["--interpret"]):
+                results[" ".join(mode) or "generated"] = eval_json(capstan, model, pushed, *mode)["udot"]
+            compared += 1
+            generated, interpreted = results["generated"], results["--interpret"]
+            scale = max([abs(x) for x in values(interpreted)] + [1.0])
+            change = max(abs(a - b) for a, b in zip(values(interpreted), values(without))) / scale
+            if not close(generated, interpreted) or change <= EXTERNAL_FORCES_DISTINCT:
+                print(f"external_forces: {model.name}: generated udot {generated} vs interpreted {interpreted} "
+                      f"(the forces change udot by {change:.3g} relative)")
+                failures += 1
+            else:
+                print(f"external_forces: {model.name}: generated == interpreted to {AGREEMENT} "
+                      f"(the forces change udot by {change:.3g} relative)")
+    print(f"external_forces: {compared} models compared, {failures} failures")
+    return 1 if failures or compared == 0 else 0
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
-    ap.add_argument("mode", choices=["frames", "parameters", "folded", "cache", "inverse", "jacobians", "elements"])
+    ap.add_argument("mode", choices=["frames", "parameters", "folded", "cache", "inverse", "jacobians",
+                                     "external_forces", "elements"])
     args = ap.parse_args()
     return {"frames": frames, "parameters": parameters, "folded": folded, "cache": cache,
-            "inverse": inverse, "jacobians": jacobians, "elements": elements}[args.mode](args.capstan)
+            "inverse": inverse, "jacobians": jacobians, "external_forces": external_forces,
+            "elements": elements}[args.mode](args.capstan)
 
 
 if __name__ == "__main__":

@@ -250,6 +250,7 @@ int main() {
   MODEL::Q qd; m.qdot(q, u, qd);
   m.massMatrix(q, M); m.bias(q, u, c); m.appliedForces(0.0, q, u, tau);
   m.forwardDynamics(0.0, q, u, ud);
+  MODEL::ExternalForces fext{}; m.forwardDynamics(0.0, q, u, fext, ud);
   MODEL::BodyPoses X; m.bodyPoses(q, X);
   MODEL::BodyVelocities V; m.bodyVelocities(q, u, V);
   MODEL::Outputs o; m.outputs(0.0, q, u, o);

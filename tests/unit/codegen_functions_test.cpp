@@ -45,10 +45,10 @@ std::unique_ptr<Built> build(const std::string& file) {
 
 }  // namespace
 
-TEST_CASE("generated functions: one table, unique names, C++ signatures from typed arguments") {
-  std::set<std::string> names;
+TEST_CASE("generated functions: one table, unique keys, C++ signatures from typed arguments") {
+  std::set<std::string> keys;
   for (const codegen::GeneratedFunction& f : codegen::generatedFunctions()) {
-    CHECK(names.insert(f.name).second);
+    CHECK(keys.insert(f.key()).second);
     CHECK(&codegen::generatedFunction(f.id) == &f);
   }
   const auto& mm = codegen::generatedFunction(FunctionId::MassMatrix);
@@ -56,6 +56,12 @@ TEST_CASE("generated functions: one table, unique names, C++ signatures from typ
   CHECK(mm.returnType() == "void");
   const auto& fd = codegen::generatedFunction(FunctionId::ForwardDynamics);
   CHECK(fd.parameters() == "[[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot");
+  // The overload with external forces: the same name, its own key.
+  const auto& fdExternal = codegen::generatedFunction(FunctionId::ForwardDynamicsExternal);
+  CHECK(std::string(fdExternal.name) == fd.name);
+  CHECK(fdExternal.key() == "forwardDynamicsExternal");
+  CHECK(fdExternal.parameters() == "[[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, "
+                                   "[[maybe_unused]] const ExternalForces& fext, U& udot");
   const auto& ke = codegen::generatedFunction(FunctionId::KineticEnergy);
   CHECK(ke.returnType() == "double");
   CHECK(ke.parameters() == "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u");
@@ -112,9 +118,26 @@ TEST_CASE("generated functions: the same implementation traced and over double, 
     env.useMechanism(&mechanism);
     codegen::FunctionEvaluator<Expr> traced(mechanism, env);
 
+    // External forces: symbols fext[b][k], bound to random values.
+    capstan::ExternalForces<double> fext;
+    for (std::size_t b = 0; b < layout.bodies.size(); ++b) {
+      Vec6<Expr> F;
+      Vec6<double> value;
+      for (int k = 0; k < 6; ++k) {
+        F[k] = Expr::symbol("fext[" + std::to_string(b) + "][" + std::to_string(k) + "]");
+        value[k] = (k < 3 ? 2.0 : 10.0) * std::sin(3.0 * static_cast<double>(b) + k + 0.5);
+        eval.bind(F[k], value[k]);
+      }
+      args.fext.push_back(F);
+      fext.push_back(value);
+    }
+
     auto near = [](double a, double b) { return std::abs(a - b) <= 1e-10 * (1.0 + std::abs(b)); };
     const Eigen::MatrixXd M = interp.massMatrix(q);
     const Eigen::VectorXd udot = interp.forwardDynamics(t, q, u);
+    const Eigen::VectorXd udotExternal = interp.forwardDynamics(t, q, u, fext);
+    // The forces matter (or the comparisons below prove nothing about them).
+    CHECK((udotExternal - udot).cwiseAbs().maxCoeff() > 1e-6);
     for (bool jointFrames : {true, false}) {
       codegen::FunctionValues<Expr> v = args;
       traced.run(FunctionId::MassMatrix, v, {.aba = true, .jointFrames = jointFrames});
@@ -125,6 +148,8 @@ TEST_CASE("generated functions: the same implementation traced and over double, 
         CAPTURE(jointFrames);
         traced.run(FunctionId::ForwardDynamics, v, {.aba = aba, .jointFrames = jointFrames});
         for (int i = 0; i < layout.nu; ++i) CHECK(near(eval(v.udot[i]), udot[i]));
+        traced.run(FunctionId::ForwardDynamicsExternal, v, {.aba = aba, .jointFrames = jointFrames});
+        for (int i = 0; i < layout.nu; ++i) CHECK(near(eval(v.udot[i]), udotExternal[i]));
       }
     }
     codegen::FunctionValues<Expr> v = args;

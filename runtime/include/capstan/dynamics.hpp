@@ -2,10 +2,12 @@
 // Newton-Euler), energies and forward dynamics for a Mechanism<Scalar>.
 //
 // Equations of motion: M(q) udot = tau - C(q, u), where C collects the
-// Coriolis, centrifugal and gravity terms (C = rnea(q, u, 0)).
+// Coriolis, centrifugal and gravity terms (C = rnea(q, u, 0)); with
+// external forces (ExternalForces below)
+//   M(q) udot + C(q, u) = tau + sum_B J_WB^T F_B^ext.
 // Per body B, about Bo, in World, with h = m p_BoBcm_W and I_Bo the
-// rotational inertia about Bo:
-//   F_B = M_B A_WB + [w x (I_Bo w); w x (w x h)] - [h x g; m g]
+// rotational inertia about Bo, the force its inboard joint transmits to it:
+//   F_B = M_B A_WB + [w x (I_Bo w); w x (w x h)] - [h x g; m g] - F_B^ext
 //         + sum over children C of shiftForce(F_C, p_BoCo_W)
 //   tau_j = H_PB_W^T F_B.
 // Everything but forwardDynamicsLlt is traceable with a symbolic Scalar.
@@ -16,10 +18,36 @@
 #include <Eigen/Cholesky>
 
 #include <array>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace capstan {
 
+// External spatial forces, one per body B (indexed as model.bodies):
+// F_B^ext = [n; f] (N*m, N) applied to B, the moment about the body origin
+// Bo, both expressed in World -- what a force element (bushing, spring,
+// cable) computes from World-frame kinematics. By virtual work they are
+// worth the generalized forces sum_B J_WB^T F_B^ext (J_WB: kinematics.hpp's
+// bodyJacobian, about Bo in World), so
+//   M udot + C = tau + sum_B J_WB^T F_B^ext.
+// Both families of algorithms (this file's World frame, local_dynamics.hpp's
+// joint frames) take them as an optional last argument; without it nothing
+// is added to the traced code. A force at a point Q of B (p_BoQ_W) is
+// F_B^ext = [p_BoQ_W x f; f].
+template <class Scalar>
+using ExternalForces = std::vector<Vec6<Scalar>>;
+
 namespace detail {
+
+// One force per body, or std::invalid_argument.
+template <class Scalar>
+void checkExternalForces(const Mechanism<Scalar>& model, const ExternalForces<Scalar>& fext) {
+  if (fext.size() != static_cast<std::size_t>(model.numBodies())) {
+    throw std::invalid_argument("external forces: need one spatial force per body (" +
+                                std::to_string(model.numBodies()) + "), got " + std::to_string(fext.size()));
+  }
+}
 
 // Velocity-product and gravity wrench of a body about Bo in World, given its
 // spatial inertia M_Bo_W and velocity V_WB: (w x (I_Bo w) - h x g,
@@ -33,17 +61,21 @@ Vec6<Scalar> biasWrench(const SpatialInertia<Scalar>& M_Bo_W, const Vec6<Scalar>
 }
 
 // Backward Newton-Euler pass from accelerations `A` (per body, about Bo, in
-// World): fills data.F_Bo_W and out = H^T F per joint.
+// World): fills data.F_Bo_W and out = H^T F per joint. External forces, if
+// not null, are subtracted from each body's F (a null fext adds nothing to
+// the trace).
 template <class Scalar>
 void rneaBackward(const Mechanism<Scalar>& model, Data<Scalar>& data, const std::vector<Vec6<Scalar>>& A,
-                  VectorX<Scalar>& out) {
+                  VectorX<Scalar>& out, const ExternalForces<Scalar>* fext = nullptr) {
   const int nb = model.numBodies();
   const Vec3<Scalar>& g = model.gravity;
+  if (fext != nullptr) checkExternalForces(model, *fext);
   for (int i = 0; i < nb; ++i) {
     const auto b = static_cast<std::size_t>(i);
     const SpatialInertia<Scalar>& Mb = data.M_Bo_W[b];
     const Vec6<Scalar> bias = biasWrench(Mb, data.V_WB[b], g);
     data.F_Bo_W[b] = Mb * A[b] + bias;
+    if (fext != nullptr) data.F_Bo_W[b] -= (*fext)[b];
   }
   for (int i = nb - 1; i >= 0; --i) {
     const auto b = static_cast<std::size_t>(i);
@@ -129,6 +161,17 @@ const VectorX<Scalar>& rnea(const Mechanism<Scalar>& model, Data<Scalar>& data, 
   return data.tau;
 }
 
+// The same with external forces: tau = M udot + C - sum_B J_WB^T F_B^ext,
+// the joint forces that give udot while fext acts; returns data.tau.
+template <class Scalar>
+const VectorX<Scalar>& rnea(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
+                            const VectorX<Scalar>& u, const VectorX<Scalar>& udot,
+                            const ExternalForces<Scalar>& fext) {
+  forwardKinematics(model, data, q, u, udot);
+  detail::rneaBackward(model, data, data.A_WB, data.tau, &fext);
+  return data.tau;
+}
+
 // C(q, u) = rnea(q, u, 0): Coriolis, centrifugal and gravity generalized
 // forces; returns data.C. Leaves position and velocity kinematics in data.
 template <class Scalar>
@@ -136,6 +179,16 @@ const VectorX<Scalar>& nonlinearEffects(const Mechanism<Scalar>& model, Data<Sca
                                         const VectorX<Scalar>& q, const VectorX<Scalar>& u) {
   forwardKinematics(model, data, q, u);
   detail::rneaBackward(model, data, data.Abias_WB, data.C);
+  return data.C;
+}
+
+// C(q, u) - sum_B J_WB^T F_B^ext with external forces; returns data.C.
+template <class Scalar>
+const VectorX<Scalar>& nonlinearEffects(const Mechanism<Scalar>& model, Data<Scalar>& data,
+                                        const VectorX<Scalar>& q, const VectorX<Scalar>& u,
+                                        const ExternalForces<Scalar>& fext) {
+  forwardKinematics(model, data, q, u);
+  detail::rneaBackward(model, data, data.Abias_WB, data.C, &fext);
   return data.C;
 }
 
@@ -230,6 +283,17 @@ const VectorX<Scalar>& forwardDynamics(const Mechanism<Scalar>& model, Data<Scal
   return data.udot;
 }
 
+// The same with external forces: udot = M^-1 (tau - C + sum_B J_WB^T F_B^ext).
+template <class Scalar>
+const VectorX<Scalar>& forwardDynamics(const Mechanism<Scalar>& model, Data<Scalar>& data,
+                                       const VectorX<Scalar>& q, const VectorX<Scalar>& u,
+                                       const VectorX<Scalar>& tau, const ExternalForces<Scalar>& fext) {
+  nonlinearEffects(model, data, q, u, fext);
+  detail::massMatrixFromKinematics(model, data);
+  detail::solveWithMassMatrix(data, tau);
+  return data.udot;
+}
+
 // The same with Eigen's dense LLT (double, or any Scalar Eigen can factor);
 // for comparison only: not traceable.
 template <class Scalar>
@@ -267,18 +331,22 @@ void smallSpdInverse(const Small& D, Small& Dinv) {
 }  // namespace detail
 
 // Forward dynamics by the articulated-body algorithm (Featherstone), about
-// body origins in World; returns data.udot. Traceable.
+// body origins in World; returns data.udot. External forces (optional)
+// enter each body's bias force: pA_B = biasWrench_B - F_B^ext. Traceable.
 template <class Scalar>
 const VectorX<Scalar>& aba(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
-                           const VectorX<Scalar>& u, const VectorX<Scalar>& tau) {
+                           const VectorX<Scalar>& u, const VectorX<Scalar>& tau,
+                           const ExternalForces<Scalar>* fext = nullptr) {
   forwardKinematics(model, data, q, u);
   const int nb = model.numBodies();
   const Vec3<Scalar>& g = model.gravity;
+  if (fext != nullptr) detail::checkExternalForces(model, *fext);
   for (int i = 0; i < nb; ++i) {
     const auto b = static_cast<std::size_t>(i);
     const SpatialInertia<Scalar>& Mb = data.M_Bo_W[b];
     data.IA_Bo_W[b] = Mb.matrix();
     data.pA_Bo_W[b] = detail::biasWrench(Mb, data.V_WB[b], g);
+    if (fext != nullptr) data.pA_Bo_W[b] -= (*fext)[b];
   }
   for (int i = nb - 1; i >= 0; --i) {
     const auto b = static_cast<std::size_t>(i);
@@ -316,6 +384,13 @@ const VectorX<Scalar>& aba(const Mechanism<Scalar>& model, Data<Scalar>& data, c
     data.A_WB[b] = A;
   }
   return data.udot;
+}
+
+// udot by the articulated-body algorithm with external forces.
+template <class Scalar>
+const VectorX<Scalar>& aba(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
+                           const VectorX<Scalar>& u, const VectorX<Scalar>& tau, const ExternalForces<Scalar>& fext) {
+  return aba(model, data, q, u, tau, &fext);
 }
 
 }  // namespace capstan

@@ -34,21 +34,16 @@
 
 #include "capstan/dynamics.hpp"
 
-#include <stdexcept>
 #include <vector>
 
 namespace capstan::local {
 
-// External spatial forces, one per body B (index as model.bodies):
-// F_B = [n; f] (N·m, N) applied to B, about Bo, expressed in World — what a
-// force element computes from World-frame kinematics. By virtual work they
-// enter as generalized forces sum_B J_WB^T F_B (J_WB: kinematics.hpp's
-// bodyJacobian, about Bo in World), so
-//   M udot + C = tau + sum_B J_WB^T F_B.
-// Every algorithm below takes them as an optional last argument; without it
-// nothing is added to the traced code.
-template <class Scalar>
-using ExternalForces = std::vector<Vec6<Scalar>>;
+// External spatial forces: dynamics.hpp's ExternalForces (one F_B = [n; f]
+// per body, about Bo, in World). Every algorithm below takes them as an
+// optional last argument and moves them into the joint frames
+// (detail::externalForcesInJointFrames); without it nothing is added to the
+// traced code.
+using capstan::ExternalForces;
 
 template <class Scalar>
 struct Data {
@@ -319,7 +314,7 @@ template <class Scalar>
 void externalForcesInJointFrames(const Mechanism<Scalar>& model, const Data<Scalar>& data,
                                  const ExternalForces<Scalar>& fext, std::vector<Vec6<Scalar>>& f_K) {
   const auto nb = static_cast<std::size_t>(model.numBodies());
-  if (fext.size() != nb) throw std::invalid_argument("external forces: need one spatial force per body");
+  capstan::detail::checkExternalForces(model, fext);
   std::vector<Mat3<Scalar>> R_WK(nb);
   std::vector<Vec3<Scalar>> p_WK(nb);
   f_K.resize(nb);

@@ -41,6 +41,9 @@ class Chain {
   // J_WF of a frame F: [w_WF; v_WFo] = J_WF u, angular rows then linear, in World.
   using FrameJacobian = Eigen::Matrix<double, 6, nu>;
   using SpatialVector = Eigen::Matrix<double, 6, 1>;  // angular, then linear
+  // One spatial force per body, in body order: [n; f], the moment n (N*m)
+  // about the body origin, then the force f (N), both expressed in World.
+  using ExternalForces = std::array<SpatialVector, nb>;
 
   // Runtime parameters: change them at any time, no recompiling.
   struct Parameters {
@@ -835,6 +838,419 @@ class Chain {
     a_KLink4Body[4] = t266;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration
     udot[4] = derived_.hoisted[22]*(-t37 + t41 - derived_.I_KLink5Body[4]*a_KLink4Body[2] + derived_.I_KLink5Body[2]*(u[4]*v_KLink5Body[4] + t27*a_KLink4Body[4] + t29*(t256 + t257 + t260 + params.link_4_L*a_KLink4Body[2])));
+  }
+
+  // udot (nu) = M^-1 (tau - C) by the articulated-body algorithm (Featherstone), force laws
+  // as joint forces, all unrolled.
+  // With external spatial forces on the bodies, fext[b] = [n; f] (N*m, N) on body b
+  // (bodyNames[b]): the moment about its origin, then the force, both in World. They
+  // add sum_B J_WB^T fext_B to tau (virtual work); a force f at a point Q of a body is
+  // [p_BoQ_W x f; f].
+  // Method: ABA in joint frames, the cheapest of four as traced (a division or call weighs 4 multiplies):
+  //   CRBA + L^T D L in World: 362 adds, 457 muls, 4 divs (weighted 875.0);
+  //   ABA in World: 260 adds, 376 muls, 4 divs (weighted 692.0);
+  //   CRBA + L^T D L in joint frames: 271 adds, 323 muls, 4 divs (weighted 650.0);
+  //   ABA in joint frames: 213 adds, 305 muls, 4 divs (weighted 574.0).
+  // (213 adds, 305 muls, 4 divs, 10 calls, 0 other)
+  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext, U& udot) const {
+    refreshDerived();  // the parameter-only values, if params changed
+    Eigen::Matrix<double, 6, 1> v_KLink2Body;  // spatial velocity in the joint frame of 'link[2].body'
+    Eigen::Matrix<double, 6, 1> v_KLink3Body;  // spatial velocity in the joint frame of 'link[3].body'
+    Eigen::Matrix<double, 6, 1> v_KLink4Body;  // spatial velocity in the joint frame of 'link[4].body'
+    Eigen::Matrix<double, 6, 1> v_KLink5Body;  // spatial velocity in the joint frame of 'link[5].body'
+    Eigen::Matrix<double, 1, 1> tauA_KLink5Body;  // tau - S^T pA of 'link[5].body'
+    Eigen::Matrix<double, 6, 1> IAS_KLink4Body;  // articulated inertia times S of 'link[4].body'
+    Eigen::Matrix<double, 1, 1> tauA_KLink4Body;  // tau - S^T pA of 'link[4].body'
+    Eigen::Matrix<double, 6, 1> IAS_KLink3Body;  // articulated inertia times S of 'link[3].body'
+    Eigen::Matrix<double, 1, 1> tauA_KLink3Body;  // tau - S^T pA of 'link[3].body'
+    Eigen::Matrix<double, 6, 1> IAS_KLink2Body;  // articulated inertia times S of 'link[2].body'
+    Eigen::Matrix<double, 1, 1> tauA_KLink2Body;  // tau - S^T pA of 'link[2].body'
+    Eigen::Matrix<double, 6, 1> IAS_KLink1Body;  // articulated inertia times S of 'link[1].body'
+    Eigen::Matrix<double, 6, 1> a_KLink1Body;  // spatial acceleration in the joint frame of 'link[1].body'
+    Eigen::Matrix<double, 6, 1> a_KLink2Body;  // spatial acceleration in the joint frame of 'link[2].body'
+    Eigen::Matrix<double, 6, 1> a_KLink3Body;  // spatial acceleration in the joint frame of 'link[3].body'
+    Eigen::Matrix<double, 6, 1> a_KLink4Body;  // spatial acceleration in the joint frame of 'link[4].body'
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity in the joint frame
+    const double t0 = u[0] + u[1];
+    const double t1 = std::cos(q[1]);
+    const double t2 = params.link_1_L*u[0]*t1;
+    v_KLink2Body[2] = t0;
+    v_KLink2Body[3] = t2;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
+    const double t3 = u[0] + u[1] + u[2];
+    const double t4 = std::sin(q[1]);
+    const double t5 = std::sin(q[2]);
+    const double t6 = params.link_1_L*u[0]*t4*t5;
+    const double t7 = std::cos(q[2]);
+    const double t8 = params.link_2_L*v_KLink2Body[2];
+    const double t9 = v_KLink2Body[3] + t8;
+    const double t10 = t7*t9;
+    const double t11 = -t6 + t10;
+    const double t12 = params.link_1_L*u[0]*t4*t7;
+    const double t13 = t5*t9;
+    const double t14 = -t12 - t13;
+    v_KLink3Body[2] = t3;
+    v_KLink3Body[3] = t11;
+    v_KLink3Body[4] = t14;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity in the joint frame
+    const double t15 = u[0] + u[1] + u[2] + u[3];
+    const double t16 = std::cos(q[3]);
+    const double t17 = params.link_3_L*v_KLink3Body[2];
+    const double t18 = -t6 + t17 + t10;
+    const double t19 = t16*t18;
+    const double t20 = std::sin(q[3]);
+    const double t21 = t20*v_KLink3Body[4];
+    const double t22 = t19 + t21;
+    const double t23 = t20*t18;
+    const double t24 = t16*v_KLink3Body[4];
+    const double t25 = -t23 + t24;
+    v_KLink4Body[2] = t15;
+    v_KLink4Body[3] = t22;
+    v_KLink4Body[4] = t25;
+    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
+    const double t26 = u[0] + u[1] + u[2] + u[3] + u[4];
+    const double t27 = std::sin(q[4]);
+    const double t28 = t27*v_KLink4Body[4];
+    const double t29 = std::cos(q[4]);
+    const double t30 = params.link_4_L*v_KLink4Body[2];
+    const double t31 = t30 + t19 + t21;
+    const double t32 = t29*t31;
+    const double t33 = t28 + t32;
+    const double t34 = t29*v_KLink4Body[4];
+    const double t35 = t27*t31;
+    const double t36 = t34 - t35;
+    v_KLink5Body[2] = t26;
+    v_KLink5Body[3] = t33;
+    v_KLink5Body[4] = t36;
+    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': articulated inertia
+    const double t37 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
+    const double t38 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
+    const double t39 = params.link_5_m*v_KLink5Body[3];
+    const double t40 = -t38 + t39;
+    const double t41 = v_KLink5Body[4]*t40;
+    const double t42 = fext[4][2] - t37 + t41;
+    tauA_KLink5Body[0] = t42;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': articulated inertia
+    const double t43 = derived_.hoisted[23]*t29*t29;
+    const double t44 = params.link_5_m*t27*t27;
+    const double t45 = t43 + t44;
+    const double t46 = derived_.hoisted[13]*t45;
+    const double t47 = derived_.I_KLink4Body[4] + t46;
+    const double t48 = params.link_4_L*t45;
+    const double t49 = -derived_.I_KLink4Body[2] + t48;
+    const double t50 = params.link_4_m*v_KLink4Body[4]*v_KLink4Body[3];
+    const double t51 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
+    const double t52 = params.link_4_m*v_KLink4Body[3];
+    const double t53 = -t51 + t52;
+    const double t54 = v_KLink4Body[4]*t53;
+    const double t55 = params.link_5_m*u[4]*v_KLink5Body[3];
+    const double t56 = std::cos(q[0]);
+    const double t57 = t4*t56;
+    const double t58 = std::sin(q[0]);
+    const double t59 = t58*t1;
+    const double t60 = t57 + t59;
+    const double t61 = t7*t60;
+    const double t62 = t4*t58;
+    const double t63 = t1*t56;
+    const double t64 = -t62 + t63;
+    const double t65 = t5*t64;
+    const double t66 = t61 + t65;
+    const double t67 = t16*t66;
+    const double t68 = t5*t60;
+    const double t69 = t7*t64;
+    const double t70 = -t68 + t69;
+    const double t71 = t20*t70;
+    const double t72 = t67 + t71;
+    const double t73 = t27*t72;
+    const double t74 = t20*t66;
+    const double t75 = t16*t70;
+    const double t76 = -t74 + t75;
+    const double t77 = t29*t76;
+    const double t78 = -t73 + t77;
+    const double t79 = fext[4][4]*t78;
+    const double t80 = -t57 - t59;
+    const double t81 = t7*t80;
+    const double t82 = -t65 + t81;
+    const double t83 = t16*t82;
+    const double t84 = t5*t80;
+    const double t85 = t69 + t84;
+    const double t86 = t20*t85;
+    const double t87 = t83 - t86;
+    const double t88 = t29*t87;
+    const double t89 = t16*t85;
+    const double t90 = t20*t82;
+    const double t91 = t89 + t90;
+    const double t92 = t27*t91;
+    const double t93 = t88 - t92;
+    const double t94 = fext[4][3]*t93;
+    const double t95 = v_KLink5Body[2]*t40;
+    const double t96 = -t55 - t79 - t94 + t95;
+    const double t97 = t27*t96;
+    const double t98 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
+    const double t99 = derived_.hoisted[23]*u[4]*v_KLink5Body[4];
+    const double t100 = t27*t87;
+    const double t101 = t29*t91;
+    const double t102 = t100 + t101;
+    const double t103 = fext[4][3]*t102;
+    const double t104 = t27*t76;
+    const double t105 = t29*t72;
+    const double t106 = t104 + t105;
+    const double t107 = fext[4][4]*t106;
+    const double t108 = derived_.hoisted[24]*tauA_KLink5Body[0];
+    const double t109 = -t98 + t99 - t103 - t107 - t108;
+    const double t110 = t29*t109;
+    const double t111 = -t97 + t110;
+    const double t112 = params.link_4_L*t111;
+    const double t113 = fext[3][2] - t50 + t54 - t112;
+    IAS_KLink4Body(2, 0) = t47;
+    IAS_KLink4Body(3, 0) = t49;
+    tauA_KLink4Body[0] = t113;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': articulated inertia
+    const double t114 = derived_.hoisted[23]*t27*t29;
+    const double t115 = params.link_5_m*t27*t29;
+    const double t116 = t114 - t115;
+    const double tinv0 = 1.0/IAS_KLink4Body(2, 0);
+    const double t117 = params.link_4_L*t116*tinv0*IAS_KLink4Body(3, 0);
+    const double t118 = t114 - t115 - t117;
+    const double t119 = t16*t118;
+    const double t120 = derived_.hoisted[23]*t27*t27;
+    const double t121 = params.link_5_m*t29*t29;
+    const double t122 = derived_.hoisted[13]*t116*t116*tinv0;
+    const double t123 = params.link_4_m + t120 + t121 - t122;
+    const double t124 = t20*t123;
+    const double t125 = t119 - t124;
+    const double t126 = t20*t125;
+    const double t127 = tinv0*IAS_KLink4Body(3, 0)*IAS_KLink4Body(3, 0);
+    const double t128 = params.link_4_m + t43 + t44 - t127;
+    const double t129 = t16*t128;
+    const double t130 = t20*t118;
+    const double t131 = t129 - t130;
+    const double t132 = t16*t131;
+    const double t133 = -t126 + t132;
+    const double t134 = derived_.hoisted[12]*t133;
+    const double t135 = derived_.I_KLink3Body[4] + t134;
+    const double t136 = params.link_3_L*t133;
+    const double t137 = -derived_.I_KLink3Body[2] + t136;
+    const double t138 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
+    const double t139 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
+    const double t140 = params.link_3_m*v_KLink3Body[3];
+    const double t141 = -t139 + t140;
+    const double t142 = v_KLink3Body[4]*t141;
+    const double t143 = u[3]*v_KLink4Body[3]*t123;
+    const double t144 = fext[3][4]*t76;
+    const double t145 = fext[3][3]*t87;
+    const double t146 = u[3]*t118*v_KLink4Body[4];
+    const double t147 = v_KLink4Body[2]*t53;
+    const double t148 = t29*t96;
+    const double t149 = t27*t109;
+    const double t150 = params.link_4_L*t116*tinv0*tauA_KLink4Body[0];
+    const double t151 = -t143 - t144 - t145 + t146 + t147 + t148 + t149 + t150;
+    const double t152 = t20*t151;
+    const double t153 = fext[3][4]*t72;
+    const double t154 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
+    const double t155 = u[3]*t128*v_KLink4Body[4];
+    const double t156 = u[3]*t118*v_KLink4Body[3];
+    const double t157 = fext[3][3]*t91;
+    const double t158 = tinv0*IAS_KLink4Body(3, 0)*tauA_KLink4Body[0];
+    const double t159 = -t153 - t154 + t155 - t156 - t157 - t97 + t110 + t158;
+    const double t160 = t16*t159;
+    const double t161 = -t152 + t160;
+    const double t162 = params.link_3_L*t161;
+    const double t163 = fext[2][2] - t138 + t142 - t162;
+    IAS_KLink3Body(2, 0) = t135;
+    IAS_KLink3Body(3, 0) = t137;
+    tauA_KLink3Body[0] = t163;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': articulated inertia
+    const double t164 = t16*t125;
+    const double t165 = t20*t131;
+    const double t166 = t164 + t165;
+    const double tinv1 = 1.0/IAS_KLink3Body(2, 0);
+    const double t167 = params.link_3_L*t166*tinv1*IAS_KLink3Body(3, 0);
+    const double t168 = t164 + t165 - t167;
+    const double t169 = t7*t168;
+    const double t170 = t16*t123;
+    const double t171 = t170 + t130;
+    const double t172 = t16*t171;
+    const double t173 = t20*t128;
+    const double t174 = t119 + t173;
+    const double t175 = t20*t174;
+    const double t176 = derived_.hoisted[12]*t166*t166*tinv1;
+    const double t177 = params.link_3_m + t172 + t175 - t176;
+    const double t178 = t5*t177;
+    const double t179 = t169 - t178;
+    const double t180 = t5*t179;
+    const double t181 = tinv1*IAS_KLink3Body(3, 0)*IAS_KLink3Body(3, 0);
+    const double t182 = params.link_3_m - t126 + t132 - t181;
+    const double t183 = t7*t182;
+    const double t184 = t5*t168;
+    const double t185 = t183 - t184;
+    const double t186 = t7*t185;
+    const double t187 = -t180 + t186;
+    const double t188 = derived_.hoisted[11]*t187;
+    const double t189 = derived_.I_KLink2Body[4] + t188;
+    const double t190 = params.link_2_L*t187;
+    const double t191 = -derived_.I_KLink2Body[2] + t190;
+    const double t192 = derived_.hoisted[18]*u[0]*u[0]*t4*t1;
+    const double t193 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
+    const double t194 = derived_.hoisted[19]*u[0]*t1;
+    const double t195 = -t193 + t194;
+    const double t196 = params.link_1_L*u[0]*t4*t195;
+    const double t197 = fext[2][4]*t66;
+    const double t198 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
+    const double t199 = fext[2][3]*t85;
+    const double t200 = u[2]*v_KLink3Body[4]*t182;
+    const double t201 = u[2]*v_KLink3Body[3]*t168;
+    const double t202 = tinv1*IAS_KLink3Body(3, 0)*tauA_KLink3Body[0];
+    const double t203 = -t197 - t198 - t199 + t200 - t201 - t152 + t160 + t202;
+    const double t204 = t7*t203;
+    const double t205 = fext[2][3]*t82;
+    const double t206 = fext[2][4]*t70;
+    const double t207 = v_KLink3Body[2]*t141;
+    const double t208 = u[2]*v_KLink3Body[4]*t168;
+    const double t209 = u[2]*v_KLink3Body[3]*t177;
+    const double t210 = t20*t159;
+    const double t211 = t16*t151;
+    const double t212 = params.link_3_L*t166*tinv1*tauA_KLink3Body[0];
+    const double t213 = -t205 - t206 + t207 + t208 - t209 + t210 + t211 + t212;
+    const double t214 = t5*t213;
+    const double t215 = t204 - t214;
+    const double t216 = params.link_2_L*t215;
+    const double t217 = fext[1][2] + t192 - t196 - t216;
+    IAS_KLink2Body(2, 0) = t189;
+    IAS_KLink2Body(3, 0) = t191;
+    tauA_KLink2Body[0] = t217;
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': articulated inertia
+    const double tinv2 = 1.0/IAS_KLink2Body(2, 0);
+    const double t218 = tinv2*IAS_KLink2Body(3, 0)*IAS_KLink2Body(3, 0);
+    const double t219 = params.link_2_m - t180 + t186 - t218;
+    const double t220 = t1*t219;
+    const double t221 = t7*t179;
+    const double t222 = t5*t185;
+    const double t223 = t221 + t222;
+    const double t224 = params.link_2_L*t223*tinv2*IAS_KLink2Body(3, 0);
+    const double t225 = t221 + t222 - t224;
+    const double t226 = t4*t225;
+    const double t227 = t220 - t226;
+    const double t228 = t1*t227;
+    const double t229 = t1*t225;
+    const double t230 = t5*t182;
+    const double t231 = t169 + t230;
+    const double t232 = t5*t231;
+    const double t233 = t7*t177;
+    const double t234 = t233 + t184;
+    const double t235 = t7*t234;
+    const double t236 = derived_.hoisted[11]*t223*t223*tinv2;
+    const double t237 = params.link_2_m + t232 + t235 - t236;
+    const double t238 = t4*t237;
+    const double t239 = t229 - t238;
+    const double t240 = t4*t239;
+    const double t241 = t228 - t240;
+    const double t242 = derived_.hoisted[25]*t241;
+    const double t243 = derived_.I_KLink1Body[4] + t242;
+    const double t244 = params.link_1_L*t241;
+    const double t245 = -derived_.I_KLink1Body[2] + t244;
+    IAS_KLink1Body(2, 0) = t243;
+    IAS_KLink1Body(3, 0) = t245;
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration
+    const double tinv3 = 1.0/IAS_KLink1Body(2, 0);
+    const double t246 = params.damping*u[0];
+    const double t247 = params.world_gravity[1]*t56;
+    const double t248 = params.world_gravity[0]*t58;
+    const double t249 = -t247 + t248;
+    const double t250 = t1*t239;
+    const double t251 = t4*t227;
+    const double t252 = t250 + t251;
+    const double t253 = params.link_1_L*t249*t252;
+    const double t254 = params.world_gravity[1]*t58;
+    const double t255 = params.world_gravity[0]*t56;
+    const double t256 = -t254 - t255;
+    const double t257 = t256*IAS_KLink1Body(3, 0);
+    const double t258 = v_KLink2Body[2]*t195;
+    const double t259 = fext[1][4]*t64;
+    const double t260 = fext[1][3]*t80;
+    const double t261 = params.link_1_L*u[0]*u[1]*t1*t237;
+    const double t262 = params.link_1_L*u[0]*u[1]*t4*t225;
+    const double t263 = t5*t203;
+    const double t264 = t7*t213;
+    const double t265 = params.link_2_L*t223*tinv2*tauA_KLink2Body[0];
+    const double t266 = t258 - t259 - t260 - t261 - t262 + t263 + t264 + t265;
+    const double t267 = t4*t266;
+    const double t268 = derived_.hoisted[19]*u[0]*t4*v_KLink2Body[2];
+    const double t269 = fext[1][4]*t60;
+    const double t270 = fext[1][3]*t64;
+    const double t271 = params.link_1_L*u[0]*u[1]*t4*t219;
+    const double t272 = params.link_1_L*u[0]*u[1]*t1*t225;
+    const double t273 = tinv2*IAS_KLink2Body(3, 0)*tauA_KLink2Body[0];
+    const double t274 = t268 - t269 - t270 - t271 - t272 + t204 - t214 + t273;
+    const double t275 = t1*t274;
+    const double t276 = -t267 + t275;
+    const double t277 = params.link_1_L*t276;
+    const double t278 = fext[0][2] - t246 - t253 - t257 - t277;
+    const double t279 = tinv3*t278;
+    udot[0] = t279;
+    a_KLink1Body[4] = t249;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration
+    const double t280 = IAS_KLink2Body(2, 0)*tinv3*t278;
+    const double t281 = params.link_1_L*u[0]*u[1]*t1;
+    const double t282 = t1*a_KLink1Body[4];
+    const double t283 = params.link_1_L*tinv3*t278;
+    const double t284 = -t254 - t255 + t283;
+    const double t285 = t4*t284;
+    const double t286 = -t281 + t282 - t285;
+    const double t287 = params.link_2_L*t223*t286;
+    const double t288 = params.link_1_L*u[0]*u[1]*t4;
+    const double t289 = t4*a_KLink1Body[4];
+    const double t290 = t1*t284;
+    const double t291 = -t288 + t289 + t290;
+    const double t292 = IAS_KLink2Body(3, 0)*t291;
+    const double t293 = fext[1][2] + t192 - t196 - t216 - t280 - t287 - t292;
+    const double t294 = tinv2*t293;
+    const double t295 = udot[0] + t294;
+    udot[1] = t294;
+    a_KLink2Body[2] = t295;
+    a_KLink2Body[4] = t286;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration
+    const double t296 = IAS_KLink3Body(2, 0)*a_KLink2Body[2];
+    const double t297 = u[2]*v_KLink3Body[4];
+    const double t298 = t5*a_KLink2Body[4];
+    const double t299 = params.link_2_L*a_KLink2Body[2];
+    const double t300 = -t288 + t289 + t290 + t299;
+    const double t301 = t7*t300;
+    const double t302 = t297 + t298 + t301;
+    const double t303 = IAS_KLink3Body(3, 0)*t302;
+    const double t304 = u[2]*v_KLink3Body[3];
+    const double t305 = t7*a_KLink2Body[4];
+    const double t306 = t5*t300;
+    const double t307 = -t304 + t305 - t306;
+    const double t308 = params.link_3_L*t166*t307;
+    const double t309 = fext[2][2] - t138 + t142 - t162 - t296 - t303 - t308;
+    const double t310 = tinv1*t309;
+    const double t311 = udot[0] + udot[1] + t310;
+    udot[2] = t310;
+    a_KLink3Body[2] = t311;
+    a_KLink3Body[4] = t307;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': acceleration
+    const double t312 = IAS_KLink4Body(2, 0)*a_KLink3Body[2];
+    const double t313 = u[3]*v_KLink4Body[4];
+    const double t314 = t20*a_KLink3Body[4];
+    const double t315 = params.link_3_L*a_KLink3Body[2];
+    const double t316 = t297 + t298 + t301 + t315;
+    const double t317 = t16*t316;
+    const double t318 = t313 + t314 + t317;
+    const double t319 = IAS_KLink4Body(3, 0)*t318;
+    const double t320 = u[3]*v_KLink4Body[3];
+    const double t321 = t16*a_KLink3Body[4];
+    const double t322 = t20*t316;
+    const double t323 = -t320 + t321 - t322;
+    const double t324 = params.link_4_L*t116*t323;
+    const double t325 = fext[3][2] - t50 + t54 - t112 - t312 - t319 - t324;
+    const double t326 = tinv0*t325;
+    const double t327 = udot[0] + udot[1] + udot[2] + t326;
+    udot[3] = t326;
+    a_KLink4Body[2] = t327;
+    a_KLink4Body[4] = t323;
+    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration
+    udot[4] = derived_.hoisted[22]*(fext[4][2] - t37 + t41 - derived_.I_KLink5Body[4]*a_KLink4Body[2] + derived_.I_KLink5Body[2]*(u[4]*v_KLink5Body[4] + t27*a_KLink4Body[4] + t29*(t313 + t314 + t317 + params.link_4_L*a_KLink4Body[2])));
   }
 
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
