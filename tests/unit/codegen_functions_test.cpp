@@ -12,6 +12,7 @@
 #include "mechanics/mechanism.hpp"
 #include "sema/sema.hpp"
 #include "symbolic/evaluate.hpp"
+#include "built_model.hpp"
 
 namespace {
 
@@ -20,25 +21,15 @@ using codegen::FunctionId;
 using symbolic::Expr;
 
 struct Built {
-  syntax::SourceManager sources;
-  syntax::DiagnosticEngine diags;
-  std::optional<sema::FlatModel> flat;
-  std::optional<mechanics::Mechanism> mech;
+  std::unique_ptr<testing::BuiltModel> model;
   codegen::ModelLayout layout;
 };
 
 std::unique_ptr<Built> build(const std::string& file) {
   auto b = std::make_unique<Built>();
-  sema::Library lib(b->sources, b->diags, {std::filesystem::path(CAPSTAN_SOURCE_DIR) / "stdlib"});
-  const auto* def = lib.addFile(std::string(CAPSTAN_SOURCE_DIR) + "/" + file);
-  REQUIRE(def);
-  b->flat = sema::flatten(lib, lib.defaultModel(*def)->name);
-  REQUIRE(b->flat);
-  b->mech = mechanics::build(*b->flat, b->diags);
-  REQUIRE(b->mech);
-  REQUIRE_FALSE(b->diags.hasErrors());
+  b->model = testing::buildModel(file);
   std::vector<codegen::Unsupported> unsupported;
-  b->layout = codegen::makeLayout(*b->flat, *b->mech, unsupported);
+  b->layout = codegen::makeLayout(*b->model->flat, *b->model->mech, unsupported);
   REQUIRE(unsupported.empty());
   return b;
 }
@@ -74,7 +65,7 @@ TEST_CASE("generated functions: the same implementation traced and over double, 
     CAPTURE(file);
     const auto b = build(file);
     const codegen::ModelLayout& layout = b->layout;
-    codegen::Interpreter interp(*b->flat, *b->mech, layout);
+    codegen::Interpreter interp(*b->model->flat, *b->model->mech, layout);
     Eigen::VectorXd q, u;
     interp.initialState(q, u);
     for (int i = 0; i < layout.nq; ++i) q[i] += 0.1 * std::sin(1.0 + i);
@@ -113,7 +104,7 @@ TEST_CASE("generated functions: the same implementation traced and over double, 
     src.q = args.q;
     src.u = args.u;
     src.time = args.time;
-    codegen::Environment<Expr> env(*b->flat, *b->mech, layout, src);
+    codegen::Environment<Expr> env(*b->model->flat, *b->model->mech, layout, src);
     const Mechanism<Expr> mechanism = env.mechanism();
     env.useMechanism(&mechanism);
     codegen::FunctionEvaluator<Expr> traced(mechanism, env);

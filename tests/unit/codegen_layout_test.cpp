@@ -10,30 +10,14 @@
 #include "mechanics/mechanism.hpp"
 #include "sema/sema.hpp"
 #include "symbolic/evaluate.hpp"
+#include "built_model.hpp"
 
 namespace {
 
 using namespace capstan;
 
-struct Built {
-  syntax::SourceManager sources;
-  syntax::DiagnosticEngine diags;
-  std::optional<sema::FlatModel> flat;
-  std::optional<mechanics::Mechanism> mech;
-};
-
-std::unique_ptr<Built> build(const std::string& file) {
-  auto b = std::make_unique<Built>();
-  sema::Library lib(b->sources, b->diags, {std::filesystem::path(CAPSTAN_SOURCE_DIR) / "stdlib"});
-  const auto* def = lib.addFile(std::string(CAPSTAN_SOURCE_DIR) + "/" + file);
-  REQUIRE(def);
-  b->flat = sema::flatten(lib, lib.defaultModel(*def)->name);
-  REQUIRE(b->flat);
-  b->mech = mechanics::build(*b->flat, b->diags);
-  REQUIRE(b->mech);
-  REQUIRE_FALSE(b->diags.hasErrors());
-  return b;
-}
+using Built = testing::BuiltModel;
+const auto build = testing::buildModel;
 
 }  // namespace
 
