@@ -442,6 +442,7 @@ def jacobians(capstan):
 
 BUSHING_PAIR = ROOT / "tests/codegen/models/bushing_pair.cap"
 BUSHING_EXAMPLE = ROOT / "examples/bushing.cap"
+PENALTY = ROOT / "tests/codegen/models/penalty.cap"
 
 
 def energies(capstan, model, tol, *extra):
@@ -481,6 +482,25 @@ def elements(capstan):
             print(f"elements: gimbal lock {' '.join(extra) or 'generated'}: {proc.stderr.strip().splitlines()[-1]}"
                   f"{'' if ok else ': FAILED'}")
             failures += not ok
+    # Capstan.Penalty: Drake's table (critically damped settling: 6.64/ts at
+    # 1 %), k = m wn^2, d = 2 zeta sqrt(m k), k = F / x; and a RevoluteMount
+    # spinning about z keeps spinning (no yaw stiffness) and stays in place.
+    values = {v["path"]: v.get("value") for v in json.loads(run(capstan, "check", PENALTY, "--json").stdout)["variables"]}
+    wn, k, d = values["wn"], values["k"], values["d"]
+    ok = (abs(wn * 0.5 - 6.64) < 0.005 and abs(k - 2.0 * wn ** 2) < 1e-9 * k and
+          abs(d - 2 * math.sqrt(2.0 * k)) < 1e-9 * d and abs(values["kload"] - 1e4) < 1e-9)
+    print(f"elements: Capstan.Penalty: wn = {wn:.6g} rad/s, k = {k:.6g} N/m, d = {d:.6g} N.s/m, "
+          f"kload = {values['kload']:.6g} N/m{'' if ok else ': FAILED'}")
+    failures += not ok
+    with tempfile.TemporaryDirectory() as d:
+        out = pathlib.Path(d) / "run.csv"
+        run(capstan, "simulate", PENALTY, "-o", out)
+        last = list(csv.DictReader(out.open()))[-1]
+    spin, drift = float(last["float.u[3]"]), max(abs(float(last[f"float.q[{i}]"])) for i in (5, 6, 7))
+    ok = abs(spin - 2.0) < 0.02 and drift < 1e-6
+    print(f"elements: RevoluteMount: yaw rate after 1 s {spin:.6g} rad/s (2 at the start), position drift {drift:.2g} m"
+          f"{'' if ok else ': FAILED'}")
+    failures += not ok
     print(f"elements: {failures} failures")
     return 1 if failures else 0
 # ---------------------------------------------------------------- external forces
