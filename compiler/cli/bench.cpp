@@ -60,8 +60,9 @@ int bench(const Options& opts) {
   out["model"] = layout.className;
   out["nq"] = layout.nq;
   out["nu"] = layout.nu;
-  for (const char* f : {"forward_dynamics", "mass_matrix", "kinematics"}) {
+  for (const char* f : {"forward_dynamics", "mass_matrix", "kinematics", "bushing"}) {
     const std::string k = f;
+    if (k == "bushing" && !rows.count("bushing_us")) continue;  // a model without bushings
     out[k + "_us"] = number(k + "_us");
     out["calls_per_batch"][k] = static_cast<long>(number(k + "_calls_per_batch"));
     out["batches"][k] = static_cast<long>(number(k + "_batches"));

@@ -371,6 +371,27 @@ Timing timeCalls(Call&& call, double seconds) {
   return timing;
 }
 
+template <class M>
+constexpr bool kHasBushings = requires { M::nbushings; };
+
+// The bushings' evaluation (bushingStates: their forces, angles and rates
+// from q and u), for models that have bushings (SPEC §6: `bushing_us`).
+template <class M>
+void timeBushings([[maybe_unused]] const M& model, [[maybe_unused]] typename M::Q& q, [[maybe_unused]] typename M::U& u,
+                  [[maybe_unused]] double seconds, [[maybe_unused]] std::vector<std::pair<const char*, Timing>>& results) {
+  if constexpr (kHasBushings<M>) {
+    typename M::BushingStates states;
+    results.emplace_back("bushing", timeCalls(
+                                        [&] {
+                                          clobber(q);
+                                          clobber(u);
+                                          model.bushingStates(q, u, states);
+                                          clobber(states);
+                                        },
+                                        seconds));
+  }
+}
+
 int bench(Model& model, int argc, char** argv) {
   const double seconds = std::strtod(argv[3], nullptr);
   if (!applySettings(model, argc, argv, 4)) return 1;
@@ -382,7 +403,7 @@ int bench(Model& model, int argc, char** argv) {
   Model::U udot;
   Model::MassMatrix M;
   Model::BodyPoses poses;
-  const double share = seconds / 3;
+  const double share = seconds / (kHasBushings<Model> ? 4 : 3);
   const Timing fd = timeCalls(
       [&] {
         clobber(q);
@@ -405,7 +426,8 @@ int bench(Model& model, int argc, char** argv) {
         clobber(poses);
       },
       share);
-  const std::pair<const char*, Timing> results[] = {{"forward_dynamics", fd}, {"mass_matrix", mm}, {"kinematics", kin}};
+  std::vector<std::pair<const char*, Timing>> results = {{"forward_dynamics", fd}, {"mass_matrix", mm}, {"kinematics", kin}};
+  timeBushings(model, q, u, share, results);
   for (const auto& [key, timing] : results) {
     std::printf("%s_us %.17g\n", key, timing.medianMicroseconds);
     std::printf("%s_calls_per_batch %ld\n", key, timing.callsPerBatch);
