@@ -15,7 +15,9 @@
 #   LIBRARY_PATH      model library roots (what `-I` is to `capstan`)
 #                     (these folders, TEMPLATES and CXX_INCLUDE_DIRS are
 #                     relative to CMAKE_CURRENT_SOURCE_DIR)
-#   CXX_INCLUDE_DIRS  C++ include folders for `external "C++"` headers
+#   CXX_INCLUDE_DIRS  more C++ include folders for `external "C++"` headers
+#                     (each external function's IncludeDirectory is added
+#                     without it, found when CMake configures)
 #
 # The header is OUTPUT_DIR/<Class>.hpp, <Class> being the last part of the
 # model's name (the variable <target>_HEADER holds its path). `capstan
@@ -68,15 +70,32 @@ function(capstan_add_model target)
   # compiler says which model the file holds. The build passes the name
   # back with --model, so a renamed model fails the build with a message
   # rather than writing a header no one includes.
+  # The check also gives the external functions' IncludeDirectory folders,
+  # which consumers need on their include path.
   set(name "${arg_MODEL_NAME}")
+  set(model_arg "")
+  if(name)
+    set(model_arg --model "${name}")
+  endif()
+  get_target_property(capstan Capstan::capstan LOCATION)
+  execute_process(COMMAND "${capstan}" check "${model}" --json --no-color ${model_arg} ${library_args}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE diagnostics)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "capstan_add_model(${target}): `capstan check ${arg_MODEL}` failed:\n${diagnostics}")
+  endif()
   if(NOT name)
-    get_target_property(capstan Capstan::capstan LOCATION)
-    execute_process(COMMAND "${capstan}" check "${model}" --json --no-color ${library_args}
-                    RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE diagnostics)
-    if(NOT rc EQUAL 0)
-      message(FATAL_ERROR "capstan_add_model(${target}): `capstan check ${arg_MODEL}` failed:\n${diagnostics}")
-    endif()
     string(JSON name GET "${json}" model)
+  endif()
+  string(JSON nexternal ERROR_VARIABLE no_externals LENGTH "${json}" external_functions)
+  if(NOT no_externals AND nexternal GREATER 0)
+    math(EXPR last "${nexternal} - 1")
+    foreach(i RANGE ${last})
+      string(JSON dir GET "${json}" external_functions ${i} include_directory)
+      if(dir)
+        list(APPEND cxx_dirs "${dir}")
+      endif()
+    endforeach()
+    list(REMOVE_DUPLICATES cxx_dirs)
   endif()
   string(REGEX REPLACE "^.*\\." "" class "${name}")
   set(header "${outdir}/${class}.hpp")

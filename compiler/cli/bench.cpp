@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli/driver.hpp"
+#include "cli/external.hpp"
 #include "codegen/render.hpp"
 
 namespace capstan::cli {
@@ -39,6 +40,7 @@ int bench(const Options& opts) {
   const EvalState st = resolveState(opts, *loaded, layout);
   if (!st.externalForces.empty())
     fail("STATE.json: `external_forces` is read by `eval` only; `bench` times the dynamics without them");
+  loadExternalFunctions(opts, *loaded);  // headers and calls checked, located, before the driver is built
   const Generated g = generate(opts, *loaded, layout);
   const fs::path exe = buildDriver(g, layout.className, benchFlags());
   char secondsText[64];

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/external.hpp"
 #include "cli/generate.hpp"
 #include "codegen/flat_eval.hpp"
 #include "codegen/interpret.hpp"
@@ -46,6 +47,13 @@ Generated generate(const Options& opts, const Loaded& loaded, const codegen::Mod
   std::string error;
   if (!codegen::renderModel(g.ir, templateDir(opts), g.header, error)) fail(error);
   g.fileName = layout.className + ".hpp";
+  for (const sema::FlatFunction& f : loaded.flat->functions) {
+    const std::string& dir = f.includeDirectory;
+    if (!dir.empty() && std::find(g.includeDirectories.begin(), g.includeDirectories.end(), dir) == g.includeDirectories.end())
+      g.includeDirectories.push_back(dir);
+    const fs::path header = externalHeader(f.include, dir);
+    if (!header.empty()) g.externalHeaders.push_back(header.string());
+  }
   return g;
 }
 
@@ -271,13 +279,7 @@ std::string dependencies(const Loaded& loaded, const fs::path& header, const fs:
   for (const auto& entry : fs::directory_iterator(templates, ec)) {
     if (entry.path().extension() == ".j2") add(entry.path());
   }
-  for (const auto& f : loaded.flat->functions) {
-    // `#include "friction.hpp"` or `#include <friction.hpp>`: the name between the delimiters.
-    const auto open = f.include.find_first_of("\"<");
-    const auto close = open == std::string::npos ? open : f.include.find_first_of("\">", open + 1);
-    if (f.includeDirectory.empty() || close == std::string::npos) continue;
-    add(fs::path(f.includeDirectory) / f.include.substr(open + 1, close - open - 1));
-  }
+  for (const auto& f : loaded.flat->functions) add(externalHeader(f.include, f.includeDirectory));
   std::sort(deps.begin(), deps.end());
   deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
   std::string text = depfilePath(fs::absolute(header, ec).lexically_normal()) + ":";

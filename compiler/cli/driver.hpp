@@ -7,6 +7,7 @@
 
 #include <capstan/dynamics.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -18,6 +19,13 @@ namespace capstan::cli {
 
 // $CXX, else `c++`.
 std::string cxx();
+// Where compiled artefacts are cached: $CAPSTAN_CACHE_DIR, else
+// $XDG_CACHE_HOME/capstan, else ~/.cache/capstan.
+std::filesystem::path cacheRoot();
+// A file's bytes ("" if it cannot be read).
+std::string readFile(const std::filesystem::path& path);
+// The 64-bit FNV-1a hash of `text`, the cache's key.
+std::uint64_t fnv1a(const std::string& text, std::uint64_t h = 1469598103934665603ull);
 // -std=c++20 -O2: simulate and eval.
 const std::vector<std::string>& simulateFlags();
 // -std=c++20 -O3 -march=native -DNDEBUG (after -std, $CAPSTAN_BENCH_CXXFLAGS

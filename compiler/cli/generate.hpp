@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,10 @@ struct Generated {
   nlohmann::json ir;
   std::string header;     // Model.hpp text
   std::string fileName;   // `DoublePendulum.hpp`
+  // What building it needs besides: the external functions' IncludeDirectory
+  // folders (absolute, in order, no repeats) and the headers they hold.
+  std::vector<std::string> includeDirectories;
+  std::vector<std::string> externalHeaders;
 };
 Generated generate(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout);
 

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,20 +14,21 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "capstan_sim_loop.hpp"
 #include "cli/driver.hpp"
+#include "cli/external.hpp"
 #include "cli/generate.hpp"
 #include "cli/process.hpp"
+#include "codegen/flat_eval.hpp"
 #include "codegen/interpret.hpp"
 #include "codegen/render.hpp"
 
 namespace capstan::cli {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-
-namespace {
 
 std::string readFile(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
@@ -35,7 +37,7 @@ std::string readFile(const fs::path& p) {
   return ss.str();
 }
 
-std::uint64_t fnv1a(const std::string& text, std::uint64_t h = 1469598103934665603ull) {
+std::uint64_t fnv1a(const std::string& text, std::uint64_t h) {
   for (unsigned char c : text) {
     h ^= c;
     h *= 1099511628211ull;
@@ -49,8 +51,6 @@ fs::path cacheRoot() {
   if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "capstan";
   return fs::temp_directory_path() / "capstan-cache";
 }
-
-}  // namespace
 
 std::string cxx() {
   if (const char* env = std::getenv("CXX"); env && *env) return env;
@@ -106,7 +106,12 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   }
   std::vector<std::string> flags = extraFlags;
   flags.push_back("-DCAPSTAN_MODEL_CLASS=" + className);
-  std::string key = g.header + driverSource + loopSource + cxx() + CAPSTAN_VERSION;
+  // The external functions' IncludeDirectory folders, and their headers'
+  // text in the key (an edited header rebuilds).
+  for (const std::string& dir : g.includeDirectories) flags.insert(flags.end(), {"-I", dir});
+  std::string externalHeaders;
+  for (const std::string& header : g.externalHeaders) externalHeaders += readFile(header);
+  std::string key = g.header + externalHeaders + driverSource + loopSource + cxx() + CAPSTAN_VERSION;
   for (const auto& [header, text] : runtimeSources) key += text;
   for (const auto& f : flags) key += "\n" + f;
   char hex[17];
@@ -176,6 +181,48 @@ Experiment experiment(const Options& opts, const Loaded& loaded) {
   return e;
 }
 
+// A force law that evaluated to NaN or infinity: which (layout.forceLaws
+// index), its value and when.
+struct NonFiniteLaw {
+  int law = -1;
+  double value = 0, time = 0;
+};
+
+// The first force law that is not finite at (t, q, u), if any.
+std::optional<NonFiniteLaw> nonFiniteForceLaw(codegen::Interpreter& model, double t, const Eigen::VectorXd& q,
+                                              const Eigen::VectorXd& u) {
+  const std::vector<double> values = model.forceLawValues(t, q, u);
+  for (std::size_t k = 0; k < values.size(); ++k)
+    if (!std::isfinite(values[k])) return NonFiniteLaw{static_cast<int>(k), values[k], t};
+  return std::nullopt;
+}
+
+std::string timeText(double t) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.17g", t);
+  return b;
+}
+
+// Located errors at run time: a force law that is not finite, an external
+// function that threw.
+void reportNonFinite(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout, const NonFiniteLaw& n) {
+  const codegen::ForceLawLayout& fl = layout.forceLaws.at(static_cast<std::size_t>(n.law));
+  const sema::FlatForceLaw& law = loaded.flat->forceLaws.at(static_cast<std::size_t>(fl.law));
+  syntax::DiagnosticEngine diags;
+  diags.report(syntax::DiagKind::NonFiniteForceLaw, law.rhs ? law.rhs->range : law.range,
+               {fl.name, std::isnan(n.value) ? "not a number (NaN)" : (n.value > 0 ? "+infinity" : "-infinity"),
+                timeText(n.time)});
+  std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
+}
+
+void reportCallFailed(const Options& opts, const Loaded& loaded, const codegen::ExternalCallFailed& e, double t) {
+  const sema::FlatFunction& f = loaded.flat->functions.at(static_cast<std::size_t>(e.function));
+  syntax::DiagnosticEngine diags;
+  diags.report(syntax::DiagKind::ExternalCallFailed, e.call, {f.cppName, timeText(t), e.what()})
+      .note(syntax::DiagKind::NoteDeclaredHere, f.externalRange, {f.name});
+  std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
+}
+
 // The model stopped the run (a bushing at gimbal lock): the rows before it
 // stay written.
 struct StoppedByModel {
@@ -183,27 +230,34 @@ struct StoppedByModel {
 };
 
 // The reference interpreter as the runtime integrators' mechanical system
-// (dynamic q and u).
+// (dynamic q and u). It remembers the first force law it saw not finite
+// (an integrator may reject such a trial step and go on; if the run fails,
+// that is the place to show). `time` is the time of the last evaluation.
 struct InterpretedSystem {
   codegen::Interpreter& model;
   const std::vector<std::string>& names;  // CSV state columns, x = [q; u]
+  std::optional<NonFiniteLaw> nonFinite;
+  double time = 0;
   int nq() const { return model.nq(); }
   int nu() const { return model.nu(); }
   void qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u, Eigen::VectorXd& qd) { qd = model.qdot(q, u); }
   void udot(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u, Eigen::VectorXd& ud) {
+    time = t;
     try {
       ud = model.forwardDynamics(t, q, u);
     } catch (const codegen::GimbalLock& e) {
       throw StoppedByModel{capstan::gimbalLockMessage(e.element->name, e.pitch, t)};
     }
+    if (!nonFinite && !ud.allFinite() && q.allFinite() && u.allFinite()) nonFinite = nonFiniteForceLaw(model, t, q, u);
   }
   void normalize(Eigen::VectorXd& q) { model.normalizeQuaternions(q); }
   std::string coordinateName(int i) const { return names.at(static_cast<std::size_t>(i)); }
 };
 
-int simulateInterpreted(const Loaded& loaded, const codegen::ModelLayout& layout,
+int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
                         std::vector<std::vector<double>> values, const Experiment& e, const std::string& output) {
-  codegen::Interpreter model(*loaded.flat, *loaded.mech, layout, std::move(values));
+  codegen::Interpreter model(*loaded.flat, *loaded.mech, layout, std::move(values), {},
+                             loadExternalFunctions(opts, loaded));
   std::cout.flush();
   const int fd = output == "-" ? STDOUT_FILENO : ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) fail("cannot write `" + output + "`");
@@ -221,7 +275,7 @@ int simulateInterpreted(const Loaded& loaded, const codegen::ModelLayout& layout
   model.initialState(q, u);
   capstan_sim::LoopOptions lo{e.tEnd, e.dt, e.integrator, e.tol};
   lo.stop = interruptFlag();
-  InterpretedSystem sys{model, names};
+  InterpretedSystem sys{model, names, std::nullopt, 0.0};
   capstan_sim::LoopStatus status;
   std::string stopped;
   try {
@@ -229,6 +283,7 @@ int simulateInterpreted(const Loaded& loaded, const codegen::ModelLayout& layout
         sys, q, u, lo,
         [&](double t, const Eigen::VectorXd& s) {
           const Eigen::VectorXd qs = s.head(model.nq()), us = s.segment(model.nq(), model.nu());
+          sys.time = t;
           out.number(t);
           for (int i = 0; i < s.size(); ++i) out.number(s[i]);
           for (double o : model.outputs(t, qs, us)) out.number(o);
@@ -239,10 +294,20 @@ int simulateInterpreted(const Loaded& loaded, const codegen::ModelLayout& layout
         [](double) {});
   } catch (const StoppedByModel& e) {
     stopped = e.message;
+  } catch (const codegen::ExternalCallFailed& x) {
+    out.flush();  // the rows written so far stay
+    if (fd != STDOUT_FILENO) ::close(fd);
+    reportCallFailed(opts, loaded, x, sys.time);
+    return 1;
   }
   const bool written = out.flush();  // the rows written so far stay
   if (fd != STDOUT_FILENO) ::close(fd);
   if (!stopped.empty()) fail(stopped + "; " + std::to_string(out.rowsWritten()) + " rows written");
+  if (!status.ok && status.signal == 0 && sys.nonFinite) {  // as the driver does (simulate())
+    std::cerr << "capstan: error: " << status.message << "\n";
+    reportNonFinite(opts, loaded, layout, *sys.nonFinite);
+    return 1;
+  }
   if (status.signal != 0) {
     std::cerr << "capstan: " << capstan_sim::interruptedMessage(status.time, out.rowsWritten()) << "\n";
     return 128 + status.signal;
@@ -262,7 +327,9 @@ int simulate(const Options& opts) {
   const auto settings = parseSettings(opts, *loaded, layout, values);
   const Experiment e = experiment(opts, *loaded);
   const std::string output = opts.output.empty() ? "-" : opts.output;
-  if (opts.interpret) return simulateInterpreted(*loaded, layout, std::move(values), e, output);
+  if (opts.interpret) return simulateInterpreted(opts, *loaded, layout, std::move(values), e, output);
+  // Headers and calls checked, located, before the driver is built.
+  const codegen::ExternalFunctions external = loadExternalFunctions(opts, *loaded);
   const Generated g = generate(opts, *loaded, layout);
   const fs::path exe = buildDriver(g, layout.className, simulateFlags());
   char buf[3][64];
@@ -273,7 +340,31 @@ int simulate(const Options& opts) {
                                    isatty(STDERR_FILENO) ? "1" : "0"};
   for (const auto& a : settingArguments(settings)) argv.push_back(a);
   std::cout.flush();
+  // Where the driver writes the first state whose udot was not finite, if
+  // the run fails: the interpreter then finds the force law, at its line.
+  const fs::path faultFile = fs::temp_directory_path() / ("capstan-fault-" + std::to_string(getpid()) + ".txt");
+  ::setenv("CAPSTAN_FAULT_FILE", faultFile.c_str(), 1);
   const ChildResult run = runChild(argv, {"", opts.timeout ? *opts.timeout : 0.0});
+  ::unsetenv("CAPSTAN_FAULT_FILE");
+  if (std::ifstream fault{faultFile}; fault && run.status == 1) {
+    Eigen::VectorXd q(layout.nq), u(layout.nu);
+    double t = 0;
+    std::string word;
+    fault >> word >> t >> word;
+    for (int i = 0; i < layout.nq; ++i) fault >> q[i];
+    fault >> word;
+    for (int i = 0; i < layout.nu; ++i) fault >> u[i];
+    if (fault) {
+      codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, values, {}, external);
+      try {
+        if (const auto n = nonFiniteForceLaw(interp, t, q, u)) reportNonFinite(opts, *loaded, layout, *n);
+      } catch (const codegen::ExternalCallFailed& x) {
+        reportCallFailed(opts, *loaded, x, t);
+      }
+    }
+  }
+  std::error_code removed;
+  fs::remove(faultFile, removed);
   // Interrupted: the driver has said where it stopped.
   if (run.interrupted) {
     if (run.status == -1) std::cerr << "capstan: interrupted before the simulation started\n";
@@ -511,81 +602,105 @@ int eval(const Options& opts) {
   if (!loaded) return 1;
   const codegen::ModelLayout layout = layoutOrExit(opts, *loaded);
   const EvalState st = resolveState(opts, *loaded, layout);
-  codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, st.values);
+  // Compiled for the interpreter; for generated code, it checks headers and
+  // calls with located errors before the driver is built, and locates a
+  // force law that is not finite.
+  codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, st.values, {},
+                              loadExternalFunctions(opts, *loaded));
   const Eigen::VectorXd& q = st.q;
   const Eigen::VectorXd& u = st.u;
   const double time = st.time;
 
   std::map<std::string, std::vector<double>> rows;  // key -> values (bodies: key#index)
-  if (opts.interpret) {
-    auto put = [&](const std::string& k, const Eigen::VectorXd& v) { rows[k] = std::vector<double>(v.data(), v.data() + v.size()); };
-    put("q", q);
-    put("u", u);
-    put("qdot", interp.qdot(q, u));
-    try {
-      put("udot", st.externalForces.empty() ? interp.forwardDynamics(time, q, u)
-                                            : interp.forwardDynamics(time, q, u, st.externalForces));
-    } catch (const codegen::GimbalLock& e) {
-      fail(capstan::gimbalLockMessage(e.element->name, e.pitch, time));
-    }
-    const std::vector<capstan::BushingForces<double>> bushings = interp.bushingStates(time, q, u);
-    for (std::size_t k = 0; k < bushings.size(); ++k) {
-      const std::string at = "#" + std::to_string(k);
-      rows["F_A_A" + at] = std::vector<double>(bushings[k].F_A_A.data(), bushings[k].F_A_A.data() + 6);
-      rows["F_C_C" + at] = std::vector<double>(bushings[k].F_C_C.data(), bushings[k].F_C_C.data() + 6);
-    }
-    rows["kinetic_energy"] = {interp.kineticEnergy(q, u)};
-    rows["potential_energy"] = {interp.potentialEnergy(q)};
-    const Eigen::MatrixXd M = interp.massMatrix(q);
-    std::vector<double> m;
-    for (int r = 0; r < M.rows(); ++r)
-      for (int c = 0; c < M.cols(); ++c) m.push_back(M(r, c));
-    rows["mass_matrix"] = m;
-    std::vector<capstan::Transform<double>> X;
-    std::vector<capstan::Vec6<double>> V;
-    interp.bodyStates(q, u, X, V);
-    for (std::size_t b = 0; b < X.size(); ++b) {
-      std::vector<double> R;
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) R.push_back(X[b].R(r, c));
-      rows["R_WB#" + std::to_string(b)] = R;
-      rows["p_WB#" + std::to_string(b)] = {X[b].p[0], X[b].p[1], X[b].p[2]};
-      rows["w_WB#" + std::to_string(b)] = {V[b][0], V[b][1], V[b][2]};
-      rows["v_WB#" + std::to_string(b)] = {V[b][3], V[b][4], V[b][5]};
-    }
-    for (std::size_t f = 0; f < layout.jacobianFrames.size(); ++f) {
-      const Eigen::MatrixXd J = interp.frameJacobian(static_cast<int>(f), q);
-      std::vector<double> Jr;
-      for (int r = 0; r < J.rows(); ++r)
-        for (int c = 0; c < J.cols(); ++c) Jr.push_back(J(r, c));
-      rows["J#" + std::to_string(f)] = Jr;
-      const capstan::Vec6<double> a = interp.frameJacobianDotU(static_cast<int>(f), q, u);
-      rows["JdotU#" + std::to_string(f)] = std::vector<double>(a.data(), a.data() + 6);
-    }
-    rows["outputs"] = interp.outputs(time, q, u);
-  } else {
-    const Generated g = generate(opts, *loaded, layout);
-    // Only a driver for external forces compiles forwardDynamics' overload
-    // that takes them (compiler/templates/capstan_driver.cpp).
-    std::vector<std::string> flags = simulateFlags();
-    if (!st.externalForces.empty()) flags.push_back("-DCAPSTAN_EXTERNAL_FORCES");
-    const fs::path exe = buildDriver(g, layout.className, flags);
-    std::istringstream in(runDriver(exe, "eval", st));
-    std::string line;
-    std::map<std::string, int> seen;
-    while (std::getline(in, line)) {
-      std::istringstream ls(line);
-      std::string key;
-      ls >> key;
-      if (key == "R_WB" || key == "p_WB" || key == "w_WB" || key == "v_WB" || key == "J" || key == "JdotU" ||
-          key == "F_A_A" || key == "F_C_C") {
-        key += "#" + std::to_string(seen[key]++);
+  try {
+    if (opts.interpret) {
+      auto put = [&](const std::string& k, const Eigen::VectorXd& v) { rows[k] = std::vector<double>(v.data(), v.data() + v.size()); };
+      put("q", q);
+      put("u", u);
+      put("qdot", interp.qdot(q, u));
+      try {
+        put("udot", st.externalForces.empty() ? interp.forwardDynamics(time, q, u)
+                                              : interp.forwardDynamics(time, q, u, st.externalForces));
+      } catch (const codegen::GimbalLock& e) {
+        fail(capstan::gimbalLockMessage(e.element->name, e.pitch, time));
       }
-      std::vector<double> v;
-      std::string tok;
-      while (ls >> tok) v.push_back(std::strtod(tok.c_str(), nullptr));
-      rows[key] = v;
+      const std::vector<capstan::BushingForces<double>> bushings = interp.bushingStates(time, q, u);
+      for (std::size_t k = 0; k < bushings.size(); ++k) {
+        const std::string at = "#" + std::to_string(k);
+        rows["F_A_A" + at] = std::vector<double>(bushings[k].F_A_A.data(), bushings[k].F_A_A.data() + 6);
+        rows["F_C_C" + at] = std::vector<double>(bushings[k].F_C_C.data(), bushings[k].F_C_C.data() + 6);
+      }
+      rows["kinetic_energy"] = {interp.kineticEnergy(q, u)};
+      rows["potential_energy"] = {interp.potentialEnergy(q)};
+      const Eigen::MatrixXd M = interp.massMatrix(q);
+      std::vector<double> m;
+      for (int r = 0; r < M.rows(); ++r)
+        for (int c = 0; c < M.cols(); ++c) m.push_back(M(r, c));
+      rows["mass_matrix"] = m;
+      std::vector<capstan::Transform<double>> X;
+      std::vector<capstan::Vec6<double>> V;
+      interp.bodyStates(q, u, X, V);
+      for (std::size_t b = 0; b < X.size(); ++b) {
+        std::vector<double> R;
+        for (int r = 0; r < 3; ++r)
+          for (int c = 0; c < 3; ++c) R.push_back(X[b].R(r, c));
+        rows["R_WB#" + std::to_string(b)] = R;
+        rows["p_WB#" + std::to_string(b)] = {X[b].p[0], X[b].p[1], X[b].p[2]};
+        rows["w_WB#" + std::to_string(b)] = {V[b][0], V[b][1], V[b][2]};
+        rows["v_WB#" + std::to_string(b)] = {V[b][3], V[b][4], V[b][5]};
+      }
+      for (std::size_t f = 0; f < layout.jacobianFrames.size(); ++f) {
+        const Eigen::MatrixXd J = interp.frameJacobian(static_cast<int>(f), q);
+        std::vector<double> Jr;
+        for (int r = 0; r < J.rows(); ++r)
+          for (int c = 0; c < J.cols(); ++c) Jr.push_back(J(r, c));
+        rows["J#" + std::to_string(f)] = Jr;
+        const capstan::Vec6<double> a = interp.frameJacobianDotU(static_cast<int>(f), q, u);
+        rows["JdotU#" + std::to_string(f)] = std::vector<double>(a.data(), a.data() + 6);
+      }
+      rows["outputs"] = interp.outputs(time, q, u);
+    } else {
+      // An external function that throws stops the driver; the interpreter
+      // finds which call, at its place in the model (ExternalCallFailed).
+      if (!loaded->flat->functions.empty()) {
+        interp.forceLawValues(time, q, u);
+        interp.outputs(time, q, u);
+      }
+      const Generated g = generate(opts, *loaded, layout);
+      // Only a driver for external forces compiles forwardDynamics' overload
+      // that takes them (compiler/templates/capstan_driver.cpp).
+      std::vector<std::string> flags = simulateFlags();
+      if (!st.externalForces.empty()) flags.push_back("-DCAPSTAN_EXTERNAL_FORCES");
+      const fs::path exe = buildDriver(g, layout.className, flags);
+      std::istringstream in(runDriver(exe, "eval", st));
+      std::string line;
+      std::map<std::string, int> seen;
+      while (std::getline(in, line)) {
+        std::istringstream ls(line);
+        std::string key;
+        ls >> key;
+        if (key == "R_WB" || key == "p_WB" || key == "w_WB" || key == "v_WB" || key == "J" || key == "JdotU" ||
+            key == "F_A_A" || key == "F_C_C") {
+          key += "#" + std::to_string(seen[key]++);
+        }
+        std::vector<double> v;
+        std::string tok;
+        while (ls >> tok) v.push_back(std::strtod(tok.c_str(), nullptr));
+        rows[key] = v;
+      }
     }
+    const auto finite = [](const std::vector<double>& v) {
+      return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+    };
+    if (!finite(rows["udot"])) {
+      if (const auto n = nonFiniteForceLaw(interp, time, q, u)) {
+        reportNonFinite(opts, *loaded, layout, *n);
+        return 1;
+      }
+    }
+  } catch (const codegen::ExternalCallFailed& x) {
+    reportCallFailed(opts, *loaded, x, time);
+    return 1;
   }
   json out;
   out["nq"] = layout.nq;

@@ -32,6 +32,9 @@ struct Sources {
   std::function<Scalar(int input)> input;
   VectorX<Scalar> q, u;  // (nq), (nu): the joint coordinates force laws and outputs read
   Scalar time = Scalar(0.0);
+  // External C++ functions (FlatTranslator::External): the interpreter's
+  // compiled functions; empty for the tracer (opaque call nodes).
+  typename FlatTranslator<Scalar>::External external;
 };
 
 template <class Scalar>
@@ -43,7 +46,7 @@ class Environment {
         mech_(mech),
         layout_(layout),
         sources_(std::move(sources)),
-        translate_(model, [this](int v, int e) { return leaf(v, e); }, sources_.time),
+        translate_(model, [this](int v, int e) { return leaf(v, e); }, sources_.time, sources_.external),
         assembly_(model, mech, [this](int c, const std::string& name) { return componentValues(c, name); }) {}
 
   Environment(const Environment&) = delete;

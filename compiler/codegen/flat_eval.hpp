@@ -9,8 +9,11 @@
 #include <cmath>
 #include <cstddef>
 #include <functional>
+#include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "sema/flat.hpp"
@@ -73,15 +76,58 @@ struct ScalarOps<symbolic::Expr> {
   static E choose(const E& cond, const E& a, const E& b) { return symbolic::apply(symbolic::Fn::Select, cond, a, b); }
 };
 
+// A call to an external function (FlatModel::functions[function]) that
+// threw while the interpreter evaluated it: where, and what it said.
+struct ExternalCallFailed : std::runtime_error {
+  ExternalCallFailed(int function, sema::SourceRange call, const std::string& what)
+      : std::runtime_error(what), function(function), call(call) {}
+  int function;            // index into FlatModel::functions
+  sema::SourceRange call;  // the call in the model
+};
+
+// The one form of `external "C++"` function code generation calls: scalar
+// Real (or Integer, Boolean) inputs, one scalar Real output returned by the
+// C++ function, the call's arguments naming inputs. The C++ arguments, as
+// indexes into `f.inputs`, in call order; an empty optional and `why` if
+// the function has another form.
+inline std::optional<std::vector<int>> externalCallOrder(const sema::FlatFunction& f, std::string& why) {
+  for (const auto& a : f.inputs) {
+    if (!a.shape.empty() || a.type == sema::ValueType::String) {
+      why = "the external function `" + f.name + "` with a non-scalar or String input `" + a.name + "`";
+      return std::nullopt;
+    }
+  }
+  if (f.outputs.size() != 1 || !f.outputs[0].shape.empty() || f.outputs[0].type != sema::ValueType::Real) {
+    why = "the external function `" + f.name + "` without exactly one scalar Real output";
+    return std::nullopt;
+  }
+  std::vector<int> order;
+  for (const std::string& name : f.callArgs) {
+    int k = 0;
+    while (k < static_cast<int>(f.inputs.size()) && f.inputs[static_cast<std::size_t>(k)].name != name) ++k;
+    if (k == static_cast<int>(f.inputs.size())) {
+      why = "the external call of `" + f.name + "` with an argument that is not one of its inputs";
+      return std::nullopt;
+    }
+    order.push_back(k);
+  }
+  return order;
+}
+
 template <class Scalar>
 class FlatTranslator {
  public:
   // The value of element `element` (flat, 0-based) of variable `variable`.
   using Leaf = std::function<Scalar(int variable, int element)>;
+  // The result of external function `function` (index into
+  // FlatModel::functions) for its C++ arguments, in call order. Without
+  // one, Scalar = symbolic::Expr makes an opaque call node of the C++ name
+  // (what the generated code calls), and double refuses the call.
+  using External = std::function<Scalar(int function, const std::vector<Scalar>& args)>;
 
   // `time` is read at each translation (it may change between calls).
-  FlatTranslator(const sema::FlatModel& model, Leaf leaf, const Scalar& time)
-      : model_(model), leaf_(std::move(leaf)), time_(time) {}
+  FlatTranslator(const sema::FlatModel& model, Leaf leaf, const Scalar& time, External external = {})
+      : model_(model), leaf_(std::move(leaf)), time_(time), external_(std::move(external)) {}
 
   Tensor<Scalar> operator()(const sema::FlatExpr& e) const { return translate(e); }
 
@@ -205,16 +251,53 @@ class FlatTranslator {
   }
 
   Tensor<Scalar> call(const sema::FlatExpr& e) const {
-    if (!e.builtin || !sema::builtins::hasImplementation(*e.builtin))
-      throw UnsupportedExpression("a call to the external function `" + e.function + "`");
+    if (!e.builtin) return externalCall(e);
+    if (!sema::builtins::hasImplementation(*e.builtin))
+      throw UnsupportedExpression("a call to the function `" + e.function + "`");
     std::vector<Tensor<Scalar>> a;
     for (const auto& arg : e.args) a.push_back(translate(*arg));
     return sema::builtins::apply(*e.builtin, a);
   }
 
+  // `e.args` are the inputs in declaration order (sema); the C++ function
+  // takes them in the order of the `external` clause.
+  Tensor<Scalar> externalCall(const sema::FlatExpr& e) const {
+    int index = 0;
+    while (index < static_cast<int>(model_.functions.size()) &&
+           model_.functions[static_cast<std::size_t>(index)].name != e.function)
+      ++index;
+    if (index == static_cast<int>(model_.functions.size()))
+      throw UnsupportedExpression("a call to the unknown function `" + e.function + "`");
+    const sema::FlatFunction& f = model_.functions[static_cast<std::size_t>(index)];
+    std::string why;
+    const std::optional<std::vector<int>> order = externalCallOrder(f, why);
+    if (!order) throw UnsupportedExpression(why);
+    std::vector<Scalar> inputs;
+    for (const auto& arg : e.args) inputs.push_back(translate(*arg).data.at(0));
+    std::vector<Scalar> args;
+    for (int k : *order) args.push_back(inputs.at(static_cast<std::size_t>(k)));
+    if (external_) {
+      try {
+        return Tensor<Scalar>::scalar(external_(index, args));
+      } catch (const ExternalCallFailed&) {
+        throw;
+      } catch (const UnsupportedExpression&) {
+        throw;
+      } catch (const std::exception& x) {
+        throw ExternalCallFailed(index, e.range, x.what());
+      }
+    }
+    if constexpr (std::is_same_v<Scalar, symbolic::Expr>) {
+      return Tensor<Scalar>::scalar(symbolic::call(f.cppName, std::span<const symbolic::Expr>(args)));
+    } else {
+      throw UnsupportedExpression("a call to the external function `" + e.function + "` (no compiled C++ functions)");
+    }
+  }
+
   const sema::FlatModel& model_;
   Leaf leaf_;
   const Scalar& time_;
+  External external_;
 };
 
 }  // namespace capstan::codegen

@@ -9,7 +9,8 @@
 namespace capstan::codegen {
 
 Interpreter::Interpreter(const sema::FlatModel& model, const mechanics::Mechanism& mech, const ModelLayout& layout,
-                         std::vector<std::vector<double>> parameters, std::vector<double> inputs)
+                         std::vector<std::vector<double>> parameters, std::vector<double> inputs,
+                         ExternalFunctions external)
     : parameters_(std::move(parameters)), inputs_(std::move(inputs)) {
   parameters_.resize(layout.parameters.size());
   for (std::size_t k = 0; k < layout.parameters.size(); ++k)
@@ -22,6 +23,7 @@ Interpreter::Interpreter(const sema::FlatModel& model, const mechanics::Mechanis
   src.input = [this](int k) { return inputs_.at(static_cast<std::size_t>(k)); };
   src.q = Eigen::VectorXd::Zero(layout.nq);
   src.u = Eigen::VectorXd::Zero(layout.nu);
+  src.external = std::move(external);
   env_ = std::make_unique<Environment<double>>(model, mech, layout, std::move(src));
   mechanism_ = env_->mechanism();
   env_->useMechanism(&mechanism_);
@@ -57,6 +59,13 @@ Eigen::VectorXd Interpreter::bias(const Eigen::VectorXd& q, const Eigen::VectorX
 
 Eigen::VectorXd Interpreter::appliedForces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
   return run(FunctionId::AppliedForces, t, q, u).tau;
+}
+
+std::vector<double> Interpreter::forceLawValues(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
+  env_->setState(t, q, u);
+  std::vector<double> values;
+  for (const ForceLawLayout& fl : env_->layout().forceLaws) values.push_back(env_->forceLaw(fl));
+  return values;
 }
 
 Eigen::VectorXd Interpreter::forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
@@ -144,7 +153,13 @@ void Interpreter::normalizeQuaternions(Eigen::VectorXd& q) const { capstan::norm
 std::vector<Unsupported> untranslatable(const sema::FlatModel& model, const mechanics::Mechanism& mech,
                                         const ModelLayout& layout) {
   std::vector<Unsupported> out;
-  Interpreter interp(model, mech, layout);
+  for (const sema::FlatFunction& f : model.functions) {
+    std::string why;
+    if (!externalCallOrder(f, why)) out.push_back({f.externalRange, why});
+  }
+  if (!out.empty()) return out;
+  // Translation only: an external call's value does not matter here.
+  Interpreter interp(model, mech, layout, {}, {}, [](int, const std::vector<double>&) { return 0.0; });
   Eigen::VectorXd q, u;
   interp.initialState(q, u);
   Environment<double>& env = interp.environment();

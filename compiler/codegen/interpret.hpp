@@ -7,6 +7,7 @@
 
 #include <Eigen/Core>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -24,11 +25,19 @@ template <class Scalar>
 struct FunctionValues;
 enum class FunctionId;
 
+// The model's external C++ functions, compiled (cli/external.hpp): the
+// result of FlatModel::functions[function] for its C++ arguments in call
+// order. An exception it throws becomes ExternalCallFailed at the call.
+using ExternalFunctions = std::function<double(int function, const std::vector<double>& args)>;
+
 class Interpreter {
  public:
   // `parameters[k]`: the values of layout.parameters[k] (its defaults if empty).
+  // Without `external`, evaluating a call to an external function throws
+  // UnsupportedExpression.
   Interpreter(const sema::FlatModel& model, const mechanics::Mechanism& mech, const ModelLayout& layout,
-              std::vector<std::vector<double>> parameters = {}, std::vector<double> inputs = {});
+              std::vector<std::vector<double>> parameters = {}, std::vector<double> inputs = {},
+              ExternalFunctions external = {});
   ~Interpreter();
   Interpreter(const Interpreter&) = delete;
   Interpreter& operator=(const Interpreter&) = delete;
@@ -41,6 +50,9 @@ class Interpreter {
   Eigen::MatrixXd massMatrix(const Eigen::VectorXd& q);
   Eigen::VectorXd bias(const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   Eigen::VectorXd appliedForces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
+  // The value of each force law (layout.forceLaws order): what locates a
+  // non-finite generalized force.
+  std::vector<double> forceLawValues(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   Eigen::VectorXd forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   // The same with external spatial forces on the bodies, one per body in
   // bodyStates' order (capstan::ExternalForces: [n; f] about the body
@@ -76,9 +88,10 @@ class Interpreter {
   capstan::Mechanism<double> mechanism_;
 };
 
-// The force laws and outputs that code generation cannot translate (a call
-// to an external function, ...), each at its place in the model: every one
-// is translated once, with the interpreter, at the initial state.
+// The force laws and outputs that code generation cannot translate, each at
+// its place in the model: every one is translated once, with the
+// interpreter, at the initial state (external functions are not run: only
+// their form is checked, at their `external` clause).
 std::vector<Unsupported> untranslatable(const sema::FlatModel& model, const mechanics::Mechanism& mech,
                                         const ModelLayout& layout);
 

@@ -68,6 +68,10 @@ class Tracer {
     env.useMechanism(&mechanism_);
 
     json ir = irHeader(model_, layout_, options_, massMatrixDynamic());
+    json externals = json::array();  // external "C++" functions: what the header includes and calls
+    for (const sema::FlatFunction& f : model_.functions)
+      externals.push_back({{"name", f.name}, {"cpp_name", f.cppName}, {"include", f.include}, {"line", cite_.line(f.externalRange)}});
+    ir["externals"] = externals;
     env_ = &env;
     FunctionEvaluator<Expr> evaluator(mechanism_, env);
     evaluator.prepare = [this](local::Data<Expr>& data) { derived_.hoist(data); };

@@ -188,6 +188,12 @@ nlohmann::json toJson(const sema::FlatModel& model, const Mechanism& mech) {
                       {"nu", j.nu}});
   }
   out["joints"] = joints;
+  // What building the generated code needs: each external function's header and include folder.
+  json externals = json::array();
+  for (const sema::FlatFunction& f : model.functions)
+    externals.push_back({{"name", f.name}, {"cpp_name", f.cppName}, {"include", f.include},
+                         {"include_directory", f.includeDirectory}});
+  out["external_functions"] = externals;
 
   json constraints = json::array();
   for (const auto& c : mech.constraints) {

@@ -1,6 +1,7 @@
 #include "symbolic/diff.hpp"
 
 #include <stdexcept>
+#include <string>
 
 #include "symbolic/traverse.hpp"
 
@@ -60,6 +61,19 @@ Expr Differentiator::derivative(const Node* node) {
       if (!de.isZero()) result += Expr(node) * log(b) * de;
       return result;
     }
+    case Kind::Call: {
+      // An opaque call is constant where its arguments are; through it the
+      // engine knows no derivative.
+      for (std::uint32_t i = 0; i < node->size; ++i) {
+        if (!d(i).isZero())
+          throw std::invalid_argument("symbolic: cannot differentiate through the opaque call `" +
+                                      std::string(node->name) + "` (its argument " + std::to_string(i + 1) +
+                                      " depends on `" + std::string(variable_.name()) + "`)");
+      }
+      return Expr();
+    }
+    case Kind::Result:  // its call's arguments do not depend on the variable (above)
+      return Expr();
     case Kind::Func:
       break;
   }

@@ -13,6 +13,8 @@ namespace capstan::symbolic {
 
 // d(.)/d(variable), memoized over the DAG: differentiating many expressions
 // that share subexpressions with one Differentiator does each node once.
+// An opaque call (Kind::Call) whose arguments depend on the variable has no
+// known derivative: std::invalid_argument naming the function.
 class Differentiator {
  public:
   explicit Differentiator(const Expr& variable);  // variable must be a symbol

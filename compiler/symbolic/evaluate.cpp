@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -98,6 +99,25 @@ void Evaluator::evaluate(std::span<const Expr> roots) {
       }
       case Kind::Pow:
         v = std::pow(arg(0), arg(1));
+        break;
+      case Kind::Call: {
+        if (!calls_)
+          throw std::invalid_argument("symbolic: no evaluator for the opaque call `" + std::string(node->name) + "`");
+        std::vector<double> args(node->size);
+        for (std::uint32_t i = 0; i < node->size; ++i) args[i] = arg(i);
+        std::vector<double> results(static_cast<std::size_t>(node->results()),
+                                    std::numeric_limits<double>::quiet_NaN());
+        calls_(node->name, args, results);
+        if (node->isMultiCall()) {
+          v = std::numeric_limits<double>::quiet_NaN();  // not a number; its Result nodes are
+          callResults_[node->id] = std::move(results);
+        } else {
+          v = results[0];
+        }
+        break;
+      }
+      case Kind::Result:
+        v = callResults_.at(node->args[0]->id).at(static_cast<std::size_t>(node->value));
         break;
       case Kind::Func: {
         double a = arg(0);

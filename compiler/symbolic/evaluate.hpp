@@ -2,8 +2,10 @@
 // (tests, and checking traced code against the reference interpreter).
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "symbolic/expr.hpp"
@@ -17,7 +19,18 @@ class Evaluator {
   void bind(const Expr& symbol, double value);
   void bind(std::string_view symbolName, double value) { bind(Expr::symbol(symbolName), value); }
 
-  // Throws std::invalid_argument naming the first unbound symbol reached.
+  // Computes an opaque call (Kind::Call): writes its results (as many as
+  // `results.size()`) for `args`. Each call node is computed once per
+  // evaluation (and again after a bind). Exceptions pass through.
+  using Calls = std::function<void(std::string_view function, std::span<const double> args,
+                                   std::span<double> results)>;
+  void setCalls(Calls calls) {
+    calls_ = std::move(calls);
+    ++generation_;
+  }
+
+  // Throws std::invalid_argument naming the first unbound symbol reached
+  // (or the first opaque call reached without setCalls).
   double operator()(const Expr& e);
   std::vector<double> operator()(std::span<const Expr> outputs);
 
@@ -28,6 +41,8 @@ class Evaluator {
   std::vector<unsigned char> bound_;
   std::vector<double> value_;        // by node id, valid where stamp_ == generation_
   std::vector<unsigned> stamp_;
+  Calls calls_;
+  std::unordered_map<std::uint32_t, std::vector<double>> callResults_;  // several results, by call node id
   unsigned generation_ = 1;
 };
 

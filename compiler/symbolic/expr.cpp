@@ -503,4 +503,36 @@ Expr min(const Expr& a, const Expr& b) { return apply(Fn::Min, a, b); }
 Expr max(const Expr& a, const Expr& b) { return apply(Fn::Max, a, b); }
 Expr pow(const Expr& base, const Expr& exponent) { return Expr(makePow(base.node(), exponent.node())); }
 
+namespace {
+
+const Node* callNode(std::string_view function, std::span<const Expr> args, int results) {
+  if (function.empty()) throw std::invalid_argument("symbolic: an opaque call needs a function name");
+  if (results < 1) throw std::invalid_argument("symbolic: an opaque call has at least one result");
+  std::vector<const Node*> nodes;
+  nodes.reserve(args.size());
+  for (const Expr& a : args) nodes.push_back(a.node());
+  // Never folded, even on constant arguments: the engine cannot compute it.
+  return pool().intern(Pool::Key{Kind::Call, Fn::None, static_cast<double>(results), nodes.data(), nullptr,
+                                 static_cast<std::uint32_t>(nodes.size()), function});
+}
+
+}  // namespace
+
+Expr call(std::string_view function, std::span<const Expr> args) { return Expr(callNode(function, args, 1)); }
+
+Expr callResult(const Expr& call, int k) {
+  if (!call.node()->isMultiCall() || k < 0 || k >= call.node()->results())
+    throw std::invalid_argument("symbolic: no result " + std::to_string(k) + " of that node");
+  const Node* a[1] = {call.node()};
+  return Expr(pool().intern(Pool::Key{Kind::Result, Fn::None, static_cast<double>(k), a, nullptr, 1, {}}));
+}
+
+std::vector<Expr> call(std::string_view function, std::span<const Expr> args, int results) {
+  const Node* c = callNode(function, args, results);
+  if (results == 1) return {Expr(c)};
+  std::vector<Expr> out;
+  for (int k = 0; k < results; ++k) out.push_back(callResult(Expr(c), k));
+  return out;
+}
+
 }  // namespace capstan::symbolic

@@ -15,10 +15,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <initializer_list>
 #include <limits>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include <Eigen/Core>
 
@@ -31,6 +34,13 @@ enum class Kind : std::uint8_t {
   Mul,       // prod_i args[i] ^ coeffs[i]   (integer exponents)
   Pow,       // args[0] ^ args[1]            (non-integer or symbolic exponent)
   Func,      // fn(args[0], ...)
+  // Opaque calls: a function the tracer cannot see into (an `external "C++"`
+  // function, a runtime routine that branches on values). The engine knows
+  // only its name and arguments; evaluation asks the caller (Evaluator::
+  // setCalls), differentiation refuses it, the printer spells it as a call.
+  Call,      // name(args[0], ...) with value = the number of results; one
+             // result: the node is that result, else see Result
+  Result,    // result number `value` (0-based) of the Call args[0]
 };
 
 enum class Fn : std::uint8_t {
@@ -61,13 +71,17 @@ struct Node {
   double value;        // Constant: the value; Add: the constant term
   const Node* const* args;
   const double* coeffs;  // Add: coefficients; Mul: exponents; else null
-  std::string_view name;  // Symbol only
+  std::string_view name;  // Symbol: its name; Call: the function's C++ name
 
   bool isConstant() const { return kind == Kind::Constant; }
   // True for comparisons and logic (the node's value is 0 or 1).
   bool isBoolean() const { return kind == Kind::Func && fn >= Fn::Lt; }
   // k*T is stored as an Add with a zero constant and one term: the scaled form.
   bool isScaled() const { return kind == Kind::Add && size == 1 && value == 0.0; }
+  // An opaque call with several results (not a number itself: its Result
+  // nodes are).
+  bool isMultiCall() const { return kind == Kind::Call && value != 1.0; }
+  int results() const { return kind == Kind::Call ? static_cast<int>(value) : 1; }
 };
 
 // The canonical order of operands (of sums, products, min, ...): constants,
@@ -196,6 +210,19 @@ inline Expr max(const Expr& a, double b) { return max(a, Expr(b)); }
 inline Expr max(double a, const Expr& b) { return max(Expr(a), b); }
 // The generic builder behind the named functions (checks the arity).
 Expr apply(Fn fn, const Expr& a, const Expr& b = Expr(), const Expr& c = Expr());
+
+// Opaque calls (Kind::Call). `function` is the C++ name the generated code
+// calls (`mylib::friction`); the same function of the same arguments is the
+// same node, so it is evaluated once. call() of one result gives the value;
+// with `results` > 1, the values are Result nodes of one call node, in
+// order (the generated code calls once and reads each result).
+Expr call(std::string_view function, std::span<const Expr> args);
+std::vector<Expr> call(std::string_view function, std::span<const Expr> args, int results);
+// Result `k` of `call`, a call node with several results.
+Expr callResult(const Expr& call, int k);
+inline Expr call(std::string_view function, std::initializer_list<Expr> args) {
+  return call(function, std::span<const Expr>(args.begin(), args.size()));
+}
 
 // A readable one-line rendering for tests and messages (not the C++ printer).
 std::string str(const Expr& e);

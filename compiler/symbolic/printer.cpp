@@ -62,7 +62,10 @@ OpCount ownOps(const Node* n, int maxPower, const Inverted& inverted = {}) {
       break;
     }
     case Kind::Pow:
+    case Kind::Call:
       ops.funcs = 1;
+      break;
+    case Kind::Result:  // reads a result of its call
       break;
     case Kind::Func:
       if (n->fn == Fn::Sign) ops.other = 2;  // two comparisons
@@ -192,6 +195,16 @@ class CppPrinter::Renderer {
       case Kind::Pow:
         return {"std::pow(" + numeric(n->args[0], kTernary) + ", " + numeric(n->args[1], kTernary) + ")",
                 kPostfix};
+      case Kind::Call:
+        return {callText(n), kPostfix};
+      case Kind::Result: {
+        // A call with several results has a temporary (block()); without
+        // one (expression()), the call is spelled in place.
+        const Node* c = n->args[0];
+        const std::string* s = spelled_(c);
+        return {"std::get<" + std::to_string(static_cast<int>(n->value)) + ">(" + (s ? *s : callText(c)) + ")",
+                kPostfix};
+      }
       case Kind::Func:
         break;
     }
@@ -210,6 +223,13 @@ class CppPrinter::Renderer {
     std::string call = cppFunction(n->fn) + "(" + numeric(a, kTernary);
     for (std::uint32_t i = 1; i < n->size; ++i) call += ", " + numeric(n->args[i], kTernary);
     return {call + ")", kPostfix};
+  }
+
+  // `name(a, b, ...)` of an opaque call.
+  std::string callText(const Node* n) const {
+    std::string text = std::string(n->name) + "(";
+    for (std::uint32_t i = 0; i < n->size; ++i) text += (i ? ", " : "") + numeric(n->args[i], kTernary);
+    return text + ")";
   }
 
   Rendered booleanRendering(const Node* n) const {
@@ -342,8 +362,9 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
   auto leaf = [&](const Node* n) {
     return n->kind == Kind::Constant || n->kind == Kind::Symbol || known(n) != nullptr;
   };
+  // A result of a call with several results reads the call's temporary.
   std::function<bool(const Node*)> cheap = [&](const Node* n) {
-    return leaf(n) || (n->isScaled() && n->coeffs[0] == -1.0 && cheap(n->args[0]));
+    return leaf(n) || n->kind == Kind::Result || (n->isScaled() && n->coeffs[0] == -1.0 && cheap(n->args[0]));
   };
 
   std::vector<Expr> roots;
@@ -396,7 +417,9 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
       auto it = inlineCost.find(n->args[i]->id);
       if (it != inlineCost.end()) cost += it->second;
     }
-    if (uses[n->id] >= 2 || cost > static_cast<std::size_t>(options_.maxInlineOps)) {
+    // A call with several results is made once, into a temporary its
+    // results read.
+    if (uses[n->id] >= 2 || cost > static_cast<std::size_t>(options_.maxInlineOps) || n->isMultiCall()) {
       temps.emplace_back(n, false);
       local[n->id] = "";  // a leaf for the renderer from now on; named below
     } else {
@@ -439,10 +462,12 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
     }
     std::string rhs = n->isBoolean() ? renderer.boolean(n, kTernary) : renderer.numeric(n, kTernary);
     std::string tempName = prefix + std::to_string(nextIndex_[prefix]++);
-    code += std::string(indent) + (n->isBoolean() ? "const bool " : "const double ") + tempName + " = " +
-            rhs + ";\n";
+    // The results of a call with several results: whatever std::get reads
+    // (std::array, std::tuple, std::pair).
+    const std::string type = n->isBoolean() ? "bool" : n->isMultiCall() ? "auto" : "double";
+    code += std::string(indent) + "const " + type + " " + tempName + " = " + rhs + ";\n";
     local[n->id] = tempName;
-    result.declared.push_back({tempName, n->isBoolean() ? "bool" : "double"});
+    result.declared.push_back({tempName, type});
   }
   for (const Assignment& a : outputs) {
     code += std::string(indent) + a.target + " = " + renderer.numeric(a.value.node(), kTernary) + ";\n";

@@ -53,6 +53,13 @@ Expr rebuild(const Node* node, std::span<const Expr> args) {
       return pow(args[0], args[1]);
     case Kind::Func:
       return apply(node->fn, args[0], node->size > 1 ? args[1] : Expr(), node->size > 2 ? args[2] : Expr());
+    case Kind::Call: {
+      if (!node->isMultiCall()) return call(node->name, args);
+      // The call node itself: that of its first result.
+      return Expr(call(node->name, args, node->results())[0].node()->args[0]);
+    }
+    case Kind::Result:
+      return callResult(args[0], static_cast<int>(node->value));
   }
   throw std::logic_error("symbolic::rebuild: unknown node kind");
 }

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -110,8 +111,19 @@ struct MechanicalModel {
   void udot(double t, const VectorQ& q, const VectorU& u, VectorU& ud) const {
     checkGimbalLock(model, t, q, u);
     model.forwardDynamics(t, q, u, ud);
+    if (!fault.seen && !ud.allFinite() && q.allFinite() && u.allFinite()) fault = {true, t, q, u};
   }
   void normalize(VectorQ& q) const { Model::normalizeQuaternions(q); }
+  // The first finite state whose udot was not (an integrator may reject
+  // that step and go on): where capstan looks for the force law that made
+  // it, if the run fails ($CAPSTAN_FAULT_FILE).
+  struct Fault {
+    bool seen = false;
+    double t = 0;
+    VectorQ q;
+    VectorU u;
+  };
+  mutable Fault fault;
   // The CSV column of state entry i (x = [q; u]).
   std::string coordinateName(int i) const {
     const auto name = i < Model::nq ? Model::qNames[static_cast<std::size_t>(i)]
@@ -168,7 +180,7 @@ int simulate(Model& model, int argc, char** argv) {
   Model::Q q;
   Model::U u;
   model.initialState(q, u);
-  MechanicalModel system{model};
+  MechanicalModel system{model, {}};
   int lastPercent = -1;
   capstan_sim::LoopStatus status;
   std::string stopped;  // why the model stopped the run
@@ -217,6 +229,17 @@ int simulate(Model& model, int argc, char** argv) {
   }
   if (!status.ok) {
     std::cerr << "capstan: error: " << status.message << "\n";
+    const char* faultFile = std::getenv("CAPSTAN_FAULT_FILE");
+    if (system.fault.seen && faultFile && *faultFile) {  // as the state file of `eval`
+      if (std::FILE* f = std::fopen(faultFile, "w")) {
+        std::fprintf(f, "time %.17g\nq", system.fault.t);
+        for (int i = 0; i < Model::nq; ++i) std::fprintf(f, " %.17g", system.fault.q[i]);
+        std::fprintf(f, "\nu");
+        for (int i = 0; i < Model::nu; ++i) std::fprintf(f, " %.17g", system.fault.u[i]);
+        std::fprintf(f, "\n");
+        std::fclose(f);
+      }
+    }
     return 1;
   }
   return 0;
@@ -448,9 +471,16 @@ int bench(Model& model, int argc, char** argv) {
 int main(int argc, char** argv) {
   Model model;
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (mode == "simulate" && argc >= 8) return simulate(model, argc, argv);
-  if (mode == "eval" && argc >= 3) return eval(model, argc, argv);
-  if (mode == "bench" && argc >= 4) return bench(model, argc, argv);
+  // An exception out of the model (an external C++ function threw): a
+  // message and status 1, never std::terminate.
+  try {
+    if (mode == "simulate" && argc >= 8) return simulate(model, argc, argv);
+    if (mode == "eval" && argc >= 3) return eval(model, argc, argv);
+    if (mode == "bench" && argc >= 4) return bench(model, argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "capstan: error: a C++ function that the model calls threw an exception: " << e.what() << "\n";
+    return 1;
+  }
   std::cerr << "usage: driver simulate T_END DT INTEGRATOR TOL OUT PROGRESS [NAME=VALUE]... | eval STATE "
                "[NAME=VALUE]... | bench STATE SECONDS [NAME=VALUE]...\n";
   return 2;

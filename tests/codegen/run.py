@@ -13,6 +13,13 @@
   run.py --capstan BIN cache         writing a field of `params` after an evaluation
                                      changes the next one exactly as a fresh instance
                                      (the cached parameter-only values are refreshed)
+  run.py --capstan BIN external      external C++ functions (models/external.cap) in a
+                                     force law and outputs: generated and interpreted
+                                     agree to 1e-12 and equal the formula of
+                                     models/include/friction.hpp; the generated
+                                     header calls them; simulate runs both ways,
+                                     and stops at the line of a force law that an
+                                     external function makes NaN
   run.py --capstan BIN folded        a parameter that a folded joint axis reads is
                                      refused by --set with the folding message, and
                                      --override of it changes the dynamics
@@ -109,6 +116,87 @@ def frames(capstan):
                               f"the body states give {value!r}")
                         failures += 1
     print(f"frames: {compared} outputs compared with the body states, {failures} differ")
+    return 1 if failures or compared == 0 else 0
+
+
+# ---------------------------------------------------------------- external
+EXTERNAL = HERE / "models/external.cap"
+
+
+def external_expectations(q, w, mu, k):
+    """udot and outputs of models/external.cap from the C++ functions' formulas
+    (include/friction.hpp) and the wheel's inertia about its axis."""
+    friction = mu * math.tanh(w / 0.05) + 0.02 * w
+    spring = -k * math.sin(q)
+    return {"udot": (-friction + spring) / 0.25, "frictionTorque": friction, "doubled": 2 * friction + spring}
+
+
+def external(capstan):
+    rng = random.Random(5)
+    failures, compared = 0, 0
+
+    def check(what, got, want):
+        nonlocal failures, compared
+        compared += 1
+        if abs(got - want) > TOLERANCE * max(1.0, abs(want)):
+            print(f"external: {what} = {got!r}, expected {want!r}")
+            failures += 1
+
+    with tempfile.TemporaryDirectory() as d:
+        for trial in range(4):
+            q, w = rng.uniform(-3, 3), rng.uniform(-0.2, 0.2)
+            mu, k = rng.uniform(0.1, 1), rng.uniform(0.5, 5)
+            state = write_state(d, {"time": 0.25, "q": {"hinge": [q]}, "u": {"hinge": [w]}})
+            results = {}
+            for mode in ([], ["--interpret"]):
+                r = eval_json(capstan, EXTERNAL, state, "--set", f"mu={mu!r}", "--set", f"k={k!r}", *mode)
+                results[" ".join(mode) or "generated"] = r
+                want = external_expectations(q, w, mu, k)
+                name = f"trial {trial} {' '.join(mode) or 'generated'}"
+                check(f"{name}: udot", r["udot"]["hinge"][0], want["udot"])
+                for o in ("frictionTorque", "doubled"):
+                    check(f"{name}: {o}", r["outputs"][o], want[o])
+            g, i = results["generated"], results["--interpret"]
+            check(f"trial {trial}: generated vs interpreted udot", g["udot"]["hinge"][0], i["udot"]["hinge"][0])
+        # The header includes the functions' header and calls them, the
+        # shared one once (one temporary for friction(u, mu), read twice).
+        out = pathlib.Path(d) / "out"
+        run(capstan, "compile", EXTERNAL, "-o", out)
+        header = (out / "Wheel.hpp").read_text()
+        outputs = header[header.index("void outputs("):]
+        outputs = outputs[:outputs.index("\n  }\n")]
+        for needle, count, text in (('#include "friction.hpp"', 1, header),
+                                    ("mylib::friction(u[0], params.mu)", 1, outputs),
+                                    ("mylib::spring(params.k, q[0])", 1, outputs)):
+            compared += 1
+            if text.count(needle) != count:
+                print(f"external: `{needle}` appears {text.count(needle)} times, expected {count}")
+                failures += 1
+        # Simulated both ways: the same trajectory.
+        rows = {}
+        for mode in ([], ["--interpret"]):
+            csv = pathlib.Path(d) / f"sim{len(mode)}.csv"
+            run(capstan, "simulate", EXTERNAL, "--t-end", "0.5", "--dt", "0.1", "--integrator", "rk4", "-o", csv, *mode)
+            rows[len(mode)] = [list(map(float, line.split(","))) for line in csv.read_text().split("\n")[1:] if line]
+        for a, b in zip(rows[0], rows[1]):
+            for x, y in zip(a, b):
+                check(f"simulate at t = {a[0]}", x, y)
+        if len(rows[0]) != 6 or len(rows[0]) != len(rows[1]):
+            print(f"external: simulate wrote {len(rows[0])} and {len(rows[1])} rows, expected 6")
+            failures += 1
+        # A force law that an external function makes NaN stops simulate,
+        # generated and interpreted, with the force law's line.
+        faulty = ROOT / "tests/errors/codegen/NonFiniteForceLaw.cap"
+        line = next(i + 1 for i, l in enumerate(faulty.read_text().split("\n")) if "hinge.tau =" in l)
+        want = re.compile(rf"NonFiniteForceLaw\.cap:{line}:\d+: error: the force law for `hinge\.tau` is not a number "
+                          rf"\(NaN\) at t = 0;.*\[NonFiniteForceLaw\]$")
+        for mode in ([], ["--interpret"]):
+            p = run(capstan, "simulate", faulty, "--t-end", "0.1", "-o", pathlib.Path(d) / "nan.csv", *mode, check=False)
+            compared += 1
+            if p.returncode != 1 or not any(want.search(l) for l in p.stderr.split("\n")):
+                print(f"external: simulate {' '.join(mode)} of {faulty.name} should fail at line {line}:\n{p.stderr}")
+                failures += 1
+    print(f"external: {compared} values compared, {failures} differ")
     return 1 if failures or compared == 0 else 0
 
 
@@ -557,11 +645,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
     ap.add_argument("mode", choices=["frames", "parameters", "folded", "cache", "inverse", "jacobians",
-                                     "external_forces", "elements"])
+                                     "external_forces", "elements", "external"])
     args = ap.parse_args()
     return {"frames": frames, "parameters": parameters, "folded": folded, "cache": cache,
             "inverse": inverse, "jacobians": jacobians, "external_forces": external_forces,
-            "elements": elements}[args.mode](args.capstan)
+            "elements": elements, "external": external}[args.mode](args.capstan)
 
 
 if __name__ == "__main__":

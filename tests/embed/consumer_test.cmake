@@ -32,6 +32,8 @@ run("controller" "${build}/controller")
 message("${output}")
 run("pendulum_energy" "${build}/pendulum_energy")
 message("${output}")
+run("wheel_brake" "${build}/wheel_brake")  # an external C++ function, its include folder from the model
+message("${output}")
 
 # The installed capstan read the installed stdlib and templates, nothing of
 # the source tree. (Paths in a depfile escape spaces: BIN has one.)

@@ -8,7 +8,9 @@ optional `// ARGS: ...` line adds arguments to `capstan check FILE`, and
 `// FILE: path` checks another path instead of the test file itself, and
 `// COMMAND: compile` runs another command than `check`; `// STATE: {...}`
 writes that JSON to `state.json` beside the model, for `eval --state
-state.json`. The
+state.json`; `// COPY: path` copies a file the model needs (a C++ header),
+relative to the test file, beside it; `// ENV: NAME=VALUE` sets an
+environment variable for capstan. The
 expected exit status is 1 if any expected line says `error:`, else 0.
 
   run.py --capstan build/compiler/capstan            # check every file
@@ -41,7 +43,14 @@ def split(text):
     while body and body[-1] == "":
         body.pop()
     args, target, command, state = [], None, "check", None
+    copies, env = [], {}
     for line in body:
+        m = re.match(r"\s*// COPY:(.*)$", line)
+        if m:
+            copies.append(m.group(1).strip())
+        m = re.match(r"\s*// ENV:\s*(\w+)=(.*)$", line)
+        if m:
+            env[m.group(1)] = m.group(2).strip()
         m = re.match(r"\s*// STATE:(.*)$", line)
         if m:
             state = m.group(1).strip()
@@ -54,10 +63,10 @@ def split(text):
         m = re.match(r"\s*// FILE:(.*)$", line)
         if m:
             target = m.group(1).strip()
-    return "\n".join(body) + "\n", expected, args, target, command, state
+    return "\n".join(body) + "\n", expected, args, target, command, state, copies, env
 
 
-def run_one(capstan, path, source, args, target=None, command="check", state=None):
+def run_one(capstan, path, source, args, target=None, command="check", state=None, copies=(), extra_env=None):
     """Checks the model without its CHECK lines (they could change how the
     file lexes: an unterminated string would end inside them), from a scratch
     root where the file has the same relative path, so messages show
@@ -70,7 +79,11 @@ def run_one(capstan, path, source, args, target=None, command="check", state=Non
         os.symlink(ROOT / "stdlib", pathlib.Path(scratch) / "stdlib")
         if state is not None:
             (pathlib.Path(scratch) / "state.json").write_text(state)
-        env = dict(os.environ, NO_COLOR="1", CAPSTAN_STDLIB="stdlib")
+        for c in copies:
+            dest = copy.parent / c
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes((pathlib.Path(path).parent / c).read_bytes())
+        env = dict(os.environ, NO_COLOR="1", CAPSTAN_STDLIB="stdlib", **(extra_env or {}))
         proc = subprocess.run([capstan, command, target or rel, *args], cwd=scratch, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     out = proc.stderr.decode("utf-8", "replace").rstrip("\n")
@@ -93,7 +106,7 @@ def main():
                                check=True).stdout.decode().split()
         tested = set()
         for f in sorted(HERE.rglob("*.cap")):
-            _, expected, _, _, _, _ = split(f.read_text())
+            expected = split(f.read_text())[1]
             for line in expected:
                 tested.update(re.findall(r"\[([A-Za-z]+)\]$", line))
         missing = [k for k in kinds if k not in tested]
@@ -104,8 +117,8 @@ def main():
 
     failed = 0
     for f in files:
-        source, expected, args, target, command, state = split(f.read_text(errors="surrogateescape"))
-        status, actual = run_one(capstan, f, source, args, target, command, state)
+        source, expected, args, target, command, state, copies, env = split(f.read_text(errors="surrogateescape"))
+        status, actual = run_one(capstan, f, source, args, target, command, state, copies, env)
         want_status = 1 if any(" error: " in l for l in expected) else 0
         if opts.update:
             text = source + "".join(f"{CHECK} {l}".rstrip() + "\n" for l in actual)

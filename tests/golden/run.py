@@ -33,6 +33,15 @@ EXAMPLES = [
     ("examples/chain.cap", "Chain", ["--t-end", "0.5", "--dt", "0.05", "--integrator", "rk4",
                                      "--set", "joint[1].q0=0.4", "--set", "joint[3].u0=-1"]),
 ]
+# A model whose force law and outputs call external C++ functions, and
+# the folder of their header.
+EXTERNAL = ROOT / "tests/codegen/models/external.cap"
+EXTERNAL_INCLUDE = ROOT / "tests/codegen/models/include"
+# Golden files of generated code that calls external C++ functions (not in
+# EXAMPLES: `agreement` and `warnings` take EXTERNAL on their own).
+GOLDEN_ONLY = [
+    ("tests/codegen/models/external.cap", "Wheel", ["--t-end", "0.5", "--dt", "0.05", "--integrator", "rk4"]),
+]
 RELATIVE_TOLERANCE = 1e-12     # generated vs interpreted
 TRAJECTORY_TOLERANCE = 1e-9    # stored trajectories (relative to each column's scale)
 
@@ -177,6 +186,7 @@ def agreement(capstan):
         p = tmp / "free_bodies.cap"
         p.write_text(random_tree(rng, FREE_BODIES, "FreeBodies", free=True))
         models.append(p)
+        models.append(EXTERNAL)  # force law and outputs call external C++ functions
         for model in models:
             base = json.loads(run(capstan, "eval", str(model), "--state", str(write(tmp, {})), "--interpret").stdout)
             for _ in range(4):
@@ -203,7 +213,7 @@ def golden(capstan, update):
     failures = 0
     with tempfile.TemporaryDirectory() as d:
         tmp = pathlib.Path(d)
-        for example, cls, sim_args in EXAMPLES:
+        for example, cls, sim_args in EXAMPLES + GOLDEN_ONLY:
             out = HERE / pathlib.Path(example).stem
             run(capstan, "compile", example, "-o", str(tmp), "--ir")
             traj = tmp / "trajectory.csv"
@@ -343,6 +353,7 @@ def warnings(capstan):
         free = tmp / "free.cap"
         free.write_text(random_tree(rng, FREE_BODIES, "WarnFree", free=True))
         models.append((free, "WarnFree"))
+        models.append((EXTERNAL, "Wheel"))  # calls external C++ functions (EXTERNAL_INCLUDE)
         for model, cls in models:
             run(capstan, "compile", str(model), "-o", str(tmp))
             header = (tmp / f"{cls}.hpp").read_text()
@@ -356,7 +367,7 @@ def warnings(capstan):
             src.write_text(USE.replace("MODEL_HEADER", f'"{cls}.hpp"').replace("MODEL", cls))
             for cxx in compilers:
                 cmd = [cxx, "-std=c++20", "-O0", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-isystem", EIGEN,
-                       "-I", str(tmp), "-c", str(src), "-o", str(tmp / "use.o")]
+                       "-I", str(tmp), "-I", str(EXTERNAL_INCLUDE), "-c", str(src), "-o", str(tmp / "use.o")]
                 proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
                 status = "ok" if proc.returncode == 0 else "FAILED"
                 print(f"warnings: {cls} with {cxx}: {status}")

@@ -96,3 +96,66 @@ TEST_CASE("traced mechanism evaluates to the interpreted one") {
   CHECK(eval(tau[0]) == doctest::Approx(tauD[0]));
   CHECK(tauD[0] == doctest::Approx(-2.0 * 0.5));  // joint[1].tau = -damping * joint[1].u
 }
+
+TEST_CASE("an external function in a force law: an opaque call traced, a callable interpreted") {
+  const auto b = build("tests/codegen/models/external.cap");
+  std::vector<codegen::Unsupported> unsupported;
+  const codegen::ModelLayout layout = codegen::makeLayout(*b->flat, *b->mech, unsupported);
+  REQUIRE(unsupported.empty());
+  CHECK(codegen::untranslatable(*b->flat, *b->mech, layout).empty());
+  REQUIRE(b->flat->functions.size() == 2);
+  symbolic::Pool pool;
+  symbolic::PoolScope scope(pool);
+  codegen::Sources<symbolic::Expr> src;
+  src.parameter = [&](int p, int) {
+    return symbolic::Expr::symbol("params." + layout.parameters.at(static_cast<std::size_t>(p)).ident);
+  };
+  src.input = [](int) { return symbolic::Expr(0.0); };
+  src.q = VectorX<symbolic::Expr>::Constant(layout.nq, symbolic::Expr::symbol("q[0]"));
+  src.u = VectorX<symbolic::Expr>::Constant(layout.nu, symbolic::Expr::symbol("u[0]"));
+  src.time = symbolic::Expr(0.0);
+  codegen::Environment<symbolic::Expr> env(*b->flat, *b->mech, layout, src);
+  const symbolic::Expr tau = env.appliedForces()[0];
+  // -friction(u, mu) + spring(q, k), the spring's C++ arguments in the
+  // external clause's order (k, q).
+  const symbolic::Expr q = symbolic::Expr::symbol("q[0]"), u = symbolic::Expr::symbol("u[0]");
+  const symbolic::Expr mu = symbolic::Expr::symbol("params.mu"), k = symbolic::Expr::symbol("params.k");
+  CHECK(tau.identical(-symbolic::call("mylib::friction", {u, mu}) + symbolic::call("mylib::spring", {k, q})));
+
+  // The C++ functions of include/friction.hpp, written out.
+  const auto functions = [&](int f, const std::vector<double>& a) {
+    const std::string& name = b->flat->functions.at(static_cast<std::size_t>(f)).cppName;
+    return name == "mylib::friction" ? a[1] * std::tanh(a[0] / 0.05) + 0.02 * a[0] : -a[0] * std::sin(a[1]);
+  };
+  codegen::Interpreter interp(*b->flat, *b->mech, layout, {}, {}, functions);
+  Eigen::VectorXd qv(1), uv(1);
+  qv << 0.4;
+  uv << 0.03;
+  const double expected = -(0.3 * std::tanh(0.03 / 0.05) + 0.02 * 0.03) - 2.0 * std::sin(0.4);
+  CHECK(interp.appliedForces(0.0, qv, uv)[0] == doctest::Approx(expected).epsilon(1e-15));
+  symbolic::Evaluator eval;
+  eval.bind(q, 0.4);
+  eval.bind(u, 0.03);
+  eval.bind(mu, 0.3);
+  eval.bind(k, 2.0);
+  eval.setCalls([](std::string_view name, std::span<const double> a, std::span<double> r) {
+    r[0] = name == "mylib::friction" ? a[1] * std::tanh(a[0] / 0.05) + 0.02 * a[0] : -a[0] * std::sin(a[1]);
+  });
+  CHECK(eval(tau) == doctest::Approx(expected).epsilon(1e-15));
+
+  // Without the compiled functions the interpreter refuses the call; an
+  // exception of a function is ExternalCallFailed at the call.
+  codegen::Interpreter bare(*b->flat, *b->mech, layout);
+  CHECK_THROWS_AS(bare.appliedForces(0.0, qv, uv), codegen::UnsupportedExpression);
+  codegen::Interpreter throwing(*b->flat, *b->mech, layout, {}, {}, [](int, const std::vector<double>&) -> double {
+    throw std::domain_error("out of the table");
+  });
+  try {
+    throwing.appliedForces(0.0, qv, uv);
+    FAIL("no exception");
+  } catch (const codegen::ExternalCallFailed& e) {
+    CHECK(std::string(e.what()) == "out of the table");
+    CHECK(e.function == 0);
+    CHECK(b->sources.file(e.call.file).lineColumn(e.call.begin).line == 32);
+  }
+}

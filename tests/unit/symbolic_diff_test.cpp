@@ -138,3 +138,18 @@ TEST_CASE("derivatives of unrelated expressions are exactly zero") {
   CHECK(diff(sign(x), x).isZero());
   CHECK(diff((x < u).expr(), x).isZero());
 }
+
+TEST_CASE("differentiation refuses an opaque call unless its arguments are constant in the variable") {
+  Pool pool;
+  PoolScope scope(pool);
+  const Expr x = Expr::symbol("x"), y = Expr::symbol("y");
+  const Expr f = call("mylib::friction", {x, 2.0});
+  const std::vector<Expr> g = call("geo::solve", std::vector<Expr>{y}, 2);
+  CHECK_THROWS_WITH_AS(diff(x * f, x), doctest::Contains("cannot differentiate through the opaque call `mylib::friction`"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(diff(g[1] * x, y), doctest::Contains("`geo::solve`"), std::invalid_argument);
+  // Where the arguments do not depend on the variable, a call is a constant factor.
+  const Expr fy = call("mylib::friction", {y, 2.0});
+  CHECK(diff(x * x * fy + g[1] * x, x).identical(2.0 * x * fy + g[1]));
+  CHECK(diff(fy + g[0], x).isZero());
+}

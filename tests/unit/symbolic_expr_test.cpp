@@ -11,6 +11,7 @@
 
 #include "symbolic/evaluate.hpp"
 #include "symbolic/expr.hpp"
+#include "symbolic/traverse.hpp"
 #include "symbolic/printer.hpp"
 
 namespace {
@@ -335,4 +336,65 @@ TEST_CASE("a large random DAG builds and evaluates without pathologies") {
   for (std::size_t i = values.size() - 20; i < values.size(); ++i) spotCheck(i);
   MESSAGE("values compared: " << checked);
   CHECK(checked > 20);
+}
+
+TEST_CASE("opaque calls are evaluated through the caller's callback, once per call node") {
+  Pool pool;
+  PoolScope scope(pool);
+  const Expr x = Expr::symbol("x"), y = Expr::symbol("y");
+  const Expr f = call("mylib::f", {x + y, 3.0});
+  const std::vector<Expr> g = call("mylib::g", std::vector<Expr>{x, y}, 2);
+  const Expr e = f * f + g[0] - 2.0 * g[1] + call("mylib::f", {y + x, 3.0});
+
+  Evaluator eval;
+  eval.bind(x, 0.5);
+  eval.bind(y, 1.25);
+  CHECK_THROWS_WITH_AS(eval(e), doctest::Contains("no evaluator for the opaque call `mylib::"), std::invalid_argument);
+  int fCalls = 0, gCalls = 0;
+  eval.setCalls([&](std::string_view name, std::span<const double> a, std::span<double> r) {
+    if (name == "mylib::f") {
+      ++fCalls;
+      REQUIRE(a.size() == 2);
+      REQUIRE(r.size() == 1);
+      r[0] = a[0] * a[1];
+    } else {
+      ++gCalls;
+      REQUIRE(r.size() == 2);
+      r[0] = a[0] - a[1];
+      r[1] = a[0] / a[1];
+    }
+  });
+  const double fx = 1.75 * 3.0;
+  CHECK(eval(e) == doctest::Approx(fx * fx + (0.5 - 1.25) - 2.0 * (0.5 / 1.25) + fx).epsilon(1e-15));
+  CHECK(fCalls == 1);  // f(x + y, 3) and f(y + x, 3) are one node
+  CHECK(gCalls == 1);  // both results of g from one call
+  eval.bind(x, 1.0);
+  CHECK(eval(g[1]) == doctest::Approx(1.0 / 1.25).epsilon(1e-15));
+  CHECK(gCalls == 2);
+
+  // Exceptions from the callback pass through.
+  Evaluator failing;
+  failing.bind(x, 0.0);
+  failing.bind(y, 0.0);
+  failing.setCalls([](std::string_view, std::span<const double>, std::span<double>) {
+    throw std::runtime_error("friction table out of range");
+  });
+  CHECK_THROWS_WITH_AS(failing(f), "friction table out of range", std::runtime_error);
+}
+
+TEST_CASE("rebuild keeps opaque calls: one result and several") {
+  Pool pool;
+  PoolScope scope(pool);
+  const Expr x = Expr::symbol("x"), y = Expr::symbol("y");
+  const Expr f = call("mylib::f", {x, y});
+  const std::vector<Expr> g = call("mylib::g", std::vector<Expr>{x}, 2);
+  const std::vector<Expr> swapped = {y, x};
+  CHECK(rebuild(f.node(), swapped).identical(call("mylib::f", {y, x})));
+  const Expr gCall(g[1].node()->args[0]);
+  const std::vector<Expr> one = {y};
+  const Expr gy(rebuild(gCall.node(), one));
+  CHECK(gy.identical(Expr(call("mylib::g", std::vector<Expr>{y}, 2)[0].node()->args[0])));
+  const std::vector<Expr> callArg = {gy};
+  CHECK(rebuild(g[1].node(), callArg).identical(call("mylib::g", std::vector<Expr>{y}, 2)[1]));
+  CHECK_THROWS_AS(callResult(f, 0), std::invalid_argument);
 }

@@ -268,17 +268,32 @@ TEST_CASE("printed code compiled by the system compiler matches evaluation") {
                                    min(q[0], q[3]) * max(q[1], q[2]) + abs(q[2] - 3.0) + log(q[1])});
   outputs.push_back({"out[5]", pow(q[0] + q[1], 6.0) - 1.0 / (q[2] * q[2] * q[3])});
   outputs.push_back({"out[6]", select((q[0] < q[1]) || !(q[2] < q[3]), acos(q[3] / 5.0), atan(q[1]))});
+  // Opaque calls: one result, and two results read by both blocks.
+  const std::vector<Expr> polar = call("ext::polar", std::vector<Expr>{q[0] + q[1], q[2]}, 2);
+  outputs.push_back({"out[7]", call("ext::fric", {q[1] * q[2], m}) + polar[0]});
+  outputs.push_back({"out[8]", polar[1] * call("ext::fric", {q[1] * q[2], m})});
+  outputs.push_back({"out[9]", polar[0] - polar[1]});
 
   CppPrinter printer;
   printer.name(m, "p.mass");
   CppPrinter::Block first = printer.block(std::span(outputs).first(3), "a", "  ");
-  CppPrinter::Block second = printer.block(std::span(outputs).subspan(3), "b", "  ");
+  CppPrinter::Block second = printer.block(std::span(outputs).subspan(3, 5), "b", "  ");
+  CppPrinter::Block third = printer.block(std::span(outputs).subspan(8), "c", "  ");
 
   std::vector<double> qv = {0.3, 1.7, 0.6, 2.2};
   double massValue = 1.25;
   Evaluator eval;
   for (int i = 0; i < 4; ++i) eval.bind(q[static_cast<std::size_t>(i)], qv[static_cast<std::size_t>(i)]);
   eval.bind(m, massValue);
+  // The same functions as the generated program's (below).
+  eval.setCalls([](std::string_view f, std::span<const double> a, std::span<double> r) {
+    if (f == "ext::fric") {
+      r[0] = a[1] * std::tanh(a[0]) + 0.25 * a[0];
+    } else {
+      r[0] = std::hypot(a[0], a[1]);
+      r[1] = std::atan2(a[1], a[0]);
+    }
+  });
 
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("capstan_symbolic_printer_" + std::to_string(::getpid()));
@@ -286,11 +301,16 @@ TEST_CASE("printed code compiled by the system compiler matches evaluation") {
   {
     std::ofstream src(dir / "generated.cpp");
     src << "#include <algorithm>\n#include <cmath>\n#include <cstdio>\n#include <limits>\n"
+        << "#include <array>\n#include <tuple>\n"
+        << "namespace ext {\n"
+        << "double fric(double w, const double& mu) { return mu*std::tanh(w) + 0.25*w; }\n"
+        << "std::array<double, 2> polar(double x, double y) { return {std::hypot(x, y), std::atan2(y, x)}; }\n"
+        << "}  // namespace ext\n"
         << "struct Params { double mass; };\n"
         << "static void compute(const double* q, const Params& p, double* out) {\n"
-        << first.code << second.code << "}\n"
+        << first.code << second.code << third.code << "}\n"
         << "int main() {\n  const double q[4] = {" << qv[0] << ", " << qv[1] << ", " << qv[2] << ", " << qv[3]
-        << "};\n  const Params p{" << formatDouble(massValue) << "};\n  double out[7];\n"
+        << "};\n  const Params p{" << formatDouble(massValue) << "};\n  double out[10];\n"
         << "  compute(q, p, out);\n"
         << "  for (double v : out) std::printf(\"%.17g\\n\", v);\n}\n";
   }
@@ -301,7 +321,7 @@ TEST_CASE("printed code compiled by the system compiler matches evaluation") {
     std::ifstream errors(dir / "errors.txt");
     std::stringstream text;
     text << errors.rdbuf();
-    FAIL_CHECK("generated code does not compile:\n" << first.code << second.code << text.str());
+    FAIL_CHECK("generated code does not compile:\n" << first.code << second.code << third.code << text.str());
   }
   REQUIRE(rc == 0);
   std::string run = (dir / "generated").string() + " > " + (dir / "values.txt").string();
@@ -314,4 +334,43 @@ TEST_CASE("printed code compiled by the system compiler matches evaluation") {
     CHECK(close(printed, eval(a.value)));
   }
   fs::remove_all(dir);
+}
+
+TEST_CASE("an opaque call is printed as one call, counted as one, and shared") {
+  Pool pool;
+  PoolScope scope(pool);
+  const Expr w = Expr::symbol("u[0]"), mu = Expr::symbol("p.mu");
+  const Expr f = call("mylib::friction", {2.0 * w, mu});
+  CHECK(f.identical(call("mylib::friction", {2.0 * w, mu})));   // hash-consed
+  CHECK(!f.identical(call("mylib::friction", {mu, 2.0 * w})));  // argument order matters
+  CHECK(!f.identical(call("other::friction", {2.0 * w, mu})));
+  CHECK(!call("k", {Expr(1.0)}).isConstant());                   // never folded
+
+  // Used twice: one temporary, one call.
+  std::vector<Assignment> outputs = {{"tau[0]", -f}, {"y[0]", f * f + 1.0}};
+  CppPrinter printer;
+  printer.name(mu, "params.mu");
+  CppPrinter::Block block = printer.block(outputs, "t", "");
+  CHECK(block.code ==
+        "const double t0 = mylib::friction(2.0*u[0], params.mu);\n"
+        "tau[0] = -t0;\n"
+        "y[0] = t0*t0 + 1.0;\n");
+  CHECK((block.ops == OpCount{1, 2, 0, 1, 0}));
+  std::vector<Expr> values = {outputs[0].value, outputs[1].value};
+  CHECK((countOperations(values) == block.ops));
+
+  // Several results: one call into a temporary, results read from it.
+  const std::vector<Expr> r = call("geo::solve", std::vector<Expr>{w, mu}, 3);
+  REQUIRE(r.size() == 3);
+  CHECK(r[1].identical(call("geo::solve", std::vector<Expr>{w, mu}, 3)[1]));
+  CHECK(!r[0].identical(r[2]));
+  std::vector<Assignment> several = {{"a", r[0] + r[2]}, {"b", r[1]}};
+  CppPrinter::Block b2 = CppPrinter().block(several, "s", "");
+  CHECK(b2.code ==
+        "const auto s0 = geo::solve(u[0], p.mu);\n"
+        "a = std::get<0>(s0) + std::get<2>(s0);\n"
+        "b = std::get<1>(s0);\n");
+  CHECK(b2.ops.funcs == 1);
+  CHECK(b2.ops.adds == 1);
+  CHECK(str(r[1]) == "std::get<1>(geo::solve(u[0], p.mu))");
 }
