@@ -76,8 +76,12 @@ SpringForces<Scalar> spring(const FrameMotion<Scalar>& A, const FrameMotion<Scal
 //     (cy = R00/cp, sy = R10/cp, sp = -R20);
 //   gimbal torques tau = -(k012 o q + d012 o qdot), torque on C t = N^T tau (in A);
 //   frame B halfway: R_AB the rotation about R_AC's axis by half its angle,
-//     from the quaternion (1 + w, x, y, z) of R_AC's (w, x, y, z), w >= 0:
-//     proportional to (2 sqrt(1 + tr) + 1 + tr, R21 - R12, R02 - R20, R10 - R01);
+//     from the quaternion (1 + w, x, y, z) of R_AC's unit (w, x, y, z), w >= 0.
+//     K = 4 q q^T is linear in R_AC (K00 = 1 + tr, K0i = 4 w q_i from the
+//     skew part, Kij = 4 q_i q_j from the symmetric part); its first column
+//     g = 4 w q, and K g = 16 w q keeps q's direction to a few eps at every
+//     angle below pi, where g alone loses it as w -> 0 (error ~ eps / w^2:
+//     5e-4 at 1e-6 rad short of a half turn). half = (|K g| + (K g)_w, (K g)_xyz);
 //   [x y z] = R_AB^T r,  [xd yd zd] = R_AB^T (v_ACo_A - 1/2 w_AC_A x r);
 //   f = -(kxyz o [x y z] + dxyz o [xd yd zd]) on C at Bo (in B), f_A = R_AB f;
 //   F_A_A = [-t + (r/2) x (-f_A); -f_A]  about Ao, in A,
@@ -144,8 +148,17 @@ BushingForces<Scalar> bushing(const FrameMotion<Scalar>& A, const FrameMotion<Sc
   // The halfway frame B and the displacement in it.
   using std::max;  // 1 + tr may round below 0 at a turn by pi
   const Scalar onePlusTrace = max(Scalar(0), Scalar(Scalar(1) + R_AC(0, 0) + R_AC(1, 1) + R_AC(2, 2)));
-  Vec4<Scalar> half(Scalar(2) * sqrt(onePlusTrace) + onePlusTrace, R_AC(2, 1) - R_AC(1, 2), R_AC(0, 2) - R_AC(2, 0),
-                    R_AC(1, 0) - R_AC(0, 1));
+  const Vec4<Scalar> g(onePlusTrace, R_AC(2, 1) - R_AC(1, 2), R_AC(0, 2) - R_AC(2, 0), R_AC(1, 0) - R_AC(0, 1));
+  const Scalar Kxx = Scalar(1) + R_AC(0, 0) - R_AC(1, 1) - R_AC(2, 2);
+  const Scalar Kyy = Scalar(1) - R_AC(0, 0) + R_AC(1, 1) - R_AC(2, 2);
+  const Scalar Kzz = Scalar(1) - R_AC(0, 0) - R_AC(1, 1) + R_AC(2, 2);
+  const Scalar Kxy = R_AC(0, 1) + R_AC(1, 0), Kxz = R_AC(0, 2) + R_AC(2, 0), Kyz = R_AC(1, 2) + R_AC(2, 1);
+  const Vec4<Scalar> Kg(g[0] * g[0] + g[1] * g[1] + g[2] * g[2] + g[3] * g[3],  // K's first row is g
+                        g[1] * g[0] + Kxx * g[1] + Kxy * g[2] + Kxz * g[3],
+                        g[2] * g[0] + Kxy * g[1] + Kyy * g[2] + Kyz * g[3],
+                        g[3] * g[0] + Kxz * g[1] + Kyz * g[2] + Kzz * g[3]);
+  const Vec4<Scalar> half(sqrt(Kg[0] * Kg[0] + Kg[1] * Kg[1] + Kg[2] * Kg[2] + Kg[3] * Kg[3]) + Kg[0], Kg[1], Kg[2],
+                          Kg[3]);
   const Mat3<Scalar> R_AB = rotationFromQuaternion<Scalar>(half);  // normalizes
   out.xyz = R_AB.transpose() * r;
   out.xyzdot = R_AB.transpose() * Vec3<Scalar>(v - Scalar(0.5) * cross(w, r));
