@@ -10,7 +10,7 @@ packages=(
   clang libclang-rt-14-dev          # the parser fuzz target (libFuzzer)
   libeigen3-dev nlohmann-json3-dev doctest-dev
   python3-jinja2                    # code-generation templates
-  libclang-cpp14-dev llvm-14-dev    # checking `external "C++"` headers
+  libclang-cpp14-dev libclang-14-dev llvm-14-dev  # checking `external "C++"` headers, formatting
   libsimbody-dev                    # cross-check tests
 )
 missing=()

@@ -8,12 +8,14 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <vector>
 
 #include "cli/driver.hpp"
 #include "cli/process.hpp"
 #include "codegen/flat_eval.hpp"
+#include "cppheader/check.hpp"
 
 namespace capstan::cli {
 namespace fs = std::filesystem;
@@ -29,6 +31,74 @@ fs::path externalHeader(const std::string& include, const std::string& includeDi
 }
 
 namespace {
+
+// A path as the user should read it: relative to the working directory when
+// below it (as model files are shown), else as it is.
+std::string shownPath(const fs::path& p) {
+  std::error_code ec;
+  const fs::path here = fs::current_path(ec);
+  if (ec) return p.string();
+  const fs::path relative = p.lexically_proximate(here);
+  return relative.empty() || *relative.begin() == ".." ? p.string() : relative.string();
+}
+
+// The header file name between the quotes of `#include "name"`; empty for
+// `<name>` (searched on the system's paths too) or another form.
+std::string quotedHeader(const std::string& include) {
+  const auto open = include.find('"');
+  const auto close = open == std::string::npos ? open : include.find('"', open + 1);
+  return close == std::string::npos ? std::string() : include.substr(open + 1, close - open - 1);
+}
+
+cppheader::Kind kindOf(sema::ValueType type) {
+  switch (type) {
+    case sema::ValueType::Integer:
+      return cppheader::Kind::Integer;
+    case sema::ValueType::Boolean:
+      return cppheader::Kind::Boolean;
+    default:
+      return cppheader::Kind::Real;
+  }
+}
+
+syntax::DiagKind diagnosticOf(cppheader::Verdict verdict) {
+  using V = cppheader::Verdict;
+  using D = syntax::DiagKind;
+  switch (verdict) {
+    case V::HeaderError:
+      return D::ExternalHeaderError;
+    case V::NotFound:
+      return D::ExternalFunctionNotFound;
+    case V::WrongArity:
+      return D::ExternalArityMismatch;
+    case V::WrongParameterType:
+      return D::ExternalParameterType;
+    case V::WrongResultType:
+      return D::ExternalResultType;
+    case V::AmbiguousOverload:
+      return D::ExternalAmbiguousOverload;
+    case V::Ok:
+    case V::NoMatchingOverload:
+      break;
+  }
+  return D::ExternalNoMatchingOverload;
+}
+
+// The range of line `line` of `file` (its text without leading blanks), for
+// a note in a C++ header.
+syntax::SourceRange lineRange(const syntax::SourceManager& sources, syntax::FileId file, unsigned line) {
+  const std::string_view text = sources.file(file).text();
+  std::size_t begin = 0;
+  for (unsigned l = 1; l < line && begin < text.size(); ++l) {
+    const std::size_t next = text.find('\n', begin);
+    begin = next == std::string_view::npos ? text.size() : next + 1;
+  }
+  std::size_t end = text.find('\n', begin);
+  if (end == std::string_view::npos) end = text.size();
+  while (begin < end && (text[begin] == ' ' || text[begin] == '\t')) ++begin;
+  while (end > begin && (text[end - 1] == ' ' || text[end - 1] == '\t' || text[end - 1] == '\r')) --end;
+  return {file, static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(end)};
+}
 
 // What the shared library of one function exports: the call on `args` (in
 // the C++ parameter order) into `*result`; 0, or 1 with `message` set when
@@ -76,15 +146,8 @@ std::string shimSource(const sema::FlatFunction& f, std::size_t arity) {
 }
 
 // The shared library of one function, from the cache or built into it.
+// (load() has checked the header: checkExternalHeaders.)
 fs::path buildShim(const Options& opts, const Loaded& loaded, const sema::FlatFunction& f, std::size_t arity) {
-  if (f.include.find('"') != std::string::npos && !f.includeDirectory.empty() &&
-      externalHeader(f.include, f.includeDirectory).empty()) {
-    const auto open = f.include.find('"');
-    const std::string name = f.include.substr(open + 1, f.include.find('"', open + 1) - open - 1);
-    std::error_code ec;
-    const fs::path shown = fs::path(f.includeDirectory).lexically_proximate(fs::current_path(ec));
-    failAt(opts, loaded, syntax::DiagKind::ExternalHeaderNotFound, f.externalRange, {name, f.name, shown.string()});
-  }
   const std::string source = shimSource(f, arity);
   std::vector<std::string> flags = {"-std=c++20", "-O2", "-fPIC", "-shared"};
   if (!f.includeDirectory.empty()) flags.insert(flags.end(), {"-I", f.includeDirectory});
@@ -125,6 +188,60 @@ fs::path buildShim(const Options& opts, const Loaded& loaded, const sema::FlatFu
 }
 
 }  // namespace
+
+void checkExternalHeaders(const sema::FlatModel& flat, syntax::SourceManager& sources,
+                          syntax::DiagnosticEngine& diags) {
+  // Functions by header: one Clang parse per distinct Include and IncludeDirectory.
+  std::map<std::pair<std::string, std::string>, std::vector<const sema::FlatFunction*>> byHeader;
+  for (const sema::FlatFunction& f : flat.functions) {
+    std::string why;
+    if (!codegen::externalCallOrder(f, why)) continue;  // code generation says it is not supported
+    const std::string name = quotedHeader(f.include);
+    if (!name.empty() && !f.includeDirectory.empty() && externalHeader(f.include, f.includeDirectory).empty()) {
+      diags.report(syntax::DiagKind::ExternalHeaderNotFound, f.externalRange,
+                   {name, f.name, shownPath(f.includeDirectory)});
+      continue;
+    }
+    byHeader[{f.include, f.includeDirectory}].push_back(&f);
+  }
+  std::map<std::string, syntax::FileId> headers;  // C++ headers added to `sources`, by path
+  for (const auto& [key, functions] : byHeader) {
+    std::vector<cppheader::Signature> signatures;
+    for (const sema::FlatFunction* f : functions) {
+      std::string why;
+      cppheader::Signature s{f->cppName, {}, kindOf(f->outputs.at(0).type)};
+      const std::vector<int> order = codegen::externalCallOrder(*f, why).value();
+      for (int k : order)
+        s.params.push_back(kindOf(f->inputs.at(static_cast<std::size_t>(k)).type));
+      signatures.push_back(std::move(s));
+    }
+    const std::vector<std::string> dirs = key.second.empty() ? std::vector<std::string>{}
+                                                             : std::vector<std::string>{key.second};
+    const std::vector<cppheader::Check> checks = cppheader::checkHeader(key.first, dirs, signatures);
+    for (std::size_t i = 0; i < functions.size(); ++i) {
+      const cppheader::Check& c = checks.at(i);
+      if (c.verdict == cppheader::Verdict::Ok) continue;
+      // Clang names headers by their full path: show them as model files are shown.
+      std::string detail = c.detail;
+      if (!key.second.empty())
+        for (std::size_t at; (at = detail.find(key.second + "/")) != std::string::npos;)
+          detail.replace(at, key.second.size() + 1, shownPath(key.second) + "/");
+      syntax::Diagnostic& d = diags.report(diagnosticOf(c.verdict), functions[i]->externalRange,
+                                           {functions[i]->name, detail});
+      for (const cppheader::Found& found : c.candidates) {
+        syntax::SourceRange at;
+        if (!found.file.empty() && found.line > 0) {
+          auto [it, added] = headers.try_emplace(found.file, 0);
+          if (added) it->second = sources.add(shownPath(found.file), readFile(found.file));
+          at = lineRange(sources, it->second, found.line);
+        }
+        // With one candidate the error's text already says why it does not fit.
+        const bool why = c.candidates.size() > 1 && !found.mismatch.empty();
+        d.note(syntax::DiagKind::NoteCppDeclaration, at, {found.declaration, why ? ": " + found.mismatch : ""});
+      }
+    }
+  }
+}
 
 codegen::ExternalFunctions loadExternalFunctions(const Options& opts, const Loaded& loaded) {
   if (loaded.flat->functions.empty()) return {};

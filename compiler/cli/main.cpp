@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/external.hpp"
 #include "cli/options.hpp"
 #include "cli/process.hpp"
 #include "mechanics/mechanism.hpp"
@@ -171,6 +172,9 @@ std::unique_ptr<Loaded> load(const Options& opts, const std::vector<capstan::sem
     finish();
     return nullptr;
   }
+  // External C++ functions against their headers (Clang); a reload with
+  // overrides has the same functions and headers.
+  if (context.empty()) capstan::cli::checkExternalHeaders(*loaded->flat, sources, diags);
   loaded->mech = capstan::mechanics::build(*loaded->flat, diags);
   if (finish() || !loaded->mech) return nullptr;
   return loaded;
