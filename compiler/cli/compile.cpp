@@ -2,16 +2,20 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <string_view>
 
+#include "cli/driver.hpp"
 #include "cli/external.hpp"
 #include "cli/generate.hpp"
 #include "codegen/flat_eval.hpp"
 #include "codegen/interpret.hpp"
 #include "codegen/render.hpp"
 #include "codegen/trace.hpp"
+#include "cppheader/format.hpp"
 
 namespace capstan::cli {
 namespace fs = std::filesystem;
@@ -32,6 +36,80 @@ namespace {
 fs::path templateDir(const Options& opts) {
   return opts.templates.empty() ? codegen::defaultTemplateDir() : fs::path(opts.templates);
 }
+// The templates' .clang-format, else the shipped one; empty if neither is there.
+fs::path styleFile(const Options& opts) {
+  std::error_code ec;
+  for (const fs::path& dir : {templateDir(opts), codegen::defaultTemplateDir()})
+    if (fs::is_regular_file(dir / ".clang-format", ec)) return dir / ".clang-format";
+  return {};
+}
+}  // namespace
+
+namespace {
+// Placeholders for the code blocks of the IR's functions (and of their
+// parts): a statement `CAPSTAN_BLOCK_k;` each, which formats like any
+// statement of its scope.
+constexpr std::string_view kBlockMark = "CAPSTAN_BLOCK_";
+
+// Replaces each function block's `code` in `ir` with its placeholder and
+// returns the codes, k-th for placeholder k.
+std::vector<std::string> holdBlocks(nlohmann::json& ir) {
+  std::vector<std::string> codes;
+  auto hold = [&](nlohmann::json& blocks) {
+    for (nlohmann::json& b : blocks) {
+      codes.push_back(b.at("code").get<std::string>());
+      b["code"] = std::string(kBlockMark) + std::to_string(codes.size() - 1) + ";\n";
+    }
+  };
+  for (nlohmann::json& f : ir.at("functions")) {
+    if (f.contains("blocks")) hold(f["blocks"]);
+    if (f.contains("parts"))
+      for (nlohmann::json& p : f["parts"]) hold(p.at("blocks"));
+  }
+  return codes;
+}
+
+// `header` with each placeholder line replaced by its block, re-indented:
+// the block's own least indentation becomes the placeholder's.
+std::string restoreBlocks(const std::string& header, const std::vector<std::string>& codes) {
+  std::string out;
+  out.reserve(header.size() + [&] {
+    std::size_t n = 0;
+    for (const std::string& c : codes) n += c.size() + c.size() / 8;
+    return n;
+  }());
+  std::size_t begin = 0;
+  while (begin < header.size()) {
+    std::size_t end = header.find('\n', begin);
+    end = end == std::string::npos ? header.size() : end + 1;
+    const std::string_view line(header.data() + begin, end - begin);
+    const std::size_t indent = line.find_first_not_of(' ');
+    std::size_t k = 0;
+    const bool mark = indent != std::string_view::npos && line.substr(indent, kBlockMark.size()) == kBlockMark &&
+                      std::sscanf(std::string(line.substr(indent + kBlockMark.size())).c_str(), "%zu;", &k) == 1 &&
+                      k < codes.size();
+    if (!mark) {
+      out += line;
+    } else {
+      const std::string& code = codes[k];
+      std::size_t base = std::string::npos;  // the block's least indentation
+      for (std::size_t at = 0; at < code.size();) {
+        const std::size_t eol = std::min(code.find('\n', at), code.size());
+        const std::size_t first = code.find_first_not_of(' ', at);
+        if (first < eol) base = std::min(base, first - at);
+        at = eol + 1;
+      }
+      for (std::size_t at = 0; at < code.size();) {
+        const std::size_t eol = std::min(code.find('\n', at), code.size());
+        if (eol > at + base) out.append(indent, ' ').append(code, at + base, eol - at - base);
+        out += '\n';
+        at = eol + 1;
+      }
+    }
+    begin = end;
+  }
+  return out;
+}
 }  // namespace
 
 Generated generate(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout) {
@@ -44,8 +122,21 @@ Generated generate(const Options& opts, const Loaded& loaded, const codegen::Mod
   } catch (const codegen::UnsupportedExpression& e) {
     fail(std::string(e.what()) + " is not supported by code generation yet");
   }
+  // The templates render a skeleton around placeholders for the printer's
+  // code blocks; Clang's Format library lays out the skeleton with the
+  // templates' .clang-format (the shipped one when a --templates folder has
+  // none), so the header's layout is the style's whatever whitespace the
+  // templates leave; then the blocks go back in at their placeholders'
+  // indentation. The blocks are most of a large header (13 MB for a 50-link
+  // chain) and already laid out one statement to a line by the printer:
+  // formatting them too would triple the time of `compile` for no change.
+  nlohmann::json skeleton = g.ir;
+  const std::vector<std::string> blocks = holdBlocks(skeleton);
   std::string error;
-  if (!codegen::renderModel(g.ir, templateDir(opts), g.header, error)) fail(error);
+  if (!codegen::renderModel(skeleton, templateDir(opts), g.header, error)) fail(error);
+  if (const fs::path style = styleFile(opts); !style.empty() && !cppheader::formatCpp(g.header, readFile(style), error))
+    fail(error + " (style `" + style.string() + "`)");
+  g.header = restoreBlocks(g.header, blocks);
   g.fileName = layout.className + ".hpp";
   for (const sema::FlatFunction& f : loaded.flat->functions) {
     const std::string& dir = f.includeDirectory;
@@ -265,11 +356,13 @@ std::string depfilePath(const fs::path& path) {
 
 // `HEADER: DEP...` (Make syntax, absolute paths): every source file the model
 // was read from (the model file, every library file that lookup loaded,
-// the stdlib's among them), the templates (`*.j2`), and each `external "C++"`
+// the stdlib's among them), the templates (`*.j2`) and the style they are
+// formatted with (`.clang-format`), and each `external "C++"`
 // function's header where its IncludeDirectory holds it. A build system that
 // reads it (CMake's add_custom_command(DEPFILE), Ninja, Make) regenerates
 // the header when any of them changes, and only then.
-std::string dependencies(const Loaded& loaded, const fs::path& header, const fs::path& templates) {
+std::string dependencies(const Loaded& loaded, const fs::path& header, const fs::path& templates,
+                         const fs::path& style) {
   std::vector<fs::path> deps;
   std::error_code ec;
   auto add = [&](const fs::path& p) {
@@ -279,6 +372,7 @@ std::string dependencies(const Loaded& loaded, const fs::path& header, const fs:
   for (const auto& entry : fs::directory_iterator(templates, ec)) {
     if (entry.path().extension() == ".j2") add(entry.path());
   }
+  if (!style.empty()) add(style);
   for (const auto& f : loaded.flat->functions) add(externalHeader(f.include, f.includeDirectory));
   std::sort(deps.begin(), deps.end());
   deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
@@ -306,7 +400,7 @@ int compile(const Options& opts) {
     if (!f) fail("cannot write `" + path.string() + "`");
   };
   write(header, g.header);
-  if (!opts.depfile.empty()) write(opts.depfile, dependencies(*loaded, header, templateDir(opts)));
+  if (!opts.depfile.empty()) write(opts.depfile, dependencies(*loaded, header, templateDir(opts), styleFile(opts)));
   if (opts.ir) write(fs::path(opts.output) / (layout.className + ".ir.json"), g.ir.dump(2) + "\n");
   std::cerr << "wrote " << header.string() << "\n";
   return 0;

@@ -11,6 +11,8 @@
   run.py --capstan BIN warnings            generated headers (and the driver capstan builds
                                            around them) compile with -Wall -Wextra -Wpedantic
                                            -Werror under g++ and clang++
+  run.py --capstan BIN format              the header does not depend on the templates'
+                                           whitespace (Clang's Format library lays it out)
 """
 import argparse
 import json
@@ -392,10 +394,45 @@ def warnings(capstan):
     return 1 if failures else 0
 
 
+def format_independent(capstan):
+    """Generated headers are laid out by the templates' .clang-format, not by
+    the templates' own whitespace: a copy of the templates with every line's
+    indentation removed and the spacing after commas and semicolons of code
+    widened (comments untouched) gives byte-identical headers. The copy has
+    no .clang-format, so the shipped style applies to it too."""
+    failures = 0
+    with tempfile.TemporaryDirectory() as d:
+        tmp = pathlib.Path(d)
+        shutil.copytree(ROOT / "compiler/templates", tmp / "templates")
+        (tmp / "templates/.clang-format").unlink()
+        template = tmp / "templates/model.hpp.j2"
+        lines = []
+        for line in template.read_text().split("\n"):
+            line = line.lstrip(" ")
+            if not line.startswith(("//", "{")):
+                code, sep, comment = line.partition("//")
+                line = re.sub(r"([;,]) ", r"\1    ", code) + sep + comment
+            lines.append(line)
+        template.write_text("\n".join(lines))
+        models = [m for m, _, _ in EXAMPLES] + [m for m, _, _ in GOLDEN_ONLY] + ["examples/bushing.cap"]
+        for model in models:
+            shipped, perturbed = tmp / "shipped", tmp / "perturbed"
+            run(capstan, "compile", model, "-o", shipped)
+            run(capstan, "compile", model, "-o", perturbed, "--templates", tmp / "templates")
+            for header in shipped.glob("*.hpp"):
+                same = header.read_bytes() == (perturbed / header.name).read_bytes()
+                print(f"format: {model}: {header.name} {'identical' if same else 'DIFFERS'} with re-spaced templates")
+                failures += not same
+            shutil.rmtree(shipped)
+            shutil.rmtree(perturbed)
+    print(f"format: {failures} failures")
+    return 1 if failures else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
-    ap.add_argument("mode", choices=["golden", "agreement", "warnings"])
+    ap.add_argument("mode", choices=["golden", "agreement", "warnings", "format"])
     ap.add_argument("--update", action="store_true")
     opts = ap.parse_args()
     capstan = os.path.abspath(opts.capstan)
@@ -403,6 +440,8 @@ def main():
         return golden(capstan, opts.update)
     if opts.mode == "agreement":
         return agreement(capstan)
+    if opts.mode == "format":
+        return format_independent(capstan)
     return warnings(capstan)
 
 

@@ -22,8 +22,8 @@ class DoublePendulum {
   static constexpr int nu = 2;  // generalized speeds
   static constexpr int nb = 2;  // bodies (World excluded)
 
-  using Q = Eigen::Matrix<double, nq, 1>;           // (nq)
-  using U = Eigen::Matrix<double, nu, 1>;           // (nu)
+  using Q = Eigen::Matrix<double, nq, 1>;  // (nq)
+  using U = Eigen::Matrix<double, nu, 1>;  // (nu)
   using MassMatrix = Eigen::Matrix<double, nu, nu>;  // (nu x nu)
 
   // X_WB of a body: R_WB and p_WoBo_W (m).
@@ -97,11 +97,9 @@ class DoublePendulum {
       "elbow.frame_a",
       "elbow.frame_b",
   };
-  static constexpr std::array<std::string_view, 0> outputNames = {
-  };
+  static constexpr std::array<std::string_view, 0> outputNames = {};
   // The Outputs member of each name in outputNames, in the same order.
-  static constexpr std::array<double Outputs::*, 0> outputFields = {
-  };
+  static constexpr std::array<double Outputs::*, 0> outputFields = {};
 
   // The address of a runtime parameter element by its model name (`L1`,
   // `world.gravity[2]`), or nullptr.
@@ -145,7 +143,6 @@ class DoublePendulum {
   }
 
  public:
-
   // M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm.
   // (2 adds, 2 muls, 0 divs, 1 calls, 0 other)
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {

@@ -27,8 +27,8 @@ class Wheel {
   static constexpr int nu = 1;  // generalized speeds
   static constexpr int nb = 1;  // bodies (World excluded)
 
-  using Q = Eigen::Matrix<double, nq, 1>;           // (nq)
-  using U = Eigen::Matrix<double, nu, 1>;           // (nu)
+  using Q = Eigen::Matrix<double, nq, 1>;  // (nq)
+  using U = Eigen::Matrix<double, nu, 1>;  // (nu)
   using MassMatrix = Eigen::Matrix<double, nu, nu>;  // (nu x nu)
 
   // X_WB of a body: R_WB and p_WoBo_W (m).
@@ -155,7 +155,6 @@ class Wheel {
   }
 
  public:
-
   // M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm.
   // (0 adds, 0 muls, 0 divs, 0 calls, 0 other)
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
