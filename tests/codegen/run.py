@@ -531,6 +531,15 @@ def jacobians(capstan):
 BUSHING_PAIR = ROOT / "tests/codegen/models/bushing_pair.cap"
 BUSHING_EXAMPLE = ROOT / "examples/bushing.cap"
 PENALTY = ROOT / "tests/codegen/models/penalty.cap"
+PENALTY_HINGE = ROOT / "tests/codegen/models/penalty_hinge.cap"
+# The pivot's largest displacement over the static prediction F/k, and back:
+# the largest load on the ideal hinge is at the bottom of the swing, where it
+# is exactly m g + m w^2 r, and the mount follows it quasi-statically.
+HINGE_DISPLACEMENT_FACTOR = 1.1
+# The hinge angles' largest difference over its first-order prediction.
+HINGE_ANGLE_FACTOR = 2.0
+# Out of the swing plane (roll, pitch, p_z), which nothing excites.
+HINGE_PLANE = 1e-9
 
 
 def energies(capstan, model, tol, *extra):
@@ -589,8 +598,64 @@ def elements(capstan):
     print(f"elements: RevoluteMount: yaw rate after 1 s {spin:.6g} rad/s (2 at the start), position drift {drift:.2g} m"
           f"{'' if ok else ': FAILED'}")
     failures += not ok
+    failures += penalty_hinge(capstan)
     print(f"elements: {failures} failures")
     return 1 if failures else 0
+
+
+def penalty_hinge(capstan):
+    """A bushing standing in for a revolute joint (the penalty method) tracks
+    the ideal revolute model within the predicted displacement
+    (models/penalty_hinge.cap: the same rod on a Revolute and on a Free joint
+    held by a Capstan.Penalty.RevoluteMount, simulated together).
+
+    Pivot: the ideal hinge's largest load is F = m g + m w_max^2 r (weight
+    plus centripetal, at the bottom of the swing; r = L/2, w_max from the
+    revolute run), so the mount's pivot should move by at most about F/k:
+    the largest |p| must be within HINGE_DISPLACEMENT_FACTOR of F/k, both
+    ways. Angle: moving the pivot by d along the rod changes the pendulum's
+    frequency by dw/w = (1/r - 2 m r / I_pivot) d / 2 (from w^2 = m g r /
+    I_pivot), so after T seconds of a swing of amplitude theta0 the angles
+    differ by about theta0 w0 T |dw/w| at d = F/k; the largest difference
+    must stay within HINGE_ANGLE_FACTOR of that."""
+    values = {v["path"]: v.get("value")
+              for v in json.loads(run(capstan, "check", PENALTY_HINGE, "--json").stdout)["variables"]}
+    m, L, theta0, k, ipivot = (values[n] for n in ("m", "L", "theta0", "kJoint", "Ipivot"))
+    g = -values["world.gravity"][1]
+    with tempfile.TemporaryDirectory() as d:
+        out = pathlib.Path(d) / "run.csv"
+        run(capstan, "simulate", PENALTY_HINGE, "-o", out)
+        rows = list(csv.DictReader(out.open()))
+    col = {name: [float(r[name]) for r in rows] for name in rows[0]}
+    T = col["time"][-1]
+    r = L / 2
+    w_max = max(abs(w) for w in col["hinge.u[1]"])
+    load = m * g + m * w_max ** 2 * r
+    predicted = load / k
+    pivot = max(math.sqrt(col["float.q[5]"][i] ** 2 + col["float.q[6]"][i] ** 2 + col["float.q[7]"][i] ** 2)
+                for i in range(len(rows)))
+    ratio = pivot / predicted
+    ok = 1 / HINGE_DISPLACEMENT_FACTOR <= ratio <= HINGE_DISPLACEMENT_FACTOR
+    print(f"elements: penalty hinge: pivot moves {pivot * 1e3:.4f} mm at most; static prediction F/k = "
+          f"({m:g} kg * {g:g} m/s^2 + {m:g} kg * ({w_max:.4g} rad/s)^2 * {r:g} m) / {k:g} N/m = "
+          f"{predicted * 1e3:.4f} mm; ratio {ratio:.3f} (allowed {1 / HINGE_DISPLACEMENT_FACTOR:.3f}.."
+          f"{HINGE_DISPLACEMENT_FACTOR:.3f}){'' if ok else ': FAILED'}")
+    failures = not ok
+    angle = [2 * math.atan2(z, w) for w, z in zip(col["float.q[1]"], col["float.q[4]"])]
+    gap = max(abs(a - b) for a, b in zip(angle, col["hinge.q[1]"]))
+    w0 = math.sqrt(m * g * r / ipivot)
+    expected = theta0 * w0 * T * abs(1 / r - 2 * m * r / ipivot) * predicted / 2
+    bound = HINGE_ANGLE_FACTOR * expected
+    ok = gap <= bound
+    print(f"elements: penalty hinge: hinge angles differ by {gap:.4g} rad at most over {T:g} s "
+          f"(first-order prediction {expected:.4g} rad, bound {bound:.4g} rad){'' if ok else ': FAILED'}")
+    failures += not ok
+    plane = max(abs(v) for n in ("float.q[2]", "float.q[3]", "float.q[7]") for v in col[n])
+    ok = plane <= HINGE_PLANE
+    print(f"elements: penalty hinge: out of the swing plane {plane:.2g} (roll, pitch quaternion parts, p_z; "
+          f"bound {HINGE_PLANE:g}){'' if ok else ': FAILED'}")
+    failures += not ok
+    return failures
 # ---------------------------------------------------------------- external forces
 # Distinct if udot with the forces differs from udot without by more than
 # this, relative: the forces must matter, or agreement proves nothing.
