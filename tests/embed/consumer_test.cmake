@@ -4,20 +4,8 @@
 # checks with `ninja -n` that a touched model file regenerates and rebuilds
 # exactly what depends on it.
 # Arguments: ROOT (source tree), BUILD (this build tree), BIN (scratch folder), NINJA.
-file(REMOVE_RECURSE "${BIN}")
-set(prefix "${BIN}/prefix")
-set(src "${BIN}/src")
-set(build "${BIN}/build")
-
-function(run what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  set(output "${out}${err}" PARENT_SCOPE)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "examples/embed: ${what} failed (${rc}):\n${out}${err}")
-  endif()
-endfunction()
-
-run("install" "${CMAKE_COMMAND}" --install "${BUILD}" --prefix "${prefix}")
+set(NAME "examples/embed")
+include("${CMAKE_CURRENT_LIST_DIR}/install_prefix.cmake")
 # A copy, so that touching its models leaves the source tree alone.
 file(COPY "${ROOT}/examples/embed/" DESTINATION "${src}")
 run("configure" "${CMAKE_COMMAND}" -S "${src}" -B "${build}" -G Ninja "-DCMAKE_MAKE_PROGRAM=${NINJA}"

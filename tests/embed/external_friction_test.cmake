@@ -4,21 +4,9 @@
 # `capstan simulate`, and checks with `ninja -n` that editing the C++
 # friction law regenerates the model's header and rebuilds the program.
 # Arguments: ROOT (source tree), BUILD (this build tree), BIN (scratch folder), NINJA.
-file(REMOVE_RECURSE "${BIN}")
-set(prefix "${BIN}/prefix")
-set(src "${BIN}/src")
-set(build "${BIN}/build")
+set(NAME "examples/external_friction")
+include("${CMAKE_CURRENT_LIST_DIR}/install_prefix.cmake")
 set(ENV{CAPSTAN_CACHE_DIR} "${BIN}/cache")  # `capstan simulate` builds here
-
-function(run what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  set(output "${out}${err}" PARENT_SCOPE)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "examples/external_friction: ${what} failed (${rc}):\n${out}${err}")
-  endif()
-endfunction()
-
-run("install" "${CMAKE_COMMAND}" --install "${BUILD}" --prefix "${prefix}")
 # A copy, so that touching its files leaves the source tree alone.
 file(COPY "${ROOT}/examples/external_friction/" DESTINATION "${src}")
 run("configure" "${CMAKE_COMMAND}" -S "${src}" -B "${build}" -G Ninja "-DCMAKE_MAKE_PROGRAM=${NINJA}"
