@@ -584,10 +584,12 @@ def elements(capstan):
     # spinning about z keeps spinning (no yaw stiffness) and stays in place.
     values = {v["path"]: v.get("value") for v in json.loads(run(capstan, "check", PENALTY, "--json").stdout)["variables"]}
     wn, k, d = values["wn"], values["k"], values["d"]
+    ktf, dtf = values["ktf"], values["dtf"]
     ok = (abs(wn * 0.5 - 6.64) < 0.005 and abs(k - 2.0 * wn ** 2) < 1e-9 * k and
-          abs(d - 2 * math.sqrt(2.0 * k)) < 1e-9 * d and abs(values["kload"] - 1e4) < 1e-9)
+          abs(d - 2 * math.sqrt(2.0 * k)) < 1e-9 * d and abs(values["kload"] - 1e4) < 1e-9 and
+          abs(ktf - 0.1 * wn ** 2) < 1e-9 * ktf and abs(dtf - math.sqrt(0.1 * ktf)) < 1e-9 * dtf)
     print(f"elements: Capstan.Penalty: wn = {wn:.6g} rad/s, k = {k:.6g} N/m, d = {d:.6g} N.s/m, "
-          f"kload = {values['kload']:.6g} N/m{'' if ok else ': FAILED'}")
+          f"kload = {values['kload']:.6g} N/m, torque k = {ktf:.6g} N.m/rad, d = {dtf:.6g} N.m.s/rad{'' if ok else ': FAILED'}")
     failures += not ok
     with tempfile.TemporaryDirectory() as d:
         out = pathlib.Path(d) / "run.csv"
