@@ -26,8 +26,12 @@ std::filesystem::path cacheRoot();
 std::string readFile(const std::filesystem::path& path);
 // The 64-bit FNV-1a hash of `text`, the cache's key.
 std::uint64_t fnv1a(const std::string& text, std::uint64_t h = 1469598103934665603ull);
-// -std=c++20 -O2: simulate and eval.
+// -std=c++20 -O2: simulate.
 const std::vector<std::string>& simulateFlags();
+// -std=c++20 -O0: eval, which runs the code once. Optimizing straight-line
+// code costs g++ 4x the time (105 s against 24 s for a 16-link chain) for
+// nothing here.
+const std::vector<std::string>& evalFlags();
 // -std=c++20 -O3 -march=native -DNDEBUG (after -std, $CAPSTAN_BENCH_CXXFLAGS
 // replaces the rest): bench.
 const std::vector<std::string>& benchFlags();

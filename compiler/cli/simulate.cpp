@@ -62,6 +62,11 @@ const std::vector<std::string>& simulateFlags() {
   return flags;
 }
 
+const std::vector<std::string>& evalFlags() {
+  static const std::vector<std::string> flags = {"-std=c++20", "-O0"};
+  return flags;
+}
+
 const std::vector<std::string>& benchFlags() {
   static const std::vector<std::string> flags = [] {
     std::vector<std::string> f = {"-std=c++20"};
@@ -669,7 +674,7 @@ int eval(const Options& opts) {
       const Generated g = generate(opts, *loaded, layout);
       // Only a driver for external forces compiles forwardDynamics' overload
       // that takes them (compiler/templates/capstan_driver.cpp).
-      std::vector<std::string> flags = simulateFlags();
+      std::vector<std::string> flags = evalFlags();
       if (!st.externalForces.empty()) flags.push_back("-DCAPSTAN_EXTERNAL_FORCES");
       const fs::path exe = buildDriver(g, layout.className, flags);
       std::istringstream in(runDriver(exe, "eval", st));
