@@ -95,7 +95,17 @@ static FlatExprPtr assemble(Flattener& f, const std::vector<FlatExprPtr>& elems,
 Typed Flattener::translateCall(const syntax::Expr& e, const Env& env) {
   const std::string name = e.name.dotted();
   if (e.name.parts.size() == 1 && !e.name.global) {
-    if (const builtins::Builtin* b = builtins::find(name)) return translateBuiltin(e, *b, env);
+    if (const builtins::Builtin* b = builtins::find(name)) {
+      // A user function of a built-in's name would never be called: say so
+      // rather than call the built-in in its place.
+      if (ClassNode* user = lib_.lookupClass(env.lexical, e.name, true);
+          user && user->def && user->kind() == syntax::ClassKind::Function) {
+        diags_.report(DiagKind::BuiltinNameRedefined, e.name.range, {name, user->fullName})
+            .note(DiagKind::NoteDefinedHere, user->nameRange(), {user->fullName});
+        return Typed{};
+      }
+      return translateBuiltin(e, *b, env);
+    }
   }
   Typed t;
   ClassNode* fn = lib_.lookupClass(env.lexical, e.name);
