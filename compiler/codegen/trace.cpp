@@ -9,6 +9,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "codegen/assemble.hpp"
 #include "codegen/citations.hpp"
@@ -17,6 +18,7 @@
 #include "codegen/ir_schema.hpp"
 #include "codegen/rewrites.hpp"
 #include "codegen/function_builder.hpp"
+#include "symbolic/diff.hpp"
 #include "symbolic/printer.hpp"
 
 namespace capstan::codegen {
@@ -78,6 +80,7 @@ class Tracer {
     json functions = json::array();
     for (const GeneratedFunction& f : generatedFunctions()) {
       if (f.id == FunctionId::BushingStates && bushings().empty()) continue;
+      if (f.onRequest && !options_.derivatives) continue;
       if (!f.perBody) {
         functions.push_back(trace(f, evaluator));
         continue;
@@ -299,6 +302,7 @@ class Tracer {
       case FunctionId::Bias: return bias(f, ev);
       case FunctionId::ForwardDynamics:
       case FunctionId::ForwardDynamicsExternal: return forwardDynamics(f, ev);
+      case FunctionId::ForwardDynamicsDerivatives: return forwardDynamicsDerivatives(f, ev);
       default: break;
     }
     FunctionBuilder fn = f.id == FunctionId::InitialState ? FunctionBuilder(f.name, f.returnType(), f.parameters(), f.doc)
@@ -647,6 +651,79 @@ class Tracer {
     if (!traceCrba) doc.push_back("  CRBA + L^T D L: " + skipped + ";");
     doc.back().back() = '.';
     fn.set("doc", doc);
+    return fn.finish();
+  }
+
+  // d udot / d(q, u, tau) by symbolic differentiation of the traced forward
+  // dynamics (ABA in joint frames, linear in the bodies): the blocks of udot
+  // first, whose locals the derivatives then read, then one block per joint
+  // and variable with that joint's columns. dudot_dq = (d udot / d q) N(q),
+  // N(q) = d qdot / d u (nMatrix), so column j is the derivative along
+  // q + eps N(q) e_j; d udot / d tau is of udot traced with an extra
+  // generalized force dtau (udot is linear in it: the result holds no dtau).
+  json forwardDynamicsDerivatives(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
+    FunctionBuilder fn = function(f);
+    if (massMatrixDynamic()) {
+      for (const char* m : {"dudot_dq", "dudot_du", "dudot_dtau"})
+        fn.opening(std::string(m) + ".resize(nu, nu);  // dynamic size: allocates only if not nu x nu yet");
+    }
+    const DynamicsMethod method{.aba = true, .jointFrames = true};
+    FunctionValues<Expr> v = arguments();
+    ev.run(f.id, v, method);
+    fn.local("U udot;");
+    if (!layout_.forceLaws.empty()) fn.local("U tau;");
+    jointFrameVelocityBlocks(fn, ev.joint);
+    forceLawBlocks(fn, v.tau, "tau");
+    forceElementBlocks(fn, v);
+    jointFrameAbaBlocks(fn, ev.joint);
+
+    FunctionValues<Expr> w = arguments();
+    VectorX<Expr> dtau(layout_.nu);
+    for (int i = 0; i < layout_.nu; ++i) dtau[i] = Expr::symbol(index("dtau", i));
+    w.dtau = dtau;
+    ev.run(f.id, w, method);
+
+    auto list = [](const VectorX<Expr>& x) { return std::vector<Expr>(x.data(), x.data() + x.size()); };
+    const std::vector<Expr> udot = list(v.udot);
+    using Matrix = Eigen::Matrix<Expr, Eigen::Dynamic, Eigen::Dynamic>;
+    Matrix dq, du, dt;
+    try {
+      const Matrix N = nMatrix(mechanism_, q_);  // (nq x nu)
+      const Matrix dudot_dqCoordinates = symbolic::jacobian(udot, list(q_));
+      dq = Matrix::Constant(layout_.nu, layout_.nu, Expr(0.0));
+      // The product by hand: most of N is the constant zero.
+      for (int i = 0; i < layout_.nu; ++i)
+        for (int j = 0; j < layout_.nu; ++j)
+          for (int k = 0; k < layout_.nq; ++k)
+            if (!N(k, j).isZero() && !dudot_dqCoordinates(i, k).isZero()) dq(i, j) = dq(i, j) + dudot_dqCoordinates(i, k) * N(k, j);
+      du = symbolic::jacobian(udot, list(u_));
+      dt = symbolic::jacobian(list(w.udot), list(dtau));
+    } catch (const std::invalid_argument& e) {
+      // An opaque call (an external C++ function) of q or u.
+      throw UnsupportedExpression(std::string("the derivative of an external C++ function (") + e.what() + ")");
+    }
+    const bool zeros = [&] {
+      for (const Matrix* m : {&dq, &du, &dt})
+        for (int i = 0; i < m->size(); ++i)
+          if (m->data()[i].isZero()) return true;
+      return false;
+    }();
+    if (zeros) {
+      fn.opening("dudot_dq.setZero();  // entries that are the constant zero");
+      fn.opening("dudot_du.setZero();");
+      fn.opening("dudot_dtau.setZero();");
+    }
+    for (const auto& [name, m, what] : {std::tuple{"dudot_dq", &dq, "d udot / d q along N(q)"},
+                                        std::tuple{"dudot_du", &du, "d udot / d u"},
+                                        std::tuple{"dudot_dtau", &dt, "d udot / d tau = M^-1"}}) {
+      for (const JointLayout& j : layout_.joints) {
+        std::vector<Assignment> out;
+        for (int c = j.uIndex(); c < j.uIndex() + j.nu(); ++c)
+          for (int r = 0; r < layout_.nu; ++r)
+            if (!(*m)(r, c).isZero()) out.push_back({index2(name, r, c), (*m)(r, c)});
+        if (!out.empty()) fn.block(cite_.joint(j) + ": " + what + ", its columns", out);
+      }
+    }
     return fn.finish();
   }
 

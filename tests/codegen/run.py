@@ -27,9 +27,16 @@
                                      generated forwardDynamics with external forces
                                      (STATE.json's `external_forces`) equals the
                                      interpreter's, every model, and the forces matter
+  run.py --capstan BIN derivatives   eval --derivatives (d udot / d(q, u, tau)) on
+                                     every example and random trees with every joint
+                                     type: generated equals interpreted (dual numbers),
+                                     both equal central differences of eval's udot
+                                     (quaternions perturbed along N(q) e_j), and
+                                     dudot_dtau M = I
 """
 import argparse
 import csv
+import importlib.util
 import json
 import math
 import pathlib
@@ -641,15 +648,151 @@ def external_forces(capstan):
     return 1 if failures or compared == 0 else 0
 
 
+# ---------------------------------------------------------------- derivatives
+DERIVATIVES_AGREEMENT = 1e-10  # generated vs interpreted, relative to each matrix's largest entry
+DERIVATIVES_FD = 1e-6          # vs central differences, relative to the column's scale
+DERIVATIVES_STEP = 1e-5        # central-difference step (rad, m, rad/s, m/s)
+# Models whose generated derivatives take long to build (nu >= 20) are
+# checked interpreted only; bench/peers/models/chain20.cap is measured in
+# docs/performance.md instead.
+DERIVATIVES_GENERATED_MAX_NU = 19
+
+
+def golden_helpers():
+    """tests/golden/run.py's random trees (random_tree, random_state)."""
+    spec = importlib.util.spec_from_file_location("golden_run", ROOT / "tests/golden/run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def quat_mul(a, b):
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return [aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw]
+
+
+def tangent_step(joint, q, k, eps):
+    """q of `joint` moved by eps along N(q) e_k: a quaternion (w, x, y, z) of
+    R_FM is turned by exp(eps e_k / 2) on the left (u = w_FM in F, SPEC 4),
+    the other coordinates (Free's p_FM, every other joint's q) move by eps."""
+    q = list(q)
+    if joint["type"] in ("Ball", "Free") and k < 3:
+        axis = [0.0, 0.0, 0.0]
+        axis[k] = math.sin(eps / 2)
+        q[:4] = quat_mul([math.cos(eps / 2)] + axis, q[:4])
+    elif joint["type"] == "Free":
+        q[4 + k - 3] += eps
+    else:
+        q[k] += eps
+    return q
+
+
+def derivatives_of(capstan, model, tmp, rng, cases):
+    """Checks one model at one random state; returns (failures, columns checked)."""
+    failures, checked = 0, 0
+    mech = json.loads(run(capstan, "check", model, "--json").stdout)
+    joints = sorted((j for j in mech["joints"] if not j["cut"]), key=lambda j: j["u_index"])
+    base = json.loads(run(capstan, "eval", model, "--state", write_state(tmp, {}), "--interpret").stdout)
+    state = cases.random_state(rng, base)
+    state_path = tmp / "state.json"
+    state_path.write_text(json.dumps(state))
+    interp = eval_json(capstan, model, state_path, "--interpret", "--derivatives")
+    nu = interp["nu"]
+    d = interp["derivatives"]
+    name = model.name
+    if nu <= DERIVATIVES_GENERATED_MAX_NU:
+        gen = eval_json(capstan, model, state_path, "--derivatives")["derivatives"]
+        for key in ("dudot_dq", "dudot_du", "dudot_dtau"):
+            scale = max([1.0] + [abs(x) for row in d[key] for x in row])
+            worst = max(abs(a - b) for ra, rb in zip(gen[key], d[key]) for a, b in zip(ra, rb)) / scale
+            if worst > DERIVATIVES_AGREEMENT:
+                print(f"derivatives: {name}: generated {key} differs from the interpreter's by {worst:.3g} relative")
+                failures += 1
+    # dudot_dtau M = I.
+    M = interp["mass_matrix"]
+    worst = max(abs(sum(d["dudot_dtau"][i][k] * M[k][j] for k in range(nu)) - (1.0 if i == j else 0.0))
+                for i in range(nu) for j in range(nu))
+    if worst > 1e-9:
+        print(f"derivatives: {name}: dudot_dtau M - I has an entry {worst:.3g}")
+        failures += 1
+    # Central differences of the interpreter's udot, a few columns of each
+    # joint (all of a small model's).
+    def udot(s):
+        path = tmp / "shifted.json"
+        path.write_text(json.dumps(s))
+        r = eval_json(capstan, model, path, "--interpret")
+        return [x for j in joints for x in r["udot"][j["name"]]]
+
+    columns = [(j, k) for j in joints for k in range(j["nu"])]
+    if len(columns) > 12:
+        columns = rng.sample(columns, 12)
+    h = DERIVATIVES_STEP
+    for joint, k in columns:
+        col = joint["u_index"] + k
+        for key in ("dudot_dq", "dudot_du"):
+            shifted = []
+            for sign in (1, -1):
+                s = json.loads(json.dumps(state))
+                if key == "dudot_dq":
+                    s["q"][joint["name"]] = tangent_step(joint, state["q"][joint["name"]], k, sign * h)
+                else:
+                    s["u"][joint["name"]][k] += sign * h
+                shifted.append(udot(s))
+            fd = [(a - b) / (2 * h) for a, b in zip(*shifted)]
+            got = [d[key][i][col] for i in range(nu)]
+            scale = max([1.0] + [abs(x) for x in fd])
+            worst = max(abs(a - b) for a, b in zip(got, fd)) / scale
+            checked += 1
+            if worst > DERIVATIVES_FD:
+                print(f"derivatives: {name}: {key} column {col} ({joint['name']}[{k}]) = {got}, "
+                      f"central difference {fd} ({worst:.3g} relative)")
+                failures += 1
+    print(f"derivatives: {name}: nu = {nu}, {checked} columns vs central differences"
+          f"{'' if nu > DERIVATIVES_GENERATED_MAX_NU else ', generated == interpreted'}, {failures} failures")
+    return failures, checked
+
+
+def derivatives(capstan):
+    """eval --derivatives, generated and interpreted, against each other,
+    central differences and M, on every model and random trees with every
+    joint type."""
+    rng = random.Random(17)
+    cases = golden_helpers()
+    failures, checked = 0, 0
+    with tempfile.TemporaryDirectory() as d:
+        tmp = pathlib.Path(d)
+        trees = []
+        for k, n in enumerate((6, 8)):
+            tree = tmp / f"tree{k}.cap"
+            tree.write_text(cases.random_tree(rng, n, f"DerivativeTree{k}"))
+            trees.append(tree)
+        free = tmp / "free.cap"
+        free.write_text(cases.random_tree(rng, 2, "DerivativeFree", free=True))
+        trees.append(free)
+        for model in models() + trees:
+            probe = run(capstan, "eval", model, "--state", write_state(tmp, {}), "--interpret", "--derivatives",
+                        check=False)
+            if probe.returncode != 0:
+                print(f"derivatives: {model.name}: skipped: {probe.stderr.strip().splitlines()[-1]}")
+                continue
+            f, c = derivatives_of(capstan, model, tmp, rng, cases)
+            failures += f
+            checked += c
+    print(f"derivatives: {checked} columns checked, {failures} failures")
+    return 1 if failures or checked == 0 else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
     ap.add_argument("mode", choices=["frames", "parameters", "folded", "cache", "inverse", "jacobians",
-                                     "external_forces", "elements", "external"])
+                                     "external_forces", "elements", "external", "derivatives"])
     args = ap.parse_args()
     return {"frames": frames, "parameters": parameters, "folded": folded, "cache": cache,
             "inverse": inverse, "jacobians": jacobians, "external_forces": external_forces,
-            "elements": elements, "external": external}[args.mode](args.capstan)
+            "elements": elements, "external": external, "derivatives": derivatives}[args.mode](args.capstan)
 
 
 if __name__ == "__main__":
