@@ -78,11 +78,12 @@ def random_rotation(rng):
             [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]
 
 
-def random_tree(rng, n, name, chain=False, free=False):
-    """A random tree of n bodies with every joint type; with `chain` a serial
-    chain of revolute joints (long enough ones are emitted in parts); with
-    `free` n free bodies (6 dofs each for little code)."""
-    types = ["Revolute"] if chain else ["Free"] if free else \
+def random_tree(rng, n, name, chain=False, free=False, types=None):
+    """A random tree of n bodies with every joint type (or those of `types`,
+    each once first); with `chain` a serial chain of revolute joints (long
+    enough ones are emitted in parts); with `free` n free bodies (6 dofs each
+    for little code)."""
+    types = ["Revolute"] if chain else ["Free"] if free else types or \
         ["Revolute", "Prismatic", "Cylindrical", "Universal", "Ball", "Free"]
     lines = [f"model {name}", "  import Capstan.*;", "  parameter Real s(unit = \"kg\") = 1.3;",
              "  World world(gravity = {0.3, -9.81, 0.2});"]
