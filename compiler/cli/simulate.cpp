@@ -660,7 +660,12 @@ int eval(const Options& opts) {
       }
       rows["outputs"] = interp.outputs(time, q, u);
       if (opts.derivatives) {
-        const codegen::DynamicsDerivatives d = interp.forwardDynamicsDerivatives(time, q, u);
+        codegen::DynamicsDerivatives d;
+        try {
+          d = interp.forwardDynamicsDerivatives(time, q, u);
+        } catch (const codegen::UnsupportedExpression& e) {
+          fail(std::string(e.what()) + " is not available: an external C++ function brings no derivative");
+        }
         for (const auto& [key, m] : {std::pair{"dudot_dq", &d.dudot_dq}, std::pair{"dudot_du", &d.dudot_du},
                                      std::pair{"dudot_dtau", &d.dudot_dtau}}) {
           std::vector<double>& r = rows[key];
