@@ -29,15 +29,16 @@ commands:
   check FILE [--model NAME] [-I DIR]... [--json]
       check a model and print a summary (or, with --json, the flattened
       mechanism as JSON)
-  compile FILE -o DIR [--templates DIR] [--ir] [--depfile FILE]
+  compile FILE -o DIR [--templates DIR] [--ir] [--depfile FILE] [--derivatives]
       write the model's C++ header (and with --ir the JSON IR) into DIR;
-      --depfile writes every file the header depends on, in Make syntax
+      --depfile writes every file the header depends on, in Make syntax;
+      --derivatives adds forwardDynamicsDerivatives (d udot / d(q, u, tau))
   simulate FILE [--t-end T] [--dt H] [--integrator rk4|euler|dopri5] [--tol TOL]
                 [--set NAME=VALUE]... [-o traj.csv] [--interpret] [--timeout S]
       generate, build (cached) and run; CSV on stdout or in -o; defaults
       from the model's annotation(experiment(...))
-  eval FILE --state STATE.json [--set NAME=VALUE]... [--interpret]
-      evaluate one state and print JSON
+  eval FILE --state STATE.json [--set NAME=VALUE]... [--interpret] [--derivatives]
+      evaluate one state and print JSON; --derivatives adds d udot / d(q, u, tau)
   bench FILE [--state STATE.json] [--seconds S] [--set NAME=VALUE]...
       build with optimization and print JSON with the median microseconds
       per call of forward dynamics, mass matrix and kinematics
@@ -238,6 +239,8 @@ Options parseArgs(int argc, char** argv) {
       opts.overrides.push_back(value());
     } else if (a == "--interpret") {
       opts.interpret = true;
+    } else if (a == "--derivatives") {
+      opts.derivatives = true;
     } else if (a == "--state") {
       opts.state = value();
     } else if (a == "--seconds") {

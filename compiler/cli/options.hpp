@@ -26,6 +26,7 @@ struct Options {
   std::string templates;              // --templates
   bool ir = false;                    // --ir
   std::string depfile;                // --depfile: Make-syntax dependencies of the header
+  bool derivatives = false;           // --derivatives (compile, eval): forwardDynamicsDerivatives
   // simulate / eval
   std::optional<double> tEnd, dt, tolerance;
   std::string integrator;

@@ -664,6 +664,20 @@ int eval(const Options& opts) {
         rows["JdotU#" + std::to_string(f)] = std::vector<double>(a.data(), a.data() + 6);
       }
       rows["outputs"] = interp.outputs(time, q, u);
+      if (opts.derivatives) {
+        codegen::DynamicsDerivatives d;
+        try {
+          d = interp.forwardDynamicsDerivatives(time, q, u);
+        } catch (const codegen::UnsupportedExpression& e) {
+          fail(std::string(e.what()) + " is not available: an external C++ function brings no derivative");
+        }
+        for (const auto& [key, m] : {std::pair{"dudot_dq", &d.dudot_dq}, std::pair{"dudot_du", &d.dudot_du},
+                                     std::pair{"dudot_dtau", &d.dudot_dtau}}) {
+          std::vector<double>& r = rows[key];
+          for (int i = 0; i < m->rows(); ++i)
+            for (int j = 0; j < m->cols(); ++j) r.push_back((*m)(i, j));
+        }
+      }
     } else {
       // An external function that throws stops the driver; the interpreter
       // finds which call, at its place in the model (ExternalCallFailed).
@@ -676,6 +690,9 @@ int eval(const Options& opts) {
       // that takes them (compiler/templates/capstan_driver.cpp).
       std::vector<std::string> flags = evalFlags();
       if (!st.externalForces.empty()) flags.push_back("-DCAPSTAN_EXTERNAL_FORCES");
+      // And only one for --derivatives calls forwardDynamicsDerivatives,
+      // which the header then has (generate: TraceOptions::derivatives).
+      if (opts.derivatives) flags.push_back("-DCAPSTAN_DERIVATIVES");
       const fs::path exe = buildDriver(g, layout.className, flags);
       std::istringstream in(runDriver(exe, "eval", st));
       std::string line;
@@ -753,6 +770,22 @@ int eval(const Options& opts) {
   }
   if (!bushingsOut.empty()) out["bushings"] = bushingsOut;
   out["jacobian_dot_u"] = jacobianDotU;
+  if (opts.derivatives) {
+    // Row i = udot[i], from the row-major values.
+    auto matrix = [&](const std::string& key) {
+      const std::vector<double>& m = rows[key];
+      const auto n = static_cast<std::size_t>(layout.nu);
+      json rowsOut = json::array();
+      for (std::size_t r = 0; r < n; ++r) {
+        json row = json::array();
+        for (std::size_t c = 0; c < n; ++c) row.push_back(m.at(r * n + c));
+        rowsOut.push_back(row);
+      }
+      return rowsOut;
+    };
+    out["derivatives"] = {{"dudot_dq", matrix("dudot_dq")}, {"dudot_du", matrix("dudot_du")},
+                          {"dudot_dtau", matrix("dudot_dtau")}};
+  }
   // A non-finite output is an error, generated and interpreted alike: the
   // built-in functions compute the same IEEE value in both (sema/builtins.hpp).
   syntax::DiagnosticEngine nonFinite;

@@ -97,6 +97,16 @@ const std::vector<GeneratedFunction>& generatedFunctions() {
        {"Each bushing's state (bushingNames order): Drake's spatial forces F_A_A (on A, about Ao,",
         "in A) and F_C_C (on C, about Co, in C), its roll-pitch-yaw angles and rates, and",
         "|cos pitch|, which gimbalLock() compares with Drake's 0.008."}},
+      // Only on request (trace.cpp); MassMatrix is the (nu x nu) type.
+      {FunctionId::ForwardDynamicsDerivatives, "forwardDynamicsDerivatives",
+       {{T::Time, "time"}, {T::Q, "q"}, {T::U, "u"}},
+       {{T::MassMatrix, "dudot_dq"}, {T::MassMatrix, "dudot_du"}, {T::MassMatrix, "dudot_dtau"}},
+       {"The derivatives of forwardDynamics' udot (nu) at (time, q, u), each nu x nu, row i = udot[i]:",
+        "dudot_dq along the tangent space, column j = d udot / d eps along q + eps N(q) e_j",
+        "(N(q) = d qdot / d u: for a Ball or Free joint a small rotation w_FM in F, as its u);",
+        "dudot_du; dudot_dtau = M(q)^-1, for a generalized force added to the applied tau.",
+        "Exact: the forward dynamics differentiated symbolically when this class was generated."},
+       false, "", true},
   };
   return table;
 }

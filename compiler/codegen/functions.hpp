@@ -62,6 +62,7 @@ enum class FunctionId {
   FrameJacobian,
   FrameJacobianDotU,
   BushingStates,
+  ForwardDynamicsDerivatives,  // d udot / d(q, u, tau): only on request (TraceOptions::derivatives)
 };
 
 struct GeneratedFunction {
@@ -77,6 +78,10 @@ struct GeneratedFunction {
   // tells it apart. key() = name + overload is unique in the table; the
   // IR's `key` and a split function's workspace struct are named after it.
   const char* overload = "";
+  // Emitted only when asked for (`compile --derivatives`, `eval
+  // --derivatives`), so that other models' headers and compile times stay
+  // as they were.
+  bool onRequest = false;
 
   std::string key() const { return std::string(name) + overload; }
 
@@ -111,6 +116,9 @@ struct FunctionValues {
   MatrixX<Scalar> J;    // J_WF (6 x nu)
   Vec6<Scalar> JdotU = Vec6<Scalar>::Zero();  // Jdot_WF u
   std::vector<BushingForces<Scalar>> bushings;  // per bushing, in layout.forceElements order
+  // forwardDynamicsDerivatives: a generalized force added to the applied
+  // tau (empty: none), the variable of d udot / d tau.
+  VectorX<Scalar> dtau;
 };
 
 
@@ -167,9 +175,15 @@ class FunctionEvaluator {
         v.tau = env_.appliedForces();
         return;
       case FunctionId::ForwardDynamics:
-      case FunctionId::ForwardDynamicsExternal: {
+      case FunctionId::ForwardDynamicsExternal:
+      // What forwardDynamicsDerivatives differentiates: udot(q, u, tau + dtau).
+      // The derivative is the Scalar's part: the tracer differentiates the
+      // traced DAG (symbolic::jacobian), the interpreter seeds dual numbers
+      // (dual.hpp) along one direction per run.
+      case FunctionId::ForwardDynamicsDerivatives: {
         env_.setState(v.time, v.q, v.u);
         v.tau = env_.appliedForces();
+        if (id == FunctionId::ForwardDynamicsDerivatives && v.dtau.size() > 0) v.tau += v.dtau;
         // The force elements' forces, plus the caller's for the overload.
         std::vector<Vec6<Scalar>> fext = elementForces(v);
         if (id == FunctionId::ForwardDynamicsExternal) {

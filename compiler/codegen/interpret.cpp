@@ -4,6 +4,7 @@
 #include <capstan/local_dynamics.hpp>
 
 #include "codegen/assemble.hpp"
+#include "codegen/dual.hpp"
 #include "codegen/functions.hpp"
 
 namespace capstan::codegen {
@@ -11,7 +12,8 @@ namespace capstan::codegen {
 Interpreter::Interpreter(const sema::FlatModel& model, const mechanics::Mechanism& mech, const ModelLayout& layout,
                          std::vector<std::vector<double>> parameters, std::vector<double> inputs,
                          ExternalFunctions external)
-    : parameters_(std::move(parameters)), inputs_(std::move(inputs)) {
+    : parameters_(std::move(parameters)), inputs_(std::move(inputs)), model_(model), mech_(mech), layout_(layout),
+      external_(external) {
   parameters_.resize(layout.parameters.size());
   for (std::size_t k = 0; k < layout.parameters.size(); ++k)
     if (parameters_[k].empty()) parameters_[k] = layout.parameters[k].defaults;
@@ -29,7 +31,71 @@ Interpreter::Interpreter(const sema::FlatModel& model, const mechanics::Mechanis
   env_->useMechanism(&mechanism_);
 }
 
+struct Interpreter::DualModel {
+  std::unique_ptr<Environment<Dual>> env;
+  capstan::Mechanism<Dual> mechanism;
+};
+
 Interpreter::~Interpreter() = default;
+
+DynamicsDerivatives Interpreter::forwardDynamicsDerivatives(double t, const Eigen::VectorXd& q,
+                                                            const Eigen::VectorXd& u) {
+  if (!dual_) {
+    dual_ = std::make_unique<DualModel>();
+    Sources<Dual> src;
+    src.parameter = [this](int p, int e) {
+      return Dual(parameters_.at(static_cast<std::size_t>(p)).at(static_cast<std::size_t>(e)));
+    };
+    src.input = [this](int k) { return Dual(inputs_.at(static_cast<std::size_t>(k))); };
+    src.q = VectorX<Dual>::Zero(layout_.nq);
+    src.u = VectorX<Dual>::Zero(layout_.nu);
+    if (external_) {
+      // The value only: a C++ function brings no derivative.
+      src.external = [this](int function, const std::vector<Dual>& args) {
+        std::vector<double> values;
+        for (const Dual& a : args) {
+          if (a.d != 0.0)
+            throw UnsupportedExpression("the derivative of the external function `" +
+                                        model_.functions.at(static_cast<std::size_t>(function)).name + "`");
+          values.push_back(a.v);
+        }
+        return Dual(external_(function, values));
+      };
+    }
+    dual_->env = std::make_unique<Environment<Dual>>(model_, mech_, layout_, std::move(src));
+    dual_->mechanism = dual_->env->mechanism();
+    dual_->env->useMechanism(&dual_->mechanism);
+  }
+  const int nu = layout_.nu;
+  const Eigen::MatrixXd N = nMatrix(mechanism_, q);  // (nq x nu)
+  // udot's derivative along (dq, du, dtau).
+  auto derivative = [&](const Eigen::VectorXd& dq, const Eigen::VectorXd& du, const Eigen::VectorXd& dtau) {
+    FunctionValues<Dual> v;
+    v.time = Dual(t);
+    v.q.resize(q.size());
+    v.u.resize(nu);
+    v.dtau.resize(nu);
+    for (int i = 0; i < q.size(); ++i) v.q[i] = Dual(q[i], dq[i]);
+    for (int i = 0; i < nu; ++i) v.u[i] = Dual(u[i], du[i]);
+    for (int i = 0; i < nu; ++i) v.dtau[i] = Dual(0.0, dtau[i]);
+    FunctionEvaluator<Dual>(dual_->mechanism, *dual_->env).run(FunctionId::ForwardDynamicsDerivatives, v);
+    Eigen::VectorXd d(nu);
+    for (int i = 0; i < nu; ++i) d[i] = v.udot[i].d;
+    return d;
+  };
+  DynamicsDerivatives out;
+  out.dudot_dq.resize(nu, nu);
+  out.dudot_du.resize(nu, nu);
+  out.dudot_dtau.resize(nu, nu);
+  const Eigen::VectorXd zeroQ = Eigen::VectorXd::Zero(q.size()), zeroU = Eigen::VectorXd::Zero(nu);
+  for (int j = 0; j < nu; ++j) {
+    const Eigen::VectorXd e = Eigen::VectorXd::Unit(nu, j);
+    out.dudot_dq.col(j) = derivative(N.col(j), zeroU, zeroU);
+    out.dudot_du.col(j) = derivative(zeroQ, e, zeroU);
+    out.dudot_dtau.col(j) = derivative(zeroQ, zeroU, e);
+  }
+  return out;
+}
 
 // Every function runs the table's one implementation (functions.hpp), as
 // the generated code does: the dynamics in the production family, ABA in

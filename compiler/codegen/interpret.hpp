@@ -30,6 +30,13 @@ enum class FunctionId;
 // order. An exception it throws becomes ExternalCallFailed at the call.
 using ExternalFunctions = std::function<double(int function, const std::vector<double>& args)>;
 
+// d udot / d(q, u, tau) (forwardDynamicsDerivatives), each nu x nu, row i = udot[i].
+struct DynamicsDerivatives {
+  Eigen::MatrixXd dudot_dq;    // along the tangent space: column j along q + eps N(q) e_j
+  Eigen::MatrixXd dudot_du;
+  Eigen::MatrixXd dudot_dtau;  // M^-1: for a generalized force added to the applied tau
+};
+
 class Interpreter {
  public:
   // `parameters[k]`: the values of layout.parameters[k] (its defaults if empty).
@@ -59,6 +66,11 @@ class Interpreter {
   // origin, in World), besides the model's applied forces.
   Eigen::VectorXd forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u,
                                   const capstan::ExternalForces<double>& fext);
+  // The derivatives of forwardDynamics(t, q, u), exact to round-off: the
+  // same implementation run with forward-mode dual numbers (dual.hpp), one
+  // direction per run (3 nu runs). Throws UnsupportedExpression where a
+  // force law's external C++ function has an argument that varies.
+  DynamicsDerivatives forwardDynamicsDerivatives(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   // M udot + C (force laws not subtracted).
   Eigen::VectorXd inverseDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& u, const Eigen::VectorXd& udot);
   Eigen::VectorXd qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u);
@@ -86,6 +98,13 @@ class Interpreter {
   std::vector<double> inputs_;
   std::unique_ptr<Environment<double>> env_;
   capstan::Mechanism<double> mechanism_;
+  // The model over dual numbers, made on the first forwardDynamicsDerivatives.
+  struct DualModel;
+  std::unique_ptr<DualModel> dual_;
+  const sema::FlatModel& model_;
+  const mechanics::Mechanism& mech_;
+  const ModelLayout& layout_;
+  ExternalFunctions external_;
 };
 
 // The force laws and outputs that code generation cannot translate, each at

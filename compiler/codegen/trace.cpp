@@ -9,6 +9,8 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <tuple>
+#include <unordered_map>
 
 #include "codegen/assemble.hpp"
 #include "codegen/citations.hpp"
@@ -17,7 +19,9 @@
 #include "codegen/ir_schema.hpp"
 #include "codegen/rewrites.hpp"
 #include "codegen/function_builder.hpp"
+#include "symbolic/diff.hpp"
 #include "symbolic/printer.hpp"
+#include "symbolic/traverse.hpp"
 
 namespace capstan::codegen {
 namespace {
@@ -78,6 +82,7 @@ class Tracer {
     json functions = json::array();
     for (const GeneratedFunction& f : generatedFunctions()) {
       if (f.id == FunctionId::BushingStates && bushings().empty()) continue;
+      if (f.onRequest && !options_.derivatives) continue;
       if (!f.perBody) {
         functions.push_back(trace(f, evaluator));
         continue;
@@ -299,6 +304,7 @@ class Tracer {
       case FunctionId::Bias: return bias(f, ev);
       case FunctionId::ForwardDynamics:
       case FunctionId::ForwardDynamicsExternal: return forwardDynamics(f, ev);
+      case FunctionId::ForwardDynamicsDerivatives: return forwardDynamicsDerivatives(f, ev);
       default: break;
     }
     FunctionBuilder fn = f.id == FunctionId::InitialState ? FunctionBuilder(f.name, f.returnType(), f.parameters(), f.doc)
@@ -647,6 +653,154 @@ class Tracer {
     if (!traceCrba) doc.push_back("  CRBA + L^T D L: " + skipped + ";");
     doc.back().back() = '.';
     fn.set("doc", doc);
+    return fn.finish();
+  }
+
+  // Each expression of `roots` with the symbols of `values`' keys (node ids)
+  // replaced by their values, rebuilt bottom-up.
+  static std::vector<Expr> substitute(std::span<const Expr> roots,
+                                      const std::unordered_map<std::uint32_t, Expr>& values) {
+    std::unordered_map<std::uint32_t, Expr> done;
+    for (const symbolic::Node* n : symbolic::postOrder(roots)) {
+      if (const auto it = values.find(n->id); it != values.end()) {
+        done.emplace(n->id, it->second);
+        continue;
+      }
+      std::vector<Expr> args;
+      bool changed = false;
+      for (std::uint32_t i = 0; i < n->size; ++i) {
+        args.push_back(done.at(n->args[i]->id));
+        changed = changed || args.back().id() != n->args[i]->id;
+      }
+      done.emplace(n->id, changed ? symbolic::rebuild(n, args) : Expr(n));
+    }
+    std::vector<Expr> out;
+    for (const Expr& r : roots) out.push_back(done.at(r.id()));
+    return out;
+  }
+
+  // d udot / d(q, u, tau), traced two ways and the cheaper emitted (as
+  // printed, like forwardDynamics):
+  // - "direct": symbolic differentiation of the traced forward dynamics (ABA
+  //   in joint frames) by q, u and an extra generalized force dtau;
+  // - "inverse dynamics": the same d udot / d tau = M^-1, and d udot / dx =
+  //   -M^-1 dr/dx for x = q, u, where r(q, u, udot) = inverseDynamics -
+  //   appliedForces = 0 is differentiated at fixed udot (udot symbols, then
+  //   replaced by ABA's udot): Newton-Euler's derivatives hold no
+  //   articulated inertias, at the price of two dense nu x nu products.
+  // Both start with the blocks of udot, whose locals the derivatives read,
+  // then one block per joint and matrix with that joint's columns.
+  // dudot_dq = (d udot / d q) N(q), N(q) = d qdot / d u (nMatrix), so
+  // column j is the derivative along q + eps N(q) e_j; udot is linear in
+  // dtau, so its derivative holds no dtau.
+  json forwardDynamicsDerivatives(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
+    using Matrix = Eigen::Matrix<Expr, Eigen::Dynamic, Eigen::Dynamic>;
+    const int nu = layout_.nu;
+    auto list = [](const VectorX<Expr>& x) { return std::vector<Expr>(x.data(), x.data() + x.size()); };
+    const DynamicsMethod method{.aba = true, .jointFrames = true};
+    FunctionValues<Expr> v = arguments();
+    ev.run(f.id, v, method);
+    const local::Data<Expr> aba = ev.joint;
+    const std::vector<Expr> udot = list(v.udot);
+
+    FunctionValues<Expr> w = arguments();
+    VectorX<Expr> dtau(nu);
+    for (int i = 0; i < nu; ++i) dtau[i] = Expr::symbol(index("dtau", i));
+    w.dtau = dtau;
+    ev.run(f.id, w, method);
+
+    // The inverse-dynamics residual r(q, u, udot) with udot as symbols.
+    FunctionValues<Expr> id = arguments();
+    ev.run(FunctionId::InverseDynamics, id);
+    FunctionValues<Expr> applied = arguments();
+    ev.run(FunctionId::AppliedForces, applied);
+    const VectorX<Expr> r = id.tau - applied.tau;
+    std::unordered_map<std::uint32_t, Expr> udotValues;
+    for (int i = 0; i < nu; ++i) udotValues.emplace(id.udot[i].id(), udot[static_cast<std::size_t>(i)]);
+
+    const Matrix N = nMatrix(mechanism_, q_);  // (nq x nu)
+    // A * B, skipping the structural zeros.
+    auto product = [](const Matrix& A, const Matrix& B) {
+      Matrix C = Matrix::Constant(A.rows(), B.cols(), Expr(0.0));
+      for (int i = 0; i < A.rows(); ++i)
+        for (int j = 0; j < B.cols(); ++j)
+          for (int k = 0; k < A.cols(); ++k)
+            if (!A(i, k).isZero() && !B(k, j).isZero()) C(i, j) = C(i, j) + A(i, k) * B(k, j);
+      return C;
+    };
+    Matrix dt, dqDirect, duDirect, dqInverse, duInverse;
+    try {
+      dt = symbolic::jacobian(list(w.udot), list(dtau));
+      dqDirect = product(symbolic::jacobian(udot, list(q_)), N);
+      duDirect = symbolic::jacobian(udot, list(u_));
+      const std::vector<Expr> residual = list(r);
+      Matrix drdq = product(symbolic::jacobian(residual, list(q_)), N);
+      Matrix drdu = symbolic::jacobian(residual, list(u_));
+      for (Matrix* m : {&drdq, &drdu}) {
+        std::vector<Expr> entries(m->data(), m->data() + m->size());
+        entries = substitute(entries, udotValues);
+        for (int k = 0; k < m->size(); ++k) m->data()[k] = -entries[static_cast<std::size_t>(k)];
+      }
+      dqInverse = product(dt, drdq);
+      duInverse = product(dt, drdu);
+    } catch (const std::invalid_argument& e) {
+      // An opaque call (an external C++ function) of q or u.
+      throw UnsupportedExpression(std::string("the derivative of an external C++ function (") + e.what() + ")");
+    }
+
+    auto emit = [&](const Matrix& dq, const Matrix& du) {
+      const Matrix& minv = dt;
+      FunctionBuilder fn = function(f);
+      if (massMatrixDynamic()) {
+        for (const char* m : {"dudot_dq", "dudot_du", "dudot_dtau"})
+          fn.opening(std::string(m) + ".resize(nu, nu);  // dynamic size: allocates only if not nu x nu yet");
+      }
+      fn.local("U udot;");
+      if (!layout_.forceLaws.empty()) fn.local("U tau;");
+      jointFrameVelocityBlocks(fn, aba);
+      forceLawBlocks(fn, v.tau, "tau");
+      forceElementBlocks(fn, v);
+      jointFrameAbaBlocks(fn, aba);
+      bool zeros = false;
+      for (const Matrix* m : {&dq, &du, &minv})
+        for (int i = 0; i < m->size(); ++i) zeros = zeros || m->data()[i].isZero();
+      if (zeros) {
+        fn.opening("dudot_dq.setZero();  // entries that are the constant zero");
+        fn.opening("dudot_du.setZero();");
+        fn.opening("dudot_dtau.setZero();");
+      }
+      for (const auto& [name, m, what] : {std::tuple{"dudot_dtau", &minv, "d udot / d tau = M^-1"},
+                                          std::tuple{"dudot_dq", &dq, "d udot / d q along N(q)"},
+                                          std::tuple{"dudot_du", &du, "d udot / d u"}}) {
+        for (const JointLayout& j : layout_.joints) {
+          std::vector<Assignment> out;
+          for (int c = j.uIndex(); c < j.uIndex() + j.nu(); ++c)
+            for (int row = 0; row < nu; ++row)
+              if (!(*m)(row, c).isZero()) out.push_back({index2(name, row, c), (*m)(row, c)});
+          if (!out.empty()) fn.block(cite_.joint(j) + ": " + what + ", its columns", out);
+        }
+      }
+      return fn;
+    };
+    FunctionBuilder direct = emit(dqDirect, duDirect);
+    FunctionBuilder inverse = emit(dqInverse, duInverse);
+    const bool useInverse = weightedCost(inverse.ops()) < weightedCost(direct.ops());
+    FunctionBuilder& fn = useInverse ? inverse : direct;
+    auto brief = [](const symbolic::OpCount& ops) {
+      return std::to_string(ops.adds) + " adds, " + std::to_string(ops.muls) + " muls, " + std::to_string(ops.divs) +
+             " divs (weighted " + symbolic::formatDouble(weightedCost(ops)) + ")";
+    };
+    std::vector<std::string> doc = f.doc;
+    doc.push_back(std::string("Method: ") +
+                  (useInverse ? "-M^-1 d(inverse dynamics - applied forces) at fixed udot"
+                              : "ABA in joint frames differentiated") +
+                  ", the cheaper of two as traced:");
+    doc.push_back("  ABA in joint frames differentiated: " + brief(direct.ops()) + ";");
+    doc.push_back("  -M^-1 d(inverse dynamics - applied forces): " + brief(inverse.ops()) + ".");
+    fn.set("doc", doc);
+    fn.set("method", {{"chosen", useInverse ? "inverse_dynamics" : "direct"},
+                      {"direct", opsJson(direct.ops())},
+                      {"inverse_dynamics", opsJson(inverse.ops())}});
     return fn.finish();
   }
 

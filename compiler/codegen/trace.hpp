@@ -20,6 +20,9 @@ inline constexpr int kIrVersion = 4;
 struct TraceOptions {
   std::string capstanVersion;  // "0.1.0"
   std::string sourceName;      // the model file as shown in the banner: `double_pendulum.cap`
+  // Also the functions emitted only on request (GeneratedFunction::onRequest):
+  // forwardDynamicsDerivatives.
+  bool derivatives = false;
 };
 
 // The IR of a model whose layout has no Unsupported entries. Throws

@@ -338,6 +338,17 @@ int eval(Model& model, int argc, char** argv) {
     printRow(out, "JdotU", a.data(), 6);
   }
   printBushings(out, model, q, u);
+#ifdef CAPSTAN_DERIVATIVES
+  {
+    // Only a header compiled with --derivatives has forwardDynamicsDerivatives.
+    Model::MassMatrix dq, du, dtau;
+    model.forwardDynamicsDerivatives(t, q, u, dq, du, dtau);
+    for (const auto& [name, m] : {std::pair{"dudot_dq", &dq}, std::pair{"dudot_du", &du}, std::pair{"dudot_dtau", &dtau}}) {
+      const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> r = *m;
+      printRow(out, name, r.data(), Model::nu * Model::nu);
+    }
+  }
+#endif
   std::array<double, Model::outputFields.size()> ov{};
   for (std::size_t i = 0; i < ov.size(); ++i) ov[i] = o.*Model::outputFields[i];
   printRow(out, "outputs", ov.data(), static_cast<int>(ov.size()));

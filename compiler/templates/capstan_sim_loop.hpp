@@ -122,8 +122,10 @@ using StateVector = Eigen::Matrix<
     (capstan::MechanicalVectors<Mechanical>::Q::RowsAtCompileTime == Eigen::Dynamic ||
      capstan::MechanicalVectors<Mechanical>::U::RowsAtCompileTime == Eigen::Dynamic)
         ? Eigen::Dynamic
-        : capstan::MechanicalVectors<Mechanical>::Q::RowsAtCompileTime +
-              capstan::MechanicalVectors<Mechanical>::U::RowsAtCompileTime,
+        // As ints: two different enumerations' sum is deprecated in C++20
+        // (an error under -Wpedantic -Werror when nq != nu).
+        : int(capstan::MechanicalVectors<Mechanical>::Q::RowsAtCompileTime) +
+              int(capstan::MechanicalVectors<Mechanical>::U::RowsAtCompileTime),
     1>;
 
 // Integrates from (t = 0, q, u) to opt.tEnd. record(t, x) (x = [q; u], after

@@ -27,9 +27,17 @@
                                      generated forwardDynamics with external forces
                                      (STATE.json's `external_forces`) equals the
                                      interpreter's, every model, and the forces matter
+  run.py --capstan BIN derivatives   eval --derivatives (d udot / d(q, u, tau)) on
+                                     every example and random trees with every joint
+                                     type: interpreted (dual numbers) equals central
+                                     differences of eval's udot along random directions
+                                     (quaternions turned along N(q) du) and
+                                     dudot_dtau M = I; generated equals interpreted
+                                     on four of them (DERIVATIVES_GENERATED)
 """
 import argparse
 import csv
+import importlib.util
 import json
 import math
 import pathlib
@@ -708,15 +716,152 @@ def external_forces(capstan):
     return 1 if failures or compared == 0 else 0
 
 
+# ---------------------------------------------------------------- derivatives
+DERIVATIVES_AGREEMENT = 1e-10  # generated vs interpreted, relative to each matrix's largest entry
+DERIVATIVES_FD = 1e-6          # vs central differences, relative to the difference's scale
+DERIVATIVES_STEP = 1e-5        # central-difference step (rad, m, rad/s, m/s)
+# The models whose generated derivatives are built (eval --derivatives builds
+# a driver with g++ -O2, ~10 s each): force elements, frame quantities in a
+# force law, and two random trees that hold every joint type between them
+# (the first joint takes a force law, so it has one dof).
+# Every model is checked interpreted.
+DERIVATIVES_GENERATED = {"bushing.cap", "sensors.cap", "tree_a.cap", "tree_b.cap"}
+
+
+def golden_helpers():
+    """tests/golden/run.py's random trees (random_tree, random_state)."""
+    spec = importlib.util.spec_from_file_location("golden_run", ROOT / "tests/golden/run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def quat_mul(a, b):
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return [aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw]
+
+
+def tangent_step(joint, q, du, eps):
+    """q of `joint` moved by eps along N(q) du (du: a direction in the joint's
+    u): a quaternion (w, x, y, z) of R_FM turns by exp(eps w / 2) on the left,
+    w = du[0:3] (u = w_FM in F, SPEC 4); Free's p_FM and every other joint's
+    q move by eps du."""
+    q = list(q)
+    if joint["type"] in ("Ball", "Free"):
+        w = du[:3]
+        angle = eps * math.sqrt(sum(x * x for x in w))
+        axis = [x / math.sqrt(sum(y * y for y in w)) for x in w] if angle != 0 else [0.0, 0.0, 0.0]
+        q[:4] = quat_mul([math.cos(angle / 2)] + [math.sin(angle / 2) * x for x in axis], q[:4])
+        for k in range(3, len(du)):
+            q[4 + k - 3] += eps * du[k]
+    else:
+        q = [x + eps * d for x, d in zip(q, du)]
+    return q
+
+
+def derivatives_of(capstan, model, tmp, rng, cases):
+    """Checks one model at one random state; returns the number of failures."""
+    failures = 0
+    mech = json.loads(run(capstan, "check", model, "--json").stdout)
+    joints = sorted((j for j in mech["joints"] if not j["cut"]), key=lambda j: j["u_index"])
+    base = json.loads(run(capstan, "eval", model, "--state", write_state(tmp, {}), "--interpret").stdout)
+    state = cases.random_state(rng, base)
+    state_path = tmp / "state.json"
+    state_path.write_text(json.dumps(state))
+    interp = eval_json(capstan, model, state_path, "--interpret", "--derivatives")
+    nu = interp["nu"]
+    d = interp["derivatives"]
+    name = model.name
+    generated = name in DERIVATIVES_GENERATED
+    if generated:
+        gen = eval_json(capstan, model, state_path, "--derivatives")["derivatives"]
+        for key in ("dudot_dq", "dudot_du", "dudot_dtau"):
+            scale = max([1.0] + [abs(x) for row in d[key] for x in row])
+            worst = max(abs(a - b) for ra, rb in zip(gen[key], d[key]) for a, b in zip(ra, rb)) / scale
+            if worst > DERIVATIVES_AGREEMENT:
+                print(f"derivatives: {name}: generated {key} differs from the interpreter's by {worst:.3g} relative")
+                failures += 1
+    # dudot_dtau M = I.
+    M = interp["mass_matrix"]
+    worst = max(abs(sum(d["dudot_dtau"][i][k] * M[k][j] for k in range(nu)) - (1.0 if i == j else 0.0))
+                for i in range(nu) for j in range(nu))
+    if worst > 1e-9:
+        print(f"derivatives: {name}: dudot_dtau M - I has an entry {worst:.3g}")
+        failures += 1
+
+    # Central differences of the interpreter's udot along random directions
+    # (every column at once): in q along N(q) du, in u along du.
+    def udot(s):
+        path = tmp / "shifted.json"
+        path.write_text(json.dumps(s))
+        r = eval_json(capstan, model, path, "--interpret")
+        return [x for j in joints for x in r["udot"][j["name"]]]
+
+    h = DERIVATIVES_STEP
+    for key in ("dudot_dq", "dudot_du", "dudot_dq", "dudot_du"):
+        du = [rng.uniform(-1, 1) for _ in range(nu)]
+        shifted = []
+        for sign in (1, -1):
+            s = json.loads(json.dumps(state))
+            for j in joints:
+                dj = du[j["u_index"]:j["u_index"] + j["nu"]]
+                if key == "dudot_dq":
+                    s["q"][j["name"]] = tangent_step(j, state["q"][j["name"]], dj, sign * h)
+                else:
+                    s["u"][j["name"]] = [x + sign * h * y for x, y in zip(state["u"][j["name"]], dj)]
+            shifted.append(udot(s))
+        fd = [(a - b) / (2 * h) for a, b in zip(*shifted)]
+        got = [sum(d[key][i][k] * du[k] for k in range(nu)) for i in range(nu)]
+        scale = max([1.0] + [abs(x) for x in fd])
+        worst = max(abs(a - b) for a, b in zip(got, fd)) / scale
+        if worst > DERIVATIVES_FD:
+            print(f"derivatives: {name}: {key} du = {got}, central difference {fd} ({worst:.3g} relative)")
+            failures += 1
+    print(f"derivatives: {name}: nu = {nu}, 4 directions vs central differences, dudot_dtau M = I"
+          f"{', generated == interpreted' if generated else ''}: {failures} failures")
+    return failures
+
+
+def derivatives(capstan):
+    """eval --derivatives, generated and interpreted, against each other,
+    central differences and M, on every model and random trees with every
+    joint type."""
+    rng = random.Random(17)
+    cases = golden_helpers()
+    failures, checked = 0, 0
+    with tempfile.TemporaryDirectory() as d:
+        tmp = pathlib.Path(d)
+        trees = []
+        for tree, types in (("tree_a", ["Revolute", "Ball", "Prismatic"]),
+                            ("tree_b", ["Prismatic", "Free", "Universal", "Cylindrical"]),
+                            ("tree_c", None)):
+            path = tmp / f"{tree}.cap"
+            path.write_text(cases.random_tree(rng, len(types) if types else 8, tree.title().replace("_", ""),
+                                              types=types))
+            trees.append(path)
+        for model in models() + trees:
+            probe = run(capstan, "eval", model, "--state", write_state(tmp, {}), "--interpret", "--derivatives",
+                        check=False)
+            if probe.returncode != 0:
+                print(f"derivatives: {model.name}: skipped: {probe.stderr.strip().splitlines()[-1]}")
+                continue
+            failures += derivatives_of(capstan, model, tmp, rng, cases)
+            checked += 1
+    print(f"derivatives: {checked} models checked, {failures} failures")
+    return 1 if failures or checked < len(DERIVATIVES_GENERATED) else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
     ap.add_argument("mode", choices=["frames", "parameters", "folded", "cache", "inverse", "jacobians",
-                                     "external_forces", "elements", "external"])
+                                     "external_forces", "elements", "external", "derivatives"])
     args = ap.parse_args()
     return {"frames": frames, "parameters": parameters, "folded": folded, "cache": cache,
             "inverse": inverse, "jacobians": jacobians, "external_forces": external_forces,
-            "elements": elements, "external": external}[args.mode](args.capstan)
+            "elements": elements, "external": external, "derivatives": derivatives}[args.mode](args.capstan)
 
 
 if __name__ == "__main__":

@@ -78,11 +78,12 @@ def random_rotation(rng):
             [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]
 
 
-def random_tree(rng, n, name, chain=False, free=False):
-    """A random tree of n bodies with every joint type; with `chain` a serial
-    chain of revolute joints (long enough ones are emitted in parts); with
-    `free` n free bodies (6 dofs each for little code)."""
-    types = ["Revolute"] if chain else ["Free"] if free else \
+def random_tree(rng, n, name, chain=False, free=False, types=None):
+    """A random tree of n bodies with every joint type (or those of `types`,
+    each once first); with `chain` a serial chain of revolute joints (long
+    enough ones are emitted in parts); with `free` n free bodies (6 dofs each
+    for little code)."""
+    types = ["Revolute"] if chain else ["Free"] if free else types or \
         ["Revolute", "Prismatic", "Cylindrical", "Universal", "Ball", "Free"]
     lines = [f"model {name}", "  import Capstan.*;", "  parameter Real s(unit = \"kg\") = 1.3;",
              "  World world(gravity = {0.3, -9.81, 0.2});"]
@@ -272,6 +273,18 @@ int main() {
 """
 
 
+USE_DERIVATIVES = """#include MODEL_HEADER
+using capstan_models::MODEL;
+int main() {
+  MODEL m;
+  MODEL::Q q; MODEL::U u; MODEL::MassMatrix dq, du, dtau;
+  m.initialState(q, u);
+  m.forwardDynamicsDerivatives(0.0, q, u, dq, du, dtau);
+  return static_cast<int>(dq(0, 0) + du(0, 0) + dtau(0, 0));
+}
+"""
+
+
 SEGMENT_START = re.compile(r"^  (?:struct \w+Work \{|\S.* \w+\(.*\) const \{)$")
 LOCAL = re.compile(r"^\s+(?:Eigen::\w+(?:<[^;]*>)?|MassMatrix|U|Q|double) (\w+)(?: = [^;,]*)?;")
 STORE = re.compile(r"^\s+(\w+)(\[\d+\]|\(\d+, \d+\)) = ")
@@ -376,21 +389,45 @@ def warnings(capstan):
                 if proc.returncode != 0:
                     print(proc.stdout.decode()[:4000])
                     failures += 1
+        # forwardDynamicsDerivatives (compile --derivatives): a tree with
+        # every joint type and free bodies with a dynamic-size MassMatrix.
+        deriv = tmp / "derivatives"
+        for model, cls in ((tree, "WarnTree"), (free, "WarnFree")):
+            run(capstan, "compile", str(model), "-o", str(deriv), "--derivatives")
+            text = (deriv / f"{cls}.hpp").read_text()
+            dead, _ = dead_stores(text)
+            for line, entry in dead[:10]:
+                print(f"warnings: {cls} --derivatives: `{entry}` is written and never read (function at line {line})")
+            failures += len(dead)
+            src = deriv / f"use_{cls}.cpp"
+            src.write_text(USE_DERIVATIVES.replace("MODEL_HEADER", f'"{cls}.hpp"').replace("MODEL", cls))
+            for cxx in compilers:
+                cmd = [cxx, "-std=c++20", "-O0", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-isystem", EIGEN,
+                       "-I", str(deriv), "-c", str(src), "-o", str(deriv / "use.o")]
+                proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                status = "ok" if proc.returncode == 0 else "FAILED"
+                print(f"warnings: {cls} --derivatives with {cxx}: {status}")
+                if proc.returncode != 0:
+                    print(proc.stdout.decode()[:4000])
+                    failures += 1
         # The simulate/eval/bench driver that capstan builds around a header
-        # (syntax only: instantiates every template, and is fast).
+        # (syntax only: instantiates every template, and is fast), and the
+        # one of eval --derivatives.
         model, cls = models[0]
         run(capstan, "compile", str(model), "-o", str(tmp))
-        for cxx in compilers:
-            cmd = [cxx, "-std=c++20", "-fsyntax-only", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-isystem", EIGEN,
-                   "-I", str(ROOT / "compiler/templates"), "-I", str(ROOT / "runtime/include"),
-                   f"-DCAPSTAN_MODEL_CLASS={cls}", "-include", str(tmp / f"{cls}.hpp"),
-                   str(ROOT / "compiler/templates/capstan_driver.cpp")]
-            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            status = "ok" if proc.returncode == 0 else "FAILED"
-            print(f"warnings: capstan_driver.cpp with {cls} with {cxx}: {status}")
-            if proc.returncode != 0:
-                print(proc.stdout.decode()[:4000])
-                failures += 1
+        for header, defines in ((tmp / f"{cls}.hpp", []), (deriv / "WarnTree.hpp", ["-DCAPSTAN_DERIVATIVES"])):
+            name = header.stem
+            for cxx in compilers:
+                cmd = [cxx, "-std=c++20", "-fsyntax-only", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-isystem", EIGEN,
+                       "-I", str(ROOT / "compiler/templates"), "-I", str(ROOT / "runtime/include"),
+                       f"-DCAPSTAN_MODEL_CLASS={name}", *defines, "-include", str(header),
+                       str(ROOT / "compiler/templates/capstan_driver.cpp")]
+                proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                status = "ok" if proc.returncode == 0 else "FAILED"
+                print(f"warnings: capstan_driver.cpp with {name} {' '.join(defines)} with {cxx}: {status}")
+                if proc.returncode != 0:
+                    print(proc.stdout.decode()[:4000])
+                    failures += 1
     return 1 if failures else 0
 
 

@@ -58,6 +58,13 @@ TEST_CASE("generated functions: one table, unique keys, C++ signatures from type
   CHECK(ke.parameters() == "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u");
   CHECK(codegen::generatedFunction(FunctionId::Outputs).parameters().ends_with("[[maybe_unused]] Outputs& out"));
   CHECK(codegen::generatedFunction(FunctionId::InitialState).parameters() == "Q& q, U& u");
+  // Emitted only with --derivatives; nu x nu results of the MassMatrix type.
+  const auto& fdd = codegen::generatedFunction(FunctionId::ForwardDynamicsDerivatives);
+  CHECK(fdd.onRequest);
+  CHECK(fdd.parameters() == "[[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, "
+                            "MassMatrix& dudot_dq, MassMatrix& dudot_du, MassMatrix& dudot_dtau");
+  for (const codegen::GeneratedFunction& f : codegen::generatedFunctions())
+    CHECK(f.onRequest == (f.id == FunctionId::ForwardDynamicsDerivatives));
 }
 
 TEST_CASE("generated functions: the same implementation traced and over double, every dynamics method") {
