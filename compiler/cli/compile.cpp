@@ -72,12 +72,10 @@ std::vector<std::string> holdBlocks(nlohmann::json& ir) {
 // `header` with each placeholder line replaced by its block, re-indented:
 // the block's own least indentation becomes the placeholder's.
 std::string restoreBlocks(const std::string& header, const std::vector<std::string>& codes) {
+  std::size_t size = header.size();
+  for (const std::string& c : codes) size += c.size();
   std::string out;
-  out.reserve(header.size() + [&] {
-    std::size_t n = 0;
-    for (const std::string& c : codes) n += c.size() + c.size() / 8;
-    return n;
-  }());
+  out.reserve(size);  // re-indenting may add a little
   std::size_t begin = 0;
   while (begin < header.size()) {
     std::size_t end = header.find('\n', begin);

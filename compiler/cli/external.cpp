@@ -9,6 +9,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -191,30 +192,32 @@ fs::path buildShim(const Options& opts, const Loaded& loaded, const sema::FlatFu
 
 void checkExternalHeaders(const sema::FlatModel& flat, syntax::SourceManager& sources,
                           syntax::DiagnosticEngine& diags) {
-  // Functions by header: one Clang parse per distinct Include and IncludeDirectory.
-  std::map<std::pair<std::string, std::string>, std::vector<const sema::FlatFunction*>> byHeader;
+  // Functions and their C++ signatures by header: one Clang parse per
+  // distinct Include and IncludeDirectory.
+  struct Group {
+    std::vector<const sema::FlatFunction*> functions;
+    std::vector<cppheader::Signature> signatures;
+  };
+  std::map<std::pair<std::string, std::string>, Group> byHeader;
   for (const sema::FlatFunction& f : flat.functions) {
     std::string why;
-    if (!codegen::externalCallOrder(f, why)) continue;  // code generation says it is not supported
+    const std::optional<std::vector<int>> order = codegen::externalCallOrder(f, why);
+    if (!order) continue;  // code generation says it is not supported
     const std::string name = quotedHeader(f.include);
     if (!name.empty() && !f.includeDirectory.empty() && externalHeader(f.include, f.includeDirectory).empty()) {
       diags.report(syntax::DiagKind::ExternalHeaderNotFound, f.externalRange,
                    {name, f.name, shownPath(f.includeDirectory)});
       continue;
     }
-    byHeader[{f.include, f.includeDirectory}].push_back(&f);
+    cppheader::Signature signature{f.cppName, {}, kindOf(f.outputs.at(0).type)};
+    for (int k : *order) signature.params.push_back(kindOf(f.inputs.at(static_cast<std::size_t>(k)).type));
+    Group& group = byHeader[{f.include, f.includeDirectory}];
+    group.functions.push_back(&f);
+    group.signatures.push_back(std::move(signature));
   }
   std::map<std::string, syntax::FileId> headers;  // C++ headers added to `sources`, by path
-  for (const auto& [key, functions] : byHeader) {
-    std::vector<cppheader::Signature> signatures;
-    for (const sema::FlatFunction* f : functions) {
-      std::string why;
-      cppheader::Signature s{f->cppName, {}, kindOf(f->outputs.at(0).type)};
-      const std::vector<int> order = codegen::externalCallOrder(*f, why).value();
-      for (int k : order)
-        s.params.push_back(kindOf(f->inputs.at(static_cast<std::size_t>(k)).type));
-      signatures.push_back(std::move(s));
-    }
+  for (const auto& [key, group] : byHeader) {
+    const auto& [functions, signatures] = group;
     const std::vector<std::string> dirs = key.second.empty() ? std::vector<std::string>{}
                                                              : std::vector<std::string>{key.second};
     const std::vector<cppheader::Check> checks = cppheader::checkHeader(key.first, dirs, signatures);
