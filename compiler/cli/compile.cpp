@@ -137,6 +137,7 @@ Generated generate(const Options& opts, const Loaded& loaded, const codegen::Mod
     fail(error + " (style `" + style.string() + "`)");
   g.header = restoreBlocks(g.header, blocks);
   g.fileName = layout.className + ".hpp";
+  g.constraints = layout.constraintRows > 0;
   for (const sema::FlatFunction& f : loaded.flat->functions) {
     const std::string& dir = f.includeDirectory;
     if (!dir.empty() && std::find(g.includeDirectories.begin(), g.includeDirectories.end(), dir) == g.includeDirectories.end())

@@ -35,8 +35,12 @@ commands:
       --derivatives adds forwardDynamicsDerivatives (d udot / d(q, u, tau))
   simulate FILE [--t-end T] [--dt H] [--integrator rk4|euler|dopri5] [--tol TOL]
                 [--set NAME=VALUE]... [-o traj.csv] [--interpret] [--timeout S]
+                [--constraint-errors] [--baumgarte T] [--constraint-tol X]
       generate, build (cached) and run; CSV on stdout or in -o; defaults
-      from the model's annotation(experiment(...))
+      from the model's annotation(experiment(...)); a model with
+      constraints is assembled first and projected onto them after every
+      step (or, with --baumgarte T, stabilized with time constant T);
+      --constraint-errors adds each constraint's largest error to the CSV
   eval FILE --state STATE.json [--set NAME=VALUE]... [--interpret] [--derivatives]
       evaluate one state and print JSON; --derivatives adds d udot / d(q, u, tau)
   bench FILE [--state STATE.json] [--seconds S] [--set NAME=VALUE]...
@@ -241,6 +245,14 @@ Options parseArgs(int argc, char** argv) {
       opts.interpret = true;
     } else if (a == "--derivatives") {
       opts.derivatives = true;
+    } else if (a == "--constraint-errors") {
+      opts.constraintErrors = true;
+    } else if (a == "--baumgarte") {
+      opts.baumgarte = number(a, value());
+      if (!(*opts.baumgarte > 0)) usageError("`--baumgarte` needs a positive time constant (s)");
+    } else if (a == "--constraint-tol") {
+      opts.constraintTolerance = number(a, value());
+      if (!(*opts.constraintTolerance > 0)) usageError("`--constraint-tol` must be positive");
     } else if (a == "--state") {
       opts.state = value();
     } else if (a == "--seconds") {

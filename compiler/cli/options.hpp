@@ -34,6 +34,10 @@ struct Options {
   std::vector<std::string> overrides; // --override NAME=VALUE (compile time: the model as if its binding said so)
   bool interpret = false;
   std::string state;                  // --state
+  // simulate, models with constraints
+  bool constraintErrors = false;               // --constraint-errors: CSV columns of each constraint's errors
+  std::optional<double> baumgarte;             // --baumgarte T: Baumgarte stabilization (s) instead of projection
+  std::optional<double> constraintTolerance;   // --constraint-tol X: projection tolerance
   // bench
   std::optional<double> seconds;      // --seconds
   // simulate, test

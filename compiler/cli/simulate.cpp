@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "capstan_sim_loop.hpp"
+#include "cli/constraints.hpp"
 #include "cli/driver.hpp"
 #include "cli/external.hpp"
 #include "cli/generate.hpp"
@@ -103,7 +104,8 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   // gimbal-lock message and what it includes).
   const fs::path runtime = runtimeIncludeDir();
   std::vector<std::pair<std::string, std::string>> runtimeSources;
-  for (const char* header : {"capstan/integrators.hpp", "capstan/force_elements.hpp", "capstan/spatial.hpp"}) {
+  for (const char* header : {"capstan/integrators.hpp", "capstan/force_elements.hpp", "capstan/spatial.hpp",
+                             "capstan/constraint_solver.hpp"}) {
     runtimeSources.emplace_back(header, readFile(runtime / header));
     if (runtimeSources.back().second.empty()) {
       fail("cannot read the runtime's `" + std::string(header) + "` in `" + runtime.string() + "`");
@@ -111,6 +113,7 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   }
   std::vector<std::string> flags = extraFlags;
   flags.push_back("-DCAPSTAN_MODEL_CLASS=" + className);
+  if (g.constraints) flags.push_back("-DCAPSTAN_CONSTRAINTS");
   // The external functions' IncludeDirectory folders, and their headers'
   // text in the key (an edited header rebuilds).
   for (const std::string& dir : g.includeDirectories) flags.insert(flags.end(), {"-I", dir});
@@ -239,10 +242,17 @@ struct StoppedByModel {
 // (an integrator may reject such a trial step and go on; if the run fails,
 // that is the place to show). `time` is the time of the last evaluation.
 struct InterpretedSystem {
+  using Solver = capstan::ConstraintSolver<codegen::InterpretedModel>;
   codegen::Interpreter& model;
   const std::vector<std::string>& names;  // CSV state columns, x = [q; u]
   std::optional<NonFiniteLaw> nonFinite;
   double time = 0;
+  // Models with constraints: udot and lambda from the solver, and after
+  // each step q and u projected onto the constraints (unless Baumgarte).
+  Solver* solver = nullptr;
+  bool projecting = true;
+  Eigen::VectorXd lambda;
+  const codegen::ModelLayout* layout = nullptr;
   int nq() const { return model.nq(); }
   int nu() const { return model.nu(); }
   void qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u, Eigen::VectorXd& qd) { qd = model.qdot(q, u); }
@@ -253,16 +263,62 @@ struct InterpretedSystem {
     } catch (const codegen::GimbalLock& e) {
       throw StoppedByModel{capstan::gimbalLockMessage(e.element->name, e.pitch, t)};
     }
+    if (solver) solver->correct(q, u, ud, lambda);
     if (!nonFinite && !ud.allFinite() && q.allFinite() && u.allFinite()) nonFinite = nonFiniteForceLaw(model, t, q, u);
   }
-  void normalize(Eigen::VectorXd& q) { model.normalizeQuaternions(q); }
+  void project(Eigen::VectorXd& q, Eigen::VectorXd& u) {
+    model.normalizeQuaternions(q);
+    if (!solver || !projecting) return;
+    try {
+      solver->project(q, u);
+    } catch (const capstan::ProjectionFailure& e) {
+      std::string name = "?";
+      for (const codegen::ConstraintLayout& c : layout->constraints)
+        if (e.row >= c.holonomicRow && e.row < c.holonomicRow + c.holonomic) name = c.name;
+      throw StoppedByModel{"projecting onto the constraints failed after the step to t = " + timeText(time) +
+                           ": constraint `" + name + "`: " + e.what()};
+    }
+  }
   std::string coordinateName(int i) const { return names.at(static_cast<std::size_t>(i)); }
 };
+
+// The constraint solver's settings from the command line.
+capstan::ConstraintSettings constraintSettings(const Options& opts) {
+  capstan::ConstraintSettings s;
+  if (opts.baumgarte) s.baumgarteTimeConstant = *opts.baumgarte;
+  if (opts.constraintTolerance) s.tolerance = *opts.constraintTolerance;
+  return s;
+}
+
+// The CSV columns of --constraint-errors: each constraint's largest |error|.
+void constraintErrorColumns(const codegen::ModelLayout& layout, std::vector<std::string>& columns) {
+  for (const codegen::ConstraintLayout& c : layout.constraints) {
+    columns.push_back(c.name + ".position_error");
+    columns.push_back(c.name + ".velocity_error");
+  }
+}
+void constraintErrorValues(const codegen::ModelLayout& layout, const capstan::ConstraintRows<double>& rows,
+                           capstan_sim::RowWriter& out) {
+  for (const codegen::ConstraintLayout& c : layout.constraints) {
+    out.number(c.holonomic > 0 ? rows.positionErrors.segment(c.holonomicRow, c.holonomic).cwiseAbs().maxCoeff() : 0.0);
+    double v = c.holonomic > 0 ? rows.velocityErrors.segment(c.holonomicRow, c.holonomic).cwiseAbs().maxCoeff() : 0.0;
+    if (c.nonholonomic > 0)
+      v = std::max(v, rows.velocityErrors.segment(c.nonholonomicRow, c.nonholonomic).cwiseAbs().maxCoeff());
+    out.number(v);
+  }
+}
 
 int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
                         std::vector<std::vector<double>> values, const Experiment& e, const std::string& output) {
   codegen::Interpreter model(*loaded.flat, *loaded.mech, layout, std::move(values), {},
                              loadExternalFunctions(opts, loaded));
+  const bool constrained = layout.constraintRows > 0;
+  Eigen::VectorXd q, u;
+  model.initialState(q, u);
+  if (constrained) {
+    if (!assemble(opts, loaded, layout, model, constraintSettings(opts), q, u)) return 1;
+    warnRedundantRows(opts, loaded, layout, model, q, "the assembled initial state");
+  }
   std::cout.flush();
   const int fd = output == "-" ? STDOUT_FILENO : ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) fail("cannot write `" + output + "`");
@@ -275,12 +331,23 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
   for (const auto& o : layout.outputs) out.text(o.name.data(), o.name.size());
   out.text("kinetic_energy", 14);
   out.text("potential_energy", 16);
+  if (opts.constraintErrors) {
+    std::vector<std::string> columns;
+    constraintErrorColumns(layout, columns);
+    for (const auto& c : columns) out.text(c.data(), c.size());
+  }
   out.endRow(false);
-  Eigen::VectorXd q, u;
-  model.initialState(q, u);
   capstan_sim::LoopOptions lo{e.tEnd, e.dt, e.integrator, e.tol};
   lo.stop = interruptFlag();
-  InterpretedSystem sys{model, names, std::nullopt, 0.0};
+  InterpretedSystem sys{model, names, std::nullopt, 0.0, nullptr, true, {}, nullptr};
+  const codegen::InterpretedModel solverModel(model);
+  std::optional<InterpretedSystem::Solver> solver;
+  if (constrained) {
+    solver.emplace(solverModel, codegen::constraintRowRanges(layout), constraintSettings(opts));
+    sys.solver = &*solver;
+    sys.projecting = !opts.baumgarte;
+    sys.layout = &layout;
+  }
   capstan_sim::LoopStatus status;
   std::string stopped;
   try {
@@ -294,6 +361,7 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
           for (double o : model.outputs(t, qs, us)) out.number(o);
           out.number(model.kineticEnergy(qs, us));
           out.number(model.potentialEnergy(qs));
+          if (opts.constraintErrors) constraintErrorValues(layout, model.constraintRows(qs, us), out);
           out.endRow();
         },
         [](double) {});
@@ -332,7 +400,19 @@ int simulate(const Options& opts) {
   const auto settings = parseSettings(opts, *loaded, layout, values);
   const Experiment e = experiment(opts, *loaded);
   const std::string output = opts.output.empty() ? "-" : opts.output;
+  if (layout.constraintRows == 0 && (opts.constraintErrors || opts.baumgarte || opts.constraintTolerance))
+    fail("the model has no constraints: `--constraint-errors`, `--baumgarte` and `--constraint-tol` are for models "
+         "with cut joints or contacts");
   if (opts.interpret) return simulateInterpreted(opts, *loaded, layout, std::move(values), e, output);
+  if (layout.constraintRows > 0) {
+    // Assembled here first, for located diagnostics; the driver assembles
+    // the same way with the generated code.
+    codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, values);
+    Eigen::VectorXd q, u;
+    interp.initialState(q, u);
+    if (!assemble(opts, *loaded, layout, interp, constraintSettings(opts), q, u)) return 1;
+    warnRedundantRows(opts, *loaded, layout, interp, q, "the assembled initial state");
+  }
   // Headers and calls checked, located, before the driver is built.
   const codegen::ExternalFunctions external = loadExternalFunctions(opts, *loaded);
   const Generated g = generate(opts, *loaded, layout);
@@ -344,6 +424,9 @@ int simulate(const Options& opts) {
   std::vector<std::string> argv = {exe.string(), "simulate", buf[0], buf[1], e.integrator, buf[2], output,
                                    isatty(STDERR_FILENO) ? "1" : "0"};
   for (const auto& a : settingArguments(settings)) argv.push_back(a);
+  if (opts.constraintErrors) argv.push_back("--constraint-errors");
+  if (opts.baumgarte) argv.push_back("--baumgarte=" + timeText(*opts.baumgarte));
+  if (opts.constraintTolerance) argv.push_back("--constraint-tol=" + timeText(*opts.constraintTolerance));
   std::cout.flush();
   // Where the driver writes the first state whose udot was not finite, if
   // the run fails: the interpreter then finds the force law, at its line.
@@ -601,6 +684,57 @@ std::string runDriver(const fs::path& exe, const std::string& mode, const EvalSt
   return log;
 }
 
+namespace {
+
+// eval's "constraints" (SPEC §6): per constraint, its rows of the solved
+// values; a contact's velocity and acceleration errors and multipliers as
+// Simbody's Vec3s (x, y, z) in its frame C, x and y zero without rolling.
+json constraintsJson(const codegen::ModelLayout& layout, std::map<std::string, std::vector<double>>& rows) {
+  json out = json::object();
+  int contact = 0;
+  for (const codegen::ConstraintLayout& c : layout.constraints) {
+    auto take = [&](const std::string& key, bool holonomicOnly) {
+      const std::vector<double>& v = rows[key];
+      std::vector<double> x;
+      for (int r = c.holonomicRow; r < c.holonomicRow + c.holonomic; ++r) x.push_back(v.at(static_cast<std::size_t>(r)));
+      if (!holonomicOnly)
+        for (int r = c.nonholonomicRow; r < c.nonholonomicRow + c.nonholonomic; ++r)
+          x.push_back(v.at(static_cast<std::size_t>(r)));
+      return x;
+    };
+    json entry;
+    entry["position_error"] = take("position_errors", true);
+    if (c.kind != mechanics::ConstraintKind::SphereOnSphere) {
+      entry["velocity_error"] = take("velocity_errors", false);
+      entry["acceleration_error"] = take("acceleration_errors", false);
+      entry["multipliers"] = take("multipliers", false);
+      out[c.name] = entry;
+      continue;
+    }
+    // Rows (normal, then x, y when rolling) to (x, y, z).
+    auto xyz = [&](const std::string& key) {
+      const std::vector<double> v = take(key, false);
+      return v.size() == 3 ? std::vector<double>{v[1], v[2], v[0]} : std::vector<double>{0.0, 0.0, v.at(0)};
+    };
+    const std::string k = "#" + std::to_string(contact++);
+    const std::vector<double> lambda = xyz("multipliers");
+    const std::vector<double>& R = rows["contact_R" + k];  // row-major R_WC
+    std::vector<double> force(3, 0.0);
+    for (int r = 0; r < 3; ++r)
+      for (int j = 0; j < 3; ++j) force[static_cast<std::size_t>(r)] -= R.at(static_cast<std::size_t>(3 * r + j)) * lambda[static_cast<std::size_t>(j)];
+    entry["velocity_error"] = xyz("velocity_errors");
+    entry["acceleration_error"] = xyz("acceleration_errors");
+    entry["multipliers"] = lambda;
+    entry["force_on_B_in_G"] = force;
+    entry["contact_frame_in_G"] = {{"R", R}, {"p", rows["contact_p" + k]}};
+    entry["separation"] = rows["separation" + k].at(0);
+    out[c.name] = entry;
+  }
+  return out;
+}
+
+}  // namespace
+
 int eval(const Options& opts) {
   if (opts.state.empty()) usageError("`eval` needs `--state STATE.json`");
   const auto loaded = load(opts);
@@ -615,6 +749,7 @@ int eval(const Options& opts) {
   const Eigen::VectorXd& q = st.q;
   const Eigen::VectorXd& u = st.u;
   const double time = st.time;
+  if (layout.constraintRows > 0) warnRedundantRows(opts, *loaded, layout, interp, q, "the state evaluated");
 
   std::map<std::string, std::vector<double>> rows;  // key -> values (bodies: key#index)
   try {
@@ -623,12 +758,35 @@ int eval(const Options& opts) {
       put("q", q);
       put("u", u);
       put("qdot", interp.qdot(q, u));
+      Eigen::VectorXd udot;
       try {
-        put("udot", st.externalForces.empty() ? interp.forwardDynamics(time, q, u)
-                                              : interp.forwardDynamics(time, q, u, st.externalForces));
+        udot = st.externalForces.empty() ? interp.forwardDynamics(time, q, u)
+                                         : interp.forwardDynamics(time, q, u, st.externalForces);
       } catch (const codegen::GimbalLock& e) {
         fail(capstan::gimbalLockMessage(e.element->name, e.pitch, time));
       }
+      if (layout.constraintRows > 0) {
+        // The exact acceleration-level solution, as the driver's.
+        const codegen::InterpretedModel model(interp);
+        capstan::ConstraintSolver<codegen::InterpretedModel> solver(model, codegen::constraintRowRanges(layout));
+        Eigen::VectorXd lambda;
+        solver.correct(q, u, udot, lambda);
+        const capstan::ConstraintRows<double> cr = interp.constraintRows(q, u);
+        put("position_errors", cr.positionErrors);
+        put("velocity_errors", cr.velocityErrors);
+        put("acceleration_errors", cr.G * udot - cr.gamma);
+        put("multipliers", lambda);
+        for (std::size_t k = 0; k < cr.contacts.size(); ++k) {
+          const capstan::ContactGeometry<double>& g = cr.contacts[k];
+          std::vector<double> R;
+          for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) R.push_back(g.R_WC(r, c));
+          rows["contact_R#" + std::to_string(k)] = R;
+          rows["contact_p#" + std::to_string(k)] = {g.p_WC[0], g.p_WC[1], g.p_WC[2]};
+          rows["separation#" + std::to_string(k)] = {g.separation};
+        }
+      }
+      put("udot", udot);
       const std::vector<capstan::BushingForces<double>> bushings = interp.bushingStates(time, q, u);
       for (std::size_t k = 0; k < bushings.size(); ++k) {
         const std::string at = "#" + std::to_string(k);
@@ -702,7 +860,7 @@ int eval(const Options& opts) {
         std::string key;
         ls >> key;
         if (key == "R_WB" || key == "p_WB" || key == "w_WB" || key == "v_WB" || key == "J" || key == "JdotU" ||
-            key == "F_A_A" || key == "F_C_C") {
+            key == "F_A_A" || key == "F_C_C" || key == "contact_R" || key == "contact_p" || key == "separation") {
           key += "#" + std::to_string(seen[key]++);
         }
         std::vector<double> v;
@@ -770,6 +928,7 @@ int eval(const Options& opts) {
   }
   if (!bushingsOut.empty()) out["bushings"] = bushingsOut;
   out["jacobian_dot_u"] = jacobianDotU;
+  if (layout.constraintRows > 0) out["constraints"] = constraintsJson(layout, rows);
   if (opts.derivatives) {
     // Row i = udot[i], from the row-major values.
     auto matrix = [&](const std::string& key) {

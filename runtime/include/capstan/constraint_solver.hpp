@@ -40,6 +40,7 @@
 #include <Eigen/QR>
 
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -61,9 +62,11 @@ struct ConstraintRowRange {
   int nonholonomic = 0, nonholonomicCount = 0;
 };
 
-// Projection or assembly did not converge.
+// Projection or assembly did not converge: `row` is the position-error row
+// (PositionErrors index) left with the largest error.
 struct ProjectionFailure : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  ProjectionFailure(const std::string& message, int worstRow) : std::runtime_error(message), row(worstRow) {}
+  int row = -1;
 };
 
 template <class Model>
@@ -92,6 +95,12 @@ class ConstraintSolver {
   // udot and lambda at (t, q, u).
   void accelerations(double t, const Q& q, const U& u, U& udot, Vector& lambda) {
     model_.forwardDynamics(t, q, u, udot);
+    correct(q, u, udot, lambda);
+  }
+
+  // The same from the unconstrained accelerations udot (in: M^-1 (tau - C)
+  // with whatever forces the caller applied; out: constrained).
+  void correct(const Q& q, const U& u, U& udot, Vector& lambda) {
     model_.massMatrix(q, M_);
     model_.constraintJacobian(q, G_);
     model_.constraintBias(q, u, gamma_);
@@ -115,31 +124,43 @@ class ConstraintSolver {
   }
 
   // Moves q onto the position constraints (see the header); throws
-  // ProjectionFailure naming the constraint with the largest error left.
+  // ProjectionFailure naming the row with the largest error left. Each
+  // Gauss-Newton step is halved until it reduces |phi_p| (2-norm), so that
+  // constraints that cannot be met end at the nearest configuration instead
+  // of wandering: the error reported is what is left there.
   void projectPositions(Q& q) {
+    constexpr int kMaxHalvings = 30;
+    double error = positionError(q);  // max |phi_p|
     for (int iteration = 0;; ++iteration) {
-      const double error = positionError(q);
       if (!(error > settings_.tolerance)) {
         if (std::isfinite(error)) return;
-        throw ProjectionFailure("the constraint errors are not finite");
+        int bad = 0;
+        while (bad < perr_.size() && std::isfinite(perr_[bad])) ++bad;
+        throw ProjectionFailure("the position errors are not finite", bad);
       }
-      if (iteration == settings_.maxIterations) {
-        Eigen::Index worst = 0;
-        perr_.cwiseAbs().maxCoeff(&worst);
-        throw ProjectionFailure("no configuration satisfies the position constraints within " +
-                                std::to_string(settings_.tolerance) + " after " + std::to_string(iteration) +
-                                " Gauss-Newton steps: row " + std::to_string(worst) + " is still off by " +
-                                std::to_string(perr_[worst]));
-      }
+      if (iteration == settings_.maxIterations) throw stuck("after " + std::to_string(iteration) + " Gauss-Newton steps");
       model_.constraintJacobian(q, G_);
       maskDisabled(G_);
-      const auto Gp = G_.topRows(perr_.size());
+      Gp_ = G_.topRows(perr_.size());
       codG_.setThreshold(settings_.rankThreshold);
-      codG_.compute(Gp);
+      codG_.compute(Gp_);
       du_ = codG_.solve(PositionErrors(-perr_));
       model_.qdot(q, du_, dq_);
-      q += dq_;
-      model_.normalizeQuaternions(q);
+      const double norm = perr_.norm();
+      qTrial_ = q;
+      double step = 1.0;
+      for (int halving = 0;; ++halving) {
+        q = qTrial_ + step * dq_;
+        model_.normalizeQuaternions(q);
+        error = positionError(q);
+        if (perr_.norm() < norm) break;
+        if (halving == kMaxHalvings) {
+          q = qTrial_;
+          positionError(q);
+          throw stuck("where no Gauss-Newton step reduces it");
+        }
+        step *= 0.5;
+      }
     }
   }
 
@@ -147,7 +168,7 @@ class ConstraintSolver {
   void projectVelocities(const Q& q, U& u) {
     model_.constraintVelocityErrors(q, u, verr_);
     maskDisabled(verr_);
-    if (!(verr_.size() > 0 && verr_.cwiseAbs().maxCoeff() > settings_.tolerance * 1e-3)) return;
+    if (!(verr_.size() > 0 && verr_.cwiseAbs().maxCoeff() > settings_.tolerance)) return;
     model_.constraintJacobian(q, G_);
     maskDisabled(G_);
     codV_.setThreshold(settings_.rankThreshold);
@@ -163,6 +184,23 @@ class ConstraintSolver {
   }
 
  private:
+  // The failure at the current perr_: its largest entry, and why.
+  ProjectionFailure stuck(const std::string& where) const {
+    Eigen::Index worst = 0;
+    perr_.cwiseAbs().maxCoeff(&worst);
+    char off[32];
+    std::snprintf(off, sizeof off, "%.3g", perr_[worst]);
+    return ProjectionFailure("the position constraints cannot be satisfied near q: an error of " + std::string(off) +
+                                 " is left " + where + " (tolerance " + formatTolerance() + ")",
+                             static_cast<int>(worst));
+  }
+
+  std::string formatTolerance() const {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3g", settings_.tolerance);
+    return b;
+  }
+
   // gamma* with Baumgarte's terms (see the header).
   void stabilize(const Q& q, const U& u) {
     const double T = settings_.baumgarteTimeConstant;
@@ -200,10 +238,13 @@ class ConstraintSolver {
   Vector gamma_, verr_;
   PositionErrors perr_;
   U du_;
-  Q dq_;
+  Q dq_, qTrial_;
+  // G's holonomic rows (mp x nu).
+  Eigen::Matrix<double, PositionErrors::RowsAtCompileTime, Jacobian::ColsAtCompileTime> Gp_;
   Eigen::LLT<MassMatrix> llt_;
   Eigen::CompleteOrthogonalDecomposition<decltype(A_)> cod_;
-  Eigen::CompleteOrthogonalDecomposition<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic>> codG_, codV_;
+  Eigen::CompleteOrthogonalDecomposition<decltype(Gp_)> codG_;
+  Eigen::CompleteOrthogonalDecomposition<Jacobian> codV_;
   int rank_ = 0;
 };
 
