@@ -41,8 +41,10 @@ commands:
       constraints is assembled first and projected onto them after every
       step (or, with --baumgarte T, stabilized with time constant T);
       --constraint-errors adds each constraint's largest error to the CSV
-  eval FILE --state STATE.json [--set NAME=VALUE]... [--interpret] [--derivatives]
-      evaluate one state and print JSON; --derivatives adds d udot / d(q, u, tau)
+  eval FILE --state STATE.json [--set NAME=VALUE]... [--interpret] [--derivatives] [--assemble]
+      evaluate one state and print JSON; --derivatives adds d udot / d(q, u, tau);
+      --assemble first moves the state onto the model's constraints, as
+      simulate does with the initial state
   bench FILE [--state STATE.json] [--seconds S] [--set NAME=VALUE]...
       build with optimization and print JSON with the median microseconds
       per call of forward dynamics, mass matrix and kinematics
@@ -247,6 +249,8 @@ Options parseArgs(int argc, char** argv) {
       opts.derivatives = true;
     } else if (a == "--constraint-errors") {
       opts.constraintErrors = true;
+    } else if (a == "--assemble") {
+      opts.assemble = true;
     } else if (a == "--baumgarte") {
       opts.baumgarte = number(a, value());
       if (!(*opts.baumgarte > 0)) usageError("`--baumgarte` needs a positive time constant (s)");

@@ -36,6 +36,7 @@ struct Options {
   std::string state;                  // --state
   // simulate, models with constraints
   bool constraintErrors = false;               // --constraint-errors: CSV columns of each constraint's errors
+  bool assemble = false;                       // eval --assemble: the state moved onto the constraints first
   std::optional<double> baumgarte;             // --baumgarte T: Baumgarte stabilization (s) instead of projection
   std::optional<double> constraintTolerance;   // --constraint-tol X: projection tolerance
   // bench

@@ -740,12 +740,16 @@ int eval(const Options& opts) {
   const auto loaded = load(opts);
   if (!loaded) return 1;
   const codegen::ModelLayout layout = layoutOrExit(opts, *loaded);
-  const EvalState st = resolveState(opts, *loaded, layout);
+  EvalState st = resolveState(opts, *loaded, layout);
   // Compiled for the interpreter; for generated code, it checks headers and
   // calls with located errors before the driver is built, and locates a
   // force law that is not finite.
   codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, st.values, {},
                               loadExternalFunctions(opts, *loaded));
+  if (opts.assemble) {
+    if (layout.constraintRows == 0) fail("the model has no constraints: `--assemble` is for models with cut joints or contacts");
+    if (!assemble(opts, *loaded, layout, interp, constraintSettings(opts), st.q, st.u)) return 1;
+  }
   const Eigen::VectorXd& q = st.q;
   const Eigen::VectorXd& u = st.u;
   const double time = st.time;

@@ -7,12 +7,20 @@
 // The equations (SPEC §5 signs: lambda is the negative of the constraint force):
 //   M udot + G^T lambda = tau - C        (M udot0 = tau - C: forwardDynamics)
 //   G udot              = gamma*
-// solved by the range-space (Schur complement) method, which keeps the
-// model's own forward dynamics and needs only M's Cholesky factor:
-//   Y = M^-1 G^T,  A = G Y,  A lambda = G udot0 - gamma*,  udot = udot0 - Y lambda.
-// A is factored rank-revealing (complete orthogonal decomposition), so
-// redundant rows (a planar loop's out-of-plane rows) or disabled
-// constraints (rows zeroed) give the minimum-norm multipliers, not a crash;
+// solved by the range-space method on M's Cholesky factor M = L L^T, in the
+// coordinates y = L^T udot where the kinetic metric is Euclidean:
+//   B = G L^-T (rows x nu),  y0 = L^T udot0,
+//   y = the point nearest y0 with B y = gamma*,  udot = L^-T y,
+//   lambda from B^T lambda = y0 - y.
+// B^T is factored by Householder QR with column pivoting, B^T P = Q R,
+// which reveals its rank k with B's condition number (the Schur complement
+// G M^-1 G^T = B B^T would square it): with Q_k the first k columns of Q
+// and R11 R's leading k x k block,
+//   c = Q_k^T y0 - R11^-T (P^T gamma*)_k,  y = y0 - Q_k c,
+//   P^T lambda = (R11^-1 c, 0).
+// Rows that depend on others (a planar loop's out-of-plane rows, a
+// constraint that repeats another) or belong to disabled constraints (rows
+// zeroed) are left out of the solve and get zero multipliers, not a crash;
 // rank() says how many rows are independent.
 //
 // gamma* is gamma, exact (the default, with coordinate projection after each
@@ -40,6 +48,7 @@
 #include <Eigen/QR>
 
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -107,13 +116,26 @@ class ConstraintSolver {
     if (settings_.baumgarteTimeConstant > 0) stabilize(q, u);
     maskDisabled(G_, &gamma_);
     llt_.compute(M_);
-    Y_ = llt_.solve(G_.transpose());
-    A_ = G_ * Y_;
-    cod_.setThreshold(settings_.rankThreshold);
-    cod_.compute(A_);
-    rank_ = static_cast<int>(cod_.rank());
-    lambda = cod_.solve(Vector(G_ * udot - gamma_));
-    udot -= Y_ * lambda;
+    Bt_ = G_.transpose();
+    llt_.matrixL().solveInPlace(Bt_);  // B^T = L^-1 G^T
+    qr_.setThreshold(settings_.rankThreshold);
+    qr_.compute(Bt_);
+    const Eigen::Index k = qr_.rank();
+    rank_ = static_cast<int>(k);
+    y_ = llt_.matrixU() * udot;  // y0 = L^T udot0
+    Qty_ = qr_.householderQ().transpose() * y_;
+    Pg_ = qr_.colsPermutation().transpose() * gamma_;
+    const auto R11 = qr_.matrixR().topLeftCorner(k, k).template triangularView<Eigen::Upper>();
+    c_ = Pg_;
+    R11.transpose().solveInPlace(c_.head(k));
+    c_.head(k) = Qty_.head(k) - c_.head(k);
+    w_.setZero(y_.size());
+    w_.head(k) = c_.head(k);
+    y_ -= qr_.householderQ() * w_;
+    udot = llt_.matrixU().solve(y_);  // L^-T y
+    R11.solveInPlace(c_.head(k));
+    c_.tail(c_.size() - k).setZero();
+    lambda = qr_.colsPermutation() * c_;
   }
 
   // The largest |phi_p| of the enabled constraints at q.
@@ -124,13 +146,17 @@ class ConstraintSolver {
   }
 
   // Moves q onto the position constraints (see the header); throws
-  // ProjectionFailure naming the row with the largest error left. Each
-  // Gauss-Newton step is halved until it reduces |phi_p| (2-norm), so that
-  // constraints that cannot be met end at the nearest configuration instead
-  // of wandering: the error reported is what is left there.
+  // ProjectionFailure naming the row with the largest error left. A
+  // Gauss-Newton step that does not reduce |phi_p| (2-norm) -- far from the
+  // constraints, near a singular configuration -- is replaced by damped
+  // (Levenberg-Marquardt) steps du = -Gp^T (Gp Gp^T + mu I)^-1 phi_p, mu
+  // raised until one does, so that constraints that cannot be met end at
+  // the nearest configuration instead of wandering: the error reported is
+  // what is left there.
   void projectPositions(Q& q) {
-    constexpr int kMaxHalvings = 30;
+    constexpr int kMaxDampings = 40;
     double error = positionError(q);  // max |phi_p|
+    double mu = 0.0;                  // the damping of the last damped step, kept while it works
     for (int iteration = 0;; ++iteration) {
       if (!(error > settings_.tolerance)) {
         if (std::isfinite(error)) return;
@@ -138,28 +164,45 @@ class ConstraintSolver {
         while (bad < perr_.size() && std::isfinite(perr_[bad])) ++bad;
         throw ProjectionFailure("the position errors are not finite", bad);
       }
-      if (iteration == settings_.maxIterations) throw stuck("after " + std::to_string(iteration) + " Gauss-Newton steps");
+      if (iteration == settings_.maxIterations) throw stuck("after " + std::to_string(iteration) + " iterations");
       model_.constraintJacobian(q, G_);
       maskDisabled(G_);
       Gp_ = G_.topRows(perr_.size());
-      codG_.setThreshold(settings_.rankThreshold);
-      codG_.compute(Gp_);
-      du_ = codG_.solve(PositionErrors(-perr_));
-      model_.qdot(q, du_, dq_);
       const double norm = perr_.norm();
-      qTrial_ = q;
-      double step = 1.0;
-      for (int halving = 0;; ++halving) {
-        q = qTrial_ + step * dq_;
+      qStart_ = q;
+      perrStart_ = perr_;
+      // Tries q + N(q) du; keeps it if |phi_p| went down.
+      auto tryStep = [&] {
+        model_.qdot(qStart_, du_, dq_);
+        q = qStart_ + dq_;
         model_.normalizeQuaternions(q);
         error = positionError(q);
-        if (perr_.norm() < norm) break;
-        if (halving == kMaxHalvings) {
-          q = qTrial_;
-          positionError(q);
-          throw stuck("where no Gauss-Newton step reduces it");
+        return perr_.norm() < norm;
+      };
+      if (mu == 0.0) {
+        codG_.setThreshold(settings_.rankThreshold);
+        codG_.compute(Gp_);
+        du_ = codG_.solve(PositionErrors(-perrStart_));
+        if (tryStep()) continue;
+      }
+      GGt_ = Gp_ * Gp_.transpose();
+      const double scale = std::max(GGt_.diagonal().maxCoeff(), 1e-300);
+      if (mu == 0.0) mu = 1e-3 * scale;
+      for (int damping = 0;; ++damping) {
+        damped_ = GGt_;
+        damped_.diagonal().array() += mu;
+        ldlt_.compute(damped_);
+        du_ = -Gp_.transpose() * ldlt_.solve(perrStart_);
+        if (tryStep()) {
+          mu = mu > 1e-6 * scale ? mu / 4 : 0.0;  // back to Gauss-Newton once damping is negligible
+          break;
         }
-        step *= 0.5;
+        if (damping == kMaxDampings) {
+          q = qStart_;
+          positionError(q);
+          throw stuck("where no step reduces it");
+        }
+        mu *= 4;
       }
     }
   }
@@ -233,16 +276,23 @@ class ConstraintSolver {
   ConstraintSettings settings_;
   MassMatrix M_;
   Jacobian G_;
-  Eigen::Matrix<double, Jacobian::ColsAtCompileTime, Jacobian::RowsAtCompileTime> Y_;
-  Eigen::Matrix<double, Jacobian::RowsAtCompileTime, Jacobian::RowsAtCompileTime> A_;
+  // B^T = L^-1 G^T (nu x rows) and its pivoted QR; y, Q^T y and Q_k c (nu);
+  // P^T gamma and c, then P^T lambda (rows).
+  Eigen::Matrix<double, Jacobian::ColsAtCompileTime, Jacobian::RowsAtCompileTime> Bt_;
+  Eigen::ColPivHouseholderQR<decltype(Bt_)> qr_;
+  U y_, Qty_, w_;
+  Vector Pg_, c_;
   Vector gamma_, verr_;
   PositionErrors perr_;
   U du_;
-  Q dq_, qTrial_;
+  Q dq_, qStart_;
+  PositionErrors perrStart_;
+  // Gp Gp^T and with the damping added (mp x mp), for damped steps.
+  Eigen::Matrix<double, PositionErrors::RowsAtCompileTime, PositionErrors::RowsAtCompileTime> GGt_, damped_;
+  Eigen::LDLT<decltype(damped_)> ldlt_;
   // G's holonomic rows (mp x nu).
   Eigen::Matrix<double, PositionErrors::RowsAtCompileTime, Jacobian::ColsAtCompileTime> Gp_;
   Eigen::LLT<MassMatrix> llt_;
-  Eigen::CompleteOrthogonalDecomposition<decltype(A_)> cod_;
   Eigen::CompleteOrthogonalDecomposition<decltype(Gp_)> codG_;
   Eigen::CompleteOrthogonalDecomposition<Jacobian> codV_;
   int rank_ = 0;
