@@ -95,6 +95,11 @@ class ConstraintSolver {
     model_.massMatrix(q, M_);
     model_.constraintJacobian(q, G_);
     model_.constraintBias(q, u, gamma_);
+    if (gamma_.size() == 0) {  // no rows (only Free cuts): the tree's own motion
+      rank_ = 0;
+      lambda = Vector::Zero(0);
+      return;
+    }
     if (settings_.baumgarteTimeConstant > 0) stabilize(q, u);
     maskDisabled(G_, &gamma_);
     llt_.compute(M_);
