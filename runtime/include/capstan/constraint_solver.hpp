@@ -40,6 +40,7 @@
 #include <Eigen/QR>
 
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -131,10 +132,10 @@ class ConstraintSolver {
       if (iteration == settings_.maxIterations) {
         Eigen::Index worst = 0;
         perr_.cwiseAbs().maxCoeff(&worst);
-        throw ProjectionFailure("no configuration satisfies the position constraints within " +
-                                std::to_string(settings_.tolerance) + " after " + std::to_string(iteration) +
-                                " Gauss-Newton steps: row " + std::to_string(worst) + " is still off by " +
-                                std::to_string(perr_[worst]));
+        std::ostringstream message;  // not std::to_string: it prints a 1e-10 tolerance as 0.000000
+        message << "no configuration satisfies the position constraints within " << settings_.tolerance << " after "
+                << iteration << " Gauss-Newton steps: row " << worst << " is still off by " << perr_[worst];
+        throw ProjectionFailure(message.str());
       }
       model_.constraintJacobian(q, G_);
       maskDisabled(G_);
