@@ -166,11 +166,12 @@ void compareContact(const Mechanism<double>& model, const capstan::Constraint<do
     CHECK(multiplierError < kAgreement);
     worst.multiplier = std::max(worst.multiplier, multiplierError);
     const Vec3<double> l(c.rolling ? lambda[1] : 0.0, c.rolling ? lambda[2] : 0.0, lambda[0]);
-    const double forceError = relativeError(Vec3<double>(-(C.R_WC * l)), fromSimbody(contact.findForceOnSphereBInG(state)));
+    const double forceError =
+        relativeError(Vec3<double>(-(C.R_WC * l)), fromSimbody(contact.findForceOnSphereBInG(state)));
     CHECK(forceError < kAgreement);
     worst.force = std::max(worst.force, forceError);
-    worst.bodyForces = std::max(worst.bodyForces,
-                                compareBodyForces(simbody, contact, capstan::constraintBodyForces(model, rows, lambda)));
+    worst.bodyForces = std::max(
+        worst.bodyForces, compareBodyForces(simbody, contact, capstan::constraintBodyForces(model, rows, lambda)));
     ++worst.states;
   }
 }
@@ -297,8 +298,9 @@ TEST_CASE("Ball and Weld cuts against Constraint::Ball and Constraint::Weld on r
       // redundant, and then the multipliers are not unique).
       Mechanism<double> model = randomTree(rng, 7);
       const bool independent = trial % 2 == 0;
-      int bodyM = model.addBody(randomBody(rng, "floater"),
-                                randomJoint(rng, JointType::Free, std::uniform_int_distribution<int>(-1, 6)(rng), "free"));
+      int bodyM =
+          model.addBody(randomBody(rng, "floater"),
+                        randomJoint(rng, JointType::Free, std::uniform_int_distribution<int>(-1, 6)(rng), "free"));
       const int bodyF = std::uniform_int_distribution<int>(-1, 6)(rng);
       if (!independent) {
         do bodyM = std::uniform_int_distribution<int>(0, 6)(rng);
@@ -345,8 +347,8 @@ TEST_CASE("Ball and Weld cuts against Constraint::Ball and Constraint::Weld on r
       worstUdot = std::max(worstUdot, udotError);
       if (independent) {
         REQUIRE(solver.rank() == rows.G.rows());
-        worstForces = std::max(worstForces,
-                               compareBodyForces(simbody, constraint, capstan::constraintBodyForces(model, rows, lambda)));
+        worstForces = std::max(
+            worstForces, compareBodyForces(simbody, constraint, capstan::constraintBodyForces(model, rows, lambda)));
       }
       ++states;
     }

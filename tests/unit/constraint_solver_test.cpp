@@ -70,8 +70,9 @@ FourBar fourBar(double theta) {
   }
   Joint<double> axes;
   axes.axis = Vec3<double>::UnitZ();
-  out.cut = cutJoint(JointType::Revolute, {-1, Transform<double>(Mat3<double>::Identity(), Vec3<double>(kGround, 0, 0))},
-                     {2, Transform<double>(Mat3<double>::Identity(), Vec3<double>(kRocker, 0, 0))}, axes);
+  out.cut =
+      cutJoint(JointType::Revolute, {-1, Transform<double>(Mat3<double>::Identity(), Vec3<double>(kGround, 0, 0))},
+               {2, Transform<double>(Mat3<double>::Identity(), Vec3<double>(kRocker, 0, 0))}, axes);
   // Assembly by hand: B = a (cos, sin) theta; C where the circles about B
   // (radius b) and D (radius c) meet, above the ground line.
   const Eigen::Vector2d B(kCrank * std::cos(theta), kCrank * std::sin(theta)), D(kGround, 0);
@@ -133,8 +134,8 @@ TEST_CASE("disabling every constraint gives the tree's udot; disabling one gives
     Mechanism<double> model = randomTree(rng, 7);
     const int floater =
         model.addBody(randomBody(rng, "floater"), randomJoint(rng, JointType::Free, 3, "floating"));
-    const Constraint<double> ball =
-        cutJoint(JointType::Ball, {1, randomTransform(rng, 0.5)}, {floater, randomTransform(rng, 0.5)}, Joint<double>{});
+    const Constraint<double> ball = cutJoint(JointType::Ball, {1, randomTransform(rng, 0.5)},
+                                             {floater, randomTransform(rng, 0.5)}, Joint<double>{});
     const Constraint<double> rolling =
         sphereContact({-1, randomTransform(rng, 0.5)}, 0.3, {floater, randomTransform(rng, 0.5)}, 0.2, true);
     ConstrainedMechanism both(model, {ball, rolling}), ballOnly(model, {ball}), rollingOnly(model, {rolling});
@@ -370,14 +371,14 @@ TEST_CASE("projection with quaternions: a random tree with a Ball cut and a roll
     const Transform<double> X_FB = randomTransform(rng, 0.5);
     const Vec3<double> p_WP = data.X_WB[4] * X_FB.p;
     const Transform<double> X_WB = data.X_WB[static_cast<std::size_t>(floater)];
-    const Constraint<double> ball = cutJoint(JointType::Ball, {4, X_FB},
-                                             {floater, Transform<double>(Mat3<double>::Identity(), X_WB.inverse() * p_WP)},
-                                             Joint<double>{});
+    const Constraint<double> ball =
+        cutJoint(JointType::Ball, {4, X_FB},
+                 {floater, Transform<double>(Mat3<double>::Identity(), X_WB.inverse() * p_WP)}, Joint<double>{});
     const Vec3<double> p_WSf(0.2, -0.4, 0.3), n = capstan::testing::randomUnitVector(rng);
-    const Constraint<double> contact =
-        sphereContact({-1, Transform<double>(Mat3<double>::Identity(), p_WSf)}, 0.4,
-                      {floater, Transform<double>(Mat3<double>::Identity(), X_WB.inverse() * Vec3<double>(p_WSf + 0.7 * n))},
-                      0.3, true);
+    const Constraint<double> contact = sphereContact(
+        {-1, Transform<double>(Mat3<double>::Identity(), p_WSf)}, 0.4,
+        {floater, Transform<double>(Mat3<double>::Identity(), X_WB.inverse() * Vec3<double>(p_WSf + 0.7 * n))}, 0.3,
+        true);
     ConstrainedMechanism mech(model, {ball, contact});
     Solver solver(mech, mech.rowRanges());
     REQUIRE(solver.positionError(q) < kRoundoff);

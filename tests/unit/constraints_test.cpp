@@ -36,7 +36,6 @@ using capstan::testing::randomJoint;
 using capstan::testing::randomTransform;
 using capstan::testing::randomTree;
 using capstan::testing::randomUnitVector;
-using capstan::testing::randomVector;
 using capstan::testing::randomVectorX;
 using capstan::testing::relativeError;
 using capstan::testing::Rng;
@@ -63,7 +62,8 @@ struct Kind {
 
 std::vector<Kind> allKinds() {
   std::vector<Kind> kinds;
-  for (JointType type : kAllJointTypes) kinds.push_back({std::string("cut ") + jointTypeName(type), false, type, false});
+  for (JointType type : kAllJointTypes)
+    kinds.push_back({std::string("cut ") + jointTypeName(type), false, type, false});
   kinds.push_back({"sphere contact", true, JointType::Weld, false});
   kinds.push_back({"rolling sphere contact", true, JointType::Weld, true});
   return kinds;
@@ -264,7 +264,8 @@ TEST_CASE("gamma: d/dt phi_v = G udot - gamma along q' = N u, u' = udot (rolling
       qdotFromU(s.model, q, u, qdot);
       const VectorX<double> qp = q + kDifferenceStep * qdot, qm = q - kDifferenceStep * qdot;
       const VectorX<double> up = u + kDifferenceStep * udot, um = u - kDifferenceStep * udot;
-      VectorX<double> rate = (mech.rows(qp, up).velocityErrors - mech.rows(qm, um).velocityErrors) / (2 * kDifferenceStep);
+      VectorX<double> rate =
+          (mech.rows(qp, up).velocityErrors - mech.rows(qm, um).velocityErrors) / (2 * kDifferenceStep);
       if (kind.rolling) {
         // The tangents of this pose, held fixed in F (not recomputed from the
         // moved normal).
@@ -458,7 +459,9 @@ TEST_CASE("known errors of cut joints: zero when the frames coincide, exact afte
         case JointType::Weld: break;
         case JointType::Revolute: allowed.R = axisAngleRotation<double>(j.axis, angle); break;
         case JointType::Prismatic: allowed.p = slide * j.axis; break;
-        case JointType::Cylindrical: allowed = Transform<double>(axisAngleRotation<double>(j.axis, angle), slide * j.axis); break;
+        case JointType::Cylindrical:
+          allowed = Transform<double>(axisAngleRotation<double>(j.axis, angle), slide * j.axis);
+          break;
         case JointType::Universal:
           allowed.R = axisAngleRotation<double>(j.axis_a, angle) * axisAngleRotation<double>(j.axis_b, slide);
           break;
@@ -475,8 +478,10 @@ TEST_CASE("known errors of cut joints: zero when the frames coincide, exact afte
       for (int k = 0; k < 3; ++k) {
         const Vec3<double> e = Vec3<double>::Unit(k);
         const double dw = 0.3, dv = 0.7;
-        const VectorX<double> du = floaterTwist(sat.s, sat.q, F.p, F.R * (dw * e), F.R * (dv * Vec3<double>::Unit((k + 1) % 3)));
-        const VectorX<double> phiv = ConstrainedMechanism(sat.s.model, {cut}).rows(sat.q, VectorX<double>(sat.u + du)).velocityErrors;
+        const VectorX<double> du =
+            floaterTwist(sat.s, sat.q, F.p, F.R * (dw * e), F.R * (dv * Vec3<double>::Unit((k + 1) % 3)));
+        const VectorX<double> phiv =
+            ConstrainedMechanism(sat.s.model, {cut}).rows(sat.q, VectorX<double>(sat.u + du)).velocityErrors;
         for (std::size_t i = 0; i < cut.rows.size(); ++i) {
           const LoopRow& row = cut.rows[i];
           const double expected = row.kind == LoopRowKind::Translation
@@ -581,8 +586,8 @@ TEST_CASE("the contact frame: right-handed, z from Sf to Sb, x and y fixed on F,
   const Constraint<double> coincident =
       sphereContact({-1, Transform<double>(R_WF, Vec3<double>(0.1, 0.2, 0.3))}, 0.3,
                     {-1, Transform<double>(Mat3<double>::Identity(), Vec3<double>(0.1, 0.2, 0.3))}, 0.2, true);
-  const ConstraintRows<double> rows =
-      ConstrainedMechanism(model, {coincident}).rows(randomConfiguration(rng, model), randomVectorX(rng, model.nu, 1.0));
+  const ConstraintRows<double> rows = ConstrainedMechanism(model, {coincident})
+                                          .rows(randomConfiguration(rng, model), randomVectorX(rng, model.nu, 1.0));
   CHECK(rows.G.allFinite());
   CHECK(rows.gamma.allFinite());
   CHECK(std::abs(rows.positionErrors[0] + 0.5) < kRoundoff);
@@ -744,7 +749,8 @@ BallOnSphere ballOnSphere(double m, double rb, const Vec3<double>& center) {
   Joint<double> free;
   free.name = "free";
   free.type = JointType::Free;
-  out.model.addBody(Body<double>{"ball", m, Vec3<double>::Zero(), Mat3<double>::Identity() * (0.4 * m * rb * rb)}, free);
+  out.model.addBody(Body<double>{"ball", m, Vec3<double>::Zero(), Mat3<double>::Identity() * (0.4 * m * rb * rb)},
+                    free);
   out.q = neutralConfiguration(out.model);
   out.q.segment<3>(4) = center;
   out.u = VectorX<double>::Zero(out.model.nu);
@@ -765,7 +771,8 @@ TEST_CASE("static equilibrium: a ball resting on top of a fixed sphere is held b
     if (rolling) CHECK(infinityNorm(lambda.tail<2>()) < kRoundoff);
     // The support force on the ball: up, its weight.
     const ConstraintRows<double> rows = mech.rows(ball.q, ball.u);
-    const Vec3<double> f_B = -(rows.contacts[0].R_WC * Vec3<double>(rolling ? lambda[1] : 0.0, rolling ? lambda[2] : 0.0, lambda[0]));
+    const Vec3<double> f_B =
+        -(rows.contacts[0].R_WC * Vec3<double>(rolling ? lambda[1] : 0.0, rolling ? lambda[2] : 0.0, lambda[0]));
     CHECK(relativeError(f_B, Vec3<double>(0, m * kG, 0)) < kRoundoff);
   }
 }
@@ -793,12 +800,15 @@ TEST_CASE("static equilibrium off the top: a ball at angle theta slides at g sin
     const ConstraintRows<double> rows = mech.rows(ball.q, ball.u);
     const Vec3<double> l(rolling ? lambda[1] : 0.0, rolling ? lambda[2] : 0.0, lambda[0]);
     const Vec3<double> f_B = -(rows.contacts[0].R_WC * l);
-    const Vec3<double> friction = rolling ? Vec3<double>(-2.0 / 7.0 * m * kG * std::sin(theta) * e) : Vec3<double>::Zero();
+    const Vec3<double> friction =
+        rolling ? Vec3<double>(-2.0 / 7.0 * m * kG * std::sin(theta) * e) : Vec3<double>::Zero();
     CHECK(relativeError(f_B, Vec3<double>(m * kG * std::cos(theta) * n + friction)) < kRoundoff);
   }
 }
 
-TEST_CASE("static equilibrium: a horizontal rod pinned at one end and held by a Ball cut at the other carries half its weight there") {
+TEST_CASE(
+    "static equilibrium: a horizontal rod pinned at one end and held by a Ball cut at the other carries half its "
+    "weight there") {
   // Rod along x, length L, hinged about z at World's origin (a tree
   // Revolute), its far end held by a Ball cut to World. Only the vertical
   // row can act on the one dof (rank 1): lambda = (0, -m g / 2, 0), and the
@@ -823,7 +833,8 @@ TEST_CASE("static equilibrium: a horizontal rod pinned at one end and held by a 
   CHECK(std::abs(udot[0]) < kRoundoff);
   CHECK(relativeError(lambda, Vec3<double>(0, -m * kG / 2, 0)) < kRoundoff);
   const std::vector<Vec6<double>> forces = constraintBodyForces(model, mech.rows(q, u), lambda);
-  const Vec6<double> expected = spatialVector<double>(Vec3<double>(0, 0, m * kG * L / 2), Vec3<double>(0, m * kG / 2, 0));
+  const Vec6<double> expected =
+      spatialVector<double>(Vec3<double>(0, 0, m * kG * L / 2), Vec3<double>(0, m * kG / 2, 0));
   CHECK(relativeError(forces[0], expected) < kRoundoff);
 }
 
