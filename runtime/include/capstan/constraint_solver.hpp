@@ -57,8 +57,8 @@
 namespace capstan {
 
 struct ConstraintSettings {
-  double baumgarteTimeConstant = 0.0;  // s; > 0: Baumgarte stabilization (then projection is usually off)
-  bool project = true;                 // coordinate projection after each step
+  double baumgarteTimeConstant = 0.0;  // s; > 0: Baumgarte stabilization (the caller then usually
+                                       // stops projecting after each step)
   double tolerance = 1e-10;            // projection: max |phi_p| (m, or rad) and |phi_v| left
   int maxIterations = 25;              // projection: Gauss-Newton steps
   double rankThreshold = 1e-10;        // relative pivot below which a row counts as dependent
@@ -94,7 +94,8 @@ class ConstraintSolver {
 
   ConstraintSettings& settings() { return settings_; }
   // Disabled constraints exert no force and are not projected (Simbody's
-  // Constraint::disable); their errors are still reported.
+  // Constraint::disable); the model's functions still compute their errors,
+  // which positionError() and the projection leave out.
   void enable(std::size_t constraint, bool on = true) { enabled_.at(constraint) = on; }
   bool enabled(std::size_t constraint) const { return enabled_.at(constraint); }
   // Independent rows in the last accelerations() (< rows(): redundant).
@@ -113,6 +114,11 @@ class ConstraintSolver {
     model_.massMatrix(q, M_);
     model_.constraintJacobian(q, G_);
     model_.constraintBias(q, u, gamma_);
+    if (gamma_.size() == 0) {  // no rows (only Free cuts): the tree's own motion
+      rank_ = 0;
+      lambda = Vector::Zero(0);
+      return;
+    }
     if (settings_.baumgarteTimeConstant > 0) stabilize(q, u);
     maskDisabled(G_, &gamma_);
     llt_.compute(M_);
