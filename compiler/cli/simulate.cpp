@@ -101,11 +101,12 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   const std::string loopSource = readFile(support / "capstan_sim_loop.hpp");
   if (driverSource.empty() || loopSource.empty()) fail("cannot read the driver sources in `" + support.string() + "`");
   // The runtime headers the driver includes (the integrators; the bushing's
-  // gimbal-lock message and what it includes).
+  // gimbal-lock message and what it includes; the constraint solver and its
+  // factorizations).
   const fs::path runtime = runtimeIncludeDir();
   std::vector<std::pair<std::string, std::string>> runtimeSources;
   for (const char* header : {"capstan/integrators.hpp", "capstan/force_elements.hpp", "capstan/spatial.hpp",
-                             "capstan/constraint_solver.hpp"}) {
+                             "capstan/constraint_solver.hpp", "capstan/dense.hpp"}) {
     runtimeSources.emplace_back(header, readFile(runtime / header));
     if (runtimeSources.back().second.empty()) {
       fail("cannot read the runtime's `" + std::string(header) + "` in `" + runtime.string() + "`");
@@ -740,6 +741,9 @@ int eval(const Options& opts) {
   const auto loaded = load(opts);
   if (!loaded) return 1;
   const codegen::ModelLayout layout = layoutOrExit(opts, *loaded);
+  if (opts.derivatives && layout.constraintRows > 0)
+    fail("`--derivatives` gives the derivatives of the tree's forward dynamics (forwardDynamicsDerivatives); "
+         "the model has constraints, and the derivatives of the constrained accelerations are not available yet");
   EvalState st = resolveState(opts, *loaded, layout);
   // Compiled for the interpreter; for generated code, it checks headers and
   // calls with located errors before the driver is built, and locates a

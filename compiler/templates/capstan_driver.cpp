@@ -159,6 +159,7 @@ struct ProjectionStopped {
 struct MechanicalModel {
   using VectorQ = Model::Q;
   using VectorU = Model::U;
+  explicit MechanicalModel(const Model& m) : model(m) {}
   const Model& model;
   int nq() const { return Model::nq; }
   int nu() const { return Model::nu; }
@@ -289,7 +290,7 @@ int simulate(Model& model, int argc, char** argv) {
   Model::Q q;
   Model::U u;
   model.initialState(q, u);
-  MechanicalModel system{model, {}};
+  MechanicalModel system(model);
 #ifdef CAPSTAN_CONSTRAINTS
   capstan::ConstraintSettings settings;
   if (baumgarte > 0) settings.baumgarteTimeConstant = baumgarte;

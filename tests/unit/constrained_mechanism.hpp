@@ -53,6 +53,7 @@ class ConstrainedMechanism {
   const std::vector<Constraint<double>>& constraints() const { return constraints_; }
   std::vector<ConstraintRowRange> rowRanges() const { return constraintRowRanges(constraints_); }
   VectorX<double>& tau() { return tau_; }  // (nu) applied joint forces
+  const VectorX<double>& tau() const { return tau_; }
 
   // Every row at (q, u).
   ConstraintRows<double> rows(const Q& q, const U& u) const {

@@ -399,6 +399,53 @@ TEST_CASE("projection with quaternions: a random tree with a Ball cut and a roll
   CHECK(projected == 8);
 }
 
+// The adapter with bias() and appliedForces(), as generated classes have:
+// accelerations() then starts from M's Cholesky factor and tau - C instead
+// of calling forwardDynamics.
+class SplitDynamicsMechanism : public ConstrainedMechanism {
+ public:
+  using ConstrainedMechanism::ConstrainedMechanism;
+  void bias(const Q& q, const U& u, U& C) const { C = nonlinearEffects(model(), biasData_, q, u); }
+  void appliedForces(double /*t*/, const Q& /*q*/, const U& /*u*/, U& out) const { out = tau(); }
+  // Counted, to show that accelerations() does without it.
+  void forwardDynamics(double t, const Q& q, const U& u, U& udot) const {
+    ++forwardDynamicsCalls;
+    ConstrainedMechanism::forwardDynamics(t, q, u, udot);
+  }
+  mutable int forwardDynamicsCalls = 0;
+
+ private:
+  mutable Data<double> biasData_{model()};
+};
+
+TEST_CASE("accelerations from bias and applied forces equal those from forwardDynamics") {
+  // Random trees with a Ball cut and a rolling contact, off the constraints
+  // (so gamma carries velocity terms) and with applied joint forces.
+  Rng rng(407);
+  for (int trial = 0; trial < 8; ++trial) {
+    CAPTURE(trial);
+    Mechanism<double> model = randomTree(rng, 7);
+    const int floater = model.addBody(randomBody(rng, "floater"), randomJoint(rng, JointType::Free, 2, "floating"));
+    const Constraint<double> ball =
+        cutJoint(JointType::Ball, {4, randomTransform(rng, 0.5)}, {floater, randomTransform(rng, 0.5)}, Joint<double>{});
+    const Constraint<double> contact =
+        sphereContact({-1, randomTransform(rng, 0.5)}, 0.4, {floater, randomTransform(rng, 0.5)}, 0.3, true);
+    ConstrainedMechanism whole(model, {ball, contact});
+    SplitDynamicsMechanism split(model, {ball, contact});
+    whole.tau() = split.tau() = randomVectorX(rng, model.nu, 3.0);
+    Solver a(whole, whole.rowRanges());
+    ConstraintSolver<SplitDynamicsMechanism> b(split, split.rowRanges());
+    const VectorX<double> q = randomConfiguration(rng, model), u = randomVectorX(rng, model.nu, 1.0);
+    VectorX<double> udotA, udotB, lambdaA, lambdaB;
+    a.accelerations(0.0, q, u, udotA, lambdaA);
+    b.accelerations(0.0, q, u, udotB, lambdaB);
+    CHECK(split.forwardDynamicsCalls == 0);
+    REQUIRE(a.rank() == b.rank());
+    CHECK(relativeError(udotB, udotA) < kRoundoff);
+    if (a.rank() == a.rowCount()) CHECK(relativeError(lambdaB, lambdaA) < kRoundoff);
+  }
+}
+
 TEST_CASE("velocity projection of the four-bar: G u = 0 by the minimum-norm change") {
   Rng rng(407);
   const FourBar bar = fourBar(1.4);

@@ -30,9 +30,16 @@
 //
 // Projection: q by Gauss-Newton steps of minimum norm in u-space,
 //   du = -Gp^+ phi_p(q),  q <- normalize(q + N(q) du),
-// until max |phi_p| <= tolerance; then u <- u - G^+ phi_v (exact: phi_v is
-// linear in u). Started from the model's q0 this is the initial assembly: the
-// nearest configuration (to first order) satisfying the position constraints.
+// until max |phi_p| <= tolerance (damped where a full step does not reduce
+// the error: projectPositions); then u <- u - G^+ phi_v (exact: phi_v is
+// linear in u). The pseudo-inverses come from the same pivoted QR, of
+// Gp^T and G^T. Started from the model's q0 this is the initial assembly:
+// the nearest configuration (to first order) satisfying the position
+// constraints.
+//
+// The factorizations are dense.hpp's plain loops, not Eigen's: they never
+// allocate and take a fraction of the compile time (the solver is compiled
+// into every constrained model's driver).
 //
 // The Model interface (a generated class, or an adapter of the interpreter):
 //   types Q, U, MassMatrix, ConstraintVector (rows), PositionErrors
@@ -40,12 +47,14 @@
 //   forwardDynamics(t, q, u, udot), massMatrix(q, M), qdot(q, u, qd),
 //   normalizeQuaternions(q), constraintPositionErrors(q, e),
 //   constraintVelocityErrors(q, u, e), constraintJacobian(q, G),
-//   constraintBias(q, u, gamma).
+//   constraintBias(q, u, gamma); optionally bias(q, u, C) and
+//   appliedForces(t, q, u, tau), with forwardDynamics = M^-1 (tau - C):
+//   accelerations() then uses them instead of forwardDynamics.
 #pragma once
 
-#include <Eigen/Cholesky>
 #include <Eigen/Core>
-#include <Eigen/QR>
+
+#include "capstan/dense.hpp"
 
 #include <cmath>
 #include <algorithm>
@@ -102,46 +111,32 @@ class ConstraintSolver {
   int rank() const { return rank_; }
   int rowCount() const { return static_cast<int>(gamma_.size()); }
 
-  // udot and lambda at (t, q, u).
+  // udot and lambda at (t, q, u). A model with bias() and appliedForces()
+  // (a generated class: its forwardDynamics is M^-1 of their difference)
+  // gives y0 = L^T udot0 = L^-1 (tau - C) from the Cholesky factor the solve
+  // needs anyway, without forwardDynamics factoring M (or running the
+  // articulated-body passes) a second time.
   void accelerations(double t, const Q& q, const U& u, U& udot, Vector& lambda) {
-    model_.forwardDynamics(t, q, u, udot);
-    correct(q, u, udot, lambda);
+    if constexpr (kSplitDynamics) {
+      model_.appliedForces(t, q, u, y_);
+      model_.bias(q, u, w_);
+      y_ -= w_;
+      factorMassMatrix(q);
+      dense::solveLower(L_, y_);  // y0 = L^-1 (tau - C)
+      solve(q, u, udot, lambda);
+    } else {
+      model_.forwardDynamics(t, q, u, udot);
+      correct(q, u, udot, lambda);
+    }
   }
 
   // The same from the unconstrained accelerations udot (in: M^-1 (tau - C)
   // with whatever forces the caller applied; out: constrained).
   void correct(const Q& q, const U& u, U& udot, Vector& lambda) {
-    model_.massMatrix(q, M_);
-    model_.constraintJacobian(q, G_);
-    model_.constraintBias(q, u, gamma_);
-    if (gamma_.size() == 0) {  // no rows (only Free cuts): the tree's own motion
-      rank_ = 0;
-      lambda = Vector::Zero(0);
-      return;
-    }
-    if (settings_.baumgarteTimeConstant > 0) stabilize(q, u);
-    maskDisabled(G_, &gamma_);
-    llt_.compute(M_);
-    Bt_ = G_.transpose();
-    llt_.matrixL().solveInPlace(Bt_);  // B^T = L^-1 G^T
-    qr_.setThreshold(settings_.rankThreshold);
-    qr_.compute(Bt_);
-    const Eigen::Index k = qr_.rank();
-    rank_ = static_cast<int>(k);
-    y_ = llt_.matrixU() * udot;  // y0 = L^T udot0
-    Qty_ = qr_.householderQ().transpose() * y_;
-    Pg_ = qr_.colsPermutation().transpose() * gamma_;
-    const auto R11 = qr_.matrixR().topLeftCorner(k, k).template triangularView<Eigen::Upper>();
-    c_ = Pg_;
-    R11.transpose().solveInPlace(c_.head(k));
-    c_.head(k) = Qty_.head(k) - c_.head(k);
-    w_.setZero(y_.size());
-    w_.head(k) = c_.head(k);
-    y_ -= qr_.householderQ() * w_;
-    udot = llt_.matrixU().solve(y_);  // L^-T y
-    R11.solveInPlace(c_.head(k));
-    c_.tail(c_.size() - k).setZero();
-    lambda = qr_.colsPermutation() * c_;
+    factorMassMatrix(q);
+    y_ = udot;
+    dense::multiplyLowerTransposed(L_, y_);  // y0 = L^T udot0
+    solve(q, u, udot, lambda);
   }
 
   // The largest |phi_p| of the enabled constraints at q.
@@ -186,9 +181,12 @@ class ConstraintSolver {
         return perr_.norm() < norm;
       };
       if (mu == 0.0) {
-        codG_.setThreshold(settings_.rankThreshold);
-        codG_.compute(Gp_);
-        du_ = codG_.solve(PositionErrors(-perrStart_));
+        Gpt_ = Gp_.transpose();
+        qrP_.compute(Gpt_, settings_.rankThreshold);
+        du_.resize(Gpt_.rows());
+        perrStart_ = -perrStart_;
+        qrP_.solveTransposedMinimumNorm(perrStart_, du_);  // du = -Gp^+ phi_p
+        perrStart_ = -perrStart_;
         if (tryStep()) continue;
       }
       GGt_ = Gp_ * Gp_.transpose();
@@ -197,8 +195,11 @@ class ConstraintSolver {
       for (int damping = 0;; ++damping) {
         damped_ = GGt_;
         damped_.diagonal().array() += mu;
-        ldlt_.compute(damped_);
-        du_ = -Gp_.transpose() * ldlt_.solve(perrStart_);
+        dense::cholesky(damped_);  // positive definite: mu > 0
+        x_ = perrStart_;
+        dense::solveLower(damped_, x_);
+        dense::solveLowerTransposed(damped_, x_);
+        du_ = -(Gp_.transpose() * x_);
         if (tryStep()) {
           mu = mu > 1e-6 * scale ? mu / 4 : 0.0;  // back to Gauss-Newton once damping is negligible
           break;
@@ -220,9 +221,11 @@ class ConstraintSolver {
     if (!(verr_.size() > 0 && verr_.cwiseAbs().maxCoeff() > settings_.tolerance)) return;
     model_.constraintJacobian(q, G_);
     maskDisabled(G_);
-    codV_.setThreshold(settings_.rankThreshold);
-    codV_.compute(G_);
-    u -= codV_.solve(verr_);
+    Bt_ = G_.transpose();
+    qr_.compute(Bt_, settings_.rankThreshold);
+    du_.resize(Bt_.rows());
+    qr_.solveTransposedMinimumNorm(verr_, du_);  // G^+ phi_v
+    u -= du_;
   }
 
   // Both, then the quaternions normalized: after each step and at assembly.
@@ -233,6 +236,51 @@ class ConstraintSolver {
   }
 
  private:
+  static constexpr bool kSplitDynamics = requires(const Model& m, double t, const Q& q, const U& u, U& out) {
+    m.appliedForces(t, q, u, out);
+    m.bias(q, u, out);
+  };
+
+  void factorMassMatrix(const Q& q) {
+    model_.massMatrix(q, L_);
+    if (!dense::cholesky(L_)) throw std::runtime_error("the mass matrix is not positive definite");
+  }
+
+  // udot and lambda from y_ = y0 = L^T udot0, with M's factor in L_.
+  void solve(const Q& q, const U& u, U& udot, Vector& lambda) {
+    model_.constraintJacobian(q, G_);
+    model_.constraintBias(q, u, gamma_);
+    if (gamma_.size() == 0) {  // no rows (only Free cuts): the tree's own motion
+      rank_ = 0;
+      lambda = Vector::Zero(0);
+      udot = y_;
+      dense::solveLowerTransposed(L_, udot);
+      return;
+    }
+    if (settings_.baumgarteTimeConstant > 0) stabilize(q, u);
+    maskDisabled(G_, &gamma_);
+    Bt_ = G_.transpose();
+    dense::solveLowerColumns(L_, Bt_);  // B^T = L^-1 G^T
+    qr_.compute(Bt_, settings_.rankThreshold);
+    const int k = rank_ = qr_.rank();
+    // c = Q_k^T y0 - R11^-T (P^T gamma)_k, y = y0 - Q_k c.
+    w_ = y_;
+    qr_.applyQTransposed(w_);
+    c_.resize(gamma_.size());
+    for (int i = 0; i < k; ++i) c_[i] = gamma_[qr_.permutation(i)];
+    qr_.solveRTransposed(c_, k);
+    for (Eigen::Index i = 0; i < w_.size(); ++i) w_[i] = i < k ? w_[i] - c_[i] : 0.0;
+    for (int i = 0; i < k; ++i) c_[i] = w_[i];
+    qr_.applyQ(w_);
+    y_ -= w_;
+    udot = y_;
+    dense::solveLowerTransposed(L_, udot);  // L^-T y
+    // P^T lambda = (R11^-1 c, 0).
+    qr_.solveR(c_, k);
+    lambda.setZero(gamma_.size());
+    for (int i = 0; i < k; ++i) lambda[qr_.permutation(i)] = c_[i];
+  }
+
   // The failure at the current perr_: its largest entry, and why.
   ProjectionFailure stuck(const std::string& where) const {
     Eigen::Index worst = 0;
@@ -280,27 +328,24 @@ class ConstraintSolver {
   std::vector<ConstraintRowRange> rows_;
   std::vector<bool> enabled_;
   ConstraintSettings settings_;
-  MassMatrix M_;
+  MassMatrix L_;  // M, then its Cholesky factor (lower triangle)
   Jacobian G_;
-  // B^T = L^-1 G^T (nu x rows) and its pivoted QR; y, Q^T y and Q_k c (nu);
-  // P^T gamma and c, then P^T lambda (rows).
+  // B^T = L^-1 G^T, or G^T (nu x rows), and its pivoted QR; y, Q^T y and
+  // Q_k c (nu); c, then R11^-1 c (rows).
   Eigen::Matrix<double, Jacobian::ColsAtCompileTime, Jacobian::RowsAtCompileTime> Bt_;
-  Eigen::ColPivHouseholderQR<decltype(Bt_)> qr_;
-  U y_, Qty_, w_;
-  Vector Pg_, c_;
-  Vector gamma_, verr_;
+  dense::PivotedQR<decltype(Bt_)> qr_;
+  U y_, w_;
+  Vector gamma_, verr_, c_;
   PositionErrors perr_;
+  // G's holonomic rows (mp x nu), transposed, and its pivoted QR.
+  Eigen::Matrix<double, PositionErrors::RowsAtCompileTime, Jacobian::ColsAtCompileTime> Gp_;
+  Eigen::Matrix<double, Jacobian::ColsAtCompileTime, PositionErrors::RowsAtCompileTime> Gpt_;
+  dense::PivotedQR<decltype(Gpt_)> qrP_;
   U du_;
   Q dq_, qStart_;
-  PositionErrors perrStart_;
+  PositionErrors perrStart_, x_;
   // Gp Gp^T and with the damping added (mp x mp), for damped steps.
   Eigen::Matrix<double, PositionErrors::RowsAtCompileTime, PositionErrors::RowsAtCompileTime> GGt_, damped_;
-  Eigen::LDLT<decltype(damped_)> ldlt_;
-  // G's holonomic rows (mp x nu).
-  Eigen::Matrix<double, PositionErrors::RowsAtCompileTime, Jacobian::ColsAtCompileTime> Gp_;
-  Eigen::LLT<MassMatrix> llt_;
-  Eigen::CompleteOrthogonalDecomposition<decltype(Gp_)> codG_;
-  Eigen::CompleteOrthogonalDecomposition<Jacobian> codV_;
   int rank_ = 0;
 };
 
