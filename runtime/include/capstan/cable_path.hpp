@@ -12,7 +12,10 @@
 //   cable/path.hpp    solveForInitialCablePath, updateCablePath
 //   cable/forces.hpp  segment tensions (capstan friction), applyBodyForces,
 //                     calcCablePower, cableSpring
+//   cable/model.hpp   a model's cable: path, springs and the forces on its
+//                     bodies, as generated code and the interpreter use it
 #include <capstan/cable/forces.hpp>
+#include <capstan/cable/model.hpp>
 #include <capstan/cable/path.hpp>
 #include <capstan/cable/solver.hpp>
 #include <capstan/cable/types.hpp>
