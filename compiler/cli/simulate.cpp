@@ -105,8 +105,19 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   // factorizations).
   const fs::path runtime = runtimeIncludeDir();
   std::vector<std::pair<std::string, std::string>> runtimeSources;
-  for (const char* header : {"capstan/integrators.hpp", "capstan/force_elements.hpp", "capstan/spatial.hpp",
-                             "capstan/constraint_solver.hpp", "capstan/dense.hpp"}) {
+  std::vector<std::string> headers = {"capstan/integrators.hpp", "capstan/force_elements.hpp", "capstan/spatial.hpp",
+                                      "capstan/constraint_solver.hpp", "capstan/dense.hpp"};
+  // A model with cables calls the cable-path solver (capstan/cable/model.hpp):
+  // every runtime header, which is what that solver includes.
+  if (g.header.find("<capstan/cable/model.hpp>") != std::string::npos) {
+    headers.clear();
+    std::error_code walk;
+    for (fs::recursive_directory_iterator it(runtime / "capstan", walk), end; !walk && it != end; it.increment(walk))
+      if (it->is_regular_file(walk) && it->path().extension() == ".hpp")
+        headers.push_back(fs::relative(it->path(), runtime, walk).generic_string());
+    std::sort(headers.begin(), headers.end());
+  }
+  for (const std::string& header : headers) {
     runtimeSources.emplace_back(header, readFile(runtime / header));
     if (runtimeSources.back().second.empty()) {
       fail("cannot read the runtime's `" + std::string(header) + "` in `" + runtime.string() + "`");
@@ -142,7 +153,10 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   put(dir / g.fileName, g.header);
   put(dir / "capstan_driver.cpp", driverSource);
   put(dir / "capstan_sim_loop.hpp", loopSource);
-  for (const auto& [header, text] : runtimeSources) put(dir / header, text);
+  for (const auto& [header, text] : runtimeSources) {
+    fs::create_directories((dir / header).parent_path(), ec);
+    put(dir / header, text);
+  }
   const fs::path tmp = dir / ("driver.tmp" + std::to_string(getpid()));
   const fs::path logFile = dir / ("build.log" + std::to_string(getpid()));
   std::vector<std::string> argv = {cxx()};
@@ -263,6 +277,8 @@ struct InterpretedSystem {
       ud = model.forwardDynamics(t, q, u);
     } catch (const codegen::GimbalLock& e) {
       throw StoppedByModel{capstan::gimbalLockMessage(e.element->name, e.pitch, t)};
+    } catch (const codegen::CableFailed& e) {
+      throw StoppedByModel{e.what()};
     }
     if (solver) solver->correct(q, u, ud, lambda);
     if (!nonFinite && !ud.allFinite() && q.allFinite() && u.allFinite()) nonFinite = nonFiniteForceLaw(model, t, q, u);
@@ -330,6 +346,11 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
   out.text("time", 4);
   for (const auto& n : names) out.text(n.data(), n.size());
   for (const auto& o : layout.outputs) out.text(o.name.data(), o.name.size());
+  for (const auto& c : layout.cables)
+    for (const char* what : {".length", ".length_dot", ".tension"}) {
+      const std::string column = c.name + what;
+      out.text(column.data(), column.size());
+    }
   out.text("kinetic_energy", 14);
   out.text("potential_energy", 16);
   if (opts.constraintErrors) {
@@ -360,6 +381,19 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
           out.number(t);
           for (int i = 0; i < s.size(); ++i) out.number(s[i]);
           for (double o : model.outputs(t, qs, us)) out.number(o);
+          if (!layout.cables.empty()) {
+            std::vector<codegen::CableEvaluation> cables;
+            try {
+              cables = model.cables(t, qs, us);
+            } catch (const codegen::CableFailed& e) {
+              throw StoppedByModel{e.what()};
+            }
+            for (const codegen::CableEvaluation& c : cables) {
+              out.number(c.values.length);
+              out.number(c.values.lengthDot);
+              out.number(c.values.tension);
+            }
+          }
           out.number(model.kineticEnergy(qs, us));
           out.number(model.potentialEnergy(qs));
           if (opts.constraintErrors) constraintErrorValues(layout, model.constraintRows(qs, us), out);
@@ -801,6 +835,31 @@ int eval(const Options& opts) {
         rows["F_A_A" + at] = std::vector<double>(bushings[k].F_A_A.data(), bushings[k].F_A_A.data() + 6);
         rows["F_C_C" + at] = std::vector<double>(bushings[k].F_C_C.data(), bushings[k].F_C_C.data() + 6);
       }
+      std::vector<codegen::CableEvaluation> cables;
+      try {
+        cables = interp.cables(time, q, u);
+      } catch (const codegen::CableFailed& e) {
+        fail(e.what());
+      }
+      for (std::size_t k = 0; k < cables.size(); ++k) {
+        const std::string at = "#" + std::to_string(k);
+        const capstan::cable::ModelCableValues& c = cables[k].values;
+        rows["cable" + at] = {c.length, c.lengthDot, c.tension, c.energy, c.power};
+        std::vector<double>& forces = rows["cable_forces" + at];
+        Eigen::VectorXd tau = Eigen::VectorXd::Zero(layout.nu);
+        for (std::size_t b = 0; b < cables[k].F_Bo_W.size(); ++b) {
+          const capstan::Vec6<double>& F = cables[k].F_Bo_W[b];
+          forces.insert(forces.end(), F.data(), F.data() + 6);
+          tau += interp.frameJacobian(static_cast<int>(b), q).transpose() * F;  // frames 0 .. nb-1 are the bodies
+        }
+        rows["cable_tau" + at] = std::vector<double>(tau.data(), tau.data() + tau.size());
+        for (std::size_t i = 0; i < cables[k].path.obstacles.size(); ++i) {
+          const capstan::cable::ObstacleState& o = cables[k].path.obstacles[i];
+          rows["cable_obstacle#" + std::to_string(layout.cables[k].firstFrame + static_cast<int>(i))] = {
+              o.active ? 1.0 : 0.0, o.P.p_W[0], o.P.p_W[1], o.P.p_W[2], o.Q.p_W[0], o.Q.p_W[1], o.Q.p_W[2],
+              o.arcLength, o.wrapAngle, o.separation};
+        }
+      }
       rows["kinetic_energy"] = {interp.kineticEnergy(q, u)};
       rows["potential_energy"] = {interp.potentialEnergy(q)};
       const Eigen::MatrixXd M = interp.massMatrix(q);
@@ -831,6 +890,8 @@ int eval(const Options& opts) {
       }
       rows["outputs"] = interp.outputs(time, q, u);
       if (opts.derivatives) {
+        if (!layout.cables.empty())
+          fail("`--derivatives` is not available for a model with cables: the cable path solver brings no derivative");
         codegen::DynamicsDerivatives d;
         try {
           d = interp.forwardDynamicsDerivatives(time, q, u);
@@ -854,6 +915,8 @@ int eval(const Options& opts) {
       const Generated g = generate(opts, *loaded, layout);
       // Only a driver for external forces compiles forwardDynamics' overload
       // that takes them (compiler/templates/capstan_driver.cpp).
+      if (opts.derivatives && !layout.cables.empty())
+        fail("`--derivatives` is not available for a model with cables: the cable path solver brings no derivative");
       std::vector<std::string> flags = evalFlags();
       if (!st.externalForces.empty()) flags.push_back("-DCAPSTAN_EXTERNAL_FORCES");
       // And only one for --derivatives calls forwardDynamicsDerivatives,
@@ -868,7 +931,8 @@ int eval(const Options& opts) {
         std::string key;
         ls >> key;
         if (key == "R_WB" || key == "p_WB" || key == "w_WB" || key == "v_WB" || key == "J" || key == "JdotU" ||
-            key == "F_A_A" || key == "F_C_C" || key == "contact_R" || key == "contact_p" || key == "separation") {
+            key == "F_A_A" || key == "F_C_C" || key == "contact_R" || key == "contact_p" || key == "separation" ||
+            key == "cable" || key == "cable_forces" || key == "cable_tau" || key == "cable_obstacle") {
           key += "#" + std::to_string(seen[key]++);
         }
         std::vector<double> v;
@@ -935,6 +999,52 @@ int eval(const Options& opts) {
     bushingsOut[e.name] = {{"F_A_A", rows["F_A_A" + k]}, {"F_C_C", rows["F_C_C" + k]}};
   }
   if (!bushingsOut.empty()) out["bushings"] = bushingsOut;
+  // SPEC section 6 "cables", plus what users inspect of the solved path:
+  // its power, generalized forces and, per obstacle, contact points and
+  // wrap angles (docs/user-guide.md#cables).
+  json cablesOut = json::object();
+  for (std::size_t k = 0; k < layout.cables.size(); ++k) {
+    const codegen::CableLayout& c = layout.cables[k];
+    const std::string at = "#" + std::to_string(k);
+    const std::vector<double>& v = rows["cable" + at];
+    const std::vector<double>& forces = rows["cable_forces" + at];
+    json bodyForces = json::object();
+    for (const codegen::CableObstacleLayout& o : c.obstacles) {
+      if (o.body < 0) continue;
+      const auto b = static_cast<std::size_t>(o.body);
+      bodyForces[layout.bodies.at(b).name] = std::vector<double>(forces.begin() + static_cast<long>(6 * b),
+                                                                 forces.begin() + static_cast<long>(6 * b + 6));
+    }
+    json obstacles = json::array();
+    for (std::size_t i = 0; i < c.obstacles.size(); ++i) {
+      const codegen::CableObstacleLayout& o = c.obstacles[i];
+      const std::vector<double>& r = rows["cable_obstacle#" + std::to_string(c.firstFrame + static_cast<int>(i))];
+      json ob = {{"name", o.name},
+                 {"kind", o.kind == codegen::CableObstacleKind::EndPoint   ? (i == 0 ? "origin" : "termination")
+                          : o.kind == codegen::CableObstacleKind::ViaPoint ? "via_point"
+                                                                           : "surface"}};
+      if (o.kind == codegen::CableObstacleKind::Surface) {
+        ob["in_contact"] = r.at(0) != 0.0;
+        if (r.at(0) != 0.0) {
+          ob["P"] = std::vector<double>(r.begin() + 1, r.begin() + 4);
+          ob["Q"] = std::vector<double>(r.begin() + 4, r.begin() + 7);
+          ob["arc_length"] = r.at(7);
+          ob["wrap_angle"] = r.at(8);
+        } else if (std::isfinite(r.at(9))) {
+          ob["separation"] = r.at(9);
+        }
+      } else {
+        ob["point"] = std::vector<double>(r.begin() + 1, r.begin() + 4);
+      }
+      obstacles.push_back(ob);
+    }
+    rows.erase("cable_obstacle#" + std::to_string(c.firstFrame));  // separation may be infinite
+    for (std::size_t i = 1; i < c.obstacles.size(); ++i) rows.erase("cable_obstacle#" + std::to_string(c.firstFrame + static_cast<int>(i)));
+    cablesOut[c.name] = {{"length", v.at(0)},        {"length_dot", v.at(1)},  {"tension", v.at(2)},
+                         {"energy", v.at(3)},        {"power", v.at(4)},       {"body_forces", bodyForces},
+                         {"generalized_forces", rows["cable_tau" + at]}, {"obstacles", obstacles}};
+  }
+  if (!cablesOut.empty()) out["cables"] = cablesOut;
   out["jacobian_dot_u"] = jacobianDotU;
   if (layout.constraintRows > 0) out["constraints"] = constraintsJson(layout, rows);
   if (opts.derivatives) {

@@ -96,6 +96,17 @@ class Environment {
     return m;
   }
 
+  // p_BoFo_W: the origin of frame F from the origin of the body B it is
+  // fixed to, in World (the arm that moves a force at Fo to Bo); zero
+  // offset from World's origin for a frame fixed in World.
+  Vec3<Scalar> frameOffset(int frame) {
+    const mechanics::FrameInfo& fi = mech_.frames.at(static_cast<std::size_t>(frame));
+    const int body = fi.body <= 0 ? -1 : layout_.runtimeBody.at(static_cast<std::size_t>(fi.body));
+    const Transform<Scalar> X_BF = framePose(frame);
+    if (body < 0) return X_BF.p;
+    return kinematics().X_WB.at(static_cast<std::size_t>(body)).R * X_BF.p;
+  }
+
   // Element `element` of a frame quantity (frameMotion), in World.
   Scalar frameQuantity(const FrameQuantityRef& ref, int element) {
     const FrameMotion<Scalar> m = frameMotion(ref.frame);

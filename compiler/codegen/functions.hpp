@@ -43,6 +43,8 @@ enum class ValueType {
   ConstraintVector,    // (constraint rows): velocity errors, gamma or multipliers
   ConstraintJacobian,  // (rows x nu) G(q)
   ContactFrames,       // one ContactFrame per sphere-on-sphere contact: R_WC, p_WC, separation
+  CableFrames,     // per obstacle of every cable: the motion of its frame F in World
+                   // and p_BoFo_W (capstan::cable::ModelCable's inputs)
 };
 
 struct FunctionArgument {
@@ -67,6 +69,7 @@ enum class FunctionId {
   FrameJacobian,
   FrameJacobianDotU,
   BushingStates,
+  CableFrames,  // only in classes of models with cables
   ForwardDynamicsDerivatives,  // d udot / d(q, u, tau): only on request (TraceOptions::derivatives)
   // Constraint rows (capstan/constraints.hpp): only in classes of models
   // with constraint rows; ContactFrames only with contacts.
@@ -136,6 +139,10 @@ struct FunctionValues {
   MatrixX<Scalar> J;    // J_WF (6 x nu)
   Vec6<Scalar> JdotU = Vec6<Scalar>::Zero();  // Jdot_WF u
   std::vector<BushingForces<Scalar>> bushings;  // per bushing, in layout.forceElements order
+  // Per obstacle of every cable (layout.cables, each from firstFrame): the
+  // motion of its frame F and p_BoFo_W.
+  std::vector<FrameMotion<Scalar>> cableFrames;
+  std::vector<Vec3<Scalar>> cableOffsets;
   // forwardDynamicsDerivatives: a generalized force added to the applied
   // tau (empty: none), the variable of d udot / d tau.
   VectorX<Scalar> dtau;
@@ -277,6 +284,17 @@ class FunctionEvaluator {
           if (e.kind != mechanics::ForceKind::Bushing) continue;
           v.bushings.push_back(env_.bushingForces(e));
           check()(e, v.bushings.back());
+        }
+        return;
+      case FunctionId::CableFrames:
+        env_.setState(v.time, v.q, v.u);
+        v.cableFrames.clear();
+        v.cableOffsets.clear();
+        for (const CableLayout& c : env_.layout().cables) {
+          for (const CableObstacleLayout& o : c.obstacles) {
+            v.cableFrames.push_back(env_.frameMotion(o.frame));
+            v.cableOffsets.push_back(env_.frameOffset(o.frame));
+          }
         }
         return;
       case FunctionId::Outputs:

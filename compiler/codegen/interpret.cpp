@@ -29,6 +29,66 @@ Interpreter::Interpreter(const sema::FlatModel& model, const mechanics::Mechanis
   env_ = std::make_unique<Environment<double>>(model, mech, layout, std::move(src));
   mechanism_ = env_->mechanism();
   env_->useMechanism(&mechanism_);
+  // The cables' constants from the parameters' values, as the generated
+  // class's refreshCables (obstacles at their frames' origins).
+  for (const CableLayout& c : layout.cables) {
+    capstan::cable::ModelCable cable;
+    cable.path = capstan::cable::makeCablePath(Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero());
+    for (const CableObstacleLayout& o : c.obstacles) {
+      cable.body.push_back(o.body);
+      if (o.kind == CableObstacleKind::ViaPoint) capstan::cable::addViaPoint(cable.path, Eigen::Vector3d::Zero());
+      if (o.kind != CableObstacleKind::Surface) continue;
+      const std::string& kind = model.components.at(static_cast<std::size_t>(o.surface)).kind;
+      capstan::cable::Surface surface;
+      if (kind == "Sphere") surface = capstan::geometry::Sphere<double>{env_->scalarParameter(o.surface, "radius")};
+      if (kind == "Cylinder") surface = capstan::geometry::Cylinder<double>{env_->scalarParameter(o.surface, "radius")};
+      if (kind == "Ellipsoid") surface = capstan::geometry::Ellipsoid<double>{env_->vectorParameter(o.surface, "semiAxes")};
+      if (kind == "Torus")
+        surface = capstan::geometry::Torus<double>{env_->scalarParameter(o.surface, "majorRadius"),
+                                                   env_->scalarParameter(o.surface, "minorRadius")};
+      capstan::cable::addWrap(cable.path, surface, Eigen::Matrix3d::Identity(), Eigen::Vector3d::Zero(),
+                              capstan::cable::nearHint(env_->vectorParameter(o.component, "near")));
+    }
+    for (const int s : c.springs)
+      cable.springs.push_back({env_->scalarParameter(s, "stiffness"), env_->scalarParameter(s, "slackLength"),
+                               env_->scalarParameter(s, "dissipation")});
+    cables_.push_back(std::move(cable));
+  }
+  cableStates_.resize(cables_.size());
+}
+
+capstan::ExternalForces<double> Interpreter::cableForces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u,
+                                                         double* energy, std::vector<CableEvaluation>* each) {
+  if (cables_.empty()) return {};
+  const FunctionValues<double> v = run(FunctionId::CableFrames, t, q, u);
+  capstan::ExternalForces<double> fext(layout_.bodies.size(), capstan::Vec6<double>::Zero());
+  for (std::size_t k = 0; k < cables_.size(); ++k) {
+    const CableLayout& c = layout_.cables[k];
+    const auto first = static_cast<std::size_t>(c.firstFrame), count = c.obstacles.size();
+    CableEvaluation e;
+    e.F_Bo_W.assign(layout_.bodies.size(), capstan::Vec6<double>::Zero());
+    const capstan::cable::CableResult r = capstan::cable::evaluateModelCable(
+        cables_[k], std::span(v.cableFrames).subspan(first, count), std::span(v.cableOffsets).subspan(first, count),
+        cableStates_[k], e.values, e.F_Bo_W);
+    if (!r.ok()) {
+      std::vector<std::string_view> names;
+      for (const CableObstacleLayout& o : c.obstacles) names.push_back(o.name);
+      throw CableFailed(c, r, capstan::cable::cableFailureMessage(c.name, t, r, names));
+    }
+    for (std::size_t b = 0; b < fext.size(); ++b) fext[b] += e.F_Bo_W[b];
+    if (energy) *energy += e.values.energy;
+    if (each) {
+      e.path = cableStates_[k];
+      each->push_back(std::move(e));
+    }
+  }
+  return fext;
+}
+
+std::vector<CableEvaluation> Interpreter::cables(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
+  std::vector<CableEvaluation> each;
+  cableForces(t, q, u, nullptr, &each);
+  return each;
 }
 
 struct Interpreter::DualModel {
@@ -135,6 +195,7 @@ std::vector<double> Interpreter::forceLawValues(double t, const Eigen::VectorXd&
 }
 
 Eigen::VectorXd Interpreter::forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
+  if (!cables_.empty()) return forwardDynamics(t, q, u, capstan::ExternalForces<double>(layout_.bodies.size(), capstan::Vec6<double>::Zero()));
   return run(FunctionId::ForwardDynamics, t, q, u).udot;
 }
 
@@ -155,6 +216,10 @@ Eigen::VectorXd Interpreter::forwardDynamics(double t, const Eigen::VectorXd& q,
   v.q = q;
   v.u = u;
   v.fext = fext;
+  if (!cables_.empty()) {  // besides the cables' forces
+    const capstan::ExternalForces<double> cable = cableForces(t, q, u);
+    for (std::size_t b = 0; b < v.fext.size(); ++b) v.fext[b] += cable.at(b);
+  }
   FunctionEvaluator<double>(mechanism_, *env_).run(FunctionId::ForwardDynamicsExternal, v);
   return v.udot;
 }
@@ -168,7 +233,9 @@ double Interpreter::kineticEnergy(const Eigen::VectorXd& q, const Eigen::VectorX
 }
 
 double Interpreter::potentialEnergy(const Eigen::VectorXd& q) {
-  return run(FunctionId::PotentialEnergy, 0.0, q, {}).energy;
+  double energy = run(FunctionId::PotentialEnergy, 0.0, q, {}).energy;
+  if (!cables_.empty()) cableForces(0.0, q, Eigen::VectorXd::Zero(layout_.nu), &energy);
+  return energy;
 }
 
 void Interpreter::bodyStates(const Eigen::VectorXd& q, const Eigen::VectorXd& u,

@@ -13,6 +13,7 @@
 
 #include <capstan/constraint_solver.hpp>
 #include <capstan/constraints.hpp>
+#include <capstan/cable/model.hpp>
 #include <capstan/force_elements.hpp>
 #include <capstan/dynamics.hpp>
 #include <capstan/mechanism.hpp>
@@ -31,6 +32,22 @@ enum class FunctionId;
 // result of FlatModel::functions[function] for its C++ arguments in call
 // order. An exception it throws becomes ExternalCallFailed at the call.
 using ExternalFunctions = std::function<double(int function, const std::vector<double>& args)>;
+
+// A cable's path could not be found (the generated class's cableFailure()).
+struct CableFailed : std::runtime_error {
+  CableFailed(const CableLayout& c, const capstan::cable::CableResult& r, std::string message)
+      : std::runtime_error(std::move(message)), cable(&c), result(r) {}
+  const CableLayout* cable;
+  capstan::cable::CableResult result;
+};
+
+// One cable at a state (eval's "cables"): its values, its forces alone on
+// the bodies (about their origins, in World), its solved path.
+struct CableEvaluation {
+  capstan::cable::ModelCableValues values;
+  capstan::ExternalForces<double> F_Bo_W;  // per body
+  capstan::cable::CablePathState path;
+};
 
 // d udot / d(q, u, tau) (forwardDynamicsDerivatives), each nu x nu, row i = udot[i].
 struct DynamicsDerivatives {
@@ -91,6 +108,11 @@ class Interpreter {
   // Every constraint's rows at (q, u) (capstan/constraints.hpp; rows as
   // layout.constraints gives them), with the contacts' frames.
   capstan::ConstraintRows<double> constraintRows(const Eigen::VectorXd& q, const Eigen::VectorXd& u);
+  // Every cable at (q, u) (layout.cables order), each path continued from
+  // its last solution, as the generated class's updateCables; throws
+  // CableFailed for a path that cannot be found. forwardDynamics and
+  // potentialEnergy include the cables' forces and springs' energy.
+  std::vector<CableEvaluation> cables(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   void normalizeQuaternions(Eigen::VectorXd& q) const;
   // The model's expressions (force laws, outputs) over double.
   Environment<double>& environment() { return *env_; }
@@ -99,7 +121,14 @@ class Interpreter {
   // Runs generated function `id` (functions.hpp) on the arguments.
   FunctionValues<double> run(FunctionId id, double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
 
+  // The cables' forces on the bodies at (q, u) (none: empty), their
+  // springs' energy into `energy` when given.
+  capstan::ExternalForces<double> cableForces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u,
+                                              double* energy = nullptr, std::vector<CableEvaluation>* each = nullptr);
+
   std::vector<std::vector<double>> parameters_;
+  std::vector<capstan::cable::ModelCable> cables_;           // layout.cables order
+  std::vector<capstan::cable::CablePathState> cableStates_;  // their warm starts
   std::vector<double> inputs_;
   std::unique_ptr<Environment<double>> env_;
   capstan::Mechanism<double> mechanism_;

@@ -351,12 +351,45 @@ ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism&
       L.forceElements.push_back({f.kind, f.name, f.component, f.frameA, f.frameB, bodyOfFrame(f.frameA), bodyOfFrame(f.frameB)});
       continue;
     }
-    const char* what = f.kind == mechanics::ForceKind::Spring    ? "spring"
-                       : f.kind == mechanics::ForceKind::Bushing ? "bushing"
-                                                                 : "cable force element";
-    unsupported.push_back({comp(f.component).range, std::string(what) + " `" + f.name + "`"});
+    if (f.kind == mechanics::ForceKind::CableSpring) continue;  // with its cable, below
+    unsupported.push_back({comp(f.component).range, "cable actuator `" + f.name + "`"});
   }
-  for (const auto& cable : mech.cables) unsupported.push_back({comp(cable.component).range, "cable `" + cable.name + "`"});
+  // Cables: each obstacle's frame and body; their springs.
+  auto runtimeBodyOf = [&](int frame) {
+    const int b = mech.frames.at(static_cast<std::size_t>(frame)).body;
+    return b <= 0 ? -1 : L.runtimeBody.at(static_cast<std::size_t>(b));
+  };
+  for (std::size_t k = 0; k < mech.cables.size(); ++k) {
+    const mechanics::CableInfo& ci = mech.cables[k];
+    CableLayout cl;
+    cl.name = ci.name;
+    cl.component = ci.component;
+    cl.firstFrame = L.cableFrameCount;
+    auto add = [&](CableObstacleKind kind, const std::string& name, int component, int surface, int frame) {
+      if (frame < 0) return false;
+      cl.obstacles.push_back({kind, name, component, surface, frame, runtimeBodyOf(frame)});
+      return true;
+    };
+    bool complete = add(CableObstacleKind::EndPoint, ci.name + ".frame_a", ci.component, -1, ci.origin);
+    for (const mechanics::CableElement& e : ci.path) {
+      if (e.isWrap) {
+        complete = add(CableObstacleKind::Surface, comp(e.component).path, e.component, e.surface,
+                       mech.findFrame(e.surface, "frame_a")) && complete;
+      } else {
+        complete = add(CableObstacleKind::ViaPoint, comp(e.component).path, e.component, -1,
+                       mech.findFrame(e.component, "frame_a")) && complete;
+      }
+    }
+    complete = add(CableObstacleKind::EndPoint, ci.name + ".frame_b", ci.component, -1, ci.termination) && complete;
+    if (!complete) {
+      unsupported.push_back({comp(ci.component).range, "cable `" + ci.name + "` with an unconnected frame"});
+      continue;
+    }
+    for (const auto& f : mech.forces)
+      if (f.kind == mechanics::ForceKind::CableSpring && f.cable == static_cast<int>(k)) cl.springs.push_back(f.component);
+    L.cableFrameCount += static_cast<int>(cl.obstacles.size());
+    L.cables.push_back(std::move(cl));
+  }
 
   for (std::size_t k = 0; k < model.forceLaws.size(); ++k) {
     const sema::FlatForceLaw& law = model.forceLaws[k];

@@ -129,6 +129,28 @@ struct ConstraintLayout {
   int holonomicRow = 0, nonholonomicRow = 0;
 };
 
+// A cable (SPEC section 4 `Cable`) in Simbody's numbering: obstacle 0 is
+// the origin O (the cable's frame_a), then its `path` in order (a ViaPoint's
+// frame_a, a wrapped surface's frame_a), then the termination T (frame_b).
+enum class CableObstacleKind { EndPoint, ViaPoint, Surface };
+
+struct CableObstacleLayout {
+  CableObstacleKind kind = CableObstacleKind::EndPoint;
+  std::string name;       // what users call it: `rope.frame_a`, `via`, `overDrum`
+  int component = -1;     // the Cable, ViaPoint or Wrap
+  int surface = -1;       // Surface: the geometry component (Sphere, Cylinder, Ellipsoid, Torus)
+  int frame = -1;         // index into mechanics::Mechanism::frames: the obstacle's frame F
+  int body = -1;          // runtime body of F, -1 for World
+};
+
+struct CableLayout {
+  std::string name;       // component path: `rope`
+  int component = -1;
+  std::vector<CableObstacleLayout> obstacles;  // O, path..., T
+  std::vector<int> springs;                    // components of the CableSprings that pull on it
+  int firstFrame = 0;     // its obstacles' first entry in the generated CableFrames
+};
+
 struct ForceLawLayout {
   int law = -1;                   // index into FlatModel::forceLaws
   int uIndex = -1;                // the generalized force it sets
@@ -159,6 +181,8 @@ struct ModelLayout {
   std::vector<ForceElementLayout> forceElements;  // in model order
   std::vector<ConstraintLayout> constraints;      // in model order
   int holonomicRows = 0, constraintRows = 0;      // rows of all constraints
+  std::vector<CableLayout> cables;                // in model order
+  int cableFrameCount = 0;                        // obstacles of all cables together
   // Per flat variable with role Frame: which frame and quantity.
   std::vector<FrameQuantityRef> frameOf;
   // Per flat variable of a joint: (joint index, false for q / true for u), or joint -1.

@@ -84,14 +84,31 @@ class Tracer {
       if (f.id == FunctionId::BushingStates && bushings().empty()) continue;
       if (isConstraintFunction(f.id) && layout_.constraintRows == 0) continue;
       if (f.id == FunctionId::ContactFrames && contactCount() == 0) continue;
+      if (f.id == FunctionId::CableFrames && layout_.cables.empty()) continue;
       if (f.onRequest && !options_.derivatives) continue;
-      if (!f.perBody) {
-        functions.push_back(trace(f, evaluator));
+      if (f.id == FunctionId::ForwardDynamicsDerivatives && !layout_.cables.empty())
+        throw UnsupportedExpression("the derivatives of forward dynamics with cables (the cable path solver brings none)");
+      // With cables, forwardDynamics(time, q, u, udot) and potentialEnergy(q)
+      // solve the cable paths first (the template's, over the traced
+      // cableFrames and forwardDynamics with external forces): the traced
+      // potential energy is renamed, the forces-free forward dynamics left out.
+      if (f.id == FunctionId::ForwardDynamics && !layout_.cables.empty()) continue;
+      if (f.perBody) {
+        for (std::size_t b = 0; b < layout_.bodies.size(); ++b) functions.push_back(traceForBody(f, evaluator, b));
         continue;
       }
-      for (std::size_t b = 0; b < layout_.bodies.size(); ++b) functions.push_back(traceForBody(f, evaluator, b));
+      json traced = trace(f, evaluator);
+      if (f.id == FunctionId::ForwardDynamicsExternal && !layout_.cables.empty()) traced["name"] = "forwardDynamicsWithoutCables";
+      if (f.id == FunctionId::PotentialEnergy && !layout_.cables.empty()) {
+        traced["name"] = "potentialEnergyWithoutCables";
+        traced["doc"] = {"Gravitational potential energy -sum m g . p_WoBcm (J), zero at the World origin, plus the",
+                         "springs' and bushings' elastic energy; potentialEnergy(q) adds the cable springs'."};
+      }
+      functions.push_back(std::move(traced));
     }
     ir["frames"] = jacobianFrames(env);
+    ir["cables"] = cables(env);
+    ir["cable_obstacle_count"] = layout_.cableFrameCount;
     json bushingNames = json::array();
     for (const ForceElementLayout* e : bushings()) bushingNames.push_back(e->name);
     ir["bushings"] = bushingNames;
@@ -375,6 +392,27 @@ class Tracer {
         }
         break;
       }
+      case FunctionId::CableFrames: {
+        std::size_t k = 0;
+        for (const CableLayout& c : layout_.cables) {
+          for (const CableObstacleLayout& o : c.obstacles) {
+            const std::string at = "frames.motion[" + std::to_string(k) + "].";
+            const FrameMotion<Expr>& m = v.cableFrames.at(k);
+            std::vector<Assignment> out;
+            for (int r = 0; r < 3; ++r)
+              for (int col = 0; col < 3; ++col) out.push_back({index2(at + "R_WF", r, col), m.R_WF(r, col)});
+            for (const auto& [name, x] : {std::pair{"p_WF", m.p_WF}, std::pair{"w_WF", m.w_WF}, std::pair{"v_WF", m.v_WF}})
+              for (int r = 0; r < 3; ++r) out.push_back({index(at + name, r), x[r]});
+            for (int r = 0; r < 3; ++r)
+              out.push_back({index("frames.p_BoFo_W[" + std::to_string(k) + "]", r), v.cableOffsets.at(k)[r]});
+            fn.block(cite_.where("cable", c.component) + ": obstacle " + std::to_string(k - static_cast<std::size_t>(c.firstFrame)) +
+                         " `" + o.name + "`, its frame",
+                     out);
+            ++k;
+          }
+        }
+        break;
+      }
       case FunctionId::InitialState:
         for (const JointLayout& j : layout_.joints) {
           std::vector<Assignment> out;
@@ -537,6 +575,68 @@ class Tracer {
     std::vector<const ForceElementLayout*> out;
     for (const ForceElementLayout& e : layout_.forceElements)
       if (e.kind == mechanics::ForceKind::Bushing) out.push_back(&e);
+    return out;
+  }
+
+  // The IR's "cables": per cable its obstacles (kind, body, the surface's
+  // C++ constructor and near point) and springs, each value a C++
+  // expression of constants and parameters (as "frames"' points), so the
+  // template builds capstan::cable::ModelCable from the current params.
+  json cables(Environment<Expr>& env) const {
+    json out = json::array();
+    symbolic::CppPrinter printer;
+    auto values = [&](int component, const char* name) {
+      const Tensor<Expr> t = env.parameter(component, name, Tensor<Expr>{});
+      std::vector<std::string> text;
+      for (const Expr& x : t.data) text.push_back(printer.expression(x));
+      return text;
+    };
+    auto one = [&](int component, const char* name) {
+      const std::vector<std::string> t = values(component, name);
+      if (t.size() != 1) throw UnsupportedExpression(std::string("parameter `") + name + "` has no scalar value");
+      return t[0];
+    };
+    auto vec3 = [&](int component, const char* name) {
+      const std::vector<std::string> t = values(component, name);
+      if (t.size() != 3) throw UnsupportedExpression(std::string("parameter `") + name + "` has no 3-vector value");
+      return "Eigen::Vector3d(" + t[0] + ", " + t[1] + ", " + t[2] + ")";
+    };
+    for (const CableLayout& c : layout_.cables) {
+      json obstacles = json::array();
+      for (const CableObstacleLayout& o : c.obstacles) {
+        json ob = {{"name", o.name}, {"body", o.body},
+                   {"kind", o.kind == CableObstacleKind::EndPoint   ? "end_point"
+                            : o.kind == CableObstacleKind::ViaPoint ? "via_point"
+                                                                    : "surface"}};
+        if (o.kind == CableObstacleKind::Surface) {
+          const std::string& kind = model_.components.at(static_cast<std::size_t>(o.surface)).kind;
+          std::string surface;
+          if (kind == "Sphere") surface = "capstan::geometry::Sphere<double>{" + one(o.surface, "radius") + "}";
+          if (kind == "Cylinder") surface = "capstan::geometry::Cylinder<double>{" + one(o.surface, "radius") + "}";
+          if (kind == "Ellipsoid") surface = "capstan::geometry::Ellipsoid<double>{" + vec3(o.surface, "semiAxes") + "}";
+          if (kind == "Torus")
+            surface = "capstan::geometry::Torus<double>{" + one(o.surface, "majorRadius") + ", " +
+                      one(o.surface, "minorRadius") + "}";
+          ob["surface"] = surface;
+          ob["surface_name"] = model_.components.at(static_cast<std::size_t>(o.surface)).path;
+          ob["near"] = vec3(o.component, "near");
+        }
+        obstacles.push_back(ob);
+      }
+      json springs = json::array();
+      for (const int s : c.springs) {
+        springs.push_back({{"name", model_.components.at(static_cast<std::size_t>(s)).path},
+                           {"line", cite_.where("cable spring", s)},
+                           {"stiffness", one(s, "stiffness")},
+                           {"slack_length", one(s, "slackLength")},
+                           {"dissipation", one(s, "dissipation")}});
+      }
+      out.push_back({{"name", c.name},
+                     {"line", cite_.where("cable", c.component)},
+                     {"first_frame", c.firstFrame},
+                     {"obstacles", obstacles},
+                     {"springs", springs}});
+    }
     return out;
   }
 

@@ -97,6 +97,68 @@ void checkGimbalLock([[maybe_unused]] const M& model, [[maybe_unused]] double t,
   }
 }
 
+// A cable whose path could not be found: the run stops, as at gimbal lock
+// (thrown through the integrator), with the rows written so far kept.
+struct CableFailure {
+  std::string message;
+};
+
+template <class M>
+constexpr bool kHasCables = requires { M::ncables; };
+
+// Throws CableFailure if the last evaluation of the model could not solve a
+// cable's path: when, which cable and obstacle, the solver's residual.
+template <class M>
+void checkCables([[maybe_unused]] const M& model, [[maybe_unused]] double t) {
+  if constexpr (kHasCables<M>) {
+    if (model.cableFailure() >= 0) throw CableFailure{model.cableFailureMessage(t)};
+  }
+}
+
+// eval's cable rows, per cable: `cable length lengthDot tension energy power`,
+// `cable_forces` (6 per body: [n; f] about the body origin, in World),
+// `cable_tau` (nu: the generalized forces, sum_B J_WB^T F_B with the
+// generated body Jacobians), then per obstacle `cable_obstacle active P[3]
+// Q[3] arcLength wrapAngle separation`.
+template <class M>
+int printCables([[maybe_unused]] std::FILE* out, [[maybe_unused]] const M& model, [[maybe_unused]] double t,
+                [[maybe_unused]] const typename M::Q& q, [[maybe_unused]] const typename M::U& u) {
+  if constexpr (kHasCables<M>) {
+    typename M::ExternalForces all;
+    model.updateCables(q, u, all);
+    try {
+      checkCables(model, t);
+    } catch (const CableFailure& e) {
+      std::cerr << "capstan: error: " << e.message << "\n";
+      return 1;
+    }
+    for (int c = 0; c < M::ncables; ++c) {
+      const typename M::CableValues& v = model.cableValues(c);
+      const double row[5] = {v.length, v.lengthDot, v.tension, v.energy, v.power};
+      printRow(out, "cable", row, 5);
+      typename M::ExternalForces fext;
+      model.cableForces(c, q, u, fext);
+      std::vector<double> forces;
+      typename M::U tau = M::U::Zero();
+      for (int b = 0; b < M::nb; ++b) {
+        const auto& F = fext[static_cast<std::size_t>(b)];
+        forces.insert(forces.end(), F.data(), F.data() + 6);
+        typename M::FrameJacobian J;
+        model.frameJacobian(b, q, J);  // frames 0 .. nb-1 are the bodies
+        tau += J.transpose() * F;
+      }
+      printRow(out, "cable_forces", forces.data(), static_cast<int>(forces.size()));
+      printRow(out, "cable_tau", tau.data(), M::nu);
+      for (const auto& o : model.cablePath(c).obstacles) {
+        const double r[10] = {o.active ? 1.0 : 0.0, o.P.p_W[0], o.P.p_W[1], o.P.p_W[2], o.Q.p_W[0], o.Q.p_W[1],
+                              o.Q.p_W[2], o.arcLength, o.wrapAngle, o.separation};
+        printRow(out, "cable_obstacle", r, 10);
+      }
+    }
+  }
+  return 0;
+}
+
 // eval's `F_A_A` and `F_C_C` rows, one pair per bushing.
 template <class M>
 void printBushings(std::FILE* out, [[maybe_unused]] const M& model, [[maybe_unused]] const typename M::Q& q,
@@ -172,6 +234,7 @@ struct MechanicalModel {
 #else
     model.forwardDynamics(t, q, u, ud);
 #endif
+    checkCables(model, t);
     if (!fault.seen && !ud.allFinite() && q.allFinite() && u.allFinite()) fault = {true, t, q, u};
   }
 #ifdef CAPSTAN_CONSTRAINTS
@@ -214,6 +277,37 @@ struct MechanicalModel {
   }
 };
 
+
+// The CSV's cable columns (SPEC section 6): per cable `NAME.length` (m),
+// `NAME.length_dot` (m/s) and `NAME.tension` (N), after the outputs.
+template <class M>
+void cableColumns([[maybe_unused]] capstan_sim::RowWriter& out) {
+  if constexpr (kHasCables<M>) {
+    for (std::string_view n : M::cableNames)
+      for (const char* what : {".length", ".length_dot", ".tension"}) {
+        const std::string column = std::string(n) + what;
+        out.text(column.data(), column.size());
+      }
+  }
+}
+// Their values at a recorded state (each path solved there, continuing
+// from the last solution; a failure stops the run like one in the dynamics).
+template <class M>
+void cableValues([[maybe_unused]] capstan_sim::RowWriter& out, [[maybe_unused]] const M& model,
+                 [[maybe_unused]] double t, [[maybe_unused]] const typename M::Q& q,
+                 [[maybe_unused]] const typename M::U& u) {
+  if constexpr (kHasCables<M>) {
+    typename M::ExternalForces fext;
+    model.updateCables(q, u, fext);
+    checkCables(model, t);
+    for (int c = 0; c < M::ncables; ++c) {
+      const typename M::CableValues& v = model.cableValues(c);
+      out.number(v.length);
+      out.number(v.lengthDot);
+      out.number(v.tension);
+    }
+  }
+}
 
 volatile std::sig_atomic_t g_stop = 0;
 
@@ -268,6 +362,7 @@ int simulate(Model& model, int argc, char** argv) {
   for (auto n : Model::qNames) out.text(n.data(), n.size());
   for (auto n : Model::uNames) out.text(n.data(), n.size());
   for (auto n : Model::outputNames) out.text(n.data(), n.size());
+  cableColumns<Model>(out);
   out.text("kinetic_energy", 14);
   out.text("potential_energy", 16);
 #ifdef CAPSTAN_CONSTRAINTS
@@ -324,6 +419,7 @@ int simulate(Model& model, int argc, char** argv) {
           out.number(t);
           for (int i = 0; i < Model::nq + Model::nu; ++i) out.number(state[i]);
           for (double Model::Outputs::*field : Model::outputFields) out.number(o.*field);
+          cableValues(out, model, t, qs, us);
           out.number(model.kineticEnergy(qs, us));
           out.number(model.potentialEnergy(qs));
 #ifdef CAPSTAN_CONSTRAINTS
@@ -350,6 +446,8 @@ int simulate(Model& model, int argc, char** argv) {
           std::fflush(stderr);
         });
   } catch (const GimbalLock& e) {
+    stopped = e.message;
+  } catch (const CableFailure& e) {
     stopped = e.message;
   }
 #ifdef CAPSTAN_CONSTRAINTS
@@ -509,6 +607,7 @@ int eval(Model& model, int argc, char** argv) {
     printContacts(out, model, q);
   }
 #endif
+  if (printCables(out, model, t, q, u) != 0) return 1;
 #ifdef CAPSTAN_DERIVATIVES
   {
     // Only a header compiled with --derivatives has forwardDynamicsDerivatives.

@@ -991,16 +991,118 @@ def constraints(capstan):
     return 1 if failures else 0
 
 
+# ---------------------------------------------------------------- cables
+CABLE_EXAMPLE = ROOT / "examples/cable.cap"
+CABLE_PENDULUM = ROOT / "tests/codegen/models/cable_pendulum.cap"
+# Generated against interpreted cable values: the same solver on frames
+# that agree to round-off.
+CABLE_AGREEMENT = 1e-9
+# Relative energy drift of the undamped cable pendulum over 10 s at dopri5's
+# tolerance 1e-9, and how much smaller it must be than at 1e-6.
+CABLE_ENERGY_DRIFT = 1e-6
+CABLE_ENERGY_RATIO = 100
+
+
+def vlist(x):
+    return list(values(x))
+
+
+def cable_run(capstan, d, tol, *extra, check=True):
+    out = pathlib.Path(d) / f"run{tol}.csv"
+    proc = run(capstan, "simulate", CABLE_PENDULUM, "--t-end", 10, "--dt", 0.01, "--tol", tol, "-o", out, *extra,
+               check=check)
+    return proc, list(csv.DictReader(out.open())) if out.exists() else []
+
+
+def cables(capstan):
+    """Cables through generated code (issue 11): eval's "cables" generated
+    against interpreted and against the path it reports (the weight's force
+    points from the termination to the drum's exit point, power = -T Ldot,
+    J^T F consistent); an undamped pendulum on a cable spring over a
+    cylinder conserves kinetic + gravity + spring energy over 10 s within a
+    tolerance-proportional bound; with the drum lowered the cable lifts off
+    and touches down each swing with a continuous length; a path that cannot
+    be found stops simulate with time, cable and obstacle, keeping the CSV."""
+    failures = 0
+
+    def report(ok, text):
+        nonlocal failures
+        print(f"cables: {text}{'' if ok else ': FAILED'}")
+        failures += not ok
+
+    with tempfile.TemporaryDirectory() as d:
+        state = write_state(d, {"q": {"slider": [0.1]}, "u": {"slider": [-0.4]}})
+        gen = eval_json(capstan, CABLE_EXAMPLE, state)["cables"]["rope"]
+        interp = eval_json(capstan, CABLE_EXAMPLE, state, "--interpret")["cables"]["rope"]
+        worst = max(abs(a - b) / max(1.0, abs(b)) for a, b in
+                    zip(vlist(gen["length"]) + vlist(gen["length_dot"]) + vlist(gen["tension"]) +
+                        vlist(gen["body_forces"]) + vlist(gen["generalized_forces"]),
+                        vlist(interp["length"]) + vlist(interp["length_dot"]) + vlist(interp["tension"]) +
+                        vlist(interp["body_forces"]) + vlist(interp["generalized_forces"])))
+        report(worst < CABLE_AGREEMENT, f"cable.cap generated vs interpreted: largest difference {worst:.2e}")
+        drum = next(o for o in gen["obstacles"] if o["name"] == "overDrum")
+        tip = gen["obstacles"][-1]["point"]
+        e = [qq - t for qq, t in zip(drum["Q"], tip)]
+        n = math.sqrt(sum(x * x for x in e))
+        want = [gen["tension"] * x / n for x in e]
+        got = gen["body_forces"]["weight"][3:]
+        err = max(abs(a - b) for a, b in zip(got, want))
+        report(drum["in_contact"] and drum["wrap_angle"] > 0 and gen["tension"] > 0 and err < 1e-9 * gen["tension"],
+               f"cable.cap: wrap angle {drum['wrap_angle']:.6g} rad, tension {gen['tension']:.6g} N, force on the "
+               f"weight along Q - T to {err:.1e} N")
+        power = -gen["tension"] * gen["length_dot"]
+        report(abs(gen["power"] - power) < 1e-12 * max(1.0, abs(power)) and
+               abs(gen["generalized_forces"][0] - gen["body_forces"]["weight"][4]) < 1e-12 * gen["tension"],
+               f"cable.cap: power {gen['power']:.6g} W = -T Ldot, generalized force {gen['generalized_forces'][0]:.6g} N "
+               f"= the weight's force along the slider")
+
+        drift = []
+        for tol in (1e-6, 1e-9):
+            _, rows = cable_run(capstan, d, tol)
+            energy = [float(r["kinetic_energy"]) + float(r["potential_energy"]) for r in rows]
+            drift.append(max(abs(x - energy[0]) for x in energy) / abs(energy[0]))
+            tension = [float(r["rope.tension"]) for r in rows]
+        report(len(rows) == 1001 and drift[1] < CABLE_ENERGY_DRIFT and drift[0] / drift[1] > CABLE_ENERGY_RATIO and
+               max(tension) > 10,
+               f"pendulum on a cable spring over a cylinder, 10 s: relative energy drift {drift[0]:.2e} (tol 1e-6), "
+               f"{drift[1]:.2e} (tol 1e-9); tension {min(tension):.3g}..{max(tension):.3g} N")
+
+        proc, rows = cable_run(capstan, d, 1e-9, "--set", "drumY=-0.4")
+        L = [float(r["rope.length"]) for r in rows]
+        Ld = [float(r["rope.length_dot"]) for r in rows]
+        jump = max(abs(L[i + 1] - L[i] - 0.005 * (Ld[i] + Ld[i + 1])) for i in range(len(L) - 1))
+        energy = [float(r["kinetic_energy"]) + float(r["potential_energy"]) for r in rows]
+        lift_drift = max(abs(x - energy[0]) for x in energy) / abs(energy[0])
+        q = [float(r["pivot.q[1]"]) for r in rows]
+        contact = []
+        for angle in (0.0, 0.6):  # the straight line cuts the drum at q = 0, clears it at q = 0.6
+            s = write_state(d, {"q": {"pivot": [angle]}, "parameters": {"drumY": -0.4}})
+            contact.append(eval_json(capstan, CABLE_PENDULUM, s)["cables"]["rope"]["obstacles"][1]["in_contact"])
+        report(len(rows) == 1001 and min(q) < 0 < 0.6 <= max(q) and jump < 1e-4 and
+               lift_drift < 10 * CABLE_ENERGY_DRIFT and contact == [True, False],
+               f"liftoff and touchdown: swing {min(q):.3g} .. {max(q):.3g} rad, contact at q = 0 / 0.6: {contact}; largest departure "
+               f"of the length from the integrated rate over a row {jump:.1e} m; energy drift {lift_drift:.1e}")
+
+        for extra in ((), ("--interpret",)):
+            proc, rows = cable_run(capstan, d, 1e-6, "--set", "drum.radius=1.5", *extra, check=False)
+            msg = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
+            report(proc.returncode == 1 and "cable `rope` at t = 0" in msg and "inside the surface of obstacle 1" in msg
+                   and "`rope.frame_a`" in msg and (pathlib.Path(d) / "run1e-06.csv").exists(),
+                   f"no path {' '.join(extra) or 'generated'}: {msg}")
+    print(f"cables: {failures} failures")
+    return 1 if failures else 0
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
     ap.add_argument("mode", choices=["frames", "parameters", "folded", "cache", "inverse", "jacobians",
-                                     "external_forces", "elements", "external", "derivatives", "constraints"])
+                                     "external_forces", "elements", "external", "derivatives", "constraints",
+                                     "cables"])
     args = ap.parse_args()
     return {"frames": frames, "parameters": parameters, "folded": folded, "cache": cache,
             "inverse": inverse, "jacobians": jacobians, "external_forces": external_forces,
             "elements": elements, "external": external, "derivatives": derivatives,
-            "constraints": constraints}[args.mode](args.capstan)
+            "constraints": constraints, "cables": cables}[args.mode](args.capstan)
 
 
 if __name__ == "__main__":

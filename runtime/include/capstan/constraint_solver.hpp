@@ -49,7 +49,8 @@
 //   constraintVelocityErrors(q, u, e), constraintJacobian(q, G),
 //   constraintBias(q, u, gamma); optionally bias(q, u, C) and
 //   appliedForces(t, q, u, tau), with forwardDynamics = M^-1 (tau - C):
-//   accelerations() then uses them instead of forwardDynamics.
+//   accelerations() then uses them instead of forwardDynamics (not with
+//   cables, whose forces only forwardDynamics applies).
 #pragma once
 
 #include <Eigen/Core>
@@ -236,10 +237,13 @@ class ConstraintSolver {
   }
 
  private:
-  static constexpr bool kSplitDynamics = requires(const Model& m, double t, const Q& q, const U& u, U& out) {
-    m.appliedForces(t, q, u, out);
-    m.bias(q, u, out);
-  };
+  // Not for a model with cables: its forwardDynamics adds the cable forces,
+  // which appliedForces leaves out.
+  static constexpr bool kSplitDynamics =
+      requires(const Model& m, double t, const Q& q, const U& u, U& out) {
+        m.appliedForces(t, q, u, out);
+        m.bias(q, u, out);
+      } && !requires { Model::ncables; };
 
   void factorMassMatrix(const Q& q) {
     model_.massMatrix(q, L_);

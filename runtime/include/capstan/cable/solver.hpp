@@ -1,0 +1,260 @@
+#pragma once
+// The path solver: all active wraps of a cable together, by Newton on the
+// natural geodesic variations of every wrapped surface (wrap.hpp).
+//
+// Unknowns: x_i = (du, dv, dtheta, dL) per active surface i.
+// Conditions: the straight segments meet each geodesic tangentially,
+//   r_i = (e_in . nP, e_in . bP, e_out . nQ, e_out . bQ) = 0,
+//   e_in = (P_i - A)/|P_i - A|,  e_out = (B - Q_i)/|B - Q_i|,
+// A the exit point of the previous active obstacle, B the entry point of the
+// next (both in World; n, b of the geodesic rotated by R_WS). With
+// Pi_e = I - e e' and de = Pi_e (d(end) - d(start)) / l the Jacobian is
+//   d r0 = (Pi_in nP / l_in)' (dP - dA) + e_in' dnP
+//   d r1 = (Pi_in bP / l_in)' (dP - dA) + e_in' dbP
+//   d r2 = (Pi_out nQ / l_out)' (dB - dQ) + e_out' dnQ
+//   d r3 = (Pi_out bQ / l_out)' (dB - dQ) + e_out' dbQ
+// block tridiagonal (dA is the previous surface's dQ, dB the next one's dP),
+// from the Jacobi fields: no finite differences. Each iteration shoots one
+// geodesic per active surface from its varied (P, tP, L); a step small
+// enough that its second-order term is below the tolerance is applied
+// through the Jacobi fields instead (applyLinearVariation), so a warm
+// update usually costs one shot per surface.
+
+#include <capstan/cable/types.hpp>
+#include <capstan/cable/wrap.hpp>
+
+#include <Eigen/LU>
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+
+namespace capstan::cable {
+
+namespace detail {
+
+struct SurfacePose {
+  Matrix3 R_WS;
+  Vector3 p_WS;
+};
+
+inline SurfacePose surfacePose(const Obstacle& o, const Motion& F) {
+  return {F.R_WF * o.R_FS, F.p_WF + F.R_WF * o.p_FS};
+}
+
+inline Vector3 pointInWorld(const Obstacle& o, const Motion& F) { return F.p_WF + F.R_WF * o.p_FP; }
+
+// Velocity of the material point of F at p_W.
+inline Vector3 materialVelocity(const Motion& F, const Vector3& p_W) {
+  return F.v_WF + F.w_WF.cross(p_W - F.p_WF);
+}
+
+template <class F> decltype(auto) visitSurface(const Obstacle& o, F&& f) { return std::visit(f, o.surface); }
+
+// One solve's view of the path: the model, the frames and, per obstacle,
+// the geodesic currently assumed (only active surfaces' are read).
+struct PathView {
+  const CablePath& path;
+  std::span<const Motion> frames;
+  const std::vector<int>& active;  // active obstacles, in order (O first, T last)
+
+  const Obstacle& obstacle(int i) const { return path.obstacles[static_cast<std::size_t>(i)]; }
+  const Motion& frame(int i) const { return frames[static_cast<std::size_t>(i)]; }
+  bool isSurface(int i) const { return obstacle(i).kind == ObstacleKind::Surface; }
+  Vector3 entry(int i, const std::vector<WrapGeodesic>& wraps) const {
+    if (!isSurface(i)) return pointInWorld(obstacle(i), frame(i));
+    const SurfacePose X = surfacePose(obstacle(i), frame(i));
+    return X.p_WS + X.R_WS * wraps[static_cast<std::size_t>(i)].P;
+  }
+  Vector3 exit(int i, const std::vector<WrapGeodesic>& wraps) const {
+    if (!isSurface(i)) return pointInWorld(obstacle(i), frame(i));
+    const SurfacePose X = surfacePose(obstacle(i), frame(i));
+    return X.p_WS + X.R_WS * wraps[static_cast<std::size_t>(i)].Q;
+  }
+};
+
+// Positions in `active` of the surfaces (one Newton block each).
+inline std::vector<int> surfaceBlocks(const PathView& v) {
+  std::vector<int> blocks;
+  for (int a = 0; a < static_cast<int>(v.active.size()); ++a)
+    if (v.isSurface(v.active[static_cast<std::size_t>(a)])) blocks.push_back(a);
+  return blocks;
+}
+
+// The tangency residual of every block; false if a segment has zero length.
+inline bool evalResidual(const PathView& v, const std::vector<int>& blocks, const std::vector<WrapGeodesic>& wraps,
+                         Eigen::VectorXd& r) {
+  r.resize(4 * static_cast<Eigen::Index>(blocks.size()));
+  for (std::size_t k = 0; k < blocks.size(); ++k) {
+    const auto a = static_cast<std::size_t>(blocks[k]);
+    const int i = v.active[a];
+    const WrapGeodesic& w = wraps[static_cast<std::size_t>(i)];
+    const SurfacePose X = surfacePose(v.obstacle(i), v.frame(i));
+    const Vector3 A = v.exit(v.active[a - 1], wraps), B = v.entry(v.active[a + 1], wraps);
+    const Vector3 P = X.p_WS + X.R_WS * w.P, Q = X.p_WS + X.R_WS * w.Q;
+    const Vector3 dIn = P - A, dOut = B - Q;
+    const double lIn = dIn.norm(), lOut = dOut.norm();
+    if (!(lIn > 0) || !(lOut > 0)) return false;
+    const Vector3 eIn = X.R_WS.transpose() * dIn / lIn, eOut = X.R_WS.transpose() * dOut / lOut;  // in S
+    r.segment<4>(4 * static_cast<Eigen::Index>(k)) << eIn.dot(w.nP), eIn.dot(w.bP), eOut.dot(w.nQ), eOut.dot(w.bQ);
+  }
+  return r.allFinite();
+}
+
+inline Matrix34 rotate(const Matrix3& R, const Matrix34& m) { return R * m; }
+
+// The Jacobian of evalResidual with respect to the natural variations.
+inline void evalJacobian(const PathView& v, const std::vector<int>& blocks, const std::vector<WrapGeodesic>& wraps,
+                         Eigen::MatrixXd& J) {
+  const auto n = static_cast<Eigen::Index>(blocks.size());
+  J.setZero(4 * n, 4 * n);
+  std::vector<WrapVariation> dW(blocks.size());  // in World
+  std::vector<SurfacePose> poses(blocks.size());
+  for (std::size_t k = 0; k < blocks.size(); ++k) {
+    const int i = v.active[static_cast<std::size_t>(blocks[k])];
+    poses[k] = surfacePose(v.obstacle(i), v.frame(i));
+    const WrapVariation d = visitSurface(v.obstacle(i), [&](const auto& s) {
+      return calcWrapVariation(s, wraps[static_cast<std::size_t>(i)]);
+    });
+    const Matrix3& R = poses[k].R_WS;
+    dW[k] = {rotate(R, d.dP), rotate(R, d.dQ), rotate(R, d.dnP), rotate(R, d.dbP), rotate(R, d.dnQ), rotate(R, d.dbQ)};
+  }
+  for (std::size_t k = 0; k < blocks.size(); ++k) {
+    const auto a = static_cast<std::size_t>(blocks[k]);
+    const int i = v.active[a];
+    const WrapGeodesic& w = wraps[static_cast<std::size_t>(i)];
+    const Matrix3& R = poses[k].R_WS;
+    const Vector3 A = v.exit(v.active[a - 1], wraps), B = v.entry(v.active[a + 1], wraps);
+    const Vector3 P = poses[k].p_WS + R * w.P, Q = poses[k].p_WS + R * w.Q;
+    const Vector3 nP = R * w.nP, bP = R * w.bP, nQ = R * w.nQ, bQ = R * w.bQ;
+    const double lIn = (P - A).norm(), lOut = (B - Q).norm();
+    const Vector3 eIn = (P - A) / lIn, eOut = (B - Q) / lOut;
+    const Matrix3 PiIn = Matrix3::Identity() - eIn * eIn.transpose();
+    const Matrix3 PiOut = Matrix3::Identity() - eOut * eOut.transpose();
+    const Vector3 gInN = PiIn * nP / lIn, gInB = PiIn * bP / lIn;
+    const Vector3 gOutN = PiOut * nQ / lOut, gOutB = PiOut * bQ / lOut;
+    const auto row = 4 * static_cast<Eigen::Index>(k);
+    const WrapVariation& d = dW[k];
+    J.block<1, 4>(row + 0, row) = gInN.transpose() * d.dP + eIn.transpose() * d.dnP;
+    J.block<1, 4>(row + 1, row) = gInB.transpose() * d.dP + eIn.transpose() * d.dbP;
+    J.block<1, 4>(row + 2, row) = -gOutN.transpose() * d.dQ + eOut.transpose() * d.dnQ;
+    J.block<1, 4>(row + 3, row) = -gOutB.transpose() * d.dQ + eOut.transpose() * d.dbQ;
+    if (k > 0 && blocks[k - 1] == blocks[k] - 1) {  // the previous active obstacle is a surface
+      const Matrix34& dA = dW[k - 1].dQ;
+      J.block<1, 4>(row + 0, row - 4) = -gInN.transpose() * dA;
+      J.block<1, 4>(row + 1, row - 4) = -gInB.transpose() * dA;
+    }
+    if (k + 1 < blocks.size() && blocks[k + 1] == blocks[k] + 1) {  // the next one is
+      const Matrix34& dB = dW[k + 1].dP;
+      J.block<1, 4>(row + 2, row + 4) = gOutN.transpose() * dB;
+      J.block<1, 4>(row + 3, row + 4) = gOutB.transpose() * dB;
+    }
+  }
+}
+
+// Index into blocks of the largest residual component.
+inline int worstBlock(const Eigen::VectorXd& r) {
+  Eigen::Index at = 0;
+  if (r.size() > 0) r.cwiseAbs().maxCoeff(&at);
+  return static_cast<int>(at / 4);
+}
+
+struct NewtonLimits {
+  int maxIterations;
+  int maxHalvings;   // backtracking line search
+  bool linearFinish;  // allow the last step through the Jacobi fields
+};
+
+// Newton on the active set `v.active` starting from `wraps` (updated in
+// place). On failure `wraps` holds the best iterate.
+inline CableResult solveTangency(const PathView& v, std::vector<WrapGeodesic>& wraps, const NewtonLimits& lim,
+                                 Eigen::MatrixXd& J, Eigen::VectorXd& r, Eigen::VectorXd& dx) {
+  CableResult res;
+  const std::vector<int> blocks = surfaceBlocks(v);
+  if (blocks.empty()) return res;
+  const double tol = v.path.options.tolerance;
+  const auto blockObstacle = [&](int k) { return v.active[static_cast<std::size_t>(blocks[static_cast<std::size_t>(k)])]; };
+  const auto fail = [&](CableStatus s, int k) {
+    res.status = s;
+    res.obstacle = blockObstacle(k);
+    res.residual = r.size() > 0 ? r.cwiseAbs().maxCoeff() : 0.0;
+    return res;
+  };
+  if (!evalResidual(v, blocks, wraps, r)) return fail(CableStatus::SingularJacobian, 0);
+  std::vector<WrapGeodesic> trial;
+  Eigen::VectorXd rTrial;
+  for (int it = 0;; ++it) {
+    const double err = r.cwiseAbs().maxCoeff();
+    res.residual = err;
+    if (err <= tol) return res;
+    if (it >= lim.maxIterations) return fail(CableStatus::NotConverged, worstBlock(r));
+    ++res.iterations;
+    evalJacobian(v, blocks, wraps, J);
+    const Eigen::PartialPivLU<Eigen::MatrixXd> lu(J);
+    dx = -lu.solve(r);
+    if (!dx.allFinite() || !((J * dx + r).norm() <= 1e-6 * (1 + r.norm())))
+      return fail(CableStatus::SingularJacobian, worstBlock(r));
+    // Limit the step to the region where the variations are meaningful:
+    // turns of 0.5 rad, moves of one radius of curvature.
+    double alpha = 1, scaled = 0;
+    for (std::size_t k = 0; k < blocks.size(); ++k) {
+      const double rho = lengthScale(v.obstacle(blockObstacle(static_cast<int>(k))).surface);
+      const Eigen::Vector4d x = dx.segment<4>(4 * static_cast<Eigen::Index>(k));
+      const double size = std::max({std::abs(x[0]) / rho, std::abs(x[1]) / rho, std::abs(x[2]), std::abs(x[3]) / rho});
+      scaled = std::max(scaled, size);
+      if (size > 0.5) alpha = std::min(alpha, 0.5 / size);
+    }
+    // Second-order remainder of the last step below the tolerance: finish
+    // through the Jacobi fields, without shooting again.
+    if (lim.linearFinish && 10 * scaled * scaled <= tol) {
+      for (std::size_t k = 0; k < blocks.size(); ++k) {
+        const int i = blockObstacle(static_cast<int>(k));
+        visitSurface(v.obstacle(i), [&](const auto& s) {
+          applyLinearVariation(s, wraps[static_cast<std::size_t>(i)], Eigen::Vector4d(dx.segment<4>(4 * static_cast<Eigen::Index>(k))));
+        });
+      }
+      res.residual = 10 * scaled * scaled;
+      return res;
+    }
+    bool accepted = false;
+    for (int h = 0; h <= lim.maxHalvings && !accepted; ++h, alpha /= 2) {
+      trial = wraps;
+      bool shotsOk = true;
+      for (std::size_t k = 0; k < blocks.size() && shotsOk; ++k) {
+        const int i = blockObstacle(static_cast<int>(k));
+        const auto ii = static_cast<std::size_t>(i);
+        const ShootParameters p = varyShootParameters(wraps[ii], Eigen::Vector4d(alpha * dx.segment<4>(4 * static_cast<Eigen::Index>(k))));
+        trial[ii] = visitSurface(v.obstacle(i), [&](const auto& s) {
+          return shootWrap(s, p.P, p.t, p.L, v.path.options.geodesic);
+        });
+        ++res.shots;
+        if (!trial[ii].ok()) {
+          shotsOk = false;
+          res.geodesicStatus = trial[ii].status;
+          res.obstacle = i;
+        }
+      }
+      if (!shotsOk) continue;
+      if (!evalResidual(v, blocks, trial, rTrial)) continue;
+      if (rTrial.norm() < r.norm()) {
+        wraps.swap(trial);
+        r = rTrial;
+        accepted = true;
+      }
+    }
+    if (!accepted) {
+      if (res.geodesicStatus != geometry::GeodesicStatus::Ok) {
+        res.status = CableStatus::GeodesicFailed;
+        res.residual = r.cwiseAbs().maxCoeff();
+        return res;
+      }
+      return fail(CableStatus::NotConverged, worstBlock(r));
+    }
+    res.geodesicStatus = geometry::GeodesicStatus::Ok;
+    res.obstacle = -1;
+  }
+}
+
+}  // namespace detail
+
+}  // namespace capstan::cable
