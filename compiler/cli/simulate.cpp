@@ -15,6 +15,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "capstan_sim_loop.hpp"
@@ -100,29 +101,38 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   const std::string driverSource = readFile(support / "capstan_driver.cpp");
   const std::string loopSource = readFile(support / "capstan_sim_loop.hpp");
   if (driverSource.empty() || loopSource.empty()) fail("cannot read the driver sources in `" + support.string() + "`");
-  // The runtime headers the driver includes (the integrators; the bushing's
-  // gimbal-lock message and what it includes; the constraint solver and its
-  // factorizations).
+  // The runtime headers the driver includes, directly or through the model
+  // header (the cable solver's tree of headers when the model has cables):
+  // the closure of their `#include <capstan/...>` lines, and nothing else,
+  // is copied beside the sources and hashed into the key.
   const fs::path runtime = runtimeIncludeDir();
   std::vector<std::pair<std::string, std::string>> runtimeSources;
-  std::vector<std::string> headers = {"capstan/integrators.hpp", "capstan/force_elements.hpp", "capstan/spatial.hpp",
-                                      "capstan/constraint_solver.hpp", "capstan/dense.hpp"};
-  // A model with cables calls the cable-path solver (capstan/cable/model.hpp):
-  // every runtime header, which is what that solver includes.
-  if (g.header.find("<capstan/cable/model.hpp>") != std::string::npos) {
-    headers.clear();
-    std::error_code walk;
-    for (fs::recursive_directory_iterator it(runtime / "capstan", walk), end; !walk && it != end; it.increment(walk))
-      if (it->is_regular_file(walk) && it->path().extension() == ".hpp")
-        headers.push_back(fs::relative(it->path(), runtime, walk).generic_string());
-    std::sort(headers.begin(), headers.end());
-  }
-  for (const std::string& header : headers) {
-    runtimeSources.emplace_back(header, readFile(runtime / header));
-    if (runtimeSources.back().second.empty()) {
-      fail("cannot read the runtime's `" + std::string(header) + "` in `" + runtime.string() + "`");
+  std::vector<std::string> pending;
+  const auto scan = [&](const std::string& text) {
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      const std::size_t at = line.find_first_not_of(" \t");
+      if (at == std::string::npos || line.compare(at, 8, "#include") != 0) continue;
+      const std::size_t open = line.find_first_of("<\"", at + 8);
+      if (open == std::string::npos || line.compare(open + 1, 8, "capstan/") != 0) continue;
+      const std::size_t close = line.find_first_of(">\"", open + 1);
+      if (close != std::string::npos) pending.push_back(line.substr(open + 1, close - open - 1));
     }
+  };
+  scan(g.header);
+  scan(driverSource);
+  scan(loopSource);
+  std::set<std::string> seen;
+  while (!pending.empty()) {
+    const std::string header = pending.back();
+    pending.pop_back();
+    if (!seen.insert(header).second) continue;
+    std::string text = readFile(runtime / header);
+    if (text.empty()) fail("cannot read the runtime's `" + header + "` in `" + runtime.string() + "`");
+    scan(text);
+    runtimeSources.emplace_back(header, std::move(text));
   }
+  std::sort(runtimeSources.begin(), runtimeSources.end());
   std::vector<std::string> flags = extraFlags;
   flags.push_back("-DCAPSTAN_MODEL_CLASS=" + className);
   if (g.constraints) flags.push_back("-DCAPSTAN_CONSTRAINTS");

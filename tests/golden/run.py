@@ -465,6 +465,7 @@ def warnings(capstan):
         free.write_text(random_tree(rng, FREE_BODIES, "WarnFree", free=True))
         models.append((free, "WarnFree"))
         models.append((EXTERNAL, "Wheel"))  # calls external C++ functions (EXTERNAL_INCLUDE)
+        models.append((ROOT / "examples/cable.cap", "CableOverCylinder"))  # includes the cable solver's headers
         for model, cls in models:
             run(capstan, "compile", str(model), "-o", str(tmp))
             header = (tmp / f"{cls}.hpp").read_text()
@@ -478,7 +479,8 @@ def warnings(capstan):
             src.write_text(USE.replace("MODEL_HEADER", f'"{cls}.hpp"').replace("MODEL", cls))
             for cxx in compilers:
                 cmd = [cxx, "-std=c++20", "-O0", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-isystem", EIGEN,
-                       "-I", str(tmp), "-I", str(EXTERNAL_INCLUDE), "-c", str(src), "-o", str(tmp / "use.o")]
+                       "-I", str(tmp), "-I", str(EXTERNAL_INCLUDE), "-I", str(ROOT / "runtime/include"), "-c", str(src),
+                       "-o", str(tmp / "use.o")]
                 proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
                 status = "ok" if proc.returncode == 0 else "FAILED"
                 print(f"warnings: {cls} with {cxx}: {status}")

@@ -5,6 +5,8 @@
 // capstan friction, the cable spring law and failures as values.
 #include <capstan/cable_path.hpp>
 
+#include <Eigen/Geometry>
+
 #include <doctest/doctest.h>
 
 #include <cmath>

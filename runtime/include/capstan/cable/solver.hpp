@@ -22,8 +22,8 @@
 
 #include <capstan/cable/types.hpp>
 #include <capstan/cable/wrap.hpp>
+#include <capstan/linear_solve.hpp>
 
-#include <Eigen/LU>
 
 #include <algorithm>
 #include <cmath>
@@ -168,7 +168,8 @@ struct NewtonLimits {
 // Newton on the active set `v.active` starting from `wraps` (updated in
 // place). On failure `wraps` holds the best iterate.
 inline CableResult solveTangency(const PathView& v, std::vector<WrapGeodesic>& wraps, const NewtonLimits& lim,
-                                 Eigen::MatrixXd& J, Eigen::VectorXd& r, Eigen::VectorXd& dx) {
+                                 Eigen::MatrixXd& J, Eigen::MatrixXd& factor, Eigen::VectorXd& r,
+                                 Eigen::VectorXd& dx) {
   CableResult res;
   const std::vector<int> blocks = surfaceBlocks(v);
   if (blocks.empty()) return res;
@@ -190,9 +191,9 @@ inline CableResult solveTangency(const PathView& v, std::vector<WrapGeodesic>& w
     if (it >= lim.maxIterations) return fail(CableStatus::NotConverged, worstBlock(r));
     ++res.iterations;
     evalJacobian(v, blocks, wraps, J);
-    const Eigen::PartialPivLU<Eigen::MatrixXd> lu(J);
-    dx = -lu.solve(r);
-    if (!dx.allFinite() || !((J * dx + r).norm() <= 1e-6 * (1 + r.norm())))
+    factor = J;
+    dx = -r;
+    if (!solveLinearInPlace(factor, dx) || !dx.allFinite() || !((J * dx + r).norm() <= 1e-6 * (1 + r.norm())))
       return fail(CableStatus::SingularJacobian, worstBlock(r));
     // Limit the step to the region where the variations are meaningful:
     // turns of 0.5 rad, moves of one radius of curvature.

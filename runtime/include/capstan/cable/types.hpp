@@ -26,6 +26,7 @@
 #include <capstan/geometry/surfaces.hpp>
 
 #include <Eigen/Core>
+#include <Eigen/Geometry>  // cross products
 
 #include <cstdio>
 #include <limits>
@@ -275,7 +276,7 @@ struct CablePathState {
   CableResult last;                      // the last solve's report
   // Workspace (sized once): the active obstacles in order and the Newton system.
   std::vector<int> active;
-  Eigen::MatrixXd jacobian;
+  Eigen::MatrixXd jacobian, factor;  // factor: the Jacobian's LU factors
   Eigen::VectorXd residual, step;
 };
 

@@ -27,6 +27,8 @@
 #include <capstan/geometry/surfaces.hpp>
 #include <capstan/geometry/types.hpp>
 
+#include <Eigen/LU>  // 2x2 inverse and determinant (closed form)
+
 #include <algorithm>
 #include <cmath>
 #include <numbers>

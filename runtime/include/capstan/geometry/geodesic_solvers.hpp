@@ -39,6 +39,8 @@
 #include <capstan/geometry/implicit_ops.hpp>
 #include <capstan/geometry/types.hpp>
 
+#include <Eigen/LU>  // 2x2 inverse and determinant (closed form)
+
 #include <algorithm>
 #include <array>
 #include <cmath>

@@ -22,8 +22,7 @@
 //                                              parameterization (Struik 1961, ch. 2)
 
 #include <capstan/geometry/types.hpp>
-
-#include <Eigen/LU>
+#include <capstan/linear_solve.hpp>
 
 #include <cmath>
 
@@ -180,8 +179,8 @@ SurfaceProjection<ScalarOf<Surface>> projectDownhillToNearestPoint(const Surface
     J.template topRightCorner<3, 1>() = -g;
     J.template bottomLeftCorner<1, 3>() = g.transpose();
     J(3, 3) = 0;
-    const Eigen::Matrix<Scalar, 4, 1> step = J.partialPivLu().solve(-r);
-    if (!step.allFinite()) break;
+    Eigen::Matrix<Scalar, 4, 1> step = -r;
+    if (!solveLinearInPlace(J, step) || !step.allFinite()) break;
     Scalar alpha = 1;
     Eigen::Matrix<Scalar, 4, 1> rTry;
     Scalar errTry = err;
@@ -243,8 +242,8 @@ LineSeparation<ScalarOf<Surface>> trackSeparationFromLine(const Surface& s, cons
     J.row(0) = l.transpose() * dn;
     J.row(1) = -(n.cross(l)).transpose() + (l.cross(A - P)).transpose() * dn;
     J.row(2) = g.transpose();
-    const Vec3<Scalar> step = J.partialPivLu().solve(-err);
-    if (!step.allFinite()) break;
+    Vec3<Scalar> step = -err;
+    if (!solveLinearInPlace(J, step) || !step.allFinite()) break;
     Scalar alpha = 1;
     Vec3<Scalar> errTry = err;
     // As above: the step taken is the one evaluated, and an exhausted line

@@ -18,8 +18,6 @@
 #include <capstan/geometry/surfaces.hpp>
 #include <capstan/geometry/types.hpp>
 
-#include <Eigen/Eigenvalues>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -244,9 +242,79 @@ NearestPoint<Scalar> findNearestPoint(const Torus<Scalar>& s, const NonDeduced<V
   return {p_SC + s.tubeRadius * n, len <= s.tubeRadius, n};
 }
 
+namespace detail {
+
+// The real roots of the polynomial a[0] + a[1] t + ... + a[N] t^N (a[N] !=
+// 0), ascending, into `roots`; returns how many. Between consecutive real
+// roots of the derivative (found the same way, down to degree 1) and the
+// Cauchy bound 1 + max |a[i] / a[N]| the polynomial is monotonic, so each
+// interval holds at most one root: bracketed Newton finds it, bisecting
+// when a step leaves the bracket. A derivative root where the polynomial is
+// zero to its rounding error (a double root, which no sign change shows) is
+// a root too. Plain loops rather than the eigenvalues of the companion
+// matrix: Eigen's EigenSolver<Matrix4> took a quarter of the g++ time of
+// every generated driver that includes the cable solver.
+template <int N, class Scalar>
+int realPolynomialRoots(const std::array<Scalar, N + 1>& a, std::array<Scalar, N>& roots) {
+  using std::abs;
+  if constexpr (N == 1) {
+    roots[0] = -a[0] / a[1];
+    return 1;
+  } else {
+    const auto value = [&](Scalar t) {
+      Scalar v = a[N];
+      for (int i = N - 1; i >= 0; --i) v = v * t + a[static_cast<std::size_t>(i)];
+      return v;
+    };
+    // Horner's rounding error at t, the size below which a value is zero.
+    const auto roundoff = [&](Scalar t) {
+      Scalar v = abs(a[N]);
+      for (int i = N - 1; i >= 0; --i) v = v * abs(t) + abs(a[static_cast<std::size_t>(i)]);
+      return Scalar(4 * N) * Tolerances<Scalar>::eps * v;
+    };
+    std::array<Scalar, N> da;
+    for (int i = 0; i < N; ++i) da[static_cast<std::size_t>(i)] = Scalar(i + 1) * a[static_cast<std::size_t>(i + 1)];
+    std::array<Scalar, N - 1> critical;
+    const int nc = realPolynomialRoots<N - 1, Scalar>(da, critical);
+    Scalar bound(0);
+    for (int i = 0; i < N; ++i) bound = std::max(bound, Scalar(abs(a[static_cast<std::size_t>(i)] / a[N])));
+    bound += Scalar(1);
+    int n = 0;
+    const auto add = [&](Scalar t) {
+      if (n == 0 || t != roots[static_cast<std::size_t>(n - 1)]) roots[static_cast<std::size_t>(n++)] = t;
+    };
+    Scalar lo = -bound, flo = value(lo);
+    for (int k = 0; k <= nc; ++k) {
+      const Scalar hi = k < nc ? critical[static_cast<std::size_t>(k)] : bound;
+      const Scalar fhi = value(hi);
+      if ((flo < Scalar(0)) != (fhi < Scalar(0)) && flo != Scalar(0) && fhi != Scalar(0)) {
+        Scalar l = lo, h = hi, t = (lo + hi) / 2;
+        const bool rising = flo < Scalar(0);
+        for (int it = 0; it < 200 && h - l > Scalar(2) * Tolerances<Scalar>::eps * std::max(abs(l), abs(h)); ++it) {
+          const Scalar f = value(t);
+          if (f == Scalar(0)) break;
+          if ((f < Scalar(0)) == rising) l = t;
+          else h = t;
+          Scalar df = da[N - 1];
+          for (int i = N - 2; i >= 0; --i) df = df * t + da[static_cast<std::size_t>(i)];
+          const Scalar newton = df != Scalar(0) ? Scalar(t - f / df) : l;
+          t = newton > l && newton < h ? newton : (l + h) / 2;
+        }
+        add(t);
+      }
+      if (k < nc && abs(fhi) <= roundoff(hi)) add(hi);
+      lo = hi;
+      flo = fhi;
+    }
+    return n;
+  }
+}
+
+}  // namespace detail
+
 // Solves the quartic (|p|^2 + R^2 - r^2)^2 = 4 R^2 (px^2 + py^2), p = O + t d,
-// after moving O to the point of the ray nearest the torus centre, by the
-// eigenvalues of its companion matrix; real roots are polished by Newton.
+// after moving O to the point of the ray nearest the torus centre, for its
+// real roots (detail::realPolynomialRoots).
 template <class Scalar>
 std::optional<RayHit<Scalar>> intersectsRay(const Torus<Scalar>& s, const NonDeduced<Vec3<Scalar>>& p_SO,
                                             const NonDeduced<Vec3<Scalar>>& d_S) {
@@ -260,30 +328,12 @@ std::optional<RayHit<Scalar>> intersectsRay(const Torus<Scalar>& s, const NonDed
   const Scalar oxy2 = o.x() * o.x() + o.y() * o.y();
   const Scalar c3 = 4 * B, c2 = 4 * B * B + 2 * G - 4 * R * R * dxy2;
   const Scalar c1 = 4 * B * G - 8 * R * R * odxy, c0 = G * G - 4 * R * R * oxy2;
-  Eigen::Matrix<Scalar, 4, 4> C = Eigen::Matrix<Scalar, 4, 4>::Zero();
-  C(0, 0) = -c3;
-  C(0, 1) = -c2;
-  C(0, 2) = -c1;
-  C(0, 3) = -c0;
-  C(1, 0) = C(2, 1) = C(3, 2) = Scalar(1);
-  const Eigen::EigenSolver<Eigen::Matrix<Scalar, 4, 4>> es(C, false);
-  const auto quartic = [&](Scalar t) { return (((t + c3) * t + c2) * t + c1) * t + c0; };
-  const auto dQuartic = [&](Scalar t) { return ((4 * t + 3 * c3) * t + 2 * c2) * t + c1; };
-  const Scalar scale = R + r;
-  constexpr Scalar kImagTolerance = Scalar(1e-6);    // relative to R + r
+  std::array<Scalar, 4> roots;
+  const int nRoots = detail::realPolynomialRoots<4, Scalar>({c0, c1, c2, c3, Scalar(1)}, roots);
   constexpr Scalar kSurfaceTolerance = Scalar(1e-8); // on f, dimensionless
   std::optional<Scalar> best;
-  for (int i = 0; i < 4; ++i) {
-    const auto lambda = es.eigenvalues()[i];
-    if (abs(lambda.imag()) > kImagTolerance * scale) continue;
-    Scalar t = lambda.real();
-    for (int it = 0; it < 8; ++it) {
-      const Scalar dq = dQuartic(t);
-      if (dq == Scalar(0)) break;
-      const Scalar step = quartic(t) / dq;
-      t -= step;
-      if (abs(step) <= Tolerances<Scalar>::eps * scale) break;
-    }
+  for (int i = 0; i < nRoots; ++i) {
+    const Scalar t = roots[static_cast<std::size_t>(i)];
     if (abs(s.value(o + t * d_S)) > kSurfaceTolerance) continue;
     const Scalar dist = t + t0;
     if (dist >= Scalar(0) && (!best || dist < *best)) best = dist;

@@ -9,6 +9,7 @@
 // Units: lengths in m, curvatures in 1/m, Gaussian curvature in 1/m^2.
 
 #include <Eigen/Core>
+#include <Eigen/Geometry>  // cross products
 
 #include <cmath>
 #include <limits>
