@@ -33,10 +33,12 @@ commands:
       write the model's C++ header (and with --ir the JSON IR) into DIR;
       --depfile writes every file the header depends on, in Make syntax;
       --derivatives adds forwardDynamicsDerivatives (d udot / d(q, u, tau))
-  simulate FILE [--t-end T] [--dt H] [--integrator rk4|euler|dopri5] [--tol TOL]
-                [--set NAME=VALUE]... [-o traj.csv] [--interpret] [--timeout S]
+  simulate FILE [--t-end T] [--dt H] [--integrator rk4|euler|dopri5|cvode] [--tol TOL]
+                [--set NAME=VALUE]... [-o traj.csv] [--interpret] [--timeout S] [--stats]
       generate, build (cached) and run; CSV on stdout or in -o; defaults
-      from the model's annotation(experiment(...))
+      from the model's annotation(experiment(...)); cvode: SUNDIALS' BDF
+      with the exact Jacobian, for stiff models; --stats prints the
+      integrator's statistics (steps, right-hand-side evaluations, ...)
   eval FILE --state STATE.json [--set NAME=VALUE]... [--interpret] [--derivatives]
       evaluate one state and print JSON; --derivatives adds d udot / d(q, u, tau)
   bench FILE [--state STATE.json] [--seconds S] [--set NAME=VALUE]...
@@ -239,6 +241,8 @@ Options parseArgs(int argc, char** argv) {
       opts.overrides.push_back(value());
     } else if (a == "--interpret") {
       opts.interpret = true;
+    } else if (a == "--stats") {
+      opts.stats = true;
     } else if (a == "--derivatives") {
       opts.derivatives = true;
     } else if (a == "--state") {

@@ -33,6 +33,7 @@ struct Options {
   std::vector<std::string> settings;  // --set NAME=VALUE (run time)
   std::vector<std::string> overrides; // --override NAME=VALUE (compile time: the model as if its binding said so)
   bool interpret = false;
+  bool stats = false;                 // --stats (simulate): the integrator's statistics on stderr
   std::string state;                  // --state
   // bench
   std::optional<double> seconds;      // --seconds

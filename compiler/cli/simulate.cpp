@@ -94,16 +94,18 @@ fs::path runtimeIncludeDir() {
 // The driver executable for the generated header and these flags, built once
 // per content hash (header, driver sources, the runtime headers it includes,
 // compiler, flags). The cache folder holds every source it was built from.
-fs::path buildDriver(const Generated& g, const std::string& className, const std::vector<std::string>& extraFlags) {
+fs::path buildDriver(const Generated& g, const std::string& className, const std::vector<std::string>& extraFlags,
+                     const std::vector<std::string>& libraries) {
   const fs::path support = codegen::defaultTemplateDir();
   const std::string driverSource = readFile(support / "capstan_driver.cpp");
   const std::string loopSource = readFile(support / "capstan_sim_loop.hpp");
   if (driverSource.empty() || loopSource.empty()) fail("cannot read the driver sources in `" + support.string() + "`");
-  // The runtime headers the driver includes (the integrators; the bushing's
-  // gimbal-lock message and what it includes).
+  // The runtime headers the driver includes (the integrators, CVODE's when
+  // built for it; the bushing's gimbal-lock message and what it includes).
   const fs::path runtime = runtimeIncludeDir();
   std::vector<std::pair<std::string, std::string>> runtimeSources;
-  for (const char* header : {"capstan/integrators.hpp", "capstan/force_elements.hpp", "capstan/spatial.hpp"}) {
+  for (const char* header :
+       {"capstan/integrators.hpp", "capstan/cvode.hpp", "capstan/force_elements.hpp", "capstan/spatial.hpp"}) {
     runtimeSources.emplace_back(header, readFile(runtime / header));
     if (runtimeSources.back().second.empty()) {
       fail("cannot read the runtime's `" + std::string(header) + "` in `" + runtime.string() + "`");
@@ -119,6 +121,7 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   std::string key = g.header + externalHeaders + driverSource + loopSource + cxx() + CAPSTAN_VERSION;
   for (const auto& [header, text] : runtimeSources) key += text;
   for (const auto& f : flags) key += "\n" + f;
+  for (const auto& l : libraries) key += "\n" + l;
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
   const fs::path dir = cacheRoot() / hex;
@@ -145,6 +148,7 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-isystem", CAPSTAN_EIGEN_INCLUDE, "-I", dir.string(), "-include", (dir / g.fileName).string(),
                            (dir / "capstan_driver.cpp").string(), "-o", tmp.string()});
+  argv.insert(argv.end(), libraries.begin(), libraries.end());  // after the sources that need them
   const ChildResult built = runChild(argv, {logFile.string(), 0});
   const std::string log = readFile(logFile);
   fs::remove(logFile, ec);
@@ -180,9 +184,21 @@ Experiment experiment(const Options& opts, const Loaded& loaded) {
   if (!(e.dt > 0)) fail("`--dt` must be positive");
   e.tol = opts.tolerance ? *opts.tolerance : (ex && ex->tolerance ? *ex->tolerance : 1e-8);
   if (!(e.tol > 0)) fail("`--tol` must be positive");
-  e.integrator = opts.integrator.empty() ? "dopri5" : opts.integrator;
-  if (!capstan_sim::knownIntegrator(e.integrator))
-    fail("unknown integrator `" + e.integrator + "`; use rk4, euler or dopri5");
+  e.integrator = !opts.integrator.empty() ? opts.integrator : ex && ex->integrator ? *ex->integrator : "dopri5";
+  if (!capstan_sim::knownIntegrator(e.integrator)) {
+    if (opts.integrator.empty()) {  // the annotation's: at its place in the model
+      syntax::DiagnosticEngine diags;
+      diags.report(syntax::DiagKind::ExperimentIntegratorUnknown, ex->integratorRange, {e.integrator});
+      std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
+      std::exit(1);
+    }
+    fail("unknown integrator `" + e.integrator + "`; use rk4, euler, dopri5 or cvode");
+  }
+#ifndef CAPSTAN_CVODE
+  if (e.integrator == "cvode")
+    fail("`cvode` needs SUNDIALS, which this capstan was built without; install libsundials-dev "
+         "(scripts/setup.sh does) and rebuild capstan");
+#endif
   return e;
 }
 
@@ -259,6 +275,21 @@ struct InterpretedSystem {
   std::string coordinateName(int i) const { return names.at(static_cast<std::size_t>(i)); }
 };
 
+// The same with the interpreter's derivatives (dual numbers), which give
+// `cvode` its exact Jacobian (capstan/integrators.hpp, FirstOrder::jacobian).
+struct InterpretedSystemWithDerivatives : InterpretedSystem {
+  void udotDerivatives(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u, Eigen::MatrixXd& dudot_dq,
+                       Eigen::MatrixXd& dudot_du) {
+    codegen::DynamicsDerivatives d = model.forwardDynamicsDerivatives(t, q, u);
+    dudot_dq = std::move(d.dudot_dq);
+    dudot_du = std::move(d.dudot_du);
+  }
+};
+
+// Whether `cvode` can have the exact Jacobian: not through an external C++
+// function, which brings no derivatives (CVODE's difference quotients then).
+bool exactJacobian(const Loaded& loaded) { return loaded.flat->functions.empty(); }
+
 int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
                         std::vector<std::vector<double>> values, const Experiment& e, const std::string& output) {
   codegen::Interpreter model(*loaded.flat, *loaded.mech, layout, std::move(values), {},
@@ -280,23 +311,25 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
   model.initialState(q, u);
   capstan_sim::LoopOptions lo{e.tEnd, e.dt, e.integrator, e.tol};
   lo.stop = interruptFlag();
-  InterpretedSystem sys{model, names, std::nullopt, 0.0};
+  InterpretedSystemWithDerivatives sys{{model, names, std::nullopt, 0.0}};
   capstan_sim::LoopStatus status;
   std::string stopped;
+  const auto record = [&](double t, const Eigen::VectorXd& s) {
+    const Eigen::VectorXd qs = s.head(model.nq()), us = s.segment(model.nq(), model.nu());
+    sys.time = t;
+    out.number(t);
+    for (int i = 0; i < s.size(); ++i) out.number(s[i]);
+    for (double o : model.outputs(t, qs, us)) out.number(o);
+    out.number(model.kineticEnergy(qs, us));
+    out.number(model.potentialEnergy(qs));
+    out.endRow();
+  };
   try {
-    status = capstan_sim::simulate(
-        sys, q, u, lo,
-        [&](double t, const Eigen::VectorXd& s) {
-          const Eigen::VectorXd qs = s.head(model.nq()), us = s.segment(model.nq(), model.nu());
-          sys.time = t;
-          out.number(t);
-          for (int i = 0; i < s.size(); ++i) out.number(s[i]);
-          for (double o : model.outputs(t, qs, us)) out.number(o);
-          out.number(model.kineticEnergy(qs, us));
-          out.number(model.potentialEnergy(qs));
-          out.endRow();
-        },
-        [](double) {});
+    // Derivatives only for cvode, whose Jacobian they are, and only where they exist.
+    if (e.integrator == "cvode" && exactJacobian(loaded))
+      status = capstan_sim::simulate(sys, q, u, lo, record, [](double) {});
+    else
+      status = capstan_sim::simulate(static_cast<InterpretedSystem&>(sys), q, u, lo, record, [](double) {});
   } catch (const StoppedByModel& e) {
     stopped = e.message;
   } catch (const codegen::ExternalCallFailed& x) {
@@ -307,6 +340,7 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
   }
   const bool written = out.flush();  // the rows written so far stay
   if (fd != STDOUT_FILENO) ::close(fd);
+  if (opts.stats && !status.statistics.empty()) std::cerr << capstan_sim::statisticsText(e.integrator, status);
   if (!stopped.empty()) fail(stopped + "; " + std::to_string(out.rowsWritten()) + " rows written");
   if (!status.ok && status.signal == 0 && sys.nonFinite) {  // as the driver does (simulate())
     std::cerr << "capstan: error: " << status.message << "\n";
@@ -322,6 +356,27 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
   return 0;
 }
 
+// The driver for `cvode`: built with CVODE and SUNDIALS (found when capstan
+// was configured), and, unless the model calls external C++ functions,
+// generated with forwardDynamicsDerivatives, whose derivatives make CVODE's
+// exact Jacobian.
+void cvodeBuild([[maybe_unused]] const Loaded& loaded, [[maybe_unused]] Options& generateOptions,
+                [[maybe_unused]] std::vector<std::string>& flags, [[maybe_unused]] std::vector<std::string>& libraries) {
+#ifdef CAPSTAN_CVODE
+  flags.push_back("-DCAPSTAN_CVODE");
+  // Not -isystem /usr/include, which would reorder the compiler's own system folders.
+  if (const std::string include = CAPSTAN_SUNDIALS_INCLUDE; include != "/usr/include") flags.insert(flags.end(), {"-isystem", include});
+  libraries.push_back(CAPSTAN_SUNDIALS_CVODE_LIBRARY);
+  if (exactJacobian(loaded)) {
+    generateOptions.derivatives = true;
+    flags.push_back("-DCAPSTAN_DERIVATIVES");
+  } else {
+    std::cerr << "capstan: note: the model calls external C++ functions, which bring no derivatives: CVODE "
+                 "approximates its Jacobian by difference quotients\n";
+  }
+#endif
+}
+
 }  // namespace
 
 int simulate(const Options& opts) {
@@ -335,14 +390,18 @@ int simulate(const Options& opts) {
   if (opts.interpret) return simulateInterpreted(opts, *loaded, layout, std::move(values), e, output);
   // Headers and calls checked, located, before the driver is built.
   const codegen::ExternalFunctions external = loadExternalFunctions(opts, *loaded);
-  const Generated g = generate(opts, *loaded, layout);
-  const fs::path exe = buildDriver(g, layout.className, simulateFlags());
+  std::vector<std::string> flags = simulateFlags(), libraries;
+  Options generateOptions = opts;
+  if (e.integrator == "cvode") cvodeBuild(*loaded, generateOptions, flags, libraries);
+  const Generated g = generate(generateOptions, *loaded, layout);
+  const fs::path exe = buildDriver(g, layout.className, flags, libraries);
   char buf[3][64];
   std::snprintf(buf[0], 64, "%.17g", e.tEnd);
   std::snprintf(buf[1], 64, "%.17g", e.dt);
   std::snprintf(buf[2], 64, "%.17g", e.tol);
   std::vector<std::string> argv = {exe.string(), "simulate", buf[0], buf[1], e.integrator, buf[2], output,
                                    isatty(STDERR_FILENO) ? "1" : "0"};
+  if (opts.stats) argv.push_back("--stats");
   for (const auto& a : settingArguments(settings)) argv.push_back(a);
   std::cout.flush();
   // Where the driver writes the first state whose udot was not finite, if

@@ -3,9 +3,14 @@
 // -DCAPSTAN_MODEL_CLASS=Name -include model.hpp; needs Eigen and the runtime's
 // capstan/integrators.hpp.
 //
-//   driver simulate T_END DT INTEGRATOR TOL OUT.csv PROGRESS [NAME=VALUE]...
+//   driver simulate T_END DT INTEGRATOR TOL OUT.csv PROGRESS [--stats] [NAME=VALUE]...
 //   driver eval STATE.txt [NAME=VALUE]...
 //   driver bench STATE.txt SECONDS [NAME=VALUE]...
+//
+// INTEGRATOR `cvode` needs a driver built with -DCAPSTAN_CVODE (and SUNDIALS:
+// -lsundials_cvode); with -DCAPSTAN_DERIVATIVES too, CVODE gets the exact
+// Jacobian from forwardDynamicsDerivatives. `--stats` prints the
+// integrator's statistics on stderr after the run.
 //
 // STATE.txt (written by capstan): `time T`, `q v...`, `u v...`; what is absent
 // keeps the model's q0/u0. `fext v...` (6 per body: [n; f] about the body
@@ -124,6 +129,16 @@ struct MechanicalModel {
     VectorU u;
   };
   mutable Fault fault;
+#if defined(CAPSTAN_CVODE) && defined(CAPSTAN_DERIVATIVES)
+  // CVODE's exact Jacobian (capstan/integrators.hpp, FirstOrder::jacobian):
+  // d udot / dq along the tangent space and d udot / du, generated.
+  using MatrixU = Model::MassMatrix;
+  // Once per Jacobian evaluation, not per step: its M^-1 is a local.
+  void udotDerivatives(double t, const VectorQ& q, const VectorU& u, MatrixU& dudot_dq, MatrixU& dudot_du) const {
+    MatrixU dudot_dtau;
+    model.forwardDynamicsDerivatives(t, q, u, dudot_dq, dudot_du, dudot_dtau);
+  }
+#endif
   // The CSV column of state entry i (x = [q; u]).
   std::string coordinateName(int i) const {
     const auto name = i < Model::nq ? Model::qNames[static_cast<std::size_t>(i)]
@@ -161,7 +176,8 @@ int simulate(Model& model, int argc, char** argv) {
   opt.tolerance = std::strtod(argv[5], nullptr);
   const std::string outPath = argv[6];
   const bool progress = std::string(argv[7]) == "1";
-  if (!applySettings(model, argc, argv, 8)) return 1;
+  const bool stats = argc > 8 && std::string(argv[8]) == "--stats";
+  if (!applySettings(model, argc, argv, stats ? 9 : 8)) return 1;
   stopOnSignals();
   opt.stop = &g_stop;
   const int fd = outPath == "-" ? STDOUT_FILENO : ::open(outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -212,6 +228,7 @@ int simulate(Model& model, int argc, char** argv) {
     stopped = e.message;
   }
   if (progress) std::fprintf(stderr, "\n");
+  if (stats && !status.statistics.empty()) std::cerr << capstan_sim::statisticsText(opt.integrator, status);
   // The rows written so far stay: flushed and closed before reporting.
   const bool written = out.flush();
   if (fd != STDOUT_FILENO) ::close(fd);
@@ -492,7 +509,7 @@ int main(int argc, char** argv) {
     std::cerr << "capstan: error: a C++ function that the model calls threw an exception: " << e.what() << "\n";
     return 1;
   }
-  std::cerr << "usage: driver simulate T_END DT INTEGRATOR TOL OUT PROGRESS [NAME=VALUE]... | eval STATE "
+  std::cerr << "usage: driver simulate T_END DT INTEGRATOR TOL OUT PROGRESS [--stats] [NAME=VALUE]... | eval STATE "
                "[NAME=VALUE]... | bench STATE SECONDS [NAME=VALUE]...\n";
   return 2;
 }

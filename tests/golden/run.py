@@ -411,11 +411,17 @@ def warnings(capstan):
                     print(proc.stdout.decode()[:4000])
                     failures += 1
         # The simulate/eval/bench driver that capstan builds around a header
-        # (syntax only: instantiates every template, and is fast), and the
-        # one of eval --derivatives.
+        # (syntax only: instantiates every template, and is fast), the one of
+        # eval --derivatives, and, where SUNDIALS is installed, those of
+        # simulate --integrator cvode (exact Jacobian, with quaternions; and
+        # difference quotients, for a model that calls external functions).
         model, cls = models[0]
         run(capstan, "compile", str(model), "-o", str(tmp))
-        for header, defines in ((tmp / f"{cls}.hpp", []), (deriv / "WarnTree.hpp", ["-DCAPSTAN_DERIVATIVES"])):
+        drivers = [(tmp / f"{cls}.hpp", []), (deriv / "WarnTree.hpp", ["-DCAPSTAN_DERIVATIVES"])]
+        if pathlib.Path("/usr/include/cvode/cvode.h").exists():
+            drivers += [(deriv / "WarnFree.hpp", ["-DCAPSTAN_DERIVATIVES", "-DCAPSTAN_CVODE"]),
+                        (tmp / f"{cls}.hpp", ["-DCAPSTAN_CVODE"])]
+        for header, defines in drivers:
             name = header.stem
             for cxx in compilers:
                 cmd = [cxx, "-std=c++20", "-fsyntax-only", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-isystem", EIGEN,
