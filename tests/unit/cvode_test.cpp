@@ -280,6 +280,40 @@ TEST_CASE("a non-finite derivative at the start is an error at t0, not a spin") 
   CHECK(status.message.find("non-finite state in the step from t = 0.75 to t = 0.75") == 0);
 }
 
+// A rate that is finite up to t = 0.45 and not after it (sqrt of a
+// negative number): CVODE's steps shrink onto 0.45 from below, where the
+// rate at the step's start is finite and every stage past it is not.
+struct RootSingular {
+  long evaluations = 0;
+  void derivative(double t, const Eigen::VectorXd& x, Eigen::VectorXd& xdot) {
+    ++evaluations;
+    xdot.resize(2);
+    xdot << x[1], -1e4 * x[0] - 100.0 * x[1] + std::sqrt(0.45 - t);
+  }
+  void jacobian(double, const Eigen::VectorXd&, Eigen::Ref<Eigen::MatrixXd> J) { J << 0, 1, -1e4, -100; }
+};
+
+TEST_CASE("a rate that stops being finite right after a time fails there, at a negligible step, not in a spin") {
+  RootSingular system;
+  CvodeSettings settings;
+  settings.outputInterval = 0.1;
+  // Without a minimum step CVODE would go on with steps where t + h == t
+  // (each "succeeds": the rate at t is finite) up to this limit.
+  settings.maxSteps = 1'000'000;
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(2);
+  Observations seen;
+  const IntegrationStatus status = cvode(system, 0.0, 1.0, x, settings, std::ref(seen));
+  REQUIRE_FALSE(status.ok);
+  MESSAGE(status.message);
+  CHECK(status.message.find("non-finite state in the step from t = 0.4") == 0);
+  CHECK(status.time <= 0.45);
+  CHECK(status.time > 0.45 - 1e-9);
+  CHECK(status.steps < 10'000);
+  CHECK(system.evaluations < 100'000);
+  CHECK(seen.times.size() == 5);  // 0, 0.1, ..., 0.4
+  CHECK(x.allFinite());
+}
+
 struct Throws {
   void derivative(double t, const Eigen::VectorXd& x, Eigen::VectorXd& xdot) {
     if (t > 0.3) throw std::runtime_error("stopped by the model");

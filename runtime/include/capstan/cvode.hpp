@@ -55,6 +55,9 @@ enum class CvodeJacobian {
   DifferenceQuotient  // CVODE's own: one derivative evaluation per column
 };
 
+// A step this small relative to max(1, |t|) is negligible: the run fails.
+inline constexpr double kNegligibleStep = 1e-12;
+
 struct CvodeSettings {
   double relativeTolerance = 1e-8;   // CVODE's scalar rtol
   double absoluteTolerance = 1e-10;  // and atol (>= 0)
@@ -252,6 +255,11 @@ IntegrationStatus cvode(System& system, double t0, double t1, Vector& x, const C
   if (std::isfinite(settings.maxStepSize) && CVodeSetMaxStep(cv.memory, settings.maxStepSize) != CV_SUCCESS)
     return failed("CVodeSetMaxStep");
   if (CVodeSetStopTime(cv.memory, t1) != CV_SUCCESS) return failed("CVodeSetStopTime");
+  // A negligible step fails, as dopri5's does: without a minimum CVODE may
+  // step on with |h| ~ 1e-17 where t + h == t (a derivative that stops
+  // being finite right after t), a hundred million times.
+  if (CVodeSetMinStep(cv.memory, kNegligibleStep * std::max({1.0, std::abs(t0), std::abs(t1)})) != CV_SUCCESS)
+    return failed("CVodeSetMinStep");
 
   auto collect = [&] {
     long steps = 0, nfe = 0, nfeLS = 0, nje = 0, nni = 0, nncf = 0, netf = 0, nsetups = 0, nproj = 0;
