@@ -216,6 +216,17 @@ TEST_CASE("CVODE observes after every step when there is no output interval, and
   for (std::size_t k = 1; k < seen.times.size(); ++k) CHECK(seen.times[k] > seen.times[k - 1]);
 }
 
+TEST_CASE("a system without a state is observed on the grid, and CVODE is not started") {
+  auto none = [](double, const Eigen::VectorXd&, Eigen::VectorXd&) { FAIL("no derivative to evaluate"); };
+  Eigen::VectorXd x(0);
+  CvodeSettings settings;
+  settings.outputInterval = 0.25;
+  Observations seen;
+  const IntegrationStatus status = cvode(none, 0.0, 1.0, x, settings, std::ref(seen));
+  CHECK(status.ok);
+  CHECK(seen.times == std::vector<double>{0.0, 0.25, 0.5, 0.75, 1.0});
+}
+
 TEST_CASE("CVODE refuses bad settings before it starts") {
   ProtheroRobinson system;
   Eigen::VectorXd y = Eigen::VectorXd::Zero(1);
