@@ -35,10 +35,13 @@ commands:
       --derivatives adds forwardDynamicsDerivatives (d udot / d(q, u, tau))
   simulate FILE [--t-end T] [--dt H] [--integrator rk4|euler|dopri5|cvode] [--tol TOL]
                 [--set NAME=VALUE]... [-o traj.csv] [--interpret] [--timeout S] [--stats]
+                [--jacobian exact|quotients]
       generate, build (cached) and run; CSV on stdout or in -o; defaults
       from the model's annotation(experiment(...)); cvode: SUNDIALS' BDF
-      with the exact Jacobian, for stiff models; --stats prints the
-      integrator's statistics (steps, right-hand-side evaluations, ...)
+      with the exact Jacobian, for stiff models (--jacobian quotients:
+      CVODE's difference quotients instead, without generating the
+      derivatives); --stats prints the integrator's statistics (steps,
+      right-hand-side evaluations, ...)
   eval FILE --state STATE.json [--set NAME=VALUE]... [--interpret] [--derivatives]
       evaluate one state and print JSON; --derivatives adds d udot / d(q, u, tau)
   bench FILE [--state STATE.json] [--seconds S] [--set NAME=VALUE]...
@@ -243,6 +246,10 @@ Options parseArgs(int argc, char** argv) {
       opts.interpret = true;
     } else if (a == "--stats") {
       opts.stats = true;
+    } else if (a == "--jacobian") {
+      opts.jacobian = value();
+      if (opts.jacobian != "exact" && opts.jacobian != "quotients")
+        usageError("`--jacobian` must be `exact` or `quotients`");
     } else if (a == "--derivatives") {
       opts.derivatives = true;
     } else if (a == "--state") {

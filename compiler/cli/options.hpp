@@ -34,6 +34,7 @@ struct Options {
   std::vector<std::string> overrides; // --override NAME=VALUE (compile time: the model as if its binding said so)
   bool interpret = false;
   bool stats = false;                 // --stats (simulate): the integrator's statistics on stderr
+  std::string jacobian;               // --jacobian exact|quotients (simulate, cvode): CVODE's Jacobian
   std::string state;                  // --state
   // bench
   std::optional<double> seconds;      // --seconds

@@ -194,6 +194,8 @@ Experiment experiment(const Options& opts, const Loaded& loaded) {
     }
     fail("unknown integrator `" + e.integrator + "`; use rk4, euler, dopri5 or cvode");
   }
+  if (!opts.jacobian.empty() && e.integrator != "cvode")
+    fail("`--jacobian` is for `cvode`, not `" + e.integrator + "`");
 #ifndef CAPSTAN_CVODE
   if (e.integrator == "cvode")
     fail("`cvode` needs SUNDIALS, which this capstan was built without; install libsundials-dev "
@@ -286,9 +288,18 @@ struct InterpretedSystemWithDerivatives : InterpretedSystem {
   }
 };
 
-// Whether `cvode` can have the exact Jacobian: not through an external C++
-// function, which brings no derivatives (CVODE's difference quotients then).
-bool exactJacobian(const Loaded& loaded) { return loaded.flat->functions.empty(); }
+// Whether `cvode` gets the exact Jacobian: unless `--jacobian quotients`
+// asks for CVODE's difference quotients, and not through an external C++
+// function, which brings no derivatives (difference quotients then, with a
+// note).
+bool exactJacobian(const Options& opts, const Loaded& loaded) {
+  return opts.jacobian != "quotients" && loaded.flat->functions.empty();
+}
+void noteWithoutDerivatives(const Options& opts, const Loaded& loaded) {
+  if (opts.jacobian != "quotients" && !loaded.flat->functions.empty())
+    std::cerr << "capstan: note: the model calls external C++ functions, which bring no derivatives: CVODE "
+                 "approximates its Jacobian by difference quotients\n";
+}
 
 int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
                         std::vector<std::vector<double>> values, const Experiment& e, const std::string& output) {
@@ -326,7 +337,8 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
   };
   try {
     // Derivatives only for cvode, whose Jacobian they are, and only where they exist.
-    if (e.integrator == "cvode" && exactJacobian(loaded))
+    if (e.integrator == "cvode") noteWithoutDerivatives(opts, loaded);
+    if (e.integrator == "cvode" && exactJacobian(opts, loaded))
       status = capstan_sim::simulate(sys, q, u, lo, record, [](double) {});
     else
       status = capstan_sim::simulate(static_cast<InterpretedSystem&>(sys), q, u, lo, record, [](double) {});
@@ -357,9 +369,9 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
 }
 
 // The driver for `cvode`: built with CVODE and SUNDIALS (found when capstan
-// was configured), and, unless the model calls external C++ functions,
-// generated with forwardDynamicsDerivatives, whose derivatives make CVODE's
-// exact Jacobian.
+// was configured), and, unless the model calls external C++ functions or
+// `--jacobian quotients` is asked for, generated with
+// forwardDynamicsDerivatives, whose derivatives make CVODE's exact Jacobian.
 void cvodeBuild([[maybe_unused]] const Loaded& loaded, [[maybe_unused]] Options& generateOptions,
                 [[maybe_unused]] std::vector<std::string>& flags, [[maybe_unused]] std::vector<std::string>& libraries) {
 #ifdef CAPSTAN_CVODE
@@ -367,13 +379,11 @@ void cvodeBuild([[maybe_unused]] const Loaded& loaded, [[maybe_unused]] Options&
   // Not -isystem /usr/include, which would reorder the compiler's own system folders.
   if (const std::string include = CAPSTAN_SUNDIALS_INCLUDE; include != "/usr/include") flags.insert(flags.end(), {"-isystem", include});
   libraries.push_back(CAPSTAN_SUNDIALS_CVODE_LIBRARY);
-  if (exactJacobian(loaded)) {
+  if (exactJacobian(generateOptions, loaded)) {
     generateOptions.derivatives = true;
     flags.push_back("-DCAPSTAN_DERIVATIVES");
-  } else {
-    std::cerr << "capstan: note: the model calls external C++ functions, which bring no derivatives: CVODE "
-                 "approximates its Jacobian by difference quotients\n";
   }
+  noteWithoutDerivatives(generateOptions, loaded);
 #endif
 }
 

@@ -21,8 +21,9 @@
   run.py --capstan BIN stiff            examples/stiff_chain.cap (springs of 1e6 N/m): cvode
                                         with the exact Jacobian takes >= 20x fewer right-hand-side
                                         evaluations than dopri5 at the same tolerance and matches
-                                        it; --interpret agrees; a free body on a stiff spring
-                                        (quaternions) too; the annotation picks cvode
+                                        it; --interpret agrees; --jacobian quotients takes more
+                                        evaluations; a free body on a stiff spring (quaternions)
+                                        too; the annotation picks cvode
   run.py --capstan BIN cvode_nonfinite  cvode and a torque that turns NaN: the error names the
                                         time and coordinate and the force law at its line, rows kept
 """
@@ -117,6 +118,8 @@ CASES = {
                                        "--tol", "0"], None, "`--tol` must be positive"),
     "simulate_cvode_negative_tolerance": (["simulate", DOUBLE_PENDULUM, "--t-end", "0.1", "--integrator", "cvode",
                                            "--tol", "-1e-6", "--interpret"], None, "`--tol` must be positive"),
+    "simulate_jacobian_not_cvode": (["simulate", DOUBLE_PENDULUM, "--t-end", "0.1", "--integrator", "dopri5",
+                                     "--jacobian", "quotients"], None, "`--jacobian` is for `cvode`, not `dopri5`"),
     "bench_unknown_joint": (["bench", DOUBLE_PENDULUM, "--state", "{state}"], '{"u": {"knee": [1]}}',
                             "`u` names `knee`, which is not a joint"),
     "external_forces_not_object": (["eval", DOUBLE_PENDULUM, "--state", "{state}", "--interpret"],
@@ -577,9 +580,12 @@ FREE_BODY_EVALUATION_RATIO = 10
 
 
 def simulate_with_stats(capstan, model, csv, *extra):
+    """`capstan simulate --stats`: (header, rows, statistics, wall seconds)."""
+    start = time.monotonic()
     proc = check_ok(run(capstan, "simulate", model, "--stats", "-o", csv, *extra), f"simulate {' '.join(map(str, extra))}")
+    seconds = time.monotonic() - start
     header, rows = read_csv(pathlib.Path(csv).read_text())
-    return proc, header, rows, statistics(proc.stderr)
+    return header, rows, statistics(proc.stderr), seconds
 
 
 def evaluations(stats):
@@ -587,21 +593,25 @@ def evaluations(stats):
 
 
 def stiff(capstan):
+    """One driver is built (the stiff chain's, cvode with derivatives, which
+    examples.capstan_test builds too: the same cache entry); every other run
+    is interpreted, the same integrators on the interpreter's dynamics and
+    derivatives, so that the test costs one compilation."""
     failures = []
     with tempfile.TemporaryDirectory() as d:
         d = pathlib.Path(d)
         tol = 1e-6  # the annotation's
-        # The annotation's integrator: cvode, with the exact Jacobian.
-        _, header, cv_rows, (name, method, cv) = simulate_with_stats(capstan, STIFF_CHAIN, d / "cvode.csv")
+        # The annotation's integrator: cvode, with the exact Jacobian, generated.
+        header, cv_rows, (name, method, cv), _ = simulate_with_stats(capstan, STIFF_CHAIN, d / "cvode.csv")
         if name != "cvode" or "exact Jacobian" not in method:
             failures.append(f"the annotation's integrator should be cvode with the exact Jacobian, got {name}: {method}")
         if cv["for difference-quotient Jacobians"] != 0:
             failures.append("the exact Jacobian should need no right-hand-side evaluations")
-        _, _, dp_rows, (name, _, dp) = simulate_with_stats(capstan, STIFF_CHAIN, d / "dopri5.csv", "--integrator",
-                                                           "dopri5")
+        _, dp_rows, (name, _, dp), dp_seconds = simulate_with_stats(capstan, STIFF_CHAIN, d / "dopri5.csv",
+                                                                    "--integrator", "dopri5", "--interpret")
         if name != "dopri5":
             failures.append(f"--integrator dopri5 should win over the annotation, got {name}")
-        _, _, tight_rows, (_, _, tight) = simulate_with_stats(capstan, STIFF_CHAIN, d / "cvode_tight.csv", "--tol",
+        _, tight_rows, (_, _, tight), _ = simulate_with_stats(capstan, STIFF_CHAIN, d / "cvode_tight.csv", "--tol",
                                                               tol / 100)
         columns = state_columns(header)
         ratio = dp["right-hand-side evaluations"] / evaluations(cv)
@@ -623,21 +633,43 @@ def stiff(capstan):
         if matched > STIFF_MATCH_FACTOR * tol or matched > same / 10:
             failures.append(f"cvode at --tol {tol / 100:g} differs from dopri5 by {matched:.2e}: not within "
                             f"{STIFF_MATCH_FACTOR} x {tol:g}, or not 10x closer than at {tol:g} ({same:.2e})")
-        # The interpreter: the same method with its dual-number derivatives.
-        _, _, in_rows, (name, method, interp) = simulate_with_stats(capstan, STIFF_CHAIN, d / "interpreted.csv",
-                                                                    "--interpret")
+        # The interpreter: the same method with its dual-number derivatives,
+        # the same steps as the generated code's to round-off.
+        _, in_rows, (name, method, interp), in_seconds = simulate_with_stats(capstan, STIFF_CHAIN,
+                                                                             d / "interpreted.csv", "--interpret")
         difference = max_difference(in_rows, cv_rows, columns)
         print(f"stiff chain --interpret: {interp['steps']:.0f} steps ({method}); max difference to generated "
               f"{difference:.2e}")
-        if name != "cvode" or "exact Jacobian" not in method:
-            failures.append(f"--interpret should run cvode with the exact Jacobian, got {name}: {method}")
+        if name != "cvode" or "exact Jacobian" not in method or interp["steps"] != cv["steps"]:
+            failures.append(f"--interpret should run cvode with the exact Jacobian and the generated code's "
+                            f"{cv['steps']:.0f} steps, got {name}: {method}, {interp['steps']:.0f} steps")
         if difference > tol:
             failures.append(f"interpreted and generated cvode differ by {difference:.2e} > {tol:g}")
+        # For comparison, CVODE's own difference-quotient Jacobian (nq + nu
+        # evaluations each, the Newton iteration on an approximate matrix):
+        # the same solution to the tolerance, with more evaluations.
+        _, dq_rows, (_, method, dq), dq_seconds = simulate_with_stats(
+            capstan, STIFF_CHAIN, d / "quotients.csv", "--interpret", "--jacobian", "quotients")
+        quotient_difference = max_difference(dq_rows, in_rows, columns)
+        print(f"stiff chain --interpret --jacobian quotients: {dq['steps']:.0f} steps, {evaluations(dq):.0f} "
+              f"evaluations ({dq['for difference-quotient Jacobians']:.0f} for {dq['Jacobian evaluations']:.0f} "
+              f"Jacobians), {dq['Newton iterations']:.0f} Newton iterations, {dq_seconds:.2f} s wall; exact "
+              f"Jacobian {evaluations(interp):.0f} evaluations, {interp['Newton iterations']:.0f} Newton iterations, "
+              f"{in_seconds:.2f} s wall (dopri5 {dp_seconds:.2f} s); the two differ by {quotient_difference:.2e}")
+        if "difference-quotient Jacobian" not in method or dq["for difference-quotient Jacobians"] <= 0:
+            failures.append(f"--jacobian quotients should use difference quotients, got {method}")
+        if evaluations(dq) <= evaluations(interp):
+            failures.append(f"difference quotients took {evaluations(dq):.0f} evaluations, no more than the exact "
+                            f"Jacobian's {evaluations(interp):.0f}")
+        if quotient_difference > STIFF_SAME_TOLERANCE_FACTOR * tol:
+            failures.append(f"cvode with difference quotients differs by {quotient_difference:.2e} > "
+                            f"{STIFF_SAME_TOLERANCE_FACTOR} x tol")
         # Quaternions: a free body on a stiff spring; raw q in the Jacobian.
-        _, header, cv_rows, (_, method, cv) = simulate_with_stats(capstan, STIFF_FREE_BODY, d / "free_cvode.csv",
-                                                                  "--integrator", "cvode", "--tol", tol / 100)
-        _, _, dp_rows, (_, _, dp) = simulate_with_stats(capstan, STIFF_FREE_BODY, d / "free_dopri5.csv",
-                                                        "--integrator", "dopri5", "--tol", tol)
+        header, cv_rows, (_, method, cv), _ = simulate_with_stats(capstan, STIFF_FREE_BODY, d / "free_cvode.csv",
+                                                                  "--integrator", "cvode", "--tol", tol / 100,
+                                                                  "--interpret")
+        _, dp_rows, (_, _, dp), _ = simulate_with_stats(capstan, STIFF_FREE_BODY, d / "free_dopri5.csv",
+                                                        "--integrator", "dopri5", "--tol", tol, "--interpret")
         difference = max_difference(cv_rows, dp_rows, state_columns(header))
         ratio = dp["right-hand-side evaluations"] / evaluations(cv)
         norms = [math.sqrt(sum(r[f"hang.q[{k}]"] ** 2 for k in range(1, 5))) for r in cv_rows]
