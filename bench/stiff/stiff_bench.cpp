@@ -14,6 +14,7 @@
 // per coordinate, as tests/cli's `stiff`). Then the cost of one
 // right-hand side and of one exact Jacobian. Never a timed test.
 #include "StiffChain.hpp"
+#include "StiffChain10.hpp"
 #include "StiffFreeBody.hpp"
 
 #include <capstan/cvode.hpp>
@@ -201,5 +202,7 @@ int main() {
   std::printf("; SUNDIALS %s; median of %d runs, thread CPU time\n", SUNDIALS_VERSION, repeats);
   benchModel<capstan_models::StiffChain>("examples/stiff_chain.cap", 2.0, 0.01, 1e-6, repeats);
   benchModel<capstan_models::StiffFreeBody>("tests/cli/models/stiff_free_body.cap", 1.0, 0.01, 1e-6, repeats);
+  benchModel<capstan_models::StiffChain10>("examples/stiff_chain.cap with n = 10 (bench/stiff/CMakeLists.txt)", 2.0,
+                                           0.01, 1e-6, repeats);
   return 0;
 }
