@@ -225,8 +225,10 @@ class Tracer {
 
   // M column by column: each joint's columns, down to its ancestors' rows.
   // Returns whether entries are left unassigned (those between different
-  // branches of the tree, zero; L^T D L never reads them).
-  bool jointFrameMassMatrixBlocks(FunctionBuilder& fn, const local::Data<Expr>& data) {
+  // branches of the tree, zero; L^T D L never reads them). `lowerOnly`:
+  // only the lower triangle and the diagonal, for a reader that never
+  // reads the rest (Eigen's LLT<M, Lower>).
+  bool jointFrameMassMatrixBlocks(FunctionBuilder& fn, const local::Data<Expr>& data, bool lowerOnly = false) {
     std::size_t assigned = 0;
     std::vector<int> parentJoint(layout_.bodies.size(), -1);  // by body
     for (std::size_t k = 0; k < layout_.joints.size(); ++k) {
@@ -235,11 +237,14 @@ class Tracer {
     for (const JointLayout& j : layout_.joints) {
       if (j.nu() == 0) continue;
       std::vector<Assignment> out;
+      auto store = [&](int row, int column) {
+        if (!lowerOnly || row >= column) out.push_back({index2("M", row, column), data.M(row, column)});
+      };
       auto entries = [&](const JointLayout& row) {
         for (int r = 0; r < row.nu(); ++r) {
           for (int c = 0; c < j.nu(); ++c) {
-            out.push_back({index2("M", row.uIndex() + r, j.uIndex() + c), data.M(row.uIndex() + r, j.uIndex() + c)});
-            if (&row != &j) out.push_back({index2("M", j.uIndex() + c, row.uIndex() + r), data.M(j.uIndex() + c, row.uIndex() + r)});
+            store(row.uIndex() + r, j.uIndex() + c);
+            if (&row != &j) store(j.uIndex() + c, row.uIndex() + r);
           }
         }
       };
@@ -806,15 +811,17 @@ class Tracer {
     // The inverse-dynamics way with its dense part at run time.
     auto emitDenseAtRunTime = [&]() {
       FunctionBuilder fn = start();
-      // Entries between branches of the tree stay zero; the factorization reads them.
+      // Entries between branches of the tree and above the diagonal stay
+      // zero: LLT reads only the lower triangle (and copies M whole).
       fn.local("MassMatrix M = MassMatrix::Zero();");
       fn.local(std::string("MassMatrix dr_dq") + (hasZeros(drdq) ? " = MassMatrix::Zero();" : ";"));
       fn.local(std::string("MassMatrix dr_du") + (hasZeros(drdu) ? " = MassMatrix::Zero();" : ";"));
       for (const char* m : {"M", "dr_dq", "dr_du"}) fn.readAtEnd(m);
-      jointFrameMassMatrixBlocks(fn, crba);
+      jointFrameMassMatrixBlocks(fn, crba, /*lowerOnly=*/true);
       columns(fn, "dr_dq", drdq, "d(inverse dynamics - applied forces) / d q along N(q) at udot");
       columns(fn, "dr_du", drdu, "d(inverse dynamics - applied forces) / d u at udot");
-      fn.closing("// The dense part, by Eigen: M = L L^T (M is symmetric positive definite), M^-1,");
+      fn.closing("// The dense part, by Eigen: M = L L^T from M's lower triangle (M is symmetric positive");
+      fn.closing("// definite), M^-1,");
       fn.closing("// and d udot / dx = -M^-1 dr/dx at fixed udot.");
       fn.closing("const Eigen::LLT<MassMatrix> llt($M);");
       fn.closing("dudot_dtau = llt.solve(MassMatrix::Identity());");
