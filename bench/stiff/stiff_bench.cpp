@@ -7,9 +7,10 @@
 //   cvode, quotients      CVODE with its own difference-quotient Jacobian
 //                         (nq + nu right-hand sides per Jacobian)
 // and both cvode runs again at a 100x tighter tolerance. Per run: steps,
-// right-hand-side evaluations (those for Jacobians included), Jacobians,
-// Newton iterations, the median thread CPU time over STIFF_REPEATS runs
-// (default 5), and the distance to a dopri5 reference at 1e-4 x the
+// error-test failures, right-hand-side evaluations (those for Jacobians
+// included), Jacobians, LU factorizations, Newton iterations, the median
+// thread CPU time over STIFF_REPEATS runs (default 5), and the distance to
+// a dopri5 reference at 1e-4 x the
 // tolerance (max over the output grid of |x - x_ref| / max(1, max |x_ref|)
 // per coordinate, as tests/cli's `stiff`). Then the cost of one
 // right-hand side and of one exact Jacobian. Never a timed test.
@@ -65,7 +66,7 @@ struct Mechanical {
 struct Result {
   std::string name;
   double tolerance = 0;
-  long steps = 0, evaluations = 0, jacobians = 0, newton = 0;
+  long steps = 0, evaluations = 0, jacobians = 0, newton = 0, factorizations = 0, errorTests = 0;
   double cpu = 0, error = 0;
 };
 
@@ -128,6 +129,7 @@ void benchModel(const char* name, double tEnd, double dt, double tolerance, int 
     const auto status = capstan::dormandPrince(ode, 0.0, tEnd, x, s, grid(out));
     r.steps = status.steps;
     r.evaluations = status.derivativeEvaluations;
+    r.errorTests = status.rejectedSteps;
   });
   for (double tol : {tolerance, tolerance / 100}) {
     for (const auto jacobian : {capstan::CvodeJacobian::Exact, capstan::CvodeJacobian::DifferenceQuotient}) {
@@ -146,18 +148,22 @@ void benchModel(const char* name, double tEnd, double dt, double tolerance, int 
                 r.evaluations = counts.rhsEvaluations + counts.rhsEvaluationsForJacobian;
                 r.jacobians = counts.jacobianEvaluations;
                 r.newton = counts.newtonIterations;
+                r.factorizations = counts.linearSolverSetups;
+                r.errorTests = counts.errorTestFailures;
               });
     }
   }
   std::printf("\n%s (nq = %d, nu = %d, %g s, output every %g s):\n\n", name, Model::nq, Model::nu, tEnd, dt);
-  std::printf("| integrator | --tol | steps | right-hand sides | Jacobians | Newton iterations | CPU ms | "
-              "vs dopri5 at %g | distance to reference |\n",
+  std::printf("| integrator | --tol | steps | rejected (error test) | right-hand sides | Jacobians | LU "
+              "factorizations | Newton iterations | CPU ms | vs dopri5 at %g | distance to reference |\n",
               tolerance);
-  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   const Result& explicitRun = results.front();
   for (const Result& r : results) {
-    std::printf("| %s | %g | %ld | %ld | %ld | %ld | %.2f | %.1fx fewer evaluations, %.1fx less CPU | %.1e |\n",
-                r.name.c_str(), r.tolerance, r.steps, r.evaluations, r.jacobians, r.newton, 1e3 * r.cpu,
+    std::printf("| %s | %g | %ld | %ld | %ld | %ld | %ld | %ld | %.2f | %.1fx fewer evaluations, %.1fx less CPU | "
+                "%.1e |\n",
+                r.name.c_str(), r.tolerance, r.steps, r.errorTests, r.evaluations, r.jacobians, r.factorizations,
+                r.newton, 1e3 * r.cpu,
                 static_cast<double>(explicitRun.evaluations) / static_cast<double>(r.evaluations),
                 explicitRun.cpu / r.cpu, r.error);
   }
