@@ -62,9 +62,11 @@ int bench(const Options& opts) {
   out["model"] = layout.className;
   out["nq"] = layout.nq;
   out["nu"] = layout.nu;
-  for (const char* f : {"forward_dynamics", "mass_matrix", "kinematics", "bushing"}) {
+  for (const char* f : {"forward_dynamics", "mass_matrix", "kinematics", "bushing", "constraint",
+                        "constrained_forward_dynamics"}) {
     const std::string k = f;
-    if (k == "bushing" && !rows.count("bushing_us")) continue;  // a model without bushings
+    // Bushings and constraints: only for models that have them.
+    if ((k == "bushing" || k == "constraint" || k == "constrained_forward_dynamics") && !rows.count(k + "_us")) continue;
     out[k + "_us"] = number(k + "_us");
     out["calls_per_batch"][k] = static_cast<long>(number(k + "_calls_per_batch"));
     out["batches"][k] = static_cast<long>(number(k + "_batches"));

@@ -137,6 +137,7 @@ Generated generate(const Options& opts, const Loaded& loaded, const codegen::Mod
     fail(error + " (style `" + style.string() + "`)");
   g.header = restoreBlocks(g.header, blocks);
   g.fileName = layout.className + ".hpp";
+  g.constraints = layout.constraintRows > 0;
   for (const sema::FlatFunction& f : loaded.flat->functions) {
     const std::string& dir = f.includeDirectory;
     if (!dir.empty() && std::find(g.includeDirectories.begin(), g.includeDirectories.end(), dir) == g.includeDirectories.end())
@@ -271,10 +272,12 @@ sema::ParameterOverride parseOverride(const std::string& option, const std::stri
   if (variable < 0) fail(where + ": the model has no parameter `" + base + "`");
   const sema::FlatVariable& fv = model.variables[static_cast<std::size_t>(variable)];
   if (fv.kind != sema::VarKind::Parameter) fail(where + ": `" + base + "` is not a parameter");
-  const std::optional<sema::Value> value = LiteralParser(valueText).parse();
+  // A Boolean parameter also takes `true` and `false`, as the language writes them.
+  const bool boolean = fv.type == sema::ValueType::Boolean && (valueText == "true" || valueText == "false");
+  const std::optional<sema::Value> value = LiteralParser(boolean ? (valueText == "true" ? "1" : "0") : valueText).parse();
   if (!value)
     fail(where + ": the value `" + valueText + "` is not a finite number or a brace literal of finite numbers " +
-         "(`{1, 0, 0}`, `{{1,0},{0,1}}`)");
+         "(`{1, 0, 0}`, `{{1,0},{0,1}}`)" + (fv.type == sema::ValueType::Boolean ? ", nor `true` or `false`" : ""));
   sema::ParameterOverride o;
   o.path = base;
   o.value = *value;

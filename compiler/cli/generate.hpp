@@ -24,6 +24,9 @@ struct Generated {
   // folders (absolute, in order, no repeats) and the headers they hold.
   std::vector<std::string> includeDirectories;
   std::vector<std::string> externalHeaders;
+  // The class has constraint rows: the driver is built with the constraint
+  // solver (-DCAPSTAN_CONSTRAINTS).
+  bool constraints = false;
 };
 Generated generate(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout);
 

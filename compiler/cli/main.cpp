@@ -36,14 +36,20 @@ commands:
   simulate FILE [--t-end T] [--dt H] [--integrator rk4|euler|dopri5|cvode] [--tol TOL]
                 [--set NAME=VALUE]... [-o traj.csv] [--interpret] [--timeout S] [--stats]
                 [--jacobian exact|quotients]
+                [--constraint-errors] [--baumgarte T] [--constraint-tol X]
       generate, build (cached) and run; CSV on stdout or in -o; defaults
       from the model's annotation(experiment(...)); cvode: SUNDIALS' BDF
       with the exact Jacobian, for stiff models (--jacobian quotients:
       CVODE's difference quotients instead, without generating the
       derivatives); --stats prints the integrator's statistics (steps,
-      right-hand-side evaluations, ...)
-  eval FILE --state STATE.json [--set NAME=VALUE]... [--interpret] [--derivatives]
-      evaluate one state and print JSON; --derivatives adds d udot / d(q, u, tau)
+      right-hand-side evaluations, ...); a model with constraints is
+      assembled first and projected onto them after every step (or, with
+      --baumgarte T, stabilized with time constant T); --constraint-errors
+      adds each constraint's largest error to the CSV
+  eval FILE --state STATE.json [--set NAME=VALUE]... [--interpret] [--derivatives] [--assemble]
+      evaluate one state and print JSON; --derivatives adds d udot / d(q, u, tau);
+      --assemble first moves the state onto the model's constraints, as
+      simulate does with the initial state
   bench FILE [--state STATE.json] [--seconds S] [--set NAME=VALUE]...
       build with optimization and print JSON with the median microseconds
       per call of forward dynamics, mass matrix and kinematics
@@ -252,6 +258,16 @@ Options parseArgs(int argc, char** argv) {
         usageError("`--jacobian` must be `exact` or `quotients`");
     } else if (a == "--derivatives") {
       opts.derivatives = true;
+    } else if (a == "--constraint-errors") {
+      opts.constraintErrors = true;
+    } else if (a == "--assemble") {
+      opts.assemble = true;
+    } else if (a == "--baumgarte") {
+      opts.baumgarte = number(a, value());
+      if (!(*opts.baumgarte > 0)) usageError("`--baumgarte` needs a positive time constant (s)");
+    } else if (a == "--constraint-tol") {
+      opts.constraintTolerance = number(a, value());
+      if (!(*opts.constraintTolerance > 0)) usageError("`--constraint-tol` must be positive");
     } else if (a == "--state") {
       opts.state = value();
     } else if (a == "--seconds") {

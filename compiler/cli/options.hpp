@@ -36,6 +36,11 @@ struct Options {
   bool stats = false;                 // --stats (simulate): the integrator's statistics on stderr
   std::string jacobian;               // --jacobian exact|quotients (simulate, cvode): CVODE's Jacobian
   std::string state;                  // --state
+  // simulate, models with constraints
+  bool constraintErrors = false;               // --constraint-errors: CSV columns of each constraint's errors
+  bool assemble = false;                       // eval --assemble: the state moved onto the constraints first
+  std::optional<double> baumgarte;             // --baumgarte T: Baumgarte stabilization (s) instead of projection
+  std::optional<double> constraintTolerance;   // --constraint-tol X: projection tolerance
   // bench
   std::optional<double> seconds;      // --seconds
   // simulate, test

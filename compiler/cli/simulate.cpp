@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "capstan_sim_loop.hpp"
+#include "cli/constraints.hpp"
 #include "cli/driver.hpp"
 #include "cli/external.hpp"
 #include "cli/generate.hpp"
@@ -101,11 +102,12 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   const std::string loopSource = readFile(support / "capstan_sim_loop.hpp");
   if (driverSource.empty() || loopSource.empty()) fail("cannot read the driver sources in `" + support.string() + "`");
   // The runtime headers the driver includes (the integrators, CVODE's when
-  // built for it; the bushing's gimbal-lock message and what it includes).
+  // built for it; the bushing's gimbal-lock message and what it includes;
+  // the constraint solver and its factorizations).
   const fs::path runtime = runtimeIncludeDir();
   std::vector<std::pair<std::string, std::string>> runtimeSources;
-  for (const char* header :
-       {"capstan/integrators.hpp", "capstan/cvode.hpp", "capstan/force_elements.hpp", "capstan/spatial.hpp"}) {
+  for (const char* header : {"capstan/integrators.hpp", "capstan/cvode.hpp", "capstan/force_elements.hpp",
+                             "capstan/spatial.hpp", "capstan/constraint_solver.hpp", "capstan/dense.hpp"}) {
     runtimeSources.emplace_back(header, readFile(runtime / header));
     if (runtimeSources.back().second.empty()) {
       fail("cannot read the runtime's `" + std::string(header) + "` in `" + runtime.string() + "`");
@@ -113,6 +115,7 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   }
   std::vector<std::string> flags = extraFlags;
   flags.push_back("-DCAPSTAN_MODEL_CLASS=" + className);
+  if (g.constraints) flags.push_back("-DCAPSTAN_CONSTRAINTS");
   // The external functions' IncludeDirectory folders, and their headers'
   // text in the key (an edited header rebuilds).
   for (const std::string& dir : g.includeDirectories) flags.insert(flags.end(), {"-I", dir});
@@ -257,10 +260,17 @@ struct StoppedByModel {
 // (an integrator may reject such a trial step and go on; if the run fails,
 // that is the place to show). `time` is the time of the last evaluation.
 struct InterpretedSystem {
+  using Solver = capstan::ConstraintSolver<codegen::InterpretedModel>;
   codegen::Interpreter& model;
   const std::vector<std::string>& names;  // CSV state columns, x = [q; u]
   std::optional<NonFiniteLaw> nonFinite;
   double time = 0;
+  // Models with constraints: udot and lambda from the solver, and after
+  // each step q and u projected onto the constraints (unless Baumgarte).
+  Solver* solver = nullptr;
+  bool projecting = true;
+  Eigen::VectorXd lambda;
+  const codegen::ModelLayout* layout = nullptr;
   int nq() const { return model.nq(); }
   int nu() const { return model.nu(); }
   void qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u, Eigen::VectorXd& qd) { qd = model.qdot(q, u); }
@@ -271,9 +281,22 @@ struct InterpretedSystem {
     } catch (const codegen::GimbalLock& e) {
       throw StoppedByModel{capstan::gimbalLockMessage(e.element->name, e.pitch, t)};
     }
+    if (solver) solver->correct(q, u, ud, lambda);
     if (!nonFinite && !ud.allFinite() && q.allFinite() && u.allFinite()) nonFinite = nonFiniteForceLaw(model, t, q, u);
   }
-  void normalize(Eigen::VectorXd& q) { model.normalizeQuaternions(q); }
+  void project(Eigen::VectorXd& q, Eigen::VectorXd& u) {
+    model.normalizeQuaternions(q);
+    if (!solver || !projecting) return;
+    try {
+      solver->project(q, u);
+    } catch (const capstan::ProjectionFailure& e) {
+      std::string name = "?";
+      for (const codegen::ConstraintLayout& c : layout->constraints)
+        if (e.row >= c.holonomicRow && e.row < c.holonomicRow + c.holonomic) name = c.name;
+      throw StoppedByModel{"projecting onto the constraints failed after the step to t = " + timeText(time) +
+                           ": constraint `" + name + "`: " + e.what()};
+    }
+  }
   std::string coordinateName(int i) const { return names.at(static_cast<std::size_t>(i)); }
 };
 
@@ -289,22 +312,61 @@ struct InterpretedSystemWithDerivatives : InterpretedSystem {
 };
 
 // Whether `cvode` gets the exact Jacobian: unless `--jacobian quotients`
-// asks for CVODE's difference quotients, and not through an external C++
-// function, which brings no derivatives (difference quotients then, with a
-// note).
-bool exactJacobian(const Options& opts, const Loaded& loaded) {
-  return opts.jacobian != "quotients" && loaded.flat->functions.empty();
+// asks for CVODE's difference quotients; not through an external C++
+// function, which brings no derivatives; and not with constraints, whose
+// udot comes from the constraint solver while the generated derivatives
+// are those of the unconstrained forwardDynamics (difference quotients
+// then, with a note).
+bool exactJacobian(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout) {
+  return opts.jacobian != "quotients" && loaded.flat->functions.empty() && layout.constraintRows == 0;
 }
-void noteWithoutDerivatives(const Options& opts, const Loaded& loaded) {
-  if (opts.jacobian != "quotients" && !loaded.flat->functions.empty())
+void noteWithoutDerivatives(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout) {
+  if (opts.jacobian == "quotients") return;
+  if (!loaded.flat->functions.empty())
     std::cerr << "capstan: note: the model calls external C++ functions, which bring no derivatives: CVODE "
                  "approximates its Jacobian by difference quotients\n";
+  else if (layout.constraintRows > 0)
+    std::cerr << "capstan: note: the model has constraints, whose solver the generated derivatives do not cover: "
+                 "CVODE approximates its Jacobian by difference quotients\n";
+}
+
+// The constraint solver's settings from the command line.
+capstan::ConstraintSettings constraintSettings(const Options& opts) {
+  capstan::ConstraintSettings s;
+  if (opts.baumgarte) s.baumgarteTimeConstant = *opts.baumgarte;
+  if (opts.constraintTolerance) s.tolerance = *opts.constraintTolerance;
+  return s;
+}
+
+// The CSV columns of --constraint-errors: each constraint's largest |error|.
+void constraintErrorColumns(const codegen::ModelLayout& layout, std::vector<std::string>& columns) {
+  for (const codegen::ConstraintLayout& c : layout.constraints) {
+    columns.push_back(c.name + ".position_error");
+    columns.push_back(c.name + ".velocity_error");
+  }
+}
+void constraintErrorValues(const codegen::ModelLayout& layout, const capstan::ConstraintRows<double>& rows,
+                           capstan_sim::RowWriter& out) {
+  for (const codegen::ConstraintLayout& c : layout.constraints) {
+    out.number(c.holonomic > 0 ? rows.positionErrors.segment(c.holonomicRow, c.holonomic).cwiseAbs().maxCoeff() : 0.0);
+    double v = c.holonomic > 0 ? rows.velocityErrors.segment(c.holonomicRow, c.holonomic).cwiseAbs().maxCoeff() : 0.0;
+    if (c.nonholonomic > 0)
+      v = std::max(v, rows.velocityErrors.segment(c.nonholonomicRow, c.nonholonomic).cwiseAbs().maxCoeff());
+    out.number(v);
+  }
 }
 
 int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
                         std::vector<std::vector<double>> values, const Experiment& e, const std::string& output) {
   codegen::Interpreter model(*loaded.flat, *loaded.mech, layout, std::move(values), {},
                              loadExternalFunctions(opts, loaded));
+  const bool constrained = layout.constraintRows > 0;
+  Eigen::VectorXd q, u;
+  model.initialState(q, u);
+  if (constrained) {
+    if (!assemble(opts, loaded, layout, model, constraintSettings(opts), q, u)) return 1;
+    warnRedundantRows(opts, loaded, layout, model, q, "the assembled initial state");
+  }
   std::cout.flush();
   const int fd = output == "-" ? STDOUT_FILENO : ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) fail("cannot write `" + output + "`");
@@ -317,12 +379,23 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
   for (const auto& o : layout.outputs) out.text(o.name.data(), o.name.size());
   out.text("kinetic_energy", 14);
   out.text("potential_energy", 16);
+  if (opts.constraintErrors) {
+    std::vector<std::string> columns;
+    constraintErrorColumns(layout, columns);
+    for (const auto& c : columns) out.text(c.data(), c.size());
+  }
   out.endRow(false);
-  Eigen::VectorXd q, u;
-  model.initialState(q, u);
   capstan_sim::LoopOptions lo{e.tEnd, e.dt, e.integrator, e.tol};
   lo.stop = interruptFlag();
-  InterpretedSystemWithDerivatives sys{{model, names, std::nullopt, 0.0}};
+  InterpretedSystemWithDerivatives sys{{model, names, std::nullopt, 0.0, nullptr, true, {}, nullptr}};
+  const codegen::InterpretedModel solverModel(model);
+  std::optional<InterpretedSystem::Solver> solver;
+  if (constrained) {
+    solver.emplace(solverModel, codegen::constraintRowRanges(layout), constraintSettings(opts));
+    sys.solver = &*solver;
+    sys.projecting = !opts.baumgarte;
+    sys.layout = &layout;
+  }
   capstan_sim::LoopStatus status;
   std::string stopped;
   const auto record = [&](double t, const Eigen::VectorXd& s) {
@@ -333,12 +406,13 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
     for (double o : model.outputs(t, qs, us)) out.number(o);
     out.number(model.kineticEnergy(qs, us));
     out.number(model.potentialEnergy(qs));
+    if (opts.constraintErrors) constraintErrorValues(layout, model.constraintRows(qs, us), out);
     out.endRow();
   };
   try {
     // Derivatives only for cvode, whose Jacobian they are, and only where they exist.
-    if (e.integrator == "cvode") noteWithoutDerivatives(opts, loaded);
-    if (e.integrator == "cvode" && exactJacobian(opts, loaded))
+    if (e.integrator == "cvode") noteWithoutDerivatives(opts, loaded, layout);
+    if (e.integrator == "cvode" && exactJacobian(opts, loaded, layout))
       status = capstan_sim::simulate(sys, q, u, lo, record, [](double) {});
     else
       status = capstan_sim::simulate(static_cast<InterpretedSystem&>(sys), q, u, lo, record, [](double) {});
@@ -370,20 +444,21 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
 
 // The driver for `cvode`: built with CVODE and SUNDIALS (found when capstan
 // was configured), and, unless the model calls external C++ functions or
-// `--jacobian quotients` is asked for, generated with
+// has constraints, or `--jacobian quotients` is asked for, generated with
 // forwardDynamicsDerivatives, whose derivatives make CVODE's exact Jacobian.
-void cvodeBuild([[maybe_unused]] const Loaded& loaded, [[maybe_unused]] Options& generateOptions,
+void cvodeBuild([[maybe_unused]] const Loaded& loaded, [[maybe_unused]] const codegen::ModelLayout& layout,
+                [[maybe_unused]] Options& generateOptions,
                 [[maybe_unused]] std::vector<std::string>& flags, [[maybe_unused]] std::vector<std::string>& libraries) {
 #ifdef CAPSTAN_CVODE
   flags.push_back("-DCAPSTAN_CVODE");
   // Not -isystem /usr/include, which would reorder the compiler's own system folders.
   if (const std::string include = CAPSTAN_SUNDIALS_INCLUDE; include != "/usr/include") flags.insert(flags.end(), {"-isystem", include});
   libraries.push_back(CAPSTAN_SUNDIALS_CVODE_LIBRARY);
-  if (exactJacobian(generateOptions, loaded)) {
+  if (exactJacobian(generateOptions, loaded, layout)) {
     generateOptions.derivatives = true;
     flags.push_back("-DCAPSTAN_DERIVATIVES");
   }
-  noteWithoutDerivatives(generateOptions, loaded);
+  noteWithoutDerivatives(generateOptions, loaded, layout);
 #endif
 }
 
@@ -397,12 +472,24 @@ int simulate(const Options& opts) {
   const auto settings = parseSettings(opts, *loaded, layout, values);
   const Experiment e = experiment(opts, *loaded);
   const std::string output = opts.output.empty() ? "-" : opts.output;
+  if (layout.constraintRows == 0 && (opts.constraintErrors || opts.baumgarte || opts.constraintTolerance))
+    fail("the model has no constraints: `--constraint-errors`, `--baumgarte` and `--constraint-tol` are for models "
+         "with cut joints or contacts");
   if (opts.interpret) return simulateInterpreted(opts, *loaded, layout, std::move(values), e, output);
+  if (layout.constraintRows > 0) {
+    // Assembled here first, for located diagnostics; the driver assembles
+    // the same way with the generated code.
+    codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, values);
+    Eigen::VectorXd q, u;
+    interp.initialState(q, u);
+    if (!assemble(opts, *loaded, layout, interp, constraintSettings(opts), q, u)) return 1;
+    warnRedundantRows(opts, *loaded, layout, interp, q, "the assembled initial state");
+  }
   // Headers and calls checked, located, before the driver is built.
   const codegen::ExternalFunctions external = loadExternalFunctions(opts, *loaded);
   std::vector<std::string> flags = simulateFlags(), libraries;
   Options generateOptions = opts;
-  if (e.integrator == "cvode") cvodeBuild(*loaded, generateOptions, flags, libraries);
+  if (e.integrator == "cvode") cvodeBuild(*loaded, layout, generateOptions, flags, libraries);
   const Generated g = generate(generateOptions, *loaded, layout);
   const fs::path exe = buildDriver(g, layout.className, flags, libraries);
   char buf[3][64];
@@ -411,8 +498,11 @@ int simulate(const Options& opts) {
   std::snprintf(buf[2], 64, "%.17g", e.tol);
   std::vector<std::string> argv = {exe.string(), "simulate", buf[0], buf[1], e.integrator, buf[2], output,
                                    isatty(STDERR_FILENO) ? "1" : "0"};
-  if (opts.stats) argv.push_back("--stats");
   for (const auto& a : settingArguments(settings)) argv.push_back(a);
+  if (opts.stats) argv.push_back("--stats");
+  if (opts.constraintErrors) argv.push_back("--constraint-errors");
+  if (opts.baumgarte) argv.push_back("--baumgarte=" + timeText(*opts.baumgarte));
+  if (opts.constraintTolerance) argv.push_back("--constraint-tol=" + timeText(*opts.constraintTolerance));
   std::cout.flush();
   // Where the driver writes the first state whose udot was not finite, if
   // the run fails: the interpreter then finds the force law, at its line.
@@ -670,20 +760,79 @@ std::string runDriver(const fs::path& exe, const std::string& mode, const EvalSt
   return log;
 }
 
+namespace {
+
+// eval's "constraints" (SPEC §6): per constraint, its rows of the solved
+// values; a contact's velocity and acceleration errors and multipliers as
+// Simbody's Vec3s (x, y, z) in its frame C, x and y zero without rolling.
+json constraintsJson(const codegen::ModelLayout& layout, std::map<std::string, std::vector<double>>& rows) {
+  json out = json::object();
+  int contact = 0;
+  for (const codegen::ConstraintLayout& c : layout.constraints) {
+    auto take = [&](const std::string& key, bool holonomicOnly) {
+      const std::vector<double>& v = rows[key];
+      std::vector<double> x;
+      for (int r = c.holonomicRow; r < c.holonomicRow + c.holonomic; ++r) x.push_back(v.at(static_cast<std::size_t>(r)));
+      if (!holonomicOnly)
+        for (int r = c.nonholonomicRow; r < c.nonholonomicRow + c.nonholonomic; ++r)
+          x.push_back(v.at(static_cast<std::size_t>(r)));
+      return x;
+    };
+    json entry;
+    entry["position_error"] = take("position_errors", true);
+    if (c.kind != mechanics::ConstraintKind::SphereOnSphere) {
+      entry["velocity_error"] = take("velocity_errors", false);
+      entry["acceleration_error"] = take("acceleration_errors", false);
+      entry["multipliers"] = take("multipliers", false);
+      out[c.name] = entry;
+      continue;
+    }
+    // Rows (normal, then x, y when rolling) to (x, y, z).
+    auto xyz = [&](const std::string& key) {
+      const std::vector<double> v = take(key, false);
+      return v.size() == 3 ? std::vector<double>{v[1], v[2], v[0]} : std::vector<double>{0.0, 0.0, v.at(0)};
+    };
+    const std::string k = "#" + std::to_string(contact++);
+    const std::vector<double> lambda = xyz("multipliers");
+    const std::vector<double>& R = rows["contact_R" + k];  // row-major R_WC
+    std::vector<double> force(3, 0.0);
+    for (int r = 0; r < 3; ++r)
+      for (int j = 0; j < 3; ++j) force[static_cast<std::size_t>(r)] -= R.at(static_cast<std::size_t>(3 * r + j)) * lambda[static_cast<std::size_t>(j)];
+    entry["velocity_error"] = xyz("velocity_errors");
+    entry["acceleration_error"] = xyz("acceleration_errors");
+    entry["multipliers"] = lambda;
+    entry["force_on_B_in_G"] = force;
+    entry["contact_frame_in_G"] = {{"R", R}, {"p", rows["contact_p" + k]}};
+    entry["separation"] = rows["separation" + k].at(0);
+    out[c.name] = entry;
+  }
+  return out;
+}
+
+}  // namespace
+
 int eval(const Options& opts) {
   if (opts.state.empty()) usageError("`eval` needs `--state STATE.json`");
   const auto loaded = load(opts);
   if (!loaded) return 1;
   const codegen::ModelLayout layout = layoutOrExit(opts, *loaded);
-  const EvalState st = resolveState(opts, *loaded, layout);
+  if (opts.derivatives && layout.constraintRows > 0)
+    fail("`--derivatives` gives the derivatives of the tree's forward dynamics (forwardDynamicsDerivatives); "
+         "the model has constraints, and the derivatives of the constrained accelerations are not available yet");
+  EvalState st = resolveState(opts, *loaded, layout);
   // Compiled for the interpreter; for generated code, it checks headers and
   // calls with located errors before the driver is built, and locates a
   // force law that is not finite.
   codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, st.values, {},
                               loadExternalFunctions(opts, *loaded));
+  if (opts.assemble) {
+    if (layout.constraintRows == 0) fail("the model has no constraints: `--assemble` is for models with cut joints or contacts");
+    if (!assemble(opts, *loaded, layout, interp, constraintSettings(opts), st.q, st.u)) return 1;
+  }
   const Eigen::VectorXd& q = st.q;
   const Eigen::VectorXd& u = st.u;
   const double time = st.time;
+  if (layout.constraintRows > 0) warnRedundantRows(opts, *loaded, layout, interp, q, "the state evaluated");
 
   std::map<std::string, std::vector<double>> rows;  // key -> values (bodies: key#index)
   try {
@@ -692,12 +841,35 @@ int eval(const Options& opts) {
       put("q", q);
       put("u", u);
       put("qdot", interp.qdot(q, u));
+      Eigen::VectorXd udot;
       try {
-        put("udot", st.externalForces.empty() ? interp.forwardDynamics(time, q, u)
-                                              : interp.forwardDynamics(time, q, u, st.externalForces));
+        udot = st.externalForces.empty() ? interp.forwardDynamics(time, q, u)
+                                         : interp.forwardDynamics(time, q, u, st.externalForces);
       } catch (const codegen::GimbalLock& e) {
         fail(capstan::gimbalLockMessage(e.element->name, e.pitch, time));
       }
+      if (layout.constraintRows > 0) {
+        // The exact acceleration-level solution, as the driver's.
+        const codegen::InterpretedModel model(interp);
+        capstan::ConstraintSolver<codegen::InterpretedModel> solver(model, codegen::constraintRowRanges(layout));
+        Eigen::VectorXd lambda;
+        solver.correct(q, u, udot, lambda);
+        const capstan::ConstraintRows<double> cr = interp.constraintRows(q, u);
+        put("position_errors", cr.positionErrors);
+        put("velocity_errors", cr.velocityErrors);
+        put("acceleration_errors", cr.G * udot - cr.gamma);
+        put("multipliers", lambda);
+        for (std::size_t k = 0; k < cr.contacts.size(); ++k) {
+          const capstan::ContactGeometry<double>& g = cr.contacts[k];
+          std::vector<double> R;
+          for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) R.push_back(g.R_WC(r, c));
+          rows["contact_R#" + std::to_string(k)] = R;
+          rows["contact_p#" + std::to_string(k)] = {g.p_WC[0], g.p_WC[1], g.p_WC[2]};
+          rows["separation#" + std::to_string(k)] = {g.separation};
+        }
+      }
+      put("udot", udot);
       const std::vector<capstan::BushingForces<double>> bushings = interp.bushingStates(time, q, u);
       for (std::size_t k = 0; k < bushings.size(); ++k) {
         const std::string at = "#" + std::to_string(k);
@@ -771,7 +943,7 @@ int eval(const Options& opts) {
         std::string key;
         ls >> key;
         if (key == "R_WB" || key == "p_WB" || key == "w_WB" || key == "v_WB" || key == "J" || key == "JdotU" ||
-            key == "F_A_A" || key == "F_C_C") {
+            key == "F_A_A" || key == "F_C_C" || key == "contact_R" || key == "contact_p" || key == "separation") {
           key += "#" + std::to_string(seen[key]++);
         }
         std::vector<double> v;
@@ -839,6 +1011,7 @@ int eval(const Options& opts) {
   }
   if (!bushingsOut.empty()) out["bushings"] = bushingsOut;
   out["jacobian_dot_u"] = jacobianDotU;
+  if (layout.constraintRows > 0) out["constraints"] = constraintsJson(layout, rows);
   if (opts.derivatives) {
     // Row i = udot[i], from the row-major values.
     auto matrix = [&](const std::string& key) {

@@ -6,6 +6,7 @@
 // the tracer runs the runtime algorithms on. One function, two uses.
 #pragma once
 
+#include <capstan/constraints.hpp>
 #include <capstan/force_elements.hpp>
 #include <capstan/kinematics.hpp>
 #include <capstan/mechanism.hpp>
@@ -286,10 +287,41 @@ class Environment {
     }
   }
 
+  // The model's constraints over Scalar (layout.constraints order): a cut
+  // joint's frames and rows, a contact's sphere centers and radii (SPEC §4).
+  // They depend on parameters only: built once.
+  const std::vector<Constraint<Scalar>>& constraints() {
+    if (constraints_) return *constraints_;
+    std::vector<Constraint<Scalar>> out;
+    for (const ConstraintLayout& cl : layout_.constraints) {
+      Constraint<Scalar> c;
+      c.name = cl.name;
+      c.F = {cl.bodyF, framePose(cl.frameF)};
+      c.M = {cl.bodyM, framePose(cl.frameM)};
+      if (cl.kind == mechanics::ConstraintKind::LoopJoint) {
+        c.type = ConstraintType::LoopJoint;
+        const mechanics::JointInfo& ji = mech_.joints.at(static_cast<std::size_t>(cl.joint));
+        c.rows = loopClosureRows(static_cast<JointType>(static_cast<int>(ji.type)),
+                                 axisValue(cl.component, "axis", Vec3<double>::UnitZ()),
+                                 axisValue(cl.component, "axis_a", Vec3<double>::UnitX()),
+                                 axisValue(cl.component, "axis_b", Vec3<double>::UnitY()));
+      } else {
+        c.type = ConstraintType::SphereOnSphere;
+        c.radiusF = scalarParameter(cl.sphereF, "radius");
+        c.radiusB = scalarParameter(cl.sphereB, "radius");
+        c.rolling = cl.rolling;
+      }
+      out.push_back(std::move(c));
+    }
+    constraints_ = std::move(out);
+    return *constraints_;
+  }
+
   Scalar output(int k) { return value(layout_.outputs.at(static_cast<std::size_t>(k)).variable).data.at(0); }
 
  private:
-  Vec3<Scalar> axis(int component, const std::string& name, const Vec3<double>& fallback, double sign) {
+  // A joint's axis parameter, unit length (axes are folded: ModelLayout).
+  Vec3<double> axisValue(int component, const std::string& name, const Vec3<double>& fallback) const {
     const sema::FlatComponent& c = model_.components.at(static_cast<std::size_t>(component));
     Vec3<double> a = fallback;
     auto it = c.parameters.find(name);
@@ -298,7 +330,10 @@ class Environment {
       if (fv.value && fv.value->numbers.size() == 3) a = Vec3<double>(fv.value->numbers[0], fv.value->numbers[1], fv.value->numbers[2]);
     }
     if (a.norm() > 0) a.normalize();
-    return (sign * a).template cast<Scalar>();
+    return a;
+  }
+  Vec3<Scalar> axis(int component, const std::string& name, const Vec3<double>& fallback, double sign) const {
+    return (sign * axisValue(component, name, fallback)).template cast<Scalar>();
   }
 
   // A component parameter's elements as this environment evaluates them
@@ -331,6 +366,7 @@ class Environment {
   FlatTranslator<Scalar> translate_;
   mechanics::Assembly<Scalar> assembly_;
   std::map<int, Tensor<Scalar>> cache_;
+  std::optional<std::vector<Constraint<Scalar>>> constraints_;
   std::set<int> active_;
   Tensor<Scalar> scratch_;
 };

@@ -21,6 +21,10 @@ const char* cppType(ValueType t) {
     case ValueType::SpatialVector: return "SpatialVector";
     case ValueType::BushingStates: return "BushingStates";
     case ValueType::ExternalForces: return "ExternalForces";
+    case ValueType::PositionErrors: return "PositionErrors";
+    case ValueType::ConstraintVector: return "ConstraintVector";
+    case ValueType::ConstraintJacobian: return "ConstraintJacobian";
+    case ValueType::ContactFrames: return "ContactFrames";
   }
   throw std::logic_error("cppType: unknown value type");
 }
@@ -107,6 +111,28 @@ const std::vector<GeneratedFunction>& generatedFunctions() {
         "dudot_du; dudot_dtau = M(q)^-1, for a generalized force added to the applied tau.",
         "Exact: the forward dynamics differentiated symbolically when this class was generated."},
        false, "", true},
+      {FunctionId::ConstraintPositionErrors, "constraintPositionErrors", {{T::Q, "q"}}, {{T::PositionErrors, "perr"}},
+       {"phi_p(q) (holonomic rows): each constraint's position errors (constraintInfo gives its",
+        "rows): a cut joint's offsets (m) along and angles (dot products) across the directions its",
+        "type forbids; a contact's signed separation of the sphere surfaces (m). Zero when satisfied."}},
+      {FunctionId::ConstraintVelocityErrors, "constraintVelocityErrors", {{T::Q, "q"}, {T::U, "u"}},
+       {{T::ConstraintVector, "verr"}},
+       {"phi_v(q, u) = G(q) u (rows): the holonomic rows' time derivatives, then the rolling",
+        "contacts' slip velocities (m/s) along their Cx and Cy."}},
+      {FunctionId::ConstraintJacobian, "constraintJacobian", {{T::Q, "q"}}, {{T::ConstraintJacobian, "G"}},
+       {"G(q) (rows x nu) = d phi_v / d u; its structural zeros are not written (set to zero once)."}},
+      {FunctionId::ConstraintBias, "constraintBias", {{T::Q, "q"}, {T::U, "u"}}, {{T::ConstraintVector, "gamma"}},
+       {"gamma(q, u) (rows): the right-hand side of G udot = gamma, minus the rows' acceleration",
+        "at udot = 0 (-Gdot u)."}},
+      {FunctionId::ConstraintForces, "constraintForces", {{T::Q, "q"}, {T::ConstraintVector, "lambda"}},
+       {{T::ExternalForces, "bodyForces"}, {T::U, "tau"}},
+       {"What multipliers lambda (rows; Simbody's sign: M udot = tau - C - G^T lambda) apply:",
+        "bodyForces[b] = [n; f] on body b, the moment about its origin then the force, in World",
+        "(Simbody's calcConstraintForcesFromMultipliers), and the generalized forces tau = -G^T lambda."}},
+      {FunctionId::ContactFrames, "contactFrames", {{T::Q, "q"}}, {{T::ContactFrames, "frames"}},
+       {"Each sphere-on-sphere contact's frame C (Simbody's findContactFrameInG): z from the center",
+        "of sphere F towards that of sphere B, origin Co on the center line at rf / (rf + rb),",
+        "x and y fixed on F for the pose; and the signed separation of the surfaces (findSeparation)."}},
   };
   return table;
 }

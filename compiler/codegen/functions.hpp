@@ -7,6 +7,7 @@
 // cut into blocks, and the template renders whatever the IR lists.
 #pragma once
 
+#include <capstan/constraints.hpp>
 #include <capstan/dynamics.hpp>
 #include <capstan/local_dynamics.hpp>
 
@@ -38,6 +39,10 @@ enum class ValueType {
   BushingStates,   // one BushingState per bushing
   ExternalForces,  // one spatial force [n; f] per body (N*m, N): the moment about the
                    // body origin, then the force, in World (capstan::ExternalForces)
+  PositionErrors,      // (holonomic constraint rows) phi_p(q)
+  ConstraintVector,    // (constraint rows): velocity errors, gamma or multipliers
+  ConstraintJacobian,  // (rows x nu) G(q)
+  ContactFrames,       // one ContactFrame per sphere-on-sphere contact: R_WC, p_WC, separation
 };
 
 struct FunctionArgument {
@@ -63,7 +68,22 @@ enum class FunctionId {
   FrameJacobianDotU,
   BushingStates,
   ForwardDynamicsDerivatives,  // d udot / d(q, u, tau): only on request (TraceOptions::derivatives)
+  // Constraint rows (capstan/constraints.hpp): only in classes of models
+  // with constraint rows; ContactFrames only with contacts.
+  ConstraintPositionErrors,
+  ConstraintVelocityErrors,
+  ConstraintJacobian,
+  ConstraintBias,
+  ConstraintForces,
+  ContactFrames,
 };
+
+// Whether function `id` exists only for models with constraint rows.
+constexpr bool isConstraintFunction(FunctionId id) {
+  return id == FunctionId::ConstraintPositionErrors || id == FunctionId::ConstraintVelocityErrors ||
+         id == FunctionId::ConstraintJacobian || id == FunctionId::ConstraintBias ||
+         id == FunctionId::ConstraintForces || id == FunctionId::ContactFrames;
+}
 
 struct GeneratedFunction {
   FunctionId id;
@@ -119,6 +139,13 @@ struct FunctionValues {
   // forwardDynamicsDerivatives: a generalized force added to the applied
   // tau (empty: none), the variable of d udot / d tau.
   VectorX<Scalar> dtau;
+  // Constraint functions: the rows at (q, u) (positionErrors,
+  // velocityErrors, G, gamma, contacts), and for constraintForces the
+  // multipliers read (lambda) and the forces written (bodyForces per body,
+  // tau = -G^T lambda).
+  ConstraintRows<Scalar> constraints;
+  VectorX<Scalar> lambda;
+  std::vector<Vec6<Scalar>> bodyForces;
 };
 
 
@@ -264,6 +291,21 @@ class FunctionEvaluator {
       case FunctionId::FrameJacobianDotU:
         forwardKinematics(mechanism_, world, v.q, v.u);
         v.JdotU = frameJacobianDotU(mechanism_, world, v.body, v.point);
+        return;
+      case FunctionId::ConstraintPositionErrors:
+      case FunctionId::ConstraintVelocityErrors:
+      case FunctionId::ConstraintJacobian:
+      case FunctionId::ConstraintBias:
+      case FunctionId::ContactFrames:
+      case FunctionId::ConstraintForces:
+        // Functions of q alone are run at u = 0 (the tracer passes u's
+        // symbols; they do not reach the values these read).
+        forwardKinematics(mechanism_, world, v.q, v.u);
+        v.constraints = evaluateConstraints(mechanism_, world, env_.constraints());
+        if (id == FunctionId::ConstraintForces) {
+          v.bodyForces = constraintBodyForces(mechanism_, v.constraints, v.lambda);
+          v.tau = -v.constraints.G.transpose() * v.lambda;
+        }
         return;
       case FunctionId::InitialState:
         // As the parameters give them; the caller normalizes quaternions

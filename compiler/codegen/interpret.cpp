@@ -214,7 +214,18 @@ std::vector<double> Interpreter::outputs(double t, const Eigen::VectorXd& q, con
   return run(FunctionId::Outputs, t, q, u).outputs;
 }
 
+capstan::ConstraintRows<double> Interpreter::constraintRows(const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
+  return run(FunctionId::ConstraintBias, 0.0, q, u).constraints;
+}
+
 void Interpreter::normalizeQuaternions(Eigen::VectorXd& q) const { capstan::normalizeQuaternions(mechanism_, q); }
+
+std::vector<capstan::ConstraintRowRange> constraintRowRanges(const ModelLayout& layout) {
+  std::vector<capstan::ConstraintRowRange> rows;
+  for (const ConstraintLayout& c : layout.constraints)
+    rows.push_back({c.holonomicRow, c.holonomic, c.nonholonomicRow, c.nonholonomic});
+  return rows;
+}
 
 std::vector<Unsupported> untranslatable(const sema::FlatModel& model, const mechanics::Mechanism& mech,
                                         const ModelLayout& layout) {

@@ -11,6 +11,8 @@
 #include <memory>
 #include <vector>
 
+#include <capstan/constraint_solver.hpp>
+#include <capstan/constraints.hpp>
 #include <capstan/force_elements.hpp>
 #include <capstan/dynamics.hpp>
 #include <capstan/mechanism.hpp>
@@ -86,6 +88,9 @@ class Interpreter {
   // GimbalLock (functions.hpp) for one at gimbal lock.
   std::vector<capstan::BushingForces<double>> bushingStates(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   std::vector<double> outputs(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
+  // Every constraint's rows at (q, u) (capstan/constraints.hpp; rows as
+  // layout.constraints gives them), with the contacts' frames.
+  capstan::ConstraintRows<double> constraintRows(const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   void normalizeQuaternions(Eigen::VectorXd& q) const;
   // The model's expressions (force laws, outputs) over double.
   Environment<double>& environment() { return *env_; }
@@ -106,6 +111,42 @@ class Interpreter {
   const ModelLayout& layout_;
   ExternalFunctions external_;
 };
+
+// The interpreter as capstan/constraint_solver.hpp's Model (dynamic sizes),
+// as a generated class is in the driver.
+class InterpretedModel {
+ public:
+  using Q = Eigen::VectorXd;
+  using U = Eigen::VectorXd;
+  using MassMatrix = Eigen::MatrixXd;
+  using ConstraintVector = Eigen::VectorXd;
+  using PositionErrors = Eigen::VectorXd;
+  using ConstraintJacobian = Eigen::MatrixXd;
+
+  explicit InterpretedModel(Interpreter& interpreter) : interp_(interpreter) {}
+  void forwardDynamics(double t, const Q& q, const U& u, U& udot) const { udot = interp_.forwardDynamics(t, q, u); }
+  void massMatrix(const Q& q, MassMatrix& M) const { M = interp_.massMatrix(q); }
+  void qdot(const Q& q, const U& u, Q& qd) const { qd = interp_.qdot(q, u); }
+  void normalizeQuaternions(Q& q) const { interp_.normalizeQuaternions(q); }
+  void constraintPositionErrors(const Q& q, PositionErrors& e) const { e = rows(q).positionErrors; }
+  void constraintVelocityErrors(const Q& q, const U& u, ConstraintVector& e) const {
+    e = interp_.constraintRows(q, u).velocityErrors;
+  }
+  void constraintJacobian(const Q& q, ConstraintJacobian& G) const { G = rows(q).G; }
+  void constraintBias(const Q& q, const U& u, ConstraintVector& gamma) const {
+    gamma = interp_.constraintRows(q, u).gamma;
+  }
+
+ private:
+  capstan::ConstraintRows<double> rows(const Q& q) const {
+    return interp_.constraintRows(q, Eigen::VectorXd::Zero(interp_.nu()));
+  }
+  Interpreter& interp_;
+};
+
+// Each constraint's rows (layout.constraints order), as the constraint
+// solver takes them.
+std::vector<capstan::ConstraintRowRange> constraintRowRanges(const ModelLayout& layout);
 
 // The force laws and outputs that code generation cannot translate, each at
 // its place in the model: every one is translated once, with the

@@ -311,19 +311,44 @@ ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism&
     if (frameNames.insert(name).second) L.jacobianFrames.push_back({name, body, static_cast<int>(f)});
   }
 
-  for (const auto& con : mech.constraints) {
-    unsupported.push_back({comp(con.component).range,
-                           (con.kind == mechanics::ConstraintKind::LoopJoint ? "loop-closing joint `" : "contact constraint `") +
-                               con.name + "` (constraints come in a later version)"});
+  auto bodyOfFrame = [&](int frame) {
+    const int b = mech.frames.at(static_cast<std::size_t>(frame)).body;
+    return b <= 0 ? -1 : L.runtimeBody.at(static_cast<std::size_t>(b));
+  };
+  for (const mechanics::ConstraintInfo& con : mech.constraints) {
+    ConstraintLayout cl;
+    cl.kind = con.kind;
+    cl.name = con.name;
+    cl.component = con.component;
+    if (con.kind == mechanics::ConstraintKind::LoopJoint) {
+      const mechanics::JointInfo& ji = mech.joints.at(static_cast<std::size_t>(con.joint));
+      cl.joint = con.joint;
+      cl.frameF = ji.frameA;
+      cl.frameM = ji.frameB;
+    } else {
+      cl.sphereF = con.sphereF;
+      cl.sphereB = con.sphereB;
+      cl.frameF = mech.findFrame(con.sphereF, "frame_a");
+      cl.frameM = mech.findFrame(con.sphereB, "frame_a");
+      cl.rolling = con.nonholonomic > 0;
+    }
+    cl.bodyF = bodyOfFrame(cl.frameF);
+    cl.bodyM = bodyOfFrame(cl.frameM);
+    cl.holonomic = con.holonomic;
+    cl.nonholonomic = con.nonholonomic;
+    cl.holonomicRow = L.holonomicRows;
+    L.holonomicRows += cl.holonomic;
+    L.constraints.push_back(std::move(cl));
+  }
+  L.constraintRows = L.holonomicRows;
+  for (ConstraintLayout& cl : L.constraints) {
+    cl.nonholonomicRow = L.constraintRows;
+    L.constraintRows += cl.nonholonomic;
   }
   for (const auto& f : mech.forces) {
     if (f.kind == mechanics::ForceKind::JointForceLaw) continue;
     if (f.kind == mechanics::ForceKind::Spring || f.kind == mechanics::ForceKind::Bushing) {
-      auto bodyOf = [&](int frame) {
-        const int b = mech.frames.at(static_cast<std::size_t>(frame)).body;
-        return b <= 0 ? -1 : L.runtimeBody.at(static_cast<std::size_t>(b));
-      };
-      L.forceElements.push_back({f.kind, f.name, f.component, f.frameA, f.frameB, bodyOf(f.frameA), bodyOf(f.frameB)});
+      L.forceElements.push_back({f.kind, f.name, f.component, f.frameA, f.frameB, bodyOfFrame(f.frameA), bodyOfFrame(f.frameB)});
       continue;
     }
     const char* what = f.kind == mechanics::ForceKind::Spring    ? "spring"

@@ -111,6 +111,24 @@ struct GimbalLock : std::runtime_error {
   double pitch;  // rad
 };
 
+// A constraint (SPEC §4): a loop-closing joint, or a sphere-on-sphere
+// contact. Its rows in the generated constraint vectors: `holonomic` rows
+// from `holonomicRow`, then `nonholonomic` rows from `nonholonomicRow` (all
+// holonomic rows of the model come first; capstan/constraints.hpp).
+struct ConstraintLayout {
+  mechanics::ConstraintKind kind = mechanics::ConstraintKind::LoopJoint;
+  std::string name;               // component path: `couplerRocker`, `contact`
+  int component = -1;             // the cut joint or the contact
+  int joint = -1;                 // LoopJoint: index into mechanics::Mechanism::joints
+  int frameF = -1, frameM = -1;   // index into mechanics::Mechanism::frames: the cut joint's
+                                  // frame_a and frame_b, or the spheres' frame_a (their centers)
+  int bodyF = -1, bodyM = -1;     // runtime bodies, -1 for World
+  int sphereF = -1, sphereB = -1; // SphereOnSphere: the Sphere components
+  bool rolling = false;
+  int holonomic = 0, nonholonomic = 0;
+  int holonomicRow = 0, nonholonomicRow = 0;
+};
+
 struct ForceLawLayout {
   int law = -1;                   // index into FlatModel::forceLaws
   int uIndex = -1;                // the generalized force it sets
@@ -139,6 +157,8 @@ struct ModelLayout {
   std::vector<JacobianFrame> jacobianFrames;  // bodies first, in runtime order
   std::vector<ForceLawLayout> forceLaws;
   std::vector<ForceElementLayout> forceElements;  // in model order
+  std::vector<ConstraintLayout> constraints;      // in model order
+  int holonomicRows = 0, constraintRows = 0;      // rows of all constraints
   // Per flat variable with role Frame: which frame and quantity.
   std::vector<FrameQuantityRef> frameOf;
   // Per flat variable of a joint: (joint index, false for q / true for u), or joint -1.
@@ -154,8 +174,7 @@ struct ModelLayout {
   std::string foldReason(const sema::FlatModel& model, int v) const;
 };
 
-// Decides the layout. Problems the code generator cannot handle (constraints,
-// force elements, cables, reversed quaternion joints, ...) are returned in
+// Decides the layout. Problems the code generator cannot handle (cables, reversed quaternion joints, ...) are returned in
 // `unsupported`; the layout is usable only when that list is empty.
 ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism& mech,
                        std::vector<Unsupported>& unsupported);

@@ -83,6 +83,8 @@ class Tracer {
     json functions = json::array();
     for (const GeneratedFunction& f : generatedFunctions()) {
       if (f.id == FunctionId::BushingStates && bushings().empty()) continue;
+      if (isConstraintFunction(f.id) && layout_.constraintRows == 0) continue;
+      if (f.id == FunctionId::ContactFrames && contactCount() == 0) continue;
       if (f.onRequest && !options_.derivatives) continue;
       if (!f.perBody) {
         functions.push_back(trace(f, evaluator));
@@ -94,6 +96,7 @@ class Tracer {
     json bushingNames = json::array();
     for (const ForceElementLayout* e : bushings()) bushingNames.push_back(e->name);
     ir["bushings"] = bushingNames;
+    ir["constraints"] = constraintsJson();
     ir["derived"] = derived_.finish(functions);
     ir["functions"] = std::move(functions);
     return ir;
@@ -313,6 +316,7 @@ class Tracer {
       case FunctionId::ForwardDynamicsDerivatives: return forwardDynamicsDerivatives(f, ev);
       default: break;
     }
+    if (isConstraintFunction(f.id)) return constraintFunction(f, ev);
     FunctionBuilder fn = f.id == FunctionId::InitialState ? FunctionBuilder(f.name, f.returnType(), f.parameters(), f.doc)
                                                           : function(f);
     FunctionValues<Expr> v = arguments();
@@ -421,6 +425,116 @@ class Tracer {
         break;
       default:
         throw std::logic_error("traceForBody: no blocks for generated function " + std::string(f.name));
+    }
+    return fn.finish();
+  }
+
+  int contactCount() const {
+    int n = 0;
+    for (const ConstraintLayout& c : layout_.constraints) n += c.kind == mechanics::ConstraintKind::SphereOnSphere;
+    return n;
+  }
+
+  // The IR's "constraints": each constraint's name, kind and rows (empty
+  // when the model has no constraint rows: no constraint API).
+  json constraintsJson() const {
+    json out = json::array();
+    if (layout_.constraintRows == 0) return out;
+    int contact = 0;
+    for (const ConstraintLayout& c : layout_.constraints) {
+      const bool isContact = c.kind == mechanics::ConstraintKind::SphereOnSphere;
+      out.push_back({{"name", c.name},
+                     {"kind", isContact ? "SphereOnSphereContact" : "loop joint"},
+                     {"holonomic_row", c.holonomicRow},
+                     {"holonomic", c.holonomic},
+                     {"nonholonomic_row", c.nonholonomicRow},
+                     {"nonholonomic", c.nonholonomic},
+                     {"contact", isContact ? contact++ : -1}});
+    }
+    return out;
+  }
+
+  // The constraint functions (capstan/constraints.hpp): World kinematics,
+  // then one block per constraint with its rows' entries (or its contact
+  // frame); constraintForces adds the multipliers' forces.
+  json constraintFunction(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
+    FunctionBuilder fn = function(f);
+    FunctionValues<Expr> v = arguments();
+    v.lambda.resize(layout_.constraintRows);
+    for (int i = 0; i < layout_.constraintRows; ++i) v.lambda[i] = Expr::symbol(index("lambda", i));
+    ev.run(f.id, v);
+    const ConstraintRows<Expr>& rows = v.constraints;
+    poseBlocks(fn, ev.world, false);
+    if (f.id == FunctionId::ConstraintVelocityErrors || f.id == FunctionId::ConstraintBias) {
+      velocityBlocks(fn, ev.world, false);
+    }
+    if (f.id == FunctionId::ConstraintJacobian) {
+      const std::vector<Assignment> all = nonzeroOutputs("G", rows.G);
+      if (all.size() < static_cast<std::size_t>(rows.G.size())) {
+        fn.opening("G.setZero();  // structural zeros: the columns of joints a constraint does not reach");
+      }
+    }
+    if (f.id == FunctionId::ConstraintForces) {
+      std::vector<Assignment> forces;
+      std::size_t written = 0;
+      for (std::size_t b = 0; b < v.bodyForces.size(); ++b) {
+        for (int k = 0; k < 6; ++k) {
+          const Expr& x = v.bodyForces[b][k];
+          if (!x.isZero()) forces.push_back({index(index("bodyForces", static_cast<int>(b)), k), x});
+        }
+      }
+      written = forces.size();
+      if (written < 6 * v.bodyForces.size()) {
+        fn.opening("for (SpatialVector& F : bodyForces) F.setZero();  // bodies no constraint acts on");
+      }
+      fn.block("the multipliers' spatial forces on the bodies, about their origins, in World", forces);
+      const std::vector<Assignment> tau = [&] {
+        std::vector<Assignment> out;
+        for (int i = 0; i < v.tau.size(); ++i)
+          if (!v.tau[i].isZero()) out.push_back({index("tau", i), v.tau[i]});
+        return out;
+      }();
+      if (tau.size() < static_cast<std::size_t>(v.tau.size())) fn.opening("tau.setZero();  // dofs no constraint reaches");
+      fn.block("generalized forces tau = -G^T lambda", tau);
+      return fn.finish();
+    }
+    int contact = 0;
+    for (const ConstraintLayout& c : layout_.constraints) {
+      const bool isContact = c.kind == mechanics::ConstraintKind::SphereOnSphere;
+      const std::string where = cite_.where(isContact ? "contact" : "cut joint", c.component);
+      std::vector<int> rowIndices;
+      for (int r = c.holonomicRow; r < c.holonomicRow + c.holonomic; ++r) rowIndices.push_back(r);
+      const std::vector<int> holonomic = rowIndices;
+      for (int r = c.nonholonomicRow; r < c.nonholonomicRow + c.nonholonomic; ++r) rowIndices.push_back(r);
+      std::vector<Assignment> out;
+      switch (f.id) {
+        case FunctionId::ConstraintPositionErrors:
+          for (int r : holonomic) out.push_back({index("perr", r), rows.positionErrors[r]});
+          break;
+        case FunctionId::ConstraintVelocityErrors:
+          for (int r : rowIndices) out.push_back({index("verr", r), rows.velocityErrors[r]});
+          break;
+        case FunctionId::ConstraintBias:
+          for (int r : rowIndices) out.push_back({index("gamma", r), rows.gamma[r]});
+          break;
+        case FunctionId::ConstraintJacobian:
+          for (int r : rowIndices)
+            for (int col = 0; col < layout_.nu; ++col)
+              if (!rows.G(r, col).isZero()) out.push_back({index2("G", r, col), rows.G(r, col)});
+          break;
+        case FunctionId::ContactFrames: {
+          if (!isContact) continue;
+          const ContactGeometry<Expr>& g = rows.contacts.at(static_cast<std::size_t>(contact));
+          const std::string at = "frames[" + std::to_string(contact++) + "].";
+          for (const Assignment& a : matrixOutputs(at + "R_WC", MatrixX<Expr>(g.R_WC))) out.push_back(a);
+          for (const Assignment& a : vectorOutputs(at + "p_WC", VectorX<Expr>(g.p_WC))) out.push_back(a);
+          out.push_back({at + "separation", g.separation});
+          break;
+        }
+        default:
+          throw std::logic_error("constraintFunction: not a constraint function");
+      }
+      if (!out.empty()) fn.block(where, out);
     }
     return fn.finish();
   }

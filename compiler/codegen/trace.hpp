@@ -15,7 +15,7 @@
 
 namespace capstan::codegen {
 
-inline constexpr int kIrVersion = 4;
+inline constexpr int kIrVersion = 5;
 
 struct TraceOptions {
   std::string capstanVersion;  // "0.1.0"

@@ -180,6 +180,9 @@ class Builder {
     for (int i = 0; i < static_cast<int>(model_.components.size()); ++i) {
       const std::string& kind = comp(i).kind;
       if (kind != "FixedTranslation" && kind != "FixedFrame" && kind != "Weld") continue;
+      // A weld marked `cut = true` closes a loop as a constraint (6 rows)
+      // instead of merging its frames' bodies.
+      if (kind == "Weld" && scalar(i, "cut", 0.0) != 0.0) continue;
       Transform X_ab = assembly_.fixedStep(i);
       // A matrix that is not a rotation is reported by checkComponents();
       // placing frames with it would only add a confusing rigid-loop error.
@@ -292,7 +295,8 @@ class Builder {
   void collectJoints() {
     for (int i = 0; i < static_cast<int>(model_.components.size()); ++i) {
       const auto type = jointType(comp(i).kind);
-      if (!type || *type == JointType::Weld) continue;  // welds were merged rigidly
+      // Welds were merged rigidly, unless marked as cuts.
+      if (!type || (*type == JointType::Weld && scalar(i, "cut", 0.0) == 0.0)) continue;
       JointInfo j;
       j.component = i;
       j.type = *type;

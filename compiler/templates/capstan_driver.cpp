@@ -3,14 +3,23 @@
 // -DCAPSTAN_MODEL_CLASS=Name -include model.hpp; needs Eigen and the runtime's
 // capstan/integrators.hpp.
 //
-//   driver simulate T_END DT INTEGRATOR TOL OUT.csv PROGRESS [--stats] [NAME=VALUE]...
+//   driver simulate T_END DT INTEGRATOR TOL OUT.csv PROGRESS [OPTION|NAME=VALUE]...
 //   driver eval STATE.txt [NAME=VALUE]...
 //   driver bench STATE.txt SECONDS [NAME=VALUE]...
 //
 // INTEGRATOR `cvode` needs a driver built with -DCAPSTAN_CVODE (and SUNDIALS:
-// -lsundials_cvode); with -DCAPSTAN_DERIVATIVES too, CVODE gets the exact
-// Jacobian from forwardDynamicsDerivatives. `--stats` prints the
-// integrator's statistics on stderr after the run.
+// -lsundials_cvode); with -DCAPSTAN_DERIVATIVES too (and no constraints),
+// CVODE gets the exact Jacobian from forwardDynamicsDerivatives.
+//
+// A model with constraints is built with -DCAPSTAN_CONSTRAINTS (and
+// capstan/constraint_solver.hpp): udot and the multipliers then come from
+// the constraint solver, the initial state is assembled, and simulate
+// projects q and u onto the constraints after every step. Simulate's
+// OPTIONs: --stats (the integrator's statistics on stderr after the run),
+// --constraint-errors (CSV columns NAME.position_error and
+// NAME.velocity_error: each constraint's largest |error|), --baumgarte=T
+// (Baumgarte stabilization with time constant T instead of projection),
+// --constraint-tol=X (projection tolerance).
 //
 // STATE.txt (written by capstan): `time T`, `q v...`, `u v...`; what is absent
 // keeps the model's q0/u0. `fext v...` (6 per body: [n; f] about the body
@@ -45,14 +54,19 @@
 
 #include "capstan/force_elements.hpp"
 #include "capstan_sim_loop.hpp"
+#ifdef CAPSTAN_CONSTRAINTS
+#include "capstan/constraint_solver.hpp"
+#endif
 
 namespace {
 
 using Model = capstan_models::CAPSTAN_MODEL_CLASS;
 
+// Sets the NAME=VALUE parameter arguments (options, `--...`, are read elsewhere).
 bool applySettings(Model& model, int argc, char** argv, int first) {
   for (int i = first; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a.rfind("--", 0) == 0) continue;
     const auto eq = a.find('=');
     double* slot = eq == std::string::npos ? nullptr : model.parameter(a.substr(0, eq));
     if (!slot) {
@@ -104,21 +118,89 @@ void printBushings(std::FILE* out, [[maybe_unused]] const M& model, [[maybe_unus
   }
 }
 
+#ifdef CAPSTAN_CONSTRAINTS
+using Solver = capstan::ConstraintSolver<Model>;
+
+// Each constraint's rows, as the solver takes them (enable/disable by index).
+std::vector<capstan::ConstraintRowRange> constraintRowRanges() {
+  std::vector<capstan::ConstraintRowRange> rows;
+  for (const auto& c : Model::constraintInfo) rows.push_back({c.holonomicRow, c.holonomic, c.nonholonomicRow, c.nonholonomic});
+  return rows;
+}
+
+// The name of the constraint that owns position-error row `row`.
+std::string constraintOfRow(int row) {
+  for (const auto& c : Model::constraintInfo)
+    if (row >= c.holonomicRow && row < c.holonomicRow + c.holonomic) return std::string(c.name);
+  return "?";
+}
+
+// eval's `contact_R`, `contact_p` and `separation` rows, one set per
+// contact (a template, so that models without contacts need not have
+// contactFrames()).
+template <class M>
+void printContacts([[maybe_unused]] std::FILE* out, [[maybe_unused]] const M& model,
+                   [[maybe_unused]] const typename M::Q& q) {
+  if constexpr (requires { M::ncontacts; }) {
+    typename M::ContactFrames frames;
+    model.contactFrames(q, frames);
+    for (const auto& f : frames) {
+      const Eigen::Matrix<double, 3, 3, Eigen::RowMajor> R = f.R_WC;
+      printRow(out, "contact_R", R.data(), 9);
+      printRow(out, "contact_p", f.p_WC.data(), 3);
+      printRow(out, "separation", &f.separation, 1);
+    }
+  }
+}
+
+// A projection that failed, with the time it happened at.
+struct ProjectionStopped {
+  std::string message;
+};
+#endif
+
 // The generated model as the runtime integrators' mechanical system
 // (capstan/integrators.hpp), with fixed-size q and u.
 struct MechanicalModel {
   using VectorQ = Model::Q;
   using VectorU = Model::U;
+  explicit MechanicalModel(const Model& m) : model(m) {}
   const Model& model;
   int nq() const { return Model::nq; }
   int nu() const { return Model::nu; }
   void qdot(const VectorQ& q, const VectorU& u, VectorQ& qd) const { model.qdot(q, u, qd); }
   void udot(double t, const VectorQ& q, const VectorU& u, VectorU& ud) const {
     checkGimbalLock(model, t, q, u);
+    lastTime = t;
+#ifdef CAPSTAN_CONSTRAINTS
+    solver->accelerations(t, q, u, ud, lambda);
+#else
     model.forwardDynamics(t, q, u, ud);
+#endif
     if (!fault.seen && !ud.allFinite() && q.allFinite() && u.allFinite()) fault = {true, t, q, u};
   }
+#ifdef CAPSTAN_CONSTRAINTS
+  // After each step: the quaternions normalized and, unless Baumgarte
+  // stabilizes instead, q and u projected onto the constraints.
+  void project(VectorQ& q, VectorU& u) const {
+    Model::normalizeQuaternions(q);
+    if (!projecting) return;
+    try {
+      solver->project(q, u);
+    } catch (const capstan::ProjectionFailure& e) {
+      char t[32];
+      std::snprintf(t, sizeof t, "%.17g", lastTime);
+      throw ProjectionStopped{"projecting onto the constraints failed after the step to t = " + std::string(t) +
+                              ": constraint `" + constraintOfRow(e.row) + "`: " + e.what()};
+    }
+  }
+  Solver* solver = nullptr;
+  bool projecting = true;
+  mutable Model::ConstraintVector lambda;
+#else
   void normalize(VectorQ& q) const { Model::normalizeQuaternions(q); }
+#endif
+  mutable double lastTime = 0.0;
   // The first finite state whose udot was not (an integrator may reject
   // that step and go on): where capstan looks for the force law that made
   // it, if the run fails ($CAPSTAN_FAULT_FILE).
@@ -129,9 +211,10 @@ struct MechanicalModel {
     VectorU u;
   };
   mutable Fault fault;
-#if defined(CAPSTAN_CVODE) && defined(CAPSTAN_DERIVATIVES)
+#if defined(CAPSTAN_CVODE) && defined(CAPSTAN_DERIVATIVES) && !defined(CAPSTAN_CONSTRAINTS)
   // CVODE's exact Jacobian (capstan/integrators.hpp, FirstOrder::jacobian):
-  // d udot / dq along the tangent space and d udot / du, generated.
+  // d udot / dq along the tangent space and d udot / du, generated (those
+  // of the unconstrained dynamics: not with constraints).
   using MatrixU = Model::MassMatrix;
   // Once per Jacobian evaluation, not per step: its M^-1 is a local.
   void udotDerivatives(double t, const VectorQ& q, const VectorU& u, MatrixU& dudot_dq, MatrixU& dudot_du) const {
@@ -176,8 +259,20 @@ int simulate(Model& model, int argc, char** argv) {
   opt.tolerance = std::strtod(argv[5], nullptr);
   const std::string outPath = argv[6];
   const bool progress = std::string(argv[7]) == "1";
-  const bool stats = argc > 8 && std::string(argv[8]) == "--stats";
-  if (!applySettings(model, argc, argv, stats ? 9 : 8)) return 1;
+  if (!applySettings(model, argc, argv, 8)) return 1;
+  bool stats = false, constraintErrors = false;
+  [[maybe_unused]] double baumgarte = 0.0, constraintTolerance = 0.0;
+  for (int i = 8; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--stats") stats = true;
+    else if (a == "--constraint-errors") constraintErrors = true;
+    else if (a.rfind("--baumgarte=", 0) == 0) baumgarte = std::strtod(a.c_str() + 12, nullptr);
+    else if (a.rfind("--constraint-tol=", 0) == 0) constraintTolerance = std::strtod(a.c_str() + 17, nullptr);
+    else if (a.rfind("--", 0) == 0) {
+      std::cerr << "capstan: error: unknown driver option `" << a << "`\n";
+      return 1;
+    }
+  }
   stopOnSignals();
   opt.stop = &g_stop;
   const int fd = outPath == "-" ? STDOUT_FILENO : ::open(outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -192,11 +287,46 @@ int simulate(Model& model, int argc, char** argv) {
   for (auto n : Model::outputNames) out.text(n.data(), n.size());
   out.text("kinetic_energy", 14);
   out.text("potential_energy", 16);
+#ifdef CAPSTAN_CONSTRAINTS
+  if (constraintErrors) {
+    for (const auto& c : Model::constraintInfo) {
+      const std::string name(c.name);
+      for (const char* what : {".position_error", ".velocity_error"}) {
+        const std::string column = name + what;
+        out.text(column.data(), column.size());
+      }
+    }
+  }
+#else
+  if (constraintErrors) {
+    std::cerr << "capstan: error: the model has no constraints\n";
+    return 1;
+  }
+#endif
   out.endRow(false);
   Model::Q q;
   Model::U u;
   model.initialState(q, u);
-  MechanicalModel system{model, {}};
+  MechanicalModel system(model);
+#ifdef CAPSTAN_CONSTRAINTS
+  capstan::ConstraintSettings settings;
+  if (baumgarte > 0) settings.baumgarteTimeConstant = baumgarte;
+  if (constraintTolerance > 0) settings.tolerance = constraintTolerance;
+  Solver solver(model, constraintRowRanges(), settings);
+  system.solver = &solver;
+  system.projecting = !(baumgarte > 0);
+  // Assembly: the nearest state (to first order) that satisfies the
+  // constraints, from the model's q0 and u0.
+  try {
+    solver.project(q, u);
+  } catch (const capstan::ProjectionFailure& e) {
+    std::cerr << "capstan: error: the initial state cannot be assembled: constraint `" << constraintOfRow(e.row)
+              << "`: " << e.what() << "\n";
+    return 1;
+  }
+  Model::PositionErrors perr;
+  Model::ConstraintVector verr;
+#endif
   int lastPercent = -1;
   capstan_sim::LoopStatus status;
   std::string stopped;  // why the model stopped the run
@@ -213,6 +343,18 @@ int simulate(Model& model, int argc, char** argv) {
           for (double Model::Outputs::*field : Model::outputFields) out.number(o.*field);
           out.number(model.kineticEnergy(qs, us));
           out.number(model.potentialEnergy(qs));
+#ifdef CAPSTAN_CONSTRAINTS
+          if (constraintErrors) {
+            model.constraintPositionErrors(qs, perr);
+            model.constraintVelocityErrors(qs, us, verr);
+            for (const auto& c : Model::constraintInfo) {
+              out.number(c.holonomic > 0 ? perr.segment(c.holonomicRow, c.holonomic).cwiseAbs().maxCoeff() : 0.0);
+              double v = c.holonomic > 0 ? verr.segment(c.holonomicRow, c.holonomic).cwiseAbs().maxCoeff() : 0.0;
+              if (c.nonholonomic > 0) v = std::max(v, verr.segment(c.nonholonomicRow, c.nonholonomic).cwiseAbs().maxCoeff());
+              out.number(v);
+            }
+          }
+#endif
           out.endRow();
         },
         [&](double fraction) {
@@ -227,6 +369,11 @@ int simulate(Model& model, int argc, char** argv) {
   } catch (const GimbalLock& e) {
     stopped = e.message;
   }
+#ifdef CAPSTAN_CONSTRAINTS
+  catch (const ProjectionStopped& e) {
+    stopped = e.message;
+  }
+#endif
   if (progress) std::fprintf(stderr, "\n");
   if (stats && !status.statistics.empty()) std::cerr << capstan_sim::statisticsText(opt.integrator, status);
   // The rows written so far stay: flushed and closed before reporting.
@@ -321,6 +468,12 @@ int eval(Model& model, int argc, char** argv) {
   }
   model.forwardDynamics(t, q, u, ud);
 #endif
+#ifdef CAPSTAN_CONSTRAINTS
+  // The exact acceleration-level solution (no Baumgarte terms, no projection).
+  Solver solver(model, constraintRowRanges());
+  Model::ConstraintVector lambda;
+  solver.correct(q, u, ud, lambda);
+#endif
   model.massMatrix(q, M);
   model.bodyPoses(q, poses);
   model.bodyVelocities(q, u, vel);
@@ -355,6 +508,25 @@ int eval(Model& model, int argc, char** argv) {
     printRow(out, "JdotU", a.data(), 6);
   }
   printBushings(out, model, q, u);
+#ifdef CAPSTAN_CONSTRAINTS
+  {
+    Model::PositionErrors perr;
+    Model::ConstraintVector verr, gamma;
+    Model::ConstraintJacobian G;
+    model.constraintPositionErrors(q, perr);
+    model.constraintVelocityErrors(q, u, verr);
+    model.constraintJacobian(q, G);
+    model.constraintBias(q, u, gamma);
+    const Model::ConstraintVector aerr = G * ud - gamma;
+    printRow(out, "position_errors", perr.data(), Model::mp);
+    printRow(out, "velocity_errors", verr.data(), Model::m);
+    printRow(out, "acceleration_errors", aerr.data(), Model::m);
+    printRow(out, "multipliers", lambda.data(), Model::m);
+    const double rank = solver.rank();
+    printRow(out, "constraint_rank", &rank, 1);
+    printContacts(out, model, q);
+  }
+#endif
 #ifdef CAPSTAN_DERIVATIVES
   {
     // Only a header compiled with --derivatives has forwardDynamicsDerivatives.
@@ -454,7 +626,12 @@ int bench(Model& model, int argc, char** argv) {
   Model::U udot;
   Model::MassMatrix M;
   Model::BodyPoses poses;
-  const double share = seconds / (kHasBushings<Model> ? 4 : 3);
+#ifdef CAPSTAN_CONSTRAINTS
+  constexpr int kConstraintTimings = 2;
+#else
+  constexpr int kConstraintTimings = 0;
+#endif
+  const double share = seconds / (3 + (kHasBushings<Model> ? 1 : 0) + kConstraintTimings);
   const Timing fd = timeCalls(
       [&] {
         clobber(q);
@@ -479,6 +656,40 @@ int bench(Model& model, int argc, char** argv) {
       share);
   std::vector<std::pair<const char*, Timing>> results = {{"forward_dynamics", fd}, {"mass_matrix", mm}, {"kinematics", kin}};
   timeBushings(model, q, u, share, results);
+#ifdef CAPSTAN_CONSTRAINTS
+  {
+    // The constraint rows (G and gamma), and the constrained forward
+    // dynamics (udot and multipliers) at the assembled state.
+    Solver solver(model, constraintRowRanges());
+    try {
+      solver.project(q, u);
+    } catch (const capstan::ProjectionFailure& e) {
+      std::cerr << "capstan: error: the state cannot be assembled: " << e.what() << "\n";
+      return 1;
+    }
+    Model::ConstraintJacobian G;
+    Model::ConstraintVector gamma, lambda;
+    results.emplace_back("constraint", timeCalls(
+                                           [&] {
+                                             clobber(q);
+                                             clobber(u);
+                                             model.constraintJacobian(q, G);
+                                             model.constraintBias(q, u, gamma);
+                                             clobber(G);
+                                             clobber(gamma);
+                                           },
+                                           share));
+    results.emplace_back("constrained_forward_dynamics", timeCalls(
+                                                             [&] {
+                                                               clobber(q);
+                                                               clobber(u);
+                                                               solver.accelerations(t, q, u, udot, lambda);
+                                                               clobber(udot);
+                                                               clobber(lambda);
+                                                             },
+                                                             share));
+  }
+#endif
   for (const auto& [key, timing] : results) {
     std::printf("%s_us %.17g\n", key, timing.medianMicroseconds);
     std::printf("%s_calls_per_batch %ld\n", key, timing.callsPerBatch);
@@ -509,7 +720,7 @@ int main(int argc, char** argv) {
     std::cerr << "capstan: error: a C++ function that the model calls threw an exception: " << e.what() << "\n";
     return 1;
   }
-  std::cerr << "usage: driver simulate T_END DT INTEGRATOR TOL OUT PROGRESS [--stats] [NAME=VALUE]... | eval STATE "
+  std::cerr << "usage: driver simulate T_END DT INTEGRATOR TOL OUT PROGRESS [OPTION|NAME=VALUE]... | eval STATE "
                "[NAME=VALUE]... | bench STATE SECONDS [NAME=VALUE]...\n";
   return 2;
 }

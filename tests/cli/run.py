@@ -26,6 +26,9 @@
                                         too; the annotation picks cvode
   run.py --capstan BIN cvode_nonfinite  cvode and a torque that turns NaN: the error names the
                                         time and coordinate and the force law at its line, rows kept
+  run.py --capstan BIN cvode_constraints  cvode on the four-bar (a cut joint): difference quotients
+                                        with a note, the loop held by CVODE's projection, the same
+                                        motion as dopri5 (interpreted)
 """
 import argparse
 import json
@@ -47,6 +50,7 @@ PENDULUM = HERE / "models/pendulum.cap"
 SINGULAR = HERE / "models/singular.cap"
 BUILTINS = HERE / "models/builtins.cap"
 STIFF_CHAIN = ROOT / "examples/stiff_chain.cap"
+FOURBAR = ROOT / "examples/fourbar.cap"
 STIFF_FREE_BODY = HERE / "models/stiff_free_body.cap"
 
 
@@ -723,11 +727,50 @@ def cvode_nonfinite(capstan):
     return 1 if failures else 0
 
 
+# cvode on a model with constraints: its udot comes from the constraint
+# solver, which the generated derivatives do not cover, so CVODE's own
+# difference quotients (with a note), and CVODE's projection is the
+# constraint projection. Interpreted: no driver to build.
+CVODE_CONSTRAINT_ERROR = 1e-9     # the projection's tolerance is 1e-10
+CVODE_CONSTRAINT_AGREEMENT = 1e-4  # vs dopri5 at --tol 1e-8, relative to each signal's scale
+
+
+def cvode_constraints(capstan):
+    failures = []
+    with tempfile.TemporaryDirectory() as d:
+        d = pathlib.Path(d)
+        common = ["--t-end", "1", "--tol", "1e-8", "--interpret", "--constraint-errors"]
+        proc = check_ok(run(capstan, "simulate", FOURBAR, "--integrator", "cvode", "--stats", "-o", d / "cvode.csv",
+                            *common), "simulate fourbar --integrator cvode")
+        header, cv_rows = read_csv((d / "cvode.csv").read_text())
+        _, method, stats = statistics(proc.stderr)
+        check_ok(run(capstan, "simulate", FOURBAR, "--integrator", "dopri5", "-o", d / "dopri5.csv", *common),
+                 "simulate fourbar --integrator dopri5")
+        _, dp_rows = read_csv((d / "dopri5.csv").read_text())
+        errors = [c for c in header if c.endswith("_error")]
+        worst = max(abs(r[c]) for r in cv_rows for c in errors)
+        difference = max_difference(cv_rows, dp_rows, state_columns(header))
+        print(f"fourbar, cvode: {method}; {stats['steps']:.0f} steps, {stats['projections']:.0f} projections; "
+              f"largest constraint error {worst:.1e}; differs from dopri5 by {difference:.1e}")
+        if "note: the model has constraints" not in proc.stderr or "difference-quotient Jacobian" not in method:
+            failures.append(f"cvode on a model with constraints should use difference quotients, with a note:\n"
+                            f"{proc.stderr}")
+        if not errors or worst > CVODE_CONSTRAINT_ERROR:
+            failures.append(f"the loop should stay closed to {CVODE_CONSTRAINT_ERROR:g}: {worst:.1e} ({errors})")
+        if stats["projections"] < stats["steps"]:
+            failures.append("CVODE's projection should run after every step")
+        if difference > CVODE_CONSTRAINT_AGREEMENT:
+            failures.append(f"cvode and dopri5 differ by {difference:.1e} > {CVODE_CONSTRAINT_AGREEMENT:g}")
+    for f in failures:
+        print("FAILED:", f)
+    return 1 if failures else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
     ap.add_argument("mode", choices=["bad_input", "period", "energy", "nonfinite", "bench", "interrupt", "builtins",
-                                     "external_forces", "stiff", "cvode_nonfinite", "list"])
+                                     "external_forces", "stiff", "cvode_nonfinite", "cvode_constraints", "list"])
     ap.add_argument("case", nargs="?")
     opts = ap.parse_args()
     capstan = os.path.abspath(opts.capstan)
@@ -738,7 +781,7 @@ def main():
         return bad_input(capstan, opts.case)
     return {"period": period, "energy": energy, "nonfinite": nonfinite, "bench": bench,
             "interrupt": interrupt, "builtins": builtins, "external_forces": external_forces, "stiff": stiff,
-            "cvode_nonfinite": cvode_nonfinite}[opts.mode](capstan)
+            "cvode_nonfinite": cvode_nonfinite, "cvode_constraints": cvode_constraints}[opts.mode](capstan)
 
 
 if __name__ == "__main__":

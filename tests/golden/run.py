@@ -34,6 +34,12 @@ EXAMPLES = [
     ("examples/double_pendulum.cap", "DoublePendulum", ["--t-end", "0.5", "--dt", "0.05", "--integrator", "rk4"]),
     ("examples/chain.cap", "Chain", ["--t-end", "0.5", "--dt", "0.05", "--integrator", "rk4",
                                      "--set", "joint[1].q0=0.4", "--set", "joint[3].u0=-1"]),
+    # Constraints: a planar loop closed by a cut joint (redundant rows), and
+    # a rolling contact between two moving bodies.
+    ("examples/fourbar.cap", "FourBar", ["--t-end", "0.5", "--dt", "0.05", "--integrator", "rk4",
+                                         "--constraint-errors"]),
+    ("examples/sphere_on_sphere.cap", "SphereOnSphere", ["--t-end", "0.5", "--dt", "0.05", "--integrator", "rk4",
+                                                         "--constraint-errors"]),
 ]
 # A model whose force law and outputs call external C++ functions, and
 # the folder of their header.
@@ -46,6 +52,7 @@ GOLDEN_ONLY = [
 ]
 RELATIVE_TOLERANCE = 1e-12     # generated vs interpreted
 TRAJECTORY_TOLERANCE = 1e-9    # stored trajectories (relative to each column's scale)
+ACCELERATION_RESIDUAL = 1e-8   # |G udot - gamma| left by the constraint solve (m/s^2, rad/s^2)
 
 
 # Revolute links in the long chains of `agreement` and `warnings`: enough
@@ -121,6 +128,80 @@ def random_tree(rng, n, name, chain=False, free=False, types=None):
     return "\n".join(lines + ["equation"] + eqs + [f"end {name};", ""])
 
 
+def constraint_zoo(rng, name):
+    """Seven bodies on Free joints from the world, each held to the next by
+    a cut joint of one type, and three sphere-on-sphere contacts (the last
+    body on the world's sphere, rolling; two pairs of bodies, without and
+    with rolling): constraint rows of every kind, 34 of them on 42 dofs, so
+    that G has full rank. At q0 (every body at the world's origin) each
+    cut's two frames are the same random frame and each pair of spheres
+    touches along a random normal, so every constraint holds there."""
+    lines = [f"model {name}", "  import Capstan.*;", "  parameter Real s(unit = \"m\") = 0.3;",
+             "  World world(gravity = {0.3, -9.81, 0.2});"]
+    eqs = []
+    chain = []
+    for k in range(1, 8):
+        lines.append(f"  Free f{k};")
+        a = [rng.uniform(0.5, 1.0) * 0.1 for _ in range(3)]
+        lines.append(f"  Body b{k}(mass = {rng.uniform(0.5, 2):.6f}, com = {vec([rng.uniform(-.3, .3) for _ in range(3)])}, "
+                     f"inertia = diagonal({vec(a)}));")
+        eqs.append(f"  connect(world.frame_b, f{k}.frame_a);")
+        eqs.append(f"  connect(f{k}.frame_b, b{k}.frame_a);")
+        chain.append(f"b{k}")
+
+    def frame_on(body, tag, r, R):
+        lines.append(f"  FixedFrame {tag}(r = {vec(r)}, R = {{{', '.join(vec(row) for row in R)}}});")
+        eqs.append(f"  connect({body}.frame_a, {tag}.frame_a);")
+        return f"{tag}.frame_b"
+
+    for i, t in enumerate(["Weld", "Revolute", "Prismatic", "Cylindrical", "Universal", "Ball"]):
+        axis = [rng.uniform(-1, 1) for _ in range(3)]
+        if t in ("Revolute", "Prismatic", "Cylindrical"):
+            lines.append(f"  {t} cut{t}(axis = {vec(axis)}, cut = true);")
+        elif t == "Universal":
+            lines.append(f"  Universal cut{t}(axis_a = {vec([1, 0, 0])}, axis_b = {vec([0, 0.6, 0.8])}, cut = true);")
+        else:
+            lines.append(f"  {t} cut{t}(cut = true);")
+        r, R = [rng.uniform(-.3, .3) for _ in range(3)], random_rotation(rng)
+        eqs.append(f"  connect({frame_on(chain[i], 'fa' + t, r, R)}, cut{t}.frame_a);")
+        eqs.append(f"  connect({frame_on(chain[i + 1], 'fb' + t, r, R)}, cut{t}.frame_b);")
+    lines.append("  Sphere ground(radius = 1.1);")
+    eqs.append("  connect(world.frame_b, ground.frame_a);")
+    identity = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    for i, (f, b, rolling) in enumerate([("ground", chain[6], "true"), (chain[0], chain[2], "false"),
+                                         (chain[1], chain[4], "true")]):
+        n = random_rotation(rng)[0]
+        rb = rng.uniform(0.1, 0.4)
+        if f == "ground":
+            rf, at = 1.1, [0, 0, 0]
+        else:
+            body, f, rf = f, f"sf{i}", 0.3
+            at = [rng.uniform(-.3, .3) for _ in range(3)]
+            lines.append(f"  Sphere {f}(radius = s);")
+            eqs.append(f"  connect({frame_on(body, 'cf' + str(i), at, identity)}, {f}.frame_a);")
+        lines.append(f"  Sphere sb{i}(radius = {rb!r});")
+        eqs.append(f"  connect({frame_on(b, 'cb' + str(i), [a + (rf + rb) * c for a, c in zip(at, n)], identity)}, "
+                   f"sb{i}.frame_a);")
+        lines.append(f"  SphereOnSphereContact contact{i}(sphereF = {f}, sphereB = sb{i}, rolling = {rolling});")
+    return "\n".join(lines + ["equation"] + eqs + [f"end {name};", ""])
+
+
+def nearby_state(rng, result, spread=0.2):
+    """A STATE.json near an eval result's q (each coordinate moved by up to
+    `spread`, quaternions renormalized) with random u: for models with
+    constraints, which `eval --assemble` then moves back onto them."""
+    q, u = {}, {}
+    for joint, values in result["q"].items():
+        v = [x + rng.uniform(-spread, spread) for x in values]
+        if len(values) in (4, 7):
+            n = math.sqrt(sum(x * x for x in v[:4]))
+            v[:4] = [x / n for x in v[:4]]
+        q[joint] = v
+    for joint, values in result["u"].items():
+        u[joint] = [rng.uniform(-2, 2) for _ in values]
+    return {"time": rng.uniform(0, 3), "q": q, "u": u}
+
+
 def random_state(rng, result):
     """A STATE.json for a model, from an eval result (which gives the joints)."""
     q, u = {}, {}
@@ -155,11 +236,11 @@ def flatten_values(x):
             yield v
 
 
-def compare_eval(capstan, model, state, tmp):
+def compare_eval(capstan, model, state, tmp, extra=()):
     path = tmp / "state.json"
     path.write_text(json.dumps(state))
-    generated = json.loads(run(capstan, "eval", str(model), "--state", str(path)).stdout)
-    interpreted = json.loads(run(capstan, "eval", str(model), "--state", str(path), "--interpret").stdout)
+    generated = json.loads(run(capstan, "eval", str(model), "--state", str(path), *extra).stdout)
+    interpreted = json.loads(run(capstan, "eval", str(model), "--state", str(path), "--interpret", *extra).stdout)
     a = {k: (v, s) for k, v, s in flatten(generated)}
     b = {k: (v, s) for k, v, s in flatten(interpreted)}
     if a.keys() != b.keys():
@@ -167,6 +248,11 @@ def compare_eval(capstan, model, state, tmp):
     errors = []
     for k in a:
         (x, s), (y, _) = a[k], b[k]
+        if ".acceleration_error[" in k:
+            # Residuals of the constraint solve, round-off in both: small, not equal.
+            if max(abs(x), abs(y)) > ACCELERATION_RESIDUAL:
+                errors.append(f"{model}: {k}: generated {x!r}, interpreted {y!r}: the solve left a residual")
+            continue
         if abs(x - y) > RELATIVE_TOLERANCE * s:
             errors.append(f"{model}: {k}: generated {x!r} vs interpreted {y!r}")
     return errors
@@ -190,10 +276,20 @@ def agreement(capstan):
         p.write_text(random_tree(rng, FREE_BODIES, "FreeBodies", free=True))
         models.append(p)
         models.append(EXTERNAL)  # force law and outputs call external C++ functions
+        # Constraints: the examples, and rows of every kind with G of full rank.
+        models += [ROOT / "examples/pendulum_contact.cap"]
+        p = tmp / "constraint_zoo.cap"
+        p.write_text(constraint_zoo(rng, "ConstraintZoo"))
+        models.append(p)
         for model in models:
             base = json.loads(run(capstan, "eval", str(model), "--state", str(write(tmp, {})), "--interpret").stdout)
+            # Constraints are solved at states that satisfy them (as in a
+            # simulation): away from them the KKT system can be arbitrarily
+            # ill-conditioned, and round-off is all the two would differ by.
+            constrained = "constraints" in base
             for _ in range(4):
-                errors += compare_eval(capstan, model, random_state(rng, base), tmp)
+                state = nearby_state(rng, base) if constrained else random_state(rng, base)
+                errors += compare_eval(capstan, model, state, tmp, ["--assemble"] if constrained else [])
             print(f"agreement: {model.name}: checked")
     for e in errors[:40]:
         print(e)
@@ -424,14 +520,16 @@ def warnings(capstan):
         # The simulate/eval/bench driver that capstan builds around a header
         # (syntax only: instantiates every template, and is fast), the one of
         # eval --derivatives, and, where SUNDIALS is installed, those of
-        # simulate --integrator cvode (exact Jacobian, with quaternions; and
-        # difference quotients, for a model that calls external functions).
+        # simulate --integrator cvode (exact Jacobian, with quaternions;
+        # difference quotients, for a model that calls external functions;
+        # and with the constraint solver, difference quotients too).
         model, cls = models[0]
         run(capstan, "compile", str(model), "-o", str(tmp))
         drivers = [(tmp / f"{cls}.hpp", []), (deriv / "WarnTree.hpp", ["-DCAPSTAN_DERIVATIVES"])]
         if pathlib.Path("/usr/include/cvode/cvode.h").exists():
             drivers += [(deriv / "WarnFree.hpp", ["-DCAPSTAN_DERIVATIVES", "-DCAPSTAN_CVODE"]),
-                        (tmp / f"{cls}.hpp", ["-DCAPSTAN_CVODE"])]
+                        (tmp / f"{cls}.hpp", ["-DCAPSTAN_CVODE"]),
+                        (tmp / "FourBar.hpp", ["-DCAPSTAN_CONSTRAINTS", "-DCAPSTAN_CVODE"])]
         for header, defines in drivers:
             name = header.stem
             for cxx in compilers:

@@ -19,6 +19,9 @@
 //   void qdot(const Vector& q, const Vector& u, Vector& qdot);    qdot = N(q) u
 //   void udot(double t, const Vector& q, const Vector& u, Vector& udot);
 //   void normalize(Vector& q);           optional
+//   void project(Vector& q, Vector& u);  optional: after each accepted step
+//                                        instead of normalize (constraint
+//                                        projection, constraint_solver.hpp)
 //   std::string coordinateName(int i);   optional, i in [0, nq + nu)
 //   using VectorQ = ...; using VectorU = ...;   optional: q and u types
 //                                        (default Eigen::VectorXd)
@@ -318,7 +321,13 @@ struct FirstOrder {
     xdot.segment(nq, nu) = udot;
   }
   void project(Vector& x) {
-    if constexpr (requires { system.normalize(q); }) {
+    if constexpr (requires { system.project(q, u); }) {
+      q = x.head(system.nq());
+      u = x.segment(system.nq(), system.nu());
+      system.project(q, u);
+      x.head(system.nq()) = q;
+      x.segment(system.nq(), system.nu()) = u;
+    } else if constexpr (requires { system.normalize(q); }) {
       q = x.head(system.nq());
       system.normalize(q);
       x.head(system.nq()) = q;
@@ -367,7 +376,11 @@ IntegrationStatus semiImplicitEuler(Mechanical& system, double t0, double t1, Ve
         us += h * udot;
         system.qdot(qs, us, qdot);
         qs += h * qdot;
-        if constexpr (requires { system.normalize(qs); }) system.normalize(qs);
+        if constexpr (requires { system.project(qs, us); }) {
+          system.project(qs, us);
+        } else if constexpr (requires { system.normalize(qs); }) {
+          system.normalize(qs);
+        }
         y.head(nq) = qs;
         y.segment(nq, nu) = us;
         return 2L;
