@@ -1,5 +1,6 @@
 # capstan_add_model(<target> MODEL file.cap [MODEL_NAME name] [OUTPUT_DIR dir]
-#                   [TEMPLATES dir] [LIBRARY_PATH dirs...] [CXX_INCLUDE_DIRS dirs...])
+#                   [TEMPLATES dir] [LIBRARY_PATH dirs...] [CXX_INCLUDE_DIRS dirs...]
+#                   [DERIVATIVES])
 #
 # Generates the C++ header of a Capstan model at build time and makes the
 # INTERFACE target <target>: linking it puts the header's folder (and
@@ -18,6 +19,9 @@
 #   CXX_INCLUDE_DIRS  more C++ include folders for `external "C++"` headers
 #                     (each external function's IncludeDirectory is added
 #                     without it, found when CMake configures)
+#   DERIVATIVES       also generate forwardDynamicsDerivatives (`capstan
+#                     compile --derivatives`): what <capstan/cvode.hpp>
+#                     (Capstan::cvode) needs for the exact Jacobian
 #
 # The header is OUTPUT_DIR/<Class>.hpp, <Class> being the last part of the
 # model's name (the variable <target>_HEADER holds its path). `capstan
@@ -31,7 +35,7 @@ include_guard(GLOBAL)
 function(capstan_add_model target)
   cmake_policy(PUSH)
   cmake_policy(SET CMP0116 NEW)  # DEPFILE paths relative to the build tree
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "MODEL;MODEL_NAME;OUTPUT_DIR;TEMPLATES" "LIBRARY_PATH;CXX_INCLUDE_DIRS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "DERIVATIVES" "MODEL;MODEL_NAME;OUTPUT_DIR;TEMPLATES" "LIBRARY_PATH;CXX_INCLUDE_DIRS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "capstan_add_model(${target}): unknown arguments `${arg_UNPARSED_ARGUMENTS}`")
   endif()
@@ -60,6 +64,10 @@ function(capstan_add_model target)
     get_filename_component(dir "${dir}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     list(APPEND cxx_dirs "${dir}")
   endforeach()
+  set(derivative_args "")
+  if(arg_DERIVATIVES)
+    set(derivative_args --derivatives)
+  endif()
   set(template_args "")
   if(arg_TEMPLATES)
     get_filename_component(templates "${arg_TEMPLATES}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
@@ -105,7 +113,7 @@ function(capstan_add_model target)
   add_custom_command(
     OUTPUT "${header}"
     COMMAND Capstan::capstan compile "${model}" --model "${name}" -o "${outdir}" --depfile "${depfile}" --no-color
-            ${library_args} ${template_args}
+            ${library_args} ${template_args} ${derivative_args}
     DEPENDS "${model}" "$<TARGET_FILE:Capstan::capstan>"
     DEPFILE "${depfile}"
     COMMENT "Generating ${shown} from ${arg_MODEL}"

@@ -12,6 +12,7 @@ packages=(
   python3-jinja2                    # code-generation templates
   libclang-cpp14-dev libclang-14-dev llvm-14-dev  # checking `external "C++"` headers, formatting
   libsimbody-dev                    # cross-check tests
+  libsundials-dev                   # `--integrator cvode` (capstan/cvode.hpp); ~140 packages, ~2 min
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -49,7 +49,9 @@ void writeBody(std::ostringstream& xml, const PeerModel& peer, int b, int depth)
   xml << indent << "</body>\n";
 }
 
-std::string mjcf(const PeerModel& peer) {
+}  // namespace
+
+std::string mujocoXml(const PeerModel& peer) {
   std::ostringstream xml;
   xml << "<mujoco model=\"" << peer.name << "\">\n"
       << "  <option gravity=\"" << triple(peer.gravity) << "\">\n"
@@ -62,10 +64,12 @@ std::string mjcf(const PeerModel& peer) {
   return xml.str();
 }
 
+namespace {
+
 class MujocoEngine final : public Engine {
  public:
   MujocoEngine(const PeerModel& peer, bool minimal) : peer_(peer), minimal_(minimal) {
-    const std::string xml = mjcf(peer);
+    const std::string xml = mujocoXml(peer);
     auto vfs = std::make_unique<mjVFS>();
     mj_defaultVFS(vfs.get());
     if (mj_makeEmptyFileVFS(vfs.get(), "model.xml", static_cast<int>(xml.size())) != 0) throw std::runtime_error("VFS");

@@ -64,5 +64,8 @@ std::unique_ptr<Engine> makeSimbody(const PeerModel& model);
 // the stages forward dynamics needs (kinematics, comPos, crb, factorM,
 // comVel, rne, solveM).
 std::unique_ptr<Engine> makeMujoco(const PeerModel& model, bool minimal);
+// The model as MJCF: one <body> per body with a hinge or free joint and an
+// explicit <inertial>, no geoms, contacts and constraints disabled.
+std::string mujocoXml(const PeerModel& model);
 
 }  // namespace peers

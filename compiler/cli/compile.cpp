@@ -265,7 +265,7 @@ sema::ParameterOverride parseOverride(const std::string& option, const std::stri
   std::string base = name, sub;
   const bool indexed = name.back() == ']' && name.find('[') != std::string::npos;
   if (indexed) {
-    base = name.substr(0, name.find('['));
+    base = name.substr(0, name.rfind('['));  // the last: `bob[1].inertia[3,3]`
     sub = name.substr(base.size() + 1, name.size() - base.size() - 2);
   }
   variable = model.findVariable(base);

@@ -38,9 +38,11 @@ const std::vector<std::string>& benchFlags();
 
 // The driver for the generated header built with `flags`, from the cache
 // ($CAPSTAN_CACHE_DIR, else $XDG_CACHE_HOME/capstan, else ~/.cache/capstan)
-// or compiled into it. Exits with a message on failure.
+// or compiled into it; `libraries` (`-lsundials_cvode`) go after the
+// sources. Exits with a message on failure.
 std::filesystem::path buildDriver(const Generated& g, const std::string& className,
-                                  const std::vector<std::string>& flags);
+                                  const std::vector<std::string>& flags,
+                                  const std::vector<std::string>& libraries = {});
 
 // One state to evaluate: STATE.json (`--state`, optional) over the model's
 // initial state, its parameters and --set applied. Errors exit 1.

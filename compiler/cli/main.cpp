@@ -33,14 +33,19 @@ commands:
       write the model's C++ header (and with --ir the JSON IR) into DIR;
       --depfile writes every file the header depends on, in Make syntax;
       --derivatives adds forwardDynamicsDerivatives (d udot / d(q, u, tau))
-  simulate FILE [--t-end T] [--dt H] [--integrator rk4|euler|dopri5] [--tol TOL]
-                [--set NAME=VALUE]... [-o traj.csv] [--interpret] [--timeout S]
+  simulate FILE [--t-end T] [--dt H] [--integrator rk4|euler|dopri5|cvode] [--tol TOL]
+                [--set NAME=VALUE]... [-o traj.csv] [--interpret] [--timeout S] [--stats]
+                [--jacobian exact|quotients]
                 [--constraint-errors] [--baumgarte T] [--constraint-tol X]
       generate, build (cached) and run; CSV on stdout or in -o; defaults
-      from the model's annotation(experiment(...)); a model with
-      constraints is assembled first and projected onto them after every
-      step (or, with --baumgarte T, stabilized with time constant T);
-      --constraint-errors adds each constraint's largest error to the CSV
+      from the model's annotation(experiment(...)); cvode: SUNDIALS' BDF
+      with the exact Jacobian, for stiff models (--jacobian quotients:
+      CVODE's difference quotients instead, without generating the
+      derivatives); --stats prints the integrator's statistics (steps,
+      right-hand-side evaluations, ...); a model with constraints is
+      assembled first and projected onto them after every step (or, with
+      --baumgarte T, stabilized with time constant T); --constraint-errors
+      adds each constraint's largest error to the CSV
   eval FILE --state STATE.json [--set NAME=VALUE]... [--interpret] [--derivatives] [--assemble]
       evaluate one state and print JSON; --derivatives adds d udot / d(q, u, tau);
       --assemble first moves the state onto the model's constraints, as
@@ -245,6 +250,12 @@ Options parseArgs(int argc, char** argv) {
       opts.overrides.push_back(value());
     } else if (a == "--interpret") {
       opts.interpret = true;
+    } else if (a == "--stats") {
+      opts.stats = true;
+    } else if (a == "--jacobian") {
+      opts.jacobian = value();
+      if (opts.jacobian != "exact" && opts.jacobian != "quotients")
+        usageError("`--jacobian` must be `exact` or `quotients`");
     } else if (a == "--derivatives") {
       opts.derivatives = true;
     } else if (a == "--constraint-errors") {

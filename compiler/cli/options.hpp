@@ -33,6 +33,8 @@ struct Options {
   std::vector<std::string> settings;  // --set NAME=VALUE (run time)
   std::vector<std::string> overrides; // --override NAME=VALUE (compile time: the model as if its binding said so)
   bool interpret = false;
+  bool stats = false;                 // --stats (simulate): the integrator's statistics on stderr
+  std::string jacobian;               // --jacobian exact|quotients (simulate, cvode): CVODE's Jacobian
   std::string state;                  // --state
   // simulate, models with constraints
   bool constraintErrors = false;               // --constraint-errors: CSV columns of each constraint's errors

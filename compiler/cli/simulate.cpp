@@ -96,7 +96,8 @@ fs::path runtimeIncludeDir() {
 // The driver executable for the generated header and these flags, built once
 // per content hash (header, driver sources, the runtime headers it includes,
 // compiler, flags). The cache folder holds every source it was built from.
-fs::path buildDriver(const Generated& g, const std::string& className, const std::vector<std::string>& extraFlags) {
+fs::path buildDriver(const Generated& g, const std::string& className, const std::vector<std::string>& extraFlags,
+                     const std::vector<std::string>& libraries) {
   const fs::path support = codegen::defaultTemplateDir();
   const std::string driverSource = readFile(support / "capstan_driver.cpp");
   const std::string loopSource = readFile(support / "capstan_sim_loop.hpp");
@@ -144,6 +145,7 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   std::string key = g.header + externalHeaders + driverSource + loopSource + cxx() + CAPSTAN_VERSION;
   for (const auto& [header, text] : runtimeSources) key += text;
   for (const auto& f : flags) key += "\n" + f;
+  for (const auto& l : libraries) key += "\n" + l;
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
   const fs::path dir = cacheRoot() / hex;
@@ -173,6 +175,7 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-isystem", CAPSTAN_EIGEN_INCLUDE, "-I", dir.string(), "-include", (dir / g.fileName).string(),
                            (dir / "capstan_driver.cpp").string(), "-o", tmp.string()});
+  argv.insert(argv.end(), libraries.begin(), libraries.end());  // after the sources that need them
   const ChildResult built = runChild(argv, {logFile.string(), 0});
   const std::string log = readFile(logFile);
   fs::remove(logFile, ec);
@@ -208,9 +211,23 @@ Experiment experiment(const Options& opts, const Loaded& loaded) {
   if (!(e.dt > 0)) fail("`--dt` must be positive");
   e.tol = opts.tolerance ? *opts.tolerance : (ex && ex->tolerance ? *ex->tolerance : 1e-8);
   if (!(e.tol > 0)) fail("`--tol` must be positive");
-  e.integrator = opts.integrator.empty() ? "dopri5" : opts.integrator;
-  if (!capstan_sim::knownIntegrator(e.integrator))
-    fail("unknown integrator `" + e.integrator + "`; use rk4, euler or dopri5");
+  e.integrator = !opts.integrator.empty() ? opts.integrator : ex && ex->integrator ? *ex->integrator : "dopri5";
+  if (!capstan_sim::knownIntegrator(e.integrator)) {
+    if (opts.integrator.empty()) {  // the annotation's: at its place in the model
+      syntax::DiagnosticEngine diags;
+      diags.report(syntax::DiagKind::ExperimentIntegratorUnknown, ex->integratorRange, {e.integrator});
+      std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
+      std::exit(1);
+    }
+    fail("unknown integrator `" + e.integrator + "`; use rk4, euler, dopri5 or cvode");
+  }
+  if (!opts.jacobian.empty() && e.integrator != "cvode")
+    fail("`--jacobian` is for `cvode`, not `" + e.integrator + "`");
+#ifndef CAPSTAN_CVODE
+  if (e.integrator == "cvode")
+    fail("`cvode` needs SUNDIALS, which this capstan was built without; install libsundials-dev "
+         "(scripts/setup.sh does) and rebuild capstan");
+#endif
   return e;
 }
 
@@ -309,6 +326,41 @@ struct InterpretedSystem {
   std::string coordinateName(int i) const { return names.at(static_cast<std::size_t>(i)); }
 };
 
+// The same with the interpreter's derivatives (dual numbers), which give
+// `cvode` its exact Jacobian (capstan/integrators.hpp, FirstOrder::jacobian).
+struct InterpretedSystemWithDerivatives : InterpretedSystem {
+  void udotDerivatives(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u, Eigen::MatrixXd& dudot_dq,
+                       Eigen::MatrixXd& dudot_du) {
+    codegen::DynamicsDerivatives d = model.forwardDynamicsDerivatives(t, q, u);
+    dudot_dq = std::move(d.dudot_dq);
+    dudot_du = std::move(d.dudot_du);
+  }
+};
+
+// Whether `cvode` gets the exact Jacobian: unless `--jacobian quotients`
+// asks for CVODE's difference quotients; not through an external C++
+// function, which brings no derivatives; and not with constraints, whose
+// udot comes from the constraint solver while the generated derivatives
+// are those of the unconstrained forwardDynamics; and not with cables,
+// whose path solver brings no derivatives (difference quotients then,
+// with a note).
+bool exactJacobian(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout) {
+  return opts.jacobian != "quotients" && loaded.flat->functions.empty() && layout.constraintRows == 0 &&
+         layout.cables.empty();
+}
+void noteWithoutDerivatives(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout) {
+  if (opts.jacobian == "quotients") return;
+  if (!loaded.flat->functions.empty())
+    std::cerr << "capstan: note: the model calls external C++ functions, which bring no derivatives: CVODE "
+                 "approximates its Jacobian by difference quotients\n";
+  else if (layout.constraintRows > 0)
+    std::cerr << "capstan: note: the model has constraints, whose solver the generated derivatives do not cover: "
+                 "CVODE approximates its Jacobian by difference quotients\n";
+  else if (!layout.cables.empty())
+    std::cerr << "capstan: note: the model has cables, whose path solver brings no derivatives: CVODE "
+                 "approximates its Jacobian by difference quotients\n";
+}
+
 // The constraint solver's settings from the command line.
 capstan::ConstraintSettings constraintSettings(const Options& opts) {
   capstan::ConstraintSettings s;
@@ -371,7 +423,7 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
   out.endRow(false);
   capstan_sim::LoopOptions lo{e.tEnd, e.dt, e.integrator, e.tol};
   lo.stop = interruptFlag();
-  InterpretedSystem sys{model, names, std::nullopt, 0.0, nullptr, true, {}, nullptr};
+  InterpretedSystemWithDerivatives sys{{model, names, std::nullopt, 0.0, nullptr, true, {}, nullptr}};
   const codegen::InterpretedModel solverModel(model);
   std::optional<InterpretedSystem::Solver> solver;
   if (constrained) {
@@ -382,34 +434,37 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
   }
   capstan_sim::LoopStatus status;
   std::string stopped;
+  const auto record = [&](double t, const Eigen::VectorXd& s) {
+    const Eigen::VectorXd qs = s.head(model.nq()), us = s.segment(model.nq(), model.nu());
+    sys.time = t;
+    out.number(t);
+    for (int i = 0; i < s.size(); ++i) out.number(s[i]);
+    for (double o : model.outputs(t, qs, us)) out.number(o);
+    if (!layout.cables.empty()) {
+      std::vector<codegen::CableEvaluation> cables;
+      try {
+        cables = model.cables(t, qs, us);
+      } catch (const codegen::CableFailed& e) {
+        throw StoppedByModel{e.what()};
+      }
+      for (const codegen::CableEvaluation& c : cables) {
+        out.number(c.values.length);
+        out.number(c.values.lengthDot);
+        out.number(c.values.tension);
+      }
+    }
+    out.number(model.kineticEnergy(qs, us));
+    out.number(model.potentialEnergy(qs));
+    if (opts.constraintErrors) constraintErrorValues(layout, model.constraintRows(qs, us), out);
+    out.endRow();
+  };
   try {
-    status = capstan_sim::simulate(
-        sys, q, u, lo,
-        [&](double t, const Eigen::VectorXd& s) {
-          const Eigen::VectorXd qs = s.head(model.nq()), us = s.segment(model.nq(), model.nu());
-          sys.time = t;
-          out.number(t);
-          for (int i = 0; i < s.size(); ++i) out.number(s[i]);
-          for (double o : model.outputs(t, qs, us)) out.number(o);
-          if (!layout.cables.empty()) {
-            std::vector<codegen::CableEvaluation> cables;
-            try {
-              cables = model.cables(t, qs, us);
-            } catch (const codegen::CableFailed& e) {
-              throw StoppedByModel{e.what()};
-            }
-            for (const codegen::CableEvaluation& c : cables) {
-              out.number(c.values.length);
-              out.number(c.values.lengthDot);
-              out.number(c.values.tension);
-            }
-          }
-          out.number(model.kineticEnergy(qs, us));
-          out.number(model.potentialEnergy(qs));
-          if (opts.constraintErrors) constraintErrorValues(layout, model.constraintRows(qs, us), out);
-          out.endRow();
-        },
-        [](double) {});
+    // Derivatives only for cvode, whose Jacobian they are, and only where they exist.
+    if (e.integrator == "cvode") noteWithoutDerivatives(opts, loaded, layout);
+    if (e.integrator == "cvode" && exactJacobian(opts, loaded, layout))
+      status = capstan_sim::simulate(sys, q, u, lo, record, [](double) {});
+    else
+      status = capstan_sim::simulate(static_cast<InterpretedSystem&>(sys), q, u, lo, record, [](double) {});
   } catch (const StoppedByModel& e) {
     stopped = e.message;
   } catch (const codegen::ExternalCallFailed& x) {
@@ -420,6 +475,7 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
   }
   const bool written = out.flush();  // the rows written so far stay
   if (fd != STDOUT_FILENO) ::close(fd);
+  if (opts.stats && !status.statistics.empty()) std::cerr << capstan_sim::statisticsText(e.integrator, status);
   if (!stopped.empty()) fail(stopped + "; " + std::to_string(out.rowsWritten()) + " rows written");
   if (!status.ok && status.signal == 0 && sys.nonFinite) {  // as the driver does (simulate())
     std::cerr << "capstan: error: " << status.message << "\n";
@@ -433,6 +489,26 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
   if (!written) fail("cannot write `" + output + "`");
   if (!status.ok) fail(status.message);
   return 0;
+}
+
+// The driver for `cvode`: built with CVODE and SUNDIALS (found when capstan
+// was configured), and, unless the model calls external C++ functions or
+// has constraints, or `--jacobian quotients` is asked for, generated with
+// forwardDynamicsDerivatives, whose derivatives make CVODE's exact Jacobian.
+void cvodeBuild([[maybe_unused]] const Loaded& loaded, [[maybe_unused]] const codegen::ModelLayout& layout,
+                [[maybe_unused]] Options& generateOptions,
+                [[maybe_unused]] std::vector<std::string>& flags, [[maybe_unused]] std::vector<std::string>& libraries) {
+#ifdef CAPSTAN_CVODE
+  flags.push_back("-DCAPSTAN_CVODE");
+  // Not -isystem /usr/include, which would reorder the compiler's own system folders.
+  if (const std::string include = CAPSTAN_SUNDIALS_INCLUDE; include != "/usr/include") flags.insert(flags.end(), {"-isystem", include});
+  libraries.push_back(CAPSTAN_SUNDIALS_CVODE_LIBRARY);
+  if (exactJacobian(generateOptions, loaded, layout)) {
+    generateOptions.derivatives = true;
+    flags.push_back("-DCAPSTAN_DERIVATIVES");
+  }
+  noteWithoutDerivatives(generateOptions, loaded, layout);
+#endif
 }
 
 }  // namespace
@@ -460,8 +536,11 @@ int simulate(const Options& opts) {
   }
   // Headers and calls checked, located, before the driver is built.
   const codegen::ExternalFunctions external = loadExternalFunctions(opts, *loaded);
-  const Generated g = generate(opts, *loaded, layout);
-  const fs::path exe = buildDriver(g, layout.className, simulateFlags());
+  std::vector<std::string> flags = simulateFlags(), libraries;
+  Options generateOptions = opts;
+  if (e.integrator == "cvode") cvodeBuild(*loaded, layout, generateOptions, flags, libraries);
+  const Generated g = generate(generateOptions, *loaded, layout);
+  const fs::path exe = buildDriver(g, layout.className, flags, libraries);
   char buf[3][64];
   std::snprintf(buf[0], 64, "%.17g", e.tEnd);
   std::snprintf(buf[1], 64, "%.17g", e.dt);
@@ -469,6 +548,7 @@ int simulate(const Options& opts) {
   std::vector<std::string> argv = {exe.string(), "simulate", buf[0], buf[1], e.integrator, buf[2], output,
                                    isatty(STDERR_FILENO) ? "1" : "0"};
   for (const auto& a : settingArguments(settings)) argv.push_back(a);
+  if (opts.stats) argv.push_back("--stats");
   if (opts.constraintErrors) argv.push_back("--constraint-errors");
   if (opts.baumgarte) argv.push_back("--baumgarte=" + timeText(*opts.baumgarte));
   if (opts.constraintTolerance) argv.push_back("--constraint-tol=" + timeText(*opts.constraintTolerance));

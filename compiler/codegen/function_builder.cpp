@@ -50,6 +50,8 @@ json FunctionBuilder::finish() {
   fn_["work"] = json::array();
   const bool split = parts_.size() > 1;
   if (!returned_.empty()) fn_["epilogue"].push_back("return " + std::string(split ? "w." : "") + returned_ + ";");
+  static const std::regex localMarker(R"(\$(\w+))");
+  for (auto& line : fn_["epilogue"]) line = std::regex_replace(line.get<std::string>(), localMarker, split ? "w.$1" : "$1");
   if (!split) {
     fn_["blocks"] = parts_.front();
     return fn_;
@@ -118,7 +120,7 @@ void FunctionBuilder::splitIntoParts() {
 std::string FunctionBuilder::localOf(const std::string& target) const {
   const std::string base = target.substr(0, target.find_first_of("([ "));
   for (const auto& [name, declaration] : locals_) {
-    if (name == base && name != returned_) return name;
+    if (name == base && name != returned_ && !readAtEnd_.count(name)) return name;
   }
   return "";
 }
@@ -144,7 +146,7 @@ void FunctionBuilder::dropUnreadLines() {
       for (std::size_t i = lines.size(); i-- > 0;) {
         std::smatch m;
         bool keep = true;
-        if (std::regex_match(lines[i], m, store) && localNames_.count(m[1].str())) {
+        if (std::regex_match(lines[i], m, store) && localNames_.count(m[1].str()) && !readAtEnd_.count(m[1].str())) {
           keep = readEntries.count(m[1].str() + m[2].str()) > 0;
           if (keep) {
             reads(m[3].str());
@@ -169,7 +171,8 @@ void FunctionBuilder::dropUnreadLines() {
     head = head.substr(0, head.find(';'));
     head = head.substr(0, head.find(" ="));
     const std::string name = head.substr(head.find_last_of(' ') + 1);
-    if (!localNames_.count(name) || stored.count(name) || name == returned_) prologue.push_back(declaration);
+    if (!localNames_.count(name) || stored.count(name) || name == returned_ || readAtEnd_.count(name))
+      prologue.push_back(declaration);
   }
   fn_["prologue"] = prologue;
   for (std::size_t k = 0; k < parts_.size() && k < declared_.size(); ++k) {
@@ -216,7 +219,7 @@ void FunctionBuilder::dropDeadStores() {
   for (const Pending& p : pending_)
     for (const Assignment& a : p.outputs) written.insert(localOf(a.target));
   for (const auto& [name, declaration] : locals_) {
-    if (written.count(name) || name == returned_) fn_["prologue"].push_back(declaration);
+    if (written.count(name) || name == returned_ || readAtEnd_.count(name)) fn_["prologue"].push_back(declaration);
     localNames_.insert(name);
   }
   locals_.clear();

@@ -68,6 +68,10 @@ class FunctionBuilder {
   void closing(const std::string& statement) { fn_["epilogue"].push_back(statement); }
   // `return <local>;` at the end (`return w.<local>;` when split).
   void returns(const std::string& local) { returned_ = local; }
+  // A local that closing statements read as a whole (`llt($M)`): every
+  // entry a block stores into it is kept, as for an output. In closing
+  // statements `$name` names a local: `w.name` when the function is split.
+  void readAtEnd(const std::string& local) { readAtEnd_.insert(local); }
   // Start a new part at the next block once a part has cost `budget`
   // (default kPartBudget).
   void splitAt(double budget) { partBudget_ = budget; }
@@ -136,6 +140,7 @@ class FunctionBuilder {
   symbolic::OpCount ops_, partOps_;
   double partBudget_ = kPartBudget;
   std::string returned_;
+  std::set<std::string> readAtEnd_;
   std::vector<std::pair<std::string, std::string>> locals_;  // (name, declaration), until printed
   std::set<std::string> localNames_;                          // every local's name
 };

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -244,8 +245,10 @@ class Tracer {
 
   // M column by column: each joint's columns, down to its ancestors' rows.
   // Returns whether entries are left unassigned (those between different
-  // branches of the tree, zero; L^T D L never reads them).
-  bool jointFrameMassMatrixBlocks(FunctionBuilder& fn, const local::Data<Expr>& data) {
+  // branches of the tree, zero; L^T D L never reads them). `lowerOnly`:
+  // only the lower triangle and the diagonal, for a reader that never
+  // reads the rest (Eigen's LLT<M, Lower>).
+  bool jointFrameMassMatrixBlocks(FunctionBuilder& fn, const local::Data<Expr>& data, bool lowerOnly = false) {
     std::size_t assigned = 0;
     std::vector<int> parentJoint(layout_.bodies.size(), -1);  // by body
     for (std::size_t k = 0; k < layout_.joints.size(); ++k) {
@@ -254,11 +257,14 @@ class Tracer {
     for (const JointLayout& j : layout_.joints) {
       if (j.nu() == 0) continue;
       std::vector<Assignment> out;
+      auto store = [&](int row, int column) {
+        if (!lowerOnly || row >= column) out.push_back({index2("M", row, column), data.M(row, column)});
+      };
       auto entries = [&](const JointLayout& row) {
         for (int r = 0; r < row.nu(); ++r) {
           for (int c = 0; c < j.nu(); ++c) {
-            out.push_back({index2("M", row.uIndex() + r, j.uIndex() + c), data.M(row.uIndex() + r, j.uIndex() + c)});
-            if (&row != &j) out.push_back({index2("M", j.uIndex() + c, row.uIndex() + r), data.M(j.uIndex() + c, row.uIndex() + r)});
+            store(row.uIndex() + r, j.uIndex() + c);
+            if (&row != &j) store(j.uIndex() + c, row.uIndex() + r);
           }
         }
       };
@@ -904,6 +910,13 @@ class Tracer {
   //   articulated inertias, at the price of two dense nu x nu products.
   // Both start with the blocks of udot, whose locals the derivatives read,
   // then one block per joint and matrix with that joint's columns.
+  // When the inverse-dynamics way is the cheaper and M is fixed-size, its
+  // dense part (M^-1 and the two products, about 2 nu^3 of the operations:
+  // a third of chain20's) is left to Eigen at run time: the traced code
+  // stores M (the composite-rigid-body blocks) and dr/dq, dr/du, and the
+  // function ends with a Cholesky factorization, M^-1 and the products.
+  // Run time is about the same (the same dense work, in loops); g++'s time
+  // and memory, which grow with the straight-line code, shrink.
   // dudot_dq = (d udot / d q) N(q), N(q) = d qdot / d u (nMatrix), so
   // column j is the derivative along q + eps N(q) e_j; udot is linear in
   // dtau, so its derivative holds no dtau.
@@ -931,6 +944,10 @@ class Tracer {
     const VectorX<Expr> r = id.tau - applied.tau;
     std::unordered_map<std::uint32_t, Expr> udotValues;
     for (int i = 0; i < nu; ++i) udotValues.emplace(id.udot[i].id(), udot[static_cast<std::size_t>(i)]);
+    // M in joint frames (composite rigid body), for the dense part at run time.
+    FunctionValues<Expr> mass = arguments();
+    ev.run(FunctionId::MassMatrix, mass);
+    const local::Data<Expr> crba = ev.joint;
 
     const Matrix N = nMatrix(mechanism_, q_);  // (nq x nu)
     // A * B, skipping the structural zeros.
@@ -942,28 +959,28 @@ class Tracer {
             if (!A(i, k).isZero() && !B(k, j).isZero()) C(i, j) = C(i, j) + A(i, k) * B(k, j);
       return C;
     };
-    Matrix dt, dqDirect, duDirect, dqInverse, duInverse;
+    Matrix dt, dqDirect, duDirect, drdq, drdu, dqInverse, duInverse;
     try {
       dt = symbolic::jacobian(list(w.udot), list(dtau));
       dqDirect = product(symbolic::jacobian(udot, list(q_)), N);
       duDirect = symbolic::jacobian(udot, list(u_));
       const std::vector<Expr> residual = list(r);
-      Matrix drdq = product(symbolic::jacobian(residual, list(q_)), N);
-      Matrix drdu = symbolic::jacobian(residual, list(u_));
+      drdq = product(symbolic::jacobian(residual, list(q_)), N);
+      drdu = symbolic::jacobian(residual, list(u_));
       for (Matrix* m : {&drdq, &drdu}) {
         std::vector<Expr> entries(m->data(), m->data() + m->size());
         entries = substitute(entries, udotValues);
-        for (int k = 0; k < m->size(); ++k) m->data()[k] = -entries[static_cast<std::size_t>(k)];
+        for (int k = 0; k < m->size(); ++k) m->data()[k] = entries[static_cast<std::size_t>(k)];
       }
-      dqInverse = product(dt, drdq);
-      duInverse = product(dt, drdu);
+      dqInverse = product(dt, Matrix(-drdq));
+      duInverse = product(dt, Matrix(-drdu));
     } catch (const std::invalid_argument& e) {
       // An opaque call (an external C++ function) of q or u.
       throw UnsupportedExpression(std::string("the derivative of an external C++ function (") + e.what() + ")");
     }
 
-    auto emit = [&](const Matrix& dq, const Matrix& du) {
-      const Matrix& minv = dt;
+    // The blocks of udot (ABA), which the derivatives read.
+    auto start = [&]() {
       FunctionBuilder fn = function(f);
       if (massMatrixDynamic()) {
         for (const char* m : {"dudot_dq", "dudot_du", "dudot_dtau"})
@@ -975,31 +992,66 @@ class Tracer {
       forceLawBlocks(fn, v.tau, "tau");
       forceElementBlocks(fn, v);
       jointFrameAbaBlocks(fn, aba);
-      bool zeros = false;
-      for (const Matrix* m : {&dq, &du, &minv})
-        for (int i = 0; i < m->size(); ++i) zeros = zeros || m->data()[i].isZero();
-      if (zeros) {
+      return fn;
+    };
+    // One block per joint with its columns of `m`, stored into `name`.
+    auto columns = [&](FunctionBuilder& fn, const char* name, const Matrix& m, const char* what) {
+      for (const JointLayout& j : layout_.joints) {
+        std::vector<Assignment> out;
+        for (int c = j.uIndex(); c < j.uIndex() + j.nu(); ++c)
+          for (int row = 0; row < nu; ++row)
+            if (!m(row, c).isZero()) out.push_back({index2(name, row, c), m(row, c)});
+        if (!out.empty()) fn.block(cite_.joint(j) + ": " + what + ", its columns", out);
+      }
+    };
+    auto hasZeros = [](const Matrix& m) {
+      for (int i = 0; i < m.size(); ++i)
+        if (m.data()[i].isZero()) return true;
+      return false;
+    };
+    auto emit = [&](const Matrix& dq, const Matrix& du) {
+      const Matrix& minv = dt;
+      FunctionBuilder fn = start();
+      if (hasZeros(dq) || hasZeros(du) || hasZeros(minv)) {
         fn.opening("dudot_dq.setZero();  // entries that are the constant zero");
         fn.opening("dudot_du.setZero();");
         fn.opening("dudot_dtau.setZero();");
       }
-      for (const auto& [name, m, what] : {std::tuple{"dudot_dtau", &minv, "d udot / d tau = M^-1"},
-                                          std::tuple{"dudot_dq", &dq, "d udot / d q along N(q)"},
-                                          std::tuple{"dudot_du", &du, "d udot / d u"}}) {
-        for (const JointLayout& j : layout_.joints) {
-          std::vector<Assignment> out;
-          for (int c = j.uIndex(); c < j.uIndex() + j.nu(); ++c)
-            for (int row = 0; row < nu; ++row)
-              if (!(*m)(row, c).isZero()) out.push_back({index2(name, row, c), (*m)(row, c)});
-          if (!out.empty()) fn.block(cite_.joint(j) + ": " + what + ", its columns", out);
-        }
-      }
+      columns(fn, "dudot_dtau", minv, "d udot / d tau = M^-1");
+      columns(fn, "dudot_dq", dq, "d udot / d q along N(q)");
+      columns(fn, "dudot_du", du, "d udot / d u");
+      return fn;
+    };
+    // The inverse-dynamics way with its dense part at run time.
+    auto emitDenseAtRunTime = [&]() {
+      FunctionBuilder fn = start();
+      // Entries between branches of the tree and above the diagonal stay
+      // zero: LLT reads only the lower triangle (and copies M whole).
+      fn.local("MassMatrix M = MassMatrix::Zero();");
+      fn.local(std::string("MassMatrix dr_dq") + (hasZeros(drdq) ? " = MassMatrix::Zero();" : ";"));
+      fn.local(std::string("MassMatrix dr_du") + (hasZeros(drdu) ? " = MassMatrix::Zero();" : ";"));
+      for (const char* m : {"M", "dr_dq", "dr_du"}) fn.readAtEnd(m);
+      jointFrameMassMatrixBlocks(fn, crba, /*lowerOnly=*/true);
+      columns(fn, "dr_dq", drdq, "d(inverse dynamics - applied forces) / d q along N(q) at udot");
+      columns(fn, "dr_du", drdu, "d(inverse dynamics - applied forces) / d u at udot");
+      fn.closing("// The dense part, by Eigen: M = L L^T from M's lower triangle (M is symmetric positive");
+      fn.closing("// definite), M^-1,");
+      fn.closing("// and d udot / dx = -M^-1 dr/dx at fixed udot.");
+      fn.closing("const Eigen::LLT<MassMatrix> llt($M);");
+      fn.closing("dudot_dtau = llt.solve(MassMatrix::Identity());");
+      fn.closing("dudot_dq.noalias() = -dudot_dtau * $dr_dq;");
+      fn.closing("dudot_du.noalias() = -dudot_dtau * $dr_du;");
+      fn.set("includes", json::array({"<Eigen/Cholesky>"}));
       return fn;
     };
     FunctionBuilder direct = emit(dqDirect, duDirect);
     FunctionBuilder inverse = emit(dqInverse, duInverse);
     const bool useInverse = weightedCost(inverse.ops()) < weightedCost(direct.ops());
-    FunctionBuilder& fn = useInverse ? inverse : direct;
+    // Not for a dynamic-size M, whose factorization would allocate per call.
+    const bool denseAtRunTime = useInverse && !massMatrixDynamic();
+    std::optional<FunctionBuilder> dense;
+    if (denseAtRunTime) dense.emplace(emitDenseAtRunTime());
+    FunctionBuilder& fn = denseAtRunTime ? *dense : useInverse ? inverse : direct;
     auto brief = [](const symbolic::OpCount& ops) {
       return std::to_string(ops.adds) + " adds, " + std::to_string(ops.muls) + " muls, " + std::to_string(ops.divs) +
              " divs (weighted " + symbolic::formatDouble(weightedCost(ops)) + ")";
@@ -1011,10 +1063,18 @@ class Tracer {
                   ", the cheaper of two as traced:");
     doc.push_back("  ABA in joint frames differentiated: " + brief(direct.ops()) + ";");
     doc.push_back("  -M^-1 d(inverse dynamics - applied forces): " + brief(inverse.ops()) + ".");
+    if (denseAtRunTime) {
+      doc.push_back("Its dense part (M^-1 and the products with it) runs in Eigen: traced, M and dr/dq, dr/du");
+      doc.push_back("take " + brief(dense->ops()) + "; then about " + std::to_string(10 * nu * nu * nu / 3) +
+                    " multiply-adds in loops (Cholesky nu^3/3, M^-1 nu^3, the products 2 nu^3).");
+    }
     fn.set("doc", doc);
-    fn.set("method", {{"chosen", useInverse ? "inverse_dynamics" : "direct"},
-                      {"direct", opsJson(direct.ops())},
-                      {"inverse_dynamics", opsJson(inverse.ops())}});
+    json chosen = {{"chosen", useInverse ? "inverse_dynamics" : "direct"},
+                   {"direct", opsJson(direct.ops())},
+                   {"inverse_dynamics", opsJson(inverse.ops())},
+                   {"dense_at_run_time", denseAtRunTime}};
+    if (denseAtRunTime) chosen["traced_with_dense_at_run_time"] = opsJson(dense->ops());
+    fn.set("method", chosen);
     return fn.finish();
   }
 

@@ -236,6 +236,7 @@ nlohmann::json toJson(const sema::FlatModel& model, const Mechanism& mech) {
     if (model.experiment->stopTime) e["StopTime"] = *model.experiment->stopTime;
     if (model.experiment->interval) e["Interval"] = *model.experiment->interval;
     if (model.experiment->tolerance) e["Tolerance"] = *model.experiment->tolerance;
+    if (model.experiment->integrator) e["__capstan_integrator"] = *model.experiment->integrator;
     out["experiment"] = e;
   }
   return out;

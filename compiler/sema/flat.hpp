@@ -168,6 +168,10 @@ struct FlatFunction {
 
 struct Experiment {
   std::optional<double> startTime, stopTime, interval, tolerance;
+  // Capstan's vendor setting `__capstan_integrator = "cvode"`: the name as
+  // written (`simulate` checks it) and where.
+  std::optional<std::string> integrator;
+  SourceRange integratorRange;
   SourceRange range;
 };
 

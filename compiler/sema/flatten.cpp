@@ -360,7 +360,8 @@ std::optional<FlatModel> Flattener::run(ClassNode* model) {
     }
   }
 
-  // annotation(experiment(StartTime = .., StopTime = .., Interval = .., Tolerance = ..))
+  // annotation(experiment(StartTime = .., StopTime = .., Interval = .., Tolerance = ..,
+  //                       __capstan_integrator = "cvode"))
   if (model->def) {
     if (const syntax::Modification* exp = findModification(model->def->annotation.mods, "experiment")) {
       Experiment x;
@@ -369,6 +370,16 @@ std::optional<FlatModel> Flattener::run(ClassNode* model) {
       for (const syntax::Modification& m : exp->nested) {
         if (m.target.parts.size() != 1 || !m.value) continue;
         const std::string& key = m.target.parts[0].name;
+        if (key == "__capstan_integrator") {  // a string literal, as Modelica's vendor annotations
+          if (m.value->kind == syntax::ExprKind::String) {
+            x.integrator = m.value->text;
+            x.integratorRange = m.value->range;
+            continue;
+          }
+          const Typed t = translate(*m.value, env);
+          if (t.ok) diags_.report(DiagKind::TypeMismatch, m.value->range, {std::string("a ") + typeString(t.type, t.shape), key, "String"});
+          continue;
+        }
         std::optional<double>* slot = key == "StartTime" ? &x.startTime
                                       : key == "StopTime" ? &x.stopTime
                                       : key == "Interval" ? &x.interval

@@ -7,11 +7,16 @@
 //   driver eval STATE.txt [NAME=VALUE]...
 //   driver bench STATE.txt SECONDS [NAME=VALUE]...
 //
+// INTEGRATOR `cvode` needs a driver built with -DCAPSTAN_CVODE (and SUNDIALS:
+// -lsundials_cvode); with -DCAPSTAN_DERIVATIVES too (and no constraints),
+// CVODE gets the exact Jacobian from forwardDynamicsDerivatives.
+//
 // A model with constraints is built with -DCAPSTAN_CONSTRAINTS (and
 // capstan/constraint_solver.hpp): udot and the multipliers then come from
 // the constraint solver, the initial state is assembled, and simulate
 // projects q and u onto the constraints after every step. Simulate's
-// OPTIONs: --constraint-errors (CSV columns NAME.position_error and
+// OPTIONs: --stats (the integrator's statistics on stderr after the run),
+// --constraint-errors (CSV columns NAME.position_error and
 // NAME.velocity_error: each constraint's largest |error|), --baumgarte=T
 // (Baumgarte stabilization with time constant T instead of projection),
 // --constraint-tol=X (projection tolerance).
@@ -269,6 +274,17 @@ struct MechanicalModel {
     VectorU u;
   };
   mutable Fault fault;
+#if defined(CAPSTAN_CVODE) && defined(CAPSTAN_DERIVATIVES) && !defined(CAPSTAN_CONSTRAINTS)
+  // CVODE's exact Jacobian (capstan/integrators.hpp, FirstOrder::jacobian):
+  // d udot / dq along the tangent space and d udot / du, generated (those
+  // of the unconstrained dynamics: not with constraints).
+  using MatrixU = Model::MassMatrix;
+  // Once per Jacobian evaluation, not per step: its M^-1 is a local.
+  void udotDerivatives(double t, const VectorQ& q, const VectorU& u, MatrixU& dudot_dq, MatrixU& dudot_du) const {
+    MatrixU dudot_dtau;
+    model.forwardDynamicsDerivatives(t, q, u, dudot_dq, dudot_du, dudot_dtau);
+  }
+#endif
   // The CSV column of state entry i (x = [q; u]).
   std::string coordinateName(int i) const {
     const auto name = i < Model::nq ? Model::qNames[static_cast<std::size_t>(i)]
@@ -338,11 +354,12 @@ int simulate(Model& model, int argc, char** argv) {
   const std::string outPath = argv[6];
   const bool progress = std::string(argv[7]) == "1";
   if (!applySettings(model, argc, argv, 8)) return 1;
-  bool constraintErrors = false;
+  bool stats = false, constraintErrors = false;
   [[maybe_unused]] double baumgarte = 0.0, constraintTolerance = 0.0;
   for (int i = 8; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--constraint-errors") constraintErrors = true;
+    if (a == "--stats") stats = true;
+    else if (a == "--constraint-errors") constraintErrors = true;
     else if (a.rfind("--baumgarte=", 0) == 0) baumgarte = std::strtod(a.c_str() + 12, nullptr);
     else if (a.rfind("--constraint-tol=", 0) == 0) constraintTolerance = std::strtod(a.c_str() + 17, nullptr);
     else if (a.rfind("--", 0) == 0) {
@@ -456,6 +473,7 @@ int simulate(Model& model, int argc, char** argv) {
   }
 #endif
   if (progress) std::fprintf(stderr, "\n");
+  if (stats && !status.statistics.empty()) std::cerr << capstan_sim::statisticsText(opt.integrator, status);
   // The rows written so far stay: flushed and closed before reporting.
   const bool written = out.flush();
   if (fd != STDOUT_FILENO) ::close(fd);
@@ -801,7 +819,7 @@ int main(int argc, char** argv) {
     std::cerr << "capstan: error: a C++ function that the model calls threw an exception: " << e.what() << "\n";
     return 1;
   }
-  std::cerr << "usage: driver simulate T_END DT INTEGRATOR TOL OUT PROGRESS [NAME=VALUE]... | eval STATE "
+  std::cerr << "usage: driver simulate T_END DT INTEGRATOR TOL OUT PROGRESS [OPTION|NAME=VALUE]... | eval STATE "
                "[NAME=VALUE]... | bench STATE SECONDS [NAME=VALUE]...\n";
   return 2;
 }

@@ -8,7 +8,9 @@
 // qdot(q, u, qdot), udot(t, q, u, udot), normalize(q), coordinateName(i),
 // and optionally VectorQ / VectorU (fixed-size q and u types).
 // Depends only on Eigen, the standard library, POSIX write() and the
-// runtime's integrators.hpp.
+// runtime's integrators.hpp; built with -DCAPSTAN_CVODE, also on
+// capstan/cvode.hpp and so SUNDIALS (`cvode`), and then a mechanical system
+// with udotDerivatives() gives CVODE its exact Jacobian.
 #pragma once
 
 #include <unistd.h>
@@ -21,16 +23,21 @@
 #include <csignal>
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "capstan/integrators.hpp"
+#ifdef CAPSTAN_CVODE
+#include "capstan/cvode.hpp"
+#endif
 
 namespace capstan_sim {
 
 struct LoopOptions {
   double tEnd = 1.0;                  // s; the run goes from t = 0 to tEnd
   double dt = 0.01;                   // s; output interval, and the step of euler and rk4
-  std::string integrator = "dopri5";  // rk4 | euler (semi-implicit) | dopri5
-  double tolerance = 1e-8;            // dopri5: relative and absolute tolerance per step
+  std::string integrator = "dopri5";  // rk4 | euler (semi-implicit) | dopri5 | cvode
+  double tolerance = 1e-8;            // dopri5, cvode: relative and absolute tolerance per step
   // Set (to the signal number) by a SIGINT/SIGTERM handler: the run stops
   // after the row being recorded. Null: never.
   const volatile std::sig_atomic_t* stop = nullptr;
@@ -39,7 +46,27 @@ struct LoopOptions {
 // The integrators' status, and the signal that stopped the run (0: none).
 struct LoopStatus : capstan::IntegrationStatus {
   int signal = 0;
+  // What the integrator did (`--stats`): its method, then (name, count)
+  // pairs in print order.
+  std::string method;
+  std::vector<std::pair<std::string, double>> statistics;
 };
+
+// `--stats`' block on stderr, e.g.
+//   capstan: statistics (cvode: BDF, Newton, dense LU, exact Jacobian):
+//     steps                                 412
+//     ...
+inline std::string statisticsText(const std::string& integrator, const LoopStatus& status) {
+  std::string text = "capstan: statistics (" + integrator + (status.method.empty() ? "" : ": " + status.method) + "):\n";
+  std::size_t width = 0;
+  for (const auto& [name, value] : status.statistics) width = std::max(width, name.size());
+  for (const auto& [name, value] : status.statistics) {
+    char number[32];
+    std::snprintf(number, sizeof number, "%.10g", value);
+    text += "  " + name + std::string(width + 2 - name.size(), ' ') + number + "\n";
+  }
+  return text;
+}
 
 // CSV rows, written whole: numbers and text collect in a buffer that goes
 // out (write(2)) only at the end of a row, so a file that a signal or a
@@ -112,7 +139,16 @@ inline std::string interruptedMessage(double t, long rows) {
 }
 
 inline bool knownIntegrator(const std::string& name) {
-  return name == "rk4" || name == "euler" || name == "dopri5";
+  return name == "rk4" || name == "euler" || name == "dopri5" || name == "cvode";
+}
+
+// Whether this program was built with `name` (cvode needs -DCAPSTAN_CVODE).
+inline bool builtWithIntegrator(const std::string& name) {
+#ifdef CAPSTAN_CVODE
+  return knownIntegrator(name);
+#else
+  return knownIntegrator(name) && name != "cvode";
+#endif
 }
 
 // x = [q; u]: fixed-size when q and u are, else dynamic.
@@ -147,7 +183,12 @@ LoopStatus simulate(Mechanical& system, typename capstan::MechanicalVectors<Mech
   }
   if (!knownIntegrator(opt.integrator)) {
     status.ok = false;
-    status.message = "unknown integrator `" + opt.integrator + "`; use rk4, euler or dopri5";
+    status.message = "unknown integrator `" + opt.integrator + "`; use rk4, euler, dopri5 or cvode";
+    return status;
+  }
+  if (!builtWithIntegrator(opt.integrator)) {
+    status.ok = false;
+    status.message = "this program was built without `" + opt.integrator + "` (-DCAPSTAN_CVODE and SUNDIALS)";
     return status;
   }
   capstan::IntegratorSettings settings;
@@ -172,11 +213,41 @@ LoopStatus simulate(Mechanical& system, typename capstan::MechanicalVectors<Mech
       static_cast<capstan::IntegrationStatus&>(status) =
           capstan::semiImplicitEuler(system, 0.0, opt.tEnd, q, u, settings, observe);
       x << q, u;
+#ifdef CAPSTAN_CVODE
+    } else if (opt.integrator == "cvode") {
+      capstan::FirstOrder<Mechanical, Vector> firstOrder(system);
+      capstan::CvodeSettings cvodeSettings;
+      cvodeSettings.outputInterval = opt.dt;
+      cvodeSettings.relativeTolerance = opt.tolerance;
+      cvodeSettings.absoluteTolerance = opt.tolerance;
+      capstan::CvodeStatistics counts;
+      static_cast<capstan::IntegrationStatus&>(status) =
+          capstan::cvode(firstOrder, 0.0, opt.tEnd, x, cvodeSettings, observe, &counts);
+      status.method = std::string("BDF, Newton, dense LU, ") +
+                      (counts.exactJacobian ? "exact Jacobian" : "difference-quotient Jacobian");
+      status.statistics = {{"steps", double(counts.steps)},
+                           {"right-hand-side evaluations", double(counts.rhsEvaluations)},
+                           {"  for difference-quotient Jacobians", double(counts.rhsEvaluationsForJacobian)},
+                           {"Newton iterations", double(counts.newtonIterations)},
+                           {"Newton convergence failures", double(counts.newtonConvergenceFailures)},
+                           {"Jacobian evaluations", double(counts.jacobianEvaluations)},
+                           {"LU factorizations", double(counts.linearSolverSetups)},
+                           {"error-test failures", double(counts.errorTestFailures)},
+                           {"projections", double(counts.projections)},
+                           {"last order", double(counts.lastOrder)},
+                           {"last step (s)", counts.lastStepSize}};
+#endif
     } else {
       capstan::FirstOrder<Mechanical, Vector> firstOrder(system);
       static_cast<capstan::IntegrationStatus&>(status) =
           opt.integrator == "rk4" ? capstan::rk4(firstOrder, 0.0, opt.tEnd, x, settings, observe)
                                   : capstan::dormandPrince(firstOrder, 0.0, opt.tEnd, x, settings, observe);
+    }
+    if (status.statistics.empty()) {
+      status.method = opt.integrator == "dopri5" ? "Dormand-Prince 5(4), adaptive" : "fixed step";
+      status.statistics = {{"steps", double(status.steps)}};
+      if (opt.integrator == "dopri5") status.statistics.emplace_back("rejected steps", double(status.rejectedSteps));
+      status.statistics.emplace_back("right-hand-side evaluations", double(status.derivativeEvaluations));
     }
     // Dense output observes t0 + k dt only; the final time may fall between.
     const double tiny = 1e-12 * std::max(1.0, std::abs(opt.tEnd));

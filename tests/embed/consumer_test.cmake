@@ -1,6 +1,7 @@
 # examples/embed as a user builds it: installs this build tree into a fresh
 # prefix, then configures, builds and runs a copy of the consumer project
-# against that prefix only (find_package(Capstan), capstan_add_model), and
+# against that prefix only (find_package(Capstan), capstan_add_model; with
+# Capstan::cvode and DERIVATIVES where Capstan has SUNDIALS), and
 # checks with `ninja -n` that a touched model file regenerates and rebuilds
 # exactly what depends on it.
 # Arguments: ROOT (source tree), BUILD (this build tree), BIN (scratch folder), NINJA.
@@ -22,6 +23,14 @@ run("pendulum_energy" "${build}/pendulum_energy")
 message("${output}")
 run("wheel_brake" "${build}/wheel_brake")  # an external C++ function, its include folder from the model
 message("${output}")
+# Where the install has Capstan::cvode (Capstan built with SUNDIALS): CVODE
+# with the exact Jacobian, from a header generated with DERIVATIVES (without
+# it forwardDynamicsDerivatives does not exist and stiff_spring does not build).
+file(READ "${prefix}/lib/cmake/Capstan/CapstanTargets.cmake" exported)
+if(exported MATCHES "Capstan::cvode")
+  run("stiff_spring" "${build}/stiff_spring")
+  message("${output}")
+endif()
 
 # The installed capstan read the installed stdlib and templates, nothing of
 # the source tree. (Paths in a depfile escape spaces: BIN has one.)

@@ -384,12 +384,16 @@ int main() {
 SEGMENT_START = re.compile(r"^  (?:struct \w+Work \{|\S.* \w+\(.*\) const \{)$")
 LOCAL = re.compile(r"^\s+(?:Eigen::\w+(?:<[^;]*>)?|MassMatrix|U|Q|double) (\w+)(?: = [^;,]*)?;")
 STORE = re.compile(r"^\s+(\w+)(\[\d+\]|\(\d+, \d+\)) = ")
+# A local read whole: its name (or w.name) not followed by an index, not stored into.
+WHOLE = re.compile(r"(?<![\w.])(?:w\.)?([A-Za-z_]\w*)\b(?!\s*[\[(])(?!\s*=[^=])")
 
 
 def dead_stores(header):
     """Entries of a function's locals written and never read afterwards, as
     (function line, entry); a split function's workspace struct and the
-    function are one scope. Also how many stores were looked at."""
+    function are one scope. A later line that reads the local whole (`M` or
+    `w.M`, not `M(0, 0)`: Eigen's LLT of forwardDynamicsDerivatives) reads
+    every entry. Also how many stores were looked at."""
     lines = header.splitlines()
     starts = [i for i, line in enumerate(lines) if SEGMENT_START.match(line)] + [len(lines)]
     dead, stores = [], 0
@@ -402,13 +406,20 @@ def dead_stores(header):
         k += 1
         scope = lines[begin:end]
         locals_ = {m.group(1) for m in map(LOCAL.match, scope) if m}
+        whole = {}  # local -> the last line that reads it whole
+        for i, line in enumerate(scope):
+            if LOCAL.match(line) or line.lstrip().startswith("//"):
+                continue
+            for name in WHOLE.findall(line.split("//")[0]):
+                if name in locals_:
+                    whole[name] = i
         for i, line in enumerate(scope):
             m = STORE.match(line)
             if not m or m.group(1) not in locals_:
                 continue
             stores += 1
             entry = m.group(1) + m.group(2)
-            if not any(entry in later for later in scope[i + 1:]):
+            if whole.get(m.group(1), -1) <= i and not any(entry in later for later in scope[i + 1:]):
                 dead.append((begin + 1, entry))
     return dead, stores
 
@@ -509,11 +520,19 @@ def warnings(capstan):
                     print(proc.stdout.decode()[:4000])
                     failures += 1
         # The simulate/eval/bench driver that capstan builds around a header
-        # (syntax only: instantiates every template, and is fast), and the
-        # one of eval --derivatives.
+        # (syntax only: instantiates every template, and is fast), the one of
+        # eval --derivatives, and, where SUNDIALS is installed, those of
+        # simulate --integrator cvode (exact Jacobian, with quaternions;
+        # difference quotients, for a model that calls external functions;
+        # and with the constraint solver, difference quotients too).
         model, cls = models[0]
         run(capstan, "compile", str(model), "-o", str(tmp))
-        for header, defines in ((tmp / f"{cls}.hpp", []), (deriv / "WarnTree.hpp", ["-DCAPSTAN_DERIVATIVES"])):
+        drivers = [(tmp / f"{cls}.hpp", []), (deriv / "WarnTree.hpp", ["-DCAPSTAN_DERIVATIVES"])]
+        if pathlib.Path("/usr/include/cvode/cvode.h").exists():
+            drivers += [(deriv / "WarnFree.hpp", ["-DCAPSTAN_DERIVATIVES", "-DCAPSTAN_CVODE"]),
+                        (tmp / f"{cls}.hpp", ["-DCAPSTAN_CVODE"]),
+                        (tmp / "FourBar.hpp", ["-DCAPSTAN_CONSTRAINTS", "-DCAPSTAN_CVODE"])]
+        for header, defines in drivers:
             name = header.stem
             for cxx in compilers:
                 cmd = [cxx, "-std=c++20", "-fsyntax-only", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-isystem", EIGEN,

@@ -237,6 +237,88 @@ TEST_CASE("energy of a passive random tree is conserved within a bound that shri
   }
 }
 
+// A random tree (every joint type) with a spring-damper on every coordinate
+// that is not a quaternion's, and udotDerivatives() by central differences
+// along the tangent space (as generated forwardDynamicsDerivatives defines
+// them: column j along q + eps N(q) e_j, with no normalization).
+struct TreeWithDerivatives {
+  struct SpringDamper {
+    const Mechanism<double>* model;
+    void operator()(double, const VectorX<double>& q, const VectorX<double>& u, VectorX<double>& tau) const {
+      for (const auto& joint : model->joints) {
+        if (hasQuaternion(joint.type)) {
+          for (int k = 0; k < joint.nu(); ++k) tau[joint.uOffset + k] -= 3.0 * u[joint.uOffset + k];
+          continue;
+        }
+        for (int k = 0; k < joint.nu(); ++k) tau[joint.uOffset + k] -= 40.0 * q[joint.qOffset + k] + 2.0 * u[joint.uOffset + k];
+      }
+    }
+  };
+  MechanismSystem<SpringDamper> system;
+  explicit TreeWithDerivatives(const Mechanism<double>& model) : system(model, SpringDamper{&model}) {}
+  int nq() const { return system.nq(); }
+  int nu() const { return system.nu(); }
+  void qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u, Eigen::VectorXd& qd) { system.qdot(q, u, qd); }
+  void udot(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u, Eigen::VectorXd& ud) { system.udot(t, q, u, ud); }
+  void udotDerivatives(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u, Eigen::MatrixXd& dq,
+                       Eigen::MatrixXd& du) {
+    constexpr double h = 1e-6;
+    const Eigen::MatrixXd N = nMatrix(system.model, q);
+    Eigen::VectorXd plus, minus;
+    for (int j = 0; j < nu(); ++j) {
+      udot(t, q + h * N.col(j), u, plus);
+      udot(t, q - h * N.col(j), u, minus);
+      dq.col(j) = (plus - minus) / (2 * h);
+      const Eigen::VectorXd e = Eigen::VectorXd::Unit(nu(), j);
+      udot(t, q, u + h * e, plus);
+      udot(t, q, u - h * e, minus);
+      du.col(j) = (plus - minus) / (2 * h);
+    }
+  }
+};
+
+TEST_CASE("a mechanical system's Jacobian in raw coordinates matches difference quotients, quaternions included") {
+  Rng rng(12);
+  const Mechanism<double> model = capstan::testing::randomTree(rng, 9);
+  int quaternions = 0;
+  for (const auto& joint : model.joints) quaternions += hasQuaternion(joint.type) ? 1 : 0;
+  REQUIRE(quaternions >= 2);  // a Ball and a Free joint at least
+  TreeWithDerivatives tree(model);
+  FirstOrder<TreeWithDerivatives> ode(tree);
+  const int n = model.nq + model.nu;
+  // Unit quaternions, then scaled ones (1.3x, as an integrator's stage
+  // between normalizations may have): the formula holds for any nonzero q.
+  for (double scale : {1.0, 1.3}) {
+    CAPTURE(scale);
+    Eigen::VectorXd x(n);
+    x << capstan::testing::randomConfiguration(rng, model), capstan::testing::randomVectorX(rng, model.nu, 1.0);
+    for (const auto& joint : model.joints)
+      if (hasQuaternion(joint.type)) x.segment<4>(joint.qOffset) *= scale;
+    Eigen::MatrixXd J(n, n);
+    ode.jacobian(0.3, x, J);
+    // Central differences of f in every raw direction, a quaternion's four
+    // numbers separately (no normalization).
+    constexpr double h = 1e-6;
+    Eigen::MatrixXd expected(n, n);
+    Eigen::VectorXd plus(n), minus(n);
+    for (int i = 0; i < n; ++i) {
+      Eigen::VectorXd xp = x, xm = x;
+      xp[i] += h;
+      xm[i] -= h;
+      ode.derivative(0.3, xp, plus);
+      ode.derivative(0.3, xm, minus);
+      expected.col(i) = (plus - minus) / (2 * h);
+    }
+    // Two central differences (the tangent derivative, then this one), each
+    // with error ~h^2 |f'''| + eps |f| / h.
+    constexpr double kDifferenceTolerance = 1e-6;
+    CHECK(capstan::testing::relativeError(J, expected) < kDifferenceTolerance);
+    // The top-left block is exact, not approximate: d(N(q) u)/dq.
+    const Eigen::MatrixXd top = J.topLeftCorner(model.nq, model.nq);
+    CHECK(capstan::testing::relativeError(top, expected.topLeftCorner(model.nq, model.nq)) < 1e-8);
+  }
+}
+
 // x' = 1 for every coordinate except coordinate 2, which becomes NaN after t = 0.5.
 struct PoisonedAfterHalf {
   void derivative(double t, const Eigen::VectorXd& x, Eigen::VectorXd& xdot) {

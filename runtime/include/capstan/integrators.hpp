@@ -25,6 +25,14 @@
 //   std::string coordinateName(int i);   optional, i in [0, nq + nu)
 //   using VectorQ = ...; using VectorU = ...;   optional: q and u types
 //                                        (default Eigen::VectorXd)
+//   void udotDerivatives(double t, const Vector& q, const Vector& u,
+//                        MatrixU& dudot_dq, MatrixU& dudot_du);
+//                                        optional: d udot / dq along the tangent
+//                                        space (column j along q + eps N(q) e_j) and
+//                                        d udot / du, each nu x nu, as generated
+//                                        forwardDynamicsDerivatives gives them; then
+//                                        FirstOrder<> has jacobian() (df/dx, for cvode)
+//   using MatrixU = ...;                 optional: their type (default Eigen::MatrixXd)
 //
 // Every integrator returns an IntegrationStatus; a non-finite state is never
 // returned silently: the status names the time and the coordinate.
@@ -212,17 +220,96 @@ struct MechanicalVectors<Mechanical> {
   using U = typename Mechanical::VectorU;
 };
 
+// The nu x nu matrix type of a mechanical system's udotDerivatives(): its
+// nested MatrixU when it declares one, else MatrixXd.
+template <class Mechanical>
+struct MechanicalMatrix {
+  using U = Eigen::MatrixXd;
+};
+template <class Mechanical>
+  requires requires { typename Mechanical::MatrixU; }
+struct MechanicalMatrix<Mechanical> {
+  using U = typename Mechanical::MatrixU;
+};
+
+template <class Mechanical>
+concept HasUdotDerivatives =
+    requires(Mechanical& s, double t, const typename MechanicalVectors<Mechanical>::Q& q,
+             const typename MechanicalVectors<Mechanical>::U& u, typename MechanicalMatrix<Mechanical>::U& d) {
+      s.udotDerivatives(t, q, u, d, d);
+    };
+
 // x = [q; u] view of a mechanical system for the first-order integrators.
 // Vector is the type of x.
 template <class Mechanical, class Vector = Eigen::VectorXd>
 struct FirstOrder {
   using Q = typename MechanicalVectors<Mechanical>::Q;
   using U = typename MechanicalVectors<Mechanical>::U;
+  using MatrixU = typename MechanicalMatrix<Mechanical>::U;
   Mechanical& system;
   Q q, qdot;  // scratch, sized once
   U u, udot;
 
   explicit FirstOrder(Mechanical& s) : system(s), q(s.nq()), qdot(s.nq()), u(s.nu()), udot(s.nu()) {}
+
+  // J = df/dx (nq + nu square, into J) of f(x) = [N(q) u; udot(q, u)] at
+  // x = [q; u], with q the raw coordinates (a quaternion's four numbers):
+  //
+  //   J = [ d(N(q) u)/dq    N(q)   ]
+  //       [ D_q N^+         D_u    ]
+  //
+  // - N(q) u is linear in u, so column j of N is qdot(q, e_j); and it is
+  //   affine in q for every joint type (a quaternion's rate is linear in the
+  //   quaternion, every other rate is u itself), so column i of
+  //   d(N(q) u)/dq is qdot(e_i, u) - qdot(0, u), exactly.
+  // - D_q = (d udot/dq) N(q) is udotDerivatives' tangent-space derivative.
+  //   The raw derivative G = d udot/dq (nu x nq) has G N = D_q, and G r = 0
+  //   for every r orthogonal to the columns of N: those are the directions
+  //   that scale a quaternion (N's columns for a quaternion are orthogonal
+  //   to it), and the dynamics read a quaternion only through its rotation,
+  //   which does not change when it is scaled (rotationFromQuaternion
+  //   divides by |q|^2). So G = D_q N^+, with N^+ = (N^T N)^-1 N^T; N's
+  //   columns are mutually orthogonal (identity columns, and a quaternion's
+  //   three rate columns of length |q|/2 each), so N^T N is diagonal and
+  //   N^+ has rows N e_j / |N e_j|^2. A force law that reads a quaternion's
+  //   numbers directly makes G's scaling direction approximate; the
+  //   integrator's projection (quaternion normalization) removes that
+  //   direction's drift after each step, so Newton's iteration converges
+  //   all the same.
+  // Called once per Jacobian evaluation (not per step); with dynamic sizes
+  // (the interpreter) it allocates a few vectors per call.
+  void jacobian(double t, const Vector& x, Eigen::Ref<Eigen::MatrixXd> J)
+    requires HasUdotDerivatives<Mechanical>
+  {
+    const int nq = system.nq(), nu = system.nu();
+    q = x.head(nq);
+    u = x.segment(nq, nu);
+    dudotDq_.resize(nu, nu);
+    dudotDu_.resize(nu, nu);
+    N_.resize(nq, nu);
+    pinvN_.resize(nu, nq);
+    system.udotDerivatives(t, q, u, dudotDq_, dudotDu_);
+    U e = U::Zero(nu);
+    for (int j = 0; j < nu; ++j) {
+      e[j] = 1.0;
+      system.qdot(q, e, qdot);
+      N_.col(j) = qdot;
+      e[j] = 0.0;
+      pinvN_.row(j) = N_.col(j).transpose() / N_.col(j).squaredNorm();
+    }
+    Q unit = Q::Zero(nq);
+    system.qdot(unit, u, qdot);
+    const Q rateAtZero = qdot;
+    for (int i = 0; i < nq; ++i) {
+      unit[i] = 1.0;
+      system.qdot(unit, u, qdot);
+      J.col(i).head(nq) = qdot - rateAtZero;
+      unit[i] = 0.0;
+    }
+    J.topRightCorner(nq, nu) = N_;
+    J.bottomLeftCorner(nu, nq).noalias() = dudotDq_ * pinvN_;
+    J.bottomRightCorner(nu, nu) = dudotDu_;
+  }
 
   void derivative(double t, const Vector& x, Vector& xdot) {
     const int nq = system.nq(), nu = system.nu();
@@ -253,6 +340,10 @@ struct FirstOrder {
       return (i < system.nq() ? "q[" + std::to_string(i) : "u[" + std::to_string(i - system.nq())) + "]";
     }
   }
+
+ private:
+  MatrixU dudotDq_, dudotDu_;   // jacobian()'s scratch
+  Eigen::MatrixXd N_, pinvN_;  // (nq x nu), (nu x nq)
 };
 
 // Semi-implicit (symplectic) Euler with a fixed step:
