@@ -62,11 +62,13 @@ int bench(const Options& opts) {
   out["model"] = layout.className;
   out["nq"] = layout.nq;
   out["nu"] = layout.nu;
-  for (const char* f : {"forward_dynamics", "mass_matrix", "kinematics", "bushing", "constraint",
+  for (const char* f : {"forward_dynamics", "mass_matrix", "kinematics", "bushing", "cable", "constraint",
                         "constrained_forward_dynamics"}) {
     const std::string k = f;
-    // Bushings and constraints: only for models that have them.
-    if ((k == "bushing" || k == "constraint" || k == "constrained_forward_dynamics") && !rows.count(k + "_us")) continue;
+    // Bushings, cables and constraints: only for models that have them.
+    if ((k == "bushing" || k == "cable" || k == "constraint" || k == "constrained_forward_dynamics") &&
+        !rows.count(k + "_us"))
+      continue;
     out[k + "_us"] = number(k + "_us");
     out["calls_per_batch"][k] = static_cast<long>(number(k + "_calls_per_batch"));
     out["batches"][k] = static_cast<long>(number(k + "_batches"));

@@ -4,15 +4,18 @@
 // the driver building and state reading that `capstan bench` shares
 // (cli/driver.hpp).
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -154,6 +157,26 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   if (fs::exists(exe, ec)) return exe;
   fs::create_directories(dir / "capstan", ec);
   if (ec) fail("cannot create the cache folder `" + dir.string() + "`: " + ec.message());
+  // One build per folder: another capstan (`capstan test -j`, parallel
+  // CTest runs) building the same sources holds the lock until its driver
+  // is in place, and this one then takes it instead of compiling it again.
+  // The lock goes with the descriptor when this process ends, however it ends.
+  const int lock = ::open((dir / "lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock >= 0) {
+    while (::flock(lock, LOCK_EX) != 0 && errno == EINTR) {
+      if (interruptSignal() != 0) {
+        std::cerr << "capstan: interrupted while waiting for another capstan to build the generated code\n";
+        std::exit(128 + interruptSignal());
+      }
+    }
+  }
+  struct Unlock {
+    int fd;
+    ~Unlock() {
+      if (fd >= 0) ::close(fd);
+    }
+  } unlock{lock};
+  if (fs::exists(exe, ec)) return exe;
   // Written aside and renamed into place: another capstan (`capstan test -j`,
   // parallel CTest runs) may be compiling the same sources from this folder.
   auto put = [&](const fs::path& path, const std::string& text) {
@@ -231,8 +254,8 @@ Experiment experiment(const Options& opts, const Loaded& loaded) {
   return e;
 }
 
-// A force law that evaluated to NaN or infinity: which (layout.forceLaws
-// index), its value and when.
+// A force law that evaluated to NaN or infinity: which (index into
+// FlatModel::forceLaws), its value and when.
 struct NonFiniteLaw {
   int law = -1;
   double value = 0, time = 0;
@@ -241,9 +264,8 @@ struct NonFiniteLaw {
 // The first force law that is not finite at (t, q, u), if any.
 std::optional<NonFiniteLaw> nonFiniteForceLaw(codegen::Interpreter& model, double t, const Eigen::VectorXd& q,
                                               const Eigen::VectorXd& u) {
-  const std::vector<double> values = model.forceLawValues(t, q, u);
-  for (std::size_t k = 0; k < values.size(); ++k)
-    if (!std::isfinite(values[k])) return NonFiniteLaw{static_cast<int>(k), values[k], t};
+  for (const auto& [law, value] : model.forceLawValues(t, q, u))
+    if (!std::isfinite(value)) return NonFiniteLaw{law, value, t};
   return std::nullopt;
 }
 
@@ -255,12 +277,13 @@ std::string timeText(double t) {
 
 // Located errors at run time: a force law that is not finite, an external
 // function that threw.
-void reportNonFinite(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout, const NonFiniteLaw& n) {
-  const codegen::ForceLawLayout& fl = layout.forceLaws.at(static_cast<std::size_t>(n.law));
-  const sema::FlatForceLaw& law = loaded.flat->forceLaws.at(static_cast<std::size_t>(fl.law));
+void reportNonFinite(const Options& opts, const Loaded& loaded, const NonFiniteLaw& n) {
+  const sema::FlatForceLaw& law = loaded.flat->forceLaws.at(static_cast<std::size_t>(n.law));
+  std::string name = loaded.flat->components.at(static_cast<std::size_t>(law.component)).path + "." + law.input;
+  if (law.element >= 0) name += "[" + std::to_string(law.element + 1) + "]";
   syntax::DiagnosticEngine diags;
   diags.report(syntax::DiagKind::NonFiniteForceLaw, law.rhs ? law.rhs->range : law.range,
-               {fl.name, std::isnan(n.value) ? "not a number (NaN)" : (n.value > 0 ? "+infinity" : "-infinity"),
+               {name, std::isnan(n.value) ? "not a number (NaN)" : (n.value > 0 ? "+infinity" : "-infinity"),
                 timeText(n.time)});
   std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
 }
@@ -300,6 +323,12 @@ struct InterpretedSystem {
   void qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u, Eigen::VectorXd& qd) { qd = model.qdot(q, u); }
   void udot(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u, Eigen::VectorXd& ud) {
     time = t;
+    // A stage state made of an earlier non-finite udot (in `nonFinite`):
+    // NaN again, for the integrator to reject the step (as the driver does).
+    if (!q.allFinite() || !u.allFinite()) {
+      ud = Eigen::VectorXd::Constant(model.nu(), std::numeric_limits<double>::quiet_NaN());
+      return;
+    }
     try {
       ud = model.forwardDynamics(t, q, u);
     } catch (const codegen::GimbalLock& e) {
@@ -479,7 +508,7 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
   if (!stopped.empty()) fail(stopped + "; " + std::to_string(out.rowsWritten()) + " rows written");
   if (!status.ok && status.signal == 0 && sys.nonFinite) {  // as the driver does (simulate())
     std::cerr << "capstan: error: " << status.message << "\n";
-    reportNonFinite(opts, loaded, layout, *sys.nonFinite);
+    reportNonFinite(opts, loaded, *sys.nonFinite);
     return 1;
   }
   if (status.signal != 0) {
@@ -570,7 +599,7 @@ int simulate(const Options& opts) {
     if (fault) {
       codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, values, {}, external);
       try {
-        if (const auto n = nonFiniteForceLaw(interp, t, q, u)) reportNonFinite(opts, *loaded, layout, *n);
+        if (const auto n = nonFiniteForceLaw(interp, t, q, u)) reportNonFinite(opts, *loaded, *n);
       } catch (const codegen::ExternalCallFailed& x) {
         reportCallFailed(opts, *loaded, x, t);
       }
@@ -1036,7 +1065,7 @@ int eval(const Options& opts) {
     };
     if (!finite(rows["udot"])) {
       if (const auto n = nonFiniteForceLaw(interp, time, q, u)) {
-        reportNonFinite(opts, *loaded, layout, *n);
+        reportNonFinite(opts, *loaded, *n);
         return 1;
       }
     }

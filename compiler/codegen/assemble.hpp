@@ -278,9 +278,11 @@ class Environment {
     for (const ForceLawLayout& fl : layout_.forceLaws) tau[fl.uIndex] += forceLaw(fl);
     return tau;
   }
-  Scalar forceLaw(const ForceLawLayout& fl) {
-    const sema::FlatForceLaw& law = model_.forceLaws.at(static_cast<std::size_t>(fl.law));
-    const Tensor<Scalar> t = translate_(*law.rhs);
+  Scalar forceLaw(const ForceLawLayout& fl) { return lawValue(fl.law); }
+  // The value of force law `law` (index into FlatModel::forceLaws): a
+  // joint's `tau` element, a cable actuator's `tension`.
+  Scalar lawValue(int law) {
+    const Tensor<Scalar> t = translate_(*model_.forceLaws.at(static_cast<std::size_t>(law)).rhs);
     return t.data.at(0);
   }
 

@@ -103,10 +103,11 @@ const std::vector<GeneratedFunction>& generatedFunctions() {
         "in A) and F_C_C (on C, about Co, in C), its roll-pitch-yaw angles and rates, and",
         "|cos pitch|, which gimbalLock() compares with Drake's 0.008."}},
       // Only in classes of models with cables (trace.cpp).
-      {FunctionId::CableFrames, "cableFrames", {{T::Q, "q"}, {T::U, "u"}}, {{T::CableFrames, "frames"}},
+      {FunctionId::CableFrames, "cableFrames", {{T::Time, "time"}, {T::Q, "q"}, {T::U, "u"}}, {{T::CableFrames, "frames"}},
        {"Each cable obstacle's frame F (cableObstacleNames order, all cables together): R_WF,",
         "p_WoFo_W, w_WF and v_WFo_W in World, and p_BoFo_W, Fo from the origin of the body F is",
-        "fixed to: what capstan::cable::evaluateModelCable solves the paths from."}},
+        "fixed to; each cable actuator's `tension` as its force law gives it (N, before the",
+        "runtime clamps it at 0): what capstan::cable::evaluateModelCable solves the paths from."}},
       // Only on request (trace.cpp); MassMatrix is the (nu x nu) type.
       {FunctionId::ForwardDynamicsDerivatives, "forwardDynamicsDerivatives",
        {{T::Time, "time"}, {T::Q, "q"}, {T::U, "u"}},

@@ -143,6 +143,9 @@ struct FunctionValues {
   // motion of its frame F and p_BoFo_W.
   std::vector<FrameMotion<Scalar>> cableFrames;
   std::vector<Vec3<Scalar>> cableOffsets;
+  // Per cable actuator of every cable (each from firstActuator): the
+  // `tension` its force law gives (N, 0 without one).
+  std::vector<Scalar> cableTensions;
   // forwardDynamicsDerivatives: a generalized force added to the applied
   // tau (empty: none), the variable of d udot / d tau.
   VectorX<Scalar> dtau;
@@ -290,11 +293,14 @@ class FunctionEvaluator {
         env_.setState(v.time, v.q, v.u);
         v.cableFrames.clear();
         v.cableOffsets.clear();
+        v.cableTensions.clear();
         for (const CableLayout& c : env_.layout().cables) {
           for (const CableObstacleLayout& o : c.obstacles) {
             v.cableFrames.push_back(env_.frameMotion(o.frame));
             v.cableOffsets.push_back(env_.frameOffset(o.frame));
           }
+          for (const CableLayout::Actuator& a : c.actuators)
+            v.cableTensions.push_back(a.law < 0 ? Scalar(0.0) : env_.lawValue(a.law));
         }
         return;
       case FunctionId::Outputs:

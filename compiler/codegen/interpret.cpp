@@ -47,7 +47,8 @@ Interpreter::Interpreter(const sema::FlatModel& model, const mechanics::Mechanis
         surface = capstan::geometry::Torus<double>{env_->scalarParameter(o.surface, "majorRadius"),
                                                    env_->scalarParameter(o.surface, "minorRadius")};
       capstan::cable::addWrap(cable.path, surface, Eigen::Matrix3d::Identity(), Eigen::Vector3d::Zero(),
-                              capstan::cable::nearHint(env_->vectorParameter(o.component, "near")));
+                              capstan::cable::nearHint(env_->vectorParameter(o.component, "near")),
+                              env_->scalarParameter(o.component, "friction"));
     }
     for (const int s : c.springs)
       cable.springs.push_back({env_->scalarParameter(s, "stiffness"), env_->scalarParameter(s, "slackLength"),
@@ -69,7 +70,8 @@ capstan::ExternalForces<double> Interpreter::cableForces(double t, const Eigen::
     e.F_Bo_W.assign(layout_.bodies.size(), capstan::Vec6<double>::Zero());
     const capstan::cable::CableResult r = capstan::cable::evaluateModelCable(
         cables_[k], std::span(v.cableFrames).subspan(first, count), std::span(v.cableOffsets).subspan(first, count),
-        cableStates_[k], e.values, e.F_Bo_W);
+        cableStates_[k], e.values, e.F_Bo_W,
+        std::span(v.cableTensions).subspan(static_cast<std::size_t>(c.firstActuator), c.actuators.size()));
     if (!r.ok()) {
       std::vector<std::string_view> names;
       for (const CableObstacleLayout& o : c.obstacles) names.push_back(o.name);
@@ -187,10 +189,14 @@ Eigen::VectorXd Interpreter::appliedForces(double t, const Eigen::VectorXd& q, c
   return run(FunctionId::AppliedForces, t, q, u).tau;
 }
 
-std::vector<double> Interpreter::forceLawValues(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
+std::vector<std::pair<int, double>> Interpreter::forceLawValues(double t, const Eigen::VectorXd& q,
+                                                                 const Eigen::VectorXd& u) {
   env_->setState(t, q, u);
-  std::vector<double> values;
-  for (const ForceLawLayout& fl : env_->layout().forceLaws) values.push_back(env_->forceLaw(fl));
+  std::vector<std::pair<int, double>> values;
+  for (const ForceLawLayout& fl : env_->layout().forceLaws) values.emplace_back(fl.law, env_->lawValue(fl.law));
+  for (const CableLayout& c : env_->layout().cables)
+    for (const CableLayout::Actuator& a : c.actuators)
+      if (a.law >= 0) values.emplace_back(a.law, env_->lawValue(a.law));
   return values;
 }
 

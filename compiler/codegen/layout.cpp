@@ -216,7 +216,7 @@ ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism&
       case VarKind::Input:
         L.roles[v] = VariableRole::Input;
         if (fv.type != sema::ValueType::Real || !fv.shape.empty()) {
-          unsupported.push_back({fv.range, "input `" + fv.path + "` is not a Real scalar; only Real scalar inputs are supported"});
+          unsupported.push_back({fv.range, "input `" + fv.path + "` of a type other than a Real scalar"});
         }
         L.inputOfVariable[v] = static_cast<int>(L.inputs.size());
         L.inputs.push_back({static_cast<int>(v), fv.path, unique(cppIdentifier(fv.path), inputIdents), fv.unit, fv.description});
@@ -351,8 +351,7 @@ ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism&
       L.forceElements.push_back({f.kind, f.name, f.component, f.frameA, f.frameB, bodyOfFrame(f.frameA), bodyOfFrame(f.frameB)});
       continue;
     }
-    if (f.kind == mechanics::ForceKind::CableSpring) continue;  // with its cable, below
-    unsupported.push_back({comp(f.component).range, "cable actuator `" + f.name + "`"});
+    // CableSpring, CableActuator: with its cable, below.
   }
   // Cables: each obstacle's frame and body; their springs.
   auto runtimeBodyOf = [&](int frame) {
@@ -385,9 +384,14 @@ ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism&
       unsupported.push_back({comp(ci.component).range, "cable `" + ci.name + "` with an unconnected frame"});
       continue;
     }
-    for (const auto& f : mech.forces)
-      if (f.kind == mechanics::ForceKind::CableSpring && f.cable == static_cast<int>(k)) cl.springs.push_back(f.component);
+    cl.firstActuator = L.cableActuatorCount;
+    for (const auto& f : mech.forces) {
+      if (f.cable != static_cast<int>(k)) continue;
+      if (f.kind == mechanics::ForceKind::CableSpring) cl.springs.push_back(f.component);
+      if (f.kind == mechanics::ForceKind::CableActuator) cl.actuators.push_back({f.component, -1});
+    }
     L.cableFrameCount += static_cast<int>(cl.obstacles.size());
+    L.cableActuatorCount += static_cast<int>(cl.actuators.size());
     L.cables.push_back(std::move(cl));
   }
 
@@ -397,6 +401,13 @@ ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism&
     ForceLawLayout fl;
     fl.law = static_cast<int>(k);
     fl.name = c.path + "." + law.input + (law.element >= 0 ? "[" + std::to_string(law.element + 1) + "]" : "");
+    if (law.input == "tension" && c.kind == "CableActuator") {
+      // Read by the cable it pulls on (cableFrames' tensions).
+      for (CableLayout& cl : L.cables)
+        for (CableLayout::Actuator& a : cl.actuators)
+          if (a.component == law.component) a.law = static_cast<int>(k);
+      continue;
+    }
     if (law.input != "tau") {
       unsupported.push_back({law.range, "the force law for `" + fl.name + "`"});
       continue;

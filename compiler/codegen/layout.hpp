@@ -148,7 +148,15 @@ struct CableLayout {
   int component = -1;
   std::vector<CableObstacleLayout> obstacles;  // O, path..., T
   std::vector<int> springs;                    // components of the CableSprings that pull on it
+  // Its CableActuators: the component and the force law that sets its
+  // `tension` (index into FlatModel::forceLaws, -1 when none does: 0 N).
+  struct Actuator {
+    int component = -1;
+    int law = -1;
+  };
+  std::vector<Actuator> actuators;
   int firstFrame = 0;     // its obstacles' first entry in the generated CableFrames
+  int firstActuator = 0;  // its actuators' first entry in CableFrames' tensions
 };
 
 struct ForceLawLayout {
@@ -183,6 +191,7 @@ struct ModelLayout {
   int holonomicRows = 0, constraintRows = 0;      // rows of all constraints
   std::vector<CableLayout> cables;                // in model order
   int cableFrameCount = 0;                        // obstacles of all cables together
+  int cableActuatorCount = 0;                     // CableActuators of all cables together
   // Per flat variable with role Frame: which frame and quantity.
   std::vector<FrameQuantityRef> frameOf;
   // Per flat variable of a joint: (joint index, false for q / true for u), or joint -1.

@@ -105,11 +105,18 @@ class Tracer {
         traced["doc"] = {"Gravitational potential energy -sum m g . p_WoBcm (J), zero at the World origin, plus the",
                          "springs' and bushings' elastic energy; potentialEnergy(q) adds the cable springs'."};
       }
+      if (f.id == FunctionId::InverseDynamics && !layout_.cables.empty()) {
+        traced["doc"] = {"tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot",
+                         "(recursive Newton-Euler in joint frames). Neither the model's force laws nor its cables'",
+                         "forces are subtracted: for udot = forwardDynamics(time, q, u), inverseDynamics(q, u, udot)",
+                         "= appliedForces(time, q, u) + sum_B J_WB^T fext[B], fext from updateCables(time, q, u, fext)."};
+      }
       functions.push_back(std::move(traced));
     }
     ir["frames"] = jacobianFrames(env);
     ir["cables"] = cables(env);
     ir["cable_obstacle_count"] = layout_.cableFrameCount;
+    ir["cable_actuator_count"] = layout_.cableActuatorCount;
     json bushingNames = json::array();
     for (const ForceElementLayout* e : bushings()) bushingNames.push_back(e->name);
     ir["bushings"] = bushingNames;
@@ -416,6 +423,11 @@ class Tracer {
                      out);
             ++k;
           }
+          for (std::size_t a = 0; a < c.actuators.size(); ++a) {
+            const auto at = static_cast<std::size_t>(c.firstActuator) + a;
+            fn.block(cite_.where("cable actuator", c.actuators[a].component) + ": its tension",
+                     {{index("frames.actuatorTension", static_cast<int>(at)), v.cableTensions.at(at)}});
+          }
         }
         break;
       }
@@ -626,6 +638,7 @@ class Tracer {
           ob["surface"] = surface;
           ob["surface_name"] = model_.components.at(static_cast<std::size_t>(o.surface)).path;
           ob["near"] = vec3(o.component, "near");
+          ob["friction"] = one(o.component, "friction");
         }
         obstacles.push_back(ob);
       }
@@ -637,11 +650,17 @@ class Tracer {
                            {"slack_length", one(s, "slackLength")},
                            {"dissipation", one(s, "dissipation")}});
       }
+      json actuators = json::array();
+      for (const CableLayout::Actuator& a : c.actuators)
+        actuators.push_back({{"name", model_.components.at(static_cast<std::size_t>(a.component)).path},
+                             {"line", cite_.where("cable actuator", a.component)}});
       out.push_back({{"name", c.name},
                      {"line", cite_.where("cable", c.component)},
                      {"first_frame", c.firstFrame},
+                     {"first_actuator", c.firstActuator},
                      {"obstacles", obstacles},
-                     {"springs", springs}});
+                     {"springs", springs},
+                     {"actuators", actuators}});
     }
     return out;
   }

@@ -46,6 +46,7 @@
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -130,7 +131,7 @@ int printCables([[maybe_unused]] std::FILE* out, [[maybe_unused]] const M& model
                 [[maybe_unused]] const typename M::Q& q, [[maybe_unused]] const typename M::U& u) {
   if constexpr (kHasCables<M>) {
     typename M::ExternalForces all;
-    model.updateCables(q, u, all);
+    model.updateCables(t, q, u, all);
     try {
       checkCables(model, t);
     } catch (const CableFailure& e) {
@@ -142,7 +143,7 @@ int printCables([[maybe_unused]] std::FILE* out, [[maybe_unused]] const M& model
       const double row[5] = {v.length, v.lengthDot, v.tension, v.energy, v.power};
       printRow(out, "cable", row, 5);
       typename M::ExternalForces fext;
-      model.cableForces(c, q, u, fext);
+      model.cableForces(c, t, q, u, fext);
       std::vector<double> forces;
       typename M::U tau = M::U::Zero();
       for (int b = 0; b < M::nb; ++b) {
@@ -232,6 +233,13 @@ struct MechanicalModel {
   int nu() const { return Model::nu; }
   void qdot(const VectorQ& q, const VectorU& u, VectorQ& qd) const { model.qdot(q, u, qd); }
   void udot(double t, const VectorQ& q, const VectorU& u, VectorU& ud) const {
+    // A stage state made of an earlier non-finite udot (recorded in
+    // `fault`): NaN again, for the integrator to reject the step, rather
+    // than a cable path or a bushing asked to make sense of it.
+    if (!q.allFinite() || !u.allFinite()) {
+      ud.setConstant(std::numeric_limits<double>::quiet_NaN());
+      return;
+    }
     checkGimbalLock(model, t, q, u);
     lastTime = t;
 #ifdef CAPSTAN_CONSTRAINTS
@@ -314,7 +322,7 @@ void cableValues([[maybe_unused]] capstan_sim::RowWriter& out, [[maybe_unused]] 
                  [[maybe_unused]] const typename M::U& u) {
   if constexpr (kHasCables<M>) {
     typename M::ExternalForces fext;
-    model.updateCables(q, u, fext);
+    model.updateCables(t, q, u, fext);
     checkCables(model, t);
     for (int c = 0; c < M::ncables; ++c) {
       const typename M::CableValues& v = model.cableValues(c);
@@ -714,6 +722,32 @@ void timeBushings([[maybe_unused]] const M& model, [[maybe_unused]] typename M::
   }
 }
 
+// The cables' evaluation (updateCables: every path continued from its
+// last solution, tensions and body forces), for models that have cables
+// (SPEC section 6: `cable_us`). At one state, so each call continues from
+// its own solution: the cost of a converged update, no motion between calls.
+template <class M>
+bool timeCables([[maybe_unused]] const M& model, [[maybe_unused]] double t, [[maybe_unused]] typename M::Q& q,
+                [[maybe_unused]] typename M::U& u, [[maybe_unused]] double seconds,
+                [[maybe_unused]] std::vector<std::pair<const char*, Timing>>& results) {
+  if constexpr (kHasCables<M>) {
+    typename M::ExternalForces fext;
+    if (model.updateCables(t, q, u, fext) >= 0) {
+      std::cerr << "capstan: error: " << model.cableFailureMessage(t) << "\n";
+      return false;
+    }
+    results.emplace_back("cable", timeCalls(
+                                      [&] {
+                                        clobber(q);
+                                        clobber(u);
+                                        model.updateCables(t, q, u, fext);
+                                        clobber(fext);
+                                      },
+                                      seconds));
+  }
+  return true;
+}
+
 int bench(Model& model, int argc, char** argv) {
   const double seconds = std::strtod(argv[3], nullptr);
   if (!applySettings(model, argc, argv, 4)) return 1;
@@ -730,7 +764,7 @@ int bench(Model& model, int argc, char** argv) {
 #else
   constexpr int kConstraintTimings = 0;
 #endif
-  const double share = seconds / (3 + (kHasBushings<Model> ? 1 : 0) + kConstraintTimings);
+  const double share = seconds / (3 + (kHasBushings<Model> ? 1 : 0) + (kHasCables<Model> ? 1 : 0) + kConstraintTimings);
   const Timing fd = timeCalls(
       [&] {
         clobber(q);
@@ -755,6 +789,7 @@ int bench(Model& model, int argc, char** argv) {
       share);
   std::vector<std::pair<const char*, Timing>> results = {{"forward_dynamics", fd}, {"mass_matrix", mm}, {"kinematics", kin}};
   timeBushings(model, q, u, share, results);
+  if (!timeCables(model, t, q, u, share, results)) return 1;
 #ifdef CAPSTAN_CONSTRAINTS
   {
     // The constraint rows (G and gamma), and the constrained forward

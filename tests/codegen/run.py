@@ -40,6 +40,7 @@ import csv
 import importlib.util
 import json
 import math
+import os
 import pathlib
 import random
 import re
@@ -424,10 +425,11 @@ constexpr bool hasCables = requires {{ Model::ncables; }};
 // A model with cables: forwardDynamics also applies the cables' body
 // forces, worth sum_B J_WB^T F_B (body b is frame b of frameJacobian).
 template <class Model>
-bool addCableForces(const Model& m, const typename Model::Q& q, const typename Model::U& u, typename Model::U& applied) {{
+bool addCableForces(const Model& m, double t, const typename Model::Q& q, const typename Model::U& u,
+                    typename Model::U& applied) {{
   if constexpr (hasCables<Model>) {{
     typename Model::ExternalForces F{{}};
-    if (m.updateCables(q, u, F) >= 0) return false;
+    if (m.updateCables(t, q, u, F) >= 0) return false;
     typename Model::U cables = Model::U::Zero();
     for (int b = 0; b < Model::nb; ++b) {{
       typename Model::FrameJacobian J;
@@ -456,7 +458,7 @@ int main() {{
   m.forwardDynamics(t, q, u, udot);
   m.inverseDynamics(q, u, udot, tau);
   m.appliedForces(t, q, u, applied);
-  if (!addCableForces(m, q, u, applied)) {{
+  if (!addCableForces(m, t, q, u, applied)) {{
     std::printf("%s: no cable path, or a slack cable\n", "{cls}");
     return 1;
   }}
@@ -1024,6 +1026,7 @@ def constraints(capstan):
 # ---------------------------------------------------------------- cables
 CABLE_EXAMPLE = ROOT / "examples/cable.cap"
 CABLE_PENDULUM = ROOT / "tests/codegen/models/cable_pendulum.cap"
+WINCH = ROOT / "tests/codegen/models/winch.cap"
 # Generated against interpreted cable values: the same solver on frames
 # that agree to round-off.
 CABLE_AGREEMENT = 1e-9
@@ -1050,6 +1053,41 @@ def cable_run(capstan, d, tol, *extra, check=True):
     return proc, list(csv.DictReader(out.open())) if out.exists() else []
 
 
+def winch(capstan, d, report):
+    """winch.cap: the actuator's tension T = T0 + rate t at the anchor; the
+    weight's end carries T_w = T exp(-mu theta sigma(v)), theta = pi/2, slip
+    v = (Ldot(O..P) - Ldot(Q..T)) / 2 = u / 2, sigma(v) = v / sqrt(v^2 +
+    1e-6); the weight (2 kg) accelerates at T_w / 2 - 9.81; power T_w u."""
+    t = 0.5
+    for mu, u, T0, extra in ((0.0, 0.0, 4.0, ()), (0.3, -1.0, 4.0, ()), (0.3, 1.0, 4.0, ()), (0.3, 1.0, 4.0, ("--interpret",)),
+                             (0.0, 0.5, -10.0, ())):
+        state = write_state(d, {"time": t, "u": {"slider": [u]}})
+        r = eval_json(capstan, WINCH, state, "--set", f"overDrum.friction={mu}", "--set", f"T0={T0}", *extra)
+        rope = r["cables"]["rope"]
+        T = max(0.0, T0 + 2.0 * t)
+        v = u / 2
+        sigma = v / math.sqrt(v * v + 1e-6)
+        Tw = T * math.exp(-mu * math.pi / 2 * sigma)
+        drum = rope["obstacles"][1]
+        errors = [abs(rope["tension"] - T), abs(r["udot"]["slider"][0] - (Tw / 2 - 9.81)),
+                  abs(rope["generalized_forces"][0] - Tw), abs(rope["power"] - Tw * u),
+                  abs(drum["wrap_angle"] - math.pi / 2) if T > 0 else 0.0]
+        report(max(errors) < 1e-9,
+               f"winch {' '.join(extra) or 'generated'}, mu = {mu}, u = {u}, T0 = {T0}: tension {rope['tension']:.6g} N "
+               f"(want {T:.6g}), at the weight {rope['generalized_forces'][0]:.6g} N (want {Tw:.6g}), udot "
+               f"{r['udot']['slider'][0]:.6g}; largest error {max(errors):.1e}")
+    # A tension that turns NaN (sqrt of a negative number after t = 2) stops
+    # simulate with the actuator's force law located, not a silent NaN.
+    nan_model = pathlib.Path(d) / "winch_nan.cap"
+    nan_model.write_text(WINCH.read_text().replace("tension = T0 + rate * time",
+                                                   "tension = T0 * sqrt(1 - rate * time / T0)"))
+    proc = run(capstan, "simulate", nan_model, "--t-end", 3, "--interpret", "-o", pathlib.Path(d) / "nan.csv",
+               check=False)
+    report(proc.returncode == 1 and "the force law for `winch.tension` is not a number (NaN) at t = 2" in proc.stderr
+           and "[NonFiniteForceLaw]" in proc.stderr,
+           f"winch with a NaN tension: {proc.stderr.strip().splitlines()[0] if proc.stderr.strip() else ''}")
+
+
 def cables(capstan):
     """Cables through generated code (issue 11): eval's "cables" generated
     against interpreted and against the path it reports (the weight's force
@@ -1058,7 +1096,9 @@ def cables(capstan):
     cylinder conserves kinetic + gravity + spring energy over 10 s within a
     tolerance-proportional bound; with the drum lowered the cable lifts off
     and touches down each swing with a continuous length; a path that cannot
-    be found stops simulate with time, cable and obstacle, keeping the CSV."""
+    be found stops simulate with time, cable and obstacle, keeping the CSV;
+    a CableActuator's time-dependent tension, clamped at 0, and capstan
+    friction over a drum against T exp(-mu theta sigma(v)) (winch.cap)."""
     failures = 0
 
     def report(ok, text):
@@ -1122,6 +1162,31 @@ def cables(capstan):
                lift_drift < CABLE_LIFTOFF_DRIFT and contact == [True, False],
                f"liftoff and touchdown: swing {min(q):.3g} .. {max(q):.3g} rad, contact at q = 0 / 0.6: {contact}; largest departure "
                f"of the length from the integrated rate over a row {jump:.1e} m; energy drift {lift_drift:.1e}")
+
+        winch(capstan, d, report)
+
+        # capstan bench times the cable update (`cable_us`); -O1 here, to
+        # keep the build short: the figure is not what is tested.
+        proc = subprocess.run([capstan, "bench", str(CABLE_EXAMPLE), "--seconds", "0.2"], cwd=ROOT, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600,
+                              env=dict(os.environ, CAPSTAN_BENCH_CXXFLAGS="-O1 -DNDEBUG"))
+        cable_us = json.loads(proc.stdout).get("cable_us") if proc.returncode == 0 else None
+        report(isinstance(cable_us, float) and 0 < cable_us < 1e4,
+               f"bench of cable.cap: cable_us = {cable_us}{'' if proc.returncode == 0 else proc.stderr}")
+
+        # A path lost during the run: the swing carries the cable's end into
+        # the drum. simulate stops at that time with the cable, the obstacle
+        # and the reason, and keeps the rows before it.
+        for extra in ((), ("--interpret",)):
+            proc, rows = cable_run(capstan, d, 1e-6, "--set", "drumX=-0.5", "--set", "drumY=-0.85", *extra,
+                                   check=False)
+            msg = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
+            found = re.search(r"cable `rope` at t = ([0-9.e+-]+): .*obstacle", msg)
+            t_fail = float(found.group(1)) if found else 0.0
+            # The rows end at the last step that was accepted, before t_fail.
+            report(proc.returncode == 1 and t_fail > 0.1 and len(rows) > 10 and
+                   0 <= t_fail - float(rows[-1]["time"]) < 0.1,
+                   f"path lost mid-run {' '.join(extra) or 'generated'}: {len(rows)} rows kept; {msg}")
 
         for extra in ((), ("--interpret",)):
             proc, rows = cable_run(capstan, d, 1e-6, "--set", "drum.radius=1.5", *extra, check=False)

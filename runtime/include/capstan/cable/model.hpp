@@ -23,6 +23,7 @@
 #include <capstan/cable/types.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <span>
@@ -57,18 +58,22 @@ inline std::optional<Vector3> nearHint(const Vector3& near_S) {
 struct ModelCableValues {
   double length = 0;     // m
   double lengthDot = 0;  // m/s
-  double tension = 0;    // N, the sum of its springs' tensions (>= 0)
+  double tension = 0;    // N, its springs' and actuators' tensions together (>= 0)
   double energy = 0;     // J, its springs' elastic energy
   double power = 0;      // W, the power its tension delivers to the bodies (-tension * lengthDot)
 };
 
 // Solves cable `c`'s path at the frames (continuation from `state`),
-// computes its springs' tension and adds its spatial forces about the body
-// origins into F_Bo_W (one per runtime body; World's are dropped). On a
-// failure nothing is added and the result says which obstacle and why.
+// computes its tension, its springs' plus its actuators' (each actuator's
+// given tension clamped at 0: a cable pulls, it cannot push; a NaN stays
+// NaN, for the caller's check of the dynamics to report), and adds its
+// spatial forces about the body origins into F_Bo_W (one per runtime body;
+// World's are dropped). On a failure nothing is added and the result says
+// which obstacle and why.
 inline CableResult evaluateModelCable(const ModelCable& c, std::span<const Motion> frames,
                                       std::span<const Vector3> p_BoFo_W, CablePathState& state,
-                                      ModelCableValues& values, std::span<SpatialForce> F_Bo_W) {
+                                      ModelCableValues& values, std::span<SpatialForce> F_Bo_W,
+                                      std::span<const double> actuatorTensions = {}) {
   values = ModelCableValues{};
   const CableResult r = updateCablePath(c.path, frames, state);
   if (!r.ok()) return r;
@@ -80,8 +85,14 @@ inline CableResult evaluateModelCable(const ModelCable& c, std::span<const Motio
     values.tension += f.tension;
     values.energy += f.energy;
   }
+  for (const double T : actuatorTensions) values.tension += T < 0 ? 0.0 : T;
   values.power = calcCablePower(c.path, state, values.tension);
-  if (!(values.tension > 0)) return r;
+  if (values.tension == 0) return r;
+  if (!std::isfinite(values.tension)) {  // the bodies it touches get NaN: the dynamics are not finite
+    for (const int b : c.body)
+      if (b >= 0) F_Bo_W[static_cast<std::size_t>(b)].setConstant(values.tension);
+    return r;
+  }
   // F_Fo_W at each obstacle frame's origin, then shifted to its body's origin.
   SpatialForce F_Fo_W[64];
   std::vector<SpatialForce> many;
@@ -104,7 +115,8 @@ inline CableResult evaluateModelCable(const ModelCable& c, std::span<const Motio
 }
 
 // "cable `rope` at t = 1.25: <the solver's message>", with the obstacle
-// named by its model element where the caller knows it.
+// named by its model element where the caller knows it. The solver's
+// message gives the residual where there is one (no convergence).
 inline std::string cableFailureMessage(std::string_view cable, double t, const CableResult& r,
                                        std::span<const std::string_view> obstacleNames = {}) {
   char time[48];
@@ -113,11 +125,6 @@ inline std::string cableFailureMessage(std::string_view cable, double t, const C
   if (r.obstacle >= 0 && static_cast<std::size_t>(r.obstacle) < obstacleNames.size())
     out += " (obstacle " + std::to_string(r.obstacle) + " is `" +
            std::string(obstacleNames[static_cast<std::size_t>(r.obstacle)]) + "`)";
-  if (r.status != CableStatus::Ok) {
-    char residual[48];
-    std::snprintf(residual, sizeof residual, "%.3g", r.residual);
-    out += "; residual " + std::string(residual);
-  }
   return out;
 }
 
