@@ -7,6 +7,12 @@
 //       (e . tE, e . bE) has Jacobian diag(1, jd(L)) (jd the directional
 //       Jacobi field), so each iteration costs one shot. Steps are limited
 //       (|dtheta| <= 0.5 rad, L > 0) and halved when the miss distance grows.
+//       A last step whose second-order remainder is below 1 % of the
+//       tolerance is applied through the Jacobi fields, without a shot
+//       (applyLinearVariation): the points, tangents and length are then
+//       those of the varied geodesic to that remainder, while the Jacobi
+//       values are those of the last shot (advanced by dL at Q), off by
+//       about dtheta relative.
 //   calcGeodesic(s, P, Q, tPhint, tQhint, opt)           (split geodesic)
 //       shoot from P along tP and from Q along -tQ until both cross the
 //       plane bisecting PQ; Newton on (thetaP, thetaQ) drives the position
@@ -80,6 +86,48 @@ template <class Scalar> void accumulateCost(Geodesic<Scalar>& into, const Geodes
   into.shots += from.shots;
 }
 
+// The geodesic with start angle theta + dTheta and length L + dL, to first
+// order, from `geod` and its Jacobi fields instead of a new shot. With J the
+// directional field, every stored point moves by j dTheta along b and its
+// tangent turns by j' dTheta towards b; the end point moves on by dL along
+// tQ, where j advances by (j', -K j) dL. The normals are re-evaluated at the
+// moved points and the tangents re-projected onto their tangent planes,
+// which adds the normal parts of the variations (for the end: the normal
+// curvature times dL). The curve left off is second order: about
+// (|dTheta| max(L, |j|) + |dL|)^2 (1/L + kappa) with kappa the largest
+// curvature (linearVariationRemainder). Cost: ~40 flops per stored point.
+template <class Scalar> Scalar linearVariationRemainder(const Geodesic<Scalar>& geod, Scalar dTheta, Scalar dL,
+                                                        Scalar kappa) {
+  using std::abs;
+  const Scalar L = geod.length();
+  const Scalar u = abs(dTheta) * std::max(L, abs(geod.jacobiQ())) + abs(dL);
+  return u * u * (Scalar(1) / L + kappa);
+}
+
+template <class Surface>
+void applyLinearVariation(const Surface& s, Geodesic<ScalarOf<Surface>>& geod, ScalarOf<Surface> dTheta,
+                          ScalarOf<Surface> dL) {
+  using Scalar = ScalarOf<Surface>;
+  const auto moveTo = [&](int i, const Vec3<Scalar>& x, const Vec3<Scalar>& t) {
+    const Vec3<Scalar> n = calcSurfaceUnitNormal(s, x);
+    geod.points[i] = x;
+    geod.normals[i] = n;
+    geod.tangents[i] = (t - n * n.dot(t)).normalized();
+    geod.binormals[i] = geod.tangents[i].cross(n);
+  };
+  const int last = geod.numPoints() - 1;
+  for (int i = 0; i <= last; ++i) {  // at P: j = 0, j' = 1
+    const Vec3<Scalar> b = geod.binormals[i];
+    const Vec2<Scalar>& jd = geod.jacobiPtoQ[i];
+    moveTo(i, geod.points[i] + (jd.x() * dTheta) * b, geod.tangents[i] + (jd.y() * dTheta) * b);
+  }
+  const Scalar K = calcGaussianCurvature(s, geod.points[last]);
+  moveTo(last, geod.points[last] + dL * geod.tangents[last], geod.tangents[last]);
+  geod.arcLengths[last] += dL;
+  for (Vec2<Scalar>* j : {&geod.jacobiPtoQ[last], &geod.jacobiTransPtoQ[last]})
+    *j = Vec2<Scalar>(j->x() + dL * j->y(), j->y() - dL * K * j->x());
+}
+
 // P and Q already on the surface.
 template <class Surface>
 Geodesic<ScalarOf<Surface>> orthogonalSolve(const Surface& s, const Vec3<ScalarOf<Surface>>& P,
@@ -89,7 +137,9 @@ Geodesic<ScalarOf<Surface>> orthogonalSolve(const Surface& s, const Vec3<ScalarO
   using std::abs;
   using std::clamp;
   constexpr Scalar kMaxAngleStep = Scalar(0.5);  // rad
+  constexpr Scalar kLinearFinishFraction = Scalar(0.01);
   const Vec3<Scalar> nP = calcSurfaceUnitNormal(s, P);
+  const Scalar kappa = std::max(maxAbsCurvature(s, P), maxAbsCurvature(s, Q));  // 1/m
   GeodesicOptions<Scalar> shotOpt = opt;
   Geodesic<Scalar> cost, best;
   Scalar bestErr = std::numeric_limits<Scalar>::infinity();
@@ -132,6 +182,19 @@ Geodesic<ScalarOf<Surface>> orthogonalSolve(const Surface& s, const Vec3<ScalarO
     }
     const Scalar dL = clamp(-e.dot(cur.tangentQ()), -L / 2, L);
     const Scalar dTheta = clamp(-e.dot(cur.binormalQ()) / j, -kMaxAngleStep, kMaxAngleStep);
+    // Linear finish: a last step whose second-order remainder is far below
+    // the tolerance moves the curve through its Jacobi fields, without a shot.
+    // It leaves the miss's normal part, e . nQ (itself second order).
+    if (err <= bestErr) {
+      const Scalar remainder = linearVariationRemainder(best, dTheta, dL, kappa);
+      if (remainder <= kLinearFinishFraction * opt.pointTolerance &&
+          abs(e.dot(best.normalQ())) <= opt.pointTolerance / 2) {
+        applyLinearVariation(s, best, dTheta, dL);
+        bestErr = (best.pointQ() - Q).norm() + remainder;
+        converged = true;
+        break;
+      }
+    }
     tPrev = t;
     LPrev = L;
     errPrev = err;
