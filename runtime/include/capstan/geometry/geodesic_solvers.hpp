@@ -8,7 +8,8 @@
 //       Jacobi field), so each iteration costs one shot. Steps are limited
 //       (|dtheta| <= 0.5 rad, L > 0) and halved when the miss distance grows.
 //       A last step whose second-order remainder is below 1 % of the
-//       tolerance is applied through the Jacobi fields, without a shot
+//       tolerance (or the step that would polish a converged shot) is
+//       applied through the Jacobi fields, without a shot
 //       (applyLinearVariation): the points, tangents and length are then
 //       those of the varied geodesic to that remainder, while the Jacobi
 //       values are those of the last shot (advanced by dL at Q), off by
@@ -26,9 +27,9 @@
 //   continueGeodesic(s, P, Q, prev, opt)
 //       warm start from the previous geodesic: length predicted by the first
 //       variation L' + dQ . tQ - dP . tP, start direction corrected with the
-//       Jacobi fields, plus the previous update's second-order correction
-//       scaled by (end motion / previous end motion)^2, then the orthogonal
-//       method; flags lengthJumped when the
+//       Jacobi fields, plus a higher-order correction c m^2 (m the end
+//       motion) with c extrapolated from the previous two updates, then the
+//       orthogonal method; flags lengthJumped when the
 //       length changed by more than the ends moved, and flipped when P and Q
 //       swapped order along a (straight) geodesic.
 //   makeStraightLineGeodesic(s, P, Q, defaultDirection, opt)
@@ -147,6 +148,18 @@ Geodesic<ScalarOf<Surface>> orthogonalSolve(const Surface& s, const Vec3<ScalarO
   Scalar LPrev = L, dThetaPrev = 0, dLPrev = 0, errPrev = std::numeric_limits<Scalar>::infinity();
   GeodesicStatus failure = GeodesicStatus::NotConverged;
   bool converged = false;
+  // Linear finish: a last step (dTheta, dL) whose second-order remainder is
+  // far below the tolerance moves `best` through its Jacobi fields, without
+  // a shot. It leaves the miss's normal part, e . nQ (itself second order).
+  const auto linearFinish = [&](const Vec3<Scalar>& e, Scalar dTheta, Scalar dL) {
+    const Scalar remainder = linearVariationRemainder(best, dTheta, dL, kappa);
+    if (!(remainder <= kLinearFinishFraction * opt.pointTolerance) ||
+        !(abs(e.dot(best.normalQ())) <= opt.pointTolerance / 2))
+      return false;
+    applyLinearVariation(s, best, dTheta, dL);
+    bestErr = (best.pointQ() - Q).norm() + remainder;
+    return true;
+  };
   int it = 0;
   for (; it <= opt.maxIterations; ++it) {
     Geodesic<Scalar> g = shoot(s, P, t, L, static_cast<const Plane<Scalar>*>(nullptr), shotOpt);
@@ -163,6 +176,12 @@ Geodesic<ScalarOf<Surface>> orthogonalSolve(const Surface& s, const Vec3<ScalarO
       best = std::move(g);
     }
     if (err <= opt.pointTolerance) {
+      // Converged; polish the miss away when that is a linear finish.
+      const Scalar j = best.jacobiQ();
+      if (err == bestErr && err > Scalar(0) && abs(j) > Scalar(1e-10) * (L + Scalar(1e-300))) {
+        const Vec3<Scalar> miss = e;
+        linearFinish(miss, -miss.dot(best.binormalQ()) / j, -miss.dot(best.tangentQ()));
+      }
       converged = true;
       break;
     }
@@ -182,18 +201,9 @@ Geodesic<ScalarOf<Surface>> orthogonalSolve(const Surface& s, const Vec3<ScalarO
     }
     const Scalar dL = clamp(-e.dot(cur.tangentQ()), -L / 2, L);
     const Scalar dTheta = clamp(-e.dot(cur.binormalQ()) / j, -kMaxAngleStep, kMaxAngleStep);
-    // Linear finish: a last step whose second-order remainder is far below
-    // the tolerance moves the curve through its Jacobi fields, without a shot.
-    // It leaves the miss's normal part, e . nQ (itself second order).
-    if (err <= bestErr) {
-      const Scalar remainder = linearVariationRemainder(best, dTheta, dL, kappa);
-      if (remainder <= kLinearFinishFraction * opt.pointTolerance &&
-          abs(e.dot(best.normalQ())) <= opt.pointTolerance / 2) {
-        applyLinearVariation(s, best, dTheta, dL);
-        bestErr = (best.pointQ() - Q).norm() + remainder;
-        converged = true;
-        break;
-      }
+    if (err <= bestErr && linearFinish(e, dTheta, dL)) {
+      converged = true;
+      break;
     }
     tPrev = t;
     LPrev = L;
@@ -489,16 +499,22 @@ Geodesic<ScalarOf<Surface>> continueGeodesic(const Surface& s, const Vec3<Scalar
     }
     if (!(L > Scalar(0))) L = chordLen;
   }
-  // Second order: on a smooth path the error of the first-order prediction
-  // scales with the square of the end motion; add the previous update's.
+  // Higher order: on a smooth path the error of the first-order prediction
+  // is about c m^2 (m the end motion) with c drifting slowly; add c m^2 with
+  // c extrapolated linearly from the previous two updates (the previous one
+  // alone if the one before is missing), each used only if its motion was
+  // within a factor 2 of this one.
   const Vec3<Scalar> tFirstOrder = t;
   const Scalar LFirstOrder = L;
-  if (prev.continuationMotion > Scalar(0) && endMotion > Scalar(0)) {
-    const Scalar ratio = endMotion / prev.continuationMotion;
-    if (ratio > Scalar(0.5) && ratio < Scalar(2)) {
-      t = detail::rotateInTangentPlane(t, nP, prev.continuationCorrection.x() * ratio * ratio);
-      L += prev.continuationCorrection.y() * ratio * ratio;
-    }
+  const auto comparable = [&](Scalar m) { return endMotion > Scalar(0.5) * m && endMotion < Scalar(2) * m; };
+  if (endMotion > Scalar(0) && comparable(prev.continuationMotion)) {
+    const Scalar m2 = endMotion * endMotion;
+    Vec2<Scalar> c = prev.continuationCorrection / (prev.continuationMotion * prev.continuationMotion);
+    if (comparable(prev.continuationMotionBefore))
+      c = Scalar(2) * c - prev.continuationCorrectionBefore /
+                              (prev.continuationMotionBefore * prev.continuationMotionBefore);
+    t = detail::rotateInTangentPlane(t, nP, c.x() * m2);
+    L += c.y() * m2;
   }
   GeodesicOptions<Scalar> warmOpt = opt;
   if (prev.initialStepSizeHint > Scalar(0)) warmOpt.initialStepSize = prev.initialStepSizeHint;
@@ -512,6 +528,8 @@ Geodesic<ScalarOf<Surface>> continueGeodesic(const Surface& s, const Vec3<Scalar
     g.continuationCorrection = Vec2<Scalar>(std::atan2(tP.dot(tFirstOrder.cross(nP)), tP.dot(tFirstOrder)),
                                             g.length() - LFirstOrder);
     g.continuationMotion = endMotion;
+    g.continuationCorrectionBefore = prev.continuationCorrection;
+    g.continuationMotionBefore = prev.continuationMotion;
   }
   return flagJump(g);
 }
