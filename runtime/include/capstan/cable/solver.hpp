@@ -215,8 +215,13 @@ inline CableResult solveTangency(const PathView& v, std::vector<WrapGeodesic>& w
   Eigen::VectorXd rTrial;
   // Shoots every block with the variation `step`; keeps the result if it
   // lowers the residual.
+  // (The blocks' wraps are shot anew: only the others are copied.)
+  std::vector<char> isBlock(wraps.size(), 0);
+  for (std::size_t k = 0; k < blocks.size(); ++k) isBlock[static_cast<std::size_t>(blockObstacle(static_cast<int>(k)))] = 1;
   const auto tryStep = [&](const Eigen::VectorXd& step) {
-    trial = wraps;
+    trial.resize(wraps.size());
+    for (std::size_t i = 0; i < wraps.size(); ++i)
+      if (!isBlock[i]) trial[i] = wraps[i];
     for (std::size_t k = 0; k < blocks.size(); ++k) {
       const int i = blockObstacle(static_cast<int>(k));
       const auto ii = static_cast<std::size_t>(i);

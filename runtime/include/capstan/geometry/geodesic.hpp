@@ -125,6 +125,10 @@ template <class Scalar = double> struct Geodesic {
     continuationCorrectionBefore.setZero();
     isAnalytic = isStraightLine = lengthJumped = flipped = false;
   }
+  void reserve(std::size_t n) {
+    points.reserve(n); tangents.reserve(n); normals.reserve(n); binormals.reserve(n); arcLengths.reserve(n);
+    jacobiPtoQ.reserve(n); jacobiTransPtoQ.reserve(n);
+  }
   void addPoint(const Vec3<Scalar>& x, const Vec3<Scalar>& t, const Vec3<Scalar>& n, Scalar s,
                 const Vec2<Scalar>& jd, const Vec2<Scalar>& jp) {
     points.push_back(x);

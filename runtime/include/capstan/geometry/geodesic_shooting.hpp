@@ -231,9 +231,7 @@ Geodesic<ScalarOf<Surface>> shootNumerically(const Surface& s, const Vec3<Scalar
   State y;
   y << x0, t0, Scalar(0), Scalar(1), Scalar(1), Scalar(0);
   const std::size_t reserveHint = opt.storeInteriorPoints ? 64 : 2;
-  geod.points.reserve(reserveHint); geod.tangents.reserve(reserveHint); geod.normals.reserve(reserveHint);
-  geod.binormals.reserve(reserveHint); geod.arcLengths.reserve(reserveHint);
-  geod.jacobiPtoQ.reserve(reserveHint); geod.jacobiTransPtoQ.reserve(reserveHint);
+  geod.reserve(reserveHint);
   recordState(s, y, Scalar(0), geod);
 
   // Initial step from the normal curvature along t0 and the Gaussian curvature.
@@ -384,6 +382,7 @@ Geodesic<Scalar> shootAnalytically(const Sphere<Scalar>& s, const Vec3<Scalar>& 
     }
   }
   const int n = opt.storeInteriorPoints ? std::max(2, opt.analyticPoints) : 2;
+  geod.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     const Scalar arc = L * Scalar(i) / Scalar(n - 1);
     const Scalar phi = arc / r, c = cos(phi), sn = sin(phi);
@@ -470,6 +469,7 @@ Geodesic<Scalar> shootAnalytically(const Cylinder<Scalar>& s, const Vec3<Scalar>
     }
   }
   const int n = opt.storeInteriorPoints ? std::max(2, opt.analyticPoints) : 2;
+  geod.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     const Scalar arc = L * Scalar(i) / Scalar(n - 1);
     const Scalar phi = phi0 + omega * arc;
