@@ -17,6 +17,10 @@
 //       in their surface frames; liftoff when a wrap's length turns
 //       negative; touchdown when a straight segment penetrates a surface,
 //       tracked with the segment's closest point. Never switches sides.
+//       The first Newton step adds the higher-order term extrapolated from
+//       the previous updates (CableContinuation), so that on a smooth motion
+//       the next step is small enough to finish through the Jacobi fields:
+//       one shot per wrapped surface per update.
 //
 // frames[i] is the motion (World) of the frame obstacle i is fixed in,
 // i = 0 (O) .. m+1 (T). Both return a CableResult; on success the state
@@ -89,14 +93,15 @@ inline void accumulate(CableResult& into, const CableResult& from) {
 // leaves its surface) and touchdown (a straight segment penetrating a
 // surface wraps it, starting as a zero-length geodesic at the deepest
 // point), until the set no longer changes.
+// With `cont`, Newton uses and renews the continuation's higher-order term.
 inline CableResult settleActiveSet(const CablePath& path, std::span<const Motion> frames, CablePathState& st,
-                                   const NewtonLimits& lim) {
+                                   const NewtonLimits& lim, CableContinuation* cont = nullptr) {
   CableResult total;
   const int rounds = 2 * path.numObstacles() + 2;
   for (int round = 0; round < rounds; ++round) {
     collectActive(path, st, st.active);
     const PathView v{path, frames, st.active};
-    const CableResult r = solveTangency(v, st.wraps, lim, st.jacobian, st.factor, st.residual, st.step);
+    const CableResult r = solveTangency(v, st.wraps, lim, st.jacobian, st.factor, st.residual, st.step, cont);
     accumulate(total, r);
     if (!r.ok()) {
       CableResult out = r;
@@ -250,6 +255,7 @@ inline void resetState(const CablePath& path, CablePathState& st) {
     if (path.obstacles[k].kind == ObstacleKind::Surface) st.obstacles[k].active = false;
   st.segments.clear();
   st.length = st.lengthDot = 0;
+  st.continuation = CableContinuation{};
 }
 
 // Distance (m) from p to the segment A -> B.
@@ -391,7 +397,7 @@ inline CableResult updateCablePath(const CablePath& path, std::span<const Motion
   CableResult res = validate(path, frames);
   if (!res.ok()) return st.last = res;
   const NewtonLimits lim{path.options.maxIterations, 4, true};
-  res = settleActiveSet(path, frames, st, lim);
+  res = settleActiveSet(path, frames, st, lim, &st.continuation);
   if (res.ok()) {
     const CableResult guard = checkShortest(path, st);
     if (!guard.ok()) res.status = guard.status, res.obstacle = guard.obstacle;

@@ -17,8 +17,10 @@
 // from the Jacobi fields: no finite differences. Each iteration shoots one
 // geodesic per active surface from its varied (P, tP, L); a step small
 // enough that its second-order term is below the tolerance is applied
-// through the Jacobi fields instead (applyLinearVariation), so a warm
-// update usually costs one shot per surface.
+// through the Jacobi fields instead (applyLinearVariation). A warm update
+// takes its first step with the higher-order term of the previous updates
+// added (CableContinuation), so that the second is usually that small: one
+// shot per surface.
 
 #include <capstan/cable/types.hpp>
 #include <capstan/cable/wrap.hpp>
@@ -166,28 +168,84 @@ struct NewtonLimits {
 };
 
 // Newton on the active set `v.active` starting from `wraps` (updated in
-// place). On failure `wraps` holds the best iterate.
+// place). On failure `wraps` holds the best iterate. With `cont` (a warm
+// update), the first step is tried with the extrapolated higher-order term
+// added (CableContinuation), falling back to the plain Newton step if that
+// does not lower the residual; on success `cont` takes this update's term.
 inline CableResult solveTangency(const PathView& v, std::vector<WrapGeodesic>& wraps, const NewtonLimits& lim,
                                  Eigen::MatrixXd& J, Eigen::MatrixXd& factor, Eigen::VectorXd& r,
-                                 Eigen::VectorXd& dx) {
+                                 Eigen::VectorXd& dx, CableContinuation* cont = nullptr) {
   CableResult res;
   const std::vector<int> blocks = surfaceBlocks(v);
   if (blocks.empty()) return res;
   const double tol = v.path.options.tolerance;
   const auto blockObstacle = [&](int k) { return v.active[static_cast<std::size_t>(blocks[static_cast<std::size_t>(k)])]; };
+  Eigen::VectorXd firstStep, total;  // the first Newton step and the sum of the steps taken
+  const auto forget = [&] {
+    if (!cont) return;
+    cont->last.resize(0);
+    cont->before.resize(0);
+  };
   const auto fail = [&](CableStatus s, int k) {
+    forget();
     res.status = s;
     res.obstacle = blockObstacle(k);
     res.residual = r.size() > 0 ? r.cwiseAbs().maxCoeff() : 0.0;
     return res;
   };
+  const auto succeed = [&] {
+    const double m = firstStep.norm();
+    if (!cont || res.iterations == 0 || !(m > 0)) {
+      forget();
+      return res;
+    }
+    if (cont->active == v.active && cont->last.size() == total.size()) {
+      cont->before.swap(cont->last);
+      cont->beforeStep = cont->lastStep;
+    } else {
+      cont->before.resize(0);
+    }
+    cont->active = v.active;
+    cont->last = (total - firstStep) / (m * m);
+    cont->lastStep = m;
+    return res;
+  };
   if (!evalResidual(v, blocks, wraps, r)) return fail(CableStatus::SingularJacobian, 0);
   std::vector<WrapGeodesic> trial;
   Eigen::VectorXd rTrial;
+  // Shoots every block with the variation `step`; keeps the result if it
+  // lowers the residual.
+  // (The blocks' wraps are shot anew: only the others are copied.)
+  std::vector<char> isBlock(wraps.size(), 0);
+  for (std::size_t k = 0; k < blocks.size(); ++k) isBlock[static_cast<std::size_t>(blockObstacle(static_cast<int>(k)))] = 1;
+  const auto tryStep = [&](const Eigen::VectorXd& step) {
+    trial.resize(wraps.size());
+    for (std::size_t i = 0; i < wraps.size(); ++i)
+      if (!isBlock[i]) trial[i] = wraps[i];
+    for (std::size_t k = 0; k < blocks.size(); ++k) {
+      const int i = blockObstacle(static_cast<int>(k));
+      const auto ii = static_cast<std::size_t>(i);
+      const ShootParameters p = varyShootParameters(wraps[ii], Eigen::Vector4d(step.segment<4>(4 * static_cast<Eigen::Index>(k))));
+      trial[ii] = visitSurface(v.obstacle(i), [&](const auto& s) {
+        return shootWrap(s, p.P, p.t, p.L, v.path.options.geodesic);
+      });
+      ++res.shots;
+      if (!trial[ii].ok()) {
+        res.geodesicStatus = trial[ii].status;
+        res.obstacle = i;
+        return false;
+      }
+    }
+    if (!evalResidual(v, blocks, trial, rTrial) || !(rTrial.norm() < r.norm())) return false;
+    wraps.swap(trial);
+    r = rTrial;
+    total += step;
+    return true;
+  };
   for (int it = 0;; ++it) {
     const double err = r.cwiseAbs().maxCoeff();
     res.residual = err;
-    if (err <= tol) return res;
+    if (err <= tol) return succeed();
     if (it >= lim.maxIterations) return fail(CableStatus::NotConverged, worstBlock(r));
     ++res.iterations;
     evalJacobian(v, blocks, wraps, J);
@@ -195,6 +253,10 @@ inline CableResult solveTangency(const PathView& v, std::vector<WrapGeodesic>& w
     dx = -r;
     if (!solveLinearInPlace(factor, dx) || !dx.allFinite() || !((J * dx + r).norm() <= 1e-6 * (1 + r.norm())))
       return fail(CableStatus::SingularJacobian, worstBlock(r));
+    if (it == 0) {
+      firstStep = dx;
+      total.setZero(dx.size());
+    }
     // Limit the step to the region where the variations are meaningful:
     // turns of 0.5 rad, moves of one radius of curvature.
     double alpha = 1, scaled = 0;
@@ -214,37 +276,27 @@ inline CableResult solveTangency(const PathView& v, std::vector<WrapGeodesic>& w
           applyLinearVariation(s, wraps[static_cast<std::size_t>(i)], Eigen::Vector4d(dx.segment<4>(4 * static_cast<Eigen::Index>(k))));
         });
       }
+      total += dx;
       res.residual = 10 * scaled * scaled;
-      return res;
+      return succeed();
     }
     bool accepted = false;
-    for (int h = 0; h <= lim.maxHalvings && !accepted; ++h, alpha /= 2) {
-      trial = wraps;
-      bool shotsOk = true;
-      for (std::size_t k = 0; k < blocks.size() && shotsOk; ++k) {
-        const int i = blockObstacle(static_cast<int>(k));
-        const auto ii = static_cast<std::size_t>(i);
-        const ShootParameters p = varyShootParameters(wraps[ii], Eigen::Vector4d(alpha * dx.segment<4>(4 * static_cast<Eigen::Index>(k))));
-        trial[ii] = visitSurface(v.obstacle(i), [&](const auto& s) {
-          return shootWrap(s, p.P, p.t, p.L, v.path.options.geodesic);
-        });
-        ++res.shots;
-        if (!trial[ii].ok()) {
-          shotsOk = false;
-          res.geodesicStatus = trial[ii].status;
-          res.obstacle = i;
-        }
-      }
-      if (!shotsOk) continue;
-      if (!evalResidual(v, blocks, trial, rTrial)) continue;
-      if (rTrial.norm() < r.norm()) {
-        wraps.swap(trial);
-        r = rTrial;
-        accepted = true;
+    // The continuation's predicted first step, when the last updates' terms
+    // were measured on the same active set and a comparable motion.
+    if (it == 0 && alpha == 1 && cont && cont->active == v.active && cont->last.size() == dx.size()) {
+      const double m = dx.norm();
+      const auto comparable = [&](double step) { return m > 0.5 * step && m < 2 * step; };
+      if (comparable(cont->lastStep)) {
+        const Eigen::VectorXd c = cont->before.size() == dx.size() && comparable(cont->beforeStep)
+                                      ? Eigen::VectorXd(2 * cont->last - cont->before)
+                                      : cont->last;
+        accepted = tryStep(Eigen::VectorXd(dx + (m * m) * c));
       }
     }
+    for (int h = 0; h <= lim.maxHalvings && !accepted; ++h, alpha /= 2) accepted = tryStep(Eigen::VectorXd(alpha * dx));
     if (!accepted) {
       if (res.geodesicStatus != geometry::GeodesicStatus::Ok) {
+        forget();
         res.status = CableStatus::GeodesicFailed;
         res.residual = r.cwiseAbs().maxCoeff();
         return res;

@@ -263,6 +263,21 @@ struct CableResult {
   }
 };
 
+// The continuation's higher-order term (updateCablePath). Per update, the
+// converged variation minus the first Newton step, stacked per active
+// surface as (du, dv, dtheta, dL) (m, m, rad, m), divided by the square of
+// the first step's norm m: on a smooth motion the first step's error is
+// about c m^2 with c drifting slowly. The next update adds
+// (2 c_last - c_before) m^2, the coefficient extrapolated linearly from the
+// last two updates (c_last alone after one), to its first step.
+// Each is used only when measured on a first step within a factor 2 of the
+// current one (not, say, on a finite-difference probe's tiny one).
+struct CableContinuation {
+  std::vector<int> active;       // the active obstacles both were measured on
+  Eigen::VectorXd last, before;  // c of the last two updates (4 per active surface); empty: none
+  double lastStep = 0, beforeStep = 0;  // their first steps' norms m
+};
+
 // Everything one cable keeps between calls: the warm start, the solved
 // path, and the solver's workspace. Copyable: a caller that rejects an
 // integrator step can keep the state of the last accepted one.
@@ -274,6 +289,7 @@ struct CablePathState {
   double length = 0;                     // m
   double lengthDot = 0;                  // m/s
   CableResult last;                      // the last solve's report
+  CableContinuation continuation;        // the last updates' higher-order term
   // Workspace (sized once): the active obstacles in order and the Newton system.
   std::vector<int> active;
   Eigen::MatrixXd jacobian, factor;  // factor: the Jacobian's LU factors

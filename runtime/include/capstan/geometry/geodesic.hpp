@@ -86,11 +86,14 @@ template <class Scalar = double> struct Geodesic {
   bool lengthJumped = false;    // continueGeodesic: length changed more than the ends moved
   bool flipped = false;         // continueGeodesic: P and Q swapped order along the line
   Scalar initialStepSizeHint = 0;  // m, last accepted integrator step
-  // continueGeodesic's second-order term: how far the converged start angle
+  // continueGeodesic's higher-order term: how far the converged start angle
   // (rad) and length (m) were from its first-order prediction, and the end
-  // motion |dP| + |dQ| (m) of that update; extrapolated into the next one.
+  // motion |dP| + |dQ| (m) of that update, and the same of the update before
+  // it; extrapolated into the next one.
   Vec2<Scalar> continuationCorrection = Vec2<Scalar>::Zero();
   Scalar continuationMotion = 0;
+  Vec2<Scalar> continuationCorrectionBefore = Vec2<Scalar>::Zero();
+  Scalar continuationMotionBefore = 0;
 
   bool ok() const { return status == GeodesicStatus::Ok; }
   int numPoints() const { return static_cast<int>(points.size()); }
@@ -117,9 +120,14 @@ template <class Scalar = double> struct Geodesic {
     jacobiPtoQ.clear(); jacobiTransPtoQ.clear(); jacobiQtoP.clear(); jacobiTransQtoP.clear();
     status = GeodesicStatus::InvalidInput;
     iterations = stepsTaken = stepsRejected = shots = 0;
-    residual = initialStepSizeHint = continuationMotion = Scalar(0);
+    residual = initialStepSizeHint = continuationMotion = continuationMotionBefore = Scalar(0);
     continuationCorrection.setZero();
+    continuationCorrectionBefore.setZero();
     isAnalytic = isStraightLine = lengthJumped = flipped = false;
+  }
+  void reserve(std::size_t n) {
+    points.reserve(n); tangents.reserve(n); normals.reserve(n); binormals.reserve(n); arcLengths.reserve(n);
+    jacobiPtoQ.reserve(n); jacobiTransPtoQ.reserve(n);
   }
   void addPoint(const Vec3<Scalar>& x, const Vec3<Scalar>& t, const Vec3<Scalar>& n, Scalar s,
                 const Vec2<Scalar>& jd, const Vec2<Scalar>& jp) {

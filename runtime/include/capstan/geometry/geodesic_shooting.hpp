@@ -13,7 +13,8 @@
 // moved back onto f = 0 along g (Newton) and v is re-projected onto the tangent
 // plane and renormalized. A plane crossing is located by Newton on the step
 // size from the start of the step in which the sign of the plane distance
-// changes. Cost per step: 6 evaluations of (gradient, Hessian) plus ~150 flops.
+// changes. Cost per step: 6 evaluations of F (GeodesicField: on a quadric,
+// whose Hessian is constant, ~70 flops each) plus ~150 flops.
 //
 // Closed forms. Sphere: great circles, jd = r sin(s/r), jp = cos(s/r).
 // Cylinder: helices x(s) = (r cos(phi0 + a s / r), r sin(phi0 + a s / r), z0 + c s)
@@ -44,23 +45,75 @@ namespace detail {
 
 template <class Scalar> using GeodesicState = Eigen::Matrix<Scalar, 10, 1>;
 
-template <class Surface>
-GeodesicState<ScalarOf<Surface>> geodesicDerivative(const Surface& s, const GeodesicState<ScalarOf<Surface>>& y) {
+// Quadrics: f = f0 + g0' x + x' H x / 2, so g = g0 + H x with H (and adj(H),
+// which gives K) the same at every point: computed once per shot instead of
+// at every evaluation.
+template <class Surface> struct HasConstantHessian : std::false_type {};
+template <class Scalar> struct HasConstantHessian<Sphere<Scalar>> : std::true_type {};
+template <class Scalar> struct HasConstantHessian<Cylinder<Scalar>> : std::true_type {};
+template <class Scalar> struct HasConstantHessian<Ellipsoid<Scalar>> : std::true_type {};
+template <class Scalar> struct HasConstantHessian<HalfSpace<Scalar>> : std::true_type {};
+
+// The right-hand side y' = F(y) of the header's ODE:
+//   lambda = v' H v / |g|^2,  K = g' adj(H) g / |g|^4,
+//   F(y) = (v, -lambda g, jd', -K jd, jp', -K jp).
+// Cost per evaluation: ~70 flops and one division on a quadric; one
+// gradient and one Hessian more otherwise. The symmetric forms are written
+// out: Eigen's 3x3 products are often not inlined at -O2, and then cost
+// more than their arithmetic.
+template <class Surface> class GeodesicField {
+ public:
   using Scalar = ScalarOf<Surface>;
-  const Vec3<Scalar> x = y.template head<3>(), v = y.template segment<3>(3);
-  const Vec3<Scalar> g = s.gradient(x);
-  const Mat33<Scalar> H = s.hessian(x);
-  const Scalar g2 = g.squaredNorm();
-  const Scalar K = calcGaussianCurvature(g, H);
-  GeodesicState<Scalar> dy;
-  dy.template head<3>() = v;
-  dy.template segment<3>(3) = g2 > Scalar(0) ? Vec3<Scalar>((-v.dot(H * v) / g2) * g) : Vec3<Scalar>::Zero();
-  dy[6] = y[7];
-  dy[7] = -K * y[6];
-  dy[8] = y[9];
-  dy[9] = -K * y[8];
-  return dy;
-}
+  using State = GeodesicState<Scalar>;
+
+  explicit GeodesicField(const Surface& s) : s_(s) {
+    if constexpr (HasConstantHessian<Surface>::value) {
+      g0_ = s.gradient(Vec3<Scalar>::Zero());
+      H_ = s.hessian(Vec3<Scalar>::Zero());
+      adjH_ = adjugateOfSymmetric(H_);
+    }
+  }
+
+  State operator()(const State& y) const {
+    const Scalar v0 = y[3], v1 = y[4], v2 = y[5];
+    Scalar gx, gy, gz;
+    Mat33<Scalar> Hx, Ax;
+    const Mat33<Scalar>* H = &H_;
+    const Mat33<Scalar>* A = &adjH_;
+    if constexpr (HasConstantHessian<Surface>::value) {
+      gx = g0_[0] + H_(0, 0) * y[0] + H_(0, 1) * y[1] + H_(0, 2) * y[2];
+      gy = g0_[1] + H_(1, 0) * y[0] + H_(1, 1) * y[1] + H_(1, 2) * y[2];
+      gz = g0_[2] + H_(2, 0) * y[0] + H_(2, 1) * y[1] + H_(2, 2) * y[2];
+    } else {
+      const Vec3<Scalar> x = y.template head<3>();
+      const Vec3<Scalar> g = s_.gradient(x);
+      gx = g[0];
+      gy = g[1];
+      gz = g[2];
+      Hx = s_.hessian(x);
+      Ax = adjugateOfSymmetric(Hx);
+      H = &Hx;
+      A = &Ax;
+    }
+    const Mat33<Scalar>& M = *H;
+    const Mat33<Scalar>& N = *A;
+    const Scalar g2 = gx * gx + gy * gy + gz * gz;
+    const Scalar vHv = M(0, 0) * v0 * v0 + M(1, 1) * v1 * v1 + M(2, 2) * v2 * v2 +
+                       Scalar(2) * (M(0, 1) * v0 * v1 + M(0, 2) * v0 * v2 + M(1, 2) * v1 * v2);
+    const Scalar gAg = N(0, 0) * gx * gx + N(1, 1) * gy * gy + N(2, 2) * gz * gz +
+                       Scalar(2) * (N(0, 1) * gx * gy + N(0, 2) * gx * gz + N(1, 2) * gy * gz);
+    const Scalar inv = g2 > Scalar(0) ? Scalar(1) / g2 : Scalar(0);
+    const Scalar lambda = vHv * inv, K = gAg * inv * inv;
+    State dy;
+    dy << v0, v1, v2, -lambda * gx, -lambda * gy, -lambda * gz, y[7], -K * y[6], y[9], -K * y[8];
+    return dy;
+  }
+
+ private:
+  const Surface& s_;
+  Vec3<Scalar> g0_ = Vec3<Scalar>::Zero();                    // 1/m, gradient at x = 0
+  Mat33<Scalar> H_ = Mat33<Scalar>::Zero(), adjH_ = Mat33<Scalar>::Zero();  // 1/m^2, 1/m^4
+};
 
 // Dormand & Prince (1980) RK5(4)7M coefficients.
 template <class Scalar> struct DormandPrince {
@@ -83,22 +136,22 @@ template <class Scalar> struct DormandPrince {
 // One step of size h from y with k1 = f(y). Writes the fifth-order solution;
 // when err is non-null also k7 = f(yOut) and the error estimate.
 template <class Surface>
-void dormandPrinceStep(const Surface& s, const GeodesicState<ScalarOf<Surface>>& y,
+void dormandPrinceStep(const GeodesicField<Surface>& f, const GeodesicState<ScalarOf<Surface>>& y,
                        const GeodesicState<ScalarOf<Surface>>& k1, ScalarOf<Surface> h,
                        GeodesicState<ScalarOf<Surface>>& yOut, GeodesicState<ScalarOf<Surface>>* k7,
                        GeodesicState<ScalarOf<Surface>>* err) {
   using Scalar = ScalarOf<Surface>;
   using C = DormandPrince<Scalar>;
   using State = GeodesicState<Scalar>;
-  const State k2 = geodesicDerivative(s, State(y + h * (C::a21 * k1)));
-  const State k3 = geodesicDerivative(s, State(y + h * (C::a31 * k1 + C::a32 * k2)));
-  const State k4 = geodesicDerivative(s, State(y + h * (C::a41 * k1 + C::a42 * k2 + C::a43 * k3)));
-  const State k5 = geodesicDerivative(s, State(y + h * (C::a51 * k1 + C::a52 * k2 + C::a53 * k3 + C::a54 * k4)));
+  const State k2 = f(State(y + h * (C::a21 * k1)));
+  const State k3 = f(State(y + h * (C::a31 * k1 + C::a32 * k2)));
+  const State k4 = f(State(y + h * (C::a41 * k1 + C::a42 * k2 + C::a43 * k3)));
+  const State k5 = f(State(y + h * (C::a51 * k1 + C::a52 * k2 + C::a53 * k3 + C::a54 * k4)));
   const State k6 =
-      geodesicDerivative(s, State(y + h * (C::a61 * k1 + C::a62 * k2 + C::a63 * k3 + C::a64 * k4 + C::a65 * k5)));
+      f(State(y + h * (C::a61 * k1 + C::a62 * k2 + C::a63 * k3 + C::a64 * k4 + C::a65 * k5)));
   yOut = y + h * (C::b1 * k1 + C::b3 * k3 + C::b4 * k4 + C::b5 * k5 + C::b6 * k6);
   if (err) {
-    *k7 = geodesicDerivative(s, yOut);
+    *k7 = f(yOut);
     *err = h * (C::e1 * k1 + C::e3 * k3 + C::e4 * k4 + C::e5 * k5 + C::e6 * k6 + C::e7 * *k7);
   }
 }
@@ -178,9 +231,7 @@ Geodesic<ScalarOf<Surface>> shootNumerically(const Surface& s, const Vec3<Scalar
   State y;
   y << x0, t0, Scalar(0), Scalar(1), Scalar(1), Scalar(0);
   const std::size_t reserveHint = opt.storeInteriorPoints ? 64 : 2;
-  geod.points.reserve(reserveHint); geod.tangents.reserve(reserveHint); geod.normals.reserve(reserveHint);
-  geod.binormals.reserve(reserveHint); geod.arcLengths.reserve(reserveHint);
-  geod.jacobiPtoQ.reserve(reserveHint); geod.jacobiTransPtoQ.reserve(reserveHint);
+  geod.reserve(reserveHint);
   recordState(s, y, Scalar(0), geod);
 
   // Initial step from the normal curvature along t0 and the Gaussian curvature.
@@ -193,7 +244,8 @@ Geodesic<ScalarOf<Surface>> shootNumerically(const Surface& s, const Vec3<Scalar
     h = Scalar(0.5) * pow(opt.accuracy, Scalar(0.2)) / k;
   }
   Scalar arc = 0;
-  State k1 = geodesicDerivative(s, y), yNew, k7, err;
+  const GeodesicField<Surface> f(s);
+  State k1 = f(y), yNew, k7, err;
   Scalar side = plane ? plane->signedDistance(x0) : Scalar(0);
   constexpr Scalar kSafety = Scalar(0.9), kMinShrink = Scalar(0.2), kMaxGrow = Scalar(5);
   bool done = target == Scalar(0);
@@ -205,7 +257,7 @@ Geodesic<ScalarOf<Surface>> shootNumerically(const Surface& s, const Vec3<Scalar
     const Scalar remaining = target - arc;
     const bool lastStep = h >= remaining * (Scalar(1) - Scalar(1e-12));
     const Scalar hStep = lastStep ? remaining : h;
-    dormandPrinceStep(s, y, k1, hStep, yNew, &k7, &err);
+    dormandPrinceStep(f, y, k1, hStep, yNew, &k7, &err);
     const Scalar ratio = yNew.allFinite() ? errorRatio(y, err, opt.accuracy) : Scalar(1e10);
     const Scalar factor =
         ratio > Scalar(0) ? min(kMaxGrow, max(kMinShrink, kSafety * pow(ratio, Scalar(-0.2)))) : kMaxGrow;
@@ -230,7 +282,7 @@ Geodesic<ScalarOf<Surface>> shootNumerically(const Surface& s, const Vec3<Scalar
         Scalar tau = hStep * d0 / (d0 - dNew);
         State yTau = yNew;
         for (int it = 0; it < 20; ++it) {
-          dormandPrinceStep(s, y, k1, tau, yTau, static_cast<State*>(nullptr), static_cast<State*>(nullptr));
+          dormandPrinceStep(f, y, k1, tau, yTau, static_cast<State*>(nullptr), static_cast<State*>(nullptr));
           const Scalar phi = plane->signedDistance(yTau.template head<3>());
           const Scalar dphi = plane->normal.dot(yTau.template segment<3>(3));
           if (abs(phi) <= Scalar(4) * Tolerances<Scalar>::eps * (Scalar(1) + yTau.template head<3>().norm()) ||
@@ -330,6 +382,7 @@ Geodesic<Scalar> shootAnalytically(const Sphere<Scalar>& s, const Vec3<Scalar>& 
     }
   }
   const int n = opt.storeInteriorPoints ? std::max(2, opt.analyticPoints) : 2;
+  geod.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     const Scalar arc = L * Scalar(i) / Scalar(n - 1);
     const Scalar phi = arc / r, c = cos(phi), sn = sin(phi);
@@ -416,6 +469,7 @@ Geodesic<Scalar> shootAnalytically(const Cylinder<Scalar>& s, const Vec3<Scalar>
     }
   }
   const int n = opt.storeInteriorPoints ? std::max(2, opt.analyticPoints) : 2;
+  geod.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     const Scalar arc = L * Scalar(i) / Scalar(n - 1);
     const Scalar phi = phi0 + omega * arc;
