@@ -185,9 +185,9 @@ class ConstraintSolver {
         Gpt_ = Gp_.transpose();
         qrP_.compute(Gpt_, settings_.rankThreshold);
         du_.resize(Gpt_.rows());
-        perrStart_ = -perrStart_;
-        qrP_.solveTransposedMinimumNorm(perrStart_, du_);  // du = -Gp^+ phi_p
-        perrStart_ = -perrStart_;
+        // du = -Gp^+ phi_p; -perrStart_ is read lazily, entry by entry: no
+        // copy, and perrStart_ stays phi_p for the damped steps below.
+        qrP_.solveTransposedMinimumNorm(-perrStart_, du_);
         if (tryStep()) continue;
       }
       GGt_ = Gp_ * Gp_.transpose();
