@@ -141,6 +141,41 @@ Vec6<double> bodyAcceleration(const Mechanism<double>& model, const Data<double>
 
 double infinityNorm(const Eigen::Ref<const VectorX<double>>& v) { return v.size() > 0 ? v.cwiseAbs().maxCoeff() : 0.0; }
 
+// Calls check(kind, s) on kTrials random scenarios s of every kind, M on the
+// floater in every other trial, with the kind's name captured.
+template <class Check>
+void forEachScenario(Rng& rng, Check&& check) {
+  for (const Kind& kind : allKinds()) {
+    CAPTURE(kind.name);
+    for (int trial = 0; trial < kTrials; ++trial) check(kind, randomScenario(rng, kind, trial % 2 == 0));
+  }
+}
+
+// A random state (q, u) and acceleration udot of a scenario, the rows there
+// and qdot = N(q) u: a motion to differentiate the velocity errors along.
+struct RandomMotion {
+  VectorX<double> q, u, udot, qdot;
+  ConstraintRows<double> rows;
+};
+
+RandomMotion randomMotion(Rng& rng, const Scenario& s, const ConstrainedMechanism& mech) {
+  RandomMotion m;
+  m.q = randomConfiguration(rng, s.model);
+  m.u = randomVectorX(rng, s.model.nu, 1.0);
+  m.udot = randomVectorX(rng, s.model.nu, 3.0);
+  m.rows = mech.rows(m.q, m.u);
+  qdotFromU(s.model, m.q, m.u, m.qdot);
+  return m;
+}
+
+// d/dt phi_v along q' = qdot, u' = udot by central differences, the rolling
+// rows' tangents recomputed at each end.
+VectorX<double> velocityErrorRate(const ConstrainedMechanism& mech, const RandomMotion& m) {
+  return (mech.rows(m.q + kDifferenceStep * m.qdot, m.u + kDifferenceStep * m.udot).velocityErrors -
+          mech.rows(m.q - kDifferenceStep * m.qdot, m.u - kDifferenceStep * m.udot).velocityErrors) /
+         (2 * kDifferenceStep);
+}
+
 // ------------------------------------------------------------ row counts
 
 TEST_CASE("row counts: a cut joint forbids the 6 - nu motions its type does not allow; contact 1, rolling 3") {
@@ -208,42 +243,34 @@ TEST_CASE("row order: every constraint's holonomic rows, then every nonholonomic
 
 TEST_CASE("G u equals the velocity errors") {
   Rng rng(303);
-  for (const Kind& kind : allKinds()) {
-    CAPTURE(kind.name);
-    for (int trial = 0; trial < kTrials; ++trial) {
-      const Scenario s = randomScenario(rng, kind, trial % 2 == 0);
-      const VectorX<double> q = randomConfiguration(rng, s.model), u = randomVectorX(rng, s.model.nu, 1.0);
-      const ConstraintRows<double> rows = ConstrainedMechanism(s.model, {s.constraint}).rows(q, u);
-      CHECK(relativeError(VectorX<double>(rows.G * u), rows.velocityErrors) < kRoundoff);
-    }
-  }
+  forEachScenario(rng, [&](const Kind&, const Scenario& s) {
+    const VectorX<double> q = randomConfiguration(rng, s.model), u = randomVectorX(rng, s.model.nu, 1.0);
+    const ConstraintRows<double> rows = ConstrainedMechanism(s.model, {s.constraint}).rows(q, u);
+    CHECK(relativeError(VectorX<double>(rows.G * u), rows.velocityErrors) < kRoundoff);
+  });
 }
 
 TEST_CASE("G is the derivative of the position errors along q' = N(q) u (central differences)") {
   Rng rng(304);
   double worst = 0.0;
   int columns = 0;
-  for (const Kind& kind : allKinds()) {
-    CAPTURE(kind.name);
-    for (int trial = 0; trial < kTrials; ++trial) {
-      const Scenario s = randomScenario(rng, kind, trial % 2 == 0);
-      const ConstrainedMechanism mech(s.model, {s.constraint});
-      const VectorX<double> q = randomConfiguration(rng, s.model), zero = VectorX<double>::Zero(s.model.nu);
-      const ConstraintRows<double> rows = mech.rows(q, zero);
-      const int mp = s.constraint.holonomic();
-      const MatrixX<double> N = nMatrix(s.model, q);
-      const double scale = std::max(1.0, rows.G.size() > 0 ? rows.G.cwiseAbs().maxCoeff() : 0.0);
-      for (int c = 0; c < s.model.nu; ++c) {
-        const VectorX<double> dq = kDifferenceStep * N.col(c);
-        const VectorX<double> difference =
-            (mech.rows(q + dq, zero).positionErrors - mech.rows(q - dq, zero).positionErrors) / (2 * kDifferenceStep);
-        const double error = infinityNorm(difference - rows.G.col(c).head(mp)) / scale;
-        worst = std::max(worst, error);
-        CHECK(error < kFiniteDifference);
-        ++columns;
-      }
+  forEachScenario(rng, [&](const Kind&, const Scenario& s) {
+    const ConstrainedMechanism mech(s.model, {s.constraint});
+    const VectorX<double> q = randomConfiguration(rng, s.model), zero = VectorX<double>::Zero(s.model.nu);
+    const ConstraintRows<double> rows = mech.rows(q, zero);
+    const int mp = s.constraint.holonomic();
+    const MatrixX<double> N = nMatrix(s.model, q);
+    const double scale = std::max(1.0, rows.G.size() > 0 ? rows.G.cwiseAbs().maxCoeff() : 0.0);
+    for (int c = 0; c < s.model.nu; ++c) {
+      const VectorX<double> dq = kDifferenceStep * N.col(c);
+      const VectorX<double> difference =
+          (mech.rows(q + dq, zero).positionErrors - mech.rows(q - dq, zero).positionErrors) / (2 * kDifferenceStep);
+      const double error = infinityNorm(difference - rows.G.col(c).head(mp)) / scale;
+      worst = std::max(worst, error);
+      CHECK(error < kFiniteDifference);
+      ++columns;
     }
-  }
+  });
   CHECK(columns > 9 * kTrials * 10);
   MESSAGE("G vs d(phi_p)/dq N: worst relative difference " << worst);
 }
@@ -252,41 +279,32 @@ TEST_CASE("gamma: d/dt phi_v = G udot - gamma along q' = N u, u' = udot (rolling
   Rng rng(305);
   double worst = 0.0;
   int rowsChecked = 0;
-  for (const Kind& kind : allKinds()) {
-    CAPTURE(kind.name);
-    for (int trial = 0; trial < kTrials; ++trial) {
-      const Scenario s = randomScenario(rng, kind, trial % 2 == 0);
-      const ConstrainedMechanism mech(s.model, {s.constraint});
-      const VectorX<double> q = randomConfiguration(rng, s.model);
-      const VectorX<double> u = randomVectorX(rng, s.model.nu, 1.0), udot = randomVectorX(rng, s.model.nu, 3.0);
-      const ConstraintRows<double> rows = mech.rows(q, u);
-      VectorX<double> qdot;
-      qdotFromU(s.model, q, u, qdot);
-      const VectorX<double> qp = q + kDifferenceStep * qdot, qm = q - kDifferenceStep * qdot;
-      const VectorX<double> up = u + kDifferenceStep * udot, um = u - kDifferenceStep * udot;
-      VectorX<double> rate =
-          (mech.rows(qp, up).velocityErrors - mech.rows(qm, um).velocityErrors) / (2 * kDifferenceStep);
-      if (kind.rolling) {
-        // The tangents of this pose, held fixed in F (not recomputed from the
-        // moved normal).
-        Data<double> data(s.model);
-        forwardKinematics(s.model, data, q, u);
-        const Mat3<double> R_FW = frameMotion(data, s.constraint.F).R.transpose();
-        const Vec3<double> tx_F = R_FW * rows.contacts[0].R_WC.col(0), ty_F = R_FW * rows.contacts[0].R_WC.col(1);
-        rate.tail<2>() = (frozenSlip(s.model, s.constraint, qp, up, tx_F, ty_F) -
-                          frozenSlip(s.model, s.constraint, qm, um, tx_F, ty_F)) /
-                         (2 * kDifferenceStep);
-        // The frozen slip is the rolling rows' velocity error at the pose itself.
-        CHECK(relativeError(frozenSlip(s.model, s.constraint, q, u, tx_F, ty_F), rows.velocityErrors.tail<2>()) <
-              kRoundoff);
-      }
-      const VectorX<double> expected = rows.G * udot - rows.gamma;
-      const double error = relativeError(rate, expected);
-      worst = std::max(worst, error);
-      CHECK(error < kFiniteDifference);
-      rowsChecked += static_cast<int>(rows.gamma.size());
+  forEachScenario(rng, [&](const Kind& kind, const Scenario& s) {
+    const ConstrainedMechanism mech(s.model, {s.constraint});
+    const RandomMotion m = randomMotion(rng, s, mech);
+    VectorX<double> rate = velocityErrorRate(mech, m);
+    if (kind.rolling) {
+      // The tangents of this pose, held fixed in F (not recomputed from the
+      // moved normal).
+      Data<double> data(s.model);
+      forwardKinematics(s.model, data, m.q, m.u);
+      const Mat3<double> R_FW = frameMotion(data, s.constraint.F).R.transpose();
+      const Vec3<double> tx_F = R_FW * m.rows.contacts[0].R_WC.col(0), ty_F = R_FW * m.rows.contacts[0].R_WC.col(1);
+      const VectorX<double> qp = m.q + kDifferenceStep * m.qdot, qm = m.q - kDifferenceStep * m.qdot;
+      const VectorX<double> up = m.u + kDifferenceStep * m.udot, um = m.u - kDifferenceStep * m.udot;
+      rate.tail<2>() = (frozenSlip(s.model, s.constraint, qp, up, tx_F, ty_F) -
+                        frozenSlip(s.model, s.constraint, qm, um, tx_F, ty_F)) /
+                       (2 * kDifferenceStep);
+      // The frozen slip is the rolling rows' velocity error at the pose itself.
+      CHECK(relativeError(frozenSlip(s.model, s.constraint, m.q, m.u, tx_F, ty_F), m.rows.velocityErrors.tail<2>()) <
+            kRoundoff);
     }
-  }
+    const VectorX<double> expected = m.rows.G * m.udot - m.rows.gamma;
+    const double error = relativeError(rate, expected);
+    worst = std::max(worst, error);
+    CHECK(error < kFiniteDifference);
+    rowsChecked += static_cast<int>(m.rows.gamma.size());
+  });
   CHECK(rowsChecked == kTrials * (6 + 5 + 5 + 4 + 4 + 3 + 0 + 1 + 3));
   MESSAGE("d/dt phi_v vs G udot - gamma: worst relative difference " << worst);
 }
@@ -300,16 +318,9 @@ TEST_CASE("the rolling rows' gamma is defined with tangents fixed in F: recomput
   for (int trial = 0; trial < kTrials; ++trial) {
     const Scenario s = randomScenario(rng, rolling, true);
     const ConstrainedMechanism mech(s.model, {s.constraint});
-    const VectorX<double> q = randomConfiguration(rng, s.model);
-    const VectorX<double> u = randomVectorX(rng, s.model.nu, 1.0), udot = randomVectorX(rng, s.model.nu, 3.0);
-    const ConstraintRows<double> rows = mech.rows(q, u);
-    VectorX<double> qdot;
-    qdotFromU(s.model, q, u, qdot);
-    const VectorX<double> recomputed =
-        (mech.rows(q + kDifferenceStep * qdot, u + kDifferenceStep * udot).velocityErrors -
-         mech.rows(q - kDifferenceStep * qdot, u - kDifferenceStep * udot).velocityErrors) /
-        (2 * kDifferenceStep);
-    const VectorX<double> expected = rows.G * udot - rows.gamma;
+    const RandomMotion m = randomMotion(rng, s, mech);
+    const VectorX<double> recomputed = velocityErrorRate(mech, m);
+    const VectorX<double> expected = m.rows.G * m.udot - m.rows.gamma;
     if (relativeError(recomputed.tail<2>(), expected.tail<2>()) > kDistinct) ++distinct;
   }
   CHECK(distinct == kTrials);
@@ -320,39 +331,35 @@ TEST_CASE("the rolling rows' gamma is defined with tangents fixed in F: recomput
 TEST_CASE("body forces from multipliers: power -lambda^T G u, generalized forces -G^T lambda, action = reaction") {
   Rng rng(307);
   int internal = 0;
-  for (const Kind& kind : allKinds()) {
-    CAPTURE(kind.name);
-    for (int trial = 0; trial < kTrials; ++trial) {
-      const Scenario s = randomScenario(rng, kind, trial % 2 == 0);
-      const ConstrainedMechanism mech(s.model, {s.constraint});
-      const VectorX<double> q = randomConfiguration(rng, s.model), u = randomVectorX(rng, s.model.nu, 1.0);
-      const ConstraintRows<double> rows = mech.rows(q, u);
-      const VectorX<double> lambda = randomVectorX(rng, static_cast<int>(rows.gamma.size()), 10.0);
-      const std::vector<Vec6<double>> forces = constraintBodyForces(s.model, rows, lambda);
-      REQUIRE(forces.size() == s.model.bodies.size());
-      Data<double> data(s.model);
-      forwardKinematics(s.model, data, q, u);
-      double power = 0.0;
-      VectorX<double> generalized = VectorX<double>::Zero(s.model.nu);
-      Vec6<double> aboutWo = Vec6<double>::Zero();
-      MatrixX<double> J;
-      for (int b = 0; b < s.model.numBodies(); ++b) {
-        const auto i = static_cast<std::size_t>(b);
-        power += forces[i].dot(data.V_WB[i]);
-        bodyJacobian(s.model, data, b, J);
-        generalized += J.transpose() * forces[i];
-        aboutWo += shiftForce(forces[i], data.X_WB[i].p);
-      }
-      const double expectedPower = -lambda.dot(rows.G * u);
-      CHECK(std::abs(power - expectedPower) / std::max(1.0, std::abs(expectedPower)) < kRoundoff);
-      CHECK(relativeError(generalized, VectorX<double>(-rows.G.transpose() * lambda)) < kRoundoff);
-      // Between two bodies the forces are internal: about one point they cancel.
-      if (s.constraint.F.body >= 0 && s.constraint.M.body >= 0) {
-        CHECK(infinityNorm(aboutWo) / std::max(1.0, infinityNorm(lambda)) < kRoundoff);
-        ++internal;
-      }
+  forEachScenario(rng, [&](const Kind&, const Scenario& s) {
+    const ConstrainedMechanism mech(s.model, {s.constraint});
+    const VectorX<double> q = randomConfiguration(rng, s.model), u = randomVectorX(rng, s.model.nu, 1.0);
+    const ConstraintRows<double> rows = mech.rows(q, u);
+    const VectorX<double> lambda = randomVectorX(rng, static_cast<int>(rows.gamma.size()), 10.0);
+    const std::vector<Vec6<double>> forces = constraintBodyForces(s.model, rows, lambda);
+    REQUIRE(forces.size() == s.model.bodies.size());
+    Data<double> data(s.model);
+    forwardKinematics(s.model, data, q, u);
+    double power = 0.0;
+    VectorX<double> generalized = VectorX<double>::Zero(s.model.nu);
+    Vec6<double> aboutWo = Vec6<double>::Zero();
+    MatrixX<double> J;
+    for (int b = 0; b < s.model.numBodies(); ++b) {
+      const auto i = static_cast<std::size_t>(b);
+      power += forces[i].dot(data.V_WB[i]);
+      bodyJacobian(s.model, data, b, J);
+      generalized += J.transpose() * forces[i];
+      aboutWo += shiftForce(forces[i], data.X_WB[i].p);
     }
-  }
+    const double expectedPower = -lambda.dot(rows.G * u);
+    CHECK(std::abs(power - expectedPower) / std::max(1.0, std::abs(expectedPower)) < kRoundoff);
+    CHECK(relativeError(generalized, VectorX<double>(-rows.G.transpose() * lambda)) < kRoundoff);
+    // Between two bodies the forces are internal: about one point they cancel.
+    if (s.constraint.F.body >= 0 && s.constraint.M.body >= 0) {
+      CHECK(infinityNorm(aboutWo) / std::max(1.0, infinityNorm(lambda)) < kRoundoff);
+      ++internal;
+    }
+  });
   CHECK(internal > 9 * kTrials / 2);
 }
 
