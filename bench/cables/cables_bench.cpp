@@ -36,11 +36,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <iostream>
 #include <memory>
 #include <streambuf>
 #include <vector>
+
+#include "timing.hpp"
 
 namespace cc = capstan::cable;
 namespace cg = capstan::geometry;
@@ -50,22 +51,15 @@ using cc::Vector3;
 
 namespace {
 
-double threadCpuMicroseconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
-}
-
 // Median over batches of the CPU time of f(), in microseconds.
 template <class F> double medianBatch(F&& f, int batches = 7) {
   std::vector<double> t;
   for (int b = 0; b < batches; ++b) {
-    const double t0 = threadCpuMicroseconds();
+    const double t0 = bench::threadMicroseconds();
     f();
-    t.push_back(threadCpuMicroseconds() - t0);
+    t.push_back(bench::threadMicroseconds() - t0);
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return bench::median(t);
 }
 
 // Simbody's CablePath prints every solve to std::cout: discarded here.

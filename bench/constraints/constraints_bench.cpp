@@ -37,12 +37,12 @@
 // hit all engines alike; a batch lasts >= 2 ms of thread CPU time; per
 // engine, the median over rounds. Env: CBENCH_ROUNDS (default 21).
 #include "constrained.hpp"
+#include "timing.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -73,6 +73,10 @@ std::map<std::string, CapstanFactory>& capstanRegistry() {
 namespace {
 
 using namespace cbench;
+using bench::envNumber;
+using bench::loadAverage;
+using bench::median;
+using bench::threadMicroseconds;
 
 constexpr double kAgreement = 1e-9;            // udot, forces: Capstan vs Simbody, normwise relative
 constexpr double kTrajectoryAgreement = 1e-8;  // the two RK4 runs' states after the agreement steps
@@ -82,22 +86,6 @@ constexpr int kStates = 5;
 constexpr double kBatchMicroseconds = 2000.0;
 
 volatile double sink = 0.0;
-
-double threadMicroseconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) * 1e-3;
-}
-
-double envNumber(const char* name, double fallback) {
-  const char* v = std::getenv(name);
-  return v ? std::atof(v) : fallback;
-}
-
-double loadAverage() {
-  double load[1] = {0.0};
-  return getloadavg(load, 1) == 1 ? load[0] : -1.0;
-}
 
 // ---------------------------------------------------------------- models
 // Each as its .cap file says (the names are Capstan's component paths).
@@ -237,11 +225,6 @@ long calibrate(Engine& e) {
     sink = sink + e.run(calls);
     if (threadMicroseconds() - t0 > kBatchMicroseconds) return calls;
   }
-}
-
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-  return v[v.size() / 2];
 }
 
 bool hasPinCuts(const ConstrainedModel& table) {

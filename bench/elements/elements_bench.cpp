@@ -10,45 +10,19 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
-#include <vector>
 
 #include "BushingMount.hpp"
+#include "timing.hpp"
 
 namespace {
 
+using bench::clobber;
 using capstan_models::BushingMount;
 
-double threadMicroseconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) * 1e-3;
-}
-
-template <class T>
-void clobber(T& value) {
-  asm volatile("" : : "r"(&value) : "memory");
-}
-
-// Median over 31 batches of >= 2 ms of the thread CPU time per call (µs).
-template <class F>
-double medianMicroseconds(F&& f) {
-  long calls = 1;
-  for (;;) {
-    const double start = threadMicroseconds();
-    for (long k = 0; k < calls; ++k) f();
-    if (threadMicroseconds() - start > 2000.0) break;
-    calls *= 2;
-  }
-  std::vector<double> samples;
-  for (int b = 0; b < 31; ++b) {
-    const double start = threadMicroseconds();
-    for (long k = 0; k < calls; ++k) f();
-    samples.push_back((threadMicroseconds() - start) / static_cast<double>(calls));
-  }
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
-}
+// Each timing: the median over kBatches batches of > kBatchMicroseconds of
+// thread CPU time, per call.
+constexpr int kBatches = 31;
+constexpr double kBatchMicroseconds = 2000.0;  // us
 
 // By hand: A = `support.frame_b`, fixed at (0, 1, 0) in World; C =
 // `top.frame_b`, 0.1 m up the engine's y axis; the engine's pose and
@@ -101,19 +75,23 @@ int main() {
     std::printf("elements_bench: generated and hand-written bushings differ by %.3g\n", diff);
     return 1;
   }
-  const double generated = medianMicroseconds([&] {
-    clobber(q);
-    clobber(u);
-    model.bushingStates(q, u, states);
-    clobber(states);
-  });
+  const double generated = bench::medianMicrosecondsPerCall(
+      [&] {
+        clobber(q);
+        clobber(u);
+        model.bushingStates(q, u, states);
+        clobber(states);
+      },
+      kBatches, kBatchMicroseconds);
   capstan::BushingForces<double> out;
-  const double hand = medianMicroseconds([&] {
-    clobber(q);
-    clobber(u);
-    out = handWritten(model, q, u);
-    clobber(out);
-  });
+  const double hand = bench::medianMicrosecondsPerCall(
+      [&] {
+        clobber(q);
+        clobber(u);
+        out = handWritten(model, q, u);
+        clobber(out);
+      },
+      kBatches, kBatchMicroseconds);
   std::printf("| bushing (examples/bushing.cap) | generated bushingStates us | hand-written Eigen us | generated/hand |\n");
   std::printf("|---|---|---|---|\n");
   std::printf("| mount (agree to %.1e) | %.4f | %.4f | %.2f |\n", diff, generated, hand, generated / hand);

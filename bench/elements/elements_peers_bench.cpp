@@ -43,7 +43,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -51,9 +50,12 @@
 #include "BushingBeam.hpp"
 #include "BushingMount.hpp"
 #include "steppers.hpp"
+#include "timing.hpp"
 
 namespace {
 
+using bench::envNumber;
+using bench::threadMicroseconds;
 using elements::BushingModel;
 using elements::Stepper;
 
@@ -62,12 +64,6 @@ constexpr double kAgreement = 0.05;
 // Halving the motion must shrink the relative difference at least this much
 // (first order in the motion: 2; second order: 4).
 constexpr double kMinShrink = 1.5;
-
-double threadMicroseconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) * 1e-3;
-}
 
 // Capstan's generated model in capstan::rk4 with fixed-size vectors, as the
 // generated `capstan simulate` driver runs it (compiler/templates/
@@ -261,11 +257,6 @@ BushingModel scaledGravity(BushingModel model, double s) {
   return model;
 }
 
-double envNumber(const char* name, double fallback) {
-  const char* v = std::getenv(name);
-  return v ? std::atof(v) : fallback;
-}
-
 // Steps per batch for >= 3 ms of thread CPU time.
 long calibrate(Stepper& e, const std::vector<double>& q, const std::vector<double>& u) {
   for (long steps = 8;; steps *= 2) {
@@ -318,8 +309,7 @@ bool runCase(const Case& c, int rounds, std::string& rows) {
   }
   double median[4];
   for (int e = 0; e < 4; ++e) {
-    std::sort(samples[e].begin(), samples[e].end());
-    median[e] = samples[e][samples[e].size() / 2];
+    median[e] = bench::median(samples[e]);
     std::printf("%s: %-27s %9.3f us/step (%ld steps a batch, %.3g evaluations a step)\n", c.table.name, names[e],
                 median[e], steps[e], engines[e]->evaluationsPerStep());
   }

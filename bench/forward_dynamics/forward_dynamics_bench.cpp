@@ -8,13 +8,11 @@
 #include <Eigen/Cholesky>
 
 #include "multibody_fixtures.hpp"
+#include "timing.hpp"
 #include "traced_scalar.hpp"
 
-#include <algorithm>
-#include <ctime>
 #include <cstdio>
 #include <string>
-#include <vector>
 
 namespace {
 
@@ -25,34 +23,13 @@ using capstan::testing::Traced;
 
 volatile double sink = 0.0;
 
-// This thread's CPU time in microseconds: on a shared, loaded machine it
-// leaves out the time the thread waits for a core.
-double threadMicroseconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) * 1e-3;
-}
-
-// Median over batches of the thread CPU time per call, in microseconds.
+// Each timing: the median over kBatches batches of > kBatchMicroseconds of
+// thread CPU time, per call (us).
 template <class F>
 double medianMicroseconds(F&& f) {
   constexpr int kBatches = 21;
   constexpr double kBatchMicroseconds = 5000.0;
-  int calls = 1;
-  for (;;) {  // calibrate the batch length
-    const double start = threadMicroseconds();
-    for (int k = 0; k < calls; ++k) f();
-    if (threadMicroseconds() - start > kBatchMicroseconds) break;
-    calls *= 2;
-  }
-  std::vector<double> samples;
-  for (int b = 0; b < kBatches; ++b) {
-    const double start = threadMicroseconds();
-    for (int k = 0; k < calls; ++k) f();
-    samples.push_back((threadMicroseconds() - start) / calls);
-  }
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
+  return bench::medianMicrosecondsPerCall(f, kBatches, kBatchMicroseconds);
 }
 
 OperationCounts countOperations(auto&& f) {

@@ -25,12 +25,13 @@
 #include <capstan/geometry/geometry.hpp>
 
 #include <algorithm>
-#include <ctime>
 #include <cstdio>
 #include <iostream>
 #include <random>
 #include <sstream>
 #include <vector>
+
+#include "timing.hpp"
 
 namespace cg = capstan::geometry;
 using Vec3 = cg::Vec3<double>;
@@ -40,24 +41,15 @@ namespace {
 SimTK::Vec3 sim(const Vec3& v) { return SimTK::Vec3(v.x(), v.y(), v.z()); }
 Vec3 cap(const SimTK::Vec3& v) { return Vec3(v[0], v[1], v[2]); }
 
-// This thread's CPU time in microseconds: unlike wall time it does not count
-// the time other processes on a shared machine take from this one.
-double threadCpuMicroseconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
-}
-
 // Median over batches of the mean CPU time per call, in microseconds.
 template <class F> double timePerCall(F&& f, int callsPerBatch, int batches = 7) {
   std::vector<double> t;
   for (int b = 0; b < batches; ++b) {
-    const double t0 = threadCpuMicroseconds();
+    const double t0 = bench::threadMicroseconds();
     for (int i = 0; i < callsPerBatch; ++i) f(i);
-    t.push_back((threadCpuMicroseconds() - t0) / callsPerBatch);
+    t.push_back((bench::threadMicroseconds() - t0) / callsPerBatch);
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return bench::median(t);
 }
 
 // Simbody's continueGeodesic and orthogonal method print to std::cout.

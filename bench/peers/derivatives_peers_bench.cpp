@@ -23,9 +23,9 @@
 #include "Arm7.hpp"
 #include "Humanoid.hpp"
 #include "peers.hpp"
+#include "timing.hpp"
 
 #include <mujoco/mujoco.h>
-#include <time.h>
 
 #include <algorithm>
 #include <cmath>
@@ -43,34 +43,17 @@
 namespace {
 
 using namespace peers;
+using bench::clobber;
+using bench::envNumber;
+using bench::loadAverage;
+using bench::threadMicroseconds;
 
 constexpr double kJacobianTolerance = 1e-12;
 // Forward differences with eps = 1e-6 of mj_step: relative error ~1e-5 on
 // these models; a wrong derivative would be off by order one.
 constexpr double kDerivativeTolerance = 1e-3;
 
-double threadMicroseconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) * 1e-3;
-}
-
-double envNumber(const char* name, double fallback) {
-  const char* v = std::getenv(name);
-  return v ? std::atof(v) : fallback;
-}
-
-double loadAverage() {
-  double load[1] = {0.0};
-  return getloadavg(load, 1) == 1 ? load[0] : -1.0;
-}
-
 volatile double sink = 0.0;
-
-template <class T>
-void clobber(T& value) {
-  asm volatile("" : : "r"(&value) : "memory");
-}
 
 const PeerModel& peerModel(const std::string& name) {
   for (const PeerModel& m : peerModels())
@@ -175,10 +158,7 @@ struct Timed {
   std::function<void()> call;
   long calls = 1;
   std::vector<double> samples;
-  double median() {
-    std::sort(samples.begin(), samples.end());
-    return samples[samples.size() / 2];
-  }
+  double median() const { return bench::median(samples); }
 };
 
 void timeAll(std::vector<Timed>& timed, int rounds, double batchMicroseconds) {

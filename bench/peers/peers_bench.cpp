@@ -9,12 +9,12 @@
 // thread CPU time per call. Env: PEERS_ROUNDS (default 31), PEERS_BATCH_US
 // (default 2000), PEERS_MODELS (comma-separated subset).
 #include "peers.hpp"
+#include "timing.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <random>
 #include <sstream>
 #include <string>
@@ -23,24 +23,11 @@
 namespace {
 
 using namespace peers;
+using bench::envNumber;
+using bench::loadAverage;
+using bench::threadMicroseconds;
 
 volatile double sink = 0.0;
-
-double threadMicroseconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) * 1e-3;
-}
-
-double envNumber(const char* name, double fallback) {
-  const char* v = std::getenv(name);
-  return v ? std::atof(v) : fallback;
-}
-
-double loadAverage() {
-  double load[1] = {0.0};
-  return getloadavg(load, 1) == 1 ? load[0] : -1.0;
-}
 
 void randomState(const PeerModel& model, std::mt19937_64& rng, std::vector<double>& q, std::vector<double>& u) {
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
@@ -77,10 +64,7 @@ struct Timed {
   Engine* engine;
   long calls = 1;
   std::vector<double> samples;  // microseconds per call, one per round
-  double median() {
-    std::sort(samples.begin(), samples.end());
-    return samples[samples.size() / 2];
-  }
+  double median() const { return bench::median(samples); }
 };
 
 }  // namespace

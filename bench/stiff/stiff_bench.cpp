@@ -17,11 +17,10 @@
 #include "StiffChain.hpp"
 #include "StiffChain10.hpp"
 #include "StiffFreeBody.hpp"
+#include "timing.hpp"
 
 #include <capstan/cvode.hpp>
 #include <capstan/integrators.hpp>
-
-#include <time.h>
 
 #include <algorithm>
 #include <cmath>
@@ -32,17 +31,8 @@
 
 namespace {
 
-// This thread's CPU time (s): the machine is shared.
-double cpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-template <class T>
-void clobber(T& value) {
-  asm volatile("" : : "r"(&value) : "memory");
-}
+using bench::clobber;
+using bench::threadSeconds;
 
 // The generated model as a mechanical system with its derivatives, as the
 // driver of `capstan simulate --integrator cvode` has it.
@@ -111,13 +101,12 @@ void benchModel(const char* name, double tEnd, double dt, double tolerance, int 
     std::vector<double> times;
     for (int k = 0; k < repeats; ++k) {
       std::vector<X> trajectory;
-      const double start = cpuSeconds();
+      const double start = threadSeconds();
       integrate(trajectory, r);
-      times.push_back(cpuSeconds() - start);
+      times.push_back(threadSeconds() - start);
       if (k == 0) r.error = distance(trajectory);
     }
-    std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2), times.end());
-    r.cpu = times[times.size() / 2];
+    r.cpu = bench::median(times);
     results.push_back(r);
   };
   measure(Result{"dopri5", tolerance}, [&](std::vector<X>& out, Result& r) {
@@ -173,9 +162,9 @@ void benchModel(const char* name, double tEnd, double dt, double tolerance, int 
   auto perCall = [&](auto call) {
     long n = 1;
     for (;;) {
-      const double start = cpuSeconds();
+      const double start = threadSeconds();
       for (long k = 0; k < n; ++k) call();
-      const double took = cpuSeconds() - start;
+      const double took = threadSeconds() - start;
       if (took > 0.2) return 1e6 * took / static_cast<double>(n);
       n *= 2;
     }
