@@ -1032,12 +1032,11 @@ int eval(const Options& opts) {
         interp.outputs(time, q, u);
       }
       const Generated g = generate(opts, *loaded, layout);
-      // Only a driver for external forces compiles forwardDynamics' overload
-      // that takes them (compiler/templates/capstan_driver.cpp).
       if (opts.derivatives && !layout.cables.empty())
         fail("`--derivatives` is not available for a model with cables: the cable path solver brings no derivative");
+      // One driver for an eval with external forces and one without: it
+      // has both forwardDynamics overloads (compiler/templates/capstan_driver.cpp).
       std::vector<std::string> flags = evalFlags();
-      if (!st.externalForces.empty()) flags.push_back("-DCAPSTAN_EXTERNAL_FORCES");
       // And only one for --derivatives calls forwardDynamicsDerivatives,
       // which the header then has (generate: TraceOptions::derivatives).
       if (opts.derivatives) flags.push_back("-DCAPSTAN_DERIVATIVES");

@@ -24,10 +24,10 @@
 // STATE.txt (written by capstan): `time T`, `q v...`, `u v...`; what is absent
 // keeps the model's q0/u0. `fext v...` (6 per body: [n; f] about the body
 // origin, in World) makes eval call forwardDynamics with these external
-// forces; only a driver built with -DCAPSTAN_EXTERNAL_FORCES takes it, which
-// capstan builds for an eval with forces alone, so that every other build
-// skips compiling that overload. Eval and bench print `key v...` lines (full
-// precision) that capstan turns into JSON. Errors: `capstan: error: ...` on
+// forces; without it eval calls forwardDynamics without them. Both overloads
+// are in every driver, so that an eval with forces and one without share one
+// build. Eval and bench print `key v...` lines (full precision) that capstan
+// turns into JSON. Errors: `capstan: error: ...` on
 // stderr, exit status 1. SIGINT or SIGTERM during `simulate` ends the run on a
 // whole row: `capstan: interrupted at t = ...; N rows written` on stderr,
 // exit status 128 + the signal.
@@ -565,15 +565,10 @@ int eval(Model& model, int argc, char** argv) {
   Model::BodyVelocities vel;
   Model::Outputs o;
   model.qdot(q, u, qd);
-#ifdef CAPSTAN_EXTERNAL_FORCES
-  model.forwardDynamics(t, q, u, fext, ud);  // zero forces if the state has none
-#else
-  if (external) {
-    std::cerr << "capstan: error: this driver was built without external forces (-DCAPSTAN_EXTERNAL_FORCES)\n";
-    return 1;
-  }
-  model.forwardDynamics(t, q, u, ud);
-#endif
+  if (external)
+    model.forwardDynamics(t, q, u, fext, ud);
+  else
+    model.forwardDynamics(t, q, u, ud);
 #ifdef CAPSTAN_CONSTRAINTS
   // The exact acceleration-level solution (no Baumgarte terms, no projection).
   Solver solver(model, constraintRowRanges());
