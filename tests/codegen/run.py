@@ -756,7 +756,7 @@ DERIVATIVES_AGREEMENT = 1e-10  # generated vs interpreted, relative to each matr
 DERIVATIVES_FD = 1e-6          # vs central differences, relative to the difference's scale
 DERIVATIVES_STEP = 1e-5        # central-difference step (rad, m, rad/s, m/s)
 # The models whose generated derivatives are built (eval --derivatives builds
-# a driver with g++ -O2, ~10 s each): force elements, frame quantities in a
+# a driver of its own, g++ -O0, 10 to 15 s of CPU each): force elements, frame quantities in a
 # force law, and two random trees that hold every joint type between them
 # (the first joint takes a force law, so it has one dof).
 # Every model is checked interpreted.
