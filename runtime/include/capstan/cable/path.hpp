@@ -101,7 +101,7 @@ inline CableResult settleActiveSet(const CablePath& path, std::span<const Motion
   for (int round = 0; round < rounds; ++round) {
     collectActive(path, st, st.active);
     const PathView v{path, frames, st.active};
-    const CableResult r = solveTangency(v, st.wraps, lim, st.jacobian, st.factor, st.residual, st.step, cont);
+    const CableResult r = solveTangency(v, st.wraps, lim, st.newton, cont);
     accumulate(total, r);
     if (!r.ok()) {
       CableResult out = r;
@@ -344,7 +344,7 @@ inline CableResult solveForInitialCablePath(const CablePath& path, std::span<con
           obs, [&](const auto& s) { return shootWrap(s, start, l, 0.0, path.options.geodesic); });
       collectActive(path, trial, trial.active);
       const PathView tv{path, frames, trial.active};
-      CableResult r = solveTangency(tv, trial.wraps, lim, trial.jacobian, trial.factor, trial.residual, trial.step);
+      CableResult r = solveTangency(tv, trial.wraps, lim, trial.newton);
       accumulate(res, r);
       const WrapGeodesic& w = trial.wraps[static_cast<std::size_t>(i)];
       if (r.ok() && !(w.length > 0)) r.status = CableStatus::NoInitialPath;  // the cable clears it here

@@ -84,7 +84,7 @@ inline std::vector<int> surfaceBlocks(const PathView& v) {
 }
 
 // The tangency residual of every block; false if a segment has zero length.
-inline bool evalResidual(const PathView& v, const std::vector<int>& blocks, const std::vector<WrapGeodesic>& wraps,
+CAPSTAN_FLATTEN inline bool evalResidual(const PathView& v, const std::vector<int>& blocks, const std::vector<WrapGeodesic>& wraps,
                          Eigen::VectorXd& r) {
   r.resize(4 * static_cast<Eigen::Index>(blocks.size()));
   for (std::size_t k = 0; k < blocks.size(); ++k) {
@@ -103,23 +103,22 @@ inline bool evalResidual(const PathView& v, const std::vector<int>& blocks, cons
   return r.allFinite();
 }
 
-inline Matrix34 rotate(const Matrix3& R, const Matrix34& m) { return R * m; }
-
 // The Jacobian of evalResidual with respect to the natural variations.
-inline void evalJacobian(const PathView& v, const std::vector<int>& blocks, const std::vector<WrapGeodesic>& wraps,
+// Each row is a World vector dotted with a World variation R_WS d; both are
+// taken in the block's S instead (the vector rotated by R_WS'), so only
+// vectors are rotated, never the 3x4 variations.
+CAPSTAN_FLATTEN inline void evalJacobian(const PathView& v, const std::vector<int>& blocks, const std::vector<WrapGeodesic>& wraps,
                          Eigen::MatrixXd& J) {
   const auto n = static_cast<Eigen::Index>(blocks.size());
   J.setZero(4 * n, 4 * n);
-  std::vector<WrapVariation> dW(blocks.size());  // in World
+  std::vector<WrapVariation> dS(blocks.size());  // in S
   std::vector<SurfacePose> poses(blocks.size());
   for (std::size_t k = 0; k < blocks.size(); ++k) {
     const int i = v.active[static_cast<std::size_t>(blocks[k])];
     poses[k] = surfacePose(v.obstacle(i), v.frame(i));
-    const WrapVariation d = visitSurface(v.obstacle(i), [&](const auto& s) {
+    dS[k] = visitSurface(v.obstacle(i), [&](const auto& s) {
       return calcWrapVariation(s, wraps[static_cast<std::size_t>(i)]);
     });
-    const Matrix3& R = poses[k].R_WS;
-    dW[k] = {rotate(R, d.dP), rotate(R, d.dQ), rotate(R, d.dnP), rotate(R, d.dbP), rotate(R, d.dnQ), rotate(R, d.dbQ)};
   }
   for (std::size_t k = 0; k < blocks.size(); ++k) {
     const auto a = static_cast<std::size_t>(blocks[k]);
@@ -128,28 +127,29 @@ inline void evalJacobian(const PathView& v, const std::vector<int>& blocks, cons
     const Matrix3& R = poses[k].R_WS;
     const Vector3 A = v.exit(v.active[a - 1], wraps), B = v.entry(v.active[a + 1], wraps);
     const Vector3 P = poses[k].p_WS + R * w.P, Q = poses[k].p_WS + R * w.Q;
-    const Vector3 nP = R * w.nP, bP = R * w.bP, nQ = R * w.nQ, bQ = R * w.bQ;
     const double lIn = (P - A).norm(), lOut = (B - Q).norm();
-    const Vector3 eIn = (P - A) / lIn, eOut = (B - Q) / lOut;
-    const Matrix3 PiIn = Matrix3::Identity() - eIn * eIn.transpose();
-    const Matrix3 PiOut = Matrix3::Identity() - eOut * eOut.transpose();
-    const Vector3 gInN = PiIn * nP / lIn, gInB = PiIn * bP / lIn;
-    const Vector3 gOutN = PiOut * nQ / lOut, gOutB = PiOut * bQ / lOut;
+    const Vector3 eIn = R.transpose() * ((P - A) / lIn), eOut = R.transpose() * ((B - Q) / lOut);  // in S
+    // Pi_e x / l = (x - e (e . x)) / l: the change of e per unit move of
+    // the segment's far end along x.
+    const Vector3 gInN = (w.nP - eIn * eIn.dot(w.nP)) / lIn, gInB = (w.bP - eIn * eIn.dot(w.bP)) / lIn;
+    const Vector3 gOutN = (w.nQ - eOut * eOut.dot(w.nQ)) / lOut, gOutB = (w.bQ - eOut * eOut.dot(w.bQ)) / lOut;
     const auto row = 4 * static_cast<Eigen::Index>(k);
-    const WrapVariation& d = dW[k];
+    const WrapVariation& d = dS[k];
     J.block<1, 4>(row + 0, row) = gInN.transpose() * d.dP + eIn.transpose() * d.dnP;
     J.block<1, 4>(row + 1, row) = gInB.transpose() * d.dP + eIn.transpose() * d.dbP;
     J.block<1, 4>(row + 2, row) = -gOutN.transpose() * d.dQ + eOut.transpose() * d.dnQ;
     J.block<1, 4>(row + 3, row) = -gOutB.transpose() * d.dQ + eOut.transpose() * d.dbQ;
     if (k > 0 && blocks[k - 1] == blocks[k] - 1) {  // the previous active obstacle is a surface
-      const Matrix34& dA = dW[k - 1].dQ;
-      J.block<1, 4>(row + 0, row - 4) = -gInN.transpose() * dA;
-      J.block<1, 4>(row + 1, row - 4) = -gInB.transpose() * dA;
+      const Matrix3 R_AS = poses[k - 1].R_WS.transpose() * R;  // this S in the previous one's
+      const Matrix34& dA = dS[k - 1].dQ;
+      J.block<1, 4>(row + 0, row - 4) = -(R_AS * gInN).transpose() * dA;
+      J.block<1, 4>(row + 1, row - 4) = -(R_AS * gInB).transpose() * dA;
     }
     if (k + 1 < blocks.size() && blocks[k + 1] == blocks[k] + 1) {  // the next one is
-      const Matrix34& dB = dW[k + 1].dP;
-      J.block<1, 4>(row + 2, row + 4) = gOutN.transpose() * dB;
-      J.block<1, 4>(row + 3, row + 4) = gOutB.transpose() * dB;
+      const Matrix3 R_BS = poses[k + 1].R_WS.transpose() * R;
+      const Matrix34& dB = dS[k + 1].dP;
+      J.block<1, 4>(row + 2, row + 4) = (R_BS * gOutN).transpose() * dB;
+      J.block<1, 4>(row + 3, row + 4) = (R_BS * gOutB).transpose() * dB;
     }
   }
 }
@@ -172,12 +172,19 @@ struct NewtonLimits {
 // update), the first step is tried with the extrapolated higher-order term
 // added (CableContinuation), falling back to the plain Newton step if that
 // does not lower the residual; on success `cont` takes this update's term.
+//
+// Step sizes are measured in the units where the variations stop being
+// meaningful: turns in rad, moves in radii of curvature (lengthScale); the
+// step is limited to 0.5 of them. With lim.linearFinish, a step of size s
+// whose second-order remainder (~ 10 s^2) is below the tolerance is applied
+// through the Jacobi fields (applyLinearVariation) instead of a new shot.
 inline CableResult solveTangency(const PathView& v, std::vector<WrapGeodesic>& wraps, const NewtonLimits& lim,
-                                 Eigen::MatrixXd& J, Eigen::MatrixXd& factor, Eigen::VectorXd& r,
-                                 Eigen::VectorXd& dx, CableContinuation* cont = nullptr) {
+                                 NewtonWorkspace& ws, CableContinuation* cont = nullptr) {
   CableResult res;
   const std::vector<int> blocks = surfaceBlocks(v);
   if (blocks.empty()) return res;
+  Eigen::MatrixXd& J = ws.jacobian;
+  Eigen::VectorXd &r = ws.residual, &dx = ws.step;
   const double tol = v.path.options.tolerance;
   const auto blockObstacle = [&](int k) { return v.active[static_cast<std::size_t>(blocks[static_cast<std::size_t>(k)])]; };
   Eigen::VectorXd firstStep, total;  // the first Newton step and the sum of the steps taken
@@ -209,6 +216,27 @@ inline CableResult solveTangency(const PathView& v, std::vector<WrapGeodesic>& w
     cont->last = (total - firstStep) / (m * m);
     cont->lastStep = m;
     return res;
+  };
+  // The largest block of a step in the units above.
+  const auto scaledSize = [&](const Eigen::VectorXd& x) {
+    double size = 0;
+    for (std::size_t k = 0; k < blocks.size(); ++k) {
+      const double rho = lengthScale(v.obstacle(blockObstacle(static_cast<int>(k))).surface);
+      const Eigen::Vector4d b = x.segment<4>(4 * static_cast<Eigen::Index>(k));
+      size = std::max({size, std::abs(b[0]) / rho, std::abs(b[1]) / rho, std::abs(b[2]), std::abs(b[3]) / rho});
+    }
+    return size;
+  };
+  const auto finishLinearly = [&](double remainder) {
+    for (std::size_t k = 0; k < blocks.size(); ++k) {
+      const int i = blockObstacle(static_cast<int>(k));
+      visitSurface(v.obstacle(i), [&](const auto& s) {
+        applyLinearVariation(s, wraps[static_cast<std::size_t>(i)], Eigen::Vector4d(dx.segment<4>(4 * static_cast<Eigen::Index>(k))));
+      });
+    }
+    total += dx;
+    res.residual = remainder;
+    return succeed();
   };
   if (!evalResidual(v, blocks, wraps, r)) return fail(CableStatus::SingularJacobian, 0);
   std::vector<WrapGeodesic> trial;
@@ -249,37 +277,17 @@ inline CableResult solveTangency(const PathView& v, std::vector<WrapGeodesic>& w
     if (it >= lim.maxIterations) return fail(CableStatus::NotConverged, worstBlock(r));
     ++res.iterations;
     evalJacobian(v, blocks, wraps, J);
-    factor = J;
+    ws.factor = J;
     dx = -r;
-    if (!solveLinearInPlace(factor, dx) || !dx.allFinite() || !((J * dx + r).norm() <= 1e-6 * (1 + r.norm())))
+    if (!solveLinearInPlace(ws.factor, dx) || !dx.allFinite() || !((J * dx + r).norm() <= 1e-6 * (1 + r.norm())))
       return fail(CableStatus::SingularJacobian, worstBlock(r));
     if (it == 0) {
       firstStep = dx;
       total.setZero(dx.size());
     }
-    // Limit the step to the region where the variations are meaningful:
-    // turns of 0.5 rad, moves of one radius of curvature.
-    double alpha = 1, scaled = 0;
-    for (std::size_t k = 0; k < blocks.size(); ++k) {
-      const double rho = lengthScale(v.obstacle(blockObstacle(static_cast<int>(k))).surface);
-      const Eigen::Vector4d x = dx.segment<4>(4 * static_cast<Eigen::Index>(k));
-      const double size = std::max({std::abs(x[0]) / rho, std::abs(x[1]) / rho, std::abs(x[2]), std::abs(x[3]) / rho});
-      scaled = std::max(scaled, size);
-      if (size > 0.5) alpha = std::min(alpha, 0.5 / size);
-    }
-    // Second-order remainder of the last step below the tolerance: finish
-    // through the Jacobi fields, without shooting again.
-    if (lim.linearFinish && 10 * scaled * scaled <= tol) {
-      for (std::size_t k = 0; k < blocks.size(); ++k) {
-        const int i = blockObstacle(static_cast<int>(k));
-        visitSurface(v.obstacle(i), [&](const auto& s) {
-          applyLinearVariation(s, wraps[static_cast<std::size_t>(i)], Eigen::Vector4d(dx.segment<4>(4 * static_cast<Eigen::Index>(k))));
-        });
-      }
-      total += dx;
-      res.residual = 10 * scaled * scaled;
-      return succeed();
-    }
+    const double scaled = scaledSize(dx);
+    if (lim.linearFinish && 10 * scaled * scaled <= tol) return finishLinearly(10 * scaled * scaled);
+    double alpha = scaled > 0.5 ? 0.5 / scaled : 1.0;
     bool accepted = false;
     // The continuation's predicted first step, when the last updates' terms
     // were measured on the same active set and a comparable motion.

@@ -278,6 +278,12 @@ struct CableContinuation {
   double lastStep = 0, beforeStep = 0;  // their first steps' norms m
 };
 
+// The Newton system of one solve (solver.hpp), kept to avoid reallocating.
+struct NewtonWorkspace {
+  Eigen::MatrixXd jacobian, factor;  // factor: the Jacobian's LU factors
+  Eigen::VectorXd residual, step;
+};
+
 // Everything one cable keeps between calls: the warm start, the solved
 // path, and the solver's workspace. Copyable: a caller that rejects an
 // integrator step can keep the state of the last accepted one.
@@ -292,8 +298,7 @@ struct CablePathState {
   CableContinuation continuation;        // the last updates' higher-order term
   // Workspace (sized once): the active obstacles in order and the Newton system.
   std::vector<int> active;
-  Eigen::MatrixXd jacobian, factor;  // factor: the Jacobian's LU factors
-  Eigen::VectorXd residual, step;
+  NewtonWorkspace newton;
 };
 
 // Forces a cable applies at a given tension (see applyBodyForces).

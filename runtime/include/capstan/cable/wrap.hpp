@@ -63,8 +63,10 @@ namespace detail {
 
 // Trapezoidal integral of the normal curvature kn = -t' H t / |g| over the
 // stored points: the turning of the cable direction, the capstan angle.
-// Exact for the closed forms (kn is constant along great circles and helices).
-template <class S> double integrateNormalCurvature(const S& s, const geometry::Geodesic<double>& g) {
+// The closed forms' kn is constant (great circles, helices): kn(P) L.
+template <class S> CAPSTAN_FLATTEN double integrateNormalCurvature(const S& s, const geometry::Geodesic<double>& g) {
+  if (g.isAnalytic && g.numPoints() > 0)
+    return geometry::calcSurfaceCurvatureInDirection(s, g.points.front(), g.tangents.front()) * g.length();
   double angle = 0, prev = 0;
   for (int i = 0; i < g.numPoints(); ++i) {
     const auto k = static_cast<std::size_t>(i);
@@ -119,18 +121,23 @@ struct WrapVariation {
   Matrix34 dP, dQ, dnP, dbP, dnQ, dbQ;
 };
 
-template <class S> WrapVariation calcWrapVariation(const S& s, const WrapGeodesic& w) {
+template <class S> CAPSTAN_FLATTEN WrapVariation calcWrapVariation(const S& s, const WrapGeodesic& w) {
   WrapVariation d;
-  d.dP << w.tP, w.bP, Vector3::Zero(), Vector3::Zero();
-  d.dQ << w.tQ, w.jp * w.bQ, w.jd * w.bQ, w.tQ;
+  const Vector3 zero = Vector3::Zero();
+  // Each end moves along two directions only (P: tP, bP; Q: tQ, bQ), so
+  // dn = W dx needs W applied to those two.
   const Matrix3 WP = shapeOperator(s, w.P), WQ = shapeOperator(s, w.Q);
-  d.dnP = WP * d.dP;
-  d.dnQ = WQ * d.dQ;
+  const Vector3 WtP = WP * w.tP, WbP = WP * w.bP, WtQ = WQ * w.tQ, WbQ = WQ * w.bQ;
+  d.dP << w.tP, w.bP, zero, zero;
+  d.dQ << w.tQ, w.jp * w.bQ, w.jd * w.bQ, w.tQ;
+  d.dnP << WtP, WbP, zero, zero;
+  d.dnQ << WtQ, w.jp * WbQ, w.jd * WbQ, WtQ;
+  // dt: the tangential turn, minus the normal part (t' W dx) n that keeps
+  // t tangent.
   Matrix34 dtP, dtQ;
-  dtP << Vector3::Zero(), Vector3::Zero(), w.bP, Vector3::Zero();
-  dtQ << Vector3::Zero(), w.jpDot * w.bQ, w.jdDot * w.bQ, Vector3::Zero();
-  dtP -= w.nP * (w.tP.transpose() * d.dnP);  // t' W dx = t' dn
-  dtQ -= w.nQ * (w.tQ.transpose() * d.dnQ);
+  dtP << -w.tP.dot(WtP) * w.nP, -w.tP.dot(WbP) * w.nP, w.bP, zero;
+  const double tWtQ = w.tQ.dot(WtQ), tWbQ = w.tQ.dot(WbQ);
+  dtQ << -tWtQ * w.nQ, w.jpDot * w.bQ - w.jp * tWbQ * w.nQ, w.jdDot * w.bQ - w.jd * tWbQ * w.nQ, -tWtQ * w.nQ;
   for (int c = 0; c < 4; ++c) {
     d.dbP.col(c) = Vector3(dtP.col(c)).cross(w.nP) + w.tP.cross(Vector3(d.dnP.col(c)));
     d.dbQ.col(c) = Vector3(dtQ.col(c)).cross(w.nQ) + w.tQ.cross(Vector3(d.dnQ.col(c)));
@@ -155,8 +162,9 @@ inline ShootParameters varyShootParameters(const WrapGeodesic& w, const Eigen::V
 // (j_p(s) dv + j_d(s) dtheta along b(s), du along t(s)). Its error is second
 // order in x; the solver uses it only when that is below its tolerance.
 template <class S> void applyLinearVariation(const S& s, WrapGeodesic& w, const Eigen::Vector4d& x) {
-  const WrapVariation d = calcWrapVariation(s, w);
-  const Vector3 P = w.P + d.dP * x, Q = w.Q + d.dQ * x;
+  // dP and dQ of calcWrapVariation (the frames' variations are not needed).
+  const Vector3 P = w.P + w.tP * x[0] + w.bP * x[1];
+  const Vector3 Q = w.Q + w.tQ * (x[0] + x[3]) + w.bQ * (w.jp * x[1] + w.jd * x[2]);
   // The new frame at p: the normal there, the tangent turned in the tangent
   // plane by `turn` and re-projected (which transports it to first order).
   const auto frameAt = [&](const Vector3& p, const Vector3& turn, Vector3& t, Vector3& n, Vector3& b) {

@@ -74,7 +74,7 @@ template <class Surface> class GeodesicField {
     }
   }
 
-  State operator()(const State& y) const {
+  CAPSTAN_FLATTEN State operator()(const State& y) const {
     const Scalar v0 = y[3], v1 = y[4], v2 = y[5];
     Scalar gx, gy, gz;
     Mat33<Scalar> Hx, Ax;
@@ -136,7 +136,7 @@ template <class Scalar> struct DormandPrince {
 // One step of size h from y with k1 = f(y). Writes the fifth-order solution;
 // when err is non-null also k7 = f(yOut) and the error estimate.
 template <class Surface>
-void dormandPrinceStep(const GeodesicField<Surface>& f, const GeodesicState<ScalarOf<Surface>>& y,
+CAPSTAN_FLATTEN void dormandPrinceStep(const GeodesicField<Surface>& f, const GeodesicState<ScalarOf<Surface>>& y,
                        const GeodesicState<ScalarOf<Surface>>& k1, ScalarOf<Surface> h,
                        GeodesicState<ScalarOf<Surface>>& yOut, GeodesicState<ScalarOf<Surface>>* k7,
                        GeodesicState<ScalarOf<Surface>>* err) {
@@ -158,7 +158,7 @@ void dormandPrinceStep(const GeodesicField<Surface>& f, const GeodesicState<Scal
 
 // Error of a step relative to the requested accuracy (<= 1 accepts).
 template <class Scalar>
-Scalar errorRatio(const GeodesicState<Scalar>& y, const GeodesicState<Scalar>& err, Scalar accuracy) {
+CAPSTAN_FLATTEN Scalar errorRatio(const GeodesicState<Scalar>& y, const GeodesicState<Scalar>& err, Scalar accuracy) {
   using std::abs;
   using std::max;
   Scalar r = err.template head<6>().template lpNorm<Eigen::Infinity>();
@@ -169,7 +169,7 @@ Scalar errorRatio(const GeodesicState<Scalar>& y, const GeodesicState<Scalar>& e
 // Drift correction: x back onto f = 0 along the gradient (one Newton step:
 // the drift is of the order of the local error, so the step leaves an error
 // of its square), v tangent and unit.
-template <class Surface> void projectState(const Surface& s, GeodesicState<ScalarOf<Surface>>& y) {
+template <class Surface> CAPSTAN_FLATTEN void projectState(const Surface& s, GeodesicState<ScalarOf<Surface>>& y) {
   using Scalar = ScalarOf<Surface>;
   const Vec3<Scalar> x = y.template head<3>();
   const Vec3<Scalar> g = s.gradient(x);
@@ -198,7 +198,7 @@ bool prepareStart(const Surface& s, const Vec3<ScalarOf<Surface>>& xP, const Vec
 }
 
 template <class Surface>
-void recordState(const Surface& s, const GeodesicState<ScalarOf<Surface>>& y, ScalarOf<Surface> arc,
+CAPSTAN_FLATTEN void recordState(const Surface& s, const GeodesicState<ScalarOf<Surface>>& y, ScalarOf<Surface> arc,
                  Geodesic<ScalarOf<Surface>>& geod) {
   using Scalar = ScalarOf<Surface>;
   const Vec3<Scalar> x = y.template head<3>();

@@ -106,7 +106,7 @@ template <class Scalar> Scalar linearVariationRemainder(const Geodesic<Scalar>& 
 }
 
 template <class Surface>
-void applyLinearVariation(const Surface& s, Geodesic<ScalarOf<Surface>>& geod, ScalarOf<Surface> dTheta,
+CAPSTAN_FLATTEN void applyLinearVariation(const Surface& s, Geodesic<ScalarOf<Surface>>& geod, ScalarOf<Surface> dTheta,
                           ScalarOf<Surface> dL) {
   using Scalar = ScalarOf<Surface>;
   const auto moveTo = [&](int i, const Vec3<Scalar>& x, const Vec3<Scalar>& t) {

@@ -45,7 +45,7 @@ Mat33<ScalarOf<Surface>> calcSurfaceHessian(const Surface& s, const Vec3<ScalarO
 
 // Outward unit normal; never NaN (see the fallback above). Cost: one gradient.
 template <class Surface>
-Vec3<ScalarOf<Surface>> calcSurfaceUnitNormal(const Surface& s, const Vec3<ScalarOf<Surface>>& p_SP) {
+CAPSTAN_FLATTEN Vec3<ScalarOf<Surface>> calcSurfaceUnitNormal(const Surface& s, const Vec3<ScalarOf<Surface>>& p_SP) {
   using Scalar = ScalarOf<Surface>;
   Vec3<Scalar> g = s.gradient(p_SP);
   Scalar len = g.norm();
