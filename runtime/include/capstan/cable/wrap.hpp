@@ -121,6 +121,18 @@ struct WrapVariation {
   Matrix34 dP, dQ, dnP, dbP, dnQ, dbQ;
 };
 
+// dP and dQ alone (the header's first two lines).
+inline Matrix34 variationOfP(const WrapGeodesic& w) {
+  Matrix34 d;
+  d << w.tP, w.bP, Vector3::Zero(), Vector3::Zero();
+  return d;
+}
+inline Matrix34 variationOfQ(const WrapGeodesic& w) {
+  Matrix34 d;
+  d << w.tQ, w.jp * w.bQ, w.jd * w.bQ, w.tQ;
+  return d;
+}
+
 template <class S> CAPSTAN_FLATTEN WrapVariation calcWrapVariation(const S& s, const WrapGeodesic& w) {
   WrapVariation d;
   const Vector3 zero = Vector3::Zero();
@@ -128,8 +140,8 @@ template <class S> CAPSTAN_FLATTEN WrapVariation calcWrapVariation(const S& s, c
   // dn = W dx needs W applied to those two.
   const Matrix3 WP = shapeOperator(s, w.P), WQ = shapeOperator(s, w.Q);
   const Vector3 WtP = WP * w.tP, WbP = WP * w.bP, WtQ = WQ * w.tQ, WbQ = WQ * w.bQ;
-  d.dP << w.tP, w.bP, zero, zero;
-  d.dQ << w.tQ, w.jp * w.bQ, w.jd * w.bQ, w.tQ;
+  d.dP = variationOfP(w);
+  d.dQ = variationOfQ(w);
   d.dnP << WtP, WbP, zero, zero;
   d.dnQ << WtQ, w.jp * WbQ, w.jd * WbQ, WtQ;
   // dt: the tangential turn, minus the normal part (t' W dx) n that keeps
@@ -161,10 +173,8 @@ inline ShootParameters varyShootParameters(const WrapGeodesic& w, const Eigen::V
 // their frames and the length; interior points move by their Jacobi fields
 // (j_p(s) dv + j_d(s) dtheta along b(s), du along t(s)). Its error is second
 // order in x; the solver uses it only when that is below its tolerance.
-template <class S> void applyLinearVariation(const S& s, WrapGeodesic& w, const Eigen::Vector4d& x) {
-  // dP and dQ of calcWrapVariation (the frames' variations are not needed).
-  const Vector3 P = w.P + w.tP * x[0] + w.bP * x[1];
-  const Vector3 Q = w.Q + w.tQ * (x[0] + x[3]) + w.bQ * (w.jp * x[1] + w.jd * x[2]);
+template <class S> CAPSTAN_FLATTEN void applyLinearVariation(const S& s, WrapGeodesic& w, const Eigen::Vector4d& x) {
+  const Vector3 P = w.P + variationOfP(w) * x, Q = w.Q + variationOfQ(w) * x;
   // The new frame at p: the normal there, the tangent turned in the tangent
   // plane by `turn` and re-projected (which transports it to first order).
   const auto frameAt = [&](const Vector3& p, const Vector3& turn, Vector3& t, Vector3& n, Vector3& b) {
