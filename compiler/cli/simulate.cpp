@@ -279,11 +279,9 @@ std::string timeText(double t) {
 // function that threw.
 void reportNonFinite(const Options& opts, const Loaded& loaded, const NonFiniteLaw& n) {
   const sema::FlatForceLaw& law = loaded.flat->forceLaws.at(static_cast<std::size_t>(n.law));
-  std::string name = loaded.flat->components.at(static_cast<std::size_t>(law.component)).path + "." + law.input;
-  if (law.element >= 0) name += "[" + std::to_string(law.element + 1) + "]";
   syntax::DiagnosticEngine diags;
   diags.report(syntax::DiagKind::NonFiniteForceLaw, law.rhs ? law.rhs->range : law.range,
-               {name, std::isnan(n.value) ? "not a number (NaN)" : (n.value > 0 ? "+infinity" : "-infinity"),
+               {codegen::forceLawName(*loaded.flat, n.law), std::isnan(n.value) ? "not a number (NaN)" : (n.value > 0 ? "+infinity" : "-infinity"),
                 timeText(n.time)});
   std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
 }

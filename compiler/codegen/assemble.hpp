@@ -275,10 +275,9 @@ class Environment {
   // tau (nu): the generalized forces of the force laws.
   VectorX<Scalar> appliedForces() {
     VectorX<Scalar> tau = VectorX<Scalar>::Constant(layout_.nu, Scalar(0.0));
-    for (const ForceLawLayout& fl : layout_.forceLaws) tau[fl.uIndex] += forceLaw(fl);
+    for (const ForceLawLayout& fl : layout_.forceLaws) tau[fl.uIndex] += lawValue(fl.law);
     return tau;
   }
-  Scalar forceLaw(const ForceLawLayout& fl) { return lawValue(fl.law); }
   // The value of force law `law` (index into FlatModel::forceLaws): a
   // joint's `tau` element, a cable actuator's `tension`.
   Scalar lawValue(int law) {

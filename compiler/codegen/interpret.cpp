@@ -193,10 +193,7 @@ std::vector<std::pair<int, double>> Interpreter::forceLawValues(double t, const 
                                                                  const Eigen::VectorXd& u) {
   env_->setState(t, q, u);
   std::vector<std::pair<int, double>> values;
-  for (const ForceLawLayout& fl : env_->layout().forceLaws) values.emplace_back(fl.law, env_->lawValue(fl.law));
-  for (const CableLayout& c : env_->layout().cables)
-    for (const CableLayout::Actuator& a : c.actuators)
-      if (a.law >= 0) values.emplace_back(a.law, env_->lawValue(a.law));
+  for (const int law : env_->layout().evaluatedForceLaws()) values.emplace_back(law, env_->lawValue(law));
   return values;
 }
 
@@ -314,12 +311,12 @@ std::vector<Unsupported> untranslatable(const sema::FlatModel& model, const mech
   interp.initialState(q, u);
   Environment<double>& env = interp.environment();
   env.setState(0.0, q, u);
-  for (const ForceLawLayout& fl : layout.forceLaws) {
+  for (const int law : layout.evaluatedForceLaws()) {
     try {
-      env.forceLaw(fl);
+      env.lawValue(law);
     } catch (const UnsupportedExpression& e) {
-      out.push_back({model.forceLaws.at(static_cast<std::size_t>(fl.law)).range,
-                     std::string(e.what()) + " in the force law for `" + fl.name + "`"});
+      out.push_back({model.forceLaws.at(static_cast<std::size_t>(law)).range,
+                     std::string(e.what()) + " in the force law for `" + forceLawName(model, law) + "`"});
     }
   }
   for (std::size_t k = 0; k < layout.outputs.size(); ++k) {

@@ -76,9 +76,8 @@ class Interpreter {
   Eigen::MatrixXd massMatrix(const Eigen::VectorXd& q);
   Eigen::VectorXd bias(const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   Eigen::VectorXd appliedForces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
-  // The value of each force law, (index into FlatModel::forceLaws, value):
-  // the joints' `tau` (layout.forceLaws order), then the cable actuators'
-  // `tension`: what locates a non-finite generalized force or tension.
+  // (law, value) for every law of layout.evaluatedForceLaws(): what
+  // locates a non-finite generalized force or cable tension.
   std::vector<std::pair<int, double>> forceLawValues(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   Eigen::VectorXd forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   // The same with external spatial forces on the bodies, one per body in

@@ -92,6 +92,12 @@ int ModelLayout::findParameter(const std::string& name) const {
   return -1;
 }
 
+std::string forceLawName(const sema::FlatModel& model, int law) {
+  const sema::FlatForceLaw& l = model.forceLaws.at(static_cast<std::size_t>(law));
+  return model.components.at(static_cast<std::size_t>(l.component)).path + "." + l.input +
+         (l.element >= 0 ? "[" + std::to_string(l.element + 1) + "]" : "");
+}
+
 std::string ModelLayout::foldReason(const sema::FlatModel& model, int v) const {
   auto path = [&](int k) { return "`" + model.variables.at(static_cast<std::size_t>(k)).path + "`"; };
   std::vector<int> readers;  // from the nearest reader to the root of the folding
@@ -400,7 +406,7 @@ ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism&
     const sema::FlatComponent& c = comp(law.component);
     ForceLawLayout fl;
     fl.law = static_cast<int>(k);
-    fl.name = c.path + "." + law.input + (law.element >= 0 ? "[" + std::to_string(law.element + 1) + "]" : "");
+    fl.name = forceLawName(model, fl.law);
     if (law.input == "tension" && c.kind == "CableActuator") {
       // Read by the cable it pulls on (cableFrames' tensions).
       for (CableLayout& cl : L.cables)

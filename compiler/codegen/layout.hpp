@@ -162,8 +162,12 @@ struct CableLayout {
 struct ForceLawLayout {
   int law = -1;                   // index into FlatModel::forceLaws
   int uIndex = -1;                // the generalized force it sets
-  std::string name;               // `joint[1].tau`
+  std::string name;               // `joint[1].tau` (forceLawName)
 };
+
+// What a diagnostic calls force law `law` (index into FlatModel::forceLaws):
+// the input it sets, `joint[1].tau`, `winch.tension`.
+std::string forceLawName(const sema::FlatModel& model, int law);
 
 // Something the code generator cannot handle yet, at a place in the model.
 struct Unsupported {
@@ -201,6 +205,17 @@ struct ModelLayout {
 
   // The runtime parameter named `name` (a model path), or -1.
   int findParameter(const std::string& name) const;
+  // Every force law the generated code evaluates (indices into
+  // FlatModel::forceLaws): the joints' `tau` (forceLaws order), then the
+  // cable actuators' `tension`.
+  std::vector<int> evaluatedForceLaws() const {
+    std::vector<int> laws;
+    for (const ForceLawLayout& fl : forceLaws) laws.push_back(fl.law);
+    for (const CableLayout& c : cables)
+      for (const CableLayout::Actuator& a : c.actuators)
+        if (a.law >= 0) laws.push_back(a.law);
+    return laws;
+  }
   // Why flat variable `v` (role Folded) is compiled in, as what completes
   // "parameter `v` is ...": "structural (...)", or "fixed at compile time:
   // `link2.joint.axis` depends on it and is a joint axis (...)".
