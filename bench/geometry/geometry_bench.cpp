@@ -90,7 +90,7 @@ int main() {
   };
   // The loosest integrator accuracy whose worst end-point error is <= 1e-10.
   cg::GeodesicOptions<double> shootOpt;
-  for (const double acc : {1e-8, 3e-9, 1e-9, 3e-10, 1e-10, 3e-11, 1e-11, 3e-12, 1e-12}) {
+  for (const double acc : {2e-8, 1e-8, 5e-9, 2e-9, 1e-9, 5e-10, 2e-10, 1e-10, 5e-11, 2e-11, 1e-11, 1e-12}) {
     shootOpt.accuracy = acc;
     if (shotError(shootOpt) <= 1e-10) break;
   }

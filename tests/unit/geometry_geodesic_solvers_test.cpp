@@ -119,6 +119,23 @@ TEST_CASE("ellipsoid and torus: split and orthogonal methods agree") {
   run(kTorus, 1.3, 0.8);
 }
 
+TEST_CASE("the straight-line test's curvature scale is the largest principal curvature") {
+  // From the shape operator's invariants: the same as the eigenvalues, on
+  // convex (ellipsoid) and saddle (torus, inner side) points.
+  std::mt19937 rng(41);
+  const auto check = [](const auto& s, const Vec3& p) {
+    const auto pc = cg::calcSurfacePrincipalCurvatures(s, p);
+    const double expected = std::max(std::abs(pc.k[0]), std::abs(pc.k[1]));
+    CHECK(std::abs(cg::detail::maxAbsCurvature(s, p) - expected) < 1e-12 * (1 + expected));
+  };
+  for (int i = 0; i < 50; ++i) {
+    check(kEllipsoid, randomSurfacePoint(kEllipsoid, rng, 1.0));
+    check(kTorus, randomSurfacePoint(kTorus, rng, 1.2));
+  }
+  check(kTorus, Vec3(0.7, 0, 0));  // innermost circle: k = -1/0.3 across, 1/0.7 along
+  check(kSphere, Vec3(0, 0.7, 0));  // umbilic: both equal
+}
+
 TEST_CASE("calcSplitGeodError vanishes at a geodesic and grows with a kink") {
   const Vec3 P = cg::findNearestPoint(kEllipsoid, Vec3(0.4, 0.2, 0.1)).point;
   const Vec3 Q = cg::findNearestPoint(kEllipsoid, Vec3(-0.2, 0.25, 0.1)).point;

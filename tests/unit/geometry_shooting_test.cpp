@@ -1,6 +1,7 @@
-// Geodesic shooting against analytic truth: great circles, helices,
-// Clairaut's relation, zero geodesic curvature, Jacobi fields vs finite
-// differences, reverse sensitivities, plane hits.
+// Geodesic shooting against analytic truth: the integrator's order, great
+// circles, helices, Clairaut's relation, zero geodesic curvature, Jacobi
+// fields vs finite differences, reverse sensitivities, plane hits, the
+// turning angle, warm step sizes.
 #include <capstan/geometry/geometry.hpp>
 
 #include <doctest/doctest.h>
@@ -47,6 +48,56 @@ const cg::Ellipsoid<double> kSpheroid{Vec3(0.5, 0.5, 0.2)};
 const cg::Torus<double> kTorus{1.0, 0.3};
 
 }  // namespace
+
+TEST_CASE("the Verner 7(6) tableau: consistent rows, seventh order, sixth-order estimate") {
+  using C = cg::detail::Verner76<double>;
+  // Row sums are the stage times c_i (autonomous form); c9 = c10 = 1.
+  CHECK(std::abs(C::a21 - C::c2) < 1e-16);
+  CHECK(std::abs(C::a31 + C::a32 - C::c3) < 1e-15);
+  CHECK(std::abs(C::a41 + C::a43 - C::c4) < 1e-16);
+  CHECK(std::abs(C::a51 + C::a53 + C::a54 - C::c5) < 1e-15);
+  CHECK(std::abs(C::a61 + C::a63 + C::a64 + C::a65 - C::c6) < 1e-14);
+  CHECK(std::abs(C::a71 + C::a73 + C::a74 + C::a75 + C::a76 - C::c7) < 1e-14);
+  CHECK(std::abs(C::a81 + C::a83 + C::a84 + C::a85 + C::a86 + C::a87 - C::c8) < 1e-14);
+  CHECK(std::abs(C::a91 + C::a93 + C::a94 + C::a95 + C::a96 + C::a97 + C::a98 - 1) < 1e-14);
+  CHECK(std::abs(C::a101 + C::a103 + C::a104 + C::a105 + C::a106 + C::a107 - 1) < 1e-13);
+  CHECK(std::abs(C::b1 + C::b4 + C::b5 + C::b6 + C::b7 + C::b8 + C::b9 - 1) < 1e-15);
+  CHECK(std::abs(C::e1 + C::e4 + C::e5 + C::e6 + C::e7 + C::e8 + C::e9 + C::e10) < 1e-15);
+  // Order from a nonlinear problem with a known solution: the geodesic
+  // field on a sphere (great circles), fixed steps without drift
+  // correction. Halving the step divides the end error by 2^7 and the
+  // error estimate of a step by 2^7 (its local error is O(h^7)).
+  const double r = 0.5, L = 1.5;
+  const cg::detail::GeodesicField<cg::Sphere<double>> f(cg::Sphere<double>{r});
+  using State = cg::detail::GeodesicState<double>;
+  State y0;
+  y0 << r, 0, 0, 0, 0.6, 0.8, 0, 1, 1, 0;
+  const auto endError = [&](int n, double& firstEstimate) {
+    State y = y0, yNew, err;
+    cg::detail::VernerStages<State> k;
+    const double h = L / n;
+    for (int i = 0; i < n; ++i) {
+      k[0] = f(y);
+      cg::detail::vernerStep(f, y, h, k, yNew, &err);
+      if (i == 0) firstEstimate = err.norm();
+      y = yNew;
+    }
+    const double phi = L / r;
+    State truth;
+    truth << r * std::cos(phi), 0.6 * r * std::sin(phi), 0.8 * r * std::sin(phi), -std::sin(phi),
+        0.6 * std::cos(phi), 0.8 * std::cos(phi), r * std::sin(phi), std::cos(phi), std::cos(phi),
+        -std::sin(phi) / r;
+    return (y - truth).norm();
+  };
+  double est8 = 0, est16 = 0, est32 = 0;
+  const double e8 = endError(8, est8), e16 = endError(16, est16), e32 = endError(32, est32);
+  MESSAGE("end errors " << e8 << " " << e16 << " " << e32 << ", estimates " << est8 << " " << est16 << " " << est32);
+  CHECK(std::log2(e8 / e16) > 6.5);
+  CHECK(std::log2(e16 / e32) > 6.5);
+  CHECK(std::log2(e16 / e32) < 7.7);
+  CHECK(std::log2(est16 / est32) > 6.5);
+  CHECK(std::log2(est16 / est32) < 7.7);
+}
 
 TEST_CASE("sphere: closed form and numeric shots follow the great circle") {
   std::mt19937 rng(21);
@@ -243,4 +294,64 @@ TEST_CASE("shooting reports bad input instead of producing NaN") {
   const auto off = cg::shootGeodesicInDirectionUntilLengthReached(kEllipsoid, Vec3(0.5003, 0.001, 0.0), Vec3::UnitY(), 0.5);
   REQUIRE(off.ok());
   CHECK(std::abs(kEllipsoid.value(off.pointP())) < 1e-13);
+}
+
+TEST_CASE("the turning angle integrates the normal curvature") {
+  // Sphere: kn = 1/r on every great circle; numeric and closed form.
+  std::mt19937 rng(31);
+  for (int trial = 0; trial < 5; ++trial) {
+    const Vec3 P = randomSurfacePoint(kSphere, rng, 1.0);
+    const Vec3 t = randomTangent(kSphere, P, rng);
+    const double L = 0.3 + 0.7 * trial;
+    const auto n = cg::shootGeodesicInDirectionUntilLengthReached(kSphere, P, t, L, numericOptions(1e-10));
+    const auto a = cg::shootGeodesicInDirectionUntilLengthReachedAnalytical(kSphere, P, t, L);
+    REQUIRE(n.ok());
+    CHECK(std::abs(n.turningAngle - L / kSphere.radius) < 1e-9);
+    CHECK(std::abs(a.turningAngle - L / kSphere.radius) < 1e-13);
+  }
+  // Torus: the outer equator is a geodesic with kn = 1/(R + r).
+  const Vec3 Pt(kTorus.torusRadius + kTorus.tubeRadius, 0, 0);
+  const auto eq = cg::shootGeodesicInDirectionUntilLengthReached(kTorus, Pt, Vec3::UnitY(), 2.0, numericOptions(1e-10));
+  REQUIRE(eq.ok());
+  CHECK(std::abs(eq.turningAngle - 2.0 / (kTorus.torusRadius + kTorus.tubeRadius)) < 1e-9);
+  // Ellipsoid (kn varies along the curve): the default accuracy agrees
+  // with 1e-14, and with the chord angles summed over a dense shot (their
+  // sum is the turning to O(h^2)).
+  for (int trial = 0; trial < 5; ++trial) {
+    const Vec3 P = randomSurfacePoint(kEllipsoid, rng, 0.5);
+    const Vec3 t = randomTangent(kEllipsoid, P, rng);
+    const auto g = cg::shootGeodesicInDirectionUntilLengthReached(kEllipsoid, P, t, 1.0, numericOptions(1e-9));
+    const auto ref = cg::shootGeodesicInDirectionUntilLengthReached(kEllipsoid, P, t, 1.0, numericOptions(1e-14));
+    REQUIRE(g.ok());
+    REQUIRE(ref.ok());
+    CHECK(std::abs(g.turningAngle - ref.turningAngle) < 1e-8);
+    double chords = 0;
+    for (int i = 0; i + 1 < ref.numPoints(); ++i)
+      chords += std::atan2(ref.tangents[i].cross(ref.tangents[i + 1]).norm(), ref.tangents[i].dot(ref.tangents[i + 1]));
+    CHECK(std::abs(chords - std::abs(ref.turningAngle)) < 1e-3 * std::abs(ref.turningAngle));
+  }
+}
+
+TEST_CASE("a shot started from the previous shot's hint rarely rejects a step") {
+  // A path of starts 1 mm apart on the ellipsoid, each shot started from
+  // the hint of the one before: the first step is the one the controller
+  // chose there, so almost no step is thrown away.
+  const Vec3 P0 = cg::findNearestPoint(kEllipsoid, Vec3(0.4, 0.2, 0.1)).point;
+  const Vec3 d = Vec3(-0.6, 0.05, 0).normalized();
+  auto opt = numericOptions(5e-9);
+  int rejected = 0, taken = 0;
+  for (int k = 0; k < 100; ++k) {
+    const Vec3 P = cg::findNearestPoint(kEllipsoid, Vec3(P0 + Vec3(0, 1e-3 * k, -1e-3 * k))).point;
+    const auto g = cg::shootGeodesicInDirectionUntilLengthReached(
+        kEllipsoid, P, cg::frameFromNormalAndHint(cg::calcSurfaceUnitNormal(kEllipsoid, P), d).col(0), 0.6, opt);
+    REQUIRE(g.ok());
+    REQUIRE(g.initialStepSizeHint > 0);
+    if (k > 0) {
+      rejected += g.stepsRejected;
+      taken += g.stepsTaken;
+    }
+    opt.initialStepSize = g.initialStepSizeHint;
+  }
+  MESSAGE("steps taken " << taken << ", rejected " << rejected);
+  CHECK(rejected * 20 < taken);
 }

@@ -59,26 +59,6 @@ template <class S> Matrix3 shapeOperator(const S& s, const Vector3& x) {
   return -(Matrix3::Identity() - n * n.transpose()) * s.hessian(x) / glen;
 }
 
-namespace detail {
-
-// Trapezoidal integral of the normal curvature kn = -t' H t / |g| over the
-// stored points: the turning of the cable direction, the capstan angle.
-// The closed forms' kn is constant (great circles, helices): kn(P) L.
-template <class S> CAPSTAN_FLATTEN double integrateNormalCurvature(const S& s, const geometry::Geodesic<double>& g) {
-  if (g.isAnalytic && g.numPoints() > 0)
-    return geometry::calcSurfaceCurvatureInDirection(s, g.points.front(), g.tangents.front()) * g.length();
-  double angle = 0, prev = 0;
-  for (int i = 0; i < g.numPoints(); ++i) {
-    const auto k = static_cast<std::size_t>(i);
-    const double kn = geometry::calcSurfaceCurvatureInDirection(s, g.points[k], g.tangents[k]);
-    if (i > 0) angle += 0.5 * (kn + prev) * (g.arcLengths[k] - g.arcLengths[k - 1]);
-    prev = kn;
-  }
-  return angle;
-}
-
-}  // namespace detail
-
 // The geodesic of signed length L from P along t (P is projected onto the
 // surface and t onto its tangent plane). For L < 0 the curve is shot along
 // -t for |L| and read back in the forward convention: tangents and
@@ -111,7 +91,7 @@ WrapGeodesic shootWrap(const S& s, const Vector3& P, const Vector3& t, double L,
   w.jdDot = g.jacobiQDot();
   w.jp = g.jacobiTransQ();
   w.jpDot = sign * g.jacobiTransQDot();
-  w.wrapAngle = backward ? 0.0 : detail::integrateNormalCurvature(s, g);
+  w.wrapAngle = backward ? 0.0 : g.turningAngle;
   return w;
 }
 

@@ -85,7 +85,13 @@ template <class Scalar = double> struct Geodesic {
   bool isStraightLine = false;
   bool lengthJumped = false;    // continueGeodesic: length changed more than the ends moved
   bool flipped = false;         // continueGeodesic: P and Q swapped order along the line
-  Scalar initialStepSizeHint = 0;  // m, last accepted integrator step
+  Scalar initialStepSizeHint = 0;  // m, the step to start a shot from (nearly) the same P with
+  // rad: the integral of the normal curvature kn = -t' H t / |g| from P to Q,
+  // how far the tangent turns about the binormal (a cable's wrap angle).
+  // Numeric shots integrate it with the step's own quadrature (seventh
+  // order); closed forms and chords give kn L; a linear finish adds
+  // kn(Q) dL and leaves out the change from turning the start direction.
+  Scalar turningAngle = 0;
   // continueGeodesic's higher-order term: how far the converged start angle
   // (rad) and length (m) were from its first-order prediction, and the end
   // motion |dP| + |dQ| (m) of that update, and the same of the update before
@@ -120,7 +126,7 @@ template <class Scalar = double> struct Geodesic {
     jacobiPtoQ.clear(); jacobiTransPtoQ.clear(); jacobiQtoP.clear(); jacobiTransQtoP.clear();
     status = GeodesicStatus::InvalidInput;
     iterations = stepsTaken = stepsRejected = shots = 0;
-    residual = initialStepSizeHint = continuationMotion = continuationMotionBefore = Scalar(0);
+    residual = initialStepSizeHint = turningAngle = continuationMotion = continuationMotionBefore = Scalar(0);
     continuationCorrection.setZero();
     continuationCorrectionBefore.setZero();
     isAnalytic = isStraightLine = lengthJumped = flipped = false;

@@ -74,11 +74,19 @@ Vec3<ScalarOf<Surface>> tangentFromHint(const Surface& s, const Vec3<ScalarOf<Su
   return frameFromNormalAndHint(n, hint).col(0);
 }
 
-// Largest absolute normal curvature at x (the straight-line test's scale).
+// Largest absolute normal curvature at x (the straight-line test's scale):
+// |kmean| + sqrt(kmean^2 - K) from the invariants of the shape operator,
+// 2 kmean = -(tr H - n' H n) / |g| and K (no tangent basis, no eigenvectors).
 template <class Surface> ScalarOf<Surface> maxAbsCurvature(const Surface& s, const Vec3<ScalarOf<Surface>>& x) {
+  using Scalar = ScalarOf<Surface>;
   using std::abs;
-  const auto pc = calcSurfacePrincipalCurvatures(s, x);
-  return std::max(abs(pc.k[0]), abs(pc.k[1]));
+  using std::sqrt;
+  const Vec3<Scalar> g = s.gradient(x);
+  const Mat33<Scalar> H = s.hessian(x);
+  const Scalar g2 = g.squaredNorm();
+  if (!(g2 > Scalar(0))) return Scalar(0);
+  const Scalar mean = -(H.trace() - symmetricQuadraticForm(H, g) / g2) / (Scalar(2) * sqrt(g2));
+  return abs(mean) + sqrt(std::max(mean * mean - calcGaussianCurvature(g, H), Scalar(0)));
 }
 
 template <class Scalar> void accumulateCost(Geodesic<Scalar>& into, const Geodesic<Scalar>& from) {
@@ -123,6 +131,7 @@ CAPSTAN_FLATTEN void applyLinearVariation(const Surface& s, Geodesic<ScalarOf<Su
     moveTo(i, geod.points[i] + (jd.x() * dTheta) * b, geod.tangents[i] + (jd.y() * dTheta) * b);
   }
   const Scalar K = calcGaussianCurvature(s, geod.points[last]);
+  geod.turningAngle += calcSurfaceCurvatureInDirection(s, geod.points[last], geod.tangents[last]) * dL;
   moveTo(last, geod.points[last] + dL * geod.tangents[last], geod.tangents[last]);
   geod.arcLengths[last] += dL;
   for (Vec2<Scalar>* j : {&geod.jacobiPtoQ[last], &geod.jacobiTransPtoQ[last]})
@@ -251,6 +260,8 @@ Geodesic<ScalarOf<Surface>> makeStraightLineGeodesic(const Surface& s, const Vec
   const Vec3<Scalar> nP = calcSurfaceUnitNormal(s, P), nQ = calcSurfaceUnitNormal(s, Q);
   geod.addPoint(P, frameFromNormalAndHint(nP, d).col(0), nP, Scalar(0), Vec2<Scalar>(0, 1), Vec2<Scalar>(1, 0));
   geod.addPoint(Q, frameFromNormalAndHint(nQ, d).col(0), nQ, L, Vec2<Scalar>(L, 1), Vec2<Scalar>(1, 0));
+  geod.turningAngle = (calcSurfaceCurvatureInDirection(s, P, geod.tangentP()) +
+                       calcSurfaceCurvatureInDirection(s, Q, geod.tangentQ())) * L / 2;
   geod.status = GeodesicStatus::Ok;
   return geod;
 }
