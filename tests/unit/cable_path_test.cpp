@@ -1,5 +1,6 @@
 // Cable paths (capstan/cable_path.hpp): closed-form lengths over spheres and
-// cylinders, via points, the length rate against finite differences of the
+// cylinders, the wrap angle over an ellipsoid's principal section and the
+// rejection of cusps, via points, the length rate against finite differences of the
 // length, power and force balance, liftoff and touchdown, consecutive
 // surfaces, ellipsoids and tori without jumps, the shortest-path guard,
 // capstan friction, the cable spring law and failures as values.
@@ -136,6 +137,48 @@ TEST_CASE("a cable round a fixed cylinder: the unrolled helix, sqrt(planar^2 + d
   cc::CablePathState st2;
   REQUIRE(cc::solveForInitialCablePath(moved, frames, st2).ok());
   CHECK(nearRel(st2.length, st.length, kClosedForm));
+}
+
+TEST_CASE("over an ellipsoid's principal section: the wrap angle is the normal's turning, and no cusps") {
+  // O, T and the centre in the plane z = 0, a symmetry plane: the path is
+  // the planar ellipse x^2/a^2 + y^2/b^2 = 1 there, a geodesic integrated
+  // numerically, and its turning equals the angle between the normals at P
+  // and Q. (A trapezoid over Dormand-Prince's stored points was 4e-6 rad
+  // off on a case like this.)
+  const Vector3 semi(0.12, 0.1, 0.2);
+  const struct {
+    Vector3 O, T;
+  } cases[] = {{{-0.5, 0.2, 0}, {0.1, -0.8, 0}}, {{-0.6, 0.05, 0}, {0.5, 0.08, 0}}};
+  const Vector3 nearTop(0, 0.2, 0);
+  for (const auto& c : cases) {
+    cc::CablePath path = cc::makeCablePath(c.O, c.T);
+    cc::addWrap(path, cg::Ellipsoid<double>{semi}, Matrix3::Identity(), Vector3::Zero(), nearTop);
+    const std::vector<Motion> frames(3);
+    cc::CablePathState st;
+    const cc::CableResult res = cc::solveForInitialCablePath(path, frames, st);
+    REQUIRE_MESSAGE(res.ok(), res.message());
+    const auto& o = st.obstacles[1];
+    REQUIRE(o.active);
+    const auto normal = [&](const Vector3& x) { return Vector3(x.x() / (semi.x() * semi.x()), x.y() / (semi.y() * semi.y()), 0); };
+    const Vector3 nP = normal(o.P.p_W), nQ = normal(o.Q.p_W);
+    const double turning = std::atan2(nP.cross(nQ).norm(), nP.dot(nQ));
+    MESSAGE("wrap angle " << o.wrapAngle << ", normals turn by " << turning);
+    CHECK(std::abs(o.P.p_W.z()) < 1e-12);
+    CHECK(std::abs(std::abs(o.wrapAngle) - turning) < 1e-9);
+    checkTangency(path, st);
+  }
+  // The straight line clears the ellipsoid on the right while the near
+  // point asks for its top: the tangency conditions also hold for a wrap
+  // whose entry segment runs back against the geodesic (a cusp, e = -t at
+  // P), which the solver once returned; the cable runs straight.
+  const Vector3 O(0.05, 0.7, 0), T(0.3, -0.6, 0);
+  cc::CablePath path = cc::makeCablePath(O, T);
+  cc::addWrap(path, cg::Ellipsoid<double>{semi}, Matrix3::Identity(), Vector3::Zero(), nearTop);
+  cc::CablePathState st;
+  const cc::CableResult res = cc::solveForInitialCablePath(path, std::vector<Motion>(3), st);
+  REQUIRE_MESSAGE(res.ok(), res.message());
+  CHECK(!st.obstacles[1].active);
+  CHECK(nearRel(st.length, (T - O).norm(), kClosedForm));
 }
 
 TEST_CASE("via points only: the sum of the segment lengths") {

@@ -348,6 +348,9 @@ inline CableResult solveForInitialCablePath(const CablePath& path, std::span<con
       accumulate(res, r);
       const WrapGeodesic& w = trial.wraps[static_cast<std::size_t>(i)];
       if (r.ok() && !(w.length > 0)) r.status = CableStatus::NoInitialPath;  // the cable clears it here
+      // Converged onto a cusp (a segment arriving against the geodesic): not
+      // a cable path; the candidate is dropped like one that clears it.
+      if (r.ok() && firstCusp(tv, surfaceBlocks(tv), trial.wraps) >= 0) r.status = CableStatus::NoInitialPath;
       if (r.ok() && !checkShortest(path, trial).ok()) r.status = CableStatus::NotShortest;
       if (!r.ok()) {
         sawLongest = sawLongest || r.status == CableStatus::NotShortest;

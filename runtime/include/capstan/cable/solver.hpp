@@ -103,6 +103,23 @@ CAPSTAN_FLATTEN inline bool evalResidual(const PathView& v, const std::vector<in
   return r.allFinite();
 }
 
+// The tangency residual vanishes also where a segment meets the surface
+// head-on against the geodesic (e = -t at P or Q): a cusp, which a
+// shorter path always cuts off. Returns the first active surface with one
+// (Simbody's numbering), or -1 when every segment runs along the path.
+inline int firstCusp(const PathView& v, const std::vector<int>& blocks, const std::vector<WrapGeodesic>& wraps) {
+  for (const int b : blocks) {
+    const auto a = static_cast<std::size_t>(b);
+    const int i = v.active[a];
+    const WrapGeodesic& w = wraps[static_cast<std::size_t>(i)];
+    const SurfacePose X = surfacePose(v.obstacle(i), v.frame(i));
+    const Vector3 A = v.exit(v.active[a - 1], wraps), B = v.entry(v.active[a + 1], wraps);
+    const Vector3 P = X.p_WS + X.R_WS * w.P, Q = X.p_WS + X.R_WS * w.Q;
+    if ((P - A).dot(X.R_WS * w.tP) < 0 || (B - Q).dot(X.R_WS * w.tQ) < 0) return i;
+  }
+  return -1;
+}
+
 // The Jacobian of evalResidual with respect to the natural variations.
 // Each row is a World vector dotted with a World variation R_WS d; both are
 // taken in the block's S instead (the vector rotated by R_WS'), so only
