@@ -271,9 +271,11 @@ inline CableResult solveTangency(const PathView& v, std::vector<WrapGeodesic>& w
       const int i = blockObstacle(static_cast<int>(k));
       const auto ii = static_cast<std::size_t>(i);
       const ShootParameters p = varyShootParameters(wraps[ii], Eigen::Vector4d(step.segment<4>(4 * static_cast<Eigen::Index>(k))));
-      trial[ii] = visitSurface(v.obstacle(i), [&](const auto& s) {
-        return shootWrap(s, p.P, p.t, p.L, v.path.options.geodesic);
-      });
+      // A numeric shot starts with the step its predecessor from (nearly)
+      // the same P settled on, not from the curvature estimate.
+      geometry::GeodesicOptions<double> opt = v.path.options.geodesic;
+      if (wraps[ii].curve.initialStepSizeHint > 0) opt.initialStepSize = wraps[ii].curve.initialStepSizeHint;
+      trial[ii] = visitSurface(v.obstacle(i), [&](const auto& s) { return shootWrap(s, p.P, p.t, p.L, opt); });
       ++res.shots;
       if (!trial[ii].ok()) {
         res.geodesicStatus = trial[ii].status;
