@@ -83,6 +83,23 @@ inline std::vector<int> surfaceBlocks(const PathView& v) {
   return blocks;
 }
 
+// The two segments at the surface v.active[a], in World: from the previous
+// obstacle's exit A to the entry P (in) and from the exit Q to the next
+// obstacle's entry B (out), with P and Q of the surface posed at X.
+struct BlockSegments {
+  Vector3 P, Q, in, out;  // m
+};
+inline BlockSegments blockSegments(const PathView& v, std::size_t a, const std::vector<WrapGeodesic>& wraps,
+                                   const SurfacePose& X) {
+  const WrapGeodesic& w = wraps[static_cast<std::size_t>(v.active[a])];
+  BlockSegments g;
+  g.P = X.p_WS + X.R_WS * w.P;
+  g.Q = X.p_WS + X.R_WS * w.Q;
+  g.in = g.P - v.exit(v.active[a - 1], wraps);
+  g.out = v.entry(v.active[a + 1], wraps) - g.Q;
+  return g;
+}
+
 // The tangency residual of every block; false if a segment has zero length.
 CAPSTAN_FLATTEN inline bool evalResidual(const PathView& v, const std::vector<int>& blocks, const std::vector<WrapGeodesic>& wraps,
                          Eigen::VectorXd& r) {
@@ -92,12 +109,10 @@ CAPSTAN_FLATTEN inline bool evalResidual(const PathView& v, const std::vector<in
     const int i = v.active[a];
     const WrapGeodesic& w = wraps[static_cast<std::size_t>(i)];
     const SurfacePose X = surfacePose(v.obstacle(i), v.frame(i));
-    const Vector3 A = v.exit(v.active[a - 1], wraps), B = v.entry(v.active[a + 1], wraps);
-    const Vector3 P = X.p_WS + X.R_WS * w.P, Q = X.p_WS + X.R_WS * w.Q;
-    const Vector3 dIn = P - A, dOut = B - Q;
-    const double lIn = dIn.norm(), lOut = dOut.norm();
+    const BlockSegments g = blockSegments(v, a, wraps, X);
+    const double lIn = g.in.norm(), lOut = g.out.norm();
     if (!(lIn > 0) || !(lOut > 0)) return false;
-    const Vector3 eIn = X.R_WS.transpose() * dIn / lIn, eOut = X.R_WS.transpose() * dOut / lOut;  // in S
+    const Vector3 eIn = X.R_WS.transpose() * g.in / lIn, eOut = X.R_WS.transpose() * g.out / lOut;  // in S
     r.segment<4>(4 * static_cast<Eigen::Index>(k)) << eIn.dot(w.nP), eIn.dot(w.bP), eOut.dot(w.nQ), eOut.dot(w.bQ);
   }
   return r.allFinite();
@@ -113,9 +128,8 @@ inline int firstCusp(const PathView& v, const std::vector<int>& blocks, const st
     const int i = v.active[a];
     const WrapGeodesic& w = wraps[static_cast<std::size_t>(i)];
     const SurfacePose X = surfacePose(v.obstacle(i), v.frame(i));
-    const Vector3 A = v.exit(v.active[a - 1], wraps), B = v.entry(v.active[a + 1], wraps);
-    const Vector3 P = X.p_WS + X.R_WS * w.P, Q = X.p_WS + X.R_WS * w.Q;
-    if ((P - A).dot(X.R_WS * w.tP) < 0 || (B - Q).dot(X.R_WS * w.tQ) < 0) return i;
+    const BlockSegments g = blockSegments(v, a, wraps, X);
+    if (g.in.dot(X.R_WS * w.tP) < 0 || g.out.dot(X.R_WS * w.tQ) < 0) return i;
   }
   return -1;
 }
@@ -142,10 +156,9 @@ CAPSTAN_FLATTEN inline void evalJacobian(const PathView& v, const std::vector<in
     const int i = v.active[a];
     const WrapGeodesic& w = wraps[static_cast<std::size_t>(i)];
     const Matrix3& R = poses[k].R_WS;
-    const Vector3 A = v.exit(v.active[a - 1], wraps), B = v.entry(v.active[a + 1], wraps);
-    const Vector3 P = poses[k].p_WS + R * w.P, Q = poses[k].p_WS + R * w.Q;
-    const double lIn = (P - A).norm(), lOut = (B - Q).norm();
-    const Vector3 eIn = R.transpose() * ((P - A) / lIn), eOut = R.transpose() * ((B - Q) / lOut);  // in S
+    const BlockSegments g = blockSegments(v, a, wraps, poses[k]);
+    const double lIn = g.in.norm(), lOut = g.out.norm();
+    const Vector3 eIn = R.transpose() * (g.in / lIn), eOut = R.transpose() * (g.out / lOut);  // in S
     // Pi_e x / l = (x - e (e . x)) / l: the change of e per unit move of
     // the segment's far end along x.
     const Vector3 gInN = (w.nP - eIn * eIn.dot(w.nP)) / lIn, gInB = (w.bP - eIn * eIn.dot(w.bP)) / lIn;
@@ -271,10 +284,7 @@ inline CableResult solveTangency(const PathView& v, std::vector<WrapGeodesic>& w
       const int i = blockObstacle(static_cast<int>(k));
       const auto ii = static_cast<std::size_t>(i);
       const ShootParameters p = varyShootParameters(wraps[ii], Eigen::Vector4d(step.segment<4>(4 * static_cast<Eigen::Index>(k))));
-      // A numeric shot starts with the step its predecessor from (nearly)
-      // the same P settled on, not from the curvature estimate.
-      geometry::GeodesicOptions<double> opt = v.path.options.geodesic;
-      if (wraps[ii].curve.initialStepSizeHint > 0) opt.initialStepSize = wraps[ii].curve.initialStepSizeHint;
+      const geometry::GeodesicOptions<double> opt = geometry::startingFrom(v.path.options.geodesic, wraps[ii].curve);
       trial[ii] = visitSurface(v.obstacle(i), [&](const auto& s) { return shootWrap(s, p.P, p.t, p.L, opt); });
       ++res.shots;
       if (!trial[ii].ok()) {

@@ -147,4 +147,13 @@ template <class Scalar = double> struct Geodesic {
   }
 };
 
+// The options for a shot from (nearly) the start of `prev`: its first step
+// is the one prev's controller settled on there, not the curvature estimate
+// (closed forms and chords leave the estimate).
+template <class Scalar>
+GeodesicOptions<Scalar> startingFrom(GeodesicOptions<Scalar> opt, const Geodesic<Scalar>& prev) {
+  if (prev.initialStepSizeHint > Scalar(0)) opt.initialStepSize = prev.initialStepSizeHint;
+  return opt;
+}
+
 }  // namespace capstan::geometry

@@ -177,7 +177,7 @@ Geodesic<ScalarOf<Surface>> orthogonalSolve(const Surface& s, const Vec3<ScalarO
       failure = g.status;
       break;
     }
-    shotOpt.initialStepSize = g.initialStepSizeHint;
+    shotOpt = startingFrom(shotOpt, g);
     const Vec3<Scalar> e = g.pointQ() - Q;
     const Scalar err = e.norm();
     if (err < bestErr) {
@@ -527,9 +527,7 @@ Geodesic<ScalarOf<Surface>> continueGeodesic(const Surface& s, const Vec3<Scalar
     t = detail::rotateInTangentPlane(t, nP, c.x() * m2);
     L += c.y() * m2;
   }
-  GeodesicOptions<Scalar> warmOpt = opt;
-  if (prev.initialStepSizeHint > Scalar(0)) warmOpt.initialStepSize = prev.initialStepSizeHint;
-  Geodesic<Scalar> g = detail::orthogonalSolve(s, P, Q, t, L, warmOpt);
+  Geodesic<Scalar> g = detail::orthogonalSolve(s, P, Q, t, L, startingFrom(opt, prev));
   if (!g.ok()) {
     const Geodesic<Scalar> failed = g;
     g = initGeodesic(s, P, Q, std::optional<Vec3<Scalar>>(prev.points[prev.points.size() / 2]), opt);
