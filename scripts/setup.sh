@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what Capstan needs from Debian 12's packages (as root, or through
-# sudo), then configures and builds into build/. Safe to run again: it only
-# installs what is missing and rebuilds what changed.
+# sudo), then configures and builds into build/: the targets given as
+# arguments (`scripts/setup.sh capstan`: the compiler alone), else everything
+# (the compiler, the test programs). Safe to run again: it only installs
+# what is missing and rebuilds what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,4 +32,6 @@ fi
 # Warnings are errors in the project's own builds and CI (off for users).
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE=/usr/bin/python3 \
   -DCAPSTAN_WARNINGS_AS_ERRORS=ON >/dev/null
-cmake --build build -j "$(nproc)"
+targets=()
+for target in "$@"; do targets+=(--target "$target"); done
+cmake --build build -j "$(nproc)" "${targets[@]}"

@@ -21,7 +21,7 @@ void installInterruptHandlers();
 // The signal that interrupted capstan (SIGINT, SIGTERM), or 0.
 int interruptSignal();
 // The flag the handlers set, for loops that stop at a whole row
-// (capstan_sim::LoopOptions::stop).
+// (capstan::sim::LoopOptions::stop).
 const volatile std::sig_atomic_t* interruptFlag();
 
 struct ChildOptions {

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -21,7 +22,8 @@
 #include <set>
 #include <sstream>
 
-#include "capstan_sim_loop.hpp"
+#include <capstan/sim/evaluate.hpp>
+#include <capstan/sim/request.hpp>
 #include "cli/constraints.hpp"
 #include "cli/driver.hpp"
 #include "cli/external.hpp"
@@ -103,8 +105,7 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
                      const std::vector<std::string>& libraries) {
   const fs::path support = codegen::defaultTemplateDir();
   const std::string driverSource = readFile(support / "capstan_driver.cpp");
-  const std::string loopSource = readFile(support / "capstan_sim_loop.hpp");
-  if (driverSource.empty() || loopSource.empty()) fail("cannot read the driver sources in `" + support.string() + "`");
+  if (driverSource.empty()) fail("cannot read the driver sources in `" + support.string() + "`");
   // The runtime headers the driver includes, directly or through the model
   // header (the cable solver's tree of headers when the model has cables):
   // the closure of their `#include <capstan/...>` lines, and nothing else,
@@ -125,7 +126,6 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   };
   scan(g.header);
   scan(driverSource);
-  scan(loopSource);
   std::set<std::string> seen;
   while (!pending.empty()) {
     const std::string header = pending.back();
@@ -145,7 +145,7 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   for (const std::string& dir : g.includeDirectories) flags.insert(flags.end(), {"-I", dir});
   std::string externalHeaders;
   for (const std::string& header : g.externalHeaders) externalHeaders += readFile(header);
-  std::string key = g.header + externalHeaders + driverSource + loopSource + cxx() + CAPSTAN_VERSION;
+  std::string key = g.header + externalHeaders + driverSource + cxx() + CAPSTAN_VERSION;
   for (const auto& [header, text] : runtimeSources) key += text;
   for (const auto& f : flags) key += "\n" + f;
   for (const auto& l : libraries) key += "\n" + l;
@@ -187,7 +187,6 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   };
   put(dir / g.fileName, g.header);
   put(dir / "capstan_driver.cpp", driverSource);
-  put(dir / "capstan_sim_loop.hpp", loopSource);
   for (const auto& [header, text] : runtimeSources) {
     fs::create_directories((dir / header).parent_path(), ec);
     put(dir / header, text);
@@ -219,7 +218,7 @@ namespace {
 
 struct Experiment {
   double tEnd = 0, dt = 0, tol = 0;
-  std::string integrator;
+  capstan::sim::Integrator integrator = capstan::sim::Integrator::dopri5;
 };
 
 Experiment experiment(const Options& opts, const Loaded& loaded) {
@@ -234,20 +233,23 @@ Experiment experiment(const Options& opts, const Loaded& loaded) {
   if (!(e.dt > 0)) fail("`--dt` must be positive");
   e.tol = opts.tolerance ? *opts.tolerance : (ex && ex->tolerance ? *ex->tolerance : 1e-8);
   if (!(e.tol > 0)) fail("`--tol` must be positive");
-  e.integrator = !opts.integrator.empty() ? opts.integrator : ex && ex->integrator ? *ex->integrator : "dopri5";
-  if (!capstan_sim::knownIntegrator(e.integrator)) {
+  const std::string integrator =
+      !opts.integrator.empty() ? opts.integrator : ex && ex->integrator ? *ex->integrator : "dopri5";
+  if (const auto known = capstan::sim::parseIntegrator(integrator)) {
+    e.integrator = *known;
+  } else {
     if (opts.integrator.empty()) {  // the annotation's: at its place in the model
       syntax::DiagnosticEngine diags;
-      diags.report(syntax::DiagKind::ExperimentIntegratorUnknown, ex->integratorRange, {e.integrator});
+      diags.report(syntax::DiagKind::ExperimentIntegratorUnknown, ex->integratorRange, {integrator});
       std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
       std::exit(1);
     }
-    fail("unknown integrator `" + e.integrator + "`; use rk4, euler, dopri5 or cvode");
+    fail("unknown integrator `" + integrator + "`; use " + capstan::sim::integratorList());
   }
-  if (!opts.jacobian.empty() && e.integrator != "cvode")
-    fail("`--jacobian` is for `cvode`, not `" + e.integrator + "`");
+  if (!opts.jacobian.empty() && e.integrator != capstan::sim::Integrator::cvode)
+    fail("`--jacobian` is for `cvode`, not `" + integrator + "`");
 #ifndef CAPSTAN_CVODE
-  if (e.integrator == "cvode")
+  if (e.integrator == capstan::sim::Integrator::cvode)
     fail("`cvode` needs SUNDIALS, which this capstan was built without; install libsundials-dev "
          "(scripts/setup.sh does) and rebuild capstan");
 #endif
@@ -294,76 +296,6 @@ void reportCallFailed(const Options& opts, const Loaded& loaded, const codegen::
   std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
 }
 
-// The model stopped the run (a bushing at gimbal lock): the rows before it
-// stay written.
-struct StoppedByModel {
-  std::string message;
-};
-
-// The reference interpreter as the runtime integrators' mechanical system
-// (dynamic q and u). It remembers the first force law it saw not finite
-// (an integrator may reject such a trial step and go on; if the run fails,
-// that is the place to show). `time` is the time of the last evaluation.
-struct InterpretedSystem {
-  using Solver = capstan::ConstraintSolver<codegen::InterpretedModel>;
-  codegen::Interpreter& model;
-  const std::vector<std::string>& names;  // CSV state columns, x = [q; u]
-  std::optional<NonFiniteLaw> nonFinite;
-  double time = 0;
-  // Models with constraints: udot and lambda from the solver, and after
-  // each step q and u projected onto the constraints (unless Baumgarte).
-  Solver* solver = nullptr;
-  bool projecting = true;
-  Eigen::VectorXd lambda;
-  const codegen::ModelLayout* layout = nullptr;
-  int nq() const { return model.nq(); }
-  int nu() const { return model.nu(); }
-  void qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u, Eigen::VectorXd& qd) { qd = model.qdot(q, u); }
-  void udot(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u, Eigen::VectorXd& ud) {
-    time = t;
-    // A stage state made of an earlier non-finite udot (in `nonFinite`):
-    // NaN again, for the integrator to reject the step (as the driver does).
-    if (!q.allFinite() || !u.allFinite()) {
-      ud = Eigen::VectorXd::Constant(model.nu(), std::numeric_limits<double>::quiet_NaN());
-      return;
-    }
-    try {
-      ud = model.forwardDynamics(t, q, u);
-    } catch (const codegen::GimbalLock& e) {
-      throw StoppedByModel{capstan::gimbalLockMessage(e.element->name, e.pitch, t)};
-    } catch (const codegen::CableFailed& e) {
-      throw StoppedByModel{e.what()};
-    }
-    if (solver) solver->correct(q, u, ud, lambda);
-    if (!nonFinite && !ud.allFinite() && q.allFinite() && u.allFinite()) nonFinite = nonFiniteForceLaw(model, t, q, u);
-  }
-  void project(Eigen::VectorXd& q, Eigen::VectorXd& u) {
-    model.normalizeQuaternions(q);
-    if (!solver || !projecting) return;
-    try {
-      solver->project(q, u);
-    } catch (const capstan::ProjectionFailure& e) {
-      std::string name = "?";
-      for (const codegen::ConstraintLayout& c : layout->constraints)
-        if (e.row >= c.holonomicRow && e.row < c.holonomicRow + c.holonomic) name = c.name;
-      throw StoppedByModel{"projecting onto the constraints failed after the step to t = " + timeText(time) +
-                           ": constraint `" + name + "`: " + e.what()};
-    }
-  }
-  std::string coordinateName(int i) const { return names.at(static_cast<std::size_t>(i)); }
-};
-
-// The same with the interpreter's derivatives (dual numbers), which give
-// `cvode` its exact Jacobian (capstan/integrators.hpp, FirstOrder::jacobian).
-struct InterpretedSystemWithDerivatives : InterpretedSystem {
-  void udotDerivatives(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u, Eigen::MatrixXd& dudot_dq,
-                       Eigen::MatrixXd& dudot_du) {
-    codegen::DynamicsDerivatives d = model.forwardDynamicsDerivatives(t, q, u);
-    dudot_dq = std::move(d.dudot_dq);
-    dudot_du = std::move(d.dudot_du);
-  }
-};
-
 // Whether `cvode` gets the exact Jacobian: unless `--jacobian quotients`
 // asks for CVODE's difference quotients; not through an external C++
 // function, which brings no derivatives; and not with constraints, whose
@@ -396,126 +328,85 @@ capstan::ConstraintSettings constraintSettings(const Options& opts) {
   return s;
 }
 
-// The CSV columns of --constraint-errors: each constraint's largest |error|.
-void constraintErrorColumns(const codegen::ModelLayout& layout, std::vector<std::string>& columns) {
-  for (const codegen::ConstraintLayout& c : layout.constraints) {
-    columns.push_back(c.name + ".position_error");
-    columns.push_back(c.name + ".velocity_error");
-  }
+// The run the command line asks for, as capstan::sim takes it.
+capstan::sim::SimulateRequest simulateRequest(const Options& opts, const Loaded& loaded,
+                                              const codegen::ModelLayout& layout, const Experiment& e,
+                                              const std::string& output) {
+  capstan::sim::SimulateRequest r;
+  r.run.loop.tEnd = e.tEnd;
+  r.run.loop.dt = e.dt;
+  r.run.loop.integrator = e.integrator;
+  r.run.loop.tolerance = e.tol;
+  r.run.columns.constraintErrors = opts.constraintErrors;
+  if (opts.baumgarte) r.run.baumgarte = *opts.baumgarte;
+  if (opts.constraintTolerance) r.run.constraintTolerance = *opts.constraintTolerance;
+  r.run.exactJacobian = exactJacobian(opts, loaded, layout);
+  r.output = output;
+  r.stats = opts.stats;
+  return r;
 }
-void constraintErrorValues(const codegen::ModelLayout& layout, const capstan::ConstraintRows<double>& rows,
-                           capstan_sim::RowWriter& out) {
-  for (const codegen::ConstraintLayout& c : layout.constraints) {
-    out.number(c.holonomic > 0 ? rows.positionErrors.segment(c.holonomicRow, c.holonomic).cwiseAbs().maxCoeff() : 0.0);
-    double v = c.holonomic > 0 ? rows.velocityErrors.segment(c.holonomicRow, c.holonomic).cwiseAbs().maxCoeff() : 0.0;
-    if (c.nonholonomic > 0)
-      v = std::max(v, rows.velocityErrors.segment(c.nonholonomicRow, c.nonholonomic).cwiseAbs().maxCoeff());
-    out.number(v);
+
+// After a run that failed in a step: the force law that made udot not
+// finite, located in the model, from the first such state (if there was one).
+void locateNonFinite(const Options& opts, const Loaded& loaded, codegen::Interpreter& interp,
+                     const capstan::sim::FaultState& fault) {
+  const Eigen::VectorXd q = Eigen::Map<const Eigen::VectorXd>(fault.q.data(), Eigen::Index(fault.q.size()));
+  const Eigen::VectorXd u = Eigen::Map<const Eigen::VectorXd>(fault.u.data(), Eigen::Index(fault.u.size()));
+  try {
+    if (const auto n = nonFiniteForceLaw(interp, fault.t, q, u)) reportNonFinite(opts, loaded, *n);
+  } catch (const codegen::ExternalCallFailed& x) {
+    reportCallFailed(opts, loaded, x, fault.t);
   }
 }
 
+// "`friction` (capstan_friction), `drag` (drag_model)": the model's external functions.
+std::string externalNames(const Loaded& loaded) {
+  std::string names;
+  for (const sema::FlatFunction& f : loaded.flat->functions)
+    names += (names.empty() ? "`" : ", `") + f.name + "` (" + f.cppName + ")";
+  return names;
+}
+
+bool failedInStep(const capstan::sim::Result& r) {
+  return !r.status.ok && r.status.signal == 0 && r.stopped.empty() && r.writeError.empty();
+}
+
 int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
-                        std::vector<std::vector<double>> values, const Experiment& e, const std::string& output) {
-  codegen::Interpreter model(*loaded.flat, *loaded.mech, layout, std::move(values), {},
-                             loadExternalFunctions(opts, loaded));
-  const bool constrained = layout.constraintRows > 0;
+                        std::vector<std::vector<double>> values, const capstan::sim::SimulateRequest& request) {
+  codegen::Interpreter interp(*loaded.flat, *loaded.mech, layout, std::move(values), {},
+                              loadExternalFunctions(opts, loaded));
   Eigen::VectorXd q, u;
-  model.initialState(q, u);
-  if (constrained) {
-    if (!assemble(opts, loaded, layout, model, constraintSettings(opts), q, u)) return 1;
-    warnRedundantRows(opts, loaded, layout, model, q, "the assembled initial state");
+  interp.initialState(q, u);
+  if (layout.constraintRows > 0) {
+    if (!assemble(opts, loaded, layout, interp, constraintSettings(opts), q, u)) return 1;
+    warnRedundantRows(opts, loaded, layout, interp, q, "the assembled initial state");
   }
+  if (request.run.loop.integrator == capstan::sim::Integrator::cvode) noteWithoutDerivatives(opts, loaded, layout);
+  const codegen::InterpretedModel model(interp);
   std::cout.flush();
+  const std::string& output = request.output;
   const int fd = output == "-" ? STDOUT_FILENO : ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) fail("cannot write `" + output + "`");
-  std::vector<std::string> names;
-  for (const auto& j : layout.joints) names.insert(names.end(), j.qNames.begin(), j.qNames.end());
-  for (const auto& j : layout.joints) names.insert(names.end(), j.uNames.begin(), j.uNames.end());
-  capstan_sim::RowWriter out(fd);
-  out.text("time", 4);
-  for (const auto& n : names) out.text(n.data(), n.size());
-  for (const auto& o : layout.outputs) out.text(o.name.data(), o.name.size());
-  for (const auto& c : layout.cables)
-    for (const char* what : {".length", ".length_dot", ".tension"}) {
-      const std::string column = c.name + what;
-      out.text(column.data(), column.size());
+  if (fd < 0) fail("cannot write `" + output + "`: " + std::strerror(errno));
+  capstan::sim::Request run = request.run;
+  run.loop.stop = interruptFlag();
+  capstan::sim::Result result;
+  {
+    capstan::sim::RowWriter out(fd);  // the rows written so far stay, however the run ends
+    try {
+      result = capstan::sim::simulate(model, q, u, run, out);
+    } catch (const codegen::ExternalCallFailed& x) {
+      out.flush();
+      if (fd != STDOUT_FILENO) ::close(fd);
+      reportCallFailed(opts, loaded, x, model.lastTime());
+      return 1;
     }
-  out.text("kinetic_energy", 14);
-  out.text("potential_energy", 16);
-  if (opts.constraintErrors) {
-    std::vector<std::string> columns;
-    constraintErrorColumns(layout, columns);
-    for (const auto& c : columns) out.text(c.data(), c.size());
   }
-  out.endRow(false);
-  capstan_sim::LoopOptions lo{e.tEnd, e.dt, e.integrator, e.tol};
-  lo.stop = interruptFlag();
-  InterpretedSystemWithDerivatives sys{{model, names, std::nullopt, 0.0, nullptr, true, {}, nullptr}};
-  const codegen::InterpretedModel solverModel(model);
-  std::optional<InterpretedSystem::Solver> solver;
-  if (constrained) {
-    solver.emplace(solverModel, codegen::constraintRowRanges(layout), constraintSettings(opts));
-    sys.solver = &*solver;
-    sys.projecting = !opts.baumgarte;
-    sys.layout = &layout;
-  }
-  capstan_sim::LoopStatus status;
-  std::string stopped;
-  const auto record = [&](double t, const Eigen::VectorXd& s) {
-    const Eigen::VectorXd qs = s.head(model.nq()), us = s.segment(model.nq(), model.nu());
-    sys.time = t;
-    out.number(t);
-    for (int i = 0; i < s.size(); ++i) out.number(s[i]);
-    for (double o : model.outputs(t, qs, us)) out.number(o);
-    if (!layout.cables.empty()) {
-      std::vector<codegen::CableEvaluation> cables;
-      try {
-        cables = model.cables(t, qs, us);
-      } catch (const codegen::CableFailed& e) {
-        throw StoppedByModel{e.what()};
-      }
-      for (const codegen::CableEvaluation& c : cables) {
-        out.number(c.values.length);
-        out.number(c.values.lengthDot);
-        out.number(c.values.tension);
-      }
-    }
-    out.number(model.kineticEnergy(qs, us));
-    out.number(model.potentialEnergy(qs));
-    if (opts.constraintErrors) constraintErrorValues(layout, model.constraintRows(qs, us), out);
-    out.endRow();
-  };
-  try {
-    // Derivatives only for cvode, whose Jacobian they are, and only where they exist.
-    if (e.integrator == "cvode") noteWithoutDerivatives(opts, loaded, layout);
-    if (e.integrator == "cvode" && exactJacobian(opts, loaded, layout))
-      status = capstan_sim::simulate(sys, q, u, lo, record, [](double) {});
-    else
-      status = capstan_sim::simulate(static_cast<InterpretedSystem&>(sys), q, u, lo, record, [](double) {});
-  } catch (const StoppedByModel& e) {
-    stopped = e.message;
-  } catch (const codegen::ExternalCallFailed& x) {
-    out.flush();  // the rows written so far stay
-    if (fd != STDOUT_FILENO) ::close(fd);
-    reportCallFailed(opts, loaded, x, sys.time);
-    return 1;
-  }
-  const bool written = out.flush();  // the rows written so far stay
   if (fd != STDOUT_FILENO) ::close(fd);
-  if (opts.stats && !status.statistics.empty()) std::cerr << capstan_sim::statisticsText(e.integrator, status);
-  if (!stopped.empty()) fail(stopped + "; " + std::to_string(out.rowsWritten()) + " rows written");
-  if (!status.ok && status.signal == 0 && sys.nonFinite) {  // as the driver does (simulate())
-    std::cerr << "capstan: error: " << status.message << "\n";
-    reportNonFinite(opts, loaded, *sys.nonFinite);
-    return 1;
-  }
-  if (status.signal != 0) {
-    std::cerr << "capstan: " << capstan_sim::interruptedMessage(status.time, out.rowsWritten()) << "\n";
-    return 128 + status.signal;
-  }
-  if (!written) fail("cannot write `" + output + "`");
-  if (!status.ok) fail(status.message);
-  return 0;
+  if (request.stats && !result.status.statistics.empty())
+    std::cerr << capstan::sim::statisticsText(run.loop.integrator, result.status);
+  std::cerr << capstan::sim::report(result, output);
+  if (failedInStep(result) && result.nonFinite) locateNonFinite(opts, loaded, interp, *result.nonFinite);
+  return capstan::sim::exitStatus(result);
 }
 
 // The driver for `cvode`: built with CVODE and SUNDIALS (found when capstan
@@ -551,7 +442,8 @@ int simulate(const Options& opts) {
   if (layout.constraintRows == 0 && (opts.constraintErrors || opts.baumgarte || opts.constraintTolerance))
     fail("the model has no constraints: `--constraint-errors`, `--baumgarte` and `--constraint-tol` are for models "
          "with cut joints or contacts");
-  if (opts.interpret) return simulateInterpreted(opts, *loaded, layout, std::move(values), e, output);
+  capstan::sim::SimulateRequest request = simulateRequest(opts, *loaded, layout, e, output);
+  if (opts.interpret) return simulateInterpreted(opts, *loaded, layout, std::move(values), request);
   if (layout.constraintRows > 0) {
     // Assembled here first, for located diagnostics; the driver assembles
     // the same way with the generated code.
@@ -565,42 +457,31 @@ int simulate(const Options& opts) {
   const codegen::ExternalFunctions external = loadExternalFunctions(opts, *loaded);
   std::vector<std::string> flags = simulateFlags(), libraries;
   Options generateOptions = opts;
-  if (e.integrator == "cvode") cvodeBuild(*loaded, layout, generateOptions, flags, libraries);
+  if (e.integrator == capstan::sim::Integrator::cvode) cvodeBuild(*loaded, layout, generateOptions, flags, libraries);
   const Generated g = generate(generateOptions, *loaded, layout);
   const fs::path exe = buildDriver(g, layout.className, flags, libraries);
-  char buf[3][64];
-  std::snprintf(buf[0], 64, "%.17g", e.tEnd);
-  std::snprintf(buf[1], 64, "%.17g", e.dt);
-  std::snprintf(buf[2], 64, "%.17g", e.tol);
-  std::vector<std::string> argv = {exe.string(), "simulate", buf[0], buf[1], e.integrator, buf[2], output,
-                                   isatty(STDERR_FILENO) ? "1" : "0"};
-  for (const auto& a : settingArguments(settings)) argv.push_back(a);
-  if (opts.stats) argv.push_back("--stats");
-  if (opts.constraintErrors) argv.push_back("--constraint-errors");
-  if (opts.baumgarte) argv.push_back("--baumgarte=" + timeText(*opts.baumgarte));
-  if (opts.constraintTolerance) argv.push_back("--constraint-tol=" + timeText(*opts.constraintTolerance));
-  std::cout.flush();
+  request.progress = isatty(STDERR_FILENO);
+  request.settings = settings;
   // Where the driver writes the first state whose udot was not finite, if
   // the run fails: the interpreter then finds the force law, at its line.
   const fs::path faultFile = fs::temp_directory_path() / ("capstan-fault-" + std::to_string(getpid()) + ".txt");
-  ::setenv("CAPSTAN_FAULT_FILE", faultFile.c_str(), 1);
+  request.faultFile = faultFile.string();
+  std::vector<std::string> argv = {exe.string(), "simulate"};
+  for (std::string& a : capstan::sim::toArguments(request)) argv.push_back(std::move(a));
+  std::cout.flush();
   const ChildResult run = runChild(argv, {"", opts.timeout ? *opts.timeout : 0.0});
-  ::unsetenv("CAPSTAN_FAULT_FILE");
   if (std::ifstream fault{faultFile}; fault && run.status == 1) {
-    Eigen::VectorXd q(layout.nq), u(layout.nu);
-    double t = 0;
+    capstan::sim::FaultState state;
+    state.q.resize(static_cast<std::size_t>(layout.nq));
+    state.u.resize(static_cast<std::size_t>(layout.nu));
     std::string word;
-    fault >> word >> t >> word;
-    for (int i = 0; i < layout.nq; ++i) fault >> q[i];
+    fault >> word >> state.t >> word;
+    for (double& v : state.q) fault >> v;
     fault >> word;
-    for (int i = 0; i < layout.nu; ++i) fault >> u[i];
+    for (double& v : state.u) fault >> v;
     if (fault) {
       codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, values, {}, external);
-      try {
-        if (const auto n = nonFiniteForceLaw(interp, t, q, u)) reportNonFinite(opts, *loaded, *n);
-      } catch (const codegen::ExternalCallFailed& x) {
-        reportCallFailed(opts, *loaded, x, t);
-      }
+      locateNonFinite(opts, *loaded, interp, state);
     }
   }
   std::error_code removed;
@@ -618,7 +499,17 @@ int simulate(const Options& opts) {
   }
   // Status 1: the driver has said why (`capstan: error: ...`); anything else is a crash.
   if (run.status == -1) std::cerr << "capstan: error: cannot run the simulation program `" << exe.string() << "`\n";
-  else if (run.status != 0 && run.status != 1)
+  else if (run.status > 128) {
+    // Killed by a signal of its own: a crash. The driver wrote its complete
+    // rows first (capstan_driver.cpp, onCrash).
+    const int sig = run.status - 128;
+    std::cerr << "capstan: error: the simulation program crashed (" << ::strsignal(sig) << ", signal " << sig << ")";
+    if (!loaded->flat->functions.empty())
+      std::cerr << "; the model calls external C++ functions (" << externalNames(*loaded)
+                << "): run with `--interpret` under a debugger to see where";
+    if (output != "-") std::cerr << "; the rows computed before it are in `" << output << "`";
+    std::cerr << "\n";
+  } else if (run.status != 0 && run.status != 1)
     std::cerr << "capstan: error: the simulation failed (exit status " << run.status << ")\n";
   return run.status == 0 ? 0 : 1;
 }
@@ -910,117 +801,22 @@ int eval(const Options& opts) {
   const double time = st.time;
   if (layout.constraintRows > 0) warnRedundantRows(opts, *loaded, layout, interp, q, "the state evaluated");
 
-  std::map<std::string, std::vector<double>> rows;  // key -> values (bodies: key#index)
+  std::map<std::string, std::vector<double>> rows;  // capstan::sim::evaluate's records: key[#element] -> values
+  if (opts.derivatives && !layout.cables.empty())
+    fail("`--derivatives` is not available for a model with cables: the cable path solver brings no derivative");
   try {
     if (opts.interpret) {
-      auto put = [&](const std::string& k, const Eigen::VectorXd& v) { rows[k] = std::vector<double>(v.data(), v.data() + v.size()); };
-      put("q", q);
-      put("u", u);
-      put("qdot", interp.qdot(q, u));
-      Eigen::VectorXd udot;
+      const codegen::InterpretedModel model(interp);
       try {
-        udot = st.externalForces.empty() ? interp.forwardDynamics(time, q, u)
-                                         : interp.forwardDynamics(time, q, u, st.externalForces);
-      } catch (const codegen::GimbalLock& e) {
-        fail(capstan::gimbalLockMessage(e.element->name, e.pitch, time));
-      }
-      if (layout.constraintRows > 0) {
-        // The exact acceleration-level solution, as the driver's.
-        const codegen::InterpretedModel model(interp);
-        capstan::ConstraintSolver<codegen::InterpretedModel> solver(model, codegen::constraintRowRanges(layout));
-        Eigen::VectorXd lambda;
-        solver.correct(q, u, udot, lambda);
-        const capstan::ConstraintRows<double> cr = interp.constraintRows(q, u);
-        put("position_errors", cr.positionErrors);
-        put("velocity_errors", cr.velocityErrors);
-        put("acceleration_errors", cr.G * udot - cr.gamma);
-        put("multipliers", lambda);
-        for (std::size_t k = 0; k < cr.contacts.size(); ++k) {
-          const capstan::ContactGeometry<double>& g = cr.contacts[k];
-          std::vector<double> R;
-          for (int r = 0; r < 3; ++r)
-            for (int c = 0; c < 3; ++c) R.push_back(g.R_WC(r, c));
-          rows["contact_R#" + std::to_string(k)] = R;
-          rows["contact_p#" + std::to_string(k)] = {g.p_WC[0], g.p_WC[1], g.p_WC[2]};
-          rows["separation#" + std::to_string(k)] = {g.separation};
-        }
-      }
-      put("udot", udot);
-      const std::vector<capstan::BushingForces<double>> bushings = interp.bushingStates(time, q, u);
-      for (std::size_t k = 0; k < bushings.size(); ++k) {
-        const std::string at = "#" + std::to_string(k);
-        rows["F_A_A" + at] = std::vector<double>(bushings[k].F_A_A.data(), bushings[k].F_A_A.data() + 6);
-        rows["F_C_C" + at] = std::vector<double>(bushings[k].F_C_C.data(), bushings[k].F_C_C.data() + 6);
-      }
-      std::vector<codegen::CableEvaluation> cables;
-      try {
-        cables = interp.cables(time, q, u);
-      } catch (const codegen::CableFailed& e) {
-        fail(e.what());
-      }
-      for (std::size_t k = 0; k < cables.size(); ++k) {
-        const std::string at = "#" + std::to_string(k);
-        const capstan::cable::ModelCableValues& c = cables[k].values;
-        rows["cable" + at] = {c.length, c.lengthDot, c.tension, c.energy, c.power};
-        std::vector<double>& forces = rows["cable_forces" + at];
-        Eigen::VectorXd tau = Eigen::VectorXd::Zero(layout.nu);
-        for (std::size_t b = 0; b < cables[k].F_Bo_W.size(); ++b) {
-          const capstan::Vec6<double>& F = cables[k].F_Bo_W[b];
-          forces.insert(forces.end(), F.data(), F.data() + 6);
-          tau += interp.frameJacobian(static_cast<int>(b), q).transpose() * F;  // frames 0 .. nb-1 are the bodies
-        }
-        rows["cable_tau" + at] = std::vector<double>(tau.data(), tau.data() + tau.size());
-        for (std::size_t i = 0; i < cables[k].path.obstacles.size(); ++i) {
-          const capstan::cable::ObstacleState& o = cables[k].path.obstacles[i];
-          rows["cable_obstacle#" + std::to_string(layout.cables[k].firstFrame + static_cast<int>(i))] = {
-              o.active ? 1.0 : 0.0, o.P.p_W[0], o.P.p_W[1], o.P.p_W[2], o.Q.p_W[0], o.Q.p_W[1], o.Q.p_W[2],
-              o.arcLength, o.wrapAngle, o.separation};
-        }
-      }
-      rows["kinetic_energy"] = {interp.kineticEnergy(q, u)};
-      rows["potential_energy"] = {interp.potentialEnergy(q)};
-      const Eigen::MatrixXd M = interp.massMatrix(q);
-      std::vector<double> m;
-      for (int r = 0; r < M.rows(); ++r)
-        for (int c = 0; c < M.cols(); ++c) m.push_back(M(r, c));
-      rows["mass_matrix"] = m;
-      std::vector<capstan::Transform<double>> X;
-      std::vector<capstan::Vec6<double>> V;
-      interp.bodyStates(q, u, X, V);
-      for (std::size_t b = 0; b < X.size(); ++b) {
-        std::vector<double> R;
-        for (int r = 0; r < 3; ++r)
-          for (int c = 0; c < 3; ++c) R.push_back(X[b].R(r, c));
-        rows["R_WB#" + std::to_string(b)] = R;
-        rows["p_WB#" + std::to_string(b)] = {X[b].p[0], X[b].p[1], X[b].p[2]};
-        rows["w_WB#" + std::to_string(b)] = {V[b][0], V[b][1], V[b][2]};
-        rows["v_WB#" + std::to_string(b)] = {V[b][3], V[b][4], V[b][5]};
-      }
-      for (std::size_t f = 0; f < layout.jacobianFrames.size(); ++f) {
-        const Eigen::MatrixXd J = interp.frameJacobian(static_cast<int>(f), q);
-        std::vector<double> Jr;
-        for (int r = 0; r < J.rows(); ++r)
-          for (int c = 0; c < J.cols(); ++c) Jr.push_back(J(r, c));
-        rows["J#" + std::to_string(f)] = Jr;
-        const capstan::Vec6<double> a = interp.frameJacobianDotU(static_cast<int>(f), q, u);
-        rows["JdotU#" + std::to_string(f)] = std::vector<double>(a.data(), a.data() + 6);
-      }
-      rows["outputs"] = interp.outputs(time, q, u);
-      if (opts.derivatives) {
-        if (!layout.cables.empty())
-          fail("`--derivatives` is not available for a model with cables: the cable path solver brings no derivative");
-        codegen::DynamicsDerivatives d;
-        try {
-          d = interp.forwardDynamicsDerivatives(time, q, u);
-        } catch (const codegen::UnsupportedExpression& e) {
-          fail(std::string(e.what()) + " is not available: an external C++ function brings no derivative");
-        }
-        for (const auto& [key, m] : {std::pair{"dudot_dq", &d.dudot_dq}, std::pair{"dudot_du", &d.dudot_du},
-                                     std::pair{"dudot_dtau", &d.dudot_dtau}}) {
-          std::vector<double>& r = rows[key];
-          for (int i = 0; i < m->rows(); ++i)
-            for (int j = 0; j < m->cols(); ++j) r.push_back((*m)(i, j));
-        }
+        capstan::sim::evaluate(model, time, q, u, st.externalForces.empty() ? nullptr : &st.externalForces,
+                               opts.derivatives,
+                               [&](std::string_view key, int element, std::vector<double> values) {
+                                 rows[capstan::sim::evalKey(key, element)] = std::move(values);
+                               });
+      } catch (const capstan::sim::ModelStopped& e) {
+        fail(e.message);
+      } catch (const codegen::UnsupportedExpression& e) {
+        fail(std::string(e.what()) + " is not available: an external C++ function brings no derivative");
       }
     } else {
       // An external function that throws stops the driver; the interpreter
@@ -1030,8 +826,6 @@ int eval(const Options& opts) {
         interp.outputs(time, q, u);
       }
       const Generated g = generate(opts, *loaded, layout);
-      if (opts.derivatives && !layout.cables.empty())
-        fail("`--derivatives` is not available for a model with cables: the cable path solver brings no derivative");
       // One driver for an eval with external forces and one without: it
       // has both forwardDynamics overloads (compiler/templates/capstan_driver.cpp).
       std::vector<std::string> flags = evalFlags();
@@ -1040,21 +834,12 @@ int eval(const Options& opts) {
       if (opts.derivatives) flags.push_back("-DCAPSTAN_DERIVATIVES");
       const fs::path exe = buildDriver(g, layout.className, flags);
       std::istringstream in(runDriver(exe, "eval", st));
-      std::string line;
-      std::map<std::string, int> seen;
-      while (std::getline(in, line)) {
+      for (std::string line; std::getline(in, line);) {  // `key[#element] v...`
         std::istringstream ls(line);
         std::string key;
         ls >> key;
-        if (key == "R_WB" || key == "p_WB" || key == "w_WB" || key == "v_WB" || key == "J" || key == "JdotU" ||
-            key == "F_A_A" || key == "F_C_C" || key == "contact_R" || key == "contact_p" || key == "separation" ||
-            key == "cable" || key == "cable_forces" || key == "cable_tau" || key == "cable_obstacle") {
-          key += "#" + std::to_string(seen[key]++);
-        }
-        std::vector<double> v;
-        std::string tok;
-        while (ls >> tok) v.push_back(std::strtod(tok.c_str(), nullptr));
-        rows[key] = v;
+        std::vector<double>& v = rows[key];
+        for (std::string number; ls >> number;) v.push_back(std::strtod(number.c_str(), nullptr));
       }
     }
     const auto finite = [](const std::vector<double>& v) {

@@ -1,5 +1,7 @@
 #include "codegen/interpret.hpp"
 
+#include <limits>
+
 #include <capstan/dynamics.hpp>
 #include <capstan/local_dynamics.hpp>
 
@@ -289,6 +291,119 @@ capstan::ConstraintRows<double> Interpreter::constraintRows(const Eigen::VectorX
 }
 
 void Interpreter::normalizeQuaternions(Eigen::VectorXd& q) const { capstan::normalizeQuaternions(mechanism_, q); }
+
+namespace {
+
+template <class T, class F>
+std::vector<std::string> namesOf(const std::vector<T>& items, F&& name) {
+  std::vector<std::string> names;
+  for (const T& item : items) name(item, names);
+  return names;
+}
+
+}  // namespace
+
+InterpretedModel::InterpretedModel(Interpreter& interpreter)
+    : nq(interpreter.nq()),
+      nu(interpreter.nu()),
+      nb(static_cast<int>(interpreter.layout().bodies.size())),
+      nf(static_cast<int>(interpreter.layout().jacobianFrames.size())),
+      ncables(static_cast<int>(interpreter.layout().cables.size())),
+      qNames(namesOf(interpreter.layout().joints,
+                     [](const JointLayout& j, auto& out) { out.insert(out.end(), j.qNames.begin(), j.qNames.end()); })),
+      uNames(namesOf(interpreter.layout().joints,
+                     [](const JointLayout& j, auto& out) { out.insert(out.end(), j.uNames.begin(), j.uNames.end()); })),
+      outputNames(namesOf(interpreter.layout().outputs, [](const IoVariable& o, auto& out) { out.push_back(o.name); })),
+      bushingNames(namesOf(interpreter.layout().forceElements,
+                           [](const ForceElementLayout& e, auto& out) {
+                             if (e.kind == mechanics::ForceKind::Bushing) out.push_back(e.name);
+                           })),
+      cableNames(namesOf(interpreter.layout().cables, [](const CableLayout& c, auto& out) { out.push_back(c.name); })),
+      constraintInfo([&] {
+        std::vector<ConstraintInfo> info;
+        for (const ConstraintLayout& c : interpreter.layout().constraints)
+          info.push_back({c.name, c.holonomicRow, c.holonomic, c.nonholonomicRow, c.nonholonomic});
+        return info;
+      }()),
+      interp_(interpreter),
+      lastCables_(static_cast<std::size_t>(ncables)) {}
+
+void InterpretedModel::forwardDynamics(double t, const Q& q, const U& u, U& udot) const {
+  lastTime_ = t;
+  failedCable_ = -1;
+  try {
+    udot = interp_.forwardDynamics(t, q, u);
+  } catch (const CableFailed& e) {
+    failedCable_ = static_cast<int>(e.cable - interp_.layout().cables.data());
+    cableFailure_ = e.what();
+    udot = Eigen::VectorXd::Constant(nu, std::numeric_limits<double>::quiet_NaN());
+  }
+}
+
+void InterpretedModel::forwardDynamics(double t, const Q& q, const U& u, const ExternalForces& fext, U& udot) const {
+  lastTime_ = t;
+  failedCable_ = -1;
+  try {
+    udot = interp_.forwardDynamics(t, q, u, fext);
+  } catch (const CableFailed& e) {
+    failedCable_ = static_cast<int>(e.cable - interp_.layout().cables.data());
+    cableFailure_ = e.what();
+    udot = Eigen::VectorXd::Constant(nu, std::numeric_limits<double>::quiet_NaN());
+  }
+}
+
+void InterpretedModel::bodyPoses(const Q& q, BodyPoses& poses) const {
+  std::vector<capstan::Transform<double>> X;
+  std::vector<capstan::Vec6<double>> V;
+  interp_.bodyStates(q, Eigen::VectorXd::Zero(nu), X, V);
+  poses.resize(X.size());
+  for (std::size_t b = 0; b < X.size(); ++b) poses[b] = {X[b].R, X[b].p};
+}
+
+void InterpretedModel::bodyVelocities(const Q& q, const U& u, BodyVelocities& velocities) const {
+  std::vector<capstan::Transform<double>> X;
+  std::vector<capstan::Vec6<double>> V;
+  interp_.bodyStates(q, u, X, V);
+  velocities.resize(V.size());
+  for (std::size_t b = 0; b < V.size(); ++b) velocities[b] = {V[b].head<3>(), V[b].tail<3>()};
+}
+
+void InterpretedModel::cableForces(int c, double t, const Q& q, const U& u, ExternalForces& fext) const {
+  fext = interp_.cables(t, q, u).at(static_cast<std::size_t>(c)).F_Bo_W;
+}
+
+void InterpretedModel::forwardDynamicsDerivatives(double t, const Q& q, const U& u, MassMatrix& dudot_dq,
+                                                  MassMatrix& dudot_du, MassMatrix& dudot_dtau) const {
+  DynamicsDerivatives d = interp_.forwardDynamicsDerivatives(t, q, u);
+  dudot_dq = std::move(d.dudot_dq);
+  dudot_du = std::move(d.dudot_du);
+  dudot_dtau = std::move(d.dudot_dtau);
+}
+
+int InterpretedModel::gimbalLock(const Q& q, const U& u, double& pitch) const {
+  if (bushingNames.empty()) return -1;
+  try {
+    interp_.bushingStates(0.0, q, u);  // (a bushing's angles depend on q only)
+  } catch (const GimbalLock& e) {
+    pitch = e.pitch;
+    for (std::size_t k = 0; k < bushingNames.size(); ++k)
+      if (bushingNames[k] == e.element->name) return static_cast<int>(k);
+  }
+  return -1;
+}
+
+int InterpretedModel::updateCables(double t, const Q& q, const U& u, ExternalForces& fext) const {
+  fext.clear();
+  lastTime_ = t;
+  failedCable_ = -1;
+  try {
+    lastCables_ = interp_.cables(t, q, u);
+  } catch (const CableFailed& e) {
+    failedCable_ = static_cast<int>(e.cable - interp_.layout().cables.data());
+    cableFailure_ = e.what();
+  }
+  return failedCable_;
+}
 
 std::vector<capstan::ConstraintRowRange> constraintRowRanges(const ModelLayout& layout) {
   std::vector<capstan::ConstraintRowRange> rows;

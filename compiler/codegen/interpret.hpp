@@ -9,6 +9,8 @@
 
 #include <functional>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include <capstan/constraint_solver.hpp>
@@ -114,6 +116,7 @@ class Interpreter {
   // potentialEnergy include the cables' forces and springs' energy.
   std::vector<CableEvaluation> cables(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   void normalizeQuaternions(Eigen::VectorXd& q) const;
+  const ModelLayout& layout() const { return layout_; }
   // The model's expressions (force laws, outputs) over double.
   Environment<double>& environment() { return *env_; }
 
@@ -141,8 +144,12 @@ class Interpreter {
   ExternalFunctions external_;
 };
 
-// The interpreter as capstan/constraint_solver.hpp's Model (dynamic sizes),
-// as a generated class is in the driver.
+// The interpreter as a capstan::sim::Model (capstan/sim/model.hpp), with
+// dynamic sizes: what `simulate --interpret` runs through the same loop as
+// a generated class, and capstan/constraint_solver.hpp's Model. It mirrors
+// the generated class's API: faults are values (gimbalLock(),
+// cableFailure()), not the interpreter's exceptions; an external C++
+// function's ExternalCallFailed still propagates.
 class InterpretedModel {
  public:
   using Q = Eigen::VectorXd;
@@ -151,12 +158,80 @@ class InterpretedModel {
   using ConstraintVector = Eigen::VectorXd;
   using PositionErrors = Eigen::VectorXd;
   using ConstraintJacobian = Eigen::MatrixXd;
+  using OutputValues = std::vector<double>;
+  using ExternalForces = capstan::ExternalForces<double>;
+  using CableValues = capstan::cable::ModelCableValues;
+  using FrameJacobian = Eigen::MatrixXd;                 // (6 x nu)
+  using SpatialVector = capstan::Vec6<double>;
+  struct BodyPose {                                      // X_WB
+    Eigen::Matrix3d R_WB;
+    Eigen::Vector3d p_WB;
+  };
+  struct BodyVelocity {                                  // World, about the body origin
+    Eigen::Vector3d w_WB, v_WB;
+  };
+  using BodyPoses = std::vector<BodyPose>;
+  using BodyVelocities = std::vector<BodyVelocity>;
+  using BushingStates = std::vector<capstan::BushingForces<double>>;
+  using ContactFrames = std::vector<capstan::ContactGeometry<double>>;
+  // A constraint's name and rows, as the generated class's ConstraintInfo.
+  struct ConstraintInfo {
+    std::string name;
+    int holonomicRow = 0, holonomic = 0, nonholonomicRow = 0, nonholonomic = 0;
+  };
 
-  explicit InterpretedModel(Interpreter& interpreter) : interp_(interpreter) {}
-  void forwardDynamics(double t, const Q& q, const U& u, U& udot) const { udot = interp_.forwardDynamics(t, q, u); }
-  void massMatrix(const Q& q, MassMatrix& M) const { M = interp_.massMatrix(q); }
+  explicit InterpretedModel(Interpreter& interpreter);
+
+  const int nq, nu, nb, nf, ncables;
+  const std::vector<std::string> qNames, uNames, outputNames, bushingNames, cableNames;
+  const std::vector<ConstraintInfo> constraintInfo;
+
+  void initialState(Q& q, U& u) const { interp_.initialState(q, u); }
   void qdot(const Q& q, const U& u, Q& qd) const { qd = interp_.qdot(q, u); }
+  // udot; NaN, with cableFailure() set, where a cable's path is lost.
+  void forwardDynamics(double t, const Q& q, const U& u, U& udot) const;
+  void forwardDynamics(double t, const Q& q, const U& u, const ExternalForces& fext, U& udot) const;
+  void bodyPoses(const Q& q, BodyPoses& poses) const;
+  void bodyVelocities(const Q& q, const U& u, BodyVelocities& velocities) const;
+  // Frame `frame` of layout.jacobianFrames (bodies first, as frameNames).
+  bool frameJacobian(int frame, const Q& q, FrameJacobian& J) const {
+    J = interp_.frameJacobian(frame, q);
+    return true;
+  }
+  bool frameJacobianDotU(int frame, const Q& q, const U& u, SpatialVector& JdotU) const {
+    JdotU = interp_.frameJacobianDotU(frame, q, u);
+    return true;
+  }
+  // (a bushing's forces do not depend on time)
+  void bushingStates(const Q& q, const U& u, BushingStates& states) const { states = interp_.bushingStates(0.0, q, u); }
+  void contactFrames(const Q& q, ContactFrames& frames) const { frames = rows(q).contacts; }
+  void massMatrix(const Q& q, MassMatrix& M) const { M = interp_.massMatrix(q); }
   void normalizeQuaternions(Q& q) const { interp_.normalizeQuaternions(q); }
+  double kineticEnergy(const Q& q, const U& u) const { return interp_.kineticEnergy(q, u); }
+  double potentialEnergy(const Q& q) const { return interp_.potentialEnergy(q); }
+  void outputValues(double t, const Q& q, const U& u, OutputValues& values) const {
+    lastTime_ = t;
+    values = interp_.outputs(t, q, u);
+  }
+  // Parameters are the Interpreter's, fixed when it was made.
+  double* parameter(std::string_view) { return nullptr; }
+  void forwardDynamicsDerivatives(double t, const Q& q, const U& u, MassMatrix& dudot_dq, MassMatrix& dudot_du,
+                                  MassMatrix& dudot_dtau) const;
+  // The first bushing (index in bushingNames) at gimbal lock, or -1.
+  int gimbalLock(const Q& q, const U& u, double& pitch) const;
+  // As the generated class's: every path solved by continuation; the first
+  // cable whose path is lost, or -1 (fext is left empty: eval's cables
+  // give the forces).
+  int updateCables(double t, const Q& q, const U& u, ExternalForces& fext) const;
+  const CableValues& cableValues(int c) const { return lastCables_.at(static_cast<std::size_t>(c)).values; }
+  // Cable c's path at the last updateCables, and its forces alone on the bodies.
+  const capstan::cable::CablePathState& cablePath(int c) const { return lastCables_.at(static_cast<std::size_t>(c)).path; }
+  void cableForces(int c, double t, const Q& q, const U& u, ExternalForces& fext) const;
+  int cableFailure() const { return failedCable_; }
+  std::string cableFailureMessage(double) const { return cableFailure_; }
+  // The time of the last evaluation at a time (forwardDynamics, outputs,
+  // cables): where an external function that threw was called.
+  double lastTime() const { return lastTime_; }
   void constraintPositionErrors(const Q& q, PositionErrors& e) const { e = rows(q).positionErrors; }
   void constraintVelocityErrors(const Q& q, const U& u, ConstraintVector& e) const {
     e = interp_.constraintRows(q, u).velocityErrors;
@@ -171,6 +246,10 @@ class InterpretedModel {
     return interp_.constraintRows(q, Eigen::VectorXd::Zero(interp_.nu()));
   }
   Interpreter& interp_;
+  mutable std::vector<CableEvaluation> lastCables_;
+  mutable int failedCable_ = -1;
+  mutable std::string cableFailure_;
+  mutable double lastTime_ = 0.0;
 };
 
 // Each constraint's rows (layout.constraints order), as the constraint

@@ -8,10 +8,10 @@
 #include <Pendulum.hpp>
 #include <ServoArm.hpp>
 
+#include <capstan/sim/simulate.hpp>
+
 #include <cmath>
 #include <cstdio>
-
-#include "mechanical.hpp"
 
 namespace {
 
@@ -43,10 +43,10 @@ double energy(const Model& model, const State<Model>& x) {
 int main() {
   Arm arm;
   Pendulum pendulum;
-  Mechanical<Arm> armSystem{arm};
-  Mechanical<Pendulum> pendulumSystem{pendulum};
-  capstan::FirstOrder<Mechanical<Arm>, State<Arm>> armOde(armSystem);
-  capstan::FirstOrder<Mechanical<Pendulum>, State<Pendulum>> pendulumOde(pendulumSystem);
+  capstan::sim::System<Arm> armSystem(arm);  // the integrators' mechanical systems
+  capstan::sim::System<Pendulum> pendulumSystem(pendulum);
+  capstan::FirstOrder<capstan::sim::System<Arm>, State<Arm>> armOde(armSystem);
+  capstan::FirstOrder<capstan::sim::System<Pendulum>, State<Pendulum>> pendulumOde(pendulumSystem);
   State<Arm> xa = initialState(arm);
   State<Pendulum> xp = initialState(pendulum);
   const double pendulumEnergy0 = energy(pendulum, xp);

@@ -3,16 +3,16 @@
 // energy must be conserved to the integration tolerance.
 #include <Pendulum.hpp>
 
+#include <capstan/sim/simulate.hpp>
+
 #include <cmath>
 #include <cstdio>
-
-#include "mechanical.hpp"
 
 int main() {
   using Model = capstan_models::Pendulum;
   Model model;
   model.params.lower_m = 0.9;  // a runtime parameter: no recompiling
-  Mechanical<Model> mechanical{model};
+  capstan::sim::System<Model> mechanical(model);  // the integrators' mechanical system
 
   Model::Q q;
   Model::U u;
@@ -22,7 +22,7 @@ int main() {
   x << q, u;
   const double e0 = model.kineticEnergy(q, u) + model.potentialEnergy(q);
 
-  capstan::FirstOrder<Mechanical<Model>, State> system(mechanical);
+  capstan::FirstOrder<capstan::sim::System<Model>, State> system(mechanical);
   capstan::IntegratorSettings settings;
   settings.relativeTolerance = settings.absoluteTolerance = 1e-10;
   settings.outputInterval = 1.0;

@@ -6,31 +6,22 @@
 #include <StiffSpring.hpp>
 
 #include <capstan/cvode.hpp>
+#include <capstan/sim/simulate.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "mechanical.hpp"
-
-// The mechanical system with its derivatives: what FirstOrder::jacobian
-// builds CVODE's df/dx from (d udot/dq along the tangent space, d udot/du).
-template <class Model>
-struct MechanicalWithDerivatives : Mechanical<Model> {
-  using MatrixU = typename Model::MassMatrix;
-  void udotDerivatives(double t, const typename Model::Q& q, const typename Model::U& u, MatrixU& dudot_dq,
-                       MatrixU& dudot_du) const {
-    MatrixU dudot_dtau;  // M^-1, not needed here
-    this->model.forwardDynamicsDerivatives(t, q, u, dudot_dq, dudot_du, dudot_dtau);
-  }
-};
 
 int main() {
   using Model = capstan_models::StiffSpring;
   using State = Eigen::Matrix<double, Model::nq + Model::nu, 1>;
   Model model;
-  MechanicalWithDerivatives<Model> mechanical{{model}};
-  capstan::FirstOrder<MechanicalWithDerivatives<Model>, State> system(mechanical);
+  // The model as the integrators' mechanical system, with its derivatives
+  // (`true`): what FirstOrder::jacobian builds CVODE's df/dx from (d udot/dq
+  // along the tangent space, d udot/du).
+  capstan::sim::System<Model, true> mechanical(model);
+  capstan::FirstOrder<capstan::sim::System<Model, true>, State> system(mechanical);
   Model::Q q;
   Model::U u;
   model.initialState(q, u);

@@ -16,6 +16,9 @@
   run.py --capstan BIN builtins         every built-in: compile time (`check --json`),
                                         `eval` and `eval --interpret` agree, in and
                                         out of the domain (the same value or the same error)
+  run.py --capstan BIN crash            a C++ function the model calls crashes the driver:
+                                        the signal and the functions named, exit 1, every
+                                        row before the crash in the CSV, whole
   run.py --capstan BIN external_forces  STATE.json's `external_forces` change udot by
                                         M^-1 J^T F (virtual work on the double pendulum)
   run.py --capstan BIN stiff            examples/stiff_chain.cap (springs of 1e6 N/m): cvode
@@ -52,6 +55,7 @@ BUILTINS = HERE / "models/builtins.cap"
 STIFF_CHAIN = ROOT / "examples/stiff_chain.cap"
 FOURBAR = ROOT / "examples/fourbar.cap"
 STIFF_FREE_BODY = HERE / "models/stiff_free_body.cap"
+CRASH = HERE / "models/crash.cap"
 
 
 def run(capstan, *args):
@@ -417,6 +421,31 @@ OUT_OF_DOMAIN = [
 ]
 
 
+def crash(capstan):
+    """A C++ function the model calls crashes the driver at t = 0.3: capstan
+    says so (the signal, the functions), exits 1, and the CSV holds the
+    header and every row computed before it (t = 0 .. 0.25), whole."""
+    with tempfile.TemporaryDirectory() as tmp:
+        csv = pathlib.Path(tmp) / "crash.csv"
+        p = run(capstan, "simulate", CRASH, "--t-end", "1", "--dt", "0.05", "--integrator", "rk4", "-o", csv)
+        text = csv.read_text()
+    errors = []
+    if p.returncode != 1:
+        errors.append(f"exit status {p.returncode}, not 1")
+    for want in ("the simulation program crashed (Segmentation fault, signal 11)", "`crashAfter` (crashlib::crashAfter)",
+                 "the rows computed before it are in"):
+        if want not in p.stderr:
+            errors.append(f"no `{want}` in:\n{p.stderr}")
+    if not text.endswith("\n"):
+        errors.append(f"the CSV does not end on a whole row: {text[-40:]!r}")
+    header, rows = read_csv(text)
+    times = [round(row["time"], 12) for row in rows]
+    if times != [round(0.05 * k, 12) for k in range(6)]:
+        errors.append(f"rows at {times}, not t = 0, 0.05, ..., 0.25")
+    if errors:
+        raise AssertionError("\n".join(errors))
+
+
 def builtins(capstan):
     def literal(x):
         return "{" + ", ".join(map(str, x)) + "}" if isinstance(x, list) else str(x)
@@ -769,7 +798,7 @@ def cvode_constraints(capstan):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
-    ap.add_argument("mode", choices=["bad_input", "period", "energy", "nonfinite", "bench", "interrupt", "builtins",
+    ap.add_argument("mode", choices=["bad_input", "period", "energy", "nonfinite", "bench", "interrupt", "builtins", "crash",
                                      "external_forces", "stiff", "cvode_nonfinite", "cvode_constraints", "list"])
     ap.add_argument("case", nargs="?")
     opts = ap.parse_args()
@@ -780,7 +809,7 @@ def main():
     if opts.mode == "bad_input":
         return bad_input(capstan, opts.case)
     return {"period": period, "energy": energy, "nonfinite": nonfinite, "bench": bench,
-            "interrupt": interrupt, "builtins": builtins, "external_forces": external_forces, "stiff": stiff,
+            "interrupt": interrupt, "builtins": builtins, "crash": crash, "external_forces": external_forces, "stiff": stiff,
             "cvode_nonfinite": cvode_nonfinite, "cvode_constraints": cvode_constraints}[opts.mode](capstan)
 
 

@@ -4,7 +4,7 @@
 # Capstan::cvode and DERIVATIVES where Capstan has SUNDIALS), and
 # checks with `ninja -n` that a touched model file regenerates and rebuilds
 # exactly what depends on it.
-# Arguments: ROOT (source tree), BUILD (this build tree), BIN (scratch folder), NINJA.
+# Arguments: ROOT (source tree), BUILD (this build tree), BIN (scratch folder), NINJA, PYTHON.
 set(NAME "examples/embed")
 include("${CMAKE_CURRENT_LIST_DIR}/install_prefix.cmake")
 # A copy, so that touching its models leaves the source tree alone.
@@ -20,6 +20,16 @@ message("${output}")
 run("controller" "${build}/controller")
 message("${output}")
 run("pendulum_energy" "${build}/pendulum_energy")
+message("${output}")
+# The same trajectory from the user's program (capstan::sim over the
+# generated class) and from `capstan simulate`, row for row.
+execute_process(COMMAND "${build}/pendulum_csv" 1.0 0.01 OUTPUT_FILE "${BIN}/embedded.csv" RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "examples/embed: pendulum_csv failed (${rc})")
+endif()
+run("capstan simulate" "${prefix}/bin/capstan" simulate "${src}/models/pendulum.cap" -I "${src}/models"
+    --t-end 1 --dt 0.01 --integrator dopri5 -o "${BIN}/simulated.csv")
+run("compare" "${PYTHON}" "${ROOT}/tests/embed/same_rows.py" "${BIN}/embedded.csv" "${BIN}/simulated.csv")
 message("${output}")
 run("wheel_brake" "${build}/wheel_brake")  # an external C++ function, its include folder from the model
 message("${output}")
@@ -71,7 +81,8 @@ set(arm "Generating capstan/servo_arm/ServoArm.hpp from models/arm.cap")
 set(pendulum "Generating capstan/pendulum/Pendulum.hpp from models/pendulum.cap")
 set(controller "Building CXX object CMakeFiles/controller.dir/controller.cpp.o" "Linking CXX executable controller")
 set(energy "Building CXX object CMakeFiles/pendulum_energy.dir/pendulum_energy.cpp.o"
-           "Linking CXX executable pendulum_energy")
+           "Linking CXX executable pendulum_energy"
+           "Building CXX object CMakeFiles/pendulum_csv.dir/pendulum_csv.cpp.o" "Linking CXX executable pendulum_csv")
 after_touching(models/arm.cap "${arm}" ${controller})
 # Really rebuild: the header is regenerated and nothing is left to do.
 run("rebuild" "${NINJA}" -C "${build}")

@@ -7,6 +7,7 @@
 #include <Chain.hpp>
 #include <ServoArm.hpp>
 #include <capstan/integrators.hpp>
+#include <capstan/sim/simulate.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -21,19 +22,6 @@ void check(bool ok, const char* what) {
     ++failures;
   }
 }
-
-// The integrators' mechanical-system interface over a generated class.
-template <class Model>
-struct Mechanical {
-  using VectorQ = typename Model::Q;
-  using VectorU = typename Model::U;
-  Model& model;
-  int nq() const { return Model::nq; }
-  int nu() const { return Model::nu; }
-  void qdot(const VectorQ& q, const VectorU& u, VectorQ& qd) const { model.qdot(q, u, qd); }
-  void udot(double t, const VectorQ& q, const VectorU& u, VectorU& ud) const { model.forwardDynamics(t, q, u, ud); }
-  void normalize(VectorQ& q) const { Model::normalizeQuaternions(q); }
-};
 
 // Every evaluation function, and forwardDynamics against M udot = tau - C.
 template <class Model>
@@ -81,7 +69,7 @@ int main() {
 
   // Inputs and outputs: the motor torque drives the arm.
   arm.inputs.torque = 0.5;
-  Mechanical<capstan_models::ServoArm> armSystem{arm};
+  capstan::sim::System<capstan_models::ServoArm> armSystem(arm);
   capstan_models::ServoArm::Q q;
   capstan_models::ServoArm::U u;
   arm.initialState(q, u);
@@ -93,9 +81,9 @@ int main() {
   check(out.angle > 0 && out.rate > 0 && out.angle == q[0] && out.rate == u[0], "ServoArm: outputs follow the input");
 
   // The chain, undamped now, conserves energy under RK4.
-  Mechanical<capstan_models::Chain> chainSystem{chain};
+  capstan::sim::System<capstan_models::Chain> chainSystem(chain);
   using ChainState = Eigen::Matrix<double, capstan_models::Chain::nq + capstan_models::Chain::nu, 1>;
-  capstan::FirstOrder<Mechanical<capstan_models::Chain>, ChainState> chainOde(chainSystem);
+  capstan::FirstOrder<capstan::sim::System<capstan_models::Chain>, ChainState> chainOde(chainSystem);
   capstan_models::Chain::Q cq;
   capstan_models::Chain::U cu;
   chain.initialState(cq, cu);

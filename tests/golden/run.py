@@ -11,6 +11,9 @@
   run.py --capstan BIN warnings            generated headers (and the driver capstan builds
                                            around them) compile with -Wall -Wextra -Wpedantic
                                            -Werror under g++ and clang++
+  run.py --capstan BIN trajectories      `capstan simulate` and `simulate --interpret` (one
+                                           loop, capstan::sim) on every example: the same
+                                           header, the same rows to 1e-12 (1e-9 with cables)
   run.py --capstan BIN format              the header does not depend on the templates'
                                            whitespace (Clang's Format library lays it out)
 """
@@ -587,10 +590,60 @@ def format_independent(capstan):
     return 1 if failures else 0
 
 
+# ---------------------------------------------------------------- trajectories
+TRAJECTORY_AGREEMENT = 1e-12        # generated vs interpreted rows, relative to each column's scale
+CABLE_TRAJECTORY_AGREEMENT = 1e-9   # with cables: the path solver stops at its tolerance
+
+
+def trajectories(capstan):
+    """Every example through `simulate` and `simulate --interpret`: both run
+    capstan::sim's loop and column table, so the headers are identical and
+    the rows agree to round-off. The golden examples keep their arguments
+    (their drivers are shared with `golden`); the others run 0.2 s of rk4
+    (the stiff chain 0.05 s of dopri5)."""
+    arguments = {example: sim_args for example, _, sim_args in EXAMPLES}
+    # Springs of 1e6 N/m: rk4 at 0.02 s is unstable there; dopri5 steps by stability.
+    arguments["examples/stiff_chain.cap"] = ["--t-end", "0.05", "--dt", "0.005", "--integrator", "dopri5"]
+    errors = []
+    with tempfile.TemporaryDirectory() as d:
+        tmp = pathlib.Path(d)
+        for example in sorted(ROOT.glob("examples/*.cap")):
+            relative = str(example.relative_to(ROOT))
+            sim_args = arguments.get(relative, ["--t-end", "0.2", "--dt", "0.02", "--integrator", "rk4"])
+            runs = {}
+            for mode, extra in (("generated", []), ("interpreted", ["--interpret"])):
+                path = tmp / f"{example.stem}.{mode}.csv"
+                run(capstan, "simulate", str(example), *sim_args, *extra, "-o", str(path))
+                runs[mode] = read_csv(path)
+            (header_g, rows_g), (header_i, rows_i) = runs["generated"], runs["interpreted"]
+            tolerance = CABLE_TRAJECTORY_AGREEMENT if any(h.endswith(".tension") for h in header_g) \
+                else TRAJECTORY_AGREEMENT
+            if header_g != header_i:
+                errors.append(f"{relative}: headers differ:\n  generated   {header_g}\n  interpreted {header_i}")
+                continue
+            if len(rows_g) != len(rows_i) or len(rows_g) < 2:
+                errors.append(f"{relative}: {len(rows_g)} generated rows, {len(rows_i)} interpreted")
+                continue
+            worst = 0.0
+            for c, name in enumerate(header_g):
+                scale = max([1.0] + [abs(row[c]) for row in rows_g])
+                for r, (x, y) in enumerate(zip(rows_g, rows_i)):
+                    worst = max(worst, abs(x[c] - y[c]) / scale)
+                    if abs(x[c] - y[c]) > tolerance * scale:
+                        errors.append(f"{relative}: row {r + 1}, `{name}`: generated {x[c]!r}, interpreted {y[c]!r}")
+                        break
+            print(f"trajectories: {relative}: {len(rows_g)} rows x {len(header_g)} columns, "
+                  f"largest difference {worst:.1e} (of {tolerance:g})")
+    for e in errors:
+        print(e)
+    print(f"trajectories: {len(errors)} failed")
+    return 1 if errors else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
-    ap.add_argument("mode", choices=["golden", "agreement", "warnings", "format"])
+    ap.add_argument("mode", choices=["golden", "agreement", "warnings", "format", "trajectories"])
     ap.add_argument("--update", action="store_true")
     opts = ap.parse_args()
     capstan = os.path.abspath(opts.capstan)
@@ -600,6 +653,8 @@ def main():
         return agreement(capstan)
     if opts.mode == "format":
         return format_independent(capstan)
+    if opts.mode == "trajectories":
+        return trajectories(capstan)
     return warnings(capstan)
 
 

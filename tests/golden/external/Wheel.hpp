@@ -104,6 +104,13 @@ class Wheel {
       &Outputs::frictionTorque,
       &Outputs::doubled,
   };
+  // The outputs as numbers, in outputNames' order (capstan::sim::Model).
+  using OutputValues = std::array<double, 2>;
+  void outputValues(double time, const Q& q, const U& u, OutputValues& values) const {
+    Outputs o;
+    outputs(time, q, u, o);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = o.*outputFields[i];
+  }
 
   // The address of a runtime parameter element by its model name (`L1`,
   // `world.gravity[2]`), or nullptr.
@@ -437,3 +444,10 @@ class Wheel {
 };
 
 }  // namespace capstan_models
+
+// Wherever the runtime is on the include path, the class is checked to be
+// what the runtime's simulation loop runs (the header itself needs only Eigen).
+#if __has_include(<capstan/sim/model.hpp>)
+#include <capstan/sim/model.hpp>
+static_assert(capstan::sim::Model<capstan_models::Wheel>, "capstan::sim runs every generated class");
+#endif

@@ -137,6 +137,13 @@ class FourBar {
   static constexpr std::array<std::string_view, 0> outputNames = {};
   // The Outputs member of each name in outputNames, in the same order.
   static constexpr std::array<double Outputs::*, 0> outputFields = {};
+  // The outputs as numbers, in outputNames' order (capstan::sim::Model).
+  using OutputValues = std::array<double, 0>;
+  void outputValues(double time, const Q& q, const U& u, OutputValues& values) const {
+    Outputs o;
+    outputs(time, q, u, o);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = o.*outputFields[i];
+  }
 
   // The address of a runtime parameter element by its model name (`L1`,
   // `world.gravity[2]`), or nullptr.
@@ -1280,3 +1287,10 @@ class FourBar {
 };
 
 }  // namespace capstan_models
+
+// Wherever the runtime is on the include path, the class is checked to be
+// what the runtime's simulation loop runs (the header itself needs only Eigen).
+#if __has_include(<capstan/sim/model.hpp>)
+#include <capstan/sim/model.hpp>
+static_assert(capstan::sim::Model<capstan_models::FourBar>, "capstan::sim runs every generated class");
+#endif

@@ -1,0 +1,125 @@
+// A simulation asked of another process: what `capstan simulate` sends the
+// driver program it builds around a generated header
+// (compiler/templates/capstan_driver.cpp), encoded as command-line
+// arguments by toArguments() and decoded by fromArguments(), in one place:
+//
+//   driver simulate --t-end=T --dt=H --integrator=NAME --tol=X --output=PATH
+//                   [--progress] [--stats] [--constraint-errors] [--baumgarte=T]
+//                   [--constraint-tol=X] [--quotient-jacobian] [--fault-file=PATH]
+//                   [NAME=VALUE]...
+//
+// Numbers travel as %.17g, so they arrive exactly.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "capstan/sim/simulate.hpp"
+
+namespace capstan::sim {
+
+struct SimulateRequest {
+  Request run;
+  std::string output = "-";   // the CSV's path; `-`: standard output
+  bool progress = false;      // a progress bar on stderr
+  bool stats = false;         // the integrator's statistics on stderr after the run
+  std::string faultFile;      // where a failed run writes its first non-finite state (as `eval`'s state file)
+  std::vector<std::pair<std::string, double>> settings;  // runtime parameter elements: (name, value)
+};
+
+namespace request_detail {
+inline std::string number(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.17g", v);
+  return b;
+}
+// The value of `--key=value` if `arg` is that option.
+inline std::optional<std::string_view> option(std::string_view arg, std::string_view key) {
+  if (arg.size() > key.size() + 2 && arg.substr(0, 2) == "--" && arg.substr(2, key.size()) == key &&
+      arg[key.size() + 2] == '=')
+    return arg.substr(key.size() + 3);
+  return std::nullopt;
+}
+inline bool toNumber(std::string_view text, double& value) {
+  const std::string s(text);
+  char* end = nullptr;
+  value = std::strtod(s.c_str(), &end);
+  return !s.empty() && end == s.c_str() + s.size();
+}
+}  // namespace request_detail
+
+inline std::vector<std::string> toArguments(const SimulateRequest& r) {
+  using request_detail::number;
+  const Request& run = r.run;
+  std::vector<std::string> args = {"--t-end=" + number(run.loop.tEnd), "--dt=" + number(run.loop.dt),
+                                   "--integrator=" + std::string(name(run.loop.integrator)),
+                                   "--tol=" + number(run.loop.tolerance), "--output=" + r.output};
+  if (r.progress) args.emplace_back("--progress");
+  if (r.stats) args.emplace_back("--stats");
+  if (run.columns.constraintErrors) args.emplace_back("--constraint-errors");
+  if (run.baumgarte > 0) args.push_back("--baumgarte=" + number(run.baumgarte));
+  if (run.constraintTolerance > 0) args.push_back("--constraint-tol=" + number(run.constraintTolerance));
+  if (!run.exactJacobian) args.emplace_back("--quotient-jacobian");
+  if (!r.faultFile.empty()) args.push_back("--fault-file=" + r.faultFile);
+  for (const auto& [setting, value] : r.settings) args.push_back(setting + "=" + number(value));
+  return args;
+}
+
+// The request in args, or nullopt with `error` saying which argument is wrong.
+inline std::optional<SimulateRequest> fromArguments(const std::vector<std::string_view>& args, std::string& error) {
+  using request_detail::option;
+  SimulateRequest r;
+  Request& run = r.run;
+  const auto numberOf = [&](std::string_view arg, std::string_view text, double& value) {
+    if (request_detail::toNumber(text, value)) return true;
+    error = "`" + std::string(arg) + "` is not a number";
+    return false;
+  };
+  for (std::string_view a : args) {
+    if (auto v = option(a, "t-end")) {
+      if (!numberOf(a, *v, run.loop.tEnd)) return std::nullopt;
+    } else if (auto v = option(a, "dt")) {
+      if (!numberOf(a, *v, run.loop.dt)) return std::nullopt;
+    } else if (auto v = option(a, "tol")) {
+      if (!numberOf(a, *v, run.loop.tolerance)) return std::nullopt;
+    } else if (auto v = option(a, "integrator")) {
+      const auto integrator = parseIntegrator(*v);
+      if (!integrator) {
+        error = "unknown integrator `" + std::string(*v) + "`; use " + integratorList();
+        return std::nullopt;
+      }
+      run.loop.integrator = *integrator;
+    } else if (auto v = option(a, "output")) {
+      r.output = *v;
+    } else if (auto v = option(a, "baumgarte")) {
+      if (!numberOf(a, *v, run.baumgarte)) return std::nullopt;
+    } else if (auto v = option(a, "constraint-tol")) {
+      if (!numberOf(a, *v, run.constraintTolerance)) return std::nullopt;
+    } else if (auto v = option(a, "fault-file")) {
+      r.faultFile = *v;
+    } else if (a == "--progress") {
+      r.progress = true;
+    } else if (a == "--stats") {
+      r.stats = true;
+    } else if (a == "--constraint-errors") {
+      run.columns.constraintErrors = true;
+    } else if (a == "--quotient-jacobian") {
+      run.exactJacobian = false;
+    } else if (const auto eq = a.find('='); eq != std::string_view::npos && a.substr(0, 2) != "--") {
+      double value = 0;
+      if (!numberOf(a, a.substr(eq + 1), value)) return std::nullopt;
+      r.settings.emplace_back(std::string(a.substr(0, eq)), value);
+    } else {
+      error = "unknown argument `" + std::string(a) + "`";
+      return std::nullopt;
+    }
+  }
+  return r;
+}
+
+}  // namespace capstan::sim

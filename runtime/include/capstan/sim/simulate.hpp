@@ -1,0 +1,277 @@
+// capstan::sim::simulate: the one way a model runs, from a time 0 state to
+// tEnd, recording the column table (columns.hpp) at every output time.
+// `capstan simulate` (the driver program built around a generated header),
+// `capstan simulate --interpret` (the interpreter's adapter, in process) and
+// embedding programs all call it:
+//
+//   capstan_models::Pendulum model;
+//   capstan::sim::RowWriter csv(STDOUT_FILENO);
+//   capstan::sim::Result r = capstan::sim::simulate(model, {.loop = {.tEnd = 2.0}}, csv);
+//
+// Around the integration loop (loop.hpp) it assembles a constrained model's
+// initial state, projects onto the constraints after every step (or
+// stabilizes by Baumgarte's terms), stops at a bushing's gimbal lock or a
+// lost cable path, keeps the first state whose udot was not finite, and
+// stops at a row boundary when asked to. Everything it finds comes back in
+// the Result, as values; report() and exitStatus() say it the way
+// `capstan simulate` does.
+#pragma once
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "capstan/constraint_solver.hpp"
+#include "capstan/force_elements.hpp"
+#include "capstan/sim/columns.hpp"
+#include "capstan/sim/csv.hpp"
+#include "capstan/sim/loop.hpp"
+#include "capstan/sim/model.hpp"
+
+namespace capstan::sim {
+
+struct Request {
+  LoopOptions loop;
+  ColumnOptions columns;
+  double baumgarte = 0.0;            // s; > 0: Baumgarte stabilization with this time constant
+                                     // instead of projection after each step (constraints)
+  double constraintTolerance = 0.0;  // m or rad; > 0: the projection's tolerance, else the solver's default
+  bool exactJacobian = true;         // cvode: the model's derivatives where it has them and they
+                                     // cover udot (no constraints, no cables); else difference quotients
+};
+
+// The first finite state whose udot was not finite (an integrator may
+// reject that step and go on): where a caller looks for the force law that
+// made it, if the run fails.
+struct FaultState {
+  double t = 0.0;
+  std::vector<double> q, u;
+};
+
+struct Result {
+  LoopStatus status;                    // the integrator's: ok, message, time, signal, statistics
+  std::string stopped;                  // why the model stopped the run, if it did
+  std::optional<FaultState> nonFinite;  // the first non-finite udot's state, if any
+  long rows = 0;                        // data rows written
+  std::string writeError;               // the system's reason, if writing the rows failed
+  bool ok() const { return status.ok && stopped.empty() && writeError.empty(); }
+};
+
+// The constraint solver and multipliers of a constrained model (none for
+// a model that cannot have constraints).
+template <class T>
+struct Constrained {
+  using Solver = int;
+  using Lambda = int;
+};
+template <class T>
+  requires HasConstraints<T>
+struct Constrained<T> {
+  using Solver = ConstraintSolver<T>;
+  using Lambda = typename T::ConstraintVector;
+};
+
+// The model as the runtime integrators' mechanical system
+// (capstan/integrators.hpp), with the model's faults turned into
+// ModelStopped and, with `Derivatives`, CVODE's exact Jacobian.
+template <Model M, bool Derivatives = false>
+class System {
+ public:
+  using VectorQ = typename M::Q;
+  using VectorU = typename M::U;
+
+  explicit System(const M& model) : model_(model) {}
+
+  int nq() const { return int(model_.nq); }
+  int nu() const { return int(model_.nu); }
+  void qdot(const VectorQ& q, const VectorU& u, VectorQ& qd) const { model_.qdot(q, u, qd); }
+  void udot(double t, const VectorQ& q, const VectorU& u, VectorU& ud) {
+    // A stage state made of an earlier non-finite udot (kept in nonFinite):
+    // NaN again, for the integrator to reject the step, rather than a
+    // cable path or a bushing asked to make sense of it.
+    if (!q.allFinite() || !u.allFinite()) {
+      ud.resize(u.size());
+      ud.setConstant(std::numeric_limits<double>::quiet_NaN());
+      return;
+    }
+    lastTime_ = t;
+    if constexpr (HasBushings<M>) {
+      double pitch = 0.0;
+      if (const int k = model_.gimbalLock(q, u, pitch); k >= 0)
+        throw ModelStopped{gimbalLockMessage(model_.bushingNames[std::size_t(k)], pitch, t)};
+    }
+    if constexpr (HasConstraints<M>) {
+      if (solver_) {
+        solver_->accelerations(t, q, u, ud, lambda_);
+      } else {
+        model_.forwardDynamics(t, q, u, ud);
+      }
+    } else {
+      model_.forwardDynamics(t, q, u, ud);
+    }
+    if constexpr (HasCables<M>) {
+      if (int(model_.ncables) > 0 && model_.cableFailure() >= 0) throw ModelStopped{std::string(model_.cableFailureMessage(t))};
+    }
+    if (!nonFinite_ && !ud.allFinite()) nonFinite_ = FaultState{t, {q.data(), q.data() + q.size()}, {u.data(), u.data() + u.size()}};
+  }
+  // After each step: quaternions normalized and, for a constrained model
+  // unless Baumgarte stabilizes instead, q and u projected onto the constraints.
+  void project(VectorQ& q, VectorU& u) {
+    model_.normalizeQuaternions(q);
+    if constexpr (HasConstraints<M>) {
+      if (!solver_ || !projecting_) return;
+      try {
+        solver_->project(q, u);
+      } catch (const ProjectionFailure& e) {
+        char t[32];
+        std::snprintf(t, sizeof t, "%.17g", lastTime_);
+        throw ModelStopped{"projecting onto the constraints failed after the step to t = " + std::string(t) +
+                           ": constraint `" + constraintOfRow(e.row) + "`: " + e.what()};
+      }
+    } else {
+      (void)u;
+    }
+  }
+  using MatrixU = typename M::MassMatrix;
+  // d udot / dq (along the tangent space) and d udot / du: CVODE's Jacobian.
+  void udotDerivatives(double t, const VectorQ& q, const VectorU& u, MatrixU& dudot_dq, MatrixU& dudot_du)
+    requires Derivatives
+  {
+    MatrixU dudot_dtau;
+    model_.forwardDynamicsDerivatives(t, q, u, dudot_dq, dudot_du, dudot_dtau);
+  }
+  // The CSV column of state entry i (x = [q; u]).
+  std::string coordinateName(int i) const {
+    return std::string(i < nq() ? std::string_view(model_.qNames[std::size_t(i)])
+                                : std::string_view(model_.uNames[std::size_t(i - nq())]));
+  }
+
+  const std::optional<FaultState>& nonFinite() const { return nonFinite_; }
+
+  // Constrained models: assembles (q, u) onto the constraints and from then
+  // on solves udot with them. Throws ModelStopped if it cannot.
+  void constrain([[maybe_unused]] VectorQ& q, [[maybe_unused]] VectorU& u, [[maybe_unused]] const Request& request) {
+    if constexpr (HasConstraints<M>) {
+      if (model_.constraintInfo.size() == 0) return;
+      std::vector<ConstraintRowRange> rows;
+      for (const auto& c : model_.constraintInfo)
+        rows.push_back({c.holonomicRow, c.holonomic, c.nonholonomicRow, c.nonholonomic});
+      ConstraintSettings settings;
+      if (request.baumgarte > 0) settings.baumgarteTimeConstant = request.baumgarte;
+      if (request.constraintTolerance > 0) settings.tolerance = request.constraintTolerance;
+      solver_.emplace(model_, std::move(rows), settings);
+      projecting_ = !(request.baumgarte > 0);
+      // Assembly: the nearest state (to first order) that satisfies the
+      // constraints, from the given one.
+      try {
+        solver_->project(q, u);
+      } catch (const ProjectionFailure& e) {
+        throw ModelStopped{"the initial state cannot be assembled: constraint `" + constraintOfRow(e.row) +
+                           "`: " + e.what()};
+      }
+    }
+  }
+
+ private:
+  // The name of the constraint that owns position-error row `row`.
+  std::string constraintOfRow([[maybe_unused]] int row) const {
+    if constexpr (HasConstraints<M>) {
+      for (const auto& c : model_.constraintInfo)
+        if (row >= c.holonomicRow && row < c.holonomicRow + c.holonomic) return std::string(c.name);
+    }
+    return "?";
+  }
+  const M& model_;
+  std::optional<typename Constrained<M>::Solver> solver_;
+  typename Constrained<M>::Lambda lambda_{};
+  bool projecting_ = true;
+  double lastTime_ = 0.0;
+  std::optional<FaultState> nonFinite_;
+};
+
+struct NoProgress {
+  void operator()(double) const {}
+};
+
+// Writes the column table's header, then integrates from (q, u) at t = 0
+// (after assembly, for a constrained model) to request.loop.tEnd, writing
+// one row per output time. Every row written stays written, whatever
+// stops the run; an exception out of the model (an external C++ function
+// that threw) propagates, with the rows before it flushed by `out`'s owner.
+// progress(fraction of tEnd) after each row.
+template <Model M, class Progress = NoProgress>
+Result simulate(const M& model, typename M::Q q, typename M::U u, const Request& request, RowWriter& out,
+                Progress&& progress = {}) {
+  Result result;
+  columnNames(model, request.columns, [&](std::string_view name, std::string_view) { out.text(name); });
+  out.endRow(false);
+  const auto record = [&](double t, const auto& x) {
+    const typename M::Q qs = x.head(int(model.nq));
+    const typename M::U us = x.segment(int(model.nq), int(model.nu));
+    columnValues(Sample<M>{model, t, qs, us}, request.columns, [&](double v) { out.number(v); });
+    out.endRow();
+  };
+  const auto run = [&](auto& system) {
+    try {
+      system.constrain(q, u, request);
+      result.status = integrate(system, q, u, request.loop, record, progress);
+    } catch (const ModelStopped& e) {
+      result.stopped = e.message;
+    }
+    result.nonFinite = system.nonFinite();
+  };
+  bool exact = false;
+  if constexpr (HasDerivatives<M>) {
+    exact = request.exactJacobian && request.loop.integrator == Integrator::cvode;
+    if constexpr (HasConstraints<M>) exact = exact && model.constraintInfo.size() == 0;
+    if constexpr (HasCables<M>) exact = exact && int(model.ncables) == 0;
+    if (exact) {
+      System<M, true> system(model);
+      run(system);
+    }
+  }
+  if (!exact) {
+    System<M, false> system(model);
+    run(system);
+  }
+  if (!out.flush()) result.writeError = out.error();
+  result.rows = out.rowsWritten();
+  return result;
+}
+
+// The same from the model's initial state (its joints' q0 and u0).
+template <Model M, class Progress = NoProgress>
+Result simulate(const M& model, const Request& request, RowWriter& out, Progress&& progress = {}) {
+  typename M::Q q;
+  typename M::U u;
+  model.initialState(q, u);
+  return simulate(model, std::move(q), std::move(u), request, out, std::forward<Progress>(progress));
+}
+
+// What `capstan simulate` says of a run on stderr (empty for a completed
+// one), e.g. `capstan: interrupted at t = 7.13; 71,332 rows written`;
+// `output` names the CSV in a write error.
+inline std::string report(const Result& r, std::string_view output) {
+  char t[32];
+  std::snprintf(t, sizeof t, "%.6g", r.status.time);
+  if (r.status.signal != 0)
+    return "capstan: interrupted at t = " + std::string(t) + "; " + rowCount(r.rows) + " written\n";
+  if (!r.writeError.empty())
+    return "capstan: error: cannot write `" + std::string(output) + "`: " + r.writeError + "; " + rowCount(r.rows) +
+           " written\n";
+  if (!r.stopped.empty()) return "capstan: error: " + r.stopped + "; " + std::to_string(r.rows) + " rows written\n";
+  if (!r.status.ok) return "capstan: error: " + r.status.message + "\n";
+  return {};
+}
+
+// 0 for a completed run, 128 + the signal for an interrupted one, else 1.
+inline int exitStatus(const Result& r) {
+  if (r.status.signal != 0) return 128 + r.status.signal;
+  return r.ok() ? 0 : 1;
+}
+
+}  // namespace capstan::sim
