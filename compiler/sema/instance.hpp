@@ -188,6 +188,7 @@ class Flattener {
                                         Instance* parent, const syntax::ComponentDecl* decl);
   Node* node(Instance& inst, const std::string& name);  // completes it; null if absent
   void complete(Instance& inst, Node& n);
+  bool cyclic(const Instance& inst, const Node& n, const ClassNode* type);
   bool ensureBinding(int var);
   // Applies array distribution to a modifier's value `t` (written at
   // `valueRange`) for `target`: false, reported once per value, when the value
@@ -258,6 +259,7 @@ class Flattener {
   std::map<std::string, int> externalIndex_;  // function full name -> FlatModel::functions
   std::map<std::tuple<int, std::string, int>, SourceRange> assigned_;
   bool quiet_ = false;  // evaluate() without diagnostics (constant folding)
+  std::set<const syntax::ComponentDecl*> reportedCycles_;  // CyclicComponent, once per declaration
   std::set<const syntax::ComponentDecl*> reportedVariables_;  // UnsupportedVariable, once per declaration
   std::set<const syntax::Expr*> reportedDistribution_;  // distribute() errors, once per modifier value
   std::unique_ptr<syntax::ComponentDecl> implicitWorld_;  // the declaration `world` stands for

@@ -93,6 +93,27 @@ std::unique_ptr<Instance> Flattener::instantiate(ClassNode* cls, const ModPtr& m
   return inst;
 }
 
+// Whether a component `n` of class `type` in `inst` would contain itself:
+// `type` is the class of `inst` or of an instance around it, so instantiating
+// it would never end. Reports the cycle once per declaration that closes it.
+bool Flattener::cyclic(const Instance& inst, const Node& n, const ClassNode* type) {
+  const Instance* same = &inst;
+  while (same && same->cls != type) same = same->parent;
+  if (!same) return false;
+  if (!reportedCycles_.insert(n.decl).second) return true;
+  std::vector<const Instance*> hops;  // the instances from `same` down to `inst`, outermost first
+  for (const Instance* p = &inst; p != same; p = p->parent) hops.insert(hops.begin(), p);
+  std::string through;
+  for (const Instance* p : hops) through += p->decl->name + ".";
+  through += n.decl->name;
+  syntax::Diagnostic& d = diags_.report(DiagKind::CyclicComponent, n.decl->typeName.range, {type->fullName, through});
+  for (const Instance* p : hops) {
+    d.note(DiagKind::NoteComponentHere, p->decl->typeName.range,
+           {p->parent->cls->fullName, p->decl->name, p->cls->fullName});
+  }
+  return true;
+}
+
 Node* Flattener::node(Instance& inst, const std::string& name) {
   auto it = inst.byName.find(name);
   if (it == inst.byName.end()) return nullptr;
@@ -273,6 +294,10 @@ void Flattener::complete(Instance& inst, Node& n) {
     diags_.report(DiagKind::InvalidComponentType, decl.typeName.range,
                   {type->fullName, syntax::classKindName(kind)})
         .note(DiagKind::NoteDefinedHere, type->nameRange(), {type->fullName});
+    n.kind = NodeKind::Invalid;
+    return;
+  }
+  if (cyclic(inst, n, type)) {
     n.kind = NodeKind::Invalid;
     return;
   }
