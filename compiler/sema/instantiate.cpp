@@ -441,6 +441,19 @@ const Value* Flattener::ensureValue(int var, SourceRange usedAt) {
       return nullptr;
     case VarInfo::EvalState::None: break;
   }
+  // Values needed before they are computed nest: `a = b + 1` computes `b`
+  // inside `a`. A chain of them is as deep as an expression; reported once,
+  // not again for each stretch of the chain that the loop in run() reaches.
+  if (valueDepth_ >= kMaxTranslateDepth) {
+    if (!reportedValueDepth_) diags_.report(DiagKind::NestingTooDeep, usedAt, {std::to_string(kMaxTranslateDepth)});
+    reportedValueDepth_ = true;
+    return nullptr;
+  }
+  ++valueDepth_;
+  const struct Leave {
+    int& depth;
+    ~Leave() { --depth; }
+  } leave{valueDepth_};
   vi.eval = VarInfo::EvalState::Evaluating;
   if (!ensureBinding(var)) {
     vi.eval = VarInfo::EvalState::Failed;
