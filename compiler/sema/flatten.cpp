@@ -426,6 +426,11 @@ std::optional<FlatModel> flatten(Library& lib, const std::string& modelName,
     return std::nullopt;
   }
   const syntax::ClassKind k = cls->kind();
+  impl.resolve(cls);
+  if (!cls->builtin.empty()) {  // `Capstan.Body`: a part of a model, with nothing to connect it to
+    lib.diags().report(DiagKind::NotAModel, cls->nameRange(), {cls->fullName, "built-in component of the library"});
+    return std::nullopt;
+  }
   if (!cls->def || k == syntax::ClassKind::Package || k == syntax::ClassKind::Function ||
       k == syntax::ClassKind::Connector || k == syntax::ClassKind::Type || k == syntax::ClassKind::Record) {
     lib.diags().report(DiagKind::NotAModel, cls->nameRange(), {cls->fullName, cls->def ? syntax::classKindName(k) : "type"});
