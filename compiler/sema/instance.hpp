@@ -205,6 +205,7 @@ class Flattener {
   // ---- expr.cpp
   Typed translate(const syntax::Expr& e, const Env& env);
   Typed translateNode(const syntax::Expr& e, const Env& env);  // translate() without its depth check
+  std::optional<Experiment> readExperiment(ClassNode& model);
   Typed translateRef(const syntax::Expr& e, const Env& env);
   Typed translateBinary(const syntax::Expr& e, const Env& env);
   // Resolves a (possibly subscripted) reference to what it names.
