@@ -306,7 +306,23 @@ Flattener::Resolved Flattener::resolve(const syntax::Expr& ref, const Env& env, 
   return r;
 }
 
+// Every recursion of translation passes here: operands, subscripts,
+// arguments, inlined function bodies and the bindings of the parameters an
+// expression reads before they have a value. The parser bounds one
+// expression's depth; this bounds their sum, which the passes after
+// translation (units, evaluation, code generation) then walk recursively.
 Typed Flattener::translate(const syntax::Expr& e, const Env& env) {
+  if (translateDepth_ >= kMaxTranslateDepth) {
+    diags_.report(DiagKind::NestingTooDeep, e.range, {std::to_string(kMaxTranslateDepth)});
+    return {};
+  }
+  ++translateDepth_;
+  Typed t = translateNode(e, env);
+  --translateDepth_;
+  return t;
+}
+
+Typed Flattener::translateNode(const syntax::Expr& e, const Env& env) {
   Typed t;
   switch (e.kind) {
     case ExprKind::Number: {

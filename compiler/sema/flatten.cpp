@@ -4,6 +4,8 @@
 // assignments into force laws and output bindings, evaluate every parameter
 // and read the model's annotations.
 #include <algorithm>
+#include <cmath>
+#include <map>
 
 #include "sema/instance.hpp"
 
@@ -360,43 +362,7 @@ std::optional<FlatModel> Flattener::run(ClassNode* model) {
     }
   }
 
-  // annotation(experiment(StartTime = .., StopTime = .., Interval = .., Tolerance = ..,
-  //                       __capstan_integrator = "cvode"))
-  if (model->def) {
-    if (const syntax::Modification* exp = findModification(model->def->annotation.mods, "experiment")) {
-      Experiment x;
-      x.range = exp->range;
-      const Env env{root_.get(), model, Purpose::Binding, nullptr, nullptr, 0};
-      for (const syntax::Modification& m : exp->nested) {
-        if (m.target.parts.size() != 1 || !m.value) continue;
-        const std::string& key = m.target.parts[0].name;
-        if (key == "__capstan_integrator") {  // a string literal, as Modelica's vendor annotations
-          if (m.value->kind == syntax::ExprKind::String) {
-            x.integrator = m.value->text;
-            x.integratorRange = m.value->range;
-            continue;
-          }
-          const Typed t = translate(*m.value, env);
-          if (t.ok) diags_.report(DiagKind::TypeMismatch, m.value->range, {std::string("a ") + typeString(t.type, t.shape), key, "String"});
-          continue;
-        }
-        std::optional<double>* slot = key == "StartTime" ? &x.startTime
-                                      : key == "StopTime" ? &x.stopTime
-                                      : key == "Interval" ? &x.interval
-                                      : key == "Tolerance" ? &x.tolerance
-                                                           : nullptr;
-        if (!slot) continue;  // unknown settings are kept in the source and ignored
-        const Typed t = translate(*m.value, env);
-        if (!t.ok) continue;
-        if (!t.shape.empty() || (t.type != ValueType::Real && t.type != ValueType::Integer)) {
-          diags_.report(DiagKind::TypeMismatch, m.value->range, {std::string("a ") + typeString(t.type, t.shape), key, "Real"});
-          continue;
-        }
-        if (std::optional<Value> v = evaluate(*t.e, m.value->range)) *slot = v->scalar();
-      }
-      out_.experiment = x;
-    }
-  }
+  if (model->def) out_.experiment = readExperiment(*model);
 
   // Unused parameters, unless errors may have hidden their uses.
   for (std::size_t i = 0; i < out_.variables.size() && !diags_.hasErrors(); ++i) {
@@ -407,6 +373,92 @@ std::optional<FlatModel> Flattener::run(ClassNode* model) {
   }
   out_.buildIndex();
   return std::move(out_);
+}
+
+// annotation(experiment(StartTime = .., StopTime = .., Interval = .., Tolerance = ..,
+//                       __capstan_integrator = "cvode")): the defaults of
+// `simulate` and `capstan test`, checked here so that `check` reports a bad
+// one where it is written. Simulations start at t = 0, so a StartTime other
+// than 0 is refused rather than dropped. Another tool's vendor settings
+// (`__Dymola_...`) are ignored without a word, as Modelica asks.
+std::optional<Experiment> Flattener::readExperiment(ClassNode& model) {
+  const syntax::Modification* exp = nullptr;
+  for (const syntax::Modification& m : model.def->annotation.mods) {
+    if (m.target.parts.size() != 1 || m.target.parts[0].name != "experiment") continue;
+    if (!exp) {
+      exp = &m;
+      continue;
+    }
+    diags_.report(DiagKind::ExperimentDuplicate, m.target.range)
+        .note(DiagKind::NotePreviousModifier, exp->target.range);
+  }
+  if (!exp) return std::nullopt;
+  Experiment x;
+  x.range = exp->range;
+  const Env env{root_.get(), &model, Purpose::Binding, nullptr, nullptr, 0};
+  static const std::vector<std::string> kSettings{"StartTime", "StopTime", "Interval", "Tolerance",
+                                                  "__capstan_integrator"};
+  std::map<std::string, const syntax::Modification*> seen;
+  std::map<std::string, SourceRange> valueAt;
+  for (const syntax::Modification& m : exp->nested) {
+    const std::string key = m.target.dotted();
+    if (std::find(kSettings.begin(), kSettings.end(), key) == kSettings.end()) {
+      if (!key.starts_with("__")) {
+        diags_.report(DiagKind::ExperimentSettingUnknown, m.target.range, {key, didYouMean(key, kSettings)});
+      }
+      continue;
+    }
+    if (const auto [it, first] = seen.emplace(key, &m); !first) {
+      diags_.report(DiagKind::DuplicateModifier, m.target.range, {key})
+          .note(DiagKind::NotePreviousModifier, it->second->target.range);
+      continue;
+    }
+    if (!m.value) continue;
+    if (key == "__capstan_integrator") {  // a string literal, as Modelica's vendor annotations
+      if (m.value->kind == syntax::ExprKind::String) {
+        x.integrator = m.value->text;
+        x.integratorRange = m.value->range;
+        continue;
+      }
+      const Typed t = translate(*m.value, env);
+      if (t.ok) diags_.report(DiagKind::TypeMismatch, m.value->range, {std::string("a ") + typeString(t.type, t.shape), key, "String"});
+      continue;
+    }
+    std::optional<double>* slot = key == "StartTime" ? &x.startTime
+                                  : key == "StopTime" ? &x.stopTime
+                                  : key == "Interval" ? &x.interval
+                                                      : &x.tolerance;
+    const Typed t = translate(*m.value, env);
+    if (!t.ok) continue;
+    if (!t.shape.empty() || (t.type != ValueType::Real && t.type != ValueType::Integer)) {
+      diags_.report(DiagKind::TypeMismatch, m.value->range, {std::string("a ") + typeString(t.type, t.shape), key, "Real"});
+      continue;
+    }
+    if (std::optional<Value> v = evaluate(*t.e, m.value->range)) {
+      *slot = v->scalar();
+      valueAt[key] = m.value->range;
+    }
+  }
+
+  // The values: each finite, the interval and tolerance positive, the run
+  // from 0 to StopTime. Reported, then dropped, so `simulate` never sees them.
+  auto refuse = [&](const char* key, std::optional<double>& value, const std::string& must) {
+    diags_.report(DiagKind::ExperimentValue, valueAt[key], {key, formatNumber(*value), must});
+    value.reset();
+  };
+  for (auto [key, slot] : {std::pair{"StartTime", &x.startTime}, std::pair{"StopTime", &x.stopTime},
+                           std::pair{"Interval", &x.interval}, std::pair{"Tolerance", &x.tolerance}}) {
+    if (*slot && !std::isfinite(**slot)) refuse(key, *slot, "a finite number");
+  }
+  if (x.startTime && *x.startTime != 0) {
+    diags_.report(DiagKind::ExperimentStartTime, valueAt["StartTime"], {formatNumber(*x.startTime)});
+  }
+  if (x.stopTime && *x.stopTime < x.startTime.value_or(0.0)) {
+    refuse("StopTime", x.stopTime, "at least `StartTime`, " + formatNumber(x.startTime.value_or(0.0)));
+  }
+  if (x.interval && !(*x.interval > 0)) refuse("Interval", x.interval, "positive");
+  if (x.tolerance && !(*x.tolerance > 0)) refuse("Tolerance", x.tolerance, "positive");
+  return x;
 }
 
 std::optional<FlatModel> flatten(Library& lib, const std::string& modelName,
@@ -426,6 +478,11 @@ std::optional<FlatModel> flatten(Library& lib, const std::string& modelName,
     return std::nullopt;
   }
   const syntax::ClassKind k = cls->kind();
+  impl.resolve(cls);
+  if (!cls->builtin.empty()) {  // `Capstan.Body`: a part of a model, with nothing to connect it to
+    lib.diags().report(DiagKind::NotAModel, cls->nameRange(), {cls->fullName, "built-in component of the library"});
+    return std::nullopt;
+  }
   if (!cls->def || k == syntax::ClassKind::Package || k == syntax::ClassKind::Function ||
       k == syntax::ClassKind::Connector || k == syntax::ClassKind::Type || k == syntax::ClassKind::Record) {
     lib.diags().report(DiagKind::NotAModel, cls->nameRange(), {cls->fullName, cls->def ? syntax::classKindName(k) : "type"});

@@ -188,6 +188,7 @@ class Flattener {
                                         Instance* parent, const syntax::ComponentDecl* decl);
   Node* node(Instance& inst, const std::string& name);  // completes it; null if absent
   void complete(Instance& inst, Node& n);
+  bool cyclic(const Instance& inst, const Node& n, const ClassNode* type);
   bool ensureBinding(int var);
   // Applies array distribution to a modifier's value `t` (written at
   // `valueRange`) for `target`: false, reported once per value, when the value
@@ -203,6 +204,8 @@ class Flattener {
 
   // ---- expr.cpp
   Typed translate(const syntax::Expr& e, const Env& env);
+  Typed translateNode(const syntax::Expr& e, const Env& env);  // translate() without its depth check
+  std::optional<Experiment> readExperiment(ClassNode& model);
   Typed translateRef(const syntax::Expr& e, const Env& env);
   Typed translateBinary(const syntax::Expr& e, const Env& env);
   // Resolves a (possibly subscripted) reference to what it names.
@@ -257,7 +260,11 @@ class Flattener {
   std::vector<struct ConnectPair> connectPairs_;
   std::map<std::string, int> externalIndex_;  // function full name -> FlatModel::functions
   std::map<std::tuple<int, std::string, int>, SourceRange> assigned_;
+  int translateDepth_ = 0;  // translate() calls open
+  int valueDepth_ = 0;      // ensureValue() calls open
+  bool reportedValueDepth_ = false;
   bool quiet_ = false;  // evaluate() without diagnostics (constant folding)
+  std::set<const syntax::ComponentDecl*> reportedCycles_;  // CyclicComponent, once per declaration
   std::set<const syntax::ComponentDecl*> reportedVariables_;  // UnsupportedVariable, once per declaration
   std::set<const syntax::Expr*> reportedDistribution_;  // distribute() errors, once per modifier value
   std::unique_ptr<syntax::ComponentDecl> implicitWorld_;  // the declaration `world` stands for
@@ -275,6 +282,11 @@ struct ConnectPair {
 // this are almost surely mistakes (or wrapped integers) and would exhaust
 // memory or overflow `int` long before producing a usable model.
 inline constexpr long kMaxArraySize = 1000000;
+// The deepest nesting of translate() calls, and of ensureValue() calls: the
+// parser's limit on one expression (syntax/parser_impl.hpp), here for
+// expressions, inlined function bodies and parameter bindings together.
+// About 2.5 KiB of stack a level.
+inline constexpr int kMaxTranslateDepth = 1000;
 std::string shapeString(const std::vector<int>& shape);
 std::string typeString(ValueType t, const std::vector<int>& shape);
 FlatExprPtr makeConstant(Value v, SourceRange r);

@@ -93,6 +93,27 @@ std::unique_ptr<Instance> Flattener::instantiate(ClassNode* cls, const ModPtr& m
   return inst;
 }
 
+// Whether a component `n` of class `type` in `inst` would contain itself:
+// `type` is the class of `inst` or of an instance around it, so instantiating
+// it would never end. Reports the cycle once per declaration that closes it.
+bool Flattener::cyclic(const Instance& inst, const Node& n, const ClassNode* type) {
+  const Instance* same = &inst;
+  while (same && same->cls != type) same = same->parent;
+  if (!same) return false;
+  if (!reportedCycles_.insert(n.decl).second) return true;
+  std::vector<const Instance*> hops;  // the instances from `same` down to `inst`, outermost first
+  for (const Instance* p = &inst; p != same; p = p->parent) hops.insert(hops.begin(), p);
+  std::string through;
+  for (const Instance* p : hops) through += p->decl->name + ".";
+  through += n.decl->name;
+  syntax::Diagnostic& d = diags_.report(DiagKind::CyclicComponent, n.decl->typeName.range, {type->fullName, through});
+  for (const Instance* p : hops) {
+    d.note(DiagKind::NoteComponentHere, p->decl->typeName.range,
+           {p->parent->cls->fullName, p->decl->name, p->cls->fullName});
+  }
+  return true;
+}
+
 Node* Flattener::node(Instance& inst, const std::string& name) {
   auto it = inst.byName.find(name);
   if (it == inst.byName.end()) return nullptr;
@@ -276,6 +297,10 @@ void Flattener::complete(Instance& inst, Node& n) {
     n.kind = NodeKind::Invalid;
     return;
   }
+  if (cyclic(inst, n, type)) {
+    n.kind = NodeKind::Invalid;
+    return;
+  }
   if (type->def && type->def->isPartial) {
     diags_.report(DiagKind::PartialInstance, decl.typeName.range, {type->fullName})
         .note(DiagKind::NoteDefinedHere, type->nameRange(), {type->fullName});
@@ -416,6 +441,19 @@ const Value* Flattener::ensureValue(int var, SourceRange usedAt) {
       return nullptr;
     case VarInfo::EvalState::None: break;
   }
+  // Values needed before they are computed nest: `a = b + 1` computes `b`
+  // inside `a`. A chain of them is as deep as an expression; reported once,
+  // not again for each stretch of the chain that the loop in run() reaches.
+  if (valueDepth_ >= kMaxTranslateDepth) {
+    if (!reportedValueDepth_) diags_.report(DiagKind::NestingTooDeep, usedAt, {std::to_string(kMaxTranslateDepth)});
+    reportedValueDepth_ = true;
+    return nullptr;
+  }
+  ++valueDepth_;
+  const struct Leave {
+    int& depth;
+    ~Leave() { --depth; }
+  } leave{valueDepth_};
   vi.eval = VarInfo::EvalState::Evaluating;
   if (!ensureBinding(var)) {
     vi.eval = VarInfo::EvalState::Failed;

@@ -155,8 +155,8 @@ void Parser::abort() {
   pos_ = toks_.size() - 1;
 }
 
-void Parser::tooDeep(SourceRange where) {
-  if (!aborted_) diags_.report(DiagKind::NestingTooDeep, where, {std::to_string(kMaxDepth)});
+void Parser::tooDeep(SourceRange where, std::size_t limit) {
+  if (!aborted_) diags_.report(DiagKind::NestingTooDeep, where, {std::to_string(limit)});
   abort();
 }
 
@@ -832,6 +832,7 @@ EquationPtr Parser::parseEquation(ClassDef& cls, bool isProtected) {
     default: {
       eq->kind = EquationKind::Assign;
       eq->lhs = parseSimpleExpression();
+      if (eq->lhs) checkHeight(*eq->lhs);
       if (panic_) return nullptr;
       if (at(Tok::Assign)) {
         softError(DiagKind::ColonEqualsInEquation, tokRange(cur()), {});

@@ -54,8 +54,34 @@ ExprPtr Parser::unary(Op op, std::uint32_t begin, ExprPtr a) {
 
 bool Parser::chainTooLong(std::size_t& n) {
   if (++n <= kMaxChain) return false;
-  tooDeep(tokRange(cur()));
+  tooDeep(tokRange(cur()), kMaxHeight);
   return true;
+}
+
+// Refuses an expression deeper than kMaxHeight, at its first node that is
+// too deep. Chains within chains (`(1 + ... + 1) * ... * (1 + ... + 1)` or
+// `f(1 + ... + 1) + ...`) pass chainTooLong() one by one; their sum does not.
+void Parser::checkHeight(const Expr& root) {
+  std::vector<std::pair<const Expr*, std::size_t>> pending{{&root, 1}};  // node, depth
+  while (!pending.empty()) {
+    const auto [e, depth] = pending.back();
+    pending.pop_back();
+    if (depth > kMaxHeight) {
+      tooDeep(e->range, kMaxHeight);
+      return;
+    }
+    for (const ExprPtr& a : e->args) {
+      if (a) pending.emplace_back(a.get(), depth + 1);
+    }
+    for (const NamedArg& a : e->namedArgs) {
+      if (a.value) pending.emplace_back(a.value.get(), depth + 1);
+    }
+    for (const NamePart& part : e->name.parts) {
+      for (const ExprPtr& s : part.subscripts) {
+        if (s) pending.emplace_back(s.get(), depth + 1);
+      }
+    }
+  }
 }
 
 // `first op operand op operand ...`, left-associative, for the operators in
@@ -75,8 +101,10 @@ ExprPtr Parser::parseBinaryChain(ExprPtr first, std::span<const BinaryOperator> 
 ExprPtr Parser::parseExpression() {
   DepthGuard guard(*this, tokRange(cur()));
   if (!guard.ok) return errorExpr();
-  if (at(Tok::KwIf)) return parseIfExpression();
-  return parseSimpleExpression();
+  ++expressionDepth_;
+  ExprPtr e = at(Tok::KwIf) ? parseIfExpression() : parseSimpleExpression();
+  if (--expressionDepth_ == 0 && e) checkHeight(*e);
+  return e;
 }
 
 ExprPtr Parser::parseIfExpression() {

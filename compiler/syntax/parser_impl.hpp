@@ -20,7 +20,13 @@
 namespace capstan::syntax::detail {
 
 constexpr int kMaxDepth = 200;             // nested expressions, modifiers, classes, loops
-constexpr std::size_t kMaxChain = 10000;   // operands of one left-associative chain
+// The deepest path of one expression tree, counting every node: sema, unit
+// checking, evaluation and code generation walk expressions recursively, and
+// a chain `1 + 1 + ... + 1` of n operands is n nodes deep (n - 1 operators
+// and the first operand). At this depth the deepest of those walks stays well
+// inside the default 8 MiB stack.
+constexpr std::size_t kMaxHeight = 1000;
+constexpr std::size_t kMaxChain = kMaxHeight;  // operands of one left-associative chain
 
 // Tokens that never occur inside a declaration, equation or expression, so
 // recovery may stop before them at any nesting.
@@ -95,7 +101,7 @@ class Parser {
     DepthGuard(const DepthGuard&) = delete;
     DepthGuard& operator=(const DepthGuard&) = delete;
   };
-  void tooDeep(SourceRange where);
+  void tooDeep(SourceRange where, std::size_t limit = kMaxDepth);
   bool expect(Tok k, std::string_view what);
   bool expectSemi(std::string_view context);
   void recoverElement();
@@ -178,6 +184,7 @@ class Parser {
   ExprPtr binary(Op op, ExprPtr a, ExprPtr b);
   ExprPtr unary(Op op, std::uint32_t begin, ExprPtr a);
   bool chainTooLong(std::size_t& n);
+  void checkHeight(const Expr& root);
   ExprPtr parseBinaryChain(ExprPtr first, std::span<const BinaryOperator> ops, ExprPtr (Parser::*operand)());
 
   ExprPtr parseExpression();
@@ -210,6 +217,7 @@ class Parser {
   bool panic_ = false;
   bool aborted_ = false;
   int depth_ = 0;
+  int expressionDepth_ = 0;  // parseExpression() calls open: 1 in an outermost expression
   int subscriptDepth_ = 0;
   std::vector<ClassDef*> openClasses_;
 };

@@ -530,6 +530,31 @@ TEST_CASE("deep nesting is a diagnostic, not a stack overflow") {
   for (int i = 0; i < 200000; ++i) chain += "+1";
   Parsed pch(chain + ";\nend M;\n");
   CHECK(pch.kinds().front().starts_with("NestingTooDeep"));
+  // Long flat chains: the later passes walk them recursively, so a chain is
+  // as deep as it is long: 1000 operands at most (kMaxHeight), the error at
+  // the operator after the 1001st.
+  for (const char* op : {" + 1", " * 1", " and true", " or true", " - 1", " / 1"}) {
+    std::string flat = "model M\n  parameter Real x = 1";
+    for (int i = 1; i < 5000; ++i) flat += op;
+    Parsed p(flat + ";\nend M;\n");
+    REQUIRE_MESSAGE(p.diags.diagnostics().size() == 1, op);
+    const std::size_t column = std::string("  parameter Real x = 1").size() + 1000 * std::string(op).size() + 2;
+    CHECK_MESSAGE(p.kinds().front() == "NestingTooDeep@2:" + std::to_string(column), op);
+    CHECK(p.diags.diagnostics().front().message == "nesting deeper than 1000 levels; split the expression or the model");
+  }
+  // Chains of 1000 operands are fine; chains within chains add up.
+  std::string thousand = "1";
+  for (int i = 1; i < 1000; ++i) thousand += "+1";
+  Parsed p1000("model M\n  parameter Real x = " + thousand + ";\nend M;\n");
+  CHECK(p1000.diags.diagnostics().empty());
+  for (const std::string& mixed : {"(" + thousand + ")*" + thousand, "f(" + thousand + ")*" + thousand,
+                                   "a[" + thousand + "]*" + thousand, "{" + thousand + "}*" + thousand}) {
+    Parsed pm2("model M\n  parameter Real x = " + mixed + ";\nend M;\n");
+    REQUIRE_MESSAGE(pm2.diags.diagnostics().size() == 1, mixed.substr(0, 2));
+    CHECK_MESSAGE(pm2.kinds().front().starts_with("NestingTooDeep@2:"), mixed.substr(0, 2));
+  }
+  Parsed lhs("model M\nequation\n  (" + thousand + ")*" + thousand + " = 1;\nend M;\n");
+  CHECK(lhs.kinds().front().starts_with("NestingTooDeep@3:"));
   // 150 levels is fine.
   std::string ok = "model M\n  parameter Real x = " + std::string(150, '(') + "1" + std::string(150, ')') + ";\nend M;\n";
   Parsed pok(ok);

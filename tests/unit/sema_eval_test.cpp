@@ -268,5 +268,38 @@ end M;
   CHECK(s.rendered().find("parameter `unused` is never used") != std::string::npos);
 }
 
+TEST_CASE("translation depth is bounded across bindings and inlined functions") {
+  // Each parameter reads the next, declared after it, so translating `p0`
+  // translates every binding below it first: 10000 of them overflowed the
+  // stack; now the translation stops at kMaxTranslateDepth, located.
+  for (int n : {400, 10000}) {
+    std::string text = "model M\n  Capstan.Sphere sp(radius = p0);\n";
+    for (int i = 0; i + 1 < n; ++i) text += "  parameter Real p" + std::to_string(i) + " = p" + std::to_string(i + 1) + " + 1;\n";
+    text += "  parameter Real p" + std::to_string(n - 1) + " = 1;\nend M;\n";
+    Session s;
+    auto m = s.flatten(text);
+    INFO(n);
+    if (n == 400) {
+      REQUIRE(m);
+      CHECK_FALSE(s.diags.hasErrors());
+      continue;
+    }
+    CHECK(s.has(DiagKind::NestingTooDeep));
+    CHECK(s.diags.errorCount() == 1);
+  }
+  // A function whose body is a chain of 600 operands, called at the bottom of
+  // another chain of 600: each expression is within the parser's limit, their
+  // sum is not.
+  std::string body = "x", call = "f(1)";
+  for (int i = 1; i < 600; ++i) {
+    body += " + x";
+    call += " + 1";
+  }
+  Session s;
+  s.flatten("function f\n  input Real x;\n  output Real y;\nalgorithm\n  y := " + body +
+            ";\nend f;\nmodel M\n  parameter Real r = " + call + ";\n  Capstan.Sphere sp(radius = r);\nend M;\n");
+  CHECK(s.has(DiagKind::NestingTooDeep));
+}
+
 }  // namespace
 }  // namespace capstan::sema::test
