@@ -2,6 +2,8 @@
 
 #include <Eigen/QR>
 
+#include <capstan/sim/simulate.hpp>
+
 #include <cstdio>
 #include <iostream>
 
@@ -25,11 +27,18 @@ syntax::SourceRange rangeOf(const Loaded& loaded, const codegen::ConstraintLayou
 
 }  // namespace
 
+capstan::ConstraintSettings constraintSettings(const Options& opts) {
+  capstan::ConstraintSettings s;
+  if (opts.baumgarte) s.baumgarteTimeConstant = *opts.baumgarte;
+  if (opts.constraintTolerance) s.tolerance = *opts.constraintTolerance;
+  return s;
+}
+
 bool assemble(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
               codegen::Interpreter& interp, const capstan::ConstraintSettings& settings, Eigen::VectorXd& q,
               Eigen::VectorXd& u) {
   const codegen::InterpretedModel model(interp);
-  capstan::ConstraintSolver<codegen::InterpretedModel> solver(model, codegen::constraintRowRanges(layout), settings);
+  capstan::ConstraintSolver<codegen::InterpretedModel> solver(model, capstan::sim::constraintRowRanges(model), settings);
   try {
     solver.project(q, u);
     return true;

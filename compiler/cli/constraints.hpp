@@ -11,6 +11,10 @@
 
 namespace capstan::cli {
 
+// The constraint solver's settings from the command line (`--baumgarte`,
+// `--constraint-tol`).
+capstan::ConstraintSettings constraintSettings(const Options& opts);
+
 // Moves (q, u) onto the constraints (the nearest state, to first order, as
 // the driver does before it integrates). Reports AssemblyFailed at the
 // constraint left with the largest error and returns false when it cannot.

@@ -328,28 +328,28 @@ InterpretedModel::InterpretedModel(Interpreter& interpreter)
       interp_(interpreter),
       lastCables_(static_cast<std::size_t>(ncables)) {}
 
-void InterpretedModel::forwardDynamics(double t, const Q& q, const U& u, U& udot) const {
+template <class Evaluate>
+bool InterpretedModel::solvingCables(double t, Evaluate&& evaluate) const {
   lastTime_ = t;
   failedCable_ = -1;
   try {
-    udot = interp_.forwardDynamics(t, q, u);
+    evaluate();
+    return true;
   } catch (const CableFailed& e) {
     failedCable_ = static_cast<int>(e.cable - interp_.layout().cables.data());
     cableFailure_ = e.what();
-    udot = Eigen::VectorXd::Constant(nu, std::numeric_limits<double>::quiet_NaN());
+    return false;
   }
 }
 
-void InterpretedModel::forwardDynamics(double t, const Q& q, const U& u, const ExternalForces& fext, U& udot) const {
-  lastTime_ = t;
-  failedCable_ = -1;
-  try {
-    udot = interp_.forwardDynamics(t, q, u, fext);
-  } catch (const CableFailed& e) {
-    failedCable_ = static_cast<int>(e.cable - interp_.layout().cables.data());
-    cableFailure_ = e.what();
+void InterpretedModel::forwardDynamics(double t, const Q& q, const U& u, U& udot) const {
+  if (!solvingCables(t, [&] { udot = interp_.forwardDynamics(t, q, u); }))
     udot = Eigen::VectorXd::Constant(nu, std::numeric_limits<double>::quiet_NaN());
-  }
+}
+
+void InterpretedModel::forwardDynamics(double t, const Q& q, const U& u, const ExternalForces& fext, U& udot) const {
+  if (!solvingCables(t, [&] { udot = interp_.forwardDynamics(t, q, u, fext); }))
+    udot = Eigen::VectorXd::Constant(nu, std::numeric_limits<double>::quiet_NaN());
 }
 
 void InterpretedModel::bodyPoses(const Q& q, BodyPoses& poses) const {
@@ -394,22 +394,8 @@ int InterpretedModel::gimbalLock(const Q& q, const U& u, double& pitch) const {
 
 int InterpretedModel::updateCables(double t, const Q& q, const U& u, ExternalForces& fext) const {
   fext.clear();
-  lastTime_ = t;
-  failedCable_ = -1;
-  try {
-    lastCables_ = interp_.cables(t, q, u);
-  } catch (const CableFailed& e) {
-    failedCable_ = static_cast<int>(e.cable - interp_.layout().cables.data());
-    cableFailure_ = e.what();
-  }
+  solvingCables(t, [&] { lastCables_ = interp_.cables(t, q, u); });
   return failedCable_;
-}
-
-std::vector<capstan::ConstraintRowRange> constraintRowRanges(const ModelLayout& layout) {
-  std::vector<capstan::ConstraintRowRange> rows;
-  for (const ConstraintLayout& c : layout.constraints)
-    rows.push_back({c.holonomicRow, c.holonomic, c.nonholonomicRow, c.nonholonomic});
-  return rows;
 }
 
 std::vector<Unsupported> untranslatable(const sema::FlatModel& model, const mechanics::Mechanism& mech,

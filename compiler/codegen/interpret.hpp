@@ -245,16 +245,17 @@ class InterpretedModel {
   capstan::ConstraintRows<double> rows(const Q& q) const {
     return interp_.constraintRows(q, Eigen::VectorXd::Zero(interp_.nu()));
   }
+  // Runs `evaluate`, an evaluation at t that may solve the cables' paths:
+  // a path that is lost is recorded (cableFailure()) as the generated
+  // class does, and the result is false.
+  template <class Evaluate>
+  bool solvingCables(double t, Evaluate&& evaluate) const;
   Interpreter& interp_;
   mutable std::vector<CableEvaluation> lastCables_;
   mutable int failedCable_ = -1;
   mutable std::string cableFailure_;
   mutable double lastTime_ = 0.0;
 };
-
-// Each constraint's rows (layout.constraints order), as the constraint
-// solver takes them.
-std::vector<capstan::ConstraintRowRange> constraintRowRanges(const ModelLayout& layout);
 
 // The force laws and outputs that code generation cannot translate, each at
 // its place in the model: every one is translated once, with the

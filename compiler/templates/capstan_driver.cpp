@@ -84,14 +84,6 @@ constexpr bool kHasCables = requires { M::ncables; };
 
 #ifdef CAPSTAN_CONSTRAINTS
 using Solver = capstan::ConstraintSolver<Model>;
-
-// Each constraint's rows, as the solver takes them (enable/disable by index).
-std::vector<capstan::ConstraintRowRange> constraintRowRanges() {
-  std::vector<capstan::ConstraintRowRange> rows;
-  for (const auto& c : Model::constraintInfo) rows.push_back({c.holonomicRow, c.holonomic, c.nonholonomicRow, c.nonholonomic});
-  return rows;
-}
-
 #endif
 
 volatile std::sig_atomic_t g_stop = 0;
@@ -394,7 +386,7 @@ int bench(Model& model, int argc, char** argv) {
   {
     // The constraint rows (G and gamma), and the constrained forward
     // dynamics (udot and multipliers) at the assembled state.
-    Solver solver(model, constraintRowRanges());
+    Solver solver(model, capstan::sim::constraintRowRanges(model));
     try {
       solver.project(q, u);
     } catch (const capstan::ProjectionFailure& e) {

@@ -34,6 +34,7 @@
 #include "capstan/force_elements.hpp"
 #include "capstan/sim/columns.hpp"
 #include "capstan/sim/model.hpp"
+#include "capstan/sim/simulate.hpp"
 
 namespace capstan::sim {
 
@@ -88,10 +89,7 @@ void evaluate(const M& model, double t, const typename M::Q& q, const typename M
   if constexpr (HasConstraints<M>) {
     if (model.constraintInfo.size() > 0) {
       // The exact acceleration-level solution (no Baumgarte terms, no projection).
-      std::vector<ConstraintRowRange> rows;
-      for (const auto& c : model.constraintInfo)
-        rows.push_back({c.holonomicRow, c.holonomic, c.nonholonomicRow, c.nonholonomic});
-      ConstraintSolver<M> solver(model, rows);
+      ConstraintSolver<M> solver(model, constraintRowRanges(model));
       typename M::ConstraintVector lambda, verr, gamma;
       typename M::PositionErrors perr;
       typename M::ConstraintJacobian G;

@@ -61,6 +61,16 @@ struct Result {
   bool ok() const { return status.ok && stopped.empty() && writeError.empty(); }
 };
 
+// Each constraint's rows, as the constraint solver takes them (enable and
+// disable by index), from the model's constraintInfo.
+template <class M>
+  requires HasConstraints<M>
+std::vector<ConstraintRowRange> constraintRowRanges(const M& model) {
+  std::vector<ConstraintRowRange> rows;
+  for (const auto& c : model.constraintInfo) rows.push_back({c.holonomicRow, c.holonomic, c.nonholonomicRow, c.nonholonomic});
+  return rows;
+}
+
 // The constraint solver and multipliers of a constrained model (none for
 // a model that cannot have constraints).
 template <class T>
@@ -157,13 +167,10 @@ class System {
   void constrain([[maybe_unused]] VectorQ& q, [[maybe_unused]] VectorU& u, [[maybe_unused]] const Request& request) {
     if constexpr (HasConstraints<M>) {
       if (model_.constraintInfo.size() == 0) return;
-      std::vector<ConstraintRowRange> rows;
-      for (const auto& c : model_.constraintInfo)
-        rows.push_back({c.holonomicRow, c.holonomic, c.nonholonomicRow, c.nonholonomic});
       ConstraintSettings settings;
       if (request.baumgarte > 0) settings.baumgarteTimeConstant = request.baumgarte;
       if (request.constraintTolerance > 0) settings.tolerance = request.constraintTolerance;
-      solver_.emplace(model_, std::move(rows), settings);
+      solver_.emplace(model_, constraintRowRanges(model_), settings);
       projecting_ = !(request.baumgarte > 0);
       // Assembly: the nearest state (to first order) that satisfies the
       // constraints, from the given one.

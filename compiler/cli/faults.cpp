@@ -1,0 +1,58 @@
+#include "cli/faults.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "codegen/layout.hpp"
+#include "syntax/diagnostics.hpp"
+
+namespace capstan::cli {
+
+namespace {
+
+std::string timeText(double t) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.17g", t);
+  return b;
+}
+
+}  // namespace
+
+std::optional<NonFiniteLaw> nonFiniteForceLaw(codegen::Interpreter& model, double t, const Eigen::VectorXd& q,
+                                              const Eigen::VectorXd& u) {
+  for (const auto& [law, value] : model.forceLawValues(t, q, u))
+    if (!std::isfinite(value)) return NonFiniteLaw{law, value, t};
+  return std::nullopt;
+}
+
+void reportNonFinite(const Options& opts, const Loaded& loaded, const NonFiniteLaw& n) {
+  const sema::FlatForceLaw& law = loaded.flat->forceLaws.at(static_cast<std::size_t>(n.law));
+  syntax::DiagnosticEngine diags;
+  diags.report(syntax::DiagKind::NonFiniteForceLaw, law.rhs ? law.rhs->range : law.range,
+               {codegen::forceLawName(*loaded.flat, n.law), std::isnan(n.value) ? "not a number (NaN)" : (n.value > 0 ? "+infinity" : "-infinity"),
+                timeText(n.time)});
+  std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
+}
+
+void reportCallFailed(const Options& opts, const Loaded& loaded, const codegen::ExternalCallFailed& e, double t) {
+  const sema::FlatFunction& f = loaded.flat->functions.at(static_cast<std::size_t>(e.function));
+  syntax::DiagnosticEngine diags;
+  diags.report(syntax::DiagKind::ExternalCallFailed, e.call, {f.cppName, timeText(t), e.what()})
+      .note(syntax::DiagKind::NoteDeclaredHere, f.externalRange, {f.name});
+  std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
+}
+
+void locateNonFinite(const Options& opts, const Loaded& loaded, codegen::Interpreter& interp,
+                     const capstan::sim::FaultState& fault) {
+  const Eigen::VectorXd q = Eigen::Map<const Eigen::VectorXd>(fault.q.data(), Eigen::Index(fault.q.size()));
+  const Eigen::VectorXd u = Eigen::Map<const Eigen::VectorXd>(fault.u.data(), Eigen::Index(fault.u.size()));
+  try {
+    if (const auto n = nonFiniteForceLaw(interp, fault.t, q, u)) reportNonFinite(opts, loaded, *n);
+  } catch (const codegen::ExternalCallFailed& x) {
+    reportCallFailed(opts, loaded, x, fault.t);
+  }
+}
+
+}  // namespace capstan::cli

@@ -1,0 +1,40 @@
+// Faults at run time, located in the model: a force law that computed NaN
+// or infinity, an external C++ function that threw. Shared by simulate and
+// eval, for generated code and the interpreter alike (the interpreter
+// re-evaluates the state the run reports).
+#pragma once
+
+#include <Eigen/Core>
+
+#include <capstan/sim/simulate.hpp>
+
+#include <optional>
+
+#include "cli/options.hpp"
+#include "codegen/flat_eval.hpp"
+#include "codegen/interpret.hpp"
+
+namespace capstan::cli {
+
+// A force law that evaluated to NaN or infinity: which (index into
+// FlatModel::forceLaws), its value and when.
+struct NonFiniteLaw {
+  int law = -1;
+  double value = 0, time = 0;
+};
+
+// The first force law that is not finite at (t, q, u), if any.
+std::optional<NonFiniteLaw> nonFiniteForceLaw(codegen::Interpreter& model, double t, const Eigen::VectorXd& q,
+                                              const Eigen::VectorXd& u);
+
+// NonFiniteForceLaw at the law's place in the model, on stderr.
+void reportNonFinite(const Options& opts, const Loaded& loaded, const NonFiniteLaw& n);
+// ExternalCallFailed at the call's place in the model, on stderr.
+void reportCallFailed(const Options& opts, const Loaded& loaded, const codegen::ExternalCallFailed& e, double t);
+
+// After a run that failed in a step: the force law that made udot not
+// finite, located in the model, from the first such state.
+void locateNonFinite(const Options& opts, const Loaded& loaded, codegen::Interpreter& interp,
+                     const capstan::sim::FaultState& fault);
+
+}  // namespace capstan::cli
