@@ -17,8 +17,11 @@ int main(int argc, char** argv) {
   const double tEnd = argc > 1 ? std::atof(argv[1]) : 2.0, dt = argc > 2 ? std::atof(argv[2]) : 0.01;
 
   capstan_models::Pendulum model;
+  capstan::sim::Request request;  // dopri5 at a tolerance of 1e-8
+  request.loop.tEnd = tEnd;
+  request.loop.dt = dt;
   capstan::sim::RowWriter csv(STDOUT_FILENO);
-  const capstan::sim::Result result = capstan::sim::simulate(model, {.loop = {.tEnd = tEnd, .dt = dt}}, csv);
+  const capstan::sim::Result result = capstan::sim::simulate(model, request, csv);
 
   std::cerr << capstan::sim::report(result, "standard output");
   return capstan::sim::exitStatus(result);

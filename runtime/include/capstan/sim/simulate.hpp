@@ -5,8 +5,10 @@
 // embedding programs all call it:
 //
 //   capstan_models::Pendulum model;
+//   capstan::sim::Request request;    // dopri5 at 1e-8, rows every 0.01 s
+//   request.loop.tEnd = 2.0;
 //   capstan::sim::RowWriter csv(STDOUT_FILENO);
-//   capstan::sim::Result r = capstan::sim::simulate(model, {.loop = {.tEnd = 2.0}}, csv);
+//   capstan::sim::Result r = capstan::sim::simulate(model, request, csv);
 //
 // Around the integration loop (loop.hpp) it assembles a constrained model's
 // initial state, projects onto the constraints after every step (or
