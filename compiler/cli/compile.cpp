@@ -10,6 +10,7 @@
 
 #include "cli/driver.hpp"
 #include "cli/external.hpp"
+#include "cli/files.hpp"
 #include "cli/generate.hpp"
 #include "codegen/flat_eval.hpp"
 #include "codegen/interpret.hpp"
@@ -395,15 +396,10 @@ int compile(const Options& opts) {
   fs::create_directories(opts.output, ec);
   if (ec) fail("cannot create `" + opts.output + "`: " + ec.message());
   const fs::path header = fs::path(opts.output) / g.fileName;
-  auto write = [](const fs::path& path, const std::string& text) {
-    std::ofstream f(path);
-    f << text;
-    f.close();
-    if (!f) fail("cannot write `" + path.string() + "`");
-  };
-  write(header, g.header);
-  if (!opts.depfile.empty()) write(opts.depfile, dependencies(*loaded, header, templateDir(opts), styleFile(opts)));
-  if (opts.ir) write(fs::path(opts.output) / (layout.className + ".ir.json"), g.ir.dump(2) + "\n");
+  // Whole or not at all: a header that does not fit leaves the last good one.
+  writeOrFail(header, g.header);
+  if (!opts.depfile.empty()) writeOrFail(opts.depfile, dependencies(*loaded, header, templateDir(opts), styleFile(opts)));
+  if (opts.ir) writeOrFail(fs::path(opts.output) / (layout.className + ".ir.json"), g.ir.dump(2) + "\n");
   std::cerr << "wrote " << header.string() << "\n";
   return 0;
 }

@@ -25,6 +25,7 @@
 #include "cli/constraints.hpp"
 #include "cli/driver.hpp"
 #include "cli/external.hpp"
+#include "cli/files.hpp"
 #include "cli/generate.hpp"
 #include "cli/process.hpp"
 #include "codegen/flat_eval.hpp"
@@ -177,12 +178,7 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   if (fs::exists(exe, ec)) return exe;
   // Written aside and renamed into place: another capstan (`capstan test -j`,
   // parallel CTest runs) may be compiling the same sources from this folder.
-  auto put = [&](const fs::path& path, const std::string& text) {
-    const fs::path aside = path.string() + ".tmp" + std::to_string(getpid());
-    std::ofstream(aside) << text;
-    fs::rename(aside, path, ec);
-    if (ec) fail("cannot write `" + path.string() + "`: " + ec.message());
-  };
+  auto put = [&](const fs::path& path, const std::string& text) { writeOrFail(path, text); };
   put(dir / g.fileName, g.header);
   put(dir / "capstan_driver.cpp", driverSource);
   for (const auto& [header, text] : runtimeSources) {

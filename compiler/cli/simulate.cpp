@@ -56,19 +56,13 @@ Experiment experiment(const Options& opts, const Loaded& loaded) {
   if (!(e.dt > 0)) fail("`--dt` must be positive");
   e.tol = opts.tolerance ? *opts.tolerance : (ex && ex->tolerance ? *ex->tolerance : 1e-8);
   if (!(e.tol > 0)) fail("`--tol` must be positive");
+  // The annotation's name is checked where it is written (sema,
+  // ExperimentIntegratorUnknown); the option's here.
   const std::string integrator =
       !opts.integrator.empty() ? opts.integrator : ex && ex->integrator ? *ex->integrator : "dopri5";
-  if (const auto known = capstan::sim::parseIntegrator(integrator)) {
-    e.integrator = *known;
-  } else {
-    if (opts.integrator.empty()) {  // the annotation's: at its place in the model
-      syntax::DiagnosticEngine diags;
-      diags.report(syntax::DiagKind::ExperimentIntegratorUnknown, ex->integratorRange, {integrator});
-      std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
-      std::exit(1);
-    }
-    fail("unknown integrator `" + integrator + "`; use " + capstan::sim::integratorList());
-  }
+  const auto known = capstan::sim::parseIntegrator(integrator);
+  if (!known) fail("unknown integrator `" + integrator + "`; use " + capstan::sim::integratorList());
+  e.integrator = *known;
   if (!opts.jacobian.empty() && e.integrator != capstan::sim::Integrator::cvode)
     fail("`--jacobian` is for `cvode`, not `" + integrator + "`");
 #ifndef CAPSTAN_CVODE

@@ -23,6 +23,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/files.hpp"
 #include "cli/options.hpp"
 #include "cli/process.hpp"
 #include "cli/tube.hpp"
@@ -424,8 +425,7 @@ std::vector<std::string> logLines(const fs::path& log) {
 void writeJunit(const std::string& path, const std::vector<Case>& cases, double seconds) {
   std::size_t failures = 0;
   for (const Case& c : cases) failures += c.pass ? 0 : 1;
-  std::ofstream f(path);
-  if (!f) fail("cannot write `" + path + "`");
+  std::ostringstream f;
   char stamp[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", std::gmtime(&now));
@@ -449,11 +449,11 @@ void writeJunit(const std::string& path, const std::vector<Case>& cases, double 
       << "</failure>\n    </testcase>\n";
   }
   f << "  </testsuite>\n</testsuites>\n";
-  if (!f) fail("cannot write `" + path + "`");
+  writeOrFail(path, f.str());
 }
 
 void writeIndex(const fs::path& report, const std::vector<Case>& cases, std::size_t passed, std::size_t failed) {
-  std::ofstream f(report / "index.html");
+  std::ostringstream f;
   f << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>capstan test</title>\n"
        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
        "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}"
@@ -479,6 +479,7 @@ void writeIndex(const fs::path& report, const std::vector<Case>& cases, std::siz
     f << "</table>\n";
   }
   f << "</body></html>\n";
+  writeOrFail(report / "index.html", f.str());
 }
 
 }  // namespace
@@ -545,11 +546,12 @@ int test(const Options& opts) {
     if (opts.update && result && namesOk && !c.pass) {
       // The result becomes the reference: missing or differing ones only.
       if (!c.reference.parent_path().empty()) fs::create_directories(c.reference.parent_path(), ec);
-      fs::copy_file(c.resultCsv, c.reference, fs::copy_options::overwrite_existing, ec);
+      // Whole or not at all: a full disk keeps the old reference.
+      const std::string reason = writeAtomically(c.reference, readText(c.resultCsv));
       c.details.clear();
       c.signals.clear();
-      if (ec) {
-        c.summary = "cannot write the reference `" + c.reference.generic_string() + "`: " + ec.message();
+      if (!reason.empty()) {
+        c.summary = "cannot write the reference `" + c.reference.generic_string() + "`: " + reason;
       } else {
         c.pass = true;
         c.updated = true;

@@ -5,8 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -99,8 +100,16 @@ bool renderModel(const nlohmann::json& ir, const fs::path& templateDir, std::str
   fs::create_directories(dir, ec);
   const fs::path irPath = dir / "ir.json", outPath = dir / "model.hpp";
   {
+    // A write cut short (a full disk, a file size limit) is said as such,
+    // not left for the renderer to trip over half a file.
     std::ofstream f(irPath);
     f << ir.dump(1);
+    f.close();
+    if (!f) {
+      error = "cannot write the IR for the templates to `" + irPath.string() + "`: " + std::strerror(errno);
+      fs::remove_all(dir, ec);
+      return false;
+    }
   }
   std::string log;
   const std::string python = pythonInterpreter();

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <map>
 
+#include <capstan/sim/integrator.hpp>
+
 #include "sema/instance.hpp"
 
 namespace capstan::sema {
@@ -416,8 +418,13 @@ std::optional<Experiment> Flattener::readExperiment(ClassNode& model) {
     if (!m.value) continue;
     if (key == "__capstan_integrator") {  // a string literal, as Modelica's vendor annotations
       if (m.value->kind == syntax::ExprKind::String) {
-        x.integrator = m.value->text;
-        x.integratorRange = m.value->range;
+        if (capstan::sim::parseIntegrator(m.value->text)) {
+          x.integrator = m.value->text;
+          x.integratorRange = m.value->range;
+        } else {
+          diags_.report(DiagKind::ExperimentIntegratorUnknown, m.value->range,
+                        {m.value->text, capstan::sim::integratorList("\"")});
+        }
         continue;
       }
       const Typed t = translate(*m.value, env);

@@ -19,6 +19,9 @@
   run.py --capstan BIN crash            a C++ function the model calls crashes the driver:
                                         the signal and the functions named, exit 1, every
                                         row before the crash in the CSV, whole
+  run.py --capstan BIN full_disk        a file size limit: `compile` keeps the old header (written
+                                        aside, renamed when whole), `simulate` keeps whole rows; both
+                                        say why (and how many rows)
   run.py --capstan BIN external_forces  STATE.json's `external_forces` change udot by
                                         M^-1 J^T F (virtual work on the double pendulum)
   run.py --capstan BIN stiff            examples/stiff_chain.cap (springs of 1e6 N/m): cvode
@@ -446,6 +449,53 @@ def crash(capstan):
         raise AssertionError("\n".join(errors))
 
 
+def limited(size):
+    """A preexec_fn: files of at most `size` bytes, EFBIG instead of SIGXFSZ."""
+    def apply():
+        import resource
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, resource.RLIM_INFINITY))
+    return apply
+
+
+def full_disk(capstan):
+    """A file size limit (as a full disk): `compile` keeps the header it wrote
+    before (files are written aside and renamed when whole) and says why;
+    `simulate` (its header and IR fit; its CSV does not) keeps whole rows and
+    says why and how many."""
+    errors = []
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp)
+        check_ok(run(capstan, "compile", DOUBLE_PENDULUM, "-o", out), "compile")
+        header = out / "DoublePendulum.hpp"
+        good = header.read_bytes()
+        header.write_bytes(good + b"// the header as the user had it\n")
+        before = header.read_bytes()
+        p = subprocess.run([capstan, "compile", DOUBLE_PENDULUM, "-o", out], capture_output=True, text=True,
+                           preexec_fn=limited(4096))
+        if p.returncode != 1 or "cannot write" not in p.stderr or "File too large" not in p.stderr:
+            errors.append(f"compile under a 4 KiB limit: exit {p.returncode}, stderr:\n{p.stderr}")
+        if header.read_bytes() != before:
+            errors.append("compile under a 4 KiB limit replaced the header with a partial one")
+        if sorted(f.name for f in out.iterdir()) != ["DoublePendulum.hpp"]:
+            errors.append(f"files left beside the header: {sorted(f.name for f in out.iterdir())}")
+        # The driver is built first, without the limit (its executable is larger).
+        csv = out / "pendulum.csv"
+        args = ["simulate", DOUBLE_PENDULUM, "--t-end", "5", "--dt", "0.001", "--integrator", "rk4", "-o", csv]
+        check_ok(run(capstan, *args[:-2], "-o", out / "warm.csv"), "simulate")
+        p = subprocess.run([capstan, *map(str, args)], capture_output=True, text=True, preexec_fn=limited(200000))
+        text = csv.read_text()
+        m = re.search(r"cannot write `.*`: File too large; ([\d,]+) rows? written", p.stderr)
+        if p.returncode != 1 or not m:
+            errors.append(f"simulate under a 200 kB limit: exit {p.returncode}, stderr:\n{p.stderr}")
+        elif int(m.group(1).replace(",", "")) != text.count("\n") - 1:
+            errors.append(f"simulate says {m.group(1)} rows; the CSV has {text.count(chr(10)) - 1}")
+        if not text.endswith("\n"):
+            errors.append(f"the CSV does not end on a whole row: {text[-40:]!r}")
+    if errors:
+        raise AssertionError("\n".join(errors))
+
+
 def builtins(capstan):
     def literal(x):
         return "{" + ", ".join(map(str, x)) + "}" if isinstance(x, list) else str(x)
@@ -799,6 +849,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
     ap.add_argument("mode", choices=["bad_input", "period", "energy", "nonfinite", "bench", "interrupt", "builtins", "crash",
+                                     "full_disk",
                                      "external_forces", "stiff", "cvode_nonfinite", "cvode_constraints", "list"])
     ap.add_argument("case", nargs="?")
     opts = ap.parse_args()
@@ -809,7 +860,7 @@ def main():
     if opts.mode == "bad_input":
         return bad_input(capstan, opts.case)
     return {"period": period, "energy": energy, "nonfinite": nonfinite, "bench": bench,
-            "interrupt": interrupt, "builtins": builtins, "crash": crash, "external_forces": external_forces, "stiff": stiff,
+            "interrupt": interrupt, "builtins": builtins, "crash": crash, "full_disk": full_disk, "external_forces": external_forces, "stiff": stiff,
             "cvode_nonfinite": cvode_nonfinite, "cvode_constraints": cvode_constraints}[opts.mode](capstan)
 
 

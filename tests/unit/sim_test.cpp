@@ -4,7 +4,10 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <array>
 #include <cmath>
@@ -245,6 +248,36 @@ TEST_CASE("a write that fails says why and how many rows went out") {
   CHECK(r.rows == 0);
   CHECK(capstan::sim::report(r, "/dev/full") ==
         "capstan: error: cannot write `/dev/full`: No space left on device; 0 rows written\n");
+}
+
+TEST_CASE("a write cut short by a file size limit leaves the file on a whole row") {
+  TempCsv csv;
+  rlimit old{};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &old) == 0);
+  const auto previous = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of the signal
+  const rlimit small{100, old.rlim_max};
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  long rows = 0;
+  bool written = true;
+  {
+    capstan::sim::RowWriter out(csv.fd, 40);  // flushes once 40 bytes of rows are buffered
+    out.text("time,spring.q[0]");
+    out.endRow(false);
+    for (int k = 0; k < 20; ++k) {
+      out.number(0.125 * k);
+      out.number(1.0 / 3.0);
+      out.endRow();
+    }
+    written = out.flush();
+    rows = out.rowsWritten();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, previous);
+  CHECK(!written);
+  const auto lines = readCsv(csv.path);  // checks that the file ends on a whole row
+  REQUIRE(lines.size() >= 2);
+  CHECK(long(lines.size()) - 1 == rows);
+  for (std::size_t i = 1; i < lines.size(); ++i) CHECK(lines[i].size() == 2);
 }
 
 TEST_CASE("the integrators' names: one table") {

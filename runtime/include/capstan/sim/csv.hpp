@@ -3,6 +3,7 @@
 // a crash or a full disk cuts short ends on a complete row. Numbers as %.15g.
 #pragma once
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,7 +18,14 @@ class RowWriter {
  public:
   // Rows are flushed when `flushBytes` have collected (0: after every row,
   // for a reader that follows the file as it grows).
-  explicit RowWriter(int fd, std::size_t flushBytes = std::size_t{1} << 16) : fd_(fd), chunk_(flushBytes) {}
+  explicit RowWriter(int fd, std::size_t flushBytes = std::size_t{1} << 16) : fd_(fd), chunk_(flushBytes) {
+    // Where the rows start, if a torn row can be cut off there: a regular
+    // file written at its offset (not a pipe, not a file opened to append).
+    const off_t at = ::lseek(fd_, 0, SEEK_CUR);
+    const int flags = ::fcntl(fd_, F_GETFL);
+    truncatable_ = at >= 0 && flags >= 0 && !(flags & O_APPEND);
+    offset_ = truncatable_ ? static_cast<std::size_t>(at) : 0;
+  }
   ~RowWriter() { flush(); }
   RowWriter(const RowWriter&) = delete;
   RowWriter& operator=(const RowWriter&) = delete;
@@ -34,14 +42,17 @@ class RowWriter {
   // Ends the row (`data`: a data row, counted; else the header).
   void endRow(bool data = true) {
     buffer_ += '\n';
+    if (!data) headerEnd_ = buffer_.size();
     fresh_ = true;
     complete_ = buffer_.size();
     if (data) ++pending_;
     if (complete_ >= chunk_) flush();
   }
-  // Writes the complete rows buffered so far; false on a write error (the
-  // rows that did not go out are dropped: a row is never half written by
-  // this writer, though the file system may keep part of the last one).
+  // Writes the complete rows buffered so far; false on a write error. The
+  // file then ends on the last row that went out whole: a write that stops
+  // part way through a row (a full disk, a file size limit) is cut back to
+  // it (ftruncate, where the file is a regular file), and the rows that did
+  // not go out are dropped and not counted.
   bool flush() {
     std::size_t done = 0;
     while (done < complete_ && !failed_) {
@@ -54,9 +65,19 @@ class RowWriter {
       }
       done += static_cast<std::size_t>(n);
     }
+    if (failed_) {
+      const std::size_t whole = done == 0 ? 0 : buffer_.rfind('\n', done - 1) + 1;  // npos + 1 == 0
+      if (whole < done && truncatable_) (void)::ftruncate(fd_, static_cast<off_t>(offset_ + whole));
+      for (std::size_t i = 0; i < whole; ++i) rows_ += buffer_[i] == '\n' ? 1 : 0;
+      if (headerEnd_ > 0 && whole >= headerEnd_) --rows_;  // the header is no data row
+      offset_ += whole;
+    } else {
+      rows_ += pending_;
+      offset_ += complete_;
+    }
+    headerEnd_ = 0;
     buffer_.erase(0, complete_);
     complete_ = 0;
-    if (!failed_) rows_ += pending_;
     pending_ = 0;
     return !failed_;
   }
@@ -87,6 +108,9 @@ class RowWriter {
   std::size_t chunk_;
   std::string buffer_;
   std::size_t complete_ = 0;  // bytes of buffer_ that end a row
+  std::size_t offset_ = 0;    // the file offset after the last whole row written
+  bool truncatable_ = false;
+  std::size_t headerEnd_ = 0; // bytes of buffer_ up to the header's end while it is there, else 0
   long pending_ = 0, rows_ = 0;
   bool fresh_ = true, failed_ = false;
   int error_ = 0;

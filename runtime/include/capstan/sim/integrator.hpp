@@ -43,12 +43,12 @@ inline std::optional<Integrator> parseIntegrator(std::string_view text) {
   return std::nullopt;
 }
 
-// "rk4, euler, dopri5 or cvode"
-inline std::string integratorList() {
+// "rk4, euler, dopri5 or cvode" (each name between `quote`s).
+inline std::string integratorList(std::string_view quote = "") {
   std::string list;
   for (std::size_t k = 0; k < kIntegrators.size(); ++k) {
     if (k > 0) list += k + 1 == kIntegrators.size() ? " or " : ", ";
-    list += kIntegrators[k].name;
+    list += std::string(quote) + std::string(kIntegrators[k].name) + std::string(quote);
   }
   return list;
 }
