@@ -1,9 +1,11 @@
 // `capstan`: the command-line driver (SPEC §6).
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -219,22 +221,42 @@ int check(const Options& opts) {
 
 }  // namespace
 
+namespace {
+
+int run(const Options& opts) {
+  // The commands that run children stop them on SIGINT/SIGTERM and exit 128 + signal.
+  if (opts.command == "simulate" || opts.command == "test" || opts.command == "eval" || opts.command == "bench")
+    capstan::cli::installInterruptHandlers();
+  if (opts.command == "check") return check(opts);
+  if (opts.command == "compile") return capstan::cli::compile(opts);
+  if (opts.command == "simulate") return capstan::cli::simulate(opts);
+  if (opts.command == "test") return capstan::cli::test(opts);
+  if (opts.command == "eval") return capstan::cli::eval(opts);
+  if (opts.command == "bench") return capstan::cli::bench(opts);
+  usageError("unknown command `" + opts.command + "`");
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   const Options opts = parseArgs(argc, argv);
+  int status = 0;
   try {
-    // The commands that run children stop them on SIGINT/SIGTERM and exit 128 + signal.
-    if (opts.command == "simulate" || opts.command == "test" || opts.command == "eval" || opts.command == "bench")
-      capstan::cli::installInterruptHandlers();
-    if (opts.command == "check") return check(opts);
-    if (opts.command == "compile") return capstan::cli::compile(opts);
-    if (opts.command == "simulate") return capstan::cli::simulate(opts);
-    if (opts.command == "test") return capstan::cli::test(opts);
-    if (opts.command == "eval") return capstan::cli::eval(opts);
-    if (opts.command == "bench") return capstan::cli::bench(opts);
-    usageError("unknown command `" + opts.command + "`");
+    status = run(opts);
   } catch (const std::exception& e) {
     // Only internal bugs throw; user errors are diagnostics.
     std::cerr << "capstan: internal error: " << e.what() << "\n";
     return 3;
   }
+  // What went to standard output (check --json, eval's JSON, test's lines)
+  // must have arrived: a full disk or a closed stdout is an error, not a
+  // silent exit 0.
+  errno = 0;
+  std::cout.flush();
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::cerr << "capstan: error: cannot write the standard output" << (errno ? ": " : "")
+              << (errno ? std::strerror(errno) : "") << "\n";
+    return status == 0 ? 1 : status;
+  }
+  return status;
 }

@@ -23,6 +23,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/driver.hpp"
 #include "cli/files.hpp"
 #include "cli/options.hpp"
 #include "cli/process.hpp"
@@ -237,10 +238,17 @@ void locateReference(Case& c) {
   c.reference = dir / name;
 }
 
+// A file name made of `s`: its letters, digits, `.`, `-` and `_`, others as
+// `_`; a long one cut to fit any file system's 255 bytes, with a hash of the
+// whole to keep it apart from others that start alike.
 std::string safeName(const std::string& s) {
+  constexpr std::size_t kLongest = 120;
   std::string out;
   for (char ch : s) out += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_') ? ch : '_';
-  return out;
+  if (out.size() <= kLongest) return out;
+  char hash[20];
+  std::snprintf(hash, sizeof hash, "-%016llx", static_cast<unsigned long long>(fnv1a(s)));
+  return out.substr(0, kLongest) + hash;
 }
 
 std::string xmlEscape(const std::string& s) {

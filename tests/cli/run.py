@@ -22,6 +22,8 @@
   run.py --capstan BIN full_disk        a file size limit: `compile` keeps the old header (written
                                         aside, renamed when whole), `simulate` keeps whole rows; both
                                         say why (and how many rows)
+  run.py --capstan BIN lost_output      `check --json` and `eval` to /dev/full or a closed stdout:
+                                        exit 1 with the reason
   run.py --capstan BIN external_forces  STATE.json's `external_forces` change udot by
                                         M^-1 J^T F (virtual work on the double pendulum)
   run.py --capstan BIN stiff            examples/stiff_chain.cap (springs of 1e6 N/m): cvode
@@ -496,6 +498,23 @@ def full_disk(capstan):
         raise AssertionError("\n".join(errors))
 
 
+def lost_output(capstan):
+    """`check --json` and `eval` print to standard output: a full device or a
+    closed descriptor there is an error (exit 1, the reason), never a silent 0."""
+    errors = []
+    with tempfile.TemporaryDirectory() as tmp:
+        state = pathlib.Path(tmp) / "state.json"
+        state.write_text("{}")
+        for args in (["check", DOUBLE_PENDULUM, "--json"], ["eval", DOUBLE_PENDULUM, "--state", state, "--interpret"]):
+            for where, kwargs in (("/dev/full", {"stdout": open("/dev/full", "w")}),
+                                  ("a closed stdout", {"preexec_fn": lambda: os.close(1)})):
+                p = subprocess.run([capstan, *map(str, args)], stderr=subprocess.PIPE, text=True, **kwargs)
+                if p.returncode != 1 or "cannot write the standard output" not in p.stderr:
+                    errors.append(f"{args[0]} to {where}: exit {p.returncode}, stderr:\n{p.stderr}")
+    if errors:
+        raise AssertionError("\n".join(errors))
+
+
 def builtins(capstan):
     def literal(x):
         return "{" + ", ".join(map(str, x)) + "}" if isinstance(x, list) else str(x)
@@ -849,7 +868,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
     ap.add_argument("mode", choices=["bad_input", "period", "energy", "nonfinite", "bench", "interrupt", "builtins", "crash",
-                                     "full_disk",
+                                     "full_disk", "lost_output",
                                      "external_forces", "stiff", "cvode_nonfinite", "cvode_constraints", "list"])
     ap.add_argument("case", nargs="?")
     opts = ap.parse_args()
@@ -860,7 +879,7 @@ def main():
     if opts.mode == "bad_input":
         return bad_input(capstan, opts.case)
     return {"period": period, "energy": energy, "nonfinite": nonfinite, "bench": bench,
-            "interrupt": interrupt, "builtins": builtins, "crash": crash, "full_disk": full_disk, "external_forces": external_forces, "stiff": stiff,
+            "interrupt": interrupt, "builtins": builtins, "crash": crash, "full_disk": full_disk, "lost_output": lost_output, "external_forces": external_forces, "stiff": stiff,
             "cvode_nonfinite": cvode_nonfinite, "cvode_constraints": cvode_constraints}[opts.mode](capstan)
 
 

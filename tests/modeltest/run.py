@@ -195,6 +195,24 @@ def failures(capstan, d):
         raise Failed("junit.xml: wrong failures")
 
 
+def long_name(capstan, d):
+    """A model whose name is longer than a file name may be (300 characters)
+    fails on its own, with the reason; the other model still runs and
+    passes, and the report is written."""
+    blessed(capstan, d)
+    name = "Falling" + "X" * 293
+    (d / "long.cap").write_text((MODELS / "falling.cap").read_text().replace("Falling", name))
+    proc = capstan_test(capstan, d, ".", status=1)
+    lines = proc.stdout.split("\n")
+    if "PASS Falling (falling.cap): 5 signals" not in lines or "1 passed, 1 failed" not in lines:
+        raise Failed("unexpected report:\n" + proc.stdout)
+    failed = [l for l in lines if l.startswith(f"FAIL {name} (long.cap)")]
+    if not failed:
+        raise Failed("no FAIL line for the long-named model:\n" + proc.stdout)
+    if not (d / "capstan-test-report" / "index.html").stat().st_size:
+        raise Failed("empty report index")
+
+
 def junit(capstan, d):
     blessed(capstan, d)
     setup(d, "singular.cap")
@@ -277,7 +295,8 @@ def interrupt(capstan, d):
         raise Failed("the result does not end on a whole row")
 
 
-CASES = {f.__name__: f for f in (missing, update, shifted, parameter, grid, failures, junit, annotation, interrupt)}
+CASES = {f.__name__: f for f in (missing, update, shifted, parameter, grid, failures, long_name, junit, annotation,
+                                  interrupt)}
 
 
 def main():
