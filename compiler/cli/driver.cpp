@@ -3,10 +3,12 @@
 // compiler, cached by content hash; the state file and settings it reads.
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -95,6 +97,48 @@ fs::path runtimeIncludeDir() {
   return CAPSTAN_RUNTIME_INCLUDE;
 }
 
+// A built driver's fingerprint, `SIZE HASH` (bytes, FNV-1a of its bytes),
+// kept beside it in `driver.ok` when it is installed: what tells a driver
+// that is whole from one a full disk or a crash cut short.
+std::string fingerprint(const fs::path& exe) {
+  const std::string bytes = readFile(exe);
+  char text[48];
+  std::snprintf(text, sizeof text, "%zu %016llx", bytes.size(), static_cast<unsigned long long>(fnv1a(bytes)));
+  return text;
+}
+
+// Whether the cached driver is the one that was built: a damaged one (cut
+// short, overwritten) is removed, with a note, so that it is built again.
+bool cachedDriverIsWhole(const fs::path& dir, const fs::path& exe) {
+  std::error_code ec;
+  if (!fs::exists(exe, ec)) return false;
+  if (readFile(dir / "driver.ok") == fingerprint(exe)) return true;
+  std::cerr << "capstan: note: the cached program `" << exe.string() << "` is damaged; building it again\n";
+  fs::remove(exe, ec);
+  return false;
+}
+
+// Temporaries (`driver.tmpPID`, `build.logPID`, `FILE.tmpPID`) that a capstan
+// killed while it built in `dir` left behind: those whose process is gone.
+void removeStaleTemporaries(const fs::path& dir) {
+  // The process a temporary's name ends with, or 0.
+  const auto owner = [](const std::string& name) -> long {
+    for (const std::string mark : {".tmp", "build.log"}) {
+      const std::size_t at = name.rfind(mark);
+      if (at == std::string::npos) continue;
+      const std::string digits = name.substr(at + mark.size());
+      if (!digits.empty() && digits.size() < 10 && digits.find_first_not_of("0123456789") == std::string::npos)
+        return std::stol(digits);
+    }
+    return 0;
+  };
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const long pid = owner(entry.path().filename().string());
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove(entry.path(), ec);
+  }
+}
+
 }  // namespace
 
 // The driver executable for the generated header and these flags, built once
@@ -153,7 +197,7 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   const fs::path dir = cacheRoot() / hex;
   const fs::path exe = dir / "driver";
   std::error_code ec;
-  if (fs::exists(exe, ec)) return exe;
+  if (cachedDriverIsWhole(dir, exe)) return exe;
   fs::create_directories(dir / "capstan", ec);
   if (ec) fail("cannot create the cache folder `" + dir.string() + "`: " + ec.message());
   // One build per folder: another capstan (`capstan test -j`, parallel
@@ -175,7 +219,8 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
       if (fd >= 0) ::close(fd);
     }
   } unlock{lock};
-  if (fs::exists(exe, ec)) return exe;
+  if (cachedDriverIsWhole(dir, exe)) return exe;
+  removeStaleTemporaries(dir);
   // Written aside and renamed into place: another capstan (`capstan test -j`,
   // parallel CTest runs) may be compiling the same sources from this folder.
   auto put = [&](const fs::path& path, const std::string& text) { writeOrFail(path, text); };
@@ -203,6 +248,8 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
     }
     fail("building the generated code failed (" + cxx() + ", in " + dir.string() + "):\n" + log);
   }
+  // The fingerprint first: a driver in place is always one that can be checked.
+  writeOrFail(dir / "driver.ok", fingerprint(tmp));
   fs::rename(tmp, exe, ec);
   if (ec) fail("cannot install `" + exe.string() + "`: " + ec.message());
   return exe;

@@ -24,6 +24,8 @@
                                         say why (and how many rows)
   run.py --capstan BIN lost_output      `check --json` and `eval` to /dev/full or a closed stdout:
                                         exit 1 with the reason
+  run.py --capstan BIN damaged_cache    a cached driver cut short is built again (with a note);
+                                        temporaries of a killed capstan are removed
   run.py --capstan BIN external_forces  STATE.json's `external_forces` change udot by
                                         M^-1 J^T F (virtual work on the double pendulum)
   run.py --capstan BIN stiff            examples/stiff_chain.cap (springs of 1e6 N/m): cvode
@@ -498,6 +500,35 @@ def full_disk(capstan):
         raise AssertionError("\n".join(errors))
 
 
+def damaged_cache(capstan):
+    """A cached driver cut short (a full disk, a crash) is noticed and built
+    again, with a note; temporaries a killed capstan left in the cache are
+    removed when it builds there next."""
+    errors = []
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, CAPSTAN_CACHE_DIR=str(pathlib.Path(tmp) / "cache"))
+        args = [capstan, "simulate", str(DOUBLE_PENDULUM), "--t-end", "0.1", "-o", str(pathlib.Path(tmp) / "a.csv")]
+        first = subprocess.run(args, capture_output=True, text=True, env=env)
+        drivers = list((pathlib.Path(tmp) / "cache").glob("*/driver"))
+        if first.returncode != 0 or len(drivers) != 1:
+            raise AssertionError(f"first run: exit {first.returncode}, drivers {drivers}:\n{first.stderr}")
+        driver = drivers[0]
+        with open(driver, "r+b") as f:
+            f.truncate(1000)
+        stale = [driver.parent / "driver.tmp9999999", driver.parent / "build.log9999999"]
+        for path in stale:
+            path.write_text("left by a capstan that was killed")
+        again = subprocess.run(args, capture_output=True, text=True, env=env)
+        if again.returncode != 0 or "is damaged; building it again" not in again.stderr:
+            errors.append(f"second run: exit {again.returncode}, stderr:\n{again.stderr}")
+        if driver.stat().st_size <= 1000:
+            errors.append("the damaged driver was not built again")
+        if any(path.exists() for path in stale):
+            errors.append("stale temporaries were left in the cache")
+    if errors:
+        raise AssertionError("\n".join(errors))
+
+
 def lost_output(capstan):
     """`check --json` and `eval` print to standard output: a full device or a
     closed descriptor there is an error (exit 1, the reason), never a silent 0."""
@@ -869,6 +900,7 @@ def main():
     ap.add_argument("--capstan", required=True)
     ap.add_argument("mode", choices=["bad_input", "period", "energy", "nonfinite", "bench", "interrupt", "builtins", "crash",
                                      "full_disk", "lost_output",
+                                     "damaged_cache",
                                      "external_forces", "stiff", "cvode_nonfinite", "cvode_constraints", "list"])
     ap.add_argument("case", nargs="?")
     opts = ap.parse_args()
@@ -879,7 +911,7 @@ def main():
     if opts.mode == "bad_input":
         return bad_input(capstan, opts.case)
     return {"period": period, "energy": energy, "nonfinite": nonfinite, "bench": bench,
-            "interrupt": interrupt, "builtins": builtins, "crash": crash, "full_disk": full_disk, "lost_output": lost_output, "external_forces": external_forces, "stiff": stiff,
+            "interrupt": interrupt, "builtins": builtins, "crash": crash, "full_disk": full_disk, "lost_output": lost_output, "damaged_cache": damaged_cache, "external_forces": external_forces, "stiff": stiff,
             "cvode_nonfinite": cvode_nonfinite, "cvode_constraints": cvode_constraints}[opts.mode](capstan)
 
 
