@@ -356,7 +356,7 @@ bool checkNames(const Case& c, const Csv& result, syntax::DiagnosticEngine& diag
 
 void compare(Case& c, const Csv& result, const fs::path& report) {
   std::string error;
-  const std::optional<Csv> reference = readCsv(c.reference.string(), error);
+  const std::optional<Csv> reference = readCsv(c.reference.string(), error, true);
   if (!reference) {
     c.summary = "cannot read the reference: " + error;
     return;

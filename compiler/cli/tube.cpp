@@ -48,7 +48,7 @@ int Csv::column(const std::string& name) const {
   return -1;
 }
 
-std::optional<Csv> readCsv(const std::string& path, std::string& error) {
+std::optional<Csv> readCsv(const std::string& path, std::string& error, bool finite) {
   std::ifstream in(path);
   if (!in) {
     error = "cannot read `" + path + "`";
@@ -83,6 +83,7 @@ std::optional<Csv> readCsv(const std::string& path, std::string& error) {
       char* end = nullptr;
       const double v = std::strtod(cell.c_str(), &end);
       if (cell.empty() || *end != '\0') return bad("`" + cell + "` is not a number");
+      if (finite && !std::isfinite(v)) return bad("`" + cell + "` is not a finite number");
       row.push_back(v);
     }
     if (!std::isfinite(row[0])) return bad("the time is not finite");

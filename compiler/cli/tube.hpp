@@ -28,9 +28,10 @@ struct Csv {
 };
 
 // Reads a CSV as `capstan simulate` writes it: a header starting with `time`,
-// then numbers, times nondecreasing. nullopt and `error` (with the line) when
-// it is not.
-std::optional<Csv> readCsv(const std::string& path, std::string& error);
+// then numbers, times nondecreasing; with `finite`, every value finite (a
+// reference: `nan` there would make a tube of NaN that nothing fails).
+// nullopt and `error` (with the line) when it is not.
+std::optional<Csv> readCsv(const std::string& path, std::string& error, bool finite = false);
 
 struct Tolerances {
   double rel = 1e-3;   // of the signal's largest magnitude in the reference

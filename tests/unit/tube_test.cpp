@@ -125,6 +125,11 @@ TEST_CASE("readCsv: capstan's CSV, and located errors for others") {
   CHECK(error.find(":3: the time goes back") != std::string::npos);
   CHECK_FALSE(readCsv(writeTemp("capstan_tube_header.csv", "t,a\n0,1\n").string(), error));
   CHECK(error.find(":1: the header must start with `time`") != std::string::npos);
+  // A reference's values must be finite; a result's may not be (the tube fails them).
+  const auto nan = writeTemp("capstan_tube_nan.csv", "time,a\n0,1\n1,nan\n2,inf\n");
+  CHECK(readCsv(nan.string(), error));
+  CHECK_FALSE(readCsv(nan.string(), error, true));
+  CHECK(error == nan.string() + ":3: `nan` is not a finite number");
   CHECK_FALSE(readCsv("/nonexistent/capstan.csv", error));
   CHECK(error == "cannot read `/nonexistent/capstan.csv`");
 }
