@@ -188,7 +188,10 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   for (const std::string& dir : g.includeDirectories) flags.insert(flags.end(), {"-I", dir});
   std::string externalHeaders;
   for (const std::string& header : g.externalHeaders) externalHeaders += readFile(header);
-  std::string key = g.header + externalHeaders + driverSource + cxx() + CAPSTAN_VERSION;
+  // The cache's layout is part of the key: folders of an earlier layout (a
+  // driver without its fingerprint, driver.ok) are never taken for damaged ones.
+  constexpr const char* kCacheLayout = "cache layout 2: driver + driver.ok";
+  std::string key = g.header + externalHeaders + driverSource + cxx() + CAPSTAN_VERSION + kCacheLayout;
   for (const auto& [header, text] : runtimeSources) key += text;
   for (const auto& f : flags) key += "\n" + f;
   for (const auto& l : libraries) key += "\n" + l;
