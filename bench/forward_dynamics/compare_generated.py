@@ -16,7 +16,7 @@ Derived was computed from (the comparison's cost; such a header is wrong
 once params change, so it is for measuring only).
 
 Example (two builds of capstan, g++ and clang++, core 1):
-  bench/forward_dynamics/compare_generated.py --capstan old=/work/wt-old/build/compiler/capstan \\
+  bench/forward_dynamics/compare_generated.py --capstan old=../capstan-old/build/compiler/capstan \\
       --capstan new=build/compiler/capstan --without-parameter-check --cxx g++ --cxx clang++ --cpu 1
 """
 import argparse

@@ -279,11 +279,7 @@ fs::path writeStateFile(const EvalState& st) {
 
 std::vector<std::string> settingArguments(const std::vector<std::pair<std::string, double>>& settings) {
   std::vector<std::string> args;
-  for (const auto& [name, v] : settings) {
-    char vb[64];
-    std::snprintf(vb, sizeof vb, "%.17g", v);
-    args.push_back(name + "=" + vb);
-  }
+  for (const auto& [name, v] : settings) args.push_back(capstan::sim::settingArgument(name, v));
   return args;
 }
 

@@ -64,19 +64,32 @@ namespace {
 using Model = capstan_models::CAPSTAN_MODEL_CLASS;
 
 // Sets the NAME=VALUE parameter arguments (options, `--...`, are read elsewhere).
-bool applySettings(Model& model, int argc, char** argv, int first) {
-  for (int i = first; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.rfind("--", 0) == 0) continue;
-    const auto eq = a.find('=');
-    double* slot = eq == std::string::npos ? nullptr : model.parameter(a.substr(0, eq));
+// Sets runtime parameter elements, (name, value) pairs.
+bool applySettings(Model& model, const std::vector<std::pair<std::string, double>>& settings) {
+  for (const auto& [name, value] : settings) {
+    double* slot = model.parameter(name);
     if (!slot) {
-      std::cerr << "capstan: error: unknown parameter setting `" << a << "`\n";
+      std::cerr << "capstan: error: unknown parameter setting `" << name << "`\n";
       return false;
     }
-    *slot = std::strtod(a.c_str() + eq + 1, nullptr);
+    *slot = value;
   }
   return true;
+}
+
+// The same from `NAME=VALUE` arguments argv[first..] (request.hpp's encoding).
+bool applySettings(Model& model, int argc, char** argv, int first) {
+  std::vector<std::pair<std::string, double>> settings;
+  std::string error;
+  for (int i = first; i < argc; ++i) {
+    auto setting = capstan::sim::parseSetting(argv[i], error);
+    if (!setting) {
+      std::cerr << "capstan: error: " << error << "\n";
+      return false;
+    }
+    settings.push_back(std::move(*setting));
+  }
+  return applySettings(model, settings);
 }
 
 template <class M>
@@ -130,14 +143,7 @@ int simulate(Model& model, int argc, char** argv) {
     std::cerr << "capstan: error: " << error << "\n";
     return 1;
   }
-  for (const auto& [name, value] : request->settings) {
-    double* slot = model.parameter(name);
-    if (!slot) {
-      std::cerr << "capstan: error: unknown parameter setting `" << name << "`\n";
-      return 1;
-    }
-    *slot = value;
-  }
+  if (!applySettings(model, request->settings)) return 1;
   if (request->run.columns.constraintErrors && !capstan::sim::HasConstraints<Model>) {
     std::cerr << "capstan: error: the model has no constraints\n";
     return 1;

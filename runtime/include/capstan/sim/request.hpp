@@ -53,6 +53,28 @@ inline bool toNumber(std::string_view text, double& value) {
 }
 }  // namespace request_detail
 
+// `NAME=VALUE`: a runtime parameter element set for the driver program, the
+// value exact (%.17g).
+inline std::string settingArgument(const std::string& name, double value) {
+  return name + "=" + request_detail::number(value);
+}
+
+// The name and value of a `NAME=VALUE` argument; nullopt, with `error`, if
+// it is not one.
+inline std::optional<std::pair<std::string, double>> parseSetting(std::string_view arg, std::string& error) {
+  const auto eq = arg.find('=');
+  double value = 0;
+  if (eq == std::string_view::npos || eq == 0 || arg.substr(0, 2) == "--") {
+    error = "unknown argument `" + std::string(arg) + "`";
+    return std::nullopt;
+  }
+  if (!request_detail::toNumber(arg.substr(eq + 1), value)) {
+    error = "`" + std::string(arg) + "` is not a number";
+    return std::nullopt;
+  }
+  return std::pair{std::string(arg.substr(0, eq)), value};
+}
+
 inline std::vector<std::string> toArguments(const SimulateRequest& r) {
   using request_detail::number;
   const Request& run = r.run;
@@ -66,7 +88,7 @@ inline std::vector<std::string> toArguments(const SimulateRequest& r) {
   if (run.constraintTolerance > 0) args.push_back("--constraint-tol=" + number(run.constraintTolerance));
   if (!run.exactJacobian) args.emplace_back("--quotient-jacobian");
   if (!r.faultFile.empty()) args.push_back("--fault-file=" + r.faultFile);
-  for (const auto& [setting, value] : r.settings) args.push_back(setting + "=" + number(value));
+  for (const auto& [setting, value] : r.settings) args.push_back(settingArgument(setting, value));
   return args;
 }
 
@@ -110,12 +132,9 @@ inline std::optional<SimulateRequest> fromArguments(const std::vector<std::strin
       run.columns.constraintErrors = true;
     } else if (a == "--quotient-jacobian") {
       run.exactJacobian = false;
-    } else if (const auto eq = a.find('='); eq != std::string_view::npos && a.substr(0, 2) != "--") {
-      double value = 0;
-      if (!numberOf(a, a.substr(eq + 1), value)) return std::nullopt;
-      r.settings.emplace_back(std::string(a.substr(0, eq)), value);
+    } else if (auto setting = parseSetting(a, error)) {
+      r.settings.push_back(std::move(*setting));
     } else {
-      error = "unknown argument `" + std::string(a) + "`";
       return std::nullopt;
     }
   }

@@ -272,7 +272,7 @@ inline std::string report(const Result& r, std::string_view output) {
   if (!r.writeError.empty())
     return "capstan: error: cannot write `" + std::string(output) + "`: " + r.writeError + "; " + rowCount(r.rows) +
            " written\n";
-  if (!r.stopped.empty()) return "capstan: error: " + r.stopped + "; " + std::to_string(r.rows) + " rows written\n";
+  if (!r.stopped.empty()) return "capstan: error: " + r.stopped + "; " + rowCount(r.rows) + " written\n";
   if (!r.status.ok) return "capstan: error: " + r.status.message + "\n";
   return {};
 }
