@@ -290,8 +290,7 @@ class Environment {
     q = VectorX<Scalar>::Constant(layout_.nq, Scalar(0.0));
     u = VectorX<Scalar>::Constant(layout_.nu, Scalar(0.0));
     for (const JointLayout& jl : layout_.joints) {
-      const bool quat = jl.type() == mechanics::JointType::Ball || jl.type() == mechanics::JointType::Free;
-      if (quat) q[jl.qIndex()] = Scalar(1.0);
+      if (capstan::hasQuaternion(jl.type())) q[jl.qIndex()] = Scalar(1.0);
       const Tensor<Scalar> q0 = parameter(jl.component(), "q0", Tensor<Scalar>{});
       const Tensor<Scalar> u0 = parameter(jl.component(), "u0", Tensor<Scalar>{});
       for (int k = 0; k < jl.nq() && static_cast<std::size_t>(k) < q0.size(); ++k) q[jl.qIndex() + k] = q0.data[static_cast<std::size_t>(k)];

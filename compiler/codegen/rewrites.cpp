@@ -38,15 +38,13 @@ void alignJointAxes(Mechanism<Expr>& mechanism) {
   };
   for (Joint<Expr>& joint : mechanism.joints) {
     Vec3<double> a, b;
-    switch (joint.type) {
-      case JointType::Revolute:
-      case JointType::Prismatic:
-      case JointType::Cylindrical:
+    switch (jointAxes(joint.type)) {
+      case JointAxes::Axis:
         if (!constant(joint.axis, a) || coordinateAxis(a) || std::abs(a.norm() - 1.0) > 1e-12) break;
         turn(joint, rotationTakingZTo(a));
         joint.axis = Vec3<Expr>(Expr(0.0), Expr(0.0), Expr(1.0));
         break;
-      case JointType::Universal:
+      case JointAxes::Universal:
         if (!constant(joint.axis_a, a) || !constant(joint.axis_b, b) || (coordinateAxis(a) && coordinateAxis(b)) ||
             std::abs(a.dot(b)) > 1e-12 || std::abs(a.norm() - 1.0) > 1e-12 || std::abs(b.norm() - 1.0) > 1e-12) {
           break;
@@ -59,7 +57,7 @@ void alignJointAxes(Mechanism<Expr>& mechanism) {
         joint.axis_a = Vec3<Expr>(Expr(1.0), Expr(0.0), Expr(0.0));
         joint.axis_b = Vec3<Expr>(Expr(0.0), Expr(1.0), Expr(0.0));
         break;
-      default:
+      case JointAxes::None:
         break;
     }
   }

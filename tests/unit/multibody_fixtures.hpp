@@ -8,6 +8,7 @@
 
 #include <Eigen/Dense>
 
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -77,19 +78,19 @@ inline Joint<double> randomJoint(Rng& rng, JointType type, int parent, const std
   return joint;
 }
 
-inline constexpr JointType kAllJointTypes[] = {JointType::Weld,      JointType::Revolute, JointType::Prismatic,
-                                               JointType::Cylindrical, JointType::Universal, JointType::Ball,
-                                               JointType::Free};
+// Every joint type (the runtime's table, mechanism.hpp).
+inline constexpr const auto& kAllJointTypes = capstan::kJointTypes;
+inline constexpr int kJointTypeCount = static_cast<int>(std::size(kAllJointTypes));
 
 // A random tree of `n` bodies; body i's parent is uniformly one of -1..i-1
 // and its joint type cycles through all types starting at a random one.
 inline Mechanism<double> randomTree(Rng& rng, int n) {
   Mechanism<double> model;
   model.gravity = randomVector(rng, 10.0);
-  const int start = std::uniform_int_distribution<int>(0, 6)(rng);
+  const int start = std::uniform_int_distribution<int>(0, kJointTypeCount - 1)(rng);
   for (int i = 0; i < n; ++i) {
     const int parent = std::uniform_int_distribution<int>(-1, i - 1)(rng);
-    const JointType type = kAllJointTypes[(start + i) % 7];
+    const JointType type = kAllJointTypes[(start + i) % kJointTypeCount];
     model.addBody(randomBody(rng, "body" + std::to_string(i)),
                   randomJoint(rng, type, parent, "joint" + std::to_string(i)));
   }

@@ -29,7 +29,8 @@
 //     phi_a = Xddot . Y + 2 Xdot . Ydot + X . Yddot,  Xdot = w_F x X,
 //             Xddot = dw_F x X + w_F x Xdot (and so for Y with M)
 // and gamma = -phi_a at the bias accelerations. Minimal rows per cut joint
-// type (axis a in F, b and c completing a right-handed basis, e_i F's axes):
+// type, as each type's JointTraits::loopClosure (mechanism.hpp) asks for
+// them (axis a in F, b and c completing a right-handed basis, e_i F's axes):
 //   Weld         translation e1 e2 e3; perpendicular (e2,e3) (e3,e1) (e1,e2)   6
 //   Revolute     translation e1 e2 e3; perpendicular (b,a) (c,a)               5
 //   Prismatic    translation b c;      perpendicular (e2,e3) (e3,e1) (e1,e2)   5
@@ -149,37 +150,37 @@ struct LoopRow {
   double rest = 0.0;
 };
 
-// The minimal independent rows of a cut joint (the table above). Axes are
-// unit vectors, in F (axis_b: its components in F at q = 0, fixed in M).
-inline std::vector<LoopRow> loopClosureRows(JointType type, const Eigen::Vector3d& axis,
-                                            const Eigen::Vector3d& axis_a, const Eigen::Vector3d& axis_b) {
+// The rows JointTraits::loopClosure asks for, in its order. Axes are unit
+// vectors, in F (axis_b: its components in F at q = 0, fixed in M); b and c
+// complete `axis` to a right-handed basis (axis, b, c).
+struct LoopRowBuilder {
   using V = Eigen::Vector3d;
-  // b, c completing `axis` to a right-handed basis (a, b, c).
-  V b, c;
-  basisFromNormal<double>(axis, b, c);
+  V axis, axis_a, axis_b, b, c;
   std::vector<LoopRow> rows;
-  auto translation = [&](const V& d) { rows.push_back({LoopRowKind::Translation, d, d, 0.0}); };
-  auto perpendicular = [&](const V& x, const V& y) { rows.push_back({LoopRowKind::Perpendicular, x, y, x.dot(y)}); };
-  auto allTranslations = [&] {
+
+  LoopRowBuilder(const V& axis_, const V& axis_a_, const V& axis_b_) : axis(axis_), axis_a(axis_a_), axis_b(axis_b_) {
+    basisFromNormal<double>(axis, b, c);
+  }
+  void translation(const V& d) { rows.push_back({LoopRowKind::Translation, d, d, 0.0}); }
+  void perpendicular(const V& x, const V& y) { rows.push_back({LoopRowKind::Perpendicular, x, y, x.dot(y)}); }
+  void allTranslations() {
     translation(V::UnitX());
     translation(V::UnitY());
     translation(V::UnitZ());
-  };
-  auto allRotations = [&] {
+  }
+  void allRotations() {
     perpendicular(V::UnitY(), V::UnitZ());
     perpendicular(V::UnitZ(), V::UnitX());
     perpendicular(V::UnitX(), V::UnitY());
-  };
-  switch (type) {
-    case JointType::Weld: allTranslations(); allRotations(); break;
-    case JointType::Revolute: allTranslations(); perpendicular(b, axis); perpendicular(c, axis); break;
-    case JointType::Prismatic: translation(b); translation(c); allRotations(); break;
-    case JointType::Cylindrical: translation(b); translation(c); perpendicular(b, axis); perpendicular(c, axis); break;
-    case JointType::Universal: allTranslations(); perpendicular(axis_a, axis_b); break;
-    case JointType::Ball: allTranslations(); break;
-    case JointType::Free: break;
   }
-  return rows;
+};
+
+// The minimal independent rows of a cut joint (the table above).
+inline std::vector<LoopRow> loopClosureRows(JointType type, const Eigen::Vector3d& axis,
+                                            const Eigen::Vector3d& axis_a, const Eigen::Vector3d& axis_b) {
+  LoopRowBuilder builder(axis, axis_a, axis_b);
+  visitJointType(type, [&](auto traits) { decltype(traits)::loopClosure(builder); });
+  return std::move(builder.rows);
 }
 
 // ------------------------------------------------------------ constraints

@@ -14,7 +14,8 @@
 //            w_WP x (w_WP x p_PoBo) + 2 w_WP x v_PBo
 //            + R_WF (Hdot_v u + (Hdot_w u) x p_MoBo_F + w_FM x (w_FM x p_MoBo_F))].
 // docs/runtime.md derives them. All functions are traceable with a symbolic
-// Scalar: they branch on joint types and topology only.
+// Scalar: they branch on joint types (JointTraits, mechanism.hpp) and
+// topology only.
 #pragma once
 
 #include "capstan/data.hpp"
@@ -25,64 +26,20 @@ namespace capstan {
 
 namespace detail {
 
-template <class Scalar>
-Vec4<Scalar> quaternionAt(const VectorX<Scalar>& q, int offset) {
-  return Vec4<Scalar>(q[offset], q[offset + 1], q[offset + 2], q[offset + 3]);
-}
-
-// X_FM(q) and H_FM_F for one joint.
+// X_FM(q) and H_FM_F for one joint (JointTraits::position).
 template <class Scalar>
 void jointPosition(const Joint<Scalar>& joint, const VectorX<Scalar>& q, Transform<Scalar>& X_FM,
                    Mat6X<Scalar>& H) {
-  const int iq = joint.qOffset;
   H.setZero();
-  switch (joint.type) {
-    case JointType::Weld:
-      X_FM = Transform<Scalar>::identity();
-      break;
-    case JointType::Revolute:
-      X_FM = Transform<Scalar>(axisAngleRotation<Scalar>(joint.axis, q[iq]), Vec3<Scalar>::Zero());
-      H.template block<3, 1>(0, 0) = joint.axis;
-      break;
-    case JointType::Prismatic:
-      X_FM = Transform<Scalar>(Mat3<Scalar>::Identity(), joint.axis * q[iq]);
-      H.template block<3, 1>(3, 0) = joint.axis;
-      break;
-    case JointType::Cylindrical:
-      X_FM = Transform<Scalar>(axisAngleRotation<Scalar>(joint.axis, q[iq]), joint.axis * q[iq + 1]);
-      H.template block<3, 1>(0, 0) = joint.axis;
-      H.template block<3, 1>(3, 1) = joint.axis;
-      break;
-    case JointType::Universal: {
-      const Mat3<Scalar> R_FI = axisAngleRotation<Scalar>(joint.axis_a, q[iq]);
-      const Mat3<Scalar> R_IM = axisAngleRotation<Scalar>(joint.axis_b, q[iq + 1]);
-      X_FM = Transform<Scalar>(R_FI * R_IM, Vec3<Scalar>::Zero());
-      H.template block<3, 1>(0, 0) = joint.axis_a;
-      H.template block<3, 1>(0, 1) = R_FI * joint.axis_b;
-      break;
-    }
-    case JointType::Ball:
-      X_FM = Transform<Scalar>(rotationFromQuaternion(quaternionAt(q, iq)), Vec3<Scalar>::Zero());
-      H.template block<3, 3>(0, 0).setIdentity();
-      break;
-    case JointType::Free:
-      X_FM = Transform<Scalar>(rotationFromQuaternion(quaternionAt(q, iq)),
-                               Vec3<Scalar>(q[iq + 4], q[iq + 5], q[iq + 6]));
-      H.setIdentity();
-      break;
-  }
+  visitJointType(joint.type, [&](auto traits) { decltype(traits)::position(joint, q, X_FM, H); });
 }
 
-// d/dt_F(H_FM_F) u_j: nonzero only for Universal, where the second axis
-// R_FI axis_b turns with the first angle: d/dt(R_FI b) = u0 axis_a x (R_FI b).
+// d/dt_F(H_FM_F) u_j (JointTraits::hdotU): nonzero only where H turns with q
+// (Universal).
 template <class Scalar>
 Vec6<Scalar> jointHdotU(const Joint<Scalar>& joint, const Mat6X<Scalar>& H, const VectorX<Scalar>& u) {
   Vec6<Scalar> out = Vec6<Scalar>::Zero();
-  if (joint.type == JointType::Universal) {
-    const int iu = joint.uOffset;
-    const Vec3<Scalar> b_F = H.template block<3, 1>(0, 1);
-    out.template head<3>() = cross<Scalar>(joint.axis_a, b_F) * (u[iu] * u[iu + 1]);
-  }
+  visitJointType(joint.type, [&](auto traits) { decltype(traits)::hdotU(joint, H, u, out); });
   return out;
 }
 
@@ -291,9 +248,7 @@ void qdotFromU(const Mechanism<Scalar>& model, const VectorX<Scalar>& q, const V
       qdot[iq + 1] = half * (w * wx + z * wy - y * wz);
       qdot[iq + 2] = half * (-z * wx + w * wy + x * wz);
       qdot[iq + 3] = half * (y * wx - x * wy + w * wz);
-      if (joint.type == JointType::Free) {
-        for (int k = 0; k < 3; ++k) qdot[iq + 4 + k] = u[iu + 3 + k];
-      }
+      for (int k = 0; k < joint.nu() - 3; ++k) qdot[iq + 4 + k] = u[iu + 3 + k];  // Free: p_FoMo_F
     } else {
       for (int k = 0; k < joint.nu(); ++k) qdot[iq + k] = u[iu + k];
     }
@@ -314,9 +269,7 @@ void uFromQdot(const Mechanism<Scalar>& model, const VectorX<Scalar>& q, const V
       const Vec4<Scalar> prod = quaternionProduct<Scalar>(detail::quaternionAt(qdot, iq), conj);
       const Scalar s = Scalar(2) / (quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
       for (int k = 0; k < 3; ++k) u[iu + k] = s * prod[1 + k];
-      if (joint.type == JointType::Free) {
-        for (int k = 0; k < 3; ++k) u[iu + 3 + k] = qdot[iq + 4 + k];
-      }
+      for (int k = 0; k < joint.nu() - 3; ++k) u[iu + 3 + k] = qdot[iq + 4 + k];  // Free: v_FMo
     } else {
       for (int k = 0; k < joint.nu(); ++k) u[iu + k] = qdot[iq + k];
     }

@@ -154,9 +154,9 @@ Transform<Scalar> parentFrameToF(const Mechanism<Scalar>& model, int i) {
   return model.joints[static_cast<std::size_t>(joint.parent)].X_BM.inverse() * joint.X_PF;
 }
 
-// S_i (at Mo, in M) and the joint's X_FM. S is written per type so that
-// constant subspaces stay constant when traced (no reliance on the tracer
-// simplifying R_MF * axis back to the axis).
+// S_i (at Mo, in M) and the joint's X_FM (JointTraits::subspace). S is
+// written per type so that constant subspaces stay constant when traced (no
+// reliance on the tracer simplifying R_MF * axis back to the axis).
 template <class Scalar>
 void jointSubspace(const Joint<Scalar>& joint, const VectorX<Scalar>& q, Transform<Scalar>& X_FM,
                    Mat6X<Scalar>& S) {
@@ -164,49 +164,16 @@ void jointSubspace(const Joint<Scalar>& joint, const VectorX<Scalar>& q, Transfo
   H.setZero(6, joint.nu());
   capstan::detail::jointPosition(joint, q, X_FM, H);
   S.setZero(6, joint.nu());
-  const Mat3<Scalar> R_MF = X_FM.R.transpose();
-  switch (joint.type) {
-    case JointType::Weld:
-      break;
-    case JointType::Revolute:
-    case JointType::Prismatic:
-    case JointType::Cylindrical:
-      S = H;  // the axis is the same in F and M
-      break;
-    case JointType::Universal: {
-      // R_FM = R_FI(q0 about a) R_IM(q1 about b): in M the first axis is
-      // R_IM^T a and the second is b itself.
-      const Mat3<Scalar> R_IM = axisAngleRotation<Scalar>(joint.axis_b, q[joint.qOffset + 1]);
-      S.template block<3, 1>(0, 0) = R_IM.transpose() * joint.axis_a;
-      S.template block<3, 1>(0, 1) = joint.axis_b;
-      break;
-    }
-    case JointType::Ball:
-      S.template block<3, 3>(0, 0) = R_MF;
-      break;
-    case JointType::Free:
-      S.template block<3, 3>(0, 0) = R_MF;
-      S.template block<3, 3>(3, 3) = R_MF;
-      break;
-  }
+  visitJointType(joint.type, [&](auto traits) { decltype(traits)::subspace(joint, q, X_FM, H, S); });
 }
 
-// S̊_i u_i: the rate of change of S_i's components in K_i, times u_i.
-// Universal: s0 = R(b, -q1) a turns at -u1 about b. Free: the linear
-// columns R_MF turn at -w_FM, giving -(w x v) in M. Zero for the others
-// (for Ball, -w x w).
+// S̊_i u_i: the rate of change of S_i's components in K_i, times u_i
+// (JointTraits::subspaceRate; zero where S is constant in M).
 template <class Scalar>
 Vec6<Scalar> subspaceRate(const Joint<Scalar>& joint, const Mat6X<Scalar>& S, const Vec6<Scalar>& vJ,
                           const VectorX<Scalar>& u) {
   Vec6<Scalar> out = Vec6<Scalar>::Zero();
-  if (joint.type == JointType::Universal) {
-    const int iu = joint.uOffset;
-    const Vec3<Scalar> s0 = S.template block<3, 1>(0, 0);
-    out.template head<3>() = cross<Scalar>(joint.axis_b, s0) * (-(u[iu] * u[iu + 1]));
-  } else if (joint.type == JointType::Free) {
-    const Vec3<Scalar> w = vJ.template head<3>(), vel = vJ.template tail<3>();
-    out.template tail<3>() = -cross(w, vel);
-  }
+  visitJointType(joint.type, [&](auto traits) { decltype(traits)::subspaceRate(joint, S, vJ, u, out); });
   return out;
 }
 

@@ -9,7 +9,8 @@
 // at q = 0 (and the identity quaternion) F and M coincide, so X_FM(0) = 1 and
 // an axis has the same components in F and in M.
 //
-// State layout (SPEC §4-§5), per joint in tree order:
+// State layout (SPEC §4-§5), per joint in tree order (each type's
+// JointTraits below holds its counts, X_FM(q) and motion subspace):
 //   Weld         nq 0  nu 0
 //   Revolute     q = angle about `axis` (rad)                  u = qdot
 //   Prismatic    q = displacement along `axis` (m)             u = qdot
@@ -23,54 +24,323 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace capstan {
 
-enum class JointType { Weld, Revolute, Prismatic, Cylindrical, Universal, Ball, Free };
+// The joint types: one row each. Adding a joint type is a row here and a
+// JointTraits specialization below; a row without one does not compile
+// (visitJointType instantiates every row's traits).
+#define CAPSTAN_JOINT_TYPES(X) X(Weld) X(Revolute) X(Prismatic) X(Cylindrical) X(Universal) X(Ball) X(Free)
+
+enum class JointType {
+#define CAPSTAN_JOINT_ENUMERATOR(Name) Name,
+  CAPSTAN_JOINT_TYPES(CAPSTAN_JOINT_ENUMERATOR)
+#undef CAPSTAN_JOINT_ENUMERATOR
+};
+
+// The axis parameters a joint type reads (Joint's `axis`, `axis_a`, `axis_b`).
+enum class JointAxes {
+  None,       // no axis
+  Axis,       // `axis`: unit, in F (the same components in M)
+  Universal,  // `axis_a` in F, then `axis_b` fixed in M, perpendicular to it
+};
+
+template <class Scalar>
+struct Joint;
+
+// Everything that depends on a joint's type, one specialization per type:
+//   name          its name in models and messages
+//   nq, nu        coordinates and speeds
+//   quaternion    q starts with a quaternion (w, x, y, z) of R_FM and u with
+//                 w_FM in F; the rest of q and u are equal (qdot = u)
+//   axes          the axis parameters it reads
+//   reversible    swapping F and M is the same type with `axis` negated
+//   position      X_FM(q) and the hinge matrix H_FM_F (6 x nu, zero on entry):
+//                 V_FM = [w_FM; v_FMo] (in F) = H_FM_F u
+//   hdotU         d/dt_F(H_FM_F) u (zero on entry; nonzero where H turns)
+//   subspace      S (6 x nu, at Mo, in M; zero on entry) from X_FM and H,
+//                 written so that a constant S stays constant when traced
+//   subspaceRate  the rate of S's components in M, times u (zero on entry),
+//                 given vJ = S u
+//   loopClosure   the rows a cut joint of this type adds (constraints.hpp):
+//                 calls on a row builder, in row order
+// A type whose H is constant in F, or whose S is constant in M, says so by
+// deriving from ConstantHinge or ConstantSubspace (a zero rate).
+// Every function is traceable with a symbolic Scalar: no branch on values.
+template <JointType type>
+struct JointTraits;  // no definition: a type without a specialization does not compile
+
+namespace detail {
+
+template <class Scalar>
+Vec4<Scalar> quaternionAt(const VectorX<Scalar>& q, int offset) {
+  return Vec4<Scalar>(q[offset], q[offset + 1], q[offset + 2], q[offset + 3]);
+}
+
+}  // namespace detail
+
+// Opt-in halves of a specialization, for the types whose hinge matrix H is
+// constant in F (hdotU = 0) or whose subspace S is constant in M
+// (subspaceRate = 0).
+struct ConstantHinge {
+  template <class Scalar>
+  static void hdotU(const Joint<Scalar>&, const Mat6X<Scalar>&, const VectorX<Scalar>&, Vec6<Scalar>&) {}
+};
+struct ConstantSubspace {
+  template <class Scalar>
+  static void subspaceRate(const Joint<Scalar>&, const Mat6X<Scalar>&, const Vec6<Scalar>&, const VectorX<Scalar>&,
+                           Vec6<Scalar>&) {}
+};
+
+template <>
+struct JointTraits<JointType::Weld> : ConstantHinge, ConstantSubspace {
+  static constexpr const char* name = "Weld";
+  static constexpr int nq = 0, nu = 0;
+  static constexpr bool quaternion = false;
+  static constexpr JointAxes axes = JointAxes::None;
+  static constexpr bool reversible = true;
+
+  template <class Scalar>
+  static void position(const Joint<Scalar>&, const VectorX<Scalar>&, Transform<Scalar>& X_FM, Mat6X<Scalar>&) {
+    X_FM = Transform<Scalar>::identity();
+  }
+  template <class Scalar>
+  static void subspace(const Joint<Scalar>&, const VectorX<Scalar>&, const Transform<Scalar>&, const Mat6X<Scalar>&,
+                       Mat6X<Scalar>&) {}
+  template <class Rows>
+  static void loopClosure(Rows& rows) {
+    rows.allTranslations();
+    rows.allRotations();
+  }
+};
+
+// A joint about or along one axis, constant in F and M: H = S, constant.
+struct SingleAxisJoint : ConstantHinge, ConstantSubspace {
+  static constexpr bool quaternion = false;
+  static constexpr JointAxes axes = JointAxes::Axis;
+  static constexpr bool reversible = true;
+
+  template <class Scalar>
+  static void subspace(const Joint<Scalar>&, const VectorX<Scalar>&, const Transform<Scalar>&, const Mat6X<Scalar>& H,
+                       Mat6X<Scalar>& S) {
+    S = H;  // the axis is the same in F and M
+  }
+};
+
+template <>
+struct JointTraits<JointType::Revolute> : SingleAxisJoint {
+  static constexpr const char* name = "Revolute";
+  static constexpr int nq = 1, nu = 1;  // q = angle about `axis` (rad)
+
+  template <class Scalar>
+  static void position(const Joint<Scalar>& joint, const VectorX<Scalar>& q, Transform<Scalar>& X_FM,
+                       Mat6X<Scalar>& H) {
+    X_FM = Transform<Scalar>(axisAngleRotation<Scalar>(joint.axis, q[joint.qOffset]), Vec3<Scalar>::Zero());
+    H.template block<3, 1>(0, 0) = joint.axis;
+  }
+  template <class Rows>
+  static void loopClosure(Rows& rows) {
+    rows.allTranslations();
+    rows.perpendicular(rows.b, rows.axis);
+    rows.perpendicular(rows.c, rows.axis);
+  }
+};
+
+template <>
+struct JointTraits<JointType::Prismatic> : SingleAxisJoint {
+  static constexpr const char* name = "Prismatic";
+  static constexpr int nq = 1, nu = 1;  // q = displacement along `axis` (m)
+
+  template <class Scalar>
+  static void position(const Joint<Scalar>& joint, const VectorX<Scalar>& q, Transform<Scalar>& X_FM,
+                       Mat6X<Scalar>& H) {
+    X_FM = Transform<Scalar>(Mat3<Scalar>::Identity(), joint.axis * q[joint.qOffset]);
+    H.template block<3, 1>(3, 0) = joint.axis;
+  }
+  template <class Rows>
+  static void loopClosure(Rows& rows) {
+    rows.translation(rows.b);
+    rows.translation(rows.c);
+    rows.allRotations();
+  }
+};
+
+template <>
+struct JointTraits<JointType::Cylindrical> : SingleAxisJoint {
+  static constexpr const char* name = "Cylindrical";
+  static constexpr int nq = 2, nu = 2;  // q = (angle about `axis` (rad), displacement along it (m))
+
+  template <class Scalar>
+  static void position(const Joint<Scalar>& joint, const VectorX<Scalar>& q, Transform<Scalar>& X_FM,
+                       Mat6X<Scalar>& H) {
+    const int iq = joint.qOffset;
+    X_FM = Transform<Scalar>(axisAngleRotation<Scalar>(joint.axis, q[iq]), joint.axis * q[iq + 1]);
+    H.template block<3, 1>(0, 0) = joint.axis;
+    H.template block<3, 1>(3, 1) = joint.axis;
+  }
+  template <class Rows>
+  static void loopClosure(Rows& rows) {
+    rows.translation(rows.b);
+    rows.translation(rows.c);
+    rows.perpendicular(rows.b, rows.axis);
+    rows.perpendicular(rows.c, rows.axis);
+  }
+};
+
+// q = (angle about axis_a, then about the rotated axis_b) (rad):
+// R_FM = R_FI(q0 about axis_a) R_IM(q1 about axis_b).
+template <>
+struct JointTraits<JointType::Universal> {
+  static constexpr const char* name = "Universal";
+  static constexpr int nq = 2, nu = 2;
+  static constexpr bool quaternion = false;
+  static constexpr JointAxes axes = JointAxes::Universal;
+  static constexpr bool reversible = false;
+
+  template <class Scalar>
+  static void position(const Joint<Scalar>& joint, const VectorX<Scalar>& q, Transform<Scalar>& X_FM,
+                       Mat6X<Scalar>& H) {
+    const int iq = joint.qOffset;
+    const Mat3<Scalar> R_FI = axisAngleRotation<Scalar>(joint.axis_a, q[iq]);
+    const Mat3<Scalar> R_IM = axisAngleRotation<Scalar>(joint.axis_b, q[iq + 1]);
+    X_FM = Transform<Scalar>(R_FI * R_IM, Vec3<Scalar>::Zero());
+    H.template block<3, 1>(0, 0) = joint.axis_a;
+    H.template block<3, 1>(0, 1) = R_FI * joint.axis_b;
+  }
+  // The second axis R_FI axis_b turns with the first angle:
+  // d/dt(R_FI b) = u0 axis_a x (R_FI b).
+  template <class Scalar>
+  static void hdotU(const Joint<Scalar>& joint, const Mat6X<Scalar>& H, const VectorX<Scalar>& u, Vec6<Scalar>& out) {
+    const int iu = joint.uOffset;
+    const Vec3<Scalar> b_F = H.template block<3, 1>(0, 1);
+    out.template head<3>() = cross<Scalar>(joint.axis_a, b_F) * (u[iu] * u[iu + 1]);
+  }
+  // In M the first axis is R_IM^T a and the second is b itself.
+  template <class Scalar>
+  static void subspace(const Joint<Scalar>& joint, const VectorX<Scalar>& q, const Transform<Scalar>&,
+                       const Mat6X<Scalar>&, Mat6X<Scalar>& S) {
+    const Mat3<Scalar> R_IM = axisAngleRotation<Scalar>(joint.axis_b, q[joint.qOffset + 1]);
+    S.template block<3, 1>(0, 0) = R_IM.transpose() * joint.axis_a;
+    S.template block<3, 1>(0, 1) = joint.axis_b;
+  }
+  // s0 = R(b, -q1) a turns at -u1 about b.
+  template <class Scalar>
+  static void subspaceRate(const Joint<Scalar>& joint, const Mat6X<Scalar>& S, const Vec6<Scalar>&,
+                           const VectorX<Scalar>& u, Vec6<Scalar>& out) {
+    const int iu = joint.uOffset;
+    const Vec3<Scalar> s0 = S.template block<3, 1>(0, 0);
+    out.template head<3>() = cross<Scalar>(joint.axis_b, s0) * (-(u[iu] * u[iu + 1]));
+  }
+  template <class Rows>
+  static void loopClosure(Rows& rows) {
+    rows.allTranslations();
+    rows.perpendicular(rows.axis_a, rows.axis_b);
+  }
+};
+
+// q = quaternion (w, x, y, z) of R_FM; u = w_FM expressed in F. S = [R_MF; 0]
+// turns at -w_FM in M, and its rate times u is -w x w = 0.
+template <>
+struct JointTraits<JointType::Ball> : ConstantHinge, ConstantSubspace {
+  static constexpr const char* name = "Ball";
+  static constexpr int nq = 4, nu = 3;
+  static constexpr bool quaternion = true;
+  static constexpr JointAxes axes = JointAxes::None;
+  static constexpr bool reversible = false;
+
+  template <class Scalar>
+  static void position(const Joint<Scalar>& joint, const VectorX<Scalar>& q, Transform<Scalar>& X_FM,
+                       Mat6X<Scalar>& H) {
+    X_FM = Transform<Scalar>(rotationFromQuaternion(detail::quaternionAt(q, joint.qOffset)), Vec3<Scalar>::Zero());
+    H.template block<3, 3>(0, 0).setIdentity();
+  }
+  template <class Scalar>
+  static void subspace(const Joint<Scalar>&, const VectorX<Scalar>&, const Transform<Scalar>& X_FM,
+                       const Mat6X<Scalar>&, Mat6X<Scalar>& S) {
+    S.template block<3, 3>(0, 0) = X_FM.R.transpose();
+  }
+  template <class Rows>
+  static void loopClosure(Rows& rows) {
+    rows.allTranslations();
+  }
+};
+
+// q = (quaternion w,x,y,z of R_FM, p_FoMo_F); u = (w_FM in F, v_FMo in F).
+template <>
+struct JointTraits<JointType::Free> : ConstantHinge {
+  static constexpr const char* name = "Free";
+  static constexpr int nq = 7, nu = 6;
+  static constexpr bool quaternion = true;
+  static constexpr JointAxes axes = JointAxes::None;
+  static constexpr bool reversible = false;
+
+  template <class Scalar>
+  static void position(const Joint<Scalar>& joint, const VectorX<Scalar>& q, Transform<Scalar>& X_FM,
+                       Mat6X<Scalar>& H) {
+    const int iq = joint.qOffset;
+    X_FM = Transform<Scalar>(rotationFromQuaternion(detail::quaternionAt(q, iq)),
+                             Vec3<Scalar>(q[iq + 4], q[iq + 5], q[iq + 6]));
+    H.setIdentity();
+  }
+  template <class Scalar>
+  static void subspace(const Joint<Scalar>&, const VectorX<Scalar>&, const Transform<Scalar>& X_FM,
+                       const Mat6X<Scalar>&, Mat6X<Scalar>& S) {
+    const Mat3<Scalar> R_MF = X_FM.R.transpose();
+    S.template block<3, 3>(0, 0) = R_MF;
+    S.template block<3, 3>(3, 3) = R_MF;
+  }
+  // The linear columns R_MF turn at -w_FM, giving -(w x v) in M.
+  template <class Scalar>
+  static void subspaceRate(const Joint<Scalar>&, const Mat6X<Scalar>&, const Vec6<Scalar>& vJ, const VectorX<Scalar>&,
+                           Vec6<Scalar>& out) {
+    const Vec3<Scalar> w = vJ.template head<3>(), vel = vJ.template tail<3>();
+    out.template tail<3>() = -cross(w, vel);
+  }
+  template <class Rows>
+  static void loopClosure(Rows&) {}
+};
+
+// f(JointTraits<type>{}): the one dispatch from a joint type at run time to
+// its traits.
+template <class F>
+constexpr decltype(auto) visitJointType(JointType type, F&& f) {
+  switch (type) {
+#define CAPSTAN_JOINT_CASE(Name) \
+  case JointType::Name:          \
+    return std::forward<F>(f)(JointTraits<JointType::Name>{});
+    CAPSTAN_JOINT_TYPES(CAPSTAN_JOINT_CASE)
+#undef CAPSTAN_JOINT_CASE
+  }
+  return std::forward<F>(f)(JointTraits<JointType::Weld>{});  // not a JointType (a cast from a bad int)
+}
+
+// Every joint type, in declaration order (for loops over types).
+inline constexpr JointType kJointTypes[] = {
+#define CAPSTAN_JOINT_ELEMENT(Name) JointType::Name,
+    CAPSTAN_JOINT_TYPES(CAPSTAN_JOINT_ELEMENT)
+#undef CAPSTAN_JOINT_ELEMENT
+};
 
 constexpr int jointNq(JointType type) {
-  switch (type) {
-    case JointType::Weld: return 0;
-    case JointType::Revolute: return 1;
-    case JointType::Prismatic: return 1;
-    case JointType::Cylindrical: return 2;
-    case JointType::Universal: return 2;
-    case JointType::Ball: return 4;
-    case JointType::Free: return 7;
-  }
-  return 0;
+  return visitJointType(type, [](auto traits) { return decltype(traits)::nq; });
 }
-
 constexpr int jointNu(JointType type) {
-  switch (type) {
-    case JointType::Weld: return 0;
-    case JointType::Revolute: return 1;
-    case JointType::Prismatic: return 1;
-    case JointType::Cylindrical: return 2;
-    case JointType::Universal: return 2;
-    case JointType::Ball: return 3;
-    case JointType::Free: return 6;
-  }
-  return 0;
+  return visitJointType(type, [](auto traits) { return decltype(traits)::nu; });
 }
-
 // Whether the joint's q starts with a quaternion (w, x, y, z).
 constexpr bool hasQuaternion(JointType type) {
-  return type == JointType::Ball || type == JointType::Free;
+  return visitJointType(type, [](auto traits) { return decltype(traits)::quaternion; });
 }
-
+constexpr JointAxes jointAxes(JointType type) {
+  return visitJointType(type, [](auto traits) { return decltype(traits)::axes; });
+}
+constexpr bool jointReversible(JointType type) {
+  return visitJointType(type, [](auto traits) { return decltype(traits)::reversible; });
+}
 constexpr const char* jointTypeName(JointType type) {
-  switch (type) {
-    case JointType::Weld: return "Weld";
-    case JointType::Revolute: return "Revolute";
-    case JointType::Prismatic: return "Prismatic";
-    case JointType::Cylindrical: return "Cylindrical";
-    case JointType::Universal: return "Universal";
-    case JointType::Ball: return "Ball";
-    case JointType::Free: return "Free";
-  }
-  return "?";
+  return visitJointType(type, [](auto traits) { return decltype(traits)::name; });
 }
 
 template <class Scalar>
