@@ -8,6 +8,7 @@
 #include "codegen/assemble.hpp"
 #include "codegen/dual.hpp"
 #include "codegen/functions.hpp"
+#include "mechanics/builtins.hpp"
 
 namespace capstan::codegen {
 
@@ -40,14 +41,17 @@ Interpreter::Interpreter(const sema::FlatModel& model, const mechanics::Mechanis
       cable.body.push_back(o.body);
       if (o.kind == CableObstacleKind::ViaPoint) capstan::cable::addViaPoint(cable.path, Eigen::Vector3d::Zero());
       if (o.kind != CableObstacleKind::Surface) continue;
-      const std::string& kind = model.components.at(static_cast<std::size_t>(o.surface)).kind;
+      const auto kind = mechanics::componentKind(model.components.at(static_cast<std::size_t>(o.surface)).kind);
+      const mechanics::ParameterReader<double, Eigen::Vector3d> read{
+          [&](const char* name) { return env_->scalarParameter(o.surface, name); },
+          [&](const char* name) { return env_->vectorParameter(o.surface, name); }};
       capstan::cable::Surface surface;
-      if (kind == "Sphere") surface = capstan::geometry::Sphere<double>{env_->scalarParameter(o.surface, "radius")};
-      if (kind == "Cylinder") surface = capstan::geometry::Cylinder<double>{env_->scalarParameter(o.surface, "radius")};
-      if (kind == "Ellipsoid") surface = capstan::geometry::Ellipsoid<double>{env_->vectorParameter(o.surface, "semiAxes")};
-      if (kind == "Torus")
-        surface = capstan::geometry::Torus<double>{env_->scalarParameter(o.surface, "majorRadius"),
-                                                   env_->scalarParameter(o.surface, "minorRadius")};
+      if (kind) {
+        mechanics::visitSurface(*kind, [&](auto traits) {
+          using Geometry = typename decltype(traits)::Geometry;
+          surface = std::apply([](const auto&... a) { return Geometry{a...}; }, decltype(traits)::arguments(read));
+        });
+      }
       capstan::cable::addWrap(cable.path, surface, Eigen::Matrix3d::Identity(), Eigen::Vector3d::Zero(),
                               capstan::cable::nearHint(env_->vectorParameter(o.component, "near")),
                               env_->scalarParameter(o.component, "friction"));

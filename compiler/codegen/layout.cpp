@@ -4,6 +4,8 @@
 #include <cctype>
 #include <set>
 
+#include "mechanics/builtins.hpp"
+
 namespace capstan::codegen {
 namespace {
 
@@ -25,10 +27,7 @@ void variablesOf(const FlatExpr& e, std::vector<int>& out) {
   }
 }
 
-bool isJointKind(const std::string& kind) {
-  return kind == "Revolute" || kind == "Prismatic" || kind == "Cylindrical" || kind == "Universal" ||
-         kind == "Ball" || kind == "Free" || kind == "Weld";
-}
+bool isJointKind(const std::string& kind) { return mechanics::jointType(kind).has_value(); }
 
 const std::set<std::string>& cppKeywords() {
   static const std::set<std::string> kKeywords = {
@@ -284,7 +283,7 @@ ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism&
     if (ji.qIndex != L.nq || ji.uIndex != L.nu) {
       unsupported.push_back({c.range, "joint `" + c.path + "` has state offsets out of tree order"});
     }
-    if (ji.reversed && (ji.type == JointType::Universal || ji.type == JointType::Ball || ji.type == JointType::Free)) {
+    if (ji.reversed && !capstan::jointReversible(ji.type)) {
       unsupported.push_back({c.range, std::string("reversed ") + mechanics::jointTypeName(ji.type) + " joint `" + c.path +
                                           "` (its `frame_b` is on the inboard side); swap its `frame_a` and `frame_b` connections"});
     }
@@ -407,7 +406,7 @@ ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism&
     ForceLawLayout fl;
     fl.law = static_cast<int>(k);
     fl.name = forceLawName(model, fl.law);
-    if (law.input == "tension" && c.kind == "CableActuator") {
+    if (law.input == "tension" && mechanics::componentKind(c.kind) == mechanics::ComponentKind::CableActuator) {
       // Read by the cable it pulls on (cableFrames' tensions).
       for (CableLayout& cl : L.cables)
         for (CableLayout::Actuator& a : cl.actuators)

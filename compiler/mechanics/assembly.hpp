@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "mechanics/builtins.hpp"
 #include "mechanics/mechanism.hpp"
 #include "sema/flat.hpp"
 
@@ -75,10 +76,11 @@ class Assembly {
 
   // X_ab of a fixed component (FixedTranslation, FixedFrame, Weld).
   capstan::Transform<Scalar> fixedStep(int component) const {
-    const std::string& kind = model_.components.at(static_cast<std::size_t>(component)).kind;
+    const std::optional<ComponentKind> kind = componentKind(model_.components.at(static_cast<std::size_t>(component)).kind);
     capstan::Transform<Scalar> X_ab;
-    if (kind == "FixedTranslation" || kind == "FixedFrame") X_ab.p = vec3(component, "r", capstan::Vec3<double>::Zero());
-    if (kind == "FixedFrame") X_ab.R = mat3(component, "R", capstan::Mat3<double>::Identity());
+    if (kind == ComponentKind::FixedTranslation || kind == ComponentKind::FixedFrame)
+      X_ab.p = vec3(component, "r", capstan::Vec3<double>::Zero());
+    if (kind == ComponentKind::FixedFrame) X_ab.R = mat3(component, "R", capstan::Mat3<double>::Identity());
     return X_ab;
   }
 

@@ -79,6 +79,9 @@ class Builder {
   std::vector<std::vector<Edge>> rigidEdges_;
 
   const FlatComponent& comp(int i) const { return model_.components[static_cast<std::size_t>(i)]; }
+  // Component i's built-in kind (nothing for a user-defined component).
+  std::optional<ComponentKind> kindOf(int i) const { return componentKind(comp(i).kind); }
+  bool is(int i, ComponentKind kind) const { return kindOf(i) == kind; }
 
   const Value* param(int component, const std::string& name) const {
     const auto& params = comp(component).parameters;
@@ -127,7 +130,7 @@ class Builder {
 
   void findWorld() {
     for (int i = 0; i < static_cast<int>(model_.components.size()); ++i) {
-      if (comp(i).kind != "World") continue;
+      if (!is(i, ComponentKind::World)) continue;
       if (mech_.worldComponent >= 0) {
         diags_.report(DiagKind::MultipleWorlds, comp(i).range)
             .note(DiagKind::NoteDeclaredHere, comp(mech_.worldComponent).range,
@@ -178,11 +181,12 @@ class Builder {
       addRigid(a, b, Transform{}, std::nullopt);
     }
     for (int i = 0; i < static_cast<int>(model_.components.size()); ++i) {
-      const std::string& kind = comp(i).kind;
-      if (kind != "FixedTranslation" && kind != "FixedFrame" && kind != "Weld") continue;
+      const std::optional<ComponentKind> kind = kindOf(i);
+      if (kind != ComponentKind::FixedTranslation && kind != ComponentKind::FixedFrame && kind != ComponentKind::Weld)
+        continue;
       // A weld marked `cut = true` closes a loop as a constraint (6 rows)
       // instead of merging its frames' bodies.
-      if (kind == "Weld" && scalar(i, "cut", 0.0) != 0.0) continue;
+      if (kind == ComponentKind::Weld && scalar(i, "cut", 0.0) != 0.0) continue;
       Transform X_ab = assembly_.fixedStep(i);
       // A matrix that is not a rotation is reported by checkComponents();
       // placing frames with it would only add a confusing rigid-loop error.
@@ -218,21 +222,21 @@ class Builder {
       int reference = isWorld ? worldFrame : -1;
       for (int f : frames) {
         const int c = mech_.frames[static_cast<std::size_t>(f)].component;
-        if (!isWorld && reference < 0 && comp(c).kind == "Body") reference = f;
+        if (!isWorld && reference < 0 && is(c, ComponentKind::Body)) reference = f;
       }
       if (reference < 0) reference = frames.front();
       body.referenceFrame = reference;
       if (!isWorld) {
         const auto& rf = mech_.frames[static_cast<std::size_t>(reference)];
-        body.name = comp(rf.component).kind == "Body" ? comp(rf.component).path
-                                                      : comp(rf.component).path + "." + rf.connector;
+        body.name = is(rf.component, ComponentKind::Body) ? comp(rf.component).path
+                                                          : comp(rf.component).path + "." + rf.connector;
       }
       placeGroup(reference, bodyIndex);
       for (int f : frames) {
         const int c = mech_.frames[static_cast<std::size_t>(f)].component;
         auto& list = body.components;
         if (std::find(list.begin(), list.end(), c) == list.end()) list.push_back(c);
-        if (comp(c).kind == "Body") {
+        if (is(c, ComponentKind::Body)) {
           auto& bodies = body.bodyComponents;
           if (std::find(bodies.begin(), bodies.end(), c) == bodies.end()) bodies.push_back(c);
         }
@@ -416,7 +420,7 @@ class Builder {
     std::vector<char> reportedCluster(nb, 0);
     for (int c = 0; c < static_cast<int>(model_.components.size()); ++c) {
       const BuiltinInfo* info = builtinInfo(comp(c).kind);
-      if (!info || info->connectors.empty() || comp(c).kind == "World") continue;
+      if (!info || info->connectors.empty() || info->id == ComponentKind::World) continue;
       bool any = false;
       for (const char* conn : info->connectors) any = any || connected_.count(mech_.findFrame(c, conn));
       if (!any) {
@@ -523,38 +527,77 @@ class Builder {
       diags_.report(DiagKind::JointAxisZero, paramRange(c, name), {name, comp(c).path});
   }
 
-  void checkComponents() {
-    for (int c = 0; c < static_cast<int>(model_.components.size()); ++c) {
-      checkFinite(c);
-      const std::string& kind = comp(c).kind;
-      if (kind == "Body") {
-        checkInertia(c);
-      } else if (kind == "Sphere" || kind == "Cylinder") {
-        checkPositive(c, "radius");
-      } else if (kind == "Ellipsoid") {
-        checkPositive(c, "semiAxes");
-      } else if (kind == "Torus") {
-        checkPositive(c, "majorRadius");
-        checkPositive(c, "minorRadius");
-        const double R = scalar(c, "majorRadius", 1.0), r = scalar(c, "minorRadius", 0.0);
-        if (r > 0.0 && R > 0.0 && r >= R)
-          diags_.report(DiagKind::TorusSelfIntersecting, comp(c).range, {comp(c).path, num(r), num(R)});
-      } else if (kind == "Revolute" || kind == "Prismatic" || kind == "Cylindrical") {
-        checkAxis(c, "axis");
-      } else if (kind == "Universal") {
+  void checkJoint(int c, JointType type) {
+    switch (jointAxes(type)) {
+      case JointAxes::None: break;
+      case JointAxes::Axis: checkAxis(c, "axis"); break;
+      case JointAxes::Universal: {
         checkAxis(c, "axis_a");
         checkAxis(c, "axis_b");
         const Vec3 a = vec3(c, "axis_a", Vec3::UnitX()), b = vec3(c, "axis_b", Vec3::UnitY());
         if (a.norm() > 0 && b.norm() > 0 && a.normalized().cross(b.normalized()).norm() < kRotationTolerance)
           diags_.report(DiagKind::UniversalAxesParallel, comp(c).range, {comp(c).path});
-      } else if (kind == "Ball" || kind == "Free") {
-        checkQuaternion(c);
-      } else if (kind == "FixedFrame") {
-        const Mat3 R = mat3(c, "R", Mat3::Identity());
-        if (!R.allFinite()) continue;
-        if (!isRotation(R))
-          diags_.report(DiagKind::NotARotation, paramRange(c, "R"),
-                        {comp(c).path, num((R.transpose() * R - Mat3::Identity()).norm()), num(R.determinant())});
+        break;
+      }
+    }
+    if (hasQuaternion(type)) checkQuaternion(c);
+  }
+
+  // Every parameter a cable surface is built from is positive.
+  void checkSurface(int c, ComponentKind kind) {
+    struct Read {
+      Builder* builder;
+      int c;
+      int scalar(const char* name) { return builder->checkPositive(c, name), 0; }
+      int vec3(const char* name) { return builder->checkPositive(c, name), 0; }
+    } read{this, c};
+    visitSurface(kind, [&](auto traits) { decltype(traits)::arguments(read); });
+  }
+
+  // One case per component kind: a new kind does not compile until it has one.
+  void checkComponents() {
+    for (int c = 0; c < static_cast<int>(model_.components.size()); ++c) {
+      checkFinite(c);
+      const std::optional<ComponentKind> kind = kindOf(c);
+      if (!kind) continue;
+      switch (*kind) {
+        case ComponentKind::Body: checkInertia(c); break;
+        case ComponentKind::Sphere:
+        case ComponentKind::Cylinder:
+        case ComponentKind::Ellipsoid: checkSurface(c, *kind); break;
+        case ComponentKind::Torus: {
+          checkSurface(c, *kind);
+          const double R = scalar(c, "majorRadius", 1.0), r = scalar(c, "minorRadius", 0.0);
+          if (r > 0.0 && R > 0.0 && r >= R)
+            diags_.report(DiagKind::TorusSelfIntersecting, comp(c).range, {comp(c).path, num(r), num(R)});
+          break;
+        }
+#define CAPSTAN_JOINT_CASE(Name) case ComponentKind::Name:
+        CAPSTAN_JOINT_TYPES(CAPSTAN_JOINT_CASE)
+#undef CAPSTAN_JOINT_CASE
+          checkJoint(c, *builtinInfo(*kind).joint);
+          break;
+        case ComponentKind::FixedFrame: {
+          const Mat3 R = mat3(c, "R", Mat3::Identity());
+          if (!R.allFinite()) break;
+          if (!isRotation(R))
+            diags_.report(DiagKind::NotARotation, paramRange(c, "R"),
+                          {comp(c).path, num((R.transpose() * R - Mat3::Identity()).norm()), num(R.determinant())});
+          break;
+        }
+        // Nothing of their own to check here (their references and frames
+        // are checked where they are collected).
+        case ComponentKind::World:
+        case ComponentKind::FixedTranslation:
+        case ComponentKind::HalfSpace:
+        case ComponentKind::SphereOnSphereContact:
+        case ComponentKind::Bushing:
+        case ComponentKind::Spring:
+        case ComponentKind::ViaPoint:
+        case ComponentKind::Wrap:
+        case ComponentKind::Cable:
+        case ComponentKind::CableSpring:
+        case ComponentKind::CableActuator: break;
       }
     }
   }
@@ -599,11 +642,11 @@ class Builder {
 
   // Resolves a reference parameter to a component index of one of `kinds`;
   // sema has already reported references that name no such component.
-  int resolve(const std::string& path, std::initializer_list<const char*> kinds) const {
+  int resolve(const std::string& path, const std::vector<ComponentKind>& kinds) const {
     const int target = model_.findComponent(path);
     if (target < 0) return -1;
-    for (const char* k : kinds)
-      if (comp(target).kind == k) return target;
+    for (ComponentKind k : kinds)
+      if (is(target, k)) return target;
     return -1;
   }
 
@@ -619,15 +662,15 @@ class Builder {
       mech_.constraints.push_back(ci);
     }
     for (int c = 0; c < static_cast<int>(model_.components.size()); ++c) {
-      if (comp(c).kind != "SphereOnSphereContact") continue;
+      if (!is(c, ComponentKind::SphereOnSphereContact)) continue;
       ConstraintInfo ci;
       ci.kind = ConstraintKind::SphereOnSphere;
       ci.name = comp(c).path;
       ci.component = c;
       const auto f = refs(c, "sphereF"), b = refs(c, "sphereB");
       if (f.size() != 1 || b.size() != 1) continue;  // sema reported it
-      ci.sphereF = resolve(f[0], {"Sphere"});
-      ci.sphereB = resolve(b[0], {"Sphere"});
+      ci.sphereF = resolve(f[0], {ComponentKind::Sphere});
+      ci.sphereB = resolve(b[0], {ComponentKind::Sphere});
       if (ci.sphereF < 0 || ci.sphereB < 0) continue;
       ci.bodyF = bodyOfComponent(ci.sphereF);
       ci.bodyB = bodyOfComponent(ci.sphereB);
@@ -644,10 +687,10 @@ class Builder {
 
   void collectForces() {
     for (int c = 0; c < static_cast<int>(model_.components.size()); ++c) {
-      const std::string& kind = comp(c).kind;
-      if (kind != "Spring" && kind != "Bushing") continue;
+      const std::optional<ComponentKind> kind = kindOf(c);
+      if (kind != ComponentKind::Spring && kind != ComponentKind::Bushing) continue;
       ForceInfo fi;
-      fi.kind = kind == "Spring" ? ForceKind::Spring : ForceKind::Bushing;
+      fi.kind = kind == ComponentKind::Spring ? ForceKind::Spring : ForceKind::Bushing;
       fi.name = comp(c).path;
       fi.component = c;
       fi.frameA = mech_.findFrame(c, "frame_a");
@@ -656,7 +699,7 @@ class Builder {
       const int b = mech_.frames[static_cast<std::size_t>(fi.frameB)].body;
       if (a >= 0 && a == b && connected_.count(fi.frameA) && connected_.count(fi.frameB)) {
         diags_.report(DiagKind::ForceElementSameBody, comp(c).range,
-                      {builtinInfo(kind)->noun, comp(c).path, mech_.bodies[static_cast<std::size_t>(a)].name});
+                      {builtinInfo(*kind).noun, comp(c).path, mech_.bodies[static_cast<std::size_t>(a)].name});
         continue;
       }
       mech_.forces.push_back(fi);
@@ -683,22 +726,22 @@ class Builder {
   void collectCables() {
     std::map<int, int> cableIndex;
     for (int c = 0; c < static_cast<int>(model_.components.size()); ++c) {
-      if (comp(c).kind != "Cable") continue;
+      if (!is(c, ComponentKind::Cable)) continue;
       CableInfo cable;
       cable.name = comp(c).path;
       cable.component = c;
       cable.origin = mech_.findFrame(c, "frame_a");
       cable.termination = mech_.findFrame(c, "frame_b");
       for (const std::string& path : refs(c, "path")) {
-        const int e = resolve(path, {"ViaPoint", "Wrap"});
+        const int e = resolve(path, {ComponentKind::ViaPoint, ComponentKind::Wrap});
         if (e < 0) continue;
         CableElement el;
         el.component = e;
-        el.isWrap = comp(e).kind == "Wrap";
+        el.isWrap = is(e, ComponentKind::Wrap);
         if (el.isWrap) {
           const auto surface = refs(e, "surface");
           if (surface.size() != 1) continue;
-          el.surface = resolve(surface[0], {"Sphere", "Cylinder", "Ellipsoid", "Torus"});
+          el.surface = resolve(surface[0], surfaceKinds());
           if (el.surface < 0) continue;
           el.body = bodyOfComponent(el.surface);
         } else {
@@ -710,14 +753,14 @@ class Builder {
       mech_.cables.push_back(cable);
     }
     for (int c = 0; c < static_cast<int>(model_.components.size()); ++c) {
-      const std::string& kind = comp(c).kind;
-      if (kind != "CableSpring" && kind != "CableActuator") continue;
+      const std::optional<ComponentKind> kind = kindOf(c);
+      if (kind != ComponentKind::CableSpring && kind != ComponentKind::CableActuator) continue;
       const auto cable = refs(c, "cable");
       if (cable.size() != 1) continue;
-      const int target = resolve(cable[0], {"Cable"});
+      const int target = resolve(cable[0], {ComponentKind::Cable});
       if (target < 0) continue;
       ForceInfo fi;
-      fi.kind = kind == "CableSpring" ? ForceKind::CableSpring : ForceKind::CableActuator;
+      fi.kind = kind == ComponentKind::CableSpring ? ForceKind::CableSpring : ForceKind::CableActuator;
       fi.name = comp(c).path;
       fi.component = c;
       fi.cable = cableIndex[target];

@@ -1,37 +1,21 @@
 #include "mechanics/builtins.hpp"
 
-#include <array>
-
 namespace capstan::mechanics {
 namespace {
 
 const std::vector<BuiltinInfo>& table() {
-  static const std::vector<BuiltinInfo> kTable = {
-      {"World", "world", {"frame_b"}},
-      {"Body", "body", {"frame_a"}},
-      {"FixedTranslation", "fixed translation", {"frame_a", "frame_b"}},
-      {"FixedFrame", "fixed frame", {"frame_a", "frame_b"}},
-      {"Weld", "joint", {"frame_a", "frame_b"}},
-      {"Revolute", "joint", {"frame_a", "frame_b"}},
-      {"Prismatic", "joint", {"frame_a", "frame_b"}},
-      {"Cylindrical", "joint", {"frame_a", "frame_b"}},
-      {"Universal", "joint", {"frame_a", "frame_b"}},
-      {"Ball", "joint", {"frame_a", "frame_b"}},
-      {"Free", "joint", {"frame_a", "frame_b"}},
-      {"Sphere", "sphere", {"frame_a"}},
-      {"Cylinder", "cylinder", {"frame_a"}},
-      {"Ellipsoid", "ellipsoid", {"frame_a"}},
-      {"Torus", "torus", {"frame_a"}},
-      {"HalfSpace", "half-space", {"frame_a"}},
-      {"SphereOnSphereContact", "contact", {}},
-      {"Bushing", "bushing", {"frame_a", "frame_b"}},
-      {"Spring", "spring", {"frame_a", "frame_b"}},
-      {"ViaPoint", "via point", {"frame_a"}},
-      {"Wrap", "wrap", {}},
-      {"Cable", "cable", {"frame_a", "frame_b"}},
-      {"CableSpring", "cable spring", {}},
-      {"CableActuator", "cable actuator", {}},
-  };
+  static const std::vector<BuiltinInfo> kTable = [] {
+    std::vector<BuiltinInfo> rows = {
+#define CAPSTAN_COMPONENT_ROW(Name, noun, ...) {#Name, ComponentKind::Name, noun, {__VA_ARGS__}, std::nullopt},
+        CAPSTAN_COMPONENT_KINDS(CAPSTAN_COMPONENT_ROW)
+#undef CAPSTAN_COMPONENT_ROW
+    };
+#define CAPSTAN_JOINT_ROW(Name) \
+  rows.push_back({jointTypeName(JointType::Name), ComponentKind::Name, "joint", {"frame_a", "frame_b"}, JointType::Name});
+    CAPSTAN_JOINT_TYPES(CAPSTAN_JOINT_ROW)
+#undef CAPSTAN_JOINT_ROW
+    return rows;
+  }();
   return kTable;
 }
 
@@ -43,19 +27,28 @@ const BuiltinInfo* builtinInfo(std::string_view kind) {
   return nullptr;
 }
 
+const BuiltinInfo& builtinInfo(ComponentKind kind) {
+  for (const BuiltinInfo& info : table())
+    if (info.id == kind) return info;
+  return table().front();  // not reached: every enumerator has its row
+}
+
+std::optional<ComponentKind> componentKind(std::string_view kind) {
+  const BuiltinInfo* info = builtinInfo(kind);
+  return info ? std::optional<ComponentKind>(info->id) : std::nullopt;
+}
+
 std::optional<JointType> jointType(std::string_view kind) {
-  static constexpr std::array<std::pair<std::string_view, JointType>, 7> kJoints{{
-      {"Weld", JointType::Weld},
-      {"Revolute", JointType::Revolute},
-      {"Prismatic", JointType::Prismatic},
-      {"Cylindrical", JointType::Cylindrical},
-      {"Universal", JointType::Universal},
-      {"Ball", JointType::Ball},
-      {"Free", JointType::Free},
-  }};
-  for (const auto& [name, type] : kJoints)
-    if (name == kind) return type;
-  return std::nullopt;
+  const BuiltinInfo* info = builtinInfo(kind);
+  return info ? info->joint : std::nullopt;
+}
+
+std::vector<ComponentKind> surfaceKinds() {
+  std::vector<ComponentKind> kinds;
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (kinds.push_back(SurfaceTraits<std::variant_alternative_t<I, cable::Surface>>::kind), ...);
+  }(std::make_index_sequence<std::variant_size_v<cable::Surface>>{});
+  return kinds;
 }
 
 }  // namespace capstan::mechanics

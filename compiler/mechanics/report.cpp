@@ -222,7 +222,7 @@ nlohmann::json toJson(const sema::FlatModel& model, const Mechanism& mech) {
   for (const auto& c : mech.cables) {
     json elems = json::array();
     for (const auto& e : c.path) {
-      json je{{"component", path(e.component)}, {"kind", e.isWrap ? "Wrap" : "ViaPoint"}, {"body", e.body}};
+      json je{{"component", path(e.component)}, {"kind", builtinInfo(e.isWrap ? ComponentKind::Wrap : ComponentKind::ViaPoint).kind}, {"body", e.body}};
       if (e.isWrap) je["surface"] = path(e.surface);
       elems.push_back(je);
     }
