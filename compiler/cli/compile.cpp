@@ -14,9 +14,9 @@
 #include "cli/generate.hpp"
 #include "codegen/flat_eval.hpp"
 #include "codegen/interpret.hpp"
+#include "codegen/header.hpp"
 #include "codegen/render.hpp"
 #include "codegen/trace.hpp"
-#include "cppheader/format.hpp"
 
 namespace capstan::cli {
 namespace fs = std::filesystem;
@@ -37,78 +37,6 @@ namespace {
 fs::path templateDir(const Options& opts) {
   return opts.templates.empty() ? codegen::defaultTemplateDir() : fs::path(opts.templates);
 }
-// The templates' .clang-format, else the shipped one; empty if neither is there.
-fs::path styleFile(const Options& opts) {
-  std::error_code ec;
-  for (const fs::path& dir : {templateDir(opts), codegen::defaultTemplateDir()})
-    if (fs::is_regular_file(dir / ".clang-format", ec)) return dir / ".clang-format";
-  return {};
-}
-}  // namespace
-
-namespace {
-// Placeholders for the code blocks of the IR's functions (and of their
-// parts): a statement `CAPSTAN_BLOCK_k;` each, which formats like any
-// statement of its scope.
-constexpr std::string_view kBlockMark = "CAPSTAN_BLOCK_";
-
-// Replaces each function block's `code` in `ir` with its placeholder and
-// returns the codes, k-th for placeholder k.
-std::vector<std::string> holdBlocks(nlohmann::json& ir) {
-  std::vector<std::string> codes;
-  auto hold = [&](nlohmann::json& blocks) {
-    for (nlohmann::json& b : blocks) {
-      codes.push_back(b.at("code").get<std::string>());
-      b["code"] = std::string(kBlockMark) + std::to_string(codes.size() - 1) + ";\n";
-    }
-  };
-  for (nlohmann::json& f : ir.at("functions")) {
-    if (f.contains("blocks")) hold(f["blocks"]);
-    if (f.contains("parts"))
-      for (nlohmann::json& p : f["parts"]) hold(p.at("blocks"));
-  }
-  return codes;
-}
-
-// `header` with each placeholder line replaced by its block, re-indented:
-// the block's own least indentation becomes the placeholder's.
-std::string restoreBlocks(const std::string& header, const std::vector<std::string>& codes) {
-  std::size_t size = header.size();
-  for (const std::string& c : codes) size += c.size();
-  std::string out;
-  out.reserve(size);  // re-indenting may add a little
-  std::size_t begin = 0;
-  while (begin < header.size()) {
-    std::size_t end = header.find('\n', begin);
-    end = end == std::string::npos ? header.size() : end + 1;
-    const std::string_view line(header.data() + begin, end - begin);
-    const std::size_t indent = line.find_first_not_of(' ');
-    std::size_t k = 0;
-    const bool mark = indent != std::string_view::npos && line.substr(indent, kBlockMark.size()) == kBlockMark &&
-                      std::sscanf(std::string(line.substr(indent + kBlockMark.size())).c_str(), "%zu;", &k) == 1 &&
-                      k < codes.size();
-    if (!mark) {
-      out += line;
-    } else {
-      const std::string& code = codes[k];
-      std::size_t base = std::string::npos;  // the block's least indentation
-      for (std::size_t at = 0; at < code.size();) {
-        const std::size_t eol = std::min(code.find('\n', at), code.size());
-        const std::size_t first = code.find_first_not_of(' ', at);
-        if (first < eol) base = std::min(base, first - at);
-        at = eol + 1;
-      }
-      for (std::size_t at = 0; at < code.size();) {
-        const std::size_t eol = std::min(code.find('\n', at), code.size());
-        if (eol > at + base) out.append(indent, ' ').append(code, at + base, eol - at - base);
-        out += '\n';
-        at = eol + 1;
-      }
-    }
-    begin = end;
-  }
-  return out;
-}
 }  // namespace
 
 Generated generate(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout) {
@@ -122,21 +50,10 @@ Generated generate(const Options& opts, const Loaded& loaded, const codegen::Mod
   } catch (const codegen::UnsupportedExpression& e) {
     fail(std::string(e.what()) + " is not supported by code generation yet");
   }
-  // The templates render a skeleton around placeholders for the printer's
-  // code blocks; Clang's Format library lays out the skeleton with the
-  // templates' .clang-format (the shipped one when a --templates folder has
-  // none), so the header's layout is the style's whatever whitespace the
-  // templates leave; then the blocks go back in at their placeholders'
-  // indentation. The blocks are most of a large header (13 MB for a 50-link
-  // chain) and already laid out one statement to a line by the printer:
-  // formatting them too would triple the time of `compile` for no change.
-  nlohmann::json skeleton = g.ir;
-  const std::vector<std::string> blocks = holdBlocks(skeleton);
+  // The header's layout is the templates' .clang-format's (the shipped one
+  // when a --templates folder has none), whatever whitespace they leave.
   std::string error;
-  if (!codegen::renderModel(skeleton, templateDir(opts), g.header, error)) fail(error);
-  if (const fs::path style = styleFile(opts); !style.empty() && !cppheader::formatCpp(g.header, readFile(style), error))
-    fail(error + " (style `" + style.string() + "`)");
-  g.header = restoreBlocks(g.header, blocks);
+  if (!codegen::emitHeader(g.ir, templateDir(opts), g.header, error)) fail(error);
   g.fileName = layout.className + ".hpp";
   g.constraints = layout.constraintRows > 0;
   for (const sema::FlatFunction& f : loaded.flat->functions) {
@@ -398,8 +315,9 @@ int compile(const Options& opts) {
   const fs::path header = fs::path(opts.output) / g.fileName;
   // Whole or not at all: a header that does not fit leaves the last good one.
   writeOrFail(header, g.header);
-  if (!opts.depfile.empty()) writeOrFail(opts.depfile, dependencies(*loaded, header, templateDir(opts), styleFile(opts)));
-  if (opts.ir) writeOrFail(fs::path(opts.output) / (layout.className + ".ir.json"), g.ir.dump(2) + "\n");
+  if (!opts.depfile.empty())
+    writeOrFail(opts.depfile, dependencies(*loaded, header, templateDir(opts), codegen::styleFile(templateDir(opts))));
+  if (opts.ir) writeOrFail(fs::path(opts.output) / (layout.className + ".ir.json"), nlohmann::json(g.ir).dump(2) + "\n");
   std::cerr << "wrote " << header.string() << "\n";
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/options.hpp"
+#include "codegen/ir.hpp"
 #include "codegen/layout.hpp"
 
 namespace capstan::cli {
@@ -17,7 +18,7 @@ codegen::ModelLayout layoutOrExit(const Options& opts, const Loaded& loaded);
 
 // Traces and renders; exits with a message on failure.
 struct Generated {
-  nlohmann::json ir;
+  codegen::ir::Model ir;
   std::string header;     // Model.hpp text
   std::string fileName;   // `DoublePendulum.hpp`
   // What building it needs besides: the external functions' IncludeDirectory

@@ -6,54 +6,33 @@
 
 namespace capstan::codegen {
 
-using json = nlohmann::json;
-
-json irHeader(const sema::FlatModel& model, const ModelLayout& layout, const TraceOptions& options,
-            bool massMatrixDynamic) {
-  json ir;
-  ir["ir_version"] = kIrVersion;
-  ir["generator"] = "capstan " + options.capstanVersion;
-  ir["source"] = {{"file", options.sourceName}, {"model", model.name}};
-  ir["class_name"] = layout.className;
-  ir["nq"] = layout.nq;
-  ir["nu"] = layout.nu;
-  ir["mass_matrix_dynamic"] = massMatrixDynamic;
-  ir["nb"] = static_cast<int>(layout.bodies.size());
-  json joints = json::array();
-  std::vector<std::string> qNames, uNames;
-  json quaternions = json::array();
+ir::Model irHeader(const sema::FlatModel& model, const ModelLayout& layout, const TraceOptions& options,
+                   bool massMatrixDynamic) {
+  ir::Model ir;
+  ir.ir_version = kIrVersion;
+  ir.generator = "capstan " + options.capstanVersion;
+  ir.source = {options.sourceName, model.name};
+  ir.class_name = layout.className;
+  ir.nq = layout.nq;
+  ir.nu = layout.nu;
+  ir.mass_matrix_dynamic = massMatrixDynamic;
+  ir.nb = static_cast<int>(layout.bodies.size());
   for (const JointLayout& j : layout.joints) {
-    joints.push_back({{"name", j.name},
-                      {"type", mechanics::jointTypeName(j.type())},
-                      {"body", j.body},
-                      {"parent", j.parent},
-                      {"q_index", j.qIndex()},
-                      {"u_index", j.uIndex()},
-                      {"nq", j.nq()},
-                      {"nu", j.nu()},
-                      {"reversed", j.reversed()},
-                      {"q_names", j.qNames},
-                      {"u_names", j.uNames}});
-    qNames.insert(qNames.end(), j.qNames.begin(), j.qNames.end());
-    uNames.insert(uNames.end(), j.uNames.begin(), j.uNames.end());
-    if (j.type() == mechanics::JointType::Ball || j.type() == mechanics::JointType::Free) quaternions.push_back(j.qIndex());
+    ir.joints.push_back({j.name, mechanics::jointTypeName(j.type()), j.body, j.parent, j.qIndex(), j.uIndex(), j.nq(),
+                         j.nu(), j.reversed(), j.qNames, j.uNames});
+    ir.q_names.insert(ir.q_names.end(), j.qNames.begin(), j.qNames.end());
+    ir.u_names.insert(ir.u_names.end(), j.uNames.begin(), j.uNames.end());
+    if (capstan::hasQuaternion(j.type())) ir.quaternions.push_back(j.qIndex());
   }
-  ir["joints"] = joints;
-  ir["q_names"] = qNames;
-  ir["u_names"] = uNames;
-  ir["quaternions"] = quaternions;
-  json bodies = json::array();
   for (std::size_t b = 0; b < layout.bodies.size(); ++b)
-    bodies.push_back({{"name", layout.bodies[b].name}, {"ident", layout.bodies[b].ident}, {"index", b}});
-  ir["bodies"] = bodies;
+    ir.bodies.push_back({layout.bodies[b].name, layout.bodies[b].ident, b});
 
-  json params = json::array();
   for (const RuntimeParameter& p : layout.parameters) {
-    json slots = json::array();
+    std::vector<ir::ParameterSlot> slots;
     std::string init;
     if (p.shape.empty()) {
       init = symbolic::formatDouble(p.defaults.at(0));
-      slots.push_back({{"name", p.name}, {"lvalue", "params." + p.ident}});
+      slots.push_back({p.name, "params." + p.ident});
     } else {
       for (std::size_t k = 0; k < p.size(); ++k) {
         init += (k ? ", " : "") + symbolic::formatDouble(p.defaults[k]);
@@ -64,28 +43,16 @@ json irHeader(const sema::FlatModel& model, const ModelLayout& layout, const Tra
         } else {
           sub = std::to_string(k + 1);
         }
-        slots.push_back({{"name", p.name + "[" + sub + "]"}, {"lvalue", index("params." + p.ident, static_cast<int>(k))}});
+        slots.push_back({p.name + "[" + sub + "]", index("params." + p.ident, static_cast<int>(k))});
       }
       init = "{" + init + "}";
     }
-    params.push_back({{"name", p.name},
-                      {"ident", p.ident},
-                      {"cpp_type", p.shape.empty() ? "double" : "std::array<double, " + std::to_string(p.size()) + ">"},
-                      {"initializer", init},
-                      {"shape", p.shape},
-                      {"default", p.defaults},
-                      {"unit", p.unit},
-                      {"description", p.description},
-                      {"slots", slots}});
+    ir.parameters.push_back({p.name, p.ident,
+                             p.shape.empty() ? "double" : "std::array<double, " + std::to_string(p.size()) + ">", init,
+                             p.shape, p.defaults, p.unit, p.description, std::move(slots)});
   }
-  ir["parameters"] = params;
-  json inputs = json::array(), outputs = json::array();
-  for (const IoVariable& v : layout.inputs)
-    inputs.push_back({{"name", v.name}, {"ident", v.ident}, {"unit", v.unit}, {"description", v.description}});
-  for (const IoVariable& v : layout.outputs)
-    outputs.push_back({{"name", v.name}, {"ident", v.ident}, {"unit", v.unit}, {"description", v.description}});
-  ir["inputs"] = inputs;
-  ir["outputs"] = outputs;
+  for (const IoVariable& v : layout.inputs) ir.inputs.push_back({v.name, v.ident, v.unit, v.description});
+  for (const IoVariable& v : layout.outputs) ir.outputs.push_back({v.name, v.ident, v.unit, v.description});
   return ir;
 }
 

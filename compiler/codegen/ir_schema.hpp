@@ -2,8 +2,7 @@
 // and the Derived cache, which tracing adds.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
+#include "codegen/ir.hpp"
 #include "codegen/layout.hpp"
 #include "codegen/trace.hpp"
 #include "sema/flat.hpp"
@@ -11,7 +10,7 @@
 namespace capstan::codegen {
 
 // `massMatrixDynamic`: whether MassMatrix is dynamic-size (trace.cpp).
-nlohmann::json irHeader(const sema::FlatModel& model, const ModelLayout& layout, const TraceOptions& options,
-                        bool massMatrixDynamic);
+ir::Model irHeader(const sema::FlatModel& model, const ModelLayout& layout, const TraceOptions& options,
+                   bool massMatrixDynamic);
 
 }  // namespace capstan::codegen

@@ -20,6 +20,7 @@
 #include "codegen/ir_schema.hpp"
 #include "codegen/rewrites.hpp"
 #include "codegen/function_builder.hpp"
+#include "mechanics/builtins.hpp"
 #include "symbolic/diff.hpp"
 #include "symbolic/printer.hpp"
 #include "symbolic/traverse.hpp"
@@ -49,7 +50,7 @@ class Tracer {
          const syntax::SourceManager& sources, const TraceOptions& options)
       : model_(model), mech_(mech), layout_(layout), cite_(model, layout, sources), options_(options) {}
 
-  json run() {
+  ir::Model run() {
     symbolic::Pool pool;
     symbolic::PoolScope scope(pool);
     const int nq = layout_.nq, nu = layout_.nu;
@@ -72,11 +73,10 @@ class Tracer {
     alignJointAxes(mechanism_);
     env.useMechanism(&mechanism_);
 
-    json ir = irHeader(model_, layout_, options_, massMatrixDynamic());
-    json externals = json::array();  // external "C++" functions: what the header includes and calls
+    ir::Model ir = irHeader(model_, layout_, options_, massMatrixDynamic());
+    // external "C++" functions: what the header includes and calls
     for (const sema::FlatFunction& f : model_.functions)
-      externals.push_back({{"name", f.name}, {"cpp_name", f.cppName}, {"include", f.include}, {"line", cite_.line(f.externalRange)}});
-    ir["externals"] = externals;
+      ir.externals.push_back({f.name, f.cppName, f.include, cite_.line(f.externalRange)});
     env_ = &env;
     FunctionEvaluator<Expr> evaluator(mechanism_, env);
     evaluator.prepare = [this](local::Data<Expr>& data) { derived_.hoist(data); };
@@ -113,16 +113,17 @@ class Tracer {
       }
       functions.push_back(std::move(traced));
     }
-    ir["frames"] = jacobianFrames(env);
-    ir["cables"] = cables(env);
-    ir["cable_obstacle_count"] = layout_.cableFrameCount;
-    ir["cable_actuator_count"] = layout_.cableActuatorCount;
-    json bushingNames = json::array();
-    for (const ForceElementLayout* e : bushings()) bushingNames.push_back(e->name);
-    ir["bushings"] = bushingNames;
-    ir["constraints"] = constraintsJson();
-    ir["derived"] = derived_.finish(functions);
-    ir["functions"] = std::move(functions);
+    ir.frames = jacobianFrames(env);
+    ir.cables = cables(env);
+    ir.cable_obstacle_count = layout_.cableFrameCount;
+    ir.cable_actuator_count = layout_.cableActuatorCount;
+    for (const ForceElementLayout* e : bushings()) ir.bushings.push_back(e->name);
+    ir.constraints = constraints();
+    // The function builders write JSON; reading it into the structs checks
+    // that every key is one the IR declares (codegen/ir.hpp).
+    ir.derived = derived_.finish(functions).get<std::vector<ir::Derived>>();
+    ir.functions = functions.get<std::vector<ir::Function>>();
+    ir::summarize(ir);
     return ir;
   }
 
@@ -487,19 +488,14 @@ class Tracer {
 
   // The IR's "constraints": each constraint's name, kind and rows (empty
   // when the model has no constraint rows: no constraint API).
-  json constraintsJson() const {
-    json out = json::array();
+  std::vector<ir::Constraint> constraints() const {
+    std::vector<ir::Constraint> out;
     if (layout_.constraintRows == 0) return out;
     int contact = 0;
     for (const ConstraintLayout& c : layout_.constraints) {
       const bool isContact = c.kind == mechanics::ConstraintKind::SphereOnSphere;
-      out.push_back({{"name", c.name},
-                     {"kind", isContact ? "SphereOnSphereContact" : "loop joint"},
-                     {"holonomic_row", c.holonomicRow},
-                     {"holonomic", c.holonomic},
-                     {"nonholonomic_row", c.nonholonomicRow},
-                     {"nonholonomic", c.nonholonomic},
-                     {"contact", isContact ? contact++ : -1}});
+      out.push_back({c.name, isContact ? "SphereOnSphereContact" : "loop joint", c.holonomicRow, c.holonomic,
+                     c.nonholonomicRow, c.nonholonomic, isContact ? contact++ : -1});
     }
     return out;
   }
@@ -600,8 +596,8 @@ class Tracer {
   // C++ constructor and near point) and springs, each value a C++
   // expression of constants and parameters (as "frames"' points), so the
   // template builds capstan::cable::ModelCable from the current params.
-  json cables(Environment<Expr>& env) const {
-    json out = json::array();
+  std::vector<ir::Cable> cables(Environment<Expr>& env) const {
+    std::vector<ir::Cable> out;
     symbolic::CppPrinter printer;
     auto values = [&](int component, const char* name) {
       const Tensor<Expr> t = env.parameter(component, name, Tensor<Expr>{});
@@ -620,64 +616,55 @@ class Tracer {
       return "Eigen::Vector3d(" + t[0] + ", " + t[1] + ", " + t[2] + ")";
     };
     for (const CableLayout& c : layout_.cables) {
-      json obstacles = json::array();
+      ir::Cable cable{c.name, cite_.where("cable", c.component), c.firstFrame, c.firstActuator, {}, {}, {}};
       for (const CableObstacleLayout& o : c.obstacles) {
-        json ob = {{"name", o.name}, {"body", o.body},
-                   {"kind", o.kind == CableObstacleKind::EndPoint   ? "end_point"
-                            : o.kind == CableObstacleKind::ViaPoint ? "via_point"
-                                                                    : "surface"}};
+        ir::CableObstacle ob{o.name,
+                             o.kind == CableObstacleKind::EndPoint   ? "end_point"
+                             : o.kind == CableObstacleKind::ViaPoint ? "via_point"
+                                                                     : "surface",
+                             o.body, std::nullopt};
         if (o.kind == CableObstacleKind::Surface) {
-          const std::string& kind = model_.components.at(static_cast<std::size_t>(o.surface)).kind;
-          std::string surface;
-          if (kind == "Sphere") surface = "capstan::geometry::Sphere<double>{" + one(o.surface, "radius") + "}";
-          if (kind == "Cylinder") surface = "capstan::geometry::Cylinder<double>{" + one(o.surface, "radius") + "}";
-          if (kind == "Ellipsoid") surface = "capstan::geometry::Ellipsoid<double>{" + vec3(o.surface, "semiAxes") + "}";
-          if (kind == "Torus")
-            surface = "capstan::geometry::Torus<double>{" + one(o.surface, "majorRadius") + ", " +
-                      one(o.surface, "minorRadius") + "}";
-          ob["surface"] = surface;
-          ob["surface_name"] = model_.components.at(static_cast<std::size_t>(o.surface)).path;
-          ob["near"] = vec3(o.component, "near");
-          ob["friction"] = one(o.component, "friction");
+          const auto kind = mechanics::componentKind(model_.components.at(static_cast<std::size_t>(o.surface)).kind);
+          const mechanics::ParameterReader<std::string, std::string> read{
+              [&](const char* name) { return one(o.surface, name); },
+              [&](const char* name) { return vec3(o.surface, name); }};
+          std::string surface;  // C++ text: `Type{arguments}`
+          if (kind) {
+            mechanics::visitSurface(*kind, [&](auto traits) {
+              std::string arguments;
+              std::apply([&](const auto&... a) { ((arguments += (arguments.empty() ? "" : ", ") + a), ...); },
+                         decltype(traits)::arguments(read));
+              surface = std::string(decltype(traits)::cppType) + "{" + arguments + "}";
+            });
+          }
+          ob.surface = ir::CableSurface{surface, model_.components.at(static_cast<std::size_t>(o.surface)).path,
+                                        vec3(o.component, "near"), one(o.component, "friction")};
         }
-        obstacles.push_back(ob);
+        cable.obstacles.push_back(std::move(ob));
       }
-      json springs = json::array();
       for (const int s : c.springs) {
-        springs.push_back({{"name", model_.components.at(static_cast<std::size_t>(s)).path},
-                           {"line", cite_.where("cable spring", s)},
-                           {"stiffness", one(s, "stiffness")},
-                           {"slack_length", one(s, "slackLength")},
-                           {"dissipation", one(s, "dissipation")}});
+        cable.springs.push_back({model_.components.at(static_cast<std::size_t>(s)).path,
+                                 cite_.where("cable spring", s), one(s, "stiffness"), one(s, "slackLength"),
+                                 one(s, "dissipation")});
       }
-      json actuators = json::array();
       for (const CableLayout::Actuator& a : c.actuators)
-        actuators.push_back({{"name", model_.components.at(static_cast<std::size_t>(a.component)).path},
-                             {"line", cite_.where("cable actuator", a.component)}});
-      out.push_back({{"name", c.name},
-                     {"line", cite_.where("cable", c.component)},
-                     {"first_frame", c.firstFrame},
-                     {"first_actuator", c.firstActuator},
-                     {"obstacles", obstacles},
-                     {"springs", springs},
-                     {"actuators", actuators}});
+        cable.actuators.push_back({model_.components.at(static_cast<std::size_t>(a.component)).path,
+                                   cite_.where("cable actuator", a.component)});
+      out.push_back(std::move(cable));
     }
     return out;
   }
 
   // The IR's "frames": each frame with a Jacobian, its body and its origin
   // in the body frame as three C++ expressions (constants or parameters).
-  json jacobianFrames(Environment<Expr>& env) const {
-    json frames = json::array();
+  std::vector<ir::Frame> jacobianFrames(Environment<Expr>& env) const {
+    std::vector<ir::Frame> frames;
     symbolic::CppPrinter printer;
     for (const JacobianFrame& jf : layout_.jacobianFrames) {
       const Vec3<Expr> p = jf.frame < 0 ? Vec3<Expr>(Vec3<Expr>::Zero()) : env.framePose(jf.frame).p;
-      json point = json::array();
+      std::vector<std::string> point;
       for (int k = 0; k < 3; ++k) point.push_back(printer.expression(p[k]));
-      frames.push_back({{"name", jf.name},
-                        {"body", jf.body},
-                        {"body_ident", layout_.bodies.at(static_cast<std::size_t>(jf.body)).ident},
-                        {"point", point}});
+      frames.push_back({jf.name, jf.body, layout_.bodies.at(static_cast<std::size_t>(jf.body)).ident, point});
     }
     return frames;
   }
@@ -1110,8 +1097,8 @@ class Tracer {
 
 }  // namespace
 
-nlohmann::json traceModel(const sema::FlatModel& model, const mechanics::Mechanism& mech, const ModelLayout& layout,
-                          const syntax::SourceManager& sources, const TraceOptions& options) {
+ir::Model traceModel(const sema::FlatModel& model, const mechanics::Mechanism& mech, const ModelLayout& layout,
+                     const syntax::SourceManager& sources, const TraceOptions& options) {
   return Tracer(model, mech, layout, sources, options).run();
 }
 

@@ -1,13 +1,13 @@
 // Tracing: runs the runtime's multibody algorithms with Scalar =
 // symbolic::Expr over the model's runtime Mechanism and prints the results as
 // straight-line C++ blocks, one per model element. The result is the JSON IR
-// (docs/ir.md) that the templates render into the model header.
+// (docs/ir.md, codegen/ir.hpp) that the templates render into the model
+// header.
 #pragma once
 
 #include <string>
 
-#include <nlohmann/json.hpp>
-
+#include "codegen/ir.hpp"
 #include "codegen/layout.hpp"
 #include "mechanics/mechanism.hpp"
 #include "sema/flat.hpp"
@@ -27,7 +27,7 @@ struct TraceOptions {
 
 // The IR of a model whose layout has no Unsupported entries. Throws
 // UnsupportedExpression for an expression it cannot translate.
-nlohmann::json traceModel(const sema::FlatModel& model, const mechanics::Mechanism& mech, const ModelLayout& layout,
-                          const syntax::SourceManager& sources, const TraceOptions& options);
+ir::Model traceModel(const sema::FlatModel& model, const mechanics::Mechanism& mech, const ModelLayout& layout,
+                     const syntax::SourceManager& sources, const TraceOptions& options);
 
 }  // namespace capstan::codegen
