@@ -2,11 +2,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <string_view>
 
 #include "cli/driver.hpp"
 #include "cli/external.hpp"
