@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <regex>
+#include <set>
 #include <sstream>
 
 namespace capstan::codegen {
@@ -11,6 +12,109 @@ using json = nlohmann::json;
 using symbolic::Assignment;
 using symbolic::CppPrinter;
 using symbolic::Expr;
+
+namespace {
+
+// The columns a line of a block's code may take, its indentation included
+// (the template indents blocks as the printer does, 4 spaces, or 6 in a
+// part), before wrapLines() breaks it.
+constexpr std::size_t kLineLimit = 100;
+
+// `code` with each statement longer than kLineLimit broken after a binary
+// `+` or `-` (the printer spaces those, and only those): of the breaks that
+// leave a line between half and all of the limit, the one least deep in
+// parentheses, the later of equals; continuation lines are indented 4 more
+// than the statement. Comments stay as they are.
+std::string wrapLines(const std::string& code) {
+  std::string out;
+  std::istringstream in(code);
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t indent = line.find_first_not_of(' ');
+    if (line.size() <= kLineLimit || indent == std::string::npos || line.compare(indent, 2, "//") == 0) {
+      out += line + "\n";
+      continue;
+    }
+    // Each break (the space before the operator) and its depth.
+    std::vector<std::pair<std::size_t, int>> breaks;
+    int depth = 0;
+    for (std::size_t i = 0; i + 2 < line.size(); ++i) {
+      depth += line[i] == '(' ? 1 : line[i] == ')' ? -1 : 0;
+      if (i > indent && line[i] == ' ' && (line[i + 1] == '+' || line[i + 1] == '-') && line[i + 2] == ' ')
+        breaks.emplace_back(i, depth);
+    }
+    const std::string continuation(indent + 4, ' ');
+    std::size_t start = 0, prefix = 0;  // the piece's start in `line`, and what indents it
+    auto next = breaks.begin();
+    while (prefix + line.size() - start > kLineLimit) {
+      // A piece ends after the operator: `a +`.
+      auto width = [&](std::size_t at) { return prefix + at + 2 - start; };
+      while (next != breaks.end() && next->first <= start) ++next;
+      auto cut = breaks.end();
+      for (auto it = next; it != breaks.end() && width(it->first) <= kLineLimit; ++it) {
+        if (2 * width(it->first) < kLineLimit) continue;
+        if (cut == breaks.end() || it->second <= cut->second) cut = it;
+      }
+      if (cut == breaks.end()) {  // none fits well: the last that fits, else the first past
+        for (auto it = next; it != breaks.end(); ++it) {
+          if (cut != breaks.end() && width(it->first) > kLineLimit) break;
+          cut = it;
+          if (width(it->first) > kLineLimit) break;
+        }
+      }
+      if (cut == breaks.end()) break;
+      out += (prefix ? continuation : "") + line.substr(start, cut->first + 2 - start) + "\n";
+      start = cut->first + 3;
+      prefix = continuation.size();
+    }
+    out += (prefix ? continuation : "") + line.substr(start) + "\n";
+  }
+  return out;
+}
+
+// The parameter types whose entries zeroRuns() may set as a segment: the
+// generated class's Eigen vectors (its `using` declarations).
+bool eigenVector(const std::string& type) {
+  static const std::set<std::string> vectors = {"Q", "U", "PositionErrors", "ConstraintVector", "SpatialVector"};
+  return vectors.count(type) > 0;
+}
+
+// `code` with each run of stores of 0.0 into consecutive entries of an
+// output vector (`perr[2] = 0.0;` ... `perr[4] = 0.0;`: rows known to be
+// zero) set as one segment (`perr.segment<3>(2).setZero();`). `params` is
+// the function's parameter list, which says which outputs are Eigen vectors.
+std::string zeroRuns(const std::string& code, const std::string& params) {
+  static const std::regex parameter(R"((?:^|,)\s*(?:\[\[maybe_unused\]\]\s*)?(?:const\s+)?(\w+)&\s*(\w+))");
+  static const std::regex zero(R"(^(\s*)(\w+)\[(\d+)\] = 0\.0;$)");
+  std::set<std::string> vectors;
+  for (std::sregex_iterator m(params.begin(), params.end(), parameter), end; m != end; ++m)
+    if (eigenVector((*m)[1].str())) vectors.insert((*m)[2].str());
+  if (vectors.empty()) return code;
+  std::vector<std::string> lines;
+  std::istringstream in(code);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::string out;
+  for (std::size_t i = 0; i < lines.size();) {
+    std::smatch m;
+    std::size_t n = 1;
+    if (std::regex_match(lines[i], m, zero) && vectors.count(m[2].str())) {
+      const std::string indent = m[1].str(), name = m[2].str();
+      const int first = std::stoi(m[3].str());
+      for (std::smatch next; i + n < lines.size() && std::regex_match(lines[i + n], next, zero) &&
+                             next[2].str() == name && std::stoi(next[3].str()) == first + static_cast<int>(n);)
+        ++n;
+      if (n > 1) {
+        out += indent + name + ".segment<" + std::to_string(n) + ">(" + std::to_string(first) + ").setZero();\n";
+        i += n;
+        continue;
+      }
+    }
+    out += lines[i] + "\n";
+    i += n;
+  }
+  return out;
+}
+
+}  // namespace
 
 FunctionBuilder::FunctionBuilder(std::string name, std::string returnType, std::string params,
                                  std::vector<std::string> doc) {
@@ -43,6 +147,9 @@ const symbolic::OpCount& FunctionBuilder::ops() {
 json FunctionBuilder::finish() {
   print();
   dropUnreadLines();
+  for (json& part : parts_)
+    for (json& block : part)
+      block["code"] = wrapLines(zeroRuns(block["code"].get<std::string>(), fn_["params"].get<std::string>()));
   fn_["operations"] = std::to_string(ops_.adds) + " adds, " + std::to_string(ops_.muls) + " muls, " +
                        std::to_string(ops_.divs) + " divs, " + std::to_string(ops_.funcs) + " calls, " +
                        std::to_string(ops_.other) + " other";
@@ -231,9 +338,14 @@ void FunctionBuilder::print() {
   if (pending_.empty() && locals_.empty()) return;
   if (rewrite_) {
     std::vector<Expr> values;
-    for (const Pending& p : pending_)
-      for (const Assignment& a : p.outputs) values.push_back(a.value);
-    rewrite_(values);
+    std::vector<ValueSite> sites;
+    for (const Pending& p : pending_) {
+      for (const Assignment& a : p.outputs) {
+        values.push_back(a.value);
+        sites.push_back({fn_["name"].get<std::string>(), p.comment, a.target});
+      }
+    }
+    rewrite_(values, sites);
     std::size_t k = 0;
     for (Pending& p : pending_)
       for (Assignment& a : p.outputs) a.value = values.at(k++);

@@ -131,7 +131,9 @@ class Tracer {
   FunctionBuilder function(const GeneratedFunction& f) {
     FunctionBuilder fn(f.name, f.returnType(), f.parameters(), f.doc);
     if (*f.overload) fn.set("key", f.key());
-    fn.rewriteValues([this](std::vector<Expr>& values) { derived_.hoistParameterOnly(values); });
+    fn.rewriteValues([this](std::vector<Expr>& values, const std::vector<FunctionBuilder::ValueSite>& sites) {
+      derived_.hoistParameterOnly(values, sites);
+    });
     return fn;
   }
 

@@ -28,6 +28,15 @@ enum Prec : int {
 
 int absExponent(double e) { return static_cast<int>(std::abs(e)); }
 
+// The node B^e (e >= 2) if the pool holds it, else null: a product with
+// the factor B^e spells it by that node's name where it has one, so that
+// `q[3]*q[3]` is computed once and `q[3]*q[3]*t4` reads it.
+const Node* powerNode(const Node* b, int e) {
+  const double exponent = e;
+  const Node* const args[1] = {b};
+  return Pool::current().find(Pool::Key{Kind::Mul, Fn::None, 0.0, args, &exponent, 1, {}});
+}
+
 // Operations of one node, its arguments taken as already computed.
 // `inverted(base)`: the base has a shared reciprocal (see reciprocalBases),
 // so a product multiplies by it instead of dividing.
@@ -289,6 +298,12 @@ class CppPrinter::Renderer {
       ++factors;
       return "std::pow(" + (spelledBase ? *spelledBase : numeric(b, kTernary)) + ", " + formatDouble(e) + ")";
     }
+    if (const Node* named = spelledBase || e < 2 || !spelled_ ? nullptr : powerNode(b, e)) {
+      if (const std::string* s = spelled_(named)) {
+        ++factors;
+        return *s;
+      }
+    }
     std::string base = spelledBase ? *spelledBase : numeric(b, kUnary);
     std::string s = base;
     for (int k = 1; k < e; ++k) s += "*" + base;
@@ -411,6 +426,13 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
       continue;
     }
     OpCount own = ownOps(n, maxPower, inverted);
+    // A power with a name already is read, not multiplied out (Renderer::power).
+    for (std::uint32_t i = 0; n->kind == Kind::Mul && i < n->size; ++i) {
+      const int e = absExponent(n->coeffs[i]);
+      if (e < 2 || e > maxPower || (n->coeffs[i] < 0.0 && inverted(n->args[i]))) continue;
+      const Node* p = powerNode(n->args[i], e);
+      if (p && p != n && known(p)) own.muls -= static_cast<std::size_t>(e - 1);
+    }
     result.ops += own;
     std::size_t cost = own.total();
     for (std::uint32_t i = 0; i < n->size; ++i) {
