@@ -400,14 +400,28 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
   };
   auto fresh = [&](const Node* b) { return !reciprocals_.count(b->id) && inverted(b); };
 
+  // A product's factor B^e is a use of the node B^e where that comes
+  // earlier (or has a name): it is then computed once and read.
   std::unordered_map<std::uint32_t, std::size_t> uses;
+  std::set<std::uint32_t> before;  // the nodes of `order` passed
+  auto sharedPower = [&](const Node* n, std::uint32_t i) -> const Node* {
+    const int e = absExponent(n->coeffs[i]);
+    if (n->kind != Kind::Mul || e < 2 || e > maxPower) return nullptr;
+    const Node* p = powerNode(n->args[i], e);
+    return p && p != n && (before.count(p->id) || known(p)) ? p : nullptr;
+  };
   for (const Node* n : order) {
     if (fresh(n)) uses[n->id] += 1;  // its reciprocal spells it once
     if (leaf(n)) continue;
     for (std::uint32_t i = 0; i < n->size; ++i) {
       if (n->kind == Kind::Mul && n->coeffs[i] < 0.0 && inverted(n->args[i])) continue;
+      if (const Node* p = sharedPower(n, i)) {
+        uses[p->id] += 1;
+        continue;
+      }
       uses[n->args[i]->id] += argumentUses(n, i, maxPower);
     }
+    before.insert(n->id);
   }
   for (const Expr& r : roots) uses[r.id()] += 1;
   for (const Node* n : order) {
