@@ -25,12 +25,14 @@ constexpr std::size_t kLineLimit = 100;
 // leave a line between half and all of the limit, the one least deep in
 // parentheses, the later of equals; continuation lines are indented 4 more
 // than the statement. Comments stay as they are.
-std::string wrapLines(const std::string& code) {
+// `limit` is kLineLimit less what the template indents a block by beyond
+// the printer's 4 (a part's, 2 more).
+std::string wrapLines(const std::string& code, std::size_t limit = kLineLimit) {
   std::string out;
   std::istringstream in(code);
   for (std::string line; std::getline(in, line);) {
     const std::size_t indent = line.find_first_not_of(' ');
-    if (line.size() <= kLineLimit || indent == std::string::npos || line.compare(indent, 2, "//") == 0) {
+    if (line.size() <= limit || indent == std::string::npos || line.compare(indent, 2, "//") == 0) {
       out += line + "\n";
       continue;
     }
@@ -45,20 +47,20 @@ std::string wrapLines(const std::string& code) {
     const std::string continuation(indent + 4, ' ');
     std::size_t start = 0, prefix = 0;  // the piece's start in `line`, and what indents it
     auto next = breaks.begin();
-    while (prefix + line.size() - start > kLineLimit) {
+    while (prefix + line.size() - start > limit) {
       // A piece ends after the operator: `a +`.
       auto width = [&](std::size_t at) { return prefix + at + 2 - start; };
       while (next != breaks.end() && next->first <= start) ++next;
       auto cut = breaks.end();
-      for (auto it = next; it != breaks.end() && width(it->first) <= kLineLimit; ++it) {
-        if (2 * width(it->first) < kLineLimit) continue;
+      for (auto it = next; it != breaks.end() && width(it->first) <= limit; ++it) {
+        if (2 * width(it->first) < limit) continue;
         if (cut == breaks.end() || it->second <= cut->second) cut = it;
       }
       if (cut == breaks.end()) {  // none fits well: the last that fits, else the first past
         for (auto it = next; it != breaks.end(); ++it) {
-          if (cut != breaks.end() && width(it->first) > kLineLimit) break;
+          if (cut != breaks.end() && width(it->first) > limit) break;
           cut = it;
-          if (width(it->first) > kLineLimit) break;
+          if (width(it->first) > limit) break;
         }
       }
       if (cut == breaks.end()) break;
@@ -147,9 +149,6 @@ const symbolic::OpCount& FunctionBuilder::ops() {
 json FunctionBuilder::finish() {
   print();
   dropUnreadLines();
-  for (json& part : parts_)
-    for (json& block : part)
-      block["code"] = wrapLines(zeroRuns(block["code"].get<std::string>(), fn_["params"].get<std::string>()));
   fn_["operations"] = std::to_string(ops_.adds) + " adds, " + std::to_string(ops_.muls) + " muls, " +
                        std::to_string(ops_.divs) + " divs, " + std::to_string(ops_.funcs) + " calls, " +
                        std::to_string(ops_.other) + " other";
@@ -222,6 +221,61 @@ void FunctionBuilder::splitIntoParts() {
   fn_["args"] = args;
   fn_["work_type"] = std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])))) +
                      name.substr(1) + "Work";
+}
+
+void FunctionBuilder::layOut(json& function) {
+  const std::string params = function.at("params").get<std::string>();
+  auto lay = [&](json& blocks, std::size_t limit) {
+    for (json& block : blocks)
+      block["code"] = wrapLines(zeroRuns(block.at("code").get<std::string>(), params), limit);
+  };
+  if (function.contains("blocks")) lay(function["blocks"], kLineLimit);
+  if (function.contains("parts"))
+    for (json& part : function["parts"]) lay(part.at("blocks"), kLineLimit - 2);  // in the workspace struct
+  // A split function's temporaries carried between parts: one declaration
+  // per line of at most kLineLimit columns.
+  json work = json::array();
+  static const std::regex carried(R"(^(double|bool) (.*);  // (.*)$)");
+  for (const json& line : function.value("work", json::array())) {
+    const std::string text = line.get<std::string>();
+    std::smatch m;
+    if (text.size() <= kLineLimit || !std::regex_match(text, m, carried)) {
+      work.push_back(text);
+      continue;
+    }
+    const std::string type = m[1].str(), comment = m[3].str();
+    work.push_back("// " + comment + ":");
+    std::string names;
+    std::istringstream list(m[2].str());
+    for (std::string name; std::getline(list, name, ',');) {
+      name = name.substr(name.find_first_not_of(' '));
+      if (!names.empty() && type.size() + names.size() + name.size() + 10 > kLineLimit) {
+        work.push_back(type + " " + names + ";");
+        names.clear();
+      }
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    if (!names.empty()) work.push_back(type + " " + names + ";");
+  }
+  if (function.contains("work")) function["work"] = work;
+  // A statement whose trailing comment would pass the style's column limit
+  // (where clang-format would break the statement to make room): the
+  // comment on the line above.
+  for (const char* key : {"opening", "prologue", "work"}) {
+    if (!function.contains(key)) continue;
+    json lines = json::array();
+    for (const json& line : function[key]) {
+      const std::string text = line.get<std::string>();
+      const std::size_t at = text.find(";  // ");
+      if (at == std::string::npos || text.size() + 4 <= kLineLimit) {
+        lines.push_back(text);
+        continue;
+      }
+      lines.push_back("// " + text.substr(at + 6));
+      lines.push_back(text.substr(0, at + 1));
+    }
+    function[key] = lines;
+  }
 }
 
 std::string FunctionBuilder::localOf(const std::string& target) const {

@@ -98,6 +98,15 @@ class FunctionBuilder {
 
   json finish();
 
+  // Lays out a finished function's code for a reader (after every rename of
+  // its text, such as Derived's fields): each run of zero stores into
+  // consecutive entries of an output vector becomes one segment's
+  // setZero(), statements longer than 100 columns are broken after a `+` or
+  // `-`, the workspace's list of carried temporaries is split into
+  // declarations of at most 100 columns, and a declaration or statement
+  // whose trailing comment would pass 100 columns gets it on the line above.
+  static void layOut(json& function);
+
  private:
   // Moves the blocks into parts, the locals into the workspace, and there
   // too every temporary that a later part reads (the printer reports each

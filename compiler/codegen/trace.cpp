@@ -122,6 +122,7 @@ class Tracer {
     ir["bushings"] = bushingNames;
     ir["constraints"] = constraintsJson();
     ir["derived"] = derived_.finish(functions);
+    for (json& f : functions) FunctionBuilder::layOut(f);
     ir["functions"] = std::move(functions);
     return ir;
   }

@@ -389,7 +389,9 @@ int main() {
 """
 
 
-SEGMENT_START = re.compile(r"^  (?:struct \w+Work \{|\S.* \w+\(.*\) const \{)$")
+# A member function's first line (its signature may go on over more lines,
+# wrapped at the style's column limit), or a split function's workspace.
+SEGMENT_START = re.compile(r"^  (?:struct \w+Work \{|[^\s/].* \w+\([^;]*)$")
 LOCAL = re.compile(r"^\s+(?:Eigen::\w+(?:<[^;]*>)?|MassMatrix|U|Q|double) (\w+)(?: = [^;,]*)?;")
 STORE = re.compile(r"^\s+(\w+)(\[\d+\]|\(\d+, \d+\)) = ")
 # A local read whole: its name (or w.name) not followed by an index, not stored into.

@@ -35,7 +35,8 @@ TEST_CASE("a statement longer than 100 columns is broken after a + or -, as late
   }
   FunctionBuilder fn("f", "void", "[[maybe_unused]] const Q& q, U& out", {"a test"});
   fn.block("one long sum", {{"out[0]", sum}});
-  const nlohmann::json f = fn.finish();
+  nlohmann::json f = fn.finish();
+  FunctionBuilder::layOut(f);
   const std::vector<std::string> code = lines(f["blocks"][0]["code"].get<std::string>());
   REQUIRE(code.size() > 2);
   std::string joined;
@@ -67,7 +68,8 @@ TEST_CASE("zero rows of an output vector are set as one segment, other zeros sta
                     {"perr[5]", Expr(0.0)},
                     {"poses[0].p_WB[0]", Expr(0.0)},
                     {"poses[0].p_WB[1]", Expr(0.0)}});
-  const nlohmann::json f = fn.finish();
+  nlohmann::json f = fn.finish();
+  FunctionBuilder::layOut(f);
   CHECK(f["blocks"][0]["code"].get<std::string>() ==
         "    perr[0] = std::sin(q[0]);\n"
         "    perr.segment<3>(1).setZero();\n"
