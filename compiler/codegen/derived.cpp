@@ -1,6 +1,7 @@
 #include "codegen/derived.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <regex>
 #include <set>
 
@@ -25,6 +26,40 @@ bool cheap(const Expr& e) {
   return e.isConstant() || e.isSymbol() || (n->isScaled() && n->args[0]->kind == Kind::Symbol);
 }
 
+// `text` as an identifier: its runs of letters, digits and underscores
+// joined by `_` (`M(0, 1)`: `M_0_1`; `link[2].body`: `link_2_body`).
+std::string identifier(const std::string& text) {
+  std::string out;
+  bool gap = false;
+  for (const char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+      if (gap && !out.empty()) out += '_';
+      out += c;
+      gap = false;
+    } else {
+      gap = true;
+    }
+  }
+  return out;
+}
+
+// A hoisted entry's field: the model element its block is headed by (the
+// first quoted name of the block's comment), then the quantity it is a
+// part of (`crankCoupler_M_0_1`); `_b`, `_c`, ... where that is taken.
+std::string fieldName(const FunctionBuilder::ValueSite& site, std::set<std::string>& taken) {
+  std::string base = identifier(site.target);
+  const std::size_t open = site.comment.find('\'');
+  const std::size_t close = open == std::string::npos ? open : site.comment.find('\'', open + 1);
+  if (close != std::string::npos) base = identifier(site.comment.substr(open + 1, close - open - 1)) + "_" + base;
+  if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0]))) base = "value_" + base;
+  std::string name = base;
+  for (int k = 1; !taken.insert(name).second; ++k) {
+    name = base + "_";
+    for (int n = k; n >= 0; n = n / 26 - 1) name.insert(base.size() + 1, 1, static_cast<char>('a' + n % 26));
+  }
+  return name;
+}
+
 }  // namespace
 
 Expr DerivedValues::derive(const Expr& e, std::size_t array, int element) {
@@ -47,7 +82,13 @@ std::size_t DerivedValues::derivedArray(const std::string& name, int size, const
 
 Expr DerivedValues::lift(const Expr& e) {
   if (cheap(e) || e.node()->isBoolean()) return e;
-  return derive(e, derivedArray(kHoisted, 0, "parameter-only subexpressions of the functions below"), -1);
+  const Expr symbol = derive(e, derivedArray(kHoisted, 0, "parameter-only subexpressions of the functions below"), -1);
+  if (site_ >= 0 && symbol.isSymbol() && symbol.node()->name.starts_with("derived_.hoisted[")) {
+    auto& sites = hoistedSites_[std::string(symbol.node()->name)];
+    const std::pair<std::size_t, std::size_t> here{calls_.size() - 1, static_cast<std::size_t>(site_)};
+    if (sites.empty() || sites.back() != here) sites.push_back(here);
+  }
+  return symbol;
 }
 
 void DerivedValues::hoist(local::Data<Expr>& data) {
@@ -70,14 +111,23 @@ void DerivedValues::hoist(local::Data<Expr>& data) {
   }
 }
 
-void DerivedValues::hoistParameterOnly(std::vector<Expr>& values) {
+void DerivedValues::hoistParameterOnly(std::vector<Expr>& values, const std::vector<FunctionBuilder::ValueSite>& sites) {
   const std::vector<const Node*> order = symbolic::postOrder(values);
+  // postOrder() walks the roots in turn, so a node belongs to the first
+  // value not yet walked when it comes: what it lifts is named after that
+  // value's site.
+  calls_.push_back(sites);
+  std::size_t owner = 0;
+  std::unordered_map<std::uint32_t, bool> walked;
   // By node id: whether it reads parameters only, and its rewritten form
   // (for nodes that read the state).
   std::unordered_map<std::uint32_t, bool> parametric;
   std::unordered_map<std::uint32_t, Expr> rewritten;
   auto isParametric = [&](const Node* n) { return parametric.at(n->id); };
   for (const Node* n : order) {
+    site_ = owner < sites.size() ? static_cast<long>(owner) : -1;
+    walked[n->id] = true;
+    while (owner < values.size() && walked.count(values[owner].id())) ++owner;
     bool p = true;
     if (n->kind == Kind::Symbol) {
       p = n->name.starts_with("params.") || n->name.starts_with("derived_.");
@@ -114,7 +164,48 @@ void DerivedValues::hoistParameterOnly(std::vector<Expr>& values) {
     }
     rewritten.emplace(n->id, result);
   }
-  for (Expr& v : values) v = isParametric(v.node()) ? lift(v) : rewritten.at(v.id());
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    site_ = k < sites.size() ? static_cast<long>(k) : -1;
+    values[k] = isParametric(values[k].node()) ? lift(values[k]) : rewritten.at(values[k].id());
+  }
+  site_ = -1;
+}
+
+std::map<std::string, FunctionBuilder::ValueSite> DerivedValues::namingSites(const json& functions) const {
+  // The variants not chosen were hoisted too, and maybe first: a site is
+  // taken from the block that reads the entry in the emitted code, matched
+  // by function and comment, else by comment (a function renamed after
+  // tracing), else by function; else the first site.
+  static const std::regex entry(R"(derived_\.hoisted\[\d+\])");
+  std::map<std::string, FunctionBuilder::ValueSite> out;
+  auto visit = [&](const std::string& function, const json& blocks) {
+    for (const json& block : blocks) {
+      const std::string code = block.at("code").get<std::string>(), comment = block.at("comment").get<std::string>();
+      for (std::sregex_iterator m(code.begin(), code.end(), entry), end; m != end; ++m) {
+        const std::string target = m->str();
+        const auto recorded = hoistedSites_.find(target);
+        if (out.count(target) || recorded == hoistedSites_.end() || recorded->second.empty()) continue;
+        const FunctionBuilder::ValueSite* best = nullptr;
+        int rank = 4;
+        for (const auto& [call, k] : recorded->second) {
+          const FunctionBuilder::ValueSite& s = calls_.at(call).at(k);
+          const int r = s.comment == comment ? (s.function == function ? 0 : 1) : s.function == function ? 2 : 3;
+          if (r < rank) {
+            best = &s;
+            rank = r;
+          }
+        }
+        out.emplace(target, *best);
+      }
+    }
+  };
+  for (const json& f : functions) {
+    const std::string name = f.at("name").get<std::string>();
+    if (f.contains("blocks")) visit(name, f["blocks"]);
+    if (f.contains("parts"))
+      for (const json& part : f["parts"]) visit(name, part.at("blocks"));
+  }
+  return out;
 }
 
 json DerivedValues::finish(json& functions) {
@@ -148,16 +239,26 @@ json DerivedValues::finish(json& functions) {
     std::erase_if(a.values, [&](const Assignment& v) { return !read.count(v.target); });
   }
   std::erase_if(derived_, [](const DerivedArray& a) { return a.values.empty(); });
-  // The hoisted entries kept, renumbered densely in order.
+  // The hoisted entries kept, each a field named after its site.
+  std::vector<json> named;  // the IR's entries of the hoisted fields
   if (auto it = std::find_if(derived_.begin(), derived_.end(), [](const DerivedArray& a) { return a.name == kHoisted; });
       it != derived_.end()) {
+    std::set<std::string> taken;
+    for (const DerivedArray& a : derived_) taken.insert(a.name);
     std::map<std::string, std::string> renamed;
-    for (std::size_t k = 0; k < it->values.size(); ++k) {
-      const std::string target = "derived_." + index(kHoisted, static_cast<int>(k));
-      renamed[it->values[k].target] = target;
-      it->values[k].target = target;
+    const std::map<std::string, FunctionBuilder::ValueSite> sites = namingSites(functions);
+    for (Assignment& v : it->values) {
+      const auto site = sites.find(v.target);
+      const FunctionBuilder::ValueSite where =
+          site != sites.end() ? site->second : FunctionBuilder::ValueSite{"", "", "value"};
+      const std::string field = fieldName(where, taken);
+      std::string comment = "part of " + where.target;
+      if (!where.function.empty()) comment += " in " + where.function;
+      if (!where.comment.empty()) comment += ": " + where.comment;
+      named.push_back({{"name", field}, {"size", 1}, {"comment", comment}, {"scalar", true}});
+      renamed[v.target] = "derived_." + field;
+      v.target = "derived_." + field;
     }
-    it->size = static_cast<int>(it->values.size());
     static const std::regex entry(R"(derived_\.hoisted\[\d+\])");
     auto rename = [&](const std::string& text) {
       std::string out;
@@ -183,7 +284,11 @@ json DerivedValues::finish(json& functions) {
   fn.closing("derivedFor_ = params;");
   fn.closing("derivedValid_ = true;");
   functions.push_back(fn.finish());
-  for (const DerivedArray& a : derived_) ir.push_back({{"name", a.name}, {"size", a.size}, {"comment", a.comment}});
+  for (const DerivedArray& a : derived_) {
+    if (a.name == kHoisted) continue;
+    ir.push_back({{"name", a.name}, {"size", a.size}, {"comment", a.comment}, {"scalar", false}});
+  }
+  for (json& entry : named) ir.push_back(std::move(entry));
   return ir;
 }
 

@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codegen/citations.hpp"
+#include "codegen/function_builder.hpp"
 #include "codegen/layout.hpp"
 #include "symbolic/printer.hpp"
 
@@ -44,10 +45,14 @@ class DerivedValues {
   // state, is read from the cache. Whether an expression reads the state is
   // decided by its symbols: `params.` and `derived_.` are parameters;
   // q, u, time and inputs are not.
-  void hoistParameterOnly(std::vector<Expr>& values);
+  // Each entry is named after the site of the value it was first taken
+  // out of (finish()).
+  void hoistParameterOnly(std::vector<Expr>& values, const std::vector<FunctionBuilder::ValueSite>& sites);
 
-  // Keeps the entries that `functions` (the IR's, as emitted) read,
-  // numbered densely; adds refreshDerived() to the functions that read any
+  // Keeps the entries that `functions` (the IR's, as emitted) read, each
+  // of hoistParameterOnly()'s a field of its own named after its site
+  // (`crankCoupler_M_0_1`: a part of M(0, 1) in the block of joint
+  // 'crankCoupler'), a letter added where a name repeats; adds refreshDerived() to the functions that read any
   // and updateDerived() to `functions`. Returns the IR's "derived" list.
   nlohmann::json finish(nlohmann::json& functions);
 
@@ -72,6 +77,15 @@ class DerivedValues {
   std::vector<DerivedArray> derived_;
   std::map<std::string, std::size_t> derivedIndex_;
   std::unordered_map<std::uint32_t, Expr> derivedSymbol_;  // by the cached expression's node id
+  // The sites of each hoistParameterOnly() call's values; where each
+  // hoisted entry (by target) was read, as (call, site) in that order; the
+  // site of the value being walked (or -1).
+  std::vector<std::vector<FunctionBuilder::ValueSite>> calls_;
+  std::map<std::string, std::vector<std::pair<std::size_t, std::size_t>>> hoistedSites_;
+  long site_ = -1;
+  // The site a hoisted entry is named after: of the first block of the
+  // emitted `functions` that reads it.
+  std::map<std::string, FunctionBuilder::ValueSite> namingSites(const nlohmann::json& functions) const;
 };
 
 }  // namespace capstan::codegen

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <regex>
+#include <set>
 #include <sstream>
 
 namespace capstan::codegen {
@@ -11,6 +12,111 @@ using json = nlohmann::json;
 using symbolic::Assignment;
 using symbolic::CppPrinter;
 using symbolic::Expr;
+
+namespace {
+
+// The columns a line of a block's code may take, its indentation included
+// (the template indents blocks as the printer does, 4 spaces, or 6 in a
+// part), before wrapLines() breaks it.
+constexpr std::size_t kLineLimit = 100;
+
+// `code` with each statement longer than kLineLimit broken after a binary
+// `+` or `-` (the printer spaces those, and only those): of the breaks that
+// leave a line between half and all of the limit, the one least deep in
+// parentheses, the later of equals; continuation lines are indented 4 more
+// than the statement. Comments stay as they are.
+// `limit` is kLineLimit less what the template indents a block by beyond
+// the printer's 4 (a part's, 2 more).
+std::string wrapLines(const std::string& code, std::size_t limit = kLineLimit) {
+  std::string out;
+  std::istringstream in(code);
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t indent = line.find_first_not_of(' ');
+    if (line.size() <= limit || indent == std::string::npos || line.compare(indent, 2, "//") == 0) {
+      out += line + "\n";
+      continue;
+    }
+    // Each break (the space before the operator) and its depth.
+    std::vector<std::pair<std::size_t, int>> breaks;
+    int depth = 0;
+    for (std::size_t i = 0; i + 2 < line.size(); ++i) {
+      depth += line[i] == '(' ? 1 : line[i] == ')' ? -1 : 0;
+      if (i > indent && line[i] == ' ' && (line[i + 1] == '+' || line[i + 1] == '-') && line[i + 2] == ' ')
+        breaks.emplace_back(i, depth);
+    }
+    const std::string continuation(indent + 4, ' ');
+    std::size_t start = 0, prefix = 0;  // the piece's start in `line`, and what indents it
+    auto next = breaks.begin();
+    while (prefix + line.size() - start > limit) {
+      // A piece ends after the operator: `a +`.
+      auto width = [&](std::size_t at) { return prefix + at + 2 - start; };
+      while (next != breaks.end() && next->first <= start) ++next;
+      auto cut = breaks.end();
+      for (auto it = next; it != breaks.end() && width(it->first) <= limit; ++it) {
+        if (2 * width(it->first) < limit) continue;
+        if (cut == breaks.end() || it->second <= cut->second) cut = it;
+      }
+      if (cut == breaks.end()) {  // none fits well: the last that fits, else the first past
+        for (auto it = next; it != breaks.end(); ++it) {
+          if (cut != breaks.end() && width(it->first) > limit) break;
+          cut = it;
+          if (width(it->first) > limit) break;
+        }
+      }
+      if (cut == breaks.end()) break;
+      out += (prefix ? continuation : "") + line.substr(start, cut->first + 2 - start) + "\n";
+      start = cut->first + 3;
+      prefix = continuation.size();
+    }
+    out += (prefix ? continuation : "") + line.substr(start) + "\n";
+  }
+  return out;
+}
+
+// The parameter types whose entries zeroRuns() may set as a segment: the
+// generated class's Eigen vectors (its `using` declarations).
+bool eigenVector(const std::string& type) {
+  static const std::set<std::string> vectors = {"Q", "U", "PositionErrors", "ConstraintVector", "SpatialVector"};
+  return vectors.count(type) > 0;
+}
+
+// `code` with each run of stores of 0.0 into consecutive entries of an
+// output vector (`perr[2] = 0.0;` ... `perr[4] = 0.0;`: rows known to be
+// zero) set as one segment (`perr.segment<3>(2).setZero();`). `params` is
+// the function's parameter list, which says which outputs are Eigen vectors.
+std::string zeroRuns(const std::string& code, const std::string& params) {
+  static const std::regex parameter(R"((?:^|,)\s*(?:\[\[maybe_unused\]\]\s*)?(?:const\s+)?(\w+)&\s*(\w+))");
+  static const std::regex zero(R"(^(\s*)(\w+)\[(\d+)\] = 0\.0;$)");
+  std::set<std::string> vectors;
+  for (std::sregex_iterator m(params.begin(), params.end(), parameter), end; m != end; ++m)
+    if (eigenVector((*m)[1].str())) vectors.insert((*m)[2].str());
+  if (vectors.empty()) return code;
+  std::vector<std::string> lines;
+  std::istringstream in(code);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::string out;
+  for (std::size_t i = 0; i < lines.size();) {
+    std::smatch m;
+    std::size_t n = 1;
+    if (std::regex_match(lines[i], m, zero) && vectors.count(m[2].str())) {
+      const std::string indent = m[1].str(), name = m[2].str();
+      const int first = std::stoi(m[3].str());
+      for (std::smatch next; i + n < lines.size() && std::regex_match(lines[i + n], next, zero) &&
+                             next[2].str() == name && std::stoi(next[3].str()) == first + static_cast<int>(n);)
+        ++n;
+      if (n > 1) {
+        out += indent + name + ".segment<" + std::to_string(n) + ">(" + std::to_string(first) + ").setZero();\n";
+        i += n;
+        continue;
+      }
+    }
+    out += lines[i] + "\n";
+    i += n;
+  }
+  return out;
+}
+
+}  // namespace
 
 FunctionBuilder::FunctionBuilder(std::string name, std::string returnType, std::string params,
                                  std::vector<std::string> doc) {
@@ -115,6 +221,61 @@ void FunctionBuilder::splitIntoParts() {
   fn_["args"] = args;
   fn_["work_type"] = std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])))) +
                      name.substr(1) + "Work";
+}
+
+void FunctionBuilder::layOut(json& function) {
+  const std::string params = function.at("params").get<std::string>();
+  auto lay = [&](json& blocks, std::size_t limit) {
+    for (json& block : blocks)
+      block["code"] = wrapLines(zeroRuns(block.at("code").get<std::string>(), params), limit);
+  };
+  if (function.contains("blocks")) lay(function["blocks"], kLineLimit);
+  if (function.contains("parts"))
+    for (json& part : function["parts"]) lay(part.at("blocks"), kLineLimit - 2);  // in the workspace struct
+  // A split function's temporaries carried between parts: one declaration
+  // per line of at most kLineLimit columns.
+  json work = json::array();
+  static const std::regex carried(R"(^(double|bool) (.*);  // (.*)$)");
+  for (const json& line : function.value("work", json::array())) {
+    const std::string text = line.get<std::string>();
+    std::smatch m;
+    if (text.size() <= kLineLimit || !std::regex_match(text, m, carried)) {
+      work.push_back(text);
+      continue;
+    }
+    const std::string type = m[1].str(), comment = m[3].str();
+    work.push_back("// " + comment + ":");
+    std::string names;
+    std::istringstream list(m[2].str());
+    for (std::string name; std::getline(list, name, ',');) {
+      name = name.substr(name.find_first_not_of(' '));
+      if (!names.empty() && type.size() + names.size() + name.size() + 10 > kLineLimit) {
+        work.push_back(type + " " + names + ";");
+        names.clear();
+      }
+      names += (names.empty() ? "" : ", ") + name;
+    }
+    if (!names.empty()) work.push_back(type + " " + names + ";");
+  }
+  if (function.contains("work")) function["work"] = work;
+  // A statement whose trailing comment would pass the style's column limit
+  // (where clang-format would break the statement to make room): the
+  // comment on the line above.
+  for (const char* key : {"opening", "prologue", "work"}) {
+    if (!function.contains(key)) continue;
+    json lines = json::array();
+    for (const json& line : function[key]) {
+      const std::string text = line.get<std::string>();
+      const std::size_t at = text.find(";  // ");
+      if (at == std::string::npos || text.size() + 4 <= kLineLimit) {
+        lines.push_back(text);
+        continue;
+      }
+      lines.push_back("// " + text.substr(at + 6));
+      lines.push_back(text.substr(0, at + 1));
+    }
+    function[key] = lines;
+  }
 }
 
 std::string FunctionBuilder::localOf(const std::string& target) const {
@@ -231,9 +392,14 @@ void FunctionBuilder::print() {
   if (pending_.empty() && locals_.empty()) return;
   if (rewrite_) {
     std::vector<Expr> values;
-    for (const Pending& p : pending_)
-      for (const Assignment& a : p.outputs) values.push_back(a.value);
-    rewrite_(values);
+    std::vector<ValueSite> sites;
+    for (const Pending& p : pending_) {
+      for (const Assignment& a : p.outputs) {
+        values.push_back(a.value);
+        sites.push_back({fn_["name"].get<std::string>(), p.comment, a.target});
+      }
+    }
+    rewrite_(values, sites);
     std::size_t k = 0;
     for (Pending& p : pending_)
       for (Assignment& a : p.outputs) a.value = values.at(k++);

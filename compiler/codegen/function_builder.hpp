@@ -81,15 +81,31 @@ class FunctionBuilder {
   // knows what later ones reuse.
   void block(const std::string& comment, std::vector<Assignment> outputs);
 
+  // Where a value is stored: the function, the comment of its block (the
+  // model element it comes from) and its target (`M(0, 1)`), so that what
+  // a rewrite takes out of it can be named after it.
+  struct ValueSite {
+    std::string function, comment, target;
+  };
   // Rewrites every block's values before they are printed (all blocks
-  // pending at once, in order): the parameter hoisting of derived.hpp.
-  using Rewrite = std::function<void(std::vector<Expr>& values)>;
+  // pending at once, in order, with their sites): the parameter hoisting of
+  // derived.hpp.
+  using Rewrite = std::function<void(std::vector<Expr>& values, const std::vector<ValueSite>& sites)>;
   void rewriteValues(Rewrite rewrite) { rewrite_ = std::move(rewrite); }
 
   void set(const std::string& key, json value) { fn_[key] = std::move(value); }
   const symbolic::OpCount& ops();
 
   json finish();
+
+  // Lays out a finished function's code for a reader (after every rename of
+  // its text, such as Derived's fields): each run of zero stores into
+  // consecutive entries of an output vector becomes one segment's
+  // setZero(), statements longer than 100 columns are broken after a `+` or
+  // `-`, the workspace's list of carried temporaries is split into
+  // declarations of at most 100 columns, and a declaration or statement
+  // whose trailing comment would pass 100 columns gets it on the line above.
+  static void layOut(json& function);
 
  private:
   // Moves the blocks into parts, the locals into the workspace, and there

@@ -120,7 +120,9 @@ void to_json(json& j, const Cable& v) {
        {"actuators", v.actuators}};
 }
 
-void to_json(json& j, const Derived& v) { j = {{"name", v.name}, {"size", v.size}, {"comment", v.comment}}; }
+void to_json(json& j, const Derived& v) {
+  j = {{"name", v.name}, {"size", v.size}, {"comment", v.comment}, {"scalar", v.scalar}};
+}
 
 void to_json(json& j, const Block& v) { j = {{"comment", v.comment}, {"code", v.code}}; }
 
@@ -209,10 +211,11 @@ void from_json(const json& j, Function& v) {
 }
 
 void from_json(const json& j, Derived& v) {
-  onlyKnownKeys(j, "derived entry", {"name", "size", "comment"});
+  onlyKnownKeys(j, "derived entry", {"name", "size", "comment", "scalar"});
   j.at("name").get_to(v.name);
   j.at("size").get_to(v.size);
   j.at("comment").get_to(v.comment);
+  j.at("scalar").get_to(v.scalar);
 }
 
 }  // namespace capstan::codegen::ir

@@ -113,6 +113,7 @@ struct Derived {
   std::string name;
   int size = 0;
   std::string comment;
+  bool scalar = false;  // one `double` read as derived_.NAME; else std::array<double, size>
 };
 
 struct Block {

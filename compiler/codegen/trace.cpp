@@ -120,8 +120,10 @@ class Tracer {
     for (const ForceElementLayout* e : bushings()) ir.bushings.push_back(e->name);
     ir.constraints = constraints();
     // The function builders write JSON; reading it into the structs checks
-    // that every key is one the IR declares (codegen/ir.hpp).
+    // that every key is one the IR declares (codegen/ir.hpp). Each function
+    // is laid out for a reader after Derived's renames of its text.
     ir.derived = derived_.finish(functions).get<std::vector<ir::Derived>>();
+    for (json& f : functions) FunctionBuilder::layOut(f);
     ir.functions = functions.get<std::vector<ir::Function>>();
     ir::summarize(ir);
     return ir;
@@ -132,7 +134,9 @@ class Tracer {
   FunctionBuilder function(const GeneratedFunction& f) {
     FunctionBuilder fn(f.name, f.returnType(), f.parameters(), f.doc);
     if (*f.overload) fn.set("key", f.key());
-    fn.rewriteValues([this](std::vector<Expr>& values) { derived_.hoistParameterOnly(values); });
+    fn.rewriteValues([this](std::vector<Expr>& values, const std::vector<FunctionBuilder::ValueSite>& sites) {
+      derived_.hoistParameterOnly(values, sites);
+    });
     return fn;
   }
 

@@ -28,6 +28,15 @@ enum Prec : int {
 
 int absExponent(double e) { return static_cast<int>(std::abs(e)); }
 
+// The node B^e (e >= 2) if the pool holds it, else null: a product with
+// the factor B^e spells it by that node's name where it has one, so that
+// `q[3]*q[3]` is computed once and `q[3]*q[3]*t4` reads it.
+const Node* powerNode(const Node* b, int e) {
+  const double exponent = e;
+  const Node* const args[1] = {b};
+  return Pool::current().find(Pool::Key{Kind::Mul, Fn::None, 0.0, args, &exponent, 1, {}});
+}
+
 // Operations of one node, its arguments taken as already computed.
 // `inverted(base)`: the base has a shared reciprocal (see reciprocalBases),
 // so a product multiplies by it instead of dividing.
@@ -289,6 +298,12 @@ class CppPrinter::Renderer {
       ++factors;
       return "std::pow(" + (spelledBase ? *spelledBase : numeric(b, kTernary)) + ", " + formatDouble(e) + ")";
     }
+    if (const Node* named = spelledBase || e < 2 || !spelled_ ? nullptr : powerNode(b, e)) {
+      if (const std::string* s = spelled_(named)) {
+        ++factors;
+        return *s;
+      }
+    }
     std::string base = spelledBase ? *spelledBase : numeric(b, kUnary);
     std::string s = base;
     for (int k = 1; k < e; ++k) s += "*" + base;
@@ -385,14 +400,28 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
   };
   auto fresh = [&](const Node* b) { return !reciprocals_.count(b->id) && inverted(b); };
 
+  // A product's factor B^e is a use of the node B^e where that comes
+  // earlier (or has a name): it is then computed once and read.
   std::unordered_map<std::uint32_t, std::size_t> uses;
+  std::set<std::uint32_t> before;  // the nodes of `order` passed
+  auto sharedPower = [&](const Node* n, std::uint32_t i) -> const Node* {
+    const int e = absExponent(n->coeffs[i]);
+    if (n->kind != Kind::Mul || e < 2 || e > maxPower) return nullptr;
+    const Node* p = powerNode(n->args[i], e);
+    return p && p != n && (before.count(p->id) || known(p)) ? p : nullptr;
+  };
   for (const Node* n : order) {
     if (fresh(n)) uses[n->id] += 1;  // its reciprocal spells it once
     if (leaf(n)) continue;
     for (std::uint32_t i = 0; i < n->size; ++i) {
       if (n->kind == Kind::Mul && n->coeffs[i] < 0.0 && inverted(n->args[i])) continue;
+      if (const Node* p = sharedPower(n, i)) {
+        uses[p->id] += 1;
+        continue;
+      }
       uses[n->args[i]->id] += argumentUses(n, i, maxPower);
     }
+    before.insert(n->id);
   }
   for (const Expr& r : roots) uses[r.id()] += 1;
   for (const Node* n : order) {
@@ -411,6 +440,13 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
       continue;
     }
     OpCount own = ownOps(n, maxPower, inverted);
+    // A power with a name already is read, not multiplied out (Renderer::power).
+    for (std::uint32_t i = 0; n->kind == Kind::Mul && i < n->size; ++i) {
+      const int e = absExponent(n->coeffs[i]);
+      if (e < 2 || e > maxPower || (n->coeffs[i] < 0.0 && inverted(n->args[i]))) continue;
+      const Node* p = powerNode(n->args[i], e);
+      if (p && p != n && known(p)) own.muls -= static_cast<std::size_t>(e - 1);
+    }
     result.ops += own;
     std::size_t cost = own.total();
     for (std::uint32_t i = 0; i < n->size; ++i) {

@@ -219,6 +219,24 @@ TEST_CASE("products sharing a denominator multiply by one reciprocal") {
   CHECK(str(a / D) == "a/(c + d)");
 }
 
+TEST_CASE("a product reads a power computed elsewhere in the block (q[3]*q[3] once)") {
+  Pool pool;
+  PoolScope scope(pool);
+  Expr q = Expr::symbol("q[3]"), r = Expr::symbol("r"), s = Expr::symbol("s");
+  // q^2 is a node of its own in `a`, and a factor of the flat product `b`.
+  std::vector<Assignment> outputs = {{"a", q * q + r}, {"b", q * q * s}, {"c", q * q * q * s}};
+  CppPrinter printer;
+  CppPrinter::Block block = printer.block(outputs, "t");
+  CHECK(block.code ==
+        "const double t0 = q[3]*q[3];\n"
+        "a = r + t0;\n"
+        "b = t0*s;\n"
+        "c = q[3]*q[3]*q[3]*s;\n");
+  CHECK(block.ops.muls == 5);  // q^2 once, b's one, c's three (q^3 has no node of its own)
+  // A later block reads the temporary too.
+  CHECK(printer.block(std::vector<Assignment>{{"d", q * q * r}}, "t").code == "d = t0*r;\n");
+}
+
 TEST_CASE("long single-use chains are broken into temporaries") {
   Pool pool;
   PoolScope scope(pool);

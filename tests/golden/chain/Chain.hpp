@@ -48,7 +48,8 @@ class Chain {
   // Runtime parameters: change them at any time, no recompiling.
   struct Parameters {
     double damping = 2.0;  // `damping` (N.m.s/rad) viscous damping at the top joint
-    std::array<double, 3> world_gravity = {0.0, -9.81, 0.0};  // `world.gravity` (m/s2) g_W: gravitational acceleration, expressed in World
+    // `world.gravity` (m/s2) g_W: gravitational acceleration, expressed in World
+    std::array<double, 3> world_gravity = {0.0, -9.81, 0.0};
     double link_1_L = 0.5;  // `link[1].L` (m) length
     double link_1_m = 0.4;  // `link[1].m` (kg) mass
     double link_2_L = 0.5;  // `link[2].L` (m) length
@@ -72,12 +73,10 @@ class Chain {
   };
 
   // Inputs, set by the embedding program before each evaluation.
-  struct Inputs {
-  };
+  struct Inputs {};
 
   // Outputs, computed by outputs().
-  struct Outputs {
-  };
+  struct Outputs {};
 
   // Write them freely: what depends on them only is cached (Derived) and
   // recomputed on the next evaluation after any of them changed.
@@ -86,55 +85,25 @@ class Chain {
 
   // State names (SPEC §6 CSV columns), in state order.
   static constexpr std::array<std::string_view, nq> qNames = {
-      "joint[1].q[1]",
-      "joint[2].q[1]",
-      "joint[3].q[1]",
-      "joint[4].q[1]",
-      "joint[5].q[1]",
+      "joint[1].q[1]", "joint[2].q[1]", "joint[3].q[1]", "joint[4].q[1]", "joint[5].q[1]",
   };
   static constexpr std::array<std::string_view, nu> uNames = {
-      "joint[1].u[1]",
-      "joint[2].u[1]",
-      "joint[3].u[1]",
-      "joint[4].u[1]",
-      "joint[5].u[1]",
+      "joint[1].u[1]", "joint[2].u[1]", "joint[3].u[1]", "joint[4].u[1]", "joint[5].u[1]",
   };
   // Body names (their component paths), in body order.
   static constexpr std::array<std::string_view, nb> bodyNames = {
-      "link[1].body",
-      "link[2].body",
-      "link[3].body",
-      "link[4].body",
-      "link[5].body",
+      "link[1].body", "link[2].body", "link[3].body", "link[4].body", "link[5].body",
   };
   // The frames frameJacobian() knows, by index: every body (its body frame),
   // then every connector frame fixed to a body (`tip.frame_b`).
   static constexpr int nf = 24;
   static constexpr std::array<std::string_view, nf> frameNames = {
-      "link[1].body",
-      "link[2].body",
-      "link[3].body",
-      "link[4].body",
-      "link[5].body",
-      "link[1].tip.frame_a",
-      "link[1].tip.frame_b",
-      "link[2].tip.frame_a",
-      "link[2].tip.frame_b",
-      "link[3].tip.frame_a",
-      "link[3].tip.frame_b",
-      "link[4].tip.frame_a",
-      "link[4].tip.frame_b",
-      "link[5].tip.frame_a",
-      "link[5].tip.frame_b",
-      "joint[1].frame_b",
-      "joint[2].frame_a",
-      "joint[2].frame_b",
-      "joint[3].frame_a",
-      "joint[3].frame_b",
-      "joint[4].frame_a",
-      "joint[4].frame_b",
-      "joint[5].frame_a",
-      "joint[5].frame_b",
+      "link[1].body",        "link[2].body",        "link[3].body",        "link[4].body",
+      "link[5].body",        "link[1].tip.frame_a", "link[1].tip.frame_b", "link[2].tip.frame_a",
+      "link[2].tip.frame_b", "link[3].tip.frame_a", "link[3].tip.frame_b", "link[4].tip.frame_a",
+      "link[4].tip.frame_b", "link[5].tip.frame_a", "link[5].tip.frame_b", "joint[1].frame_b",
+      "joint[2].frame_a",    "joint[2].frame_b",    "joint[3].frame_a",    "joint[3].frame_b",
+      "joint[4].frame_a",    "joint[4].frame_b",    "joint[5].frame_a",    "joint[5].frame_b",
   };
   static constexpr std::array<std::string_view, 0> outputNames = {};
   // The Outputs member of each name in outputNames, in the same order.
@@ -178,8 +147,7 @@ class Chain {
   }
 
   // Scales each joint quaternion in q to unit length.
-  static void normalizeQuaternions([[maybe_unused]] Q& q) {
-  }
+  static void normalizeQuaternions([[maybe_unused]] Q& q) {}
 
  private:
   // Values that depend on the parameters only (the joint-frame algorithms'
@@ -189,19 +157,99 @@ class Chain {
   // params directly is safe. An instance is not meant to be shared between
   // threads (docs/generated-code.md).
   struct Derived {
-    std::array<double, 13> I_KLink1Body{};  // I_K (mass, h, I row-major) of joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': spatial inertia about K
-    std::array<double, 13> I_KLink2Body{};  // I_K (mass, h, I row-major) of joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': spatial inertia about K
-    std::array<double, 13> I_KLink3Body{};  // I_K (mass, h, I row-major) of joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': spatial inertia about K
-    std::array<double, 13> I_KLink4Body{};  // I_K (mass, h, I row-major) of joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': spatial inertia about K
-    std::array<double, 13> I_KLink5Body{};  // I_K (mass, h, I row-major) of joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': spatial inertia about K
-    std::array<double, 32> hoisted{};  // parameter-only subexpressions of the functions below
+    // I_K (mass, h, I row-major) of joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': spatial
+    // inertia about K
+    std::array<double, 13> I_KLink1Body{};
+    // I_K (mass, h, I row-major) of joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': spatial
+    // inertia about K
+    std::array<double, 13> I_KLink2Body{};
+    // I_K (mass, h, I row-major) of joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': spatial
+    // inertia about K
+    std::array<double, 13> I_KLink3Body{};
+    // I_K (mass, h, I row-major) of joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': spatial
+    // inertia about K
+    std::array<double, 13> I_KLink4Body{};
+    // I_K (mass, h, I row-major) of joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': spatial
+    // inertia about K
+    std::array<double, 13> I_KLink5Body{};
+    // part of M(0, 0) in massMatrix: joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': mass
+    // matrix column
+    double joint_1_M_0_0 = 0.0;
+    // part of M(0, 0) in massMatrix: joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': mass
+    // matrix column
+    double joint_1_M_0_0_b = 0.0;
+    // part of M(0, 0) in massMatrix: joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': mass
+    // matrix column
+    double joint_1_M_0_0_c = 0.0;
+    // part of M(0, 0) in massMatrix: joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': mass
+    // matrix column
+    double joint_1_M_0_0_d = 0.0;
+    // part of M(0, 0) in massMatrix: joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': mass
+    // matrix column
+    double joint_1_M_0_0_e = 0.0;
+    // part of M(1, 1) in massMatrix: joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': mass
+    // matrix column
+    double joint_2_M_1_1 = 0.0;
+    // part of M(0, 1) in massMatrix: joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': mass
+    // matrix column
+    double joint_2_M_0_1 = 0.0;
+    // part of M(2, 2) in massMatrix: joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': mass
+    // matrix column
+    double joint_3_M_2_2 = 0.0;
+    // part of M(1, 2) in massMatrix: joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': mass
+    // matrix column
+    double joint_3_M_1_2 = 0.0;
+    // part of M(3, 3) in massMatrix: joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': mass
+    // matrix column
+    double joint_4_M_3_3 = 0.0;
+    // part of M(2, 3) in massMatrix: joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': mass
+    // matrix column
+    double joint_4_M_2_3 = 0.0;
+    // part of IAS_KLink2Body(2, 0) in forwardDynamics: joint 'joint[2]' (chain.cap:35) -> body
+    // 'link[2].body': articulated inertia
+    double joint_2_IAS_KLink2Body_2_0 = 0.0;
+    // part of IAS_KLink3Body(2, 0) in forwardDynamics: joint 'joint[3]' (chain.cap:35) -> body
+    // 'link[3].body': articulated inertia
+    double joint_3_IAS_KLink3Body_2_0 = 0.0;
+    // part of IAS_KLink4Body(2, 0) in forwardDynamics: joint 'joint[4]' (chain.cap:35) -> body
+    // 'link[4].body': articulated inertia
+    double joint_4_IAS_KLink4Body_2_0 = 0.0;
+    double ke = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    double ke_b = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    double ke_c = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    double ke_d = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    // part of C[1] in bias: joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': bias
+    double joint_2_C_1 = 0.0;
+    // part of C[1] in bias: joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': bias
+    double joint_2_C_1_b = 0.0;
+    double ke_e = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    double ke_f = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    // part of udot[4] in forwardDynamics: joint 'joint[5]' (chain.cap:35) -> body 'link[5].body':
+    // acceleration
+    double joint_5_udot_4 = 0.0;
+    // part of IAS_KLink4Body(2, 0) in forwardDynamics: joint 'joint[4]' (chain.cap:35) -> body
+    // 'link[4].body': articulated inertia
+    double joint_4_IAS_KLink4Body_2_0_b = 0.0;
+    // part of tauA_KLink4Body[0] in forwardDynamics: joint 'joint[4]' (chain.cap:35) -> body
+    // 'link[4].body': articulated inertia
+    double joint_4_tauA_KLink4Body_0 = 0.0;
+    // part of IAS_KLink1Body(2, 0) in forwardDynamics: joint 'joint[1]' (chain.cap:35) -> body
+    // 'link[1].body': articulated inertia
+    double joint_1_IAS_KLink1Body_2_0 = 0.0;
+    double ke_g = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    double ke_h = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    double ke_i = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    double ke_j = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    double pe = 0.0;  // part of pe in potentialEnergy: potential energy (gravity)
+    double pe_b = 0.0;  // part of pe in potentialEnergy: potential energy (gravity)
   };
   static_assert(std::is_trivially_copyable_v<Parameters>, "Parameters is compared bitwise");
   mutable Derived derived_;
   mutable Parameters derivedFor_;  // the params derived_ was computed from
   mutable bool derivedValid_ = false;
   void refreshDerived() const {
-    if (!derivedValid_ || std::memcmp(&derivedFor_, &params, sizeof(Parameters)) != 0) updateDerived();
+    if (!derivedValid_ || std::memcmp(&derivedFor_, &params, sizeof(Parameters)) != 0)
+      updateDerived();
   }
 
  public:
@@ -211,18 +259,18 @@ class Chain {
     refreshDerived();  // the parameter-only values, if params changed
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': mass matrix column
     const double t0 = std::cos(q[4]);
-    const double t1 = derived_.hoisted[0]*t0;
+    const double t1 = derived_.joint_1_M_0_0*t0;
     const double t2 = std::sin(q[3]);
     const double t3 = std::sin(q[4]);
     const double t4 = derived_.I_KLink5Body[2]*t2*t3;
     const double t5 = std::cos(q[3]);
     const double t6 = derived_.I_KLink5Body[2]*t0;
-    const double t7 = derived_.hoisted[1] + t6;
+    const double t7 = derived_.joint_1_M_0_0_b + t6;
     const double t8 = t5*t7;
     const double t9 = -t4 + t8;
     const double t10 = params.link_3_L*t9;
     const double t11 = std::cos(q[2]);
-    const double t12 = derived_.hoisted[2] - t4 + t8;
+    const double t12 = derived_.joint_1_M_0_0_c - t4 + t8;
     const double t13 = t11*t12;
     const double t14 = std::sin(q[2]);
     const double t15 = derived_.I_KLink5Body[2]*t3*t5;
@@ -237,34 +285,38 @@ class Chain {
     const double t24 = t14*t12;
     const double t25 = t23 - t24;
     const double t26 = t22*t25;
-    M(0, 0) = derived_.hoisted[4] - 2.0*t1 - 2.0*t10 - 2.0*t20 - 2.0*params.link_1_L*(t21*(derived_.hoisted[3] + t13 + t18) + t26);
+    M(0, 0) = derived_.joint_1_M_0_0_e - 2.0*t1 - 2.0*t10 - 2.0*t20 -
+        2.0*params.link_1_L*(t21*(derived_.joint_1_M_0_0_d + t13 + t18) + t26);
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': mass matrix column
-    const double t27 = derived_.hoisted[5] - 2.0*t1 - 2.0*t10 - 2.0*t20 + params.link_1_L*(t21*(derived_.hoisted[6] - t13 - t18) - t26);
-    M(1, 1) = derived_.hoisted[5] - 2.0*t1 - 2.0*t10 - 2.0*t20;
+    const double t27 = derived_.joint_2_M_1_1 - 2.0*t1 - 2.0*t10 - 2.0*t20 +
+        params.link_1_L*(t21*(derived_.joint_2_M_0_1 - t13 - t18) - t26);
+    M(1, 1) = derived_.joint_2_M_1_1 - 2.0*t1 - 2.0*t10 - 2.0*t20;
     M(0, 1) = t27;
     M(1, 0) = t27;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': mass matrix column
-    const double t28 = derived_.hoisted[8] + t4 - t8;
+    const double t28 = derived_.joint_3_M_1_2 + t4 - t8;
     const double t29 = t11*t28 - t18;
     const double t30 = params.link_2_L*t29;
-    const double t31 = derived_.hoisted[7] - 2.0*t1 - 2.0*t10 + t30;
-    const double t32 = derived_.hoisted[7] - 2.0*t1 - 2.0*t10 + t30 + params.link_1_L*(t21*t29 - t22*(t23 + t14*t28));
-    M(2, 2) = derived_.hoisted[7] - 2.0*t1 - 2.0*t10;
+    const double t31 = derived_.joint_3_M_2_2 - 2.0*t1 - 2.0*t10 + t30;
+    const double t32 = derived_.joint_3_M_2_2 - 2.0*t1 - 2.0*t10 + t30 +
+        params.link_1_L*(t21*t29 - t22*(t23 + t14*t28));
+    M(2, 2) = derived_.joint_3_M_2_2 - 2.0*t1 - 2.0*t10;
     M(1, 2) = t31;
     M(2, 1) = t31;
     M(0, 2) = t32;
     M(2, 0) = t32;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': mass matrix column
-    const double t33 = derived_.hoisted[10] - t6;
+    const double t33 = derived_.joint_4_M_2_3 - t6;
     const double t34 = t4 + t5*t33;
     const double t35 = params.link_3_L*t34;
-    const double t36 = derived_.hoisted[9] - 2.0*t1 + t35;
+    const double t36 = derived_.joint_4_M_3_3 - 2.0*t1 + t35;
     const double t37 = -t15 + t2*t33;
     const double t38 = t11*t34 - t14*t37;
     const double t39 = params.link_2_L*t38;
-    const double t40 = derived_.hoisted[9] - 2.0*t1 + t35 + t39;
-    const double t41 = derived_.hoisted[9] - 2.0*t1 + t35 + t39 + params.link_1_L*(-t22*(t11*t37 + t14*t34) + t21*t38);
-    M(3, 3) = derived_.hoisted[9] - 2.0*t1;
+    const double t40 = derived_.joint_4_M_3_3 - 2.0*t1 + t35 + t39;
+    const double t41 = derived_.joint_4_M_3_3 - 2.0*t1 + t35 + t39 +
+        params.link_1_L*(-t22*(t11*t37 + t14*t34) + t21*t38);
+    M(3, 3) = derived_.joint_4_M_3_3 - 2.0*t1;
     M(2, 3) = t36;
     M(3, 2) = t36;
     M(1, 3) = t40;
@@ -280,7 +332,8 @@ class Chain {
     const double t47 = -t14*t46 + t11*t43;
     const double t48 = params.link_2_L*t47;
     const double t49 = derived_.I_KLink5Body[4] - t1 + t44 + t48;
-    const double t50 = derived_.I_KLink5Body[4] - t1 + t44 + t48 + params.link_1_L*(t21*t47 - t22*(t14*t43 + t11*t46));
+    const double t50 = derived_.I_KLink5Body[4] - t1 + t44 + t48 +
+        params.link_1_L*(t21*t47 - t22*(t14*t43 + t11*t46));
     M(4, 4) = derived_.I_KLink5Body[4];
     M(3, 4) = t42;
     M(4, 3) = t42;
@@ -297,15 +350,24 @@ class Chain {
   // (115 adds, 122 muls, 0 divs, 10 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
     refreshDerived();  // the parameter-only values, if params changed
-    Eigen::Matrix<double, 6, 1> v_KLink2Body;  // spatial velocity in the joint frame of 'link[2].body'
-    Eigen::Matrix<double, 6, 1> v_KLink3Body;  // spatial velocity in the joint frame of 'link[3].body'
-    Eigen::Matrix<double, 6, 1> v_KLink4Body;  // spatial velocity in the joint frame of 'link[4].body'
-    Eigen::Matrix<double, 6, 1> v_KLink5Body;  // spatial velocity in the joint frame of 'link[5].body'
-    Eigen::Matrix<double, 6, 1> a_KLink1Body;  // bias acceleration in the joint frame of 'link[1].body'
-    Eigen::Matrix<double, 6, 1> a_KLink2Body;  // bias acceleration in the joint frame of 'link[2].body'
-    Eigen::Matrix<double, 6, 1> a_KLink3Body;  // bias acceleration in the joint frame of 'link[3].body'
-    Eigen::Matrix<double, 6, 1> a_KLink4Body;  // bias acceleration in the joint frame of 'link[4].body'
-    Eigen::Matrix<double, 6, 1> a_KLink5Body;  // bias acceleration in the joint frame of 'link[5].body'
+    // spatial velocity in the joint frame of 'link[2].body'
+    Eigen::Matrix<double, 6, 1> v_KLink2Body;
+    // spatial velocity in the joint frame of 'link[3].body'
+    Eigen::Matrix<double, 6, 1> v_KLink3Body;
+    // spatial velocity in the joint frame of 'link[4].body'
+    Eigen::Matrix<double, 6, 1> v_KLink4Body;
+    // spatial velocity in the joint frame of 'link[5].body'
+    Eigen::Matrix<double, 6, 1> v_KLink5Body;
+    // bias acceleration in the joint frame of 'link[1].body'
+    Eigen::Matrix<double, 6, 1> a_KLink1Body;
+    // bias acceleration in the joint frame of 'link[2].body'
+    Eigen::Matrix<double, 6, 1> a_KLink2Body;
+    // bias acceleration in the joint frame of 'link[3].body'
+    Eigen::Matrix<double, 6, 1> a_KLink3Body;
+    // bias acceleration in the joint frame of 'link[4].body'
+    Eigen::Matrix<double, 6, 1> a_KLink4Body;
+    // bias acceleration in the joint frame of 'link[5].body'
+    Eigen::Matrix<double, 6, 1> a_KLink5Body;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity in the joint frame
     const double t0 = u[0] + u[1];
     const double t1 = std::cos(q[1]);
@@ -460,9 +522,9 @@ class Chain {
     const double t116 = params.link_3_L*t115;
     C[2] = t99 + t83 - t103 - t104 - t87 - t88 + t77 - t78 - t82 + t98 + t116;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': bias
-    const double t117 = derived_.hoisted[18]*u[0]*u[0]*t4*t1;
+    const double t117 = derived_.joint_2_C_1*u[0]*u[0]*t4*t1;
     const double t118 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
-    const double t119 = derived_.hoisted[19]*u[0]*t1;
+    const double t119 = derived_.joint_2_C_1_b*u[0]*t1;
     const double t120 = -t118 + t119;
     const double t121 = params.link_1_L*u[0]*t4*t120;
     const double t122 = derived_.I_KLink2Body[2]*a_KLink2Body[3];
@@ -478,15 +540,21 @@ class Chain {
     const double t132 = t7*t131;
     const double t133 = -t128 + t132;
     const double t134 = params.link_2_L*t133;
-    C[1] = -t117 + t121 - t122 + t99 + t83 - t103 - t104 - t87 - t88 + t77 - t78 - t82 + t98 + t116 + t134;
+    C[1] = -t117 + t121 - t122 + t99 + t83 - t103 - t104 - t87 - t88 + t77 - t78 - t82 + t98 +
+        t116 + t134;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': bias
-    const double t135 = -t117 + t121 - derived_.I_KLink1Body[2]*a_KLink1Body[3] - t122 + t99 + t83 - t103 - t104 - t87 - t88 + t77 - t78 - t82 + t98 + t116 + t134 + params.link_1_L*(t1*(derived_.hoisted[19]*u[0]*t4*v_KLink2Body[2] + params.link_2_m*a_KLink2Body[3] - t128 + t132) - t4*(v_KLink2Body[2]*t120 + params.link_2_m*a_KLink2Body[4] + t5*t131 + t7*t127));
+    const double t135 = -t117 + t121 - derived_.I_KLink1Body[2]*a_KLink1Body[3] - t122 + t99 + t83 -
+        t103 - t104 - t87 - t88 + t77 - t78 - t82 + t98 + t116 + t134 +
+        params.link_1_L*(t1*(derived_.joint_2_C_1_b*u[0]*t4*v_KLink2Body[2] +
+        params.link_2_m*a_KLink2Body[3] - t128 + t132) -
+        t4*(v_KLink2Body[2]*t120 + params.link_2_m*a_KLink2Body[4] + t5*t131 + t7*t127));
     C[0] = t135;
   }
 
   // tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`).
   // (0 adds, 1 muls, 0 divs, 0 calls, 0 other)
-  void appliedForces([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& tau) const {
+  void appliedForces([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+                     [[maybe_unused]] const U& u, U& tau) const {
     tau.setZero();
     // force law 'joint[1].tau' (chain.cap:44)
     tau[0] = -params.damping*u[0];
@@ -494,18 +562,24 @@ class Chain {
 
   // udot (nu) = M^-1 (tau - C) by the articulated-body algorithm (Featherstone), force laws
   // as joint forces, all unrolled.
-  // Method: ABA in joint frames, the cheapest of four as traced (a division or call weighs 4 multiplies):
+  // Method: ABA in joint frames, the cheapest of four as traced (a division or call weighs 4
+  // multiplies):
   //   CRBA + L^T D L in World: 327 adds, 457 muls, 4 divs (weighted 840.0);
   //   ABA in World: 231 adds, 376 muls, 4 divs (weighted 663.0);
   //   CRBA + L^T D L in joint frames: 225 adds, 281 muls, 4 divs (weighted 562.0);
   //   ABA in joint frames: 173 adds, 263 muls, 4 divs (weighted 492.0).
   // (173 adds, 263 muls, 4 divs, 10 calls, 0 other)
-  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot) const {
+  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+                       [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
-    Eigen::Matrix<double, 6, 1> v_KLink2Body;  // spatial velocity in the joint frame of 'link[2].body'
-    Eigen::Matrix<double, 6, 1> v_KLink3Body;  // spatial velocity in the joint frame of 'link[3].body'
-    Eigen::Matrix<double, 6, 1> v_KLink4Body;  // spatial velocity in the joint frame of 'link[4].body'
-    Eigen::Matrix<double, 6, 1> v_KLink5Body;  // spatial velocity in the joint frame of 'link[5].body'
+    // spatial velocity in the joint frame of 'link[2].body'
+    Eigen::Matrix<double, 6, 1> v_KLink2Body;
+    // spatial velocity in the joint frame of 'link[3].body'
+    Eigen::Matrix<double, 6, 1> v_KLink3Body;
+    // spatial velocity in the joint frame of 'link[4].body'
+    Eigen::Matrix<double, 6, 1> v_KLink4Body;
+    // spatial velocity in the joint frame of 'link[5].body'
+    Eigen::Matrix<double, 6, 1> v_KLink5Body;
     Eigen::Matrix<double, 1, 1> tauA_KLink5Body;  // tau - S^T pA of 'link[5].body'
     Eigen::Matrix<double, 6, 1> IAS_KLink4Body;  // articulated inertia times S of 'link[4].body'
     Eigen::Matrix<double, 1, 1> tauA_KLink4Body;  // tau - S^T pA of 'link[4].body'
@@ -514,10 +588,14 @@ class Chain {
     Eigen::Matrix<double, 6, 1> IAS_KLink2Body;  // articulated inertia times S of 'link[2].body'
     Eigen::Matrix<double, 1, 1> tauA_KLink2Body;  // tau - S^T pA of 'link[2].body'
     Eigen::Matrix<double, 6, 1> IAS_KLink1Body;  // articulated inertia times S of 'link[1].body'
-    Eigen::Matrix<double, 6, 1> a_KLink1Body;  // spatial acceleration in the joint frame of 'link[1].body'
-    Eigen::Matrix<double, 6, 1> a_KLink2Body;  // spatial acceleration in the joint frame of 'link[2].body'
-    Eigen::Matrix<double, 6, 1> a_KLink3Body;  // spatial acceleration in the joint frame of 'link[3].body'
-    Eigen::Matrix<double, 6, 1> a_KLink4Body;  // spatial acceleration in the joint frame of 'link[4].body'
+    // spatial acceleration in the joint frame of 'link[1].body'
+    Eigen::Matrix<double, 6, 1> a_KLink1Body;
+    // spatial acceleration in the joint frame of 'link[2].body'
+    Eigen::Matrix<double, 6, 1> a_KLink2Body;
+    // spatial acceleration in the joint frame of 'link[3].body'
+    Eigen::Matrix<double, 6, 1> a_KLink3Body;
+    // spatial acceleration in the joint frame of 'link[4].body'
+    Eigen::Matrix<double, 6, 1> a_KLink4Body;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity in the joint frame
     const double t0 = u[0] + u[1];
     const double t1 = std::cos(q[1]);
@@ -579,10 +657,10 @@ class Chain {
     const double t42 = -t37 + t41;
     tauA_KLink5Body[0] = t42;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': articulated inertia
-    const double t43 = derived_.hoisted[23]*t29*t29;
+    const double t43 = derived_.joint_4_IAS_KLink4Body_2_0_b*t29*t29;
     const double t44 = params.link_5_m*t27*t27;
     const double t45 = t43 + t44;
-    const double t46 = derived_.hoisted[13]*t45;
+    const double t46 = derived_.joint_4_IAS_KLink4Body_2_0*t45;
     const double t47 = derived_.I_KLink4Body[4] + t46;
     const double t48 = params.link_4_L*t45;
     const double t49 = -derived_.I_KLink4Body[2] + t48;
@@ -596,8 +674,8 @@ class Chain {
     const double t57 = -t55 + t56;
     const double t58 = t27*t57;
     const double t59 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
-    const double t60 = derived_.hoisted[23]*u[4]*v_KLink5Body[4];
-    const double t61 = derived_.hoisted[24]*tauA_KLink5Body[0];
+    const double t60 = derived_.joint_4_IAS_KLink4Body_2_0_b*u[4]*v_KLink5Body[4];
+    const double t61 = derived_.joint_4_tauA_KLink4Body_0*tauA_KLink5Body[0];
     const double t62 = -t59 + t60 - t61;
     const double t63 = t29*t62;
     const double t64 = -t58 + t63;
@@ -607,16 +685,16 @@ class Chain {
     IAS_KLink4Body(3, 0) = t49;
     tauA_KLink4Body[0] = t66;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': articulated inertia
-    const double t67 = derived_.hoisted[23]*t27*t29;
+    const double t67 = derived_.joint_4_IAS_KLink4Body_2_0_b*t27*t29;
     const double t68 = params.link_5_m*t27*t29;
     const double t69 = t67 - t68;
     const double tinv0 = 1.0/IAS_KLink4Body(2, 0);
     const double t70 = params.link_4_L*t69*tinv0*IAS_KLink4Body(3, 0);
     const double t71 = t67 - t68 - t70;
     const double t72 = t16*t71;
-    const double t73 = derived_.hoisted[23]*t27*t27;
+    const double t73 = derived_.joint_4_IAS_KLink4Body_2_0_b*t27*t27;
     const double t74 = params.link_5_m*t29*t29;
-    const double t75 = derived_.hoisted[13]*t69*t69*tinv0;
+    const double t75 = derived_.joint_4_IAS_KLink4Body_2_0*t69*t69*tinv0;
     const double t76 = params.link_4_m + t73 + t74 - t75;
     const double t77 = t20*t76;
     const double t78 = t72 - t77;
@@ -628,7 +706,7 @@ class Chain {
     const double t84 = t82 - t83;
     const double t85 = t16*t84;
     const double t86 = -t79 + t85;
-    const double t87 = derived_.hoisted[12]*t86;
+    const double t87 = derived_.joint_3_IAS_KLink3Body_2_0*t86;
     const double t88 = derived_.I_KLink3Body[4] + t87;
     const double t89 = params.link_3_L*t86;
     const double t90 = -derived_.I_KLink3Body[2] + t89;
@@ -671,7 +749,7 @@ class Chain {
     const double t122 = t20*t81;
     const double t123 = t72 + t122;
     const double t124 = t20*t123;
-    const double t125 = derived_.hoisted[12]*t115*t115*tinv1;
+    const double t125 = derived_.joint_3_IAS_KLink3Body_2_0*t115*t115*tinv1;
     const double t126 = params.link_3_m + t121 + t124 - t125;
     const double t127 = t5*t126;
     const double t128 = t118 - t127;
@@ -683,13 +761,13 @@ class Chain {
     const double t134 = t132 - t133;
     const double t135 = t7*t134;
     const double t136 = -t129 + t135;
-    const double t137 = derived_.hoisted[11]*t136;
+    const double t137 = derived_.joint_2_IAS_KLink2Body_2_0*t136;
     const double t138 = derived_.I_KLink2Body[4] + t137;
     const double t139 = params.link_2_L*t136;
     const double t140 = -derived_.I_KLink2Body[2] + t139;
-    const double t141 = derived_.hoisted[18]*u[0]*u[0]*t4*t1;
+    const double t141 = derived_.joint_2_C_1*u[0]*u[0]*t4*t1;
     const double t142 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
-    const double t143 = derived_.hoisted[19]*u[0]*t1;
+    const double t143 = derived_.joint_2_C_1_b*u[0]*t1;
     const double t144 = -t142 + t143;
     const double t145 = params.link_1_L*u[0]*t4*t144;
     const double t146 = v_KLink3Body[2]*t94;
@@ -732,13 +810,13 @@ class Chain {
     const double t178 = t7*t126;
     const double t179 = t178 + t133;
     const double t180 = t7*t179;
-    const double t181 = derived_.hoisted[11]*t168*t168*tinv2;
+    const double t181 = derived_.joint_2_IAS_KLink2Body_2_0*t168*t168*tinv2;
     const double t182 = params.link_2_m + t177 + t180 - t181;
     const double t183 = t4*t182;
     const double t184 = t174 - t183;
     const double t185 = t4*t184;
     const double t186 = t173 - t185;
-    const double t187 = derived_.hoisted[25]*t186;
+    const double t187 = derived_.joint_1_IAS_KLink1Body_2_0*t186;
     const double t188 = derived_.I_KLink1Body[4] + t187;
     const double t189 = params.link_1_L*t186;
     const double t190 = -derived_.I_KLink1Body[2] + t189;
@@ -768,7 +846,7 @@ class Chain {
     const double t210 = params.link_2_L*t168*tinv2*tauA_KLink2Body[0];
     const double t211 = t205 - t206 - t207 + t208 + t209 + t210;
     const double t212 = t4*t211;
-    const double t213 = derived_.hoisted[19]*u[0]*t4*v_KLink2Body[2];
+    const double t213 = derived_.joint_2_C_1_b*u[0]*t4*v_KLink2Body[2];
     const double t214 = params.link_1_L*u[0]*u[1]*t4*t164;
     const double t215 = params.link_1_L*u[0]*u[1]*t1*t170;
     const double t216 = tinv2*IAS_KLink2Body(3, 0)*tauA_KLink2Body[0];
@@ -841,7 +919,9 @@ class Chain {
     a_KLink4Body[2] = t270;
     a_KLink4Body[4] = t266;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration
-    udot[4] = derived_.hoisted[22]*(-t37 + t41 - derived_.I_KLink5Body[4]*a_KLink4Body[2] + derived_.I_KLink5Body[2]*(u[4]*v_KLink5Body[4] + t27*a_KLink4Body[4] + t29*(t256 + t257 + t260 + params.link_4_L*a_KLink4Body[2])));
+    udot[4] = derived_.joint_5_udot_4*(-t37 + t41 - derived_.I_KLink5Body[4]*a_KLink4Body[2] +
+        derived_.I_KLink5Body[2]*(u[4]*v_KLink5Body[4] + t27*a_KLink4Body[4] +
+        t29*(t256 + t257 + t260 + params.link_4_L*a_KLink4Body[2])));
   }
 
   // udot (nu) = M^-1 (tau - C) by the articulated-body algorithm (Featherstone), force laws
@@ -850,18 +930,25 @@ class Chain {
   // (bodyNames[b]): the moment about its origin, then the force, both in World. They
   // add sum_B J_WB^T fext_B to tau (virtual work); a force f at a point Q of a body is
   // [p_BoQ_W x f; f].
-  // Method: ABA in joint frames, the cheapest of four as traced (a division or call weighs 4 multiplies):
+  // Method: ABA in joint frames, the cheapest of four as traced (a division or call weighs 4
+  // multiplies):
   //   CRBA + L^T D L in World: 362 adds, 457 muls, 4 divs (weighted 875.0);
   //   ABA in World: 260 adds, 376 muls, 4 divs (weighted 692.0);
   //   CRBA + L^T D L in joint frames: 271 adds, 323 muls, 4 divs (weighted 650.0);
   //   ABA in joint frames: 213 adds, 305 muls, 4 divs (weighted 574.0).
   // (213 adds, 305 muls, 4 divs, 10 calls, 0 other)
-  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext, U& udot) const {
+  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+                       [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
+                       U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
-    Eigen::Matrix<double, 6, 1> v_KLink2Body;  // spatial velocity in the joint frame of 'link[2].body'
-    Eigen::Matrix<double, 6, 1> v_KLink3Body;  // spatial velocity in the joint frame of 'link[3].body'
-    Eigen::Matrix<double, 6, 1> v_KLink4Body;  // spatial velocity in the joint frame of 'link[4].body'
-    Eigen::Matrix<double, 6, 1> v_KLink5Body;  // spatial velocity in the joint frame of 'link[5].body'
+    // spatial velocity in the joint frame of 'link[2].body'
+    Eigen::Matrix<double, 6, 1> v_KLink2Body;
+    // spatial velocity in the joint frame of 'link[3].body'
+    Eigen::Matrix<double, 6, 1> v_KLink3Body;
+    // spatial velocity in the joint frame of 'link[4].body'
+    Eigen::Matrix<double, 6, 1> v_KLink4Body;
+    // spatial velocity in the joint frame of 'link[5].body'
+    Eigen::Matrix<double, 6, 1> v_KLink5Body;
     Eigen::Matrix<double, 1, 1> tauA_KLink5Body;  // tau - S^T pA of 'link[5].body'
     Eigen::Matrix<double, 6, 1> IAS_KLink4Body;  // articulated inertia times S of 'link[4].body'
     Eigen::Matrix<double, 1, 1> tauA_KLink4Body;  // tau - S^T pA of 'link[4].body'
@@ -870,10 +957,14 @@ class Chain {
     Eigen::Matrix<double, 6, 1> IAS_KLink2Body;  // articulated inertia times S of 'link[2].body'
     Eigen::Matrix<double, 1, 1> tauA_KLink2Body;  // tau - S^T pA of 'link[2].body'
     Eigen::Matrix<double, 6, 1> IAS_KLink1Body;  // articulated inertia times S of 'link[1].body'
-    Eigen::Matrix<double, 6, 1> a_KLink1Body;  // spatial acceleration in the joint frame of 'link[1].body'
-    Eigen::Matrix<double, 6, 1> a_KLink2Body;  // spatial acceleration in the joint frame of 'link[2].body'
-    Eigen::Matrix<double, 6, 1> a_KLink3Body;  // spatial acceleration in the joint frame of 'link[3].body'
-    Eigen::Matrix<double, 6, 1> a_KLink4Body;  // spatial acceleration in the joint frame of 'link[4].body'
+    // spatial acceleration in the joint frame of 'link[1].body'
+    Eigen::Matrix<double, 6, 1> a_KLink1Body;
+    // spatial acceleration in the joint frame of 'link[2].body'
+    Eigen::Matrix<double, 6, 1> a_KLink2Body;
+    // spatial acceleration in the joint frame of 'link[3].body'
+    Eigen::Matrix<double, 6, 1> a_KLink3Body;
+    // spatial acceleration in the joint frame of 'link[4].body'
+    Eigen::Matrix<double, 6, 1> a_KLink4Body;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity in the joint frame
     const double t0 = u[0] + u[1];
     const double t1 = std::cos(q[1]);
@@ -935,10 +1026,10 @@ class Chain {
     const double t42 = fext[4][2] - t37 + t41;
     tauA_KLink5Body[0] = t42;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': articulated inertia
-    const double t43 = derived_.hoisted[23]*t29*t29;
+    const double t43 = derived_.joint_4_IAS_KLink4Body_2_0_b*t29*t29;
     const double t44 = params.link_5_m*t27*t27;
     const double t45 = t43 + t44;
-    const double t46 = derived_.hoisted[13]*t45;
+    const double t46 = derived_.joint_4_IAS_KLink4Body_2_0*t45;
     const double t47 = derived_.I_KLink4Body[4] + t46;
     const double t48 = params.link_4_L*t45;
     const double t49 = -derived_.I_KLink4Body[2] + t48;
@@ -991,7 +1082,7 @@ class Chain {
     const double t96 = -t55 - t79 - t94 + t95;
     const double t97 = t27*t96;
     const double t98 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
-    const double t99 = derived_.hoisted[23]*u[4]*v_KLink5Body[4];
+    const double t99 = derived_.joint_4_IAS_KLink4Body_2_0_b*u[4]*v_KLink5Body[4];
     const double t100 = t27*t87;
     const double t101 = t29*t91;
     const double t102 = t100 + t101;
@@ -1000,7 +1091,7 @@ class Chain {
     const double t105 = t29*t72;
     const double t106 = t104 + t105;
     const double t107 = fext[4][4]*t106;
-    const double t108 = derived_.hoisted[24]*tauA_KLink5Body[0];
+    const double t108 = derived_.joint_4_tauA_KLink4Body_0*tauA_KLink5Body[0];
     const double t109 = -t98 + t99 - t103 - t107 - t108;
     const double t110 = t29*t109;
     const double t111 = -t97 + t110;
@@ -1010,16 +1101,16 @@ class Chain {
     IAS_KLink4Body(3, 0) = t49;
     tauA_KLink4Body[0] = t113;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': articulated inertia
-    const double t114 = derived_.hoisted[23]*t27*t29;
+    const double t114 = derived_.joint_4_IAS_KLink4Body_2_0_b*t27*t29;
     const double t115 = params.link_5_m*t27*t29;
     const double t116 = t114 - t115;
     const double tinv0 = 1.0/IAS_KLink4Body(2, 0);
     const double t117 = params.link_4_L*t116*tinv0*IAS_KLink4Body(3, 0);
     const double t118 = t114 - t115 - t117;
     const double t119 = t16*t118;
-    const double t120 = derived_.hoisted[23]*t27*t27;
+    const double t120 = derived_.joint_4_IAS_KLink4Body_2_0_b*t27*t27;
     const double t121 = params.link_5_m*t29*t29;
-    const double t122 = derived_.hoisted[13]*t116*t116*tinv0;
+    const double t122 = derived_.joint_4_IAS_KLink4Body_2_0*t116*t116*tinv0;
     const double t123 = params.link_4_m + t120 + t121 - t122;
     const double t124 = t20*t123;
     const double t125 = t119 - t124;
@@ -1031,7 +1122,7 @@ class Chain {
     const double t131 = t129 - t130;
     const double t132 = t16*t131;
     const double t133 = -t126 + t132;
-    const double t134 = derived_.hoisted[12]*t133;
+    const double t134 = derived_.joint_3_IAS_KLink3Body_2_0*t133;
     const double t135 = derived_.I_KLink3Body[4] + t134;
     const double t136 = params.link_3_L*t133;
     const double t137 = -derived_.I_KLink3Body[2] + t136;
@@ -1078,7 +1169,7 @@ class Chain {
     const double t173 = t20*t128;
     const double t174 = t119 + t173;
     const double t175 = t20*t174;
-    const double t176 = derived_.hoisted[12]*t166*t166*tinv1;
+    const double t176 = derived_.joint_3_IAS_KLink3Body_2_0*t166*t166*tinv1;
     const double t177 = params.link_3_m + t172 + t175 - t176;
     const double t178 = t5*t177;
     const double t179 = t169 - t178;
@@ -1090,13 +1181,13 @@ class Chain {
     const double t185 = t183 - t184;
     const double t186 = t7*t185;
     const double t187 = -t180 + t186;
-    const double t188 = derived_.hoisted[11]*t187;
+    const double t188 = derived_.joint_2_IAS_KLink2Body_2_0*t187;
     const double t189 = derived_.I_KLink2Body[4] + t188;
     const double t190 = params.link_2_L*t187;
     const double t191 = -derived_.I_KLink2Body[2] + t190;
-    const double t192 = derived_.hoisted[18]*u[0]*u[0]*t4*t1;
+    const double t192 = derived_.joint_2_C_1*u[0]*u[0]*t4*t1;
     const double t193 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
-    const double t194 = derived_.hoisted[19]*u[0]*t1;
+    const double t194 = derived_.joint_2_C_1_b*u[0]*t1;
     const double t195 = -t193 + t194;
     const double t196 = params.link_1_L*u[0]*t4*t195;
     const double t197 = fext[2][4]*t66;
@@ -1143,13 +1234,13 @@ class Chain {
     const double t233 = t7*t177;
     const double t234 = t233 + t184;
     const double t235 = t7*t234;
-    const double t236 = derived_.hoisted[11]*t223*t223*tinv2;
+    const double t236 = derived_.joint_2_IAS_KLink2Body_2_0*t223*t223*tinv2;
     const double t237 = params.link_2_m + t232 + t235 - t236;
     const double t238 = t4*t237;
     const double t239 = t229 - t238;
     const double t240 = t4*t239;
     const double t241 = t228 - t240;
-    const double t242 = derived_.hoisted[25]*t241;
+    const double t242 = derived_.joint_1_IAS_KLink1Body_2_0*t241;
     const double t243 = derived_.I_KLink1Body[4] + t242;
     const double t244 = params.link_1_L*t241;
     const double t245 = -derived_.I_KLink1Body[2] + t244;
@@ -1179,7 +1270,7 @@ class Chain {
     const double t265 = params.link_2_L*t223*tinv2*tauA_KLink2Body[0];
     const double t266 = t258 - t259 - t260 - t261 - t262 + t263 + t264 + t265;
     const double t267 = t4*t266;
-    const double t268 = derived_.hoisted[19]*u[0]*t4*v_KLink2Body[2];
+    const double t268 = derived_.joint_2_C_1_b*u[0]*t4*v_KLink2Body[2];
     const double t269 = fext[1][4]*t60;
     const double t270 = fext[1][3]*t64;
     const double t271 = params.link_1_L*u[0]*u[1]*t4*t219;
@@ -1254,24 +1345,37 @@ class Chain {
     a_KLink4Body[2] = t327;
     a_KLink4Body[4] = t323;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration
-    udot[4] = derived_.hoisted[22]*(fext[4][2] - t37 + t41 - derived_.I_KLink5Body[4]*a_KLink4Body[2] + derived_.I_KLink5Body[2]*(u[4]*v_KLink5Body[4] + t27*a_KLink4Body[4] + t29*(t313 + t314 + t317 + params.link_4_L*a_KLink4Body[2])));
+    udot[4] = derived_.joint_5_udot_4*(fext[4][2] - t37 + t41 -
+        derived_.I_KLink5Body[4]*a_KLink4Body[2] +
+        derived_.I_KLink5Body[2]*(u[4]*v_KLink5Body[4] + t27*a_KLink4Body[4] +
+        t29*(t313 + t314 + t317 + params.link_4_L*a_KLink4Body[2])));
   }
 
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
   // (155 adds, 135 muls, 0 divs, 10 calls, 0 other)
-  void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const U& udot, U& tau) const {
+  void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                       [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
-    Eigen::Matrix<double, 6, 1> v_KLink2Body;  // spatial velocity in the joint frame of 'link[2].body'
-    Eigen::Matrix<double, 6, 1> v_KLink3Body;  // spatial velocity in the joint frame of 'link[3].body'
-    Eigen::Matrix<double, 6, 1> v_KLink4Body;  // spatial velocity in the joint frame of 'link[4].body'
-    Eigen::Matrix<double, 6, 1> v_KLink5Body;  // spatial velocity in the joint frame of 'link[5].body'
-    Eigen::Matrix<double, 6, 1> a_KLink1Body;  // spatial acceleration in the joint frame of 'link[1].body'
-    Eigen::Matrix<double, 6, 1> a_KLink2Body;  // spatial acceleration in the joint frame of 'link[2].body'
-    Eigen::Matrix<double, 6, 1> a_KLink3Body;  // spatial acceleration in the joint frame of 'link[3].body'
-    Eigen::Matrix<double, 6, 1> a_KLink4Body;  // spatial acceleration in the joint frame of 'link[4].body'
-    Eigen::Matrix<double, 6, 1> a_KLink5Body;  // spatial acceleration in the joint frame of 'link[5].body'
+    // spatial velocity in the joint frame of 'link[2].body'
+    Eigen::Matrix<double, 6, 1> v_KLink2Body;
+    // spatial velocity in the joint frame of 'link[3].body'
+    Eigen::Matrix<double, 6, 1> v_KLink3Body;
+    // spatial velocity in the joint frame of 'link[4].body'
+    Eigen::Matrix<double, 6, 1> v_KLink4Body;
+    // spatial velocity in the joint frame of 'link[5].body'
+    Eigen::Matrix<double, 6, 1> v_KLink5Body;
+    // spatial acceleration in the joint frame of 'link[1].body'
+    Eigen::Matrix<double, 6, 1> a_KLink1Body;
+    // spatial acceleration in the joint frame of 'link[2].body'
+    Eigen::Matrix<double, 6, 1> a_KLink2Body;
+    // spatial acceleration in the joint frame of 'link[3].body'
+    Eigen::Matrix<double, 6, 1> a_KLink3Body;
+    // spatial acceleration in the joint frame of 'link[4].body'
+    Eigen::Matrix<double, 6, 1> a_KLink4Body;
+    // spatial acceleration in the joint frame of 'link[5].body'
+    Eigen::Matrix<double, 6, 1> a_KLink5Body;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity in the joint frame
     const double t0 = u[0] + u[1];
     const double t1 = std::cos(q[1]);
@@ -1445,12 +1549,13 @@ class Chain {
     const double t131 = t20*t130;
     const double t132 = t125 - t131;
     const double t133 = params.link_3_L*t132;
-    tau[2] = t89 + t96 + t114 + t115 + t97 - t116 - t120 - t101 - t102 + t90 - t91 - t95 + t113 + t133;
+    tau[2] = t89 + t96 + t114 + t115 + t97 - t116 - t120 - t101 - t102 + t90 - t91 - t95 + t113 +
+        t133;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': generalized force
     const double t134 = derived_.I_KLink2Body[4]*a_KLink2Body[2];
-    const double t135 = derived_.hoisted[18]*u[0]*u[0]*t4*t1;
+    const double t135 = derived_.joint_2_C_1*u[0]*u[0]*t4*t1;
     const double t136 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
-    const double t137 = derived_.hoisted[19]*u[0]*t1;
+    const double t137 = derived_.joint_2_C_1_b*u[0]*t1;
     const double t138 = -t136 + t137;
     const double t139 = params.link_1_L*u[0]*t4*t138;
     const double t140 = derived_.I_KLink2Body[2]*a_KLink2Body[3];
@@ -1467,9 +1572,16 @@ class Chain {
     const double t151 = t7*t150;
     const double t152 = -t146 + t151;
     const double t153 = params.link_2_L*t152;
-    tau[1] = t89 + t96 + t114 + t134 - t135 + t139 - t140 + t115 + t97 - t116 - t120 - t101 - t102 + t90 - t91 - t95 + t113 + t133 + t153;
+    tau[1] = t89 + t96 + t114 + t134 - t135 + t139 - t140 + t115 + t97 - t116 - t120 - t101 - t102 +
+        t90 - t91 - t95 + t113 + t133 + t153;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': generalized force
-    const double t154 = derived_.I_KLink1Body[4]*udot[0] + t89 + t96 + t114 + t134 - t135 + t139 - derived_.I_KLink1Body[2]*a_KLink1Body[3] - t140 + t115 + t97 - t116 - t120 - t101 - t102 + t90 - t91 - t95 + t113 + t133 + t153 + params.link_1_L*(-t4*(v_KLink2Body[2]*t138 + params.link_2_m*a_KLink2Body[4] + t7*t145 + t5*t150) + t1*(-derived_.I_KLink2Body[2]*a_KLink2Body[2] + derived_.hoisted[19]*u[0]*t4*v_KLink2Body[2] + params.link_2_m*a_KLink2Body[3] - t146 + t151));
+    const double t154 = derived_.I_KLink1Body[4]*udot[0] + t89 + t96 + t114 + t134 - t135 + t139 -
+        derived_.I_KLink1Body[2]*a_KLink1Body[3] - t140 + t115 + t97 - t116 - t120 - t101 - t102 +
+        t90 - t91 - t95 + t113 + t133 + t153 + params.link_1_L*(-t4*(v_KLink2Body[2]*t138 +
+        params.link_2_m*a_KLink2Body[4] + t7*t145 + t5*t150) +
+        t1*(-derived_.I_KLink2Body[2]*a_KLink2Body[2] +
+        derived_.joint_2_C_1_b*u[0]*t4*v_KLink2Body[2] + params.link_2_m*a_KLink2Body[3] - t146 +
+        t151));
     tau[0] = t154;
   }
 
@@ -1605,7 +1717,8 @@ class Chain {
 
   // w_WB and v_WBo of every body, in World.
   // (31 adds, 30 muls, 0 divs, 8 calls, 0 other)
-  void bodyVelocities([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, BodyVelocities& velocities) const {
+  void bodyVelocities([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                      BodyVelocities& velocities) const {
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
@@ -1697,8 +1810,10 @@ class Chain {
     velocities[4].w_WB[0] = 0.0;
     velocities[4].w_WB[1] = 0.0;
     velocities[4].w_WB[2] = u[0] + u[1] + u[2] + u[3] + u[4];
-    velocities[4].v_WB[0] = velocities[1].v_WB[0] + t35 + t38 + params.link_4_L*velocities[3].w_WB[2]*R_WLink4Body(1, 1);
-    velocities[4].v_WB[1] = velocities[1].v_WB[1] - t36 - t39 - params.link_4_L*velocities[3].w_WB[2]*R_WLink4Body(0, 1);
+    velocities[4].v_WB[0] = velocities[1].v_WB[0] + t35 + t38 +
+        params.link_4_L*velocities[3].w_WB[2]*R_WLink4Body(1, 1);
+    velocities[4].v_WB[1] = velocities[1].v_WB[1] - t36 - t39 -
+        params.link_4_L*velocities[3].w_WB[2]*R_WLink4Body(0, 1);
     velocities[4].v_WB[2] = 0.0;
   }
 
@@ -1820,7 +1935,35 @@ class Chain {
     v_WLink5Body[0] = t60;
     v_WLink5Body[1] = t62;
     // kinetic energy
-    const double t63 = 0.3333333333333333*derived_.hoisted[26]*u[0]*u[0] + w_WLink2Body[2]*(0.3333333333333333*derived_.hoisted[27]*w_WLink2Body[2] - 0.5*derived_.hoisted[20]*u[0]*R_WLink1Body(1, 0)*R_WLink2Body(0, 1) + 0.5*derived_.hoisted[20]*u[0]*R_WLink1Body(0, 0)*R_WLink2Body(0, 0)) + params.link_1_L*u[0]*R_WLink1Body(1, 0)*(derived_.hoisted[19]*u[0]*R_WLink1Body(1, 0) - 0.5*derived_.hoisted[17]*w_WLink2Body[2]*R_WLink2Body(0, 1)) + params.link_1_L*u[0]*R_WLink1Body(0, 0)*(derived_.hoisted[19]*u[0]*R_WLink1Body(0, 0) + 0.5*derived_.hoisted[17]*w_WLink2Body[2]*R_WLink2Body(0, 0)) + v_WLink3Body[0]*(params.link_3_m*v_WLink3Body[0] + 0.5*derived_.hoisted[14]*w_WLink3Body[2]*R_WLink3Body(1, 1)) + v_WLink3Body[1]*(-0.5*derived_.hoisted[14]*w_WLink3Body[2]*R_WLink3Body(0, 1) + params.link_3_m*v_WLink3Body[1]) + w_WLink3Body[2]*(0.3333333333333333*derived_.hoisted[28]*w_WLink3Body[2] - 0.5*derived_.hoisted[14]*v_WLink3Body[1]*R_WLink3Body(0, 1) + 0.5*derived_.hoisted[14]*v_WLink3Body[0]*R_WLink3Body(1, 1)) + v_WLink4Body[1]*(params.link_4_m*v_WLink4Body[1] - 0.5*derived_.hoisted[15]*w_WLink4Body[2]*R_WLink4Body(0, 1)) + v_WLink4Body[0]*(params.link_4_m*v_WLink4Body[0] + 0.5*derived_.hoisted[15]*w_WLink4Body[2]*R_WLink4Body(1, 1)) + w_WLink4Body[2]*(0.3333333333333333*derived_.hoisted[29]*w_WLink4Body[2] + 0.5*derived_.hoisted[15]*v_WLink4Body[0]*R_WLink4Body(1, 1) - 0.5*derived_.hoisted[15]*v_WLink4Body[1]*R_WLink4Body(0, 1)) + v_WLink5Body[0]*(0.5*derived_.hoisted[16]*w_WLink5Body[2]*R_WLink5Body(1, 1) + params.link_5_m*v_WLink5Body[0]) + w_WLink5Body[2]*(0.3333333333333333*derived_.hoisted[21]*w_WLink5Body[2] + 0.5*derived_.hoisted[16]*v_WLink5Body[0]*R_WLink5Body(1, 1) - 0.5*derived_.hoisted[16]*v_WLink5Body[1]*R_WLink5Body(0, 1)) + v_WLink5Body[1]*(-0.5*derived_.hoisted[16]*w_WLink5Body[2]*R_WLink5Body(0, 1) + params.link_5_m*v_WLink5Body[1]);
+    const double t63 = 0.3333333333333333*derived_.ke_g*u[0]*u[0] +
+        w_WLink2Body[2]*(0.3333333333333333*derived_.ke_h*w_WLink2Body[2] -
+        0.5*derived_.ke_e*u[0]*R_WLink1Body(1, 0)*R_WLink2Body(0, 1) +
+        0.5*derived_.ke_e*u[0]*R_WLink1Body(0, 0)*R_WLink2Body(0, 0)) +
+        params.link_1_L*u[0]*R_WLink1Body(1, 0)*(derived_.joint_2_C_1_b*u[0]*R_WLink1Body(1, 0) -
+        0.5*derived_.ke_d*w_WLink2Body[2]*R_WLink2Body(0, 1)) +
+        params.link_1_L*u[0]*R_WLink1Body(0, 0)*(derived_.joint_2_C_1_b*u[0]*R_WLink1Body(0, 0) +
+        0.5*derived_.ke_d*w_WLink2Body[2]*R_WLink2Body(0, 0)) +
+        v_WLink3Body[0]*(params.link_3_m*v_WLink3Body[0] +
+        0.5*derived_.ke*w_WLink3Body[2]*R_WLink3Body(1, 1)) +
+        v_WLink3Body[1]*(-0.5*derived_.ke*w_WLink3Body[2]*R_WLink3Body(0, 1) +
+        params.link_3_m*v_WLink3Body[1]) +
+        w_WLink3Body[2]*(0.3333333333333333*derived_.ke_i*w_WLink3Body[2] -
+        0.5*derived_.ke*v_WLink3Body[1]*R_WLink3Body(0, 1) +
+        0.5*derived_.ke*v_WLink3Body[0]*R_WLink3Body(1, 1)) +
+        v_WLink4Body[1]*(params.link_4_m*v_WLink4Body[1] -
+        0.5*derived_.ke_b*w_WLink4Body[2]*R_WLink4Body(0, 1)) +
+        v_WLink4Body[0]*(params.link_4_m*v_WLink4Body[0] +
+        0.5*derived_.ke_b*w_WLink4Body[2]*R_WLink4Body(1, 1)) +
+        w_WLink4Body[2]*(0.3333333333333333*derived_.ke_j*w_WLink4Body[2] +
+        0.5*derived_.ke_b*v_WLink4Body[0]*R_WLink4Body(1, 1) -
+        0.5*derived_.ke_b*v_WLink4Body[1]*R_WLink4Body(0, 1)) +
+        v_WLink5Body[0]*(0.5*derived_.ke_c*w_WLink5Body[2]*R_WLink5Body(1, 1) +
+        params.link_5_m*v_WLink5Body[0]) +
+        w_WLink5Body[2]*(0.3333333333333333*derived_.ke_f*w_WLink5Body[2] +
+        0.5*derived_.ke_c*v_WLink5Body[0]*R_WLink5Body(1, 1) -
+        0.5*derived_.ke_c*v_WLink5Body[1]*R_WLink5Body(0, 1)) +
+        v_WLink5Body[1]*(-0.5*derived_.ke_c*w_WLink5Body[2]*R_WLink5Body(0, 1) +
+        params.link_5_m*v_WLink5Body[1]);
     ke = 0.5*t63;
     return ke;
   }
@@ -1911,15 +2054,24 @@ class Chain {
     const double t50 = params.link_3_L*R_WLink3Body(0, 1);
     const double t51 = params.link_4_L*R_WLink4Body(1, 1);
     const double t52 = params.link_4_L*R_WLink4Body(0, 1);
-    const double t53 = -params.link_1_m*(0.5*derived_.hoisted[31]*R_WLink1Body(1, 0) - 0.5*derived_.hoisted[30]*R_WLink1Body(0, 0)) - params.link_2_m*(params.world_gravity[1]*(-t46 - 0.5*t47) + params.world_gravity[0]*(p_WLink2Body[0] - 0.5*t48)) - params.link_3_m*(params.world_gravity[1]*(-t46 - t47 - 0.5*t49) + params.world_gravity[0]*(p_WLink2Body[0] - t48 - 0.5*t50)) - params.link_4_m*(params.world_gravity[1]*(-t46 - t47 - t49 - 0.5*t51) + params.world_gravity[0]*(p_WLink2Body[0] - t48 - t50 - 0.5*t52)) - params.link_5_m*(params.world_gravity[0]*(p_WLink2Body[0] - t48 - t50 - t52 - 0.5*params.link_5_L*R_WLink5Body(0, 1)) + params.world_gravity[1]*(-t46 - t47 - t49 - t51 - 0.5*params.link_5_L*R_WLink5Body(1, 1)));
+    const double t53 = -params.link_1_m*(0.5*derived_.pe_b*R_WLink1Body(1, 0) -
+        0.5*derived_.pe*R_WLink1Body(0, 0)) - params.link_2_m*(params.world_gravity[1]*(-t46 -
+        0.5*t47) + params.world_gravity[0]*(p_WLink2Body[0] - 0.5*t48)) -
+        params.link_3_m*(params.world_gravity[1]*(-t46 - t47 - 0.5*t49) +
+        params.world_gravity[0]*(p_WLink2Body[0] - t48 - 0.5*t50)) -
+        params.link_4_m*(params.world_gravity[1]*(-t46 - t47 - t49 - 0.5*t51) +
+        params.world_gravity[0]*(p_WLink2Body[0] - t48 - t50 - 0.5*t52)) -
+        params.link_5_m*(params.world_gravity[0]*(p_WLink2Body[0] - t48 - t50 - t52 -
+        0.5*params.link_5_L*R_WLink5Body(0, 1)) + params.world_gravity[1]*(-t46 - t47 - t49 - t51 -
+        0.5*params.link_5_L*R_WLink5Body(1, 1)));
     pe = t53;
     return pe;
   }
 
   // The model's `output` variables.
   // (0 adds, 0 muls, 0 divs, 0 calls, 0 other)
-  void outputs([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] Outputs& out) const {
-  }
+  void outputs([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+               [[maybe_unused]] const U& u, [[maybe_unused]] Outputs& out) const {}
 
   // The initial state from the joints' q0 and u0 parameters (quaternions normalized).
   // (0 adds, 0 muls, 0 divs, 0 calls, 0 other)
@@ -1947,7 +2099,9 @@ class Chain {
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
   // (2 adds, 4 muls, 0 divs, 2 calls, 0 other)
-  void frameJacobianLink1Body([[maybe_unused]] const Q& q, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
+  void frameJacobianLink1Body([[maybe_unused]] const Q& q,
+                              [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                              FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
@@ -1966,7 +2120,9 @@ class Chain {
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
   // (9 adds, 10 muls, 0 divs, 4 calls, 0 other)
-  void frameJacobianLink2Body([[maybe_unused]] const Q& q, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
+  void frameJacobianLink2Body([[maybe_unused]] const Q& q,
+                              [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                              FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
@@ -2009,7 +2165,9 @@ class Chain {
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
   // (19 adds, 18 muls, 0 divs, 6 calls, 0 other)
-  void frameJacobianLink3Body([[maybe_unused]] const Q& q, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
+  void frameJacobianLink3Body([[maybe_unused]] const Q& q,
+                              [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                              FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
@@ -2075,7 +2233,9 @@ class Chain {
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
   // (31 adds, 28 muls, 0 divs, 8 calls, 0 other)
-  void frameJacobianLink4Body([[maybe_unused]] const Q& q, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
+  void frameJacobianLink4Body([[maybe_unused]] const Q& q,
+                              [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                              FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
@@ -2166,7 +2326,9 @@ class Chain {
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
   // (45 adds, 38 muls, 0 divs, 10 calls, 0 other)
-  void frameJacobianLink5Body([[maybe_unused]] const Q& q, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
+  void frameJacobianLink5Body([[maybe_unused]] const Q& q,
+                              [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                              FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
@@ -2281,7 +2443,9 @@ class Chain {
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
   // (2 adds, 8 muls, 0 divs, 2 calls, 0 other)
-  void frameJacobianDotULink1Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) const {
+  void frameJacobianDotULink1Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                                  [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                                  SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
     const double t0 = std::cos(q[0]);
@@ -2289,9 +2453,7 @@ class Chain {
     R_WLink1Body(0, 0) = t0;
     R_WLink1Body(1, 0) = t1;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    JdotU[0] = 0.0;
-    JdotU[1] = 0.0;
-    JdotU[2] = 0.0;
+    JdotU.segment<3>(0).setZero();
     JdotU[3] = -u[0]*u[0]*(p_BoFo_B[0]*R_WLink1Body(0, 0) - p_BoFo_B[1]*R_WLink1Body(1, 0));
     JdotU[4] = -u[0]*u[0]*(p_BoFo_B[0]*R_WLink1Body(1, 0) + p_BoFo_B[1]*R_WLink1Body(0, 0));
     JdotU[5] = 0.0;
@@ -2301,7 +2463,9 @@ class Chain {
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
   // (8 adds, 18 muls, 0 divs, 4 calls, 0 other)
-  void frameJacobianDotULink2Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) const {
+  void frameJacobianDotULink2Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                                  [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                                  SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Vector3d w_WLink2Body;  // w_WB of 'link[2].body'
@@ -2327,11 +2491,13 @@ class Chain {
     const double t11 = u[0] + u[1];
     w_WLink2Body[2] = t11;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    JdotU[0] = 0.0;
-    JdotU[1] = 0.0;
-    JdotU[2] = 0.0;
-    JdotU[3] = -params.link_1_L*u[0]*u[0]*R_WLink1Body(1, 0) - w_WLink2Body[2]*w_WLink2Body[2]*(p_BoFo_B[1]*R_WLink2Body(0, 1) + p_BoFo_B[0]*R_WLink2Body(0, 0));
-    JdotU[4] = params.link_1_L*u[0]*u[0]*R_WLink1Body(0, 0) - w_WLink2Body[2]*w_WLink2Body[2]*(p_BoFo_B[1]*R_WLink2Body(0, 0) + p_BoFo_B[0]*R_WLink2Body(1, 0));
+    JdotU.segment<3>(0).setZero();
+    JdotU[3] = -params.link_1_L*u[0]*u[0]*R_WLink1Body(1, 0) -
+        w_WLink2Body[2]*w_WLink2Body[2]*(p_BoFo_B[1]*R_WLink2Body(0, 1) +
+        p_BoFo_B[0]*R_WLink2Body(0, 0));
+    JdotU[4] = params.link_1_L*u[0]*u[0]*R_WLink1Body(0, 0) -
+        w_WLink2Body[2]*w_WLink2Body[2]*(p_BoFo_B[1]*R_WLink2Body(0, 0) +
+        p_BoFo_B[0]*R_WLink2Body(1, 0));
     JdotU[5] = 0.0;
   }
 
@@ -2339,7 +2505,9 @@ class Chain {
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
   // (16 adds, 30 muls, 0 divs, 6 calls, 0 other)
-  void frameJacobianDotULink3Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) const {
+  void frameJacobianDotULink3Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                                  [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                                  SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
@@ -2387,11 +2555,15 @@ class Chain {
     const double t24 = u[0] + u[1] + u[2];
     w_WLink3Body[2] = t24;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    JdotU[0] = 0.0;
-    JdotU[1] = 0.0;
-    JdotU[2] = 0.0;
-    JdotU[3] = -params.link_1_L*u[0]*u[0]*R_WLink1Body(1, 0) + params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 1) - w_WLink3Body[2]*w_WLink3Body[2]*(p_BoFo_B[1]*R_WLink3Body(0, 1) + p_BoFo_B[0]*R_WLink3Body(0, 0));
-    JdotU[4] = params.link_1_L*u[0]*u[0]*R_WLink1Body(0, 0) + params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 0) - w_WLink3Body[2]*w_WLink3Body[2]*(p_BoFo_B[0]*R_WLink3Body(1, 0) + p_BoFo_B[1]*R_WLink3Body(1, 1));
+    JdotU.segment<3>(0).setZero();
+    JdotU[3] = -params.link_1_L*u[0]*u[0]*R_WLink1Body(1, 0) +
+        params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 1) -
+        w_WLink3Body[2]*w_WLink3Body[2]*(p_BoFo_B[1]*R_WLink3Body(0, 1) +
+        p_BoFo_B[0]*R_WLink3Body(0, 0));
+    JdotU[4] = params.link_1_L*u[0]*u[0]*R_WLink1Body(0, 0) +
+        params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 0) -
+        w_WLink3Body[2]*w_WLink3Body[2]*(p_BoFo_B[0]*R_WLink3Body(1, 0) +
+        p_BoFo_B[1]*R_WLink3Body(1, 1));
     JdotU[5] = 0.0;
   }
 
@@ -2399,7 +2571,9 @@ class Chain {
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
   // (25 adds, 44 muls, 0 divs, 8 calls, 0 other)
-  void frameJacobianDotULink4Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) const {
+  void frameJacobianDotULink4Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                                  [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                                  SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
@@ -2471,11 +2645,17 @@ class Chain {
     const double t39 = u[0] + u[1] + u[2] + u[3];
     w_WLink4Body[2] = t39;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    JdotU[0] = 0.0;
-    JdotU[1] = 0.0;
-    JdotU[2] = 0.0;
-    JdotU[3] = -params.link_1_L*u[0]*u[0]*R_WLink1Body(1, 0) + params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 1) + params.link_3_L*w_WLink3Body[2]*w_WLink3Body[2]*R_WLink3Body(0, 1) - w_WLink4Body[2]*w_WLink4Body[2]*(p_BoFo_B[0]*R_WLink4Body(0, 0) + p_BoFo_B[1]*R_WLink4Body(0, 1));
-    JdotU[4] = params.link_1_L*u[0]*u[0]*R_WLink1Body(0, 0) + params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 0) + params.link_3_L*w_WLink3Body[2]*w_WLink3Body[2]*R_WLink3Body(1, 1) - w_WLink4Body[2]*w_WLink4Body[2]*(p_BoFo_B[0]*R_WLink4Body(1, 0) + p_BoFo_B[1]*R_WLink4Body(1, 1));
+    JdotU.segment<3>(0).setZero();
+    JdotU[3] = -params.link_1_L*u[0]*u[0]*R_WLink1Body(1, 0) +
+        params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 1) +
+        params.link_3_L*w_WLink3Body[2]*w_WLink3Body[2]*R_WLink3Body(0, 1) -
+        w_WLink4Body[2]*w_WLink4Body[2]*(p_BoFo_B[0]*R_WLink4Body(0, 0) +
+        p_BoFo_B[1]*R_WLink4Body(0, 1));
+    JdotU[4] = params.link_1_L*u[0]*u[0]*R_WLink1Body(0, 0) +
+        params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 0) +
+        params.link_3_L*w_WLink3Body[2]*w_WLink3Body[2]*R_WLink3Body(1, 1) -
+        w_WLink4Body[2]*w_WLink4Body[2]*(p_BoFo_B[0]*R_WLink4Body(1, 0) +
+        p_BoFo_B[1]*R_WLink4Body(1, 1));
     JdotU[5] = 0.0;
   }
 
@@ -2483,7 +2663,9 @@ class Chain {
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
   // (35 adds, 58 muls, 0 divs, 10 calls, 0 other)
-  void frameJacobianDotULink5Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) const {
+  void frameJacobianDotULink5Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                                  [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                                  SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
@@ -2579,11 +2761,19 @@ class Chain {
     const double t54 = u[0] + u[1] + u[2] + u[3] + u[4];
     w_WLink5Body[2] = t54;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    JdotU[0] = 0.0;
-    JdotU[1] = 0.0;
-    JdotU[2] = 0.0;
-    JdotU[3] = -params.link_1_L*u[0]*u[0]*R_WLink1Body(1, 0) + params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 1) + params.link_3_L*w_WLink3Body[2]*w_WLink3Body[2]*R_WLink3Body(0, 1) + params.link_4_L*w_WLink4Body[2]*w_WLink4Body[2]*R_WLink4Body(0, 1) - w_WLink5Body[2]*w_WLink5Body[2]*(p_BoFo_B[1]*R_WLink5Body(0, 1) + p_BoFo_B[0]*R_WLink5Body(0, 0));
-    JdotU[4] = params.link_1_L*u[0]*u[0]*R_WLink1Body(0, 0) + params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 0) + params.link_3_L*w_WLink3Body[2]*w_WLink3Body[2]*R_WLink3Body(1, 1) + params.link_4_L*w_WLink4Body[2]*w_WLink4Body[2]*R_WLink4Body(1, 1) - w_WLink5Body[2]*w_WLink5Body[2]*(p_BoFo_B[1]*R_WLink5Body(1, 1) + p_BoFo_B[0]*R_WLink5Body(1, 0));
+    JdotU.segment<3>(0).setZero();
+    JdotU[3] = -params.link_1_L*u[0]*u[0]*R_WLink1Body(1, 0) +
+        params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 1) +
+        params.link_3_L*w_WLink3Body[2]*w_WLink3Body[2]*R_WLink3Body(0, 1) +
+        params.link_4_L*w_WLink4Body[2]*w_WLink4Body[2]*R_WLink4Body(0, 1) -
+        w_WLink5Body[2]*w_WLink5Body[2]*(p_BoFo_B[1]*R_WLink5Body(0, 1) +
+        p_BoFo_B[0]*R_WLink5Body(0, 0));
+    JdotU[4] = params.link_1_L*u[0]*u[0]*R_WLink1Body(0, 0) +
+        params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 0) +
+        params.link_3_L*w_WLink3Body[2]*w_WLink3Body[2]*R_WLink3Body(1, 1) +
+        params.link_4_L*w_WLink4Body[2]*w_WLink4Body[2]*R_WLink4Body(1, 1) -
+        w_WLink5Body[2]*w_WLink5Body[2]*(p_BoFo_B[1]*R_WLink5Body(1, 1) +
+        p_BoFo_B[0]*R_WLink5Body(1, 0));
     JdotU[5] = 0.0;
   }
 
@@ -2591,26 +2781,31 @@ class Chain {
   // calls it through refreshDerived() when params changed, so there is no need to.
   // (33 adds, 51 muls, 1 divs, 0 calls, 0 other)
   void updateDerived() const {
-    // I_K (mass, h, I row-major) of joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': spatial inertia about K
+    // I_K (mass, h, I row-major) of joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': spatial
+    // inertia about K
     const double t0 = params.link_1_L*params.link_1_L*params.link_1_m;
     derived_.I_KLink1Body[2] = -0.5*params.link_1_L*params.link_1_m;
     derived_.I_KLink1Body[4] = 0.3333333333333333*t0;
-    // I_K (mass, h, I row-major) of joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': spatial inertia about K
+    // I_K (mass, h, I row-major) of joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': spatial
+    // inertia about K
     const double t1 = params.link_2_L*params.link_2_m;
     const double t2 = params.link_2_L*params.link_2_L*params.link_2_m;
     derived_.I_KLink2Body[2] = -0.5*t1;
     derived_.I_KLink2Body[4] = 0.3333333333333333*t2;
-    // I_K (mass, h, I row-major) of joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': spatial inertia about K
+    // I_K (mass, h, I row-major) of joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': spatial
+    // inertia about K
     const double t3 = params.link_3_L*params.link_3_m;
     const double t4 = params.link_3_L*params.link_3_L*params.link_3_m;
     derived_.I_KLink3Body[2] = -0.5*t3;
     derived_.I_KLink3Body[4] = 0.3333333333333333*t4;
-    // I_K (mass, h, I row-major) of joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': spatial inertia about K
+    // I_K (mass, h, I row-major) of joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': spatial
+    // inertia about K
     const double t5 = params.link_4_L*params.link_4_m;
     const double t6 = params.link_4_L*params.link_4_L*params.link_4_m;
     derived_.I_KLink4Body[2] = -0.5*t5;
     derived_.I_KLink4Body[4] = 0.3333333333333333*t6;
-    // I_K (mass, h, I row-major) of joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': spatial inertia about K
+    // I_K (mass, h, I row-major) of joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': spatial
+    // inertia about K
     const double t7 = params.link_5_L*params.link_5_m;
     const double t8 = params.link_5_L*params.link_5_L*params.link_5_m;
     derived_.I_KLink5Body[2] = -0.5*t7;
@@ -2625,38 +2820,44 @@ class Chain {
     const double t14 = params.link_4_L*params.link_4_L*params.link_5_m;
     const double t15 = params.link_2_L*params.link_2_L*t12;
     const double t16 = params.link_3_L*params.link_3_L*t10;
-    derived_.hoisted[0] = derived_.I_KLink5Body[2]*params.link_4_L;
-    derived_.hoisted[1] = derived_.I_KLink4Body[2] - t9;
-    derived_.hoisted[2] = derived_.I_KLink3Body[2] - t11;
-    derived_.hoisted[3] = derived_.I_KLink2Body[2] - t13;
-    derived_.hoisted[4] = derived_.I_KLink1Body[4] + derived_.I_KLink2Body[4] + derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t14 + params.link_1_L*params.link_1_L*(params.link_2_m + params.link_3_m + params.link_4_m + params.link_5_m) + t15 + t16;
-    derived_.hoisted[5] = derived_.I_KLink2Body[4] + derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t14 + t15 + t16;
-    derived_.hoisted[6] = -derived_.I_KLink2Body[2] + t13;
-    derived_.hoisted[7] = derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t14 + t16;
-    derived_.hoisted[8] = -derived_.I_KLink3Body[2] + t11;
-    derived_.hoisted[9] = derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t14;
-    derived_.hoisted[10] = -derived_.I_KLink4Body[2] + t9;
-    derived_.hoisted[11] = params.link_2_L*params.link_2_L;
-    derived_.hoisted[12] = params.link_3_L*params.link_3_L;
-    derived_.hoisted[13] = params.link_4_L*params.link_4_L;
-    derived_.hoisted[14] = t3;
-    derived_.hoisted[15] = t5;
-    derived_.hoisted[16] = t7;
-    derived_.hoisted[17] = t1;
-    derived_.hoisted[18] = params.link_1_L*params.link_1_L*params.link_2_m;
-    derived_.hoisted[19] = params.link_1_L*params.link_2_m;
-    derived_.hoisted[20] = params.link_1_L*params.link_2_L*params.link_2_m;
-    derived_.hoisted[21] = t8;
-    derived_.hoisted[22] = tinv0;
-    derived_.hoisted[23] = params.link_5_m - derived_.I_KLink5Body[2]*derived_.I_KLink5Body[2]*tinv0;
-    derived_.hoisted[24] = derived_.I_KLink5Body[2]*tinv0;
-    derived_.hoisted[25] = params.link_1_L*params.link_1_L;
-    derived_.hoisted[26] = t0;
-    derived_.hoisted[27] = t2;
-    derived_.hoisted[28] = t4;
-    derived_.hoisted[29] = t6;
-    derived_.hoisted[30] = params.link_1_L*params.world_gravity[1];
-    derived_.hoisted[31] = params.link_1_L*params.world_gravity[0];
+    derived_.joint_1_M_0_0 = derived_.I_KLink5Body[2]*params.link_4_L;
+    derived_.joint_1_M_0_0_b = derived_.I_KLink4Body[2] - t9;
+    derived_.joint_1_M_0_0_c = derived_.I_KLink3Body[2] - t11;
+    derived_.joint_1_M_0_0_d = derived_.I_KLink2Body[2] - t13;
+    derived_.joint_1_M_0_0_e = derived_.I_KLink1Body[4] + derived_.I_KLink2Body[4] +
+        derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t14 +
+        params.link_1_L*params.link_1_L*(params.link_2_m + params.link_3_m + params.link_4_m +
+        params.link_5_m) + t15 + t16;
+    derived_.joint_2_M_1_1 = derived_.I_KLink2Body[4] + derived_.I_KLink3Body[4] +
+        derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t14 + t15 + t16;
+    derived_.joint_2_M_0_1 = -derived_.I_KLink2Body[2] + t13;
+    derived_.joint_3_M_2_2 = derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] +
+        derived_.I_KLink5Body[4] + t14 + t16;
+    derived_.joint_3_M_1_2 = -derived_.I_KLink3Body[2] + t11;
+    derived_.joint_4_M_3_3 = derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t14;
+    derived_.joint_4_M_2_3 = -derived_.I_KLink4Body[2] + t9;
+    derived_.joint_2_IAS_KLink2Body_2_0 = params.link_2_L*params.link_2_L;
+    derived_.joint_3_IAS_KLink3Body_2_0 = params.link_3_L*params.link_3_L;
+    derived_.joint_4_IAS_KLink4Body_2_0 = params.link_4_L*params.link_4_L;
+    derived_.ke = t3;
+    derived_.ke_b = t5;
+    derived_.ke_c = t7;
+    derived_.ke_d = t1;
+    derived_.joint_2_C_1 = params.link_1_L*params.link_1_L*params.link_2_m;
+    derived_.joint_2_C_1_b = params.link_1_L*params.link_2_m;
+    derived_.ke_e = params.link_1_L*params.link_2_L*params.link_2_m;
+    derived_.ke_f = t8;
+    derived_.joint_5_udot_4 = tinv0;
+    derived_.joint_4_IAS_KLink4Body_2_0_b = params.link_5_m -
+        derived_.I_KLink5Body[2]*derived_.I_KLink5Body[2]*tinv0;
+    derived_.joint_4_tauA_KLink4Body_0 = derived_.I_KLink5Body[2]*tinv0;
+    derived_.joint_1_IAS_KLink1Body_2_0 = params.link_1_L*params.link_1_L;
+    derived_.ke_g = t0;
+    derived_.ke_h = t2;
+    derived_.ke_i = t4;
+    derived_.ke_j = t6;
+    derived_.pe = params.link_1_L*params.world_gravity[1];
+    derived_.pe_b = params.link_1_L*params.world_gravity[0];
     derivedFor_ = params;
     derivedValid_ = true;
   }
@@ -2670,7 +2871,8 @@ class Chain {
 
   // J_WF (6 x nu) of frame `frame` (its index in frameNames); false, and J
   // unchanged, if there is no such frame.
-  bool frameJacobian(int frame, [[maybe_unused]] const Q& q, [[maybe_unused]] FrameJacobian& J) const {
+  bool frameJacobian(int frame, [[maybe_unused]] const Q& q,
+                     [[maybe_unused]] FrameJacobian& J) const {
     switch (frame) {
       case 0:  // `link[1].body`
         frameJacobianLink1Body(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
@@ -2838,5 +3040,6 @@ class Chain {
 // what the runtime's simulation loop runs (the header itself needs only Eigen).
 #if __has_include(<capstan/sim/model.hpp>)
 #include <capstan/sim/model.hpp>
-static_assert(capstan::sim::Model<capstan_models::Chain>, "capstan::sim runs every generated class");
+static_assert(capstan::sim::Model<capstan_models::Chain>,
+              "capstan::sim runs every generated class");
 #endif

@@ -51,7 +51,8 @@ class DoublePendulum {
     double L2 = 0.8;  // `L2` (m) length of the lower link
     double m1 = 1.0;  // `m1` (kg) mass of the upper link
     double m2 = 0.6;  // `m2` (kg) mass of the lower link
-    std::array<double, 3> world_gravity = {0.0, -9.81, 0.0};  // `world.gravity` (m/s2) g_W: gravitational acceleration, expressed in World
+    // `world.gravity` (m/s2) g_W: gravitational acceleration, expressed in World
+    std::array<double, 3> world_gravity = {0.0, -9.81, 0.0};
     double shoulder_q0 = 0.7853981633974483;  // `shoulder.q0` (rad) initial angle
     double shoulder_u0 = 0.0;  // `shoulder.u0` (rad/s) initial angular rate
     double elbow_q0 = 0.0;  // `elbow.q0` (rad) initial angle
@@ -59,12 +60,10 @@ class DoublePendulum {
   };
 
   // Inputs, set by the embedding program before each evaluation.
-  struct Inputs {
-  };
+  struct Inputs {};
 
   // Outputs, computed by outputs().
-  struct Outputs {
-  };
+  struct Outputs {};
 
   // Write them freely: what depends on them only is cached (Derived) and
   // recomputed on the next evaluation after any of them changed.
@@ -89,13 +88,8 @@ class DoublePendulum {
   // then every connector frame fixed to a body (`tip.frame_b`).
   static constexpr int nf = 7;
   static constexpr std::array<std::string_view, nf> frameNames = {
-      "upper",
-      "lower",
-      "shoulder.frame_b",
-      "upperTip.frame_a",
-      "upperTip.frame_b",
-      "elbow.frame_a",
-      "elbow.frame_b",
+      "upper",         "lower",         "shoulder.frame_b", "upperTip.frame_a", "upperTip.frame_b",
+      "elbow.frame_a", "elbow.frame_b",
   };
   static constexpr std::array<std::string_view, 0> outputNames = {};
   // The Outputs member of each name in outputNames, in the same order.
@@ -126,8 +120,7 @@ class DoublePendulum {
   }
 
   // Scales each joint quaternion in q to unit length.
-  static void normalizeQuaternions([[maybe_unused]] Q& q) {
-  }
+  static void normalizeQuaternions([[maybe_unused]] Q& q) {}
 
  private:
   // Values that depend on the parameters only (the joint-frame algorithms'
@@ -137,16 +130,39 @@ class DoublePendulum {
   // params directly is safe. An instance is not meant to be shared between
   // threads (docs/generated-code.md).
   struct Derived {
-    std::array<double, 13> I_KUpper{};  // I_K (mass, h, I row-major) of joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': spatial inertia about K
-    std::array<double, 13> I_KLower{};  // I_K (mass, h, I row-major) of joint 'elbow' (double_pendulum.cap:31) -> body 'lower': spatial inertia about K
-    std::array<double, 11> hoisted{};  // parameter-only subexpressions of the functions below
+    // I_K (mass, h, I row-major) of joint 'shoulder' (double_pendulum.cap:24) -> body 'upper':
+    // spatial inertia about K
+    std::array<double, 13> I_KUpper{};
+    // I_K (mass, h, I row-major) of joint 'elbow' (double_pendulum.cap:31) -> body 'lower': spatial
+    // inertia about K
+    std::array<double, 13> I_KLower{};
+    // part of M(0, 0) in massMatrix: joint 'shoulder' (double_pendulum.cap:24) -> body 'upper':
+    // mass matrix column
+    double shoulder_M_0_0 = 0.0;
+    // part of M(0, 0) in massMatrix: joint 'shoulder' (double_pendulum.cap:24) -> body 'upper':
+    // mass matrix column
+    double shoulder_M_0_0_b = 0.0;
+    double ke = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    // part of C[1] in bias: joint 'elbow' (double_pendulum.cap:31) -> body 'lower': bias
+    double elbow_C_1 = 0.0;
+    // part of C[1] in bias: joint 'elbow' (double_pendulum.cap:31) -> body 'lower': bias
+    double elbow_C_1_b = 0.0;
+    double ke_b = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    double ke_c = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    // part of udot[0] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
+    // factorization
+    double udot_0 = 0.0;
+    double ke_d = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    double pe = 0.0;  // part of pe in potentialEnergy: potential energy (gravity)
+    double pe_b = 0.0;  // part of pe in potentialEnergy: potential energy (gravity)
   };
   static_assert(std::is_trivially_copyable_v<Parameters>, "Parameters is compared bitwise");
   mutable Derived derived_;
   mutable Parameters derivedFor_;  // the params derived_ was computed from
   mutable bool derivedValid_ = false;
   void refreshDerived() const {
-    if (!derivedValid_ || std::memcmp(&derivedFor_, &params, sizeof(Parameters)) != 0) updateDerived();
+    if (!derivedValid_ || std::memcmp(&derivedFor_, &params, sizeof(Parameters)) != 0)
+      updateDerived();
   }
 
  public:
@@ -156,8 +172,8 @@ class DoublePendulum {
     refreshDerived();  // the parameter-only values, if params changed
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': mass matrix column
     const double t0 = std::cos(q[1]);
-    const double t1 = derived_.hoisted[0]*t0;
-    M(0, 0) = derived_.hoisted[1] - 2.0*t1;
+    const double t1 = derived_.shoulder_M_0_0*t0;
+    M(0, 0) = derived_.shoulder_M_0_0_b - 2.0*t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
     const double t2 = derived_.I_KLower[4] - t1;
     M(1, 1) = derived_.I_KLower[4];
@@ -201,32 +217,37 @@ class DoublePendulum {
     a_KLower[3] = t14;
     a_KLower[4] = t18;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': bias
-    const double t19 = derived_.hoisted[3]*u[0]*u[0]*t9*t11;
-    const double t20 = derived_.hoisted[4]*u[0]*t11;
+    const double t19 = derived_.elbow_C_1*u[0]*u[0]*t9*t11;
+    const double t20 = derived_.elbow_C_1_b*u[0]*t11;
     const double t21 = derived_.I_KLower[2]*v_KLower[2];
     const double t22 = t20 - t21;
     const double t23 = params.L1*u[0]*t9*t22;
     const double t24 = derived_.I_KLower[2]*a_KLower[3];
     C[1] = -t19 + t23 - t24;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': bias
-    C[0] = -t19 - derived_.I_KUpper[2]*a_KUpper[3] + t23 - t24 + params.L1*(t11*(derived_.hoisted[4]*u[0]*t9*v_KLower[2] + params.m2*a_KLower[3]) - t9*(v_KLower[2]*t22 + params.m2*a_KLower[4]));
+    C[0] = -t19 - derived_.I_KUpper[2]*a_KUpper[3] + t23 - t24 +
+        params.L1*(t11*(derived_.elbow_C_1_b*u[0]*t9*v_KLower[2] + params.m2*a_KLower[3]) -
+        t9*(v_KLower[2]*t22 + params.m2*a_KLower[4]));
   }
 
   // tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`).
   // (0 adds, 0 muls, 0 divs, 0 calls, 0 other)
-  void appliedForces([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& tau) const {
+  void appliedForces([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+                     [[maybe_unused]] const U& u, U& tau) const {
     tau.setZero();
   }
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
   // force laws and the tree-sparse L^T D L solve, all unrolled.
-  // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call weighs 4 multiplies):
+  // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
+  // weighs 4 multiplies):
   //   CRBA + L^T D L in World: 24 adds, 63 muls, 1 divs (weighted 107.0);
   //   ABA in World: 27 adds, 98 muls, 1 divs (weighted 145.0);
   //   CRBA + L^T D L in joint frames: 22 adds, 46 muls, 1 divs (weighted 88.0);
   //   ABA in joint frames: 22 adds, 53 muls, 1 divs (weighted 95.0).
   // (22 adds, 46 muls, 1 divs, 4 calls, 0 other)
-  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot) const {
+  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+                       [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
     MassMatrix M;
     Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
@@ -237,7 +258,7 @@ class DoublePendulum {
     v_KLower[2] = t0;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
     const double t1 = std::cos(q[1]);
-    const double t2 = derived_.hoisted[0]*t1;
+    const double t2 = derived_.shoulder_M_0_0*t1;
     const double t3 = derived_.I_KLower[4] - t2;
     M(0, 1) = t3;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
@@ -264,15 +285,17 @@ class DoublePendulum {
     a_KLower[3] = t16;
     a_KLower[4] = t20;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
-    const double tinv0 = 1.0/(derived_.hoisted[1] - 2.0*t2 - derived_.hoisted[7]*M(0, 1)*M(0, 1));
-    const double t21 = derived_.hoisted[3]*u[0]*u[0]*t12*t1;
-    const double t22 = derived_.hoisted[4]*u[0]*t1 - derived_.I_KLower[2]*v_KLower[2];
+    const double tinv0 = 1.0/(derived_.shoulder_M_0_0_b - 2.0*t2 - derived_.udot_0*M(0, 1)*M(0, 1));
+    const double t21 = derived_.elbow_C_1*u[0]*u[0]*t12*t1;
+    const double t22 = derived_.elbow_C_1_b*u[0]*t1 - derived_.I_KLower[2]*v_KLower[2];
     const double t23 = params.L1*u[0]*t12*t22;
     const double t24 = derived_.I_KLower[2]*a_KLower[3];
     const double t25 = t21 - t23 + t24;
-    const double t26 = t21 + derived_.I_KUpper[2]*a_KUpper[3] - t23 + t24 - derived_.hoisted[7]*M(0, 1)*t25 - params.L1*(t1*(derived_.hoisted[4]*u[0]*t12*v_KLower[2] + params.m2*a_KLower[3]) - t12*(v_KLower[2]*t22 + params.m2*a_KLower[4]));
+    const double t26 = t21 + derived_.I_KUpper[2]*a_KUpper[3] - t23 + t24 -
+        derived_.udot_0*M(0, 1)*t25 - params.L1*(t1*(derived_.elbow_C_1_b*u[0]*t12*v_KLower[2] +
+        params.m2*a_KLower[3]) - t12*(v_KLower[2]*t22 + params.m2*a_KLower[4]));
     udot[0] = tinv0*t26;
-    udot[1] = derived_.hoisted[7]*t25 - derived_.hoisted[7]*M(0, 1)*tinv0*t26;
+    udot[1] = derived_.udot_0*t25 - derived_.udot_0*M(0, 1)*tinv0*t26;
   }
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
@@ -281,13 +304,16 @@ class DoublePendulum {
   // (bodyNames[b]): the moment about its origin, then the force, both in World. They
   // add sum_B J_WB^T fext_B to tau (virtual work); a force f at a point Q of a body is
   // [p_BoQ_W x f; f].
-  // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call weighs 4 multiplies):
+  // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
+  // weighs 4 multiplies):
   //   CRBA + L^T D L in World: 29 adds, 63 muls, 1 divs (weighted 112.0);
   //   ABA in World: 32 adds, 98 muls, 1 divs (weighted 150.0);
   //   CRBA + L^T D L in joint frames: 32 adds, 54 muls, 1 divs (weighted 106.0);
   //   ABA in joint frames: 32 adds, 61 muls, 1 divs (weighted 113.0).
   // (32 adds, 54 muls, 1 divs, 4 calls, 0 other)
-  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext, U& udot) const {
+  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+                       [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
+                       U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
     MassMatrix M;
     Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
@@ -298,7 +324,7 @@ class DoublePendulum {
     v_KLower[2] = t0;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
     const double t1 = std::cos(q[1]);
-    const double t2 = derived_.hoisted[0]*t1;
+    const double t2 = derived_.shoulder_M_0_0*t1;
     const double t3 = derived_.I_KLower[4] - t2;
     M(0, 1) = t3;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
@@ -325,25 +351,30 @@ class DoublePendulum {
     a_KLower[3] = t16;
     a_KLower[4] = t20;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
-    const double tinv0 = 1.0/(derived_.hoisted[1] - 2.0*t2 - derived_.hoisted[7]*M(0, 1)*M(0, 1));
-    const double t21 = derived_.hoisted[3]*u[0]*u[0]*t12*t1;
-    const double t22 = derived_.hoisted[4]*u[0]*t1 - derived_.I_KLower[2]*v_KLower[2];
+    const double tinv0 = 1.0/(derived_.shoulder_M_0_0_b - 2.0*t2 - derived_.udot_0*M(0, 1)*M(0, 1));
+    const double t21 = derived_.elbow_C_1*u[0]*u[0]*t12*t1;
+    const double t22 = derived_.elbow_C_1_b*u[0]*t1 - derived_.I_KLower[2]*v_KLower[2];
     const double t23 = params.L1*u[0]*t12*t22;
     const double t24 = derived_.I_KLower[2]*a_KLower[3];
     const double t25 = fext[1][2] + t21 - t23 + t24;
     const double t26 = -t12*t4 + t1*t6;
     const double t27 = t12*t6;
     const double t28 = t4*t1;
-    const double t29 = fext[0][2] + fext[1][2] + t21 + derived_.I_KUpper[2]*a_KUpper[3] - t23 + t24 - derived_.hoisted[7]*M(0, 1)*t25 - params.L1*(-t12*(v_KLower[2]*t22 - fext[1][4]*t26 - fext[1][3]*(-t27 - t28) + params.m2*a_KLower[4]) + t1*(derived_.hoisted[4]*u[0]*t12*v_KLower[2] - fext[1][4]*(t27 + t28) - fext[1][3]*t26 + params.m2*a_KLower[3]));
+    const double t29 = fext[0][2] + fext[1][2] + t21 + derived_.I_KUpper[2]*a_KUpper[3] - t23 +
+        t24 - derived_.udot_0*M(0, 1)*t25 - params.L1*(-t12*(v_KLower[2]*t22 - fext[1][4]*t26 -
+        fext[1][3]*(-t27 - t28) + params.m2*a_KLower[4]) +
+        t1*(derived_.elbow_C_1_b*u[0]*t12*v_KLower[2] - fext[1][4]*(t27 + t28) - fext[1][3]*t26 +
+        params.m2*a_KLower[3]));
     udot[0] = tinv0*t29;
-    udot[1] = derived_.hoisted[7]*t25 - derived_.hoisted[7]*M(0, 1)*tinv0*t29;
+    udot[1] = derived_.udot_0*t25 - derived_.udot_0*M(0, 1)*tinv0*t29;
   }
 
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
   // (24 adds, 39 muls, 0 divs, 4 calls, 0 other)
-  void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const U& udot, U& tau) const {
+  void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                       [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
     Eigen::Matrix<double, 6, 1> a_KUpper;  // spatial acceleration in the joint frame of 'upper'
@@ -380,16 +411,19 @@ class DoublePendulum {
     a_KLower[3] = t17;
     a_KLower[4] = t21;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': generalized force
-    const double t22 = derived_.hoisted[3]*u[0]*u[0]*t10*t13;
+    const double t22 = derived_.elbow_C_1*u[0]*u[0]*t10*t13;
     const double t23 = derived_.I_KLower[4]*a_KLower[2];
-    const double t24 = derived_.hoisted[4]*u[0]*t13;
+    const double t24 = derived_.elbow_C_1_b*u[0]*t13;
     const double t25 = derived_.I_KLower[2]*v_KLower[2];
     const double t26 = t24 - t25;
     const double t27 = params.L1*u[0]*t10*t26;
     const double t28 = derived_.I_KLower[2]*a_KLower[3];
     tau[1] = -t22 + t23 + t27 - t28;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': generalized force
-    tau[0] = derived_.I_KUpper[4]*udot[0] - t22 + t23 - derived_.I_KUpper[2]*a_KUpper[3] + t27 - t28 + params.L1*(t13*(-derived_.I_KLower[2]*a_KLower[2] + derived_.hoisted[4]*u[0]*t10*v_KLower[2] + params.m2*a_KLower[3]) - t10*(v_KLower[2]*t26 + params.m2*a_KLower[4]));
+    tau[0] = derived_.I_KUpper[4]*udot[0] - t22 + t23 - derived_.I_KUpper[2]*a_KUpper[3] + t27 -
+        t28 + params.L1*(t13*(-derived_.I_KLower[2]*a_KLower[2] +
+        derived_.elbow_C_1_b*u[0]*t10*v_KLower[2] + params.m2*a_KLower[3]) -
+        t10*(v_KLower[2]*t26 + params.m2*a_KLower[4]));
   }
 
   // qdot (nq) = N(q) u.
@@ -441,7 +475,8 @@ class DoublePendulum {
 
   // w_WB and v_WBo of every body, in World.
   // (1 adds, 4 muls, 0 divs, 2 calls, 0 other)
-  void bodyVelocities([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, BodyVelocities& velocities) const {
+  void bodyVelocities([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                      BodyVelocities& velocities) const {
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
     const double t0 = std::cos(q[0]);
@@ -492,7 +527,14 @@ class DoublePendulum {
     const double t10 = u[0] + u[1];
     w_WLower[2] = t10;
     // kinetic energy
-    const double t11 = 0.3333333333333333*derived_.hoisted[8]*u[0]*u[0] + w_WLower[2]*(0.3333333333333333*derived_.hoisted[6]*w_WLower[2] + 0.5*derived_.hoisted[2]*u[0]*R_WUpper(0, 0)*R_WLower(0, 0) - 0.5*derived_.hoisted[2]*u[0]*R_WUpper(1, 0)*R_WLower(0, 1)) + params.L1*u[0]*R_WUpper(1, 0)*(derived_.hoisted[4]*u[0]*R_WUpper(1, 0) - 0.5*derived_.hoisted[5]*w_WLower[2]*R_WLower(0, 1)) + params.L1*u[0]*R_WUpper(0, 0)*(derived_.hoisted[4]*u[0]*R_WUpper(0, 0) + 0.5*derived_.hoisted[5]*w_WLower[2]*R_WLower(0, 0));
+    const double t11 = 0.3333333333333333*derived_.ke_d*u[0]*u[0] +
+        w_WLower[2]*(0.3333333333333333*derived_.ke_c*w_WLower[2] +
+        0.5*derived_.ke*u[0]*R_WUpper(0, 0)*R_WLower(0, 0) -
+        0.5*derived_.ke*u[0]*R_WUpper(1, 0)*R_WLower(0, 1)) +
+        params.L1*u[0]*R_WUpper(1, 0)*(derived_.elbow_C_1_b*u[0]*R_WUpper(1, 0) -
+        0.5*derived_.ke_b*w_WLower[2]*R_WLower(0, 1)) +
+        params.L1*u[0]*R_WUpper(0, 0)*(derived_.elbow_C_1_b*u[0]*R_WUpper(0, 0) +
+        0.5*derived_.ke_b*w_WLower[2]*R_WLower(0, 0));
     ke = 0.5*t11;
     return ke;
   }
@@ -524,14 +566,16 @@ class DoublePendulum {
     R_WLower(0, 1) = t9;
     p_WLower[0] = t10;
     // potential energy (gravity)
-    pe = -params.m1*(-0.5*derived_.hoisted[9]*R_WUpper(0, 0) + 0.5*derived_.hoisted[10]*R_WUpper(1, 0)) - params.m2*(params.world_gravity[0]*(p_WLower[0] - 0.5*params.L2*R_WLower(0, 1)) + params.world_gravity[1]*(-params.L1*R_WUpper(0, 0) - 0.5*params.L2*R_WLower(0, 0)));
+    pe = -params.m1*(-0.5*derived_.pe*R_WUpper(0, 0) + 0.5*derived_.pe_b*R_WUpper(1, 0)) -
+        params.m2*(params.world_gravity[0]*(p_WLower[0] - 0.5*params.L2*R_WLower(0, 1)) +
+        params.world_gravity[1]*(-params.L1*R_WUpper(0, 0) - 0.5*params.L2*R_WLower(0, 0)));
     return pe;
   }
 
   // The model's `output` variables.
   // (0 adds, 0 muls, 0 divs, 0 calls, 0 other)
-  void outputs([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] Outputs& out) const {
-  }
+  void outputs([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+               [[maybe_unused]] const U& u, [[maybe_unused]] Outputs& out) const {}
 
   // The initial state from the joints' q0 and u0 parameters (quaternions normalized).
   // (0 adds, 0 muls, 0 divs, 0 calls, 0 other)
@@ -550,7 +594,9 @@ class DoublePendulum {
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
   // (2 adds, 4 muls, 0 divs, 2 calls, 0 other)
-  void frameJacobianUpper([[maybe_unused]] const Q& q, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
+  void frameJacobianUpper([[maybe_unused]] const Q& q,
+                          [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                          FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
@@ -569,7 +615,9 @@ class DoublePendulum {
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
   // (9 adds, 10 muls, 0 divs, 4 calls, 0 other)
-  void frameJacobianLower([[maybe_unused]] const Q& q, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
+  void frameJacobianLower([[maybe_unused]] const Q& q,
+                          [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                          FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
     Eigen::Matrix3d R_WLower;  // R_WB of 'lower'
@@ -611,7 +659,9 @@ class DoublePendulum {
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
   // (2 adds, 8 muls, 0 divs, 2 calls, 0 other)
-  void frameJacobianDotUUpper([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) const {
+  void frameJacobianDotUUpper([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                              [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                              SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
     const double t0 = std::cos(q[0]);
@@ -619,9 +669,7 @@ class DoublePendulum {
     R_WUpper(0, 0) = t0;
     R_WUpper(1, 0) = t1;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    JdotU[0] = 0.0;
-    JdotU[1] = 0.0;
-    JdotU[2] = 0.0;
+    JdotU.segment<3>(0).setZero();
     JdotU[3] = -u[0]*u[0]*(p_BoFo_B[0]*R_WUpper(0, 0) - p_BoFo_B[1]*R_WUpper(1, 0));
     JdotU[4] = -u[0]*u[0]*(p_BoFo_B[0]*R_WUpper(1, 0) + p_BoFo_B[1]*R_WUpper(0, 0));
     JdotU[5] = 0.0;
@@ -631,7 +679,9 @@ class DoublePendulum {
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
   // (8 adds, 18 muls, 0 divs, 4 calls, 0 other)
-  void frameJacobianDotULower([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) const {
+  void frameJacobianDotULower([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                              [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                              SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
     Eigen::Matrix3d R_WLower;  // R_WB of 'lower'
     Eigen::Vector3d w_WLower;  // w_WB of 'lower'
@@ -657,11 +707,11 @@ class DoublePendulum {
     const double t11 = u[0] + u[1];
     w_WLower[2] = t11;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    JdotU[0] = 0.0;
-    JdotU[1] = 0.0;
-    JdotU[2] = 0.0;
-    JdotU[3] = -params.L1*u[0]*u[0]*R_WUpper(1, 0) - w_WLower[2]*w_WLower[2]*(p_BoFo_B[1]*R_WLower(0, 1) + p_BoFo_B[0]*R_WLower(0, 0));
-    JdotU[4] = params.L1*u[0]*u[0]*R_WUpper(0, 0) - w_WLower[2]*w_WLower[2]*(p_BoFo_B[1]*R_WLower(0, 0) + p_BoFo_B[0]*R_WLower(1, 0));
+    JdotU.segment<3>(0).setZero();
+    JdotU[3] = -params.L1*u[0]*u[0]*R_WUpper(1, 0) -
+        w_WLower[2]*w_WLower[2]*(p_BoFo_B[1]*R_WLower(0, 1) + p_BoFo_B[0]*R_WLower(0, 0));
+    JdotU[4] = params.L1*u[0]*u[0]*R_WUpper(0, 0) -
+        w_WLower[2]*w_WLower[2]*(p_BoFo_B[1]*R_WLower(0, 0) + p_BoFo_B[0]*R_WLower(1, 0));
     JdotU[5] = 0.0;
   }
 
@@ -669,28 +719,30 @@ class DoublePendulum {
   // calls it through refreshDerived() when params changed, so there is no need to.
   // (2 adds, 18 muls, 1 divs, 0 calls, 0 other)
   void updateDerived() const {
-    // I_K (mass, h, I row-major) of joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': spatial inertia about K
+    // I_K (mass, h, I row-major) of joint 'shoulder' (double_pendulum.cap:24) -> body 'upper':
+    // spatial inertia about K
     const double t0 = params.L1*params.L1*params.m1;
     derived_.I_KUpper[2] = -0.5*params.L1*params.m1;
     derived_.I_KUpper[4] = 0.3333333333333333*t0;
-    // I_K (mass, h, I row-major) of joint 'elbow' (double_pendulum.cap:31) -> body 'lower': spatial inertia about K
+    // I_K (mass, h, I row-major) of joint 'elbow' (double_pendulum.cap:31) -> body 'lower': spatial
+    // inertia about K
     const double t1 = params.L2*params.m2;
     const double t2 = params.L2*params.L2*params.m2;
     derived_.I_KLower[2] = -0.5*t1;
     derived_.I_KLower[4] = 0.3333333333333333*t2;
     // parameter-only subexpressions of the functions below
     const double t3 = params.L1*params.L1*params.m2;
-    derived_.hoisted[0] = derived_.I_KLower[2]*params.L1;
-    derived_.hoisted[1] = derived_.I_KLower[4] + derived_.I_KUpper[4] + t3;
-    derived_.hoisted[2] = params.L1*params.L2*params.m2;
-    derived_.hoisted[3] = t3;
-    derived_.hoisted[4] = params.L1*params.m2;
-    derived_.hoisted[5] = t1;
-    derived_.hoisted[6] = t2;
-    derived_.hoisted[7] = 1.0/derived_.I_KLower[4];
-    derived_.hoisted[8] = t0;
-    derived_.hoisted[9] = params.L1*params.world_gravity[1];
-    derived_.hoisted[10] = params.L1*params.world_gravity[0];
+    derived_.shoulder_M_0_0 = derived_.I_KLower[2]*params.L1;
+    derived_.shoulder_M_0_0_b = derived_.I_KLower[4] + derived_.I_KUpper[4] + t3;
+    derived_.ke = params.L1*params.L2*params.m2;
+    derived_.elbow_C_1 = t3;
+    derived_.elbow_C_1_b = params.L1*params.m2;
+    derived_.ke_b = t1;
+    derived_.ke_c = t2;
+    derived_.udot_0 = 1.0/derived_.I_KLower[4];
+    derived_.ke_d = t0;
+    derived_.pe = params.L1*params.world_gravity[1];
+    derived_.pe_b = params.L1*params.world_gravity[0];
     derivedFor_ = params;
     derivedValid_ = true;
   }
@@ -704,7 +756,8 @@ class DoublePendulum {
 
   // J_WF (6 x nu) of frame `frame` (its index in frameNames); false, and J
   // unchanged, if there is no such frame.
-  bool frameJacobian(int frame, [[maybe_unused]] const Q& q, [[maybe_unused]] FrameJacobian& J) const {
+  bool frameJacobian(int frame, [[maybe_unused]] const Q& q,
+                     [[maybe_unused]] FrameJacobian& J) const {
     switch (frame) {
       case 0:  // `upper`
         frameJacobianUpper(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
@@ -770,5 +823,6 @@ class DoublePendulum {
 // what the runtime's simulation loop runs (the header itself needs only Eigen).
 #if __has_include(<capstan/sim/model.hpp>)
 #include <capstan/sim/model.hpp>
-static_assert(capstan::sim::Model<capstan_models::DoublePendulum>, "capstan::sim runs every generated class");
+static_assert(capstan::sim::Model<capstan_models::DoublePendulum>,
+              "capstan::sim runs every generated class");
 #endif

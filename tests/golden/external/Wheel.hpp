@@ -54,17 +54,20 @@ class Wheel {
   struct Parameters {
     double mu = 0.3;  // `mu` (N.m) Coulomb friction torque
     double k = 2.0;  // `k` (N.m/rad) spring stiffness
-    std::array<double, 3> world_gravity = {0.0, 0.0, -9.81};  // `world.gravity` (m/s2) g_W: gravitational acceleration, expressed in World
+    // `world.gravity` (m/s2) g_W: gravitational acceleration, expressed in World
+    std::array<double, 3> world_gravity = {0.0, 0.0, -9.81};
     double hinge_q0 = 0.4;  // `hinge.q0` (rad) initial angle
     double hinge_u0 = 0.7;  // `hinge.u0` (rad/s) initial angular rate
     double wheel_mass = 2.0;  // `wheel.mass` (kg) m: mass
-    std::array<double, 3> wheel_com = {0.0, 0.0, 0.0};  // `wheel.com` (m) p_BoBcm_B: center of mass, from the frame origin, in the body frame
-    std::array<double, 9> wheel_inertia = {0.125, 0.0, 0.0, 0.0, 0.125, 0.0, 0.0, 0.0, 0.25};  // `wheel.inertia` (kg.m2) I_BBcm_B: rotational inertia about the center of mass, in the body frame; symmetric positive definite, satisfying the triangle inequality
+    // `wheel.com` (m) p_BoBcm_B: center of mass, from the frame origin, in the body frame
+    std::array<double, 3> wheel_com = {0.0, 0.0, 0.0};
+    // `wheel.inertia` (kg.m2) I_BBcm_B: rotational inertia about the center of mass, in the body
+    // frame; symmetric positive definite, satisfying the triangle inequality
+    std::array<double, 9> wheel_inertia = {0.125, 0.0, 0.0, 0.0, 0.125, 0.0, 0.0, 0.0, 0.25};
   };
 
   // Inputs, set by the embedding program before each evaluation.
-  struct Inputs {
-  };
+  struct Inputs {};
 
   // Outputs, computed by outputs().
   struct Outputs {
@@ -139,8 +142,7 @@ class Wheel {
   }
 
   // Scales each joint quaternion in q to unit length.
-  static void normalizeQuaternions([[maybe_unused]] Q& q) {
-  }
+  static void normalizeQuaternions([[maybe_unused]] Q& q) {}
 
  private:
   // Values that depend on the parameters only (the joint-frame algorithms'
@@ -150,15 +152,21 @@ class Wheel {
   // params directly is safe. An instance is not meant to be shared between
   // threads (docs/generated-code.md).
   struct Derived {
-    std::array<double, 13> I_KWheel{};  // I_K (mass, h, I row-major) of joint 'hinge' (external.cap:25) -> body 'wheel': spatial inertia about K
-    std::array<double, 2> hoisted{};  // parameter-only subexpressions of the functions below
+    // I_K (mass, h, I row-major) of joint 'hinge' (external.cap:25) -> body 'wheel': spatial
+    // inertia about K
+    std::array<double, 13> I_KWheel{};
+    // part of udot[0] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
+    // factorization
+    double udot_0 = 0.0;
+    double pe = 0.0;  // part of pe in potentialEnergy: potential energy (gravity)
   };
   static_assert(std::is_trivially_copyable_v<Parameters>, "Parameters is compared bitwise");
   mutable Derived derived_;
   mutable Parameters derivedFor_;  // the params derived_ was computed from
   mutable bool derivedValid_ = false;
   void refreshDerived() const {
-    if (!derivedValid_ || std::memcmp(&derivedFor_, &params, sizeof(Parameters)) != 0) updateDerived();
+    if (!derivedValid_ || std::memcmp(&derivedFor_, &params, sizeof(Parameters)) != 0)
+      updateDerived();
   }
 
  public:
@@ -182,12 +190,16 @@ class Wheel {
     R_WWheel(0, 0) = t0;
     R_WWheel(1, 0) = t1;
     // bias (recursive Newton-Euler with udot = 0, gravity included, in World)
-    C[0] = -params.world_gravity[1]*(-derived_.I_KWheel[2]*R_WWheel(1, 0) + derived_.I_KWheel[1]*R_WWheel(0, 0)) + params.world_gravity[0]*(derived_.I_KWheel[1]*R_WWheel(1, 0) + derived_.I_KWheel[2]*R_WWheel(0, 0));
+    C[0] = -params.world_gravity[1]*(-derived_.I_KWheel[2]*R_WWheel(1, 0) +
+        derived_.I_KWheel[1]*R_WWheel(0, 0)) +
+        params.world_gravity[0]*(derived_.I_KWheel[1]*R_WWheel(1, 0) +
+        derived_.I_KWheel[2]*R_WWheel(0, 0));
   }
 
   // tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`).
   // (1 adds, 0 muls, 0 divs, 2 calls, 0 other)
-  void appliedForces([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& tau) const {
+  void appliedForces([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+                     [[maybe_unused]] const U& u, U& tau) const {
     tau.setZero();
     // force law 'hinge.tau' (external.cap:32)
     tau[0] = -mylib::friction(u[0], params.mu) + mylib::spring(params.k, q[0]);
@@ -195,13 +207,15 @@ class Wheel {
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
   // force laws and the tree-sparse L^T D L solve, all unrolled.
-  // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4 multiplies):
+  // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4
+  // multiplies):
   //   CRBA + L^T D L in World: 5 adds, 7 muls, 0 divs (weighted 28.0);
   //   ABA in World: 5 adds, 7 muls, 0 divs (weighted 28.0);
   //   CRBA + L^T D L in joint frames: 5 adds, 7 muls, 0 divs (weighted 28.0);
   //   ABA in joint frames: 5 adds, 7 muls, 0 divs (weighted 28.0).
   // (5 adds, 7 muls, 0 divs, 4 calls, 0 other)
-  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot) const {
+  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+                       [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WWheel;  // R_WB of 'wheel'
     // joint 'hinge' (external.cap:25) -> body 'wheel'
@@ -210,7 +224,11 @@ class Wheel {
     R_WWheel(0, 0) = t0;
     R_WWheel(1, 0) = t1;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
-    udot[0] = derived_.hoisted[0]*(-mylib::friction(u[0], params.mu) + mylib::spring(params.k, q[0]) + params.world_gravity[1]*(-derived_.I_KWheel[2]*R_WWheel(1, 0) + derived_.I_KWheel[1]*R_WWheel(0, 0)) - params.world_gravity[0]*(derived_.I_KWheel[1]*R_WWheel(1, 0) + derived_.I_KWheel[2]*R_WWheel(0, 0)));
+    udot[0] = derived_.udot_0*(-mylib::friction(u[0], params.mu) + mylib::spring(params.k, q[0]) +
+        params.world_gravity[1]*(-derived_.I_KWheel[2]*R_WWheel(1, 0) +
+        derived_.I_KWheel[1]*R_WWheel(0, 0)) -
+        params.world_gravity[0]*(derived_.I_KWheel[1]*R_WWheel(1, 0) +
+        derived_.I_KWheel[2]*R_WWheel(0, 0)));
   }
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
@@ -219,13 +237,16 @@ class Wheel {
   // (bodyNames[b]): the moment about its origin, then the force, both in World. They
   // add sum_B J_WB^T fext_B to tau (virtual work); a force f at a point Q of a body is
   // [p_BoQ_W x f; f].
-  // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4 multiplies):
+  // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4
+  // multiplies):
   //   CRBA + L^T D L in World: 6 adds, 7 muls, 0 divs (weighted 29.0);
   //   ABA in World: 6 adds, 7 muls, 0 divs (weighted 29.0);
   //   CRBA + L^T D L in joint frames: 6 adds, 7 muls, 0 divs (weighted 29.0);
   //   ABA in joint frames: 6 adds, 7 muls, 0 divs (weighted 29.0).
   // (6 adds, 7 muls, 0 divs, 4 calls, 0 other)
-  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext, U& udot) const {
+  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+                       [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
+                       U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WWheel;  // R_WB of 'wheel'
     // joint 'hinge' (external.cap:25) -> body 'wheel'
@@ -234,14 +255,20 @@ class Wheel {
     R_WWheel(0, 0) = t0;
     R_WWheel(1, 0) = t1;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
-    udot[0] = derived_.hoisted[0]*(fext[0][2] - mylib::friction(u[0], params.mu) + mylib::spring(params.k, q[0]) + params.world_gravity[1]*(-derived_.I_KWheel[2]*R_WWheel(1, 0) + derived_.I_KWheel[1]*R_WWheel(0, 0)) - params.world_gravity[0]*(derived_.I_KWheel[1]*R_WWheel(1, 0) + derived_.I_KWheel[2]*R_WWheel(0, 0)));
+    udot[0] = derived_.udot_0*(fext[0][2] - mylib::friction(u[0], params.mu) +
+        mylib::spring(params.k, q[0]) +
+        params.world_gravity[1]*(-derived_.I_KWheel[2]*R_WWheel(1, 0) +
+        derived_.I_KWheel[1]*R_WWheel(0, 0)) -
+        params.world_gravity[0]*(derived_.I_KWheel[1]*R_WWheel(1, 0) +
+        derived_.I_KWheel[2]*R_WWheel(0, 0)));
   }
 
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
   // (4 adds, 7 muls, 0 divs, 2 calls, 0 other)
-  void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const U& udot, U& tau) const {
+  void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                       [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix<double, 6, 1> a_KWheel;  // spatial acceleration in the joint frame of 'wheel'
     // joint 'hinge' (external.cap:25) -> body 'wheel': acceleration
@@ -256,7 +283,8 @@ class Wheel {
     a_KWheel[3] = t4;
     a_KWheel[4] = t7;
     // joint 'hinge' (external.cap:25) -> body 'wheel': generalized force
-    tau[0] = derived_.I_KWheel[12]*udot[0] - derived_.I_KWheel[2]*a_KWheel[3] + derived_.I_KWheel[1]*a_KWheel[4];
+    tau[0] = derived_.I_KWheel[12]*udot[0] - derived_.I_KWheel[2]*a_KWheel[3] +
+        derived_.I_KWheel[1]*a_KWheel[4];
   }
 
   // qdot (nq) = N(q) u.
@@ -288,7 +316,8 @@ class Wheel {
 
   // w_WB and v_WBo of every body, in World.
   // (0 adds, 0 muls, 0 divs, 0 calls, 0 other)
-  void bodyVelocities([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, BodyVelocities& velocities) const {
+  void bodyVelocities([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                      BodyVelocities& velocities) const {
     // joint 'hinge' (external.cap:25) -> body 'wheel': velocity
     velocities[0].w_WB[0] = 0.0;
     velocities[0].w_WB[1] = 0.0;
@@ -320,13 +349,18 @@ class Wheel {
     R_WWheel(0, 0) = t0;
     R_WWheel(1, 0) = t1;
     // potential energy (gravity)
-    pe = -params.wheel_mass*(derived_.hoisted[1] + params.world_gravity[0]*(params.wheel_com[0]*R_WWheel(0, 0) - params.wheel_com[1]*R_WWheel(1, 0)) + params.world_gravity[1]*(params.wheel_com[1]*R_WWheel(0, 0) + params.wheel_com[0]*R_WWheel(1, 0)));
+    pe = -params.wheel_mass*(derived_.pe +
+        params.world_gravity[0]*(params.wheel_com[0]*R_WWheel(0, 0) -
+        params.wheel_com[1]*R_WWheel(1, 0)) +
+        params.world_gravity[1]*(params.wheel_com[1]*R_WWheel(0, 0) +
+        params.wheel_com[0]*R_WWheel(1, 0)));
     return pe;
   }
 
   // The model's `output` variables.
   // (1 adds, 1 muls, 0 divs, 2 calls, 0 other)
-  void outputs([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] Outputs& out) const {
+  void outputs([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+               [[maybe_unused]] const U& u, [[maybe_unused]] Outputs& out) const {
     // output 'frictionTorque' (external.cap:27)
     const double t0 = mylib::friction(u[0], params.mu);
     out.frictionTorque = t0;
@@ -348,7 +382,9 @@ class Wheel {
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
   // (2 adds, 4 muls, 0 divs, 2 calls, 0 other)
-  void frameJacobianWheel([[maybe_unused]] const Q& q, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
+  void frameJacobianWheel([[maybe_unused]] const Q& q,
+                          [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                          FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WWheel;  // R_WB of 'wheel'
     // joint 'hinge' (external.cap:25) -> body 'wheel'
@@ -366,7 +402,9 @@ class Wheel {
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
   // (2 adds, 8 muls, 0 divs, 2 calls, 0 other)
-  void frameJacobianDotUWheel([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) const {
+  void frameJacobianDotUWheel([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                              [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                              SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WWheel;  // R_WB of 'wheel'
     // joint 'hinge' (external.cap:25) -> body 'wheel'
     const double t0 = std::cos(q[0]);
@@ -374,9 +412,7 @@ class Wheel {
     R_WWheel(0, 0) = t0;
     R_WWheel(1, 0) = t1;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    JdotU[0] = 0.0;
-    JdotU[1] = 0.0;
-    JdotU[2] = 0.0;
+    JdotU.segment<3>(0).setZero();
     JdotU[3] = -u[0]*u[0]*(p_BoFo_B[0]*R_WWheel(0, 0) - p_BoFo_B[1]*R_WWheel(1, 0));
     JdotU[4] = -u[0]*u[0]*(p_BoFo_B[0]*R_WWheel(1, 0) + p_BoFo_B[1]*R_WWheel(0, 0));
     JdotU[5] = 0.0;
@@ -386,7 +422,8 @@ class Wheel {
   // calls it through refreshDerived() when params changed, so there is no need to.
   // (4 adds, 9 muls, 1 divs, 0 calls, 0 other)
   void updateDerived() const {
-    // I_K (mass, h, I row-major) of joint 'hinge' (external.cap:25) -> body 'wheel': spatial inertia about K
+    // I_K (mass, h, I row-major) of joint 'hinge' (external.cap:25) -> body 'wheel': spatial
+    // inertia about K
     const double t0 = params.wheel_com[2]*params.wheel_com[2]*params.wheel_mass;
     const double t1 = params.wheel_com[2]*params.wheel_com[2];
     const double t2 = params.wheel_com[0]*params.wheel_com[0];
@@ -398,8 +435,8 @@ class Wheel {
     derived_.I_KWheel[2] = params.wheel_com[1]*params.wheel_mass;
     derived_.I_KWheel[12] = t6;
     // parameter-only subexpressions of the functions below
-    derived_.hoisted[0] = 1.0/derived_.I_KWheel[12];
-    derived_.hoisted[1] = params.wheel_com[2]*params.world_gravity[2];
+    derived_.udot_0 = 1.0/derived_.I_KWheel[12];
+    derived_.pe = params.wheel_com[2]*params.world_gravity[2];
     derivedFor_ = params;
     derivedValid_ = true;
   }
@@ -413,7 +450,8 @@ class Wheel {
 
   // J_WF (6 x nu) of frame `frame` (its index in frameNames); false, and J
   // unchanged, if there is no such frame.
-  bool frameJacobian(int frame, [[maybe_unused]] const Q& q, [[maybe_unused]] FrameJacobian& J) const {
+  bool frameJacobian(int frame, [[maybe_unused]] const Q& q,
+                     [[maybe_unused]] FrameJacobian& J) const {
     switch (frame) {
       case 0:  // `wheel`
         frameJacobianWheel(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
@@ -449,5 +487,6 @@ class Wheel {
 // what the runtime's simulation loop runs (the header itself needs only Eigen).
 #if __has_include(<capstan/sim/model.hpp>)
 #include <capstan/sim/model.hpp>
-static_assert(capstan::sim::Model<capstan_models::Wheel>, "capstan::sim runs every generated class");
+static_assert(capstan::sim::Model<capstan_models::Wheel>,
+              "capstan::sim runs every generated class");
 #endif

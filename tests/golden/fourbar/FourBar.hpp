@@ -73,7 +73,8 @@ class FourBar {
     double c = 1.2;  // `c` (m) coupler
     double b = 0.9;  // `b` (m) rocker
     double rho = 2.0;  // `rho` (kg/m) mass per length of the bars
-    std::array<double, 3> world_gravity = {0.0, -9.81, 0.0};  // `world.gravity` (m/s2) g_W: gravitational acceleration, expressed in World
+    // `world.gravity` (m/s2) g_W: gravitational acceleration, expressed in World
+    std::array<double, 3> world_gravity = {0.0, -9.81, 0.0};
     double crankPivot_q0 = 0.0;  // `crankPivot.q0` (rad) initial angle
     double crankPivot_u0 = 2.0;  // `crankPivot.u0` (rad/s) initial angular rate
     double crankCoupler_q0 = 0.8127555613686607;  // `crankCoupler.q0` (rad) initial angle
@@ -85,12 +86,10 @@ class FourBar {
   };
 
   // Inputs, set by the embedding program before each evaluation.
-  struct Inputs {
-  };
+  struct Inputs {};
 
   // Outputs, computed by outputs().
-  struct Outputs {
-  };
+  struct Outputs {};
 
   // Write them freely: what depends on them only is cached (Derived) and
   // recomputed on the next evaluation after any of them changed.
@@ -168,8 +167,7 @@ class FourBar {
   }
 
   // Scales each joint quaternion in q to unit length.
-  static void normalizeQuaternions([[maybe_unused]] Q& q) {
-  }
+  static void normalizeQuaternions([[maybe_unused]] Q& q) {}
 
  private:
   // Values that depend on the parameters only (the joint-frame algorithms'
@@ -179,17 +177,51 @@ class FourBar {
   // params directly is safe. An instance is not meant to be shared between
   // threads (docs/generated-code.md).
   struct Derived {
-    std::array<double, 13> I_KCrank{};  // I_K (mass, h, I row-major) of joint 'crankPivot' (fourbar.cap:35) -> body 'crank': spatial inertia about K
-    std::array<double, 13> I_KCoupler{};  // I_K (mass, h, I row-major) of joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': spatial inertia about K
-    std::array<double, 13> I_KRocker{};  // I_K (mass, h, I row-major) of joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': spatial inertia about K
-    std::array<double, 16> hoisted{};  // parameter-only subexpressions of the functions below
+    // I_K (mass, h, I row-major) of joint 'crankPivot' (fourbar.cap:35) -> body 'crank': spatial
+    // inertia about K
+    std::array<double, 13> I_KCrank{};
+    // I_K (mass, h, I row-major) of joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler':
+    // spatial inertia about K
+    std::array<double, 13> I_KCoupler{};
+    // I_K (mass, h, I row-major) of joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': spatial
+    // inertia about K
+    std::array<double, 13> I_KRocker{};
+    // part of M(0, 0) in massMatrix: joint 'crankPivot' (fourbar.cap:35) -> body 'crank': mass
+    // matrix column
+    double crankPivot_M_0_0 = 0.0;
+    // part of M(0, 0) in massMatrix: joint 'crankPivot' (fourbar.cap:35) -> body 'crank': mass
+    // matrix column
+    double crankPivot_M_0_0_b = 0.0;
+    double ke = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    // part of C[1] in bias: joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': bias
+    double crankCoupler_C_1 = 0.0;
+    // part of C[1] in bias: joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': bias
+    double crankCoupler_C_1_b = 0.0;
+    double ke_b = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    double ke_c = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    double ke_d = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    // part of udot[0] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
+    // factorization
+    double udot_0 = 0.0;
+    // part of udot[2] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
+    // factorization
+    double udot_2 = 0.0;
+    // part of udot[2] in forwardDynamics: udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the
+    // tree-sparse L^T D L factorization
+    double udot_2_b = 0.0;
+    double ke_e = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    double ke_f = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    double pe = 0.0;  // part of pe in potentialEnergy: potential energy (gravity)
+    double pe_b = 0.0;  // part of pe in potentialEnergy: potential energy (gravity)
+    double pe_c = 0.0;  // part of pe in potentialEnergy: potential energy (gravity)
   };
   static_assert(std::is_trivially_copyable_v<Parameters>, "Parameters is compared bitwise");
   mutable Derived derived_;
   mutable Parameters derivedFor_;  // the params derived_ was computed from
   mutable bool derivedValid_ = false;
   void refreshDerived() const {
-    if (!derivedValid_ || std::memcmp(&derivedFor_, &params, sizeof(Parameters)) != 0) updateDerived();
+    if (!derivedValid_ || std::memcmp(&derivedFor_, &params, sizeof(Parameters)) != 0)
+      updateDerived();
   }
 
  public:
@@ -200,8 +232,8 @@ class FourBar {
     M.setZero();  // entries between different branches of the tree stay zero
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': mass matrix column
     const double t0 = std::cos(q[1]);
-    const double t1 = derived_.hoisted[0]*t0;
-    M(0, 0) = derived_.hoisted[1] + 2.0*t1;
+    const double t1 = derived_.crankPivot_M_0_0*t0;
+    M(0, 0) = derived_.crankPivot_M_0_0_b + 2.0*t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': mass matrix column
     const double t2 = derived_.I_KCoupler[8] + t1;
     M(1, 1) = derived_.I_KCoupler[8];
@@ -257,32 +289,38 @@ class FourBar {
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': bias
     C[2] = derived_.I_KRocker[1]*a_KRocker[4];
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': bias
-    const double t24 = derived_.hoisted[3]*u[0]*u[0]*t12*t9;
+    const double t24 = derived_.crankCoupler_C_1*u[0]*u[0]*t12*t9;
     const double t25 = derived_.I_KCoupler[1]*v_KCoupler[2];
-    const double t26 = derived_.hoisted[4]*u[0]*t9;
+    const double t26 = derived_.crankCoupler_C_1_b*u[0]*t9;
     const double t27 = t25 + t26;
     const double t28 = params.r*u[0]*t12*t27;
     const double t29 = derived_.I_KCoupler[1]*a_KCoupler[4];
     C[1] = -t24 + t28 + t29;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': bias
-    C[0] = -t24 + derived_.I_KCrank[1]*a_KCrank[4] + t28 + t29 + params.r*(t12*(-v_KCoupler[2]*t27 + derived_.I_KCoupler[0]*a_KCoupler[3]) + t9*(derived_.hoisted[4]*u[0]*t12*v_KCoupler[2] + derived_.I_KCoupler[0]*a_KCoupler[4]));
+    C[0] = -t24 + derived_.I_KCrank[1]*a_KCrank[4] + t28 + t29 +
+        params.r*(t12*(-v_KCoupler[2]*t27 + derived_.I_KCoupler[0]*a_KCoupler[3]) +
+        t9*(derived_.crankCoupler_C_1_b*u[0]*t12*v_KCoupler[2] +
+        derived_.I_KCoupler[0]*a_KCoupler[4]));
   }
 
   // tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`).
   // (0 adds, 0 muls, 0 divs, 0 calls, 0 other)
-  void appliedForces([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& tau) const {
+  void appliedForces([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+                     [[maybe_unused]] const U& u, U& tau) const {
     tau.setZero();
   }
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
   // force laws and the tree-sparse L^T D L solve, all unrolled.
-  // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call weighs 4 multiplies):
+  // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
+  // weighs 4 multiplies):
   //   CRBA + L^T D L in World: 25 adds, 69 muls, 1 divs (weighted 122.0);
   //   ABA in World: 28 adds, 104 muls, 1 divs (weighted 160.0);
   //   CRBA + L^T D L in joint frames: 23 adds, 49 muls, 1 divs (weighted 100.0);
   //   ABA in joint frames: 23 adds, 56 muls, 1 divs (weighted 107.0).
   // (23 adds, 49 muls, 1 divs, 6 calls, 0 other)
-  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot) const {
+  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+                       [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
     MassMatrix M;
     Eigen::Matrix<double, 6, 1> v_KCoupler;  // spatial velocity in the joint frame of 'coupler'
@@ -294,7 +332,7 @@ class FourBar {
     v_KCoupler[2] = t0;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': mass matrix column
     const double t1 = std::cos(q[1]);
-    const double t2 = derived_.hoisted[0]*t1;
+    const double t2 = derived_.crankPivot_M_0_0*t1;
     const double t3 = derived_.I_KCoupler[8] + t2;
     M(0, 1) = t3;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration with udot = 0
@@ -328,16 +366,21 @@ class FourBar {
     const double t25 = t22 - t24;
     a_KRocker[4] = t25;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
-    const double tinv0 = 1.0/(derived_.hoisted[1] + 2.0*t2 - derived_.hoisted[8]*M(0, 1)*M(0, 1));
-    const double t26 = derived_.hoisted[3]*u[0]*u[0]*t14*t1;
-    const double t27 = derived_.I_KCoupler[1]*v_KCoupler[2] + derived_.hoisted[4]*u[0]*t1;
+    const double tinv0 = 1.0/(derived_.crankPivot_M_0_0_b + 2.0*t2 -
+        derived_.udot_0*M(0, 1)*M(0, 1));
+    const double t26 = derived_.crankCoupler_C_1*u[0]*u[0]*t14*t1;
+    const double t27 = derived_.I_KCoupler[1]*v_KCoupler[2] + derived_.crankCoupler_C_1_b*u[0]*t1;
     const double t28 = params.r*u[0]*t14*t27;
     const double t29 = derived_.I_KCoupler[1]*a_KCoupler[4];
     const double t30 = t26 - t28 - t29;
-    const double t31 = t26 - derived_.I_KCrank[1]*a_KCrank[4] - t28 - t29 - derived_.hoisted[8]*M(0, 1)*t30 - params.r*(t14*(-v_KCoupler[2]*t27 + derived_.I_KCoupler[0]*a_KCoupler[3]) + t1*(derived_.hoisted[4]*u[0]*t14*v_KCoupler[2] + derived_.I_KCoupler[0]*a_KCoupler[4]));
+    const double t31 = t26 - derived_.I_KCrank[1]*a_KCrank[4] - t28 - t29 -
+        derived_.udot_0*M(0, 1)*t30 - params.r*(t14*(-v_KCoupler[2]*t27 +
+        derived_.I_KCoupler[0]*a_KCoupler[3]) +
+        t1*(derived_.crankCoupler_C_1_b*u[0]*t14*v_KCoupler[2] +
+        derived_.I_KCoupler[0]*a_KCoupler[4]));
     udot[0] = tinv0*t31;
-    udot[1] = derived_.hoisted[8]*t30 - derived_.hoisted[8]*M(0, 1)*tinv0*t31;
-    udot[2] = -derived_.hoisted[9]*a_KRocker[4];
+    udot[1] = derived_.udot_0*t30 - derived_.udot_0*M(0, 1)*tinv0*t31;
+    udot[2] = -derived_.udot_2*a_KRocker[4];
   }
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
@@ -346,13 +389,16 @@ class FourBar {
   // (bodyNames[b]): the moment about its origin, then the force, both in World. They
   // add sum_B J_WB^T fext_B to tau (virtual work); a force f at a point Q of a body is
   // [p_BoQ_W x f; f].
-  // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call weighs 4 multiplies):
+  // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
+  // weighs 4 multiplies):
   //   CRBA + L^T D L in World: 31 adds, 69 muls, 1 divs (weighted 128.0);
   //   ABA in World: 34 adds, 104 muls, 1 divs (weighted 166.0);
   //   CRBA + L^T D L in joint frames: 34 adds, 58 muls, 1 divs (weighted 120.0);
   //   ABA in joint frames: 34 adds, 65 muls, 1 divs (weighted 127.0).
   // (34 adds, 58 muls, 1 divs, 6 calls, 0 other)
-  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext, U& udot) const {
+  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+                       [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
+                       U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
     MassMatrix M;
     Eigen::Matrix<double, 6, 1> v_KCoupler;  // spatial velocity in the joint frame of 'coupler'
@@ -364,7 +410,7 @@ class FourBar {
     v_KCoupler[2] = t0;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': mass matrix column
     const double t1 = std::cos(q[1]);
-    const double t2 = derived_.hoisted[0]*t1;
+    const double t2 = derived_.crankPivot_M_0_0*t1;
     const double t3 = derived_.I_KCoupler[8] + t2;
     M(0, 1) = t3;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration with udot = 0
@@ -398,26 +444,33 @@ class FourBar {
     const double t25 = t22 - t24;
     a_KRocker[4] = t25;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
-    const double tinv0 = 1.0/(derived_.hoisted[1] + 2.0*t2 - derived_.hoisted[8]*M(0, 1)*M(0, 1));
-    const double t26 = derived_.hoisted[3]*u[0]*u[0]*t14*t1;
-    const double t27 = derived_.I_KCoupler[1]*v_KCoupler[2] + derived_.hoisted[4]*u[0]*t1;
+    const double tinv0 = 1.0/(derived_.crankPivot_M_0_0_b + 2.0*t2 -
+        derived_.udot_0*M(0, 1)*M(0, 1));
+    const double t26 = derived_.crankCoupler_C_1*u[0]*u[0]*t14*t1;
+    const double t27 = derived_.I_KCoupler[1]*v_KCoupler[2] + derived_.crankCoupler_C_1_b*u[0]*t1;
     const double t28 = params.r*u[0]*t14*t27;
     const double t29 = derived_.I_KCoupler[1]*a_KCoupler[4];
     const double t30 = fext[1][2] + t26 - t28 - t29;
     const double t31 = -t14*t4 + t1*t6;
     const double t32 = t14*t6;
     const double t33 = t4*t1;
-    const double t34 = fext[0][2] + fext[1][2] + t26 - derived_.I_KCrank[1]*a_KCrank[4] - t28 - t29 - derived_.hoisted[8]*M(0, 1)*t30 - params.r*(t1*(derived_.hoisted[4]*u[0]*t14*v_KCoupler[2] - fext[1][4]*t31 - fext[1][3]*(-t32 - t33) + derived_.I_KCoupler[0]*a_KCoupler[4]) + t14*(-fext[1][4]*(t32 + t33) - v_KCoupler[2]*t27 - fext[1][3]*t31 + derived_.I_KCoupler[0]*a_KCoupler[3]));
+    const double t34 = fext[0][2] + fext[1][2] + t26 - derived_.I_KCrank[1]*a_KCrank[4] - t28 -
+        t29 - derived_.udot_0*M(0, 1)*t30 -
+        params.r*(t1*(derived_.crankCoupler_C_1_b*u[0]*t14*v_KCoupler[2] - fext[1][4]*t31 -
+        fext[1][3]*(-t32 - t33) + derived_.I_KCoupler[0]*a_KCoupler[4]) +
+        t14*(-fext[1][4]*(t32 + t33) - v_KCoupler[2]*t27 - fext[1][3]*t31 +
+        derived_.I_KCoupler[0]*a_KCoupler[3]));
     udot[0] = tinv0*t34;
-    udot[1] = derived_.hoisted[8]*t30 - derived_.hoisted[8]*M(0, 1)*tinv0*t34;
-    udot[2] = derived_.hoisted[10]*(fext[2][2] - derived_.I_KRocker[1]*a_KRocker[4]);
+    udot[1] = derived_.udot_0*t30 - derived_.udot_0*M(0, 1)*tinv0*t34;
+    udot[2] = derived_.udot_2_b*(fext[2][2] - derived_.I_KRocker[1]*a_KRocker[4]);
   }
 
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
   // (26 adds, 43 muls, 0 divs, 6 calls, 0 other)
-  void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const U& udot, U& tau) const {
+  void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                       [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix<double, 6, 1> v_KCoupler;  // spatial velocity in the joint frame of 'coupler'
     Eigen::Matrix<double, 6, 1> a_KCrank;  // spatial acceleration in the joint frame of 'crank'
@@ -464,16 +517,19 @@ class FourBar {
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': generalized force
     tau[2] = derived_.I_KRocker[8]*udot[2] + derived_.I_KRocker[1]*a_KRocker[4];
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': generalized force
-    const double t27 = derived_.hoisted[3]*u[0]*u[0]*t12*t10;
+    const double t27 = derived_.crankCoupler_C_1*u[0]*u[0]*t12*t10;
     const double t28 = derived_.I_KCoupler[8]*a_KCoupler[2];
     const double t29 = derived_.I_KCoupler[1]*v_KCoupler[2];
-    const double t30 = derived_.hoisted[4]*u[0]*t10;
+    const double t30 = derived_.crankCoupler_C_1_b*u[0]*t10;
     const double t31 = t29 + t30;
     const double t32 = params.r*u[0]*t12*t31;
     const double t33 = derived_.I_KCoupler[1]*a_KCoupler[4];
     tau[1] = -t27 + t28 + t32 + t33;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': generalized force
-    tau[0] = derived_.I_KCrank[8]*udot[0] - t27 + t28 + derived_.I_KCrank[1]*a_KCrank[4] + t32 + t33 + params.r*(t10*(derived_.I_KCoupler[1]*a_KCoupler[2] + derived_.hoisted[4]*u[0]*t12*v_KCoupler[2] + derived_.I_KCoupler[0]*a_KCoupler[4]) + t12*(-v_KCoupler[2]*t31 + derived_.I_KCoupler[0]*a_KCoupler[3]));
+    tau[0] = derived_.I_KCrank[8]*udot[0] - t27 + t28 + derived_.I_KCrank[1]*a_KCrank[4] + t32 +
+        t33 + params.r*(t10*(derived_.I_KCoupler[1]*a_KCoupler[2] +
+        derived_.crankCoupler_C_1_b*u[0]*t12*v_KCoupler[2] + derived_.I_KCoupler[0]*a_KCoupler[4]) +
+        t12*(-v_KCoupler[2]*t31 + derived_.I_KCoupler[0]*a_KCoupler[3]));
   }
 
   // qdot (nq) = N(q) u.
@@ -542,7 +598,8 @@ class FourBar {
 
   // w_WB and v_WBo of every body, in World.
   // (1 adds, 4 muls, 0 divs, 2 calls, 0 other)
-  void bodyVelocities([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, BodyVelocities& velocities) const {
+  void bodyVelocities([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                      BodyVelocities& velocities) const {
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
     const double t0 = std::cos(q[0]);
@@ -600,7 +657,15 @@ class FourBar {
     const double t10 = u[0] + u[1];
     w_WCoupler[2] = t10;
     // kinetic energy
-    const double t11 = 0.3333333333333333*derived_.hoisted[11]*u[2]*u[2] + 0.3333333333333333*derived_.hoisted[12]*u[0]*u[0] + params.r*u[0]*R_WCrank(0, 0)*(derived_.hoisted[5]*u[0]*R_WCrank(0, 0) + 0.5*derived_.hoisted[6]*w_WCoupler[2]*R_WCoupler(0, 0)) - params.r*u[0]*R_WCrank(1, 0)*(-derived_.hoisted[5]*u[0]*R_WCrank(1, 0) - 0.5*derived_.hoisted[6]*w_WCoupler[2]*R_WCoupler(1, 0)) + w_WCoupler[2]*(0.3333333333333333*derived_.hoisted[7]*w_WCoupler[2] + 0.5*derived_.hoisted[2]*u[0]*R_WCrank(0, 0)*R_WCoupler(0, 0) + 0.5*derived_.hoisted[2]*u[0]*R_WCrank(1, 0)*R_WCoupler(1, 0));
+    const double t11 = 0.3333333333333333*derived_.ke_e*u[2]*u[2] +
+        0.3333333333333333*derived_.ke_f*u[0]*u[0] +
+        params.r*u[0]*R_WCrank(0, 0)*(derived_.ke_b*u[0]*R_WCrank(0, 0) +
+        0.5*derived_.ke_c*w_WCoupler[2]*R_WCoupler(0, 0)) -
+        params.r*u[0]*R_WCrank(1, 0)*(-derived_.ke_b*u[0]*R_WCrank(1, 0) -
+        0.5*derived_.ke_c*w_WCoupler[2]*R_WCoupler(1, 0)) +
+        w_WCoupler[2]*(0.3333333333333333*derived_.ke_d*w_WCoupler[2] +
+        0.5*derived_.ke*u[0]*R_WCrank(0, 0)*R_WCoupler(0, 0) +
+        0.5*derived_.ke*u[0]*R_WCrank(1, 0)*R_WCoupler(1, 0));
     ke = 0.5*t11;
     return ke;
   }
@@ -640,15 +705,20 @@ class FourBar {
     R_WRocker(0, 0) = t12;
     R_WRocker(1, 0) = t13;
     // potential energy (gravity)
-    const double t14 = -derived_.I_KCrank[0]*(0.5*derived_.hoisted[14]*R_WCrank(0, 0) + 0.5*derived_.hoisted[13]*R_WCrank(1, 0)) - derived_.I_KRocker[0]*(0.5*derived_.hoisted[15]*R_WRocker(1, 0) + params.world_gravity[0]*(params.a + 0.5*params.b*R_WRocker(0, 0))) - derived_.I_KCoupler[0]*(params.world_gravity[0]*(p_WCoupler[0] + 0.5*params.c*R_WCoupler(0, 0)) + params.world_gravity[1]*(p_WCoupler[1] + 0.5*params.c*R_WCoupler(1, 0)));
+    const double t14 = -derived_.I_KCrank[0]*(0.5*derived_.pe_b*R_WCrank(0, 0) +
+        0.5*derived_.pe*R_WCrank(1, 0)) - derived_.I_KRocker[0]*(0.5*derived_.pe_c*R_WRocker(1, 0) +
+        params.world_gravity[0]*(params.a + 0.5*params.b*R_WRocker(0, 0))) -
+        derived_.I_KCoupler[0]*(params.world_gravity[0]*(p_WCoupler[0] +
+        0.5*params.c*R_WCoupler(0, 0)) + params.world_gravity[1]*(p_WCoupler[1] +
+        0.5*params.c*R_WCoupler(1, 0)));
     pe = t14;
     return pe;
   }
 
   // The model's `output` variables.
   // (0 adds, 0 muls, 0 divs, 0 calls, 0 other)
-  void outputs([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] Outputs& out) const {
-  }
+  void outputs([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+               [[maybe_unused]] const U& u, [[maybe_unused]] Outputs& out) const {}
 
   // The initial state from the joints' q0 and u0 parameters (quaternions normalized).
   // (0 adds, 0 muls, 0 divs, 0 calls, 0 other)
@@ -670,7 +740,9 @@ class FourBar {
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
   // (2 adds, 4 muls, 0 divs, 2 calls, 0 other)
-  void frameJacobianCrank([[maybe_unused]] const Q& q, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
+  void frameJacobianCrank([[maybe_unused]] const Q& q,
+                          [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                          FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
@@ -689,7 +761,9 @@ class FourBar {
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
   // (9 adds, 10 muls, 0 divs, 4 calls, 0 other)
-  void frameJacobianCoupler([[maybe_unused]] const Q& q, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
+  void frameJacobianCoupler([[maybe_unused]] const Q& q,
+                            [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                            FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
     Eigen::Matrix3d R_WCoupler;  // R_WB of 'coupler'
@@ -734,7 +808,9 @@ class FourBar {
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
   // (2 adds, 4 muls, 0 divs, 2 calls, 0 other)
-  void frameJacobianRocker([[maybe_unused]] const Q& q, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
+  void frameJacobianRocker([[maybe_unused]] const Q& q,
+                           [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                           FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WRocker;  // R_WB of 'rocker'
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
@@ -752,7 +828,9 @@ class FourBar {
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
   // (2 adds, 8 muls, 0 divs, 2 calls, 0 other)
-  void frameJacobianDotUCrank([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) const {
+  void frameJacobianDotUCrank([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                              [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                              SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
     const double t0 = std::cos(q[0]);
@@ -760,9 +838,7 @@ class FourBar {
     R_WCrank(0, 0) = t0;
     R_WCrank(1, 0) = t1;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    JdotU[0] = 0.0;
-    JdotU[1] = 0.0;
-    JdotU[2] = 0.0;
+    JdotU.segment<3>(0).setZero();
     JdotU[3] = -u[0]*u[0]*(p_BoFo_B[0]*R_WCrank(0, 0) - p_BoFo_B[1]*R_WCrank(1, 0));
     JdotU[4] = -u[0]*u[0]*(p_BoFo_B[0]*R_WCrank(1, 0) + p_BoFo_B[1]*R_WCrank(0, 0));
     JdotU[5] = 0.0;
@@ -772,7 +848,9 @@ class FourBar {
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
   // (8 adds, 18 muls, 0 divs, 4 calls, 0 other)
-  void frameJacobianDotUCoupler([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) const {
+  void frameJacobianDotUCoupler([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                                [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                                SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
     Eigen::Matrix3d R_WCoupler;  // R_WB of 'coupler'
     Eigen::Vector3d w_WCoupler;  // w_WB of 'coupler'
@@ -798,11 +876,11 @@ class FourBar {
     const double t11 = u[0] + u[1];
     w_WCoupler[2] = t11;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    JdotU[0] = 0.0;
-    JdotU[1] = 0.0;
-    JdotU[2] = 0.0;
-    JdotU[3] = -params.r*u[0]*u[0]*R_WCrank(0, 0) - w_WCoupler[2]*w_WCoupler[2]*(p_BoFo_B[1]*R_WCoupler(0, 1) + p_BoFo_B[0]*R_WCoupler(0, 0));
-    JdotU[4] = -params.r*u[0]*u[0]*R_WCrank(1, 0) - w_WCoupler[2]*w_WCoupler[2]*(p_BoFo_B[1]*R_WCoupler(0, 0) + p_BoFo_B[0]*R_WCoupler(1, 0));
+    JdotU.segment<3>(0).setZero();
+    JdotU[3] = -params.r*u[0]*u[0]*R_WCrank(0, 0) -
+        w_WCoupler[2]*w_WCoupler[2]*(p_BoFo_B[1]*R_WCoupler(0, 1) + p_BoFo_B[0]*R_WCoupler(0, 0));
+    JdotU[4] = -params.r*u[0]*u[0]*R_WCrank(1, 0) -
+        w_WCoupler[2]*w_WCoupler[2]*(p_BoFo_B[1]*R_WCoupler(0, 0) + p_BoFo_B[0]*R_WCoupler(1, 0));
     JdotU[5] = 0.0;
   }
 
@@ -810,7 +888,9 @@ class FourBar {
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
   // (2 adds, 8 muls, 0 divs, 2 calls, 0 other)
-  void frameJacobianDotURocker([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) const {
+  void frameJacobianDotURocker([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                               [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                               SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WRocker;  // R_WB of 'rocker'
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
     const double t0 = std::cos(q[2]);
@@ -818,9 +898,7 @@ class FourBar {
     R_WRocker(0, 0) = t0;
     R_WRocker(1, 0) = t1;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    JdotU[0] = 0.0;
-    JdotU[1] = 0.0;
-    JdotU[2] = 0.0;
+    JdotU.segment<3>(0).setZero();
     JdotU[3] = -u[2]*u[2]*(-p_BoFo_B[1]*R_WRocker(1, 0) + p_BoFo_B[0]*R_WRocker(0, 0));
     JdotU[4] = -u[2]*u[2]*(p_BoFo_B[0]*R_WRocker(1, 0) + p_BoFo_B[1]*R_WRocker(0, 0));
     JdotU[5] = 0.0;
@@ -864,18 +942,18 @@ class FourBar {
     R_WRocker(1, 0) = t14;
     // cut joint 'couplerRocker' (fourbar.cap:51)
     const double t15 = params.b*R_WRocker(1, 0) - p_WCoupler[1] - params.c*R_WCoupler(1, 0);
-    const double t16 = params.a + params.b*R_WRocker(0, 0) - p_WCoupler[0] - params.c*R_WCoupler(0, 0);
+    const double t16 = params.a + params.b*R_WRocker(0, 0) - p_WCoupler[0] -
+        params.c*R_WCoupler(0, 0);
     perr[0] = R_WCoupler(1, 0)*t15 + R_WCoupler(0, 0)*t16;
     perr[1] = R_WCoupler(0, 1)*t16 + R_WCoupler(0, 0)*t15;
-    perr[2] = 0.0;
-    perr[3] = 0.0;
-    perr[4] = 0.0;
+    perr.segment<3>(2).setZero();
   }
 
   // phi_v(q, u) = G(q) u (rows): the holonomic rows' time derivatives, then the rolling
   // contacts' slip velocities (m/s) along their Cx and Cy.
   // (19 adds, 34 muls, 0 divs, 6 calls, 0 other)
-  void constraintVelocityErrors([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, ConstraintVector& verr) const {
+  void constraintVelocityErrors([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                                ConstraintVector& verr) const {
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
     Eigen::Matrix3d R_WCoupler;  // R_WB of 'coupler'
     Eigen::Vector3d p_WCoupler;  // p_WoBo_W of 'coupler'
@@ -915,15 +993,18 @@ class FourBar {
     w_WCoupler[2] = t15;
     v_WCoupler[1] = t16;
     // cut joint 'couplerRocker' (fourbar.cap:51)
-    const double t17 = params.r*u[0]*R_WCrank(1, 0) - params.b*u[2]*R_WRocker(1, 0) + params.c*w_WCoupler[2]*R_WCoupler(1, 0);
+    const double t17 = params.r*u[0]*R_WCrank(1, 0) - params.b*u[2]*R_WRocker(1, 0) +
+        params.c*w_WCoupler[2]*R_WCoupler(1, 0);
     const double t18 = params.b*R_WRocker(1, 0) - p_WCoupler[1] - params.c*R_WCoupler(1, 0);
-    const double t19 = -v_WCoupler[1] + params.b*u[2]*R_WRocker(0, 0) - params.c*w_WCoupler[2]*R_WCoupler(0, 0);
-    const double t20 = params.a + params.b*R_WRocker(0, 0) - p_WCoupler[0] - params.c*R_WCoupler(0, 0);
-    verr[0] = R_WCoupler(0, 0)*t17 + w_WCoupler[2]*R_WCoupler(0, 0)*t18 + R_WCoupler(1, 0)*t19 - w_WCoupler[2]*R_WCoupler(1, 0)*t20;
-    verr[1] = R_WCoupler(0, 0)*t19 + w_WCoupler[2]*R_WCoupler(0, 1)*t18 + R_WCoupler(0, 1)*t17 - w_WCoupler[2]*R_WCoupler(0, 0)*t20;
-    verr[2] = 0.0;
-    verr[3] = 0.0;
-    verr[4] = 0.0;
+    const double t19 = -v_WCoupler[1] + params.b*u[2]*R_WRocker(0, 0) -
+        params.c*w_WCoupler[2]*R_WCoupler(0, 0);
+    const double t20 = params.a + params.b*R_WRocker(0, 0) - p_WCoupler[0] -
+        params.c*R_WCoupler(0, 0);
+    verr[0] = R_WCoupler(0, 0)*t17 + w_WCoupler[2]*R_WCoupler(0, 0)*t18 + R_WCoupler(1, 0)*t19 -
+        w_WCoupler[2]*R_WCoupler(1, 0)*t20;
+    verr[1] = R_WCoupler(0, 0)*t19 + w_WCoupler[2]*R_WCoupler(0, 1)*t18 + R_WCoupler(0, 1)*t17 -
+        w_WCoupler[2]*R_WCoupler(0, 0)*t20;
+    verr.segment<3>(2).setZero();
   }
 
   // G(q) (rows x nu) = d phi_v / d u; its structural zeros are not written (set to zero once).
@@ -976,14 +1057,16 @@ class FourBar {
     G(0, 1) = -t17 + t22;
     G(0, 2) = params.b*R_WRocker(0, 0)*R_WCoupler(1, 0) - params.b*R_WRocker(1, 0)*R_WCoupler(0, 0);
     G(1, 0) = -R_WCoupler(0, 0)*t20 - R_WCoupler(0, 1)*t19 + t23 - t24;
-    G(1, 1) = -params.c*R_WCoupler(0, 0)*R_WCoupler(0, 0) + params.c*R_WCoupler(0, 1)*R_WCoupler(1, 0) + t23 - t24;
+    G(1, 1) = -params.c*R_WCoupler(0, 0)*R_WCoupler(0, 0) +
+        params.c*R_WCoupler(0, 1)*R_WCoupler(1, 0) + t23 - t24;
     G(1, 2) = params.b*R_WRocker(0, 0)*R_WCoupler(0, 0) - params.b*R_WRocker(1, 0)*R_WCoupler(0, 1);
   }
 
   // gamma(q, u) (rows): the right-hand side of G udot = gamma, minus the rows' acceleration
   // at udot = 0 (-Gdot u).
   // (27 adds, 68 muls, 0 divs, 6 calls, 0 other)
-  void constraintBias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, ConstraintVector& gamma) const {
+  void constraintBias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                      ConstraintVector& gamma) const {
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
     Eigen::Matrix3d R_WCoupler;  // R_WB of 'coupler'
     Eigen::Vector3d p_WCoupler;  // p_WoBo_W of 'coupler'
@@ -1023,24 +1106,33 @@ class FourBar {
     w_WCoupler[2] = t15;
     v_WCoupler[1] = t16;
     // cut joint 'couplerRocker' (fourbar.cap:51)
-    const double t17 = params.a + params.b*R_WRocker(0, 0) - p_WCoupler[0] - params.c*R_WCoupler(0, 0);
-    const double t18 = -params.b*u[2]*u[2]*R_WRocker(0, 0) + params.r*u[0]*u[0]*R_WCrank(0, 0) + params.c*w_WCoupler[2]*w_WCoupler[2]*R_WCoupler(0, 0);
+    const double t17 = params.a + params.b*R_WRocker(0, 0) - p_WCoupler[0] -
+        params.c*R_WCoupler(0, 0);
+    const double t18 = -params.b*u[2]*u[2]*R_WRocker(0, 0) + params.r*u[0]*u[0]*R_WCrank(0, 0) +
+        params.c*w_WCoupler[2]*w_WCoupler[2]*R_WCoupler(0, 0);
     const double t19 = params.b*R_WRocker(1, 0) - p_WCoupler[1] - params.c*R_WCoupler(1, 0);
-    const double t20 = params.r*u[0]*u[0]*R_WCrank(1, 0) - params.b*u[2]*u[2]*R_WRocker(1, 0) + params.c*w_WCoupler[2]*w_WCoupler[2]*R_WCoupler(1, 0);
-    const double t21 = params.r*u[0]*R_WCrank(1, 0) - params.b*u[2]*R_WRocker(1, 0) + params.c*w_WCoupler[2]*R_WCoupler(1, 0);
-    const double t22 = -v_WCoupler[1] + params.b*u[2]*R_WRocker(0, 0) - params.c*w_WCoupler[2]*R_WCoupler(0, 0);
-    gamma[0] = -(-w_WCoupler[2]*w_WCoupler[2]*R_WCoupler(0, 0)*t17 + R_WCoupler(0, 0)*t18 - w_WCoupler[2]*w_WCoupler[2]*R_WCoupler(1, 0)*t19 + R_WCoupler(1, 0)*t20 - 2.0*w_WCoupler[2]*R_WCoupler(1, 0)*t21 + 2.0*w_WCoupler[2]*R_WCoupler(0, 0)*t22);
-    gamma[1] = -(-w_WCoupler[2]*w_WCoupler[2]*R_WCoupler(0, 1)*t17 - 2.0*w_WCoupler[2]*R_WCoupler(0, 0)*t21 - w_WCoupler[2]*w_WCoupler[2]*R_WCoupler(0, 0)*t19 + R_WCoupler(0, 1)*t18 + 2.0*w_WCoupler[2]*R_WCoupler(0, 1)*t22 + R_WCoupler(0, 0)*t20);
-    gamma[2] = 0.0;
-    gamma[3] = 0.0;
-    gamma[4] = 0.0;
+    const double t20 = params.r*u[0]*u[0]*R_WCrank(1, 0) - params.b*u[2]*u[2]*R_WRocker(1, 0) +
+        params.c*w_WCoupler[2]*w_WCoupler[2]*R_WCoupler(1, 0);
+    const double t21 = params.r*u[0]*R_WCrank(1, 0) - params.b*u[2]*R_WRocker(1, 0) +
+        params.c*w_WCoupler[2]*R_WCoupler(1, 0);
+    const double t22 = -v_WCoupler[1] + params.b*u[2]*R_WRocker(0, 0) -
+        params.c*w_WCoupler[2]*R_WCoupler(0, 0);
+    gamma[0] = -(-w_WCoupler[2]*w_WCoupler[2]*R_WCoupler(0, 0)*t17 + R_WCoupler(0, 0)*t18 -
+        w_WCoupler[2]*w_WCoupler[2]*R_WCoupler(1, 0)*t19 + R_WCoupler(1, 0)*t20 -
+        2.0*w_WCoupler[2]*R_WCoupler(1, 0)*t21 + 2.0*w_WCoupler[2]*R_WCoupler(0, 0)*t22);
+    gamma[1] = -(-w_WCoupler[2]*w_WCoupler[2]*R_WCoupler(0, 1)*t17 -
+        2.0*w_WCoupler[2]*R_WCoupler(0, 0)*t21 - w_WCoupler[2]*w_WCoupler[2]*R_WCoupler(0, 0)*t19 +
+        R_WCoupler(0, 1)*t18 + 2.0*w_WCoupler[2]*R_WCoupler(0, 1)*t22 + R_WCoupler(0, 0)*t20);
+    gamma.segment<3>(2).setZero();
   }
 
   // What multipliers lambda (rows; Simbody's sign: M udot = tau - C - G^T lambda) apply:
   // bodyForces[b] = [n; f] on body b, the moment about its origin then the force, in World
   // (Simbody's calcConstraintForcesFromMultipliers), and the generalized forces tau = -G^T lambda.
   // (43 adds, 50 muls, 0 divs, 6 calls, 0 other)
-  void constraintForces([[maybe_unused]] const Q& q, [[maybe_unused]] const ConstraintVector& lambda, ExternalForces& bodyForces, U& tau) const {
+  void constraintForces([[maybe_unused]] const Q& q,
+                        [[maybe_unused]] const ConstraintVector& lambda, ExternalForces& bodyForces,
+                        U& tau) const {
     for (SpatialVector& F : bodyForces) F.setZero();  // bodies no constraint acts on
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
     Eigen::Matrix3d R_WCoupler;  // R_WB of 'coupler'
@@ -1121,7 +1213,8 @@ class FourBar {
     // generalized forces tau = -G^T lambda
     const double t47 = -p_WCoupler[1] - t24;
     const double t48 = p_WCoupler[0] + t21;
-    tau[0] = -(lambda[0]*(-t23 - R_WCoupler(0, 0)*t47 - R_WCoupler(1, 0)*t48 + t26) + lambda[1]*(-R_WCoupler(0, 0)*t48 - R_WCoupler(0, 1)*t47 + t31 - t32));
+    tau[0] = -(lambda[0]*(-t23 - R_WCoupler(0, 0)*t47 - R_WCoupler(1, 0)*t48 + t26) +
+        lambda[1]*(-R_WCoupler(0, 0)*t48 - R_WCoupler(0, 1)*t47 + t31 - t32));
     tau[1] = -(t28 + t34);
     tau[2] = -(t42 + t46);
   }
@@ -1130,18 +1223,21 @@ class FourBar {
   // calls it through refreshDerived() when params changed, so there is no need to.
   // (2 adds, 37 muls, 2 divs, 0 calls, 0 other)
   void updateDerived() const {
-    // I_K (mass, h, I row-major) of joint 'crankPivot' (fourbar.cap:35) -> body 'crank': spatial inertia about K
+    // I_K (mass, h, I row-major) of joint 'crankPivot' (fourbar.cap:35) -> body 'crank': spatial
+    // inertia about K
     const double t0 = params.r*params.r*params.r*params.rho;
     derived_.I_KCrank[0] = params.r*params.rho;
     derived_.I_KCrank[1] = 0.5*params.r*params.r*params.rho;
     derived_.I_KCrank[8] = 0.3333333333333333*t0;
-    // I_K (mass, h, I row-major) of joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': spatial inertia about K
+    // I_K (mass, h, I row-major) of joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler':
+    // spatial inertia about K
     const double t1 = params.c*params.c*params.rho;
     const double t2 = params.c*params.c*params.c*params.rho;
     derived_.I_KCoupler[0] = params.c*params.rho;
     derived_.I_KCoupler[1] = 0.5*t1;
     derived_.I_KCoupler[8] = 0.3333333333333333*t2;
-    // I_K (mass, h, I row-major) of joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': spatial inertia about K
+    // I_K (mass, h, I row-major) of joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': spatial
+    // inertia about K
     const double t3 = params.b*params.b*params.b*params.rho;
     derived_.I_KRocker[0] = params.b*params.rho;
     derived_.I_KRocker[1] = 0.5*params.b*params.b*params.rho;
@@ -1149,22 +1245,22 @@ class FourBar {
     // parameter-only subexpressions of the functions below
     const double t4 = derived_.I_KCoupler[0]*params.r*params.r;
     const double tinv0 = 1.0/derived_.I_KRocker[8];
-    derived_.hoisted[0] = derived_.I_KCoupler[1]*params.r;
-    derived_.hoisted[1] = derived_.I_KCoupler[8] + derived_.I_KCrank[8] + t4;
-    derived_.hoisted[2] = params.c*params.c*params.r*params.rho;
-    derived_.hoisted[3] = t4;
-    derived_.hoisted[4] = derived_.I_KCoupler[0]*params.r;
-    derived_.hoisted[5] = params.c*params.r*params.rho;
-    derived_.hoisted[6] = t1;
-    derived_.hoisted[7] = t2;
-    derived_.hoisted[8] = 1.0/derived_.I_KCoupler[8];
-    derived_.hoisted[9] = derived_.I_KRocker[1]*tinv0;
-    derived_.hoisted[10] = tinv0;
-    derived_.hoisted[11] = t3;
-    derived_.hoisted[12] = t0;
-    derived_.hoisted[13] = params.r*params.world_gravity[1];
-    derived_.hoisted[14] = params.r*params.world_gravity[0];
-    derived_.hoisted[15] = params.b*params.world_gravity[1];
+    derived_.crankPivot_M_0_0 = derived_.I_KCoupler[1]*params.r;
+    derived_.crankPivot_M_0_0_b = derived_.I_KCoupler[8] + derived_.I_KCrank[8] + t4;
+    derived_.ke = params.c*params.c*params.r*params.rho;
+    derived_.crankCoupler_C_1 = t4;
+    derived_.crankCoupler_C_1_b = derived_.I_KCoupler[0]*params.r;
+    derived_.ke_b = params.c*params.r*params.rho;
+    derived_.ke_c = t1;
+    derived_.ke_d = t2;
+    derived_.udot_0 = 1.0/derived_.I_KCoupler[8];
+    derived_.udot_2 = derived_.I_KRocker[1]*tinv0;
+    derived_.udot_2_b = tinv0;
+    derived_.ke_e = t3;
+    derived_.ke_f = t0;
+    derived_.pe = params.r*params.world_gravity[1];
+    derived_.pe_b = params.r*params.world_gravity[0];
+    derived_.pe_c = params.b*params.world_gravity[1];
     derivedFor_ = params;
     derivedValid_ = true;
   }
@@ -1178,7 +1274,8 @@ class FourBar {
 
   // J_WF (6 x nu) of frame `frame` (its index in frameNames); false, and J
   // unchanged, if there is no such frame.
-  bool frameJacobian(int frame, [[maybe_unused]] const Q& q, [[maybe_unused]] FrameJacobian& J) const {
+  bool frameJacobian(int frame, [[maybe_unused]] const Q& q,
+                     [[maybe_unused]] FrameJacobian& J) const {
     switch (frame) {
       case 0:  // `crank`
         frameJacobianCrank(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
@@ -1292,5 +1389,6 @@ class FourBar {
 // what the runtime's simulation loop runs (the header itself needs only Eigen).
 #if __has_include(<capstan/sim/model.hpp>)
 #include <capstan/sim/model.hpp>
-static_assert(capstan::sim::Model<capstan_models::FourBar>, "capstan::sim runs every generated class");
+static_assert(capstan::sim::Model<capstan_models::FourBar>,
+              "capstan::sim runs every generated class");
 #endif

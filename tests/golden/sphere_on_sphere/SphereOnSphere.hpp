@@ -84,21 +84,24 @@ class SphereOnSphere {
     double M = 4.0;  // `M` (kg) mass of the base
     double m = 0.5;  // `m` (kg) mass of the ball
     double start = 0.04;  // `start` (rad) where the ball starts, measured from the top of the base
-    std::array<double, 3> world_gravity = {0.0, -9.81, 0.0};  // `world.gravity` (m/s2) g_W: gravitational acceleration, expressed in World
-    std::array<double, 4> pivot_q0 = {1.0, 0.0, 0.0, 0.0};  // `pivot.q0` initial quaternion (w, x, y, z) of R_FM
+    // `world.gravity` (m/s2) g_W: gravitational acceleration, expressed in World
+    std::array<double, 3> world_gravity = {0.0, -9.81, 0.0};
+    // `pivot.q0` initial quaternion (w, x, y, z) of R_FM
+    std::array<double, 4> pivot_q0 = {1.0, 0.0, 0.0, 0.0};
     std::array<double, 3> pivot_u0 = {0.0, 0.0, 0.0};  // `pivot.u0` (rad/s) initial w_FM, in F
-    std::array<double, 3> base_com = {0.0, 0.0, 0.0};  // `base.com` (m) p_BoBcm_B: center of mass, from the frame origin, in the body frame
-    std::array<double, 6> float_u0 = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};  // `float.u0` initial (angular velocity in rad/s; velocity in m/s), in F
-    std::array<double, 3> ball_com = {0.0, 0.0, 0.0};  // `ball.com` (m) p_BoBcm_B: center of mass, from the frame origin, in the body frame
+    // `base.com` (m) p_BoBcm_B: center of mass, from the frame origin, in the body frame
+    std::array<double, 3> base_com = {0.0, 0.0, 0.0};
+    // `float.u0` initial (angular velocity in rad/s; velocity in m/s), in F
+    std::array<double, 6> float_u0 = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    // `ball.com` (m) p_BoBcm_B: center of mass, from the frame origin, in the body frame
+    std::array<double, 3> ball_com = {0.0, 0.0, 0.0};
   };
 
   // Inputs, set by the embedding program before each evaluation.
-  struct Inputs {
-  };
+  struct Inputs {};
 
   // Outputs, computed by outputs().
-  struct Outputs {
-  };
+  struct Outputs {};
 
   // Write them freely: what depends on them only is cached (Derived) and
   // recomputed on the next evaluation after any of them changed.
@@ -107,28 +110,12 @@ class SphereOnSphere {
 
   // State names (SPEC §6 CSV columns), in state order.
   static constexpr std::array<std::string_view, nq> qNames = {
-      "pivot.q[1]",
-      "pivot.q[2]",
-      "pivot.q[3]",
-      "pivot.q[4]",
-      "float.q[1]",
-      "float.q[2]",
-      "float.q[3]",
-      "float.q[4]",
-      "float.q[5]",
-      "float.q[6]",
-      "float.q[7]",
+      "pivot.q[1]", "pivot.q[2]", "pivot.q[3]", "pivot.q[4]", "float.q[1]", "float.q[2]",
+      "float.q[3]", "float.q[4]", "float.q[5]", "float.q[6]", "float.q[7]",
   };
   static constexpr std::array<std::string_view, nu> uNames = {
-      "pivot.u[1]",
-      "pivot.u[2]",
-      "pivot.u[3]",
-      "float.u[1]",
-      "float.u[2]",
-      "float.u[3]",
-      "float.u[4]",
-      "float.u[5]",
-      "float.u[6]",
+      "pivot.u[1]", "pivot.u[2]", "pivot.u[3]", "float.u[1]", "float.u[2]",
+      "float.u[3]", "float.u[4]", "float.u[5]", "float.u[6]",
   };
   // Body names (their component paths), in body order.
   static constexpr std::array<std::string_view, nb> bodyNames = {
@@ -139,12 +126,9 @@ class SphereOnSphere {
   // then every connector frame fixed to a body (`tip.frame_b`).
   static constexpr int nf = 6;
   static constexpr std::array<std::string_view, nf> frameNames = {
-      "base",
-      "ball",
-      "pivot.frame_b",
-      "baseSurface.frame_a",
-      "float.frame_b",
-      "ballSurface.frame_a",
+      "base",          "ball",
+      "pivot.frame_b", "baseSurface.frame_a",
+      "float.frame_b", "ballSurface.frame_a",
   };
   static constexpr std::array<std::string_view, 0> outputNames = {};
   // The Outputs member of each name in outputNames, in the same order.
@@ -210,21 +194,53 @@ class SphereOnSphere {
   // params directly is safe. An instance is not meant to be shared between
   // threads (docs/generated-code.md).
   struct Derived {
-    std::array<double, 13> I_KBase{};  // I_K (mass, h, I row-major) of joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': spatial inertia about K
-    std::array<double, 13> I_KBall{};  // I_K (mass, h, I row-major) of joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': spatial inertia about K
-    std::array<double, 12> hoisted{};  // parameter-only subexpressions of the functions below
+    // I_K (mass, h, I row-major) of joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': spatial
+    // inertia about K
+    std::array<double, 13> I_KBase{};
+    // I_K (mass, h, I row-major) of joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': spatial
+    // inertia about K
+    std::array<double, 13> I_KBall{};
+    // part of M(0, 0) in massMatrix: mass matrix (composite rigid body, in World)
+    double M_0_0 = 0.0;
+    // part of M(0, 0) in massMatrix: mass matrix (composite rigid body, in World)
+    double M_0_0_b = 0.0;
+    // part of M(0, 0) in massMatrix: mass matrix (composite rigid body, in World)
+    double M_0_0_c = 0.0;
+    // part of M(3, 3) in massMatrix: mass matrix (composite rigid body, in World)
+    double M_3_3 = 0.0;
+    // part of M(3, 3) in massMatrix: mass matrix (composite rigid body, in World)
+    double M_3_3_b = 0.0;
+    // part of M(3, 3) in massMatrix: mass matrix (composite rigid body, in World)
+    double M_3_3_c = 0.0;
+    // part of udot[3] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
+    // factorization
+    double udot_3 = 0.0;
+    // part of udot[3] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
+    // factorization
+    double udot_3_b = 0.0;
+    // part of udot[3] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
+    // factorization
+    double udot_3_c = 0.0;
+    // part of udot[3] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
+    // factorization
+    double udot_3_d = 0.0;
+    // part of perr[0] in constraintPositionErrors: contact 'contact' (sphere_on_sphere.cap:37)
+    double contact_perr_0 = 0.0;
+    // part of verr[1] in constraintVelocityErrors: contact 'contact' (sphere_on_sphere.cap:37)
+    double contact_verr_1 = 0.0;
   };
   static_assert(std::is_trivially_copyable_v<Parameters>, "Parameters is compared bitwise");
   mutable Derived derived_;
   mutable Parameters derivedFor_;  // the params derived_ was computed from
   mutable bool derivedValid_ = false;
   void refreshDerived() const {
-    if (!derivedValid_ || std::memcmp(&derivedFor_, &params, sizeof(Parameters)) != 0) updateDerived();
+    if (!derivedValid_ || std::memcmp(&derivedFor_, &params, sizeof(Parameters)) != 0)
+      updateDerived();
   }
 
  public:
   // M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm.
-  // (114 adds, 197 muls, 2 divs, 0 calls, 0 other)
+  // (114 adds, 191 muls, 2 divs, 0 calls, 0 other)
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
     refreshDerived();  // the parameter-only values, if params changed
     M.setZero();  // entries between different branches of the tree stay zero
@@ -237,8 +253,8 @@ class SphereOnSphere {
     const double t3 = q[3]*q[3];
     const double t4 = t0 + t1 + t2 + t3;
     const double tinv0 = 1.0/t4;
-    const double t5 = q[3]*q[3]*tinv0;
-    const double t6 = q[2]*q[2]*tinv0;
+    const double t5 = t3*tinv0;
+    const double t6 = t2*tinv0;
     const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
     const double t8 = q[0]*q[3]*tinv0;
     const double t9 = q[1]*q[2]*tinv0;
@@ -247,7 +263,7 @@ class SphereOnSphere {
     const double t12 = q[1]*q[3]*tinv0;
     const double t13 = 2.0*t11 + 2.0*t12;
     const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = q[1]*q[1]*tinv0;
+    const double t15 = t0*tinv0;
     const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
     const double t17 = q[2]*q[3]*tinv0;
     const double t18 = q[0]*q[1]*tinv0;
@@ -271,8 +287,8 @@ class SphereOnSphere {
     const double t26 = q[6]*q[6];
     const double t27 = t23 + t24 + t25 + t26;
     const double tinv1 = 1.0/t27;
-    const double t28 = q[6]*q[6]*tinv1;
-    const double t29 = q[7]*q[7]*tinv1;
+    const double t28 = t26*tinv1;
+    const double t29 = t24*tinv1;
     const double t30 = -2.0*t28 - 2.0*t29 + 1.0;
     const double t31 = q[4]*q[7]*tinv1;
     const double t32 = q[5]*q[6]*tinv1;
@@ -281,7 +297,7 @@ class SphereOnSphere {
     const double t35 = q[5]*q[7]*tinv1;
     const double t36 = 2.0*t34 + 2.0*t35;
     const double t37 = 2.0*t31 + 2.0*t32;
-    const double t38 = q[5]*q[5]*tinv1;
+    const double t38 = t23*tinv1;
     const double t39 = -2.0*t38 - 2.0*t29 + 1.0;
     const double t40 = q[4]*q[5]*tinv1;
     const double t41 = q[6]*q[7]*tinv1;
@@ -299,18 +315,30 @@ class SphereOnSphere {
     R_WBall(2, 1) = t44;
     R_WBall(2, 2) = t45;
     // mass matrix (composite rigid body, in World)
-    const double t46 = derived_.I_KBase[8]*R_WBase(0, 1) - derived_.hoisted[0]*R_WBase(0, 2) - derived_.hoisted[1]*R_WBase(0, 0);
-    const double t47 = -derived_.hoisted[2]*R_WBase(0, 2) + derived_.I_KBase[4]*R_WBase(0, 0) - derived_.hoisted[1]*R_WBase(0, 1);
-    const double t48 = derived_.I_KBase[12]*R_WBase(0, 2) - derived_.hoisted[0]*R_WBase(0, 1) - derived_.hoisted[2]*R_WBase(0, 0);
-    const double t49 = -derived_.hoisted[1]*R_WBase(1, 0) - derived_.hoisted[0]*R_WBase(1, 2) + derived_.I_KBase[8]*R_WBase(1, 1);
-    const double t50 = derived_.I_KBase[4]*R_WBase(1, 0) - derived_.hoisted[2]*R_WBase(1, 2) - derived_.hoisted[1]*R_WBase(1, 1);
-    const double t51 = -derived_.hoisted[0]*R_WBase(1, 1) - derived_.hoisted[2]*R_WBase(1, 0) + derived_.I_KBase[12]*R_WBase(1, 2);
-    const double t52 = -derived_.hoisted[2]*R_WBase(2, 0) - derived_.hoisted[0]*R_WBase(2, 1) + derived_.I_KBase[12]*R_WBase(2, 2);
-    const double t53 = -derived_.hoisted[1]*R_WBase(2, 0) + derived_.I_KBase[8]*R_WBase(2, 1) - derived_.hoisted[0]*R_WBase(2, 2);
-    const double t54 = -derived_.hoisted[1]*R_WBase(2, 1) + derived_.I_KBase[4]*R_WBase(2, 0) - derived_.hoisted[2]*R_WBase(2, 2);
-    const double t55 = -derived_.hoisted[3]*R_WBall(0, 0) - derived_.hoisted[5]*R_WBall(0, 1) + derived_.I_KBall[12]*R_WBall(0, 2);
-    const double t56 = -derived_.hoisted[4]*R_WBall(0, 1) - derived_.hoisted[3]*R_WBall(0, 2) + derived_.I_KBall[4]*R_WBall(0, 0);
-    const double t57 = -derived_.hoisted[4]*R_WBall(0, 0) + derived_.I_KBall[8]*R_WBall(0, 1) - derived_.hoisted[5]*R_WBall(0, 2);
+    const double t46 = derived_.I_KBase[8]*R_WBase(0, 1) - derived_.M_0_0*R_WBase(0, 2) -
+        derived_.M_0_0_b*R_WBase(0, 0);
+    const double t47 = -derived_.M_0_0_c*R_WBase(0, 2) + derived_.I_KBase[4]*R_WBase(0, 0) -
+        derived_.M_0_0_b*R_WBase(0, 1);
+    const double t48 = derived_.I_KBase[12]*R_WBase(0, 2) - derived_.M_0_0*R_WBase(0, 1) -
+        derived_.M_0_0_c*R_WBase(0, 0);
+    const double t49 = -derived_.M_0_0_b*R_WBase(1, 0) - derived_.M_0_0*R_WBase(1, 2) +
+        derived_.I_KBase[8]*R_WBase(1, 1);
+    const double t50 = derived_.I_KBase[4]*R_WBase(1, 0) - derived_.M_0_0_c*R_WBase(1, 2) -
+        derived_.M_0_0_b*R_WBase(1, 1);
+    const double t51 = -derived_.M_0_0*R_WBase(1, 1) - derived_.M_0_0_c*R_WBase(1, 0) +
+        derived_.I_KBase[12]*R_WBase(1, 2);
+    const double t52 = -derived_.M_0_0_c*R_WBase(2, 0) - derived_.M_0_0*R_WBase(2, 1) +
+        derived_.I_KBase[12]*R_WBase(2, 2);
+    const double t53 = -derived_.M_0_0_b*R_WBase(2, 0) + derived_.I_KBase[8]*R_WBase(2, 1) -
+        derived_.M_0_0*R_WBase(2, 2);
+    const double t54 = -derived_.M_0_0_b*R_WBase(2, 1) + derived_.I_KBase[4]*R_WBase(2, 0) -
+        derived_.M_0_0_c*R_WBase(2, 2);
+    const double t55 = -derived_.M_3_3*R_WBall(0, 0) - derived_.M_3_3_c*R_WBall(0, 1) +
+        derived_.I_KBall[12]*R_WBall(0, 2);
+    const double t56 = -derived_.M_3_3_b*R_WBall(0, 1) - derived_.M_3_3*R_WBall(0, 2) +
+        derived_.I_KBall[4]*R_WBall(0, 0);
+    const double t57 = -derived_.M_3_3_b*R_WBall(0, 0) + derived_.I_KBall[8]*R_WBall(0, 1) -
+        derived_.M_3_3_c*R_WBall(0, 2);
     const double t58 = derived_.I_KBall[3]*R_WBall(2, 2);
     const double t59 = derived_.I_KBall[2]*R_WBall(2, 1);
     const double t60 = derived_.I_KBall[1]*R_WBall(2, 0);
@@ -319,17 +347,23 @@ class SphereOnSphere {
     const double t63 = derived_.I_KBall[1]*R_WBall(1, 0);
     const double t64 = derived_.I_KBall[3]*R_WBall(1, 2);
     const double t65 = t62 + t63 + t64;
-    const double t66 = -derived_.hoisted[3]*R_WBall(1, 0) + derived_.I_KBall[12]*R_WBall(1, 2) - derived_.hoisted[5]*R_WBall(1, 1);
-    const double t67 = -derived_.hoisted[4]*R_WBall(1, 1) - derived_.hoisted[3]*R_WBall(1, 2) + derived_.I_KBall[4]*R_WBall(1, 0);
-    const double t68 = derived_.I_KBall[8]*R_WBall(1, 1) - derived_.hoisted[5]*R_WBall(1, 2) - derived_.hoisted[4]*R_WBall(1, 0);
+    const double t66 = -derived_.M_3_3*R_WBall(1, 0) + derived_.I_KBall[12]*R_WBall(1, 2) -
+        derived_.M_3_3_c*R_WBall(1, 1);
+    const double t67 = -derived_.M_3_3_b*R_WBall(1, 1) - derived_.M_3_3*R_WBall(1, 2) +
+        derived_.I_KBall[4]*R_WBall(1, 0);
+    const double t68 = derived_.I_KBall[8]*R_WBall(1, 1) - derived_.M_3_3_c*R_WBall(1, 2) -
+        derived_.M_3_3_b*R_WBall(1, 0);
     const double t69 = t58 + t59 + t60;
     const double t70 = derived_.I_KBall[2]*R_WBall(0, 1);
     const double t71 = derived_.I_KBall[3]*R_WBall(0, 2);
     const double t72 = derived_.I_KBall[1]*R_WBall(0, 0);
     const double t73 = -t70 - t71 - t72;
-    const double t74 = derived_.I_KBall[8]*R_WBall(2, 1) - derived_.hoisted[4]*R_WBall(2, 0) - derived_.hoisted[5]*R_WBall(2, 2);
-    const double t75 = -derived_.hoisted[3]*R_WBall(2, 0) + derived_.I_KBall[12]*R_WBall(2, 2) - derived_.hoisted[5]*R_WBall(2, 1);
-    const double t76 = derived_.I_KBall[4]*R_WBall(2, 0) - derived_.hoisted[4]*R_WBall(2, 1) - derived_.hoisted[3]*R_WBall(2, 2);
+    const double t74 = derived_.I_KBall[8]*R_WBall(2, 1) - derived_.M_3_3_b*R_WBall(2, 0) -
+        derived_.M_3_3_c*R_WBall(2, 2);
+    const double t75 = -derived_.M_3_3*R_WBall(2, 0) + derived_.I_KBall[12]*R_WBall(2, 2) -
+        derived_.M_3_3_c*R_WBall(2, 1);
+    const double t76 = derived_.I_KBall[4]*R_WBall(2, 0) - derived_.M_3_3_b*R_WBall(2, 1) -
+        derived_.M_3_3*R_WBall(2, 2);
     const double t77 = -t62 - t63 - t64;
     const double t78 = t70 + t71 + t72;
     M(0, 0) = R_WBase(0, 1)*t46 + R_WBase(0, 0)*t47 + R_WBase(0, 2)*t48;
@@ -369,7 +403,7 @@ class SphereOnSphere {
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
   // M udot = tau - C; by recursive Newton-Euler.
-  // (138 adds, 230 muls, 2 divs, 0 calls, 0 other)
+  // (138 adds, 224 muls, 2 divs, 0 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix<double, 6, 1> v_KBase;  // spatial velocity in the joint frame of 'base'
@@ -391,8 +425,8 @@ class SphereOnSphere {
     const double t10 = q[1]*q[2]*tinv0;
     const double t11 = 2.0*t9 + 2.0*t10;
     const double t12 = u[1]*t11;
-    const double t13 = q[3]*q[3]*tinv0;
-    const double t14 = q[2]*q[2]*tinv0;
+    const double t13 = t3*tinv0;
+    const double t14 = t2*tinv0;
     const double t15 = -2.0*t13 - 2.0*t14 + 1.0;
     const double t16 = u[0]*t15;
     const double t17 = t8 + t12 + t16;
@@ -400,7 +434,7 @@ class SphereOnSphere {
     const double t19 = q[0]*q[1]*tinv0;
     const double t20 = 2.0*t18 + 2.0*t19;
     const double t21 = u[2]*t20;
-    const double t22 = q[1]*q[1]*tinv0;
+    const double t22 = t0*tinv0;
     const double t23 = -2.0*t13 - 2.0*t22 + 1.0;
     const double t24 = u[1]*t23;
     const double t25 = -2.0*t9 + 2.0*t10;
@@ -427,8 +461,8 @@ class SphereOnSphere {
     const double t41 = q[5]*q[6]*tinv1;
     const double t42 = 2.0*t40 + 2.0*t41;
     const double t43 = u[4]*t42;
-    const double t44 = q[6]*q[6]*tinv1;
-    const double t45 = q[7]*q[7]*tinv1;
+    const double t44 = t38*tinv1;
+    const double t45 = t36*tinv1;
     const double t46 = -2.0*t44 - 2.0*t45 + 1.0;
     const double t47 = u[3]*t46;
     const double t48 = q[4]*q[6]*tinv1;
@@ -442,7 +476,7 @@ class SphereOnSphere {
     const double t56 = q[6]*q[7]*tinv1;
     const double t57 = 2.0*t55 + 2.0*t56;
     const double t58 = u[5]*t57;
-    const double t59 = q[5]*q[5]*tinv1;
+    const double t59 = t35*tinv1;
     const double t60 = -2.0*t59 - 2.0*t45 + 1.0;
     const double t61 = u[4]*t60;
     const double t62 = t54 + t58 + t61;
@@ -510,15 +544,27 @@ class SphereOnSphere {
     a_KBall[4] = t105;
     a_KBall[5] = t111;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': bias
-    const double t112 = -derived_.I_KBall[1]*v_KBall[1] + derived_.I_KBall[2]*v_KBall[0] + params.m*v_KBall[5];
-    const double t113 = derived_.I_KBall[9]*v_KBall[2] + derived_.I_KBall[3]*v_KBall[3] + derived_.I_KBall[5]*v_KBall[0] + derived_.I_KBall[8]*v_KBall[1] - derived_.I_KBall[1]*v_KBall[5];
-    const double t114 = params.m*v_KBall[4] + derived_.I_KBall[1]*v_KBall[2] - derived_.I_KBall[3]*v_KBall[0];
-    const double t115 = derived_.I_KBall[6]*v_KBall[0] + derived_.I_KBall[9]*v_KBall[1] - derived_.I_KBall[2]*v_KBall[3] + derived_.I_KBall[1]*v_KBall[4] + derived_.I_KBall[12]*v_KBall[2];
-    const double t116 = v_KBall[4]*t112 - derived_.I_KBall[3]*a_KBall[4] - v_KBall[2]*t113 - v_KBall[5]*t114 + derived_.I_KBall[2]*a_KBall[5] + v_KBall[1]*t115;
-    const double t117 = derived_.I_KBall[6]*v_KBall[2] + derived_.I_KBall[2]*v_KBall[5] - derived_.I_KBall[3]*v_KBall[4] + derived_.I_KBall[5]*v_KBall[1] + derived_.I_KBall[4]*v_KBall[0];
-    const double t118 = params.m*v_KBall[3] - derived_.I_KBall[2]*v_KBall[2] + derived_.I_KBall[3]*v_KBall[1];
-    const double t119 = v_KBall[2]*t117 - derived_.I_KBall[1]*a_KBall[5] - v_KBall[0]*t115 + v_KBall[5]*t118 + derived_.I_KBall[3]*a_KBall[3] - v_KBall[3]*t112;
-    const double t120 = v_KBall[3]*t114 + derived_.I_KBall[1]*a_KBall[4] - v_KBall[4]*t118 - v_KBall[1]*t117 + v_KBall[0]*t113 - derived_.I_KBall[2]*a_KBall[3];
+    const double t112 = -derived_.I_KBall[1]*v_KBall[1] + derived_.I_KBall[2]*v_KBall[0] +
+        params.m*v_KBall[5];
+    const double t113 = derived_.I_KBall[9]*v_KBall[2] + derived_.I_KBall[3]*v_KBall[3] +
+        derived_.I_KBall[5]*v_KBall[0] + derived_.I_KBall[8]*v_KBall[1] -
+        derived_.I_KBall[1]*v_KBall[5];
+    const double t114 = params.m*v_KBall[4] + derived_.I_KBall[1]*v_KBall[2] -
+        derived_.I_KBall[3]*v_KBall[0];
+    const double t115 = derived_.I_KBall[6]*v_KBall[0] + derived_.I_KBall[9]*v_KBall[1] -
+        derived_.I_KBall[2]*v_KBall[3] + derived_.I_KBall[1]*v_KBall[4] +
+        derived_.I_KBall[12]*v_KBall[2];
+    const double t116 = v_KBall[4]*t112 - derived_.I_KBall[3]*a_KBall[4] - v_KBall[2]*t113 -
+        v_KBall[5]*t114 + derived_.I_KBall[2]*a_KBall[5] + v_KBall[1]*t115;
+    const double t117 = derived_.I_KBall[6]*v_KBall[2] + derived_.I_KBall[2]*v_KBall[5] -
+        derived_.I_KBall[3]*v_KBall[4] + derived_.I_KBall[5]*v_KBall[1] +
+        derived_.I_KBall[4]*v_KBall[0];
+    const double t118 = params.m*v_KBall[3] - derived_.I_KBall[2]*v_KBall[2] +
+        derived_.I_KBall[3]*v_KBall[1];
+    const double t119 = v_KBall[2]*t117 - derived_.I_KBall[1]*a_KBall[5] - v_KBall[0]*t115 +
+        v_KBall[5]*t118 + derived_.I_KBall[3]*a_KBall[3] - v_KBall[3]*t112;
+    const double t120 = v_KBall[3]*t114 + derived_.I_KBall[1]*a_KBall[4] - v_KBall[4]*t118 -
+        v_KBall[1]*t117 + v_KBall[0]*t113 - derived_.I_KBall[2]*a_KBall[3];
     const double t121 = params.m*a_KBall[5] + v_KBall[0]*t114 - v_KBall[1]*t118;
     const double t122 = v_KBall[2]*t118 + params.m*a_KBall[4] - v_KBall[0]*t112;
     const double t123 = v_KBall[1]*t112 - v_KBall[2]*t114 + params.m*a_KBall[3];
@@ -529,12 +575,18 @@ class SphereOnSphere {
     C[7] = t42*t123 + t63*t121 + t60*t122;
     C[8] = t50*t123 + t65*t121 + t57*t122;
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': bias
-    const double t124 = derived_.I_KBase[4]*v_KBase[0] + derived_.I_KBase[6]*v_KBase[2] + derived_.I_KBase[5]*v_KBase[1];
-    const double t125 = derived_.I_KBase[9]*v_KBase[2] + derived_.I_KBase[5]*v_KBase[0] + derived_.I_KBase[8]*v_KBase[1];
-    const double t126 = -derived_.I_KBase[2]*a_KBase[3] + derived_.I_KBase[1]*a_KBase[4] - v_KBase[1]*t124 + v_KBase[0]*t125;
-    const double t127 = derived_.I_KBase[6]*v_KBase[0] + derived_.I_KBase[12]*v_KBase[2] + derived_.I_KBase[9]*v_KBase[1];
-    const double t128 = derived_.I_KBase[3]*a_KBase[3] - derived_.I_KBase[1]*a_KBase[5] + v_KBase[2]*t124 - v_KBase[0]*t127;
-    const double t129 = derived_.I_KBase[2]*a_KBase[5] - derived_.I_KBase[3]*a_KBase[4] - v_KBase[2]*t125 + v_KBase[1]*t127;
+    const double t124 = derived_.I_KBase[4]*v_KBase[0] + derived_.I_KBase[6]*v_KBase[2] +
+        derived_.I_KBase[5]*v_KBase[1];
+    const double t125 = derived_.I_KBase[9]*v_KBase[2] + derived_.I_KBase[5]*v_KBase[0] +
+        derived_.I_KBase[8]*v_KBase[1];
+    const double t126 = -derived_.I_KBase[2]*a_KBase[3] + derived_.I_KBase[1]*a_KBase[4] -
+        v_KBase[1]*t124 + v_KBase[0]*t125;
+    const double t127 = derived_.I_KBase[6]*v_KBase[0] + derived_.I_KBase[12]*v_KBase[2] +
+        derived_.I_KBase[9]*v_KBase[1];
+    const double t128 = derived_.I_KBase[3]*a_KBase[3] - derived_.I_KBase[1]*a_KBase[5] +
+        v_KBase[2]*t124 - v_KBase[0]*t127;
+    const double t129 = derived_.I_KBase[2]*a_KBase[5] - derived_.I_KBase[3]*a_KBase[4] -
+        v_KBase[2]*t125 + v_KBase[1]*t127;
     C[0] = t30*t126 + t25*t128 + t15*t129;
     C[1] = t11*t129 + t23*t128 + t32*t126;
     C[2] = t7*t129 + t20*t128 + t28*t126;
@@ -542,19 +594,22 @@ class SphereOnSphere {
 
   // tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`).
   // (0 adds, 0 muls, 0 divs, 0 calls, 0 other)
-  void appliedForces([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& tau) const {
+  void appliedForces([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+                     [[maybe_unused]] const U& u, U& tau) const {
     tau.setZero();
   }
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
   // force laws and the tree-sparse L^T D L solve, all unrolled.
-  // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 218 adds, 357 muls, 8 divs (weighted 607.0);
-  //   ABA in World: 272 adds, 546 muls, 8 divs (weighted 850.0);
-  //   CRBA + L^T D L in joint frames: 312 adds, 567 muls, 11 divs (weighted 923.0);
-  //   ABA in joint frames: 435 adds, 896 muls, 11 divs (weighted 1375.0).
-  // (218 adds, 357 muls, 8 divs, 0 calls, 0 other)
-  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& udot) const {
+  // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4
+  // multiplies):
+  //   CRBA + L^T D L in World: 218 adds, 351 muls, 8 divs (weighted 601.0);
+  //   ABA in World: 272 adds, 540 muls, 8 divs (weighted 844.0);
+  //   CRBA + L^T D L in joint frames: 312 adds, 561 muls, 11 divs (weighted 917.0);
+  //   ABA in joint frames: 435 adds, 890 muls, 11 divs (weighted 1369.0).
+  // (218 adds, 351 muls, 8 divs, 0 calls, 0 other)
+  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+                       [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
     MassMatrix M;
     Eigen::Matrix3d R_WBase;  // R_WB of 'base'
@@ -566,8 +621,8 @@ class SphereOnSphere {
     const double t3 = q[3]*q[3];
     const double t4 = t0 + t1 + t2 + t3;
     const double tinv0 = 1.0/t4;
-    const double t5 = q[3]*q[3]*tinv0;
-    const double t6 = q[2]*q[2]*tinv0;
+    const double t5 = t3*tinv0;
+    const double t6 = t2*tinv0;
     const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
     const double t8 = q[0]*q[3]*tinv0;
     const double t9 = q[1]*q[2]*tinv0;
@@ -576,7 +631,7 @@ class SphereOnSphere {
     const double t12 = q[1]*q[3]*tinv0;
     const double t13 = 2.0*t11 + 2.0*t12;
     const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = q[1]*q[1]*tinv0;
+    const double t15 = t0*tinv0;
     const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
     const double t17 = q[2]*q[3]*tinv0;
     const double t18 = q[0]*q[1]*tinv0;
@@ -600,8 +655,8 @@ class SphereOnSphere {
     const double t26 = q[6]*q[6];
     const double t27 = t23 + t24 + t25 + t26;
     const double tinv1 = 1.0/t27;
-    const double t28 = q[6]*q[6]*tinv1;
-    const double t29 = q[7]*q[7]*tinv1;
+    const double t28 = t26*tinv1;
+    const double t29 = t24*tinv1;
     const double t30 = -2.0*t28 - 2.0*t29 + 1.0;
     const double t31 = q[4]*q[7]*tinv1;
     const double t32 = q[5]*q[6]*tinv1;
@@ -610,7 +665,7 @@ class SphereOnSphere {
     const double t35 = q[5]*q[7]*tinv1;
     const double t36 = 2.0*t34 + 2.0*t35;
     const double t37 = 2.0*t31 + 2.0*t32;
-    const double t38 = q[5]*q[5]*tinv1;
+    const double t38 = t23*tinv1;
     const double t39 = -2.0*t38 - 2.0*t29 + 1.0;
     const double t40 = q[4]*q[5]*tinv1;
     const double t41 = q[6]*q[7]*tinv1;
@@ -629,18 +684,18 @@ class SphereOnSphere {
     R_WBall(2, 2) = t45;
     // mass matrix (composite rigid body, in World)
     const double t46 = derived_.I_KBase[8]*R_WBase(0, 1);
-    const double t47 = derived_.hoisted[0]*R_WBase(0, 2);
-    const double t48 = derived_.hoisted[1]*R_WBase(0, 0);
+    const double t47 = derived_.M_0_0*R_WBase(0, 2);
+    const double t48 = derived_.M_0_0_b*R_WBase(0, 0);
     const double t49 = t46 - t47 - t48;
     const double t50 = R_WBase(0, 1)*t49;
-    const double t51 = derived_.hoisted[2]*R_WBase(0, 2);
+    const double t51 = derived_.M_0_0_c*R_WBase(0, 2);
     const double t52 = derived_.I_KBase[4]*R_WBase(0, 0);
-    const double t53 = derived_.hoisted[1]*R_WBase(0, 1);
+    const double t53 = derived_.M_0_0_b*R_WBase(0, 1);
     const double t54 = -t51 + t52 - t53;
     const double t55 = R_WBase(0, 0)*t54;
     const double t56 = derived_.I_KBase[12]*R_WBase(0, 2);
-    const double t57 = derived_.hoisted[0]*R_WBase(0, 1);
-    const double t58 = derived_.hoisted[2]*R_WBase(0, 0);
+    const double t57 = derived_.M_0_0*R_WBase(0, 1);
+    const double t58 = derived_.M_0_0_c*R_WBase(0, 0);
     const double t59 = t56 - t57 - t58;
     const double t60 = R_WBase(0, 2)*t59;
     const double t61 = t50 + t55 + t60;
@@ -652,18 +707,18 @@ class SphereOnSphere {
     const double t67 = R_WBase(2, 0)*t54;
     const double t68 = R_WBase(2, 2)*t59;
     const double t69 = t66 + t67 + t68;
-    const double t70 = derived_.hoisted[1]*R_WBase(1, 0);
-    const double t71 = derived_.hoisted[0]*R_WBase(1, 2);
+    const double t70 = derived_.M_0_0_b*R_WBase(1, 0);
+    const double t71 = derived_.M_0_0*R_WBase(1, 2);
     const double t72 = derived_.I_KBase[8]*R_WBase(1, 1);
     const double t73 = -t70 - t71 + t72;
     const double t74 = R_WBase(0, 1)*t73;
     const double t75 = derived_.I_KBase[4]*R_WBase(1, 0);
-    const double t76 = derived_.hoisted[2]*R_WBase(1, 2);
-    const double t77 = derived_.hoisted[1]*R_WBase(1, 1);
+    const double t76 = derived_.M_0_0_c*R_WBase(1, 2);
+    const double t77 = derived_.M_0_0_b*R_WBase(1, 1);
     const double t78 = t75 - t76 - t77;
     const double t79 = R_WBase(0, 0)*t78;
-    const double t80 = derived_.hoisted[0]*R_WBase(1, 1);
-    const double t81 = derived_.hoisted[2]*R_WBase(1, 0);
+    const double t80 = derived_.M_0_0*R_WBase(1, 1);
+    const double t81 = derived_.M_0_0_c*R_WBase(1, 0);
     const double t82 = derived_.I_KBase[12]*R_WBase(1, 2);
     const double t83 = -t80 - t81 + t82;
     const double t84 = R_WBase(0, 2)*t83;
@@ -676,19 +731,19 @@ class SphereOnSphere {
     const double t91 = R_WBase(2, 1)*t73;
     const double t92 = R_WBase(2, 0)*t78;
     const double t93 = t90 + t91 + t92;
-    const double t94 = derived_.hoisted[2]*R_WBase(2, 0);
-    const double t95 = derived_.hoisted[0]*R_WBase(2, 1);
+    const double t94 = derived_.M_0_0_c*R_WBase(2, 0);
+    const double t95 = derived_.M_0_0*R_WBase(2, 1);
     const double t96 = derived_.I_KBase[12]*R_WBase(2, 2);
     const double t97 = -t94 - t95 + t96;
     const double t98 = R_WBase(0, 2)*t97;
-    const double t99 = derived_.hoisted[1]*R_WBase(2, 0);
+    const double t99 = derived_.M_0_0_b*R_WBase(2, 0);
     const double t100 = derived_.I_KBase[8]*R_WBase(2, 1);
-    const double t101 = derived_.hoisted[0]*R_WBase(2, 2);
+    const double t101 = derived_.M_0_0*R_WBase(2, 2);
     const double t102 = -t99 + t100 - t101;
     const double t103 = R_WBase(0, 1)*t102;
-    const double t104 = derived_.hoisted[1]*R_WBase(2, 1);
+    const double t104 = derived_.M_0_0_b*R_WBase(2, 1);
     const double t105 = derived_.I_KBase[4]*R_WBase(2, 0);
-    const double t106 = derived_.hoisted[2]*R_WBase(2, 2);
+    const double t106 = derived_.M_0_0_c*R_WBase(2, 2);
     const double t107 = -t104 + t105 - t106;
     const double t108 = R_WBase(0, 0)*t107;
     const double t109 = t98 + t103 + t108;
@@ -700,19 +755,19 @@ class SphereOnSphere {
     const double t115 = R_WBase(2, 1)*t102;
     const double t116 = R_WBase(2, 0)*t107;
     const double t117 = t114 + t115 + t116;
-    const double t118 = derived_.hoisted[3]*R_WBall(0, 0);
-    const double t119 = derived_.hoisted[5]*R_WBall(0, 1);
+    const double t118 = derived_.M_3_3*R_WBall(0, 0);
+    const double t119 = derived_.M_3_3_c*R_WBall(0, 1);
     const double t120 = derived_.I_KBall[12]*R_WBall(0, 2);
     const double t121 = -t118 - t119 + t120;
     const double t122 = R_WBall(0, 2)*t121;
-    const double t123 = derived_.hoisted[4]*R_WBall(0, 1);
-    const double t124 = derived_.hoisted[3]*R_WBall(0, 2);
+    const double t123 = derived_.M_3_3_b*R_WBall(0, 1);
+    const double t124 = derived_.M_3_3*R_WBall(0, 2);
     const double t125 = derived_.I_KBall[4]*R_WBall(0, 0);
     const double t126 = -t123 - t124 + t125;
     const double t127 = R_WBall(0, 0)*t126;
-    const double t128 = derived_.hoisted[4]*R_WBall(0, 0);
+    const double t128 = derived_.M_3_3_b*R_WBall(0, 0);
     const double t129 = derived_.I_KBall[8]*R_WBall(0, 1);
-    const double t130 = derived_.hoisted[5]*R_WBall(0, 2);
+    const double t130 = derived_.M_3_3_c*R_WBall(0, 2);
     const double t131 = -t128 + t129 - t130;
     const double t132 = R_WBall(0, 1)*t131;
     const double t133 = t122 + t127 + t132;
@@ -732,19 +787,19 @@ class SphereOnSphere {
     const double t147 = derived_.I_KBall[1]*R_WBall(1, 0);
     const double t148 = derived_.I_KBall[3]*R_WBall(1, 2);
     const double t149 = t146 + t147 + t148;
-    const double t150 = derived_.hoisted[3]*R_WBall(1, 0);
+    const double t150 = derived_.M_3_3*R_WBall(1, 0);
     const double t151 = derived_.I_KBall[12]*R_WBall(1, 2);
-    const double t152 = derived_.hoisted[5]*R_WBall(1, 1);
+    const double t152 = derived_.M_3_3_c*R_WBall(1, 1);
     const double t153 = -t150 + t151 - t152;
     const double t154 = R_WBall(0, 2)*t153;
-    const double t155 = derived_.hoisted[4]*R_WBall(1, 1);
-    const double t156 = derived_.hoisted[3]*R_WBall(1, 2);
+    const double t155 = derived_.M_3_3_b*R_WBall(1, 1);
+    const double t156 = derived_.M_3_3*R_WBall(1, 2);
     const double t157 = derived_.I_KBall[4]*R_WBall(1, 0);
     const double t158 = -t155 - t156 + t157;
     const double t159 = R_WBall(0, 0)*t158;
     const double t160 = derived_.I_KBall[8]*R_WBall(1, 1);
-    const double t161 = derived_.hoisted[5]*R_WBall(1, 2);
-    const double t162 = derived_.hoisted[4]*R_WBall(1, 0);
+    const double t161 = derived_.M_3_3_c*R_WBall(1, 2);
+    const double t162 = derived_.M_3_3_b*R_WBall(1, 0);
     const double t163 = t160 - t161 - t162;
     const double t164 = R_WBall(0, 1)*t163;
     const double t165 = t154 + t159 + t164;
@@ -762,18 +817,18 @@ class SphereOnSphere {
     const double t177 = derived_.I_KBall[1]*R_WBall(0, 0);
     const double t178 = -t175 - t176 - t177;
     const double t179 = derived_.I_KBall[8]*R_WBall(2, 1);
-    const double t180 = derived_.hoisted[4]*R_WBall(2, 0);
-    const double t181 = derived_.hoisted[5]*R_WBall(2, 2);
+    const double t180 = derived_.M_3_3_b*R_WBall(2, 0);
+    const double t181 = derived_.M_3_3_c*R_WBall(2, 2);
     const double t182 = t179 - t180 - t181;
     const double t183 = R_WBall(0, 1)*t182;
-    const double t184 = derived_.hoisted[3]*R_WBall(2, 0);
+    const double t184 = derived_.M_3_3*R_WBall(2, 0);
     const double t185 = derived_.I_KBall[12]*R_WBall(2, 2);
-    const double t186 = derived_.hoisted[5]*R_WBall(2, 1);
+    const double t186 = derived_.M_3_3_c*R_WBall(2, 1);
     const double t187 = -t184 + t185 - t186;
     const double t188 = R_WBall(0, 2)*t187;
     const double t189 = derived_.I_KBall[4]*R_WBall(2, 0);
-    const double t190 = derived_.hoisted[4]*R_WBall(2, 1);
-    const double t191 = derived_.hoisted[3]*R_WBall(2, 2);
+    const double t190 = derived_.M_3_3_b*R_WBall(2, 1);
+    const double t191 = derived_.M_3_3*R_WBall(2, 2);
     const double t192 = t189 - t190 - t191;
     const double t193 = R_WBall(0, 0)*t192;
     const double t194 = t183 + t188 + t193;
@@ -816,35 +871,49 @@ class SphereOnSphere {
     const double t205 = t74 + t79 + t84 - tinv2*M(2, 1)*M(2, 0);
     const double tinv3 = 1.0/(t86 + t87 + t88 - tinv2*M(2, 1)*M(2, 1));
     const double tinv4 = 1.0/(t50 + t55 + t60 - tinv2*M(2, 0)*M(2, 0) - t205*t205*tinv3);
-    const double t206 = derived_.I_KBase[2]*R_WBase(1, 1) + derived_.I_KBase[3]*R_WBase(1, 2) + derived_.I_KBase[1]*R_WBase(1, 0);
-    const double t207 = derived_.I_KBase[2]*R_WBase(2, 1) + derived_.I_KBase[1]*R_WBase(2, 0) + derived_.I_KBase[3]*R_WBase(2, 2);
+    const double t206 = derived_.I_KBase[2]*R_WBase(1, 1) + derived_.I_KBase[3]*R_WBase(1, 2) +
+        derived_.I_KBase[1]*R_WBase(1, 0);
+    const double t207 = derived_.I_KBase[2]*R_WBase(2, 1) + derived_.I_KBase[1]*R_WBase(2, 0) +
+        derived_.I_KBase[3]*R_WBase(2, 2);
     const double t208 = u[1]*M(1, 1) + u[2]*M(1, 2) + u[0]*M(1, 0);
     const double t209 = u[2]*M(2, 2) + u[0]*M(2, 0) + u[1]*M(2, 1);
-    const double t210 = derived_.I_KBase[3]*R_WBase(0, 2) + derived_.I_KBase[2]*R_WBase(0, 1) + derived_.I_KBase[1]*R_WBase(0, 0);
+    const double t210 = derived_.I_KBase[3]*R_WBase(0, 2) + derived_.I_KBase[2]*R_WBase(0, 1) +
+        derived_.I_KBase[1]*R_WBase(0, 0);
     const double t211 = u[0]*M(0, 0) + u[1]*M(0, 1) + u[2]*M(0, 2);
-    const double t212 = params.world_gravity[1]*t210 - params.world_gravity[0]*t206 + u[1]*t211 - u[0]*t208;
-    const double t213 = -params.world_gravity[2]*t210 + params.world_gravity[0]*t207 + u[0]*t209 - u[2]*t211 - tinv2*M(2, 1)*t212;
-    const double t214 = params.world_gravity[2]*t206 - params.world_gravity[1]*t207 + u[2]*t208 - u[1]*t209 - tinv2*M(2, 0)*t212 - t205*tinv3*t213;
+    const double t212 = params.world_gravity[1]*t210 - params.world_gravity[0]*t206 + u[1]*t211 -
+        u[0]*t208;
+    const double t213 = -params.world_gravity[2]*t210 + params.world_gravity[0]*t207 + u[0]*t209 -
+        u[2]*t211 - tinv2*M(2, 1)*t212;
+    const double t214 = params.world_gravity[2]*t206 - params.world_gravity[1]*t207 + u[2]*t208 -
+        u[1]*t209 - tinv2*M(2, 0)*t212 - t205*tinv3*t213;
     const double t215 = tinv3*t213 - t205*tinv3*tinv4*t214;
-    const double t216 = t183 - derived_.hoisted[6]*M(5, 7)*M(3, 7) + t188 + t193;
-    const double tinv5 = 1.0/(-derived_.hoisted[6]*M(5, 7)*M(5, 7) + t199 + t200 + t201 - derived_.hoisted[6]*M(5, 6)*M(5, 6));
-    const double t217 = t195 + t196 + t197 - derived_.hoisted[6]*M(5, 6)*M(4, 6);
-    const double t218 = -derived_.hoisted[6]*M(4, 8)*M(3, 8) + t154 + t159 + t164 - t216*t217*tinv5;
-    const double tinv6 = 1.0/(-derived_.hoisted[6]*M(4, 6)*M(4, 6) - derived_.hoisted[6]*M(4, 8)*M(4, 8) + t166 + t167 + t168 - t217*t217*tinv5);
-    const double t219 = -derived_.hoisted[6]*M(3, 7)*M(3, 7) + t122 - derived_.hoisted[6]*M(3, 8)*M(3, 8) + t127 + t132 - t216*t216*tinv5 - t218*t218*tinv6;
+    const double t216 = t183 - derived_.udot_3*M(5, 7)*M(3, 7) + t188 + t193;
+    const double tinv5 = 1.0/(-derived_.udot_3*M(5, 7)*M(5, 7) + t199 + t200 + t201 -
+        derived_.udot_3*M(5, 6)*M(5, 6));
+    const double t217 = t195 + t196 + t197 - derived_.udot_3*M(5, 6)*M(4, 6);
+    const double t218 = -derived_.udot_3*M(4, 8)*M(3, 8) + t154 + t159 + t164 - t216*t217*tinv5;
+    const double tinv6 = 1.0/(-derived_.udot_3*M(4, 6)*M(4, 6) - derived_.udot_3*M(4, 8)*M(4, 8) +
+        t166 + t167 + t168 - t217*t217*tinv5);
+    const double t219 = -derived_.udot_3*M(3, 7)*M(3, 7) + t122 - derived_.udot_3*M(3, 8)*M(3, 8) +
+        t127 + t132 - t216*t216*tinv5 - t218*t218*tinv6;
     const double tinv7 = 1.0/t219;
     const double t220 = -u[5]*M(3, 8) + u[4]*M(4, 6);
     const double t221 = u[5]*M(5, 7) - u[3]*M(4, 6);
-    const double t222 = derived_.hoisted[9] + u[4]*t220 - u[3]*t221;
+    const double t222 = derived_.udot_3_d + u[4]*t220 - u[3]*t221;
     const double t223 = u[5]*M(4, 5) + u[3]*M(4, 3) + u[4]*M(4, 4);
     const double t224 = u[4]*M(5, 4) + u[5]*M(5, 5) + u[3]*M(5, 3);
     const double t225 = -u[4]*M(5, 7) + u[3]*M(3, 8);
-    const double t226 = derived_.hoisted[7] + u[3]*t225 - u[5]*t220;
+    const double t226 = derived_.udot_3_b + u[3]*t225 - u[5]*t220;
     const double t227 = u[5]*M(3, 5) + u[3]*M(3, 3) + u[4]*M(3, 4);
-    const double t228 = derived_.hoisted[8] - u[4]*t225 + u[5]*t221;
-    const double t229 = params.world_gravity[1]*M(5, 7) - params.world_gravity[0]*M(3, 8) + u[4]*t227 - derived_.hoisted[6]*M(5, 6)*t228 - derived_.hoisted[6]*M(5, 7)*t226 - u[3]*t223;
-    const double t230 = params.world_gravity[0]*M(4, 6) - params.world_gravity[2]*M(5, 7) - u[5]*t227 - derived_.hoisted[6]*M(4, 6)*t228 - derived_.hoisted[6]*M(4, 8)*t222 + u[3]*t224 - t217*tinv5*t229;
-    const double t231 = -params.world_gravity[1]*M(4, 6) + params.world_gravity[2]*M(3, 8) - derived_.hoisted[6]*M(3, 8)*t222 + u[5]*t223 - u[4]*t224 - derived_.hoisted[6]*M(3, 7)*t226 - t216*tinv5*t229 - t218*tinv6*t230;
+    const double t228 = derived_.udot_3_c - u[4]*t225 + u[5]*t221;
+    const double t229 = params.world_gravity[1]*M(5, 7) - params.world_gravity[0]*M(3, 8) +
+        u[4]*t227 - derived_.udot_3*M(5, 6)*t228 - derived_.udot_3*M(5, 7)*t226 - u[3]*t223;
+    const double t230 = params.world_gravity[0]*M(4, 6) - params.world_gravity[2]*M(5, 7) -
+        u[5]*t227 - derived_.udot_3*M(4, 6)*t228 - derived_.udot_3*M(4, 8)*t222 + u[3]*t224 -
+        t217*tinv5*t229;
+    const double t231 = -params.world_gravity[1]*M(4, 6) + params.world_gravity[2]*M(3, 8) -
+        derived_.udot_3*M(3, 8)*t222 + u[5]*t223 - u[4]*t224 - derived_.udot_3*M(3, 7)*t226 -
+        t216*tinv5*t229 - t218*tinv6*t230;
     const double t232 = tinv6*t230 - t218*tinv6*tinv7*t231;
     const double t233 = tinv5*t229 - t216*tinv5*tinv7*t231 - t217*tinv5*t232;
     udot[0] = tinv4*t214;
@@ -853,9 +922,11 @@ class SphereOnSphere {
     udot[3] = tinv7*t231;
     udot[4] = t232;
     udot[5] = t233;
-    udot[6] = derived_.hoisted[6]*t228 - derived_.hoisted[6]*M(4, 6)*t232 - derived_.hoisted[6]*M(5, 6)*t233;
-    udot[7] = derived_.hoisted[6]*t226 - derived_.hoisted[6]*M(3, 7)*tinv7*t231 - derived_.hoisted[6]*M(5, 7)*t233;
-    udot[8] = derived_.hoisted[6]*t222 - derived_.hoisted[6]*M(3, 8)*tinv7*t231 - derived_.hoisted[6]*M(4, 8)*t232;
+    udot[6] = derived_.udot_3*t228 - derived_.udot_3*M(4, 6)*t232 - derived_.udot_3*M(5, 6)*t233;
+    udot[7] = derived_.udot_3*t226 - derived_.udot_3*M(3, 7)*tinv7*t231 -
+        derived_.udot_3*M(5, 7)*t233;
+    udot[8] = derived_.udot_3*t222 - derived_.udot_3*M(3, 8)*tinv7*t231 -
+        derived_.udot_3*M(4, 8)*t232;
   }
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
@@ -864,13 +935,16 @@ class SphereOnSphere {
   // (bodyNames[b]): the moment about its origin, then the force, both in World. They
   // add sum_B J_WB^T fext_B to tau (virtual work); a force f at a point Q of a body is
   // [p_BoQ_W x f; f].
-  // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 227 adds, 357 muls, 8 divs (weighted 616.0);
-  //   ABA in World: 281 adds, 546 muls, 8 divs (weighted 859.0);
-  //   CRBA + L^T D L in joint frames: 339 adds, 594 muls, 11 divs (weighted 977.0);
-  //   ABA in joint frames: 462 adds, 923 muls, 11 divs (weighted 1429.0).
-  // (227 adds, 357 muls, 8 divs, 0 calls, 0 other)
-  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext, U& udot) const {
+  // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4
+  // multiplies):
+  //   CRBA + L^T D L in World: 227 adds, 351 muls, 8 divs (weighted 610.0);
+  //   ABA in World: 281 adds, 540 muls, 8 divs (weighted 853.0);
+  //   CRBA + L^T D L in joint frames: 339 adds, 588 muls, 11 divs (weighted 971.0);
+  //   ABA in joint frames: 462 adds, 917 muls, 11 divs (weighted 1423.0).
+  // (227 adds, 351 muls, 8 divs, 0 calls, 0 other)
+  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+                       [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
+                       U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
     MassMatrix M;
     Eigen::Matrix3d R_WBase;  // R_WB of 'base'
@@ -882,8 +956,8 @@ class SphereOnSphere {
     const double t3 = q[3]*q[3];
     const double t4 = t0 + t1 + t2 + t3;
     const double tinv0 = 1.0/t4;
-    const double t5 = q[3]*q[3]*tinv0;
-    const double t6 = q[2]*q[2]*tinv0;
+    const double t5 = t3*tinv0;
+    const double t6 = t2*tinv0;
     const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
     const double t8 = q[0]*q[3]*tinv0;
     const double t9 = q[1]*q[2]*tinv0;
@@ -892,7 +966,7 @@ class SphereOnSphere {
     const double t12 = q[1]*q[3]*tinv0;
     const double t13 = 2.0*t11 + 2.0*t12;
     const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = q[1]*q[1]*tinv0;
+    const double t15 = t0*tinv0;
     const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
     const double t17 = q[2]*q[3]*tinv0;
     const double t18 = q[0]*q[1]*tinv0;
@@ -916,8 +990,8 @@ class SphereOnSphere {
     const double t26 = q[6]*q[6];
     const double t27 = t23 + t24 + t25 + t26;
     const double tinv1 = 1.0/t27;
-    const double t28 = q[6]*q[6]*tinv1;
-    const double t29 = q[7]*q[7]*tinv1;
+    const double t28 = t26*tinv1;
+    const double t29 = t24*tinv1;
     const double t30 = -2.0*t28 - 2.0*t29 + 1.0;
     const double t31 = q[4]*q[7]*tinv1;
     const double t32 = q[5]*q[6]*tinv1;
@@ -926,7 +1000,7 @@ class SphereOnSphere {
     const double t35 = q[5]*q[7]*tinv1;
     const double t36 = 2.0*t34 + 2.0*t35;
     const double t37 = 2.0*t31 + 2.0*t32;
-    const double t38 = q[5]*q[5]*tinv1;
+    const double t38 = t23*tinv1;
     const double t39 = -2.0*t38 - 2.0*t29 + 1.0;
     const double t40 = q[4]*q[5]*tinv1;
     const double t41 = q[6]*q[7]*tinv1;
@@ -945,18 +1019,18 @@ class SphereOnSphere {
     R_WBall(2, 2) = t45;
     // mass matrix (composite rigid body, in World)
     const double t46 = derived_.I_KBase[8]*R_WBase(0, 1);
-    const double t47 = derived_.hoisted[0]*R_WBase(0, 2);
-    const double t48 = derived_.hoisted[1]*R_WBase(0, 0);
+    const double t47 = derived_.M_0_0*R_WBase(0, 2);
+    const double t48 = derived_.M_0_0_b*R_WBase(0, 0);
     const double t49 = t46 - t47 - t48;
     const double t50 = R_WBase(0, 1)*t49;
-    const double t51 = derived_.hoisted[2]*R_WBase(0, 2);
+    const double t51 = derived_.M_0_0_c*R_WBase(0, 2);
     const double t52 = derived_.I_KBase[4]*R_WBase(0, 0);
-    const double t53 = derived_.hoisted[1]*R_WBase(0, 1);
+    const double t53 = derived_.M_0_0_b*R_WBase(0, 1);
     const double t54 = -t51 + t52 - t53;
     const double t55 = R_WBase(0, 0)*t54;
     const double t56 = derived_.I_KBase[12]*R_WBase(0, 2);
-    const double t57 = derived_.hoisted[0]*R_WBase(0, 1);
-    const double t58 = derived_.hoisted[2]*R_WBase(0, 0);
+    const double t57 = derived_.M_0_0*R_WBase(0, 1);
+    const double t58 = derived_.M_0_0_c*R_WBase(0, 0);
     const double t59 = t56 - t57 - t58;
     const double t60 = R_WBase(0, 2)*t59;
     const double t61 = t50 + t55 + t60;
@@ -968,18 +1042,18 @@ class SphereOnSphere {
     const double t67 = R_WBase(2, 0)*t54;
     const double t68 = R_WBase(2, 2)*t59;
     const double t69 = t66 + t67 + t68;
-    const double t70 = derived_.hoisted[1]*R_WBase(1, 0);
-    const double t71 = derived_.hoisted[0]*R_WBase(1, 2);
+    const double t70 = derived_.M_0_0_b*R_WBase(1, 0);
+    const double t71 = derived_.M_0_0*R_WBase(1, 2);
     const double t72 = derived_.I_KBase[8]*R_WBase(1, 1);
     const double t73 = -t70 - t71 + t72;
     const double t74 = R_WBase(0, 1)*t73;
     const double t75 = derived_.I_KBase[4]*R_WBase(1, 0);
-    const double t76 = derived_.hoisted[2]*R_WBase(1, 2);
-    const double t77 = derived_.hoisted[1]*R_WBase(1, 1);
+    const double t76 = derived_.M_0_0_c*R_WBase(1, 2);
+    const double t77 = derived_.M_0_0_b*R_WBase(1, 1);
     const double t78 = t75 - t76 - t77;
     const double t79 = R_WBase(0, 0)*t78;
-    const double t80 = derived_.hoisted[0]*R_WBase(1, 1);
-    const double t81 = derived_.hoisted[2]*R_WBase(1, 0);
+    const double t80 = derived_.M_0_0*R_WBase(1, 1);
+    const double t81 = derived_.M_0_0_c*R_WBase(1, 0);
     const double t82 = derived_.I_KBase[12]*R_WBase(1, 2);
     const double t83 = -t80 - t81 + t82;
     const double t84 = R_WBase(0, 2)*t83;
@@ -992,19 +1066,19 @@ class SphereOnSphere {
     const double t91 = R_WBase(2, 1)*t73;
     const double t92 = R_WBase(2, 0)*t78;
     const double t93 = t90 + t91 + t92;
-    const double t94 = derived_.hoisted[2]*R_WBase(2, 0);
-    const double t95 = derived_.hoisted[0]*R_WBase(2, 1);
+    const double t94 = derived_.M_0_0_c*R_WBase(2, 0);
+    const double t95 = derived_.M_0_0*R_WBase(2, 1);
     const double t96 = derived_.I_KBase[12]*R_WBase(2, 2);
     const double t97 = -t94 - t95 + t96;
     const double t98 = R_WBase(0, 2)*t97;
-    const double t99 = derived_.hoisted[1]*R_WBase(2, 0);
+    const double t99 = derived_.M_0_0_b*R_WBase(2, 0);
     const double t100 = derived_.I_KBase[8]*R_WBase(2, 1);
-    const double t101 = derived_.hoisted[0]*R_WBase(2, 2);
+    const double t101 = derived_.M_0_0*R_WBase(2, 2);
     const double t102 = -t99 + t100 - t101;
     const double t103 = R_WBase(0, 1)*t102;
-    const double t104 = derived_.hoisted[1]*R_WBase(2, 1);
+    const double t104 = derived_.M_0_0_b*R_WBase(2, 1);
     const double t105 = derived_.I_KBase[4]*R_WBase(2, 0);
-    const double t106 = derived_.hoisted[2]*R_WBase(2, 2);
+    const double t106 = derived_.M_0_0_c*R_WBase(2, 2);
     const double t107 = -t104 + t105 - t106;
     const double t108 = R_WBase(0, 0)*t107;
     const double t109 = t98 + t103 + t108;
@@ -1016,19 +1090,19 @@ class SphereOnSphere {
     const double t115 = R_WBase(2, 1)*t102;
     const double t116 = R_WBase(2, 0)*t107;
     const double t117 = t114 + t115 + t116;
-    const double t118 = derived_.hoisted[3]*R_WBall(0, 0);
-    const double t119 = derived_.hoisted[5]*R_WBall(0, 1);
+    const double t118 = derived_.M_3_3*R_WBall(0, 0);
+    const double t119 = derived_.M_3_3_c*R_WBall(0, 1);
     const double t120 = derived_.I_KBall[12]*R_WBall(0, 2);
     const double t121 = -t118 - t119 + t120;
     const double t122 = R_WBall(0, 2)*t121;
-    const double t123 = derived_.hoisted[4]*R_WBall(0, 1);
-    const double t124 = derived_.hoisted[3]*R_WBall(0, 2);
+    const double t123 = derived_.M_3_3_b*R_WBall(0, 1);
+    const double t124 = derived_.M_3_3*R_WBall(0, 2);
     const double t125 = derived_.I_KBall[4]*R_WBall(0, 0);
     const double t126 = -t123 - t124 + t125;
     const double t127 = R_WBall(0, 0)*t126;
-    const double t128 = derived_.hoisted[4]*R_WBall(0, 0);
+    const double t128 = derived_.M_3_3_b*R_WBall(0, 0);
     const double t129 = derived_.I_KBall[8]*R_WBall(0, 1);
-    const double t130 = derived_.hoisted[5]*R_WBall(0, 2);
+    const double t130 = derived_.M_3_3_c*R_WBall(0, 2);
     const double t131 = -t128 + t129 - t130;
     const double t132 = R_WBall(0, 1)*t131;
     const double t133 = t122 + t127 + t132;
@@ -1048,19 +1122,19 @@ class SphereOnSphere {
     const double t147 = derived_.I_KBall[1]*R_WBall(1, 0);
     const double t148 = derived_.I_KBall[3]*R_WBall(1, 2);
     const double t149 = t146 + t147 + t148;
-    const double t150 = derived_.hoisted[3]*R_WBall(1, 0);
+    const double t150 = derived_.M_3_3*R_WBall(1, 0);
     const double t151 = derived_.I_KBall[12]*R_WBall(1, 2);
-    const double t152 = derived_.hoisted[5]*R_WBall(1, 1);
+    const double t152 = derived_.M_3_3_c*R_WBall(1, 1);
     const double t153 = -t150 + t151 - t152;
     const double t154 = R_WBall(0, 2)*t153;
-    const double t155 = derived_.hoisted[4]*R_WBall(1, 1);
-    const double t156 = derived_.hoisted[3]*R_WBall(1, 2);
+    const double t155 = derived_.M_3_3_b*R_WBall(1, 1);
+    const double t156 = derived_.M_3_3*R_WBall(1, 2);
     const double t157 = derived_.I_KBall[4]*R_WBall(1, 0);
     const double t158 = -t155 - t156 + t157;
     const double t159 = R_WBall(0, 0)*t158;
     const double t160 = derived_.I_KBall[8]*R_WBall(1, 1);
-    const double t161 = derived_.hoisted[5]*R_WBall(1, 2);
-    const double t162 = derived_.hoisted[4]*R_WBall(1, 0);
+    const double t161 = derived_.M_3_3_c*R_WBall(1, 2);
+    const double t162 = derived_.M_3_3_b*R_WBall(1, 0);
     const double t163 = t160 - t161 - t162;
     const double t164 = R_WBall(0, 1)*t163;
     const double t165 = t154 + t159 + t164;
@@ -1078,18 +1152,18 @@ class SphereOnSphere {
     const double t177 = derived_.I_KBall[1]*R_WBall(0, 0);
     const double t178 = -t175 - t176 - t177;
     const double t179 = derived_.I_KBall[8]*R_WBall(2, 1);
-    const double t180 = derived_.hoisted[4]*R_WBall(2, 0);
-    const double t181 = derived_.hoisted[5]*R_WBall(2, 2);
+    const double t180 = derived_.M_3_3_b*R_WBall(2, 0);
+    const double t181 = derived_.M_3_3_c*R_WBall(2, 2);
     const double t182 = t179 - t180 - t181;
     const double t183 = R_WBall(0, 1)*t182;
-    const double t184 = derived_.hoisted[3]*R_WBall(2, 0);
+    const double t184 = derived_.M_3_3*R_WBall(2, 0);
     const double t185 = derived_.I_KBall[12]*R_WBall(2, 2);
-    const double t186 = derived_.hoisted[5]*R_WBall(2, 1);
+    const double t186 = derived_.M_3_3_c*R_WBall(2, 1);
     const double t187 = -t184 + t185 - t186;
     const double t188 = R_WBall(0, 2)*t187;
     const double t189 = derived_.I_KBall[4]*R_WBall(2, 0);
-    const double t190 = derived_.hoisted[4]*R_WBall(2, 1);
-    const double t191 = derived_.hoisted[3]*R_WBall(2, 2);
+    const double t190 = derived_.M_3_3_b*R_WBall(2, 1);
+    const double t191 = derived_.M_3_3*R_WBall(2, 2);
     const double t192 = t189 - t190 - t191;
     const double t193 = R_WBall(0, 0)*t192;
     const double t194 = t183 + t188 + t193;
@@ -1132,35 +1206,50 @@ class SphereOnSphere {
     const double t205 = t74 + t79 + t84 - tinv2*M(2, 1)*M(2, 0);
     const double tinv3 = 1.0/(t86 + t87 + t88 - tinv2*M(2, 1)*M(2, 1));
     const double tinv4 = 1.0/(t50 + t55 + t60 - tinv2*M(2, 0)*M(2, 0) - t205*t205*tinv3);
-    const double t206 = derived_.I_KBase[2]*R_WBase(1, 1) + derived_.I_KBase[3]*R_WBase(1, 2) + derived_.I_KBase[1]*R_WBase(1, 0);
-    const double t207 = derived_.I_KBase[2]*R_WBase(2, 1) + derived_.I_KBase[1]*R_WBase(2, 0) + derived_.I_KBase[3]*R_WBase(2, 2);
+    const double t206 = derived_.I_KBase[2]*R_WBase(1, 1) + derived_.I_KBase[3]*R_WBase(1, 2) +
+        derived_.I_KBase[1]*R_WBase(1, 0);
+    const double t207 = derived_.I_KBase[2]*R_WBase(2, 1) + derived_.I_KBase[1]*R_WBase(2, 0) +
+        derived_.I_KBase[3]*R_WBase(2, 2);
     const double t208 = u[1]*M(1, 1) + u[2]*M(1, 2) + u[0]*M(1, 0);
     const double t209 = u[2]*M(2, 2) + u[0]*M(2, 0) + u[1]*M(2, 1);
-    const double t210 = derived_.I_KBase[3]*R_WBase(0, 2) + derived_.I_KBase[2]*R_WBase(0, 1) + derived_.I_KBase[1]*R_WBase(0, 0);
+    const double t210 = derived_.I_KBase[3]*R_WBase(0, 2) + derived_.I_KBase[2]*R_WBase(0, 1) +
+        derived_.I_KBase[1]*R_WBase(0, 0);
     const double t211 = u[0]*M(0, 0) + u[1]*M(0, 1) + u[2]*M(0, 2);
-    const double t212 = fext[0][2] + params.world_gravity[1]*t210 - params.world_gravity[0]*t206 + u[1]*t211 - u[0]*t208;
-    const double t213 = fext[0][1] - params.world_gravity[2]*t210 + params.world_gravity[0]*t207 + u[0]*t209 - u[2]*t211 - tinv2*M(2, 1)*t212;
-    const double t214 = fext[0][0] + params.world_gravity[2]*t206 - params.world_gravity[1]*t207 + u[2]*t208 - u[1]*t209 - tinv2*M(2, 0)*t212 - t205*tinv3*t213;
+    const double t212 = fext[0][2] + params.world_gravity[1]*t210 - params.world_gravity[0]*t206 +
+        u[1]*t211 - u[0]*t208;
+    const double t213 = fext[0][1] - params.world_gravity[2]*t210 + params.world_gravity[0]*t207 +
+        u[0]*t209 - u[2]*t211 - tinv2*M(2, 1)*t212;
+    const double t214 = fext[0][0] + params.world_gravity[2]*t206 - params.world_gravity[1]*t207 +
+        u[2]*t208 - u[1]*t209 - tinv2*M(2, 0)*t212 - t205*tinv3*t213;
     const double t215 = tinv3*t213 - t205*tinv3*tinv4*t214;
-    const double t216 = t183 - derived_.hoisted[6]*M(5, 7)*M(3, 7) + t188 + t193;
-    const double tinv5 = 1.0/(-derived_.hoisted[6]*M(5, 7)*M(5, 7) + t199 + t200 + t201 - derived_.hoisted[6]*M(5, 6)*M(5, 6));
-    const double t217 = t195 + t196 + t197 - derived_.hoisted[6]*M(5, 6)*M(4, 6);
-    const double t218 = -derived_.hoisted[6]*M(4, 8)*M(3, 8) + t154 + t159 + t164 - t216*t217*tinv5;
-    const double tinv6 = 1.0/(-derived_.hoisted[6]*M(4, 6)*M(4, 6) - derived_.hoisted[6]*M(4, 8)*M(4, 8) + t166 + t167 + t168 - t217*t217*tinv5);
-    const double t219 = -derived_.hoisted[6]*M(3, 7)*M(3, 7) + t122 - derived_.hoisted[6]*M(3, 8)*M(3, 8) + t127 + t132 - t216*t216*tinv5 - t218*t218*tinv6;
+    const double t216 = t183 - derived_.udot_3*M(5, 7)*M(3, 7) + t188 + t193;
+    const double tinv5 = 1.0/(-derived_.udot_3*M(5, 7)*M(5, 7) + t199 + t200 + t201 -
+        derived_.udot_3*M(5, 6)*M(5, 6));
+    const double t217 = t195 + t196 + t197 - derived_.udot_3*M(5, 6)*M(4, 6);
+    const double t218 = -derived_.udot_3*M(4, 8)*M(3, 8) + t154 + t159 + t164 - t216*t217*tinv5;
+    const double tinv6 = 1.0/(-derived_.udot_3*M(4, 6)*M(4, 6) - derived_.udot_3*M(4, 8)*M(4, 8) +
+        t166 + t167 + t168 - t217*t217*tinv5);
+    const double t219 = -derived_.udot_3*M(3, 7)*M(3, 7) + t122 - derived_.udot_3*M(3, 8)*M(3, 8) +
+        t127 + t132 - t216*t216*tinv5 - t218*t218*tinv6;
     const double tinv7 = 1.0/t219;
     const double t220 = u[5]*M(4, 5) + u[3]*M(4, 3) + u[4]*M(4, 4);
     const double t221 = -u[4]*M(5, 7) + u[3]*M(3, 8);
     const double t222 = -u[5]*M(3, 8) + u[4]*M(4, 6);
-    const double t223 = derived_.hoisted[7] + fext[1][4] + u[3]*t221 - u[5]*t222;
+    const double t223 = derived_.udot_3_b + fext[1][4] + u[3]*t221 - u[5]*t222;
     const double t224 = u[4]*M(5, 4) + u[5]*M(5, 5) + u[3]*M(5, 3);
     const double t225 = u[5]*M(5, 7) - u[3]*M(4, 6);
-    const double t226 = derived_.hoisted[9] + fext[1][5] + u[4]*t222 - u[3]*t225;
+    const double t226 = derived_.udot_3_d + fext[1][5] + u[4]*t222 - u[3]*t225;
     const double t227 = u[5]*M(3, 5) + u[3]*M(3, 3) + u[4]*M(3, 4);
-    const double t228 = derived_.hoisted[8] + fext[1][3] - u[4]*t221 + u[5]*t225;
-    const double t229 = fext[1][2] + params.world_gravity[1]*M(5, 7) - params.world_gravity[0]*M(3, 8) + u[4]*t227 - derived_.hoisted[6]*M(5, 7)*t223 - derived_.hoisted[6]*M(5, 6)*t228 - u[3]*t220;
-    const double t230 = fext[1][1] + params.world_gravity[0]*M(4, 6) - params.world_gravity[2]*M(5, 7) - u[5]*t227 - derived_.hoisted[6]*M(4, 8)*t226 - derived_.hoisted[6]*M(4, 6)*t228 + u[3]*t224 - t217*tinv5*t229;
-    const double t231 = fext[1][0] - params.world_gravity[1]*M(4, 6) + params.world_gravity[2]*M(3, 8) + u[5]*t220 - derived_.hoisted[6]*M(3, 7)*t223 - u[4]*t224 - derived_.hoisted[6]*M(3, 8)*t226 - t216*tinv5*t229 - t218*tinv6*t230;
+    const double t228 = derived_.udot_3_c + fext[1][3] - u[4]*t221 + u[5]*t225;
+    const double t229 = fext[1][2] + params.world_gravity[1]*M(5, 7) -
+        params.world_gravity[0]*M(3, 8) + u[4]*t227 - derived_.udot_3*M(5, 7)*t223 -
+        derived_.udot_3*M(5, 6)*t228 - u[3]*t220;
+    const double t230 = fext[1][1] + params.world_gravity[0]*M(4, 6) -
+        params.world_gravity[2]*M(5, 7) - u[5]*t227 - derived_.udot_3*M(4, 8)*t226 -
+        derived_.udot_3*M(4, 6)*t228 + u[3]*t224 - t217*tinv5*t229;
+    const double t231 = fext[1][0] - params.world_gravity[1]*M(4, 6) +
+        params.world_gravity[2]*M(3, 8) + u[5]*t220 - derived_.udot_3*M(3, 7)*t223 - u[4]*t224 -
+        derived_.udot_3*M(3, 8)*t226 - t216*tinv5*t229 - t218*tinv6*t230;
     const double t232 = tinv6*t230 - t218*tinv6*tinv7*t231;
     const double t233 = tinv5*t229 - t216*tinv5*tinv7*t231 - t217*tinv5*t232;
     udot[0] = tinv4*t214;
@@ -1169,16 +1258,19 @@ class SphereOnSphere {
     udot[3] = tinv7*t231;
     udot[4] = t232;
     udot[5] = t233;
-    udot[6] = derived_.hoisted[6]*t228 - derived_.hoisted[6]*M(4, 6)*t232 - derived_.hoisted[6]*M(5, 6)*t233;
-    udot[7] = derived_.hoisted[6]*t223 - derived_.hoisted[6]*M(3, 7)*tinv7*t231 - derived_.hoisted[6]*M(5, 7)*t233;
-    udot[8] = derived_.hoisted[6]*t226 - derived_.hoisted[6]*M(3, 8)*tinv7*t231 - derived_.hoisted[6]*M(4, 8)*t232;
+    udot[6] = derived_.udot_3*t228 - derived_.udot_3*M(4, 6)*t232 - derived_.udot_3*M(5, 6)*t233;
+    udot[7] = derived_.udot_3*t223 - derived_.udot_3*M(3, 7)*tinv7*t231 -
+        derived_.udot_3*M(5, 7)*t233;
+    udot[8] = derived_.udot_3*t226 - derived_.udot_3*M(3, 8)*tinv7*t231 -
+        derived_.udot_3*M(4, 8)*t232;
   }
 
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
-  // (183 adds, 281 muls, 2 divs, 0 calls, 0 other)
-  void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const U& udot, U& tau) const {
+  // (183 adds, 275 muls, 2 divs, 0 calls, 0 other)
+  void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                       [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix<double, 6, 1> v_KBase;  // spatial velocity in the joint frame of 'base'
     Eigen::Matrix<double, 6, 1> v_KBall;  // spatial velocity in the joint frame of 'ball'
@@ -1199,8 +1291,8 @@ class SphereOnSphere {
     const double t10 = q[1]*q[2]*tinv0;
     const double t11 = 2.0*t9 + 2.0*t10;
     const double t12 = u[1]*t11;
-    const double t13 = q[3]*q[3]*tinv0;
-    const double t14 = q[2]*q[2]*tinv0;
+    const double t13 = t3*tinv0;
+    const double t14 = t2*tinv0;
     const double t15 = -2.0*t13 - 2.0*t14 + 1.0;
     const double t16 = u[0]*t15;
     const double t17 = t8 + t12 + t16;
@@ -1208,7 +1300,7 @@ class SphereOnSphere {
     const double t19 = q[0]*q[1]*tinv0;
     const double t20 = 2.0*t18 + 2.0*t19;
     const double t21 = u[2]*t20;
-    const double t22 = q[1]*q[1]*tinv0;
+    const double t22 = t0*tinv0;
     const double t23 = -2.0*t13 - 2.0*t22 + 1.0;
     const double t24 = u[1]*t23;
     const double t25 = -2.0*t9 + 2.0*t10;
@@ -1235,8 +1327,8 @@ class SphereOnSphere {
     const double t41 = q[5]*q[6]*tinv1;
     const double t42 = 2.0*t40 + 2.0*t41;
     const double t43 = u[4]*t42;
-    const double t44 = q[6]*q[6]*tinv1;
-    const double t45 = q[7]*q[7]*tinv1;
+    const double t44 = t38*tinv1;
+    const double t45 = t36*tinv1;
     const double t46 = -2.0*t44 - 2.0*t45 + 1.0;
     const double t47 = u[3]*t46;
     const double t48 = q[4]*q[6]*tinv1;
@@ -1250,7 +1342,7 @@ class SphereOnSphere {
     const double t56 = q[6]*q[7]*tinv1;
     const double t57 = 2.0*t55 + 2.0*t56;
     const double t58 = u[5]*t57;
-    const double t59 = q[5]*q[5]*tinv1;
+    const double t59 = t35*tinv1;
     const double t60 = -2.0*t59 - 2.0*t45 + 1.0;
     const double t61 = u[4]*t60;
     const double t62 = t54 + t58 + t61;
@@ -1357,18 +1449,37 @@ class SphereOnSphere {
     a_KBall[4] = t135;
     a_KBall[5] = t144;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': generalized force
-    const double t145 = -derived_.I_KBall[1]*v_KBall[1] + derived_.I_KBall[2]*v_KBall[0] + params.m*v_KBall[5];
-    const double t146 = derived_.I_KBall[9]*v_KBall[2] + derived_.I_KBall[3]*v_KBall[3] + derived_.I_KBall[5]*v_KBall[0] + derived_.I_KBall[8]*v_KBall[1] - derived_.I_KBall[1]*v_KBall[5];
-    const double t147 = params.m*v_KBall[4] + derived_.I_KBall[1]*v_KBall[2] - derived_.I_KBall[3]*v_KBall[0];
-    const double t148 = derived_.I_KBall[6]*v_KBall[0] + derived_.I_KBall[9]*v_KBall[1] - derived_.I_KBall[2]*v_KBall[3] + derived_.I_KBall[1]*v_KBall[4] + derived_.I_KBall[12]*v_KBall[2];
-    const double t149 = derived_.I_KBall[4]*a_KBall[0] + derived_.I_KBall[6]*a_KBall[2] + derived_.I_KBall[5]*a_KBall[1] + v_KBall[4]*t145 - v_KBall[2]*t146 + derived_.I_KBall[2]*a_KBall[5] - v_KBall[5]*t147 - derived_.I_KBall[3]*a_KBall[4] + v_KBall[1]*t148;
-    const double t150 = params.m*v_KBall[3] - derived_.I_KBall[2]*v_KBall[2] + derived_.I_KBall[3]*v_KBall[1];
-    const double t151 = derived_.I_KBall[6]*v_KBall[2] + derived_.I_KBall[2]*v_KBall[5] - derived_.I_KBall[3]*v_KBall[4] + derived_.I_KBall[5]*v_KBall[1] + derived_.I_KBall[4]*v_KBall[0];
-    const double t152 = derived_.I_KBall[6]*a_KBall[0] + derived_.I_KBall[12]*a_KBall[2] + derived_.I_KBall[9]*a_KBall[1] + v_KBall[3]*t147 - derived_.I_KBall[2]*a_KBall[3] - v_KBall[4]*t150 + derived_.I_KBall[1]*a_KBall[4] - v_KBall[1]*t151 + v_KBall[0]*t146;
-    const double t153 = derived_.I_KBall[8]*a_KBall[1] + derived_.I_KBall[9]*a_KBall[2] + derived_.I_KBall[5]*a_KBall[0] + v_KBall[2]*t151 + derived_.I_KBall[3]*a_KBall[3] - v_KBall[0]*t148 - derived_.I_KBall[1]*a_KBall[5] + v_KBall[5]*t150 - v_KBall[3]*t145;
-    const double t154 = -derived_.I_KBall[1]*a_KBall[1] + derived_.I_KBall[2]*a_KBall[0] + v_KBall[0]*t147 - v_KBall[1]*t150 + params.m*a_KBall[5];
-    const double t155 = derived_.I_KBall[1]*a_KBall[2] - derived_.I_KBall[3]*a_KBall[0] + v_KBall[2]*t150 + params.m*a_KBall[4] - v_KBall[0]*t145;
-    const double t156 = derived_.I_KBall[3]*a_KBall[1] - derived_.I_KBall[2]*a_KBall[2] + v_KBall[1]*t145 - v_KBall[2]*t147 + params.m*a_KBall[3];
+    const double t145 = -derived_.I_KBall[1]*v_KBall[1] + derived_.I_KBall[2]*v_KBall[0] +
+        params.m*v_KBall[5];
+    const double t146 = derived_.I_KBall[9]*v_KBall[2] + derived_.I_KBall[3]*v_KBall[3] +
+        derived_.I_KBall[5]*v_KBall[0] + derived_.I_KBall[8]*v_KBall[1] -
+        derived_.I_KBall[1]*v_KBall[5];
+    const double t147 = params.m*v_KBall[4] + derived_.I_KBall[1]*v_KBall[2] -
+        derived_.I_KBall[3]*v_KBall[0];
+    const double t148 = derived_.I_KBall[6]*v_KBall[0] + derived_.I_KBall[9]*v_KBall[1] -
+        derived_.I_KBall[2]*v_KBall[3] + derived_.I_KBall[1]*v_KBall[4] +
+        derived_.I_KBall[12]*v_KBall[2];
+    const double t149 = derived_.I_KBall[4]*a_KBall[0] + derived_.I_KBall[6]*a_KBall[2] +
+        derived_.I_KBall[5]*a_KBall[1] + v_KBall[4]*t145 - v_KBall[2]*t146 +
+        derived_.I_KBall[2]*a_KBall[5] - v_KBall[5]*t147 - derived_.I_KBall[3]*a_KBall[4] +
+        v_KBall[1]*t148;
+    const double t150 = params.m*v_KBall[3] - derived_.I_KBall[2]*v_KBall[2] +
+        derived_.I_KBall[3]*v_KBall[1];
+    const double t151 = derived_.I_KBall[6]*v_KBall[2] + derived_.I_KBall[2]*v_KBall[5] -
+        derived_.I_KBall[3]*v_KBall[4] + derived_.I_KBall[5]*v_KBall[1] +
+        derived_.I_KBall[4]*v_KBall[0];
+    const double t152 = derived_.I_KBall[6]*a_KBall[0] + derived_.I_KBall[12]*a_KBall[2] +
+        derived_.I_KBall[9]*a_KBall[1] + v_KBall[3]*t147 - derived_.I_KBall[2]*a_KBall[3] -
+        v_KBall[4]*t150 + derived_.I_KBall[1]*a_KBall[4] - v_KBall[1]*t151 + v_KBall[0]*t146;
+    const double t153 = derived_.I_KBall[8]*a_KBall[1] + derived_.I_KBall[9]*a_KBall[2] +
+        derived_.I_KBall[5]*a_KBall[0] + v_KBall[2]*t151 + derived_.I_KBall[3]*a_KBall[3] -
+        v_KBall[0]*t148 - derived_.I_KBall[1]*a_KBall[5] + v_KBall[5]*t150 - v_KBall[3]*t145;
+    const double t154 = -derived_.I_KBall[1]*a_KBall[1] + derived_.I_KBall[2]*a_KBall[0] +
+        v_KBall[0]*t147 - v_KBall[1]*t150 + params.m*a_KBall[5];
+    const double t155 = derived_.I_KBall[1]*a_KBall[2] - derived_.I_KBall[3]*a_KBall[0] +
+        v_KBall[2]*t150 + params.m*a_KBall[4] - v_KBall[0]*t145;
+    const double t156 = derived_.I_KBall[3]*a_KBall[1] - derived_.I_KBall[2]*a_KBall[2] +
+        v_KBall[1]*t145 - v_KBall[2]*t147 + params.m*a_KBall[3];
     tau[3] = t46*t149 + t67*t152 + t53*t153;
     tau[4] = t42*t149 + t60*t153 + t63*t152;
     tau[5] = t57*t153 + t65*t152 + t50*t149;
@@ -1376,12 +1487,21 @@ class SphereOnSphere {
     tau[7] = t42*t156 + t60*t155 + t63*t154;
     tau[8] = t57*t155 + t65*t154 + t50*t156;
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': generalized force
-    const double t157 = derived_.I_KBase[4]*v_KBase[0] + derived_.I_KBase[6]*v_KBase[2] + derived_.I_KBase[5]*v_KBase[1];
-    const double t158 = derived_.I_KBase[6]*v_KBase[0] + derived_.I_KBase[12]*v_KBase[2] + derived_.I_KBase[9]*v_KBase[1];
-    const double t159 = derived_.I_KBase[5]*a_KBase[0] + derived_.I_KBase[3]*a_KBase[3] + derived_.I_KBase[9]*a_KBase[2] + derived_.I_KBase[8]*a_KBase[1] - derived_.I_KBase[1]*a_KBase[5] + v_KBase[2]*t157 - v_KBase[0]*t158;
-    const double t160 = derived_.I_KBase[9]*v_KBase[2] + derived_.I_KBase[5]*v_KBase[0] + derived_.I_KBase[8]*v_KBase[1];
-    const double t161 = derived_.I_KBase[2]*a_KBase[5] + derived_.I_KBase[4]*a_KBase[0] + derived_.I_KBase[6]*a_KBase[2] - derived_.I_KBase[3]*a_KBase[4] + derived_.I_KBase[5]*a_KBase[1] - v_KBase[2]*t160 + v_KBase[1]*t158;
-    const double t162 = derived_.I_KBase[6]*a_KBase[0] - derived_.I_KBase[2]*a_KBase[3] + derived_.I_KBase[12]*a_KBase[2] + derived_.I_KBase[1]*a_KBase[4] + derived_.I_KBase[9]*a_KBase[1] - v_KBase[1]*t157 + v_KBase[0]*t160;
+    const double t157 = derived_.I_KBase[4]*v_KBase[0] + derived_.I_KBase[6]*v_KBase[2] +
+        derived_.I_KBase[5]*v_KBase[1];
+    const double t158 = derived_.I_KBase[6]*v_KBase[0] + derived_.I_KBase[12]*v_KBase[2] +
+        derived_.I_KBase[9]*v_KBase[1];
+    const double t159 = derived_.I_KBase[5]*a_KBase[0] + derived_.I_KBase[3]*a_KBase[3] +
+        derived_.I_KBase[9]*a_KBase[2] + derived_.I_KBase[8]*a_KBase[1] -
+        derived_.I_KBase[1]*a_KBase[5] + v_KBase[2]*t157 - v_KBase[0]*t158;
+    const double t160 = derived_.I_KBase[9]*v_KBase[2] + derived_.I_KBase[5]*v_KBase[0] +
+        derived_.I_KBase[8]*v_KBase[1];
+    const double t161 = derived_.I_KBase[2]*a_KBase[5] + derived_.I_KBase[4]*a_KBase[0] +
+        derived_.I_KBase[6]*a_KBase[2] - derived_.I_KBase[3]*a_KBase[4] +
+        derived_.I_KBase[5]*a_KBase[1] - v_KBase[2]*t160 + v_KBase[1]*t158;
+    const double t162 = derived_.I_KBase[6]*a_KBase[0] - derived_.I_KBase[2]*a_KBase[3] +
+        derived_.I_KBase[12]*a_KBase[2] + derived_.I_KBase[1]*a_KBase[4] +
+        derived_.I_KBase[9]*a_KBase[1] - v_KBase[1]*t157 + v_KBase[0]*t160;
     tau[0] = t25*t159 + t15*t161 + t30*t162;
     tau[1] = t23*t159 + t32*t162 + t11*t161;
     tau[2] = t20*t159 + t28*t162 + t7*t161;
@@ -1406,51 +1526,57 @@ class SphereOnSphere {
   }
 
   // X_WB of every body (its `frame_a`) in World.
-  // (30 adds, 80 muls, 2 divs, 0 calls, 0 other)
+  // (30 adds, 74 muls, 2 divs, 0 calls, 0 other)
   void bodyPoses([[maybe_unused]] const Q& q, BodyPoses& poses) const {
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
-    const double tinv0 = 1.0/(q[1]*q[1] + q[0]*q[0] + q[2]*q[2] + q[3]*q[3]);
-    const double t0 = q[3]*q[3]*tinv0;
-    const double t1 = q[2]*q[2]*tinv0;
-    const double t2 = q[0]*q[3]*tinv0;
-    const double t3 = q[1]*q[2]*tinv0;
-    const double t4 = q[0]*q[2]*tinv0;
-    const double t5 = q[1]*q[3]*tinv0;
-    const double t6 = q[1]*q[1]*tinv0;
-    const double t7 = q[2]*q[3]*tinv0;
-    const double t8 = q[0]*q[1]*tinv0;
-    poses[0].R_WB(0, 0) = -2.0*t0 - 2.0*t1 + 1.0;
-    poses[0].R_WB(0, 1) = -2.0*t2 + 2.0*t3;
-    poses[0].R_WB(0, 2) = 2.0*t4 + 2.0*t5;
-    poses[0].R_WB(1, 0) = 2.0*t2 + 2.0*t3;
-    poses[0].R_WB(1, 1) = -2.0*t0 - 2.0*t6 + 1.0;
-    poses[0].R_WB(1, 2) = 2.0*t7 - 2.0*t8;
-    poses[0].R_WB(2, 0) = -2.0*t4 + 2.0*t5;
-    poses[0].R_WB(2, 1) = 2.0*t7 + 2.0*t8;
-    poses[0].R_WB(2, 2) = -2.0*t1 - 2.0*t6 + 1.0;
+    const double t0 = q[1]*q[1];
+    const double t1 = q[2]*q[2];
+    const double t2 = q[3]*q[3];
+    const double tinv0 = 1.0/(t0 + q[0]*q[0] + t1 + t2);
+    const double t3 = t2*tinv0;
+    const double t4 = t1*tinv0;
+    const double t5 = q[0]*q[3]*tinv0;
+    const double t6 = q[1]*q[2]*tinv0;
+    const double t7 = q[0]*q[2]*tinv0;
+    const double t8 = q[1]*q[3]*tinv0;
+    const double t9 = t0*tinv0;
+    const double t10 = q[2]*q[3]*tinv0;
+    const double t11 = q[0]*q[1]*tinv0;
+    poses[0].R_WB(0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
+    poses[0].R_WB(0, 1) = -2.0*t5 + 2.0*t6;
+    poses[0].R_WB(0, 2) = 2.0*t7 + 2.0*t8;
+    poses[0].R_WB(1, 0) = 2.0*t5 + 2.0*t6;
+    poses[0].R_WB(1, 1) = -2.0*t3 - 2.0*t9 + 1.0;
+    poses[0].R_WB(1, 2) = 2.0*t10 - 2.0*t11;
+    poses[0].R_WB(2, 0) = -2.0*t7 + 2.0*t8;
+    poses[0].R_WB(2, 1) = 2.0*t10 + 2.0*t11;
+    poses[0].R_WB(2, 2) = -2.0*t4 - 2.0*t9 + 1.0;
     poses[0].p_WB[0] = 0.0;
     poses[0].p_WB[1] = 0.0;
     poses[0].p_WB[2] = 0.0;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
-    const double tinv1 = 1.0/(q[5]*q[5] + q[7]*q[7] + q[4]*q[4] + q[6]*q[6]);
-    const double t9 = q[6]*q[6]*tinv1;
-    const double t10 = q[7]*q[7]*tinv1;
-    const double t11 = q[4]*q[7]*tinv1;
-    const double t12 = q[5]*q[6]*tinv1;
-    const double t13 = q[4]*q[6]*tinv1;
-    const double t14 = q[5]*q[7]*tinv1;
-    const double t15 = q[5]*q[5]*tinv1;
-    const double t16 = q[4]*q[5]*tinv1;
-    const double t17 = q[6]*q[7]*tinv1;
-    poses[1].R_WB(0, 0) = -2.0*t9 - 2.0*t10 + 1.0;
-    poses[1].R_WB(0, 1) = -2.0*t11 + 2.0*t12;
-    poses[1].R_WB(0, 2) = 2.0*t13 + 2.0*t14;
-    poses[1].R_WB(1, 0) = 2.0*t11 + 2.0*t12;
-    poses[1].R_WB(1, 1) = -2.0*t15 - 2.0*t10 + 1.0;
-    poses[1].R_WB(1, 2) = -2.0*t16 + 2.0*t17;
-    poses[1].R_WB(2, 0) = -2.0*t13 + 2.0*t14;
-    poses[1].R_WB(2, 1) = 2.0*t16 + 2.0*t17;
-    poses[1].R_WB(2, 2) = -2.0*t9 - 2.0*t15 + 1.0;
+    const double t12 = q[5]*q[5];
+    const double t13 = q[7]*q[7];
+    const double t14 = q[6]*q[6];
+    const double tinv1 = 1.0/(t12 + t13 + q[4]*q[4] + t14);
+    const double t15 = t14*tinv1;
+    const double t16 = t13*tinv1;
+    const double t17 = q[4]*q[7]*tinv1;
+    const double t18 = q[5]*q[6]*tinv1;
+    const double t19 = q[4]*q[6]*tinv1;
+    const double t20 = q[5]*q[7]*tinv1;
+    const double t21 = t12*tinv1;
+    const double t22 = q[4]*q[5]*tinv1;
+    const double t23 = q[6]*q[7]*tinv1;
+    poses[1].R_WB(0, 0) = -2.0*t15 - 2.0*t16 + 1.0;
+    poses[1].R_WB(0, 1) = -2.0*t17 + 2.0*t18;
+    poses[1].R_WB(0, 2) = 2.0*t19 + 2.0*t20;
+    poses[1].R_WB(1, 0) = 2.0*t17 + 2.0*t18;
+    poses[1].R_WB(1, 1) = -2.0*t21 - 2.0*t16 + 1.0;
+    poses[1].R_WB(1, 2) = -2.0*t22 + 2.0*t23;
+    poses[1].R_WB(2, 0) = -2.0*t19 + 2.0*t20;
+    poses[1].R_WB(2, 1) = 2.0*t22 + 2.0*t23;
+    poses[1].R_WB(2, 2) = -2.0*t15 - 2.0*t21 + 1.0;
     poses[1].p_WB[0] = q[8];
     poses[1].p_WB[1] = q[9];
     poses[1].p_WB[2] = q[10];
@@ -1458,7 +1584,8 @@ class SphereOnSphere {
 
   // w_WB and v_WBo of every body, in World.
   // (0 adds, 0 muls, 0 divs, 0 calls, 0 other)
-  void bodyVelocities([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, BodyVelocities& velocities) const {
+  void bodyVelocities([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                      BodyVelocities& velocities) const {
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': velocity
     velocities[0].w_WB[0] = u[0];
     velocities[0].w_WB[1] = u[1];
@@ -1476,7 +1603,7 @@ class SphereOnSphere {
   }
 
   // Kinetic energy 1/2 u^T M u (J).
-  // (140 adds, 240 muls, 2 divs, 0 calls, 0 other)
+  // (140 adds, 234 muls, 2 divs, 0 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WBase;  // R_WB of 'base'
@@ -1489,8 +1616,8 @@ class SphereOnSphere {
     const double t3 = q[3]*q[3];
     const double t4 = t0 + t1 + t2 + t3;
     const double tinv0 = 1.0/t4;
-    const double t5 = q[3]*q[3]*tinv0;
-    const double t6 = q[2]*q[2]*tinv0;
+    const double t5 = t3*tinv0;
+    const double t6 = t2*tinv0;
     const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
     const double t8 = q[0]*q[3]*tinv0;
     const double t9 = q[1]*q[2]*tinv0;
@@ -1499,7 +1626,7 @@ class SphereOnSphere {
     const double t12 = q[1]*q[3]*tinv0;
     const double t13 = 2.0*t11 + 2.0*t12;
     const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = q[1]*q[1]*tinv0;
+    const double t15 = t0*tinv0;
     const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
     const double t17 = q[2]*q[3]*tinv0;
     const double t18 = q[0]*q[1]*tinv0;
@@ -1523,8 +1650,8 @@ class SphereOnSphere {
     const double t26 = q[6]*q[6];
     const double t27 = t23 + t24 + t25 + t26;
     const double tinv1 = 1.0/t27;
-    const double t28 = q[6]*q[6]*tinv1;
-    const double t29 = q[7]*q[7]*tinv1;
+    const double t28 = t26*tinv1;
+    const double t29 = t24*tinv1;
     const double t30 = -2.0*t28 - 2.0*t29 + 1.0;
     const double t31 = q[4]*q[7]*tinv1;
     const double t32 = q[5]*q[6]*tinv1;
@@ -1533,7 +1660,7 @@ class SphereOnSphere {
     const double t35 = q[5]*q[7]*tinv1;
     const double t36 = 2.0*t34 + 2.0*t35;
     const double t37 = 2.0*t31 + 2.0*t32;
-    const double t38 = q[5]*q[5]*tinv1;
+    const double t38 = t23*tinv1;
     const double t39 = -2.0*t38 - 2.0*t29 + 1.0;
     const double t40 = q[4]*q[5]*tinv1;
     const double t41 = q[6]*q[7]*tinv1;
@@ -1551,37 +1678,77 @@ class SphereOnSphere {
     R_WBall(2, 1) = t44;
     R_WBall(2, 2) = t45;
     // kinetic energy
-    const double t46 = derived_.I_KBall[2]*R_WBall(0, 1) + derived_.I_KBall[3]*R_WBall(0, 2) + derived_.I_KBall[1]*R_WBall(0, 0);
-    const double t47 = derived_.I_KBall[2]*R_WBall(1, 1) + derived_.I_KBall[1]*R_WBall(1, 0) + derived_.I_KBall[3]*R_WBall(1, 2);
-    const double t48 = derived_.I_KBall[3]*R_WBall(2, 2) + derived_.I_KBall[2]*R_WBall(2, 1) + derived_.I_KBall[1]*R_WBall(2, 0);
-    const double t49 = -derived_.hoisted[3]*R_WBall(2, 0) + derived_.I_KBall[12]*R_WBall(2, 2) - derived_.hoisted[5]*R_WBall(2, 1);
-    const double t50 = derived_.I_KBall[8]*R_WBall(2, 1) - derived_.hoisted[4]*R_WBall(2, 0) - derived_.hoisted[5]*R_WBall(2, 2);
-    const double t51 = derived_.I_KBall[4]*R_WBall(2, 0) - derived_.hoisted[4]*R_WBall(2, 1) - derived_.hoisted[3]*R_WBall(2, 2);
-    const double t52 = u[5]*(u[7]*t46 - u[6]*t47 + u[4]*(R_WBall(1, 2)*t49 + R_WBall(1, 1)*t50 + R_WBall(1, 0)*t51) + u[5]*(R_WBall(2, 0)*t51 + R_WBall(2, 2)*t49 + R_WBall(2, 1)*t50) + u[3]*(R_WBall(0, 1)*t50 + R_WBall(0, 2)*t49 + R_WBall(0, 0)*t51));
-    const double t53 = -derived_.hoisted[3]*R_WBall(0, 0) - derived_.hoisted[5]*R_WBall(0, 1) + derived_.I_KBall[12]*R_WBall(0, 2);
-    const double t54 = -derived_.hoisted[4]*R_WBall(0, 1) - derived_.hoisted[3]*R_WBall(0, 2) + derived_.I_KBall[4]*R_WBall(0, 0);
-    const double t55 = -derived_.hoisted[4]*R_WBall(0, 0) + derived_.I_KBall[8]*R_WBall(0, 1) - derived_.hoisted[5]*R_WBall(0, 2);
-    const double t56 = u[3]*(u[8]*t47 - u[7]*t48 + u[5]*(R_WBall(2, 2)*t53 + R_WBall(2, 0)*t54 + R_WBall(2, 1)*t55) + u[3]*(R_WBall(0, 2)*t53 + R_WBall(0, 0)*t54 + R_WBall(0, 1)*t55) + u[4]*(R_WBall(1, 0)*t54 + R_WBall(1, 2)*t53 + R_WBall(1, 1)*t55));
-    const double t57 = derived_.I_KBase[8]*R_WBase(0, 1) - derived_.hoisted[0]*R_WBase(0, 2) - derived_.hoisted[1]*R_WBase(0, 0);
-    const double t58 = -derived_.hoisted[2]*R_WBase(0, 2) + derived_.I_KBase[4]*R_WBase(0, 0) - derived_.hoisted[1]*R_WBase(0, 1);
-    const double t59 = derived_.I_KBase[12]*R_WBase(0, 2) - derived_.hoisted[0]*R_WBase(0, 1) - derived_.hoisted[2]*R_WBase(0, 0);
-    const double t60 = -derived_.hoisted[1]*R_WBase(1, 0) - derived_.hoisted[0]*R_WBase(1, 2) + derived_.I_KBase[8]*R_WBase(1, 1);
-    const double t61 = -derived_.hoisted[0]*R_WBase(1, 1) - derived_.hoisted[2]*R_WBase(1, 0) + derived_.I_KBase[12]*R_WBase(1, 2);
-    const double t62 = derived_.I_KBase[4]*R_WBase(1, 0) - derived_.hoisted[2]*R_WBase(1, 2) - derived_.hoisted[1]*R_WBase(1, 1);
-    const double t63 = -derived_.hoisted[2]*R_WBase(2, 0) - derived_.hoisted[0]*R_WBase(2, 1) + derived_.I_KBase[12]*R_WBase(2, 2);
-    const double t64 = -derived_.hoisted[1]*R_WBase(2, 0) + derived_.I_KBase[8]*R_WBase(2, 1) - derived_.hoisted[0]*R_WBase(2, 2);
-    const double t65 = -derived_.hoisted[1]*R_WBase(2, 1) + derived_.I_KBase[4]*R_WBase(2, 0) - derived_.hoisted[2]*R_WBase(2, 2);
-    const double t66 = derived_.I_KBall[8]*R_WBall(1, 1) - derived_.hoisted[5]*R_WBall(1, 2) - derived_.hoisted[4]*R_WBall(1, 0);
-    const double t67 = -derived_.hoisted[3]*R_WBall(1, 0) + derived_.I_KBall[12]*R_WBall(1, 2) - derived_.hoisted[5]*R_WBall(1, 1);
-    const double t68 = -derived_.hoisted[4]*R_WBall(1, 1) - derived_.hoisted[3]*R_WBall(1, 2) + derived_.I_KBall[4]*R_WBall(1, 0);
-    const double t69 = u[4]*(u[6]*t48 - u[8]*t46 + u[5]*(R_WBall(2, 1)*t66 + R_WBall(2, 2)*t67 + R_WBall(2, 0)*t68) + u[3]*(R_WBall(0, 2)*t67 + R_WBall(0, 0)*t68 + R_WBall(0, 1)*t66) + u[4]*(R_WBall(1, 2)*t67 + R_WBall(1, 1)*t66 + R_WBall(1, 0)*t68));
-    const double t70 = u[8]*(params.m*u[8] - u[4]*t46 + u[3]*t47) + u[7]*(params.m*u[7] + u[5]*t46 - u[3]*t48) + u[6]*(params.m*u[6] - u[5]*t47 + u[4]*t48) + t52 + t56 + u[0]*(u[0]*(R_WBase(0, 1)*t57 + R_WBase(0, 0)*t58 + R_WBase(0, 2)*t59) + u[1]*(R_WBase(1, 0)*t58 + R_WBase(1, 2)*t59 + R_WBase(1, 1)*t57) + u[2]*(R_WBase(2, 1)*t57 + R_WBase(2, 0)*t58 + R_WBase(2, 2)*t59)) + u[1]*(u[1]*(R_WBase(1, 1)*t60 + R_WBase(1, 2)*t61 + R_WBase(1, 0)*t62) + u[2]*(R_WBase(2, 2)*t61 + R_WBase(2, 1)*t60 + R_WBase(2, 0)*t62) + u[0]*(R_WBase(0, 1)*t60 + R_WBase(0, 0)*t62 + R_WBase(0, 2)*t61)) + u[2]*(u[2]*(R_WBase(2, 2)*t63 + R_WBase(2, 1)*t64 + R_WBase(2, 0)*t65) + u[0]*(R_WBase(0, 2)*t63 + R_WBase(0, 1)*t64 + R_WBase(0, 0)*t65) + u[1]*(R_WBase(1, 0)*t65 + R_WBase(1, 1)*t64 + R_WBase(1, 2)*t63)) + t69;
+    const double t46 = derived_.I_KBall[2]*R_WBall(0, 1) + derived_.I_KBall[3]*R_WBall(0, 2) +
+        derived_.I_KBall[1]*R_WBall(0, 0);
+    const double t47 = derived_.I_KBall[2]*R_WBall(1, 1) + derived_.I_KBall[1]*R_WBall(1, 0) +
+        derived_.I_KBall[3]*R_WBall(1, 2);
+    const double t48 = derived_.I_KBall[3]*R_WBall(2, 2) + derived_.I_KBall[2]*R_WBall(2, 1) +
+        derived_.I_KBall[1]*R_WBall(2, 0);
+    const double t49 = -derived_.M_3_3*R_WBall(2, 0) + derived_.I_KBall[12]*R_WBall(2, 2) -
+        derived_.M_3_3_c*R_WBall(2, 1);
+    const double t50 = derived_.I_KBall[8]*R_WBall(2, 1) - derived_.M_3_3_b*R_WBall(2, 0) -
+        derived_.M_3_3_c*R_WBall(2, 2);
+    const double t51 = derived_.I_KBall[4]*R_WBall(2, 0) - derived_.M_3_3_b*R_WBall(2, 1) -
+        derived_.M_3_3*R_WBall(2, 2);
+    const double t52 = u[5]*(u[7]*t46 - u[6]*t47 +
+        u[4]*(R_WBall(1, 2)*t49 + R_WBall(1, 1)*t50 + R_WBall(1, 0)*t51) +
+        u[5]*(R_WBall(2, 0)*t51 + R_WBall(2, 2)*t49 + R_WBall(2, 1)*t50) +
+        u[3]*(R_WBall(0, 1)*t50 + R_WBall(0, 2)*t49 + R_WBall(0, 0)*t51));
+    const double t53 = -derived_.M_3_3*R_WBall(0, 0) - derived_.M_3_3_c*R_WBall(0, 1) +
+        derived_.I_KBall[12]*R_WBall(0, 2);
+    const double t54 = -derived_.M_3_3_b*R_WBall(0, 1) - derived_.M_3_3*R_WBall(0, 2) +
+        derived_.I_KBall[4]*R_WBall(0, 0);
+    const double t55 = -derived_.M_3_3_b*R_WBall(0, 0) + derived_.I_KBall[8]*R_WBall(0, 1) -
+        derived_.M_3_3_c*R_WBall(0, 2);
+    const double t56 = u[3]*(u[8]*t47 - u[7]*t48 +
+        u[5]*(R_WBall(2, 2)*t53 + R_WBall(2, 0)*t54 + R_WBall(2, 1)*t55) +
+        u[3]*(R_WBall(0, 2)*t53 + R_WBall(0, 0)*t54 + R_WBall(0, 1)*t55) +
+        u[4]*(R_WBall(1, 0)*t54 + R_WBall(1, 2)*t53 + R_WBall(1, 1)*t55));
+    const double t57 = derived_.I_KBase[8]*R_WBase(0, 1) - derived_.M_0_0*R_WBase(0, 2) -
+        derived_.M_0_0_b*R_WBase(0, 0);
+    const double t58 = -derived_.M_0_0_c*R_WBase(0, 2) + derived_.I_KBase[4]*R_WBase(0, 0) -
+        derived_.M_0_0_b*R_WBase(0, 1);
+    const double t59 = derived_.I_KBase[12]*R_WBase(0, 2) - derived_.M_0_0*R_WBase(0, 1) -
+        derived_.M_0_0_c*R_WBase(0, 0);
+    const double t60 = -derived_.M_0_0_b*R_WBase(1, 0) - derived_.M_0_0*R_WBase(1, 2) +
+        derived_.I_KBase[8]*R_WBase(1, 1);
+    const double t61 = -derived_.M_0_0*R_WBase(1, 1) - derived_.M_0_0_c*R_WBase(1, 0) +
+        derived_.I_KBase[12]*R_WBase(1, 2);
+    const double t62 = derived_.I_KBase[4]*R_WBase(1, 0) - derived_.M_0_0_c*R_WBase(1, 2) -
+        derived_.M_0_0_b*R_WBase(1, 1);
+    const double t63 = -derived_.M_0_0_c*R_WBase(2, 0) - derived_.M_0_0*R_WBase(2, 1) +
+        derived_.I_KBase[12]*R_WBase(2, 2);
+    const double t64 = -derived_.M_0_0_b*R_WBase(2, 0) + derived_.I_KBase[8]*R_WBase(2, 1) -
+        derived_.M_0_0*R_WBase(2, 2);
+    const double t65 = -derived_.M_0_0_b*R_WBase(2, 1) + derived_.I_KBase[4]*R_WBase(2, 0) -
+        derived_.M_0_0_c*R_WBase(2, 2);
+    const double t66 = derived_.I_KBall[8]*R_WBall(1, 1) - derived_.M_3_3_c*R_WBall(1, 2) -
+        derived_.M_3_3_b*R_WBall(1, 0);
+    const double t67 = -derived_.M_3_3*R_WBall(1, 0) + derived_.I_KBall[12]*R_WBall(1, 2) -
+        derived_.M_3_3_c*R_WBall(1, 1);
+    const double t68 = -derived_.M_3_3_b*R_WBall(1, 1) - derived_.M_3_3*R_WBall(1, 2) +
+        derived_.I_KBall[4]*R_WBall(1, 0);
+    const double t69 = u[4]*(u[6]*t48 - u[8]*t46 +
+        u[5]*(R_WBall(2, 1)*t66 + R_WBall(2, 2)*t67 + R_WBall(2, 0)*t68) +
+        u[3]*(R_WBall(0, 2)*t67 + R_WBall(0, 0)*t68 + R_WBall(0, 1)*t66) +
+        u[4]*(R_WBall(1, 2)*t67 + R_WBall(1, 1)*t66 + R_WBall(1, 0)*t68));
+    const double t70 = u[8]*(params.m*u[8] - u[4]*t46 + u[3]*t47) +
+        u[7]*(params.m*u[7] + u[5]*t46 - u[3]*t48) + u[6]*(params.m*u[6] - u[5]*t47 + u[4]*t48) +
+        t52 + t56 + u[0]*(u[0]*(R_WBase(0, 1)*t57 + R_WBase(0, 0)*t58 + R_WBase(0, 2)*t59) +
+        u[1]*(R_WBase(1, 0)*t58 + R_WBase(1, 2)*t59 + R_WBase(1, 1)*t57) +
+        u[2]*(R_WBase(2, 1)*t57 + R_WBase(2, 0)*t58 + R_WBase(2, 2)*t59)) +
+        u[1]*(u[1]*(R_WBase(1, 1)*t60 + R_WBase(1, 2)*t61 + R_WBase(1, 0)*t62) +
+        u[2]*(R_WBase(2, 2)*t61 + R_WBase(2, 1)*t60 + R_WBase(2, 0)*t62) +
+        u[0]*(R_WBase(0, 1)*t60 + R_WBase(0, 0)*t62 + R_WBase(0, 2)*t61)) +
+        u[2]*(u[2]*(R_WBase(2, 2)*t63 + R_WBase(2, 1)*t64 + R_WBase(2, 0)*t65) +
+        u[0]*(R_WBase(0, 2)*t63 + R_WBase(0, 1)*t64 + R_WBase(0, 0)*t65) +
+        u[1]*(R_WBase(1, 0)*t65 + R_WBase(1, 1)*t64 + R_WBase(1, 2)*t63)) + t69;
     ke = 0.5*t70;
     return ke;
   }
 
   // Gravitational potential energy -sum m g . p_WoBcm (J), zero at the World origin.
-  // (50 adds, 106 muls, 2 divs, 0 calls, 0 other)
+  // (50 adds, 100 muls, 2 divs, 0 calls, 0 other)
   double potentialEnergy([[maybe_unused]] const Q& q) const {
     Eigen::Matrix3d R_WBase;  // R_WB of 'base'
     Eigen::Matrix3d R_WBall;  // R_WB of 'ball'
@@ -1593,8 +1760,8 @@ class SphereOnSphere {
     const double t3 = q[3]*q[3];
     const double t4 = t0 + t1 + t2 + t3;
     const double tinv0 = 1.0/t4;
-    const double t5 = q[3]*q[3]*tinv0;
-    const double t6 = q[2]*q[2]*tinv0;
+    const double t5 = t3*tinv0;
+    const double t6 = t2*tinv0;
     const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
     const double t8 = q[0]*q[3]*tinv0;
     const double t9 = q[1]*q[2]*tinv0;
@@ -1603,7 +1770,7 @@ class SphereOnSphere {
     const double t12 = q[1]*q[3]*tinv0;
     const double t13 = 2.0*t11 + 2.0*t12;
     const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = q[1]*q[1]*tinv0;
+    const double t15 = t0*tinv0;
     const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
     const double t17 = q[2]*q[3]*tinv0;
     const double t18 = q[0]*q[1]*tinv0;
@@ -1627,8 +1794,8 @@ class SphereOnSphere {
     const double t26 = q[6]*q[6];
     const double t27 = t23 + t24 + t25 + t26;
     const double tinv1 = 1.0/t27;
-    const double t28 = q[6]*q[6]*tinv1;
-    const double t29 = q[7]*q[7]*tinv1;
+    const double t28 = t26*tinv1;
+    const double t29 = t24*tinv1;
     const double t30 = -2.0*t28 - 2.0*t29 + 1.0;
     const double t31 = q[4]*q[7]*tinv1;
     const double t32 = q[5]*q[6]*tinv1;
@@ -1637,7 +1804,7 @@ class SphereOnSphere {
     const double t35 = q[5]*q[7]*tinv1;
     const double t36 = 2.0*t34 + 2.0*t35;
     const double t37 = 2.0*t31 + 2.0*t32;
-    const double t38 = q[5]*q[5]*tinv1;
+    const double t38 = t23*tinv1;
     const double t39 = -2.0*t38 - 2.0*t29 + 1.0;
     const double t40 = q[4]*q[5]*tinv1;
     const double t41 = q[6]*q[7]*tinv1;
@@ -1655,15 +1822,26 @@ class SphereOnSphere {
     R_WBall(2, 1) = t44;
     R_WBall(2, 2) = t45;
     // potential energy (gravity)
-    const double t46 = -params.m*(params.world_gravity[1]*(q[9] + params.ball_com[1]*R_WBall(1, 1) + params.ball_com[2]*R_WBall(1, 2) + params.ball_com[0]*R_WBall(1, 0)) + params.world_gravity[2]*(q[10] + params.ball_com[1]*R_WBall(2, 1) + params.ball_com[2]*R_WBall(2, 2) + params.ball_com[0]*R_WBall(2, 0)) + params.world_gravity[0]*(q[8] + params.ball_com[2]*R_WBall(0, 2) + params.ball_com[0]*R_WBall(0, 0) + params.ball_com[1]*R_WBall(0, 1))) - params.M*(params.world_gravity[2]*(params.base_com[0]*R_WBase(2, 0) + params.base_com[2]*R_WBase(2, 2) + params.base_com[1]*R_WBase(2, 1)) + params.world_gravity[0]*(params.base_com[2]*R_WBase(0, 2) + params.base_com[1]*R_WBase(0, 1) + params.base_com[0]*R_WBase(0, 0)) + params.world_gravity[1]*(params.base_com[2]*R_WBase(1, 2) + params.base_com[1]*R_WBase(1, 1) + params.base_com[0]*R_WBase(1, 0)));
+    const double t46 = -params.m*(params.world_gravity[1]*(q[9] + params.ball_com[1]*R_WBall(1, 1) +
+        params.ball_com[2]*R_WBall(1, 2) + params.ball_com[0]*R_WBall(1, 0)) +
+        params.world_gravity[2]*(q[10] + params.ball_com[1]*R_WBall(2, 1) +
+        params.ball_com[2]*R_WBall(2, 2) + params.ball_com[0]*R_WBall(2, 0)) +
+        params.world_gravity[0]*(q[8] + params.ball_com[2]*R_WBall(0, 2) +
+        params.ball_com[0]*R_WBall(0, 0) + params.ball_com[1]*R_WBall(0, 1))) -
+        params.M*(params.world_gravity[2]*(params.base_com[0]*R_WBase(2, 0) +
+        params.base_com[2]*R_WBase(2, 2) + params.base_com[1]*R_WBase(2, 1)) +
+        params.world_gravity[0]*(params.base_com[2]*R_WBase(0, 2) +
+        params.base_com[1]*R_WBase(0, 1) + params.base_com[0]*R_WBase(0, 0)) +
+        params.world_gravity[1]*(params.base_com[2]*R_WBase(1, 2) +
+        params.base_com[1]*R_WBase(1, 1) + params.base_com[0]*R_WBase(1, 0)));
     pe = t46;
     return pe;
   }
 
   // The model's `output` variables.
   // (0 adds, 0 muls, 0 divs, 0 calls, 0 other)
-  void outputs([[maybe_unused]] double time, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] Outputs& out) const {
-  }
+  void outputs([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+               [[maybe_unused]] const U& u, [[maybe_unused]] Outputs& out) const {}
 
   // The initial state from the joints' q0 and u0 parameters (quaternions normalized).
   // (1 adds, 2 muls, 0 divs, 2 calls, 0 other)
@@ -1679,9 +1857,7 @@ class SphereOnSphere {
     // joint 'float' (sphere_on_sphere.cap:33)
     const double t0 = params.R + params.rb;
     q[4] = 1.0;
-    q[5] = 0.0;
-    q[6] = 0.0;
-    q[7] = 0.0;
+    q.segment<3>(5).setZero();
     q[8] = t0*std::sin(params.start);
     q[9] = t0*std::cos(params.start);
     q[10] = 0.0;
@@ -1698,8 +1874,9 @@ class SphereOnSphere {
   // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
-  // (27 adds, 49 muls, 1 divs, 0 calls, 0 other)
-  void frameJacobianBase([[maybe_unused]] const Q& q, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
+  // (27 adds, 46 muls, 1 divs, 0 calls, 0 other)
+  void frameJacobianBase([[maybe_unused]] const Q& q,
+                         [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WBase;  // R_WB of 'base'
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
@@ -1709,8 +1886,8 @@ class SphereOnSphere {
     const double t3 = q[3]*q[3];
     const double t4 = t0 + t1 + t2 + t3;
     const double tinv0 = 1.0/t4;
-    const double t5 = q[3]*q[3]*tinv0;
-    const double t6 = q[2]*q[2]*tinv0;
+    const double t5 = t3*tinv0;
+    const double t6 = t2*tinv0;
     const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
     const double t8 = q[0]*q[3]*tinv0;
     const double t9 = q[1]*q[2]*tinv0;
@@ -1719,7 +1896,7 @@ class SphereOnSphere {
     const double t12 = q[1]*q[3]*tinv0;
     const double t13 = 2.0*t11 + 2.0*t12;
     const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = q[1]*q[1]*tinv0;
+    const double t15 = t0*tinv0;
     const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
     const double t17 = q[2]*q[3]*tinv0;
     const double t18 = q[0]*q[1]*tinv0;
@@ -1761,8 +1938,9 @@ class SphereOnSphere {
   // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
-  // (27 adds, 49 muls, 1 divs, 0 calls, 0 other)
-  void frameJacobianBall([[maybe_unused]] const Q& q, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
+  // (27 adds, 46 muls, 1 divs, 0 calls, 0 other)
+  void frameJacobianBall([[maybe_unused]] const Q& q,
+                         [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WBall;  // R_WB of 'ball'
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
@@ -1772,8 +1950,8 @@ class SphereOnSphere {
     const double t3 = q[6]*q[6];
     const double t4 = t0 + t1 + t2 + t3;
     const double tinv0 = 1.0/t4;
-    const double t5 = q[6]*q[6]*tinv0;
-    const double t6 = q[7]*q[7]*tinv0;
+    const double t5 = t3*tinv0;
+    const double t6 = t1*tinv0;
     const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
     const double t8 = q[4]*q[7]*tinv0;
     const double t9 = q[5]*q[6]*tinv0;
@@ -1782,7 +1960,7 @@ class SphereOnSphere {
     const double t12 = q[5]*q[7]*tinv0;
     const double t13 = 2.0*t11 + 2.0*t12;
     const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = q[5]*q[5]*tinv0;
+    const double t15 = t0*tinv0;
     const double t16 = -2.0*t15 - 2.0*t6 + 1.0;
     const double t17 = q[4]*q[5]*tinv0;
     const double t18 = q[6]*q[7]*tinv0;
@@ -1826,8 +2004,10 @@ class SphereOnSphere {
   // Body 'base':
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
-  // (27 adds, 61 muls, 1 divs, 0 calls, 0 other)
-  void frameJacobianDotUBase([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) const {
+  // (27 adds, 58 muls, 1 divs, 0 calls, 0 other)
+  void frameJacobianDotUBase([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                             [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                             SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WBase;  // R_WB of 'base'
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
     const double t0 = q[1]*q[1];
@@ -1836,8 +2016,8 @@ class SphereOnSphere {
     const double t3 = q[3]*q[3];
     const double t4 = t0 + t1 + t2 + t3;
     const double tinv0 = 1.0/t4;
-    const double t5 = q[3]*q[3]*tinv0;
-    const double t6 = q[2]*q[2]*tinv0;
+    const double t5 = t3*tinv0;
+    const double t6 = t2*tinv0;
     const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
     const double t8 = q[0]*q[3]*tinv0;
     const double t9 = q[1]*q[2]*tinv0;
@@ -1846,7 +2026,7 @@ class SphereOnSphere {
     const double t12 = q[1]*q[3]*tinv0;
     const double t13 = 2.0*t11 + 2.0*t12;
     const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = q[1]*q[1]*tinv0;
+    const double t15 = t0*tinv0;
     const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
     const double t17 = q[2]*q[3]*tinv0;
     const double t18 = q[0]*q[1]*tinv0;
@@ -1864,15 +2044,16 @@ class SphereOnSphere {
     R_WBase(2, 1) = t21;
     R_WBase(2, 2) = t22;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    const double t23 = p_BoFo_B[2]*R_WBase(0, 2) + p_BoFo_B[0]*R_WBase(0, 0) + p_BoFo_B[1]*R_WBase(0, 1);
-    const double t24 = p_BoFo_B[1]*R_WBase(1, 1) + p_BoFo_B[2]*R_WBase(1, 2) + p_BoFo_B[0]*R_WBase(1, 0);
+    const double t23 = p_BoFo_B[2]*R_WBase(0, 2) + p_BoFo_B[0]*R_WBase(0, 0) +
+        p_BoFo_B[1]*R_WBase(0, 1);
+    const double t24 = p_BoFo_B[1]*R_WBase(1, 1) + p_BoFo_B[2]*R_WBase(1, 2) +
+        p_BoFo_B[0]*R_WBase(1, 0);
     const double t25 = -u[1]*t23 + u[0]*t24;
-    const double t26 = p_BoFo_B[0]*R_WBase(2, 0) + p_BoFo_B[1]*R_WBase(2, 1) + p_BoFo_B[2]*R_WBase(2, 2);
+    const double t26 = p_BoFo_B[0]*R_WBase(2, 0) + p_BoFo_B[1]*R_WBase(2, 1) +
+        p_BoFo_B[2]*R_WBase(2, 2);
     const double t27 = -u[0]*t26 + u[2]*t23;
     const double t28 = u[1]*t26 - u[2]*t24;
-    JdotU[0] = 0.0;
-    JdotU[1] = 0.0;
-    JdotU[2] = 0.0;
+    JdotU.segment<3>(0).setZero();
     JdotU[3] = u[1]*t25 - u[2]*t27;
     JdotU[4] = -u[0]*t25 + u[2]*t28;
     JdotU[5] = u[0]*t27 - u[1]*t28;
@@ -1881,8 +2062,10 @@ class SphereOnSphere {
   // Body 'ball':
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
-  // (27 adds, 61 muls, 1 divs, 0 calls, 0 other)
-  void frameJacobianDotUBall([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) const {
+  // (27 adds, 58 muls, 1 divs, 0 calls, 0 other)
+  void frameJacobianDotUBall([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                             [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
+                             SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WBall;  // R_WB of 'ball'
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
     const double t0 = q[5]*q[5];
@@ -1891,8 +2074,8 @@ class SphereOnSphere {
     const double t3 = q[6]*q[6];
     const double t4 = t0 + t1 + t2 + t3;
     const double tinv0 = 1.0/t4;
-    const double t5 = q[6]*q[6]*tinv0;
-    const double t6 = q[7]*q[7]*tinv0;
+    const double t5 = t3*tinv0;
+    const double t6 = t1*tinv0;
     const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
     const double t8 = q[4]*q[7]*tinv0;
     const double t9 = q[5]*q[6]*tinv0;
@@ -1901,7 +2084,7 @@ class SphereOnSphere {
     const double t12 = q[5]*q[7]*tinv0;
     const double t13 = 2.0*t11 + 2.0*t12;
     const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = q[5]*q[5]*tinv0;
+    const double t15 = t0*tinv0;
     const double t16 = -2.0*t15 - 2.0*t6 + 1.0;
     const double t17 = q[4]*q[5]*tinv0;
     const double t18 = q[6]*q[7]*tinv0;
@@ -1919,15 +2102,16 @@ class SphereOnSphere {
     R_WBall(2, 1) = t21;
     R_WBall(2, 2) = t22;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    const double t23 = p_BoFo_B[1]*R_WBall(0, 1) + p_BoFo_B[2]*R_WBall(0, 2) + p_BoFo_B[0]*R_WBall(0, 0);
-    const double t24 = p_BoFo_B[0]*R_WBall(2, 0) + p_BoFo_B[2]*R_WBall(2, 2) + p_BoFo_B[1]*R_WBall(2, 1);
+    const double t23 = p_BoFo_B[1]*R_WBall(0, 1) + p_BoFo_B[2]*R_WBall(0, 2) +
+        p_BoFo_B[0]*R_WBall(0, 0);
+    const double t24 = p_BoFo_B[0]*R_WBall(2, 0) + p_BoFo_B[2]*R_WBall(2, 2) +
+        p_BoFo_B[1]*R_WBall(2, 1);
     const double t25 = u[5]*t23 - u[3]*t24;
-    const double t26 = p_BoFo_B[2]*R_WBall(1, 2) + p_BoFo_B[0]*R_WBall(1, 0) + p_BoFo_B[1]*R_WBall(1, 1);
+    const double t26 = p_BoFo_B[2]*R_WBall(1, 2) + p_BoFo_B[0]*R_WBall(1, 0) +
+        p_BoFo_B[1]*R_WBall(1, 1);
     const double t27 = u[3]*t26 - u[4]*t23;
     const double t28 = u[4]*t24 - u[5]*t26;
-    JdotU[0] = 0.0;
-    JdotU[1] = 0.0;
-    JdotU[2] = 0.0;
+    JdotU.segment<3>(0).setZero();
     JdotU[3] = -u[5]*t25 + u[4]*t27;
     JdotU[4] = u[5]*t28 - u[3]*t27;
     JdotU[5] = -u[4]*t28 + u[3]*t25;
@@ -1940,13 +2124,14 @@ class SphereOnSphere {
   void constraintPositionErrors([[maybe_unused]] const Q& q, PositionErrors& perr) const {
     refreshDerived();  // the parameter-only values, if params changed
     // contact 'contact' (sphere_on_sphere.cap:37)
-    perr[0] = derived_.hoisted[10] + std::sqrt(q[8]*q[8] + q[10]*q[10] + q[9]*q[9]);
+    perr[0] = derived_.contact_perr_0 + std::sqrt(q[8]*q[8] + q[10]*q[10] + q[9]*q[9]);
   }
 
   // phi_v(q, u) = G(q) u (rows): the holonomic rows' time derivatives, then the rolling
   // contacts' slip velocities (m/s) along their Cx and Cy.
-  // (61 adds, 126 muls, 3 divs, 1 calls, 7 other)
-  void constraintVelocityErrors([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, ConstraintVector& verr) const {
+  // (61 adds, 123 muls, 3 divs, 1 calls, 7 other)
+  void constraintVelocityErrors([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                                ConstraintVector& verr) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WBase;  // R_WB of 'base'
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
@@ -1956,8 +2141,8 @@ class SphereOnSphere {
     const double t3 = q[3]*q[3];
     const double t4 = t0 + t1 + t2 + t3;
     const double tinv0 = 1.0/t4;
-    const double t5 = q[3]*q[3]*tinv0;
-    const double t6 = q[2]*q[2]*tinv0;
+    const double t5 = t3*tinv0;
+    const double t6 = t2*tinv0;
     const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
     const double t8 = q[0]*q[3]*tinv0;
     const double t9 = q[1]*q[2]*tinv0;
@@ -1966,7 +2151,7 @@ class SphereOnSphere {
     const double t12 = q[1]*q[3]*tinv0;
     const double t13 = 2.0*t11 + 2.0*t12;
     const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = q[1]*q[1]*tinv0;
+    const double t15 = t0*tinv0;
     const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
     const double t17 = q[2]*q[3]*tinv0;
     const double t18 = q[0]*q[1]*tinv0;
@@ -1990,9 +2175,10 @@ class SphereOnSphere {
     const double t25 = t24 ? R_WBase(2, 2) : q[10]*tinv1;
     const double t26 = t24 ? R_WBase(1, 2) : q[9]*tinv1;
     const double t27 = t24 ? R_WBase(0, 2) : q[8]*tinv1;
-    const double t28 = -q[10] + derived_.hoisted[11]*q[10];
-    const double t29 = -q[9] + derived_.hoisted[11]*q[9];
-    const double t30 = u[6] + derived_.hoisted[11]*q[9]*u[2] - derived_.hoisted[11]*q[10]*u[1] + u[4]*t28 - u[5]*t29;
+    const double t28 = -q[10] + derived_.contact_verr_1*q[10];
+    const double t29 = -q[9] + derived_.contact_verr_1*q[9];
+    const double t30 = u[6] + derived_.contact_verr_1*q[9]*u[2] -
+        derived_.contact_verr_1*q[10]*u[1] + u[4]*t28 - u[5]*t29;
     const double t31 = R_WBase(2, 0)*t25 + R_WBase(1, 0)*t26 + R_WBase(0, 0)*t27;
     const double t32 = R_WBase(1, 2)*t26;
     const double t33 = R_WBase(0, 2)*t27;
@@ -2001,19 +2187,26 @@ class SphereOnSphere {
     const double t36 = R_WBase(1, 1)*t26 + R_WBase(2, 1)*t25 + R_WBase(0, 1)*t27;
     const double tinv2 = 1.0/(t32 + t33 + t34 + t35);
     const double t37 = -t31*t31*t35*tinv2 + 1.0;
-    const double t38 = -q[8] + derived_.hoisted[11]*q[8];
-    const double t39 = u[8] - derived_.hoisted[11]*q[9]*u[0] + derived_.hoisted[11]*q[8]*u[1] - u[4]*t38 + u[3]*t29;
-    const double t40 = u[7] + derived_.hoisted[11]*q[10]*u[0] - derived_.hoisted[11]*q[8]*u[2] - u[3]*t28 + u[5]*t38;
-    const double t41 = t30*(-R_WBase(0, 2)*t31*t35 - R_WBase(0, 1)*t36*t31*t35*tinv2 + R_WBase(0, 0)*t37) + t39*(-R_WBase(2, 2)*t31*t35 - R_WBase(2, 1)*t36*t31*t35*tinv2 + R_WBase(2, 0)*t37) + t40*(-R_WBase(1, 2)*t31*t35 - R_WBase(1, 1)*t36*t31*t35*tinv2 + R_WBase(1, 0)*t37);
+    const double t38 = -q[8] + derived_.contact_verr_1*q[8];
+    const double t39 = u[8] - derived_.contact_verr_1*q[9]*u[0] +
+        derived_.contact_verr_1*q[8]*u[1] - u[4]*t38 + u[3]*t29;
+    const double t40 = u[7] + derived_.contact_verr_1*q[10]*u[0] -
+        derived_.contact_verr_1*q[8]*u[2] - u[3]*t28 + u[5]*t38;
+    const double t41 = t30*(-R_WBase(0, 2)*t31*t35 - R_WBase(0, 1)*t36*t31*t35*tinv2 +
+        R_WBase(0, 0)*t37) + t39*(-R_WBase(2, 2)*t31*t35 - R_WBase(2, 1)*t36*t31*t35*tinv2 +
+        R_WBase(2, 0)*t37) + t40*(-R_WBase(1, 2)*t31*t35 - R_WBase(1, 1)*t36*t31*t35*tinv2 +
+        R_WBase(1, 0)*t37);
     const double t42 = t35 - t36*t36*tinv2;
-    const double t43 = t39*(-R_WBase(2, 2)*t36 - R_WBase(2, 0)*t36*t31*tinv2 + R_WBase(2, 1)*t42) + t40*(-R_WBase(1, 2)*t36 - R_WBase(1, 0)*t36*t31*tinv2 + R_WBase(1, 1)*t42) + t30*(-R_WBase(0, 2)*t36 - R_WBase(0, 0)*t36*t31*tinv2 + R_WBase(0, 1)*t42);
+    const double t43 = t39*(-R_WBase(2, 2)*t36 - R_WBase(2, 0)*t36*t31*tinv2 + R_WBase(2, 1)*t42) +
+        t40*(-R_WBase(1, 2)*t36 - R_WBase(1, 0)*t36*t31*tinv2 + R_WBase(1, 1)*t42) +
+        t30*(-R_WBase(0, 2)*t36 - R_WBase(0, 0)*t36*t31*tinv2 + R_WBase(0, 1)*t42);
     verr[0] = u[8]*t25 + u[7]*t26 + u[6]*t27;
     verr[1] = t41;
     verr[2] = t43;
   }
 
   // G(q) (rows x nu) = d phi_v / d u; its structural zeros are not written (set to zero once).
-  // (55 adds, 135 muls, 3 divs, 1 calls, 7 other)
+  // (55 adds, 132 muls, 3 divs, 1 calls, 7 other)
   void constraintJacobian([[maybe_unused]] const Q& q, ConstraintJacobian& G) const {
     refreshDerived();  // the parameter-only values, if params changed
     G.setZero();  // structural zeros: the columns of joints a constraint does not reach
@@ -2025,8 +2218,8 @@ class SphereOnSphere {
     const double t3 = q[3]*q[3];
     const double t4 = t0 + t1 + t2 + t3;
     const double tinv0 = 1.0/t4;
-    const double t5 = q[3]*q[3]*tinv0;
-    const double t6 = q[2]*q[2]*tinv0;
+    const double t5 = t3*tinv0;
+    const double t6 = t2*tinv0;
     const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
     const double t8 = q[0]*q[3]*tinv0;
     const double t9 = q[1]*q[2]*tinv0;
@@ -2035,7 +2228,7 @@ class SphereOnSphere {
     const double t12 = q[1]*q[3]*tinv0;
     const double t13 = 2.0*t11 + 2.0*t12;
     const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = q[1]*q[1]*tinv0;
+    const double t15 = t0*tinv0;
     const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
     const double t17 = q[2]*q[3]*tinv0;
     const double t18 = q[0]*q[1]*tinv0;
@@ -2070,9 +2263,9 @@ class SphereOnSphere {
     const double t35 = -R_WBase(2, 2)*t28*t32 - R_WBase(2, 1)*t33*t28*t32*tinv2 + R_WBase(2, 0)*t34;
     const double t36 = -R_WBase(1, 2)*t28*t32 - R_WBase(1, 1)*t33*t28*t32*tinv2 + R_WBase(1, 0)*t34;
     const double t37 = -R_WBase(0, 2)*t28*t32 - R_WBase(0, 1)*t33*t28*t32*tinv2 + R_WBase(0, 0)*t34;
-    const double t38 = -q[9] + derived_.hoisted[11]*q[9];
-    const double t39 = -q[10] + derived_.hoisted[11]*q[10];
-    const double t40 = -q[8] + derived_.hoisted[11]*q[8];
+    const double t38 = -q[9] + derived_.contact_verr_1*q[9];
+    const double t39 = -q[10] + derived_.contact_verr_1*q[10];
+    const double t40 = -q[8] + derived_.contact_verr_1*q[8];
     const double t41 = t32 - t33*t33*tinv2;
     const double t42 = -R_WBase(1, 2)*t33 - R_WBase(1, 0)*t33*t28*tinv2 + R_WBase(1, 1)*t41;
     const double t43 = -R_WBase(2, 2)*t33 - R_WBase(2, 0)*t33*t28*tinv2 + R_WBase(2, 1)*t41;
@@ -2080,18 +2273,18 @@ class SphereOnSphere {
     G(0, 6) = t25;
     G(0, 7) = t26;
     G(0, 8) = t27;
-    G(1, 0) = -(derived_.hoisted[11]*q[9]*t35 - derived_.hoisted[11]*q[10]*t36);
-    G(1, 1) = -(-derived_.hoisted[11]*q[8]*t35 + derived_.hoisted[11]*q[10]*t37);
-    G(1, 2) = -(derived_.hoisted[11]*q[8]*t36 - derived_.hoisted[11]*q[9]*t37);
+    G(1, 0) = -(derived_.contact_verr_1*q[9]*t35 - derived_.contact_verr_1*q[10]*t36);
+    G(1, 1) = -(-derived_.contact_verr_1*q[8]*t35 + derived_.contact_verr_1*q[10]*t37);
+    G(1, 2) = -(derived_.contact_verr_1*q[8]*t36 - derived_.contact_verr_1*q[9]*t37);
     G(1, 3) = t38*t35 - t39*t36;
     G(1, 4) = t39*t37 - t40*t35;
     G(1, 5) = t40*t36 - t38*t37;
     G(1, 6) = t37;
     G(1, 7) = t36;
     G(1, 8) = t35;
-    G(2, 0) = -(-derived_.hoisted[11]*q[10]*t42 + derived_.hoisted[11]*q[9]*t43);
-    G(2, 1) = -(-derived_.hoisted[11]*q[8]*t43 + derived_.hoisted[11]*q[10]*t44);
-    G(2, 2) = -(derived_.hoisted[11]*q[8]*t42 - derived_.hoisted[11]*q[9]*t44);
+    G(2, 0) = -(-derived_.contact_verr_1*q[10]*t42 + derived_.contact_verr_1*q[9]*t43);
+    G(2, 1) = -(-derived_.contact_verr_1*q[8]*t43 + derived_.contact_verr_1*q[10]*t44);
+    G(2, 2) = -(derived_.contact_verr_1*q[8]*t42 - derived_.contact_verr_1*q[9]*t44);
     G(2, 3) = t38*t43 - t39*t42;
     G(2, 4) = -t40*t43 + t39*t44;
     G(2, 5) = -t38*t44 + t40*t42;
@@ -2102,8 +2295,9 @@ class SphereOnSphere {
 
   // gamma(q, u) (rows): the right-hand side of G udot = gamma, minus the rows' acceleration
   // at udot = 0 (-Gdot u).
-  // (88 adds, 170 muls, 3 divs, 1 calls, 7 other)
-  void constraintBias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, ConstraintVector& gamma) const {
+  // (88 adds, 167 muls, 3 divs, 1 calls, 7 other)
+  void constraintBias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                      ConstraintVector& gamma) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WBase;  // R_WB of 'base'
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
@@ -2113,8 +2307,8 @@ class SphereOnSphere {
     const double t3 = q[3]*q[3];
     const double t4 = t0 + t1 + t2 + t3;
     const double tinv0 = 1.0/t4;
-    const double t5 = q[3]*q[3]*tinv0;
-    const double t6 = q[2]*q[2]*tinv0;
+    const double t5 = t3*tinv0;
+    const double t6 = t2*tinv0;
     const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
     const double t8 = q[0]*q[3]*tinv0;
     const double t9 = q[1]*q[2]*tinv0;
@@ -2123,7 +2317,7 @@ class SphereOnSphere {
     const double t12 = q[1]*q[3]*tinv0;
     const double t13 = 2.0*t11 + 2.0*t12;
     const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = q[1]*q[1]*tinv0;
+    const double t15 = t0*tinv0;
     const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
     const double t17 = q[2]*q[3]*tinv0;
     const double t18 = q[0]*q[1]*tinv0;
@@ -2148,9 +2342,10 @@ class SphereOnSphere {
     const double t26 = t24 ? R_WBase(1, 2) : q[9]*tinv1;
     const double t27 = t24 ? R_WBase(0, 2) : q[8]*tinv1;
     const double t28 = u[8]*t25 + u[7]*t26 + u[6]*t27;
-    const double t29 = -u[7] + derived_.hoisted[11]*u[7];
-    const double t30 = -u[6] + derived_.hoisted[11]*u[6];
-    const double t31 = -derived_.hoisted[11]*u[0]*u[7] + derived_.hoisted[11]*u[1]*u[6] + u[3]*t29 - u[4]*t30;
+    const double t29 = -u[7] + derived_.contact_verr_1*u[7];
+    const double t30 = -u[6] + derived_.contact_verr_1*u[6];
+    const double t31 = -derived_.contact_verr_1*u[0]*u[7] + derived_.contact_verr_1*u[1]*u[6] +
+        u[3]*t29 - u[4]*t30;
     const double t32 = R_WBase(2, 0)*t25 + R_WBase(1, 0)*t26 + R_WBase(0, 0)*t27;
     const double t33 = R_WBase(1, 2)*t26;
     const double t34 = R_WBase(0, 2)*t27;
@@ -2160,31 +2355,40 @@ class SphereOnSphere {
     const double tinv2 = 1.0/(t33 + t34 + t35 + t36);
     const double t38 = -t32*t32*t36*tinv2 + 1.0;
     const double t39 = -R_WBase(2, 2)*t32*t36 - R_WBase(2, 1)*t37*t32*t36*tinv2 + R_WBase(2, 0)*t38;
-    const double t40 = -u[8] + derived_.hoisted[11]*u[8];
-    const double t41 = derived_.hoisted[11]*u[2]*u[7] - derived_.hoisted[11]*u[1]*u[8] + u[4]*t40 - u[5]*t29;
+    const double t40 = -u[8] + derived_.contact_verr_1*u[8];
+    const double t41 = derived_.contact_verr_1*u[2]*u[7] - derived_.contact_verr_1*u[1]*u[8] +
+        u[4]*t40 - u[5]*t29;
     const double t42 = -R_WBase(0, 2)*t32*t36 - R_WBase(0, 1)*t37*t32*t36*tinv2 + R_WBase(0, 0)*t38;
-    const double t43 = -derived_.hoisted[11]*u[2]*u[6] + derived_.hoisted[11]*u[0]*u[8] - u[3]*t40 + u[5]*t30;
+    const double t43 = -derived_.contact_verr_1*u[2]*u[6] + derived_.contact_verr_1*u[0]*u[8] -
+        u[3]*t40 + u[5]*t30;
     const double t44 = -R_WBase(1, 2)*t32*t36 - R_WBase(1, 1)*t37*t32*t36*tinv2 + R_WBase(1, 0)*t38;
-    const double t45 = -q[10] + derived_.hoisted[11]*q[10];
-    const double t46 = -q[9] + derived_.hoisted[11]*q[9];
-    const double t47 = u[6] + derived_.hoisted[11]*q[9]*u[2] - derived_.hoisted[11]*q[10]*u[1] + u[4]*t45 - u[5]*t46;
-    const double t48 = -q[8] + derived_.hoisted[11]*q[8];
-    const double t49 = u[8] - derived_.hoisted[11]*q[9]*u[0] + derived_.hoisted[11]*q[8]*u[1] - u[4]*t48 + u[3]*t46;
-    const double t50 = u[7] + derived_.hoisted[11]*q[10]*u[0] - derived_.hoisted[11]*q[8]*u[2] - u[3]*t45 + u[5]*t48;
+    const double t45 = -q[10] + derived_.contact_verr_1*q[10];
+    const double t46 = -q[9] + derived_.contact_verr_1*q[9];
+    const double t47 = u[6] + derived_.contact_verr_1*q[9]*u[2] -
+        derived_.contact_verr_1*q[10]*u[1] + u[4]*t45 - u[5]*t46;
+    const double t48 = -q[8] + derived_.contact_verr_1*q[8];
+    const double t49 = u[8] - derived_.contact_verr_1*q[9]*u[0] +
+        derived_.contact_verr_1*q[8]*u[1] - u[4]*t48 + u[3]*t46;
+    const double t50 = u[7] + derived_.contact_verr_1*q[10]*u[0] -
+        derived_.contact_verr_1*q[8]*u[2] - u[3]*t45 + u[5]*t48;
     const double t51 = t36 - t37*t37*tinv2;
     const double t52 = -R_WBase(2, 2)*t37 - R_WBase(2, 0)*t37*t32*tinv2 + R_WBase(2, 1)*t51;
     const double t53 = -R_WBase(1, 2)*t37 - R_WBase(1, 0)*t37*t32*tinv2 + R_WBase(1, 1)*t51;
     const double t54 = -R_WBase(0, 2)*t37 - R_WBase(0, 0)*t37*t32*tinv2 + R_WBase(0, 1)*t51;
     gamma[0] = -tinv1*(u[7]*u[7] + u[6]*u[6] + u[8]*u[8] - t28*t28);
-    gamma[1] = -(t31*t39 + t41*t42 + t43*t44 + t47*(-u[2]*t44 + u[1]*t39) + t49*(u[0]*t44 - u[1]*t42) + t50*(-u[0]*t39 + u[2]*t42));
-    gamma[2] = -(t31*t52 + t43*t53 + t41*t54 + t47*(u[1]*t52 - u[2]*t53) + t50*(u[2]*t54 - u[0]*t52) + t49*(u[0]*t53 - u[1]*t54));
+    gamma[1] = -(t31*t39 + t41*t42 + t43*t44 + t47*(-u[2]*t44 + u[1]*t39) +
+        t49*(u[0]*t44 - u[1]*t42) + t50*(-u[0]*t39 + u[2]*t42));
+    gamma[2] = -(t31*t52 + t43*t53 + t41*t54 + t47*(u[1]*t52 - u[2]*t53) +
+        t50*(u[2]*t54 - u[0]*t52) + t49*(u[0]*t53 - u[1]*t54));
   }
 
   // What multipliers lambda (rows; Simbody's sign: M udot = tau - C - G^T lambda) apply:
   // bodyForces[b] = [n; f] on body b, the moment about its origin then the force, in World
   // (Simbody's calcConstraintForcesFromMultipliers), and the generalized forces tau = -G^T lambda.
-  // (79 adds, 156 muls, 3 divs, 1 calls, 7 other)
-  void constraintForces([[maybe_unused]] const Q& q, [[maybe_unused]] const ConstraintVector& lambda, ExternalForces& bodyForces, U& tau) const {
+  // (79 adds, 153 muls, 3 divs, 1 calls, 7 other)
+  void constraintForces([[maybe_unused]] const Q& q,
+                        [[maybe_unused]] const ConstraintVector& lambda, ExternalForces& bodyForces,
+                        U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WBase;  // R_WB of 'base'
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
@@ -2194,8 +2398,8 @@ class SphereOnSphere {
     const double t3 = q[3]*q[3];
     const double t4 = t0 + t1 + t2 + t3;
     const double tinv0 = 1.0/t4;
-    const double t5 = q[3]*q[3]*tinv0;
-    const double t6 = q[2]*q[2]*tinv0;
+    const double t5 = t3*tinv0;
+    const double t6 = t2*tinv0;
     const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
     const double t8 = q[0]*q[3]*tinv0;
     const double t9 = q[1]*q[2]*tinv0;
@@ -2204,7 +2408,7 @@ class SphereOnSphere {
     const double t12 = q[1]*q[3]*tinv0;
     const double t13 = 2.0*t11 + 2.0*t12;
     const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = q[1]*q[1]*tinv0;
+    const double t15 = t0*tinv0;
     const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
     const double t17 = q[2]*q[3]*tinv0;
     const double t18 = q[0]*q[1]*tinv0;
@@ -2258,12 +2462,12 @@ class SphereOnSphere {
     const double t54 = -t53 + 1.0;
     const double t55 = R_WBase(2, 0)*t54;
     const double t56 = -t46 - t52 + t55;
-    const double t57 = derived_.hoisted[11]*q[9]*t56;
+    const double t57 = derived_.contact_verr_1*q[9]*t56;
     const double t58 = R_WBase(1, 2)*t39*t45;
     const double t59 = R_WBase(1, 1)*t50*t39*t45*tinv2;
     const double t60 = R_WBase(1, 0)*t54;
     const double t61 = -t58 - t59 + t60;
-    const double t62 = derived_.hoisted[11]*q[10]*t61;
+    const double t62 = derived_.contact_verr_1*q[10]*t61;
     const double t63 = t57 - t62;
     const double t64 = lambda[1]*t63;
     const double t65 = R_WBase(1, 2)*t50;
@@ -2272,36 +2476,36 @@ class SphereOnSphere {
     const double t68 = t45 - t67;
     const double t69 = R_WBase(1, 1)*t68;
     const double t70 = -t65 - t66 + t69;
-    const double t71 = derived_.hoisted[11]*q[10]*t70;
+    const double t71 = derived_.contact_verr_1*q[10]*t70;
     const double t72 = R_WBase(2, 2)*t50;
     const double t73 = R_WBase(2, 0)*t50*t39*tinv2;
     const double t74 = R_WBase(2, 1)*t68;
     const double t75 = -t72 - t73 + t74;
-    const double t76 = derived_.hoisted[11]*q[9]*t75;
+    const double t76 = derived_.contact_verr_1*q[9]*t75;
     const double t77 = -t71 + t76;
     const double t78 = lambda[2]*t77;
-    const double t79 = derived_.hoisted[11]*q[8]*t56;
+    const double t79 = derived_.contact_verr_1*q[8]*t56;
     const double t80 = R_WBase(0, 2)*t39*t45;
     const double t81 = R_WBase(0, 1)*t50*t39*t45*tinv2;
     const double t82 = R_WBase(0, 0)*t54;
     const double t83 = -t80 - t81 + t82;
-    const double t84 = derived_.hoisted[11]*q[10]*t83;
+    const double t84 = derived_.contact_verr_1*q[10]*t83;
     const double t85 = -t79 + t84;
     const double t86 = lambda[1]*t85;
-    const double t87 = derived_.hoisted[11]*q[8]*t75;
+    const double t87 = derived_.contact_verr_1*q[8]*t75;
     const double t88 = R_WBase(0, 2)*t50;
     const double t89 = R_WBase(0, 0)*t50*t39*tinv2;
     const double t90 = R_WBase(0, 1)*t68;
     const double t91 = -t88 - t89 + t90;
-    const double t92 = derived_.hoisted[11]*q[10]*t91;
+    const double t92 = derived_.contact_verr_1*q[10]*t91;
     const double t93 = -t87 + t92;
     const double t94 = lambda[2]*t93;
-    const double t95 = derived_.hoisted[11]*q[8]*t70;
-    const double t96 = derived_.hoisted[11]*q[9]*t91;
+    const double t95 = derived_.contact_verr_1*q[8]*t70;
+    const double t96 = derived_.contact_verr_1*q[9]*t91;
     const double t97 = t95 - t96;
     const double t98 = lambda[2]*t97;
-    const double t99 = derived_.hoisted[11]*q[8]*t61;
-    const double t100 = derived_.hoisted[11]*q[9]*t83;
+    const double t99 = derived_.contact_verr_1*q[8]*t61;
+    const double t100 = derived_.contact_verr_1*q[9]*t83;
     const double t101 = t99 - t100;
     const double t102 = lambda[1]*t101;
     const double t103 = lambda[0]*t37;
@@ -2316,10 +2520,10 @@ class SphereOnSphere {
     const double t112 = lambda[2]*t75;
     const double t113 = lambda[1]*t56;
     const double t114 = t111 + t112 + t113;
-    const double t115 = derived_.hoisted[11]*q[9];
+    const double t115 = derived_.contact_verr_1*q[9];
     const double t116 = -q[9] + t115;
     const double t117 = t116*t75;
-    const double t118 = derived_.hoisted[11]*q[10];
+    const double t118 = derived_.contact_verr_1*q[10];
     const double t119 = -q[10] + t118;
     const double t120 = t119*t70;
     const double t121 = t117 - t120;
@@ -2329,7 +2533,7 @@ class SphereOnSphere {
     const double t125 = t123 - t124;
     const double t126 = lambda[1]*t125;
     const double t127 = t119*t83;
-    const double t128 = derived_.hoisted[11]*q[8];
+    const double t128 = derived_.contact_verr_1*q[8];
     const double t129 = -q[8] + t128;
     const double t130 = t129*t56;
     const double t131 = t127 - t130;
@@ -2373,7 +2577,7 @@ class SphereOnSphere {
   // Each sphere-on-sphere contact's frame C (Simbody's findContactFrameInG): z from the center
   // of sphere F towards that of sphere B, origin Co on the center line at rf / (rf + rb),
   // x and y fixed on F for the pose; and the signed separation of the surfaces (findSeparation).
-  // (41 adds, 99 muls, 3 divs, 1 calls, 7 other)
+  // (41 adds, 96 muls, 3 divs, 1 calls, 7 other)
   void contactFrames([[maybe_unused]] const Q& q, ContactFrames& frames) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WBase;  // R_WB of 'base'
@@ -2384,8 +2588,8 @@ class SphereOnSphere {
     const double t3 = q[3]*q[3];
     const double t4 = t0 + t1 + t2 + t3;
     const double tinv0 = 1.0/t4;
-    const double t5 = q[3]*q[3]*tinv0;
-    const double t6 = q[2]*q[2]*tinv0;
+    const double t5 = t3*tinv0;
+    const double t6 = t2*tinv0;
     const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
     const double t8 = q[0]*q[3]*tinv0;
     const double t9 = q[1]*q[2]*tinv0;
@@ -2394,7 +2598,7 @@ class SphereOnSphere {
     const double t12 = q[1]*q[3]*tinv0;
     const double t13 = 2.0*t11 + 2.0*t12;
     const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = q[1]*q[1]*tinv0;
+    const double t15 = t0*tinv0;
     const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
     const double t17 = q[2]*q[3]*tinv0;
     const double t18 = q[0]*q[1]*tinv0;
@@ -2427,68 +2631,77 @@ class SphereOnSphere {
     const double tinv2 = 1.0/(t29 + t30 + t31 + t32);
     const double t34 = -t28*t28*t32*tinv2 + 1.0;
     const double t35 = t32 - t33*t33*tinv2;
-    frames[0].R_WC(0, 0) = -R_WBase(0, 2)*t28*t32 - R_WBase(0, 1)*t33*t28*t32*tinv2 + R_WBase(0, 0)*t34;
+    frames[0].R_WC(0, 0) = -R_WBase(0, 2)*t28*t32 - R_WBase(0, 1)*t33*t28*t32*tinv2 +
+        R_WBase(0, 0)*t34;
     frames[0].R_WC(0, 1) = -R_WBase(0, 2)*t33 - R_WBase(0, 0)*t33*t28*tinv2 + R_WBase(0, 1)*t35;
     frames[0].R_WC(0, 2) = t27;
-    frames[0].R_WC(1, 0) = -R_WBase(1, 2)*t28*t32 - R_WBase(1, 1)*t33*t28*t32*tinv2 + R_WBase(1, 0)*t34;
+    frames[0].R_WC(1, 0) = -R_WBase(1, 2)*t28*t32 - R_WBase(1, 1)*t33*t28*t32*tinv2 +
+        R_WBase(1, 0)*t34;
     frames[0].R_WC(1, 1) = -R_WBase(1, 2)*t33 - R_WBase(1, 0)*t33*t28*tinv2 + R_WBase(1, 1)*t35;
     frames[0].R_WC(1, 2) = t26;
-    frames[0].R_WC(2, 0) = -R_WBase(2, 2)*t28*t32 - R_WBase(2, 1)*t33*t28*t32*tinv2 + R_WBase(2, 0)*t34;
+    frames[0].R_WC(2, 0) = -R_WBase(2, 2)*t28*t32 - R_WBase(2, 1)*t33*t28*t32*tinv2 +
+        R_WBase(2, 0)*t34;
     frames[0].R_WC(2, 1) = -R_WBase(2, 2)*t33 - R_WBase(2, 0)*t33*t28*tinv2 + R_WBase(2, 1)*t35;
     frames[0].R_WC(2, 2) = t25;
-    frames[0].p_WC[0] = derived_.hoisted[11]*q[8];
-    frames[0].p_WC[1] = derived_.hoisted[11]*q[9];
-    frames[0].p_WC[2] = derived_.hoisted[11]*q[10];
-    frames[0].separation = derived_.hoisted[10] + t23;
+    frames[0].p_WC[0] = derived_.contact_verr_1*q[8];
+    frames[0].p_WC[1] = derived_.contact_verr_1*q[9];
+    frames[0].p_WC[2] = derived_.contact_verr_1*q[10];
+    frames[0].separation = derived_.contact_perr_0 + t23;
   }
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation
   // calls it through refreshDerived() when params changed, so there is no need to.
-  // (18 adds, 51 muls, 2 divs, 0 calls, 0 other)
+  // (18 adds, 47 muls, 2 divs, 0 calls, 0 other)
   void updateDerived() const {
-    // I_K (mass, h, I row-major) of joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': spatial inertia about K
+    // I_K (mass, h, I row-major) of joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': spatial
+    // inertia about K
     const double t0 = params.M*params.R*params.R;
-    const double t1 = params.M*(params.base_com[2]*params.base_com[2] + params.base_com[1]*params.base_com[1] + params.base_com[0]*params.base_com[0]);
-    const double t2 = params.M*params.base_com[0]*params.base_com[1];
-    const double t3 = params.M*params.base_com[0]*params.base_com[2];
-    const double t4 = params.M*params.base_com[1]*params.base_com[2];
+    const double t1 = params.base_com[2]*params.base_com[2];
+    const double t2 = params.base_com[1]*params.base_com[1];
+    const double t3 = params.M*(t1 + t2 + params.base_com[0]*params.base_com[0]);
+    const double t4 = params.M*params.base_com[0]*params.base_com[1];
+    const double t5 = params.M*params.base_com[0]*params.base_com[2];
+    const double t6 = params.M*params.base_com[1]*params.base_com[2];
     derived_.I_KBase[1] = params.M*params.base_com[0];
     derived_.I_KBase[2] = params.M*params.base_com[1];
     derived_.I_KBase[3] = params.M*params.base_com[2];
-    derived_.I_KBase[4] = -params.M*params.base_com[0]*params.base_com[0] + 0.4*t0 + t1;
-    derived_.I_KBase[5] = -t2;
-    derived_.I_KBase[6] = -t3;
-    derived_.I_KBase[8] = -params.M*params.base_com[1]*params.base_com[1] + 0.4*t0 + t1;
-    derived_.I_KBase[9] = -t4;
-    derived_.I_KBase[12] = -params.M*params.base_com[2]*params.base_com[2] + 0.4*t0 + t1;
-    // I_K (mass, h, I row-major) of joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': spatial inertia about K
-    const double t5 = params.m*params.rb*params.rb;
-    const double t6 = params.m*(params.ball_com[2]*params.ball_com[2] + params.ball_com[0]*params.ball_com[0] + params.ball_com[1]*params.ball_com[1]);
-    const double t7 = params.ball_com[0]*params.ball_com[1]*params.m;
-    const double t8 = params.ball_com[0]*params.ball_com[2]*params.m;
-    const double t9 = params.ball_com[1]*params.ball_com[2]*params.m;
+    derived_.I_KBase[4] = -params.M*params.base_com[0]*params.base_com[0] + 0.4*t0 + t3;
+    derived_.I_KBase[5] = -t4;
+    derived_.I_KBase[6] = -t5;
+    derived_.I_KBase[8] = -params.M*t2 + 0.4*t0 + t3;
+    derived_.I_KBase[9] = -t6;
+    derived_.I_KBase[12] = -params.M*t1 + 0.4*t0 + t3;
+    // I_K (mass, h, I row-major) of joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': spatial
+    // inertia about K
+    const double t7 = params.m*params.rb*params.rb;
+    const double t8 = params.ball_com[2]*params.ball_com[2];
+    const double t9 = params.ball_com[1]*params.ball_com[1];
+    const double t10 = params.m*(t8 + params.ball_com[0]*params.ball_com[0] + t9);
+    const double t11 = params.ball_com[0]*params.ball_com[1]*params.m;
+    const double t12 = params.ball_com[0]*params.ball_com[2]*params.m;
+    const double t13 = params.ball_com[1]*params.ball_com[2]*params.m;
     derived_.I_KBall[1] = params.ball_com[0]*params.m;
     derived_.I_KBall[2] = params.ball_com[1]*params.m;
     derived_.I_KBall[3] = params.ball_com[2]*params.m;
-    derived_.I_KBall[4] = -params.ball_com[0]*params.ball_com[0]*params.m + 0.4*t5 + t6;
-    derived_.I_KBall[5] = -t7;
-    derived_.I_KBall[6] = -t8;
-    derived_.I_KBall[8] = -params.ball_com[1]*params.ball_com[1]*params.m + 0.4*t5 + t6;
-    derived_.I_KBall[9] = -t9;
-    derived_.I_KBall[12] = 0.4*t5 - params.ball_com[2]*params.ball_com[2]*params.m + t6;
+    derived_.I_KBall[4] = -params.ball_com[0]*params.ball_com[0]*params.m + 0.4*t7 + t10;
+    derived_.I_KBall[5] = -t11;
+    derived_.I_KBall[6] = -t12;
+    derived_.I_KBall[8] = -t9*params.m + 0.4*t7 + t10;
+    derived_.I_KBall[9] = -t13;
+    derived_.I_KBall[12] = 0.4*t7 - t8*params.m + t10;
     // parameter-only subexpressions of the functions below
-    derived_.hoisted[0] = t4;
-    derived_.hoisted[1] = t2;
-    derived_.hoisted[2] = t3;
-    derived_.hoisted[3] = t8;
-    derived_.hoisted[4] = t7;
-    derived_.hoisted[5] = t9;
-    derived_.hoisted[6] = 1.0/params.m;
-    derived_.hoisted[7] = params.m*params.world_gravity[1];
-    derived_.hoisted[8] = params.m*params.world_gravity[0];
-    derived_.hoisted[9] = params.m*params.world_gravity[2];
-    derived_.hoisted[10] = -params.R - params.rb;
-    derived_.hoisted[11] = params.R/(params.R + params.rb);
+    derived_.M_0_0 = t6;
+    derived_.M_0_0_b = t4;
+    derived_.M_0_0_c = t5;
+    derived_.M_3_3 = t12;
+    derived_.M_3_3_b = t11;
+    derived_.M_3_3_c = t13;
+    derived_.udot_3 = 1.0/params.m;
+    derived_.udot_3_b = params.m*params.world_gravity[1];
+    derived_.udot_3_c = params.m*params.world_gravity[0];
+    derived_.udot_3_d = params.m*params.world_gravity[2];
+    derived_.contact_perr_0 = -params.R - params.rb;
+    derived_.contact_verr_1 = params.R/(params.R + params.rb);
     derivedFor_ = params;
     derivedValid_ = true;
   }
@@ -2502,7 +2715,8 @@ class SphereOnSphere {
 
   // J_WF (6 x nu) of frame `frame` (its index in frameNames); false, and J
   // unchanged, if there is no such frame.
-  bool frameJacobian(int frame, [[maybe_unused]] const Q& q, [[maybe_unused]] FrameJacobian& J) const {
+  bool frameJacobian(int frame, [[maybe_unused]] const Q& q,
+                     [[maybe_unused]] FrameJacobian& J) const {
     switch (frame) {
       case 0:  // `base`
         frameJacobianBase(q, Eigen::Vector3d(0.0, 0.0, 0.0), J);
@@ -2562,5 +2776,6 @@ class SphereOnSphere {
 // what the runtime's simulation loop runs (the header itself needs only Eigen).
 #if __has_include(<capstan/sim/model.hpp>)
 #include <capstan/sim/model.hpp>
-static_assert(capstan::sim::Model<capstan_models::SphereOnSphere>, "capstan::sim runs every generated class");
+static_assert(capstan::sim::Model<capstan_models::SphereOnSphere>,
+              "capstan::sim runs every generated class");
 #endif
