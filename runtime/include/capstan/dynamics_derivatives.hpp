@@ -28,8 +28,10 @@
 //   every i in the subtree:
 //                   d(f_i) = I_i d(a_i) + d(v_i) x* h_i + v_i x* I_i d(v_i)
 //                            - d(fext_i)   (along q: fext is fixed in World
-//                                           and applied at Bo; K_i turns by
-//                                           s_i = iX_J s, turnedExternalForce)
+//                                           and applied at Bo, fixed in K_i,
+//                                           which turns by s_i = iX_J s: only
+//                                           s_i's rotation w acts, d(F) = -w x F
+//                                           for the force and the moment about Bo)
 //   backward:       d(f_p) += pX_i^* d(f_i) inside the subtree, then
 //                   g = d(f_J) + s x* f_J (along q),  g <- pX_i^* g up to the root
 //   d(tau_i) = S_i^T d(f_i) in the subtree (+ d(S_J)^T f_J at J along q),
@@ -108,22 +110,6 @@ Vec6<Scalar> subspaceRateDerivative(const Joint<Scalar>& joint, const Mat6X<Scal
   return out;
 }
 
-// -d(fext_i in K_i) as K_i turns by the twist s_i (in K_i): fext is fixed
-// in World and applied at the body origin Bo, fixed in K_i, so only the
-// rotation w (s_i's angular part) acts. With F = the force and N = the moment
-// about Bo, both in K_i, and p = p_KoBo (f_K = [N + p x F; F]):
-//   d(F) = -w x F,   d(N) = -w x N,   d(f_K) = [d(N) + p x d(F); d(F)].
-// Returns -d(f_K), the change of f_i = ... - f_K.
-template <class Scalar>
-Vec6<Scalar> turnedExternalForce(const Joint<Scalar>& joint, const Vec6<Scalar>& s_i, const Vec6<Scalar>& f_K) {
-  const Vec3<Scalar> w = s_i.template head<3>();
-  const Vec3<Scalar> p = joint.X_BM.inverse().p;
-  const Vec3<Scalar> F = f_K.template tail<3>();
-  const Vec3<Scalar> N = f_K.template head<3>() - cross(p, F);
-  const Vec3<Scalar> dF = -cross(w, F);
-  return -spatialVector<Scalar>(Vec3<Scalar>(-cross(w, N) + cross(p, dF)), dF);
-}
-
 // Whether each body lies in body b's subtree (b included); bodies are
 // ordered parents first.
 template <class Scalar>
@@ -144,27 +130,44 @@ void addProjected(const Joint<Scalar>& joint, const Mat6X<Scalar>& S, const Vec6
   for (int r = 0; r < joint.nu(); ++r) out(joint.uOffset + r, col) += Vec6<Scalar>(S.col(r)).dot(g);
 }
 
-// Adds the generalized force of a spatial force g on body b (at K_b, in K_b)
-// to column `col`: S_i^T (iX_b^* g) for b and each of its ancestors i.
+}  // namespace detail
+
+namespace detail {
+
+// A motion vector at K_i in K_i, about the World origin in World (R, p: K_i's pose).
 template <class Scalar>
-void addUpToRoot(const Mechanism<Scalar>& model, const Data<Scalar>& data, int b, Vec6<Scalar> g,
-                 MatrixX<Scalar>& out, int col) {
-  for (int i = b;;) {
-    const auto k = static_cast<std::size_t>(i);
-    addProjected(model.joints[k], data.S[k], g, out, col);
-    const int parent = model.joints[k].parent;
-    if (parent < 0) return;
-    g = forceToParent(data.R_PK[k], data.p_PK[k], g);
-    i = parent;
-  }
+Vec6<Scalar> motionToWorld(const Mat3<Scalar>& R, const Vec3<Scalar>& p, const Vec6<Scalar>& m) {
+  const Vec3<Scalar> w = R * m.template head<3>();
+  return spatialVector<Scalar>(w, Vec3<Scalar>(R * m.template tail<3>() + cross(p, w)));
+}
+
+// A force at K_i in K_i, about the World origin in World.
+template <class Scalar>
+Vec6<Scalar> forceToWorld(const Mat3<Scalar>& R, const Vec3<Scalar>& p, const Vec6<Scalar>& f) {
+  const Vec3<Scalar> force = R * f.template tail<3>();
+  return spatialVector<Scalar>(Vec3<Scalar>(R * f.template head<3>() + cross(p, force)), force);
 }
 
 }  // namespace detail
 
 // d tau / dq (along N(q), as dudot_dq) and d tau / du of inverse dynamics
 // tau = M udot + C - sum_B J_B^T F_B at fixed external forces fext (World,
-// about Bo; optional), by the tangent recursion above. Leaves data as
-// inverseDynamics does (v, c, a, accumulated f).
+// about Bo; optional), by the recursion in the header comment with its
+// subtree sums taken once: every quantity about the World origin in World
+// (x^W = X_{W Ki} x, so no transport is needed between bodies), per body
+//   Y_i, h_i = Y_i v_i, B_i x = v_i x* (Y_i x) - Y_i (v_i x x) + x x* h_i,
+//   T_i s = -d(fext_i) for K_i turning by s (only s's rotation w acts):
+//   [w x n_i + p_i x (w x f_i); w x f_i], n_i about Bo, p_i = p_WoBo,
+// summed over subtrees: Ic_k, B_k, T_k. For the column of dof j (joint J),
+// with the uniform changes of J's subtree dV = d(v_J), dA = d(a_J) (in
+// World) and w = dA + v_J x dV, every k in J's subtree has
+//   d(f_k) accumulated = Ic_k w + B_k dV + T_k s   (the last along q only)
+// since d(a_l) = dA + dV x (v_l - v_J) for l below J, so
+//   d(tau_k) = F1_k^T w + F2_k^T dV + F3_k^T s,  F1_k = Ic_k S_k,
+//   F2_k = B_k^T S_k, F3_k = T_k^T S_k (per column of S_k, precomputed),
+// plus d(S_J)^T f_J at J; above J, d(tau_a) = S_a^T g with
+// g = d(f_J) + s x* f_J (along q). O(1) 6-vector dot products per pair of
+// dofs on one path. Leaves data as inverseDynamics does.
 template <class Scalar>
 void inverseDynamicsDerivatives(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
                                 const VectorX<Scalar>& u, const VectorX<Scalar>& udot,
@@ -173,17 +176,68 @@ void inverseDynamicsDerivatives(const Mechanism<Scalar>& model, Data<Scalar>& da
   inverseDynamics(model, data, q, u, udot, fext);
   const int nb = model.numBodies(), nu = model.nu;
   const auto nbs = static_cast<std::size_t>(nb);
-  std::vector<Vec6<Scalar>> f_K;  // fext in the joint frames
-  if (fext != nullptr) detail::externalForcesInJointFrames(model, data, *fext, f_K);
-  std::vector<Vec6<Scalar>> vJ(nbs, Vec6<Scalar>::Zero()), h(nbs);
+  // World poses and quantities per body.
+  std::vector<Mat3<Scalar>> R(nbs);
+  std::vector<Vec3<Scalar>> p(nbs);
+  std::vector<Vec6<Scalar>> v(nbs), a(nbs), vJ(nbs), f(nbs), fs(nbs);
+  std::vector<Mat6X<Scalar>> Sw(nbs);
+  std::vector<SpatialInertia<Scalar>> Ic(nbs);
+  std::vector<Mat6<Scalar>> B(nbs), T(nbs);
   for (std::size_t b = 0; b < nbs; ++b) {
     const Joint<Scalar>& joint = model.joints[b];
-    if (joint.nu() > 0) vJ[b] = data.S[b] * u.segment(joint.uOffset, joint.nu());
-    h[b] = data.I_K[b] * data.v[b];
+    if (joint.parent >= 0) {
+      const auto k = static_cast<std::size_t>(joint.parent);
+      R[b] = R[k] * data.R_PK[b];
+      p[b] = p[k] + R[k] * data.p_PK[b];
+    } else {
+      R[b] = data.R_PK[b];
+      p[b] = data.p_PK[b];
+    }
+    v[b] = detail::motionToWorld(R[b], p[b], data.v[b]);
+    a[b] = detail::motionToWorld(R[b], p[b], data.a[b]);
+    f[b] = detail::forceToWorld(R[b], p[b], data.f[b]);
+    Sw[b].resize(6, joint.nu());
+    for (int c = 0; c < joint.nu(); ++c) Sw[b].col(c) = detail::motionToWorld(R[b], p[b], Vec6<Scalar>(data.S[b].col(c)));
+    vJ[b] = Vec6<Scalar>::Zero();
+    if (joint.nu() > 0) vJ[b] = Sw[b] * u.segment(joint.uOffset, joint.nu());
+    Ic[b] = detail::rigidInertiaToParent(R[b], p[b], data.I_K[b]);
+    const Vec6<Scalar> h = Ic[b] * v[b];
+    for (int c = 0; c < 6; ++c) {
+      const Vec6<Scalar> e = Vec6<Scalar>::Unit(c);
+      B[b].col(c) = crossForce(v[b], Vec6<Scalar>(Ic[b] * e)) - Ic[b] * crossMotion(v[b], e) + crossForce(e, h);
+    }
+    T[b] = Mat6<Scalar>::Zero();
+    if (fext != nullptr) {
+      const Vec3<Scalar> n = (*fext)[b].template head<3>(), force = (*fext)[b].template tail<3>();
+      const Vec3<Scalar> pB = p[b] + R[b] * Vec3<Scalar>(joint.X_BM.inverse().p);  // p_WoBo
+      // T [w; v] = [w x n + pB x (w x force); w x force] = [-[n]x - [pB]x [force]x; -[force]x] w.
+      const Mat3<Scalar> F = skew(force);
+      T[b].template topLeftCorner<3, 3>() = -skew(n) - skew(pB) * F;
+      T[b].template bottomLeftCorner<3, 3>() = -F;
+    }
   }
+  // Subtree sums (parents come first).
+  for (int i = nb - 1; i >= 0; --i) {
+    const auto b = static_cast<std::size_t>(i);
+    const int parent = model.joints[b].parent;
+    if (parent < 0) continue;
+    const auto k = static_cast<std::size_t>(parent);
+    Ic[k] += Ic[b];
+    B[k] += B[b];
+    if (fext != nullptr) T[k] += T[b];
+  }
+  std::vector<Mat6X<Scalar>> F1(nbs), F2(nbs), F3(nbs);
+  for (std::size_t b = 0; b < nbs; ++b) {
+    const int nu_b = model.joints[b].nu();
+    F1[b].resize(6, nu_b);
+    F2[b].resize(6, nu_b);
+    for (int c = 0; c < nu_b; ++c) F1[b].col(c) = Ic[b] * Vec6<Scalar>(Sw[b].col(c));
+    F2[b] = B[b].transpose() * Sw[b];
+    if (fext != nullptr) F3[b] = T[b].transpose() * Sw[b];
+  }
+  const Vec6<Scalar> a0 = spatialVector<Scalar>(Vec3<Scalar>::Zero(), Vec3<Scalar>(-model.gravity));
   dtau_dq = MatrixX<Scalar>::Constant(nu, nu, Scalar(0.0));
   dtau_du = MatrixX<Scalar>::Constant(nu, nu, Scalar(0.0));
-  std::vector<Vec6<Scalar>> dv(nbs), da(nbs), df(nbs), s_K(nbs);
   for (int J = 0; J < nb; ++J) {
     const auto bJ = static_cast<std::size_t>(J);
     const Joint<Scalar>& joint = model.joints[bJ];
@@ -193,64 +247,54 @@ void inverseDynamicsDerivatives(const Mechanism<Scalar>& model, Data<Scalar>& da
     const VectorX<Scalar> uJ = u.segment(joint.uOffset, joint.nu());
     const VectorX<Scalar> udotJ = udot.segment(joint.uOffset, joint.nu());
     const int parent = joint.parent;
-    const Vec6<Scalar> vP = parent >= 0 ? motionToChild(data.R_PK[bJ], data.p_PK[bJ], data.v[static_cast<std::size_t>(parent)])
-                                        : Vec6<Scalar>(Vec6<Scalar>::Zero());
-    const Vec6<Scalar> aP = detail::parentAcceleration(model, data, J);
+    const Vec6<Scalar> vP = parent >= 0 ? v[static_cast<std::size_t>(parent)] : Vec6<Scalar>(Vec6<Scalar>::Zero());
+    const Vec6<Scalar> aP = parent >= 0 ? a[static_cast<std::size_t>(parent)] : a0;
+    const VectorX<Scalar> noU = VectorX<Scalar>::Constant(joint.nu(), Scalar(0.0));
+    const Vec6<Scalar> vJ_K = joint.nu() > 0 ? Vec6<Scalar>(S * uJ) : Vec6<Scalar>(Vec6<Scalar>::Zero());
     for (int m = 0; m < joint.nu(); ++m) {
       const int col = joint.uOffset + m;
-      const Vec6<Scalar> s = S.col(m);
+      const Vec6<Scalar> s = Sw[bJ].col(m);
       for (const bool alongQ : {true, false}) {
         MatrixX<Scalar>& out = alongQ ? dtau_dq : dtau_du;
-        const bool withFext = alongQ && fext != nullptr;
-        // At J.
-        Mat6X<Scalar> dS = Mat6X<Scalar>::Zero(6, joint.nu());
-        VectorX<Scalar> duJ = VectorX<Scalar>::Constant(joint.nu(), Scalar(0.0));
-        Vec6<Scalar> dvJ;
+        Mat6X<Scalar> dS = Mat6X<Scalar>::Zero(6, joint.nu());  // in K_J
+        VectorX<Scalar> duJ = noU;
+        Vec6<Scalar> dV, dvJ, dA;
         if (alongQ) {
           dS = detail::subspaceDerivative(joint, S, m);
-          dvJ = dS * uJ;
-          dv[bJ] = crossMotion(vP, s) + dvJ;
+          dvJ = detail::motionToWorld(R[bJ], p[bJ], Vec6<Scalar>(dS * uJ));
+          dV = crossMotion(vP, s) + dvJ;
         } else {
           duJ[m] = Scalar(1.0);
           dvJ = s;
-          dv[bJ] = s;
+          dV = s;
         }
-        const Vec6<Scalar> dc = detail::subspaceRateDerivative(joint, S, dS, vJ[bJ], dvJ, u, duJ) +
-                                crossMotion(dv[bJ], vJ[bJ]) + crossMotion(data.v[bJ], dvJ);
-        da[bJ] = dc;
-        if (alongQ) da[bJ] += crossMotion(aP, s) + dS * udotJ;
-        if (withFext) s_K[bJ] = s;
-        // Down the subtree.
-        for (int i = J + 1; i < nb; ++i) {
-          const auto k = static_cast<std::size_t>(i);
-          if (in[k] == 0) continue;
-          const auto p = static_cast<std::size_t>(model.joints[k].parent);
-          dv[k] = motionToChild(data.R_PK[k], data.p_PK[k], dv[p]);
-          da[k] = motionToChild(data.R_PK[k], data.p_PK[k], da[p]) + crossMotion(dv[k], vJ[k]);
-          if (withFext) s_K[k] = motionToChild(data.R_PK[k], data.p_PK[k], s_K[p]);
-        }
+        const Vec6<Scalar> rate = detail::motionToWorld(
+            R[bJ], p[bJ], detail::subspaceRateDerivative(joint, S, dS, vJ_K, Vec6<Scalar>(dS * uJ + S * duJ), u, duJ));
+        dA = rate + crossMotion(dV, vJ[bJ]) + crossMotion(v[bJ], dvJ);
+        if (alongQ) dA += crossMotion(aP, s) + detail::motionToWorld(R[bJ], p[bJ], Vec6<Scalar>(dS * udotJ));
+        const Vec6<Scalar> w = dA + crossMotion(v[bJ], dV);
+        const bool turns = alongQ && fext != nullptr;
         for (int i = J; i < nb; ++i) {
           const auto k = static_cast<std::size_t>(i);
           if (in[k] == 0) continue;
-          df[k] = data.I_K[k] * da[k] + crossForce(dv[k], h[k]) + crossForce(data.v[k], data.I_K[k] * dv[k]);
-          if (withFext) df[k] += detail::turnedExternalForce(model.joints[k], s_K[k], f_K[k]);
+          const Joint<Scalar>& row = model.joints[k];
+          for (int r = 0; r < row.nu(); ++r) {
+            Scalar x = Vec6<Scalar>(F1[k].col(r)).dot(w) + Vec6<Scalar>(F2[k].col(r)).dot(dV);
+            if (turns) x += Vec6<Scalar>(F3[k].col(r)).dot(s);
+            out(row.uOffset + r, col) += x;
+          }
         }
-        // Up the subtree, then to the root.
-        for (int i = nb - 1; i > J; --i) {
-          const auto k = static_cast<std::size_t>(i);
-          if (in[k] == 0) continue;
-          const auto p = static_cast<std::size_t>(model.joints[k].parent);
-          df[p] += forceToParent(data.R_PK[k], data.p_PK[k], df[k]);
-          detail::addProjected(model.joints[k], data.S[k], df[k], out, col);
-        }
-        detail::addProjected(joint, S, df[bJ], out, col);
         if (alongQ) {
           for (int r = 0; r < joint.nu(); ++r) out(joint.uOffset + r, col) += Vec6<Scalar>(dS.col(r)).dot(data.f[bJ]);
         }
-        if (parent >= 0) {
-          Vec6<Scalar> g = df[bJ];
-          if (alongQ) g += crossForce(s, data.f[bJ]);
-          detail::addUpToRoot(model, data, parent, forceToParent(data.R_PK[bJ], data.p_PK[bJ], g), out, col);
+        if (parent < 0) continue;
+        Vec6<Scalar> g = Ic[bJ] * w + B[bJ] * dV;
+        if (alongQ) g += crossForce(s, f[bJ]);
+        if (turns) g += T[bJ] * s;
+        for (int i = parent; i >= 0; i = model.joints[static_cast<std::size_t>(i)].parent) {
+          const auto k = static_cast<std::size_t>(i);
+          for (int r = 0; r < model.joints[k].nu(); ++r)
+            out(model.joints[k].uOffset + r, col) += Vec6<Scalar>(Sw[k].col(r)).dot(g);
         }
       }
     }
