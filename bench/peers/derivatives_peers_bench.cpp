@@ -56,12 +56,6 @@ constexpr double kDerivativeTolerance = 1e-3;
 
 volatile double sink = 0.0;
 
-const PeerModel& peerModel(const std::string& name) {
-  for (const PeerModel& m : peerModels())
-    if (m.name == name) return m;
-  throw std::runtime_error("no peer model " + name);
-}
-
 // MuJoCo's model of a peer, through its virtual file system.
 struct Mujoco {
   mjModel* m = nullptr;

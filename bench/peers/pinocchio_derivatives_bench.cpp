@@ -57,12 +57,6 @@ using bench::timeInterleaved;
 
 constexpr double kTolerance = 1e-9;
 
-const PeerModel& peerModel(const std::string& name) {
-  for (const PeerModel& m : peerModels())
-    if (m.name == name) return m;
-  throw std::runtime_error("no peer model " + name);
-}
-
 // The peer's table as a Pinocchio model: joints in table order (parents
 // first), a revolute about its axis or a free flyer, one body each.
 pinocchio::Model pinocchioModel(const PeerModel& peer) {
