@@ -13,6 +13,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace bench {
@@ -84,6 +87,37 @@ inline double envNumber(const char* name, double fallback) {
 inline double loadAverage() {
   double load[1] = {0.0};
   return getloadavg(load, 1) == 1 ? load[0] : -1.0;
+}
+
+// One engine's calls, timed in rounds interleaved with the others'
+// (timeInterleaved): `calls` per batch, one sample (us per call) per round.
+struct Timed {
+  Timed(std::string n, std::function<void()> c) : name(std::move(n)), call(std::move(c)) {}
+  std::string name;
+  std::function<void()> call;
+  long calls = 1;
+  std::vector<double> samples;
+  double median() const { return bench::median(samples); }
+};
+
+// Sizes each engine's batch to at least `batchMicroseconds`, then times
+// `rounds` rounds, each engine once per round in turn.
+inline void timeInterleaved(std::vector<Timed>& timed, int rounds, double batchMicroseconds) {
+  for (Timed& t : timed) {
+    for (;;) {
+      const double start = threadMicroseconds();
+      for (long k = 0; k < t.calls; ++k) t.call();
+      if (threadMicroseconds() - start >= batchMicroseconds) break;
+      t.calls *= 2;
+    }
+  }
+  for (int r = 0; r < rounds; ++r) {
+    for (Timed& t : timed) {
+      const double start = threadMicroseconds();
+      for (long k = 0; k < t.calls; ++k) t.call();
+      t.samples.push_back((threadMicroseconds() - start) / static_cast<double>(t.calls));
+    }
+  }
 }
 
 }  // namespace bench

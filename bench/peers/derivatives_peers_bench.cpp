@@ -46,7 +46,8 @@ using namespace peers;
 using bench::clobber;
 using bench::envNumber;
 using bench::loadAverage;
-using bench::threadMicroseconds;
+using bench::Timed;
+using bench::timeInterleaved;
 
 constexpr double kJacobianTolerance = 1e-12;
 // Forward differences with eps = 1e-6 of mj_step: relative error ~1e-5 on
@@ -54,12 +55,6 @@ constexpr double kJacobianTolerance = 1e-12;
 constexpr double kDerivativeTolerance = 1e-3;
 
 volatile double sink = 0.0;
-
-const PeerModel& peerModel(const std::string& name) {
-  for (const PeerModel& m : peerModels())
-    if (m.name == name) return m;
-  throw std::runtime_error("no peer model " + name);
-}
 
 // MuJoCo's model of a peer, through its virtual file system.
 struct Mujoco {
@@ -151,34 +146,6 @@ States<Model> randomState(const PeerModel& peer, const Mujoco& mj, std::mt19937_
   return s;
 }
 
-// One engine's calls, timed in rounds interleaved with the others'.
-struct Timed {
-  Timed(std::string n, std::function<void()> c) : name(std::move(n)), call(std::move(c)) {}
-  std::string name;
-  std::function<void()> call;
-  long calls = 1;
-  std::vector<double> samples;
-  double median() const { return bench::median(samples); }
-};
-
-void timeAll(std::vector<Timed>& timed, int rounds, double batchMicroseconds) {
-  for (Timed& t : timed) {
-    for (;;) {
-      const double start = threadMicroseconds();
-      for (long k = 0; k < t.calls; ++k) t.call();
-      if (threadMicroseconds() - start >= batchMicroseconds) break;
-      t.calls *= 2;
-    }
-  }
-  for (int r = 0; r < rounds; ++r) {
-    for (Timed& t : timed) {
-      const double start = threadMicroseconds();
-      for (long k = 0; k < t.calls; ++k) t.call();
-      t.samples.push_back((threadMicroseconds() - start) / static_cast<double>(t.calls));
-    }
-  }
-}
-
 void frameJacobian(int rounds, double batch) {
   using Model = capstan_models::Arm7;
   const PeerModel& peer = peerModel("arm7");
@@ -229,7 +196,7 @@ void frameJacobian(int rounds, double batch) {
          sink = sink + jacp[0];
        }},
   };
-  timeAll(timed, rounds, batch);
+  timeInterleaved(timed, rounds, batch);
   std::printf("| engine | us per call | / Capstan |\n|---|---|---|\n");
   const double capstan = timed[0].median();
   for (Timed& t : timed) std::printf("| %s | %.3f | %.1f |\n", t.name.c_str(), t.median(), t.median() / capstan);
@@ -296,7 +263,7 @@ void derivatives(const char* name, int rounds, double batch) {
          sink = sink + A[0];
        }},
   };
-  timeAll(timed, rounds, batch);
+  timeInterleaved(timed, rounds, batch);
   std::printf("| engine | us per call | / Capstan |\n|---|---|---|\n");
   const double capstan = timed[0].median();
   for (Timed& t : timed) std::printf("| %s | %.2f | %.1f |\n", t.name.c_str(), t.median(), t.median() / capstan);

@@ -1,6 +1,8 @@
 // The peer models as tables (peer_models.inc, from make_models.py), shared
-// by peers_bench and derivatives_peers_bench.
+// by peers_bench, derivatives_peers_bench and pinocchio_derivatives_bench.
 #include "peers.hpp"
+
+#include <stdexcept>
 
 namespace peers {
 
@@ -30,6 +32,12 @@ const std::vector<PeerModel>& peerModels() {
 #include "peer_models.inc"
   };
   return models;
+}
+
+const PeerModel& peerModel(const std::string& name) {
+  for (const PeerModel& m : peerModels())
+    if (m.name == name) return m;
+  throw std::runtime_error("no peer model " + name);
 }
 
 std::map<std::string, EngineFactory>& capstanRegistry() {

@@ -41,6 +41,8 @@ struct PeerModel {
 };
 
 const std::vector<PeerModel>& peerModels();
+// The model of that name; throws std::runtime_error if there is none.
+const PeerModel& peerModel(const std::string& name);
 
 class Engine {
  public:

@@ -42,6 +42,7 @@ Generated generate(const Options& opts, const Loaded& loaded, const codegen::Mod
   to.capstanVersion = CAPSTAN_VERSION;
   to.sourceName = fs::path(opts.file).filename().string();
   to.derivatives = opts.derivatives;
+  to.symbolicDerivatives = opts.symbolicDerivatives;
   Generated g;
   try {
     g.ir = codegen::traceModel(*loaded.flat, *loaded.mech, layout, loaded.sources, to);

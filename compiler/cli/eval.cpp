@@ -436,6 +436,23 @@ int eval(const Options& opts) {
     };
     out["derivatives"] = {{"dudot_dq", matrix("dudot_dq")}, {"dudot_du", matrix("dudot_du")},
                           {"dudot_dtau", matrix("dudot_dtau")}};
+    for (const char* key : {"dtau_dq", "dtau_du", "dtau_dudot"})
+      if (rows.count(key) != 0) out["derivatives"][key] = matrix(key);
+    if (opts.interpret) {
+      // The oracle: forward dynamics run with dual numbers, one direction at a time.
+      const codegen::DynamicsDerivatives d = interp.forwardDynamicsDerivativesByDuals(time, q, u);
+      auto rowsOf = [](const Eigen::MatrixXd& m) {
+        json r = json::array();
+        for (int i = 0; i < m.rows(); ++i) {
+          json row = json::array();
+          for (int j = 0; j < m.cols(); ++j) row.push_back(m(i, j));
+          r.push_back(row);
+        }
+        return r;
+      };
+      out["derivatives_by_duals"] = {{"dudot_dq", rowsOf(d.dudot_dq)}, {"dudot_du", rowsOf(d.dudot_du)},
+                                     {"dudot_dtau", rowsOf(d.dudot_dtau)}};
+    }
   }
   // A non-finite output is an error, generated and interpreted alike: the
   // built-in functions compute the same IEEE value in both (sema/builtins.hpp).

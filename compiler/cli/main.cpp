@@ -35,6 +35,9 @@ commands:
       write the model's C++ header (and with --ir the JSON IR) into DIR;
       --depfile writes every file the header depends on, in Make syntax;
       --derivatives adds forwardDynamicsDerivatives (d udot / d(q, u, tau))
+      and inverseDynamicsDerivatives (d tau / d(q, u, udot)), from the analytical
+      recursions; --symbolic-derivatives the same with forwardDynamicsDerivatives
+      by symbolic differentiation of the traced forward dynamics (a test oracle)
   simulate FILE [--t-end T] [--dt H] [--integrator rk4|euler|dopri5|cvode] [--tol TOL]
                 [--set NAME=VALUE]... [-o traj.csv] [--interpret] [--timeout S] [--stats]
                 [--jacobian exact|quotients]
@@ -164,6 +167,9 @@ Options parseArgs(int argc, char** argv) {
         usageError("`--jacobian` must be `exact` or `quotients`");
     } else if (a == "--derivatives") {
       opts.derivatives = true;
+    } else if (a == "--symbolic-derivatives") {
+      opts.derivatives = true;
+      opts.symbolicDerivatives = true;
     } else if (a == "--constraint-errors") {
       opts.constraintErrors = true;
     } else if (a == "--assemble") {

@@ -27,6 +27,7 @@ struct Options {
   bool ir = false;                    // --ir
   std::string depfile;                // --depfile: Make-syntax dependencies of the header
   bool derivatives = false;           // --derivatives (compile, eval): forwardDynamicsDerivatives
+  bool symbolicDerivatives = false;   // --symbolic-derivatives: the same by symbolic differentiation (test oracle)
   // simulate / eval
   std::optional<double> tEnd, dt, tolerance;
   std::string integrator;

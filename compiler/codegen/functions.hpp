@@ -8,6 +8,7 @@
 #pragma once
 
 #include <capstan/constraints.hpp>
+#include <capstan/dynamics_derivatives.hpp>
 #include <capstan/dynamics.hpp>
 #include <capstan/local_dynamics.hpp>
 
@@ -71,6 +72,7 @@ enum class FunctionId {
   BushingStates,
   CableFrames,  // only in classes of models with cables
   ForwardDynamicsDerivatives,  // d udot / d(q, u, tau): only on request (TraceOptions::derivatives)
+  InverseDynamicsDerivatives,  // d tau / d(q, u, udot) of inverseDynamics: only on request
   // Constraint rows (capstan/constraints.hpp): only in classes of models
   // with constraint rows; ContactFrames only with contacts.
   ConstraintPositionErrors,
@@ -149,6 +151,12 @@ struct FunctionValues {
   // forwardDynamicsDerivatives: a generalized force added to the applied
   // tau (empty: none), the variable of d udot / d tau.
   VectorX<Scalar> dtau;
+  // The derivative functions (dynamics_derivatives.hpp), each nu x nu:
+  // inverseDynamics' d tau / dq (along N(q)), d tau / du and d tau / d udot
+  // = M; forwardDynamics' d udot / d(q, u, tau). dudot_* are written over
+  // double only (the tracer leaves the dense solve to run time, from
+  // M and dr_dq, dr_du = d(inverseDynamics - appliedForces) at udot).
+  MatrixX<Scalar> dtau_dq, dtau_du, dr_dq, dr_du, dudot_dq, dudot_du, dudot_dtau;
   // Constraint functions: the rows at (q, u) (positionErrors,
   // velocityErrors, G, gamma, contacts), and for constraintForces the
   // multipliers read (lambda) and the forces written (bodyForces per body,
@@ -165,6 +173,20 @@ struct FunctionValues {
 struct DynamicsMethod {
   bool aba = true;          // else CRBA + tree-sparse L^T D L
   bool jointFrames = true;  // else World
+  // forwardDynamicsDerivatives: the analytical recursions
+  // (dynamics_derivatives.hpp); else only udot(q, u, tau + dtau), for an
+  // oracle that differentiates it (symbolically, or by dual numbers).
+  bool analyticDerivatives = true;
+};
+
+// The derivatives of the state-dependent forces along each tangent
+// direction, for the derivative functions: the force laws' applied tau and
+// the force elements' external forces (World, about Bo, per body). Column j
+// of q is along q + eps N(q) e_j. Empty when the model has neither.
+template <class Scalar>
+struct ForceDerivatives {
+  MatrixX<Scalar> dtau_dq, dtau_du;                 // (nu x nu) of appliedForces
+  std::vector<ExternalForces<Scalar>> dF_dq, dF_du;  // per column, per body
 };
 
 // The one implementation of the generated functions over Scalar.
@@ -172,11 +194,18 @@ template <class Scalar>
 class FunctionEvaluator {
  public:
   FunctionEvaluator(const Mechanism<Scalar>& mechanism, Environment<Scalar>& env)
-      : mechanism_(mechanism), env_(env), world(mechanism), joint(mechanism) {}
+      : mechanism_(mechanism), env_(env), world(mechanism), joint(mechanism), derivative(mechanism) {}
 
   // Runs on each joint-frame workspace before an algorithm (the tracer
   // replaces its parameter stage by cached symbols).
   std::function<void(local::Data<Scalar>&)> prepare;
+  // The derivatives of the state-dependent forces at v's (time, q, u) given
+  // their values there (applied tau, the elements' fext, empty if none):
+  // small expressions each caller differentiates its own way (the tracer
+  // symbolically, the interpreter by dual numbers). Unset: none.
+  std::function<ForceDerivatives<Scalar>(const FunctionValues<Scalar>& v, const VectorX<Scalar>& tau,
+                                          const std::vector<Vec6<Scalar>>& fext)>
+      forceDerivatives;
 
   // The force elements' external forces at (time, q, u); empty when the
   // model has none, so tree models trace exactly as without them.
@@ -218,6 +247,10 @@ class FunctionEvaluator {
       // traced DAG (symbolic::jacobian), the interpreter seeds dual numbers
       // (dual.hpp) along one direction per run.
       case FunctionId::ForwardDynamicsDerivatives: {
+        if (id == FunctionId::ForwardDynamicsDerivatives && method.analyticDerivatives) {
+          derivatives(id, v);
+          return;
+        }
         env_.setState(v.time, v.q, v.u);
         v.tau = env_.appliedForces();
         if (id == FunctionId::ForwardDynamicsDerivatives && v.dtau.size() > 0) v.tau += v.dtau;
@@ -247,6 +280,9 @@ class FunctionEvaluator {
         }
         return;
       }
+      case FunctionId::InverseDynamicsDerivatives:
+        derivatives(id, v);
+        return;
       case FunctionId::InverseDynamics:
         // Joint frames only: the World family has no Newton-Euler with udot.
       {
@@ -349,6 +385,46 @@ class FunctionEvaluator {
   // per-joint quantities into blocks).
   Data<Scalar> world;
   local::Data<Scalar> joint;
+  local::Data<Scalar> derivative;  // the derivative recursions' (joint keeps ABA's)
+
+ private:
+  // forwardDynamicsDerivatives and inverseDynamicsDerivatives by the
+  // analytical recursions (dynamics_derivatives.hpp): inverseDynamics'
+  // derivatives at fixed forces, plus the force elements' (as -J^T dF) and,
+  // for forward dynamics, less the force laws': the residual r = inverse
+  // dynamics - applied forces, at ABA's udot; then -M^-1 dr (double only).
+  void derivatives(FunctionId id, FunctionValues<Scalar>& v) {
+    env_.setState(v.time, v.q, v.u);
+    const VectorX<Scalar> applied = env_.appliedForces();
+    const std::vector<Vec6<Scalar>> fext = elementForces(v);
+    const ExternalForces<Scalar>* F = fext.empty() ? nullptr : &fext;
+    const bool forward = id == FunctionId::ForwardDynamicsDerivatives;
+    if (forward) {
+      v.tau = applied;
+      v.udot = local::aba(mechanism_, joint, v.q, v.u, applied, F);
+    }
+    derivative = local::Data<Scalar>(mechanism_);
+    if (prepare) prepare(derivative);
+    local::inverseDynamicsDerivatives(mechanism_, derivative, v.q, v.u, v.udot, F, v.dtau_dq, v.dtau_du);
+    ForceDerivatives<Scalar> d;
+    const bool hasLaws = !env_.layout().forceLaws.empty();
+    if (forceDerivatives && (F != nullptr || hasLaws)) d = forceDerivatives(v, applied, fext);
+    for (int j = 0; j < mechanism_.nu; ++j) {
+      if (!d.dF_dq.empty()) local::addExternalForceDerivative(mechanism_, derivative, d.dF_dq[static_cast<std::size_t>(j)], v.dtau_dq, j);
+      if (!d.dF_du.empty()) local::addExternalForceDerivative(mechanism_, derivative, d.dF_du[static_cast<std::size_t>(j)], v.dtau_du, j);
+    }
+    local::detail::massMatrixFromKinematics(mechanism_, derivative);
+    v.M = derivative.M;
+    if (!forward) return;
+    v.dr_dq = v.dtau_dq;
+    v.dr_du = v.dtau_du;
+    if (d.dtau_dq.size() > 0) v.dr_dq -= d.dtau_dq;
+    if (d.dtau_du.size() > 0) v.dr_du -= d.dtau_du;
+    if constexpr (std::is_arithmetic_v<Scalar>) {
+      local::forwardDynamicsDerivativesFromInverse(derivative, v.M, v.dr_dq, v.dr_du, v.dudot_dq, v.dudot_du,
+                                                   v.dudot_dtau);
+    }
+  }
 };
 
 }  // namespace capstan::codegen

@@ -106,8 +106,7 @@ struct Interpreter::DualModel {
 
 Interpreter::~Interpreter() = default;
 
-DynamicsDerivatives Interpreter::forwardDynamicsDerivatives(double t, const Eigen::VectorXd& q,
-                                                            const Eigen::VectorXd& u) {
+Interpreter::DualModel& Interpreter::dual() {
   if (!dual_) {
     dual_ = std::make_unique<DualModel>();
     Sources<Dual> src;
@@ -134,6 +133,74 @@ DynamicsDerivatives Interpreter::forwardDynamicsDerivatives(double t, const Eige
     dual_->mechanism = dual_->env->mechanism();
     dual_->env->useMechanism(&dual_->mechanism);
   }
+  return *dual_;
+}
+
+ForceDerivatives<double> Interpreter::forceDerivatives(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
+  DualModel& dm = dual();
+  const int nu = layout_.nu;
+  const bool laws = !layout_.forceLaws.empty(), elements = !layout_.forceElements.empty();
+  const Eigen::MatrixXd N = nMatrix(mechanism_, q);  // (nq x nu)
+  ForceDerivatives<double> out;
+  if (laws) {
+    out.dtau_dq.resize(nu, nu);
+    out.dtau_du.resize(nu, nu);
+  }
+  for (int j = 0; j < 2 * nu; ++j) {
+    const bool alongQ = j < nu;
+    const int col = alongQ ? j : j - nu;
+    VectorX<Dual> qd(q.size()), ud(nu);
+    for (int i = 0; i < q.size(); ++i) qd[i] = Dual(q[i], alongQ ? N(i, col) : 0.0);
+    for (int i = 0; i < nu; ++i) ud[i] = Dual(u[i], !alongQ && i == col ? 1.0 : 0.0);
+    dm.env->setState(Dual(t), qd, ud);
+    if (laws) {
+      const VectorX<Dual> tau = dm.env->appliedForces();
+      for (int i = 0; i < nu; ++i) (alongQ ? out.dtau_dq : out.dtau_du)(i, col) = tau[i].d;
+    }
+    if (elements) {
+      ExternalForces<double> dF;
+      for (const Vec6<Dual>& F : dm.env->elementForces().fext) {
+        Vec6<double> d;
+        for (int k = 0; k < 6; ++k) d[k] = F[k].d;
+        dF.push_back(d);
+      }
+      (alongQ ? out.dF_dq : out.dF_du).push_back(std::move(dF));
+    }
+  }
+  return out;
+}
+
+FunctionValues<double> Interpreter::derivatives(FunctionId id, double t, const Eigen::VectorXd& q,
+                                                const Eigen::VectorXd& u, const Eigen::VectorXd& udot) {
+  FunctionValues<double> v;
+  v.time = t;
+  v.q = q;
+  v.u = u;
+  v.udot = udot;
+  FunctionEvaluator<double> ev(mechanism_, *env_);
+  ev.forceDerivatives = [&](const FunctionValues<double>&, const VectorX<double>&, const std::vector<Vec6<double>>&) {
+    return forceDerivatives(t, q, u);
+  };
+  ev.run(id, v);
+  return v;
+}
+
+DynamicsDerivatives Interpreter::forwardDynamicsDerivatives(double t, const Eigen::VectorXd& q,
+                                                            const Eigen::VectorXd& u) {
+  FunctionValues<double> v = derivatives(FunctionId::ForwardDynamicsDerivatives, t, q, u, {});
+  return {v.dudot_dq, v.dudot_du, v.dudot_dtau};
+}
+
+InverseDynamicsDerivatives Interpreter::inverseDynamicsDerivatives(double t, const Eigen::VectorXd& q,
+                                                                   const Eigen::VectorXd& u,
+                                                                   const Eigen::VectorXd& udot) {
+  FunctionValues<double> v = derivatives(FunctionId::InverseDynamicsDerivatives, t, q, u, udot);
+  return {v.dtau_dq, v.dtau_du, v.M};
+}
+
+DynamicsDerivatives Interpreter::forwardDynamicsDerivativesByDuals(double t, const Eigen::VectorXd& q,
+                                                                   const Eigen::VectorXd& u) {
+  dual();
   const int nu = layout_.nu;
   const Eigen::MatrixXd N = nMatrix(mechanism_, q);  // (nq x nu)
   // udot's derivative along (dq, du, dtau).
@@ -146,7 +213,8 @@ DynamicsDerivatives Interpreter::forwardDynamicsDerivatives(double t, const Eige
     for (int i = 0; i < q.size(); ++i) v.q[i] = Dual(q[i], dq[i]);
     for (int i = 0; i < nu; ++i) v.u[i] = Dual(u[i], du[i]);
     for (int i = 0; i < nu; ++i) v.dtau[i] = Dual(0.0, dtau[i]);
-    FunctionEvaluator<Dual>(dual_->mechanism, *dual_->env).run(FunctionId::ForwardDynamicsDerivatives, v);
+    FunctionEvaluator<Dual>(dual_->mechanism, *dual_->env)
+        .run(FunctionId::ForwardDynamicsDerivatives, v, {.analyticDerivatives = false});
     Eigen::VectorXd d(nu);
     for (int i = 0; i < nu; ++i) d[i] = v.udot[i].d;
     return d;
@@ -382,6 +450,14 @@ void InterpretedModel::forwardDynamicsDerivatives(double t, const Q& q, const U&
   dudot_dq = std::move(d.dudot_dq);
   dudot_du = std::move(d.dudot_du);
   dudot_dtau = std::move(d.dudot_dtau);
+}
+
+void InterpretedModel::inverseDynamicsDerivatives(double t, const Q& q, const U& u, const U& udot, MassMatrix& dtau_dq,
+                                                  MassMatrix& dtau_du, MassMatrix& M) const {
+  InverseDynamicsDerivatives d = interp_.inverseDynamicsDerivatives(t, q, u, udot);
+  dtau_dq = std::move(d.dtau_dq);
+  dtau_du = std::move(d.dtau_du);
+  M = std::move(d.M);
 }
 
 int InterpretedModel::gimbalLock(const Q& q, const U& u, double& pitch) const {

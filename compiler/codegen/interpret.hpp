@@ -28,6 +28,8 @@ template <class Scalar>
 class Environment;
 template <class Scalar>
 struct FunctionValues;
+template <class Scalar>
+struct ForceDerivatives;
 enum class FunctionId;
 
 // The model's external C++ functions, compiled (cli/external.hpp): the
@@ -56,6 +58,13 @@ struct DynamicsDerivatives {
   Eigen::MatrixXd dudot_dq;    // along the tangent space: column j along q + eps N(q) e_j
   Eigen::MatrixXd dudot_du;
   Eigen::MatrixXd dudot_dtau;  // M^-1: for a generalized force added to the applied tau
+};
+
+// d tau / d(q, u, udot) of inverseDynamics (inverseDynamicsDerivatives), each nu x nu.
+struct InverseDynamicsDerivatives {
+  Eigen::MatrixXd dtau_dq;  // along the tangent space, as DynamicsDerivatives::dudot_dq
+  Eigen::MatrixXd dtau_du;
+  Eigen::MatrixXd M;        // d tau / d udot
 };
 
 class Interpreter {
@@ -87,11 +96,18 @@ class Interpreter {
   // origin, in World), besides the model's applied forces.
   Eigen::VectorXd forwardDynamics(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u,
                                   const capstan::ExternalForces<double>& fext);
-  // The derivatives of forwardDynamics(t, q, u), exact to round-off: the
-  // same implementation run with forward-mode dual numbers (dual.hpp), one
-  // direction per run (3 nu runs). Throws UnsupportedExpression where a
-  // force law's external C++ function has an argument that varies.
+  // The derivatives of forwardDynamics(t, q, u) as the generated code
+  // computes them: the analytical recursions (dynamics_derivatives.hpp),
+  // the force laws' and elements' own derivatives by dual numbers. Throws
+  // UnsupportedExpression where a force law's external C++ function has an
+  // argument that varies.
   DynamicsDerivatives forwardDynamicsDerivatives(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
+  // The oracle: the forward dynamics run with forward-mode dual numbers
+  // (dual.hpp), one direction per run (3 nu runs), exact to round-off.
+  DynamicsDerivatives forwardDynamicsDerivativesByDuals(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
+  // The derivatives of inverseDynamics(q, u, udot) (the force elements' forces included).
+  InverseDynamicsDerivatives inverseDynamicsDerivatives(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u,
+                                                        const Eigen::VectorXd& udot);
   // M udot + C (force laws not subtracted).
   Eigen::VectorXd inverseDynamics(const Eigen::VectorXd& q, const Eigen::VectorXd& u, const Eigen::VectorXd& udot);
   Eigen::VectorXd qdot(const Eigen::VectorXd& q, const Eigen::VectorXd& u);
@@ -121,6 +137,11 @@ class Interpreter {
   Environment<double>& environment() { return *env_; }
 
  private:
+  // The force laws' and elements' derivatives at (t, q, u), by dual numbers.
+  ForceDerivatives<double> forceDerivatives(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
+  // The analytical derivative function `id` at (t, q, u, udot).
+  FunctionValues<double> derivatives(FunctionId id, double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u,
+                                     const Eigen::VectorXd& udot);
   // Runs generated function `id` (functions.hpp) on the arguments.
   FunctionValues<double> run(FunctionId id, double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
 
@@ -138,6 +159,8 @@ class Interpreter {
   // The model over dual numbers, made on the first forwardDynamicsDerivatives.
   struct DualModel;
   std::unique_ptr<DualModel> dual_;
+  // The model over dual numbers (made on first use).
+  DualModel& dual();
   const sema::FlatModel& model_;
   const mechanics::Mechanism& mech_;
   const ModelLayout& layout_;
@@ -217,6 +240,8 @@ class InterpretedModel {
   double* parameter(std::string_view) { return nullptr; }
   void forwardDynamicsDerivatives(double t, const Q& q, const U& u, MassMatrix& dudot_dq, MassMatrix& dudot_du,
                                   MassMatrix& dudot_dtau) const;
+  void inverseDynamicsDerivatives(double t, const Q& q, const U& u, const U& udot, MassMatrix& dtau_dq,
+                                  MassMatrix& dtau_du, MassMatrix& M) const;
   // The first bushing (index in bushingNames) at gimbal lock, or -1.
   int gimbalLock(const Q& q, const U& u, double& pitch) const;
   // As the generated class's: every path solved by continuation; the first

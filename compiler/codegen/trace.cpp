@@ -342,7 +342,9 @@ class Tracer {
       case FunctionId::Bias: return bias(f, ev);
       case FunctionId::ForwardDynamics:
       case FunctionId::ForwardDynamicsExternal: return forwardDynamics(f, ev);
-      case FunctionId::ForwardDynamicsDerivatives: return forwardDynamicsDerivatives(f, ev);
+      case FunctionId::ForwardDynamicsDerivatives:
+        return options_.symbolicDerivatives ? symbolicForwardDynamicsDerivatives(f, ev) : analyticDerivatives(f, ev);
+      case FunctionId::InverseDynamicsDerivatives: return analyticDerivatives(f, ev);
       default: break;
     }
     if (isConstraintFunction(f.id)) return constraintFunction(f, ev);
@@ -909,7 +911,173 @@ class Tracer {
     return out;
   }
 
-  // d udot / d(q, u, tau), traced two ways and the cheaper emitted (as
+  // A * B, skipping the structural zeros.
+  static MatrixX<Expr> sparseProduct(const MatrixX<Expr>& A, const MatrixX<Expr>& B) {
+    MatrixX<Expr> C = MatrixX<Expr>::Constant(A.rows(), B.cols(), Expr(0.0));
+    for (int i = 0; i < A.rows(); ++i)
+      for (int j = 0; j < B.cols(); ++j)
+        for (int k = 0; k < A.cols(); ++k)
+          if (!A(i, k).isZero() && !B(k, j).isZero()) C(i, j) = C(i, j) + A(i, k) * B(k, j);
+    return C;
+  }
+
+  // The force laws' applied tau and the force elements' external forces
+  // differentiated symbolically (small expressions: each law's, each
+  // element's), q along N(q).
+  ForceDerivatives<Expr> forceDerivatives(const VectorX<Expr>& tau, const std::vector<Vec6<Expr>>& fext) const {
+    ForceDerivatives<Expr> d;
+    const int nu = layout_.nu;
+    const std::vector<Expr> qs(q_.data(), q_.data() + q_.size()), us(u_.data(), u_.data() + u_.size());
+    const MatrixX<Expr> N = nMatrix(mechanism_, q_);
+    try {
+      if (!layout_.forceLaws.empty()) {
+        const std::vector<Expr> t(tau.data(), tau.data() + tau.size());
+        d.dtau_dq = sparseProduct(symbolic::jacobian(t, qs), N);
+        d.dtau_du = symbolic::jacobian(t, us);
+      }
+      if (!fext.empty()) {
+        std::vector<Expr> flat;
+        for (const Vec6<Expr>& F : fext)
+          for (int k = 0; k < 6; ++k) flat.push_back(F[k]);
+        const MatrixX<Expr> dq = sparseProduct(symbolic::jacobian(flat, qs), N);
+        const MatrixX<Expr> du = symbolic::jacobian(flat, us);
+        for (int j = 0; j < nu; ++j) {
+          ExternalForces<Expr> a, b;
+          for (std::size_t body = 0; body < fext.size(); ++body) {
+            Vec6<Expr> x, y;
+            for (int k = 0; k < 6; ++k) {
+              x[k] = dq(static_cast<int>(6 * body) + k, j);
+              y[k] = du(static_cast<int>(6 * body) + k, j);
+            }
+            a.push_back(x);
+            b.push_back(y);
+          }
+          d.dF_dq.push_back(std::move(a));
+          d.dF_du.push_back(std::move(b));
+        }
+      }
+    } catch (const std::invalid_argument& e) {
+      // An opaque call (an external C++ function) of q or u.
+      throw UnsupportedExpression(std::string("the derivative of an external C++ function (") + e.what() + ")");
+    }
+    return d;
+  }
+
+  // One block per joint with its columns of `m`, stored into `name`
+  // (the structural zeros left out).
+  void columnBlocks(FunctionBuilder& fn, const std::string& name, const MatrixX<Expr>& m, const std::string& what) {
+    for (const JointLayout& j : layout_.joints) {
+      std::vector<Assignment> out;
+      for (int c = j.uIndex(); c < j.uIndex() + j.nu(); ++c)
+        for (int row = 0; row < m.rows(); ++row)
+          if (!m(row, c).isZero()) out.push_back({index2(name, row, c), m(row, c)});
+      if (!out.empty()) fn.block(cite_.joint(j) + ": " + what + ", its columns", out);
+    }
+  }
+  static bool hasZeros(const MatrixX<Expr>& m) {
+    for (int i = 0; i < m.size(); ++i)
+      if (m.data()[i].isZero()) return true;
+    return false;
+  }
+
+  // forwardDynamicsDerivatives and inverseDynamicsDerivatives from the
+  // analytical recursions (dynamics_derivatives.hpp), traced: inverse
+  // dynamics' d tau / dq, d tau / du (one block per joint with its columns,
+  // the tree's structural zeros left out) and M (composite rigid body),
+  // the force laws' and elements' own derivatives added (differentiated
+  // symbolically, forceDerivatives). Forward dynamics first computes udot
+  // (ABA in joint frames) and the residual's derivatives there, dr = d(inverse
+  // dynamics - applied forces); its O(nu^3) part runs at run time in loops
+  // over a table of the dofs' parents: M's tree-sparse L^T D L factor (no
+  // fill-in) and the solves d udot / d tau = M^-1, d udot / dx = -M^-1 dr/dx.
+  json analyticDerivatives(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
+    const bool forward = f.id == FunctionId::ForwardDynamicsDerivatives;
+    FunctionValues<Expr> v = arguments();
+    ev.forceDerivatives = [this](const FunctionValues<Expr>&, const VectorX<Expr>& tau,
+                                 const std::vector<Vec6<Expr>>& fext) { return forceDerivatives(tau, fext); };
+    ev.run(f.id, v);
+    ev.forceDerivatives = nullptr;
+    FunctionBuilder fn = function(f);
+    const std::vector<std::string> results =
+        forward ? std::vector<std::string>{"dudot_dq", "dudot_du", "dudot_dtau"}
+                : std::vector<std::string>{"dtau_dq", "dtau_du", "M"};
+    if (massMatrixDynamic()) {
+      for (const std::string& m : results)
+        fn.opening(m + ".resize(nu, nu);  // dynamic size: allocates only if not nu x nu yet");
+    }
+    const MatrixX<Expr>& dq = forward ? v.dr_dq : v.dtau_dq;
+    const MatrixX<Expr>& du = forward ? v.dr_du : v.dtau_du;
+    if (forward) {
+      fn.local("U udot;");
+      if (!layout_.forceLaws.empty()) fn.local("U tau;");
+      jointFrameVelocityBlocks(fn, ev.joint);
+      forceLawBlocks(fn, v.tau, "tau");
+      forceElementBlocks(fn, v);
+      jointFrameAbaBlocks(fn, ev.joint);
+      // M's entries between branches and above the diagonal stay zero: the
+      // factor reads the tree's lower triangle only.
+      const std::string zero = massMatrixDynamic() ? " = MassMatrix::Zero(nu, nu);" : " = MassMatrix::Zero();";
+      fn.local("MassMatrix M" + zero);
+      fn.local("MassMatrix dr_dq" + (hasZeros(dq) || massMatrixDynamic() ? zero : std::string(";")));
+      fn.local("MassMatrix dr_du" + (hasZeros(du) || massMatrixDynamic() ? zero : std::string(";")));
+      for (const char* m : {"M", "dr_dq", "dr_du"}) fn.readAtEnd(m);
+      jointFrameMassMatrixBlocks(fn, ev.derivative, /*lowerOnly=*/true);
+      columnBlocks(fn, "dr_dq", dq, "d(inverse dynamics - applied forces) / dq along N(q) at udot");
+      columnBlocks(fn, "dr_du", du, "d(inverse dynamics - applied forces) / du at udot");
+      std::string parents;
+      for (const int p : Data<Expr>::dofParents(mechanism_)) parents += (parents.empty() ? "" : ", ") + std::to_string(p);
+      for (const std::string& line : std::vector<std::string>{
+               "// At run time: M = L^T D L in place on its lower triangle, tree-sparse (kDofParent[k]: dof k's",
+               "// parent dof, -1 at a root; no fill-in), dudot_dtau = M^-1 column by column, then Eigen's",
+               "// products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.",
+               "static constexpr std::array<int, nu> kDofParent{{" + parents + "}};",
+               "MassMatrix& L = $M;",
+               "for (int k = nu - 1; k >= 0; --k) {",
+               "  if (kDofParent[k] < 0) continue;",
+               "  const double dInv = 1.0 / L(k, k);",
+               "  for (int i = kDofParent[k]; i >= 0; i = kDofParent[i]) {",
+               "    const double a = L(k, i) * dInv;",
+               "    for (int j = i; j >= 0; j = kDofParent[j]) L(i, j) -= a * L(k, j);",
+               "    L(k, i) = a;",
+               "  }",
+               "}",
+               "dudot_dtau.setIdentity();",
+               "for (int c = 0; c < nu; ++c) {",
+               "  auto x = dudot_dtau.col(c);",
+               "  for (int k = c; k >= 0; k = kDofParent[k])  // L^T z = e_c: only c and its ancestors",
+               "    for (int i = kDofParent[k]; i >= 0; i = kDofParent[i]) x[i] -= L(k, i) * x[k];",
+               "  for (int k = 0; k < nu; ++k) x[k] /= L(k, k);",
+               "  for (int k = 0; k < nu; ++k)",
+               "    for (int i = kDofParent[k]; i >= 0; i = kDofParent[i]) x[k] -= L(k, i) * x[i];",
+               "}",
+               "dudot_dq.noalias() = -dudot_dtau * $dr_dq;",
+               "dudot_du.noalias() = -dudot_dtau * $dr_du;"})
+        fn.closing(line);
+    } else {
+      forceElementBlocks(fn, v);
+      if (hasZeros(dq) || hasZeros(du)) {
+        fn.opening("dtau_dq.setZero();  // entries that are the constant zero (dofs on different branches)");
+        fn.opening("dtau_du.setZero();");
+      }
+      if (jointFrameMassMatrixBlocks(fn, ev.derivative)) {
+        fn.opening("M.setZero();  // entries between different branches of the tree stay zero");
+      }
+      columnBlocks(fn, "dtau_dq", dq, "d tau / dq along N(q)");
+      columnBlocks(fn, "dtau_du", du, "d tau / du");
+    }
+    auto brief = [](const symbolic::OpCount& ops) {
+      return std::to_string(ops.adds) + " adds, " + std::to_string(ops.muls) + " muls, " + std::to_string(ops.divs) +
+             " divs (weighted " + symbolic::formatDouble(weightedCost(ops)) + ")";
+    };
+    std::vector<std::string> doc = f.doc;
+    doc.push_back("Traced: " + brief(fn.ops()) + (forward ? "; then the factor and solves in loops." : "."));
+    fn.set("doc", doc);
+    fn.set("method", {{"chosen", "analytic"}, {"traced", opsJson(fn.ops())}});
+    return fn.finish();
+  }
+
+  // The test oracle (TraceOptions::symbolicDerivatives): d udot / d(q, u,
+  // tau), traced two ways and the cheaper emitted (as
   // printed, like forwardDynamics):
   // - "direct": symbolic differentiation of the traced forward dynamics (ABA
   //   in joint frames) by q, u and an extra generalized force dtau;
@@ -930,11 +1098,11 @@ class Tracer {
   // dudot_dq = (d udot / d q) N(q), N(q) = d qdot / d u (nMatrix), so
   // column j is the derivative along q + eps N(q) e_j; udot is linear in
   // dtau, so its derivative holds no dtau.
-  json forwardDynamicsDerivatives(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
+  json symbolicForwardDynamicsDerivatives(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
     using Matrix = Eigen::Matrix<Expr, Eigen::Dynamic, Eigen::Dynamic>;
     const int nu = layout_.nu;
     auto list = [](const VectorX<Expr>& x) { return std::vector<Expr>(x.data(), x.data() + x.size()); };
-    const DynamicsMethod method{.aba = true, .jointFrames = true};
+    const DynamicsMethod method{.aba = true, .jointFrames = true, .analyticDerivatives = false};
     FunctionValues<Expr> v = arguments();
     ev.run(f.id, v, method);
     const local::Data<Expr> aba = ev.joint;

@@ -23,6 +23,10 @@ struct TraceOptions {
   // Also the functions emitted only on request (GeneratedFunction::onRequest):
   // forwardDynamicsDerivatives.
   bool derivatives = false;
+  // forwardDynamicsDerivatives by symbolic differentiation of the traced
+  // forward dynamics instead of the analytical recursions: the test oracle
+  // (`compile --derivatives=symbolic`).
+  bool symbolicDerivatives = false;
 };
 
 // The IR of a model whose layout has no Unsupported entries. Throws

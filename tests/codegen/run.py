@@ -752,7 +752,8 @@ def external_forces(capstan):
 
 
 # ---------------------------------------------------------------- derivatives
-DERIVATIVES_AGREEMENT = 1e-10  # generated vs interpreted, relative to each matrix's largest entry
+DERIVATIVES_AGREEMENT = 1e-12  # generated vs interpreted (both the analytical recursions), relative to each matrix's largest entry
+DERIVATIVES_ORACLE = 1e-10     # the analytical recursions vs the dual-number oracle, the same measure
 DERIVATIVES_FD = 1e-6          # vs central differences, relative to the difference's scale
 DERIVATIVES_STEP = 1e-5        # central-difference step (rad, m, rad/s, m/s)
 # The models whose generated derivatives are built (eval --derivatives builds
@@ -761,6 +762,9 @@ DERIVATIVES_STEP = 1e-5        # central-difference step (rad, m, rad/s, m/s)
 # (the first joint takes a force law, so it has one dof).
 # Every model is checked interpreted.
 DERIVATIVES_GENERATED = {"bushing.cap", "sensors.cap", "tree_a.cap", "tree_b.cap"}
+# Also generated with --symbolic-derivatives (the traced forward dynamics
+# differentiated symbolically, the former method kept as an oracle).
+DERIVATIVES_SYMBOLIC = {"tree_b.cap", "bushing.cap"}
 
 
 def golden_helpers():
@@ -810,13 +814,34 @@ def derivatives_of(capstan, model, tmp, rng, cases):
     d = interp["derivatives"]
     name = model.name
     generated = name in DERIVATIVES_GENERATED
+    def worst_of(a, b):
+        scale = max([1.0] + [abs(x) for row in b for x in row])
+        return max(abs(x - y) for ra, rb in zip(a, b) for x, y in zip(ra, rb)) / scale
+
+    oracle = interp["derivatives_by_duals"]
+    for key in ("dudot_dq", "dudot_du", "dudot_dtau"):
+        worst = worst_of(d[key], oracle[key])
+        if worst > DERIVATIVES_ORACLE:
+            print(f"derivatives: {name}: {key} differs from the dual-number oracle's by {worst:.3g} relative")
+            failures += 1
+    worst = worst_of(d["dtau_dudot"], interp["mass_matrix"])
+    if worst > 1e-12:
+        print(f"derivatives: {name}: inverseDynamicsDerivatives' M differs from massMatrix by {worst:.3g}")
+        failures += 1
     if generated:
         gen = eval_json(capstan, model, state_path, "--derivatives")["derivatives"]
-        for key in ("dudot_dq", "dudot_du", "dudot_dtau"):
+        for key in ("dudot_dq", "dudot_du", "dudot_dtau", "dtau_dq", "dtau_du", "dtau_dudot"):
             scale = max([1.0] + [abs(x) for row in d[key] for x in row])
             worst = max(abs(a - b) for ra, rb in zip(gen[key], d[key]) for a, b in zip(ra, rb)) / scale
             if worst > DERIVATIVES_AGREEMENT:
                 print(f"derivatives: {name}: generated {key} differs from the interpreter's by {worst:.3g} relative")
+                failures += 1
+    if name in DERIVATIVES_SYMBOLIC:
+        symbolic = eval_json(capstan, model, state_path, "--symbolic-derivatives")["derivatives"]
+        for key in ("dudot_dq", "dudot_du", "dudot_dtau"):
+            worst = worst_of(d[key], symbolic[key])
+            if worst > DERIVATIVES_ORACLE:
+                print(f"derivatives: {name}: {key} differs from the symbolic oracle's by {worst:.3g} relative")
                 failures += 1
     # dudot_dtau M = I.
     M = interp["mass_matrix"]
@@ -855,7 +880,8 @@ def derivatives_of(capstan, model, tmp, rng, cases):
             print(f"derivatives: {name}: {key} du = {got}, central difference {fd} ({worst:.3g} relative)")
             failures += 1
     print(f"derivatives: {name}: nu = {nu}, 4 directions vs central differences, dudot_dtau M = I"
-          f"{', generated == interpreted' if generated else ''}: {failures} failures")
+          f"{', generated == interpreted' if generated else ''}"
+          f"{', == symbolic oracle' if name in DERIVATIVES_SYMBOLIC else ''}, == dual-number oracle: {failures} failures")
     return failures
 
 

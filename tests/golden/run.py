@@ -381,10 +381,11 @@ USE_DERIVATIVES = """#include MODEL_HEADER
 using capstan_models::MODEL;
 int main() {
   MODEL m;
-  MODEL::Q q; MODEL::U u; MODEL::MassMatrix dq, du, dtau;
+  MODEL::Q q; MODEL::U u; MODEL::MassMatrix dq, du, dtau, tq, tu, M;
   m.initialState(q, u);
   m.forwardDynamicsDerivatives(0.0, q, u, dq, du, dtau);
-  return static_cast<int>(dq(0, 0) + du(0, 0) + dtau(0, 0));
+  m.inverseDynamicsDerivatives(0.0, q, u, u, tq, tu, M);
+  return static_cast<int>(dq(0, 0) + du(0, 0) + dtau(0, 0) + tq(0, 0) + tu(0, 0) + M(0, 0));
 }
 """
 

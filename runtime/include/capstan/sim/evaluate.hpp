@@ -18,7 +18,9 @@
 //     cable_forces (6 per body, World), cable_tau (nu); per obstacle of every
 //     cable in turn: cable_obstacle (active, P[3], Q[3], arcLength, wrapAngle,
 //     separation)
-//   with derivatives: dudot_dq, dudot_du, dudot_dtau (nu x nu)
+//   with derivatives: dudot_dq, dudot_du, dudot_dtau (nu x nu); and where the
+//   model has inverseDynamicsDerivatives, dtau_dq, dtau_du, dtau_dudot (= M)
+//   at a random-free udot: the forward dynamics' without external forces
 //
 // Beyond capstan::sim::Model it needs the generated class's massMatrix,
 // bodyPoses, bodyVelocities, nb, nf, frameJacobian, frameJacobianDotU
@@ -182,6 +184,15 @@ void evaluate(const M& model, double t, const typename M::Q& q, const typename M
       emit("dudot_dq", -1, rowMajor(dq));
       emit("dudot_du", -1, rowMajor(du));
       emit("dudot_dtau", -1, rowMajor(dtau));
+      if constexpr (requires(typename M::MassMatrix& m) { model.inverseDynamicsDerivatives(t, q, u, u, m, m, m); }) {
+        typename M::U a = u;
+        model.forwardDynamics(t, q, u, a);
+        typename M::MassMatrix tq, tu, mass;
+        model.inverseDynamicsDerivatives(t, q, u, a, tq, tu, mass);
+        emit("dtau_dq", -1, rowMajor(tq));
+        emit("dtau_du", -1, rowMajor(tu));
+        emit("dtau_dudot", -1, rowMajor(mass));
+      }
     }
   } else {
     (void)derivatives;

@@ -1,0 +1,59 @@
+#!/bin/sh
+# Dynamics derivatives against Pinocchio (docs/performance.md, "Derivatives
+# vs Pinocchio"): generates arm7, chain20, chain50 and the humanoid with
+# `capstan compile --derivatives`, times g++ -O2 on a translation unit that
+# calls both derivative functions of each header, then builds
+# pinocchio_derivatives_bench.cpp with $CXX (clang++) -O2 -march=native
+# -DNDEBUG and runs it. Pinocchio is not built here: PINOCCHIO_PREFIX names
+# an installation made by hand (its headers under include/); without it the
+# script says so and exits 0. Env: PINOCCHIO_PREFIX, CAPSTAN (default
+# build/compiler/capstan), OUT_DIR (default build-bench/pinocchio), CXX,
+# SKIP_COMPILE_TIMES=1, PEERS_ROUNDS, PEERS_BATCH_US; arguments: the models
+# (arm7 chain20 chain50 humanoid, the default all four).
+set -e
+root=$(cd "$(dirname "$0")/../.." && pwd)
+if [ -z "$PINOCCHIO_PREFIX" ] || [ ! -f "$PINOCCHIO_PREFIX/include/pinocchio/config.hpp" ]; then
+  echo "pinocchio.sh: PINOCCHIO_PREFIX is not set to a Pinocchio installation: skipped"
+  exit 0
+fi
+capstan="${CAPSTAN:-$root/build/compiler/capstan}"
+out="${OUT_DIR:-$root/build-bench/pinocchio}"
+mkdir -p "$out"
+models="${*:-arm7 chain20 chain50 humanoid}"
+defines=""
+classes=""
+for m in $models; do
+  cls=$(echo "$m" | sed 's/^./\U&/')
+  "$capstan" compile "$root/bench/peers/models/$m.cap" -o "$out" --derivatives >/dev/null
+  defines="$defines -DPEERS_$(echo "$m" | tr a-z A-Z)"
+  classes="$classes $cls"
+done
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -z "$SKIP_COMPILE_TIMES" ]; then
+  for cls in $classes; do
+    cat >"$out/use_$cls.cpp" <<EOT
+#include "$cls.hpp"
+using M = capstan_models::$cls;
+void fdd(const M& m, const M::Q& q, const M::U& u, M::MassMatrix& a, M::MassMatrix& b, M::MassMatrix& c) {
+  m.forwardDynamicsDerivatives(0.0, q, u, a, b, c);
+}
+void idd(const M& m, const M::Q& q, const M::U& u, const M::U& udot, M::MassMatrix& a, M::MassMatrix& b,
+         M::MassMatrix& c) {
+  m.inverseDynamicsDerivatives(0.0, q, u, udot, a, b, c);
+}
+EOT
+    lines=$(wc -l <"$out/$cls.hpp")
+    bytes=$(wc -c <"$out/$cls.hpp")
+    /usr/bin/time -f "%U %S %e %M" -o "$out/time_$cls.txt" g++ -std=c++20 -O2 -isystem /usr/include/eigen3 \
+      -I"$root/runtime/include" -c "$out/use_$cls.cpp" -o "$out/use_$cls.o"
+    read -r user sys wall rss <"$out/time_$cls.txt"
+    echo "$cls.hpp: $lines lines, $bytes bytes; g++ -O2 (both derivative functions): CPU $(echo "$user + $sys" | bc) s, wall $wall s, peak RSS $((rss / 1024)) MiB"
+  done
+fi
+# shellcheck disable=SC2086
+${CXX:-clang++} -std=c++20 -O2 -march=native -DNDEBUG -g0 $defines -I"$out" -I"$root/bench/peers" -I"$root/bench/common" \
+  -I"$root/runtime/include" -isystem /usr/include/eigen3 -isystem "$PINOCCHIO_PREFIX/include" \
+  "$root/bench/peers/pinocchio_derivatives_bench.cpp" "$root/bench/peers/peer_models.cpp" \
+  -o "$out/pinocchio_derivatives_bench"
+echo "compiler: $(${CXX:-clang++} --version | head -1)"
+"$out/pinocchio_derivatives_bench"

@@ -1,0 +1,258 @@
+// Dynamics derivatives against Pinocchio's library, side by side in one
+// program (docs/performance.md, "Derivatives vs Pinocchio"): Capstan's
+// generated forwardDynamicsDerivatives / inverseDynamicsDerivatives
+// (`capstan compile --derivatives`) against Pinocchio's analytical
+// computeABADerivatives / computeRNEADerivatives (Carpentier & Mansard),
+// header-only, on the peer models arm7, chain20, chain50 and the humanoid.
+// Built and run by bench/peers/pinocchio.sh with PINOCCHIO_PREFIX (an
+// installation made by hand outside this repository); without it the
+// script skips.
+//
+// Before timing, the results are compared: on revolute-only models every
+// entry (d udot / dq, d udot / du, M^-1's upper triangle; d tau / dq,
+// d tau / du, M's upper triangle) to kTolerance relative; on the humanoid
+// (a Free root: Pinocchio's velocity is in the body frame) the hinge rows
+// and columns. Per call: the median over rounds of thread CPU time, engines
+// interleaved. Env: PEERS_ROUNDS (31), PEERS_BATCH_US (2000).
+// Each model is built in when its macro is defined (pinocchio.sh defines
+// those it is asked for): PEERS_ARM7, PEERS_CHAIN20, PEERS_CHAIN50,
+// PEERS_HUMANOID.
+#ifdef PEERS_ARM7
+#include "Arm7.hpp"
+#endif
+#ifdef PEERS_CHAIN20
+#include "Chain20.hpp"
+#endif
+#ifdef PEERS_CHAIN50
+#include "Chain50.hpp"
+#endif
+#ifdef PEERS_HUMANOID
+#include "Humanoid.hpp"
+#endif
+#include "peers.hpp"
+#include "timing.hpp"
+
+#include <pinocchio/algorithm/aba-derivatives.hpp>
+#include <pinocchio/algorithm/rnea-derivatives.hpp>
+#include <pinocchio/multibody/data.hpp>
+#include <pinocchio/multibody/model.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace peers;
+using bench::clobber;
+using bench::envNumber;
+using bench::loadAverage;
+using bench::Timed;
+using bench::timeInterleaved;
+
+constexpr double kTolerance = 1e-9;
+
+// The peer's table as a Pinocchio model: joints in table order (parents
+// first), a revolute about its axis or a free flyer, one body each.
+pinocchio::Model pinocchioModel(const PeerModel& peer) {
+  pinocchio::Model model;
+  model.gravity.linear(Eigen::Vector3d(peer.gravity[0], peer.gravity[1], peer.gravity[2]));
+  std::vector<pinocchio::JointIndex> ids;
+  for (const PeerBody& b : peer.bodies) {
+    const pinocchio::JointIndex parent = b.parent < 0 ? 0 : ids[static_cast<std::size_t>(b.parent)];
+    const pinocchio::SE3 placement(Eigen::Matrix3d::Identity(), Eigen::Vector3d(b.r[0], b.r[1], b.r[2]));
+    pinocchio::JointIndex id;
+    if (b.type == PeerJoint::Revolute) {
+      id = model.addJoint(parent, pinocchio::JointModelRevoluteUnaligned(Eigen::Vector3d(b.axis[0], b.axis[1], b.axis[2])),
+                          placement, b.joint);
+    } else {
+      id = model.addJoint(parent, pinocchio::JointModelFreeFlyer(), placement, b.joint);
+    }
+    Eigen::Matrix3d I;
+    I << b.inertia[0], b.inertia[3], b.inertia[4], b.inertia[3], b.inertia[1], b.inertia[5], b.inertia[4], b.inertia[5],
+        b.inertia[2];
+    model.appendBodyToJoint(id, pinocchio::Inertia(b.mass, Eigen::Vector3d(b.com[0], b.com[1], b.com[2]), I),
+                            pinocchio::SE3::Identity());
+    ids.push_back(id);
+  }
+  return model;
+}
+
+template <class Model>
+int indexOf(const auto& names, const std::string& name) {
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return static_cast<int>(i);
+  throw std::runtime_error("no coordinate " + name);
+}
+
+// A random state in both layouts; hinge[v]: Pinocchio's dof v -> Capstan's
+// u index of the same hinge, or -1 (a free flyer's dofs).
+template <class Model>
+struct State {
+  typename Model::Q q;
+  typename Model::U u, udot;
+  Eigen::VectorXd pq, pv, pa, ptau;
+  std::vector<int> hinge;
+};
+
+template <class Model>
+State<Model> randomState(const PeerModel& peer, const pinocchio::Model& pm, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  State<Model> s;
+  s.pq = Eigen::VectorXd::Zero(pm.nq);
+  s.pv = Eigen::VectorXd::Zero(pm.nv);
+  s.pa = Eigen::VectorXd::Zero(pm.nv);
+  s.ptau = Eigen::VectorXd::Zero(pm.nv);
+  s.hinge.assign(static_cast<std::size_t>(pm.nv), -1);
+  s.q.setZero();
+  s.u.setZero();
+  s.udot.setZero();
+  for (std::size_t b = 0; b < peer.bodies.size(); ++b) {
+    const std::string joint = peer.bodies[b].joint;
+    const auto& jm = pm.joints[b + 1];
+    const int qa = jm.idx_q(), va = jm.idx_v();
+    if (peer.bodies[b].type == PeerJoint::Revolute) {
+      const int iq = indexOf<Model>(Model::qNames, joint + ".q[1]"), iu = indexOf<Model>(Model::uNames, joint + ".u[1]");
+      s.q[iq] = s.pq[qa] = uniform(rng);
+      s.u[iu] = s.pv[va] = uniform(rng);
+      s.udot[iu] = s.pa[va] = uniform(rng);
+      s.hinge[static_cast<std::size_t>(va)] = iu;
+      continue;
+    }
+    Eigen::Quaterniond quat(uniform(rng), uniform(rng), uniform(rng), uniform(rng));
+    quat.normalize();
+    const Eigen::Matrix3d R = quat.toRotationMatrix();
+    Eigen::Vector3d p, w, v, dw, dv;
+    for (Eigen::Vector3d* x : {&p, &w, &v, &dw, &dv})
+      for (int k = 0; k < 3; ++k) (*x)[k] = uniform(rng);
+    const double c[4] = {quat.w(), quat.x(), quat.y(), quat.z()};
+    for (int k = 0; k < 4; ++k) s.q[indexOf<Model>(Model::qNames, joint + ".q[" + std::to_string(k + 1) + "]")] = c[k];
+    for (int k = 0; k < 3; ++k) {
+      s.q[indexOf<Model>(Model::qNames, joint + ".q[" + std::to_string(k + 5) + "]")] = p[k];
+      s.u[indexOf<Model>(Model::uNames, joint + ".u[" + std::to_string(k + 1) + "]")] = w[k];
+      s.u[indexOf<Model>(Model::uNames, joint + ".u[" + std::to_string(k + 4) + "]")] = v[k];
+    }
+    // Pinocchio: q = (p, quaternion x, y, z, w), v = (v_Bo, w) in the body frame.
+    s.pq.template segment<3>(qa) = p;
+    s.pq.template segment<4>(qa + 3) << quat.x(), quat.y(), quat.z(), quat.w();
+    s.pv.template segment<3>(va) = R.transpose() * v;
+    s.pv.template segment<3>(va + 3) = R.transpose() * w;
+    // (the free flyer's accelerations stay zero in both: only the hinge block is compared)
+  }
+  return s;
+}
+
+// max |a - b| / max(1e-300, max |b|) over the hinge entries (upper triangle
+// only where `upper`).
+template <class A>
+double compare(const A& ours, const Eigen::MatrixXd& theirs, const std::vector<int>& hinge, bool upper) {
+  double worst = 0, scale = 0;
+  for (int r = 0; r < theirs.rows(); ++r)
+    for (int c = upper ? r : 0; c < theirs.cols(); ++c) {
+      const int ir = hinge[static_cast<std::size_t>(r)], ic = hinge[static_cast<std::size_t>(c)];
+      if (ir < 0 || ic < 0) continue;
+      worst = std::max(worst, std::abs(ours(ir, ic) - theirs(r, c)));
+      scale = std::max(scale, std::abs(theirs(r, c)));
+    }
+  return worst / std::max(scale, 1e-300);
+}
+
+template <class Model>
+void run(const char* name, int rounds, double batch) {
+  const PeerModel& peer = peerModel(name);
+  const pinocchio::Model pm = pinocchioModel(peer);
+  pinocchio::Data pd(pm);
+  std::mt19937_64 rng(20261128);
+  const State<Model> s = randomState<Model>(peer, pm, rng);
+  Model model;
+  typename Model::MassMatrix dq, du, dtau, tq, tu, M;
+  model.forwardDynamicsDerivatives(0.0, s.q, s.u, dq, du, dtau);
+  model.inverseDynamicsDerivatives(0.0, s.q, s.u, s.udot, tq, tu, M);
+  pinocchio::computeABADerivatives(pm, pd, s.pq, s.pv, s.ptau);
+  const double fd = std::max({compare(dq, pd.ddq_dq, s.hinge, false), compare(du, pd.ddq_dv, s.hinge, false),
+                              compare(dtau, pd.Minv, s.hinge, true)});
+  pinocchio::computeRNEADerivatives(pm, pd, s.pq, s.pv, s.pa);
+  const double id = std::max({compare(tq, pd.dtau_dq, s.hinge, false), compare(tu, pd.dtau_dv, s.hinge, false),
+                              compare(M, pd.M, s.hinge, true)});
+  const bool agree = fd <= kTolerance && id <= kTolerance;
+  std::printf("\n%s (nv = %d): max relative difference to Pinocchio, forward %.1e, inverse %.1e%s\n\n", name,
+              static_cast<int>(pm.nv), fd, id, agree ? "" : " DISAGREE");
+  if (!agree) return;
+  const typename Model::Q* volatile qSource = &s.q;
+  const typename Model::U* volatile uSource = &s.u;
+  const typename Model::U* volatile aSource = &s.udot;
+  const Eigen::VectorXd* volatile pqSource = &s.pq;
+  const Eigen::VectorXd* volatile pvSource = &s.pv;
+  const Eigen::VectorXd* volatile paSource = &s.pa;
+  typename Model::Q q;
+  typename Model::U u, a;
+  Eigen::VectorXd pq, pv, pa;
+  std::vector<Timed> timed = {
+      {"Capstan forwardDynamicsDerivatives", [&] {
+         q = *qSource;
+         u = *uSource;
+         model.forwardDynamicsDerivatives(0.0, q, u, dq, du, dtau);
+         clobber(dq);
+         clobber(du);
+         clobber(dtau);
+       }},
+      {"Pinocchio computeABADerivatives", [&] {
+         pq = *pqSource;
+         pv = *pvSource;
+         pinocchio::computeABADerivatives(pm, pd, pq, pv, s.ptau);
+         clobber(pd.ddq_dq);
+       }},
+      {"Capstan inverseDynamicsDerivatives", [&] {
+         q = *qSource;
+         u = *uSource;
+         a = *aSource;
+         model.inverseDynamicsDerivatives(0.0, q, u, a, tq, tu, M);
+         clobber(tq);
+         clobber(tu);
+         clobber(M);
+       }},
+      {"Pinocchio computeRNEADerivatives", [&] {
+         pq = *pqSource;
+         pv = *pvSource;
+         pa = *paSource;
+         pinocchio::computeRNEADerivatives(pm, pd, pq, pv, pa);
+         clobber(pd.dtau_dq);
+       }},
+  };
+  timeInterleaved(timed, rounds, batch);
+  std::printf("| engine | us per call | Pinocchio / Capstan |\n|---|---|---|\n");
+  for (std::size_t k = 0; k < timed.size(); ++k) {
+    const double capstan = timed[k - k % 2].median(), pinocchio = timed[k - k % 2 + 1].median();
+    std::printf("| %s | %.2f | %s |\n", timed[k].name.c_str(), timed[k].median(),
+                k % 2 == 0 ? (std::to_string(pinocchio / capstan).substr(0, 4) + "x").c_str() : "");
+  }
+}
+
+}  // namespace
+
+int main() {
+  const int rounds = static_cast<int>(envNumber("PEERS_ROUNDS", 31));
+  const double batch = envNumber("PEERS_BATCH_US", 2000);
+  std::printf("pinocchio_derivatives_bench: Pinocchio %s, %d rounds, batches of >= %.0f us thread CPU time; load "
+              "average at start %.2f\n",
+              PINOCCHIO_VERSION, rounds, batch, loadAverage());
+#ifdef PEERS_ARM7
+  run<capstan_models::Arm7>("arm7", rounds, batch);
+#endif
+#ifdef PEERS_CHAIN20
+  run<capstan_models::Chain20>("chain20", rounds, batch);
+#endif
+#ifdef PEERS_CHAIN50
+  run<capstan_models::Chain50>("chain50", rounds, batch);
+#endif
+#ifdef PEERS_HUMANOID
+  run<capstan_models::Humanoid>("humanoid", rounds, batch);
+#endif
+  std::printf("\nload average at end %.2f\n", loadAverage());
+  return 0;
+}

@@ -1,0 +1,365 @@
+// Analytical derivatives of inverse and forward dynamics in joint frames
+// (local_dynamics.hpp's family), for code generation and the interpreter.
+//
+// Inverse dynamics tau = ID(q, u, udot, fext) (recursive Newton-Euler) is
+// differentiated by a tangent recursion: for each dof j (joint J, column
+// s = S_J e_m of its motion subspace, in K_J) the derivative of every
+// per-body quantity along the direction d (q moving along q + eps N(q) e_j,
+// or u along u + eps e_j), written d(x). Only the bodies of J's subtree
+// move relative to their parents; above J only the forces change, so each
+// column costs O(subtree + depth): d tau_i / d x_j is structurally zero
+// unless i and j lie on one path to the root (the tracer folds the zeros).
+//
+// Along q, J's joint moves its frame by the body twist s: X_FM' = X_FM s^,
+// so (with iX_p the motion transform from K_p to K_i, as local_dynamics.hpp)
+//   d(JX_p) = -(s x) JX_p,   d(pX_J^*) = pX_J^* (s x*).
+// Its subspace turns with it where it is not fixed in M (Ball, Free: fixed
+// in F; Universal's first column: fixed in the cross frame I):
+//   d(S_J) = -(s_r x) S_J,  s_r = [w_s; 0], w_s = s's angular part (Ball,
+//   Free), [b; 0] along q1 for Universal's first column, zero otherwise.
+// The recursion for the column (v, c, a, f of local_dynamics.hpp, vJ_i = S_i u_i,
+// h_i = I_i v_i; f_i accumulated over the subtree after the backward pass):
+//   at J, along q:  d(v_J) = (JX_p v_p) x s + d(S_J) u_J
+//                   d(a_J) = (JX_p a_p) x s + d(S_J) udot_J + d(c_J)
+//   at J, along u:  d(v_J) = s,  d(a_J) = d(c_J)
+//                   d(c_J) = d(S̊_J u_J) + d(v_J) x vJ_J + v_J x d(vJ_J)
+//   below J (i in J's subtree, parent p):
+//                   d(v_i) = iX_p d(v_p),  d(a_i) = iX_p d(a_p) + d(v_i) x vJ_i
+//   every i in the subtree:
+//                   d(f_i) = I_i d(a_i) + d(v_i) x* h_i + v_i x* I_i d(v_i)
+//                            - d(fext_i)   (along q: fext is fixed in World
+//                                           and applied at Bo, fixed in K_i,
+//                                           which turns by s_i = iX_J s: only
+//                                           s_i's rotation w acts, d(F) = -w x F
+//                                           for the force and the moment about Bo)
+//   backward:       d(f_p) += pX_i^* d(f_i) inside the subtree, then
+//                   g = d(f_J) + s x* f_J (along q),  g <- pX_i^* g up to the root
+//   d(tau_i) = S_i^T d(f_i) in the subtree (+ d(S_J)^T f_J at J along q),
+//              S_i^T g above it.
+// d tau / d udot = M (composite rigid body, local::crba).
+//
+// Forward dynamics udot = M^-1 (tau - C + sum J^T fext) satisfies
+// ID(q, u, udot(q, u, tau)) = tau, so
+//   d udot / d tau = M^-1,   d udot / dx = -M^-1 d ID / dx at fixed udot (x = q, u),
+// where the applied forces' and state-dependent external forces' own
+// derivatives (force laws, springs, bushings) are added to d ID / dx by the
+// caller (addExternalForceDerivative): they are small expressions,
+// differentiated where they are built. M^-1 comes from the tree-sparse
+// L^T D L factor (dynamics.hpp's ltdlFactor / ltdlSolve).
+//
+// References: Carpentier & Mansard, "Analytical derivatives of rigid body
+// dynamics algorithms" (RSS 2018); Singh, Russell & Wensing, "Efficient
+// analytical derivatives of rigid-body dynamics using spatial vector
+// algebra" (RA-L 2022); Featherstone, RBDA ch. 5-6. Everything here is
+// traceable: it branches on joint types and topology only.
+#pragma once
+
+#include "capstan/local_dynamics.hpp"
+
+#include <vector>
+
+namespace capstan::local {
+
+namespace detail {
+
+// d(S_J) along J's own dof m (see the header comment); 6 x nu_J.
+template <class Scalar>
+Mat6X<Scalar> subspaceDerivative(const Joint<Scalar>& joint, const Mat6X<Scalar>& S, int m) {
+  Mat6X<Scalar> dS = Mat6X<Scalar>::Zero(6, joint.nu());
+  Vec6<Scalar> turn = Vec6<Scalar>::Zero();
+  int first = 0, last = -1;  // the columns that turn
+  switch (joint.type) {
+    case JointType::Universal:
+      if (m == 1) {
+        turn.template head<3>() = joint.axis_b;
+        first = last = 0;
+      }
+      break;
+    case JointType::Ball:
+    case JointType::Free:
+      if (m < 3) {
+        turn.template head<3>() = S.template block<3, 1>(0, m);
+        first = 0;
+        last = joint.nu() - 1;
+      }
+      break;
+    default:
+      break;
+  }
+  for (int c = first; c <= last; ++c) dS.col(c) = -crossMotion<Scalar>(turn, Vec6<Scalar>(S.col(c)));
+  return dS;
+}
+
+// d(S̊_J u_J) (local_dynamics.hpp's subspaceRate) for a change dS of S and
+// dvJ of vJ = S u, du of the joint's u (nu_J entries).
+template <class Scalar>
+Vec6<Scalar> subspaceRateDerivative(const Joint<Scalar>& joint, const Mat6X<Scalar>& S, const Mat6X<Scalar>& dS,
+                                    const Vec6<Scalar>& vJ, const Vec6<Scalar>& dvJ, const VectorX<Scalar>& u,
+                                    const VectorX<Scalar>& du) {
+  Vec6<Scalar> out = Vec6<Scalar>::Zero();
+  if (joint.type == JointType::Universal) {
+    const int iu = joint.uOffset;
+    const Vec3<Scalar> s0 = S.template block<3, 1>(0, 0), ds0 = dS.template block<3, 1>(0, 0);
+    out.template head<3>() = cross<Scalar>(joint.axis_b, ds0) * (-(u[iu] * u[iu + 1])) +
+                             cross<Scalar>(joint.axis_b, s0) * (-(du[0] * u[iu + 1] + u[iu] * du[1]));
+  } else if (joint.type == JointType::Free) {
+    const Vec3<Scalar> w = vJ.template head<3>(), vel = vJ.template tail<3>();
+    const Vec3<Scalar> dw = dvJ.template head<3>(), dvel = dvJ.template tail<3>();
+    out.template tail<3>() = -(cross(dw, vel) + cross(w, dvel));
+  }
+  return out;
+}
+
+// Whether each body lies in body b's subtree (b included); bodies are
+// ordered parents first.
+template <class Scalar>
+std::vector<char> subtreeOf(const Mechanism<Scalar>& model, int b) {
+  std::vector<char> in(static_cast<std::size_t>(model.numBodies()), 0);
+  in[static_cast<std::size_t>(b)] = 1;
+  for (int i = b + 1; i < model.numBodies(); ++i) {
+    const int p = model.joints[static_cast<std::size_t>(i)].parent;
+    if (p >= 0) in[static_cast<std::size_t>(i)] = in[static_cast<std::size_t>(p)];
+  }
+  return in;
+}
+
+// Adds S_i^T g to rows of body i's dofs in column `col`.
+template <class Scalar>
+void addProjected(const Joint<Scalar>& joint, const Mat6X<Scalar>& S, const Vec6<Scalar>& g, MatrixX<Scalar>& out,
+                  int col) {
+  for (int r = 0; r < joint.nu(); ++r) out(joint.uOffset + r, col) += Vec6<Scalar>(S.col(r)).dot(g);
+}
+
+}  // namespace detail
+
+namespace detail {
+
+// A motion vector at K_i in K_i, about the World origin in World (R, p: K_i's pose).
+template <class Scalar>
+Vec6<Scalar> motionToWorld(const Mat3<Scalar>& R, const Vec3<Scalar>& p, const Vec6<Scalar>& m) {
+  const Vec3<Scalar> w = R * m.template head<3>();
+  return spatialVector<Scalar>(w, Vec3<Scalar>(R * m.template tail<3>() + cross(p, w)));
+}
+
+// A force at K_i in K_i, about the World origin in World.
+template <class Scalar>
+Vec6<Scalar> forceToWorld(const Mat3<Scalar>& R, const Vec3<Scalar>& p, const Vec6<Scalar>& f) {
+  const Vec3<Scalar> force = R * f.template tail<3>();
+  return spatialVector<Scalar>(Vec3<Scalar>(R * f.template head<3>() + cross(p, force)), force);
+}
+
+}  // namespace detail
+
+// d tau / dq (along N(q), as dudot_dq) and d tau / du of inverse dynamics
+// tau = M udot + C - sum_B J_B^T F_B at fixed external forces fext (World,
+// about Bo; optional), by the recursion in the header comment with its
+// subtree sums taken once: every quantity about the World origin in World
+// (x^W = X_{W Ki} x, so no transport is needed between bodies), per body
+//   Y_i, h_i = Y_i v_i, B_i x = v_i x* (Y_i x) - Y_i (v_i x x) + x x* h_i,
+//   T_i s = -d(fext_i) for K_i turning by s (only s's rotation w acts):
+//   [w x n_i + p_i x (w x f_i); w x f_i], n_i about Bo, p_i = p_WoBo,
+// summed over subtrees: Ic_k, B_k, T_k. For the column of dof j (joint J),
+// with the uniform changes of J's subtree dV = d(v_J), dA = d(a_J) (in
+// World) and w = dA + v_J x dV, every k in J's subtree has
+//   d(f_k) accumulated = Ic_k w + B_k dV + T_k s   (the last along q only)
+// since d(a_l) = dA + dV x (v_l - v_J) for l below J, so
+//   d(tau_k) = F1_k^T w + F2_k^T dV + F3_k^T s,  F1_k = Ic_k S_k,
+//   F2_k = B_k^T S_k, F3_k = T_k^T S_k (per column of S_k, precomputed),
+// plus d(S_J)^T f_J at J; above J, d(tau_a) = S_a^T g with
+// g = d(f_J) + s x* f_J (along q). O(1) 6-vector dot products per pair of
+// dofs on one path. Leaves data as inverseDynamics does.
+template <class Scalar>
+void inverseDynamicsDerivatives(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
+                                const VectorX<Scalar>& u, const VectorX<Scalar>& udot,
+                                const ExternalForces<Scalar>* fext, MatrixX<Scalar>& dtau_dq,
+                                MatrixX<Scalar>& dtau_du) {
+  inverseDynamics(model, data, q, u, udot, fext);
+  const int nb = model.numBodies(), nu = model.nu;
+  const auto nbs = static_cast<std::size_t>(nb);
+  // World poses and quantities per body.
+  std::vector<Mat3<Scalar>> R(nbs);
+  std::vector<Vec3<Scalar>> p(nbs);
+  std::vector<Vec6<Scalar>> v(nbs), a(nbs), vJ(nbs), f(nbs), fs(nbs);
+  std::vector<Mat6X<Scalar>> Sw(nbs);
+  std::vector<SpatialInertia<Scalar>> Ic(nbs);
+  std::vector<Mat6<Scalar>> B(nbs), T(nbs);
+  for (std::size_t b = 0; b < nbs; ++b) {
+    const Joint<Scalar>& joint = model.joints[b];
+    if (joint.parent >= 0) {
+      const auto k = static_cast<std::size_t>(joint.parent);
+      R[b] = R[k] * data.R_PK[b];
+      p[b] = p[k] + R[k] * data.p_PK[b];
+    } else {
+      R[b] = data.R_PK[b];
+      p[b] = data.p_PK[b];
+    }
+    v[b] = detail::motionToWorld(R[b], p[b], data.v[b]);
+    a[b] = detail::motionToWorld(R[b], p[b], data.a[b]);
+    f[b] = detail::forceToWorld(R[b], p[b], data.f[b]);
+    Sw[b].resize(6, joint.nu());
+    for (int c = 0; c < joint.nu(); ++c) Sw[b].col(c) = detail::motionToWorld(R[b], p[b], Vec6<Scalar>(data.S[b].col(c)));
+    vJ[b] = Vec6<Scalar>::Zero();
+    if (joint.nu() > 0) vJ[b] = Sw[b] * u.segment(joint.uOffset, joint.nu());
+    Ic[b] = detail::rigidInertiaToParent(R[b], p[b], data.I_K[b]);
+    const Vec6<Scalar> h = Ic[b] * v[b];
+    for (int c = 0; c < 6; ++c) {
+      const Vec6<Scalar> e = Vec6<Scalar>::Unit(c);
+      B[b].col(c) = crossForce(v[b], Vec6<Scalar>(Ic[b] * e)) - Ic[b] * crossMotion(v[b], e) + crossForce(e, h);
+    }
+    T[b] = Mat6<Scalar>::Zero();
+    if (fext != nullptr) {
+      const Vec3<Scalar> n = (*fext)[b].template head<3>(), force = (*fext)[b].template tail<3>();
+      const Vec3<Scalar> pB = p[b] + R[b] * Vec3<Scalar>(joint.X_BM.inverse().p);  // p_WoBo
+      // T [w; v] = [w x n + pB x (w x force); w x force] = [-[n]x - [pB]x [force]x; -[force]x] w.
+      const Mat3<Scalar> F = skew(force);
+      T[b].template topLeftCorner<3, 3>() = -skew(n) - skew(pB) * F;
+      T[b].template bottomLeftCorner<3, 3>() = -F;
+    }
+  }
+  // Subtree sums (parents come first).
+  for (int i = nb - 1; i >= 0; --i) {
+    const auto b = static_cast<std::size_t>(i);
+    const int parent = model.joints[b].parent;
+    if (parent < 0) continue;
+    const auto k = static_cast<std::size_t>(parent);
+    Ic[k] += Ic[b];
+    B[k] += B[b];
+    if (fext != nullptr) T[k] += T[b];
+  }
+  std::vector<Mat6X<Scalar>> F1(nbs), F2(nbs), F3(nbs);
+  for (std::size_t b = 0; b < nbs; ++b) {
+    const int nu_b = model.joints[b].nu();
+    F1[b].resize(6, nu_b);
+    F2[b].resize(6, nu_b);
+    for (int c = 0; c < nu_b; ++c) F1[b].col(c) = Ic[b] * Vec6<Scalar>(Sw[b].col(c));
+    F2[b] = B[b].transpose() * Sw[b];
+    if (fext != nullptr) F3[b] = T[b].transpose() * Sw[b];
+  }
+  const Vec6<Scalar> a0 = spatialVector<Scalar>(Vec3<Scalar>::Zero(), Vec3<Scalar>(-model.gravity));
+  dtau_dq = MatrixX<Scalar>::Constant(nu, nu, Scalar(0.0));
+  dtau_du = MatrixX<Scalar>::Constant(nu, nu, Scalar(0.0));
+  for (int J = 0; J < nb; ++J) {
+    const auto bJ = static_cast<std::size_t>(J);
+    const Joint<Scalar>& joint = model.joints[bJ];
+    if (joint.nu() == 0) continue;
+    const std::vector<char> in = detail::subtreeOf(model, J);
+    const Mat6X<Scalar>& S = data.S[bJ];
+    const VectorX<Scalar> uJ = u.segment(joint.uOffset, joint.nu());
+    const VectorX<Scalar> udotJ = udot.segment(joint.uOffset, joint.nu());
+    const int parent = joint.parent;
+    const Vec6<Scalar> vP = parent >= 0 ? v[static_cast<std::size_t>(parent)] : Vec6<Scalar>(Vec6<Scalar>::Zero());
+    const Vec6<Scalar> aP = parent >= 0 ? a[static_cast<std::size_t>(parent)] : a0;
+    const VectorX<Scalar> noU = VectorX<Scalar>::Constant(joint.nu(), Scalar(0.0));
+    const Vec6<Scalar> vJ_K = joint.nu() > 0 ? Vec6<Scalar>(S * uJ) : Vec6<Scalar>(Vec6<Scalar>::Zero());
+    for (int m = 0; m < joint.nu(); ++m) {
+      const int col = joint.uOffset + m;
+      const Vec6<Scalar> s = Sw[bJ].col(m);
+      for (const bool alongQ : {true, false}) {
+        MatrixX<Scalar>& out = alongQ ? dtau_dq : dtau_du;
+        Mat6X<Scalar> dS = Mat6X<Scalar>::Zero(6, joint.nu());  // in K_J
+        VectorX<Scalar> duJ = noU;
+        Vec6<Scalar> dV, dvJ, dA;
+        if (alongQ) {
+          dS = detail::subspaceDerivative(joint, S, m);
+          dvJ = detail::motionToWorld(R[bJ], p[bJ], Vec6<Scalar>(dS * uJ));
+          dV = crossMotion(vP, s) + dvJ;
+        } else {
+          duJ[m] = Scalar(1.0);
+          dvJ = s;
+          dV = s;
+        }
+        const Vec6<Scalar> rate = detail::motionToWorld(
+            R[bJ], p[bJ], detail::subspaceRateDerivative(joint, S, dS, vJ_K, Vec6<Scalar>(dS * uJ + S * duJ), u, duJ));
+        dA = rate + crossMotion(dV, vJ[bJ]) + crossMotion(v[bJ], dvJ);
+        if (alongQ) dA += crossMotion(aP, s) + detail::motionToWorld(R[bJ], p[bJ], Vec6<Scalar>(dS * udotJ));
+        const Vec6<Scalar> w = dA + crossMotion(v[bJ], dV);
+        const bool turns = alongQ && fext != nullptr;
+        for (int i = J; i < nb; ++i) {
+          const auto k = static_cast<std::size_t>(i);
+          if (in[k] == 0) continue;
+          const Joint<Scalar>& row = model.joints[k];
+          for (int r = 0; r < row.nu(); ++r) {
+            Scalar x = Vec6<Scalar>(F1[k].col(r)).dot(w) + Vec6<Scalar>(F2[k].col(r)).dot(dV);
+            if (turns) x += Vec6<Scalar>(F3[k].col(r)).dot(s);
+            out(row.uOffset + r, col) += x;
+          }
+        }
+        if (alongQ) {
+          for (int r = 0; r < joint.nu(); ++r) out(joint.uOffset + r, col) += Vec6<Scalar>(dS.col(r)).dot(data.f[bJ]);
+        }
+        if (parent < 0) continue;
+        Vec6<Scalar> g = Ic[bJ] * w + B[bJ] * dV;
+        if (alongQ) g += crossForce(s, f[bJ]);
+        if (turns) g += T[bJ] * s;
+        for (int i = parent; i >= 0; i = model.joints[static_cast<std::size_t>(i)].parent) {
+          const auto k = static_cast<std::size_t>(i);
+          for (int r = 0; r < model.joints[k].nu(); ++r)
+            out(model.joints[k].uOffset + r, col) += Vec6<Scalar>(Sw[k].col(r)).dot(g);
+        }
+      }
+    }
+  }
+}
+
+// Adds to `dtau` (nu) the generalized force -sum_B J_B^T dF_B of a change dF
+// of the external forces (World, about Bo, per body; as ExternalForces), as
+// inverse dynamics subtracts them: the state-dependent forces' (springs',
+// bushings') own derivatives, one column at a time. Needs position
+// kinematics in data. Bodies whose dF is the constant zero add nothing to
+// a traced result.
+template <class Scalar>
+void addExternalForceDerivative(const Mechanism<Scalar>& model, const Data<Scalar>& data,
+                                const ExternalForces<Scalar>& dF, MatrixX<Scalar>& dtau, int col) {
+  std::vector<Vec6<Scalar>> dF_K;
+  detail::externalForcesInJointFrames(model, data, dF, dF_K);
+  std::vector<Vec6<Scalar>> g(dF_K.size());
+  for (std::size_t b = 0; b < dF_K.size(); ++b) g[b] = -dF_K[b];
+  for (int i = model.numBodies() - 1; i >= 0; --i) {
+    const auto k = static_cast<std::size_t>(i);
+    detail::addProjected(model.joints[k], data.S[k], g[k], dtau, col);
+    const int parent = model.joints[k].parent;
+    if (parent >= 0) g[static_cast<std::size_t>(parent)] += forceToParent(data.R_PK[k], data.p_PK[k], g[k]);
+  }
+}
+
+// The derivatives of forward dynamics from those of the inverse-dynamics
+// residual r(q, u, udot) = ID - applied forces (at the forward dynamics'
+// udot) and M: the tree-sparse L^T D L factor of M (into data.L), then
+//   dudot_dtau = M^-1,  dudot_dq = -M^-1 dr_dq,  dudot_du = -M^-1 dr_du.
+template <class Scalar>
+void forwardDynamicsDerivativesFromInverse(Data<Scalar>& data, const MatrixX<Scalar>& M, const MatrixX<Scalar>& dr_dq,
+                                           const MatrixX<Scalar>& dr_du, MatrixX<Scalar>& dudot_dq,
+                                           MatrixX<Scalar>& dudot_du, MatrixX<Scalar>& dudot_dtau) {
+  const auto n = M.rows();
+  data.L = M;
+  ltdlFactor(data.L, data.dofParent);
+  dudot_dtau = MatrixX<Scalar>::Constant(n, n, Scalar(0.0));
+  dudot_dq = -dr_dq;
+  dudot_du = -dr_du;
+  for (Eigen::Index c = 0; c < n; ++c) {
+    dudot_dtau(c, c) = Scalar(1.0);
+    for (MatrixX<Scalar>* X : {&dudot_dtau, &dudot_dq, &dudot_du}) {
+      VectorX<Scalar> x = X->col(c);
+      ltdlSolve(data.L, data.dofParent, x);
+      X->col(c) = x;
+    }
+  }
+}
+
+// d udot / d(q, u, tau) of forward dynamics with fixed external forces
+// (optional) and no state-dependent applied forces: ABA for udot, the
+// inverse-dynamics derivatives there, M (CRBA) and its L^T D L factor.
+template <class Scalar>
+void forwardDynamicsDerivatives(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
+                                const VectorX<Scalar>& u, const VectorX<Scalar>& tau,
+                                const ExternalForces<Scalar>* fext, MatrixX<Scalar>& dudot_dq,
+                                MatrixX<Scalar>& dudot_du, MatrixX<Scalar>& dudot_dtau) {
+  const VectorX<Scalar> udot = aba(model, data, q, u, tau, fext);
+  MatrixX<Scalar> dtau_dq, dtau_du;
+  inverseDynamicsDerivatives(model, data, q, u, udot, fext, dtau_dq, dtau_du);
+  detail::massMatrixFromKinematics(model, data);
+  const MatrixX<Scalar> M = data.M;
+  forwardDynamicsDerivativesFromInverse(data, M, dtau_dq, dtau_du, dudot_dq, dudot_du, dudot_dtau);
+}
+
+}  // namespace capstan::local
