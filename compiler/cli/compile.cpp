@@ -195,6 +195,11 @@ sema::ParameterOverride parseOverride(const std::string& option, const std::stri
   if (!value)
     fail(where + ": the value `" + valueText + "` is not a finite number or a brace literal of finite numbers " +
          "(`{1, 0, 0}`, `{{1,0},{0,1}}`)" + (fv.type == sema::ValueType::Boolean ? ", nor `true` or `false`" : ""));
+  // An Integer takes whole numbers only: 2.5 is a mistake, not 2.
+  if (fv.type == sema::ValueType::Integer)
+    for (const double x : value->numbers)
+      if (x != std::trunc(x) || std::abs(x) > 2147483647.0)
+        fail(where + ": `" + base + "` is an Integer; `" + valueText + "` is not a whole number (within +-2147483647)");
   sema::ParameterOverride o;
   o.path = base;
   o.value = *value;

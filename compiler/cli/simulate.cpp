@@ -22,6 +22,7 @@
 #include <sstream>
 
 #include <capstan/sim/evaluate.hpp>
+#include <capstan/sim/guard.hpp>
 #include <capstan/sim/request.hpp>
 #include "cli/constraints.hpp"
 #include "cli/driver.hpp"
@@ -110,6 +111,7 @@ capstan::sim::SimulateRequest simulateRequest(const Options& opts, const Loaded&
   if (opts.baumgarte) r.run.baumgarte = *opts.baumgarte;
   if (opts.constraintTolerance) r.run.constraintTolerance = *opts.constraintTolerance;
   r.run.exactJacobian = exactJacobian(opts, loaded, layout);
+  if (opts.timeout) r.run.wallClockLimit = *opts.timeout;
   r.output = output;
   r.stats = opts.stats;
   return r;
@@ -148,6 +150,18 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
   capstan::sim::Result result;
   {
     capstan::sim::RowWriter out(fd);  // the rows written so far stay, however the run ends
+    // A crash in an external C++ function, exit() called by one, or one
+    // that does not return past the time limit ends capstan itself: the
+    // rows go to disk first and the message says what happened.
+    capstan::sim::GuardOptions guarded;
+    guarded.wallClockLimit = run.wallClockLimit;
+    if (!loaded.flat->functions.empty()) {
+      guarded.crashNote = "capstan: error: the simulation crashed (signal {signal}) in the model's external C++ code (" +
+                          externalNames(loaded) + ")";
+      if (output != "-") guarded.crashNote += "; the rows computed before it are in `" + output + "`";
+      guarded.crashNote += "\n";
+    }
+    const capstan::sim::RunGuard guard(out, std::move(guarded));
     try {
       result = capstan::sim::simulate(model, q, u, run, out);
     } catch (const codegen::ExternalCallFailed& x) {
@@ -225,7 +239,10 @@ int simulate(const Options& opts) {
   std::vector<std::string> argv = {exe.string(), "simulate"};
   for (std::string& a : capstan::sim::toArguments(request)) argv.push_back(std::move(a));
   std::cout.flush();
-  const ChildResult run = runChild(argv, {"", opts.timeout ? *opts.timeout : 0.0});
+  // The driver keeps the time limit itself (the request's wallClockLimit,
+  // and its RunGuard a second later); this one is for a driver that does
+  // neither.
+  const ChildResult run = runChild(argv, {"", opts.timeout ? *opts.timeout + 5.0 : 0.0});
   if (std::ifstream fault{faultFile}; fault && run.status == 1) {
     capstan::sim::FaultState state;
     state.q.resize(static_cast<std::size_t>(layout.nq));

@@ -54,6 +54,7 @@
 
 #include "capstan/force_elements.hpp"
 #include "capstan/sim/evaluate.hpp"
+#include "capstan/sim/guard.hpp"
 #include "capstan/sim/request.hpp"
 #ifdef CAPSTAN_CONSTRAINTS
 #include "capstan/constraint_solver.hpp"
@@ -102,23 +103,6 @@ using Solver = capstan::ConstraintSolver<Model>;
 volatile std::sig_atomic_t g_stop = 0;
 
 extern "C" void onStop(int sig) { g_stop = sig; }
-
-// The CSV being written, for a crash signal's last flush.
-capstan::sim::RowWriter* g_rows = nullptr;
-
-// A crash (a C++ function the model calls that dereferences null, aborts,
-// divides by zero): the complete rows go to disk, then the signal takes its
-// default course, so capstan sees the process killed by it.
-extern "C" void onCrash(int sig) {
-  if (g_rows) g_rows->flushBeforeDying();
-  ::signal(sig, SIG_DFL);
-  ::raise(sig);
-}
-
-void flushRowsOnCrash(capstan::sim::RowWriter& rows) {
-  g_rows = &rows;
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, onCrash);
-}
 
 // SIGINT/SIGTERM stop the run at the next row. On Linux the driver also goes
 // when capstan goes, however capstan ended (even SIGKILL).
@@ -170,9 +154,12 @@ int simulate(Model& model, int argc, char** argv) {
   capstan::sim::Result result;
   {
     capstan::sim::RowWriter out(fd);
-    flushRowsOnCrash(out);
+    // A crash in the model's code (an external C++ function): the complete
+    // rows go to disk, then the signal takes its course and capstan says
+    // what it was. exit() from it, or a step that never returns past the
+    // time limit: the rows, and this program says so.
+    const capstan::sim::RunGuard guard(out, {.wallClockLimit = run.wallClockLimit});
     result = capstan::sim::simulate(model, run, out, progress);
-    g_rows = nullptr;
   }
   if (fd != STDOUT_FILENO) ::close(fd);
   if (request->progress) std::fprintf(stderr, "\n");

@@ -19,6 +19,9 @@
   run.py --capstan BIN crash            a C++ function the model calls crashes the driver:
                                         the signal and the functions named, exit 1, every
                                         row before the crash in the CSV, whole
+  run.py --capstan BIN guard            a crash (--interpret), exit(0), a function that never
+                                        returns and a long run, with --timeout, in both paths:
+                                        the rows before it, whole, and what happened
   run.py --capstan BIN full_disk        a file size limit: `compile` keeps the old header (written
                                         aside, renamed when whole), `simulate` keeps whole rows; both
                                         say why (and how many rows)
@@ -449,6 +452,60 @@ def crash(capstan):
     times = [round(row["time"], 12) for row in rows]
     if times != [round(0.05 * k, 12) for k in range(6)]:
         errors.append(f"rows at {times}, not t = 0, 0.05, ..., 0.25")
+    if errors:
+        raise AssertionError("\n".join(errors))
+
+
+HANG = HERE / "models/hang.cap"
+EXITS = HERE / "models/exits.cap"
+
+
+def guard(capstan):
+    """What ends a run from inside the model's code, in both paths (the driver
+    program and --interpret): a crash, exit(0), a function that never returns
+    past --timeout; and --timeout on a long run. Each time: the rows before
+    it on disk, whole (t = 0 .. 0.25 where the function misbehaves after
+    t = 0.25), a message that says what happened, exit status 1 (a crash
+    under --interpret: capstan killed by the signal, after its message)."""
+    errors = []
+
+    def expect(what, model, extra, status, wants, rows=6, seconds=None):
+        with tempfile.TemporaryDirectory() as tmp:
+            csv = pathlib.Path(tmp) / "out.csv"
+            start = time.monotonic()
+            p = run(capstan, "simulate", model, "--dt", "0.05", "--integrator", "rk4", "-o", csv, *extra)
+            took = time.monotonic() - start
+            text = csv.read_text() if csv.exists() else ""
+        if p.returncode != status:
+            errors.append(f"{what}: exit status {p.returncode}, not {status}; stderr:\n{p.stderr}")
+        for want in wants:
+            if want not in p.stderr:
+                errors.append(f"{what}: no `{want}` in:\n{p.stderr}")
+        if not text.endswith("\n"):
+            errors.append(f"{what}: the CSV does not end on a whole row: {text[-40:]!r}")
+            return
+        header, data = read_csv(text)
+        times = [round(row["time"], 12) for row in data]
+        if rows is not None and times != [round(0.05 * k, 12) for k in range(rows)]:
+            errors.append(f"{what}: rows at {times}, not t = 0, 0.05, ..., {0.05 * (rows - 1):g}")
+        if rows is None and not times:
+            errors.append(f"{what}: no rows")
+        if seconds is not None and took > seconds:
+            errors.append(f"{what}: took {took:.1f} s, more than {seconds} s")
+
+    for mode in ([], ["--interpret"]):
+        label = " ".join(mode) or "driver"
+        expect(f"exit(0), {label}", EXITS, ["--t-end", "1", *mode], 1,
+               ["the model's code called exit() during the simulation", "6 rows written"])
+        # The time limit counts from the run's start (not the driver's build):
+        # 2 s, then 1 s for the model's code to return, then the rows.
+        expect(f"never returns, {label}", HANG, ["--t-end", "1", "--timeout", "2", *mode], 1,
+               ["ran longer than 2 s (`--timeout`)", "did not return"], seconds=60 if not mode else 8)
+    # (`interrupt` checks a long run's --timeout through the driver.)
+    expect("long run, --interpret", DOUBLE_PENDULUM, ["--t-end", "1e6", "--timeout", "2", "--interpret"], 1,
+           ["ran longer than 2 s (`--timeout`) and was stopped at t = "], rows=None, seconds=8)
+    expect("crash, --interpret", CRASH, ["--t-end", "1", "--interpret"], -signal.SIGSEGV,
+           ["crashed (signal 11)", "`crashAfter` (crashlib::crashAfter)", "the rows computed before it are in"])
     if errors:
         raise AssertionError("\n".join(errors))
 
@@ -898,7 +955,7 @@ def cvode_constraints(capstan):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
-    ap.add_argument("mode", choices=["bad_input", "period", "energy", "nonfinite", "bench", "interrupt", "builtins", "crash",
+    ap.add_argument("mode", choices=["bad_input", "period", "energy", "nonfinite", "bench", "interrupt", "builtins", "crash", "guard",
                                      "full_disk", "lost_output",
                                      "damaged_cache",
                                      "external_forces", "stiff", "cvode_nonfinite", "cvode_constraints", "list"])
@@ -911,7 +968,7 @@ def main():
     if opts.mode == "bad_input":
         return bad_input(capstan, opts.case)
     return {"period": period, "energy": energy, "nonfinite": nonfinite, "bench": bench,
-            "interrupt": interrupt, "builtins": builtins, "crash": crash, "full_disk": full_disk, "lost_output": lost_output, "damaged_cache": damaged_cache, "external_forces": external_forces, "stiff": stiff,
+            "interrupt": interrupt, "builtins": builtins, "crash": crash, "guard": guard, "full_disk": full_disk, "lost_output": lost_output, "damaged_cache": damaged_cache, "external_forces": external_forces, "stiff": stiff,
             "cvode_nonfinite": cvode_nonfinite, "cvode_constraints": cvode_constraints}[opts.mode](capstan)
 
 

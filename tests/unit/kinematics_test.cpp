@@ -6,6 +6,7 @@
 
 #include "multibody_fixtures.hpp"
 
+#include <array>
 #include <cmath>
 
 namespace {
@@ -189,3 +190,21 @@ TEST_CASE("addBody rejects a parent that does not precede its child") {
 }
 
 }  // namespace
+
+TEST_CASE("a quaternion keeps its direction whatever its scale; a zero one has none") {
+  auto normalized = [](double a, double b, double c, double d) {
+    double e[4] = {a, b, c, d};
+    capstan::normalizeQuaternion(e);
+    return std::array<double, 4>{e[0], e[1], e[2], e[3]};
+  };
+  const double h = std::sqrt(0.5);
+  const auto huge = normalized(1e200, 1e200, 0, 0);  // squares overflow: 90 degrees about x
+  CHECK(huge[0] == doctest::Approx(h).epsilon(1e-15));
+  CHECK(huge[1] == doctest::Approx(h).epsilon(1e-15));
+  const auto tiny = normalized(0, 0, -3e-200, 4e-200);  // squares underflow
+  CHECK(tiny[2] == doctest::Approx(-0.6).epsilon(1e-15));
+  CHECK(tiny[3] == doctest::Approx(0.8).epsilon(1e-15));
+  const auto plain = normalized(2, 0, 0, 0);
+  CHECK(plain[0] == 1.0);
+  for (double x : normalized(0, 0, 0, 0)) CHECK(std::isnan(x));
+}

@@ -10,6 +10,7 @@
 #include <csignal>
 
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -324,4 +325,69 @@ TEST_CASE("a simulate request travels to the driver exactly") {
   CHECK(error == "`--dt=0.1x` is not a number");
   CHECK(!capstan::sim::fromArguments({"--frobnicate"}, error));
   CHECK(error == "unknown argument `--frobnicate`");
+}
+
+// A model that refuses states a long trial step reaches but the solution
+// never does: its cable's path is lost where |u| > 1.02 (the oscillator's
+// speed stays <= 1).
+struct FarFetched : Faulty {
+  mutable int refusals = 0;
+  int updateCables(double, const Q&, const U& u, ExternalForces&) const {
+    failed = std::abs(u[0]) > 1.02 ? 0 : -1;
+    refusals += failed >= 0;
+    values = {2.0, u[0], 10.0};
+    return failed;
+  }
+  void forwardDynamics(double t, const Q& q, const U& u, U& udot) const {
+    ExternalForces f;
+    if (updateCables(t, q, u, f) >= 0) {
+      udot.setConstant(std::numeric_limits<double>::quiet_NaN());
+      return;
+    }
+    Oscillator::forwardDynamics(t, q, u, udot);
+  }
+};
+
+TEST_CASE("a state refused in a trial step shortens the step, not the run") {
+  TempCsv csv;
+  FarFetched model;
+  capstan::sim::Request r = request(20.0, 1.0, capstan::sim::Integrator::dopri5);
+  r.loop.tolerance = 1e-3;  // long steps, whose stages overshoot
+  const capstan::sim::Result result = run(model, r, csv);
+  CHECK(model.refusals > 0);  // else this test tests nothing
+  CHECK(result.ok());
+  CHECK(result.stopped.empty());
+  CHECK(result.rows == 21);
+}
+
+TEST_CASE("a position too large to move at the tolerance is refused before the run") {
+  TempCsv csv;
+  capstan::sim::RowWriter out(csv.fd);
+  Oscillator::Q q;
+  Oscillator::U u;
+  q[0] = 1e308;
+  u[0] = 0.0;
+  const capstan::sim::Result r = capstan::sim::simulate(Oscillator{}, q, u, request(1.0, 0.1, capstan::sim::Integrator::rk4), out);
+  CHECK(!r.ok());
+  CHECK(r.rows == 0);
+  CHECK(r.stopped.find("coordinate `spring.q[0]` starts at 1e+308, where double precision resolves only steps of 2.2e+292") !=
+        std::string::npos);
+  q[0] = 1e6;  // 2.2e-10 resolution: fine at the tolerance 1e-8
+  capstan::sim::Request loose = request(0.1, 0.1, capstan::sim::Integrator::rk4);
+  loose.loop.tolerance = 1e-8;
+  CHECK(capstan::sim::simulate(Oscillator{}, q, u, loose, out).ok());
+}
+
+TEST_CASE("a wall-clock limit stops the run at a model evaluation, its rows kept") {
+  TempCsv csv;
+  capstan::sim::Request r = request(1e9, 1.0, capstan::sim::Integrator::rk4);
+  r.wallClockLimit = 0.2;
+  const auto start = std::chrono::steady_clock::now();
+  const capstan::sim::Result result = run(Oscillator{}, r, csv);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(took < 5.0);
+  CHECK(capstan::sim::exitStatus(result) == 1);
+  CHECK(result.stopped.find("the simulation ran longer than 0.2 s (`--timeout`) and was stopped at t = ") == 0);
+  CHECK(result.rows > 1);
+  CHECK(static_cast<long>(readCsv(csv.path).size()) == result.rows + 1);
 }

@@ -20,7 +20,9 @@
 
 #include "capstan/data.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace capstan {
 
@@ -291,15 +293,26 @@ MatrixX<Scalar> nMatrix(const Mechanism<Scalar>& model, const VectorX<Scalar>& q
   return N;
 }
 
-// Scales each joint quaternion in q to unit length (after accepted steps).
+// Scales each joint quaternion in q to unit length (after accepted steps,
+// and on a state given by a user). Divided by its largest component first,
+// so that neither {1e200, 1e200, 0, 0} (whose squares overflow) nor
+// {1e-200, 0, 0, 0} (whose squares underflow) loses its direction. The
+// generated class's normalizeQuaternions (model.hpp.j2) does the same.
+inline void normalizeQuaternion(double* e) {
+  const double largest = std::max({std::abs(e[0]), std::abs(e[1]), std::abs(e[2]), std::abs(e[3])});
+  if (!std::isfinite(largest)) return;  // not finite: left for the caller to refuse
+  if (largest == 0) {  // no direction: NaN, which the caller refuses, as for 0/0
+    for (int k = 0; k < 4; ++k) e[k] = std::numeric_limits<double>::quiet_NaN();
+    return;
+  }
+  for (int k = 0; k < 4; ++k) e[k] /= largest;
+  const double norm = std::sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3]);
+  for (int k = 0; k < 4; ++k) e[k] /= norm;
+}
 template <class Scalar>
 void normalizeQuaternions(const Mechanism<Scalar>& model, VectorX<Scalar>& q) {
-  using std::sqrt;
   for (const auto& joint : model.joints) {
-    if (!hasQuaternion(joint.type)) continue;
-    const int iq = joint.qOffset;
-    const Scalar norm = sqrt(q[iq] * q[iq] + q[iq + 1] * q[iq + 1] + q[iq + 2] * q[iq + 2] + q[iq + 3] * q[iq + 3]);
-    for (int k = 0; k < 4; ++k) q[iq + k] = q[iq + k] / norm;
+    if (hasQuaternion(joint.type)) normalizeQuaternion(&q[joint.qOffset]);
   }
 }
 

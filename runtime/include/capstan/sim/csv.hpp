@@ -95,6 +95,9 @@ class RowWriter {
     }
   }
   long rowsWritten() const { return rows_; }
+  // The data rows complete so far, written or not (what flushBeforeDying
+  // writes out, when it can).
+  long rowsComplete() const noexcept { return rows_ + pending_; }
   bool failed() const { return failed_; }
   // The system's reason for a failed write ("No space left on device").
   std::string error() const { return failed_ ? std::strerror(error_) : std::string(); }

@@ -6,6 +6,7 @@
 //   driver simulate --t-end=T --dt=H --integrator=NAME --tol=X --output=PATH
 //                   [--progress] [--stats] [--constraint-errors] [--baumgarte=T]
 //                   [--constraint-tol=X] [--quotient-jacobian] [--fault-file=PATH]
+//                   [--wall-clock-limit=S]
 //                   [NAME=VALUE]...
 //
 // Numbers travel as %.17g, so they arrive exactly.
@@ -87,6 +88,7 @@ inline std::vector<std::string> toArguments(const SimulateRequest& r) {
   if (run.baumgarte > 0) args.push_back("--baumgarte=" + number(run.baumgarte));
   if (run.constraintTolerance > 0) args.push_back("--constraint-tol=" + number(run.constraintTolerance));
   if (!run.exactJacobian) args.emplace_back("--quotient-jacobian");
+  if (run.wallClockLimit > 0) args.push_back("--wall-clock-limit=" + number(run.wallClockLimit));
   if (!r.faultFile.empty()) args.push_back("--fault-file=" + r.faultFile);
   for (const auto& [setting, value] : r.settings) args.push_back(settingArgument(setting, value));
   return args;
@@ -122,6 +124,8 @@ inline std::optional<SimulateRequest> fromArguments(const std::vector<std::strin
       if (!numberOf(a, *v, run.baumgarte)) return std::nullopt;
     } else if (auto v = option(a, "constraint-tol")) {
       if (!numberOf(a, *v, run.constraintTolerance)) return std::nullopt;
+    } else if (auto v = option(a, "wall-clock-limit")) {
+      if (!numberOf(a, *v, run.wallClockLimit)) return std::nullopt;
     } else if (auto v = option(a, "fault-file")) {
       r.faultFile = *v;
     } else if (a == "--progress") {

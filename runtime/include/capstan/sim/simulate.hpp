@@ -19,6 +19,7 @@
 // `capstan simulate` does.
 #pragma once
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -44,6 +45,8 @@ struct Request {
   double constraintTolerance = 0.0;  // m or rad; > 0: the projection's tolerance, else the solver's default
   bool exactJacobian = true;         // cvode: the model's derivatives where it has them and they
                                      // cover udot (no constraints, no cables); else difference quotients
+  double wallClockLimit = 0.0;       // s; > 0: the run stops at the first evaluation of the model after
+                                     // this much wall-clock time (`--timeout`), its rows kept
 };
 
 // The first finite state whose udot was not finite (an integrator may
@@ -111,10 +114,16 @@ class System {
       return;
     }
     lastTime_ = t;
+    if (limit_ > 0 && std::chrono::steady_clock::now() > deadline_) {
+      char text[96];
+      std::snprintf(text, sizeof text, "the simulation ran longer than %g s (`--timeout`) and was stopped at t = %.6g",
+                    limit_, t);
+      throw ModelStopped{text};
+    }
     if constexpr (HasBushings<M>) {
       double pitch = 0.0;
       if (const int k = model_.gimbalLock(q, u, pitch); k >= 0)
-        throw ModelStopped{gimbalLockMessage(model_.bushingNames[std::size_t(k)], pitch, t)};
+        return refuse(t, gimbalLockMessage(model_.bushingNames[std::size_t(k)], pitch, t), ud);
     }
     if constexpr (HasConstraints<M>) {
       if (solver_) {
@@ -126,7 +135,8 @@ class System {
       model_.forwardDynamics(t, q, u, ud);
     }
     if constexpr (HasCables<M>) {
-      if (int(model_.ncables) > 0 && model_.cableFailure() >= 0) throw ModelStopped{std::string(model_.cableFailureMessage(t))};
+      if (int(model_.ncables) > 0 && model_.cableFailure() >= 0)
+        return refuse(t, std::string(model_.cableFailureMessage(t)), ud);
     }
     if (!nonFinite_ && !ud.allFinite()) nonFinite_ = FaultState{t, {q.data(), q.data() + q.size()}, {u.data(), u.data() + u.size()}};
   }
@@ -163,6 +173,29 @@ class System {
   }
 
   const std::optional<FaultState>& nonFinite() const { return nonFinite_; }
+  // From now, at most `seconds` of wall-clock time (> 0).
+  void limitWallClock(double seconds) {
+    limit_ = seconds;
+    if (seconds > 0)
+      deadline_ = std::chrono::steady_clock::now() +
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+  }
+  // The last state the model refused (a bushing at gimbal lock, a cable
+  // path lost): its time and why. udot is NaN there, so an adaptive
+  // integrator rejects the step and tries a shorter one -- a trial step
+  // may reach far past where the model holds -- and a fixed-step one
+  // stops. When the run then fails at or before that time, this is why.
+  // A solution that hugs the edge of what the model allows (a cable's end
+  // settling onto its surface) would have the integrator creep along it,
+  // refused again and again: after kRefusalsPerRow refusals between two
+  // rows the run stops with the model's reason.
+  struct Refusal {
+    double t = 0.0;
+    std::string message;
+  };
+  static constexpr long kRefusalsPerRow = 100;
+  const std::optional<Refusal>& refused() const { return refused_; }
+  void rowRecorded() { refusalsAtRow_ = refusals_; }
 
   // Constrained models: assembles (q, u) onto the constraints and from then
   // on solves udot with them. Throws ModelStopped if it cannot.
@@ -186,6 +219,14 @@ class System {
   }
 
  private:
+  void refuse(double t, std::string message, VectorU& ud) {
+    if (++refusals_ - refusalsAtRow_ > kRefusalsPerRow)
+      throw ModelStopped{message + " (refused in " + std::to_string(kRefusalsPerRow) +
+                         " trial steps since the last row: the solution keeps reaching it)"};
+    refused_ = Refusal{t, std::move(message)};
+    ud.resize(int(model_.nu));
+    ud.setConstant(std::numeric_limits<double>::quiet_NaN());
+  }
   // The name of the constraint that owns position-error row `row`.
   std::string constraintOfRow([[maybe_unused]] int row) const {
     if constexpr (HasConstraints<M>) {
@@ -200,7 +241,29 @@ class System {
   bool projecting_ = true;
   double lastTime_ = 0.0;
   std::optional<FaultState> nonFinite_;
+  std::optional<Refusal> refused_;
+  long refusals_ = 0, refusalsAtRow_ = 0;
+  double limit_ = 0.0;
+  std::chrono::steady_clock::time_point deadline_{};
 };
+
+// Why the run cannot start from q: a coordinate so large that double
+// precision resolves it more coarsely than the tolerance (|q| eps > tol),
+// so that steps smaller than that would leave it where it is while its
+// velocity changes (q0 = 1e308); empty when there is none.
+template <Model M>
+std::string unresolvablePosition(const M& model, const typename M::Q& q, double tolerance) {
+  constexpr double eps = std::numeric_limits<double>::epsilon();
+  for (int i = 0; i < int(model.nq); ++i) {
+    if (!(std::abs(q[i]) * eps > tolerance) || !std::isfinite(q[i])) continue;
+    char text[160];
+    std::snprintf(text, sizeof text, "starts at %.6g, where double precision resolves only steps of %.2g, coarser "
+                  "than the tolerance %.2g: it could not move by less", q[i], std::abs(q[i]) * eps, tolerance);
+    return "coordinate `" + std::string(model.qNames[std::size_t(i)]) + "` " + text +
+           "; start it nearer zero (an angle repeats every 2 pi)";
+  }
+  return {};
+}
 
 struct NoProgress {
   void operator()(double) const {}
@@ -224,14 +287,26 @@ Result simulate(const M& model, typename M::Q q, typename M::U u, const Request&
     columnValues(Sample<M>{model, t, qs, us}, request.columns, [&](double v) { out.number(v); });
     out.endRow();
   };
+  result.stopped = unresolvablePosition(model, q, request.loop.tolerance);
   const auto run = [&](auto& system) {
+    if (!result.stopped.empty()) return;
+    system.limitWallClock(request.wallClockLimit);
     try {
       system.constrain(q, u, request);
-      result.status = integrate(system, q, u, request.loop, record, progress);
+      const auto recordRow = [&](double t, const auto& x) {
+        record(t, x);
+        system.rowRecorded();
+      };
+      result.status = integrate(system, q, u, request.loop, recordRow, progress);
+      // A refusal in a trial step that the integrator then shortened is
+      // behind it; one at or after the last state it kept is why it failed.
+      if (const auto& r = system.refused(); r && !result.status.ok && result.status.signal == 0 &&
+                                            r->t >= result.status.time)
+        result.stopped = r->message;
     } catch (const ModelStopped& e) {
       result.stopped = e.message;
     }
-    result.nonFinite = system.nonFinite();
+    if (result.stopped.empty()) result.nonFinite = system.nonFinite();
   };
   bool exact = false;
   if constexpr (HasDerivatives<M>) {
