@@ -966,7 +966,7 @@ def cvode_constraints(capstan):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
-    ap.add_argument("mode", choices=["bad_input", "period", "energy", "nonfinite", "bench", "interrupt", "builtins", "crash",
+    ap.add_argument("mode", choices=["bad_input", "period", "energy", "nonfinite", "bench", "interrupt", "builtins", "crash", "orphans",
                                      "full_disk", "lost_output",
                                      "damaged_cache",
                                      "external_forces", "stiff", "cvode_nonfinite", "cvode_constraints", "list"])
