@@ -33,13 +33,13 @@ std::string joined(const std::vector<std::string>& words) {
 
 int bench(const Options& opts) {
   const double seconds = opts.seconds.value_or(kDefaultSeconds);
-  if (!(seconds > 0)) fail("`--seconds` must be positive");
+  if (!(seconds > 0)) fail(syntax::DiagKind::SettingNotPositive, "--seconds");
   const auto loaded = load(opts);
   if (!loaded) return 1;
   const codegen::ModelLayout layout = layoutOrExit(opts, *loaded);
   const EvalState st = resolveState(opts, *loaded, layout);
   if (!st.externalForces.empty())
-    fail("STATE.json: `external_forces` is read by `eval` only; `bench` times the dynamics without them");
+    fail(syntax::DiagKind::StateExternalForcesInBench);
   loadExternalFunctions(opts, *loaded);  // headers and calls checked, located, before the driver is built
   const Generated g = generate(opts, *loaded, layout);
   const fs::path exe = buildDriver(g, layout.className, benchFlags());
@@ -55,7 +55,7 @@ int bench(const Options& opts) {
   }
   auto number = [&](const std::string& key) {
     const auto it = rows.find(key);
-    if (it == rows.end()) fail("the benchmark printed no `" + key + "`:\n" + log);
+    if (it == rows.end()) failThen(log, syntax::DiagKind::BenchmarkIncomplete, key);
     return std::strtod(it->second.c_str(), nullptr);
   };
   json out;

@@ -25,7 +25,7 @@ codegen::ModelLayout layoutOrExit(const Options& opts, const Loaded& loaded) {
   if (unsupported.empty()) unsupported = codegen::untranslatable(*loaded.flat, *loaded.mech, layout);
   if (unsupported.empty()) return layout;
   syntax::DiagnosticEngine diags;  // the check's own diagnostics were printed already
-  for (const auto& u : unsupported) diags.report(syntax::DiagKind::NotYetGenerated, u.range, {u.message, opts.command});
+  for (const auto& u : unsupported) diags.report(syntax::DiagKind::NotYetGenerated, u.range, u.message, opts.command);
   std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
   std::exit(1);
 }
@@ -47,12 +47,13 @@ Generated generate(const Options& opts, const Loaded& loaded, const codegen::Mod
   try {
     g.ir = codegen::traceModel(*loaded.flat, *loaded.mech, layout, loaded.sources, to);
   } catch (const codegen::UnsupportedExpression& e) {
-    fail(std::string(e.what()) + " is not supported by code generation yet");
+    fail(syntax::DiagKind::NotYetGenerated, std::string(e.what()), opts.command);
   }
   // The header's layout is the templates' .clang-format's (the shipped one
   // when a --templates folder has none), whatever whitespace they leave.
   std::string error;
-  if (!codegen::emitHeader(g.ir, templateDir(opts), g.header, error)) fail(error);
+  if (!codegen::emitHeader(g.ir, templateDir(opts), g.header, error))
+    fail(syntax::DiagKind::TemplateFailed, templateDir(opts).string(), error);
   g.fileName = layout.className + ".hpp";
   g.constraints = layout.constraintRows > 0;
   for (const sema::FlatFunction& f : loaded.flat->functions) {
@@ -143,16 +144,16 @@ std::size_t flatElement(const std::string& where, const std::string& base, const
     const std::string part = sub.substr(pos, comma - pos);
     char* e = nullptr;
     const long k = std::strtol(part.c_str(), &e, 10);
-    if (part.empty() || *e != '\0') fail(where + ": bad subscript `" + sub + "`");
+    if (part.empty() || *e != '\0') fail(syntax::DiagKind::SettingBadSubscript, where, sub);
     idx.push_back(k);
     pos = comma + 1;
   }
-  if (shape.empty()) fail(where + ": `" + base + "` is a scalar");
-  if (idx.size() != shape.size()) fail(where + ": `" + base + "` needs " + std::to_string(shape.size()) + " subscripts");
+  if (shape.empty()) fail(syntax::DiagKind::SettingSubscriptOfScalar, where, base);
+  if (idx.size() != shape.size()) fail(syntax::DiagKind::SettingSubscriptCount, where, base, shape.size());
   std::size_t element = 0;
   for (std::size_t d = 0; d < idx.size(); ++d) {
     if (idx[d] < 1 || idx[d] > shape[d])
-      fail(where + ": subscript " + std::to_string(idx[d]) + " is out of range 1.." + std::to_string(shape[d]));
+      fail(syntax::DiagKind::SettingSubscriptRange, where, idx[d], shape[d]);
     element = element * static_cast<std::size_t>(shape[d]) + static_cast<std::size_t>(idx[d] - 1);
   }
   return element;
@@ -176,7 +177,7 @@ std::string slotName(const std::string& name, const std::vector<int>& shape, std
 sema::ParameterOverride parseOverride(const std::string& option, const std::string& text,
                                       const sema::FlatModel& model, int& variable) {
   const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0) fail("`" + option + " " + text + "`: expected NAME=VALUE");
+  if (eq == std::string::npos || eq == 0) fail(syntax::DiagKind::SettingSyntax, option, text);
   const std::string name = text.substr(0, eq), valueText = text.substr(eq + 1);
   const std::string where = option.rfind("STATE.json", 0) == 0 ? option : "`" + option + " " + name + "`";
   std::string base = name, sub;
@@ -186,28 +187,27 @@ sema::ParameterOverride parseOverride(const std::string& option, const std::stri
     sub = name.substr(base.size() + 1, name.size() - base.size() - 2);
   }
   variable = model.findVariable(base);
-  if (variable < 0) fail(where + ": the model has no parameter `" + base + "`");
+  if (variable < 0) fail(syntax::DiagKind::SettingUnknownParameter, where, base);
   const sema::FlatVariable& fv = model.variables[static_cast<std::size_t>(variable)];
-  if (fv.kind != sema::VarKind::Parameter) fail(where + ": `" + base + "` is not a parameter");
+  if (fv.kind != sema::VarKind::Parameter) fail(syntax::DiagKind::SettingNotAParameter, where, base);
   // A Boolean parameter also takes `true` and `false`, as the language writes them.
   const bool boolean = fv.type == sema::ValueType::Boolean && (valueText == "true" || valueText == "false");
   const std::optional<sema::Value> value = LiteralParser(boolean ? (valueText == "true" ? "1" : "0") : valueText).parse();
   if (!value)
-    fail(where + ": the value `" + valueText + "` is not a finite number or a brace literal of finite numbers " +
-         "(`{1, 0, 0}`, `{{1,0},{0,1}}`)" + (fv.type == sema::ValueType::Boolean ? ", nor `true` or `false`" : ""));
+    fail(syntax::DiagKind::SettingValue, where, valueText,
+         fv.type == sema::ValueType::Boolean ? ", nor `true` or `false`" : "");
   // An Integer takes whole numbers only: 2.5 is a mistake, not 2.
   if (fv.type == sema::ValueType::Integer)
     for (const double x : value->numbers)
-      if (x != std::trunc(x) || std::abs(x) > 2147483647.0)
-        fail(where + ": `" + base + "` is an Integer; `" + valueText + "` is not a whole number (within +-2147483647)");
+      if (x != std::trunc(x) || std::abs(x) > 2147483647.0) fail(syntax::DiagKind::SettingNotWhole, where, base, valueText);
   sema::ParameterOverride o;
   o.path = base;
   o.value = *value;
   if (indexed) {
     o.element = static_cast<int>(flatElement(where, base, sub, fv.shape));
-    if (!value->shape.empty()) fail(where + ": one element takes a number, not " + shapeText(value->shape));
+    if (!value->shape.empty()) fail(syntax::DiagKind::SettingElementShape, where, shapeText(value->shape));
   } else if (value->shape != fv.shape) {
-    fail(where + ": `" + base + "` is " + shapeText(fv.shape) + "; the value is " + shapeText(value->shape));
+    fail(syntax::DiagKind::SettingShape, where, base, shapeText(fv.shape), shapeText(value->shape));
   }
   return o;
 }
@@ -234,12 +234,10 @@ std::vector<std::pair<std::string, double>> parseSettings(const Options& opts, c
     if (p < 0) {
       switch (layout.roles[static_cast<std::size_t>(var)]) {
         case codegen::VariableRole::Dependent:
-          fail(where + ": parameter `" + o.path + "` is computed from other parameters by its binding; set those instead");
+          fail(syntax::DiagKind::SettingComputedParameter, where, o.path);
         case codegen::VariableRole::Folded:
-          fail(where + ": parameter `" + o.path + "` is " + layout.foldReason(*loaded.flat, var) +
-               ", so the generated code has its value compiled in. Change it in the model, or give it with `--override " +
-               o.path + "=...` (which recompiles)");
-        default: fail(where + ": `" + o.path + "` is not a parameter");
+          fail(syntax::DiagKind::SettingFoldedParameter, where, o.path, layout.foldReason(*loaded.flat, var));
+        default: fail(syntax::DiagKind::SettingNotAParameter, where, o.path);
       }
     }
     changed.push_back(p);
@@ -258,7 +256,7 @@ std::vector<std::pair<std::string, double>> parseSettings(const Options& opts, c
     const int v = set->flat->findVariable(rp.name);
     const sema::FlatVariable* fv = v < 0 ? nullptr : &set->flat->variables[static_cast<std::size_t>(v)];
     if (!fv || !fv->value || fv->value->numbers.size() != rp.size())
-      fail("internal error: parameter `" + rp.name + "` has no value with `--set`");
+      throw std::logic_error("parameter `" + rp.name + "` has no value with `--set`");
     values[static_cast<std::size_t>(p)] = fv->value->numbers;
     for (std::size_t k = 0; k < rp.size(); ++k) out.emplace_back(slotName(rp.name, rp.shape, k), fv->value->numbers[k]);
   }
@@ -308,14 +306,14 @@ std::string dependencies(const Loaded& loaded, const fs::path& header, const fs:
 }  // namespace
 
 int compile(const Options& opts) {
-  if (opts.output.empty()) usageError("`compile` needs an output folder: `-o DIR`");
+  if (opts.output.empty()) usageError(syntax::DiagKind::UsageMissing, "compile", "an output folder: `-o DIR`");
   const auto loaded = load(opts);
   if (!loaded) return 1;
   const codegen::ModelLayout layout = layoutOrExit(opts, *loaded);
   const Generated g = generate(opts, *loaded, layout);
   std::error_code ec;
   fs::create_directories(opts.output, ec);
-  if (ec) fail("cannot create `" + opts.output + "`: " + ec.message());
+  if (ec) fail(syntax::DiagKind::CannotCreateFolder, "", opts.output, ec.message());
   const fs::path header = fs::path(opts.output) / g.fileName;
   // Whole or not at all: a header that does not fit leaves the last good one.
   writeOrFail(header, g.header);

@@ -49,7 +49,7 @@ bool assemble(const Options& opts, const Loaded& loaded, const codegen::ModelLay
     char off[32];
     std::snprintf(off, sizeof off, "%.3g", e.row < perr.size() ? perr[e.row] : 0.0);
     syntax::DiagnosticEngine diags;
-    diags.report(syntax::DiagKind::AssemblyFailed, rangeOf(loaded, *c), {c->name, off});
+    diags.report(syntax::DiagKind::AssemblyFailed, rangeOf(loaded, *c), c->name, off);
     std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
     return false;
   }
@@ -83,12 +83,12 @@ void warnRedundantRows(const Options& opts, const Loaded& loaded, const codegen:
     const codegen::ConstraintLayout& c = layout.constraints[i];
     if (!warning) {
       warning = &diags.report(syntax::DiagKind::RedundantConstraints, rangeOf(loaded, c),
-                              {std::to_string(rank), std::to_string(G.rows()), at});
+                              rank, G.rows(), at);
     }
     const std::string why =
         vanishing[i] == dependent[i] ? " (they vanish here: the loop moves in a plane, or the rows' directions have no motion to forbid)" : "";
     warning->note(syntax::DiagKind::NoteDependentRows, rangeOf(loaded, c),
-                  {std::to_string(dependent[i]), std::to_string(c.holonomic + c.nonholonomic), c.name, why});
+                  dependent[i], c.holonomic + c.nonholonomic, c.name, why);
   }
   if (warning) std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
 }

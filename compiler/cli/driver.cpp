@@ -148,7 +148,7 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
                      const std::vector<std::string>& libraries) {
   const fs::path support = codegen::defaultTemplateDir();
   const std::string driverSource = readFile(support / "capstan_driver.cpp");
-  if (driverSource.empty()) fail("cannot read the driver sources in `" + support.string() + "`");
+  if (driverSource.empty()) fail(syntax::DiagKind::InstallationIncomplete, "the driver sources", support.string());
   // The runtime headers the driver includes, directly or through the model
   // header (the cable solver's tree of headers when the model has cables):
   // the closure of their `#include <capstan/...>` lines, and nothing else,
@@ -175,7 +175,7 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
     pending.pop_back();
     if (!seen.insert(header).second) continue;
     std::string text = readFile(runtime / header);
-    if (text.empty()) fail("cannot read the runtime's `" + header + "` in `" + runtime.string() + "`");
+    if (text.empty()) fail(syntax::DiagKind::InstallationIncomplete, "the runtime's `" + header + "`", runtime.string());
     scan(text);
     runtimeSources.emplace_back(header, std::move(text));
   }
@@ -202,7 +202,7 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   std::error_code ec;
   if (cachedDriverIsWhole(dir, exe)) return exe;
   fs::create_directories(dir / "capstan", ec);
-  if (ec) fail("cannot create the cache folder `" + dir.string() + "`: " + ec.message());
+  if (ec) fail(syntax::DiagKind::CannotCreateFolder, "the cache folder ", dir.string(), ec.message());
   // One build per folder: another capstan (`capstan test -j`, parallel
   // CTest runs) building the same sources holds the lock until its driver
   // is in place, and this one then takes it instead of compiling it again.
@@ -249,12 +249,12 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
       std::cerr << "capstan: interrupted while building the generated code\n";
       std::exit(128 + interruptSignal());
     }
-    fail("building the generated code failed (" + cxx() + ", in " + dir.string() + "):\n" + log);
+    failThen(log, syntax::DiagKind::BuildFailed, cxx(), dir.string());
   }
   // The fingerprint first: a driver in place is always one that can be checked.
   writeOrFail(dir / "driver.ok", fingerprint(tmp));
   fs::rename(tmp, exe, ec);
-  if (ec) fail("cannot install `" + exe.string() + "`: " + ec.message());
+  if (ec) fail(syntax::DiagKind::CannotInstall, exe.string(), ec.message());
   return exe;
 }
 
@@ -273,7 +273,7 @@ fs::path writeStateFile(const EvalState& st) {
       for (int k = 0; k < 6; ++k) f << " " << F[k];
     f << "\n";
   }
-  if (!f) fail("cannot write the state file `" + path.string() + "`");
+  if (!f) fail(syntax::DiagKind::CannotWriteFile, path.string(), std::strerror(errno));
   return path;
 }
 
@@ -299,7 +299,7 @@ std::string runDriver(const fs::path& exe, const std::string& mode, const EvalSt
     std::cerr << "capstan: interrupted\n";
     std::exit(128 + interruptSignal());
   }
-  if (run.status != 0) fail("the generated code failed (exit status " + std::to_string(run.status) + "):\n" + log);
+  if (run.status != 0) failThen(log, syntax::DiagKind::ProgramFailed, run.status);
   return log;
 }
 

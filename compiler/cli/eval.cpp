@@ -39,9 +39,9 @@ using json = nlohmann::json;
 namespace {
 
 double finiteNumber(const json& v, const std::string& where) {
-  if (!v.is_number()) fail("STATE.json: " + where + " must be a number, not " + v.dump());
+  // (The JSON parser refuses NaN, Infinity and overflow already.)
+  if (!v.is_number() || !std::isfinite(v.get<double>())) fail(syntax::DiagKind::StateNotNumber, where, v.dump());
   const double x = v.get<double>();
-  if (!std::isfinite(x)) fail("STATE.json: " + where + " is not finite");
   return x;
 }
 
@@ -59,8 +59,8 @@ void flattenNumbers(const json& v, const std::string& where, std::vector<double>
 // the bodies it leaves out).
 capstan::ExternalForces<double> readExternalForces(const json& value, const codegen::ModelLayout& layout) {
   if (!value.is_object())
-    fail("STATE.json: `external_forces` must be an object of body names to [nx, ny, nz, fx, fy, fz] "
-         "(N*m, N; about the body origin, in World)");
+    fail(syntax::DiagKind::StateEntryNotObject, "external_forces",
+         "body names to [nx, ny, nz, fx, fy, fz] (N*m, N; about the body origin, in World)");
   capstan::ExternalForces<double> fext(layout.bodies.size(), capstan::Vec6<double>::Zero());
   for (const auto& [body, arr] : value.items()) {
     std::size_t b = 0;
@@ -68,17 +68,12 @@ capstan::ExternalForces<double> readExternalForces(const json& value, const code
     if (b == layout.bodies.size()) {
       std::string names;
       for (const auto& bl : layout.bodies) names += (names.empty() ? "`" : ", `") + bl.name + "`";
-      fail("STATE.json: `external_forces` names `" + body + "`, which is not a body of the model; its bodies are " +
-           (names.empty() ? "none" : names));
+      fail(syntax::DiagKind::StateUnknownBody, body, names.empty() ? "none" : names);
     }
-    const std::string where = "`external_forces." + body + "`";
     const std::size_t n = arr.is_array() ? arr.size() : 1;
-    if (!arr.is_array() || n != 6)
-      fail("STATE.json: " + where + " has " + std::to_string(n) + (n == 1 ? " value" : " values") +
-           "; a spatial force has 6: [nx, ny, nz, fx, fy, fz], the moment about the body origin, then the force, "
-           "in World");
+    if (!arr.is_array() || n != 6) fail(syntax::DiagKind::StateSpatialForceLength, "external_forces." + body, n);
     for (std::size_t k = 0; k < 6; ++k)
-      fext[b][static_cast<Eigen::Index>(k)] = finiteNumber(arr[k], "`external_forces." + body + "[" + std::to_string(k + 1) + "]`");
+      fext[b][static_cast<Eigen::Index>(k)] = finiteNumber(arr[k], "external_forces." + body + "[" + std::to_string(k + 1) + "]");
   }
   return fext;
 }
@@ -88,45 +83,65 @@ capstan::ExternalForces<double> readExternalForces(const json& value, const code
 void readState(const Options& opts, const codegen::ModelLayout& layout, Eigen::VectorXd& q, Eigen::VectorXd& u,
                double& time, std::vector<std::string>& settings, capstan::ExternalForces<double>* fext = nullptr) {
   std::ifstream f(opts.state);
-  if (!f) fail("cannot read `" + opts.state + "`");
+  if (!f) fail(syntax::DiagKind::FileNotReadable, opts.state, std::strerror(errno));
   std::stringstream text;
   text << f.rdbuf();
   json s;
   try {
-    s = json::parse(text.str());
+    // JSON allows a key twice in an object and the parser keeps the last
+    // value: say so, the first one may be the one meant.
+    std::vector<std::set<std::string>> keys;  // of each object open at this point
+    std::vector<std::string> names;           // the key being read in each
+    s = json::parse(text.str(), [&](int, json::parse_event_t event, json& parsed) {
+      if (event == json::parse_event_t::object_start) {
+        keys.emplace_back();
+        names.emplace_back();
+      } else if (event == json::parse_event_t::object_end && !keys.empty()) {
+        keys.pop_back();
+        names.pop_back();
+      } else if (event == json::parse_event_t::key && !keys.empty()) {
+        names.back() = parsed.get<std::string>();
+        static std::set<std::string> warned;  // STATE.json is read twice (the state, then its parameters)
+        if (!keys.back().insert(names.back()).second) {
+          std::string dotted;
+          for (const std::string& n : names) dotted += (dotted.empty() ? "" : ".") + n;
+          if (warned.insert(dotted).second) warn(syntax::DiagKind::StateDuplicateKey, dotted);
+        }
+      }
+      return true;
+    });
   } catch (const json::exception& e) {
     // JSON has no NaN or Infinity, and numbers too large for a double (1e999) overflow.
     constexpr int kNumberOverflow = 406;
     const bool nonFinite = e.id == kNumberOverflow || text.str().find("NaN") != std::string::npos ||
                            text.str().find("Infinity") != std::string::npos;
-    fail("`" + opts.state + "` is not valid JSON: " + e.what() +
-         (nonFinite ? "; every number must be finite (JSON has no NaN or Infinity)" : ""));
+    fail(syntax::DiagKind::StateNotJson, opts.state,
+         e.what() + std::string(nonFinite ? "; every number must be finite (JSON has no NaN or Infinity)" : ""));
   }
-  if (!s.is_object()) fail("STATE.json must be an object with `time`, `q`, `u` and `parameters`");
+  if (!s.is_object()) fail(syntax::DiagKind::StateNotObject);
   for (const auto& [key, value] : s.items()) {
     if (key == "time") {
-      time = finiteNumber(value, "`time`");
+      time = finiteNumber(value, "time");
     } else if (key == "q" || key == "u") {
-      if (!value.is_object()) fail("STATE.json: `" + key + "` must be an object of joint names to arrays");
+      if (!value.is_object()) fail(syntax::DiagKind::StateEntryNotObject, key, "joint names to arrays");
       for (const auto& [joint, arr] : value.items()) {
         const codegen::JointLayout* j = nullptr;
         for (const auto& jl : layout.joints)
           if (jl.name == joint) j = &jl;
-        if (!j) fail("STATE.json: `" + key + "` names `" + joint + "`, which is not a joint with coordinates in the model");
+        if (!j) fail(syntax::DiagKind::StateUnknownJoint, key, joint);
         const int n = key == "q" ? j->nq() : j->nu();
         const json items = arr.is_array() ? arr : json::array({arr});
         if (static_cast<int>(items.size()) != n)
-          fail("STATE.json: `" + key + "." + joint + "` has " + std::to_string(items.size()) + " values; joint `" + joint +
-               "` has " + std::to_string(n));
+          fail(syntax::DiagKind::StateLength, key + "." + joint, items.size(), "joint", joint, n);
         for (int k = 0; k < n; ++k) {
-          const double x = finiteNumber(items[static_cast<std::size_t>(k)], "`" + key + "." + joint + "[" + std::to_string(k + 1) + "]`");
+          const double x = finiteNumber(items[static_cast<std::size_t>(k)], key + "." + joint + "[" + std::to_string(k + 1) + "]");
           (key == "q" ? q[j->qIndex() + k] : u[j->uIndex() + k]) = x;
         }
       }
     } else if (key == "parameters") {
-      if (!value.is_object()) fail("STATE.json: `parameters` must be an object of names to values");
+      if (!value.is_object()) fail(syntax::DiagKind::StateEntryNotObject, key, "names to values");
       for (const auto& [name, v] : value.items()) {
-        const std::string where = "`parameters." + name + "`";
+        const std::string where = "parameters." + name;
         char b[64];
         if (!v.is_array()) {
           std::snprintf(b, sizeof b, "%.17g", finiteNumber(v, where));
@@ -141,12 +156,11 @@ void readState(const Options& opts, const codegen::ModelLayout& layout, Eigen::V
           continue;
         }
         const std::vector<int>& shape = layout.parameters[static_cast<std::size_t>(p)].shape;
-        if (shape.empty()) fail("STATE.json: " + where + " is an array; parameter `" + name + "` is a scalar");
+        if (shape.empty()) fail(syntax::DiagKind::StateArrayForScalar, where, name);
         std::size_t count = 1;
         for (int d : shape) count *= static_cast<std::size_t>(d);
         if (flat.size() != count)
-          fail("STATE.json: " + where + " has " + std::to_string(flat.size()) + " values; parameter `" + name + "` has " +
-               std::to_string(count));
+          fail(syntax::DiagKind::StateLength, where, flat.size(), "parameter", name, count);
         for (std::size_t k = 0; k < count; ++k) {
           std::string subscripts;
           std::size_t rest = k;
@@ -163,7 +177,7 @@ void readState(const Options& opts, const codegen::ModelLayout& layout, Eigen::V
       const capstan::ExternalForces<double> forces = readExternalForces(value, layout);
       if (fext) *fext = forces;
     } else {
-      fail("STATE.json: unknown key `" + key + "`; expected `time`, `q`, `u`, `parameters` or `external_forces`");
+      fail(syntax::DiagKind::StateUnknownKey, key);
     }
   }
 }
@@ -252,13 +266,12 @@ json constraintsJson(const codegen::ModelLayout& layout, std::map<std::string, s
 }  // namespace
 
 int eval(const Options& opts) {
-  if (opts.state.empty()) usageError("`eval` needs `--state STATE.json`");
+  if (opts.state.empty()) usageError(syntax::DiagKind::UsageMissing, "eval", "`--state STATE.json`");
   const auto loaded = load(opts);
   if (!loaded) return 1;
   const codegen::ModelLayout layout = layoutOrExit(opts, *loaded);
   if (opts.derivatives && layout.constraintRows > 0)
-    fail("`--derivatives` gives the derivatives of the tree's forward dynamics (forwardDynamicsDerivatives); "
-         "the model has constraints, and the derivatives of the constrained accelerations are not available yet");
+    fail(syntax::DiagKind::DerivativesWithConstraints);
   EvalState st = resolveState(opts, *loaded, layout);
   // Compiled for the interpreter; for generated code, it checks headers and
   // calls with located errors before the driver is built, and locates a
@@ -266,7 +279,7 @@ int eval(const Options& opts) {
   codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, st.values, {},
                               loadExternalFunctions(opts, *loaded));
   if (opts.assemble) {
-    if (layout.constraintRows == 0) fail("the model has no constraints: `--assemble` is for models with cut joints or contacts");
+    if (layout.constraintRows == 0) fail(syntax::DiagKind::NoConstraintsForOption, "`--assemble` is");
     if (!assemble(opts, *loaded, layout, interp, constraintSettings(opts), st.q, st.u)) return 1;
   }
   const Eigen::VectorXd& q = st.q;
@@ -274,9 +287,19 @@ int eval(const Options& opts) {
   const double time = st.time;
   if (layout.constraintRows > 0) warnRedundantRows(opts, *loaded, layout, interp, q, "the state evaluated");
 
+  // A state without a cable path (an end point inside a wrapped surface)
+  // has no dynamics to evaluate: said here for both paths, as the
+  // interpreter finds it (the driver would print NaN).
+  if (!layout.cables.empty()) {
+    try {
+      interp.cables(time, q, u);
+    } catch (const codegen::CableFailed& x) {
+      fail(syntax::DiagKind::CableStateInvalid, opts.state, std::string(x.what()));
+    }
+  }
   std::map<std::string, std::vector<double>> rows;  // capstan::sim::evaluate's records: key[#element] -> values
   if (opts.derivatives && !layout.cables.empty())
-    fail("`--derivatives` is not available for a model with cables: the cable path solver brings no derivative");
+    fail(syntax::DiagKind::DerivativesWithCables);
   try {
     if (opts.interpret) {
       const codegen::InterpretedModel model(interp);
@@ -287,9 +310,9 @@ int eval(const Options& opts) {
                                  rows[capstan::sim::evalKey(key, element)] = std::move(values);
                                });
       } catch (const capstan::sim::ModelStopped& e) {
-        fail(e.message);
+        fail(syntax::DiagKind::RunStopped, e.message);
       } catch (const codegen::UnsupportedExpression& e) {
-        fail(std::string(e.what()) + " is not available: an external C++ function brings no derivative");
+        fail(syntax::DiagKind::DerivativesOfExternal, std::string(e.what()));
       }
     } else {
       // An external function that throws stops the driver; the interpreter
@@ -464,7 +487,7 @@ int eval(const Options& opts) {
     char t[32];
     std::snprintf(t, sizeof t, "%.17g", time);
     nonFinite.report(syntax::DiagKind::NonFiniteOutput, fv.binding ? fv.binding->range : fv.range,
-                     {fv.path, std::isnan(y) ? "not a number (NaN)" : (y > 0 ? "+infinity" : "-infinity"), t});
+                     fv.path, std::isnan(y) ? "not a number (NaN)" : (y > 0 ? "+infinity" : "-infinity"), t);
   }
   if (nonFinite.hasErrors()) {
     std::cerr << syntax::renderAll(nonFinite, loaded->sources, {opts.color, true});
@@ -475,8 +498,17 @@ int eval(const Options& opts) {
       if (std::isfinite(x)) continue;
       char t[32];
       std::snprintf(t, sizeof t, "%.17g", time);
-      fail("`" + key.substr(0, key.find('#')) + "` is not finite at t = " + t +
-           "; a force law computed NaN or infinity (a built-in function outside its domain, or an overflow)");
+      if (const auto n = nonFiniteForceLaw(interp, time, q, u)) {
+        reportNonFinite(opts, *loaded, *n);
+        return 1;
+      }
+      // No force law to blame: the state itself is too large (u = 1e200
+      // squares to infinity in the kinetic energy).
+      double largest = 0;
+      for (double x : q) largest = std::max(largest, std::abs(x));
+      for (double x : u) largest = std::max(largest, std::abs(x));
+      for (const auto& F : st.externalForces) largest = std::max(largest, F.cwiseAbs().maxCoeff());
+      fail(syntax::DiagKind::NonFiniteResult, key.substr(0, key.find('#')), std::string(t), largest);
     }
   }
   json outputs = json::object();

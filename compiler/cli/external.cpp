@@ -1,9 +1,12 @@
 #include "cli/external.hpp"
 
 #include <dlfcn.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -62,7 +65,8 @@ cppheader::Kind kindOf(sema::ValueType type) {
   }
 }
 
-syntax::DiagKind diagnosticOf(cppheader::Verdict verdict) {
+// Each verdict's kind takes the function's name and the checker's detail.
+syntax::DiagFor<std::string, std::string> diagnosticOf(cppheader::Verdict verdict) {
   using V = cppheader::Verdict;
   using D = syntax::DiagKind;
   switch (verdict) {
@@ -138,10 +142,11 @@ std::string shimSource(const sema::FlatFunction& f, std::size_t arity) {
          "}\n";
 }
 
-[[noreturn]] void failAt(const Options& opts, const Loaded& loaded, syntax::DiagKind kind, syntax::SourceRange at,
-                         std::initializer_list<std::string> args, const std::string& after = "") {
+template <class... A>
+[[noreturn]] void failAt(const Options& opts, const Loaded& loaded, const std::string& after,
+                         syntax::DiagKindFor<A...> kind, syntax::SourceRange at, const A&... args) {
   syntax::DiagnosticEngine diags;
-  diags.report(kind, at, args);
+  diags.report<A...>(kind, at, args...);
   std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true}) << after;
   std::exit(1);
 }
@@ -161,7 +166,7 @@ fs::path buildShim(const Options& opts, const Loaded& loaded, const sema::FlatFu
   std::error_code ec;
   if (fs::exists(lib, ec)) return lib;
   fs::create_directories(dir, ec);
-  if (ec) fail("cannot create the cache folder `" + dir.string() + "`: " + ec.message());
+  if (ec) fail(syntax::DiagKind::CannotCreateFolder, "the cache folder ", dir.string(), ec.message());
   const std::string pid = std::to_string(getpid());
   const fs::path src = dir / ("external.cpp.tmp" + pid + ".cpp");
   std::ofstream(src) << source;
@@ -180,11 +185,11 @@ fs::path buildShim(const Options& opts, const Loaded& loaded, const sema::FlatFu
   }
   if (built.status != 0) {
     fs::remove(tmp, ec);
-    failAt(opts, loaded, syntax::DiagKind::ExternalBuildFailed, f.externalRange, {f.cppName, cxx()}, log);
+    failAt(opts, loaded, log, syntax::DiagKind::ExternalBuildFailed, f.externalRange, f.cppName, cxx());
   }
   fs::rename(src, dir / "external.cpp", ec);
   fs::rename(tmp, lib, ec);
-  if (ec) fail("cannot install `" + lib.string() + "`: " + ec.message());
+  if (ec) fail(syntax::DiagKind::CannotInstall, lib.string(), ec.message());
   return lib;
 }
 
@@ -206,7 +211,7 @@ void checkExternalHeaders(const sema::FlatModel& flat, syntax::SourceManager& so
     const std::string name = quotedHeader(f.include);
     if (!name.empty() && !f.includeDirectory.empty() && externalHeader(f.include, f.includeDirectory).empty()) {
       diags.report(syntax::DiagKind::ExternalHeaderNotFound, f.externalRange,
-                   {name, f.name, shownPath(f.includeDirectory)});
+                   name, f.name, shownPath(f.includeDirectory));
       continue;
     }
     cppheader::Signature signature{f.cppName, {}, kindOf(f.outputs.at(0).type)};
@@ -230,7 +235,7 @@ void checkExternalHeaders(const sema::FlatModel& flat, syntax::SourceManager& so
         for (std::size_t at; (at = detail.find(key.second + "/")) != std::string::npos;)
           detail.replace(at, key.second.size() + 1, shownPath(key.second) + "/");
       syntax::Diagnostic& d = diags.report(diagnosticOf(c.verdict), functions[i]->externalRange,
-                                           {functions[i]->name, detail});
+                                           functions[i]->name, detail);
       for (const cppheader::Found& found : c.candidates) {
         syntax::SourceRange at;
         if (!found.file.empty() && found.line > 0) {
@@ -240,11 +245,48 @@ void checkExternalHeaders(const sema::FlatModel& flat, syntax::SourceManager& so
         }
         // With one candidate the error's text already says why it does not fit.
         const bool why = c.candidates.size() > 1 && !found.mismatch.empty();
-        d.note(syntax::DiagKind::NoteCppDeclaration, at, {found.declaration, why ? ": " + found.mismatch : ""});
+        d.note(syntax::DiagKind::NoteCppDeclaration, at, found.declaration, why ? ": " + found.mismatch : "");
       }
     }
   }
 }
+
+namespace {
+
+// A C++ function that crashes (SIGSEGV, an abort) while capstan itself runs
+// it (--interpret, and `eval` locating a fault) would take capstan down with
+// it: the handler jumps back to the call instead, which then fails like a
+// function that throws, located at its call and time (ExternalCallCrashed).
+// The process may be damaged by then; capstan only reports and exits.
+sigjmp_buf* g_call = nullptr;      // the call in progress (capstan calls from one thread)
+volatile sig_atomic_t g_crash = 0;  // the signal that ended the last call, 0: none
+
+extern "C" void onExternalCrash(int sig) {
+  if (g_call) siglongjmp(*g_call, sig);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void catchCrashes() {
+  static bool installed = false;
+  if (installed) return;
+  installed = true;
+  // Its own stack, so that a stack overflow in the function is caught too.
+  static std::vector<char> stack(1 << 16);
+  stack_t alt{};
+  alt.ss_sp = stack.data();
+  alt.ss_size = stack.size();
+  sigaltstack(&alt, nullptr);
+  struct sigaction sa {};
+  sa.sa_handler = onExternalCrash;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_ONSTACK | SA_NODEFER;
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(sig, &sa, nullptr);
+}
+
+}  // namespace
+
+int externalCrashSignal() { return g_crash; }
 
 codegen::ExternalFunctions loadExternalFunctions(const Options& opts, const Loaded& loaded) {
   if (loaded.flat->functions.empty()) return {};
@@ -252,20 +294,30 @@ codegen::ExternalFunctions loadExternalFunctions(const Options& opts, const Load
   for (const sema::FlatFunction& f : loaded.flat->functions) {
     std::string why;
     const auto order = codegen::externalCallOrder(f, why);
-    if (!order) fail(why + " is not supported");  // layoutOrExit reported it, located, before
+    if (!order) fail(syntax::DiagKind::NotYetGenerated, why, opts.command);  // layoutOrExit reported it, located, before
     const fs::path lib = buildShim(opts, loaded, f, order->size());
     // Loaded for the rest of the run (never closed).
     void* handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) fail("cannot load the compiled external function `" + f.name + "`: " + dlerror());
+    if (!handle) fail(syntax::DiagKind::ExternalLoadFailed, f.name, std::string(dlerror()));
     auto entry = reinterpret_cast<Entry>(dlsym(handle, "capstan_external"));
-    if (!entry) fail("`" + lib.string() + "` has no entry `capstan_external`");
+    if (!entry) fail(syntax::DiagKind::ExternalLoadFailed, f.name, "`" + lib.string() + "` has no entry `capstan_external`");
     entries.push_back(entry);
   }
+  catchCrashes();
   return [entries](int function, const std::vector<double>& args) {
     char message[1024] = "";
     double result = std::numeric_limits<double>::quiet_NaN();
-    if (entries.at(static_cast<std::size_t>(function))(args.data(), &result, message, sizeof message) != 0)
-      throw std::runtime_error(message);
+    const Entry entry = entries.at(static_cast<std::size_t>(function));
+    sigjmp_buf call;
+    if (const int sig = sigsetjmp(call, 1); sig != 0) {
+      g_call = nullptr;
+      g_crash = sig;
+      throw std::runtime_error(std::string(strsignal(sig)) + ", signal " + std::to_string(sig));
+    }
+    g_call = &call;
+    const int failed = entry(args.data(), &result, message, sizeof message);
+    g_call = nullptr;
+    if (failed != 0) throw std::runtime_error(message);
     return result;
   };
 }

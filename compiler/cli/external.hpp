@@ -35,6 +35,9 @@ void checkExternalHeaders(const sema::FlatModel& flat, syntax::SourceManager& so
 // IncludeDirectory, or a call that does not compile, is a diagnostic at the
 // function's `external` clause, printed with the compiler's messages; then
 // capstan exits 1.
+// The signal with which the last external call crashed (its exception says
+// so too), 0 if none did.
+int externalCrashSignal();
 codegen::ExternalFunctions loadExternalFunctions(const Options& opts, const Loaded& loaded);
 
 }  // namespace capstan::cli

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <string>
 
+#include "cli/external.hpp"
 #include "codegen/layout.hpp"
 #include "syntax/diagnostics.hpp"
 
@@ -31,16 +32,17 @@ void reportNonFinite(const Options& opts, const Loaded& loaded, const NonFiniteL
   const sema::FlatForceLaw& law = loaded.flat->forceLaws.at(static_cast<std::size_t>(n.law));
   syntax::DiagnosticEngine diags;
   diags.report(syntax::DiagKind::NonFiniteForceLaw, law.rhs ? law.rhs->range : law.range,
-               {codegen::forceLawName(*loaded.flat, n.law), std::isnan(n.value) ? "not a number (NaN)" : (n.value > 0 ? "+infinity" : "-infinity"),
-                timeText(n.time)});
+               codegen::forceLawName(*loaded.flat, n.law), std::isnan(n.value) ? "not a number (NaN)" : (n.value > 0 ? "+infinity" : "-infinity"), timeText(n.time));
   std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
 }
 
 void reportCallFailed(const Options& opts, const Loaded& loaded, const codegen::ExternalCallFailed& e, double t) {
   const sema::FlatFunction& f = loaded.flat->functions.at(static_cast<std::size_t>(e.function));
   syntax::DiagnosticEngine diags;
-  diags.report(syntax::DiagKind::ExternalCallFailed, e.call, {f.cppName, timeText(t), e.what()})
-      .note(syntax::DiagKind::NoteDeclaredHere, f.externalRange, {f.name});
+  syntax::Diagnostic& d = externalCrashSignal() != 0
+                              ? diags.report(syntax::DiagKind::ExternalCallCrashed, e.call, f.cppName, timeText(t), e.what())
+                              : diags.report(syntax::DiagKind::ExternalCallFailed, e.call, f.cppName, timeText(t), e.what());
+  d.note(syntax::DiagKind::NoteDeclaredHere, f.externalRange, f.name);
   std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
 }
 

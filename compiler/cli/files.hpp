@@ -21,7 +21,7 @@ std::string writeAtomically(const std::filesystem::path& path, std::string_view 
 // The same, exiting with `capstan: error: cannot write `PATH`: REASON` on failure.
 inline void writeOrFail(const std::filesystem::path& path, std::string_view text) {
   if (const std::string reason = writeAtomically(path, text); !reason.empty())
-    fail("cannot write `" + path.string() + "`: " + reason);
+    fail(syntax::DiagKind::CannotWriteFile, path.string(), reason);
 }
 
 }  // namespace capstan::cli

@@ -75,7 +75,7 @@ std::unique_ptr<Loaded> load(const Options& opts) {
 
 std::unique_ptr<Loaded> load(const Options& opts, const std::vector<capstan::sema::ParameterOverride>& overrides,
                              const std::string& context) {
-  if (opts.file.empty()) usageError("`" + opts.command + "` needs a model file");
+  if (opts.file.empty()) usageError(syntax::DiagKind::UsageMissing, opts.command, "a model file");
   auto loaded = std::make_unique<Loaded>();
   auto& diags = loaded->diags;
   auto& sources = loaded->sources;
@@ -99,7 +99,7 @@ std::unique_ptr<Loaded> load(const Options& opts, const std::vector<capstan::sem
   if (modelName.empty()) {
     const capstan::syntax::ClassDef* model = lib.defaultModel(*file);
     if (!model) {
-      diags.report(DiagKind::NoModelInFile, {}, {opts.file});
+      diags.report(DiagKind::NoModelInFile, {}, opts.file);
       finish();
       return nullptr;
     }

@@ -80,25 +80,61 @@ options:
 using capstan::cli::Options;
 using capstan::cli::usageError;
 
+bool gColor = false;
+std::string gCommand;  // the command, once the command line has named it
+
+// The usage lines of `command` in kUsage: its synopsis without the
+// description; empty for a command kUsage does not list.
+std::string synopsis(const std::string& command) {
+  const std::string_view usage = kUsage;
+  const std::string head = "\n  " + command + " ";
+  std::size_t at = usage.find(head);
+  if (command.empty() || at == std::string_view::npos) return "";
+  std::string out;
+  for (++at; at < usage.size();) {
+    const std::size_t end = usage.find('\n', at);
+    const std::string_view line = usage.substr(at, end - at);
+    const bool continues = line.find_first_not_of(' ') != std::string_view::npos &&
+                           line[line.find_first_not_of(' ')] == '[';
+    if (!out.empty() && !continues) break;
+    out += std::string(out.empty() ? "usage: capstan " : "         ") +
+           std::string(line.substr(line.find_first_not_of(' '))) + "\n";
+    at = end + 1;
+  }
+  return out;
+}
+
+std::string renderWithoutPlace(capstan::syntax::DiagKind kind, const std::string& message) {
+  capstan::syntax::DiagnosticEngine diags;
+  const capstan::syntax::SourceManager none;
+  return capstan::syntax::render(diags.add(kind, {}, message), none, {gColor, true});
+}
 
 }  // namespace
 
 namespace capstan::cli {
 
-[[noreturn]] void usageError(const std::string& message) {
-  std::cerr << "capstan: error: " << message << "\n" << kUsage;
+void setDiagnosticColor(bool color) { gColor = color; }
+
+[[noreturn]] void usageErrorWith(syntax::DiagKind kind, const std::string& message) {
+  std::cerr << renderWithoutPlace(kind, message) << synopsis(gCommand)
+            << "run `capstan --help` for every command and option\n";
   std::exit(2);
 }
 
-[[noreturn]] void fail(const std::string& message) {
-  std::cerr << "capstan: error: " << message << "\n";
+[[noreturn]] void failWith(syntax::DiagKind kind, const std::string& message, const std::string& after) {
+  std::cerr << renderWithoutPlace(kind, message) << after;
+  if (!after.empty() && after.back() != '\n') std::cerr << "\n";
+  std::cerr << "1 error generated.\n";
   std::exit(1);
 }
+
+void warnWith(syntax::DiagKind kind, const std::string& message) { std::cerr << renderWithoutPlace(kind, message); }
 
 double number(const std::string& option, const std::string& text) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !std::isfinite(v)) usageError("`" + option + "` needs a finite number, not `" + text + "`");
+  if (text.empty() || *end != '\0' || !std::isfinite(v)) usageError(syntax::DiagKind::UsageNotANumber, option, text);
   return v;
 }
 
@@ -111,11 +147,12 @@ using capstan::cli::number;
 Options parseArgs(int argc, char** argv) {
   Options opts;
   opts.color = isatty(STDERR_FILENO) && !std::getenv("NO_COLOR");
+  gColor = opts.color;
   std::vector<std::string> args(argv + 1, argv + argc);
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> std::string {
-      if (i + 1 >= args.size()) usageError("`" + a + "` needs a value");
+      if (i + 1 >= args.size()) usageError(DiagKind::UsageOptionNeedsValue, a);
       return args[++i];
     };
     if (a == "--help" || a == "-h") {
@@ -136,7 +173,7 @@ Options parseArgs(int argc, char** argv) {
     } else if (a == "--json") {
       opts.json = true;
     } else if (a == "--no-color") {
-      opts.color = false;
+      opts.color = gColor = false;
     } else if (a == "-o") {
       opts.output = value();
     } else if (a == "--templates") {
@@ -164,7 +201,7 @@ Options parseArgs(int argc, char** argv) {
     } else if (a == "--jacobian") {
       opts.jacobian = value();
       if (opts.jacobian != "exact" && opts.jacobian != "quotients")
-        usageError("`--jacobian` must be `exact` or `quotients`");
+        usageError(DiagKind::UsageOptionValue, "--jacobian", "`exact` or `quotients`");
     } else if (a == "--derivatives") {
       opts.derivatives = true;
     } else if (a == "--symbolic-derivatives") {
@@ -176,17 +213,17 @@ Options parseArgs(int argc, char** argv) {
       opts.assemble = true;
     } else if (a == "--baumgarte") {
       opts.baumgarte = number(a, value());
-      if (!(*opts.baumgarte > 0)) usageError("`--baumgarte` needs a positive time constant (s)");
+      if (!(*opts.baumgarte > 0)) usageError(DiagKind::UsageOptionValue, "--baumgarte", "a positive time constant (s)");
     } else if (a == "--constraint-tol") {
       opts.constraintTolerance = number(a, value());
-      if (!(*opts.constraintTolerance > 0)) usageError("`--constraint-tol` must be positive");
+      if (!(*opts.constraintTolerance > 0)) usageError(DiagKind::UsageOptionValue, "--constraint-tol", "positive");
     } else if (a == "--state") {
       opts.state = value();
     } else if (a == "--seconds") {
       opts.seconds = number(a, value());
     } else if (a == "--timeout") {
       opts.timeout = number(a, value());
-      if (!(*opts.timeout > 0)) usageError("`--timeout` must be positive");
+      if (!(*opts.timeout > 0)) usageError(DiagKind::UsageOptionValue, "--timeout", "positive");
     } else if (a == "--update") {
       opts.update = true;
     } else if (a == "--junit") {
@@ -196,21 +233,22 @@ Options parseArgs(int argc, char** argv) {
     } else if (a == "-j" || (a.rfind("-j", 0) == 0 && a.size() > 2)) {
       const std::string n = a == "-j" ? value() : a.substr(2);
       const double jobs = number("-j", n);
-      if (jobs < 1 || jobs > 256 || jobs != std::floor(jobs)) usageError("`-j` needs a whole number of jobs from 1 to 256");
+      if (jobs < 1 || jobs > 256 || jobs != std::floor(jobs)) usageError(DiagKind::UsageOptionValue, "-j", "a whole number of jobs from 1 to 256");
       opts.jobs = static_cast<int>(jobs);
     } else if (!a.empty() && a[0] == '-') {
-      usageError("unknown option `" + a + "`");
+      usageError(DiagKind::UsageUnknownOption, a);
     } else if (opts.command.empty()) {
       opts.command = a;
+      gCommand = a;
     } else if (opts.command == "test") {
       opts.paths.push_back(a);
     } else if (opts.file.empty()) {
       opts.file = a;
     } else {
-      usageError("unexpected argument `" + a + "`");
+      usageError(DiagKind::UsageUnexpectedArgument, a);
     }
   }
-  if (opts.command.empty()) usageError("no command given");
+  if (opts.command.empty()) usageError(DiagKind::UsageNoCommand);
   return opts;
 }
 
@@ -239,13 +277,14 @@ int run(const Options& opts) {
   if (opts.command == "test") return capstan::cli::test(opts);
   if (opts.command == "eval") return capstan::cli::eval(opts);
   if (opts.command == "bench") return capstan::cli::bench(opts);
-  usageError("unknown command `" + opts.command + "`");
+  usageError(DiagKind::UsageUnknownCommand, opts.command);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const Options opts = parseArgs(argc, argv);
+  capstan::cli::setDiagnosticColor(opts.color);
   int status = 0;
   try {
     status = run(opts);

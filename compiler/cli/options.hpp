@@ -54,9 +54,44 @@ struct Options {
   int jobs = 0;                       // -j N (0: the number of processors)
 };
 
-[[noreturn]] void usageError(const std::string& message);
-// A user error without a source position: `capstan: error: MESSAGE`, exit 1.
-[[noreturn]] void fail(const std::string& message);
+// A user error without a source position, a kind of the registry
+// (compiler/diagnostics/cli.def) with its arguments checked at compile time:
+// `capstan: error: MESSAGE [Kind]`, exit 1. failThen prints `after` (a
+// compiler's or a program's messages) below it.
+template <class... A>
+[[noreturn]] void fail(syntax::DiagKindFor<A...> kind, const A&... args);
+template <class... A>
+[[noreturn]] void failThen(const std::string& after, syntax::DiagKindFor<A...> kind, const A&... args);
+// A wrong command line: the message, the command's usage line and how to get
+// help; exit 2.
+template <class... A>
+[[noreturn]] void usageError(syntax::DiagKindFor<A...> kind, const A&... args);
+// A warning without a source position: `capstan: warning: MESSAGE [Kind]`.
+template <class... A>
+void warn(syntax::DiagKindFor<A...> kind, const A&... args);
+
+[[noreturn]] void failWith(syntax::DiagKind kind, const std::string& message, const std::string& after = "");
+[[noreturn]] void usageErrorWith(syntax::DiagKind kind, const std::string& message);
+void warnWith(syntax::DiagKind kind, const std::string& message);
+// Whether diagnostics without a source position are colored (--no-color).
+void setDiagnosticColor(bool color);
+
+template <class... A>
+void fail(syntax::DiagKindFor<A...> kind, const A&... args) {
+  failWith(kind.kind, syntax::diagMessage<A...>(kind, args...));
+}
+template <class... A>
+void failThen(const std::string& after, syntax::DiagKindFor<A...> kind, const A&... args) {
+  failWith(kind.kind, syntax::diagMessage<A...>(kind, args...), after);
+}
+template <class... A>
+void usageError(syntax::DiagKindFor<A...> kind, const A&... args) {
+  usageErrorWith(kind.kind, syntax::diagMessage<A...>(kind, args...));
+}
+template <class... A>
+void warn(syntax::DiagKindFor<A...> kind, const A&... args) {
+  warnWith(kind.kind, syntax::diagMessage<A...>(kind, args...));
+}
 
 // The model, checked: diagnostics printed; nullopt (exit status 1) on errors.
 struct Loaded {

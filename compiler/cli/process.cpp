@@ -2,7 +2,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -10,8 +10,6 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-
-extern char** environ;
 
 namespace capstan::cli {
 
@@ -78,44 +76,66 @@ ChildResult runChild(const std::vector<std::string>& argv, const ChildOptions& o
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  if (!options.outputFile.empty()) {
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, options.outputFile.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  }
-  // Its own process group; the default action for the signals capstan
-  // catches and none blocked (this thread blocks them while spawning).
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
+  // Prepared before the fork: the child may only make async-signal-safe calls.
+  const int outputFlags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
+  const char* outputFile = options.outputFile.empty() ? nullptr : options.outputFile.c_str();
+  sigset_t none;
   sigemptyset(&none);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  struct sigaction byDefault {};
+  byDefault.sa_handler = SIG_DFL;
+  sigemptyset(&byDefault.sa_mask);
+  const pid_t parent = getpid();
+  // The child reports a failed exec through this pipe (closed on a good exec).
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) return result;
 
   pid_t pid = -1;
   int slot = -1;
   {
-    // A signal between the spawn and the registration would miss the new
+    // A signal between the fork and the registration would miss the new
     // child: block it here, and look at the flag once registered.
     BlockInterrupts block;
     if (g_signal != 0) {
       result.interrupted = true;
-    } else if (posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ) == 0) {
+    } else if ((pid = fork()) == 0) {
+      // In its own process group (so a stop reaches what it starts too),
+      // and killed with the thread that started it: a capstan killed by
+      // SIGKILL, which it cannot catch, leaves no child running on (each
+      // capstan it runs does the same for its own children). The parent may
+      // have died before the request took effect: then it is gone already.
+      setpgid(0, 0);
+      if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
+      sigaction(SIGINT, &byDefault, nullptr);
+      sigaction(SIGTERM, &byDefault, nullptr);
+      sigprocmask(SIG_SETMASK, &none, nullptr);
+      if (outputFile) {
+        const int fd = open(outputFile, outputFlags, 0644);
+        if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(STDOUT_FILENO, STDERR_FILENO) < 0) _exit(127);
+      }
+      execvp(args[0], args.data());
+      const int error = errno;
+      [[maybe_unused]] const ssize_t n = write(report[1], &error, sizeof error);
+      _exit(127);
+    } else if (pid > 0) {
+      setpgid(pid, pid);  // also here, so that kill(-pid) works before the child runs
       slot = addChild(pid);
       if (g_signal != 0) kill(-pid, g_signal);
-    } else {
+    }
+  }
+  close(report[1]);
+  if (pid > 0) {
+    int error = 0;
+    ssize_t n;
+    while ((n = read(report[0], &error, sizeof error)) < 0 && errno == EINTR) {
+    }
+    if (n > 0) {  // it could not start: reap it and say so
+      if (slot >= 0) g_children[slot].store(0);
+      while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
       pid = -1;
     }
   }
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  close(report[0]);
   if (pid < 0) return result;
 
   // Poll, so that a time limit and the grace period after a stop need no

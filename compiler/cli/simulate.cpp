@@ -51,25 +51,31 @@ Experiment experiment(const Options& opts, const Loaded& loaded) {
   const double start = ex && ex->startTime ? *ex->startTime : 0.0;
   if (opts.tEnd) e.tEnd = *opts.tEnd;
   else if (ex && ex->stopTime) e.tEnd = *ex->stopTime - start;
-  else fail("no stop time: pass `--t-end T` or give the model `annotation(experiment(StopTime = ...))`");
-  if (e.tEnd < 0) fail("`--t-end` must not be negative");
+  else fail(syntax::DiagKind::NoStopTime);
+  if (e.tEnd < 0) fail(syntax::DiagKind::SettingNegative, "--t-end");
   e.dt = opts.dt ? *opts.dt : (ex && ex->interval ? *ex->interval : std::max(e.tEnd / 500.0, 1e-6));
-  if (!(e.dt > 0)) fail("`--dt` must be positive");
+  if (!(e.dt > 0)) fail(syntax::DiagKind::SettingNotPositive, "--dt");
   e.tol = opts.tolerance ? *opts.tolerance : (ex && ex->tolerance ? *ex->tolerance : 1e-8);
-  if (!(e.tol > 0)) fail("`--tol` must be positive");
+  if (!(e.tol > 0)) fail(syntax::DiagKind::SettingNotPositive, "--tol");
   // The annotation's name is checked where it is written (sema,
   // ExperimentIntegratorUnknown); the option's here.
   const std::string integrator =
       !opts.integrator.empty() ? opts.integrator : ex && ex->integrator ? *ex->integrator : "dopri5";
   const auto known = capstan::sim::parseIntegrator(integrator);
-  if (!known) fail("unknown integrator `" + integrator + "`; use " + capstan::sim::integratorList());
+  if (!known) fail(syntax::DiagKind::IntegratorUnknown, integrator, capstan::sim::integratorList());
   e.integrator = *known;
   if (!opts.jacobian.empty() && e.integrator != capstan::sim::Integrator::cvode)
-    fail("`--jacobian` is for `cvode`, not `" + integrator + "`");
+    fail(syntax::DiagKind::JacobianNotCvode, integrator);
+  // An adaptive integrator's error estimate is itself rounded to about
+  // 1e-16 of the state: a tolerance near it cannot be met by any step, and
+  // the run would end in "the problem may be stiff" after millions of steps.
+  constexpr double kSmallestTolerance = 1e-14;
+  if (e.tol < kSmallestTolerance &&
+      (e.integrator == capstan::sim::Integrator::dopri5 || e.integrator == capstan::sim::Integrator::cvode))
+    fail(syntax::DiagKind::ToleranceTooSmall, e.tol, integrator, kSmallestTolerance);
 #ifndef CAPSTAN_CVODE
   if (e.integrator == capstan::sim::Integrator::cvode)
-    fail("`cvode` needs SUNDIALS, which this capstan was built without; install libsundials-dev "
-         "(scripts/setup.sh does) and rebuild capstan");
+    fail(syntax::DiagKind::CvodeUnavailable);
 #endif
   return e;
 }
@@ -144,23 +150,19 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
   std::cout.flush();
   const std::string& output = request.output;
   const int fd = output == "-" ? STDOUT_FILENO : ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) fail("cannot write `" + output + "`: " + std::strerror(errno));
+  if (fd < 0) fail(syntax::DiagKind::CannotWriteFile, output, std::strerror(errno));
   capstan::sim::Request run = request.run;
   run.loop.stop = interruptFlag();
   capstan::sim::Result result;
   {
     capstan::sim::RowWriter out(fd);  // the rows written so far stay, however the run ends
-    // A crash in an external C++ function, exit() called by one, or one
-    // that does not return past the time limit ends capstan itself: the
-    // rows go to disk first and the message says what happened.
+    // exit() called by an external C++ function, or one that does not
+    // return past the time limit, ends capstan itself: the rows go to disk
+    // first and the message says what happened. (One that crashes comes
+    // back to its call, ExternalCallFailed below: cli/external.cpp.)
     capstan::sim::GuardOptions guarded;
     guarded.wallClockLimit = run.wallClockLimit;
-    if (!loaded.flat->functions.empty()) {
-      guarded.crashNote = "capstan: error: the simulation crashed (signal {signal}) in the model's external C++ code (" +
-                          externalNames(loaded) + ")";
-      if (output != "-") guarded.crashNote += "; the rows computed before it are in `" + output + "`";
-      guarded.crashNote += "\n";
-    }
+    guarded.catchCrashes = false;
     const capstan::sim::RunGuard guard(out, std::move(guarded));
     try {
       result = capstan::sim::simulate(model, q, u, run, out);
@@ -210,8 +212,7 @@ int simulate(const Options& opts) {
   const Experiment e = experiment(opts, *loaded);
   const std::string output = opts.output.empty() ? "-" : opts.output;
   if (layout.constraintRows == 0 && (opts.constraintErrors || opts.baumgarte || opts.constraintTolerance))
-    fail("the model has no constraints: `--constraint-errors`, `--baumgarte` and `--constraint-tol` are for models "
-         "with cut joints or contacts");
+    fail(syntax::DiagKind::NoConstraintsForOption, "`--constraint-errors`, `--baumgarte` and `--constraint-tol` are");
   capstan::sim::SimulateRequest request = simulateRequest(opts, *loaded, layout, e, output);
   if (opts.interpret) return simulateInterpreted(opts, *loaded, layout, std::move(values), request);
   if (layout.constraintRows > 0) {

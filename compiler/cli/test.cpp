@@ -74,7 +74,7 @@ bool readTolerance(const std::string& key, const Expr& value, SourceRange range,
   if (given) *given |= key == "relTol" ? kRel : key == "absTol" ? kAbs : kTime;
   const std::optional<double> v = literalNumber(value);
   if (!v || !(*v >= 0) || !std::isfinite(*v)) {
-    diags.report(DiagKind::TestSettingValue, range, {key, "a number >= 0"});
+    diags.report(DiagKind::TestSettingValue, range, key, "a number >= 0");
     return true;
   }
   *slot = *v;
@@ -91,41 +91,41 @@ TestSettings readSettings(const syntax::ClassDef& def, syntax::DiagnosticEngine&
   for (const syntax::Modification& m : ann->nested) {
     const std::string key = m.target.parts.size() == 1 ? m.target.parts[0].name : m.target.dotted();
     if (!m.value || !m.nested.empty()) {
-      diags.report(DiagKind::TestSettingUnknown, m.range, {key, modelKeys});
+      diags.report(DiagKind::TestSettingUnknown, m.range, key, modelKeys);
       continue;
     }
     const Expr& v = *m.value;
     if (readTolerance(key, v, v.range, s.tol, diags)) continue;
     if (key == "ignore") {
       if (v.kind != ExprKind::Array) {
-        diags.report(DiagKind::TestSettingValue, v.range, {key, "an array of signal names"});
+        diags.report(DiagKind::TestSettingValue, v.range, key, "an array of signal names");
         continue;
       }
       for (const auto& item : v.args) {
         if (item->kind != ExprKind::String)
-          diags.report(DiagKind::TestSettingValue, item->range, {key, "an array of signal names"});
+          diags.report(DiagKind::TestSettingValue, item->range, key, "an array of signal names");
         else
           s.ignore.push_back({item->text, item->range, {}});
       }
     } else if (key == "signals") {
       if (v.kind != ExprKind::Array) {
-        diags.report(DiagKind::TestSettingValue, v.range, {key, signalShape});
+        diags.report(DiagKind::TestSettingValue, v.range, key, signalShape);
         continue;
       }
       for (const auto& item : v.args) {
         if (item->kind != ExprKind::Call || item->name.dotted() != "signal" || item->args.size() != 1 ||
             item->args[0]->kind != ExprKind::String) {
-          diags.report(DiagKind::TestSettingValue, item->range, {key, signalShape});
+          diags.report(DiagKind::TestSettingValue, item->range, key, signalShape);
           continue;
         }
         NamedSetting one{item->args[0]->text, item->args[0]->range, {}, 0};
         for (const syntax::NamedArg& a : item->namedArgs)
           if (!readTolerance(a.name, *a.value, a.value->range, one.tol, diags, &one.given))
-            diags.report(DiagKind::TestSettingUnknown, a.nameRange, {a.name, signalKeys});
+            diags.report(DiagKind::TestSettingUnknown, a.nameRange, a.name, signalKeys);
         s.signals.push_back(std::move(one));
       }
     } else {
-      diags.report(DiagKind::TestSettingUnknown, m.target.range, {key, modelKeys});
+      diags.report(DiagKind::TestSettingUnknown, m.target.range, key, modelKeys);
     }
   }
   // What a signal's entry leaves out comes from the model's settings.
@@ -201,7 +201,7 @@ Discovered discover(const Options& opts, syntax::SourceManager& sources, syntax:
     } else if (fs::exists(p, ec)) {
       files.push_back(fs::path(p).lexically_normal());
     } else {
-      fail("no file or folder `" + p + "`");
+      fail(syntax::DiagKind::TestPathNotFound, p);
     }
   }
   Discovered d;
@@ -346,7 +346,7 @@ bool checkNames(const Case& c, const Csv& result, syntax::DiagnosticEngine& diag
   bool ok = true;
   auto known = [&](const NamedSetting& s) {
     if (result.column(s.name) >= 0) return;
-    diags.report(DiagKind::TestSignalUnknown, s.range, {s.name, c.model});
+    diags.report(DiagKind::TestSignalUnknown, s.range, s.name, c.model);
     ok = false;
   };
   for (const auto& s : c.settings.ignore) known(s);
@@ -396,9 +396,14 @@ void compare(Case& c, const Csv& result, const fs::path& report) {
                      "; reference " + num(cmp.firstReference) + ", tube " + num(cmp.firstLow) + " .. " +
                      num(cmp.firstHigh) + "); worst deviation " + num(cmp.worst) + " beyond the tube at t = " +
                      num(cmp.worstTime);
+        // Aside and renamed like the other report files: never half a plot.
         sig.plot = c.key + "/" + safeName(name) + ".svg";
-        std::ofstream(report / sig.plot) << plotSvg(xmlEscape(c.model + ": " + name), result, static_cast<int>(r),
-                                                    *reference, f, cmp);
+        const std::string reason = writeAtomically(
+            report / sig.plot, plotSvg(xmlEscape(c.model + ": " + name), result, static_cast<int>(r), *reference, f, cmp));
+        if (!reason.empty()) {
+          sig.detail += "; its plot cannot be written: " + reason;
+          sig.plot.clear();
+        }
       }
     }
     if (!sig.detail.empty()) c.details.push_back(sig.detail);
@@ -501,13 +506,13 @@ int test(const Options& opts) {
   std::cerr << syntax::renderAll(diags, sources, render);
   syntax::DiagnosticEngine late;  // found while comparing
   std::vector<Case>& cases = found.cases;
-  if (cases.empty() && found.broken.empty()) fail("no model with an `experiment` annotation in the given files and folders");
+  if (cases.empty() && found.broken.empty()) fail(syntax::DiagKind::TestNoModels);
 
   const auto started = std::chrono::steady_clock::now();
   const fs::path report = opts.report.empty() ? fs::path("capstan-test-report") : fs::path(opts.report);
   std::error_code ec;
   fs::create_directories(report, ec);
-  if (ec) fail("cannot create the report folder `" + report.string() + "`: " + ec.message());
+  if (ec) fail(syntax::DiagKind::CannotCreateFolder, "the report folder ", report.string(), ec.message());
   std::map<std::string, int> keys;
   for (Case& c : cases) {
     locateReference(c);
@@ -516,7 +521,7 @@ int test(const Options& opts) {
     c.key = n == 1 ? base : base + "-" + std::to_string(n);
     const fs::path dir = report / c.key;
     fs::create_directories(dir, ec);
-    if (ec) fail("cannot create `" + dir.string() + "`: " + ec.message());
+    if (ec) fail(syntax::DiagKind::CannotCreateFolder, "", dir.string(), ec.message());
     for (const auto& entry : fs::directory_iterator(dir, ec))
       if (entry.path().extension() == ".svg") fs::remove(entry.path(), ec);  // plots of an earlier run
     c.resultCsv = dir / "result.csv";

@@ -34,13 +34,6 @@ bool isRotation(const Mat3& R) {
          std::abs(R.determinant() - 1.0) <= kRotationTolerance;
 }
 
-std::string num(double x) {
-  std::ostringstream s;
-  s.precision(6);
-  s << x;
-  return s.str();
-}
-
 class Builder {
  public:
   Builder(const FlatModel& model, DiagnosticEngine& diags)
@@ -123,7 +116,7 @@ class Builder {
   void declaredHere(syntax::Diagnostic& d, int component) {
     const FlatComponent& c = comp(component);
     if (c.instantiatedAt.valid() && c.instantiatedAt.begin != c.range.begin)
-      d.note(DiagKind::NoteDeclaredHere, c.instantiatedAt, {c.path});
+      d.note(DiagKind::NoteDeclaredHere, c.instantiatedAt, c.path);
   }
 
   // --- frames and rigid groups -------------------------------------------
@@ -134,7 +127,7 @@ class Builder {
       if (mech_.worldComponent >= 0) {
         diags_.report(DiagKind::MultipleWorlds, comp(i).range)
             .note(DiagKind::NoteDeclaredHere, comp(mech_.worldComponent).range,
-                  {comp(mech_.worldComponent).path});
+                  comp(mech_.worldComponent).path);
         continue;
       }
       mech_.worldComponent = i;
@@ -267,7 +260,7 @@ class Builder {
           if (!reported && (dp > kRigidLoopTolerance * scale || dR > kRigidLoopTolerance)) {
             reported = true;
             diags_.report(DiagKind::RigidLoopInconsistent, comp(to.component).range,
-                          {frameName(e.to), frameName(f), num(dp), num(dR)});
+                          frameName(e.to), frameName(f), dp, dR);
           }
           continue;
         }
@@ -313,7 +306,7 @@ class Builder {
       const int b = frameBody_[static_cast<std::size_t>(j.frameB)];
       if (a == b && connected_.count(j.frameA) && connected_.count(j.frameB)) {
         auto& d = diags_.report(DiagKind::JointSelfLoop, comp(i).range,
-                                {comp(i).path, mech_.bodies[static_cast<std::size_t>(a)].name});
+                                comp(i).path, mech_.bodies[static_cast<std::size_t>(a)].name);
         declaredHere(d, i);
         continue;
       }
@@ -358,7 +351,7 @@ class Builder {
           j.childBody = other;
           j.reversed = (b == body);
           if (j.cut) {
-            diags_.report(DiagKind::CutJointInTree, comp(j.component).range, {comp(j.component).path});
+            diags_.report(DiagKind::CutJointInTree, comp(j.component).range, comp(j.component).path);
             j.cut = false;
           }
           treeOrder.push_back(k);
@@ -396,9 +389,8 @@ class Builder {
         const BodyInfo& child = mech_.bodies[static_cast<std::size_t>(b)];
         const int other = child.parentJoint >= 0 ? mech_.joints[static_cast<std::size_t>(child.parentJoint)].component : -1;
         auto& d = diags_.report(DiagKind::TwoParents, comp(j.component).range,
-                                {child.name, other >= 0 ? comp(other).path : std::string("world"),
-                                 comp(j.component).path});
-        if (other >= 0) d.note(DiagKind::NoteOtherParent, comp(other).range, {comp(other).path});
+                                child.name, other >= 0 ? comp(other).path : std::string("world"), comp(j.component).path);
+        if (other >= 0) d.note(DiagKind::NoteOtherParent, comp(other).range, comp(other).path);
         continue;
       }
       mech_.joints.push_back(j);
@@ -425,7 +417,7 @@ class Builder {
       for (const char* conn : info->connectors) any = any || connected_.count(mech_.findFrame(c, conn));
       if (!any) {
         auto& d = diags_.report(DiagKind::UnconnectedComponent, comp(c).range,
-                                {info->noun, comp(c).path, info->connectors.front()});
+                                info->noun, comp(c).path, info->connectors.front());
         declaredHere(d, c);
         continue;
       }
@@ -435,7 +427,7 @@ class Builder {
         const int r = root(body);
         if (reportedCluster[static_cast<std::size_t>(r)]) continue;
         reportedCluster[static_cast<std::size_t>(r)] = 1;
-        auto& d = diags_.report(DiagKind::NotConnectedToWorld, comp(c).range, {info->noun, comp(c).path});
+        auto& d = diags_.report(DiagKind::NotConnectedToWorld, comp(c).range, info->noun, comp(c).path);
         declaredHere(d, c);
       }
     }
@@ -462,7 +454,7 @@ class Builder {
       if (!v.value) continue;
       for (double x : v.value->numbers) {
         if (!std::isfinite(x)) {
-          diags_.report(DiagKind::NonFiniteParameter, paramRange(c, name), {v.path, num(x)});
+          diags_.report(DiagKind::NonFiniteParameter, paramRange(c, name), v.path, x);
           break;
         }
       }
@@ -474,7 +466,7 @@ class Builder {
     if (!v) return;
     for (double x : v->numbers) {
       if (std::isfinite(x) && x <= 0.0) {
-        diags_.report(DiagKind::NonPositiveSize, paramRange(c, name), {name, comp(c).path, num(x)});
+        diags_.report(DiagKind::NonPositiveSize, paramRange(c, name), name, comp(c).path, x);
         return;
       }
     }
@@ -488,8 +480,7 @@ class Builder {
       for (int k = r + 1; k < 3; ++k) {
         if (std::abs(I(r, k) - I(k, r)) > kSymmetryTolerance * scale) {
           diags_.report(DiagKind::InertiaNotSymmetric, paramRange(c, "inertia"),
-                        {comp(c).path, std::to_string(r + 1) + "," + std::to_string(k + 1), num(I(r, k)),
-                         std::to_string(k + 1) + "," + std::to_string(r + 1), num(I(k, r))});
+                        comp(c).path, std::to_string(r + 1) + "," + std::to_string(k + 1), I(r, k), std::to_string(k + 1) + "," + std::to_string(r + 1), I(k, r));
           return;
         }
       }
@@ -499,13 +490,13 @@ class Builder {
     const Eigen::Vector3d moments = Eigen::SelfAdjointEigenSolver<Mat3>(I, Eigen::EigenvaluesOnly).eigenvalues();
     if (moments.minCoeff() <= 0.0) {
       diags_.report(DiagKind::InertiaNotPositiveDefinite, paramRange(c, "inertia"),
-                    {comp(c).path, num(moments.minCoeff())});
+                    comp(c).path, moments.minCoeff());
       return;
     }
     const double tol = kTriangleTolerance * moments.sum();
     if (moments(0) + moments(1) < moments(2) - tol) {
       diags_.report(DiagKind::InertiaTriangleInequality, paramRange(c, "inertia"),
-                    {comp(c).path, num(moments(0)), num(moments(1)), num(moments(2))});
+                    comp(c).path, moments(0), moments(1), moments(2));
     }
   }
 
@@ -515,16 +506,16 @@ class Builder {
     const Eigen::Vector4d q(v->numbers[0], v->numbers[1], v->numbers[2], v->numbers[3]);
     if (!q.allFinite()) return;
     if (q.norm() == 0.0) {
-      diags_.report(DiagKind::QuaternionZero, paramRange(c, "q0"), {comp(c).path});
+      diags_.report(DiagKind::QuaternionZero, paramRange(c, "q0"), comp(c).path);
     } else if (std::abs(q.norm() - 1.0) > kQuaternionTolerance) {
-      diags_.report(DiagKind::QuaternionNotUnit, paramRange(c, "q0"), {comp(c).path, num(q.norm())});
+      diags_.report(DiagKind::QuaternionNotUnit, paramRange(c, "q0"), comp(c).path, q.norm());
     }
   }
 
   void checkAxis(int c, const std::string& name) {
     const Value* v = param(c, name);
     if (v && v->numbers.size() == 3 && vec3(c, name, Vec3::Ones()).norm() == 0.0)
-      diags_.report(DiagKind::JointAxisZero, paramRange(c, name), {name, comp(c).path});
+      diags_.report(DiagKind::JointAxisZero, paramRange(c, name), name, comp(c).path);
   }
 
   void checkJoint(int c, JointType type) {
@@ -536,7 +527,7 @@ class Builder {
         checkAxis(c, "axis_b");
         const Vec3 a = vec3(c, "axis_a", Vec3::UnitX()), b = vec3(c, "axis_b", Vec3::UnitY());
         if (a.norm() > 0 && b.norm() > 0 && a.normalized().cross(b.normalized()).norm() < kRotationTolerance)
-          diags_.report(DiagKind::UniversalAxesParallel, comp(c).range, {comp(c).path});
+          diags_.report(DiagKind::UniversalAxesParallel, comp(c).range, comp(c).path);
         break;
       }
     }
@@ -569,7 +560,7 @@ class Builder {
           checkSurface(c, *kind);
           const double R = scalar(c, "majorRadius", 1.0), r = scalar(c, "minorRadius", 0.0);
           if (r > 0.0 && R > 0.0 && r >= R)
-            diags_.report(DiagKind::TorusSelfIntersecting, comp(c).range, {comp(c).path, num(r), num(R)});
+            diags_.report(DiagKind::TorusSelfIntersecting, comp(c).range, comp(c).path, r, R);
           break;
         }
 #define CAPSTAN_JOINT_CASE(Name) case ComponentKind::Name:
@@ -581,8 +572,8 @@ class Builder {
           const Mat3 R = mat3(c, "R", Mat3::Identity());
           if (!R.allFinite()) break;
           if (!isRotation(R))
-            diags_.report(DiagKind::NotARotation, paramRange(c, "R"),
-                          {comp(c).path, num((R.transpose() * R - Mat3::Identity()).norm()), num(R.determinant())});
+            diags_.report(DiagKind::NotARotation, paramRange(c, "R"), comp(c).path,
+                          (R.transpose() * R - Mat3::Identity()).norm(), R.determinant());
           break;
         }
         // Nothing of their own to check here (their references and frames
@@ -623,7 +614,7 @@ class Builder {
       const JointInfo& j = mech_.joints[static_cast<std::size_t>(k)];
       const auto child = static_cast<std::size_t>(j.childBody);
       if (j.nu > 0 && subtreeMass[child] <= 0.0 && subtreeInertia[child] <= 0.0) {
-        auto& d = diags_.report(DiagKind::DofWithoutMass, comp(j.component).range, {comp(j.component).path});
+        auto& d = diags_.report(DiagKind::DofWithoutMass, comp(j.component).range, comp(j.component).path);
         declaredHere(d, j.component);
       }
     }
@@ -631,7 +622,7 @@ class Builder {
       if (children[b] > 0 || subtreeMass[b] <= 0.0) continue;
       for (int c : mech_.bodies[b].bodyComponents) {
         if (scalar(c, "mass", 1.0) == 0.0) {
-          auto& d = diags_.report(DiagKind::MasslessBody, comp(c).range, {comp(c).path});
+          auto& d = diags_.report(DiagKind::MasslessBody, comp(c).range, comp(c).path);
           declaredHere(d, c);
         }
       }
@@ -676,7 +667,7 @@ class Builder {
       ci.bodyB = bodyOfComponent(ci.sphereB);
       if (ci.bodyF >= 0 && ci.bodyF == ci.bodyB) {
         diags_.report(DiagKind::ContactSameBody, comp(c).range,
-                      {comp(c).path, mech_.bodies[static_cast<std::size_t>(ci.bodyF)].name});
+                      comp(c).path, mech_.bodies[static_cast<std::size_t>(ci.bodyF)].name);
         continue;
       }
       ci.holonomic = 1;
@@ -699,7 +690,7 @@ class Builder {
       const int b = mech_.frames[static_cast<std::size_t>(fi.frameB)].body;
       if (a >= 0 && a == b && connected_.count(fi.frameA) && connected_.count(fi.frameB)) {
         diags_.report(DiagKind::ForceElementSameBody, comp(c).range,
-                      {builtinInfo(*kind).noun, comp(c).path, mech_.bodies[static_cast<std::size_t>(a)].name});
+                      builtinInfo(*kind).noun, comp(c).path, mech_.bodies[static_cast<std::size_t>(a)].name);
         continue;
       }
       mech_.forces.push_back(fi);
@@ -710,8 +701,7 @@ class Builder {
       const auto it = std::find_if(mech_.joints.begin(), mech_.joints.end(),
                                    [&](const JointInfo& j) { return j.component == law.component; });
       if (it != mech_.joints.end() && it->cut) {
-        diags_.report(DiagKind::ForceOnCutJoint, law.range, {comp(law.component).path + "." + law.input,
-                                                             comp(law.component).path});
+        diags_.report(DiagKind::ForceOnCutJoint, law.range, comp(law.component).path + "." + law.input, comp(law.component).path);
         continue;
       }
       ForceInfo fi;

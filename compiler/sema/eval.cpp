@@ -53,7 +53,7 @@ FlatExprPtr Flattener::fold(FlatExprPtr e) {
 std::optional<Value> Flattener::evaluate(const FlatExpr& e, SourceRange at) {
   auto fail = [&](const std::string& message) -> std::optional<Value> {
     if (quiet_) return std::nullopt;
-    auto& d = diags_.report(DiagKind::EvaluationFailed, e.range.valid() ? e.range : at, {message});
+    auto& d = diags_.report(DiagKind::EvaluationFailed, e.range.valid() ? e.range : at, message);
     // Inside a function's body (`normalize` in Capstan.Frames.axisRotation):
     // also point at the value the user wrote.
     const bool inside = e.range.file == at.file && e.range.begin >= at.begin && e.range.end <= at.end;
@@ -63,14 +63,14 @@ std::optional<Value> Flattener::evaluate(const FlatExpr& e, SourceRange at) {
   switch (e.kind) {
     case FlatExprKind::Constant: return e.value;
     case FlatExprKind::Time:
-      if (!quiet_) diags_.report(DiagKind::NotEvaluable, e.range, {"time", "time-varying", "a value needed at compile time"});
+      if (!quiet_) diags_.report(DiagKind::NotEvaluable, e.range, "time", "time-varying", "a value needed at compile time");
       return std::nullopt;
     case FlatExprKind::Variable: {
       if (quiet_) return std::nullopt;
       const FlatVariable& fv = out_.variables[static_cast<std::size_t>(e.variable)];
       if (fv.kind != VarKind::Parameter && fv.kind != VarKind::Constant) {
         diags_.report(DiagKind::NotEvaluable, e.range,
-                      {fv.path, fv.kind == VarKind::Input ? "an input" : "time-varying", "a value needed at compile time"});
+                      fv.path, fv.kind == VarKind::Input ? "an input" : "time-varying", "a value needed at compile time");
         return std::nullopt;
       }
       const Value* v = ensureValue(e.variable, e.range);
@@ -201,7 +201,7 @@ std::optional<Value> Flattener::evaluate(const FlatExpr& e, SourceRange at) {
     }
     case FlatExprKind::Call: {
       if (!e.builtin) {
-        if (!quiet_) diags_.report(DiagKind::ExternalCallAtCompileTime, e.range, {e.function});
+        if (!quiet_) diags_.report(DiagKind::ExternalCallAtCompileTime, e.range, e.function);
         return std::nullopt;
       }
       // The table's implementation (sema/builtins.hpp), the one that the

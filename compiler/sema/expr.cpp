@@ -40,13 +40,6 @@ FlatExprPtr makeConstant(Value v, SourceRange r) {
   return e;
 }
 
-std::string formatNumber(double x) {
-  if (x == std::round(x) && std::abs(x) < 1e15) return std::to_string(static_cast<long long>(x));
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", x);
-  return buf;
-}
-
 std::string formatValue(const Value& v) {
   if (v.isScalar()) {
     if (v.type == ValueType::String || v.type == ValueType::Reference) return v.strings.empty() ? "" : v.strings[0];
@@ -108,7 +101,7 @@ constexpr const char* kSlicesUnsupported =
 std::optional<long> Flattener::evalInteger(const syntax::Expr& e, const Env& env) {
   if (e.kind == ExprKind::Range) {
     // `v[2:3]`: a slice, like `v[:]` and `v[end]` (reported by translate()).
-    diags_.report(DiagKind::EvaluationFailed, e.range, {kSlicesUnsupported});
+    diags_.report(DiagKind::EvaluationFailed, e.range, kSlicesUnsupported);
     return std::nullopt;
   }
   Env s = env;
@@ -117,7 +110,7 @@ std::optional<long> Flattener::evalInteger(const syntax::Expr& e, const Env& env
   if (!t.ok) return std::nullopt;
   if (t.type != ValueType::Integer || !t.shape.empty()) {
     diags_.report(DiagKind::TypeMismatch, e.range,
-                  {std::string("a ") + typeString(t.type, t.shape), "array size or subscript", "Integer"});
+                  std::string("a ") + typeString(t.type, t.shape), "array size or subscript", "Integer");
     return std::nullopt;
   }
   std::optional<Value> v = evaluate(*t.e, e.range);
@@ -129,7 +122,7 @@ std::optional<int> Flattener::checkedDimension(const syntax::Expr& d, const Env&
   std::optional<long> n = evalInteger(d, env);
   if (!n) return std::nullopt;
   if (*n < 0 || *n > kMaxArraySize) {
-    diags_.report(DiagKind::InvalidArraySize, d.range, {std::to_string(*n)});
+    diags_.report(DiagKind::InvalidArraySize, d.range, *n);
     return std::nullopt;
   }
   return static_cast<int>(*n);
@@ -145,8 +138,8 @@ Flattener::Resolved Flattener::resolve(const syntax::Expr& ref, const Env& env, 
     // dropping the reference (e.g. a whole `connect`) silently.
     if (!quiet) {
       diags_.report(DiagKind::UnsupportedSyntax, ref.range,
-                    {"component references with a leading `.` (global names denote classes; write `" +
-                     ref.name.dotted().substr(1) + "`)"});
+                    "component references with a leading `.` (global names denote classes; write `" +
+                     ref.name.dotted().substr(1) + "`)");
     }
     return r;
   }
@@ -158,7 +151,7 @@ Flattener::Resolved Flattener::resolve(const syntax::Expr& ref, const Env& env, 
     if (p.subscripts.size() > shape.size()) {
       if (!quiet) {
         diags_.report(DiagKind::SubscriptCount, p.range,
-                      {path, countOf(shape.size(), "dimension"), countOf(p.subscripts.size(), "subscript")});
+                      path, countOf(shape.size(), "dimension"), countOf(p.subscripts.size(), "subscript"));
       }
       return false;
     }
@@ -168,7 +161,7 @@ Flattener::Resolved Flattener::resolve(const syntax::Expr& ref, const Env& env, 
       if (*v < 1 || *v > shape[k]) {
         if (!quiet) {
           diags_.report(DiagKind::IndexOutOfRange, p.subscripts[k]->range,
-                        {std::to_string(*v), std::to_string(k + 1), path, std::to_string(shape[k])});
+                        *v, k + 1, path, shape[k]);
         }
         return false;
       }
@@ -182,7 +175,7 @@ Flattener::Resolved Flattener::resolve(const syntax::Expr& ref, const Env& env, 
     switch (n->kind) {
       case NodeKind::Pending:
       case NodeKind::Completing:
-        if (!quiet) diags_.report(DiagKind::CyclicBinding, p.range, {path});
+        if (!quiet) diags_.report(DiagKind::CyclicBinding, p.range, path);
         return r;
       case NodeKind::Invalid: return r;
       case NodeKind::Variable: {
@@ -190,7 +183,7 @@ Flattener::Resolved Flattener::resolve(const syntax::Expr& ref, const Env& env, 
         std::vector<int> idx;
         if (!subscripts(p, v.shape, idx)) return r;
         if (!last) {
-          if (!quiet) diags_.report(DiagKind::UnknownMember, parts[i + 1].range, {path, parts[i + 1].name, ""});
+          if (!quiet) diags_.report(DiagKind::UnknownMember, parts[i + 1].range, path, parts[i + 1].name, "");
           return r;
         }
         r.kind = Resolved::Kind::Variable;
@@ -204,7 +197,7 @@ Flattener::Resolved Flattener::resolve(const syntax::Expr& ref, const Env& env, 
         std::vector<int> idx;
         if (!subscripts(p, n->inputShape, idx)) return r;
         if (!last) {
-          if (!quiet) diags_.report(DiagKind::UnknownMember, parts[i + 1].range, {path, parts[i + 1].name, ""});
+          if (!quiet) diags_.report(DiagKind::UnknownMember, parts[i + 1].range, path, parts[i + 1].name, "");
           return r;
         }
         r.kind = Resolved::Kind::ForceInput;
@@ -215,7 +208,7 @@ Flattener::Resolved Flattener::resolve(const syntax::Expr& ref, const Env& env, 
       }
       case NodeKind::Connector: {
         if (!p.subscripts.empty()) {
-          if (!quiet) diags_.report(DiagKind::SubscriptCount, p.range, {path, countOf(0, "dimension"), countOf(p.subscripts.size(), "subscript")});
+          if (!quiet) diags_.report(DiagKind::SubscriptCount, p.range, path, countOf(0, "dimension"), countOf(p.subscripts.size(), "subscript"));
           return r;
         }
         if (last) {
@@ -229,7 +222,7 @@ Flattener::Resolved Flattener::resolve(const syntax::Expr& ref, const Env& env, 
         if (!q) {
           if (!quiet) {
             diags_.report(DiagKind::EvaluationFailed, p.range,
-                          {"connector `" + path + "` is not connected to the frame of any component"});
+                          "connector `" + path + "` is not connected to the frame of any component");
           }
           return r;
         }
@@ -239,7 +232,7 @@ Flattener::Resolved Flattener::resolve(const syntax::Expr& ref, const Env& env, 
             std::vector<std::string> names;
             for (const Node& m : q->nodes) names.push_back(m.name);
             diags_.report(DiagKind::UnknownMember, parts[i + 1].range,
-                          {path, parts[i + 1].name, didYouMean(parts[i + 1].name, names)});
+                          path, parts[i + 1].name, didYouMean(parts[i + 1].name, names));
           }
           return r;
         }
@@ -254,7 +247,7 @@ Flattener::Resolved Flattener::resolve(const syntax::Expr& ref, const Env& env, 
           if (!last) {
             if (!quiet) {
               diags_.report(DiagKind::SubscriptCount, p.range,
-                            {path, countOf(n->dims.size(), "dimension"), countOf(0, "subscript")});
+                            path, countOf(n->dims.size(), "dimension"), countOf(0, "subscript"));
             }
             return r;
           }
@@ -268,7 +261,7 @@ Flattener::Resolved Flattener::resolve(const syntax::Expr& ref, const Env& env, 
         if (p.subscripts.size() != n->dims.size()) {
           if (!quiet) {
             diags_.report(DiagKind::SubscriptCount, p.range,
-                          {path, countOf(n->dims.size(), "dimension"), countOf(p.subscripts.size(), "subscript")});
+                          path, countOf(n->dims.size(), "dimension"), countOf(p.subscripts.size(), "subscript"));
           }
           return r;
         }
@@ -292,7 +285,7 @@ Flattener::Resolved Flattener::resolve(const syntax::Expr& ref, const Env& env, 
               if (!m.decl->isProtected) names.push_back(m.name);
             }
             diags_.report(DiagKind::UnknownMember, parts[i + 1].range,
-                          {elem->path, parts[i + 1].name, didYouMean(parts[i + 1].name, names)});
+                          elem->path, parts[i + 1].name, didYouMean(parts[i + 1].name, names));
           }
           return r;
         }
@@ -313,7 +306,7 @@ Flattener::Resolved Flattener::resolve(const syntax::Expr& ref, const Env& env, 
 // translation (units, evaluation, code generation) then walk recursively.
 Typed Flattener::translate(const syntax::Expr& e, const Env& env) {
   if (translateDepth_ >= kMaxTranslateDepth) {
-    diags_.report(DiagKind::NestingTooDeep, e.range, {std::to_string(kMaxTranslateDepth)});
+    diags_.report(DiagKind::NestingTooDeep, e.range, kMaxTranslateDepth);
     return {};
   }
   ++translateDepth_;
@@ -354,11 +347,11 @@ Typed Flattener::translateNode(const syntax::Expr& e, const Env& env) {
       if (!a.ok) return t;
       if (e.op == Op::Not) {
         if (a.type != ValueType::Boolean) {
-          diags_.report(DiagKind::InvalidOperands, e.range, {"not", typeString(a.type, a.shape), "nothing"});
+          diags_.report(DiagKind::InvalidOperands, e.range, "not", typeString(a.type, a.shape), "nothing");
           return t;
         }
       } else if (!isNumeric(a.type)) {
-        diags_.report(DiagKind::InvalidOperands, e.range, {syntax::opSpelling(e.op), typeString(a.type, a.shape), "nothing"});
+        diags_.report(DiagKind::InvalidOperands, e.range, syntax::opSpelling(e.op), typeString(a.type, a.shape), "nothing");
         return t;
       }
       if (e.op == Op::Plus) return a;
@@ -378,18 +371,18 @@ Typed Flattener::translateNode(const syntax::Expr& e, const Env& env) {
         if (!c.ok || !v.ok || !acc.ok) return t;
         if (c.type != ValueType::Boolean || !c.shape.empty()) {
           diags_.report(DiagKind::TypeMismatch, e.args[k - 2]->range,
-                        {std::string("a ") + typeString(c.type, c.shape), "if-condition", "Boolean"});
+                        std::string("a ") + typeString(c.type, c.shape), "if-condition", "Boolean");
           return t;
         }
         if (v.shape != acc.shape || (v.type != acc.type && !(isNumeric(v.type) && isNumeric(acc.type)))) {
           diags_.report(DiagKind::InvalidOperands, e.range,
-                        {"if", typeString(v.type, v.shape), typeString(acc.type, acc.shape)});
+                        "if", typeString(v.type, v.shape), typeString(acc.type, acc.shape));
           return t;
         }
         bool unitsOk = true;
         Unit u = unitJoin(v.unit, acc.unit, unitsOk);
         if (!unitsOk) {
-          diags_.report(DiagKind::IncompatibleUnits, e.range, {"if", v.unit.str(), acc.unit.str()});
+          diags_.report(DiagKind::IncompatibleUnits, e.range, "if", v.unit.str(), acc.unit.str());
         }
         Typed r;
         r.type = v.type == acc.type ? v.type : ValueType::Real;
@@ -420,19 +413,19 @@ Typed Flattener::translateNode(const syntax::Expr& e, const Env& env) {
           elemShape = x.shape;
           type = x.type;
         } else if (x.shape != elemShape) {
-          diags_.report(DiagKind::ShapeMismatch, a->range, {shapeString(x.shape), "array element", shapeString(elemShape)});
+          diags_.report(DiagKind::ShapeMismatch, a->range, shapeString(x.shape), "array element", shapeString(elemShape));
           return t;
         } else if (x.type != type) {
           if (isNumeric(x.type) && isNumeric(type)) {
             type = ValueType::Real;
           } else {
-            diags_.report(DiagKind::InvalidOperands, a->range, {"{}", typeString(type, {}), typeString(x.type, {})});
+            diags_.report(DiagKind::InvalidOperands, a->range, "{}", typeString(type, {}), typeString(x.type, {}));
             return t;
           }
         }
         bool ok = true;
         const Unit joined = unitJoin(unit, x.unit, ok);
-        if (!ok) diags_.report(DiagKind::IncompatibleUnits, a->range, {"{}", unit.str(), x.unit.str()});
+        if (!ok) diags_.report(DiagKind::IncompatibleUnits, a->range, "{}", unit.str(), x.unit.str());
         unit = joined;
         first = false;
         args.push_back(x.e);
@@ -458,7 +451,7 @@ Typed Flattener::translateNode(const syntax::Expr& e, const Env& env) {
       Value v;
       v.type = ValueType::Integer;
       if (step == 0) {
-        diags_.report(DiagKind::EvaluationFailed, e.range, {"range step is zero"});
+        diags_.report(DiagKind::EvaluationFailed, e.range, "range step is zero");
         return t;
       }
       // The element count, computed without overflow, must be a valid array size.
@@ -467,7 +460,7 @@ Typed Flattener::translateNode(const syntax::Expr& e, const Env& env) {
               ? 0.0L
               : std::floor((static_cast<long double>(stop) - start) / step) + 1.0L;
       if (count > static_cast<long double>(kMaxArraySize)) {
-        diags_.report(DiagKind::InvalidArraySize, e.range, {std::to_string(static_cast<long long>(count))});
+        diags_.report(DiagKind::InvalidArraySize, e.range, static_cast<long long>(count));
         return t;
       }
       const long n = static_cast<long>(count);
@@ -483,7 +476,7 @@ Typed Flattener::translateNode(const syntax::Expr& e, const Env& env) {
     }
     case ExprKind::End:
     case ExprKind::Colon:
-      diags_.report(DiagKind::EvaluationFailed, e.range, {kSlicesUnsupported});
+      diags_.report(DiagKind::EvaluationFailed, e.range, kSlicesUnsupported);
       return t;
   }
   return t;
@@ -500,7 +493,7 @@ Typed Flattener::translateRef(const syntax::Expr& e, const Env& env) {
       for (auto it = env.iterators->rbegin(); it != env.iterators->rend(); ++it) {
         if (it->first != first) continue;
         if (!parts[0].subscripts.empty()) {
-          diags_.report(DiagKind::SubscriptCount, parts[0].range, {first, countOf(0, "dimension"), countOf(parts[0].subscripts.size(), "subscript")});
+          diags_.report(DiagKind::SubscriptCount, parts[0].range, first, countOf(0, "dimension"), countOf(parts[0].subscripts.size(), "subscript"));
           return t;
         }
         t.type = ValueType::Integer;
@@ -523,10 +516,10 @@ Typed Flattener::translateRef(const syntax::Expr& e, const Env& env) {
       case Resolved::Kind::Component:
       case Resolved::Kind::Connector:
         diags_.report(DiagKind::NotEvaluable, e.range,
-                      {refText(e), r.kind == Resolved::Kind::Connector ? "a connector" : "a component", purposeText(env.purpose)});
+                      refText(e), r.kind == Resolved::Kind::Connector ? "a connector" : "a component", purposeText(env.purpose));
         return t;
       case Resolved::Kind::ForceInput:
-        diags_.report(DiagKind::ForceInputNotReadable, e.range, {refText(e)});
+        diags_.report(DiagKind::ForceInputNotReadable, e.range, refText(e));
         return t;
       default: return t;
     }
@@ -534,7 +527,7 @@ Typed Flattener::translateRef(const syntax::Expr& e, const Env& env) {
   if (parts.size() == 1 && parts[0].subscripts.empty()) {
     if (first == "time") {
       if (env.purpose != Purpose::Dynamic) {
-        diags_.report(DiagKind::NotEvaluable, e.range, {"time", "time-varying", purposeText(env.purpose)});
+        diags_.report(DiagKind::NotEvaluable, e.range, "time", "time-varying", purposeText(env.purpose));
         return t;
       }
       t.e = makeNode(FlatExprKind::Time, e.range, {}, {});
@@ -565,7 +558,7 @@ Typed Flattener::translateRef(const syntax::Expr& e, const Env& env) {
   }
   names.push_back("time");
   names.push_back("pi");
-  diags_.report(DiagKind::UnknownName, parts[0].range, {first, didYouMean(first, names)});
+  diags_.report(DiagKind::UnknownName, parts[0].range, first, didYouMean(first, names));
   return t;
 }
 
@@ -574,11 +567,11 @@ Typed Flattener::variableRef(const syntax::Expr& e, const Resolved& r, const Env
   FlatVariable& v = out_.variables[static_cast<std::size_t>(r.var)];
   const bool timeVarying = v.kind == VarKind::Continuous || v.kind == VarKind::Output || v.kind == VarKind::Input;
   if (timeVarying && env.purpose != Purpose::Dynamic) {
-    diags_.report(DiagKind::NotEvaluable, e.range, {refText(e), kindText(v.kind), purposeText(env.purpose)});
+    diags_.report(DiagKind::NotEvaluable, e.range, refText(e), kindText(v.kind), purposeText(env.purpose));
     return t;
   }
   if (v.type == ValueType::Reference && env.purpose != Purpose::Binding) {
-    diags_.report(DiagKind::NotEvaluable, e.range, {refText(e), "a reference", purposeText(env.purpose)});
+    diags_.report(DiagKind::NotEvaluable, e.range, refText(e), "a reference", purposeText(env.purpose));
     return t;
   }
   v.used = true;
@@ -649,7 +642,7 @@ Typed Flattener::translateBinary(const syntax::Expr& e, const Env& env) {
   if (!a.ok || !b.ok) return t;
   const char* op = syntax::opSpelling(e.op);
   auto invalid = [&]() {
-    diags_.report(DiagKind::InvalidOperands, e.range, {op, typeString(a.type, a.shape), typeString(b.type, b.shape)});
+    diags_.report(DiagKind::InvalidOperands, e.range, op, typeString(a.type, a.shape), typeString(b.type, b.shape));
     return Typed{};
   };
   std::vector<int> shape;
@@ -669,7 +662,7 @@ Typed Flattener::translateBinary(const syntax::Expr& e, const Env& env) {
       if (!numeric && !(same && (e.op == Op::Eq || e.op == Op::Ne))) return invalid();
       bool ok = true;
       unitJoin(a.unit, b.unit, ok);
-      if (!ok) diags_.report(DiagKind::IncompatibleUnits, e.range, {op, a.unit.str(), b.unit.str()});
+      if (!ok) diags_.report(DiagKind::IncompatibleUnits, e.range, op, a.unit.str(), b.unit.str());
       type = ValueType::Boolean;
       unit = Unit::literal();
       break;
@@ -684,7 +677,7 @@ Typed Flattener::translateBinary(const syntax::Expr& e, const Env& env) {
       type = a.type == ValueType::Integer && b.type == ValueType::Integer ? ValueType::Integer : ValueType::Real;
       bool ok = true;
       unit = unitJoin(a.unit, b.unit, ok);
-      if (!ok) diags_.report(DiagKind::IncompatibleUnits, e.range, {op, a.unit.str(), b.unit.str()});
+      if (!ok) diags_.report(DiagKind::IncompatibleUnits, e.range, op, a.unit.str(), b.unit.str());
       break;
     }
     case Op::Mul: case Op::ElemMul: {
@@ -763,7 +756,7 @@ Typed Flattener::referenceValue(const syntax::Expr& e, const Env& env, const std
   bool ok = true;
   auto one = [&](const syntax::Expr& x) {
     if (x.kind != ExprKind::Ref) {
-      diags_.report(DiagKind::ReferenceNotComponent, x.range, {"this expression", target, expected});
+      diags_.report(DiagKind::ReferenceNotComponent, x.range, "this expression", target, expected);
       ok = false;
       return;
     }
@@ -774,7 +767,7 @@ Typed Flattener::referenceValue(const syntax::Expr& e, const Env& env, const std
         for (const Node& n : env.inst->nodes) names.push_back(n.name);
       }
       diags_.report(DiagKind::UnknownName, x.name.parts[0].range,
-                    {x.name.parts[0].name, didYouMean(x.name.parts[0].name, names)});
+                    x.name.parts[0].name, didYouMean(x.name.parts[0].name, names));
       ok = false;
       return;
     }
@@ -783,7 +776,7 @@ Typed Flattener::referenceValue(const syntax::Expr& e, const Env& env, const std
       return;
     }
     if (r.kind != Resolved::Kind::Component) {
-      diags_.report(DiagKind::ReferenceNotComponent, x.range, {refText(x), target, expected});
+      diags_.report(DiagKind::ReferenceNotComponent, x.range, refText(x), target, expected);
       ok = false;
       return;
     }
@@ -793,8 +786,8 @@ Typed Flattener::referenceValue(const syntax::Expr& e, const Env& env, const std
            std::find(kinds.begin(), kinds.end(), out_.components[static_cast<std::size_t>(c->component)].kind) == kinds.end())) {
         const std::string kind = c->component >= 0 ? out_.components[static_cast<std::size_t>(c->component)].kind
                                                    : c->cls->fullName;
-        auto& d = diags_.report(DiagKind::ReferenceWrongKind, x.range, {c->path, kind, target, expected});
-        if (c->decl) d.note(DiagKind::NoteDeclaredHere, c->decl->nameRange, {c->path});
+        auto& d = diags_.report(DiagKind::ReferenceWrongKind, x.range, c->path, kind, target, expected);
+        if (c->decl) d.note(DiagKind::NoteDeclaredHere, c->decl->nameRange, c->path);
         ok = false;
         return;
       }
@@ -809,7 +802,7 @@ Typed Flattener::referenceValue(const syntax::Expr& e, const Env& env, const std
       const std::size_t before = v.strings.size();
       one(*a);
       if (ok && v.strings.size() != before + 1) {
-        diags_.report(DiagKind::ShapeMismatch, a->range, {"array", target + " element", "scalar"});
+        diags_.report(DiagKind::ShapeMismatch, a->range, "array", target + " element", "scalar");
         ok = false;
       }
       if (!ok) return t;

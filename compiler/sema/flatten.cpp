@@ -62,7 +62,7 @@ void Flattener::processEquation(const syntax::Equation& eq, Env env, std::vector
       if (!range.ok) return;
       if (range.type != ValueType::Integer || range.shape.size() != 1) {
         diags_.report(DiagKind::TypeMismatch, eq.iterRange->range,
-                      {std::string("a ") + typeString(range.type, range.shape), "for range", "Integer[:]"});
+                      std::string("a ") + typeString(range.type, range.shape), "for range", "Integer[:]");
         return;
       }
       std::optional<Value> v = evaluate(*range.e, eq.iterRange->range);
@@ -81,21 +81,21 @@ void Flattener::processEquation(const syntax::Equation& eq, Env env, std::vector
         const syntax::Expr* s = sides[k];
         if (!s) return;
         if (s->kind != ExprKind::Ref) {
-          diags_.report(DiagKind::ConnectNotConnector, s->range, {"this expression"});
+          diags_.report(DiagKind::ConnectNotConnector, s->range, "this expression");
           return;
         }
         if (!env.inst->byName.count(s->name.parts[0].name)) {
           std::vector<std::string> names;
           for (const Node& n : env.inst->nodes) names.push_back(n.name);
           diags_.report(DiagKind::UnknownName, s->name.parts[0].range,
-                        {s->name.parts[0].name, didYouMean(s->name.parts[0].name, names)});
+                        s->name.parts[0].name, didYouMean(s->name.parts[0].name, names));
           return;
         }
         Resolved r = resolve(*s, env);
         if (r.kind == Resolved::Kind::None) return;
         if (r.kind != Resolved::Kind::Connector) {
-          auto& d = diags_.report(DiagKind::ConnectNotConnector, s->range, {s->name.dotted()});
-          if (r.node && r.node->decl) d.note(DiagKind::NoteDeclaredHere, r.node->decl->nameRange, {r.node->name});
+          auto& d = diags_.report(DiagKind::ConnectNotConnector, s->range, s->name.dotted());
+          if (r.node && r.node->decl) d.note(DiagKind::NoteDeclaredHere, r.node->decl->nameRange, r.node->name);
           return;
         }
         ends[k] = r.connector;
@@ -104,7 +104,7 @@ void Flattener::processEquation(const syntax::Equation& eq, Env env, std::vector
       const ConnectorInfo& b = connectors_[static_cast<std::size_t>(ends[1])];
       if (a.cls != b.cls) {
         diags_.report(DiagKind::ConnectMismatch, eq.range,
-                      {eq.lhs->name.dotted(), a.cls->fullName, eq.rhs->name.dotted(), b.cls->fullName});
+                      eq.lhs->name.dotted(), a.cls->fullName, eq.rhs->name.dotted(), b.cls->fullName);
         return;
       }
       connectPairs_.push_back({ends[0], ends[1], eq.lhs->range, eq.rhs->range, eq.range});
@@ -114,14 +114,14 @@ void Flattener::processEquation(const syntax::Equation& eq, Env env, std::vector
       const syntax::Expr* lhs = eq.lhs.get();
       if (!lhs || !eq.rhs) return;
       if (lhs->kind != ExprKind::Ref) {
-        diags_.report(DiagKind::NotAForceInput, lhs->range, {"this expression", "not a name"});
+        diags_.report(DiagKind::NotAForceInput, lhs->range, "this expression", "not a name");
         return;
       }
       if (!env.inst->byName.count(lhs->name.parts[0].name)) {
         std::vector<std::string> names;
         for (const Node& n : env.inst->nodes) names.push_back(n.name);
         diags_.report(DiagKind::UnknownName, lhs->name.parts[0].range,
-                      {lhs->name.parts[0].name, didYouMean(lhs->name.parts[0].name, names)});
+                      lhs->name.parts[0].name, didYouMean(lhs->name.parts[0].name, names));
         return;
       }
       Resolved r = resolve(*lhs, env);
@@ -136,12 +136,12 @@ void Flattener::processEquation(const syntax::Equation& eq, Env env, std::vector
             out_.variables[static_cast<std::size_t>(r.var)].kind == VarKind::Continuous) {
           what = "a state of `" + r.inst->path + "`";
         }
-        auto& d = diags_.report(DiagKind::NotAForceInput, lhs->range, {lhs->name.dotted(), what});
-        if (r.node && r.node->decl) d.note(DiagKind::NoteDeclaredHere, r.node->decl->nameRange, {r.node->name});
+        auto& d = diags_.report(DiagKind::NotAForceInput, lhs->range, lhs->name.dotted(), what);
+        if (r.node && r.node->decl) d.note(DiagKind::NoteDeclaredHere, r.node->decl->nameRange, r.node->name);
         return;
       }
       if (output && !r.indices.empty()) {
-        diags_.report(DiagKind::NotAForceInput, lhs->range, {lhs->name.dotted(), "an element of an output; assign the whole output"});
+        diags_.report(DiagKind::NotAForceInput, lhs->range, lhs->name.dotted(), "an element of an output; assign the whole output");
         return;
       }
       PendingForceLaw p;
@@ -169,7 +169,7 @@ void Flattener::finishForceLaw(PendingForceLaw& p) {
   if (!distribute(r, p.select, *p.rhs, valueRange, p.target ? p.target->child(p.node->name) : p.node->name)) return;
   if (r.type != ValueType::Real && r.type != ValueType::Integer) {
     diags_.report(DiagKind::TypeMismatch, valueRange,
-                  {std::string("a ") + valueTypeName(r.type), p.lhs ? p.lhs->name.dotted() : p.node->name, "Real"});
+                  std::string("a ") + valueTypeName(r.type), p.lhs ? p.lhs->name.dotted() : p.node->name, "Real");
     return;
   }
   if (p.node->kind == NodeKind::Variable) {
@@ -179,16 +179,16 @@ void Flattener::finishForceLaw(PendingForceLaw& p) {
     VarInfo& vi = info_[static_cast<std::size_t>(var)];
     ensureBinding(var);
     if (fv.binding || (vi.mod && vi.mod->value)) {
-      auto& d = diags_.report(DiagKind::DuplicateAssignment, p.lhs->range, {fv.path});
+      auto& d = diags_.report(DiagKind::DuplicateAssignment, p.lhs->range, fv.path);
       d.note(DiagKind::NotePreviousAssignment, vi.mod && vi.mod->value ? vi.mod->valueRange : fv.range);
       return;
     }
     if (r.shape != fv.shape) {
-      diags_.report(DiagKind::ShapeMismatch, valueRange, {shapeString(r.shape), fv.path, shapeString(fv.shape)});
+      diags_.report(DiagKind::ShapeMismatch, valueRange, shapeString(r.shape), fv.path, shapeString(fv.shape));
       return;
     }
     if (vi.unit.known() && r.unit.certain() && !vi.unit.sameAs(r.unit)) {
-      diags_.report(DiagKind::UnitMismatch, valueRange, {r.unit.str(), fv.path, vi.unit.str()});
+      diags_.report(DiagKind::UnitMismatch, valueRange, r.unit.str(), fv.path, vi.unit.str());
     }
     fv.binding = r.e;
     return;
@@ -199,11 +199,11 @@ void Flattener::finishForceLaw(PendingForceLaw& p) {
   std::vector<int> shape = n.inputShape;
   if (p.element >= 0) shape.clear();
   if (r.shape != shape) {
-    diags_.report(DiagKind::ShapeMismatch, valueRange, {shapeString(r.shape), path, shapeString(shape)});
+    diags_.report(DiagKind::ShapeMismatch, valueRange, shapeString(r.shape), path, shapeString(shape));
     return;
   }
   if (n.inputUnit.known() && r.unit.certain() && !n.inputUnit.sameAs(r.unit)) {
-    diags_.report(DiagKind::UnitMismatch, valueRange, {r.unit.str(), path, n.inputUnit.str()});
+    diags_.report(DiagKind::UnitMismatch, valueRange, r.unit.str(), path, n.inputUnit.str());
   }
   std::vector<std::pair<int, FlatExprPtr>> parts;
   if (shape.empty()) {
@@ -220,7 +220,7 @@ void Flattener::finishForceLaw(PendingForceLaw& p) {
     if (!inserted) {
       std::string what = path;
       if (key >= 0) what += "[" + std::to_string(key + 1) + "]";
-      diags_.report(DiagKind::DuplicateAssignment, at, {what}).note(DiagKind::NotePreviousAssignment, it->second);
+      diags_.report(DiagKind::DuplicateAssignment, at, what).note(DiagKind::NotePreviousAssignment, it->second);
       return;
     }
     FlatForceLaw law;
@@ -342,7 +342,7 @@ std::optional<FlatModel> Flattener::run(ClassNode* model) {
     const int root = findRoot(static_cast<int>(k));
     for (std::size_t j = 0; j < connectors_.size(); ++j) {
       if (!connectors_[j].primitive || findRoot(static_cast<int>(j)) != root) continue;
-      diags_.report(DiagKind::OpenConnector, connectors_[k].declRange, {connectors_[k].name, model->fullName});
+      diags_.report(DiagKind::OpenConnector, connectors_[k].declRange, connectors_[k].name, model->fullName);
       break;
     }
   }
@@ -370,7 +370,7 @@ std::optional<FlatModel> Flattener::run(ClassNode* model) {
   for (std::size_t i = 0; i < out_.variables.size() && !diags_.hasErrors(); ++i) {
     const FlatVariable& v = out_.variables[i];
     if (info_[i].rootLevel && v.kind == VarKind::Parameter && !v.used) {
-      diags_.report(DiagKind::UnusedParameter, v.range, {v.path});
+      diags_.report(DiagKind::UnusedParameter, v.range, v.path);
     }
   }
   out_.buildIndex();
@@ -406,12 +406,12 @@ std::optional<Experiment> Flattener::readExperiment(ClassNode& model) {
     const std::string key = m.target.dotted();
     if (std::find(kSettings.begin(), kSettings.end(), key) == kSettings.end()) {
       if (!key.starts_with("__")) {
-        diags_.report(DiagKind::ExperimentSettingUnknown, m.target.range, {key, didYouMean(key, kSettings)});
+        diags_.report(DiagKind::ExperimentSettingUnknown, m.target.range, key, didYouMean(key, kSettings));
       }
       continue;
     }
     if (const auto [it, first] = seen.emplace(key, &m); !first) {
-      diags_.report(DiagKind::DuplicateModifier, m.target.range, {key})
+      diags_.report(DiagKind::DuplicateModifier, m.target.range, key)
           .note(DiagKind::NotePreviousModifier, it->second->target.range);
       continue;
     }
@@ -423,12 +423,12 @@ std::optional<Experiment> Flattener::readExperiment(ClassNode& model) {
           x.integratorRange = m.value->range;
         } else {
           diags_.report(DiagKind::ExperimentIntegratorUnknown, m.value->range,
-                        {m.value->text, capstan::sim::integratorList("\"")});
+                        m.value->text, capstan::sim::integratorList("\""));
         }
         continue;
       }
       const Typed t = translate(*m.value, env);
-      if (t.ok) diags_.report(DiagKind::TypeMismatch, m.value->range, {std::string("a ") + typeString(t.type, t.shape), key, "String"});
+      if (t.ok) diags_.report(DiagKind::TypeMismatch, m.value->range, std::string("a ") + typeString(t.type, t.shape), key, "String");
       continue;
     }
     std::optional<double>* slot = key == "StartTime" ? &x.startTime
@@ -438,7 +438,7 @@ std::optional<Experiment> Flattener::readExperiment(ClassNode& model) {
     const Typed t = translate(*m.value, env);
     if (!t.ok) continue;
     if (!t.shape.empty() || (t.type != ValueType::Real && t.type != ValueType::Integer)) {
-      diags_.report(DiagKind::TypeMismatch, m.value->range, {std::string("a ") + typeString(t.type, t.shape), key, "Real"});
+      diags_.report(DiagKind::TypeMismatch, m.value->range, std::string("a ") + typeString(t.type, t.shape), key, "Real");
       continue;
     }
     if (std::optional<Value> v = evaluate(*t.e, m.value->range)) {
@@ -450,7 +450,7 @@ std::optional<Experiment> Flattener::readExperiment(ClassNode& model) {
   // The values: each finite, the interval and tolerance positive, the run
   // from 0 to StopTime. Reported, then dropped, so `simulate` never sees them.
   auto refuse = [&](const char* key, std::optional<double>& value, const std::string& must) {
-    diags_.report(DiagKind::ExperimentValue, valueAt[key], {key, formatNumber(*value), must});
+    diags_.report(DiagKind::ExperimentValue, valueAt[key], key, *value, must);
     value.reset();
   };
   for (auto [key, slot] : {std::pair{"StartTime", &x.startTime}, std::pair{"StopTime", &x.stopTime},
@@ -458,7 +458,7 @@ std::optional<Experiment> Flattener::readExperiment(ClassNode& model) {
     if (*slot && !std::isfinite(**slot)) refuse(key, *slot, "a finite number");
   }
   if (x.startTime && *x.startTime != 0) {
-    diags_.report(DiagKind::ExperimentStartTime, valueAt["StartTime"], {formatNumber(*x.startTime)});
+    diags_.report(DiagKind::ExperimentStartTime, valueAt["StartTime"], *x.startTime);
   }
   if (x.stopTime && *x.stopTime < x.startTime.value_or(0.0)) {
     refuse("StopTime", x.stopTime, "at least `StartTime`, " + formatNumber(x.startTime.value_or(0.0)));
@@ -481,18 +481,18 @@ std::optional<FlatModel> flatten(Library& lib, const std::string& modelName,
     start = dot + 1;
   }
   if (!cls) {
-    lib.diags().report(DiagKind::ModelNotFound, {}, {modelName});
+    lib.diags().report(DiagKind::ModelNotFound, {}, modelName);
     return std::nullopt;
   }
   const syntax::ClassKind k = cls->kind();
   impl.resolve(cls);
   if (!cls->builtin.empty()) {  // `Capstan.Body`: a part of a model, with nothing to connect it to
-    lib.diags().report(DiagKind::NotAModel, cls->nameRange(), {cls->fullName, "built-in component of the library"});
+    lib.diags().report(DiagKind::NotAModel, cls->nameRange(), cls->fullName, "built-in component of the library");
     return std::nullopt;
   }
   if (!cls->def || k == syntax::ClassKind::Package || k == syntax::ClassKind::Function ||
       k == syntax::ClassKind::Connector || k == syntax::ClassKind::Type || k == syntax::ClassKind::Record) {
-    lib.diags().report(DiagKind::NotAModel, cls->nameRange(), {cls->fullName, cls->def ? syntax::classKindName(k) : "type"});
+    lib.diags().report(DiagKind::NotAModel, cls->nameRange(), cls->fullName, cls->def ? syntax::classKindName(k) : "type");
     return std::nullopt;
   }
   Flattener f(impl, lib.diags(), overrides);

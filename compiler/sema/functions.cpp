@@ -100,8 +100,8 @@ Typed Flattener::translateCall(const syntax::Expr& e, const Env& env) {
       // rather than call the built-in in its place.
       if (ClassNode* user = lib_.lookupClass(env.lexical, e.name, true);
           user && user->def && user->kind() == syntax::ClassKind::Function) {
-        diags_.report(DiagKind::BuiltinNameRedefined, e.name.range, {name, user->fullName})
-            .note(DiagKind::NoteDefinedHere, user->nameRange(), {user->fullName});
+        diags_.report(DiagKind::BuiltinNameRedefined, e.name.range, name, user->fullName)
+            .note(DiagKind::NoteDefinedHere, user->nameRange(), user->fullName);
         return Typed{};
       }
       return translateBuiltin(e, *b, env);
@@ -112,8 +112,8 @@ Typed Flattener::translateCall(const syntax::Expr& e, const Env& env) {
   if (!fn) return t;
   lib_.resolve(fn);
   if (fn->kind() != syntax::ClassKind::Function) {
-    diags_.report(DiagKind::NotAFunction, e.name.range, {fn->fullName, fn->def ? syntax::classKindName(fn->kind()) : "type"})
-        .note(DiagKind::NoteDefinedHere, fn->nameRange(), {fn->fullName});
+    diags_.report(DiagKind::NotAFunction, e.name.range, fn->fullName, fn->def ? syntax::classKindName(fn->kind()) : "type")
+        .note(DiagKind::NoteDefinedHere, fn->nameRange(), fn->fullName);
     return t;
   }
   return callFunction(fn, e, env);
@@ -128,13 +128,13 @@ Typed Flattener::translateBuiltin(const syntax::Expr& e, const builtins::Builtin
   const std::string name(f.name);
   Typed t;
   if (!e.namedArgs.empty()) {
-    diags_.report(DiagKind::UnknownArgument, e.namedArgs[0].nameRange, {name, e.namedArgs[0].name});
+    diags_.report(DiagKind::UnknownArgument, e.namedArgs[0].nameRange, name, e.namedArgs[0].name);
     return t;
   }
   auto arity = [&](std::size_t lo, std::size_t hi) {
     if (e.args.size() >= lo && e.args.size() <= hi) return true;
     diags_.report(DiagKind::ArgumentCount, e.range,
-                  {name, std::to_string(e.args.size()), lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)});
+                  name, e.args.size(), lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi));
     return false;
   };
   const auto lo = static_cast<std::size_t>(f.minArgs), hi = static_cast<std::size_t>(f.maxArgs);
@@ -154,7 +154,7 @@ Typed Flattener::translateBuiltin(const syntax::Expr& e, const builtins::Builtin
       Typed v = translate(*e.args[0], env);
       if (!v.ok) return t;
       if (!v.shape.empty()) {
-        diags_.report(DiagKind::ShapeMismatch, e.args[0]->range, {shapeString(v.shape), "fill value", "scalar"});
+        diags_.report(DiagKind::ShapeMismatch, e.args[0]->range, shapeString(v.shape), "fill value", "scalar");
         return t;
       }
       std::vector<FlatExprPtr> elems(count(shape), v.e);
@@ -185,7 +185,7 @@ Typed Flattener::translateBuiltin(const syntax::Expr& e, const builtins::Builtin
   if (!arity(lo, hi)) return t;
   auto bad = [&](std::size_t k) {
     diags_.report(DiagKind::InvalidOperands, e.args[k]->range,
-                  {name, typeString(a[k].type, a[k].shape), k + 1 < a.size() ? typeString(a[k + 1].type, a[k + 1].shape) : "nothing"});
+                  name, typeString(a[k].type, a[k].shape), k + 1 < a.size() ? typeString(a[k + 1].type, a[k + 1].shape) : "nothing");
     return Typed{};
   };
   if (f.shape == ShapeRule::Size) {
@@ -196,7 +196,7 @@ Typed Flattener::translateBuiltin(const syntax::Expr& e, const builtins::Builtin
       if (!d) return Typed{};
       if (*d < 1 || static_cast<std::size_t>(*d) > a[0].shape.size()) {
         diags_.report(DiagKind::IndexOutOfRange, e.args[1]->range,
-                      {std::to_string(*d), "1", "size", std::to_string(a[0].shape.size())});
+                      *d, 1, "size", a[0].shape.size());
         return Typed{};
       }
       v.numbers = {static_cast<double>(a[0].shape[static_cast<std::size_t>(*d - 1)])};
@@ -275,7 +275,7 @@ Typed Flattener::translateBuiltin(const syntax::Expr& e, const builtins::Builtin
       if (a.size() == 2) {
         bool ok = true;
         u = unitJoin(a[0].unit, a[1].unit, ok);
-        if (!ok) diags_.report(DiagKind::IncompatibleUnits, e.range, {name, a[0].unit.str(), a[1].unit.str()});
+        if (!ok) diags_.report(DiagKind::IncompatibleUnits, e.range, name, a[0].unit.str(), a[1].unit.str());
       }
       t.unit = f.unit == UnitRule::CommonNone ? none(u) : u;
       break;
@@ -349,7 +349,7 @@ Typed Flattener::callFunction(ClassNode* fn, const syntax::Expr& e, const Env& e
   Typed t;
   const syntax::ClassDef& def = *fn->def;
   if (env.depth > 16) {
-    diags_.report(DiagKind::EvaluationFailed, e.range, {"calls of `" + fn->fullName + "` nest too deeply"});
+    diags_.report(DiagKind::EvaluationFailed, e.range, "calls of `" + fn->fullName + "` nest too deeply");
     return t;
   }
   std::vector<const syntax::ComponentDecl*> inputs, outputs, others;
@@ -358,13 +358,13 @@ Typed Flattener::callFunction(ClassNode* fn, const syntax::Expr& e, const Env& e
         .push_back(&c);
   }
   if (outputs.empty()) {
-    diags_.report(DiagKind::EvaluationFailed, e.range, {"function `" + fn->fullName + "` has no output"});
+    diags_.report(DiagKind::EvaluationFailed, e.range, "function `" + fn->fullName + "` has no output");
     return t;
   }
   if (e.args.size() > inputs.size()) {
     diags_.report(DiagKind::ArgumentCount, e.range,
-                  {fn->fullName, std::to_string(e.args.size()), std::to_string(inputs.size())})
-        .note(DiagKind::NoteDefinedHere, def.nameRange, {fn->fullName});
+                  fn->fullName, e.args.size(), std::to_string(inputs.size()))
+        .note(DiagKind::NoteDefinedHere, def.nameRange, fn->fullName);
     return t;
   }
   std::vector<std::optional<Typed>> bound(inputs.size());
@@ -378,7 +378,7 @@ Typed Flattener::callFunction(ClassNode* fn, const syntax::Expr& e, const Env& e
     if (it == inputs.end()) {
       std::vector<std::string> names;
       for (const auto* c : inputs) names.push_back(c->name);
-      diags_.report(DiagKind::UnknownArgument, na.nameRange, {fn->fullName, na.name + didYouMean(na.name, names)});
+      diags_.report(DiagKind::UnknownArgument, na.nameRange, fn->fullName, na.name + didYouMean(na.name, names));
       ok = false;
       continue;
     }
@@ -399,7 +399,7 @@ Typed Flattener::callFunction(ClassNode* fn, const syntax::Expr& e, const Env& e
       case BasicType::String: lv.type = ValueType::String; break;
       case BasicType::Real: lv.type = ValueType::Real; break;
       default:
-        diags_.report(DiagKind::InvalidComponentType, c.typeName.range, {type->fullName, syntax::classKindName(type->kind())});
+        diags_.report(DiagKind::InvalidComponentType, c.typeName.range, type->fullName, syntax::classKindName(type->kind()));
         return false;
     }
     for (const auto* dims : {&c.dims, &c.typeDims}) {
@@ -426,8 +426,8 @@ Typed Flattener::callFunction(ClassNode* fn, const syntax::Expr& e, const Env& e
     if (!bound[k]) {
       if (!c.binding) {
         diags_.report(DiagKind::ArgumentCount, e.range,
-                      {fn->fullName, std::to_string(e.args.size() + e.namedArgs.size()), std::to_string(inputs.size())})
-            .note(DiagKind::NoteDeclaredHere, c.nameRange, {c.name});
+                      fn->fullName, e.args.size() + e.namedArgs.size(), std::to_string(inputs.size()))
+            .note(DiagKind::NoteDeclaredHere, c.nameRange, c.name);
         return t;
       }
       bound[k] = translate(*c.binding, fenv);
@@ -437,7 +437,7 @@ Typed Flattener::callFunction(ClassNode* fn, const syntax::Expr& e, const Env& e
     const bool typeOk = a.type == lv.type || (lv.type == ValueType::Real && a.type == ValueType::Integer);
     if (!typeOk) {
       diags_.report(DiagKind::TypeMismatch, a.e->range,
-                    {std::string("a ") + valueTypeName(a.type), fn->fullName + "." + c.name, valueTypeName(lv.type)});
+                    std::string("a ") + valueTypeName(a.type), fn->fullName + "." + c.name, valueTypeName(lv.type));
       return t;
     }
     bool shapeOk = a.shape.size() == lv.shape.size();
@@ -446,11 +446,11 @@ Typed Flattener::callFunction(ClassNode* fn, const syntax::Expr& e, const Env& e
       shapeOk = lv.shape[d] == a.shape[d];
     }
     if (!shapeOk) {
-      diags_.report(DiagKind::ShapeMismatch, a.e->range, {shapeString(a.shape), fn->fullName + "." + c.name, shapeString(lv.shape)});
+      diags_.report(DiagKind::ShapeMismatch, a.e->range, shapeString(a.shape), fn->fullName + "." + c.name, shapeString(lv.shape));
       return t;
     }
     if (lv.unit.known() && a.unit.certain() && !lv.unit.sameAs(a.unit)) {
-      diags_.report(DiagKind::UnitMismatch, a.e->range, {a.unit.str(), fn->fullName + "." + c.name, lv.unit.str()});
+      diags_.report(DiagKind::UnitMismatch, a.e->range, a.unit.str(), fn->fullName + "." + c.name, lv.unit.str());
     }
     if (!lv.unit.known()) lv.unit = a.unit;
     lv.elems = scalarElements(a.e, a.shape);
@@ -459,12 +459,12 @@ Typed Flattener::callFunction(ClassNode* fn, const syntax::Expr& e, const Env& e
 
   if (def.external) {
     if (def.external->language != "C++" && def.external->language != "C") {
-      diags_.report(DiagKind::UnsupportedExternal, def.external->languageRange, {def.external->language});
+      diags_.report(DiagKind::UnsupportedExternal, def.external->languageRange, def.external->language);
       return t;
     }
     if (env.purpose != Purpose::Dynamic) {
-      diags_.report(DiagKind::ExternalCallAtCompileTime, e.range, {fn->fullName})
-          .note(DiagKind::NoteDefinedHere, def.nameRange, {fn->fullName});
+      diags_.report(DiagKind::ExternalCallAtCompileTime, e.range, fn->fullName)
+          .note(DiagKind::NoteDefinedHere, def.nameRange, fn->fullName);
       return t;
     }
     externalFunction(fn);
@@ -495,7 +495,7 @@ Typed Flattener::callFunction(ClassNode* fn, const syntax::Expr& e, const Env& e
         if (!b.ok) return t;
         LocalValue& l = locals[c->name];
         if (b.shape != l.shape) {
-          diags_.report(DiagKind::ShapeMismatch, c->binding->range, {shapeString(b.shape), c->name, shapeString(l.shape)});
+          diags_.report(DiagKind::ShapeMismatch, c->binding->range, shapeString(b.shape), c->name, shapeString(l.shape));
           return t;
         }
         l.elems = scalarElements(b.e, b.shape);
@@ -509,8 +509,8 @@ Typed Flattener::callFunction(ClassNode* fn, const syntax::Expr& e, const Env& e
   LocalValue& result = locals[outputs[0]->name];
   for (const auto& el : result.elems) {
     if (!el) {
-      diags_.report(DiagKind::UnassignedOutput, e.range, {outputs[0]->name, fn->fullName})
-          .note(DiagKind::NoteDeclaredHere, outputs[0]->nameRange, {outputs[0]->name});
+      diags_.report(DiagKind::UnassignedOutput, e.range, outputs[0]->name, fn->fullName)
+          .note(DiagKind::NoteDeclaredHere, outputs[0]->nameRange, outputs[0]->name);
       return t;
     }
   }
@@ -533,7 +533,7 @@ bool Flattener::execute(const syntax::Statement& s, Env& env, std::vector<std::p
     std::optional<Value> v = evaluate(*range.e, s.iterRange->range);
     if (!v) return false;
     if (range.type != ValueType::Integer || range.shape.size() > 1) {
-      diags_.report(DiagKind::TypeMismatch, s.iterRange->range, {std::string("a ") + typeString(range.type, range.shape), "for range", "Integer[:]"});
+      diags_.report(DiagKind::TypeMismatch, s.iterRange->range, std::string("a ") + typeString(range.type, range.shape), "for range", "Integer[:]");
       return false;
     }
     for (double x : v->numbers) {
@@ -549,7 +549,7 @@ bool Flattener::execute(const syntax::Statement& s, Env& env, std::vector<std::p
     return true;
   }
   if (!s.lhs || s.lhs->kind != ExprKind::Ref || s.lhs->name.parts.size() != 1) {
-    diags_.report(DiagKind::NotAForceInput, s.lhs ? s.lhs->range : s.range, {"this expression", "not a variable of the function"});
+    diags_.report(DiagKind::NotAForceInput, s.lhs ? s.lhs->range : s.range, "this expression", "not a variable of the function");
     return false;
   }
   const syntax::NamePart& part = s.lhs->name.parts[0];
@@ -557,7 +557,7 @@ bool Flattener::execute(const syntax::Statement& s, Env& env, std::vector<std::p
   if (it == env.locals->end()) {
     std::vector<std::string> names;
     for (const auto& [n, v] : *env.locals) names.push_back(n);
-    diags_.report(DiagKind::UnknownName, part.range, {part.name, didYouMean(part.name, names)});
+    diags_.report(DiagKind::UnknownName, part.range, part.name, didYouMean(part.name, names));
     return false;
   }
   LocalValue& target = it->second;
@@ -568,13 +568,13 @@ bool Flattener::execute(const syntax::Statement& s, Env& env, std::vector<std::p
     return false;
   }();
   if (isInput) {
-    diags_.report(DiagKind::NotAForceInput, s.lhs->range, {part.name, "an input of the function"});
+    diags_.report(DiagKind::NotAForceInput, s.lhs->range, part.name, "an input of the function");
     return false;
   }
   std::vector<int> idx;
   if (part.subscripts.size() > target.shape.size()) {
     diags_.report(DiagKind::SubscriptCount, part.range,
-                  {part.name, countOf(target.shape.size(), "dimension"), countOf(part.subscripts.size(), "subscript")});
+                  part.name, countOf(target.shape.size(), "dimension"), countOf(part.subscripts.size(), "subscript"));
     return false;
   }
   for (std::size_t k = 0; k < part.subscripts.size(); ++k) {
@@ -582,7 +582,7 @@ bool Flattener::execute(const syntax::Statement& s, Env& env, std::vector<std::p
     if (!v) return false;
     if (*v < 1 || *v > target.shape[k]) {
       diags_.report(DiagKind::IndexOutOfRange, part.subscripts[k]->range,
-                    {std::to_string(*v), std::to_string(k + 1), part.name, std::to_string(target.shape[k])});
+                    *v, k + 1, part.name, target.shape[k]);
       return false;
     }
     idx.push_back(static_cast<int>(*v - 1));
@@ -591,15 +591,15 @@ bool Flattener::execute(const syntax::Statement& s, Env& env, std::vector<std::p
   if (!rhs.ok) return false;
   const std::vector<int> rest(target.shape.begin() + static_cast<long>(idx.size()), target.shape.end());
   if (rhs.shape != rest) {
-    diags_.report(DiagKind::ShapeMismatch, s.rhs->range, {shapeString(rhs.shape), part.name, shapeString(rest)});
+    diags_.report(DiagKind::ShapeMismatch, s.rhs->range, shapeString(rhs.shape), part.name, shapeString(rest));
     return false;
   }
   if (!(rhs.type == target.type || (target.type == ValueType::Real && rhs.type == ValueType::Integer))) {
-    diags_.report(DiagKind::TypeMismatch, s.rhs->range, {std::string("a ") + valueTypeName(rhs.type), part.name, valueTypeName(target.type)});
+    diags_.report(DiagKind::TypeMismatch, s.rhs->range, std::string("a ") + valueTypeName(rhs.type), part.name, valueTypeName(target.type));
     return false;
   }
   if (target.unit.known() && rhs.unit.certain() && !target.unit.sameAs(rhs.unit)) {
-    diags_.report(DiagKind::UnitMismatch, s.rhs->range, {rhs.unit.str(), part.name, target.unit.str()});
+    diags_.report(DiagKind::UnitMismatch, s.rhs->range, rhs.unit.str(), part.name, target.unit.str());
   }
   if (!target.unit.known()) target.unit = rhs.unit;
   std::size_t offset = 0, stride = count(rest);
@@ -618,7 +618,7 @@ Typed Flattener::readLocal(const syntax::Expr& e, LocalValue& local, const Env& 
   const syntax::NamePart& part = e.name.parts[0];
   if (part.subscripts.size() > local.shape.size()) {
     diags_.report(DiagKind::SubscriptCount, part.range,
-                  {part.name, countOf(local.shape.size(), "dimension"), countOf(part.subscripts.size(), "subscript")});
+                  part.name, countOf(local.shape.size(), "dimension"), countOf(part.subscripts.size(), "subscript"));
     return t;
   }
   std::size_t offset = 0;
@@ -627,7 +627,7 @@ Typed Flattener::readLocal(const syntax::Expr& e, LocalValue& local, const Env& 
     if (!v) return t;
     if (*v < 1 || *v > local.shape[k]) {
       diags_.report(DiagKind::IndexOutOfRange, part.subscripts[k]->range,
-                    {std::to_string(*v), std::to_string(k + 1), part.name, std::to_string(local.shape[k])});
+                    *v, k + 1, part.name, local.shape[k]);
       return t;
     }
     std::size_t below = 1;
@@ -640,7 +640,7 @@ Typed Flattener::readLocal(const syntax::Expr& e, LocalValue& local, const Env& 
                                  local.elems.begin() + static_cast<long>(offset + n));
   for (const auto& el : elems) {
     if (!el) {
-      diags_.report(DiagKind::EvaluationFailed, e.range, {"`" + part.name + "` is used before it is assigned"});
+      diags_.report(DiagKind::EvaluationFailed, e.range, "`" + part.name + "` is used before it is assigned");
       return t;
     }
   }

@@ -291,7 +291,7 @@ std::string shapeString(const std::vector<int>& shape);
 std::string typeString(ValueType t, const std::vector<int>& shape);
 FlatExprPtr makeConstant(Value v, SourceRange r);
 Value scalarValue(double x, ValueType t = ValueType::Real);
-std::string formatNumber(double x);
+using syntax::formatNumber;
 std::string formatValue(const Value& v);
 // "1 dimension", "2 subscripts".
 std::string countOf(std::size_t n, const char* word);

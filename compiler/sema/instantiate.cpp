@@ -106,10 +106,10 @@ bool Flattener::cyclic(const Instance& inst, const Node& n, const ClassNode* typ
   std::string through;
   for (const Instance* p : hops) through += p->decl->name + ".";
   through += n.decl->name;
-  syntax::Diagnostic& d = diags_.report(DiagKind::CyclicComponent, n.decl->typeName.range, {type->fullName, through});
+  syntax::Diagnostic& d = diags_.report(DiagKind::CyclicComponent, n.decl->typeName.range, type->fullName, through);
   for (const Instance* p : hops) {
     d.note(DiagKind::NoteComponentHere, p->decl->typeName.range,
-           {p->parent->cls->fullName, p->decl->name, p->cls->fullName});
+           p->parent->cls->fullName, p->decl->name, p->cls->fullName);
   }
   return true;
 }
@@ -221,7 +221,7 @@ void Flattener::complete(Instance& inst, Node& n) {
       // no equation that determines it. Reported once per declaration, not
       // per element of a component array.
       if (reportedVariables_.insert(&decl).second) {
-        diags_.report(DiagKind::UnsupportedVariable, decl.nameRange, {decl.name});
+        diags_.report(DiagKind::UnsupportedVariable, decl.nameRange, decl.name);
       }
       n.kind = NodeKind::Invalid;
       return;
@@ -239,21 +239,21 @@ void Flattener::complete(Instance& inst, Node& n) {
         if (!isAttribute(name)) {
           std::vector<std::string> names(std::begin(kAttributes), std::end(kAttributes));
           diags_.report(DiagKind::UnknownModifier, sub->nameRange.valid() ? sub->nameRange : sub->range,
-                        {name, basicTypeName(type->basic), didYouMean(name, names)});
+                        name, basicTypeName(type->basic), didYouMean(name, names));
           continue;
         }
-        if (sub->each && !sub->eachApplied && dims.empty()) diags_.report(DiagKind::EachOnScalar, sub->range, {fv.path});
+        if (sub->each && !sub->eachApplied && dims.empty()) diags_.report(DiagKind::EachOnScalar, sub->range, fv.path);
       }
       if (const Mod* u = mod->find("unit"); u && u->value) {
         if (u->value->kind != syntax::ExprKind::String) {
-          diags_.report(DiagKind::TypeMismatch, u->valueRange, {"a non-String", "unit", "String"});
+          diags_.report(DiagKind::TypeMismatch, u->valueRange, "a non-String", "unit", "String");
         } else if (!u->value->text.empty()) {
           std::string error;
           if (auto unit = parseUnit(u->value->text, error)) {
             vi.unit = *unit;
             fv.unit = u->value->text;
           } else {
-            diags_.report(DiagKind::InvalidUnit, u->valueRange, {u->value->text, error});
+            diags_.report(DiagKind::InvalidUnit, u->valueRange, u->value->text, error);
           }
         }
       }
@@ -292,8 +292,8 @@ void Flattener::complete(Instance& inst, Node& n) {
   if (kind == syntax::ClassKind::Package || kind == syntax::ClassKind::Function ||
       kind == syntax::ClassKind::Record) {
     diags_.report(DiagKind::InvalidComponentType, decl.typeName.range,
-                  {type->fullName, syntax::classKindName(kind)})
-        .note(DiagKind::NoteDefinedHere, type->nameRange(), {type->fullName});
+                  type->fullName, syntax::classKindName(kind))
+        .note(DiagKind::NoteDefinedHere, type->nameRange(), type->fullName);
     n.kind = NodeKind::Invalid;
     return;
   }
@@ -302,14 +302,14 @@ void Flattener::complete(Instance& inst, Node& n) {
     return;
   }
   if (type->def && type->def->isPartial) {
-    diags_.report(DiagKind::PartialInstance, decl.typeName.range, {type->fullName})
-        .note(DiagKind::NoteDefinedHere, type->nameRange(), {type->fullName});
+    diags_.report(DiagKind::PartialInstance, decl.typeName.range, type->fullName)
+        .note(DiagKind::NoteDefinedHere, type->nameRange(), type->fullName);
     n.kind = NodeKind::Invalid;
     return;
   }
   if (dims.empty() && n.mod) {
     for (const auto& [name, sub] : n.mod->subs) {
-      if (sub->each && !sub->eachApplied) diags_.report(DiagKind::EachOnScalar, sub->range, {inst.child(n.name)});
+      if (sub->each && !sub->eachApplied) diags_.report(DiagKind::EachOnScalar, sub->range, inst.child(n.name));
     }
   }
   n.kind = NodeKind::Component;
@@ -360,7 +360,7 @@ bool Flattener::distribute(Typed& t, const std::vector<Selection>& select, const
           else if (depth == 0) whole += c;
         }
         diags_.report(DiagKind::ShapeMismatch, valueRange,
-                      {problem ? std::string(problem) : shapeString(t.shape), whole, expected});
+                      problem ? std::string(problem) : shapeString(t.shape), whole, expected);
       }
       return false;
     }
@@ -385,7 +385,7 @@ bool Flattener::ensureBinding(int var) {
   if (vi.binding == VarInfo::State::Bound) return true;
   if (vi.binding == VarInfo::State::Binding) {
     diags_.report(DiagKind::CyclicBinding, out_.variables[static_cast<std::size_t>(var)].range,
-                  {out_.variables[static_cast<std::size_t>(var)].path});
+                  out_.variables[static_cast<std::size_t>(var)].path);
     return false;
   }
   vi.binding = VarInfo::State::Binding;
@@ -408,7 +408,7 @@ bool Flattener::ensureBinding(int var) {
     const bool typeOk = t.type == fv.type || (fv.type == ValueType::Real && t.type == ValueType::Integer);
     if (!typeOk) {
       diags_.report(DiagKind::TypeMismatch, m->valueRange,
-                    {std::string("a ") + valueTypeName(t.type), path, valueTypeName(fv.type)});
+                    std::string("a ") + valueTypeName(t.type), path, valueTypeName(fv.type));
       t.ok = false;
     }
   }
@@ -418,11 +418,11 @@ bool Flattener::ensureBinding(int var) {
     }
   }
   if (t.ok && t.shape != fv.shape) {
-    diags_.report(DiagKind::ShapeMismatch, m->valueRange, {shapeString(t.shape), path, shapeString(fv.shape)});
+    diags_.report(DiagKind::ShapeMismatch, m->valueRange, shapeString(t.shape), path, shapeString(fv.shape));
     t.ok = false;
   }
   if (t.ok && vi.unit.known() && t.unit.certain() && !vi.unit.sameAs(t.unit)) {
-    diags_.report(DiagKind::UnitMismatch, m->valueRange, {t.unit.str(), path, vi.unit.str()});
+    diags_.report(DiagKind::UnitMismatch, m->valueRange, t.unit.str(), path, vi.unit.str());
   }
   if (t.ok) fv.binding = t.e;
   vi.binding = VarInfo::State::Bound;
@@ -436,7 +436,7 @@ const Value* Flattener::ensureValue(int var, SourceRange usedAt) {
     case VarInfo::EvalState::Done: return &*fv.value;
     case VarInfo::EvalState::Failed: return nullptr;
     case VarInfo::EvalState::Evaluating:
-      diags_.report(DiagKind::CyclicBinding, usedAt, {fv.path}).note(DiagKind::NoteDeclaredHere, fv.range, {fv.path});
+      diags_.report(DiagKind::CyclicBinding, usedAt, fv.path).note(DiagKind::NoteDeclaredHere, fv.range, fv.path);
       vi.eval = VarInfo::EvalState::Failed;
       return nullptr;
     case VarInfo::EvalState::None: break;
@@ -445,7 +445,7 @@ const Value* Flattener::ensureValue(int var, SourceRange usedAt) {
   // inside `a`. A chain of them is as deep as an expression; reported once,
   // not again for each stretch of the chain that the loop in run() reaches.
   if (valueDepth_ >= kMaxTranslateDepth) {
-    if (!reportedValueDepth_) diags_.report(DiagKind::NestingTooDeep, usedAt, {std::to_string(kMaxTranslateDepth)});
+    if (!reportedValueDepth_) diags_.report(DiagKind::NestingTooDeep, usedAt, kMaxTranslateDepth);
     reportedValueDepth_ = true;
     return nullptr;
   }
@@ -462,11 +462,11 @@ const Value* Flattener::ensureValue(int var, SourceRange usedAt) {
   FlatVariable& v = out_.variables[static_cast<std::size_t>(var)];
   if (!v.binding) {
     if (v.kind == VarKind::Parameter || v.kind == VarKind::Constant) {
-      auto& d = diags_.report(DiagKind::MissingValue, v.range, {v.path});
+      auto& d = diags_.report(DiagKind::MissingValue, v.range, v.path);
       const Instance* top = vi.owner;
       while (top && top->parent && top->parent != root_.get()) top = top->parent;
       if (top && top->decl && top->decl->nameRange.begin != v.range.begin) {
-        d.note(DiagKind::NoteDeclaredHere, top->decl->nameRange, {top->path});
+        d.note(DiagKind::NoteDeclaredHere, top->decl->nameRange, top->path);
       }
     }
     vi.eval = VarInfo::EvalState::Failed;
@@ -505,13 +505,12 @@ const Value* Flattener::ensureValue(int var, SourceRange usedAt) {
     // A bound is a number, or one per element of an array variable.
     if (bt.type != ValueType::Real && bt.type != ValueType::Integer) {
       diags_.report(DiagKind::TypeMismatch, b->valueRange,
-                    {std::string("a ") + typeString(bt.type, bt.shape), boundName, valueTypeName(fv2.type)});
+                    std::string("a ") + typeString(bt.type, bt.shape), boundName, valueTypeName(fv2.type));
       continue;
     }
     if (!bt.shape.empty() && bt.shape != val.shape) {
       diags_.report(DiagKind::ShapeMismatch, b->valueRange,
-                    {shapeString(bt.shape), boundName,
-                     val.shape.empty() ? shapeString(val.shape) : shapeString({}) + " or " + shapeString(val.shape)});
+                    shapeString(bt.shape), boundName, val.shape.empty() ? shapeString(val.shape) : shapeString({}) + " or " + shapeString(val.shape));
       continue;
     }
     std::optional<Value> bv = evaluate(*bt.e, b->valueRange);
@@ -524,9 +523,9 @@ const Value* Flattener::ensureValue(int var, SourceRange usedAt) {
       if (isMin ? val.numbers[k] < limit : val.numbers[k] > limit) {
         std::string what = out_.variables[static_cast<std::size_t>(var)].path;
         if (!val.shape.empty()) what += subscriptSuffix(val.shape, k);
-        diags_.report(isMin ? DiagKind::ValueBelowMin : DiagKind::ValueAboveMax,
-                      vi.mod->valueRange, {what, formatNumber(val.numbers[k]), formatNumber(limit)})
-            .note(DiagKind::NoteBoundHere, b->range, {bound});
+        (isMin ? diags_.report(DiagKind::ValueBelowMin, vi.mod->valueRange, what, val.numbers[k], limit)
+               : diags_.report(DiagKind::ValueAboveMax, vi.mod->valueRange, what, val.numbers[k], limit))
+            .note(DiagKind::NoteBoundHere, b->range, bound);
         break;
       }
     }

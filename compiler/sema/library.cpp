@@ -53,8 +53,15 @@ std::size_t editDistance(const std::string& a, const std::string& b) {
 
 std::string readFile(const std::filesystem::path& path, std::string& error) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(st)) {
     error = "is a directory";
+    return {};
+  }
+  // Opening a named pipe would wait for a writer, perhaps for ever.
+  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    error = std::filesystem::is_fifo(st) ? "it is a named pipe, not a regular file"
+                                         : "it is a device or socket, not a regular file";
     return {};
   }
   std::ifstream in(path, std::ios::binary);
@@ -135,7 +142,7 @@ const syntax::StoredDefinition* Library::Impl::parseFile(const std::filesystem::
   std::string error;
   std::string text = readFile(path, error);
   if (!error.empty()) {
-    if (report) diags.report(DiagKind::FileNotReadable, {}, {path.string(), error});
+    if (report) diags.report(DiagKind::FileNotReadable, {}, path.string(), error);
     return nullptr;
   }
   return parseText(displayPath(path), std::move(text));
@@ -158,7 +165,7 @@ ClassNode* Library::Impl::addClass(const ClassDef& def, ClassNode* parent,
     ClassNode* child = addClass(*nested, raw, dir);
     auto [it, inserted] = raw->members.emplace(nested->name, child);
     if (!inserted) {
-      diags.report(DiagKind::DuplicateDeclaration, nested->nameRange, {nested->name, raw->fullName})
+      diags.report(DiagKind::DuplicateDeclaration, nested->nameRange, nested->name, raw->fullName)
           .note(DiagKind::NotePreviousDeclaration, it->second->nameRange());
     }
   }
@@ -191,7 +198,7 @@ void Library::Impl::loadFolder(ClassNode* pkg, const std::filesystem::path& dir)
         ClassNode* member = addClass(*c, pkg, dir);
         auto [it, inserted] = pkg->members.emplace(c->name, member);
         if (!inserted) {
-          diags.report(DiagKind::DuplicateDeclaration, c->nameRange, {c->name, pkg->fullName})
+          diags.report(DiagKind::DuplicateDeclaration, c->nameRange, c->name, pkg->fullName)
               .note(DiagKind::NotePreviousDeclaration, it->second->nameRange());
         }
       }
@@ -243,8 +250,8 @@ void Library::Impl::resolve(ClassNode* cls) {
   auto checkCycle = [&](ClassNode* base, SourceRange at) -> bool {
     if (base->state != ClassNode::State::Resolving) return false;
     // Walk the chain of classes being resolved from `base` back to `cls`.
-    auto& d = diags.report(DiagKind::CyclicExtends, def.nameRange, {cls->fullName});
-    d.note(DiagKind::NoteExtendsHere, at, {cls->fullName, base->fullName});
+    auto& d = diags.report(DiagKind::CyclicExtends, def.nameRange, cls->fullName);
+    d.note(DiagKind::NoteExtendsHere, at, cls->fullName, base->fullName);
     ClassNode* cur = base;
     for (int guard = 0; cur && cur != cls && guard < 64; ++guard) {
       ClassNode* next = nullptr;
@@ -263,7 +270,7 @@ void Library::Impl::resolve(ClassNode* cls) {
         }
       }
       if (!next) break;
-      d.note(DiagKind::NoteExtendsHere, where, {cur->fullName, next->fullName});
+      d.note(DiagKind::NoteExtendsHere, where, cur->fullName, next->fullName);
       cur = next;
     }
     return true;
@@ -297,9 +304,8 @@ void Library::Impl::resolve(ClassNode* cls) {
                                      (bk != syntax::ClassKind::Package || def.kind == syntax::ClassKind::Package);
     if (!ok) {
       diags.report(DiagKind::InvalidExtends, e.base.range,
-                   {base->fullName, baseIsType ? "type" : syntax::classKindName(bk),
-                    syntax::classKindName(def.kind)})
-          .note(DiagKind::NoteDefinedHere, base->nameRange(), {base->fullName});
+                   base->fullName, baseIsType ? "type" : syntax::classKindName(bk), syntax::classKindName(def.kind))
+          .note(DiagKind::NoteDefinedHere, base->nameRange(), base->fullName);
       cls->bases.push_back({&e, nullptr});
       continue;
     }
@@ -372,7 +378,7 @@ ClassNode* Library::Impl::lookupClass(ClassNode* scope, const syntax::Name& name
   if (!cur) {
     if (!quiet) {
       diags.report(DiagKind::UnknownClass, name.parts[0].range,
-                   {name.parts[0].name, didYouMean(name.parts[0].name, visibleClassNames(scope))});
+                   name.parts[0].name, didYouMean(name.parts[0].name, visibleClassNames(scope)));
     }
     return nullptr;
   }
@@ -383,7 +389,7 @@ ClassNode* Library::Impl::lookupClass(ClassNode* scope, const syntax::Name& name
         std::vector<std::string> names;
         for (const auto& [n, c] : cur->members) names.push_back(n);
         diags.report(DiagKind::UnknownClass, name.parts[i].range,
-                     {cur->fullName + "." + name.parts[i].name, didYouMean(name.parts[i].name, names)});
+                     cur->fullName + "." + name.parts[i].name, didYouMean(name.parts[i].name, names));
       }
       return nullptr;
     }
@@ -439,7 +445,7 @@ void addTopLevel(Library::Impl& impl, const syntax::StoredDefinition& sd,
     ClassNode* node = impl.addClass(*c, nullptr, dir);
     auto [it, inserted] = impl.topLevel.emplace(c->name, node);
     if (!inserted) {
-      impl.diags.report(DiagKind::DuplicateDeclaration, c->nameRange, {c->name, "the top level"})
+      impl.diags.report(DiagKind::DuplicateDeclaration, c->nameRange, c->name, "the top level")
           .note(DiagKind::NotePreviousDeclaration, it->second->nameRange());
     }
   }

@@ -19,7 +19,7 @@ void addSub(syntax::DiagnosticEngine& diags, Mod& into, const std::string& name,
     if (n != name) continue;
     auto combined = std::make_shared<Mod>(*existing);
     if (m->value && combined->value) {
-      diags.report(DiagKind::DuplicateModifier, m->nameRange, {name})
+      diags.report(DiagKind::DuplicateModifier, m->nameRange, name)
           .note(DiagKind::NotePreviousModifier, existing->nameRange);
       return;
     }
@@ -95,7 +95,7 @@ ModPtr Flattener::merge(const ModPtr& outer, const ModPtr& inner, const std::str
   if (inner->isFinal && (outer->value || !outer->subs.empty())) {
     // Report at the outer value or, for a nested change, at its first sub.
     SourceRange at = outer->value ? outer->valueRange : outer->range;
-    diags_.report(DiagKind::FinalModified, at, {name}).note(DiagKind::NoteFinalHere, inner->finalRange);
+    diags_.report(DiagKind::FinalModified, at, name).note(DiagKind::NoteFinalHere, inner->finalRange);
     return inner;
   }
   auto m = std::make_shared<Mod>(*inner);
@@ -156,7 +156,7 @@ void Flattener::collect(Instance& inst, ClassNode* cls, const ModPtr& mod, int d
     auto [it, inserted] = inst.byName.emplace(decl.name, static_cast<int>(inst.nodes.size()));
     if (!inserted) {
       const Node& prev = inst.nodes[static_cast<std::size_t>(it->second)];
-      diags_.report(DiagKind::DuplicateDeclaration, decl.nameRange, {decl.name, inst.cls->fullName})
+      diags_.report(DiagKind::DuplicateDeclaration, decl.nameRange, decl.name, inst.cls->fullName)
           .note(DiagKind::NotePreviousDeclaration, prev.decl->nameRange);
       continue;
     }
@@ -180,8 +180,8 @@ void Flattener::checkModifierTargets(const ModPtr& mod, Instance& inst, const st
       if (!n.decl->isProtected) names.push_back(n.name);
     }
     diags_.report(DiagKind::UnknownModifier, sub->nameRange.valid() ? sub->nameRange : sub->range,
-                  {name, what, didYouMean(name, names)})
-        .note(DiagKind::NoteDefinedHere, inst.cls->nameRange(), {inst.cls->fullName});
+                  name, what, didYouMean(name, names))
+        .note(DiagKind::NoteDefinedHere, inst.cls->nameRange(), inst.cls->fullName);
   }
 }
 

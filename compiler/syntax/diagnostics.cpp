@@ -2,16 +2,19 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstdio>
 
 namespace capstan::syntax {
 namespace {
 
-constexpr DiagInfo kRegistry[] = {
-#define CAPSTAN_DIAG(name, severity, format) \
-  {DiagKind::name, #name, Severity::severity, format, CAPSTAN_PHASE},
-#include "diagnostics/all.def"
-#undef CAPSTAN_DIAG
-};
+// Every format in the registry is well formed (the kinds of its placeholders known).
+constexpr bool allFormatsWellFormed() {
+  for (const DiagInfo& info : kDiagRegistry)
+    if (!placeholders(info.format).ok) return false;
+  return true;
+}
+static_assert(allFormatsWellFormed(), "a diagnostic format has a placeholder without a known kind, or a gap");
 
 struct Style {
   const char* bold;
@@ -69,9 +72,7 @@ void renderSnippet(std::string& out, const SourceManager& sources, SourceRange r
 
 }  // namespace
 
-const DiagInfo& diagInfo(DiagKind kind) { return kRegistry[static_cast<std::size_t>(kind)]; }
-
-std::span<const DiagInfo> allDiagKinds() { return kRegistry; }
+std::span<const DiagInfo> allDiagKinds() { return kDiagRegistry; }
 
 std::string_view severityName(Severity s) {
   switch (s) {
@@ -82,15 +83,21 @@ std::string_view severityName(Severity s) {
   return "error";
 }
 
+std::string formatNumber(double x) {
+  if (x == std::round(x) && std::abs(x) < 1e15) return std::to_string(static_cast<long long>(x));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return buf;
+}
+
 std::string formatMessage(std::string_view format, std::span<const std::string> args) {
   std::string out;
   out.reserve(format.size() + 16);
   for (std::size_t i = 0; i < format.size(); ++i) {
-    if (format[i] == '{' && i + 2 < format.size() && format[i + 2] == '}' && format[i + 1] >= '0' &&
-        format[i + 1] <= '9') {
-      const std::size_t k = static_cast<std::size_t>(format[i + 1] - '0');
+    if (const std::size_t n = placeholderAt(format, i); n > 0) {
+      const auto k = static_cast<std::size_t>(format[i + 1] - '0');
       if (k < args.size()) out += args[k];
-      i += 2;
+      i += n - 1;
     } else {
       out += format[i];
     }
@@ -98,16 +105,13 @@ std::string formatMessage(std::string_view format, std::span<const std::string> 
   return out;
 }
 
-Diagnostic& Diagnostic::note(DiagKind k, SourceRange r, std::initializer_list<std::string> args) {
-  const std::vector<std::string> a(args);
-  notes.push_back({k, r, formatMessage(diagInfo(k).format, a)});
+Diagnostic& Diagnostic::addNote(DiagKind k, SourceRange r, std::string message) {
+  notes.push_back({k, r, std::move(message)});
   return *this;
 }
 
-Diagnostic& DiagnosticEngine::report(DiagKind kind, SourceRange range,
-                                     std::initializer_list<std::string> args) {
+Diagnostic& DiagnosticEngine::add(DiagKind kind, SourceRange range, std::string message) {
   const DiagInfo& info = diagInfo(kind);
-  const std::vector<std::string> a(args);
   if (info.severity == Severity::Error) {
     if (errors_++ >= kErrorLimit) {
       overflow_ = Diagnostic{kind, info.severity, range, {}, {}};
@@ -116,7 +120,7 @@ Diagnostic& DiagnosticEngine::report(DiagKind kind, SourceRange range,
   } else if (info.severity == Severity::Warning) {
     ++warnings_;
   }
-  diagnostics_.push_back({kind, info.severity, range, formatMessage(info.format, a), {}});
+  diagnostics_.push_back({kind, info.severity, range, std::move(message), {}});
   return diagnostics_.back();
 }
 

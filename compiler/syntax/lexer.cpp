@@ -94,9 +94,10 @@ class Lexer {
   SourceRange range(std::size_t b, std::size_t e) const {
     return {file_, static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(e)};
   }
-  void report(DiagKind k, SourceRange r, std::initializer_list<std::string> args = {}) {
+  template <class... A>
+  void report(DiagKindFor<A...> k, SourceRange r, const A&... args) {
     errorOffsets_.push_back(r.begin);
-    diags_.report(k, r, args);
+    diags_.report<A...>(k, r, args...);
   }
   unsigned char at(std::size_t p) const { return p < text_.size() ? static_cast<unsigned char>(text_[p]) : 0; }
 
@@ -197,7 +198,7 @@ class Lexer {
       }
       pos_ += decodeUtf8(text_, pos_).first;
     }
-    report(DiagKind::InvalidCharacter, range(b, pos_), {first});
+    report(DiagKind::InvalidCharacter, range(b, pos_), first);
   }
 
   Token number() {
@@ -224,7 +225,7 @@ class Lexer {
         // `2e` or `2e+`: an exponent without digits.
         pos_ = p;
         report(DiagKind::InvalidNumber, range(b, pos_),
-                      {std::string(text_.substr(b, pos_ - b)), "the exponent has no digits"});
+                      std::string(text_.substr(b, pos_ - b)), "the exponent has no digits");
         real = true;
       }
     }
@@ -232,9 +233,8 @@ class Lexer {
       const std::size_t s = pos_;
       while (isIdentChar(at(pos_))) ++pos_;
       report(DiagKind::InvalidNumber, range(b, pos_),
-                    {std::string(text_.substr(b, pos_ - b)),
-                     "a number cannot be followed by `" + std::string(text_.substr(s, pos_ - s)) +
-                         "`; names start with a letter or `_`"});
+                    std::string(text_.substr(b, pos_ - b)), "a number cannot be followed by `" + std::string(text_.substr(s, pos_ - s)) +
+                         "`; names start with a letter or `_`");
     }
     return make(real ? Tok::Real : Tok::Integer, b);
   }
@@ -257,7 +257,7 @@ class Lexer {
           default: {
             const std::size_t len = decodeUtf8(text_, pos_ + 1).first;
             report(DiagKind::InvalidEscape, range(pos_, pos_ + 1 + len),
-                          {std::string(text_.substr(pos_, 1 + len))});
+                          std::string(text_.substr(pos_, 1 + len)));
             pos_ += len - 1;
           }
         }
@@ -279,7 +279,7 @@ class Lexer {
       if (c == '\'') {
         ++pos_;
         if (pos_ - b == 2) {
-          report(DiagKind::InvalidQuotedIdent, range(b, pos_), {"it is empty"});
+          report(DiagKind::InvalidQuotedIdent, range(b, pos_), "it is empty");
         }
         return make(Tok::Ident, b);
       }
@@ -288,7 +288,7 @@ class Lexer {
       ++pos_;
     }
     report(DiagKind::InvalidQuotedIdent, range(b, b + 1),
-                  {"it has no closing `'` on its line"});
+                  "it has no closing `'` on its line");
     return make(Tok::Ident, b);
   }
 

@@ -114,9 +114,9 @@ StoredDefinition Parser::run() {
       if (ClassDefPtr c = parseClass(begin, isFinal)) out.classes.push_back(std::move(c));
     } else if (at(Tok::KwWithin)) {
       error(DiagKind::ExpectedToken, tokRange(cur()),
-            {"`within` only as the first clause of the file", describe(cur())});
+            "`within` only as the first clause of the file", describe(cur()));
     } else {
-      error(DiagKind::ExpectedClass, tokRange(cur()), {describe(cur())});
+      error(DiagKind::ExpectedClass, tokRange(cur()), describe(cur()));
     }
     if (pos_ == before && panic_) advance();
   }
@@ -125,12 +125,12 @@ StoredDefinition Parser::run() {
 
 // Reports an error unless one was already reported for the current
 // construct; enters panic mode. Returns null when suppressed.
-Diagnostic* Parser::error(DiagKind k, SourceRange r, std::initializer_list<std::string> args) {
+Diagnostic* Parser::errorMessage(DiagKind k, SourceRange r, std::string message) {
   if (panic_ || aborted_) return nullptr;
   panic_ = true;
   if (lexEofError_ && r.begin >= text_.size()) return nullptr;
   if (lexerErrorSince(constructStart_, std::max(r.end, cur().end))) return nullptr;
-  return &diags_.report(k, r, args);
+  return &diags_.add(k, r, std::move(message));
 }
 
 // True when the lexer reported an error in [begin, end]: a parse error
@@ -141,9 +141,9 @@ bool Parser::lexerErrorSince(std::uint32_t begin, std::uint32_t end) const {
 }
 
 // An error that does not disturb parsing (the construct is still understood).
-Diagnostic* Parser::softError(DiagKind k, SourceRange r, std::initializer_list<std::string> args) {
+Diagnostic* Parser::softErrorMessage(DiagKind k, SourceRange r, std::string message) {
   if (panic_ || aborted_) return nullptr;
-  return &diags_.report(k, r, args);
+  return &diags_.add(k, r, std::move(message));
 }
 
 void Parser::checkErrorLimit() {
@@ -156,13 +156,13 @@ void Parser::abort() {
 }
 
 void Parser::tooDeep(SourceRange where, std::size_t limit) {
-  if (!aborted_) diags_.report(DiagKind::NestingTooDeep, where, {std::to_string(limit)});
+  if (!aborted_) diags_.report(DiagKind::NestingTooDeep, where, limit);
   abort();
 }
 
 bool Parser::expect(Tok k, std::string_view what) {
   if (accept(k)) return true;
-  error(DiagKind::ExpectedToken, tokRange(cur()), {std::string(what), describe(cur())});
+  error(DiagKind::ExpectedToken, tokRange(cur()), std::string(what), describe(cur()));
   return false;
 }
 
@@ -175,7 +175,7 @@ bool Parser::expectSemi(std::string_view context) {
     return true;
   }
   const bool wasPanic = panic_;
-  error(DiagKind::ExpectedToken, tokRange(cur()), {"`;` " + std::string(context), describe(cur())});
+  error(DiagKind::ExpectedToken, tokRange(cur()), "`;` " + std::string(context), describe(cur()));
   const Tok k = kind();
   if (!wasPanic && newlineBefore(cur()) &&
       (k == Tok::Ident || isHardStop(k) || atBlockEnd() || k == Tok::KwFor || k == Tok::KwFinal ||
@@ -237,7 +237,7 @@ Name Parser::parseTypeName(std::string_view what) {
     n.global = true;
   }
   if (!at(Tok::Ident)) {
-    error(DiagKind::ExpectedToken, tokRange(cur()), {std::string(what), describe(cur())});
+    error(DiagKind::ExpectedToken, tokRange(cur()), std::string(what), describe(cur()));
     n.parts.push_back({"", {}, rng(cur().begin, cur().begin)});
     n.range = rng(begin, cur().begin);
     return n;
@@ -265,7 +265,7 @@ Name Parser::parseComponentRef() {
   }
   while (true) {
     if (!at(Tok::Ident)) {
-      error(DiagKind::ExpectedToken, tokRange(cur()), {"a name", describe(cur())});
+      error(DiagKind::ExpectedToken, tokRange(cur()), "a name", describe(cur()));
       if (n.parts.empty()) n.parts.push_back({"", {}, rng(cur().begin, cur().begin)});
       break;
     }
@@ -338,7 +338,7 @@ void Parser::parseArgument(ClassModification& out) {
     else m.isFinal = true;
   }
   if (at(Tok::KwRedeclare) || at(Tok::KwReplaceable)) {
-    error(DiagKind::UnsupportedSyntax, tokRange(cur()), {quote(textOf(cur())) + " modifiers"});
+    error(DiagKind::UnsupportedSyntax, tokRange(cur()), quote(textOf(cur())) + " modifiers");
     return;
   }
   m.target = parseTypeName("a modifier name such as `mass = 2`");
@@ -362,7 +362,7 @@ ClassDefPtr Parser::parseClass(std::uint32_t begin, bool /*isFinal*/) {
     else if (accept(Tok::KwPartial)) cls->isPartial = true;
     else if (at(Tok::KwExpandable) || at(Tok::KwOperator) || at(Tok::KwPure) || at(Tok::KwImpure)) {
       if (at(Tok::KwOperator) || at(Tok::KwExpandable)) {
-        softError(DiagKind::UnsupportedSyntax, tokRange(cur()), {quote(textOf(cur())) + " classes"});
+        softError(DiagKind::UnsupportedSyntax, tokRange(cur()), quote(textOf(cur())) + " classes");
       }
       advance();
     } else {
@@ -380,13 +380,13 @@ ClassDefPtr Parser::parseClass(std::uint32_t begin, bool /*isFinal*/) {
     case Tok::KwClass: cls->kind = ClassKind::Class; break;
     default:
       error(DiagKind::ExpectedToken, tokRange(cur()),
-            {"a class kind such as `model` after the prefixes", describe(cur())});
+            "a class kind such as `model` after the prefixes", describe(cur()));
       return nullptr;
   }
   const Token kw = advance();
   const std::string kindName = classKindName(cls->kind);
   if (at(Tok::KwExtends)) {
-    error(DiagKind::UnsupportedSyntax, tokRange(cur()), {"class extensions `" + kindName + " extends`"});
+    error(DiagKind::UnsupportedSyntax, tokRange(cur()), "class extensions `" + kindName + " extends`");
     return nullptr;
   }
   // `model` + newline + `Real x;`: the name is missing, `Real` is not it.
@@ -396,7 +396,7 @@ ClassDefPtr Parser::parseClass(std::uint32_t begin, bool /*isFinal*/) {
     cls->name = identText(id);
     cls->nameRange = tokRange(id);
   } else {
-    error(DiagKind::ExpectedToken, tokRange(cur()), {"a name after `" + kindName + "`", describe(cur())});
+    error(DiagKind::ExpectedToken, tokRange(cur()), "a name after `" + kindName + "`", describe(cur()));
     cls->nameRange = tokRange(kw);
     if (!at(Tok::String) && !at(Tok::Equals)) {
       // Without a name the body cannot be matched with its `end`; skip it.
@@ -439,7 +439,7 @@ void Parser::parseShortClass(ClassDef& cls) {
   advance();  // `=`
   while (at(Tok::KwInput) || at(Tok::KwOutput)) advance();
   if (at(Tok::Ident) && textOf(cur()) == "enumeration" && peekTok().kind == Tok::LParen) {
-    error(DiagKind::UnsupportedSyntax, tokRange(cur()), {"enumeration types"});
+    error(DiagKind::UnsupportedSyntax, tokRange(cur()), "enumeration types");
     return;
   }
   cls.shortBase = parseTypeName("a base class name after `=`");
@@ -457,8 +457,8 @@ void Parser::parseComposition(ClassDef& cls) {
     if (panic_) recoverElement();
     checkErrorLimit();
     if (at(Tok::Eof)) {
-      if (Diagnostic* d = error(DiagKind::MissingEnd, tokRange(cur()), {cls.name, "end of file"})) {
-        d->note(DiagKind::NoteClassBegins, cls.nameRange, {classKindName(cls.kind), cls.name});
+      if (Diagnostic* d = error(DiagKind::MissingEnd, tokRange(cur()), cls.name, "end of file")) {
+        d->note(DiagKind::NoteClassBegins, cls.nameRange, classKindName(cls.kind), cls.name);
       }
       return;
     }
@@ -472,7 +472,7 @@ void Parser::parseComposition(ClassDef& cls) {
           break;
         }
         error(DiagKind::ExpectedDeclaration, tokRange(cur()),
-              {"`end " + std::string(tokSpelling(peekTok().kind)) + "`"});
+              "`end " + std::string(tokSpelling(peekTok().kind)) + "`");
         if (atBlockEnd()) {
           advance();
           advance();
@@ -497,7 +497,7 @@ void Parser::parseComposition(ClassDef& cls) {
           const Token i = advance();
           const Token s = advance();
           softError(DiagKind::UnsupportedSyntax, rng(i.begin, s.end),
-                    {"`initial " + std::string(tokSpelling(s.kind)) + "` sections"});
+                    "`initial " + std::string(tokSpelling(s.kind)) + "` sections");
           std::vector<EquationPtr> eqs;
           std::vector<StatementPtr> stmts;
           if (s.kind == Tok::KwEquation) parseEquations(cls, eqs, isProtected, nullptr);
@@ -520,7 +520,7 @@ bool Parser::parseEnd(ClassDef& cls) {
   const Token endTok = advance();
   if (!at(Tok::Ident)) {
     error(DiagKind::ExpectedToken, tokRange(cur()),
-          {"the class name `" + cls.name + "` after `end`", describe(cur())});
+          "the class name `" + cls.name + "` after `end`", describe(cur()));
     accept(Tok::Semicolon);
     panic_ = false;
     return true;
@@ -534,8 +534,8 @@ bool Parser::parseEnd(ClassDef& cls) {
     for (std::size_t i = 0; i + 1 < openClasses_.size(); ++i) {
       if (openClasses_[i]->name != name) continue;
       if (Diagnostic* d = error(DiagKind::MissingEnd, rng(endTok.begin, id.end),
-                                {cls.name, "`end " + name + "`"})) {
-        d->note(DiagKind::NoteClassBegins, cls.nameRange, {classKindName(cls.kind), cls.name});
+                                cls.name, "`end " + name + "`")) {
+        d->note(DiagKind::NoteClassBegins, cls.nameRange, classKindName(cls.kind), cls.name);
       }
       panic_ = false;
       cls.endNameRange = {};
@@ -544,8 +544,8 @@ bool Parser::parseEnd(ClassDef& cls) {
       return true;
     }
     if (Diagnostic* d = softError(DiagKind::EndNameMismatch, tokRange(id),
-                                  {name, classKindName(cls.kind), cls.name})) {
-      d->note(DiagKind::NoteClassBegins, cls.nameRange, {classKindName(cls.kind), cls.name});
+                                  name, classKindName(cls.kind), cls.name)) {
+      d->note(DiagKind::NoteClassBegins, cls.nameRange, classKindName(cls.kind), cls.name);
     }
   }
   if (!accept(Tok::Semicolon)) expectSemi("after `end " + name + "`");
@@ -566,7 +566,7 @@ void Parser::parseImport(ClassDef& cls) {
     imp.wildcard = true;
   } else if (at(Tok::Dot) && peekTok().kind == Tok::LBrace) {
     error(DiagKind::UnsupportedSyntax, rng(cur().begin, peekTok().end),
-          {"multiple-name imports `import A.{B, C}`"});
+          "multiple-name imports `import A.{B, C}`");
     return;
   }
   std::string description;
@@ -606,7 +606,7 @@ void Parser::parseElement(ClassDef& cls, bool isProtected) {
     } else if (k == Tok::KwParameter || k == Tok::KwConstant) {
       if (variabilityTok) {
         softError(DiagKind::ConflictingPrefix, tokRange(cur()),
-                  {std::string(textOf(cur())), std::string(textOf(*variabilityTok))});
+                  std::string(textOf(cur())), std::string(textOf(*variabilityTok)));
       }
       proto.variability = k == Tok::KwParameter ? Variability::Parameter : Variability::Constant;
       prefixToks[0] = cur();
@@ -614,14 +614,14 @@ void Parser::parseElement(ClassDef& cls, bool isProtected) {
     } else if (k == Tok::KwInput || k == Tok::KwOutput) {
       if (causalityTok) {
         softError(DiagKind::ConflictingPrefix, tokRange(cur()),
-                  {std::string(textOf(cur())), std::string(textOf(*causalityTok))});
+                  std::string(textOf(cur())), std::string(textOf(*causalityTok)));
       }
       proto.causality = k == Tok::KwInput ? Causality::Input : Causality::Output;
       prefixToks[1] = cur();
       causalityTok = &prefixToks[1];
     } else if (k == Tok::KwInner || k == Tok::KwOuter || k == Tok::KwReplaceable ||
                k == Tok::KwRedeclare || k == Tok::KwFlow || k == Tok::KwStream || k == Tok::KwDiscrete) {
-      softError(DiagKind::UnsupportedSyntax, tokRange(cur()), {quote(textOf(cur())) + " declarations"});
+      softError(DiagKind::UnsupportedSyntax, tokRange(cur()), quote(textOf(cur())) + " declarations");
     } else {
       break;
     }
@@ -633,7 +633,7 @@ void Parser::parseElement(ClassDef& cls, bool isProtected) {
     const std::string what =
         eq == 0 ? "connect(...)"
                 : std::string(text_.substr(cur().begin, toks_[eq - 1].end - cur().begin)) + " = ...";
-    softError(DiagKind::EquationOutsideSection, tokRange(cur()), {what});
+    softError(DiagKind::EquationOutsideSection, tokRange(cur()), what);
     if (EquationPtr e = parseEquation(cls, isProtected)) cls.equations.push_back(std::move(e));
     return;
   }
@@ -641,16 +641,16 @@ void Parser::parseElement(ClassDef& cls, bool isProtected) {
     if (variabilityTok || causalityTok) {
       const Token& p = variabilityTok ? *variabilityTok : *causalityTok;
       softError(DiagKind::ExpectedToken, tokRange(cur()),
-                {"a type name after `" + std::string(textOf(p)) + "`", describe(cur())});
+                "a type name after `" + std::string(textOf(p)) + "`", describe(cur()));
     }
     if (ClassDefPtr c = parseClass(begin, proto.isFinal)) cls.classes.push_back(std::move(c));
     return;
   }
   if (!at(Tok::Ident) && !(at(Tok::Dot) && peekTok().kind == Tok::Ident)) {
     if (sawPrefix) {
-      error(DiagKind::ExpectedToken, tokRange(cur()), {"a type name", describe(cur())});
+      error(DiagKind::ExpectedToken, tokRange(cur()), "a type name", describe(cur()));
     } else {
-      error(DiagKind::ExpectedDeclaration, tokRange(cur()), {describe(cur())});
+      error(DiagKind::ExpectedDeclaration, tokRange(cur()), describe(cur()));
     }
     return;
   }
@@ -660,10 +660,9 @@ void Parser::parseElement(ClassDef& cls, bool isProtected) {
   while (!panic_) {
     if (!at(Tok::Ident)) {
       error(DiagKind::ExpectedToken, tokRange(cur()),
-            {"a component name after type `" +
+            "a component name after type `" +
                  (cls.components.size() == first ? proto.typeName : cls.components[first].typeName).dotted() +
-                 "`",
-             describe(cur())});
+                 "`", describe(cur()));
       break;
     }
     ComponentDecl d;
@@ -688,7 +687,7 @@ void Parser::parseElement(ClassDef& cls, bool isProtected) {
       d.binding = parseExpression();
     }
     if (at(Tok::KwIf)) {
-      softError(DiagKind::UnsupportedSyntax, tokRange(cur()), {"conditional declarations `if cond`"});
+      softError(DiagKind::UnsupportedSyntax, tokRange(cur()), "conditional declarations `if cond`");
       advance();
       parseExpression();
     }
@@ -716,8 +715,8 @@ bool Parser::endsSection(bool statements, const Token* forTok) {
                     k == Tok::KwImport || k == Tok::KwExtends ||
                     (statements ? isHardStop(k) && k != Tok::KwWhen && k != Tok::KwWhile : startsClass(k));
   if (ends && forTok) {
-    if (Diagnostic* d = error(DiagKind::MissingEnd, tokRange(cur()), {"for", describe(cur())})) {
-      d->note(DiagKind::NoteOpenedHere, tokRange(*forTok), {"`for`"});
+    if (Diagnostic* d = error(DiagKind::MissingEnd, tokRange(cur()), "for", describe(cur()))) {
+      d->note(DiagKind::NoteOpenedHere, tokRange(*forTok), "`for`");
     }
   }
   return ends;
@@ -741,7 +740,7 @@ void Parser::parseEquations(ClassDef& cls, std::vector<EquationPtr>& out, bool i
         while (toks_[p].kind == Tok::Ident && toks_[p + 1].kind == Tok::Dot) p += 2;
         if (toks_[p + 1].kind == Tok::Ident) name = identText(toks_[p + 1]);
       }
-      softError(DiagKind::DeclarationInEquations, tokRange(cur()), {name});
+      softError(DiagKind::DeclarationInEquations, tokRange(cur()), name);
       parseElement(cls, isProtected);
     } else if (EquationPtr e = parseEquation(cls, isProtected)) {
       out.push_back(std::move(e));
@@ -816,8 +815,8 @@ EquationPtr Parser::parseEquation(ClassDef& cls, bool isProtected) {
       if (!panic_) expect(Tok::Comma, "`,` between the two connectors");
       if (!panic_) eq->rhs = parseRefExpr("a connector such as `body.frame_a`");
       if (!panic_ && !accept(Tok::RParen)) {
-        if (Diagnostic* d = error(DiagKind::ExpectedToken, tokRange(cur()), {"`)`", describe(cur())})) {
-          d->note(DiagKind::NoteOpenedHere, tokRange(open), {"`(`"});
+        if (Diagnostic* d = error(DiagKind::ExpectedToken, tokRange(cur()), "`)`", describe(cur()))) {
+          d->note(DiagKind::NoteOpenedHere, tokRange(open), "`(`");
         }
       }
       if (panic_) return nullptr;
@@ -825,7 +824,7 @@ EquationPtr Parser::parseEquation(ClassDef& cls, bool isProtected) {
     }
     case Tok::KwIf: case Tok::KwWhen: case Tok::KwWhile: {
       const Token kw = cur();
-      error(DiagKind::UnsupportedSyntax, tokRange(kw), {quote(textOf(kw)) + " equations"});
+      error(DiagKind::UnsupportedSyntax, tokRange(kw), quote(textOf(kw)) + " equations");
       skipBlock(kw.kind);
       return nullptr;
     }
@@ -835,7 +834,7 @@ EquationPtr Parser::parseEquation(ClassDef& cls, bool isProtected) {
       if (eq->lhs) checkHeight(*eq->lhs);
       if (panic_) return nullptr;
       if (at(Tok::Assign)) {
-        softError(DiagKind::ColonEqualsInEquation, tokRange(cur()), {});
+        softError(DiagKind::ColonEqualsInEquation, tokRange(cur()));
         advance();
       } else if (!expect(Tok::Equals, "`=` in equation")) {
         return nullptr;
@@ -853,7 +852,7 @@ EquationPtr Parser::parseEquation(ClassDef& cls, bool isProtected) {
 
 ExprPtr Parser::parseRefExpr(std::string_view what) {
   if (!at(Tok::Ident) && !(at(Tok::Dot) && peekTok().kind == Tok::Ident)) {
-    error(DiagKind::ExpectedToken, tokRange(cur()), {std::string(what), describe(cur())});
+    error(DiagKind::ExpectedToken, tokRange(cur()), std::string(what), describe(cur()));
     return nullptr;
   }
   auto e = std::make_unique<Expr>();
@@ -866,7 +865,7 @@ ExprPtr Parser::parseRefExpr(std::string_view what) {
 // `i in 1:n loop` after `for`.
 bool Parser::parseForHeader(std::string& iter, SourceRange& iterRange, ExprPtr& range) {
   if (!at(Tok::Ident)) {
-    error(DiagKind::ExpectedToken, tokRange(cur()), {"a loop variable after `for`", describe(cur())});
+    error(DiagKind::ExpectedToken, tokRange(cur()), "a loop variable after `for`", describe(cur()));
     return false;
   }
   const Token id = advance();
@@ -875,7 +874,7 @@ bool Parser::parseForHeader(std::string& iter, SourceRange& iterRange, ExprPtr& 
   if (!expect(Tok::KwIn, "`in` after the loop variable")) return false;
   range = parseExpression();
   if (at(Tok::Comma)) {
-    error(DiagKind::UnsupportedSyntax, tokRange(cur()), {"`for` loops over several iterators"});
+    error(DiagKind::UnsupportedSyntax, tokRange(cur()), "`for` loops over several iterators");
     return false;
   }
   if (panic_) return false;
@@ -903,10 +902,10 @@ bool Parser::parseEndFor(const Token& forTok) {
     return true;
   }
   if (Diagnostic* d = error(DiagKind::MissingEnd, tokRange(cur()),
-                            {"for", at(Tok::KwEnd) && peekTok().kind == Tok::Ident
+                            "for", at(Tok::KwEnd) && peekTok().kind == Tok::Ident
                                         ? "`end " + identText(peekTok()) + "`"
-                                        : describe(cur())})) {
-    d->note(DiagKind::NoteOpenedHere, tokRange(forTok), {"`for`"});
+                                        : describe(cur()))) {
+    d->note(DiagKind::NoteOpenedHere, tokRange(forTok), "`for`");
   }
   // Leave `end Name;` for the class; the loop is closed here.
   panic_ = false;
@@ -973,27 +972,27 @@ StatementPtr Parser::parseStatement() {
     }
     case Tok::KwIf: case Tok::KwWhen: case Tok::KwWhile: {
       const Token kw = cur();
-      error(DiagKind::UnsupportedSyntax, tokRange(kw), {quote(textOf(kw)) + " statements"});
+      error(DiagKind::UnsupportedSyntax, tokRange(kw), quote(textOf(kw)) + " statements");
       skipBlock(kw.kind);
       return nullptr;
     }
     case Tok::KwReturn: case Tok::KwBreak:
-      error(DiagKind::UnsupportedSyntax, tokRange(cur()), {quote(textOf(cur())) + " statements"});
+      error(DiagKind::UnsupportedSyntax, tokRange(cur()), quote(textOf(cur())) + " statements");
       return nullptr;
     default: break;
   }
   if (!at(Tok::Ident) && !(at(Tok::Dot) && peekTok().kind == Tok::Ident)) {
     error(DiagKind::ExpectedToken, tokRange(cur()),
-          {"a statement such as `y := x;`", describe(cur())});
+          "a statement such as `y := x;`", describe(cur()));
     return nullptr;
   }
   st->lhs = parseRefExpr("a variable");
   if (at(Tok::LParen)) {
-    error(DiagKind::UnsupportedSyntax, tokRange(cur()), {"function call statements"});
+    error(DiagKind::UnsupportedSyntax, tokRange(cur()), "function call statements");
     return nullptr;
   }
   if (at(Tok::Equals)) {
-    softError(DiagKind::AssignInAlgorithm, tokRange(cur()), {});
+    softError(DiagKind::AssignInAlgorithm, tokRange(cur()));
     advance();
   } else if (!expect(Tok::Assign, "`:=` in assignment")) {
     return nullptr;
@@ -1042,7 +1041,7 @@ void Parser::parseExternal(ClassDef& cls) {
 
 void Parser::parseExternalCall(ExternalClause& ext) {
   if (!at(Tok::Ident)) {
-    error(DiagKind::ExpectedToken, tokRange(cur()), {"a function name", describe(cur())});
+    error(DiagKind::ExpectedToken, tokRange(cur()), "a function name", describe(cur()));
     return;
   }
   const Token first = advance();

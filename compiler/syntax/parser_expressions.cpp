@@ -194,7 +194,7 @@ ExprPtr Parser::parseRelation() {
     const Token t = advance();
     if (!first) {
       softError(DiagKind::ChainedOperator, tokRange(t),
-                {std::string(textOf(t)), "(a < b) and (b < c)"});
+                std::string(textOf(t)), "(a < b) and (b < c)");
     }
     first = false;
     a = binary(op, std::move(a), parseArithmetic());
@@ -225,7 +225,7 @@ ExprPtr Parser::parseFactor() {
   const Token t = advance();
   ExprPtr b = parseOperand();
   if (at(Tok::Caret) || at(Tok::DotCaret)) {
-    softError(DiagKind::ChainedOperator, tokRange(cur()), {std::string(textOf(cur())), "(a^b)^c"});
+    softError(DiagKind::ChainedOperator, tokRange(cur()), std::string(textOf(cur())), "(a^b)^c");
     DepthGuard guard(*this, tokRange(cur()));
     if (!guard.ok) return a;
     const Token t2 = advance();
@@ -271,7 +271,7 @@ ExprPtr Parser::parsePrimary() {
         const bool tiny = s.find_first_of("eE") != std::string_view::npos &&
                           s.find("-", s.find_first_of("eE")) != std::string_view::npos;
         if (!tiny) {
-          softError(DiagKind::InvalidNumber, tokRange(t), {std::string(s), "it is too large for a double"});
+          softError(DiagKind::InvalidNumber, tokRange(t), std::string(s), "it is too large for a double");
           v = HUGE_VAL;
         } else {
           v = 0;
@@ -310,8 +310,8 @@ ExprPtr Parser::parsePrimary() {
       advance();
       ExprPtr inner = parseExpression();
       if (!panic_ && !accept(Tok::RParen)) {
-        if (Diagnostic* d = error(DiagKind::ExpectedToken, tokRange(cur()), {"`)`", describe(cur())})) {
-          d->note(DiagKind::NoteOpenedHere, tokRange(t), {"`(`"});
+        if (Diagnostic* d = error(DiagKind::ExpectedToken, tokRange(cur()), "`)`", describe(cur()))) {
+          d->note(DiagKind::NoteOpenedHere, tokRange(t), "`(`");
         }
       }
       inner->range = rng(t.begin, prevEnd_);
@@ -323,20 +323,20 @@ ExprPtr Parser::parsePrimary() {
       parseList(t, Tok::RBrace, [&] {
         e->args.push_back(parseExpression());
         if (at(Tok::KwFor)) {
-          error(DiagKind::UnsupportedSyntax, tokRange(cur()), {"array comprehensions `{e for i in r}`"});
+          error(DiagKind::UnsupportedSyntax, tokRange(cur()), "array comprehensions `{e for i in r}`");
         }
       });
       e->range = rng(t.begin, prevEnd_);
       return e;
     }
     case Tok::LBracket:
-      error(DiagKind::UnsupportedSyntax, tokRange(t), {"matrix constructors `[a, b; c, d]`"});
+      error(DiagKind::UnsupportedSyntax, tokRange(t), "matrix constructors `[a, b; c, d]`");
       skipBrackets();
       return errorExpr();
     default:
       break;
   }
-  error(DiagKind::ExpectedExpression, tokRange(t), {describe(t)});
+  error(DiagKind::ExpectedExpression, tokRange(t), describe(t));
   return errorExpr();
 }
 
@@ -371,7 +371,7 @@ ExprPtr Parser::parseNameOrCall() {
         e->args.push_back(parseExpression());
       }
       if (at(Tok::KwFor)) {
-        error(DiagKind::UnsupportedSyntax, tokRange(cur()), {"reduction expressions `f(e for i in r)`"});
+        error(DiagKind::UnsupportedSyntax, tokRange(cur()), "reduction expressions `f(e for i in r)`");
       }
     });
     subscriptDepth_ = savedSubscripts;

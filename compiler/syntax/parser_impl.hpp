@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -85,9 +84,17 @@ class Parser {
   }
 
   // ---- diagnostics -------------------------------------------------------------
-  Diagnostic* error(DiagKind k, SourceRange r, std::initializer_list<std::string> args);
+  template <class... A>
+  Diagnostic* error(syntax::DiagKindFor<A...> k, SourceRange r, const A&... args) {
+    return errorMessage(k.kind, r, syntax::diagMessage<A...>(k, args...));
+  }
+  Diagnostic* errorMessage(DiagKind k, SourceRange r, std::string message);
   bool lexerErrorSince(std::uint32_t begin, std::uint32_t end) const;
-  Diagnostic* softError(DiagKind k, SourceRange r, std::initializer_list<std::string> args);
+  template <class... A>
+  Diagnostic* softError(syntax::DiagKindFor<A...> k, SourceRange r, const A&... args) {
+    return softErrorMessage(k.kind, r, syntax::diagMessage<A...>(k, args...));
+  }
+  Diagnostic* softErrorMessage(DiagKind k, SourceRange r, std::string message);
   void checkErrorLimit();
   void abort();
 
@@ -121,8 +128,8 @@ class Parser {
       if (accept(Tok::Comma)) continue;
       if (at(closer)) break;
       if (Diagnostic* d = error(DiagKind::ExpectedToken, tokRange(cur()),
-                                {"`,` or " + closeSpelling, describe(cur())})) {
-        d->note(DiagKind::NoteOpenedHere, tokRange(opener), {quote(textOf(opener))});
+                                "`,` or " + closeSpelling, describe(cur()))) {
+        d->note(DiagKind::NoteOpenedHere, tokRange(opener), quote(textOf(opener)));
       }
       if (pos_ == before && !at(Tok::Eof) && !at(Tok::Semicolon) && !isHardStop(kind())) advance();
       if (!recoverInList(closer)) return;
@@ -130,8 +137,8 @@ class Parser {
       break;
     }
     if (!accept(closer)) {
-      if (Diagnostic* d = error(DiagKind::ExpectedToken, tokRange(cur()), {closeSpelling, describe(cur())})) {
-        d->note(DiagKind::NoteOpenedHere, tokRange(opener), {quote(textOf(opener))});
+      if (Diagnostic* d = error(DiagKind::ExpectedToken, tokRange(cur()), closeSpelling, describe(cur()))) {
+        d->note(DiagKind::NoteOpenedHere, tokRange(opener), quote(textOf(opener)));
       }
     }
   }

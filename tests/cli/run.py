@@ -19,9 +19,10 @@
   run.py --capstan BIN crash            a C++ function the model calls crashes the driver:
                                         the signal and the functions named, exit 1, every
                                         row before the crash in the CSV, whole
-  run.py --capstan BIN guard            a crash (--interpret), exit(0), a function that never
-                                        returns and a long run, with --timeout, in both paths:
-                                        the rows before it, whole, and what happened
+  run.py --capstan BIN guard            exit(0), a function that never returns and a long
+                                        run with --timeout, in both paths, and a crash under
+                                        --interpret: the rows before it, whole, and what happened
+  run.py --capstan BIN orphans          SIGKILL to `capstan test -j2`: no child or driver outlives it
   run.py --capstan BIN full_disk        a file size limit: `compile` keeps the old header (written
                                         aside, renamed when whole), `simulate` keeps whole rows; both
                                         say why (and how many rows)
@@ -452,6 +453,23 @@ def crash(capstan):
     times = [round(row["time"], 12) for row in rows]
     if times != [round(0.05 * k, 12) for k in range(6)]:
         errors.append(f"rows at {times}, not t = 0, 0.05, ..., 0.25")
+    # The same crash in capstan itself (--interpret): capstan survives it,
+    # names the function, its call in the model and the time, keeps the rows.
+    with tempfile.TemporaryDirectory() as tmp:
+        csv = pathlib.Path(tmp) / "crash.csv"
+        p = run(capstan, "simulate", CRASH, "--t-end", "1", "--dt", "0.05", "--integrator", "rk4", "-o", csv,
+                "--interpret")
+        text = csv.read_text() if csv.exists() else ""
+    if p.returncode != 1:
+        errors.append(f"--interpret: exit status {p.returncode}, not 1:\n{p.stderr}")
+    for want in ("crash.cap:17:", "the C++ function `crashlib::crashAfter` crashed at t = 0.3",
+                 "(Segmentation fault, signal 11)", "[ExternalCallCrashed]"):
+        if want not in p.stderr:
+            errors.append(f"--interpret: no `{want}` in:\n{p.stderr}")
+    if not text.endswith("\n"):
+        errors.append(f"--interpret: the CSV does not end on a whole row: {text[-40:]!r}")
+    elif [round(row["time"], 12) for row in read_csv(text)[1]] != [round(0.05 * k, 12) for k in range(6)]:
+        errors.append(f"--interpret: rows at {[row['time'] for row in read_csv(text)[1]]}, not t = 0 .. 0.25")
     if errors:
         raise AssertionError("\n".join(errors))
 
@@ -462,11 +480,11 @@ EXITS = HERE / "models/exits.cap"
 
 def guard(capstan):
     """What ends a run from inside the model's code, in both paths (the driver
-    program and --interpret): a crash, exit(0), a function that never returns
-    past --timeout; and --timeout on a long run. Each time: the rows before
-    it on disk, whole (t = 0 .. 0.25 where the function misbehaves after
-    t = 0.25), a message that says what happened, exit status 1 (a crash
-    under --interpret: capstan killed by the signal, after its message)."""
+    program and --interpret): exit(0), a function that never returns past
+    --timeout; --timeout on a long run; a crash under --interpret (`crash`
+    covers the driver's). Each time: the rows before it on disk, whole
+    (t = 0 .. 0.25 where the function misbehaves after t = 0.25), a message
+    that says what happened, exit status 1."""
     errors = []
 
     def expect(what, model, extra, status, wants, rows=6, seconds=None):
@@ -504,10 +522,60 @@ def guard(capstan):
     # (`interrupt` checks a long run's --timeout through the driver.)
     expect("long run, --interpret", DOUBLE_PENDULUM, ["--t-end", "1e6", "--timeout", "2", "--interpret"], 1,
            ["ran longer than 2 s (`--timeout`) and was stopped at t = "], rows=None, seconds=8)
-    expect("crash, --interpret", CRASH, ["--t-end", "1", "--interpret"], -signal.SIGSEGV,
-           ["crashed (signal 11)", "`crashAfter` (crashlib::crashAfter)", "the rows computed before it are in"])
+    expect("crash, --interpret", CRASH, ["--t-end", "1", "--interpret"], 1,
+           ["the C++ function `crashlib::crashAfter` crashed at t = "])
     if errors:
         raise AssertionError("\n".join(errors))
+
+
+def orphans(capstan):
+    """SIGKILL to `capstan test -j2`, which cannot be caught: its `capstan
+    simulate` children and their drivers die with it (PR_SET_PDEATHSIG),
+    instead of running on into the report folder."""
+    tag = f"capstan-orphans-{os.getpid()}"
+    def ours():
+        pids = []
+        for d in pathlib.Path("/proc").iterdir():
+            if not d.name.isdigit() or int(d.name) == os.getpid():
+                continue
+            try:
+                if tag.encode() in (d / "environ").read_bytes():
+                    status = (d / "status").read_text()
+                    if "\nState:\tZ" not in status:  # a zombie is dead already
+                        pids.append(int(d.name))
+            except OSError:
+                pass
+        return pids
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("A", "B"):
+            (pathlib.Path(tmp) / f"{name}.cap").write_text(
+                PENDULUM.read_text().replace("model Pendulum", f"model {name}").replace(
+                    "end Pendulum;", f"  annotation(experiment(StopTime = 1e6, Interval = 1e-3));\nend {name};"))
+        env = dict(os.environ, CAPSTAN_ORPHAN_TAG=tag)
+        proc = subprocess.Popen([capstan, "test", "-j2", "--report", pathlib.Path(tmp) / "report", tmp], cwd=tmp,
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # Wait until both drivers (the children of the children) write rows.
+        results = [pathlib.Path(tmp) / "report" / name / "result.csv" for name in ("A", "B")]
+        deadline = time.time() + 280
+        while time.time() < deadline and not all(r.exists() and r.stat().st_size > 0 for r in results):
+            time.sleep(0.2)
+        running = len(ours())
+        proc.kill()
+        proc.wait()
+        deadline = time.time() + 10
+        while time.time() < deadline and ours():
+            time.sleep(0.1)
+        left = ours()
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    print(f"orphans: {running} processes under `capstan test -j2` before SIGKILL, {len(left)} after")
+    if running < 5:
+        raise AssertionError(f"only {running} processes started (capstan test, 2 simulate, 2 drivers expected)")
+    if left:
+        raise AssertionError(f"{len(left)} processes outlived a SIGKILLed `capstan test`: {left}")
 
 
 def limited(size):
@@ -955,7 +1023,7 @@ def cvode_constraints(capstan):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
-    ap.add_argument("mode", choices=["bad_input", "period", "energy", "nonfinite", "bench", "interrupt", "builtins", "crash", "guard",
+    ap.add_argument("mode", choices=["bad_input", "period", "energy", "nonfinite", "bench", "interrupt", "builtins", "crash", "guard", "orphans",
                                      "full_disk", "lost_output",
                                      "damaged_cache",
                                      "external_forces", "stiff", "cvode_nonfinite", "cvode_constraints", "list"])
@@ -968,7 +1036,7 @@ def main():
     if opts.mode == "bad_input":
         return bad_input(capstan, opts.case)
     return {"period": period, "energy": energy, "nonfinite": nonfinite, "bench": bench,
-            "interrupt": interrupt, "builtins": builtins, "crash": crash, "guard": guard, "full_disk": full_disk, "lost_output": lost_output, "damaged_cache": damaged_cache, "external_forces": external_forces, "stiff": stiff,
+            "interrupt": interrupt, "builtins": builtins, "crash": crash, "guard": guard, "orphans": orphans, "full_disk": full_disk, "lost_output": lost_output, "damaged_cache": damaged_cache, "external_forces": external_forces, "stiff": stiff,
             "cvode_nonfinite": cvode_nonfinite, "cvode_constraints": cvode_constraints}[opts.mode](capstan)
 
 

@@ -4,10 +4,11 @@
 // runs -- a crash in an external C++ function (SIGSEGV, SIGABRT, ...), an
 // `exit()` it calls, or a wall-clock limit passed inside a step that never
 // returns -- the complete rows reach the output first, whole, and a message
-// on stderr says what happened:
+// on stderr says what happened (a crash: the process that started this one
+// says it, or `crashNote`):
 //
 //   capstan::sim::RowWriter out(fd);
-//   capstan::sim::RunGuard guard(out, {.wallClockLimit = 2.0, .crashNote = "..."});
+//   capstan::sim::RunGuard guard(out, {.wallClockLimit = 2.0});
 //   result = capstan::sim::simulate(model, request, out);
 //
 // The limit itself is the Request's (simulate.hpp): the run stops at the
@@ -41,6 +42,10 @@ struct GuardOptions {
   // error: the model's code crashed (signal 11) ...". The signal's number
   // goes where `crashNote` holds "{signal}".
   std::string crashNote;
+  // false: leave the crash signals to the program's own handlers (capstan
+  // --interpret jumps back to the external call that crashed and reports it
+  // at its place in the model).
+  bool catchCrashes = true;
 };
 
 namespace detail {
@@ -128,7 +133,8 @@ class RunGuard {
                       " s (an external C++ function that never returns?); {rows} complete rows written\n";
     }
     s.rows = &rows;
-    for (int i = 0; i < 5; ++i) {
+    crashes_ = options.catchCrashes;
+    for (int i = 0; crashes_ && i < 5; ++i) {
       struct sigaction sa {};
       sa.sa_handler = detail::guardOnCrash;
       sigemptyset(&sa.sa_mask);
@@ -155,14 +161,14 @@ class RunGuard {
       setitimer(ITIMER_REAL, &off, nullptr);
       ::signal(SIGALRM, SIG_DFL);
     }
-    for (int i = 0; i < 5; ++i) sigaction(detail::kCrashSignals[i], &s.previous[i], nullptr);
+    for (int i = 0; crashes_ && i < 5; ++i) sigaction(detail::kCrashSignals[i], &s.previous[i], nullptr);
     s.rows = nullptr;
   }
   RunGuard(const RunGuard&) = delete;
   RunGuard& operator=(const RunGuard&) = delete;
 
  private:
-  bool timed_ = false;
+  bool timed_ = false, crashes_ = true;
 };
 
 }  // namespace capstan::sim
