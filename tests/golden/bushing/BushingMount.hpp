@@ -175,12 +175,21 @@ class BushingMount {
     return nullptr;
   }
 
-  // Scales each joint quaternion in q to unit length.
-  static void normalizeQuaternions([[maybe_unused]] Q& q) {
-    {
-      const double norm = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-      for (int i = 0; i < 4; ++i) q[i] /= norm;
+  // Scales each joint quaternion in q to unit length: divided by its
+  // largest component first, so that huge or tiny components neither
+  // overflow nor underflow; a zero quaternion becomes NaN (no direction).
+  static void normalizeQuaternions([[maybe_unused]] Q& q) { normalizeQuaternion(&q[0]); }
+  static void normalizeQuaternion(double* e) {
+    const double largest = std::fmax(std::fmax(std::abs(e[0]), std::abs(e[1])),
+                                     std::fmax(std::abs(e[2]), std::abs(e[3])));
+    if (!std::isfinite(largest)) return;
+    if (largest == 0) {
+      for (int k = 0; k < 4; ++k) e[k] = std::nan("");
+      return;
     }
+    for (int k = 0; k < 4; ++k) e[k] /= largest;
+    const double norm = std::sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3]);
+    for (int k = 0; k < 4; ++k) e[k] /= norm;
   }
 
  private:

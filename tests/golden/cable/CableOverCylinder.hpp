@@ -197,7 +197,9 @@ class CableOverCylinder {
     return nullptr;
   }
 
-  // Scales each joint quaternion in q to unit length.
+  // Scales each joint quaternion in q to unit length: divided by its
+  // largest component first, so that huge or tiny components neither
+  // overflow nor underflow; a zero quaternion becomes NaN (no direction).
   static void normalizeQuaternions([[maybe_unused]] Q& q) {}
 
  private:
