@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 namespace capstan {
 
@@ -309,10 +310,19 @@ inline void normalizeQuaternion(double* e) {
   const double norm = std::sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3]);
   for (int k = 0; k < 4; ++k) e[k] /= norm;
 }
+// (A traced Scalar divides by the norm alone: it has no branches on values.)
 template <class Scalar>
 void normalizeQuaternions(const Mechanism<Scalar>& model, VectorX<Scalar>& q) {
+  using std::sqrt;
   for (const auto& joint : model.joints) {
-    if (hasQuaternion(joint.type)) normalizeQuaternion(&q[joint.qOffset]);
+    if (!hasQuaternion(joint.type)) continue;
+    const int iq = joint.qOffset;
+    if constexpr (std::is_same_v<Scalar, double>) {
+      normalizeQuaternion(&q[iq]);
+    } else {
+      const Scalar norm = sqrt(q[iq] * q[iq] + q[iq + 1] * q[iq + 1] + q[iq + 2] * q[iq + 2] + q[iq + 3] * q[iq + 3]);
+      for (int k = 0; k < 4; ++k) q[iq + k] = q[iq + k] / norm;
+    }
   }
 }
 
