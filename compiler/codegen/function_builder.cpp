@@ -235,18 +235,21 @@ void FunctionBuilder::layOut(json& function) {
   // A split function's temporaries carried between parts: one declaration
   // per line of at most kLineLimit columns.
   json work = json::array();
-  static const std::regex carried(R"(^(double|bool) (.*);  // (.*)$)");
+  // `double t7, t11, ...;  // comment` (no std::regex: its matcher recurses
+  // once per character, and a list of a 132-dof model's temporaries
+  // overflows the stack).
   for (const json& line : function.value("work", json::array())) {
     const std::string text = line.get<std::string>();
-    std::smatch m;
-    if (text.size() <= kLineLimit || !std::regex_match(text, m, carried)) {
+    const std::string type = text.starts_with("double ") ? "double" : text.starts_with("bool ") ? "bool" : "";
+    const std::size_t end = text.rfind(";  // ");
+    if (text.size() <= kLineLimit || type.empty() || end == std::string::npos || end < type.size() + 1) {
       work.push_back(text);
       continue;
     }
-    const std::string type = m[1].str(), comment = m[3].str();
+    const std::string comment = text.substr(end + 6);
     work.push_back("// " + comment + ":");
     std::string names;
-    std::istringstream list(m[2].str());
+    std::istringstream list(text.substr(type.size() + 1, end - type.size() - 1));
     for (std::string name; std::getline(list, name, ',');) {
       name = name.substr(name.find_first_not_of(' '));
       if (!names.empty() && type.size() + names.size() + name.size() + 10 > kLineLimit) {
