@@ -158,7 +158,9 @@ int simulate(Model& model, int argc, char** argv) {
     // rows go to disk, then the signal takes its course and capstan says
     // what it was. exit() from it, or a step that never returns past the
     // time limit: the rows, and this program says so.
-    const capstan::sim::RunGuard guard(out, {.wallClockLimit = run.wallClockLimit});
+    capstan::sim::GuardOptions guarded;
+    guarded.wallClockLimit = run.wallClockLimit;
+    const capstan::sim::RunGuard guard(out, std::move(guarded));
     result = capstan::sim::simulate(model, run, out, progress);
   }
   if (fd != STDOUT_FILENO) ::close(fd);

@@ -8,7 +8,9 @@
 // says it, or `crashNote`):
 //
 //   capstan::sim::RowWriter out(fd);
-//   capstan::sim::RunGuard guard(out, {.wallClockLimit = 2.0});
+//   capstan::sim::GuardOptions options;
+//   options.wallClockLimit = 2.0;
+//   const capstan::sim::RunGuard guard(out, std::move(options));
 //   result = capstan::sim::simulate(model, request, out);
 //
 // The limit itself is the Request's (simulate.hpp): the run stops at the
