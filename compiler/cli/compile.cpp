@@ -159,19 +159,6 @@ std::size_t flatElement(const std::string& where, const std::string& base, const
   return element;
 }
 
-// `name[i,j]` of a parameter of `shape` for the 0-based flat element.
-std::string slotName(const std::string& name, const std::vector<int>& shape, std::size_t element) {
-  if (shape.empty()) return name;
-  std::string sub;
-  std::size_t rest = element;
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    const auto extent = static_cast<std::size_t>(shape[d]);
-    sub = std::to_string(rest % extent + 1) + (sub.empty() ? "" : ",") + sub;
-    rest /= extent;
-  }
-  return name + "[" + sub + "]";
-}
-
 }  // namespace
 
 sema::ParameterOverride parseOverride(const std::string& option, const std::string& text,
@@ -258,7 +245,7 @@ std::vector<std::pair<std::string, double>> parseSettings(const Options& opts, c
     if (!fv || !fv->value || fv->value->numbers.size() != rp.size())
       throw std::logic_error("parameter `" + rp.name + "` has no value with `--set`");
     values[static_cast<std::size_t>(p)] = fv->value->numbers;
-    for (std::size_t k = 0; k < rp.size(); ++k) out.emplace_back(slotName(rp.name, rp.shape, k), fv->value->numbers[k]);
+    for (std::size_t k = 0; k < rp.size(); ++k) out.emplace_back(rp.elementName(k), fv->value->numbers[k]);
   }
   return out;
 }

@@ -20,6 +20,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include <capstan/sim/evaluate.hpp>
 #include <capstan/sim/guard.hpp>
@@ -136,9 +137,12 @@ bool failedInStep(const capstan::sim::Result& r) {
 }
 
 int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
-                        std::vector<std::vector<double>> values, const capstan::sim::SimulateRequest& request) {
-  codegen::Interpreter interp(*loaded.flat, *loaded.mech, layout, std::move(values), {},
-                              loadExternalFunctions(opts, loaded));
+                        const capstan::sim::SimulateRequest& request) {
+  codegen::Interpreter interp(*loaded.flat, *loaded.mech, layout, {}, {}, loadExternalFunctions(opts, loaded));
+  codegen::InterpretedModel model(interp);
+  // The settings as the driver program sets them on the generated class.
+  if (const std::string unknown = capstan::sim::applySettings(model, request.settings); !unknown.empty())
+    throw std::logic_error("the interpreter has no parameter element `" + unknown + "`");
   Eigen::VectorXd q, u;
   interp.initialState(q, u);
   if (layout.constraintRows > 0) {
@@ -146,7 +150,6 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
     warnRedundantRows(opts, loaded, layout, interp, q, "the assembled initial state");
   }
   if (request.run.loop.integrator == capstan::sim::Integrator::cvode) noteWithoutDerivatives(opts, loaded, layout);
-  const codegen::InterpretedModel model(interp);
   std::cout.flush();
   const std::string& output = request.output;
   const int fd = output == "-" ? STDOUT_FILENO : ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -214,7 +217,8 @@ int simulate(const Options& opts) {
   if (layout.constraintRows == 0 && (opts.constraintErrors || opts.baumgarte || opts.constraintTolerance))
     fail(syntax::DiagKind::NoConstraintsForOption, "`--constraint-errors`, `--baumgarte` and `--constraint-tol` are");
   capstan::sim::SimulateRequest request = simulateRequest(opts, *loaded, layout, e, output);
-  if (opts.interpret) return simulateInterpreted(opts, *loaded, layout, std::move(values), request);
+  request.settings = settings;
+  if (opts.interpret) return simulateInterpreted(opts, *loaded, layout, request);
   if (layout.constraintRows > 0) {
     // Assembled here first, for located diagnostics; the driver assembles
     // the same way with the generated code.
@@ -232,7 +236,6 @@ int simulate(const Options& opts) {
   const Generated g = generate(generateOptions, *loaded, layout);
   const fs::path exe = buildDriver(g, layout.className, flags, libraries);
   request.progress = isatty(STDERR_FILENO);
-  request.settings = settings;
   // Where the driver writes the first state whose udot was not finite, if
   // the run fails: the interpreter then finds the force law, at its line.
   const fs::path faultFile = fs::temp_directory_path() / ("capstan-fault-" + std::to_string(getpid()) + ".txt");

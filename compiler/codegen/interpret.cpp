@@ -21,6 +21,26 @@ Interpreter::Interpreter(const sema::FlatModel& model, const mechanics::Mechanis
   for (std::size_t k = 0; k < layout.parameters.size(); ++k)
     if (parameters_[k].empty()) parameters_[k] = layout.parameters[k].defaults;
   inputs_.resize(layout.inputs.size(), 0.0);
+  build();
+}
+
+bool Interpreter::setParameter(std::string_view name, double value) {
+  for (std::size_t p = 0; p < layout_.parameters.size(); ++p) {
+    for (std::size_t k = 0; k < layout_.parameters[p].size(); ++k) {
+      if (layout_.parameters[p].elementName(k) != name) continue;
+      parameters_[p][k] = value;
+      build();
+      return true;
+    }
+  }
+  return false;
+}
+
+void Interpreter::build() {
+  const ModelLayout& layout = layout_;
+  const sema::FlatModel& model = model_;
+  const mechanics::Mechanism& mech = mech_;
+  dual_.reset();
   Sources<double> src;
   src.parameter = [this](int p, int e) {
     return parameters_.at(static_cast<std::size_t>(p)).at(static_cast<std::size_t>(e));
@@ -28,12 +48,13 @@ Interpreter::Interpreter(const sema::FlatModel& model, const mechanics::Mechanis
   src.input = [this](int k) { return inputs_.at(static_cast<std::size_t>(k)); };
   src.q = Eigen::VectorXd::Zero(layout.nq);
   src.u = Eigen::VectorXd::Zero(layout.nu);
-  src.external = std::move(external);
+  src.external = external_;
   env_ = std::make_unique<Environment<double>>(model, mech, layout, std::move(src));
   mechanism_ = env_->mechanism();
   env_->useMechanism(&mechanism_);
   // The cables' constants from the parameters' values, as the generated
   // class's refreshCables (obstacles at their frames' origins).
+  std::vector<capstan::cable::ModelCable> cables;
   for (const CableLayout& c : layout.cables) {
     capstan::cable::ModelCable cable;
     cable.path = capstan::cable::makeCablePath(Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero());
@@ -59,9 +80,10 @@ Interpreter::Interpreter(const sema::FlatModel& model, const mechanics::Mechanis
     for (const int s : c.springs)
       cable.springs.push_back({env_->scalarParameter(s, "stiffness"), env_->scalarParameter(s, "slackLength"),
                                env_->scalarParameter(s, "dissipation")});
-    cables_.push_back(std::move(cable));
+    cables.push_back(std::move(cable));
   }
-  cableStates_.resize(cables_.size());
+  cables_ = std::move(cables);
+  cableStates_.assign(cables_.size(), {});
 }
 
 capstan::ExternalForces<double> Interpreter::cableForces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u,
@@ -391,6 +413,15 @@ InterpretedModel::InterpretedModel(Interpreter& interpreter)
                              if (e.kind == mechanics::ForceKind::Bushing) out.push_back(e.name);
                            })),
       cableNames(namesOf(interpreter.layout().cables, [](const CableLayout& c, auto& out) { out.push_back(c.name); })),
+      qUnits(namesOf(interpreter.layout().joints,
+                     [](const JointLayout& j, auto& out) {
+                       for (const std::string_view unit : capstan::jointQUnits(j.type())) out.emplace_back(unit);
+                     })),
+      uUnits(namesOf(interpreter.layout().joints,
+                     [](const JointLayout& j, auto& out) {
+                       for (const std::string_view unit : capstan::jointUUnits(j.type())) out.emplace_back(unit);
+                     })),
+      outputUnits(namesOf(interpreter.layout().outputs, [](const IoVariable& o, auto& out) { out.push_back(o.unit); })),
       constraintInfo([&] {
         std::vector<ConstraintInfo> info;
         for (const ConstraintLayout& c : interpreter.layout().constraints)

@@ -79,6 +79,13 @@ class Interpreter {
   Interpreter(const Interpreter&) = delete;
   Interpreter& operator=(const Interpreter&) = delete;
 
+  // Sets a runtime parameter element by its model name (`L1`,
+  // `world.gravity[3]`: RuntimeParameter::elementName), as the generated
+  // class's parameter() does; false for a name that is none. What depends
+  // on the parameters (the mechanism, the cables' constants) is made again,
+  // and the cables' paths start afresh.
+  bool setParameter(std::string_view name, double value);
+
   const capstan::Mechanism<double>& mechanism() const { return mechanism_; }
   int nq() const { return mechanism_.nq; }
   int nu() const { return mechanism_.nu; }
@@ -150,6 +157,10 @@ class Interpreter {
   capstan::ExternalForces<double> cableForces(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u,
                                               double* energy = nullptr, std::vector<CableEvaluation>* each = nullptr);
 
+  // Makes what depends on the parameters' values: the expressions'
+  // environment, the mechanism, the cables' constants.
+  void build();
+
   std::vector<std::vector<double>> parameters_;
   std::vector<capstan::cable::ModelCable> cables_;           // layout.cables order
   std::vector<capstan::cable::CablePathState> cableStates_;  // their warm starts
@@ -207,6 +218,7 @@ class InterpretedModel {
 
   const int nq, nu, nb, nf, ncables;
   const std::vector<std::string> qNames, uNames, outputNames, bushingNames, cableNames;
+  const std::vector<std::string> qUnits, uUnits, outputUnits;  // as the generated class's
   const std::vector<ConstraintInfo> constraintInfo;
 
   void initialState(Q& q, U& u) const { interp_.initialState(q, u); }
@@ -236,8 +248,8 @@ class InterpretedModel {
     lastTime_ = t;
     values = interp_.outputs(t, q, u);
   }
-  // Parameters are the Interpreter's, fixed when it was made.
-  double* parameter(std::string_view) { return nullptr; }
+  // A runtime parameter element by its model name (Interpreter::setParameter).
+  bool setParameter(std::string_view name, double value) const { return interp_.setParameter(name, value); }
   void forwardDynamicsDerivatives(double t, const Q& q, const U& u, MassMatrix& dudot_dq, MassMatrix& dudot_du,
                                   MassMatrix& dudot_dtau) const;
   void inverseDynamicsDerivatives(double t, const Q& q, const U& u, const U& udot, MassMatrix& dtau_dq,

@@ -154,6 +154,8 @@ void to_json(json& j, const Model& v) {
   j["joints"] = v.joints;
   j["q_names"] = v.q_names;
   j["u_names"] = v.u_names;
+  j["q_units"] = v.q_units;
+  j["u_units"] = v.u_units;
   j["quaternions"] = v.quaternions;
   j["bodies"] = v.bodies;
   j["parameters"] = v.parameters;

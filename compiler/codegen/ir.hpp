@@ -151,6 +151,7 @@ struct Model {
   bool mass_matrix_dynamic = false;
   std::vector<Joint> joints;
   std::vector<std::string> q_names, u_names;
+  std::vector<std::string> q_units, u_units;  // each coordinate's and speed's unit, in state order
   std::vector<int> quaternions;
   std::vector<Body> bodies;
   std::vector<Parameter> parameters;

@@ -22,6 +22,8 @@ ir::Model irHeader(const sema::FlatModel& model, const ModelLayout& layout, cons
                          j.nu(), j.reversed(), j.qNames, j.uNames});
     ir.q_names.insert(ir.q_names.end(), j.qNames.begin(), j.qNames.end());
     ir.u_names.insert(ir.u_names.end(), j.uNames.begin(), j.uNames.end());
+    for (const std::string_view unit : capstan::jointQUnits(j.type())) ir.q_units.emplace_back(unit);
+    for (const std::string_view unit : capstan::jointUUnits(j.type())) ir.u_units.emplace_back(unit);
     if (capstan::hasQuaternion(j.type())) ir.quaternions.push_back(j.qIndex());
   }
   for (std::size_t b = 0; b < layout.bodies.size(); ++b)
@@ -36,14 +38,7 @@ ir::Model irHeader(const sema::FlatModel& model, const ModelLayout& layout, cons
     } else {
       for (std::size_t k = 0; k < p.size(); ++k) {
         init += (k ? ", " : "") + symbolic::formatDouble(p.defaults[k]);
-        std::string sub;
-        if (p.shape.size() == 2) {
-          sub = std::to_string(k / static_cast<std::size_t>(p.shape[1]) + 1) + "," +
-                std::to_string(k % static_cast<std::size_t>(p.shape[1]) + 1);
-        } else {
-          sub = std::to_string(k + 1);
-        }
-        slots.push_back({p.name + "[" + sub + "]", index("params." + p.ident, static_cast<int>(k))});
+        slots.push_back({p.elementName(k), index("params." + p.ident, static_cast<int>(k))});
       }
       init = "{" + init + "}";
     }

@@ -7,6 +7,18 @@
 #include "mechanics/builtins.hpp"
 
 namespace capstan::codegen {
+
+std::string RuntimeParameter::elementName(std::size_t k) const {
+  if (shape.empty()) return name;
+  std::string sub;
+  std::size_t rest = k;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    const auto extent = static_cast<std::size_t>(shape[d]);
+    sub = std::to_string(rest % extent + 1) + (sub.empty() ? "" : ",") + sub;
+    rest /= extent;
+  }
+  return name + "[" + sub + "]";
+}
 namespace {
 
 using mechanics::JointType;

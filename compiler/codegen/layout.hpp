@@ -35,6 +35,10 @@ struct RuntimeParameter {
   std::vector<double> defaults;   // row-major
   std::string unit, description;
   std::size_t size() const { return defaults.size(); }
+  // The model name of element k (row-major): `L` for a scalar, `axis[2]`,
+  // `I[1,3]` (1-based subscripts). What `--set`, STATE.json, the generated
+  // class's parameter() and the interpreter's setParameter() take.
+  std::string elementName(std::size_t k) const;
 };
 
 struct IoVariable {

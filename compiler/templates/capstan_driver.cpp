@@ -64,18 +64,11 @@ namespace {
 
 using Model = capstan_models::CAPSTAN_MODEL_CLASS;
 
-// Sets the NAME=VALUE parameter arguments (options, `--...`, are read elsewhere).
 // Sets runtime parameter elements, (name, value) pairs.
 bool applySettings(Model& model, const std::vector<std::pair<std::string, double>>& settings) {
-  for (const auto& [name, value] : settings) {
-    double* slot = model.parameter(name);
-    if (!slot) {
-      std::cerr << "capstan: error: unknown parameter setting `" << name << "`\n";
-      return false;
-    }
-    *slot = value;
-  }
-  return true;
+  const std::string unknown = capstan::sim::applySettings(model, settings);
+  if (!unknown.empty()) std::cerr << "capstan: error: unknown parameter setting `" << unknown << "`\n";
+  return unknown.empty();
 }
 
 // The same from `NAME=VALUE` arguments argv[first..] (request.hpp's encoding).

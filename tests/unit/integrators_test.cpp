@@ -1,7 +1,7 @@
 // Integrators: orders of convergence, dense output, energy behaviour on
 // passive mechanisms, a pendulum's period, and errors on non-finite states.
 #include <capstan/integrators.hpp>
-#include <capstan/mechanism_system.hpp>
+#include "mechanism_system.hpp"
 
 #include <doctest/doctest.h>
 

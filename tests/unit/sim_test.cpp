@@ -38,7 +38,11 @@ struct Oscillator {
   static constexpr std::array<std::string_view, 1> qNames = {"spring.q[0]"};
   static constexpr std::array<std::string_view, 1> uNames = {"spring.u[0]"};
   static constexpr std::array<std::string_view, 1> outputNames = {"x2"};
+  static constexpr std::array<std::string_view, 1> qUnits = {"m"};
+  static constexpr std::array<std::string_view, 1> uUnits = {"m/s"};
+  static constexpr std::array<std::string_view, 1> outputUnits = {"m2"};
   double nanAfter = std::numeric_limits<double>::infinity();
+  double* parameter(std::string_view name) { return name == "nanAfter" ? &nanAfter : nullptr; }
 
   void initialState(Q& q, U& u) const {
     q[0] = 1.0;
@@ -168,7 +172,15 @@ TEST_CASE("the column table: header from the model, rows on the output grid, the
   // The names alone, with units, as any other consumer takes them.
   std::vector<std::string> units;
   capstan::sim::columnNames(Oscillator{}, {}, [&](std::string_view, std::string_view unit) { units.emplace_back(unit); });
-  CHECK(units == std::vector<std::string>{"s", "", "", "", "J", "J"});
+  CHECK(units == std::vector<std::string>{"s", "m", "m/s", "m2", "J", "J"});
+}
+
+TEST_CASE("parameters by name: one way to set them, the first unknown name returned") {
+  Oscillator m;
+  CHECK(capstan::sim::setParameter(m, "nanAfter", 0.5));
+  CHECK(m.nanAfter == 0.5);
+  CHECK(capstan::sim::applySettings(m, {{"nanAfter", 2.0}, {"stiffness", 1.0}}) == "stiffness");
+  CHECK(m.nanAfter == 2.0);
 }
 
 TEST_CASE("every integrator runs through the one loop") {

@@ -22,8 +22,11 @@
 
 #include "capstan/spatial.hpp"
 
+#include <array>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -53,6 +56,8 @@ struct Joint;
 // Everything that depends on a joint's type, one specialization per type:
 //   name          its name in models and messages
 //   nq, nu        coordinates and speeds
+//   qUnits, uUnits  each coordinate's and speed's unit ("rad", "m"; a
+//                 quaternion's components are "1")
 //   quaternion    q starts with a quaternion (w, x, y, z) of R_FM and u with
 //                 w_FM in F; the rest of q and u are equal (qdot = u)
 //   axes          the axis parameters it reads
@@ -98,6 +103,8 @@ template <>
 struct JointTraits<JointType::Weld> : ConstantHinge, ConstantSubspace {
   static constexpr const char* name = "Weld";
   static constexpr int nq = 0, nu = 0;
+  static constexpr std::array<std::string_view, 0> qUnits{};
+  static constexpr std::array<std::string_view, 0> uUnits{};
   static constexpr bool quaternion = false;
   static constexpr JointAxes axes = JointAxes::None;
   static constexpr bool reversible = true;
@@ -133,6 +140,8 @@ template <>
 struct JointTraits<JointType::Revolute> : SingleAxisJoint {
   static constexpr const char* name = "Revolute";
   static constexpr int nq = 1, nu = 1;  // q = angle about `axis` (rad)
+  static constexpr std::array<std::string_view, 1> qUnits{{"rad"}};
+  static constexpr std::array<std::string_view, 1> uUnits{{"rad/s"}};
 
   template <class Scalar>
   static void position(const Joint<Scalar>& joint, const VectorX<Scalar>& q, Transform<Scalar>& X_FM,
@@ -152,6 +161,8 @@ template <>
 struct JointTraits<JointType::Prismatic> : SingleAxisJoint {
   static constexpr const char* name = "Prismatic";
   static constexpr int nq = 1, nu = 1;  // q = displacement along `axis` (m)
+  static constexpr std::array<std::string_view, 1> qUnits{{"m"}};
+  static constexpr std::array<std::string_view, 1> uUnits{{"m/s"}};
 
   template <class Scalar>
   static void position(const Joint<Scalar>& joint, const VectorX<Scalar>& q, Transform<Scalar>& X_FM,
@@ -171,6 +182,8 @@ template <>
 struct JointTraits<JointType::Cylindrical> : SingleAxisJoint {
   static constexpr const char* name = "Cylindrical";
   static constexpr int nq = 2, nu = 2;  // q = (angle about `axis` (rad), displacement along it (m))
+  static constexpr std::array<std::string_view, 2> qUnits{{"rad", "m"}};
+  static constexpr std::array<std::string_view, 2> uUnits{{"rad/s", "m/s"}};
 
   template <class Scalar>
   static void position(const Joint<Scalar>& joint, const VectorX<Scalar>& q, Transform<Scalar>& X_FM,
@@ -195,6 +208,8 @@ template <>
 struct JointTraits<JointType::Universal> {
   static constexpr const char* name = "Universal";
   static constexpr int nq = 2, nu = 2;
+  static constexpr std::array<std::string_view, 2> qUnits{{"rad", "rad"}};
+  static constexpr std::array<std::string_view, 2> uUnits{{"rad/s", "rad/s"}};
   static constexpr bool quaternion = false;
   static constexpr JointAxes axes = JointAxes::Universal;
   static constexpr bool reversible = false;
@@ -246,6 +261,8 @@ template <>
 struct JointTraits<JointType::Ball> : ConstantHinge, ConstantSubspace {
   static constexpr const char* name = "Ball";
   static constexpr int nq = 4, nu = 3;
+  static constexpr std::array<std::string_view, 4> qUnits{{"1", "1", "1", "1"}};
+  static constexpr std::array<std::string_view, 3> uUnits{{"rad/s", "rad/s", "rad/s"}};
   static constexpr bool quaternion = true;
   static constexpr JointAxes axes = JointAxes::None;
   static constexpr bool reversible = false;
@@ -272,6 +289,8 @@ template <>
 struct JointTraits<JointType::Free> : ConstantHinge {
   static constexpr const char* name = "Free";
   static constexpr int nq = 7, nu = 6;
+  static constexpr std::array<std::string_view, 7> qUnits{{"1", "1", "1", "1", "m", "m", "m"}};
+  static constexpr std::array<std::string_view, 6> uUnits{{"rad/s", "rad/s", "rad/s", "m/s", "m/s", "m/s"}};
   static constexpr bool quaternion = true;
   static constexpr JointAxes axes = JointAxes::None;
   static constexpr bool reversible = false;
@@ -328,6 +347,13 @@ constexpr int jointNq(JointType type) {
 }
 constexpr int jointNu(JointType type) {
   return visitJointType(type, [](auto traits) { return decltype(traits)::nu; });
+}
+// Each coordinate's and each speed's unit, in state order.
+constexpr std::span<const std::string_view> jointQUnits(JointType type) {
+  return visitJointType(type, [](auto traits) { return std::span<const std::string_view>(decltype(traits)::qUnits); });
+}
+constexpr std::span<const std::string_view> jointUUnits(JointType type) {
+  return visitJointType(type, [](auto traits) { return std::span<const std::string_view>(decltype(traits)::uUnits); });
 }
 // Whether the joint's q starts with a quaternion (w, x, y, z).
 constexpr bool hasQuaternion(JointType type) {

@@ -53,12 +53,13 @@ struct TimeColumn {
 };
 
 // `JOINT.q[i]` then `JOINT.u[i]`: the state x = [q; u] (rad or m, rad/s or
-// m/s, as each joint's coordinates are; quaternion components unitless).
+// m/s, as each joint's coordinates are; quaternion components `1`: the
+// joint types' qUnits and uUnits).
 struct StateColumns {
   template <class M, class Emit>
   static void names(const M& m, const ColumnOptions&, Emit&& emit) {
-    for (int i = 0; i < int(m.nq); ++i) emit(m.qNames[std::size_t(i)], "");
-    for (int i = 0; i < int(m.nu); ++i) emit(m.uNames[std::size_t(i)], "");
+    for (int i = 0; i < int(m.nq); ++i) emit(m.qNames[std::size_t(i)], m.qUnits[std::size_t(i)]);
+    for (int i = 0; i < int(m.nu); ++i) emit(m.uNames[std::size_t(i)], m.uUnits[std::size_t(i)]);
   }
   template <class M, class Emit>
   static void values(const Sample<M>& s, const ColumnOptions&, Emit&& emit) {
@@ -72,7 +73,7 @@ struct StateColumns {
 struct OutputColumns {
   template <class M, class Emit>
   static void names(const M& m, const ColumnOptions&, Emit&& emit) {
-    for (const auto& name : m.outputNames) emit(name, "");
+    for (std::size_t i = 0; i < m.outputNames.size(); ++i) emit(m.outputNames[i], m.outputUnits[i]);
   }
   template <class M, class Emit>
   static void values(const Sample<M>& s, const ColumnOptions&, Emit&& emit) {
@@ -131,7 +132,9 @@ struct EnergyColumns {
 
 // With ColumnOptions::constraintErrors, per constraint
 // `NAME.position_error` (m or rad: its holonomic rows' largest |phi_p|) and
-// `NAME.velocity_error` (m/s or rad/s: all its rows' largest |phi_v|).
+// `NAME.velocity_error` (m/s or rad/s: all its rows' largest |phi_v|). A
+// constraint's rows mix lengths and angles (a cut joint's 3 + 3), so these
+// two columns have no single unit: their unit is empty.
 struct ConstraintErrorColumns {
   template <class M, class Emit>
   static void names([[maybe_unused]] const M& m, const ColumnOptions& o, [[maybe_unused]] Emit&& emit) {

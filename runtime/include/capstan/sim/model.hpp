@@ -9,12 +9,18 @@
 //   types Q (nq), U (nu), OutputValues (one double per output)
 //   m.nq, m.nu                             coordinates and speeds
 //   m.qNames, m.uNames, m.outputNames      SPEC section 6's CSV columns
+//   m.qUnits, m.uUnits, m.outputUnits      their units, in the same order
 //   m.initialState(q, u)                   the joints' q0 and u0
 //   m.qdot(q, u, qd)                       qdot = N(q) u
 //   m.forwardDynamics(t, q, u, udot)       udot (NaN where a cable's path is lost)
 //   m.normalizeQuaternions(q)
 //   m.kineticEnergy(q, u), m.potentialEnergy(q)    (J)
 //   m.outputValues(t, q, u, values)        the outputs, in outputNames' order
+//   m.parameter(name) or m.setParameter(name, value)
+//                                          a runtime parameter element by its
+//                                          model name (`L1`, `axis[2]`): the
+//                                          generated class gives its address,
+//                                          the interpreter sets it (setParameter below)
 // and, where the model has them, the capabilities below (each detected on
 // its own; a model without bushings need not declare gimbalLock()).
 #pragma once
@@ -24,14 +30,28 @@
 
 namespace capstan::sim {
 
+// Runtime parameters by name: where the value lives (generated code), or a
+// setter that remakes what depends on it (the interpreter).
 template <class M>
-concept Model = requires(const M& m, double t, typename M::Q& q, typename M::U& u,
+concept HasParameterAddresses = requires(M& m, std::string_view name) {
+  { m.parameter(name) } -> std::convertible_to<double*>;
+};
+template <class M>
+concept HasParameterSetter = requires(const M& m, std::string_view name, double value) {
+  { m.setParameter(name, value) } -> std::convertible_to<bool>;
+};
+
+template <class M>
+concept Model = (HasParameterAddresses<M> || HasParameterSetter<M>) && requires(const M& m, double t, typename M::Q& q, typename M::U& u,
                          typename M::OutputValues& values) {
   { m.nq } -> std::convertible_to<int>;
   { m.nu } -> std::convertible_to<int>;
   { m.qNames[0] } -> std::convertible_to<std::string_view>;
   { m.uNames[0] } -> std::convertible_to<std::string_view>;
   { m.outputNames.size() } -> std::convertible_to<std::size_t>;
+  { m.qUnits[0] } -> std::convertible_to<std::string_view>;
+  { m.uUnits[0] } -> std::convertible_to<std::string_view>;
+  { m.outputUnits.size() } -> std::convertible_to<std::size_t>;
   m.initialState(q, u);
   m.qdot(q, u, q);
   m.forwardDynamics(t, q, u, u);
@@ -84,5 +104,19 @@ concept HasDerivatives = requires(const M& m, double t, const typename M::Q& q, 
                                   typename M::MassMatrix& d) {
   m.forwardDynamicsDerivatives(t, q, u, d, d, d);
 };
+
+// Sets the runtime parameter element `name` (`L1`, `world.gravity[3]`) of
+// `model` to `value`; false where the model has no such element.
+template <Model M>
+bool setParameter(M& model, std::string_view name, double value) {
+  if constexpr (HasParameterSetter<M>) {
+    return model.setParameter(name, value);
+  } else {
+    double* slot = model.parameter(name);
+    if (!slot) return false;
+    *slot = value;
+    return true;
+  }
+}
 
 }  // namespace capstan::sim

@@ -76,6 +76,16 @@ inline std::optional<std::pair<std::string, double>> parseSetting(std::string_vi
   return std::pair{std::string(arg.substr(0, eq)), value};
 }
 
+// Sets the runtime parameter elements `settings` on `model` (setParameter,
+// model.hpp): the driver program and the interpreter alike. The first name
+// the model does not have, or "" when every one was set.
+template <Model M>
+std::string applySettings(M& model, const std::vector<std::pair<std::string, double>>& settings) {
+  for (const auto& [name, value] : settings)
+    if (!setParameter(model, name, value)) return name;
+  return "";
+}
+
 inline std::vector<std::string> toArguments(const SimulateRequest& r) {
   using request_detail::number;
   const Request& run = r.run;
