@@ -15,6 +15,8 @@ packages=(
   libclang-cpp14-dev libclang-14-dev llvm-14-dev  # checking `external "C++"` headers, formatting
   libsimbody-dev                    # cross-check tests
   libsundials-dev                   # `--integrator cvode` (capstan/cvode.hpp); ~140 packages, ~2 min
+  liburdfdom-dev libtinyxml2-dev    # `capstan import` of URDF robots (compiler/import/)
+  libdart-dev libdart-utils-urdf-dev  # the importer's cross-check (tests/import/)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -90,7 +90,15 @@ std::unique_ptr<Loaded> load(const Options& opts, const std::vector<capstan::sem
     return diags.hasErrors();
   };
   capstan::sema::Library lib(sources, diags, libraryRoots(opts));
-  const capstan::syntax::StoredDefinition* file = lib.addFile(opts.file);
+  const capstan::syntax::StoredDefinition* file = nullptr;
+  if (isRobotDescription(opts.file)) {
+    // Imported in memory: the model's diagnostics point into the imported
+    // text, named FILE.cap (`capstan import FILE -o FILE.cap` writes it out).
+    if (std::optional<std::string> text = importRobot(opts, sources, diags))
+      file = lib.addText(opts.file + ".cap", std::move(*text));
+  } else {
+    file = lib.addFile(opts.file);
+  }
   if (!file || diags.hasErrors()) {
     finish();
     return nullptr;

@@ -58,6 +58,10 @@ commands:
   bench FILE [--state STATE.json] [--seconds S] [--set NAME=VALUE]...
       build with optimization and print JSON with the median microseconds
       per call of forward dynamics, mass matrix and kinematics
+  import ROBOT.urdf [-o MODEL.cap] [--model NAME] [--floating-base] [--package-path DIR]... [--no-mimic]
+      write the robot as a model (on stdout without -o); check, compile,
+      simulate, eval and bench also take ROBOT.urdf directly, with the same
+      options (docs/import.md)
   test [PATH...] [--update] [--junit FILE] [--report DIR] [--timeout S] [-j N]
       simulate every model with an experiment annotation in the files and
       folders (default: .) and compare each signal with its reference CSV
@@ -224,6 +228,12 @@ Options parseArgs(int argc, char** argv) {
     } else if (a == "--timeout") {
       opts.timeout = number(a, value());
       if (!(*opts.timeout > 0)) usageError(DiagKind::UsageOptionValue, "--timeout", "positive");
+    } else if (a == "--floating-base") {
+      opts.floatingBase = true;
+    } else if (a == "--no-mimic") {
+      opts.noMimic = true;
+    } else if (a == "--package-path") {
+      opts.packagePaths.emplace_back(value());
     } else if (a == "--update") {
       opts.update = true;
     } else if (a == "--junit") {
@@ -277,6 +287,7 @@ int run(const Options& opts) {
   if (opts.command == "test") return capstan::cli::test(opts);
   if (opts.command == "eval") return capstan::cli::eval(opts);
   if (opts.command == "bench") return capstan::cli::bench(opts);
+  if (opts.command == "import") return capstan::cli::importCommand(opts);
   usageError(DiagKind::UsageUnknownCommand, opts.command);
 }
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Golden tests for diagnostics.
 
-Each tests/errors/**/*.cap is a small model with one problem. Its expected
+Each tests/errors/**/*.cap is a small model with one problem (and each
+tests/errors/**/*.urdf a robot description, its CHECK lines after the
+XML, its ARGS and COMMAND lines inside an XML comment). Its expected
 diagnostics are the trailing `// CHECK:STDERR: ` lines of the file itself (as
 in Carbon's toolchain tests), so input and expected output stay together. An
 optional `// ARGS: ...` line adds arguments to `capstan check FILE`, and
@@ -122,12 +124,12 @@ def main():
     opts = ap.parse_args()
     capstan = os.path.abspath(opts.capstan)
 
-    files = [pathlib.Path(f).resolve() for f in opts.files] or sorted(HERE.rglob("*.cap"))
+    files = [pathlib.Path(f).resolve() for f in opts.files] or sorted([*HERE.rglob("*.cap"), *HERE.rglob("*.urdf")])
     if opts.coverage:
         kinds = subprocess.run([capstan, "--list-diagnostics"], stdout=subprocess.PIPE,
                                check=True).stdout.decode().split()
         tested = set()
-        for f in sorted(HERE.rglob("*.cap")):
+        for f in sorted([*HERE.rglob("*.cap"), *HERE.rglob("*.urdf")]):
             expected = split(f.read_text())[1]
             for line in expected:
                 tested.update(re.findall(r"\[([A-Za-z]+)\]$", line))

@@ -4,7 +4,8 @@
 # on any crash, sanitizer report, leak, timeout or out-of-memory; the input
 # that caused it is left in $BUILD/fuzz-artifacts/.
 #
-#   tests/fuzz/run.sh [SECONDS]      # default 60
+#   tests/fuzz/run.sh [SECONDS]      # default 60 (the parser), then the URDF importer
+#                                    # for CAPSTAN_IMPORT_FUZZ_SECONDS (default 15)
 #   env: CAPSTAN_FUZZ_BUILD_DIR (default build-fuzz), CAPSTAN_FUZZ_JOBS (default 1)
 #   To reproduce a crash: $BUILD/tests/fuzz/parse_fuzz $BUILD/fuzz-artifacts/crash-...
 set -euo pipefail
@@ -17,7 +18,7 @@ jobs="${CAPSTAN_FUZZ_JOBS:-1}"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCAPSTAN_BUILD_FUZZ=ON >/dev/null
-ninja -C "$build" parse_fuzz
+ninja -C "$build" parse_fuzz import_fuzz
 
 # The working corpus grows across runs; the seeds are the repository's .cap
 # files and the hand-made inputs in tests/fuzz/corpus/.
@@ -39,4 +40,17 @@ if [ "$status" -ne 0 ]; then
   echo "parse_fuzz failed (exit $status); inputs in $artifacts/" >&2
   ls -l "$artifacts" >&2 || true
 fi
+
+# The URDF importer, seeded with the repository's robots and error cases.
+import_corpus="$build/fuzz-corpus-import"
+mkdir -p "$import_corpus"
+while IFS= read -r -d '' f; do
+  cp "$f" "$import_corpus/seed-$(printf '%s' "$f" | md5sum | cut -c1-16).urdf"
+done < <(find "$root/examples/urdf" "$root/tests/errors/import" -type f -name '*.urdf' -print0 2>/dev/null)
+"$build/tests/fuzz/import_fuzz" "$import_corpus" \
+  -max_total_time="${CAPSTAN_IMPORT_FUZZ_SECONDS:-15}" -timeout=5 -rss_limit_mb=2048 -max_len=16384 \
+  -artifact_prefix="$artifacts/import-" -print_final_stats=1 || {
+  status=$?
+  echo "import_fuzz failed (exit $status); inputs in $artifacts/" >&2
+}
 exit "$status"

@@ -1,0 +1,54 @@
+// `capstan import ROBOT.urdf`, and the in-memory import behind every other
+// command given a .urdf file. The importer is compiler/import/; this file
+// only reads the file and writes the model.
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/files.hpp"
+#include "cli/options.hpp"
+#include "import/urdf.hpp"
+
+namespace capstan::cli {
+
+bool isRobotDescription(const std::string& file) {
+  const std::string ext = std::filesystem::path(file).extension().string();
+  return ext == ".urdf" || ext == ".URDF";
+}
+
+std::optional<std::string> importRobot(const Options& opts, syntax::SourceManager& sources,
+                                       syntax::DiagnosticEngine& diags) {
+  std::ifstream in(opts.file, std::ios::binary);
+  std::ostringstream text;
+  if (in) text << in.rdbuf();
+  if (!in || in.bad()) {
+    diags.report(syntax::DiagKind::FileNotReadable, {}, opts.file, std::string(std::strerror(errno)));
+    return std::nullopt;
+  }
+  import::UrdfOptions options;
+  options.modelName = opts.model;
+  options.floatingBase = opts.floatingBase;
+  options.noMimic = opts.noMimic;
+  options.packagePaths = opts.packagePaths;
+  return import::importUrdf(opts.file, text.str(), options, sources, diags);
+}
+
+int importCommand(const Options& opts) {
+  if (opts.file.empty()) usageError(syntax::DiagKind::UsageMissing, opts.command, "a robot description (ROBOT.urdf)");
+  syntax::SourceManager sources;
+  syntax::DiagnosticEngine diags;
+  const std::optional<std::string> model = importRobot(opts, sources, diags);
+  std::cerr << syntax::renderAll(diags, sources, {opts.color, true});
+  if (!model) return 1;
+  if (opts.output.empty()) {
+    std::cout << *model;
+  } else {
+    writeOrFail(opts.output, *model);
+    std::cerr << "wrote " << opts.output << "\n";
+  }
+  return 0;
+}
+
+}  // namespace capstan::cli

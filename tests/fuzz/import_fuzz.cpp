@@ -1,0 +1,34 @@
+// libFuzzer entry for the URDF importer (compiler/import/): arbitrary bytes
+// as a robot description. Invariants, each a trap when broken: every
+// diagnostic's range lies inside the file; an import that reports no error
+// writes a model the language's parser reads without a syntax error; and the
+// name rule reads back (urdfName(urdfIdentifier(n)) == n).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "import/urdf.hpp"
+#include "syntax/diagnostics.hpp"
+#include "syntax/parser.hpp"
+
+using namespace capstan::syntax;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  if (capstan::import::urdfName(capstan::import::urdfIdentifier(text)) != text) __builtin_trap();
+  SourceManager sources;
+  DiagnosticEngine diags;
+  const auto model = capstan::import::importUrdf("fuzz.urdf", text, {}, sources, diags);
+  for (const Diagnostic& d : diags.diagnostics()) {
+    if (d.range.valid() && (d.range.file != 1 || d.range.end > size)) __builtin_trap();
+    for (const Note& n : d.notes)
+      if (n.range.valid() && (n.range.file != 1 || n.range.end > size)) __builtin_trap();
+  }
+  if (model.has_value() == diags.hasErrors()) __builtin_trap();
+  if (!model) return 0;
+  DiagnosticEngine parsed;
+  const FileId file = sources.add("fuzz.cap", *model);
+  (void)parse(sources, file, parsed);
+  if (parsed.hasErrors()) __builtin_trap();
+  return 0;
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Golden files of `capstan import`: the model written for each robot of
+examples/urdf/ (with the options in CASES) must equal tests/import/golden/
+NAME.cap, and `capstan check` must accept the robot with the same options.
+
+  run_golden.py --capstan build/compiler/capstan            # compare
+  run_golden.py --capstan build/compiler/capstan --update   # re-bless after an intended change
+"""
+import argparse
+import difflib
+import os
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
+# golden name -> (robot, options)
+CASES = {
+    "arm": ("arm.urdf", []),
+    "slider": ("slider.urdf", []),
+    "quadruped": ("quadruped.urdf", []),
+    "quadruped_floating": ("quadruped.urdf", ["--floating-base"]),
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--capstan", required=True)
+    ap.add_argument("--update", action="store_true")
+    opts = ap.parse_args()
+    env = dict(os.environ, NO_COLOR="1")
+    failed = 0
+    for name, (robot, args) in CASES.items():
+        rel = os.path.join("examples", "urdf", robot)
+        got = subprocess.run([opts.capstan, "import", rel, *args], cwd=ROOT, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        golden = GOLDEN / (name + ".cap")
+        if opts.update:
+            golden.write_text(got.stdout)
+            continue
+        want = golden.read_text() if golden.exists() else ""
+        if got.returncode != 0 or got.stdout != want:
+            failed += 1
+            print(f"FAIL {name}: exit {got.returncode}\n{got.stderr}")
+            for d in difflib.unified_diff(want.splitlines(), got.stdout.splitlines(), "golden", "actual", lineterm=""):
+                print("  " + d)
+        check = subprocess.run([opts.capstan, "check", rel, *args], cwd=ROOT, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if check.returncode != 0 or "warning" in check.stderr or "error" in check.stderr:
+            failed += 1
+            print(f"FAIL {name}: capstan check {rel} {' '.join(args)}: exit {check.returncode}\n{check.stderr}")
+    if not opts.update:
+        print(f"{len(CASES) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
