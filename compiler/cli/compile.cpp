@@ -44,15 +44,17 @@ Generated generate(const Options& opts, const Loaded& loaded, const codegen::Mod
   to.derivatives = opts.derivatives;
   to.symbolicDerivatives = opts.symbolicDerivatives;
   Generated g;
+  codegen::ir::Model ir;
   try {
-    g.ir = codegen::traceModel(*loaded.flat, *loaded.mech, layout, loaded.sources, to);
+    ir = codegen::traceModel(*loaded.flat, *loaded.mech, layout, loaded.sources, to);
   } catch (const codegen::UnsupportedExpression& e) {
     fail(syntax::DiagKind::NotYetGenerated, std::string(e.what()), opts.command);
   }
+  if (opts.ir) g.irJson = nlohmann::json(ir).dump(2) + "\n";
   // The header's layout is the templates' .clang-format's (the shipped one
   // when a --templates folder has none), whatever whitespace they leave.
   std::string error;
-  if (!codegen::emitHeader(g.ir, templateDir(opts), g.header, error))
+  if (!codegen::emitHeader(ir, templateDir(opts), g.header, error))
     fail(syntax::DiagKind::TemplateFailed, templateDir(opts).string(), error);
   g.fileName = layout.className + ".hpp";
   g.constraints = layout.constraintRows > 0;
@@ -306,7 +308,7 @@ int compile(const Options& opts) {
   writeOrFail(header, g.header);
   if (!opts.depfile.empty())
     writeOrFail(opts.depfile, dependencies(*loaded, header, templateDir(opts), codegen::styleFile(templateDir(opts))));
-  if (opts.ir) writeOrFail(fs::path(opts.output) / (layout.className + ".ir.json"), nlohmann::json(g.ir).dump(2) + "\n");
+  if (opts.ir) writeOrFail(fs::path(opts.output) / (layout.className + ".ir.json"), g.irJson);
   std::cerr << "wrote " << header.string() << "\n";
   return 0;
 }

@@ -17,7 +17,6 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <set>
 #include <sstream>
 
 #include <capstan/sim/evaluate.hpp>
@@ -28,6 +27,7 @@
 #include "cli/faults.hpp"
 #include "cli/generate.hpp"
 #include "cli/process.hpp"
+#include "cli/state_file.hpp"
 #include "codegen/flat_eval.hpp"
 #include "codegen/interpret.hpp"
 #include "codegen/render.hpp"
@@ -38,42 +38,20 @@ using json = nlohmann::json;
 
 namespace {
 
-double finiteNumber(const json& v, const std::string& where) {
-  // (The JSON parser refuses NaN, Infinity and overflow already.)
-  if (!v.is_number() || !std::isfinite(v.get<double>())) fail(syntax::DiagKind::StateNotNumber, where, v.dump());
-  const double x = v.get<double>();
-  return x;
-}
-
-// The numbers of a (nested) JSON array, row-major.
-void flattenNumbers(const json& v, const std::string& where, std::vector<double>& out) {
-  if (!v.is_array()) {
-    out.push_back(finiteNumber(v, where));
-    return;
-  }
-  for (const json& item : v) flattenNumbers(item, where, out);
-}
-
-// STATE.json's `external_forces`: {"BODY": [nx, ny, nz, fx, fy, fz], ...},
-// body names as eval's `bodies`, into one spatial force per body (zero for
-// the bodies it leaves out).
-capstan::ExternalForces<double> readExternalForces(const json& value, const codegen::ModelLayout& layout) {
-  if (!value.is_object())
-    fail(syntax::DiagKind::StateEntryNotObject, "external_forces",
-         "body names to [nx, ny, nz, fx, fy, fz] (N*m, N; about the body origin, in World)");
+// STATE.json's `external_forces` (body names as eval's `bodies`) into one
+// spatial force per body (zero for the bodies it leaves out).
+capstan::ExternalForces<double> externalForces(const std::vector<StateFile::Entry>& entries,
+                                               const codegen::ModelLayout& layout) {
   capstan::ExternalForces<double> fext(layout.bodies.size(), capstan::Vec6<double>::Zero());
-  for (const auto& [body, arr] : value.items()) {
+  for (const StateFile::Entry& e : entries) {
     std::size_t b = 0;
-    while (b < layout.bodies.size() && layout.bodies[b].name != body) ++b;
+    while (b < layout.bodies.size() && layout.bodies[b].name != e.name) ++b;
     if (b == layout.bodies.size()) {
       std::string names;
       for (const auto& bl : layout.bodies) names += (names.empty() ? "`" : ", `") + bl.name + "`";
-      fail(syntax::DiagKind::StateUnknownBody, body, names.empty() ? "none" : names);
+      fail(syntax::DiagKind::StateUnknownBody, e.name, names.empty() ? "none" : names);
     }
-    const std::size_t n = arr.is_array() ? arr.size() : 1;
-    if (!arr.is_array() || n != 6) fail(syntax::DiagKind::StateSpatialForceLength, "external_forces." + body, n);
-    for (std::size_t k = 0; k < 6; ++k)
-      fext[b][static_cast<Eigen::Index>(k)] = finiteNumber(arr[k], "external_forces." + body + "[" + std::to_string(k + 1) + "]");
+    for (std::size_t k = 0; k < 6; ++k) fext[b][static_cast<Eigen::Index>(k)] = e.values.at(k);
   }
   return fext;
 }
@@ -86,99 +64,56 @@ void readState(const Options& opts, const codegen::ModelLayout& layout, Eigen::V
   if (!f) fail(syntax::DiagKind::FileNotReadable, opts.state, std::strerror(errno));
   std::stringstream text;
   text << f.rdbuf();
-  json s;
-  try {
-    // JSON allows a key twice in an object and the parser keeps the last
-    // value: say so, the first one may be the one meant.
-    std::vector<std::set<std::string>> keys;  // of each object open at this point
-    std::vector<std::string> names;           // the key being read in each
-    s = json::parse(text.str(), [&](int, json::parse_event_t event, json& parsed) {
-      if (event == json::parse_event_t::object_start) {
-        keys.emplace_back();
-        names.emplace_back();
-      } else if (event == json::parse_event_t::object_end && !keys.empty()) {
-        keys.pop_back();
-        names.pop_back();
-      } else if (event == json::parse_event_t::key && !keys.empty()) {
-        names.back() = parsed.get<std::string>();
-        static std::set<std::string> warned;  // STATE.json is read twice (the state, then its parameters)
-        if (!keys.back().insert(names.back()).second) {
-          std::string dotted;
-          for (const std::string& n : names) dotted += (dotted.empty() ? "" : ".") + n;
-          if (warned.insert(dotted).second) warn(syntax::DiagKind::StateDuplicateKey, dotted);
-        }
-      }
-      return true;
-    });
-  } catch (const json::exception& e) {
-    // JSON has no NaN or Infinity, and numbers too large for a double (1e999) overflow.
-    constexpr int kNumberOverflow = 406;
-    const bool nonFinite = e.id == kNumberOverflow || text.str().find("NaN") != std::string::npos ||
-                           text.str().find("Infinity") != std::string::npos;
-    fail(syntax::DiagKind::StateNotJson, opts.state,
-         e.what() + std::string(nonFinite ? "; every number must be finite (JSON has no NaN or Infinity)" : ""));
-  }
-  if (!s.is_object()) fail(syntax::DiagKind::StateNotObject);
-  for (const auto& [key, value] : s.items()) {
-    if (key == "time") {
-      time = finiteNumber(value, "time");
-    } else if (key == "q" || key == "u") {
-      if (!value.is_object()) fail(syntax::DiagKind::StateEntryNotObject, key, "joint names to arrays");
-      for (const auto& [joint, arr] : value.items()) {
-        const codegen::JointLayout* j = nullptr;
-        for (const auto& jl : layout.joints)
-          if (jl.name == joint) j = &jl;
-        if (!j) fail(syntax::DiagKind::StateUnknownJoint, key, joint);
-        const int n = key == "q" ? j->nq() : j->nu();
-        const json items = arr.is_array() ? arr : json::array({arr});
-        if (static_cast<int>(items.size()) != n)
-          fail(syntax::DiagKind::StateLength, key + "." + joint, items.size(), "joint", joint, n);
-        for (int k = 0; k < n; ++k) {
-          const double x = finiteNumber(items[static_cast<std::size_t>(k)], key + "." + joint + "[" + std::to_string(k + 1) + "]");
-          (key == "q" ? q[j->qIndex() + k] : u[j->uIndex() + k]) = x;
-        }
-      }
-    } else if (key == "parameters") {
-      if (!value.is_object()) fail(syntax::DiagKind::StateEntryNotObject, key, "names to values");
-      for (const auto& [name, v] : value.items()) {
-        const std::string where = "parameters." + name;
-        char b[64];
-        if (!v.is_array()) {
-          std::snprintf(b, sizeof b, "%.17g", finiteNumber(v, where));
-          settings.push_back(name + "=" + b);
-          continue;
-        }
-        std::vector<double> flat;  // row-major
-        flattenNumbers(v, where, flat);
-        const int p = layout.findParameter(name);
-        if (p < 0) {  // not a runtime parameter: parseSettings says what it is
-          settings.push_back(name + "=0");
-          continue;
-        }
-        const std::vector<int>& shape = layout.parameters[static_cast<std::size_t>(p)].shape;
-        if (shape.empty()) fail(syntax::DiagKind::StateArrayForScalar, where, name);
-        std::size_t count = 1;
-        for (int d : shape) count *= static_cast<std::size_t>(d);
-        if (flat.size() != count)
-          fail(syntax::DiagKind::StateLength, where, flat.size(), "parameter", name, count);
-        for (std::size_t k = 0; k < count; ++k) {
-          std::string subscripts;
-          std::size_t rest = k;
-          for (std::size_t d = shape.size(); d-- > 0;) {
-            const auto extent = static_cast<std::size_t>(shape[d]);
-            subscripts = std::to_string(rest % extent + 1) + (subscripts.empty() ? "" : ",") + subscripts;
-            rest /= extent;
-          }
-          std::snprintf(b, sizeof b, "%.17g", flat[k]);
-          settings.push_back(name + "[" + subscripts + "]=" + b);
-        }
-      }
-    } else if (key == "external_forces") {
-      const capstan::ExternalForces<double> forces = readExternalForces(value, layout);
-      if (fext) *fext = forces;
-    } else {
-      fail(syntax::DiagKind::StateUnknownKey, key);
+  const StateFile state = parseStateFile(text.str(), opts.state);
+  if (state.time) time = *state.time;
+  for (const bool isQ : {true, false}) {
+    const std::string key = isQ ? "q" : "u";
+    for (const StateFile::Entry& e : isQ ? state.q : state.u) {
+      const codegen::JointLayout* j = nullptr;
+      for (const auto& jl : layout.joints)
+        if (jl.name == e.name) j = &jl;
+      if (!j) fail(syntax::DiagKind::StateUnknownJoint, key, e.name);
+      const int n = isQ ? j->nq() : j->nu();
+      if (static_cast<int>(e.values.size()) != n)
+        fail(syntax::DiagKind::StateLength, key + "." + e.name, e.values.size(), "joint", e.name, n);
+      for (int k = 0; k < n; ++k)
+        (isQ ? q[j->qIndex() + k] : u[j->uIndex() + k]) = e.values[static_cast<std::size_t>(k)];
     }
+  }
+  for (const StateFile::Entry& e : state.parameters) {
+    const std::string& name = e.name;
+    char b[64];
+    if (!e.array) {
+      std::snprintf(b, sizeof b, "%.17g", e.values.at(0));
+      settings.push_back(name + "=" + b);
+      continue;
+    }
+    const int p = layout.findParameter(name);
+    if (p < 0) {  // not a runtime parameter: parseSettings says what it is
+      settings.push_back(name + "=0");
+      continue;
+    }
+    const std::string where = "parameters." + name;
+    const std::vector<int>& shape = layout.parameters[static_cast<std::size_t>(p)].shape;
+    if (shape.empty()) fail(syntax::DiagKind::StateArrayForScalar, where, name);
+    std::size_t count = 1;
+    for (int d : shape) count *= static_cast<std::size_t>(d);
+    if (e.values.size() != count) fail(syntax::DiagKind::StateLength, where, e.values.size(), "parameter", name, count);
+    for (std::size_t k = 0; k < count; ++k) {
+      std::string subscripts;
+      std::size_t rest = k;
+      for (std::size_t d = shape.size(); d-- > 0;) {
+        const auto extent = static_cast<std::size_t>(shape[d]);
+        subscripts = std::to_string(rest % extent + 1) + (subscripts.empty() ? "" : ",") + subscripts;
+        rest /= extent;
+      }
+      std::snprintf(b, sizeof b, "%.17g", e.values[k]);
+      settings.push_back(name + "[" + subscripts + "]=" + b);
+    }
+  }
+  if (state.externalForces) {
+    const capstan::ExternalForces<double> forces = externalForces(*state.externalForces, layout);
+    if (fext) *fext = forces;
   }
 }
 

@@ -29,8 +29,24 @@ std::optional<NonFiniteLaw> nonFiniteForceLaw(codegen::Interpreter& model, doubl
 
 // NonFiniteForceLaw at the law's place in the model, on stderr.
 void reportNonFinite(const Options& opts, const Loaded& loaded, const NonFiniteLaw& n);
-// ExternalCallFailed at the call's place in the model, on stderr.
-void reportCallFailed(const Options& opts, const Loaded& loaded, const codegen::ExternalCallFailed& e, double t);
+// The rows a run wrote before its fault, and where (`-`: stdout): a note
+// under the fault's error.
+struct RowsKept {
+  long rows = 0;
+  std::string output;
+};
+
+// ExternalCallFailed (or ExternalCallCrashed) at the call's place in the
+// model, on stderr; with `kept`, a note of the rows written before it.
+void reportCallFailed(const Options& opts, const Loaded& loaded, const codegen::ExternalCallFailed& e, double t,
+                      const std::optional<RowsKept>& kept = std::nullopt);
+
+// After a run that the model's code ended with an exception (`what`) at
+// `fault`: the call that threw, found by evaluating the model there with
+// the interpreter and reported as reportCallFailed does; the driver's words
+// if no call throws there.
+void locateThrown(const Options& opts, const Loaded& loaded, codegen::Interpreter& interp,
+                  const capstan::sim::FaultState& fault, const std::string& what, const RowsKept& kept);
 
 // After a run that failed in a step: the force law that made udot not
 // finite, located in the model, from the first such state.

@@ -18,7 +18,7 @@ codegen::ModelLayout layoutOrExit(const Options& opts, const Loaded& loaded);
 
 // Traces and renders; exits with a message on failure.
 struct Generated {
-  codegen::ir::Model ir;
+  std::string irJson;     // with --ir: the IR as JSON (docs/ir.md), written before the header took its code
   std::string header;     // Model.hpp text
   std::string fileName;   // `DoublePendulum.hpp`
   // What building it needs besides: the external functions' IncludeDirectory

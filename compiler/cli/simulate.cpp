@@ -133,7 +133,7 @@ std::string externalNames(const Loaded& loaded) {
 }
 
 bool failedInStep(const capstan::sim::Result& r) {
-  return !r.status.ok && r.status.signal == 0 && r.stopped.empty() && r.writeError.empty();
+  return !r.status.ok && r.status.signal == 0 && r.stopped.empty() && !r.thrown && r.writeError.empty();
 }
 
 int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
@@ -167,16 +167,21 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
     guarded.wallClockLimit = run.wallClockLimit;
     guarded.catchCrashes = false;
     const capstan::sim::RunGuard guard(out, std::move(guarded));
-    try {
-      result = capstan::sim::simulate(model, q, u, run, out);
-    } catch (const codegen::ExternalCallFailed& x) {
-      out.flush();
-      if (fd != STDOUT_FILENO) ::close(fd);
-      reportCallFailed(opts, loaded, x, model.lastTime());
-      return 1;
-    }
+    result = capstan::sim::simulate(model, q, u, run, out);
   }
   if (fd != STDOUT_FILENO) ::close(fd);
+  if (result.thrown) {
+    // A function that threw (or crashed: cli/external.cpp) is at its call,
+    // as the compiled path finds it (locateThrown).
+    try {
+      std::rethrow_exception(result.thrown->exception);
+    } catch (const codegen::ExternalCallFailed& x) {
+      reportCallFailed(opts, loaded, x, result.thrown->state.t, RowsKept{result.rows, output});
+    } catch (...) {
+      std::cerr << capstan::sim::report(result, output);
+    }
+    return 1;
+  }
   if (request.stats && !result.status.statistics.empty())
     std::cerr << capstan::sim::statisticsText(run.loop.integrator, result.status);
   std::cerr << capstan::sim::report(result, output);
@@ -236,8 +241,9 @@ int simulate(const Options& opts) {
   const Generated g = generate(generateOptions, *loaded, layout);
   const fs::path exe = buildDriver(g, layout.className, flags, libraries);
   request.progress = isatty(STDERR_FILENO);
-  // Where the driver writes the first state whose udot was not finite, if
-  // the run fails: the interpreter then finds the force law, at its line.
+  // Where the driver writes the first state whose udot was not finite, or
+  // the state where the model's code threw, if the run fails: the
+  // interpreter then finds the force law or the call, at its line.
   const fs::path faultFile = fs::temp_directory_path() / ("capstan-fault-" + std::to_string(getpid()) + ".txt");
   request.faultFile = faultFile.string();
   std::vector<std::string> argv = {exe.string(), "simulate"};
@@ -247,18 +253,13 @@ int simulate(const Options& opts) {
   // and its RunGuard a second later); this one is for a driver that does
   // neither.
   const ChildResult run = runChild(argv, {"", opts.timeout ? *opts.timeout + 5.0 : 0.0});
-  if (std::ifstream fault{faultFile}; fault && run.status == 1) {
-    capstan::sim::FaultState state;
-    state.q.resize(static_cast<std::size_t>(layout.nq));
-    state.u.resize(static_cast<std::size_t>(layout.nu));
-    std::string word;
-    fault >> word >> state.t >> word;
-    for (double& v : state.q) fault >> v;
-    fault >> word;
-    for (double& v : state.u) fault >> v;
+  if (run.status == 1) {
+    const auto fault = capstan::sim::readFaultFile(faultFile.string(), static_cast<std::size_t>(layout.nq),
+                                                   static_cast<std::size_t>(layout.nu));
     if (fault) {
       codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, values, {}, external);
-      locateNonFinite(opts, *loaded, interp, state);
+      if (fault->thrown) locateThrown(opts, *loaded, interp, fault->state, *fault->thrown, RowsKept{fault->rows, output});
+      else locateNonFinite(opts, *loaded, interp, fault->state);
     }
   }
   std::error_code removed;

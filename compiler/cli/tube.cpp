@@ -54,6 +54,10 @@ std::optional<Csv> readCsv(const std::string& path, std::string& error, bool fin
     error = "cannot read `" + path + "`";
     return std::nullopt;
   }
+  return readCsv(in, path, error, finite);
+}
+
+std::optional<Csv> readCsv(std::istream& in, const std::string& path, std::string& error, bool finite) {
   Csv csv;
   std::string line;
   long lineNo = 0;

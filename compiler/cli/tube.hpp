@@ -14,6 +14,7 @@
 // interval earlier or later stays inside.
 #pragma once
 
+#include <istream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,8 @@ struct Csv {
 // reference: `nan` there would make a tube of NaN that nothing fails).
 // nullopt and `error` (with the line) when it is not.
 std::optional<Csv> readCsv(const std::string& path, std::string& error, bool finite = false);
+// The same from a stream; `path` names it in `error`.
+std::optional<Csv> readCsv(std::istream& in, const std::string& path, std::string& error, bool finite = false);
 
 struct Tolerances {
   double rel = 1e-3;   // of the signal's largest magnitude in the reference

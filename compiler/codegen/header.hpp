@@ -17,9 +17,11 @@ namespace capstan::codegen {
 std::filesystem::path styleFile(const std::filesystem::path& templateDir);
 
 // The header text of `ir` rendered with `templateDir`'s model.hpp.j2 and
-// laid out with styleFile(templateDir). Returns false and sets `error` (the
-// renderer's or the formatter's message) on failure.
-bool emitHeader(const ir::Model& ir, const std::filesystem::path& templateDir, std::string& header,
-                std::string& error);
+// laid out with styleFile(templateDir). The functions' code blocks move into
+// the header (most of a large one): afterwards each block of `ir` holds a
+// placeholder, so a caller that wants the IR whole (`compile --ir`) writes it
+// first. Returns false and sets `error` (the renderer's or the formatter's
+// message) on failure.
+bool emitHeader(ir::Model& ir, const std::filesystem::path& templateDir, std::string& header, std::string& error);
 
 }  // namespace capstan::codegen

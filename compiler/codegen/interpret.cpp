@@ -432,8 +432,7 @@ InterpretedModel::InterpretedModel(Interpreter& interpreter)
       lastCables_(static_cast<std::size_t>(ncables)) {}
 
 template <class Evaluate>
-bool InterpretedModel::solvingCables(double t, Evaluate&& evaluate) const {
-  lastTime_ = t;
+bool InterpretedModel::solvingCables(Evaluate&& evaluate) const {
   failedCable_ = -1;
   try {
     evaluate();
@@ -446,12 +445,12 @@ bool InterpretedModel::solvingCables(double t, Evaluate&& evaluate) const {
 }
 
 void InterpretedModel::forwardDynamics(double t, const Q& q, const U& u, U& udot) const {
-  if (!solvingCables(t, [&] { udot = interp_.forwardDynamics(t, q, u); }))
+  if (!solvingCables([&] { udot = interp_.forwardDynamics(t, q, u); }))
     udot = Eigen::VectorXd::Constant(nu, std::numeric_limits<double>::quiet_NaN());
 }
 
 void InterpretedModel::forwardDynamics(double t, const Q& q, const U& u, const ExternalForces& fext, U& udot) const {
-  if (!solvingCables(t, [&] { udot = interp_.forwardDynamics(t, q, u, fext); }))
+  if (!solvingCables([&] { udot = interp_.forwardDynamics(t, q, u, fext); }))
     udot = Eigen::VectorXd::Constant(nu, std::numeric_limits<double>::quiet_NaN());
 }
 
@@ -505,7 +504,7 @@ int InterpretedModel::gimbalLock(const Q& q, const U& u, double& pitch) const {
 
 int InterpretedModel::updateCables(double t, const Q& q, const U& u, ExternalForces& fext) const {
   fext.clear();
-  solvingCables(t, [&] { lastCables_ = interp_.cables(t, q, u); });
+  solvingCables([&] { lastCables_ = interp_.cables(t, q, u); });
   return failedCable_;
 }
 

@@ -245,7 +245,6 @@ class InterpretedModel {
   double kineticEnergy(const Q& q, const U& u) const { return interp_.kineticEnergy(q, u); }
   double potentialEnergy(const Q& q) const { return interp_.potentialEnergy(q); }
   void outputValues(double t, const Q& q, const U& u, OutputValues& values) const {
-    lastTime_ = t;
     values = interp_.outputs(t, q, u);
   }
   // A runtime parameter element by its model name (Interpreter::setParameter).
@@ -266,9 +265,6 @@ class InterpretedModel {
   void cableForces(int c, double t, const Q& q, const U& u, ExternalForces& fext) const;
   int cableFailure() const { return failedCable_; }
   std::string cableFailureMessage(double) const { return cableFailure_; }
-  // The time of the last evaluation at a time (forwardDynamics, outputs,
-  // cables): where an external function that threw was called.
-  double lastTime() const { return lastTime_; }
   void constraintPositionErrors(const Q& q, PositionErrors& e) const { e = rows(q).positionErrors; }
   void constraintVelocityErrors(const Q& q, const U& u, ConstraintVector& e) const {
     e = interp_.constraintRows(q, u).velocityErrors;
@@ -282,16 +278,15 @@ class InterpretedModel {
   capstan::ConstraintRows<double> rows(const Q& q) const {
     return interp_.constraintRows(q, Eigen::VectorXd::Zero(interp_.nu()));
   }
-  // Runs `evaluate`, an evaluation at t that may solve the cables' paths:
+  // Runs `evaluate`, an evaluation that may solve the cables' paths:
   // a path that is lost is recorded (cableFailure()) as the generated
   // class does, and the result is false.
   template <class Evaluate>
-  bool solvingCables(double t, Evaluate&& evaluate) const;
+  bool solvingCables(Evaluate&& evaluate) const;
   Interpreter& interp_;
   mutable std::vector<CableEvaluation> lastCables_;
   mutable int failedCable_ = -1;
   mutable std::string cableFailure_;
-  mutable double lastTime_ = 0.0;
 };
 
 // The force laws and outputs that code generation cannot translate, each at

@@ -122,9 +122,15 @@ class Tracer {
     // The function builders write JSON; reading it into the structs checks
     // that every key is one the IR declares (codegen/ir.hpp). Each function
     // is laid out for a reader after Derived's renames of its text.
+    // One function's text at a time is in both forms (the functions of a
+    // 300-link chain hold 170 MB of it).
     ir.derived = derived_.finish(functions).get<std::vector<ir::Derived>>();
-    for (json& f : functions) FunctionBuilder::layOut(f);
-    ir.functions = functions.get<std::vector<ir::Function>>();
+    ir.functions.reserve(functions.size());
+    for (json& f : functions) {
+      FunctionBuilder::layOut(f);
+      ir.functions.push_back(f.get<ir::Function>());
+      f = nullptr;
+    }
     ir::summarize(ir);
     return ir;
   }

@@ -160,20 +160,12 @@ int simulate(Model& model, int argc, char** argv) {
   if (request->progress) std::fprintf(stderr, "\n");
   if (request->stats && !result.status.statistics.empty())
     std::cerr << capstan::sim::statisticsText(run.loop.integrator, result.status);
+  // Where capstan looks for the force law that was not finite or the call
+  // that threw (as eval's state file), and then says what it found; an
+  // exception it cannot locate, it reports with the driver's words.
+  if (result.thrown && capstan::sim::writeFaultFile(request->faultFile, result)) return capstan::sim::exitStatus(result);
   std::cerr << capstan::sim::report(result, output);
-  // Where capstan looks for the force law that was not finite (as eval's
-  // state file).
-  const bool failedInStep = !result.status.ok && result.status.signal == 0 && result.stopped.empty();
-  if (failedInStep && result.nonFinite && !request->faultFile.empty()) {
-    if (std::FILE* f = std::fopen(request->faultFile.c_str(), "w")) {
-      std::fprintf(f, "time %.17g\nq", result.nonFinite->t);
-      for (double v : result.nonFinite->q) std::fprintf(f, " %.17g", v);
-      std::fprintf(f, "\nu");
-      for (double v : result.nonFinite->u) std::fprintf(f, " %.17g", v);
-      std::fprintf(f, "\n");
-      std::fclose(f);
-    }
-  }
+  capstan::sim::writeFaultFile(request->faultFile, result);
   return capstan::sim::exitStatus(result);
 }
 

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer parser target with clang++ (ASan + UBSan) in its own
-# build directory and fuzzes it for a bounded time. Exit status is non-zero
+# Builds the libFuzzer targets with clang++ (ASan + UBSan) in their own
+# build directory and fuzzes them for a bounded time: the parser for two
+# thirds of it, STATE.json and reference CSVs (files_fuzz) for the rest.
+# Exit status is non-zero
 # on any crash, sanitizer report, leak, timeout or out-of-memory; the input
 # that caused it is left in $BUILD/fuzz-artifacts/.
 #
-#   tests/fuzz/run.sh [SECONDS]      # default 60 (the parser), then the URDF importer
-#                                    # for CAPSTAN_IMPORT_FUZZ_SECONDS (default 15)
+#   tests/fuzz/run.sh [SECONDS]      # default 60: the parser and the STATE.json/CSV readers together,
+#                                    # then the URDF importer for CAPSTAN_IMPORT_FUZZ_SECONDS (default 15)
 #   env: CAPSTAN_FUZZ_BUILD_DIR (default build-fuzz), CAPSTAN_FUZZ_JOBS (default 1)
 #   To reproduce a crash: $BUILD/tests/fuzz/parse_fuzz $BUILD/fuzz-artifacts/crash-...
+#   (files_fuzz: $BUILD/fuzz-artifacts/files/crash-...)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -18,7 +21,7 @@ jobs="${CAPSTAN_FUZZ_JOBS:-1}"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCAPSTAN_BUILD_FUZZ=ON >/dev/null
-ninja -C "$build" parse_fuzz import_fuzz
+ninja -C "$build" parse_fuzz files_fuzz import_fuzz
 
 # The working corpus grows across runs; the seeds are the repository's .cap
 # files and the hand-made inputs in tests/fuzz/corpus/.
@@ -30,15 +33,37 @@ while IFS= read -r -d '' f; do
 done < <(find "$root/examples" "$root/stdlib" "$root/tests/errors" "$root/tests/fuzz/corpus" \
               -type f \( -name '*.cap' -o -path '*/tests/fuzz/corpus/*' \) -print0 2>/dev/null)
 
+# files_fuzz's inputs: a first byte (even: STATE.json, odd: a CSV), then
+# the file. Seeds: the golden tests' states, the examples' references and
+# tests/fuzz/files_corpus/.
+files_corpus="$build/fuzz-corpus-files"
+mkdir -p "$files_corpus" "$artifacts/files"
+sed -n 's|^// STATE: ||p' "$root"/tests/errors/*/*.cap | while IFS= read -r line; do
+  printf '0%s' "$line" > "$files_corpus/seed-$(printf '%s' "$line" | md5sum | cut -c1-16).in"
+done
+while IFS= read -r -d '' f; do
+  { printf '1'; head -c 4000 "$f"; } > "$files_corpus/seed-$(printf '%s' "$f" | md5sum | cut -c1-16).in"
+done < <(find "$root/examples" -name '*.ref.csv' -print0)
+cp "$root"/tests/fuzz/files_corpus/* "$files_corpus/"
+
 status=0
 "$build/tests/fuzz/parse_fuzz" "$corpus" \
   -dict="$root/tests/fuzz/cap.dict" \
-  -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -max_len=16384 \
+  -max_total_time="$((seconds - seconds / 3))" -timeout=5 -rss_limit_mb=2048 -max_len=16384 \
   $([ "$jobs" -gt 1 ] && echo "-jobs=$jobs -workers=$jobs") \
   -artifact_prefix="$artifacts/" -print_final_stats=1 || status=$?
 if [ "$status" -ne 0 ]; then
   echo "parse_fuzz failed (exit $status); inputs in $artifacts/" >&2
   ls -l "$artifacts" >&2 || true
+  exit "$status"
+fi
+"$build/tests/fuzz/files_fuzz" "$files_corpus" \
+  -max_total_time="$((seconds / 3 > 0 ? seconds / 3 : 1))" -timeout=5 -rss_limit_mb=2048 -max_len=16384 \
+  $([ "$jobs" -gt 1 ] && echo "-jobs=$jobs -workers=$jobs") \
+  -artifact_prefix="$artifacts/files/" -print_final_stats=1 || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "files_fuzz failed (exit $status); inputs in $artifacts/files/" >&2
+  ls -l "$artifacts/files" >&2 || true
 fi
 
 # The URDF importer, seeded with the repository's robots and error cases.

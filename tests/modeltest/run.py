@@ -123,6 +123,49 @@ def shifted(capstan, d):
             raise Failed(f"index.html does not mention {needle}")
 
 
+def plot_limit(capstan, d):
+    """A plot that does not fit (a file size limit, as a full disk) is never
+    left half written: plots are written aside and renamed when whole, and
+    the report says why the plot is missing. The reference is sampled finely
+    (2,001 rows) so that the plot is the largest file the run writes."""
+    blessed(capstan, d)
+    header, rows = read_csv(d / "Falling.ref.csv")
+    u = header.index("slider.u[1]")
+    fine = []
+    for k in range(2001):  # linear interpolation of the reference, every 0.0005 s
+        t = k * (rows[-1][0] - rows[0][0]) / 2000
+        i = min(int(t / (rows[1][0] - rows[0][0])), len(rows) - 2)
+        a, b = rows[i], rows[i + 1]
+        w = (t - a[0]) / (b[0] - a[0])
+        fine.append([t] + [x + w * (y - x) for x, y in zip(a[1:], b[1:])])
+        if t >= 0.7:
+            fine[-1][u] += 0.01
+    write_csv(d / "Falling.ref.csv", header, fine)
+    capstan_test(capstan, d, "falling.cap", status=1)
+    report = d / "capstan-test-report"
+    svg = report / "Falling" / "slider.u_1_.svg"
+    largest_other = max(f.stat().st_size for f in report.rglob("*") if f.is_file() and f != svg)
+    if svg.stat().st_size <= largest_other + 1024:
+        raise Failed(f"the plot ({svg.stat().st_size} bytes) must be the largest file (others up to {largest_other})")
+    limit = (largest_other + svg.stat().st_size) // 2
+
+    def limited():
+        import resource
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    proc = subprocess.run([capstan, "test", "falling.cap"], cwd=d, capture_output=True, text=True, timeout=600,
+                          preexec_fn=limited)
+    print(f"$ capstan test falling.cap  (file size limit {limit}, exit {proc.returncode})\n{proc.stdout}{proc.stderr}")
+    if proc.returncode != 1 or "its plot cannot be written: File too large" not in proc.stdout:
+        raise Failed("the report must say that the plot cannot be written, and why")
+    left = sorted(str(f.relative_to(report)) for f in report.rglob("*.svg*"))
+    if left:
+        raise Failed(f"a plot that does not fit leaves nothing behind; found {left}")
+    if "slider.u_1_.svg" in (report / "index.html").read_text():
+        raise Failed("index.html links a plot that was not written")
+
+
 def parameter(capstan, d):
     blessed(capstan, d)
     model = d / "falling.cap"
@@ -296,8 +339,8 @@ def interrupt(capstan, d):
         raise Failed("the result does not end on a whole row")
 
 
-CASES = {f.__name__: f for f in (missing, update, shifted, parameter, grid, failures, long_name, junit, annotation,
-                                  interrupt)}
+CASES = {f.__name__: f for f in (missing, update, shifted, plot_limit, parameter, grid, failures, long_name, junit,
+                                  annotation, interrupt)}
 
 
 def main():

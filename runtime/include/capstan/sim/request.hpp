@@ -29,7 +29,7 @@ struct SimulateRequest {
   std::string output = "-";   // the CSV's path; `-`: standard output
   bool progress = false;      // a progress bar on stderr
   bool stats = false;         // the integrator's statistics on stderr after the run
-  std::string faultFile;      // where a failed run writes its first non-finite state (as `eval`'s state file)
+  std::string faultFile;      // where a failed run leaves the state capstan locates its fault at (simulate.hpp, writeFaultFile)
   std::vector<std::pair<std::string, double>> settings;  // runtime parameter elements: (name, value)
 };
 

@@ -22,6 +22,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <exception>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
@@ -57,14 +60,31 @@ struct FaultState {
   std::vector<double> q, u;
 };
 
+// An exception out of the model's code (an external C++ function that
+// threw) ends the run: the state the model was evaluated at, and what was
+// thrown. A caller that can evaluate the model again at that state (capstan,
+// with its interpreter) finds the call that threw.
+struct Thrown {
+  FaultState state;
+  std::string what;                // the exception's what(), if it is a std::exception
+  std::exception_ptr exception;   // rethrow it to look at its type
+};
+
 struct Result {
   LoopStatus status;                    // the integrator's: ok, message, time, signal, statistics
   std::string stopped;                  // why the model stopped the run, if it did
   std::optional<FaultState> nonFinite;  // the first non-finite udot's state, if any
+  std::optional<Thrown> thrown;         // the exception that ended the run, if one did
   long rows = 0;                        // data rows written
   std::string writeError;               // the system's reason, if writing the rows failed
-  bool ok() const { return status.ok && stopped.empty() && writeError.empty(); }
+  bool ok() const { return status.ok && stopped.empty() && !thrown && writeError.empty(); }
 };
+
+// The state (t, q, u) as a FaultState.
+template <class Q, class U>
+FaultState faultState(double t, const Q& q, const U& u) {
+  return FaultState{t, {q.data(), q.data() + q.size()}, {u.data(), u.data() + u.size()}};
+}
 
 // Each constraint's rows, as the constraint solver takes them (enable and
 // disable by index), from the model's constraintInfo.
@@ -125,20 +145,25 @@ class System {
       if (const int k = model_.gimbalLock(q, u, pitch); k >= 0)
         return refuse(t, gimbalLockMessage(model_.bushingNames[std::size_t(k)], pitch, t), ud);
     }
-    if constexpr (HasConstraints<M>) {
-      if (solver_) {
-        solver_->accelerations(t, q, u, ud, lambda_);
+    try {
+      if constexpr (HasConstraints<M>) {
+        if (solver_) {
+          solver_->accelerations(t, q, u, ud, lambda_);
+        } else {
+          model_.forwardDynamics(t, q, u, ud);
+        }
       } else {
         model_.forwardDynamics(t, q, u, ud);
       }
-    } else {
-      model_.forwardDynamics(t, q, u, ud);
+    } catch (...) {
+      threwAt_ = faultState(t, q, u);  // simulate() makes it the Result's `thrown`
+      throw;
     }
     if constexpr (HasCables<M>) {
       if (int(model_.ncables) > 0 && model_.cableFailure() >= 0)
         return refuse(t, std::string(model_.cableFailureMessage(t)), ud);
     }
-    if (!nonFinite_ && !ud.allFinite()) nonFinite_ = FaultState{t, {q.data(), q.data() + q.size()}, {u.data(), u.data() + u.size()}};
+    if (!nonFinite_ && !ud.allFinite()) nonFinite_ = faultState(t, q, u);
   }
   // After each step: quaternions normalized and, for a constrained model
   // unless Baumgarte stabilizes instead, q and u projected onto the constraints.
@@ -173,6 +198,8 @@ class System {
   }
 
   const std::optional<FaultState>& nonFinite() const { return nonFinite_; }
+  // The state of the evaluation that threw, if one did.
+  const std::optional<FaultState>& threwAt() const { return threwAt_; }
   // From now, at most `seconds` of wall-clock time (> 0).
   void limitWallClock(double seconds) {
     limit_ = seconds;
@@ -240,7 +267,7 @@ class System {
   typename Constrained<M>::Lambda lambda_{};
   bool projecting_ = true;
   double lastTime_ = 0.0;
-  std::optional<FaultState> nonFinite_;
+  std::optional<FaultState> nonFinite_, threwAt_;
   std::optional<Refusal> refused_;
   long refusals_ = 0, refusalsAtRow_ = 0;
   double limit_ = 0.0;
@@ -281,10 +308,18 @@ Result simulate(const M& model, typename M::Q q, typename M::U u, const Request&
   Result result;
   columnNames(model, request.columns, [&](std::string_view name, std::string_view) { out.text(name); });
   out.endRow(false);
+  std::optional<FaultState> rowThrewAt;  // the row whose outputs threw, if one did
   const auto record = [&](double t, const auto& x) {
     const typename M::Q qs = x.head(int(model.nq));
     const typename M::U us = x.segment(int(model.nq), int(model.nu));
-    columnValues(Sample<M>{model, t, qs, us}, request.columns, [&](double v) { out.number(v); });
+    try {
+      columnValues(Sample<M>{model, t, qs, us}, request.columns, [&](double v) { out.number(v); });
+    } catch (const ModelStopped&) {
+      throw;
+    } catch (...) {
+      rowThrewAt = faultState(t, qs, us);  // the row stays unfinished: never written
+      throw;
+    }
     out.endRow();
   };
   result.stopped = unresolvablePosition(model, q, request.loop.tolerance);
@@ -305,8 +340,22 @@ Result simulate(const M& model, typename M::Q q, typename M::U u, const Request&
         result.stopped = r->message;
     } catch (const ModelStopped& e) {
       result.stopped = e.message;
+    } catch (...) {
+      // Thrown by the model's code at a state we know: the run ends there,
+      // its rows kept. Anything else is not the model's: it propagates.
+      const std::optional<FaultState>& at = rowThrewAt ? rowThrewAt : system.threwAt();
+      if (!at) throw;
+      result.thrown = Thrown{*at, {}, std::current_exception()};
+      try {
+        throw;
+      } catch (const std::exception& e) {
+        result.thrown->what = e.what();
+      } catch (...) {
+        result.thrown->what = "an exception that is no std::exception";
+      }
+      result.status.time = at->t;
     }
-    if (result.stopped.empty()) result.nonFinite = system.nonFinite();
+    if (result.stopped.empty() && !result.thrown) result.nonFinite = system.nonFinite();
   };
   bool exact = false;
   if constexpr (HasDerivatives<M>) {
@@ -336,6 +385,15 @@ Result simulate(const M& model, const Request& request, RowWriter& out, Progress
   return simulate(model, std::move(q), std::move(u), request, out, std::forward<Progress>(progress));
 }
 
+// What capstan says of an exception out of the model that it cannot place
+// at a call in the model.
+inline std::string thrownReport(double time, std::string_view what, long rows) {
+  char t[32];
+  std::snprintf(t, sizeof t, "%.17g", time);
+  return "capstan: error: a C++ function that the model calls threw an exception at t = " + std::string(t) + ": " +
+         std::string(what) + "; " + rowCount(rows) + " written\n";
+}
+
 // What `capstan simulate` says of a run on stderr (empty for a completed
 // one), e.g. `capstan: interrupted at t = 7.13; 71,332 rows written`;
 // `output` names the CSV in a write error.
@@ -348,8 +406,65 @@ inline std::string report(const Result& r, std::string_view output) {
     return "capstan: error: cannot write `" + std::string(output) + "`: " + r.writeError + "; " + rowCount(r.rows) +
            " written\n";
   if (!r.stopped.empty()) return "capstan: error: " + r.stopped + "; " + rowCount(r.rows) + " written\n";
+  if (r.thrown) return thrownReport(r.thrown->state.t, r.thrown->what, r.rows);
   if (!r.status.ok) return "capstan: error: " + r.status.message + "\n";
   return {};
+}
+
+// The fault file (the driver's request's faultFile): how a driver program
+// hands capstan the state where its run failed -- the first non-finite
+// udot, or the evaluation that threw -- for capstan's interpreter to find
+// the force law or the call at that state, at its line in the model:
+//
+//   nonfinite|threw
+//   time T
+//   q q1 q2 ...
+//   u u1 u2 ...
+//   rows N
+//   what TEXT...           (threw: the exception's what(), to the end of the file)
+struct FaultReport {
+  FaultState state;
+  std::optional<std::string> thrown;  // the exception's what(), if the model threw
+  long rows = 0;                      // the data rows written before it
+};
+
+// Writes the Result's fault, if it has one a caller can locate; false if
+// it has none or the file cannot be written.
+inline bool writeFaultFile(const std::string& path, const Result& r) {
+  const bool failedInStep = !r.status.ok && r.status.signal == 0 && r.stopped.empty() && !r.thrown;
+  const FaultState* s = r.thrown ? &r.thrown->state : failedInStep && r.nonFinite ? &*r.nonFinite : nullptr;
+  if (!s || path.empty()) return false;
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return false;
+  std::fprintf(f, "%s\ntime %.17g\nq", r.thrown ? "threw" : "nonfinite", s->t);
+  for (double v : s->q) std::fprintf(f, " %.17g", v);
+  std::fprintf(f, "\nu");
+  for (double v : s->u) std::fprintf(f, " %.17g", v);
+  std::fprintf(f, "\nrows %ld\n", r.rows);
+  if (r.thrown) std::fprintf(f, "what %s", r.thrown->what.c_str());
+  return std::fclose(f) == 0;
+}
+
+// Reads a fault file of a model with nq coordinates and nu speeds;
+// nullopt if there is none or it is not whole.
+inline std::optional<FaultReport> readFaultFile(const std::string& path, std::size_t nq, std::size_t nu) {
+  std::ifstream in(path);
+  FaultReport r;
+  r.state.q.resize(nq);
+  r.state.u.resize(nu);
+  std::string kind, word;
+  in >> kind >> word >> r.state.t >> word;
+  for (double& v : r.state.q) in >> v;
+  in >> word;
+  for (double& v : r.state.u) in >> v;
+  in >> word >> r.rows;
+  if (!in || (kind != "threw" && kind != "nonfinite")) return std::nullopt;
+  if (kind == "threw") {
+    in >> word;
+    in.get();  // the space after `what`
+    r.thrown = std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return r;
 }
 
 // 0 for a completed run, 128 + the signal for an interrupted one, else 1.
