@@ -31,6 +31,7 @@
 #include "codegen/flat_eval.hpp"
 #include "codegen/interpret.hpp"
 #include "codegen/render.hpp"
+#include "sema/classes.hpp"
 
 namespace capstan::cli {
 namespace fs = std::filesystem;
@@ -124,19 +125,45 @@ void readState(const Options& opts, const codegen::ModelLayout& layout, Eigen::V
       time = finiteNumber(value, "time");
     } else if (key == "q" || key == "u") {
       if (!value.is_object()) fail(syntax::DiagKind::StateEntryNotObject, key, "joint names to arrays");
+      std::vector<std::string> given;
       for (const auto& [joint, arr] : value.items()) {
         const codegen::JointLayout* j = nullptr;
-        for (const auto& jl : layout.joints)
+        std::vector<std::string> names;
+        for (const auto& jl : layout.joints) {
           if (jl.name == joint) j = &jl;
-        if (!j) fail(syntax::DiagKind::StateUnknownJoint, key, joint);
+          names.push_back(jl.name);
+        }
+        if (!j) fail(syntax::DiagKind::StateUnknownJoint, key, joint, sema::didYouMean(joint, names));
         const int n = key == "q" ? j->nq() : j->nu();
-        const json items = arr.is_array() ? arr : json::array({arr});
+        if (!arr.is_array()) {
+          const std::string what = n == 1 ? (key == "q" ? "1 coordinate" : "1 speed")
+                                          : std::to_string(n) + (key == "q" ? " coordinates" : " speeds");
+          std::string example = arr.is_number() ? arr.dump() : "0";
+          for (int k = 1; k < n; ++k) example += ", 0";
+          fail(syntax::DiagKind::StateNotArray, key + "." + joint, arr.is_number() ? "a number" : "a " + std::string(arr.type_name()),
+               joint, what, "[" + example + "]");
+        }
+        given.push_back(joint);
+        const json& items = arr;
         if (static_cast<int>(items.size()) != n)
           fail(syntax::DiagKind::StateLength, key + "." + joint, items.size(), "joint", joint, n);
         for (int k = 0; k < n; ++k) {
           const double x = finiteNumber(items[static_cast<std::size_t>(k)], key + "." + joint + "[" + std::to_string(k + 1) + "]");
           (key == "q" ? q[j->qIndex() + k] : u[j->uIndex() + k]) = x;
         }
+      }
+      // Joints left out start where the model starts them: said once
+      // (the file is read twice, the second time with `fext`).
+      std::vector<std::string> left;
+      for (const auto& jl : layout.joints)
+        if (std::find(given.begin(), given.end(), jl.name) == given.end()) left.push_back("`" + jl.name + "`");
+      if (fext && !left.empty()) {
+        std::string list = left.size() == 1 ? "joint " : "joints ";
+        for (std::size_t k = 0; k < left.size(); ++k)
+          list += (k == 0 ? "" : k + 1 == left.size() ? " and " : ", ") + left[k];
+        const std::string start = key == "q" ? "`q0`" : "`u0`";
+        warn(syntax::DiagKind::StateJointsLeftOut, key, list,
+             (left.size() == 1 ? "it starts from its " : "they start from their ") + start);
       }
     } else if (key == "parameters") {
       if (!value.is_object()) fail(syntax::DiagKind::StateEntryNotObject, key, "names to values");
