@@ -38,7 +38,7 @@ include_guard(GLOBAL)
 
 function(_capstan_warn_unoptimized)
   # -O0 against -O2 (docs/embedding.md, "Build type", says how it was measured).
-  set(factor 0)
+  set(factor 15)
   get_property(generator_is_multi_config GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
   get_property(warned GLOBAL PROPERTY _CAPSTAN_WARNED_BUILD_TYPE)
   if(generator_is_multi_config OR warned)

@@ -20,17 +20,19 @@ foreach(generator "Unix Makefiles" "Ninja")
   endif()
   run("configure (${generator})" "${CMAKE_COMMAND}" -S "${src}" -B "${b}" -G "${generator}" ${extra}
       "-DCMAKE_PREFIX_PATH=${prefix}" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
-  string(REGEX MATCHALL "this build has no CMAKE_BUILD_TYPE" warnings "${output}")
+  string(REGEX MATCHALL "capstan_add_model\\(\\): this build" warnings "${output}")
   list(LENGTH warnings n)
-  if(NOT n EQUAL 1 OR NOT output MATCHES "times slower unoptimized than with -O2")
+  # (CMake wraps the warning's lines.)
+  if(NOT n EQUAL 1 OR NOT output MATCHES "run[ \n]+about[ \n]+[1-9][0-9]*[ \n]+times[ \n]+slower")
     message(FATAL_ERROR "${NAME}: ${generator}: ${n} build-type warnings (one wanted, with its cost):\n${output}")
   endif()
   run("build (${generator})" "${CMAKE_COMMAND}" --build "${b}" --target spring)
   run("spring (${generator})" "${b}/spring")
   message("${generator}: ${output}")
-  # A touched model regenerates the header (the model is in the depfile and in DEPENDS).
+  # A touched model regenerates the header (the model is in the depfile and
+  # in DEPENDS); the generation step alone, to spare a second C++ build.
   file(TOUCH "${src}/stiff_spring.cap")
-  run("rebuild (${generator})" "${CMAKE_COMMAND}" --build "${b}" --target spring)
+  run("regenerate (${generator})" "${CMAKE_COMMAND}" --build "${b}" --target spring_model_generate)
   if(NOT output MATCHES "Generating generated/headers/StiffSpring.hpp from stiff_spring.cap")
     message(FATAL_ERROR "${NAME}: ${generator}: touching the model did not regenerate the header:\n${output}")
   endif()
