@@ -30,7 +30,33 @@
 # headers in their IncludeDirectory), so a change to any of them, or to the
 # capstan program, regenerates it, and nothing else does. A new file in a
 # library folder is not seen until one of those changes.
+#
+# Generated code is meant to be optimized: the first capstan_add_model() of
+# a build whose CMAKE_BUILD_TYPE is empty (CMake's default) or Debug warns
+# once, with what that costs (docs/embedding.md, "Build type").
 include_guard(GLOBAL)
+
+function(_capstan_warn_unoptimized)
+  # -O0 against -O2 (docs/embedding.md, "Build type", says how it was measured).
+  set(factor 15)
+  get_property(generator_is_multi_config GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
+  get_property(warned GLOBAL PROPERTY _CAPSTAN_WARNED_BUILD_TYPE)
+  if(generator_is_multi_config OR warned)
+    return()
+  endif()
+  string(TOUPPER "${CMAKE_BUILD_TYPE}" build_type)
+  if(build_type STREQUAL "" OR build_type STREQUAL "DEBUG")
+    if(build_type STREQUAL "")
+      set(what "no CMAKE_BUILD_TYPE (CMake's default: no optimization)")
+    else()
+      set(what "CMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE}")
+    endif()
+    message(WARNING "capstan_add_model(): this build has ${what}. Generated models run about "
+                    "${factor} times slower unoptimized than with -O2; configure with "
+                    "-DCMAKE_BUILD_TYPE=Release or RelWithDebInfo for simulation (docs/embedding.md, \"Build type\").")
+    set_property(GLOBAL PROPERTY _CAPSTAN_WARNED_BUILD_TYPE TRUE)
+  endif()
+endfunction()
 
 function(capstan_add_model target)
   cmake_policy(PUSH)
@@ -46,6 +72,7 @@ function(capstan_add_model target)
     message(FATAL_ERROR "capstan_add_model(${target}): Capstan::capstan and Capstan::runtime are not defined; "
                         "call find_package(Capstan CONFIG REQUIRED) first")
   endif()
+  _capstan_warn_unoptimized()
   get_filename_component(model "${arg_MODEL}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
   if(NOT EXISTS "${model}")
     message(FATAL_ERROR "capstan_add_model(${target}): no model file `${model}`")
@@ -108,6 +135,9 @@ function(capstan_add_model target)
   string(REGEX REPLACE "^.*\\." "" class "${name}")
   set(header "${outdir}/${class}.hpp")
   set(depfile "${CMAKE_CURRENT_BINARY_DIR}/capstan/${target}.d")
+  # Ninja creates the folders of a rule's outputs; Make creates none, and
+  # `capstan compile` creates only -o's. Both folders exist from here on.
+  file(MAKE_DIRECTORY "${outdir}" "${CMAKE_CURRENT_BINARY_DIR}/capstan")
   file(RELATIVE_PATH shown "${CMAKE_BINARY_DIR}" "${header}")
 
   add_custom_command(

@@ -50,11 +50,13 @@ def examples():
             m = re.search(r"\[(\w+)\]$", line)
             if m:
                 kinds.add(m.group(1))
-        # Prefer the file named after the kind.
+        # Prefer the file named after the kind, else the one that shows the
+        # fewest other kinds.
         for kind in kinds:
             named = path.stem == kind or path.stem.startswith(kind + "_")
-            if kind not in found or (named and not found[kind][4]):
-                found[kind] = (path, source, expected, fix, named)
+            if (kind not in found or (named and not found[kind][4])
+                    or (not named and not found[kind][4] and len(kinds) < found[kind][5])):
+                found[kind] = (path, source, expected, fix, named, len(kinds))
     return found
 
 
@@ -88,7 +90,7 @@ def render():
         for k in (k for k in kinds if k["phase"] == phase):
             out += [f"### {k['name']}", "", f"*{k['severity']}*: {pattern(k['format'])}", ""]
             if k["name"] in ex:
-                path, source, expected, fix, _ = ex[k["name"]]
+                path, source, expected, fix, _, _ = ex[k["name"]]
                 body = [l for l in source if not l.strip().startswith("// Fix:")]
                 while body and not body[-1].strip():
                     body.pop()

@@ -15,6 +15,7 @@
 #include "codegen/header.hpp"
 #include "codegen/render.hpp"
 #include "codegen/trace.hpp"
+#include "sema/classes.hpp"
 
 namespace capstan::cli {
 namespace fs = std::filesystem;
@@ -176,7 +177,12 @@ sema::ParameterOverride parseOverride(const std::string& option, const std::stri
     sub = name.substr(base.size() + 1, name.size() - base.size() - 2);
   }
   variable = model.findVariable(base);
-  if (variable < 0) fail(syntax::DiagKind::SettingUnknownParameter, where, base);
+  if (variable < 0) {
+    std::vector<std::string> parameters;
+    for (const sema::FlatVariable& v : model.variables)
+      if (v.kind == sema::VarKind::Parameter) parameters.push_back(v.path);
+    fail(syntax::DiagKind::SettingUnknownParameter, where, base, sema::didYouMean(base, parameters));
+  }
   const sema::FlatVariable& fv = model.variables[static_cast<std::size_t>(variable)];
   if (fv.kind != sema::VarKind::Parameter) fail(syntax::DiagKind::SettingNotAParameter, where, base);
   // A Boolean parameter also takes `true` and `false`, as the language writes them.

@@ -4,6 +4,8 @@
 
 #include <capstan/sim/simulate.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -53,6 +55,36 @@ bool assemble(const Options& opts, const Loaded& loaded, const codegen::ModelLay
     std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
     return false;
   }
+}
+
+void warnMovedStart(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
+                    const Eigen::VectorXd& q0, const Eigen::VectorXd& u0, const Eigen::VectorXd& q,
+                    const Eigen::VectorXd& u) {
+  syntax::DiagnosticEngine diags;
+  for (const codegen::JointLayout& j : layout.joints) {
+    // The start value as the model sets it: a modifier, not the built-in's
+    // default (bound in the same file as the joint's `q` is declared).
+    const auto variable = [&](const std::string& name) -> const sema::FlatVariable* {
+      const int v = loaded.flat->findVariable(j.name + "." + name);
+      return v < 0 ? nullptr : &loaded.flat->variables[static_cast<std::size_t>(v)];
+    };
+    const sema::FlatVariable* coordinate = variable("q");
+    for (const bool speeds : {false, true}) {
+      const sema::FlatVariable* start = variable(speeds ? "u0" : "q0");
+      if (!start || !coordinate || !start->binding || start->binding->range.file == coordinate->range.file) continue;
+      const int n = speeds ? j.nu() : j.nq(), at = speeds ? j.uIndex() : j.qIndex();
+      const Eigen::VectorXd& before = speeds ? u0 : q0;
+      const Eigen::VectorXd& after = speeds ? u : q;
+      for (int k = 0; k < n; ++k) {
+        const double from = before[at + k], to = after[at + k];
+        if (!(std::abs(to - from) > kMovedStartTolerance * std::max(1.0, std::abs(from)))) continue;
+        const std::vector<std::string>& names = speeds ? j.uNames : j.qNames;
+        diags.report(syntax::DiagKind::AssemblyMovedStart, start->binding->range, names.at(static_cast<std::size_t>(k)), from, to,
+                     start->path);
+      }
+    }
+  }
+  if (!diags.diagnostics().empty()) std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
 }
 
 void warnRedundantRows(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,

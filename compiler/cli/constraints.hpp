@@ -22,6 +22,15 @@ bool assemble(const Options& opts, const Loaded& loaded, const codegen::ModelLay
               codegen::Interpreter& interp, const capstan::ConstraintSettings& settings, Eigen::VectorXd& q,
               Eigen::VectorXd& u);
 
+// Warns (AssemblyMovedStart, at the modifier) for each coordinate or speed
+// whose start value the model sets (`q0`, `u0`) and the assembly moved
+// from (q0, u0) to (q, u) by more than kMovedStartTolerance (relative, or
+// absolute below 1): the run starts elsewhere than the model says.
+inline constexpr double kMovedStartTolerance = 1e-3;
+void warnMovedStart(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
+                    const Eigen::VectorXd& q0, const Eigen::VectorXd& u0, const Eigen::VectorXd& q,
+                    const Eigen::VectorXd& u);
+
 // Warns (RedundantConstraints, a note per constraint with dependent rows)
 // when the rows of G(q) are not independent: a planar loop's out-of-plane
 // rows, two constraints that repeat each other. `at` says where ("the

@@ -31,6 +31,7 @@
 #include "codegen/flat_eval.hpp"
 #include "codegen/interpret.hpp"
 #include "codegen/render.hpp"
+#include "sema/classes.hpp"
 
 namespace capstan::cli {
 namespace fs = std::filesystem;
@@ -68,16 +69,44 @@ void readState(const Options& opts, const codegen::ModelLayout& layout, Eigen::V
   if (state.time) time = *state.time;
   for (const bool isQ : {true, false}) {
     const std::string key = isQ ? "q" : "u";
+    std::vector<std::string> given;
     for (const StateFile::Entry& e : isQ ? state.q : state.u) {
       const codegen::JointLayout* j = nullptr;
-      for (const auto& jl : layout.joints)
+      std::vector<std::string> names;
+      for (const auto& jl : layout.joints) {
         if (jl.name == e.name) j = &jl;
-      if (!j) fail(syntax::DiagKind::StateUnknownJoint, key, e.name);
+        names.push_back(jl.name);
+      }
+      if (!j) fail(syntax::DiagKind::StateUnknownJoint, key, e.name, sema::didYouMean(e.name, names));
       const int n = isQ ? j->nq() : j->nu();
+      if (!e.array) {
+        const std::string what = n == 1 ? (isQ ? "1 coordinate" : "1 speed")
+                                        : std::to_string(n) + (isQ ? " coordinates" : " speeds");
+        char first[32];
+        std::snprintf(first, sizeof first, "%.17g", e.values.at(0));
+        std::string example = first;
+        for (int k = 1; k < n; ++k) example += ", 0";
+        fail(syntax::DiagKind::StateNotArray, key + "." + e.name, "a number", e.name, what, "[" + example + "]");
+      }
+      given.push_back(e.name);
       if (static_cast<int>(e.values.size()) != n)
         fail(syntax::DiagKind::StateLength, key + "." + e.name, e.values.size(), "joint", e.name, n);
       for (int k = 0; k < n; ++k)
         (isQ ? q[j->qIndex() + k] : u[j->uIndex() + k]) = e.values[static_cast<std::size_t>(k)];
+    }
+    // Joints left out start where the model starts them: said once (the
+    // file is read twice, the second time with `fext`), and not for a file
+    // that gives no joint at all.
+    std::vector<std::string> left;
+    for (const auto& jl : layout.joints)
+      if (std::find(given.begin(), given.end(), jl.name) == given.end()) left.push_back("`" + jl.name + "`");
+    if (fext && !given.empty() && !left.empty()) {
+      std::string list = left.size() == 1 ? "joint " : "joints ";
+      for (std::size_t k = 0; k < left.size(); ++k)
+        list += (k == 0 ? "" : k + 1 == left.size() ? " and " : ", ") + left[k];
+      const std::string start = isQ ? "`q0`" : "`u0`";
+      warn(syntax::DiagKind::StateJointsLeftOut, key, list,
+           (left.size() == 1 ? "it starts from its " : "they start from their ") + start);
     }
   }
   for (const StateFile::Entry& e : state.parameters) {
@@ -100,15 +129,8 @@ void readState(const Options& opts, const codegen::ModelLayout& layout, Eigen::V
     for (int d : shape) count *= static_cast<std::size_t>(d);
     if (e.values.size() != count) fail(syntax::DiagKind::StateLength, where, e.values.size(), "parameter", name, count);
     for (std::size_t k = 0; k < count; ++k) {
-      std::string subscripts;
-      std::size_t rest = k;
-      for (std::size_t d = shape.size(); d-- > 0;) {
-        const auto extent = static_cast<std::size_t>(shape[d]);
-        subscripts = std::to_string(rest % extent + 1) + (subscripts.empty() ? "" : ",") + subscripts;
-        rest /= extent;
-      }
       std::snprintf(b, sizeof b, "%.17g", e.values[k]);
-      settings.push_back(name + "[" + subscripts + "]=" + b);
+      settings.push_back(layout.parameters[static_cast<std::size_t>(p)].elementName(k) + "=" + b);
     }
   }
   if (state.externalForces) {

@@ -49,8 +49,12 @@ void locateThrown(const Options& opts, const Loaded& loaded, codegen::Interprete
                   const capstan::sim::FaultState& fault, const std::string& what, const RowsKept& kept);
 
 // After a run that failed in a step: the force law that made udot not
-// finite, located in the model, from the first such state.
+// finite, located in the model, from the first such state. Where no force
+// law is at fault the integration itself diverged: NoteNonFiniteStep then
+// compares the step `dt` of `integrator` with the fastest mode of the
+// linearized dynamics at the start state (q0, u0), where it can be
+// estimated, and says what to change.
 void locateNonFinite(const Options& opts, const Loaded& loaded, codegen::Interpreter& interp,
-                     const capstan::sim::FaultState& fault);
+                     const capstan::sim::FaultState& fault, capstan::sim::Integrator integrator, double dt);
 
 }  // namespace capstan::cli

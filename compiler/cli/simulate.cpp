@@ -132,6 +132,47 @@ std::string externalNames(const Loaded& loaded) {
   return names;
 }
 
+// Warns (WrapNotTouching, at the Wrap's `near`, or its declaration) for each
+// wrap surface a cable does not touch at the start state (q, u): the
+// path may be meant to lie on it, and a `near` point on the wrong side, or
+// none, has put it in the air (then the wrap does nothing until the
+// bodies move the surface into the cable).
+void warnWrapsNotTouching(const Options& opts, const Loaded& loaded, codegen::Interpreter& interp,
+                          const Eigen::VectorXd& q, const Eigen::VectorXd& u) {
+  const codegen::ModelLayout& layout = interp.layout();
+  if (layout.cables.empty()) return;
+  std::vector<codegen::CableEvaluation> cables;
+  try {
+    cables = interp.cables(0.0, q, u);
+  } catch (const codegen::CableFailed&) {
+    return;  // the run says why, at its first step
+  }
+  syntax::DiagnosticEngine diags;
+  for (std::size_t c = 0; c < layout.cables.size(); ++c) {
+    const codegen::CableLayout& cable = layout.cables[c];
+    for (std::size_t i = 0; i < cable.obstacles.size(); ++i) {
+      const codegen::CableObstacleLayout& o = cable.obstacles[i];
+      const capstan::cable::ObstacleState& state = cables[c].path.obstacles.at(i);
+      if (o.kind != codegen::CableObstacleKind::Surface || state.active) continue;
+      const sema::FlatComponent& wrap = loaded.flat->components.at(static_cast<std::size_t>(o.component));
+      syntax::SourceRange at = wrap.range;
+      std::string hint = " (the wrap has no `near` point)";
+      if (const auto near = wrap.parameters.find("near"); near != wrap.parameters.end()) {
+        const sema::FlatVariable& v = loaded.flat->variables.at(static_cast<std::size_t>(near->second));
+        bool given = false;
+        if (v.value)
+          for (const double x : v.value->numbers) given = given || x != 0.0;
+        if (given) {
+          at = v.binding ? v.binding->range : v.range;
+          hint = "";
+        }
+      }
+      diags.report(syntax::DiagKind::WrapNotTouching, at, cable.name, o.name, state.separation, hint);
+    }
+  }
+  if (!diags.diagnostics().empty()) std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
+}
+
 bool failedInStep(const capstan::sim::Result& r) {
   return !r.status.ok && r.status.signal == 0 && r.stopped.empty() && !r.thrown && r.writeError.empty();
 }
@@ -146,9 +187,12 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
   Eigen::VectorXd q, u;
   interp.initialState(q, u);
   if (layout.constraintRows > 0) {
+    const Eigen::VectorXd q0 = q, u0 = u;
     if (!assemble(opts, loaded, layout, interp, constraintSettings(opts), q, u)) return 1;
+    warnMovedStart(opts, loaded, layout, q0, u0, q, u);
     warnRedundantRows(opts, loaded, layout, interp, q, "the assembled initial state");
   }
+  warnWrapsNotTouching(opts, loaded, interp, q, u);
   if (request.run.loop.integrator == capstan::sim::Integrator::cvode) noteWithoutDerivatives(opts, loaded, layout);
   std::cout.flush();
   const std::string& output = request.output;
@@ -185,7 +229,8 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
   if (request.stats && !result.status.statistics.empty())
     std::cerr << capstan::sim::statisticsText(run.loop.integrator, result.status);
   std::cerr << capstan::sim::report(result, output);
-  if (failedInStep(result) && result.nonFinite) locateNonFinite(opts, loaded, interp, *result.nonFinite);
+  if (failedInStep(result) && result.nonFinite)
+    locateNonFinite(opts, loaded, interp, *result.nonFinite, run.loop.integrator, run.loop.dt);
   return capstan::sim::exitStatus(result);
 }
 
@@ -224,17 +269,22 @@ int simulate(const Options& opts) {
   capstan::sim::SimulateRequest request = simulateRequest(opts, *loaded, layout, e, output);
   request.settings = settings;
   if (opts.interpret) return simulateInterpreted(opts, *loaded, layout, request);
-  if (layout.constraintRows > 0) {
-    // Assembled here first, for located diagnostics; the driver assembles
-    // the same way with the generated code.
-    codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, values);
-    Eigen::VectorXd q, u;
-    interp.initialState(q, u);
-    if (!assemble(opts, *loaded, layout, interp, constraintSettings(opts), q, u)) return 1;
-    warnRedundantRows(opts, *loaded, layout, interp, q, "the assembled initial state");
-  }
   // Headers and calls checked, located, before the driver is built.
   const codegen::ExternalFunctions external = loadExternalFunctions(opts, *loaded);
+  if (layout.constraintRows > 0 || !layout.cables.empty()) {
+    // Assembled here first, for located diagnostics; the driver assembles
+    // the same way with the generated code.
+    codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, values, {}, external);
+    Eigen::VectorXd q, u;
+    interp.initialState(q, u);
+    if (layout.constraintRows > 0) {
+      const Eigen::VectorXd q0 = q, u0 = u;
+      if (!assemble(opts, *loaded, layout, interp, constraintSettings(opts), q, u)) return 1;
+      warnMovedStart(opts, *loaded, layout, q0, u0, q, u);
+      warnRedundantRows(opts, *loaded, layout, interp, q, "the assembled initial state");
+    }
+    warnWrapsNotTouching(opts, *loaded, interp, q, u);
+  }
   std::vector<std::string> flags = simulateFlags(), libraries;
   Options generateOptions = opts;
   if (e.integrator == capstan::sim::Integrator::cvode) cvodeBuild(*loaded, layout, generateOptions, flags, libraries);
@@ -259,7 +309,7 @@ int simulate(const Options& opts) {
     if (fault) {
       codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, values, {}, external);
       if (fault->thrown) locateThrown(opts, *loaded, interp, fault->state, *fault->thrown, RowsKept{fault->rows, output});
-      else locateNonFinite(opts, *loaded, interp, fault->state);
+      else locateNonFinite(opts, *loaded, interp, fault->state, e.integrator, e.dt);
     }
   }
   std::error_code removed;

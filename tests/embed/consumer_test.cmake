@@ -33,6 +33,8 @@ run("compare" "${PYTHON}" "${ROOT}/tests/embed/same_rows.py" "${BIN}/embedded.cs
 message("${output}")
 run("wheel_brake" "${build}/wheel_brake")  # an external C++ function, its include folder from the model
 message("${output}")
+run("bushing_mount" "${build}/bushing_mount")  # its own loop catches the gimbal lock a knock causes
+message("${output}")
 # Where the install has Capstan::cvode (Capstan built with SUNDIALS): CVODE
 # with the exact Jacobian, from a header generated with DERIVATIVES (without
 # it forwardDynamicsDerivatives does not exist and stiff_spring does not build).

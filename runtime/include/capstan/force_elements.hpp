@@ -1,6 +1,6 @@
 // Force elements between two frames: the point-to-point spring-damper
 // (`Spring`) and the roll-pitch-yaw bushing (`Bushing`, Drake's
-// LinearBushingRollPitchYaw as ../shared/bushing.md restates it).
+// LinearBushingRollPitchYaw, its formulas restated below).
 //
 // Frames: A is the element's `frame_a`, C its `frame_b`. Each element reads
 // the two frames' motion in World (FrameMotion) and returns the spatial
