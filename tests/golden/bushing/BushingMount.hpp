@@ -105,6 +105,14 @@ class BushingMount {
   static constexpr std::array<std::string_view, nu> uNames = {
       "float.u[1]", "float.u[2]", "float.u[3]", "float.u[4]", "float.u[5]", "float.u[6]",
   };
+  // Their units, in the same order (`rad`, `m`, `rad/s`, `m/s`; `1` for a
+  // quaternion's components).
+  static constexpr std::array<std::string_view, nq> qUnits = {
+      "1", "1", "1", "1", "m", "m", "m",
+  };
+  static constexpr std::array<std::string_view, nu> uUnits = {
+      "rad/s", "rad/s", "rad/s", "m/s", "m/s", "m/s",
+  };
   // Body names (their component paths), in body order.
   static constexpr std::array<std::string_view, nb> bodyNames = {
       "engine",
@@ -116,6 +124,8 @@ class BushingMount {
       "engine", "float.frame_b", "top.frame_a", "top.frame_b", "mount.frame_b",
   };
   static constexpr std::array<std::string_view, 0> outputNames = {};
+  // Their units, as declared (empty where none was).
+  static constexpr std::array<std::string_view, 0> outputUnits = {};
   // The Outputs member of each name in outputNames, in the same order.
   static constexpr std::array<double Outputs::*, 0> outputFields = {};
   // The outputs as numbers, in outputNames' order (capstan::sim::Model).

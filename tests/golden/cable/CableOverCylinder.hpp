@@ -136,6 +136,14 @@ class CableOverCylinder {
   static constexpr std::array<std::string_view, nu> uNames = {
       "slider.u[1]",
   };
+  // Their units, in the same order (`rad`, `m`, `rad/s`, `m/s`; `1` for a
+  // quaternion's components).
+  static constexpr std::array<std::string_view, nq> qUnits = {
+      "m",
+  };
+  static constexpr std::array<std::string_view, nu> uUnits = {
+      "m/s",
+  };
   // Body names (their component paths), in body order.
   static constexpr std::array<std::string_view, nb> bodyNames = {
       "weight",
@@ -149,6 +157,8 @@ class CableOverCylinder {
       "rope.frame_b",
   };
   static constexpr std::array<std::string_view, 0> outputNames = {};
+  // Their units, as declared (empty where none was).
+  static constexpr std::array<std::string_view, 0> outputUnits = {};
   // The Outputs member of each name in outputNames, in the same order.
   static constexpr std::array<double Outputs::*, 0> outputFields = {};
   // The outputs as numbers, in outputNames' order (capstan::sim::Model).

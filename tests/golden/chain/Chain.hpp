@@ -90,6 +90,14 @@ class Chain {
   static constexpr std::array<std::string_view, nu> uNames = {
       "joint[1].u[1]", "joint[2].u[1]", "joint[3].u[1]", "joint[4].u[1]", "joint[5].u[1]",
   };
+  // Their units, in the same order (`rad`, `m`, `rad/s`, `m/s`; `1` for a
+  // quaternion's components).
+  static constexpr std::array<std::string_view, nq> qUnits = {
+      "rad", "rad", "rad", "rad", "rad",
+  };
+  static constexpr std::array<std::string_view, nu> uUnits = {
+      "rad/s", "rad/s", "rad/s", "rad/s", "rad/s",
+  };
   // Body names (their component paths), in body order.
   static constexpr std::array<std::string_view, nb> bodyNames = {
       "link[1].body", "link[2].body", "link[3].body", "link[4].body", "link[5].body",
@@ -106,6 +114,8 @@ class Chain {
       "joint[4].frame_a",    "joint[4].frame_b",    "joint[5].frame_a",    "joint[5].frame_b",
   };
   static constexpr std::array<std::string_view, 0> outputNames = {};
+  // Their units, as declared (empty where none was).
+  static constexpr std::array<std::string_view, 0> outputUnits = {};
   // The Outputs member of each name in outputNames, in the same order.
   static constexpr std::array<double Outputs::*, 0> outputFields = {};
   // The outputs as numbers, in outputNames' order (capstan::sim::Model).

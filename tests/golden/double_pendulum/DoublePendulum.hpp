@@ -79,6 +79,16 @@ class DoublePendulum {
       "shoulder.u[1]",
       "elbow.u[1]",
   };
+  // Their units, in the same order (`rad`, `m`, `rad/s`, `m/s`; `1` for a
+  // quaternion's components).
+  static constexpr std::array<std::string_view, nq> qUnits = {
+      "rad",
+      "rad",
+  };
+  static constexpr std::array<std::string_view, nu> uUnits = {
+      "rad/s",
+      "rad/s",
+  };
   // Body names (their component paths), in body order.
   static constexpr std::array<std::string_view, nb> bodyNames = {
       "upper",
@@ -92,6 +102,8 @@ class DoublePendulum {
       "elbow.frame_a", "elbow.frame_b",
   };
   static constexpr std::array<std::string_view, 0> outputNames = {};
+  // Their units, as declared (empty where none was).
+  static constexpr std::array<std::string_view, 0> outputUnits = {};
   // The Outputs member of each name in outputNames, in the same order.
   static constexpr std::array<double Outputs::*, 0> outputFields = {};
   // The outputs as numbers, in outputNames' order (capstan::sim::Model).

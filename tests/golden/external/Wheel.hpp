@@ -87,6 +87,14 @@ class Wheel {
   static constexpr std::array<std::string_view, nu> uNames = {
       "hinge.u[1]",
   };
+  // Their units, in the same order (`rad`, `m`, `rad/s`, `m/s`; `1` for a
+  // quaternion's components).
+  static constexpr std::array<std::string_view, nq> qUnits = {
+      "rad",
+  };
+  static constexpr std::array<std::string_view, nu> uUnits = {
+      "rad/s",
+  };
   // Body names (their component paths), in body order.
   static constexpr std::array<std::string_view, nb> bodyNames = {
       "wheel",
@@ -101,6 +109,11 @@ class Wheel {
   static constexpr std::array<std::string_view, 2> outputNames = {
       "frictionTorque",
       "doubled",
+  };
+  // Their units, as declared (empty where none was).
+  static constexpr std::array<std::string_view, 2> outputUnits = {
+      "",
+      "",
   };
   // The Outputs member of each name in outputNames, in the same order.
   static constexpr std::array<double Outputs::*, 2> outputFields = {
