@@ -83,7 +83,9 @@ void readState(const Options& opts, const codegen::ModelLayout& layout, Eigen::V
         const std::string what = n == 1 ? (isQ ? "1 coordinate" : "1 speed")
                                         : std::to_string(n) + (isQ ? " coordinates" : " speeds");
         char first[32];
-        std::snprintf(first, sizeof first, "%.17g", e.values.at(0));
+        // As written: the shortest of %.15g and %.17g that reads back the same.
+        std::snprintf(first, sizeof first, "%.15g", e.values.at(0));
+        if (std::strtod(first, nullptr) != e.values.at(0)) std::snprintf(first, sizeof first, "%.17g", e.values.at(0));
         std::string example = first;
         for (int k = 1; k < n; ++k) example += ", 0";
         fail(syntax::DiagKind::StateNotArray, key + "." + e.name, "a number", e.name, what, "[" + example + "]");
