@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <ctime>
 #include <cerrno>
 #include <csignal>
 #include <cmath>
@@ -65,25 +68,29 @@ std::string cxx() {
   return "c++";
 }
 
-const std::vector<std::string>& simulateFlags() {
-  static const std::vector<std::string> flags = {"-std=c++20", "-O2"};
+const std::vector<std::string>& driverFlags() {
+  static const std::vector<std::string> flags = {"-std=c++20", "-O1"};
   return flags;
 }
 
-const std::vector<std::string>& evalFlags() {
-  static const std::vector<std::string> flags = {"-std=c++20", "-O0"};
-  return flags;
+std::vector<std::string> benchFlagsAsked() {
+  const char* env = std::getenv("CAPSTAN_BENCH_CXXFLAGS");
+  if (!env || !*env) return {};
+  std::vector<std::string> f = {"-std=c++20"};
+  std::istringstream words(env);
+  for (std::string w; words >> w;) f.push_back(w);
+  return f;
 }
 
-const std::vector<std::string>& benchFlags() {
-  static const std::vector<std::string> flags = [] {
-    std::vector<std::string> f = {"-std=c++20"};
-    const char* env = std::getenv("CAPSTAN_BENCH_CXXFLAGS");
-    std::istringstream words(env && *env ? env : "-O3 -march=native -DNDEBUG");
-    for (std::string w; words >> w;) f.push_back(w);
-    return f;
-  }();
-  return flags;
+std::vector<std::pair<std::string, double>> settingsForDriver(const codegen::ModelLayout& layout,
+                                                              const std::vector<std::vector<double>>& values) {
+  std::vector<std::pair<std::string, double>> settings;
+  for (std::size_t i = 0; i < layout.parameters.size(); ++i) {
+    const codegen::RuntimeParameter& p = layout.parameters[i];
+    const std::vector<double>& v = i < values.size() ? values[i] : p.defaults;
+    for (std::size_t k = 0; k < p.size(); ++k) settings.emplace_back(p.elementName(k), v.at(k));
+  }
+  return settings;
 }
 
 namespace {
@@ -139,22 +146,64 @@ void removeStaleTemporaries(const fs::path& dir) {
   }
 }
 
-}  // namespace
+// `text` (C++) without its comments, each run of white space outside
+// string and character literals one space: what a build of generated code
+// depends on. Its comments cite the model's file and lines, which an edit
+// elsewhere in the file moves.
+std::string codeOnly(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  bool space = false;
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      i = text.find('\n', i);
+      if (i == std::string::npos) break;
+      continue;
+    }
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
+      const std::size_t close = text.find("*/", i + 2);
+      i = close == std::string::npos ? text.size() : close + 2;
+      space = true;
+      continue;
+    }
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      space = true;
+      ++i;
+      continue;
+    }
+    if (space && !out.empty()) out += ' ';
+    space = false;
+    if (c == '"' || c == '\'') {  // a literal, whole, escapes included
+      std::size_t j = i + 1;
+      while (j < text.size() && text[j] != c) j += text[j] == '\\' ? 2 : 1;
+      j = std::min(j + 1, text.size());
+      out.append(text, i, j - i);
+      i = j;
+      continue;
+    }
+    out += c;
+    ++i;
+  }
+  return out;
+}
 
-// The driver executable for the generated header and these flags, built once
-// per content hash (header, driver sources, the runtime headers it includes,
-// compiler, flags). The cache folder holds every source it was built from.
-fs::path buildDriver(const Generated& g, const std::string& className, const std::vector<std::string>& extraFlags,
-                     const std::vector<std::string>& libraries) {
-  const fs::path support = codegen::defaultTemplateDir();
-  const std::string driverSource = readFile(support / "capstan_driver.cpp");
-  if (driverSource.empty()) fail(syntax::DiagKind::InstallationIncomplete, "the driver sources", support.string());
-  // The runtime headers the driver includes, directly or through the model
-  // header (the cable solver's tree of headers when the model has cables):
-  // the closure of their `#include <capstan/...>` lines, and nothing else,
-  // is copied beside the sources and hashed into the key.
-  const fs::path runtime = runtimeIncludeDir();
-  std::vector<std::pair<std::string, std::string>> runtimeSources;
+// Every runtime header (`capstan/...`) in `runtime`, by path, with its text.
+std::map<std::string, std::string> runtimeHeaders(const fs::path& runtime) {
+  std::map<std::string, std::string> headers;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(runtime / "capstan", ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    headers.emplace(it->path().lexically_relative(runtime).generic_string(), readFile(it->path()));
+  }
+  return headers;
+}
+
+// The runtime headers that `sources` include, directly or in turn (the
+// `#include <capstan/...>` lines): what is copied beside the sources.
+std::vector<std::string> includedHeaders(const std::vector<const std::string*>& sources,
+                                         const std::map<std::string, std::string>& headers) {
   std::vector<std::string> pending;
   const auto scan = [&](const std::string& text) {
     std::istringstream lines(text);
@@ -167,39 +216,140 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
       if (close != std::string::npos) pending.push_back(line.substr(open + 1, close - open - 1));
     }
   };
-  scan(g.header);
-  scan(driverSource);
+  for (const std::string* text : sources) scan(*text);
   std::set<std::string> seen;
   while (!pending.empty()) {
     const std::string header = pending.back();
     pending.pop_back();
     if (!seen.insert(header).second) continue;
-    std::string text = readFile(runtime / header);
-    if (text.empty()) fail(syntax::DiagKind::InstallationIncomplete, "the runtime's `" + header + "`", runtime.string());
-    scan(text);
-    runtimeSources.emplace_back(header, std::move(text));
+    const auto it = headers.find(header);
+    if (it == headers.end()) fail(syntax::DiagKind::InstallationIncomplete, "the runtime's `" + header + "`", runtimeIncludeDir().string());
+    scan(it->second);
   }
-  std::sort(runtimeSources.begin(), runtimeSources.end());
-  std::vector<std::string> flags = extraFlags;
-  flags.push_back("-DCAPSTAN_MODEL_CLASS=" + className);
-  if (g.constraints) flags.push_back("-DCAPSTAN_CONSTRAINTS");
+  return {seen.begin(), seen.end()};
+}
+
+// builds.log in the cache folder: a line per build, `TIME MODEL SECONDS
+// VARIANT FOLDER` (tab-separated), appended whole.
+void logBuild(const std::string& className, double seconds, const std::string& variant, const fs::path& dir) {
+  char line[512];
+  const std::time_t now = std::time(nullptr);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  const int n = std::snprintf(line, sizeof line, "%s\t%s\t%.1f\t%s\t%s\n", when, className.c_str(), seconds,
+                              variant.c_str(), dir.filename().c_str());
+  const int fd = ::open((cacheRoot() / "builds.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0 || n <= 0) return;  // a log that cannot be written costs only the estimate
+  [[maybe_unused]] const ssize_t written = ::write(fd, line, static_cast<std::size_t>(std::min(n, 511)));
+  ::close(fd);
+}
+
+// The seconds the last build of `className` took, from builds.log, or 0.
+double lastBuildSeconds(const std::string& className) {
+  std::istringstream log(readFile(cacheRoot() / "builds.log"));
+  double seconds = 0;
+  for (std::string line; std::getline(log, line);) {
+    std::istringstream fields(line);
+    std::string when, model, time;
+    if (std::getline(fields, when, '\t') && std::getline(fields, model, '\t') && std::getline(fields, time, '\t') &&
+        model == className)
+      seconds = std::strtod(time.c_str(), nullptr);
+  }
+  return seconds;
+}
+
+// The progress of a build on stderr: a line when it starts (what, and an
+// estimate from the last build of the model), on a terminal the elapsed
+// seconds on that line, and a line when it is done.
+class BuildProgress {
+ public:
+  BuildProgress(const std::string& className, const DriverRequest& request)
+      : className_(className), estimate_(lastBuildSeconds(className)), terminal_(::isatty(STDERR_FILENO) != 0) {
+    head_ = "capstan: compiling the generated code of `" + className + "`";
+    if (request.derivatives) head_ += " with its derivatives";
+    if (!request.purpose.empty()) head_ += " for `" + request.purpose + "`";
+    if (terminal_) tick(0);
+    else std::cerr << head_ << estimateText() << "\n";
+  }
+  void tick(double elapsed) {
+    if (!terminal_) return;
+    char text[64];
+    std::snprintf(text, sizeof text, ": %.0f s", elapsed);
+    std::cerr << "\r" << head_ << text << estimateText() << "\x1b[K" << std::flush;
+  }
+  void done(double elapsed) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.1f s", elapsed);
+    if (terminal_) std::cerr << "\r\x1b[K";
+    std::cerr << "capstan: compiled `" << className_ << "` in " << text
+              << "; runs with other parameter values, start values or integrators reuse it\n";
+  }
+  void failed() {
+    if (terminal_) std::cerr << "\n";
+  }
+
+ private:
+  std::string estimateText() const {
+    if (estimate_ <= 0) return "";
+    char text[64];
+    std::snprintf(text, sizeof text, " (the last build of it took %.0f s)", estimate_);
+    return text;
+  }
+  std::string className_, head_;
+  double estimate_;
+  bool terminal_;
+};
+
+}  // namespace
+
+fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
+                     const DriverRequest& request) {
+  const fs::path support = codegen::defaultTemplateDir();
+  const std::string driverSource = readFile(support / "capstan_driver.cpp");
+  if (driverSource.empty()) fail(syntax::DiagKind::InstallationIncomplete, "the driver sources", support.string());
+  const fs::path runtime = runtimeIncludeDir();
+  const std::map<std::string, std::string> headers = runtimeHeaders(runtime);
+  if (headers.empty()) fail(syntax::DiagKind::InstallationIncomplete, "the runtime headers", runtime.string());
+  std::vector<std::string> flags = request.flags.empty() ? driverFlags() : request.flags, libraries;
+  flags.push_back("-DCAPSTAN_MODEL_CLASS=" + layout.className);
+  if (layout.constraintRows > 0) flags.push_back("-DCAPSTAN_CONSTRAINTS");
+#ifdef CAPSTAN_CVODE
+  // Every driver can run CVODE: switching integrator never rebuilds. Not
+  // -isystem /usr/include, which would reorder the compiler's own folders.
+  flags.push_back("-DCAPSTAN_CVODE");
+  if (const std::string include = CAPSTAN_SUNDIALS_INCLUDE; include != "/usr/include")
+    flags.insert(flags.end(), {"-isystem", include});
+  libraries.push_back(CAPSTAN_SUNDIALS_CVODE_LIBRARY);
+#endif
+  Options plainOptions = opts;
+  plainOptions.derivatives = plainOptions.symbolicDerivatives = false;
+  Generated g = generate(plainOptions, loaded, layout, HeaderUse::Driver);
   // The external functions' IncludeDirectory folders, and their headers'
   // text in the key (an edited header rebuilds).
   for (const std::string& dir : g.includeDirectories) flags.insert(flags.end(), {"-I", dir});
-  std::string externalHeaders;
-  for (const std::string& header : g.externalHeaders) externalHeaders += readFile(header);
+  std::string key = codeOnly(g.header);
+  for (const std::string& header : g.externalHeaders) key += readFile(header);
   // The cache's layout is part of the key: folders of an earlier layout (a
   // driver without its fingerprint, driver.ok) are never taken for damaged ones.
-  constexpr const char* kCacheLayout = "cache layout 2: driver + driver.ok";
-  std::string key = g.header + externalHeaders + driverSource + cxx() + CAPSTAN_VERSION + kCacheLayout;
-  for (const auto& [header, text] : runtimeSources) key += text;
+  constexpr const char* kCacheLayout = "cache layout 3: driver + driver.ok, builds by structure";
+  key += driverSource + cxx() + CAPSTAN_VERSION + kCacheLayout;
+  for (const auto& [path, text] : headers) key += "\n" + path + "\n" + text;
   for (const auto& f : flags) key += "\n" + f;
   for (const auto& l : libraries) key += "\n" + l;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
-  const fs::path dir = cacheRoot() / hex;
-  const fs::path exe = dir / "driver";
+  // The build with the derivatives is keyed by the plain code too: the
+  // model's structure determines both.
+  const std::string derivatives = opts.symbolicDerivatives ? "derivatives, symbolic" : "derivatives";
+  const std::string variant = request.derivatives ? derivatives : "plain";
+  const auto folder = [&](const std::string& v) {
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(key + "\nvariant " + v)));
+    return cacheRoot() / hex;
+  };
   std::error_code ec;
+  if (!request.derivatives && cachedDriverIsWhole(folder("derivatives"), folder("derivatives") / "driver"))
+    return folder("derivatives") / "driver";
+  const fs::path dir = folder(variant);
+  const fs::path exe = dir / "driver";
   if (cachedDriverIsWhole(dir, exe)) return exe;
   fs::create_directories(dir / "capstan", ec);
   if (ec) fail(syntax::DiagKind::CannotCreateFolder, "the cache folder ", dir.string(), ec.message());
@@ -224,14 +374,19 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   } unlock{lock};
   if (cachedDriverIsWhole(dir, exe)) return exe;
   removeStaleTemporaries(dir);
+  if (request.derivatives) {
+    Options derivativeOptions = opts;
+    derivativeOptions.derivatives = true;
+    g = generate(derivativeOptions, loaded, layout, HeaderUse::Driver);
+  }
   // Written aside and renamed into place: another capstan (`capstan test -j`,
   // parallel CTest runs) may be compiling the same sources from this folder.
   auto put = [&](const fs::path& path, const std::string& text) { writeOrFail(path, text); };
   put(dir / g.fileName, g.header);
   put(dir / "capstan_driver.cpp", driverSource);
-  for (const auto& [header, text] : runtimeSources) {
+  for (const std::string& header : includedHeaders({&g.header, &driverSource}, headers)) {
     fs::create_directories((dir / header).parent_path(), ec);
-    put(dir / header, text);
+    put(dir / header, headers.at(header));
   }
   const fs::path tmp = dir / ("driver.tmp" + std::to_string(getpid()));
   const fs::path logFile = dir / ("build.log" + std::to_string(getpid()));
@@ -240,10 +395,16 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   argv.insert(argv.end(), {"-isystem", CAPSTAN_EIGEN_INCLUDE, "-I", dir.string(), "-include", (dir / g.fileName).string(),
                            (dir / "capstan_driver.cpp").string(), "-o", tmp.string()});
   argv.insert(argv.end(), libraries.begin(), libraries.end());  // after the sources that need them
-  const ChildResult built = runChild(argv, {logFile.string(), 0});
+  BuildProgress progress(layout.className, request);
+  ChildOptions child{logFile.string(), 0};
+  child.onTick = [&](double elapsed) { progress.tick(elapsed); };
+  const auto started = std::chrono::steady_clock::now();
+  const ChildResult built = runChild(argv, child);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const std::string log = readFile(logFile);
   fs::remove(logFile, ec);
   if (built.status != 0 || built.interrupted) {
+    progress.failed();
     fs::remove(tmp, ec);
     if (built.interrupted) {
       std::cerr << "capstan: interrupted while building the generated code\n";
@@ -255,6 +416,8 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
   writeOrFail(dir / "driver.ok", fingerprint(tmp));
   fs::rename(tmp, exe, ec);
   if (ec) fail(syntax::DiagKind::CannotInstall, exe.string(), ec.message());
+  progress.done(seconds);
+  logBuild(layout.className, seconds, variant, dir);
   return exe;
 }
 
@@ -283,12 +446,12 @@ std::vector<std::string> settingArguments(const std::vector<std::pair<std::strin
   return args;
 }
 
-std::string runDriver(const fs::path& exe, const std::string& mode, const EvalState& state,
-                      const std::vector<std::string>& extra) {
+std::string runDriver(const fs::path& exe, const std::string& mode, const codegen::ModelLayout& layout,
+                      const EvalState& state, const std::vector<std::string>& extra) {
   const fs::path stateFile = writeStateFile(state);
   std::vector<std::string> argv = {exe.string(), mode, stateFile.string()};
   for (const auto& a : extra) argv.push_back(a);
-  for (const auto& a : settingArguments(state.settings)) argv.push_back(a);
+  for (const auto& a : settingArguments(settingsForDriver(layout, state.values))) argv.push_back(a);
   const fs::path logFile = stateFile.string() + ".out";
   const ChildResult run = runChild(argv, {logFile.string(), 0});
   const std::string log = readFile(logFile);

@@ -280,15 +280,15 @@ int eval(const Options& opts) {
         interp.forceLawValues(time, q, u);
         interp.outputs(time, q, u);
       }
-      const Generated g = generate(opts, *loaded, layout);
-      // One driver for an eval with external forces and one without: it
-      // has both forwardDynamics overloads (compiler/templates/capstan_driver.cpp).
-      std::vector<std::string> flags = evalFlags();
-      // And only one for --derivatives calls forwardDynamicsDerivatives,
-      // which the header then has (generate: TraceOptions::derivatives).
-      if (opts.derivatives) flags.push_back("-DCAPSTAN_DERIVATIVES");
-      const fs::path exe = buildDriver(g, layout.className, flags);
-      std::istringstream in(runDriver(exe, "eval", st));
+      // The one build of the model (cli/driver.hpp): it has both
+      // forwardDynamics overloads, with external forces and without
+      // (compiler/templates/capstan_driver.cpp); --derivatives asks for the
+      // build with forwardDynamicsDerivatives.
+      DriverRequest build;
+      build.purpose = "eval";
+      build.derivatives = opts.derivatives;
+      const fs::path exe = buildDriver(opts, *loaded, layout, build);
+      std::istringstream in(runDriver(exe, "eval", layout, st));
       for (std::string line; std::getline(in, line);) {  // `key[#element] v...`
         std::istringstream ls(line);
         std::string key;
