@@ -428,6 +428,10 @@ fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::M
   const std::map<std::string, std::string> headers = runtimeHeaders(runtime);
   if (headers.empty()) fail(syntax::DiagKind::InstallationIncomplete, "the runtime headers", runtime.string());
   std::vector<std::string> flags = request.flags.empty() ? driverFlags() : request.flags, libraries;
+  // The symbolic derivatives are a test oracle, only ever evaluated once
+  // (`eval --symbolic-derivatives`): at -O0, which compiles their large
+  // code fastest.
+  if (request.derivatives && opts.symbolicDerivatives && request.flags.empty()) flags = {"-std=c++20", "-O0"};
   flags.push_back("-DCAPSTAN_MODEL_CLASS=" + layout.className);
   if (layout.constraintRows > 0) flags.push_back("-DCAPSTAN_CONSTRAINTS");
 #ifdef CAPSTAN_CVODE
