@@ -111,8 +111,13 @@ def run_one(capstan, path, source, args, target=None, command="check", state=Non
         proc = subprocess.run(argv, cwd=scratch, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     out = proc.stderr.decode("utf-8", "replace").rstrip("\n")
-    lines = [l.rstrip() for l in out.split("\n")] if out else []
+    # A build's progress lines come only when the cache lacks the model's
+    # build (docs/generated-code.md, "One build per model"): not a diagnostic.
+    lines = [l.rstrip() for l in out.split("\n") if not BUILD_PROGRESS.match(l)] if out else []
     return proc.returncode, lines
+
+
+BUILD_PROGRESS = re.compile(r"capstan: (compiling the generated code of|compiling the runtime's|compiled )")
 
 
 def main():
