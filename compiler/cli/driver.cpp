@@ -263,12 +263,15 @@ double lastBuildSeconds(const std::string& className) {
 // The progress of a build on stderr: a line when it starts (what, and an
 // estimate from the last build of the model), on a terminal the elapsed
 // seconds on that line, and a line when it is done.
+constexpr std::string_view kCompiling = "capstan: compiling ";
+constexpr std::string_view kCompiled = "capstan: compiled ";
+
 class BuildProgress {
  public:
   // `what`: "the generated code of `Chain`"; `name`: the model (or part)
   // whose builds.log entries give the estimate.
   BuildProgress(const std::string& what, const std::string& name)
-      : head_("capstan: compiling " + what), name_(name), estimate_(lastBuildSeconds(name)),
+      : head_(std::string(kCompiling) + what), name_(name), estimate_(lastBuildSeconds(name)),
         terminal_(::isatty(STDERR_FILENO) != 0) {
     if (terminal_) tick(0);
     else std::cerr << head_ << estimateText() << "\n";
@@ -283,7 +286,7 @@ class BuildProgress {
     char text[64];
     std::snprintf(text, sizeof text, "%.1f s", elapsed);
     if (terminal_) std::cerr << "\r\x1b[K";
-    std::cerr << "capstan: compiled " << name_ << " in " << text << after << "\n";
+    std::cerr << kCompiled << name_ << " in " << text << after << "\n";
   }
   void failed() {
     if (terminal_) std::cerr << "\n";
@@ -418,6 +421,13 @@ fs::path cableSolverObject(const std::map<std::string, std::string>& headers, co
 }
 
 }  // namespace
+
+bool isBuildProgress(std::string_view line) {
+  // On a terminal the line is rewritten with \r; what a file keeps of it ends in the last version.
+  const std::size_t at = line.rfind('\r');
+  if (at != std::string_view::npos) line.remove_prefix(at + 1);
+  return line.starts_with(kCompiling) || line.starts_with(kCompiled);
+}
 
 fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
                      const DriverRequest& request) {

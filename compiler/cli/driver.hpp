@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -62,6 +63,11 @@ struct DriverRequest {
 // `builds.log` in the cache folder (time, model, seconds, folder).
 std::filesystem::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
                                   const DriverRequest& request);
+
+// Whether `line` is one of a build's progress lines on stderr ("capstan:
+// compiling ...", "capstan: compiled ..."): what `capstan test` leaves out
+// when it quotes a failed simulation's output.
+bool isBuildProgress(std::string_view line);
 
 // Every runtime parameter element as a (name, value) setting, `values`
 // (per runtime parameter, as parseSettings fills it) in layout order: what
