@@ -7,7 +7,7 @@
 # that caused it is left in $BUILD/fuzz-artifacts/.
 #
 #   tests/fuzz/run.sh [SECONDS]      # default 60: the parser and the STATE.json/CSV readers together,
-#                                    # then the URDF importer for CAPSTAN_IMPORT_FUZZ_SECONDS (default 15)
+#                                    # then the URDF and SDFormat importers for CAPSTAN_IMPORT_FUZZ_SECONDS (default 15)
 #   env: CAPSTAN_FUZZ_BUILD_DIR (default build-fuzz), CAPSTAN_FUZZ_JOBS (default 1)
 #   To reproduce a crash: $BUILD/tests/fuzz/parse_fuzz $BUILD/fuzz-artifacts/crash-...
 #   (files_fuzz: $BUILD/fuzz-artifacts/files/crash-...)
@@ -66,12 +66,14 @@ if [ "$status" -ne 0 ]; then
   ls -l "$artifacts/files" >&2 || true
 fi
 
-# The URDF importer, seeded with the repository's robots and error cases.
+# The robot importers (URDF and SDFormat in one target, which tells them
+# apart by `<sdf`), seeded with the repository's robots and error cases.
 import_corpus="$build/fuzz-corpus-import"
 mkdir -p "$import_corpus"
 while IFS= read -r -d '' f; do
-  cp "$f" "$import_corpus/seed-$(printf '%s' "$f" | md5sum | cut -c1-16).urdf"
-done < <(find "$root/examples/urdf" "$root/tests/errors/import" -type f -name '*.urdf' -print0 2>/dev/null)
+  cp "$f" "$import_corpus/seed-$(printf '%s' "$f" | md5sum | cut -c1-16).${f##*.}"
+done < <(find "$root/examples/urdf" "$root/tests/import/sdf" "$root/tests/errors/import" -type f \
+              \( -name '*.urdf' -o -name '*.sdf' \) -print0 2>/dev/null)
 "$build/tests/fuzz/import_fuzz" "$import_corpus" \
   -max_total_time="${CAPSTAN_IMPORT_FUZZ_SECONDS:-15}" -timeout=5 -rss_limit_mb=2048 -max_len=16384 \
   -artifact_prefix="$artifacts/import-" -print_final_stats=1 || {
