@@ -2,7 +2,7 @@
 """Golden tests for diagnostics.
 
 Each tests/errors/**/*.cap is a small model with one problem (and each
-tests/errors/**/*.urdf a robot description, its CHECK lines after the
+tests/errors/**/*.urdf or *.sdf a robot description, its CHECK lines after the
 XML, its ARGS and COMMAND lines inside an XML comment). Its expected
 diagnostics are the trailing `// CHECK:STDERR: ` lines of the file itself (as
 in Carbon's toolchain tests), so input and expected output stay together. An
@@ -47,6 +47,7 @@ UNTESTABLE = {
     "BenchmarkIncomplete": "needs a driver program that prints a partial benchmark",
     "ExternalLoadFailed": "needs dlopen to fail on a library capstan has just built",
     "CvodeUnavailable": "needs a capstan built without SUNDIALS",
+    "SdfUnavailable": "needs a capstan built without libsdformat",
 }
 
 
@@ -129,12 +130,12 @@ def main():
     opts = ap.parse_args()
     capstan = os.path.abspath(opts.capstan)
 
-    files = [pathlib.Path(f).resolve() for f in opts.files] or sorted([*HERE.rglob("*.cap"), *HERE.rglob("*.urdf")])
+    files = [pathlib.Path(f).resolve() for f in opts.files] or sorted([*HERE.rglob("*.cap"), *HERE.rglob("*.urdf"), *HERE.rglob("*.sdf")])
     if opts.coverage:
         kinds = subprocess.run([capstan, "--list-diagnostics"], stdout=subprocess.PIPE,
                                check=True).stdout.decode().split()
         tested = set()
-        for f in sorted([*HERE.rglob("*.cap"), *HERE.rglob("*.urdf")]):
+        for f in sorted([*HERE.rglob("*.cap"), *HERE.rglob("*.urdf"), *HERE.rglob("*.sdf")]):
             expected = split(f.read_text())[1]
             for line in expected:
                 tested.update(re.findall(r"\[([A-Za-z]+)\]$", line))
