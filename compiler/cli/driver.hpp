@@ -80,8 +80,7 @@ std::vector<std::pair<std::string, double>> settingsForDriver(const codegen::Mod
 struct EvalState {
   Eigen::VectorXd q, u;
   double time = 0;
-  std::vector<std::pair<std::string, double>> settings;  // (slot, value): --set and STATE.json's
-  std::vector<std::vector<double>> values;               // per runtime parameter, defaults where not set
+  std::vector<std::vector<double>> values;  // per runtime parameter: --set, STATE.json's, else the default
   // STATE.json's `external_forces`: one [n; f] per body (layout.bodies
   // order; N*m, N; about the body origin, in World); empty when it has none.
   capstan::ExternalForces<double> externalForces;

@@ -32,6 +32,7 @@
 #include "codegen/interpret.hpp"
 #include "codegen/render.hpp"
 #include "sema/classes.hpp"
+#include "syntax/numbers.hpp"
 
 namespace capstan::cli {
 namespace fs = std::filesystem;
@@ -82,11 +83,7 @@ void readState(const Options& opts, const codegen::ModelLayout& layout, Eigen::V
       if (!e.array) {
         const std::string what = n == 1 ? (isQ ? "1 coordinate" : "1 speed")
                                         : std::to_string(n) + (isQ ? " coordinates" : " speeds");
-        char first[32];
-        // As written: the shortest of %.15g and %.17g that reads back the same.
-        std::snprintf(first, sizeof first, "%.15g", e.values.at(0));
-        if (std::strtod(first, nullptr) != e.values.at(0)) std::snprintf(first, sizeof first, "%.17g", e.values.at(0));
-        std::string example = first;
+        std::string example = syntax::exactNumber(e.values.at(0));
         for (int k = 1; k < n; ++k) example += ", 0";
         fail(syntax::DiagKind::StateNotArray, key + "." + e.name, "a number", e.name, what, "[" + example + "]");
       }
@@ -163,7 +160,7 @@ EvalState resolveState(const Options& opts, const Loaded& loaded, const codegen:
     double t0 = 0;
     readState(opts, layout, q0, u0, t0, fromFile);
   }
-  st.settings = parseSettings(opts, loaded, layout, st.values, fromFile);
+  parseSettings(opts, loaded, layout, st.values, fromFile);
   codegen::Interpreter interp(*loaded.flat, *loaded.mech, layout, st.values);
   interp.initialState(st.q, st.u);
   if (!opts.state.empty()) {
