@@ -13,7 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 capstan=${CAPSTAN:-build/compiler/capstan}
 models=("$@")
-[ ${#models[@]} -gt 0 ] || models=(examples/double_pendulum.cap examples/fourbar.cap examples/bushing.cap examples/cable.cap)
+[ ${#models[@]} -gt 0 ] || models=(examples/double_pendulum.cap examples/chain.cap examples/bushing.cap examples/fourbar.cap
+  examples/pendulum_contact.cap examples/sphere_on_sphere.cap examples/stiff_chain.cap examples/cable.cap)
 cache=$(mktemp -d /tmp/capstan-first-run.XXXXXX)
 trap 'rm -rf "$cache"' EXIT
 export CAPSTAN_CACHE_DIR=$cache
