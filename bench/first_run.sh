@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Wall time of a user's first `capstan simulate` of each model, compiled
 # (an empty driver cache: generate, build, run), again with the build
-# cached, and with `--interpret` (no build). docs/performance.md, "First
+# cached, and with `--interpret` (no build); then each build's compile time
+# (the cache's builds.log). The models share one cache, as a user's do: the
+# runtime's cable path solver, compiled once, is paid by the first model
+# with cables. docs/performance.md, "First
 # simulate: compiled or interpreted", and docs/command-line.md quote it.
 #
 #   bench/first_run.sh [MODEL.cap...]     (default: the examples named below)
@@ -10,7 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 capstan=${CAPSTAN:-build/compiler/capstan}
 models=("$@")
-[ ${#models[@]} -gt 0 ] || models=(examples/double_pendulum.cap examples/fourbar.cap examples/bushing.cap examples/cable.cap)
+[ ${#models[@]} -gt 0 ] || models=(examples/double_pendulum.cap examples/chain.cap examples/bushing.cap examples/fourbar.cap
+  examples/pendulum_contact.cap examples/sphere_on_sphere.cap examples/stiff_chain.cap examples/cable.cap)
 cache=$(mktemp -d /tmp/capstan-first-run.XXXXXX)
 trap 'rm -rf "$cache"' EXIT
 export CAPSTAN_CACHE_DIR=$cache
@@ -25,3 +29,5 @@ for m in "${models[@]}"; do
   interp=$(seconds "$capstan" simulate "$m" "${end[@]}" --interpret -o /dev/null)
   printf '%-32s %12.1f %12.2f %12.2f\n' "$m" "$first" "$cached" "$interp"
 done
+echo "builds (builds.log: time, what, compile seconds, which build, cache folder):"
+cat "$cache/builds.log"

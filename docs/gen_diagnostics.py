@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes docs/diagnostics.md from the diagnostics registry
 (compiler/diagnostics/*.def) and the golden tests (tests/errors/**.cap, and
-tests/errors/**.urdf for the URDF importer's kinds).
+tests/errors/**.urdf and .sdf for the importer's kinds).
 
 For every kind: its phase, severity and message pattern; an example model
 that triggers it and what `capstan check` prints for it (both taken from the
@@ -20,7 +20,7 @@ DEFS = ROOT / "compiler" / "diagnostics"
 TESTS = ROOT / "tests" / "errors"
 OUT = ROOT / "docs" / "diagnostics.md"
 CHECK = "// CHECK:STDERR:"
-PHASES = [("driver", "Driver"), ("cli", "Command line"), ("import", "Importing robots (URDF)"), ("syntax", "Syntax"), ("sema", "Names, types, units and values"),
+PHASES = [("driver", "Driver"), ("cli", "Command line"), ("import", "Importing robots (URDF, SDFormat)"), ("syntax", "Syntax"), ("sema", "Names, types, units and values"),
           ("mechanics", "Mechanics: topology and physical checks"),
           ("codegen", "Code generation")]
 DIAG = re.compile(r'^CAPSTAN_DIAG\((\w+),\s*(\w+),\s*"((?:[^"\\]|\\.)*)"\)')
@@ -40,7 +40,7 @@ def registry():
 def examples():
     """kind -> (path, source without CHECK lines, expected lines, fix lines)"""
     found = {}
-    for path in sorted([*TESTS.rglob("*.cap"), *TESTS.rglob("*.urdf")]):
+    for path in sorted([*TESTS.rglob("*.cap"), *TESTS.rglob("*.urdf"), *TESTS.rglob("*.sdf")]):
         text = path.read_text(errors="replace")
         source = [l for l in text.splitlines() if not l.startswith(CHECK)]
         expected = [l[len(CHECK):].removeprefix(" ") for l in text.splitlines() if l.startswith(CHECK)]
@@ -95,7 +95,7 @@ def render():
                 while body and not body[-1].strip():
                     body.pop()
                 rel = path.relative_to(ROOT)
-                language = "xml" if path.suffix == ".urdf" else "modelica"
+                language = "xml" if path.suffix in (".urdf", ".sdf") else "modelica"
                 out += [f"Example (`{rel}`):", "", "```" + language, *body, "```", "",
                         "```", *expected, "```", ""]
                 hint = " ".join(fix)

@@ -16,6 +16,7 @@ packages=(
   libsimbody-dev                    # cross-check tests
   libsundials-dev                   # `--integrator cvode` (capstan/cvode.hpp); ~140 packages, ~2 min
   liburdfdom-dev libtinyxml2-dev    # `capstan import` of URDF robots (compiler/import/)
+  libsdformat-dev                   # `capstan import` of SDFormat robots (compiler/import/sdf.cpp)
   libdart-dev libdart-utils-urdf-dev  # the importer's cross-check (tests/import/)
 )
 missing=()

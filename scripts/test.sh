@@ -7,5 +7,5 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 ctest --test-dir build -j "$(nproc)" --output-on-failure --timeout 600
 if [ -x tests/fuzz/run.sh ]; then
-  tests/fuzz/run.sh "${CAPSTAN_FUZZ_SECONDS:-45}"  # then 15 s for the URDF importer
+  tests/fuzz/run.sh "${CAPSTAN_FUZZ_SECONDS:-45}"  # then 15 s for the URDF and SDFormat importers
 fi

@@ -41,11 +41,15 @@ int bench(const Options& opts) {
   if (!st.externalForces.empty())
     fail(syntax::DiagKind::StateExternalForcesInBench);
   loadExternalFunctions(opts, *loaded);  // headers and calls checked, located, before the driver is built
-  const Generated g = generate(opts, *loaded, layout);
-  const fs::path exe = buildDriver(g, layout.className, benchFlags());
+  // The one build of the model (cli/driver.hpp), unless
+  // $CAPSTAN_BENCH_CXXFLAGS asks for a build of its own.
+  DriverRequest build;
+  build.purpose = "bench";
+  build.flags = benchFlagsAsked();
+  const fs::path exe = buildDriver(opts, *loaded, layout, build);
   char secondsText[64];
   std::snprintf(secondsText, sizeof secondsText, "%.17g", seconds);
-  const std::string log = runDriver(exe, "bench", st, {secondsText});
+  const std::string log = runDriver(exe, "bench", layout, st, {secondsText});
 
   std::map<std::string, std::string> rows;  // key -> rest of the line
   std::istringstream in(log);
@@ -77,7 +81,7 @@ int bench(const Options& opts) {
   out["seconds"] = seconds;
   out["compiler"] = rows.count("compiler") ? rows["compiler"] : cxx();
   out["cxx"] = cxx();
-  out["flags"] = joined(benchFlags());
+  out["flags"] = joined(build.flags.empty() ? driverFlags() : build.flags);
   std::cout << out.dump(2) << "\n";
   return 0;
 }

@@ -38,7 +38,7 @@ fs::path templateDir(const Options& opts) {
 }
 }  // namespace
 
-Generated generate(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout) {
+Generated generate(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout, HeaderUse use) {
   codegen::TraceOptions to;
   to.capstanVersion = CAPSTAN_VERSION;
   to.sourceName = fs::path(opts.file).filename().string();
@@ -52,6 +52,8 @@ Generated generate(const Options& opts, const Loaded& loaded, const codegen::Mod
     fail(syntax::DiagKind::NotYetGenerated, std::string(e.what()), opts.command);
   }
   if (opts.ir) g.irJson = nlohmann::json(ir).dump(2) + "\n";
+  if (use == HeaderUse::Driver)
+    for (codegen::ir::Parameter& p : ir.parameters) p.initializer = "{}";
   // The header's layout is the templates' .clang-format's (the shipped one
   // when a --templates folder has none), whatever whitespace they leave.
   std::string error;

@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <ctime>
 #include <cerrno>
 #include <csignal>
 #include <cmath>
@@ -14,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -65,25 +69,29 @@ std::string cxx() {
   return "c++";
 }
 
-const std::vector<std::string>& simulateFlags() {
-  static const std::vector<std::string> flags = {"-std=c++20", "-O2"};
+const std::vector<std::string>& driverFlags() {
+  static const std::vector<std::string> flags = {"-std=c++20", "-O1"};
   return flags;
 }
 
-const std::vector<std::string>& evalFlags() {
-  static const std::vector<std::string> flags = {"-std=c++20", "-O0"};
-  return flags;
+std::vector<std::string> benchFlagsAsked() {
+  const char* env = std::getenv("CAPSTAN_BENCH_CXXFLAGS");
+  if (!env || !*env) return {};
+  std::vector<std::string> f = {"-std=c++20"};
+  std::istringstream words(env);
+  for (std::string w; words >> w;) f.push_back(w);
+  return f;
 }
 
-const std::vector<std::string>& benchFlags() {
-  static const std::vector<std::string> flags = [] {
-    std::vector<std::string> f = {"-std=c++20"};
-    const char* env = std::getenv("CAPSTAN_BENCH_CXXFLAGS");
-    std::istringstream words(env && *env ? env : "-O3 -march=native -DNDEBUG");
-    for (std::string w; words >> w;) f.push_back(w);
-    return f;
-  }();
-  return flags;
+std::vector<std::pair<std::string, double>> settingsForDriver(const codegen::ModelLayout& layout,
+                                                              const std::vector<std::vector<double>>& values) {
+  std::vector<std::pair<std::string, double>> settings;
+  for (std::size_t i = 0; i < layout.parameters.size(); ++i) {
+    const codegen::RuntimeParameter& p = layout.parameters[i];
+    const std::vector<double>& v = i < values.size() ? values[i] : p.defaults;
+    for (std::size_t k = 0; k < p.size(); ++k) settings.emplace_back(p.elementName(k), v.at(k));
+  }
+  return settings;
 }
 
 namespace {
@@ -97,9 +105,9 @@ fs::path runtimeIncludeDir() {
   return CAPSTAN_RUNTIME_INCLUDE;
 }
 
-// A built driver's fingerprint, `SIZE HASH` (bytes, FNV-1a of its bytes),
-// kept beside it in `driver.ok` when it is installed: what tells a driver
-// that is whole from one a full disk or a crash cut short.
+// A built product's fingerprint, `SIZE HASH` (bytes, FNV-1a of its bytes),
+// kept beside it in `PRODUCT.ok` (`driver.ok`) when it is installed: what
+// tells a product that is whole from one a full disk or a crash cut short.
 std::string fingerprint(const fs::path& exe) {
   const std::string bytes = readFile(exe);
   char text[48];
@@ -107,12 +115,13 @@ std::string fingerprint(const fs::path& exe) {
   return text;
 }
 
-// Whether the cached driver is the one that was built: a damaged one (cut
-// short, overwritten) is removed, with a note, so that it is built again.
-bool cachedDriverIsWhole(const fs::path& dir, const fs::path& exe) {
+// Whether the cached product (the driver, the cable solver's object) is the
+// one that was built: a damaged one (cut short, overwritten) is removed,
+// with a note, so that it is built again.
+bool cachedIsWhole(const fs::path& exe) {
   std::error_code ec;
   if (!fs::exists(exe, ec)) return false;
-  if (readFile(dir / "driver.ok") == fingerprint(exe)) return true;
+  if (readFile(exe.string() + ".ok") == fingerprint(exe)) return true;
   std::cerr << "capstan: note: the cached program `" << exe.string() << "` is damaged; building it again\n";
   fs::remove(exe, ec);
   return false;
@@ -139,22 +148,64 @@ void removeStaleTemporaries(const fs::path& dir) {
   }
 }
 
-}  // namespace
+// `text` (C++) without its comments, each run of white space outside
+// string and character literals one space: what a build of generated code
+// depends on. Its comments cite the model's file and lines, which an edit
+// elsewhere in the file moves.
+std::string codeOnly(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  bool space = false;
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      i = text.find('\n', i);
+      if (i == std::string::npos) break;
+      continue;
+    }
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
+      const std::size_t close = text.find("*/", i + 2);
+      i = close == std::string::npos ? text.size() : close + 2;
+      space = true;
+      continue;
+    }
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      space = true;
+      ++i;
+      continue;
+    }
+    if (space && !out.empty()) out += ' ';
+    space = false;
+    if (c == '"' || c == '\'') {  // a literal, whole, escapes included
+      std::size_t j = i + 1;
+      while (j < text.size() && text[j] != c) j += text[j] == '\\' ? 2 : 1;
+      j = std::min(j + 1, text.size());
+      out.append(text, i, j - i);
+      i = j;
+      continue;
+    }
+    out += c;
+    ++i;
+  }
+  return out;
+}
 
-// The driver executable for the generated header and these flags, built once
-// per content hash (header, driver sources, the runtime headers it includes,
-// compiler, flags). The cache folder holds every source it was built from.
-fs::path buildDriver(const Generated& g, const std::string& className, const std::vector<std::string>& extraFlags,
-                     const std::vector<std::string>& libraries) {
-  const fs::path support = codegen::defaultTemplateDir();
-  const std::string driverSource = readFile(support / "capstan_driver.cpp");
-  if (driverSource.empty()) fail(syntax::DiagKind::InstallationIncomplete, "the driver sources", support.string());
-  // The runtime headers the driver includes, directly or through the model
-  // header (the cable solver's tree of headers when the model has cables):
-  // the closure of their `#include <capstan/...>` lines, and nothing else,
-  // is copied beside the sources and hashed into the key.
-  const fs::path runtime = runtimeIncludeDir();
-  std::vector<std::pair<std::string, std::string>> runtimeSources;
+// Every runtime header (`capstan/...`) in `runtime`, by path, with its text.
+std::map<std::string, std::string> runtimeHeaders(const fs::path& runtime) {
+  std::map<std::string, std::string> headers;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(runtime / "capstan", ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    headers.emplace(it->path().lexically_relative(runtime).generic_string(), readFile(it->path()));
+  }
+  return headers;
+}
+
+// The runtime headers that `sources` include, directly or in turn (the
+// `#include <capstan/...>` lines): what is copied beside the sources.
+std::vector<std::string> includedHeaders(const std::vector<const std::string*>& sources,
+                                         const std::map<std::string, std::string>& headers) {
   std::vector<std::string> pending;
   const auto scan = [&](const std::string& text) {
     std::istringstream lines(text);
@@ -167,44 +218,117 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
       if (close != std::string::npos) pending.push_back(line.substr(open + 1, close - open - 1));
     }
   };
-  scan(g.header);
-  scan(driverSource);
+  for (const std::string* text : sources) scan(*text);
   std::set<std::string> seen;
   while (!pending.empty()) {
     const std::string header = pending.back();
     pending.pop_back();
     if (!seen.insert(header).second) continue;
-    std::string text = readFile(runtime / header);
-    if (text.empty()) fail(syntax::DiagKind::InstallationIncomplete, "the runtime's `" + header + "`", runtime.string());
-    scan(text);
-    runtimeSources.emplace_back(header, std::move(text));
+    const auto it = headers.find(header);
+    if (it == headers.end()) fail(syntax::DiagKind::InstallationIncomplete, "the runtime's `" + header + "`", runtimeIncludeDir().string());
+    scan(it->second);
   }
-  std::sort(runtimeSources.begin(), runtimeSources.end());
-  std::vector<std::string> flags = extraFlags;
-  flags.push_back("-DCAPSTAN_MODEL_CLASS=" + className);
-  if (g.constraints) flags.push_back("-DCAPSTAN_CONSTRAINTS");
-  // The external functions' IncludeDirectory folders, and their headers'
-  // text in the key (an edited header rebuilds).
-  for (const std::string& dir : g.includeDirectories) flags.insert(flags.end(), {"-I", dir});
-  std::string externalHeaders;
-  for (const std::string& header : g.externalHeaders) externalHeaders += readFile(header);
-  // The cache's layout is part of the key: folders of an earlier layout (a
-  // driver without its fingerprint, driver.ok) are never taken for damaged ones.
-  constexpr const char* kCacheLayout = "cache layout 2: driver + driver.ok";
-  std::string key = g.header + externalHeaders + driverSource + cxx() + CAPSTAN_VERSION + kCacheLayout;
-  for (const auto& [header, text] : runtimeSources) key += text;
-  for (const auto& f : flags) key += "\n" + f;
-  for (const auto& l : libraries) key += "\n" + l;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
-  const fs::path dir = cacheRoot() / hex;
-  const fs::path exe = dir / "driver";
+  return {seen.begin(), seen.end()};
+}
+
+// builds.log in the cache folder: a line per build, `TIME MODEL SECONDS
+// VARIANT FOLDER` (tab-separated), appended whole.
+void logBuild(const std::string& className, double seconds, const std::string& variant, const fs::path& dir) {
+  char line[512];
+  const std::time_t now = std::time(nullptr);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  const int n = std::snprintf(line, sizeof line, "%s\t%s\t%.1f\t%s\t%s\n", when, className.c_str(), seconds,
+                              variant.c_str(), dir.filename().c_str());
+  const int fd = ::open((cacheRoot() / "builds.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0 || n <= 0) return;  // a log that cannot be written costs only the estimate
+  [[maybe_unused]] const ssize_t written = ::write(fd, line, static_cast<std::size_t>(std::min(n, 511)));
+  ::close(fd);
+}
+
+// The seconds the last build of `className` took, from builds.log, or 0.
+double lastBuildSeconds(const std::string& className) {
+  std::istringstream log(readFile(cacheRoot() / "builds.log"));
+  double seconds = 0;
+  for (std::string line; std::getline(log, line);) {
+    std::istringstream fields(line);
+    std::string when, model, time;
+    if (std::getline(fields, when, '\t') && std::getline(fields, model, '\t') && std::getline(fields, time, '\t') &&
+        model == className)
+      seconds = std::strtod(time.c_str(), nullptr);
+  }
+  return seconds;
+}
+
+// The progress of a build on stderr: a line when it starts (what, and an
+// estimate from the last build of the model), on a terminal the elapsed
+// seconds on that line, and a line when it is done.
+constexpr std::string_view kCompiling = "capstan: compiling ";
+constexpr std::string_view kCompiled = "capstan: compiled ";
+
+class BuildProgress {
+ public:
+  // `what`: "the generated code of `Chain`"; `name`: the model (or part)
+  // whose builds.log entries give the estimate.
+  BuildProgress(const std::string& what, const std::string& name)
+      : head_(std::string(kCompiling) + what), name_(name), estimate_(lastBuildSeconds(name)),
+        terminal_(::isatty(STDERR_FILENO) != 0) {
+    if (terminal_) tick(0);
+    else std::cerr << head_ << estimateText() << "\n";
+  }
+  void tick(double elapsed) {
+    if (!terminal_) return;
+    char text[64];
+    std::snprintf(text, sizeof text, ": %.0f s", elapsed);
+    std::cerr << "\r" << head_ << text << estimateText() << "\x1b[K" << std::flush;
+  }
+  void done(double elapsed, const std::string& after) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.1f s", elapsed);
+    if (terminal_) std::cerr << "\r\x1b[K";
+    std::cerr << kCompiled << name_ << " in " << text << after << "\n";
+  }
+  void failed() {
+    if (terminal_) std::cerr << "\n";
+  }
+
+ private:
+  std::string estimateText() const {
+    if (estimate_ <= 0) return "";
+    char text[64];
+    std::snprintf(text, sizeof text, " (the last build of it took %.0f s)", estimate_);
+    return text;
+  }
+  std::string head_, name_;
+  double estimate_;
+  bool terminal_;
+};
+
+// One build in a cache folder: the files it writes there (paths relative
+// to the folder, text), the compiler's arguments after $CXX (OUTPUT stands
+// for the file it writes), the product's name in the folder, and what the
+// progress line and builds.log call it.
+struct CachedBuild {
+  std::vector<std::pair<std::string, std::string>> files;
+  std::vector<std::string> arguments;
+  std::string product;  // `driver`, `cable_solver.o`
+  std::string what;     // "the generated code of `Chain`"
+  std::string name;     // "`Chain`": builds.log's and the estimate's key
+  std::string variant;  // builds.log's: `plain`, `derivatives`, `object`
+  std::string after;    // said after "compiled NAME in S s"
+};
+
+// `dir`/product, from the cache when it is whole, else built there by
+// `make()` (called only then) under the folder's lock. Exits with a message
+// on failure.
+fs::path buildCached(const fs::path& dir, const std::string& product, const std::function<CachedBuild()>& make) {
+  const fs::path out = dir / product;
   std::error_code ec;
-  if (cachedDriverIsWhole(dir, exe)) return exe;
-  fs::create_directories(dir / "capstan", ec);
+  if (cachedIsWhole(out)) return out;
+  fs::create_directories(dir, ec);
   if (ec) fail(syntax::DiagKind::CannotCreateFolder, "the cache folder ", dir.string(), ec.message());
   // One build per folder: another capstan (`capstan test -j`, parallel
-  // CTest runs) building the same sources holds the lock until its driver
+  // CTest runs) building the same sources holds the lock until its product
   // is in place, and this one then takes it instead of compiling it again.
   // The lock goes with the descriptor when this process ends, however it ends.
   const int lock = ::open((dir / "lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -222,28 +346,29 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
       if (fd >= 0) ::close(fd);
     }
   } unlock{lock};
-  if (cachedDriverIsWhole(dir, exe)) return exe;
+  if (cachedIsWhole(out)) return out;
   removeStaleTemporaries(dir);
+  const CachedBuild build = make();
   // Written aside and renamed into place: another capstan (`capstan test -j`,
   // parallel CTest runs) may be compiling the same sources from this folder.
-  auto put = [&](const fs::path& path, const std::string& text) { writeOrFail(path, text); };
-  put(dir / g.fileName, g.header);
-  put(dir / "capstan_driver.cpp", driverSource);
-  for (const auto& [header, text] : runtimeSources) {
-    fs::create_directories((dir / header).parent_path(), ec);
-    put(dir / header, text);
+  for (const auto& [path, text] : build.files) {
+    fs::create_directories((dir / path).parent_path(), ec);
+    writeOrFail(dir / path, text);
   }
-  const fs::path tmp = dir / ("driver.tmp" + std::to_string(getpid()));
+  const fs::path tmp = dir / (product + ".tmp" + std::to_string(getpid()));
   const fs::path logFile = dir / ("build.log" + std::to_string(getpid()));
   std::vector<std::string> argv = {cxx()};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), {"-isystem", CAPSTAN_EIGEN_INCLUDE, "-I", dir.string(), "-include", (dir / g.fileName).string(),
-                           (dir / "capstan_driver.cpp").string(), "-o", tmp.string()});
-  argv.insert(argv.end(), libraries.begin(), libraries.end());  // after the sources that need them
-  const ChildResult built = runChild(argv, {logFile.string(), 0});
+  for (const std::string& a : build.arguments) argv.push_back(a == "OUTPUT" ? tmp.string() : a);
+  BuildProgress progress(build.what, build.name);
+  ChildOptions child{logFile.string(), 0};
+  child.onTick = [&](double elapsed) { progress.tick(elapsed); };
+  const auto started = std::chrono::steady_clock::now();
+  const ChildResult built = runChild(argv, child);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const std::string log = readFile(logFile);
   fs::remove(logFile, ec);
   if (built.status != 0 || built.interrupted) {
+    progress.failed();
     fs::remove(tmp, ec);
     if (built.interrupted) {
       std::cerr << "capstan: interrupted while building the generated code\n";
@@ -251,11 +376,133 @@ fs::path buildDriver(const Generated& g, const std::string& className, const std
     }
     failThen(log, syntax::DiagKind::BuildFailed, cxx(), dir.string());
   }
-  // The fingerprint first: a driver in place is always one that can be checked.
-  writeOrFail(dir / "driver.ok", fingerprint(tmp));
-  fs::rename(tmp, exe, ec);
-  if (ec) fail(syntax::DiagKind::CannotInstall, exe.string(), ec.message());
-  return exe;
+  // The fingerprint first: a product in place is always one that can be checked.
+  writeOrFail(dir / (product + ".ok"), fingerprint(tmp));
+  fs::rename(tmp, out, ec);
+  if (ec) fail(syntax::DiagKind::CannotInstall, out.string(), ec.message());
+  progress.done(seconds, build.after);
+  logBuild(build.name, seconds, build.variant, dir);
+  return out;
+}
+
+// The cache folder of `key`.
+fs::path cacheFolder(const std::string& key) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
+  return cacheRoot() / hex;
+}
+
+// The runtime's cable path solver (capstan/cable/model_solve.hpp) compiled
+// apart, once per runtime, compiler and flags: most of a model with
+// cables' compile time otherwise (30 of 40 s for a cable over a cylinder).
+// At -O2 unless `flags` asks otherwise: it runs about 1.3x faster than at -O1.
+fs::path cableSolverObject(const std::map<std::string, std::string>& headers, const std::vector<std::string>& asked) {
+  std::vector<std::string> flags = asked.empty() ? std::vector<std::string>{"-std=c++20", "-O2"} : asked;
+  flags.push_back("-DCAPSTAN_CABLE_COMPILED_APART");
+  const std::string source = "// The cable path solver, compiled apart (capstan/cable/model.hpp).\n"
+                             "#include <capstan/cable/model_solve.hpp>\n";
+  std::string key = "cable path solver\n" + source + cxx() + CAPSTAN_VERSION;
+  for (const auto& [path, text] : headers) key += "\n" + path + "\n" + text;
+  for (const auto& f : flags) key += "\n" + f;
+  const fs::path dir = cacheFolder(key);
+  return buildCached(dir, "cable_solver.o", [&] {
+    CachedBuild b;
+    b.files.emplace_back("cable_solver.cpp", source);
+    for (const std::string& header : includedHeaders({&source}, headers)) b.files.emplace_back(header, headers.at(header));
+    b.arguments = flags;
+    b.arguments.insert(b.arguments.end(), {"-isystem", CAPSTAN_EIGEN_INCLUDE, "-I", dir.string(), "-c",
+                                           (dir / "cable_solver.cpp").string(), "-o", "OUTPUT"});
+    b.product = "cable_solver.o";
+    b.what = "the runtime's cable path solver (once for every model with cables)";
+    b.name = "the cable path solver";
+    b.variant = "object";
+    return b;
+  });
+}
+
+}  // namespace
+
+bool isBuildProgress(std::string_view line) {
+  // On a terminal the line is rewritten with \r; what a file keeps of it ends in the last version.
+  const std::size_t at = line.rfind('\r');
+  if (at != std::string_view::npos) line.remove_prefix(at + 1);
+  return line.starts_with(kCompiling) || line.starts_with(kCompiled);
+}
+
+fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
+                     const DriverRequest& request) {
+  const fs::path support = codegen::defaultTemplateDir();
+  const std::string driverSource = readFile(support / "capstan_driver.cpp");
+  if (driverSource.empty()) fail(syntax::DiagKind::InstallationIncomplete, "the driver sources", support.string());
+  const fs::path runtime = runtimeIncludeDir();
+  const std::map<std::string, std::string> headers = runtimeHeaders(runtime);
+  if (headers.empty()) fail(syntax::DiagKind::InstallationIncomplete, "the runtime headers", runtime.string());
+  std::vector<std::string> flags = request.flags.empty() ? driverFlags() : request.flags, libraries;
+  // The symbolic derivatives are a test oracle, only ever evaluated once
+  // (`eval --symbolic-derivatives`): at -O0, which compiles their large
+  // code fastest.
+  if (request.derivatives && opts.symbolicDerivatives && request.flags.empty()) flags = {"-std=c++20", "-O0"};
+  flags.push_back("-DCAPSTAN_MODEL_CLASS=" + layout.className);
+  if (layout.constraintRows > 0) flags.push_back("-DCAPSTAN_CONSTRAINTS");
+#ifdef CAPSTAN_CVODE
+  // Every driver can run CVODE: switching integrator never rebuilds. Not
+  // -isystem /usr/include, which would reorder the compiler's own folders.
+  flags.push_back("-DCAPSTAN_CVODE");
+  if (const std::string include = CAPSTAN_SUNDIALS_INCLUDE; include != "/usr/include")
+    flags.insert(flags.end(), {"-isystem", include});
+  libraries.push_back(CAPSTAN_SUNDIALS_CVODE_LIBRARY);
+#endif
+  Options plainOptions = opts;
+  plainOptions.derivatives = plainOptions.symbolicDerivatives = false;
+  Generated g = generate(plainOptions, loaded, layout, HeaderUse::Driver);
+  // The external functions' IncludeDirectory folders, and their headers'
+  // text in the key (an edited header rebuilds).
+  for (const std::string& dir : g.includeDirectories) flags.insert(flags.end(), {"-I", dir});
+  std::string key = codeOnly(g.header);
+  for (const std::string& header : g.externalHeaders) key += readFile(header);
+  // The cache's layout is part of the key: folders of an earlier layout (a
+  // driver without its fingerprint, driver.ok) are never taken for damaged ones.
+  constexpr const char* kCacheLayout = "cache layout 3: driver + driver.ok, builds by structure";
+  key += driverSource + cxx() + CAPSTAN_VERSION + kCacheLayout;
+  for (const auto& [path, text] : headers) key += "\n" + path + "\n" + text;
+  for (const auto& f : flags) key += "\n" + f;
+  for (const auto& l : libraries) key += "\n" + l;
+  // The build with the derivatives is keyed by the plain code too: the
+  // model's structure determines both.
+  const std::string derivatives = opts.symbolicDerivatives ? "derivatives, symbolic" : "derivatives";
+  const std::string variant = request.derivatives ? derivatives : "plain";
+  const auto folder = [&](const std::string& v) { return cacheFolder(key + "\nvariant " + v); };
+  if (!request.derivatives && cachedIsWhole(folder("derivatives") / "driver"))
+    return folder("derivatives") / "driver";
+  // A model with cables links the path solver, compiled apart.
+  std::vector<std::string> objects;
+  if (!layout.cables.empty()) objects.push_back(cableSolverObject(headers, request.flags).string());
+  const fs::path dir = folder(variant);
+  return buildCached(dir, "driver", [&] {
+    if (request.derivatives) {
+      Options derivativeOptions = opts;
+      derivativeOptions.derivatives = true;
+      g = generate(derivativeOptions, loaded, layout, HeaderUse::Driver);
+    }
+    CachedBuild b;
+    b.files = {{g.fileName, g.header}, {"capstan_driver.cpp", driverSource}};
+    for (const std::string& header : includedHeaders({&g.header, &driverSource}, headers))
+      b.files.emplace_back(header, headers.at(header));
+    b.arguments = flags;
+    if (!objects.empty()) b.arguments.push_back("-DCAPSTAN_CABLE_COMPILED_APART");
+    b.arguments.insert(b.arguments.end(), {"-isystem", CAPSTAN_EIGEN_INCLUDE, "-I", dir.string(), "-include",
+                                           (dir / g.fileName).string(), (dir / "capstan_driver.cpp").string(),
+                                           "-o", "OUTPUT"});
+    b.arguments.insert(b.arguments.end(), objects.begin(), objects.end());
+    b.arguments.insert(b.arguments.end(), libraries.begin(), libraries.end());  // after the sources that need them
+    b.product = "driver";
+    b.what = "the generated code of `" + layout.className + "`" + (request.derivatives ? " with its derivatives" : "") +
+             (request.purpose.empty() ? "" : " for `" + request.purpose + "`");
+    b.name = "`" + layout.className + "`";
+    b.variant = variant;
+    b.after = "; runs with other parameter values, start values or integrators reuse it";
+    return b;
+  });
 }
 
 fs::path writeStateFile(const EvalState& st) {
@@ -283,12 +530,12 @@ std::vector<std::string> settingArguments(const std::vector<std::pair<std::strin
   return args;
 }
 
-std::string runDriver(const fs::path& exe, const std::string& mode, const EvalState& state,
-                      const std::vector<std::string>& extra) {
+std::string runDriver(const fs::path& exe, const std::string& mode, const codegen::ModelLayout& layout,
+                      const EvalState& state, const std::vector<std::string>& extra) {
   const fs::path stateFile = writeStateFile(state);
   std::vector<std::string> argv = {exe.string(), mode, stateFile.string()};
   for (const auto& a : extra) argv.push_back(a);
-  for (const auto& a : settingArguments(state.settings)) argv.push_back(a);
+  for (const auto& a : settingArguments(settingsForDriver(layout, state.values))) argv.push_back(a);
   const fs::path logFile = stateFile.string() + ".out";
   const ChildResult run = runChild(argv, {logFile.string(), 0});
   const std::string log = readFile(logFile);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,31 +27,60 @@ std::filesystem::path cacheRoot();
 std::string readFile(const std::filesystem::path& path);
 // The 64-bit FNV-1a hash of `text`, the cache's key.
 std::uint64_t fnv1a(const std::string& text, std::uint64_t h = 1469598103934665603ull);
-// -std=c++20 -O2: simulate.
-const std::vector<std::string>& simulateFlags();
-// -std=c++20 -O0: eval, which runs the code once. Optimizing straight-line
-// code costs g++ 4x the time (105 s against 24 s for a 16-link chain) for
-// nothing here.
-const std::vector<std::string>& evalFlags();
-// -std=c++20 -O3 -march=native -DNDEBUG (after -std, $CAPSTAN_BENCH_CXXFLAGS
-// replaces the rest): bench.
-const std::vector<std::string>& benchFlags();
+// The flags of the one build that `simulate`, `eval`, `bench` and `capstan
+// test` share: -std=c++20 -O1. -O2 makes the dynamics no faster (the code
+// is straight-line already) and costs 20 to 40 % more compile time; only
+// the cable path solver runs about 1.3x slower at -O1.
+const std::vector<std::string>& driverFlags();
+// $CAPSTAN_BENCH_CXXFLAGS, when it asks `bench` for a build of its own
+// (`-O3 -march=native`, a peer's flags): after -std=c++20, these words;
+// empty when unset.
+std::vector<std::string> benchFlagsAsked();
 
-// The driver for the generated header built with `flags`, from the cache
-// ($CAPSTAN_CACHE_DIR, else $XDG_CACHE_HOME/capstan, else ~/.cache/capstan)
-// or compiled into it; `libraries` (`-lsundials_cvode`) go after the
-// sources. Exits with a message on failure.
-std::filesystem::path buildDriver(const Generated& g, const std::string& className,
-                                  const std::vector<std::string>& flags,
-                                  const std::vector<std::string>& libraries = {});
+// What a driver is built with beyond the model and driverFlags().
+struct DriverRequest {
+  // forwardDynamicsDerivatives in the header: CVODE's exact Jacobian,
+  // `eval --derivatives`. A build with them serves every request without
+  // them too, so at most two builds of a model ever exist, and one once
+  // the derivatives were asked for.
+  bool derivatives = false;
+  // Replaces driverFlags() (bench with $CAPSTAN_BENCH_CXXFLAGS): a build of
+  // its own.
+  std::vector<std::string> flags;
+  // What the build is for, in the progress line: `simulate`, `eval`, `bench`.
+  std::string purpose;
+};
+
+// The driver program for the model: from the cache ($CAPSTAN_CACHE_DIR,
+// else $XDG_CACHE_HOME/capstan, else ~/.cache/capstan) or compiled into it,
+// with a progress line on stderr (what is compiled, the elapsed time, an
+// estimate from the model's last build). The build's identity is the
+// model's structure: the generated code without its comments (which cite
+// file names and lines) and without the parameters' default values, which
+// the driver always receives as settings (settingsForDriver); so editing a
+// default, a comment or a start value, or switching the integrator, reuses
+// the build. Exits with a message on failure. Each build is appended to
+// `builds.log` in the cache folder (time, model, seconds, folder).
+std::filesystem::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
+                                  const DriverRequest& request);
+
+// Whether `line` is one of a build's progress lines on stderr ("capstan:
+// compiling ...", "capstan: compiled ..."): what `capstan test` leaves out
+// when it quotes a failed simulation's output.
+bool isBuildProgress(std::string_view line);
+
+// Every runtime parameter element as a (name, value) setting, `values`
+// (per runtime parameter, as parseSettings fills it) in layout order: what
+// a driver is always given, since its build does not hold the defaults.
+std::vector<std::pair<std::string, double>> settingsForDriver(const codegen::ModelLayout& layout,
+                                                              const std::vector<std::vector<double>>& values);
 
 // One state to evaluate: STATE.json (`--state`, optional) over the model's
 // initial state, its parameters and --set applied. Errors exit 1.
 struct EvalState {
   Eigen::VectorXd q, u;
   double time = 0;
-  std::vector<std::pair<std::string, double>> settings;  // (slot, value), as for the driver
-  std::vector<std::vector<double>> values;               // per runtime parameter
+  std::vector<std::vector<double>> values;  // per runtime parameter: --set, STATE.json's, else the default
   // STATE.json's `external_forces`: one [n; f] per body (layout.bodies
   // order; N*m, N; about the body origin, in World); empty when it has none.
   capstan::ExternalForces<double> externalForces;
@@ -64,9 +94,9 @@ std::filesystem::path writeStateFile(const EvalState& state);
 std::vector<std::string> settingArguments(const std::vector<std::pair<std::string, double>>& settings);
 
 // Runs the driver `exe` in `mode` (`eval`, `bench`) at `state`: the state
-// file, then `extra`, then the settings as arguments. Returns what it
+// file, then `extra`, then every parameter (settingsForDriver) as arguments. Returns what it
 // printed; exits with that output when it fails. Removes the state file.
-std::string runDriver(const std::filesystem::path& exe, const std::string& mode, const EvalState& state,
-                      const std::vector<std::string>& extra = {});
+std::string runDriver(const std::filesystem::path& exe, const std::string& mode, const codegen::ModelLayout& layout,
+                      const EvalState& state, const std::vector<std::string>& extra = {});
 
 }  // namespace capstan::cli

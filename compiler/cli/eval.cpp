@@ -32,6 +32,7 @@
 #include "codegen/interpret.hpp"
 #include "codegen/render.hpp"
 #include "sema/classes.hpp"
+#include "syntax/numbers.hpp"
 
 namespace capstan::cli {
 namespace fs = std::filesystem;
@@ -82,11 +83,7 @@ void readState(const Options& opts, const codegen::ModelLayout& layout, Eigen::V
       if (!e.array) {
         const std::string what = n == 1 ? (isQ ? "1 coordinate" : "1 speed")
                                         : std::to_string(n) + (isQ ? " coordinates" : " speeds");
-        char first[32];
-        // As written: the shortest of %.15g and %.17g that reads back the same.
-        std::snprintf(first, sizeof first, "%.15g", e.values.at(0));
-        if (std::strtod(first, nullptr) != e.values.at(0)) std::snprintf(first, sizeof first, "%.17g", e.values.at(0));
-        std::string example = first;
+        std::string example = syntax::exactNumber(e.values.at(0));
         for (int k = 1; k < n; ++k) example += ", 0";
         fail(syntax::DiagKind::StateNotArray, key + "." + e.name, "a number", e.name, what, "[" + example + "]");
       }
@@ -163,7 +160,7 @@ EvalState resolveState(const Options& opts, const Loaded& loaded, const codegen:
     double t0 = 0;
     readState(opts, layout, q0, u0, t0, fromFile);
   }
-  st.settings = parseSettings(opts, loaded, layout, st.values, fromFile);
+  parseSettings(opts, loaded, layout, st.values, fromFile);
   codegen::Interpreter interp(*loaded.flat, *loaded.mech, layout, st.values);
   interp.initialState(st.q, st.u);
   if (!opts.state.empty()) {
@@ -280,15 +277,15 @@ int eval(const Options& opts) {
         interp.forceLawValues(time, q, u);
         interp.outputs(time, q, u);
       }
-      const Generated g = generate(opts, *loaded, layout);
-      // One driver for an eval with external forces and one without: it
-      // has both forwardDynamics overloads (compiler/templates/capstan_driver.cpp).
-      std::vector<std::string> flags = evalFlags();
-      // And only one for --derivatives calls forwardDynamicsDerivatives,
-      // which the header then has (generate: TraceOptions::derivatives).
-      if (opts.derivatives) flags.push_back("-DCAPSTAN_DERIVATIVES");
-      const fs::path exe = buildDriver(g, layout.className, flags);
-      std::istringstream in(runDriver(exe, "eval", st));
+      // The one build of the model (cli/driver.hpp): it has both
+      // forwardDynamics overloads, with external forces and without
+      // (compiler/templates/capstan_driver.cpp); --derivatives asks for the
+      // build with forwardDynamicsDerivatives.
+      DriverRequest build;
+      build.purpose = "eval";
+      build.derivatives = opts.derivatives;
+      const fs::path exe = buildDriver(opts, *loaded, layout, build);
+      std::istringstream in(runDriver(exe, "eval", layout, st));
       for (std::string line; std::getline(in, line);) {  // `key[#element] v...`
         std::istringstream ls(line);
         std::string key;

@@ -29,7 +29,12 @@ struct Generated {
   // solver (-DCAPSTAN_CONSTRAINTS).
   bool constraints = false;
 };
-Generated generate(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout);
+// For a driver program (cli/driver.hpp): every runtime parameter's
+// initializer is `{}`, since the driver sets every parameter before it runs
+// (the header then does not change when a default does).
+enum class HeaderUse { User, Driver };
+Generated generate(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
+                   HeaderUse use = HeaderUse::User);
 
 // --set NAME=VALUE against the layout: unknown, dependent, folded or
 // structural names are errors (exit 1). `fromState`: STATE.json's

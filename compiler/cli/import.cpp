@@ -1,5 +1,5 @@
-// `capstan import ROBOT.urdf`, and the in-memory import behind every other
-// command given a .urdf file. The importer is compiler/import/; this file
+// `capstan import ROBOT.urdf` (or ROBOT.sdf), and the in-memory import
+// behind every other command given a .urdf or .sdf file. The importer is compiler/import/; this file
 // only reads the file and writes the model.
 #include <cerrno>
 #include <cstring>
@@ -9,13 +9,14 @@
 
 #include "cli/files.hpp"
 #include "cli/options.hpp"
+#include "import/sdf.hpp"
 #include "import/urdf.hpp"
 
 namespace capstan::cli {
 
 bool isRobotDescription(const std::string& file) {
   const std::string ext = std::filesystem::path(file).extension().string();
-  return ext == ".urdf" || ext == ".URDF";
+  return ext == ".urdf" || ext == ".URDF" || ext == ".sdf" || ext == ".SDF";
 }
 
 std::optional<std::string> importRobot(const Options& opts, syntax::SourceManager& sources,
@@ -27,16 +28,18 @@ std::optional<std::string> importRobot(const Options& opts, syntax::SourceManage
     diags.report(syntax::DiagKind::FileNotReadable, {}, opts.file, std::string(std::strerror(errno)));
     return std::nullopt;
   }
-  import::UrdfOptions options;
+  import::ImportOptions options;
   options.modelName = opts.model;
   options.floatingBase = opts.floatingBase;
   options.noMimic = opts.noMimic;
   options.packagePaths = opts.packagePaths;
+  const std::string ext = std::filesystem::path(opts.file).extension().string();
+  if (ext == ".sdf" || ext == ".SDF") return import::importSdf(opts.file, text.str(), options, sources, diags);
   return import::importUrdf(opts.file, text.str(), options, sources, diags);
 }
 
 int importCommand(const Options& opts) {
-  if (opts.file.empty()) usageError(syntax::DiagKind::UsageMissing, opts.command, "a robot description (ROBOT.urdf)");
+  if (opts.file.empty()) usageError(syntax::DiagKind::UsageMissing, opts.command, "a robot description (ROBOT.urdf or ROBOT.sdf)");
   syntax::SourceManager sources;
   syntax::DiagnosticEngine diags;
   const std::optional<std::string> model = importRobot(opts, sources, diags);

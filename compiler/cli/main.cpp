@@ -58,9 +58,9 @@ commands:
   bench FILE [--state STATE.json] [--seconds S] [--set NAME=VALUE]...
       build with optimization and print JSON with the median microseconds
       per call of forward dynamics, mass matrix and kinematics
-  import ROBOT.urdf [-o MODEL.cap] [--model NAME] [--floating-base] [--package-path DIR]... [--no-mimic]
+  import ROBOT.urdf|ROBOT.sdf [-o MODEL.cap] [--model NAME] [--floating-base] [--package-path DIR]... [--no-mimic]
       write the robot as a model (on stdout without -o); check, compile,
-      simulate, eval and bench also take ROBOT.urdf directly, with the same
+      simulate, eval and bench also take ROBOT.urdf or ROBOT.sdf directly, with the same
       options (docs/import.md)
   test [PATH...] [--update] [--junit FILE] [--report DIR] [--timeout S] [-j N]
       simulate every model with an experiment annotation in the files and

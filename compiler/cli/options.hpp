@@ -52,7 +52,7 @@ struct Options {
   std::string junit;                  // --junit FILE
   std::string report;                 // --report DIR
   int jobs = 0;                       // -j N (0: the number of processors)
-  // import, and every command given a .urdf file (docs/import.md)
+  // import, and every command given a .urdf or .sdf file (docs/import.md)
   bool floatingBase = false;          // --floating-base: a Free joint under the root link
   bool noMimic = false;               // --no-mimic: mimicking joints independent, without a warning
   std::vector<std::filesystem::path> packagePaths;  // --package-path DIR: where package:// meshes are
@@ -119,9 +119,9 @@ sema::ParameterOverride parseOverride(const std::string& option, const std::stri
 // Every --override of `opts`, against `model`.
 std::vector<sema::ParameterOverride> parseOverrides(const Options& opts, const sema::FlatModel& model);
 
-// Whether `file` is a robot description to import (`.urdf`) rather than a model.
+// Whether `file` is a robot description to import (`.urdf`, `.sdf`) rather than a model.
 bool isRobotDescription(const std::string& file);
-// The model text imported from the .urdf `opts.file` (its diagnostics in
+// The model text imported from the .urdf or .sdf `opts.file` (its diagnostics in
 // `diags`, its text in `sources`), or nullopt after an error.
 std::optional<std::string> importRobot(const Options& opts, syntax::SourceManager& sources,
                                        syntax::DiagnosticEngine& diags);

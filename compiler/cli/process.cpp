@@ -143,6 +143,7 @@ ChildResult runChild(const std::vector<std::string>& argv, const ChildOptions& o
   const double start = seconds();
   double stoppedAt = -1;  // when SIGTERM went to it (time limit or interrupt)
   bool killed = false;
+  double ticked = start;
   long pause = 1'000'000;  // ns
   int status = 0;
   bool lost = false;
@@ -162,6 +163,10 @@ ChildResult runChild(const std::vector<std::string>& argv, const ChildOptions& o
       kill(-pid, SIGTERM);
     }
     if (stoppedAt < 0 && (result.timedOut || g_signal != 0)) stoppedAt = now;
+    if (options.onTick && now - ticked >= 1.0) {
+      ticked = now;
+      options.onTick(now - start);
+    }
     if (stoppedAt >= 0 && !killed && now - stoppedAt > 5.0) {
       kill(-pid, SIGKILL);
       killed = true;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <csignal>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ const volatile std::sig_atomic_t* interruptFlag();
 struct ChildOptions {
   std::string outputFile;       // stdout and stderr both go here; empty: inherited
   double timeoutSeconds = 0;    // > 0: SIGTERM when it runs longer, SIGKILL 5 s later
+  // Called about once a second while the child runs, with the seconds since
+  // it started (a progress line).
+  std::function<void(double)> onTick = {};
 };
 
 struct ChildResult {

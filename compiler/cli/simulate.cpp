@@ -234,26 +234,6 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
   return capstan::sim::exitStatus(result);
 }
 
-// The driver for `cvode`: built with CVODE and SUNDIALS (found when capstan
-// was configured), and, unless the model calls external C++ functions or
-// has constraints, or `--jacobian quotients` is asked for, generated with
-// forwardDynamicsDerivatives, whose derivatives make CVODE's exact Jacobian.
-void cvodeBuild([[maybe_unused]] const Loaded& loaded, [[maybe_unused]] const codegen::ModelLayout& layout,
-                [[maybe_unused]] Options& generateOptions,
-                [[maybe_unused]] std::vector<std::string>& flags, [[maybe_unused]] std::vector<std::string>& libraries) {
-#ifdef CAPSTAN_CVODE
-  flags.push_back("-DCAPSTAN_CVODE");
-  // Not -isystem /usr/include, which would reorder the compiler's own system folders.
-  if (const std::string include = CAPSTAN_SUNDIALS_INCLUDE; include != "/usr/include") flags.insert(flags.end(), {"-isystem", include});
-  libraries.push_back(CAPSTAN_SUNDIALS_CVODE_LIBRARY);
-  if (exactJacobian(generateOptions, loaded, layout)) {
-    generateOptions.derivatives = true;
-    flags.push_back("-DCAPSTAN_DERIVATIVES");
-  }
-  noteWithoutDerivatives(generateOptions, loaded, layout);
-#endif
-}
-
 }  // namespace
 
 int simulate(const Options& opts) {
@@ -285,11 +265,19 @@ int simulate(const Options& opts) {
     }
     warnWrapsNotTouching(opts, *loaded, interp, q, u);
   }
-  std::vector<std::string> flags = simulateFlags(), libraries;
-  Options generateOptions = opts;
-  if (e.integrator == capstan::sim::Integrator::cvode) cvodeBuild(*loaded, layout, generateOptions, flags, libraries);
-  const Generated g = generate(generateOptions, *loaded, layout);
-  const fs::path exe = buildDriver(g, layout.className, flags, libraries);
+  // The one build of the model (cli/driver.hpp); with its derivatives when
+  // they make CVODE's exact Jacobian.
+  DriverRequest build;
+  build.purpose = "simulate";
+#ifdef CAPSTAN_CVODE
+  if (e.integrator == capstan::sim::Integrator::cvode) {
+    build.derivatives = exactJacobian(opts, *loaded, layout);
+    noteWithoutDerivatives(opts, *loaded, layout);
+  }
+#endif
+  const fs::path exe = buildDriver(opts, *loaded, layout, build);
+  // Every parameter: the build does not hold their defaults.
+  request.settings = settingsForDriver(layout, values);
   request.progress = isatty(STDERR_FILENO);
   // Where the driver writes the first state whose udot was not finite, or
   // the state where the model's code threw, if the run fails: the

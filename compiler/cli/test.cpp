@@ -428,7 +428,7 @@ std::vector<std::string> logLines(const fs::path& log) {
   std::vector<std::string> lines;
   std::istringstream in(readText(log));
   for (std::string line; std::getline(in, line);)
-    if (!line.empty() && line.find('\r') == std::string::npos) lines.push_back(line);
+    if (!line.empty() && line.find('\r') == std::string::npos && !isBuildProgress(line)) lines.push_back(line);
   constexpr std::size_t kMax = 12;
   if (lines.size() > kMax) lines.erase(lines.begin(), lines.end() - static_cast<long>(kMax));
   return lines;

@@ -6,25 +6,14 @@
 #include <cstdlib>
 
 #include "sema/instance.hpp"
+#include "syntax/numbers.hpp"
 
 namespace capstan::sema {
 
 using syntax::DiagKind;
+using syntax::exactNumber;
 
 namespace {
-
-// The shortest decimal that reads back as x: a domain message must not
-// round -1.0000001 to -1.
-std::string exactNumber(double x) {
-  for (int digits = 6; digits < 17; ++digits) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.*g", digits, x);
-    if (std::strtod(buf, nullptr) == x) return buf;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
-  return buf;
-}
 
 Value numeric(std::vector<int> shape, std::vector<double> numbers, ValueType t = ValueType::Real) {
   Value v;

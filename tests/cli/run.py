@@ -30,6 +30,9 @@
                                         exit 1 with the reason
   run.py --capstan BIN damaged_cache    a cached driver cut short is built again (with a note);
                                         temporaries of a killed capstan are removed
+  run.py --capstan BIN one_build        one build serves simulate, eval and bench: --set, edited
+                                        defaults and start values, integrators reuse it (builds.log);
+                                        a structural change and cvode's derivatives build again
   run.py --capstan BIN external_forces  STATE.json's `external_forces` change udot by
                                         M^-1 J^T F (virtual work on the double pendulum)
   run.py --capstan BIN stiff            examples/stiff_chain.cap (springs of 1e6 N/m): cvode
@@ -654,6 +657,74 @@ def damaged_cache(capstan):
         raise AssertionError("\n".join(errors))
 
 
+def one_build(capstan):
+    """One build of a model serves simulate, eval and bench: another --set, an
+    edited default, start value or comment, another integrator or --t-end run
+    the same program (builds.log in the cache folder counts the builds, and a
+    build says so on stderr); a structural change builds again; cvode's exact
+    Jacobian adds the build with derivatives, which then serves every run.
+    The run with edited defaults agrees with --interpret: the driver is given
+    every parameter, since its build does not hold their defaults."""
+    errors = []
+    with tempfile.TemporaryDirectory() as d:
+        tmp = pathlib.Path(d)
+        cache = tmp / "cache"
+        env = {k: v for k, v in os.environ.items() if k != "CAPSTAN_BENCH_CXXFLAGS"}
+        env["CAPSTAN_CACHE_DIR"] = str(cache)
+        model = tmp / "pendulum.cap"
+        base = PENDULUM.read_text()
+
+        def builds():
+            log = cache / "builds.log"
+            return log.read_text().count("\n") if log.exists() else 0
+
+        def step(what, text, command, *args, new_builds=0):
+            model.write_text(text)
+            before = builds()
+            proc = subprocess.run([capstan, command, str(model), *map(str, args)], capture_output=True, text=True,
+                                  env=env, timeout=300)
+            if proc.returncode != 0:
+                errors.append(f"{what}: exit {proc.returncode}:\n{proc.stderr}")
+                return proc
+            said = "capstan: compiling the generated code of `Pendulum`" in proc.stderr
+            if builds() - before != new_builds or said != (new_builds > 0):
+                errors.append(f"{what}: {builds() - before} builds (expected {new_builds}), stderr:\n{proc.stderr}")
+            return proc
+
+        csv = tmp / "a.csv"
+        step("the first simulate", base, "simulate", "--t-end", 1, "-o", csv, new_builds=1)
+        step("--set", base, "simulate", "--t-end", 1, "-o", csv, "--set", "m=2")
+        edited = "// a comment that moves every line\n" + base.replace("= 1.5 \"mass\"", "= 2.5 \"mass\"").replace(
+            "= 0.01 \"initial angle\"", "= 0.3 \"initial angle\"")
+        if edited.count("2.5") != 1 or "0.3" not in edited:
+            raise AssertionError("tests/cli/models/pendulum.cap changed: the edits below no longer apply")
+        step("edited defaults, start value and a comment", edited, "simulate", "--t-end", 1, "-o", csv)
+        interpreted = tmp / "b.csv"
+        step("--interpret", edited, "simulate", "--t-end", 1, "-o", interpreted, "--interpret")
+        if pathlib.Path(csv).exists() and interpreted.exists():
+            header, rows_a = read_csv(pathlib.Path(csv).read_text())
+            _, rows_b = read_csv(interpreted.read_text())
+            if len(rows_a) != len(rows_b) or max_difference(rows_a, rows_b, header) > 1e-12:
+                errors.append("the edited model's run differs from --interpret: were the new defaults given?")
+            elif abs(rows_a[0]["pivot.q[1]"] - 0.3) > 1e-15:
+                errors.append(f"the run started at q = {rows_a[0]['pivot.q[1]']}, not the edited start value 0.3")
+        step("--integrator rk4", edited, "simulate", "--t-end", 0.5, "-o", csv, "--integrator", "rk4")
+        state = tmp / "state.json"
+        state.write_text("{}")
+        step("eval", edited, "eval", "--state", state)
+        step("bench", edited, "bench", "--seconds", 0.05)
+        probe = run(capstan, "simulate", model, "--t-end", 0, "-o", os.devnull, "--integrator", "cvode", "--interpret")
+        if "needs SUNDIALS" not in probe.stderr:  # a capstan built with CVODE
+            step("cvode (the build with derivatives)", edited, "simulate", "--t-end", 0.5, "-o", csv, "--integrator",
+                 "cvode", new_builds=1)
+            step("eval --derivatives", edited, "eval", "--state", state, "--derivatives")
+            step("dopri5 after cvode", edited, "simulate", "--t-end", 0.5, "-o", csv)
+        structural = edited.replace("equation\n", "equation\n  pivot.tau = -0.1 * pivot.u;\n")
+        step("a force law added", structural, "simulate", "--t-end", 0.5, "-o", csv, new_builds=1)
+    if errors:
+        raise AssertionError("\n".join(errors))
+
+
 def lost_output(capstan):
     """`check --json` and `eval` print to standard output: a full device or a
     closed descriptor there is an error (exit 1, the reason), never a silent 0."""
@@ -1025,7 +1096,7 @@ def main():
     ap.add_argument("--capstan", required=True)
     ap.add_argument("mode", choices=["bad_input", "period", "energy", "nonfinite", "bench", "interrupt", "builtins", "crash", "guard", "orphans",
                                      "full_disk", "lost_output",
-                                     "damaged_cache",
+                                     "damaged_cache", "one_build",
                                      "external_forces", "stiff", "cvode_nonfinite", "cvode_constraints", "list"])
     ap.add_argument("case", nargs="?")
     opts = ap.parse_args()
@@ -1036,7 +1107,7 @@ def main():
     if opts.mode == "bad_input":
         return bad_input(capstan, opts.case)
     return {"period": period, "energy": energy, "nonfinite": nonfinite, "bench": bench,
-            "interrupt": interrupt, "builtins": builtins, "crash": crash, "guard": guard, "orphans": orphans, "full_disk": full_disk, "lost_output": lost_output, "damaged_cache": damaged_cache, "external_forces": external_forces, "stiff": stiff,
+            "interrupt": interrupt, "builtins": builtins, "crash": crash, "guard": guard, "orphans": orphans, "full_disk": full_disk, "lost_output": lost_output, "damaged_cache": damaged_cache, "one_build": one_build, "external_forces": external_forces, "stiff": stiff,
             "cvode_nonfinite": cvode_nonfinite, "cvode_constraints": cvode_constraints}[opts.mode](capstan)
 
 

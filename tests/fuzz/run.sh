@@ -7,7 +7,7 @@
 # that caused it is left in $BUILD/fuzz-artifacts/.
 #
 #   tests/fuzz/run.sh [SECONDS]      # default 60: the parser and the STATE.json/CSV readers together,
-#                                    # then the URDF importer for CAPSTAN_IMPORT_FUZZ_SECONDS (default 15)
+#                                    # then the URDF and SDFormat importers for CAPSTAN_IMPORT_FUZZ_SECONDS (default 15)
 #   env: CAPSTAN_FUZZ_BUILD_DIR (default build-fuzz), CAPSTAN_FUZZ_JOBS (default 1)
 #   To reproduce a crash: $BUILD/tests/fuzz/parse_fuzz $BUILD/fuzz-artifacts/crash-...
 #   (files_fuzz: $BUILD/fuzz-artifacts/files/crash-...)
@@ -66,16 +66,29 @@ if [ "$status" -ne 0 ]; then
   ls -l "$artifacts/files" >&2 || true
 fi
 
-# The URDF importer, seeded with the repository's robots and error cases.
-import_corpus="$build/fuzz-corpus-import"
-mkdir -p "$import_corpus"
-while IFS= read -r -d '' f; do
-  cp "$f" "$import_corpus/seed-$(printf '%s' "$f" | md5sum | cut -c1-16).urdf"
-done < <(find "$root/examples/urdf" "$root/tests/errors/import" -type f -name '*.urdf' -print0 2>/dev/null)
-"$build/tests/fuzz/import_fuzz" "$import_corpus" \
-  -max_total_time="${CAPSTAN_IMPORT_FUZZ_SECONDS:-15}" -timeout=5 -rss_limit_mb=2048 -max_len=16384 \
-  -artifact_prefix="$artifacts/import-" -print_final_stats=1 || {
-  status=$?
-  echo "import_fuzz failed (exit $status); inputs in $artifacts/" >&2
-}
+# The robot importers, one target that reads `<sdf` input as SDFormat and
+# the rest as URDF, seeded with the repository's robots and error cases: two
+# thirds of CAPSTAN_IMPORT_FUZZ_SECONDS on the URDF seeds, the rest on the
+# SDFormat ones (a libsdformat read takes some 50 ms, a URDF read 1 ms, so
+# one corpus would starve the URDF reader).
+import_seconds="${CAPSTAN_IMPORT_FUZZ_SECONDS:-15}"
+for format in urdf sdf; do
+  import_corpus="$build/fuzz-corpus-import-$format"
+  mkdir -p "$import_corpus"
+  while IFS= read -r -d '' f; do
+    cp "$f" "$import_corpus/seed-$(printf '%s' "$f" | md5sum | cut -c1-16).$format"
+  done < <(find "$root/examples/urdf" "$root/tests/import/sdf" "$root/tests/errors/import" -type f \
+                -name "*.$format" -print0 2>/dev/null)
+  if [ "$format" = urdf ]; then
+    budget=$((import_seconds - import_seconds / 3))
+  else
+    budget=$((import_seconds / 3 > 0 ? import_seconds / 3 : 1))
+  fi
+  "$build/tests/fuzz/import_fuzz" "$import_corpus" \
+    -max_total_time="$budget" -timeout=5 -rss_limit_mb=2048 -max_len=16384 \
+    -artifact_prefix="$artifacts/import-" -print_final_stats=1 || {
+    status=$?
+    echo "import_fuzz failed on the $format corpus (exit $status); inputs in $artifacts/" >&2
+  }
+done
 exit "$status"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Golden files of `capstan import`: the model written for each robot of
-examples/urdf/ (with the options in CASES) must equal tests/import/golden/
-NAME.cap, and `capstan check` must accept the robot with the same options.
+examples/urdf/ and tests/import/sdf/ (with the options in CASES) must equal
+tests/import/golden/NAME.cap, and `capstan check` must accept the robot with
+the same options.
 
   run_golden.py --capstan build/compiler/capstan            # compare
   run_golden.py --capstan build/compiler/capstan --update   # re-bless after an intended change
@@ -15,12 +16,15 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
-# golden name -> (robot, options)
+# golden name -> (robot, options); a robot's path is relative to the root
 CASES = {
-    "arm": ("arm.urdf", []),
-    "slider": ("slider.urdf", []),
-    "quadruped": ("quadruped.urdf", []),
-    "quadruped_floating": ("quadruped.urdf", ["--floating-base"]),
+    "arm": ("examples/urdf/arm.urdf", []),
+    "slider": ("examples/urdf/slider.urdf", []),
+    "quadruped": ("examples/urdf/quadruped.urdf", []),
+    "quadruped_floating": ("examples/urdf/quadruped.urdf", ["--floating-base"]),
+    "arm_sdf": ("tests/import/sdf/arm.sdf", []),
+    "quadruped_sdf": ("tests/import/sdf/quadruped.sdf", []),
+    "gimbal_sdf": ("tests/import/sdf/gimbal.sdf", ["--package-path", "tests/import/sdf"]),
 }
 
 
@@ -32,7 +36,7 @@ def main():
     env = dict(os.environ, NO_COLOR="1")
     failed = 0
     for name, (robot, args) in CASES.items():
-        rel = os.path.join("examples", "urdf", robot)
+        rel = robot
         got = subprocess.run([opts.capstan, "import", rel, *args], cwd=ROOT, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         golden = GOLDEN / (name + ".cap")

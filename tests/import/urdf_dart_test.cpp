@@ -2,7 +2,11 @@
 // loader over urdfdom) and solver: the robots of examples/urdf/ imported
 // into models, run by the interpreter (no C++ build), and loaded by DART;
 // mass matrix, forward dynamics and link poses agree to 1e-9 at random
-// states, with a fixed and with a floating base.
+// states, with a fixed and with a floating base. And the SDFormat importer
+// against the URDF one: tests/import/sdf/ holds the arm and the quadruped
+// written in SDFormat with its frames (relative poses, nested models, an
+// axis expressed in another frame, a joint frame away from its child link);
+// each imports to the dynamics of its URDF twin, to 1e-12.
 //
 // DART's conventions, mapped joint by joint (by the URDF joint's name):
 //   - a revolute or prismatic joint: the same q and u;
@@ -36,6 +40,7 @@
 
 #include "codegen/interpret.hpp"
 #include "codegen/layout.hpp"
+#include "import/sdf.hpp"
 #include "import/urdf.hpp"
 #include "mechanics/mechanism.hpp"
 #include "sema/sema.hpp"
@@ -68,9 +73,11 @@ struct Imported {
 
 std::unique_ptr<Imported> importRobot(const fs::path& urdf, bool floating) {
   auto m = std::make_unique<Imported>();
-  capstan::import::UrdfOptions options;
+  capstan::import::ImportOptions options;
   options.floatingBase = floating;
-  const std::optional<std::string> text = capstan::import::importUrdf(urdf, readText(urdf), options, m->sources, m->diags);
+  const std::optional<std::string> text =
+      urdf.extension() == ".sdf" ? capstan::import::importSdf(urdf, readText(urdf), options, m->sources, m->diags)
+                                 : capstan::import::importUrdf(urdf, readText(urdf), options, m->sources, m->diags);
   REQUIRE(text);
   capstan::sema::Library lib(m->sources, m->diags, {kSource / "stdlib"});
   const auto* def = lib.addText(urdf.string() + ".cap", *text);
@@ -128,7 +135,7 @@ void crossCheck(const std::string& file, bool floating) {
     Eigen::VectorXd qd = Eigen::VectorXd::Zero(model.nu), correction = Eigen::VectorXd::Zero(model.nu);
     for (const auto& j : layout.joints) {
       const bool isFree = j.type() == capstan::mechanics::JointType::Free;
-      const std::string urdfJoint = isFree ? "" : capstan::import::urdfName(j.name);
+      const std::string urdfJoint = isFree ? "" : capstan::import::robotName(j.name);
       dart::dynamics::Joint* dj = isFree ? skel->getRootJoint() : skel->getJoint(urdfJoint);
       REQUIRE_MESSAGE(dj, j.name);
       const int d = static_cast<int>(dj->getIndexInSkeleton(0));
@@ -169,7 +176,7 @@ void crossCheck(const std::string& file, bool floating) {
     model.bodyPoses(q, poses);
     int compared = 0;
     for (std::size_t b = 0; b < layout.bodies.size(); ++b) {
-      const dart::dynamics::BodyNode* node = skel->getBodyNode(capstan::import::urdfName(layout.bodies[b].name));
+      const dart::dynamics::BodyNode* node = skel->getBodyNode(capstan::import::robotName(layout.bodies[b].name));
       if (!node) continue;
       const Eigen::Isometry3d X = node->getWorldTransform();
       CHECK((poses[b].R_WB - X.linear()).cwiseAbs().maxCoeff() < 1e-9);
@@ -194,3 +201,45 @@ TEST_CASE("a quadruped agrees with DART, with a fixed and with a floating base")
 }
 
 TEST_CASE("the arm with a floating base agrees with DART") { crossCheck("arm.urdf", true); }
+
+namespace {
+
+// The SDFormat robot and its URDF twin, imported, at the same random
+// states: the same mass matrix and forward dynamics (the state orders agree:
+// depth-first, children in the file's order).
+void sameAsUrdf(const std::string& sdf, const std::string& urdf, bool floating) {
+  CAPTURE(sdf);
+  CAPTURE(floating);
+  const std::unique_ptr<Imported> a = importRobot(kSource / "tests/import/sdf" / sdf, floating);
+  const std::unique_ptr<Imported> b = importRobot(kSource / "examples/urdf" / urdf, floating);
+  const InterpretedModel ma(*a->interp), mb(*b->interp);
+  REQUIRE(ma.nq == mb.nq);
+  REQUIRE(ma.nu == mb.nu);
+  std::mt19937 rng(99);
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  for (int trial = 0; trial < 5; ++trial) {
+    Eigen::VectorXd q(ma.nq), u(ma.nu), ua(ma.nu), ub(mb.nu);
+    for (int i = 0; i < ma.nq; ++i) q[i] = uni(rng);
+    for (int i = 0; i < ma.nu; ++i) u[i] = uni(rng);
+    ma.normalizeQuaternions(q);
+    InterpretedModel::MassMatrix Ma, Mb;
+    ma.massMatrix(q, Ma);
+    mb.massMatrix(q, Mb);
+    CHECK((Ma - Mb).cwiseAbs().maxCoeff() < 1e-12);
+    ma.forwardDynamics(0.0, q, u, ua);
+    mb.forwardDynamics(0.0, q, u, ub);
+    CHECK((ua - ub).cwiseAbs().maxCoeff() < 1e-12);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the SDFormat arm (frames, a nested model, expressed_in) has the URDF arm's dynamics") {
+  sameAsUrdf("arm.sdf", "arm.urdf", false);
+  sameAsUrdf("arm.sdf", "arm.urdf", true);
+}
+
+TEST_CASE("the SDFormat quadruped (nested legs, a joint away from its link) has the URDF quadruped's dynamics") {
+  sameAsUrdf("quadruped.sdf", "quadruped.urdf", false);
+  sameAsUrdf("quadruped.sdf", "quadruped.urdf", true);
+}

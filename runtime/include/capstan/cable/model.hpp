@@ -17,10 +17,23 @@
 // the previous call: a caller that evaluates the dynamics along a trajectory
 // keeps one ModelCableState per cable for the whole run (Simbody's
 // CablePath keeps its previous solution the same way).
+//
+// Header-only by default. The path solver behind evaluateModelCable (the
+// geodesics, the Newton iteration: capstan/cable/model_solve.hpp and what
+// it includes) is most of the compile time of a model with cables; a
+// program may compile it once instead, apart: define
+// CAPSTAN_CABLE_COMPILED_APART where this header is included, and compile
+// one translation unit that defines it too and includes
+// capstan/cable/model_solve.hpp (`capstan simulate` caches such an object
+// and links every model with cables against it).
 
-#include <capstan/cable/forces.hpp>
-#include <capstan/cable/path.hpp>
 #include <capstan/cable/types.hpp>
+
+#ifdef CAPSTAN_CABLE_COMPILED_APART
+#define CAPSTAN_CABLE_SOLVE
+#else
+#define CAPSTAN_CABLE_SOLVE inline
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -69,50 +82,11 @@ struct ModelCableValues {
 // NaN, for the caller's check of the dynamics to report), and adds its
 // spatial forces about the body origins into F_Bo_W (one per runtime body;
 // World's are dropped). On a failure nothing is added and the result says
-// which obstacle and why.
-inline CableResult evaluateModelCable(const ModelCable& c, std::span<const Motion> frames,
-                                      std::span<const Vector3> p_BoFo_W, CablePathState& state,
-                                      ModelCableValues& values, std::span<SpatialForce> F_Bo_W,
-                                      std::span<const double> actuatorTensions = {}) {
-  values = ModelCableValues{};
-  const CableResult r = updateCablePath(c.path, frames, state);
-  if (!r.ok()) return r;
-  values.length = state.length;
-  values.lengthDot = state.lengthDot;
-  for (const ModelCableSpring& s : c.springs) {
-    const CableSpringForce f =
-        cableSpring(state.length, state.lengthDot, s.stiffness, s.slackLength, s.dissipation);
-    values.tension += f.tension;
-    values.energy += f.energy;
-  }
-  for (const double T : actuatorTensions) values.tension += T < 0 ? 0.0 : T;
-  values.power = calcCablePower(c.path, state, values.tension);
-  if (values.tension == 0) return r;
-  if (!std::isfinite(values.tension)) {  // the bodies it touches get NaN: the dynamics are not finite
-    for (const int b : c.body)
-      if (b >= 0) F_Bo_W[static_cast<std::size_t>(b)].setConstant(values.tension);
-    return r;
-  }
-  // F_Fo_W at each obstacle frame's origin, then shifted to its body's origin.
-  SpatialForce F_Fo_W[64];
-  std::vector<SpatialForce> many;
-  const auto n = static_cast<std::size_t>(c.path.numObstacles());
-  std::span<SpatialForce> at(F_Fo_W, std::min<std::size_t>(n, 64));
-  if (n > 64) {
-    many.assign(n, SpatialForce::Zero());
-    at = many;
-  }
-  for (SpatialForce& F : at) F.setZero();
-  applyBodyForces(c.path, state, values.tension, frames, at);
-  for (std::size_t i = 0; i < n; ++i) {
-    const int b = c.body[i];
-    if (b < 0) continue;
-    SpatialForce& F = F_Bo_W[static_cast<std::size_t>(b)];
-    F.head<3>() += at[i].head<3>() + p_BoFo_W[i].cross(Vector3(at[i].tail<3>()));
-    F.tail<3>() += at[i].tail<3>();
-  }
-  return r;
-}
+// which obstacle and why. Defined in capstan/cable/model_solve.hpp.
+CAPSTAN_CABLE_SOLVE CableResult evaluateModelCable(const ModelCable& c, std::span<const Motion> frames,
+                                                   std::span<const Vector3> p_BoFo_W, CablePathState& state,
+                                                   ModelCableValues& values, std::span<SpatialForce> F_Bo_W,
+                                                   std::span<const double> actuatorTensions = {});
 
 // "cable `rope` at t = 1.25: <the solver's message>", with the obstacle
 // named by its model element where the caller knows it. The solver's
@@ -129,3 +103,7 @@ inline std::string cableFailureMessage(std::string_view cable, double t, const C
 }
 
 }  // namespace capstan::cable
+
+#ifndef CAPSTAN_CABLE_COMPILED_APART
+#include <capstan/cable/model_solve.hpp>
+#endif
