@@ -106,8 +106,6 @@ class CableOverCylinder {
     double overDrum_friction = 0.0;
     double slider_q0 = 0.2;  // `slider.q0` (m) initial displacement
     double slider_u0 = 0.0;  // `slider.u0` (m/s) initial velocity
-    // `slider.armature` (kg) rotor inertia reflected to the slider (kg), added to the mass matrix
-    double slider_armature = 0.0;
     // `weight.com` (m) p_BoBcm_B: center of mass, from the frame origin, in the body frame
     std::array<double, 3> weight_com = {0.0, 0.0, 0.0};
     // `weight.inertia` (kg.m2) I_BBcm_B: rotational inertia about the center of mass, in the body
@@ -191,7 +189,6 @@ class CableOverCylinder {
     if (name == "overDrum.friction") return &params.overDrum_friction;
     if (name == "slider.q0") return &params.slider_q0;
     if (name == "slider.u0") return &params.slider_u0;
-    if (name == "slider.armature") return &params.slider_armature;
     if (name == "weight.com[1]") return &params.weight_com[0];
     if (name == "weight.com[2]") return &params.weight_com[1];
     if (name == "weight.com[3]") return &params.weight_com[2];
@@ -223,8 +220,6 @@ class CableOverCylinder {
   // params directly is safe. An instance is not meant to be shared between
   // threads (docs/generated-code.md).
   struct Derived {
-    // part of M(0, 0) in massMatrix: mass matrix (composite rigid body, in World)
-    double M_0_0 = 0.0;
     // part of C[0] in bias: bias (recursive Newton-Euler with udot = 0, gravity included, in World)
     double C_0 = 0.0;
     // part of udot[0] in forwardDynamics: udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the
@@ -248,9 +243,8 @@ class CableOverCylinder {
   // M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm.
   // (0 adds, 0 muls, 0 divs, 0 calls, 0 other)
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
-    refreshDerived();  // the parameter-only values, if params changed
     // mass matrix (composite rigid body, in World)
-    M(0, 0) = derived_.M_0_0;
+    M(0, 0) = params.m;
   }
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
@@ -294,7 +288,7 @@ class CableOverCylinder {
   // (recursive Newton-Euler in joint frames). Neither the model's force laws nor its cables'
   // forces are subtracted: for udot = forwardDynamics(time, q, u), inverseDynamics(q, u, udot)
   // = appliedForces(time, q, u) + sum_B J_WB^T fext[B], fext from updateCables(time, q, u, fext).
-  // (2 adds, 2 muls, 0 divs, 0 calls, 0 other)
+  // (1 adds, 1 muls, 0 divs, 0 calls, 0 other)
   void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] const U& udot, U& tau) const {
     Eigen::Matrix<double, 6, 1> a_KWeight;  // spatial acceleration in the joint frame of 'weight'
@@ -302,7 +296,7 @@ class CableOverCylinder {
     const double t0 = -params.world_gravity[1] + udot[0];
     a_KWeight[4] = t0;
     // joint 'slider' (cable.cap:38) -> body 'weight': generalized force
-    tau[0] = params.slider_armature*udot[0] + params.m*a_KWeight[4];
+    tau[0] = params.m*a_KWeight[4];
   }
 
   // qdot (nq) = N(q) u.
@@ -344,11 +338,11 @@ class CableOverCylinder {
   }
 
   // Kinetic energy 1/2 u^T M u (J).
-  // (1 adds, 6 muls, 0 divs, 0 calls, 0 other)
+  // (0 adds, 3 muls, 0 divs, 0 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
     double ke = 0.0;
     // kinetic energy
-    ke = 0.5*params.m*u[0]*u[0] + 0.5*params.slider_armature*u[0]*u[0];
+    ke = 0.5*params.m*u[0]*u[0];
     return ke;
   }
 
@@ -500,15 +494,13 @@ class CableOverCylinder {
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation
   // calls it through refreshDerived() when params changed, so there is no need to.
-  // (3 adds, 3 muls, 1 divs, 0 calls, 0 other)
+  // (2 adds, 3 muls, 1 divs, 0 calls, 0 other)
   void updateDerived() const {
     // parameter-only subexpressions of the functions below
-    const double t0 = params.m + params.slider_armature;
-    const double t1 = params.m*params.world_gravity[1];
-    derived_.M_0_0 = t0;
-    derived_.C_0 = -t1;
-    derived_.udot_0 = t1;
-    derived_.udot_0_b = 1.0/t0;
+    const double t0 = params.m*params.world_gravity[1];
+    derived_.C_0 = -t0;
+    derived_.udot_0 = t0;
+    derived_.udot_0_b = 1.0/params.m;
     derived_.pe = params.weight_com[2]*params.world_gravity[2] +
         params.world_gravity[0]*(params.rc + params.weight_com[0]);
     derivedFor_ = params;

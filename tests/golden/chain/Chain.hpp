@@ -62,24 +62,14 @@ class Chain {
     double link_5_m = 0.4;  // `link[5].m` (kg) mass
     double joint_1_q0 = 0.0;  // `joint[1].q0` (rad) initial angle
     double joint_1_u0 = 0.0;  // `joint[1].u0` (rad/s) initial angular rate
-    // `joint[1].armature` (kg.m2) rotor inertia reflected to the joint, added to the mass matrix
-    double joint_1_armature = 0.0;
     double joint_2_q0 = 0.0;  // `joint[2].q0` (rad) initial angle
     double joint_2_u0 = 0.0;  // `joint[2].u0` (rad/s) initial angular rate
-    // `joint[2].armature` (kg.m2) rotor inertia reflected to the joint, added to the mass matrix
-    double joint_2_armature = 0.0;
     double joint_3_q0 = 0.0;  // `joint[3].q0` (rad) initial angle
     double joint_3_u0 = 0.0;  // `joint[3].u0` (rad/s) initial angular rate
-    // `joint[3].armature` (kg.m2) rotor inertia reflected to the joint, added to the mass matrix
-    double joint_3_armature = 0.0;
     double joint_4_q0 = 0.0;  // `joint[4].q0` (rad) initial angle
     double joint_4_u0 = 0.0;  // `joint[4].u0` (rad/s) initial angular rate
-    // `joint[4].armature` (kg.m2) rotor inertia reflected to the joint, added to the mass matrix
-    double joint_4_armature = 0.0;
     double joint_5_q0 = 0.0;  // `joint[5].q0` (rad) initial angle
     double joint_5_u0 = 0.0;  // `joint[5].u0` (rad/s) initial angular rate
-    // `joint[5].armature` (kg.m2) rotor inertia reflected to the joint, added to the mass matrix
-    double joint_5_armature = 0.0;
   };
 
   // Inputs, set by the embedding program before each evaluation.
@@ -155,19 +145,14 @@ class Chain {
     if (name == "link[5].m") return &params.link_5_m;
     if (name == "joint[1].q0") return &params.joint_1_q0;
     if (name == "joint[1].u0") return &params.joint_1_u0;
-    if (name == "joint[1].armature") return &params.joint_1_armature;
     if (name == "joint[2].q0") return &params.joint_2_q0;
     if (name == "joint[2].u0") return &params.joint_2_u0;
-    if (name == "joint[2].armature") return &params.joint_2_armature;
     if (name == "joint[3].q0") return &params.joint_3_q0;
     if (name == "joint[3].u0") return &params.joint_3_u0;
-    if (name == "joint[3].armature") return &params.joint_3_armature;
     if (name == "joint[4].q0") return &params.joint_4_q0;
     if (name == "joint[4].u0") return &params.joint_4_u0;
-    if (name == "joint[4].armature") return &params.joint_4_armature;
     if (name == "joint[5].q0") return &params.joint_5_q0;
     if (name == "joint[5].u0") return &params.joint_5_u0;
-    if (name == "joint[5].armature") return &params.joint_5_armature;
     return nullptr;
   }
 
@@ -220,30 +205,27 @@ class Chain {
     // part of M(0, 1) in massMatrix: joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': mass
     // matrix column
     double joint_2_M_0_1 = 0.0;
-    // part of M(0, 1) in massMatrix: joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': mass
-    // matrix column
-    double joint_2_M_0_1_b = 0.0;
     // part of M(2, 2) in massMatrix: joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': mass
     // matrix column
     double joint_3_M_2_2 = 0.0;
     // part of M(1, 2) in massMatrix: joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': mass
     // matrix column
     double joint_3_M_1_2 = 0.0;
-    // part of M(1, 2) in massMatrix: joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': mass
-    // matrix column
-    double joint_3_M_1_2_b = 0.0;
     // part of M(3, 3) in massMatrix: joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': mass
     // matrix column
     double joint_4_M_3_3 = 0.0;
     // part of M(2, 3) in massMatrix: joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': mass
     // matrix column
     double joint_4_M_2_3 = 0.0;
-    // part of M(2, 3) in massMatrix: joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': mass
-    // matrix column
-    double joint_4_M_2_3_b = 0.0;
-    // part of M(4, 4) in massMatrix: joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': mass
-    // matrix column
-    double joint_5_M_4_4 = 0.0;
+    // part of IAS_KLink2Body(2, 0) in forwardDynamics: joint 'joint[2]' (chain.cap:35) -> body
+    // 'link[2].body': articulated inertia
+    double joint_2_IAS_KLink2Body_2_0 = 0.0;
+    // part of IAS_KLink3Body(2, 0) in forwardDynamics: joint 'joint[3]' (chain.cap:35) -> body
+    // 'link[3].body': articulated inertia
+    double joint_3_IAS_KLink3Body_2_0 = 0.0;
+    // part of IAS_KLink4Body(2, 0) in forwardDynamics: joint 'joint[4]' (chain.cap:35) -> body
+    // 'link[4].body': articulated inertia
+    double joint_4_IAS_KLink4Body_2_0 = 0.0;
     double ke = 0.0;  // part of ke in kineticEnergy: kinetic energy
     double ke_b = 0.0;  // part of ke in kineticEnergy: kinetic energy
     double ke_c = 0.0;  // part of ke in kineticEnergy: kinetic energy
@@ -254,9 +236,18 @@ class Chain {
     double joint_2_C_1_b = 0.0;
     double ke_e = 0.0;  // part of ke in kineticEnergy: kinetic energy
     double ke_f = 0.0;  // part of ke in kineticEnergy: kinetic energy
-    // part of udot[0] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
-    // factorization
-    double udot_0 = 0.0;
+    // part of udot[4] in forwardDynamics: joint 'joint[5]' (chain.cap:35) -> body 'link[5].body':
+    // acceleration
+    double joint_5_udot_4 = 0.0;
+    // part of IAS_KLink4Body(2, 0) in forwardDynamics: joint 'joint[4]' (chain.cap:35) -> body
+    // 'link[4].body': articulated inertia
+    double joint_4_IAS_KLink4Body_2_0_b = 0.0;
+    // part of tauA_KLink4Body[0] in forwardDynamics: joint 'joint[4]' (chain.cap:35) -> body
+    // 'link[4].body': articulated inertia
+    double joint_4_tauA_KLink4Body_0 = 0.0;
+    // part of IAS_KLink1Body(2, 0) in forwardDynamics: joint 'joint[1]' (chain.cap:35) -> body
+    // 'link[1].body': articulated inertia
+    double joint_1_IAS_KLink1Body_2_0 = 0.0;
     double ke_g = 0.0;  // part of ke in kineticEnergy: kinetic energy
     double ke_h = 0.0;  // part of ke in kineticEnergy: kinetic energy
     double ke_i = 0.0;  // part of ke in kineticEnergy: kinetic energy
@@ -309,18 +300,18 @@ class Chain {
     M(0, 0) = derived_.joint_1_M_0_0_e - 2.0*t1 - 2.0*t10 - 2.0*t20 -
         2.0*params.link_1_L*(t21*(derived_.joint_1_M_0_0_d + t13 + t18) + t26);
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': mass matrix column
-    const double t27 = derived_.joint_2_M_0_1_b - 2.0*t1 - 2.0*t10 - 2.0*t20 +
+    const double t27 = derived_.joint_2_M_1_1 - 2.0*t1 - 2.0*t10 - 2.0*t20 +
         params.link_1_L*(t21*(derived_.joint_2_M_0_1 - t13 - t18) - t26);
     M(1, 1) = derived_.joint_2_M_1_1 - 2.0*t1 - 2.0*t10 - 2.0*t20;
     M(0, 1) = t27;
     M(1, 0) = t27;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': mass matrix column
     const double t28 = derived_.joint_3_M_1_2 + t4 - t8;
-    const double t29 = -t18 + t11*t28;
+    const double t29 = t11*t28 - t18;
     const double t30 = params.link_2_L*t29;
-    const double t31 = derived_.joint_3_M_1_2_b - 2.0*t1 - 2.0*t10 + t30;
-    const double t32 = derived_.joint_3_M_1_2_b - 2.0*t1 - 2.0*t10 + t30 +
-        params.link_1_L*(-t22*(t23 + t14*t28) + t21*t29);
+    const double t31 = derived_.joint_3_M_2_2 - 2.0*t1 - 2.0*t10 + t30;
+    const double t32 = derived_.joint_3_M_2_2 - 2.0*t1 - 2.0*t10 + t30 +
+        params.link_1_L*(t21*t29 - t22*(t23 + t14*t28));
     M(2, 2) = derived_.joint_3_M_2_2 - 2.0*t1 - 2.0*t10;
     M(1, 2) = t31;
     M(2, 1) = t31;
@@ -330,13 +321,13 @@ class Chain {
     const double t33 = derived_.joint_4_M_2_3 - t6;
     const double t34 = t4 + t5*t33;
     const double t35 = params.link_3_L*t34;
-    const double t36 = derived_.joint_4_M_2_3_b - 2.0*t1 + t35;
+    const double t36 = derived_.joint_4_M_3_3 - 2.0*t1 + t35;
     const double t37 = -t15 + t2*t33;
     const double t38 = t11*t34 - t14*t37;
     const double t39 = params.link_2_L*t38;
-    const double t40 = derived_.joint_4_M_2_3_b - 2.0*t1 + t35 + t39;
-    const double t41 = derived_.joint_4_M_2_3_b - 2.0*t1 + t35 + t39 +
-        params.link_1_L*(t21*t38 - t22*(t11*t37 + t14*t34));
+    const double t40 = derived_.joint_4_M_3_3 - 2.0*t1 + t35 + t39;
+    const double t41 = derived_.joint_4_M_3_3 - 2.0*t1 + t35 + t39 +
+        params.link_1_L*(-t22*(t11*t37 + t14*t34) + t21*t38);
     M(3, 3) = derived_.joint_4_M_3_3 - 2.0*t1;
     M(2, 3) = t36;
     M(3, 2) = t36;
@@ -355,7 +346,7 @@ class Chain {
     const double t49 = derived_.I_KLink5Body[4] - t1 + t44 + t48;
     const double t50 = derived_.I_KLink5Body[4] - t1 + t44 + t48 +
         params.link_1_L*(t21*t47 - t22*(t14*t43 + t11*t46));
-    M(4, 4) = derived_.joint_5_M_4_4;
+    M(4, 4) = derived_.I_KLink5Body[4];
     M(3, 4) = t42;
     M(4, 3) = t42;
     M(2, 4) = t45;
@@ -581,19 +572,18 @@ class Chain {
     tau[0] = -params.damping*u[0];
   }
 
-  // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
-  // force laws and the tree-sparse L^T D L solve, all unrolled.
-  // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
-  // weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 327 adds, 438 muls, 4 divs (weighted 821.0);
-  //   ABA in World: 550 adds, 581 muls, 4 divs (weighted 1187.0);
+  // udot (nu) = M^-1 (tau - C) by the articulated-body algorithm (Featherstone), force laws
+  // as joint forces, all unrolled.
+  // Method: ABA in joint frames, the cheapest of four as traced (a division or call weighs 4
+  // multiplies):
+  //   CRBA + L^T D L in World: 327 adds, 457 muls, 4 divs (weighted 840.0);
+  //   ABA in World: 231 adds, 376 muls, 4 divs (weighted 663.0);
   //   CRBA + L^T D L in joint frames: 225 adds, 281 muls, 4 divs (weighted 562.0);
-  //   ABA in joint frames: 335 adds, 315 muls, 4 divs (weighted 706.0).
-  // (225 adds, 281 muls, 4 divs, 10 calls, 0 other)
+  //   ABA in joint frames: 173 adds, 263 muls, 4 divs (weighted 492.0).
+  // (173 adds, 263 muls, 4 divs, 10 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
-    MassMatrix M;
     // spatial velocity in the joint frame of 'link[2].body'
     Eigen::Matrix<double, 6, 1> v_KLink2Body;
     // spatial velocity in the joint frame of 'link[3].body'
@@ -602,16 +592,22 @@ class Chain {
     Eigen::Matrix<double, 6, 1> v_KLink4Body;
     // spatial velocity in the joint frame of 'link[5].body'
     Eigen::Matrix<double, 6, 1> v_KLink5Body;
-    // bias acceleration in the joint frame of 'link[1].body'
+    Eigen::Matrix<double, 1, 1> tauA_KLink5Body;  // tau - S^T pA of 'link[5].body'
+    Eigen::Matrix<double, 6, 1> IAS_KLink4Body;  // articulated inertia times S of 'link[4].body'
+    Eigen::Matrix<double, 1, 1> tauA_KLink4Body;  // tau - S^T pA of 'link[4].body'
+    Eigen::Matrix<double, 6, 1> IAS_KLink3Body;  // articulated inertia times S of 'link[3].body'
+    Eigen::Matrix<double, 1, 1> tauA_KLink3Body;  // tau - S^T pA of 'link[3].body'
+    Eigen::Matrix<double, 6, 1> IAS_KLink2Body;  // articulated inertia times S of 'link[2].body'
+    Eigen::Matrix<double, 1, 1> tauA_KLink2Body;  // tau - S^T pA of 'link[2].body'
+    Eigen::Matrix<double, 6, 1> IAS_KLink1Body;  // articulated inertia times S of 'link[1].body'
+    // spatial acceleration in the joint frame of 'link[1].body'
     Eigen::Matrix<double, 6, 1> a_KLink1Body;
-    // bias acceleration in the joint frame of 'link[2].body'
+    // spatial acceleration in the joint frame of 'link[2].body'
     Eigen::Matrix<double, 6, 1> a_KLink2Body;
-    // bias acceleration in the joint frame of 'link[3].body'
+    // spatial acceleration in the joint frame of 'link[3].body'
     Eigen::Matrix<double, 6, 1> a_KLink3Body;
-    // bias acceleration in the joint frame of 'link[4].body'
+    // spatial acceleration in the joint frame of 'link[4].body'
     Eigen::Matrix<double, 6, 1> a_KLink4Body;
-    // bias acceleration in the joint frame of 'link[5].body'
-    Eigen::Matrix<double, 6, 1> a_KLink5Body;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity in the joint frame
     const double t0 = u[0] + u[1];
     const double t1 = std::cos(q[1]);
@@ -664,213 +660,299 @@ class Chain {
     v_KLink5Body[2] = t26;
     v_KLink5Body[3] = t33;
     v_KLink5Body[4] = t36;
-    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': mass matrix column
-    const double t37 = derived_.joint_1_M_0_0*t29;
-    const double t38 = derived_.I_KLink5Body[4] - t37;
-    const double t39 = derived_.I_KLink5Body[2]*t20*t27;
-    const double t40 = derived_.I_KLink5Body[2]*t16*t29;
-    const double t41 = t39 - t40;
-    const double t42 = params.link_3_L*t41;
-    const double t43 = derived_.I_KLink5Body[4] - t37 + t42;
-    const double t44 = derived_.I_KLink5Body[2]*t27*t16;
-    const double t45 = derived_.I_KLink5Body[2]*t20*t29;
-    const double t46 = -t44 - t45;
-    const double t47 = t5*t46;
-    const double t48 = t7*t41;
-    const double t49 = -t47 + t48;
-    const double t50 = params.link_2_L*t49;
-    const double t51 = derived_.I_KLink5Body[4] - t37 + t42 + t50;
-    const double t52 = t1*t49;
-    const double t53 = t5*t41;
-    const double t54 = t7*t46;
-    const double t55 = t53 + t54;
-    const double t56 = t4*t55;
-    const double t57 = t52 - t56;
-    const double t58 = params.link_1_L*t57;
-    const double t59 = derived_.I_KLink5Body[4] - t37 + t42 + t50 + t58;
-    M(3, 4) = t38;
-    M(2, 4) = t43;
-    M(1, 4) = t51;
-    M(0, 4) = t59;
-    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration with udot = 0
-    const double t60 = std::sin(q[0]);
-    const double t61 = params.world_gravity[1]*t60;
-    const double t62 = std::cos(q[0]);
-    const double t63 = params.world_gravity[0]*t62;
-    const double t64 = -t61 - t63;
-    const double t65 = params.world_gravity[1]*t62;
-    const double t66 = params.world_gravity[0]*t60;
-    const double t67 = -t65 + t66;
-    a_KLink1Body[3] = t64;
-    a_KLink1Body[4] = t67;
-    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration with udot = 0
-    const double t68 = params.link_1_L*u[0]*u[1]*t4;
-    const double t69 = t1*a_KLink1Body[3];
-    const double t70 = t4*a_KLink1Body[4];
-    const double t71 = -t68 + t69 + t70;
-    const double t72 = params.link_1_L*u[0]*u[1]*t1;
-    const double t73 = t4*a_KLink1Body[3];
-    const double t74 = t1*a_KLink1Body[4];
-    const double t75 = -t72 - t73 + t74;
-    a_KLink2Body[3] = t71;
-    a_KLink2Body[4] = t75;
-    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration with udot = 0
-    const double t76 = t7*a_KLink2Body[3];
-    const double t77 = u[2]*v_KLink3Body[4];
-    const double t78 = t5*a_KLink2Body[4];
-    const double t79 = t76 + t77 + t78;
-    const double t80 = u[2]*v_KLink3Body[3];
-    const double t81 = t5*a_KLink2Body[3];
-    const double t82 = t7*a_KLink2Body[4];
-    const double t83 = -t80 - t81 + t82;
-    a_KLink3Body[3] = t79;
-    a_KLink3Body[4] = t83;
-    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': acceleration with udot = 0
-    const double t84 = t16*a_KLink3Body[3];
-    const double t85 = u[3]*v_KLink4Body[4];
-    const double t86 = t20*a_KLink3Body[4];
-    const double t87 = t84 + t85 + t86;
-    const double t88 = u[3]*v_KLink4Body[3];
-    const double t89 = t16*a_KLink3Body[4];
-    const double t90 = t20*a_KLink3Body[3];
-    const double t91 = -t88 + t89 - t90;
-    a_KLink4Body[3] = t87;
-    a_KLink4Body[4] = t91;
-    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration with udot = 0
-    const double t92 = t29*a_KLink4Body[3];
-    const double t93 = t27*a_KLink4Body[4];
-    const double t94 = u[4]*v_KLink5Body[4];
-    const double t95 = t92 + t93 + t94;
-    const double t96 = t29*a_KLink4Body[4];
-    const double t97 = u[4]*v_KLink5Body[3];
-    const double t98 = t27*a_KLink4Body[3];
-    const double t99 = t96 - t97 - t98;
-    a_KLink5Body[3] = t95;
-    a_KLink5Body[4] = t99;
-    // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
-    const double t100 = derived_.I_KLink5Body[2]*t29;
-    const double t101 = derived_.joint_1_M_0_0_b + t100;
-    const double t102 = t16*t101;
-    const double t103 = params.link_3_L*(-t39 + t102);
-    const double t104 = derived_.joint_1_M_0_0_c - t39 + t102;
-    const double t105 = t7*t104;
-    const double t106 = -t44 - t20*t101;
-    const double t107 = t5*t106;
-    const double t108 = params.link_2_L*(t105 + t107);
-    const double t109 = t7*t106;
-    const double t110 = t4*(t109 - t5*t104);
-    const double tinv0 = 1.0/(derived_.joint_4_M_3_3 - 2.0*t37 - derived_.udot_0*M(3, 4)*M(3, 4));
-    const double t111 = derived_.joint_4_M_2_3 - t100;
-    const double t112 = t39 + t16*t111;
-    const double t113 = params.link_3_L*t112;
-    const double t114 = -t44 + t20*t111;
-    const double t115 = t7*t112 - t5*t114;
-    const double t116 = params.link_2_L*t115;
-    const double t117 = derived_.joint_4_M_2_3_b - 2.0*t37 + t113 + t116 -
-        derived_.udot_0*M(3, 4)*M(0, 4) + params.link_1_L*(t1*t115 - t4*(t7*t114 + t5*t112));
-    const double t118 = derived_.joint_4_M_2_3_b - 2.0*t37 + t113 - derived_.udot_0*M(3, 4)*M(2, 4);
-    const double tinv1 = 1.0/(derived_.joint_3_M_2_2 - 2.0*t37 - derived_.udot_0*M(2, 4)*M(2, 4) -
-        2.0*t103 - tinv0*t118*t118);
-    const double t119 = derived_.joint_3_M_1_2 + t39 - t102;
-    const double t120 = -t107 + t7*t119;
-    const double t121 = params.link_2_L*t120;
-    const double t122 = derived_.joint_3_M_1_2_b - 2.0*t37 - 2.0*t103 + t121 +
-        params.link_1_L*(-t4*(t109 + t5*t119) + t1*t120) - derived_.udot_0*M(2, 4)*M(0, 4) -
-        tinv0*t118*t117;
-    const double t123 = derived_.joint_4_M_2_3_b - 2.0*t37 + t113 + t116 -
-        derived_.udot_0*M(3, 4)*M(1, 4);
-    const double t124 = derived_.joint_3_M_1_2_b - 2.0*t37 - 2.0*t103 -
-        derived_.udot_0*M(2, 4)*M(1, 4) + t121 - tinv0*t118*t123;
-    const double t125 = derived_.joint_2_M_1_1 - 2.0*t37 - 2.0*t103 - 2.0*t108 -
-        derived_.udot_0*M(1, 4)*M(1, 4) - tinv0*t123*t123 - tinv1*t124*t124;
-    const double tinv2 = 1.0/t125;
-    const double t126 = derived_.joint_2_M_0_1_b - 2.0*t37 - 2.0*t103 - 2.0*t108 +
-        params.link_1_L*(t1*(derived_.joint_2_M_0_1 - t105 - t107) - t110) -
-        derived_.udot_0*M(1, 4)*M(0, 4) - tinv0*t123*t117 - tinv1*t124*t122;
-    const double t127 = derived_.joint_1_M_0_0_e - 2.0*t37 - 2.0*t103 - 2.0*t108 -
-        2.0*params.link_1_L*(t1*(derived_.joint_1_M_0_0_d + t105 + t107) + t110) -
-        derived_.udot_0*M(0, 4)*M(0, 4) - tinv0*t117*t117 - tinv1*t122*t122 - tinv2*t126*t126;
-    const double tinv3 = 1.0/t127;
-    const double t128 = derived_.joint_2_C_1*u[0]*u[0]*t4*t1;
-    const double t129 = -derived_.I_KLink2Body[2]*v_KLink2Body[2] + derived_.joint_2_C_1_b*u[0]*t1;
-    const double t130 = params.link_1_L*u[0]*t4*t129;
-    const double t131 = derived_.I_KLink2Body[2]*a_KLink2Body[3];
-    const double t132 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
-    const double t133 = params.link_4_m*v_KLink4Body[4]*v_KLink4Body[3];
-    const double t134 = -derived_.I_KLink3Body[2]*v_KLink3Body[2] + params.link_3_m*v_KLink3Body[3];
-    const double t135 = v_KLink3Body[4]*t134;
-    const double t136 = derived_.I_KLink3Body[2]*a_KLink3Body[3];
-    const double t137 = -derived_.I_KLink4Body[2]*v_KLink4Body[2] + params.link_4_m*v_KLink4Body[3];
-    const double t138 = v_KLink4Body[4]*t137;
-    const double t139 = derived_.I_KLink4Body[2]*a_KLink4Body[3];
-    const double t140 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
-    const double t141 = derived_.I_KLink5Body[2]*a_KLink5Body[3];
-    const double t142 = -derived_.I_KLink5Body[2]*v_KLink5Body[2] + params.link_5_m*v_KLink5Body[3];
-    const double t143 = v_KLink5Body[4]*t142;
-    const double t144 = -t140 + t141 + t143;
-    const double t145 = v_KLink5Body[2]*t142 + params.link_5_m*a_KLink5Body[4];
-    const double t146 = t27*t145;
-    const double t147 = -params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4] +
-        params.link_5_m*a_KLink5Body[3];
-    const double t148 = t29*t147;
-    const double t149 = params.link_4_L*(-t146 + t148);
-    const double t150 = params.link_4_m*a_KLink4Body[4] + v_KLink4Body[2]*t137 + t29*t145 +
-        t27*t147;
-    const double t151 = t20*t150;
-    const double t152 = -params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4] +
-        params.link_4_m*a_KLink4Body[3] - t146 + t148;
-    const double t153 = t16*t152;
-    const double t154 = params.link_3_L*(-t151 + t153);
-    const double t155 = -t133 + t138 + t139 - t140 + t141 + t143 - derived_.udot_0*M(3, 4)*t144 -
-        t149;
-    const double t156 = -t132 - t133 + t135 + t136 + t138 + t139 - t140 + t141 + t143 -
-        derived_.udot_0*M(2, 4)*t144 - t149 - t154 - tinv0*t118*t155;
-    const double t157 = params.link_3_m*a_KLink3Body[4] + v_KLink3Body[2]*t134 + t16*t150 +
-        t20*t152;
-    const double t158 = t5*t157;
-    const double t159 = -params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4] +
-        params.link_3_m*a_KLink3Body[3] - t151 + t153;
-    const double t160 = t7*t159;
-    const double t161 = params.link_2_L*(-t158 + t160);
-    const double t162 = t128 - t130 + t131 - t132 - t133 + t135 + t136 + t138 + t139 - t140 + t141 +
-        t143 - derived_.udot_0*M(1, 4)*t144 - t149 - t154 - tinv0*t123*t155 - tinv1*t124*t156 -
-        t161;
-    const double t163 = -params.damping*u[0] + t128 - t130 +
-        derived_.I_KLink1Body[2]*a_KLink1Body[3] + t131 - t132 - t133 + t135 + t136 + t138 + t139 -
-        t140 + t141 + t143 - derived_.udot_0*M(0, 4)*t144 - t149 - t154 - tinv0*t117*t155 -
-        tinv1*t122*t156 - t161 - tinv2*t126*t162 -
-        params.link_1_L*(t1*(derived_.joint_2_C_1_b*u[0]*t4*v_KLink2Body[2] +
-        params.link_2_m*a_KLink2Body[3] - t158 + t160) -
-        t4*(v_KLink2Body[2]*t129 + params.link_2_m*a_KLink2Body[4] + t5*t159 + t7*t157));
-    const double t164 = tinv2*t162 - tinv2*t126*tinv3*t163;
-    const double t165 = tinv1*t156 - tinv1*t122*tinv3*t163 - tinv1*t124*t164;
-    const double t166 = tinv0*t155 - tinv0*t117*tinv3*t163 - tinv0*t123*t164 - tinv0*t118*t165;
-    udot[0] = tinv3*t163;
-    udot[1] = t164;
-    udot[2] = t165;
-    udot[3] = t166;
-    udot[4] = derived_.udot_0*t144 - derived_.udot_0*M(0, 4)*tinv3*t163 -
-        derived_.udot_0*M(1, 4)*t164 - derived_.udot_0*M(2, 4)*t165 - derived_.udot_0*M(3, 4)*t166;
+    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': articulated inertia
+    const double t37 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
+    const double t38 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
+    const double t39 = params.link_5_m*v_KLink5Body[3];
+    const double t40 = -t38 + t39;
+    const double t41 = v_KLink5Body[4]*t40;
+    const double t42 = -t37 + t41;
+    tauA_KLink5Body[0] = t42;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': articulated inertia
+    const double t43 = derived_.joint_4_IAS_KLink4Body_2_0_b*t29*t29;
+    const double t44 = params.link_5_m*t27*t27;
+    const double t45 = t43 + t44;
+    const double t46 = derived_.joint_4_IAS_KLink4Body_2_0*t45;
+    const double t47 = derived_.I_KLink4Body[4] + t46;
+    const double t48 = params.link_4_L*t45;
+    const double t49 = -derived_.I_KLink4Body[2] + t48;
+    const double t50 = params.link_4_m*v_KLink4Body[4]*v_KLink4Body[3];
+    const double t51 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
+    const double t52 = params.link_4_m*v_KLink4Body[3];
+    const double t53 = -t51 + t52;
+    const double t54 = v_KLink4Body[4]*t53;
+    const double t55 = params.link_5_m*u[4]*v_KLink5Body[3];
+    const double t56 = v_KLink5Body[2]*t40;
+    const double t57 = -t55 + t56;
+    const double t58 = t27*t57;
+    const double t59 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
+    const double t60 = derived_.joint_4_IAS_KLink4Body_2_0_b*u[4]*v_KLink5Body[4];
+    const double t61 = derived_.joint_4_tauA_KLink4Body_0*tauA_KLink5Body[0];
+    const double t62 = -t59 + t60 - t61;
+    const double t63 = t29*t62;
+    const double t64 = -t58 + t63;
+    const double t65 = params.link_4_L*t64;
+    const double t66 = -t50 + t54 - t65;
+    IAS_KLink4Body(2, 0) = t47;
+    IAS_KLink4Body(3, 0) = t49;
+    tauA_KLink4Body[0] = t66;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': articulated inertia
+    const double t67 = derived_.joint_4_IAS_KLink4Body_2_0_b*t27*t29;
+    const double t68 = params.link_5_m*t27*t29;
+    const double t69 = t67 - t68;
+    const double tinv0 = 1.0/IAS_KLink4Body(2, 0);
+    const double t70 = params.link_4_L*t69*tinv0*IAS_KLink4Body(3, 0);
+    const double t71 = t67 - t68 - t70;
+    const double t72 = t16*t71;
+    const double t73 = derived_.joint_4_IAS_KLink4Body_2_0_b*t27*t27;
+    const double t74 = params.link_5_m*t29*t29;
+    const double t75 = derived_.joint_4_IAS_KLink4Body_2_0*t69*t69*tinv0;
+    const double t76 = params.link_4_m + t73 + t74 - t75;
+    const double t77 = t20*t76;
+    const double t78 = t72 - t77;
+    const double t79 = t20*t78;
+    const double t80 = tinv0*IAS_KLink4Body(3, 0)*IAS_KLink4Body(3, 0);
+    const double t81 = params.link_4_m + t43 + t44 - t80;
+    const double t82 = t16*t81;
+    const double t83 = t20*t71;
+    const double t84 = t82 - t83;
+    const double t85 = t16*t84;
+    const double t86 = -t79 + t85;
+    const double t87 = derived_.joint_3_IAS_KLink3Body_2_0*t86;
+    const double t88 = derived_.I_KLink3Body[4] + t87;
+    const double t89 = params.link_3_L*t86;
+    const double t90 = -derived_.I_KLink3Body[2] + t89;
+    const double t91 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
+    const double t92 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
+    const double t93 = params.link_3_m*v_KLink3Body[3];
+    const double t94 = -t92 + t93;
+    const double t95 = v_KLink3Body[4]*t94;
+    const double t96 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
+    const double t97 = u[3]*t81*v_KLink4Body[4];
+    const double t98 = u[3]*t71*v_KLink4Body[3];
+    const double t99 = tinv0*IAS_KLink4Body(3, 0)*tauA_KLink4Body[0];
+    const double t100 = -t96 + t97 - t98 - t58 + t63 + t99;
+    const double t101 = t16*t100;
+    const double t102 = u[3]*v_KLink4Body[3]*t76;
+    const double t103 = u[3]*t71*v_KLink4Body[4];
+    const double t104 = v_KLink4Body[2]*t53;
+    const double t105 = t29*t57;
+    const double t106 = t27*t62;
+    const double t107 = params.link_4_L*t69*tinv0*tauA_KLink4Body[0];
+    const double t108 = -t102 + t103 + t104 + t105 + t106 + t107;
+    const double t109 = t20*t108;
+    const double t110 = t101 - t109;
+    const double t111 = params.link_3_L*t110;
+    const double t112 = -t91 + t95 - t111;
+    IAS_KLink3Body(2, 0) = t88;
+    IAS_KLink3Body(3, 0) = t90;
+    tauA_KLink3Body[0] = t112;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': articulated inertia
+    const double t113 = t16*t78;
+    const double t114 = t20*t84;
+    const double t115 = t113 + t114;
+    const double tinv1 = 1.0/IAS_KLink3Body(2, 0);
+    const double t116 = params.link_3_L*t115*tinv1*IAS_KLink3Body(3, 0);
+    const double t117 = t113 + t114 - t116;
+    const double t118 = t7*t117;
+    const double t119 = t16*t76;
+    const double t120 = t119 + t83;
+    const double t121 = t16*t120;
+    const double t122 = t20*t81;
+    const double t123 = t72 + t122;
+    const double t124 = t20*t123;
+    const double t125 = derived_.joint_3_IAS_KLink3Body_2_0*t115*t115*tinv1;
+    const double t126 = params.link_3_m + t121 + t124 - t125;
+    const double t127 = t5*t126;
+    const double t128 = t118 - t127;
+    const double t129 = t5*t128;
+    const double t130 = tinv1*IAS_KLink3Body(3, 0)*IAS_KLink3Body(3, 0);
+    const double t131 = params.link_3_m - t79 + t85 - t130;
+    const double t132 = t7*t131;
+    const double t133 = t5*t117;
+    const double t134 = t132 - t133;
+    const double t135 = t7*t134;
+    const double t136 = -t129 + t135;
+    const double t137 = derived_.joint_2_IAS_KLink2Body_2_0*t136;
+    const double t138 = derived_.I_KLink2Body[4] + t137;
+    const double t139 = params.link_2_L*t136;
+    const double t140 = -derived_.I_KLink2Body[2] + t139;
+    const double t141 = derived_.joint_2_C_1*u[0]*u[0]*t4*t1;
+    const double t142 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
+    const double t143 = derived_.joint_2_C_1_b*u[0]*t1;
+    const double t144 = -t142 + t143;
+    const double t145 = params.link_1_L*u[0]*t4*t144;
+    const double t146 = v_KLink3Body[2]*t94;
+    const double t147 = u[2]*v_KLink3Body[4]*t117;
+    const double t148 = u[2]*v_KLink3Body[3]*t126;
+    const double t149 = t20*t100;
+    const double t150 = t16*t108;
+    const double t151 = params.link_3_L*t115*tinv1*tauA_KLink3Body[0];
+    const double t152 = t146 + t147 - t148 + t149 + t150 + t151;
+    const double t153 = t5*t152;
+    const double t154 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
+    const double t155 = u[2]*v_KLink3Body[4]*t131;
+    const double t156 = u[2]*v_KLink3Body[3]*t117;
+    const double t157 = tinv1*IAS_KLink3Body(3, 0)*tauA_KLink3Body[0];
+    const double t158 = -t154 + t155 - t156 + t101 - t109 + t157;
+    const double t159 = t7*t158;
+    const double t160 = -t153 + t159;
+    const double t161 = params.link_2_L*t160;
+    const double t162 = t141 - t145 - t161;
+    IAS_KLink2Body(2, 0) = t138;
+    IAS_KLink2Body(3, 0) = t140;
+    tauA_KLink2Body[0] = t162;
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': articulated inertia
+    const double tinv2 = 1.0/IAS_KLink2Body(2, 0);
+    const double t163 = tinv2*IAS_KLink2Body(3, 0)*IAS_KLink2Body(3, 0);
+    const double t164 = params.link_2_m - t129 + t135 - t163;
+    const double t165 = t1*t164;
+    const double t166 = t7*t128;
+    const double t167 = t5*t134;
+    const double t168 = t166 + t167;
+    const double t169 = params.link_2_L*t168*tinv2*IAS_KLink2Body(3, 0);
+    const double t170 = t166 + t167 - t169;
+    const double t171 = t4*t170;
+    const double t172 = t165 - t171;
+    const double t173 = t1*t172;
+    const double t174 = t1*t170;
+    const double t175 = t5*t131;
+    const double t176 = t118 + t175;
+    const double t177 = t5*t176;
+    const double t178 = t7*t126;
+    const double t179 = t178 + t133;
+    const double t180 = t7*t179;
+    const double t181 = derived_.joint_2_IAS_KLink2Body_2_0*t168*t168*tinv2;
+    const double t182 = params.link_2_m + t177 + t180 - t181;
+    const double t183 = t4*t182;
+    const double t184 = t174 - t183;
+    const double t185 = t4*t184;
+    const double t186 = t173 - t185;
+    const double t187 = derived_.joint_1_IAS_KLink1Body_2_0*t186;
+    const double t188 = derived_.I_KLink1Body[4] + t187;
+    const double t189 = params.link_1_L*t186;
+    const double t190 = -derived_.I_KLink1Body[2] + t189;
+    IAS_KLink1Body(2, 0) = t188;
+    IAS_KLink1Body(3, 0) = t190;
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration
+    const double tinv3 = 1.0/IAS_KLink1Body(2, 0);
+    const double t191 = params.damping*u[0];
+    const double t192 = std::cos(q[0]);
+    const double t193 = params.world_gravity[1]*t192;
+    const double t194 = std::sin(q[0]);
+    const double t195 = params.world_gravity[0]*t194;
+    const double t196 = -t193 + t195;
+    const double t197 = t1*t184;
+    const double t198 = t4*t172;
+    const double t199 = t197 + t198;
+    const double t200 = params.link_1_L*t196*t199;
+    const double t201 = params.world_gravity[1]*t194;
+    const double t202 = params.world_gravity[0]*t192;
+    const double t203 = -t201 - t202;
+    const double t204 = t203*IAS_KLink1Body(3, 0);
+    const double t205 = v_KLink2Body[2]*t144;
+    const double t206 = params.link_1_L*u[0]*u[1]*t1*t182;
+    const double t207 = params.link_1_L*u[0]*u[1]*t4*t170;
+    const double t208 = t5*t158;
+    const double t209 = t7*t152;
+    const double t210 = params.link_2_L*t168*tinv2*tauA_KLink2Body[0];
+    const double t211 = t205 - t206 - t207 + t208 + t209 + t210;
+    const double t212 = t4*t211;
+    const double t213 = derived_.joint_2_C_1_b*u[0]*t4*v_KLink2Body[2];
+    const double t214 = params.link_1_L*u[0]*u[1]*t4*t164;
+    const double t215 = params.link_1_L*u[0]*u[1]*t1*t170;
+    const double t216 = tinv2*IAS_KLink2Body(3, 0)*tauA_KLink2Body[0];
+    const double t217 = t213 - t214 - t215 - t153 + t159 + t216;
+    const double t218 = t1*t217;
+    const double t219 = -t212 + t218;
+    const double t220 = params.link_1_L*t219;
+    const double t221 = -t191 - t200 - t204 - t220;
+    const double t222 = tinv3*t221;
+    udot[0] = t222;
+    a_KLink1Body[4] = t196;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration
+    const double t223 = IAS_KLink2Body(2, 0)*tinv3*t221;
+    const double t224 = params.link_1_L*u[0]*u[1]*t4;
+    const double t225 = t4*a_KLink1Body[4];
+    const double t226 = params.link_1_L*tinv3*t221;
+    const double t227 = -t201 - t202 + t226;
+    const double t228 = t1*t227;
+    const double t229 = -t224 + t225 + t228;
+    const double t230 = IAS_KLink2Body(3, 0)*t229;
+    const double t231 = params.link_1_L*u[0]*u[1]*t1;
+    const double t232 = t1*a_KLink1Body[4];
+    const double t233 = t4*t227;
+    const double t234 = -t231 + t232 - t233;
+    const double t235 = params.link_2_L*t168*t234;
+    const double t236 = t141 - t145 - t161 - t223 - t230 - t235;
+    const double t237 = tinv2*t236;
+    const double t238 = udot[0] + t237;
+    udot[1] = t237;
+    a_KLink2Body[2] = t238;
+    a_KLink2Body[4] = t234;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration
+    const double t239 = IAS_KLink3Body(2, 0)*a_KLink2Body[2];
+    const double t240 = u[2]*v_KLink3Body[3];
+    const double t241 = t7*a_KLink2Body[4];
+    const double t242 = params.link_2_L*a_KLink2Body[2];
+    const double t243 = -t224 + t225 + t228 + t242;
+    const double t244 = t5*t243;
+    const double t245 = -t240 + t241 - t244;
+    const double t246 = params.link_3_L*t115*t245;
+    const double t247 = u[2]*v_KLink3Body[4];
+    const double t248 = t5*a_KLink2Body[4];
+    const double t249 = t7*t243;
+    const double t250 = t247 + t248 + t249;
+    const double t251 = IAS_KLink3Body(3, 0)*t250;
+    const double t252 = -t91 + t95 - t111 - t239 - t246 - t251;
+    const double t253 = tinv1*t252;
+    const double t254 = udot[0] + udot[1] + t253;
+    udot[2] = t253;
+    a_KLink3Body[2] = t254;
+    a_KLink3Body[4] = t245;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': acceleration
+    const double t255 = IAS_KLink4Body(2, 0)*a_KLink3Body[2];
+    const double t256 = u[3]*v_KLink4Body[4];
+    const double t257 = t20*a_KLink3Body[4];
+    const double t258 = params.link_3_L*a_KLink3Body[2];
+    const double t259 = t247 + t248 + t249 + t258;
+    const double t260 = t16*t259;
+    const double t261 = t256 + t257 + t260;
+    const double t262 = IAS_KLink4Body(3, 0)*t261;
+    const double t263 = u[3]*v_KLink4Body[3];
+    const double t264 = t16*a_KLink3Body[4];
+    const double t265 = t20*t259;
+    const double t266 = -t263 + t264 - t265;
+    const double t267 = params.link_4_L*t69*t266;
+    const double t268 = -t50 + t54 - t65 - t255 - t262 - t267;
+    const double t269 = tinv0*t268;
+    const double t270 = udot[0] + udot[1] + udot[2] + t269;
+    udot[3] = t269;
+    a_KLink4Body[2] = t270;
+    a_KLink4Body[4] = t266;
+    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration
+    udot[4] = derived_.joint_5_udot_4*(-t37 + t41 - derived_.I_KLink5Body[4]*a_KLink4Body[2] +
+        derived_.I_KLink5Body[2]*(u[4]*v_KLink5Body[4] + t27*a_KLink4Body[4] +
+        t29*(t256 + t257 + t260 + params.link_4_L*a_KLink4Body[2])));
   }
 
-  // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
-  // force laws and the tree-sparse L^T D L solve, all unrolled.
+  // udot (nu) = M^-1 (tau - C) by the articulated-body algorithm (Featherstone), force laws
+  // as joint forces, all unrolled.
   // With external spatial forces on the bodies, fext[b] = [n; f] (N*m, N) on body b
   // (bodyNames[b]): the moment about its origin, then the force, both in World. They
   // add sum_B J_WB^T fext_B to tau (virtual work); a force f at a point Q of a body is
   // [p_BoQ_W x f; f].
-  // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
-  // weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 362 adds, 438 muls, 4 divs (weighted 856.0);
-  //   ABA in World: 595 adds, 581 muls, 4 divs (weighted 1232.0);
+  // Method: ABA in joint frames, the cheapest of four as traced (a division or call weighs 4
+  // multiplies):
+  //   CRBA + L^T D L in World: 362 adds, 457 muls, 4 divs (weighted 875.0);
+  //   ABA in World: 260 adds, 376 muls, 4 divs (weighted 692.0);
   //   CRBA + L^T D L in joint frames: 271 adds, 323 muls, 4 divs (weighted 650.0);
-  //   ABA in joint frames: 391 adds, 357 muls, 4 divs (weighted 804.0).
-  // (271 adds, 323 muls, 4 divs, 10 calls, 0 other)
+  //   ABA in joint frames: 213 adds, 305 muls, 4 divs (weighted 574.0).
+  // (213 adds, 305 muls, 4 divs, 10 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
-    MassMatrix M;
     // spatial velocity in the joint frame of 'link[2].body'
     Eigen::Matrix<double, 6, 1> v_KLink2Body;
     // spatial velocity in the joint frame of 'link[3].body'
@@ -879,16 +961,22 @@ class Chain {
     Eigen::Matrix<double, 6, 1> v_KLink4Body;
     // spatial velocity in the joint frame of 'link[5].body'
     Eigen::Matrix<double, 6, 1> v_KLink5Body;
-    // bias acceleration in the joint frame of 'link[1].body'
+    Eigen::Matrix<double, 1, 1> tauA_KLink5Body;  // tau - S^T pA of 'link[5].body'
+    Eigen::Matrix<double, 6, 1> IAS_KLink4Body;  // articulated inertia times S of 'link[4].body'
+    Eigen::Matrix<double, 1, 1> tauA_KLink4Body;  // tau - S^T pA of 'link[4].body'
+    Eigen::Matrix<double, 6, 1> IAS_KLink3Body;  // articulated inertia times S of 'link[3].body'
+    Eigen::Matrix<double, 1, 1> tauA_KLink3Body;  // tau - S^T pA of 'link[3].body'
+    Eigen::Matrix<double, 6, 1> IAS_KLink2Body;  // articulated inertia times S of 'link[2].body'
+    Eigen::Matrix<double, 1, 1> tauA_KLink2Body;  // tau - S^T pA of 'link[2].body'
+    Eigen::Matrix<double, 6, 1> IAS_KLink1Body;  // articulated inertia times S of 'link[1].body'
+    // spatial acceleration in the joint frame of 'link[1].body'
     Eigen::Matrix<double, 6, 1> a_KLink1Body;
-    // bias acceleration in the joint frame of 'link[2].body'
+    // spatial acceleration in the joint frame of 'link[2].body'
     Eigen::Matrix<double, 6, 1> a_KLink2Body;
-    // bias acceleration in the joint frame of 'link[3].body'
+    // spatial acceleration in the joint frame of 'link[3].body'
     Eigen::Matrix<double, 6, 1> a_KLink3Body;
-    // bias acceleration in the joint frame of 'link[4].body'
+    // spatial acceleration in the joint frame of 'link[4].body'
     Eigen::Matrix<double, 6, 1> a_KLink4Body;
-    // bias acceleration in the joint frame of 'link[5].body'
-    Eigen::Matrix<double, 6, 1> a_KLink5Body;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity in the joint frame
     const double t0 = u[0] + u[1];
     const double t1 = std::cos(q[1]);
@@ -941,218 +1029,344 @@ class Chain {
     v_KLink5Body[2] = t26;
     v_KLink5Body[3] = t33;
     v_KLink5Body[4] = t36;
-    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': mass matrix column
-    const double t37 = derived_.joint_1_M_0_0*t29;
-    const double t38 = derived_.I_KLink5Body[4] - t37;
-    const double t39 = derived_.I_KLink5Body[2]*t20*t27;
-    const double t40 = derived_.I_KLink5Body[2]*t16*t29;
-    const double t41 = t39 - t40;
-    const double t42 = params.link_3_L*t41;
-    const double t43 = derived_.I_KLink5Body[4] - t37 + t42;
-    const double t44 = derived_.I_KLink5Body[2]*t27*t16;
-    const double t45 = derived_.I_KLink5Body[2]*t20*t29;
-    const double t46 = -t44 - t45;
-    const double t47 = t5*t46;
-    const double t48 = t7*t41;
-    const double t49 = -t47 + t48;
-    const double t50 = params.link_2_L*t49;
-    const double t51 = derived_.I_KLink5Body[4] - t37 + t42 + t50;
-    const double t52 = t1*t49;
-    const double t53 = t5*t41;
-    const double t54 = t7*t46;
-    const double t55 = t53 + t54;
-    const double t56 = t4*t55;
-    const double t57 = t52 - t56;
-    const double t58 = params.link_1_L*t57;
-    const double t59 = derived_.I_KLink5Body[4] - t37 + t42 + t50 + t58;
-    M(3, 4) = t38;
-    M(2, 4) = t43;
-    M(1, 4) = t51;
-    M(0, 4) = t59;
-    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration with udot = 0
-    const double t60 = std::sin(q[0]);
-    const double t61 = params.world_gravity[1]*t60;
-    const double t62 = std::cos(q[0]);
-    const double t63 = params.world_gravity[0]*t62;
-    const double t64 = -t61 - t63;
-    const double t65 = params.world_gravity[1]*t62;
-    const double t66 = params.world_gravity[0]*t60;
-    const double t67 = -t65 + t66;
-    a_KLink1Body[3] = t64;
-    a_KLink1Body[4] = t67;
-    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration with udot = 0
-    const double t68 = params.link_1_L*u[0]*u[1]*t4;
-    const double t69 = t1*a_KLink1Body[3];
-    const double t70 = t4*a_KLink1Body[4];
-    const double t71 = -t68 + t69 + t70;
-    const double t72 = params.link_1_L*u[0]*u[1]*t1;
-    const double t73 = t4*a_KLink1Body[3];
-    const double t74 = t1*a_KLink1Body[4];
-    const double t75 = -t72 - t73 + t74;
-    a_KLink2Body[3] = t71;
-    a_KLink2Body[4] = t75;
-    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration with udot = 0
-    const double t76 = t7*a_KLink2Body[3];
-    const double t77 = u[2]*v_KLink3Body[4];
-    const double t78 = t5*a_KLink2Body[4];
-    const double t79 = t76 + t77 + t78;
-    const double t80 = u[2]*v_KLink3Body[3];
-    const double t81 = t5*a_KLink2Body[3];
-    const double t82 = t7*a_KLink2Body[4];
-    const double t83 = -t80 - t81 + t82;
-    a_KLink3Body[3] = t79;
-    a_KLink3Body[4] = t83;
-    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': acceleration with udot = 0
-    const double t84 = t16*a_KLink3Body[3];
-    const double t85 = u[3]*v_KLink4Body[4];
-    const double t86 = t20*a_KLink3Body[4];
-    const double t87 = t84 + t85 + t86;
-    const double t88 = u[3]*v_KLink4Body[3];
-    const double t89 = t16*a_KLink3Body[4];
-    const double t90 = t20*a_KLink3Body[3];
-    const double t91 = -t88 + t89 - t90;
-    a_KLink4Body[3] = t87;
-    a_KLink4Body[4] = t91;
-    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration with udot = 0
-    const double t92 = t29*a_KLink4Body[3];
-    const double t93 = t27*a_KLink4Body[4];
-    const double t94 = u[4]*v_KLink5Body[4];
-    const double t95 = t92 + t93 + t94;
-    const double t96 = t29*a_KLink4Body[4];
-    const double t97 = u[4]*v_KLink5Body[3];
-    const double t98 = t27*a_KLink4Body[3];
-    const double t99 = t96 - t97 - t98;
-    a_KLink5Body[3] = t95;
-    a_KLink5Body[4] = t99;
-    // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
-    const double t100 = derived_.I_KLink5Body[2]*t29;
-    const double t101 = derived_.joint_1_M_0_0_b + t100;
-    const double t102 = t16*t101;
-    const double t103 = params.link_3_L*(-t39 + t102);
-    const double t104 = derived_.joint_1_M_0_0_c - t39 + t102;
-    const double t105 = t7*t104;
-    const double t106 = -t44 - t20*t101;
-    const double t107 = t5*t106;
-    const double t108 = params.link_2_L*(t105 + t107);
-    const double t109 = t7*t106;
-    const double t110 = t4*(t109 - t5*t104);
-    const double tinv0 = 1.0/(derived_.joint_4_M_3_3 - 2.0*t37 - derived_.udot_0*M(3, 4)*M(3, 4));
-    const double t111 = derived_.joint_4_M_2_3 - t100;
-    const double t112 = t39 + t16*t111;
-    const double t113 = params.link_3_L*t112;
-    const double t114 = -t44 + t20*t111;
-    const double t115 = t7*t112 - t5*t114;
-    const double t116 = params.link_2_L*t115;
-    const double t117 = derived_.joint_4_M_2_3_b - 2.0*t37 + t113 + t116 -
-        derived_.udot_0*M(3, 4)*M(0, 4) + params.link_1_L*(t1*t115 - t4*(t7*t114 + t5*t112));
-    const double t118 = derived_.joint_4_M_2_3_b - 2.0*t37 + t113 - derived_.udot_0*M(3, 4)*M(2, 4);
-    const double tinv1 = 1.0/(derived_.joint_3_M_2_2 - 2.0*t37 - derived_.udot_0*M(2, 4)*M(2, 4) -
-        2.0*t103 - tinv0*t118*t118);
-    const double t119 = derived_.joint_3_M_1_2 + t39 - t102;
-    const double t120 = -t107 + t7*t119;
-    const double t121 = params.link_2_L*t120;
-    const double t122 = derived_.joint_3_M_1_2_b - 2.0*t37 - 2.0*t103 + t121 +
-        params.link_1_L*(-t4*(t109 + t5*t119) + t1*t120) - derived_.udot_0*M(2, 4)*M(0, 4) -
-        tinv0*t118*t117;
-    const double t123 = derived_.joint_4_M_2_3_b - 2.0*t37 + t113 + t116 -
-        derived_.udot_0*M(3, 4)*M(1, 4);
-    const double t124 = derived_.joint_3_M_1_2_b - 2.0*t37 - 2.0*t103 -
-        derived_.udot_0*M(2, 4)*M(1, 4) + t121 - tinv0*t118*t123;
-    const double t125 = derived_.joint_2_M_1_1 - 2.0*t37 - 2.0*t103 - 2.0*t108 -
-        derived_.udot_0*M(1, 4)*M(1, 4) - tinv0*t123*t123 - tinv1*t124*t124;
-    const double tinv2 = 1.0/t125;
-    const double t126 = derived_.joint_2_M_0_1_b - 2.0*t37 - 2.0*t103 - 2.0*t108 +
-        params.link_1_L*(t1*(derived_.joint_2_M_0_1 - t105 - t107) - t110) -
-        derived_.udot_0*M(1, 4)*M(0, 4) - tinv0*t123*t117 - tinv1*t124*t122;
-    const double t127 = derived_.joint_1_M_0_0_e - 2.0*t37 - 2.0*t103 - 2.0*t108 -
-        2.0*params.link_1_L*(t1*(derived_.joint_1_M_0_0_d + t105 + t107) + t110) -
-        derived_.udot_0*M(0, 4)*M(0, 4) - tinv0*t117*t117 - tinv1*t122*t122 - tinv2*t126*t126;
-    const double tinv3 = 1.0/t127;
-    const double t128 = derived_.joint_2_C_1*u[0]*u[0]*t4*t1;
-    const double t129 = -derived_.I_KLink2Body[2]*v_KLink2Body[2] + derived_.joint_2_C_1_b*u[0]*t1;
-    const double t130 = params.link_1_L*u[0]*t4*t129;
-    const double t131 = derived_.I_KLink2Body[2]*a_KLink2Body[3];
-    const double t132 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
-    const double t133 = params.link_4_m*v_KLink4Body[4]*v_KLink4Body[3];
-    const double t134 = -derived_.I_KLink3Body[2]*v_KLink3Body[2] + params.link_3_m*v_KLink3Body[3];
-    const double t135 = v_KLink3Body[4]*t134;
-    const double t136 = derived_.I_KLink3Body[2]*a_KLink3Body[3];
-    const double t137 = -derived_.I_KLink4Body[2]*v_KLink4Body[2] + params.link_4_m*v_KLink4Body[3];
-    const double t138 = v_KLink4Body[4]*t137;
-    const double t139 = derived_.I_KLink4Body[2]*a_KLink4Body[3];
-    const double t140 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
-    const double t141 = derived_.I_KLink5Body[2]*a_KLink5Body[3];
-    const double t142 = -derived_.I_KLink5Body[2]*v_KLink5Body[2] + params.link_5_m*v_KLink5Body[3];
-    const double t143 = v_KLink5Body[4]*t142;
-    const double t144 = fext[4][2] - t140 + t141 + t143;
-    const double t145 = t4*t62;
-    const double t146 = t60*t1;
-    const double t147 = t145 + t146;
-    const double t148 = -t4*t60 + t1*t62;
-    const double t149 = t5*t148;
-    const double t150 = t7*t147 + t149;
-    const double t151 = t7*t148;
-    const double t152 = -t5*t147 + t151;
-    const double t153 = t16*t150 + t20*t152;
-    const double t154 = -t20*t150 + t16*t152;
-    const double t155 = -t145 - t146;
-    const double t156 = -t149 + t7*t155;
-    const double t157 = t151 + t5*t155;
-    const double t158 = t16*t156 - t20*t157;
-    const double t159 = t16*t157 + t20*t156;
-    const double t160 = -fext[4][4]*(-t27*t153 + t29*t154) - fext[4][3]*(t29*t158 - t27*t159) +
-        v_KLink5Body[2]*t142 + params.link_5_m*a_KLink5Body[4];
-    const double t161 = t27*t160;
-    const double t162 = -params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4] -
-        fext[4][3]*(t27*t158 + t29*t159) - fext[4][4]*(t27*t154 + t29*t153) +
-        params.link_5_m*a_KLink5Body[3];
-    const double t163 = t29*t162;
-    const double t164 = params.link_4_L*(-t161 + t163);
-    const double t165 = fext[3][2] + fext[4][2] - t133 + t138 + t139 - t140 + t141 + t143 -
-        derived_.udot_0*M(3, 4)*t144 - t164;
-    const double t166 = -fext[3][4]*t154 - fext[3][3]*t158 + params.link_4_m*a_KLink4Body[4] +
-        v_KLink4Body[2]*t137 + t27*t162 + t29*t160;
-    const double t167 = t20*t166;
-    const double t168 = -fext[3][4]*t153 - params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4] -
-        fext[3][3]*t159 + params.link_4_m*a_KLink4Body[3] - t161 + t163;
-    const double t169 = t16*t168;
-    const double t170 = params.link_3_L*(-t167 + t169);
-    const double t171 = -fext[2][3]*t156 - fext[2][4]*t152 + params.link_3_m*a_KLink3Body[4] +
-        v_KLink3Body[2]*t134 + t20*t168 + t16*t166;
-    const double t172 = t5*t171;
-    const double t173 = -fext[2][4]*t150 - params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4] -
-        fext[2][3]*t157 + params.link_3_m*a_KLink3Body[3] - t167 + t169;
-    const double t174 = t7*t173;
-    const double t175 = params.link_2_L*(-t172 + t174);
-    const double t176 = fext[2][2] + fext[3][2] + fext[4][2] - t132 - t133 + t135 + t136 + t138 +
-        t139 - t140 + t141 + t143 - derived_.udot_0*M(2, 4)*t144 - t164 - tinv0*t118*t165 - t170;
-    const double t177 = fext[1][2] + fext[2][2] + fext[3][2] + fext[4][2] + t128 - t130 + t131 -
-        t132 - t133 + t135 + t136 + t138 + t139 - t140 + t141 + t143 -
-        derived_.udot_0*M(1, 4)*t144 - t164 - tinv0*t123*t165 - t170 - t175 - tinv1*t124*t176;
-    const double t178 = t1*(derived_.joint_2_C_1_b*u[0]*t4*v_KLink2Body[2] - fext[1][4]*t147 -
-        fext[1][3]*t148 + params.link_2_m*a_KLink2Body[3] - t172 + t174) -
-        t4*(-fext[1][4]*t148 - fext[1][3]*t155 + v_KLink2Body[2]*t129 +
-        params.link_2_m*a_KLink2Body[4] + t7*t171 + t5*t173);
-    const double t179 = fext[0][2] + fext[1][2] + fext[2][2] + fext[3][2] + fext[4][2] -
-        params.damping*u[0] + t128 - t130 + derived_.I_KLink1Body[2]*a_KLink1Body[3] + t131 - t132 -
-        t133 + t135 + t136 + t138 + t139 - t140 + t141 + t143 - derived_.udot_0*M(0, 4)*t144 -
-        t164 - tinv0*t117*t165 - t170 - t175 - tinv1*t122*t176 - tinv2*t126*t177 -
-        params.link_1_L*t178;
-    const double t180 = tinv2*t177 - tinv2*t126*tinv3*t179;
-    const double t181 = tinv1*t176 - tinv1*t122*tinv3*t179 - tinv1*t124*t180;
-    const double t182 = tinv0*t165 - tinv0*t117*tinv3*t179 - tinv0*t123*t180 - tinv0*t118*t181;
-    udot[0] = tinv3*t179;
-    udot[1] = t180;
-    udot[2] = t181;
-    udot[3] = t182;
-    udot[4] = derived_.udot_0*t144 - derived_.udot_0*M(0, 4)*tinv3*t179 -
-        derived_.udot_0*M(1, 4)*t180 - derived_.udot_0*M(2, 4)*t181 - derived_.udot_0*M(3, 4)*t182;
+    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': articulated inertia
+    const double t37 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
+    const double t38 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
+    const double t39 = params.link_5_m*v_KLink5Body[3];
+    const double t40 = -t38 + t39;
+    const double t41 = v_KLink5Body[4]*t40;
+    const double t42 = fext[4][2] - t37 + t41;
+    tauA_KLink5Body[0] = t42;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': articulated inertia
+    const double t43 = derived_.joint_4_IAS_KLink4Body_2_0_b*t29*t29;
+    const double t44 = params.link_5_m*t27*t27;
+    const double t45 = t43 + t44;
+    const double t46 = derived_.joint_4_IAS_KLink4Body_2_0*t45;
+    const double t47 = derived_.I_KLink4Body[4] + t46;
+    const double t48 = params.link_4_L*t45;
+    const double t49 = -derived_.I_KLink4Body[2] + t48;
+    const double t50 = params.link_4_m*v_KLink4Body[4]*v_KLink4Body[3];
+    const double t51 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
+    const double t52 = params.link_4_m*v_KLink4Body[3];
+    const double t53 = -t51 + t52;
+    const double t54 = v_KLink4Body[4]*t53;
+    const double t55 = params.link_5_m*u[4]*v_KLink5Body[3];
+    const double t56 = std::cos(q[0]);
+    const double t57 = t4*t56;
+    const double t58 = std::sin(q[0]);
+    const double t59 = t58*t1;
+    const double t60 = t57 + t59;
+    const double t61 = t7*t60;
+    const double t62 = t4*t58;
+    const double t63 = t1*t56;
+    const double t64 = -t62 + t63;
+    const double t65 = t5*t64;
+    const double t66 = t61 + t65;
+    const double t67 = t16*t66;
+    const double t68 = t5*t60;
+    const double t69 = t7*t64;
+    const double t70 = -t68 + t69;
+    const double t71 = t20*t70;
+    const double t72 = t67 + t71;
+    const double t73 = t27*t72;
+    const double t74 = t20*t66;
+    const double t75 = t16*t70;
+    const double t76 = -t74 + t75;
+    const double t77 = t29*t76;
+    const double t78 = -t73 + t77;
+    const double t79 = fext[4][4]*t78;
+    const double t80 = -t57 - t59;
+    const double t81 = t7*t80;
+    const double t82 = -t65 + t81;
+    const double t83 = t16*t82;
+    const double t84 = t5*t80;
+    const double t85 = t69 + t84;
+    const double t86 = t20*t85;
+    const double t87 = t83 - t86;
+    const double t88 = t29*t87;
+    const double t89 = t16*t85;
+    const double t90 = t20*t82;
+    const double t91 = t89 + t90;
+    const double t92 = t27*t91;
+    const double t93 = t88 - t92;
+    const double t94 = fext[4][3]*t93;
+    const double t95 = v_KLink5Body[2]*t40;
+    const double t96 = -t55 - t79 - t94 + t95;
+    const double t97 = t27*t96;
+    const double t98 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
+    const double t99 = derived_.joint_4_IAS_KLink4Body_2_0_b*u[4]*v_KLink5Body[4];
+    const double t100 = t27*t87;
+    const double t101 = t29*t91;
+    const double t102 = t100 + t101;
+    const double t103 = fext[4][3]*t102;
+    const double t104 = t27*t76;
+    const double t105 = t29*t72;
+    const double t106 = t104 + t105;
+    const double t107 = fext[4][4]*t106;
+    const double t108 = derived_.joint_4_tauA_KLink4Body_0*tauA_KLink5Body[0];
+    const double t109 = -t98 + t99 - t103 - t107 - t108;
+    const double t110 = t29*t109;
+    const double t111 = -t97 + t110;
+    const double t112 = params.link_4_L*t111;
+    const double t113 = fext[3][2] - t50 + t54 - t112;
+    IAS_KLink4Body(2, 0) = t47;
+    IAS_KLink4Body(3, 0) = t49;
+    tauA_KLink4Body[0] = t113;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': articulated inertia
+    const double t114 = derived_.joint_4_IAS_KLink4Body_2_0_b*t27*t29;
+    const double t115 = params.link_5_m*t27*t29;
+    const double t116 = t114 - t115;
+    const double tinv0 = 1.0/IAS_KLink4Body(2, 0);
+    const double t117 = params.link_4_L*t116*tinv0*IAS_KLink4Body(3, 0);
+    const double t118 = t114 - t115 - t117;
+    const double t119 = t16*t118;
+    const double t120 = derived_.joint_4_IAS_KLink4Body_2_0_b*t27*t27;
+    const double t121 = params.link_5_m*t29*t29;
+    const double t122 = derived_.joint_4_IAS_KLink4Body_2_0*t116*t116*tinv0;
+    const double t123 = params.link_4_m + t120 + t121 - t122;
+    const double t124 = t20*t123;
+    const double t125 = t119 - t124;
+    const double t126 = t20*t125;
+    const double t127 = tinv0*IAS_KLink4Body(3, 0)*IAS_KLink4Body(3, 0);
+    const double t128 = params.link_4_m + t43 + t44 - t127;
+    const double t129 = t16*t128;
+    const double t130 = t20*t118;
+    const double t131 = t129 - t130;
+    const double t132 = t16*t131;
+    const double t133 = -t126 + t132;
+    const double t134 = derived_.joint_3_IAS_KLink3Body_2_0*t133;
+    const double t135 = derived_.I_KLink3Body[4] + t134;
+    const double t136 = params.link_3_L*t133;
+    const double t137 = -derived_.I_KLink3Body[2] + t136;
+    const double t138 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
+    const double t139 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
+    const double t140 = params.link_3_m*v_KLink3Body[3];
+    const double t141 = -t139 + t140;
+    const double t142 = v_KLink3Body[4]*t141;
+    const double t143 = u[3]*v_KLink4Body[3]*t123;
+    const double t144 = fext[3][4]*t76;
+    const double t145 = fext[3][3]*t87;
+    const double t146 = u[3]*t118*v_KLink4Body[4];
+    const double t147 = v_KLink4Body[2]*t53;
+    const double t148 = t29*t96;
+    const double t149 = t27*t109;
+    const double t150 = params.link_4_L*t116*tinv0*tauA_KLink4Body[0];
+    const double t151 = -t143 - t144 - t145 + t146 + t147 + t148 + t149 + t150;
+    const double t152 = t20*t151;
+    const double t153 = fext[3][4]*t72;
+    const double t154 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
+    const double t155 = u[3]*t128*v_KLink4Body[4];
+    const double t156 = u[3]*t118*v_KLink4Body[3];
+    const double t157 = fext[3][3]*t91;
+    const double t158 = tinv0*IAS_KLink4Body(3, 0)*tauA_KLink4Body[0];
+    const double t159 = -t153 - t154 + t155 - t156 - t157 - t97 + t110 + t158;
+    const double t160 = t16*t159;
+    const double t161 = -t152 + t160;
+    const double t162 = params.link_3_L*t161;
+    const double t163 = fext[2][2] - t138 + t142 - t162;
+    IAS_KLink3Body(2, 0) = t135;
+    IAS_KLink3Body(3, 0) = t137;
+    tauA_KLink3Body[0] = t163;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': articulated inertia
+    const double t164 = t16*t125;
+    const double t165 = t20*t131;
+    const double t166 = t164 + t165;
+    const double tinv1 = 1.0/IAS_KLink3Body(2, 0);
+    const double t167 = params.link_3_L*t166*tinv1*IAS_KLink3Body(3, 0);
+    const double t168 = t164 + t165 - t167;
+    const double t169 = t7*t168;
+    const double t170 = t16*t123;
+    const double t171 = t170 + t130;
+    const double t172 = t16*t171;
+    const double t173 = t20*t128;
+    const double t174 = t119 + t173;
+    const double t175 = t20*t174;
+    const double t176 = derived_.joint_3_IAS_KLink3Body_2_0*t166*t166*tinv1;
+    const double t177 = params.link_3_m + t172 + t175 - t176;
+    const double t178 = t5*t177;
+    const double t179 = t169 - t178;
+    const double t180 = t5*t179;
+    const double t181 = tinv1*IAS_KLink3Body(3, 0)*IAS_KLink3Body(3, 0);
+    const double t182 = params.link_3_m - t126 + t132 - t181;
+    const double t183 = t7*t182;
+    const double t184 = t5*t168;
+    const double t185 = t183 - t184;
+    const double t186 = t7*t185;
+    const double t187 = -t180 + t186;
+    const double t188 = derived_.joint_2_IAS_KLink2Body_2_0*t187;
+    const double t189 = derived_.I_KLink2Body[4] + t188;
+    const double t190 = params.link_2_L*t187;
+    const double t191 = -derived_.I_KLink2Body[2] + t190;
+    const double t192 = derived_.joint_2_C_1*u[0]*u[0]*t4*t1;
+    const double t193 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
+    const double t194 = derived_.joint_2_C_1_b*u[0]*t1;
+    const double t195 = -t193 + t194;
+    const double t196 = params.link_1_L*u[0]*t4*t195;
+    const double t197 = fext[2][4]*t66;
+    const double t198 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
+    const double t199 = fext[2][3]*t85;
+    const double t200 = u[2]*v_KLink3Body[4]*t182;
+    const double t201 = u[2]*v_KLink3Body[3]*t168;
+    const double t202 = tinv1*IAS_KLink3Body(3, 0)*tauA_KLink3Body[0];
+    const double t203 = -t197 - t198 - t199 + t200 - t201 - t152 + t160 + t202;
+    const double t204 = t7*t203;
+    const double t205 = fext[2][3]*t82;
+    const double t206 = fext[2][4]*t70;
+    const double t207 = v_KLink3Body[2]*t141;
+    const double t208 = u[2]*v_KLink3Body[4]*t168;
+    const double t209 = u[2]*v_KLink3Body[3]*t177;
+    const double t210 = t20*t159;
+    const double t211 = t16*t151;
+    const double t212 = params.link_3_L*t166*tinv1*tauA_KLink3Body[0];
+    const double t213 = -t205 - t206 + t207 + t208 - t209 + t210 + t211 + t212;
+    const double t214 = t5*t213;
+    const double t215 = t204 - t214;
+    const double t216 = params.link_2_L*t215;
+    const double t217 = fext[1][2] + t192 - t196 - t216;
+    IAS_KLink2Body(2, 0) = t189;
+    IAS_KLink2Body(3, 0) = t191;
+    tauA_KLink2Body[0] = t217;
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': articulated inertia
+    const double tinv2 = 1.0/IAS_KLink2Body(2, 0);
+    const double t218 = tinv2*IAS_KLink2Body(3, 0)*IAS_KLink2Body(3, 0);
+    const double t219 = params.link_2_m - t180 + t186 - t218;
+    const double t220 = t1*t219;
+    const double t221 = t7*t179;
+    const double t222 = t5*t185;
+    const double t223 = t221 + t222;
+    const double t224 = params.link_2_L*t223*tinv2*IAS_KLink2Body(3, 0);
+    const double t225 = t221 + t222 - t224;
+    const double t226 = t4*t225;
+    const double t227 = t220 - t226;
+    const double t228 = t1*t227;
+    const double t229 = t1*t225;
+    const double t230 = t5*t182;
+    const double t231 = t169 + t230;
+    const double t232 = t5*t231;
+    const double t233 = t7*t177;
+    const double t234 = t233 + t184;
+    const double t235 = t7*t234;
+    const double t236 = derived_.joint_2_IAS_KLink2Body_2_0*t223*t223*tinv2;
+    const double t237 = params.link_2_m + t232 + t235 - t236;
+    const double t238 = t4*t237;
+    const double t239 = t229 - t238;
+    const double t240 = t4*t239;
+    const double t241 = t228 - t240;
+    const double t242 = derived_.joint_1_IAS_KLink1Body_2_0*t241;
+    const double t243 = derived_.I_KLink1Body[4] + t242;
+    const double t244 = params.link_1_L*t241;
+    const double t245 = -derived_.I_KLink1Body[2] + t244;
+    IAS_KLink1Body(2, 0) = t243;
+    IAS_KLink1Body(3, 0) = t245;
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration
+    const double tinv3 = 1.0/IAS_KLink1Body(2, 0);
+    const double t246 = params.damping*u[0];
+    const double t247 = params.world_gravity[1]*t56;
+    const double t248 = params.world_gravity[0]*t58;
+    const double t249 = -t247 + t248;
+    const double t250 = t1*t239;
+    const double t251 = t4*t227;
+    const double t252 = t250 + t251;
+    const double t253 = params.link_1_L*t249*t252;
+    const double t254 = params.world_gravity[1]*t58;
+    const double t255 = params.world_gravity[0]*t56;
+    const double t256 = -t254 - t255;
+    const double t257 = t256*IAS_KLink1Body(3, 0);
+    const double t258 = v_KLink2Body[2]*t195;
+    const double t259 = fext[1][4]*t64;
+    const double t260 = fext[1][3]*t80;
+    const double t261 = params.link_1_L*u[0]*u[1]*t1*t237;
+    const double t262 = params.link_1_L*u[0]*u[1]*t4*t225;
+    const double t263 = t5*t203;
+    const double t264 = t7*t213;
+    const double t265 = params.link_2_L*t223*tinv2*tauA_KLink2Body[0];
+    const double t266 = t258 - t259 - t260 - t261 - t262 + t263 + t264 + t265;
+    const double t267 = t4*t266;
+    const double t268 = derived_.joint_2_C_1_b*u[0]*t4*v_KLink2Body[2];
+    const double t269 = fext[1][4]*t60;
+    const double t270 = fext[1][3]*t64;
+    const double t271 = params.link_1_L*u[0]*u[1]*t4*t219;
+    const double t272 = params.link_1_L*u[0]*u[1]*t1*t225;
+    const double t273 = tinv2*IAS_KLink2Body(3, 0)*tauA_KLink2Body[0];
+    const double t274 = t268 - t269 - t270 - t271 - t272 + t204 - t214 + t273;
+    const double t275 = t1*t274;
+    const double t276 = -t267 + t275;
+    const double t277 = params.link_1_L*t276;
+    const double t278 = fext[0][2] - t246 - t253 - t257 - t277;
+    const double t279 = tinv3*t278;
+    udot[0] = t279;
+    a_KLink1Body[4] = t249;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration
+    const double t280 = IAS_KLink2Body(2, 0)*tinv3*t278;
+    const double t281 = params.link_1_L*u[0]*u[1]*t1;
+    const double t282 = t1*a_KLink1Body[4];
+    const double t283 = params.link_1_L*tinv3*t278;
+    const double t284 = -t254 - t255 + t283;
+    const double t285 = t4*t284;
+    const double t286 = -t281 + t282 - t285;
+    const double t287 = params.link_2_L*t223*t286;
+    const double t288 = params.link_1_L*u[0]*u[1]*t4;
+    const double t289 = t4*a_KLink1Body[4];
+    const double t290 = t1*t284;
+    const double t291 = -t288 + t289 + t290;
+    const double t292 = IAS_KLink2Body(3, 0)*t291;
+    const double t293 = fext[1][2] + t192 - t196 - t216 - t280 - t287 - t292;
+    const double t294 = tinv2*t293;
+    const double t295 = udot[0] + t294;
+    udot[1] = t294;
+    a_KLink2Body[2] = t295;
+    a_KLink2Body[4] = t286;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration
+    const double t296 = IAS_KLink3Body(2, 0)*a_KLink2Body[2];
+    const double t297 = u[2]*v_KLink3Body[4];
+    const double t298 = t5*a_KLink2Body[4];
+    const double t299 = params.link_2_L*a_KLink2Body[2];
+    const double t300 = -t288 + t289 + t290 + t299;
+    const double t301 = t7*t300;
+    const double t302 = t297 + t298 + t301;
+    const double t303 = IAS_KLink3Body(3, 0)*t302;
+    const double t304 = u[2]*v_KLink3Body[3];
+    const double t305 = t7*a_KLink2Body[4];
+    const double t306 = t5*t300;
+    const double t307 = -t304 + t305 - t306;
+    const double t308 = params.link_3_L*t166*t307;
+    const double t309 = fext[2][2] - t138 + t142 - t162 - t296 - t303 - t308;
+    const double t310 = tinv1*t309;
+    const double t311 = udot[0] + udot[1] + t310;
+    udot[2] = t310;
+    a_KLink3Body[2] = t311;
+    a_KLink3Body[4] = t307;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': acceleration
+    const double t312 = IAS_KLink4Body(2, 0)*a_KLink3Body[2];
+    const double t313 = u[3]*v_KLink4Body[4];
+    const double t314 = t20*a_KLink3Body[4];
+    const double t315 = params.link_3_L*a_KLink3Body[2];
+    const double t316 = t297 + t298 + t301 + t315;
+    const double t317 = t16*t316;
+    const double t318 = t313 + t314 + t317;
+    const double t319 = IAS_KLink4Body(3, 0)*t318;
+    const double t320 = u[3]*v_KLink4Body[3];
+    const double t321 = t16*a_KLink3Body[4];
+    const double t322 = t20*t316;
+    const double t323 = -t320 + t321 - t322;
+    const double t324 = params.link_4_L*t116*t323;
+    const double t325 = fext[3][2] - t50 + t54 - t112 - t312 - t319 - t324;
+    const double t326 = tinv0*t325;
+    const double t327 = udot[0] + udot[1] + udot[2] + t326;
+    udot[3] = t326;
+    a_KLink4Body[2] = t327;
+    a_KLink4Body[4] = t323;
+    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration
+    udot[4] = derived_.joint_5_udot_4*(fext[4][2] - t37 + t41 -
+        derived_.I_KLink5Body[4]*a_KLink4Body[2] +
+        derived_.I_KLink5Body[2]*(u[4]*v_KLink5Body[4] + t27*a_KLink4Body[4] +
+        t29*(t313 + t314 + t317 + params.link_4_L*a_KLink4Body[2])));
   }
 
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
-  // (160 adds, 140 muls, 0 divs, 10 calls, 0 other)
+  // (155 adds, 135 muls, 0 divs, 10 calls, 0 other)
   void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -1305,7 +1519,7 @@ class Chain {
     const double t93 = params.link_5_m*v_KLink5Body[3];
     const double t94 = -t92 + t93;
     const double t95 = v_KLink5Body[4]*t94;
-    tau[4] = params.joint_5_armature*udot[4] + t89 + t90 - t91 - t95;
+    tau[4] = t89 + t90 - t91 - t95;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': generalized force
     const double t96 = derived_.I_KLink4Body[4]*a_KLink4Body[2];
     const double t97 = params.link_4_m*v_KLink4Body[4]*v_KLink4Body[3];
@@ -1325,8 +1539,7 @@ class Chain {
     const double t111 = t29*t110;
     const double t112 = -t106 + t111;
     const double t113 = params.link_4_L*t112;
-    tau[3] = params.joint_4_armature*udot[3] + t89 + t96 + t97 - t101 - t102 + t90 - t91 - t95 +
-        t113;
+    tau[3] = t89 + t96 + t97 - t101 - t102 + t90 - t91 - t95 + t113;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': generalized force
     const double t114 = derived_.I_KLink3Body[4]*a_KLink3Body[2];
     const double t115 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
@@ -1348,11 +1561,11 @@ class Chain {
     const double t131 = t20*t130;
     const double t132 = t125 - t131;
     const double t133 = params.link_3_L*t132;
-    tau[2] = params.joint_3_armature*udot[2] + t89 + t96 + t114 + t115 + t97 - t116 - t120 - t101 -
-        t102 + t90 - t91 - t95 + t113 + t133;
+    tau[2] = t89 + t96 + t114 + t115 + t97 - t116 - t120 - t101 - t102 + t90 - t91 - t95 + t113 +
+        t133;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': generalized force
-    const double t134 = derived_.joint_2_C_1*u[0]*u[0]*t4*t1;
-    const double t135 = derived_.I_KLink2Body[4]*a_KLink2Body[2];
+    const double t134 = derived_.I_KLink2Body[4]*a_KLink2Body[2];
+    const double t135 = derived_.joint_2_C_1*u[0]*u[0]*t4*t1;
     const double t136 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
     const double t137 = derived_.joint_2_C_1_b*u[0]*t1;
     const double t138 = -t136 + t137;
@@ -1371,15 +1584,16 @@ class Chain {
     const double t151 = t7*t150;
     const double t152 = -t146 + t151;
     const double t153 = params.link_2_L*t152;
-    tau[1] = params.joint_2_armature*udot[1] + t89 + t96 + t114 - t134 + t135 + t139 - t140 + t115 +
-        t97 - t116 - t120 - t101 - t102 + t90 - t91 - t95 + t113 + t133 + t153;
+    tau[1] = t89 + t96 + t114 + t134 - t135 + t139 - t140 + t115 + t97 - t116 - t120 - t101 - t102 +
+        t90 - t91 - t95 + t113 + t133 + t153;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': generalized force
-    const double t154 = params.joint_1_armature*udot[0] + derived_.I_KLink1Body[4]*udot[0] + t89 +
-        t96 + t114 - t134 + t135 + t139 - derived_.I_KLink1Body[2]*a_KLink1Body[3] - t140 + t115 +
-        t97 - t116 - t120 - t101 - t102 + t90 - t91 - t95 + t113 + t133 + t153 +
-        params.link_1_L*(t1*(-derived_.I_KLink2Body[2]*a_KLink2Body[2] +
+    const double t154 = derived_.I_KLink1Body[4]*udot[0] + t89 + t96 + t114 + t134 - t135 + t139 -
+        derived_.I_KLink1Body[2]*a_KLink1Body[3] - t140 + t115 + t97 - t116 - t120 - t101 - t102 +
+        t90 - t91 - t95 + t113 + t133 + t153 + params.link_1_L*(-t4*(v_KLink2Body[2]*t138 +
+        params.link_2_m*a_KLink2Body[4] + t7*t145 + t5*t150) +
+        t1*(-derived_.I_KLink2Body[2]*a_KLink2Body[2] +
         derived_.joint_2_C_1_b*u[0]*t4*v_KLink2Body[2] + params.link_2_m*a_KLink2Body[3] - t146 +
-        t151) - t4*(v_KLink2Body[2]*t138 + params.link_2_m*a_KLink2Body[4] + t7*t145 + t5*t150));
+        t151));
     tau[0] = t154;
   }
 
@@ -1616,7 +1830,7 @@ class Chain {
   }
 
   // Kinetic energy 1/2 u^T M u (J).
-  // (68 adds, 152 muls, 0 divs, 10 calls, 0 other)
+  // (63 adds, 126 muls, 0 divs, 10 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
@@ -1733,39 +1947,36 @@ class Chain {
     v_WLink5Body[0] = t60;
     v_WLink5Body[1] = t62;
     // kinetic energy
-    const double t63 = 0.16666666666666666*derived_.ke_g*u[0]*u[0] +
-        0.5*params.joint_3_armature*u[2]*u[2] + 0.5*params.joint_4_armature*u[3]*u[3] +
-        0.5*params.joint_1_armature*u[0]*u[0] + 0.5*params.joint_2_armature*u[1]*u[1] +
-        0.5*params.joint_5_armature*u[4]*u[4] +
-        0.5*params.link_1_L*u[0]*R_WLink1Body(0, 0)*(derived_.joint_2_C_1_b*u[0]*R_WLink1Body(0, 0) +
-        0.5*derived_.ke_d*w_WLink2Body[2]*R_WLink2Body(0, 0)) +
-        0.5*params.link_1_L*u[0]*R_WLink1Body(1, 0)*(derived_.joint_2_C_1_b*u[0]*R_WLink1Body(1, 0) -
+    const double t63 = 0.3333333333333333*derived_.ke_g*u[0]*u[0] +
+        w_WLink2Body[2]*(0.3333333333333333*derived_.ke_h*w_WLink2Body[2] -
+        0.5*derived_.ke_e*u[0]*R_WLink1Body(1, 0)*R_WLink2Body(0, 1) +
+        0.5*derived_.ke_e*u[0]*R_WLink1Body(0, 0)*R_WLink2Body(0, 0)) +
+        params.link_1_L*u[0]*R_WLink1Body(1, 0)*(derived_.joint_2_C_1_b*u[0]*R_WLink1Body(1, 0) -
         0.5*derived_.ke_d*w_WLink2Body[2]*R_WLink2Body(0, 1)) +
-        0.5*w_WLink2Body[2]*(0.3333333333333333*derived_.ke_h*w_WLink2Body[2] +
-        0.5*derived_.ke_e*u[0]*R_WLink1Body(0, 0)*R_WLink2Body(0, 0) -
-        0.5*derived_.ke_e*u[0]*R_WLink1Body(1, 0)*R_WLink2Body(0, 1)) +
-        0.5*v_WLink3Body[1]*(params.link_3_m*v_WLink3Body[1] -
-        0.5*derived_.ke*w_WLink3Body[2]*R_WLink3Body(0, 1)) +
-        0.5*w_WLink3Body[2]*(0.3333333333333333*derived_.ke_i*w_WLink3Body[2] -
+        params.link_1_L*u[0]*R_WLink1Body(0, 0)*(derived_.joint_2_C_1_b*u[0]*R_WLink1Body(0, 0) +
+        0.5*derived_.ke_d*w_WLink2Body[2]*R_WLink2Body(0, 0)) +
+        v_WLink3Body[0]*(params.link_3_m*v_WLink3Body[0] +
+        0.5*derived_.ke*w_WLink3Body[2]*R_WLink3Body(1, 1)) +
+        v_WLink3Body[1]*(-0.5*derived_.ke*w_WLink3Body[2]*R_WLink3Body(0, 1) +
+        params.link_3_m*v_WLink3Body[1]) +
+        w_WLink3Body[2]*(0.3333333333333333*derived_.ke_i*w_WLink3Body[2] -
         0.5*derived_.ke*v_WLink3Body[1]*R_WLink3Body(0, 1) +
         0.5*derived_.ke*v_WLink3Body[0]*R_WLink3Body(1, 1)) +
-        0.5*v_WLink3Body[0]*(0.5*derived_.ke*w_WLink3Body[2]*R_WLink3Body(1, 1) +
-        params.link_3_m*v_WLink3Body[0]) +
-        0.5*v_WLink4Body[0]*(0.5*derived_.ke_b*w_WLink4Body[2]*R_WLink4Body(1, 1) +
-        params.link_4_m*v_WLink4Body[0]) +
-        0.5*w_WLink4Body[2]*(0.3333333333333333*derived_.ke_j*w_WLink4Body[2] -
-        0.5*derived_.ke_b*v_WLink4Body[1]*R_WLink4Body(0, 1) +
-        0.5*derived_.ke_b*v_WLink4Body[0]*R_WLink4Body(1, 1)) +
-        0.5*v_WLink4Body[1]*(params.link_4_m*v_WLink4Body[1] -
+        v_WLink4Body[1]*(params.link_4_m*v_WLink4Body[1] -
         0.5*derived_.ke_b*w_WLink4Body[2]*R_WLink4Body(0, 1)) +
-        0.5*w_WLink5Body[2]*(0.3333333333333333*derived_.ke_f*w_WLink5Body[2] -
-        0.5*derived_.ke_c*v_WLink5Body[1]*R_WLink5Body(0, 1) +
-        0.5*derived_.ke_c*v_WLink5Body[0]*R_WLink5Body(1, 1)) +
-        0.5*v_WLink5Body[1]*(-0.5*derived_.ke_c*w_WLink5Body[2]*R_WLink5Body(0, 1) +
-        params.link_5_m*v_WLink5Body[1]) +
-        0.5*v_WLink5Body[0]*(0.5*derived_.ke_c*w_WLink5Body[2]*R_WLink5Body(1, 1) +
-        params.link_5_m*v_WLink5Body[0]);
-    ke = t63;
+        v_WLink4Body[0]*(params.link_4_m*v_WLink4Body[0] +
+        0.5*derived_.ke_b*w_WLink4Body[2]*R_WLink4Body(1, 1)) +
+        w_WLink4Body[2]*(0.3333333333333333*derived_.ke_j*w_WLink4Body[2] +
+        0.5*derived_.ke_b*v_WLink4Body[0]*R_WLink4Body(1, 1) -
+        0.5*derived_.ke_b*v_WLink4Body[1]*R_WLink4Body(0, 1)) +
+        v_WLink5Body[0]*(0.5*derived_.ke_c*w_WLink5Body[2]*R_WLink5Body(1, 1) +
+        params.link_5_m*v_WLink5Body[0]) +
+        w_WLink5Body[2]*(0.3333333333333333*derived_.ke_f*w_WLink5Body[2] +
+        0.5*derived_.ke_c*v_WLink5Body[0]*R_WLink5Body(1, 1) -
+        0.5*derived_.ke_c*v_WLink5Body[1]*R_WLink5Body(0, 1)) +
+        v_WLink5Body[1]*(-0.5*derived_.ke_c*w_WLink5Body[2]*R_WLink5Body(0, 1) +
+        params.link_5_m*v_WLink5Body[1]);
+    ke = 0.5*t63;
     return ke;
   }
 
@@ -1855,8 +2066,8 @@ class Chain {
     const double t50 = params.link_3_L*R_WLink3Body(0, 1);
     const double t51 = params.link_4_L*R_WLink4Body(1, 1);
     const double t52 = params.link_4_L*R_WLink4Body(0, 1);
-    const double t53 = -params.link_1_m*(-0.5*derived_.pe*R_WLink1Body(0, 0) +
-        0.5*derived_.pe_b*R_WLink1Body(1, 0)) - params.link_2_m*(params.world_gravity[1]*(-t46 -
+    const double t53 = -params.link_1_m*(0.5*derived_.pe_b*R_WLink1Body(1, 0) -
+        0.5*derived_.pe*R_WLink1Body(0, 0)) - params.link_2_m*(params.world_gravity[1]*(-t46 -
         0.5*t47) + params.world_gravity[0]*(p_WLink2Body[0] - 0.5*t48)) -
         params.link_3_m*(params.world_gravity[1]*(-t46 - t47 - 0.5*t49) +
         params.world_gravity[0]*(p_WLink2Body[0] - t48 - 0.5*t50)) -
@@ -2580,7 +2791,7 @@ class Chain {
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation
   // calls it through refreshDerived() when params changed, so there is no need to.
-  // (49 adds, 44 muls, 1 divs, 0 calls, 0 other)
+  // (33 adds, 51 muls, 1 divs, 0 calls, 0 other)
   void updateDerived() const {
     // I_K (mass, h, I row-major) of joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': spatial
     // inertia about K
@@ -2617,34 +2828,29 @@ class Chain {
     const double t11 = params.link_3_L*t10;
     const double t12 = params.link_3_m + params.link_4_m + params.link_5_m;
     const double t13 = params.link_2_L*t12;
+    const double tinv0 = 1.0/derived_.I_KLink5Body[4];
     const double t14 = params.link_4_L*params.link_4_L*params.link_5_m;
     const double t15 = params.link_2_L*params.link_2_L*t12;
     const double t16 = params.link_3_L*params.link_3_L*t10;
-    const double t17 = derived_.I_KLink5Body[4] + params.joint_5_armature;
     derived_.joint_1_M_0_0 = derived_.I_KLink5Body[2]*params.link_4_L;
     derived_.joint_1_M_0_0_b = derived_.I_KLink4Body[2] - t9;
     derived_.joint_1_M_0_0_c = derived_.I_KLink3Body[2] - t11;
     derived_.joint_1_M_0_0_d = derived_.I_KLink2Body[2] - t13;
     derived_.joint_1_M_0_0_e = derived_.I_KLink1Body[4] + derived_.I_KLink2Body[4] +
-        derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] +
-        params.joint_1_armature + t14 + params.link_1_L*params.link_1_L*(params.link_2_m +
-        params.link_3_m + params.link_4_m + params.link_5_m) + t15 + t16;
+        derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t14 +
+        params.link_1_L*params.link_1_L*(params.link_2_m + params.link_3_m + params.link_4_m +
+        params.link_5_m) + t15 + t16;
     derived_.joint_2_M_1_1 = derived_.I_KLink2Body[4] + derived_.I_KLink3Body[4] +
-        derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + params.joint_2_armature + t14 + t15 +
-        t16;
-    derived_.joint_2_M_0_1 = -derived_.I_KLink2Body[2] + t13;
-    derived_.joint_2_M_0_1_b = derived_.I_KLink2Body[4] + derived_.I_KLink3Body[4] +
         derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t14 + t15 + t16;
+    derived_.joint_2_M_0_1 = -derived_.I_KLink2Body[2] + t13;
     derived_.joint_3_M_2_2 = derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] +
-        derived_.I_KLink5Body[4] + params.joint_3_armature + t14 + t16;
-    derived_.joint_3_M_1_2 = -derived_.I_KLink3Body[2] + t11;
-    derived_.joint_3_M_1_2_b = derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] +
         derived_.I_KLink5Body[4] + t14 + t16;
-    derived_.joint_4_M_3_3 = derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] +
-        params.joint_4_armature + t14;
+    derived_.joint_3_M_1_2 = -derived_.I_KLink3Body[2] + t11;
+    derived_.joint_4_M_3_3 = derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t14;
     derived_.joint_4_M_2_3 = -derived_.I_KLink4Body[2] + t9;
-    derived_.joint_4_M_2_3_b = derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t14;
-    derived_.joint_5_M_4_4 = t17;
+    derived_.joint_2_IAS_KLink2Body_2_0 = params.link_2_L*params.link_2_L;
+    derived_.joint_3_IAS_KLink3Body_2_0 = params.link_3_L*params.link_3_L;
+    derived_.joint_4_IAS_KLink4Body_2_0 = params.link_4_L*params.link_4_L;
     derived_.ke = t3;
     derived_.ke_b = t5;
     derived_.ke_c = t7;
@@ -2653,7 +2859,11 @@ class Chain {
     derived_.joint_2_C_1_b = params.link_1_L*params.link_2_m;
     derived_.ke_e = params.link_1_L*params.link_2_L*params.link_2_m;
     derived_.ke_f = t8;
-    derived_.udot_0 = 1.0/t17;
+    derived_.joint_5_udot_4 = tinv0;
+    derived_.joint_4_IAS_KLink4Body_2_0_b = params.link_5_m -
+        derived_.I_KLink5Body[2]*derived_.I_KLink5Body[2]*tinv0;
+    derived_.joint_4_tauA_KLink4Body_0 = derived_.I_KLink5Body[2]*tinv0;
+    derived_.joint_1_IAS_KLink1Body_2_0 = params.link_1_L*params.link_1_L;
     derived_.ke_g = t0;
     derived_.ke_h = t2;
     derived_.ke_i = t4;

@@ -55,12 +55,8 @@ class DoublePendulum {
     std::array<double, 3> world_gravity = {0.0, -9.81, 0.0};
     double shoulder_q0 = 0.7853981633974483;  // `shoulder.q0` (rad) initial angle
     double shoulder_u0 = 0.0;  // `shoulder.u0` (rad/s) initial angular rate
-    // `shoulder.armature` (kg.m2) rotor inertia reflected to the joint, added to the mass matrix
-    double shoulder_armature = 0.0;
     double elbow_q0 = 0.0;  // `elbow.q0` (rad) initial angle
     double elbow_u0 = 1.0;  // `elbow.u0` (rad/s) initial angular rate
-    // `elbow.armature` (kg.m2) rotor inertia reflected to the joint, added to the mass matrix
-    double elbow_armature = 0.0;
   };
 
   // Inputs, set by the embedding program before each evaluation.
@@ -130,10 +126,8 @@ class DoublePendulum {
     if (name == "world.gravity[3]") return &params.world_gravity[2];
     if (name == "shoulder.q0") return &params.shoulder_q0;
     if (name == "shoulder.u0") return &params.shoulder_u0;
-    if (name == "shoulder.armature") return &params.shoulder_armature;
     if (name == "elbow.q0") return &params.elbow_q0;
     if (name == "elbow.u0") return &params.elbow_u0;
-    if (name == "elbow.armature") return &params.elbow_armature;
     return nullptr;
   }
 
@@ -162,9 +156,6 @@ class DoublePendulum {
     // part of M(0, 0) in massMatrix: joint 'shoulder' (double_pendulum.cap:24) -> body 'upper':
     // mass matrix column
     double shoulder_M_0_0_b = 0.0;
-    // part of M(1, 1) in massMatrix: joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass
-    // matrix column
-    double elbow_M_1_1 = 0.0;
     double ke = 0.0;  // part of ke in kineticEnergy: kinetic energy
     // part of C[1] in bias: joint 'elbow' (double_pendulum.cap:31) -> body 'lower': bias
     double elbow_C_1 = 0.0;
@@ -199,7 +190,7 @@ class DoublePendulum {
     M(0, 0) = derived_.shoulder_M_0_0_b - 2.0*t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
     const double t2 = derived_.I_KLower[4] - t1;
-    M(1, 1) = derived_.elbow_M_1_1;
+    M(1, 1) = derived_.I_KLower[4];
     M(0, 1) = t2;
     M(1, 0) = t2;
   }
@@ -249,8 +240,8 @@ class DoublePendulum {
     C[1] = -t19 + t23 - t24;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': bias
     C[0] = -t19 - derived_.I_KUpper[2]*a_KUpper[3] + t23 - t24 +
-        params.L1*(-t9*(v_KLower[2]*t22 + params.m2*a_KLower[4]) +
-        t11*(derived_.elbow_C_1_b*u[0]*t9*v_KLower[2] + params.m2*a_KLower[3]));
+        params.L1*(t11*(derived_.elbow_C_1_b*u[0]*t9*v_KLower[2] + params.m2*a_KLower[3]) -
+        t9*(v_KLower[2]*t22 + params.m2*a_KLower[4]));
   }
 
   // tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`).
@@ -264,10 +255,10 @@ class DoublePendulum {
   // force laws and the tree-sparse L^T D L solve, all unrolled.
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
   // weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 24 adds, 59 muls, 1 divs (weighted 103.0);
-  //   ABA in World: 40 adds, 125 muls, 1 divs (weighted 185.0);
+  //   CRBA + L^T D L in World: 24 adds, 63 muls, 1 divs (weighted 107.0);
+  //   ABA in World: 27 adds, 98 muls, 1 divs (weighted 145.0);
   //   CRBA + L^T D L in joint frames: 22 adds, 46 muls, 1 divs (weighted 88.0);
-  //   ABA in joint frames: 30 adds, 60 muls, 1 divs (weighted 110.0).
+  //   ABA in joint frames: 22 adds, 53 muls, 1 divs (weighted 95.0).
   // (22 adds, 46 muls, 1 divs, 4 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
@@ -315,8 +306,8 @@ class DoublePendulum {
     const double t24 = derived_.I_KLower[2]*a_KLower[3];
     const double t25 = t21 - t23 + t24;
     const double t26 = t21 + derived_.I_KUpper[2]*a_KUpper[3] - t23 + t24 -
-        derived_.udot_0*M(0, 1)*t25 - params.L1*(-t12*(v_KLower[2]*t22 + params.m2*a_KLower[4]) +
-        t1*(derived_.elbow_C_1_b*u[0]*t12*v_KLower[2] + params.m2*a_KLower[3]));
+        derived_.udot_0*M(0, 1)*t25 - params.L1*(t1*(derived_.elbow_C_1_b*u[0]*t12*v_KLower[2] +
+        params.m2*a_KLower[3]) - t12*(v_KLower[2]*t22 + params.m2*a_KLower[4]));
     udot[0] = tinv0*t26;
     udot[1] = derived_.udot_0*t25 - derived_.udot_0*M(0, 1)*tinv0*t26;
   }
@@ -329,10 +320,10 @@ class DoublePendulum {
   // [p_BoQ_W x f; f].
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
   // weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 29 adds, 59 muls, 1 divs (weighted 108.0);
-  //   ABA in World: 46 adds, 125 muls, 1 divs (weighted 191.0);
+  //   CRBA + L^T D L in World: 29 adds, 63 muls, 1 divs (weighted 112.0);
+  //   ABA in World: 32 adds, 98 muls, 1 divs (weighted 150.0);
   //   CRBA + L^T D L in joint frames: 32 adds, 54 muls, 1 divs (weighted 106.0);
-  //   ABA in joint frames: 41 adds, 68 muls, 1 divs (weighted 129.0).
+  //   ABA in joint frames: 32 adds, 61 muls, 1 divs (weighted 113.0).
   // (32 adds, 54 muls, 1 divs, 4 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
@@ -380,14 +371,14 @@ class DoublePendulum {
     const double t23 = params.L1*u[0]*t12*t22;
     const double t24 = derived_.I_KLower[2]*a_KLower[3];
     const double t25 = fext[1][2] + t21 - t23 + t24;
-    const double t26 = t12*t6;
-    const double t27 = t4*t1;
-    const double t28 = -t12*t4 + t1*t6;
+    const double t26 = -t12*t4 + t1*t6;
+    const double t27 = t12*t6;
+    const double t28 = t4*t1;
     const double t29 = fext[0][2] + fext[1][2] + t21 + derived_.I_KUpper[2]*a_KUpper[3] - t23 +
-        t24 - derived_.udot_0*M(0, 1)*t25 -
-        params.L1*(t1*(derived_.elbow_C_1_b*u[0]*t12*v_KLower[2] - fext[1][4]*(t26 + t27) -
-        fext[1][3]*t28 + params.m2*a_KLower[3]) - t12*(-fext[1][4]*t28 - fext[1][3]*(-t26 - t27) +
-        v_KLower[2]*t22 + params.m2*a_KLower[4]));
+        t24 - derived_.udot_0*M(0, 1)*t25 - params.L1*(-t12*(v_KLower[2]*t22 - fext[1][4]*t26 -
+        fext[1][3]*(-t27 - t28) + params.m2*a_KLower[4]) +
+        t1*(derived_.elbow_C_1_b*u[0]*t12*v_KLower[2] - fext[1][4]*(t27 + t28) - fext[1][3]*t26 +
+        params.m2*a_KLower[3]));
     udot[0] = tinv0*t29;
     udot[1] = derived_.udot_0*t25 - derived_.udot_0*M(0, 1)*tinv0*t29;
   }
@@ -395,7 +386,7 @@ class DoublePendulum {
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
-  // (26 adds, 41 muls, 0 divs, 4 calls, 0 other)
+  // (24 adds, 39 muls, 0 divs, 4 calls, 0 other)
   void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -434,20 +425,19 @@ class DoublePendulum {
     a_KLower[3] = t17;
     a_KLower[4] = t21;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': generalized force
-    const double t22 = derived_.I_KLower[4]*a_KLower[2];
-    const double t23 = derived_.elbow_C_1*u[0]*u[0]*t10*t13;
+    const double t22 = derived_.elbow_C_1*u[0]*u[0]*t10*t13;
+    const double t23 = derived_.I_KLower[4]*a_KLower[2];
     const double t24 = derived_.elbow_C_1_b*u[0]*t13;
     const double t25 = derived_.I_KLower[2]*v_KLower[2];
     const double t26 = t24 - t25;
     const double t27 = params.L1*u[0]*t10*t26;
     const double t28 = derived_.I_KLower[2]*a_KLower[3];
-    tau[1] = params.elbow_armature*udot[1] + t22 - t23 + t27 - t28;
+    tau[1] = -t22 + t23 + t27 - t28;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': generalized force
-    tau[0] = derived_.I_KUpper[4]*udot[0] + params.shoulder_armature*udot[0] + t22 - t23 -
-        derived_.I_KUpper[2]*a_KUpper[3] + t27 - t28 +
-        params.L1*(-t10*(v_KLower[2]*t26 + params.m2*a_KLower[4]) +
-        t13*(-derived_.I_KLower[2]*a_KLower[2] + derived_.elbow_C_1_b*u[0]*t10*v_KLower[2] +
-        params.m2*a_KLower[3]));
+    tau[0] = derived_.I_KUpper[4]*udot[0] - t22 + t23 - derived_.I_KUpper[2]*a_KUpper[3] + t27 -
+        t28 + params.L1*(t13*(-derived_.I_KLower[2]*a_KLower[2] +
+        derived_.elbow_C_1_b*u[0]*t10*v_KLower[2] + params.m2*a_KLower[3]) -
+        t10*(v_KLower[2]*t26 + params.m2*a_KLower[4]));
   }
 
   // qdot (nq) = N(q) u.
@@ -524,7 +514,7 @@ class DoublePendulum {
   }
 
   // Kinetic energy 1/2 u^T M u (J).
-  // (12 adds, 43 muls, 0 divs, 4 calls, 0 other)
+  // (10 adds, 35 muls, 0 divs, 4 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
@@ -551,16 +541,15 @@ class DoublePendulum {
     const double t10 = u[0] + u[1];
     w_WLower[2] = t10;
     // kinetic energy
-    const double t11 = 0.16666666666666666*derived_.ke_d*u[0]*u[0] +
-        0.5*params.shoulder_armature*u[0]*u[0] + 0.5*params.elbow_armature*u[1]*u[1] +
-        0.5*w_WLower[2]*(0.3333333333333333*derived_.ke_c*w_WLower[2] +
+    const double t11 = 0.3333333333333333*derived_.ke_d*u[0]*u[0] +
+        w_WLower[2]*(0.3333333333333333*derived_.ke_c*w_WLower[2] +
         0.5*derived_.ke*u[0]*R_WUpper(0, 0)*R_WLower(0, 0) -
         0.5*derived_.ke*u[0]*R_WUpper(1, 0)*R_WLower(0, 1)) +
-        0.5*params.L1*u[0]*R_WUpper(0, 0)*(derived_.elbow_C_1_b*u[0]*R_WUpper(0, 0) +
-        0.5*derived_.ke_b*w_WLower[2]*R_WLower(0, 0)) +
-        0.5*params.L1*u[0]*R_WUpper(1, 0)*(derived_.elbow_C_1_b*u[0]*R_WUpper(1, 0) -
-        0.5*derived_.ke_b*w_WLower[2]*R_WLower(0, 1));
-    ke = t11;
+        params.L1*u[0]*R_WUpper(1, 0)*(derived_.elbow_C_1_b*u[0]*R_WUpper(1, 0) -
+        0.5*derived_.ke_b*w_WLower[2]*R_WLower(0, 1)) +
+        params.L1*u[0]*R_WUpper(0, 0)*(derived_.elbow_C_1_b*u[0]*R_WUpper(0, 0) +
+        0.5*derived_.ke_b*w_WLower[2]*R_WLower(0, 0));
+    ke = 0.5*t11;
     return ke;
   }
 
@@ -591,7 +580,7 @@ class DoublePendulum {
     R_WLower(0, 1) = t9;
     p_WLower[0] = t10;
     // potential energy (gravity)
-    pe = -params.m1*(0.5*derived_.pe_b*R_WUpper(1, 0) - 0.5*derived_.pe*R_WUpper(0, 0)) -
+    pe = -params.m1*(-0.5*derived_.pe*R_WUpper(0, 0) + 0.5*derived_.pe_b*R_WUpper(1, 0)) -
         params.m2*(params.world_gravity[0]*(p_WLower[0] - 0.5*params.L2*R_WLower(0, 1)) +
         params.world_gravity[1]*(-params.L1*R_WUpper(0, 0) - 0.5*params.L2*R_WLower(0, 0)));
     return pe;
@@ -742,7 +731,7 @@ class DoublePendulum {
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation
   // calls it through refreshDerived() when params changed, so there is no need to.
-  // (4 adds, 18 muls, 1 divs, 0 calls, 0 other)
+  // (2 adds, 18 muls, 1 divs, 0 calls, 0 other)
   void updateDerived() const {
     // I_K (mass, h, I row-major) of joint 'shoulder' (double_pendulum.cap:24) -> body 'upper':
     // spatial inertia about K
@@ -757,17 +746,14 @@ class DoublePendulum {
     derived_.I_KLower[4] = 0.3333333333333333*t2;
     // parameter-only subexpressions of the functions below
     const double t3 = params.L1*params.L1*params.m2;
-    const double t4 = derived_.I_KLower[4] + params.elbow_armature;
     derived_.shoulder_M_0_0 = derived_.I_KLower[2]*params.L1;
-    derived_.shoulder_M_0_0_b = derived_.I_KLower[4] + derived_.I_KUpper[4] +
-        params.shoulder_armature + t3;
-    derived_.elbow_M_1_1 = t4;
+    derived_.shoulder_M_0_0_b = derived_.I_KLower[4] + derived_.I_KUpper[4] + t3;
     derived_.ke = params.L1*params.L2*params.m2;
     derived_.elbow_C_1 = t3;
     derived_.elbow_C_1_b = params.L1*params.m2;
     derived_.ke_b = t1;
     derived_.ke_c = t2;
-    derived_.udot_0 = 1.0/t4;
+    derived_.udot_0 = 1.0/derived_.I_KLower[4];
     derived_.ke_d = t0;
     derived_.pe = params.L1*params.world_gravity[1];
     derived_.pe_b = params.L1*params.world_gravity[0];

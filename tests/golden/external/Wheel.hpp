@@ -58,8 +58,6 @@ class Wheel {
     std::array<double, 3> world_gravity = {0.0, 0.0, -9.81};
     double hinge_q0 = 0.4;  // `hinge.q0` (rad) initial angle
     double hinge_u0 = 0.7;  // `hinge.u0` (rad/s) initial angular rate
-    // `hinge.armature` (kg.m2) rotor inertia reflected to the joint, added to the mass matrix
-    double hinge_armature = 0.0;
     double wheel_mass = 2.0;  // `wheel.mass` (kg) m: mass
     // `wheel.com` (m) p_BoBcm_B: center of mass, from the frame origin, in the body frame
     std::array<double, 3> wheel_com = {0.0, 0.0, 0.0};
@@ -140,7 +138,6 @@ class Wheel {
     if (name == "world.gravity[3]") return &params.world_gravity[2];
     if (name == "hinge.q0") return &params.hinge_q0;
     if (name == "hinge.u0") return &params.hinge_u0;
-    if (name == "hinge.armature") return &params.hinge_armature;
     if (name == "wheel.mass") return &params.wheel_mass;
     if (name == "wheel.com[1]") return &params.wheel_com[0];
     if (name == "wheel.com[2]") return &params.wheel_com[1];
@@ -173,8 +170,6 @@ class Wheel {
     // I_K (mass, h, I row-major) of joint 'hinge' (external.cap:25) -> body 'wheel': spatial
     // inertia about K
     std::array<double, 13> I_KWheel{};
-    // part of M(0, 0) in massMatrix: mass matrix (composite rigid body, in World)
-    double M_0_0 = 0.0;
     // part of udot[0] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
     // factorization
     double udot_0 = 0.0;
@@ -195,7 +190,7 @@ class Wheel {
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
     refreshDerived();  // the parameter-only values, if params changed
     // mass matrix (composite rigid body, in World)
-    M(0, 0) = derived_.M_0_0;
+    M(0, 0) = derived_.I_KWheel[12];
   }
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
@@ -286,7 +281,7 @@ class Wheel {
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
-  // (5 adds, 8 muls, 0 divs, 2 calls, 0 other)
+  // (4 adds, 7 muls, 0 divs, 2 calls, 0 other)
   void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -303,8 +298,8 @@ class Wheel {
     a_KWheel[3] = t4;
     a_KWheel[4] = t7;
     // joint 'hinge' (external.cap:25) -> body 'wheel': generalized force
-    tau[0] = params.hinge_armature*udot[0] + derived_.I_KWheel[12]*udot[0] -
-        derived_.I_KWheel[2]*a_KWheel[3] + derived_.I_KWheel[1]*a_KWheel[4];
+    tau[0] = derived_.I_KWheel[12]*udot[0] - derived_.I_KWheel[2]*a_KWheel[3] +
+        derived_.I_KWheel[1]*a_KWheel[4];
   }
 
   // qdot (nq) = N(q) u.
@@ -348,12 +343,12 @@ class Wheel {
   }
 
   // Kinetic energy 1/2 u^T M u (J).
-  // (1 adds, 6 muls, 0 divs, 0 calls, 0 other)
+  // (0 adds, 3 muls, 0 divs, 0 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
     refreshDerived();  // the parameter-only values, if params changed
     double ke = 0.0;
     // kinetic energy
-    ke = 0.5*derived_.I_KWheel[12]*u[0]*u[0] + 0.5*params.hinge_armature*u[0]*u[0];
+    ke = 0.5*derived_.I_KWheel[12]*u[0]*u[0];
     return ke;
   }
 
@@ -440,7 +435,7 @@ class Wheel {
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation
   // calls it through refreshDerived() when params changed, so there is no need to.
-  // (7 adds, 9 muls, 1 divs, 0 calls, 0 other)
+  // (4 adds, 9 muls, 1 divs, 0 calls, 0 other)
   void updateDerived() const {
     // I_K (mass, h, I row-major) of joint 'hinge' (external.cap:25) -> body 'wheel': spatial
     // inertia about K
@@ -450,13 +445,12 @@ class Wheel {
     const double t3 = params.wheel_com[1]*params.wheel_com[1];
     const double t4 = t1 + t2 + t3;
     const double t5 = params.wheel_mass*t4;
+    const double t6 = params.wheel_inertia[8] - t0 + t5;
     derived_.I_KWheel[1] = params.wheel_com[0]*params.wheel_mass;
     derived_.I_KWheel[2] = params.wheel_com[1]*params.wheel_mass;
-    derived_.I_KWheel[12] = params.wheel_inertia[8] - t0 + t5;
+    derived_.I_KWheel[12] = t6;
     // parameter-only subexpressions of the functions below
-    const double t6 = params.hinge_armature + params.wheel_inertia[8] - t0 + t5;
-    derived_.M_0_0 = t6;
-    derived_.udot_0 = 1.0/t6;
+    derived_.udot_0 = 1.0/derived_.I_KWheel[12];
     derived_.pe = params.wheel_com[2]*params.world_gravity[2];
     derivedFor_ = params;
     derivedValid_ = true;

@@ -77,22 +77,12 @@ class FourBar {
     std::array<double, 3> world_gravity = {0.0, -9.81, 0.0};
     double crankPivot_q0 = 0.0;  // `crankPivot.q0` (rad) initial angle
     double crankPivot_u0 = 2.0;  // `crankPivot.u0` (rad/s) initial angular rate
-    // `crankPivot.armature` (kg.m2) rotor inertia reflected to the joint, added to the mass matrix
-    double crankPivot_armature = 0.0;
     double crankCoupler_q0 = 0.8127555613686607;  // `crankCoupler.q0` (rad) initial angle
     double crankCoupler_u0 = 0.0;  // `crankCoupler.u0` (rad/s) initial angular rate
-    // `crankCoupler.armature` (kg.m2) rotor inertia reflected to the joint, added to the mass
-    // matrix
-    double crankCoupler_armature = 0.0;
     double rockerPivot_q0 = 1.318116071652818;  // `rockerPivot.q0` (rad) initial angle
     double rockerPivot_u0 = 0.0;  // `rockerPivot.u0` (rad/s) initial angular rate
-    // `rockerPivot.armature` (kg.m2) rotor inertia reflected to the joint, added to the mass matrix
-    double rockerPivot_armature = 0.0;
     double couplerRocker_q0 = 0.0;  // `couplerRocker.q0` (rad) initial angle
     double couplerRocker_u0 = 0.0;  // `couplerRocker.u0` (rad/s) initial angular rate
-    // `couplerRocker.armature` (kg.m2) rotor inertia reflected to the joint, added to the mass
-    // matrix
-    double couplerRocker_armature = 0.0;
   };
 
   // Inputs, set by the embedding program before each evaluation.
@@ -181,16 +171,12 @@ class FourBar {
     if (name == "world.gravity[3]") return &params.world_gravity[2];
     if (name == "crankPivot.q0") return &params.crankPivot_q0;
     if (name == "crankPivot.u0") return &params.crankPivot_u0;
-    if (name == "crankPivot.armature") return &params.crankPivot_armature;
     if (name == "crankCoupler.q0") return &params.crankCoupler_q0;
     if (name == "crankCoupler.u0") return &params.crankCoupler_u0;
-    if (name == "crankCoupler.armature") return &params.crankCoupler_armature;
     if (name == "rockerPivot.q0") return &params.rockerPivot_q0;
     if (name == "rockerPivot.u0") return &params.rockerPivot_u0;
-    if (name == "rockerPivot.armature") return &params.rockerPivot_armature;
     if (name == "couplerRocker.q0") return &params.couplerRocker_q0;
     if (name == "couplerRocker.u0") return &params.couplerRocker_u0;
-    if (name == "couplerRocker.armature") return &params.couplerRocker_armature;
     return nullptr;
   }
 
@@ -222,12 +208,6 @@ class FourBar {
     // part of M(0, 0) in massMatrix: joint 'crankPivot' (fourbar.cap:35) -> body 'crank': mass
     // matrix column
     double crankPivot_M_0_0_b = 0.0;
-    // part of M(1, 1) in massMatrix: joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': mass
-    // matrix column
-    double crankCoupler_M_1_1 = 0.0;
-    // part of M(2, 2) in massMatrix: joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': mass
-    // matrix column
-    double rockerPivot_M_2_2 = 0.0;
     double ke = 0.0;  // part of ke in kineticEnergy: kinetic energy
     // part of C[1] in bias: joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': bias
     double crankCoupler_C_1 = 0.0;
@@ -272,11 +252,11 @@ class FourBar {
     M(0, 0) = derived_.crankPivot_M_0_0_b + 2.0*t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': mass matrix column
     const double t2 = derived_.I_KCoupler[8] + t1;
-    M(1, 1) = derived_.crankCoupler_M_1_1;
+    M(1, 1) = derived_.I_KCoupler[8];
     M(0, 1) = t2;
     M(1, 0) = t2;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': mass matrix column
-    M(2, 2) = derived_.rockerPivot_M_2_2;
+    M(2, 2) = derived_.I_KRocker[8];
   }
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
@@ -350,10 +330,10 @@ class FourBar {
   // force laws and the tree-sparse L^T D L solve, all unrolled.
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
   // weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 25 adds, 64 muls, 1 divs (weighted 117.0);
-  //   ABA in World: 41 adds, 130 muls, 1 divs (weighted 199.0);
+  //   CRBA + L^T D L in World: 25 adds, 69 muls, 1 divs (weighted 122.0);
+  //   ABA in World: 28 adds, 104 muls, 1 divs (weighted 160.0);
   //   CRBA + L^T D L in joint frames: 23 adds, 49 muls, 1 divs (weighted 100.0);
-  //   ABA in joint frames: 31 adds, 63 muls, 1 divs (weighted 122.0).
+  //   ABA in joint frames: 23 adds, 56 muls, 1 divs (weighted 107.0).
   // (23 adds, 49 muls, 1 divs, 6 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
@@ -427,10 +407,10 @@ class FourBar {
   // [p_BoQ_W x f; f].
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
   // weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 31 adds, 64 muls, 1 divs (weighted 123.0);
-  //   ABA in World: 48 adds, 130 muls, 1 divs (weighted 206.0);
+  //   CRBA + L^T D L in World: 31 adds, 69 muls, 1 divs (weighted 128.0);
+  //   ABA in World: 34 adds, 104 muls, 1 divs (weighted 166.0);
   //   CRBA + L^T D L in joint frames: 34 adds, 58 muls, 1 divs (weighted 120.0);
-  //   ABA in joint frames: 43 adds, 72 muls, 1 divs (weighted 143.0).
+  //   ABA in joint frames: 34 adds, 65 muls, 1 divs (weighted 127.0).
   // (34 adds, 58 muls, 1 divs, 6 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
@@ -487,14 +467,15 @@ class FourBar {
     const double t28 = params.r*u[0]*t14*t27;
     const double t29 = derived_.I_KCoupler[1]*a_KCoupler[4];
     const double t30 = fext[1][2] + t26 - t28 - t29;
-    const double t31 = t14*t6;
-    const double t32 = t4*t1;
-    const double t33 = -t14*t4 + t1*t6;
+    const double t31 = -t14*t4 + t1*t6;
+    const double t32 = t14*t6;
+    const double t33 = t4*t1;
     const double t34 = fext[0][2] + fext[1][2] + t26 - derived_.I_KCrank[1]*a_KCrank[4] - t28 -
-        t29 - derived_.udot_0*M(0, 1)*t30 - params.r*(t14*(-fext[1][4]*(t31 + t32) -
-        v_KCoupler[2]*t27 - fext[1][3]*t33 + derived_.I_KCoupler[0]*a_KCoupler[3]) +
-        t1*(derived_.crankCoupler_C_1_b*u[0]*t14*v_KCoupler[2] - fext[1][4]*t33 -
-        fext[1][3]*(-t31 - t32) + derived_.I_KCoupler[0]*a_KCoupler[4]));
+        t29 - derived_.udot_0*M(0, 1)*t30 -
+        params.r*(t1*(derived_.crankCoupler_C_1_b*u[0]*t14*v_KCoupler[2] - fext[1][4]*t31 -
+        fext[1][3]*(-t32 - t33) + derived_.I_KCoupler[0]*a_KCoupler[4]) +
+        t14*(-fext[1][4]*(t32 + t33) - v_KCoupler[2]*t27 - fext[1][3]*t31 +
+        derived_.I_KCoupler[0]*a_KCoupler[3]));
     udot[0] = tinv0*t34;
     udot[1] = derived_.udot_0*t30 - derived_.udot_0*M(0, 1)*tinv0*t34;
     udot[2] = derived_.udot_2_b*(fext[2][2] - derived_.I_KRocker[1]*a_KRocker[4]);
@@ -503,7 +484,7 @@ class FourBar {
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
-  // (29 adds, 46 muls, 0 divs, 6 calls, 0 other)
+  // (26 adds, 43 muls, 0 divs, 6 calls, 0 other)
   void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -550,21 +531,19 @@ class FourBar {
     const double t26 = t23 - t25;
     a_KRocker[4] = t26;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': generalized force
-    tau[2] = params.rockerPivot_armature*udot[2] + derived_.I_KRocker[8]*udot[2] +
-        derived_.I_KRocker[1]*a_KRocker[4];
+    tau[2] = derived_.I_KRocker[8]*udot[2] + derived_.I_KRocker[1]*a_KRocker[4];
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': generalized force
-    const double t27 = derived_.I_KCoupler[8]*a_KCoupler[2];
-    const double t28 = derived_.crankCoupler_C_1*u[0]*u[0]*t12*t10;
+    const double t27 = derived_.crankCoupler_C_1*u[0]*u[0]*t12*t10;
+    const double t28 = derived_.I_KCoupler[8]*a_KCoupler[2];
     const double t29 = derived_.I_KCoupler[1]*v_KCoupler[2];
     const double t30 = derived_.crankCoupler_C_1_b*u[0]*t10;
     const double t31 = t29 + t30;
     const double t32 = params.r*u[0]*t12*t31;
     const double t33 = derived_.I_KCoupler[1]*a_KCoupler[4];
-    tau[1] = params.crankCoupler_armature*udot[1] + t27 - t28 + t32 + t33;
+    tau[1] = -t27 + t28 + t32 + t33;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': generalized force
-    tau[0] = params.crankPivot_armature*udot[0] + derived_.I_KCrank[8]*udot[0] + t27 - t28 +
-        derived_.I_KCrank[1]*a_KCrank[4] + t32 + t33 +
-        params.r*(t10*(derived_.I_KCoupler[1]*a_KCoupler[2] +
+    tau[0] = derived_.I_KCrank[8]*udot[0] - t27 + t28 + derived_.I_KCrank[1]*a_KCrank[4] + t32 +
+        t33 + params.r*(t10*(derived_.I_KCoupler[1]*a_KCoupler[2] +
         derived_.crankCoupler_C_1_b*u[0]*t12*v_KCoupler[2] + derived_.I_KCoupler[0]*a_KCoupler[4]) +
         t12*(-v_KCoupler[2]*t31 + derived_.I_KCoupler[0]*a_KCoupler[3]));
   }
@@ -667,7 +646,7 @@ class FourBar {
   }
 
   // Kinetic energy 1/2 u^T M u (J).
-  // (14 adds, 49 muls, 0 divs, 4 calls, 0 other)
+  // (11 adds, 38 muls, 0 divs, 4 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
@@ -694,17 +673,16 @@ class FourBar {
     const double t10 = u[0] + u[1];
     w_WCoupler[2] = t10;
     // kinetic energy
-    const double t11 = 0.5*params.crankCoupler_armature*u[1]*u[1] +
-        0.16666666666666666*derived_.ke_e*u[2]*u[2] + 0.5*params.rockerPivot_armature*u[2]*u[2] +
-        0.5*params.crankPivot_armature*u[0]*u[0] + 0.16666666666666666*derived_.ke_f*u[0]*u[0] +
-        0.5*w_WCoupler[2]*(0.3333333333333333*derived_.ke_d*w_WCoupler[2] +
-        0.5*derived_.ke*u[0]*R_WCrank(0, 0)*R_WCoupler(0, 0) +
-        0.5*derived_.ke*u[0]*R_WCrank(1, 0)*R_WCoupler(1, 0)) -
-        0.5*params.r*u[0]*R_WCrank(1, 0)*(-derived_.ke_b*u[0]*R_WCrank(1, 0) -
+    const double t11 = 0.3333333333333333*derived_.ke_e*u[2]*u[2] +
+        0.3333333333333333*derived_.ke_f*u[0]*u[0] +
+        params.r*u[0]*R_WCrank(0, 0)*(derived_.ke_b*u[0]*R_WCrank(0, 0) +
+        0.5*derived_.ke_c*w_WCoupler[2]*R_WCoupler(0, 0)) -
+        params.r*u[0]*R_WCrank(1, 0)*(-derived_.ke_b*u[0]*R_WCrank(1, 0) -
         0.5*derived_.ke_c*w_WCoupler[2]*R_WCoupler(1, 0)) +
-        0.5*params.r*u[0]*R_WCrank(0, 0)*(derived_.ke_b*u[0]*R_WCrank(0, 0) +
-        0.5*derived_.ke_c*w_WCoupler[2]*R_WCoupler(0, 0));
-    ke = t11;
+        w_WCoupler[2]*(0.3333333333333333*derived_.ke_d*w_WCoupler[2] +
+        0.5*derived_.ke*u[0]*R_WCrank(0, 0)*R_WCoupler(0, 0) +
+        0.5*derived_.ke*u[0]*R_WCrank(1, 0)*R_WCoupler(1, 0));
+    ke = 0.5*t11;
     return ke;
   }
 
@@ -743,9 +721,8 @@ class FourBar {
     R_WRocker(0, 0) = t12;
     R_WRocker(1, 0) = t13;
     // potential energy (gravity)
-    const double t14 = -derived_.I_KCrank[0]*(0.5*derived_.pe*R_WCrank(1, 0) +
-        0.5*derived_.pe_b*R_WCrank(0, 0)) -
-        derived_.I_KRocker[0]*(0.5*derived_.pe_c*R_WRocker(1, 0) +
+    const double t14 = -derived_.I_KCrank[0]*(0.5*derived_.pe_b*R_WCrank(0, 0) +
+        0.5*derived_.pe*R_WCrank(1, 0)) - derived_.I_KRocker[0]*(0.5*derived_.pe_c*R_WRocker(1, 0) +
         params.world_gravity[0]*(params.a + 0.5*params.b*R_WRocker(0, 0))) -
         derived_.I_KCoupler[0]*(params.world_gravity[0]*(p_WCoupler[0] +
         0.5*params.c*R_WCoupler(0, 0)) + params.world_gravity[1]*(p_WCoupler[1] +
@@ -1260,7 +1237,7 @@ class FourBar {
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation
   // calls it through refreshDerived() when params changed, so there is no need to.
-  // (5 adds, 37 muls, 2 divs, 0 calls, 0 other)
+  // (2 adds, 37 muls, 2 divs, 0 calls, 0 other)
   void updateDerived() const {
     // I_K (mass, h, I row-major) of joint 'crankPivot' (fourbar.cap:35) -> body 'crank': spatial
     // inertia about K
@@ -1283,21 +1260,16 @@ class FourBar {
     derived_.I_KRocker[8] = 0.3333333333333333*t3;
     // parameter-only subexpressions of the functions below
     const double t4 = derived_.I_KCoupler[0]*params.r*params.r;
-    const double t5 = derived_.I_KCoupler[8] + params.crankCoupler_armature;
-    const double t6 = derived_.I_KRocker[8] + params.rockerPivot_armature;
-    const double tinv0 = 1.0/t6;
+    const double tinv0 = 1.0/derived_.I_KRocker[8];
     derived_.crankPivot_M_0_0 = derived_.I_KCoupler[1]*params.r;
-    derived_.crankPivot_M_0_0_b = derived_.I_KCoupler[8] + derived_.I_KCrank[8] +
-        params.crankPivot_armature + t4;
-    derived_.crankCoupler_M_1_1 = t5;
-    derived_.rockerPivot_M_2_2 = t6;
+    derived_.crankPivot_M_0_0_b = derived_.I_KCoupler[8] + derived_.I_KCrank[8] + t4;
     derived_.ke = params.c*params.c*params.r*params.rho;
     derived_.crankCoupler_C_1 = t4;
     derived_.crankCoupler_C_1_b = derived_.I_KCoupler[0]*params.r;
     derived_.ke_b = params.c*params.r*params.rho;
     derived_.ke_c = t1;
     derived_.ke_d = t2;
-    derived_.udot_0 = 1.0/t5;
+    derived_.udot_0 = 1.0/derived_.I_KCoupler[8];
     derived_.udot_2 = derived_.I_KRocker[1]*tinv0;
     derived_.udot_2_b = tinv0;
     derived_.ke_e = t3;
