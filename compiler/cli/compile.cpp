@@ -209,6 +209,38 @@ sema::ParameterOverride parseOverride(const std::string& option, const std::stri
   return o;
 }
 
+namespace {
+
+// `--set J.armature` where the model gives joint J no armature: the folded
+// parameter's error, with a note at the declaration in the model that would
+// give it one: `armature = ...`, `joint(armature = ...)` for a joint inside
+// a composite, with `each` inside an array's modifiers (`each armature = ...`).
+[[noreturn]] void failArmatureNotGiven(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
+                                       const std::string& where, int var, int joint) {
+  const sema::FlatComponent& c = loaded.flat->components.at(static_cast<std::size_t>(joint));
+  std::vector<std::string> segments;  // one per level: `link[2]`, `joint`
+  for (std::size_t begin = 0, dot = 0; dot != std::string::npos; begin = dot + 1) {
+    dot = c.path.find('.', begin);
+    segments.push_back(c.path.substr(begin, dot == std::string::npos ? dot : dot - begin));
+  }
+  std::string modification = "armature = ...";
+  for (std::size_t k = c.levels.size(); k-- > 0;) {
+    if (segments.size() == c.levels.size() && segments[k].find('[') != std::string::npos)
+      modification = "each " + modification;
+    if (k > 0) modification = c.levels[k].name + "(" + modification + ")";
+  }
+  syntax::DiagnosticEngine diags;
+  const std::string& path = loaded.flat->variables.at(static_cast<std::size_t>(var)).path;
+  diags.report(syntax::DiagKind::SettingFoldedParameter, syntax::SourceRange{}, where, path,
+               layout.foldReason(*loaded.flat, var))
+      .note(syntax::DiagKind::NoteGiveArmature, c.levels.empty() ? c.range : c.levels.front().range, c.path,
+            modification);
+  std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
+  std::exit(1);
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, double>> parseSettings(const Options& opts, const Loaded& loaded,
                                                           const codegen::ModelLayout& layout,
                                                           std::vector<std::vector<double>>& values,
@@ -233,6 +265,8 @@ std::vector<std::pair<std::string, double>> parseSettings(const Options& opts, c
         case codegen::VariableRole::Dependent:
           fail(syntax::DiagKind::SettingComputedParameter, where, o.path);
         case codegen::VariableRole::Folded:
+          if (const int joint = codegen::armatureNotGiven(*loaded.flat, var); joint >= 0)
+            failArmatureNotGiven(opts, loaded, layout, where, var, joint);
           fail(syntax::DiagKind::SettingFoldedParameter, where, o.path, layout.foldReason(*loaded.flat, var));
         default: fail(syntax::DiagKind::SettingNotAParameter, where, o.path);
       }

@@ -265,6 +265,10 @@ class Environment {
       joint.axis = axis(jl.component(), "axis", Vec3<double>::UnitZ(), sign);
       joint.axis_a = axis(jl.component(), "axis_a", Vec3<double>::UnitX(), 1.0);
       joint.axis_b = axis(jl.component(), "axis_b", Vec3<double>::UnitY(), 1.0);
+      // The rotor inertia on each dof: a run-time parameter where the model
+      // gives one, else folded at 0 (ModelLayout), so its terms vanish.
+      const Tensor<Scalar> armature = parameter(jl.component(), "armature", Tensor<Scalar>{});
+      if (armature.size() == 1) joint.armature = armature.data[0];
       capstan::Body<Scalar> body = assembly_.massProperties(bl.mechBody);
       body.name = bl.name;
       m.addBody(std::move(body), joint);

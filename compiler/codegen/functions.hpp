@@ -304,7 +304,7 @@ class FunctionEvaluator {
         return;
       case FunctionId::KineticEnergy:
         forwardKinematics(mechanism_, world, v.q, v.u);
-        v.energy = kineticEnergy(mechanism_, world);
+        v.energy = kineticEnergy(mechanism_, world, v.u);
         return;
       case FunctionId::PotentialEnergy:
         forwardKinematics(mechanism_, world, v.q);

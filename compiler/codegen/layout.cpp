@@ -119,7 +119,10 @@ std::string ModelLayout::foldReason(const sema::FlatModel& model, int v) const {
   }
   const sema::FlatVariable& fv = model.variables.at(static_cast<std::size_t>(root));
   std::string why;
-  if (fv.structural) {
+  if (armatureNotGiven(model, root) >= 0) {
+    why = "a joint's armature that the model does not give (left at its default 0, its term is "
+          "left out of the generated code)";
+  } else if (fv.structural) {
     why = "structural (it sizes arrays or bounds loops)";
   } else if (fv.kind == VarKind::Constant) {
     why = "a constant";
@@ -140,6 +143,15 @@ std::string ModelLayout::foldReason(const sema::FlatModel& model, int v) const {
   return s + " and is " + why;
 }
 
+int armatureNotGiven(const sema::FlatModel& model, int v) {
+  const sema::FlatVariable& fv = model.variables.at(static_cast<std::size_t>(v));
+  if (fv.component < 0 || fv.modified) return -1;
+  const sema::FlatComponent& c = model.components.at(static_cast<std::size_t>(fv.component));
+  if (!isJointKind(c.kind)) return -1;
+  const auto it = c.parameters.find("armature");
+  return it != c.parameters.end() && it->second == v ? fv.component : -1;
+}
+
 ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism& mech,
                        std::vector<Unsupported>& unsupported) {
   ModelLayout L;
@@ -155,6 +167,8 @@ ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism&
 
   // Joint axes fold: they fix the joint's motion subspace, whose structural
   // zeros are what makes the generated code short (docs/generated-code.md).
+  // So does an armature the model does not give: its default 0 vanishes
+  // from the mass matrix, and a model without rotors pays nothing for them.
   // Folding is by dependency: whatever a folded binding reads is folded with
   // it, transitively (through composites' parameters, as Modelica tools
   // evaluate structural parameters), so no runtime field is left that the
@@ -170,6 +184,8 @@ ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism&
       foldedByRole[static_cast<std::size_t>(it->second)] = 1;
       work.push_back(it->second);
     }
+    if (auto it = c.parameters.find("armature"); it != c.parameters.end() && armatureNotGiven(model, it->second) >= 0)
+      foldedByRole[static_cast<std::size_t>(it->second)] = 1;
   }
   auto foldBinding = [&](int v) {
     const sema::FlatVariable& fv = model.variables.at(static_cast<std::size_t>(v));

@@ -231,6 +231,11 @@ struct ModelLayout {
 ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism& mech,
                        std::vector<Unsupported>& unsupported);
 
+// The joint (a component index) whose `armature` flat variable `v` is, when
+// the model does not give it (no modification `armature = ...`): folded at
+// its default 0, so its term vanishes from the generated code. Else -1.
+int armatureNotGiven(const sema::FlatModel& model, int v);
+
 // `link[2].body.mass` -> `link_2_body_mass` (a valid C++ identifier).
 std::string cppIdentifier(const std::string& path);
 // `link[2].body` -> `Link2Body`.

@@ -227,6 +227,7 @@ void Flattener::complete(Instance& inst, Node& n) {
       return;
     }
     fv.evaluate = fv.kind == VarKind::Constant || evaluateAnnotation(decl);
+    fv.modified = mod && mod->value && mod->value != decl.binding.get();
     VarInfo vi;
     vi.node = &n;
     vi.owner = &inst;

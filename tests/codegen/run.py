@@ -22,7 +22,9 @@
                                      external function makes NaN
   run.py --capstan BIN folded        a parameter that a folded joint axis reads is
                                      refused by --set with the folding message, and
-                                     --override of it changes the dynamics
+                                     --override of it changes the dynamics; so is an
+                                     armature the model does not give, and one it
+                                     gives is a run-time parameter
   run.py --capstan BIN external_forces
                                      generated forwardDynamics with external forces
                                      (STATE.json's `external_forces`) equals the
@@ -368,8 +370,40 @@ def folded(capstan):
             if moved == base:
                 print(f"folded: --override {setting} {' '.join(mode)} left udot as it was")
                 return 1
-        print("folded: --set refused with the folding message; --override changes udot")
+        failures = armature_folded(capstan, state)
+        if failures:
+            return 1
+        print("folded: --set refused with the folding message; --override changes udot; an armature the model "
+              "gives is a run-time parameter, one it does not give is folded")
         return 0
+
+
+def armature_folded(capstan, state):
+    """An armature the model does not give is folded at 0: `--set` is
+    refused with a note at the declaration that would give it one (arm7's,
+    in a composite), and `--override` gives it a value (the double
+    pendulum's elbow, interpreted: generated code reads a folded value as
+    it reads the axis above, and a build would cost seconds). One the model
+    gives (sensors.cap's shoulder) is a run-time parameter: `--set` moves
+    udot, generated as interpreted, as `--override`."""
+    failures = 0
+    setting = "link2.joint.armature=0.3"
+    proc = run(capstan, "eval", ARM7, "--state", state, "--set", setting, check=False)
+    wants = ["`--set link2.joint.armature`: parameter `link2.joint.armature` is a joint's armature that the model "
+             "does not give", "arm7.cap:30:17: note: give `link2.joint` an armature here, as the modification "
+             "`joint(armature = ...)`, to make it a run-time parameter [NoteGiveArmature]"]
+    if proc.returncode != 1 or any(w not in proc.stderr for w in wants):
+        print(f"folded: --set {setting} gave ({proc.returncode}):\n{proc.stderr}")
+        failures += 1
+    for model, how, modes in ((DOUBLE_PENDULUM, ["--override", "elbow.armature=0.05"], [["--interpret"]]),
+                              (SENSORS, ["--set", "shoulder.armature=0.2"], [[], ["--interpret"]]),
+                              (SENSORS, ["--override", "shoulder.armature=0.2"], [[], ["--interpret"]])):
+        base = eval_json(capstan, model, state, "--interpret")
+        moved = [eval_json(capstan, model, state, *how, *mode) for mode in modes]
+        if moved[-1]["udot"] == base["udot"] or not all(close(moved[0][k], moved[-1][k]) for k in ("udot", "mass_matrix")):
+            print(f"folded: {model.name} {' '.join(how)}: udot {base['udot']} -> {[m['udot'] for m in moved]}")
+            failures += 1
+    return failures
 
 
 # ---------------------------------------------------------------- cache

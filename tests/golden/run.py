@@ -95,7 +95,8 @@ def random_rotation(rng):
 
 def random_tree(rng, n, name, chain=False, free=False, types=None):
     """A random tree of n bodies with every joint type (or those of `types`,
-    each once first); with `chain` a serial chain of revolute joints (long
+    each once first), an armature on its odd Revolute and Prismatic joints;
+    with `chain` a serial chain of revolute joints (long
     enough ones are emitted in parts); with `free` n free bodies (6 dofs each
     for little code)."""
     types = ["Revolute"] if chain else ["Free"] if free else types or \
@@ -109,7 +110,11 @@ def random_tree(rng, n, name, chain=False, free=False, types=None):
         pframe = "world.frame_b" if parent == 0 else f"b{parent}.frame_a"
         axis = [rng.uniform(-1, 1) for _ in range(3)]
         if t in ("Revolute", "Prismatic", "Cylindrical"):
-            lines.append(f"  {t} j{k}(axis = {vec(axis)});")
+            # A rotor's inertia on the odd Revolute and Prismatic joints of a
+            # tree (a run-time parameter); the even ones leave it folded at 0.
+            # No draw from rng: the rest of the tree is as it was without.
+            armature = f", armature = {0.02 * k:g}" if t != "Cylindrical" and k % 2 and not chain else ""
+            lines.append(f"  {t} j{k}(axis = {vec(axis)}{armature});")
         elif t == "Universal":
             lines.append(f"  Universal j{k}(axis_a = {vec([1, 0, 0])}, axis_b = {vec([0, 0.6, 0.8])});")
         else:

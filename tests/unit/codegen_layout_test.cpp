@@ -42,6 +42,17 @@ TEST_CASE("double pendulum layout: runtime, dependent and folded parameters") {
   const int mass = b->flat->findVariable("upper.mass");
   REQUIRE(mass >= 0);
   CHECK(layout.roles.at(static_cast<std::size_t>(mass)) == codegen::VariableRole::Dependent);
+  // An armature the model does not give is folded at 0 (its term vanishes).
+  const int armature = b->flat->findVariable("elbow.armature");
+  REQUIRE(armature >= 0);
+  CHECK(layout.roles.at(static_cast<std::size_t>(armature)) == codegen::VariableRole::Folded);
+  CHECK(codegen::armatureNotGiven(*b->flat, armature) == b->flat->findComponent("elbow"));
+  CHECK(layout.foldReason(*b->flat, armature).find("armature that the model does not give") != std::string::npos);
+  // One the model gives is a run-time parameter.
+  const auto geared = build("tests/codegen/models/sensors.cap");
+  const codegen::ModelLayout gearedLayout = codegen::makeLayout(*geared->flat, *geared->mech, unsupported);
+  CHECK(gearedLayout.findParameter("shoulder.armature") >= 0);
+  CHECK(codegen::armatureNotGiven(*geared->flat, geared->flat->findVariable("shoulder.armature")) < 0);
 }
 
 TEST_CASE("interpreter uses runtime parameter values") {

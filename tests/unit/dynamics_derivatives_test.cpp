@@ -20,6 +20,7 @@ using capstan::testing::randomTree;
 using capstan::testing::randomVectorX;
 using capstan::testing::relativeError;
 using capstan::testing::Rng;
+using capstan::testing::withRandomArmature;
 
 constexpr double kDifferences = 1e-6;  // relative, vs central differences
 constexpr double kStep = 1e-5;         // central-difference step
@@ -85,6 +86,14 @@ TEST_CASE("inverse and forward dynamics derivatives match central differences on
     CAPTURE(trial);
     const Mechanism<double> model = randomTree(rng, 8);
     checkDerivatives(model, rng, trial % 2 == 0);
+  }
+}
+
+TEST_CASE("dynamics derivatives with armature: d tau / d udot = M includes it, ABA's derivatives match") {
+  Rng rng(76);
+  for (int trial = 0; trial < 4; ++trial) {
+    CAPTURE(trial);
+    checkDerivatives(withRandomArmature(rng, randomTree(rng, 8)), rng, trial % 2 == 0);
   }
 }
 

@@ -1,6 +1,7 @@
 // Mass matrix, inverse and forward dynamics, energies: consistency checks on
 // random trees with every joint type, and a traced (non-double) Scalar.
 #include <capstan/dynamics.hpp>
+#include <capstan/local_dynamics.hpp>
 
 #include <doctest/doctest.h>
 
@@ -18,6 +19,7 @@ using capstan::testing::randomTree;
 using capstan::testing::randomVectorX;
 using capstan::testing::relativeError;
 using capstan::testing::Rng;
+using capstan::testing::withRandomArmature;
 
 constexpr double kRoundoff = 1e-11;     // relative, O(n^2) flops on O(1) data
 constexpr double kPowerFdStep = 1e-3;       // fourth-order central difference
@@ -70,16 +72,16 @@ TEST_CASE("inverse dynamics is M udot + C, and C is RNEA at zero acceleration") 
   }
 }
 
-TEST_CASE("kinetic energy is u^T M u / 2; potential energy is -m g . p_cm") {
+TEST_CASE("kinetic energy is u^T M u / 2 (armature included); potential energy is -m g . p_cm") {
   Rng rng(24);
   for (int trial = 0; trial < kTrials; ++trial) {
-    const Mechanism<double> model = randomTree(rng, kBodies);
+    const Mechanism<double> model = withRandomArmature(rng, randomTree(rng, kBodies));
     Data<double> data(model);
     const VectorX<double> q = randomConfiguration(rng, model);
     const VectorX<double> u = randomVectorX(rng, model.nu, 1.0);
     const MatrixX<double> M = crba(model, data, q);
     forwardKinematics(model, data, q, u);
-    CHECK(kineticEnergy(model, data) == doctest::Approx(0.5 * u.dot(M * u)).epsilon(kRoundoff));
+    CHECK(kineticEnergy(model, data, u) == doctest::Approx(0.5 * u.dot(M * u)).epsilon(kRoundoff));
     double pe = 0.0;
     for (std::size_t b = 0; b < model.bodies.size(); ++b) {
       const Vec3<double> p_WBcm = data.X_WB[b].p + data.X_WB[b].R * model.bodies[b].p_BoBcm_B;
@@ -89,10 +91,12 @@ TEST_CASE("kinetic energy is u^T M u / 2; potential energy is -m g . p_cm") {
   }
 }
 
-TEST_CASE("forward dynamics: L^T D L, LLT and ABA agree and invert RNEA") {
+TEST_CASE("forward dynamics: L^T D L, LLT and ABA agree and invert RNEA (armature on half the trials)") {
   Rng rng(25);
   for (int trial = 0; trial < kTrials; ++trial) {
-    const Mechanism<double> model = randomTree(rng, kBodies);
+    CAPTURE(trial);
+    const Mechanism<double> model =
+        trial % 2 == 0 ? randomTree(rng, kBodies) : withRandomArmature(rng, randomTree(rng, kBodies));
     Data<double> data(model);
     const VectorX<double> q = randomConfiguration(rng, model);
     const VectorX<double> u = randomVectorX(rng, model.nu, 1.0);
@@ -144,10 +148,10 @@ TEST_CASE("tree-sparse L^T D L solves dense and tree-structured systems") {
   CHECK(relativeError(VectorX<double>(M * x), b) < kRoundoff);
 }
 
-TEST_CASE("power balance: d(KE + PE)/dt = u . tau along the motion") {
+TEST_CASE("power balance: d(KE + PE)/dt = u . tau along the motion, rotors' energy included") {
   Rng rng(27);
   for (int trial = 0; trial < kTrials; ++trial) {
-    const Mechanism<double> model = randomTree(rng, kBodies);
+    const Mechanism<double> model = withRandomArmature(rng, randomTree(rng, kBodies));
     Data<double> data(model);
     const VectorX<double> q = randomConfiguration(rng, model);
     const VectorX<double> u = randomVectorX(rng, model.nu, 1.0);
@@ -156,8 +160,9 @@ TEST_CASE("power balance: d(KE + PE)/dt = u . tau along the motion") {
     VectorX<double> qdot;
     qdotFromU(model, q, u, qdot);
     auto energy = [&](double s) {
-      forwardKinematics(model, data, VectorX<double>(q + s * qdot), VectorX<double>(u + s * udot));
-      return kineticEnergy(model, data) + potentialEnergy(model, data);
+      const VectorX<double> us = u + s * udot;
+      forwardKinematics(model, data, VectorX<double>(q + s * qdot), us);
+      return kineticEnergy(model, data, us) + potentialEnergy(model, data);
     };
     const double h = kPowerFdStep;
     const double dEdt = (8 * (energy(h) - energy(-h)) - (energy(2 * h) - energy(-2 * h))) / (12 * h);
@@ -180,10 +185,72 @@ TEST_CASE("a simple pendulum has C = m g l sin(theta) and M = m l^2 + I") {
   CHECK(nonlinearEffects(model, data, q, u)[0] == doctest::Approx(m * g * l * std::sin(theta)).epsilon(kRoundoff));
 }
 
+// Armature (mechanism.hpp): a rotor of inertia J_r on the pivot adds J_r to
+// M, J_r udot to inverse dynamics and J_r u^2 / 2 to the kinetic energy; by
+// hand, udot = (tau - m g l_c sin(theta)) / (m l_c^2 + I_zz + J_r).
+TEST_CASE("a pendulum with armature: M = m l_c^2 + I_zz + J_r in every algorithm") {
+  const double m = 2.0, l = 0.8, g = 9.81, I = 0.03, Jr = 0.25, theta = 0.6, rate = 1.3, tau0 = 0.7, acc = -2.1;
+  Mechanism<double> model;
+  Joint<double> pivot;
+  pivot.name = "pivot";
+  pivot.type = JointType::Revolute;
+  pivot.armature = Jr;
+  model.addBody(Body<double>{"bob", m, Vec3<double>(0, -l, 0), Mat3<double>::Identity() * I}, pivot);
+  Data<double> data(model);
+  local::Data<double> joint(model);
+  const VectorX<double> q = VectorX<double>::Constant(1, theta), u = VectorX<double>::Constant(1, rate);
+  const VectorX<double> tau = VectorX<double>::Constant(1, tau0), udot = VectorX<double>::Constant(1, acc);
+  const double M = m * l * l + I + Jr, C = m * g * l * std::sin(theta);
+  CHECK(crba(model, data, q)(0, 0) == doctest::Approx(M).epsilon(kRoundoff));
+  CHECK(local::crba(model, joint, q)(0, 0) == doctest::Approx(M).epsilon(kRoundoff));
+  CHECK(rnea(model, data, q, u, udot)[0] == doctest::Approx(M * acc + C).epsilon(kRoundoff));
+  CHECK(local::inverseDynamics(model, joint, q, u, udot)[0] == doctest::Approx(M * acc + C).epsilon(kRoundoff));
+  const double expected = (tau0 - C) / M;
+  CHECK(forwardDynamics(model, data, q, u, tau)[0] == doctest::Approx(expected).epsilon(kRoundoff));
+  CHECK(aba(model, data, q, u, tau)[0] == doctest::Approx(expected).epsilon(kRoundoff));
+  CHECK(local::aba(model, joint, q, u, tau)[0] == doctest::Approx(expected).epsilon(kRoundoff));
+  forwardKinematics(model, data, q, u);
+  CHECK(kineticEnergy(model, data, u) == doctest::Approx(0.5 * M * rate * rate).epsilon(kRoundoff));
+}
+
+// Two links (a revolute shoulder, a prismatic slider on the arm): with
+// armature (J_r kg*m^2, m_r kg) M(q) becomes M_0(q) + diag(J_r, m_r) and
+// nothing else changes.
+TEST_CASE("a revolute-prismatic arm with armature: M(q) + diag(armature), C unchanged") {
+  Rng rng(29);
+  Mechanism<double> bare;
+  Joint<double> shoulder, slider;
+  shoulder.name = "shoulder";
+  shoulder.type = JointType::Revolute;
+  slider.name = "slider";
+  slider.type = JointType::Prismatic;
+  slider.parent = 0;
+  slider.axis = Vec3<double>::UnitX();
+  slider.X_PF = Transform<double>(Mat3<double>::Identity(), Vec3<double>(0.5, 0, 0));
+  bare.addBody(Body<double>{"arm", 1.5, Vec3<double>(0.25, 0, 0), Mat3<double>::Identity() * 0.02}, shoulder);
+  bare.addBody(Body<double>{"carriage", 0.7, Vec3<double>(0.1, 0.05, 0), Mat3<double>::Identity() * 0.01}, slider);
+  Mechanism<double> geared = bare;
+  geared.joints[0].armature = 0.4;  // kg*m^2
+  geared.joints[1].armature = 3.0;  // kg
+  Data<double> d0(bare), d1(geared);
+  const VectorX<double> q = randomVectorX(rng, 2, 1.0), u = randomVectorX(rng, 2, 1.0);
+  const VectorX<double> udot = randomVectorX(rng, 2, 1.0), tau = randomVectorX(rng, 2, 2.0);
+  MatrixX<double> M = crba(bare, d0, q);
+  M(0, 0) += 0.4;
+  M(1, 1) += 3.0;
+  CHECK(relativeError(crba(geared, d1, q), M) < kRoundoff);
+  const VectorX<double> C = nonlinearEffects(bare, d0, q, u);
+  CHECK(relativeError(nonlinearEffects(geared, d1, q, u), C) < kRoundoff);
+  CHECK(relativeError(rnea(geared, d1, q, u, udot), VectorX<double>(M * udot + C)) < kRoundoff);
+  const VectorX<double> expected = M.llt().solve(VectorX<double>(tau - C));
+  CHECK(relativeError(aba(geared, d1, q, u, tau), expected) < kRoundoff);
+  CHECK(relativeError(forwardDynamics(geared, d1, q, u, tau), expected) < kRoundoff);
+}
+
 TEST_CASE("the algorithms trace with a Scalar that cannot be branched on") {
   using capstan::testing::Traced;
   Rng rng(28);
-  const Mechanism<double> model = randomTree(rng, kBodies);
+  const Mechanism<double> model = withRandomArmature(rng, randomTree(rng, kBodies));
   const Mechanism<Traced> traced = model.cast<Traced>();
   Data<double> data(model);
   Data<Traced> tdata(traced);
@@ -200,6 +267,7 @@ TEST_CASE("the algorithms trace with a Scalar that cannot be branched on") {
         kRoundoff);
   CHECK(relativeError(value(aba(traced, tdata, tq, tu, ttau)), aba(model, data, q, u, tau)) < kRoundoff);
   CHECK(kineticEnergy(traced, tdata).value == doctest::Approx(kineticEnergy(model, data)).epsilon(kRoundoff));
+  CHECK(kineticEnergy(traced, tdata, tu).value == doctest::Approx(kineticEnergy(model, data, u)).epsilon(kRoundoff));
   CHECK(potentialEnergy(traced, tdata).value == doctest::Approx(potentialEnergy(model, data)).epsilon(kRoundoff));
   VectorX<Traced> tqdot;
   VectorX<double> qdot;

@@ -18,6 +18,7 @@ using capstan::testing::randomTree;
 using capstan::testing::randomVectorX;
 using capstan::testing::relativeError;
 using capstan::testing::Rng;
+using capstan::testing::withRandomArmature;
 
 constexpr double kRoundoff = 1e-11;  // relative, as dynamics_test
 constexpr int kTrials = 20;
@@ -37,11 +38,17 @@ void checkAgainstWorld(const Mechanism<double>& model, Rng& rng) {
   const VectorX<double> udot = capstan::forwardDynamics(model, world, q, u, tau);
   CHECK(relativeError(local::forwardDynamics(model, joint, q, u, tau), udot) < kRoundoff);
   CHECK(relativeError(local::aba(model, joint, q, u, tau), udot) < kRoundoff);
+  CHECK(relativeError(local::inverseDynamics(model, joint, q, u, udot), tau) < kRoundoff);
 }
 
 TEST_CASE("joint-frame M, C and udot equal the World-frame ones on random trees") {
   Rng rng(41);
   for (int trial = 0; trial < kTrials; ++trial) checkAgainstWorld(randomTree(rng, kBodies), rng);
+}
+
+TEST_CASE("joint-frame and World-frame dynamics agree with armature on every joint") {
+  Rng rng(43);
+  for (int trial = 0; trial < 5; ++trial) checkAgainstWorld(withRandomArmature(rng, randomTree(rng, kBodies)), rng);
 }
 
 TEST_CASE("joint-frame dynamics agree for chains of each joint type") {

@@ -68,7 +68,7 @@ struct MechanismSystem {
   // Kinetic plus gravitational potential energy (J).
   double energy(const VectorX<double>& q, const VectorX<double>& u) {
     forwardKinematics(model, data, q, u);
-    return kineticEnergy(model, data) + potentialEnergy(model, data);
+    return kineticEnergy(model, data, u) + potentialEnergy(model, data);
   }
 };
 

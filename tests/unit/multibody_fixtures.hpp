@@ -108,6 +108,13 @@ inline Mechanism<double> randomChain(Rng& rng, int n, JointType type) {
   return model;
 }
 
+// The same model with a random armature (rotor inertia, mechanism.hpp) in
+// [0.05, 0.5] on every joint.
+inline Mechanism<double> withRandomArmature(Rng& rng, Mechanism<double> model) {
+  for (Joint<double>& joint : model.joints) joint.armature = uniform(rng, 0.05, 0.5);
+  return model;
+}
+
 // A random configuration: unit quaternions, other coordinates in [-1.5, 1.5].
 inline VectorX<double> randomConfiguration(Rng& rng, const Mechanism<double>& model) {
   VectorX<double> q(model.nq);

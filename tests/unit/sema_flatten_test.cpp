@@ -89,6 +89,46 @@ TEST_CASE("the Chain of SPEC §3 flattens to primitives with full paths") {
   CHECK(j1.inputs.at("tau") == 1);
 }
 
+TEST_CASE("a value given by a modification, not by the declaration's binding, is `modified`") {
+  // What decides whether a joint's armature is a run-time parameter
+  // (codegen's layout): given anywhere (a modification in a composite, one
+  // from outside it, through `extends`, even 0), or left at the default.
+  Session s;
+  auto m = s.flatten(R"(
+model Seg
+  parameter Real J(unit = "kg.m2") = 0.01;
+  Capstan.Revolute driven(armature = J);
+  Capstan.Revolute idle;
+end Seg;
+model Geared
+  extends Seg(idle(armature = 0.5));
+end Geared;
+model Arm
+  Seg a;
+  Seg b(J = 0.2, idle(armature = 0));
+  Geared c;
+  Capstan.Revolute top(armature = 0.3);
+  Capstan.Revolute plain;
+end Arm;
+)");
+  REQUIRE(m);
+  INFO(s.rendered());
+  auto modified = [&](const std::string& path) {
+    const int v = m->findVariable(path);
+    REQUIRE(v >= 0);
+    return m->variables[static_cast<std::size_t>(v)].modified;
+  };
+  CHECK(modified("a.driven.armature"));
+  CHECK_FALSE(modified("a.idle.armature"));
+  CHECK_FALSE(modified("a.J"));
+  CHECK(modified("b.J"));
+  CHECK(modified("b.idle.armature"));
+  CHECK(modified("c.idle.armature"));
+  CHECK(modified("top.armature"));
+  CHECK_FALSE(modified("plain.armature"));
+  CHECK_FALSE(modified("plain.q0"));
+}
+
 TEST_CASE("a 1000-link chain flattens well under a second") {
   std::string text = kChain;
   text.replace(text.find("n = 5"), 5, "n = 1000");

@@ -2,14 +2,15 @@
 // Newton-Euler), energies and forward dynamics for a Mechanism<Scalar>.
 //
 // Equations of motion: M(q) udot = tau - C(q, u), where C collects the
-// Coriolis, centrifugal and gravity terms (C = rnea(q, u, 0)); with
+// Coriolis, centrifugal and gravity terms (C = rnea(q, u, 0)) and M includes
+// each joint's armature on its dofs' diagonal (mechanism.hpp); with
 // external forces (ExternalForces below)
 //   M(q) udot + C(q, u) = tau + sum_B J_WB^T F_B^ext.
 // Per body B, about Bo, in World, with h = m p_BoBcm_W and I_Bo the
 // rotational inertia about Bo, the force its inboard joint transmits to it:
 //   F_B = M_B A_WB + [w x (I_Bo w); w x (w x h)] - [h x g; m g] - F_B^ext
 //         + sum over children C of shiftForce(F_C, p_BoCo_W)
-//   tau_j = H_PB_W^T F_B.
+//   tau_j = H_PB_W^T F_B + armature_j udot_j.
 // Everything but forwardDynamicsLlt is traceable with a symbolic Scalar.
 #pragma once
 
@@ -89,10 +90,19 @@ void rneaBackward(const Mechanism<Scalar>& model, Data<Scalar>& data, const std:
   }
 }
 
+// tau += armature udot, per dof: the rotor inertia's share of inverse
+// dynamics (mechanism.hpp's Joint::armature).
+template <class Scalar>
+void addArmatureForces(const Mechanism<Scalar>& model, const VectorX<Scalar>& udot, VectorX<Scalar>& tau) {
+  for (const Joint<Scalar>& joint : model.joints) {
+    for (int k = 0; k < joint.nu(); ++k) tau[joint.uOffset + k] += joint.armature * udot[joint.uOffset + k];
+  }
+}
+
 // The composite-rigid-body assembly of M, in any frame convention: for each
 // joint j of body b, the forces F = Ic_b S_b that give b's subtree unit
-// accelerations along j's dofs from rest (`unitForces(b, F)`), M_jj = S_b^T F,
-// then F carried to each ancestor k in turn (`toParent(child, f)` moves a
+// accelerations along j's dofs from rest (`unitForces(b, F)`), M_jj = S_b^T F
+// + diag(armature_j), then F carried to each ancestor k in turn (`toParent(child, f)` moves a
 // force from a body to its parent) with M_kj = S_k^T F. Entries between
 // different branches stay zero. Shared by the World and joint-frame CRBA.
 template <class Scalar, class Subspace, class UnitForces, class ToParent>
@@ -106,6 +116,7 @@ void assembleMassMatrix(const Mechanism<Scalar>& model, MatrixX<Scalar>& M, cons
     Mat6X<Scalar> F(6, nu_j);
     unitForces(i, F);
     M.block(joint.uOffset, joint.uOffset, nu_j, nu_j) = S(i).transpose() * F;
+    joint.addArmature(M, joint.uOffset);
     int k = i;
     while (model.joints[static_cast<std::size_t>(k)].parent >= 0) {
       for (int c = 0; c < nu_j; ++c) F.col(c) = toParent(k, Vec6<Scalar>(F.col(c)));
@@ -158,6 +169,7 @@ const VectorX<Scalar>& rnea(const Mechanism<Scalar>& model, Data<Scalar>& data, 
                             const VectorX<Scalar>& u, const VectorX<Scalar>& udot) {
   forwardKinematics(model, data, q, u, udot);
   detail::rneaBackward(model, data, data.A_WB, data.tau);
+  detail::addArmatureForces(model, udot, data.tau);
   return data.tau;
 }
 
@@ -169,6 +181,7 @@ const VectorX<Scalar>& rnea(const Mechanism<Scalar>& model, Data<Scalar>& data, 
                             const ExternalForces<Scalar>& fext) {
   forwardKinematics(model, data, q, u, udot);
   detail::rneaBackward(model, data, data.A_WB, data.tau, &fext);
+  detail::addArmatureForces(model, udot, data.tau);
   return data.tau;
 }
 
@@ -192,7 +205,8 @@ const VectorX<Scalar>& nonlinearEffects(const Mechanism<Scalar>& model, Data<Sca
   return data.C;
 }
 
-// 1/2 u^T M u = 1/2 sum V_WB^T M_B V_WB. Needs velocity kinematics.
+// The bodies' kinetic energy 1/2 sum V_WB^T M_B V_WB, without the joints'
+// armature (the overload with u adds it). Needs velocity kinematics.
 template <class Scalar>
 Scalar kineticEnergy(const Mechanism<Scalar>& model, const Data<Scalar>& data) {
   Scalar ke(0);
@@ -201,6 +215,17 @@ Scalar kineticEnergy(const Mechanism<Scalar>& model, const Data<Scalar>& data) {
     ke += data.V_WB[b].dot(data.M_Bo_W[b] * data.V_WB[b]);
   }
   return Scalar(0.5) * ke;
+}
+
+// 1/2 u^T M u: the bodies' kinetic energy plus each rotor's
+// 1/2 armature u_k^2. Needs velocity kinematics at this u.
+template <class Scalar>
+Scalar kineticEnergy(const Mechanism<Scalar>& model, const Data<Scalar>& data, const VectorX<Scalar>& u) {
+  Scalar rotors(0);
+  for (const Joint<Scalar>& joint : model.joints) {
+    for (int k = 0; k < joint.nu(); ++k) rotors += joint.armature * (u[joint.uOffset + k] * u[joint.uOffset + k]);
+  }
+  return kineticEnergy(model, data) + Scalar(0.5) * rotors;
 }
 
 // -sum m g . p_WoBcm_W (zero at the World origin). Needs position kinematics.
@@ -331,7 +356,8 @@ void smallSpdInverse(const Small& D, Small& Dinv) {
 }  // namespace detail
 
 // Forward dynamics by the articulated-body algorithm (Featherstone), about
-// body origins in World; returns data.udot. External forces (optional)
+// body origins in World, with D = H^T IA H + diag(armature) per joint;
+// returns data.udot. External forces (optional)
 // enter each body's bias force: pA_B = biasWrench_B - F_B^ext. Traceable.
 template <class Scalar>
 const VectorX<Scalar>& aba(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
@@ -357,7 +383,8 @@ const VectorX<Scalar>& aba(const Mechanism<Scalar>& model, Data<Scalar>& data, c
     if (nu_j > 0) {
       const Mat6X<Scalar>& H = data.H_PB_W[b];
       data.U[b] = data.IA_Bo_W[b] * H;
-      const typename Data<Scalar>::SmallMatrix D = H.transpose() * data.U[b];
+      typename Data<Scalar>::SmallMatrix D = H.transpose() * data.U[b];
+      joint.addArmature(D, 0);
       detail::smallSpdInverse<Scalar>(D, data.Dinv[b]);
       data.uu[b] = tau.segment(joint.uOffset, nu_j) - H.transpose() * data.pA_Bo_W[b];
       const Mat6X<Scalar> UDinv = data.U[b] * data.Dinv[b];

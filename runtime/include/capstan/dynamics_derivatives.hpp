@@ -36,7 +36,7 @@
 //                   g = d(f_J) + s x* f_J (along q),  g <- pX_i^* g up to the root
 //   d(tau_i) = S_i^T d(f_i) in the subtree (+ d(S_J)^T f_J at J along q),
 //              S_i^T g above it.
-// d tau / d udot = M (composite rigid body, local::crba).
+// d tau / d udot = M (composite rigid body, local::crba; armature included).
 //
 // Forward dynamics udot = M^-1 (tau - C + sum J^T fext) satisfies
 // ID(q, u, udot(q, u, tau)) = tau, so

@@ -26,6 +26,8 @@
 //                                                   components in K_i)
 //   a_i = iX_p a_p + S_i udot_i + c_i             (a_0 = [0; -g])
 //   f_i = I_i a_i + v_i x* (I_i v_i)
+//   tau_i = S_i^T f_i (+ armature_i udot_i in inverse dynamics; M and ABA's
+//           D = S_i^T IA_i S_i gain the armature on their diagonal: mechanism.hpp)
 //   iX_p [w; v] = [E w; E (v + w x r)],   pX_i^* [n; f] = [E^T n + r x E^T f; E^T f].
 // The results (M, C, udot) are the same as dynamics.hpp's to roundoff; the
 // unit tests check that on random trees of every joint type. Everything
@@ -328,6 +330,7 @@ void newtonEuler(const Mechanism<Scalar>& model, Data<Scalar>& data, const Vecto
       data.f[static_cast<std::size_t>(joint.parent)] += forceToParent(data.R_PK[b], data.p_PK[b], data.f[b]);
     }
   }
+  if (udot != nullptr) capstan::detail::addArmatureForces(model, *udot, data.C);
 }
 
 }  // namespace detail
@@ -453,7 +456,8 @@ const VectorX<Scalar>& aba(const Mechanism<Scalar>& model, Data<Scalar>& data, c
     if (nu_j > 0) {
       const Mat6X<Scalar>& S = data.S[b];
       data.U[b] = data.IA[b] * S;
-      const typename Data<Scalar>::SmallMatrix D = S.transpose() * data.U[b];
+      typename Data<Scalar>::SmallMatrix D = S.transpose() * data.U[b];
+      joint.addArmature(D, 0);
       capstan::detail::smallSpdInverse<Scalar>(D, data.Dinv[b]);
       data.uu[b] = tau.segment(joint.uOffset, nu_j) - S.transpose() * data.pA[b];
       const Mat6X<Scalar> UDinv = data.U[b] * data.Dinv[b];

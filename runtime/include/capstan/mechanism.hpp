@@ -18,6 +18,14 @@
 //   Universal    q = (angle about axis_a, then about the rotated axis_b)  u = qdot
 //   Ball         q = quaternion (w, x, y, z) of R_FM           u = w_FM expressed in F
 //   Free         q = (quaternion w,x,y,z of R_FM, p_FoMo_F)    u = (w_FM in F, v_FMo in F)
+//
+// A joint's `armature` is the reflected inertia of a rotor (a motor and its
+// gearing) that moves with each of its dofs: the mass matrix's diagonal
+// entry for each of the joint's dofs gains it (M = M_bodies(q) + diag(armature)),
+// as MuJoCo's joint `armature` and Pinocchio's `model.armature` define it.
+// Every algorithm that forms or factors M reads it here (dynamics.hpp,
+// local_dynamics.hpp: CRBA, ABA's D = S^T IA S + armature, inverse dynamics'
+// tau += armature udot); the kinetic energy gains 1/2 armature u^2 per dof.
 #pragma once
 
 #include "capstan/spatial.hpp"
@@ -394,11 +402,21 @@ struct Joint {
   Vec3<Scalar> axis_a = Vec3<Scalar>::UnitX();  // Universal: first axis, unit, in F
   Vec3<Scalar> axis_b = Vec3<Scalar>::UnitY();  // Universal: second axis, unit, fixed in M
                                                 //   (its components in F at q = 0)
+  Scalar armature = Scalar(0);               // rotor inertia reflected to each dof: kg*m^2 for
+                                             //   a rotation, kg for a translation (header comment)
   int qOffset = 0;                           // first index in q; set by Mechanism::addBody
   int uOffset = 0;                           // first index in u; set by Mechanism::addBody
 
   int nq() const { return jointNq(type); }
   int nu() const { return jointNu(type); }
+
+  // Adds the armature to the diagonal entries (offset + k, offset + k) of a
+  // square matrix, one per dof k: M's block for this joint (offset = uOffset)
+  // or the articulated-body algorithm's nu x nu D (offset = 0).
+  template <class Matrix>
+  void addArmature(Matrix& A, int offset) const {
+    for (int k = 0; k < nu(); ++k) A(offset + k, offset + k) += armature;
+  }
 
   template <class NewScalar>
   Joint<NewScalar> cast() const {
@@ -411,6 +429,7 @@ struct Joint {
     j.axis = axis.template cast<NewScalar>();
     j.axis_a = axis_a.template cast<NewScalar>();
     j.axis_b = axis_b.template cast<NewScalar>();
+    j.armature = NewScalar(armature);
     j.qOffset = qOffset;
     j.uOffset = uOffset;
     return j;
