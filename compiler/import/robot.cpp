@@ -353,6 +353,9 @@ class Writer {
     while (decls_.size() >= 2 && decls_.substr(decls_.size() - 2) == "\n\n") decls_.pop_back();
     out += decls_;
     out += "equation\n" + eqs_;
+    // So that `capstan simulate robot.urdf` runs without --t-end.
+    out += "  // One second from the file's pose, every joint at rest: change StopTime (s) for a longer run.\n";
+    out += "  annotation(experiment(StopTime = 1));\n";
     out += "end " + model + ";\n";
     return out;
   }
