@@ -1,6 +1,6 @@
 #!/bin/sh
 # Forward dynamics against peers (docs/performance.md): installs
-# MuJoCo if missing, builds peers_bench (RelWithDebInfo: -O2 -g -DNDEBUG) in
+# MuJoCo if missing, builds peers_bench (RelWithDebInfo: -O2 -g1 -DNDEBUG) in
 # build-bench/, runs it, then times `capstan compile` and g++ -O2 on the
 # chain headers. Env: BUILD_DIR, CAPSTAN (a capstan executable to use
 # instead of building the in-tree one), PEERS_SKIP_MODELS (models not built

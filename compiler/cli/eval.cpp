@@ -266,7 +266,9 @@ int eval(const Options& opts) {
                                  rows[capstan::sim::evalKey(key, element)] = std::move(values);
                                });
       } catch (const capstan::sim::ModelStopped& e) {
-        fail(syntax::DiagKind::RunStopped, e.message);
+        if (e.bushing < 0) fail(syntax::DiagKind::RunStopped, e.message);
+        reportGimbalLock(opts, *loaded, layout, e.bushing, e.message);
+        return 1;
       } catch (const codegen::UnsupportedExpression& e) {
         fail(syntax::DiagKind::DerivativesOfExternal, std::string(e.what()));
       }
@@ -281,6 +283,17 @@ int eval(const Options& opts) {
       // forwardDynamics overloads, with external forces and without
       // (compiler/templates/capstan_driver.cpp); --derivatives asks for the
       // build with forwardDynamicsDerivatives.
+      // A bushing at gimbal lock: at its declaration, as the interpreted
+      // evaluation above reports it (the driver would say it unlocated).
+      {
+        const codegen::InterpretedModel model(interp);
+        double pitch = 0.0;
+        if (const int k = model.gimbalLock(q, u, pitch); k >= 0) {
+          reportGimbalLock(opts, *loaded, layout, k,
+                           capstan::gimbalLockMessage(model.bushingNames.at(static_cast<std::size_t>(k)), pitch, time));
+          return 1;
+        }
+      }
       DriverRequest build;
       build.purpose = "eval";
       build.derivatives = opts.derivatives;

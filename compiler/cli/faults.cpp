@@ -144,4 +144,18 @@ void locateNonFinite(const Options& opts, const Loaded& loaded, codegen::Interpr
   noteNonFiniteStep(interp, integrator, dt);
 }
 
+void reportGimbalLock(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout, int bushing,
+                      const std::string& error) {
+  syntax::DiagnosticEngine diags;
+  int k = 0;
+  for (const codegen::ForceElementLayout& e : layout.forceElements) {
+    if (e.kind != mechanics::ForceKind::Bushing || k++ != bushing) continue;
+    const syntax::SourceRange at = loaded.flat->components.at(static_cast<std::size_t>(e.component)).range;
+    if (error.empty()) diags.report(syntax::DiagKind::NoteGimbalLock, at, e.name);
+    else diags.report(syntax::DiagKind::RunStopped, syntax::SourceRange{}, error).note(syntax::DiagKind::NoteGimbalLock, at, e.name);
+  }
+  if (diags.diagnostics().empty() && !error.empty()) diags.report(syntax::DiagKind::RunStopped, syntax::SourceRange{}, error);
+  std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
+}
+
 }  // namespace capstan::cli

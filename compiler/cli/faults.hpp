@@ -57,4 +57,12 @@ void locateThrown(const Options& opts, const Loaded& loaded, codegen::Interprete
 void locateNonFinite(const Options& opts, const Loaded& loaded, codegen::Interpreter& interp,
                      const capstan::sim::FaultState& fault, capstan::sim::Integrator integrator, double dt);
 
+// A run or an evaluation that a bushing's gimbal lock stopped: NoteGimbalLock
+// at the declaration of bushing `bushing` (its index in the generated
+// class's bushingNames: the layout's bushings in order), on stderr; under
+// RunStopped with `error` (the runtime's words) when it is given, alone
+// after a driver that has printed its error.
+void reportGimbalLock(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout, int bushing,
+                      const std::string& error = "");
+
 }  // namespace capstan::cli

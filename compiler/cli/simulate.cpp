@@ -229,6 +229,7 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
   if (request.stats && !result.status.statistics.empty())
     std::cerr << capstan::sim::statisticsText(run.loop.integrator, result.status);
   std::cerr << capstan::sim::report(result, output);
+  if (result.gimbalLock >= 0) reportGimbalLock(opts, loaded, layout, result.gimbalLock);
   if (failedInStep(result) && result.nonFinite)
     locateNonFinite(opts, loaded, interp, *result.nonFinite, run.loop.integrator, run.loop.dt);
   return capstan::sim::exitStatus(result);
@@ -294,7 +295,9 @@ int simulate(const Options& opts) {
   if (run.status == 1) {
     const auto fault = capstan::sim::readFaultFile(faultFile.string(), static_cast<std::size_t>(layout.nq),
                                                    static_cast<std::size_t>(layout.nu));
-    if (fault) {
+    if (fault && fault->gimbalLock >= 0) {
+      reportGimbalLock(opts, *loaded, layout, fault->gimbalLock);
+    } else if (fault) {
       codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, values, {}, external);
       if (fault->thrown) locateThrown(opts, *loaded, interp, fault->state, *fault->thrown, RowsKept{fault->rows, output});
       else locateNonFinite(opts, *loaded, interp, fault->state, e.integrator, e.dt);

@@ -25,6 +25,7 @@ namespace capstan::sim {
 // lost, a projection that failed): the rows recorded before it stay.
 struct ModelStopped {
   std::string message;
+  int bushing = -1;  // the bushing at gimbal lock (index in bushingNames), when that is what stopped it
 };
 
 struct ColumnOptions {

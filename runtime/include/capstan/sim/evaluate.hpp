@@ -78,7 +78,7 @@ void evaluate(const M& model, double t, const typename M::Q& q, const typename M
   if constexpr (HasBushings<M>) {
     double pitch = 0.0;
     if (const int k = model.gimbalLock(q, u, pitch); k >= 0)
-      throw ModelStopped{gimbalLockMessage(model.bushingNames[std::size_t(k)], pitch, t)};
+      throw ModelStopped{gimbalLockMessage(model.bushingNames[std::size_t(k)], pitch, t), k};
   }
   typename M::Q qdot = q;
   typename M::U udot = u;

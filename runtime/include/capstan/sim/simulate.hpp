@@ -73,6 +73,7 @@ struct Thrown {
 struct Result {
   LoopStatus status;                    // the integrator's: ok, message, time, signal, statistics
   std::string stopped;                  // why the model stopped the run, if it did
+  int gimbalLock = -1;                  // the bushing (index in bushingNames) whose gimbal lock stopped it
   std::optional<FaultState> nonFinite;  // the first non-finite udot's state, if any
   std::optional<Thrown> thrown;         // the exception that ended the run, if one did
   long rows = 0;                        // data rows written
@@ -143,7 +144,7 @@ class System {
     if constexpr (HasBushings<M>) {
       double pitch = 0.0;
       if (const int k = model_.gimbalLock(q, u, pitch); k >= 0)
-        return refuse(t, gimbalLockMessage(model_.bushingNames[std::size_t(k)], pitch, t), ud);
+        return refuse(t, gimbalLockMessage(model_.bushingNames[std::size_t(k)], pitch, t), ud, k);
     }
     try {
       if constexpr (HasConstraints<M>) {
@@ -219,6 +220,7 @@ class System {
   struct Refusal {
     double t = 0.0;
     std::string message;
+    int bushing = -1;  // at gimbal lock (index in bushingNames), if that was the reason
   };
   static constexpr long kRefusalsPerRow = 100;
   const std::optional<Refusal>& refused() const { return refused_; }
@@ -246,11 +248,12 @@ class System {
   }
 
  private:
-  void refuse(double t, std::string message, VectorU& ud) {
+  void refuse(double t, std::string message, VectorU& ud, int bushing = -1) {
     if (++refusals_ - refusalsAtRow_ > kRefusalsPerRow)
       throw ModelStopped{message + " (refused in " + std::to_string(kRefusalsPerRow) +
-                         " trial steps since the last row: the solution keeps reaching it)"};
-    refused_ = Refusal{t, std::move(message)};
+                             " trial steps since the last row: the solution keeps reaching it)",
+                         bushing};
+    refused_ = Refusal{t, std::move(message), bushing};
     ud.resize(int(model_.nu));
     ud.setConstant(std::numeric_limits<double>::quiet_NaN());
   }
@@ -336,10 +339,13 @@ Result simulate(const M& model, typename M::Q q, typename M::U u, const Request&
       // A refusal in a trial step that the integrator then shortened is
       // behind it; one at or after the last state it kept is why it failed.
       if (const auto& r = system.refused(); r && !result.status.ok && result.status.signal == 0 &&
-                                            r->t >= result.status.time)
+                                            r->t >= result.status.time) {
         result.stopped = r->message;
+        result.gimbalLock = r->bushing;
+      }
     } catch (const ModelStopped& e) {
       result.stopped = e.message;
+      result.gimbalLock = e.bushing;
     } catch (...) {
       // Thrown by the model's code at a state we know: the run ends there,
       // its rows kept. Anything else is not the model's: it propagates.
@@ -422,15 +428,27 @@ inline std::string report(const Result& r, std::string_view output) {
 //   u u1 u2 ...
 //   rows N
 //   what TEXT...           (threw: the exception's what(), to the end of the file)
+//
+// or the bushing whose gimbal lock stopped the run, for capstan to point
+// at its declaration:
+//
+//   gimbal K               (K: its index in bushingNames)
 struct FaultReport {
   FaultState state;
   std::optional<std::string> thrown;  // the exception's what(), if the model threw
   long rows = 0;                      // the data rows written before it
+  int gimbalLock = -1;                // the bushing at gimbal lock (a `gimbal` file: nothing else is set)
 };
 
 // Writes the Result's fault, if it has one a caller can locate; false if
 // it has none or the file cannot be written.
 inline bool writeFaultFile(const std::string& path, const Result& r) {
+  if (r.gimbalLock >= 0 && !path.empty()) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) return false;
+    std::fprintf(f, "gimbal %d\n", r.gimbalLock);
+    return std::fclose(f) == 0;
+  }
   const bool failedInStep = !r.status.ok && r.status.signal == 0 && r.stopped.empty() && !r.thrown;
   const FaultState* s = r.thrown ? &r.thrown->state : failedInStep && r.nonFinite ? &*r.nonFinite : nullptr;
   if (!s || path.empty()) return false;
@@ -450,10 +468,16 @@ inline bool writeFaultFile(const std::string& path, const Result& r) {
 inline std::optional<FaultReport> readFaultFile(const std::string& path, std::size_t nq, std::size_t nu) {
   std::ifstream in(path);
   FaultReport r;
+  std::string kind, word;
+  in >> kind;
+  if (kind == "gimbal") {
+    in >> r.gimbalLock;
+    if (!in || r.gimbalLock < 0) return std::nullopt;
+    return r;
+  }
   r.state.q.resize(nq);
   r.state.u.resize(nu);
-  std::string kind, word;
-  in >> kind >> word >> r.state.t >> word;
+  in >> word >> r.state.t >> word;
   for (double& v : r.state.q) in >> v;
   in >> word;
   for (double& v : r.state.u) in >> v;
