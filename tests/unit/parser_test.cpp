@@ -16,10 +16,10 @@ using namespace capstan::syntax;
 
 namespace {
 
-// CPU time of the calling thread, in seconds. The timing checks below are
-// guards against pathological (say quadratic) complexity, not benchmarks: they
-// use thread CPU time rather than wall time, so that a loaded CI machine that
-// deschedules the test does not fail them, and allow about 5x the typical value.
+// CPU time of the calling thread, in seconds: reported by the large-input
+// cases below (a quadratic pass shows there as seconds), never checked,
+// since a timed check fails on a loaded machine; the front end's speed is
+// measured in bench/ (bench/peers/compile_times.py times `capstan compile`).
 double threadCpuSeconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -590,16 +590,7 @@ TEST_CASE("the parser stops after too many errors") {
   CHECK(p.diags.errorCount() == DiagnosticEngine::kErrorLimit);
 }
 
-// The time bounds below are for optimized builds; an unoptimized (Debug)
-// build is about 5x slower, so it gets 10x the bound, which still catches a
-// parser gone quadratic.
-#ifdef __OPTIMIZE__
-constexpr double kTimeScale = 1.0;
-#else
-constexpr double kTimeScale = 10.0;
-#endif
-
-TEST_CASE("a 10 MB file and a 1,000-link chain parse quickly") {
+TEST_CASE("a 10 MB file and a 1,000-link chain parse") {
   std::string text = "package Big\n";
   int n = 0;
   while (text.size() < 10'000'000) {
@@ -618,7 +609,6 @@ TEST_CASE("a 10 MB file and a 1,000-link chain parse quickly") {
   REQUIRE(p.def.classes.size() == 1);
   CHECK(p.def.classes[0]->classes.size() == static_cast<std::size_t>(n));
   MESSAGE("10 MB parsed in " << seconds << " s of thread CPU time");
-  CHECK(seconds < 2.5 * kTimeScale);  // typically 0.5 s (2.6 s in Debug)
 
   std::string chain = "model Chain\n  World world;\n";
   for (int i = 1; i <= 1000; ++i) {
@@ -633,7 +623,6 @@ TEST_CASE("a 10 MB file and a 1,000-link chain parse quickly") {
   Parsed c(chain);
   const double chainSeconds = threadCpuSeconds() - t1;
   MESSAGE("1,000-link chain parsed in " << chainSeconds << " s of thread CPU time");
-  CHECK(chainSeconds < 0.05 * kTimeScale);  // typically 0.004 s
   CHECK(c.def.classes[0]->components.size() == 2001);
   CHECK(c.def.classes[0]->equations.size() == 1000);
 }

@@ -7,10 +7,10 @@
 namespace capstan::sema::test {
 namespace {
 
-// CPU time of the calling thread, in seconds. The timing checks below are
-// guards against pathological (say quadratic) complexity, not benchmarks: they
-// use thread CPU time rather than wall time, so that a loaded CI machine that
-// deschedules the test does not fail them, and allow about 5x the typical value.
+// CPU time of the calling thread, in seconds: reported by the large-input
+// cases below (a quadratic pass shows there as seconds), never checked,
+// since a timed check fails on a loaded machine; the front end's speed is
+// measured in bench/ (bench/peers/compile_times.py times `capstan compile`).
 double threadCpuSeconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -129,7 +129,7 @@ end Arm;
   CHECK_FALSE(modified("plain.q0"));
 }
 
-TEST_CASE("a 1000-link chain flattens well under a second") {
+TEST_CASE("a 1000-link chain flattens") {
   std::string text = kChain;
   text.replace(text.find("n = 5"), 5, "n = 1000");
   Session s;
@@ -141,7 +141,6 @@ TEST_CASE("a 1000-link chain flattens well under a second") {
   CHECK(m->components.size() == 3001);
   CHECK(m->connects.size() == 3000);
   MESSAGE("1000-link chain: " << seconds << " s of thread CPU time");
-  CHECK(seconds < 0.5);  // typically 0.09 s
 }
 
 TEST_CASE("a model without a World gets an implicit `world`") {
@@ -338,7 +337,6 @@ TEST_CASE("path lookups use the index and agree with a scan") {
   const double seconds = threadCpuSeconds() - start;
   CHECK(hits == large->components.size() + large->variables.size());
   MESSAGE("lookups of every path: " << seconds << " s of thread CPU time");
-  CHECK(seconds < 0.025);  // typically 0.0045 s
 }
 
 }  // namespace
