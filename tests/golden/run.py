@@ -445,6 +445,16 @@ def dead_stores(header):
     return dead, stores
 
 
+def compiles(cmd, what):
+    """Runs a compiler command and prints `WHAT: ok`, or `WHAT: FAILED` and
+    the compiler's messages; returns the number of failures (0 or 1)."""
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    print(f"{what}: {'ok' if proc.returncode == 0 else 'FAILED'}")
+    if proc.returncode != 0:
+        print(proc.stdout.decode()[:4000])
+    return 1 if proc.returncode != 0 else 0
+
+
 def warnings(capstan):
     rng = random.Random(7)
     failures = 0
@@ -525,12 +535,7 @@ def warnings(capstan):
             apart = ["-DCAPSTAN_CABLE_COMPILED_APART"] if cxx == "g++" else []
             cmd = [cxx, "-std=c++20", "-O0", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-isystem", EIGEN, *apart,
                    "-I", str(tmp), "-I", str(EXTERNAL_INCLUDE), "-I", str(ROOT / "runtime/include"), str(src), *out]
-            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            status = "ok" if proc.returncode == 0 else "FAILED"
-            print(f"warnings: {names} with {cxx}: {status}")
-            if proc.returncode != 0:
-                print(proc.stdout.decode()[:4000])
-                failures += 1
+            failures += compiles(cmd, f"warnings: {names} with {cxx}")
         # forwardDynamicsDerivatives (compile --derivatives): a tree with
         # every joint type and free bodies with a dynamic-size MassMatrix.
         deriv = tmp / "derivatives"
@@ -552,12 +557,7 @@ def warnings(capstan):
                 out = ["-c", "-o", str(deriv / "use.o")] if full else ["-fsyntax-only"]
                 cmd = [cxx, "-std=c++20", "-O0", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-isystem", EIGEN,
                        "-I", str(deriv), str(src), *out]
-                proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-                status = "ok" if proc.returncode == 0 else "FAILED"
-                print(f"warnings: {cls} --derivatives with {cxx}: {status}")
-                if proc.returncode != 0:
-                    print(proc.stdout.decode()[:4000])
-                    failures += 1
+                failures += compiles(cmd, f"warnings: {cls} --derivatives with {cxx}")
         # The simulate/eval/bench driver that capstan builds around a header
         # (syntax only: instantiates every template, and is fast), the one of
         # eval --derivatives, and, where SUNDIALS is installed, those of
@@ -578,12 +578,7 @@ def warnings(capstan):
                        "-I", str(ROOT / "compiler/templates"), "-I", str(ROOT / "runtime/include"),
                        f"-DCAPSTAN_MODEL_CLASS={name}", *defines, "-include", str(header),
                        str(ROOT / "compiler/templates/capstan_driver.cpp")]
-                proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-                status = "ok" if proc.returncode == 0 else "FAILED"
-                print(f"warnings: capstan_driver.cpp with {name} {' '.join(defines)} with {cxx}: {status}")
-                if proc.returncode != 0:
-                    print(proc.stdout.decode()[:4000])
-                    failures += 1
+                failures += compiles(cmd, f"warnings: capstan_driver.cpp with {name} {' '.join(defines)} with {cxx}")
     return 1 if failures else 0
 
 
