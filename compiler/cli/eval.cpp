@@ -256,6 +256,17 @@ int eval(const Options& opts) {
   std::map<std::string, std::vector<double>> rows;  // capstan::sim::evaluate's records: key[#element] -> values
   if (opts.derivatives && !layout.cables.empty())
     fail(syntax::DiagKind::DerivativesWithCables);
+  // A bushing at gimbal lock: at its declaration, for generated code and
+  // the interpreter alike (capstan::sim::evaluate would stop unlocated).
+  {
+    const codegen::InterpretedModel model(interp);
+    double pitch = 0.0;
+    if (const int k = model.gimbalLock(q, u, pitch); k >= 0) {
+      reportGimbalLock(opts, *loaded, layout, k,
+                       capstan::gimbalLockMessage(model.bushingNames.at(static_cast<std::size_t>(k)), pitch, time));
+      return 1;
+    }
+  }
   try {
     if (opts.interpret) {
       const codegen::InterpretedModel model(interp);
@@ -266,9 +277,7 @@ int eval(const Options& opts) {
                                  rows[capstan::sim::evalKey(key, element)] = std::move(values);
                                });
       } catch (const capstan::sim::ModelStopped& e) {
-        if (e.bushing < 0) fail(syntax::DiagKind::RunStopped, e.message);
-        reportGimbalLock(opts, *loaded, layout, e.bushing, e.message);
-        return 1;
+        fail(syntax::DiagKind::RunStopped, e.message);
       } catch (const codegen::UnsupportedExpression& e) {
         fail(syntax::DiagKind::DerivativesOfExternal, std::string(e.what()));
       }
@@ -283,17 +292,6 @@ int eval(const Options& opts) {
       // forwardDynamics overloads, with external forces and without
       // (compiler/templates/capstan_driver.cpp); --derivatives asks for the
       // build with forwardDynamicsDerivatives.
-      // A bushing at gimbal lock: at its declaration, as the interpreted
-      // evaluation above reports it (the driver would say it unlocated).
-      {
-        const codegen::InterpretedModel model(interp);
-        double pitch = 0.0;
-        if (const int k = model.gimbalLock(q, u, pitch); k >= 0) {
-          reportGimbalLock(opts, *loaded, layout, k,
-                           capstan::gimbalLockMessage(model.bushingNames.at(static_cast<std::size_t>(k)), pitch, time));
-          return 1;
-        }
-      }
       DriverRequest build;
       build.purpose = "eval";
       build.derivatives = opts.derivatives;

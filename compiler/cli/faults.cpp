@@ -153,6 +153,7 @@ void reportGimbalLock(const Options& opts, const Loaded& loaded, const codegen::
     const syntax::SourceRange at = loaded.flat->components.at(static_cast<std::size_t>(e.component)).range;
     if (error.empty()) diags.report(syntax::DiagKind::NoteGimbalLock, at, e.name);
     else diags.report(syntax::DiagKind::RunStopped, syntax::SourceRange{}, error).note(syntax::DiagKind::NoteGimbalLock, at, e.name);
+    break;
   }
   if (diags.diagnostics().empty() && !error.empty()) diags.report(syntax::DiagKind::RunStopped, syntax::SourceRange{}, error);
   std::cerr << syntax::renderAll(diags, loaded.sources, {opts.color, true});
