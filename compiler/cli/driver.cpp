@@ -392,32 +392,62 @@ fs::path cacheFolder(const std::string& key) {
   return cacheRoot() / hex;
 }
 
-// The runtime's cable path solver (capstan/cable/model_solve.hpp) compiled
-// apart, once per runtime, compiler and flags: most of a model with
-// cables' compile time otherwise (30 of 40 s for a cable over a cylinder).
-// At -O2 unless `flags` asks otherwise: it runs about 1.3x faster than at -O1.
-fs::path cableSolverObject(const std::map<std::string, std::string>& headers, const std::vector<std::string>& asked) {
-  std::vector<std::string> flags = asked.empty() ? std::vector<std::string>{"-std=c++20", "-O2"} : asked;
+// A part of the runtime compiled apart, once per runtime, compiler and
+// flags, and linked to every model's program that needs it: the object of
+// `source` (a unit that includes the runtime headers defining it), named
+// `product`, described by `what` and `name` in the progress line and
+// builds.log. Always with CAPSTAN_CABLE_COMPILED_APART (the declarations
+// every unit of a program shares) and `defines`.
+fs::path runtimeObject(const std::string& product, const std::string& source, const std::string& what,
+                       const std::string& name, const std::map<std::string, std::string>& headers,
+                       std::vector<std::string> flags, const std::vector<std::string>& defines) {
   flags.push_back("-DCAPSTAN_CABLE_COMPILED_APART");
-  const std::string source = "// The cable path solver, compiled apart (capstan/cable/model.hpp).\n"
-                             "#include <capstan/cable/model_solve.hpp>\n";
-  std::string key = "cable path solver\n" + source + cxx() + CAPSTAN_VERSION;
+  flags.insert(flags.end(), defines.begin(), defines.end());
+  std::string key = product + "\n" + source + cxx() + CAPSTAN_VERSION;
   for (const auto& [path, text] : headers) key += "\n" + path + "\n" + text;
   for (const auto& f : flags) key += "\n" + f;
   const fs::path dir = cacheFolder(key);
-  return buildCached(dir, "cable_solver.o", [&] {
+  const std::string unit = fs::path(product).replace_extension(".cpp").string();
+  return buildCached(dir, product, [&] {
     CachedBuild b;
-    b.files.emplace_back("cable_solver.cpp", source);
+    b.files.emplace_back(unit, source);
     for (const std::string& header : includedHeaders({&source}, headers)) b.files.emplace_back(header, headers.at(header));
     b.arguments = flags;
     b.arguments.insert(b.arguments.end(), {"-isystem", CAPSTAN_EIGEN_INCLUDE, "-I", dir.string(), "-c",
-                                           (dir / "cable_solver.cpp").string(), "-o", "OUTPUT"});
-    b.product = "cable_solver.o";
-    b.what = "the runtime's cable path solver (once for every model with cables)";
-    b.name = "the cable path solver";
+                                           (dir / unit).string(), "-o", "OUTPUT"});
+    b.product = product;
+    b.what = what;
+    b.name = name;
     b.variant = "object";
     return b;
   });
+}
+
+// The runtime's cable path solver (capstan/cable/model_solve.hpp): most of
+// a model with cables' compile time otherwise (30 of 40 s for a cable over
+// a cylinder). At -O2 unless `flags` asks otherwise: it runs about 1.3x
+// faster than at -O1.
+fs::path cableSolverObject(const std::map<std::string, std::string>& headers, const std::vector<std::string>& asked) {
+  return runtimeObject("cable_solver.o",
+                       "// The cable path solver, compiled apart (capstan/cable/model.hpp).\n"
+                       "#include <capstan/cable/model_solve.hpp>\n",
+                       "the runtime's cable path solver (once for every model with cables)", "the cable path solver",
+                       headers, asked.empty() ? std::vector<std::string>{"-std=c++20", "-O2"} : asked, {});
+}
+
+// The simulation engine (capstan/sim/program.hpp: the program's simulate
+// and eval modes, the loop, integrators, constraint solver, CVODE's
+// adapter and the CSV writer, for any model through capstan::sim::AnyModel):
+// what a model's program would otherwise compile again for each model
+// (about 12 of 16 s for the double pendulum). With the flags of the
+// model's unit: both must agree on Eigen's alignment (-march).
+fs::path engineObject(const std::map<std::string, std::string>& headers, const std::vector<std::string>& flags,
+                      const std::vector<std::string>& defines) {
+  return runtimeObject("engine.o",
+                       "// The simulation engine, compiled apart (capstan/sim/program.hpp).\n"
+                       "#include <capstan/sim/program_run.hpp>\n",
+                       "the runtime's simulation engine (once for every model)", "the simulation engine", headers,
+                       flags, defines);
 }
 
 }  // namespace
@@ -437,7 +467,8 @@ fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::M
   const fs::path runtime = runtimeIncludeDir();
   const std::map<std::string, std::string> headers = runtimeHeaders(runtime);
   if (headers.empty()) fail(syntax::DiagKind::InstallationIncomplete, "the runtime headers", runtime.string());
-  std::vector<std::string> flags = request.flags.empty() ? driverFlags() : request.flags, libraries;
+  const std::vector<std::string> engineFlags = request.flags.empty() ? driverFlags() : request.flags;
+  std::vector<std::string> flags = engineFlags, engineDefines, libraries;
   // The symbolic derivatives are a test oracle, only ever evaluated once
   // (`eval --symbolic-derivatives`): at -O0, which compiles their large
   // code fastest.
@@ -445,11 +476,11 @@ fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::M
   flags.push_back("-DCAPSTAN_MODEL_CLASS=" + layout.className);
   if (layout.constraintRows > 0) flags.push_back("-DCAPSTAN_CONSTRAINTS");
 #ifdef CAPSTAN_CVODE
-  // Every driver can run CVODE: switching integrator never rebuilds. Not
+  // Every engine can run CVODE: switching integrator never rebuilds. Not
   // -isystem /usr/include, which would reorder the compiler's own folders.
-  flags.push_back("-DCAPSTAN_CVODE");
+  engineDefines.push_back("-DCAPSTAN_CVODE");
   if (const std::string include = CAPSTAN_SUNDIALS_INCLUDE; include != "/usr/include")
-    flags.insert(flags.end(), {"-isystem", include});
+    engineDefines.insert(engineDefines.end(), {"-isystem", include});
   libraries.push_back(CAPSTAN_SUNDIALS_CVODE_LIBRARY);
 #endif
   Options plainOptions = opts;
@@ -462,7 +493,7 @@ fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::M
   for (const std::string& header : g.externalHeaders) key += readFile(header);
   // The cache's layout is part of the key: folders of an earlier layout (a
   // driver without its fingerprint, driver.ok) are never taken for damaged ones.
-  constexpr const char* kCacheLayout = "cache layout 3: driver + driver.ok, builds by structure";
+  constexpr const char* kCacheLayout = "cache layout 4: driver + driver.ok, builds by structure, engine apart";
   key += driverSource + cxx() + CAPSTAN_VERSION + kCacheLayout;
   for (const auto& [path, text] : headers) key += "\n" + path + "\n" + text;
   for (const auto& f : flags) key += "\n" + f;
@@ -474,11 +505,12 @@ fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::M
   const auto folder = [&](const std::string& v) { return cacheFolder(key + "\nvariant " + v); };
   if (!request.derivatives && cachedIsWhole(folder("derivatives") / "driver"))
     return folder("derivatives") / "driver";
-  // A model with cables links the path solver, compiled apart.
-  std::vector<std::string> objects;
-  if (!layout.cables.empty()) objects.push_back(cableSolverObject(headers, request.flags).string());
   const fs::path dir = folder(variant);
   return buildCached(dir, "driver", [&] {
+    // Every model links the engine, and a model with cables the path
+    // solver, both compiled apart.
+    std::vector<std::string> objects = {engineObject(headers, engineFlags, engineDefines).string()};
+    if (!layout.cables.empty()) objects.push_back(cableSolverObject(headers, request.flags).string());
     if (request.derivatives) {
       Options derivativeOptions = opts;
       derivativeOptions.derivatives = true;
@@ -489,7 +521,7 @@ fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::M
     for (const std::string& header : includedHeaders({&g.header, &driverSource}, headers))
       b.files.emplace_back(header, headers.at(header));
     b.arguments = flags;
-    if (!objects.empty()) b.arguments.push_back("-DCAPSTAN_CABLE_COMPILED_APART");
+    b.arguments.push_back("-DCAPSTAN_CABLE_COMPILED_APART");
     b.arguments.insert(b.arguments.end(), {"-isystem", CAPSTAN_EIGEN_INCLUDE, "-I", dir.string(), "-include",
                                            (dir / g.fileName).string(), (dir / "capstan_driver.cpp").string(),
                                            "-o", "OUTPUT"});

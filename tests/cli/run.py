@@ -663,6 +663,7 @@ def one_build(capstan):
     the same program (builds.log in the cache folder counts the builds, and a
     build says so on stderr); a structural change builds again; cvode's exact
     Jacobian adds the build with derivatives, which then serves every run.
+    The simulation engine they all link is built once.
     The run with edited defaults agrees with --interpret: the driver is given
     every parameter, since its build does not hold their defaults."""
     errors = []
@@ -674,9 +675,9 @@ def one_build(capstan):
         model = tmp / "pendulum.cap"
         base = PENDULUM.read_text()
 
-        def builds():
+        def builds(what="`Pendulum`"):
             log = cache / "builds.log"
-            return log.read_text().count("\n") if log.exists() else 0
+            return sum(what in line for line in log.read_text().splitlines()) if log.exists() else 0
 
         def step(what, text, command, *args, new_builds=0):
             model.write_text(text)
@@ -721,6 +722,9 @@ def one_build(capstan):
             step("dopri5 after cvode", edited, "simulate", "--t-end", 0.5, "-o", csv)
         structural = edited.replace("equation\n", "equation\n  pivot.tau = -0.1 * pivot.u;\n")
         step("a force law added", structural, "simulate", "--t-end", 0.5, "-o", csv, new_builds=1)
+        # The simulation engine every model's program links: compiled once.
+        if builds("the simulation engine") != 1:
+            errors.append(f"the simulation engine was built {builds('the simulation engine')} times (expected 1)")
     if errors:
         raise AssertionError("\n".join(errors))
 

@@ -558,24 +558,30 @@ def warnings(capstan):
                 cmd = [cxx, "-std=c++20", "-O0", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-isystem", EIGEN,
                        "-I", str(deriv), str(src), *out]
                 failures += compiles(cmd, f"warnings: {cls} --derivatives with {cxx}")
-        # The simulate/eval/bench driver that capstan builds around a header
-        # (syntax only: instantiates every template, and is fast), the one of
-        # eval --derivatives, and, where SUNDIALS is installed, those of
-        # simulate --integrator cvode (exact Jacobian, with quaternions;
-        # difference quotients, for a model that calls external functions;
-        # and with the constraint solver, difference quotients too).
+        # The model's unit of the program that capstan builds around a
+        # header (syntax only: instantiates every template, and is fast):
+        # plain, with derivatives (eval --derivatives, cvode's exact
+        # Jacobian; with quaternions) and with constraints (bench's
+        # constraint timings); and the simulation engine it links, compiled
+        # apart as capstan compiles it (with CVODE where SUNDIALS is installed).
         model, cls = models[0]
         run(capstan, "compile", str(model), "-o", str(tmp))
-        drivers = [(tmp / f"{cls}.hpp", []), (deriv / "WarnTree.hpp", ["-DCAPSTAN_DERIVATIVES"])]
+        drivers = [(tmp / f"{cls}.hpp", []), (deriv / "WarnTree.hpp", []),
+                   (deriv / "WarnFree.hpp", []),
+                   (tmp / "FourBar.hpp", ["-DCAPSTAN_CONSTRAINTS"])]
+        engine = tmp / "engine.cpp"
+        engine.write_text("#include <capstan/sim/program_run.hpp>\n")
+        engine_defines = ["-DCAPSTAN_CABLE_COMPILED_APART"]
         if pathlib.Path("/usr/include/cvode/cvode.h").exists():
-            drivers += [(deriv / "WarnFree.hpp", ["-DCAPSTAN_DERIVATIVES", "-DCAPSTAN_CVODE"]),
-                        (tmp / f"{cls}.hpp", ["-DCAPSTAN_CVODE"]),
-                        (tmp / "FourBar.hpp", ["-DCAPSTAN_CONSTRAINTS", "-DCAPSTAN_CVODE"])]
-        for header, defines in drivers:
-            name = header.stem
-            for cxx in compilers:
+            engine_defines.append("-DCAPSTAN_CVODE")
+        for cxx in compilers:
+            cmd = [cxx, "-std=c++20", "-fsyntax-only", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-isystem", EIGEN,
+                   "-I", str(ROOT / "runtime/include"), *engine_defines, str(engine)]
+            failures += compiles(cmd, f"warnings: the simulation engine {' '.join(engine_defines)} with {cxx}")
+            for header, defines in drivers:
+                name = header.stem
                 cmd = [cxx, "-std=c++20", "-fsyntax-only", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-isystem", EIGEN,
-                       "-I", str(ROOT / "compiler/templates"), "-I", str(ROOT / "runtime/include"),
+                       "-I", str(ROOT / "runtime/include"), "-DCAPSTAN_CABLE_COMPILED_APART",
                        f"-DCAPSTAN_MODEL_CLASS={name}", *defines, "-include", str(header),
                        str(ROOT / "compiler/templates/capstan_driver.cpp")]
                 failures += compiles(cmd, f"warnings: capstan_driver.cpp with {name} {' '.join(defines)} with {cxx}")

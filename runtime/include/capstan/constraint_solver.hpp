@@ -57,6 +57,7 @@
 
 #include "capstan/dense.hpp"
 
+#include <concepts>
 #include <cmath>
 #include <algorithm>
 #include <cstdio>
@@ -87,6 +88,17 @@ struct ProjectionFailure : std::runtime_error {
   ProjectionFailure(const std::string& message, int worstRow) : std::runtime_error(message), row(worstRow) {}
   int row = -1;
 };
+
+// Each constraint's rows, as the constraint solver takes them (enable and
+// disable by index), from a model's constraintInfo (a generated class's,
+// capstan::sim's models').
+template <class M>
+  requires requires(const M& m) { m.constraintInfo[0].holonomicRow; }
+std::vector<ConstraintRowRange> constraintRowRanges(const M& model) {
+  std::vector<ConstraintRowRange> rows;
+  for (const auto& c : model.constraintInfo) rows.push_back({c.holonomicRow, c.holonomic, c.nonholonomicRow, c.nonholonomic});
+  return rows;
+}
 
 template <class Model>
 class ConstraintSolver {
@@ -119,16 +131,18 @@ class ConstraintSolver {
   // articulated-body passes) a second time.
   void accelerations(double t, const Q& q, const U& u, U& udot, Vector& lambda) {
     if constexpr (kSplitDynamics) {
-      model_.appliedForces(t, q, u, y_);
-      model_.bias(q, u, w_);
-      y_ -= w_;
-      factorMassMatrix(q);
-      dense::solveLower(L_, y_);  // y0 = L^-1 (tau - C)
-      solve(q, u, udot, lambda);
-    } else {
-      model_.forwardDynamics(t, q, u, udot);
-      correct(q, u, udot, lambda);
+      if (splitNow()) {
+        model_.appliedForces(t, q, u, y_);
+        model_.bias(q, u, w_);
+        y_ -= w_;
+        factorMassMatrix(q);
+        dense::solveLower(L_, y_);  // y0 = L^-1 (tau - C)
+        solve(q, u, udot, lambda);
+        return;
+      }
     }
+    model_.forwardDynamics(t, q, u, udot);
+    correct(q, u, udot, lambda);
   }
 
   // The same from the unconstrained accelerations udot (in: M^-1 (tau - C)
@@ -238,12 +252,21 @@ class ConstraintSolver {
 
  private:
   // Not for a model with cables: its forwardDynamics adds the cable forces,
-  // which appliedForces leaves out.
+  // which appliedForces leaves out. A model that says at run time whether
+  // its appliedForces and bias are those (splitDynamics(): a type-erased
+  // capstan::sim::AnyModel) is taken at its word.
+  static constexpr bool kRuntimeSplit = requires(const Model& m) {
+    { m.splitDynamics() } -> std::convertible_to<bool>;
+  };
   static constexpr bool kSplitDynamics =
       requires(const Model& m, double t, const Q& q, const U& u, U& out) {
         m.appliedForces(t, q, u, out);
         m.bias(q, u, out);
-      } && !requires { Model::ncables; };
+      } && (kRuntimeSplit || !requires { Model::ncables; });
+  bool splitNow() const {
+    if constexpr (kRuntimeSplit) return model_.splitDynamics();
+    return true;
+  }
 
   void factorMassMatrix(const Q& q) {
     model_.massMatrix(q, L_);

@@ -178,20 +178,26 @@ void evaluate(const M& model, double t, const typename M::Q& q, const typename M
     }
   }
   if constexpr (HasDerivatives<M>) {
-    if (derivatives) {
+    if (derivatives && derivativesAvailable(model)) {
       typename M::MassMatrix dq, du, dtau;
       model.forwardDynamicsDerivatives(t, q, u, dq, du, dtau);
       emit("dudot_dq", -1, rowMajor(dq));
       emit("dudot_du", -1, rowMajor(du));
       emit("dudot_dtau", -1, rowMajor(dtau));
+      // (an AnyModel has the function, and says whether it can run it)
+      bool inverse = requires(typename M::MassMatrix& m) { model.inverseDynamicsDerivatives(t, q, u, u, m, m, m); };
+      if constexpr (requires { { model.hasInverseDerivatives() } -> std::convertible_to<bool>; })
+        inverse = model.hasInverseDerivatives();
       if constexpr (requires(typename M::MassMatrix& m) { model.inverseDynamicsDerivatives(t, q, u, u, m, m, m); }) {
-        typename M::U a = u;
-        model.forwardDynamics(t, q, u, a);
-        typename M::MassMatrix tq, tu, mass;
-        model.inverseDynamicsDerivatives(t, q, u, a, tq, tu, mass);
-        emit("dtau_dq", -1, rowMajor(tq));
-        emit("dtau_du", -1, rowMajor(tu));
-        emit("dtau_dudot", -1, rowMajor(mass));
+        if (inverse) {
+          typename M::U a = u;
+          model.forwardDynamics(t, q, u, a);
+          typename M::MassMatrix tq, tu, mass;
+          model.inverseDynamicsDerivatives(t, q, u, a, tq, tu, mass);
+          emit("dtau_dq", -1, rowMajor(tq));
+          emit("dtau_du", -1, rowMajor(tu));
+          emit("dtau_dudot", -1, rowMajor(mass));
+        }
       }
     }
   } else {

@@ -105,6 +105,20 @@ concept HasDerivatives = requires(const M& m, double t, const typename M::Q& q, 
   m.forwardDynamicsDerivatives(t, q, u, d, d, d);
 };
 
+// Whether `model` can give forwardDynamicsDerivatives: a model that
+// HasDerivatives, unless it says otherwise at run time (hasDerivatives(),
+// a type-erased AnyModel over a class generated without them).
+template <class M>
+bool derivativesAvailable(const M& model) {
+  if constexpr (!HasDerivatives<M>) {
+    return false;
+  } else if constexpr (requires { { model.hasDerivatives() } -> std::convertible_to<bool>; }) {
+    return model.hasDerivatives();
+  } else {
+    return true;
+  }
+}
+
 // Sets the runtime parameter element `name` (`L1`, `world.gravity[3]`) of
 // `model` to `value`; false where the model has no such element.
 template <Model M>

@@ -87,15 +87,7 @@ FaultState faultState(double t, const Q& q, const U& u) {
   return FaultState{t, {q.data(), q.data() + q.size()}, {u.data(), u.data() + u.size()}};
 }
 
-// Each constraint's rows, as the constraint solver takes them (enable and
-// disable by index), from the model's constraintInfo.
-template <class M>
-  requires HasConstraints<M>
-std::vector<ConstraintRowRange> constraintRowRanges(const M& model) {
-  std::vector<ConstraintRowRange> rows;
-  for (const auto& c : model.constraintInfo) rows.push_back({c.holonomicRow, c.holonomic, c.nonholonomicRow, c.nonholonomic});
-  return rows;
-}
+using capstan::constraintRowRanges;
 
 // The constraint solver and multipliers of a constrained model (none for
 // a model that cannot have constraints).
@@ -365,7 +357,7 @@ Result simulate(const M& model, typename M::Q q, typename M::U u, const Request&
   };
   bool exact = false;
   if constexpr (HasDerivatives<M>) {
-    exact = request.exactJacobian && request.loop.integrator == Integrator::cvode;
+    exact = request.exactJacobian && request.loop.integrator == Integrator::cvode && derivativesAvailable(model);
     if constexpr (HasConstraints<M>) exact = exact && model.constraintInfo.size() == 0;
     if constexpr (HasCables<M>) exact = exact && int(model.ncables) == 0;
     if (exact) {

@@ -1,0 +1,46 @@
+// The model program's modes that do not depend on the model: what `capstan
+// simulate` and `capstan eval` run in the program capstan builds around a
+// generated header (compiler/templates/capstan_driver.cpp), for any model,
+// through capstan::sim::AnyModel (any_model.hpp).
+//
+// Declared here; defined in capstan/sim/program_run.hpp, which one
+// translation unit includes: capstan compiles that unit once per runtime,
+// compiler and flags (with CAPSTAN_CABLE_COMPILED_APART, and with
+// CAPSTAN_CVODE and SUNDIALS where capstan has them) and links it to every
+// model's program, so that a model's program compiles only the model.
+//
+//   program simulate [REQUEST]...     (request.hpp: the one encoding)
+//   program eval STATE.txt [NAME=VALUE]...
+//
+// STATE.txt (written by capstan): `time T`, `q v...`, `u v...`; what is
+// absent keeps the model's q0/u0. `fext v...` (6 per body: [n; f] about
+// the body origin, in World) makes eval call forwardDynamics with these
+// external forces. Eval prints every record of capstan::sim::evaluate
+// (evaluate.hpp) as a `key[#element] v...` line (full precision), which
+// capstan turns into JSON. Errors: `capstan: error: ...` on stderr, exit
+// status 1. SIGINT or SIGTERM during `simulate` ends the run on a whole row:
+// `capstan: interrupted at t = ...; N rows written` on stderr, exit status
+// 128 + the signal.
+#pragma once
+
+#include "capstan/sim/any_model.hpp"
+
+namespace capstan::sim {
+
+// Runs mode argv[1] (`simulate` or `eval`) of the program for `model`;
+// the exit status. Any other mode: a usage message, status 2.
+int runProgram(AnyModel& model, int argc, char** argv);
+
+// Sets the runtime parameters of `model` from `NAME=VALUE` arguments
+// argv[first..] (request.hpp's encoding); false, with a message on stderr,
+// for one that is malformed or that the model does not have.
+bool applySettingArguments(AnyModel& model, int argc, char** argv, int first);
+
+// Reads STATE.txt into t, q, u (which hold the initial state on entry)
+// and, when it has them and `fext` is given, the external forces (fext
+// sized nb on entry; `external` set). False, with a message on stderr, if
+// it cannot be read.
+bool readStateFile(const char* path, double& t, AnyModel::Q& q, AnyModel::U& u,
+                   AnyModel::ExternalForces* fext = nullptr, bool* external = nullptr);
+
+}  // namespace capstan::sim
