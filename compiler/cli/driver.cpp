@@ -392,6 +392,20 @@ fs::path cacheFolder(const std::string& key) {
   return cacheRoot() / hex;
 }
 
+// Where capstan's own build put the runtime's objects (`capstan prepare`
+// run by the build, read only from here): beside an installed capstan,
+// ../lib/capstan/objects; in its build tree, the folder the build wrote.
+std::vector<fs::path> prebuiltRoots() {
+  std::vector<fs::path> roots;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) roots.push_back(exe.parent_path() / "../lib/capstan/objects");
+#ifdef CAPSTAN_PREBUILT_OBJECTS
+  roots.emplace_back(CAPSTAN_PREBUILT_OBJECTS);
+#endif
+  return roots;
+}
+
 // A part of the runtime compiled apart, once per runtime, compiler and
 // flags, and linked to every model's program that needs it: the object of
 // `source` (a unit that includes the runtime headers defining it), named
@@ -407,6 +421,12 @@ fs::path runtimeObject(const std::string& product, const std::string& source, co
   for (const auto& [path, text] : headers) key += "\n" + path + "\n" + text;
   for (const auto& f : flags) key += "\n" + f;
   const fs::path dir = cacheFolder(key);
+  // One that capstan's build compiled with the same key, if it is whole (never removed there).
+  std::error_code ec;
+  for (const fs::path& root : prebuiltRoots()) {
+    const fs::path built = root / dir.filename() / product;
+    if (fs::exists(built, ec) && readFile(built.string() + ".ok") == fingerprint(built)) return built;
+  }
   const std::string unit = fs::path(product).replace_extension(".cpp").string();
   return buildCached(dir, product, [&] {
     CachedBuild b;
@@ -441,13 +461,40 @@ fs::path cableSolverObject(const std::map<std::string, std::string>& headers, co
 // what a model's program would otherwise compile again for each model
 // (about 12 of 16 s for the double pendulum). With the flags of the
 // model's unit: both must agree on Eigen's alignment (-march).
-fs::path engineObject(const std::map<std::string, std::string>& headers, const std::vector<std::string>& flags,
-                      const std::vector<std::string>& defines) {
+//
+// Every engine can run CVODE, where capstan was built with SUNDIALS:
+// switching integrator never rebuilds. Its define and include folder (not
+// -isystem /usr/include, which would reorder the compiler's own folders)
+// are the engine's; the library is linked to every program.
+struct EngineParts {
+  std::vector<std::string> defines, libraries;
+};
+EngineParts engineParts() {
+  EngineParts parts;
+#ifdef CAPSTAN_CVODE
+  parts.defines.push_back("-DCAPSTAN_CVODE");
+  if (const std::string include = CAPSTAN_SUNDIALS_INCLUDE; include != "/usr/include")
+    parts.defines.insert(parts.defines.end(), {"-isystem", include});
+  parts.libraries.push_back(CAPSTAN_SUNDIALS_CVODE_LIBRARY);
+#endif
+  return parts;
+}
+
+fs::path engineObject(const std::map<std::string, std::string>& headers, const std::vector<std::string>& flags) {
   return runtimeObject("engine.o",
                        "// The simulation engine, compiled apart (capstan/sim/program.hpp).\n"
                        "#include <capstan/sim/program_run.hpp>\n",
                        "the runtime's simulation engine (once for every model)", "the simulation engine", headers,
-                       flags, defines);
+                       flags, engineParts().defines);
+}
+
+// The runtime's headers, as the programs capstan builds include them; exits
+// with a message where they are missing.
+std::map<std::string, std::string> runtimeHeadersOrFail() {
+  const fs::path runtime = runtimeIncludeDir();
+  std::map<std::string, std::string> headers = runtimeHeaders(runtime);
+  if (headers.empty()) fail(syntax::DiagKind::InstallationIncomplete, "the runtime headers", runtime.string());
+  return headers;
 }
 
 }  // namespace
@@ -464,25 +511,16 @@ fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::M
   const fs::path support = codegen::defaultTemplateDir();
   const std::string driverSource = readFile(support / "capstan_driver.cpp");
   if (driverSource.empty()) fail(syntax::DiagKind::InstallationIncomplete, "the driver sources", support.string());
-  const fs::path runtime = runtimeIncludeDir();
-  const std::map<std::string, std::string> headers = runtimeHeaders(runtime);
-  if (headers.empty()) fail(syntax::DiagKind::InstallationIncomplete, "the runtime headers", runtime.string());
+  const std::map<std::string, std::string> headers = runtimeHeadersOrFail();
   const std::vector<std::string> engineFlags = request.flags.empty() ? driverFlags() : request.flags;
-  std::vector<std::string> flags = engineFlags, engineDefines, libraries;
+  std::vector<std::string> flags = engineFlags;
+  const std::vector<std::string> libraries = engineParts().libraries;
   // The symbolic derivatives are a test oracle, only ever evaluated once
   // (`eval --symbolic-derivatives`): at -O0, which compiles their large
   // code fastest.
   if (request.derivatives && opts.symbolicDerivatives && request.flags.empty()) flags = {"-std=c++20", "-O0"};
   flags.push_back("-DCAPSTAN_MODEL_CLASS=" + layout.className);
   if (layout.constraintRows > 0) flags.push_back("-DCAPSTAN_CONSTRAINTS");
-#ifdef CAPSTAN_CVODE
-  // Every engine can run CVODE: switching integrator never rebuilds. Not
-  // -isystem /usr/include, which would reorder the compiler's own folders.
-  engineDefines.push_back("-DCAPSTAN_CVODE");
-  if (const std::string include = CAPSTAN_SUNDIALS_INCLUDE; include != "/usr/include")
-    engineDefines.insert(engineDefines.end(), {"-isystem", include});
-  libraries.push_back(CAPSTAN_SUNDIALS_CVODE_LIBRARY);
-#endif
   Options plainOptions = opts;
   plainOptions.derivatives = plainOptions.symbolicDerivatives = false;
   Generated g = generate(plainOptions, loaded, layout, HeaderUse::Driver);
@@ -509,7 +547,7 @@ fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::M
   return buildCached(dir, "driver", [&] {
     // Every model links the engine, and a model with cables the path
     // solver, both compiled apart.
-    std::vector<std::string> objects = {engineObject(headers, engineFlags, engineDefines).string()};
+    std::vector<std::string> objects = {engineObject(headers, engineFlags).string()};
     if (!layout.cables.empty()) objects.push_back(cableSolverObject(headers, request.flags).string());
     if (request.derivatives) {
       Options derivativeOptions = opts;
@@ -535,6 +573,11 @@ fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::M
     b.after = "; runs with other parameter values, start values or integrators reuse it";
     return b;
   });
+}
+
+std::vector<fs::path> prepareRuntimeObjects() {
+  const std::map<std::string, std::string> headers = runtimeHeadersOrFail();
+  return {engineObject(headers, driverFlags()), cableSolverObject(headers, {})};
 }
 
 fs::path writeStateFile(const EvalState& st) {

@@ -64,6 +64,15 @@ struct DriverRequest {
 std::filesystem::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
                                   const DriverRequest& request);
 
+// `capstan prepare`: the runtime's parts that models' programs link -- the
+// simulation engine (every model) and the cable path solver (models with
+// cables) -- from the cache or compiled into it now, with the flags of
+// simulate's builds; their paths. capstan's own build runs it into a folder
+// of its own, which capstan then reads as well as the cache (prebuilt
+// objects, never written there), so that a first simulate compiles only
+// the model. Exits with a message on failure.
+std::vector<std::filesystem::path> prepareRuntimeObjects();
+
 // Whether `line` is one of a build's progress lines on stderr ("capstan:
 // compiling ...", "capstan: compiled ..."): what `capstan test` leaves out
 // when it quotes a failed simulation's output.

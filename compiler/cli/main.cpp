@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/driver.hpp"
 #include "cli/external.hpp"
 #include "cli/options.hpp"
 #include "cli/process.hpp"
@@ -65,6 +66,10 @@ commands:
   test [PATH...] [--update] [--junit FILE] [--report DIR] [--timeout S] [-j N]
       simulate every model with an experiment annotation in the files and
       folders (default: .) and compare each signal with its reference CSV
+  prepare
+      compile the runtime's parts that every model's program links (the
+      simulation engine, the cable path solver) into the cache now, so that
+      a first simulate compiles only the model; capstan's build does it once
 
 options:
   --model NAME   the model to use (default: the last top-level model in FILE)
@@ -262,6 +267,13 @@ Options parseArgs(int argc, char** argv) {
   return opts;
 }
 
+// `capstan prepare`: takes no FILE.
+int prepare(const Options& opts) {
+  if (!opts.file.empty()) usageError(DiagKind::UsageUnexpectedArgument, opts.file);
+  for (const fs::path& object : capstan::cli::prepareRuntimeObjects()) std::cout << "ready: " << object.string() << "\n";
+  return 0;
+}
+
 int check(const Options& opts) {
   const std::unique_ptr<capstan::cli::Loaded> loaded = capstan::cli::load(opts);
   if (!loaded) return 1;
@@ -279,8 +291,10 @@ namespace {
 
 int run(const Options& opts) {
   // The commands that run children stop them on SIGINT/SIGTERM and exit 128 + signal.
-  if (opts.command == "simulate" || opts.command == "test" || opts.command == "eval" || opts.command == "bench")
+  if (opts.command == "simulate" || opts.command == "test" || opts.command == "eval" || opts.command == "bench" ||
+      opts.command == "prepare")
     capstan::cli::installInterruptHandlers();
+  if (opts.command == "prepare") return prepare(opts);
   if (opts.command == "check") return check(opts);
   if (opts.command == "compile") return capstan::cli::compile(opts);
   if (opts.command == "simulate") return capstan::cli::simulate(opts);

@@ -207,37 +207,27 @@ class Erased final : public AnyModel {
     return capstan::sim::setParameter(model_, name, value);
   }
   void qdot(const Q& q, const U& u, Q& qd) const override {
-    typename M::Q out;
-    model_.qdot(typename M::Q(q), typename M::U(u), out);
-    qd = out;
+    into<typename M::Q>(qd, [&](auto& out) { model_.qdot(typename M::Q(q), typename M::U(u), out); });
   }
   void forwardDynamics(double t, const Q& q, const U& u, U& udot) const override {
-    typename M::U out;
-    model_.forwardDynamics(t, typename M::Q(q), typename M::U(u), out);
-    udot = out;
+    into<typename M::U>(udot, [&](auto& out) { model_.forwardDynamics(t, typename M::Q(q), typename M::U(u), out); });
   }
   void forwardDynamics(double t, const Q& q, const U& u, const ExternalForces& fext, U& udot) const override {
     typename M::ExternalForces F;
     for (std::size_t b = 0; b < F.size(); ++b) F[b] = fext.at(b);
-    typename M::U out;
-    model_.forwardDynamics(t, typename M::Q(q), typename M::U(u), F, out);
-    udot = out;
+    into<typename M::U>(udot, [&](auto& out) { model_.forwardDynamics(t, typename M::Q(q), typename M::U(u), F, out); });
   }
   void appliedForces([[maybe_unused]] double t, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                      [[maybe_unused]] U& tau) const override {
     if constexpr (any_model_detail::kHasSplit<M>) {
-      typename M::U out;
-      model_.appliedForces(t, typename M::Q(q), typename M::U(u), out);
-      tau = out;
+      into<typename M::U>(tau, [&](auto& out) { model_.appliedForces(t, typename M::Q(q), typename M::U(u), out); });
     } else {
       any_model_detail::absent("appliedForces");
     }
   }
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, [[maybe_unused]] U& c) const override {
     if constexpr (any_model_detail::kHasSplit<M>) {
-      typename M::U out;
-      model_.bias(typename M::Q(q), typename M::U(u), out);
-      c = out;
+      into<typename M::U>(c, [&](auto& out) { model_.bias(typename M::Q(q), typename M::U(u), out); });
     } else {
       any_model_detail::absent("bias");
     }
@@ -257,9 +247,7 @@ class Erased final : public AnyModel {
     values.assign(out.begin(), out.end());
   }
   void massMatrix(const Q& q, MassMatrix& mass) const override {
-    typename M::MassMatrix out;
-    model_.massMatrix(typename M::Q(q), out);
-    any_model_detail::assign(out, mass);
+    into<typename M::MassMatrix>(mass, [&](auto& out) { model_.massMatrix(typename M::Q(q), out); });
   }
   void bodyPoses(const Q& q, BodyPoses& poses) const override {
     typename M::BodyPoses out;
@@ -308,9 +296,7 @@ class Erased final : public AnyModel {
   }
   void constraintPositionErrors([[maybe_unused]] const Q& q, PositionErrors& e) const override {
     if constexpr (any_model_detail::kHasConstraints<M>) {
-      typename M::PositionErrors out;
-      model_.constraintPositionErrors(typename M::Q(q), out);
-      e = out;
+      into<typename M::PositionErrors>(e, [&](auto& out) { model_.constraintPositionErrors(typename M::Q(q), out); });
     } else {
       e.resize(0);
     }
@@ -318,18 +304,15 @@ class Erased final : public AnyModel {
   void constraintVelocityErrors([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                                 ConstraintVector& e) const override {
     if constexpr (any_model_detail::kHasConstraints<M>) {
-      typename M::ConstraintVector out;
-      model_.constraintVelocityErrors(typename M::Q(q), typename M::U(u), out);
-      e = out;
+      into<typename M::ConstraintVector>(
+          e, [&](auto& out) { model_.constraintVelocityErrors(typename M::Q(q), typename M::U(u), out); });
     } else {
       e.resize(0);
     }
   }
   void constraintJacobian([[maybe_unused]] const Q& q, ConstraintJacobian& G) const override {
     if constexpr (any_model_detail::kHasConstraints<M>) {
-      typename M::ConstraintJacobian out;
-      model_.constraintJacobian(typename M::Q(q), out);
-      any_model_detail::assign(out, G);
+      into<typename M::ConstraintJacobian>(G, [&](auto& out) { model_.constraintJacobian(typename M::Q(q), out); });
     } else {
       G.resize(0, nu);
     }
@@ -337,9 +320,8 @@ class Erased final : public AnyModel {
   void constraintBias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                       ConstraintVector& gamma) const override {
     if constexpr (any_model_detail::kHasConstraints<M>) {
-      typename M::ConstraintVector out;
-      model_.constraintBias(typename M::Q(q), typename M::U(u), out);
-      gamma = out;
+      into<typename M::ConstraintVector>(
+          gamma, [&](auto& out) { model_.constraintBias(typename M::Q(q), typename M::U(u), out); });
     } else {
       gamma.resize(0);
     }
@@ -372,9 +354,8 @@ class Erased final : public AnyModel {
   void cableForces([[maybe_unused]] int c, [[maybe_unused]] double t, [[maybe_unused]] const Q& q,
                    [[maybe_unused]] const U& u, [[maybe_unused]] ExternalForces& fext) const override {
     if constexpr (any_model_detail::kHasCables<M>) {
-      typename M::ExternalForces out;
-      model_.cableForces(c, t, typename M::Q(q), typename M::U(u), out);
-      fext.assign(out.begin(), out.end());
+      into<typename M::ExternalForces>(
+          fext, [&](auto& out) { model_.cableForces(c, t, typename M::Q(q), typename M::U(u), out); });
     } else {
       any_model_detail::absent("cables");
     }
@@ -448,6 +429,14 @@ class Erased final : public AnyModel {
     s.split = kHasSplit<M> && !kHasCables<M>;
     return s;
   }
+  // call(out) with `out` of M's type Out, then `out` into the dynamic-size `result`.
+  template <class Out, class Result, class Call>
+  static void into(Result& result, Call&& call) {
+    Out out{};
+    call(out);
+    any_model_detail::assign(out, result);
+  }
+
   M& model_;
   mutable std::string message_;
 };
