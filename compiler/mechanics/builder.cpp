@@ -422,12 +422,19 @@ class Builder {
         continue;
       }
       for (const char* conn : info->connectors) {
-        const int body = frameBody_[static_cast<std::size_t>(mech_.findFrame(c, conn))];
+        const int frame = mech_.findFrame(c, conn);
+        const int body = frameBody_[static_cast<std::size_t>(frame)];
         if (reached[static_cast<std::size_t>(body)]) continue;
         const int r = root(body);
         if (reportedCluster[static_cast<std::size_t>(r)]) continue;
         reportedCluster[static_cast<std::size_t>(r)] = 1;
-        auto& d = diags_.report(DiagKind::NotConnectedToWorld, comp(c).range, info->noun, comp(c).path);
+        // A connector left dangling (a cable's end, a sensor's frame) while
+        // the component's others are connected: the mistake is the missing
+        // connect(), not a missing joint.
+        auto& d = connected_.count(frame)
+                      ? diags_.report(DiagKind::NotConnectedToWorld, comp(c).range, info->noun, comp(c).path)
+                      : diags_.report(DiagKind::ConnectorNotConnected, comp(c).range, info->noun, comp(c).path,
+                                      conn);
         declaredHere(d, c);
       }
     }
