@@ -81,7 +81,9 @@ def render():
            "first, then after `;` what to do. Errors stop the compile (exit status 1)",
            "after as many independent problems as can be found; warnings do not. Every",
            "message ends with its kind in brackets, e.g. `[JointSelfLoop]`, the name",
-           "used on this page.", ""]
+           "used on this page. A mistake inside a `for` loop or in the modifier of a",
+           "component array is reported once, for its first iteration or element, with",
+           "`(the same here in N more loop iterations or array elements)`.", ""]
     for phase, title in PHASES:
         out.append(f"- [{title}](#{phase})")
     out.append("")

@@ -5,6 +5,7 @@
 // and read the model's annotations.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include <capstan/sim/integrator.hpp>
@@ -159,6 +160,59 @@ void Flattener::processEquation(const syntax::Equation& eq, Env env, std::vector
   }
 }
 
+namespace {
+// A reference as written, subscripts included where they are names or
+// numbers (`j[i].u`, `b[2].mass`); `...` for any other subscript.
+std::string writtenRef(const syntax::Name& name) {
+  std::string text;
+  for (const syntax::NamePart& part : name.parts) {
+    if (!text.empty()) text += ".";
+    text += part.name;
+    if (part.subscripts.empty()) continue;
+    text += "[";
+    for (std::size_t k = 0; k < part.subscripts.size(); ++k) {
+      const syntax::Expr* sub = part.subscripts[k].get();
+      if (k > 0) text += ", ";
+      if (sub && sub->kind == syntax::ExprKind::Ref && sub->name.parts.size() == 1 &&
+          sub->name.parts[0].subscripts.empty())
+        text += sub->name.parts[0].name;
+      else if (sub && sub->kind == syntax::ExprKind::Number && sub->isInteger)
+        text += std::to_string(static_cast<long>(sub->number));
+      else
+        text += "...";
+    }
+    text += "]";
+  }
+  return text;
+}
+}  // namespace
+
+void Flattener::noteUnitsRead(syntax::Diagnostic& d, const syntax::Expr& e, const Env& env) {
+  constexpr std::size_t kMostNotes = 3;
+  std::vector<int> seen;
+  const std::function<void(const syntax::Expr&)> walk = [&](const syntax::Expr& x) {
+    if (seen.size() >= kMostNotes) return;
+    if (x.kind == syntax::ExprKind::Ref && env.inst && !x.name.global && !x.name.parts.empty() &&
+        env.inst->byName.count(x.name.parts[0].name)) {
+      const Resolved r = resolve(x, env, /*quiet=*/true);
+      if (r.kind == Resolved::Kind::Variable && r.var >= 0 &&
+          std::find(seen.begin(), seen.end(), r.var) == seen.end()) {
+        const VarInfo& vi = info_[static_cast<std::size_t>(r.var)];
+        if (vi.unit.known() && !vi.unit.spelling.empty() && !vi.unit.isDimensionless()) {
+          seen.push_back(r.var);
+          d.note(DiagKind::NoteUnitDeclared, out_.variables[static_cast<std::size_t>(r.var)].range,
+                 writtenRef(x.name), vi.unit.spelling);
+        }
+      }
+    }
+    for (const syntax::ExprPtr& a : x.args)
+      if (a) walk(*a);
+    for (const syntax::NamedArg& n : x.namedArgs)
+      if (n.value) walk(*n.value);
+  };
+  walk(e);
+}
+
 void Flattener::finishForceLaw(PendingForceLaw& p) {
   Env env = p.env;
   env.iterators = &p.iterators;
@@ -188,7 +242,8 @@ void Flattener::finishForceLaw(PendingForceLaw& p) {
       return;
     }
     if (vi.unit.known() && r.unit.certain() && !vi.unit.sameAs(r.unit)) {
-      diags_.report(DiagKind::UnitMismatch, valueRange, r.unit.str(), fv.path, vi.unit.str());
+      auto& d = diags_.report(DiagKind::UnitMismatch, valueRange, r.unit.str(), fv.path, vi.unit.str());
+      noteUnitsRead(d, *p.rhs, env);
     }
     fv.binding = r.e;
     return;
@@ -203,7 +258,8 @@ void Flattener::finishForceLaw(PendingForceLaw& p) {
     return;
   }
   if (n.inputUnit.known() && r.unit.certain() && !n.inputUnit.sameAs(r.unit)) {
-    diags_.report(DiagKind::UnitMismatch, valueRange, r.unit.str(), path, n.inputUnit.str());
+    auto& d = diags_.report(DiagKind::UnitMismatch, valueRange, r.unit.str(), path, n.inputUnit.str());
+    noteUnitsRead(d, *p.rhs, env);
   }
   std::vector<std::pair<int, FlatExprPtr>> parts;
   if (shape.empty()) {

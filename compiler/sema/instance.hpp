@@ -245,6 +245,10 @@ class Flattener {
   void processEquations(Instance& inst);
   void processEquation(const syntax::Equation& eq, Env env, std::vector<std::pair<std::string, int>>& iters);
   void finishForceLaw(PendingForceLaw& p);
+  // Notes at the declarations of the variables with units that `e` reads
+  // (the first few), each with its unit as written: where a mismatched
+  // value's unit comes from.
+  void noteUnitsRead(syntax::Diagnostic& d, const syntax::Expr& e, const Env& env);
   std::string describeNode(const Node& n) const;
   // SPEC §4: a model with no `World` anywhere gets `Capstan.World world`.
   void addImplicitWorld(ClassNode* model);

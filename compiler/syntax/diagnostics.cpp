@@ -112,15 +112,31 @@ Diagnostic& Diagnostic::addNote(DiagKind k, SourceRange r, std::string message) 
 
 Diagnostic& DiagnosticEngine::add(DiagKind kind, SourceRange range, std::string message) {
   const DiagInfo& info = diagInfo(kind);
+  // One diagnostic per mistake: the same kind at the same place in the
+  // model again is a loop's or an array's repeat of it (the first one's
+  // message names the first instance).
+  if (range.valid() && info.severity != Severity::Note) {
+    for (Diagnostic& d : diagnostics_) {
+      if (d.kind != kind || d.range.file != range.file || d.range.begin != range.begin || d.range.end != range.end)
+        continue;
+      static constexpr std::string_view kRepeated = " (the same here in ";
+      if (d.repeats > 0) d.message.erase(d.message.rfind(kRepeated));
+      ++d.repeats;
+      d.message += std::string(kRepeated) + std::to_string(d.repeats) + " more loop iteration" +
+                   (d.repeats == 1 ? "" : "s") + " or array element" + (d.repeats == 1 ? "" : "s") + ")";
+      overflow_ = Diagnostic{kind, info.severity, range, {}, {}, 0};
+      return overflow_;
+    }
+  }
   if (info.severity == Severity::Error) {
     if (errors_++ >= kErrorLimit) {
-      overflow_ = Diagnostic{kind, info.severity, range, {}, {}};
+      overflow_ = Diagnostic{kind, info.severity, range, {}, {}, 0};
       return overflow_;
     }
   } else if (info.severity == Severity::Warning) {
     ++warnings_;
   }
-  diagnostics_.push_back({kind, info.severity, range, std::move(message), {}});
+  diagnostics_.push_back({kind, info.severity, range, std::move(message), {}, 0});
   return diagnostics_.back();
 }
 

@@ -187,6 +187,10 @@ struct Diagnostic {
   SourceRange range;
   std::string message;
   std::vector<Note> notes;
+  // The same mistake reported again at the same place (each iteration of a
+  // `for` loop, each element of a component array): counted here, said once
+  // in the message, never stored or counted as an error of its own.
+  int repeats = 0;
 
   // Attaches a note (a kind of Severity::Note) pointing at a related place.
   template <class... A>
@@ -217,7 +221,7 @@ class DiagnosticEngine {
 
  private:
   std::deque<Diagnostic> diagnostics_;
-  Diagnostic overflow_{};  // target of reports past the limit; never rendered
+  Diagnostic overflow_{};  // target of reports past the limit, and of repeats; never rendered
   std::size_t errors_ = 0;
   std::size_t warnings_ = 0;
 };

@@ -656,3 +656,22 @@ TEST_CASE("recovery: equations outside `equation`, lexer errors, broken headers"
   REQUIRE(unnamed.def.classes.size() == 2);
   CHECK(unnamed.def.classes[1]->name == "K");
 }
+
+TEST_CASE("the same mistake at the same place is one diagnostic that counts its repeats") {
+  DiagnosticEngine diags;
+  const SourceRange loopBody{1, 10, 20};
+  for (int i = 1; i <= 4; ++i)
+    diags.report(DiagKind::UnitMismatch, loopBody, "kg/s3", "j[" + std::to_string(i) + "].tau", "N.m");
+  diags.report(DiagKind::UnitMismatch, SourceRange{1, 30, 40}, "m", "x", "s");  // elsewhere: its own
+  diags.report(DiagKind::ShapeMismatch, loopBody, "{3}", "j[1].tau", "scalar");  // another mistake: its own
+  REQUIRE(diags.diagnostics().size() == 3);
+  CHECK(diags.errorCount() == 3);
+  const Diagnostic& first = diags.diagnostics().front();
+  CHECK(first.repeats == 3);
+  CHECK(first.message == "value in `kg/s3` for `j[1].tau` in `N.m` (the same here in 3 more loop iterations or array elements)");
+  // Without a place (a command-line error), nothing is grouped.
+  DiagnosticEngine cli;
+  cli.report(DiagKind::UnitMismatch, SourceRange{}, "m", "x", "s");
+  cli.report(DiagKind::UnitMismatch, SourceRange{}, "m", "y", "s");
+  CHECK(cli.diagnostics().size() == 2);
+}
