@@ -423,7 +423,8 @@ bool Flattener::ensureBinding(int var) {
     t.ok = false;
   }
   if (t.ok && vi.unit.known() && t.unit.certain() && !vi.unit.sameAs(t.unit)) {
-    diags_.report(DiagKind::UnitMismatch, m->valueRange, t.unit.str(), path, vi.unit.str());
+    auto& d = diags_.report(DiagKind::UnitMismatch, m->valueRange, t.unit.str(), path, vi.unit.str());
+    noteUnitsRead(d, *m->value, env);
   }
   if (t.ok) fv.binding = t.e;
   vi.binding = VarInfo::State::Bound;
