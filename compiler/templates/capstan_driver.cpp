@@ -43,9 +43,6 @@ namespace {
 
 using Model = capstan_models::CAPSTAN_MODEL_CLASS;
 
-template <class M>
-constexpr bool kHasCables = requires { M::ncables; };
-
 #ifdef CAPSTAN_CONSTRAINTS
 using Solver = capstan::ConstraintSolver<Model>;
 #endif
@@ -100,15 +97,12 @@ Timing timeCalls(Call&& call, double seconds) {
   return timing;
 }
 
-template <class M>
-constexpr bool kHasBushings = requires { M::nbushings; };
-
 // The bushings' evaluation (bushingStates: their forces, angles and rates
 // from q and u), for models that have bushings (SPEC §6: `bushing_us`).
 template <class M>
 void timeBushings([[maybe_unused]] const M& model, [[maybe_unused]] typename M::Q& q, [[maybe_unused]] typename M::U& u,
                   [[maybe_unused]] double seconds, [[maybe_unused]] std::vector<std::pair<const char*, Timing>>& results) {
-  if constexpr (kHasBushings<M>) {
+  if constexpr (capstan::sim::HasBushings<M>) {
     typename M::BushingStates states;
     results.emplace_back("bushing", timeCalls(
                                         [&] {
@@ -129,7 +123,7 @@ template <class M>
 bool timeCables([[maybe_unused]] const M& model, [[maybe_unused]] double t, [[maybe_unused]] typename M::Q& q,
                 [[maybe_unused]] typename M::U& u, [[maybe_unused]] double seconds,
                 [[maybe_unused]] std::vector<std::pair<const char*, Timing>>& results) {
-  if constexpr (kHasCables<M>) {
+  if constexpr (capstan::sim::HasCables<M>) {
     typename M::ExternalForces fext;
     if (model.updateCables(t, q, u, fext) >= 0) {
       std::cerr << "capstan: error: " << model.cableFailureMessage(t) << "\n";
@@ -165,7 +159,8 @@ int bench(Model& model, capstan::sim::AnyModel& erased, int argc, char** argv) {
 #else
   constexpr int kConstraintTimings = 0;
 #endif
-  const double share = seconds / (3 + (kHasBushings<Model> ? 1 : 0) + (kHasCables<Model> ? 1 : 0) + kConstraintTimings);
+  const double share = seconds / (3 + (capstan::sim::HasBushings<Model> ? 1 : 0) +
+                                  (capstan::sim::HasCables<Model> ? 1 : 0) + kConstraintTimings);
   const Timing fd = timeCalls(
       [&] {
         clobber(q);

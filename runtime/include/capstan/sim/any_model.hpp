@@ -165,19 +165,6 @@ void assign(const From& from, To& to) {
   throw std::logic_error(std::string("capstan::sim::Erased: the model has no ") + what);
 }
 template <class M>
-constexpr bool kHasBushings = requires { M::nbushings; };
-template <class M>
-constexpr bool kHasContacts = requires { M::ncontacts; };
-template <class M>
-constexpr bool kHasConstraints = requires { M::nc; };
-template <class M>
-constexpr bool kHasCables = requires { M::ncables; };
-template <class M>
-constexpr bool kHasInverseDerivatives =
-    requires(const M& m, const typename M::Q& q, const typename M::U& u, typename M::MassMatrix& d) {
-      m.inverseDynamicsDerivatives(0.0, q, u, u, d, d, d);
-    };
-template <class M>
 constexpr bool kHasSplit = requires(const M& m, const typename M::Q& q, const typename M::U& u, typename M::U& out) {
   m.appliedForces(0.0, q, u, out);
   m.bias(q, u, out);
@@ -272,7 +259,7 @@ class Erased final : public AnyModel {
   }
   int gimbalLock([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                  [[maybe_unused]] double& pitch) const override {
-    if constexpr (any_model_detail::kHasBushings<M>) {
+    if constexpr (HasBushings<M>) {
       return model_.gimbalLock(typename M::Q(q), typename M::U(u), pitch);
     } else {
       return -1;
@@ -280,7 +267,7 @@ class Erased final : public AnyModel {
   }
   void bushingStates([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, BushingStates& states) const override {
     states.clear();
-    if constexpr (any_model_detail::kHasBushings<M>) {
+    if constexpr (HasBushings<M>) {
       typename M::BushingStates out;
       model_.bushingStates(typename M::Q(q), typename M::U(u), out);
       for (const auto& b : out) states.push_back({b.F_A_A, b.F_C_C});
@@ -288,14 +275,14 @@ class Erased final : public AnyModel {
   }
   void contactFrames([[maybe_unused]] const Q& q, ContactFrames& frames) const override {
     frames.clear();
-    if constexpr (any_model_detail::kHasContacts<M>) {
+    if constexpr (HasContacts<M>) {
       typename M::ContactFrames out;
       model_.contactFrames(typename M::Q(q), out);
       for (const auto& c : out) frames.push_back({c.R_WC, c.p_WC, c.separation});
     }
   }
   void constraintPositionErrors([[maybe_unused]] const Q& q, PositionErrors& e) const override {
-    if constexpr (any_model_detail::kHasConstraints<M>) {
+    if constexpr (HasConstraints<M>) {
       into<typename M::PositionErrors>(e, [&](auto& out) { model_.constraintPositionErrors(typename M::Q(q), out); });
     } else {
       e.resize(0);
@@ -303,7 +290,7 @@ class Erased final : public AnyModel {
   }
   void constraintVelocityErrors([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                                 ConstraintVector& e) const override {
-    if constexpr (any_model_detail::kHasConstraints<M>) {
+    if constexpr (HasConstraints<M>) {
       into<typename M::ConstraintVector>(
           e, [&](auto& out) { model_.constraintVelocityErrors(typename M::Q(q), typename M::U(u), out); });
     } else {
@@ -311,7 +298,7 @@ class Erased final : public AnyModel {
     }
   }
   void constraintJacobian([[maybe_unused]] const Q& q, ConstraintJacobian& G) const override {
-    if constexpr (any_model_detail::kHasConstraints<M>) {
+    if constexpr (HasConstraints<M>) {
       into<typename M::ConstraintJacobian>(G, [&](auto& out) { model_.constraintJacobian(typename M::Q(q), out); });
     } else {
       G.resize(0, nu);
@@ -319,7 +306,7 @@ class Erased final : public AnyModel {
   }
   void constraintBias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                       ConstraintVector& gamma) const override {
-    if constexpr (any_model_detail::kHasConstraints<M>) {
+    if constexpr (HasConstraints<M>) {
       into<typename M::ConstraintVector>(
           gamma, [&](auto& out) { model_.constraintBias(typename M::Q(q), typename M::U(u), out); });
     } else {
@@ -328,7 +315,7 @@ class Erased final : public AnyModel {
   }
   int updateCables([[maybe_unused]] double t, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                    [[maybe_unused]] ExternalForces& fext) const override {
-    if constexpr (any_model_detail::kHasCables<M>) {
+    if constexpr (HasCables<M>) {
       typename M::ExternalForces out;
       const int failed = model_.updateCables(t, typename M::Q(q), typename M::U(u), out);
       fext.assign(out.begin(), out.end());
@@ -338,14 +325,14 @@ class Erased final : public AnyModel {
     }
   }
   const CableValues& cableValues([[maybe_unused]] int c) const override {
-    if constexpr (any_model_detail::kHasCables<M>) {
+    if constexpr (HasCables<M>) {
       return model_.cableValues(c);
     } else {
       any_model_detail::absent("cables");
     }
   }
   const capstan::cable::CablePathState& cablePath([[maybe_unused]] int c) const override {
-    if constexpr (any_model_detail::kHasCables<M>) {
+    if constexpr (HasCables<M>) {
       return model_.cablePath(c);
     } else {
       any_model_detail::absent("cables");
@@ -353,7 +340,7 @@ class Erased final : public AnyModel {
   }
   void cableForces([[maybe_unused]] int c, [[maybe_unused]] double t, [[maybe_unused]] const Q& q,
                    [[maybe_unused]] const U& u, [[maybe_unused]] ExternalForces& fext) const override {
-    if constexpr (any_model_detail::kHasCables<M>) {
+    if constexpr (HasCables<M>) {
       into<typename M::ExternalForces>(
           fext, [&](auto& out) { model_.cableForces(c, t, typename M::Q(q), typename M::U(u), out); });
     } else {
@@ -361,14 +348,14 @@ class Erased final : public AnyModel {
     }
   }
   int cableFailure() const override {
-    if constexpr (any_model_detail::kHasCables<M>) {
+    if constexpr (HasCables<M>) {
       return model_.cableFailure();
     } else {
       return -1;
     }
   }
   std::string_view cableFailureMessage([[maybe_unused]] double t) const override {
-    if constexpr (any_model_detail::kHasCables<M>) {
+    if constexpr (HasCables<M>) {
       message_ = std::string(model_.cableFailureMessage(t));
       return message_;
     } else {
@@ -391,7 +378,7 @@ class Erased final : public AnyModel {
   void inverseDynamicsDerivatives([[maybe_unused]] double t, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                                   [[maybe_unused]] const U& udot, [[maybe_unused]] MassMatrix& dtau_dq,
                                   [[maybe_unused]] MassMatrix& dtau_du, [[maybe_unused]] MassMatrix& mass) const override {
-    if constexpr (any_model_detail::kHasInverseDerivatives<M>) {
+    if constexpr (HasInverseDerivatives<M>) {
       typename M::MassMatrix tq, tu, m;
       model_.inverseDynamicsDerivatives(t, typename M::Q(q), typename M::U(u), typename M::U(udot), tq, tu, m);
       any_model_detail::assign(tq, dtau_dq);
@@ -416,17 +403,17 @@ class Erased final : public AnyModel {
     s.qUnits = strings(M::qUnits);
     s.uUnits = strings(M::uUnits);
     s.outputUnits = strings(M::outputUnits);
-    if constexpr (kHasBushings<M>) s.bushingNames = strings(M::bushingNames);
-    if constexpr (kHasCables<M>) {
+    if constexpr (HasBushings<M>) s.bushingNames = strings(M::bushingNames);
+    if constexpr (HasCables<M>) {
       s.ncables = M::ncables;
       s.cableNames = strings(M::cableNames);
     }
-    if constexpr (kHasConstraints<M>)
+    if constexpr (HasConstraints<M>)
       for (const auto& c : M::constraintInfo)
         s.constraintInfo.push_back({std::string(c.name), c.holonomicRow, c.holonomic, c.nonholonomicRow, c.nonholonomic});
     s.derivatives = HasDerivatives<M>;
-    s.inverseDerivatives = kHasInverseDerivatives<M>;
-    s.split = kHasSplit<M> && !kHasCables<M>;
+    s.inverseDerivatives = HasInverseDerivatives<M>;
+    s.split = kHasSplit<M> && !HasCables<M>;
     return s;
   }
   // call(out) with `out` of M's type Out, then `out` into the dynamic-size `result`.

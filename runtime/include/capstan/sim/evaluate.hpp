@@ -45,11 +45,6 @@ inline std::string evalKey(std::string_view key, int element) {
   return element < 0 ? std::string(key) : std::string(key) + "#" + std::to_string(element);
 }
 
-template <class M>
-concept HasContacts = requires(const M& m, const typename M::Q& q, typename M::ContactFrames& frames) {
-  m.contactFrames(q, frames);
-};
-
 namespace evaluate_detail {
 // Row-major numbers of a matrix (any storage order).
 template <class Matrix>
@@ -184,12 +179,8 @@ void evaluate(const M& model, double t, const typename M::Q& q, const typename M
       emit("dudot_dq", -1, rowMajor(dq));
       emit("dudot_du", -1, rowMajor(du));
       emit("dudot_dtau", -1, rowMajor(dtau));
-      // (an AnyModel has the function, and says whether it can run it)
-      bool inverse = requires(typename M::MassMatrix& m) { model.inverseDynamicsDerivatives(t, q, u, u, m, m, m); };
-      if constexpr (requires { { model.hasInverseDerivatives() } -> std::convertible_to<bool>; })
-        inverse = model.hasInverseDerivatives();
-      if constexpr (requires(typename M::MassMatrix& m) { model.inverseDynamicsDerivatives(t, q, u, u, m, m, m); }) {
-        if (inverse) {
+      if constexpr (HasInverseDerivatives<M>) {
+        if (inverseDerivativesAvailable(model)) {
           typename M::U a = u;
           model.forwardDynamics(t, q, u, a);
           typename M::MassMatrix tq, tu, mass;

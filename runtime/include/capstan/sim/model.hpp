@@ -105,15 +105,41 @@ concept HasDerivatives = requires(const M& m, double t, const typename M::Q& q, 
   m.forwardDynamicsDerivatives(t, q, u, d, d, d);
 };
 
-// Whether `model` can give forwardDynamicsDerivatives: a model that
-// HasDerivatives, unless it says otherwise at run time (hasDerivatives(),
-// a type-erased AnyModel over a class generated without them).
+// inverseDynamicsDerivatives(t, q, u, udot, dtau_dq, dtau_du, M): d tau /
+// d(q, u, udot) (a header generated with --derivatives).
+template <class M>
+concept HasInverseDerivatives = requires(const M& m, double t, const typename M::Q& q, const typename M::U& u,
+                                         typename M::MassMatrix& d) {
+  m.inverseDynamicsDerivatives(t, q, u, u, d, d, d);
+};
+
+// Sphere-on-sphere contacts: contactFrames(q, frames), each contact's frame
+// and separation.
+template <class M>
+concept HasContacts = requires(const M& m, const typename M::Q& q, typename M::ContactFrames& frames) {
+  m.contactFrames(q, frames);
+};
+
+// Whether `model` can give forwardDynamicsDerivatives (and
+// inverseDynamicsDerivatives): a model that has the function, unless it
+// says otherwise at run time (hasDerivatives(), hasInverseDerivatives(): a
+// type-erased AnyModel over a class generated without them).
 template <class M>
 bool derivativesAvailable(const M& model) {
   if constexpr (!HasDerivatives<M>) {
     return false;
   } else if constexpr (requires { { model.hasDerivatives() } -> std::convertible_to<bool>; }) {
     return model.hasDerivatives();
+  } else {
+    return true;
+  }
+}
+template <class M>
+bool inverseDerivativesAvailable(const M& model) {
+  if constexpr (!HasInverseDerivatives<M>) {
+    return false;
+  } else if constexpr (requires { { model.hasInverseDerivatives() } -> std::convertible_to<bool>; }) {
+    return model.hasInverseDerivatives();
   } else {
     return true;
   }
