@@ -139,6 +139,7 @@ void to_json(json& j, const Function& v) {
   optional(j, "args", v.args);
   optional(j, "method", v.method);
   optional(j, "includes", v.includes);
+  optional(j, "access", v.access);
 }
 
 void to_json(json& j, const Model& v) {
@@ -171,6 +172,7 @@ void to_json(json& j, const Model& v) {
   j["cable_actuator_count"] = v.cable_actuator_count;
   j["bushings"] = v.bushings;
   j["constraints"] = v.constraints;
+  j["constraint_kinematics"] = v.constraint_kinematics;
   j["holonomic_rows"] = v.holonomic_rows;
   j["constraint_rows"] = v.constraint_rows;
   j["contact_count"] = v.contact_count;
@@ -192,7 +194,7 @@ void from_json(const json& j, Part& v) {
 void from_json(const json& j, Function& v) {
   onlyKnownKeys(j, "function",
                 {"name", "key", "return_type", "params", "doc", "operations", "opening", "prologue", "blocks",
-                 "epilogue", "parts", "work", "work_type", "part_params", "args", "method", "includes"});
+                 "epilogue", "parts", "work", "work_type", "part_params", "args", "method", "includes", "access"});
   j.at("name").get_to(v.name);
   readOptional(j, "key", v.key);
   j.at("return_type").get_to(v.return_type);
@@ -210,6 +212,7 @@ void from_json(const json& j, Function& v) {
   readOptional(j, "args", v.args);
   readOptional(j, "method", v.method);
   readOptional(j, "includes", v.includes);
+  readOptional(j, "access", v.access);
 }
 
 void from_json(const json& j, Derived& v) {

@@ -140,6 +140,7 @@ struct Function {
   std::optional<std::string> work_type, part_params, args;  // split functions
   std::optional<nlohmann::json> method;                     // operation counts (docs/ir.md)
   std::optional<std::vector<std::string>> includes;
+  std::optional<std::string> access;  // "private": a helper of other functions, not the class's interface
 };
 
 struct Model {
@@ -165,6 +166,7 @@ struct Model {
   int cable_obstacle_count = 0, cable_actuator_count = 0;
   std::vector<std::string> bushings;
   std::vector<Constraint> constraints;
+  std::vector<std::string> constraint_kinematics;  // ConstraintKinematics' member declarations
   int holonomic_rows = 0, constraint_rows = 0, contact_count = 0;
   std::vector<Derived> derived;
 };

@@ -98,6 +98,12 @@ class Tracer {
         for (std::size_t b = 0; b < layout_.bodies.size(); ++b) functions.push_back(traceForBody(f, evaluator, b));
         continue;
       }
+      // The constraint functions together, after the kinematics they share.
+      if (isConstraintFunction(f.id)) {
+        if (f.id == FunctionId::ConstraintPositionErrors)
+          for (json& c : constraintFunctions(evaluator)) functions.push_back(std::move(c));
+        continue;
+      }
       json traced = trace(f, evaluator);
       if (f.id == FunctionId::ForwardDynamicsExternal && !layout_.cables.empty()) traced["name"] = "forwardDynamicsWithoutCables";
       if (f.id == FunctionId::PotentialEnergy && !layout_.cables.empty()) {
@@ -119,6 +125,7 @@ class Tracer {
     ir.cable_actuator_count = layout_.cableActuatorCount;
     for (const ForceElementLayout* e : bushings()) ir.bushings.push_back(e->name);
     ir.constraints = constraints();
+    ir.constraint_kinematics = constraintKinematics_;
     // The function builders write JSON; reading it into the structs checks
     // that every key is one the IR declares (codegen/ir.hpp). Each function
     // is laid out for a reader after Derived's renames of its text.
@@ -353,7 +360,6 @@ class Tracer {
       case FunctionId::InverseDynamicsDerivatives: return analyticDerivatives(f, ev);
       default: break;
     }
-    if (isConstraintFunction(f.id)) return constraintFunction(f, ev);
     FunctionBuilder fn = f.id == FunctionId::InitialState ? FunctionBuilder(f.name, f.returnType(), f.parameters(), f.doc)
                                                           : function(f);
     FunctionValues<Expr> v = arguments();
@@ -512,20 +518,149 @@ class Tracer {
     return out;
   }
 
-  // The constraint functions (capstan/constraints.hpp): World kinematics,
-  // then one block per constraint with its rows' entries (or its contact
-  // frame); constraintForces adds the multipliers' forces.
-  json constraintFunction(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
+  // The World kinematics the constraint functions share, as the symbols
+  // of ConstraintKinematics' fields: each entry of a body's R_WB and
+  // p_WoBo_W (with `velocities`, w_WB and v_WBo too) that is neither a
+  // constant nor a symbol, by node, `k.R_W<Body>(r, c)`; its negation
+  // as the field's.
+  std::unordered_map<std::uint32_t, Expr> kinematicsFields(const Data<Expr>& world, bool velocities) const {
+    std::vector<std::pair<Expr, Expr>> entries;  // (value, field)
+    auto field = [&](const Expr& x, const std::string& name) {
+      if (!x.isConstant() && !x.isSymbol()) entries.emplace_back(x, Expr::symbol("k." + name));
+    };
+    for (const JointLayout& j : layout_.joints) {
+      const std::string& ident = layout_.bodies.at(static_cast<std::size_t>(j.body)).ident;
+      const Transform<Expr>& X = world.X_WB[static_cast<std::size_t>(j.body)];
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) field(X.R(r, c), index2("R_W" + ident, r, c));
+      for (int r = 0; r < 3; ++r) field(X.p[r], index("p_W" + ident, r));
+      if (!velocities) continue;
+      const Vec6<Expr>& V = world.V_WB[static_cast<std::size_t>(j.body)];
+      for (int r = 0; r < 3; ++r) field(V[r], index("w_W" + ident, r));
+      for (int r = 0; r < 3; ++r) field(V[3 + r], index("v_W" + ident, r));
+    }
+    // The first field of a value names it; then a negated value not itself
+    // an entry (a sum negated is its terms negated: another node) is the
+    // negated field.
+    std::unordered_map<std::uint32_t, Expr> out;
+    for (const auto& [value, symbol] : entries) out.emplace(value.id(), symbol);
+    for (const auto& [value, symbol] : entries) out.emplace((-value).id(), -symbol);
+    return out;
+  }
+
+  // The values of `blocks` with the kinematics' entries replaced by the
+  // fields that hold them (kinematicsFields); the fields they read are
+  // added to `read`.
+  static void readKinematics(std::vector<std::pair<std::string, std::vector<Assignment>>>& blocks,
+                             const std::unordered_map<std::uint32_t, Expr>& fields, std::set<std::string>& read) {
+    std::vector<Expr> values;
+    for (const auto& [comment, outputs] : blocks)
+      for (const Assignment& a : outputs) values.push_back(a.value);
+    values = substitute(values, fields);
+    for (const symbolic::Node* n : symbolic::postOrder(values))
+      if (n->kind == symbolic::Kind::Symbol && n->name.starts_with("k.")) read.emplace(n->name);
+    std::size_t k = 0;
+    for (auto& [comment, outputs] : blocks)
+      for (Assignment& a : outputs) a.value = values.at(k++);
+  }
+
+  // The constraint functions (capstan/constraints.hpp), each one block per
+  // constraint with its rows' entries (or its contact frame;
+  // constraintForces the multipliers' forces), reading the World
+  // kinematics from one prologue they share: constraintPoses (R_WB,
+  // p_WoBo_W) and constraintVelocities (w_WB, v_WBo), private, into a
+  // ConstraintKinematics whose fields are the entries some row reads.
+  std::vector<json> constraintFunctions(FunctionEvaluator<Expr>& ev) {
+    std::set<std::string> read;
+    std::vector<json> functions;
+    Data<Expr> world(mechanism_);
+    for (const GeneratedFunction& f : generatedFunctions()) {
+      if (!isConstraintFunction(f.id) || (f.id == FunctionId::ContactFrames && contactCount() == 0)) continue;
+      functions.push_back(constraintFunction(f, ev, read));
+      if (f.id == FunctionId::ConstraintBias) world = ev.world;  // with the velocities
+    }
+    // The velocities first: they read the poses' fields too.
+    std::vector<std::pair<std::string, std::vector<Assignment>>> velocities, poses;
+    for (const JointLayout& j : layout_.joints) {
+      const BodyLayout& b = layout_.bodies.at(static_cast<std::size_t>(j.body));
+      const Vec6<Expr>& V = world.V_WB[static_cast<std::size_t>(j.body)];
+      std::vector<Assignment> out;
+      for (int r = 0; r < 3; ++r) out.push_back({index("k.w_W" + b.ident, r), V[r]});
+      for (int r = 0; r < 3; ++r) out.push_back({index("k.v_W" + b.ident, r), V[3 + r]});
+      velocities.emplace_back(cite_.joint(j) + ": velocity", std::move(out));
+    }
+    std::erase_if(velocities, [&](auto& block) {
+      std::erase_if(block.second, [&](const Assignment& a) { return !read.count(a.target); });
+      return block.second.empty();
+    });
+    readKinematics(velocities, kinematicsFields(world, false), read);
+    std::vector<std::string>& fields = constraintKinematics_;
+    for (const JointLayout& j : layout_.joints) {
+      const BodyLayout& b = layout_.bodies.at(static_cast<std::size_t>(j.body));
+      const Transform<Expr>& X = world.X_WB[static_cast<std::size_t>(j.body)];
+      std::vector<Assignment> out;
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) out.push_back({index2("k.R_W" + b.ident, r, c), X.R(r, c)});
+      for (int r = 0; r < 3; ++r) out.push_back({index("k.p_W" + b.ident, r), X.p[r]});
+      std::erase_if(out, [&](const Assignment& a) { return !read.count(a.target); });
+      if (!out.empty()) poses.emplace_back(cite_.joint(j), std::move(out));
+    }
+    // The fields, body by body: those some function reads.
+    auto declare = [&](const char* type, const std::string& name, const std::string& what, const BodyLayout& b) {
+      const auto reads = [&](const std::string& prefix) {
+        const auto it = read.lower_bound(prefix);
+        return it != read.end() && it->starts_with(prefix);
+      };
+      if (reads("k." + name + "(") || reads("k." + name + "["))
+        fields.push_back(std::string(type) + " " + name + ";  // " + what + " of '" + b.name + "'");
+    };
+    for (const JointLayout& j : layout_.joints) {
+      const BodyLayout& b = layout_.bodies.at(static_cast<std::size_t>(j.body));
+      declare("Eigen::Matrix3d", "R_W" + b.ident, "R_WB", b);
+      declare("Eigen::Vector3d", "p_W" + b.ident, "p_WoBo_W", b);
+    }
+    for (const JointLayout& j : layout_.joints) {
+      const BodyLayout& b = layout_.bodies.at(static_cast<std::size_t>(j.body));
+      declare("Eigen::Vector3d", "w_W" + b.ident, "w_WB", b);
+      declare("Eigen::Vector3d", "v_W" + b.ident, "v_WBo", b);
+    }
+    std::vector<json> out;
+    auto helper = [&](const std::string& name, const std::string& params, std::vector<std::string> doc,
+                      std::vector<std::pair<std::string, std::vector<Assignment>>>& blocks) {
+      FunctionBuilder fn(name, "void", params, std::move(doc));
+      fn.rewriteValues([this](std::vector<Expr>& values, const std::vector<FunctionBuilder::ValueSite>& sites) {
+        derived_.hoistParameterOnly(values, sites);
+      });
+      for (auto& [comment, outputs] : blocks) fn.block(comment, std::move(outputs));
+      json f = fn.finish();
+      f["access"] = "private";
+      out.push_back(std::move(f));
+    };
+    if (!read.empty())
+      helper("constraintPoses", "[[maybe_unused]] const Q& q, ConstraintKinematics& k",
+             {"The constraint functions' kinematics: R_WB and p_WoBo_W (m) of the bodies they reach,",
+              "only the entries some constraint row reads."},
+             poses);
+    if (!velocities.empty())
+      helper("constraintVelocities", "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, ConstraintKinematics& k",
+             {"w_WB (rad/s) and v_WBo (m/s) of the bodies the constraint rows reach, in World, from",
+              "constraintPoses' fields of `k`."},
+             velocities);
+    for (json& f : functions) out.push_back(std::move(f));
+    return out;
+  }
+
+  // One constraint function: the blocks of its rows, over the shared
+  // kinematics' fields (the entries it reads added to `read`).
+  json constraintFunction(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev, std::set<std::string>& read) {
     FunctionBuilder fn = function(f);
     FunctionValues<Expr> v = arguments();
     v.lambda.resize(layout_.constraintRows);
     for (int i = 0; i < layout_.constraintRows; ++i) v.lambda[i] = Expr::symbol(index("lambda", i));
     ev.run(f.id, v);
     const ConstraintRows<Expr>& rows = v.constraints;
-    poseBlocks(fn, ev.world, false);
-    if (f.id == FunctionId::ConstraintVelocityErrors || f.id == FunctionId::ConstraintBias) {
-      velocityBlocks(fn, ev.world, false);
-    }
+    const bool velocityLevel = f.id == FunctionId::ConstraintVelocityErrors || f.id == FunctionId::ConstraintBias;
+    std::vector<std::pair<std::string, std::vector<Assignment>>> blocks;
     if (f.id == FunctionId::ConstraintJacobian) {
       const std::vector<Assignment> all = nonzeroOutputs("G", rows.G);
       if (all.size() < static_cast<std::size_t>(rows.G.size())) {
@@ -534,30 +669,26 @@ class Tracer {
     }
     if (f.id == FunctionId::ConstraintForces) {
       std::vector<Assignment> forces;
-      std::size_t written = 0;
       for (std::size_t b = 0; b < v.bodyForces.size(); ++b) {
         for (int k = 0; k < 6; ++k) {
           const Expr& x = v.bodyForces[b][k];
           if (!x.isZero()) forces.push_back({index(index("bodyForces", static_cast<int>(b)), k), x});
         }
       }
-      written = forces.size();
-      if (written < 6 * v.bodyForces.size()) {
+      if (forces.size() < 6 * v.bodyForces.size()) {
         fn.opening("for (SpatialVector& F : bodyForces) F.setZero();  // bodies no constraint acts on");
       }
-      fn.block("the multipliers' spatial forces on the bodies, about their origins, in World", forces);
-      const std::vector<Assignment> tau = [&] {
-        std::vector<Assignment> out;
-        for (int i = 0; i < v.tau.size(); ++i)
-          if (!v.tau[i].isZero()) out.push_back({index("tau", i), v.tau[i]});
-        return out;
-      }();
+      blocks.emplace_back("the multipliers' spatial forces on the bodies, about their origins, in World",
+                          std::move(forces));
+      std::vector<Assignment> tau;
+      for (int i = 0; i < v.tau.size(); ++i)
+        if (!v.tau[i].isZero()) tau.push_back({index("tau", i), v.tau[i]});
       if (tau.size() < static_cast<std::size_t>(v.tau.size())) fn.opening("tau.setZero();  // dofs no constraint reaches");
-      fn.block("generalized forces tau = -G^T lambda", tau);
-      return fn.finish();
+      blocks.emplace_back("generalized forces tau = -G^T lambda", std::move(tau));
     }
     int contact = 0;
     for (const ConstraintLayout& c : layout_.constraints) {
+      if (f.id == FunctionId::ConstraintForces) break;
       const bool isContact = c.kind == mechanics::ConstraintKind::SphereOnSphere;
       const std::string where = cite_.where(isContact ? "contact" : "cut joint", c.component);
       std::vector<int> rowIndices;
@@ -592,8 +723,19 @@ class Tracer {
         default:
           throw std::logic_error("constraintFunction: not a constraint function");
       }
-      if (!out.empty()) fn.block(where, out);
+      if (!out.empty()) blocks.emplace_back(where, std::move(out));
     }
+    std::set<std::string> reads;
+    readKinematics(blocks, kinematicsFields(ev.world, velocityLevel), reads);
+    if (!reads.empty()) {
+      fn.opening("ConstraintKinematics k;  // the World kinematics the rows read");
+      fn.opening("constraintPoses(q, k);");
+      const bool moving = std::any_of(reads.begin(), reads.end(),
+                                      [](const std::string& r) { return r.starts_with("k.w_") || r.starts_with("k.v_"); });
+      if (moving) fn.opening("constraintVelocities(q, u, k);");
+    }
+    read.insert(reads.begin(), reads.end());
+    for (auto& [comment, outputs] : blocks) fn.block(comment, std::move(outputs));
     return fn.finish();
   }
 
@@ -1267,6 +1409,7 @@ class Tracer {
   const ModelLayout& layout_;
   const Citations cite_;
   DerivedValues derived_{layout_, cite_};
+  std::vector<std::string> constraintKinematics_;  // ConstraintKinematics' fields (constraintFunctions)
   const TraceOptions& options_;
   Mechanism<Expr> mechanism_;
   Environment<Expr>* env_ = nullptr;  // run()'s

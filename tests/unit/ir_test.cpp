@@ -73,6 +73,7 @@ ir::Model sample() {
   f.part_params = f.args = "";
   f.method = json::object();
   f.includes = std::vector<std::string>{"<Eigen/Cholesky>"};
+  f.access = "private";
   f.blocks.resize(1);
   f.parts.resize(1);
   m.functions.push_back(f);

@@ -920,319 +920,217 @@ class FourBar {
     JdotU[5] = 0.0;
   }
 
-  // phi_p(q) (holonomic rows): each constraint's position errors (constraintInfo gives its
-  // rows): a cut joint's offsets (m) along and angles (dot products) across the directions its
-  // type forbids; a contact's signed separation of the sphere surfaces (m). Zero when satisfied.
-  // (10 adds, 14 muls, 0 divs, 6 calls, 0 other)
-  void constraintPositionErrors([[maybe_unused]] const Q& q, PositionErrors& perr) const {
+ private:
+  // The World kinematics the constraint functions read (the private
+  // functions below are theirs), computed once per call by constraintPoses
+  // and constraintVelocities: only the entries some constraint row reads.
+  struct ConstraintKinematics {
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
     Eigen::Matrix3d R_WCoupler;  // R_WB of 'coupler'
     Eigen::Vector3d p_WCoupler;  // p_WoBo_W of 'coupler'
     Eigen::Matrix3d R_WRocker;  // R_WB of 'rocker'
+    Eigen::Vector3d w_WCoupler;  // w_WB of 'coupler'
+    Eigen::Vector3d v_WCoupler;  // v_WBo of 'coupler'
+  };
+
+  // The constraint functions' kinematics: R_WB and p_WoBo_W (m) of the bodies they reach,
+  // only the entries some constraint row reads.
+  // (3 adds, 6 muls, 0 divs, 6 calls, 0 other)
+  void constraintPoses([[maybe_unused]] const Q& q, ConstraintKinematics& k) const {
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
     const double t0 = std::cos(q[0]);
     const double t1 = std::sin(q[0]);
-    R_WCrank(0, 0) = t0;
-    R_WCrank(1, 0) = t1;
+    k.R_WCrank(0, 0) = t0;
+    k.R_WCrank(1, 0) = t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
     const double t2 = std::sin(q[1]);
-    const double t3 = t2*R_WCrank(1, 0);
-    const double t4 = std::cos(q[1]);
-    const double t5 = t4*R_WCrank(0, 0);
-    const double t6 = -t3 + t5;
-    const double t7 = t2*R_WCrank(0, 0);
-    const double t8 = R_WCrank(1, 0)*t4;
-    const double t9 = -t7 - t8;
-    const double t10 = t7 + t8;
-    const double t11 = params.r*R_WCrank(0, 0);
-    const double t12 = params.r*R_WCrank(1, 0);
-    R_WCoupler(0, 0) = t6;
-    R_WCoupler(0, 1) = t9;
-    R_WCoupler(1, 0) = t10;
-    p_WCoupler[0] = t11;
-    p_WCoupler[1] = t12;
+    const double t3 = std::cos(q[1]);
+    const double t4 = t2*k.R_WCrank(0, 0);
+    const double t5 = k.R_WCrank(1, 0)*t3;
+    k.R_WCoupler(0, 0) = -t2*k.R_WCrank(1, 0) + t3*k.R_WCrank(0, 0);
+    k.R_WCoupler(0, 1) = -t4 - t5;
+    k.R_WCoupler(1, 0) = t4 + t5;
+    k.p_WCoupler[0] = params.r*k.R_WCrank(0, 0);
+    k.p_WCoupler[1] = params.r*k.R_WCrank(1, 0);
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
-    const double t13 = std::cos(q[2]);
-    const double t14 = std::sin(q[2]);
-    R_WRocker(0, 0) = t13;
-    R_WRocker(1, 0) = t14;
+    k.R_WRocker(0, 0) = std::cos(q[2]);
+    k.R_WRocker(1, 0) = std::sin(q[2]);
+  }
+
+  // w_WB (rad/s) and v_WBo (m/s) of the bodies the constraint rows reach, in World, from
+  // constraintPoses' fields of `k`.
+  // (1 adds, 4 muls, 0 divs, 0 calls, 0 other)
+  void constraintVelocities([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                            ConstraintKinematics& k) const {
+    // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity
+    k.w_WCoupler[2] = u[0] + u[1];
+    k.v_WCoupler[0] = -k.R_WCrank(1, 0)*params.r*u[0];
+    k.v_WCoupler[1] = k.R_WCrank(0, 0)*params.r*u[0];
+  }
+
+ public:
+  // phi_p(q) (holonomic rows): each constraint's position errors (constraintInfo gives its
+  // rows): a cut joint's offsets (m) along and angles (dot products) across the directions its
+  // type forbids; a contact's signed separation of the sphere surfaces (m). Zero when satisfied.
+  // (7 adds, 8 muls, 0 divs, 0 calls, 0 other)
+  void constraintPositionErrors([[maybe_unused]] const Q& q, PositionErrors& perr) const {
+    ConstraintKinematics k;  // the World kinematics the rows read
+    constraintPoses(q, k);
     // cut joint 'couplerRocker' (fourbar.cap:51)
-    const double t15 = params.b*R_WRocker(1, 0) - p_WCoupler[1] - params.c*R_WCoupler(1, 0);
-    const double t16 = params.a + params.b*R_WRocker(0, 0) - p_WCoupler[0] -
-        params.c*R_WCoupler(0, 0);
-    perr[0] = R_WCoupler(1, 0)*t15 + R_WCoupler(0, 0)*t16;
-    perr[1] = R_WCoupler(0, 1)*t16 + R_WCoupler(0, 0)*t15;
+    const double t0 = -k.p_WCoupler[1] + k.R_WRocker(1, 0)*params.b - k.R_WCoupler(1, 0)*params.c;
+    const double t1 = -k.p_WCoupler[0] + params.a + k.R_WRocker(0, 0)*params.b -
+        k.R_WCoupler(0, 0)*params.c;
+    perr[0] = k.R_WCoupler(1, 0)*t0 + k.R_WCoupler(0, 0)*t1;
+    perr[1] = k.R_WCoupler(0, 0)*t0 + k.R_WCoupler(0, 1)*t1;
     perr.segment<3>(2).setZero();
   }
 
   // phi_v(q, u) = G(q) u (rows): the holonomic rows' time derivatives, then the rolling
   // contacts' slip velocities (m/s) along their Cx and Cy.
-  // (19 adds, 34 muls, 0 divs, 6 calls, 0 other)
+  // (15 adds, 24 muls, 0 divs, 0 calls, 0 other)
   void constraintVelocityErrors([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                                 ConstraintVector& verr) const {
-    Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
-    Eigen::Matrix3d R_WCoupler;  // R_WB of 'coupler'
-    Eigen::Vector3d p_WCoupler;  // p_WoBo_W of 'coupler'
-    Eigen::Matrix3d R_WRocker;  // R_WB of 'rocker'
-    Eigen::Vector3d w_WCoupler;  // w_WB of 'coupler'
-    Eigen::Vector3d v_WCoupler;  // v_WBo of 'coupler'
-    // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
-    R_WCrank(0, 0) = t0;
-    R_WCrank(1, 0) = t1;
-    // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
-    const double t2 = std::sin(q[1]);
-    const double t3 = t2*R_WCrank(1, 0);
-    const double t4 = std::cos(q[1]);
-    const double t5 = t4*R_WCrank(0, 0);
-    const double t6 = -t3 + t5;
-    const double t7 = t2*R_WCrank(0, 0);
-    const double t8 = R_WCrank(1, 0)*t4;
-    const double t9 = -t7 - t8;
-    const double t10 = t7 + t8;
-    const double t11 = params.r*R_WCrank(0, 0);
-    const double t12 = params.r*R_WCrank(1, 0);
-    R_WCoupler(0, 0) = t6;
-    R_WCoupler(0, 1) = t9;
-    R_WCoupler(1, 0) = t10;
-    p_WCoupler[0] = t11;
-    p_WCoupler[1] = t12;
-    // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
-    const double t13 = std::cos(q[2]);
-    const double t14 = std::sin(q[2]);
-    R_WRocker(0, 0) = t13;
-    R_WRocker(1, 0) = t14;
-    // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity
-    const double t15 = u[0] + u[1];
-    const double t16 = params.r*u[0]*R_WCrank(0, 0);
-    w_WCoupler[2] = t15;
-    v_WCoupler[1] = t16;
+    ConstraintKinematics k;  // the World kinematics the rows read
+    constraintPoses(q, k);
+    constraintVelocities(q, u, k);
     // cut joint 'couplerRocker' (fourbar.cap:51)
-    const double t17 = params.r*u[0]*R_WCrank(1, 0) - params.b*u[2]*R_WRocker(1, 0) +
-        params.c*w_WCoupler[2]*R_WCoupler(1, 0);
-    const double t18 = params.b*R_WRocker(1, 0) - p_WCoupler[1] - params.c*R_WCoupler(1, 0);
-    const double t19 = -v_WCoupler[1] + params.b*u[2]*R_WRocker(0, 0) -
-        params.c*w_WCoupler[2]*R_WCoupler(0, 0);
-    const double t20 = params.a + params.b*R_WRocker(0, 0) - p_WCoupler[0] -
-        params.c*R_WCoupler(0, 0);
-    verr[0] = R_WCoupler(0, 0)*t17 + w_WCoupler[2]*R_WCoupler(0, 0)*t18 + R_WCoupler(1, 0)*t19 -
-        w_WCoupler[2]*R_WCoupler(1, 0)*t20;
-    verr[1] = R_WCoupler(0, 0)*t19 + w_WCoupler[2]*R_WCoupler(0, 1)*t18 + R_WCoupler(0, 1)*t17 -
-        w_WCoupler[2]*R_WCoupler(0, 0)*t20;
+    const double t0 = -k.p_WCoupler[1] + k.R_WRocker(1, 0)*params.b - k.R_WCoupler(1, 0)*params.c;
+    const double t1 = -k.p_WCoupler[0] + params.a + k.R_WRocker(0, 0)*params.b -
+        k.R_WCoupler(0, 0)*params.c;
+    const double t2 = -k.v_WCoupler[1] - k.R_WCoupler(0, 0)*k.w_WCoupler[2]*params.c +
+        k.R_WRocker(0, 0)*params.b*u[2];
+    const double t3 = -k.v_WCoupler[0] - k.R_WRocker(1, 0)*params.b*u[2] +
+        k.R_WCoupler(1, 0)*k.w_WCoupler[2]*params.c;
+    verr[0] = k.R_WCoupler(0, 0)*k.w_WCoupler[2]*t0 - k.R_WCoupler(1, 0)*k.w_WCoupler[2]*t1 +
+        k.R_WCoupler(1, 0)*t2 + k.R_WCoupler(0, 0)*t3;
+    verr[1] = k.R_WCoupler(0, 1)*k.w_WCoupler[2]*t0 - k.R_WCoupler(0, 0)*k.w_WCoupler[2]*t1 +
+        k.R_WCoupler(0, 0)*t2 + k.R_WCoupler(0, 1)*t3;
     verr.segment<3>(2).setZero();
   }
 
   // G(q) (rows x nu) = d phi_v / d u; its structural zeros are not written (set to zero once).
-  // (22 adds, 30 muls, 0 divs, 6 calls, 0 other)
+  // (19 adds, 24 muls, 0 divs, 0 calls, 0 other)
   void constraintJacobian([[maybe_unused]] const Q& q, ConstraintJacobian& G) const {
     G.setZero();  // structural zeros: the columns of joints a constraint does not reach
-    Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
-    Eigen::Matrix3d R_WCoupler;  // R_WB of 'coupler'
-    Eigen::Vector3d p_WCoupler;  // p_WoBo_W of 'coupler'
-    Eigen::Matrix3d R_WRocker;  // R_WB of 'rocker'
-    // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
-    R_WCrank(0, 0) = t0;
-    R_WCrank(1, 0) = t1;
-    // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
-    const double t2 = std::sin(q[1]);
-    const double t3 = t2*R_WCrank(1, 0);
-    const double t4 = std::cos(q[1]);
-    const double t5 = t4*R_WCrank(0, 0);
-    const double t6 = -t3 + t5;
-    const double t7 = t2*R_WCrank(0, 0);
-    const double t8 = R_WCrank(1, 0)*t4;
-    const double t9 = -t7 - t8;
-    const double t10 = t7 + t8;
-    const double t11 = params.r*R_WCrank(0, 0);
-    const double t12 = params.r*R_WCrank(1, 0);
-    R_WCoupler(0, 0) = t6;
-    R_WCoupler(0, 1) = t9;
-    R_WCoupler(1, 0) = t10;
-    p_WCoupler[0] = t11;
-    p_WCoupler[1] = t12;
-    // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
-    const double t13 = std::cos(q[2]);
-    const double t14 = std::sin(q[2]);
-    R_WRocker(0, 0) = t13;
-    R_WRocker(1, 0) = t14;
+    ConstraintKinematics k;  // the World kinematics the rows read
+    constraintPoses(q, k);
     // cut joint 'couplerRocker' (fourbar.cap:51)
-    const double t15 = params.c*R_WCoupler(0, 0);
-    const double t16 = params.a + params.b*R_WRocker(0, 0) - p_WCoupler[0] - t15;
-    const double t17 = R_WCoupler(1, 0)*t16;
-    const double t18 = params.c*R_WCoupler(1, 0);
-    const double t19 = -p_WCoupler[1] - t18;
-    const double t20 = p_WCoupler[0] + t15;
-    const double t21 = params.b*R_WRocker(1, 0) - p_WCoupler[1] - t18;
-    const double t22 = R_WCoupler(0, 0)*t21;
-    const double t23 = R_WCoupler(0, 1)*t21;
-    const double t24 = R_WCoupler(0, 0)*t16;
-    G(0, 0) = -t17 - R_WCoupler(0, 0)*t19 - R_WCoupler(1, 0)*t20 + t22;
-    G(0, 1) = -t17 + t22;
-    G(0, 2) = params.b*R_WRocker(0, 0)*R_WCoupler(1, 0) - params.b*R_WRocker(1, 0)*R_WCoupler(0, 0);
-    G(1, 0) = -R_WCoupler(0, 0)*t20 - R_WCoupler(0, 1)*t19 + t23 - t24;
-    G(1, 1) = -params.c*R_WCoupler(0, 0)*R_WCoupler(0, 0) +
-        params.c*R_WCoupler(0, 1)*R_WCoupler(1, 0) + t23 - t24;
-    G(1, 2) = params.b*R_WRocker(0, 0)*R_WCoupler(0, 0) - params.b*R_WRocker(1, 0)*R_WCoupler(0, 1);
+    const double t0 = k.R_WCoupler(1, 0)*params.c;
+    const double t1 = -k.p_WCoupler[1] + k.R_WRocker(1, 0)*params.b - t0;
+    const double t2 = k.R_WCoupler(0, 0)*t1;
+    const double t3 = k.R_WCoupler(0, 0)*params.c;
+    const double t4 = -k.p_WCoupler[0] + params.a + k.R_WRocker(0, 0)*params.b - t3;
+    const double t5 = k.R_WCoupler(1, 0)*t4;
+    const double t6 = -k.p_WCoupler[1] - t0;
+    const double t7 = k.p_WCoupler[0] + t3;
+    const double t8 = k.R_WCoupler(0, 0)*t4;
+    const double t9 = k.R_WCoupler(0, 1)*t1;
+    G(0, 0) = t2 - t5 - k.R_WCoupler(0, 0)*t6 - k.R_WCoupler(1, 0)*t7;
+    G(0, 1) = t2 - t5;
+    G(0, 2) = k.R_WCoupler(1, 0)*k.R_WRocker(0, 0)*params.b -
+        k.R_WCoupler(0, 0)*k.R_WRocker(1, 0)*params.b;
+    G(1, 0) = -k.R_WCoupler(0, 0)*t7 - t8 - k.R_WCoupler(0, 1)*t6 + t9;
+    G(1, 1) = -k.R_WCoupler(0, 0)*k.R_WCoupler(0, 0)*params.c +
+        k.R_WCoupler(0, 1)*k.R_WCoupler(1, 0)*params.c - t8 + t9;
+    G(1, 2) = k.R_WCoupler(0, 0)*k.R_WRocker(0, 0)*params.b -
+        k.R_WCoupler(0, 1)*k.R_WRocker(1, 0)*params.b;
   }
 
   // gamma(q, u) (rows): the right-hand side of G udot = gamma, minus the rows' acceleration
   // at udot = 0 (-Gdot u).
-  // (27 adds, 68 muls, 0 divs, 6 calls, 0 other)
+  // (23 adds, 58 muls, 0 divs, 0 calls, 0 other)
   void constraintBias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                       ConstraintVector& gamma) const {
-    Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
-    Eigen::Matrix3d R_WCoupler;  // R_WB of 'coupler'
-    Eigen::Vector3d p_WCoupler;  // p_WoBo_W of 'coupler'
-    Eigen::Matrix3d R_WRocker;  // R_WB of 'rocker'
-    Eigen::Vector3d w_WCoupler;  // w_WB of 'coupler'
-    Eigen::Vector3d v_WCoupler;  // v_WBo of 'coupler'
-    // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
-    R_WCrank(0, 0) = t0;
-    R_WCrank(1, 0) = t1;
-    // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
-    const double t2 = std::sin(q[1]);
-    const double t3 = t2*R_WCrank(1, 0);
-    const double t4 = std::cos(q[1]);
-    const double t5 = t4*R_WCrank(0, 0);
-    const double t6 = -t3 + t5;
-    const double t7 = t2*R_WCrank(0, 0);
-    const double t8 = R_WCrank(1, 0)*t4;
-    const double t9 = -t7 - t8;
-    const double t10 = t7 + t8;
-    const double t11 = params.r*R_WCrank(0, 0);
-    const double t12 = params.r*R_WCrank(1, 0);
-    R_WCoupler(0, 0) = t6;
-    R_WCoupler(0, 1) = t9;
-    R_WCoupler(1, 0) = t10;
-    p_WCoupler[0] = t11;
-    p_WCoupler[1] = t12;
-    // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
-    const double t13 = std::cos(q[2]);
-    const double t14 = std::sin(q[2]);
-    R_WRocker(0, 0) = t13;
-    R_WRocker(1, 0) = t14;
-    // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity
-    const double t15 = u[0] + u[1];
-    const double t16 = params.r*u[0]*R_WCrank(0, 0);
-    w_WCoupler[2] = t15;
-    v_WCoupler[1] = t16;
+    ConstraintKinematics k;  // the World kinematics the rows read
+    constraintPoses(q, k);
+    constraintVelocities(q, u, k);
     // cut joint 'couplerRocker' (fourbar.cap:51)
-    const double t17 = params.a + params.b*R_WRocker(0, 0) - p_WCoupler[0] -
-        params.c*R_WCoupler(0, 0);
-    const double t18 = -params.b*u[2]*u[2]*R_WRocker(0, 0) + params.r*u[0]*u[0]*R_WCrank(0, 0) +
-        params.c*w_WCoupler[2]*w_WCoupler[2]*R_WCoupler(0, 0);
-    const double t19 = params.b*R_WRocker(1, 0) - p_WCoupler[1] - params.c*R_WCoupler(1, 0);
-    const double t20 = params.r*u[0]*u[0]*R_WCrank(1, 0) - params.b*u[2]*u[2]*R_WRocker(1, 0) +
-        params.c*w_WCoupler[2]*w_WCoupler[2]*R_WCoupler(1, 0);
-    const double t21 = params.r*u[0]*R_WCrank(1, 0) - params.b*u[2]*R_WRocker(1, 0) +
-        params.c*w_WCoupler[2]*R_WCoupler(1, 0);
-    const double t22 = -v_WCoupler[1] + params.b*u[2]*R_WRocker(0, 0) -
-        params.c*w_WCoupler[2]*R_WCoupler(0, 0);
-    gamma[0] = -(-w_WCoupler[2]*w_WCoupler[2]*R_WCoupler(0, 0)*t17 + R_WCoupler(0, 0)*t18 -
-        w_WCoupler[2]*w_WCoupler[2]*R_WCoupler(1, 0)*t19 + R_WCoupler(1, 0)*t20 -
-        2.0*w_WCoupler[2]*R_WCoupler(1, 0)*t21 + 2.0*w_WCoupler[2]*R_WCoupler(0, 0)*t22);
-    gamma[1] = -(-w_WCoupler[2]*w_WCoupler[2]*R_WCoupler(0, 1)*t17 -
-        2.0*w_WCoupler[2]*R_WCoupler(0, 0)*t21 - w_WCoupler[2]*w_WCoupler[2]*R_WCoupler(0, 0)*t19 +
-        R_WCoupler(0, 1)*t18 + 2.0*w_WCoupler[2]*R_WCoupler(0, 1)*t22 + R_WCoupler(0, 0)*t20);
+    const double t0 = -k.v_WCoupler[0] - k.R_WRocker(1, 0)*params.b*u[2] +
+        k.R_WCoupler(1, 0)*k.w_WCoupler[2]*params.c;
+    const double t1 = -k.v_WCoupler[1] - k.R_WCoupler(0, 0)*k.w_WCoupler[2]*params.c +
+        k.R_WRocker(0, 0)*params.b*u[2];
+    const double t2 = -k.R_WRocker(1, 0)*params.b*u[2]*u[2] +
+        k.R_WCoupler(1, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*params.c +
+        k.R_WCrank(1, 0)*params.r*u[0]*u[0];
+    const double t3 = -k.p_WCoupler[1] + k.R_WRocker(1, 0)*params.b - k.R_WCoupler(1, 0)*params.c;
+    const double t4 = k.R_WCoupler(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*params.c -
+        k.R_WRocker(0, 0)*params.b*u[2]*u[2] + k.R_WCrank(0, 0)*params.r*u[0]*u[0];
+    const double t5 = -k.p_WCoupler[0] + params.a + k.R_WRocker(0, 0)*params.b -
+        k.R_WCoupler(0, 0)*params.c;
+    gamma[0] = -(-2.0*k.R_WCoupler(1, 0)*k.w_WCoupler[2]*t0 +
+        2.0*k.R_WCoupler(0, 0)*k.w_WCoupler[2]*t1 + k.R_WCoupler(1, 0)*t2 -
+        k.R_WCoupler(1, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t3 + k.R_WCoupler(0, 0)*t4 -
+        k.R_WCoupler(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t5);
+    gamma[1] = -(-k.R_WCoupler(0, 1)*k.w_WCoupler[2]*k.w_WCoupler[2]*t5 +
+        2.0*k.R_WCoupler(0, 1)*k.w_WCoupler[2]*t1 -
+        k.R_WCoupler(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t3 + k.R_WCoupler(0, 1)*t4 +
+        k.R_WCoupler(0, 0)*t2 - 2.0*k.R_WCoupler(0, 0)*k.w_WCoupler[2]*t0);
     gamma.segment<3>(2).setZero();
   }
 
   // What multipliers lambda (rows; Simbody's sign: M udot = tau - C - G^T lambda) apply:
   // bodyForces[b] = [n; f] on body b, the moment about its origin then the force, in World
   // (Simbody's calcConstraintForcesFromMultipliers), and the generalized forces tau = -G^T lambda.
-  // (43 adds, 50 muls, 0 divs, 6 calls, 0 other)
+  // (40 adds, 46 muls, 0 divs, 2 calls, 0 other)
   void constraintForces([[maybe_unused]] const Q& q,
                         [[maybe_unused]] const ConstraintVector& lambda, ExternalForces& bodyForces,
                         U& tau) const {
     for (SpatialVector& F : bodyForces) F.setZero();  // bodies no constraint acts on
-    Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
-    Eigen::Matrix3d R_WCoupler;  // R_WB of 'coupler'
-    Eigen::Vector3d p_WCoupler;  // p_WoBo_W of 'coupler'
-    Eigen::Matrix3d R_WRocker;  // R_WB of 'rocker'
-    // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
-    R_WCrank(0, 0) = t0;
-    R_WCrank(1, 0) = t1;
-    // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
-    const double t2 = std::sin(q[1]);
-    const double t3 = t2*R_WCrank(1, 0);
-    const double t4 = std::cos(q[1]);
-    const double t5 = t4*R_WCrank(0, 0);
-    const double t6 = -t3 + t5;
-    const double t7 = t2*R_WCrank(0, 0);
-    const double t8 = R_WCrank(1, 0)*t4;
-    const double t9 = -t7 - t8;
-    const double t10 = t7 + t8;
-    const double t11 = params.r*R_WCrank(0, 0);
-    const double t12 = params.r*R_WCrank(1, 0);
-    R_WCoupler(0, 0) = t6;
-    R_WCoupler(0, 1) = t9;
-    R_WCoupler(1, 0) = t10;
-    p_WCoupler[0] = t11;
-    p_WCoupler[1] = t12;
-    // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
-    const double t13 = std::cos(q[2]);
-    const double t14 = std::sin(q[2]);
-    R_WRocker(0, 0) = t13;
-    R_WRocker(1, 0) = t14;
+    ConstraintKinematics k;  // the World kinematics the rows read
+    constraintPoses(q, k);
     // the multipliers' spatial forces on the bodies, about their origins, in World
-    const double t15 = lambda[3]*R_WCoupler(0, 1);
-    const double t16 = lambda[4]*(t3 - t5);
-    const double t17 = params.b*R_WRocker(1, 0);
-    const double t18 = lambda[4]*R_WCoupler(0, 1);
-    const double t19 = params.b*R_WRocker(0, 0);
-    const double t20 = lambda[3]*R_WCoupler(0, 0);
-    const double t21 = params.c*R_WCoupler(0, 0);
-    const double t22 = params.a + t19 - p_WCoupler[0] - t21;
-    const double t23 = R_WCoupler(1, 0)*t22;
-    const double t24 = params.c*R_WCoupler(1, 0);
-    const double t25 = t17 - p_WCoupler[1] - t24;
-    const double t26 = R_WCoupler(0, 0)*t25;
-    const double t27 = -t23 + t26;
-    const double t28 = lambda[0]*t27;
-    const double t29 = params.c*R_WCoupler(0, 0)*R_WCoupler(0, 0);
-    const double t30 = params.c*R_WCoupler(0, 1)*R_WCoupler(1, 0);
-    const double t31 = R_WCoupler(0, 1)*t25;
-    const double t32 = R_WCoupler(0, 0)*t22;
-    const double t33 = -t29 + t30 + t31 - t32;
-    const double t34 = lambda[1]*t33;
-    const double t35 = lambda[0]*R_WCoupler(0, 0);
-    const double t36 = lambda[1]*R_WCoupler(0, 1);
-    const double t37 = lambda[0]*R_WCoupler(1, 0);
-    const double t38 = lambda[1]*R_WCoupler(0, 0);
-    const double t39 = params.b*R_WRocker(0, 0)*R_WCoupler(1, 0);
-    const double t40 = params.b*R_WRocker(1, 0)*R_WCoupler(0, 0);
-    const double t41 = t39 - t40;
-    const double t42 = lambda[0]*t41;
-    const double t43 = params.b*R_WRocker(0, 0)*R_WCoupler(0, 0);
-    const double t44 = params.b*R_WRocker(1, 0)*R_WCoupler(0, 1);
-    const double t45 = t43 - t44;
-    const double t46 = lambda[1]*t45;
-    bodyForces[1][0] = t15 + t16 - lambda[2]*(-t17 + p_WCoupler[1]);
-    bodyForces[1][1] = t18 - lambda[2]*(params.a + t19 - p_WCoupler[0]) + t20;
-    bodyForces[1][2] = -t28 - t34;
-    bodyForces[1][3] = t35 + t36;
-    bodyForces[1][4] = t37 + t38;
+    const double t0 = k.R_WCoupler(0, 1)*lambda[3];
+    const double t1 = k.R_WRocker(1, 0)*params.b;
+    const double t2 = lambda[4]*(-k.R_WCrank(0, 0)*std::cos(q[1]) +
+        k.R_WCrank(1, 0)*std::sin(q[1]));
+    const double t3 = k.R_WCoupler(0, 1)*lambda[4];
+    const double t4 = k.R_WCoupler(0, 0)*lambda[3];
+    const double t5 = k.R_WRocker(0, 0)*params.b;
+    const double t6 = k.R_WCoupler(1, 0)*params.c;
+    const double t7 = -k.p_WCoupler[1] + t1 - t6;
+    const double t8 = k.R_WCoupler(0, 0)*t7;
+    const double t9 = k.R_WCoupler(0, 0)*params.c;
+    const double t10 = -k.p_WCoupler[0] + params.a + t5 - t9;
+    const double t11 = k.R_WCoupler(1, 0)*t10;
+    const double t12 = t8 - t11;
+    const double t13 = lambda[0]*t12;
+    const double t14 = k.R_WCoupler(0, 0)*k.R_WCoupler(0, 0)*params.c;
+    const double t15 = k.R_WCoupler(0, 1)*k.R_WCoupler(1, 0)*params.c;
+    const double t16 = k.R_WCoupler(0, 0)*t10;
+    const double t17 = k.R_WCoupler(0, 1)*t7;
+    const double t18 = -t14 + t15 - t16 + t17;
+    const double t19 = lambda[1]*t18;
+    const double t20 = k.R_WCoupler(0, 0)*lambda[0];
+    const double t21 = k.R_WCoupler(0, 1)*lambda[1];
+    const double t22 = k.R_WCoupler(1, 0)*lambda[0];
+    const double t23 = k.R_WCoupler(0, 0)*lambda[1];
+    const double t24 = k.R_WCoupler(0, 0)*k.R_WRocker(0, 0)*params.b;
+    const double t25 = k.R_WCoupler(0, 1)*k.R_WRocker(1, 0)*params.b;
+    const double t26 = t24 - t25;
+    const double t27 = lambda[1]*t26;
+    const double t28 = k.R_WCoupler(1, 0)*k.R_WRocker(0, 0)*params.b;
+    const double t29 = k.R_WCoupler(0, 0)*k.R_WRocker(1, 0)*params.b;
+    const double t30 = t28 - t29;
+    const double t31 = lambda[0]*t30;
+    bodyForces[1][0] = t0 - lambda[2]*(k.p_WCoupler[1] - t1) + t2;
+    bodyForces[1][1] = t3 + t4 - lambda[2]*(-k.p_WCoupler[0] + params.a + t5);
+    bodyForces[1][2] = -t13 - t19;
+    bodyForces[1][3] = t20 + t21;
+    bodyForces[1][4] = t22 + t23;
     bodyForces[1][5] = lambda[2];
-    bodyForces[2][0] = -lambda[2]*params.b*R_WRocker(1, 0) - t15 - t16;
-    bodyForces[2][1] = lambda[2]*params.b*R_WRocker(0, 0) - t18 - t20;
-    bodyForces[2][2] = -t42 - t46;
-    bodyForces[2][3] = -t35 - t36;
-    bodyForces[2][4] = -t37 - t38;
+    bodyForces[2][0] = -t0 - k.R_WRocker(1, 0)*lambda[2]*params.b - t2;
+    bodyForces[2][1] = k.R_WRocker(0, 0)*lambda[2]*params.b - t3 - t4;
+    bodyForces[2][2] = -t27 - t31;
+    bodyForces[2][3] = -t20 - t21;
+    bodyForces[2][4] = -t22 - t23;
     bodyForces[2][5] = -lambda[2];
     // generalized forces tau = -G^T lambda
-    const double t47 = -p_WCoupler[1] - t24;
-    const double t48 = p_WCoupler[0] + t21;
-    tau[0] = -(lambda[0]*(-t23 - R_WCoupler(0, 0)*t47 - R_WCoupler(1, 0)*t48 + t26) +
-        lambda[1]*(-R_WCoupler(0, 0)*t48 - R_WCoupler(0, 1)*t47 + t31 - t32));
-    tau[1] = -(t28 + t34);
-    tau[2] = -(t42 + t46);
+    const double t32 = k.p_WCoupler[0] + t9;
+    const double t33 = -k.p_WCoupler[1] - t6;
+    tau[0] = -(lambda[1]*(-k.R_WCoupler(0, 0)*t32 - t16 - k.R_WCoupler(0, 1)*t33 + t17) +
+        lambda[0]*(t8 - t11 - k.R_WCoupler(0, 0)*t33 - k.R_WCoupler(1, 0)*t32));
+    tau[1] = -(t13 + t19);
+    tau[2] = -(t27 + t31);
   }
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation
