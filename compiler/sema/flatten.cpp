@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 
 #include <capstan/sim/integrator.hpp>
 
@@ -189,20 +190,24 @@ std::string writtenRef(const syntax::Name& name) {
 
 void Flattener::noteUnitsRead(syntax::Diagnostic& d, const syntax::Expr& e, const Env& env) {
   constexpr std::size_t kMostNotes = 3;
-  std::vector<int> seen;
+  std::set<std::string> seen;  // `v<index>` for a model variable, `l<name>` for a function's local
+  const auto noted = [](const Unit& u) { return u.known() && !u.spelling.empty() && !u.isDimensionless(); };
   const std::function<void(const syntax::Expr&)> walk = [&](const syntax::Expr& x) {
     if (seen.size() >= kMostNotes) return;
-    if (x.kind == syntax::ExprKind::Ref && env.inst && !x.name.global && !x.name.parts.empty() &&
-        env.inst->byName.count(x.name.parts[0].name)) {
+    const bool named = x.kind == syntax::ExprKind::Ref && !x.name.global && !x.name.parts.empty();
+    if (named && env.locals && env.locals->count(x.name.parts[0].name)) {
+      // An input or local of a function being inlined, at its declaration.
+      const std::string& name = x.name.parts[0].name;
+      const LocalValue& lv = env.locals->at(name);
+      if (noted(lv.unit) && seen.insert("l" + name).second)
+        d.note(DiagKind::NoteUnitDeclared, lv.declared, writtenRef(x.name), lv.unit.spelling);
+    } else if (named && env.inst && env.inst->byName.count(x.name.parts[0].name)) {
       const Resolved r = resolve(x, env, /*quiet=*/true);
-      if (r.kind == Resolved::Kind::Variable && r.var >= 0 &&
-          std::find(seen.begin(), seen.end(), r.var) == seen.end()) {
+      if (r.kind == Resolved::Kind::Variable && r.var >= 0) {
         const VarInfo& vi = info_[static_cast<std::size_t>(r.var)];
-        if (vi.unit.known() && !vi.unit.spelling.empty() && !vi.unit.isDimensionless()) {
-          seen.push_back(r.var);
+        if (noted(vi.unit) && seen.insert("v" + std::to_string(r.var)).second)
           d.note(DiagKind::NoteUnitDeclared, out_.variables[static_cast<std::size_t>(r.var)].range,
                  writtenRef(x.name), vi.unit.spelling);
-        }
       }
     }
     for (const syntax::ExprPtr& a : x.args)

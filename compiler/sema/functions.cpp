@@ -368,9 +368,11 @@ Typed Flattener::callFunction(ClassNode* fn, const syntax::Expr& e, const Env& e
     return t;
   }
   std::vector<std::optional<Typed>> bound(inputs.size());
+  std::vector<const syntax::Expr*> written(inputs.size(), nullptr);  // each argument as the caller wrote it
   bool ok = true;
   for (std::size_t k = 0; k < e.args.size(); ++k) {
     bound[k] = translate(*e.args[k], env);
+    written[k] = e.args[k].get();
     ok = ok && bound[k]->ok;
   }
   for (const syntax::NamedArg& na : e.namedArgs) {
@@ -383,6 +385,7 @@ Typed Flattener::callFunction(ClassNode* fn, const syntax::Expr& e, const Env& e
       continue;
     }
     bound[static_cast<std::size_t>(it - inputs.begin())] = translate(*na.value, env);
+    written[static_cast<std::size_t>(it - inputs.begin())] = na.value.get();
     ok = ok && bound[static_cast<std::size_t>(it - inputs.begin())]->ok;
   }
   if (!ok) return t;
@@ -391,6 +394,7 @@ Typed Flattener::callFunction(ClassNode* fn, const syntax::Expr& e, const Env& e
   std::vector<std::pair<std::string, int>> iters;
   Env fenv{nullptr, fn, env.purpose == Purpose::Dynamic ? Purpose::Dynamic : Purpose::Binding, &iters, &locals, env.depth + 1};
   auto declare = [&](const syntax::ComponentDecl& c, LocalValue& lv) -> bool {
+    lv.declared = c.nameRange;
     ClassNode* type = lib_.lookupClass(fn, c.typeName);
     if (!type) return false;
     switch (lib_.basicOf(type)) {
@@ -450,7 +454,10 @@ Typed Flattener::callFunction(ClassNode* fn, const syntax::Expr& e, const Env& e
       return t;
     }
     if (lv.unit.known() && a.unit.certain() && !lv.unit.sameAs(a.unit)) {
-      diags_.report(DiagKind::UnitMismatch, a.e->range, a.unit.str(), fn->fullName + "." + c.name, lv.unit.str());
+      auto& d = diags_.report(DiagKind::UnitMismatch, a.e->range, a.unit.str(), fn->fullName + "." + c.name,
+                              lv.unit.str());
+      if (written[k]) noteUnitsRead(d, *written[k], env);  // a default reads the inputs before it
+      else if (c.binding) noteUnitsRead(d, *c.binding, fenv);
     }
     if (!lv.unit.known()) lv.unit = a.unit;
     lv.elems = scalarElements(a.e, a.shape);
@@ -599,7 +606,8 @@ bool Flattener::execute(const syntax::Statement& s, Env& env, std::vector<std::p
     return false;
   }
   if (target.unit.known() && rhs.unit.certain() && !target.unit.sameAs(rhs.unit)) {
-    diags_.report(DiagKind::UnitMismatch, s.rhs->range, rhs.unit.str(), part.name, target.unit.str());
+    auto& d = diags_.report(DiagKind::UnitMismatch, s.rhs->range, rhs.unit.str(), part.name, target.unit.str());
+    noteUnitsRead(d, *s.rhs, env);
   }
   if (!target.unit.known()) target.unit = rhs.unit;
   std::size_t offset = 0, stride = count(rest);

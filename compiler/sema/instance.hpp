@@ -122,6 +122,7 @@ struct LocalValue {
   std::vector<int> shape;
   std::vector<FlatExprPtr> elems;  // row-major, null while unassigned
   Unit unit;
+  syntax::SourceRange declared;  // its name in the function's declaration (unit notes)
 };
 
 struct Env {
