@@ -22,6 +22,7 @@
 #include "codegen/flat_eval.hpp"
 #include "codegen/layout.hpp"
 #include "mechanics/assembly.hpp"
+#include "mechanics/builtins.hpp"
 
 namespace capstan::codegen {
 
@@ -135,6 +136,50 @@ class Environment {
     return bushing(frameMotion(e.frameA), frameMotion(e.frameC), k);
   }
 
+  HuntCrossleyForces<Scalar> huntCrossleyForces(const ForceElementLayout& e) {
+    HuntCrossleyConstants<Scalar> k;
+    k.halfSpace = mechanics::componentKind(model_.components.at(static_cast<std::size_t>(e.surfaceA)).kind) ==
+                  mechanics::ComponentKind::HalfSpace;
+    if (!k.halfSpace) k.radiusF = scalarParameter(e.surfaceA, "radius");
+    k.radiusB = scalarParameter(e.surfaceC, "radius");
+    k.stiffness = scalarParameter(e.component, "stiffness");
+    k.dissipation = scalarParameter(e.component, "dissipation");
+    k.staticFriction = scalarParameter(e.component, "staticFriction");
+    k.dynamicFriction = scalarParameter(e.component, "dynamicFriction");
+    k.viscousFriction = scalarParameter(e.component, "viscousFriction");
+    k.transitionVelocity = scalarParameter(e.component, "transitionVelocity");
+    return huntCrossley(frameMotion(e.frameA), frameMotion(e.frameC), k);
+  }
+  // The spatial forces element `e` applies at its frames' origins (F_Ao_W,
+  // F_Co_W) and its elastic energy; `check` (double only) runs on a
+  // bushing first.
+  struct ElementForce {
+    Vec6<Scalar> F_Ao_W, F_Co_W;
+    Scalar energy;
+  };
+  ElementForce elementForce(const ForceElementLayout& e,
+                            const std::function<void(const ForceElementLayout&, const BushingForces<Scalar>&)>& check = {}) {
+    switch (e.kind) {
+      case mechanics::ForceKind::Spring: {
+        const SpringForces<Scalar> f = springForces(e);
+        return {f.F_Ao_W, f.F_Co_W, f.energy};
+      }
+      case mechanics::ForceKind::Bushing: {
+        const BushingForces<Scalar> f = bushingForces(e);
+        if (check) check(e, f);
+        return {f.F_Ao_W, f.F_Co_W, f.energy};
+      }
+      case mechanics::ForceKind::HuntCrossley: {
+        const HuntCrossleyForces<Scalar> f = huntCrossleyForces(e);
+        return {f.F_Ao_W, f.F_Co_W, f.energy};
+      }
+      case mechanics::ForceKind::CableSpring:
+      case mechanics::ForceKind::CableActuator:
+      case mechanics::ForceKind::JointForceLaw: break;
+    }
+    throw std::logic_error("elementForce: not a force element between two frames");
+  }
+
   // What all force elements apply, as external forces about the body
   // origins in World (local::ExternalForces), and their elastic energy.
   // `check` (double only) runs on each bushing first: the interpreter's
@@ -154,18 +199,10 @@ class Environment {
       out.fext[b] += shiftForce<Scalar>(F_Fo_W, p_BoFo_W);
     };
     for (const ForceElementLayout& e : layout_.forceElements) {
-      if (e.kind == mechanics::ForceKind::Spring) {
-        const SpringForces<Scalar> f = springForces(e);
-        apply(e.bodyA, e.frameA, f.F_Ao_W);
-        apply(e.bodyC, e.frameC, f.F_Co_W);
-        out.energy += f.energy;
-      } else {
-        const BushingForces<Scalar> f = bushingForces(e);
-        if (check) check(e, f);
-        apply(e.bodyA, e.frameA, f.F_Ao_W);
-        apply(e.bodyC, e.frameC, f.F_Co_W);
-        out.energy += f.energy;
-      }
+      const ElementForce f = elementForce(e, check);
+      apply(e.bodyA, e.frameA, f.F_Ao_W);
+      apply(e.bodyC, e.frameC, f.F_Co_W);
+      out.energy += f.energy;
     }
     return out;
   }

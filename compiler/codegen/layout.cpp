@@ -380,8 +380,10 @@ ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism&
   }
   for (const auto& f : mech.forces) {
     if (f.kind == mechanics::ForceKind::JointForceLaw) continue;
-    if (f.kind == mechanics::ForceKind::Spring || f.kind == mechanics::ForceKind::Bushing) {
-      L.forceElements.push_back({f.kind, f.name, f.component, f.frameA, f.frameB, bodyOfFrame(f.frameA), bodyOfFrame(f.frameB)});
+    if (f.kind == mechanics::ForceKind::Spring || f.kind == mechanics::ForceKind::Bushing ||
+        f.kind == mechanics::ForceKind::HuntCrossley) {
+      L.forceElements.push_back({f.kind, f.name, f.component, f.frameA, f.frameB, bodyOfFrame(f.frameA),
+                                 bodyOfFrame(f.frameB), f.surfaceA, f.surfaceB});
       continue;
     }
     // CableSpring, CableActuator: with its cable, below.

@@ -103,6 +103,7 @@ struct ForceElementLayout {
   int component = -1;
   int frameA = -1, frameC = -1;   // index into mechanics::Mechanism::frames: `frame_a`, `frame_b`
   int bodyA = -1, bodyC = -1;     // runtime bodies, -1 for World
+  int surfaceA = -1, surfaceC = -1;  // HuntCrossley: the surfaces' components (frames A, C are theirs)
 };
 
 // A bushing within about 0.458 degrees of gimbal lock (|cos pitch| <

@@ -864,24 +864,17 @@ class Tracer {
     if (layout_.forceElements.empty()) return;
     env_->setState(v.time, v.q, v.u);
     for (const ForceElementLayout& e : layout_.forceElements) {
-      const bool isSpring = e.kind == mechanics::ForceKind::Spring;
-      Vec6<Expr> F_Ao, F_Co;
-      if (isSpring) {
-        const SpringForces<Expr> f = env_->springForces(e);
-        F_Ao = f.F_Ao_W;
-        F_Co = f.F_Co_W;
-      } else {
-        const BushingForces<Expr> f = env_->bushingForces(e);
-        F_Ao = f.F_Ao_W;
-        F_Co = f.F_Co_W;
-      }
+      const auto f = env_->elementForce(e);
       const std::string ident = monogramIdentifier(e.name);
       std::vector<Assignment> out;
-      for (const auto& [name, F] : {std::pair{"F_Ao" + ident, F_Ao}, std::pair{"F_Co" + ident, F_Co}}) {
+      for (const auto& [name, F] : {std::pair{"F_Ao" + ident, f.F_Ao_W}, std::pair{"F_Co" + ident, f.F_Co_W}}) {
         fn.local("Eigen::Matrix<double, 6, 1> " + name + ";  // [torque; force] at the frame origin, in World");
         for (const Assignment& a : vectorOutputs(name, VectorX<Expr>(F))) out.push_back(a);
       }
-      fn.block(cite_.where(isSpring ? "spring" : "bushing", e.component) + ": forces at its frames' origins", out);
+      const std::string noun = e.kind == mechanics::ForceKind::Spring    ? "spring"
+                               : e.kind == mechanics::ForceKind::Bushing ? "bushing"
+                                                                         : "compliant contact";
+      fn.block(cite_.where(noun, e.component) + ": forces at its frames' origins", out);
     }
   }
 

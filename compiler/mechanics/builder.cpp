@@ -563,6 +563,9 @@ class Builder {
         case ComponentKind::Sphere:
         case ComponentKind::Cylinder:
         case ComponentKind::Ellipsoid: checkSurface(c, *kind); break;
+        case ComponentKind::HuntCrossleyContact:
+          checkPositive(c, "transitionVelocity");  // friction divides by it
+          break;
         case ComponentKind::Torus: {
           checkSurface(c, *kind);
           const double R = scalar(c, "majorRadius", 1.0), r = scalar(c, "minorRadius", 0.0);
@@ -686,13 +689,27 @@ class Builder {
   void collectForces() {
     for (int c = 0; c < static_cast<int>(model_.components.size()); ++c) {
       const std::optional<ComponentKind> kind = kindOf(c);
-      if (kind != ComponentKind::Spring && kind != ComponentKind::Bushing) continue;
+      if (kind != ComponentKind::Spring && kind != ComponentKind::Bushing && kind != ComponentKind::HuntCrossleyContact)
+        continue;
       ForceInfo fi;
-      fi.kind = kind == ComponentKind::Spring ? ForceKind::Spring : ForceKind::Bushing;
+      fi.kind = kind == ComponentKind::Spring    ? ForceKind::Spring
+                : kind == ComponentKind::Bushing ? ForceKind::Bushing
+                                                 : ForceKind::HuntCrossley;
       fi.name = comp(c).path;
       fi.component = c;
-      fi.frameA = mech_.findFrame(c, "frame_a");
-      fi.frameB = mech_.findFrame(c, "frame_b");
+      if (fi.kind == ForceKind::HuntCrossley) {
+        // Between the frames of its two surfaces.
+        const auto f = refs(c, "surfaceF"), b = refs(c, "sphereB");
+        if (f.size() != 1 || b.size() != 1) continue;  // sema reported it
+        fi.surfaceA = resolve(f[0], {ComponentKind::Sphere, ComponentKind::HalfSpace});
+        fi.surfaceB = resolve(b[0], {ComponentKind::Sphere});
+        if (fi.surfaceA < 0 || fi.surfaceB < 0) continue;
+        fi.frameA = mech_.findFrame(fi.surfaceA, "frame_a");
+        fi.frameB = mech_.findFrame(fi.surfaceB, "frame_a");
+      } else {
+        fi.frameA = mech_.findFrame(c, "frame_a");
+        fi.frameB = mech_.findFrame(c, "frame_b");
+      }
       const int a = mech_.frames[static_cast<std::size_t>(fi.frameA)].body;
       const int b = mech_.frames[static_cast<std::size_t>(fi.frameB)].body;
       if (a >= 0 && a == b && connected_.count(fi.frameA) && connected_.count(fi.frameB)) {

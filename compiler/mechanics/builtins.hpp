@@ -36,6 +36,7 @@ namespace capstan::mechanics {
   X(Torus, "torus", "frame_a")                                 \
   X(HalfSpace, "half-space", "frame_a")                        \
   X(SphereOnSphereContact, "contact")                          \
+  X(HuntCrossleyContact, "compliant contact")                  \
   X(Bushing, "bushing", "frame_a", "frame_b")                  \
   X(Spring, "spring", "frame_a", "frame_b")                    \
   X(ViaPoint, "via point", "frame_a")                          \

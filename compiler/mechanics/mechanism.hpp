@@ -89,13 +89,14 @@ struct ConstraintInfo {
   int nonholonomic = 0;          // velocity-level rows
 };
 
-enum class ForceKind { Spring, Bushing, CableSpring, CableActuator, JointForceLaw };
+enum class ForceKind { Spring, Bushing, HuntCrossley, CableSpring, CableActuator, JointForceLaw };
 
 struct ForceInfo {
   ForceKind kind = ForceKind::Spring;
   std::string name;
   int component = -1;
-  int frameA = -1, frameB = -1;  // Spring, Bushing
+  int frameA = -1, frameB = -1;  // Spring, Bushing; HuntCrossley: its surfaces' frames
+  int surfaceA = -1, surfaceB = -1;  // HuntCrossley: the surfaceF and sphereB components
   int cable = -1;                // CableSpring, CableActuator: index into cables
   int forceLaw = -1;             // JointForceLaw: index into FlatModel::forceLaws
 };

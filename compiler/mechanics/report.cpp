@@ -48,6 +48,7 @@ const char* forceKindName(ForceKind k) {
   switch (k) {
     case ForceKind::Spring: return "Spring";
     case ForceKind::Bushing: return "Bushing";
+    case ForceKind::HuntCrossley: return "HuntCrossleyContact";
     case ForceKind::CableSpring: return "CableSpring";
     case ForceKind::CableActuator: return "CableActuator";
     case ForceKind::JointForceLaw: return "ForceLaw";
@@ -212,6 +213,8 @@ nlohmann::json toJson(const sema::FlatModel& model, const Mechanism& mech) {
     json j{{"name", f.name}, {"kind", forceKindName(f.kind)}, {"component", path(f.component)}};
     if (f.frameA >= 0) j["frame_a"] = f.frameA;
     if (f.frameB >= 0) j["frame_b"] = f.frameB;
+    if (f.surfaceA >= 0) j["surfaceF"] = path(f.surfaceA);
+    if (f.surfaceB >= 0) j["sphereB"] = path(f.surfaceB);
     if (f.cable >= 0) j["cable"] = f.cable;
     if (f.forceLaw >= 0) j["force_law"] = f.forceLaw;
     forces.push_back(j);

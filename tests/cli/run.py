@@ -268,6 +268,64 @@ def energy(capstan):
     return 0 if ok else 1
 
 
+# ---------------------------------------------------------------- compliant contact
+BOUNCING_BALL = "examples/bouncing_ball.cap"
+BALL_ON_TABLE = "examples/ball_on_table.cap"
+
+
+def total_energy(rows):
+    return [r["kinetic_energy"] + r["potential_energy"] for r in rows]
+
+
+def contact(capstan):
+    """HuntCrossleyContact (interpreted: the generated code is checked
+    against it by golden.agreement): energy is conserved to the integrator's
+    tolerance without dissipation and friction, and never grows with them;
+    a ball sliding without spin on a table rolls at 5/7 of its speed."""
+    failures = 0
+    # Elastic bounces: the drift shrinks with the tolerance.
+    elastic = ["--set", "contact.dissipation=0", "--set", "contact.staticFriction=0",
+               "--set", "contact.dynamicFriction=0"]
+    drifts = []
+    for tol in (1e-8, 1e-10):
+        proc = check_ok(run(capstan, "simulate", BOUNCING_BALL, "--interpret", *elastic, "--tol", tol), "simulate")
+        _, rows = read_csv(proc.stdout)
+        e = total_energy(rows)
+        bounces = sum(1 for a, b in zip(rows, rows[1:]) if a["float.u[5]"] < 0 <= b["float.u[5]"])
+        drifts.append(max(abs(x - e[0]) for x in e) / e[0])
+        print(f"contact: elastic bouncing ball, --tol {tol:g}: {bounces} bounces, max |E - E0| / E0 = {drifts[-1]:.3e}")
+        if bounces < 2:
+            print("contact: FAILED: the ball should bounce at least twice in 3 s")
+            failures += 1
+    if not (drifts[1] < 1e-6 and drifts[1] * 30 < drifts[0]):
+        print("contact: FAILED: the elastic contact's energy drift should be below 1e-6 and shrink with the tolerance")
+        failures += 1
+    # With dissipation and friction: energy never grows, and most of it goes.
+    for model, lost in ((BOUNCING_BALL, 0.5), (BALL_ON_TABLE, 0.3)):
+        proc = check_ok(run(capstan, "simulate", model, "--interpret"), "simulate")
+        _, rows = read_csv(proc.stdout)
+        e = total_energy(rows)
+        rise = max(b - a for a, b in zip(e, e[1:]))
+        print(f"contact: {model}: E {e[0]:.6g} J -> {e[-1]:.6g} J, largest rise between rows {rise:.3e} J")
+        if rise > 1e-9 * e[0] or e[-1] > (1 - lost) * e[0]:
+            print(f"contact: FAILED: energy should only fall, by at least {lost:.0%}")
+            failures += 1
+        if model == BALL_ON_TABLE:
+            # Before the balls meet (about 1 s), the cue ball rolls: v = 5/7 v0, w_z = -v / r.
+            row = min(rows, key=lambda r: abs(r["time"] - 0.8))
+            v, w = row["cueJoint.u[4]"], row["cueJoint.u[3]"]
+            print(f"contact: cue ball at t = {row['time']:g}: v = {v:.6f} m/s (5/7 v0 = {5 / 7 * 2:.6f}), "
+                  f"w_z r = {w * 0.05:.6f} m/s")
+            if abs(v - 5 / 7 * 2) > 1e-3 * 2 or abs(w * 0.05 + v) > 1e-3 * 2:
+                print("contact: FAILED: a ball sliding without spin should end rolling at 5/7 of its speed")
+                failures += 1
+            final = rows[-1]
+            if not final["targetJoint.u[4]"] > 0.5:
+                print("contact: FAILED: the cue ball should have set the target ball rolling")
+                failures += 1
+    return 1 if failures else 0
+
+
 # ---------------------------------------------------------------- non-finite state
 def nonfinite(capstan):
     failures = []
@@ -1115,7 +1173,7 @@ def cvode_constraints(capstan):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
-    ap.add_argument("mode", choices=["bad_input", "period", "energy", "nonfinite", "bench", "interrupt", "builtins", "crash", "guard", "orphans",
+    ap.add_argument("mode", choices=["bad_input", "period", "energy", "contact", "nonfinite", "bench", "interrupt", "builtins", "crash", "guard", "orphans",
                                      "full_disk", "lost_output",
                                      "damaged_cache", "one_build",
                                      "external_forces", "stiff", "cvode_nonfinite", "cvode_constraints", "list"])
@@ -1127,7 +1185,7 @@ def main():
         return 0
     if opts.mode == "bad_input":
         return bad_input(capstan, opts.case)
-    return {"period": period, "energy": energy, "nonfinite": nonfinite, "bench": bench,
+    return {"period": period, "energy": energy, "contact": contact, "nonfinite": nonfinite, "bench": bench,
             "interrupt": interrupt, "builtins": builtins, "crash": crash, "guard": guard, "orphans": orphans, "full_disk": full_disk, "lost_output": lost_output, "damaged_cache": damaged_cache, "one_build": one_build, "external_forces": external_forces, "stiff": stiff,
             "cvode_nonfinite": cvode_nonfinite, "cvode_constraints": cvode_constraints}[opts.mode](capstan)
 

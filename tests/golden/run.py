@@ -637,6 +637,10 @@ def trajectories(capstan):
     arguments = {example: sim_args for example, _, sim_args in EXAMPLES}
     # Springs of 1e6 N/m: rk4 at 0.02 s is unstable there; dopri5 steps by stability.
     arguments["examples/stiff_chain.cap"] = ["--t-end", "0.05", "--dt", "0.005", "--integrator", "dopri5"]
+    # Compliant contact: fixed steps through the first impact (the ball
+    # meets the floor at 0.43 s), and the cue ball sliding on the table.
+    arguments["examples/bouncing_ball.cap"] = ["--t-end", "0.5", "--dt", "0.0002", "--integrator", "rk4"]
+    arguments["examples/ball_on_table.cap"] = ["--t-end", "0.05", "--dt", "0.0001", "--integrator", "rk4"]
     errors = []
     with tempfile.TemporaryDirectory() as d:
         tmp = pathlib.Path(d)

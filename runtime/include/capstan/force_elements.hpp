@@ -1,6 +1,8 @@
 // Force elements between two frames: the point-to-point spring-damper
-// (`Spring`) and the roll-pitch-yaw bushing (`Bushing`, Drake's
-// LinearBushingRollPitchYaw, its formulas restated below).
+// (`Spring`), the roll-pitch-yaw bushing (`Bushing`, Drake's
+// LinearBushingRollPitchYaw, its formulas restated below) and the compliant
+// contact of a sphere with a sphere or a half-space (`HuntCrossleyContact`,
+// Simbody's HuntCrossleyForce).
 //
 // Frames: A is the element's `frame_a`, C its `frame_b`. Each element reads
 // the two frames' motion in World (FrameMotion) and returns the spatial
@@ -174,6 +176,93 @@ BushingForces<Scalar> bushing(const FrameMotion<Scalar>& A, const FrameMotion<Sc
   out.cosPitch = cp;
   out.onePlusTrace = onePlusTrace;
   out.energy = Scalar(0.5) * (k.k012.dot(out.q.cwiseProduct(out.q)) + k.kxyz.dot(out.xyz.cwiseProduct(out.xyz)));
+  return out;
+}
+
+// ------------------------------------------------- Hunt-Crossley contact
+//
+// A compliant point contact that can separate, between a sphere B (center
+// Co, the origin of C; radius rB) and a surface F on A: a sphere (center
+// Ao, radius rF) or the half-space x > 0 of A (boundary the y-z plane,
+// outward normal -x_A). After Simbody's HuntCrossleyForce (Hunt & Crossley
+// 1975 for the normal force, Hollars for friction):
+//   n   the unit normal from F into B: (Co - Ao) / |Co - Ao| for a sphere,
+//       -x_A (in World) for the half-space;
+//   x   the penetration depth, rF + rB - |Co - Ao| (sphere) or
+//       rB + x_A . (Co - Ao) (half-space); the surfaces touch where x > 0;
+//   R   the relative radius of curvature, rF rB / (rF + rB) (sphere) or rB;
+//   P   the contact point, halfway between the two surfaces' deepest points
+//       along n: P = Co - (rB - x/2) n;
+//   v   the velocity of B's material point at P relative to F's,
+//       xdot = -n . v the rate of penetration (> 0 approaching);
+//   fH  = (4/3) E sqrt(R) x^(3/2)                       (Hertz; E the pair's
+//       effective plane-strain modulus, `stiffness`, Pa),
+//   f   = max(0, fH (1 + 3/2 c xdot))                   (Hunt-Crossley; c the
+//       `dissipation`, s/m: the restitution falls as 1 - c v with impact speed v),
+//   vt  = v - (n . v) n, vs = |vt|, s = vs / vtr (vtr the transition velocity),
+//   mu  = min(s, 1) (ud + 2 (us - ud) / (1 + s^2)) + uv vs   (Hollars; us, ud
+//       static and dynamic coefficients, uv viscous, s/m),
+//   force on B at P: f n - f mu vt / vs; on F at P its opposite;
+//   elastic energy (2/5) fH x.
+// Apart (x <= 0) every term is zero. x^(3/2) is max(x, 0) sqrt(max(x, 0) +
+// 1e-300), and vs is sqrt(vt . vt + 1e-300), the same doubles for any
+// depth or slip above 1e-142, so that the derivatives are zero rather than
+// 0/0 where the surfaces are apart or do not slip.
+template <class Scalar>
+struct HuntCrossleyConstants {
+  Scalar radiusF = Scalar(0), radiusB = Scalar(0);  // m; radiusF unused for a half-space
+  bool halfSpace = false;                           // F is A's half-space x > 0
+  Scalar stiffness = Scalar(0), dissipation = Scalar(0);  // E (Pa), c (s/m)
+  Scalar staticFriction = Scalar(0), dynamicFriction = Scalar(0), viscousFriction = Scalar(0);  // us, ud, uv (s/m)
+  Scalar transitionVelocity = Scalar(0.01);  // vtr (m/s)
+};
+
+template <class Scalar>
+struct HuntCrossleyForces {
+  Scalar depth, depthRate, normalForce, frictionForce, energy;  // x (m), xdot (m/s), f (N), f mu vs / vs (N), J
+  Vec3<Scalar> normal, point;                                   // n; P (m), in World
+  Vec6<Scalar> F_Ao_W, F_Co_W;                                  // [torque; force] about Ao and Co, in World
+};
+
+template <class Scalar>
+HuntCrossleyForces<Scalar> huntCrossley(const FrameMotion<Scalar>& A, const FrameMotion<Scalar>& C,
+                                        const HuntCrossleyConstants<Scalar>& k) {
+  using std::max;
+  using std::min;
+  using std::sqrt;
+  HuntCrossleyForces<Scalar> out;
+  const Vec3<Scalar> r = C.p_WF - A.p_WF;  // p_AoCo_W
+  Scalar R;
+  if (k.halfSpace) {
+    const Vec3<Scalar> x_A = A.R_WF.col(0);
+    out.normal = -x_A;
+    out.depth = k.radiusB + dot(x_A, r);
+    R = k.radiusB;
+  } else {
+    const Scalar distance = sqrt(dot(r, r) + Scalar(1e-300));
+    out.normal = r / distance;
+    out.depth = k.radiusF + k.radiusB - distance;
+    R = k.radiusF * k.radiusB / (k.radiusF + k.radiusB);
+  }
+  const Vec3<Scalar>& n = out.normal;
+  out.point = C.p_WF - (k.radiusB - Scalar(0.5) * out.depth) * n;
+  const Vec3<Scalar> p_AoP = out.point - A.p_WF, p_CoP = out.point - C.p_WF;
+  const Vec3<Scalar> v = Vec3<Scalar>(C.v_WF + cross(C.w_WF, p_CoP)) - Vec3<Scalar>(A.v_WF + cross(A.w_WF, p_AoP));
+  out.depthRate = -dot(n, v);
+  const Scalar x = max(out.depth, Scalar(0));
+  const Scalar fH = Scalar(4.0 / 3.0) * k.stiffness * sqrt(R) * x * sqrt(x + Scalar(1e-300));
+  out.normalForce = max(Scalar(0), Scalar(fH * (Scalar(1) + Scalar(1.5) * k.dissipation * out.depthRate)));
+  const Vec3<Scalar> vt = v - dot(n, v) * n;
+  const Scalar vs = sqrt(dot(vt, vt) + Scalar(1e-300));
+  const Scalar s = vs / k.transitionVelocity;
+  const Scalar mu = min(s, Scalar(1)) * (k.dynamicFriction + Scalar(2) * (k.staticFriction - k.dynamicFriction) /
+                                                                   (Scalar(1) + s * s)) +
+                    k.viscousFriction * vs;
+  out.frictionForce = out.normalForce * mu;
+  const Vec3<Scalar> f_B = out.normalForce * n - (out.frictionForce / vs) * vt;
+  out.F_Co_W = spatialVector<Scalar>(cross(p_CoP, f_B), f_B);
+  out.F_Ao_W = spatialVector<Scalar>(Vec3<Scalar>(-cross(p_AoP, f_B)), Vec3<Scalar>(-f_B));
+  out.energy = Scalar(0.4) * fH * x;
   return out;
 }
 
