@@ -128,6 +128,22 @@ void locateThrown(const Options& opts, const Loaded& loaded, codegen::Interprete
   std::cerr << capstan::sim::thrownReport(fault.t, what, kept.rows);
 }
 
+bool locateCrash(const Options& opts, const Loaded& loaded, codegen::Interpreter& interp,
+                 const capstan::sim::FaultState& fault, const RowsKept& kept) {
+  const Eigen::VectorXd q = Eigen::Map<const Eigen::VectorXd>(fault.q.data(), Eigen::Index(fault.q.size()));
+  const Eigen::VectorXd u = Eigen::Map<const Eigen::VectorXd>(fault.u.data(), Eigen::Index(fault.u.size()));
+  try {
+    // The force laws (forwardDynamics), then the outputs: what the run evaluated.
+    (void)interp.forwardDynamics(fault.t, q, u);
+    (void)interp.outputs(fault.t, q, u);
+  } catch (const codegen::ExternalCallFailed& x) {
+    reportCallFailed(opts, loaded, x, fault.t, kept);
+    return true;
+  } catch (const std::exception&) {
+  }
+  return false;
+}
+
 void locateNonFinite(const Options& opts, const Loaded& loaded, codegen::Interpreter& interp,
                      const capstan::sim::FaultState& fault, capstan::sim::Integrator integrator, double dt) {
   const Eigen::VectorXd q = Eigen::Map<const Eigen::VectorXd>(fault.q.data(), Eigen::Index(fault.q.size()));

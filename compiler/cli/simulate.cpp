@@ -292,6 +292,18 @@ int simulate(const Options& opts) {
   // and its RunGuard a second later); this one is for a driver that does
   // neither.
   const ChildResult run = runChild(argv, {"", opts.timeout ? *opts.timeout + 5.0 : 0.0});
+  // A crash in the model's code: the driver left the state it was
+  // evaluating; the interpreter runs it again there, catching the crash at
+  // the external function's call (cli/external.cpp) to say which, where.
+  bool crashLocated = false;
+  if (run.status > 128 && !loaded->flat->functions.empty()) {
+    const auto fault = capstan::sim::readFaultFile(faultFile.string(), static_cast<std::size_t>(layout.nq),
+                                                   static_cast<std::size_t>(layout.nu));
+    if (fault && fault->crashSignal > 0) {
+      codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, values, {}, external);
+      crashLocated = locateCrash(opts, *loaded, interp, fault->state, RowsKept{fault->rows, output});
+    }
+  }
   if (run.status == 1) {
     const auto fault = capstan::sim::readFaultFile(faultFile.string(), static_cast<std::size_t>(layout.nq),
                                                    static_cast<std::size_t>(layout.nu));
@@ -317,8 +329,11 @@ int simulate(const Options& opts) {
     return 1;
   }
   // Status 1: the driver has said why (`capstan: error: ...`); anything else is a crash.
-  if (run.status == -1) std::cerr << "capstan: error: cannot run the simulation program `" << exe.string() << "`\n";
-  else if (run.status > 128) {
+  if (crashLocated) {
+    // Said above, at the call.
+  } else if (run.status == -1) {
+    std::cerr << "capstan: error: cannot run the simulation program `" << exe.string() << "`\n";
+  } else if (run.status > 128) {
     // Killed by a signal of its own: a crash. The driver wrote its complete
     // rows first (capstan_driver.cpp, onCrash).
     const int sig = run.status - 128;

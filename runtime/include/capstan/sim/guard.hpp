@@ -23,16 +23,19 @@
 // a larger program, which decides for itself what a crash or exit() means.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 
 #include "capstan/sim/csv.hpp"
+#include "capstan/sim/evaluating.hpp"
 
 namespace capstan::sim {
 
@@ -48,6 +51,10 @@ struct GuardOptions {
   // --interpret jumps back to the external call that crashed and reports it
   // at its place in the model).
   bool catchCrashes = true;
+  // Where a crash leaves the state being evaluated when it came
+  // (evaluating.hpp), for the process that started this one to locate the
+  // fault at its line: readFaultFile() reads it. Empty: nowhere.
+  std::string crashStateFile;
 };
 
 namespace detail {
@@ -57,6 +64,7 @@ struct GuardState {
   RowWriter* rows = nullptr;
   std::string crashNote;      // with "{signal}" where the number goes
   std::string timeoutNote;    // complete, newline-terminated
+  std::string crashStateFile;
   struct sigaction previous[5] {};
   bool exitHandlerInstalled = false;
 };
@@ -90,9 +98,51 @@ inline void writeNote(const std::string& note, const char* name, long value) noe
   writeAll(STDERR_FILENO, note.data() + skip, note.size() - skip);
 }
 
+// Async-signal-safe: `value` in base 10 or 16 (the bits of a double, exact).
+inline void writeUnsigned(int fd, unsigned long long value, unsigned base) noexcept {
+  char digits[24];
+  int n = 0;
+  do {
+    digits[n++] = "0123456789abcdef"[value % base];
+    value /= base;
+  } while (value > 0);
+  while (n > 0) writeAll(fd, &digits[--n], 1);
+}
+inline void writeBits(int fd, double value) noexcept {
+  unsigned long long bits = 0;
+  static_assert(sizeof bits == sizeof value);
+  std::memcpy(&bits, &value, sizeof value);
+  writeAll(fd, " ", 1);
+  writeUnsigned(fd, bits, 16);
+}
+
+// The state being evaluated (evaluating.hpp), as readFaultFile() reads a
+// crash: `crashed SIGNAL`, `time T`, `q NQ ...`, `u NU ...`, `rows N`.
+inline void writeCrashState(const char* path, int sig, long rows) noexcept {
+  const Evaluating* e = evaluating();
+  if (!e) return;
+  const int fd = ::open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0) return;
+  writeAll(fd, "crashed ", 8);
+  writeUnsigned(fd, static_cast<unsigned long long>(sig), 10);
+  writeAll(fd, "\ntime", 5);
+  writeBits(fd, e->t);
+  writeAll(fd, "\nq ", 3);
+  writeUnsigned(fd, static_cast<unsigned long long>(e->nq), 10);
+  for (int i = 0; i < e->nq; ++i) writeBits(fd, e->q[i]);
+  writeAll(fd, "\nu ", 3);
+  writeUnsigned(fd, static_cast<unsigned long long>(e->nu), 10);
+  for (int i = 0; i < e->nu; ++i) writeBits(fd, e->u[i]);
+  writeAll(fd, "\nrows ", 6);
+  writeUnsigned(fd, static_cast<unsigned long long>(rows < 0 ? 0 : rows), 10);
+  writeAll(fd, "\n", 1);
+  ::close(fd);
+}
+
 extern "C" inline void guardOnCrash(int sig) {
   GuardState& s = guardState();
   if (s.rows) s.rows->flushBeforeDying();
+  if (s.rows && !s.crashStateFile.empty()) writeCrashState(s.crashStateFile.c_str(), sig, s.rows->rowsComplete());
   if (s.rows && !s.crashNote.empty()) writeNote(s.crashNote, "{signal}", sig);
   // The signal's default course: the process is seen killed by it.
   ::signal(sig, SIG_DFL);
@@ -126,6 +176,7 @@ class RunGuard {
   RunGuard(RowWriter& rows, GuardOptions options) {
     detail::GuardState& s = detail::guardState();
     s.crashNote = std::move(options.crashNote);
+    s.crashStateFile = std::move(options.crashStateFile);
     if (options.wallClockLimit > 0) {
       char limit[32];
       std::snprintf(limit, sizeof limit, "%g", options.wallClockLimit);

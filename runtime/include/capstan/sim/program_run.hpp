@@ -104,6 +104,7 @@ inline int simulate(AnyModel& model, int argc, char** argv) {
     // time limit: the rows, and this program says so.
     GuardOptions guarded;
     guarded.wallClockLimit = run.wallClockLimit;
+    guarded.crashStateFile = request->faultFile;  // where capstan finds the call that crashed
     const RunGuard guard(out, std::move(guarded));
     result = capstan::sim::simulate(model, run, out, progress);
   }

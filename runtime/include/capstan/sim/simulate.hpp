@@ -19,9 +19,12 @@
 // `capstan simulate` does.
 #pragma once
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <iterator>
@@ -35,6 +38,7 @@
 #include "capstan/force_elements.hpp"
 #include "capstan/sim/columns.hpp"
 #include "capstan/sim/csv.hpp"
+#include "capstan/sim/evaluating.hpp"
 #include "capstan/sim/loop.hpp"
 #include "capstan/sim/model.hpp"
 
@@ -138,6 +142,9 @@ class System {
       if (const int k = model_.gimbalLock(q, u, pitch); k >= 0)
         return refuse(t, gimbalLockMessage(model_.bushingNames[std::size_t(k)], pitch, t), ud, k);
     }
+    // A crash in the model's code (an external C++ function) reports this state (guard.hpp).
+    Evaluating state{t, q.data(), u.data(), int(q.size()), int(u.size())};
+    const EvaluatingScope evaluatingNow(state);
     try {
       if constexpr (HasConstraints<M>) {
         if (solver_) {
@@ -307,6 +314,8 @@ Result simulate(const M& model, typename M::Q q, typename M::U u, const Request&
   const auto record = [&](double t, const auto& x) {
     const typename M::Q qs = x.head(int(model.nq));
     const typename M::U us = x.segment(int(model.nq), int(model.nu));
+    Evaluating state{t, qs.data(), us.data(), int(qs.size()), int(us.size())};  // a crash in an output reports it
+    const EvaluatingScope evaluatingNow(state);
     try {
       columnValues(Sample<M>{model, t, qs, us}, request.columns, [&](double v) { out.number(v); });
     } catch (const ModelStopped&) {
@@ -430,6 +439,7 @@ struct FaultReport {
   std::optional<std::string> thrown;  // the exception's what(), if the model threw
   long rows = 0;                      // the data rows written before it
   int gimbalLock = -1;                // the bushing at gimbal lock (a `gimbal` file: nothing else is set)
+  int crashSignal = 0;                // the model's code crashed with it at `state` (guard.hpp writes it)
 };
 
 // Writes the Result's fault, if it has one a caller can locate; false if
@@ -469,6 +479,27 @@ inline std::optional<FaultReport> readFaultFile(const std::string& path, std::si
   }
   r.state.q.resize(nq);
   r.state.u.resize(nu);
+  if (kind == "crashed") {
+    // Written by a signal handler: each number as the hexadecimal bits of its double.
+    const auto number = [&](double& v) {
+      std::string bits;
+      in >> bits;
+      std::uint64_t b = 0;
+      const auto [end, error] = std::from_chars(bits.data(), bits.data() + bits.size(), b, 16);
+      if (error != std::errc() || end != bits.data() + bits.size()) in.setstate(std::ios::failbit);
+      std::memcpy(&v, &b, sizeof v);
+    };
+    std::size_t n = 0, m = 0;
+    in >> r.crashSignal >> word;
+    number(r.state.t);
+    in >> word >> n;
+    for (double& v : r.state.q) number(v);
+    in >> word >> m;
+    for (double& v : r.state.u) number(v);
+    in >> word >> r.rows;
+    if (!in || n != nq || m != nu || r.crashSignal <= 0) return std::nullopt;
+    return r;
+  }
   in >> word >> r.state.t >> word;
   for (double& v : r.state.q) in >> v;
   in >> word;
