@@ -211,12 +211,28 @@ std::map<std::string, FunctionBuilder::ValueSite> DerivedValues::namingSites(con
 json DerivedValues::finish(json& functions) {
   // Only what the emitted functions read is cached (the variants not
   // chosen were traced and hoisted too).
-  std::string emitted;
+  // Every entry `derived_.NAME[k]` the emitted functions name, found in one
+  // pass over each function's text (a search per entry would be quadratic:
+  // a 300-link chain has thousands of entries and 170 MB of code).
+  std::set<std::string> mentioned;
+  const auto identifierChar = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
   for (json& f : functions) {
     const std::string text = f.dump();
-    emitted += text;
-    if (text.find("derived_.") == std::string::npos) continue;
-    f["opening"].insert(f["opening"].begin(), "refreshDerived();  // the parameter-only values, if params changed");
+    constexpr std::string_view kPrefix = "derived_.";
+    bool reads = false;
+    for (std::size_t at = text.find(kPrefix); at != std::string::npos; at = text.find(kPrefix, at + 1)) {
+      reads = true;
+      if (at > 0 && identifierChar(text[at - 1])) continue;
+      std::size_t end = at + kPrefix.size();
+      while (end < text.size() && identifierChar(text[end])) ++end;
+      if (end < text.size() && text[end] == '[') {
+        const std::size_t close = text.find(']', end);
+        if (close != std::string::npos) end = close + 1;
+      }
+      mentioned.insert(text.substr(at, end - at));
+    }
+    if (reads)
+      f["opening"].insert(f["opening"].begin(), "refreshDerived();  // the parameter-only values, if params changed");
   }
   // Read by the emitted code, or by a value kept (hoisted values read the
   // parameter stage's entries), to a fixed point.
@@ -225,12 +241,12 @@ json DerivedValues::finish(json& functions) {
     grew = false;
     for (const DerivedArray& a : derived_) {
       for (const Assignment& v : a.values) {
-        if (read.count(v.target) || emitted.find(v.target) == std::string::npos) continue;
+        if (read.count(v.target) || !mentioned.count(v.target)) continue;
         read.insert(v.target);
         grew = true;
         const Expr roots[] = {v.value};
         for (const Node* n : symbolic::postOrder(roots)) {
-          if (n->kind == Kind::Symbol && n->name.starts_with("derived_.")) emitted += " " + std::string(n->name);
+          if (n->kind == Kind::Symbol && n->name.starts_with("derived_.")) mentioned.emplace(n->name);
         }
       }
     }
