@@ -134,6 +134,7 @@ void FunctionBuilder::local(const std::string& declaration) {
   std::string head = declaration.substr(0, declaration.find(';'));
   head = head.substr(0, head.find(" ="));
   locals_.emplace_back(head.substr(head.find_last_of(' ') + 1), declaration);
+  pendingLocals_.insert(locals_.back().first);
 }
 
 void FunctionBuilder::block(const std::string& comment, std::vector<Assignment> outputs) {
@@ -283,9 +284,7 @@ void FunctionBuilder::layOut(json& function) {
 
 std::string FunctionBuilder::localOf(const std::string& target) const {
   const std::string base = target.substr(0, target.find_first_of("([ "));
-  for (const auto& [name, declaration] : locals_) {
-    if (name == base && name != returned_ && !readAtEnd_.count(name)) return name;
-  }
+  if (pendingLocals_.count(base) && base != returned_ && !readAtEnd_.count(base)) return base;
   return "";
 }
 
@@ -306,7 +305,7 @@ void FunctionBuilder::dropUnreadLines() {
       std::vector<std::string> lines;
       std::istringstream in(block["code"].get<std::string>());
       for (std::string line; std::getline(in, line);) lines.push_back(line);
-      std::string kept;
+      std::vector<const std::string*> kept;  // from the last line back
       for (std::size_t i = lines.size(); i-- > 0;) {
         std::smatch m;
         bool keep = true;
@@ -322,9 +321,11 @@ void FunctionBuilder::dropUnreadLines() {
         } else {
           reads(lines[i]);
         }
-        if (keep) kept.insert(0, lines[i] + "\n");
+        if (keep) kept.push_back(&lines[i]);
       }
-      block["code"] = kept;
+      std::string code;
+      for (auto line = kept.rbegin(); line != kept.rend(); ++line) code += **line + "\n";
+      block["code"] = code;
     }
   }
   // Locals no line writes any more, temporaries the split bookkeeping
@@ -387,6 +388,7 @@ void FunctionBuilder::dropDeadStores() {
     localNames_.insert(name);
   }
   locals_.clear();
+  pendingLocals_.clear();
   pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [](const Pending& p) { return p.outputs.empty(); }),
                  pending_.end());
 }

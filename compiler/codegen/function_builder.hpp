@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -158,6 +159,7 @@ class FunctionBuilder {
   std::string returned_;
   std::set<std::string> readAtEnd_;
   std::vector<std::pair<std::string, std::string>> locals_;  // (name, declaration), until printed
+  std::unordered_set<std::string> pendingLocals_;             // locals_' names (localOf)
   std::set<std::string> localNames_;                          // every local's name
 };
 
