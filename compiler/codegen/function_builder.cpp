@@ -364,21 +364,32 @@ std::unordered_map<std::uint32_t, std::size_t> FunctionBuilder::lastUses() const
 }
 
 void FunctionBuilder::dropDeadStores() {
-  for (bool dropped = true; dropped;) {
-    dropped = false;
-    const auto last = lastUses();
-    for (std::size_t k = 0; k < pending_.size(); ++k) {
-      auto& outputs = pending_[k].outputs;
-      const auto dead = [&](const Assignment& a) {
-        if (localOf(a.target).empty()) return false;
-        if (a.value.isConstant() || a.value.isSymbol()) return true;
-        const auto it = last.find(a.value.id());
-        return it == last.end() || it->second <= k;
-      };
-      const auto end = std::remove_if(outputs.begin(), outputs.end(), dead);
-      dropped = dropped || end != outputs.end();
-      outputs.erase(end, outputs.end());
+  // One pass from the last block back: a store into a local is dead when no
+  // value kept in a later block reads its value (a constant or a symbol,
+  // which later blocks print as themselves, never counts as read). What a
+  // kept value reads is marked as it is kept, so a dropped store never
+  // keeps anything alive and one pass finds what repeating lastUses() until
+  // nothing more drops found (quadratic in a long chain's blocks).
+  std::unordered_set<std::uint32_t> readLater;
+  std::vector<const symbolic::Node*> stack;
+  const auto markRead = [&](const Expr& value) {
+    stack.push_back(value.node());
+    while (!stack.empty()) {
+      const symbolic::Node* n = stack.back();
+      stack.pop_back();
+      if (!readLater.insert(n->id).second) continue;
+      for (std::uint32_t i = 0; i < n->size; ++i) stack.push_back(n->args[i]);
     }
+  };
+  for (std::size_t k = pending_.size(); k-- > 0;) {
+    auto& outputs = pending_[k].outputs;
+    const auto dead = [&](const Assignment& a) {
+      if (localOf(a.target).empty()) return false;
+      if (a.value.isConstant() || a.value.isSymbol()) return true;
+      return !readLater.count(a.value.id());
+    };
+    outputs.erase(std::remove_if(outputs.begin(), outputs.end(), dead), outputs.end());
+    for (const Assignment& a : outputs) markRead(a.value);
   }
   std::set<std::string> written;
   for (const Pending& p : pending_)

@@ -138,8 +138,8 @@ class FunctionBuilder {
 
   // Drops dead stores: an entry of a local that no later block reads (a
   // constant or a symbol, which later blocks print as themselves, never
-  // counts as read), repeated until none is left, since dropping one may
-  // leave what it read dead too. Then declares the locals still written.
+  // counts as read), and what only dropped stores read, in one pass from
+  // the last block back. Then declares the locals still written.
   void dropDeadStores();
 
   // Prints the pending blocks (after rewrite_, then dropDeadStores()).
