@@ -113,19 +113,8 @@ void reportCallFailed(const Options& opts, const Loaded& loaded, const codegen::
 
 void locateThrown(const Options& opts, const Loaded& loaded, codegen::Interpreter& interp,
                   const capstan::sim::FaultState& fault, const std::string& what, const RowsKept& kept) {
-  const Eigen::VectorXd q = Eigen::Map<const Eigen::VectorXd>(fault.q.data(), Eigen::Index(fault.q.size()));
-  const Eigen::VectorXd u = Eigen::Map<const Eigen::VectorXd>(fault.u.data(), Eigen::Index(fault.u.size()));
-  try {
-    // The force laws (forwardDynamics), then the outputs: what the run evaluated.
-    (void)interp.forwardDynamics(fault.t, q, u);
-    (void)interp.outputs(fault.t, q, u);
-  } catch (const codegen::ExternalCallFailed& x) {
-    reportCallFailed(opts, loaded, x, fault.t, kept);
-    return;
-  } catch (const std::exception&) {
-    // Something else fails there (a cable path): the driver's words below.
-  }
-  std::cerr << capstan::sim::thrownReport(fault.t, what, kept.rows);
+  // Something else fails there (a cable path): the driver's words.
+  if (!locateCrash(opts, loaded, interp, fault, kept)) std::cerr << capstan::sim::thrownReport(fault.t, what, kept.rows);
 }
 
 bool locateCrash(const Options& opts, const Loaded& loaded, codegen::Interpreter& interp,

@@ -41,11 +41,11 @@ struct RowsKept {
 void reportCallFailed(const Options& opts, const Loaded& loaded, const codegen::ExternalCallFailed& e, double t,
                       const std::optional<RowsKept>& kept = std::nullopt);
 
-// After the driver program crashed evaluating the model at `fault` (its
-// crash state, guard.hpp): the external function that crashes there,
-// found by evaluating the model there with the interpreter (which catches
-// the crash at the call, cli/external.cpp) and reported as
-// reportCallFailed does. False if nothing fails there.
+// After the driver program crashed (or threw) evaluating the model at
+// `fault` (its crash state, guard.hpp): the external function that crashes
+// or throws there, found by evaluating the model there with the
+// interpreter (which catches a crash at the call, cli/external.cpp) and
+// reported as reportCallFailed does. False if no call fails there.
 bool locateCrash(const Options& opts, const Loaded& loaded, codegen::Interpreter& interp,
                  const capstan::sim::FaultState& fault, const RowsKept& kept);
 
