@@ -518,30 +518,71 @@ class Tracer {
     return out;
   }
 
-  // The World kinematics the constraint functions share, as the symbols
-  // of ConstraintKinematics' fields: each entry of a body's R_WB and
-  // p_WoBo_W (with `velocities`, w_WB and v_WBo too) that is neither a
-  // constant nor a symbol, by node, `k.R_W<Body>(r, c)`; its negation
-  // as the field's.
-  std::unordered_map<std::uint32_t, Expr> kinematicsFields(const Data<Expr>& world, bool velocities) const {
-    std::vector<std::pair<Expr, Expr>> entries;  // (value, field)
-    auto field = [&](const Expr& x, const std::string& name) {
-      if (!x.isConstant() && !x.isSymbol()) entries.emplace_back(x, Expr::symbol("k." + name));
+  // The kinematics the constraint functions share (ConstraintKinematics),
+  // field by field in the order constraintPoses and constraintVelocities
+  // compute them: each body's R_WB and p_WoBo_W, each contact's frame R_WC
+  // and origin p_WC, then each body's w_WB and v_WBo; `entries` holds each
+  // entry's target (`k.R_WCrank(0, 0)`) and traced value.
+  struct KinematicsField {
+    std::string type, name, what, comment;  // comment: the model element of its block
+    bool velocity = false;
+    std::vector<Assignment> entries;
+  };
+  std::vector<KinematicsField> kinematicsLayout(const Data<Expr>& world,
+                                                const std::vector<ContactGeometry<Expr>>& contacts) const {
+    std::vector<KinematicsField> out;
+    auto add = [&](const char* type, const std::string& name, const std::string& what, const std::string& comment,
+                   bool velocity, auto&& value, int rows, int cols) {
+      KinematicsField f{type, name, what, comment, velocity, {}};
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c)
+          f.entries.push_back({cols > 1 ? index2("k." + name, r, c) : index("k." + name, r), value(r, c)});
+      out.push_back(std::move(f));
     };
     for (const JointLayout& j : layout_.joints) {
-      const std::string& ident = layout_.bodies.at(static_cast<std::size_t>(j.body)).ident;
+      const BodyLayout& b = layout_.bodies.at(static_cast<std::size_t>(j.body));
       const Transform<Expr>& X = world.X_WB[static_cast<std::size_t>(j.body)];
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) field(X.R(r, c), index2("R_W" + ident, r, c));
-      for (int r = 0; r < 3; ++r) field(X.p[r], index("p_W" + ident, r));
-      if (!velocities) continue;
-      const Vec6<Expr>& V = world.V_WB[static_cast<std::size_t>(j.body)];
-      for (int r = 0; r < 3; ++r) field(V[r], index("w_W" + ident, r));
-      for (int r = 0; r < 3; ++r) field(V[3 + r], index("v_W" + ident, r));
+      const std::string of = " of '" + b.name + "'";
+      add("Eigen::Matrix3d", "R_W" + b.ident, "R_WB" + of, cite_.joint(j), false,
+          [&](int r, int c) { return X.R(r, c); }, 3, 3);
+      add("Eigen::Vector3d", "p_W" + b.ident, "p_WoBo_W" + of, cite_.joint(j), false,
+          [&](int r, int) { return X.p[r]; }, 3, 1);
     }
-    // The first field of a value names it; then a negated value not itself
-    // an entry (a sum negated is its terms negated: another node) is the
-    // negated field.
+    std::size_t next = 0;
+    for (const ConstraintLayout& c : layout_.constraints) {
+      if (c.kind != mechanics::ConstraintKind::SphereOnSphere) continue;
+      const ContactGeometry<Expr>& g = contacts.at(next++);
+      const std::string ident = monogramIdentifier(c.name), of = " of contact '" + c.name + "'";
+      const std::string comment = cite_.where("contact", c.component) + ": its frame";
+      add("Eigen::Matrix3d", "R_WC" + ident, "R_WC" + of, comment, false, [&](int r, int col) { return g.R_WC(r, col); },
+          3, 3);
+      add("Eigen::Vector3d", "p_WC" + ident, "p_WCo" + of, comment, false, [&](int r, int) { return g.p_WC[r]; }, 3, 1);
+    }
+    for (const JointLayout& j : layout_.joints) {
+      const BodyLayout& b = layout_.bodies.at(static_cast<std::size_t>(j.body));
+      const Vec6<Expr>& V = world.V_WB[static_cast<std::size_t>(j.body)];
+      const std::string of = " of '" + b.name + "'";
+      add("Eigen::Vector3d", "w_W" + b.ident, "w_WB" + of, cite_.joint(j) + ": velocity", true,
+          [&](int r, int) { return V[r]; }, 3, 1);
+      add("Eigen::Vector3d", "v_W" + b.ident, "v_WBo" + of, cite_.joint(j) + ": velocity", true,
+          [&](int r, int) { return V[3 + r]; }, 3, 1);
+    }
+    return out;
+  }
+
+  // The fields' entries (with `velocities`, the velocity fields' too) that
+  // are neither a constant nor a symbol, as their fields' symbols, by node:
+  // the first field of a value names it; then a negated value not itself
+  // an entry (a sum negated is its terms negated: another node) is the
+  // negated field.
+  static std::unordered_map<std::uint32_t, Expr> kinematicsFields(const std::vector<KinematicsField>& layout,
+                                                                  bool velocities) {
+    std::vector<std::pair<Expr, Expr>> entries;  // (value, field)
+    for (const KinematicsField& f : layout) {
+      if (f.velocity && !velocities) continue;
+      for (const Assignment& a : f.entries)
+        if (!a.value.isConstant() && !a.value.isSymbol()) entries.emplace_back(a.value, Expr::symbol(a.target));
+    }
     std::unordered_map<std::uint32_t, Expr> out;
     for (const auto& [value, symbol] : entries) out.emplace(value.id(), symbol);
     for (const auto& [value, symbol] : entries) out.emplace((-value).id(), -symbol);
@@ -573,57 +614,31 @@ class Tracer {
   std::vector<json> constraintFunctions(FunctionEvaluator<Expr>& ev) {
     std::set<std::string> read;
     std::vector<json> functions;
-    Data<Expr> world(mechanism_);
+    std::vector<KinematicsField> layout;
     for (const GeneratedFunction& f : generatedFunctions()) {
       if (!isConstraintFunction(f.id) || (f.id == FunctionId::ContactFrames && contactCount() == 0)) continue;
-      functions.push_back(constraintFunction(f, ev, read));
-      if (f.id == FunctionId::ConstraintBias) world = ev.world;  // with the velocities
+      functions.push_back(constraintFunction(f, ev, read, f.id == FunctionId::ConstraintBias ? &layout : nullptr));
     }
-    // The velocities first: they read the poses' fields too.
-    std::vector<std::pair<std::string, std::vector<Assignment>>> velocities, poses;
-    for (const JointLayout& j : layout_.joints) {
-      const BodyLayout& b = layout_.bodies.at(static_cast<std::size_t>(j.body));
-      const Vec6<Expr>& V = world.V_WB[static_cast<std::size_t>(j.body)];
-      std::vector<Assignment> out;
-      for (int r = 0; r < 3; ++r) out.push_back({index("k.w_W" + b.ident, r), V[r]});
-      for (int r = 0; r < 3; ++r) out.push_back({index("k.v_W" + b.ident, r), V[3 + r]});
-      velocities.emplace_back(cite_.joint(j) + ": velocity", std::move(out));
-    }
-    std::erase_if(velocities, [&](auto& block) {
-      std::erase_if(block.second, [&](const Assignment& a) { return !read.count(a.target); });
-      return block.second.empty();
-    });
-    readKinematics(velocities, kinematicsFields(world, false), read);
-    std::vector<std::string>& fields = constraintKinematics_;
-    for (const JointLayout& j : layout_.joints) {
-      const BodyLayout& b = layout_.bodies.at(static_cast<std::size_t>(j.body));
-      const Transform<Expr>& X = world.X_WB[static_cast<std::size_t>(j.body)];
-      std::vector<Assignment> out;
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) out.push_back({index2("k.R_W" + b.ident, r, c), X.R(r, c)});
-      for (int r = 0; r < 3; ++r) out.push_back({index("k.p_W" + b.ident, r), X.p[r]});
-      std::erase_if(out, [&](const Assignment& a) { return !read.count(a.target); });
-      if (!out.empty()) poses.emplace_back(cite_.joint(j), std::move(out));
-    }
-    // The fields, body by body: those some function reads.
-    auto declare = [&](const char* type, const std::string& name, const std::string& what, const BodyLayout& b) {
-      const auto reads = [&](const std::string& prefix) {
-        const auto it = read.lower_bound(prefix);
-        return it != read.end() && it->starts_with(prefix);
-      };
-      if (reads("k." + name + "(") || reads("k." + name + "["))
-        fields.push_back(std::string(type) + " " + name + ";  // " + what + " of '" + b.name + "'");
+    // Each helper's blocks: its fields' entries some row reads, a block per
+    // model element. The velocities first: they read the poses' fields too.
+    const auto blocksOf = [&](bool velocity) {
+      std::vector<std::pair<std::string, std::vector<Assignment>>> blocks;
+      for (const KinematicsField& f : layout) {
+        if (f.velocity != velocity) continue;
+        if (blocks.empty() || blocks.back().first != f.comment) blocks.emplace_back(f.comment, std::vector<Assignment>{});
+        for (const Assignment& a : f.entries)
+          if (read.count(a.target)) blocks.back().second.push_back(a);
+      }
+      std::erase_if(blocks, [](const auto& block) { return block.second.empty(); });
+      return blocks;
     };
-    for (const JointLayout& j : layout_.joints) {
-      const BodyLayout& b = layout_.bodies.at(static_cast<std::size_t>(j.body));
-      declare("Eigen::Matrix3d", "R_W" + b.ident, "R_WB", b);
-      declare("Eigen::Vector3d", "p_W" + b.ident, "p_WoBo_W", b);
-    }
-    for (const JointLayout& j : layout_.joints) {
-      const BodyLayout& b = layout_.bodies.at(static_cast<std::size_t>(j.body));
-      declare("Eigen::Vector3d", "w_W" + b.ident, "w_WB", b);
-      declare("Eigen::Vector3d", "v_W" + b.ident, "v_WBo", b);
-    }
+    std::vector<std::pair<std::string, std::vector<Assignment>>> velocities = blocksOf(true);
+    readKinematics(velocities, kinematicsFields(layout, false), read);
+    std::vector<std::pair<std::string, std::vector<Assignment>>> poses = blocksOf(false);
+    // The fields some function reads.
+    for (const KinematicsField& f : layout)
+      if (std::any_of(f.entries.begin(), f.entries.end(), [&](const Assignment& a) { return read.count(a.target); }))
+        constraintKinematics_.push_back(f.type + " " + f.name + ";  // " + f.what);
     std::vector<json> out;
     auto helper = [&](const std::string& name, const std::string& params, std::vector<std::string> doc,
                       std::vector<std::pair<std::string, std::vector<Assignment>>>& blocks) {
@@ -638,8 +653,8 @@ class Tracer {
     };
     if (!read.empty())
       helper("constraintPoses", "[[maybe_unused]] const Q& q, ConstraintKinematics& k",
-             {"The constraint functions' kinematics: R_WB and p_WoBo_W (m) of the bodies they reach,",
-              "only the entries some constraint row reads."},
+             {"The constraint functions' kinematics: R_WB and p_WoBo_W (m) of the bodies they reach and",
+              "each contact's frame C (R_WC, p_WCo), only the entries some constraint row reads."},
              poses);
     if (!velocities.empty())
       helper("constraintVelocities", "[[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, ConstraintKinematics& k",
@@ -652,7 +667,10 @@ class Tracer {
 
   // One constraint function: the blocks of its rows, over the shared
   // kinematics' fields (the entries it reads added to `read`).
-  json constraintFunction(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev, std::set<std::string>& read) {
+  // With `layout`, the shared kinematics' fields at this function's trace
+  // (its velocities included) go there.
+  json constraintFunction(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev, std::set<std::string>& read,
+                          std::vector<KinematicsField>* layout) {
     FunctionBuilder fn = function(f);
     FunctionValues<Expr> v = arguments();
     v.lambda.resize(layout_.constraintRows);
@@ -726,7 +744,9 @@ class Tracer {
       if (!out.empty()) blocks.emplace_back(where, std::move(out));
     }
     std::set<std::string> reads;
-    readKinematics(blocks, kinematicsFields(ev.world, velocityLevel), reads);
+    std::vector<KinematicsField> fields = kinematicsLayout(ev.world, rows.contacts);
+    readKinematics(blocks, kinematicsFields(fields, velocityLevel), reads);
+    if (layout) *layout = std::move(fields);
     if (!reads.empty()) {
       fn.opening("ConstraintKinematics k;  // the World kinematics the rows read");
       fn.opening("constraintPoses(q, k);");

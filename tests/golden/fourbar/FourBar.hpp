@@ -933,8 +933,8 @@ class FourBar {
     Eigen::Vector3d v_WCoupler;  // v_WBo of 'coupler'
   };
 
-  // The constraint functions' kinematics: R_WB and p_WoBo_W (m) of the bodies they reach,
-  // only the entries some constraint row reads.
+  // The constraint functions' kinematics: R_WB and p_WoBo_W (m) of the bodies they reach and
+  // each contact's frame C (R_WC, p_WCo), only the entries some constraint row reads.
   // (3 adds, 6 muls, 0 divs, 6 calls, 0 other)
   void constraintPoses([[maybe_unused]] const Q& q, ConstraintKinematics& k) const {
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'

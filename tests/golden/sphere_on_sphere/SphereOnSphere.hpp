@@ -244,8 +244,9 @@ class SphereOnSphere {
     double udot_3_d = 0.0;
     // part of perr[0] in constraintPositionErrors: contact 'contact' (sphere_on_sphere.cap:37)
     double contact_perr_0 = 0.0;
-    // part of verr[1] in constraintVelocityErrors: contact 'contact' (sphere_on_sphere.cap:37)
-    double contact_verr_1 = 0.0;
+    // part of k.p_WCContact[0] in constraintPoses: contact 'contact' (sphere_on_sphere.cap:37): its
+    // frame
+    double contact_k_p_WCContact_0 = 0.0;
   };
   static_assert(std::is_trivially_copyable_v<Parameters>, "Parameters is compared bitwise");
   mutable Derived derived_;
@@ -2140,36 +2141,65 @@ class SphereOnSphere {
   // functions below are theirs), computed once per call by constraintPoses
   // and constraintVelocities: only the entries some constraint row reads.
   struct ConstraintKinematics {
-    Eigen::Matrix3d R_WBase;  // R_WB of 'base'
+    Eigen::Matrix3d R_WCContact;  // R_WC of contact 'contact'
+    Eigen::Vector3d p_WCContact;  // p_WCo of contact 'contact'
   };
 
-  // The constraint functions' kinematics: R_WB and p_WoBo_W (m) of the bodies they reach,
-  // only the entries some constraint row reads.
-  // (15 adds, 37 muls, 1 divs, 0 calls, 0 other)
+  // The constraint functions' kinematics: R_WB and p_WoBo_W (m) of the bodies they reach and
+  // each contact's frame C (R_WC, p_WCo), only the entries some constraint row reads.
+  // (40 adds, 96 muls, 3 divs, 1 calls, 7 other)
   void constraintPoses([[maybe_unused]] const Q& q, ConstraintKinematics& k) const {
-    // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
+    refreshDerived();  // the parameter-only values, if params changed
+    // contact 'contact' (sphere_on_sphere.cap:37): its frame
     const double t0 = q[1]*q[1];
     const double t1 = q[2]*q[2];
     const double t2 = q[3]*q[3];
     const double tinv0 = 1.0/(t0 + q[0]*q[0] + t1 + t2);
-    const double t3 = t2*tinv0;
-    const double t4 = t1*tinv0;
-    const double t5 = q[0]*q[3]*tinv0;
-    const double t6 = q[1]*q[2]*tinv0;
-    const double t7 = q[0]*q[2]*tinv0;
-    const double t8 = q[1]*q[3]*tinv0;
-    const double t9 = t0*tinv0;
-    const double t10 = q[2]*q[3]*tinv0;
-    const double t11 = q[0]*q[1]*tinv0;
-    k.R_WBase(0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
-    k.R_WBase(0, 1) = -2.0*t5 + 2.0*t6;
-    k.R_WBase(0, 2) = 2.0*t7 + 2.0*t8;
-    k.R_WBase(1, 0) = 2.0*t5 + 2.0*t6;
-    k.R_WBase(1, 1) = -2.0*t3 - 2.0*t9 + 1.0;
-    k.R_WBase(1, 2) = 2.0*t10 - 2.0*t11;
-    k.R_WBase(2, 0) = -2.0*t7 + 2.0*t8;
-    k.R_WBase(2, 1) = 2.0*t10 + 2.0*t11;
-    k.R_WBase(2, 2) = -2.0*t4 - 2.0*t9 + 1.0;
+    const double t3 = q[0]*q[2]*tinv0;
+    const double t4 = q[1]*q[3]*tinv0;
+    const double t5 = 2.0*t3 + 2.0*t4;
+    const double t6 = -2.0*t3 + 2.0*t4;
+    const double t7 = std::sqrt(q[8]*q[8] + q[10]*q[10] + q[9]*q[9]);
+    const bool t8 = 0.0 <= -t7;
+    const double t9 = t1*tinv0;
+    const double t10 = t0*tinv0;
+    const double t11 = -2.0*t9 - 2.0*t10 + 1.0;
+    const double tinv1 = 1.0/(t8 ? 1.0 : t7);
+    const double t12 = t8 ? t11 : q[10]*tinv1;
+    const double t13 = q[0]*q[3]*tinv0;
+    const double t14 = q[1]*q[2]*tinv0;
+    const double t15 = 2.0*t13 + 2.0*t14;
+    const double t16 = q[2]*q[3]*tinv0;
+    const double t17 = q[0]*q[1]*tinv0;
+    const double t18 = 2.0*t16 - 2.0*t17;
+    const double t19 = t8 ? t18 : q[9]*tinv1;
+    const double t20 = t2*tinv0;
+    const double t21 = -2.0*t20 - 2.0*t9 + 1.0;
+    const double t22 = t8 ? t5 : q[8]*tinv1;
+    const double t23 = t6*t12 + t15*t19 + t21*t22;
+    const double t24 = t18*t19;
+    const double t25 = t5*t22;
+    const double t26 = t11*t12;
+    const double t27 = 0.0 <= t24 + t25 + t26 ? 1.0 : -1.0;
+    const double t28 = -2.0*t13 + 2.0*t14;
+    const double t29 = -2.0*t20 - 2.0*t10 + 1.0;
+    const double t30 = 2.0*t16 + 2.0*t17;
+    const double t31 = t29*t19 + t30*t12 + t28*t22;
+    const double tinv2 = 1.0/(t24 + t25 + t26 + t27);
+    const double t32 = -t23*t23*t27*tinv2 + 1.0;
+    const double t33 = t27 - t31*t31*tinv2;
+    k.R_WCContact(0, 0) = -t5*t23*t27 - t28*t31*t23*t27*tinv2 + t21*t32;
+    k.R_WCContact(0, 1) = -t5*t31 - t21*t31*t23*tinv2 + t28*t33;
+    k.R_WCContact(0, 2) = t22;
+    k.R_WCContact(1, 0) = -t18*t23*t27 - t29*t31*t23*t27*tinv2 + t15*t32;
+    k.R_WCContact(1, 1) = -t18*t31 - t15*t31*t23*tinv2 + t29*t33;
+    k.R_WCContact(1, 2) = t19;
+    k.R_WCContact(2, 0) = -t11*t23*t27 - t30*t31*t23*t27*tinv2 + t6*t32;
+    k.R_WCContact(2, 1) = -t11*t31 - t6*t31*t23*tinv2 + t30*t33;
+    k.R_WCContact(2, 2) = t12;
+    k.p_WCContact[0] = derived_.contact_k_p_WCContact_0*q[8];
+    k.p_WCContact[1] = derived_.contact_k_p_WCContact_0*q[9];
+    k.p_WCContact[2] = derived_.contact_k_p_WCContact_0*q[10];
   }
 
  public:
@@ -2185,171 +2215,112 @@ class SphereOnSphere {
 
   // phi_v(q, u) = G(q) u (rows): the holonomic rows' time derivatives, then the rolling
   // contacts' slip velocities (m/s) along their Cx and Cy.
-  // (46 adds, 86 muls, 2 divs, 1 calls, 7 other)
+  // (21 adds, 27 muls, 0 divs, 0 calls, 0 other)
   void constraintVelocityErrors([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                                 ConstraintVector& verr) const {
     refreshDerived();  // the parameter-only values, if params changed
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
     // contact 'contact' (sphere_on_sphere.cap:37)
-    const double t0 = std::sqrt(q[8]*q[8] + q[10]*q[10] + q[9]*q[9]);
-    const bool t1 = 0.0 <= -t0;
-    const double tinv0 = 1.0/(t1 ? 1.0 : t0);
-    const double t2 = t1 ? k.R_WBase(1, 2) : q[9]*tinv0;
-    const double t3 = t1 ? k.R_WBase(0, 2) : q[8]*tinv0;
-    const double t4 = t1 ? k.R_WBase(2, 2) : q[10]*tinv0;
-    const double t5 = -q[10] + derived_.contact_verr_1*q[10];
-    const double t6 = -q[9] + derived_.contact_verr_1*q[9];
-    const double t7 = u[6] + derived_.contact_verr_1*q[9]*u[2] -
-        derived_.contact_verr_1*q[10]*u[1] + u[4]*t5 - u[5]*t6;
-    const double t8 = k.R_WBase(2, 0)*t4 + k.R_WBase(0, 0)*t3 + k.R_WBase(1, 0)*t2;
-    const double t9 = k.R_WBase(0, 2)*t3;
-    const double t10 = k.R_WBase(2, 2)*t4;
-    const double t11 = k.R_WBase(1, 2)*t2;
-    const double t12 = 0.0 <= t9 + t10 + t11 ? 1.0 : -1.0;
-    const double t13 = k.R_WBase(2, 1)*t4 + k.R_WBase(1, 1)*t2 + k.R_WBase(0, 1)*t3;
-    const double tinv1 = 1.0/(t9 + t10 + t11 + t12);
-    const double t14 = -t8*t8*t12*tinv1 + 1.0;
-    const double t15 = -q[8] + derived_.contact_verr_1*q[8];
-    const double t16 = u[8] - derived_.contact_verr_1*q[9]*u[0] +
-        derived_.contact_verr_1*q[8]*u[1] - u[4]*t15 + u[3]*t6;
-    const double t17 = u[7] + derived_.contact_verr_1*q[10]*u[0] -
-        derived_.contact_verr_1*q[8]*u[2] - u[3]*t5 + u[5]*t15;
-    const double t18 = t7*(-k.R_WBase(0, 2)*t8*t12 - k.R_WBase(0, 1)*t8*t13*t12*tinv1 +
-        k.R_WBase(0, 0)*t14) + t16*(-k.R_WBase(2, 2)*t8*t12 - k.R_WBase(2, 1)*t8*t13*t12*tinv1 +
-        k.R_WBase(2, 0)*t14) + t17*(-k.R_WBase(1, 2)*t8*t12 - k.R_WBase(1, 1)*t8*t13*t12*tinv1 +
-        k.R_WBase(1, 0)*t14);
-    const double t19 = t12 - t13*t13*tinv1;
-    const double t20 = t16*(-k.R_WBase(2, 2)*t13 - k.R_WBase(2, 0)*t8*t13*tinv1 +
-        k.R_WBase(2, 1)*t19) + t17*(-k.R_WBase(1, 2)*t13 - k.R_WBase(1, 0)*t8*t13*tinv1 +
-        k.R_WBase(1, 1)*t19) + t7*(-k.R_WBase(0, 2)*t13 - k.R_WBase(0, 0)*t8*t13*tinv1 +
-        k.R_WBase(0, 1)*t19);
-    verr[0] = u[7]*t2 + u[6]*t3 + u[8]*t4;
-    verr[1] = t18;
-    verr[2] = t20;
+    const double t0 = k.p_WCContact[2] - q[10];
+    const double t1 = k.p_WCContact[1] - q[9];
+    const double t2 = u[6] + derived_.contact_k_p_WCContact_0*q[9]*u[2] -
+        derived_.contact_k_p_WCContact_0*q[10]*u[1] + u[4]*t0 - u[5]*t1;
+    const double t3 = k.p_WCContact[0] - q[8];
+    const double t4 = u[8] - derived_.contact_k_p_WCContact_0*q[9]*u[0] +
+        derived_.contact_k_p_WCContact_0*q[8]*u[1] + u[3]*t1 - u[4]*t3;
+    const double t5 = u[7] + derived_.contact_k_p_WCContact_0*q[10]*u[0] -
+        derived_.contact_k_p_WCContact_0*q[8]*u[2] - u[3]*t0 + u[5]*t3;
+    verr[0] = k.R_WCContact(0, 2)*u[6] + k.R_WCContact(2, 2)*u[8] + k.R_WCContact(1, 2)*u[7];
+    verr[1] = k.R_WCContact(0, 0)*t2 + k.R_WCContact(2, 0)*t4 + k.R_WCContact(1, 0)*t5;
+    verr[2] = k.R_WCContact(2, 1)*t4 + k.R_WCContact(0, 1)*t2 + k.R_WCContact(1, 1)*t5;
   }
 
   // G(q) (rows x nu) = d phi_v / d u; its structural zeros are not written (set to zero once).
-  // (40 adds, 95 muls, 2 divs, 1 calls, 7 other)
+  // (15 adds, 36 muls, 0 divs, 0 calls, 0 other)
   void constraintJacobian([[maybe_unused]] const Q& q, ConstraintJacobian& G) const {
     refreshDerived();  // the parameter-only values, if params changed
     G.setZero();  // structural zeros: the columns of joints a constraint does not reach
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
     // contact 'contact' (sphere_on_sphere.cap:37)
-    const double t0 = std::sqrt(q[8]*q[8] + q[10]*q[10] + q[9]*q[9]);
-    const bool t1 = 0.0 <= -t0;
-    const double tinv0 = 1.0/(t1 ? 1.0 : t0);
-    const double t2 = t1 ? k.R_WBase(0, 2) : q[8]*tinv0;
-    const double t3 = t1 ? k.R_WBase(1, 2) : q[9]*tinv0;
-    const double t4 = t1 ? k.R_WBase(2, 2) : q[10]*tinv0;
-    const double t5 = k.R_WBase(2, 0)*t4 + k.R_WBase(0, 0)*t2 + k.R_WBase(1, 0)*t3;
-    const double t6 = k.R_WBase(0, 2)*t2;
-    const double t7 = k.R_WBase(2, 2)*t4;
-    const double t8 = k.R_WBase(1, 2)*t3;
-    const double t9 = 0.0 <= t6 + t7 + t8 ? 1.0 : -1.0;
-    const double t10 = k.R_WBase(2, 1)*t4 + k.R_WBase(1, 1)*t3 + k.R_WBase(0, 1)*t2;
-    const double tinv1 = 1.0/(t6 + t7 + t8 + t9);
-    const double t11 = -t5*t5*t9*tinv1 + 1.0;
-    const double t12 = -k.R_WBase(1, 2)*t5*t9 - k.R_WBase(1, 1)*t5*t10*t9*tinv1 +
-        k.R_WBase(1, 0)*t11;
-    const double t13 = -k.R_WBase(2, 2)*t5*t9 - k.R_WBase(2, 1)*t5*t10*t9*tinv1 +
-        k.R_WBase(2, 0)*t11;
-    const double t14 = -k.R_WBase(0, 2)*t5*t9 - k.R_WBase(0, 1)*t5*t10*t9*tinv1 +
-        k.R_WBase(0, 0)*t11;
-    const double t15 = -q[9] + derived_.contact_verr_1*q[9];
-    const double t16 = -q[10] + derived_.contact_verr_1*q[10];
-    const double t17 = -q[8] + derived_.contact_verr_1*q[8];
-    const double t18 = t9 - t10*t10*tinv1;
-    const double t19 = -k.R_WBase(1, 2)*t10 - k.R_WBase(1, 0)*t5*t10*tinv1 + k.R_WBase(1, 1)*t18;
-    const double t20 = -k.R_WBase(2, 2)*t10 - k.R_WBase(2, 0)*t5*t10*tinv1 + k.R_WBase(2, 1)*t18;
-    const double t21 = -k.R_WBase(0, 2)*t10 - k.R_WBase(0, 0)*t5*t10*tinv1 + k.R_WBase(0, 1)*t18;
-    G(0, 6) = t2;
-    G(0, 7) = t3;
-    G(0, 8) = t4;
-    G(1, 0) = -(-derived_.contact_verr_1*q[10]*t12 + derived_.contact_verr_1*q[9]*t13);
-    G(1, 1) = -(-derived_.contact_verr_1*q[8]*t13 + derived_.contact_verr_1*q[10]*t14);
-    G(1, 2) = -(derived_.contact_verr_1*q[8]*t12 - derived_.contact_verr_1*q[9]*t14);
-    G(1, 3) = t15*t13 - t16*t12;
-    G(1, 4) = t16*t14 - t17*t13;
-    G(1, 5) = -t15*t14 + t17*t12;
-    G(1, 6) = t14;
-    G(1, 7) = t12;
-    G(1, 8) = t13;
-    G(2, 0) = -(-derived_.contact_verr_1*q[10]*t19 + derived_.contact_verr_1*q[9]*t20);
-    G(2, 1) = -(derived_.contact_verr_1*q[10]*t21 - derived_.contact_verr_1*q[8]*t20);
-    G(2, 2) = -(-derived_.contact_verr_1*q[9]*t21 + derived_.contact_verr_1*q[8]*t19);
-    G(2, 3) = -t16*t19 + t15*t20;
-    G(2, 4) = -t17*t20 + t16*t21;
-    G(2, 5) = t17*t19 - t15*t21;
-    G(2, 6) = t21;
-    G(2, 7) = t19;
-    G(2, 8) = t20;
+    const double t0 = k.p_WCContact[2] - q[10];
+    const double t1 = k.p_WCContact[1] - q[9];
+    const double t2 = k.p_WCContact[0] - q[8];
+    G(0, 6) = k.R_WCContact(0, 2);
+    G(0, 7) = k.R_WCContact(1, 2);
+    G(0, 8) = k.R_WCContact(2, 2);
+    G(1, 0) = -(-derived_.contact_k_p_WCContact_0*k.R_WCContact(1, 0)*q[10] +
+        derived_.contact_k_p_WCContact_0*k.R_WCContact(2, 0)*q[9]);
+    G(1, 1) = -(-derived_.contact_k_p_WCContact_0*k.R_WCContact(2, 0)*q[8] +
+        derived_.contact_k_p_WCContact_0*k.R_WCContact(0, 0)*q[10]);
+    G(1, 2) = -(-derived_.contact_k_p_WCContact_0*k.R_WCContact(0, 0)*q[9] +
+        derived_.contact_k_p_WCContact_0*k.R_WCContact(1, 0)*q[8]);
+    G(1, 3) = -k.R_WCContact(1, 0)*t0 + k.R_WCContact(2, 0)*t1;
+    G(1, 4) = -k.R_WCContact(2, 0)*t2 + k.R_WCContact(0, 0)*t0;
+    G(1, 5) = k.R_WCContact(1, 0)*t2 - k.R_WCContact(0, 0)*t1;
+    G(1, 6) = k.R_WCContact(0, 0);
+    G(1, 7) = k.R_WCContact(1, 0);
+    G(1, 8) = k.R_WCContact(2, 0);
+    G(2, 0) = -(-derived_.contact_k_p_WCContact_0*k.R_WCContact(1, 1)*q[10] +
+        derived_.contact_k_p_WCContact_0*k.R_WCContact(2, 1)*q[9]);
+    G(2, 1) = -(-derived_.contact_k_p_WCContact_0*k.R_WCContact(2, 1)*q[8] +
+        derived_.contact_k_p_WCContact_0*k.R_WCContact(0, 1)*q[10]);
+    G(2, 2) = -(-derived_.contact_k_p_WCContact_0*k.R_WCContact(0, 1)*q[9] +
+        derived_.contact_k_p_WCContact_0*k.R_WCContact(1, 1)*q[8]);
+    G(2, 3) = -k.R_WCContact(1, 1)*t0 + k.R_WCContact(2, 1)*t1;
+    G(2, 4) = -k.R_WCContact(2, 1)*t2 + k.R_WCContact(0, 1)*t0;
+    G(2, 5) = k.R_WCContact(1, 1)*t2 - k.R_WCContact(0, 1)*t1;
+    G(2, 6) = k.R_WCContact(0, 1);
+    G(2, 7) = k.R_WCContact(1, 1);
+    G(2, 8) = k.R_WCContact(2, 1);
   }
 
   // gamma(q, u) (rows): the right-hand side of G udot = gamma, minus the rows' acceleration
   // at udot = 0 (-Gdot u).
-  // (73 adds, 130 muls, 2 divs, 1 calls, 7 other)
+  // (50 adds, 73 muls, 1 divs, 1 calls, 2 other)
   void constraintBias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                       ConstraintVector& gamma) const {
     refreshDerived();  // the parameter-only values, if params changed
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
     // contact 'contact' (sphere_on_sphere.cap:37)
-    const double t0 = std::sqrt(q[8]*q[8] + q[10]*q[10] + q[9]*q[9]);
-    const bool t1 = 0.0 <= -t0;
-    const double tinv0 = 1.0/(t1 ? 1.0 : t0);
-    const double t2 = t1 ? k.R_WBase(1, 2) : q[9]*tinv0;
-    const double t3 = t1 ? k.R_WBase(0, 2) : q[8]*tinv0;
-    const double t4 = t1 ? k.R_WBase(2, 2) : q[10]*tinv0;
-    const double t5 = u[7]*t2 + u[6]*t3 + u[8]*t4;
-    const double t6 = -u[8] + derived_.contact_verr_1*u[8];
-    const double t7 = -u[6] + derived_.contact_verr_1*u[6];
-    const double t8 = -derived_.contact_verr_1*u[2]*u[6] + derived_.contact_verr_1*u[0]*u[8] -
-        u[3]*t6 + u[5]*t7;
-    const double t9 = k.R_WBase(2, 0)*t4 + k.R_WBase(0, 0)*t3 + k.R_WBase(1, 0)*t2;
-    const double t10 = k.R_WBase(0, 2)*t3;
-    const double t11 = k.R_WBase(2, 2)*t4;
-    const double t12 = k.R_WBase(1, 2)*t2;
-    const double t13 = 0.0 <= t10 + t11 + t12 ? 1.0 : -1.0;
-    const double t14 = k.R_WBase(2, 1)*t4 + k.R_WBase(1, 1)*t2 + k.R_WBase(0, 1)*t3;
-    const double tinv1 = 1.0/(t10 + t11 + t12 + t13);
-    const double t15 = -t9*t9*t13*tinv1 + 1.0;
-    const double t16 = -k.R_WBase(1, 2)*t9*t13 - k.R_WBase(1, 1)*t9*t14*t13*tinv1 +
-        k.R_WBase(1, 0)*t15;
-    const double t17 = -u[7] + derived_.contact_verr_1*u[7];
-    const double t18 = derived_.contact_verr_1*u[2]*u[7] - derived_.contact_verr_1*u[1]*u[8] +
-        u[4]*t6 - u[5]*t17;
-    const double t19 = -k.R_WBase(0, 2)*t9*t13 - k.R_WBase(0, 1)*t9*t14*t13*tinv1 +
-        k.R_WBase(0, 0)*t15;
-    const double t20 = -derived_.contact_verr_1*u[0]*u[7] + derived_.contact_verr_1*u[1]*u[6] +
-        u[3]*t17 - u[4]*t7;
-    const double t21 = -k.R_WBase(2, 2)*t9*t13 - k.R_WBase(2, 1)*t9*t14*t13*tinv1 +
-        k.R_WBase(2, 0)*t15;
-    const double t22 = -q[10] + derived_.contact_verr_1*q[10];
-    const double t23 = -q[9] + derived_.contact_verr_1*q[9];
-    const double t24 = u[6] + derived_.contact_verr_1*q[9]*u[2] -
-        derived_.contact_verr_1*q[10]*u[1] + u[4]*t22 - u[5]*t23;
-    const double t25 = -q[8] + derived_.contact_verr_1*q[8];
-    const double t26 = u[8] - derived_.contact_verr_1*q[9]*u[0] +
-        derived_.contact_verr_1*q[8]*u[1] - u[4]*t25 + u[3]*t23;
-    const double t27 = u[7] + derived_.contact_verr_1*q[10]*u[0] -
-        derived_.contact_verr_1*q[8]*u[2] - u[3]*t22 + u[5]*t25;
-    const double t28 = t13 - t14*t14*tinv1;
-    const double t29 = -k.R_WBase(0, 2)*t14 - k.R_WBase(0, 0)*t9*t14*tinv1 + k.R_WBase(0, 1)*t28;
-    const double t30 = -k.R_WBase(2, 2)*t14 - k.R_WBase(2, 0)*t9*t14*tinv1 + k.R_WBase(2, 1)*t28;
-    const double t31 = -k.R_WBase(1, 2)*t14 - k.R_WBase(1, 0)*t9*t14*tinv1 + k.R_WBase(1, 1)*t28;
-    gamma[0] = -tinv0*(u[7]*u[7] + u[6]*u[6] + u[8]*u[8] - t5*t5);
-    gamma[1] = -(t8*t16 + t18*t19 + t20*t21 + t24*(-u[2]*t16 + u[1]*t21) +
-        t26*(u[0]*t16 - u[1]*t19) + t27*(u[2]*t19 - u[0]*t21));
-    gamma[2] = -(t18*t29 + t20*t30 + t8*t31 + t26*(u[0]*t31 - u[1]*t29) +
-        t27*(-u[0]*t30 + u[2]*t29) + t24*(u[1]*t30 - u[2]*t31));
+    const double t0 = k.R_WCContact(0, 2)*u[6] + k.R_WCContact(2, 2)*u[8] +
+        k.R_WCContact(1, 2)*u[7];
+    const double t1 = std::sqrt(q[8]*q[8] + q[10]*q[10] + q[9]*q[9]);
+    const double t2 = k.p_WCContact[2] - q[10];
+    const double t3 = k.p_WCContact[1] - q[9];
+    const double t4 = u[6] + derived_.contact_k_p_WCContact_0*q[9]*u[2] -
+        derived_.contact_k_p_WCContact_0*q[10]*u[1] + u[4]*t2 - u[5]*t3;
+    const double t5 = k.p_WCContact[0] - q[8];
+    const double t6 = u[8] - derived_.contact_k_p_WCContact_0*q[9]*u[0] +
+        derived_.contact_k_p_WCContact_0*q[8]*u[1] + u[3]*t3 - u[4]*t5;
+    const double t7 = u[7] + derived_.contact_k_p_WCContact_0*q[10]*u[0] -
+        derived_.contact_k_p_WCContact_0*q[8]*u[2] - u[3]*t2 + u[5]*t5;
+    const double t8 = -u[7] + derived_.contact_k_p_WCContact_0*u[7];
+    const double t9 = -u[6] + derived_.contact_k_p_WCContact_0*u[6];
+    const double t10 = -derived_.contact_k_p_WCContact_0*u[0]*u[7] +
+        derived_.contact_k_p_WCContact_0*u[1]*u[6] + u[3]*t8 - u[4]*t9;
+    const double t11 = -u[8] + derived_.contact_k_p_WCContact_0*u[8];
+    const double t12 = -derived_.contact_k_p_WCContact_0*u[2]*u[6] +
+        derived_.contact_k_p_WCContact_0*u[0]*u[8] - u[3]*t11 + u[5]*t9;
+    const double t13 = derived_.contact_k_p_WCContact_0*u[2]*u[7] -
+        derived_.contact_k_p_WCContact_0*u[1]*u[8] + u[4]*t11 - u[5]*t8;
+    gamma[0] = -(u[7]*u[7] + u[6]*u[6] + u[8]*u[8] - t0*t0)/(0.0 <= -t1 ? 1.0 : t1);
+    gamma[1] = -((-k.R_WCContact(1, 0)*u[2] + k.R_WCContact(2, 0)*u[1])*t4 +
+        (k.R_WCContact(1, 0)*u[0] - k.R_WCContact(0, 0)*u[1])*t6 +
+        (-k.R_WCContact(2, 0)*u[0] + k.R_WCContact(0, 0)*u[2])*t7 + k.R_WCContact(2, 0)*t10 +
+        k.R_WCContact(1, 0)*t12 + k.R_WCContact(0, 0)*t13);
+    gamma[2] = -((-k.R_WCContact(2, 1)*u[0] + k.R_WCContact(0, 1)*u[2])*t7 +
+        (-k.R_WCContact(0, 1)*u[1] + k.R_WCContact(1, 1)*u[0])*t6 +
+        (k.R_WCContact(2, 1)*u[1] - k.R_WCContact(1, 1)*u[2])*t4 + k.R_WCContact(1, 1)*t12 +
+        k.R_WCContact(2, 1)*t10 + k.R_WCContact(0, 1)*t13);
   }
 
   // What multipliers lambda (rows; Simbody's sign: M udot = tau - C - G^T lambda) apply:
   // bodyForces[b] = [n; f] on body b, the moment about its origin then the force, in World
   // (Simbody's calcConstraintForcesFromMultipliers), and the generalized forces tau = -G^T lambda.
-  // (64 adds, 116 muls, 2 divs, 1 calls, 7 other)
+  // (39 adds, 57 muls, 0 divs, 0 calls, 0 other)
   void constraintForces([[maybe_unused]] const Q& q,
                         [[maybe_unused]] const ConstraintVector& lambda, ExternalForces& bodyForces,
                         U& tau) const {
@@ -2357,149 +2328,88 @@ class SphereOnSphere {
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
     // the multipliers' spatial forces on the bodies, about their origins, in World
-    const double t0 = q[8]*q[8];
-    const double t1 = q[10]*q[10];
-    const double t2 = q[9]*q[9];
-    const double t3 = t0 + t1 + t2;
-    const double t4 = std::sqrt(t3);
-    const bool t5 = 0.0 <= -t4;
-    const double t6 = t5 ? 1.0 : t4;
-    const double tinv0 = 1.0/t6;
-    const double t7 = q[10]*tinv0;
-    const double t8 = t5 ? k.R_WBase(2, 2) : t7;
-    const double t9 = k.R_WBase(2, 0)*t8;
-    const double t10 = q[8]*tinv0;
-    const double t11 = t5 ? k.R_WBase(0, 2) : t10;
-    const double t12 = k.R_WBase(0, 0)*t11;
-    const double t13 = q[9]*tinv0;
-    const double t14 = t5 ? k.R_WBase(1, 2) : t13;
-    const double t15 = k.R_WBase(1, 0)*t14;
-    const double t16 = t9 + t12 + t15;
-    const double t17 = k.R_WBase(0, 2)*t11;
-    const double t18 = k.R_WBase(2, 2)*t8;
-    const double t19 = k.R_WBase(1, 2)*t14;
-    const double t20 = t17 + t18 + t19;
-    const bool t21 = 0.0 <= t20;
-    const double t22 = t21 ? 1.0 : -1.0;
-    const double t23 = k.R_WBase(1, 2)*t16*t22;
-    const double t24 = k.R_WBase(2, 1)*t8;
-    const double t25 = k.R_WBase(1, 1)*t14;
-    const double t26 = k.R_WBase(0, 1)*t11;
+    const double t0 = derived_.contact_k_p_WCContact_0*k.R_WCContact(1, 0)*q[10];
+    const double t1 = derived_.contact_k_p_WCContact_0*k.R_WCContact(2, 0)*q[9];
+    const double t2 = -t0 + t1;
+    const double t3 = lambda[1]*t2;
+    const double t4 = derived_.contact_k_p_WCContact_0*k.R_WCContact(1, 1)*q[10];
+    const double t5 = derived_.contact_k_p_WCContact_0*k.R_WCContact(2, 1)*q[9];
+    const double t6 = -t4 + t5;
+    const double t7 = lambda[2]*t6;
+    const double t8 = derived_.contact_k_p_WCContact_0*k.R_WCContact(2, 0)*q[8];
+    const double t9 = derived_.contact_k_p_WCContact_0*k.R_WCContact(0, 0)*q[10];
+    const double t10 = -t8 + t9;
+    const double t11 = lambda[1]*t10;
+    const double t12 = derived_.contact_k_p_WCContact_0*k.R_WCContact(2, 1)*q[8];
+    const double t13 = derived_.contact_k_p_WCContact_0*k.R_WCContact(0, 1)*q[10];
+    const double t14 = -t12 + t13;
+    const double t15 = lambda[2]*t14;
+    const double t16 = derived_.contact_k_p_WCContact_0*k.R_WCContact(0, 1)*q[9];
+    const double t17 = derived_.contact_k_p_WCContact_0*k.R_WCContact(1, 1)*q[8];
+    const double t18 = -t16 + t17;
+    const double t19 = lambda[2]*t18;
+    const double t20 = derived_.contact_k_p_WCContact_0*k.R_WCContact(0, 0)*q[9];
+    const double t21 = derived_.contact_k_p_WCContact_0*k.R_WCContact(1, 0)*q[8];
+    const double t22 = -t20 + t21;
+    const double t23 = lambda[1]*t22;
+    const double t24 = k.R_WCContact(0, 2)*lambda[0];
+    const double t25 = k.R_WCContact(0, 0)*lambda[1];
+    const double t26 = k.R_WCContact(0, 1)*lambda[2];
     const double t27 = t24 + t25 + t26;
-    const double t28 = t17 + t18 + t19 + t22;
-    const double tinv1 = 1.0/t28;
-    const double t29 = k.R_WBase(1, 1)*t16*t27*t22*tinv1;
-    const double t30 = t16*t16*t22*tinv1;
-    const double t31 = -t30 + 1.0;
-    const double t32 = k.R_WBase(1, 0)*t31;
-    const double t33 = -t23 - t29 + t32;
-    const double t34 = derived_.contact_verr_1*q[10]*t33;
-    const double t35 = k.R_WBase(2, 2)*t16*t22;
-    const double t36 = k.R_WBase(2, 1)*t16*t27*t22*tinv1;
-    const double t37 = k.R_WBase(2, 0)*t31;
-    const double t38 = -t35 - t36 + t37;
-    const double t39 = derived_.contact_verr_1*q[9]*t38;
-    const double t40 = -t34 + t39;
+    const double t28 = k.R_WCContact(1, 1)*lambda[2];
+    const double t29 = k.R_WCContact(1, 0)*lambda[1];
+    const double t30 = k.R_WCContact(1, 2)*lambda[0];
+    const double t31 = t28 + t29 + t30;
+    const double t32 = k.R_WCContact(2, 2)*lambda[0];
+    const double t33 = k.R_WCContact(2, 1)*lambda[2];
+    const double t34 = k.R_WCContact(2, 0)*lambda[1];
+    const double t35 = t32 + t33 + t34;
+    const double t36 = k.p_WCContact[2] - q[10];
+    const double t37 = k.R_WCContact(1, 0)*t36;
+    const double t38 = k.p_WCContact[1] - q[9];
+    const double t39 = k.R_WCContact(2, 0)*t38;
+    const double t40 = -t37 + t39;
     const double t41 = lambda[1]*t40;
-    const double t42 = k.R_WBase(1, 2)*t27;
-    const double t43 = k.R_WBase(1, 0)*t16*t27*tinv1;
-    const double t44 = t27*t27*tinv1;
-    const double t45 = t22 - t44;
-    const double t46 = k.R_WBase(1, 1)*t45;
-    const double t47 = -t42 - t43 + t46;
-    const double t48 = derived_.contact_verr_1*q[10]*t47;
-    const double t49 = k.R_WBase(2, 2)*t27;
-    const double t50 = k.R_WBase(2, 0)*t16*t27*tinv1;
-    const double t51 = k.R_WBase(2, 1)*t45;
-    const double t52 = -t49 - t50 + t51;
-    const double t53 = derived_.contact_verr_1*q[9]*t52;
-    const double t54 = -t48 + t53;
-    const double t55 = lambda[2]*t54;
-    const double t56 = k.R_WBase(0, 2)*t27;
-    const double t57 = k.R_WBase(0, 0)*t16*t27*tinv1;
-    const double t58 = k.R_WBase(0, 1)*t45;
-    const double t59 = -t56 - t57 + t58;
-    const double t60 = derived_.contact_verr_1*q[10]*t59;
-    const double t61 = derived_.contact_verr_1*q[8]*t52;
-    const double t62 = t60 - t61;
-    const double t63 = lambda[2]*t62;
-    const double t64 = derived_.contact_verr_1*q[8]*t38;
-    const double t65 = k.R_WBase(0, 2)*t16*t22;
-    const double t66 = k.R_WBase(0, 1)*t16*t27*t22*tinv1;
-    const double t67 = k.R_WBase(0, 0)*t31;
-    const double t68 = -t65 - t66 + t67;
-    const double t69 = derived_.contact_verr_1*q[10]*t68;
-    const double t70 = -t64 + t69;
-    const double t71 = lambda[1]*t70;
-    const double t72 = derived_.contact_verr_1*q[8]*t33;
-    const double t73 = derived_.contact_verr_1*q[9]*t68;
-    const double t74 = t72 - t73;
-    const double t75 = lambda[1]*t74;
-    const double t76 = derived_.contact_verr_1*q[9]*t59;
-    const double t77 = derived_.contact_verr_1*q[8]*t47;
-    const double t78 = -t76 + t77;
-    const double t79 = lambda[2]*t78;
-    const double t80 = lambda[0]*t11;
-    const double t81 = lambda[1]*t68;
-    const double t82 = lambda[2]*t59;
-    const double t83 = t80 + t81 + t82;
-    const double t84 = lambda[0]*t14;
-    const double t85 = lambda[2]*t47;
-    const double t86 = lambda[1]*t33;
-    const double t87 = t84 + t85 + t86;
-    const double t88 = lambda[0]*t8;
-    const double t89 = lambda[1]*t38;
-    const double t90 = lambda[2]*t52;
-    const double t91 = t88 + t89 + t90;
-    const double t92 = derived_.contact_verr_1*q[10];
-    const double t93 = -q[10] + t92;
-    const double t94 = t93*t47;
-    const double t95 = derived_.contact_verr_1*q[9];
-    const double t96 = -q[9] + t95;
-    const double t97 = t96*t52;
-    const double t98 = -t94 + t97;
-    const double t99 = lambda[2]*t98;
-    const double t100 = t96*t38;
-    const double t101 = t93*t33;
-    const double t102 = t100 - t101;
-    const double t103 = lambda[1]*t102;
-    const double t104 = derived_.contact_verr_1*q[8];
-    const double t105 = -q[8] + t104;
-    const double t106 = t105*t52;
-    const double t107 = t93*t59;
-    const double t108 = -t106 + t107;
-    const double t109 = lambda[2]*t108;
-    const double t110 = t93*t68;
-    const double t111 = t105*t38;
-    const double t112 = t110 - t111;
-    const double t113 = lambda[1]*t112;
-    const double t114 = t96*t68;
-    const double t115 = t105*t33;
-    const double t116 = -t114 + t115;
-    const double t117 = lambda[1]*t116;
-    const double t118 = t105*t47;
-    const double t119 = t96*t59;
-    const double t120 = t118 - t119;
-    const double t121 = lambda[2]*t120;
-    bodyForces[0][0] = t41 + t55;
-    bodyForces[0][1] = t63 + t71;
-    bodyForces[0][2] = t75 + t79;
-    bodyForces[0][3] = t83;
-    bodyForces[0][4] = t87;
-    bodyForces[0][5] = t91;
-    bodyForces[1][0] = -t99 - t103;
-    bodyForces[1][1] = -t109 - t113;
-    bodyForces[1][2] = -t117 - t121;
-    bodyForces[1][3] = -t80 - t81 - t82;
-    bodyForces[1][4] = -t84 - t85 - t86;
-    bodyForces[1][5] = -t88 - t89 - t90;
+    const double t42 = k.R_WCContact(1, 1)*t36;
+    const double t43 = k.R_WCContact(2, 1)*t38;
+    const double t44 = -t42 + t43;
+    const double t45 = lambda[2]*t44;
+    const double t46 = k.p_WCContact[0] - q[8];
+    const double t47 = k.R_WCContact(2, 1)*t46;
+    const double t48 = k.R_WCContact(0, 1)*t36;
+    const double t49 = -t47 + t48;
+    const double t50 = lambda[2]*t49;
+    const double t51 = k.R_WCContact(2, 0)*t46;
+    const double t52 = k.R_WCContact(0, 0)*t36;
+    const double t53 = -t51 + t52;
+    const double t54 = lambda[1]*t53;
+    const double t55 = k.R_WCContact(1, 1)*t46;
+    const double t56 = k.R_WCContact(0, 1)*t38;
+    const double t57 = t55 - t56;
+    const double t58 = lambda[2]*t57;
+    const double t59 = k.R_WCContact(1, 0)*t46;
+    const double t60 = k.R_WCContact(0, 0)*t38;
+    const double t61 = t59 - t60;
+    const double t62 = lambda[1]*t61;
+    bodyForces[0][0] = t3 + t7;
+    bodyForces[0][1] = t11 + t15;
+    bodyForces[0][2] = t19 + t23;
+    bodyForces[0][3] = t27;
+    bodyForces[0][4] = t31;
+    bodyForces[0][5] = t35;
+    bodyForces[1][0] = -t41 - t45;
+    bodyForces[1][1] = -t50 - t54;
+    bodyForces[1][2] = -t58 - t62;
+    bodyForces[1][3] = -t24 - t25 - t26;
+    bodyForces[1][4] = -t28 - t29 - t30;
+    bodyForces[1][5] = -t32 - t33 - t34;
     // generalized forces tau = -G^T lambda
-    tau[0] = -(-t41 - t55);
-    tau[1] = -(-t63 - t71);
-    tau[2] = -(-t75 - t79);
-    tau[3] = -(t99 + t103);
-    tau[4] = -(t109 + t113);
-    tau[5] = -(t117 + t121);
+    tau[0] = -(-t3 - t7);
+    tau[1] = -(-t11 - t15);
+    tau[2] = -(-t19 - t23);
+    tau[3] = -(t41 + t45);
+    tau[4] = -(t50 + t54);
+    tau[5] = -(t58 + t62);
     tau[6] = -bodyForces[0][3];
     tau[7] = -bodyForces[0][4];
     tau[8] = -bodyForces[0][5];
@@ -2508,46 +2418,25 @@ class SphereOnSphere {
   // Each sphere-on-sphere contact's frame C (Simbody's findContactFrameInG): z from the center
   // of sphere F towards that of sphere B, origin Co on the center line at rf / (rf + rb),
   // x and y fixed on F for the pose; and the signed separation of the surfaces (findSeparation).
-  // (26 adds, 59 muls, 2 divs, 1 calls, 7 other)
+  // (3 adds, 3 muls, 0 divs, 1 calls, 0 other)
   void contactFrames([[maybe_unused]] const Q& q, ContactFrames& frames) const {
     refreshDerived();  // the parameter-only values, if params changed
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
     // contact 'contact' (sphere_on_sphere.cap:37)
-    const double t0 = std::sqrt(q[8]*q[8] + q[10]*q[10] + q[9]*q[9]);
-    const bool t1 = 0.0 <= -t0;
-    const double tinv0 = 1.0/(t1 ? 1.0 : t0);
-    const double t2 = t1 ? k.R_WBase(2, 2) : q[10]*tinv0;
-    const double t3 = t1 ? k.R_WBase(0, 2) : q[8]*tinv0;
-    const double t4 = t1 ? k.R_WBase(1, 2) : q[9]*tinv0;
-    const double t5 = k.R_WBase(2, 0)*t2 + k.R_WBase(0, 0)*t3 + k.R_WBase(1, 0)*t4;
-    const double t6 = k.R_WBase(0, 2)*t3;
-    const double t7 = k.R_WBase(2, 2)*t2;
-    const double t8 = k.R_WBase(1, 2)*t4;
-    const double t9 = 0.0 <= t6 + t7 + t8 ? 1.0 : -1.0;
-    const double t10 = k.R_WBase(2, 1)*t2 + k.R_WBase(1, 1)*t4 + k.R_WBase(0, 1)*t3;
-    const double tinv1 = 1.0/(t6 + t7 + t8 + t9);
-    const double t11 = -t5*t5*t9*tinv1 + 1.0;
-    const double t12 = t9 - t10*t10*tinv1;
-    frames[0].R_WC(0, 0) = -k.R_WBase(0, 2)*t5*t9 - k.R_WBase(0, 1)*t5*t10*t9*tinv1 +
-        k.R_WBase(0, 0)*t11;
-    frames[0].R_WC(0, 1) = -k.R_WBase(0, 2)*t10 - k.R_WBase(0, 0)*t5*t10*tinv1 +
-        k.R_WBase(0, 1)*t12;
-    frames[0].R_WC(0, 2) = t3;
-    frames[0].R_WC(1, 0) = -k.R_WBase(1, 2)*t5*t9 - k.R_WBase(1, 1)*t5*t10*t9*tinv1 +
-        k.R_WBase(1, 0)*t11;
-    frames[0].R_WC(1, 1) = -k.R_WBase(1, 2)*t10 - k.R_WBase(1, 0)*t5*t10*tinv1 +
-        k.R_WBase(1, 1)*t12;
-    frames[0].R_WC(1, 2) = t4;
-    frames[0].R_WC(2, 0) = -k.R_WBase(2, 2)*t5*t9 - k.R_WBase(2, 1)*t5*t10*t9*tinv1 +
-        k.R_WBase(2, 0)*t11;
-    frames[0].R_WC(2, 1) = -k.R_WBase(2, 2)*t10 - k.R_WBase(2, 0)*t5*t10*tinv1 +
-        k.R_WBase(2, 1)*t12;
-    frames[0].R_WC(2, 2) = t2;
-    frames[0].p_WC[0] = derived_.contact_verr_1*q[8];
-    frames[0].p_WC[1] = derived_.contact_verr_1*q[9];
-    frames[0].p_WC[2] = derived_.contact_verr_1*q[10];
-    frames[0].separation = derived_.contact_perr_0 + t0;
+    frames[0].R_WC(0, 0) = k.R_WCContact(0, 0);
+    frames[0].R_WC(0, 1) = k.R_WCContact(0, 1);
+    frames[0].R_WC(0, 2) = k.R_WCContact(0, 2);
+    frames[0].R_WC(1, 0) = k.R_WCContact(1, 0);
+    frames[0].R_WC(1, 1) = k.R_WCContact(1, 1);
+    frames[0].R_WC(1, 2) = k.R_WCContact(1, 2);
+    frames[0].R_WC(2, 0) = k.R_WCContact(2, 0);
+    frames[0].R_WC(2, 1) = k.R_WCContact(2, 1);
+    frames[0].R_WC(2, 2) = k.R_WCContact(2, 2);
+    frames[0].p_WC[0] = k.p_WCContact[0];
+    frames[0].p_WC[1] = k.p_WCContact[1];
+    frames[0].p_WC[2] = k.p_WCContact[2];
+    frames[0].separation = derived_.contact_perr_0 + std::sqrt(q[8]*q[8] + q[10]*q[10] + q[9]*q[9]);
   }
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation
@@ -2602,7 +2491,7 @@ class SphereOnSphere {
     derived_.udot_3_c = params.m*params.world_gravity[0];
     derived_.udot_3_d = params.m*params.world_gravity[2];
     derived_.contact_perr_0 = -params.R - params.rb;
-    derived_.contact_verr_1 = params.R/(params.R + params.rb);
+    derived_.contact_k_p_WCContact_0 = params.R/(params.R + params.rb);
     derivedFor_ = params;
     derivedValid_ = true;
   }
