@@ -18,6 +18,8 @@ packages=(
   liburdfdom-dev libtinyxml2-dev    # `capstan import` of URDF robots (compiler/import/)
   libsdformat-dev                   # `capstan import` of SDFormat robots (compiler/import/sdf.cpp)
   libdart-dev libdart-utils-urdf-dev  # the importer's cross-check (tests/import/)
+  pybind11-dev python3-dev python3-numpy  # the Python module (python/, docs/python.md)
+  python3-distributed python3-pytest      # its sweeps on Dask, and its tests (tests/python/)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -416,6 +416,7 @@ fs::path runtimeObject(const std::string& product, const std::string& source, co
                        const std::string& name, const std::map<std::string, std::string>& headers,
                        std::vector<std::string> flags, const std::vector<std::string>& defines) {
   flags.push_back("-DCAPSTAN_CABLE_COMPILED_APART");
+  flags.push_back("-fPIC");  // linked to programs and to model libraries (capstan library) alike
   flags.insert(flags.end(), defines.begin(), defines.end());
   std::string key = product + "\n" + source + cxx() + CAPSTAN_VERSION;
   for (const auto& [path, text] : headers) key += "\n" + path + "\n" + text;
@@ -509,7 +510,10 @@ bool isBuildProgress(std::string_view line) {
 fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
                      const DriverRequest& request) {
   const fs::path support = codegen::defaultTemplateDir();
-  const std::string driverSource = readFile(support / "capstan_driver.cpp");
+  // The program's unit, or the library's (the same model, behind model_library.h's C interface).
+  const std::string unit = request.library ? "capstan_library.cpp" : "capstan_driver.cpp";
+  const std::string product = request.library ? "libmodel.so" : "driver";
+  const std::string driverSource = readFile(support / unit);
   if (driverSource.empty()) fail(syntax::DiagKind::InstallationIncomplete, "the driver sources", support.string());
   const std::map<std::string, std::string> headers = runtimeHeadersOrFail();
   const std::vector<std::string> engineFlags = request.flags.empty() ? driverFlags() : request.flags;
@@ -532,7 +536,7 @@ fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::M
   // The cache's layout is part of the key: folders of an earlier layout (a
   // driver without its fingerprint, driver.ok) are never taken for damaged ones.
   constexpr const char* kCacheLayout = "cache layout 4: driver + driver.ok, builds by structure, engine apart";
-  key += driverSource + cxx() + CAPSTAN_VERSION + kCacheLayout;
+  key += driverSource + cxx() + CAPSTAN_VERSION + kCacheLayout + product;
   for (const auto& [path, text] : headers) key += "\n" + path + "\n" + text;
   for (const auto& f : flags) key += "\n" + f;
   for (const auto& l : libraries) key += "\n" + l;
@@ -541,10 +545,10 @@ fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::M
   const std::string derivatives = opts.symbolicDerivatives ? "derivatives, symbolic" : "derivatives";
   const std::string variant = request.derivatives ? derivatives : "plain";
   const auto folder = [&](const std::string& v) { return cacheFolder(key + "\nvariant " + v); };
-  if (!request.derivatives && cachedIsWhole(folder("derivatives") / "driver"))
-    return folder("derivatives") / "driver";
+  if (!request.derivatives && cachedIsWhole(folder("derivatives") / product))
+    return folder("derivatives") / product;
   const fs::path dir = folder(variant);
-  return buildCached(dir, "driver", [&] {
+  return buildCached(dir, product, [&] {
     // Every model links the engine, and a model with cables the path
     // solver, both compiled apart.
     std::vector<std::string> objects = {engineObject(headers, engineFlags).string()};
@@ -555,18 +559,20 @@ fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::M
       g = generate(derivativeOptions, loaded, layout, HeaderUse::Driver);
     }
     CachedBuild b;
-    b.files = {{g.fileName, g.header}, {"capstan_driver.cpp", driverSource}};
+    b.files = {{g.fileName, g.header}, {unit, driverSource}};
     for (const std::string& header : includedHeaders({&g.header, &driverSource}, headers))
       b.files.emplace_back(header, headers.at(header));
     b.arguments = flags;
     b.arguments.push_back("-DCAPSTAN_CABLE_COMPILED_APART");
+    if (request.library) b.arguments.insert(b.arguments.end(), {"-fPIC", "-shared"});
     b.arguments.insert(b.arguments.end(), {"-isystem", CAPSTAN_EIGEN_INCLUDE, "-I", dir.string(), "-include",
-                                           (dir / g.fileName).string(), (dir / "capstan_driver.cpp").string(),
+                                           (dir / g.fileName).string(), (dir / unit).string(),
                                            "-o", "OUTPUT"});
     b.arguments.insert(b.arguments.end(), objects.begin(), objects.end());
     b.arguments.insert(b.arguments.end(), libraries.begin(), libraries.end());  // after the sources that need them
-    b.product = "driver";
-    b.what = "the generated code of `" + layout.className + "`" + (request.derivatives ? " with its derivatives" : "") +
+    b.product = product;
+    b.what = std::string(request.library ? "the model library of `" : "the generated code of `") + layout.className +
+             "`" + (request.derivatives ? " with its derivatives" : "") +
              (request.purpose.empty() ? "" : " for `" + request.purpose + "`");
     b.name = "`" + layout.className + "`";
     b.variant = variant;

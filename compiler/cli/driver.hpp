@@ -49,6 +49,10 @@ struct DriverRequest {
   std::vector<std::string> flags;
   // What the build is for, in the progress line: `simulate`, `eval`, `bench`.
   std::string purpose;
+  // The model library (capstan/model_library.h; `capstan library`, Python's
+  // capstan.compile) instead of the program: libmodel.so in a folder of
+  // its own, built the same way.
+  bool library = false;
 };
 
 // The driver program for the model: from the cache ($CAPSTAN_CACHE_DIR,

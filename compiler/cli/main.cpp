@@ -63,6 +63,16 @@ commands:
       write the robot as a model (on stdout without -o); check, compile,
       simulate, eval and bench also take ROBOT.urdf or ROBOT.sdf directly, with the same
       options (docs/import.md)
+  library FILE [-o LIB.so] [--set NAME=VALUE]... [--derivatives] [--json] [--no-build]
+      build (cached) the model as a shared library with a C interface
+      (capstan/model_library.h: what Python's `capstan` module loads);
+      -o copies it out; --json prints where it is, its parameters and its
+      experiment (docs/embedding.md); --no-build only checks the settings
+  sweep FILE --param NAME=START:STOP:COUNT... [--output COLUMN]... [--reduce final|max|min|mean]
+        [--scheduler ADDRESS] [--workers N] [--t-end T] -o results.csv
+      run the model once per point of the parameter grid on a Dask cluster
+      (a local one unless --scheduler is given): one CSV row per point
+      (docs/python.md; needs the Python module)
   test [PATH...] [--update] [--junit FILE] [--report DIR] [--timeout S] [-j N]
       simulate every model with an experiment annotation in the files and
       folders (default: .) and compare each signal with its reference CSV
@@ -239,6 +249,8 @@ Options parseArgs(int argc, char** argv) {
       opts.noMimic = true;
     } else if (a == "--package-path") {
       opts.packagePaths.emplace_back(value());
+    } else if (a == "--no-build") {
+      opts.noBuild = true;
     } else if (a == "--update") {
       opts.update = true;
     } else if (a == "--junit") {
@@ -292,7 +304,7 @@ namespace {
 int run(const Options& opts) {
   // The commands that run children stop them on SIGINT/SIGTERM and exit 128 + signal.
   if (opts.command == "simulate" || opts.command == "test" || opts.command == "eval" || opts.command == "bench" ||
-      opts.command == "prepare")
+      opts.command == "prepare" || opts.command == "library")
     capstan::cli::installInterruptHandlers();
   if (opts.command == "prepare") return prepare(opts);
   if (opts.command == "check") return check(opts);
@@ -302,12 +314,15 @@ int run(const Options& opts) {
   if (opts.command == "eval") return capstan::cli::eval(opts);
   if (opts.command == "bench") return capstan::cli::bench(opts);
   if (opts.command == "import") return capstan::cli::importCommand(opts);
+  if (opts.command == "library") return capstan::cli::library(opts);
   usageError(DiagKind::UsageUnknownCommand, opts.command);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Its options are the Python module's (python/capstan/sweep.py), passed on as given.
+  if (argc > 1 && std::string_view(argv[1]) == "sweep") capstan::cli::sweepCommand(argc, argv);
   const Options opts = parseArgs(argc, argv);
   capstan::cli::setDiagnosticColor(opts.color);
   int status = 0;

@@ -56,6 +56,8 @@ struct Options {
   bool floatingBase = false;          // --floating-base: a Free joint under the root link
   bool noMimic = false;               // --no-mimic: mimicking joints independent, without a warning
   std::vector<std::filesystem::path> packagePaths;  // --package-path DIR: where package:// meshes are
+  // library
+  bool noBuild = false;               // --no-build: check the settings and print --json's manifest only
 };
 
 // A user error without a source position, a kind of the registry
@@ -131,5 +133,8 @@ int simulate(const Options& opts);
 int eval(const Options& opts);
 int bench(const Options& opts);
 int test(const Options& opts);
+int library(const Options& opts);
+// `capstan sweep ARGS...`: runs the Python module's sweep with ARGS (argv[2..]) as given.
+[[noreturn]] void sweepCommand(int argc, char** argv);
 
 }  // namespace capstan::cli

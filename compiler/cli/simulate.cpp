@@ -54,7 +54,7 @@ Experiment experiment(const Options& opts, const Loaded& loaded) {
   else if (ex && ex->stopTime) e.tEnd = *ex->stopTime - start;
   else fail(syntax::DiagKind::NoStopTime);
   if (e.tEnd < 0) fail(syntax::DiagKind::SettingNegative, "--t-end");
-  e.dt = opts.dt ? *opts.dt : (ex && ex->interval ? *ex->interval : std::max(e.tEnd / 500.0, 1e-6));
+  e.dt = opts.dt ? *opts.dt : (ex && ex->interval ? *ex->interval : capstan::sim::defaultInterval(e.tEnd));
   if (!(e.dt > 0)) fail(syntax::DiagKind::SettingNotPositive, "--dt");
   e.tol = opts.tolerance ? *opts.tolerance : (ex && ex->tolerance ? *ex->tolerance : 1e-8);
   if (!(e.tol > 0)) fail(syntax::DiagKind::SettingNotPositive, "--tol");
@@ -67,10 +67,7 @@ Experiment experiment(const Options& opts, const Loaded& loaded) {
   e.integrator = *known;
   if (!opts.jacobian.empty() && e.integrator != capstan::sim::Integrator::cvode)
     fail(syntax::DiagKind::JacobianNotCvode, integrator);
-  // An adaptive integrator's error estimate is itself rounded to about
-  // 1e-16 of the state: a tolerance near it cannot be met by any step, and
-  // the run would end in "the problem may be stiff" after millions of steps.
-  constexpr double kSmallestTolerance = 1e-14;
+  using capstan::sim::kSmallestTolerance;  // what adaptive integrators can meet (request.hpp)
   if (e.tol < kSmallestTolerance &&
       (e.integrator == capstan::sim::Integrator::dopri5 || e.integrator == capstan::sim::Integrator::cvode))
     fail(syntax::DiagKind::ToleranceTooSmall, e.tol, integrator, kSmallestTolerance);

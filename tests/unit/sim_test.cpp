@@ -175,6 +175,40 @@ TEST_CASE("the column table: header from the model, rows on the output grid, the
   CHECK(units == std::vector<std::string>{"s", "m", "m/s", "m2", "J", "J"});
 }
 
+TEST_CASE("the column table in memory: the CSV's names and rows, the doubles themselves") {
+  TempCsv csv;
+  const capstan::sim::Request req = request(1.05, 0.1, capstan::sim::Integrator::dopri5);
+  run(Oscillator{}, req, csv);
+  const auto rows = readCsv(csv.path);
+  capstan::sim::RowTable table;
+  const capstan::sim::Result r = capstan::sim::simulate(Oscillator{}, req, table);
+  CHECK(r.ok());
+  CHECK(r.rows == 12);
+  CHECK(table.rows() == 12);
+  CHECK(table.names() == rows[0]);
+  REQUIRE(table.values().size() == 12 * rows[0].size());
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    for (std::size_t c = 0; c < rows[0].size(); ++c) {
+      const double v = table.values()[(i - 1) * rows[0].size() + c];
+      CHECK(std::abs(v - std::stod(rows[i][c])) <= 1e-14 * std::max(1.0, std::abs(v)));  // the CSV's %.15g
+    }
+}
+
+TEST_CASE("a request without --dt: the default interval, 500 rows") {
+  std::string error;
+  const auto r = capstan::sim::fromArguments({"--t-end=2"}, error);
+  REQUIRE(r);
+  CHECK(r->run.loop.dt == capstan::sim::defaultInterval(2.0));
+  CHECK(capstan::sim::defaultInterval(2.0) == 2.0 / 500);
+  CHECK(capstan::sim::requestProblem(r->run).empty());
+  capstan::sim::Request bad = r->run;
+  bad.loop.tolerance = 1e-20;
+  CHECK(capstan::sim::requestProblem(bad).find("below what dopri5 can meet") != std::string::npos);
+  bad = r->run;
+  bad.loop.tEnd = -1;
+  CHECK(!capstan::sim::requestProblem(bad).empty());
+}
+
 TEST_CASE("parameters by name: one way to set them, the first unknown name returned") {
   Oscillator m;
   CHECK(capstan::sim::setParameter(m, "nanAfter", 0.5));

@@ -23,7 +23,13 @@
 // 128 + the signal.
 #pragma once
 
+#include <functional>
+#include <string_view>
+#include <vector>
+
 #include "capstan/sim/any_model.hpp"
+#include "capstan/sim/simulate.hpp"
+#include "capstan/sim/table.hpp"
 
 namespace capstan::sim {
 
@@ -42,5 +48,24 @@ bool applySettingArguments(AnyModel& model, int argc, char** argv, int first);
 // it cannot be read.
 bool readStateFile(const char* path, double& t, AnyModel::Q& q, AnyModel::U& u,
                    AnyModel::ExternalForces* fext = nullptr, bool* external = nullptr);
+
+// The engine for a caller in the same process (the model library's C
+// interface, library.hpp): simulate.hpp's simulate into `table` from the
+// model's initial state, progress(fraction of tEnd) after each row. An
+// exception out of the model ends the run as simulate says (Result's
+// `thrown`); the caller reports it.
+Result simulateInto(AnyModel& model, const Request& run, RowTable& table, const std::function<void(double)>& progress);
+
+// udot at (t, q, u) as `capstan eval` gives it: the forward dynamics with
+// the external forces `fext` when given and, for a model with
+// constraints, the constraint solver's exact acceleration-level solution.
+void accelerations(AnyModel& model, double t, const AnyModel::Q& q, const AnyModel::U& u,
+                   const AnyModel::ExternalForces* fext, AnyModel::U& udot);
+
+// evaluate.hpp's records at (t, q, u), with the external forces `fext`
+// (one per body) when given; with `derivatives` where the model has them.
+void evaluateRecords(AnyModel& model, double t, const AnyModel::Q& q, const AnyModel::U& u,
+                     const AnyModel::ExternalForces* fext, bool derivatives,
+                     const std::function<void(std::string_view key, int element, const std::vector<double>& values)>& emit);
 
 }  // namespace capstan::sim

@@ -189,6 +189,29 @@ bool readStateFile(const char* path, double& t, AnyModel::Q& q, AnyModel::U& u, 
   return true;
 }
 
+Result simulateInto(AnyModel& model, const Request& run, RowTable& table, const std::function<void(double)>& progress) {
+  return capstan::sim::simulate(model, run, table, [&](double fraction) {
+    if (progress) progress(fraction);
+  });
+}
+
+void accelerations(AnyModel& model, double t, const AnyModel::Q& q, const AnyModel::U& u,
+                   const AnyModel::ExternalForces* fext, AnyModel::U& udot) {
+  if (fext) model.forwardDynamics(t, q, u, *fext, udot);
+  else model.forwardDynamics(t, q, u, udot);
+  if (model.constraintInfo.empty()) return;
+  ConstraintSolver<AnyModel> solver(model, constraintRowRanges(model));
+  AnyModel::ConstraintVector lambda;
+  solver.correct(q, u, udot, lambda);
+}
+
+void evaluateRecords(AnyModel& model, double t, const AnyModel::Q& q, const AnyModel::U& u,
+                     const AnyModel::ExternalForces* fext, bool derivatives,
+                     const std::function<void(std::string_view key, int element, const std::vector<double>& values)>& emit) {
+  evaluate(model, t, q, u, fext, derivatives,
+           [&](std::string_view key, int element, const std::vector<double>& values) { emit(key, element, values); });
+}
+
 int runProgram(AnyModel& model, int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   // An exception out of the model (an external C++ function threw): a

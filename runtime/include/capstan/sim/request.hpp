@@ -9,9 +9,14 @@
 //                   [--wall-clock-limit=S]
 //                   [NAME=VALUE]...
 //
+// Without --dt, the interval is defaultInterval(T); without --integrator
+// and --tol, dopri5 at 1e-8 (LoopOptions).
+//
 // Numbers travel as %.17g, so they arrive exactly.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -53,6 +58,33 @@ inline bool toNumber(std::string_view text, double& value) {
   return !s.empty() && end == s.c_str() + s.size();
 }
 }  // namespace request_detail
+
+// The output interval of a run of tEnd seconds whose model and caller give
+// none: 500 rows.
+inline double defaultInterval(double tEnd) { return std::max(tEnd / 500.0, 1e-6); }
+
+// An adaptive integrator's error estimate is itself rounded to about 1e-16
+// of the state: a tolerance near it cannot be met by any step, and the run
+// would end in "the problem may be stiff" after millions of steps.
+inline constexpr double kSmallestTolerance = 1e-14;
+
+// Why `run` cannot be run ("" when it can): a negative end time, an
+// interval or tolerance that is not positive, or a tolerance an adaptive
+// integrator cannot meet. `capstan simulate` says the same with its own
+// diagnostics; this is for the model library's callers.
+inline std::string requestProblem(const Request& run) {
+  const LoopOptions& l = run.loop;
+  if (!(l.tEnd >= 0) || !std::isfinite(l.tEnd)) return "the end time must be a finite number >= 0";
+  if (!(l.dt > 0) || !std::isfinite(l.dt)) return "the output interval must be a finite number > 0";
+  if (!(l.tolerance > 0)) return "the tolerance must be > 0";
+  if (l.tolerance < kSmallestTolerance && (l.integrator == Integrator::dopri5 || l.integrator == Integrator::cvode)) {
+    char text[160];
+    std::snprintf(text, sizeof text, "the tolerance %g is below what %s can meet in double precision (%g)",
+                  l.tolerance, std::string(name(l.integrator)).c_str(), kSmallestTolerance);
+    return text;
+  }
+  return {};
+}
 
 // `NAME=VALUE`: a runtime parameter element set for the driver program, the
 // value exact (%.17g).
@@ -114,11 +146,13 @@ inline std::optional<SimulateRequest> fromArguments(const std::vector<std::strin
     error = "`" + std::string(arg) + "` is not a number";
     return false;
   };
+  bool interval = false;
   for (std::string_view a : args) {
     if (auto v = option(a, "t-end")) {
       if (!numberOf(a, *v, run.loop.tEnd)) return std::nullopt;
     } else if (auto v = option(a, "dt")) {
       if (!numberOf(a, *v, run.loop.dt)) return std::nullopt;
+      interval = true;
     } else if (auto v = option(a, "tol")) {
       if (!numberOf(a, *v, run.loop.tolerance)) return std::nullopt;
     } else if (auto v = option(a, "integrator")) {
@@ -152,6 +186,7 @@ inline std::optional<SimulateRequest> fromArguments(const std::vector<std::strin
       return std::nullopt;
     }
   }
+  if (!interval) run.loop.dt = defaultInterval(run.loop.tEnd);
   return r;
 }
 

@@ -41,6 +41,7 @@
 #include "capstan/sim/evaluating.hpp"
 #include "capstan/sim/loop.hpp"
 #include "capstan/sim/model.hpp"
+#include "capstan/sim/table.hpp"
 
 namespace capstan::sim {
 
@@ -300,12 +301,13 @@ struct NoProgress {
 
 // Writes the column table's header, then integrates from (q, u) at t = 0
 // (after assembly, for a constrained model) to request.loop.tEnd, writing
-// one row per output time. Every row written stays written, whatever
-// stops the run; an exception out of the model (an external C++ function
-// that threw) propagates, with the rows before it flushed by `out`'s owner.
-// progress(fraction of tEnd) after each row.
-template <Model M, class Progress = NoProgress>
-Result simulate(const M& model, typename M::Q q, typename M::U u, const Request& request, RowWriter& out,
+// one row per output time into `out`: a RowWriter (csv.hpp, a CSV file)
+// or a RowTable (table.hpp, in memory). Every row written stays written,
+// whatever stops the run; an exception out of the model (an external C++
+// function that threw) propagates, with the rows before it flushed by
+// `out`'s owner. progress(fraction of tEnd) after each row.
+template <Model M, class Rows, class Progress = NoProgress>
+Result simulate(const M& model, typename M::Q q, typename M::U u, const Request& request, Rows& out,
                 Progress&& progress = {}) {
   Result result;
   columnNames(model, request.columns, [&](std::string_view name, std::string_view) { out.text(name); });
@@ -384,8 +386,8 @@ Result simulate(const M& model, typename M::Q q, typename M::U u, const Request&
 }
 
 // The same from the model's initial state (its joints' q0 and u0).
-template <Model M, class Progress = NoProgress>
-Result simulate(const M& model, const Request& request, RowWriter& out, Progress&& progress = {}) {
+template <Model M, class Rows, class Progress = NoProgress>
+Result simulate(const M& model, const Request& request, Rows& out, Progress&& progress = {}) {
   typename M::Q q;
   typename M::U u;
   model.initialState(q, u);
