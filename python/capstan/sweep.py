@@ -172,6 +172,16 @@ def _parse_param(text):
                          "or NAME=V1,V2,... of numbers" % text) from None
 
 
+def first_error(message):
+    """The first error line of capstan's message (its located diagnostic,
+    without the notes and source excerpts), else its first line."""
+    lines = message.splitlines()
+    for line in lines:
+        if ": error: " in line or line.startswith("capstan: error: "):
+            return line
+    return lines[0] if lines else ""
+
+
 def main(argv=None):
     import argparse
     import csv
@@ -232,11 +242,11 @@ def main(argv=None):
         for i, point in enumerate(result.points):
             w.writerow([repr(float(point[n])) for n in parameters] +
                        ["" if i in failed else repr(float(result[n][i])) for n in names] +
-                       [failed.get(i, "").replace("\n", " ")])
+                       [first_error(failed.get(i, ""))])
     os.replace(tmp, args.out)  # whole or not at all
     for i, point, message in result.errors:
         sys.stderr.write("capstan: error: point %d (%s): %s\n" % (
-            i, ", ".join("%s=%r" % (n, float(v)) for n, v in point.items()), message.splitlines()[0]))
+            i, ", ".join("%s=%r" % (n, float(v)) for n, v in point.items()), first_error(message)))
     sys.stderr.write("wrote %s: %d points, %d failed\n" % (args.out, total, len(result.errors)))
     return 1 if result.errors else 0
 

@@ -133,6 +133,14 @@ def test_parameter_refusals_equal_cli(models):
             m.params[name] = value if value == "x" else float(value)
         # The CLI's words, all of them (the module's value is written as capstan takes it).
         assert refused.value.message == err.replace("=-2`", "=-2.0`")
+    # Folded into the generated code: an armature the model does not give, a Boolean.
+    fourbar = models["fourbar.cap"]
+    for setting, value in (("crankPivot.armature=0.1", 0.1), ("crankPivot.cut=true", True)):
+        status, _, err = cli("simulate", "examples/fourbar.cap", "--t-end", "0.1", "--set", setting)
+        assert status == 1 and "[SettingFoldedParameter]" in err
+        with pytest.raises(capstan.ParameterError) as refused:
+            fourbar.params[setting.split("=")[0]] = value
+        assert refused.value.message == err
     assert m.params["m1"] == 1.0  # a refused value changes nothing
     m.params["m1"] = 2.0
     assert m.params["m1"] == 2.0
