@@ -481,12 +481,17 @@ EngineParts engineParts() {
   return parts;
 }
 
-fs::path engineObject(const std::map<std::string, std::string>& headers, const std::vector<std::string>& flags) {
+// `cvode`: with CVODE, where capstan has SUNDIALS; an FMU's engine has
+// none, so that the FMU needs no library beyond the C library.
+fs::path engineObject(const std::map<std::string, std::string>& headers, const std::vector<std::string>& flags,
+                      bool cvode = true) {
   return runtimeObject("engine.o",
                        "// The simulation engine, compiled apart (capstan/sim/program.hpp).\n"
                        "#include <capstan/sim/program_run.hpp>\n",
-                       "the runtime's simulation engine (once for every model)", "the simulation engine", headers,
-                       flags, engineParts().defines);
+                       cvode ? "the runtime's simulation engine (once for every model)"
+                             : "the runtime's simulation engine for FMUs (once for every FMU)",
+                       "the simulation engine", headers, flags,
+                       cvode ? engineParts().defines : std::vector<std::string>{});
 }
 
 // The runtime's headers, as the programs capstan builds include them; exits
@@ -510,15 +515,23 @@ bool isBuildProgress(std::string_view line) {
 fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
                      const DriverRequest& request) {
   const fs::path support = codegen::defaultTemplateDir();
-  // The program's unit, or the library's (the same model, behind model_library.h's C interface).
-  const std::string unit = request.library ? "capstan_library.cpp" : "capstan_driver.cpp";
-  const std::string product = request.library ? "libmodel.so" : "driver";
+  // The program's unit, the library's (the same model, behind model_library.h's
+  // C interface) or the FMU's (behind FMI 2.0's).
+  using Product = DriverRequest::Product;
+  const bool shared = request.product != Product::Program;
+  const std::string unit = request.product == Product::Library ? "capstan_library.cpp"
+                           : request.product == Product::Fmu2  ? "capstan_fmu2.cpp"
+                                                               : "capstan_driver.cpp";
+  const std::string product = request.product == Product::Library ? "libmodel.so"
+                              : request.product == Product::Fmu2  ? "fmu2.so"
+                                                                  : "driver";
   const std::string driverSource = readFile(support / unit);
   if (driverSource.empty()) fail(syntax::DiagKind::InstallationIncomplete, "the driver sources", support.string());
   const std::map<std::string, std::string> headers = runtimeHeadersOrFail();
   const std::vector<std::string> engineFlags = request.flags.empty() ? driverFlags() : request.flags;
   std::vector<std::string> flags = engineFlags;
-  const std::vector<std::string> libraries = engineParts().libraries;
+  const bool fmu = request.product == Product::Fmu2;
+  const std::vector<std::string> libraries = fmu ? std::vector<std::string>{} : engineParts().libraries;
   // The symbolic derivatives are a test oracle, only ever evaluated once
   // (`eval --symbolic-derivatives`): at -O0, which compiles their large
   // code fastest.
@@ -535,8 +548,10 @@ fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::M
   for (const std::string& header : g.externalHeaders) key += readFile(header);
   // The cache's layout is part of the key: folders of an earlier layout (a
   // driver without its fingerprint, driver.ok) are never taken for damaged ones.
-  constexpr const char* kCacheLayout = "cache layout 4: driver + driver.ok, builds by structure, engine apart";
+  constexpr const char* kCacheLayout =
+      "cache layout 5: driver + driver.ok, builds by structure, engine apart, libraries export their interface only";
   key += driverSource + cxx() + CAPSTAN_VERSION + kCacheLayout + product;
+  for (const auto& [name, text] : request.extraFiles) key += "\n" + name + "\n" + text;
   for (const auto& [path, text] : headers) key += "\n" + path + "\n" + text;
   for (const auto& f : flags) key += "\n" + f;
   for (const auto& l : libraries) key += "\n" + l;
@@ -551,7 +566,7 @@ fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::M
   return buildCached(dir, product, [&] {
     // Every model links the engine, and a model with cables the path
     // solver, both compiled apart.
-    std::vector<std::string> objects = {engineObject(headers, engineFlags).string()};
+    std::vector<std::string> objects = {engineObject(headers, engineFlags, !fmu).string()};
     if (!layout.cables.empty()) objects.push_back(cableSolverObject(headers, request.flags).string());
     if (request.derivatives) {
       Options derivativeOptions = opts;
@@ -560,23 +575,42 @@ fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::M
     }
     CachedBuild b;
     b.files = {{g.fileName, g.header}, {unit, driverSource}};
-    for (const std::string& header : includedHeaders({&g.header, &driverSource}, headers))
+    std::vector<const std::string*> sources = {&g.header, &driverSource};
+    for (const auto& file : request.extraFiles) {
+      b.files.push_back(file);
+      sources.push_back(&file.second);
+    }
+    for (const std::string& header : includedHeaders(sources, headers))
       b.files.emplace_back(header, headers.at(header));
     b.arguments = flags;
     b.arguments.push_back("-DCAPSTAN_CABLE_COMPILED_APART");
-    if (request.library) b.arguments.insert(b.arguments.end(), {"-fPIC", "-shared"});
+    if (shared) {
+      // Only the interface is exported: every other symbol (the engine's,
+      // the model's, C++'s unique ones) stays the library's own, so that
+      // two models' libraries or FMUs loaded in one process never bind to
+      // each other's (an importer loads several FMUs at once).
+      b.files.emplace_back("exports.map", fmu ? "{ global: fmi2*; local: *; };\n"
+                                              : "{ global: capstan_library_version; capstan_model_*; local: *; };\n");
+      b.arguments.insert(b.arguments.end(),
+                         {"-fPIC", "-shared", "-Wl,--version-script=" + (dir / "exports.map").string()});
+    }
+    // An FMU loads with nothing but the C library on the path: C++'s own linked in.
+    if (fmu) b.arguments.insert(b.arguments.end(), {"-static-libstdc++", "-static-libgcc"});
     b.arguments.insert(b.arguments.end(), {"-isystem", CAPSTAN_EIGEN_INCLUDE, "-I", dir.string(), "-include",
                                            (dir / g.fileName).string(), (dir / unit).string(),
                                            "-o", "OUTPUT"});
     b.arguments.insert(b.arguments.end(), objects.begin(), objects.end());
     b.arguments.insert(b.arguments.end(), libraries.begin(), libraries.end());  // after the sources that need them
     b.product = product;
-    b.what = std::string(request.library ? "the model library of `" : "the generated code of `") + layout.className +
+    b.what = std::string(request.product == Product::Library ? "the model library of `"
+                         : request.product == Product::Fmu2  ? "the FMU of `"
+                                                             : "the generated code of `") +
+             layout.className +
              "`" + (request.derivatives ? " with its derivatives" : "") +
              (request.purpose.empty() ? "" : " for `" + request.purpose + "`");
     b.name = "`" + layout.className + "`";
     b.variant = variant;
-    b.after = "; runs with other parameter values, start values or integrators reuse it";
+    if (!fmu) b.after = "; runs with other parameter values, start values or integrators reuse it";
     return b;
   });
 }

@@ -49,10 +49,15 @@ struct DriverRequest {
   std::vector<std::string> flags;
   // What the build is for, in the progress line: `simulate`, `eval`, `bench`.
   std::string purpose;
-  // The model library (capstan/model_library.h; `capstan library`, Python's
-  // capstan.compile) instead of the program: libmodel.so in a folder of
-  // its own, built the same way.
-  bool library = false;
+  // What is built around the model: the program (`driver`); the model
+  // library (capstan/model_library.h; `capstan library`, Python's
+  // capstan.compile: libmodel.so); an FMI 2.0 FMU's binary (`capstan fmu`:
+  // fmu2.so). Each in a folder of its own, built the same way.
+  enum class Product { Program, Library, Fmu2 };
+  Product product = Product::Program;
+  // More files for the build's folder (name, text), in its key: the FMU's
+  // variables. Their `#include <capstan/...>` lines bring those headers too.
+  std::vector<std::pair<std::string, std::string>> extraFiles;
 };
 
 // The driver program for the model: from the cache ($CAPSTAN_CACHE_DIR,

@@ -6,6 +6,7 @@
 // --no-build to check settings only).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -45,11 +46,21 @@ json manifest(const Loaded& loaded, const codegen::ModelLayout& layout,
     const codegen::RuntimeParameter& rp = layout.parameters[p];
     json elements = json::array();
     for (std::size_t k = 0; k < rp.size(); ++k) elements.push_back(rp.elementName(k));
+    // Its bounds per element (null where it has none), as `check` checks them.
+    const sema::FlatVariable& fv = loaded.flat->variables.at(static_cast<std::size_t>(rp.variable));
+    const auto bound = [&](const std::vector<double>& b) {
+      if (b.empty()) return json(nullptr);
+      json out = json::array();
+      for (std::size_t k = 0; k < rp.size(); ++k) out.push_back(b.size() == 1 ? b[0] : b.at(std::min(k, b.size() - 1)));
+      return out;
+    };
     parameters.push_back({{"name", rp.name},
                           {"unit", rp.unit},
                           {"shape", rp.shape},
                           {"elements", elements},
                           {"value", values.at(p)},
+                          {"min", bound(fv.min)},
+                          {"max", bound(fv.max)},
                           {"description", rp.description}});
   }
   out["parameters"] = parameters;
@@ -78,7 +89,7 @@ int library(const Options& opts) {
   if (!opts.noBuild) {
     DriverRequest request;
     request.derivatives = opts.derivatives;
-    request.library = true;
+    request.product = DriverRequest::Product::Library;
     request.purpose = "library";
     built = buildDriver(opts, *loaded, layout, request);
     if (!opts.output.empty()) {

@@ -68,6 +68,10 @@ commands:
       (capstan/model_library.h: what Python's `capstan` module loads);
       -o copies it out; --json prints where it is, its parameters and its
       experiment (docs/embedding.md); --no-build only checks the settings
+  fmu FILE -o MODEL.fmu [--interface me,cs] [--fmi 2] [--set NAME=VALUE]...
+      write the model as an FMI 2.0 FMU: modelDescription.xml, the binary
+      (Model Exchange and Co-Simulation; a model with constraints
+      Co-Simulation only) and its sources (docs/fmi.md)
   sweep FILE --param NAME=START:STOP:COUNT... [--output COLUMN]... [--reduce final|max|min|mean]
         [--scheduler ADDRESS] [--workers N] [--t-end T] -o results.csv
       run the model once per point of the parameter grid on a Dask cluster
@@ -249,6 +253,10 @@ Options parseArgs(int argc, char** argv) {
       opts.noMimic = true;
     } else if (a == "--package-path") {
       opts.packagePaths.emplace_back(value());
+    } else if (a == "--fmi") {
+      opts.fmiVersion = value();
+    } else if (a == "--interface") {
+      opts.fmiInterfaces = value();
     } else if (a == "--no-build") {
       opts.noBuild = true;
     } else if (a == "--update") {
@@ -304,7 +312,7 @@ namespace {
 int run(const Options& opts) {
   // The commands that run children stop them on SIGINT/SIGTERM and exit 128 + signal.
   if (opts.command == "simulate" || opts.command == "test" || opts.command == "eval" || opts.command == "bench" ||
-      opts.command == "prepare" || opts.command == "library")
+      opts.command == "prepare" || opts.command == "library" || opts.command == "fmu")
     capstan::cli::installInterruptHandlers();
   if (opts.command == "prepare") return prepare(opts);
   if (opts.command == "check") return check(opts);
@@ -315,6 +323,7 @@ int run(const Options& opts) {
   if (opts.command == "bench") return capstan::cli::bench(opts);
   if (opts.command == "import") return capstan::cli::importCommand(opts);
   if (opts.command == "library") return capstan::cli::library(opts);
+  if (opts.command == "fmu") return capstan::cli::fmu(opts);
   usageError(DiagKind::UsageUnknownCommand, opts.command);
 }
 

@@ -58,6 +58,9 @@ struct Options {
   std::vector<std::filesystem::path> packagePaths;  // --package-path DIR: where package:// meshes are
   // library
   bool noBuild = false;               // --no-build: check the settings and print --json's manifest only
+  // fmu
+  std::string fmiVersion;             // --fmi 2
+  std::string fmiInterfaces;          // --interface me,cs
 };
 
 // A user error without a source position, a kind of the registry
@@ -134,6 +137,7 @@ int eval(const Options& opts);
 int bench(const Options& opts);
 int test(const Options& opts);
 int library(const Options& opts);
+int fmu(const Options& opts);
 // `capstan sweep ARGS...`: runs the Python module's sweep with ARGS (argv[2..]) as given.
 [[noreturn]] void sweepCommand(int argc, char** argv);
 

@@ -19,10 +19,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The folder holding the `capstan` package: beside an installed capstan,
+// The folder holding the `capstan` package: $CAPSTAN_PYTHON_PACKAGES where
+// set (and only there); beside an installed capstan,
 // P/lib/pythonX.Y/dist-packages; in the build tree, build/python.
 std::string packageFolder() {
   std::error_code ec;
+  if (const char* env = std::getenv("CAPSTAN_PYTHON_PACKAGES"); env && *env)
+    return fs::exists(fs::path(env) / "capstan/__init__.py", ec) ? std::string(env) : std::string();
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     for (const auto& entry : fs::directory_iterator(exe.parent_path() / "../lib", ec)) {

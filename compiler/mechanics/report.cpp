@@ -138,6 +138,8 @@ nlohmann::json toJson(const sema::FlatModel& model, const Mechanism& mech) {
     if (v.value) j["value"] = toJson(*v.value);
     if (v.evaluate) j["evaluate"] = true;
     if (v.structural) j["structural"] = true;
+    if (!v.min.empty()) j["min"] = v.min.size() == 1 ? json(v.min[0]) : json(v.min);
+    if (!v.max.empty()) j["max"] = v.max.size() == 1 ? json(v.max[0]) : json(v.max);
     if (!v.description.empty()) j["description"] = v.description;
     vars.push_back(j);
   }

@@ -96,6 +96,9 @@ struct FlatVariable {
   std::optional<Value> value;    // evaluated value (parameters, constants)
   bool evaluate = false;         // constant or annotation(Evaluate = true): fold
   bool structural = false;       // an Integer that sizes arrays or bounds loops
+  // Its `min` and `max` as evaluated (one number, or one per element);
+  // empty where it has none.
+  std::vector<double> min, max;
   bool modified = false;         // its value is given by a modification (`j(x = 2)`,
                                  //   `extends C(x = 2)`), not by its declaration's binding
   int component = -1;            // owning primitive component, -1 if a model-level variable

@@ -517,6 +517,8 @@ const Value* Flattener::ensureValue(int var, SourceRange usedAt) {
     }
     std::optional<Value> bv = evaluate(*bt.e, b->valueRange);
     if (!bv || bv->numbers.empty()) continue;
+    (bound[1] == 'i' ? out_.variables[static_cast<std::size_t>(var)].min
+                     : out_.variables[static_cast<std::size_t>(var)].max) = bv->numbers;
     for (std::size_t k = 0; k < val.numbers.size(); ++k) {
       const double limit = bv->numbers.size() == 1 ? bv->numbers[0]
                            : k < bv->numbers.size() ? bv->numbers[k]

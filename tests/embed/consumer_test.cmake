@@ -44,6 +44,24 @@ if(exported MATCHES "Capstan::cvode")
   message("${output}")
 endif()
 
+# The installed Python module (where capstan was built with it): it runs the
+# installed capstan, and its run of the pendulum is capstan simulate's.
+file(GLOB python_packages "${prefix}/lib/python3*/dist-packages")
+if(python_packages AND EXISTS "${python_packages}/capstan/__init__.py")
+  run("the installed Python module" "${CMAKE_COMMAND}" -E env --unset=CAPSTAN "PYTHONPATH=${python_packages}"
+      "${PYTHON}" -c "
+import sys, numpy as np, capstan
+prefix, model, models, csv = sys.argv[1:]
+assert capstan.capstan_executable() == prefix + '/bin/capstan', capstan.capstan_executable()
+r = capstan.compile(model, include=[models]).simulate(1.0, dt=0.01, integrator='dopri5')
+expected = np.loadtxt(csv, delimiter=',', skiprows=1)
+assert r.values.shape == expected.shape, (r.values.shape, expected.shape)
+assert np.allclose(r.values, expected, rtol=1e-12, atol=1e-12)
+print('the installed Python module: the same', r.rows, 'rows as capstan simulate')
+" "${prefix}" "${src}/models/pendulum.cap" "${src}/models" "${BIN}/simulated.csv")
+  message("${output}")
+endif()
+
 # The installed capstan read the installed stdlib and templates, nothing of
 # the source tree. (Paths in a depfile escape spaces: BIN has one.)
 file(READ "${build}/capstan/servo_arm.d" depfile)

@@ -44,6 +44,13 @@ def test_sweep_equals_serial_runs(cluster, serial):
         np.testing.assert_array_equal(r[o], expected[o])  # the same library, the same doubles
 
 
+def test_sweep_on_a_scheduler_address(cluster, serial):
+    # As on a remote cluster: capstan.sweep connects to the scheduler by its address.
+    points, expected = serial
+    r = capstan.sweep(MODEL, points[:4], outputs=OUTPUTS[:1], client=cluster.scheduler.address, t_end=1.0)
+    np.testing.assert_array_equal(r[OUTPUTS[0]], expected[OUTPUTS[0]][:4])
+
+
 def test_killed_worker_loses_no_point(cluster, serial):
     points, expected = serial
     pids = list(cluster.run(os.getpid).values())

@@ -29,7 +29,8 @@
 namespace capstan::sim {
 
 struct LoopOptions {
-  double tEnd = 1.0;                        // s; the run goes from t = 0 to tEnd
+  double tStart = 0.0;                      // s; the run goes from tStart (0 but for a co-simulation step)
+  double tEnd = 1.0;                        // s; ... to tEnd
   double dt = 0.01;                         // s; output interval, and the step of euler and rk4
   Integrator integrator = Integrator::dopri5;
   double tolerance = 1e-8;                  // dopri5, cvode: relative and absolute tolerance per step
@@ -77,9 +78,9 @@ using StateVector = Eigen::Matrix<
               int(MechanicalVectors<Mechanical>::U::RowsAtCompileTime),
     1>;
 
-// Integrates from (t = 0, q, u) to opt.tEnd. record(t, x) (x = [q; u], after
-// quaternion normalization or projection) is called at t = 0, dt, 2 dt, ...
-// and at tEnd; progress(fraction) after each record. On a failure (a
+// Integrates from (t = opt.tStart, q, u) to opt.tEnd. record(t, x) (x = [q;
+// u], after quaternion normalization or projection) is called at tStart,
+// tStart + dt, tStart + 2 dt, ... and at tEnd; progress(fraction) after each record. On a failure (a
 // non-finite state, a negligible step) the status says what, when and which
 // coordinate; every state recorded before it stays recorded. When
 // *opt.stop becomes nonzero the run ends after the next record:
@@ -89,11 +90,12 @@ LoopStatus integrate(Mechanical& system, typename MechanicalVectors<Mechanical>:
                      typename MechanicalVectors<Mechanical>::U u, const LoopOptions& opt, Record&& record,
                      Progress&& progress) {
   LoopStatus status;
-  if (!(opt.tEnd >= 0) || !(opt.dt > 0)) {
+  if (!(opt.tEnd >= opt.tStart) || !(opt.dt > 0)) {
     status.ok = false;
-    status.message = "t-end must be >= 0 and dt > 0";
+    status.message = "t-end must be >= the start time and dt > 0";
     return status;
   }
+  const double t0 = opt.tStart, span = opt.tEnd - opt.tStart;
   if (!builtWith(opt.integrator)) {
     status.ok = false;
     status.message = "this program was built without `" + std::string(name(opt.integrator)) +
@@ -111,7 +113,7 @@ LoopStatus integrate(Mechanical& system, typename MechanicalVectors<Mechanical>:
   auto observe = [&](double t, const auto& x) {
     record(t, x);
     lastRecorded = t;
-    progress(opt.tEnd > 0 ? t / opt.tEnd : 1.0);
+    progress(span > 0 ? (t - t0) / span : 1.0);
     if (opt.stop && *opt.stop) throw Stopped{};
   };
   using Vector = StateVector<Mechanical>;
@@ -120,7 +122,7 @@ LoopStatus integrate(Mechanical& system, typename MechanicalVectors<Mechanical>:
   try {
     switch (opt.integrator) {
       case Integrator::euler:
-        static_cast<IntegrationStatus&>(status) = semiImplicitEuler(system, 0.0, opt.tEnd, q, u, settings, observe);
+        static_cast<IntegrationStatus&>(status) = semiImplicitEuler(system, t0, opt.tEnd, q, u, settings, observe);
         x << q, u;
         break;
       case Integrator::cvode: {
@@ -131,7 +133,7 @@ LoopStatus integrate(Mechanical& system, typename MechanicalVectors<Mechanical>:
         cvodeSettings.relativeTolerance = opt.tolerance;
         cvodeSettings.absoluteTolerance = opt.tolerance;
         CvodeStatistics counts;
-        static_cast<IntegrationStatus&>(status) = cvode(firstOrder, 0.0, opt.tEnd, x, cvodeSettings, observe, &counts);
+        static_cast<IntegrationStatus&>(status) = cvode(firstOrder, t0, opt.tEnd, x, cvodeSettings, observe, &counts);
         status.method = std::string(info(Integrator::cvode).method) + ", " +
                         (counts.exactJacobian ? "exact Jacobian" : "difference-quotient Jacobian");
         status.statistics = {{"steps", double(counts.steps)},
@@ -152,8 +154,8 @@ LoopStatus integrate(Mechanical& system, typename MechanicalVectors<Mechanical>:
       case Integrator::dopri5: {
         FirstOrder<Mechanical, Vector> firstOrder(system);
         static_cast<IntegrationStatus&>(status) =
-            opt.integrator == Integrator::rk4 ? rk4(firstOrder, 0.0, opt.tEnd, x, settings, observe)
-                                              : dormandPrince(firstOrder, 0.0, opt.tEnd, x, settings, observe);
+            opt.integrator == Integrator::rk4 ? rk4(firstOrder, t0, opt.tEnd, x, settings, observe)
+                                              : dormandPrince(firstOrder, t0, opt.tEnd, x, settings, observe);
         break;
       }
     }

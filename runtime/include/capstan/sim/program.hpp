@@ -24,6 +24,8 @@
 #pragma once
 
 #include <functional>
+#include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -61,6 +63,20 @@ Result simulateInto(AnyModel& model, const Request& run, RowTable& table, const 
 // constraints, the constraint solver's exact acceleration-level solution.
 void accelerations(AnyModel& model, double t, const AnyModel::Q& q, const AnyModel::U& u,
                    const AnyModel::ExternalForces* fext, AnyModel::U& udot);
+
+// simulate.hpp's advance: (q, u) from request.loop.tStart to tEnd, a
+// co-simulation step (the FMU's doStep).
+Result advanceModel(AnyModel& model, AnyModel::Q& q, AnyModel::U& u, const Request& request);
+
+// A constrained model's state moved onto its constraints, as simulate
+// assembles its start state (request's constraint settings); "" when it
+// could, else why not. Nothing for a model without constraints.
+std::string assembleModel(AnyModel& model, AnyModel::Q& q, AnyModel::U& u, const Request& request);
+
+// The column table's names and units, and one row's values (columns.hpp).
+std::vector<std::pair<std::string, std::string>> columnList(const AnyModel& model, const ColumnOptions& options);
+std::vector<double> columnRow(const AnyModel& model, double t, const AnyModel::Q& q, const AnyModel::U& u,
+                              const ColumnOptions& options);
 
 // evaluate.hpp's records at (t, q, u), with the external forces `fext`
 // (one per body) when given; with `derivatives` where the model has them.

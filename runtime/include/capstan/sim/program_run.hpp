@@ -205,6 +205,34 @@ void accelerations(AnyModel& model, double t, const AnyModel::Q& q, const AnyMod
   solver.correct(q, u, udot, lambda);
 }
 
+Result advanceModel(AnyModel& model, AnyModel::Q& q, AnyModel::U& u, const Request& request) {
+  return capstan::sim::advance(model, q, u, request);
+}
+
+std::string assembleModel(AnyModel& model, AnyModel::Q& q, AnyModel::U& u, const Request& request) {
+  try {
+    System<AnyModel> system(model);
+    system.constrain(q, u, request);
+  } catch (const ModelStopped& e) {
+    return e.message;
+  }
+  return {};
+}
+
+std::vector<std::pair<std::string, std::string>> columnList(const AnyModel& model, const ColumnOptions& options) {
+  std::vector<std::pair<std::string, std::string>> out;
+  columnNames(model, options,
+              [&](std::string_view name, std::string_view unit) { out.emplace_back(std::string(name), std::string(unit)); });
+  return out;
+}
+
+std::vector<double> columnRow(const AnyModel& model, double t, const AnyModel::Q& q, const AnyModel::U& u,
+                              const ColumnOptions& options) {
+  std::vector<double> out;
+  columnValues(Sample<AnyModel>{model, t, q, u}, options, [&](double v) { out.push_back(v); });
+  return out;
+}
+
 void evaluateRecords(AnyModel& model, double t, const AnyModel::Q& q, const AnyModel::U& u,
                      const AnyModel::ExternalForces* fext, bool derivatives,
                      const std::function<void(std::string_view key, int element, const std::vector<double>& values)>& emit) {

@@ -19,6 +19,7 @@
 // `capstan simulate` does.
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -299,35 +300,16 @@ struct NoProgress {
   void operator()(double) const {}
 };
 
-// Writes the column table's header, then integrates from (q, u) at t = 0
-// (after assembly, for a constrained model) to request.loop.tEnd, writing
-// one row per output time into `out`: a RowWriter (csv.hpp, a CSV file)
-// or a RowTable (table.hpp, in memory). Every row written stays written,
-// whatever stops the run; an exception out of the model (an external C++
-// function that threw) propagates, with the rows before it flushed by
-// `out`'s owner. progress(fraction of tEnd) after each row.
-template <Model M, class Rows, class Progress = NoProgress>
-Result simulate(const M& model, typename M::Q q, typename M::U u, const Request& request, Rows& out,
-                Progress&& progress = {}) {
-  Result result;
-  columnNames(model, request.columns, [&](std::string_view name, std::string_view) { out.text(name); });
-  out.endRow(false);
-  std::optional<FaultState> rowThrewAt;  // the row whose outputs threw, if one did
-  const auto record = [&](double t, const auto& x) {
-    const typename M::Q qs = x.head(int(model.nq));
-    const typename M::U us = x.segment(int(model.nq), int(model.nu));
-    Evaluating state{t, qs.data(), us.data(), int(qs.size()), int(us.size())};  // a crash in an output reports it
-    const EvaluatingScope evaluatingNow(state);
-    try {
-      columnValues(Sample<M>{model, t, qs, us}, request.columns, [&](double v) { out.number(v); });
-    } catch (const ModelStopped&) {
-      throw;
-    } catch (...) {
-      rowThrewAt = faultState(t, qs, us);  // the row stays unfinished: never written
-      throw;
-    }
-    out.endRow();
-  };
+namespace simulate_detail {
+
+// The run from (q, u) over request.loop's [tStart, tEnd] that simulate and
+// advance share: the model as an integrator's system (with CVODE's exact
+// Jacobian where it has one), assembled onto its constraints, integrated
+// with record(t, x) at each output time; what stops it goes into `result`.
+// `rowThrewAt`: set by `record` when the row's outputs threw.
+template <Model M, class Record, class Progress>
+void run(const M& model, typename M::Q& q, typename M::U& u, const Request& request, Record&& record,
+         Progress&& progress, const std::optional<FaultState>& rowThrewAt, Result& result) {
   result.stopped = unresolvablePosition(model, q, request.loop.tolerance);
   const auto run = [&](auto& system) {
     if (!result.stopped.empty()) return;
@@ -380,8 +362,65 @@ Result simulate(const M& model, typename M::Q q, typename M::U u, const Request&
     System<M, false> system(model);
     run(system);
   }
+}
+
+}  // namespace simulate_detail
+
+// Writes the column table's header, then integrates from (q, u) at t = 0
+// (after assembly, for a constrained model) to request.loop.tEnd, writing
+// one row per output time into `out`: a RowWriter (csv.hpp, a CSV file)
+// or a RowTable (table.hpp, in memory). Every row written stays written,
+// whatever stops the run; an exception out of the model (an external C++
+// function that threw) propagates, with the rows before it flushed by
+// `out`'s owner. progress(fraction of tEnd) after each row.
+template <Model M, class Rows, class Progress = NoProgress>
+Result simulate(const M& model, typename M::Q q, typename M::U u, const Request& request, Rows& out,
+                Progress&& progress = {}) {
+  Result result;
+  columnNames(model, request.columns, [&](std::string_view name, std::string_view) { out.text(name); });
+  out.endRow(false);
+  std::optional<FaultState> rowThrewAt;  // the row whose outputs threw, if one did
+  const auto record = [&](double t, const auto& x) {
+    const typename M::Q qs = x.head(int(model.nq));
+    const typename M::U us = x.segment(int(model.nq), int(model.nu));
+    Evaluating state{t, qs.data(), us.data(), int(qs.size()), int(us.size())};  // a crash in an output reports it
+    const EvaluatingScope evaluatingNow(state);
+    try {
+      columnValues(Sample<M>{model, t, qs, us}, request.columns, [&](double v) { out.number(v); });
+    } catch (const ModelStopped&) {
+      throw;
+    } catch (...) {
+      rowThrewAt = faultState(t, qs, us);  // the row stays unfinished: never written
+      throw;
+    }
+    out.endRow();
+  };
+  simulate_detail::run(model, q, u, request, record, progress, rowThrewAt, result);
   if (!out.flush()) result.writeError = out.error();
   result.rows = out.rowsWritten();
+  return result;
+}
+
+// Advances (q, u) from request.loop.tStart to tEnd as simulate does between
+// two rows -- its integrator and tolerance, assembly and projection onto
+// the constraints, the model's faults as values -- and records nothing: a
+// co-simulation step (an FMU's doStep). On return (q, u) is the state at
+// tEnd, or, when the Result is not ok, the last state the integrator kept.
+template <Model M>
+Result advance(const M& model, typename M::Q& q, typename M::U& u, const Request& request) {
+  Result result;
+  Request step = request;
+  step.loop.dt = std::max(request.loop.tEnd - request.loop.tStart, 1e-300);  // one output: the end
+  const std::optional<FaultState> none;
+  typename M::Q qEnd = q;
+  typename M::U uEnd = u;
+  const auto keep = [&](double, const auto& x) {
+    qEnd = x.head(int(model.nq));
+    uEnd = x.segment(int(model.nq), int(model.nu));
+  };
+  simulate_detail::run(model, q, u, step, keep, NoProgress{}, none, result);
+  q = qEnd;
+  u = uEnd;
   return result;
 }
 

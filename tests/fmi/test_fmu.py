@@ -1,0 +1,313 @@
+"""FMUs that `capstan fmu` writes, loaded by a small importer of our own
+(ctypes: dlopen, and FMI 2.0's calling sequences for Model Exchange and
+Co-Simulation): the trajectories of `capstan simulate`, FMU states that
+round-trip, bad calls refused with a message, and a modelDescription.xml
+with the structure the standard asks for. The sampled examples are a tree,
+a bushing (quaternions), a cable and a closed loop (constraints)."""
+
+import ctypes
+import csv
+import io
+import os
+import subprocess
+import xml.etree.ElementTree as ET
+import zipfile
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CAPSTAN = os.environ.get("CAPSTAN", os.path.join(ROOT, "build", "compiler", "capstan"))
+
+OK, WARNING, DISCARD, ERROR, FATAL = range(5)
+MODEL_EXCHANGE, CO_SIMULATION = 0, 1
+
+LOGGER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p)
+
+
+class Callbacks(ctypes.Structure):
+    _fields_ = [("logger", LOGGER), ("allocateMemory", ctypes.c_void_p), ("freeMemory", ctypes.c_void_p),
+                ("stepFinished", ctypes.c_void_p), ("componentEnvironment", ctypes.c_void_p)]
+
+
+class EventInfo(ctypes.Structure):
+    _fields_ = [("newDiscreteStatesNeeded", ctypes.c_int), ("terminateSimulation", ctypes.c_int),
+                ("nominalsOfContinuousStatesChanged", ctypes.c_int), ("valuesOfContinuousStatesChanged", ctypes.c_int),
+                ("nextEventTimeDefined", ctypes.c_int), ("nextEventTime", ctypes.c_double)]
+
+
+# Every function of FMI 2.0 (sections 2.1, 3.2, 4.2), which an FMU of both interfaces must export.
+FUNCTIONS = """fmi2GetTypesPlatform fmi2GetVersion fmi2SetDebugLogging fmi2Instantiate fmi2FreeInstance
+fmi2SetupExperiment fmi2EnterInitializationMode fmi2ExitInitializationMode fmi2Terminate fmi2Reset fmi2GetReal
+fmi2GetInteger fmi2GetBoolean fmi2GetString fmi2SetReal fmi2SetInteger fmi2SetBoolean fmi2SetString fmi2GetFMUstate
+fmi2SetFMUstate fmi2FreeFMUstate fmi2SerializedFMUstateSize fmi2SerializeFMUstate fmi2DeSerializeFMUstate
+fmi2GetDirectionalDerivative fmi2EnterEventMode fmi2NewDiscreteStates fmi2EnterContinuousTimeMode
+fmi2CompletedIntegratorStep fmi2SetTime fmi2SetContinuousStates fmi2GetDerivatives fmi2GetEventIndicators
+fmi2GetContinuousStates fmi2GetNominalsOfContinuousStates fmi2SetRealInputDerivatives fmi2GetRealOutputDerivatives
+fmi2DoStep fmi2CancelStep fmi2GetStatus fmi2GetRealStatus fmi2GetIntegerStatus fmi2GetBooleanStatus
+fmi2GetStringStatus""".split()
+
+
+class Fmu:
+    """An unpacked FMU: its description and its binary's functions."""
+
+    def __init__(self, path, folder):
+        with zipfile.ZipFile(path) as z:
+            z.extractall(folder)
+        self.folder = folder
+        self.description = ET.parse(os.path.join(folder, "modelDescription.xml")).getroot()
+        self.guid = self.description.get("guid").encode()
+        self.variables = self.description.find("ModelVariables").findall("ScalarVariable")
+        self.vr = {v.get("name"): int(v.get("valueReference")) for v in self.variables}
+        self.nx = len(self.description.find("ModelStructure").find("Derivatives"))
+        interfaces = [e for e in self.description if e.tag in ("ModelExchange", "CoSimulation")]
+        self.identifier = interfaces[0].get("modelIdentifier")
+        self.interfaces = [e.tag for e in interfaces]
+        self.binary = os.path.join(folder, "binaries", "linux64", self.identifier + ".so")
+        self.lib = ctypes.CDLL(self.binary, mode=os.RTLD_LOCAL | os.RTLD_NOW)
+        L = self.lib
+        c, vr_p, dbl_p = ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(ctypes.c_double)
+        L.fmi2Instantiate.restype = c
+        L.fmi2Instantiate.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p,
+                                      ctypes.POINTER(Callbacks), ctypes.c_int, ctypes.c_int]
+        L.fmi2FreeInstance.argtypes = [c]
+        L.fmi2SetupExperiment.argtypes = [c, ctypes.c_int, ctypes.c_double, ctypes.c_double, ctypes.c_int,
+                                          ctypes.c_double]
+        for f in ("fmi2EnterInitializationMode", "fmi2ExitInitializationMode", "fmi2Terminate", "fmi2Reset",
+                  "fmi2EnterEventMode", "fmi2EnterContinuousTimeMode", "fmi2CancelStep"):
+            getattr(L, f).argtypes = [c]
+        L.fmi2GetReal.argtypes = L.fmi2SetReal.argtypes = [c, vr_p, ctypes.c_size_t, dbl_p]
+        L.fmi2SetTime.argtypes = [c, ctypes.c_double]
+        L.fmi2SetContinuousStates.argtypes = L.fmi2GetDerivatives.argtypes = [c, dbl_p, ctypes.c_size_t]
+        L.fmi2GetContinuousStates.argtypes = [c, dbl_p, ctypes.c_size_t]
+        L.fmi2NewDiscreteStates.argtypes = [c, ctypes.POINTER(EventInfo)]
+        L.fmi2CompletedIntegratorStep.argtypes = [c, ctypes.c_int, ctypes.POINTER(ctypes.c_int),
+                                                  ctypes.POINTER(ctypes.c_int)]
+        L.fmi2DoStep.argtypes = [c, ctypes.c_double, ctypes.c_double, ctypes.c_int]
+        L.fmi2GetFMUstate.argtypes = [c, ctypes.POINTER(ctypes.c_void_p)]
+        L.fmi2SetFMUstate.argtypes = [c, ctypes.c_void_p]
+        L.fmi2FreeFMUstate.argtypes = [c, ctypes.POINTER(ctypes.c_void_p)]
+        L.fmi2SerializedFMUstateSize.argtypes = [c, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
+        L.fmi2SerializeFMUstate.argtypes = [c, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+        L.fmi2DeSerializeFMUstate.argtypes = [c, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p)]
+        L.fmi2GetVersion.restype = L.fmi2GetTypesPlatform.restype = ctypes.c_char_p
+        self.messages = []
+        self.logger = LOGGER(lambda env, name, status, category, message: self.messages.append(message.decode()))
+        self.callbacks = Callbacks(self.logger, None, None, None, None)
+
+    def instantiate(self, kind, guid=None):
+        return self.lib.fmi2Instantiate(b"test", kind, guid or self.guid, b"", ctypes.byref(self.callbacks), 0, 0)
+
+    def get(self, c, refs):
+        refs = list(refs)
+        out = (ctypes.c_double * len(refs))()
+        assert self.lib.fmi2GetReal(c, (ctypes.c_uint * len(refs))(*refs), len(refs), out) == OK, self.messages
+        return np.array(out[:])
+
+    def start(self, kind, tolerance=None):
+        c = self.instantiate(kind)
+        assert c, self.messages
+        L = self.lib
+        assert L.fmi2SetupExperiment(c, tolerance is not None, tolerance or 0.0, 0.0, 0, 0.0) == OK
+        assert L.fmi2EnterInitializationMode(c) == OK
+        assert L.fmi2ExitInitializationMode(c) == OK, self.messages
+        return c
+
+
+def build(name, folder, *options):
+    path = os.path.join(folder, name + ".fmu")
+    p = subprocess.run([CAPSTAN, "fmu", os.path.join(ROOT, "examples", name + ".cap"), "-o", path] + list(options),
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return Fmu(path, os.path.join(folder, name)), p.stderr
+
+
+def simulate(name, *options):
+    p = subprocess.run([CAPSTAN, "simulate", os.path.join(ROOT, "examples", name + ".cap")] + list(options),
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    rows = list(csv.reader(io.StringIO(p.stdout)))
+    return rows[0], np.array([[float(x) for x in r] for r in rows[1:]])
+
+
+@pytest.fixture(scope="module")
+def fmus(tmp_path_factory):
+    folder = str(tmp_path_factory.mktemp("fmus"))
+    return {name: build(name, folder) for name in ("double_pendulum", "bushing", "cable", "fourbar")}
+
+
+def state_columns(fmu, names):
+    """The CSV columns of the states, in the FMU's state order (value references of q then u)."""
+    states = [v.get("name") for v in fmu.variables if v.get("causality") == "local" and not v.get("name").startswith("der(")]
+    return [names.index(s) for s in states]
+
+
+@pytest.mark.parametrize("name", ["double_pendulum", "bushing", "cable"])
+def test_model_exchange_with_rk4_equals_simulate(fmus, name):
+    fmu, _ = fmus[name]
+    h, t_end = 0.01, 0.5
+    names, expected = simulate(name, "--integrator", "rk4", "--dt", str(h), "--t-end", str(t_end))
+    c = fmu.start(MODEL_EXCHANGE)
+    L, nx = fmu.lib, fmu.nx
+    info = EventInfo()
+    assert L.fmi2NewDiscreteStates(c, ctypes.byref(info)) == OK
+    assert L.fmi2EnterContinuousTimeMode(c) == OK
+    x = (ctypes.c_double * nx)()
+    assert L.fmi2GetContinuousStates(c, x, nx) == OK
+
+    def f(t, state):
+        assert L.fmi2SetTime(c, t) == OK
+        assert L.fmi2SetContinuousStates(c, (ctypes.c_double * nx)(*state), nx) == OK, fmu.messages
+        dx = (ctypes.c_double * nx)()
+        assert L.fmi2GetDerivatives(c, dx, nx) == OK, fmu.messages
+        return np.array(dx[:])
+
+    state, rows = np.array(x[:]), [np.array(x[:])]
+    steps = int(round(t_end / h))
+    for k in range(steps):  # the classical Runge-Kutta method, as capstan's rk4
+        t = k * h
+        k1 = f(t, state)
+        k2 = f(t + h / 2, state + h / 2 * k1)
+        k3 = f(t + h / 2, state + h / 2 * k2)
+        k4 = f(t + h, state + h * k3)
+        state = state + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        entering, terminate = ctypes.c_int(), ctypes.c_int()
+        assert L.fmi2SetContinuousStates(c, (ctypes.c_double * nx)(*state), nx) == OK
+        assert L.fmi2CompletedIntegratorStep(c, 1, ctypes.byref(entering), ctypes.byref(terminate)) == OK
+        assert not entering.value and not terminate.value
+        rows.append(state)
+    L.fmi2Terminate(c)
+    L.fmi2FreeInstance(c)
+    # capstan normalizes quaternions after each step; this importer does not, as an FMI master would not.
+    np.testing.assert_allclose(np.array(rows), expected[:, state_columns(fmu, names)], rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["double_pendulum", "bushing", "cable", "fourbar"])
+def test_co_simulation_equals_simulate(fmus, name):
+    fmu, _ = fmus[name]
+    h, t_end = 0.02, 0.5
+    names, expected = simulate(name, "--dt", str(h), "--t-end", str(t_end), "--tol", "1e-10")
+    c = fmu.start(CO_SIMULATION, tolerance=1e-10)
+    outputs = [v for v in fmu.variables if v.get("causality") == "output"]
+    refs = [fmu.vr[names[k]] for k in range(1, len(names))]  # every column after time: states, then outputs
+    rows = [fmu.get(c, refs)]
+    for k in range(int(round(t_end / h))):
+        assert fmu.lib.fmi2DoStep(c, k * h, h, 1) == OK, fmu.messages
+        rows.append(fmu.get(c, refs))
+    fmu.lib.fmi2FreeInstance(c)
+    assert len(outputs) == len(names) - 1 - fmu.nx
+    # Each doStep starts the integrator anew: agreement to the tolerance, not to the last digit.
+    np.testing.assert_allclose(np.array(rows), expected[:, 1:], rtol=1e-6, atol=1e-6)
+
+
+def test_constrained_model_is_co_simulation_only(fmus, tmp_path):
+    fmu, stderr = fmus["fourbar"]
+    assert fmu.interfaces == ["CoSimulation"]
+    assert "[FmuCoSimulationOnly]" in stderr
+    assert not fmu.instantiate(MODEL_EXCHANGE)
+    assert "no Model Exchange interface" in fmu.messages[-1]
+    p = subprocess.run([CAPSTAN, "fmu", os.path.join(ROOT, "examples", "fourbar.cap"), "-o", str(tmp_path / "x.fmu"),
+                        "--interface", "me"], capture_output=True, text=True)
+    assert p.returncode == 1 and "[FmuModelExchangeConstraints]" in p.stderr
+    assert not (tmp_path / "x.fmu").exists()
+
+
+def test_fmu_state_round_trips(fmus):
+    fmu, _ = fmus["double_pendulum"]
+    L = fmu.lib
+    c = fmu.start(CO_SIMULATION)
+    refs = list(range(len(fmu.variables)))
+    assert L.fmi2DoStep(c, 0.0, 0.1, 1) == OK
+    state = ctypes.c_void_p()
+    assert L.fmi2GetFMUstate(c, ctypes.byref(state)) == OK
+    size = ctypes.c_size_t()
+    assert L.fmi2SerializedFMUstateSize(c, state, ctypes.byref(size)) == OK
+    data = ctypes.create_string_buffer(size.value)
+    assert L.fmi2SerializeFMUstate(c, state, data, size) == OK
+    before = fmu.get(c, refs)
+    assert L.fmi2DoStep(c, 0.1, 0.1, 1) == OK
+    after = fmu.get(c, refs)
+    assert L.fmi2SetFMUstate(c, state) == OK
+    np.testing.assert_array_equal(fmu.get(c, refs), before)
+    assert L.fmi2DoStep(c, 0.1, 0.1, 1) == OK
+    np.testing.assert_array_equal(fmu.get(c, refs), after)  # the same step from the same state
+    restored = ctypes.c_void_p()
+    assert L.fmi2DeSerializeFMUstate(c, data, size, ctypes.byref(restored)) == OK
+    assert L.fmi2SetFMUstate(c, restored) == OK
+    np.testing.assert_array_equal(fmu.get(c, refs), before)
+    assert L.fmi2DeSerializeFMUstate(c, data, size.value - 3, ctypes.byref(ctypes.c_void_p())) == ERROR
+    assert "cut short" in fmu.messages[-1]
+    L.fmi2FreeFMUstate(c, ctypes.byref(state))
+    L.fmi2FreeFMUstate(c, ctypes.byref(restored))
+    L.fmi2FreeInstance(c)
+
+
+def test_parameters_are_tunable(fmus):
+    fmu, _ = fmus["double_pendulum"]
+    c = fmu.start(CO_SIMULATION)
+    m1 = fmu.vr["m1"]
+    assert fmu.get(c, [m1])[0] == 1.0
+    assert fmu.lib.fmi2SetReal(c, (ctypes.c_uint * 1)(m1), 1, (ctypes.c_double * 1)(1.7)) == OK
+    for k in range(20):
+        assert fmu.lib.fmi2DoStep(c, k * 0.02, 0.02, 1) == OK
+    names, expected = simulate("double_pendulum", "--set", "m1=1.7", "--dt", "0.02", "--t-end", "0.4", "--tol", "1e-10")
+    np.testing.assert_allclose(fmu.get(c, [fmu.vr[names[1]]]), expected[-1, 1:2], rtol=1e-3)
+    fmu.lib.fmi2FreeInstance(c)
+
+
+def test_every_function_present_and_bad_calls_refused(fmus):
+    fmu, _ = fmus["double_pendulum"]
+    for f in FUNCTIONS:
+        assert hasattr(fmu.lib, f), f
+    L = fmu.lib
+    assert L.fmi2GetVersion() == b"2.0" and L.fmi2GetTypesPlatform() == b"default"
+    assert not fmu.instantiate(CO_SIMULATION, guid=b"{not-this-one}")
+    assert "is not this FMU's" in fmu.messages[-1]
+    c = fmu.instantiate(CO_SIMULATION)
+    assert L.fmi2DoStep(c, 0.0, 0.1, 1) == ERROR  # before initialization
+    assert "may not be called" in fmu.messages[-1]
+    assert L.fmi2EnterInitializationMode(c) == OK and L.fmi2ExitInitializationMode(c) == OK
+    bad = (ctypes.c_uint * 1)(10 ** 6)
+    assert L.fmi2GetReal(c, bad, 1, (ctypes.c_double * 1)()) == ERROR
+    assert "no variable has value reference 1000000" in fmu.messages[-1]
+    output = fmu.vr["kinetic_energy"]
+    assert L.fmi2SetReal(c, (ctypes.c_uint * 1)(output), 1, (ctypes.c_double * 1)(1.0)) == ERROR
+    assert "computed, not set" in fmu.messages[-1]
+    assert L.fmi2SetReal(c, (ctypes.c_uint * 1)(fmu.vr["m1"]), 1, (ctypes.c_double * 1)(float("nan"))) == ERROR
+    assert L.fmi2DoStep(c, 5.0, 0.1, 1) == ERROR  # not the FMU's time
+    assert L.fmi2DoStep(c, 0.0, -0.1, 1) == ERROR
+    assert L.fmi2GetDerivatives(c, (ctypes.c_double * fmu.nx)(), fmu.nx) == ERROR  # a Co-Simulation instance
+    L.fmi2FreeInstance(c)
+
+
+def test_model_description_structure(fmus):
+    for name, (fmu, _) in fmus.items():
+        d = fmu.description
+        assert d.get("fmiVersion") == "2.0"
+        refs = [int(v.get("valueReference")) for v in fmu.variables]
+        assert len(set(refs)) == len(refs), name
+        units = {u.get("name") for u in d.find("UnitDefinitions")}
+        for v in fmu.variables:
+            real = v.find("Real")
+            assert real.get("unit") is None or real.get("unit") in units, (name, v.get("name"))
+            if real.get("derivative"):
+                state = fmu.variables[int(real.get("derivative")) - 1]
+                assert "der(" + state.get("name") + ")" == v.get("name")
+        structure = d.find("ModelStructure")
+        outputs = {int(u.get("index")) for u in structure.find("Outputs")}
+        assert outputs == {k + 1 for k, v in enumerate(fmu.variables) if v.get("causality") == "output"}, name
+        assert len(structure.find("Derivatives")) == fmu.nx
+        initial = {int(u.get("index")) for u in structure.find("InitialUnknowns")}
+        assert outputs <= initial
+        # Loads with nothing but the C library: no C++ runtime, no SUNDIALS.
+        needed = subprocess.run(["readelf", "-d", fmu.binary], capture_output=True, text=True).stdout
+        libraries = {line.split("[")[1].split("]")[0] for line in needed.splitlines() if "(NEEDED)" in line}
+        assert libraries <= {"libc.so.6", "libm.so.6", "ld-linux-x86-64.so.2"}, (name, libraries)
+        assert os.path.exists(os.path.join(fmu.folder, "sources", "capstan_fmu2.cpp"))
+        assert os.path.exists(os.path.join(fmu.folder, "sources", "capstan", "sim", "fmu2.hpp"))
+
+
+def test_fmi3_refused(tmp_path):
+    p = subprocess.run([CAPSTAN, "fmu", os.path.join(ROOT, "examples", "double_pendulum.cap"), "-o",
+                        str(tmp_path / "x.fmu"), "--fmi", "3"], capture_output=True, text=True)
+    assert p.returncode == 1 and "[FmiVersionUnsupported]" in p.stderr
