@@ -166,6 +166,7 @@ int fmu(const Options& opts) {
   // knows nothing of the constraints: their drift would grow unchecked.
   std::string noModelExchange;
   if (layout.constraintRows > 0) {
+    if (opts.derivatives) fail(syntax::DiagKind::DerivativesWithConstraints);
     noModelExchange = "the model has constraints, whose drift Model Exchange would leave to the importer's "
                       "integrator; its Co-Simulation projects onto them after every step";
     if (!opts.fmiInterfaces.empty() && asked.modelExchange)
@@ -175,6 +176,16 @@ int fmu(const Options& opts) {
   }
   if (!asked.coSimulation && !asked.modelExchange)
     usageError(syntax::DiagKind::UsageOptionValue, "--interface", "`me`, `cs` or `me,cs`");
+  // Directional derivatives of Model Exchange's derivatives with respect to
+  // its states, from the generated analytical derivatives: where they cover
+  // the dynamics, and where q's derivative is u (no quaternion).
+  if (opts.derivatives) {
+    if (!layout.cables.empty()) fail(syntax::DiagKind::DerivativesWithCables);
+    if (!loaded->flat->functions.empty())
+      fail(syntax::DiagKind::DerivativesOfExternal, std::string("`capstan fmu --derivatives` of a model that calls one"));
+    if (layout.nq != layout.nu) fail(syntax::DiagKind::FmuDerivativesQuaternions, layout.className);
+  }
+  const bool directional = opts.derivatives && asked.modelExchange;
 
   // The start state and the column table as the generated code will have them.
   codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, values);
@@ -273,13 +284,15 @@ int fmu(const Options& opts) {
       << "\" generationTool=\"capstan " << CAPSTAN_VERSION << "\" variableNamingConvention=\"structured\""
       << " numberOfEventIndicators=\"0\">\n";
   const std::string common = " canGetAndSetFMUstate=\"true\" canSerializeFMUstate=\"true\""
-                             " providesDirectionalDerivative=\"false\" canNotUseMemoryManagementFunctions=\"true\"";
+                             " canNotUseMemoryManagementFunctions=\"true\"";
   if (asked.modelExchange)
     xml << "  <ModelExchange modelIdentifier=\"" << id << "\" completedIntegratorStepNotNeeded=\"true\"" << common
-        << "/>\n";
+        << " providesDirectionalDerivative=\"" << (directional ? "true" : "false") << "\"/>\n";
+  // Co-Simulation's directional derivatives are its outputs' with respect to
+  // its inputs, of which the FMU has none.
   if (asked.coSimulation)
     xml << "  <CoSimulation modelIdentifier=\"" << id << "\" canHandleVariableCommunicationStepSize=\"true\""
-        << " maxOutputDerivativeOrder=\"0\"" << common << "/>\n";
+        << " maxOutputDerivativeOrder=\"0\"" << common << " providesDirectionalDerivative=\"false\"/>\n";
   xml << body.str() << "</fmiModelDescription>\n";
 
   // The binary's variables: what modelDescription.xml says, for the code.
@@ -294,6 +307,7 @@ int fmu(const Options& opts) {
        << "inline constexpr bool kModelExchange = " << (asked.modelExchange ? "true" : "false") << ";\n"
        << "inline constexpr const char* kNoModelExchange = \"" << noModelExchange << "\";\n"
        << "inline constexpr const char* kIntegrator = \"" << integrator << "\";\n"
+       << "inline constexpr bool kDirectionalDerivatives = " << (directional ? "true" : "false") << ";\n"
        << "inline constexpr double kTolerance = " << number(tolerance) << ";\n\n}  // namespace capstan::fmu_model\n";
 
   // Where the archive goes, before the build: a folder that does not exist
@@ -306,6 +320,7 @@ int fmu(const Options& opts) {
   DriverRequest build;
   build.product = DriverRequest::Product::Fmu2;
   build.purpose = "fmu";
+  build.derivatives = opts.derivatives;
   build.extraFiles = {{"capstan_fmu_variables.hpp", vars.str()},
                       {"engine.cpp", "// The simulation engine (capstan/sim/program_run.hpp).\n"
                                      "#include <capstan/sim/program_run.hpp>\n"}};
@@ -325,7 +340,7 @@ int fmu(const Options& opts) {
     if (!it->is_regular_file(ec)) continue;
     const std::string rel = it->path().lexically_relative(binary.parent_path()).generic_string();
     const std::string ext = it->path().extension().string();
-    if (ext == ".hpp" || ext == ".h" || ext == ".cpp") sources.push_back(rel);
+    if (ext == ".hpp" || ext == ".h" || ext == ".cpp" || ext == ".map") sources.push_back(rel);
   }
   std::sort(sources.begin(), sources.end());
   for (const std::string& rel : sources) files.emplace_back("sources/" + rel, readFile(binary.parent_path() / rel));
@@ -334,7 +349,9 @@ int fmu(const Options& opts) {
          << ".\nTo build its binary for another platform (C++20, Eigen 3.4 on the include path):\n\n"
          << "  c++ -std=c++20 -O1 -fPIC -shared -DCAPSTAN_MODEL_CLASS=" << id
          << " -DCAPSTAN_CABLE_COMPILED_APART -I . -include " << id << ".hpp capstan_fmu2.cpp engine.cpp"
-         << (layout.cables.empty() ? "" : " cable_solver.cpp") << " -o " << id << ".so\n";
+         << (layout.cables.empty() ? "" : " cable_solver.cpp") << " -o " << id << ".so\n\n"
+         << "With GNU ld, add -Wl,--version-script=exports.map to export the FMI functions only (as the\n"
+         << "FMU's own binary does), so that several FMUs load into one process side by side.\n";
   files.emplace_back("sources/README.txt", readme.str());
   writeOrFail(opts.output, zipArchive(files, {binaryName}));
   std::cerr << "wrote " << opts.output << " (FMI 2.0: " << (asked.modelExchange ? "Model Exchange" : "")

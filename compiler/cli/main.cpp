@@ -68,10 +68,11 @@ commands:
       (capstan/model_library.h: what Python's `capstan` module loads);
       -o copies it out; --json prints where it is, its parameters and its
       experiment (docs/embedding.md); --no-build only checks the settings
-  fmu FILE -o MODEL.fmu [--interface me,cs] [--fmi 2] [--set NAME=VALUE]...
+  fmu FILE -o MODEL.fmu [--interface me,cs] [--fmi 2] [--derivatives] [--set NAME=VALUE]...
       write the model as an FMI 2.0 FMU: modelDescription.xml, the binary
       (Model Exchange and Co-Simulation; a model with constraints
-      Co-Simulation only) and its sources (docs/fmi.md)
+      Co-Simulation only) and its sources (docs/fmi.md); --derivatives:
+      Model Exchange's directional derivatives from the generated derivatives
   sweep FILE --param NAME=START:STOP:COUNT... [--output COLUMN]... [--reduce final|max|min|mean]
         [--scheduler ADDRESS] [--workers N] [--t-end T] -o results.csv
       run the model once per point of the parameter grid on a Dask cluster

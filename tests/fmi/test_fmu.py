@@ -307,6 +307,57 @@ def test_model_description_structure(fmus):
         assert os.path.exists(os.path.join(fmu.folder, "sources", "capstan", "sim", "fmu2.hpp"))
 
 
+def test_directional_derivatives(tmp_path):
+    fmu, _ = build("double_pendulum", str(tmp_path), "--derivatives")
+    me = [e for e in fmu.description if e.tag == "ModelExchange"][0]
+    assert me.get("providesDirectionalDerivative") == "true"
+    L, nx = fmu.lib, fmu.nx
+    L.fmi2GetDirectionalDerivative.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint), ctypes.c_size_t,
+                                               ctypes.POINTER(ctypes.c_uint), ctypes.c_size_t,
+                                               ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_double)]
+    c = fmu.start(MODEL_EXCHANGE)
+    x = np.array([0.3, -0.7, 1.1, 0.4])
+    states = [fmu.vr[n] for n in ("shoulder.q[1]", "elbow.q[1]", "shoulder.u[1]", "elbow.u[1]")]
+    unknowns = list(range(states[-1] + 1, len(fmu.variables)))  # der(q), der(u), then the outputs
+    assert len(unknowns) == nx + 2
+
+    def values(state):
+        assert L.fmi2SetContinuousStates(c, (ctypes.c_double * nx)(*state), nx) == OK
+        dx = (ctypes.c_double * nx)()
+        assert L.fmi2GetDerivatives(c, dx, nx) == OK
+        return np.concatenate([dx[:], fmu.get(c, unknowns[nx:])])
+
+    J = np.zeros((len(unknowns), nx))
+    values(x)
+    for j in range(nx):
+        out = (ctypes.c_double * len(unknowns))()
+        assert L.fmi2GetDirectionalDerivative(c, (ctypes.c_uint * len(unknowns))(*unknowns), len(unknowns),
+                                              (ctypes.c_uint * 1)(states[j]), 1, (ctypes.c_double * 1)(1.0),
+                                              out) == OK, fmu.messages
+        J[:, j] = out[:]
+    h = 1e-6
+    for j in range(nx):
+        e = np.zeros(nx)
+        e[j] = h
+        np.testing.assert_allclose(J[:, j], (values(x + e) - values(x - e)) / (2 * h), rtol=1e-6, atol=1e-6)
+    # The generated derivatives themselves, as `capstan eval --derivatives` gives them.
+    state = tmp_path / "state.json"
+    state.write_text('{"q": {"shoulder": [0.3], "elbow": [-0.7]}, "u": {"shoulder": [1.1], "elbow": [0.4]}}')
+    p = subprocess.run([CAPSTAN, "eval", os.path.join(ROOT, "examples", "double_pendulum.cap"), "--state", str(state),
+                        "--derivatives"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    import json
+    d = json.loads(p.stdout)["derivatives"]
+    np.testing.assert_allclose(J[2:4, 0:2], np.array(d["dudot_dq"]), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(J[2:4, 2:4], np.array(d["dudot_du"]), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(J[0:2], np.hstack([np.zeros((2, 2)), np.eye(2)]))  # der(q) = u
+    bad = (ctypes.c_double * 1)()
+    assert L.fmi2GetDirectionalDerivative(c, (ctypes.c_uint * 1)(unknowns[0]), 1, (ctypes.c_uint * 1)(0), 1,
+                                          (ctypes.c_double * 1)(1.0), bad) == ERROR
+    assert "is not a continuous state" in fmu.messages[-1]
+    L.fmi2FreeInstance(c)
+
+
 def test_fmi3_refused(tmp_path):
     p = subprocess.run([CAPSTAN, "fmu", os.path.join(ROOT, "examples", "double_pendulum.cap"), "-o",
                         str(tmp_path / "x.fmu"), "--fmi", "3"], capture_output=True, text=True)

@@ -21,7 +21,8 @@
 // dynamics. Co-Simulation: DoStep integrates with the model's integrator
 // and tolerance (SetupExperiment's tolerance where given), projecting a
 // constrained model onto its constraints after every step, as simulate
-// does. No event indicators; no discrete states.
+// does. No event indicators; no discrete states. Directional derivatives
+// (Model Exchange) where the FMU was written with `--derivatives`.
 #pragma once
 
 #include <algorithm>
@@ -447,11 +448,60 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size
   });
 }
 
-fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference[], size_t, const fmi2ValueReference[],
-                                        size_t, const fmi2Real[], fmi2Real[]) {
+// Model Exchange, where the FMU was written with `--derivatives`: the
+// knowns are the continuous states. der(q) = u, so d der(q) = d u; d der(u)
+// from the generated analytical derivatives (forwardDynamicsDerivatives),
+// exact; an output's by central differences of the column table.
+fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference vUnknown[], size_t nUnknown,
+                                        const fmi2ValueReference vKnown[], size_t nKnown, const fmi2Real dvKnown[],
+                                        fmi2Real dvUnknown[]) {
   return guarded(c, "fmi2GetDirectionalDerivative", [&](Instance& i) {
-    return say(&i, fmi2Error,
-               "fmi2GetDirectionalDerivative: not provided by this FMU (providesDirectionalDerivative=\"false\")");
+    if (!vars::kDirectionalDerivatives || i.type != fmi2ModelExchange)
+      return say(&i, fmi2Error,
+                 "fmi2GetDirectionalDerivative: not provided by this FMU (write it with `capstan fmu --derivatives`; "
+                 "Model Exchange only)");
+    const long P = i.P(), nq = i.model.nq, nu = i.model.nu, n = i.n();
+    const long outputsEnd = P + 2 * n + long(vars::kOutputs);
+    Eigen::VectorXd dx = Eigen::VectorXd::Zero(n);
+    for (size_t k = 0; k < nKnown; ++k) {
+      const long r = long(vKnown[k]);
+      if (r < P || r >= P + n)
+        return say(&i, fmi2Error, "fmi2GetDirectionalDerivative: known " + std::to_string(r) +
+                                      " is not a continuous state (their value references are " + std::to_string(P) +
+                                      " to " + std::to_string(P + n - 1) + ")");
+      dx[r - P] += dvKnown[k];
+    }
+    bool speeds = false, outputs = false;
+    for (size_t k = 0; k < nUnknown; ++k) {
+      const long r = long(vUnknown[k]);
+      if (r < P + n || r >= outputsEnd)
+        return say(&i, fmi2Error, "fmi2GetDirectionalDerivative: unknown " + std::to_string(r) +
+                                      " is neither a derivative nor an output");
+      speeds = speeds || (r >= P + n + nq && r < P + 2 * n);
+      outputs = outputs || r >= P + 2 * n;
+    }
+    Eigen::VectorXd dudot = Eigen::VectorXd::Zero(nu);
+    if (speeds) {
+      AnyModel::MassMatrix dq, du, dtau;
+      i.model.forwardDynamicsDerivatives(i.s.t, i.s.q, i.s.u, dq, du, dtau);
+      dudot = dq * dx.head(nq) + du * dx.tail(nu);
+    }
+    std::vector<double> dy;
+    if (outputs) {
+      const double size = std::max(dx.lpNorm<Eigen::Infinity>(), 1e-300);
+      const double scale = std::max({1.0, i.s.q.lpNorm<Eigen::Infinity>(), i.s.u.lpNorm<Eigen::Infinity>()});
+      const double h = 1e-6 * scale / size;
+      const AnyModel::Q qp = i.s.q + h * dx.head(nq), qm = i.s.q - h * dx.head(nq);
+      const AnyModel::U up = i.s.u + h * dx.tail(nu), um = i.s.u - h * dx.tail(nu);
+      const std::vector<double> plus = capstan::sim::columnRow(i.model, i.s.t, qp, up, {});
+      const std::vector<double> minus = capstan::sim::columnRow(i.model, i.s.t, qm, um, {});
+      for (std::size_t k = 0; k < plus.size(); ++k) dy.push_back((plus[k] - minus[k]) / (2 * h));
+    }
+    for (size_t k = 0; k < nUnknown; ++k) {
+      const long d = long(vUnknown[k]) - P - n;  // into [qdot; udot; outputs]
+      dvUnknown[k] = d < nq ? dx[nq + d] : d < n ? dudot[d - nq] : dy.at(std::size_t(1 + d));  // the column after time and the states
+    }
+    return fmi2OK;
   });
 }
 
