@@ -520,23 +520,24 @@ fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::M
   using Product = DriverRequest::Product;
   const bool shared = request.product != Product::Program;
   const std::string unit = request.product == Product::Library ? "capstan_library.cpp"
-                           : request.product == Product::Fmu2  ? "capstan_fmu2.cpp"
+                           : request.product == Product::Fmu   ? "capstan_fmu.cpp"
                                                                : "capstan_driver.cpp";
   const std::string product = request.product == Product::Library ? "libmodel.so"
-                              : request.product == Product::Fmu2  ? "fmu2.so"
+                              : request.product == Product::Fmu   ? "fmu" + std::to_string(request.fmiVersion) + ".so"
                                                                   : "driver";
   const std::string driverSource = readFile(support / unit);
   if (driverSource.empty()) fail(syntax::DiagKind::InstallationIncomplete, "the driver sources", support.string());
   const std::map<std::string, std::string> headers = runtimeHeadersOrFail();
   const std::vector<std::string> engineFlags = request.flags.empty() ? driverFlags() : request.flags;
   std::vector<std::string> flags = engineFlags;
-  const bool fmu = request.product == Product::Fmu2;
+  const bool fmu = request.product == Product::Fmu;
   const std::vector<std::string> libraries = fmu ? std::vector<std::string>{} : engineParts().libraries;
   // The symbolic derivatives are a test oracle, only ever evaluated once
   // (`eval --symbolic-derivatives`): at -O0, which compiles their large
   // code fastest.
   if (request.derivatives && opts.symbolicDerivatives && request.flags.empty()) flags = {"-std=c++20", "-O0"};
   flags.push_back("-DCAPSTAN_MODEL_CLASS=" + layout.className);
+  if (request.product == Product::Fmu) flags.push_back("-DCAPSTAN_FMI_VERSION=" + std::to_string(request.fmiVersion));
   if (layout.constraintRows > 0) flags.push_back("-DCAPSTAN_CONSTRAINTS");
   Options plainOptions = opts;
   plainOptions.derivatives = plainOptions.symbolicDerivatives = false;
@@ -589,7 +590,7 @@ fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::M
       // the model's, C++'s unique ones) stays the library's own, so that
       // two models' libraries or FMUs loaded in one process never bind to
       // each other's (an importer loads several FMUs at once).
-      b.files.emplace_back("exports.map", fmu ? "{ global: fmi2*; local: *; };\n"
+      b.files.emplace_back("exports.map", fmu ? "{ global: fmi" + std::to_string(request.fmiVersion) + "*; local: *; };\n"
                                               : "{ global: capstan_library_version; capstan_model_*; local: *; };\n");
       b.arguments.insert(b.arguments.end(),
                          {"-fPIC", "-shared", "-Wl,--version-script=" + (dir / "exports.map").string()});
@@ -603,7 +604,7 @@ fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::M
     b.arguments.insert(b.arguments.end(), libraries.begin(), libraries.end());  // after the sources that need them
     b.product = product;
     b.what = std::string(request.product == Product::Library ? "the model library of `"
-                         : request.product == Product::Fmu2  ? "the FMU of `"
+                         : request.product == Product::Fmu   ? "the FMU of `"
                                                              : "the generated code of `") +
              layout.className +
              "`" + (request.derivatives ? " with its derivatives" : "") +

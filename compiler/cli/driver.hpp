@@ -51,10 +51,12 @@ struct DriverRequest {
   std::string purpose;
   // What is built around the model: the program (`driver`); the model
   // library (capstan/model_library.h; `capstan library`, Python's
-  // capstan.compile: libmodel.so); an FMI 2.0 FMU's binary (`capstan fmu`:
-  // fmu2.so). Each in a folder of its own, built the same way.
-  enum class Product { Program, Library, Fmu2 };
+  // capstan.compile: libmodel.so); an FMU's binary (`capstan fmu`: fmu2.so
+  // or fmu3.so, FMI `fmiVersion`). Each in a folder of its own, built the
+  // same way.
+  enum class Product { Program, Library, Fmu };
   Product product = Product::Program;
+  int fmiVersion = 2;
   // More files for the build's folder (name, text), in its key: the FMU's
   // variables. Their `#include <capstan/...>` lines bring those headers too.
   std::vector<std::pair<std::string, std::string>> extraFiles;

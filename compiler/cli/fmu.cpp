@@ -1,4 +1,4 @@
-// `capstan fmu`: the model as an FMI 2.0 FMU (Model Exchange and
+// `capstan fmu`: the model as an FMI 2.0 or 3.0 FMU (Model Exchange and
 // Co-Simulation): modelDescription.xml written from the layout and the
 // column table, the binary built like simulate's program around
 // capstan/sim/fmu2.hpp (cli/driver.hpp), the sources beside it, all in one
@@ -145,8 +145,9 @@ struct Interfaces {
 
 int fmu(const Options& opts) {
   if (opts.output.empty()) usageError(syntax::DiagKind::UsageMissing, "fmu", "an output file: `-o Model.fmu`");
-  if (!opts.fmiVersion.empty() && opts.fmiVersion != "2")
+  if (!opts.fmiVersion.empty() && opts.fmiVersion != "2" && opts.fmiVersion != "3")
     fail(syntax::DiagKind::FmiVersionUnsupported, opts.fmiVersion);
+  const int version = opts.fmiVersion == "3" ? 3 : 2;
   Interfaces asked;
   if (!opts.fmiInterfaces.empty()) {
     asked = {false, false};
@@ -241,32 +242,59 @@ int fmu(const Options& opts) {
   body << " tolerance=\"" << number(tolerance) << "\"";
   if (ex && ex->interval) body << " stepSize=\"" << number(*ex->interval) << "\"";
   body << "/>\n  <ModelVariables>\n";
-  for (std::size_t k = 0; k < variables.size(); ++k) {
-    const Variable& v = variables[k];
-    body << "    <!-- index " << k + 1 << " -->\n";
-    body << "    <ScalarVariable name=\"" << xmlText(v.name) << "\" valueReference=\"" << k << "\"";
-    if (!v.description.empty()) body << " description=\"" << xmlText(v.description) << "\"";
-    body << " causality=\"" << v.causality << "\" variability=\"" << v.variability << "\" initial=\"" << v.initial
-         << "\">\n      <Real";
-    if (!v.unit.empty()) body << " unit=\"" << xmlText(v.unit) << "\"";
-    if (v.hasStart) body << " start=\"" << number(v.start) << "\"";
-    if (v.derivativeOf > 0) body << " derivative=\"" << v.derivativeOf << "\"";
-    body << "/>\n    </ScalarVariable>\n";
-  }
-  body << "  </ModelVariables>\n  <ModelStructure>\n    <Outputs>\n";
   const int firstDerivative = firstState + n, firstOutput = firstDerivative + n;
-  for (std::size_t k = 0; k < outputs; ++k) body << "      <Unknown index=\"" << firstOutput + int(k) << "\"/>\n";
-  body << "    </Outputs>\n    <Derivatives>\n";
-  for (int k = 0; k < n; ++k) body << "      <Unknown index=\"" << firstDerivative + k << "\"/>\n";
-  body << "    </Derivatives>\n    <InitialUnknowns>\n";
-  for (std::size_t k = 0; k < outputs; ++k) body << "      <Unknown index=\"" << firstOutput + int(k) << "\"/>\n";
-  if (assembled)
-    for (int k = 0; k < n; ++k) body << "      <Unknown index=\"" << firstState + k << "\"/>\n";
-  for (int k = 0; k < n; ++k) body << "      <Unknown index=\"" << firstDerivative + k << "\"/>\n";
-  body << "    </InitialUnknowns>\n  </ModelStructure>\n";
+  if (version == 2) {
+    for (std::size_t k = 0; k < variables.size(); ++k) {
+      const Variable& v = variables[k];
+      body << "    <!-- index " << k + 1 << " -->\n";
+      body << "    <ScalarVariable name=\"" << xmlText(v.name) << "\" valueReference=\"" << k << "\"";
+      if (!v.description.empty()) body << " description=\"" << xmlText(v.description) << "\"";
+      body << " causality=\"" << v.causality << "\" variability=\"" << v.variability << "\" initial=\"" << v.initial
+           << "\">\n      <Real";
+      if (!v.unit.empty()) body << " unit=\"" << xmlText(v.unit) << "\"";
+      if (v.hasStart) body << " start=\"" << number(v.start) << "\"";
+      if (v.derivativeOf > 0) body << " derivative=\"" << v.derivativeOf << "\"";
+      body << "/>\n    </ScalarVariable>\n";
+    }
+    body << "  </ModelVariables>\n  <ModelStructure>\n    <Outputs>\n";
+    for (std::size_t k = 0; k < outputs; ++k) body << "      <Unknown index=\"" << firstOutput + int(k) << "\"/>\n";
+    body << "    </Outputs>\n    <Derivatives>\n";
+    for (int k = 0; k < n; ++k) body << "      <Unknown index=\"" << firstDerivative + k << "\"/>\n";
+    body << "    </Derivatives>\n    <InitialUnknowns>\n";
+    for (std::size_t k = 0; k < outputs; ++k) body << "      <Unknown index=\"" << firstOutput + int(k) << "\"/>\n";
+    if (assembled)
+      for (int k = 0; k < n; ++k) body << "      <Unknown index=\"" << firstState + k << "\"/>\n";
+    for (int k = 0; k < n; ++k) body << "      <Unknown index=\"" << firstDerivative + k << "\"/>\n";
+    body << "    </InitialUnknowns>\n  </ModelStructure>\n";
+  } else {
+    // FMI 3.0: value references in the same order (index - 1), a
+    // derivative names its state by value reference, and the time is the
+    // independent variable, after the outputs.
+    for (std::size_t k = 0; k < variables.size(); ++k) {
+      const Variable& v = variables[k];
+      body << "    <Float64 name=\"" << xmlText(v.name) << "\" valueReference=\"" << k << "\"";
+      if (!v.description.empty()) body << " description=\"" << xmlText(v.description) << "\"";
+      body << " causality=\"" << v.causality << "\" variability=\"" << v.variability << "\" initial=\"" << v.initial
+           << "\"";
+      if (!v.unit.empty()) body << " unit=\"" << xmlText(v.unit) << "\"";
+      if (v.hasStart) body << " start=\"" << number(v.start) << "\"";
+      if (v.derivativeOf > 0) body << " derivative=\"" << v.derivativeOf - 1 << "\"";
+      body << "/>\n";
+    }
+    body << "    <Float64 name=\"time\" valueReference=\"" << variables.size()
+         << "\" causality=\"independent\" variability=\"continuous\" unit=\"s\" description=\"the simulation time\"/>\n";
+    body << "  </ModelVariables>\n  <ModelStructure>\n";
+    for (std::size_t k = 0; k < outputs; ++k) body << "    <Output valueReference=\"" << firstOutput - 1 + int(k) << "\"/>\n";
+    for (int k = 0; k < n; ++k) body << "    <ContinuousStateDerivative valueReference=\"" << firstDerivative - 1 + k << "\"/>\n";
+    for (std::size_t k = 0; k < outputs; ++k) body << "    <InitialUnknown valueReference=\"" << firstOutput - 1 + int(k) << "\"/>\n";
+    if (assembled)
+      for (int k = 0; k < n; ++k) body << "    <InitialUnknown valueReference=\"" << firstState - 1 + k << "\"/>\n";
+    for (int k = 0; k < n; ++k) body << "    <InitialUnknown valueReference=\"" << firstDerivative - 1 + k << "\"/>\n";
+    body << "  </ModelStructure>\n";
+  }
 
   // The GUID: of the variables and the model's code, so that an FMU whose
-  // binary and description disagree is refused at fmi2Instantiate.
+  // binary and description disagree is refused when it is instantiated.
   Options plain = opts;
   plain.derivatives = plain.symbolicDerivatives = false;
   const std::string code = generate(plain, *loaded, layout, HeaderUse::Driver).header;
@@ -279,26 +307,42 @@ int fmu(const Options& opts) {
   std::ostringstream xml;
   xml << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
       << "<!-- Written by capstan " << CAPSTAN_VERSION << " (`capstan fmu`) from model " << xmlText(id)
-      << ". Value references: the runtime parameters' elements, q, u, der(q), der(u), then the outputs. -->\n"
-      << "<fmiModelDescription fmiVersion=\"2.0\" modelName=\"" << xmlText(loaded->flat->name) << "\" guid=\"" << guid
-      << "\" generationTool=\"capstan " << CAPSTAN_VERSION << "\" variableNamingConvention=\"structured\""
-      << " numberOfEventIndicators=\"0\">\n";
-  const std::string common = " canGetAndSetFMUstate=\"true\" canSerializeFMUstate=\"true\""
-                             " canNotUseMemoryManagementFunctions=\"true\"";
-  if (asked.modelExchange)
-    xml << "  <ModelExchange modelIdentifier=\"" << id << "\" completedIntegratorStepNotNeeded=\"true\"" << common
-        << " providesDirectionalDerivative=\"" << (directional ? "true" : "false") << "\"/>\n";
-  // Co-Simulation's directional derivatives are its outputs' with respect to
-  // its inputs, of which the FMU has none.
-  if (asked.coSimulation)
-    xml << "  <CoSimulation modelIdentifier=\"" << id << "\" canHandleVariableCommunicationStepSize=\"true\""
-        << " maxOutputDerivativeOrder=\"0\"" << common << " providesDirectionalDerivative=\"false\"/>\n";
+      << ". Value references: the runtime parameters' elements, q, u, der(q), der(u), then the outputs"
+      << (version == 3 ? " and the time" : "") << ". -->\n";
+  if (version == 2) {
+    xml << "<fmiModelDescription fmiVersion=\"2.0\" modelName=\"" << xmlText(loaded->flat->name) << "\" guid=\""
+        << guid << "\" generationTool=\"capstan " << CAPSTAN_VERSION << "\" variableNamingConvention=\"structured\""
+        << " numberOfEventIndicators=\"0\">\n";
+    const std::string common = " canGetAndSetFMUstate=\"true\" canSerializeFMUstate=\"true\""
+                               " canNotUseMemoryManagementFunctions=\"true\"";
+    if (asked.modelExchange)
+      xml << "  <ModelExchange modelIdentifier=\"" << id << "\" completedIntegratorStepNotNeeded=\"true\"" << common
+          << " providesDirectionalDerivative=\"" << (directional ? "true" : "false") << "\"/>\n";
+    // Co-Simulation's directional derivatives are its outputs' with respect
+    // to its inputs, of which the FMU has none.
+    if (asked.coSimulation)
+      xml << "  <CoSimulation modelIdentifier=\"" << id << "\" canHandleVariableCommunicationStepSize=\"true\""
+          << " maxOutputDerivativeOrder=\"0\"" << common << " providesDirectionalDerivative=\"false\"/>\n";
+  } else {
+    xml << "<fmiModelDescription fmiVersion=\"3.0\" modelName=\"" << xmlText(loaded->flat->name)
+        << "\" instantiationToken=\"" << guid << "\" generationTool=\"capstan " << CAPSTAN_VERSION
+        << "\" variableNamingConvention=\"structured\">\n";
+    const std::string common = " canGetAndSetFMUState=\"true\" canSerializeFMUState=\"true\"";
+    if (asked.modelExchange)
+      xml << "  <ModelExchange modelIdentifier=\"" << id << "\" needsCompletedIntegratorStep=\"false\"" << common
+          << " providesDirectionalDerivatives=\"" << (directional ? "true" : "false") << "\"/>\n";
+    if (asked.coSimulation)
+      xml << "  <CoSimulation modelIdentifier=\"" << id << "\" canHandleVariableCommunicationStepSize=\"true\""
+          << " maxOutputDerivativeOrder=\"0\" hasEventMode=\"true\"" << common
+          << " providesDirectionalDerivatives=\"false\"/>\n";
+  }
   xml << body.str() << "</fmiModelDescription>\n";
 
   // The binary's variables: what modelDescription.xml says, for the code.
   std::ostringstream vars;
   vars << "// Written by capstan (`capstan fmu`): the FMU's variables, as its modelDescription.xml lists them\n"
-       << "// (capstan/sim/fmu2.hpp says how they are numbered).\n#pragma once\n\n#include <array>\n#include <cstddef>\n\n"
+       << "// (capstan/sim/fmu.hpp says how they are numbered), and the model's generated class.\n#pragma once\n\n"
+       << "#include <array>\n#include <cstddef>\n\n#include \"" << id << ".hpp\"\n\n"
        << "namespace capstan::fmu_model {\n\nstruct Parameter {\n  const char* name;\n  double start;\n};\n\n"
        << "inline constexpr const char* kGuid = \"" << guid << "\";\n"
        << "inline constexpr std::array<Parameter, " << parameters.size() << "> kParameters = {{\n";
@@ -318,7 +362,8 @@ int fmu(const Options& opts) {
     if (!fs::is_directory(folder, ec)) fail(syntax::DiagKind::CannotWriteFile, opts.output, std::string("No such file or directory"));
   }
   DriverRequest build;
-  build.product = DriverRequest::Product::Fmu2;
+  build.product = DriverRequest::Product::Fmu;
+  build.fmiVersion = version;
   build.purpose = "fmu";
   build.derivatives = opts.derivatives;
   build.extraFiles = {{"capstan_fmu_variables.hpp", vars.str()},
@@ -331,7 +376,7 @@ int fmu(const Options& opts) {
 
   // The archive: the description, the binary, and the sources it was built from.
   std::vector<std::pair<std::string, std::string>> files = {{"modelDescription.xml", xml.str()}};
-  const std::string binaryName = "binaries/linux64/" + id + ".so";
+  const std::string binaryName = (version == 2 ? "binaries/linux64/" : "binaries/x86_64-linux/") + id + ".so";
   files.emplace_back(binaryName, readFile(binary));
   std::vector<std::string> sources;
   std::error_code ec;
@@ -344,17 +389,31 @@ int fmu(const Options& opts) {
   }
   std::sort(sources.begin(), sources.end());
   for (const std::string& rel : sources) files.emplace_back("sources/" + rel, readFile(binary.parent_path() / rel));
+  if (version == 3) {
+    // FMI 3.0's description of how to build the binary from the sources.
+    std::ostringstream build3;
+    build3 << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<fmiBuildDescription fmiVersion=\"3.0\">\n"
+           << "  <BuildConfiguration modelIdentifier=\"" << id << "\">\n"
+           << "    <SourceFileSet language=\"C++20\">\n"
+           << "      <SourceFile name=\"capstan_fmu.cpp\"/>\n      <SourceFile name=\"engine.cpp\"/>\n"
+           << (layout.cables.empty() ? "" : "      <SourceFile name=\"cable_solver.cpp\"/>\n")
+           << "      <PreprocessorDefinition name=\"CAPSTAN_MODEL_CLASS\" value=\"" << id << "\"/>\n"
+           << "      <PreprocessorDefinition name=\"CAPSTAN_FMI_VERSION\" value=\"3\"/>\n"
+           << "      <PreprocessorDefinition name=\"CAPSTAN_CABLE_COMPILED_APART\"/>\n"
+           << "      <IncludeDirectory name=\".\"/>\n    </SourceFileSet>\n  </BuildConfiguration>\n</fmiBuildDescription>\n";
+    files.emplace_back("sources/buildDescription.xml", build3.str());
+  }
   std::ostringstream readme;
   readme << "The sources of the FMU of model " << id << ", written by capstan " << CAPSTAN_VERSION
          << ".\nTo build its binary for another platform (C++20, Eigen 3.4 on the include path):\n\n"
          << "  c++ -std=c++20 -O1 -fPIC -shared -DCAPSTAN_MODEL_CLASS=" << id
-         << " -DCAPSTAN_CABLE_COMPILED_APART -I . -include " << id << ".hpp capstan_fmu2.cpp engine.cpp"
+         << " -DCAPSTAN_FMI_VERSION=" << version << " -DCAPSTAN_CABLE_COMPILED_APART -I . capstan_fmu.cpp engine.cpp"
          << (layout.cables.empty() ? "" : " cable_solver.cpp") << " -o " << id << ".so\n\n"
          << "With GNU ld, add -Wl,--version-script=exports.map to export the FMI functions only (as the\n"
          << "FMU's own binary does), so that several FMUs load into one process side by side.\n";
   files.emplace_back("sources/README.txt", readme.str());
   writeOrFail(opts.output, zipArchive(files, {binaryName}));
-  std::cerr << "wrote " << opts.output << " (FMI 2.0: " << (asked.modelExchange ? "Model Exchange" : "")
+  std::cerr << "wrote " << opts.output << " (FMI " << version << ".0: " << (asked.modelExchange ? "Model Exchange" : "")
             << (asked.modelExchange && asked.coSimulation ? ", " : "") << (asked.coSimulation ? "Co-Simulation" : "")
             << "; " << parameters.size() << " parameters, " << n << " states, " << outputs << " outputs)\n";
   return 0;

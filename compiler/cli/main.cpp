@@ -68,8 +68,8 @@ commands:
       (capstan/model_library.h: what Python's `capstan` module loads);
       -o copies it out; --json prints where it is, its parameters and its
       experiment (docs/embedding.md); --no-build only checks the settings
-  fmu FILE -o MODEL.fmu [--interface me,cs] [--fmi 2] [--derivatives] [--set NAME=VALUE]...
-      write the model as an FMI 2.0 FMU: modelDescription.xml, the binary
+  fmu FILE -o MODEL.fmu [--interface me,cs] [--fmi 2|3] [--derivatives] [--set NAME=VALUE]...
+      write the model as an FMI 2.0 (or 3.0) FMU: modelDescription.xml, the binary
       (Model Exchange and Co-Simulation; a model with constraints
       Co-Simulation only) and its sources (docs/fmi.md); --derivatives:
       Model Exchange's directional derivatives from the generated derivatives

@@ -303,7 +303,7 @@ def test_model_description_structure(fmus):
         needed = subprocess.run(["readelf", "-d", fmu.binary], capture_output=True, text=True).stdout
         libraries = {line.split("[")[1].split("]")[0] for line in needed.splitlines() if "(NEEDED)" in line}
         assert libraries <= {"libc.so.6", "libm.so.6", "ld-linux-x86-64.so.2"}, (name, libraries)
-        assert os.path.exists(os.path.join(fmu.folder, "sources", "capstan_fmu2.cpp"))
+        assert os.path.exists(os.path.join(fmu.folder, "sources", "capstan_fmu.cpp"))
         assert os.path.exists(os.path.join(fmu.folder, "sources", "capstan", "sim", "fmu2.hpp"))
 
 
@@ -358,7 +358,7 @@ def test_directional_derivatives(tmp_path):
     L.fmi2FreeInstance(c)
 
 
-def test_fmi3_refused(tmp_path):
+def test_fmi1_refused(tmp_path):
     p = subprocess.run([CAPSTAN, "fmu", os.path.join(ROOT, "examples", "double_pendulum.cap"), "-o",
-                        str(tmp_path / "x.fmu"), "--fmi", "3"], capture_output=True, text=True)
+                        str(tmp_path / "x.fmu"), "--fmi", "1"], capture_output=True, text=True)
     assert p.returncode == 1 and "[FmiVersionUnsupported]" in p.stderr
