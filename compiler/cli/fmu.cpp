@@ -233,6 +233,7 @@ int fmu(const Options& opts) {
   std::set<std::string> units;
   for (const Variable& v : variables)
     if (!v.unit.empty()) units.insert(v.unit);
+  if (version == 3) units.insert("s");  // the independent variable's
   std::ostringstream body;
   body << "  <UnitDefinitions>\n";
   for (const std::string& u : units) body << "    <Unit name=\"" << xmlText(u) << "\"/>\n";
