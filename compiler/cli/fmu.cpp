@@ -200,6 +200,15 @@ int fmu(const Options& opts) {
   const int nq = layout.nq, nu = layout.nu, n = nq + nu;
   const std::size_t outputs = columns.size() - 1 - std::size_t(n);
 
+  // What the generated code's structure says of the derivatives: der(q) is
+  // u for every joint without a quaternion, so der(q_k) depends on u_k
+  // alone (speedOf[k]: u's index, or -1 where it depends on more). The
+  // forward dynamics and the outputs couple everything: no dependencies
+  // listed, which FMI reads as "depends on every known".
+  std::vector<int> speedOf(std::size_t(nq), -1);
+  for (const codegen::JointLayout& j : layout.joints)
+    if (j.nq() == j.nu())
+      for (int k = 0; k < j.nq(); ++k) speedOf[std::size_t(j.qIndex() + k)] = j.uIndex() + k;
   std::vector<Variable> variables;
   std::vector<std::pair<std::string, double>> parameters = settingsForDriver(layout, values);
   for (std::size_t p = 0, at = 0; p < layout.parameters.size(); ++p) {
@@ -260,7 +269,12 @@ int fmu(const Options& opts) {
     body << "  </ModelVariables>\n  <ModelStructure>\n    <Outputs>\n";
     for (std::size_t k = 0; k < outputs; ++k) body << "      <Unknown index=\"" << firstOutput + int(k) << "\"/>\n";
     body << "    </Outputs>\n    <Derivatives>\n";
-    for (int k = 0; k < n; ++k) body << "      <Unknown index=\"" << firstDerivative + k << "\"/>\n";
+    for (int k = 0; k < n; ++k) {
+      body << "      <Unknown index=\"" << firstDerivative + k << "\"";
+      if (k < nq && speedOf[std::size_t(k)] >= 0)
+        body << " dependencies=\"" << firstState + nq + speedOf[std::size_t(k)] << "\" dependenciesKind=\"constant\"";
+      body << "/>\n";
+    }
     body << "    </Derivatives>\n    <InitialUnknowns>\n";
     for (std::size_t k = 0; k < outputs; ++k) body << "      <Unknown index=\"" << firstOutput + int(k) << "\"/>\n";
     if (assembled)
@@ -286,7 +300,12 @@ int fmu(const Options& opts) {
          << "\" causality=\"independent\" variability=\"continuous\" unit=\"s\" description=\"the simulation time\"/>\n";
     body << "  </ModelVariables>\n  <ModelStructure>\n";
     for (std::size_t k = 0; k < outputs; ++k) body << "    <Output valueReference=\"" << firstOutput - 1 + int(k) << "\"/>\n";
-    for (int k = 0; k < n; ++k) body << "    <ContinuousStateDerivative valueReference=\"" << firstDerivative - 1 + k << "\"/>\n";
+    for (int k = 0; k < n; ++k) {
+      body << "    <ContinuousStateDerivative valueReference=\"" << firstDerivative - 1 + k << "\"";
+      if (k < nq && speedOf[std::size_t(k)] >= 0)
+        body << " dependencies=\"" << firstState - 1 + nq + speedOf[std::size_t(k)] << "\" dependenciesKind=\"constant\"";
+      body << "/>\n";
+    }
     for (std::size_t k = 0; k < outputs; ++k) body << "    <InitialUnknown valueReference=\"" << firstOutput - 1 + int(k) << "\"/>\n";
     if (assembled)
       for (int k = 0; k < n; ++k) body << "    <InitialUnknown valueReference=\"" << firstState - 1 + k << "\"/>\n";

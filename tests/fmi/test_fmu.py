@@ -297,6 +297,15 @@ def test_model_description_structure(fmus):
         outputs = {int(u.get("index")) for u in structure.find("Outputs")}
         assert outputs == {k + 1 for k, v in enumerate(fmu.variables) if v.get("causality") == "output"}, name
         assert len(structure.find("Derivatives")) == fmu.nx
+        # der(q) of a joint without a quaternion is its u: that one dependency, listed.
+        for unknown in structure.find("Derivatives"):
+            name = fmu.variables[int(unknown.get("index")) - 1].get("name")
+            if unknown.get("dependencies"):
+                speed = fmu.variables[int(unknown.get("dependencies")) - 1].get("name")
+                assert name.startswith("der(") and ".q[" in name and speed == name[4:-1].replace(".q[", ".u["), name
+                assert unknown.get("dependenciesKind") == "constant"
+        if name == "double_pendulum":
+            assert sum(1 for u in structure.find("Derivatives") if u.get("dependencies")) == 2
         initial = {int(u.get("index")) for u in structure.find("InitialUnknowns")}
         assert outputs <= initial
         # Loads with nothing but the C library: no C++ runtime, no SUNDIALS.
