@@ -17,6 +17,7 @@
 #include <capstan/sim/columns.hpp>
 #include <capstan/sim/integrator.hpp>
 #include "cli/driver.hpp"
+#include "cli/external.hpp"
 #include "cli/files.hpp"
 #include "cli/generate.hpp"
 #include "cli/options.hpp"
@@ -409,6 +410,31 @@ int fmu(const Options& opts) {
   }
   std::sort(sources.begin(), sources.end());
   for (const std::string& rel : sources) files.emplace_back("sources/" + rel, readFile(binary.parent_path() / rel));
+  // The headers of the model's external C++ functions, from their
+  // IncludeDirectory: the one each Include names, and the files it
+  // includes in quotes from the same folder, in turn.
+  std::set<std::string> external;
+  for (const sema::FlatFunction& f : loaded->flat->functions) {
+    const fs::path header = externalHeader(f.include, f.includeDirectory);
+    if (header.empty()) continue;
+    std::vector<fs::path> pending = {header};
+    while (!pending.empty()) {
+      const fs::path file = pending.back();
+      pending.pop_back();
+      const fs::path rel = file.lexically_relative(f.includeDirectory);
+      if (rel.empty() || *rel.begin() == ".." || !external.insert(rel.generic_string()).second) continue;
+      const std::string text = readFile(file);
+      files.emplace_back("sources/" + rel.generic_string(), text);
+      std::istringstream lines(text);
+      for (std::string line; std::getline(lines, line);) {
+        const std::size_t at = line.find("#include \"");
+        const std::size_t end = at == std::string::npos ? at : line.find('"', at + 10);
+        if (end == std::string::npos) continue;
+        const fs::path next = file.parent_path() / line.substr(at + 10, end - at - 10);
+        if (fs::is_regular_file(next, ec)) pending.push_back(next.lexically_normal());
+      }
+    }
+  }
   if (version == 3) {
     // FMI 3.0's description of how to build the binary from the sources.
     std::ostringstream build3;

@@ -371,3 +371,21 @@ def test_fmi1_refused(tmp_path):
     p = subprocess.run([CAPSTAN, "fmu", os.path.join(ROOT, "examples", "double_pendulum.cap"), "-o",
                         str(tmp_path / "x.fmu"), "--fmi", "1"], capture_output=True, text=True)
     assert p.returncode == 1 and "[FmiVersionUnsupported]" in p.stderr
+
+
+def test_external_function_headers_in_sources(tmp_path):
+    """A model calling external C++: its header travels in sources/, which then compile on their own."""
+    path = str(tmp_path / "friction.fmu")
+    p = subprocess.run([CAPSTAN, "fmu", os.path.join(ROOT, "examples", "external_friction", "friction.cap"), "-o", path],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    fmu = Fmu(path, str(tmp_path / "friction"))
+    sources = os.path.join(fmu.folder, "sources")
+    assert os.path.exists(os.path.join(sources, "friction_law.hpp"))
+    p = subprocess.run(["g++", "-std=c++20", "-fsyntax-only", "-DCAPSTAN_MODEL_CLASS=FrictionPendulum",
+                        "-DCAPSTAN_FMI_VERSION=2", "-DCAPSTAN_CABLE_COMPILED_APART", "-isystem", "/usr/include/eigen3",
+                        "-I", sources, os.path.join(sources, "capstan_fmu.cpp")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    c = fmu.start(CO_SIMULATION)
+    assert fmu.lib.fmi2DoStep(c, 0.0, 0.1, 1) == OK, fmu.messages
+    fmu.lib.fmi2FreeInstance(c)
