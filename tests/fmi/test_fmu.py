@@ -277,6 +277,8 @@ def test_every_function_present_and_bad_calls_refused(fmus):
     assert L.fmi2DoStep(c, 5.0, 0.1, 1) == ERROR  # not the FMU's time
     assert L.fmi2DoStep(c, 0.0, -0.1, 1) == ERROR
     assert L.fmi2GetDerivatives(c, (ctypes.c_double * fmu.nx)(), fmu.nx) == ERROR  # a Co-Simulation instance
+    assert L.fmi2GetReal(c, None, 2, None) == ERROR  # null arrays with a count
+    assert "a null array for 2 values" in fmu.messages[-1]
     L.fmi2FreeInstance(c)
 
 

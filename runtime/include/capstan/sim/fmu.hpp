@@ -149,7 +149,14 @@ class Instance {
     sim::accelerations(model, s.t, s.q, s.u, nullptr, udot);
   }
 
+  // An importer's null array where it gives a count: refused, not followed.
+  Status arrays(const char* f, std::size_t n, const void* a, const void* b = reinterpret_cast<const void*>(1)) const {
+    if (n == 0 || (a && b)) return Status::OK;
+    return say(Status::Error, std::string(f) + ": a null array for " + std::to_string(n) + " values");
+  }
+
   Status get(const char* f, const std::uint32_t vr[], std::size_t nvr, double value[]) {
+    if (arrays(f, nvr, vr, value) != Status::OK) return Status::Error;
     AnyModel::Q qdot;
     AnyModel::U udot;
     std::vector<double> row;
@@ -180,6 +187,7 @@ class Instance {
   }
 
   Status set(const char* f, const std::uint32_t vr[], std::size_t nvr, const double value[]) {
+    if (arrays(f, nvr, vr, value) != Status::OK) return Status::Error;
     for (std::size_t k = 0; k < nvr; ++k) {
       const long r = long(vr[k]);
       if (!std::isfinite(value[k]))
@@ -209,8 +217,8 @@ class Instance {
 
   // ------------------------------------------------------- Model Exchange
 
-  Status checkStates(const char* f, std::size_t nx) const {
-    if (nx == std::size_t(n())) return Status::OK;
+  Status checkStates(const char* f, std::size_t nx, const void* x = reinterpret_cast<const void*>(1)) const {
+    if (nx == std::size_t(n())) return arrays(f, nx, x);
     return say(Status::Error, std::string(f) + ": " + std::to_string(nx) + " states asked for; the FMU has " +
                                   std::to_string(n()));
   }
@@ -220,7 +228,7 @@ class Instance {
     return Status::OK;
   }
   Status setStates(const char* f, const double x[], std::size_t nx) {
-    if (checkStates(f, nx) != Status::OK) return Status::Error;
+    if (checkStates(f, nx, x) != Status::OK) return Status::Error;
     for (long k = 0; k < n(); ++k)
       if (!std::isfinite(x[k])) return say(Status::Error, std::string(f) + ": state " + std::to_string(k) + " is not finite");
     for (long k = 0; k < nq(); ++k) s.q[k] = x[k];
@@ -229,13 +237,13 @@ class Instance {
     return Status::OK;
   }
   Status getStates(const char* f, double x[], std::size_t nx) const {
-    if (checkStates(f, nx) != Status::OK) return Status::Error;
+    if (checkStates(f, nx, x) != Status::OK) return Status::Error;
     for (long k = 0; k < nq(); ++k) x[k] = s.q[k];
     for (long k = 0; k < model.nu; ++k) x[nq() + k] = s.u[k];
     return Status::OK;
   }
   Status getDerivatives(const char* f, double dx[], std::size_t nx) {
-    if (checkStates(f, nx) != Status::OK) return Status::Error;
+    if (checkStates(f, nx, dx) != Status::OK) return Status::Error;
     AnyModel::Q qdot;
     AnyModel::U udot;
     derivatives(qdot, udot);
@@ -257,6 +265,8 @@ class Instance {
     if (!vars::kDirectionalDerivatives || !modelExchange)
       return say(Status::Error, std::string(f) + ": not provided by this FMU (write it with `capstan fmu --derivatives`; "
                                                  "Model Exchange only)");
+    if (arrays(f, nKnown, knowns, seed) != Status::OK || arrays(f, nUnknown, unknowns, sensitivity) != Status::OK)
+      return Status::Error;
     Eigen::VectorXd dx = Eigen::VectorXd::Zero(n());
     for (std::size_t k = 0; k < nKnown; ++k) {
       const long r = long(knowns[k]);

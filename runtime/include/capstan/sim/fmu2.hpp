@@ -280,7 +280,7 @@ fmi2Status fmi2GetContinuousStates(fmi2Component c, fmi2Real x[], size_t nx) {
 
 fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Real nominal[], size_t nx) {
   return guarded(c, "fmi2GetNominalsOfContinuousStates", [&](Instance& i) {
-    if (i.checkStates("fmi2GetNominalsOfContinuousStates", nx) != Status::OK) return Status::Error;
+    if (i.checkStates("fmi2GetNominalsOfContinuousStates", nx, nominal) != Status::OK) return Status::Error;
     std::fill(nominal, nominal + nx, 1.0);
     return Status::OK;
   });

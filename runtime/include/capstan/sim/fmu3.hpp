@@ -377,7 +377,7 @@ fmi3Status fmi3GetContinuousStates(fmi3Instance c, fmi3Float64 x[], size_t nx) {
 
 fmi3Status fmi3GetNominalsOfContinuousStates(fmi3Instance c, fmi3Float64 nominal[], size_t nx) {
   return guarded(c, "fmi3GetNominalsOfContinuousStates", [&](Instance& i) {
-    if (i.checkStates("fmi3GetNominalsOfContinuousStates", nx) != Status::OK) return Status::Error;
+    if (i.checkStates("fmi3GetNominalsOfContinuousStates", nx, nominal) != Status::OK) return Status::Error;
     std::fill(nominal, nominal + nx, 1.0);
     return Status::OK;
   });
