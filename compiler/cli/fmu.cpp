@@ -180,12 +180,11 @@ int fmu(const Options& opts) {
     usageError(syntax::DiagKind::UsageOptionValue, "--interface", "`me`, `cs` or `me,cs`");
   // Directional derivatives of Model Exchange's derivatives with respect to
   // its states, from the generated analytical derivatives: where they cover
-  // the dynamics, and where q's derivative is u (no quaternion).
+  // the dynamics.
   if (opts.derivatives) {
     if (!layout.cables.empty()) fail(syntax::DiagKind::DerivativesWithCables);
     if (!loaded->flat->functions.empty())
       fail(syntax::DiagKind::DerivativesOfExternal, std::string("`capstan fmu --derivatives` of a model that calls one"));
-    if (layout.nq != layout.nu) fail(syntax::DiagKind::FmuDerivativesQuaternions, layout.className);
   }
   const bool directional = opts.derivatives && asked.modelExchange;
 

@@ -369,6 +369,39 @@ def test_directional_derivatives(tmp_path):
     L.fmi2FreeInstance(c)
 
 
+def test_directional_derivatives_with_quaternions(tmp_path):
+    """A free body on a bushing: J in the raw coordinates (a quaternion's four numbers) against differences."""
+    fmu, _ = build("bushing", str(tmp_path), "--derivatives")
+    L, nx = fmu.lib, fmu.nx
+    L.fmi2GetDirectionalDerivative.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint), ctypes.c_size_t,
+                                               ctypes.POINTER(ctypes.c_uint), ctypes.c_size_t,
+                                               ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_double)]
+    c = fmu.start(MODEL_EXCHANGE)
+    x = (ctypes.c_double * nx)()
+    assert L.fmi2GetContinuousStates(c, x, nx) == OK
+    x0 = np.array(x[:])
+    x0[nx // 2:] += 0.3  # moving, so that the velocity terms count
+    states = [v for v in range(len(fmu.variables)) if fmu.variables[v].get("causality") == "local"][:nx]
+    derivatives = [states[-1] + 1 + k for k in range(nx)]
+
+    def f(state):
+        assert L.fmi2SetContinuousStates(c, (ctypes.c_double * nx)(*state), nx) == OK
+        dx = (ctypes.c_double * nx)()
+        assert L.fmi2GetDerivatives(c, dx, nx) == OK, fmu.messages
+        return np.array(dx[:])
+
+    h = 1e-6
+    for j in range(nx):
+        f(x0)
+        out = (ctypes.c_double * nx)()
+        assert L.fmi2GetDirectionalDerivative(c, (ctypes.c_uint * nx)(*derivatives), nx, (ctypes.c_uint * 1)(states[j]),
+                                              1, (ctypes.c_double * 1)(1.0), out) == OK, fmu.messages
+        e = np.zeros(nx)
+        e[j] = h
+        np.testing.assert_allclose(out[:], (f(x0 + e) - f(x0 - e)) / (2 * h), rtol=1e-5, atol=1e-5 * max(1.0, np.abs(out[:]).max()))
+    L.fmi2FreeInstance(c)
+
+
 def test_fmi1_refused(tmp_path):
     p = subprocess.run([CAPSTAN, "fmu", os.path.join(ROOT, "examples", "double_pendulum.cap"), "-o",
                         str(tmp_path / "x.fmu"), "--fmi", "1"], capture_output=True, text=True)

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "capstan/integrators.hpp"
 #include "capstan/sim/any_model.hpp"
 #include "capstan/sim/program.hpp"
 #include "capstan/sim/request.hpp"
@@ -257,9 +258,13 @@ class Instance {
   }
 
   // Where the FMU was written with `--derivatives`: the knowns are the
-  // continuous states. der(q) = u, so d der(q) = d u; d der(u) from the
-  // generated analytical derivatives (forwardDynamicsDerivatives), exact;
-  // an output's by central differences of the column table.
+  // continuous states x = [q; u] (q raw: a quaternion's four numbers).
+  // The derivatives' from J = d[qdot; udot]/dx, the one raw-coordinate
+  // Jacobian CVODE's exact Jacobian uses too (FirstOrder::jacobian,
+  // integrators.hpp): qdot's rows exactly, udot's from the generated
+  // analytical derivatives (exact; along a quaternion's scaling direction
+  // zero, as the dynamics read a quaternion through its rotation). An
+  // output's by central differences of the column table.
   Status directionalDerivative(const char* f, const std::uint32_t unknowns[], std::size_t nUnknown,
                                const std::uint32_t knowns[], std::size_t nKnown, const double seed[], double sensitivity[]) {
     if (!vars::kDirectionalDerivatives || !modelExchange)
@@ -276,20 +281,23 @@ class Instance {
                                       " to " + std::to_string(P() + n() - 1) + ")");
       dx[r - P()] += seed[k];
     }
-    bool speeds = false, outputs = false;
+    bool derivativesAsked = false, outputs = false;
     for (std::size_t k = 0; k < nUnknown; ++k) {
       const long r = long(unknowns[k]);
       if (r < P() + n() || r >= outputsEnd())
         return say(Status::Error, std::string(f) + ": unknown " + std::to_string(r) + " is neither a derivative nor an output");
-      speeds = speeds || (r >= P() + n() + nq() && r < P() + 2 * n());
+      derivativesAsked = derivativesAsked || r < P() + 2 * n();
       outputs = outputs || r >= P() + 2 * n();
     }
-    const long nu = model.nu;
-    Eigen::VectorXd dudot = Eigen::VectorXd::Zero(nu);
-    if (speeds) {
-      AnyModel::MassMatrix dq, du, dtau;
-      model.forwardDynamicsDerivatives(s.t, s.q, s.u, dq, du, dtau);
-      dudot = dq * dx.head(nq()) + du * dx.tail(nu);
+    Eigen::VectorXd dxdot = Eigen::VectorXd::Zero(n());
+    if (derivativesAsked) {
+      sim::System<AnyModel, true> system(model);
+      FirstOrder<sim::System<AnyModel, true>> first(system);
+      Eigen::VectorXd x(n());
+      x << s.q, s.u;
+      Eigen::MatrixXd J(n(), n());
+      first.jacobian(s.t, x, J);
+      dxdot = J * dx;
     }
     std::vector<double> dy;
     if (outputs) {
@@ -297,14 +305,14 @@ class Instance {
       const double scale = std::max({1.0, s.q.lpNorm<Eigen::Infinity>(), s.u.lpNorm<Eigen::Infinity>()});
       const double h = 1e-6 * scale / size;
       const AnyModel::Q qp = s.q + h * dx.head(nq()), qm = s.q - h * dx.head(nq());
-      const AnyModel::U up = s.u + h * dx.tail(nu), um = s.u - h * dx.tail(nu);
+      const AnyModel::U up = s.u + h * dx.tail(model.nu), um = s.u - h * dx.tail(model.nu);
       const std::vector<double> plus = sim::columnRow(model, s.t, qp, up, {});
       const std::vector<double> minus = sim::columnRow(model, s.t, qm, um, {});
       for (std::size_t k = 0; k < plus.size(); ++k) dy.push_back((plus[k] - minus[k]) / (2 * h));
     }
     for (std::size_t k = 0; k < nUnknown; ++k) {
       const long d = long(unknowns[k]) - P() - n();  // into [qdot; udot; outputs]
-      sensitivity[k] = d < nq() ? dx[nq() + d] : d < n() ? dudot[d - nq()] : dy.at(std::size_t(1 + d));  // the column after time and the states
+      sensitivity[k] = d < n() ? dxdot[d] : dy.at(std::size_t(1 + d));  // the column after time and the states
     }
     return Status::OK;
   }
