@@ -51,6 +51,20 @@ def test_sweep_on_a_scheduler_address(cluster, serial):
     np.testing.assert_array_equal(r[OUTPUTS[0]], expected[OUTPUTS[0]][:4])
 
 
+def test_sweep_of_trajectories_and_statistics(cluster, serial):
+    points, _ = serial
+    m = capstan.compile(MODEL)
+    r = capstan.sweep(MODEL, points[:3], outputs=OUTPUTS[:1], client=cluster, t_end=1.0, reduce="trajectory")
+    s = capstan.sweep(MODEL, points[:3], outputs=OUTPUTS[:1], client=cluster, t_end=1.0, reduce="max")
+    for k, p in enumerate(points[:3]):
+        one = m.simulate(1.0, set=p, outputs=OUTPUTS[:1])
+        np.testing.assert_array_equal(r["time"][k], one["time"])
+        np.testing.assert_array_equal(r[OUTPUTS[0]][k], one[OUTPUTS[0]])
+        assert s[OUTPUTS[0]][k] == one[OUTPUTS[0]].max()
+    with pytest.raises(ValueError):
+        capstan.sweep(MODEL, points[:1], client=cluster, reduce="median")
+
+
 def test_killed_worker_loses_no_point(cluster, serial):
     points, expected = serial
     pids = list(cluster.run(os.getpid).values())
