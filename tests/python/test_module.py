@@ -187,3 +187,19 @@ def test_gil_released_while_simulating(models):
     # With the GIL held for the run this thread would not tick at all.
     assert elapsed > 0.05 and ticks > 10, (elapsed, ticks)
     assert result["r"]["time"][-1] == 10000.0
+
+
+def test_progress_and_a_callback_that_stops_the_run(models):
+    m = models["double_pendulum.cap"]
+    seen = []
+    r = m.simulate(2000.0, dt=1.0, progress=seen.append)
+    assert r["time"][-1] == 2000.0 and seen and seen[-1] == 1.0 and seen == sorted(seen)
+
+    def stop(fraction):
+        if fraction > 0:
+            raise RuntimeError("enough")
+
+    with pytest.raises(RuntimeError, match="enough"):
+        m.simulate(10000.0, dt=1.0, progress=stop)
+    # The model is whole after it: the next run is the same as before.
+    np.testing.assert_array_equal(m.simulate(2000.0, dt=1.0).values, r.values)
