@@ -372,7 +372,9 @@ int fmu(const Options& opts) {
        << "inline constexpr const char* kNoModelExchange = \"" << noModelExchange << "\";\n"
        << "inline constexpr const char* kIntegrator = \"" << integrator << "\";\n"
        << "inline constexpr bool kDirectionalDerivatives = " << (directional ? "true" : "false") << ";\n"
-       << "inline constexpr double kTolerance = " << number(tolerance) << ";\n\n}  // namespace capstan::fmu_model\n";
+       << "inline constexpr double kTolerance = " << number(tolerance) << ";\n"
+       << "inline constexpr double kInterval = " << number(ex && ex->interval ? *ex->interval : 0.0) << ";\n\n"
+       << "}  // namespace capstan::fmu_model\n";
 
   // Where the archive goes, before the build: a folder that does not exist
   // is said now, not after the compiler's seconds.

@@ -424,3 +424,22 @@ def test_external_function_headers_in_sources(tmp_path):
     c = fmu.start(CO_SIMULATION)
     assert fmu.lib.fmi2DoStep(c, 0.0, 0.1, 1) == OK, fmu.messages
     fmu.lib.fmi2FreeInstance(c)
+
+
+def test_fixed_step_co_simulation_takes_simulate_s_steps(tmp_path):
+    """rk4 in steps of the experiment's Interval inside each doStep: a master at 0.1 s gets simulate's rows."""
+    model = os.path.join(ROOT, "tests", "fmi", "models", "rk4_pendulum.cap")
+    path = str(tmp_path / "rk4.fmu")
+    p = subprocess.run([CAPSTAN, "fmu", model, "-o", path], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    fmu = Fmu(path, str(tmp_path / "rk4"))
+    p = subprocess.run([CAPSTAN, "simulate", model], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    rows = list(csv.reader(io.StringIO(p.stdout)))
+    names, expected = rows[0], np.array([[float(x) for x in r] for r in rows[1:]])
+    c = fmu.start(CO_SIMULATION)
+    refs = [fmu.vr[n] for n in names[1:]]
+    for k in range(10):
+        assert fmu.lib.fmi2DoStep(c, k * 0.1, 0.1, 1) == OK, fmu.messages
+        np.testing.assert_allclose(fmu.get(c, refs), expected[10 * (k + 1), 1:], rtol=1e-13, atol=1e-13)
+    fmu.lib.fmi2FreeInstance(c)

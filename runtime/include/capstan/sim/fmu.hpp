@@ -407,6 +407,7 @@ class Instance {
     r.loop.tEnd = tEnd;
     r.loop.integrator = integrator;
     r.loop.tolerance = tolerance;
+    r.loop.dt = vars::kInterval;  // euler's and rk4's step: the experiment's Interval (0: the whole step)
     return r;
   }
 

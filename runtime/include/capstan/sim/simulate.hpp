@@ -402,7 +402,7 @@ Result simulate(const M& model, typename M::Q q, typename M::U u, const Request&
 }
 
 // Advances (q, u) from request.loop.tStart to tEnd as simulate does between
-// two rows -- its integrator and tolerance, assembly and projection onto
+// two rows -- its integrator, step (euler, rk4: dt) and tolerance, assembly and projection onto
 // the constraints, the model's faults as values -- and records nothing: a
 // co-simulation step (an FMU's doStep). On return (q, u) is the state at
 // tEnd, or, when the Result is not ok, the last state the integrator kept.
@@ -410,7 +410,12 @@ template <Model M>
 Result advance(const M& model, typename M::Q& q, typename M::U& u, const Request& request) {
   Result result;
   Request step = request;
-  step.loop.dt = std::max(request.loop.tEnd - request.loop.tStart, 1e-300);  // one output: the end
+  // A fixed-step integrator steps by dt (its step and its output interval
+  // both), kept where it is finer than the span, so that a step of an FMU
+  // takes simulate's steps; an adaptive one records the end only.
+  const double span = request.loop.tEnd - request.loop.tStart;
+  const bool fixed = request.loop.integrator == Integrator::euler || request.loop.integrator == Integrator::rk4;
+  if (!(fixed && request.loop.dt > 0 && request.loop.dt < span)) step.loop.dt = std::max(span, 1e-300);
   const std::optional<FaultState> none;
   typename M::Q qEnd = q;
   typename M::U uEnd = u;
