@@ -27,4 +27,22 @@ std::string writeAtomically(const std::filesystem::path& path, std::string_view 
   return reason;
 }
 
+std::string xmlEscape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        // XML 1.0 has no other control characters than tab and newlines.
+        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') out += '?';
+        else out += ch;
+    }
+  }
+  return out;
+}
+
 }  // namespace capstan::cli

@@ -24,4 +24,9 @@ inline void writeOrFail(const std::filesystem::path& path, std::string_view text
     fail(syntax::DiagKind::CannotWriteFile, path.string(), reason);
 }
 
+// `s` as XML text or an attribute value (JUnit, reports, an FMU's
+// modelDescription.xml): the markup characters escaped, a control
+// character XML 1.0 cannot hold as `?`.
+std::string xmlEscape(const std::string& s);
+
 }  // namespace capstan::cli

@@ -23,6 +23,7 @@
 #include "cli/options.hpp"
 #include "codegen/interpret.hpp"
 #include "syntax/diagnostics.hpp"
+#include "syntax/numbers.hpp"
 
 namespace capstan::cli {
 namespace fs = std::filesystem;
@@ -110,26 +111,6 @@ std::string zipArchive(const std::vector<std::pair<std::string, std::string>>& f
 }
 
 // ------------------------------------------------------ modelDescription
-
-std::string xmlText(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-std::string number(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.17g", v);
-  return b;
-}
 
 struct Variable {
   std::string name, causality, variability, initial, unit, description;
@@ -245,24 +226,24 @@ int fmu(const Options& opts) {
   if (version == 3) units.insert("s");  // the independent variable's
   std::ostringstream body;
   body << "  <UnitDefinitions>\n";
-  for (const std::string& u : units) body << "    <Unit name=\"" << xmlText(u) << "\"/>\n";
+  for (const std::string& u : units) body << "    <Unit name=\"" << xmlEscape(u) << "\"/>\n";
   body << "  </UnitDefinitions>\n";
-  body << "  <DefaultExperiment startTime=\"" << number(start) << "\"";
-  if (ex && ex->stopTime) body << " stopTime=\"" << number(*ex->stopTime) << "\"";
-  body << " tolerance=\"" << number(tolerance) << "\"";
-  if (ex && ex->interval) body << " stepSize=\"" << number(*ex->interval) << "\"";
+  body << "  <DefaultExperiment startTime=\"" << syntax::exactNumber(start) << "\"";
+  if (ex && ex->stopTime) body << " stopTime=\"" << syntax::exactNumber(*ex->stopTime) << "\"";
+  body << " tolerance=\"" << syntax::exactNumber(tolerance) << "\"";
+  if (ex && ex->interval) body << " stepSize=\"" << syntax::exactNumber(*ex->interval) << "\"";
   body << "/>\n  <ModelVariables>\n";
   const int firstDerivative = firstState + n, firstOutput = firstDerivative + n;
   if (version == 2) {
     for (std::size_t k = 0; k < variables.size(); ++k) {
       const Variable& v = variables[k];
       body << "    <!-- index " << k + 1 << " -->\n";
-      body << "    <ScalarVariable name=\"" << xmlText(v.name) << "\" valueReference=\"" << k << "\"";
-      if (!v.description.empty()) body << " description=\"" << xmlText(v.description) << "\"";
+      body << "    <ScalarVariable name=\"" << xmlEscape(v.name) << "\" valueReference=\"" << k << "\"";
+      if (!v.description.empty()) body << " description=\"" << xmlEscape(v.description) << "\"";
       body << " causality=\"" << v.causality << "\" variability=\"" << v.variability << "\" initial=\"" << v.initial
            << "\">\n      <Real";
-      if (!v.unit.empty()) body << " unit=\"" << xmlText(v.unit) << "\"";
-      if (v.hasStart) body << " start=\"" << number(v.start) << "\"";
+      if (!v.unit.empty()) body << " unit=\"" << xmlEscape(v.unit) << "\"";
+      if (v.hasStart) body << " start=\"" << syntax::exactNumber(v.start) << "\"";
       if (v.derivativeOf > 0) body << " derivative=\"" << v.derivativeOf << "\"";
       body << "/>\n    </ScalarVariable>\n";
     }
@@ -287,12 +268,12 @@ int fmu(const Options& opts) {
     // independent variable, after the outputs.
     for (std::size_t k = 0; k < variables.size(); ++k) {
       const Variable& v = variables[k];
-      body << "    <Float64 name=\"" << xmlText(v.name) << "\" valueReference=\"" << k << "\"";
-      if (!v.description.empty()) body << " description=\"" << xmlText(v.description) << "\"";
+      body << "    <Float64 name=\"" << xmlEscape(v.name) << "\" valueReference=\"" << k << "\"";
+      if (!v.description.empty()) body << " description=\"" << xmlEscape(v.description) << "\"";
       body << " causality=\"" << v.causality << "\" variability=\"" << v.variability << "\" initial=\"" << v.initial
            << "\"";
-      if (!v.unit.empty()) body << " unit=\"" << xmlText(v.unit) << "\"";
-      if (v.hasStart) body << " start=\"" << number(v.start) << "\"";
+      if (!v.unit.empty()) body << " unit=\"" << xmlEscape(v.unit) << "\"";
+      if (v.hasStart) body << " start=\"" << syntax::exactNumber(v.start) << "\"";
       if (v.derivativeOf > 0) body << " derivative=\"" << v.derivativeOf - 1 << "\"";
       body << "/>\n";
     }
@@ -326,11 +307,11 @@ int fmu(const Options& opts) {
   const std::string id = layout.className;
   std::ostringstream xml;
   xml << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      << "<!-- Written by capstan " << CAPSTAN_VERSION << " (`capstan fmu`) from model " << xmlText(id)
+      << "<!-- Written by capstan " << CAPSTAN_VERSION << " (`capstan fmu`) from model " << xmlEscape(id)
       << ". Value references: the runtime parameters' elements, q, u, der(q), der(u), then the outputs"
       << (version == 3 ? " and the time" : "") << ". -->\n";
   if (version == 2) {
-    xml << "<fmiModelDescription fmiVersion=\"2.0\" modelName=\"" << xmlText(loaded->flat->name) << "\" guid=\""
+    xml << "<fmiModelDescription fmiVersion=\"2.0\" modelName=\"" << xmlEscape(loaded->flat->name) << "\" guid=\""
         << guid << "\" generationTool=\"capstan " << CAPSTAN_VERSION << "\" variableNamingConvention=\"structured\""
         << " numberOfEventIndicators=\"0\">\n";
     const std::string common = " canGetAndSetFMUstate=\"true\" canSerializeFMUstate=\"true\""
@@ -344,7 +325,7 @@ int fmu(const Options& opts) {
       xml << "  <CoSimulation modelIdentifier=\"" << id << "\" canHandleVariableCommunicationStepSize=\"true\""
           << " maxOutputDerivativeOrder=\"0\"" << common << " providesDirectionalDerivative=\"false\"/>\n";
   } else {
-    xml << "<fmiModelDescription fmiVersion=\"3.0\" modelName=\"" << xmlText(loaded->flat->name)
+    xml << "<fmiModelDescription fmiVersion=\"3.0\" modelName=\"" << xmlEscape(loaded->flat->name)
         << "\" instantiationToken=\"" << guid << "\" generationTool=\"capstan " << CAPSTAN_VERSION
         << "\" variableNamingConvention=\"structured\">\n";
     const std::string common = " canGetAndSetFMUState=\"true\" canSerializeFMUState=\"true\"";
@@ -366,14 +347,14 @@ int fmu(const Options& opts) {
        << "namespace capstan::fmu_model {\n\nstruct Parameter {\n  const char* name;\n  double start;\n};\n\n"
        << "inline constexpr const char* kGuid = \"" << guid << "\";\n"
        << "inline constexpr std::array<Parameter, " << parameters.size() << "> kParameters = {{\n";
-  for (const auto& [name, value] : parameters) vars << "    {\"" << name << "\", " << number(value) << "},\n";
+  for (const auto& [name, value] : parameters) vars << "    {\"" << name << "\", " << syntax::exactNumber(value) << "},\n";
   vars << "}};\ninline constexpr std::size_t kOutputs = " << outputs << ";\n"
        << "inline constexpr bool kModelExchange = " << (asked.modelExchange ? "true" : "false") << ";\n"
        << "inline constexpr const char* kNoModelExchange = \"" << noModelExchange << "\";\n"
        << "inline constexpr const char* kIntegrator = \"" << integrator << "\";\n"
        << "inline constexpr bool kDirectionalDerivatives = " << (directional ? "true" : "false") << ";\n"
-       << "inline constexpr double kTolerance = " << number(tolerance) << ";\n"
-       << "inline constexpr double kInterval = " << number(ex && ex->interval ? *ex->interval : 0.0) << ";\n\n"
+       << "inline constexpr double kTolerance = " << syntax::exactNumber(tolerance) << ";\n"
+       << "inline constexpr double kInterval = " << syntax::exactNumber(ex && ex->interval ? *ex->interval : 0.0) << ";\n\n"
        << "}  // namespace capstan::fmu_model\n";
 
   // Where the archive goes, before the build: a folder that does not exist

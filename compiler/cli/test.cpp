@@ -251,23 +251,6 @@ std::string safeName(const std::string& s) {
   return out.substr(0, kLongest) + hash;
 }
 
-std::string xmlEscape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        // XML 1.0 has no other control characters than tab and newlines.
-        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') out += '?';
-        else out += ch;
-    }
-  }
-  return out;
-}
 
 std::string num(double v) {
   char b[32];

@@ -341,16 +341,43 @@ class Instance {
 
   // --------------------------------------------------------------- states
 
-  void restore(const Snapshot& from) {
-    s = from;
+  // An FMU state is a Snapshot behind the importer's opaque pointer
+  // `*slot`: filled in place when the importer hands one back, else new.
+  static void keep(const Snapshot& state, void** slot) {
+    if (auto* s = static_cast<Snapshot*>(*slot)) *s = state;
+    else *slot = new Snapshot(state);
+  }
+  Status getState(const char* f, void** slot) const {
+    if (!slot) return say(Status::Error, std::string(f) + ": no place for the state");
+    keep(s, slot);
+    return Status::OK;
+  }
+  Status setState(const char* f, const void* state) {
+    if (!state) return say(Status::Error, std::string(f) + ": no state");
+    s = *static_cast<const Snapshot*>(state);
     for (std::size_t p = 0; p < s.parameters.size(); ++p) model.setParameter(vars::kParameters[p].name, s.parameters[p]);
+    return Status::OK;
+  }
+  static Status freeState(void** slot) {
+    if (slot) {
+      delete static_cast<Snapshot*>(*slot);
+      *slot = nullptr;
+    }
+    return Status::OK;
+  }
+  Status stateSize(const char* f, const void* state, std::size_t* size) const {
+    if (!state || !size) return say(Status::Error, std::string(f) + ": no state");
+    *size = serializedSize(*static_cast<const Snapshot*>(state));
+    return Status::OK;
   }
   static std::size_t serializedSize(const Snapshot& state) {
     return sizeof kStateTag + 3 * sizeof(std::int64_t) +
            sizeof(double) * std::size_t(1 + state.q.size() + state.u.size() + Eigen::Index(state.parameters.size())) +
            2 * sizeof(std::int64_t);
   }
-  Status serialize(const char* f, const Snapshot& state, char bytes[], std::size_t size) const {
+  Status serialize(const char* f, const void* opaque, char bytes[], std::size_t size) const {
+    if (!opaque || !bytes) return say(Status::Error, std::string(f) + ": no state or no buffer");
+    const Snapshot& state = *static_cast<const Snapshot*>(opaque);
     if (size < serializedSize(state)) return say(Status::Error, std::string(f) + ": the buffer is too small");
     char* at = bytes;
     const auto put = [&](const void* data, std::size_t count) {
@@ -368,7 +395,9 @@ class Instance {
     put(flags, sizeof flags);
     return Status::OK;
   }
-  Status deserialize(const char* f, const char bytes[], std::size_t size, Snapshot& state) const {
+  Status deserialize(const char* f, const char bytes[], std::size_t size, void** slot) const {
+    if (!bytes || !slot) return say(Status::Error, std::string(f) + ": no bytes or no place for the state");
+    Snapshot state;
     const char* at = bytes;
     const char* end = bytes + size;
     const auto take = [&](void* data, std::size_t count) {
@@ -392,6 +421,7 @@ class Instance {
       return say(Status::Error, std::string(f) + ": the bytes are cut short or damaged");
     state.mode = Mode(flags[0]);
     state.statesSet = flags[1] != 0;
+    keep(state, slot);
     return Status::OK;
   }
 

@@ -15,7 +15,6 @@ namespace capstan::fmu2 {
 
 using fmu::Instance;
 using fmu::Mode;
-using fmu::Snapshot;
 
 inline fmi2Status status(fmu::Status s) { return fmi2Status(int(s)); }
 
@@ -54,7 +53,6 @@ extern "C" {
 
 using capstan::fmu::Instance;
 using capstan::fmu::Mode;
-using capstan::fmu::Snapshot;
 using capstan::fmu2::guarded;
 using Status = capstan::fmu::Status;
 
@@ -149,55 +147,30 @@ fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference[], size_t nvr
 }
 
 fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate* state) {
-  return guarded(c, "fmi2GetFMUstate", [&](Instance& i) {
-    if (!state) return i.say(Status::Error, "fmi2GetFMUstate: no place for the state");
-    if (auto* s = static_cast<Snapshot*>(*state)) *s = i.s;
-    else *state = new Snapshot(i.s);
-    return Status::OK;
-  });
+  return guarded(c, "fmi2GetFMUstate", [&](Instance& i) { return i.getState("fmi2GetFMUstate", state); });
 }
 
 fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate state) {
-  return guarded(c, "fmi2SetFMUstate", [&](Instance& i) {
-    if (!state) return i.say(Status::Error, "fmi2SetFMUstate: no state");
-    i.restore(*static_cast<const Snapshot*>(state));
-    return Status::OK;
-  });
+  return guarded(c, "fmi2SetFMUstate", [&](Instance& i) { return i.setState("fmi2SetFMUstate", state); });
 }
 
 fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate* state) {
-  return guarded(c, "fmi2FreeFMUstate", [&](Instance&) {
-    if (state) {
-      delete static_cast<Snapshot*>(*state);
-      *state = nullptr;
-    }
-    return Status::OK;
-  });
+  return guarded(c, "fmi2FreeFMUstate", [&](Instance&) { return Instance::freeState(state); });
 }
 
 fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate state, size_t* size) {
-  return guarded(c, "fmi2SerializedFMUstateSize", [&](Instance& i) {
-    if (!state || !size) return i.say(Status::Error, "fmi2SerializedFMUstateSize: no state");
-    *size = Instance::serializedSize(*static_cast<const Snapshot*>(state));
-    return Status::OK;
-  });
+  return guarded(c, "fmi2SerializedFMUstateSize", [&](Instance& i) { return i.stateSize("fmi2SerializedFMUstateSize", state, size); });
 }
 
 fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte bytes[], size_t size) {
   return guarded(c, "fmi2SerializeFMUstate", [&](Instance& i) {
-    if (!state || !bytes) return i.say(Status::Error, "fmi2SerializeFMUstate: no state");
-    return i.serialize("fmi2SerializeFMUstate", *static_cast<const Snapshot*>(state), bytes, size);
+    return i.serialize("fmi2SerializeFMUstate", state, bytes, size);
   });
 }
 
 fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[], size_t size, fmi2FMUstate* state) {
   return guarded(c, "fmi2DeSerializeFMUstate", [&](Instance& i) {
-    if (!bytes || !state) return i.say(Status::Error, "fmi2DeSerializeFMUstate: no bytes or no place for the state");
-    Snapshot s;
-    if (i.deserialize("fmi2DeSerializeFMUstate", bytes, size, s) != Status::OK) return Status::Error;
-    if (auto* out = static_cast<Snapshot*>(*state)) *out = s;
-    else *state = new Snapshot(s);
-    return Status::OK;
+    return i.deserialize("fmi2DeSerializeFMUstate", bytes, size, state);
   });
 }
 

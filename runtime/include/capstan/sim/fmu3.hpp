@@ -18,7 +18,6 @@ namespace capstan::fmu3 {
 
 using fmu::Instance;
 using fmu::Mode;
-using fmu::Snapshot;
 using Status = fmu::Status;
 
 inline fmi3Status status(Status s) { return fmi3Status(int(s)); }
@@ -63,7 +62,6 @@ extern "C" {
 
 using capstan::fmu::Instance;
 using capstan::fmu::Mode;
-using capstan::fmu::Snapshot;
 using capstan::fmu3::guarded;
 using Status = capstan::fmu::Status;
 
@@ -201,56 +199,30 @@ fmi3Status fmi3GetVariableDependencies(fmi3Instance c, fmi3ValueReference, size_
 }
 
 fmi3Status fmi3GetFMUState(fmi3Instance c, fmi3FMUState* state) {
-  return guarded(c, "fmi3GetFMUState", [&](Instance& i) {
-    if (!state) return i.say(Status::Error, "fmi3GetFMUState: no place for the state");
-    if (auto* s = static_cast<Snapshot*>(*state)) *s = i.s;
-    else *state = new Snapshot(i.s);
-    return Status::OK;
-  });
+  return guarded(c, "fmi3GetFMUState", [&](Instance& i) { return i.getState("fmi3GetFMUState", state); });
 }
 
 fmi3Status fmi3SetFMUState(fmi3Instance c, fmi3FMUState state) {
-  return guarded(c, "fmi3SetFMUState", [&](Instance& i) {
-    if (!state) return i.say(Status::Error, "fmi3SetFMUState: no state");
-    i.restore(*static_cast<const Snapshot*>(state));
-    return Status::OK;
-  });
+  return guarded(c, "fmi3SetFMUState", [&](Instance& i) { return i.setState("fmi3SetFMUState", state); });
 }
 
 fmi3Status fmi3FreeFMUState(fmi3Instance c, fmi3FMUState* state) {
-  return guarded(c, "fmi3FreeFMUState", [&](Instance&) {
-    if (state) {
-      delete static_cast<Snapshot*>(*state);
-      *state = nullptr;
-    }
-    return Status::OK;
-  });
+  return guarded(c, "fmi3FreeFMUState", [&](Instance&) { return Instance::freeState(state); });
 }
 
 fmi3Status fmi3SerializedFMUStateSize(fmi3Instance c, fmi3FMUState state, size_t* size) {
-  return guarded(c, "fmi3SerializedFMUStateSize", [&](Instance& i) {
-    if (!state || !size) return i.say(Status::Error, "fmi3SerializedFMUStateSize: no state");
-    *size = Instance::serializedSize(*static_cast<const Snapshot*>(state));
-    return Status::OK;
-  });
+  return guarded(c, "fmi3SerializedFMUStateSize", [&](Instance& i) { return i.stateSize("fmi3SerializedFMUStateSize", state, size); });
 }
 
 fmi3Status fmi3SerializeFMUState(fmi3Instance c, fmi3FMUState state, fmi3Byte bytes[], size_t size) {
   return guarded(c, "fmi3SerializeFMUState", [&](Instance& i) {
-    if (!state || !bytes) return i.say(Status::Error, "fmi3SerializeFMUState: no state");
-    return i.serialize("fmi3SerializeFMUState", *static_cast<const Snapshot*>(state), reinterpret_cast<char*>(bytes), size);
+    return i.serialize("fmi3SerializeFMUState", state, reinterpret_cast<char*>(bytes), size);
   });
 }
 
 fmi3Status fmi3DeserializeFMUState(fmi3Instance c, const fmi3Byte bytes[], size_t size, fmi3FMUState* state) {
   return guarded(c, "fmi3DeserializeFMUState", [&](Instance& i) {
-    if (!bytes || !state) return i.say(Status::Error, "fmi3DeserializeFMUState: no bytes or no place for the state");
-    Snapshot s;
-    if (i.deserialize("fmi3DeserializeFMUState", reinterpret_cast<const char*>(bytes), size, s) != Status::OK)
-      return Status::Error;
-    if (auto* out = static_cast<Snapshot*>(*state)) *out = s;
-    else *state = new Snapshot(s);
-    return Status::OK;
+    return i.deserialize("fmi3DeserializeFMUState", reinterpret_cast<const char*>(bytes), size, state);
   });
 }
 
