@@ -156,6 +156,9 @@ class Writer {
     return id;
   }
 
+  // The file's text (a name, a path) in a comment or between a string's
+  // quotes: on one line, its quotes and backslashes escaped.
+  static std::string shown(const std::string& text) { return syntax::escapeString(text); }
   void decl(const std::string& line) { decls_ += "  " + line + "\n"; }
   void eq(const std::string& line) { eqs_ += "  " + line + "\n"; }
   void connect(const std::string& a, const std::string& b) { eq("connect(" + a + ", " + b + ");"); }
@@ -194,7 +197,7 @@ class Writer {
       // Round-off of the turn (1e-18 where the file's values give 0) printed as 0.
       const double scale = I_B.cwiseAbs().maxCoeff();
       I_B = I_B.unaryExpr([scale](double v) { return std::abs(v) < 1e-15 * scale ? 0.0 : v; }).eval();
-      decl("// link `" + l.name + "` (" + src_.cite(l.where) + ")" + (in.note.empty() ? "" : ": " + in.note));
+      decl("// link `" + shown(l.name) + "` (" + src_.cite(l.where) + ")" + (in.note.empty() ? "" : ": " + in.note));
       if (!in.rpy.isZero(0))
         decl("//   <inertia> " + mat(in.I_C) + " in the <inertial> " + (r_.format == "URDF" ? "origin" : "pose") +
              "'s frame, rpy " + vec(in.rpy) +
@@ -203,7 +206,7 @@ class Writer {
       connect(frame, l.id + ".frame_a");
       here = l.id + ".frame_a";
     } else {
-      decl("// link `" + l.name + "` (" + src_.cite(l.where) + "): no mass; its frame is `" + here + "`");
+      decl("// link `" + shown(l.name) + "` (" + src_.cite(l.where) + "): no mass; its frame is `" + here + "`");
       const Joint* up = l.parentJoint >= 0 ? &r_.joints[static_cast<std::size_t>(l.parentJoint)] : nullptr;
       if (l.childJoints.empty() && up)
         diags_.report(DiagKind::ImportMasslessLeafMerged, src_.at(l.where), l.name,
@@ -219,7 +222,7 @@ class Writer {
       std::string shape = v.shape;
       if (!v.mesh.empty()) {
         std::string where, package;
-        shape = "mesh \"" + resolveMesh(v.mesh, where, package) + "\" scale " + vec(v.scale);
+        shape = "mesh \"" + shown(resolveMesh(v.mesh, where, package)) + "\" scale " + vec(v.scale);
       }
       decl("//   visual: " + shape + " at xyz " + vec(v.origin.xyz) + " rpy " + vec(v.origin.rpy));
     }
@@ -229,8 +232,8 @@ class Writer {
 
   void writeJoint(int index, const std::string& parentFrame) {
     Joint& j = r_.joints[static_cast<std::size_t>(index)];
-    decl("// joint `" + j.name + "`, " + j.type + ", `" + (j.fromWorld ? std::string("world") : j.parent) + "` -> `" +
-         j.child + "` (" + src_.cite(j.where) + ")");
+    decl("// joint `" + shown(j.name) + "`, " + j.type + ", `" + shown(j.fromWorld ? std::string("world") : j.parent) +
+         "` -> `" + shown(j.child) + "` (" + src_.cite(j.where) + ")");
     std::string out;
     if (j.type == "fixed") {
       offset(j.id, j.origin, true);
@@ -281,7 +284,7 @@ class Writer {
       decl("//   <limit effort=\"" + num(j.effort) + "\" velocity=\"" + num(j.velocity) + "\">: not enforced");
     if (!j.unimported.empty()) decl("//   " + j.unimported);
     if (j.mimic) {
-      decl("//   <mimic joint=\"" + j.mimic->joint + "\" multiplier=\"" + num(j.mimic->multiplier) + "\" offset=\"" +
+      decl("//   <mimic joint=\"" + shown(j.mimic->joint) + "\" multiplier=\"" + num(j.mimic->multiplier) + "\" offset=\"" +
            num(j.mimic->offset) + "\">: imported as an independent degree of freedom");
       if (!options_.noMimic)
         diags_.report(DiagKind::UrdfMimicIgnored, src_.at(j.mimic->where.line ? j.mimic->where : j.where), j.name,
@@ -345,10 +348,10 @@ class Writer {
                "reaches its value: -friction * tanh(u / frictionSpeed)\";\n" + decls_;
 
     std::string out;
-    out += "// Imported by `capstan import` from " + src_.path().filename().string() + " (robot `" + robot +
+    out += "// Imported by `capstan import` from " + shown(src_.path().filename().string()) + " (robot `" + shown(robot) +
            "`): " + std::to_string(r_.links.size()) + " links, " + std::to_string(r_.joints.size()) + " joints.\n";
     out += "// Names are the file's; docs/import.md gives the rule for the others and the mapping of each element.\n";
-    out += "model " + model + " \"robot `" + robot + "`\"\n";
+    out += "model " + model + " \"robot `" + shown(robot) + "`\"\n";
     out += "  import Capstan.*;\n";
     while (decls_.size() >= 2 && decls_.substr(decls_.size() - 2) == "\n\n") decls_.pop_back();
     out += decls_;
@@ -404,7 +407,7 @@ SourceRange SourceText::at(const Where& where) const {
 }
 
 std::string SourceText::cite(const Where& where) const {
-  return path_.filename().string() + ":" + std::to_string(where.line);
+  return syntax::escapeString(path_.filename().string()) + ":" + std::to_string(where.line);
 }
 
 // ---- the tree ---------------------------------------------------------------------

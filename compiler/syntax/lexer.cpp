@@ -360,6 +360,25 @@ std::string decodeString(std::string_view s) {
   return out;
 }
 
+std::string escapeString(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (const char c : value) {
+    switch (c) {
+      case '\a': out += "\\a"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\v': out += "\\v"; break;
+      case '"': case '\\': out += '\\'; out += c; break;
+      default: out += c; break;
+    }
+  }
+  return out;
+}
+
 LexResult lex(const SourceManager& sources, FileId file, DiagnosticEngine& diags) {
   return Lexer(sources.file(file), file, diags).run();
 }

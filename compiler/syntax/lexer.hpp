@@ -72,6 +72,12 @@ Tok keywordKind(std::string_view word);
 // written.
 std::string decodeString(std::string_view tokenText);
 
+// The inverse: `value` spelled for between a string literal's quotes (`"`,
+// `\` and the control characters with an escape written as one), so that
+// decodeString("\"" + escapeString(v) + "\"") == v. Also how outside text
+// (a robot's names) goes into a line comment: it then holds no line break.
+std::string escapeString(std::string_view value);
+
 struct LexResult {
   std::vector<Token> tokens;  // ends with one Tok::Eof
   // True when an unterminated string or comment ran into the end of the

@@ -77,7 +77,7 @@ for format in urdf sdf; do
   mkdir -p "$import_corpus"
   while IFS= read -r -d '' f; do
     cp "$f" "$import_corpus/seed-$(printf '%s' "$f" | md5sum | cut -c1-16).$format"
-  done < <(find "$root/examples/urdf" "$root/tests/import/sdf" "$root/tests/errors/import" -type f \
+  done < <(find "$root/examples/urdf" "$root/tests/import/urdf" "$root/tests/import/sdf" "$root/tests/errors/import" -type f \
                 -name "*.$format" -print0 2>/dev/null)
   if [ "$format" = urdf ]; then
     budget=$((import_seconds - import_seconds / 3))

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Golden files of `capstan import`: the model written for each robot of
-examples/urdf/ and tests/import/sdf/ (with the options in CASES) must equal
+examples/urdf/, tests/import/urdf/ and tests/import/sdf/ (with the options in CASES) must equal
 tests/import/golden/NAME.cap, and `capstan check` must accept the robot with
 the same options.
 
@@ -25,6 +25,7 @@ CASES = {
     "arm_sdf": ("tests/import/sdf/arm.sdf", []),
     "quadruped_sdf": ("tests/import/sdf/quadruped.sdf", []),
     "gimbal_sdf": ("tests/import/sdf/gimbal.sdf", ["--package-path", "tests/import/sdf"]),
+    "odd_names": ("tests/import/urdf/odd_names.urdf", []),
 }
 
 

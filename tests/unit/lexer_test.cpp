@@ -121,6 +121,15 @@ line")");
   CHECK(bad.tokens() == V{"id:x", "op:=", R"(str:"a\qb")", "op:;"});
 }
 
+TEST_CASE("escapeString is decodeString's inverse and keeps a comment on its line") {
+  const std::string value = "robot \"q\"\n  <druped\r\t\\ \a\b\f\v ? ' \x01 \xe2\x80\x9c";
+  CHECK(decodeString("\"" + escapeString(value) + "\"") == value);
+  const std::string literal = "\"" + escapeString(value) + "\"";
+  Lexed l(literal + " // " + escapeString(value) + "\nx");
+  CHECK(l.errors().empty());
+  CHECK(l.tokens() == V{"str:" + literal, "id:x"});
+}
+
 TEST_CASE("comments") {
   Lexed l("a // line comment ; b\nc /* block\n ; */ d /**/ e");
   CHECK(l.tokens() == V{"id:a", "id:c", "id:d", "id:e"});
