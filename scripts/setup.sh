@@ -20,6 +20,8 @@ packages=(
   libdart-dev libdart-utils-urdf-dev  # the importer's cross-check (tests/import/)
   pybind11-dev python3-dev python3-numpy  # the Python module (python/, docs/python.md)
   python3-distributed python3-pytest      # its sweeps on Dask, and its tests (tests/python/)
+  libjs-three                       # three.js, which `capstan view` embeds in its pages
+  chromium                          # the pages' test in a real browser (tests/view/)
 )
 missing=()
 for p in "${packages[@]}"; do

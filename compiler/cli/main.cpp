@@ -17,6 +17,7 @@
 #include "cli/external.hpp"
 #include "cli/options.hpp"
 #include "cli/process.hpp"
+#include "cli/view.hpp"
 #include "mechanics/mechanism.hpp"
 #include "sema/sema.hpp"
 #include "syntax/diagnostics.hpp"
@@ -42,8 +43,9 @@ commands:
   simulate FILE [--t-end T] [--dt H] [--integrator rk4|euler|dopri5|cvode] [--tol TOL]
                 [--set NAME=VALUE]... [-o traj.csv] [--interpret] [--timeout S] [--stats]
                 [--jacobian exact|quotients]
-                [--constraint-errors] [--baumgarte T] [--constraint-tol X]
-      generate, build (cached) and run; CSV on stdout or in -o; defaults
+                [--constraint-errors] [--baumgarte T] [--constraint-tol X] [--view PAGE.html]
+      generate, build (cached) and run; CSV on stdout or in -o (with
+      --view and no -o, only the page, as `capstan view` writes it); defaults
       from the model's annotation(experiment(...)); cvode: SUNDIALS' BDF
       with the exact Jacobian, for stiff models (--jacobian quotients:
       CVODE's difference quotients instead, without generating the
@@ -68,6 +70,10 @@ commands:
       (capstan/model_library.h: what Python's `capstan` module loads);
       -o copies it out; --json prints where it is, its parameters and its
       experiment (docs/embedding.md); --no-build only checks the settings
+  view FILE [TRAJ.csv] -o PAGE.html [simulate's options]
+      write one self-contained HTML page (three.js inside; opens offline)
+      that animates the model along TRAJ.csv, or along a run made as
+      `simulate` would, with its columns plotted beside (docs/view.md)
   fmu FILE -o MODEL.fmu [--interface me,cs] [--fmi 2|3] [--derivatives] [--set NAME=VALUE]...
       write the model as an FMI 2.0 (or 3.0) FMU: modelDescription.xml, the binary
       (Model Exchange and Co-Simulation; a model with constraints
@@ -254,6 +260,8 @@ Options parseArgs(int argc, char** argv) {
       opts.noMimic = true;
     } else if (a == "--package-path") {
       opts.packagePaths.emplace_back(value());
+    } else if (a == "--view") {
+      opts.view = value();
     } else if (a == "--fmi") {
       opts.fmiVersion = value();
     } else if (a == "--interface") {
@@ -280,6 +288,8 @@ Options parseArgs(int argc, char** argv) {
       opts.paths.push_back(a);
     } else if (opts.file.empty()) {
       opts.file = a;
+    } else if (opts.command == "view" && opts.trajectory.empty()) {
+      opts.trajectory = a;
     } else {
       usageError(DiagKind::UsageUnexpectedArgument, a);
     }
@@ -313,12 +323,13 @@ namespace {
 int run(const Options& opts) {
   // The commands that run children stop them on SIGINT/SIGTERM and exit 128 + signal.
   if (opts.command == "simulate" || opts.command == "test" || opts.command == "eval" || opts.command == "bench" ||
-      opts.command == "prepare" || opts.command == "library" || opts.command == "fmu")
+      opts.command == "prepare" || opts.command == "library" || opts.command == "fmu" || opts.command == "view")
     capstan::cli::installInterruptHandlers();
   if (opts.command == "prepare") return prepare(opts);
   if (opts.command == "check") return check(opts);
   if (opts.command == "compile") return capstan::cli::compile(opts);
-  if (opts.command == "simulate") return capstan::cli::simulate(opts);
+  if (opts.command == "simulate") return opts.view.empty() ? capstan::cli::simulate(opts) : capstan::cli::simulateWithView(opts);
+  if (opts.command == "view") return capstan::cli::view(opts);
   if (opts.command == "test") return capstan::cli::test(opts);
   if (opts.command == "eval") return capstan::cli::eval(opts);
   if (opts.command == "bench") return capstan::cli::bench(opts);

@@ -58,6 +58,9 @@ struct Options {
   std::vector<std::filesystem::path> packagePaths;  // --package-path DIR: where package:// meshes are
   // library
   bool noBuild = false;               // --no-build: check the settings and print --json's manifest only
+  // view, simulate
+  std::string trajectory;             // view: TRAJ.csv (else a run makes one)
+  std::string view;                   // simulate --view page.html
   // fmu
   std::string fmiVersion;             // --fmi 2
   std::string fmiInterfaces;          // --interface me,cs

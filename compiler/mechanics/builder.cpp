@@ -552,6 +552,24 @@ class Builder {
     visitSurface(kind, [&](auto traits) { decltype(traits)::arguments(read); });
   }
 
+  // A visual's shape is one `capstan view` draws (kVisualShapes, builtins.hpp);
+  // a mesh names its file; the other shapes have a positive size.
+  void checkVisual(int c) {
+    const std::vector<std::string> shape = refs(c, "shape");
+    const std::string name = shape.empty() ? "box" : shape.front();
+    if (std::find(std::begin(kVisualShapes), std::end(kVisualShapes), name) == std::end(kVisualShapes)) {
+      diags_.report(DiagKind::VisualShapeUnknown, paramRange(c, "shape"), comp(c).path, name);
+      return;
+    }
+    if (name != "mesh") {
+      checkPositive(c, "size");
+    } else {
+      const std::vector<std::string> file = refs(c, "file");
+      if (file.empty() || file.front().empty()) diags_.report(DiagKind::VisualMeshWithoutFile, comp(c).range, comp(c).path);
+      checkPositive(c, "scale");
+    }
+  }
+
   // One case per component kind: a new kind does not compile until it has one.
   void checkComponents() {
     for (int c = 0; c < static_cast<int>(model_.components.size()); ++c) {
@@ -578,6 +596,7 @@ class Builder {
 #undef CAPSTAN_JOINT_CASE
           checkJoint(c, *builtinInfo(*kind).joint);
           break;
+        case ComponentKind::Visual: checkVisual(c); break;
         case ComponentKind::FixedFrame: {
           const Mat3 R = mat3(c, "R", Mat3::Identity());
           if (!R.allFinite()) break;

@@ -43,7 +43,8 @@ namespace capstan::mechanics {
   X(Wrap, "wrap")                                              \
   X(Cable, "cable", "frame_a", "frame_b")                      \
   X(CableSpring, "cable spring")                               \
-  X(CableActuator, "cable actuator")
+  X(CableActuator, "cable actuator")                           \
+  X(Visual, "visual", "frame_a")
 
 enum class ComponentKind {
 #define CAPSTAN_COMPONENT_ENUMERATOR(Name, ...) Name,
@@ -53,6 +54,9 @@ enum class ComponentKind {
   CAPSTAN_JOINT_TYPES(CAPSTAN_JOINT_KIND_ENUMERATOR)
 #undef CAPSTAN_JOINT_KIND_ENUMERATOR
 };
+
+// The shapes a `Visual` draws (its `shape` parameter; `capstan view`).
+inline constexpr std::string_view kVisualShapes[] = {"box", "sphere", "cylinder", "capsule", "mesh"};
 
 struct BuiltinInfo {
   std::string_view kind;                // `Body`
