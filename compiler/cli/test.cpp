@@ -162,6 +162,7 @@ struct Case {
     std::string detail;
   };
   std::vector<Signal> signals;
+  std::string view;  // a failing model's page (`capstan view`), relative to the report folder
 };
 
 struct Discovered {
@@ -448,6 +449,24 @@ void writeJunit(const std::string& path, const std::vector<Case>& cases, double 
   writeOrFail(path, f.str());
 }
 
+// Each failing model with rows to show (a run that completed, or the rows
+// of one that stopped) gets its page, by `capstan view` in a child process:
+// a page that cannot be written leaves the report without it (its messages
+// in view.log), never stops the report.
+void writeViews(std::vector<Case>& cases, const Options& opts, const fs::path& report) {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  const std::string program = ec ? "capstan" : self.string();
+  for (Case& c : cases) {
+    if (c.pass || interruptSignal() || !c.settingsOk || fs::file_size(c.resultCsv, ec) == 0 || ec) continue;
+    const std::string page = c.key + "/view.html";
+    std::vector<std::string> argv = {program, "view", c.file.string(), c.resultCsv.string(), "--model", c.model,
+                                     "-o", (report / page).string(), "--no-color"};
+    for (const auto& dir : opts.includes) argv.insert(argv.end(), {"-I", dir.string()});
+    if (runChild(argv, {(report / c.key / "view.log").string(), 300}).status == 0) c.view = page;
+  }
+}
+
 void writeIndex(const fs::path& report, const std::vector<Case>& cases, std::size_t passed, std::size_t failed) {
   std::ostringstream f;
   f << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>capstan test</title>\n"
@@ -458,6 +477,8 @@ void writeIndex(const fs::path& report, const std::vector<Case>& cases, std::siz
   for (const Case& c : cases) {
     f << "<h2 class=\"" << (c.pass ? "pass" : "fail") << "\">" << (c.pass ? "PASS " : "FAIL ") << xmlEscape(c.model)
       << "</h2>\n<p>" << xmlEscape(c.file.generic_string()) << ": " << xmlEscape(c.summary) << "</p>\n";
+    if (!c.view.empty())
+      f << "<p><a href=\"" << xmlEscape(c.view) << "\">the motion and every signal of this run</a> (capstan view)</p>\n";
     if (!c.pass && c.signals.empty() && !c.details.empty()) {
       f << "<pre>";
       for (const std::string& d : c.details) f << xmlEscape(d) << "\n";
@@ -506,7 +527,8 @@ int test(const Options& opts) {
     fs::create_directories(dir, ec);
     if (ec) fail(syntax::DiagKind::CannotCreateFolder, "", dir.string(), ec.message());
     for (const auto& entry : fs::directory_iterator(dir, ec))
-      if (entry.path().extension() == ".svg") fs::remove(entry.path(), ec);  // plots of an earlier run
+      if (entry.path().extension() == ".svg" || entry.path().extension() == ".html")
+        fs::remove(entry.path(), ec);  // plots and pages of an earlier run
     c.resultCsv = dir / "result.csv";
     c.log = dir / "simulate.log";
     fs::remove(c.resultCsv, ec);
@@ -580,6 +602,7 @@ int test(const Options& opts) {
     }
     writeJunit(opts.junit, all, seconds);
   }
+  writeViews(cases, opts, report);
   writeIndex(report, cases, passed, failed);
   if (failed > 0) std::cout << "report: " << (report / "index.html").generic_string() << "\n";
   std::cout << passed << " passed, " << failed << " failed\n";

@@ -118,9 +118,13 @@ def shifted(capstan, d):
     if not root.tag.endswith("svg") or len(root.findall("{http://www.w3.org/2000/svg}polyline")) != 2:
         raise Failed("the plot needs the reference and the result as polylines")
     index = (d / "capstan-test-report" / "index.html").read_text()
-    for needle in ("FAIL Falling", "slider.u[1]", "Falling/slider.u_1_.svg", "kinetic_energy"):
+    for needle in ("FAIL Falling", "slider.u[1]", "Falling/slider.u_1_.svg", "kinetic_energy", "Falling/view.html"):
         if needle not in index:
             raise Failed(f"index.html does not mention {needle}")
+    # The failing model's page (`capstan view` of the result; docs/view.md).
+    page = (d / "capstan-test-report" / "Falling" / "view.html").read_text()
+    if "const SCENE = " not in page or '"slider"' not in page:
+        raise Failed("the failing model's page is missing or holds no scene")
 
 
 def plot_limit(capstan, d):
@@ -145,7 +149,10 @@ def plot_limit(capstan, d):
     capstan_test(capstan, d, "falling.cap", status=1)
     report = d / "capstan-test-report"
     svg = report / "Falling" / "slider.u_1_.svg"
-    largest_other = max(f.stat().st_size for f in report.rglob("*") if f.is_file() and f != svg)
+    # (The failing model's page, view.html, is larger than the plot: under
+    # the limit it is not written at all, checked below.)
+    largest_other = max(f.stat().st_size for f in report.rglob("*")
+                        if f.is_file() and f != svg and not f.name.startswith("view.html"))
     # What capstan writes besides the report: the header and the IR (the
     # renderer writes its own copy of the IR, the same size).
     compiled = d / "compiled"
@@ -165,7 +172,7 @@ def plot_limit(capstan, d):
     print(f"$ capstan test falling.cap  (file size limit {limit}, exit {proc.returncode})\n{proc.stdout}{proc.stderr}")
     if proc.returncode != 1 or "its plot cannot be written: File too large" not in proc.stdout:
         raise Failed("the report must say that the plot cannot be written, and why")
-    left = sorted(str(f.relative_to(report)) for f in report.rglob("*.svg*"))
+    left = sorted(str(f.relative_to(report)) for f in [*report.rglob("*.svg*"), *report.rglob("view.html*")])
     if left:
         raise Failed(f"a plot that does not fit leaves nothing behind; found {left}")
     if "slider.u_1_.svg" in (report / "index.html").read_text():
