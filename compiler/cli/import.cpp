@@ -33,6 +33,10 @@ std::optional<std::string> importRobot(const Options& opts, syntax::SourceManage
   options.floatingBase = opts.floatingBase;
   options.noMimic = opts.noMimic;
   options.packagePaths = opts.packagePaths;
+  // Meshes are named relative to where the model is: the file -o names, else
+  // (standard output) the current folder; imported in memory, the robot's.
+  options.modelDir = opts.command == "import" ? std::filesystem::path(opts.output).parent_path()
+                                              : std::filesystem::path(opts.file).parent_path();
   const std::string ext = std::filesystem::path(opts.file).extension().string();
   if (ext == ".sdf" || ext == ".SDF") return import::importSdf(opts.file, text.str(), options, sources, diags);
   return import::importUrdf(opts.file, text.str(), options, sources, diags);

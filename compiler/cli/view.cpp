@@ -152,7 +152,9 @@ std::vector<float> readMesh(const fs::path& path, std::string& error) {
       }
       out.insert(out.end(), {x, y, z});
     }
-    if (out.empty() || out.size() % 9 != 0) error = "it is neither a binary STL nor an ASCII STL with whole facets";
+    const bool ascii = data.compare(0, 5, "solid") == 0 && data.find("endsolid") != std::string::npos;
+    if (out.size() % 9 != 0 || (out.empty() && !ascii))  // (an ASCII solid may have no facets)
+      error = "it is neither a binary STL nor an ASCII STL with whole facets";
     else if (!finite()) error = "it holds a coordinate that is not finite";
     return out;
   }

@@ -212,19 +212,42 @@ class Writer {
         diags_.report(DiagKind::ImportMasslessLeafMerged, src_.at(l.where), l.name,
                       up->fromWorld ? std::string("world") : up->parent, here);
     }
-    writeVisuals(l);
+    writeVisuals(l, here);
     decls_ += "\n";
     for (int j : l.childJoints) writeJoint(j, here);
   }
 
-  void writeVisuals(const Link& l) {
+  // Each visual as a `Visual` at its origin in the link frame `frame` (a
+  // mesh that is not STL or OBJ stays a comment: `capstan view` draws those).
+  void writeVisuals(const Link& l, const std::string& frame) {
     for (const Visual& v : l.visuals) {
-      std::string shape = v.shape;
+      std::string shape = v.shape, kind = v.kind, file;
       if (!v.mesh.empty()) {
         std::string where, package;
-        shape = "mesh \"" + shown(resolveMesh(v.mesh, where, package)) + "\" scale " + vec(v.scale);
+        const std::string found = resolveMesh(v.mesh, where, package);
+        shape = "mesh \"" + shown(found) + "\" scale " + vec(v.scale);
+        std::string ext = fs::path(found).extension().string();
+        for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (!found.empty() && (ext == ".stl" || ext == ".obj")) {
+          kind = "mesh";
+          std::error_code ec;
+          const fs::path here = fs::current_path(ec);
+          const auto absolute = [&](const fs::path& p) { return (p.is_absolute() ? p : here / p).lexically_normal(); };
+          file = absolute(found).lexically_relative(absolute(options_.modelDir)).generic_string();
+        }
       }
-      decl("//   visual: " + shape + " at xyz " + vec(v.origin.xyz) + " rpy " + vec(v.origin.rpy));
+      decl("//   visual: " + shape + " at xyz " + vec(v.origin.xyz) + " rpy " + vec(v.origin.rpy) +
+           (kind.empty() ? " (not drawn: capstan view draws boxes, spheres, cylinders, STL and OBJ meshes)" : ""));
+      if (kind.empty()) continue;
+      const std::string id = fresh(l.id + "_visual");
+      std::string args = "shape = \"" + kind + "\"";
+      if (kind == "mesh") args += ", file = \"" + syntax::escapeString(file) + "\", scale = " + vec(v.scale);
+      else args += ", size = " + vec(v.size);
+      if (v.rgba)
+        args += ", color = " + vec(v.rgba->head<3>().cwiseMax(0.0).cwiseMin(1.0).eval()) +
+                ", opacity = " + num(std::clamp((*v.rgba)[3], 0.0, 1.0));
+      decl("Visual " + id + "(" + args + ");");
+      connect(through(frame, fresh(id + "_origin"), v.origin), id + ".frame_a");
     }
     if (l.collisions > 0)
       decl("//   (" + std::to_string(l.collisions) + " <collision> element(s) not imported)");

@@ -30,6 +30,7 @@ struct ImportOptions {
   bool floatingBase = false;                          // --floating-base: a Free joint between world and the root link
   bool noMimic = false;                               // --no-mimic: mimicking joints independent, without a warning
   std::vector<std::filesystem::path> packagePaths;    // --package-path: where `package://NAME/...` meshes are found
+  std::filesystem::path modelDir;                     // where the model is written: its meshes' paths are relative to it
 };
 
 // An element of the file: its line (1-based; 0 when unknown) and its tag,
@@ -59,6 +60,9 @@ struct Inertial {
 
 struct Visual {
   std::string shape;                                         // "box size {..}", ...; empty for a mesh
+  std::string kind;                                          // the `Visual`'s shape: box, sphere, cylinder; "" for none
+  Eigen::Vector3d size = Eigen::Vector3d::Zero();            // the `Visual`'s size (m): edges, diameters, length
+  std::optional<Eigen::Vector4d> rgba;                       // the material's color, 0 to 1
   std::string mesh;                                          // the mesh's reference as written
   Eigen::Vector3d scale = Eigen::Vector3d::Ones();
   Origin origin;                                             // in the link frame

@@ -198,11 +198,21 @@ class SdfReader {
         return "{" + num(e.x()) + ", " + num(e.y()) + ", " + num(e.z()) + "}";
       };
       switch (g->Type()) {
-        case sdf::GeometryType::BOX: out.shape = "box size " + v3(g->BoxShape()->Size()); break;
-        case sdf::GeometryType::SPHERE: out.shape = "sphere radius " + num(g->SphereShape()->Radius()); break;
+        case sdf::GeometryType::BOX:
+          out.shape = "box size " + v3(g->BoxShape()->Size());
+          out.kind = "box";
+          out.size = toEigen(g->BoxShape()->Size());
+          break;
+        case sdf::GeometryType::SPHERE:
+          out.shape = "sphere radius " + num(g->SphereShape()->Radius());
+          out.kind = "sphere";
+          out.size = Eigen::Vector3d::Constant(2 * g->SphereShape()->Radius());
+          break;
         case sdf::GeometryType::CYLINDER:
           out.shape = "cylinder radius " + num(g->CylinderShape()->Radius()) + " length " +
                       num(g->CylinderShape()->Length());
+          out.kind = "cylinder";
+          out.size = {2 * g->CylinderShape()->Radius(), 2 * g->CylinderShape()->Radius(), g->CylinderShape()->Length()};
           break;
         case sdf::GeometryType::MESH:
           out.mesh = g->MeshShape()->Uri();
@@ -211,6 +221,8 @@ class SdfReader {
           break;
         default: out.shape = g->Element() && g->Element()->GetFirstElement() ? g->Element()->GetFirstElement()->GetName() + " (not described)" : "empty"; break;
       }
+      if (const sdf::Material* m = v.Material())
+        out.rgba = Eigen::Vector4d(m->Diffuse().R(), m->Diffuse().G(), m->Diffuse().B(), m->Diffuse().A());
       Pose3d X_LV;
       resolve(v.SemanticPose(), "", X_LV, v.Element());
       out.origin = originOf(X_LV);

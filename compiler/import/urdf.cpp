@@ -143,11 +143,23 @@ class UrdfReader {
       if (!v || !v->geometry) continue;
       Visual out;
       const urdf::Geometry* g = v->geometry.get();
-      if (const auto* s = dynamic_cast<const urdf::Sphere*>(g)) out.shape = "sphere radius " + num(s->radius);
-      if (const auto* b = dynamic_cast<const urdf::Box*>(g))
+      if (const auto* s = dynamic_cast<const urdf::Sphere*>(g)) {
+        out.shape = "sphere radius " + num(s->radius);
+        out.kind = "sphere";
+        out.size = Eigen::Vector3d::Constant(2 * s->radius);
+      }
+      if (const auto* b = dynamic_cast<const urdf::Box*>(g)) {
         out.shape = "box size {" + num(b->dim.x) + ", " + num(b->dim.y) + ", " + num(b->dim.z) + "}";
-      if (const auto* c = dynamic_cast<const urdf::Cylinder*>(g))
+        out.kind = "box";
+        out.size = toEigen(b->dim);
+      }
+      if (const auto* c = dynamic_cast<const urdf::Cylinder*>(g)) {
         out.shape = "cylinder radius " + num(c->radius) + " length " + num(c->length);
+        out.kind = "cylinder";
+        out.size = {2 * c->radius, 2 * c->radius, c->length};
+      }
+      if (v->material)
+        out.rgba = Eigen::Vector4d(v->material->color.r, v->material->color.g, v->material->color.b, v->material->color.a);
       if (const auto* m = dynamic_cast<const urdf::Mesh*>(g)) {
         out.mesh = m->filename;
         out.scale = toEigen(m->scale);
