@@ -44,6 +44,7 @@
 #include "cli/external.hpp"
 #include "cli/files.hpp"
 #include "cli/generate.hpp"
+#include "cli/mesh.hpp"
 #include "cli/options.hpp"
 #include "cli/tube.hpp"
 #include "cli/view.hpp"
@@ -110,93 +111,6 @@ std::string scriptSafe(std::string text) {
   return text;
 }
 
-// ---- meshes -----------------------------------------------------------------
-
-// Triangles of an STL (binary or ASCII) or OBJ file, as x, y, z per corner;
-// "" in `error` or why not.
-std::vector<float> readMesh(const fs::path& path, std::string& error) {
-  std::vector<float> out;
-  const std::string data = readWhole(path);
-  if (data.empty()) {
-    error = fs::exists(path) ? "it is empty or cannot be read" : "no such file";
-    return out;
-  }
-  std::string ext = path.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  auto finite = [&]() {
-    for (float v : out)
-      if (!std::isfinite(v)) return false;
-    return true;
-  };
-  if (ext == ".stl") {
-    // Binary: 80-byte header, a count, 50 bytes per triangle.
-    if (data.size() >= 84) {
-      std::uint32_t count = 0;
-      std::memcpy(&count, data.data() + 80, 4);
-      if (data.size() == 84 + 50ull * count) {
-        out.resize(9ull * count);
-        for (std::uint32_t t = 0; t < count; ++t)
-          std::memcpy(&out[9ull * t], data.data() + 84 + 50ull * t + 12, 36);
-        if (!finite()) error = "it holds a coordinate that is not finite";
-        return out;
-      }
-    }
-    // ASCII: `vertex x y z`, three per facet.
-    std::istringstream in(data);
-    for (std::string word; in >> word;) {
-      if (word != "vertex") continue;
-      float x, y, z;
-      if (!(in >> x >> y >> z)) {
-        error = "a `vertex` without three numbers";
-        return {};
-      }
-      out.insert(out.end(), {x, y, z});
-    }
-    const bool ascii = data.compare(0, 5, "solid") == 0 && data.find("endsolid") != std::string::npos;
-    if (out.size() % 9 != 0 || (out.empty() && !ascii))  // (an ASCII solid may have no facets)
-      error = "it is neither a binary STL nor an ASCII STL with whole facets";
-    else if (!finite()) error = "it holds a coordinate that is not finite";
-    return out;
-  }
-  if (ext == ".obj") {
-    std::vector<std::array<float, 3>> vertices;
-    std::istringstream in(data);
-    for (std::string line; std::getline(in, line);) {
-      std::istringstream ls(line);
-      std::string tag;
-      ls >> tag;
-      if (tag == "v") {
-        std::array<float, 3> v{};
-        if (!(ls >> v[0] >> v[1] >> v[2])) {
-          error = "a `v` line without three numbers";
-          return {};
-        }
-        vertices.push_back(v);
-      } else if (tag == "f") {  // a fan of `i`, `i/t`, `i/t/n` or `i//n`, 1-based or negative
-        std::vector<long> corners;
-        for (std::string c; ls >> c;) {
-          const long i = std::strtol(c.c_str(), nullptr, 10);
-          const long n = static_cast<long>(vertices.size());
-          const long k = i > 0 ? i - 1 : n + i;
-          if (i == 0 || k < 0 || k >= n) {
-            error = "a face refers to vertex " + c + " of " + std::to_string(n);
-            return {};
-          }
-          corners.push_back(k);
-        }
-        for (std::size_t j = 2; j < corners.size(); ++j)
-          for (long k : {corners[0], corners[j - 1], corners[j]})
-            out.insert(out.end(), vertices[std::size_t(k)].begin(), vertices[std::size_t(k)].end());
-      }
-    }
-    if (out.empty()) error = "it has no faces";
-    else if (!finite()) error = "it holds a coordinate that is not finite";
-    return out;
-  }
-  error = "the file is not `.stl` or `.obj`";
-  return {};
-}
-
 // ---- the scene ----------------------------------------------------------------
 
 struct SceneBuilder {
@@ -248,7 +162,13 @@ struct SceneBuilder {
       const fs::path model = loaded.sources.file(component(c).range.file).path();
       const fs::path file = model.parent_path() / text(c, "file", "");
       std::string error;
-      const std::vector<float> triangles = readMesh(file, error);
+      std::string ext = file.extension().string();
+      std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+      const std::string data = readWhole(file);
+      std::vector<float> triangles;
+      if (data.empty()) error = fs::exists(file) ? "it is empty or cannot be read" : "no such file";
+      else if (ext != ".stl" && ext != ".obj") error = "the file is not `.stl` or `.obj`";
+      else triangles = parseMesh(data, ext == ".stl" ? MeshFormat::Stl : MeshFormat::Obj, error);
       if (!error.empty()) fail(syntax::DiagKind::ViewMeshUnreadable, file.string(), component(c).path, error);
       const Vec3 k = assembly.vec3(c, "scale", Vec3::Ones());
       json corners = json::array();

@@ -1,15 +1,18 @@
 // libFuzzer entry for the files a user hands `capstan` besides models: the
-// first byte chooses STATE.json (`eval --state`, cli/state_file.cpp) or a
-// reference CSV (`capstan test`, cli/tube.cpp); the rest is the file. Either
+// first byte chooses STATE.json (`eval --state`, cli/state_file.cpp), a
+// reference CSV (`capstan test`, cli/tube.cpp) or a Visual's STL or OBJ mesh
+// (cli/mesh.cpp); the rest is the file. Each
 // reader must return or refuse the file with a message (cli's fail(), here
 // an exception) -- never crash, hang or accept what it promises to refuse:
-// a state's numbers and a reference's values are finite, its times ordered.
+// a state's numbers and a reference's values are finite, its times ordered,
+// a mesh whole triangles of finite numbers.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
 #include <string>
 
+#include "cli/mesh.hpp"
 #include "cli/options.hpp"
 #include "cli/state_file.hpp"
 #include "cli/tube.hpp"
@@ -74,12 +77,30 @@ void reference(const std::string& text) {
   }
 }
 
+// A mesh a `Visual` names (cli/mesh.cpp): triangles, nine finite numbers
+// each, or a reason.
+void mesh(const std::string& text, MeshFormat format) {
+  std::string error;
+  const std::vector<float> corners = parseMesh(text, format, error);
+  if (!error.empty()) {
+    if (!corners.empty()) __builtin_trap();
+    return;
+  }
+  if (corners.size() % 9 != 0) __builtin_trap();
+  for (float v : corners)
+    if (!std::isfinite(v)) __builtin_trap();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  if (data[0] % 2 == 0) state(text);
-  else reference(text);
+  switch (data[0] % 4) {  // the seeds' first bytes: '0' a state, '1' a CSV, '2' an STL, '3' an OBJ
+    case 0: state(text); break;
+    case 1: reference(text); break;
+    case 2: mesh(text, MeshFormat::Stl); break;
+    default: mesh(text, MeshFormat::Obj); break;
+  }
   return 0;
 }

@@ -33,7 +33,7 @@ while IFS= read -r -d '' f; do
 done < <(find "$root/examples" "$root/stdlib" "$root/tests/errors" "$root/tests/fuzz/corpus" \
               -type f \( -name '*.cap' -o -path '*/tests/fuzz/corpus/*' \) -print0 2>/dev/null)
 
-# files_fuzz's inputs: a first byte (even: STATE.json, odd: a CSV), then
+# files_fuzz's inputs: a first byte (0: STATE.json, 1: a CSV, 2: an STL, 3: an OBJ), then
 # the file. Seeds: the golden tests' states, the examples' references and
 # tests/fuzz/files_corpus/.
 files_corpus="$build/fuzz-corpus-files"
