@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <utility>
 
 namespace capstan::syntax {
 namespace {
@@ -334,6 +335,13 @@ std::string describeToken(const Token& t, std::string_view fileText) {
   return "`" + std::string(tokSpelling(t.kind)) + "`";
 }
 
+namespace {
+// The control characters a string literal writes as a letter escape: `\n`
+// for a line feed, ... (the lexer's string() accepts these letters).
+constexpr std::pair<char, char> kLetterEscapes[] = {
+    {'\a', 'a'}, {'\b', 'b'}, {'\f', 'f'}, {'\n', 'n'}, {'\r', 'r'}, {'\t', 't'}, {'\v', 'v'}};
+}  // namespace
+
 std::string decodeString(std::string_view s) {
   if (!s.empty() && s.front() == '"') s.remove_prefix(1);
   if (!s.empty() && s.back() == '"') s.remove_suffix(1);
@@ -345,16 +353,17 @@ std::string decodeString(std::string_view s) {
       continue;
     }
     const char e = s[++i];
-    switch (e) {
-      case 'a': out += '\a'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'n': out += '\n'; break;
-      case 'r': out += '\r'; break;
-      case 't': out += '\t'; break;
-      case 'v': out += '\v'; break;
-      case '\'': case '"': case '?': case '\\': out += e; break;
-      default: out += '\\'; out += e; break;
+    if (e == '\'' || e == '"' || e == '?' || e == '\\') {
+      out += e;
+      continue;
+    }
+    const auto* letter = std::find_if(std::begin(kLetterEscapes), std::end(kLetterEscapes),
+                                      [e](const auto& p) { return p.second == e; });
+    if (letter != std::end(kLetterEscapes)) {
+      out += letter->first;
+    } else {
+      out += '\\';
+      out += e;
     }
   }
   return out;
@@ -364,16 +373,14 @@ std::string escapeString(std::string_view value) {
   std::string out;
   out.reserve(value.size());
   for (const char c : value) {
-    switch (c) {
-      case '\a': out += "\\a"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\v': out += "\\v"; break;
-      case '"': case '\\': out += '\\'; out += c; break;
-      default: out += c; break;
+    const auto* letter = std::find_if(std::begin(kLetterEscapes), std::end(kLetterEscapes),
+                                      [c](const auto& p) { return p.first == c; });
+    if (letter != std::end(kLetterEscapes)) {
+      out += '\\';
+      out += letter->second;
+    } else {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
     }
   }
   return out;
