@@ -348,6 +348,19 @@ class Environment {
     for (const ConstraintLayout& cl : layout_.constraints) {
       Constraint<Scalar> c;
       c.name = cl.name;
+      if (cl.kind == mechanics::ConstraintKind::Coupler) {
+        const mechanics::JointInfo& f = mech_.joints.at(static_cast<std::size_t>(cl.joint));
+        const mechanics::JointInfo& l = mech_.joints.at(static_cast<std::size_t>(cl.leader));
+        c.type = ConstraintType::Coupler;
+        c.qFollower = f.qIndex;
+        c.uFollower = f.uIndex;
+        c.qLeader = l.qIndex;
+        c.uLeader = l.uIndex;
+        c.ratio = scalarParameter(cl.component, "ratio");
+        c.offset = scalarParameter(cl.component, "offset");
+        out.push_back(std::move(c));
+        continue;
+      }
       c.F = {cl.bodyF, framePose(cl.frameF)};
       c.M = {cl.bodyM, framePose(cl.frameM)};
       if (cl.kind == mechanics::ConstraintKind::LoopJoint) {

@@ -361,7 +361,7 @@ class FunctionEvaluator {
         // Functions of q alone are run at u = 0 (the tracer passes u's
         // symbols; they do not reach the values these read).
         forwardKinematics(mechanism_, world, v.q, v.u);
-        v.constraints = evaluateConstraints(mechanism_, world, env_.constraints());
+        v.constraints = evaluateConstraints(mechanism_, world, env_.constraints(), &v.q, &v.u);
         if (id == FunctionId::ConstraintForces) {
           v.bodyForces = constraintBodyForces(mechanism_, v.constraints, v.lambda);
           v.tau = -v.constraints.G.transpose() * v.lambda;

@@ -358,6 +358,9 @@ ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism&
       cl.joint = con.joint;
       cl.frameF = ji.frameA;
       cl.frameM = ji.frameB;
+    } else if (con.kind == mechanics::ConstraintKind::Coupler) {
+      cl.joint = con.joint;
+      cl.leader = con.leader;
     } else {
       cl.sphereF = con.sphereF;
       cl.sphereB = con.sphereB;
@@ -365,8 +368,8 @@ ModelLayout makeLayout(const sema::FlatModel& model, const mechanics::Mechanism&
       cl.frameM = mech.findFrame(con.sphereB, "frame_a");
       cl.rolling = con.nonholonomic > 0;
     }
-    cl.bodyF = bodyOfFrame(cl.frameF);
-    cl.bodyM = bodyOfFrame(cl.frameM);
+    cl.bodyF = cl.frameF < 0 ? -1 : bodyOfFrame(cl.frameF);
+    cl.bodyM = cl.frameM < 0 ? -1 : bodyOfFrame(cl.frameM);
     cl.holonomic = con.holonomic;
     cl.nonholonomic = con.nonholonomic;
     cl.holonomicRow = L.holonomicRows;

@@ -116,15 +116,16 @@ struct GimbalLock : std::runtime_error {
   double pitch;  // rad
 };
 
-// A constraint (SPEC §4): a loop-closing joint, or a sphere-on-sphere
-// contact. Its rows in the generated constraint vectors: `holonomic` rows
+// A constraint (SPEC §4): a loop-closing joint, a sphere-on-sphere
+// contact, or a coupler of two joints' coordinates (no frames). Its rows in the generated constraint vectors: `holonomic` rows
 // from `holonomicRow`, then `nonholonomic` rows from `nonholonomicRow` (all
 // holonomic rows of the model come first; capstan/constraints.hpp).
 struct ConstraintLayout {
   mechanics::ConstraintKind kind = mechanics::ConstraintKind::LoopJoint;
   std::string name;               // component path: `couplerRocker`, `contact`
   int component = -1;             // the cut joint or the contact
-  int joint = -1;                 // LoopJoint: index into mechanics::Mechanism::joints
+  int joint = -1;                 // LoopJoint: index into mechanics::Mechanism::joints; Coupler: the follower's
+  int leader = -1;                // Coupler: the leader's index into mechanics::Mechanism::joints
   int frameF = -1, frameM = -1;   // index into mechanics::Mechanism::frames: the cut joint's
                                   // frame_a and frame_b, or the spheres' frame_a (their centers)
   int bodyF = -1, bodyM = -1;     // runtime bodies, -1 for World

@@ -27,6 +27,18 @@
 
 namespace capstan::codegen {
 namespace {
+// The IR's (and the generated ConstraintInfo's) word for a constraint's kind.
+const char* constraintKindName(mechanics::ConstraintKind kind) {
+  switch (kind) {
+    case mechanics::ConstraintKind::LoopJoint: return "loop joint";
+    case mechanics::ConstraintKind::SphereOnSphere: return "SphereOnSphereContact";
+    case mechanics::ConstraintKind::Coupler: return "coupler";
+  }
+  return "";
+}
+}  // namespace
+
+namespace {
 
 using symbolic::Assignment;
 using symbolic::CppPrinter;
@@ -512,8 +524,8 @@ class Tracer {
     int contact = 0;
     for (const ConstraintLayout& c : layout_.constraints) {
       const bool isContact = c.kind == mechanics::ConstraintKind::SphereOnSphere;
-      out.push_back({c.name, isContact ? "SphereOnSphereContact" : "loop joint", c.holonomicRow, c.holonomic,
-                     c.nonholonomicRow, c.nonholonomic, isContact ? contact++ : -1});
+      out.push_back({c.name, constraintKindName(c.kind), c.holonomicRow, c.holonomic, c.nonholonomicRow,
+                     c.nonholonomic, isContact ? contact++ : -1});
     }
     return out;
   }
@@ -707,8 +719,10 @@ class Tracer {
     int contact = 0;
     for (const ConstraintLayout& c : layout_.constraints) {
       if (f.id == FunctionId::ConstraintForces) break;
-      const bool isContact = c.kind == mechanics::ConstraintKind::SphereOnSphere;
-      const std::string where = cite_.where(isContact ? "contact" : "cut joint", c.component);
+      const std::string where = cite_.where(c.kind == mechanics::ConstraintKind::SphereOnSphere ? "contact"
+                                            : c.kind == mechanics::ConstraintKind::Coupler      ? "coupler"
+                                                                                                : "cut joint",
+                                            c.component);
       std::vector<int> rowIndices;
       for (int r = c.holonomicRow; r < c.holonomicRow + c.holonomic; ++r) rowIndices.push_back(r);
       const std::vector<int> holonomic = rowIndices;
@@ -730,7 +744,7 @@ class Tracer {
               if (!rows.G(r, col).isZero()) out.push_back({index2("G", r, col), rows.G(r, col)});
           break;
         case FunctionId::ContactFrames: {
-          if (!isContact) continue;
+          if (c.kind != mechanics::ConstraintKind::SphereOnSphere) continue;
           const ContactGeometry<Expr>& g = rows.contacts.at(static_cast<std::size_t>(contact));
           const std::string at = "frames[" + std::to_string(contact++) + "].";
           for (const Assignment& a : matrixOutputs(at + "R_WC", MatrixX<Expr>(g.R_WC))) out.push_back(a);

@@ -617,7 +617,8 @@ class Builder {
         case ComponentKind::Wrap:
         case ComponentKind::Cable:
         case ComponentKind::CableSpring:
-        case ComponentKind::CableActuator: break;
+        case ComponentKind::CableActuator:
+        case ComponentKind::Coupler: break;
       }
     }
   }
@@ -701,6 +702,39 @@ class Builder {
       }
       ci.holonomic = 1;
       ci.nonholonomic = scalar(c, "rolling", 0.0) != 0.0 ? 2 : 0;
+      mech_.constraints.push_back(ci);
+    }
+    // Couplers: two different tree joints of one coordinate each.
+    for (int c = 0; c < static_cast<int>(model_.components.size()); ++c) {
+      if (!is(c, ComponentKind::Coupler)) continue;
+      const auto f = refs(c, "follower"), l = refs(c, "leader");
+      if (f.size() != 1 || l.size() != 1) continue;  // sema reported it
+      auto jointOf = [&](const std::string& path) {
+        const int target = resolve(path, {ComponentKind::Revolute, ComponentKind::Prismatic});
+        for (const JointInfo& j : mech_.joints)
+          if (target >= 0 && j.component == target) return static_cast<int>(&j - mech_.joints.data());
+        return -1;
+      };
+      ConstraintInfo ci;
+      ci.kind = ConstraintKind::Coupler;
+      ci.name = comp(c).path;
+      ci.component = c;
+      ci.joint = jointOf(f[0]);
+      ci.leader = jointOf(l[0]);
+      if (ci.joint < 0 || ci.leader < 0) continue;  // sema reported a wrong kind
+      if (ci.joint == ci.leader) {
+        diags_.report(DiagKind::CouplerSameJoint, comp(c).range, comp(c).path, f[0]);
+        continue;
+      }
+      bool cut = false;
+      for (int j : {ci.joint, ci.leader}) {
+        const JointInfo& ji = mech_.joints[static_cast<std::size_t>(j)];
+        if (ji.cut && !cut)
+          diags_.report(DiagKind::CouplerOnCutJoint, comp(c).range, comp(c).path, comp(ji.component).path);
+        cut = cut || ji.cut;
+      }
+      if (cut) continue;
+      ci.holonomic = 1;
       mech_.constraints.push_back(ci);
     }
   }

@@ -44,7 +44,8 @@ namespace capstan::mechanics {
   X(Cable, "cable", "frame_a", "frame_b")                      \
   X(CableSpring, "cable spring")                               \
   X(CableActuator, "cable actuator")                           \
-  X(Visual, "visual", "frame_a")
+  X(Visual, "visual", "frame_a")                               \
+  X(Coupler, "coupler")
 
 enum class ComponentKind {
 #define CAPSTAN_COMPONENT_ENUMERATOR(Name, ...) Name,

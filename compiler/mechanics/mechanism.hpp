@@ -76,13 +76,14 @@ struct JointInfo {
   int nq = 0, nu = 0;
 };
 
-enum class ConstraintKind { LoopJoint, SphereOnSphere };
+enum class ConstraintKind { LoopJoint, SphereOnSphere, Coupler };
 
 struct ConstraintInfo {
   ConstraintKind kind = ConstraintKind::LoopJoint;
   std::string name;              // component path
   int component = -1;            // the cut joint or the contact component
-  int joint = -1;                // LoopJoint: index into joints
+  int joint = -1;                // LoopJoint: index into joints; Coupler: the follower's
+  int leader = -1;               // Coupler: the leader's index into joints
   int bodyF = -1, bodyB = -1;    // SphereOnSphere: the bodies the spheres are on
   int sphereF = -1, sphereB = -1;   // SphereOnSphere: sphere components
   int holonomic = 0;             // position-level rows

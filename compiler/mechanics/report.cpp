@@ -201,10 +201,13 @@ nlohmann::json toJson(const sema::FlatModel& model, const Mechanism& mech) {
   json constraints = json::array();
   for (const auto& c : mech.constraints) {
     json j{{"name", c.name},
-           {"kind", c.kind == ConstraintKind::LoopJoint ? "LoopJoint" : "SphereOnSphereContact"},
+           {"kind", c.kind == ConstraintKind::LoopJoint ? "LoopJoint"
+                    : c.kind == ConstraintKind::Coupler ? "Coupler"
+                                                        : "SphereOnSphereContact"},
            {"holonomic", c.holonomic},
            {"nonholonomic", c.nonholonomic}};
     if (c.kind == ConstraintKind::LoopJoint) j["joint"] = c.joint;
+    else if (c.kind == ConstraintKind::Coupler) j.update({{"follower", c.joint}, {"leader", c.leader}});
     else j.update({{"sphereF", path(c.sphereF)}, {"sphereB", path(c.sphereB)}, {"bodyF", c.bodyF}, {"bodyB", c.bodyB}});
     constraints.push_back(j);
   }

@@ -3,7 +3,8 @@
 // with and without rolling on a free ball against a sphere fixed on Ground,
 // a ball on a moving ball, and random trees with a contact between two of
 // their bodies; Constraint::Ball and Constraint::Weld against cut joints of
-// those types on random trees.
+// those types on random trees; a Coupler against
+// Constraint::CoordinateCoupler with a linear function.
 //
 // Simbody projects each state onto its constraints (positions, then
 // velocities); both then compute udot and the multipliers at that state.
@@ -424,6 +425,81 @@ TEST_CASE("Ball and Weld cuts against Constraint::Ball and Constraint::Weld on r
     MESSAGE(typeName << " cut vs Simbody: worst relative difference udot " << worstUdot << ", body forces "
                      << worstForces);
   }
+}
+
+TEST_CASE("Coupler against Constraint::CoordinateCoupler with a linear function on random trees") {
+  Rng rng(731);
+  double worstUdot = 0.0, worstMultiplier = 0.0;
+  for (int trial = 0; trial < 12; ++trial) {
+    CAPTURE(trial);
+    // A random tree and two more bodies on one-coordinate joints (revolute
+    // or prismatic, either way round): q_f = r q_l + o.
+    Mechanism<double> model = randomTree(rng, 6);
+    int joints[2];
+    for (int k = 0; k < 2; ++k) {
+      const JointType type = uniform(rng, 0.0, 1.0) < 0.5 ? JointType::Revolute : JointType::Prismatic;
+      joints[k] = model.addBody(randomBody(rng, "coupled" + std::to_string(k)),
+                                randomJoint(rng, type, std::uniform_int_distribution<int>(-1, 5 + k)(rng),
+                                            "coupled" + std::to_string(k)));
+    }
+    const bool swap = trial % 2 == 1;
+    const capstan::Joint<double>& follower = model.joints[static_cast<std::size_t>(joints[swap ? 1 : 0])];
+    const capstan::Joint<double>& leader = model.joints[static_cast<std::size_t>(joints[swap ? 0 : 1])];
+    capstan::Constraint<double> coupler;
+    coupler.type = capstan::ConstraintType::Coupler;
+    coupler.name = "coupler";
+    coupler.qFollower = follower.qOffset;
+    coupler.uFollower = follower.uOffset;
+    coupler.qLeader = leader.qOffset;
+    coupler.uLeader = leader.uOffset;
+    coupler.ratio = uniform(rng, -2.0, 2.0);
+    coupler.offset = uniform(rng, -0.5, 0.5);
+
+    SimbodyModel simbody(model);
+    SimTK::Vector coefficients(3);
+    coefficients[0] = 1.0;
+    coefficients[1] = -coupler.ratio;
+    coefficients[2] = -coupler.offset;
+    SimTK::Array_<SimTK::MobilizedBodyIndex> bodies;
+    SimTK::Array_<SimTK::MobilizerQIndex> coordinates;
+    for (const capstan::Joint<double>* j : {&follower, &leader}) {
+      const int body = static_cast<int>(j - model.joints.data());
+      bodies.push_back(simbody.mobods[static_cast<std::size_t>(body)].getMobilizedBodyIndex());
+      coordinates.push_back(SimTK::MobilizerQIndex(0));
+    }
+    SimTK::Constraint::CoordinateCoupler constraint(simbody.matter, new SimTK::Function::Linear(coefficients), bodies,
+                                                    coordinates);
+    const VectorX<double> tau = randomVectorX(rng, model.nu, 3.0);
+    simbody.setState(randomConfiguration(rng, model), randomVectorX(rng, model.nu, 1.0), tau);
+    simbody.system.project(simbody.state, kProjection);
+    simbody.system.realize(simbody.state, SimTK::Stage::Acceleration);
+    VectorX<double> q(model.nq), u(model.nu);
+    stateFromSimbody(simbody, q, u);
+
+    ConstrainedMechanism mech(model, {coupler});
+    mech.tau() = tau;
+    const ConstraintRows<double> rows = mech.rows(q, u);
+    CHECK(std::abs(rows.positionErrors[0]) < 1e3 * kProjection);
+    CHECK(std::abs(rows.velocityErrors[0]) < 1e3 * kProjection);
+    CHECK(std::abs(rows.positionErrors[0] - constraint.getPositionErrorsAsVector(simbody.state)[0]) < 1e-12);
+    Solver solver(mech, mech.rowRanges());
+    VectorX<double> udot, lambda;
+    solver.accelerations(0.0, q, u, udot, lambda);
+    VectorX<double> theirs(model.nu);
+    for (int k = 0; k < model.nu; ++k) theirs[k] = simbody.state.getUDot()[k];
+    const double udotError = relativeError(udot, theirs);
+    CHECK(udotError < kAgreement);
+    worstUdot = std::max(worstUdot, udotError);
+    const double multiplierError = relativeDifference(lambda[0], constraint.getMultipliersAsVector(simbody.state)[0]);
+    CHECK(multiplierError < kAgreement);
+    worstMultiplier = std::max(worstMultiplier, multiplierError);
+    // The generalized forces -G^T lambda: on the two coupled coordinates only.
+    const VectorX<double> generalized = -rows.G.transpose() * lambda;
+    for (int k = 0; k < model.nu; ++k)
+      if (k != coupler.uFollower && k != coupler.uLeader) CHECK(generalized[k] == 0.0);
+  }
+  MESSAGE("Coupler vs Simbody's CoordinateCoupler: worst relative difference udot " << worstUdot << ", multiplier "
+                                                                                       << worstMultiplier);
 }
 
 }  // namespace

@@ -58,7 +58,7 @@ class ConstrainedMechanism {
   // Every row at (q, u).
   ConstraintRows<double> rows(const Q& q, const U& u) const {
     forwardKinematics(model_, data_, q, u);
-    return evaluateConstraints(model_, data_, constraints_);
+    return evaluateConstraints(model_, data_, constraints_, &q, &u);
   }
 
   void forwardDynamics(double /*t*/, const Q& q, const U& u, U& udot) const {

@@ -55,12 +55,22 @@
 // Multipliers lambda = (lx, ly, lz) are the negative of the force on B at
 // Co, in C: F_B = -(lx Cx + ly Cy + lz Cz), and F's is opposite.
 //
+// Coupler (Drake's coupler constraint; Simbody's CoordinateCoupler with a
+// linear function; URDF's <mimic>). Tree joints f (the follower) and l (the
+// leader) of one coordinate each, with u = qdot, ratio r and offset o:
+//   holonomic    phi = q_f - r q_l - o   (rad or m, the follower's)
+//     phi_v = u_f - r u_l,  G = e_f - r e_l (unit rows of u),  gamma = 0
+// Its multiplier is a generalized force: -lambda on the follower's
+// coordinate and r lambda on the leader's. It applies no force at a body
+// frame of its own (constraintBodyForces leaves it out; -G^T lambda holds it).
+//
 // Traceable with a symbolic Scalar: the only value-dependent choice (the
 // sign in the contact basis) goes through selectNonNegative().
 #pragma once
 
 #include "capstan/kinematics.hpp"
 
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -185,7 +195,7 @@ inline std::vector<LoopRow> loopClosureRows(JointType type, const Eigen::Vector3
 
 // ------------------------------------------------------------ constraints
 
-enum class ConstraintType { LoopJoint, SphereOnSphere };
+enum class ConstraintType { LoopJoint, SphereOnSphere, Coupler };
 
 template <class Scalar>
 struct Constraint {
@@ -197,6 +207,9 @@ struct Constraint {
   std::vector<LoopRow> rows;                         // LoopJoint
   Scalar radiusF = Scalar(0), radiusB = Scalar(0);   // SphereOnSphere (m)
   bool rolling = false;                              // SphereOnSphere
+  int qFollower = -1, uFollower = -1;                // Coupler: the joints' coordinates in q and u
+  int qLeader = -1, uLeader = -1;
+  Scalar ratio = Scalar(1), offset = Scalar(0);      // Coupler
 
   int holonomic() const { return type == ConstraintType::LoopJoint ? static_cast<int>(rows.size()) : 1; }
   int nonholonomic() const { return type == ConstraintType::SphereOnSphere && rolling ? 2 : 0; }
@@ -260,10 +273,12 @@ Vec6<Scalar> spatial(const Vec3<Scalar>& angular, const Vec3<Scalar>& linear) {
 }  // namespace detail
 
 // Evaluates every constraint's rows at the state of `data` (velocity
-// kinematics at (q, u): forwardKinematics(model, data, q, u)).
+// kinematics at (q, u): forwardKinematics(model, data, q, u)); a Coupler
+// reads q and u themselves.
 template <class Scalar>
 ConstraintRows<Scalar> evaluateConstraints(const Mechanism<Scalar>& model, const Data<Scalar>& data,
-                                           const std::vector<Constraint<Scalar>>& constraints) {
+                                           const std::vector<Constraint<Scalar>>& constraints,
+                                           const VectorX<Scalar>* q = nullptr, const VectorX<Scalar>* u = nullptr) {
   using detail::spatial;
   const int mp = holonomicRows(constraints), m = constraintRows(constraints);
   const auto rowsCount = static_cast<std::size_t>(m);
@@ -280,6 +295,15 @@ ConstraintRows<Scalar> evaluateConstraints(const Mechanism<Scalar>& model, const
   const Vec3<Scalar> zero = Vec3<Scalar>::Zero();
   int holo = 0, nonholo = mp;
   for (const Constraint<Scalar>& c : constraints) {
+    if (c.type == ConstraintType::Coupler) {
+      if (!q || !u) throw std::logic_error("capstan::evaluateConstraints: a Coupler needs q and u");
+      out.positionErrors[holo] = (*q)[c.qFollower] - c.ratio * (*q)[c.qLeader] - c.offset;
+      out.velocityErrors[holo] = (*u)[c.uFollower] - c.ratio * (*u)[c.uLeader];
+      out.G(holo, c.uFollower) = Scalar(1);
+      out.G(holo, c.uLeader) = -c.ratio;
+      ++holo;  // gamma 0, no body frames
+      continue;
+    }
     const FrameKinematics<Scalar> F = frameKinematics(model, data, c.F);
     const FrameKinematics<Scalar> M = frameKinematics(model, data, c.M);
     // From each body's origin to its frame's origin (World: none).
