@@ -253,6 +253,32 @@ class Writer {
       decl("//   (" + std::to_string(l.collisions) + " <collision> element(s) not imported)");
   }
 
+  // A `<mimic>`: a Coupler (q = multiplier q_leader + offset) between two
+  // one-coordinate joints; else, or with --no-mimic, a comment (and, without
+  // --no-mimic, a warning): an independent degree of freedom.
+  void writeMimic(const Joint& j) {
+    const std::string as = "<mimic joint=\"" + shown(j.mimic->joint) + "\" multiplier=\"" + num(j.mimic->multiplier) +
+                           "\" offset=\"" + num(j.mimic->offset) + "\">";
+    const Joint* leader = nullptr;
+    for (const Joint& k : r_.joints)
+      if (k.name == j.mimic->joint) leader = &k;
+    const auto moves = [](const Joint& k) { return k.type == "revolute" || k.type == "continuous" || k.type == "prismatic"; };
+    std::string why;
+    if (!leader) why = "which is not a joint of the file";
+    else if (leader == &j) why = "which is the joint itself";
+    else if (!moves(j) || !moves(*leader)) why = "but a coupler joins two revolute, continuous or prismatic joints";
+    if (options_.noMimic || !why.empty()) {
+      decl("//   " + as + ": imported as an independent degree of freedom");
+      if (!options_.noMimic)
+        diags_.report(DiagKind::UrdfMimicIgnored, src_.at(j.mimic->where.line ? j.mimic->where : j.where), j.name,
+                      j.mimic->joint, why);
+      return;
+    }
+    decl("//   " + as + ": a coupler");
+    decl("Coupler " + fresh(j.id + "_mimic") + "(follower = " + j.id + ", leader = " + leader->id +
+         ", ratio = " + num(j.mimic->multiplier) + ", offset = " + num(j.mimic->offset) + ");");
+  }
+
   void writeJoint(int index, const std::string& parentFrame) {
     Joint& j = r_.joints[static_cast<std::size_t>(index)];
     decl("// joint `" + shown(j.name) + "`, " + j.type + ", `" + shown(j.fromWorld ? std::string("world") : j.parent) +
@@ -306,13 +332,7 @@ class Writer {
     if (j.rateLimits && oneDof)
       decl("//   <limit effort=\"" + num(j.effort) + "\" velocity=\"" + num(j.velocity) + "\">: not enforced");
     if (!j.unimported.empty()) decl("//   " + j.unimported);
-    if (j.mimic) {
-      decl("//   <mimic joint=\"" + shown(j.mimic->joint) + "\" multiplier=\"" + num(j.mimic->multiplier) + "\" offset=\"" +
-           num(j.mimic->offset) + "\">: imported as an independent degree of freedom");
-      if (!options_.noMimic)
-        diags_.report(DiagKind::UrdfMimicIgnored, src_.at(j.mimic->where.line ? j.mimic->where : j.where), j.name,
-                      j.mimic->joint);
-    }
+    if (j.mimic) writeMimic(j);
     if (!oneDof) return;
     std::string law;
     if (j.damping != 0) {

@@ -2,7 +2,8 @@
 """Golden files of `capstan import`: the model written for each robot of
 examples/urdf/, tests/import/urdf/ and tests/import/sdf/ (with the options in CASES) must equal
 tests/import/golden/NAME.cap, and `capstan check` must accept the robot with
-the same options.
+the same options; a robot with <mimic> joints (COUPLED) is also run, and its
+couplers must hold at every row.
 
   run_golden.py --capstan build/compiler/capstan            # compare
   run_golden.py --capstan build/compiler/capstan --update   # re-bless after an intended change
@@ -26,7 +27,36 @@ CASES = {
     "quadruped_sdf": ("tests/import/sdf/quadruped.sdf", []),
     "gimbal_sdf": ("tests/import/sdf/gimbal.sdf", ["--package-path", "tests/import/sdf"]),
     "odd_names": ("tests/import/urdf/odd_names.urdf", []),
+    "gripper": ("tests/import/urdf/gripper.urdf", ["--floating-base"]),
 }
+# golden name -> the <mimic> relations (follower, ratio, leader, offset) a
+# run of the imported robot (`simulate --interpret`, from the start the
+# settings give, assembled onto the couplers) keeps at every row
+COUPLED = {
+    "gripper": ([("finger_right", -1.0, "finger_left", 0.0), ("tilt", 0.5, "wrist", 0.1)],
+                ["--set", "wrist.u0=2", "--set", "finger_left.u0=0.05"]),
+}
+
+
+def check_coupled(capstan, name, robot, args, env):
+    """The couplers hold along a run: q_f = ratio q_l + offset at every row."""
+    relations, settings = COUPLED[name]
+    run = subprocess.run([capstan, "simulate", robot, *args, *settings, "--interpret", "--t-end", "0.5"], cwd=ROOT, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if run.returncode != 0:
+        return [f"FAIL {name}: capstan simulate {robot}: exit {run.returncode}\n{run.stderr}"]
+    lines = run.stdout.strip().split("\n")
+    header = lines[0].split(",")
+    rows = [[float(x) for x in line.split(",")] for line in lines[1:]]
+    failures = []
+    for follower, ratio, leader, offset in relations:
+        f, l = header.index(follower + ".q[1]"), header.index(leader + ".q[1]")
+        worst = max(abs(r[f] - ratio * r[l] - offset) for r in rows)
+        moved = max(abs(r[l] - rows[0][l]) for r in rows)
+        if worst > 1e-8 or moved < 1e-3:
+            failures.append(f"FAIL {name}: {follower} = {ratio} {leader} + {offset} off by {worst} "
+                            f"({leader} moved {moved})")
+    return failures
 
 
 def main():
@@ -50,6 +80,10 @@ def main():
             print(f"FAIL {name}: exit {got.returncode}\n{got.stderr}")
             for d in difflib.unified_diff(want.splitlines(), got.stdout.splitlines(), "golden", "actual", lineterm=""):
                 print("  " + d)
+        if name in COUPLED and not opts.update:
+            for failure in check_coupled(opts.capstan, name, rel, args, env):
+                failed += 1
+                print(failure)
         check = subprocess.run([opts.capstan, "check", rel, *args], cwd=ROOT, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if check.returncode != 0 or "warning" in check.stderr or "error" in check.stderr:
