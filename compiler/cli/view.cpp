@@ -13,9 +13,10 @@
 //            its inertia (the solid box with the body's mass and principal
 //            moments, centered at its center of mass);
 //   frames   the animation: X_WB of every moving body at up to kMaxFrames
-//            rows of the trajectory (every row of a shorter one), and every
+//            rows of the trajectory (every row of a shorter one), every
 //            cable's path in World, its straight segments and the geodesics
-//            over the surfaces it wraps (the path solver's own points);
+//            over the surfaces it wraps (the path solver's own points), and
+//            each bushing's halfway frame B (markers);
 //   plots    every column of the trajectory in its unit (the engine's column
 //            table), at most kMaxPlotPoints points each: a longer column
 //            keeps, for each of kMaxPlotPoints / 2 runs of rows, its
@@ -218,10 +219,20 @@ struct SceneBuilder {
   }
 
   // The solid box with the body's mass and central principal moments:
-  // I1 = m (b^2 + c^2) / 12, ... so a^2 = 6 (I2 + I3 - I1) / m.
+  // I1 = m (b^2 + c^2) / 12, ... so a^2 = 6 (I2 + I3 - I1) / m. A massless
+  // body (a frame between two joints) is a small ball at its origin.
   void inertiaBox(std::size_t b) {
     const mechanics::BodyInfo& body = mech.bodies[b];
-    if (!(body.mass > 0.0)) return;
+    if (!(body.mass > 0.0)) {
+      const double d = 0.02 * scale;
+      json s = look({0.45, 0.47, 0.5}, 1.0);
+      s["kind"] = "sphere";
+      s["of"] = body.name;
+      s["size"] = {shortNumber(d), shortNumber(d), shortNumber(d)};
+      s["pose"] = pose(Pose());
+      bodyShapes[b].push_back(std::move(s));
+      return;
+    }
     Eigen::SelfAdjointEigenSolver<Mat3> eig(0.5 * (body.I_Bcm_B + body.I_Bcm_B.transpose()));
     const Vec3 I = eig.eigenvalues();
     Vec3 edge;
@@ -391,6 +402,10 @@ std::string writeViewFrom(const Options& opts, const Loaded& loaded, const codeg
   json times = json::array();
   std::vector<json> poses(mech.bodies.size(), json::array());
   std::vector<json> cablePoints(mech.cables.size(), json::array());
+  std::vector<const mechanics::ForceInfo*> bushings;
+  for (const mechanics::ForceInfo& f : mech.forces)
+    if (f.kind == mechanics::ForceKind::Bushing) bushings.push_back(&f);
+  std::vector<json> halfway(bushings.size(), json::array());
   Eigen::VectorXd q(model.nq), u = Eigen::VectorXd::Zero(model.nu);
   codegen::InterpretedModel::BodyPoses X;
   std::size_t lostPaths = 0;
@@ -411,6 +426,17 @@ std::string writeViewFrom(const Options& opts, const Loaded& loaded, const codeg
       return rb < 0 ? Pose() : Pose(X[std::size_t(rb)].R_WB, X[std::size_t(rb)].p_WB);
     };
     for (std::size_t b = 1; b < mech.bodies.size(); ++b) appendPose(poses[b], X_WB(int(b)));
+    // Each bushing's frame B halfway between A and C, as Drake's
+    // LinearBushingRollPitchYaw defines it: Bo at the midpoint of Ao and Co,
+    // R_AB the half of R_AC's rotation (so R_AB = R_BC).
+    for (std::size_t k = 0; k < bushings.size(); ++k) {
+      const mechanics::FrameInfo& A = mech.frames.at(std::size_t(bushings[k]->frameA));
+      const mechanics::FrameInfo& C = mech.frames.at(std::size_t(bushings[k]->frameB));
+      const Pose X_WA = X_WB(A.body) * A.X_BF, X_WC = X_WB(C.body) * C.X_BF;
+      const Eigen::AngleAxisd R_AC(Mat3(X_WA.R.transpose() * X_WC.R));
+      appendPose(halfway[k], Pose(X_WA.R * Eigen::AngleAxisd(0.5 * R_AC.angle(), R_AC.axis()).toRotationMatrix(),
+                                  0.5 * (X_WA.p + X_WC.p)));
+    }
     if (mech.cables.empty()) continue;
     codegen::InterpretedModel::ExternalForces fext;
     const bool solved = model.updateCables(t, q, u, fext) < 0;
@@ -454,6 +480,11 @@ std::string writeViewFrom(const Options& opts, const Loaded& loaded, const codeg
   for (std::size_t c = 0; c < mech.cables.size(); ++c)
     cables.push_back({{"name", mech.cables[c].name}, {"paths", std::move(cablePoints[c])}});
   data["cables"] = std::move(cables);
+  json markers = json::array();  // frames that move with no one body: axes
+  for (std::size_t k = 0; k < bushings.size(); ++k)
+    markers.push_back({{"name", bushings[k]->name + " B (halfway)"}, {"size", shortNumber(0.2 * scene.scale)},
+                       {"poses", std::move(halfway[k])}});
+  data["markers"] = std::move(markers);
   data["plots"] = plots(*csv, units);
   if (lostPaths > 0) warn(syntax::DiagKind::ViewCablePathLost, static_cast<int>(lostPaths));
 
