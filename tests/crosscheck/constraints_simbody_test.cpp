@@ -79,6 +79,13 @@ struct Worst {
   int states = 0;
 };
 
+// Our udot against Simbody's at its realized state: the relative difference.
+double udotDifference(const SimbodyModel& simbody, const VectorX<double>& udot) {
+  VectorX<double> theirs(udot.size());
+  for (Eigen::Index k = 0; k < udot.size(); ++k) theirs[k] = simbody.state.getUDot()[static_cast<int>(k)];
+  return relativeError(udot, theirs);
+}
+
 // Copies Simbody's q and u (after its projection).
 void stateFromSimbody(const SimbodyModel& simbody, VectorX<double>& q, VectorX<double>& u) {
   for (int k = 0; k < q.size(); ++k) q[k] = simbody.state.getQ()[k];
@@ -409,9 +416,7 @@ TEST_CASE("Ball and Weld cuts against Constraint::Ball and Constraint::Weld on r
       Solver solver(mech, mech.rowRanges());
       VectorX<double> udot, lambda;
       solver.accelerations(0.0, qs, us, udot, lambda);
-      VectorX<double> theirs(model.nu);
-      for (int k = 0; k < model.nu; ++k) theirs[k] = simbody.state.getUDot()[k];
-      const double udotError = relativeError(udot, theirs);
+      const double udotError = udotDifference(simbody, udot);
       CHECK(udotError < kAgreement);
       worstUdot = std::max(worstUdot, udotError);
       if (independent) {
@@ -485,9 +490,7 @@ TEST_CASE("Coupler against Constraint::CoordinateCoupler with a linear function 
     Solver solver(mech, mech.rowRanges());
     VectorX<double> udot, lambda;
     solver.accelerations(0.0, q, u, udot, lambda);
-    VectorX<double> theirs(model.nu);
-    for (int k = 0; k < model.nu; ++k) theirs[k] = simbody.state.getUDot()[k];
-    const double udotError = relativeError(udot, theirs);
+    const double udotError = udotDifference(simbody, udot);
     CHECK(udotError < kAgreement);
     worstUdot = std::max(worstUdot, udotError);
     const double multiplierError = relativeDifference(lambda[0], constraint.getMultipliersAsVector(simbody.state)[0]);
