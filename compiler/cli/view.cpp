@@ -27,21 +27,20 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
-#include <sstream>
-#include <unistd.h>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include <Eigen/Eigenvalues>
 #include <Eigen/Geometry>
 #include <nlohmann/json.hpp>
 
 #include <capstan/sim/columns.hpp>
+#include "cli/driver.hpp"
 #include "cli/external.hpp"
 #include "cli/files.hpp"
 #include "cli/generate.hpp"
@@ -96,14 +95,6 @@ json pose(const Pose& X) {
 fs::path threeDir() {
   if (const char* env = std::getenv("CAPSTAN_THREE_JS"); env && *env) return env;
   return CAPSTAN_THREE_JS_DIR;
-}
-
-std::string readWhole(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // Text put inside <script>: `</script` would end it early.
@@ -163,13 +154,12 @@ struct SceneBuilder {
       const fs::path model = loaded.sources.file(component(c).range.file).path();
       const fs::path file = model.parent_path() / text(c, "file", "");
       std::string error;
-      std::string ext = file.extension().string();
-      std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-      const std::string data = readWhole(file);
+      const std::optional<MeshFormat> format = meshFormat(file);
+      const std::string data = readFile(file);
       std::vector<float> triangles;
       if (data.empty()) error = fs::exists(file) ? "it is empty or cannot be read" : "no such file";
-      else if (ext != ".stl" && ext != ".obj") error = "the file is not `.stl` or `.obj`";
-      else triangles = parseMesh(data, ext == ".stl" ? MeshFormat::Stl : MeshFormat::Obj, error);
+      else if (!format) error = "the file is not `.stl` or `.obj`";
+      else triangles = parseMesh(data, *format, error);
       if (!error.empty()) fail(syntax::DiagKind::ViewMeshUnreadable, file.string(), component(c).path, error);
       const Vec3 k = assembly.vec3(c, "scale", Vec3::Ones());
       json corners = json::array();
@@ -351,8 +341,8 @@ struct PageParts {
 };
 PageParts pageParts() {
   const fs::path three = threeDir();
-  PageParts parts{readWhole(three / "three.min.js"), readWhole(three / "examples/js/controls/OrbitControls.js"),
-                  readWhole(codegen::defaultTemplateDir() / "view.html")};
+  PageParts parts{readFile(three / "three.min.js"), readFile(three / "examples/js/controls/OrbitControls.js"),
+                  readFile(codegen::defaultTemplateDir() / "view.html")};
   if (parts.threeJs.empty() || parts.orbitJs.empty()) fail(syntax::DiagKind::ViewThreeMissing, three.string());
   if (parts.page.empty()) fail(syntax::DiagKind::InstallationIncomplete, "view.html", codegen::defaultTemplateDir().string());
   return parts;

@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "cli/mesh.hpp"
 #include "syntax/lexer.hpp"
 
 namespace fs = std::filesystem;
@@ -226,9 +227,7 @@ class Writer {
         std::string where, package;
         const std::string found = resolveMesh(v.mesh, where, package);
         shape = "mesh \"" + shown(found) + "\" scale " + vec(v.scale);
-        std::string ext = fs::path(found).extension().string();
-        for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        if (!found.empty() && (ext == ".stl" || ext == ".obj")) {
+        if (!found.empty() && cli::meshFormat(found)) {
           kind = "mesh";
           std::error_code ec;
           const fs::path here = fs::current_path(ec);
