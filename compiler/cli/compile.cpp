@@ -44,6 +44,9 @@ Generated generate(const Options& opts, const Loaded& loaded, const codegen::Mod
   to.sourceName = fs::path(opts.file).filename().string();
   to.derivatives = opts.derivatives;
   to.symbolicDerivatives = opts.symbolicDerivatives;
+  if (!opts.quadratic.empty())
+    to.quadratic = opts.quadratic == "compact" ? codegen::TraceOptions::Quadratic::Compact
+                                               : codegen::TraceOptions::Quadratic::Unrolled;
   Generated g;
   codegen::ir::Model ir;
   try {

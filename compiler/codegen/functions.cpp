@@ -18,6 +18,8 @@ const char* cppType(ValueType t) {
     case ValueType::Energy: return "double";
     case ValueType::Point: return "Eigen::Vector3d";
     case ValueType::FrameJacobian: return "FrameJacobian";
+    case ValueType::FrameKinematics: return "FrameKinematics";
+    case ValueType::MassMatrixKinematics: return "MassMatrixKinematics";
     case ValueType::SpatialVector: return "SpatialVector";
     case ValueType::BushingStates: return "BushingStates";
     case ValueType::ExternalForces: return "ExternalForces";
@@ -97,6 +99,23 @@ const std::vector<GeneratedFunction>& generatedFunctions() {
        {"Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when",
         "udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u."},
        true},
+      // Kinematics once, then any frame's J and Jdot u from it (the
+      // template's frameJacobian(frame, k, J) and frameJacobianDotU(frame, k, JdotU)).
+      {FunctionId::FrameKinematics, "frameKinematics", {{T::Q, "q"}}, {{T::FrameKinematics, "k"}},
+       {"What frameJacobian(frame, k, J) reads, for any number of frames at one q: every body's",
+        "R_WB and p_WB, and each dof's column H_W (6 x nu) of the joint it belongs to, about that",
+        "joint's body origin, in World. k.V_WB and k.Abias_WB are left as they were."}},
+      {FunctionId::FrameKinematicsVelocities, "frameKinematics", {{T::Q, "q"}, {T::U, "u"}},
+       {{T::FrameKinematics, "k"}},
+       {"The same, and what frameJacobianDotU(frame, k, JdotU) reads too: every body's spatial",
+        "velocity V_WB = [w_WB; v_WBo] and its acceleration at udot = 0, Abias_WB, in World."},
+       false, "Velocities"},
+      // Only where massMatrix is compact (trace.cpp): the template's
+      // massMatrix(q, M) loops over what this writes.
+      {FunctionId::MassMatrixKinematics, "massMatrixKinematics", {{T::Q, "q"}}, {{T::MassMatrixKinematics, "k"}},
+       {"What massMatrix assembles M from: every body's p_WB, each dof's column H_W and its unit",
+        "force F_W = Mc_Bo_W H_W (its body's composite inertia, about the body origin, in World),",
+        "each dof's armature."}},
       // Only in classes of models with bushings (trace.cpp).
       {FunctionId::BushingStates, "bushingStates", {{T::Q, "q"}, {T::U, "u"}}, {{T::BushingStates, "out"}},
        {"Each bushing's state (bushingNames order): Drake's spatial forces F_A_A (on A, about Ao,",

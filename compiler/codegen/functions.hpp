@@ -36,6 +36,10 @@ enum class ValueType {
   Energy,          // double (J), returned
   Point,           // Eigen::Vector3d: a point of a body, in its frame (m)
   FrameJacobian,   // (6 x nu): angular rows, then linear
+  FrameKinematics,  // what frame Jacobians are made from: every body's pose, velocity and
+                    // acceleration at udot = 0, each dof's column H_PB_W
+  MassMatrixKinematics,  // what the compact mass matrix is made from: every body's origin,
+                         // each dof's column H_PB_W and unit force Mc_Bo_W H_PB_W, armatures
   SpatialVector,   // (6): angular, then linear
   BushingStates,   // one BushingState per bushing
   ExternalForces,  // one spatial force [n; f] per body (N*m, N): the moment about the
@@ -69,6 +73,9 @@ enum class FunctionId {
   InitialState,
   FrameJacobian,
   FrameJacobianDotU,
+  FrameKinematics,            // poses and dof columns, for frameJacobian(frame, k, J)
+  FrameKinematicsVelocities,  // also velocities and bias accelerations, for frameJacobianDotU(frame, k, ...)
+  MassMatrixKinematics,       // for massMatrix as a loop (TraceOptions::quadratic compact)
   BushingStates,
   CableFrames,  // only in classes of models with cables
   ForwardDynamicsDerivatives,  // d udot / d(q, u, tau): only on request (TraceOptions::derivatives)
@@ -139,6 +146,15 @@ struct FunctionValues {
   int body = -1;        // perBody functions: the runtime body
   Vec3<Scalar> point = Vec3<Scalar>::Zero();  // p_BoFo_B (m)
   MatrixX<Scalar> J;    // J_WF (6 x nu)
+  // frameKinematics: H_PB_W of every dof (6 x nu, column u_index), and per
+  // body Abias_WB (A_WB at udot = 0); with X_WB and V_WB above.
+  MatrixX<Scalar> H_W;
+  std::vector<Vec6<Scalar>> Abias_WB;
+  // massMatrixKinematics: each dof's F_W = Mc_Bo_W H_PB_W (6 x nu), the
+  // force about its body's origin, in World, that gives the body's subtree
+  // a unit acceleration along it from rest; each dof's armature (nu).
+  MatrixX<Scalar> F_W;
+  VectorX<Scalar> armature;
   Vec6<Scalar> JdotU = Vec6<Scalar>::Zero();  // Jdot_WF u
   std::vector<BushingForces<Scalar>> bushings;  // per bushing, in layout.forceElements order
   // Per obstacle of every cable (layout.cables, each from firstFrame): the
@@ -351,6 +367,35 @@ class FunctionEvaluator {
       case FunctionId::FrameJacobianDotU:
         forwardKinematics(mechanism_, world, v.q, v.u);
         v.JdotU = frameJacobianDotU(mechanism_, world, v.body, v.point);
+        return;
+      case FunctionId::FrameKinematics:
+      case FunctionId::FrameKinematicsVelocities:
+      case FunctionId::MassMatrixKinematics:
+        if (id != FunctionId::FrameKinematicsVelocities) {
+          forwardKinematics(mechanism_, world, v.q);
+        } else {
+          forwardKinematics(mechanism_, world, v.q, v.u);
+          v.V_WB = world.V_WB;
+          v.Abias_WB = world.Abias_WB;
+        }
+        v.X_WB = world.X_WB;
+        v.H_W = MatrixX<Scalar>::Constant(6, mechanism_.nu, Scalar(0.0));
+        for (std::size_t b = 0; b < mechanism_.joints.size(); ++b) {
+          const Joint<Scalar>& joint = mechanism_.joints[b];
+          for (int c = 0; c < joint.nu(); ++c) v.H_W.col(joint.uOffset + c) = world.H_PB_W[b].col(c);
+        }
+        if (id == FunctionId::MassMatrixKinematics) {
+          detail::compositeInertias(mechanism_, world);
+          v.F_W = MatrixX<Scalar>::Constant(6, mechanism_.nu, Scalar(0.0));
+          v.armature = VectorX<Scalar>::Constant(mechanism_.nu, Scalar(0.0));
+          for (std::size_t b = 0; b < mechanism_.joints.size(); ++b) {
+            const Joint<Scalar>& joint = mechanism_.joints[b];
+            for (int c = 0; c < joint.nu(); ++c) {
+              v.F_W.col(joint.uOffset + c) = world.Mc_Bo_W[b] * Vec6<Scalar>(world.H_PB_W[b].col(c));
+              v.armature[joint.uOffset + c] = joint.armature;
+            }
+          }
+        }
         return;
       case FunctionId::ConstraintPositionErrors:
       case FunctionId::ConstraintVelocityErrors:

@@ -167,6 +167,7 @@ void to_json(json& j, const Model& v) {
   j["functions"] = v.functions;
   j["includes"] = v.includes;
   j["frames"] = v.frames;
+  j["quadratic"] = v.quadratic;
   j["cables"] = v.cables;
   j["cable_obstacle_count"] = v.cable_obstacle_count;
   j["cable_actuator_count"] = v.cable_actuator_count;

@@ -162,6 +162,10 @@ struct Model {
   std::vector<Function> functions;
   std::vector<std::string> includes;  // distinct `includes` of all functions, in order
   std::vector<Frame> frames;
+  // "unrolled": frameJacobian<Body>, frameJacobianDotU<Body> and massMatrix
+  // are traced functions; "compact": the template writes them, over
+  // frameKinematics and massMatrixKinematics (TraceOptions::quadratic).
+  std::string quadratic = "unrolled";
   std::vector<Cable> cables;
   int cable_obstacle_count = 0, cable_actuator_count = 0;
   std::vector<std::string> bushings;

@@ -106,7 +106,10 @@ class Tracer {
       // cableFrames and forwardDynamics with external forces): the traced
       // potential energy is renamed, the forces-free forward dynamics left out.
       if (f.id == FunctionId::ForwardDynamics && !layout_.cables.empty()) continue;
+      if (f.id == FunctionId::MassMatrix && !quadraticUnrolled()) continue;  // the template's, over:
+      if (f.id == FunctionId::MassMatrixKinematics && quadraticUnrolled()) continue;
       if (f.perBody) {
+        if (!quadraticUnrolled()) continue;
         for (std::size_t b = 0; b < layout_.bodies.size(); ++b) functions.push_back(traceForBody(f, evaluator, b));
         continue;
       }
@@ -132,6 +135,7 @@ class Tracer {
       functions.push_back(std::move(traced));
     }
     ir.frames = jacobianFrames(env);
+    ir.quadratic = quadraticUnrolled() ? "unrolled" : "compact";
     ir.cables = cables(env);
     ir.cable_obstacle_count = layout_.cableFrameCount;
     ir.cable_actuator_count = layout_.cableActuatorCount;
@@ -163,6 +167,22 @@ class Tracer {
       derived_.hoistParameterOnly(values, sites);
     });
     return fn;
+  }
+
+  // Whether the results that grow with the square of the model are traced
+  // (TraceOptions::quadratic): the per-body frameJacobian<Body> and
+  // frameJacobianDotU<Body>, and massMatrix.
+  bool quadraticUnrolled() const {
+    using Q = TraceOptions::Quadratic;
+    if (options_.quadratic != Q::Auto) return options_.quadratic == Q::Unrolled;
+    std::vector<int> depth(layout_.bodies.size(), 0);  // dofs between each body and World
+    int columns = 0;
+    for (const JointLayout& j : layout_.joints) {  // tree order: parents first
+      const int above = j.parent < 0 ? 0 : depth.at(static_cast<std::size_t>(j.parent));
+      depth.at(static_cast<std::size_t>(j.body)) = above + j.nu();
+      columns += above + j.nu();
+    }
+    return columns <= kMaxUnrolledQuadraticColumns;
   }
 
   // Whether MassMatrix is dynamic-size: nu x nu doubles past Eigen's
@@ -213,6 +233,65 @@ class Tracer {
       for (int r = 0; r < 3; ++r) out.push_back({index(v, r), V[3 + r]});
       fn.block(cite_.joint(j) + ": velocity", out);
     }
+  }
+
+  // Each joint's speeds' columns of `H` (6 x nu) into `target`: only the
+  // entries that are not the constant zero; returns whether some were.
+  bool columnOutputs(const std::string& target, const MatrixX<Expr>& H, const JointLayout& j,
+                     std::vector<Assignment>& out) const {
+    bool zeros = false;
+    for (int c = 0; c < j.nu(); ++c) {
+      for (int r = 0; r < 6; ++r) {
+        const Expr& h = H(r, j.uIndex() + c);
+        if (h.isZero()) {
+          zeros = true;
+        } else {
+          out.push_back({index2(target, r, j.uIndex() + c), h});
+        }
+      }
+    }
+    return zeros;
+  }
+
+  // frameKinematics' blocks, one per joint: its body's pose into k.R_WB[b]
+  // and k.p_WB[b], its speeds' columns into k.H_W (the constant zeros are
+  // zeroed once), and with `velocities` its body's k.V_WB[b] and
+  // k.Abias_WB[b].
+  void frameKinematicsBlocks(FunctionBuilder& fn, const FunctionValues<Expr>& v, bool velocities) {
+    bool zeros = false;
+    for (const JointLayout& j : layout_.joints) {
+      const auto b = static_cast<std::size_t>(j.body);
+      const std::string at = "[" + std::to_string(j.body) + "]";
+      std::vector<Assignment> out;
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) out.push_back({index2("k.R_WB" + at, r, c), v.X_WB[b].R(r, c)});
+      for (int r = 0; r < 3; ++r) out.push_back({index("k.p_WB" + at, r), v.X_WB[b].p[r]});
+      zeros = columnOutputs("k.H_W", v.H_W, j, out) || zeros;
+      if (velocities) {
+        for (int r = 0; r < 6; ++r) out.push_back({index("k.V_WB" + at, r), v.V_WB[b][r]});
+        for (int r = 0; r < 6; ++r) out.push_back({index("k.Abias_WB" + at, r), v.Abias_WB[b][r]});
+      }
+      fn.block(cite_.joint(j), out);
+    }
+    if (zeros) fn.opening("k.H_W.setZero();  // the entries its joints' axes leave zero");
+  }
+
+  // massMatrixKinematics' blocks, one per joint: its body's origin into
+  // k.p_WB[b], its speeds' columns into k.H_W and their unit forces into
+  // k.F_W, its armature into k.armature.
+  void massMatrixKinematicsBlocks(FunctionBuilder& fn, const FunctionValues<Expr>& v) {
+    bool zeros = false;
+    for (const JointLayout& j : layout_.joints) {
+      const auto b = static_cast<std::size_t>(j.body);
+      std::vector<Assignment> out;
+      for (int r = 0; r < 3; ++r) out.push_back({index("k.p_WB[" + std::to_string(j.body) + "]", r), v.X_WB[b].p[r]});
+      zeros = columnOutputs("k.H_W", v.H_W, j, out) || zeros;
+      zeros = columnOutputs("k.F_W", v.F_W, j, out) || zeros;
+      for (int c = 0; c < j.nu(); ++c) out.push_back({index("k.armature", j.uIndex() + c), v.armature[j.uIndex() + c]});
+      fn.block(cite_.joint(j), out);
+    }
+    if (zeros) fn.opening("k.H_W.setZero();  // the entries its joints' axes leave zero");
+    if (zeros) fn.opening("k.F_W.setZero();");
   }
 
   std::vector<Assignment> matrixOutputs(const std::string& name, const MatrixX<Expr>& M) const {
@@ -400,6 +479,14 @@ class Tracer {
       case FunctionId::BodyVelocities:
         poseBlocks(fn, ev.world, false);
         velocityBlocks(fn, ev.world, true);
+        break;
+      case FunctionId::FrameKinematics:
+      case FunctionId::FrameKinematicsVelocities:
+        frameKinematicsBlocks(fn, v, f.id == FunctionId::FrameKinematicsVelocities);
+        break;
+      case FunctionId::MassMatrixKinematics:
+        fn.set("access", "private");
+        massMatrixKinematicsBlocks(fn, v);
         break;
       case FunctionId::KineticEnergy:
         poseBlocks(fn, ev.world, false);

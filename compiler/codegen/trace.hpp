@@ -15,7 +15,7 @@
 
 namespace capstan::codegen {
 
-inline constexpr int kIrVersion = 5;
+inline constexpr int kIrVersion = 6;
 
 struct TraceOptions {
   std::string capstanVersion;  // "0.1.0"
@@ -27,7 +27,22 @@ struct TraceOptions {
   // forward dynamics instead of the analytical recursions: the test oracle
   // (`compile --derivatives=symbolic`).
   bool symbolicDerivatives = false;
+  // How the results that grow with the square of the model are emitted
+  // (every body's frameJacobian<Body> and frameJacobianDotU<Body>, and
+  // massMatrix): unrolled, traced functions (the fastest for small models,
+  // but their code grows with the sum of the bodies' depths, quadratically
+  // along a chain), or compact: O(n) traced kinematics (frameKinematics,
+  // massMatrixKinematics) and loops over the tree in the template. Auto:
+  // unrolled while that sum is at most kMaxUnrolledQuadraticColumns.
+  enum class Quadratic { Auto, Unrolled, Compact };
+  Quadratic quadratic = Quadratic::Auto;
 };
+
+// Auto's limit on the sum over bodies of the dofs between each body and
+// World: the dof columns the unrolled per-body frame Jacobians hold
+// together, and the mass matrix's entries on and below the diagonal that
+// the tree does not leave zero (for one-dof joints).
+inline constexpr int kMaxUnrolledQuadraticColumns = 400;
 
 // The IR of a model whose layout has no Unsupported entries. Throws
 // UnsupportedExpression for an expression it cannot translate.

@@ -602,7 +602,100 @@ def jacobians(capstan):
                     print(f"jacobians: {model.name}: {name}: J-dot u = {a}, central difference {fd}")
                     failures += 1
     print(f"jacobians: {frames_checked} frames checked, {failures} failures")
+    failures += frame_kinematics(capstan)
     return 1 if failures or frames_checked == 0 else 0
+
+
+FRAME_KINEMATICS_PROGRAM = r"""#include "{header}"
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+// Every frame's J and Jdot u, from frameJacobian(frame, q, J) (the per-body
+// functions, unrolled or compact) and from frameKinematics then
+// frameJacobian(frame, k, J), at a state away from the initial one. Prints
+// the per-frame call's entries and M's (to compare headers) and exits 1
+// where the two ways differ by more than 1e-12.
+int main() {{
+  using Model = capstan_models::{cls};
+  Model m;
+  Model::Q q;
+  Model::U u;
+  m.initialState(q, u);
+  for (int i = 0; i < Model::nq; ++i) q[i] += 0.4 * std::sin(1.3 * i + 0.2);
+  Model::normalizeQuaternions(q);
+  for (int i = 0; i < Model::nu; ++i) u[i] = std::cos(0.7 * i + 0.1);
+  Model::FrameKinematics kq, k;
+  m.frameKinematics(q, kq);
+  m.frameKinematics(q, u, k);
+  double worst = 0.0;
+  for (int f = 0; f < Model::nf; ++f) {{
+    Model::FrameJacobian J, Jq, Jk;
+    Model::SpatialVector a, ak;
+    if (!m.frameJacobian(f, q, J) || !m.frameJacobianDotU(f, q, u, a) || !m.frameJacobian(f, kq, Jq) ||
+        !m.frameJacobian(f, k, Jk) || !m.frameJacobianDotU(f, k, ak))
+      return 2;
+    for (int r = 0; r < 6; ++r) {{
+      for (int c = 0; c < Model::nu; ++c) {{
+        worst = std::max({{worst, std::abs(J(r, c) - Jq(r, c)), std::abs(J(r, c) - Jk(r, c))}});
+        std::printf("%.17g\n", J(r, c));
+      }}
+      worst = std::max(worst, std::abs(a[r] - ak[r]) / (1.0 + std::abs(a[r])));
+      std::printf("%.17g\n", a[r]);
+    }}
+  }}
+  Model::MassMatrix M;
+  m.massMatrix(q, M);
+  for (int r = 0; r < Model::nu; ++r)
+    for (int c = 0; c < Model::nu; ++c) std::printf("%.17g\n", M(r, c));
+  std::fprintf(stderr, "%d frames, largest difference %.2e\n", Model::nf, worst);
+  Model::FrameJacobian J;
+  if (m.frameJacobian(Model::nf, k, J)) return 3;  // no such frame
+  return worst <= 1e-12 ? 0 : 1;
+}}
+"""
+# Joints of every kind: revolute with armature and ball (sensors), free and
+# revolute (humanoid), prismatic (stiff_chain), universal and prismatic
+# (gimbal_sdf).
+FRAME_KINEMATICS_MODELS = [SENSORS, ROOT / "bench/peers/models/humanoid.cap", ROOT / "examples/stiff_chain.cap",
+                           ROOT / "tests/import/golden/gimbal_sdf.cap"]
+
+
+def frame_kinematics(capstan):
+    """The frame Jacobians from one frameKinematics pass equal the per-frame
+    calls, and the compact per-body functions and mass matrix (--quadratic
+    compact) the unrolled ones, to 1e-12."""
+    failures = 0
+    with tempfile.TemporaryDirectory() as d:
+        for model in FRAME_KINEMATICS_MODELS:
+            values = {}
+            for mode in ("unrolled", "compact"):
+                out = pathlib.Path(d) / f"{model.stem}_{mode}"
+                run(capstan, "compile", model, "-o", out, "--ir", "--quadratic", mode)
+                ir = json.loads(next(out.glob("*.ir.json")).read_text())
+                src = out / "frames.cpp"
+                src.write_text(FRAME_KINEMATICS_PROGRAM.format(header=f"{ir['class_name']}.hpp", cls=ir["class_name"]))
+                # Warning-free under both compilers: g++ builds one form, clang++ the other.
+                compiler = "g++" if mode == "unrolled" else "clang++"
+                build = subprocess.run([compiler, "-std=c++20", "-O1", "-Wall", "-Wextra", "-Wpedantic", "-Werror",
+                                        "-isystem", "/usr/include/eigen3", "-I", str(out), str(src),
+                                        "-o", str(out / "frames")],
+                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                if build.returncode != 0 or ir["quadratic"] != mode:
+                    print(build.stdout, f"quadratic {ir['quadratic']!r}, asked {mode!r}")
+                    failures += 1
+                    continue
+                proc = subprocess.run([str(out / "frames")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                print(f"jacobians: {model.name} {mode}: {proc.stderr.strip()}{'' if proc.returncode == 0 else ': FAILED'}")
+                failures += proc.returncode != 0
+                values[mode] = [float(x) for x in proc.stdout.split()]
+            if len(values) == 2:
+                a, b = values["unrolled"], values["compact"]
+                worst = max((abs(x - y) / (1.0 + abs(x)) for x, y in zip(a, b)), default=0.0)
+                ok = len(a) == len(b) and len(a) > 0 and worst <= 1e-12
+                print(f"jacobians: {model.name}: compact against unrolled, {len(a)} entries, largest difference "
+                      f"{worst:.2e}{'' if ok else ': FAILED'}")
+                failures += not ok
+    return failures
 
 
 BUSHING_PAIR = ROOT / "tests/codegen/models/bushing_pair.cap"

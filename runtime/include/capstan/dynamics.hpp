@@ -130,9 +130,10 @@ void assembleMassMatrix(const Mechanism<Scalar>& model, MatrixX<Scalar>& M, cons
   }
 }
 
-// Mass matrix from position kinematics already in data.
+// Each body's composite inertia (its subtree's) about its origin, in
+// World: data.Mc_Bo_W, from position kinematics already in data.
 template <class Scalar>
-void massMatrixFromKinematics(const Mechanism<Scalar>& model, Data<Scalar>& data) {
+void compositeInertias(const Mechanism<Scalar>& model, Data<Scalar>& data) {
   const int nb = model.numBodies();
   for (int i = 0; i < nb; ++i) data.Mc_Bo_W[static_cast<std::size_t>(i)] = data.M_Bo_W[static_cast<std::size_t>(i)];
   for (int i = nb - 1; i >= 0; --i) {
@@ -142,6 +143,12 @@ void massMatrixFromKinematics(const Mechanism<Scalar>& model, Data<Scalar>& data
       data.Mc_Bo_W[static_cast<std::size_t>(parent)] += data.Mc_Bo_W[b].shift(Vec3<Scalar>(-data.p_PoBo_W[b]));
     }
   }
+}
+
+// Mass matrix from position kinematics already in data.
+template <class Scalar>
+void massMatrixFromKinematics(const Mechanism<Scalar>& model, Data<Scalar>& data) {
+  compositeInertias(model, data);
   assembleMassMatrix(
       model, data.M, [&](int b) -> const Mat6X<Scalar>& { return data.H_PB_W[static_cast<std::size_t>(b)]; },
       [&](int b, Mat6X<Scalar>& F) {

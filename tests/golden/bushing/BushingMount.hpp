@@ -41,6 +41,20 @@ class BushingMount {
   // J_WF of a frame F: [w_WF; v_WFo] = J_WF u, angular rows then linear, in World.
   using FrameJacobian = Eigen::Matrix<double, 6, nu>;
   using SpatialVector = Eigen::Matrix<double, 6, 1>;  // angular, then linear
+  // Kinematics for any number of frame Jacobians at one state
+  // (frameKinematics, then frameJacobian(frame, k, J) and
+  // frameJacobianDotU(frame, k, JdotU)): every body's R_WB and p_WoBo_W (m);
+  // H_W (6 x nu), each speed's column of its joint's motion, angular
+  // (rad/s) then the velocity of the joint's body origin (m/s) per unit
+  // speed, in World; and with u, every body's V_WB = [w_WB; v_WBo] and
+  // Abias_WB, its acceleration at udot = 0 ([dw_WB; a_WBo], rad/s^2, m/s^2).
+  struct FrameKinematics {
+    std::array<Eigen::Matrix3d, nb> R_WB;
+    std::array<Eigen::Vector3d, nb> p_WB;
+    Eigen::Matrix<double, 6, nu> H_W;
+    std::array<SpatialVector, nb> V_WB;
+    std::array<SpatialVector, nb> Abias_WB;
+  };
   // A bushing's state (bushingStates): Drake's spatial forces F_A_A (on A,
   // about Ao, in A) and F_C_C (on C, about Co, in C), its roll-pitch-yaw
   // angles of R_AC (rad) and their rates (rad/s), and |cos pitch|.
@@ -122,6 +136,17 @@ class BushingMount {
   static constexpr int nf = 5;
   static constexpr std::array<std::string_view, nf> frameNames = {
       "engine", "float.frame_b", "top.frame_a", "top.frame_b", "mount.frame_b",
+  };
+  // The tree, by body: its joint's parent body (-1: World), and the first
+  // and the number of that joint's speeds in u.
+  static constexpr std::array<int, nb> bodyParent = {
+      -1,  // `float`
+  };
+  static constexpr std::array<int, nb> bodyFirstU = {
+      0,
+  };
+  static constexpr std::array<int, nb> bodyNu = {
+      6,
   };
   static constexpr std::array<std::string_view, 0> outputNames = {};
   // Their units, as declared (empty where none was).
@@ -1821,6 +1846,98 @@ class BushingMount {
     JdotU[5] = u[0]*t27 - u[1]*t28;
   }
 
+  // What frameJacobian(frame, k, J) reads, for any number of frames at one q: every body's
+  // R_WB and p_WB, and each dof's column H_W (6 x nu) of the joint it belongs to, about that
+  // joint's body origin, in World. k.V_WB and k.Abias_WB are left as they were.
+  // (15 adds, 37 muls, 1 divs, 0 calls, 0 other)
+  void frameKinematics([[maybe_unused]] const Q& q, FrameKinematics& k) const {
+    k.H_W.setZero();  // the entries its joints' axes leave zero
+    // joint 'float' (bushing.cap:31) -> body 'engine'
+    const double t0 = q[1]*q[1];
+    const double t1 = q[2]*q[2];
+    const double t2 = q[3]*q[3];
+    const double tinv0 = 1.0/(t0 + q[0]*q[0] + t1 + t2);
+    const double t3 = t2*tinv0;
+    const double t4 = t1*tinv0;
+    const double t5 = q[0]*q[3]*tinv0;
+    const double t6 = q[1]*q[2]*tinv0;
+    const double t7 = q[0]*q[2]*tinv0;
+    const double t8 = q[1]*q[3]*tinv0;
+    const double t9 = t0*tinv0;
+    const double t10 = q[2]*q[3]*tinv0;
+    const double t11 = q[0]*q[1]*tinv0;
+    k.R_WB[0](0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
+    k.R_WB[0](0, 1) = -2.0*t5 + 2.0*t6;
+    k.R_WB[0](0, 2) = 2.0*t7 + 2.0*t8;
+    k.R_WB[0](1, 0) = 2.0*t5 + 2.0*t6;
+    k.R_WB[0](1, 1) = -2.0*t3 - 2.0*t9 + 1.0;
+    k.R_WB[0](1, 2) = 2.0*t10 - 2.0*t11;
+    k.R_WB[0](2, 0) = -2.0*t7 + 2.0*t8;
+    k.R_WB[0](2, 1) = 2.0*t10 + 2.0*t11;
+    k.R_WB[0](2, 2) = -2.0*t4 - 2.0*t9 + 1.0;
+    k.p_WB[0][0] = q[4];
+    k.p_WB[0][1] = q[5];
+    k.p_WB[0][2] = q[6];
+    k.H_W(0, 0) = 1.0;
+    k.H_W(1, 1) = 1.0;
+    k.H_W(2, 2) = 1.0;
+    k.H_W(3, 3) = 1.0;
+    k.H_W(4, 4) = 1.0;
+    k.H_W(5, 5) = 1.0;
+  }
+
+  // The same, and what frameJacobianDotU(frame, k, JdotU) reads too: every body's spatial
+  // velocity V_WB = [w_WB; v_WBo] and its acceleration at udot = 0, Abias_WB, in World.
+  // (15 adds, 37 muls, 1 divs, 0 calls, 0 other)
+  void frameKinematics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                       FrameKinematics& k) const {
+    k.H_W.setZero();  // the entries its joints' axes leave zero
+    // joint 'float' (bushing.cap:31) -> body 'engine'
+    const double t0 = q[1]*q[1];
+    const double t1 = q[2]*q[2];
+    const double t2 = q[3]*q[3];
+    const double tinv0 = 1.0/(t0 + q[0]*q[0] + t1 + t2);
+    const double t3 = t2*tinv0;
+    const double t4 = t1*tinv0;
+    const double t5 = q[0]*q[3]*tinv0;
+    const double t6 = q[1]*q[2]*tinv0;
+    const double t7 = q[0]*q[2]*tinv0;
+    const double t8 = q[1]*q[3]*tinv0;
+    const double t9 = t0*tinv0;
+    const double t10 = q[2]*q[3]*tinv0;
+    const double t11 = q[0]*q[1]*tinv0;
+    k.R_WB[0](0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
+    k.R_WB[0](0, 1) = -2.0*t5 + 2.0*t6;
+    k.R_WB[0](0, 2) = 2.0*t7 + 2.0*t8;
+    k.R_WB[0](1, 0) = 2.0*t5 + 2.0*t6;
+    k.R_WB[0](1, 1) = -2.0*t3 - 2.0*t9 + 1.0;
+    k.R_WB[0](1, 2) = 2.0*t10 - 2.0*t11;
+    k.R_WB[0](2, 0) = -2.0*t7 + 2.0*t8;
+    k.R_WB[0](2, 1) = 2.0*t10 + 2.0*t11;
+    k.R_WB[0](2, 2) = -2.0*t4 - 2.0*t9 + 1.0;
+    k.p_WB[0][0] = q[4];
+    k.p_WB[0][1] = q[5];
+    k.p_WB[0][2] = q[6];
+    k.H_W(0, 0) = 1.0;
+    k.H_W(1, 1) = 1.0;
+    k.H_W(2, 2) = 1.0;
+    k.H_W(3, 3) = 1.0;
+    k.H_W(4, 4) = 1.0;
+    k.H_W(5, 5) = 1.0;
+    k.V_WB[0][0] = u[0];
+    k.V_WB[0][1] = u[1];
+    k.V_WB[0][2] = u[2];
+    k.V_WB[0][3] = u[3];
+    k.V_WB[0][4] = u[4];
+    k.V_WB[0][5] = u[5];
+    k.Abias_WB[0][0] = 0.0;
+    k.Abias_WB[0][1] = 0.0;
+    k.Abias_WB[0][2] = 0.0;
+    k.Abias_WB[0][3] = 0.0;
+    k.Abias_WB[0][4] = 0.0;
+    k.Abias_WB[0][5] = 0.0;
+  }
+
   // Each bushing's state (bushingNames order): Drake's spatial forces F_A_A (on A, about Ao,
   // in A) and F_C_C (on C, about Co, in C), its roll-pitch-yaw angles and rates, and
   // |cos pitch|, which gimbalLock() compares with Drake's 0.008.
@@ -2085,6 +2202,98 @@ class BushingMount {
       default:
         return false;
     }
+  }
+
+  // J_WF of frame `frame` from kinematics computed once at this q
+  // (frameKinematics(q, k) or (q, u, k)), so that a step that needs several
+  // frames' Jacobians does the kinematics once; false, and J unchanged, if
+  // there is no such frame.
+  bool frameJacobian(int frame, const FrameKinematics& k, FrameJacobian& J) const {
+    int body = 0;
+    Eigen::Vector3d p_BoFo_B;
+    if (!frameOnBody(frame, body, p_BoFo_B)) return false;
+    frameJacobianFrom(k, body, p_BoFo_B, J);
+    return true;
+  }
+
+  // Jdot_WF u of frame `frame` from frameKinematics(q, u, k); false, and
+  // JdotU unchanged, if there is no such frame.
+  bool frameJacobianDotU(int frame, const FrameKinematics& k, SpatialVector& JdotU) const {
+    int body = 0;
+    Eigen::Vector3d p_BoFo_B;
+    if (!frameOnBody(frame, body, p_BoFo_B)) return false;
+    frameJacobianDotUFrom(k, body, p_BoFo_B, JdotU);
+    return true;
+  }
+
+ private:
+  // The body frame `frame` is fixed to and its origin p_BoFo_B (m, in the
+  // body frame); false if there is no such frame.
+  bool frameOnBody(int frame, [[maybe_unused]] int& body,
+                   [[maybe_unused]] Eigen::Vector3d& p_BoFo_B) const {
+    switch (frame) {
+      case 0:  // `engine`
+        body = 0;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 1:  // `float.frame_b`
+        body = 0;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 2:  // `top.frame_a`
+        body = 0;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 3:  // `top.frame_b`
+        body = 0;
+        p_BoFo_B = Eigen::Vector3d(params.top_r[0], params.top_r[1], params.top_r[2]);
+        return true;
+      case 4:  // `mount.frame_b`
+        body = 0;
+        p_BoFo_B = Eigen::Vector3d(params.top_r[0], params.top_r[1], params.top_r[2]);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  static Eigen::Vector3d cross(const Eigen::Vector3d& a, const Eigen::Vector3d& b) {
+    return Eigen::Vector3d(a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                           a[0] * b[1] - a[1] * b[0]);
+  }
+
+  // J_WF of the frame at p_BoFo_B on `body`: each joint K on the path from
+  // the body to World gives its columns shifted from its body origin Ko to
+  // Fo, J_WF(:, c) = [Hw_c; Hv_c + Hw_c x (p_WFo - p_WKo)]; the other
+  // columns are zero (capstan/kinematics.hpp's frameJacobian, the
+  // reference).
+  static void frameJacobianFrom(const FrameKinematics& k, int body, const Eigen::Vector3d& p_BoFo_B,
+                                FrameJacobian& J) {
+    J.setZero();
+    const auto B = static_cast<std::size_t>(body);
+    const Eigen::Vector3d p_WFo = k.R_WB[B] * p_BoFo_B + k.p_WB[B];
+    for (int b = body; b >= 0; b = bodyParent[static_cast<std::size_t>(b)]) {
+      const auto K = static_cast<std::size_t>(b);
+      const Eigen::Vector3d p_KoFo_W = p_WFo - k.p_WB[K];
+      for (int c = bodyFirstU[K]; c < bodyFirstU[K] + bodyNu[K]; ++c) {
+        const Eigen::Vector3d w = k.H_W.col(c).head<3>();
+        J.col(c).head<3>() = w;
+        J.col(c).tail<3>() = k.H_W.col(c).tail<3>() + cross(w, p_KoFo_W);
+      }
+    }
+  }
+
+  // Jdot_WF u of the frame at p_BoFo_B on `body`: from the body origin's
+  // acceleration at udot = 0, a_WFo = a_WBo + dw_WB x p_BoFo_W
+  // + w_WB x (w_WB x p_BoFo_W) (capstan/kinematics.hpp's frameJacobianDotU).
+  static void frameJacobianDotUFrom(const FrameKinematics& k, int body,
+                                    const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) {
+    const auto B = static_cast<std::size_t>(body);
+    const Eigen::Vector3d p_BoFo_W = k.R_WB[B] * p_BoFo_B;
+    const Eigen::Vector3d dw = k.Abias_WB[B].head<3>();
+    const Eigen::Vector3d w = k.V_WB[B].head<3>();
+    JdotU.head<3>() = dw;
+    JdotU.tail<3>() = k.Abias_WB[B].tail<3>() + cross(dw, p_BoFo_W) + cross(w, cross(w, p_BoFo_W));
   }
 };
 

@@ -47,6 +47,20 @@ class CableOverCylinder {
   // J_WF of a frame F: [w_WF; v_WFo] = J_WF u, angular rows then linear, in World.
   using FrameJacobian = Eigen::Matrix<double, 6, nu>;
   using SpatialVector = Eigen::Matrix<double, 6, 1>;  // angular, then linear
+  // Kinematics for any number of frame Jacobians at one state
+  // (frameKinematics, then frameJacobian(frame, k, J) and
+  // frameJacobianDotU(frame, k, JdotU)): every body's R_WB and p_WoBo_W (m);
+  // H_W (6 x nu), each speed's column of its joint's motion, angular
+  // (rad/s) then the velocity of the joint's body origin (m/s) per unit
+  // speed, in World; and with u, every body's V_WB = [w_WB; v_WBo] and
+  // Abias_WB, its acceleration at udot = 0 ([dw_WB; a_WBo], rad/s^2, m/s^2).
+  struct FrameKinematics {
+    std::array<Eigen::Matrix3d, nb> R_WB;
+    std::array<Eigen::Vector3d, nb> p_WB;
+    Eigen::Matrix<double, 6, nu> H_W;
+    std::array<SpatialVector, nb> V_WB;
+    std::array<SpatialVector, nb> Abias_WB;
+  };
   // Cables (docs/generated-code.md#cables): each a path in Simbody's
   // numbering, obstacle 0 its origin, then its via points and wraps, then
   // its termination. Obstacles of all cables are numbered together, cable c
@@ -155,6 +169,17 @@ class CableOverCylinder {
       "weight",
       "slider.frame_b",
       "rope.frame_b",
+  };
+  // The tree, by body: its joint's parent body (-1: World), and the first
+  // and the number of that joint's speeds in u.
+  static constexpr std::array<int, nb> bodyParent = {
+      -1,  // `slider`
+  };
+  static constexpr std::array<int, nb> bodyFirstU = {
+      0,
+  };
+  static constexpr std::array<int, nb> bodyNu = {
+      1,
   };
   static constexpr std::array<std::string_view, 0> outputNames = {};
   // Their units, as declared (empty where none was).
@@ -393,6 +418,62 @@ class CableOverCylinder {
                                SpatialVector& JdotU) const {
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<6>(0).setZero();
+  }
+
+  // What frameJacobian(frame, k, J) reads, for any number of frames at one q: every body's
+  // R_WB and p_WB, and each dof's column H_W (6 x nu) of the joint it belongs to, about that
+  // joint's body origin, in World. k.V_WB and k.Abias_WB are left as they were.
+  // (0 adds, 0 muls, 0 divs, 0 calls, 0 other)
+  void frameKinematics([[maybe_unused]] const Q& q, FrameKinematics& k) const {
+    k.H_W.setZero();  // the entries its joints' axes leave zero
+    // joint 'slider' (cable.cap:38) -> body 'weight'
+    k.R_WB[0](0, 0) = 1.0;
+    k.R_WB[0](0, 1) = 0.0;
+    k.R_WB[0](0, 2) = 0.0;
+    k.R_WB[0](1, 0) = 0.0;
+    k.R_WB[0](1, 1) = 1.0;
+    k.R_WB[0](1, 2) = 0.0;
+    k.R_WB[0](2, 0) = 0.0;
+    k.R_WB[0](2, 1) = 0.0;
+    k.R_WB[0](2, 2) = 1.0;
+    k.p_WB[0][0] = params.rc;
+    k.p_WB[0][1] = q[0];
+    k.p_WB[0][2] = 0.0;
+    k.H_W(4, 0) = 1.0;
+  }
+
+  // The same, and what frameJacobianDotU(frame, k, JdotU) reads too: every body's spatial
+  // velocity V_WB = [w_WB; v_WBo] and its acceleration at udot = 0, Abias_WB, in World.
+  // (0 adds, 0 muls, 0 divs, 0 calls, 0 other)
+  void frameKinematics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                       FrameKinematics& k) const {
+    k.H_W.setZero();  // the entries its joints' axes leave zero
+    // joint 'slider' (cable.cap:38) -> body 'weight'
+    k.R_WB[0](0, 0) = 1.0;
+    k.R_WB[0](0, 1) = 0.0;
+    k.R_WB[0](0, 2) = 0.0;
+    k.R_WB[0](1, 0) = 0.0;
+    k.R_WB[0](1, 1) = 1.0;
+    k.R_WB[0](1, 2) = 0.0;
+    k.R_WB[0](2, 0) = 0.0;
+    k.R_WB[0](2, 1) = 0.0;
+    k.R_WB[0](2, 2) = 1.0;
+    k.p_WB[0][0] = params.rc;
+    k.p_WB[0][1] = q[0];
+    k.p_WB[0][2] = 0.0;
+    k.H_W(4, 0) = 1.0;
+    k.V_WB[0][0] = 0.0;
+    k.V_WB[0][1] = 0.0;
+    k.V_WB[0][2] = 0.0;
+    k.V_WB[0][3] = 0.0;
+    k.V_WB[0][4] = u[0];
+    k.V_WB[0][5] = 0.0;
+    k.Abias_WB[0][0] = 0.0;
+    k.Abias_WB[0][1] = 0.0;
+    k.Abias_WB[0][2] = 0.0;
+    k.Abias_WB[0][3] = 0.0;
+    k.Abias_WB[0][4] = 0.0;
+    k.Abias_WB[0][5] = 0.0;
   }
 
   // Each cable obstacle's frame F (cableObstacleNames order, all cables together): R_WF,
@@ -705,6 +786,90 @@ class CableOverCylinder {
       default:
         return false;
     }
+  }
+
+  // J_WF of frame `frame` from kinematics computed once at this q
+  // (frameKinematics(q, k) or (q, u, k)), so that a step that needs several
+  // frames' Jacobians does the kinematics once; false, and J unchanged, if
+  // there is no such frame.
+  bool frameJacobian(int frame, const FrameKinematics& k, FrameJacobian& J) const {
+    int body = 0;
+    Eigen::Vector3d p_BoFo_B;
+    if (!frameOnBody(frame, body, p_BoFo_B)) return false;
+    frameJacobianFrom(k, body, p_BoFo_B, J);
+    return true;
+  }
+
+  // Jdot_WF u of frame `frame` from frameKinematics(q, u, k); false, and
+  // JdotU unchanged, if there is no such frame.
+  bool frameJacobianDotU(int frame, const FrameKinematics& k, SpatialVector& JdotU) const {
+    int body = 0;
+    Eigen::Vector3d p_BoFo_B;
+    if (!frameOnBody(frame, body, p_BoFo_B)) return false;
+    frameJacobianDotUFrom(k, body, p_BoFo_B, JdotU);
+    return true;
+  }
+
+ private:
+  // The body frame `frame` is fixed to and its origin p_BoFo_B (m, in the
+  // body frame); false if there is no such frame.
+  bool frameOnBody(int frame, [[maybe_unused]] int& body,
+                   [[maybe_unused]] Eigen::Vector3d& p_BoFo_B) const {
+    switch (frame) {
+      case 0:  // `weight`
+        body = 0;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 1:  // `slider.frame_b`
+        body = 0;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 2:  // `rope.frame_b`
+        body = 0;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  static Eigen::Vector3d cross(const Eigen::Vector3d& a, const Eigen::Vector3d& b) {
+    return Eigen::Vector3d(a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                           a[0] * b[1] - a[1] * b[0]);
+  }
+
+  // J_WF of the frame at p_BoFo_B on `body`: each joint K on the path from
+  // the body to World gives its columns shifted from its body origin Ko to
+  // Fo, J_WF(:, c) = [Hw_c; Hv_c + Hw_c x (p_WFo - p_WKo)]; the other
+  // columns are zero (capstan/kinematics.hpp's frameJacobian, the
+  // reference).
+  static void frameJacobianFrom(const FrameKinematics& k, int body, const Eigen::Vector3d& p_BoFo_B,
+                                FrameJacobian& J) {
+    J.setZero();
+    const auto B = static_cast<std::size_t>(body);
+    const Eigen::Vector3d p_WFo = k.R_WB[B] * p_BoFo_B + k.p_WB[B];
+    for (int b = body; b >= 0; b = bodyParent[static_cast<std::size_t>(b)]) {
+      const auto K = static_cast<std::size_t>(b);
+      const Eigen::Vector3d p_KoFo_W = p_WFo - k.p_WB[K];
+      for (int c = bodyFirstU[K]; c < bodyFirstU[K] + bodyNu[K]; ++c) {
+        const Eigen::Vector3d w = k.H_W.col(c).head<3>();
+        J.col(c).head<3>() = w;
+        J.col(c).tail<3>() = k.H_W.col(c).tail<3>() + cross(w, p_KoFo_W);
+      }
+    }
+  }
+
+  // Jdot_WF u of the frame at p_BoFo_B on `body`: from the body origin's
+  // acceleration at udot = 0, a_WFo = a_WBo + dw_WB x p_BoFo_W
+  // + w_WB x (w_WB x p_BoFo_W) (capstan/kinematics.hpp's frameJacobianDotU).
+  static void frameJacobianDotUFrom(const FrameKinematics& k, int body,
+                                    const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) {
+    const auto B = static_cast<std::size_t>(body);
+    const Eigen::Vector3d p_BoFo_W = k.R_WB[B] * p_BoFo_B;
+    const Eigen::Vector3d dw = k.Abias_WB[B].head<3>();
+    const Eigen::Vector3d w = k.V_WB[B].head<3>();
+    JdotU.head<3>() = dw;
+    JdotU.tail<3>() = k.Abias_WB[B].tail<3>() + cross(dw, p_BoFo_W) + cross(w, cross(w, p_BoFo_W));
   }
 };
 

@@ -41,6 +41,20 @@ class Chain {
   // J_WF of a frame F: [w_WF; v_WFo] = J_WF u, angular rows then linear, in World.
   using FrameJacobian = Eigen::Matrix<double, 6, nu>;
   using SpatialVector = Eigen::Matrix<double, 6, 1>;  // angular, then linear
+  // Kinematics for any number of frame Jacobians at one state
+  // (frameKinematics, then frameJacobian(frame, k, J) and
+  // frameJacobianDotU(frame, k, JdotU)): every body's R_WB and p_WoBo_W (m);
+  // H_W (6 x nu), each speed's column of its joint's motion, angular
+  // (rad/s) then the velocity of the joint's body origin (m/s) per unit
+  // speed, in World; and with u, every body's V_WB = [w_WB; v_WBo] and
+  // Abias_WB, its acceleration at udot = 0 ([dw_WB; a_WBo], rad/s^2, m/s^2).
+  struct FrameKinematics {
+    std::array<Eigen::Matrix3d, nb> R_WB;
+    std::array<Eigen::Vector3d, nb> p_WB;
+    Eigen::Matrix<double, 6, nu> H_W;
+    std::array<SpatialVector, nb> V_WB;
+    std::array<SpatialVector, nb> Abias_WB;
+  };
   // One spatial force per body, in body order: [n; f], the moment n (N*m)
   // about the body origin, then the force f (N), both expressed in World.
   using ExternalForces = std::array<SpatialVector, nb>;
@@ -112,6 +126,21 @@ class Chain {
       "link[4].tip.frame_b", "link[5].tip.frame_a", "link[5].tip.frame_b", "joint[1].frame_b",
       "joint[2].frame_a",    "joint[2].frame_b",    "joint[3].frame_a",    "joint[3].frame_b",
       "joint[4].frame_a",    "joint[4].frame_b",    "joint[5].frame_a",    "joint[5].frame_b",
+  };
+  // The tree, by body: its joint's parent body (-1: World), and the first
+  // and the number of that joint's speeds in u.
+  static constexpr std::array<int, nb> bodyParent = {
+      -1,  // `joint[1]`
+      0,  // `joint[2]`
+      1,  // `joint[3]`
+      2,  // `joint[4]`
+      3,  // `joint[5]`
+  };
+  static constexpr std::array<int, nb> bodyFirstU = {
+      0, 1, 2, 3, 4,
+  };
+  static constexpr std::array<int, nb> bodyNu = {
+      1, 1, 1, 1, 1,
   };
   static constexpr std::array<std::string_view, 0> outputNames = {};
   // Their units, as declared (empty where none was).
@@ -2789,6 +2818,328 @@ class Chain {
     JdotU[5] = 0.0;
   }
 
+  // What frameJacobian(frame, k, J) reads, for any number of frames at one q: every body's
+  // R_WB and p_WB, and each dof's column H_W (6 x nu) of the joint it belongs to, about that
+  // joint's body origin, in World. k.V_WB and k.Abias_WB are left as they were.
+  // (27 adds, 34 muls, 0 divs, 10 calls, 0 other)
+  void frameKinematics([[maybe_unused]] const Q& q, FrameKinematics& k) const {
+    k.H_W.setZero();  // the entries its joints' axes leave zero
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
+    const double t0 = std::cos(q[0]);
+    const double t1 = std::sin(q[0]);
+    k.R_WB[0](0, 0) = t0;
+    k.R_WB[0](0, 1) = -t1;
+    k.R_WB[0](0, 2) = 0.0;
+    k.R_WB[0](1, 0) = t1;
+    k.R_WB[0](1, 1) = t0;
+    k.R_WB[0](1, 2) = 0.0;
+    k.R_WB[0](2, 0) = 0.0;
+    k.R_WB[0](2, 1) = 0.0;
+    k.R_WB[0](2, 2) = 1.0;
+    k.p_WB[0][0] = 0.0;
+    k.p_WB[0][1] = 0.0;
+    k.p_WB[0][2] = 0.0;
+    k.H_W(2, 0) = 1.0;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
+    const double t2 = std::sin(q[1]);
+    const double t3 = t2*k.R_WB[0](1, 0);
+    const double t4 = std::cos(q[1]);
+    const double t5 = t4*k.R_WB[0](0, 0);
+    const double t6 = -t3 + t5;
+    const double t7 = t2*k.R_WB[0](0, 0);
+    const double t8 = k.R_WB[0](1, 0)*t4;
+    const double t9 = -t7 - t8;
+    const double t10 = t7 + t8;
+    const double t11 = params.link_1_L*k.R_WB[0](1, 0);
+    const double t12 = params.link_1_L*k.R_WB[0](0, 0);
+    k.R_WB[1](0, 0) = t6;
+    k.R_WB[1](0, 1) = t9;
+    k.R_WB[1](0, 2) = 0.0;
+    k.R_WB[1](1, 0) = t10;
+    k.R_WB[1](1, 1) = t6;
+    k.R_WB[1](1, 2) = 0.0;
+    k.R_WB[1](2, 0) = 0.0;
+    k.R_WB[1](2, 1) = 0.0;
+    k.R_WB[1](2, 2) = 1.0;
+    k.p_WB[1][0] = t11;
+    k.p_WB[1][1] = -t12;
+    k.p_WB[1][2] = 0.0;
+    k.H_W(2, 1) = 1.0;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
+    const double t13 = std::cos(q[2]);
+    const double t14 = t13*k.R_WB[1](0, 0);
+    const double t15 = std::sin(q[2]);
+    const double t16 = t15*k.R_WB[1](0, 1);
+    const double t17 = t14 + t16;
+    const double t18 = t15*k.R_WB[1](0, 0);
+    const double t19 = t13*k.R_WB[1](0, 1);
+    const double t20 = -t18 + t19;
+    const double t21 = t13*k.R_WB[1](1, 0);
+    const double t22 = t21 + t18;
+    const double t23 = t15*k.R_WB[1](1, 0);
+    const double t24 = -t23 + t14;
+    const double t25 = params.link_2_L*k.R_WB[1](0, 1);
+    const double t26 = params.link_2_L*k.R_WB[1](0, 0);
+    k.R_WB[2](0, 0) = t17;
+    k.R_WB[2](0, 1) = t20;
+    k.R_WB[2](0, 2) = 0.0;
+    k.R_WB[2](1, 0) = t22;
+    k.R_WB[2](1, 1) = t24;
+    k.R_WB[2](1, 2) = 0.0;
+    k.R_WB[2](2, 0) = 0.0;
+    k.R_WB[2](2, 1) = 0.0;
+    k.R_WB[2](2, 2) = 1.0;
+    k.p_WB[2][0] = k.p_WB[1][0] - t25;
+    k.p_WB[2][1] = -t12 - t26;
+    k.p_WB[2][2] = 0.0;
+    k.H_W(2, 2) = 1.0;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
+    const double t27 = std::cos(q[3]);
+    const double t28 = t27*k.R_WB[2](0, 0);
+    const double t29 = std::sin(q[3]);
+    const double t30 = t29*k.R_WB[2](0, 1);
+    const double t31 = t28 + t30;
+    const double t32 = t27*k.R_WB[2](0, 1);
+    const double t33 = t29*k.R_WB[2](0, 0);
+    const double t34 = t32 - t33;
+    const double t35 = t27*k.R_WB[2](1, 0);
+    const double t36 = t29*k.R_WB[2](1, 1);
+    const double t37 = t35 + t36;
+    const double t38 = t29*k.R_WB[2](1, 0);
+    const double t39 = t27*k.R_WB[2](1, 1);
+    const double t40 = -t38 + t39;
+    const double t41 = params.link_3_L*k.R_WB[2](0, 1);
+    const double t42 = params.link_3_L*k.R_WB[2](1, 1);
+    k.R_WB[3](0, 0) = t31;
+    k.R_WB[3](0, 1) = t34;
+    k.R_WB[3](0, 2) = 0.0;
+    k.R_WB[3](1, 0) = t37;
+    k.R_WB[3](1, 1) = t40;
+    k.R_WB[3](1, 2) = 0.0;
+    k.R_WB[3](2, 0) = 0.0;
+    k.R_WB[3](2, 1) = 0.0;
+    k.R_WB[3](2, 2) = 1.0;
+    k.p_WB[3][0] = k.p_WB[1][0] - t25 - t41;
+    k.p_WB[3][1] = -t12 - t26 - t42;
+    k.p_WB[3][2] = 0.0;
+    k.H_W(2, 3) = 1.0;
+    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
+    const double t43 = std::sin(q[4]);
+    const double t44 = std::cos(q[4]);
+    k.R_WB[4](0, 0) = t43*k.R_WB[3](0, 1) + t44*k.R_WB[3](0, 0);
+    k.R_WB[4](0, 1) = t44*k.R_WB[3](0, 1) - t43*k.R_WB[3](0, 0);
+    k.R_WB[4](0, 2) = 0.0;
+    k.R_WB[4](1, 0) = t43*k.R_WB[3](1, 1) + t44*k.R_WB[3](1, 0);
+    k.R_WB[4](1, 1) = -t43*k.R_WB[3](1, 0) + t44*k.R_WB[3](1, 1);
+    k.R_WB[4](1, 2) = 0.0;
+    k.R_WB[4](2, 0) = 0.0;
+    k.R_WB[4](2, 1) = 0.0;
+    k.R_WB[4](2, 2) = 1.0;
+    k.p_WB[4][0] = k.p_WB[1][0] - t25 - t41 - params.link_4_L*k.R_WB[3](0, 1);
+    k.p_WB[4][1] = -t12 - t26 - t42 - params.link_4_L*k.R_WB[3](1, 1);
+    k.p_WB[4][2] = 0.0;
+    k.H_W(2, 4) = 1.0;
+  }
+
+  // The same, and what frameJacobianDotU(frame, k, JdotU) reads too: every body's spatial
+  // velocity V_WB = [w_WB; v_WBo] and its acceleration at udot = 0, Abias_WB, in World.
+  // (61 adds, 74 muls, 0 divs, 10 calls, 0 other)
+  void frameKinematics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                       FrameKinematics& k) const {
+    k.H_W.setZero();  // the entries its joints' axes leave zero
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
+    const double t0 = std::cos(q[0]);
+    const double t1 = std::sin(q[0]);
+    k.R_WB[0](0, 0) = t0;
+    k.R_WB[0](0, 1) = -t1;
+    k.R_WB[0](0, 2) = 0.0;
+    k.R_WB[0](1, 0) = t1;
+    k.R_WB[0](1, 1) = t0;
+    k.R_WB[0](1, 2) = 0.0;
+    k.R_WB[0](2, 0) = 0.0;
+    k.R_WB[0](2, 1) = 0.0;
+    k.R_WB[0](2, 2) = 1.0;
+    k.p_WB[0][0] = 0.0;
+    k.p_WB[0][1] = 0.0;
+    k.p_WB[0][2] = 0.0;
+    k.H_W(2, 0) = 1.0;
+    k.V_WB[0][0] = 0.0;
+    k.V_WB[0][1] = 0.0;
+    k.V_WB[0][2] = u[0];
+    k.V_WB[0][3] = 0.0;
+    k.V_WB[0][4] = 0.0;
+    k.V_WB[0][5] = 0.0;
+    k.Abias_WB[0][0] = 0.0;
+    k.Abias_WB[0][1] = 0.0;
+    k.Abias_WB[0][2] = 0.0;
+    k.Abias_WB[0][3] = 0.0;
+    k.Abias_WB[0][4] = 0.0;
+    k.Abias_WB[0][5] = 0.0;
+    // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
+    const double t2 = std::sin(q[1]);
+    const double t3 = t2*k.R_WB[0](1, 0);
+    const double t4 = std::cos(q[1]);
+    const double t5 = t4*k.R_WB[0](0, 0);
+    const double t6 = -t3 + t5;
+    const double t7 = t2*k.R_WB[0](0, 0);
+    const double t8 = k.R_WB[0](1, 0)*t4;
+    const double t9 = -t7 - t8;
+    const double t10 = t7 + t8;
+    const double t11 = params.link_1_L*k.R_WB[0](1, 0);
+    const double t12 = params.link_1_L*k.R_WB[0](0, 0);
+    const double t13 = u[0] + u[1];
+    const double t14 = params.link_1_L*u[0]*k.R_WB[0](0, 0);
+    const double t15 = params.link_1_L*u[0]*k.R_WB[0](1, 0);
+    const double t16 = params.link_1_L*u[0]*u[0]*k.R_WB[0](1, 0);
+    const double t17 = params.link_1_L*u[0]*u[0]*k.R_WB[0](0, 0);
+    k.R_WB[1](0, 0) = t6;
+    k.R_WB[1](0, 1) = t9;
+    k.R_WB[1](0, 2) = 0.0;
+    k.R_WB[1](1, 0) = t10;
+    k.R_WB[1](1, 1) = t6;
+    k.R_WB[1](1, 2) = 0.0;
+    k.R_WB[1](2, 0) = 0.0;
+    k.R_WB[1](2, 1) = 0.0;
+    k.R_WB[1](2, 2) = 1.0;
+    k.p_WB[1][0] = t11;
+    k.p_WB[1][1] = -t12;
+    k.p_WB[1][2] = 0.0;
+    k.H_W(2, 1) = 1.0;
+    k.V_WB[1][0] = 0.0;
+    k.V_WB[1][1] = 0.0;
+    k.V_WB[1][2] = t13;
+    k.V_WB[1][3] = t14;
+    k.V_WB[1][4] = t15;
+    k.V_WB[1][5] = 0.0;
+    k.Abias_WB[1][0] = 0.0;
+    k.Abias_WB[1][1] = 0.0;
+    k.Abias_WB[1][2] = 0.0;
+    k.Abias_WB[1][3] = -t16;
+    k.Abias_WB[1][4] = t17;
+    k.Abias_WB[1][5] = 0.0;
+    // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
+    const double t18 = std::cos(q[2]);
+    const double t19 = t18*k.R_WB[1](0, 0);
+    const double t20 = std::sin(q[2]);
+    const double t21 = t20*k.R_WB[1](0, 1);
+    const double t22 = t19 + t21;
+    const double t23 = t20*k.R_WB[1](0, 0);
+    const double t24 = t18*k.R_WB[1](0, 1);
+    const double t25 = -t23 + t24;
+    const double t26 = t18*k.R_WB[1](1, 0);
+    const double t27 = t26 + t23;
+    const double t28 = t20*k.R_WB[1](1, 0);
+    const double t29 = -t28 + t19;
+    const double t30 = params.link_2_L*k.R_WB[1](0, 1);
+    const double t31 = params.link_2_L*k.R_WB[1](0, 0);
+    const double t32 = u[0] + u[1] + u[2];
+    const double t33 = params.link_2_L*k.V_WB[1][2]*k.R_WB[1](0, 0);
+    const double t34 = params.link_2_L*k.V_WB[1][2]*k.R_WB[1](0, 1);
+    const double t35 = params.link_2_L*k.V_WB[1][2]*k.V_WB[1][2]*k.R_WB[1](0, 1);
+    const double t36 = params.link_2_L*k.V_WB[1][2]*k.V_WB[1][2]*k.R_WB[1](0, 0);
+    k.R_WB[2](0, 0) = t22;
+    k.R_WB[2](0, 1) = t25;
+    k.R_WB[2](0, 2) = 0.0;
+    k.R_WB[2](1, 0) = t27;
+    k.R_WB[2](1, 1) = t29;
+    k.R_WB[2](1, 2) = 0.0;
+    k.R_WB[2](2, 0) = 0.0;
+    k.R_WB[2](2, 1) = 0.0;
+    k.R_WB[2](2, 2) = 1.0;
+    k.p_WB[2][0] = k.p_WB[1][0] - t30;
+    k.p_WB[2][1] = -t12 - t31;
+    k.p_WB[2][2] = 0.0;
+    k.H_W(2, 2) = 1.0;
+    k.V_WB[2][0] = 0.0;
+    k.V_WB[2][1] = 0.0;
+    k.V_WB[2][2] = t32;
+    k.V_WB[2][3] = k.V_WB[1][3] + t33;
+    k.V_WB[2][4] = k.V_WB[1][4] - t34;
+    k.V_WB[2][5] = 0.0;
+    k.Abias_WB[2][0] = 0.0;
+    k.Abias_WB[2][1] = 0.0;
+    k.Abias_WB[2][2] = 0.0;
+    k.Abias_WB[2][3] = -t16 + t35;
+    k.Abias_WB[2][4] = k.Abias_WB[1][4] + t36;
+    k.Abias_WB[2][5] = 0.0;
+    // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
+    const double t37 = std::cos(q[3]);
+    const double t38 = t37*k.R_WB[2](0, 0);
+    const double t39 = std::sin(q[3]);
+    const double t40 = t39*k.R_WB[2](0, 1);
+    const double t41 = t38 + t40;
+    const double t42 = t37*k.R_WB[2](0, 1);
+    const double t43 = t39*k.R_WB[2](0, 0);
+    const double t44 = t42 - t43;
+    const double t45 = t37*k.R_WB[2](1, 0);
+    const double t46 = t39*k.R_WB[2](1, 1);
+    const double t47 = t45 + t46;
+    const double t48 = t39*k.R_WB[2](1, 0);
+    const double t49 = t37*k.R_WB[2](1, 1);
+    const double t50 = -t48 + t49;
+    const double t51 = params.link_3_L*k.R_WB[2](0, 1);
+    const double t52 = params.link_3_L*k.R_WB[2](1, 1);
+    const double t53 = u[0] + u[1] + u[2] + u[3];
+    const double t54 = params.link_3_L*k.V_WB[2][2]*k.R_WB[2](1, 1);
+    const double t55 = params.link_3_L*k.V_WB[2][2]*k.R_WB[2](0, 1);
+    const double t56 = params.link_3_L*k.V_WB[2][2]*k.V_WB[2][2]*k.R_WB[2](0, 1);
+    const double t57 = params.link_3_L*k.V_WB[2][2]*k.V_WB[2][2]*k.R_WB[2](1, 1);
+    k.R_WB[3](0, 0) = t41;
+    k.R_WB[3](0, 1) = t44;
+    k.R_WB[3](0, 2) = 0.0;
+    k.R_WB[3](1, 0) = t47;
+    k.R_WB[3](1, 1) = t50;
+    k.R_WB[3](1, 2) = 0.0;
+    k.R_WB[3](2, 0) = 0.0;
+    k.R_WB[3](2, 1) = 0.0;
+    k.R_WB[3](2, 2) = 1.0;
+    k.p_WB[3][0] = k.p_WB[1][0] - t30 - t51;
+    k.p_WB[3][1] = -t12 - t31 - t52;
+    k.p_WB[3][2] = 0.0;
+    k.H_W(2, 3) = 1.0;
+    k.V_WB[3][0] = 0.0;
+    k.V_WB[3][1] = 0.0;
+    k.V_WB[3][2] = t53;
+    k.V_WB[3][3] = k.V_WB[1][3] + t33 + t54;
+    k.V_WB[3][4] = k.V_WB[1][4] - t34 - t55;
+    k.V_WB[3][5] = 0.0;
+    k.Abias_WB[3][0] = 0.0;
+    k.Abias_WB[3][1] = 0.0;
+    k.Abias_WB[3][2] = 0.0;
+    k.Abias_WB[3][3] = -t16 + t35 + t56;
+    k.Abias_WB[3][4] = k.Abias_WB[1][4] + t36 + t57;
+    k.Abias_WB[3][5] = 0.0;
+    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
+    const double t58 = std::sin(q[4]);
+    const double t59 = std::cos(q[4]);
+    k.R_WB[4](0, 0) = t58*k.R_WB[3](0, 1) + t59*k.R_WB[3](0, 0);
+    k.R_WB[4](0, 1) = t59*k.R_WB[3](0, 1) - t58*k.R_WB[3](0, 0);
+    k.R_WB[4](0, 2) = 0.0;
+    k.R_WB[4](1, 0) = t58*k.R_WB[3](1, 1) + t59*k.R_WB[3](1, 0);
+    k.R_WB[4](1, 1) = -t58*k.R_WB[3](1, 0) + t59*k.R_WB[3](1, 1);
+    k.R_WB[4](1, 2) = 0.0;
+    k.R_WB[4](2, 0) = 0.0;
+    k.R_WB[4](2, 1) = 0.0;
+    k.R_WB[4](2, 2) = 1.0;
+    k.p_WB[4][0] = k.p_WB[1][0] - t30 - t51 - params.link_4_L*k.R_WB[3](0, 1);
+    k.p_WB[4][1] = -t12 - t31 - t52 - params.link_4_L*k.R_WB[3](1, 1);
+    k.p_WB[4][2] = 0.0;
+    k.H_W(2, 4) = 1.0;
+    k.V_WB[4][0] = 0.0;
+    k.V_WB[4][1] = 0.0;
+    k.V_WB[4][2] = u[0] + u[1] + u[2] + u[3] + u[4];
+    k.V_WB[4][3] = k.V_WB[1][3] + t33 + t54 + params.link_4_L*k.V_WB[3][2]*k.R_WB[3](1, 1);
+    k.V_WB[4][4] = k.V_WB[1][4] - t34 - t55 - params.link_4_L*k.V_WB[3][2]*k.R_WB[3](0, 1);
+    k.V_WB[4][5] = 0.0;
+    k.Abias_WB[4][0] = 0.0;
+    k.Abias_WB[4][1] = 0.0;
+    k.Abias_WB[4][2] = 0.0;
+    k.Abias_WB[4][3] = -t16 + t35 + t56 + params.link_4_L*k.V_WB[3][2]*k.V_WB[3][2]*k.R_WB[3](0, 1);
+    k.Abias_WB[4][4] = k.Abias_WB[1][4] + t36 + t57 +
+        params.link_4_L*k.V_WB[3][2]*k.V_WB[3][2]*k.R_WB[3](1, 1);
+    k.Abias_WB[4][5] = 0.0;
+  }
+
   // Recomputes the parameter-only values (Derived) from params; every evaluation
   // calls it through refreshDerived() when params changed, so there is no need to.
   // (33 adds, 51 muls, 1 divs, 0 calls, 0 other)
@@ -3043,6 +3394,174 @@ class Chain {
       default:
         return false;
     }
+  }
+
+  // J_WF of frame `frame` from kinematics computed once at this q
+  // (frameKinematics(q, k) or (q, u, k)), so that a step that needs several
+  // frames' Jacobians does the kinematics once; false, and J unchanged, if
+  // there is no such frame.
+  bool frameJacobian(int frame, const FrameKinematics& k, FrameJacobian& J) const {
+    int body = 0;
+    Eigen::Vector3d p_BoFo_B;
+    if (!frameOnBody(frame, body, p_BoFo_B)) return false;
+    frameJacobianFrom(k, body, p_BoFo_B, J);
+    return true;
+  }
+
+  // Jdot_WF u of frame `frame` from frameKinematics(q, u, k); false, and
+  // JdotU unchanged, if there is no such frame.
+  bool frameJacobianDotU(int frame, const FrameKinematics& k, SpatialVector& JdotU) const {
+    int body = 0;
+    Eigen::Vector3d p_BoFo_B;
+    if (!frameOnBody(frame, body, p_BoFo_B)) return false;
+    frameJacobianDotUFrom(k, body, p_BoFo_B, JdotU);
+    return true;
+  }
+
+ private:
+  // The body frame `frame` is fixed to and its origin p_BoFo_B (m, in the
+  // body frame); false if there is no such frame.
+  bool frameOnBody(int frame, [[maybe_unused]] int& body,
+                   [[maybe_unused]] Eigen::Vector3d& p_BoFo_B) const {
+    switch (frame) {
+      case 0:  // `link[1].body`
+        body = 0;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 1:  // `link[2].body`
+        body = 1;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 2:  // `link[3].body`
+        body = 2;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 3:  // `link[4].body`
+        body = 3;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 4:  // `link[5].body`
+        body = 4;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 5:  // `link[1].tip.frame_a`
+        body = 0;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 6:  // `link[1].tip.frame_b`
+        body = 0;
+        p_BoFo_B = Eigen::Vector3d(0.0, -params.link_1_L, 0.0);
+        return true;
+      case 7:  // `link[2].tip.frame_a`
+        body = 1;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 8:  // `link[2].tip.frame_b`
+        body = 1;
+        p_BoFo_B = Eigen::Vector3d(0.0, -params.link_2_L, 0.0);
+        return true;
+      case 9:  // `link[3].tip.frame_a`
+        body = 2;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 10:  // `link[3].tip.frame_b`
+        body = 2;
+        p_BoFo_B = Eigen::Vector3d(0.0, -params.link_3_L, 0.0);
+        return true;
+      case 11:  // `link[4].tip.frame_a`
+        body = 3;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 12:  // `link[4].tip.frame_b`
+        body = 3;
+        p_BoFo_B = Eigen::Vector3d(0.0, -params.link_4_L, 0.0);
+        return true;
+      case 13:  // `link[5].tip.frame_a`
+        body = 4;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 14:  // `link[5].tip.frame_b`
+        body = 4;
+        p_BoFo_B = Eigen::Vector3d(0.0, -params.link_5_L, 0.0);
+        return true;
+      case 15:  // `joint[1].frame_b`
+        body = 0;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 16:  // `joint[2].frame_a`
+        body = 0;
+        p_BoFo_B = Eigen::Vector3d(0.0, -params.link_1_L, 0.0);
+        return true;
+      case 17:  // `joint[2].frame_b`
+        body = 1;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 18:  // `joint[3].frame_a`
+        body = 1;
+        p_BoFo_B = Eigen::Vector3d(0.0, -params.link_2_L, 0.0);
+        return true;
+      case 19:  // `joint[3].frame_b`
+        body = 2;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 20:  // `joint[4].frame_a`
+        body = 2;
+        p_BoFo_B = Eigen::Vector3d(0.0, -params.link_3_L, 0.0);
+        return true;
+      case 21:  // `joint[4].frame_b`
+        body = 3;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 22:  // `joint[5].frame_a`
+        body = 3;
+        p_BoFo_B = Eigen::Vector3d(0.0, -params.link_4_L, 0.0);
+        return true;
+      case 23:  // `joint[5].frame_b`
+        body = 4;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  static Eigen::Vector3d cross(const Eigen::Vector3d& a, const Eigen::Vector3d& b) {
+    return Eigen::Vector3d(a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                           a[0] * b[1] - a[1] * b[0]);
+  }
+
+  // J_WF of the frame at p_BoFo_B on `body`: each joint K on the path from
+  // the body to World gives its columns shifted from its body origin Ko to
+  // Fo, J_WF(:, c) = [Hw_c; Hv_c + Hw_c x (p_WFo - p_WKo)]; the other
+  // columns are zero (capstan/kinematics.hpp's frameJacobian, the
+  // reference).
+  static void frameJacobianFrom(const FrameKinematics& k, int body, const Eigen::Vector3d& p_BoFo_B,
+                                FrameJacobian& J) {
+    J.setZero();
+    const auto B = static_cast<std::size_t>(body);
+    const Eigen::Vector3d p_WFo = k.R_WB[B] * p_BoFo_B + k.p_WB[B];
+    for (int b = body; b >= 0; b = bodyParent[static_cast<std::size_t>(b)]) {
+      const auto K = static_cast<std::size_t>(b);
+      const Eigen::Vector3d p_KoFo_W = p_WFo - k.p_WB[K];
+      for (int c = bodyFirstU[K]; c < bodyFirstU[K] + bodyNu[K]; ++c) {
+        const Eigen::Vector3d w = k.H_W.col(c).head<3>();
+        J.col(c).head<3>() = w;
+        J.col(c).tail<3>() = k.H_W.col(c).tail<3>() + cross(w, p_KoFo_W);
+      }
+    }
+  }
+
+  // Jdot_WF u of the frame at p_BoFo_B on `body`: from the body origin's
+  // acceleration at udot = 0, a_WFo = a_WBo + dw_WB x p_BoFo_W
+  // + w_WB x (w_WB x p_BoFo_W) (capstan/kinematics.hpp's frameJacobianDotU).
+  static void frameJacobianDotUFrom(const FrameKinematics& k, int body,
+                                    const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) {
+    const auto B = static_cast<std::size_t>(body);
+    const Eigen::Vector3d p_BoFo_W = k.R_WB[B] * p_BoFo_B;
+    const Eigen::Vector3d dw = k.Abias_WB[B].head<3>();
+    const Eigen::Vector3d w = k.V_WB[B].head<3>();
+    JdotU.head<3>() = dw;
+    JdotU.tail<3>() = k.Abias_WB[B].tail<3>() + cross(dw, p_BoFo_W) + cross(w, cross(w, p_BoFo_W));
   }
 };
 

@@ -41,6 +41,20 @@ class SphereOnSphere {
   // J_WF of a frame F: [w_WF; v_WFo] = J_WF u, angular rows then linear, in World.
   using FrameJacobian = Eigen::Matrix<double, 6, nu>;
   using SpatialVector = Eigen::Matrix<double, 6, 1>;  // angular, then linear
+  // Kinematics for any number of frame Jacobians at one state
+  // (frameKinematics, then frameJacobian(frame, k, J) and
+  // frameJacobianDotU(frame, k, JdotU)): every body's R_WB and p_WoBo_W (m);
+  // H_W (6 x nu), each speed's column of its joint's motion, angular
+  // (rad/s) then the velocity of the joint's body origin (m/s) per unit
+  // speed, in World; and with u, every body's V_WB = [w_WB; v_WBo] and
+  // Abias_WB, its acceleration at udot = 0 ([dw_WB; a_WBo], rad/s^2, m/s^2).
+  struct FrameKinematics {
+    std::array<Eigen::Matrix3d, nb> R_WB;
+    std::array<Eigen::Vector3d, nb> p_WB;
+    Eigen::Matrix<double, 6, nu> H_W;
+    std::array<SpatialVector, nb> V_WB;
+    std::array<SpatialVector, nb> Abias_WB;
+  };
   // Constraints (docs/generated-code.md, "Constraints"): cut joints closing
   // kinematic loops and sphere-on-sphere contacts. Their rows: every
   // constraint's holonomic (position-level) rows first, then every
@@ -137,6 +151,20 @@ class SphereOnSphere {
       "base",          "ball",
       "pivot.frame_b", "baseSurface.frame_a",
       "float.frame_b", "ballSurface.frame_a",
+  };
+  // The tree, by body: its joint's parent body (-1: World), and the first
+  // and the number of that joint's speeds in u.
+  static constexpr std::array<int, nb> bodyParent = {
+      -1,  // `pivot`
+      -1,  // `float`
+  };
+  static constexpr std::array<int, nb> bodyFirstU = {
+      0,
+      3,
+  };
+  static constexpr std::array<int, nb> bodyNu = {
+      3,
+      6,
   };
   static constexpr std::array<std::string_view, 0> outputNames = {};
   // Their units, as declared (empty where none was).
@@ -2136,6 +2164,168 @@ class SphereOnSphere {
     JdotU[5] = -u[4]*t28 + u[3]*t25;
   }
 
+  // What frameJacobian(frame, k, J) reads, for any number of frames at one q: every body's
+  // R_WB and p_WB, and each dof's column H_W (6 x nu) of the joint it belongs to, about that
+  // joint's body origin, in World. k.V_WB and k.Abias_WB are left as they were.
+  // (30 adds, 74 muls, 2 divs, 0 calls, 0 other)
+  void frameKinematics([[maybe_unused]] const Q& q, FrameKinematics& k) const {
+    k.H_W.setZero();  // the entries its joints' axes leave zero
+    // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
+    const double t0 = q[1]*q[1];
+    const double t1 = q[2]*q[2];
+    const double t2 = q[3]*q[3];
+    const double tinv0 = 1.0/(t0 + q[0]*q[0] + t1 + t2);
+    const double t3 = t2*tinv0;
+    const double t4 = t1*tinv0;
+    const double t5 = q[0]*q[3]*tinv0;
+    const double t6 = q[1]*q[2]*tinv0;
+    const double t7 = q[0]*q[2]*tinv0;
+    const double t8 = q[1]*q[3]*tinv0;
+    const double t9 = t0*tinv0;
+    const double t10 = q[2]*q[3]*tinv0;
+    const double t11 = q[0]*q[1]*tinv0;
+    k.R_WB[0](0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
+    k.R_WB[0](0, 1) = -2.0*t5 + 2.0*t6;
+    k.R_WB[0](0, 2) = 2.0*t7 + 2.0*t8;
+    k.R_WB[0](1, 0) = 2.0*t5 + 2.0*t6;
+    k.R_WB[0](1, 1) = -2.0*t3 - 2.0*t9 + 1.0;
+    k.R_WB[0](1, 2) = 2.0*t10 - 2.0*t11;
+    k.R_WB[0](2, 0) = -2.0*t7 + 2.0*t8;
+    k.R_WB[0](2, 1) = 2.0*t10 + 2.0*t11;
+    k.R_WB[0](2, 2) = -2.0*t4 - 2.0*t9 + 1.0;
+    k.p_WB[0][0] = 0.0;
+    k.p_WB[0][1] = 0.0;
+    k.p_WB[0][2] = 0.0;
+    k.H_W(0, 0) = 1.0;
+    k.H_W(1, 1) = 1.0;
+    k.H_W(2, 2) = 1.0;
+    // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
+    const double t12 = q[5]*q[5];
+    const double t13 = q[7]*q[7];
+    const double t14 = q[6]*q[6];
+    const double tinv1 = 1.0/(t12 + t13 + q[4]*q[4] + t14);
+    const double t15 = t14*tinv1;
+    const double t16 = t13*tinv1;
+    const double t17 = q[4]*q[7]*tinv1;
+    const double t18 = q[5]*q[6]*tinv1;
+    const double t19 = q[4]*q[6]*tinv1;
+    const double t20 = q[5]*q[7]*tinv1;
+    const double t21 = t12*tinv1;
+    const double t22 = q[4]*q[5]*tinv1;
+    const double t23 = q[6]*q[7]*tinv1;
+    k.R_WB[1](0, 0) = -2.0*t15 - 2.0*t16 + 1.0;
+    k.R_WB[1](0, 1) = -2.0*t17 + 2.0*t18;
+    k.R_WB[1](0, 2) = 2.0*t19 + 2.0*t20;
+    k.R_WB[1](1, 0) = 2.0*t17 + 2.0*t18;
+    k.R_WB[1](1, 1) = -2.0*t21 - 2.0*t16 + 1.0;
+    k.R_WB[1](1, 2) = -2.0*t22 + 2.0*t23;
+    k.R_WB[1](2, 0) = -2.0*t19 + 2.0*t20;
+    k.R_WB[1](2, 1) = 2.0*t22 + 2.0*t23;
+    k.R_WB[1](2, 2) = -2.0*t15 - 2.0*t21 + 1.0;
+    k.p_WB[1][0] = q[8];
+    k.p_WB[1][1] = q[9];
+    k.p_WB[1][2] = q[10];
+    k.H_W(0, 3) = 1.0;
+    k.H_W(1, 4) = 1.0;
+    k.H_W(2, 5) = 1.0;
+    k.H_W(3, 6) = 1.0;
+    k.H_W(4, 7) = 1.0;
+    k.H_W(5, 8) = 1.0;
+  }
+
+  // The same, and what frameJacobianDotU(frame, k, JdotU) reads too: every body's spatial
+  // velocity V_WB = [w_WB; v_WBo] and its acceleration at udot = 0, Abias_WB, in World.
+  // (30 adds, 74 muls, 2 divs, 0 calls, 0 other)
+  void frameKinematics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                       FrameKinematics& k) const {
+    k.H_W.setZero();  // the entries its joints' axes leave zero
+    // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
+    const double t0 = q[1]*q[1];
+    const double t1 = q[2]*q[2];
+    const double t2 = q[3]*q[3];
+    const double tinv0 = 1.0/(t0 + q[0]*q[0] + t1 + t2);
+    const double t3 = t2*tinv0;
+    const double t4 = t1*tinv0;
+    const double t5 = q[0]*q[3]*tinv0;
+    const double t6 = q[1]*q[2]*tinv0;
+    const double t7 = q[0]*q[2]*tinv0;
+    const double t8 = q[1]*q[3]*tinv0;
+    const double t9 = t0*tinv0;
+    const double t10 = q[2]*q[3]*tinv0;
+    const double t11 = q[0]*q[1]*tinv0;
+    k.R_WB[0](0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
+    k.R_WB[0](0, 1) = -2.0*t5 + 2.0*t6;
+    k.R_WB[0](0, 2) = 2.0*t7 + 2.0*t8;
+    k.R_WB[0](1, 0) = 2.0*t5 + 2.0*t6;
+    k.R_WB[0](1, 1) = -2.0*t3 - 2.0*t9 + 1.0;
+    k.R_WB[0](1, 2) = 2.0*t10 - 2.0*t11;
+    k.R_WB[0](2, 0) = -2.0*t7 + 2.0*t8;
+    k.R_WB[0](2, 1) = 2.0*t10 + 2.0*t11;
+    k.R_WB[0](2, 2) = -2.0*t4 - 2.0*t9 + 1.0;
+    k.p_WB[0][0] = 0.0;
+    k.p_WB[0][1] = 0.0;
+    k.p_WB[0][2] = 0.0;
+    k.H_W(0, 0) = 1.0;
+    k.H_W(1, 1) = 1.0;
+    k.H_W(2, 2) = 1.0;
+    k.V_WB[0][0] = u[0];
+    k.V_WB[0][1] = u[1];
+    k.V_WB[0][2] = u[2];
+    k.V_WB[0][3] = 0.0;
+    k.V_WB[0][4] = 0.0;
+    k.V_WB[0][5] = 0.0;
+    k.Abias_WB[0][0] = 0.0;
+    k.Abias_WB[0][1] = 0.0;
+    k.Abias_WB[0][2] = 0.0;
+    k.Abias_WB[0][3] = 0.0;
+    k.Abias_WB[0][4] = 0.0;
+    k.Abias_WB[0][5] = 0.0;
+    // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
+    const double t12 = q[5]*q[5];
+    const double t13 = q[7]*q[7];
+    const double t14 = q[6]*q[6];
+    const double tinv1 = 1.0/(t12 + t13 + q[4]*q[4] + t14);
+    const double t15 = t14*tinv1;
+    const double t16 = t13*tinv1;
+    const double t17 = q[4]*q[7]*tinv1;
+    const double t18 = q[5]*q[6]*tinv1;
+    const double t19 = q[4]*q[6]*tinv1;
+    const double t20 = q[5]*q[7]*tinv1;
+    const double t21 = t12*tinv1;
+    const double t22 = q[4]*q[5]*tinv1;
+    const double t23 = q[6]*q[7]*tinv1;
+    k.R_WB[1](0, 0) = -2.0*t15 - 2.0*t16 + 1.0;
+    k.R_WB[1](0, 1) = -2.0*t17 + 2.0*t18;
+    k.R_WB[1](0, 2) = 2.0*t19 + 2.0*t20;
+    k.R_WB[1](1, 0) = 2.0*t17 + 2.0*t18;
+    k.R_WB[1](1, 1) = -2.0*t21 - 2.0*t16 + 1.0;
+    k.R_WB[1](1, 2) = -2.0*t22 + 2.0*t23;
+    k.R_WB[1](2, 0) = -2.0*t19 + 2.0*t20;
+    k.R_WB[1](2, 1) = 2.0*t22 + 2.0*t23;
+    k.R_WB[1](2, 2) = -2.0*t15 - 2.0*t21 + 1.0;
+    k.p_WB[1][0] = q[8];
+    k.p_WB[1][1] = q[9];
+    k.p_WB[1][2] = q[10];
+    k.H_W(0, 3) = 1.0;
+    k.H_W(1, 4) = 1.0;
+    k.H_W(2, 5) = 1.0;
+    k.H_W(3, 6) = 1.0;
+    k.H_W(4, 7) = 1.0;
+    k.H_W(5, 8) = 1.0;
+    k.V_WB[1][0] = u[3];
+    k.V_WB[1][1] = u[4];
+    k.V_WB[1][2] = u[5];
+    k.V_WB[1][3] = u[6];
+    k.V_WB[1][4] = u[7];
+    k.V_WB[1][5] = u[8];
+    k.Abias_WB[1][0] = 0.0;
+    k.Abias_WB[1][1] = 0.0;
+    k.Abias_WB[1][2] = 0.0;
+    k.Abias_WB[1][3] = 0.0;
+    k.Abias_WB[1][4] = 0.0;
+    k.Abias_WB[1][5] = 0.0;
+  }
+
  private:
   // The World kinematics the constraint functions read (the private
   // functions below are theirs), computed once per call by constraintPoses
@@ -2557,6 +2747,102 @@ class SphereOnSphere {
       default:
         return false;
     }
+  }
+
+  // J_WF of frame `frame` from kinematics computed once at this q
+  // (frameKinematics(q, k) or (q, u, k)), so that a step that needs several
+  // frames' Jacobians does the kinematics once; false, and J unchanged, if
+  // there is no such frame.
+  bool frameJacobian(int frame, const FrameKinematics& k, FrameJacobian& J) const {
+    int body = 0;
+    Eigen::Vector3d p_BoFo_B;
+    if (!frameOnBody(frame, body, p_BoFo_B)) return false;
+    frameJacobianFrom(k, body, p_BoFo_B, J);
+    return true;
+  }
+
+  // Jdot_WF u of frame `frame` from frameKinematics(q, u, k); false, and
+  // JdotU unchanged, if there is no such frame.
+  bool frameJacobianDotU(int frame, const FrameKinematics& k, SpatialVector& JdotU) const {
+    int body = 0;
+    Eigen::Vector3d p_BoFo_B;
+    if (!frameOnBody(frame, body, p_BoFo_B)) return false;
+    frameJacobianDotUFrom(k, body, p_BoFo_B, JdotU);
+    return true;
+  }
+
+ private:
+  // The body frame `frame` is fixed to and its origin p_BoFo_B (m, in the
+  // body frame); false if there is no such frame.
+  bool frameOnBody(int frame, [[maybe_unused]] int& body,
+                   [[maybe_unused]] Eigen::Vector3d& p_BoFo_B) const {
+    switch (frame) {
+      case 0:  // `base`
+        body = 0;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 1:  // `ball`
+        body = 1;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 2:  // `pivot.frame_b`
+        body = 0;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 3:  // `baseSurface.frame_a`
+        body = 0;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 4:  // `float.frame_b`
+        body = 1;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      case 5:  // `ballSurface.frame_a`
+        body = 1;
+        p_BoFo_B = Eigen::Vector3d(0.0, 0.0, 0.0);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  static Eigen::Vector3d cross(const Eigen::Vector3d& a, const Eigen::Vector3d& b) {
+    return Eigen::Vector3d(a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                           a[0] * b[1] - a[1] * b[0]);
+  }
+
+  // J_WF of the frame at p_BoFo_B on `body`: each joint K on the path from
+  // the body to World gives its columns shifted from its body origin Ko to
+  // Fo, J_WF(:, c) = [Hw_c; Hv_c + Hw_c x (p_WFo - p_WKo)]; the other
+  // columns are zero (capstan/kinematics.hpp's frameJacobian, the
+  // reference).
+  static void frameJacobianFrom(const FrameKinematics& k, int body, const Eigen::Vector3d& p_BoFo_B,
+                                FrameJacobian& J) {
+    J.setZero();
+    const auto B = static_cast<std::size_t>(body);
+    const Eigen::Vector3d p_WFo = k.R_WB[B] * p_BoFo_B + k.p_WB[B];
+    for (int b = body; b >= 0; b = bodyParent[static_cast<std::size_t>(b)]) {
+      const auto K = static_cast<std::size_t>(b);
+      const Eigen::Vector3d p_KoFo_W = p_WFo - k.p_WB[K];
+      for (int c = bodyFirstU[K]; c < bodyFirstU[K] + bodyNu[K]; ++c) {
+        const Eigen::Vector3d w = k.H_W.col(c).head<3>();
+        J.col(c).head<3>() = w;
+        J.col(c).tail<3>() = k.H_W.col(c).tail<3>() + cross(w, p_KoFo_W);
+      }
+    }
+  }
+
+  // Jdot_WF u of the frame at p_BoFo_B on `body`: from the body origin's
+  // acceleration at udot = 0, a_WFo = a_WBo + dw_WB x p_BoFo_W
+  // + w_WB x (w_WB x p_BoFo_W) (capstan/kinematics.hpp's frameJacobianDotU).
+  static void frameJacobianDotUFrom(const FrameKinematics& k, int body,
+                                    const Eigen::Vector3d& p_BoFo_B, SpatialVector& JdotU) {
+    const auto B = static_cast<std::size_t>(body);
+    const Eigen::Vector3d p_BoFo_W = k.R_WB[B] * p_BoFo_B;
+    const Eigen::Vector3d dw = k.Abias_WB[B].head<3>();
+    const Eigen::Vector3d w = k.V_WB[B].head<3>();
+    JdotU.head<3>() = dw;
+    JdotU.tail<3>() = k.Abias_WB[B].tail<3>() + cross(dw, p_BoFo_W) + cross(w, cross(w, p_BoFo_W));
   }
 };
 
