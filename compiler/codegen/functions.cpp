@@ -20,6 +20,8 @@ const char* cppType(ValueType t) {
     case ValueType::FrameJacobian: return "FrameJacobian";
     case ValueType::FrameKinematics: return "FrameKinematics";
     case ValueType::MassMatrixKinematics: return "MassMatrixKinematics";
+    case ValueType::OutputDerivativesQ: return "OutputDerivativesQ";
+    case ValueType::OutputDerivativesU: return "OutputDerivativesU";
     case ValueType::SpatialVector: return "SpatialVector";
     case ValueType::BushingStates: return "BushingStates";
     case ValueType::ExternalForces: return "ExternalForces";
@@ -147,6 +149,13 @@ const std::vector<GeneratedFunction>& generatedFunctions() {
         "forces (subtracted by inverseDynamics) are differentiated with it; the force laws are not",
         "in inverseDynamics. dtau_i / dq_j and dtau_i / du_j are zero unless dofs i and j lie on",
         "one path to the root."},
+       false, "", true},
+      {FunctionId::OutputDerivatives, "outputDerivatives", {{T::Time, "time"}, {T::Q, "q"}, {T::U, "u"}},
+       {{T::OutputDerivativesQ, "dy_dq"}, {T::OutputDerivativesU, "dy_du"}},
+       {"The derivatives of y = [the model's outputs (outputNames order); kineticEnergy(q, u);",
+        "potentialEnergy(q)] at (time, q, u): dy_dq (rows x nq) by the raw coordinates q (a",
+        "quaternion's four numbers each), dy_du (rows x nu). Exact: the traced outputs and energies",
+        "differentiated symbolically."},
        false, "", true},
       {FunctionId::ConstraintPositionErrors, "constraintPositionErrors", {{T::Q, "q"}}, {{T::PositionErrors, "perr"}},
        {"phi_p(q) (holonomic rows): each constraint's position errors (constraintInfo gives its",

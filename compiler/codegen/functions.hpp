@@ -38,6 +38,8 @@ enum class ValueType {
   FrameJacobian,   // (6 x nu): angular rows, then linear
   FrameKinematics,  // what frame Jacobians are made from: every body's pose, velocity and
                     // acceleration at udot = 0, each dof's column H_PB_W
+  OutputDerivativesQ,  // (nout + 2) x nq: d[outputs; kinetic energy; potential energy] / dq (raw q)
+  OutputDerivativesU,  // (nout + 2) x nu: the same by u
   MassMatrixKinematics,  // what the compact mass matrix is made from: every body's origin,
                          // each dof's column H_PB_W and unit force Mc_Bo_W H_PB_W, armatures
   SpatialVector,   // (6): angular, then linear
@@ -80,6 +82,7 @@ enum class FunctionId {
   CableFrames,  // only in classes of models with cables
   ForwardDynamicsDerivatives,  // d udot / d(q, u, tau): only on request (TraceOptions::derivatives)
   InverseDynamicsDerivatives,  // d tau / d(q, u, udot) of inverseDynamics: only on request
+  OutputDerivatives,  // d[outputs; energies] / d(q, u): only on request
   // Constraint rows (capstan/constraints.hpp): only in classes of models
   // with constraint rows; ContactFrames only with contacts.
   ConstraintPositionErrors,
@@ -173,6 +176,9 @@ struct FunctionValues {
   // double only (the tracer leaves the dense solve to run time, from
   // M and dr_dq, dr_du = d(inverseDynamics - appliedForces) at udot).
   MatrixX<Scalar> dtau_dq, dtau_du, dr_dq, dr_du, dudot_dq, dudot_du, dudot_dtau;
+  // outputDerivatives' y = [outputs; kinetic energy; potential energy] at
+  // (time, q, u) (the tracer differentiates them).
+  std::vector<Scalar> columns;
   // Constraint functions: the rows at (q, u) (positionErrors,
   // velocityErrors, G, gamma, contacts), and for constraintForces the
   // multipliers read (lambda) and the forces written (bodyForces per body,
@@ -299,6 +305,16 @@ class FunctionEvaluator {
       case FunctionId::InverseDynamicsDerivatives:
         derivatives(id, v);
         return;
+      case FunctionId::OutputDerivatives: {
+        FunctionValues<Scalar> w = v;
+        run(FunctionId::Outputs, w);
+        v.columns = w.outputs;
+        run(FunctionId::KineticEnergy, w);
+        v.columns.push_back(w.energy);
+        run(FunctionId::PotentialEnergy, w);
+        v.columns.push_back(w.energy);
+        return;
+      }
       case FunctionId::InverseDynamics:
         // Joint frames only: the World family has no Newton-Euler with udot.
       {

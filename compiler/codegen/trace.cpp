@@ -449,6 +449,7 @@ class Tracer {
       case FunctionId::ForwardDynamicsDerivatives:
         return options_.symbolicDerivatives ? symbolicForwardDynamicsDerivatives(f, ev) : analyticDerivatives(f, ev);
       case FunctionId::InverseDynamicsDerivatives: return analyticDerivatives(f, ev);
+      case FunctionId::OutputDerivatives: return outputDerivatives(f, ev);
       default: break;
     }
     FunctionBuilder fn = f.id == FunctionId::InitialState ? FunctionBuilder(f.name, f.returnType(), f.parameters(), f.doc)
@@ -1360,6 +1361,48 @@ class Tracer {
   // dudot_dq = (d udot / d q) N(q), N(q) = d qdot / d u (nMatrix), so
   // column j is the derivative along q + eps N(q) e_j; udot is linear in
   // dtau, so its derivative holds no dtau.
+  // outputDerivatives: the traced outputs and energies differentiated by
+  // the symbols q[i] and u[j], a block per row (its model element); the
+  // entries that are the constant zero are zeroed once.
+  json outputDerivatives(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
+    using Matrix = Eigen::Matrix<Expr, Eigen::Dynamic, Eigen::Dynamic>;
+    FunctionValues<Expr> v = arguments();
+    ev.run(f.id, v);
+    Matrix dq, du;
+    try {
+      dq = symbolic::jacobian(v.columns, std::vector<Expr>(q_.data(), q_.data() + q_.size()));
+      du = symbolic::jacobian(v.columns, std::vector<Expr>(u_.data(), u_.data() + u_.size()));
+    } catch (const std::invalid_argument& e) {
+      throw UnsupportedExpression(std::string("the derivative of an external C++ function (") + e.what() + ")");
+    }
+    FunctionBuilder fn = function(f);
+    bool zeros = false;
+    for (int r = 0; r < dq.rows(); ++r) {
+      std::vector<Assignment> out;
+      for (const auto& [target, m] : {std::pair{"dy_dq", &dq}, std::pair{"dy_du", &du}}) {
+        for (int c = 0; c < m->cols(); ++c) {
+          if ((*m)(r, c).isZero()) {
+            zeros = true;
+          } else {
+            out.push_back({index2(target, r, c), (*m)(r, c)});
+          }
+        }
+      }
+      std::string what = r == dq.rows() - 2 ? "kinetic energy" : "potential energy";
+      if (r < dq.rows() - 2) {
+        const IoVariable& o = layout_.outputs.at(static_cast<std::size_t>(r));
+        const sema::FlatVariable& fv = model_.variables.at(static_cast<std::size_t>(o.variable));
+        what = cite_.where("output", o.name, fv.range);
+      }
+      fn.block(what + ": its derivatives", out);
+    }
+    if (zeros) {
+      fn.opening("dy_dq.setZero();  // the entries that do not depend on their coordinate");
+      fn.opening("dy_du.setZero();");
+    }
+    return fn.finish();
+  }
+
   json symbolicForwardDynamicsDerivatives(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
     using Matrix = Eigen::Matrix<Expr, Eigen::Dynamic, Eigen::Dynamic>;
     const int nu = layout_.nu;

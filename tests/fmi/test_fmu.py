@@ -362,6 +362,24 @@ def test_directional_derivatives(tmp_path):
     np.testing.assert_allclose(J[2:4, 0:2], np.array(d["dudot_dq"]), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(J[2:4, 2:4], np.array(d["dudot_du"]), rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(J[0:2], np.hstack([np.zeros((2, 2)), np.eye(2)]))  # der(q) = u
+    # The outputs (kinetic, then potential energy) exactly, from the generated outputDerivatives:
+    # dKE/du = M u, dPE/du = 0, and at rest dPE/dq = gravity's generalized force = -M udot.
+    M = np.array(json.loads(p.stdout)["mass_matrix"])
+    np.testing.assert_allclose(J[nx, 2:4], M @ x[2:4], rtol=1e-13, atol=1e-13)
+    np.testing.assert_array_equal(J[nx + 1, 2:4], np.zeros(2))
+    rest = np.concatenate([x[:2], np.zeros(2)])
+    values(rest)
+    for j in range(2):
+        out = (ctypes.c_double * 1)()
+        assert L.fmi2GetDirectionalDerivative(c, (ctypes.c_uint * 1)(unknowns[nx + 1]), 1, (ctypes.c_uint * 1)(states[j]),
+                                              1, (ctypes.c_double * 1)(1.0), out) == OK, fmu.messages
+        J[nx + 1, j] = out[0]
+    state.write_text('{"q": {"shoulder": [0.3], "elbow": [-0.7]}, "u": {"shoulder": [0], "elbow": [0]}}')
+    p = subprocess.run([CAPSTAN, "eval", os.path.join(ROOT, "examples", "double_pendulum.cap"), "--state", str(state)],
+                       capture_output=True, text=True)
+    r = json.loads(p.stdout)
+    udot = np.array([r["udot"]["shoulder"][0], r["udot"]["elbow"][0]])
+    np.testing.assert_allclose(J[nx + 1, 0:2], -np.array(r["mass_matrix"]) @ udot, rtol=1e-12, atol=1e-12)
     bad = (ctypes.c_double * 1)()
     assert L.fmi2GetDirectionalDerivative(c, (ctypes.c_uint * 1)(unknowns[0]), 1, (ctypes.c_uint * 1)(0), 1,
                                           (ctypes.c_double * 1)(1.0), bad) == ERROR

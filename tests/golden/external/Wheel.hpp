@@ -145,6 +145,10 @@ class Wheel {
       &Outputs::frictionTorque,
       &Outputs::doubled,
   };
+  // outputDerivatives' (with --derivatives): the rows of y = [outputs;
+  // kinetic energy; potential energy] by the raw coordinates q and by u.
+  using OutputDerivativesQ = Eigen::Matrix<double, 2 + 2, nq>;
+  using OutputDerivativesU = Eigen::Matrix<double, 2 + 2, nu>;
   // The outputs as numbers, in outputNames' order (capstan::sim::Model).
   using OutputValues = std::array<double, 2>;
   void outputValues(double time, const Q& q, const U& u, OutputValues& values) const {

@@ -145,6 +145,10 @@ class AnyModel {
                                           MassMatrix& dudot_dtau) const = 0;  // where hasDerivatives()
   virtual void inverseDynamicsDerivatives(double t, const Q& q, const U& u, const U& udot, MassMatrix& dtau_dq,
                                           MassMatrix& dtau_du, MassMatrix& M) const = 0;  // where hasInverseDerivatives()
+  // y = [outputs; kinetic energy; potential energy]: dy_dq (rows x nq, raw
+  // q) and dy_du (rows x nu); where hasDerivatives() (the same header).
+  virtual void outputDerivatives(double t, const Q& q, const U& u, Eigen::MatrixXd& dy_dq,
+                                 Eigen::MatrixXd& dy_du) const = 0;
 
  private:
   const bool derivatives_, inverseDerivatives_, split_;
@@ -386,6 +390,18 @@ class Erased final : public AnyModel {
       any_model_detail::assign(m, mass);
     } else {
       any_model_detail::absent("inverseDynamicsDerivatives");
+    }
+  }
+  void outputDerivatives([[maybe_unused]] double t, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                         [[maybe_unused]] Eigen::MatrixXd& dy_dq, [[maybe_unused]] Eigen::MatrixXd& dy_du) const override {
+    if constexpr (HasOutputDerivatives<M>) {
+      typename M::OutputDerivativesQ dq;
+      typename M::OutputDerivativesU du;
+      model_.outputDerivatives(t, typename M::Q(q), typename M::U(u), dq, du);
+      dy_dq = dq;
+      dy_du = du;
+    } else {
+      any_model_detail::absent("outputDerivatives");
     }
   }
 

@@ -263,8 +263,8 @@ class Instance {
   // Jacobian CVODE's exact Jacobian uses too (FirstOrder::jacobian,
   // integrators.hpp): qdot's rows exactly, udot's from the generated
   // analytical derivatives (exact; along a quaternion's scaling direction
-  // zero, as the dynamics read a quaternion through its rotation). An
-  // output's by central differences of the column table.
+  // zero, as the dynamics read a quaternion through its rotation). The
+  // outputs' from the generated outputDerivatives (exact).
   Status directionalDerivative(const char* f, const std::uint32_t unknowns[], std::size_t nUnknown,
                                const std::uint32_t knowns[], std::size_t nKnown, const double seed[], double sensitivity[]) {
     if (!vars::kDirectionalDerivatives || !modelExchange)
@@ -299,20 +299,21 @@ class Instance {
       first.jacobian(s.t, x, J);
       dxdot = J * dx;
     }
-    std::vector<double> dy;
+    // The outputs of a model with derivatives are the generated
+    // outputDerivatives' rows: the model's outputs, then the energies (the
+    // column table's order; such a model has no cable or constraint columns).
+    Eigen::VectorXd dy;
     if (outputs) {
-      const double size = std::max(dx.lpNorm<Eigen::Infinity>(), 1e-300);
-      const double scale = std::max({1.0, s.q.lpNorm<Eigen::Infinity>(), s.u.lpNorm<Eigen::Infinity>()});
-      const double h = 1e-6 * scale / size;
-      const AnyModel::Q qp = s.q + h * dx.head(nq()), qm = s.q - h * dx.head(nq());
-      const AnyModel::U up = s.u + h * dx.tail(model.nu), um = s.u - h * dx.tail(model.nu);
-      const std::vector<double> plus = sim::columnRow(model, s.t, qp, up, {});
-      const std::vector<double> minus = sim::columnRow(model, s.t, qm, um, {});
-      for (std::size_t k = 0; k < plus.size(); ++k) dy.push_back((plus[k] - minus[k]) / (2 * h));
+      Eigen::MatrixXd dy_dq, dy_du;
+      model.outputDerivatives(s.t, s.q, s.u, dy_dq, dy_du);
+      dy = dy_dq * dx.head(nq()) + dy_du * dx.tail(model.nu);
+      if (dy.size() != long(vars::kOutputs))
+        return say(Status::Error, std::string(f) + ": the model's output derivatives have " + std::to_string(dy.size()) +
+                                      " rows for the FMU's " + std::to_string(vars::kOutputs) + " outputs");
     }
     for (std::size_t k = 0; k < nUnknown; ++k) {
       const long d = long(unknowns[k]) - P() - n();  // into [qdot; udot; outputs]
-      sensitivity[k] = d < n() ? dxdot[d] : dy.at(std::size_t(1 + d));  // the column after time and the states
+      sensitivity[k] = d < n() ? dxdot[d] : dy[d - n()];
     }
     return Status::OK;
   }

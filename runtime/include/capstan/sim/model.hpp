@@ -113,6 +113,15 @@ concept HasInverseDerivatives = requires(const M& m, double t, const typename M:
   m.inverseDynamicsDerivatives(t, q, u, u, d, d, d);
 };
 
+// outputDerivatives(t, q, u, dy_dq, dy_du): y = [outputs; kinetic energy;
+// potential energy] by the raw q and by u (a header generated with
+// --derivatives).
+template <class M>
+concept HasOutputDerivatives = requires(const M& m, double t, const typename M::Q& q, const typename M::U& u,
+                                        typename M::OutputDerivativesQ& dq, typename M::OutputDerivativesU& du) {
+  m.outputDerivatives(t, q, u, dq, du);
+};
+
 // Sphere-on-sphere contacts: contactFrames(q, frames), each contact's frame
 // and separation.
 template <class M>
