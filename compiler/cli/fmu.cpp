@@ -199,6 +199,12 @@ int fmu(const Options& opts) {
                            parameters[at].second, true, 0});
   }
   const bool assembled = layout.constraintRows > 0;  // the start state moves onto the constraints
+  // Model Exchange's event indicators: each compliant contact's penetration
+  // depth (the generated eventIndicators), zero where its force switches.
+  std::vector<std::string> indicators;
+  if (asked.modelExchange)
+    for (const codegen::ForceElementLayout& e : layout.forceElements)
+      if (e.kind == mechanics::ForceKind::HuntCrossley) indicators.push_back(e.name);
   for (int k = 0; k < n; ++k)
     variables.push_back({columns[std::size_t(1 + k)].first, "local", "continuous", assembled ? "approx" : "exact",
                          columns[std::size_t(1 + k)].second, k < nq ? "generalized coordinate" : "generalized speed",
@@ -224,6 +230,7 @@ int fmu(const Options& opts) {
   for (const Variable& v : variables)
     if (!v.unit.empty()) units.insert(v.unit);
   if (version == 3) units.insert("s");  // the independent variable's
+  if (version == 3 && !indicators.empty()) units.insert("m");  // the event indicators'
   std::ostringstream body;
   body << "  <UnitDefinitions>\n";
   for (const std::string& u : units) body << "    <Unit name=\"" << xmlEscape(u) << "\"/>\n";
@@ -279,6 +286,12 @@ int fmu(const Options& opts) {
     }
     body << "    <Float64 name=\"time\" valueReference=\"" << variables.size()
          << "\" causality=\"independent\" variability=\"continuous\" unit=\"s\" description=\"the simulation time\"/>\n";
+    // The event indicators (Model Exchange): variables of their own, after the time.
+    for (std::size_t k = 0; k < indicators.size(); ++k)
+      body << "    <Float64 name=\"" << xmlEscape(indicators[k]) << ".depth\" valueReference=\"" << variables.size() + 1 + k
+           << "\" causality=\"local\" variability=\"continuous\" initial=\"calculated\" unit=\"m\""
+           << " description=\"event indicator: the penetration depth of contact `" << xmlEscape(indicators[k])
+           << "`, &gt; 0 in contact\"/>\n";
     body << "  </ModelVariables>\n  <ModelStructure>\n";
     for (std::size_t k = 0; k < outputs; ++k) body << "    <Output valueReference=\"" << firstOutput - 1 + int(k) << "\"/>\n";
     for (int k = 0; k < n; ++k) {
@@ -291,6 +304,8 @@ int fmu(const Options& opts) {
     if (assembled)
       for (int k = 0; k < n; ++k) body << "    <InitialUnknown valueReference=\"" << firstState - 1 + k << "\"/>\n";
     for (int k = 0; k < n; ++k) body << "    <InitialUnknown valueReference=\"" << firstDerivative - 1 + k << "\"/>\n";
+    for (std::size_t k = 0; k < indicators.size(); ++k)
+      body << "    <EventIndicator valueReference=\"" << variables.size() + 1 + k << "\"/>\n";
     body << "  </ModelStructure>\n";
   }
 
@@ -313,7 +328,7 @@ int fmu(const Options& opts) {
   if (version == 2) {
     xml << "<fmiModelDescription fmiVersion=\"2.0\" modelName=\"" << xmlEscape(loaded->flat->name) << "\" guid=\""
         << guid << "\" generationTool=\"capstan " << CAPSTAN_VERSION << "\" variableNamingConvention=\"structured\""
-        << " numberOfEventIndicators=\"0\">\n";
+        << " numberOfEventIndicators=\"" << indicators.size() << "\">\n";
     const std::string common = " canGetAndSetFMUstate=\"true\" canSerializeFMUstate=\"true\""
                                " canNotUseMemoryManagementFunctions=\"true\"";
     if (asked.modelExchange)
@@ -353,6 +368,8 @@ int fmu(const Options& opts) {
        << "inline constexpr const char* kNoModelExchange = \"" << noModelExchange << "\";\n"
        << "inline constexpr const char* kIntegrator = \"" << integrator << "\";\n"
        << "inline constexpr bool kDirectionalDerivatives = " << (directional ? "true" : "false") << ";\n"
+       << "inline constexpr int kFmiVersion = " << version << ";\n"
+       << "inline constexpr std::size_t kEventIndicators = " << indicators.size() << ";\n"
        << "inline constexpr double kTolerance = " << syntax::exactNumber(tolerance) << ";\n"
        << "inline constexpr double kInterval = " << syntax::exactNumber(ex && ex->interval ? *ex->interval : 0.0) << ";\n\n"
        << "}  // namespace capstan::fmu_model\n";

@@ -20,6 +20,7 @@ const char* cppType(ValueType t) {
     case ValueType::FrameJacobian: return "FrameJacobian";
     case ValueType::FrameKinematics: return "FrameKinematics";
     case ValueType::MassMatrixKinematics: return "MassMatrixKinematics";
+    case ValueType::EventIndicators: return "EventIndicators";
     case ValueType::OutputDerivativesQ: return "OutputDerivativesQ";
     case ValueType::OutputDerivativesU: return "OutputDerivativesU";
     case ValueType::SpatialVector: return "SpatialVector";
@@ -123,6 +124,12 @@ const std::vector<GeneratedFunction>& generatedFunctions() {
        {"Each bushing's state (bushingNames order): Drake's spatial forces F_A_A (on A, about Ao,",
         "in A) and F_C_C (on C, about Co, in C), its roll-pitch-yaw angles and rates, and",
         "|cos pitch|, which gimbalLock() compares with Drake's 0.008."}},
+      // Only in classes of models with Hunt-Crossley contacts (trace.cpp).
+      {FunctionId::EventIndicators, "eventIndicators", {{T::Time, "time"}, {T::Q, "q"}, {T::U, "u"}},
+       {{T::EventIndicators, "z"}},
+       {"Each compliant contact's penetration depth x (m; eventIndicatorNames order): > 0 where its",
+        "surfaces touch, < 0 apart. Where one changes sign the contact force switches on or off, so",
+        "an integrator that stops there (an FMU's event indicators) steps over no impact."}},
       // Only in classes of models with cables (trace.cpp).
       {FunctionId::CableFrames, "cableFrames", {{T::Time, "time"}, {T::Q, "q"}, {T::U, "u"}}, {{T::CableFrames, "frames"}},
        {"Each cable obstacle's frame F (cableObstacleNames order, all cables together): R_WF,",

@@ -38,6 +38,7 @@ enum class ValueType {
   FrameJacobian,   // (6 x nu): angular rows, then linear
   FrameKinematics,  // what frame Jacobians are made from: every body's pose, velocity and
                     // acceleration at udot = 0, each dof's column H_PB_W
+  EventIndicators,  // one per compliant contact: its penetration depth (m), > 0 in contact
   OutputDerivativesQ,  // (nout + 2) x nq: d[outputs; kinetic energy; potential energy] / dq (raw q)
   OutputDerivativesU,  // (nout + 2) x nu: the same by u
   MassMatrixKinematics,  // what the compact mass matrix is made from: every body's origin,
@@ -79,6 +80,7 @@ enum class FunctionId {
   FrameKinematicsVelocities,  // also velocities and bias accelerations, for frameJacobianDotU(frame, k, ...)
   MassMatrixKinematics,       // for massMatrix as a loop (TraceOptions::quadratic compact)
   BushingStates,
+  EventIndicators,  // only in classes of models with compliant (Hunt-Crossley) contacts
   CableFrames,  // only in classes of models with cables
   ForwardDynamicsDerivatives,  // d udot / d(q, u, tau): only on request (TraceOptions::derivatives)
   InverseDynamicsDerivatives,  // d tau / d(q, u, udot) of inverseDynamics: only on request
@@ -160,6 +162,7 @@ struct FunctionValues {
   VectorX<Scalar> armature;
   Vec6<Scalar> JdotU = Vec6<Scalar>::Zero();  // Jdot_WF u
   std::vector<BushingForces<Scalar>> bushings;  // per bushing, in layout.forceElements order
+  std::vector<Scalar> indicators;  // per Hunt-Crossley contact, in layout.forceElements order: its depth
   // Per obstacle of every cable (layout.cables, each from firstFrame): the
   // motion of its frame F and p_BoFo_W.
   std::vector<FrameMotion<Scalar>> cableFrames;
@@ -356,6 +359,12 @@ class FunctionEvaluator {
           v.bushings.push_back(env_.bushingForces(e));
           check()(e, v.bushings.back());
         }
+        return;
+      case FunctionId::EventIndicators:
+        env_.setState(v.time, v.q, v.u);
+        v.indicators.clear();
+        for (const ForceElementLayout& e : env_.layout().forceElements)
+          if (e.kind == mechanics::ForceKind::HuntCrossley) v.indicators.push_back(env_.huntCrossleyForces(e).depth);
         return;
       case FunctionId::CableFrames:
         env_.setState(v.time, v.q, v.u);

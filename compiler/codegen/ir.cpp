@@ -172,6 +172,7 @@ void to_json(json& j, const Model& v) {
   j["cable_obstacle_count"] = v.cable_obstacle_count;
   j["cable_actuator_count"] = v.cable_actuator_count;
   j["bushings"] = v.bushings;
+  j["event_indicators"] = v.event_indicators;
   j["constraints"] = v.constraints;
   j["constraint_kinematics"] = v.constraint_kinematics;
   j["holonomic_rows"] = v.holonomic_rows;

@@ -169,6 +169,7 @@ struct Model {
   std::vector<Cable> cables;
   int cable_obstacle_count = 0, cable_actuator_count = 0;
   std::vector<std::string> bushings;
+  std::vector<std::string> event_indicators;  // eventIndicators' contacts (component paths), in order
   std::vector<Constraint> constraints;
   std::vector<std::string> constraint_kinematics;  // ConstraintKinematics' member declarations
   int holonomic_rows = 0, constraint_rows = 0, contact_count = 0;

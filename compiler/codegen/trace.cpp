@@ -98,6 +98,7 @@ class Tracer {
       if (isConstraintFunction(f.id) && layout_.constraintRows == 0) continue;
       if (f.id == FunctionId::ContactFrames && contactCount() == 0) continue;
       if (f.id == FunctionId::CableFrames && layout_.cables.empty()) continue;
+      if (f.id == FunctionId::EventIndicators && contactForces().empty()) continue;
       if (f.onRequest && !options_.derivatives) continue;
       if (f.id == FunctionId::ForwardDynamicsDerivatives && !layout_.cables.empty())
         throw UnsupportedExpression("the derivatives of forward dynamics with cables (the cable path solver brings none)");
@@ -140,6 +141,7 @@ class Tracer {
     ir.cable_obstacle_count = layout_.cableFrameCount;
     ir.cable_actuator_count = layout_.cableActuatorCount;
     for (const ForceElementLayout* e : bushings()) ir.bushings.push_back(e->name);
+    for (const ForceElementLayout* e : contactForces()) ir.event_indicators.push_back(e->name);
     ir.constraints = constraints();
     ir.constraint_kinematics = constraintKinematics_;
     // The function builders write JSON; reading it into the structs checks
@@ -524,6 +526,13 @@ class Tracer {
         }
         break;
       }
+      case FunctionId::EventIndicators: {
+        const std::vector<const ForceElementLayout*> contacts = contactForces();
+        for (std::size_t k = 0; k < contacts.size(); ++k)
+          fn.block(cite_.where("contact", contacts[k]->component) + ": its penetration depth",
+                   {{index("z", static_cast<int>(k)), v.indicators.at(k)}});
+        break;
+      }
       case FunctionId::CableFrames: {
         std::size_t k = 0;
         for (const CableLayout& c : layout_.cables) {
@@ -859,6 +868,15 @@ class Tracer {
     read.insert(reads.begin(), reads.end());
     for (auto& [comment, outputs] : blocks) fn.block(comment, std::move(outputs));
     return fn.finish();
+  }
+
+  // The compliant (Hunt-Crossley) contacts, in layout order: the event
+  // indicators'.
+  std::vector<const ForceElementLayout*> contactForces() const {
+    std::vector<const ForceElementLayout*> out;
+    for (const ForceElementLayout& e : layout_.forceElements)
+      if (e.kind == mechanics::ForceKind::HuntCrossley) out.push_back(&e);
+    return out;
   }
 
   std::vector<const ForceElementLayout*> bushings() const {

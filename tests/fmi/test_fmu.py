@@ -461,3 +461,51 @@ def test_fixed_step_co_simulation_takes_simulate_s_steps(tmp_path):
         assert fmu.lib.fmi2DoStep(c, k * 0.1, 0.1, 1) == OK, fmu.messages
         np.testing.assert_allclose(fmu.get(c, refs), expected[10 * (k + 1), 1:], rtol=1e-13, atol=1e-13)
     fmu.lib.fmi2FreeInstance(c)
+
+
+def test_event_indicators_of_a_compliant_contact(tmp_path):
+    """The bouncing ball: one event indicator, the contact's penetration depth r - y, which a Model Exchange
+    importer stepping with Euler sees change sign where the ball meets the floor (y = r, after a free fall from
+    y = h: t = sqrt(2 (h - r) / g)); the event mode then returns to continuous time with no discrete state."""
+    fmu, _ = build("bouncing_ball", str(tmp_path))
+    assert fmu.description.get("numberOfEventIndicators") == "1"
+    L, nx = fmu.lib, fmu.nx
+    L.fmi2GetEventIndicators.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_double), ctypes.c_size_t]
+    c = fmu.start(MODEL_EXCHANGE)
+    info = EventInfo()
+    assert L.fmi2NewDiscreteStates(c, ctypes.byref(info)) == OK
+    assert L.fmi2EnterContinuousTimeMode(c) == OK
+    y = fmu.vr["float.q[6]"] - fmu.vr["float.q[1]"]  # the height's place in the states
+    r, h, g = 0.1, 1.0, 9.81
+
+    def indicator():
+        z = (ctypes.c_double * 1)()
+        assert L.fmi2GetEventIndicators(c, z, 1) == OK, fmu.messages
+        return z[0]
+
+    x = (ctypes.c_double * nx)()
+    assert L.fmi2GetContinuousStates(c, x, nx) == OK
+    state = np.array(x[:])
+    assert indicator() == pytest.approx(r - state[y], abs=1e-15) and indicator() < 0
+    dt, t, crossing = 1e-4, 0.0, None
+    while t < 0.6 and crossing is None:
+        before = indicator()
+        dx = (ctypes.c_double * nx)()
+        assert L.fmi2GetDerivatives(c, dx, nx) == OK
+        state = state + dt * np.array(dx[:])
+        t += dt
+        assert L.fmi2SetTime(c, t) == OK
+        assert L.fmi2SetContinuousStates(c, (ctypes.c_double * nx)(*state), nx) == OK
+        after = indicator()
+        assert after == pytest.approx(r - state[y], abs=1e-15)
+        if before < 0 <= after:
+            crossing = t
+    assert crossing == pytest.approx(np.sqrt(2 * (h - r) / g), abs=2e-3)
+    assert L.fmi2EnterEventMode(c) == OK
+    assert L.fmi2NewDiscreteStates(c, ctypes.byref(info)) == OK
+    assert not info.newDiscreteStatesNeeded and not info.terminateSimulation
+    assert L.fmi2EnterContinuousTimeMode(c) == OK
+    z = (ctypes.c_double * 2)()
+    assert L.fmi2GetEventIndicators(c, z, 2) == ERROR
+    assert "2 event indicators asked for; the FMU has 1" in fmu.messages[-1]
+    L.fmi2FreeInstance(c)

@@ -292,3 +292,30 @@ def test_sources_compile_without_warnings(fmus, tmp_path, cxx):
                             "-DCAPSTAN_CABLE_COMPILED_APART", "-isystem", "/usr/include/eigen3", "-I", sources,
                             os.path.join(sources, "capstan_fmu.cpp")], capture_output=True, text=True)
         assert p.returncode == 0, p.stderr
+
+
+def test_event_indicators_of_a_compliant_contact(tmp_path):
+    """FMI 3.0: the bouncing ball's contact depth r - y is an event indicator, a variable of its own named in
+    the ModelStructure, the same through fmi3GetEventIndicators and fmi3GetFloat64."""
+    fmu = build3("bouncing_ball", str(tmp_path))
+    indicators = fmu.description.find("ModelStructure").findall("EventIndicator")
+    assert [int(e.get("valueReference")) for e in indicators] == [fmu.vr["contact.depth"]]
+    L = fmu.lib
+    L.fmi3GetNumberOfEventIndicators.argtypes = [c_p, ctypes.POINTER(ctypes.c_size_t)]
+    L.fmi3GetEventIndicators.argtypes = [c_p, dbl_p, ctypes.c_size_t]
+    c = fmu.start(True)
+    n = ctypes.c_size_t()
+    assert L.fmi3GetNumberOfEventIndicators(c, ctypes.byref(n)) == OK and n.value == 1
+    flags = [ctypes.c_bool() for _ in range(5)]
+    assert L.fmi3UpdateDiscreteStates(c, *[ctypes.byref(f) for f in flags], ctypes.byref(ctypes.c_double())) == OK
+    assert L.fmi3EnterContinuousTimeMode(c) == OK
+    for height in (1.0, 0.05):  # apart, then in the floor
+        x = (ctypes.c_double * 13)()
+        assert L.fmi3GetContinuousStates(c, x, 13) == OK
+        x[5] = height
+        assert L.fmi3SetContinuousStates(c, x, 13) == OK, fmu.messages
+        z = (ctypes.c_double * 1)()
+        assert L.fmi3GetEventIndicators(c, z, 1) == OK, fmu.messages
+        assert z[0] == pytest.approx(0.1 - height, abs=1e-15)
+        assert fmu.get(c, [fmu.vr["contact.depth"]])[0] == z[0]
+    L.fmi3FreeInstance(c)

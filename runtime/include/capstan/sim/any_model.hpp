@@ -86,6 +86,7 @@ class AnyModel {
     int nq = 0, nu = 0, nb = 0, nf = 0, ncables = 0;
     std::vector<std::string> qNames, uNames, outputNames, bushingNames, cableNames;
     std::vector<std::string> qUnits, uUnits, outputUnits;
+    std::vector<std::string> eventIndicatorNames;  // the compliant contacts eventIndicators reports
     std::vector<ConstraintInfo> constraintInfo;
     bool derivatives = false;         // forwardDynamicsDerivatives
     bool inverseDerivatives = false;  // inverseDynamicsDerivatives
@@ -97,6 +98,7 @@ class AnyModel {
         qNames(std::move(shape.qNames)), uNames(std::move(shape.uNames)), outputNames(std::move(shape.outputNames)),
         bushingNames(std::move(shape.bushingNames)), cableNames(std::move(shape.cableNames)),
         qUnits(std::move(shape.qUnits)), uUnits(std::move(shape.uUnits)), outputUnits(std::move(shape.outputUnits)),
+        eventIndicatorNames(std::move(shape.eventIndicatorNames)),
         constraintInfo(std::move(shape.constraintInfo)), derivatives_(shape.derivatives),
         inverseDerivatives_(shape.inverseDerivatives), split_(shape.split) {}
   AnyModel(const AnyModel&) = delete;
@@ -106,6 +108,7 @@ class AnyModel {
   const int nq, nu, nb, nf, ncables;
   const std::vector<std::string> qNames, uNames, outputNames, bushingNames, cableNames;
   const std::vector<std::string> qUnits, uUnits, outputUnits;
+  const std::vector<std::string> eventIndicatorNames;
   const std::vector<ConstraintInfo> constraintInfo;
   bool hasDerivatives() const { return derivatives_; }
   bool hasInverseDerivatives() const { return inverseDerivatives_; }
@@ -149,6 +152,8 @@ class AnyModel {
   // q) and dy_du (rows x nu); where hasDerivatives() (the same header).
   virtual void outputDerivatives(double t, const Q& q, const U& u, Eigen::MatrixXd& dy_dq,
                                  Eigen::MatrixXd& dy_du) const = 0;
+  // Each compliant contact's penetration depth (eventIndicatorNames.size()).
+  virtual void eventIndicators(double t, const Q& q, const U& u, std::vector<double>& z) const = 0;
 
  private:
   const bool derivatives_, inverseDerivatives_, split_;
@@ -392,6 +397,15 @@ class Erased final : public AnyModel {
       any_model_detail::absent("inverseDynamicsDerivatives");
     }
   }
+  void eventIndicators([[maybe_unused]] double t, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                       std::vector<double>& z) const override {
+    z.clear();
+    if constexpr (HasEventIndicators<M>) {
+      typename M::EventIndicators values{};
+      model_.eventIndicators(t, typename M::Q(q), typename M::U(u), values);
+      z.assign(values.begin(), values.end());
+    }
+  }
   void outputDerivatives([[maybe_unused]] double t, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                          [[maybe_unused]] Eigen::MatrixXd& dy_dq, [[maybe_unused]] Eigen::MatrixXd& dy_du) const override {
     if constexpr (HasOutputDerivatives<M>) {
@@ -420,6 +434,7 @@ class Erased final : public AnyModel {
     s.uUnits = strings(M::uUnits);
     s.outputUnits = strings(M::outputUnits);
     if constexpr (HasBushings<M>) s.bushingNames = strings(M::bushingNames);
+    if constexpr (HasEventIndicators<M>) s.eventIndicatorNames = strings(M::eventIndicatorNames);
     if constexpr (HasCables<M>) {
       s.ncables = M::ncables;
       s.cableNames = strings(M::cableNames);

@@ -92,6 +92,9 @@ class Instance {
   long n() const { return model.nq + model.nu; }
   long outputsEnd() const { return P() + 2 * n() + long(vars::kOutputs); }
   long timeReference() const { return outputsEnd(); }
+  // FMI 3.0's event-indicator variables follow the time (FMI 2.0 has none:
+  // its indicators are only fmi2GetEventIndicators').
+  long indicatorsEnd() const { return timeReference() + 1 + long(vars::kEventIndicators); }
 
   // Says `message` through the importer's logger (errors always, the rest
   // with logging on); returns `status`.
@@ -180,6 +183,10 @@ class Instance {
         value[k] = row.at(std::size_t(1 + n() + (r - P() - 2 * n())));
       } else if (r == timeReference()) {
         value[k] = s.t;
+      } else if (r < indicatorsEnd() && vars::kFmiVersion == 3) {
+        std::vector<double> z;
+        model.eventIndicators(s.t, s.q, s.u, z);
+        value[k] = z.at(std::size_t(r - timeReference() - 1));
       } else {
         return say(Status::Error, std::string(f) + ": no variable has value reference " + std::to_string(r));
       }
@@ -206,7 +213,7 @@ class Instance {
                                                       " (Model Exchange: with the function that sets the continuous states)");
         (r < P() + nq() ? s.q[r - P()] : s.u[r - P() - nq()]) = value[k];
         s.statesSet = true;
-      } else if (r <= timeReference()) {
+      } else if (r < indicatorsEnd()) {
         return say(Status::Error, std::string(f) + ": value reference " + std::to_string(r) +
                                       " is a derivative, an output or the time: computed, not set");
       } else {
@@ -254,6 +261,25 @@ class Instance {
       if (!std::isfinite(dx[k]))
         return say(Status::Error, std::string(f) + ": derivative " + std::to_string(k) + " is not finite at t = " +
                                       std::to_string(s.t));
+    return Status::OK;
+  }
+
+  // Each compliant contact's penetration depth at the current state.
+  Status eventIndicators(const char* f, double z[], std::size_t ni) {
+    if (ni != vars::kEventIndicators)
+      return say(Status::Error, std::string(f) + ": " + std::to_string(ni) + " event indicators asked for; the FMU has " +
+                                    std::to_string(vars::kEventIndicators));
+    if (arrays(f, ni, z) != Status::OK) return Status::Error;
+    std::vector<double> values;
+    model.eventIndicators(s.t, s.q, s.u, values);
+    if (values.size() != ni)
+      return say(Status::Error, std::string(f) + ": the model gives " + std::to_string(values.size()) + " indicators");
+    for (std::size_t k = 0; k < ni; ++k) {
+      if (!std::isfinite(values[k]))
+        return say(Status::Error, std::string(f) + ": event indicator " + std::to_string(k) + " (contact `" +
+                                      model.eventIndicatorNames[k] + "`) is not finite at t = " + std::to_string(s.t));
+      z[k] = values[k];
+    }
     return Status::OK;
   }
 

@@ -241,10 +241,8 @@ fmi2Status fmi2GetDerivatives(fmi2Component c, fmi2Real dx[], size_t nx) {
   });
 }
 
-fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real[], size_t ni) {
-  return guarded(c, "fmi2GetEventIndicators", [&](Instance& i) {
-    return ni == 0 ? Status::OK : i.say(Status::Error, "fmi2GetEventIndicators: this FMU has no event indicators");
-  });
+fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real z[], size_t ni) {
+  return guarded(c, "fmi2GetEventIndicators", [&](Instance& i) { return i.eventIndicators("fmi2GetEventIndicators", z, ni); });
 }
 
 fmi2Status fmi2GetContinuousStates(fmi2Component c, fmi2Real x[], size_t nx) {

@@ -337,10 +337,8 @@ fmi3Status fmi3GetContinuousStateDerivatives(fmi3Instance c, fmi3Float64 dx[], s
   });
 }
 
-fmi3Status fmi3GetEventIndicators(fmi3Instance c, fmi3Float64[], size_t ni) {
-  return guarded(c, "fmi3GetEventIndicators", [&](Instance& i) {
-    return ni == 0 ? Status::OK : i.say(Status::Error, "fmi3GetEventIndicators: this FMU has no event indicators");
-  });
+fmi3Status fmi3GetEventIndicators(fmi3Instance c, fmi3Float64 z[], size_t ni) {
+  return guarded(c, "fmi3GetEventIndicators", [&](Instance& i) { return i.eventIndicators("fmi3GetEventIndicators", z, ni); });
 }
 
 fmi3Status fmi3GetContinuousStates(fmi3Instance c, fmi3Float64 x[], size_t nx) {
@@ -356,8 +354,9 @@ fmi3Status fmi3GetNominalsOfContinuousStates(fmi3Instance c, fmi3Float64 nominal
 }
 
 fmi3Status fmi3GetNumberOfEventIndicators(fmi3Instance c, size_t* n) {
-  return guarded(c, "fmi3GetNumberOfEventIndicators", [&](Instance&) {
-    if (n) *n = 0;
+  return guarded(c, "fmi3GetNumberOfEventIndicators", [&](Instance& i) {
+    if (!n) return i.say(Status::Error, "fmi3GetNumberOfEventIndicators: no place for the number");
+    *n = capstan::fmu_model::kEventIndicators;
     return Status::OK;
   });
 }

@@ -122,6 +122,15 @@ concept HasOutputDerivatives = requires(const M& m, double t, const typename M::
   m.outputDerivatives(t, q, u, dq, du);
 };
 
+// Compliant contacts: eventIndicators(t, q, u, z), each one's penetration
+// depth (> 0 in contact), and eventIndicatorNames.
+template <class M>
+concept HasEventIndicators = requires(const M& m, double t, const typename M::Q& q, const typename M::U& u,
+                                      typename M::EventIndicators& z) {
+  m.eventIndicators(t, q, u, z);
+  M::eventIndicatorNames;
+};
+
 // Sphere-on-sphere contacts: contactFrames(q, frames), each contact's frame
 // and separation.
 template <class M>
