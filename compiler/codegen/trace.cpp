@@ -60,7 +60,8 @@ class Tracer {
  public:
   Tracer(const sema::FlatModel& model, const mechanics::Mechanism& mech, const ModelLayout& layout,
          const syntax::SourceManager& sources, const TraceOptions& options)
-      : model_(model), mech_(mech), layout_(layout), cite_(model, layout, sources), options_(options) {}
+      : model_(model), mech_(mech), layout_(layout), cite_(model, layout, sources), options_(options),
+        quadraticUnrolled_(decideQuadratic()) {}
 
   ir::Model run() {
     symbolic::Pool pool;
@@ -174,7 +175,8 @@ class Tracer {
   // Whether the results that grow with the square of the model are traced
   // (TraceOptions::quadratic): the per-body frameJacobian<Body> and
   // frameJacobianDotU<Body>, and massMatrix.
-  bool quadraticUnrolled() const {
+  bool quadraticUnrolled() const { return quadraticUnrolled_; }
+  bool decideQuadratic() const {
     using Q = TraceOptions::Quadratic;
     if (options_.quadratic != Q::Auto) return options_.quadratic == Q::Unrolled;
     std::vector<int> depth(layout_.bodies.size(), 0);  // dofs between each body and World
@@ -237,21 +239,28 @@ class Tracer {
     }
   }
 
-  // Each joint's speeds' columns of `H` (6 x nu) into `target`: only the
-  // entries that are not the constant zero; returns whether some were.
-  bool columnOutputs(const std::string& target, const MatrixX<Expr>& H, const JointLayout& j,
-                     std::vector<Assignment>& out) const {
+  // The entries of M's block (rows, then cols) that are not the constant
+  // zero, appended to `out` as `name(r, c)`; returns whether some were zero.
+  static bool nonzeroEntries(const std::string& name, const MatrixX<Expr>& M, int row, int rows, int col, int cols,
+                             std::vector<Assignment>& out) {
     bool zeros = false;
-    for (int c = 0; c < j.nu(); ++c) {
-      for (int r = 0; r < 6; ++r) {
-        const Expr& h = H(r, j.uIndex() + c);
-        if (h.isZero()) {
+    for (int r = row; r < row + rows; ++r) {
+      for (int c = col; c < col + cols; ++c) {
+        if (M(r, c).isZero()) {
           zeros = true;
         } else {
-          out.push_back({index2(target, r, j.uIndex() + c), h});
+          out.push_back({index2(name, r, c), M(r, c)});
         }
       }
     }
+    return zeros;
+  }
+  // Joint j's speeds' columns of `H` (6 x nu) into `target`, column by
+  // column (nonzeroEntries).
+  static bool columnOutputs(const std::string& target, const MatrixX<Expr>& H, const JointLayout& j,
+                            std::vector<Assignment>& out) {
+    bool zeros = false;
+    for (int c = j.uIndex(); c < j.uIndex() + j.nu(); ++c) zeros = nonzeroEntries(target, H, 0, 6, c, 1, out) || zeros;
     return zeros;
   }
 
@@ -292,8 +301,10 @@ class Tracer {
       for (int c = 0; c < j.nu(); ++c) out.push_back({index("k.armature", j.uIndex() + c), v.armature[j.uIndex() + c]});
       fn.block(cite_.joint(j), out);
     }
-    if (zeros) fn.opening("k.H_W.setZero();  // the entries its joints' axes leave zero");
-    if (zeros) fn.opening("k.F_W.setZero();");
+    if (zeros) {
+      fn.opening("k.H_W.setZero();  // the entries its joints' axes leave zero");
+      fn.opening("k.F_W.setZero();");
+    }
   }
 
   std::vector<Assignment> matrixOutputs(const std::string& name, const MatrixX<Expr>& M) const {
@@ -303,11 +314,9 @@ class Tracer {
     return out;
   }
   // The entries of M that are not the constant zero.
-  std::vector<Assignment> nonzeroOutputs(const std::string& name, const MatrixX<Expr>& M) const {
+  static std::vector<Assignment> nonzeroOutputs(const std::string& name, const MatrixX<Expr>& M) {
     std::vector<Assignment> out;
-    for (const Assignment& a : matrixOutputs(name, M)) {
-      if (!a.value.isZero()) out.push_back(a);
-    }
+    nonzeroEntries(name, M, 0, static_cast<int>(M.rows()), 0, static_cast<int>(M.cols()), out);
     return out;
   }
   std::vector<Assignment> vectorOutputs(const std::string& name, const VectorX<Expr>& v) const {
@@ -1357,6 +1366,41 @@ class Tracer {
     return fn.finish();
   }
 
+  // outputDerivatives: the traced outputs and energies differentiated by
+  // the symbols q[i] and u[j], a block per row (its model element); the
+  // entries that are the constant zero are zeroed once.
+  json outputDerivatives(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
+    using Matrix = Eigen::Matrix<Expr, Eigen::Dynamic, Eigen::Dynamic>;
+    FunctionValues<Expr> v = arguments();
+    ev.run(f.id, v);
+    Matrix dq, du;
+    try {
+      dq = symbolic::jacobian(v.columns, std::vector<Expr>(q_.data(), q_.data() + q_.size()));
+      du = symbolic::jacobian(v.columns, std::vector<Expr>(u_.data(), u_.data() + u_.size()));
+    } catch (const std::invalid_argument& e) {
+      throw UnsupportedExpression(std::string("the derivative of an external C++ function (") + e.what() + ")");
+    }
+    FunctionBuilder fn = function(f);
+    bool zeros = false;
+    for (int r = 0; r < dq.rows(); ++r) {
+      std::vector<Assignment> out;
+      zeros = nonzeroEntries("dy_dq", dq, r, 1, 0, static_cast<int>(dq.cols()), out) || zeros;
+      zeros = nonzeroEntries("dy_du", du, r, 1, 0, static_cast<int>(du.cols()), out) || zeros;
+      std::string what = r == dq.rows() - 2 ? "kinetic energy" : "potential energy";
+      if (r < dq.rows() - 2) {
+        const IoVariable& o = layout_.outputs.at(static_cast<std::size_t>(r));
+        const sema::FlatVariable& fv = model_.variables.at(static_cast<std::size_t>(o.variable));
+        what = cite_.where("output", o.name, fv.range);
+      }
+      fn.block(what + ": its derivatives", out);
+    }
+    if (zeros) {
+      fn.opening("dy_dq.setZero();  // the entries that do not depend on their coordinate");
+      fn.opening("dy_du.setZero();");
+    }
+    return fn.finish();
+  }
+
   // The test oracle (TraceOptions::symbolicDerivatives): d udot / d(q, u,
   // tau), traced two ways and the cheaper emitted (as
   // printed, like forwardDynamics):
@@ -1379,48 +1423,6 @@ class Tracer {
   // dudot_dq = (d udot / d q) N(q), N(q) = d qdot / d u (nMatrix), so
   // column j is the derivative along q + eps N(q) e_j; udot is linear in
   // dtau, so its derivative holds no dtau.
-  // outputDerivatives: the traced outputs and energies differentiated by
-  // the symbols q[i] and u[j], a block per row (its model element); the
-  // entries that are the constant zero are zeroed once.
-  json outputDerivatives(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
-    using Matrix = Eigen::Matrix<Expr, Eigen::Dynamic, Eigen::Dynamic>;
-    FunctionValues<Expr> v = arguments();
-    ev.run(f.id, v);
-    Matrix dq, du;
-    try {
-      dq = symbolic::jacobian(v.columns, std::vector<Expr>(q_.data(), q_.data() + q_.size()));
-      du = symbolic::jacobian(v.columns, std::vector<Expr>(u_.data(), u_.data() + u_.size()));
-    } catch (const std::invalid_argument& e) {
-      throw UnsupportedExpression(std::string("the derivative of an external C++ function (") + e.what() + ")");
-    }
-    FunctionBuilder fn = function(f);
-    bool zeros = false;
-    for (int r = 0; r < dq.rows(); ++r) {
-      std::vector<Assignment> out;
-      for (const auto& [target, m] : {std::pair{"dy_dq", &dq}, std::pair{"dy_du", &du}}) {
-        for (int c = 0; c < m->cols(); ++c) {
-          if ((*m)(r, c).isZero()) {
-            zeros = true;
-          } else {
-            out.push_back({index2(target, r, c), (*m)(r, c)});
-          }
-        }
-      }
-      std::string what = r == dq.rows() - 2 ? "kinetic energy" : "potential energy";
-      if (r < dq.rows() - 2) {
-        const IoVariable& o = layout_.outputs.at(static_cast<std::size_t>(r));
-        const sema::FlatVariable& fv = model_.variables.at(static_cast<std::size_t>(o.variable));
-        what = cite_.where("output", o.name, fv.range);
-      }
-      fn.block(what + ": its derivatives", out);
-    }
-    if (zeros) {
-      fn.opening("dy_dq.setZero();  // the entries that do not depend on their coordinate");
-      fn.opening("dy_du.setZero();");
-    }
-    return fn.finish();
-  }
-
   json symbolicForwardDynamicsDerivatives(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
     using Matrix = Eigen::Matrix<Expr, Eigen::Dynamic, Eigen::Dynamic>;
     const int nu = layout_.nu;
@@ -1586,6 +1588,7 @@ class Tracer {
   DerivedValues derived_{layout_, cite_};
   std::vector<std::string> constraintKinematics_;  // ConstraintKinematics' fields (constraintFunctions)
   const TraceOptions& options_;
+  const bool quadraticUnrolled_;  // decideQuadratic(), once
   Mechanism<Expr> mechanism_;
   Environment<Expr>* env_ = nullptr;  // run()'s
   VectorX<Expr> q_, u_;

@@ -163,7 +163,7 @@ class Instance {
     if (arrays(f, nvr, vr, value) != Status::OK) return Status::Error;
     AnyModel::Q qdot;
     AnyModel::U udot;
-    std::vector<double> row;
+    std::vector<double> row, indicators;  // computed once, where asked for
     bool haveDerivatives = false;
     for (std::size_t k = 0; k < nvr; ++k) {
       const long r = long(vr[k]);
@@ -184,9 +184,8 @@ class Instance {
       } else if (r == timeReference()) {
         value[k] = s.t;
       } else if (r < indicatorsEnd() && vars::kFmiVersion == 3) {
-        std::vector<double> z;
-        model.eventIndicators(s.t, s.q, s.u, z);
-        value[k] = z.at(std::size_t(r - timeReference() - 1));
+        if (indicators.empty()) model.eventIndicators(s.t, s.q, s.u, indicators);
+        value[k] = indicators.at(std::size_t(r - timeReference() - 1));
       } else {
         return say(Status::Error, std::string(f) + ": no variable has value reference " + std::to_string(r));
       }
