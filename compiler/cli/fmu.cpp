@@ -199,12 +199,10 @@ int fmu(const Options& opts) {
                            parameters[at].second, true, 0});
   }
   const bool assembled = layout.constraintRows > 0;  // the start state moves onto the constraints
-  // Model Exchange's event indicators: each compliant contact's penetration
-  // depth (the generated eventIndicators), zero where its force switches.
-  std::vector<std::string> indicators;
-  if (asked.modelExchange)
-    for (const codegen::ForceElementLayout& e : layout.forceElements)
-      if (e.kind == mechanics::ForceKind::HuntCrossley) indicators.push_back(e.name);
+  // Model Exchange's event indicators (the generated eventIndicators): zero
+  // where a contact's or a cable's force switches on or off.
+  std::vector<codegen::ModelLayout::EventIndicator> indicators;
+  if (asked.modelExchange) indicators = layout.eventIndicators(*loaded->flat);
   for (int k = 0; k < n; ++k)
     variables.push_back({columns[std::size_t(1 + k)].first, "local", "continuous", assembled ? "approx" : "exact",
                          columns[std::size_t(1 + k)].second, k < nq ? "generalized coordinate" : "generalized speed",
@@ -288,10 +286,9 @@ int fmu(const Options& opts) {
          << "\" causality=\"independent\" variability=\"continuous\" unit=\"s\" description=\"the simulation time\"/>\n";
     // The event indicators (Model Exchange): variables of their own, after the time.
     for (std::size_t k = 0; k < indicators.size(); ++k)
-      body << "    <Float64 name=\"" << xmlEscape(indicators[k]) << ".depth\" valueReference=\"" << variables.size() + 1 + k
+      body << "    <Float64 name=\"" << xmlEscape(indicators[k].name) << "\" valueReference=\"" << variables.size() + 1 + k
            << "\" causality=\"local\" variability=\"continuous\" initial=\"calculated\" unit=\"m\""
-           << " description=\"event indicator: the penetration depth of contact `" << xmlEscape(indicators[k])
-           << "`, &gt; 0 in contact\"/>\n";
+           << " description=\"event indicator: " << xmlEscape(indicators[k].description) << "\"/>\n";
     body << "  </ModelVariables>\n  <ModelStructure>\n";
     for (std::size_t k = 0; k < outputs; ++k) body << "    <Output valueReference=\"" << firstOutput - 1 + int(k) << "\"/>\n";
     for (int k = 0; k < n; ++k) {

@@ -173,6 +173,7 @@ void to_json(json& j, const Model& v) {
   j["cable_actuator_count"] = v.cable_actuator_count;
   j["bushings"] = v.bushings;
   j["event_indicators"] = v.event_indicators;
+  j["event_indicators_traced"] = v.event_indicators_traced;
   j["constraints"] = v.constraints;
   j["constraint_kinematics"] = v.constraint_kinematics;
   j["holonomic_rows"] = v.holonomic_rows;

@@ -169,7 +169,8 @@ struct Model {
   std::vector<Cable> cables;
   int cable_obstacle_count = 0, cable_actuator_count = 0;
   std::vector<std::string> bushings;
-  std::vector<std::string> event_indicators;  // eventIndicators' contacts (component paths), in order
+  std::vector<std::string> event_indicators;  // eventIndicators' z, named (ModelLayout::eventIndicators)
+  int event_indicators_traced = 0;            // its first ones, the compliant contacts' (traced); the rest the cables'
   std::vector<Constraint> constraints;
   std::vector<std::string> constraint_kinematics;  // ConstraintKinematics' member declarations
   int holonomic_rows = 0, constraint_rows = 0, contact_count = 0;

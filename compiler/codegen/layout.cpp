@@ -109,6 +109,31 @@ std::string forceLawName(const sema::FlatModel& model, int law) {
          (l.element >= 0 ? "[" + std::to_string(l.element + 1) + "]" : "");
 }
 
+int ModelLayout::compliantContacts() const {
+  return static_cast<int>(std::count_if(forceElements.begin(), forceElements.end(), [](const ForceElementLayout& e) {
+    return e.kind == mechanics::ForceKind::HuntCrossley;
+  }));
+}
+
+std::vector<ModelLayout::EventIndicator> ModelLayout::eventIndicators(const sema::FlatModel& model) const {
+  std::vector<EventIndicator> out;
+  for (const ForceElementLayout& e : forceElements)
+    if (e.kind == mechanics::ForceKind::HuntCrossley)
+      out.push_back({e.name + ".depth", "the penetration depth of contact `" + e.name + "`, > 0 in contact"});
+  for (const CableLayout& c : cables) {
+    for (const CableObstacleLayout& o : c.obstacles)
+      if (o.kind == CableObstacleKind::Surface)
+        out.push_back({c.name + "." + o.name + ".contact",
+                       "cable `" + c.name + "` over `" + o.name +
+                           "`: the wrap's length while it touches (> 0), minus the clearance while it does not"});
+    for (const int s : c.springs) {
+      const std::string& spring = model.components.at(static_cast<std::size_t>(s)).path;
+      out.push_back({spring + ".stretch", "cable spring `" + spring + "`: L - L0, > 0 while taut, < 0 while slack"});
+    }
+  }
+  return out;
+}
+
 std::string ModelLayout::foldReason(const sema::FlatModel& model, int v) const {
   auto path = [&](int k) { return "`" + model.variables.at(static_cast<std::size_t>(k)).path + "`"; };
   std::vector<int> readers;  // from the nearest reader to the root of the folding

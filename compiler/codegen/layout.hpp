@@ -222,6 +222,18 @@ struct ModelLayout {
         if (a.law >= 0) laws.push_back(a.law);
     return laws;
   }
+  // The model's event indicators (m), as the generated eventIndicators gives
+  // them and an FMU names them: each compliant contact's `CONTACT.depth`
+  // (model order), then per cable (model order) each wrapped surface's
+  // `CABLE.WRAP.contact` (path order) and each of its springs'
+  // `SPRING.stretch`. The first `compliantContacts` are traced; the cables'
+  // come from the path solver (docs/generated-code.md, "Event indicators").
+  struct EventIndicator {
+    std::string name;         // `contact.depth`
+    std::string description;  // "the penetration depth of contact `contact`, > 0 in contact"
+  };
+  std::vector<EventIndicator> eventIndicators(const sema::FlatModel& model) const;
+  int compliantContacts() const;
   // Why flat variable `v` (role Folded) is compiled in, as what completes
   // "parameter `v` is ...": "structural (...)", or "fixed at compile time:
   // `link2.joint.axis` depends on it and is a joint axis (...)".

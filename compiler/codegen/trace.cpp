@@ -123,6 +123,12 @@ class Tracer {
       }
       json traced = trace(f, evaluator);
       if (f.id == FunctionId::ForwardDynamicsExternal && !layout_.cables.empty()) traced["name"] = "forwardDynamicsWithoutCables";
+      if (f.id == FunctionId::EventIndicators && !layout_.cables.empty()) {
+        traced["name"] = "eventIndicatorsWithoutCables";
+        traced["doc"] = {"The compliant contacts' event indicators, the first event_indicators_traced of z: each one's",
+                         "penetration depth (m), > 0 where its surfaces touch. eventIndicators(time, q, u, z) adds",
+                         "the cables'."};
+      }
       if (f.id == FunctionId::PotentialEnergy && !layout_.cables.empty()) {
         traced["name"] = "potentialEnergyWithoutCables";
         traced["doc"] = {"Gravitational potential energy -sum m g . p_WoBcm (J), zero at the World origin, plus the",
@@ -142,7 +148,8 @@ class Tracer {
     ir.cable_obstacle_count = layout_.cableFrameCount;
     ir.cable_actuator_count = layout_.cableActuatorCount;
     for (const ForceElementLayout* e : bushings()) ir.bushings.push_back(e->name);
-    for (const ForceElementLayout* e : contactForces()) ir.event_indicators.push_back(e->name);
+    for (const ModelLayout::EventIndicator& e : layout_.eventIndicators(model_)) ir.event_indicators.push_back(e.name);
+    ir.event_indicators_traced = layout_.compliantContacts();
     ir.constraints = constraints();
     ir.constraint_kinematics = constraintKinematics_;
     // The function builders write JSON; reading it into the structs checks

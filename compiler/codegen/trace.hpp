@@ -15,7 +15,7 @@
 
 namespace capstan::codegen {
 
-inline constexpr int kIrVersion = 6;
+inline constexpr int kIrVersion = 7;
 
 struct TraceOptions {
   std::string capstanVersion;  // "0.1.0"

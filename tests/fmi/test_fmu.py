@@ -509,3 +509,57 @@ def test_event_indicators_of_a_compliant_contact(tmp_path):
     assert L.fmi2GetEventIndicators(c, z, 2) == ERROR
     assert "2 event indicators asked for; the FMU has 1" in fmu.messages[-1]
     L.fmi2FreeInstance(c)
+
+
+def test_event_indicators_of_a_cable(tmp_path):
+    """A pendulum on an elastic cable that catches on a drum (tests/fmi/models/swinging_cable.cap): two event
+    indicators, the wrap's contact and the spring's stretch, at the states of `capstan simulate`'s trajectory.
+    Checked against the plane geometry in closed form: the spring's is L - L0; the wrap's, while the cable is
+    straight (L = the anchor-bob distance), is minus the segment's clearance from the drum, and while it wraps
+    (L longer than that), the arc L - t1 - t2 (t: the tangents' lengths from anchor and bob, sqrt(d^2 - r^2)).
+    Over 3 s the cable touches down, lifts off and touches down again, and so goes taut, slack and taut."""
+    model = os.path.join(ROOT, "tests", "fmi", "models", "swinging_cable.cap")
+    path = str(tmp_path / "cable.fmu")
+    p = subprocess.run([CAPSTAN, "fmu", model, "-o", path], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    fmu = Fmu(path, str(tmp_path / "cable"))
+    assert fmu.description.get("numberOfEventIndicators") == "2"
+    p = subprocess.run([CAPSTAN, "simulate", model], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    rows = list(csv.reader(io.StringIO(p.stdout)))
+    names, trajectory = rows[0], np.array([[float(x) for x in r] for r in rows[1:]])
+    L = fmu.lib
+    L.fmi2GetEventIndicators.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_double), ctypes.c_size_t]
+    c = fmu.start(MODEL_EXCHANGE)
+    info = EventInfo()
+    assert L.fmi2NewDiscreteStates(c, ctypes.byref(info)) == OK
+    assert L.fmi2EnterContinuousTimeMode(c) == OK
+    anchor, center, r, slack = np.array([2.0, -1.0]), np.array([1.0, -0.92]), 0.1, 2.2
+    contact, stretch = [], []
+    for row in trajectory:
+        t, q = row[0], row[names.index("hinge.q[1]")]
+        assert L.fmi2SetTime(c, t) == OK
+        x = (ctypes.c_double * 2)(q, row[names.index("hinge.u[1]")])
+        assert L.fmi2SetContinuousStates(c, x, 2) == OK
+        z = (ctypes.c_double * 2)()
+        assert L.fmi2GetEventIndicators(c, z, 2) == OK, fmu.messages
+        length = fmu.get(c, [fmu.vr["rope.length"]])[0]
+        assert length == pytest.approx(row[names.index("rope.length")], abs=1e-9)
+        assert z[1] == pytest.approx(length - slack, abs=1e-12)
+        bob = np.array([np.sin(q), -np.cos(q)])
+        straight = np.linalg.norm(bob - anchor)
+        if z[0] < 0:  # clear: the straight cable's clearance from the drum
+            assert length == pytest.approx(straight, abs=1e-12)
+            e = (bob - anchor) / straight
+            s = np.clip(np.dot(center - anchor, e), 0.0, straight)
+            assert -z[0] == pytest.approx(np.linalg.norm(anchor + s * e - center) - r, abs=1e-8)
+        else:  # wrapped: the arc between the two tangents
+            assert length > straight + 1e-9
+            tangents = sum(np.sqrt(np.dot(p - center, p - center) - r * r) for p in (anchor, bob))
+            assert z[0] == pytest.approx(length - tangents, abs=1e-8)
+        contact.append(z[0])
+        stretch.append(z[1])
+    for z in (np.array(contact), np.array(stretch)):
+        changes = np.flatnonzero(np.diff(np.sign(z)))
+        assert z[0] < 0 and len(changes) >= 3, changes  # on, off and on again
+    L.fmi2FreeInstance(c)

@@ -319,3 +319,30 @@ def test_event_indicators_of_a_compliant_contact(tmp_path):
         assert z[0] == pytest.approx(0.1 - height, abs=1e-15)
         assert fmu.get(c, [fmu.vr["contact.depth"]])[0] == z[0]
     L.fmi3FreeInstance(c)
+
+
+def test_event_indicators_of_a_cable(tmp_path):
+    """FMI 3.0: a cable's event indicators are variables named after the cable, the wrap and the spring, listed
+    in the ModelStructure, the same through fmi3GetEventIndicators and fmi3GetFloat64 (their values are checked
+    against the geometry in test_fmu.py)."""
+    path = str(tmp_path / "cable.fmu")
+    p = subprocess.run([CAPSTAN, "fmu", os.path.join(ROOT, "tests", "fmi", "models", "swinging_cable.cap"), "-o", path,
+                        "--fmi", "3"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    fmu = Fmu3(path, str(tmp_path / "cable"))
+    names = ["rope.overDrum.contact", "elastic.stretch"]
+    indicators = fmu.description.find("ModelStructure").findall("EventIndicator")
+    assert [int(e.get("valueReference")) for e in indicators] == [fmu.vr[n] for n in names]
+    L = fmu.lib
+    L.fmi3GetEventIndicators.argtypes = [c_p, dbl_p, ctypes.c_size_t]
+    c = fmu.start(True)
+    flags = [ctypes.c_bool() for _ in range(5)]
+    assert L.fmi3UpdateDiscreteStates(c, *[ctypes.byref(f) for f in flags], ctypes.byref(ctypes.c_double())) == OK
+    assert L.fmi3EnterContinuousTimeMode(c) == OK
+    for q in (1.0, 0.0):  # the cable straight and slack, then wrapped and still slack
+        assert L.fmi3SetContinuousStates(c, (ctypes.c_double * 2)(q, 0.0), 2) == OK, fmu.messages
+        z = (ctypes.c_double * 2)()
+        assert L.fmi3GetEventIndicators(c, z, 2) == OK, fmu.messages
+        assert list(fmu.get(c, [fmu.vr[n] for n in names])) == list(z)
+        assert (z[0] > 0) == (q == 0.0) and z[1] < 0
+    L.fmi3FreeInstance(c)

@@ -61,6 +61,18 @@ class CableOverCylinder {
     std::array<SpatialVector, nb> V_WB;
     std::array<SpatialVector, nb> Abias_WB;
   };
+  // eventIndicators' z (eventIndicatorNames), each in m and > 0 exactly
+  // while its force acts, so that a sign change marks a switch: a compliant
+  // contact's penetration depth (`CONTACT.depth`); a cable over a surface
+  // (`CABLE.WRAP.contact`): the wrap's length while it touches, minus the
+  // clearance while it does not; a cable spring's L - L0 (`SPRING.stretch`),
+  // < 0 while slack.
+  static constexpr int nz = 2;
+  using EventIndicators = std::array<double, nz>;
+  static constexpr std::array<std::string_view, nz> eventIndicatorNames = {
+      "rope.overDrum.contact",
+      "elastic.stretch",
+  };
   // Cables (docs/generated-code.md#cables): each a path in Simbody's
   // numbering, obstacle 0 its origin, then its via points and wraps, then
   // its termination. Obstacles of all cables are numbered together, cable c
@@ -651,6 +663,18 @@ class CableOverCylinder {
         return failedCable_ = c;
     }
     return -1;
+  }
+  // z (nz): the event indicators (EventIndicators, eventIndicatorNames),
+  // with the paths solved at (q, u) as updateCables; a cable's are NaN
+  // where its path cannot be found (cableFailure() says why).
+  void eventIndicators(double time, const Q& q, const U& u, EventIndicators& z) const {
+    ExternalForces fext;
+    const int failed = updateCables(time, q, u, fext);
+    std::size_t k = 0;
+    for (std::size_t c = 0; c < static_cast<std::size_t>(ncables); ++c)
+      k += capstan::cable::eventIndicators(cables_[c], cableStates_[c], cableValues_[c],
+                                           failed < 0 || static_cast<std::size_t>(failed) > c,
+                                           std::span<double>(z).subspan(k));
   }
   // Cable c's values at the last updateCables (or forwardDynamics).
   const CableValues& cableValues(int c) const { return cableValues_[static_cast<std::size_t>(c)]; }

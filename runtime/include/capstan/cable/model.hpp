@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -87,6 +88,22 @@ CAPSTAN_CABLE_SOLVE CableResult evaluateModelCable(const ModelCable& c, std::spa
                                                    std::span<const Vector3> p_BoFo_W, CablePathState& state,
                                                    ModelCableValues& values, std::span<SpatialForce> F_Bo_W,
                                                    std::span<const double> actuatorTensions = {});
+
+// Cable c's event indicators (m) into z, returning how many: each wrapped
+// surface's ObstacleState::contactIndicator (> 0 while the cable wraps it),
+// in path order, then each spring's L - L0 (> 0 while taut), in the
+// springs' order; NaN for all of them unless `solved` (the state and
+// values are this evaluation's).
+inline std::size_t eventIndicators(const ModelCable& c, const CablePathState& state, const ModelCableValues& values,
+                                   bool solved, std::span<double> z) {
+  std::size_t k = 0;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (std::size_t i = 0; i < c.path.obstacles.size(); ++i)
+    if (c.path.obstacles[i].kind == ObstacleKind::Surface)
+      z[k++] = solved && i < state.obstacles.size() ? state.obstacles[i].contactIndicator : nan;
+  for (const ModelCableSpring& s : c.springs) z[k++] = solved ? values.length - s.slackLength : nan;
+  return k;
+}
 
 // "cable `rope` at t = 1.25: <the solver's message>", with the obstacle
 // named by its model element where the caller knows it. The solver's

@@ -140,11 +140,13 @@ inline CableResult settleActiveSet(const CablePath& path, std::span<const Motion
         if (!sep) {
           o.tracked = false;
           o.separation = std::numeric_limits<double>::infinity();
+          o.separationWithin = false;
           return false;
         }
         o.p_SC = sep->pointOnSurface;
         o.tracked = true;
         o.separation = sep->height;
+        o.separationWithin = sep->within;
         if (!(sep->height < 0 && sep->within)) return false;
         st.wraps[static_cast<std::size_t>(i)] =
             shootWrap(s, sep->pointOnSurface, Vector3((B - A).normalized()), 0.0, path.options.geodesic);
@@ -235,6 +237,7 @@ inline void finalize(const CablePath& path, std::span<const Motion> frames, Cabl
         o.arcLength = w.length;
         o.wrapAngle = w.wrapAngle;
         o.separation = 0;
+        o.contactIndicator = w.length;
         st.length += w.length;
       }
       ++seg;
@@ -242,6 +245,8 @@ inline void finalize(const CablePath& path, std::span<const Motion> frames, Cabl
       const SurfacePose X = surfacePose(obs, v.frame(i));
       o.P = o.Q = ContactFrame{};
       o.p_WC = X.p_WS + X.R_WS * o.p_SC;
+      o.contactIndicator = std::isfinite(o.separation) && o.separationWithin ? -o.separation
+                                                                             : -lengthScale(obs.surface);
     }
   }
 }
@@ -321,6 +326,7 @@ inline CableResult solveForInitialCablePath(const CablePath& path, std::span<con
         o.p_SC = sep->pointOnSurface;
         o.tracked = true;
         o.separation = sep->height;
+        o.separationWithin = sep->within;
         penetrating = sep->height < 0;
       }
       if (penetrating) {

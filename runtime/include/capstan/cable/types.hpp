@@ -165,7 +165,16 @@ struct ObstacleState {
   double arcLength = 0;        // m, over the surface (0 for points)
   double wrapAngle = 0;        // rad, turning of the cable over the surface
   double separation = std::numeric_limits<double>::infinity();  // inactive surface: clearance (m)
+  bool separationWithin = false;   // ... measured at a point strictly inside the segment
   Vector3 p_WC = Vector3::Zero();  // inactive surface: its point closest to the segment
+  // Surfaces: the contact's event indicator (m), continuous through liftoff
+  // and touchdown and > 0 exactly while the cable wraps the surface: while
+  // wrapped, the geodesic's length (liftoff where it would turn negative);
+  // while clear, minus the straight segment's clearance (touchdown where it
+  // would turn negative), or minus the surface's smallest radius of curvature (lengthScale)
+  // where the segment has no witness point (nearest the surface at an end,
+  // or no closest point found: it passes far from the surface). 0 for points.
+  double contactIndicator = 0;
 };
 
 // A straight segment from obstacle `from` (its Q) to obstacle `to` (its P).

@@ -86,7 +86,7 @@ class AnyModel {
     int nq = 0, nu = 0, nb = 0, nf = 0, ncables = 0;
     std::vector<std::string> qNames, uNames, outputNames, bushingNames, cableNames;
     std::vector<std::string> qUnits, uUnits, outputUnits;
-    std::vector<std::string> eventIndicatorNames;  // the compliant contacts eventIndicators reports
+    std::vector<std::string> eventIndicatorNames;  // what eventIndicators reports: `contact.depth`, `rope.drum.contact`
     std::vector<ConstraintInfo> constraintInfo;
     bool derivatives = false;         // forwardDynamicsDerivatives
     bool inverseDerivatives = false;  // inverseDynamicsDerivatives
@@ -152,7 +152,8 @@ class AnyModel {
   // q) and dy_du (rows x nu); where hasDerivatives() (the same header).
   virtual void outputDerivatives(double t, const Q& q, const U& u, Eigen::MatrixXd& dy_dq,
                                  Eigen::MatrixXd& dy_du) const = 0;
-  // Each compliant contact's penetration depth (eventIndicatorNames.size()).
+  // The event indicators (eventIndicatorNames.size(), m): each compliant
+  // contact's depth, each cable's wrap contact and spring stretch.
   virtual void eventIndicators(double t, const Q& q, const U& u, std::vector<double>& z) const = 0;
 
  private:

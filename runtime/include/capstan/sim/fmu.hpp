@@ -263,7 +263,8 @@ class Instance {
     return Status::OK;
   }
 
-  // Each compliant contact's penetration depth at the current state.
+  // The event indicators at the current state (the generated eventIndicators:
+  // the compliant contacts' depths, the cables' contact and stretch).
   Status eventIndicators(const char* f, double z[], std::size_t ni) {
     if (ni != vars::kEventIndicators)
       return say(Status::Error, std::string(f) + ": " + std::to_string(ni) + " event indicators asked for; the FMU has " +
@@ -275,8 +276,9 @@ class Instance {
       return say(Status::Error, std::string(f) + ": the model gives " + std::to_string(values.size()) + " indicators");
     for (std::size_t k = 0; k < ni; ++k) {
       if (!std::isfinite(values[k]))
-        return say(Status::Error, std::string(f) + ": event indicator " + std::to_string(k) + " (contact `" +
-                                      model.eventIndicatorNames[k] + "`) is not finite at t = " + std::to_string(s.t));
+        return say(Status::Error, std::string(f) + ": event indicator " + std::to_string(k) + " (`" +
+                                      model.eventIndicatorNames[k] + "`) is not finite at t = " + std::to_string(s.t) +
+                                      (model.cableFailure() >= 0 ? "; " + std::string(model.cableFailureMessage(s.t)) : ""));
       z[k] = values[k];
     }
     return Status::OK;

@@ -122,8 +122,9 @@ concept HasOutputDerivatives = requires(const M& m, double t, const typename M::
   m.outputDerivatives(t, q, u, dq, du);
 };
 
-// Compliant contacts: eventIndicators(t, q, u, z), each one's penetration
-// depth (> 0 in contact), and eventIndicatorNames.
+// Compliant contacts and cables: eventIndicators(t, q, u, z) (each > 0
+// while its force acts: a contact's depth, a cable's wrap contact or
+// stretch) and eventIndicatorNames.
 template <class M>
 concept HasEventIndicators = requires(const M& m, double t, const typename M::Q& q, const typename M::U& u,
                                       typename M::EventIndicators& z) {
