@@ -38,7 +38,8 @@ fs::path templateDir(const Options& opts) {
 }
 }  // namespace
 
-Generated generate(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout, HeaderUse use) {
+Generated generate(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout, HeaderUse use,
+                   bool dependencies) {
   codegen::TraceOptions to;
   to.capstanVersion = CAPSTAN_VERSION;
   to.sourceName = fs::path(opts.file).filename().string();
@@ -47,6 +48,7 @@ Generated generate(const Options& opts, const Loaded& loaded, const codegen::Mod
   if (!opts.quadratic.empty())
     to.quadratic = opts.quadratic == "compact" ? codegen::TraceOptions::Quadratic::Compact
                                                : codegen::TraceOptions::Quadratic::Unrolled;
+  to.dependencies = dependencies;
   Generated g;
   codegen::ir::Model ir;
   try {
@@ -55,6 +57,7 @@ Generated generate(const Options& opts, const Loaded& loaded, const codegen::Mod
     fail(syntax::DiagKind::NotYetGenerated, std::string(e.what()), opts.command);
   }
   if (opts.ir) g.irJson = nlohmann::json(ir).dump(2) + "\n";
+  g.dependencies = ir.dependencies;
   if (use == HeaderUse::Driver)
     for (codegen::ir::Parameter& p : ir.parameters) p.initializer = "{}";
   // The header's layout is the templates' .clang-format's (the shipped one

@@ -181,11 +181,9 @@ int fmu(const Options& opts) {
   const int nq = layout.nq, nu = layout.nu, n = nq + nu;
   const std::size_t outputs = columns.size() - 1 - std::size_t(n);
 
-  // What the generated code's structure says of the derivatives: der(q) is
-  // u for every joint without a quaternion, so der(q_k) depends on u_k
-  // alone (speedOf[k]: u's index, or -1 where it depends on more). The
-  // forward dynamics and the outputs couple everything: no dependencies
-  // listed, which FMI reads as "depends on every known".
+  // der(q) is u for every joint without a quaternion, so der(q_k) depends
+  // on u_k alone and linearly (speedOf[k]: u's index, or -1 where it
+  // depends on more).
   std::vector<int> speedOf(std::size_t(nq), -1);
   for (const codegen::JointLayout& j : layout.joints)
     if (j.nq() == j.nu())
@@ -239,6 +237,40 @@ int fmu(const Options& opts) {
   if (ex && ex->interval) body << " stepSize=\"" << syntax::exactNumber(*ex->interval) << "\"";
   body << "/>\n  <ModelVariables>\n";
   const int firstDerivative = firstState + n, firstOutput = firstDerivative + n;
+
+  // The ModelStructure's dependencies, from the generated code's structure
+  // (Model Exchange, where the states are knowns): what the traced qdot,
+  // udot, outputs and energies read of the states and the time. An unknown
+  // whose traced code does not show them (udot and the potential energy
+  // with cables, a cable's columns) lists none, which FMI reads as "depends
+  // on every known"; so does one that reads the time in FMI 2.0, which has
+  // no variable to name it.
+  Options plain = opts;
+  plain.derivatives = plain.symbolicDerivatives = false;
+  const Generated generated = generate(plain, *loaded, layout, HeaderUse::Driver, asked.modelExchange);
+  auto listed = [&](const std::optional<codegen::ir::Dependency>& d) {
+    std::string out;
+    if (!d || (d->time && version == 2)) return out;
+    out = " dependencies=\"";
+    for (std::size_t k = 0; k < d->states.size(); ++k)
+      out += (k ? " " : "") + std::to_string(firstState - (version == 2 ? 0 : 1) + d->states[k]);
+    if (d->time) out += (d->states.empty() ? "" : " ") + std::to_string(variables.size());
+    return out + "\"";
+  };
+  std::vector<std::string> outputDependencies(outputs), derivativeDependencies(static_cast<std::size_t>(n));
+  if (const auto& deps = generated.dependencies) {
+    for (int k = 0; k < nq; ++k)
+      derivativeDependencies[std::size_t(k)] =
+          speedOf[std::size_t(k)] >= 0
+              ? listed(codegen::ir::Dependency{{nq + speedOf[std::size_t(k)]}, false}) + " dependenciesKind=\"constant\""
+              : listed(deps->qdot.at(std::size_t(k)));
+    if (deps->udot)
+      for (int k = 0; k < nu; ++k) derivativeDependencies[std::size_t(nq + k)] = listed(deps->udot->at(std::size_t(k)));
+    // The output columns: the model's outputs, each cable's three, the two energies (sim::ColumnTable).
+    for (std::size_t k = 0; k < deps->outputs.size(); ++k) outputDependencies[k] = listed(deps->outputs[k]);
+    outputDependencies[outputs - 2] = listed(deps->kinetic_energy);
+    outputDependencies[outputs - 1] = listed(deps->potential_energy);
+  }
   if (version == 2) {
     for (std::size_t k = 0; k < variables.size(); ++k) {
       const Variable& v = variables[k];
@@ -253,14 +285,11 @@ int fmu(const Options& opts) {
       body << "/>\n    </ScalarVariable>\n";
     }
     body << "  </ModelVariables>\n  <ModelStructure>\n    <Outputs>\n";
-    for (std::size_t k = 0; k < outputs; ++k) body << "      <Unknown index=\"" << firstOutput + int(k) << "\"/>\n";
+    for (std::size_t k = 0; k < outputs; ++k)
+      body << "      <Unknown index=\"" << firstOutput + int(k) << "\"" << outputDependencies[k] << "/>\n";
     body << "    </Outputs>\n    <Derivatives>\n";
-    for (int k = 0; k < n; ++k) {
-      body << "      <Unknown index=\"" << firstDerivative + k << "\"";
-      if (k < nq && speedOf[std::size_t(k)] >= 0)
-        body << " dependencies=\"" << firstState + nq + speedOf[std::size_t(k)] << "\" dependenciesKind=\"constant\"";
-      body << "/>\n";
-    }
+    for (int k = 0; k < n; ++k)
+      body << "      <Unknown index=\"" << firstDerivative + k << "\"" << derivativeDependencies[std::size_t(k)] << "/>\n";
     body << "    </Derivatives>\n    <InitialUnknowns>\n";
     for (std::size_t k = 0; k < outputs; ++k) body << "      <Unknown index=\"" << firstOutput + int(k) << "\"/>\n";
     if (assembled)
@@ -290,13 +319,11 @@ int fmu(const Options& opts) {
            << "\" causality=\"local\" variability=\"continuous\" initial=\"calculated\" unit=\"m\""
            << " description=\"event indicator: " << xmlEscape(indicators[k].description) << "\"/>\n";
     body << "  </ModelVariables>\n  <ModelStructure>\n";
-    for (std::size_t k = 0; k < outputs; ++k) body << "    <Output valueReference=\"" << firstOutput - 1 + int(k) << "\"/>\n";
-    for (int k = 0; k < n; ++k) {
-      body << "    <ContinuousStateDerivative valueReference=\"" << firstDerivative - 1 + k << "\"";
-      if (k < nq && speedOf[std::size_t(k)] >= 0)
-        body << " dependencies=\"" << firstState - 1 + nq + speedOf[std::size_t(k)] << "\" dependenciesKind=\"constant\"";
-      body << "/>\n";
-    }
+    for (std::size_t k = 0; k < outputs; ++k)
+      body << "    <Output valueReference=\"" << firstOutput - 1 + int(k) << "\"" << outputDependencies[k] << "/>\n";
+    for (int k = 0; k < n; ++k)
+      body << "    <ContinuousStateDerivative valueReference=\"" << firstDerivative - 1 + k << "\""
+           << derivativeDependencies[std::size_t(k)] << "/>\n";
     for (std::size_t k = 0; k < outputs; ++k) body << "    <InitialUnknown valueReference=\"" << firstOutput - 1 + int(k) << "\"/>\n";
     if (assembled)
       for (int k = 0; k < n; ++k) body << "    <InitialUnknown valueReference=\"" << firstState - 1 + k << "\"/>\n";
@@ -308,9 +335,7 @@ int fmu(const Options& opts) {
 
   // The GUID: of the variables and the model's code, so that an FMU whose
   // binary and description disagree is refused when it is instantiated.
-  Options plain = opts;
-  plain.derivatives = plain.symbolicDerivatives = false;
-  const std::string code = generate(plain, *loaded, layout, HeaderUse::Driver).header;
+  const std::string& code = generated.header;
   const std::uint64_t h1 = fnv1a(body.str() + code), h2 = fnv1a(code + body.str(), 0x84222325cbf29ce4ull);
   char guid[48];
   std::snprintf(guid, sizeof guid, "{%08llx-%04llx-%04llx-%04llx-%012llx}", (unsigned long long)(h1 >> 32),

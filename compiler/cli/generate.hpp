@@ -1,6 +1,7 @@
 // Shared by compile, simulate and eval: the layout, the IR and the header.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,13 +29,16 @@ struct Generated {
   // The class has constraint rows: the driver is built with the constraint
   // solver (-DCAPSTAN_CONSTRAINTS).
   bool constraints = false;
+  // With `dependencies`: what udot, the outputs and the energies read of
+  // (q, u, time) (codegen::TraceOptions::dependencies).
+  std::optional<codegen::ir::Dependencies> dependencies;
 };
 // For a driver program (cli/driver.hpp): every runtime parameter's
 // initializer is `{}`, since the driver sets every parameter before it runs
 // (the header then does not change when a default does).
 enum class HeaderUse { User, Driver };
 Generated generate(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
-                   HeaderUse use = HeaderUse::User);
+                   HeaderUse use = HeaderUse::User, bool dependencies = false);
 
 // --set NAME=VALUE against the layout: unknown, dependent, folded or
 // structural names are errors (exit 1). `fromState`: STATE.json's

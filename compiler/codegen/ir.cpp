@@ -142,6 +142,17 @@ void to_json(json& j, const Function& v) {
   optional(j, "access", v.access);
 }
 
+void to_json(json& j, const Dependency& v) { j = {{"states", v.states}, {"time", v.time}}; }
+
+void to_json(json& j, const Dependencies& v) {
+  j = json::object();
+  j["qdot"] = v.qdot;
+  optional(j, "udot", v.udot);
+  j["outputs"] = v.outputs;
+  j["kinetic_energy"] = v.kinetic_energy;
+  optional(j, "potential_energy", v.potential_energy);
+}
+
 void to_json(json& j, const Model& v) {
   j = json::object();
   j["ir_version"] = v.ir_version;
@@ -180,6 +191,7 @@ void to_json(json& j, const Model& v) {
   j["constraint_rows"] = v.constraint_rows;
   j["contact_count"] = v.contact_count;
   j["derived"] = v.derived;
+  optional(j, "dependencies", v.dependencies);
 }
 
 void from_json(const json& j, Block& v) {

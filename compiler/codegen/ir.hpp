@@ -143,6 +143,25 @@ struct Function {
   std::optional<std::string> access;  // "private": a helper of other functions, not the class's interface
 };
 
+// What a traced result reads of the state and the time: the positions in
+// x = [q; u] its code reads, ascending, and whether it reads `time`.
+struct Dependency {
+  std::vector<int> states;
+  bool time = false;
+};
+
+// TraceOptions::dependencies: the results' structural dependencies (an
+// FMU's ModelStructure). Absent where the traced code does not show them:
+// udot with cables (the path solver) or constraints, the potential energy
+// with cables.
+struct Dependencies {
+  std::vector<Dependency> qdot;                 // nq
+  std::optional<std::vector<Dependency>> udot;  // nu
+  std::vector<Dependency> outputs;              // the model's outputs, in order
+  Dependency kinetic_energy;
+  std::optional<Dependency> potential_energy;
+};
+
 struct Model {
   int ir_version = 0;
   std::string generator;
@@ -175,6 +194,7 @@ struct Model {
   std::vector<std::string> constraint_kinematics;  // ConstraintKinematics' member declarations
   int holonomic_rows = 0, constraint_rows = 0, contact_count = 0;
   std::vector<Derived> derived;
+  std::optional<Dependencies> dependencies;  // only when asked for (TraceOptions::dependencies)
 };
 
 // Fills the fields computed from others (external_includes, includes,
@@ -198,6 +218,8 @@ void to_json(nlohmann::json& j, const Derived& v);
 void to_json(nlohmann::json& j, const Block& v);
 void to_json(nlohmann::json& j, const Part& v);
 void to_json(nlohmann::json& j, const Function& v);
+void to_json(nlohmann::json& j, const Dependency& v);
+void to_json(nlohmann::json& j, const Dependencies& v);
 void to_json(nlohmann::json& j, const Model& v);
 
 // The function and Derived entries FunctionBuilder and DerivedValues write

@@ -142,6 +142,7 @@ class Tracer {
       }
       functions.push_back(std::move(traced));
     }
+    if (options_.dependencies) ir.dependencies = dependencies(evaluator);
     ir.frames = jacobianFrames(env);
     ir.quadratic = quadraticUnrolled() ? "unrolled" : "compact";
     ir.cables = cables(env);
@@ -1371,6 +1372,43 @@ class Tracer {
     fn.set("doc", doc);
     fn.set("method", {{"chosen", "analytic"}, {"traced", opsJson(fn.ops())}});
     return fn.finish();
+  }
+
+  // TraceOptions::dependencies: the symbols of q, u and time that the
+  // traced qdot, udot, outputs and energies reach.
+  ir::Dependencies dependencies(FunctionEvaluator<Expr>& ev) {
+    std::vector<Expr> symbols(q_.data(), q_.data() + q_.size());
+    symbols.insert(symbols.end(), u_.data(), u_.data() + u_.size());
+    symbols.push_back(Expr::symbol("time"));
+    const int n = layout_.nq + layout_.nu;
+    auto of = [&](const std::vector<Expr>& roots) {
+      std::vector<ir::Dependency> out;
+      for (std::vector<int>& reached : symbolic::symbolDependencies(roots, symbols)) {
+        ir::Dependency d;
+        d.time = !reached.empty() && reached.back() == n;
+        if (d.time) reached.pop_back();
+        d.states = std::move(reached);
+        out.push_back(std::move(d));
+      }
+      return out;
+    };
+    // Each from fresh arguments: a run may overwrite them (the potential
+    // energy's sets u = 0).
+    auto run = [&](FunctionId id) {
+      FunctionValues<Expr> v = arguments();
+      ev.run(id, v);
+      return v;
+    };
+    auto list = [](const VectorX<Expr>& x) { return std::vector<Expr>(x.data(), x.data() + x.size()); };
+    ir::Dependencies d;
+    d.qdot = of(list(run(FunctionId::Qdot).qdot));
+    d.outputs = of(run(FunctionId::Outputs).outputs);
+    d.kinetic_energy = of({run(FunctionId::KineticEnergy).energy}).at(0);
+    if (layout_.cables.empty()) {
+      d.potential_energy = of({run(FunctionId::PotentialEnergy).energy}).at(0);
+      if (layout_.constraintRows == 0) d.udot = of(list(run(FunctionId::ForwardDynamics).udot));
+    }
+    return d;
   }
 
   // outputDerivatives: the traced outputs and energies differentiated by

@@ -36,6 +36,9 @@ struct TraceOptions {
   // unrolled while that sum is at most kMaxUnrolledQuadraticColumns.
   enum class Quadratic { Auto, Unrolled, Compact };
   Quadratic quadratic = Quadratic::Auto;
+  // Also the IR's `dependencies`: what udot, the outputs and the energies
+  // read of (q, u, time), for an FMU's ModelStructure.
+  bool dependencies = false;
 };
 
 // Auto's limit on the sum over bodies of the dofs between each body and

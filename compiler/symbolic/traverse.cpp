@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <unordered_map>
 #include <utility>
 
 namespace capstan::symbolic {
@@ -31,6 +32,33 @@ std::vector<const Node*> postOrder(std::span<const Expr> roots,
     }
   }
   return order;
+}
+
+std::vector<std::vector<int>> symbolDependencies(std::span<const Expr> roots, std::span<const Expr> symbols) {
+  const std::size_t words = (symbols.size() + 63) / 64;
+  std::unordered_map<const Node*, std::size_t> symbol;  // node -> its position in `symbols`
+  for (std::size_t k = 0; k < symbols.size(); ++k) symbol.emplace(symbols[k].node(), k);
+  std::unordered_map<const Node*, std::size_t> row;  // node -> its bit set's first word in `bits`
+  std::vector<std::uint64_t> bits;
+  for (const Node* node : postOrder(roots)) {  // arguments first
+    const std::size_t at = bits.size();
+    bits.resize(at + words, 0);
+    row.emplace(node, at);
+    if (const auto it = symbol.find(node); it != symbol.end()) bits[at + it->second / 64] |= std::uint64_t{1} << (it->second % 64);
+    for (std::uint32_t i = 0; i < node->size; ++i) {
+      const std::size_t from = row.at(node->args[i]);
+      for (std::size_t w = 0; w < words; ++w) bits[at + w] |= bits[from + w];
+    }
+  }
+  std::vector<std::vector<int>> out;
+  for (const Expr& root : roots) {
+    std::vector<int> reached;
+    const std::size_t at = row.at(root.node());
+    for (std::size_t k = 0; k < symbols.size(); ++k)
+      if (bits[at + k / 64] >> (k % 64) & 1) reached.push_back(static_cast<int>(k));
+    out.push_back(std::move(reached));
+  }
+  return out;
 }
 
 Expr rebuild(const Node* node, std::span<const Expr> args) {

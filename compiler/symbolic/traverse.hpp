@@ -15,6 +15,12 @@ namespace capstan::symbolic {
 std::vector<const Node*> postOrder(std::span<const Expr> roots,
                                    const std::function<bool(const Node*)>& stop = {});
 
+// Per root, the positions in `symbols` of the symbols it reaches (its
+// structural dependencies), ascending: one walk over the DAG, a bit set
+// per node. The expression `x - x` is zero before it is built, so a
+// listed dependency is one the expression's structure does not cancel.
+std::vector<std::vector<int>> symbolDependencies(std::span<const Expr> roots, std::span<const Expr> symbols);
+
 // The node `node` with its arguments replaced by `args` (as many as it has),
 // built with the simplifying constructors: an Add keeps its constant and
 // coefficients, a Mul its exponents, a Func its function. Rewrites (the

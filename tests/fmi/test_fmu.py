@@ -299,15 +299,15 @@ def test_model_description_structure(fmus):
         outputs = {int(u.get("index")) for u in structure.find("Outputs")}
         assert outputs == {k + 1 for k, v in enumerate(fmu.variables) if v.get("causality") == "output"}, name
         assert len(structure.find("Derivatives")) == fmu.nx
-        # der(q) of a joint without a quaternion is its u: that one dependency, listed.
+        # der(q) of a joint without a quaternion is its u: that one dependency, listed, and linear.
         for unknown in structure.find("Derivatives"):
             derivative = fmu.variables[int(unknown.get("index")) - 1].get("name")
-            if unknown.get("dependencies"):
+            if unknown.get("dependenciesKind") == "constant":
                 speed = fmu.variables[int(unknown.get("dependencies")) - 1].get("name")
                 assert derivative.startswith("der(") and speed == derivative[4:-1].replace(".q[", ".u["), derivative
-                assert unknown.get("dependenciesKind") == "constant"
         if name == "double_pendulum":
-            assert sum(1 for u in structure.find("Derivatives") if u.get("dependencies")) == 2
+            kinds = [u.get("dependenciesKind") for u in structure.find("Derivatives")]
+            assert kinds == ["constant", "constant", None, None]
         initial = {int(u.get("index")) for u in structure.find("InitialUnknowns")}
         assert outputs <= initial
         # Loads with nothing but the C library: no C++ runtime, no SUNDIALS.
@@ -316,6 +316,54 @@ def test_model_description_structure(fmus):
         assert libraries <= {"libc.so.6", "libm.so.6", "ld-linux-x86-64.so.2"}, (name, libraries)
         assert os.path.exists(os.path.join(fmu.folder, "sources", "capstan_fmu.cpp"))
         assert os.path.exists(os.path.join(fmu.folder, "sources", "capstan", "sim", "fmu2.hpp"))
+
+
+@pytest.mark.parametrize("name", ["double_pendulum", "bushing", "cable"])
+def test_dependencies_hold(fmus, name):
+    """The ModelStructure's dependencies (from the generated code's structure) name states only, and no unknown
+    changes when a state it does not list changes: each state moved in turn from the start state. The potential
+    energy lists no speed; a cable's columns (its path solver's) list nothing, which FMI reads as everything."""
+    fmu, _ = fmus[name]
+    structure = fmu.description.find("ModelStructure")
+    unknowns = list(structure.find("Derivatives")) + list(structure.find("Outputs"))
+    states = {k + 1 for k, v in enumerate(fmu.variables) if v.get("causality") == "local"
+              and not v.get("name").startswith("der(")}
+    first = min(states)
+    listed = {}
+    for u in unknowns:
+        if u.get("dependencies") is not None:
+            listed[int(u.get("index"))] = {int(k) for k in u.get("dependencies").split()}
+            assert listed[int(u.get("index"))] <= states, (name, u.get("index"))
+    names = {int(u.get("index")): fmu.variables[int(u.get("index")) - 1].get("name") for u in unknowns}
+    by_name = {n: k for k, n in names.items()}
+    speeds = {k for k in states if ".u[" in fmu.variables[k - 1].get("name")}
+    if name == "cable":
+        assert by_name["rope.length"] not in listed and by_name["potential_energy"] not in listed
+    else:
+        assert set(listed) == set(names), name  # every unknown's dependencies known
+        assert listed[by_name["potential_energy"]] and not listed[by_name["potential_energy"]] & speeds
+    L = fmu.lib
+    c = fmu.start(MODEL_EXCHANGE)
+    info = EventInfo()
+    assert L.fmi2NewDiscreteStates(c, ctypes.byref(info)) == OK
+    assert L.fmi2EnterContinuousTimeMode(c) == OK
+    x0 = (ctypes.c_double * fmu.nx)()
+    assert L.fmi2GetContinuousStates(c, x0, fmu.nx) == OK
+    refs = [int(fmu.variables[k - 1].get("valueReference")) for k in names]
+
+    def values(x):
+        assert L.fmi2SetContinuousStates(c, (ctypes.c_double * fmu.nx)(*x), fmu.nx) == OK, fmu.messages
+        return fmu.get(c, refs)
+
+    base = values(list(x0))
+    for j in range(fmu.nx):
+        x = list(x0)
+        x[j] += 1e-3
+        moved = values(x) != base
+        for k, index in enumerate(names):
+            if index in listed and first + j not in listed[index]:
+                assert not moved[k], (name, names[index], fmu.variables[first + j - 1].get("name"))
+    L.fmi2FreeInstance(c)
 
 
 def test_directional_derivatives(tmp_path):

@@ -271,6 +271,20 @@ def test_model_description_structure(fmus, tmp_path):
         derivatives = {int(e.get("valueReference")) for e in structure.findall("ContinuousStateDerivative")}
         assert derivatives == {int(v.get("valueReference")) for v in fmu.variables if v.get("derivative")}
         assert outputs <= {int(e.get("valueReference")) for e in structure.findall("InitialUnknown")}
+        # Dependencies by value reference: of the states (and the time), each of a Model Exchange FMU's
+        # derivatives listing some, the potential energy no speed.
+        states = {int(v.get("valueReference")) for v in fmu.variables if v.get("causality") == "local"
+                  and not v.get("name").startswith("der(")}
+        time = int(independent[0].get("valueReference"))
+        for e in structure.findall("Output") + structure.findall("ContinuousStateDerivative"):
+            if e.get("dependencies") is not None:
+                assert {int(k) for k in e.get("dependencies").split()} <= states | {time}, (name, e.attrib)
+            elif "ModelExchange" in fmu.interfaces:
+                assert e.tag == "Output", (name, e.attrib)
+        if "ModelExchange" in fmu.interfaces:
+            pe = [e for e in structure.findall("Output")
+                  if by_ref[int(e.get("valueReference"))].get("name") == "potential_energy"][0]
+            assert not any(".u[" in by_ref[int(k)].get("name") for k in pe.get("dependencies").split()), name
         build = ET.parse(os.path.join(fmu.folder, "sources", "buildDescription.xml")).getroot()
         files = [e.get("name") for e in build.iter("SourceFile")]
         assert "capstan_fmu.cpp" in files and all(os.path.exists(os.path.join(fmu.folder, "sources", f)) for f in files)
