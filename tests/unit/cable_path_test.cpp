@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <random>
@@ -421,6 +422,17 @@ TEST_CASE("liftoff and touchdown along a scripted motion: the length stays exact
     const cc::CableResult res = cc::updateCablePath(path, frames, st);
     REQUIRE_MESSAGE(res.ok(), "step " << k << ": " << res.message());
     const bool active = st.obstacles[1].active;
+    // The event indicator: > 0 exactly while wrapped, the arc length; while
+    // clear, minus the segment's clearance from the sphere.
+    const double z = st.obstacles[1].contactIndicator;
+    CHECK_MESSAGE(active == (z > 0), "step " << k << ": indicator " << z);
+    if (active) CHECK(z == st.obstacles[1].arcLength);
+    if (!active) {
+      const Vector3 c = center(t), d = T - O;
+      const double s = std::clamp((c - O).dot(d) / d.squaredNorm(), 0.0, 1.0);
+      CHECK_MESSAGE(std::abs(-z - ((O + s * d - c).norm() - r)) < 1e-9, "step " << k);
+    }
+    if (active != wasActive && k > 0) CHECK_MESSAGE(std::abs(z) < 0.1, "step " << k << ": a jump to " << z);
     touchdowns += active && !wasActive;
     liftoffs += !active && wasActive;
     wasActive = active;

@@ -71,6 +71,27 @@ TEST_CASE("identical expressions are one interned node") {
   CHECK(Pool::current().size() == before + 1);  // only the new sum was created
 }
 
+TEST_CASE("symbolDependencies: the symbols each root reaches, through shared subexpressions") {
+  const Expr x = Expr::symbol("x"), y = Expr::symbol("y"), z = Expr::symbol("z"), t = Expr::symbol("t");
+  const Expr shared = sin(x * y);
+  const std::vector<Expr> roots = {shared + 1.0, shared * z, Expr(2.0), z - z, t};
+  const std::vector<std::vector<int>> deps = symbolDependencies(roots, std::vector<Expr>{x, y, z});
+  REQUIRE(deps.size() == roots.size());
+  CHECK(deps[0] == std::vector<int>{0, 1});
+  CHECK(deps[1] == std::vector<int>{0, 1, 2});
+  CHECK(deps[2].empty());  // a constant
+  CHECK(deps[3].empty());  // z - z is zero when built
+  CHECK(deps[4].empty());  // t is not among the symbols asked about
+  // More than 64 symbols: the bit sets span several words.
+  std::vector<Expr> many;
+  Expr sum(0.0);
+  for (int k = 0; k < 130; ++k) {
+    many.push_back(Expr::symbol("s" + std::to_string(k)));
+    if (k % 43 == 0) sum += many.back();
+  }
+  CHECK(symbolDependencies(std::vector<Expr>{sum}, many).at(0) == std::vector<int>{0, 43, 86, 129});
+}
+
 TEST_CASE("constant folding and identities") {
   Expr x = Expr::symbol("x"), y = Expr::symbol("y");
   CHECK((Expr(2.0) + 3.0).isConstant(5.0));
