@@ -164,8 +164,16 @@ int fmu(const Options& opts) {
   // the dynamics.
   if (opts.derivatives) {
     if (!layout.cables.empty()) fail(syntax::DiagKind::DerivativesWithCables);
-    if (!loaded->flat->functions.empty())
-      fail(syntax::DiagKind::DerivativesOfExternal, std::string("`capstan fmu --derivatives` of a model that calls one"));
+    // Every external function needs a derivative, but those that are one.
+    const auto& functions = loaded->flat->functions;
+    for (const sema::FlatFunction& f : functions) {
+      const bool isDerivative = std::any_of(functions.begin(), functions.end(), [&](const sema::FlatFunction& g) {
+        return g.derivative >= 0 && &functions[std::size_t(g.derivative)] == &f;
+      });
+      if (f.derivative < 0 && !isDerivative)
+        fail(syntax::DiagKind::DerivativesOfExternal,
+             "`capstan fmu --derivatives` of a model that calls `" + f.name + "`: its derivative");
+    }
   }
   const bool directional = opts.derivatives && asked.modelExchange;
 

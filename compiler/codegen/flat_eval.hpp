@@ -114,6 +114,30 @@ inline std::optional<std::vector<int>> externalCallOrder(const sema::FlatFunctio
   return order;
 }
 
+// Modelica's derivative annotation: the C++ arguments of the derivative
+// function g = model.functions[f.derivative] of external function f, for
+// f's C++ arguments `args` and their differentials `dargs` (f's call
+// order). g's inputs (in declaration order) are f's inputs, then the
+// differentials of f's Real inputs; the result is in g's call order.
+template <class Scalar>
+std::vector<Scalar> derivativeCallArgs(const sema::FlatModel& model, const sema::FlatFunction& f,
+                                       std::span<const Scalar> args, std::span<const Scalar> dargs) {
+  const sema::FlatFunction& g = model.functions.at(static_cast<std::size_t>(f.derivative));
+  std::string why;
+  const std::optional<std::vector<int>> order = externalCallOrder(f, why), gOrder = externalCallOrder(g, why);
+  if (!order || !gOrder) throw UnsupportedExpression(why);
+  std::vector<Scalar> inputs(f.inputs.size(), Scalar(0.0)), differentials(f.inputs.size(), Scalar(0.0));
+  for (std::size_t k = 0; k < order->size(); ++k) {
+    inputs.at(static_cast<std::size_t>((*order)[k])) = args[k];
+    differentials.at(static_cast<std::size_t>((*order)[k])) = dargs[k];
+  }
+  for (std::size_t i = 0; i < f.inputs.size(); ++i)
+    if (f.inputs[i].type == sema::ValueType::Real) inputs.push_back(differentials[i]);
+  std::vector<Scalar> out;
+  for (const int k : *gOrder) out.push_back(inputs.at(static_cast<std::size_t>(k)));
+  return out;
+}
+
 template <class Scalar>
 class FlatTranslator {
  public:

@@ -1,5 +1,6 @@
 #include "codegen/interpret.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include <capstan/dynamics.hpp>
@@ -139,16 +140,21 @@ Interpreter::DualModel& Interpreter::dual() {
     src.q = VectorX<Dual>::Zero(layout_.nq);
     src.u = VectorX<Dual>::Zero(layout_.nu);
     if (external_) {
-      // The value only: a C++ function brings no derivative.
+      // The derivative through the function its derivative annotation
+      // names: df = f_der(x, dx).
       src.external = [this](int function, const std::vector<Dual>& args) {
-        std::vector<double> values;
+        std::vector<double> values, differentials;
         for (const Dual& a : args) {
-          if (a.d != 0.0)
-            throw UnsupportedExpression("the derivative of the external function `" +
-                                        model_.functions.at(static_cast<std::size_t>(function)).name + "`");
           values.push_back(a.v);
+          differentials.push_back(a.d);
         }
-        return Dual(external_(function, values));
+        const sema::FlatFunction& f = model_.functions.at(static_cast<std::size_t>(function));
+        if (std::all_of(differentials.begin(), differentials.end(), [](double d) { return d == 0.0; }))
+          return Dual(external_(function, values));
+        if (f.derivative < 0)
+          throw UnsupportedExpression("the derivative of the external function `" + f.name + "`");
+        return Dual(external_(function, values),
+                    external_(f.derivative, derivativeCallArgs<double>(model_, f, values, differentials)));
       };
     }
     dual_->env = std::make_unique<Environment<Dual>>(model_, mech_, layout_, std::move(src));

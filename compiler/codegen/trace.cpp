@@ -1643,6 +1643,19 @@ class Tracer {
 
 ir::Model traceModel(const sema::FlatModel& model, const mechanics::Mechanism& mech, const ModelLayout& layout,
                      const syntax::SourceManager& sources, const TraceOptions& options) {
+  // Through an external call, a derivative where the function's derivative
+  // annotation gives one: df = f_der(x, dx), itself an opaque call.
+  const symbolic::CallDerivativeScope derivatives(
+      [&model](const symbolic::Node* call, std::span<const Expr> dargs) -> std::optional<Expr> {
+        for (const sema::FlatFunction& f : model.functions) {
+          if (f.cppName != call->name || f.derivative < 0) continue;
+          std::vector<Expr> args;
+          for (std::uint32_t i = 0; i < call->size; ++i) args.emplace_back(call->args[i]);
+          const sema::FlatFunction& g = model.functions.at(static_cast<std::size_t>(f.derivative));
+          return symbolic::call(g.cppName, derivativeCallArgs<Expr>(model, f, args, dargs));
+        }
+        return std::nullopt;
+      });
   return Tracer(model, mech, layout, sources, options).run();
 }
 

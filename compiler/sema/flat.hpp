@@ -167,6 +167,11 @@ struct FlatFunction {
   std::vector<Arg> inputs;       // in declaration order
   std::vector<Arg> outputs;
   std::vector<std::string> callArgs;  // the external call's arguments as input names, in order
+  // Modelica's `annotation(derivative = NAME)`: the function (index into
+  // FlatModel::functions, -1 for none) that takes these inputs, then the
+  // differential of each Real input (declaration order), and returns the
+  // differential of the output: df = NAME(x, dx).
+  int derivative = -1;
   SourceRange range;             // the function definition
   SourceRange externalRange;     // the `external` clause
 };

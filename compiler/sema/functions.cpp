@@ -342,6 +342,51 @@ int Flattener::externalFunction(ClassNode* fn) {
   const int index = static_cast<int>(out_.functions.size());
   out_.functions.push_back(std::move(f));
   externalIndex_[fn->fullName] = index;
+  for (const syntax::Annotation* ann : {&def.annotation, &ext.annotation})
+    if (const syntax::Modification* m = findModification(ann->mods, "derivative")) {
+      const int derivative = derivativeFunction(fn, *m);  // may add functions: index afterwards
+      out_.functions[static_cast<std::size_t>(index)].derivative = derivative;
+    }
+  return index;
+}
+
+// `annotation(derivative = NAME)` of external function `fn`: NAME's index
+// in FlatModel::functions once it is checked to be an external function of
+// fn's inputs, then the differential of each Real input, returning one
+// Real (Modelica's derivative annotation, first order); else a diagnostic
+// and -1.
+int Flattener::derivativeFunction(ClassNode* fn, const syntax::Modification& m) {
+  const int f = externalIndex_.at(fn->fullName);
+  auto mismatch = [&](const std::string& name, const std::string& why, const ClassNode* at) {
+    syntax::Diagnostic& d = diags_.report(DiagKind::ExternalDerivativeMismatch, m.value ? m.value->range : m.range, name, fn->fullName, why);
+    if (at && at->def) d.note(DiagKind::NoteDefinedHere, at->def->nameRange, at->fullName);
+    return -1;
+  };
+  if (!m.value || m.value->kind != ExprKind::Ref) return mismatch("derivative", "the annotation does not name a function", nullptr);
+  const std::string name = m.value->name.dotted();
+  ClassNode* d = lib_.lookupClass(fn, m.value->name, true);
+  if (!d || !d->def || d->kind() != syntax::ClassKind::Function) return mismatch(name, "it is not a function", d);
+  if (!d->def->external || (d->def->external->language != "C++" && d->def->external->language != "C"))
+    return mismatch(name, "it is not an `external \"C++\"` function", d);
+  const int index = externalFunction(d);
+  const FlatFunction& primal = out_.functions[static_cast<std::size_t>(f)];
+  const FlatFunction& derivative = out_.functions[static_cast<std::size_t>(index)];
+  std::vector<FlatFunction::Arg> expected = primal.inputs;
+  for (const FlatFunction::Arg& a : primal.inputs)
+    if (a.type == ValueType::Real) expected.push_back({"d" + a.name, ValueType::Real, a.shape});
+  if (derivative.inputs.size() != expected.size())
+    return mismatch(name, "it takes " + std::to_string(derivative.inputs.size()) + " inputs, not " +
+                              std::to_string(expected.size()) + " (the " + std::to_string(primal.inputs.size()) +
+                              " inputs, then a differential per Real input)", d);
+  for (std::size_t k = 0; k < expected.size(); ++k)
+    if (derivative.inputs[k].type != expected[k].type || derivative.inputs[k].shape != expected[k].shape)
+      return mismatch(name, "its input `" + derivative.inputs[k].name + "` (number " + std::to_string(k + 1) +
+                                ") is not of the type of " +
+                                (k < primal.inputs.size() ? "input `" + primal.inputs[k].name + "`"
+                                                          : "the differential it stands for"), d);
+  if (derivative.outputs.size() != 1 || derivative.outputs[0].type != ValueType::Real || primal.outputs.size() != 1 ||
+      derivative.outputs[0].shape != primal.outputs[0].shape)
+    return mismatch(name, "it does not return one Real, the differential of the output", d);
   return index;
 }
 

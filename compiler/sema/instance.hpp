@@ -237,6 +237,7 @@ class Flattener {
   bool execute(const syntax::Statement& s, Env& env, std::vector<std::pair<std::string, int>>& iters,
                ClassNode* fn);
   int externalFunction(ClassNode* fn);
+  int derivativeFunction(ClassNode* fn, const syntax::Modification& derivative);
 
   // ---- eval.cpp
   std::optional<Value> evaluate(const FlatExpr& e, SourceRange at);

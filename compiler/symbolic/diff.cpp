@@ -2,10 +2,25 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "symbolic/traverse.hpp"
 
 namespace capstan::symbolic {
+
+namespace {
+thread_local const CallDerivative* currentCallDerivative = nullptr;
+}  // namespace
+
+CallDerivativeScope::CallDerivativeScope(CallDerivative derivative)
+    : derivative_(std::move(derivative)), previous_(currentCallDerivative) {
+  currentCallDerivative = &derivative_;
+}
+
+CallDerivativeScope::~CallDerivativeScope() { currentCallDerivative = previous_; }
+
+const CallDerivative* CallDerivativeScope::current() { return currentCallDerivative; }
 
 Differentiator::Differentiator(const Expr& variable) : variable_(variable) {
   if (!variable.isSymbol()) throw std::invalid_argument("symbolic: differentiate by a symbol only");
@@ -63,14 +78,19 @@ Expr Differentiator::derivative(const Node* node) {
     }
     case Kind::Call: {
       // An opaque call is constant where its arguments are; through it the
-      // engine knows no derivative.
+      // engine knows only the derivative the current scope gives.
+      std::vector<Expr> dargs;
+      int varying = -1;
       for (std::uint32_t i = 0; i < node->size; ++i) {
-        if (!d(i).isZero())
-          throw std::invalid_argument("symbolic: cannot differentiate through the opaque call `" +
-                                      std::string(node->name) + "` (its argument " + std::to_string(i + 1) +
-                                      " depends on `" + std::string(variable_.name()) + "`)");
+        dargs.push_back(d(i));
+        if (varying < 0 && !dargs.back().isZero()) varying = static_cast<int>(i);
       }
-      return Expr();
+      if (varying < 0) return Expr();
+      if (const CallDerivative* derivative = CallDerivativeScope::current(); derivative && !node->isMultiCall())
+        if (std::optional<Expr> result = (*derivative)(node, dargs)) return *result;
+      throw std::invalid_argument("symbolic: cannot differentiate through the opaque call `" + std::string(node->name) +
+                                  "` (its argument " + std::to_string(varying + 1) + " depends on `" +
+                                  std::string(variable_.name()) + "`)");
     }
     case Kind::Result:  // its call's arguments do not depend on the variable (above)
       return Expr();

@@ -2,6 +2,8 @@
 // constructors, so derivatives of traced code stay shared and sparse.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -11,10 +13,34 @@
 
 namespace capstan::symbolic {
 
+// How to differentiate through an opaque call (Kind::Call, one result):
+// given the call and the differentials of its arguments by the variable
+// (one per argument, in order), the differential of its result, or nullopt
+// where the call has no known derivative. Installed for a scope, on this
+// thread, like the pool (code generation installs one for external
+// functions with Modelica's derivative annotation); without one, a call
+// whose arguments vary is refused (std::invalid_argument).
+using CallDerivative = std::function<std::optional<Expr>(const Node* call, std::span<const Expr> dargs)>;
+
+class CallDerivativeScope {
+ public:
+  explicit CallDerivativeScope(CallDerivative derivative);
+  ~CallDerivativeScope();
+  CallDerivativeScope(const CallDerivativeScope&) = delete;
+  CallDerivativeScope& operator=(const CallDerivativeScope&) = delete;
+  // The innermost scope's, or null.
+  static const CallDerivative* current();
+
+ private:
+  CallDerivative derivative_;
+  const CallDerivative* previous_;
+};
+
 // d(.)/d(variable), memoized over the DAG: differentiating many expressions
 // that share subexpressions with one Differentiator does each node once.
 // An opaque call (Kind::Call) whose arguments depend on the variable has no
-// known derivative: std::invalid_argument naming the function.
+// known derivative unless the current CallDerivativeScope gives one:
+// std::invalid_argument naming the function.
 class Differentiator {
  public:
   explicit Differentiator(const Expr& variable);  // variable must be a symbol

@@ -435,6 +435,59 @@ def test_directional_derivatives(tmp_path):
     L.fmi2FreeInstance(c)
 
 
+def test_directional_derivatives_through_an_external_function(tmp_path):
+    """examples/external_friction: the pivot's friction is a C++ function whose derivative annotation names its
+    differential, so the FMU's directional derivatives go through it: against central differences of the FMU's
+    derivatives and outputs (1e-6), and `capstan eval --derivatives` (generated) against the interpreter's dual
+    numbers calling the same C++ differential (1e-12). Near w = 0 the smoothed friction is steep: the test
+    state sits in the Stribeck region."""
+    model = os.path.join(ROOT, "examples", "external_friction", "friction.cap")
+    path = str(tmp_path / "friction.fmu")
+    p = subprocess.run([CAPSTAN, "fmu", model, "-o", path, "--derivatives"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    fmu = Fmu(path, str(tmp_path / "friction"))
+    L, nx = fmu.lib, fmu.nx
+    L.fmi2GetDirectionalDerivative.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint), ctypes.c_size_t,
+                                               ctypes.POINTER(ctypes.c_uint), ctypes.c_size_t,
+                                               ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_double)]
+    c = fmu.start(MODEL_EXCHANGE)
+    x = np.array([0.3, 0.05])
+    states = [fmu.vr["pivot.q[1]"], fmu.vr["pivot.u[1]"]]
+    unknowns = [fmu.vr[n] for n in ("der(pivot.q[1])", "der(pivot.u[1])", "frictionTorque")]
+
+    def values(state):
+        assert L.fmi2SetContinuousStates(c, (ctypes.c_double * nx)(*state), nx) == OK
+        return fmu.get(c, unknowns)
+
+    values(x)
+    J = np.zeros((len(unknowns), nx))
+    for j in range(nx):
+        out = (ctypes.c_double * len(unknowns))()
+        assert L.fmi2GetDirectionalDerivative(c, (ctypes.c_uint * len(unknowns))(*unknowns), len(unknowns),
+                                              (ctypes.c_uint * 1)(states[j]), 1, (ctypes.c_double * 1)(1.0),
+                                              out) == OK, fmu.messages
+        J[:, j] = out[:]
+    assert abs(J[2, 1]) > 1.0  # the friction's slope in the Stribeck region, through the C++ differential
+    h = 1e-7
+    for j in range(nx):
+        e = np.zeros(nx)
+        e[j] = h
+        np.testing.assert_allclose(J[:, j], (values(x + e) - values(x - e)) / (2 * h), rtol=1e-6, atol=1e-6)
+    L.fmi2FreeInstance(c)
+    state = tmp_path / "state.json"
+    state.write_text('{"q": {"pivot": [0.3]}, "u": {"pivot": [0.05]}}')
+    import json
+    d = {}
+    for mode in ([], ["--interpret"]):
+        p = subprocess.run([CAPSTAN, "eval", model, "--state", str(state), "--derivatives"] + mode,
+                           capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        d[bool(mode)] = json.loads(p.stdout)["derivatives"]
+    for key in ("dudot_dq", "dudot_du"):
+        np.testing.assert_allclose(np.array(d[False][key]), np.array(d[True][key]), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.array(d[False]["dudot_du"])[0, 0], J[1, 1], rtol=1e-12)
+
+
 def test_directional_derivatives_with_quaternions(tmp_path):
     """A free body on a bushing: J in the raw coordinates (a quaternion's four numbers) against differences."""
     fmu, _ = build("bushing", str(tmp_path), "--derivatives")

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <functional>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -152,4 +154,23 @@ TEST_CASE("differentiation refuses an opaque call unless its arguments are const
   const Expr fy = call("mylib::friction", {y, 2.0});
   CHECK(diff(x * x * fy + g[1] * x, x).identical(2.0 * x * fy + g[1]));
   CHECK(diff(fy + g[0], x).isZero());
+}
+
+TEST_CASE("a CallDerivativeScope differentiates an opaque call as the call its hook names: df = f_der(x, dx)") {
+  Pool pool;
+  PoolScope scope(pool);
+  const Expr x = Expr::symbol("x"), y = Expr::symbol("y");
+  const Expr f = call("mylib::friction", {x * y, 2.0});
+  {
+    const CallDerivativeScope derivatives([](const Node* node, std::span<const Expr> dargs) -> std::optional<Expr> {
+      if (node->name != "mylib::friction") return std::nullopt;
+      return call("mylib::frictionDifferential", {Expr(node->args[0]), Expr(node->args[1]), dargs[0], dargs[1]});
+    });
+    CHECK(diff(f, x).identical(call("mylib::frictionDifferential", {x * y, 2.0, y, 0.0})));
+    CHECK(diff(3.0 * f, y).identical(3.0 * call("mylib::frictionDifferential", {x * y, 2.0, x, 0.0})));
+    // A call the hook does not know is still refused.
+    CHECK_THROWS_AS(diff(call("other", {x}), x), std::invalid_argument);
+  }
+  // Outside the scope, refused again.
+  CHECK_THROWS_WITH_AS(diff(f, x), doctest::Contains("`mylib::friction`"), std::invalid_argument);
 }

@@ -39,4 +39,23 @@ inline double stribeck(double w, double coulomb, double breakaway, double stribe
   return dry * std::tanh(w / smoothingSpeed) + viscous * w;
 }
 
+// The differential of stribeck: d tau for the differentials dw, dcoulomb,
+// ... of its arguments (the chain rule written out by hand). friction.cap
+// names it in Modelica's `derivative` annotation, so that the generated
+// derivatives (`capstan compile --derivatives`, an FMU's directional
+// derivatives) go through the law exactly.
+inline double stribeckDifferential(double w, double coulomb, double breakaway, double stribeckSpeed,
+                                   double viscous, double smoothingSpeed, double dw, double dcoulomb,
+                                   double dbreakaway, double dstribeckSpeed, double dviscous,
+                                   double dsmoothingSpeed) {
+  const double x = w / stribeckSpeed;
+  const double dx = dw / stribeckSpeed - w * dstribeckSpeed / (stribeckSpeed * stribeckSpeed);
+  const double e = std::exp(-x * x);
+  const double dry = coulomb + (breakaway - coulomb) * e;
+  const double ddry = dcoulomb + (dbreakaway - dcoulomb) * e - (breakaway - coulomb) * e * 2 * x * dx;
+  const double s = std::tanh(w / smoothingSpeed);
+  const double ds = (1 - s * s) * (dw / smoothingSpeed - w * dsmoothingSpeed / (smoothingSpeed * smoothingSpeed));
+  return ddry * s + dry * ds + dviscous * w + viscous * dw;
+}
+
 }  // namespace friction_law

@@ -9,6 +9,10 @@ namespace laws {
 // Viscous friction: two parameters.
 inline double viscous(double w, double d) { return -d * w; }
 
+// A differential of viscous by w alone: Modelica's derivative function
+// also takes dd, the differential of its second input.
+inline double viscousDifferential(double w, double d, double dw) { return -d * dw + 0 * w; }
+
 // A parameter that the callee could write to: a Real cannot bind to it.
 inline double scaled(double& x, double k) { return k * x; }
 
