@@ -450,6 +450,52 @@ TEST_CASE("liftoff and touchdown along a scripted motion: the length stays exact
   CHECK_MESSAGE(worstJump <= 1.0 + 1e-9, "worst |dL| / (2 |dc|) " << worstJump << " at step " << worstStep);
 }
 
+TEST_CASE("touchdown and liftoff probed back and forth like a root finder: solved everywhere, one sign change") {
+  // A cylinder (axis z) rises through the straight cable O -> T; an event
+  // locator bisects on the contact indicator around each switch and then
+  // steps just past it, the states jumping back and forth by ever smaller
+  // amounts. Found by fmusim's CVODE on an FMU: a wrap a few nm long had
+  // rounding noise for Jacobi values and was refused as passing a
+  // conjugate point, and a zero-length wrap stayed at indicator 0 after
+  // the cable had cleared the surface.
+  const Vector3 O(-1, 0, 0), T(1, 0.05, 0);
+  const double r = 0.2;
+  cc::CablePath path = cc::makeCablePath(O, T);
+  cc::addWrap(path, cg::Cylinder<double>{r});
+  cc::CablePathState st;
+  const auto indicator = [&](double t) {
+    std::vector<Motion> frames(3);
+    frames[1] = fixedAt(Vector3(0.1, -0.5 + 0.6 * std::sin(kPi * t), 0));
+    const cc::CableResult res = cc::updateCablePath(path, frames, st);
+    REQUIRE_MESSAGE(res.ok(), "t = " << t << ": " << res.message());
+    return st.obstacles[1].contactIndicator;
+  };
+  std::vector<double> switches;
+  double previous = indicator(0);
+  for (int k = 1; k <= 200; ++k) {
+    const double t = k / 200.0, z = indicator(t);
+    if ((previous > 0) != (z > 0)) {
+      double lo = (k - 1) / 200.0, hi = t;
+      const bool rising = z > 0;
+      for (int it = 0; it < 80 && hi - lo > 1e-16; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        ((indicator(mid) > 0) == rising ? hi : lo) = mid;
+      }
+      for (int again = 0; again < 3; ++again) {  // the locator's last looks either side
+        CHECK((indicator(lo) > 0) != rising);
+        CHECK((indicator(hi) > 0) == rising);
+      }
+      const double past = indicator(hi + 1e-9);
+      CHECK_MESSAGE((past > 0) == rising, "just past the switch at t = " << hi << ": " << past);
+      CHECK(past != 0);
+      switches.push_back(hi);
+      indicator(t);
+    }
+    previous = z;
+  }
+  CHECK(switches.size() == 2);  // touchdown, then liftoff
+}
+
 TEST_CASE("consecutive surfaces with no via point between them: a belt under two cylinders") {
   // O and T above two cylinders; near points under them loop the cable
   // down the outer sides, along the bottoms, and up again.

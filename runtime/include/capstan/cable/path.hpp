@@ -170,7 +170,7 @@ inline CableResult checkShortest(const CablePath& path, const CablePathState& st
   for (int i = 1; i + 1 < path.numObstacles(); ++i) {
     const auto k = static_cast<std::size_t>(i);
     if (path.obstacles[k].kind == ObstacleKind::Surface && st.obstacles[k].active &&
-        passesConjugatePoint(st.wraps[k])) {
+        passesConjugatePoint(st.wraps[k], lengthScale(path.obstacles[k].surface))) {
       res.status = CableStatus::NotShortest;
       res.obstacle = i;
       return res;
@@ -189,6 +189,24 @@ inline double pathLength(const CablePath& path, std::span<const Motion> frames, 
   for (const int i : st.active)
     if (v.isSurface(i)) L += st.wraps[static_cast<std::size_t>(i)].length;
   return L;
+}
+
+// The contact indicator of an active wrap of zero length (a touchdown that
+// Newton left where it started, the kink too small to move it): the path
+// is the straight segment between its neighbours, so the indicator is that
+// segment's depth in the surface, > 0 while it penetrates and < 0 once it
+// clears; it changes sign where the cable leaves the surface even while
+// the wrap stays active at zero length (0 where no witness point is found).
+inline double zeroWrapIndicator(const CablePath& path, const PathView& v, const CablePathState& st, int i) {
+  const Obstacle& obs = path.obstacles[static_cast<std::size_t>(i)];
+  const auto [before, after] = neighbours(st.active, i);
+  const SurfacePose X = surfacePose(obs, v.frame(i));
+  const Vector3 A = X.R_WS.transpose() * (v.exit(before, st.wraps) - X.p_WS);
+  const Vector3 B = X.R_WS.transpose() * (v.entry(after, st.wraps) - X.p_WS);
+  return visitSurface(obs, [&](const auto& s) {
+    const SegmentSeparation sep = trackSegment(s, A, B, st.wraps[static_cast<std::size_t>(i)].P);
+    return sep.converged ? -sep.height : 0.0;
+  });
 }
 
 // Fill the solved path in World: contact frames, segments, length and its
@@ -237,7 +255,7 @@ inline void finalize(const CablePath& path, std::span<const Motion> frames, Cabl
         o.arcLength = w.length;
         o.wrapAngle = w.wrapAngle;
         o.separation = 0;
-        o.contactIndicator = w.length;
+        o.contactIndicator = w.length > 0 ? w.length : zeroWrapIndicator(path, v, st, i);
         st.length += w.length;
       }
       ++seg;

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 namespace capstan::cable {
 
@@ -187,9 +188,15 @@ template <class S> CAPSTAN_FLATTEN void applyLinearVariation(const S& s, WrapGeo
 // The shortest-path guard: a geodesic is locally shortest between its ends
 // only if no point of it is conjugate to P, i.e. the directional Jacobi
 // field jd(s) stays positive for 0 < s <= L (a great circle longer than
-// half the sphere fails). Checked at every stored point.
-inline bool passesConjugatePoint(const WrapGeodesic& w) {
-  if (!(w.length > 0)) return false;
+// half the sphere fails). Checked at every stored point, except on a
+// geodesic shorter than pi times the surface's smallest radius of
+// curvature rho (lengthScale): its Gaussian curvature is at most 1/rho^2,
+// so by the Morse-Schoenberg comparison no point conjugate to P comes
+// before pi rho. That also keeps a wrap just touched down (a few nm long,
+// whose Jacobi values are rounding noise) from being taken for a longest
+// geodesic.
+inline bool passesConjugatePoint(const WrapGeodesic& w, double lengthScale) {
+  if (!(w.length > 0) || w.length < std::numbers::pi * lengthScale) return false;
   const auto& g = w.curve;
   const double L = g.length();
   for (int i = 1; i < g.numPoints(); ++i) {
