@@ -91,6 +91,7 @@ class Fmu:
         L.fmi2SerializeFMUstate.argtypes = [c, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
         L.fmi2DeSerializeFMUstate.argtypes = [c, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p)]
         L.fmi2GetVersion.restype = L.fmi2GetTypesPlatform.restype = ctypes.c_char_p
+        L.fmi2GetDirectionalDerivative.argtypes = [c, vr_p, ctypes.c_size_t, vr_p, ctypes.c_size_t, dbl_p, dbl_p]
         self.messages = []
         self.logger = LOGGER(lambda env, name, status, category, message: self.messages.append(message.decode()))
         self.callbacks = Callbacks(self.logger, None, None, None, None)
@@ -103,6 +104,18 @@ class Fmu:
         out = (ctypes.c_double * len(refs))()
         assert self.lib.fmi2GetReal(c, (ctypes.c_uint * len(refs))(*refs), len(refs), out) == OK, self.messages
         return np.array(out[:])
+
+    def directional(self, c, unknowns, knowns):
+        """J[i, j] = d unknowns[i] / d knowns[j] (value references) by fmi2GetDirectionalDerivative, a column per
+        known, at the current state."""
+        J = np.zeros((len(unknowns), len(knowns)))
+        for j, known in enumerate(knowns):
+            out = (ctypes.c_double * len(unknowns))()
+            assert self.lib.fmi2GetDirectionalDerivative(c, (ctypes.c_uint * len(unknowns))(*unknowns), len(unknowns),
+                                                         (ctypes.c_uint * 1)(known), 1, (ctypes.c_double * 1)(1.0),
+                                                         out) == OK, self.messages
+            J[:, j] = out[:]
+        return J
 
     def start(self, kind, tolerance=None):
         c = self.instantiate(kind)
@@ -371,9 +384,6 @@ def test_directional_derivatives(tmp_path):
     me = [e for e in fmu.description if e.tag == "ModelExchange"][0]
     assert me.get("providesDirectionalDerivative") == "true"
     L, nx = fmu.lib, fmu.nx
-    L.fmi2GetDirectionalDerivative.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint), ctypes.c_size_t,
-                                               ctypes.POINTER(ctypes.c_uint), ctypes.c_size_t,
-                                               ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_double)]
     c = fmu.start(MODEL_EXCHANGE)
     x = np.array([0.3, -0.7, 1.1, 0.4])
     states = [fmu.vr[n] for n in ("shoulder.q[1]", "elbow.q[1]", "shoulder.u[1]", "elbow.u[1]")]
@@ -386,14 +396,8 @@ def test_directional_derivatives(tmp_path):
         assert L.fmi2GetDerivatives(c, dx, nx) == OK
         return np.concatenate([dx[:], fmu.get(c, unknowns[nx:])])
 
-    J = np.zeros((len(unknowns), nx))
     values(x)
-    for j in range(nx):
-        out = (ctypes.c_double * len(unknowns))()
-        assert L.fmi2GetDirectionalDerivative(c, (ctypes.c_uint * len(unknowns))(*unknowns), len(unknowns),
-                                              (ctypes.c_uint * 1)(states[j]), 1, (ctypes.c_double * 1)(1.0),
-                                              out) == OK, fmu.messages
-        J[:, j] = out[:]
+    J = fmu.directional(c, unknowns, states)
     h = 1e-6
     for j in range(nx):
         e = np.zeros(nx)
@@ -417,11 +421,7 @@ def test_directional_derivatives(tmp_path):
     np.testing.assert_array_equal(J[nx + 1, 2:4], np.zeros(2))
     rest = np.concatenate([x[:2], np.zeros(2)])
     values(rest)
-    for j in range(2):
-        out = (ctypes.c_double * 1)()
-        assert L.fmi2GetDirectionalDerivative(c, (ctypes.c_uint * 1)(unknowns[nx + 1]), 1, (ctypes.c_uint * 1)(states[j]),
-                                              1, (ctypes.c_double * 1)(1.0), out) == OK, fmu.messages
-        J[nx + 1, j] = out[0]
+    J[nx + 1, 0:2] = fmu.directional(c, [unknowns[nx + 1]], states[0:2])[0]
     state.write_text('{"q": {"shoulder": [0.3], "elbow": [-0.7]}, "u": {"shoulder": [0], "elbow": [0]}}')
     p = subprocess.run([CAPSTAN, "eval", os.path.join(ROOT, "examples", "double_pendulum.cap"), "--state", str(state)],
                        capture_output=True, text=True)
@@ -447,9 +447,6 @@ def test_directional_derivatives_through_an_external_function(tmp_path):
     assert p.returncode == 0, p.stderr
     fmu = Fmu(path, str(tmp_path / "friction"))
     L, nx = fmu.lib, fmu.nx
-    L.fmi2GetDirectionalDerivative.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint), ctypes.c_size_t,
-                                               ctypes.POINTER(ctypes.c_uint), ctypes.c_size_t,
-                                               ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_double)]
     c = fmu.start(MODEL_EXCHANGE)
     x = np.array([0.3, 0.05])
     states = [fmu.vr["pivot.q[1]"], fmu.vr["pivot.u[1]"]]
@@ -460,13 +457,7 @@ def test_directional_derivatives_through_an_external_function(tmp_path):
         return fmu.get(c, unknowns)
 
     values(x)
-    J = np.zeros((len(unknowns), nx))
-    for j in range(nx):
-        out = (ctypes.c_double * len(unknowns))()
-        assert L.fmi2GetDirectionalDerivative(c, (ctypes.c_uint * len(unknowns))(*unknowns), len(unknowns),
-                                              (ctypes.c_uint * 1)(states[j]), 1, (ctypes.c_double * 1)(1.0),
-                                              out) == OK, fmu.messages
-        J[:, j] = out[:]
+    J = fmu.directional(c, unknowns, states)
     assert abs(J[2, 1]) > 1.0  # the friction's slope in the Stribeck region, through the C++ differential
     h = 1e-7
     for j in range(nx):
@@ -492,9 +483,6 @@ def test_directional_derivatives_with_quaternions(tmp_path):
     """A free body on a bushing: J in the raw coordinates (a quaternion's four numbers) against differences."""
     fmu, _ = build("bushing", str(tmp_path), "--derivatives")
     L, nx = fmu.lib, fmu.nx
-    L.fmi2GetDirectionalDerivative.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint), ctypes.c_size_t,
-                                               ctypes.POINTER(ctypes.c_uint), ctypes.c_size_t,
-                                               ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_double)]
     c = fmu.start(MODEL_EXCHANGE)
     x = (ctypes.c_double * nx)()
     assert L.fmi2GetContinuousStates(c, x, nx) == OK
@@ -510,14 +498,13 @@ def test_directional_derivatives_with_quaternions(tmp_path):
         return np.array(dx[:])
 
     h = 1e-6
+    f(x0)
+    J = fmu.directional(c, derivatives, states)
     for j in range(nx):
-        f(x0)
-        out = (ctypes.c_double * nx)()
-        assert L.fmi2GetDirectionalDerivative(c, (ctypes.c_uint * nx)(*derivatives), nx, (ctypes.c_uint * 1)(states[j]),
-                                              1, (ctypes.c_double * 1)(1.0), out) == OK, fmu.messages
         e = np.zeros(nx)
         e[j] = h
-        np.testing.assert_allclose(out[:], (f(x0 + e) - f(x0 - e)) / (2 * h), rtol=1e-5, atol=1e-5 * max(1.0, np.abs(out[:]).max()))
+        np.testing.assert_allclose(J[:, j], (f(x0 + e) - f(x0 - e)) / (2 * h), rtol=1e-5,
+                                   atol=1e-5 * max(1.0, np.abs(J[:, j]).max()))
     L.fmi2FreeInstance(c)
 
 
