@@ -9,10 +9,6 @@ namespace laws {
 // Viscous friction: two parameters.
 inline double viscous(double w, double d) { return -d * w; }
 
-// A differential of viscous by w alone: Modelica's derivative function
-// also takes dd, the differential of its second input.
-inline double viscousDifferential(double w, double d, double dw) { return -d * dw + 0 * w; }
-
 // A parameter that the callee could write to: a Real cannot bind to it.
 inline double scaled(double& x, double k) { return k * x; }
 
@@ -26,5 +22,9 @@ inline double clamp(double x, double lo, double hi) { return std::fmax(lo, std::
 // Two overloads that both take (double, double).
 inline double blend(double a, float b) { return 0.5 * (a + b); }
 inline double blend(float a, double b) { return 0.5 * (a + b); }
+
+// A differential of viscous by w alone: Modelica's derivative function
+// also takes dd, the differential of its second input.
+inline double viscousDifferential(double w, double d, double dw) { return 0 * w - d * dw; }
 
 }  // namespace laws
