@@ -67,6 +67,7 @@ ir::Model sample() {
   m.cables[0].springs.resize(1);
   m.cables[0].actuators.resize(1);
   m.derived.resize(1);
+  m.dependencies = ir::Dependencies{};
   ir::Function f;
   f.key = "forwardDynamicsExternal";
   f.work_type = "ForwardDynamicsWork";
@@ -153,6 +154,12 @@ TEST_CASE("optional keys are left out when unset") {
     CHECK_FALSE(j.at("cables")[0].at("obstacles")[0].contains(key));
   for (const char* key : {"key", "work_type", "part_params", "args", "method", "includes"})
     CHECK_FALSE(j.at("functions")[0].contains(key));
+  CHECK_FALSE(j.contains("dependencies"));
+  m.dependencies = ir::Dependencies{};
+  m.dependencies->kinetic_energy.states = {1, 3};
+  const json d = json(m).at("dependencies");
+  CHECK_FALSE(d.contains("udot"));  // not shown by the traced code (cables, constraints)
+  CHECK(d.at("kinetic_energy") == json{{"states", {1, 3}}, {"time", false}});
 }
 
 TEST_CASE("a function entry reads into the struct and back unchanged; an undeclared key is refused") {
