@@ -365,7 +365,8 @@ int Flattener::derivativeFunction(ClassNode* fn, const syntax::Modification& m) 
   if (!m.value || m.value->kind != ExprKind::Ref) return mismatch("derivative", "the annotation does not name a function", nullptr);
   const std::string name = m.value->name.dotted();
   ClassNode* d = lib_.lookupClass(fn, m.value->name, true);
-  if (!d || !d->def || d->kind() != syntax::ClassKind::Function) return mismatch(name, "it is not a function", d);
+  if (!d) return mismatch(name, "no class of that name is in scope", nullptr);
+  if (!d->def || d->kind() != syntax::ClassKind::Function) return mismatch(name, "it is not a function", d);
   if (!d->def->external || (d->def->external->language != "C++" && d->def->external->language != "C"))
     return mismatch(name, "it is not an `external \"C++\"` function", d);
   const int index = externalFunction(d);
@@ -374,10 +375,11 @@ int Flattener::derivativeFunction(ClassNode* fn, const syntax::Modification& m) 
   std::vector<FlatFunction::Arg> expected = primal.inputs;
   for (const FlatFunction::Arg& a : primal.inputs)
     if (a.type == ValueType::Real) expected.push_back({"d" + a.name, ValueType::Real, a.shape});
+  const auto inputs = [](std::size_t n) { return std::to_string(n) + (n == 1 ? " input" : " inputs"); };
   if (derivative.inputs.size() != expected.size())
-    return mismatch(name, "it takes " + std::to_string(derivative.inputs.size()) + " inputs, not " +
-                              std::to_string(expected.size()) + " (the " + std::to_string(primal.inputs.size()) +
-                              " inputs, then a differential per Real input)", d);
+    return mismatch(name, "it takes " + inputs(derivative.inputs.size()) + ", not " + std::to_string(expected.size()) +
+                              " (`" + fn->fullName + "`'s " + inputs(primal.inputs.size()) +
+                              ", then a differential per Real input)", d);
   for (std::size_t k = 0; k < expected.size(); ++k)
     if (derivative.inputs[k].type != expected[k].type || derivative.inputs[k].shape != expected[k].shape)
       return mismatch(name, "its input `" + derivative.inputs[k].name + "` (number " + std::to_string(k + 1) +
