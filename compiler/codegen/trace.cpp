@@ -12,6 +12,7 @@
 #include <sstream>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "codegen/assemble.hpp"
 #include "codegen/citations.hpp"
@@ -1393,10 +1394,14 @@ class Tracer {
       return out;
     };
     // Each from fresh arguments: a run may overwrite them (the potential
-    // energy's sets u = 0).
+    // energy's sets u = 0). Without the parameter hoisting, which would
+    // record these runs' values for the Derived struct: the header stays
+    // the one `capstan compile` writes.
     auto run = [&](FunctionId id) {
       FunctionValues<Expr> v = arguments();
+      const auto prepare = std::exchange(ev.prepare, nullptr);
       ev.run(id, v);
+      ev.prepare = prepare;
       return v;
     };
     auto list = [](const VectorX<Expr>& x) { return std::vector<Expr>(x.data(), x.data() + x.size()); };
