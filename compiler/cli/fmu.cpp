@@ -341,9 +341,10 @@ int fmu(const Options& opts) {
     body << "  </ModelStructure>\n";
   }
 
-  // The GUID: of the variables and the model's code, so that an FMU whose
-  // binary and description disagree is refused when it is instantiated.
-  const std::string& code = generated.header;
+  // The GUID: of the variables, the model's code and whether the binary
+  // has the directional derivatives, so that an FMU whose binary and
+  // description disagree is refused when it is instantiated.
+  const std::string code = generated.header + (directional ? "\n// with directional derivatives\n" : "");
   const std::uint64_t h1 = fnv1a(body.str() + code), h2 = fnv1a(code + body.str(), 0x84222325cbf29ce4ull);
   char guid[48];
   std::snprintf(guid, sizeof guid, "{%08llx-%04llx-%04llx-%04llx-%012llx}", (unsigned long long)(h1 >> 32),

@@ -379,10 +379,11 @@ def test_dependencies_hold(fmus, name):
     L.fmi2FreeInstance(c)
 
 
-def test_directional_derivatives(tmp_path):
+def test_directional_derivatives(fmus, tmp_path):
     fmu, _ = build("double_pendulum", str(tmp_path), "--derivatives")
     me = [e for e in fmu.description if e.tag == "ModelExchange"][0]
     assert me.get("providesDirectionalDerivative") == "true"
+    assert fmu.guid != fmus["double_pendulum"][0].guid  # another binary: one description cannot pass for the other's
     L, nx = fmu.lib, fmu.nx
     c = fmu.start(MODEL_EXCHANGE)
     x = np.array([0.3, -0.7, 1.1, 0.4])
