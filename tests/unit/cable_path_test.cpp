@@ -330,6 +330,42 @@ TEST_CASE("the length rate equals central differences of the length along random
   CHECK(compared == 11);
 }
 
+TEST_CASE("the contact points' rates (material motion and sliding) equal central differences along random motions") {
+  // The path's sensitivity (calcContactPointRates): every surface and via
+  // point moving, each wrap's P and Q sliding as the path re-solves.
+  MovingModel m = allShapes();
+  cc::CablePathState st;
+  REQUIRE(cc::updateCablePath(m.path, framesAt(m.frames, 0.0), st).ok());
+  const double h = 1e-4;
+  double worst = 0, largest = 0, sliding = 0;
+  for (double t = 0; t <= 0.4 + 1e-12; t += 0.08) {
+    cc::CablePathState plus = st, minus = st, mid = st;
+    const std::vector<Motion> frames = framesAt(m.frames, t);
+    REQUIRE(cc::updateCablePath(m.path, frames, mid).ok());
+    REQUIRE(cc::updateCablePath(m.path, framesAt(m.frames, t + h), plus).ok());
+    REQUIRE(cc::updateCablePath(m.path, framesAt(m.frames, t - h), minus).ok());
+    std::vector<Vector3> pDot, qDot;
+    cc::calcContactPointRates(m.path, frames, mid, pDot, qDot);
+    for (std::size_t i = 0; i < mid.obstacles.size(); ++i) {
+      REQUIRE(mid.obstacles[i].active);
+      const Vector3 fdP = (plus.obstacles[i].P.p_W - minus.obstacles[i].P.p_W) / (2 * h);
+      const Vector3 fdQ = (plus.obstacles[i].Q.p_W - minus.obstacles[i].Q.p_W) / (2 * h);
+      worst = std::max({worst, (pDot[i] - fdP).norm(), (qDot[i] - fdQ).norm()});
+      largest = std::max({largest, fdP.norm(), fdQ.norm()});
+      sliding = std::max(sliding, (pDot[i] - cc::detail::materialVelocity(frames[i], mid.obstacles[i].P.p_W)).norm());
+      CHECK_MESSAGE((pDot[i] - fdP).norm() <= 1e-5 * std::max(1.0, fdP.norm()), "t = " << t << " obstacle " << i << " P: "
+                    << pDot[i].transpose() << " against " << fdP.transpose());
+      CHECK_MESSAGE((qDot[i] - fdQ).norm() <= 1e-5 * std::max(1.0, fdQ.norm()), "t = " << t << " obstacle " << i << " Q: "
+                    << qDot[i].transpose() << " against " << fdQ.transpose());
+    }
+    st = mid;
+  }
+  MESSAGE("contact point rates: worst difference " << worst << " m/s, largest rate " << largest
+                                                     << " m/s, largest sliding " << sliding << " m/s");
+  CHECK(largest > 0.1);    // the points do move
+  CHECK(sliding > 0.01);   // and slide over their surfaces: the sensitivity is not the material motion alone
+}
+
 TEST_CASE("the integrated length rate tracks the length") {
   MovingModel m = allShapes();
   cc::CablePathState st;

@@ -433,4 +433,68 @@ inline CableResult updateCablePath(const CablePath& path, std::span<const Motion
   return st.last = res;
 }
 
+// The rates of the solved path's contact points, in World, for the
+// frames' velocities (frames[i].w_WF, v_WF): each active obstacle's P and
+// Q move with their frame and, over a surface, slide as the path re-solves.
+// The sliding is the path's sensitivity: at a solved path the tangency
+// residual r(x, frames) = 0 (x: each active wrap's natural variations),
+// and at fixed x r changes with the frames only through the segments'
+// ends, so
+//   rdot_frames = d/dt (e . n) at fixed x,  e = (P - A) / l,
+//   edot = (I - e e') (Pdot - Adot) / l with material velocities,
+//   ndot = w_WS x n (n fixed in S),
+// and xdot = -r_x^-1 rdot_frames (r_x: evalJacobian, the Newton system's
+// Jacobian); P moves by R_WS dP xdot besides its material velocity. The
+// first brick of exact derivatives of a cable's forces. `st` must hold a
+// solved path (updateCablePath succeeded at these frames' poses).
+// pDot[i], qDot[i]: obstacle i's; zero for inactive surfaces.
+inline void calcContactPointRates(const CablePath& path, std::span<const Motion> frames, const CablePathState& st,
+                                  std::vector<Vector3>& pDot, std::vector<Vector3>& qDot) {
+  using namespace detail;
+  const auto m = static_cast<std::size_t>(path.numObstacles());
+  pDot.assign(m, Vector3::Zero());
+  qDot.assign(m, Vector3::Zero());
+  std::vector<int> active;
+  collectActive(path, st, active);
+  const PathView v{path, frames, active};
+  for (const int i : active) {
+    const auto k = static_cast<std::size_t>(i);
+    pDot[k] = materialVelocity(v.frame(i), v.entry(i, st.wraps));
+    qDot[k] = materialVelocity(v.frame(i), v.exit(i, st.wraps));
+  }
+  const std::vector<int> blocks = surfaceBlocks(v);
+  if (blocks.empty()) return;
+  Eigen::MatrixXd J;
+  evalJacobian(v, blocks, st.wraps, J);
+  Eigen::VectorXd rdot(J.rows());
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    const auto a = static_cast<std::size_t>(blocks[b]);
+    const int i = active[a], before = active[a - 1], after = active[a + 1];
+    const WrapGeodesic& w = st.wraps[static_cast<std::size_t>(i)];
+    const SurfacePose X = surfacePose(v.obstacle(i), v.frame(i));
+    const BlockSegments g = blockSegments(v, a, st.wraps, X);
+    const Vector3& omega = v.frame(i).w_WF;
+    const double lIn = g.in.norm(), lOut = g.out.norm();
+    const Vector3 eIn = g.in / lIn, eOut = g.out / lOut;
+    const Vector3 aDot = qDot[static_cast<std::size_t>(before)], bDot = pDot[static_cast<std::size_t>(after)];
+    const Vector3 eInDot = (pDot[static_cast<std::size_t>(i)] - aDot - eIn * eIn.dot(pDot[static_cast<std::size_t>(i)] - aDot)) / lIn;
+    const Vector3 eOutDot = (bDot - qDot[static_cast<std::size_t>(i)] - eOut * eOut.dot(bDot - qDot[static_cast<std::size_t>(i)])) / lOut;
+    const Vector3 nP = X.R_WS * w.nP, bP = X.R_WS * w.bP, nQ = X.R_WS * w.nQ, bQ = X.R_WS * w.bQ;
+    rdot.segment<4>(4 * static_cast<Eigen::Index>(b)) << eInDot.dot(nP) + eIn.dot(omega.cross(nP)),
+        eInDot.dot(bP) + eIn.dot(omega.cross(bP)), eOutDot.dot(nQ) + eOut.dot(omega.cross(nQ)),
+        eOutDot.dot(bQ) + eOut.dot(omega.cross(bQ));
+  }
+  Eigen::VectorXd xdot = -rdot;
+  if (!solveLinearInPlace(J, xdot)) xdot.setConstant(std::numeric_limits<double>::quiet_NaN());  // singular: no rates
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    const int i = active[static_cast<std::size_t>(blocks[b])];
+    const auto k = static_cast<std::size_t>(i);
+    const SurfacePose X = surfacePose(v.obstacle(i), v.frame(i));
+    const WrapVariation d = visitSurface(v.obstacle(i), [&](const auto& s) { return calcWrapVariation(s, st.wraps[k]); });
+    const Eigen::Vector4d dx = xdot.segment<4>(4 * static_cast<Eigen::Index>(b));
+    pDot[k] += X.R_WS * (d.dP * dx);
+    qDot[k] += X.R_WS * (d.dQ * dx);
+  }
+}
+
 }  // namespace capstan::cable
