@@ -366,6 +366,58 @@ TEST_CASE("the contact points' rates (material motion and sliding) equal central
   CHECK(sliding > 0.01);   // and slide over their surfaces: the sensitivity is not the material motion alone
 }
 
+TEST_CASE("the length's acceleration and the spring-driven forces' rates equal central differences") {
+  // allShapes' frames move with constant angular velocities w and origin
+  // accelerations a: alpha = 0. A spring k x (1 + c x') taut along the
+  // whole motion drives the tension; its rate k x' (1 + c x') + k x c x''.
+  MovingModel m = allShapes();
+  const double k = 300, slack = 4.0, c = 0.2;
+  cc::CablePathState st;
+  REQUIRE(cc::updateCablePath(m.path, framesAt(m.frames, 0.0), st).ok());
+  const std::size_t n = st.obstacles.size();
+  std::vector<Vector3> alpha(n, Vector3::Zero()), a;
+  for (const Trajectory& t : m.frames) a.push_back(t.a);
+  const auto forces = [&](const cc::CablePathState& s, const std::vector<Motion>& frames) {
+    std::vector<cc::SpatialForce> F(n, cc::SpatialForce::Zero());
+    cc::applyBodyForces(m.path, s, cc::cableSpring(s.length, s.lengthDot, k, slack, c).tension, frames, F);
+    return F;
+  };
+  const double h = 1e-4;
+  double worstF = 0, largestF = 0;
+  for (double t = 0; t <= 0.4 + 1e-12; t += 0.08) {
+    cc::CablePathState plus = st, minus = st, mid = st;
+    const std::vector<Motion> frames = framesAt(m.frames, t), fp = framesAt(m.frames, t + h), fm = framesAt(m.frames, t - h);
+    REQUIRE(cc::updateCablePath(m.path, frames, mid).ok());
+    REQUIRE(cc::updateCablePath(m.path, fp, plus).ok());
+    REQUIRE(cc::updateCablePath(m.path, fm, minus).ok());
+    REQUIRE(mid.length > slack);
+    const double Ldd = cc::calcLengthAcceleration(m.path, frames, mid, alpha, a);
+    const double fdLdd = (plus.lengthDot - minus.lengthDot) / (2 * h);
+    CHECK_MESSAGE(nearRel(Ldd, fdLdd, 1e-5, 0.1), "t = " << t << ": L'' " << Ldd << " against " << fdLdd);
+    const double x = mid.length - slack, xd = mid.lengthDot;
+    const double T = cc::cableSpring(mid.length, xd, k, slack, c).tension;
+    const double Tdot = k * xd * (1 + c * xd) + k * x * c * Ldd;
+    std::vector<cc::SpatialForce> FDot(n, cc::SpatialForce::Zero());
+    REQUIRE(cc::calcBodyForceRates(m.path, frames, mid, T, Tdot, FDot));
+    const std::vector<cc::SpatialForce> Fp = forces(plus, fp), Fm = forces(minus, fm);
+    for (std::size_t i = 0; i < n; ++i) {
+      const cc::SpatialForce fd = (Fp[i] - Fm[i]) / (2 * h);
+      worstF = std::max(worstF, (FDot[i] - fd).norm());
+      largestF = std::max(largestF, fd.norm());
+      CHECK_MESSAGE((FDot[i] - fd).norm() <= 1e-5 * std::max(1.0, fd.norm()), "t = " << t << " obstacle " << i << ": "
+                    << FDot[i].transpose() << " against " << fd.transpose());
+    }
+    st = mid;
+  }
+  MESSAGE("force rates: worst difference " << worstF << ", largest rate " << largestF << " (N/s, N m/s)");
+  CHECK(largestF > 1.0);
+  // A wrap with friction is refused.
+  cc::CablePath rough = m.path;
+  rough.obstacles[1].friction = 0.3;
+  std::vector<cc::SpatialForce> FDot(n, cc::SpatialForce::Zero());
+  CHECK_FALSE(cc::calcBodyForceRates(rough, framesAt(m.frames, 0.4), st, 1.0, 0.0, FDot));
+}
+
 TEST_CASE("the integrated length rate tracks the length") {
   MovingModel m = allShapes();
   cc::CablePathState st;
