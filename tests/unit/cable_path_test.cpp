@@ -64,6 +64,29 @@ std::vector<Motion> framesAt(const std::vector<Trajectory>& tr, double t) {
   return f;
 }
 
+// The frames' change per unit time along their trajectories at t: turning
+// at w, the origin moving at v, the velocities changing by (0, a).
+std::vector<cc::FrameVariation> ratesAt(const std::vector<Trajectory>& tr, double t) {
+  std::vector<cc::FrameVariation> d;
+  for (const auto& x : tr) {
+    const Motion m = x.at(t);
+    d.push_back({m.w_WF, m.v_WF, Vector3::Zero(), x.a});
+  }
+  return d;
+}
+
+// The frames moved by s times the variations d.
+std::vector<Motion> varied(std::vector<Motion> frames, const std::vector<cc::FrameVariation>& d, double s) {
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    const double angle = d[i].rotation.norm() * s;
+    if (angle != 0) frames[i].R_WF = rotation(d[i].rotation, angle) * frames[i].R_WF;
+    frames[i].p_WF += s * d[i].origin;
+    frames[i].w_WF += s * d[i].angularVelocity;
+    frames[i].v_WF += s * d[i].velocity;
+  }
+  return frames;
+}
+
 // Shortest length from O around a circle of radius r centred at the origin
 // to T, all in a plane (O, T outside): tangent lines plus the arc between
 // the tangent points on the side the cable wraps.
@@ -331,7 +354,7 @@ TEST_CASE("the length rate equals central differences of the length along random
 }
 
 TEST_CASE("the contact points' rates (material motion and sliding) equal central differences along random motions") {
-  // The path's sensitivity (calcContactPointRates): every surface and via
+  // The path's sensitivity (calcContactPointVariations along the motion): every surface and via
   // point moving, each wrap's P and Q sliding as the path re-solves.
   MovingModel m = allShapes();
   cc::CablePathState st;
@@ -345,7 +368,7 @@ TEST_CASE("the contact points' rates (material motion and sliding) equal central
     REQUIRE(cc::updateCablePath(m.path, framesAt(m.frames, t + h), plus).ok());
     REQUIRE(cc::updateCablePath(m.path, framesAt(m.frames, t - h), minus).ok());
     std::vector<Vector3> pDot, qDot;
-    cc::calcContactPointRates(m.path, frames, mid, pDot, qDot);
+    cc::calcContactPointVariations(m.path, frames, mid, ratesAt(m.frames, t), pDot, qDot);
     for (std::size_t i = 0; i < mid.obstacles.size(); ++i) {
       REQUIRE(mid.obstacles[i].active);
       const Vector3 fdP = (plus.obstacles[i].P.p_W - minus.obstacles[i].P.p_W) / (2 * h);
@@ -375,8 +398,6 @@ TEST_CASE("the length's acceleration and the spring-driven forces' rates equal c
   cc::CablePathState st;
   REQUIRE(cc::updateCablePath(m.path, framesAt(m.frames, 0.0), st).ok());
   const std::size_t n = st.obstacles.size();
-  std::vector<Vector3> alpha(n, Vector3::Zero()), a;
-  for (const Trajectory& t : m.frames) a.push_back(t.a);
   const auto forces = [&](const cc::CablePathState& s, const std::vector<Motion>& frames) {
     std::vector<cc::SpatialForce> F(n, cc::SpatialForce::Zero());
     cc::applyBodyForces(m.path, s, cc::cableSpring(s.length, s.lengthDot, k, slack, c).tension, frames, F);
@@ -391,14 +412,16 @@ TEST_CASE("the length's acceleration and the spring-driven forces' rates equal c
     REQUIRE(cc::updateCablePath(m.path, fp, plus).ok());
     REQUIRE(cc::updateCablePath(m.path, fm, minus).ok());
     REQUIRE(mid.length > slack);
-    const double Ldd = cc::calcLengthAcceleration(m.path, frames, mid, alpha, a);
+    const std::vector<cc::FrameVariation> d = ratesAt(m.frames, t);
+    CHECK(nearRel(cc::calcLengthVariation(frames, mid, d), mid.lengthDot, 1e-12, 0.1));
+    const double Ldd = cc::calcLengthRateVariation(m.path, frames, mid, d);
     const double fdLdd = (plus.lengthDot - minus.lengthDot) / (2 * h);
     CHECK_MESSAGE(nearRel(Ldd, fdLdd, 1e-5, 0.1), "t = " << t << ": L'' " << Ldd << " against " << fdLdd);
     const double x = mid.length - slack, xd = mid.lengthDot;
     const double T = cc::cableSpring(mid.length, xd, k, slack, c).tension;
     const double Tdot = k * xd * (1 + c * xd) + k * x * c * Ldd;
     std::vector<cc::SpatialForce> FDot(n, cc::SpatialForce::Zero());
-    REQUIRE(cc::calcBodyForceRates(m.path, frames, mid, T, Tdot, FDot));
+    REQUIRE(cc::calcBodyForceVariations(m.path, frames, mid, d, T, Tdot, FDot));
     const std::vector<cc::SpatialForce> Fp = forces(plus, fp), Fm = forces(minus, fm);
     for (std::size_t i = 0; i < n; ++i) {
       const cc::SpatialForce fd = (Fp[i] - Fm[i]) / (2 * h);
@@ -415,7 +438,62 @@ TEST_CASE("the length's acceleration and the spring-driven forces' rates equal c
   cc::CablePath rough = m.path;
   rough.obstacles[1].friction = 0.3;
   std::vector<cc::SpatialForce> FDot(n, cc::SpatialForce::Zero());
-  CHECK_FALSE(cc::calcBodyForceRates(rough, framesAt(m.frames, 0.4), st, 1.0, 0.0, FDot));
+  CHECK_FALSE(cc::calcBodyForceVariations(rough, framesAt(m.frames, 0.4), st, ratesAt(m.frames, 0.4), 1.0, 0.0, FDot));
+}
+
+TEST_CASE("variations of the poses at fixed velocities, and of the velocities alone, equal central differences") {
+  // What a derivative by a coordinate at fixed speeds, or by a speed,
+  // asks: the frames' poses move along one direction while their
+  // velocities stay (or change along another), unlike a motion in time.
+  MovingModel m = allShapes();
+  const double k = 300, slack = 4.0, c = 0.2;
+  cc::CablePathState st;
+  const std::vector<Motion> frames = framesAt(m.frames, 0.2);
+  REQUIRE(cc::updateCablePath(m.path, frames, st).ok());
+  const std::size_t n = st.obstacles.size();
+  std::mt19937 rng(11);
+  std::normal_distribution<double> g(0, 1);
+  const auto random = [&](double scale) { return Vector3(scale * g(rng), scale * g(rng), scale * g(rng)); };
+  std::vector<cc::FrameVariation> poses(n), speeds(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    poses[i] = {random(0.3), random(0.2), Vector3::Zero(), Vector3::Zero()};
+    speeds[i] = {Vector3::Zero(), Vector3::Zero(), random(0.5), random(0.5)};
+  }
+  const double h = 1e-5;
+  for (const auto* d : {&poses, &speeds}) {
+    cc::CablePathState plus = st, minus = st;
+    const std::vector<Motion> fp = varied(frames, *d, h), fm = varied(frames, *d, -h);
+    REQUIRE(cc::updateCablePath(m.path, fp, plus).ok());
+    REQUIRE(cc::updateCablePath(m.path, fm, minus).ok());
+    std::vector<Vector3> dP, dQ;
+    cc::calcContactPointVariations(m.path, frames, st, *d, dP, dQ);
+    for (std::size_t i = 0; i < n; ++i) {
+      const Vector3 fd = (plus.obstacles[i].P.p_W - minus.obstacles[i].P.p_W) / (2 * h);
+      CHECK_MESSAGE((dP[i] - fd).norm() <= 1e-6 * std::max(1.0, fd.norm()), "obstacle " << i << ": " << dP[i].transpose()
+                    << " against " << fd.transpose());
+    }
+    const double dL = cc::calcLengthVariation(frames, st, *d), dLdot = cc::calcLengthRateVariation(m.path, frames, st, *d);
+    CHECK(nearRel(dL, (plus.length - minus.length) / (2 * h), 1e-6, 0.1));
+    CHECK_MESSAGE(nearRel(dLdot, (plus.lengthDot - minus.lengthDot) / (2 * h), 1e-6, 0.1),
+                  "d(L') " << dLdot << " against " << (plus.lengthDot - minus.lengthDot) / (2 * h));
+    const double x = st.length - slack, xd = st.lengthDot;
+    const double dT = k * dL * (1 + c * xd) + k * x * c * dLdot;
+    std::vector<cc::SpatialForce> dF(n, cc::SpatialForce::Zero());
+    REQUIRE(cc::calcBodyForceVariations(m.path, frames, st, *d, cc::cableSpring(st.length, xd, k, slack, c).tension, dT, dF));
+    for (std::size_t i = 0; i < n; ++i) {
+      std::vector<cc::SpatialForce> Fp(n, cc::SpatialForce::Zero()), Fm(n, cc::SpatialForce::Zero());
+      cc::applyBodyForces(m.path, plus, cc::cableSpring(plus.length, plus.lengthDot, k, slack, c).tension, fp, Fp);
+      cc::applyBodyForces(m.path, minus, cc::cableSpring(minus.length, minus.lengthDot, k, slack, c).tension, fm, Fm);
+      const cc::SpatialForce fd = (Fp[i] - Fm[i]) / (2 * h);
+      CHECK_MESSAGE((dF[i] - fd).norm() <= 1e-5 * std::max(1.0, fd.norm()), "obstacle " << i << ": " << dF[i].transpose()
+                    << " against " << fd.transpose());
+    }
+  }
+  // The speeds' variation leaves the poses, so the contact points and L, alone.
+  std::vector<Vector3> dP, dQ;
+  cc::calcContactPointVariations(m.path, frames, st, speeds, dP, dQ);
+  for (const Vector3& p : dP) CHECK(p.norm() == 0.0);
+  CHECK(cc::calcLengthVariation(frames, st, speeds) == 0.0);
 }
 
 TEST_CASE("the integrated length rate tracks the length") {

@@ -12,9 +12,9 @@
 //   cable/path.hpp    solveForInitialCablePath, updateCablePath
 //   cable/forces.hpp  segment tensions (capstan friction), applyBodyForces,
 //                     calcCablePower, cableSpring
-//   cable/sensitivity.hpp  the contact points' rates (sliding included), the
-//                     length's acceleration and the forces' rates along a
-//                     motion of the frames: pieces of exact derivatives
+//   cable/sensitivity.hpp  how the path (its contact points' sliding
+//                     included), its length, length rate and forces change
+//                     with the frames: pieces of exact derivatives
 //   cable/model.hpp   a model's cable: path, springs and the forces on its
 //                     bodies, as generated code and the interpreter use it
 #include <capstan/cable/forces.hpp>
