@@ -848,6 +848,20 @@ TEST_CASE("cable spring: k x (1 + c xdot) for x > 0, clamped at zero; energy and
   CHECK(nearRel(f.powerLoss, k * 0.1 * 3.0, 1e-14));  // still dissipates k x |xdot|
 }
 
+TEST_CASE("cable spring variation: the tension's and energy's change equal central differences, each side") {
+  const double k = 200, L0 = 1.0, c = 0.5, h = 1e-7;
+  // (L, L'): taut and damped; taut with the clamp active (c L' < -1); slack.
+  for (const auto& [L, Ld] : {std::pair{1.1, 0.4}, std::pair{1.1, -3.0}, std::pair{0.9, 0.4}}) {
+    for (const auto& [dL, dLd] : {std::pair{1.0, 0.0}, std::pair{0.0, 1.0}, std::pair{0.3, -0.7}}) {
+      const cc::CableSpringVariation v = cc::cableSpringVariation(L, Ld, k, L0, c, dL, dLd);
+      const cc::CableSpringForce plus = cc::cableSpring(L + h * dL, Ld + h * dLd, k, L0, c);
+      const cc::CableSpringForce minus = cc::cableSpring(L - h * dL, Ld - h * dLd, k, L0, c);
+      CHECK(v.tension == doctest::Approx((plus.tension - minus.tension) / (2 * h)).epsilon(1e-6));
+      CHECK(v.energy == doctest::Approx((plus.energy - minus.energy) / (2 * h)).epsilon(1e-6));
+    }
+  }
+}
+
 TEST_CASE("failures are values that name the obstacle") {
   const std::vector<Motion> three(3);
   cc::CablePathState st;

@@ -29,6 +29,7 @@
 
 #include <capstan/cable/types.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <span>
 
@@ -109,6 +110,29 @@ inline CableSpringForce cableSpring(double length, double lengthDot, double stif
   out.tension = fStretch + fRate;
   out.energy = 0.5 * stiffness * out.stretch * out.stretch;
   out.powerLoss = fRate * lengthDot;
+  return out;
+}
+
+// cableSpring's tension and energy changed by dLength and dLengthDot (its
+// first-order change; at a kink, L = L0 or f_rate = -f_stretch, the side
+// cableSpring takes there: slack, and the undamped side of the clamp):
+//   d f_stretch = k dL (x > 0),  d f_rate = c (d f_stretch xdot + f_stretch d xdot),
+//   dE = k x dL.
+struct CableSpringVariation {
+  double tension = 0;  // N
+  double energy = 0;   // J
+};
+inline CableSpringVariation cableSpringVariation(double length, double lengthDot, double stiffness,
+                                                 double slackLength, double dissipation, double dLength,
+                                                 double dLengthDot) {
+  CableSpringVariation out;
+  const double stretch = std::max(0.0, length - slackLength);
+  if (!(stretch > 0)) return out;
+  const double fStretch = stiffness * stretch, dStretch = stiffness * dLength;
+  const bool damped = fStretch * dissipation * lengthDot > -fStretch;
+  const double dRate = damped ? dissipation * (dStretch * lengthDot + fStretch * dLengthDot) : -dStretch;
+  out.tension = dStretch + dRate;
+  out.energy = fStretch * dLength;
   return out;
 }
 

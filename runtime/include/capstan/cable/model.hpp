@@ -89,6 +89,33 @@ CAPSTAN_CABLE_SOLVE CableResult evaluateModelCable(const ModelCable& c, std::spa
                                                    ModelCableValues& values, std::span<SpatialForce> F_Bo_W,
                                                    std::span<const double> actuatorTensions = {});
 
+// The derivatives of cable `c` at a state evaluateModelCable solved
+// (`state`, `values`, with the frames, offsets and actuator tensions it was
+// given), from the frames' derivatives there: the generated
+// cableFrameDerivatives' rows of this cable, G, with m obstacles:
+//   rows 6i .. 6i+2     d w_WF of obstacle i (rad/s), World
+//   rows 6i+3 .. 6i+5   d v_WFo (m/s), World
+//   row 6m + a          d tension of actuator a (N, before the clamp at 0)
+// Gq's column j along q + eps N(q) e_j at fixed u, Gu's by u_j. Gu's columns
+// are the frames' Jacobians too: the small rotation and the origin's
+// displacement of F along q + eps N(q) e_j, and what makes a force on F a
+// generalized force.
+// Writes the derivatives of the cable's values, rows length (m), lengthDot
+// (m/s), tension (N) and its springs' energy (J), into dvalues_dq and
+// dvalues_du (4 x nu), and adds into dtau_dq and dtau_du (nu x nu) the
+// change of the generalized forces of its pull, sum_B J_WB^T dF_Bo_W, with
+// dF_Bo_W the change of the spatial forces evaluateModelCable adds (the
+// change of J_WB at fixed F_Bo_W is the caller's: forward dynamics'
+// derivatives at fixed external forces). False, and nothing written, where
+// a wrap has friction (capstan/cable/sensitivity.hpp's
+// calcBodyForceVariations). Defined in capstan/cable/model_solve.hpp.
+CAPSTAN_CABLE_SOLVE bool evaluateModelCableDerivatives(
+    const ModelCable& c, std::span<const Motion> frames, std::span<const Vector3> p_BoFo_W,
+    const CablePathState& state, const ModelCableValues& values, std::span<const double> actuatorTensions,
+    const Eigen::Ref<const Eigen::MatrixXd>& Gq, const Eigen::Ref<const Eigen::MatrixXd>& Gu,
+    Eigen::Ref<Eigen::MatrixXd> dvalues_dq, Eigen::Ref<Eigen::MatrixXd> dvalues_du, Eigen::Ref<Eigen::MatrixXd> dtau_dq,
+    Eigen::Ref<Eigen::MatrixXd> dtau_du);
+
 // Cable c's event indicators (m) into z, returning how many: each wrapped
 // surface's ObstacleState::contactIndicator (> 0 while the cable wraps it),
 // in path order, then each spring's L - L0 (> 0 while taut), in the
