@@ -38,8 +38,31 @@ fs::path templateDir(const Options& opts) {
 }
 }  // namespace
 
+std::optional<std::pair<std::string, double>> cableWrapWithFriction(const codegen::ModelLayout& layout,
+                                                                    const codegen::Interpreter& interp) {
+  for (std::size_t c = 0; c < layout.cables.size(); ++c) {
+    const capstan::cable::ModelCable& cable = interp.cableModels().at(c);
+    for (std::size_t i = 0; i < cable.path.obstacles.size(); ++i) {
+      const double mu = cable.path.obstacles[i].friction;
+      if (cable.path.obstacles[i].kind == capstan::cable::ObstacleKind::Surface && mu != 0)
+        return std::pair{layout.cables[c].obstacles.at(i).name, mu};
+    }
+  }
+  return std::nullopt;
+}
+
+void requireFrictionlessCables(const codegen::ModelLayout& layout, const codegen::Interpreter& interp) {
+  if (const auto wrap = cableWrapWithFriction(layout, interp))
+    fail(syntax::DiagKind::DerivativesWithCables, wrap->first, wrap->second);
+}
+
 Generated generate(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout, HeaderUse use,
                    bool dependencies) {
+  if (opts.derivatives && !layout.cables.empty()) {
+    std::vector<std::vector<double>> defaults;
+    for (const codegen::RuntimeParameter& p : layout.parameters) defaults.push_back(p.defaults);
+    requireFrictionlessCables(layout, codegen::Interpreter(*loaded.flat, *loaded.mech, layout, defaults));
+  }
   codegen::TraceOptions to;
   to.capstanVersion = CAPSTAN_VERSION;
   to.sourceName = fs::path(opts.file).filename().string();

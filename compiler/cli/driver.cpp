@@ -552,6 +552,9 @@ fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::M
   constexpr const char* kCacheLayout =
       "cache layout 5: driver + driver.ok, builds by structure, engine apart, libraries export their interface only";
   key += driverSource + cxx() + CAPSTAN_VERSION + kCacheLayout + product;
+  // The derivative variant's code is not in the plain header the key holds:
+  // the template's text stands for it (an edited template rebuilds).
+  key += readFile((opts.templates.empty() ? codegen::defaultTemplateDir() : fs::path(opts.templates)) / "model.hpp.j2");
   for (const auto& [name, text] : request.extraFiles) key += "\n" + name + "\n" + text;
   for (const auto& [path, text] : headers) key += "\n" + path + "\n" + text;
   for (const auto& f : flags) key += "\n" + f;

@@ -254,8 +254,7 @@ int eval(const Options& opts) {
     }
   }
   std::map<std::string, std::vector<double>> rows;  // capstan::sim::evaluate's records: key[#element] -> values
-  if (opts.derivatives && !layout.cables.empty())
-    fail(syntax::DiagKind::DerivativesWithCables);
+  if (opts.derivatives) requireFrictionlessCables(layout, interp);
   // A bushing at gimbal lock: at its declaration, for generated code and
   // the interpreter alike (capstan::sim::evaluate would stop unlocated).
   {
@@ -428,8 +427,9 @@ int eval(const Options& opts) {
                           {"dudot_dtau", matrix("dudot_dtau")}};
     for (const char* key : {"dtau_dq", "dtau_du", "dtau_dudot"})
       if (rows.count(key) != 0) out["derivatives"][key] = matrix(key);
-    if (opts.interpret) {
-      // The oracle: forward dynamics run with dual numbers, one direction at a time.
+    if (opts.interpret && layout.cables.empty()) {
+      // The oracle: forward dynamics run with dual numbers, one direction at
+      // a time (not through a cable's path solver: without cables).
       const codegen::DynamicsDerivatives d = interp.forwardDynamicsDerivativesByDuals(time, q, u);
       auto rowsOf = [](const Eigen::MatrixXd& m) {
         json r = json::array();

@@ -163,7 +163,6 @@ int fmu(const Options& opts) {
   // its states, from the generated analytical derivatives: where they cover
   // the dynamics.
   if (opts.derivatives) {
-    if (!layout.cables.empty()) fail(syntax::DiagKind::DerivativesWithCables);
     // Every external function needs a derivative, but those that are one.
     const auto& functions = loaded->flat->functions;
     for (const sema::FlatFunction& f : functions) {
@@ -179,6 +178,7 @@ int fmu(const Options& opts) {
 
   // The start state and the column table as the generated code will have them.
   codegen::Interpreter interp(*loaded->flat, *loaded->mech, layout, values);
+  if (opts.derivatives) requireFrictionlessCables(layout, interp);
   codegen::InterpretedModel model(interp);
   Eigen::VectorXd q0, u0;
   interp.initialState(q0, u0);

@@ -11,11 +11,25 @@
 #include "codegen/ir.hpp"
 #include "codegen/layout.hpp"
 
+namespace capstan::codegen {
+class Interpreter;
+}
+
 namespace capstan::cli {
 
 // The layout of a loaded model; prints "not supported yet" errors and exits 1
 // when code generation cannot handle the model.
 codegen::ModelLayout layoutOrExit(const Options& opts, const Loaded& loaded);
+
+// The first cable wrap with capstan friction at the interpreter's
+// parameters, as (its name, mu), or none: the path's sensitivities, and so
+// the derivatives of a model with cables, cover frictionless wraps only.
+std::optional<std::pair<std::string, double>> cableWrapWithFriction(const codegen::ModelLayout& layout,
+                                                                    const codegen::Interpreter& interp);
+// `--derivatives` of a model with cables: exits with DerivativesWithCables
+// where a wrap has friction. generate() checks the parameters' defaults; a
+// command with --set checks its own values.
+void requireFrictionlessCables(const codegen::ModelLayout& layout, const codegen::Interpreter& interp);
 
 // Traces and renders; exits with a message on failure.
 struct Generated {

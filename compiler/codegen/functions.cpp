@@ -31,6 +31,7 @@ const char* cppType(ValueType t) {
     case ValueType::ConstraintJacobian: return "ConstraintJacobian";
     case ValueType::ContactFrames: return "ContactFrames";
     case ValueType::CableFrames: return "CableFrames";
+    case ValueType::CableFrameDerivatives: return "CableFrameDerivatives";
   }
   throw std::logic_error("cppType: unknown value type");
 }
@@ -146,6 +147,23 @@ const std::vector<GeneratedFunction>& generatedFunctions() {
         "dudot_du; dudot_dtau = M(q)^-1, for a generalized force added to the applied tau.",
         "By the analytical derivatives of inverse dynamics (a tangent recursion of Newton-Euler in",
         "joint frames), the force laws' and force elements' own derivatives and d udot = -M^-1 dtau."},
+       false, "", true},
+      // Only in classes of models with cables, on request (trace.cpp): named
+      // forwardDynamicsDerivativesWithoutCables there.
+      {FunctionId::ForwardDynamicsDerivativesExternal, "forwardDynamicsDerivatives",
+       {{T::Time, "time"}, {T::Q, "q"}, {T::U, "u"}, {T::ExternalForces, "fext"}},
+       {{T::MassMatrix, "dudot_dq"}, {T::MassMatrix, "dudot_du"}, {T::MassMatrix, "dudot_dtau"}},
+       {"forwardDynamicsDerivatives' derivatives with the spatial forces fext[b] = [n; f] on the",
+        "bodies (about each body origin, in World) added and held fixed as q and u change: the",
+        "cables' forces, whose own change forwardDynamicsDerivatives adds (docs/cables.md)."},
+       false, "External", true},
+      {FunctionId::CableFrameDerivatives, "cableFrameDerivatives", {{T::Time, "time"}, {T::Q, "q"}, {T::U, "u"}},
+       {{T::CableFrameDerivatives, "d"}},
+       {"The derivatives of cableFrames' w_WF, v_WF (World) and actuator tensions, cable by cable",
+        "(cable c's rows from 6 cableFirstObstacle[c] + cableFirstActuator[c]): its obstacle i's w_WF",
+        "then v_WF at rows 6i .. 6i+5 of them, then its actuators' tensions; d.dq's column j along",
+        "q + eps N(q) e_j at fixed u, d.du's by u_j (the frames' Jacobians). Exact: the traced frames",
+        "differentiated symbolically."},
        false, "", true},
       {FunctionId::InverseDynamicsDerivatives, "inverseDynamicsDerivatives",
        {{T::Time, "time"}, {T::Q, "q"}, {T::U, "u"}, {T::U, "udot"}},

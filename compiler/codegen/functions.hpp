@@ -53,6 +53,8 @@ enum class ValueType {
   ContactFrames,       // one ContactFrame per sphere-on-sphere contact: R_WC, p_WC, separation
   CableFrames,     // per obstacle of every cable: the motion of its frame F in World
                    // and p_BoFo_W (capstan::cable::ModelCable's inputs)
+  CableFrameDerivatives,  // dq, du ((6 obstacles + actuators) x nu): d(w_WF, v_WFo, tension)
+                          // along N(q) e_j and by u_j, each cable's rows together
 };
 
 struct FunctionArgument {
@@ -83,6 +85,11 @@ enum class FunctionId {
   EventIndicators,  // only in classes of models with compliant (Hunt-Crossley) contacts
   CableFrames,  // only in classes of models with cables
   ForwardDynamicsDerivatives,  // d udot / d(q, u, tau): only on request (TraceOptions::derivatives)
+  // The same at fixed external forces on the bodies, and the cable frames'
+  // derivatives: with cables, what the template's forwardDynamicsDerivatives
+  // and outputDerivatives assemble the cables' derivatives from.
+  ForwardDynamicsDerivativesExternal,
+  CableFrameDerivatives,
   InverseDynamicsDerivatives,  // d tau / d(q, u, udot) of inverseDynamics: only on request
   OutputDerivatives,  // d[outputs; energies] / d(q, u): only on request
   // Constraint rows (capstan/constraints.hpp): only in classes of models
@@ -306,6 +313,7 @@ class FunctionEvaluator {
         return;
       }
       case FunctionId::InverseDynamicsDerivatives:
+      case FunctionId::ForwardDynamicsDerivativesExternal:
         derivatives(id, v);
         return;
       case FunctionId::OutputDerivatives: {
@@ -367,6 +375,7 @@ class FunctionEvaluator {
           if (e.kind == mechanics::ForceKind::HuntCrossley) v.indicators.push_back(env_.huntCrossleyForces(e).depth);
         return;
       case FunctionId::CableFrames:
+      case FunctionId::CableFrameDerivatives:  // the frames, which the tracer differentiates
         env_.setState(v.time, v.q, v.u);
         v.cableFrames.clear();
         v.cableOffsets.clear();
@@ -463,12 +472,20 @@ class FunctionEvaluator {
   // derivatives at fixed forces, plus the force elements' (as -J^T dF) and,
   // for forward dynamics, less the force laws': the residual r = inverse
   // dynamics - applied forces, at ABA's udot; then -M^-1 dr (double only).
+  // ForwardDynamicsDerivativesExternal adds v.fext to the elements' forces,
+  // held fixed (in World, about the body origins).
   void derivatives(FunctionId id, FunctionValues<Scalar>& v) {
     env_.setState(v.time, v.q, v.u);
     const VectorX<Scalar> applied = env_.appliedForces();
-    const std::vector<Vec6<Scalar>> fext = elementForces(v);
+    const std::vector<Vec6<Scalar>> elements = elementForces(v);
+    std::vector<Vec6<Scalar>> fext = elements;
+    if (id == FunctionId::ForwardDynamicsDerivativesExternal) {
+      if (fext.empty()) fext = v.fext;
+      else
+        for (std::size_t b = 0; b < fext.size(); ++b) fext[b] += v.fext.at(b);
+    }
     const ExternalForces<Scalar>* F = fext.empty() ? nullptr : &fext;
-    const bool forward = id == FunctionId::ForwardDynamicsDerivatives;
+    const bool forward = id != FunctionId::InverseDynamicsDerivatives;
     if (forward) {
       v.tau = applied;
       v.udot = local::aba(mechanism_, joint, v.q, v.u, applied, F);
@@ -478,7 +495,7 @@ class FunctionEvaluator {
     local::inverseDynamicsDerivatives(mechanism_, derivative, v.q, v.u, v.udot, F, v.dtau_dq, v.dtau_du);
     ForceDerivatives<Scalar> d;
     const bool hasLaws = !env_.layout().forceLaws.empty();
-    if (forceDerivatives && (F != nullptr || hasLaws)) d = forceDerivatives(v, applied, fext);
+    if (forceDerivatives && (!elements.empty() || hasLaws)) d = forceDerivatives(v, applied, elements);
     for (int j = 0; j < mechanism_.nu; ++j) {
       if (!d.dF_dq.empty()) local::addExternalForceDerivative(mechanism_, derivative, d.dF_dq[static_cast<std::size_t>(j)], v.dtau_dq, j);
       if (!d.dF_du.empty()) local::addExternalForceDerivative(mechanism_, derivative, d.dF_du[static_cast<std::size_t>(j)], v.dtau_du, j);

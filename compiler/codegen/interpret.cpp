@@ -199,12 +199,14 @@ ForceDerivatives<double> Interpreter::forceDerivatives(double t, const Eigen::Ve
 }
 
 FunctionValues<double> Interpreter::derivatives(FunctionId id, double t, const Eigen::VectorXd& q,
-                                                const Eigen::VectorXd& u, const Eigen::VectorXd& udot) {
+                                                const Eigen::VectorXd& u, const Eigen::VectorXd& udot,
+                                                const capstan::ExternalForces<double>& fext) {
   FunctionValues<double> v;
   v.time = t;
   v.q = q;
   v.u = u;
   v.udot = udot;
+  v.fext = fext;
   FunctionEvaluator<double> ev(mechanism_, *env_);
   ev.forceDerivatives = [&](const FunctionValues<double>&, const VectorX<double>&, const std::vector<Vec6<double>>&) {
     return forceDerivatives(t, q, u);
@@ -215,8 +217,74 @@ FunctionValues<double> Interpreter::derivatives(FunctionId id, double t, const E
 
 DynamicsDerivatives Interpreter::forwardDynamicsDerivatives(double t, const Eigen::VectorXd& q,
                                                             const Eigen::VectorXd& u) {
-  FunctionValues<double> v = derivatives(FunctionId::ForwardDynamicsDerivatives, t, q, u, {});
+  if (cables_.empty()) {
+    FunctionValues<double> v = derivatives(FunctionId::ForwardDynamicsDerivatives, t, q, u, {});
+    return {v.dudot_dq, v.dudot_du, v.dudot_dtau};
+  }
+  // As the generated class: at the cables' forces held fixed, plus
+  // M^-1 times their generalized forces' change.
+  std::vector<CableEvaluation> each;
+  const capstan::ExternalForces<double> fext = cableForces(t, q, u, nullptr, &each);
+  FunctionValues<double> v = derivatives(FunctionId::ForwardDynamicsDerivativesExternal, t, q, u, {}, fext);
+  const int nu = layout_.nu;
+  Eigen::MatrixXd dtau_dq = Eigen::MatrixXd::Zero(nu, nu), dtau_du = Eigen::MatrixXd::Zero(nu, nu);
+  cableForceDerivatives(t, q, u, each, dtau_dq, dtau_du);
+  v.dudot_dq += v.dudot_dtau * dtau_dq;
+  v.dudot_du += v.dudot_dtau * dtau_du;
   return {v.dudot_dq, v.dudot_du, v.dudot_dtau};
+}
+
+void Interpreter::cableForceDerivatives(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u,
+                                        const std::vector<CableEvaluation>& each, Eigen::MatrixXd& dtau_dq,
+                                        Eigen::MatrixXd& dtau_du) {
+  DualModel& dm = dual();
+  const int nu = layout_.nu;
+  const Eigen::MatrixXd N = nMatrix(mechanism_, q);  // (nq x nu)
+  const FunctionValues<double> frames = run(FunctionId::CableFrames, t, q, u);
+  // Per cable, its rows as cableFrameDerivatives lays them out: six per
+  // obstacle (w_WF, v_WF), then one per actuator.
+  std::vector<Eigen::MatrixXd> Gq, Gu;
+  for (const CableLayout& c : layout_.cables) {
+    const auto rows = static_cast<Eigen::Index>(6 * c.obstacles.size() + c.actuators.size());
+    Gq.emplace_back(rows, nu);
+    Gu.emplace_back(rows, nu);
+  }
+  for (int j = 0; j < 2 * nu; ++j) {
+    const bool alongQ = j < nu;
+    const int col = alongQ ? j : j - nu;
+    FunctionValues<Dual> w;
+    w.time = Dual(t);
+    w.q.resize(q.size());
+    w.u.resize(nu);
+    for (int i = 0; i < q.size(); ++i) w.q[i] = Dual(q[i], alongQ ? N(i, col) : 0.0);
+    for (int i = 0; i < nu; ++i) w.u[i] = Dual(u[i], !alongQ && i == col ? 1.0 : 0.0);
+    FunctionEvaluator<Dual>(dm.mechanism, *dm.env).run(FunctionId::CableFrames, w);
+    for (std::size_t k = 0; k < layout_.cables.size(); ++k) {
+      const CableLayout& c = layout_.cables[k];
+      Eigen::MatrixXd& G = alongQ ? Gq[k] : Gu[k];
+      for (std::size_t i = 0; i < c.obstacles.size(); ++i) {
+        const FrameMotion<Dual>& m = w.cableFrames.at(static_cast<std::size_t>(c.firstFrame) + i);
+        for (int r = 0; r < 3; ++r) {
+          G(static_cast<Eigen::Index>(6 * i) + r, col) = m.w_WF[r].d;
+          G(static_cast<Eigen::Index>(6 * i) + 3 + r, col) = m.v_WF[r].d;
+        }
+      }
+      for (std::size_t a = 0; a < c.actuators.size(); ++a)
+        G(static_cast<Eigen::Index>(6 * c.obstacles.size() + a), col) =
+            w.cableTensions.at(static_cast<std::size_t>(c.firstActuator) + a).d;
+    }
+  }
+  for (std::size_t k = 0; k < layout_.cables.size(); ++k) {
+    const CableLayout& c = layout_.cables[k];
+    const auto first = static_cast<std::size_t>(c.firstFrame), count = c.obstacles.size();
+    Eigen::MatrixXd dvalues_dq(4, nu), dvalues_du(4, nu);
+    if (!capstan::cable::evaluateModelCableDerivatives(
+            cables_[k], std::span(frames.cableFrames).subspan(first, count),
+            std::span(frames.cableOffsets).subspan(first, count), cableStates_[k], each.at(k).values,
+            std::span(frames.cableTensions).subspan(static_cast<std::size_t>(c.firstActuator), c.actuators.size()),
+            Gq[k], Gu[k], dvalues_dq, dvalues_du, dtau_dq, dtau_du))
+      throw UnsupportedExpression("the derivatives of cable `" + c.name + "` over a wrap with friction");
+  }
 }
 
 InverseDynamicsDerivatives Interpreter::inverseDynamicsDerivatives(double t, const Eigen::VectorXd& q,

@@ -140,15 +140,26 @@ class Interpreter {
   std::vector<CableEvaluation> cables(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
   void normalizeQuaternions(Eigen::VectorXd& q) const;
   const ModelLayout& layout() const { return layout_; }
+  // The cables' constants at the parameters (layout.cables order).
+  const std::vector<capstan::cable::ModelCable>& cableModels() const { return cables_; }
   // The model's expressions (force laws, outputs) over double.
   Environment<double>& environment() { return *env_; }
 
  private:
   // The force laws' and elements' derivatives at (t, q, u), by dual numbers.
   ForceDerivatives<double> forceDerivatives(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
-  // The analytical derivative function `id` at (t, q, u, udot).
+  // The analytical derivative function `id` at (t, q, u, udot), with the
+  // external forces fext held fixed for ForwardDynamicsDerivativesExternal.
   FunctionValues<double> derivatives(FunctionId id, double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u,
-                                     const Eigen::VectorXd& udot);
+                                     const Eigen::VectorXd& udot, const capstan::ExternalForces<double>& fext = {});
+  // The change of the cables' generalized forces at the paths `each` (this
+  // state's, from cableForces) along N(q) e_j and by u_j, added into dtau_dq
+  // and dtau_du: the cable frames' derivatives by dual numbers, then
+  // capstan::cable::evaluateModelCableDerivatives, as the generated class's
+  // cableDerivatives. Throws UnsupportedExpression for a wrap with friction.
+  void cableForceDerivatives(double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u,
+                             const std::vector<CableEvaluation>& each, Eigen::MatrixXd& dtau_dq,
+                             Eigen::MatrixXd& dtau_du);
   // Runs generated function `id` (functions.hpp) on the arguments.
   FunctionValues<double> run(FunctionId id, double t, const Eigen::VectorXd& q, const Eigen::VectorXd& u);
 

@@ -163,6 +163,7 @@ void to_json(json& j, const Model& v) {
   j["nu"] = v.nu;
   j["nb"] = v.nb;
   j["mass_matrix_dynamic"] = v.mass_matrix_dynamic;
+  j["derivatives"] = v.derivatives;
   j["joints"] = v.joints;
   j["q_names"] = v.q_names;
   j["u_names"] = v.u_names;

@@ -169,6 +169,7 @@ struct Model {
   std::string class_name;
   int nq = 0, nu = 0, nb = 0;
   bool mass_matrix_dynamic = false;
+  bool derivatives = false;  // the derivative functions are traced (TraceOptions::derivatives)
   std::vector<Joint> joints;
   std::vector<std::string> q_names, u_names;
   std::vector<std::string> q_units, u_units;  // each coordinate's and speed's unit, in state order

@@ -16,6 +16,7 @@ ir::Model irHeader(const sema::FlatModel& model, const ModelLayout& layout, cons
   ir.nq = layout.nq;
   ir.nu = layout.nu;
   ir.mass_matrix_dynamic = massMatrixDynamic;
+  ir.derivatives = options.derivatives;
   ir.nb = static_cast<int>(layout.bodies.size());
   for (const JointLayout& j : layout.joints) {
     ir.joints.push_back({j.name, mechanics::jointTypeName(j.type()), j.body, j.parent, j.qIndex(), j.uIndex(), j.nq(),

@@ -102,8 +102,18 @@ class Tracer {
       if (f.id == FunctionId::CableFrames && layout_.cables.empty()) continue;
       if (f.id == FunctionId::EventIndicators && contactForces().empty()) continue;
       if (f.onRequest && !options_.derivatives) continue;
-      if (f.id == FunctionId::ForwardDynamicsDerivatives && !layout_.cables.empty())
-        throw UnsupportedExpression("the derivatives of forward dynamics with cables (the cable path solver brings none)");
+      // With cables, forwardDynamicsDerivatives and outputDerivatives are the
+      // template's: the traced derivatives at fixed cable forces and the
+      // traced cable frames' derivatives, then the path's sensitivity
+      // (capstan/cable/model.hpp's evaluateModelCableDerivatives).
+      const bool cableDerivative = f.id == FunctionId::ForwardDynamicsDerivativesExternal ||
+                                   f.id == FunctionId::CableFrameDerivatives;
+      if (cableDerivative && layout_.cables.empty()) continue;
+      if (f.id == FunctionId::ForwardDynamicsDerivatives && !layout_.cables.empty()) {
+        if (options_.symbolicDerivatives)
+          throw UnsupportedExpression("the symbolic oracle of forward dynamics' derivatives with cables");
+        continue;
+      }
       // With cables, forwardDynamics(time, q, u, udot) and potentialEnergy(q)
       // solve the cable paths first (the template's, over the traced
       // cableFrames and forwardDynamics with external forces): the traced
@@ -124,6 +134,14 @@ class Tracer {
       }
       json traced = trace(f, evaluator);
       if (f.id == FunctionId::ForwardDynamicsExternal && !layout_.cables.empty()) traced["name"] = "forwardDynamicsWithoutCables";
+      if (f.id == FunctionId::ForwardDynamicsDerivativesExternal) traced["name"] = "forwardDynamicsDerivativesWithoutCables";
+      if (f.id == FunctionId::OutputDerivatives && !layout_.cables.empty()) {
+        traced["name"] = "outputDerivativesWithoutCables";
+        traced["doc"] = {"outputDerivatives' rows but the cables': the model's outputs (outputNames order), then,",
+                         "after each cable's three rows (left zero here), the kinetic energy and the potential energy",
+                         "without the cable springs' (potentialEnergyWithoutCables); by the raw q and by u. Exact:",
+                         "the traced outputs and energies differentiated symbolically."};
+      }
       if (f.id == FunctionId::EventIndicators && !layout_.cables.empty()) {
         traced["name"] = "eventIndicatorsWithoutCables";
         traced["doc"] = {"The compliant contacts' event indicators, the first event_indicators_traced of z: each one's",
@@ -468,8 +486,10 @@ class Tracer {
       case FunctionId::ForwardDynamicsExternal: return forwardDynamics(f, ev);
       case FunctionId::ForwardDynamicsDerivatives:
         return options_.symbolicDerivatives ? symbolicForwardDynamicsDerivatives(f, ev) : analyticDerivatives(f, ev);
-      case FunctionId::InverseDynamicsDerivatives: return analyticDerivatives(f, ev);
+      case FunctionId::InverseDynamicsDerivatives:
+      case FunctionId::ForwardDynamicsDerivativesExternal: return analyticDerivatives(f, ev);
       case FunctionId::OutputDerivatives: return outputDerivatives(f, ev);
+      case FunctionId::CableFrameDerivatives: return cableFrameDerivatives(f, ev);
       default: break;
     }
     FunctionBuilder fn = f.id == FunctionId::InitialState ? FunctionBuilder(f.name, f.returnType(), f.parameters(), f.doc)
@@ -1290,7 +1310,7 @@ class Tracer {
   // over a table of the dofs' parents: M's tree-sparse L^T D L factor (no
   // fill-in) and the solves d udot / d tau = M^-1, d udot / dx = -M^-1 dr/dx.
   json analyticDerivatives(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
-    const bool forward = f.id == FunctionId::ForwardDynamicsDerivatives;
+    const bool forward = f.id != FunctionId::InverseDynamicsDerivatives;
     FunctionValues<Expr> v = arguments();
     ev.forceDerivatives = [this](const FunctionValues<Expr>&, const VectorX<Expr>& tau,
                                  const std::vector<Vec6<Expr>>& fext) { return forceDerivatives(tau, fext); };
@@ -1430,14 +1450,30 @@ class Tracer {
     } catch (const std::invalid_argument& e) {
       throw UnsupportedExpression(std::string("the derivative of an external C++ function (") + e.what() + ")");
     }
+    // With cables, their rows (each cable's length, length rate and
+    // tension, the column table's order) come between the outputs and the
+    // energies; the template's outputDerivatives fills them.
+    const auto nout = static_cast<int>(layout_.outputs.size());
+    const auto cableRows = static_cast<int>(3 * layout_.cables.size());
+    auto withCableRows = [&](const Matrix& m) {
+      Matrix out = Matrix::Constant(m.rows() + cableRows, m.cols(), Expr(0.0));
+      out.topRows(nout) = m.topRows(nout);
+      out.bottomRows(m.rows() - nout) = m.bottomRows(m.rows() - nout);
+      return out;
+    };
+    if (cableRows > 0) {
+      dq = withCableRows(dq);
+      du = withCableRows(du);
+    }
     FunctionBuilder fn = function(f);
-    bool zeros = false;
+    bool zeros = cableRows > 0;
     for (int r = 0; r < dq.rows(); ++r) {
+      if (r >= nout && r < nout + cableRows) continue;
       std::vector<Assignment> out;
       zeros = nonzeroEntries("dy_dq", dq, r, 1, 0, static_cast<int>(dq.cols()), out) || zeros;
       zeros = nonzeroEntries("dy_du", du, r, 1, 0, static_cast<int>(du.cols()), out) || zeros;
       std::string what = r == dq.rows() - 2 ? "kinetic energy" : "potential energy";
-      if (r < dq.rows() - 2) {
+      if (r < nout) {
         const IoVariable& o = layout_.outputs.at(static_cast<std::size_t>(r));
         const sema::FlatVariable& fv = model_.variables.at(static_cast<std::size_t>(o.variable));
         what = cite_.where("output", o.name, fv.range);
@@ -1447,6 +1483,57 @@ class Tracer {
     if (zeros) {
       fn.opening("dy_dq.setZero();  // the entries that do not depend on their coordinate");
       fn.opening("dy_du.setZero();");
+    }
+    return fn.finish();
+  }
+
+  // cableFrameDerivatives: the traced cable frames' w_WF and v_WF and the
+  // actuators' tensions differentiated symbolically, by q along N(q) and by
+  // u; a block per obstacle and per actuator. The rows go cable by cable:
+  // its obstacles' six, then its actuators'.
+  json cableFrameDerivatives(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
+    FunctionValues<Expr> v = arguments();
+    ev.run(f.id, v);
+    std::vector<Expr> rows;
+    for (const CableLayout& c : layout_.cables) {
+      for (std::size_t i = 0; i < c.obstacles.size(); ++i) {
+        const FrameMotion<Expr>& m = v.cableFrames.at(static_cast<std::size_t>(c.firstFrame) + i);
+        for (const Vec3<Expr>& x : {m.w_WF, m.v_WF})
+          for (int r = 0; r < 3; ++r) rows.push_back(x[r]);
+      }
+      for (std::size_t a = 0; a < c.actuators.size(); ++a)
+        rows.push_back(v.cableTensions.at(static_cast<std::size_t>(c.firstActuator) + a));
+    }
+    MatrixX<Expr> dq, du;
+    try {
+      dq = sparseProduct(symbolic::jacobian(rows, std::vector<Expr>(q_.data(), q_.data() + q_.size())),
+                         nMatrix(mechanism_, q_));
+      du = symbolic::jacobian(rows, std::vector<Expr>(u_.data(), u_.data() + u_.size()));
+    } catch (const std::invalid_argument& e) {
+      throw UnsupportedExpression(std::string("the derivative of an external C++ function (") + e.what() + ")");
+    }
+    FunctionBuilder fn = function(f);
+    bool zeros = false;
+    const int nu = layout_.nu;
+    int row = 0;
+    auto block = [&](const std::string& what, int count) {
+      std::vector<Assignment> out;
+      zeros = nonzeroEntries("d.dq", dq, row, count, 0, nu, out) || zeros;
+      zeros = nonzeroEntries("d.du", du, row, count, 0, nu, out) || zeros;
+      fn.block(what, out);
+      row += count;
+    };
+    for (const CableLayout& c : layout_.cables) {
+      for (std::size_t i = 0; i < c.obstacles.size(); ++i)
+        block(cite_.where("cable", c.component) + ": obstacle " + std::to_string(i) + " `" + c.obstacles[i].name +
+                  "`, its frame's velocities' derivatives",
+              6);
+      for (const CableLayout::Actuator& a : c.actuators)
+        block(cite_.where("cable actuator", a.component) + ": its tension's derivatives", 1);
+    }
+    if (zeros) {
+      fn.opening("d.dq.setZero();  // the entries that do not depend on their coordinate");
+      fn.opening("d.du.setZero();");
     }
     return fn.finish();
   }

@@ -436,6 +436,28 @@ def test_directional_derivatives(fmus, tmp_path):
     L.fmi2FreeInstance(c)
 
 
+def fmu_with_derivatives(model, tmp_path):
+    """`capstan fmu MODEL --derivatives`, unpacked and loaded."""
+    path = str(tmp_path / "model.fmu")
+    p = subprocess.run([CAPSTAN, "fmu", model, "-o", path, "--derivatives"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return Fmu(path, str(tmp_path / "model"))
+
+
+def eval_derivatives(model, tmp_path, state):
+    """`capstan eval --derivatives` at the state (STATE.json's text): {False: generated, True: interpreted}."""
+    import json
+    path = tmp_path / "state.json"
+    path.write_text(state)
+    d = {}
+    for mode in ([], ["--interpret"]):
+        p = subprocess.run([CAPSTAN, "eval", model, "--state", str(path), "--derivatives"] + mode,
+                           capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        d[bool(mode)] = json.loads(p.stdout)["derivatives"]
+    return d
+
+
 def test_directional_derivatives_through_an_external_function(tmp_path):
     """examples/external_friction: the pivot's friction is a C++ function whose derivative annotation names its
     differential, so the FMU's directional derivatives go through it: against central differences of the FMU's
@@ -443,10 +465,7 @@ def test_directional_derivatives_through_an_external_function(tmp_path):
     numbers calling the same C++ differential (1e-12). Near w = 0 the smoothed friction is steep: the test
     state sits in the Stribeck region."""
     model = os.path.join(ROOT, "examples", "external_friction", "friction.cap")
-    path = str(tmp_path / "friction.fmu")
-    p = subprocess.run([CAPSTAN, "fmu", model, "-o", path, "--derivatives"], capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
-    fmu = Fmu(path, str(tmp_path / "friction"))
+    fmu = fmu_with_derivatives(model, tmp_path)
     L, nx = fmu.lib, fmu.nx
     c = fmu.start(MODEL_EXCHANGE)
     x = np.array([0.3, 0.05])
@@ -466,18 +485,54 @@ def test_directional_derivatives_through_an_external_function(tmp_path):
         e[j] = h
         np.testing.assert_allclose(J[:, j], (values(x + e) - values(x - e)) / (2 * h), rtol=1e-6, atol=1e-6)
     L.fmi2FreeInstance(c)
-    state = tmp_path / "state.json"
-    state.write_text('{"q": {"pivot": [0.3]}, "u": {"pivot": [0.05]}}')
-    import json
-    d = {}
-    for mode in ([], ["--interpret"]):
-        p = subprocess.run([CAPSTAN, "eval", model, "--state", str(state), "--derivatives"] + mode,
-                           capture_output=True, text=True)
-        assert p.returncode == 0, p.stderr
-        d[bool(mode)] = json.loads(p.stdout)["derivatives"]
+    d = eval_derivatives(model, tmp_path, '{"q": {"pivot": [0.3]}, "u": {"pivot": [0.05]}}')
     for key in ("dudot_dq", "dudot_du"):
         np.testing.assert_allclose(np.array(d[False][key]), np.array(d[True][key]), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(np.array(d[False]["dudot_du"])[0, 0], J[1, 1], rtol=1e-12)
+
+
+def test_directional_derivatives_of_a_cable_model(tmp_path):
+    """tests/fmi/models/cable_arm.cap: a cable over a sphere on a moving link, to a link on a ball joint, pulled
+    by a damped spring and a winch whose law reads the state. The FMU's directional derivatives of the state
+    derivatives and of every output (the cable's length, rate and tension, the energies with the spring's)
+    against central differences in the raw states (a quaternion's four numbers); then `eval --derivatives`,
+    generated (symbolic frame derivatives) against the interpreter (dual numbers), to 1e-9."""
+    model = os.path.join(ROOT, "tests", "fmi", "models", "cable_arm.cap")
+    fmu = fmu_with_derivatives(model, tmp_path)
+    L, nx = fmu.lib, fmu.nx
+    c = fmu.start(MODEL_EXCHANGE)
+    states = [v for v in range(len(fmu.variables)) if fmu.variables[v].get("causality") == "local"][:nx]
+    derivatives = [states[-1] + 1 + k for k in range(nx)]
+    outputs = [int(v.get("valueReference")) for v in fmu.variables if v.get("causality") == "output"]
+    names = [v.get("name") for v in fmu.variables if v.get("causality") == "output"]
+    assert names == ["rope.length", "rope.length_dot", "rope.tension", "kinetic_energy", "potential_energy"]
+    unknowns = derivatives + outputs
+    x = (ctypes.c_double * nx)()
+    assert L.fmi2GetContinuousStates(c, x, nx) == OK
+    x0 = np.array(x[:])
+
+    def f(state):
+        assert L.fmi2SetContinuousStates(c, (ctypes.c_double * nx)(*state), nx) == OK
+        dx = (ctypes.c_double * nx)()
+        assert L.fmi2GetDerivatives(c, dx, nx) == OK, fmu.messages
+        return np.concatenate([np.array(dx[:]), fmu.get(c, outputs)])
+
+    y0 = f(x0)
+    assert y0[nx + 2] > 0  # taut: the spring and the winch pull
+    J = fmu.directional(c, unknowns, states)
+    h = 1e-6
+    for j in range(nx):
+        e = np.zeros(nx)
+        e[j] = h
+        np.testing.assert_allclose(J[:, j], (f(x0 + e) - f(x0 - e)) / (2 * h), rtol=1e-5,
+                                   atol=1e-5 * max(1.0, np.abs(J[:, j]).max()))
+    # The cable's derivatives count: its tension's by the shoulder angle is more than the winch's gain.
+    assert abs(J[nx + 2, 0]) > 10
+    L.fmi2FreeInstance(c)
+    d = eval_derivatives(model, tmp_path, "{}")
+    for key in ("dudot_dq", "dudot_du", "dudot_dtau"):
+        scale = np.abs(np.array(d[True][key])).max()
+        np.testing.assert_allclose(np.array(d[False][key]), np.array(d[True][key]), rtol=0, atol=1e-9 * scale)
 
 
 def test_directional_derivatives_with_quaternions(tmp_path):

@@ -65,7 +65,9 @@ TEST_CASE("generated functions: one table, unique keys, C++ signatures from type
                             "MassMatrix& dudot_dq, MassMatrix& dudot_du, MassMatrix& dudot_dtau");
   for (const codegen::GeneratedFunction& f : codegen::generatedFunctions())
     CHECK(f.onRequest == (f.id == FunctionId::ForwardDynamicsDerivatives ||
-                          f.id == FunctionId::InverseDynamicsDerivatives || f.id == FunctionId::OutputDerivatives));
+                          f.id == FunctionId::InverseDynamicsDerivatives || f.id == FunctionId::OutputDerivatives ||
+                          f.id == FunctionId::ForwardDynamicsDerivativesExternal ||
+                          f.id == FunctionId::CableFrameDerivatives));
 }
 
 TEST_CASE("generated functions: the same implementation traced and over double, every dynamics method") {

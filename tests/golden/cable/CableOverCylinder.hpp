@@ -198,10 +198,11 @@ class CableOverCylinder {
   static constexpr std::array<std::string_view, 0> outputUnits = {};
   // The Outputs member of each name in outputNames, in the same order.
   static constexpr std::array<double Outputs::*, 0> outputFields = {};
-  // outputDerivatives' (with --derivatives): the rows of y = [outputs;
-  // kinetic energy; potential energy] by the raw coordinates q and by u.
-  using OutputDerivativesQ = Eigen::Matrix<double, 0 + 2, nq>;
-  using OutputDerivativesU = Eigen::Matrix<double, 0 + 2, nu>;
+  // outputDerivatives' (with --derivatives): the rows of y = [outputs; each
+  // cable's length, length rate and tension; kinetic energy; potential
+  // energy] by the raw coordinates q and by u.
+  using OutputDerivativesQ = Eigen::Matrix<double, 0 + 3 * ncables + 2, nq>;
+  using OutputDerivativesU = Eigen::Matrix<double, 0 + 3 * ncables + 2, nu>;
   // The outputs as numbers, in outputNames' order (capstan::sim::Model).
   using OutputValues = std::array<double, 0>;
   void outputValues(double time, const Q& q, const U& u, OutputValues& values) const {

@@ -327,8 +327,9 @@ class Instance {
       dxdot = J * dx;
     }
     // The outputs of a model with derivatives are the generated
-    // outputDerivatives' rows: the model's outputs, then the energies (the
-    // column table's order; such a model has no cable or constraint columns).
+    // outputDerivatives' rows: the model's outputs, each cable's three
+    // columns, then the energies (the column table's order; such a model
+    // has no constraint columns).
     Eigen::VectorXd dy;
     if (outputs) {
       Eigen::MatrixXd dy_dq, dy_du;
@@ -341,6 +342,10 @@ class Instance {
     for (std::size_t k = 0; k < nUnknown; ++k) {
       const long d = long(unknowns[k]) - P() - n();  // into [qdot; udot; outputs]
       sensitivity[k] = d < n() ? dxdot[d] : dy[d - n()];
+      if (!std::isfinite(sensitivity[k]))
+        return say(Status::Error, std::string(f) + ": the derivative of unknown " + std::to_string(unknowns[k]) +
+                                      " is not finite at t = " + std::to_string(s.t) +
+                                      (model.cableFailure() >= 0 ? "; " + std::string(model.cableFailureMessage(s.t)) : ""));
     }
     return Status::OK;
   }
