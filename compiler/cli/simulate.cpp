@@ -82,14 +82,16 @@ Experiment experiment(const Options& opts, const Loaded& loaded) {
 // asks for CVODE's difference quotients; not through an external C++
 // function, which brings no derivatives; and not with constraints, whose
 // udot comes from the constraint solver while the generated derivatives
-// are those of the unconstrained forwardDynamics; and not with cables,
-// whose path solver brings no derivatives (difference quotients then,
-// with a note).
-bool exactJacobian(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout) {
+// are those of the unconstrained forwardDynamics; and not with a cable
+// wrap with friction (`frictionWrap`), whose derivatives the path's
+// sensitivities do not cover (difference quotients then, with a note).
+bool exactJacobian(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
+                   const std::optional<std::pair<std::string, double>>& frictionWrap) {
   return opts.jacobian != "quotients" && loaded.flat->functions.empty() && layout.constraintRows == 0 &&
-         layout.cables.empty();
+         !frictionWrap;
 }
-void noteWithoutDerivatives(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout) {
+void noteWithoutDerivatives(const Options& opts, const Loaded& loaded, const codegen::ModelLayout& layout,
+                            const std::optional<std::pair<std::string, double>>& frictionWrap) {
   if (opts.jacobian == "quotients") return;
   if (!loaded.flat->functions.empty())
     std::cerr << "capstan: note: the model calls external C++ functions, which bring no derivatives: CVODE "
@@ -97,9 +99,9 @@ void noteWithoutDerivatives(const Options& opts, const Loaded& loaded, const cod
   else if (layout.constraintRows > 0)
     std::cerr << "capstan: note: the model has constraints, whose solver the generated derivatives do not cover: "
                  "CVODE approximates its Jacobian by difference quotients\n";
-  else if (!layout.cables.empty())
-    std::cerr << "capstan: note: the model has cables, whose path solver brings no derivatives: CVODE "
-                 "approximates its Jacobian by difference quotients\n";
+  else if (frictionWrap)
+    std::cerr << "capstan: note: the cable wrap `" << frictionWrap->first << "` has capstan friction, whose "
+              << "derivatives are not available yet: CVODE approximates its Jacobian by difference quotients\n";
 }
 
 // The run the command line asks for, as capstan::sim takes it.
@@ -114,7 +116,7 @@ capstan::sim::SimulateRequest simulateRequest(const Options& opts, const Loaded&
   r.run.columns.constraintErrors = opts.constraintErrors;
   if (opts.baumgarte) r.run.baumgarte = *opts.baumgarte;
   if (opts.constraintTolerance) r.run.constraintTolerance = *opts.constraintTolerance;
-  r.run.exactJacobian = exactJacobian(opts, loaded, layout);
+  r.run.exactJacobian = exactJacobian(opts, loaded, layout, std::nullopt);  // and the cables' wraps, below
   if (opts.timeout) r.run.wallClockLimit = *opts.timeout;
   r.output = output;
   r.stats = opts.stats;
@@ -190,12 +192,15 @@ int simulateInterpreted(const Options& opts, const Loaded& loaded, const codegen
     warnRedundantRows(opts, loaded, layout, interp, q, "the assembled initial state");
   }
   warnWrapsNotTouching(opts, loaded, interp, q, u);
-  if (request.run.loop.integrator == capstan::sim::Integrator::cvode) noteWithoutDerivatives(opts, loaded, layout);
+  const auto frictionWrap = cableWrapWithFriction(layout, interp);
+  if (request.run.loop.integrator == capstan::sim::Integrator::cvode)
+    noteWithoutDerivatives(opts, loaded, layout, frictionWrap);
   std::cout.flush();
   const std::string& output = request.output;
   const int fd = output == "-" ? STDOUT_FILENO : ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) fail(syntax::DiagKind::CannotWriteFile, output, std::strerror(errno));
   capstan::sim::Request run = request.run;
+  run.exactJacobian = run.exactJacobian && !frictionWrap;
   run.loop.stop = interruptFlag();
   capstan::sim::Result result;
   {
@@ -249,6 +254,7 @@ int simulate(const Options& opts) {
   if (opts.interpret) return simulateInterpreted(opts, *loaded, layout, request);
   // Headers and calls checked, located, before the driver is built.
   const codegen::ExternalFunctions external = loadExternalFunctions(opts, *loaded);
+  std::optional<std::pair<std::string, double>> frictionWrap;  // the first cable wrap with friction
   if (layout.constraintRows > 0 || !layout.cables.empty()) {
     // Assembled here first, for located diagnostics; the driver assembles
     // the same way with the generated code.
@@ -262,6 +268,7 @@ int simulate(const Options& opts) {
       warnRedundantRows(opts, *loaded, layout, interp, q, "the assembled initial state");
     }
     warnWrapsNotTouching(opts, *loaded, interp, q, u);
+    frictionWrap = cableWrapWithFriction(layout, interp);
   }
   // The one build of the model (cli/driver.hpp); with its derivatives when
   // they make CVODE's exact Jacobian.
@@ -269,8 +276,9 @@ int simulate(const Options& opts) {
   build.purpose = "simulate";
 #ifdef CAPSTAN_CVODE
   if (e.integrator == capstan::sim::Integrator::cvode) {
-    build.derivatives = exactJacobian(opts, *loaded, layout);
-    noteWithoutDerivatives(opts, *loaded, layout);
+    build.derivatives = exactJacobian(opts, *loaded, layout, frictionWrap);
+    request.run.exactJacobian = request.run.exactJacobian && build.derivatives;
+    noteWithoutDerivatives(opts, *loaded, layout, frictionWrap);
   }
 #endif
   const fs::path exe = buildDriver(opts, *loaded, layout, build);

@@ -53,7 +53,9 @@ struct Request {
                                      // instead of projection after each step (constraints)
   double constraintTolerance = 0.0;  // m or rad; > 0: the projection's tolerance, else the solver's default
   bool exactJacobian = true;         // cvode: the model's derivatives where it has them and they
-                                     // cover udot (no constraints, no cables); else difference quotients
+                                     // cover udot (no constraints; a cable wrap with friction has
+                                     // none: set false, as `capstan simulate` does); else difference
+                                     // quotients
   double wallClockLimit = 0.0;       // s; > 0: the run stops at the first evaluation of the model after
                                      // this much wall-clock time (`--timeout`), its rows kept
 };
@@ -352,7 +354,6 @@ void run(const M& model, typename M::Q& q, typename M::U& u, const Request& requ
   if constexpr (HasDerivatives<M>) {
     exact = request.exactJacobian && request.loop.integrator == Integrator::cvode && derivativesAvailable(model);
     if constexpr (HasConstraints<M>) exact = exact && model.constraintInfo.size() == 0;
-    if constexpr (HasCables<M>) exact = exact && int(model.ncables) == 0;
     if (exact) {
       System<M, true> system(model);
       run(system);
