@@ -80,6 +80,22 @@ void checkDerivatives(const Mechanism<double>& model, Rng& rng, bool withForces)
   CHECK(relativeError(MatrixX<double>(dtau * M), MatrixX<double>::Identity(model.nu, model.nu)) < 1e-9);
 }
 
+TEST_CASE("the velocity-inertia product B from the inertia's structure equals its definition column by column") {
+  Rng rng(11);
+  for (int trial = 0; trial < 20; ++trial) {
+    const Vec3<double> h = randomVectorX(rng, 3, 1.0);
+    const MatrixX<double> A = MatrixX<double>(randomVectorX(rng, 9, 1.0).reshaped(3, 3));
+    const SpatialInertia<double> Y(1.0 + trial, h, Mat3<double>(A * A.transpose()));
+    const Vec6<double> v = randomVectorX(rng, 6, 2.0);
+    const Mat6<double> B = local::detail::velocityInertiaProduct(Y, v);
+    for (int c = 0; c < 6; ++c) {
+      const Vec6<double> e = Vec6<double>::Unit(c);
+      const Vec6<double> want = crossForce(v, Vec6<double>(Y * e)) - Y * crossMotion(v, e) + crossForce(e, Vec6<double>(Y * v));
+      CHECK(relativeError(Vec6<double>(B.col(c)), want) < kRoundoff);
+    }
+  }
+}
+
 TEST_CASE("inverse and forward dynamics derivatives match central differences on random trees") {
   Rng rng(71);
   for (int trial = 0; trial < 12; ++trial) {

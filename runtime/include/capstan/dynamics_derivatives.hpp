@@ -141,6 +141,39 @@ Vec6<Scalar> motionToWorld(const Mat3<Scalar>& R, const Vec3<Scalar>& p, const V
   return spatialVector<Scalar>(w, Vec3<Scalar>(R * m.template tail<3>() + cross(p, w)));
 }
 
+// B x = v x* (Y x) - Y (v x x) + x x* (Y v) as a 6 x 6 matrix, from the
+// inertia's structure (Y = [[I, [h]x], [-[h]x, m 1]], v = [w; nu]) rather
+// than column by column. With W = [w]x, N = [nu]x and [a]x[b]x = b a^T -
+// (a.b) 1, the first two terms are the symmetric
+//   [[W I - I W - (nu h^T + h nu^T) + 2 (nu.h) 1,  [k]x], [-[k]x, 0]],
+//   k = w x h + m nu,
+// (W I - I W = W I + (W I)^T; [w]x[h]x - [h]x[w]x = [w x h]x), and the
+// third, for Y v = [n; f], is [[-[n]x, -[f]x], [-[f]x, 0]].
+template <class Scalar>
+Mat6<Scalar> velocityInertiaProduct(const SpatialInertia<Scalar>& Y, const Vec6<Scalar>& v) {
+  const Vec3<Scalar> w = v.template head<3>(), nu = v.template tail<3>();
+  const Vec6<Scalar> momentum = Y * v;
+  const Vec3<Scalar> n = momentum.template head<3>(), f = momentum.template tail<3>();
+  Mat3<Scalar> WI;
+  for (int c = 0; c < 3; ++c) WI.col(c) = cross(w, Vec3<Scalar>(Y.I_P.col(c)));
+  const Scalar twice = Scalar(2) * dot(nu, Y.h);
+  Mat3<Scalar> top;
+  for (int r = 0; r < 3; ++r)
+    for (int c = r; c < 3; ++c) {
+      Scalar x = WI(r, c) + WI(c, r) - (nu[r] * Y.h[c] + Y.h[r] * nu[c]);
+      if (r == c) x += twice;
+      top(r, c) = top(c, r) = x;
+    }
+  const Vec3<Scalar> k = cross(w, Y.h) + Y.mass * nu;
+  const Mat3<Scalar> K = skew(k), F = skew(f);
+  Mat6<Scalar> B;
+  B.template topLeftCorner<3, 3>() = top - skew(n);
+  B.template topRightCorner<3, 3>() = K - F;
+  B.template bottomLeftCorner<3, 3>() = -K - F;
+  B.template bottomRightCorner<3, 3>() = Mat3<Scalar>::Constant(Scalar(0.0));
+  return B;
+}
+
 // A force at K_i in K_i, about the World origin in World.
 template <class Scalar>
 Vec6<Scalar> forceToWorld(const Mat3<Scalar>& R, const Vec3<Scalar>& p, const Vec6<Scalar>& f) {
@@ -201,11 +234,7 @@ void inverseDynamicsDerivatives(const Mechanism<Scalar>& model, Data<Scalar>& da
     vJ[b] = Vec6<Scalar>::Zero();
     if (joint.nu() > 0) vJ[b] = Sw[b] * u.segment(joint.uOffset, joint.nu());
     Ic[b] = detail::rigidInertiaToParent(R[b], p[b], data.I_K[b]);
-    const Vec6<Scalar> h = Ic[b] * v[b];
-    for (int c = 0; c < 6; ++c) {
-      const Vec6<Scalar> e = Vec6<Scalar>::Unit(c);
-      B[b].col(c) = crossForce(v[b], Vec6<Scalar>(Ic[b] * e)) - Ic[b] * crossMotion(v[b], e) + crossForce(e, h);
-    }
+    B[b] = detail::velocityInertiaProduct(Ic[b], v[b]);
     T[b] = Mat6<Scalar>::Zero();
     if (fext != nullptr) {
       const Vec3<Scalar> n = (*fext)[b].template head<3>(), force = (*fext)[b].template tail<3>();
