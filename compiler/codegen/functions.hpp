@@ -492,7 +492,8 @@ class FunctionEvaluator {
     }
     derivative = local::Data<Scalar>(mechanism_);
     if (prepare) prepare(derivative);
-    local::inverseDynamicsDerivatives(mechanism_, derivative, v.q, v.u, v.udot, F, v.dtau_dq, v.dtau_du);
+    local::inverseDynamicsDerivatives(mechanism_, derivative, v.q, v.u, v.udot, F, v.dtau_dq, v.dtau_du,
+                                      /*massMatrix=*/true);
     ForceDerivatives<Scalar> d;
     const bool hasLaws = !env_.layout().forceLaws.empty();
     if (forceDerivatives && (!elements.empty() || hasLaws)) d = forceDerivatives(v, applied, elements);
@@ -500,7 +501,6 @@ class FunctionEvaluator {
       if (!d.dF_dq.empty()) local::addExternalForceDerivative(mechanism_, derivative, d.dF_dq[static_cast<std::size_t>(j)], v.dtau_dq, j);
       if (!d.dF_du.empty()) local::addExternalForceDerivative(mechanism_, derivative, d.dF_du[static_cast<std::size_t>(j)], v.dtau_du, j);
     }
-    local::detail::massMatrixFromKinematics(mechanism_, derivative);
     v.M = derivative.M;
     if (!forward) return;
     v.dr_dq = v.dtau_dq;

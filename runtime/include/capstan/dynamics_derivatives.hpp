@@ -200,12 +200,16 @@ Vec6<Scalar> forceToWorld(const Mat3<Scalar>& R, const Vec3<Scalar>& p, const Ve
 //   F2_k = B_k^T S_k, F3_k = T_k^T S_k (per column of S_k, precomputed),
 // plus d(S_J)^T f_J at J; above J, d(tau_a) = S_a^T g with
 // g = d(f_J) + s x* f_J (along q). O(1) 6-vector dot products per pair of
-// dofs on one path. Leaves data as inverseDynamics does.
+// dofs on one path. Leaves data as inverseDynamics does; with `massMatrix`,
+// also data.M = d tau / d udot from the same composite inertias (one dot
+// product per pair of dofs on a path: M_ak = F1_k^T S_a for a on k's path
+// to the root, plus the armature), which the joint-frame composite rigid
+// body algorithm would recompute with a transform per pair.
 template <class Scalar>
 void inverseDynamicsDerivatives(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
                                 const VectorX<Scalar>& u, const VectorX<Scalar>& udot,
                                 const ExternalForces<Scalar>* fext, MatrixX<Scalar>& dtau_dq,
-                                MatrixX<Scalar>& dtau_du) {
+                                MatrixX<Scalar>& dtau_du, bool massMatrix = false) {
   inverseDynamics(model, data, q, u, udot, fext);
   const int nb = model.numBodies(), nu = model.nu;
   const auto nbs = static_cast<std::size_t>(nb);
@@ -263,6 +267,23 @@ void inverseDynamicsDerivatives(const Mechanism<Scalar>& model, Data<Scalar>& da
     for (int c = 0; c < nu_b; ++c) F1[b].col(c) = Ic[b] * Vec6<Scalar>(Sw[b].col(c));
     F2[b] = B[b].transpose() * Sw[b];
     if (fext != nullptr) F3[b] = T[b].transpose() * Sw[b];
+  }
+  if (massMatrix) {
+    data.M = MatrixX<Scalar>::Constant(nu, nu, Scalar(0.0));
+    for (int k = 0; k < nb; ++k) {
+      const Joint<Scalar>& joint = model.joints[static_cast<std::size_t>(k)];
+      for (int a = k; a >= 0; a = model.joints[static_cast<std::size_t>(a)].parent) {
+        const Joint<Scalar>& row = model.joints[static_cast<std::size_t>(a)];
+        for (int r = 0; r < row.nu(); ++r)
+          for (int c = 0; c < joint.nu(); ++c) {
+            const Scalar x = Vec6<Scalar>(F1[static_cast<std::size_t>(k)].col(c))
+                                 .dot(Vec6<Scalar>(Sw[static_cast<std::size_t>(a)].col(r)));
+            data.M(row.uOffset + r, joint.uOffset + c) = x;
+            if (a != k) data.M(joint.uOffset + c, row.uOffset + r) = x;
+          }
+      }
+      if (joint.nu() > 0) joint.addArmature(data.M, joint.uOffset);
+    }
   }
   const Vec6<Scalar> a0 = spatialVector<Scalar>(Vec3<Scalar>::Zero(), Vec3<Scalar>(-model.gravity));
   dtau_dq = MatrixX<Scalar>::Constant(nu, nu, Scalar(0.0));
@@ -385,8 +406,7 @@ void forwardDynamicsDerivatives(const Mechanism<Scalar>& model, Data<Scalar>& da
                                 MatrixX<Scalar>& dudot_du, MatrixX<Scalar>& dudot_dtau) {
   const VectorX<Scalar> udot = aba(model, data, q, u, tau, fext);
   MatrixX<Scalar> dtau_dq, dtau_du;
-  inverseDynamicsDerivatives(model, data, q, u, udot, fext, dtau_dq, dtau_du);
-  detail::massMatrixFromKinematics(model, data);
+  inverseDynamicsDerivatives(model, data, q, u, udot, fext, dtau_dq, dtau_du, /*massMatrix=*/true);
   const MatrixX<Scalar> M = data.M;
   forwardDynamicsDerivativesFromInverse(data, M, dtau_dq, dtau_du, dudot_dq, dudot_du, dudot_dtau);
 }
