@@ -41,6 +41,8 @@
 
 #include <Eigen/Core>
 
+#include <capstan/tangent.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <concepts>
@@ -290,13 +292,13 @@ struct FirstOrder {
     pinvN_.resize(nu, nq);
     system.udotDerivatives(t, q, u, dudotDq_, dudotDu_);
     U e = U::Zero(nu);
-    for (int j = 0; j < nu; ++j) {
+    const auto columnOfN = [&](int j, Q& column) {
       e[j] = 1.0;
-      system.qdot(q, e, qdot);
-      N_.col(j) = qdot;
+      system.qdot(q, e, column);
       e[j] = 0.0;
-      pinvN_.row(j) = N_.col(j).transpose() / N_.col(j).squaredNorm();
-    }
+      N_.col(j) = column;
+    };
+    tangentFromRaw(nu, columnOfN, qdot, pinvN_);
     Q unit = Q::Zero(nq);
     system.qdot(unit, u, qdot);
     const Q rateAtZero = qdot;

@@ -19,6 +19,7 @@
 #include <string>
 
 #include <capstan/cable/model.hpp>
+#include <capstan/tangent.hpp>
 
 namespace capstan_models {
 
@@ -654,10 +655,14 @@ class CableOverCylinder {
   // the later cables are not solved), or -1. cableValues, cablePath and
   // cableResult then hold this state's.
   int updateCables(double time, const Q& q, const U& u, ExternalForces& fext) const {
-    for (SpatialVector& F : fext) F.setZero();
-    refreshCables();
     CableFrames frames;
     cableFrames(time, q, u, frames);
+    return updateCables(frames, fext);
+  }
+  // The same at the frames cableFrames computed.
+  int updateCables(const CableFrames& frames, ExternalForces& fext) const {
+    for (SpatialVector& F : fext) F.setZero();
+    refreshCables();
     failedCable_ = -1;
     for (int c = 0; c < ncables; ++c) {
       if (!solveCable(c, frames, cableValues_[static_cast<std::size_t>(c)], fext).ok())

@@ -68,8 +68,7 @@ CAPSTAN_CABLE_SOLVE bool evaluateModelCableDerivatives(
     const Eigen::Ref<const Eigen::MatrixXd>& Gq, const Eigen::Ref<const Eigen::MatrixXd>& Gu,
     Eigen::Ref<Eigen::MatrixXd> dvalues_dq, Eigen::Ref<Eigen::MatrixXd> dvalues_du, Eigen::Ref<Eigen::MatrixXd> dtau_dq,
     Eigen::Ref<Eigen::MatrixXd> dtau_du) {
-  for (const Obstacle& o : c.path.obstacles)
-    if (o.kind == ObstacleKind::Surface && o.friction > 0) return false;
+  if (hasFriction(c.path)) return false;
   const auto m = static_cast<std::size_t>(c.path.numObstacles());
   const auto nu = static_cast<int>(Gq.cols());
   const double T = values.tension;
@@ -78,6 +77,8 @@ CAPSTAN_CABLE_SOLVE bool evaluateModelCableDerivatives(
   std::vector<SpatialForce> F(m, SpatialForce::Zero()), dF(m);
   applyBodyForces(c.path, state, T, frames, F);
   std::vector<FrameVariation> d(m);
+  const ContactPointSensitivity sensitivity(c.path, frames, state);
+  std::vector<Vector3> dP, dQ;
   const auto rows = [](const auto& G, std::size_t i, int k, int j) {
     return Vector3(G.template block<3, 1>(6 * static_cast<Eigen::Index>(i) + k, j));
   };
@@ -94,8 +95,9 @@ CAPSTAN_CABLE_SOLVE bool evaluateModelCableDerivatives(
       d[i].angularVelocity = rows(G, i, 0, j);
       d[i].velocity = rows(G, i, 3, j);
     }
+    sensitivity.apply(d, dP, dQ);
     const double dL = calcLengthVariation(frames, state, d);
-    const double dLdot = calcLengthRateVariation(c.path, frames, state, d);
+    const double dLdot = calcLengthRateVariation(frames, state, d, dP, dQ);
     double dT = 0, dE = 0;
     for (const ModelCableSpring& s : c.springs) {
       const CableSpringVariation v = cableSpringVariation(state.length, state.lengthDot, s.stiffness, s.slackLength,
@@ -107,7 +109,7 @@ CAPSTAN_CABLE_SOLVE bool evaluateModelCableDerivatives(
       if (actuatorTensions[a] > 0) dT += G(6 * static_cast<Eigen::Index>(m) + static_cast<Eigen::Index>(a), j);
     (byQ ? dvalues_dq : dvalues_du).col(j) << dL, dLdot, dT, dE;
     for (SpatialForce& x : dF) x.setZero();
-    calcBodyForceVariations(c.path, frames, state, d, T, dT, dF);
+    calcBodyForceVariations(frames, state, d, T, dT, dP, dQ, dF);
     // sum_B J_WB^T dF_Bo_W over the frames on bodies, dF_Bo_W = [dn +
     // d(p_BoFo_W) x f + p_BoFo_W x df; df] with d(p_BoFo_W) = theta x
     // p_BoFo_W: J_WB^T dF_Bo_W = J_w^T (dn + d(p_BoFo_W) x f) + J_vFo^T df,

@@ -52,55 +52,82 @@ inline Vector3 materialVariation(const Motion& F, const FrameVariation& d, const
 //   d(e . n) = de . n + e . (theta x n),  de = (I - e e') (dP - dA) / l,
 // n fixed in the surface's frame, which turns by theta; so
 // dx = -r_x^-1 dr, r_x the Newton system's Jacobian (evalJacobian), and P
-// moves by R_WS dP_dx dx besides its material change.
+// moves by R_WS dP_dx dx besides its material change. What depends on the
+// solved path alone (r_x, each wrap's dP_dx and dQ_dx) is built once, for
+// any number of variations (a derivative's columns).
+class ContactPointSensitivity {
+ public:
+  ContactPointSensitivity(const CablePath& path, std::span<const Motion> frames, const CablePathState& st)
+      : st_(st), active_(activeOf(path, st)), view_{path, frames, active_}, blocks_(surfaceBlocks(view_)) {
+    if (blocks_.empty()) return;
+    evalJacobian(view_, blocks_, st.wraps, J_);
+    for (const int a : blocks_) {
+      const int i = active_[static_cast<std::size_t>(a)];
+      wraps_.push_back(detail::visitSurface(view_.obstacle(i),
+                                    [&](const auto& s) { return calcWrapVariation(s, st.wraps[static_cast<std::size_t>(i)]); }));
+    }
+  }
+
+  void apply(std::span<const FrameVariation> d, std::vector<Vector3>& dP, std::vector<Vector3>& dQ) const {
+    using namespace detail;
+    const auto m = static_cast<std::size_t>(view_.path.numObstacles());
+    dP.assign(m, Vector3::Zero());
+    dQ.assign(m, Vector3::Zero());
+    for (const int i : active_) {
+      const auto k = static_cast<std::size_t>(i);
+      dP[k] = materialVariation(view_.frame(i), d[k], view_.entry(i, st_.wraps));
+      dQ[k] = materialVariation(view_.frame(i), d[k], view_.exit(i, st_.wraps));
+    }
+    if (blocks_.empty()) return;
+    Eigen::VectorXd dr(J_.rows());
+    for (std::size_t b = 0; b < blocks_.size(); ++b) {
+      const auto a = static_cast<std::size_t>(blocks_[b]);
+      const auto i = static_cast<std::size_t>(active_[a]);
+      const auto before = static_cast<std::size_t>(active_[a - 1]), after = static_cast<std::size_t>(active_[a + 1]);
+      const WrapGeodesic& w = st_.wraps[i];
+      const SurfacePose X = surfacePose(view_.obstacle(active_[a]), view_.frame(active_[a]));
+      const BlockSegments g = blockSegments(view_, a, st_.wraps, X);
+      const Vector3& theta = d[i].rotation;
+      const double lIn = g.in.norm(), lOut = g.out.norm();
+      const Vector3 eIn = g.in / lIn, eOut = g.out / lOut;
+      const Vector3 in = dP[i] - dQ[before], out = dP[after] - dQ[i];
+      const Vector3 deIn = (in - eIn * eIn.dot(in)) / lIn, deOut = (out - eOut * eOut.dot(out)) / lOut;
+      const Vector3 nP = X.R_WS * w.nP, bP = X.R_WS * w.bP, nQ = X.R_WS * w.nQ, bQ = X.R_WS * w.bQ;
+      dr.segment<4>(4 * static_cast<Eigen::Index>(b)) << deIn.dot(nP) + eIn.dot(theta.cross(nP)),
+          deIn.dot(bP) + eIn.dot(theta.cross(bP)), deOut.dot(nQ) + eOut.dot(theta.cross(nQ)),
+          deOut.dot(bQ) + eOut.dot(theta.cross(bQ));
+    }
+    Eigen::VectorXd dx = -dr;
+    Eigen::MatrixXd J = J_;  // solved in place: a copy per variation (4 rows per wrap)
+    if (!solveLinearInPlace(J, dx)) dx.setConstant(std::numeric_limits<double>::quiet_NaN());  // singular: no variation
+    for (std::size_t b = 0; b < blocks_.size(); ++b) {
+      const int i = active_[static_cast<std::size_t>(blocks_[b])];
+      const auto k = static_cast<std::size_t>(i);
+      const SurfacePose X = surfacePose(view_.obstacle(i), view_.frame(i));
+      const Eigen::Vector4d step = dx.segment<4>(4 * static_cast<Eigen::Index>(b));
+      dP[k] += X.R_WS * (wraps_[b].dP * step);
+      dQ[k] += X.R_WS * (wraps_[b].dQ * step);
+    }
+  }
+
+ private:
+  static std::vector<int> activeOf(const CablePath& path, const CablePathState& st) {
+    std::vector<int> active;
+    detail::collectActive(path, st, active);
+    return active;
+  }
+  const CablePathState& st_;
+  const std::vector<int> active_;
+  const detail::PathView view_;
+  const std::vector<int> blocks_;
+  Eigen::MatrixXd J_;
+  std::vector<WrapVariation> wraps_;  // per block
+};
+
 inline void calcContactPointVariations(const CablePath& path, std::span<const Motion> frames, const CablePathState& st,
                                        std::span<const FrameVariation> d, std::vector<Vector3>& dP,
                                        std::vector<Vector3>& dQ) {
-  using namespace detail;
-  const auto m = static_cast<std::size_t>(path.numObstacles());
-  dP.assign(m, Vector3::Zero());
-  dQ.assign(m, Vector3::Zero());
-  std::vector<int> active;
-  collectActive(path, st, active);
-  const PathView v{path, frames, active};
-  for (const int i : active) {
-    const auto k = static_cast<std::size_t>(i);
-    dP[k] = materialVariation(v.frame(i), d[k], v.entry(i, st.wraps));
-    dQ[k] = materialVariation(v.frame(i), d[k], v.exit(i, st.wraps));
-  }
-  const std::vector<int> blocks = surfaceBlocks(v);
-  if (blocks.empty()) return;
-  Eigen::MatrixXd J;
-  evalJacobian(v, blocks, st.wraps, J);
-  Eigen::VectorXd dr(J.rows());
-  for (std::size_t b = 0; b < blocks.size(); ++b) {
-    const auto a = static_cast<std::size_t>(blocks[b]);
-    const auto i = static_cast<std::size_t>(active[a]);
-    const auto before = static_cast<std::size_t>(active[a - 1]), after = static_cast<std::size_t>(active[a + 1]);
-    const WrapGeodesic& w = st.wraps[i];
-    const SurfacePose X = surfacePose(v.obstacle(active[a]), v.frame(active[a]));
-    const BlockSegments g = blockSegments(v, a, st.wraps, X);
-    const Vector3& theta = d[i].rotation;
-    const double lIn = g.in.norm(), lOut = g.out.norm();
-    const Vector3 eIn = g.in / lIn, eOut = g.out / lOut;
-    const Vector3 in = dP[i] - dQ[before], out = dP[after] - dQ[i];
-    const Vector3 deIn = (in - eIn * eIn.dot(in)) / lIn, deOut = (out - eOut * eOut.dot(out)) / lOut;
-    const Vector3 nP = X.R_WS * w.nP, bP = X.R_WS * w.bP, nQ = X.R_WS * w.nQ, bQ = X.R_WS * w.bQ;
-    dr.segment<4>(4 * static_cast<Eigen::Index>(b)) << deIn.dot(nP) + eIn.dot(theta.cross(nP)),
-        deIn.dot(bP) + eIn.dot(theta.cross(bP)), deOut.dot(nQ) + eOut.dot(theta.cross(nQ)),
-        deOut.dot(bQ) + eOut.dot(theta.cross(bQ));
-  }
-  Eigen::VectorXd dx = -dr;
-  if (!solveLinearInPlace(J, dx)) dx.setConstant(std::numeric_limits<double>::quiet_NaN());  // singular: no variation
-  for (std::size_t b = 0; b < blocks.size(); ++b) {
-    const int i = active[static_cast<std::size_t>(blocks[b])];
-    const auto k = static_cast<std::size_t>(i);
-    const SurfacePose X = surfacePose(v.obstacle(i), v.frame(i));
-    const WrapVariation wv = visitSurface(v.obstacle(i), [&](const auto& s) { return calcWrapVariation(s, st.wraps[k]); });
-    const Eigen::Vector4d step = dx.segment<4>(4 * static_cast<Eigen::Index>(b));
-    dP[k] += X.R_WS * (wv.dP * step);
-    dQ[k] += X.R_WS * (wv.dQ * step);
-  }
+  ContactPointSensitivity(path, frames, st).apply(d, dP, dQ);
 }
 
 // dL = sum over segments e . (dB - dA) with the contact points' material
@@ -121,11 +148,11 @@ inline double calcLengthVariation(std::span<const Motion> frames, const CablePat
 // the contact point A (which slides), so
 //   d(L') = sum de . (vB - vA) + e . (dvB - dvA),
 //   dvA = dv_F + dw_F x (A - p_F) + w_F x (dA - dp_F),
-// dA the contact point's whole change (calcContactPointVariations).
-inline double calcLengthRateVariation(const CablePath& path, std::span<const Motion> frames, const CablePathState& st,
-                                      std::span<const FrameVariation> d) {
-  std::vector<Vector3> dP, dQ;
-  calcContactPointVariations(path, frames, st, d, dP, dQ);
+// dA the contact point's whole change (calcContactPointVariations, given as
+// dP and dQ by a caller that has them).
+inline double calcLengthRateVariation(std::span<const Motion> frames, const CablePathState& st,
+                                      std::span<const FrameVariation> d, const std::vector<Vector3>& dP,
+                                      const std::vector<Vector3>& dQ) {
   const auto velocityChange = [&](std::size_t i, const Vector3& p, const Vector3& dp) {
     const Motion& F = frames[i];
     return Vector3(d[i].velocity + d[i].angularVelocity.cross(p - F.p_WF) + F.w_WF.cross(dp - d[i].origin));
@@ -141,21 +168,25 @@ inline double calcLengthRateVariation(const CablePath& path, std::span<const Mot
   }
   return dLdot;
 }
+inline double calcLengthRateVariation(const CablePath& path, std::span<const Motion> frames, const CablePathState& st,
+                                      std::span<const FrameVariation> d) {
+  std::vector<Vector3> dP, dQ;
+  calcContactPointVariations(path, frames, st, d, dP, dQ);
+  return calcLengthRateVariation(frames, st, d, dP, dQ);
+}
 
 // The change of the spatial forces applyBodyForces adds (F_Fo_W, about
 // each frame's origin, World) for the tension T and its change dT, added
 // into dF: per segment f = T e on `from` at A and -f on `to` at B, so
 //   df = dT e + T de,  d((A - p_F) x f) = (dA - dp_F) x f + (A - p_F) x df.
 // Without friction only (every segment carries T): false, and dF
-// unchanged, if a wrap has friction. Nothing when T <= 0 (slack).
-inline bool calcBodyForceVariations(const CablePath& path, std::span<const Motion> frames, const CablePathState& st,
+// unchanged, if a wrap has friction. Nothing when T <= 0 (slack). dP, dQ:
+// the contact points' changes (calcContactPointVariations).
+inline void calcBodyForceVariations(std::span<const Motion> frames, const CablePathState& st,
                                     std::span<const FrameVariation> d, double tension, double dTension,
+                                    const std::vector<Vector3>& dP, const std::vector<Vector3>& dQ,
                                     std::span<SpatialForce> dF) {
-  for (const Obstacle& o : path.obstacles)
-    if (o.kind == ObstacleKind::Surface && o.friction > 0) return false;
-  if (!(tension > 0)) return true;
-  std::vector<Vector3> dP, dQ;
-  calcContactPointVariations(path, frames, st, d, dP, dQ);
+  if (!(tension > 0)) return;
   for (const Segment& s : st.segments) {
     const auto from = static_cast<std::size_t>(s.from), to = static_cast<std::size_t>(s.to);
     const Vector3 A = st.obstacles[from].Q.p_W, B = st.obstacles[to].P.p_W;
@@ -167,6 +198,14 @@ inline bool calcBodyForceVariations(const CablePath& path, std::span<const Motio
     dF[to].head<3>() -= (dP[to] - d[to].origin).cross(f) + (B - frames[to].p_WF).cross(df);
     dF[to].tail<3>() -= df;
   }
+}
+inline bool calcBodyForceVariations(const CablePath& path, std::span<const Motion> frames, const CablePathState& st,
+                                    std::span<const FrameVariation> d, double tension, double dTension,
+                                    std::span<SpatialForce> dF) {
+  if (hasFriction(path)) return false;
+  std::vector<Vector3> dP, dQ;
+  if (tension > 0) calcContactPointVariations(path, frames, st, d, dP, dQ);
+  calcBodyForceVariations(frames, st, d, tension, dTension, dP, dQ, dF);
   return true;
 }
 

@@ -91,6 +91,14 @@ struct CablePath {
   int numObstacles() const { return static_cast<int>(obstacles.size()); }
 };
 
+// Whether a wrap of the path has capstan friction (its tension then
+// changes over the wrap: the sensitivities do not cover it).
+inline bool hasFriction(const CablePath& path) {
+  for (const Obstacle& o : path.obstacles)
+    if (o.kind == ObstacleKind::Surface && o.friction > 0) return true;
+  return false;
+}
+
 // A straight cable O -> T between points fixed in frames 0 and 1; obstacles
 // are inserted before T by addViaPoint / addWrap (which return their index).
 inline CablePath makeCablePath(const Vector3& p_FO, const Vector3& p_FT, const CableOptions& options = {}) {
