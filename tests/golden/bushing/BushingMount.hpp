@@ -263,15 +263,6 @@ class BushingMount {
     // part of udot[0] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
     // factorization
     double udot_0 = 0.0;
-    // part of udot[0] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
-    // factorization
-    double udot_0_b = 0.0;
-    // part of udot[0] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
-    // factorization
-    double udot_0_c = 0.0;
-    // part of udot[0] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
-    // factorization
-    double udot_0_d = 0.0;
   };
   static_assert(std::is_trivially_copyable_v<Parameters>, "Parameters is compared bitwise");
   mutable Derived derived_;
@@ -284,102 +275,94 @@ class BushingMount {
 
  public:
   // M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm.
-  // (63 adds, 100 muls, 1 divs, 0 calls, 0 other)
+  // (57 adds, 100 muls, 1 divs, 0 calls, 0 other)
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
     refreshDerived();  // the parameter-only values, if params changed
     M.setZero();  // entries between different branches of the tree stay zero
     Eigen::Matrix3d R_WEngine;  // R_WB of 'engine'
     // joint 'float' (bushing.cap:31) -> body 'engine'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[0]*q[0];
-    const double t2 = q[2]*q[2];
-    const double t3 = q[3]*q[3];
-    const double t4 = t0 + t1 + t2 + t3;
-    const double tinv0 = 1.0/t4;
-    const double t5 = t3*tinv0;
-    const double t6 = t2*tinv0;
-    const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
-    const double t8 = q[0]*q[3]*tinv0;
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[0]*q[0];
+    const double t3 = q[2]*q[2];
+    const double t4 = t1 + t2 + t3;
+    const double t5 = t0 + t4;
+    const double tinv0 = 1.0/t5;
+    const double t6 = t3*tinv0;
+    const double t7 = t0*tinv0;
+    const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
     const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = -2.0*t8 + 2.0*t9;
-    const double t11 = q[0]*q[2]*tinv0;
+    const double t10 = q[0]*q[3]*tinv0;
+    const double t11 = 2.0*t9 - 2.0*t10;
     const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = 2.0*t11 + 2.0*t12;
-    const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = t0*tinv0;
-    const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
-    const double t17 = q[2]*q[3]*tinv0;
-    const double t18 = q[0]*q[1]*tinv0;
-    const double t19 = 2.0*t17 - 2.0*t18;
-    const double t20 = -2.0*t11 + 2.0*t12;
-    const double t21 = 2.0*t17 + 2.0*t18;
-    const double t22 = -2.0*t6 - 2.0*t15 + 1.0;
-    R_WEngine(0, 0) = t7;
-    R_WEngine(0, 1) = t10;
-    R_WEngine(0, 2) = t13;
-    R_WEngine(1, 0) = t14;
-    R_WEngine(1, 1) = t16;
-    R_WEngine(1, 2) = t19;
-    R_WEngine(2, 0) = t20;
-    R_WEngine(2, 1) = t21;
-    R_WEngine(2, 2) = t22;
+    const double t13 = q[0]*q[2]*tinv0;
+    const double t14 = 2.0*t12 + 2.0*t13;
+    const double t15 = 2.0*t9 + 2.0*t10;
+    const double t16 = t1*tinv0;
+    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
+    const double t18 = q[2]*q[3]*tinv0;
+    const double t19 = q[0]*q[1]*tinv0;
+    const double t20 = 2.0*t18 - 2.0*t19;
+    const double t21 = 2.0*t12 - 2.0*t13;
+    const double t22 = 2.0*t18 + 2.0*t19;
+    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    R_WEngine(0, 0) = t8;
+    R_WEngine(0, 1) = t11;
+    R_WEngine(0, 2) = t14;
+    R_WEngine(1, 0) = t15;
+    R_WEngine(1, 1) = t17;
+    R_WEngine(1, 2) = t20;
+    R_WEngine(2, 0) = t21;
+    R_WEngine(2, 1) = t22;
+    R_WEngine(2, 2) = t23;
     // mass matrix (composite rigid body, in World)
-    const double t23 = derived_.M_0_0_b*R_WEngine(0, 2) + derived_.M_0_0*R_WEngine(0, 1) +
-        derived_.I_KEngine[4]*R_WEngine(0, 0);
-    const double t24 = derived_.M_0_0_c*R_WEngine(0, 2) + derived_.I_KEngine[8]*R_WEngine(0, 1) +
-        derived_.I_KEngine[5]*R_WEngine(0, 0);
-    const double t25 = derived_.I_KEngine[6]*R_WEngine(0, 0) +
-        derived_.I_KEngine[9]*R_WEngine(0, 1) + derived_.I_KEngine[12]*R_WEngine(0, 2);
-    const double t26 = derived_.I_KEngine[2]*R_WEngine(2, 1);
-    const double t27 = derived_.I_KEngine[1]*R_WEngine(2, 0);
-    const double t28 = derived_.I_KEngine[3]*R_WEngine(2, 2);
-    const double t29 = -t26 - t27 - t28;
-    const double t30 = derived_.I_KEngine[1]*R_WEngine(1, 0);
-    const double t31 = derived_.I_KEngine[3]*R_WEngine(1, 2);
-    const double t32 = derived_.I_KEngine[2]*R_WEngine(1, 1);
-    const double t33 = t30 + t31 + t32;
-    const double t34 = derived_.I_KEngine[4]*R_WEngine(1, 0) + derived_.M_0_0*R_WEngine(1, 1) +
-        derived_.M_0_0_b*R_WEngine(1, 2);
-    const double t35 = derived_.I_KEngine[8]*R_WEngine(1, 1) + derived_.M_0_0_c*R_WEngine(1, 2) +
+    const double t24 = derived_.I_KEngine[8]*R_WEngine(0, 1) +
+        derived_.I_KEngine[5]*R_WEngine(0, 0) + derived_.M_0_0_c*R_WEngine(0, 2);
+    const double t25 = derived_.I_KEngine[4]*R_WEngine(0, 0) + derived_.M_0_0*R_WEngine(0, 2) +
+        derived_.M_0_0_b*R_WEngine(0, 1);
+    const double t26 = derived_.I_KEngine[9]*R_WEngine(0, 1) +
+        derived_.I_KEngine[12]*R_WEngine(0, 2) + derived_.I_KEngine[6]*R_WEngine(0, 0);
+    const double t27 = derived_.I_KEngine[3]*R_WEngine(2, 2) +
+        derived_.I_KEngine[1]*R_WEngine(2, 0) + derived_.I_KEngine[2]*R_WEngine(2, 1);
+    const double t28 = derived_.I_KEngine[3]*R_WEngine(1, 2) +
+        derived_.I_KEngine[2]*R_WEngine(1, 1) + derived_.I_KEngine[1]*R_WEngine(1, 0);
+    const double t29 = derived_.I_KEngine[8]*R_WEngine(1, 1) + derived_.M_0_0_c*R_WEngine(1, 2) +
         derived_.I_KEngine[5]*R_WEngine(1, 0);
-    const double t36 = derived_.I_KEngine[6]*R_WEngine(1, 0) +
+    const double t30 = derived_.I_KEngine[4]*R_WEngine(1, 0) + derived_.M_0_0*R_WEngine(1, 2) +
+        derived_.M_0_0_b*R_WEngine(1, 1);
+    const double t31 = derived_.I_KEngine[6]*R_WEngine(1, 0) +
         derived_.I_KEngine[12]*R_WEngine(1, 2) + derived_.I_KEngine[9]*R_WEngine(1, 1);
-    const double t37 = t26 + t27 + t28;
-    const double t38 = derived_.I_KEngine[2]*R_WEngine(0, 1);
-    const double t39 = derived_.I_KEngine[3]*R_WEngine(0, 2);
-    const double t40 = derived_.I_KEngine[1]*R_WEngine(0, 0);
-    const double t41 = -t38 - t39 - t40;
-    const double t42 = derived_.I_KEngine[12]*R_WEngine(2, 2) +
-        derived_.I_KEngine[6]*R_WEngine(2, 0) + derived_.I_KEngine[9]*R_WEngine(2, 1);
-    const double t43 = derived_.M_0_0*R_WEngine(2, 1) + derived_.I_KEngine[4]*R_WEngine(2, 0) +
-        derived_.M_0_0_b*R_WEngine(2, 2);
-    const double t44 = derived_.I_KEngine[5]*R_WEngine(2, 0) +
-        derived_.I_KEngine[8]*R_WEngine(2, 1) + derived_.M_0_0_c*R_WEngine(2, 2);
-    const double t45 = -t30 - t31 - t32;
-    const double t46 = t38 + t39 + t40;
-    M(0, 0) = R_WEngine(0, 0)*t23 + R_WEngine(0, 1)*t24 + R_WEngine(0, 2)*t25;
-    M(0, 1) = R_WEngine(1, 0)*t23 + R_WEngine(1, 2)*t25 + R_WEngine(1, 1)*t24;
-    M(0, 2) = R_WEngine(2, 0)*t23 + R_WEngine(2, 1)*t24 + R_WEngine(2, 2)*t25;
-    M(0, 4) = t29;
-    M(0, 5) = t33;
-    M(1, 0) = R_WEngine(0, 0)*t34 + R_WEngine(0, 1)*t35 + R_WEngine(0, 2)*t36;
-    M(1, 1) = R_WEngine(1, 2)*t36 + R_WEngine(1, 1)*t35 + R_WEngine(1, 0)*t34;
-    M(1, 2) = R_WEngine(2, 1)*t35 + R_WEngine(2, 2)*t36 + R_WEngine(2, 0)*t34;
-    M(1, 3) = t37;
-    M(1, 5) = t41;
-    M(2, 0) = R_WEngine(0, 2)*t42 + R_WEngine(0, 0)*t43 + R_WEngine(0, 1)*t44;
-    M(2, 1) = R_WEngine(1, 1)*t44 + R_WEngine(1, 0)*t43 + R_WEngine(1, 2)*t42;
-    M(2, 2) = R_WEngine(2, 0)*t43 + R_WEngine(2, 2)*t42 + R_WEngine(2, 1)*t44;
-    M(2, 3) = t45;
-    M(2, 4) = t46;
-    M(3, 1) = t37;
-    M(3, 2) = t45;
+    const double t32 = derived_.I_KEngine[1]*R_WEngine(0, 0) +
+        derived_.I_KEngine[3]*R_WEngine(0, 2) + derived_.I_KEngine[2]*R_WEngine(0, 1);
+    const double t33 = derived_.I_KEngine[8]*R_WEngine(2, 1) + derived_.M_0_0_c*R_WEngine(2, 2) +
+        derived_.I_KEngine[5]*R_WEngine(2, 0);
+    const double t34 = derived_.I_KEngine[4]*R_WEngine(2, 0) + derived_.M_0_0*R_WEngine(2, 2) +
+        derived_.M_0_0_b*R_WEngine(2, 1);
+    const double t35 = derived_.I_KEngine[9]*R_WEngine(2, 1) +
+        derived_.I_KEngine[6]*R_WEngine(2, 0) + derived_.I_KEngine[12]*R_WEngine(2, 2);
+    M(0, 0) = R_WEngine(0, 1)*t24 + R_WEngine(0, 0)*t25 + R_WEngine(0, 2)*t26;
+    M(0, 1) = R_WEngine(1, 0)*t25 + R_WEngine(1, 1)*t24 + R_WEngine(1, 2)*t26;
+    M(0, 2) = R_WEngine(2, 1)*t24 + R_WEngine(2, 2)*t26 + R_WEngine(2, 0)*t25;
+    M(0, 4) = -t27;
+    M(0, 5) = t28;
+    M(1, 0) = R_WEngine(0, 1)*t29 + R_WEngine(0, 0)*t30 + R_WEngine(0, 2)*t31;
+    M(1, 1) = R_WEngine(1, 0)*t30 + R_WEngine(1, 2)*t31 + R_WEngine(1, 1)*t29;
+    M(1, 2) = R_WEngine(2, 2)*t31 + R_WEngine(2, 0)*t30 + R_WEngine(2, 1)*t29;
+    M(1, 3) = t27;
+    M(1, 5) = -t32;
+    M(2, 0) = R_WEngine(0, 1)*t33 + R_WEngine(0, 0)*t34 + R_WEngine(0, 2)*t35;
+    M(2, 1) = R_WEngine(1, 2)*t35 + R_WEngine(1, 0)*t34 + R_WEngine(1, 1)*t33;
+    M(2, 2) = R_WEngine(2, 1)*t33 + R_WEngine(2, 0)*t34 + R_WEngine(2, 2)*t35;
+    M(2, 3) = -t28;
+    M(2, 4) = t32;
+    M(3, 1) = t27;
+    M(3, 2) = -t28;
     M(3, 3) = params.m;
-    M(4, 0) = t29;
-    M(4, 2) = t46;
+    M(4, 0) = -t27;
+    M(4, 2) = t32;
     M(4, 4) = params.m;
-    M(5, 0) = t33;
-    M(5, 1) = t41;
+    M(5, 0) = t28;
+    M(5, 1) = -t32;
     M(5, 5) = params.m;
   }
 
@@ -390,82 +373,83 @@ class BushingMount {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WEngine;  // R_WB of 'engine'
     // joint 'float' (bushing.cap:31) -> body 'engine'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[0]*q[0];
-    const double t2 = q[2]*q[2];
-    const double t3 = q[3]*q[3];
-    const double t4 = t0 + t1 + t2 + t3;
-    const double tinv0 = 1.0/t4;
-    const double t5 = t3*tinv0;
-    const double t6 = t2*tinv0;
-    const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
-    const double t8 = q[0]*q[3]*tinv0;
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[0]*q[0];
+    const double t3 = q[2]*q[2];
+    const double t4 = t1 + t2 + t3;
+    const double t5 = t0 + t4;
+    const double tinv0 = 1.0/t5;
+    const double t6 = t3*tinv0;
+    const double t7 = t0*tinv0;
+    const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
     const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = -2.0*t8 + 2.0*t9;
-    const double t11 = q[0]*q[2]*tinv0;
+    const double t10 = q[0]*q[3]*tinv0;
+    const double t11 = 2.0*t9 - 2.0*t10;
     const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = 2.0*t11 + 2.0*t12;
-    const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = t0*tinv0;
-    const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
-    const double t17 = q[2]*q[3]*tinv0;
-    const double t18 = q[0]*q[1]*tinv0;
-    const double t19 = 2.0*t17 - 2.0*t18;
-    const double t20 = -2.0*t11 + 2.0*t12;
-    const double t21 = 2.0*t17 + 2.0*t18;
-    const double t22 = -2.0*t6 - 2.0*t15 + 1.0;
-    R_WEngine(0, 0) = t7;
-    R_WEngine(0, 1) = t10;
-    R_WEngine(0, 2) = t13;
-    R_WEngine(1, 0) = t14;
-    R_WEngine(1, 1) = t16;
-    R_WEngine(1, 2) = t19;
-    R_WEngine(2, 0) = t20;
-    R_WEngine(2, 1) = t21;
-    R_WEngine(2, 2) = t22;
+    const double t13 = q[0]*q[2]*tinv0;
+    const double t14 = 2.0*t12 + 2.0*t13;
+    const double t15 = 2.0*t9 + 2.0*t10;
+    const double t16 = t1*tinv0;
+    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
+    const double t18 = q[2]*q[3]*tinv0;
+    const double t19 = q[0]*q[1]*tinv0;
+    const double t20 = 2.0*t18 - 2.0*t19;
+    const double t21 = 2.0*t12 - 2.0*t13;
+    const double t22 = 2.0*t18 + 2.0*t19;
+    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    R_WEngine(0, 0) = t8;
+    R_WEngine(0, 1) = t11;
+    R_WEngine(0, 2) = t14;
+    R_WEngine(1, 0) = t15;
+    R_WEngine(1, 1) = t17;
+    R_WEngine(1, 2) = t20;
+    R_WEngine(2, 0) = t21;
+    R_WEngine(2, 1) = t22;
+    R_WEngine(2, 2) = t23;
     // bias (recursive Newton-Euler with udot = 0, gravity included, in World)
-    const double t23 = derived_.I_KEngine[1]*R_WEngine(1, 0) +
-        derived_.I_KEngine[3]*R_WEngine(1, 2) + derived_.I_KEngine[2]*R_WEngine(1, 1);
-    const double t24 = derived_.I_KEngine[2]*R_WEngine(2, 1) +
-        derived_.I_KEngine[1]*R_WEngine(2, 0) + derived_.I_KEngine[3]*R_WEngine(2, 2);
-    const double t25 = derived_.I_KEngine[12]*R_WEngine(2, 2) +
-        derived_.I_KEngine[6]*R_WEngine(2, 0) + derived_.I_KEngine[9]*R_WEngine(2, 1);
-    const double t26 = derived_.M_0_0*R_WEngine(2, 1) + derived_.I_KEngine[4]*R_WEngine(2, 0) +
-        derived_.M_0_0_b*R_WEngine(2, 2);
-    const double t27 = derived_.I_KEngine[5]*R_WEngine(2, 0) +
-        derived_.I_KEngine[8]*R_WEngine(2, 1) + derived_.M_0_0_c*R_WEngine(2, 2);
-    const double t28 = u[0]*(R_WEngine(0, 2)*t25 + R_WEngine(0, 0)*t26 + R_WEngine(0, 1)*t27) +
-        u[1]*(R_WEngine(1, 1)*t27 + R_WEngine(1, 0)*t26 + R_WEngine(1, 2)*t25) +
-        u[2]*(R_WEngine(2, 0)*t26 + R_WEngine(2, 2)*t25 + R_WEngine(2, 1)*t27);
-    const double t29 = derived_.I_KEngine[6]*R_WEngine(1, 0) +
+    const double t24 = derived_.I_KEngine[4]*R_WEngine(1, 0) + derived_.M_0_0*R_WEngine(1, 2) +
+        derived_.M_0_0_b*R_WEngine(1, 1);
+    const double t25 = derived_.I_KEngine[6]*R_WEngine(1, 0) +
         derived_.I_KEngine[12]*R_WEngine(1, 2) + derived_.I_KEngine[9]*R_WEngine(1, 1);
-    const double t30 = derived_.I_KEngine[8]*R_WEngine(1, 1) + derived_.M_0_0_c*R_WEngine(1, 2) +
+    const double t26 = derived_.I_KEngine[8]*R_WEngine(1, 1) + derived_.M_0_0_c*R_WEngine(1, 2) +
         derived_.I_KEngine[5]*R_WEngine(1, 0);
-    const double t31 = derived_.I_KEngine[4]*R_WEngine(1, 0) + derived_.M_0_0*R_WEngine(1, 1) +
-        derived_.M_0_0_b*R_WEngine(1, 2);
-    const double t32 = u[1]*(R_WEngine(1, 2)*t29 + R_WEngine(1, 1)*t30 + R_WEngine(1, 0)*t31) +
-        u[0]*(R_WEngine(0, 0)*t31 + R_WEngine(0, 1)*t30 + R_WEngine(0, 2)*t29) +
-        u[2]*(R_WEngine(2, 1)*t30 + R_WEngine(2, 2)*t29 + R_WEngine(2, 0)*t31);
-    const double t33 = derived_.I_KEngine[2]*R_WEngine(0, 1) +
-        derived_.I_KEngine[3]*R_WEngine(0, 2) + derived_.I_KEngine[1]*R_WEngine(0, 0);
-    const double t34 = derived_.M_0_0_b*R_WEngine(0, 2) + derived_.M_0_0*R_WEngine(0, 1) +
-        derived_.I_KEngine[4]*R_WEngine(0, 0);
-    const double t35 = derived_.M_0_0_c*R_WEngine(0, 2) + derived_.I_KEngine[8]*R_WEngine(0, 1) +
-        derived_.I_KEngine[5]*R_WEngine(0, 0);
-    const double t36 = derived_.I_KEngine[6]*R_WEngine(0, 0) +
-        derived_.I_KEngine[9]*R_WEngine(0, 1) + derived_.I_KEngine[12]*R_WEngine(0, 2);
-    const double t37 = u[0]*(R_WEngine(0, 0)*t34 + R_WEngine(0, 1)*t35 + R_WEngine(0, 2)*t36) +
-        u[1]*(R_WEngine(1, 0)*t34 + R_WEngine(1, 2)*t36 + R_WEngine(1, 1)*t35) +
-        u[2]*(R_WEngine(2, 0)*t34 + R_WEngine(2, 1)*t35 + R_WEngine(2, 2)*t36);
-    const double t38 = -u[1]*t33 + u[0]*t23;
-    const double t39 = -u[0]*t24 + u[2]*t33;
-    const double t40 = -u[2]*t23 + u[1]*t24;
-    C[0] = -params.world_gravity[2]*t23 + params.world_gravity[1]*t24 + u[1]*t28 - u[2]*t32;
-    C[1] = params.world_gravity[2]*t33 - params.world_gravity[0]*t24 - u[0]*t28 + u[2]*t37;
-    C[2] = -params.world_gravity[1]*t33 + params.world_gravity[0]*t23 - u[1]*t37 + u[0]*t32;
-    C[3] = derived_.C_3 + u[1]*t38 - u[2]*t39;
-    C[4] = derived_.C_4 - u[0]*t38 + u[2]*t40;
-    C[5] = derived_.C_5 - u[1]*t40 + u[0]*t39;
+    const double t27 = u[1]*(R_WEngine(1, 0)*t24 + R_WEngine(1, 2)*t25 + R_WEngine(1, 1)*t26) +
+        u[0]*(R_WEngine(0, 1)*t26 + R_WEngine(0, 0)*t24 + R_WEngine(0, 2)*t25) +
+        u[2]*(R_WEngine(2, 2)*t25 + R_WEngine(2, 0)*t24 + R_WEngine(2, 1)*t26);
+    const double t28 = derived_.I_KEngine[3]*R_WEngine(2, 2) +
+        derived_.I_KEngine[1]*R_WEngine(2, 0) + derived_.I_KEngine[2]*R_WEngine(2, 1);
+    const double t29 = derived_.I_KEngine[3]*R_WEngine(1, 2) +
+        derived_.I_KEngine[2]*R_WEngine(1, 1) + derived_.I_KEngine[1]*R_WEngine(1, 0);
+    const double t30 = derived_.I_KEngine[8]*R_WEngine(2, 1) + derived_.M_0_0_c*R_WEngine(2, 2) +
+        derived_.I_KEngine[5]*R_WEngine(2, 0);
+    const double t31 = derived_.I_KEngine[4]*R_WEngine(2, 0) + derived_.M_0_0*R_WEngine(2, 2) +
+        derived_.M_0_0_b*R_WEngine(2, 1);
+    const double t32 = derived_.I_KEngine[9]*R_WEngine(2, 1) +
+        derived_.I_KEngine[6]*R_WEngine(2, 0) + derived_.I_KEngine[12]*R_WEngine(2, 2);
+    const double t33 = u[0]*(R_WEngine(0, 1)*t30 + R_WEngine(0, 0)*t31 + R_WEngine(0, 2)*t32) +
+        u[1]*(R_WEngine(1, 2)*t32 + R_WEngine(1, 0)*t31 + R_WEngine(1, 1)*t30) +
+        u[2]*(R_WEngine(2, 1)*t30 + R_WEngine(2, 0)*t31 + R_WEngine(2, 2)*t32);
+    const double t34 = derived_.I_KEngine[1]*R_WEngine(0, 0) +
+        derived_.I_KEngine[3]*R_WEngine(0, 2) + derived_.I_KEngine[2]*R_WEngine(0, 1);
+    const double t35 = derived_.I_KEngine[4]*R_WEngine(0, 0) + derived_.M_0_0*R_WEngine(0, 2) +
+        derived_.M_0_0_b*R_WEngine(0, 1);
+    const double t36 = derived_.I_KEngine[8]*R_WEngine(0, 1) +
+        derived_.I_KEngine[5]*R_WEngine(0, 0) + derived_.M_0_0_c*R_WEngine(0, 2);
+    const double t37 = derived_.I_KEngine[9]*R_WEngine(0, 1) +
+        derived_.I_KEngine[12]*R_WEngine(0, 2) + derived_.I_KEngine[6]*R_WEngine(0, 0);
+    const double t38 = u[1]*(R_WEngine(1, 0)*t35 + R_WEngine(1, 1)*t36 + R_WEngine(1, 2)*t37) +
+        u[2]*(R_WEngine(2, 1)*t36 + R_WEngine(2, 2)*t37 + R_WEngine(2, 0)*t35) +
+        u[0]*(R_WEngine(0, 1)*t36 + R_WEngine(0, 0)*t35 + R_WEngine(0, 2)*t37);
+    const double t39 = -u[1]*t34 + u[0]*t29;
+    const double t40 = u[2]*t34 - u[0]*t28;
+    const double t41 = -u[2]*t29 + u[1]*t28;
+    C[0] = -u[2]*t27 + (params.world_gravity[1]*t28 - params.world_gravity[2]*t29 + u[1]*t33);
+    C[1] = -u[0]*t33 + (-params.world_gravity[0]*t28 + params.world_gravity[2]*t34 + u[2]*t38);
+    C[2] = -u[1]*t38 + (-params.world_gravity[1]*t34 + params.world_gravity[0]*t29 + u[0]*t27);
+    C[3] = derived_.C_3 + u[1]*t39 - u[2]*t40;
+    C[4] = derived_.C_4 + u[2]*t41 - u[0]*t39;
+    C[5] = derived_.C_5 - u[1]*t41 + u[0]*t40;
   }
 
   // tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`).
@@ -479,11 +463,11 @@ class BushingMount {
   // force laws and the tree-sparse L^T D L solve, all unrolled.
   // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4
   // multiplies):
-  //   CRBA + L^T D L in World: 255 adds, 439 muls, 7 divs (weighted 746.0);
-  //   ABA in World: 302 adds, 601 muls, 7 divs (weighted 955.0);
-  //   CRBA + L^T D L in joint frames: 355 adds, 658 muls, 10 divs (weighted 1077.0);
-  //   ABA in joint frames: 459 adds, 939 muls, 10 divs (weighted 1462.0).
-  // (255 adds, 439 muls, 7 divs, 6 calls, 0 other)
+  //   CRBA + L^T D L in World: 232 adds, 398 muls, 7 divs (weighted 682.0);
+  //   ABA in World: 285 adds, 546 muls, 7 divs (weighted 883.0);
+  //   CRBA + L^T D L in joint frames: 356 adds, 621 muls, 10 divs (weighted 1041.0);
+  //   ABA in joint frames: 460 adds, 866 muls, 10 divs (weighted 1390.0).
+  // (232 adds, 398 muls, 7 divs, 6 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -491,326 +475,370 @@ class BushingMount {
     Eigen::Matrix3d R_WEngine;  // R_WB of 'engine'
     Eigen::Matrix<double, 6, 1> F_CoMount;  // [torque; force] at the frame origin, in World
     // joint 'float' (bushing.cap:31) -> body 'engine'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[0]*q[0];
-    const double t2 = q[2]*q[2];
-    const double t3 = q[3]*q[3];
-    const double t4 = t0 + t1 + t2 + t3;
-    const double tinv0 = 1.0/t4;
-    const double t5 = t3*tinv0;
-    const double t6 = t2*tinv0;
-    const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
-    const double t8 = q[0]*q[3]*tinv0;
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[0]*q[0];
+    const double t3 = q[2]*q[2];
+    const double t4 = t1 + t2 + t3;
+    const double t5 = t0 + t4;
+    const double tinv0 = 1.0/t5;
+    const double t6 = t3*tinv0;
+    const double t7 = t0*tinv0;
+    const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
     const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = -2.0*t8 + 2.0*t9;
-    const double t11 = q[0]*q[2]*tinv0;
+    const double t10 = q[0]*q[3]*tinv0;
+    const double t11 = 2.0*t9 - 2.0*t10;
     const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = 2.0*t11 + 2.0*t12;
-    const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = t0*tinv0;
-    const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
-    const double t17 = q[2]*q[3]*tinv0;
-    const double t18 = q[0]*q[1]*tinv0;
-    const double t19 = 2.0*t17 - 2.0*t18;
-    const double t20 = -2.0*t11 + 2.0*t12;
-    const double t21 = 2.0*t17 + 2.0*t18;
-    const double t22 = -2.0*t6 - 2.0*t15 + 1.0;
-    R_WEngine(0, 0) = t7;
-    R_WEngine(0, 1) = t10;
-    R_WEngine(0, 2) = t13;
-    R_WEngine(1, 0) = t14;
-    R_WEngine(1, 1) = t16;
-    R_WEngine(1, 2) = t19;
-    R_WEngine(2, 0) = t20;
-    R_WEngine(2, 1) = t21;
-    R_WEngine(2, 2) = t22;
+    const double t13 = q[0]*q[2]*tinv0;
+    const double t14 = 2.0*t12 + 2.0*t13;
+    const double t15 = 2.0*t9 + 2.0*t10;
+    const double t16 = t1*tinv0;
+    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
+    const double t18 = q[2]*q[3]*tinv0;
+    const double t19 = q[0]*q[1]*tinv0;
+    const double t20 = 2.0*t18 - 2.0*t19;
+    const double t21 = 2.0*t12 - 2.0*t13;
+    const double t22 = 2.0*t18 + 2.0*t19;
+    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    R_WEngine(0, 0) = t8;
+    R_WEngine(0, 1) = t11;
+    R_WEngine(0, 2) = t14;
+    R_WEngine(1, 0) = t15;
+    R_WEngine(1, 1) = t17;
+    R_WEngine(1, 2) = t20;
+    R_WEngine(2, 0) = t21;
+    R_WEngine(2, 1) = t22;
+    R_WEngine(2, 2) = t23;
     // bushing 'mount' (bushing.cap:35): forces at its frames' origins
-    const double t23 = q[0]*t0*q[2]*tinv0*tinv0;
-    const double t24 = q[0]*q[2]*q[2]*q[2]*tinv0*tinv0;
-    const double t25 = q[0]*q[2]*t3*tinv0*tinv0;
-    const double t26 = -4.0*t5 - 4.0*t6 - 4.0*t15 + 4.0;
-    const double t27 = std::max(0.0, t26);
-    const double t28 = q[0]*q[2]*tinv0*t27;
-    const double t29 = 16.0*t23 + 16.0*t24 + 16.0*t25 + 4.0*t28;
-    const double t30 = t1*t2*tinv0*tinv0;
-    const double t31 = t1*t0*tinv0*tinv0;
-    const double t32 = t1*t3*tinv0*tinv0;
-    const double t33 = t27*t27;
-    const double t34 = q[0]*t2*q[3]*tinv0*tinv0;
-    const double t35 = q[0]*t0*q[3]*tinv0*tinv0;
-    const double t36 = q[0]*q[3]*q[3]*q[3]*tinv0*tinv0;
-    const double t37 = q[0]*q[3]*tinv0*t27;
-    const double t38 = 16.0*t34 + 16.0*t35 + 16.0*t36 + 4.0*t37;
-    const double t39 = t38*t38;
-    const double t40 = t29*t29;
-    const double t41 = q[0]*q[1]*t3*tinv0*tinv0;
-    const double t42 = q[0]*q[1]*q[1]*q[1]*tinv0*tinv0;
-    const double t43 = q[0]*q[1]*t2*tinv0*tinv0;
-    const double t44 = q[0]*q[1]*tinv0*t27;
-    const double t45 = 16.0*t41 + 16.0*t42 + 16.0*t43 + 4.0*t44;
-    const double t46 = t45*t45;
-    const double t47 = 16.0*t30 + 16.0*t31 + 16.0*t32 + t33;
-    const double t48 = t47*t47;
-    const double t49 = t39 + t40 + t46 + t48;
-    const double t50 = std::sqrt(t49);
-    const double t51 = 16.0*t30 + 16.0*t31 + 16.0*t32 + t33 + t50;
-    const double t52 = t51*t51;
-    const double t53 = t39 + t40 + t46 + t52;
-    const double tinv1 = 1.0/t53;
-    const double t54 = t29*t51*tinv1;
-    const double t55 = t45*t38*tinv1;
-    const double t56 = 2.0*t54 + 2.0*t55;
-    const double t57 = params.top_r[0]*R_WEngine(0, 0);
-    const double t58 = params.top_r[2]*R_WEngine(0, 2);
-    const double t59 = params.top_r[1]*R_WEngine(0, 1);
-    const double t60 = -params.support_r[0] + q[4] + t57 + t58 + t59;
-    const double t61 = t60*t56;
-    const double t62 = params.top_r[0]*R_WEngine(2, 0);
-    const double t63 = params.top_r[1]*R_WEngine(2, 1);
-    const double t64 = params.top_r[2]*R_WEngine(2, 2);
-    const double t65 = -params.support_r[2] + q[6] + t62 + t63 + t64;
-    const double t66 = t40*tinv1;
-    const double t67 = t46*tinv1;
-    const double t68 = -2.0*t66 - 2.0*t67 + 1.0;
-    const double t69 = t65*t68;
-    const double t70 = params.top_r[0]*R_WEngine(1, 0);
-    const double t71 = params.top_r[2]*R_WEngine(1, 2);
-    const double t72 = params.top_r[1]*R_WEngine(1, 1);
-    const double t73 = -params.support_r[1] + q[5] + t70 + t71 + t72;
-    const double t74 = t38*t29*tinv1;
-    const double t75 = t45*t51*tinv1;
-    const double t76 = 2.0*t74 - 2.0*t75;
-    const double t77 = t73*t76;
-    const double t78 = t61 + t69 + t77;
-    const double t79 = derived_.mount_F_AoMount_0*t78;
-    const double t80 = u[1]*t65;
-    const double t81 = u[2]*t73;
-    const double t82 = t62 + t63 + t64;
-    const double t83 = u[1]*t82;
-    const double t84 = t70 + t71 + t72;
-    const double t85 = u[2]*t84;
-    const double t86 = u[3] - 0.5*t80 + 0.5*t81 + t83 - t85;
-    const double t87 = t86*t56;
-    const double t88 = t57 + t58 + t59;
-    const double t89 = u[2]*t88;
-    const double t90 = u[2]*t60;
-    const double t91 = u[0]*t82;
-    const double t92 = u[0]*t65;
-    const double t93 = u[4] + t89 - 0.5*t90 - t91 + 0.5*t92;
-    const double t94 = t93*t76;
-    const double t95 = u[0]*t84;
-    const double t96 = u[1]*t60;
-    const double t97 = u[0]*t73;
-    const double t98 = u[1]*t88;
-    const double t99 = u[5] + t95 + 0.5*t96 - 0.5*t97 - t98;
-    const double t100 = t99*t68;
-    const double t101 = t87 + t94 + t100;
-    const double t102 = derived_.mount_F_AoMount_0_b*t101;
-    const double t103 = t79 + 2.0*t102;
-    const double t104 = t56*t103;
-    const double t105 = t45*t29*tinv1;
-    const double t106 = t38*t51*tinv1;
-    const double t107 = 2.0*t105 - 2.0*t106;
-    const double t108 = 2.0*t74 + 2.0*t75;
-    const double t109 = t65*t108;
-    const double t110 = t39*tinv1;
-    const double t111 = -2.0*t110 - 2.0*t67 + 1.0;
-    const double t112 = t73*t111;
-    const double t113 = t60*t107;
-    const double t114 = t109 + t112 + t113;
-    const double t115 = derived_.mount_F_AoMount_0*t114;
-    const double t116 = t93*t111;
-    const double t117 = t86*t107;
-    const double t118 = t99*t108;
-    const double t119 = t116 + t117 + t118;
-    const double t120 = derived_.mount_F_AoMount_0_b*t119;
-    const double t121 = t115 + 2.0*t120;
-    const double t122 = t107*t121;
-    const double t123 = -2.0*t66 - 2.0*t110 + 1.0;
-    const double t124 = t86*t123;
-    const double t125 = 2.0*t105 + 2.0*t106;
-    const double t126 = t93*t125;
-    const double t127 = -2.0*t54 + 2.0*t55;
-    const double t128 = t99*t127;
-    const double t129 = t124 + t126 + t128;
-    const double t130 = derived_.mount_F_AoMount_0_b*t129;
-    const double t131 = t65*t127;
-    const double t132 = t60*t123;
-    const double t133 = t73*t125;
-    const double t134 = t131 + t132 + t133;
-    const double t135 = derived_.mount_F_AoMount_0*t134;
-    const double t136 = 2.0*t130 + t135;
-    const double t137 = t123*t136;
-    const double t138 = -t104 - t122 - t137;
-    const double t139 = t111*t121;
-    const double t140 = t125*t136;
-    const double t141 = t76*t103;
-    const double t142 = -t139 - t140 - t141;
-    const double t143 = t108*t121;
-    const double t144 = t127*t136;
-    const double t145 = t68*t103;
-    const double t146 = -t143 - t144 - t145;
-    F_CoMount[3] = t138;
-    F_CoMount[4] = t142;
-    F_CoMount[5] = t146;
+    const double t24 = R_WEngine(0, 0)*R_WEngine(0, 0);
+    const double t25 = R_WEngine(1, 0)*R_WEngine(1, 0);
+    const double t26 = t24 + t25;
+    const double tinv1 = 1.0/t26;
+    const double t27 = std::atan2(R_WEngine(2, 1), R_WEngine(2, 2));
+    const double t28 = params.mount_torqueStiffness[0]*t27;
+    const double t29 = u[0]*R_WEngine(0, 0)*tinv1;
+    const double t30 = u[1]*R_WEngine(1, 0)*tinv1;
+    const double t31 = t29 + t30;
+    const double t32 = params.mount_torqueDamping[0]*t31;
+    const double t33 = t28 + t32;
+    const double t34 = R_WEngine(0, 0)*tinv1*t33;
+    const double t35 = std::sqrt(t26);
+    const double tinv2 = 1.0/t35;
+    const double t36 = std::atan2(-R_WEngine(2, 0), t35);
+    const double t37 = params.mount_torqueStiffness[1]*t36;
+    const double t38 = u[1]*R_WEngine(0, 0)*tinv2;
+    const double t39 = u[0]*R_WEngine(1, 0)*tinv2;
+    const double t40 = t38 - t39;
+    const double t41 = params.mount_torqueDamping[1]*t40;
+    const double t42 = t37 + t41;
+    const double t43 = R_WEngine(1, 0)*tinv2*t42;
+    const double t44 = R_WEngine(0, 0)*R_WEngine(2, 0)*tinv2;
+    const double t45 = std::atan2(R_WEngine(1, 0), R_WEngine(0, 0));
+    const double t46 = params.mount_torqueStiffness[2]*t45;
+    const double t47 = R_WEngine(2, 0)*R_WEngine(1, 0)*tinv2;
+    const double t48 = u[1]*tinv2*t47;
+    const double t49 = u[0]*tinv2*t44;
+    const double t50 = u[2] - t48 - t49;
+    const double t51 = params.mount_torqueDamping[2]*t50;
+    const double t52 = t46 + t51;
+    const double t53 = tinv2*t44*t52;
+    const double t54 = -t34 + t43 + t53;
+    const double t55 = params.top_r[0]*R_WEngine(2, 0);
+    const double t56 = params.top_r[2]*R_WEngine(2, 2);
+    const double t57 = params.top_r[1]*R_WEngine(2, 1);
+    const double t58 = t55 + t56 + t57;
+    const double t59 = -params.support_r[2] + q[6] + t58;
+    const double t60 = 2.0*t6 + 4.0*t7 + 2.0*t16;
+    const double t61 = -2.0*t6 - 2.0*t16 + t60 - 1.0;
+    const double t62 = t61 + 1.0;
+    const double t63 = t10*t62;
+    const double t64 = t18*t13;
+    const double t65 = t12*t19;
+    const double t66 = -2.0*t6 - 4.0*t7 - 2.0*t16;
+    const double t67 = -2.0*t6 - 2.0*t16 + t66 + 3.0;
+    const double t68 = t67 + 1.0;
+    const double t69 = std::max(0.0, t68);
+    const double t70 = t10*t69;
+    const double t71 = 16.0*t64 + 16.0*t65 + 4.0*t70;
+    const double t72 = 4.0*t63 + t71;
+    const double t73 = t18*t10;
+    const double t74 = t9*t19;
+    const double t75 = t3*tinv0*t13;
+    const double t76 = t13*t69;
+    const double t77 = 16.0*t74 + 16.0*t75 + 4.0*t76;
+    const double t78 = 16.0*t73 + t77;
+    const double t79 = t72*t72;
+    const double t80 = t12*t10;
+    const double t81 = t9*t13;
+    const double t82 = t1*tinv0*t19;
+    const double t83 = t19*t69;
+    const double t84 = 16.0*t81 + 16.0*t82 + 4.0*t83;
+    const double t85 = 16.0*t80 + t84;
+    const double t86 = t85*t85;
+    const double t87 = t78*t78;
+    const double t88 = t10*t10;
+    const double t89 = t13*t13;
+    const double t90 = t19*t19;
+    const double t91 = t69*t69;
+    const double t92 = 16.0*t89 + 16.0*t90 + t91;
+    const double t93 = 16.0*t88 + t92;
+    const double t94 = t93*t93;
+    const double t95 = t86 + t94 + t87;
+    const double t96 = t79 + t95;
+    const double t97 = std::sqrt(t96);
+    const double t98 = 16.0*t88 + t92 + t97;
+    const double t99 = t98*t98;
+    const double t100 = t86 + t87 + t99;
+    const double t101 = t79 + t100;
+    const double tinv3 = 1.0/t101;
+    const double t102 = t72*t78*tinv3;
+    const double t103 = t85*t98*tinv3;
+    const double t104 = 2.0*t102 - 2.0*t103;
+    const double t105 = params.top_r[0]*R_WEngine(0, 0);
+    const double t106 = params.top_r[1]*R_WEngine(0, 1);
+    const double t107 = params.top_r[2]*R_WEngine(0, 2);
+    const double t108 = t105 + t106 + t107;
+    const double t109 = -params.support_r[0] + q[4] + t108;
+    const double t110 = t78*t98*tinv3;
+    const double t111 = t85*t72*tinv3;
+    const double t112 = 2.0*t110 + 2.0*t111;
+    const double t113 = t109*t112;
+    const double t114 = params.top_r[0]*R_WEngine(1, 0);
+    const double t115 = params.top_r[2]*R_WEngine(1, 2);
+    const double t116 = params.top_r[1]*R_WEngine(1, 1);
+    const double t117 = t114 + t115 + t116;
+    const double t118 = -params.support_r[1] + q[5] + t117;
+    const double t119 = t118*t104;
+    const double t120 = t87*tinv3;
+    const double t121 = t86*tinv3;
+    const double t122 = -2.0*t120 - 2.0*t121 + 1.0;
+    const double t123 = t59*t122;
+    const double t124 = t113 + t119 + t123;
+    const double t125 = derived_.mount_F_AoMount_0_b*t124;
+    const double t126 = u[2]*t118;
+    const double t127 = u[2]*t117;
+    const double t128 = u[1]*t58;
+    const double t129 = u[3] - t127 + t128;
+    const double t130 = u[1]*t59;
+    const double t131 = 0.5*t126 + t129 - 0.5*t130;
+    const double t132 = t131*t112;
+    const double t133 = u[0]*t118;
+    const double t134 = u[1]*t109;
+    const double t135 = u[0]*t117;
+    const double t136 = u[1]*t108;
+    const double t137 = u[5] + t135 - t136;
+    const double t138 = -0.5*t133 + 0.5*t134 + t137;
+    const double t139 = t138*t122;
+    const double t140 = u[2]*t109;
+    const double t141 = u[0]*t58;
+    const double t142 = u[2]*t108;
+    const double t143 = u[4] - t141 + t142;
+    const double t144 = u[0]*t59;
+    const double t145 = -0.5*t140 + t143 + 0.5*t144;
+    const double t146 = t145*t104;
+    const double t147 = t132 + t139 + t146;
+    const double t148 = derived_.mount_F_AoMount_0*t147;
+    const double t149 = t125 + 2.0*t148;
+    const double t150 = t104*t149;
+    const double t151 = t72*t98*tinv3;
+    const double t152 = t85*t78*tinv3;
+    const double t153 = 2.0*t151 + 2.0*t152;
+    const double t154 = t118*t153;
+    const double t155 = -2.0*t110 + 2.0*t111;
+    const double t156 = t59*t155;
+    const double t157 = t79*tinv3;
+    const double t158 = -2.0*t120 - 2.0*t157 + 1.0;
+    const double t159 = t109*t158;
+    const double t160 = t154 + t156 + t159;
+    const double t161 = derived_.mount_F_AoMount_0_b*t160;
+    const double t162 = t138*t155;
+    const double t163 = t131*t158;
+    const double t164 = t145*t153;
+    const double t165 = t162 + t163 + t164;
+    const double t166 = derived_.mount_F_AoMount_0*t165;
+    const double t167 = t161 + 2.0*t166;
+    const double t168 = t153*t167;
+    const double t169 = -2.0*t157 - 2.0*t121 + 1.0;
+    const double t170 = t118*t169;
+    const double t171 = 2.0*t102 + 2.0*t103;
+    const double t172 = t59*t171;
+    const double t173 = -2.0*t151 + 2.0*t152;
+    const double t174 = t109*t173;
+    const double t175 = t170 + t172 + t174;
+    const double t176 = derived_.mount_F_AoMount_0_b*t175;
+    const double t177 = t145*t169;
+    const double t178 = t131*t173;
+    const double t179 = t138*t171;
+    const double t180 = t177 + t178 + t179;
+    const double t181 = derived_.mount_F_AoMount_0*t180;
+    const double t182 = t176 + 2.0*t181;
+    const double t183 = t169*t182;
+    const double t184 = -t150 - t168 - t183;
+    const double t185 = t59*t184;
+    const double t186 = t171*t182;
+    const double t187 = t155*t167;
+    const double t188 = t122*t149;
+    const double t189 = -t186 - t187 - t188;
+    const double t190 = t118*t189;
+    const double t191 = t54 + 0.5*t185 - 0.5*t190;
+    const double t192 = R_WEngine(1, 0)*tinv1*t33;
+    const double t193 = R_WEngine(0, 0)*tinv2*t42;
+    const double t194 = tinv2*t47*t52;
+    const double t195 = -t192 - t193 + t194;
+    const double t196 = t109*t189;
+    const double t197 = t158*t167;
+    const double t198 = t112*t149;
+    const double t199 = t173*t182;
+    const double t200 = -t197 - t198 - t199;
+    const double t201 = t59*t200;
+    const double t202 = t195 + 0.5*t196 - 0.5*t201;
+    F_CoMount[0] = t191;
+    F_CoMount[1] = t202;
+    F_CoMount[3] = t200;
+    F_CoMount[4] = t184;
+    F_CoMount[5] = t189;
     // mass matrix (composite rigid body, in World)
-    const double t147 = derived_.M_0_0_b*R_WEngine(0, 2);
-    const double t148 = derived_.M_0_0*R_WEngine(0, 1);
-    const double t149 = derived_.I_KEngine[4]*R_WEngine(0, 0);
-    const double t150 = t147 + t148 + t149;
-    const double t151 = R_WEngine(0, 0)*t150;
-    const double t152 = derived_.M_0_0_c*R_WEngine(0, 2);
-    const double t153 = derived_.I_KEngine[8]*R_WEngine(0, 1);
-    const double t154 = derived_.I_KEngine[5]*R_WEngine(0, 0);
-    const double t155 = t152 + t153 + t154;
-    const double t156 = R_WEngine(0, 1)*t155;
-    const double t157 = derived_.I_KEngine[6]*R_WEngine(0, 0);
-    const double t158 = derived_.I_KEngine[9]*R_WEngine(0, 1);
-    const double t159 = derived_.I_KEngine[12]*R_WEngine(0, 2);
-    const double t160 = t157 + t158 + t159;
-    const double t161 = R_WEngine(0, 2)*t160;
-    const double t162 = t151 + t156 + t161;
-    const double t163 = R_WEngine(1, 0)*t150;
-    const double t164 = R_WEngine(1, 2)*t160;
-    const double t165 = R_WEngine(1, 1)*t155;
-    const double t166 = t163 + t164 + t165;
-    const double t167 = R_WEngine(2, 0)*t150;
-    const double t168 = R_WEngine(2, 1)*t155;
-    const double t169 = R_WEngine(2, 2)*t160;
-    const double t170 = t167 + t168 + t169;
-    const double t171 = derived_.I_KEngine[2]*R_WEngine(2, 1);
-    const double t172 = derived_.I_KEngine[1]*R_WEngine(2, 0);
-    const double t173 = derived_.I_KEngine[3]*R_WEngine(2, 2);
-    const double t174 = -t171 - t172 - t173;
-    const double t175 = derived_.I_KEngine[1]*R_WEngine(1, 0);
-    const double t176 = derived_.I_KEngine[3]*R_WEngine(1, 2);
-    const double t177 = derived_.I_KEngine[2]*R_WEngine(1, 1);
-    const double t178 = t175 + t176 + t177;
-    const double t179 = derived_.I_KEngine[4]*R_WEngine(1, 0);
-    const double t180 = derived_.M_0_0*R_WEngine(1, 1);
-    const double t181 = derived_.M_0_0_b*R_WEngine(1, 2);
-    const double t182 = t179 + t180 + t181;
-    const double t183 = R_WEngine(0, 0)*t182;
-    const double t184 = derived_.I_KEngine[8]*R_WEngine(1, 1);
-    const double t185 = derived_.M_0_0_c*R_WEngine(1, 2);
-    const double t186 = derived_.I_KEngine[5]*R_WEngine(1, 0);
-    const double t187 = t184 + t185 + t186;
-    const double t188 = R_WEngine(0, 1)*t187;
-    const double t189 = derived_.I_KEngine[6]*R_WEngine(1, 0);
-    const double t190 = derived_.I_KEngine[12]*R_WEngine(1, 2);
-    const double t191 = derived_.I_KEngine[9]*R_WEngine(1, 1);
-    const double t192 = t189 + t190 + t191;
-    const double t193 = R_WEngine(0, 2)*t192;
-    const double t194 = t183 + t188 + t193;
-    const double t195 = R_WEngine(1, 2)*t192;
-    const double t196 = R_WEngine(1, 1)*t187;
-    const double t197 = R_WEngine(1, 0)*t182;
-    const double t198 = t195 + t196 + t197;
-    const double t199 = R_WEngine(2, 1)*t187;
-    const double t200 = R_WEngine(2, 2)*t192;
-    const double t201 = R_WEngine(2, 0)*t182;
-    const double t202 = t199 + t200 + t201;
-    const double t203 = t171 + t172 + t173;
-    const double t204 = derived_.I_KEngine[2]*R_WEngine(0, 1);
-    const double t205 = derived_.I_KEngine[3]*R_WEngine(0, 2);
-    const double t206 = derived_.I_KEngine[1]*R_WEngine(0, 0);
-    const double t207 = -t204 - t205 - t206;
-    const double t208 = derived_.I_KEngine[12]*R_WEngine(2, 2);
-    const double t209 = derived_.I_KEngine[6]*R_WEngine(2, 0);
-    const double t210 = derived_.I_KEngine[9]*R_WEngine(2, 1);
+    const double t203 = derived_.I_KEngine[8]*R_WEngine(0, 1);
+    const double t204 = derived_.I_KEngine[5]*R_WEngine(0, 0);
+    const double t205 = derived_.M_0_0_c*R_WEngine(0, 2);
+    const double t206 = t203 + t204 + t205;
+    const double t207 = R_WEngine(0, 1)*t206;
+    const double t208 = derived_.I_KEngine[4]*R_WEngine(0, 0);
+    const double t209 = derived_.M_0_0*R_WEngine(0, 2);
+    const double t210 = derived_.M_0_0_b*R_WEngine(0, 1);
     const double t211 = t208 + t209 + t210;
-    const double t212 = R_WEngine(0, 2)*t211;
-    const double t213 = derived_.M_0_0*R_WEngine(2, 1);
-    const double t214 = derived_.I_KEngine[4]*R_WEngine(2, 0);
-    const double t215 = derived_.M_0_0_b*R_WEngine(2, 2);
+    const double t212 = R_WEngine(0, 0)*t211;
+    const double t213 = derived_.I_KEngine[9]*R_WEngine(0, 1);
+    const double t214 = derived_.I_KEngine[12]*R_WEngine(0, 2);
+    const double t215 = derived_.I_KEngine[6]*R_WEngine(0, 0);
     const double t216 = t213 + t214 + t215;
-    const double t217 = R_WEngine(0, 0)*t216;
-    const double t218 = derived_.I_KEngine[5]*R_WEngine(2, 0);
-    const double t219 = derived_.I_KEngine[8]*R_WEngine(2, 1);
-    const double t220 = derived_.M_0_0_c*R_WEngine(2, 2);
-    const double t221 = t218 + t219 + t220;
-    const double t222 = R_WEngine(0, 1)*t221;
-    const double t223 = t212 + t217 + t222;
-    const double t224 = R_WEngine(1, 1)*t221;
-    const double t225 = R_WEngine(1, 0)*t216;
-    const double t226 = R_WEngine(1, 2)*t211;
-    const double t227 = t224 + t225 + t226;
-    const double t228 = R_WEngine(2, 0)*t216;
-    const double t229 = R_WEngine(2, 2)*t211;
-    const double t230 = R_WEngine(2, 1)*t221;
-    const double t231 = t228 + t229 + t230;
-    const double t232 = -t175 - t176 - t177;
-    const double t233 = t204 + t205 + t206;
-    M(0, 0) = t162;
-    M(0, 1) = t166;
-    M(0, 2) = t170;
-    M(0, 4) = t174;
-    M(0, 5) = t178;
-    M(1, 0) = t194;
-    M(1, 1) = t198;
-    M(1, 2) = t202;
-    M(1, 3) = t203;
-    M(1, 5) = t207;
-    M(2, 0) = t223;
-    M(2, 1) = t227;
-    M(2, 2) = t231;
-    M(2, 3) = t232;
-    M(2, 4) = t233;
+    const double t217 = R_WEngine(0, 2)*t216;
+    const double t218 = t207 + t212 + t217;
+    const double t219 = R_WEngine(1, 0)*t211;
+    const double t220 = R_WEngine(1, 1)*t206;
+    const double t221 = R_WEngine(1, 2)*t216;
+    const double t222 = t219 + t220 + t221;
+    const double t223 = R_WEngine(2, 1)*t206;
+    const double t224 = R_WEngine(2, 2)*t216;
+    const double t225 = R_WEngine(2, 0)*t211;
+    const double t226 = t223 + t224 + t225;
+    const double t227 = derived_.I_KEngine[3]*R_WEngine(1, 2);
+    const double t228 = derived_.I_KEngine[2]*R_WEngine(1, 1);
+    const double t229 = derived_.I_KEngine[1]*R_WEngine(1, 0);
+    const double t230 = t227 + t228 + t229;
+    const double t231 = derived_.I_KEngine[8]*R_WEngine(1, 1);
+    const double t232 = derived_.M_0_0_c*R_WEngine(1, 2);
+    const double t233 = derived_.I_KEngine[5]*R_WEngine(1, 0);
+    const double t234 = t231 + t232 + t233;
+    const double t235 = R_WEngine(0, 1)*t234;
+    const double t236 = derived_.I_KEngine[4]*R_WEngine(1, 0);
+    const double t237 = derived_.M_0_0*R_WEngine(1, 2);
+    const double t238 = derived_.M_0_0_b*R_WEngine(1, 1);
+    const double t239 = t236 + t237 + t238;
+    const double t240 = R_WEngine(0, 0)*t239;
+    const double t241 = derived_.I_KEngine[6]*R_WEngine(1, 0);
+    const double t242 = derived_.I_KEngine[12]*R_WEngine(1, 2);
+    const double t243 = derived_.I_KEngine[9]*R_WEngine(1, 1);
+    const double t244 = t241 + t242 + t243;
+    const double t245 = R_WEngine(0, 2)*t244;
+    const double t246 = t235 + t240 + t245;
+    const double t247 = R_WEngine(1, 0)*t239;
+    const double t248 = R_WEngine(1, 2)*t244;
+    const double t249 = R_WEngine(1, 1)*t234;
+    const double t250 = t247 + t248 + t249;
+    const double t251 = R_WEngine(2, 2)*t244;
+    const double t252 = R_WEngine(2, 0)*t239;
+    const double t253 = R_WEngine(2, 1)*t234;
+    const double t254 = t251 + t252 + t253;
+    const double t255 = derived_.I_KEngine[3]*R_WEngine(2, 2);
+    const double t256 = derived_.I_KEngine[1]*R_WEngine(2, 0);
+    const double t257 = derived_.I_KEngine[2]*R_WEngine(2, 1);
+    const double t258 = t255 + t256 + t257;
+    const double t259 = derived_.I_KEngine[8]*R_WEngine(2, 1);
+    const double t260 = derived_.M_0_0_c*R_WEngine(2, 2);
+    const double t261 = derived_.I_KEngine[5]*R_WEngine(2, 0);
+    const double t262 = t259 + t260 + t261;
+    const double t263 = R_WEngine(0, 1)*t262;
+    const double t264 = derived_.I_KEngine[4]*R_WEngine(2, 0);
+    const double t265 = derived_.M_0_0*R_WEngine(2, 2);
+    const double t266 = derived_.M_0_0_b*R_WEngine(2, 1);
+    const double t267 = t264 + t265 + t266;
+    const double t268 = R_WEngine(0, 0)*t267;
+    const double t269 = derived_.I_KEngine[9]*R_WEngine(2, 1);
+    const double t270 = derived_.I_KEngine[6]*R_WEngine(2, 0);
+    const double t271 = derived_.I_KEngine[12]*R_WEngine(2, 2);
+    const double t272 = t269 + t270 + t271;
+    const double t273 = R_WEngine(0, 2)*t272;
+    const double t274 = t263 + t268 + t273;
+    const double t275 = R_WEngine(1, 2)*t272;
+    const double t276 = R_WEngine(1, 0)*t267;
+    const double t277 = R_WEngine(1, 1)*t262;
+    const double t278 = t275 + t276 + t277;
+    const double t279 = R_WEngine(2, 1)*t262;
+    const double t280 = R_WEngine(2, 0)*t267;
+    const double t281 = R_WEngine(2, 2)*t272;
+    const double t282 = t279 + t280 + t281;
+    const double t283 = derived_.I_KEngine[1]*R_WEngine(0, 0);
+    const double t284 = derived_.I_KEngine[3]*R_WEngine(0, 2);
+    const double t285 = derived_.I_KEngine[2]*R_WEngine(0, 1);
+    const double t286 = t283 + t284 + t285;
+    M(0, 0) = t218;
+    M(0, 1) = t222;
+    M(0, 2) = t226;
+    M(0, 5) = t230;
+    M(1, 0) = t246;
+    M(1, 1) = t250;
+    M(1, 2) = t254;
+    M(1, 3) = t258;
+    M(2, 0) = t274;
+    M(2, 1) = t278;
+    M(2, 2) = t282;
+    M(2, 4) = t286;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
-    const double t234 = -derived_.udot_0*M(0, 4)*M(2, 4) + t212 + t217 + t222;
-    const double tinv2 = 1.0/(-derived_.udot_0*M(2, 4)*M(2, 4) + t228 + t229 + t230 -
-        derived_.udot_0*M(2, 3)*M(2, 3));
-    const double t235 = t224 - derived_.udot_0*M(2, 3)*M(1, 3) + t225 + t226;
-    const double tinv3 = 1.0/(t195 - derived_.udot_0*M(1, 5)*M(1, 5) + t196 -
-        derived_.udot_0*M(1, 3)*M(1, 3) + t197 - t235*t235*tinv2);
-    const double t236 = t183 - derived_.udot_0*M(0, 5)*M(1, 5) + t188 + t193 - t234*t235*tinv2;
-    const double t237 = t151 - derived_.udot_0*M(0, 4)*M(0, 4) - derived_.udot_0*M(0, 5)*M(0, 5) +
-        t156 + t161 - t234*t234*tinv2 - tinv3*t236*t236;
-    const double tinv4 = 1.0/t237;
-    const double t238 = u[0]*M(2, 0) + u[1]*M(2, 1) + u[2]*M(2, 2);
-    const double t239 = u[1]*M(1, 1) + u[0]*M(1, 0) + u[2]*M(1, 2);
-    const double t240 = R_WEngine(0, 0)*R_WEngine(0, 0) + R_WEngine(1, 0)*R_WEngine(1, 0);
-    const double tinv5 = 1.0/t240;
-    const double t241 = params.mount_torqueStiffness[2]*std::atan2(R_WEngine(1, 0), R_WEngine(0, 0));
-    const double t242 = params.mount_torqueDamping[2]*(u[2] -
-        u[0]*R_WEngine(0, 0)*R_WEngine(2, 0)*tinv5 - u[1]*R_WEngine(1, 0)*R_WEngine(2, 0)*tinv5);
-    const double t243 = t241 + t242;
-    const double t244 = params.mount_torqueStiffness[0]*std::atan2(R_WEngine(2, 1), R_WEngine(2, 2)) +
-        params.mount_torqueDamping[0]*(u[1]*R_WEngine(1, 0)*tinv5 + u[0]*R_WEngine(0, 0)*tinv5);
-    const double t245 = std::sqrt(t240);
-    const double tinv6 = 1.0/t245;
-    const double t246 = params.mount_torqueStiffness[1]*std::atan2(-R_WEngine(2, 0), t245) +
-        params.mount_torqueDamping[1]*(-u[0]*R_WEngine(1, 0)*tinv6 + u[1]*R_WEngine(0, 0)*tinv6);
-    const double t247 = -u[2]*M(0, 5) + u[1]*M(1, 3);
-    const double t248 = -u[0]*M(1, 3) + u[2]*M(2, 4);
-    const double t249 = derived_.udot_0_d + u[1]*t247 - u[0]*t248 - t143 - t144 - t145;
-    const double t250 = -u[1]*M(2, 4) + u[0]*M(0, 5);
-    const double t251 = derived_.udot_0_b + u[0]*t250 - u[2]*t247 - t139 - t140 - t141;
-    const double t252 = u[0]*M(0, 0) + u[1]*M(0, 1) + u[2]*M(0, 2);
-    const double t253 = derived_.udot_0_c - u[1]*t250 + u[2]*t248 - t104 - t122 - t137;
-    const double t254 = -t241 + params.world_gravity[1]*M(2, 4) - params.world_gravity[0]*M(0, 5) -
-        t242 + u[1]*t252 - u[0]*t239 - 0.5*t60*F_CoMount[4] - derived_.udot_0*M(2, 3)*t253 -
-        t84*F_CoMount[3] + t88*F_CoMount[4] - derived_.udot_0*M(2, 4)*t251 + 0.5*t73*F_CoMount[3];
-    const double t255 = -params.world_gravity[2]*M(2, 4) + params.world_gravity[0]*M(1, 3) +
-        u[0]*t238 - u[2]*t252 + R_WEngine(1, 0)*R_WEngine(2, 0)*tinv5*t243 -
-        R_WEngine(1, 0)*tinv5*t244 - R_WEngine(0, 0)*tinv6*t246 - t88*F_CoMount[5] +
-        0.5*t60*F_CoMount[5] - derived_.udot_0*M(1, 5)*t249 + t82*F_CoMount[3] -
-        0.5*t65*F_CoMount[3] - derived_.udot_0*M(1, 3)*t253 - t235*tinv2*t254;
-    const double t256 = params.world_gravity[2]*M(0, 5) - params.world_gravity[1]*M(1, 3) -
-        u[1]*t238 + u[2]*t239 + R_WEngine(0, 0)*R_WEngine(2, 0)*tinv5*t243 -
-        R_WEngine(0, 0)*tinv5*t244 + R_WEngine(1, 0)*tinv6*t246 - t82*F_CoMount[4] -
-        derived_.udot_0*M(0, 5)*t249 + t84*F_CoMount[5] - derived_.udot_0*M(0, 4)*t251 +
-        0.5*t65*F_CoMount[4] - 0.5*t73*F_CoMount[5] - t234*tinv2*t254 - tinv3*t236*t255;
-    const double t257 = tinv3*t255 - tinv3*t236*tinv4*t256;
-    const double t258 = tinv2*t254 - t234*tinv2*tinv4*t256 - t235*tinv2*t257;
-    udot[0] = tinv4*t256;
-    udot[1] = t257;
-    udot[2] = t258;
-    udot[3] = derived_.udot_0*t253 - derived_.udot_0*M(1, 3)*t257 - derived_.udot_0*M(2, 3)*t258;
-    udot[4] = derived_.udot_0*t251 - derived_.udot_0*M(0, 4)*tinv4*t256 -
-        derived_.udot_0*M(2, 4)*t258;
-    udot[5] = derived_.udot_0*t249 - derived_.udot_0*M(0, 5)*tinv4*t256 -
-        derived_.udot_0*M(1, 5)*t257;
+    const double t287 = derived_.udot_0*M(0, 5)*M(0, 5);
+    const double t288 = derived_.udot_0*M(1, 3)*M(1, 3);
+    const double t289 = derived_.udot_0*M(2, 4)*M(2, 4);
+    const double tinv4 = 1.0/(-t287 - t289 + M(2, 2));
+    const double t290 = derived_.udot_0*M(2, 4)*M(1, 3) + M(2, 0);
+    const double t291 = derived_.udot_0*M(0, 5)*M(1, 3) + M(2, 1);
+    const double tinv5 = 1.0/(-t289 - t288 + M(1, 1) - tinv4*t291*t291);
+    const double t292 = derived_.udot_0*M(0, 5)*M(2, 4) + M(1, 0) - tinv4*t290*t291;
+    const double tinv6 = 1.0/(-t287 - t288 + M(0, 0) - tinv4*t290*t290 - tinv5*t292*t292);
+    const double t293 = -u[2]*M(0, 5) + u[1]*M(1, 3);
+    const double t294 = -u[1]*M(2, 4) + u[0]*M(0, 5);
+    const double t295 = -(derived_.C_4 + u[2]*t293 - u[0]*t294) + F_CoMount[4];
+    const double t296 = u[1]*M(1, 1) + u[0]*M(1, 0) + u[2]*M(1, 2);
+    const double t297 = u[0]*M(2, 0) + u[1]*M(2, 1) + u[2]*M(2, 2);
+    const double t298 = u[2]*M(2, 4) - u[0]*M(1, 3);
+    const double t299 = -(derived_.C_5 - u[1]*t293 + u[0]*t298) + F_CoMount[5];
+    const double t300 = -(derived_.C_3 + u[1]*t294 - u[2]*t298) + F_CoMount[3];
+    const double t301 = u[1]*M(0, 1) + u[2]*M(0, 2) + u[0]*M(0, 0);
+    const double t302 = derived_.udot_0*M(0, 5)*t300 +
+        (u[1]*t301 - (-params.world_gravity[1]*M(2, 4) + params.world_gravity[0]*M(0, 5) +
+        u[0]*t296) - derived_.udot_0*M(2, 4)*t295) +
+        (t108*F_CoMount[4] - 0.5*t109*F_CoMount[4] - t117*F_CoMount[3] +
+        (-t46 - t51 + 0.5*t118*F_CoMount[3]));
+    const double t303 = -derived_.udot_0*M(1, 3)*t300 +
+        (u[0]*t297 - (-params.world_gravity[0]*M(1, 3) + params.world_gravity[2]*M(2, 4) +
+        u[2]*t301) + derived_.udot_0*M(2, 4)*t299) +
+        (-t108*F_CoMount[5] + t58*F_CoMount[3] + F_CoMount[1]) - tinv4*t291*t302;
+    const double t304 = derived_.udot_0*M(1, 3)*t295 +
+        (u[2]*t296 - (params.world_gravity[1]*M(1, 3) - params.world_gravity[2]*M(0, 5) +
+        u[1]*t297) - derived_.udot_0*M(0, 5)*t299) +
+        (-t58*F_CoMount[4] + t117*F_CoMount[5] + F_CoMount[0]) - tinv4*t290*t302 - tinv5*t292*t303;
+    const double t305 = tinv5*t292*tinv6;
+    const double t306 = tinv5*t303 - t305*t304;
+    const double t307 = tinv4*t302 - (tinv4*t290*tinv6)*t304 - tinv4*t291*t306;
+    const double t308 = derived_.udot_0*t295 + derived_.udot_0*(M(1, 3)*tinv6*t304) -
+        derived_.udot_0*M(2, 4)*t307;
+    const double t309 = derived_.udot_0*t299 - derived_.udot_0*(M(0, 5)*tinv6*t304) +
+        derived_.udot_0*M(2, 4)*t306;
+    udot[0] = tinv6*t304;
+    udot[1] = t306;
+    udot[2] = t307;
+    udot[3] = derived_.udot_0*t300 - derived_.udot_0*M(1, 3)*t306 + derived_.udot_0*M(0, 5)*t307;
+    udot[4] = t308;
+    udot[5] = t309;
   }
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
@@ -821,348 +849,410 @@ class BushingMount {
   // [p_BoQ_W x f; f].
   // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4
   // multiplies):
-  //   CRBA + L^T D L in World: 261 adds, 439 muls, 7 divs (weighted 752.0);
-  //   ABA in World: 308 adds, 601 muls, 7 divs (weighted 961.0);
-  //   CRBA + L^T D L in joint frames: 367 adds, 658 muls, 10 divs (weighted 1089.0);
-  //   ABA in joint frames: 471 adds, 939 muls, 10 divs (weighted 1474.0).
-  // (261 adds, 439 muls, 7 divs, 6 calls, 0 other)
+  //   CRBA + L^T D L in World: 238 adds, 398 muls, 7 divs (weighted 688.0);
+  //   ABA in World: 291 adds, 546 muls, 7 divs (weighted 889.0);
+  //   CRBA + L^T D L in joint frames: 362 adds, 621 muls, 10 divs (weighted 1047.0);
+  //   ABA in joint frames: 466 adds, 866 muls, 10 divs (weighted 1396.0).
+  // (238 adds, 398 muls, 7 divs, 6 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
     MassMatrix M;
+    U C;
     Eigen::Matrix3d R_WEngine;  // R_WB of 'engine'
     Eigen::Matrix<double, 6, 1> F_CoMount;  // [torque; force] at the frame origin, in World
     // joint 'float' (bushing.cap:31) -> body 'engine'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[0]*q[0];
-    const double t2 = q[2]*q[2];
-    const double t3 = q[3]*q[3];
-    const double t4 = t0 + t1 + t2 + t3;
-    const double tinv0 = 1.0/t4;
-    const double t5 = t3*tinv0;
-    const double t6 = t2*tinv0;
-    const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
-    const double t8 = q[0]*q[3]*tinv0;
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[0]*q[0];
+    const double t3 = q[2]*q[2];
+    const double t4 = t1 + t2 + t3;
+    const double t5 = t0 + t4;
+    const double tinv0 = 1.0/t5;
+    const double t6 = t3*tinv0;
+    const double t7 = t0*tinv0;
+    const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
     const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = -2.0*t8 + 2.0*t9;
-    const double t11 = q[0]*q[2]*tinv0;
+    const double t10 = q[0]*q[3]*tinv0;
+    const double t11 = 2.0*t9 - 2.0*t10;
     const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = 2.0*t11 + 2.0*t12;
-    const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = t0*tinv0;
-    const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
-    const double t17 = q[2]*q[3]*tinv0;
-    const double t18 = q[0]*q[1]*tinv0;
-    const double t19 = 2.0*t17 - 2.0*t18;
-    const double t20 = -2.0*t11 + 2.0*t12;
-    const double t21 = 2.0*t17 + 2.0*t18;
-    const double t22 = -2.0*t6 - 2.0*t15 + 1.0;
-    R_WEngine(0, 0) = t7;
-    R_WEngine(0, 1) = t10;
-    R_WEngine(0, 2) = t13;
-    R_WEngine(1, 0) = t14;
-    R_WEngine(1, 1) = t16;
-    R_WEngine(1, 2) = t19;
-    R_WEngine(2, 0) = t20;
-    R_WEngine(2, 1) = t21;
-    R_WEngine(2, 2) = t22;
+    const double t13 = q[0]*q[2]*tinv0;
+    const double t14 = 2.0*t12 + 2.0*t13;
+    const double t15 = 2.0*t9 + 2.0*t10;
+    const double t16 = t1*tinv0;
+    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
+    const double t18 = q[2]*q[3]*tinv0;
+    const double t19 = q[0]*q[1]*tinv0;
+    const double t20 = 2.0*t18 - 2.0*t19;
+    const double t21 = 2.0*t12 - 2.0*t13;
+    const double t22 = 2.0*t18 + 2.0*t19;
+    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    R_WEngine(0, 0) = t8;
+    R_WEngine(0, 1) = t11;
+    R_WEngine(0, 2) = t14;
+    R_WEngine(1, 0) = t15;
+    R_WEngine(1, 1) = t17;
+    R_WEngine(1, 2) = t20;
+    R_WEngine(2, 0) = t21;
+    R_WEngine(2, 1) = t22;
+    R_WEngine(2, 2) = t23;
     // bushing 'mount' (bushing.cap:35): forces at its frames' origins
-    const double t23 = q[0]*t0*q[2]*tinv0*tinv0;
-    const double t24 = q[0]*q[2]*q[2]*q[2]*tinv0*tinv0;
-    const double t25 = q[0]*q[2]*t3*tinv0*tinv0;
-    const double t26 = -4.0*t5 - 4.0*t6 - 4.0*t15 + 4.0;
-    const double t27 = std::max(0.0, t26);
-    const double t28 = q[0]*q[2]*tinv0*t27;
-    const double t29 = 16.0*t23 + 16.0*t24 + 16.0*t25 + 4.0*t28;
-    const double t30 = t1*t2*tinv0*tinv0;
-    const double t31 = t1*t0*tinv0*tinv0;
-    const double t32 = t1*t3*tinv0*tinv0;
-    const double t33 = t27*t27;
-    const double t34 = q[0]*t2*q[3]*tinv0*tinv0;
-    const double t35 = q[0]*t0*q[3]*tinv0*tinv0;
-    const double t36 = q[0]*q[3]*q[3]*q[3]*tinv0*tinv0;
-    const double t37 = q[0]*q[3]*tinv0*t27;
-    const double t38 = 16.0*t34 + 16.0*t35 + 16.0*t36 + 4.0*t37;
-    const double t39 = t38*t38;
-    const double t40 = t29*t29;
-    const double t41 = q[0]*q[1]*t3*tinv0*tinv0;
-    const double t42 = q[0]*q[1]*q[1]*q[1]*tinv0*tinv0;
-    const double t43 = q[0]*q[1]*t2*tinv0*tinv0;
-    const double t44 = q[0]*q[1]*tinv0*t27;
-    const double t45 = 16.0*t41 + 16.0*t42 + 16.0*t43 + 4.0*t44;
-    const double t46 = t45*t45;
-    const double t47 = 16.0*t30 + 16.0*t31 + 16.0*t32 + t33;
-    const double t48 = t47*t47;
-    const double t49 = t39 + t40 + t46 + t48;
-    const double t50 = std::sqrt(t49);
-    const double t51 = 16.0*t30 + 16.0*t31 + 16.0*t32 + t33 + t50;
-    const double t52 = t51*t51;
-    const double t53 = t39 + t40 + t46 + t52;
-    const double tinv1 = 1.0/t53;
-    const double t54 = t29*t51*tinv1;
-    const double t55 = t45*t38*tinv1;
-    const double t56 = 2.0*t54 + 2.0*t55;
-    const double t57 = params.top_r[0]*R_WEngine(0, 0);
-    const double t58 = params.top_r[2]*R_WEngine(0, 2);
-    const double t59 = params.top_r[1]*R_WEngine(0, 1);
-    const double t60 = -params.support_r[0] + q[4] + t57 + t58 + t59;
-    const double t61 = t60*t56;
-    const double t62 = params.top_r[0]*R_WEngine(2, 0);
-    const double t63 = params.top_r[1]*R_WEngine(2, 1);
-    const double t64 = params.top_r[2]*R_WEngine(2, 2);
-    const double t65 = -params.support_r[2] + q[6] + t62 + t63 + t64;
-    const double t66 = t40*tinv1;
-    const double t67 = t46*tinv1;
-    const double t68 = -2.0*t66 - 2.0*t67 + 1.0;
-    const double t69 = t65*t68;
-    const double t70 = params.top_r[0]*R_WEngine(1, 0);
-    const double t71 = params.top_r[2]*R_WEngine(1, 2);
-    const double t72 = params.top_r[1]*R_WEngine(1, 1);
-    const double t73 = -params.support_r[1] + q[5] + t70 + t71 + t72;
-    const double t74 = t38*t29*tinv1;
-    const double t75 = t45*t51*tinv1;
-    const double t76 = 2.0*t74 - 2.0*t75;
-    const double t77 = t73*t76;
-    const double t78 = t61 + t69 + t77;
-    const double t79 = derived_.mount_F_AoMount_0*t78;
-    const double t80 = u[1]*t65;
-    const double t81 = u[2]*t73;
-    const double t82 = t62 + t63 + t64;
-    const double t83 = u[1]*t82;
-    const double t84 = t70 + t71 + t72;
-    const double t85 = u[2]*t84;
-    const double t86 = u[3] - 0.5*t80 + 0.5*t81 + t83 - t85;
-    const double t87 = t86*t56;
-    const double t88 = t57 + t58 + t59;
-    const double t89 = u[2]*t88;
-    const double t90 = u[2]*t60;
-    const double t91 = u[0]*t82;
-    const double t92 = u[0]*t65;
-    const double t93 = u[4] + t89 - 0.5*t90 - t91 + 0.5*t92;
-    const double t94 = t93*t76;
-    const double t95 = u[0]*t84;
-    const double t96 = u[1]*t60;
-    const double t97 = u[0]*t73;
-    const double t98 = u[1]*t88;
-    const double t99 = u[5] + t95 + 0.5*t96 - 0.5*t97 - t98;
-    const double t100 = t99*t68;
-    const double t101 = t87 + t94 + t100;
-    const double t102 = derived_.mount_F_AoMount_0_b*t101;
-    const double t103 = t79 + 2.0*t102;
-    const double t104 = t56*t103;
-    const double t105 = t45*t29*tinv1;
-    const double t106 = t38*t51*tinv1;
-    const double t107 = 2.0*t105 - 2.0*t106;
-    const double t108 = 2.0*t74 + 2.0*t75;
-    const double t109 = t65*t108;
-    const double t110 = t39*tinv1;
-    const double t111 = -2.0*t110 - 2.0*t67 + 1.0;
-    const double t112 = t73*t111;
-    const double t113 = t60*t107;
-    const double t114 = t109 + t112 + t113;
-    const double t115 = derived_.mount_F_AoMount_0*t114;
-    const double t116 = t93*t111;
-    const double t117 = t86*t107;
-    const double t118 = t99*t108;
-    const double t119 = t116 + t117 + t118;
-    const double t120 = derived_.mount_F_AoMount_0_b*t119;
-    const double t121 = t115 + 2.0*t120;
-    const double t122 = t107*t121;
-    const double t123 = -2.0*t66 - 2.0*t110 + 1.0;
-    const double t124 = t86*t123;
-    const double t125 = 2.0*t105 + 2.0*t106;
-    const double t126 = t93*t125;
-    const double t127 = -2.0*t54 + 2.0*t55;
-    const double t128 = t99*t127;
-    const double t129 = t124 + t126 + t128;
-    const double t130 = derived_.mount_F_AoMount_0_b*t129;
-    const double t131 = t65*t127;
-    const double t132 = t60*t123;
-    const double t133 = t73*t125;
-    const double t134 = t131 + t132 + t133;
-    const double t135 = derived_.mount_F_AoMount_0*t134;
-    const double t136 = 2.0*t130 + t135;
-    const double t137 = t123*t136;
-    const double t138 = -t104 - t122 - t137;
-    const double t139 = t111*t121;
-    const double t140 = t125*t136;
-    const double t141 = t76*t103;
-    const double t142 = -t139 - t140 - t141;
-    const double t143 = t108*t121;
-    const double t144 = t127*t136;
-    const double t145 = t68*t103;
-    const double t146 = -t143 - t144 - t145;
-    F_CoMount[3] = t138;
-    F_CoMount[4] = t142;
-    F_CoMount[5] = t146;
+    const double t24 = R_WEngine(0, 0)*R_WEngine(0, 0);
+    const double t25 = R_WEngine(1, 0)*R_WEngine(1, 0);
+    const double t26 = t24 + t25;
+    const double tinv1 = 1.0/t26;
+    const double t27 = std::atan2(R_WEngine(2, 1), R_WEngine(2, 2));
+    const double t28 = params.mount_torqueStiffness[0]*t27;
+    const double t29 = u[0]*R_WEngine(0, 0)*tinv1;
+    const double t30 = u[1]*R_WEngine(1, 0)*tinv1;
+    const double t31 = t29 + t30;
+    const double t32 = params.mount_torqueDamping[0]*t31;
+    const double t33 = t28 + t32;
+    const double t34 = R_WEngine(0, 0)*tinv1*t33;
+    const double t35 = std::sqrt(t26);
+    const double tinv2 = 1.0/t35;
+    const double t36 = std::atan2(-R_WEngine(2, 0), t35);
+    const double t37 = params.mount_torqueStiffness[1]*t36;
+    const double t38 = u[1]*R_WEngine(0, 0)*tinv2;
+    const double t39 = u[0]*R_WEngine(1, 0)*tinv2;
+    const double t40 = t38 - t39;
+    const double t41 = params.mount_torqueDamping[1]*t40;
+    const double t42 = t37 + t41;
+    const double t43 = R_WEngine(1, 0)*tinv2*t42;
+    const double t44 = R_WEngine(0, 0)*R_WEngine(2, 0)*tinv2;
+    const double t45 = std::atan2(R_WEngine(1, 0), R_WEngine(0, 0));
+    const double t46 = params.mount_torqueStiffness[2]*t45;
+    const double t47 = R_WEngine(2, 0)*R_WEngine(1, 0)*tinv2;
+    const double t48 = u[1]*tinv2*t47;
+    const double t49 = u[0]*tinv2*t44;
+    const double t50 = u[2] - t48 - t49;
+    const double t51 = params.mount_torqueDamping[2]*t50;
+    const double t52 = t46 + t51;
+    const double t53 = tinv2*t44*t52;
+    const double t54 = -t34 + t43 + t53;
+    const double t55 = params.top_r[0]*R_WEngine(2, 0);
+    const double t56 = params.top_r[2]*R_WEngine(2, 2);
+    const double t57 = params.top_r[1]*R_WEngine(2, 1);
+    const double t58 = t55 + t56 + t57;
+    const double t59 = -params.support_r[2] + q[6] + t58;
+    const double t60 = 2.0*t6 + 4.0*t7 + 2.0*t16;
+    const double t61 = -2.0*t6 - 2.0*t16 + t60 - 1.0;
+    const double t62 = t61 + 1.0;
+    const double t63 = t10*t62;
+    const double t64 = t18*t13;
+    const double t65 = t12*t19;
+    const double t66 = -2.0*t6 - 4.0*t7 - 2.0*t16;
+    const double t67 = -2.0*t6 - 2.0*t16 + t66 + 3.0;
+    const double t68 = t67 + 1.0;
+    const double t69 = std::max(0.0, t68);
+    const double t70 = t10*t69;
+    const double t71 = 16.0*t64 + 16.0*t65 + 4.0*t70;
+    const double t72 = 4.0*t63 + t71;
+    const double t73 = t18*t10;
+    const double t74 = t9*t19;
+    const double t75 = t3*tinv0*t13;
+    const double t76 = t13*t69;
+    const double t77 = 16.0*t74 + 16.0*t75 + 4.0*t76;
+    const double t78 = 16.0*t73 + t77;
+    const double t79 = t72*t72;
+    const double t80 = t12*t10;
+    const double t81 = t9*t13;
+    const double t82 = t1*tinv0*t19;
+    const double t83 = t19*t69;
+    const double t84 = 16.0*t81 + 16.0*t82 + 4.0*t83;
+    const double t85 = 16.0*t80 + t84;
+    const double t86 = t85*t85;
+    const double t87 = t78*t78;
+    const double t88 = t10*t10;
+    const double t89 = t13*t13;
+    const double t90 = t19*t19;
+    const double t91 = t69*t69;
+    const double t92 = 16.0*t89 + 16.0*t90 + t91;
+    const double t93 = 16.0*t88 + t92;
+    const double t94 = t93*t93;
+    const double t95 = t86 + t94 + t87;
+    const double t96 = t79 + t95;
+    const double t97 = std::sqrt(t96);
+    const double t98 = 16.0*t88 + t92 + t97;
+    const double t99 = t98*t98;
+    const double t100 = t86 + t87 + t99;
+    const double t101 = t79 + t100;
+    const double tinv3 = 1.0/t101;
+    const double t102 = t72*t78*tinv3;
+    const double t103 = t85*t98*tinv3;
+    const double t104 = 2.0*t102 - 2.0*t103;
+    const double t105 = params.top_r[0]*R_WEngine(0, 0);
+    const double t106 = params.top_r[1]*R_WEngine(0, 1);
+    const double t107 = params.top_r[2]*R_WEngine(0, 2);
+    const double t108 = t105 + t106 + t107;
+    const double t109 = -params.support_r[0] + q[4] + t108;
+    const double t110 = t78*t98*tinv3;
+    const double t111 = t85*t72*tinv3;
+    const double t112 = 2.0*t110 + 2.0*t111;
+    const double t113 = t109*t112;
+    const double t114 = params.top_r[0]*R_WEngine(1, 0);
+    const double t115 = params.top_r[2]*R_WEngine(1, 2);
+    const double t116 = params.top_r[1]*R_WEngine(1, 1);
+    const double t117 = t114 + t115 + t116;
+    const double t118 = -params.support_r[1] + q[5] + t117;
+    const double t119 = t118*t104;
+    const double t120 = t87*tinv3;
+    const double t121 = t86*tinv3;
+    const double t122 = -2.0*t120 - 2.0*t121 + 1.0;
+    const double t123 = t59*t122;
+    const double t124 = t113 + t119 + t123;
+    const double t125 = derived_.mount_F_AoMount_0_b*t124;
+    const double t126 = u[2]*t118;
+    const double t127 = u[2]*t117;
+    const double t128 = u[1]*t58;
+    const double t129 = u[3] - t127 + t128;
+    const double t130 = u[1]*t59;
+    const double t131 = 0.5*t126 + t129 - 0.5*t130;
+    const double t132 = t131*t112;
+    const double t133 = u[0]*t118;
+    const double t134 = u[1]*t109;
+    const double t135 = u[0]*t117;
+    const double t136 = u[1]*t108;
+    const double t137 = u[5] + t135 - t136;
+    const double t138 = -0.5*t133 + 0.5*t134 + t137;
+    const double t139 = t138*t122;
+    const double t140 = u[2]*t109;
+    const double t141 = u[0]*t58;
+    const double t142 = u[2]*t108;
+    const double t143 = u[4] - t141 + t142;
+    const double t144 = u[0]*t59;
+    const double t145 = -0.5*t140 + t143 + 0.5*t144;
+    const double t146 = t145*t104;
+    const double t147 = t132 + t139 + t146;
+    const double t148 = derived_.mount_F_AoMount_0*t147;
+    const double t149 = t125 + 2.0*t148;
+    const double t150 = t104*t149;
+    const double t151 = t72*t98*tinv3;
+    const double t152 = t85*t78*tinv3;
+    const double t153 = 2.0*t151 + 2.0*t152;
+    const double t154 = t118*t153;
+    const double t155 = -2.0*t110 + 2.0*t111;
+    const double t156 = t59*t155;
+    const double t157 = t79*tinv3;
+    const double t158 = -2.0*t120 - 2.0*t157 + 1.0;
+    const double t159 = t109*t158;
+    const double t160 = t154 + t156 + t159;
+    const double t161 = derived_.mount_F_AoMount_0_b*t160;
+    const double t162 = t138*t155;
+    const double t163 = t131*t158;
+    const double t164 = t145*t153;
+    const double t165 = t162 + t163 + t164;
+    const double t166 = derived_.mount_F_AoMount_0*t165;
+    const double t167 = t161 + 2.0*t166;
+    const double t168 = t153*t167;
+    const double t169 = -2.0*t157 - 2.0*t121 + 1.0;
+    const double t170 = t118*t169;
+    const double t171 = 2.0*t102 + 2.0*t103;
+    const double t172 = t59*t171;
+    const double t173 = -2.0*t151 + 2.0*t152;
+    const double t174 = t109*t173;
+    const double t175 = t170 + t172 + t174;
+    const double t176 = derived_.mount_F_AoMount_0_b*t175;
+    const double t177 = t145*t169;
+    const double t178 = t131*t173;
+    const double t179 = t138*t171;
+    const double t180 = t177 + t178 + t179;
+    const double t181 = derived_.mount_F_AoMount_0*t180;
+    const double t182 = t176 + 2.0*t181;
+    const double t183 = t169*t182;
+    const double t184 = -t150 - t168 - t183;
+    const double t185 = t59*t184;
+    const double t186 = t171*t182;
+    const double t187 = t155*t167;
+    const double t188 = t122*t149;
+    const double t189 = -t186 - t187 - t188;
+    const double t190 = t118*t189;
+    const double t191 = t54 + 0.5*t185 - 0.5*t190;
+    const double t192 = R_WEngine(1, 0)*tinv1*t33;
+    const double t193 = R_WEngine(0, 0)*tinv2*t42;
+    const double t194 = tinv2*t47*t52;
+    const double t195 = -t192 - t193 + t194;
+    const double t196 = t109*t189;
+    const double t197 = t158*t167;
+    const double t198 = t112*t149;
+    const double t199 = t173*t182;
+    const double t200 = -t197 - t198 - t199;
+    const double t201 = t59*t200;
+    const double t202 = t195 + 0.5*t196 - 0.5*t201;
+    F_CoMount[0] = t191;
+    F_CoMount[1] = t202;
+    F_CoMount[3] = t200;
+    F_CoMount[4] = t184;
+    F_CoMount[5] = t189;
     // mass matrix (composite rigid body, in World)
-    const double t147 = derived_.M_0_0_b*R_WEngine(0, 2);
-    const double t148 = derived_.M_0_0*R_WEngine(0, 1);
-    const double t149 = derived_.I_KEngine[4]*R_WEngine(0, 0);
-    const double t150 = t147 + t148 + t149;
-    const double t151 = R_WEngine(0, 0)*t150;
-    const double t152 = derived_.M_0_0_c*R_WEngine(0, 2);
-    const double t153 = derived_.I_KEngine[8]*R_WEngine(0, 1);
-    const double t154 = derived_.I_KEngine[5]*R_WEngine(0, 0);
-    const double t155 = t152 + t153 + t154;
-    const double t156 = R_WEngine(0, 1)*t155;
-    const double t157 = derived_.I_KEngine[6]*R_WEngine(0, 0);
-    const double t158 = derived_.I_KEngine[9]*R_WEngine(0, 1);
-    const double t159 = derived_.I_KEngine[12]*R_WEngine(0, 2);
-    const double t160 = t157 + t158 + t159;
-    const double t161 = R_WEngine(0, 2)*t160;
-    const double t162 = t151 + t156 + t161;
-    const double t163 = R_WEngine(1, 0)*t150;
-    const double t164 = R_WEngine(1, 2)*t160;
-    const double t165 = R_WEngine(1, 1)*t155;
-    const double t166 = t163 + t164 + t165;
-    const double t167 = R_WEngine(2, 0)*t150;
-    const double t168 = R_WEngine(2, 1)*t155;
-    const double t169 = R_WEngine(2, 2)*t160;
-    const double t170 = t167 + t168 + t169;
-    const double t171 = derived_.I_KEngine[2]*R_WEngine(2, 1);
-    const double t172 = derived_.I_KEngine[1]*R_WEngine(2, 0);
-    const double t173 = derived_.I_KEngine[3]*R_WEngine(2, 2);
-    const double t174 = -t171 - t172 - t173;
-    const double t175 = derived_.I_KEngine[1]*R_WEngine(1, 0);
-    const double t176 = derived_.I_KEngine[3]*R_WEngine(1, 2);
-    const double t177 = derived_.I_KEngine[2]*R_WEngine(1, 1);
-    const double t178 = t175 + t176 + t177;
-    const double t179 = derived_.I_KEngine[4]*R_WEngine(1, 0);
-    const double t180 = derived_.M_0_0*R_WEngine(1, 1);
-    const double t181 = derived_.M_0_0_b*R_WEngine(1, 2);
-    const double t182 = t179 + t180 + t181;
-    const double t183 = R_WEngine(0, 0)*t182;
-    const double t184 = derived_.I_KEngine[8]*R_WEngine(1, 1);
-    const double t185 = derived_.M_0_0_c*R_WEngine(1, 2);
-    const double t186 = derived_.I_KEngine[5]*R_WEngine(1, 0);
-    const double t187 = t184 + t185 + t186;
-    const double t188 = R_WEngine(0, 1)*t187;
-    const double t189 = derived_.I_KEngine[6]*R_WEngine(1, 0);
-    const double t190 = derived_.I_KEngine[12]*R_WEngine(1, 2);
-    const double t191 = derived_.I_KEngine[9]*R_WEngine(1, 1);
-    const double t192 = t189 + t190 + t191;
-    const double t193 = R_WEngine(0, 2)*t192;
-    const double t194 = t183 + t188 + t193;
-    const double t195 = R_WEngine(1, 2)*t192;
-    const double t196 = R_WEngine(1, 1)*t187;
-    const double t197 = R_WEngine(1, 0)*t182;
-    const double t198 = t195 + t196 + t197;
-    const double t199 = R_WEngine(2, 1)*t187;
-    const double t200 = R_WEngine(2, 2)*t192;
-    const double t201 = R_WEngine(2, 0)*t182;
-    const double t202 = t199 + t200 + t201;
-    const double t203 = t171 + t172 + t173;
-    const double t204 = derived_.I_KEngine[2]*R_WEngine(0, 1);
-    const double t205 = derived_.I_KEngine[3]*R_WEngine(0, 2);
-    const double t206 = derived_.I_KEngine[1]*R_WEngine(0, 0);
-    const double t207 = -t204 - t205 - t206;
-    const double t208 = derived_.I_KEngine[12]*R_WEngine(2, 2);
-    const double t209 = derived_.I_KEngine[6]*R_WEngine(2, 0);
-    const double t210 = derived_.I_KEngine[9]*R_WEngine(2, 1);
+    const double t203 = derived_.I_KEngine[8]*R_WEngine(0, 1);
+    const double t204 = derived_.I_KEngine[5]*R_WEngine(0, 0);
+    const double t205 = derived_.M_0_0_c*R_WEngine(0, 2);
+    const double t206 = t203 + t204 + t205;
+    const double t207 = R_WEngine(0, 1)*t206;
+    const double t208 = derived_.I_KEngine[4]*R_WEngine(0, 0);
+    const double t209 = derived_.M_0_0*R_WEngine(0, 2);
+    const double t210 = derived_.M_0_0_b*R_WEngine(0, 1);
     const double t211 = t208 + t209 + t210;
-    const double t212 = R_WEngine(0, 2)*t211;
-    const double t213 = derived_.M_0_0*R_WEngine(2, 1);
-    const double t214 = derived_.I_KEngine[4]*R_WEngine(2, 0);
-    const double t215 = derived_.M_0_0_b*R_WEngine(2, 2);
+    const double t212 = R_WEngine(0, 0)*t211;
+    const double t213 = derived_.I_KEngine[9]*R_WEngine(0, 1);
+    const double t214 = derived_.I_KEngine[12]*R_WEngine(0, 2);
+    const double t215 = derived_.I_KEngine[6]*R_WEngine(0, 0);
     const double t216 = t213 + t214 + t215;
-    const double t217 = R_WEngine(0, 0)*t216;
-    const double t218 = derived_.I_KEngine[5]*R_WEngine(2, 0);
-    const double t219 = derived_.I_KEngine[8]*R_WEngine(2, 1);
-    const double t220 = derived_.M_0_0_c*R_WEngine(2, 2);
-    const double t221 = t218 + t219 + t220;
-    const double t222 = R_WEngine(0, 1)*t221;
-    const double t223 = t212 + t217 + t222;
-    const double t224 = R_WEngine(1, 1)*t221;
-    const double t225 = R_WEngine(1, 0)*t216;
-    const double t226 = R_WEngine(1, 2)*t211;
-    const double t227 = t224 + t225 + t226;
-    const double t228 = R_WEngine(2, 0)*t216;
-    const double t229 = R_WEngine(2, 2)*t211;
-    const double t230 = R_WEngine(2, 1)*t221;
-    const double t231 = t228 + t229 + t230;
-    const double t232 = -t175 - t176 - t177;
-    const double t233 = t204 + t205 + t206;
-    M(0, 0) = t162;
-    M(0, 1) = t166;
-    M(0, 2) = t170;
-    M(0, 4) = t174;
-    M(0, 5) = t178;
-    M(1, 0) = t194;
-    M(1, 1) = t198;
-    M(1, 2) = t202;
-    M(1, 3) = t203;
-    M(1, 5) = t207;
-    M(2, 0) = t223;
-    M(2, 1) = t227;
-    M(2, 2) = t231;
-    M(2, 3) = t232;
-    M(2, 4) = t233;
+    const double t217 = R_WEngine(0, 2)*t216;
+    const double t218 = t207 + t212 + t217;
+    const double t219 = R_WEngine(1, 0)*t211;
+    const double t220 = R_WEngine(1, 1)*t206;
+    const double t221 = R_WEngine(1, 2)*t216;
+    const double t222 = t219 + t220 + t221;
+    const double t223 = R_WEngine(2, 1)*t206;
+    const double t224 = R_WEngine(2, 2)*t216;
+    const double t225 = R_WEngine(2, 0)*t211;
+    const double t226 = t223 + t224 + t225;
+    const double t227 = derived_.I_KEngine[3]*R_WEngine(1, 2);
+    const double t228 = derived_.I_KEngine[2]*R_WEngine(1, 1);
+    const double t229 = derived_.I_KEngine[1]*R_WEngine(1, 0);
+    const double t230 = t227 + t228 + t229;
+    const double t231 = derived_.I_KEngine[8]*R_WEngine(1, 1);
+    const double t232 = derived_.M_0_0_c*R_WEngine(1, 2);
+    const double t233 = derived_.I_KEngine[5]*R_WEngine(1, 0);
+    const double t234 = t231 + t232 + t233;
+    const double t235 = R_WEngine(0, 1)*t234;
+    const double t236 = derived_.I_KEngine[4]*R_WEngine(1, 0);
+    const double t237 = derived_.M_0_0*R_WEngine(1, 2);
+    const double t238 = derived_.M_0_0_b*R_WEngine(1, 1);
+    const double t239 = t236 + t237 + t238;
+    const double t240 = R_WEngine(0, 0)*t239;
+    const double t241 = derived_.I_KEngine[6]*R_WEngine(1, 0);
+    const double t242 = derived_.I_KEngine[12]*R_WEngine(1, 2);
+    const double t243 = derived_.I_KEngine[9]*R_WEngine(1, 1);
+    const double t244 = t241 + t242 + t243;
+    const double t245 = R_WEngine(0, 2)*t244;
+    const double t246 = t235 + t240 + t245;
+    const double t247 = R_WEngine(1, 0)*t239;
+    const double t248 = R_WEngine(1, 2)*t244;
+    const double t249 = R_WEngine(1, 1)*t234;
+    const double t250 = t247 + t248 + t249;
+    const double t251 = R_WEngine(2, 2)*t244;
+    const double t252 = R_WEngine(2, 0)*t239;
+    const double t253 = R_WEngine(2, 1)*t234;
+    const double t254 = t251 + t252 + t253;
+    const double t255 = derived_.I_KEngine[3]*R_WEngine(2, 2);
+    const double t256 = derived_.I_KEngine[1]*R_WEngine(2, 0);
+    const double t257 = derived_.I_KEngine[2]*R_WEngine(2, 1);
+    const double t258 = t255 + t256 + t257;
+    const double t259 = derived_.I_KEngine[8]*R_WEngine(2, 1);
+    const double t260 = derived_.M_0_0_c*R_WEngine(2, 2);
+    const double t261 = derived_.I_KEngine[5]*R_WEngine(2, 0);
+    const double t262 = t259 + t260 + t261;
+    const double t263 = R_WEngine(0, 1)*t262;
+    const double t264 = derived_.I_KEngine[4]*R_WEngine(2, 0);
+    const double t265 = derived_.M_0_0*R_WEngine(2, 2);
+    const double t266 = derived_.M_0_0_b*R_WEngine(2, 1);
+    const double t267 = t264 + t265 + t266;
+    const double t268 = R_WEngine(0, 0)*t267;
+    const double t269 = derived_.I_KEngine[9]*R_WEngine(2, 1);
+    const double t270 = derived_.I_KEngine[6]*R_WEngine(2, 0);
+    const double t271 = derived_.I_KEngine[12]*R_WEngine(2, 2);
+    const double t272 = t269 + t270 + t271;
+    const double t273 = R_WEngine(0, 2)*t272;
+    const double t274 = t263 + t268 + t273;
+    const double t275 = R_WEngine(1, 2)*t272;
+    const double t276 = R_WEngine(1, 0)*t267;
+    const double t277 = R_WEngine(1, 1)*t262;
+    const double t278 = t275 + t276 + t277;
+    const double t279 = R_WEngine(2, 1)*t262;
+    const double t280 = R_WEngine(2, 0)*t267;
+    const double t281 = R_WEngine(2, 2)*t272;
+    const double t282 = t279 + t280 + t281;
+    const double t283 = derived_.I_KEngine[1]*R_WEngine(0, 0);
+    const double t284 = derived_.I_KEngine[3]*R_WEngine(0, 2);
+    const double t285 = derived_.I_KEngine[2]*R_WEngine(0, 1);
+    const double t286 = t283 + t284 + t285;
+    M(0, 0) = t218;
+    M(0, 1) = t222;
+    M(0, 2) = t226;
+    M(0, 5) = t230;
+    M(1, 0) = t246;
+    M(1, 1) = t250;
+    M(1, 2) = t254;
+    M(1, 3) = t258;
+    M(2, 0) = t274;
+    M(2, 1) = t278;
+    M(2, 2) = t282;
+    M(2, 4) = t286;
+    // bias less the external forces' generalized forces, C - sum_B J_WB^T fext_B (recursive
+    // Newton-Euler with udot = 0, gravity included, in World)
+    const double t287 = u[1]*M(2, 4);
+    const double t288 = u[0]*M(0, 5);
+    const double t289 = -t287 + t288;
+    const double t290 = u[1]*t289;
+    const double t291 = u[2]*M(2, 4);
+    const double t292 = u[0]*M(1, 3);
+    const double t293 = t291 - t292;
+    const double t294 = u[2]*t293;
+    const double t295 = derived_.C_3 + t290 - t294;
+    const double t296 = -fext[0][3] + t295 - F_CoMount[3];
+    const double t297 = u[2]*M(0, 5);
+    const double t298 = u[1]*M(1, 3);
+    const double t299 = -t297 + t298;
+    const double t300 = u[2]*t299;
+    const double t301 = u[0]*t289;
+    const double t302 = derived_.C_4 + t300 - t301;
+    const double t303 = -fext[0][4] + t302 - F_CoMount[4];
+    const double t304 = u[1]*t299;
+    const double t305 = u[0]*t293;
+    const double t306 = derived_.C_5 - t304 + t305;
+    const double t307 = -fext[0][5] + t306 - F_CoMount[5];
+    C[3] = t296;
+    C[4] = t303;
+    C[5] = t307;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
-    const double t234 = -derived_.udot_0*M(0, 4)*M(2, 4) + t212 + t217 + t222;
-    const double tinv2 = 1.0/(-derived_.udot_0*M(2, 4)*M(2, 4) + t228 + t229 + t230 -
-        derived_.udot_0*M(2, 3)*M(2, 3));
-    const double t235 = t224 - derived_.udot_0*M(2, 3)*M(1, 3) + t225 + t226;
-    const double tinv3 = 1.0/(t195 - derived_.udot_0*M(1, 5)*M(1, 5) + t196 -
-        derived_.udot_0*M(1, 3)*M(1, 3) + t197 - t235*t235*tinv2);
-    const double t236 = t183 - derived_.udot_0*M(0, 5)*M(1, 5) + t188 + t193 - t234*t235*tinv2;
-    const double t237 = t151 - derived_.udot_0*M(0, 4)*M(0, 4) - derived_.udot_0*M(0, 5)*M(0, 5) +
-        t156 + t161 - t234*t234*tinv2 - tinv3*t236*t236;
-    const double tinv4 = 1.0/t237;
-    const double t238 = u[0]*M(2, 0) + u[1]*M(2, 1) + u[2]*M(2, 2);
-    const double t239 = u[1]*M(1, 1) + u[0]*M(1, 0) + u[2]*M(1, 2);
-    const double t240 = R_WEngine(0, 0)*R_WEngine(0, 0) + R_WEngine(1, 0)*R_WEngine(1, 0);
-    const double tinv5 = 1.0/t240;
-    const double t241 = params.mount_torqueStiffness[2]*std::atan2(R_WEngine(1, 0), R_WEngine(0, 0));
-    const double t242 = params.mount_torqueDamping[2]*(u[2] -
-        u[0]*R_WEngine(0, 0)*R_WEngine(2, 0)*tinv5 - u[1]*R_WEngine(1, 0)*R_WEngine(2, 0)*tinv5);
-    const double t243 = t241 + t242;
-    const double t244 = params.mount_torqueStiffness[0]*std::atan2(R_WEngine(2, 1), R_WEngine(2, 2)) +
-        params.mount_torqueDamping[0]*(u[1]*R_WEngine(1, 0)*tinv5 + u[0]*R_WEngine(0, 0)*tinv5);
-    const double t245 = std::sqrt(t240);
-    const double tinv6 = 1.0/t245;
-    const double t246 = params.mount_torqueStiffness[1]*std::atan2(-R_WEngine(2, 0), t245) +
-        params.mount_torqueDamping[1]*(-u[0]*R_WEngine(1, 0)*tinv6 + u[1]*R_WEngine(0, 0)*tinv6);
-    const double t247 = -u[2]*M(0, 5) + u[1]*M(1, 3);
-    const double t248 = -u[0]*M(1, 3) + u[2]*M(2, 4);
-    const double t249 = derived_.udot_0_d + fext[0][5] + u[1]*t247 - u[0]*t248 - t143 - t144 - t145;
-    const double t250 = -u[1]*M(2, 4) + u[0]*M(0, 5);
-    const double t251 = derived_.udot_0_b + fext[0][4] + u[0]*t250 - u[2]*t247 - t139 - t140 - t141;
-    const double t252 = u[0]*M(0, 0) + u[1]*M(0, 1) + u[2]*M(0, 2);
-    const double t253 = derived_.udot_0_c + fext[0][3] - u[1]*t250 + u[2]*t248 - t104 - t122 - t137;
-    const double t254 = fext[0][2] - t241 + params.world_gravity[1]*M(2, 4) -
-        params.world_gravity[0]*M(0, 5) - t242 + u[1]*t252 - u[0]*t239 -
-        derived_.udot_0*M(2, 3)*t253 - 0.5*t60*F_CoMount[4] - t84*F_CoMount[3] + t88*F_CoMount[4] -
-        derived_.udot_0*M(2, 4)*t251 + 0.5*t73*F_CoMount[3];
-    const double t255 = fext[0][1] - params.world_gravity[2]*M(2, 4) +
-        params.world_gravity[0]*M(1, 3) + u[0]*t238 - u[2]*t252 +
-        R_WEngine(1, 0)*R_WEngine(2, 0)*tinv5*t243 - R_WEngine(1, 0)*tinv5*t244 -
-        R_WEngine(0, 0)*tinv6*t246 - derived_.udot_0*M(1, 5)*t249 - t88*F_CoMount[5] +
-        0.5*t60*F_CoMount[5] + t82*F_CoMount[3] - 0.5*t65*F_CoMount[3] -
-        derived_.udot_0*M(1, 3)*t253 - t235*tinv2*t254;
-    const double t256 = fext[0][0] + params.world_gravity[2]*M(0, 5) -
-        params.world_gravity[1]*M(1, 3) - u[1]*t238 + u[2]*t239 +
-        R_WEngine(0, 0)*R_WEngine(2, 0)*tinv5*t243 - R_WEngine(0, 0)*tinv5*t244 +
-        R_WEngine(1, 0)*tinv6*t246 - t82*F_CoMount[4] + t84*F_CoMount[5] -
-        derived_.udot_0*M(0, 5)*t249 - derived_.udot_0*M(0, 4)*t251 + 0.5*t65*F_CoMount[4] -
-        0.5*t73*F_CoMount[5] - t234*tinv2*t254 - tinv3*t236*t255;
-    const double t257 = tinv3*t255 - tinv3*t236*tinv4*t256;
-    const double t258 = tinv2*t254 - t234*tinv2*tinv4*t256 - t235*tinv2*t257;
-    udot[0] = tinv4*t256;
-    udot[1] = t257;
-    udot[2] = t258;
-    udot[3] = derived_.udot_0*t253 - derived_.udot_0*M(1, 3)*t257 - derived_.udot_0*M(2, 3)*t258;
-    udot[4] = derived_.udot_0*t251 - derived_.udot_0*M(0, 4)*tinv4*t256 -
-        derived_.udot_0*M(2, 4)*t258;
-    udot[5] = derived_.udot_0*t249 - derived_.udot_0*M(0, 5)*tinv4*t256 -
-        derived_.udot_0*M(1, 5)*t257;
+    const double t308 = derived_.udot_0*M(0, 5)*M(0, 5);
+    const double t309 = derived_.udot_0*M(1, 3)*M(1, 3);
+    const double t310 = derived_.udot_0*M(2, 4)*M(2, 4);
+    const double tinv4 = 1.0/(-t308 - t310 + M(2, 2));
+    const double t311 = derived_.udot_0*M(2, 4)*M(1, 3) + M(2, 0);
+    const double t312 = derived_.udot_0*M(0, 5)*M(1, 3) + M(2, 1);
+    const double tinv5 = 1.0/(-t310 - t309 + M(1, 1) - tinv4*t312*t312);
+    const double t313 = derived_.udot_0*M(0, 5)*M(2, 4) + M(1, 0) - tinv4*t311*t312;
+    const double tinv6 = 1.0/(-t308 - t309 + M(0, 0) - tinv4*t311*t311 - tinv5*t313*t313);
+    const double t314 = u[1]*M(1, 1) + u[0]*M(1, 0) + u[2]*M(1, 2);
+    const double t315 = u[0]*M(2, 0) + u[1]*M(2, 1) + u[2]*M(2, 2);
+    const double t316 = u[1]*M(0, 1) + u[2]*M(0, 2) + u[0]*M(0, 0);
+    const double t317 = -(-fext[0][2] - u[1]*t316 +
+        (-params.world_gravity[1]*M(2, 4) + params.world_gravity[0]*M(0, 5) + u[0]*t314)) -
+        derived_.udot_0*M(0, 5)*C[3] + derived_.udot_0*M(2, 4)*C[4] +
+        (t108*F_CoMount[4] - 0.5*t109*F_CoMount[4] - t117*F_CoMount[3] +
+        (-t46 - t51 + 0.5*t118*F_CoMount[3]));
+    const double t318 = -(-fext[0][1] - u[0]*t315 +
+        (-params.world_gravity[0]*M(1, 3) + params.world_gravity[2]*M(2, 4) + u[2]*t316)) +
+        derived_.udot_0*M(1, 3)*C[3] - derived_.udot_0*M(2, 4)*C[5] +
+        (-t108*F_CoMount[5] + t58*F_CoMount[3] + F_CoMount[1]) - tinv4*t312*t317;
+    const double t319 = -(-fext[0][0] - u[2]*t314 +
+        (params.world_gravity[1]*M(1, 3) - params.world_gravity[2]*M(0, 5) + u[1]*t315)) -
+        derived_.udot_0*M(1, 3)*C[4] + derived_.udot_0*M(0, 5)*C[5] +
+        (-t58*F_CoMount[4] + t117*F_CoMount[5] + F_CoMount[0]) - tinv4*t311*t317 - tinv5*t313*t318;
+    const double t320 = tinv5*t313*tinv6;
+    const double t321 = tinv5*t318 - t320*t319;
+    const double t322 = tinv4*t317 - (tinv4*t311*tinv6)*t319 - tinv4*t312*t321;
+    const double t323 = -derived_.udot_0*C[4] + derived_.udot_0*(M(1, 3)*tinv6*t319) -
+        derived_.udot_0*M(2, 4)*t322;
+    const double t324 = -derived_.udot_0*C[5] - derived_.udot_0*(M(0, 5)*tinv6*t319) +
+        derived_.udot_0*M(2, 4)*t321;
+    udot[0] = tinv6*t319;
+    udot[1] = t321;
+    udot[2] = t322;
+    udot[3] = -derived_.udot_0*C[3] - derived_.udot_0*M(1, 3)*t321 + derived_.udot_0*M(0, 5)*t322;
+    udot[4] = t323;
+    udot[5] = t324;
   }
 
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
-  // (251 adds, 424 muls, 4 divs, 6 calls, 0 other)
+  // (252 adds, 389 muls, 4 divs, 6 calls, 0 other)
   void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -1170,296 +1260,354 @@ class BushingMount {
     Eigen::Matrix<double, 6, 1> F_CoMount;  // [torque; force] at the frame origin, in World
     Eigen::Matrix<double, 6, 1> a_KEngine;  // spatial acceleration in the joint frame of 'engine'
     // joint 'float' (bushing.cap:31) -> body 'engine': velocity in the joint frame
-    const double t0 = q[1]*q[1];
-    const double t1 = q[0]*q[0];
-    const double t2 = q[2]*q[2];
-    const double t3 = q[3]*q[3];
-    const double t4 = t0 + t1 + t2 + t3;
-    const double tinv0 = 1.0/t4;
-    const double t5 = q[0]*q[2]*tinv0;
-    const double t6 = q[1]*q[3]*tinv0;
-    const double t7 = -2.0*t5 + 2.0*t6;
-    const double t8 = u[2]*t7;
-    const double t9 = q[0]*q[3]*tinv0;
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[0]*q[0];
+    const double t3 = q[2]*q[2];
+    const double t4 = t1 + t2 + t3;
+    const double t5 = t0 + t4;
+    const double tinv0 = 1.0/t5;
+    const double t6 = t3*tinv0;
+    const double t7 = t0*tinv0;
+    const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
+    const double t9 = u[0]*t8;
     const double t10 = q[1]*q[2]*tinv0;
-    const double t11 = 2.0*t9 + 2.0*t10;
-    const double t12 = u[1]*t11;
-    const double t13 = t3*tinv0;
-    const double t14 = t2*tinv0;
-    const double t15 = -2.0*t13 - 2.0*t14 + 1.0;
-    const double t16 = u[0]*t15;
-    const double t17 = t8 + t12 + t16;
-    const double t18 = q[2]*q[3]*tinv0;
-    const double t19 = q[0]*q[1]*tinv0;
-    const double t20 = 2.0*t18 + 2.0*t19;
-    const double t21 = u[2]*t20;
-    const double t22 = t0*tinv0;
-    const double t23 = -2.0*t13 - 2.0*t22 + 1.0;
-    const double t24 = u[1]*t23;
-    const double t25 = -2.0*t9 + 2.0*t10;
-    const double t26 = u[0]*t25;
-    const double t27 = t21 + t24 + t26;
-    const double t28 = -2.0*t14 - 2.0*t22 + 1.0;
-    const double t29 = u[2]*t28;
-    const double t30 = 2.0*t5 + 2.0*t6;
-    const double t31 = u[0]*t30;
-    const double t32 = 2.0*t18 - 2.0*t19;
-    const double t33 = u[1]*t32;
-    const double t34 = t29 + t31 + t33;
-    const double t35 = u[5]*t7;
-    const double t36 = u[4]*t11;
-    const double t37 = u[3]*t15;
-    const double t38 = t35 + t36 + t37;
-    const double t39 = u[5]*t20;
-    const double t40 = u[4]*t23;
-    const double t41 = u[3]*t25;
-    const double t42 = t39 + t40 + t41;
-    const double t43 = u[4]*t32;
-    const double t44 = u[5]*t28;
-    const double t45 = u[3]*t30;
-    const double t46 = t43 + t44 + t45;
-    v_KEngine[0] = t17;
-    v_KEngine[1] = t27;
-    v_KEngine[2] = t34;
-    v_KEngine[3] = t38;
-    v_KEngine[4] = t42;
-    v_KEngine[5] = t46;
+    const double t11 = q[0]*q[3]*tinv0;
+    const double t12 = 2.0*t10 + 2.0*t11;
+    const double t13 = u[1]*t12;
+    const double t14 = q[1]*q[3]*tinv0;
+    const double t15 = q[0]*q[2]*tinv0;
+    const double t16 = 2.0*t14 - 2.0*t15;
+    const double t17 = u[2]*t16;
+    const double t18 = t9 + t13 + t17;
+    const double t19 = 2.0*t10 - 2.0*t11;
+    const double t20 = u[0]*t19;
+    const double t21 = t1*tinv0;
+    const double t22 = -2.0*t7 - 2.0*t21 + 1.0;
+    const double t23 = u[1]*t22;
+    const double t24 = q[2]*q[3]*tinv0;
+    const double t25 = q[0]*q[1]*tinv0;
+    const double t26 = 2.0*t24 + 2.0*t25;
+    const double t27 = u[2]*t26;
+    const double t28 = t20 + t23 + t27;
+    const double t29 = 2.0*t14 + 2.0*t15;
+    const double t30 = u[0]*t29;
+    const double t31 = 2.0*t24 - 2.0*t25;
+    const double t32 = u[1]*t31;
+    const double t33 = -2.0*t6 - 2.0*t21 + 1.0;
+    const double t34 = u[2]*t33;
+    const double t35 = t30 + t32 + t34;
+    const double t36 = u[3]*t8;
+    const double t37 = u[5]*t16;
+    const double t38 = u[4]*t12;
+    const double t39 = t36 + t37 + t38;
+    const double t40 = u[4]*t22;
+    const double t41 = u[5]*t26;
+    const double t42 = u[3]*t19;
+    const double t43 = t40 + t41 + t42;
+    const double t44 = u[5]*t33;
+    const double t45 = u[3]*t29;
+    const double t46 = u[4]*t31;
+    const double t47 = t44 + t45 + t46;
+    v_KEngine[0] = t18;
+    v_KEngine[1] = t28;
+    v_KEngine[2] = t35;
+    v_KEngine[3] = t39;
+    v_KEngine[4] = t43;
+    v_KEngine[5] = t47;
     // bushing 'mount' (bushing.cap:35): forces at its frames' origins
-    const double t47 = q[0]*t0*q[2]*tinv0*tinv0;
-    const double t48 = q[0]*q[2]*q[2]*q[2]*tinv0*tinv0;
-    const double t49 = q[0]*q[2]*t3*tinv0*tinv0;
-    const double t50 = -4.0*t13 - 4.0*t14 - 4.0*t22 + 4.0;
-    const double t51 = std::max(0.0, t50);
-    const double t52 = q[0]*q[2]*tinv0*t51;
-    const double t53 = 16.0*t47 + 16.0*t48 + 16.0*t49 + 4.0*t52;
-    const double t54 = t1*t2*tinv0*tinv0;
-    const double t55 = t1*t0*tinv0*tinv0;
-    const double t56 = t1*t3*tinv0*tinv0;
-    const double t57 = t51*t51;
-    const double t58 = q[0]*t2*q[3]*tinv0*tinv0;
-    const double t59 = q[0]*t0*q[3]*tinv0*tinv0;
-    const double t60 = q[0]*q[3]*q[3]*q[3]*tinv0*tinv0;
-    const double t61 = q[0]*q[3]*tinv0*t51;
-    const double t62 = 16.0*t58 + 16.0*t59 + 16.0*t60 + 4.0*t61;
-    const double t63 = t62*t62;
-    const double t64 = t53*t53;
-    const double t65 = q[0]*q[1]*t3*tinv0*tinv0;
-    const double t66 = q[0]*q[1]*q[1]*q[1]*tinv0*tinv0;
-    const double t67 = q[0]*q[1]*t2*tinv0*tinv0;
-    const double t68 = q[0]*q[1]*tinv0*t51;
-    const double t69 = 16.0*t65 + 16.0*t66 + 16.0*t67 + 4.0*t68;
-    const double t70 = t69*t69;
-    const double t71 = 16.0*t54 + 16.0*t55 + 16.0*t56 + t57;
-    const double t72 = t71*t71;
-    const double t73 = t63 + t64 + t70 + t72;
-    const double t74 = std::sqrt(t73);
-    const double t75 = 16.0*t54 + 16.0*t55 + 16.0*t56 + t57 + t74;
-    const double t76 = t75*t75;
-    const double t77 = t63 + t64 + t70 + t76;
-    const double tinv1 = 1.0/t77;
-    const double t78 = t53*t75*tinv1;
-    const double t79 = t69*t62*tinv1;
-    const double t80 = 2.0*t78 + 2.0*t79;
-    const double t81 = params.top_r[0]*t15;
-    const double t82 = params.top_r[2]*t30;
-    const double t83 = params.top_r[1]*t25;
-    const double t84 = -params.support_r[0] + q[4] + t81 + t82 + t83;
-    const double t85 = t84*t80;
-    const double t86 = params.top_r[0]*t7;
-    const double t87 = params.top_r[1]*t20;
-    const double t88 = params.top_r[2]*t28;
-    const double t89 = -params.support_r[2] + q[6] + t86 + t87 + t88;
-    const double t90 = t64*tinv1;
-    const double t91 = t70*tinv1;
-    const double t92 = -2.0*t90 - 2.0*t91 + 1.0;
-    const double t93 = t89*t92;
-    const double t94 = params.top_r[0]*t11;
-    const double t95 = params.top_r[2]*t32;
-    const double t96 = params.top_r[1]*t23;
-    const double t97 = -params.support_r[1] + q[5] + t94 + t95 + t96;
-    const double t98 = t62*t53*tinv1;
-    const double t99 = t69*t75*tinv1;
-    const double t100 = 2.0*t98 - 2.0*t99;
-    const double t101 = t97*t100;
-    const double t102 = t85 + t93 + t101;
-    const double t103 = derived_.mount_F_AoMount_0*t102;
-    const double t104 = u[1]*t89;
-    const double t105 = u[2]*t97;
-    const double t106 = t86 + t87 + t88;
-    const double t107 = u[1]*t106;
-    const double t108 = t94 + t95 + t96;
-    const double t109 = u[2]*t108;
-    const double t110 = u[3] - 0.5*t104 + 0.5*t105 + t107 - t109;
-    const double t111 = t110*t80;
-    const double t112 = t81 + t82 + t83;
-    const double t113 = u[2]*t112;
-    const double t114 = u[2]*t84;
-    const double t115 = u[0]*t106;
-    const double t116 = u[0]*t89;
-    const double t117 = u[4] + t113 - 0.5*t114 - t115 + 0.5*t116;
-    const double t118 = t117*t100;
-    const double t119 = u[0]*t108;
-    const double t120 = u[1]*t84;
-    const double t121 = u[0]*t97;
-    const double t122 = u[1]*t112;
-    const double t123 = u[5] + t119 + 0.5*t120 - 0.5*t121 - t122;
-    const double t124 = t123*t92;
-    const double t125 = t111 + t118 + t124;
-    const double t126 = derived_.mount_F_AoMount_0_b*t125;
-    const double t127 = t103 + 2.0*t126;
-    const double t128 = t80*t127;
-    const double t129 = t69*t53*tinv1;
-    const double t130 = t62*t75*tinv1;
-    const double t131 = 2.0*t129 - 2.0*t130;
-    const double t132 = 2.0*t98 + 2.0*t99;
-    const double t133 = t89*t132;
-    const double t134 = t63*tinv1;
-    const double t135 = -2.0*t134 - 2.0*t91 + 1.0;
-    const double t136 = t97*t135;
-    const double t137 = t84*t131;
-    const double t138 = t133 + t136 + t137;
-    const double t139 = derived_.mount_F_AoMount_0*t138;
-    const double t140 = t117*t135;
-    const double t141 = t110*t131;
-    const double t142 = t123*t132;
-    const double t143 = t140 + t141 + t142;
-    const double t144 = derived_.mount_F_AoMount_0_b*t143;
-    const double t145 = t139 + 2.0*t144;
-    const double t146 = t131*t145;
-    const double t147 = -2.0*t90 - 2.0*t134 + 1.0;
-    const double t148 = t110*t147;
-    const double t149 = 2.0*t129 + 2.0*t130;
-    const double t150 = t117*t149;
-    const double t151 = -2.0*t78 + 2.0*t79;
-    const double t152 = t123*t151;
-    const double t153 = t148 + t150 + t152;
-    const double t154 = derived_.mount_F_AoMount_0_b*t153;
-    const double t155 = t89*t151;
-    const double t156 = t84*t147;
-    const double t157 = t97*t149;
-    const double t158 = t155 + t156 + t157;
-    const double t159 = derived_.mount_F_AoMount_0*t158;
-    const double t160 = 2.0*t154 + t159;
-    const double t161 = t147*t160;
-    const double t162 = -t128 - t146 - t161;
-    const double t163 = t135*t145;
-    const double t164 = t149*t160;
-    const double t165 = t100*t127;
-    const double t166 = -t163 - t164 - t165;
-    const double t167 = t132*t145;
-    const double t168 = t151*t160;
-    const double t169 = t92*t127;
-    const double t170 = -t167 - t168 - t169;
-    F_CoMount[3] = t162;
-    F_CoMount[4] = t166;
-    F_CoMount[5] = t170;
+    const double t48 = t8*t8;
+    const double t49 = t12*t12;
+    const double t50 = t48 + t49;
+    const double tinv1 = 1.0/t50;
+    const double t51 = std::atan2(t26, t33);
+    const double t52 = params.mount_torqueStiffness[0]*t51;
+    const double t53 = u[0]*t8*tinv1;
+    const double t54 = u[1]*t12*tinv1;
+    const double t55 = t53 + t54;
+    const double t56 = params.mount_torqueDamping[0]*t55;
+    const double t57 = t52 + t56;
+    const double t58 = t8*tinv1*t57;
+    const double t59 = std::sqrt(t50);
+    const double tinv2 = 1.0/t59;
+    const double t60 = std::atan2(-t16, t59);
+    const double t61 = params.mount_torqueStiffness[1]*t60;
+    const double t62 = u[1]*t8*tinv2;
+    const double t63 = u[0]*t12*tinv2;
+    const double t64 = t62 - t63;
+    const double t65 = params.mount_torqueDamping[1]*t64;
+    const double t66 = t61 + t65;
+    const double t67 = t12*tinv2*t66;
+    const double t68 = t8*t16*tinv2;
+    const double t69 = std::atan2(t12, t8);
+    const double t70 = params.mount_torqueStiffness[2]*t69;
+    const double t71 = t16*t12*tinv2;
+    const double t72 = u[1]*tinv2*t71;
+    const double t73 = u[0]*tinv2*t68;
+    const double t74 = u[2] - t72 - t73;
+    const double t75 = params.mount_torqueDamping[2]*t74;
+    const double t76 = t70 + t75;
+    const double t77 = tinv2*t68*t76;
+    const double t78 = -t58 + t67 + t77;
+    const double t79 = params.top_r[0]*t16;
+    const double t80 = params.top_r[2]*t33;
+    const double t81 = params.top_r[1]*t26;
+    const double t82 = t79 + t80 + t81;
+    const double t83 = -params.support_r[2] + q[6] + t82;
+    const double t84 = 2.0*t6 + 4.0*t7 + 2.0*t21;
+    const double t85 = -2.0*t6 - 2.0*t21 + t84 - 1.0;
+    const double t86 = t85 + 1.0;
+    const double t87 = t11*t86;
+    const double t88 = t24*t15;
+    const double t89 = t14*t25;
+    const double t90 = -2.0*t6 - 4.0*t7 - 2.0*t21;
+    const double t91 = -2.0*t6 - 2.0*t21 + t90 + 3.0;
+    const double t92 = t91 + 1.0;
+    const double t93 = std::max(0.0, t92);
+    const double t94 = t11*t93;
+    const double t95 = 16.0*t88 + 16.0*t89 + 4.0*t94;
+    const double t96 = 4.0*t87 + t95;
+    const double t97 = t24*t11;
+    const double t98 = t10*t25;
+    const double t99 = t3*tinv0*t15;
+    const double t100 = t15*t93;
+    const double t101 = 16.0*t98 + 16.0*t99 + 4.0*t100;
+    const double t102 = 16.0*t97 + t101;
+    const double t103 = t96*t96;
+    const double t104 = t14*t11;
+    const double t105 = t10*t15;
+    const double t106 = t1*tinv0*t25;
+    const double t107 = t25*t93;
+    const double t108 = 16.0*t105 + 16.0*t106 + 4.0*t107;
+    const double t109 = 16.0*t104 + t108;
+    const double t110 = t109*t109;
+    const double t111 = t102*t102;
+    const double t112 = t11*t11;
+    const double t113 = t15*t15;
+    const double t114 = t25*t25;
+    const double t115 = t93*t93;
+    const double t116 = 16.0*t113 + 16.0*t114 + t115;
+    const double t117 = 16.0*t112 + t116;
+    const double t118 = t117*t117;
+    const double t119 = t110 + t118 + t111;
+    const double t120 = t103 + t119;
+    const double t121 = std::sqrt(t120);
+    const double t122 = 16.0*t112 + t116 + t121;
+    const double t123 = t122*t122;
+    const double t124 = t110 + t111 + t123;
+    const double t125 = t103 + t124;
+    const double tinv3 = 1.0/t125;
+    const double t126 = t96*t102*tinv3;
+    const double t127 = t109*t122*tinv3;
+    const double t128 = 2.0*t126 - 2.0*t127;
+    const double t129 = params.top_r[0]*t8;
+    const double t130 = params.top_r[1]*t19;
+    const double t131 = params.top_r[2]*t29;
+    const double t132 = t129 + t130 + t131;
+    const double t133 = -params.support_r[0] + q[4] + t132;
+    const double t134 = t102*t122*tinv3;
+    const double t135 = t109*t96*tinv3;
+    const double t136 = 2.0*t134 + 2.0*t135;
+    const double t137 = t133*t136;
+    const double t138 = params.top_r[0]*t12;
+    const double t139 = params.top_r[2]*t31;
+    const double t140 = params.top_r[1]*t22;
+    const double t141 = t138 + t139 + t140;
+    const double t142 = -params.support_r[1] + q[5] + t141;
+    const double t143 = t142*t128;
+    const double t144 = t111*tinv3;
+    const double t145 = t110*tinv3;
+    const double t146 = -2.0*t144 - 2.0*t145 + 1.0;
+    const double t147 = t83*t146;
+    const double t148 = t137 + t143 + t147;
+    const double t149 = derived_.mount_F_AoMount_0_b*t148;
+    const double t150 = u[2]*t142;
+    const double t151 = u[2]*t141;
+    const double t152 = u[1]*t82;
+    const double t153 = u[3] - t151 + t152;
+    const double t154 = u[1]*t83;
+    const double t155 = 0.5*t150 + t153 - 0.5*t154;
+    const double t156 = t155*t136;
+    const double t157 = u[0]*t142;
+    const double t158 = u[1]*t133;
+    const double t159 = u[0]*t141;
+    const double t160 = u[1]*t132;
+    const double t161 = u[5] + t159 - t160;
+    const double t162 = -0.5*t157 + 0.5*t158 + t161;
+    const double t163 = t162*t146;
+    const double t164 = u[2]*t133;
+    const double t165 = u[0]*t82;
+    const double t166 = u[2]*t132;
+    const double t167 = u[4] - t165 + t166;
+    const double t168 = u[0]*t83;
+    const double t169 = -0.5*t164 + t167 + 0.5*t168;
+    const double t170 = t169*t128;
+    const double t171 = t156 + t163 + t170;
+    const double t172 = derived_.mount_F_AoMount_0*t171;
+    const double t173 = t149 + 2.0*t172;
+    const double t174 = t128*t173;
+    const double t175 = t96*t122*tinv3;
+    const double t176 = t109*t102*tinv3;
+    const double t177 = 2.0*t175 + 2.0*t176;
+    const double t178 = t142*t177;
+    const double t179 = -2.0*t134 + 2.0*t135;
+    const double t180 = t83*t179;
+    const double t181 = t103*tinv3;
+    const double t182 = -2.0*t144 - 2.0*t181 + 1.0;
+    const double t183 = t133*t182;
+    const double t184 = t178 + t180 + t183;
+    const double t185 = derived_.mount_F_AoMount_0_b*t184;
+    const double t186 = t162*t179;
+    const double t187 = t155*t182;
+    const double t188 = t169*t177;
+    const double t189 = t186 + t187 + t188;
+    const double t190 = derived_.mount_F_AoMount_0*t189;
+    const double t191 = t185 + 2.0*t190;
+    const double t192 = t177*t191;
+    const double t193 = -2.0*t181 - 2.0*t145 + 1.0;
+    const double t194 = t142*t193;
+    const double t195 = 2.0*t126 + 2.0*t127;
+    const double t196 = t83*t195;
+    const double t197 = -2.0*t175 + 2.0*t176;
+    const double t198 = t133*t197;
+    const double t199 = t194 + t196 + t198;
+    const double t200 = derived_.mount_F_AoMount_0_b*t199;
+    const double t201 = t169*t193;
+    const double t202 = t155*t197;
+    const double t203 = t162*t195;
+    const double t204 = t201 + t202 + t203;
+    const double t205 = derived_.mount_F_AoMount_0*t204;
+    const double t206 = t200 + 2.0*t205;
+    const double t207 = t193*t206;
+    const double t208 = -t174 - t192 - t207;
+    const double t209 = t83*t208;
+    const double t210 = t195*t206;
+    const double t211 = t179*t191;
+    const double t212 = t146*t173;
+    const double t213 = -t210 - t211 - t212;
+    const double t214 = t142*t213;
+    const double t215 = t78 + 0.5*t209 - 0.5*t214;
+    const double t216 = t12*tinv1*t57;
+    const double t217 = t8*tinv2*t66;
+    const double t218 = tinv2*t71*t76;
+    const double t219 = -t216 - t217 + t218;
+    const double t220 = t133*t213;
+    const double t221 = t182*t191;
+    const double t222 = t136*t173;
+    const double t223 = t197*t206;
+    const double t224 = -t221 - t222 - t223;
+    const double t225 = t83*t224;
+    const double t226 = t219 + 0.5*t220 - 0.5*t225;
+    F_CoMount[0] = t215;
+    F_CoMount[1] = t226;
+    F_CoMount[3] = t224;
+    F_CoMount[4] = t208;
+    F_CoMount[5] = t213;
     // joint 'float' (bushing.cap:31) -> body 'engine': acceleration
-    const double t171 = udot[2]*t7;
-    const double t172 = udot[1]*t11;
-    const double t173 = udot[0]*t15;
-    const double t174 = t171 + t172 + t173;
-    const double t175 = udot[0]*t25;
-    const double t176 = udot[2]*t20;
-    const double t177 = udot[1]*t23;
-    const double t178 = t175 + t176 + t177;
-    const double t179 = udot[2]*t28;
-    const double t180 = udot[1]*t32;
-    const double t181 = udot[0]*t30;
-    const double t182 = t179 + t180 + t181;
-    const double t183 = udot[5]*t7;
-    const double t184 = udot[3]*t15;
-    const double t185 = udot[4]*t11;
-    const double t186 = params.world_gravity[1]*t11;
-    const double t187 = params.world_gravity[0]*t15;
-    const double t188 = params.world_gravity[2]*t7;
-    const double t189 = v_KEngine[4]*v_KEngine[2];
-    const double t190 = v_KEngine[5]*v_KEngine[1];
-    const double t191 = t183 + t184 + t185 - t186 - t187 - t188 + t189 - t190;
-    const double t192 = params.world_gravity[0]*t25;
-    const double t193 = udot[5]*t20;
-    const double t194 = udot[3]*t25;
-    const double t195 = udot[4]*t23;
-    const double t196 = params.world_gravity[2]*t20;
-    const double t197 = params.world_gravity[1]*t23;
-    const double t198 = v_KEngine[5]*v_KEngine[0];
-    const double t199 = v_KEngine[3]*v_KEngine[2];
-    const double t200 = -t192 + t193 + t194 + t195 - t196 - t197 + t198 - t199;
-    const double t201 = params.world_gravity[0]*t30;
-    const double t202 = udot[5]*t28;
-    const double t203 = params.world_gravity[1]*t32;
-    const double t204 = udot[4]*t32;
-    const double t205 = params.world_gravity[2]*t28;
-    const double t206 = udot[3]*t30;
-    const double t207 = v_KEngine[1]*v_KEngine[3];
-    const double t208 = v_KEngine[0]*v_KEngine[4];
-    const double t209 = -t201 + t202 - t203 + t204 - t205 + t206 + t207 - t208;
-    a_KEngine[0] = t174;
-    a_KEngine[1] = t178;
-    a_KEngine[2] = t182;
-    a_KEngine[3] = t191;
-    a_KEngine[4] = t200;
-    a_KEngine[5] = t209;
+    const double t227 = udot[2]*t16;
+    const double t228 = udot[0]*t8;
+    const double t229 = udot[1]*t12;
+    const double t230 = t227 + t228 + t229;
+    const double t231 = udot[1]*t22;
+    const double t232 = udot[0]*t19;
+    const double t233 = udot[2]*t26;
+    const double t234 = t231 + t232 + t233;
+    const double t235 = udot[0]*t29;
+    const double t236 = udot[1]*t31;
+    const double t237 = udot[2]*t33;
+    const double t238 = t235 + t236 + t237;
+    const double t239 = udot[5]*t16;
+    const double t240 = udot[4]*t12;
+    const double t241 = udot[3]*t8;
+    const double t242 = t239 + t240 + t241;
+    const double t243 = params.world_gravity[2]*t16;
+    const double t244 = params.world_gravity[0]*t8;
+    const double t245 = params.world_gravity[1]*t12;
+    const double t246 = -t243 - t244 - t245;
+    const double t247 = v_KEngine[1]*v_KEngine[5];
+    const double t248 = v_KEngine[2]*v_KEngine[4];
+    const double t249 = t246 - t247 + t248;
+    const double t250 = t242 + t249;
+    const double t251 = udot[3]*t19;
+    const double t252 = udot[4]*t22;
+    const double t253 = udot[5]*t26;
+    const double t254 = t251 + t252 + t253;
+    const double t255 = params.world_gravity[0]*t19;
+    const double t256 = params.world_gravity[1]*t22;
+    const double t257 = params.world_gravity[2]*t26;
+    const double t258 = -t255 - t256 - t257;
+    const double t259 = v_KEngine[0]*v_KEngine[5];
+    const double t260 = v_KEngine[2]*v_KEngine[3];
+    const double t261 = t258 + t259 - t260;
+    const double t262 = t254 + t261;
+    const double t263 = udot[4]*t31;
+    const double t264 = udot[3]*t29;
+    const double t265 = udot[5]*t33;
+    const double t266 = t263 + t264 + t265;
+    const double t267 = params.world_gravity[0]*t29;
+    const double t268 = params.world_gravity[1]*t31;
+    const double t269 = params.world_gravity[2]*t33;
+    const double t270 = -t267 - t268 - t269;
+    const double t271 = v_KEngine[3]*v_KEngine[1];
+    const double t272 = v_KEngine[0]*v_KEngine[4];
+    const double t273 = t270 + t271 - t272;
+    const double t274 = t266 + t273;
+    a_KEngine[0] = t230;
+    a_KEngine[1] = t234;
+    a_KEngine[2] = t238;
+    a_KEngine[3] = t250;
+    a_KEngine[4] = t262;
+    a_KEngine[5] = t274;
     // joint 'float' (bushing.cap:31) -> body 'engine': generalized force
-    const double t210 = derived_.I_KEngine[5]*v_KEngine[0] - derived_.I_KEngine[1]*v_KEngine[5] +
-        derived_.I_KEngine[3]*v_KEngine[3] + derived_.I_KEngine[9]*v_KEngine[2] +
-        derived_.I_KEngine[8]*v_KEngine[1];
-    const double t211 = -derived_.I_KEngine[1]*v_KEngine[1] + derived_.I_KEngine[2]*v_KEngine[0] +
-        params.m*v_KEngine[5];
-    const double t212 = derived_.I_KEngine[1]*v_KEngine[2] + params.m*v_KEngine[4] -
-        derived_.I_KEngine[3]*v_KEngine[0];
-    const double t213 = derived_.I_KEngine[9]*v_KEngine[1] + derived_.I_KEngine[1]*v_KEngine[4] -
-        derived_.I_KEngine[2]*v_KEngine[3] + derived_.I_KEngine[12]*v_KEngine[2] +
-        derived_.I_KEngine[6]*v_KEngine[0];
-    const double t214 = t15*t15 + t11*t11;
-    const double tinv2 = 1.0/t214;
-    const double t215 = params.mount_torqueStiffness[2]*std::atan2(t11, t15);
-    const double t216 = params.mount_torqueDamping[2]*(u[2] - u[0]*t15*t7*tinv2 -
-        u[1]*t11*t7*tinv2);
-    const double t217 = t215 + t216;
-    const double t218 = params.mount_torqueStiffness[0]*std::atan2(t20, t28) +
-        params.mount_torqueDamping[0]*(u[1]*t11*tinv2 + u[0]*t15*tinv2);
-    const double t219 = std::sqrt(t214);
-    const double tinv3 = 1.0/t219;
-    const double t220 = params.mount_torqueStiffness[1]*std::atan2(-t7, t219) +
-        params.mount_torqueDamping[1]*(-u[0]*t11*tinv3 + u[1]*t15*tinv3);
-    const double t221 = t15*t7*tinv2*t217 - t15*tinv2*t218 + t11*tinv3*t220 - t106*F_CoMount[4] +
-        t108*F_CoMount[5] + 0.5*t89*F_CoMount[4] - 0.5*t97*F_CoMount[5];
-    const double t222 = -t215 - t216 - 0.5*t84*F_CoMount[4] - t108*F_CoMount[3] +
-        t112*F_CoMount[4] + 0.5*t97*F_CoMount[3];
-    const double t223 = t11*t7*tinv2*t217 - t11*tinv2*t218 - t15*tinv3*t220 - t112*F_CoMount[5] +
-        0.5*t84*F_CoMount[5] + t106*F_CoMount[3] - 0.5*t89*F_CoMount[3];
-    const double t224 = derived_.I_KEngine[4]*a_KEngine[0] + derived_.I_KEngine[6]*a_KEngine[2] +
-        derived_.I_KEngine[5]*a_KEngine[1] - v_KEngine[2]*t210 + v_KEngine[4]*t211 -
-        derived_.I_KEngine[3]*a_KEngine[4] - v_KEngine[5]*t212 +
-        derived_.I_KEngine[2]*a_KEngine[5] + v_KEngine[1]*t213 - t15*t221 - t7*t222 - t11*t223;
-    const double t225 = derived_.I_KEngine[3]*v_KEngine[1] - derived_.I_KEngine[2]*v_KEngine[2] +
+    const double t275 = -derived_.I_KEngine[3]*v_KEngine[4] + derived_.I_KEngine[2]*v_KEngine[5] +
+        (derived_.I_KEngine[6]*v_KEngine[2] + derived_.I_KEngine[5]*v_KEngine[1] +
+        derived_.I_KEngine[4]*v_KEngine[0]);
+    const double t276 = -derived_.I_KEngine[2]*v_KEngine[2] + derived_.I_KEngine[3]*v_KEngine[1] +
         params.m*v_KEngine[3];
-    const double t226 = -derived_.I_KEngine[3]*v_KEngine[4] + derived_.I_KEngine[2]*v_KEngine[5] +
-        derived_.I_KEngine[5]*v_KEngine[1] + derived_.I_KEngine[6]*v_KEngine[2] +
-        derived_.I_KEngine[4]*v_KEngine[0];
-    const double t227 = derived_.I_KEngine[9]*a_KEngine[2] + derived_.I_KEngine[8]*a_KEngine[1] +
-        derived_.I_KEngine[5]*a_KEngine[0] + v_KEngine[5]*t225 - v_KEngine[3]*t211 +
-        derived_.I_KEngine[3]*a_KEngine[3] - derived_.I_KEngine[1]*a_KEngine[5] +
-        v_KEngine[2]*t226 - v_KEngine[0]*t213 - t23*t223 - t20*t222 - t25*t221;
-    const double t228 = derived_.I_KEngine[6]*a_KEngine[0] + derived_.I_KEngine[12]*a_KEngine[2] +
-        derived_.I_KEngine[9]*a_KEngine[1] - v_KEngine[1]*t226 + v_KEngine[0]*t210 -
-        v_KEngine[4]*t225 + derived_.I_KEngine[1]*a_KEngine[4] + v_KEngine[3]*t212 -
-        derived_.I_KEngine[2]*a_KEngine[3] - t32*t223 - t28*t222 - t30*t221;
-    const double t229 = derived_.I_KEngine[2]*a_KEngine[0] - derived_.I_KEngine[1]*a_KEngine[1] +
-        v_KEngine[0]*t212 + params.m*a_KEngine[5] - v_KEngine[1]*t225 - t28*F_CoMount[5] -
-        t30*F_CoMount[3] - t32*F_CoMount[4];
-    const double t230 = -derived_.I_KEngine[3]*a_KEngine[0] + derived_.I_KEngine[1]*a_KEngine[2] +
-        params.m*a_KEngine[4] + v_KEngine[2]*t225 - v_KEngine[0]*t211 - t23*F_CoMount[4] -
-        t20*F_CoMount[5] - t25*F_CoMount[3];
-    const double t231 = -derived_.I_KEngine[2]*a_KEngine[2] + derived_.I_KEngine[3]*a_KEngine[1] +
-        params.m*a_KEngine[3] + v_KEngine[1]*t211 - v_KEngine[2]*t212 - t7*F_CoMount[5] -
-        t15*F_CoMount[3] - t11*F_CoMount[4];
-    tau[0] = t15*t224 + t25*t227 + t30*t228;
-    tau[1] = t23*t227 + t11*t224 + t32*t228;
-    tau[2] = t28*t228 + t20*t227 + t7*t224;
-    tau[3] = t30*t229 + t25*t230 + t15*t231;
-    tau[4] = t32*t229 + t11*t231 + t23*t230;
-    tau[5] = t20*t230 + t7*t231 + t28*t229;
+    const double t277 = params.m*v_KEngine[5] - derived_.I_KEngine[1]*v_KEngine[1] +
+        derived_.I_KEngine[2]*v_KEngine[0];
+    const double t278 = derived_.I_KEngine[1]*v_KEngine[4] - derived_.I_KEngine[2]*v_KEngine[3] +
+        (derived_.I_KEngine[6]*v_KEngine[0] + derived_.I_KEngine[9]*v_KEngine[1] +
+        derived_.I_KEngine[12]*v_KEngine[2]);
+    const double t279 = -t82*F_CoMount[4] + t141*F_CoMount[5] + F_CoMount[0];
+    const double t280 = t132*F_CoMount[4] - 0.5*t133*F_CoMount[4] - t141*F_CoMount[3] +
+        (-t70 - t75 + 0.5*t142*F_CoMount[3]);
+    const double t281 = -t132*F_CoMount[5] + t82*F_CoMount[3] + F_CoMount[1];
+    const double t282 = v_KEngine[2]*t275 + (derived_.I_KEngine[9]*a_KEngine[2] +
+        derived_.I_KEngine[8]*a_KEngine[1] + derived_.I_KEngine[5]*a_KEngine[0] -
+        derived_.I_KEngine[1]*a_KEngine[5] + derived_.I_KEngine[3]*a_KEngine[3]) +
+        (v_KEngine[5]*t276 - v_KEngine[3]*t277 - v_KEngine[0]*t278) -
+        (t19*t279 + t26*t280 + t22*t281);
+    const double t283 = derived_.I_KEngine[1]*v_KEngine[2] + params.m*v_KEngine[4] -
+        derived_.I_KEngine[3]*v_KEngine[0];
+    const double t284 = -derived_.I_KEngine[1]*v_KEngine[5] + derived_.I_KEngine[3]*v_KEngine[3] +
+        (derived_.I_KEngine[5]*v_KEngine[0] + derived_.I_KEngine[9]*v_KEngine[2] +
+        derived_.I_KEngine[8]*v_KEngine[1]);
+    const double t285 = v_KEngine[1]*t278 + (derived_.I_KEngine[6]*a_KEngine[2] +
+        derived_.I_KEngine[5]*a_KEngine[1] + derived_.I_KEngine[4]*a_KEngine[0] +
+        derived_.I_KEngine[2]*a_KEngine[5] - derived_.I_KEngine[3]*a_KEngine[4]) +
+        (v_KEngine[4]*t277 - v_KEngine[5]*t283 - v_KEngine[2]*t284) -
+        (t8*t279 + t12*t281 + t16*t280);
+    const double t286 = -v_KEngine[1]*t275 + (derived_.I_KEngine[6]*a_KEngine[0] +
+        derived_.I_KEngine[12]*a_KEngine[2] + derived_.I_KEngine[9]*a_KEngine[1] -
+        derived_.I_KEngine[2]*a_KEngine[3] + derived_.I_KEngine[1]*a_KEngine[4]) +
+        (v_KEngine[3]*t283 - v_KEngine[4]*t276 + v_KEngine[0]*t284) -
+        (t31*t281 + t29*t279 + t33*t280);
+    const double t287 = v_KEngine[1]*t277 - v_KEngine[2]*t283 +
+        (-derived_.I_KEngine[2]*a_KEngine[2] + derived_.I_KEngine[3]*a_KEngine[1] +
+        params.m*a_KEngine[3]) - (t12*F_CoMount[4] + t8*F_CoMount[3] + t16*F_CoMount[5]);
+    const double t288 = -v_KEngine[0]*t277 + v_KEngine[2]*t276 +
+        (derived_.I_KEngine[1]*a_KEngine[2] - derived_.I_KEngine[3]*a_KEngine[0] +
+        params.m*a_KEngine[4]) - (t26*F_CoMount[5] + t19*F_CoMount[3] + t22*F_CoMount[4]);
+    const double t289 = -v_KEngine[1]*t276 + v_KEngine[0]*t283 +
+        (-derived_.I_KEngine[1]*a_KEngine[1] + derived_.I_KEngine[2]*a_KEngine[0] +
+        params.m*a_KEngine[5]) - (t33*F_CoMount[5] + t29*F_CoMount[3] + t31*F_CoMount[4]);
+    tau[0] = t19*t282 + t8*t285 + t29*t286;
+    tau[1] = t22*t282 + t12*t285 + t31*t286;
+    tau[2] = t33*t286 + t26*t282 + t16*t285;
+    tau[3] = t8*t287 + t19*t288 + t29*t289;
+    tau[4] = t12*t287 + t22*t288 + t31*t289;
+    tau[5] = t33*t289 + t26*t288 + t16*t287;
   }
 
   // qdot (nq) = N(q) u.
@@ -1479,28 +1627,28 @@ class BushingMount {
   // (15 adds, 37 muls, 1 divs, 0 calls, 0 other)
   void bodyPoses([[maybe_unused]] const Q& q, BodyPoses& poses) const {
     // joint 'float' (bushing.cap:31) -> body 'engine'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[2]*q[2];
-    const double t2 = q[3]*q[3];
-    const double tinv0 = 1.0/(t0 + q[0]*q[0] + t1 + t2);
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[2]*q[2];
+    const double tinv0 = 1.0/(t0 + (t1 + q[0]*q[0] + t2));
     const double t3 = t2*tinv0;
-    const double t4 = t1*tinv0;
-    const double t5 = q[0]*q[3]*tinv0;
-    const double t6 = q[1]*q[2]*tinv0;
-    const double t7 = q[0]*q[2]*tinv0;
-    const double t8 = q[1]*q[3]*tinv0;
-    const double t9 = t0*tinv0;
+    const double t4 = t0*tinv0;
+    const double t5 = q[1]*q[2]*tinv0;
+    const double t6 = q[0]*q[3]*tinv0;
+    const double t7 = q[1]*q[3]*tinv0;
+    const double t8 = q[0]*q[2]*tinv0;
+    const double t9 = t1*tinv0;
     const double t10 = q[2]*q[3]*tinv0;
     const double t11 = q[0]*q[1]*tinv0;
     poses[0].R_WB(0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
-    poses[0].R_WB(0, 1) = -2.0*t5 + 2.0*t6;
+    poses[0].R_WB(0, 1) = 2.0*t5 - 2.0*t6;
     poses[0].R_WB(0, 2) = 2.0*t7 + 2.0*t8;
     poses[0].R_WB(1, 0) = 2.0*t5 + 2.0*t6;
-    poses[0].R_WB(1, 1) = -2.0*t3 - 2.0*t9 + 1.0;
+    poses[0].R_WB(1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
     poses[0].R_WB(1, 2) = 2.0*t10 - 2.0*t11;
-    poses[0].R_WB(2, 0) = -2.0*t7 + 2.0*t8;
+    poses[0].R_WB(2, 0) = 2.0*t7 - 2.0*t8;
     poses[0].R_WB(2, 1) = 2.0*t10 + 2.0*t11;
-    poses[0].R_WB(2, 2) = -2.0*t4 - 2.0*t9 + 1.0;
+    poses[0].R_WB(2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
     poses[0].p_WB[0] = q[4];
     poses[0].p_WB[1] = q[5];
     poses[0].p_WB[2] = q[6];
@@ -1526,176 +1674,177 @@ class BushingMount {
     Eigen::Matrix3d R_WEngine;  // R_WB of 'engine'
     double ke = 0.0;
     // joint 'float' (bushing.cap:31) -> body 'engine'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[0]*q[0];
-    const double t2 = q[2]*q[2];
-    const double t3 = q[3]*q[3];
-    const double t4 = t0 + t1 + t2 + t3;
-    const double tinv0 = 1.0/t4;
-    const double t5 = t3*tinv0;
-    const double t6 = t2*tinv0;
-    const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
-    const double t8 = q[0]*q[3]*tinv0;
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[0]*q[0];
+    const double t3 = q[2]*q[2];
+    const double t4 = t1 + t2 + t3;
+    const double t5 = t0 + t4;
+    const double tinv0 = 1.0/t5;
+    const double t6 = t3*tinv0;
+    const double t7 = t0*tinv0;
+    const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
     const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = -2.0*t8 + 2.0*t9;
-    const double t11 = q[0]*q[2]*tinv0;
+    const double t10 = q[0]*q[3]*tinv0;
+    const double t11 = 2.0*t9 - 2.0*t10;
     const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = 2.0*t11 + 2.0*t12;
-    const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = t0*tinv0;
-    const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
-    const double t17 = q[2]*q[3]*tinv0;
-    const double t18 = q[0]*q[1]*tinv0;
-    const double t19 = 2.0*t17 - 2.0*t18;
-    const double t20 = -2.0*t11 + 2.0*t12;
-    const double t21 = 2.0*t17 + 2.0*t18;
-    const double t22 = -2.0*t6 - 2.0*t15 + 1.0;
-    R_WEngine(0, 0) = t7;
-    R_WEngine(0, 1) = t10;
-    R_WEngine(0, 2) = t13;
-    R_WEngine(1, 0) = t14;
-    R_WEngine(1, 1) = t16;
-    R_WEngine(1, 2) = t19;
-    R_WEngine(2, 0) = t20;
-    R_WEngine(2, 1) = t21;
-    R_WEngine(2, 2) = t22;
+    const double t13 = q[0]*q[2]*tinv0;
+    const double t14 = 2.0*t12 + 2.0*t13;
+    const double t15 = 2.0*t9 + 2.0*t10;
+    const double t16 = t1*tinv0;
+    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
+    const double t18 = q[2]*q[3]*tinv0;
+    const double t19 = q[0]*q[1]*tinv0;
+    const double t20 = 2.0*t18 - 2.0*t19;
+    const double t21 = 2.0*t12 - 2.0*t13;
+    const double t22 = 2.0*t18 + 2.0*t19;
+    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    R_WEngine(0, 0) = t8;
+    R_WEngine(0, 1) = t11;
+    R_WEngine(0, 2) = t14;
+    R_WEngine(1, 0) = t15;
+    R_WEngine(1, 1) = t17;
+    R_WEngine(1, 2) = t20;
+    R_WEngine(2, 0) = t21;
+    R_WEngine(2, 1) = t22;
+    R_WEngine(2, 2) = t23;
     // kinetic energy
-    const double t23 = derived_.I_KEngine[1]*R_WEngine(1, 0) +
-        derived_.I_KEngine[3]*R_WEngine(1, 2) + derived_.I_KEngine[2]*R_WEngine(1, 1);
-    const double t24 = derived_.I_KEngine[2]*R_WEngine(2, 1) +
-        derived_.I_KEngine[1]*R_WEngine(2, 0) + derived_.I_KEngine[3]*R_WEngine(2, 2);
-    const double t25 = derived_.I_KEngine[2]*R_WEngine(0, 1) +
-        derived_.I_KEngine[3]*R_WEngine(0, 2) + derived_.I_KEngine[1]*R_WEngine(0, 0);
-    const double t26 = derived_.I_KEngine[12]*R_WEngine(2, 2) +
-        derived_.I_KEngine[6]*R_WEngine(2, 0) + derived_.I_KEngine[9]*R_WEngine(2, 1);
-    const double t27 = derived_.M_0_0*R_WEngine(2, 1) + derived_.I_KEngine[4]*R_WEngine(2, 0) +
-        derived_.M_0_0_b*R_WEngine(2, 2);
-    const double t28 = derived_.I_KEngine[5]*R_WEngine(2, 0) +
-        derived_.I_KEngine[8]*R_WEngine(2, 1) + derived_.M_0_0_c*R_WEngine(2, 2);
-    const double t29 = u[2]*(-u[3]*t23 + u[4]*t25 +
-        u[0]*(R_WEngine(0, 2)*t26 + R_WEngine(0, 0)*t27 + R_WEngine(0, 1)*t28) +
-        u[1]*(R_WEngine(1, 1)*t28 + R_WEngine(1, 0)*t27 + R_WEngine(1, 2)*t26) +
-        u[2]*(R_WEngine(2, 0)*t27 + R_WEngine(2, 2)*t26 + R_WEngine(2, 1)*t28));
-    const double t30 = derived_.M_0_0_b*R_WEngine(0, 2) + derived_.M_0_0*R_WEngine(0, 1) +
-        derived_.I_KEngine[4]*R_WEngine(0, 0);
-    const double t31 = derived_.M_0_0_c*R_WEngine(0, 2) + derived_.I_KEngine[8]*R_WEngine(0, 1) +
-        derived_.I_KEngine[5]*R_WEngine(0, 0);
-    const double t32 = derived_.I_KEngine[6]*R_WEngine(0, 0) +
-        derived_.I_KEngine[9]*R_WEngine(0, 1) + derived_.I_KEngine[12]*R_WEngine(0, 2);
-    const double t33 = u[0]*(-u[4]*t24 + u[5]*t23 +
-        u[0]*(R_WEngine(0, 0)*t30 + R_WEngine(0, 1)*t31 + R_WEngine(0, 2)*t32) +
-        u[1]*(R_WEngine(1, 0)*t30 + R_WEngine(1, 2)*t32 + R_WEngine(1, 1)*t31) +
-        u[2]*(R_WEngine(2, 0)*t30 + R_WEngine(2, 1)*t31 + R_WEngine(2, 2)*t32));
-    const double t34 = derived_.I_KEngine[6]*R_WEngine(1, 0) +
+    const double t24 = derived_.I_KEngine[1]*R_WEngine(0, 0) +
+        derived_.I_KEngine[3]*R_WEngine(0, 2) + derived_.I_KEngine[2]*R_WEngine(0, 1);
+    const double t25 = derived_.I_KEngine[3]*R_WEngine(2, 2) +
+        derived_.I_KEngine[1]*R_WEngine(2, 0) + derived_.I_KEngine[2]*R_WEngine(2, 1);
+    const double t26 = derived_.I_KEngine[3]*R_WEngine(1, 2) +
+        derived_.I_KEngine[2]*R_WEngine(1, 1) + derived_.I_KEngine[1]*R_WEngine(1, 0);
+    const double t27 = derived_.I_KEngine[4]*R_WEngine(0, 0) + derived_.M_0_0*R_WEngine(0, 2) +
+        derived_.M_0_0_b*R_WEngine(0, 1);
+    const double t28 = derived_.I_KEngine[8]*R_WEngine(0, 1) +
+        derived_.I_KEngine[5]*R_WEngine(0, 0) + derived_.M_0_0_c*R_WEngine(0, 2);
+    const double t29 = derived_.I_KEngine[9]*R_WEngine(0, 1) +
+        derived_.I_KEngine[12]*R_WEngine(0, 2) + derived_.I_KEngine[6]*R_WEngine(0, 0);
+    const double t30 = u[0]*(u[5]*t26 - u[4]*t25 +
+        (u[1]*(R_WEngine(1, 0)*t27 + R_WEngine(1, 1)*t28 + R_WEngine(1, 2)*t29) +
+        u[2]*(R_WEngine(2, 1)*t28 + R_WEngine(2, 2)*t29 + R_WEngine(2, 0)*t27) +
+        u[0]*(R_WEngine(0, 1)*t28 + R_WEngine(0, 0)*t27 + R_WEngine(0, 2)*t29)));
+    const double t31 = derived_.I_KEngine[8]*R_WEngine(2, 1) + derived_.M_0_0_c*R_WEngine(2, 2) +
+        derived_.I_KEngine[5]*R_WEngine(2, 0);
+    const double t32 = derived_.I_KEngine[4]*R_WEngine(2, 0) + derived_.M_0_0*R_WEngine(2, 2) +
+        derived_.M_0_0_b*R_WEngine(2, 1);
+    const double t33 = derived_.I_KEngine[9]*R_WEngine(2, 1) +
+        derived_.I_KEngine[6]*R_WEngine(2, 0) + derived_.I_KEngine[12]*R_WEngine(2, 2);
+    const double t34 = u[2]*(-u[3]*t26 + u[4]*t24 +
+        (u[0]*(R_WEngine(0, 1)*t31 + R_WEngine(0, 0)*t32 + R_WEngine(0, 2)*t33) +
+        u[1]*(R_WEngine(1, 2)*t33 + R_WEngine(1, 0)*t32 + R_WEngine(1, 1)*t31) +
+        u[2]*(R_WEngine(2, 1)*t31 + R_WEngine(2, 0)*t32 + R_WEngine(2, 2)*t33)));
+    const double t35 = derived_.I_KEngine[4]*R_WEngine(1, 0) + derived_.M_0_0*R_WEngine(1, 2) +
+        derived_.M_0_0_b*R_WEngine(1, 1);
+    const double t36 = derived_.I_KEngine[6]*R_WEngine(1, 0) +
         derived_.I_KEngine[12]*R_WEngine(1, 2) + derived_.I_KEngine[9]*R_WEngine(1, 1);
-    const double t35 = derived_.I_KEngine[8]*R_WEngine(1, 1) + derived_.M_0_0_c*R_WEngine(1, 2) +
+    const double t37 = derived_.I_KEngine[8]*R_WEngine(1, 1) + derived_.M_0_0_c*R_WEngine(1, 2) +
         derived_.I_KEngine[5]*R_WEngine(1, 0);
-    const double t36 = derived_.I_KEngine[4]*R_WEngine(1, 0) + derived_.M_0_0*R_WEngine(1, 1) +
-        derived_.M_0_0_b*R_WEngine(1, 2);
-    const double t37 = u[1]*(-u[5]*t25 + u[3]*t24 +
-        u[1]*(R_WEngine(1, 2)*t34 + R_WEngine(1, 1)*t35 + R_WEngine(1, 0)*t36) +
-        u[0]*(R_WEngine(0, 0)*t36 + R_WEngine(0, 1)*t35 + R_WEngine(0, 2)*t34) +
-        u[2]*(R_WEngine(2, 1)*t35 + R_WEngine(2, 2)*t34 + R_WEngine(2, 0)*t36));
-    ke = 0.5*(u[3]*(params.m*u[3] - u[2]*t23 + u[1]*t24) +
-        u[4]*(params.m*u[4] - u[0]*t24 + u[2]*t25) + u[5]*(params.m*u[5] - u[1]*t25 + u[0]*t23) +
-        t29 + t33 + t37);
+    const double t38 = u[1]*(-u[5]*t24 + u[3]*t25 +
+        (u[1]*(R_WEngine(1, 0)*t35 + R_WEngine(1, 2)*t36 + R_WEngine(1, 1)*t37) +
+        u[0]*(R_WEngine(0, 1)*t37 + R_WEngine(0, 0)*t35 + R_WEngine(0, 2)*t36) +
+        u[2]*(R_WEngine(2, 2)*t36 + R_WEngine(2, 0)*t35 + R_WEngine(2, 1)*t37)));
+    ke = 0.5*(u[4]*(params.m*u[4] + u[2]*t24 - u[0]*t25) +
+        u[5]*(params.m*u[5] - u[1]*t24 + u[0]*t26) + u[3]*(params.m*u[3] - u[2]*t26 + u[1]*t25) +
+        (t30 + t34 + t38));
     return ke;
   }
 
   // Gravitational potential energy -sum m g . p_WoBcm (J), zero at the World origin.
-  // (88 adds, 205 muls, 2 divs, 6 calls, 0 other)
+  // (95 adds, 166 muls, 2 divs, 6 calls, 0 other)
   double potentialEnergy([[maybe_unused]] const Q& q) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WEngine;  // R_WB of 'engine'
     double pe = 0.0;
     // joint 'float' (bushing.cap:31) -> body 'engine'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[0]*q[0];
-    const double t2 = q[2]*q[2];
-    const double t3 = q[3]*q[3];
-    const double t4 = t0 + t1 + t2 + t3;
-    const double tinv0 = 1.0/t4;
-    const double t5 = t3*tinv0;
-    const double t6 = t2*tinv0;
-    const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
-    const double t8 = q[0]*q[3]*tinv0;
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[0]*q[0];
+    const double t3 = q[2]*q[2];
+    const double t4 = t1 + t2 + t3;
+    const double t5 = t0 + t4;
+    const double tinv0 = 1.0/t5;
+    const double t6 = t3*tinv0;
+    const double t7 = t0*tinv0;
+    const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
     const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = -2.0*t8 + 2.0*t9;
-    const double t11 = q[0]*q[2]*tinv0;
+    const double t10 = q[0]*q[3]*tinv0;
+    const double t11 = 2.0*t9 - 2.0*t10;
     const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = 2.0*t11 + 2.0*t12;
-    const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = t0*tinv0;
-    const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
-    const double t17 = q[2]*q[3]*tinv0;
-    const double t18 = q[0]*q[1]*tinv0;
-    const double t19 = 2.0*t17 - 2.0*t18;
-    const double t20 = -2.0*t11 + 2.0*t12;
-    const double t21 = 2.0*t17 + 2.0*t18;
-    const double t22 = -2.0*t6 - 2.0*t15 + 1.0;
-    R_WEngine(0, 0) = t7;
-    R_WEngine(0, 1) = t10;
-    R_WEngine(0, 2) = t13;
-    R_WEngine(1, 0) = t14;
-    R_WEngine(1, 1) = t16;
-    R_WEngine(1, 2) = t19;
-    R_WEngine(2, 0) = t20;
-    R_WEngine(2, 1) = t21;
-    R_WEngine(2, 2) = t22;
+    const double t13 = q[0]*q[2]*tinv0;
+    const double t14 = 2.0*t12 + 2.0*t13;
+    const double t15 = 2.0*t9 + 2.0*t10;
+    const double t16 = t1*tinv0;
+    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
+    const double t18 = q[2]*q[3]*tinv0;
+    const double t19 = q[0]*q[1]*tinv0;
+    const double t20 = 2.0*t18 - 2.0*t19;
+    const double t21 = 2.0*t12 - 2.0*t13;
+    const double t22 = 2.0*t18 + 2.0*t19;
+    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    R_WEngine(0, 0) = t8;
+    R_WEngine(0, 1) = t11;
+    R_WEngine(0, 2) = t14;
+    R_WEngine(1, 0) = t15;
+    R_WEngine(1, 1) = t17;
+    R_WEngine(1, 2) = t20;
+    R_WEngine(2, 0) = t21;
+    R_WEngine(2, 1) = t22;
+    R_WEngine(2, 2) = t23;
     // potential energy (gravity)
-    const double t23 = std::atan2(R_WEngine(2, 1), R_WEngine(2, 2));
-    const double t24 = std::atan2(R_WEngine(1, 0), R_WEngine(0, 0));
-    const double t25 = std::atan2(-R_WEngine(2, 0), std::sqrt(R_WEngine(0, 0)*R_WEngine(0, 0) +
+    const double t24 = std::atan2(R_WEngine(2, 1), R_WEngine(2, 2));
+    const double t25 = std::atan2(R_WEngine(1, 0), R_WEngine(0, 0));
+    const double t26 = std::atan2(-R_WEngine(2, 0), std::sqrt(R_WEngine(0, 0)*R_WEngine(0, 0) +
         R_WEngine(1, 0)*R_WEngine(1, 0)));
-    const double t26 = -params.support_r[0] + q[4] + params.top_r[0]*R_WEngine(0, 0) +
-        params.top_r[2]*R_WEngine(0, 2) + params.top_r[1]*R_WEngine(0, 1);
-    const double t27 = std::max(0.0, -4.0*t5 - 4.0*t6 - 4.0*t15 + 4.0);
-    const double t28 = 16.0*q[0]*t0*q[2]*tinv0*tinv0 + 16.0*q[0]*q[2]*q[2]*q[2]*tinv0*tinv0 +
-        16.0*q[0]*q[2]*t3*tinv0*tinv0 + 4.0*q[0]*q[2]*tinv0*t27;
-    const double t29 = t1*t2*tinv0*tinv0;
-    const double t30 = t1*t0*tinv0*tinv0;
-    const double t31 = t1*t3*tinv0*tinv0;
-    const double t32 = t27*t27;
-    const double t33 = 16.0*q[0]*t2*q[3]*tinv0*tinv0 + 16.0*q[0]*t0*q[3]*tinv0*tinv0 +
-        16.0*q[0]*q[3]*q[3]*q[3]*tinv0*tinv0 + 4.0*q[0]*q[3]*tinv0*t27;
+    const double t27 = -params.support_r[1] + q[5] +
+        (params.top_r[0]*R_WEngine(1, 0) + params.top_r[2]*R_WEngine(1, 2) +
+        params.top_r[1]*R_WEngine(1, 1));
+    const double t28 = std::max(0.0, -2.0*t6 - 2.0*t16 + (-2.0*t6 - 4.0*t7 - 2.0*t16) + 3.0 + 1.0);
+    const double t29 = 4.0*t10*(-2.0*t6 - 2.0*t16 + (2.0*t6 + 4.0*t7 + 2.0*t16) - 1.0 + 1.0) +
+        (16.0*t18*t13 + 16.0*t12*t19 + 4.0*t10*t28);
+    const double t30 = t29*t29;
+    const double t31 = 16.0*t12*t10 + (16.0*t9*t13 + 16.0*t1*tinv0*t19 + 4.0*t19*t28);
+    const double t32 = t31*t31;
+    const double t33 = 16.0*t18*t10 + (16.0*t9*t19 + 16.0*t3*tinv0*t13 + 4.0*t13*t28);
     const double t34 = t33*t33;
-    const double t35 = t28*t28;
-    const double t36 = 16.0*q[0]*q[1]*t3*tinv0*tinv0 + 16.0*q[0]*q[1]*q[1]*q[1]*tinv0*tinv0 +
-        16.0*q[0]*q[1]*t2*tinv0*tinv0 + 4.0*q[0]*q[1]*tinv0*t27;
-    const double t37 = t36*t36;
-    const double t38 = 16.0*t29 + 16.0*t30 + 16.0*t31 + t32;
-    const double t39 = 16.0*t29 + 16.0*t30 + 16.0*t31 + t32 + std::sqrt(t34 + t35 + t37 + t38*t38);
-    const double tinv1 = 1.0/(t34 + t35 + t37 + t39*t39);
-    const double t40 = t28*t39*tinv1;
-    const double t41 = t36*t33*tinv1;
-    const double t42 = -params.support_r[2] + q[6] + params.top_r[0]*R_WEngine(2, 0) +
-        params.top_r[1]*R_WEngine(2, 1) + params.top_r[2]*R_WEngine(2, 2);
-    const double t43 = t35*tinv1;
-    const double t44 = t37*tinv1;
-    const double t45 = -params.support_r[1] + q[5] + params.top_r[0]*R_WEngine(1, 0) +
-        params.top_r[2]*R_WEngine(1, 2) + params.top_r[1]*R_WEngine(1, 1);
-    const double t46 = t33*t28*tinv1;
-    const double t47 = t36*t39*tinv1;
-    const double t48 = t26*(2.0*t40 + 2.0*t41) + t42*(-2.0*t43 - 2.0*t44 + 1.0) +
-        t45*(2.0*t46 - 2.0*t47);
-    const double t49 = t34*tinv1;
-    const double t50 = t36*t28*tinv1;
-    const double t51 = t33*t39*tinv1;
-    const double t52 = t42*(-2.0*t40 + 2.0*t41) + t26*(-2.0*t43 - 2.0*t49 + 1.0) +
-        t45*(2.0*t50 + 2.0*t51);
-    const double t53 = t42*(2.0*t46 + 2.0*t47) + t45*(-2.0*t49 - 2.0*t44 + 1.0) +
-        t26*(2.0*t50 - 2.0*t51);
-    const double t54 = 0.5*params.mount_torqueStiffness[0]*t23*t23 +
-        0.5*params.mount_torqueStiffness[2]*t24*t24 + 0.5*params.mount_torqueStiffness[1]*t25*t25 -
-        params.m*(params.world_gravity[2]*(q[6] + params.engine_com[0]*R_WEngine(2, 0) +
-        params.engine_com[1]*R_WEngine(2, 1) + params.engine_com[2]*R_WEngine(2, 2)) +
-        params.world_gravity[0]*(q[4] + params.engine_com[0]*R_WEngine(0, 0) +
-        params.engine_com[2]*R_WEngine(0, 2) + params.engine_com[1]*R_WEngine(0, 1)) +
-        params.world_gravity[1]*(q[5] + params.engine_com[2]*R_WEngine(1, 2) +
-        params.engine_com[0]*R_WEngine(1, 0) + params.engine_com[1]*R_WEngine(1, 1))) +
-        0.5*derived_.mount_F_AoMount_0*t48*t48 + 0.5*derived_.mount_F_AoMount_0*t52*t52 +
-        0.5*derived_.mount_F_AoMount_0*t53*t53;
-    pe = t54;
+    const double t35 = t10*t10;
+    const double t36 = 16.0*t13*t13 + 16.0*t19*t19 + t28*t28;
+    const double t37 = 16.0*t35 + t36;
+    const double t38 = 16.0*t35 + t36 + std::sqrt(t30 + (t32 + t37*t37 + t34));
+    const double tinv1 = 1.0/(t30 + (t32 + t34 + t38*t38));
+    const double t39 = t30*tinv1;
+    const double t40 = t32*tinv1;
+    const double t41 = -params.support_r[2] + q[6] +
+        (params.top_r[0]*R_WEngine(2, 0) + params.top_r[2]*R_WEngine(2, 2) +
+        params.top_r[1]*R_WEngine(2, 1));
+    const double t42 = t29*t33*tinv1;
+    const double t43 = t31*t38*tinv1;
+    const double t44 = -params.support_r[0] + q[4] +
+        (params.top_r[0]*R_WEngine(0, 0) + params.top_r[1]*R_WEngine(0, 1) +
+        params.top_r[2]*R_WEngine(0, 2));
+    const double t45 = t29*t38*tinv1;
+    const double t46 = t31*t33*tinv1;
+    const double t47 = t27*(-2.0*t39 - 2.0*t40 + 1.0) + t41*(2.0*t42 + 2.0*t43) +
+        t44*(-2.0*t45 + 2.0*t46);
+    const double t48 = t33*t38*tinv1;
+    const double t49 = t31*t29*tinv1;
+    const double t50 = t34*tinv1;
+    const double t51 = t27*(2.0*t45 + 2.0*t46) + t41*(-2.0*t48 + 2.0*t49) +
+        t44*(-2.0*t50 - 2.0*t39 + 1.0);
+    const double t52 = t44*(2.0*t48 + 2.0*t49) + t27*(2.0*t42 - 2.0*t43) +
+        t41*(-2.0*t50 - 2.0*t40 + 1.0);
+    const double t53 = 0.5*(params.mount_torqueStiffness[0]*t24*t24 +
+        params.mount_torqueStiffness[2]*t25*t25 + params.mount_torqueStiffness[1]*t26*t26) -
+        params.m*(params.world_gravity[1]*(q[5] + (params.engine_com[2]*R_WEngine(1, 2) +
+        params.engine_com[1]*R_WEngine(1, 1) + params.engine_com[0]*R_WEngine(1, 0))) +
+        params.world_gravity[0]*(q[4] + (params.engine_com[2]*R_WEngine(0, 2) +
+        params.engine_com[0]*R_WEngine(0, 0) + params.engine_com[1]*R_WEngine(0, 1))) +
+        params.world_gravity[2]*(q[6] + (params.engine_com[2]*R_WEngine(2, 2) +
+        params.engine_com[0]*R_WEngine(2, 0) + params.engine_com[1]*R_WEngine(2, 1)))) +
+        0.5*(derived_.mount_F_AoMount_0_b*t47*t47 + derived_.mount_F_AoMount_0_b*t51*t51 +
+        derived_.mount_F_AoMount_0_b*t52*t52);
+    pe = t53;
     return pe;
   }
 
@@ -1728,67 +1877,65 @@ class BushingMount {
   // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
-  // (27 adds, 46 muls, 1 divs, 0 calls, 0 other)
+  // (21 adds, 46 muls, 1 divs, 0 calls, 0 other)
   void frameJacobianEngine([[maybe_unused]] const Q& q,
                            [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                            FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WEngine;  // R_WB of 'engine'
     // joint 'float' (bushing.cap:31) -> body 'engine'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[0]*q[0];
-    const double t2 = q[2]*q[2];
-    const double t3 = q[3]*q[3];
-    const double t4 = t0 + t1 + t2 + t3;
-    const double tinv0 = 1.0/t4;
-    const double t5 = t3*tinv0;
-    const double t6 = t2*tinv0;
-    const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
-    const double t8 = q[0]*q[3]*tinv0;
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[0]*q[0];
+    const double t3 = q[2]*q[2];
+    const double t4 = t1 + t2 + t3;
+    const double t5 = t0 + t4;
+    const double tinv0 = 1.0/t5;
+    const double t6 = t3*tinv0;
+    const double t7 = t0*tinv0;
+    const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
     const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = -2.0*t8 + 2.0*t9;
-    const double t11 = q[0]*q[2]*tinv0;
+    const double t10 = q[0]*q[3]*tinv0;
+    const double t11 = 2.0*t9 - 2.0*t10;
     const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = 2.0*t11 + 2.0*t12;
-    const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = t0*tinv0;
-    const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
-    const double t17 = q[2]*q[3]*tinv0;
-    const double t18 = q[0]*q[1]*tinv0;
-    const double t19 = 2.0*t17 - 2.0*t18;
-    const double t20 = -2.0*t11 + 2.0*t12;
-    const double t21 = 2.0*t17 + 2.0*t18;
-    const double t22 = -2.0*t6 - 2.0*t15 + 1.0;
-    R_WEngine(0, 0) = t7;
-    R_WEngine(0, 1) = t10;
-    R_WEngine(0, 2) = t13;
-    R_WEngine(1, 0) = t14;
-    R_WEngine(1, 1) = t16;
-    R_WEngine(1, 2) = t19;
-    R_WEngine(2, 0) = t20;
-    R_WEngine(2, 1) = t21;
-    R_WEngine(2, 2) = t22;
+    const double t13 = q[0]*q[2]*tinv0;
+    const double t14 = 2.0*t12 + 2.0*t13;
+    const double t15 = 2.0*t9 + 2.0*t10;
+    const double t16 = t1*tinv0;
+    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
+    const double t18 = q[2]*q[3]*tinv0;
+    const double t19 = q[0]*q[1]*tinv0;
+    const double t20 = 2.0*t18 - 2.0*t19;
+    const double t21 = 2.0*t12 - 2.0*t13;
+    const double t22 = 2.0*t18 + 2.0*t19;
+    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    R_WEngine(0, 0) = t8;
+    R_WEngine(0, 1) = t11;
+    R_WEngine(0, 2) = t14;
+    R_WEngine(1, 0) = t15;
+    R_WEngine(1, 1) = t17;
+    R_WEngine(1, 2) = t20;
+    R_WEngine(2, 0) = t21;
+    R_WEngine(2, 1) = t22;
+    R_WEngine(2, 2) = t23;
     // J_WF: the joints from World to 'engine', each shifted to Fo
-    const double t23 = p_BoFo_B[0]*R_WEngine(2, 0);
-    const double t24 = p_BoFo_B[1]*R_WEngine(2, 1);
-    const double t25 = p_BoFo_B[2]*R_WEngine(2, 2);
-    const double t26 = p_BoFo_B[1]*R_WEngine(1, 1);
-    const double t27 = p_BoFo_B[2]*R_WEngine(1, 2);
-    const double t28 = p_BoFo_B[0]*R_WEngine(1, 0);
-    const double t29 = p_BoFo_B[2]*R_WEngine(0, 2);
-    const double t30 = p_BoFo_B[0]*R_WEngine(0, 0);
-    const double t31 = p_BoFo_B[1]*R_WEngine(0, 1);
+    const double t24 = p_BoFo_B[0]*R_WEngine(2, 0) + p_BoFo_B[1]*R_WEngine(2, 1) +
+        p_BoFo_B[2]*R_WEngine(2, 2);
+    const double t25 = p_BoFo_B[0]*R_WEngine(1, 0) + p_BoFo_B[2]*R_WEngine(1, 2) +
+        p_BoFo_B[1]*R_WEngine(1, 1);
+    const double t26 = p_BoFo_B[2]*R_WEngine(0, 2) + p_BoFo_B[0]*R_WEngine(0, 0) +
+        p_BoFo_B[1]*R_WEngine(0, 1);
     J(0, 0) = 1.0;
     J(1, 1) = 1.0;
     J(2, 2) = 1.0;
-    J(3, 1) = t23 + t24 + t25;
-    J(3, 2) = -t26 - t27 - t28;
+    J(3, 1) = t24;
+    J(3, 2) = -t25;
     J(3, 3) = 1.0;
-    J(4, 0) = -t23 - t24 - t25;
-    J(4, 2) = t29 + t30 + t31;
+    J(4, 0) = -t24;
+    J(4, 2) = t26;
     J(4, 4) = 1.0;
-    J(5, 0) = t26 + t27 + t28;
-    J(5, 1) = -t29 - t30 - t31;
+    J(5, 0) = t25;
+    J(5, 1) = -t26;
     J(5, 5) = 1.0;
   }
 
@@ -1801,53 +1948,54 @@ class BushingMount {
                                SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WEngine;  // R_WB of 'engine'
     // joint 'float' (bushing.cap:31) -> body 'engine'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[0]*q[0];
-    const double t2 = q[2]*q[2];
-    const double t3 = q[3]*q[3];
-    const double t4 = t0 + t1 + t2 + t3;
-    const double tinv0 = 1.0/t4;
-    const double t5 = t3*tinv0;
-    const double t6 = t2*tinv0;
-    const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
-    const double t8 = q[0]*q[3]*tinv0;
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[0]*q[0];
+    const double t3 = q[2]*q[2];
+    const double t4 = t1 + t2 + t3;
+    const double t5 = t0 + t4;
+    const double tinv0 = 1.0/t5;
+    const double t6 = t3*tinv0;
+    const double t7 = t0*tinv0;
+    const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
     const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = -2.0*t8 + 2.0*t9;
-    const double t11 = q[0]*q[2]*tinv0;
+    const double t10 = q[0]*q[3]*tinv0;
+    const double t11 = 2.0*t9 - 2.0*t10;
     const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = 2.0*t11 + 2.0*t12;
-    const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = t0*tinv0;
-    const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
-    const double t17 = q[2]*q[3]*tinv0;
-    const double t18 = q[0]*q[1]*tinv0;
-    const double t19 = 2.0*t17 - 2.0*t18;
-    const double t20 = -2.0*t11 + 2.0*t12;
-    const double t21 = 2.0*t17 + 2.0*t18;
-    const double t22 = -2.0*t6 - 2.0*t15 + 1.0;
-    R_WEngine(0, 0) = t7;
-    R_WEngine(0, 1) = t10;
-    R_WEngine(0, 2) = t13;
-    R_WEngine(1, 0) = t14;
-    R_WEngine(1, 1) = t16;
-    R_WEngine(1, 2) = t19;
-    R_WEngine(2, 0) = t20;
-    R_WEngine(2, 1) = t21;
-    R_WEngine(2, 2) = t22;
+    const double t13 = q[0]*q[2]*tinv0;
+    const double t14 = 2.0*t12 + 2.0*t13;
+    const double t15 = 2.0*t9 + 2.0*t10;
+    const double t16 = t1*tinv0;
+    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
+    const double t18 = q[2]*q[3]*tinv0;
+    const double t19 = q[0]*q[1]*tinv0;
+    const double t20 = 2.0*t18 - 2.0*t19;
+    const double t21 = 2.0*t12 - 2.0*t13;
+    const double t22 = 2.0*t18 + 2.0*t19;
+    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    R_WEngine(0, 0) = t8;
+    R_WEngine(0, 1) = t11;
+    R_WEngine(0, 2) = t14;
+    R_WEngine(1, 0) = t15;
+    R_WEngine(1, 1) = t17;
+    R_WEngine(1, 2) = t20;
+    R_WEngine(2, 0) = t21;
+    R_WEngine(2, 1) = t22;
+    R_WEngine(2, 2) = t23;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    const double t23 = p_BoFo_B[2]*R_WEngine(0, 2) + p_BoFo_B[0]*R_WEngine(0, 0) +
-        p_BoFo_B[1]*R_WEngine(0, 1);
-    const double t24 = p_BoFo_B[1]*R_WEngine(1, 1) + p_BoFo_B[2]*R_WEngine(1, 2) +
-        p_BoFo_B[0]*R_WEngine(1, 0);
-    const double t25 = -u[1]*t23 + u[0]*t24;
-    const double t26 = p_BoFo_B[0]*R_WEngine(2, 0) + p_BoFo_B[1]*R_WEngine(2, 1) +
+    const double t24 = p_BoFo_B[0]*R_WEngine(2, 0) + p_BoFo_B[1]*R_WEngine(2, 1) +
         p_BoFo_B[2]*R_WEngine(2, 2);
-    const double t27 = -u[0]*t26 + u[2]*t23;
-    const double t28 = u[1]*t26 - u[2]*t24;
+    const double t25 = p_BoFo_B[2]*R_WEngine(0, 2) + p_BoFo_B[0]*R_WEngine(0, 0) +
+        p_BoFo_B[1]*R_WEngine(0, 1);
+    const double t26 = -u[0]*t24 + u[2]*t25;
+    const double t27 = p_BoFo_B[0]*R_WEngine(1, 0) + p_BoFo_B[2]*R_WEngine(1, 2) +
+        p_BoFo_B[1]*R_WEngine(1, 1);
+    const double t28 = u[0]*t27 - u[1]*t25;
+    const double t29 = u[1]*t24 - u[2]*t27;
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = u[1]*t25 - u[2]*t27;
-    JdotU[4] = -u[0]*t25 + u[2]*t28;
-    JdotU[5] = u[0]*t27 - u[1]*t28;
+    JdotU[3] = -u[2]*t26 + u[1]*t28;
+    JdotU[4] = -u[0]*t28 + u[2]*t29;
+    JdotU[5] = u[0]*t26 - u[1]*t29;
   }
 
   // What frameJacobian(frame, k, J) reads, for any number of frames at one q: every body's
@@ -1857,28 +2005,28 @@ class BushingMount {
   void frameKinematics([[maybe_unused]] const Q& q, FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
     // joint 'float' (bushing.cap:31) -> body 'engine'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[2]*q[2];
-    const double t2 = q[3]*q[3];
-    const double tinv0 = 1.0/(t0 + q[0]*q[0] + t1 + t2);
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[2]*q[2];
+    const double tinv0 = 1.0/(t0 + (t1 + q[0]*q[0] + t2));
     const double t3 = t2*tinv0;
-    const double t4 = t1*tinv0;
-    const double t5 = q[0]*q[3]*tinv0;
-    const double t6 = q[1]*q[2]*tinv0;
-    const double t7 = q[0]*q[2]*tinv0;
-    const double t8 = q[1]*q[3]*tinv0;
-    const double t9 = t0*tinv0;
+    const double t4 = t0*tinv0;
+    const double t5 = q[1]*q[2]*tinv0;
+    const double t6 = q[0]*q[3]*tinv0;
+    const double t7 = q[1]*q[3]*tinv0;
+    const double t8 = q[0]*q[2]*tinv0;
+    const double t9 = t1*tinv0;
     const double t10 = q[2]*q[3]*tinv0;
     const double t11 = q[0]*q[1]*tinv0;
     k.R_WB[0](0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
-    k.R_WB[0](0, 1) = -2.0*t5 + 2.0*t6;
+    k.R_WB[0](0, 1) = 2.0*t5 - 2.0*t6;
     k.R_WB[0](0, 2) = 2.0*t7 + 2.0*t8;
     k.R_WB[0](1, 0) = 2.0*t5 + 2.0*t6;
-    k.R_WB[0](1, 1) = -2.0*t3 - 2.0*t9 + 1.0;
+    k.R_WB[0](1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
     k.R_WB[0](1, 2) = 2.0*t10 - 2.0*t11;
-    k.R_WB[0](2, 0) = -2.0*t7 + 2.0*t8;
+    k.R_WB[0](2, 0) = 2.0*t7 - 2.0*t8;
     k.R_WB[0](2, 1) = 2.0*t10 + 2.0*t11;
-    k.R_WB[0](2, 2) = -2.0*t4 - 2.0*t9 + 1.0;
+    k.R_WB[0](2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
     k.p_WB[0][0] = q[4];
     k.p_WB[0][1] = q[5];
     k.p_WB[0][2] = q[6];
@@ -1897,28 +2045,28 @@ class BushingMount {
                        FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
     // joint 'float' (bushing.cap:31) -> body 'engine'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[2]*q[2];
-    const double t2 = q[3]*q[3];
-    const double tinv0 = 1.0/(t0 + q[0]*q[0] + t1 + t2);
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[2]*q[2];
+    const double tinv0 = 1.0/(t0 + (t1 + q[0]*q[0] + t2));
     const double t3 = t2*tinv0;
-    const double t4 = t1*tinv0;
-    const double t5 = q[0]*q[3]*tinv0;
-    const double t6 = q[1]*q[2]*tinv0;
-    const double t7 = q[0]*q[2]*tinv0;
-    const double t8 = q[1]*q[3]*tinv0;
-    const double t9 = t0*tinv0;
+    const double t4 = t0*tinv0;
+    const double t5 = q[1]*q[2]*tinv0;
+    const double t6 = q[0]*q[3]*tinv0;
+    const double t7 = q[1]*q[3]*tinv0;
+    const double t8 = q[0]*q[2]*tinv0;
+    const double t9 = t1*tinv0;
     const double t10 = q[2]*q[3]*tinv0;
     const double t11 = q[0]*q[1]*tinv0;
     k.R_WB[0](0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
-    k.R_WB[0](0, 1) = -2.0*t5 + 2.0*t6;
+    k.R_WB[0](0, 1) = 2.0*t5 - 2.0*t6;
     k.R_WB[0](0, 2) = 2.0*t7 + 2.0*t8;
     k.R_WB[0](1, 0) = 2.0*t5 + 2.0*t6;
-    k.R_WB[0](1, 1) = -2.0*t3 - 2.0*t9 + 1.0;
+    k.R_WB[0](1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
     k.R_WB[0](1, 2) = 2.0*t10 - 2.0*t11;
-    k.R_WB[0](2, 0) = -2.0*t7 + 2.0*t8;
+    k.R_WB[0](2, 0) = 2.0*t7 - 2.0*t8;
     k.R_WB[0](2, 1) = 2.0*t10 + 2.0*t11;
-    k.R_WB[0](2, 2) = -2.0*t4 - 2.0*t9 + 1.0;
+    k.R_WB[0](2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
     k.p_WB[0][0] = q[4];
     k.p_WB[0][1] = q[5];
     k.p_WB[0][2] = q[6];
@@ -1945,145 +2093,129 @@ class BushingMount {
   // Each bushing's state (bushingNames order): Drake's spatial forces F_A_A (on A, about Ao,
   // in A) and F_C_C (on C, about Co, in C), its roll-pitch-yaw angles and rates, and
   // |cos pitch|, which gimbalLock() compares with Drake's 0.008.
-  // (145 adds, 289 muls, 4 divs, 6 calls, 0 other)
+  // (142 adds, 254 muls, 4 divs, 6 calls, 0 other)
   void bushingStates([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                      BushingStates& out) const {
     refreshDerived();  // the parameter-only values, if params changed
     // bushing 'mount' (bushing.cap:35)
-    const double t0 = q[1]*q[1];
-    const double t1 = q[0]*q[0];
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
     const double t2 = q[2]*q[2];
-    const double t3 = q[3]*q[3];
-    const double tinv0 = 1.0/(t0 + t1 + t2 + t3);
-    const double t4 = t3*tinv0;
-    const double t5 = t2*tinv0;
-    const double t6 = -2.0*t4 - 2.0*t5 + 1.0;
-    const double t7 = q[0]*q[2]*tinv0;
-    const double t8 = q[1]*q[3]*tinv0;
-    const double t9 = -2.0*t7 + 2.0*t8;
-    const double t10 = q[0]*q[3]*tinv0;
-    const double t11 = q[1]*q[2]*tinv0;
+    const double tinv0 = 1.0/(t0 + (t1 + q[0]*q[0] + t2));
+    const double t3 = t2*tinv0;
+    const double t4 = t0*tinv0;
+    const double t5 = -2.0*t3 - 2.0*t4 + 1.0;
+    const double t6 = q[1]*q[2]*tinv0;
+    const double t7 = q[0]*q[3]*tinv0;
+    const double t8 = 2.0*t6 + 2.0*t7;
+    const double t9 = t5*t5 + t8*t8;
+    const double tinv1 = 1.0/t9;
+    const double t10 = q[2]*q[3]*tinv0;
+    const double t11 = q[0]*q[1]*tinv0;
     const double t12 = 2.0*t10 + 2.0*t11;
-    const double t13 = t6*t6 + t12*t12;
-    const double tinv1 = 1.0/t13;
-    const double t14 = std::atan2(t12, t6);
-    const double t15 = params.mount_torqueStiffness[2]*t14;
-    const double t16 = u[2] - u[0]*t6*t9*tinv1 - u[1]*t12*t9*tinv1;
-    const double t17 = params.mount_torqueDamping[2]*t16;
-    const double t18 = t15 + t17;
-    const double t19 = t6*t9*tinv1*t18;
-    const double t20 = q[2]*q[3]*tinv0;
-    const double t21 = q[0]*q[1]*tinv0;
-    const double t22 = 2.0*t20 + 2.0*t21;
-    const double t23 = t0*tinv0;
-    const double t24 = -2.0*t5 - 2.0*t23 + 1.0;
-    const double t25 = std::atan2(t22, t24);
-    const double t26 = u[1]*t12*tinv1 + u[0]*t6*tinv1;
-    const double t27 = params.mount_torqueStiffness[0]*t25 + params.mount_torqueDamping[0]*t26;
-    const double t28 = t6*tinv1*t27;
-    const double t29 = std::sqrt(t13);
-    const double tinv2 = 1.0/t29;
-    const double t30 = std::atan2(-t9, t29);
-    const double t31 = -u[0]*t12*tinv2 + u[1]*t6*tinv2;
-    const double t32 = params.mount_torqueStiffness[1]*t30 + params.mount_torqueDamping[1]*t31;
-    const double t33 = t12*tinv2*t32;
-    const double t34 = params.top_r[0]*t9;
-    const double t35 = params.top_r[1]*t22;
-    const double t36 = params.top_r[2]*t24;
-    const double t37 = -params.support_r[2] + q[6] + t34 + t35 + t36;
-    const double t38 = std::max(0.0, -4.0*t4 - 4.0*t5 - 4.0*t23 + 4.0);
-    const double t39 = 16.0*q[0]*t2*q[3]*tinv0*tinv0 + 16.0*q[0]*t0*q[3]*tinv0*tinv0 +
-        16.0*q[0]*q[3]*q[3]*q[3]*tinv0*tinv0 + 4.0*q[0]*q[3]*tinv0*t38;
+    const double t13 = t1*tinv0;
+    const double t14 = -2.0*t3 - 2.0*t13 + 1.0;
+    const double t15 = std::atan2(t12, t14);
+    const double t16 = u[0]*t5*tinv1 + u[1]*t8*tinv1;
+    const double t17 = params.mount_torqueStiffness[0]*t15 + params.mount_torqueDamping[0]*t16;
+    const double t18 = std::sqrt(t9);
+    const double tinv2 = 1.0/t18;
+    const double t19 = q[1]*q[3]*tinv0;
+    const double t20 = q[0]*q[2]*tinv0;
+    const double t21 = 2.0*t19 - 2.0*t20;
+    const double t22 = std::atan2(-t21, t18);
+    const double t23 = u[1]*t5*tinv2 - u[0]*t8*tinv2;
+    const double t24 = params.mount_torqueStiffness[1]*t22 + params.mount_torqueDamping[1]*t23;
+    const double t25 = t5*t21*tinv2;
+    const double t26 = std::atan2(t8, t5);
+    const double t27 = params.mount_torqueStiffness[2]*t26;
+    const double t28 = t21*t8*tinv2;
+    const double t29 = u[2] - u[1]*tinv2*t28 - u[0]*tinv2*t25;
+    const double t30 = params.mount_torqueDamping[2]*t29;
+    const double t31 = t27 + t30;
+    const double t32 = -t5*tinv1*t17 + t8*tinv2*t24 + tinv2*t25*t31;
+    const double t33 = params.top_r[0]*t21 + params.top_r[2]*t14 + params.top_r[1]*t12;
+    const double t34 = -params.support_r[2] + q[6] + t33;
+    const double t35 = std::max(0.0, -2.0*t3 - 2.0*t13 + (-2.0*t3 - 4.0*t4 - 2.0*t13) + 3.0 + 1.0);
+    const double t36 = 4.0*t7*(-2.0*t3 - 2.0*t13 + (2.0*t3 + 4.0*t4 + 2.0*t13) - 1.0 + 1.0) +
+        (16.0*t10*t20 + 16.0*t19*t11 + 4.0*t7*t35);
+    const double t37 = 16.0*t10*t7 + (16.0*t6*t11 + 16.0*t2*tinv0*t20 + 4.0*t20*t35);
+    const double t38 = t36*t36;
+    const double t39 = 16.0*t19*t7 + (16.0*t6*t20 + 16.0*t1*tinv0*t11 + 4.0*t11*t35);
     const double t40 = t39*t39;
-    const double t41 = 16.0*q[0]*t0*q[2]*tinv0*tinv0 + 16.0*q[0]*q[2]*q[2]*q[2]*tinv0*tinv0 +
-        16.0*q[0]*q[2]*t3*tinv0*tinv0 + 4.0*q[0]*q[2]*tinv0*t38;
-    const double t42 = t41*t41;
-    const double t43 = 16.0*q[0]*q[1]*t3*tinv0*tinv0 + 16.0*q[0]*q[1]*q[1]*q[1]*tinv0*tinv0 +
-        16.0*q[0]*q[1]*t2*tinv0*tinv0 + 4.0*q[0]*q[1]*tinv0*t38;
-    const double t44 = t43*t43;
-    const double t45 = t1*t2*tinv0*tinv0;
-    const double t46 = t1*t0*tinv0*tinv0;
-    const double t47 = t1*t3*tinv0*tinv0;
-    const double t48 = t38*t38;
-    const double t49 = 16.0*t45 + 16.0*t46 + 16.0*t47 + t48;
-    const double t50 = 16.0*t45 + 16.0*t46 + 16.0*t47 + t48 + std::sqrt(t40 + t42 + t44 + t49*t49);
-    const double tinv3 = 1.0/(t40 + t42 + t44 + t50*t50);
-    const double t51 = t40*tinv3;
-    const double t52 = t44*tinv3;
-    const double t53 = -2.0*t51 - 2.0*t52 + 1.0;
-    const double t54 = t39*t41*tinv3;
-    const double t55 = t43*t50*tinv3;
-    const double t56 = 2.0*t54 + 2.0*t55;
-    const double t57 = params.top_r[0]*t12;
-    const double t58 = 2.0*t20 - 2.0*t21;
-    const double t59 = params.top_r[2]*t58;
-    const double t60 = -2.0*t4 - 2.0*t23 + 1.0;
-    const double t61 = params.top_r[1]*t60;
-    const double t62 = -params.support_r[1] + q[5] + t57 + t59 + t61;
-    const double t63 = params.top_r[0]*t6;
-    const double t64 = 2.0*t7 + 2.0*t8;
-    const double t65 = params.top_r[2]*t64;
-    const double t66 = -2.0*t10 + 2.0*t11;
-    const double t67 = params.top_r[1]*t66;
-    const double t68 = -params.support_r[0] + q[4] + t63 + t65 + t67;
-    const double t69 = t43*t41*tinv3;
-    const double t70 = t39*t50*tinv3;
-    const double t71 = 2.0*t69 - 2.0*t70;
-    const double t72 = t63 + t65 + t67;
-    const double t73 = t34 + t35 + t36;
-    const double t74 = u[4] + u[2]*t72 - 0.5*u[2]*t68 - u[0]*t73 + 0.5*u[0]*t37;
-    const double t75 = t57 + t59 + t61;
-    const double t76 = u[3] - 0.5*u[1]*t37 + 0.5*u[2]*t62 + u[1]*t73 - u[2]*t75;
-    const double t77 = u[5] + u[0]*t75 + 0.5*u[1]*t68 - 0.5*u[0]*t62 - u[1]*t72;
-    const double t78 = derived_.mount_F_AoMount_0*(t37*t56 + t62*t53 + t68*t71) +
-        2.0*derived_.mount_F_AoMount_0_b*(t74*t53 + t76*t71 + t77*t56);
-    const double t79 = 2.0*t69 + 2.0*t70;
-    const double t80 = t42*tinv3;
-    const double t81 = -2.0*t80 - 2.0*t51 + 1.0;
-    const double t82 = t41*t50*tinv3;
-    const double t83 = t43*t39*tinv3;
-    const double t84 = -2.0*t82 + 2.0*t83;
-    const double t85 = 2.0*derived_.mount_F_AoMount_0_b*(t76*t81 + t74*t79 + t77*t84) +
-        derived_.mount_F_AoMount_0*(t37*t84 + t68*t81 + t62*t79);
-    const double t86 = 2.0*t54 - 2.0*t55;
-    const double t87 = 2.0*t82 + 2.0*t83;
-    const double t88 = -2.0*t80 - 2.0*t52 + 1.0;
-    const double t89 = derived_.mount_F_AoMount_0*(t68*t87 + t37*t88 + t62*t86) +
-        2.0*derived_.mount_F_AoMount_0_b*(t76*t87 + t74*t86 + t77*t88);
-    const double t90 = -t53*t78 - t79*t85 - t86*t89;
-    const double t91 = t37*t90;
-    const double t92 = -t56*t78 - t84*t85 - t88*t89;
-    const double t93 = t62*t92;
-    const double t94 = t12*t9*tinv1*t18;
-    const double t95 = t12*tinv1*t27;
-    const double t96 = t6*tinv2*t32;
-    const double t97 = t68*t92;
-    const double t98 = -t87*t89 - t71*t78 - t81*t85;
-    const double t99 = t37*t98;
-    const double t100 = t68*t90;
-    const double t101 = t62*t98;
-    const double t102 = t94 - t95 - t96 + 0.5*t97 - 0.5*t99;
-    const double t103 = t19 - t28 + t33 + 0.5*t91 - 0.5*t93;
-    const double t104 = -t15 - t17 - 0.5*t100 + 0.5*t101;
-    out[0].F_A_A[0] = -t19 + t28 - t33 + 0.5*t91 - 0.5*t93;
-    out[0].F_A_A[1] = -t94 + t95 + t96 + 0.5*t97 - 0.5*t99;
-    out[0].F_A_A[2] = t15 + t17 - 0.5*t100 + 0.5*t101;
-    out[0].F_A_A[3] = -t98;
-    out[0].F_A_A[4] = -t90;
-    out[0].F_A_A[5] = -t92;
-    out[0].F_C_C[0] = t12*t102 + t6*t103 + t9*t104;
-    out[0].F_C_C[1] = t22*t104 + t60*t102 + t66*t103;
-    out[0].F_C_C[2] = t24*t104 + t64*t103 + t58*t102;
-    out[0].F_C_C[3] = t9*t92 + t6*t98 + t12*t90;
-    out[0].F_C_C[4] = t60*t90 + t22*t92 + t66*t98;
-    out[0].F_C_C[5] = t24*t92 + t64*t98 + t58*t90;
-    out[0].rpy[0] = t25;
-    out[0].rpy[1] = t30;
-    out[0].rpy[2] = t14;
-    out[0].rpyDot[0] = t26;
-    out[0].rpyDot[1] = t31;
-    out[0].rpyDot[2] = t16;
-    out[0].cosPitch = t29;
+    const double t41 = t37*t37;
+    const double t42 = t7*t7;
+    const double t43 = 16.0*t20*t20 + 16.0*t11*t11 + t35*t35;
+    const double t44 = 16.0*t42 + t43;
+    const double t45 = 16.0*t42 + t43 + std::sqrt(t38 + (t40 + t44*t44 + t41));
+    const double tinv3 = 1.0/(t38 + (t40 + t41 + t45*t45));
+    const double t46 = t36*t37*tinv3;
+    const double t47 = t39*t45*tinv3;
+    const double t48 = 2.0*t46 - 2.0*t47;
+    const double t49 = 2.0*t6 - 2.0*t7;
+    const double t50 = 2.0*t19 + 2.0*t20;
+    const double t51 = params.top_r[0]*t5 + params.top_r[1]*t49 + params.top_r[2]*t50;
+    const double t52 = -params.support_r[0] + q[4] + t51;
+    const double t53 = t37*t45*tinv3;
+    const double t54 = t39*t36*tinv3;
+    const double t55 = 2.0*t53 + 2.0*t54;
+    const double t56 = 2.0*t10 - 2.0*t11;
+    const double t57 = -2.0*t4 - 2.0*t13 + 1.0;
+    const double t58 = params.top_r[0]*t8 + params.top_r[2]*t56 + params.top_r[1]*t57;
+    const double t59 = -params.support_r[1] + q[5] + t58;
+    const double t60 = t41*tinv3;
+    const double t61 = t40*tinv3;
+    const double t62 = -2.0*t60 - 2.0*t61 + 1.0;
+    const double t63 = 0.5*u[2]*t59 + (u[3] - u[2]*t58 + u[1]*t33) - 0.5*u[1]*t34;
+    const double t64 = -0.5*u[0]*t59 + 0.5*u[1]*t52 + (u[5] + u[0]*t58 - u[1]*t51);
+    const double t65 = -0.5*u[2]*t52 + (u[4] - u[0]*t33 + u[2]*t51) + 0.5*u[0]*t34;
+    const double t66 = derived_.mount_F_AoMount_0_b*(t52*t55 + t59*t48 + t34*t62) +
+        2.0*derived_.mount_F_AoMount_0*(t63*t55 + t64*t62 + t65*t48);
+    const double t67 = t36*t45*tinv3;
+    const double t68 = t39*t37*tinv3;
+    const double t69 = 2.0*t67 + 2.0*t68;
+    const double t70 = -2.0*t53 + 2.0*t54;
+    const double t71 = t38*tinv3;
+    const double t72 = -2.0*t60 - 2.0*t71 + 1.0;
+    const double t73 = derived_.mount_F_AoMount_0_b*(t59*t69 + t34*t70 + t52*t72) +
+        2.0*derived_.mount_F_AoMount_0*(t64*t70 + t63*t72 + t65*t69);
+    const double t74 = -2.0*t71 - 2.0*t61 + 1.0;
+    const double t75 = 2.0*t46 + 2.0*t47;
+    const double t76 = -2.0*t67 + 2.0*t68;
+    const double t77 = derived_.mount_F_AoMount_0_b*(t59*t74 + t34*t75 + t52*t76) +
+        2.0*derived_.mount_F_AoMount_0*(t65*t74 + t63*t76 + t64*t75);
+    const double t78 = -t48*t66 - t69*t73 - t74*t77;
+    const double t79 = t34*t78;
+    const double t80 = -t75*t77 - t70*t73 - t62*t66;
+    const double t81 = t59*t80;
+    const double t82 = -t8*tinv1*t17 - t5*tinv2*t24 + tinv2*t28*t31;
+    const double t83 = t52*t80;
+    const double t84 = -t72*t73 - t55*t66 - t76*t77;
+    const double t85 = t34*t84;
+    const double t86 = t52*t78;
+    const double t87 = t59*t84;
+    const double t88 = t82 + 0.5*t83 - 0.5*t85;
+    const double t89 = t32 + 0.5*t79 - 0.5*t81;
+    const double t90 = -0.5*t86 + (-t27 - t30 + 0.5*t87);
+    out[0].F_A_A[0] = -t32 + 0.5*t79 - 0.5*t81;
+    out[0].F_A_A[1] = -t82 + 0.5*t83 - 0.5*t85;
+    out[0].F_A_A[2] = -0.5*t86 + (t27 + t30 + 0.5*t87);
+    out[0].F_A_A[3] = -t84;
+    out[0].F_A_A[4] = -t78;
+    out[0].F_A_A[5] = -t80;
+    out[0].F_C_C[0] = t8*t88 + t5*t89 + t21*t90;
+    out[0].F_C_C[1] = t49*t89 + t57*t88 + t12*t90;
+    out[0].F_C_C[2] = t56*t88 + t50*t89 + t14*t90;
+    out[0].F_C_C[3] = t8*t78 + t5*t84 + t21*t80;
+    out[0].F_C_C[4] = t12*t80 + t49*t84 + t57*t78;
+    out[0].F_C_C[5] = t14*t80 + t50*t84 + t56*t78;
+    out[0].rpy[0] = t15;
+    out[0].rpy[1] = t22;
+    out[0].rpy[2] = t26;
+    out[0].rpyDot[0] = t16;
+    out[0].rpyDot[1] = t23;
+    out[0].rpyDot[2] = t29;
+    out[0].cosPitch = t18;
   }
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation
@@ -2109,21 +2241,15 @@ class BushingMount {
     derived_.I_KEngine[9] = params.engine_inertia[5] - t5;
     derived_.I_KEngine[12] = params.engine_inertia[8] - t1*params.m + t2;
     // parameter-only subexpressions of the functions below
-    const double t6 = params.m*params.world_gravity[0];
-    const double t7 = params.m*params.world_gravity[1];
-    const double t8 = params.m*params.world_gravity[2];
-    derived_.M_0_0 = params.engine_inertia[3] - t3;
-    derived_.M_0_0_b = params.engine_inertia[6] - t4;
+    derived_.M_0_0 = params.engine_inertia[6] - t4;
+    derived_.M_0_0_b = params.engine_inertia[3] - t3;
     derived_.M_0_0_c = params.engine_inertia[7] - t5;
-    derived_.C_3 = -t6;
-    derived_.C_4 = -t7;
-    derived_.C_5 = -t8;
-    derived_.mount_F_AoMount_0 = params.m*params.wn*params.wn;
-    derived_.mount_F_AoMount_0_b = params.zeta*std::sqrt(params.m*params.m*params.wn*params.wn);
+    derived_.C_3 = -params.m*params.world_gravity[0];
+    derived_.C_4 = -params.m*params.world_gravity[1];
+    derived_.C_5 = -params.m*params.world_gravity[2];
+    derived_.mount_F_AoMount_0 = params.zeta*std::sqrt(params.m*params.m*params.wn*params.wn);
+    derived_.mount_F_AoMount_0_b = params.m*params.wn*params.wn;
     derived_.udot_0 = 1.0/params.m;
-    derived_.udot_0_b = t7;
-    derived_.udot_0_c = t6;
-    derived_.udot_0_d = t8;
     derivedFor_ = params;
     derivedValid_ = true;
   }

@@ -232,43 +232,26 @@ class Chain {
     // part of M(0, 0) in massMatrix: joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': mass
     // matrix column
     double joint_1_M_0_0_e = 0.0;
-    // part of M(1, 1) in massMatrix: joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': mass
+    // part of M(0, 0) in massMatrix: joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': mass
     // matrix column
-    double joint_2_M_1_1 = 0.0;
-    // part of M(0, 1) in massMatrix: joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': mass
+    double joint_1_M_0_0_f = 0.0;
+    // part of M(0, 0) in massMatrix: joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': mass
     // matrix column
-    double joint_2_M_0_1 = 0.0;
-    // part of M(2, 2) in massMatrix: joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': mass
+    double joint_1_M_0_0_g = 0.0;
+    // part of M(0, 0) in massMatrix: joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': mass
     // matrix column
-    double joint_3_M_2_2 = 0.0;
-    // part of M(1, 2) in massMatrix: joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': mass
-    // matrix column
-    double joint_3_M_1_2 = 0.0;
-    // part of M(3, 3) in massMatrix: joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': mass
-    // matrix column
-    double joint_4_M_3_3 = 0.0;
-    // part of M(2, 3) in massMatrix: joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': mass
-    // matrix column
-    double joint_4_M_2_3 = 0.0;
-    // part of IAS_KLink2Body(2, 0) in forwardDynamics: joint 'joint[2]' (chain.cap:35) -> body
-    // 'link[2].body': articulated inertia
-    double joint_2_IAS_KLink2Body_2_0 = 0.0;
-    // part of IAS_KLink3Body(2, 0) in forwardDynamics: joint 'joint[3]' (chain.cap:35) -> body
-    // 'link[3].body': articulated inertia
-    double joint_3_IAS_KLink3Body_2_0 = 0.0;
+    double joint_1_M_0_0_h = 0.0;
+    double ke = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    double ke_b = 0.0;  // part of ke in kineticEnergy: kinetic energy
     // part of IAS_KLink4Body(2, 0) in forwardDynamics: joint 'joint[4]' (chain.cap:35) -> body
     // 'link[4].body': articulated inertia
     double joint_4_IAS_KLink4Body_2_0 = 0.0;
-    double ke = 0.0;  // part of ke in kineticEnergy: kinetic energy
-    double ke_b = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    // part of IAS_KLink2Body(2, 0) in forwardDynamics: joint 'joint[2]' (chain.cap:35) -> body
+    // 'link[2].body': articulated inertia
+    double joint_2_IAS_KLink2Body_2_0 = 0.0;
     double ke_c = 0.0;  // part of ke in kineticEnergy: kinetic energy
     double ke_d = 0.0;  // part of ke in kineticEnergy: kinetic energy
-    // part of C[1] in bias: joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': bias
-    double joint_2_C_1 = 0.0;
-    // part of C[1] in bias: joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': bias
-    double joint_2_C_1_b = 0.0;
     double ke_e = 0.0;  // part of ke in kineticEnergy: kinetic energy
-    double ke_f = 0.0;  // part of ke in kineticEnergy: kinetic energy
     // part of udot[4] in forwardDynamics: joint 'joint[5]' (chain.cap:35) -> body 'link[5].body':
     // acceleration
     double joint_5_udot_4 = 0.0;
@@ -278,13 +261,16 @@ class Chain {
     // part of tauA_KLink4Body[0] in forwardDynamics: joint 'joint[4]' (chain.cap:35) -> body
     // 'link[4].body': articulated inertia
     double joint_4_tauA_KLink4Body_0 = 0.0;
+    // part of IAS_KLink3Body(2, 0) in forwardDynamics: joint 'joint[3]' (chain.cap:35) -> body
+    // 'link[3].body': articulated inertia
+    double joint_3_IAS_KLink3Body_2_0 = 0.0;
     // part of IAS_KLink1Body(2, 0) in forwardDynamics: joint 'joint[1]' (chain.cap:35) -> body
     // 'link[1].body': articulated inertia
     double joint_1_IAS_KLink1Body_2_0 = 0.0;
+    double ke_f = 0.0;  // part of ke in kineticEnergy: kinetic energy
     double ke_g = 0.0;  // part of ke in kineticEnergy: kinetic energy
     double ke_h = 0.0;  // part of ke in kineticEnergy: kinetic energy
     double ke_i = 0.0;  // part of ke in kineticEnergy: kinetic energy
-    double ke_j = 0.0;  // part of ke in kineticEnergy: kinetic energy
     double pe = 0.0;  // part of pe in potentialEnergy: potential energy (gravity)
     double pe_b = 0.0;  // part of pe in potentialEnergy: potential energy (gravity)
   };
@@ -299,7 +285,7 @@ class Chain {
 
  public:
   // M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm.
-  // (69 adds, 69 muls, 0 divs, 8 calls, 0 other)
+  // (61 adds, 51 muls, 0 divs, 8 calls, 0 other)
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
     refreshDerived();  // the parameter-only values, if params changed
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': mass matrix column
@@ -310,78 +296,77 @@ class Chain {
     const double t4 = derived_.I_KLink5Body[2]*t2*t3;
     const double t5 = std::cos(q[3]);
     const double t6 = derived_.I_KLink5Body[2]*t0;
-    const double t7 = derived_.joint_1_M_0_0_b + t6;
+    const double t7 = derived_.joint_1_M_0_0_c + t6;
     const double t8 = t5*t7;
     const double t9 = -t4 + t8;
     const double t10 = params.link_3_L*t9;
-    const double t11 = std::cos(q[2]);
-    const double t12 = derived_.joint_1_M_0_0_c - t4 + t8;
-    const double t13 = t11*t12;
-    const double t14 = std::sin(q[2]);
-    const double t15 = derived_.I_KLink5Body[2]*t3*t5;
-    const double t16 = t2*t7;
-    const double t17 = -t15 - t16;
-    const double t18 = t14*t17;
-    const double t19 = t13 + t18;
-    const double t20 = params.link_2_L*t19;
-    const double t21 = std::cos(q[1]);
-    const double t22 = std::sin(q[1]);
-    const double t23 = t11*t17;
-    const double t24 = t14*t12;
-    const double t25 = t23 - t24;
-    const double t26 = t22*t25;
-    M(0, 0) = derived_.joint_1_M_0_0_e - 2.0*t1 - 2.0*t10 - 2.0*t20 -
-        2.0*params.link_1_L*(t21*(derived_.joint_1_M_0_0_d + t13 + t18) + t26);
+    const double t11 = derived_.joint_1_M_0_0_b - 2.0*t1 - 2.0*t10;
+    const double t12 = std::sin(q[2]);
+    const double t13 = derived_.I_KLink5Body[2]*t3*t5;
+    const double t14 = t2*t7;
+    const double t15 = -t13 - t14;
+    const double t16 = t12*t15;
+    const double t17 = std::cos(q[2]);
+    const double t18 = derived_.joint_1_M_0_0_e - t4 + t8;
+    const double t19 = derived_.I_KLink3Body[2] + t18;
+    const double t20 = t17*t19;
+    const double t21 = t16 + t20;
+    const double t22 = params.link_2_L*t21;
+    const double t23 = derived_.joint_1_M_0_0_d + t11 - 2.0*t22;
+    const double t24 = std::sin(q[1]);
+    const double t25 = t17*t15;
+    const double t26 = t12*t19;
+    const double t27 = t25 - t26;
+    const double t28 = t24*t27;
+    const double t29 = std::cos(q[1]);
+    const double t30 = derived_.joint_1_M_0_0_g + t16 + t20;
+    M(0, 0) = derived_.I_KLink1Body[4] + derived_.joint_1_M_0_0_h +
+        (derived_.joint_1_M_0_0_f + t23 - 2.0*params.link_1_L*(t28 +
+        t29*(derived_.I_KLink2Body[2] + t30)));
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': mass matrix column
-    const double t27 = derived_.joint_2_M_1_1 - 2.0*t1 - 2.0*t10 - 2.0*t20 +
-        params.link_1_L*(t21*(derived_.joint_2_M_0_1 - t13 - t18) - t26);
-    M(1, 1) = derived_.joint_2_M_1_1 - 2.0*t1 - 2.0*t10 - 2.0*t20;
-    M(0, 1) = t27;
-    M(1, 0) = t27;
+    const double t31 = derived_.I_KLink2Body[4] + (derived_.joint_1_M_0_0_f + t23 +
+        params.link_1_L*(-t28 + t29*(-derived_.I_KLink2Body[2] - t30)));
+    M(1, 1) = derived_.I_KLink2Body[4] + derived_.joint_1_M_0_0_f + t23;
+    M(0, 1) = t31;
+    M(1, 0) = t31;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': mass matrix column
-    const double t28 = derived_.joint_3_M_1_2 + t4 - t8;
-    const double t29 = t11*t28 - t18;
-    const double t30 = params.link_2_L*t29;
-    const double t31 = derived_.joint_3_M_2_2 - 2.0*t1 - 2.0*t10 + t30;
-    const double t32 = derived_.joint_3_M_2_2 - 2.0*t1 - 2.0*t10 + t30 +
-        params.link_1_L*(t21*t29 - t22*(t23 + t14*t28));
-    M(2, 2) = derived_.joint_3_M_2_2 - 2.0*t1 - 2.0*t10;
-    M(1, 2) = t31;
-    M(2, 1) = t31;
-    M(0, 2) = t32;
-    M(2, 0) = t32;
+    const double t32 = -derived_.I_KLink3Body[2] - t18;
+    const double t33 = -t16 + t17*t32;
+    const double t34 = derived_.joint_1_M_0_0_d + t11 + params.link_2_L*t33;
+    const double t35 = derived_.I_KLink3Body[4] + t34;
+    const double t36 = derived_.I_KLink3Body[4] + t34 +
+        params.link_1_L*(-t24*(t25 + t12*t32) + t29*t33);
+    M(2, 2) = derived_.I_KLink3Body[4] + derived_.joint_1_M_0_0_d + t11;
+    M(1, 2) = t35;
+    M(2, 1) = t35;
+    M(0, 2) = t36;
+    M(2, 0) = t36;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': mass matrix column
-    const double t33 = derived_.joint_4_M_2_3 - t6;
-    const double t34 = t4 + t5*t33;
-    const double t35 = params.link_3_L*t34;
-    const double t36 = derived_.joint_4_M_3_3 - 2.0*t1 + t35;
-    const double t37 = -t15 + t2*t33;
-    const double t38 = t11*t34 - t14*t37;
-    const double t39 = params.link_2_L*t38;
-    const double t40 = derived_.joint_4_M_3_3 - 2.0*t1 + t35 + t39;
-    const double t41 = derived_.joint_4_M_3_3 - 2.0*t1 + t35 + t39 +
-        params.link_1_L*(-t22*(t11*t37 + t14*t34) + t21*t38);
-    M(3, 3) = derived_.joint_4_M_3_3 - 2.0*t1;
-    M(2, 3) = t36;
-    M(3, 2) = t36;
-    M(1, 3) = t40;
-    M(3, 1) = t40;
-    M(0, 3) = t41;
-    M(3, 0) = t41;
+    const double t37 = t4 - t8;
+    const double t38 = derived_.joint_1_M_0_0_b - 2.0*t1 + params.link_3_L*t37;
+    const double t39 = derived_.I_KLink4Body[4] + t38;
+    const double t40 = t17*t37 - t16;
+    const double t41 = derived_.I_KLink4Body[4] + t38 + params.link_2_L*t40;
+    const double t42 = t41 + params.link_1_L*(-t24*(t12*t37 + t25) + t29*t40);
+    M(3, 3) = derived_.I_KLink4Body[4] + derived_.joint_1_M_0_0_b - 2.0*t1;
+    M(2, 3) = t39;
+    M(3, 2) = t39;
+    M(1, 3) = t41;
+    M(3, 1) = t41;
+    M(0, 3) = t42;
+    M(3, 0) = t42;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': mass matrix column
-    const double t42 = derived_.I_KLink5Body[4] - t1;
-    const double t43 = t4 - derived_.I_KLink5Body[2]*t5*t0;
-    const double t44 = params.link_3_L*t43;
-    const double t45 = derived_.I_KLink5Body[4] - t1 + t44;
-    const double t46 = -t15 - derived_.I_KLink5Body[2]*t2*t0;
-    const double t47 = -t14*t46 + t11*t43;
+    const double t43 = derived_.I_KLink5Body[4] - t1;
+    const double t44 = t4 - derived_.I_KLink5Body[2]*t5*t0;
+    const double t45 = derived_.I_KLink5Body[4] - t1 + params.link_3_L*t44;
+    const double t46 = -t13 - derived_.I_KLink5Body[2]*t2*t0;
+    const double t47 = -t12*t46 + t17*t44;
     const double t48 = params.link_2_L*t47;
-    const double t49 = derived_.I_KLink5Body[4] - t1 + t44 + t48;
-    const double t50 = derived_.I_KLink5Body[4] - t1 + t44 + t48 +
-        params.link_1_L*(t21*t47 - t22*(t14*t43 + t11*t46));
+    const double t49 = t45 + t48;
+    const double t50 = t45 + t48 + params.link_1_L*(t29*t47 - t24*(t12*t44 + t17*t46));
     M(4, 4) = derived_.I_KLink5Body[4];
-    M(3, 4) = t42;
-    M(4, 3) = t42;
+    M(3, 4) = t43;
+    M(4, 3) = t43;
     M(2, 4) = t45;
     M(4, 2) = t45;
     M(1, 4) = t49;
@@ -392,7 +377,7 @@ class Chain {
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
   // M udot = tau - C; by recursive Newton-Euler.
-  // (115 adds, 122 muls, 0 divs, 10 calls, 0 other)
+  // (79 adds, 110 muls, 0 divs, 10 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
     refreshDerived();  // the parameter-only values, if params changed
     // spatial velocity in the joint frame of 'link[2].body'
@@ -421,179 +406,188 @@ class Chain {
     v_KLink2Body[3] = t2;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
     const double t3 = u[0] + u[1] + u[2];
-    const double t4 = std::sin(q[1]);
-    const double t5 = std::sin(q[2]);
-    const double t6 = params.link_1_L*u[0]*t4*t5;
-    const double t7 = std::cos(q[2]);
-    const double t8 = params.link_2_L*v_KLink2Body[2];
-    const double t9 = v_KLink2Body[3] + t8;
-    const double t10 = t7*t9;
-    const double t11 = -t6 + t10;
-    const double t12 = params.link_1_L*u[0]*t4*t7;
-    const double t13 = t5*t9;
-    const double t14 = -t12 - t13;
+    const double t4 = std::sin(q[2]);
+    const double t5 = std::sin(q[1]);
+    const double t6 = params.link_1_L*u[0]*t5;
+    const double t7 = t4*t6;
+    const double t8 = std::cos(q[2]);
+    const double t9 = params.link_2_L*v_KLink2Body[2];
+    const double t10 = v_KLink2Body[3] + t9;
+    const double t11 = t8*t10;
+    const double t12 = -t7 + t11;
+    const double t13 = t8*t6;
+    const double t14 = t4*t10;
+    const double t15 = -t13 - t14;
     v_KLink3Body[2] = t3;
-    v_KLink3Body[3] = t11;
-    v_KLink3Body[4] = t14;
+    v_KLink3Body[3] = t12;
+    v_KLink3Body[4] = t15;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity in the joint frame
-    const double t15 = u[0] + u[1] + u[2] + u[3];
-    const double t16 = std::cos(q[3]);
-    const double t17 = params.link_3_L*v_KLink3Body[2];
-    const double t18 = -t6 + t17 + t10;
-    const double t19 = t16*t18;
-    const double t20 = std::sin(q[3]);
-    const double t21 = t20*v_KLink3Body[4];
-    const double t22 = t19 + t21;
-    const double t23 = t20*t18;
-    const double t24 = t16*v_KLink3Body[4];
-    const double t25 = -t23 + t24;
-    v_KLink4Body[2] = t15;
-    v_KLink4Body[3] = t22;
-    v_KLink4Body[4] = t25;
+    const double t16 = u[3] + v_KLink3Body[2];
+    const double t17 = std::sin(q[3]);
+    const double t18 = t17*v_KLink3Body[4];
+    const double t19 = std::cos(q[3]);
+    const double t20 = params.link_3_L*v_KLink3Body[2];
+    const double t21 = t20 - t7 + t11;
+    const double t22 = t19*t21;
+    const double t23 = t18 + t22;
+    const double t24 = t17*t21;
+    const double t25 = t19*v_KLink3Body[4];
+    const double t26 = -t24 + t25;
+    v_KLink4Body[2] = t16;
+    v_KLink4Body[3] = t23;
+    v_KLink4Body[4] = t26;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
-    const double t26 = u[0] + u[1] + u[2] + u[3] + u[4];
-    const double t27 = std::sin(q[4]);
-    const double t28 = t27*v_KLink4Body[4];
-    const double t29 = std::cos(q[4]);
-    const double t30 = params.link_4_L*v_KLink4Body[2];
-    const double t31 = t30 + t19 + t21;
-    const double t32 = t29*t31;
-    const double t33 = t28 + t32;
-    const double t34 = t29*v_KLink4Body[4];
-    const double t35 = t27*t31;
-    const double t36 = t34 - t35;
-    v_KLink5Body[2] = t26;
-    v_KLink5Body[3] = t33;
-    v_KLink5Body[4] = t36;
+    const double t27 = u[3] + u[4] + v_KLink3Body[2];
+    const double t28 = std::sin(q[4]);
+    const double t29 = t28*v_KLink4Body[4];
+    const double t30 = std::cos(q[4]);
+    const double t31 = params.link_4_L*v_KLink4Body[2];
+    const double t32 = t31 + t18 + t22;
+    const double t33 = t30*t32;
+    const double t34 = t29 + t33;
+    const double t35 = t30*v_KLink4Body[4];
+    const double t36 = t28*t32;
+    const double t37 = t35 - t36;
+    v_KLink5Body[2] = t27;
+    v_KLink5Body[3] = t34;
+    v_KLink5Body[4] = t37;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration with udot = 0
-    const double t37 = std::sin(q[0]);
-    const double t38 = params.world_gravity[1]*t37;
-    const double t39 = std::cos(q[0]);
-    const double t40 = params.world_gravity[0]*t39;
-    const double t41 = -t38 - t40;
-    const double t42 = params.world_gravity[1]*t39;
-    const double t43 = params.world_gravity[0]*t37;
-    const double t44 = -t42 + t43;
-    a_KLink1Body[3] = t41;
-    a_KLink1Body[4] = t44;
+    const double t38 = std::sin(q[0]);
+    const double t39 = params.world_gravity[1]*t38;
+    const double t40 = std::cos(q[0]);
+    const double t41 = params.world_gravity[0]*t40;
+    const double t42 = -t39 - t41;
+    const double t43 = params.world_gravity[1]*t40;
+    const double t44 = params.world_gravity[0]*t38;
+    const double t45 = -t43 + t44;
+    a_KLink1Body[3] = t42;
+    a_KLink1Body[4] = t45;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration with udot = 0
-    const double t45 = params.link_1_L*u[0]*u[1]*t4;
-    const double t46 = t1*a_KLink1Body[3];
-    const double t47 = t4*a_KLink1Body[4];
-    const double t48 = -t45 + t46 + t47;
-    const double t49 = params.link_1_L*u[0]*u[1]*t1;
-    const double t50 = t4*a_KLink1Body[3];
-    const double t51 = t1*a_KLink1Body[4];
-    const double t52 = -t49 - t50 + t51;
-    a_KLink2Body[3] = t48;
-    a_KLink2Body[4] = t52;
+    const double t46 = u[1]*t6;
+    const double t47 = t1*a_KLink1Body[3];
+    const double t48 = t5*a_KLink1Body[4];
+    const double t49 = -t46 + t47 + t48;
+    const double t50 = u[1]*v_KLink2Body[3];
+    const double t51 = t5*a_KLink1Body[3];
+    const double t52 = t1*a_KLink1Body[4];
+    const double t53 = -t50 - t51 + t52;
+    a_KLink2Body[3] = t49;
+    a_KLink2Body[4] = t53;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration with udot = 0
-    const double t53 = t7*a_KLink2Body[3];
     const double t54 = u[2]*v_KLink3Body[4];
-    const double t55 = t5*a_KLink2Body[4];
-    const double t56 = t53 + t54 + t55;
-    const double t57 = u[2]*v_KLink3Body[3];
-    const double t58 = t5*a_KLink2Body[3];
-    const double t59 = t7*a_KLink2Body[4];
-    const double t60 = -t57 - t58 + t59;
-    a_KLink3Body[3] = t56;
-    a_KLink3Body[4] = t60;
+    const double t55 = t8*a_KLink2Body[3];
+    const double t56 = t4*a_KLink2Body[4];
+    const double t57 = t54 + t55 + t56;
+    const double t58 = u[2]*v_KLink3Body[3];
+    const double t59 = t4*a_KLink2Body[3];
+    const double t60 = t8*a_KLink2Body[4];
+    const double t61 = -t58 - t59 + t60;
+    a_KLink3Body[3] = t57;
+    a_KLink3Body[4] = t61;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': acceleration with udot = 0
-    const double t61 = t16*a_KLink3Body[3];
-    const double t62 = u[3]*v_KLink4Body[4];
-    const double t63 = t20*a_KLink3Body[4];
-    const double t64 = t61 + t62 + t63;
-    const double t65 = u[3]*v_KLink4Body[3];
-    const double t66 = t16*a_KLink3Body[4];
-    const double t67 = t20*a_KLink3Body[3];
-    const double t68 = -t65 + t66 - t67;
-    a_KLink4Body[3] = t64;
-    a_KLink4Body[4] = t68;
+    const double t62 = t19*a_KLink3Body[3];
+    const double t63 = u[3]*v_KLink4Body[4];
+    const double t64 = t17*a_KLink3Body[4];
+    const double t65 = t62 + t63 + t64;
+    const double t66 = t17*a_KLink3Body[3];
+    const double t67 = u[3]*v_KLink4Body[3];
+    const double t68 = t19*a_KLink3Body[4];
+    const double t69 = -t66 - t67 + t68;
+    a_KLink4Body[3] = t65;
+    a_KLink4Body[4] = t69;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration with udot = 0
-    const double t69 = t29*a_KLink4Body[3];
-    const double t70 = t27*a_KLink4Body[4];
-    const double t71 = u[4]*v_KLink5Body[4];
-    const double t72 = t69 + t70 + t71;
-    const double t73 = t29*a_KLink4Body[4];
-    const double t74 = u[4]*v_KLink5Body[3];
-    const double t75 = t27*a_KLink4Body[3];
-    const double t76 = t73 - t74 - t75;
-    a_KLink5Body[3] = t72;
-    a_KLink5Body[4] = t76;
+    const double t70 = t28*a_KLink4Body[4];
+    const double t71 = t30*a_KLink4Body[3];
+    const double t72 = u[4]*v_KLink5Body[4];
+    const double t73 = t70 + t71 + t72;
+    const double t74 = t30*a_KLink4Body[4];
+    const double t75 = t28*a_KLink4Body[3];
+    const double t76 = u[4]*v_KLink5Body[3];
+    const double t77 = t74 - t75 - t76;
+    a_KLink5Body[3] = t73;
+    a_KLink5Body[4] = t77;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': bias
-    const double t77 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
-    const double t78 = derived_.I_KLink5Body[2]*a_KLink5Body[3];
+    const double t78 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
     const double t79 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
     const double t80 = params.link_5_m*v_KLink5Body[3];
     const double t81 = -t79 + t80;
     const double t82 = v_KLink5Body[4]*t81;
-    C[4] = t77 - t78 - t82;
+    const double t83 = derived_.I_KLink5Body[2]*a_KLink5Body[3];
+    const double t84 = t78 - t82 - t83;
+    C[4] = t84;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': bias
-    const double t83 = params.link_4_m*v_KLink4Body[4]*v_KLink4Body[3];
-    const double t84 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
-    const double t85 = params.link_4_m*v_KLink4Body[3];
-    const double t86 = -t84 + t85;
-    const double t87 = v_KLink4Body[4]*t86;
-    const double t88 = derived_.I_KLink4Body[2]*a_KLink4Body[3];
-    const double t89 = v_KLink5Body[2]*t81;
-    const double t90 = params.link_5_m*a_KLink5Body[4];
-    const double t91 = t89 + t90;
-    const double t92 = t27*t91;
-    const double t93 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
-    const double t94 = params.link_5_m*a_KLink5Body[3];
-    const double t95 = -t93 + t94;
-    const double t96 = t29*t95;
-    const double t97 = -t92 + t96;
-    const double t98 = params.link_4_L*t97;
-    C[3] = t83 - t87 - t88 + t77 - t78 - t82 + t98;
+    const double t85 = params.link_4_m*v_KLink4Body[3]*v_KLink4Body[4];
+    const double t86 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
+    const double t87 = params.link_4_m*v_KLink4Body[3];
+    const double t88 = -t86 + t87;
+    const double t89 = v_KLink4Body[4]*t88;
+    const double t90 = derived_.I_KLink4Body[2]*a_KLink4Body[3];
+    const double t91 = t85 - t89 - t90;
+    const double t92 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
+    const double t93 = params.link_5_m*a_KLink5Body[3];
+    const double t94 = -t92 + t93;
+    const double t95 = t30*t94;
+    const double t96 = params.link_5_m*a_KLink5Body[4];
+    const double t97 = v_KLink5Body[2]*t81;
+    const double t98 = t96 + t97;
+    const double t99 = t28*t98;
+    const double t100 = t95 - t99;
+    const double t101 = params.link_4_L*t100;
+    const double t102 = t91 + C[4] + t101;
+    C[3] = t102;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': bias
-    const double t99 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
-    const double t100 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
-    const double t101 = params.link_3_m*v_KLink3Body[3];
-    const double t102 = -t100 + t101;
-    const double t103 = v_KLink3Body[4]*t102;
+    const double t103 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
     const double t104 = derived_.I_KLink3Body[2]*a_KLink3Body[3];
-    const double t105 = params.link_4_m*a_KLink4Body[4];
-    const double t106 = v_KLink4Body[2]*t86;
-    const double t107 = t29*t91;
-    const double t108 = t27*t95;
-    const double t109 = t105 + t106 + t107 + t108;
-    const double t110 = t20*t109;
-    const double t111 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
-    const double t112 = params.link_4_m*a_KLink4Body[3];
-    const double t113 = -t111 + t112 - t92 + t96;
-    const double t114 = t16*t113;
-    const double t115 = -t110 + t114;
-    const double t116 = params.link_3_L*t115;
-    C[2] = t99 + t83 - t103 - t104 - t87 - t88 + t77 - t78 - t82 + t98 + t116;
+    const double t105 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
+    const double t106 = params.link_3_m*v_KLink3Body[3];
+    const double t107 = -t105 + t106;
+    const double t108 = v_KLink3Body[4]*t107;
+    const double t109 = t103 - t104 - t108;
+    const double t110 = t28*t94;
+    const double t111 = params.link_4_m*a_KLink4Body[4];
+    const double t112 = v_KLink4Body[2]*t88;
+    const double t113 = t30*t98;
+    const double t114 = t111 + t112 + t113;
+    const double t115 = t110 + t114;
+    const double t116 = t17*t115;
+    const double t117 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
+    const double t118 = params.link_4_m*a_KLink4Body[3];
+    const double t119 = -t117 + t118 + t95;
+    const double t120 = -t99 + t119;
+    const double t121 = t19*t120;
+    const double t122 = -t116 + t121;
+    const double t123 = params.link_3_L*t122;
+    const double t124 = t109 + C[3] + t123;
+    C[2] = t124;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': bias
-    const double t117 = derived_.joint_2_C_1*u[0]*u[0]*t4*t1;
-    const double t118 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
-    const double t119 = derived_.joint_2_C_1_b*u[0]*t1;
-    const double t120 = -t118 + t119;
-    const double t121 = params.link_1_L*u[0]*t4*t120;
-    const double t122 = derived_.I_KLink2Body[2]*a_KLink2Body[3];
-    const double t123 = params.link_3_m*a_KLink3Body[4];
-    const double t124 = v_KLink3Body[2]*t102;
-    const double t125 = t16*t109;
-    const double t126 = t20*t113;
-    const double t127 = t123 + t124 + t125 + t126;
-    const double t128 = t5*t127;
-    const double t129 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
-    const double t130 = params.link_3_m*a_KLink3Body[3];
-    const double t131 = -t129 + t130 - t110 + t114;
-    const double t132 = t7*t131;
-    const double t133 = -t128 + t132;
-    const double t134 = params.link_2_L*t133;
-    C[1] = -t117 + t121 - t122 + t99 + t83 - t103 - t104 - t87 - t88 + t77 - t78 - t82 + t98 +
-        t116 + t134;
+    const double t125 = params.link_2_m*v_KLink2Body[3]*t6;
+    const double t126 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
+    const double t127 = params.link_2_m*v_KLink2Body[3];
+    const double t128 = -t126 + t127;
+    const double t129 = t6*t128;
+    const double t130 = derived_.I_KLink2Body[2]*a_KLink2Body[3];
+    const double t131 = -t125 + t129 - t130;
+    const double t132 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
+    const double t133 = params.link_3_m*a_KLink3Body[3];
+    const double t134 = -t132 + t133 + t121;
+    const double t135 = -t116 + t134;
+    const double t136 = t8*t135;
+    const double t137 = t19*t115;
+    const double t138 = params.link_3_m*a_KLink3Body[4];
+    const double t139 = v_KLink3Body[2]*t107;
+    const double t140 = t17*t120;
+    const double t141 = t138 + t139 + t140;
+    const double t142 = t137 + t141;
+    const double t143 = t4*t142;
+    const double t144 = t136 - t143;
+    const double t145 = params.link_2_L*t144;
+    const double t146 = t131 + C[2] + t145;
+    C[1] = t146;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': bias
-    const double t135 = -t117 + t121 - derived_.I_KLink1Body[2]*a_KLink1Body[3] - t122 + t99 + t83 -
-        t103 - t104 - t87 - t88 + t77 - t78 - t82 + t98 + t116 + t134 +
-        params.link_1_L*(t1*(derived_.joint_2_C_1_b*u[0]*t4*v_KLink2Body[2] +
-        params.link_2_m*a_KLink2Body[3] - t128 + t132) -
-        t4*(v_KLink2Body[2]*t120 + params.link_2_m*a_KLink2Body[4] + t5*t131 + t7*t127));
-    C[0] = t135;
+    C[0] = -derived_.I_KLink1Body[2]*a_KLink1Body[3] + C[1] +
+        params.link_1_L*(t1*(t136 + (params.link_2_m*v_KLink2Body[2]*t6 +
+        params.link_2_m*a_KLink2Body[3] - t143)) -
+        t5*(t8*t142 + (v_KLink2Body[2]*t128 + params.link_2_m*a_KLink2Body[4] + t4*t135)));
   }
 
   // tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`).
@@ -609,11 +603,11 @@ class Chain {
   // as joint forces, all unrolled.
   // Method: ABA in joint frames, the cheapest of four as traced (a division or call weighs 4
   // multiplies):
-  //   CRBA + L^T D L in World: 327 adds, 457 muls, 4 divs (weighted 840.0);
-  //   ABA in World: 231 adds, 376 muls, 4 divs (weighted 663.0);
-  //   CRBA + L^T D L in joint frames: 225 adds, 281 muls, 4 divs (weighted 562.0);
-  //   ABA in joint frames: 173 adds, 263 muls, 4 divs (weighted 492.0).
-  // (173 adds, 263 muls, 4 divs, 10 calls, 0 other)
+  //   CRBA + L^T D L in World: 189 adds, 368 muls, 4 divs (weighted 613.0);
+  //   ABA in World: 211 adds, 381 muls, 4 divs (weighted 648.0);
+  //   CRBA + L^T D L in joint frames: 181 adds, 251 muls, 4 divs (weighted 488.0);
+  //   ABA in joint frames: 155 adds, 240 muls, 4 divs (weighted 451.0).
+  // (155 adds, 240 muls, 4 divs, 10 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -627,11 +621,8 @@ class Chain {
     Eigen::Matrix<double, 6, 1> v_KLink5Body;
     Eigen::Matrix<double, 1, 1> tauA_KLink5Body;  // tau - S^T pA of 'link[5].body'
     Eigen::Matrix<double, 6, 1> IAS_KLink4Body;  // articulated inertia times S of 'link[4].body'
-    Eigen::Matrix<double, 1, 1> tauA_KLink4Body;  // tau - S^T pA of 'link[4].body'
     Eigen::Matrix<double, 6, 1> IAS_KLink3Body;  // articulated inertia times S of 'link[3].body'
-    Eigen::Matrix<double, 1, 1> tauA_KLink3Body;  // tau - S^T pA of 'link[3].body'
     Eigen::Matrix<double, 6, 1> IAS_KLink2Body;  // articulated inertia times S of 'link[2].body'
-    Eigen::Matrix<double, 1, 1> tauA_KLink2Body;  // tau - S^T pA of 'link[2].body'
     Eigen::Matrix<double, 6, 1> IAS_KLink1Body;  // articulated inertia times S of 'link[1].body'
     // spatial acceleration in the joint frame of 'link[1].body'
     Eigen::Matrix<double, 6, 1> a_KLink1Body;
@@ -649,324 +640,353 @@ class Chain {
     v_KLink2Body[3] = t2;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
     const double t3 = u[0] + u[1] + u[2];
-    const double t4 = std::sin(q[1]);
-    const double t5 = std::sin(q[2]);
-    const double t6 = params.link_1_L*u[0]*t4*t5;
-    const double t7 = std::cos(q[2]);
-    const double t8 = params.link_2_L*v_KLink2Body[2];
-    const double t9 = v_KLink2Body[3] + t8;
-    const double t10 = t7*t9;
-    const double t11 = -t6 + t10;
-    const double t12 = params.link_1_L*u[0]*t4*t7;
-    const double t13 = t5*t9;
-    const double t14 = -t12 - t13;
+    const double t4 = std::sin(q[2]);
+    const double t5 = std::sin(q[1]);
+    const double t6 = params.link_1_L*u[0]*t5;
+    const double t7 = t4*t6;
+    const double t8 = std::cos(q[2]);
+    const double t9 = params.link_2_L*v_KLink2Body[2];
+    const double t10 = v_KLink2Body[3] + t9;
+    const double t11 = t8*t10;
+    const double t12 = -t7 + t11;
+    const double t13 = t8*t6;
+    const double t14 = t4*t10;
+    const double t15 = -t13 - t14;
     v_KLink3Body[2] = t3;
-    v_KLink3Body[3] = t11;
-    v_KLink3Body[4] = t14;
+    v_KLink3Body[3] = t12;
+    v_KLink3Body[4] = t15;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity in the joint frame
-    const double t15 = u[0] + u[1] + u[2] + u[3];
-    const double t16 = std::cos(q[3]);
-    const double t17 = params.link_3_L*v_KLink3Body[2];
-    const double t18 = -t6 + t17 + t10;
-    const double t19 = t16*t18;
-    const double t20 = std::sin(q[3]);
-    const double t21 = t20*v_KLink3Body[4];
-    const double t22 = t19 + t21;
-    const double t23 = t20*t18;
-    const double t24 = t16*v_KLink3Body[4];
-    const double t25 = -t23 + t24;
-    v_KLink4Body[2] = t15;
-    v_KLink4Body[3] = t22;
-    v_KLink4Body[4] = t25;
+    const double t16 = u[3] + v_KLink3Body[2];
+    const double t17 = std::sin(q[3]);
+    const double t18 = t17*v_KLink3Body[4];
+    const double t19 = std::cos(q[3]);
+    const double t20 = params.link_3_L*v_KLink3Body[2];
+    const double t21 = t20 - t7 + t11;
+    const double t22 = t19*t21;
+    const double t23 = t18 + t22;
+    const double t24 = t17*t21;
+    const double t25 = t19*v_KLink3Body[4];
+    const double t26 = -t24 + t25;
+    v_KLink4Body[2] = t16;
+    v_KLink4Body[3] = t23;
+    v_KLink4Body[4] = t26;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
-    const double t26 = u[0] + u[1] + u[2] + u[3] + u[4];
-    const double t27 = std::sin(q[4]);
-    const double t28 = t27*v_KLink4Body[4];
-    const double t29 = std::cos(q[4]);
-    const double t30 = params.link_4_L*v_KLink4Body[2];
-    const double t31 = t30 + t19 + t21;
-    const double t32 = t29*t31;
-    const double t33 = t28 + t32;
-    const double t34 = t29*v_KLink4Body[4];
-    const double t35 = t27*t31;
-    const double t36 = t34 - t35;
-    v_KLink5Body[2] = t26;
-    v_KLink5Body[3] = t33;
-    v_KLink5Body[4] = t36;
+    const double t27 = u[3] + u[4] + v_KLink3Body[2];
+    const double t28 = std::sin(q[4]);
+    const double t29 = t28*v_KLink4Body[4];
+    const double t30 = std::cos(q[4]);
+    const double t31 = params.link_4_L*v_KLink4Body[2];
+    const double t32 = t31 + t18 + t22;
+    const double t33 = t30*t32;
+    const double t34 = t29 + t33;
+    const double t35 = t30*v_KLink4Body[4];
+    const double t36 = t28*t32;
+    const double t37 = t35 - t36;
+    v_KLink5Body[2] = t27;
+    v_KLink5Body[3] = t34;
+    v_KLink5Body[4] = t37;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': articulated inertia
-    const double t37 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
-    const double t38 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
-    const double t39 = params.link_5_m*v_KLink5Body[3];
-    const double t40 = -t38 + t39;
-    const double t41 = v_KLink5Body[4]*t40;
-    const double t42 = -t37 + t41;
-    tauA_KLink5Body[0] = t42;
+    const double t38 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
+    const double t39 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
+    const double t40 = params.link_5_m*v_KLink5Body[3];
+    const double t41 = -t39 + t40;
+    const double t42 = v_KLink5Body[4]*t41;
+    const double t43 = -t38 + t42;
+    tauA_KLink5Body[0] = t43;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': articulated inertia
-    const double t43 = derived_.joint_4_IAS_KLink4Body_2_0_b*t29*t29;
-    const double t44 = params.link_5_m*t27*t27;
-    const double t45 = t43 + t44;
-    const double t46 = derived_.joint_4_IAS_KLink4Body_2_0*t45;
-    const double t47 = derived_.I_KLink4Body[4] + t46;
-    const double t48 = params.link_4_L*t45;
-    const double t49 = -derived_.I_KLink4Body[2] + t48;
-    const double t50 = params.link_4_m*v_KLink4Body[4]*v_KLink4Body[3];
-    const double t51 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
-    const double t52 = params.link_4_m*v_KLink4Body[3];
-    const double t53 = -t51 + t52;
-    const double t54 = v_KLink4Body[4]*t53;
-    const double t55 = params.link_5_m*u[4]*v_KLink5Body[3];
-    const double t56 = v_KLink5Body[2]*t40;
-    const double t57 = -t55 + t56;
-    const double t58 = t27*t57;
-    const double t59 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
-    const double t60 = derived_.joint_4_IAS_KLink4Body_2_0_b*u[4]*v_KLink5Body[4];
-    const double t61 = derived_.joint_4_tauA_KLink4Body_0*tauA_KLink5Body[0];
-    const double t62 = -t59 + t60 - t61;
-    const double t63 = t29*t62;
-    const double t64 = -t58 + t63;
-    const double t65 = params.link_4_L*t64;
-    const double t66 = -t50 + t54 - t65;
-    IAS_KLink4Body(2, 0) = t47;
-    IAS_KLink4Body(3, 0) = t49;
-    tauA_KLink4Body[0] = t66;
+    const double t44 = params.link_5_m*t28*t28;
+    const double t45 = derived_.joint_4_IAS_KLink4Body_2_0_b*t30*t30;
+    const double t46 = t44 + t45;
+    const double t47 = derived_.joint_4_IAS_KLink4Body_2_0*t46;
+    const double t48 = derived_.I_KLink4Body[4] + t47;
+    const double t49 = params.link_4_L*t46;
+    const double t50 = -derived_.I_KLink4Body[2] + t49;
+    IAS_KLink4Body(2, 0) = t48;
+    IAS_KLink4Body(3, 0) = t50;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': articulated inertia
-    const double t67 = derived_.joint_4_IAS_KLink4Body_2_0_b*t27*t29;
-    const double t68 = params.link_5_m*t27*t29;
-    const double t69 = t67 - t68;
+    const double t51 = params.link_5_m*t28*t30;
+    const double t52 = derived_.joint_4_IAS_KLink4Body_2_0_b*t28*t30;
+    const double t53 = -t51 + t52;
     const double tinv0 = 1.0/IAS_KLink4Body(2, 0);
-    const double t70 = params.link_4_L*t69*tinv0*IAS_KLink4Body(3, 0);
-    const double t71 = t67 - t68 - t70;
-    const double t72 = t16*t71;
-    const double t73 = derived_.joint_4_IAS_KLink4Body_2_0_b*t27*t27;
-    const double t74 = params.link_5_m*t29*t29;
-    const double t75 = derived_.joint_4_IAS_KLink4Body_2_0*t69*t69*tinv0;
-    const double t76 = params.link_4_m + t73 + t74 - t75;
-    const double t77 = t20*t76;
-    const double t78 = t72 - t77;
-    const double t79 = t20*t78;
-    const double t80 = tinv0*IAS_KLink4Body(3, 0)*IAS_KLink4Body(3, 0);
-    const double t81 = params.link_4_m + t43 + t44 - t80;
-    const double t82 = t16*t81;
-    const double t83 = t20*t71;
-    const double t84 = t82 - t83;
-    const double t85 = t16*t84;
-    const double t86 = -t79 + t85;
-    const double t87 = derived_.joint_3_IAS_KLink3Body_2_0*t86;
-    const double t88 = derived_.I_KLink3Body[4] + t87;
-    const double t89 = params.link_3_L*t86;
-    const double t90 = -derived_.I_KLink3Body[2] + t89;
-    const double t91 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
-    const double t92 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
-    const double t93 = params.link_3_m*v_KLink3Body[3];
-    const double t94 = -t92 + t93;
-    const double t95 = v_KLink3Body[4]*t94;
-    const double t96 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
-    const double t97 = u[3]*t81*v_KLink4Body[4];
-    const double t98 = u[3]*t71*v_KLink4Body[3];
-    const double t99 = tinv0*IAS_KLink4Body(3, 0)*tauA_KLink4Body[0];
-    const double t100 = -t96 + t97 - t98 - t58 + t63 + t99;
-    const double t101 = t16*t100;
-    const double t102 = u[3]*v_KLink4Body[3]*t76;
-    const double t103 = u[3]*t71*v_KLink4Body[4];
-    const double t104 = v_KLink4Body[2]*t53;
-    const double t105 = t29*t57;
-    const double t106 = t27*t62;
-    const double t107 = params.link_4_L*t69*tinv0*tauA_KLink4Body[0];
-    const double t108 = -t102 + t103 + t104 + t105 + t106 + t107;
-    const double t109 = t20*t108;
-    const double t110 = t101 - t109;
-    const double t111 = params.link_3_L*t110;
-    const double t112 = -t91 + t95 - t111;
-    IAS_KLink3Body(2, 0) = t88;
-    IAS_KLink3Body(3, 0) = t90;
-    tauA_KLink3Body[0] = t112;
+    const double t54 = t53*IAS_KLink4Body(3, 0)*tinv0;
+    const double t55 = params.link_4_L*t54;
+    const double t56 = -t51 + t52 - t55;
+    const double t57 = t19*t56;
+    const double t58 = derived_.joint_4_IAS_KLink4Body_2_0_b*t28*t28;
+    const double t59 = params.link_5_m*t30*t30;
+    const double t60 = params.link_4_m + t58 + t59;
+    const double t61 = params.link_4_L*t53*tinv0;
+    const double t62 = params.link_4_L*t53*t61;
+    const double t63 = t60 - t62;
+    const double t64 = t17*t63;
+    const double t65 = t57 - t64;
+    const double t66 = t17*t65;
+    const double t67 = params.link_4_m + t44 + t45;
+    const double t68 = IAS_KLink4Body(3, 0)*IAS_KLink4Body(3, 0)*tinv0;
+    const double t69 = t67 - t68;
+    const double t70 = t19*t69;
+    const double t71 = t17*t56;
+    const double t72 = t70 - t71;
+    const double t73 = t19*t72;
+    const double t74 = -t66 + t73;
+    const double t75 = derived_.joint_3_IAS_KLink3Body_2_0*t74;
+    const double t76 = derived_.I_KLink3Body[4] + t75;
+    const double t77 = params.link_3_L*t74;
+    const double t78 = -derived_.I_KLink3Body[2] + t77;
+    IAS_KLink3Body(2, 0) = t76;
+    IAS_KLink3Body(3, 0) = t78;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': articulated inertia
-    const double t113 = t16*t78;
-    const double t114 = t20*t84;
-    const double t115 = t113 + t114;
+    const double t79 = t17*t72;
+    const double t80 = t19*t65;
+    const double t81 = t79 + t80;
     const double tinv1 = 1.0/IAS_KLink3Body(2, 0);
-    const double t116 = params.link_3_L*t115*tinv1*IAS_KLink3Body(3, 0);
-    const double t117 = t113 + t114 - t116;
-    const double t118 = t7*t117;
-    const double t119 = t16*t76;
-    const double t120 = t119 + t83;
-    const double t121 = t16*t120;
-    const double t122 = t20*t81;
-    const double t123 = t72 + t122;
-    const double t124 = t20*t123;
-    const double t125 = derived_.joint_3_IAS_KLink3Body_2_0*t115*t115*tinv1;
-    const double t126 = params.link_3_m + t121 + t124 - t125;
-    const double t127 = t5*t126;
-    const double t128 = t118 - t127;
-    const double t129 = t5*t128;
-    const double t130 = tinv1*IAS_KLink3Body(3, 0)*IAS_KLink3Body(3, 0);
-    const double t131 = params.link_3_m - t79 + t85 - t130;
-    const double t132 = t7*t131;
-    const double t133 = t5*t117;
-    const double t134 = t132 - t133;
-    const double t135 = t7*t134;
-    const double t136 = -t129 + t135;
-    const double t137 = derived_.joint_2_IAS_KLink2Body_2_0*t136;
-    const double t138 = derived_.I_KLink2Body[4] + t137;
-    const double t139 = params.link_2_L*t136;
-    const double t140 = -derived_.I_KLink2Body[2] + t139;
-    const double t141 = derived_.joint_2_C_1*u[0]*u[0]*t4*t1;
-    const double t142 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
-    const double t143 = derived_.joint_2_C_1_b*u[0]*t1;
-    const double t144 = -t142 + t143;
-    const double t145 = params.link_1_L*u[0]*t4*t144;
-    const double t146 = v_KLink3Body[2]*t94;
-    const double t147 = u[2]*v_KLink3Body[4]*t117;
-    const double t148 = u[2]*v_KLink3Body[3]*t126;
-    const double t149 = t20*t100;
-    const double t150 = t16*t108;
-    const double t151 = params.link_3_L*t115*tinv1*tauA_KLink3Body[0];
-    const double t152 = t146 + t147 - t148 + t149 + t150 + t151;
-    const double t153 = t5*t152;
-    const double t154 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
-    const double t155 = u[2]*v_KLink3Body[4]*t131;
-    const double t156 = u[2]*v_KLink3Body[3]*t117;
-    const double t157 = tinv1*IAS_KLink3Body(3, 0)*tauA_KLink3Body[0];
-    const double t158 = -t154 + t155 - t156 + t101 - t109 + t157;
-    const double t159 = t7*t158;
-    const double t160 = -t153 + t159;
-    const double t161 = params.link_2_L*t160;
-    const double t162 = t141 - t145 - t161;
-    IAS_KLink2Body(2, 0) = t138;
-    IAS_KLink2Body(3, 0) = t140;
-    tauA_KLink2Body[0] = t162;
+    const double t82 = t81*IAS_KLink3Body(3, 0)*tinv1;
+    const double t83 = params.link_3_L*t82;
+    const double t84 = t79 + t80 - t83;
+    const double t85 = t8*t84;
+    const double t86 = t19*t63;
+    const double t87 = t71 + t86;
+    const double t88 = t19*t87;
+    const double t89 = t17*t69;
+    const double t90 = t89 + t57;
+    const double t91 = t17*t90;
+    const double t92 = params.link_3_m + t88 + t91;
+    const double t93 = params.link_3_L*t81*tinv1;
+    const double t94 = params.link_3_L*t81*t93;
+    const double t95 = t92 - t94;
+    const double t96 = t4*t95;
+    const double t97 = t85 - t96;
+    const double t98 = t4*t97;
+    const double t99 = params.link_3_m - t66 + t73;
+    const double t100 = IAS_KLink3Body(3, 0)*IAS_KLink3Body(3, 0)*tinv1;
+    const double t101 = t99 - t100;
+    const double t102 = t8*t101;
+    const double t103 = t4*t84;
+    const double t104 = t102 - t103;
+    const double t105 = t8*t104;
+    const double t106 = -t98 + t105;
+    const double t107 = derived_.joint_2_IAS_KLink2Body_2_0*t106;
+    const double t108 = derived_.I_KLink2Body[4] + t107;
+    const double t109 = params.link_2_L*t106;
+    const double t110 = -derived_.I_KLink2Body[2] + t109;
+    IAS_KLink2Body(2, 0) = t108;
+    IAS_KLink2Body(3, 0) = t110;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': articulated inertia
+    const double t111 = t4*t104;
+    const double t112 = t8*t97;
+    const double t113 = t111 + t112;
     const double tinv2 = 1.0/IAS_KLink2Body(2, 0);
-    const double t163 = tinv2*IAS_KLink2Body(3, 0)*IAS_KLink2Body(3, 0);
-    const double t164 = params.link_2_m - t129 + t135 - t163;
-    const double t165 = t1*t164;
-    const double t166 = t7*t128;
-    const double t167 = t5*t134;
-    const double t168 = t166 + t167;
-    const double t169 = params.link_2_L*t168*tinv2*IAS_KLink2Body(3, 0);
-    const double t170 = t166 + t167 - t169;
-    const double t171 = t4*t170;
-    const double t172 = t165 - t171;
-    const double t173 = t1*t172;
-    const double t174 = t1*t170;
-    const double t175 = t5*t131;
-    const double t176 = t118 + t175;
-    const double t177 = t5*t176;
-    const double t178 = t7*t126;
-    const double t179 = t178 + t133;
-    const double t180 = t7*t179;
-    const double t181 = derived_.joint_2_IAS_KLink2Body_2_0*t168*t168*tinv2;
-    const double t182 = params.link_2_m + t177 + t180 - t181;
-    const double t183 = t4*t182;
-    const double t184 = t174 - t183;
-    const double t185 = t4*t184;
-    const double t186 = t173 - t185;
-    const double t187 = derived_.joint_1_IAS_KLink1Body_2_0*t186;
-    const double t188 = derived_.I_KLink1Body[4] + t187;
-    const double t189 = params.link_1_L*t186;
-    const double t190 = -derived_.I_KLink1Body[2] + t189;
-    IAS_KLink1Body(2, 0) = t188;
-    IAS_KLink1Body(3, 0) = t190;
+    const double t114 = t113*tinv2*IAS_KLink2Body(3, 0);
+    const double t115 = params.link_2_L*t114;
+    const double t116 = t111 + t112 - t115;
+    const double t117 = t1*t116;
+    const double t118 = t4*t101;
+    const double t119 = t118 + t85;
+    const double t120 = t4*t119;
+    const double t121 = t8*t95;
+    const double t122 = t121 + t103;
+    const double t123 = t8*t122;
+    const double t124 = params.link_2_m + t120 + t123;
+    const double t125 = params.link_2_L*t113*tinv2;
+    const double t126 = params.link_2_L*t113*t125;
+    const double t127 = t124 - t126;
+    const double t128 = t5*t127;
+    const double t129 = t117 - t128;
+    const double t130 = t5*t129;
+    const double t131 = params.link_2_m - t98 + t105;
+    const double t132 = tinv2*IAS_KLink2Body(3, 0)*IAS_KLink2Body(3, 0);
+    const double t133 = t131 - t132;
+    const double t134 = t1*t133;
+    const double t135 = t5*t116;
+    const double t136 = t134 - t135;
+    const double t137 = t1*t136;
+    const double t138 = -t130 + t137;
+    const double t139 = derived_.joint_1_IAS_KLink1Body_2_0*t138;
+    const double t140 = derived_.I_KLink1Body[4] + t139;
+    const double t141 = params.link_1_L*t138;
+    const double t142 = -derived_.I_KLink1Body[2] + t141;
+    IAS_KLink1Body(2, 0) = t140;
+    IAS_KLink1Body(3, 0) = t142;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration
     const double tinv3 = 1.0/IAS_KLink1Body(2, 0);
-    const double t191 = params.damping*u[0];
-    const double t192 = std::cos(q[0]);
-    const double t193 = params.world_gravity[1]*t192;
-    const double t194 = std::sin(q[0]);
-    const double t195 = params.world_gravity[0]*t194;
-    const double t196 = -t193 + t195;
-    const double t197 = t1*t184;
-    const double t198 = t4*t172;
-    const double t199 = t197 + t198;
-    const double t200 = params.link_1_L*t196*t199;
-    const double t201 = params.world_gravity[1]*t194;
-    const double t202 = params.world_gravity[0]*t192;
-    const double t203 = -t201 - t202;
-    const double t204 = t203*IAS_KLink1Body(3, 0);
-    const double t205 = v_KLink2Body[2]*t144;
-    const double t206 = params.link_1_L*u[0]*u[1]*t1*t182;
-    const double t207 = params.link_1_L*u[0]*u[1]*t4*t170;
-    const double t208 = t5*t158;
-    const double t209 = t7*t152;
-    const double t210 = params.link_2_L*t168*tinv2*tauA_KLink2Body[0];
-    const double t211 = t205 - t206 - t207 + t208 + t209 + t210;
-    const double t212 = t4*t211;
-    const double t213 = derived_.joint_2_C_1_b*u[0]*t4*v_KLink2Body[2];
-    const double t214 = params.link_1_L*u[0]*u[1]*t4*t164;
-    const double t215 = params.link_1_L*u[0]*u[1]*t1*t170;
-    const double t216 = tinv2*IAS_KLink2Body(3, 0)*tauA_KLink2Body[0];
-    const double t217 = t213 - t214 - t215 - t153 + t159 + t216;
-    const double t218 = t1*t217;
-    const double t219 = -t212 + t218;
-    const double t220 = params.link_1_L*t219;
-    const double t221 = -t191 - t200 - t204 - t220;
-    const double t222 = tinv3*t221;
-    udot[0] = t222;
-    a_KLink1Body[4] = t196;
+    const double t143 = params.damping*u[0];
+    const double t144 = std::cos(q[0]);
+    const double t145 = params.world_gravity[1]*t144;
+    const double t146 = std::sin(q[0]);
+    const double t147 = params.world_gravity[0]*t146;
+    const double t148 = -t145 + t147;
+    const double t149 = t1*t129;
+    const double t150 = t5*t136;
+    const double t151 = t149 + t150;
+    const double t152 = params.link_1_L*t148*t151;
+    const double t153 = params.world_gravity[1]*t146;
+    const double t154 = params.world_gravity[0]*t144;
+    const double t155 = -t153 - t154;
+    const double t156 = t155*IAS_KLink1Body(3, 0);
+    const double t157 = -t143 - t152 - t156;
+    const double t158 = u[1]*v_KLink2Body[3]*t127;
+    const double t159 = u[1]*t6*t116;
+    const double t160 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
+    const double t161 = params.link_2_m*v_KLink2Body[3];
+    const double t162 = -t160 + t161;
+    const double t163 = v_KLink2Body[2]*t162;
+    const double t164 = u[2]*v_KLink3Body[4]*t84;
+    const double t165 = u[2]*v_KLink3Body[3]*t95;
+    const double t166 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
+    const double t167 = params.link_3_m*v_KLink3Body[3];
+    const double t168 = -t166 + t167;
+    const double t169 = v_KLink3Body[2]*t168;
+    const double t170 = u[3]*v_KLink4Body[4]*t56;
+    const double t171 = u[3]*v_KLink4Body[3]*t63;
+    const double t172 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
+    const double t173 = params.link_4_m*v_KLink4Body[3];
+    const double t174 = -t172 + t173;
+    const double t175 = v_KLink4Body[2]*t174;
+    const double t176 = params.link_5_m*u[4]*v_KLink5Body[3];
+    const double t177 = v_KLink5Body[2]*t41;
+    const double t178 = -t176 + t177;
+    const double t179 = t30*t178;
+    const double t180 = derived_.joint_4_IAS_KLink4Body_2_0_b*u[4]*v_KLink5Body[4];
+    const double t181 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
+    const double t182 = derived_.joint_4_tauA_KLink4Body_0*tauA_KLink5Body[0];
+    const double t183 = t180 - t181 - t182;
+    const double t184 = t28*t183;
+    const double t185 = t175 + t179 + t184;
+    const double t186 = t170 - t171 + t185;
+    const double t187 = params.link_4_m*v_KLink4Body[3]*v_KLink4Body[4];
+    const double t188 = v_KLink4Body[4]*t174;
+    const double t189 = t28*t178;
+    const double t190 = t30*t183;
+    const double t191 = -t189 + t190;
+    const double t192 = params.link_4_L*t191;
+    const double t193 = t187 - t188 + t192;
+    const double t194 = t61*t193;
+    const double t195 = t186 - t194;
+    const double t196 = t19*t195;
+    const double t197 = u[3]*v_KLink4Body[4]*t69;
+    const double t198 = u[3]*v_KLink4Body[3]*t56;
+    const double t199 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
+    const double t200 = -t199 - t189 + t190;
+    const double t201 = t197 - t198 + t200;
+    const double t202 = IAS_KLink4Body(3, 0)*tinv0*t193;
+    const double t203 = t201 - t202;
+    const double t204 = t17*t203;
+    const double t205 = t169 + t196 + t204;
+    const double t206 = t164 - t165 + t205;
+    const double t207 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
+    const double t208 = v_KLink3Body[4]*t168;
+    const double t209 = t19*t203;
+    const double t210 = t17*t195;
+    const double t211 = t209 - t210;
+    const double t212 = params.link_3_L*t211;
+    const double t213 = t207 - t208 + t212;
+    const double t214 = t93*t213;
+    const double t215 = t206 - t214;
+    const double t216 = t8*t215;
+    const double t217 = u[2]*v_KLink3Body[4]*t101;
+    const double t218 = u[2]*v_KLink3Body[3]*t84;
+    const double t219 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
+    const double t220 = -t219 + t209 - t210;
+    const double t221 = t217 - t218 + t220;
+    const double t222 = IAS_KLink3Body(3, 0)*tinv1*t213;
+    const double t223 = t221 - t222;
+    const double t224 = t4*t223;
+    const double t225 = t163 + t216 + t224;
+    const double t226 = -t158 - t159 + t225;
+    const double t227 = params.link_2_m*v_KLink2Body[3]*t6;
+    const double t228 = t6*t162;
+    const double t229 = t4*t215;
+    const double t230 = t8*t223;
+    const double t231 = -t229 + t230;
+    const double t232 = params.link_2_L*t231;
+    const double t233 = -t227 + t228 + t232;
+    const double t234 = t125*t233;
+    const double t235 = t226 - t234;
+    const double t236 = t5*t235;
+    const double t237 = u[1]*t6*t133;
+    const double t238 = u[1]*v_KLink2Body[3]*t116;
+    const double t239 = params.link_2_m*v_KLink2Body[2]*t6;
+    const double t240 = t239 - t229 + t230;
+    const double t241 = -t237 - t238 + t240;
+    const double t242 = tinv2*IAS_KLink2Body(3, 0)*t233;
+    const double t243 = t241 - t242;
+    const double t244 = t1*t243;
+    const double t245 = -t236 + t244;
+    const double t246 = params.link_1_L*t245;
+    const double t247 = t157 - t246;
+    const double t248 = tinv3*t247;
+    udot[0] = t248;
+    a_KLink1Body[4] = t148;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration
-    const double t223 = IAS_KLink2Body(2, 0)*tinv3*t221;
-    const double t224 = params.link_1_L*u[0]*u[1]*t4;
-    const double t225 = t4*a_KLink1Body[4];
-    const double t226 = params.link_1_L*tinv3*t221;
-    const double t227 = -t201 - t202 + t226;
-    const double t228 = t1*t227;
-    const double t229 = -t224 + t225 + t228;
-    const double t230 = IAS_KLink2Body(3, 0)*t229;
-    const double t231 = params.link_1_L*u[0]*u[1]*t1;
-    const double t232 = t1*a_KLink1Body[4];
-    const double t233 = t4*t227;
-    const double t234 = -t231 + t232 - t233;
-    const double t235 = params.link_2_L*t168*t234;
-    const double t236 = t141 - t145 - t161 - t223 - t230 - t235;
-    const double t237 = tinv2*t236;
-    const double t238 = udot[0] + t237;
-    udot[1] = t237;
-    a_KLink2Body[2] = t238;
-    a_KLink2Body[4] = t234;
+    const double t249 = IAS_KLink2Body(2, 0)*tinv3*t247;
+    const double t250 = u[1]*v_KLink2Body[3];
+    const double t251 = t1*a_KLink1Body[4];
+    const double t252 = params.link_1_L*tinv3*t247;
+    const double t253 = -t153 - t154 + t252;
+    const double t254 = t5*t253;
+    const double t255 = -t250 + t251 - t254;
+    const double t256 = params.link_2_L*t113*t255;
+    const double t257 = u[1]*t6;
+    const double t258 = t5*a_KLink1Body[4];
+    const double t259 = t1*t253;
+    const double t260 = -t257 + t258 + t259;
+    const double t261 = IAS_KLink2Body(3, 0)*t260;
+    const double t262 = t249 + t256 + t261;
+    const double t263 = -t233 - t262;
+    const double t264 = tinv2*t263;
+    const double t265 = udot[0] + t264;
+    udot[1] = t264;
+    a_KLink2Body[2] = t265;
+    a_KLink2Body[3] = t260;
+    a_KLink2Body[4] = t255;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration
-    const double t239 = IAS_KLink3Body(2, 0)*a_KLink2Body[2];
-    const double t240 = u[2]*v_KLink3Body[3];
-    const double t241 = t7*a_KLink2Body[4];
-    const double t242 = params.link_2_L*a_KLink2Body[2];
-    const double t243 = -t224 + t225 + t228 + t242;
-    const double t244 = t5*t243;
-    const double t245 = -t240 + t241 - t244;
-    const double t246 = params.link_3_L*t115*t245;
-    const double t247 = u[2]*v_KLink3Body[4];
-    const double t248 = t5*a_KLink2Body[4];
-    const double t249 = t7*t243;
-    const double t250 = t247 + t248 + t249;
-    const double t251 = IAS_KLink3Body(3, 0)*t250;
-    const double t252 = -t91 + t95 - t111 - t239 - t246 - t251;
-    const double t253 = tinv1*t252;
-    const double t254 = udot[0] + udot[1] + t253;
-    udot[2] = t253;
-    a_KLink3Body[2] = t254;
-    a_KLink3Body[4] = t245;
+    const double t266 = IAS_KLink3Body(2, 0)*a_KLink2Body[2];
+    const double t267 = u[2]*v_KLink3Body[4];
+    const double t268 = t4*a_KLink2Body[4];
+    const double t269 = params.link_2_L*a_KLink2Body[2];
+    const double t270 = a_KLink2Body[3] + t269;
+    const double t271 = t8*t270;
+    const double t272 = t267 + t268 + t271;
+    const double t273 = IAS_KLink3Body(3, 0)*t272;
+    const double t274 = u[2]*v_KLink3Body[3];
+    const double t275 = t8*a_KLink2Body[4];
+    const double t276 = t4*t270;
+    const double t277 = -t274 + t275 - t276;
+    const double t278 = params.link_3_L*t81*t277;
+    const double t279 = t266 + t273 + t278;
+    const double t280 = -t213 - t279;
+    const double t281 = tinv1*t280;
+    const double t282 = udot[0] + udot[1] + t281;
+    udot[2] = t281;
+    a_KLink3Body[2] = t282;
+    a_KLink3Body[3] = t272;
+    a_KLink3Body[4] = t277;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': acceleration
-    const double t255 = IAS_KLink4Body(2, 0)*a_KLink3Body[2];
-    const double t256 = u[3]*v_KLink4Body[4];
-    const double t257 = t20*a_KLink3Body[4];
-    const double t258 = params.link_3_L*a_KLink3Body[2];
-    const double t259 = t247 + t248 + t249 + t258;
-    const double t260 = t16*t259;
-    const double t261 = t256 + t257 + t260;
-    const double t262 = IAS_KLink4Body(3, 0)*t261;
-    const double t263 = u[3]*v_KLink4Body[3];
-    const double t264 = t16*a_KLink3Body[4];
-    const double t265 = t20*t259;
-    const double t266 = -t263 + t264 - t265;
-    const double t267 = params.link_4_L*t69*t266;
-    const double t268 = -t50 + t54 - t65 - t255 - t262 - t267;
-    const double t269 = tinv0*t268;
-    const double t270 = udot[0] + udot[1] + udot[2] + t269;
-    udot[3] = t269;
-    a_KLink4Body[2] = t270;
-    a_KLink4Body[4] = t266;
+    const double t283 = IAS_KLink4Body(2, 0)*a_KLink3Body[2];
+    const double t284 = u[3]*v_KLink4Body[3];
+    const double t285 = t19*a_KLink3Body[4];
+    const double t286 = params.link_3_L*a_KLink3Body[2];
+    const double t287 = a_KLink3Body[3] + t286;
+    const double t288 = t17*t287;
+    const double t289 = -t284 + t285 - t288;
+    const double t290 = params.link_4_L*t53*t289;
+    const double t291 = u[3]*v_KLink4Body[4];
+    const double t292 = t17*a_KLink3Body[4];
+    const double t293 = t19*t287;
+    const double t294 = t291 + t292 + t293;
+    const double t295 = IAS_KLink4Body(3, 0)*t294;
+    const double t296 = t283 + t290 + t295;
+    const double t297 = -t193 - t296;
+    const double t298 = tinv0*t297;
+    const double t299 = a_KLink3Body[2] + t298;
+    udot[3] = t298;
+    a_KLink4Body[2] = t299;
+    a_KLink4Body[3] = t294;
+    a_KLink4Body[4] = t289;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration
-    udot[4] = derived_.joint_5_udot_4*(-t37 + t41 - derived_.I_KLink5Body[4]*a_KLink4Body[2] +
-        derived_.I_KLink5Body[2]*(u[4]*v_KLink5Body[4] + t27*a_KLink4Body[4] +
-        t29*(t256 + t257 + t260 + params.link_4_L*a_KLink4Body[2])));
+    udot[4] = derived_.joint_5_udot_4*(-t38 + t42 - derived_.I_KLink5Body[4]*a_KLink4Body[2] +
+        derived_.I_KLink5Body[2]*(u[4]*v_KLink5Body[4] + t28*a_KLink4Body[4] +
+        t30*(a_KLink4Body[3] + params.link_4_L*a_KLink4Body[2])));
   }
 
   // udot (nu) = M^-1 (tau - C) by the articulated-body algorithm (Featherstone), force laws
@@ -977,11 +997,11 @@ class Chain {
   // [p_BoQ_W x f; f].
   // Method: ABA in joint frames, the cheapest of four as traced (a division or call weighs 4
   // multiplies):
-  //   CRBA + L^T D L in World: 362 adds, 457 muls, 4 divs (weighted 875.0);
-  //   ABA in World: 260 adds, 376 muls, 4 divs (weighted 692.0);
-  //   CRBA + L^T D L in joint frames: 271 adds, 323 muls, 4 divs (weighted 650.0);
-  //   ABA in joint frames: 213 adds, 305 muls, 4 divs (weighted 574.0).
-  // (213 adds, 305 muls, 4 divs, 10 calls, 0 other)
+  //   CRBA + L^T D L in World: 201 adds, 365 muls, 4 divs (weighted 622.0);
+  //   ABA in World: 226 adds, 379 muls, 4 divs (weighted 661.0);
+  //   CRBA + L^T D L in joint frames: 220 adds, 293 muls, 4 divs (weighted 569.0);
+  //   ABA in joint frames: 193 adds, 282 muls, 4 divs (weighted 531.0).
+  // (193 adds, 282 muls, 4 divs, 10 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
@@ -994,7 +1014,6 @@ class Chain {
     Eigen::Matrix<double, 6, 1> v_KLink4Body;
     // spatial velocity in the joint frame of 'link[5].body'
     Eigen::Matrix<double, 6, 1> v_KLink5Body;
-    Eigen::Matrix<double, 1, 1> tauA_KLink5Body;  // tau - S^T pA of 'link[5].body'
     Eigen::Matrix<double, 6, 1> IAS_KLink4Body;  // articulated inertia times S of 'link[4].body'
     Eigen::Matrix<double, 1, 1> tauA_KLink4Body;  // tau - S^T pA of 'link[4].body'
     Eigen::Matrix<double, 6, 1> IAS_KLink3Body;  // articulated inertia times S of 'link[3].body'
@@ -1002,6 +1021,7 @@ class Chain {
     Eigen::Matrix<double, 6, 1> IAS_KLink2Body;  // articulated inertia times S of 'link[2].body'
     Eigen::Matrix<double, 1, 1> tauA_KLink2Body;  // tau - S^T pA of 'link[2].body'
     Eigen::Matrix<double, 6, 1> IAS_KLink1Body;  // articulated inertia times S of 'link[1].body'
+    Eigen::Matrix<double, 1, 1> tauA_KLink1Body;  // tau - S^T pA of 'link[1].body'
     // spatial acceleration in the joint frame of 'link[1].body'
     Eigen::Matrix<double, 6, 1> a_KLink1Body;
     // spatial acceleration in the joint frame of 'link[2].body'
@@ -1018,388 +1038,429 @@ class Chain {
     v_KLink2Body[3] = t2;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
     const double t3 = u[0] + u[1] + u[2];
-    const double t4 = std::sin(q[1]);
-    const double t5 = std::sin(q[2]);
-    const double t6 = params.link_1_L*u[0]*t4*t5;
-    const double t7 = std::cos(q[2]);
-    const double t8 = params.link_2_L*v_KLink2Body[2];
-    const double t9 = v_KLink2Body[3] + t8;
-    const double t10 = t7*t9;
-    const double t11 = -t6 + t10;
-    const double t12 = params.link_1_L*u[0]*t4*t7;
-    const double t13 = t5*t9;
-    const double t14 = -t12 - t13;
+    const double t4 = std::sin(q[2]);
+    const double t5 = std::sin(q[1]);
+    const double t6 = params.link_1_L*u[0]*t5;
+    const double t7 = t4*t6;
+    const double t8 = std::cos(q[2]);
+    const double t9 = params.link_2_L*v_KLink2Body[2];
+    const double t10 = v_KLink2Body[3] + t9;
+    const double t11 = t8*t10;
+    const double t12 = -t7 + t11;
+    const double t13 = t8*t6;
+    const double t14 = t4*t10;
+    const double t15 = -t13 - t14;
     v_KLink3Body[2] = t3;
-    v_KLink3Body[3] = t11;
-    v_KLink3Body[4] = t14;
+    v_KLink3Body[3] = t12;
+    v_KLink3Body[4] = t15;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity in the joint frame
-    const double t15 = u[0] + u[1] + u[2] + u[3];
-    const double t16 = std::cos(q[3]);
-    const double t17 = params.link_3_L*v_KLink3Body[2];
-    const double t18 = -t6 + t17 + t10;
-    const double t19 = t16*t18;
-    const double t20 = std::sin(q[3]);
-    const double t21 = t20*v_KLink3Body[4];
-    const double t22 = t19 + t21;
-    const double t23 = t20*t18;
-    const double t24 = t16*v_KLink3Body[4];
-    const double t25 = -t23 + t24;
-    v_KLink4Body[2] = t15;
-    v_KLink4Body[3] = t22;
-    v_KLink4Body[4] = t25;
+    const double t16 = u[3] + v_KLink3Body[2];
+    const double t17 = std::sin(q[3]);
+    const double t18 = t17*v_KLink3Body[4];
+    const double t19 = std::cos(q[3]);
+    const double t20 = params.link_3_L*v_KLink3Body[2];
+    const double t21 = t20 - t7 + t11;
+    const double t22 = t19*t21;
+    const double t23 = t18 + t22;
+    const double t24 = t17*t21;
+    const double t25 = t19*v_KLink3Body[4];
+    const double t26 = -t24 + t25;
+    v_KLink4Body[2] = t16;
+    v_KLink4Body[3] = t23;
+    v_KLink4Body[4] = t26;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
-    const double t26 = u[0] + u[1] + u[2] + u[3] + u[4];
-    const double t27 = std::sin(q[4]);
-    const double t28 = t27*v_KLink4Body[4];
-    const double t29 = std::cos(q[4]);
-    const double t30 = params.link_4_L*v_KLink4Body[2];
-    const double t31 = t30 + t19 + t21;
-    const double t32 = t29*t31;
-    const double t33 = t28 + t32;
-    const double t34 = t29*v_KLink4Body[4];
-    const double t35 = t27*t31;
-    const double t36 = t34 - t35;
-    v_KLink5Body[2] = t26;
-    v_KLink5Body[3] = t33;
-    v_KLink5Body[4] = t36;
-    // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': articulated inertia
-    const double t37 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
-    const double t38 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
-    const double t39 = params.link_5_m*v_KLink5Body[3];
-    const double t40 = -t38 + t39;
-    const double t41 = v_KLink5Body[4]*t40;
-    const double t42 = fext[4][2] - t37 + t41;
-    tauA_KLink5Body[0] = t42;
+    const double t27 = u[3] + u[4] + v_KLink3Body[2];
+    const double t28 = std::sin(q[4]);
+    const double t29 = t28*v_KLink4Body[4];
+    const double t30 = std::cos(q[4]);
+    const double t31 = params.link_4_L*v_KLink4Body[2];
+    const double t32 = t31 + t18 + t22;
+    const double t33 = t30*t32;
+    const double t34 = t29 + t33;
+    const double t35 = t30*v_KLink4Body[4];
+    const double t36 = t28*t32;
+    const double t37 = t35 - t36;
+    v_KLink5Body[2] = t27;
+    v_KLink5Body[3] = t34;
+    v_KLink5Body[4] = t37;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': articulated inertia
-    const double t43 = derived_.joint_4_IAS_KLink4Body_2_0_b*t29*t29;
-    const double t44 = params.link_5_m*t27*t27;
-    const double t45 = t43 + t44;
-    const double t46 = derived_.joint_4_IAS_KLink4Body_2_0*t45;
-    const double t47 = derived_.I_KLink4Body[4] + t46;
-    const double t48 = params.link_4_L*t45;
-    const double t49 = -derived_.I_KLink4Body[2] + t48;
-    const double t50 = params.link_4_m*v_KLink4Body[4]*v_KLink4Body[3];
-    const double t51 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
-    const double t52 = params.link_4_m*v_KLink4Body[3];
-    const double t53 = -t51 + t52;
-    const double t54 = v_KLink4Body[4]*t53;
-    const double t55 = params.link_5_m*u[4]*v_KLink5Body[3];
-    const double t56 = std::cos(q[0]);
-    const double t57 = t4*t56;
-    const double t58 = std::sin(q[0]);
-    const double t59 = t58*t1;
-    const double t60 = t57 + t59;
-    const double t61 = t7*t60;
-    const double t62 = t4*t58;
-    const double t63 = t1*t56;
-    const double t64 = -t62 + t63;
-    const double t65 = t5*t64;
-    const double t66 = t61 + t65;
-    const double t67 = t16*t66;
-    const double t68 = t5*t60;
-    const double t69 = t7*t64;
-    const double t70 = -t68 + t69;
-    const double t71 = t20*t70;
-    const double t72 = t67 + t71;
-    const double t73 = t27*t72;
-    const double t74 = t20*t66;
-    const double t75 = t16*t70;
-    const double t76 = -t74 + t75;
-    const double t77 = t29*t76;
-    const double t78 = -t73 + t77;
-    const double t79 = fext[4][4]*t78;
-    const double t80 = -t57 - t59;
-    const double t81 = t7*t80;
-    const double t82 = -t65 + t81;
-    const double t83 = t16*t82;
-    const double t84 = t5*t80;
-    const double t85 = t69 + t84;
-    const double t86 = t20*t85;
-    const double t87 = t83 - t86;
-    const double t88 = t29*t87;
-    const double t89 = t16*t85;
-    const double t90 = t20*t82;
-    const double t91 = t89 + t90;
-    const double t92 = t27*t91;
-    const double t93 = t88 - t92;
-    const double t94 = fext[4][3]*t93;
-    const double t95 = v_KLink5Body[2]*t40;
-    const double t96 = -t55 - t79 - t94 + t95;
-    const double t97 = t27*t96;
-    const double t98 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
-    const double t99 = derived_.joint_4_IAS_KLink4Body_2_0_b*u[4]*v_KLink5Body[4];
-    const double t100 = t27*t87;
-    const double t101 = t29*t91;
-    const double t102 = t100 + t101;
-    const double t103 = fext[4][3]*t102;
-    const double t104 = t27*t76;
-    const double t105 = t29*t72;
+    const double t38 = params.link_5_m*t28*t28;
+    const double t39 = derived_.joint_4_IAS_KLink4Body_2_0_b*t30*t30;
+    const double t40 = t38 + t39;
+    const double t41 = derived_.joint_4_IAS_KLink4Body_2_0*t40;
+    const double t42 = derived_.I_KLink4Body[4] + t41;
+    const double t43 = params.link_4_L*t40;
+    const double t44 = -derived_.I_KLink4Body[2] + t43;
+    const double t45 = params.link_4_m*v_KLink4Body[3]*v_KLink4Body[4];
+    const double t46 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
+    const double t47 = params.link_4_m*v_KLink4Body[3];
+    const double t48 = -t46 + t47;
+    const double t49 = v_KLink4Body[4]*t48;
+    const double t50 = -fext[3][2] + t45 - t49;
+    const double t51 = params.link_5_m*u[4]*v_KLink5Body[3];
+    const double t52 = std::cos(q[0]);
+    const double t53 = t5*t52;
+    const double t54 = std::sin(q[0]);
+    const double t55 = t54*t1;
+    const double t56 = t53 + t55;
+    const double t57 = t8*t56;
+    const double t58 = t5*t54;
+    const double t59 = t1*t52;
+    const double t60 = -t58 + t59;
+    const double t61 = t4*t60;
+    const double t62 = t57 + t61;
+    const double t63 = t19*t62;
+    const double t64 = t4*t56;
+    const double t65 = t8*t60;
+    const double t66 = -t64 + t65;
+    const double t67 = t17*t66;
+    const double t68 = t63 + t67;
+    const double t69 = t28*t68;
+    const double t70 = t17*t62;
+    const double t71 = t19*t66;
+    const double t72 = -t70 + t71;
+    const double t73 = t30*t72;
+    const double t74 = -t69 + t73;
+    const double t75 = fext[4][4]*t74;
+    const double t76 = -t53 - t55;
+    const double t77 = t8*t76;
+    const double t78 = -t61 + t77;
+    const double t79 = t19*t78;
+    const double t80 = t4*t76;
+    const double t81 = t65 + t80;
+    const double t82 = t17*t81;
+    const double t83 = t79 - t82;
+    const double t84 = t30*t83;
+    const double t85 = t19*t81;
+    const double t86 = t17*t78;
+    const double t87 = t85 + t86;
+    const double t88 = t28*t87;
+    const double t89 = t84 - t88;
+    const double t90 = fext[4][3]*t89;
+    const double t91 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
+    const double t92 = params.link_5_m*v_KLink5Body[3];
+    const double t93 = -t91 + t92;
+    const double t94 = v_KLink5Body[2]*t93;
+    const double t95 = -t75 - t90 + t94;
+    const double t96 = -t51 + t95;
+    const double t97 = t28*t96;
+    const double t98 = derived_.joint_4_IAS_KLink4Body_2_0_b*u[4]*v_KLink5Body[4];
+    const double t99 = t28*t83;
+    const double t100 = t30*t87;
+    const double t101 = t99 + t100;
+    const double t102 = fext[4][3]*t101;
+    const double t103 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
+    const double t104 = t28*t72;
+    const double t105 = t30*t68;
     const double t106 = t104 + t105;
     const double t107 = fext[4][4]*t106;
-    const double t108 = derived_.joint_4_tauA_KLink4Body_0*tauA_KLink5Body[0];
-    const double t109 = -t98 + t99 - t103 - t107 - t108;
-    const double t110 = t29*t109;
-    const double t111 = -t97 + t110;
-    const double t112 = params.link_4_L*t111;
-    const double t113 = fext[3][2] - t50 + t54 - t112;
-    IAS_KLink4Body(2, 0) = t47;
-    IAS_KLink4Body(3, 0) = t49;
-    tauA_KLink4Body[0] = t113;
+    const double t108 = -t102 - t103 - t107;
+    const double t109 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
+    const double t110 = v_KLink5Body[4]*t93;
+    const double t111 = -fext[4][2] + t109 - t110;
+    const double t112 = derived_.joint_4_tauA_KLink4Body_0*t111;
+    const double t113 = t98 + t108 + t112;
+    const double t114 = t30*t113;
+    const double t115 = -t97 + t114;
+    const double t116 = params.link_4_L*t115;
+    const double t117 = -t50 - t116;
+    IAS_KLink4Body(2, 0) = t42;
+    IAS_KLink4Body(3, 0) = t44;
+    tauA_KLink4Body[0] = t117;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': articulated inertia
-    const double t114 = derived_.joint_4_IAS_KLink4Body_2_0_b*t27*t29;
-    const double t115 = params.link_5_m*t27*t29;
-    const double t116 = t114 - t115;
+    const double t118 = params.link_5_m*t28*t30;
+    const double t119 = derived_.joint_4_IAS_KLink4Body_2_0_b*t28*t30;
+    const double t120 = -t118 + t119;
     const double tinv0 = 1.0/IAS_KLink4Body(2, 0);
-    const double t117 = params.link_4_L*t116*tinv0*IAS_KLink4Body(3, 0);
-    const double t118 = t114 - t115 - t117;
-    const double t119 = t16*t118;
-    const double t120 = derived_.joint_4_IAS_KLink4Body_2_0_b*t27*t27;
-    const double t121 = params.link_5_m*t29*t29;
-    const double t122 = derived_.joint_4_IAS_KLink4Body_2_0*t116*t116*tinv0;
-    const double t123 = params.link_4_m + t120 + t121 - t122;
-    const double t124 = t20*t123;
-    const double t125 = t119 - t124;
-    const double t126 = t20*t125;
-    const double t127 = tinv0*IAS_KLink4Body(3, 0)*IAS_KLink4Body(3, 0);
-    const double t128 = params.link_4_m + t43 + t44 - t127;
-    const double t129 = t16*t128;
-    const double t130 = t20*t118;
-    const double t131 = t129 - t130;
-    const double t132 = t16*t131;
-    const double t133 = -t126 + t132;
-    const double t134 = derived_.joint_3_IAS_KLink3Body_2_0*t133;
-    const double t135 = derived_.I_KLink3Body[4] + t134;
-    const double t136 = params.link_3_L*t133;
-    const double t137 = -derived_.I_KLink3Body[2] + t136;
-    const double t138 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
-    const double t139 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
-    const double t140 = params.link_3_m*v_KLink3Body[3];
-    const double t141 = -t139 + t140;
-    const double t142 = v_KLink3Body[4]*t141;
-    const double t143 = u[3]*v_KLink4Body[3]*t123;
-    const double t144 = fext[3][4]*t76;
-    const double t145 = fext[3][3]*t87;
-    const double t146 = u[3]*t118*v_KLink4Body[4];
-    const double t147 = v_KLink4Body[2]*t53;
-    const double t148 = t29*t96;
-    const double t149 = t27*t109;
-    const double t150 = params.link_4_L*t116*tinv0*tauA_KLink4Body[0];
-    const double t151 = -t143 - t144 - t145 + t146 + t147 + t148 + t149 + t150;
-    const double t152 = t20*t151;
-    const double t153 = fext[3][4]*t72;
-    const double t154 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
-    const double t155 = u[3]*t128*v_KLink4Body[4];
-    const double t156 = u[3]*t118*v_KLink4Body[3];
-    const double t157 = fext[3][3]*t91;
-    const double t158 = tinv0*IAS_KLink4Body(3, 0)*tauA_KLink4Body[0];
-    const double t159 = -t153 - t154 + t155 - t156 - t157 - t97 + t110 + t158;
-    const double t160 = t16*t159;
-    const double t161 = -t152 + t160;
-    const double t162 = params.link_3_L*t161;
-    const double t163 = fext[2][2] - t138 + t142 - t162;
-    IAS_KLink3Body(2, 0) = t135;
-    IAS_KLink3Body(3, 0) = t137;
-    tauA_KLink3Body[0] = t163;
+    const double t121 = t120*IAS_KLink4Body(3, 0)*tinv0;
+    const double t122 = params.link_4_L*t121;
+    const double t123 = -t118 + t119 - t122;
+    const double t124 = t19*t123;
+    const double t125 = derived_.joint_4_IAS_KLink4Body_2_0_b*t28*t28;
+    const double t126 = params.link_5_m*t30*t30;
+    const double t127 = params.link_4_m + t125 + t126;
+    const double t128 = params.link_4_L*t120*tinv0;
+    const double t129 = params.link_4_L*t120*t128;
+    const double t130 = t127 - t129;
+    const double t131 = t17*t130;
+    const double t132 = t124 - t131;
+    const double t133 = t17*t132;
+    const double t134 = params.link_4_m + t38 + t39;
+    const double t135 = IAS_KLink4Body(3, 0)*IAS_KLink4Body(3, 0)*tinv0;
+    const double t136 = t134 - t135;
+    const double t137 = t19*t136;
+    const double t138 = t17*t123;
+    const double t139 = t137 - t138;
+    const double t140 = t19*t139;
+    const double t141 = -t133 + t140;
+    const double t142 = derived_.joint_3_IAS_KLink3Body_2_0*t141;
+    const double t143 = derived_.I_KLink3Body[4] + t142;
+    const double t144 = params.link_3_L*t141;
+    const double t145 = -derived_.I_KLink3Body[2] + t144;
+    const double t146 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
+    const double t147 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
+    const double t148 = params.link_3_m*v_KLink3Body[3];
+    const double t149 = -t147 + t148;
+    const double t150 = v_KLink3Body[4]*t149;
+    const double t151 = -fext[2][2] + t146 - t150;
+    const double t152 = u[3]*v_KLink4Body[4]*t123;
+    const double t153 = u[3]*v_KLink4Body[3]*t130;
+    const double t154 = fext[3][4]*t72;
+    const double t155 = fext[3][3]*t83;
+    const double t156 = v_KLink4Body[2]*t48;
+    const double t157 = -t154 - t155 + t156;
+    const double t158 = t30*t96;
+    const double t159 = t28*t113;
+    const double t160 = t157 + t158 + t159;
+    const double t161 = t152 - t153 + t160;
+    const double t162 = t128*tauA_KLink4Body[0];
+    const double t163 = t161 + t162;
+    const double t164 = t17*t163;
+    const double t165 = u[3]*v_KLink4Body[4]*t136;
+    const double t166 = u[3]*v_KLink4Body[3]*t123;
+    const double t167 = fext[3][4]*t68;
+    const double t168 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
+    const double t169 = fext[3][3]*t87;
+    const double t170 = -t167 - t168 - t169;
+    const double t171 = t170 - t97 + t114;
+    const double t172 = t165 - t166 + t171;
+    const double t173 = IAS_KLink4Body(3, 0)*tinv0*tauA_KLink4Body[0];
+    const double t174 = t172 + t173;
+    const double t175 = t19*t174;
+    const double t176 = -t164 + t175;
+    const double t177 = params.link_3_L*t176;
+    const double t178 = -t151 - t177;
+    IAS_KLink3Body(2, 0) = t143;
+    IAS_KLink3Body(3, 0) = t145;
+    tauA_KLink3Body[0] = t178;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': articulated inertia
-    const double t164 = t16*t125;
-    const double t165 = t20*t131;
-    const double t166 = t164 + t165;
+    const double t179 = t17*t139;
+    const double t180 = t19*t132;
+    const double t181 = t179 + t180;
     const double tinv1 = 1.0/IAS_KLink3Body(2, 0);
-    const double t167 = params.link_3_L*t166*tinv1*IAS_KLink3Body(3, 0);
-    const double t168 = t164 + t165 - t167;
-    const double t169 = t7*t168;
-    const double t170 = t16*t123;
-    const double t171 = t170 + t130;
-    const double t172 = t16*t171;
-    const double t173 = t20*t128;
-    const double t174 = t119 + t173;
-    const double t175 = t20*t174;
-    const double t176 = derived_.joint_3_IAS_KLink3Body_2_0*t166*t166*tinv1;
-    const double t177 = params.link_3_m + t172 + t175 - t176;
-    const double t178 = t5*t177;
-    const double t179 = t169 - t178;
-    const double t180 = t5*t179;
-    const double t181 = tinv1*IAS_KLink3Body(3, 0)*IAS_KLink3Body(3, 0);
-    const double t182 = params.link_3_m - t126 + t132 - t181;
-    const double t183 = t7*t182;
-    const double t184 = t5*t168;
-    const double t185 = t183 - t184;
-    const double t186 = t7*t185;
-    const double t187 = -t180 + t186;
-    const double t188 = derived_.joint_2_IAS_KLink2Body_2_0*t187;
-    const double t189 = derived_.I_KLink2Body[4] + t188;
-    const double t190 = params.link_2_L*t187;
-    const double t191 = -derived_.I_KLink2Body[2] + t190;
-    const double t192 = derived_.joint_2_C_1*u[0]*u[0]*t4*t1;
-    const double t193 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
-    const double t194 = derived_.joint_2_C_1_b*u[0]*t1;
-    const double t195 = -t193 + t194;
-    const double t196 = params.link_1_L*u[0]*t4*t195;
-    const double t197 = fext[2][4]*t66;
-    const double t198 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
-    const double t199 = fext[2][3]*t85;
-    const double t200 = u[2]*v_KLink3Body[4]*t182;
-    const double t201 = u[2]*v_KLink3Body[3]*t168;
-    const double t202 = tinv1*IAS_KLink3Body(3, 0)*tauA_KLink3Body[0];
-    const double t203 = -t197 - t198 - t199 + t200 - t201 - t152 + t160 + t202;
-    const double t204 = t7*t203;
-    const double t205 = fext[2][3]*t82;
-    const double t206 = fext[2][4]*t70;
-    const double t207 = v_KLink3Body[2]*t141;
-    const double t208 = u[2]*v_KLink3Body[4]*t168;
-    const double t209 = u[2]*v_KLink3Body[3]*t177;
-    const double t210 = t20*t159;
-    const double t211 = t16*t151;
-    const double t212 = params.link_3_L*t166*tinv1*tauA_KLink3Body[0];
-    const double t213 = -t205 - t206 + t207 + t208 - t209 + t210 + t211 + t212;
-    const double t214 = t5*t213;
-    const double t215 = t204 - t214;
-    const double t216 = params.link_2_L*t215;
-    const double t217 = fext[1][2] + t192 - t196 - t216;
-    IAS_KLink2Body(2, 0) = t189;
-    IAS_KLink2Body(3, 0) = t191;
-    tauA_KLink2Body[0] = t217;
-    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': articulated inertia
-    const double tinv2 = 1.0/IAS_KLink2Body(2, 0);
-    const double t218 = tinv2*IAS_KLink2Body(3, 0)*IAS_KLink2Body(3, 0);
-    const double t219 = params.link_2_m - t180 + t186 - t218;
-    const double t220 = t1*t219;
-    const double t221 = t7*t179;
-    const double t222 = t5*t185;
-    const double t223 = t221 + t222;
-    const double t224 = params.link_2_L*t223*tinv2*IAS_KLink2Body(3, 0);
-    const double t225 = t221 + t222 - t224;
-    const double t226 = t4*t225;
-    const double t227 = t220 - t226;
-    const double t228 = t1*t227;
-    const double t229 = t1*t225;
-    const double t230 = t5*t182;
-    const double t231 = t169 + t230;
-    const double t232 = t5*t231;
-    const double t233 = t7*t177;
-    const double t234 = t233 + t184;
-    const double t235 = t7*t234;
-    const double t236 = derived_.joint_2_IAS_KLink2Body_2_0*t223*t223*tinv2;
-    const double t237 = params.link_2_m + t232 + t235 - t236;
-    const double t238 = t4*t237;
-    const double t239 = t229 - t238;
+    const double t182 = t181*IAS_KLink3Body(3, 0)*tinv1;
+    const double t183 = params.link_3_L*t182;
+    const double t184 = t179 + t180 - t183;
+    const double t185 = t8*t184;
+    const double t186 = t19*t130;
+    const double t187 = t138 + t186;
+    const double t188 = t19*t187;
+    const double t189 = t17*t136;
+    const double t190 = t189 + t124;
+    const double t191 = t17*t190;
+    const double t192 = params.link_3_m + t188 + t191;
+    const double t193 = params.link_3_L*t181*tinv1;
+    const double t194 = params.link_3_L*t181*t193;
+    const double t195 = t192 - t194;
+    const double t196 = t4*t195;
+    const double t197 = t185 - t196;
+    const double t198 = t4*t197;
+    const double t199 = params.link_3_m - t133 + t140;
+    const double t200 = IAS_KLink3Body(3, 0)*IAS_KLink3Body(3, 0)*tinv1;
+    const double t201 = t199 - t200;
+    const double t202 = t8*t201;
+    const double t203 = t4*t184;
+    const double t204 = t202 - t203;
+    const double t205 = t8*t204;
+    const double t206 = -t198 + t205;
+    const double t207 = derived_.joint_2_IAS_KLink2Body_2_0*t206;
+    const double t208 = derived_.I_KLink2Body[4] + t207;
+    const double t209 = params.link_2_L*t206;
+    const double t210 = -derived_.I_KLink2Body[2] + t209;
+    const double t211 = params.link_2_m*v_KLink2Body[3]*t6;
+    const double t212 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
+    const double t213 = params.link_2_m*v_KLink2Body[3];
+    const double t214 = -t212 + t213;
+    const double t215 = t6*t214;
+    const double t216 = -fext[1][2] - t211 + t215;
+    const double t217 = u[2]*v_KLink3Body[4]*t201;
+    const double t218 = u[2]*v_KLink3Body[3]*t184;
+    const double t219 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
+    const double t220 = fext[2][4]*t62;
+    const double t221 = fext[2][3]*t81;
+    const double t222 = -t219 - t220 - t221;
+    const double t223 = t222 - t164 + t175;
+    const double t224 = t217 - t218 + t223;
+    const double t225 = IAS_KLink3Body(3, 0)*tinv1*tauA_KLink3Body[0];
+    const double t226 = t224 + t225;
+    const double t227 = t8*t226;
+    const double t228 = u[2]*v_KLink3Body[4]*t184;
+    const double t229 = u[2]*v_KLink3Body[3]*t195;
+    const double t230 = fext[2][3]*t78;
+    const double t231 = fext[2][4]*t66;
+    const double t232 = v_KLink3Body[2]*t149;
+    const double t233 = -t230 - t231 + t232;
+    const double t234 = t17*t174;
+    const double t235 = t19*t163;
+    const double t236 = t233 + t234 + t235;
+    const double t237 = t228 - t229 + t236;
+    const double t238 = t193*tauA_KLink3Body[0];
+    const double t239 = t237 + t238;
     const double t240 = t4*t239;
-    const double t241 = t228 - t240;
-    const double t242 = derived_.joint_1_IAS_KLink1Body_2_0*t241;
-    const double t243 = derived_.I_KLink1Body[4] + t242;
-    const double t244 = params.link_1_L*t241;
-    const double t245 = -derived_.I_KLink1Body[2] + t244;
-    IAS_KLink1Body(2, 0) = t243;
-    IAS_KLink1Body(3, 0) = t245;
+    const double t241 = t227 - t240;
+    const double t242 = params.link_2_L*t241;
+    const double t243 = -t216 - t242;
+    IAS_KLink2Body(2, 0) = t208;
+    IAS_KLink2Body(3, 0) = t210;
+    tauA_KLink2Body[0] = t243;
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': articulated inertia
+    const double t244 = t4*t204;
+    const double t245 = t8*t197;
+    const double t246 = t244 + t245;
+    const double tinv2 = 1.0/IAS_KLink2Body(2, 0);
+    const double t247 = t246*tinv2*IAS_KLink2Body(3, 0);
+    const double t248 = params.link_2_L*t247;
+    const double t249 = t244 + t245 - t248;
+    const double t250 = t1*t249;
+    const double t251 = t4*t201;
+    const double t252 = t251 + t185;
+    const double t253 = t4*t252;
+    const double t254 = t8*t195;
+    const double t255 = t254 + t203;
+    const double t256 = t8*t255;
+    const double t257 = params.link_2_m + t253 + t256;
+    const double t258 = params.link_2_L*t246*tinv2;
+    const double t259 = params.link_2_L*t246*t258;
+    const double t260 = t257 - t259;
+    const double t261 = t5*t260;
+    const double t262 = t250 - t261;
+    const double t263 = t5*t262;
+    const double t264 = params.link_2_m - t198 + t205;
+    const double t265 = tinv2*IAS_KLink2Body(3, 0)*IAS_KLink2Body(3, 0);
+    const double t266 = t264 - t265;
+    const double t267 = t1*t266;
+    const double t268 = t5*t249;
+    const double t269 = t267 - t268;
+    const double t270 = t1*t269;
+    const double t271 = -t263 + t270;
+    const double t272 = derived_.joint_1_IAS_KLink1Body_2_0*t271;
+    const double t273 = derived_.I_KLink1Body[4] + t272;
+    const double t274 = params.link_1_L*t271;
+    const double t275 = -derived_.I_KLink1Body[2] + t274;
+    const double t276 = params.damping*u[0];
+    const double t277 = u[1]*v_KLink2Body[3]*t260;
+    const double t278 = u[1]*t6*t249;
+    const double t279 = fext[1][4]*t60;
+    const double t280 = fext[1][3]*t76;
+    const double t281 = v_KLink2Body[2]*t214;
+    const double t282 = -t279 - t280 + t281;
+    const double t283 = t4*t226;
+    const double t284 = t8*t239;
+    const double t285 = t282 + t283 + t284;
+    const double t286 = -t277 - t278 + t285;
+    const double t287 = t258*tauA_KLink2Body[0];
+    const double t288 = t286 + t287;
+    const double t289 = t5*t288;
+    const double t290 = u[1]*t6*t266;
+    const double t291 = u[1]*v_KLink2Body[3]*t249;
+    const double t292 = params.link_2_m*v_KLink2Body[2]*t6;
+    const double t293 = fext[1][4]*t56;
+    const double t294 = fext[1][3]*t60;
+    const double t295 = t292 - t293 - t294;
+    const double t296 = t295 + t227 - t240;
+    const double t297 = -t290 - t291 + t296;
+    const double t298 = tinv2*IAS_KLink2Body(3, 0)*tauA_KLink2Body[0];
+    const double t299 = t297 + t298;
+    const double t300 = t1*t299;
+    const double t301 = -t289 + t300;
+    const double t302 = params.link_1_L*t301;
+    const double t303 = fext[0][2] - t276 - t302;
+    IAS_KLink1Body(2, 0) = t273;
+    IAS_KLink1Body(3, 0) = t275;
+    tauA_KLink1Body[0] = t303;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration
     const double tinv3 = 1.0/IAS_KLink1Body(2, 0);
-    const double t246 = params.damping*u[0];
-    const double t247 = params.world_gravity[1]*t56;
-    const double t248 = params.world_gravity[0]*t58;
-    const double t249 = -t247 + t248;
-    const double t250 = t1*t239;
-    const double t251 = t4*t227;
-    const double t252 = t250 + t251;
-    const double t253 = params.link_1_L*t249*t252;
-    const double t254 = params.world_gravity[1]*t58;
-    const double t255 = params.world_gravity[0]*t56;
-    const double t256 = -t254 - t255;
-    const double t257 = t256*IAS_KLink1Body(3, 0);
-    const double t258 = v_KLink2Body[2]*t195;
-    const double t259 = fext[1][4]*t64;
-    const double t260 = fext[1][3]*t80;
-    const double t261 = params.link_1_L*u[0]*u[1]*t1*t237;
-    const double t262 = params.link_1_L*u[0]*u[1]*t4*t225;
-    const double t263 = t5*t203;
-    const double t264 = t7*t213;
-    const double t265 = params.link_2_L*t223*tinv2*tauA_KLink2Body[0];
-    const double t266 = t258 - t259 - t260 - t261 - t262 + t263 + t264 + t265;
-    const double t267 = t4*t266;
-    const double t268 = derived_.joint_2_C_1_b*u[0]*t4*v_KLink2Body[2];
-    const double t269 = fext[1][4]*t60;
-    const double t270 = fext[1][3]*t64;
-    const double t271 = params.link_1_L*u[0]*u[1]*t4*t219;
-    const double t272 = params.link_1_L*u[0]*u[1]*t1*t225;
-    const double t273 = tinv2*IAS_KLink2Body(3, 0)*tauA_KLink2Body[0];
-    const double t274 = t268 - t269 - t270 - t271 - t272 + t204 - t214 + t273;
-    const double t275 = t1*t274;
-    const double t276 = -t267 + t275;
-    const double t277 = params.link_1_L*t276;
-    const double t278 = fext[0][2] - t246 - t253 - t257 - t277;
-    const double t279 = tinv3*t278;
-    udot[0] = t279;
-    a_KLink1Body[4] = t249;
+    const double t304 = params.world_gravity[1]*t52;
+    const double t305 = params.world_gravity[0]*t54;
+    const double t306 = -t304 + t305;
+    const double t307 = t1*t262;
+    const double t308 = t5*t269;
+    const double t309 = t307 + t308;
+    const double t310 = params.link_1_L*t306*t309;
+    const double t311 = params.world_gravity[1]*t54;
+    const double t312 = params.world_gravity[0]*t52;
+    const double t313 = -t311 - t312;
+    const double t314 = t313*IAS_KLink1Body(3, 0);
+    const double t315 = -t310 - t314 + tauA_KLink1Body[0];
+    const double t316 = tinv3*t315;
+    udot[0] = t316;
+    a_KLink1Body[4] = t306;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration
-    const double t280 = IAS_KLink2Body(2, 0)*tinv3*t278;
-    const double t281 = params.link_1_L*u[0]*u[1]*t1;
-    const double t282 = t1*a_KLink1Body[4];
-    const double t283 = params.link_1_L*tinv3*t278;
-    const double t284 = -t254 - t255 + t283;
-    const double t285 = t4*t284;
-    const double t286 = -t281 + t282 - t285;
-    const double t287 = params.link_2_L*t223*t286;
-    const double t288 = params.link_1_L*u[0]*u[1]*t4;
-    const double t289 = t4*a_KLink1Body[4];
-    const double t290 = t1*t284;
-    const double t291 = -t288 + t289 + t290;
-    const double t292 = IAS_KLink2Body(3, 0)*t291;
-    const double t293 = fext[1][2] + t192 - t196 - t216 - t280 - t287 - t292;
-    const double t294 = tinv2*t293;
-    const double t295 = udot[0] + t294;
-    udot[1] = t294;
-    a_KLink2Body[2] = t295;
-    a_KLink2Body[4] = t286;
+    const double t317 = IAS_KLink2Body(2, 0)*tinv3*t315;
+    const double t318 = u[1]*v_KLink2Body[3];
+    const double t319 = t1*a_KLink1Body[4];
+    const double t320 = params.link_1_L*tinv3*t315;
+    const double t321 = -t311 - t312 + t320;
+    const double t322 = t5*t321;
+    const double t323 = -t318 + t319 - t322;
+    const double t324 = params.link_2_L*t246*t323;
+    const double t325 = u[1]*t6;
+    const double t326 = t5*a_KLink1Body[4];
+    const double t327 = t1*t321;
+    const double t328 = -t325 + t326 + t327;
+    const double t329 = IAS_KLink2Body(3, 0)*t328;
+    const double t330 = t317 + t324 + t329;
+    const double t331 = -t216 - t242 - t330;
+    const double t332 = tinv2*t331;
+    const double t333 = udot[0] + t332;
+    udot[1] = t332;
+    a_KLink2Body[2] = t333;
+    a_KLink2Body[3] = t328;
+    a_KLink2Body[4] = t323;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration
-    const double t296 = IAS_KLink3Body(2, 0)*a_KLink2Body[2];
-    const double t297 = u[2]*v_KLink3Body[4];
-    const double t298 = t5*a_KLink2Body[4];
-    const double t299 = params.link_2_L*a_KLink2Body[2];
-    const double t300 = -t288 + t289 + t290 + t299;
-    const double t301 = t7*t300;
-    const double t302 = t297 + t298 + t301;
-    const double t303 = IAS_KLink3Body(3, 0)*t302;
-    const double t304 = u[2]*v_KLink3Body[3];
-    const double t305 = t7*a_KLink2Body[4];
-    const double t306 = t5*t300;
-    const double t307 = -t304 + t305 - t306;
-    const double t308 = params.link_3_L*t166*t307;
-    const double t309 = fext[2][2] - t138 + t142 - t162 - t296 - t303 - t308;
-    const double t310 = tinv1*t309;
-    const double t311 = udot[0] + udot[1] + t310;
-    udot[2] = t310;
-    a_KLink3Body[2] = t311;
-    a_KLink3Body[4] = t307;
+    const double t334 = IAS_KLink3Body(2, 0)*a_KLink2Body[2];
+    const double t335 = u[2]*v_KLink3Body[3];
+    const double t336 = t8*a_KLink2Body[4];
+    const double t337 = params.link_2_L*a_KLink2Body[2];
+    const double t338 = a_KLink2Body[3] + t337;
+    const double t339 = t4*t338;
+    const double t340 = -t335 + t336 - t339;
+    const double t341 = params.link_3_L*t181*t340;
+    const double t342 = u[2]*v_KLink3Body[4];
+    const double t343 = t4*a_KLink2Body[4];
+    const double t344 = t8*t338;
+    const double t345 = t342 + t343 + t344;
+    const double t346 = IAS_KLink3Body(3, 0)*t345;
+    const double t347 = t334 + t341 + t346;
+    const double t348 = -t151 - t177 - t347;
+    const double t349 = tinv1*t348;
+    const double t350 = udot[0] + udot[1] + t349;
+    udot[2] = t349;
+    a_KLink3Body[2] = t350;
+    a_KLink3Body[3] = t345;
+    a_KLink3Body[4] = t340;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': acceleration
-    const double t312 = IAS_KLink4Body(2, 0)*a_KLink3Body[2];
-    const double t313 = u[3]*v_KLink4Body[4];
-    const double t314 = t20*a_KLink3Body[4];
-    const double t315 = params.link_3_L*a_KLink3Body[2];
-    const double t316 = t297 + t298 + t301 + t315;
-    const double t317 = t16*t316;
-    const double t318 = t313 + t314 + t317;
-    const double t319 = IAS_KLink4Body(3, 0)*t318;
-    const double t320 = u[3]*v_KLink4Body[3];
-    const double t321 = t16*a_KLink3Body[4];
-    const double t322 = t20*t316;
-    const double t323 = -t320 + t321 - t322;
-    const double t324 = params.link_4_L*t116*t323;
-    const double t325 = fext[3][2] - t50 + t54 - t112 - t312 - t319 - t324;
-    const double t326 = tinv0*t325;
-    const double t327 = udot[0] + udot[1] + udot[2] + t326;
-    udot[3] = t326;
-    a_KLink4Body[2] = t327;
-    a_KLink4Body[4] = t323;
+    const double t351 = IAS_KLink4Body(2, 0)*a_KLink3Body[2];
+    const double t352 = u[3]*v_KLink4Body[3];
+    const double t353 = t19*a_KLink3Body[4];
+    const double t354 = params.link_3_L*a_KLink3Body[2];
+    const double t355 = a_KLink3Body[3] + t354;
+    const double t356 = t17*t355;
+    const double t357 = -t352 + t353 - t356;
+    const double t358 = params.link_4_L*t120*t357;
+    const double t359 = u[3]*v_KLink4Body[4];
+    const double t360 = t17*a_KLink3Body[4];
+    const double t361 = t19*t355;
+    const double t362 = t359 + t360 + t361;
+    const double t363 = IAS_KLink4Body(3, 0)*t362;
+    const double t364 = t351 + t358 + t363;
+    const double t365 = -t50 - t116 - t364;
+    const double t366 = tinv0*t365;
+    const double t367 = a_KLink3Body[2] + t366;
+    udot[3] = t366;
+    a_KLink4Body[2] = t367;
+    a_KLink4Body[3] = t362;
+    a_KLink4Body[4] = t357;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration
-    udot[4] = derived_.joint_5_udot_4*(fext[4][2] - t37 + t41 -
-        derived_.I_KLink5Body[4]*a_KLink4Body[2] +
-        derived_.I_KLink5Body[2]*(u[4]*v_KLink5Body[4] + t27*a_KLink4Body[4] +
-        t29*(t313 + t314 + t317 + params.link_4_L*a_KLink4Body[2])));
+    udot[4] = derived_.joint_5_udot_4*(-t111 - derived_.I_KLink5Body[4]*a_KLink4Body[2] +
+        derived_.I_KLink5Body[2]*(u[4]*v_KLink5Body[4] + t28*a_KLink4Body[4] +
+        t30*(a_KLink4Body[3] + params.link_4_L*a_KLink4Body[2])));
   }
 
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
-  // (155 adds, 135 muls, 0 divs, 10 calls, 0 other)
+  // (103 adds, 123 muls, 0 divs, 10 calls, 0 other)
   void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -1429,205 +1490,213 @@ class Chain {
     v_KLink2Body[3] = t2;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
     const double t3 = u[0] + u[1] + u[2];
-    const double t4 = std::sin(q[1]);
-    const double t5 = std::sin(q[2]);
-    const double t6 = params.link_1_L*u[0]*t4*t5;
-    const double t7 = std::cos(q[2]);
-    const double t8 = params.link_2_L*v_KLink2Body[2];
-    const double t9 = v_KLink2Body[3] + t8;
-    const double t10 = t7*t9;
-    const double t11 = -t6 + t10;
-    const double t12 = params.link_1_L*u[0]*t4*t7;
-    const double t13 = t5*t9;
-    const double t14 = -t12 - t13;
+    const double t4 = std::sin(q[2]);
+    const double t5 = std::sin(q[1]);
+    const double t6 = params.link_1_L*u[0]*t5;
+    const double t7 = t4*t6;
+    const double t8 = std::cos(q[2]);
+    const double t9 = params.link_2_L*v_KLink2Body[2];
+    const double t10 = v_KLink2Body[3] + t9;
+    const double t11 = t8*t10;
+    const double t12 = -t7 + t11;
+    const double t13 = t8*t6;
+    const double t14 = t4*t10;
+    const double t15 = -t13 - t14;
     v_KLink3Body[2] = t3;
-    v_KLink3Body[3] = t11;
-    v_KLink3Body[4] = t14;
+    v_KLink3Body[3] = t12;
+    v_KLink3Body[4] = t15;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity in the joint frame
-    const double t15 = u[0] + u[1] + u[2] + u[3];
-    const double t16 = std::cos(q[3]);
-    const double t17 = params.link_3_L*v_KLink3Body[2];
-    const double t18 = -t6 + t17 + t10;
-    const double t19 = t16*t18;
-    const double t20 = std::sin(q[3]);
-    const double t21 = t20*v_KLink3Body[4];
-    const double t22 = t19 + t21;
-    const double t23 = t20*t18;
-    const double t24 = t16*v_KLink3Body[4];
-    const double t25 = -t23 + t24;
-    v_KLink4Body[2] = t15;
-    v_KLink4Body[3] = t22;
-    v_KLink4Body[4] = t25;
+    const double t16 = u[3] + v_KLink3Body[2];
+    const double t17 = std::sin(q[3]);
+    const double t18 = t17*v_KLink3Body[4];
+    const double t19 = std::cos(q[3]);
+    const double t20 = params.link_3_L*v_KLink3Body[2];
+    const double t21 = t20 - t7 + t11;
+    const double t22 = t19*t21;
+    const double t23 = t18 + t22;
+    const double t24 = t17*t21;
+    const double t25 = t19*v_KLink3Body[4];
+    const double t26 = -t24 + t25;
+    v_KLink4Body[2] = t16;
+    v_KLink4Body[3] = t23;
+    v_KLink4Body[4] = t26;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
-    const double t26 = u[0] + u[1] + u[2] + u[3] + u[4];
-    const double t27 = std::sin(q[4]);
-    const double t28 = t27*v_KLink4Body[4];
-    const double t29 = std::cos(q[4]);
-    const double t30 = params.link_4_L*v_KLink4Body[2];
-    const double t31 = t30 + t19 + t21;
-    const double t32 = t29*t31;
-    const double t33 = t28 + t32;
-    const double t34 = t29*v_KLink4Body[4];
-    const double t35 = t27*t31;
-    const double t36 = t34 - t35;
-    v_KLink5Body[2] = t26;
-    v_KLink5Body[3] = t33;
-    v_KLink5Body[4] = t36;
+    const double t27 = u[3] + u[4] + v_KLink3Body[2];
+    const double t28 = std::sin(q[4]);
+    const double t29 = t28*v_KLink4Body[4];
+    const double t30 = std::cos(q[4]);
+    const double t31 = params.link_4_L*v_KLink4Body[2];
+    const double t32 = t31 + t18 + t22;
+    const double t33 = t30*t32;
+    const double t34 = t29 + t33;
+    const double t35 = t30*v_KLink4Body[4];
+    const double t36 = t28*t32;
+    const double t37 = t35 - t36;
+    v_KLink5Body[2] = t27;
+    v_KLink5Body[3] = t34;
+    v_KLink5Body[4] = t37;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration
-    const double t37 = std::sin(q[0]);
-    const double t38 = params.world_gravity[1]*t37;
-    const double t39 = std::cos(q[0]);
-    const double t40 = params.world_gravity[0]*t39;
-    const double t41 = -t38 - t40;
-    const double t42 = params.world_gravity[1]*t39;
-    const double t43 = params.world_gravity[0]*t37;
-    const double t44 = -t42 + t43;
-    a_KLink1Body[3] = t41;
-    a_KLink1Body[4] = t44;
+    const double t38 = std::sin(q[0]);
+    const double t39 = params.world_gravity[1]*t38;
+    const double t40 = std::cos(q[0]);
+    const double t41 = params.world_gravity[0]*t40;
+    const double t42 = -t39 - t41;
+    const double t43 = params.world_gravity[1]*t40;
+    const double t44 = params.world_gravity[0]*t38;
+    const double t45 = -t43 + t44;
+    a_KLink1Body[3] = t42;
+    a_KLink1Body[4] = t45;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration
-    const double t45 = udot[0] + udot[1];
-    const double t46 = params.link_1_L*u[0]*u[1]*t4;
-    const double t47 = t4*a_KLink1Body[4];
-    const double t48 = params.link_1_L*udot[0];
-    const double t49 = t48 - t38 - t40;
-    const double t50 = t1*t49;
-    const double t51 = -t46 + t47 + t50;
-    const double t52 = params.link_1_L*u[0]*u[1]*t1;
-    const double t53 = t1*a_KLink1Body[4];
-    const double t54 = t4*t49;
-    const double t55 = -t52 + t53 - t54;
-    a_KLink2Body[2] = t45;
-    a_KLink2Body[3] = t51;
-    a_KLink2Body[4] = t55;
+    const double t46 = udot[0] + udot[1];
+    const double t47 = u[1]*t6;
+    const double t48 = t5*a_KLink1Body[4];
+    const double t49 = params.link_1_L*udot[0];
+    const double t50 = t49 - t39 - t41;
+    const double t51 = t1*t50;
+    const double t52 = -t47 + t48 + t51;
+    const double t53 = u[1]*v_KLink2Body[3];
+    const double t54 = t1*a_KLink1Body[4];
+    const double t55 = t5*t50;
+    const double t56 = -t53 + t54 - t55;
+    a_KLink2Body[2] = t46;
+    a_KLink2Body[3] = t52;
+    a_KLink2Body[4] = t56;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration
-    const double t56 = udot[0] + udot[1] + udot[2];
-    const double t57 = params.link_2_L*a_KLink2Body[2];
-    const double t58 = -t46 + t57 + t47 + t50;
-    const double t59 = t7*t58;
-    const double t60 = u[2]*v_KLink3Body[4];
-    const double t61 = t5*a_KLink2Body[4];
-    const double t62 = t59 + t60 + t61;
-    const double t63 = u[2]*v_KLink3Body[3];
-    const double t64 = t7*a_KLink2Body[4];
-    const double t65 = t5*t58;
-    const double t66 = -t63 + t64 - t65;
-    a_KLink3Body[2] = t56;
-    a_KLink3Body[3] = t62;
-    a_KLink3Body[4] = t66;
+    const double t57 = udot[0] + udot[1] + udot[2];
+    const double t58 = u[2]*v_KLink3Body[4];
+    const double t59 = t4*a_KLink2Body[4];
+    const double t60 = params.link_2_L*a_KLink2Body[2];
+    const double t61 = t60 + a_KLink2Body[3];
+    const double t62 = t8*t61;
+    const double t63 = t58 + t59 + t62;
+    const double t64 = u[2]*v_KLink3Body[3];
+    const double t65 = t8*a_KLink2Body[4];
+    const double t66 = t4*t61;
+    const double t67 = -t64 + t65 - t66;
+    a_KLink3Body[2] = t57;
+    a_KLink3Body[3] = t63;
+    a_KLink3Body[4] = t67;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': acceleration
-    const double t67 = udot[0] + udot[1] + udot[2] + udot[3];
-    const double t68 = params.link_3_L*a_KLink3Body[2];
-    const double t69 = t68 + t59 + t60 + t61;
-    const double t70 = t16*t69;
-    const double t71 = t20*a_KLink3Body[4];
-    const double t72 = u[3]*v_KLink4Body[4];
-    const double t73 = t70 + t71 + t72;
-    const double t74 = u[3]*v_KLink4Body[3];
-    const double t75 = t16*a_KLink3Body[4];
-    const double t76 = t20*t69;
-    const double t77 = -t74 + t75 - t76;
-    a_KLink4Body[2] = t67;
-    a_KLink4Body[3] = t73;
-    a_KLink4Body[4] = t77;
+    const double t68 = udot[3] + a_KLink3Body[2];
+    const double t69 = u[3]*v_KLink4Body[4];
+    const double t70 = t17*a_KLink3Body[4];
+    const double t71 = params.link_3_L*a_KLink3Body[2];
+    const double t72 = t71 + a_KLink3Body[3];
+    const double t73 = t19*t72;
+    const double t74 = t69 + t70 + t73;
+    const double t75 = u[3]*v_KLink4Body[3];
+    const double t76 = t19*a_KLink3Body[4];
+    const double t77 = t17*t72;
+    const double t78 = -t75 + t76 - t77;
+    a_KLink4Body[2] = t68;
+    a_KLink4Body[3] = t74;
+    a_KLink4Body[4] = t78;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration
-    const double t78 = udot[0] + udot[1] + udot[2] + udot[3] + udot[4];
-    const double t79 = params.link_4_L*a_KLink4Body[2];
-    const double t80 = t79 + t70 + t71 + t72;
-    const double t81 = t29*t80;
-    const double t82 = t27*a_KLink4Body[4];
-    const double t83 = u[4]*v_KLink5Body[4];
-    const double t84 = t81 + t82 + t83;
-    const double t85 = t29*a_KLink4Body[4];
-    const double t86 = t27*t80;
-    const double t87 = u[4]*v_KLink5Body[3];
-    const double t88 = t85 - t86 - t87;
-    a_KLink5Body[2] = t78;
-    a_KLink5Body[3] = t84;
-    a_KLink5Body[4] = t88;
+    const double t79 = udot[3] + udot[4] + a_KLink3Body[2];
+    const double t80 = u[4]*v_KLink5Body[4];
+    const double t81 = t28*a_KLink4Body[4];
+    const double t82 = params.link_4_L*a_KLink4Body[2];
+    const double t83 = t82 + a_KLink4Body[3];
+    const double t84 = t30*t83;
+    const double t85 = t80 + t81 + t84;
+    const double t86 = u[4]*v_KLink5Body[3];
+    const double t87 = t30*a_KLink4Body[4];
+    const double t88 = t28*t83;
+    const double t89 = -t86 + t87 - t88;
+    a_KLink5Body[2] = t79;
+    a_KLink5Body[3] = t85;
+    a_KLink5Body[4] = t89;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': generalized force
-    const double t89 = derived_.I_KLink5Body[4]*a_KLink5Body[2];
-    const double t90 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
-    const double t91 = derived_.I_KLink5Body[2]*a_KLink5Body[3];
+    const double t90 = derived_.I_KLink5Body[4]*a_KLink5Body[2];
+    const double t91 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
     const double t92 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
     const double t93 = params.link_5_m*v_KLink5Body[3];
     const double t94 = -t92 + t93;
     const double t95 = v_KLink5Body[4]*t94;
-    tau[4] = t89 + t90 - t91 - t95;
+    const double t96 = t90 + t91 - t95;
+    const double t97 = derived_.I_KLink5Body[2]*a_KLink5Body[3];
+    tau[4] = t96 - t97;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': generalized force
-    const double t96 = derived_.I_KLink4Body[4]*a_KLink4Body[2];
-    const double t97 = params.link_4_m*v_KLink4Body[4]*v_KLink4Body[3];
-    const double t98 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
-    const double t99 = params.link_4_m*v_KLink4Body[3];
-    const double t100 = -t98 + t99;
-    const double t101 = v_KLink4Body[4]*t100;
-    const double t102 = derived_.I_KLink4Body[2]*a_KLink4Body[3];
-    const double t103 = params.link_5_m*a_KLink5Body[4];
-    const double t104 = v_KLink5Body[2]*t94;
-    const double t105 = t103 + t104;
-    const double t106 = t27*t105;
+    const double t98 = derived_.I_KLink4Body[4]*a_KLink4Body[2];
+    const double t99 = params.link_4_m*v_KLink4Body[3]*v_KLink4Body[4];
+    const double t100 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
+    const double t101 = params.link_4_m*v_KLink4Body[3];
+    const double t102 = -t100 + t101;
+    const double t103 = v_KLink4Body[4]*t102;
+    const double t104 = t98 + t99 - t103;
+    const double t105 = derived_.I_KLink4Body[2]*a_KLink4Body[3];
+    const double t106 = t104 - t105 + t96 - t97;
     const double t107 = derived_.I_KLink5Body[2]*a_KLink5Body[2];
     const double t108 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
     const double t109 = params.link_5_m*a_KLink5Body[3];
     const double t110 = -t107 - t108 + t109;
-    const double t111 = t29*t110;
-    const double t112 = -t106 + t111;
-    const double t113 = params.link_4_L*t112;
-    tau[3] = t89 + t96 + t97 - t101 - t102 + t90 - t91 - t95 + t113;
+    const double t111 = t30*t110;
+    const double t112 = v_KLink5Body[2]*t94;
+    const double t113 = params.link_5_m*a_KLink5Body[4];
+    const double t114 = t112 + t113;
+    const double t115 = t28*t114;
+    const double t116 = t111 - t115;
+    const double t117 = params.link_4_L*t116;
+    tau[3] = t106 + t117;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': generalized force
-    const double t114 = derived_.I_KLink3Body[4]*a_KLink3Body[2];
-    const double t115 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
-    const double t116 = derived_.I_KLink3Body[2]*a_KLink3Body[3];
-    const double t117 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
-    const double t118 = params.link_3_m*v_KLink3Body[3];
-    const double t119 = -t117 + t118;
-    const double t120 = v_KLink3Body[4]*t119;
-    const double t121 = derived_.I_KLink4Body[2]*a_KLink4Body[2];
-    const double t122 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
-    const double t123 = params.link_4_m*a_KLink4Body[3];
-    const double t124 = -t121 - t122 + t123 - t106 + t111;
-    const double t125 = t16*t124;
-    const double t126 = v_KLink4Body[2]*t100;
-    const double t127 = params.link_4_m*a_KLink4Body[4];
-    const double t128 = t29*t105;
-    const double t129 = t27*t110;
-    const double t130 = t126 + t127 + t128 + t129;
-    const double t131 = t20*t130;
-    const double t132 = t125 - t131;
-    const double t133 = params.link_3_L*t132;
-    tau[2] = t89 + t96 + t114 + t115 + t97 - t116 - t120 - t101 - t102 + t90 - t91 - t95 + t113 +
-        t133;
+    const double t118 = derived_.I_KLink3Body[2]*a_KLink3Body[3];
+    const double t119 = derived_.I_KLink3Body[4]*a_KLink3Body[2];
+    const double t120 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
+    const double t121 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
+    const double t122 = params.link_3_m*v_KLink3Body[3];
+    const double t123 = -t121 + t122;
+    const double t124 = v_KLink3Body[4]*t123;
+    const double t125 = t119 + t120 - t124;
+    const double t126 = -t118 + t125 + t106 + t117;
+    const double t127 = derived_.I_KLink4Body[2]*a_KLink4Body[2];
+    const double t128 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
+    const double t129 = params.link_4_m*a_KLink4Body[3];
+    const double t130 = -t127 - t128 + t129;
+    const double t131 = t130 + t111 - t115;
+    const double t132 = t19*t131;
+    const double t133 = t30*t114;
+    const double t134 = v_KLink4Body[2]*t102;
+    const double t135 = params.link_4_m*a_KLink4Body[4];
+    const double t136 = t28*t110;
+    const double t137 = t134 + t135 + t136;
+    const double t138 = t133 + t137;
+    const double t139 = t17*t138;
+    const double t140 = t132 - t139;
+    const double t141 = params.link_3_L*t140;
+    tau[2] = t126 + t141;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': generalized force
-    const double t134 = derived_.I_KLink2Body[4]*a_KLink2Body[2];
-    const double t135 = derived_.joint_2_C_1*u[0]*u[0]*t4*t1;
-    const double t136 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
-    const double t137 = derived_.joint_2_C_1_b*u[0]*t1;
-    const double t138 = -t136 + t137;
-    const double t139 = params.link_1_L*u[0]*t4*t138;
-    const double t140 = derived_.I_KLink2Body[2]*a_KLink2Body[3];
-    const double t141 = params.link_3_m*a_KLink3Body[4];
-    const double t142 = v_KLink3Body[2]*t119;
-    const double t143 = t16*t130;
-    const double t144 = t20*t124;
-    const double t145 = t141 + t142 + t143 + t144;
-    const double t146 = t5*t145;
-    const double t147 = derived_.I_KLink3Body[2]*a_KLink3Body[2];
-    const double t148 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
-    const double t149 = params.link_3_m*a_KLink3Body[3];
-    const double t150 = -t147 - t148 + t149 + t125 - t131;
-    const double t151 = t7*t150;
-    const double t152 = -t146 + t151;
-    const double t153 = params.link_2_L*t152;
-    tau[1] = t89 + t96 + t114 + t134 - t135 + t139 - t140 + t115 + t97 - t116 - t120 - t101 - t102 +
-        t90 - t91 - t95 + t113 + t133 + t153;
+    const double t142 = derived_.I_KLink2Body[4]*a_KLink2Body[2];
+    const double t143 = params.link_2_m*v_KLink2Body[3]*t6;
+    const double t144 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
+    const double t145 = params.link_2_m*v_KLink2Body[3];
+    const double t146 = -t144 + t145;
+    const double t147 = t6*t146;
+    const double t148 = t142 - t143 + t147;
+    const double t149 = derived_.I_KLink2Body[2]*a_KLink2Body[3];
+    const double t150 = t148 - t149 + t126 + t141;
+    const double t151 = derived_.I_KLink3Body[2]*a_KLink3Body[2];
+    const double t152 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
+    const double t153 = params.link_3_m*a_KLink3Body[3];
+    const double t154 = -t151 - t152 + t153;
+    const double t155 = t154 + t132 - t139;
+    const double t156 = t8*t155;
+    const double t157 = v_KLink3Body[2]*t123;
+    const double t158 = params.link_3_m*a_KLink3Body[4];
+    const double t159 = t17*t131;
+    const double t160 = t157 + t158 + t159;
+    const double t161 = t19*t138;
+    const double t162 = t160 + t161;
+    const double t163 = t4*t162;
+    const double t164 = t156 - t163;
+    const double t165 = params.link_2_L*t164;
+    tau[1] = t150 + t165;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': generalized force
-    const double t154 = derived_.I_KLink1Body[4]*udot[0] + t89 + t96 + t114 + t134 - t135 + t139 -
-        derived_.I_KLink1Body[2]*a_KLink1Body[3] - t140 + t115 + t97 - t116 - t120 - t101 - t102 +
-        t90 - t91 - t95 + t113 + t133 + t153 + params.link_1_L*(-t4*(v_KLink2Body[2]*t138 +
-        params.link_2_m*a_KLink2Body[4] + t7*t145 + t5*t150) +
-        t1*(-derived_.I_KLink2Body[2]*a_KLink2Body[2] +
-        derived_.joint_2_C_1_b*u[0]*t4*v_KLink2Body[2] + params.link_2_m*a_KLink2Body[3] - t146 +
-        t151));
-    tau[0] = t154;
+    const double t166 = derived_.I_KLink1Body[4]*udot[0] -
+        derived_.I_KLink1Body[2]*a_KLink1Body[3] + t150 + t165 +
+        params.link_1_L*(t1*(-derived_.I_KLink2Body[2]*a_KLink2Body[2] +
+        params.link_2_m*v_KLink2Body[2]*t6 + params.link_2_m*a_KLink2Body[3] + t156 - t163) -
+        t5*(t8*t162 + (v_KLink2Body[2]*t146 + params.link_2_m*a_KLink2Body[4] + t4*t155)));
+    tau[0] = t166;
   }
 
   // qdot (nq) = N(q) u.
@@ -1646,7 +1715,7 @@ class Chain {
   }
 
   // X_WB of every body (its `frame_a`) in World.
-  // (27 adds, 34 muls, 0 divs, 10 calls, 0 other)
+  // (23 adds, 34 muls, 0 divs, 10 calls, 0 other)
   void bodyPoses([[maybe_unused]] const Q& q, BodyPoses& poses) const {
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
     const double t0 = std::cos(q[0]);
@@ -1730,7 +1799,9 @@ class Chain {
     const double t39 = t27*poses[2].R_WB(1, 1);
     const double t40 = -t38 + t39;
     const double t41 = params.link_3_L*poses[2].R_WB(0, 1);
-    const double t42 = params.link_3_L*poses[2].R_WB(1, 1);
+    const double t42 = poses[1].p_WB[0] - t25 - t41;
+    const double t43 = params.link_3_L*poses[2].R_WB(1, 1);
+    const double t44 = -t12 - t26 - t43;
     poses[3].R_WB(0, 0) = t31;
     poses[3].R_WB(0, 1) = t34;
     poses[3].R_WB(0, 2) = 0.0;
@@ -1740,34 +1811,36 @@ class Chain {
     poses[3].R_WB(2, 0) = 0.0;
     poses[3].R_WB(2, 1) = 0.0;
     poses[3].R_WB(2, 2) = 1.0;
-    poses[3].p_WB[0] = poses[1].p_WB[0] - t25 - t41;
-    poses[3].p_WB[1] = -t12 - t26 - t42;
+    poses[3].p_WB[0] = t42;
+    poses[3].p_WB[1] = t44;
     poses[3].p_WB[2] = 0.0;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const double t43 = std::sin(q[4]);
-    const double t44 = std::cos(q[4]);
-    poses[4].R_WB(0, 0) = t43*poses[3].R_WB(0, 1) + t44*poses[3].R_WB(0, 0);
-    poses[4].R_WB(0, 1) = t44*poses[3].R_WB(0, 1) - t43*poses[3].R_WB(0, 0);
+    const double t45 = std::sin(q[4]);
+    const double t46 = std::cos(q[4]);
+    poses[4].R_WB(0, 0) = t45*poses[3].R_WB(0, 1) + t46*poses[3].R_WB(0, 0);
+    poses[4].R_WB(0, 1) = t46*poses[3].R_WB(0, 1) - t45*poses[3].R_WB(0, 0);
     poses[4].R_WB(0, 2) = 0.0;
-    poses[4].R_WB(1, 0) = t43*poses[3].R_WB(1, 1) + t44*poses[3].R_WB(1, 0);
-    poses[4].R_WB(1, 1) = -t43*poses[3].R_WB(1, 0) + t44*poses[3].R_WB(1, 1);
+    poses[4].R_WB(1, 0) = t45*poses[3].R_WB(1, 1) + t46*poses[3].R_WB(1, 0);
+    poses[4].R_WB(1, 1) = -t45*poses[3].R_WB(1, 0) + t46*poses[3].R_WB(1, 1);
     poses[4].R_WB(1, 2) = 0.0;
     poses[4].R_WB(2, 0) = 0.0;
     poses[4].R_WB(2, 1) = 0.0;
     poses[4].R_WB(2, 2) = 1.0;
-    poses[4].p_WB[0] = poses[1].p_WB[0] - t25 - t41 - params.link_4_L*poses[3].R_WB(0, 1);
-    poses[4].p_WB[1] = -t12 - t26 - t42 - params.link_4_L*poses[3].R_WB(1, 1);
+    poses[4].p_WB[0] = poses[3].p_WB[0] - params.link_4_L*poses[3].R_WB(0, 1);
+    poses[4].p_WB[1] = poses[3].p_WB[1] - params.link_4_L*poses[3].R_WB(1, 1);
     poses[4].p_WB[2] = 0.0;
   }
 
   // w_WB and v_WBo of every body, in World.
-  // (31 adds, 30 muls, 0 divs, 8 calls, 0 other)
+  // (31 adds, 34 muls, 0 divs, 8 calls, 0 other)
   void bodyVelocities([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                       BodyVelocities& velocities) const {
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
+    Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
     Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
     Eigen::Matrix3d R_WLink4Body;  // R_WB of 'link[4].body'
+    Eigen::Vector3d p_WLink4Body;  // p_WoBo_W of 'link[4].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
     const double t0 = std::cos(q[0]);
     const double t1 = std::sin(q[0]);
@@ -1783,37 +1856,48 @@ class Chain {
     const double t8 = R_WLink1Body(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
+    const double t11 = params.link_1_L*R_WLink1Body(1, 0);
     R_WLink2Body(0, 0) = t6;
     R_WLink2Body(0, 1) = t9;
     R_WLink2Body(1, 0) = t10;
+    p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const double t11 = std::cos(q[2]);
-    const double t12 = t11*R_WLink2Body(0, 0);
-    const double t13 = std::sin(q[2]);
-    const double t14 = t13*R_WLink2Body(0, 1);
-    const double t15 = t12 + t14;
-    const double t16 = t13*R_WLink2Body(0, 0);
-    const double t17 = t11*R_WLink2Body(0, 1);
-    const double t18 = -t16 + t17;
-    const double t19 = t11*R_WLink2Body(1, 0);
-    const double t20 = t19 + t16;
-    const double t21 = t13*R_WLink2Body(1, 0);
-    const double t22 = -t21 + t12;
-    R_WLink3Body(0, 0) = t15;
-    R_WLink3Body(0, 1) = t18;
-    R_WLink3Body(1, 0) = t20;
-    R_WLink3Body(1, 1) = t22;
+    const double t12 = std::cos(q[2]);
+    const double t13 = t12*R_WLink2Body(0, 0);
+    const double t14 = std::sin(q[2]);
+    const double t15 = t14*R_WLink2Body(0, 1);
+    const double t16 = t13 + t15;
+    const double t17 = t14*R_WLink2Body(0, 0);
+    const double t18 = t12*R_WLink2Body(0, 1);
+    const double t19 = -t17 + t18;
+    const double t20 = t12*R_WLink2Body(1, 0);
+    const double t21 = t20 + t17;
+    const double t22 = t14*R_WLink2Body(1, 0);
+    const double t23 = -t22 + t13;
+    R_WLink3Body(0, 0) = t16;
+    R_WLink3Body(0, 1) = t19;
+    R_WLink3Body(1, 0) = t21;
+    R_WLink3Body(1, 1) = t23;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
-    const double t23 = std::cos(q[3]);
-    const double t24 = t23*R_WLink3Body(0, 1);
-    const double t25 = std::sin(q[3]);
-    const double t26 = t25*R_WLink3Body(0, 0);
-    const double t27 = t24 - t26;
-    const double t28 = t25*R_WLink3Body(1, 0);
-    const double t29 = t23*R_WLink3Body(1, 1);
-    const double t30 = -t28 + t29;
-    R_WLink4Body(0, 1) = t27;
-    R_WLink4Body(1, 1) = t30;
+    const double t24 = std::cos(q[3]);
+    const double t25 = t24*R_WLink3Body(0, 1);
+    const double t26 = std::sin(q[3]);
+    const double t27 = t26*R_WLink3Body(0, 0);
+    const double t28 = t25 - t27;
+    const double t29 = t26*R_WLink3Body(1, 0);
+    const double t30 = t24*R_WLink3Body(1, 1);
+    const double t31 = -t29 + t30;
+    const double t32 = params.link_2_L*R_WLink2Body(0, 1);
+    const double t33 = params.link_3_L*R_WLink3Body(0, 1);
+    const double t34 = p_WLink2Body[0] - t32 - t33;
+    const double t35 = params.link_1_L*R_WLink1Body(0, 0);
+    const double t36 = params.link_2_L*R_WLink2Body(0, 0);
+    const double t37 = params.link_3_L*R_WLink3Body(1, 1);
+    const double t38 = -t35 - t36 - t37;
+    R_WLink4Body(0, 1) = t28;
+    R_WLink4Body(1, 1) = t31;
+    p_WLink4Body[0] = t34;
+    p_WLink4Body[1] = t38;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': velocity
     velocities[0].w_WB[0] = 0.0;
     velocities[0].w_WB[1] = 0.0;
@@ -1822,54 +1906,60 @@ class Chain {
     velocities[0].v_WB[1] = 0.0;
     velocities[0].v_WB[2] = 0.0;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
-    const double t31 = u[0] + u[1];
-    const double t32 = params.link_1_L*u[0]*R_WLink1Body(0, 0);
-    const double t33 = params.link_1_L*u[0]*R_WLink1Body(1, 0);
+    const double t39 = u[0] + u[1];
+    const double t40 = params.link_1_L*u[0]*R_WLink1Body(0, 0);
+    const double t41 = params.link_1_L*u[0]*R_WLink1Body(1, 0);
     velocities[1].w_WB[0] = 0.0;
     velocities[1].w_WB[1] = 0.0;
-    velocities[1].w_WB[2] = t31;
-    velocities[1].v_WB[0] = t32;
-    velocities[1].v_WB[1] = t33;
+    velocities[1].w_WB[2] = t39;
+    velocities[1].v_WB[0] = t40;
+    velocities[1].v_WB[1] = t41;
     velocities[1].v_WB[2] = 0.0;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity
-    const double t34 = u[0] + u[1] + u[2];
-    const double t35 = params.link_2_L*velocities[1].w_WB[2]*R_WLink2Body(0, 0);
-    const double t36 = params.link_2_L*velocities[1].w_WB[2]*R_WLink2Body(0, 1);
+    const double t42 = u[0] + u[1] + u[2];
+    const double t43 = params.link_2_L*velocities[1].w_WB[2]*R_WLink2Body(0, 0);
+    const double t44 = params.link_2_L*velocities[1].w_WB[2]*R_WLink2Body(0, 1);
     velocities[2].w_WB[0] = 0.0;
     velocities[2].w_WB[1] = 0.0;
-    velocities[2].w_WB[2] = t34;
-    velocities[2].v_WB[0] = velocities[1].v_WB[0] + t35;
-    velocities[2].v_WB[1] = velocities[1].v_WB[1] - t36;
+    velocities[2].w_WB[2] = t42;
+    velocities[2].v_WB[0] = velocities[1].v_WB[0] + t43;
+    velocities[2].v_WB[1] = velocities[1].v_WB[1] - t44;
     velocities[2].v_WB[2] = 0.0;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity
-    const double t37 = u[0] + u[1] + u[2] + u[3];
-    const double t38 = params.link_3_L*velocities[2].w_WB[2]*R_WLink3Body(1, 1);
-    const double t39 = params.link_3_L*velocities[2].w_WB[2]*R_WLink3Body(0, 1);
+    const double t45 = u[3] + velocities[2].w_WB[2];
+    const double t46 = t35 + t36 + p_WLink4Body[1];
+    const double t47 = velocities[2].w_WB[2]*t46;
+    const double t48 = velocities[1].v_WB[0] + t43 - t47;
+    const double t49 = -p_WLink2Body[0] + t32 + p_WLink4Body[0];
+    const double t50 = velocities[2].w_WB[2]*t49;
+    const double t51 = velocities[1].v_WB[1] - t44 + t50;
     velocities[3].w_WB[0] = 0.0;
     velocities[3].w_WB[1] = 0.0;
-    velocities[3].w_WB[2] = t37;
-    velocities[3].v_WB[0] = velocities[1].v_WB[0] + t35 + t38;
-    velocities[3].v_WB[1] = velocities[1].v_WB[1] - t36 - t39;
+    velocities[3].w_WB[2] = t45;
+    velocities[3].v_WB[0] = t48;
+    velocities[3].v_WB[1] = t51;
     velocities[3].v_WB[2] = 0.0;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity
     velocities[4].w_WB[0] = 0.0;
     velocities[4].w_WB[1] = 0.0;
-    velocities[4].w_WB[2] = u[0] + u[1] + u[2] + u[3] + u[4];
-    velocities[4].v_WB[0] = velocities[1].v_WB[0] + t35 + t38 +
-        params.link_4_L*velocities[3].w_WB[2]*R_WLink4Body(1, 1);
-    velocities[4].v_WB[1] = velocities[1].v_WB[1] - t36 - t39 -
-        params.link_4_L*velocities[3].w_WB[2]*R_WLink4Body(0, 1);
+    velocities[4].w_WB[2] = u[3] + u[4] + velocities[2].w_WB[2];
+    velocities[4].v_WB[0] = params.link_4_L*velocities[3].w_WB[2]*R_WLink4Body(1, 1) +
+        velocities[3].v_WB[0];
+    velocities[4].v_WB[1] = -params.link_4_L*velocities[3].w_WB[2]*R_WLink4Body(0, 1) +
+        velocities[3].v_WB[1];
     velocities[4].v_WB[2] = 0.0;
   }
 
   // Kinetic energy 1/2 u^T M u (J).
-  // (63 adds, 126 muls, 0 divs, 10 calls, 0 other)
+  // (63 adds, 122 muls, 0 divs, 10 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
+    Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
     Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
     Eigen::Matrix3d R_WLink4Body;  // R_WB of 'link[4].body'
+    Eigen::Vector3d p_WLink4Body;  // p_WoBo_W of 'link[4].body'
     Eigen::Matrix3d R_WLink5Body;  // R_WB of 'link[5].body'
     Eigen::Vector3d w_WLink2Body;  // w_WB of 'link[2].body'
     Eigen::Vector3d v_WLink2Body;  // v_WBo of 'link[2].body'
@@ -1895,126 +1985,138 @@ class Chain {
     const double t8 = R_WLink1Body(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
+    const double t11 = params.link_1_L*R_WLink1Body(1, 0);
     R_WLink2Body(0, 0) = t6;
     R_WLink2Body(0, 1) = t9;
     R_WLink2Body(1, 0) = t10;
+    p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const double t11 = std::cos(q[2]);
-    const double t12 = t11*R_WLink2Body(0, 0);
-    const double t13 = std::sin(q[2]);
-    const double t14 = t13*R_WLink2Body(0, 1);
-    const double t15 = t12 + t14;
-    const double t16 = t13*R_WLink2Body(0, 0);
-    const double t17 = t11*R_WLink2Body(0, 1);
-    const double t18 = -t16 + t17;
-    const double t19 = t11*R_WLink2Body(1, 0);
-    const double t20 = t19 + t16;
-    const double t21 = t13*R_WLink2Body(1, 0);
-    const double t22 = -t21 + t12;
-    R_WLink3Body(0, 0) = t15;
-    R_WLink3Body(0, 1) = t18;
-    R_WLink3Body(1, 0) = t20;
-    R_WLink3Body(1, 1) = t22;
+    const double t12 = std::cos(q[2]);
+    const double t13 = t12*R_WLink2Body(0, 0);
+    const double t14 = std::sin(q[2]);
+    const double t15 = t14*R_WLink2Body(0, 1);
+    const double t16 = t13 + t15;
+    const double t17 = t14*R_WLink2Body(0, 0);
+    const double t18 = t12*R_WLink2Body(0, 1);
+    const double t19 = -t17 + t18;
+    const double t20 = t12*R_WLink2Body(1, 0);
+    const double t21 = t20 + t17;
+    const double t22 = t14*R_WLink2Body(1, 0);
+    const double t23 = -t22 + t13;
+    R_WLink3Body(0, 0) = t16;
+    R_WLink3Body(0, 1) = t19;
+    R_WLink3Body(1, 0) = t21;
+    R_WLink3Body(1, 1) = t23;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
-    const double t23 = std::cos(q[3]);
-    const double t24 = t23*R_WLink3Body(0, 0);
-    const double t25 = std::sin(q[3]);
-    const double t26 = t25*R_WLink3Body(0, 1);
-    const double t27 = t24 + t26;
-    const double t28 = t23*R_WLink3Body(0, 1);
-    const double t29 = t25*R_WLink3Body(0, 0);
-    const double t30 = t28 - t29;
-    const double t31 = t23*R_WLink3Body(1, 0);
-    const double t32 = t25*R_WLink3Body(1, 1);
-    const double t33 = t31 + t32;
-    const double t34 = t25*R_WLink3Body(1, 0);
-    const double t35 = t23*R_WLink3Body(1, 1);
-    const double t36 = -t34 + t35;
-    R_WLink4Body(0, 0) = t27;
-    R_WLink4Body(0, 1) = t30;
-    R_WLink4Body(1, 0) = t33;
-    R_WLink4Body(1, 1) = t36;
+    const double t24 = std::cos(q[3]);
+    const double t25 = t24*R_WLink3Body(0, 0);
+    const double t26 = std::sin(q[3]);
+    const double t27 = t26*R_WLink3Body(0, 1);
+    const double t28 = t25 + t27;
+    const double t29 = t24*R_WLink3Body(0, 1);
+    const double t30 = t26*R_WLink3Body(0, 0);
+    const double t31 = t29 - t30;
+    const double t32 = t24*R_WLink3Body(1, 0);
+    const double t33 = t26*R_WLink3Body(1, 1);
+    const double t34 = t32 + t33;
+    const double t35 = t26*R_WLink3Body(1, 0);
+    const double t36 = t24*R_WLink3Body(1, 1);
+    const double t37 = -t35 + t36;
+    const double t38 = params.link_2_L*R_WLink2Body(0, 1);
+    const double t39 = params.link_3_L*R_WLink3Body(0, 1);
+    const double t40 = p_WLink2Body[0] - t38 - t39;
+    const double t41 = params.link_1_L*R_WLink1Body(0, 0);
+    const double t42 = params.link_2_L*R_WLink2Body(0, 0);
+    const double t43 = params.link_3_L*R_WLink3Body(1, 1);
+    const double t44 = -t41 - t42 - t43;
+    R_WLink4Body(0, 0) = t28;
+    R_WLink4Body(0, 1) = t31;
+    R_WLink4Body(1, 0) = t34;
+    R_WLink4Body(1, 1) = t37;
+    p_WLink4Body[0] = t40;
+    p_WLink4Body[1] = t44;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const double t37 = std::cos(q[4]);
-    const double t38 = t37*R_WLink4Body(0, 1);
-    const double t39 = std::sin(q[4]);
-    const double t40 = t39*R_WLink4Body(0, 0);
-    const double t41 = t38 - t40;
-    const double t42 = t39*R_WLink4Body(1, 0);
-    const double t43 = t37*R_WLink4Body(1, 1);
-    const double t44 = -t42 + t43;
-    R_WLink5Body(0, 1) = t41;
-    R_WLink5Body(1, 1) = t44;
+    const double t45 = std::cos(q[4]);
+    const double t46 = t45*R_WLink4Body(0, 1);
+    const double t47 = std::sin(q[4]);
+    const double t48 = t47*R_WLink4Body(0, 0);
+    const double t49 = t46 - t48;
+    const double t50 = t47*R_WLink4Body(1, 0);
+    const double t51 = t45*R_WLink4Body(1, 1);
+    const double t52 = -t50 + t51;
+    R_WLink5Body(0, 1) = t49;
+    R_WLink5Body(1, 1) = t52;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
-    const double t45 = u[0] + u[1];
-    const double t46 = params.link_1_L*u[0]*R_WLink1Body(0, 0);
-    const double t47 = params.link_1_L*u[0]*R_WLink1Body(1, 0);
-    w_WLink2Body[2] = t45;
-    v_WLink2Body[0] = t46;
-    v_WLink2Body[1] = t47;
+    const double t53 = u[0] + u[1];
+    const double t54 = params.link_1_L*u[0]*R_WLink1Body(0, 0);
+    const double t55 = params.link_1_L*u[0]*R_WLink1Body(1, 0);
+    w_WLink2Body[2] = t53;
+    v_WLink2Body[0] = t54;
+    v_WLink2Body[1] = t55;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity
-    const double t48 = u[0] + u[1] + u[2];
-    const double t49 = params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 0);
-    const double t50 = v_WLink2Body[0] + t49;
-    const double t51 = params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 1);
-    const double t52 = v_WLink2Body[1] - t51;
-    w_WLink3Body[2] = t48;
-    v_WLink3Body[0] = t50;
-    v_WLink3Body[1] = t52;
+    const double t56 = u[0] + u[1] + u[2];
+    const double t57 = params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 0);
+    const double t58 = v_WLink2Body[0] + t57;
+    const double t59 = params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 1);
+    const double t60 = v_WLink2Body[1] - t59;
+    w_WLink3Body[2] = t56;
+    v_WLink3Body[0] = t58;
+    v_WLink3Body[1] = t60;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity
-    const double t53 = u[0] + u[1] + u[2] + u[3];
-    const double t54 = params.link_3_L*w_WLink3Body[2]*R_WLink3Body(1, 1);
-    const double t55 = v_WLink2Body[0] + t49 + t54;
-    const double t56 = params.link_3_L*w_WLink3Body[2]*R_WLink3Body(0, 1);
-    const double t57 = v_WLink2Body[1] - t51 - t56;
-    w_WLink4Body[2] = t53;
-    v_WLink4Body[0] = t55;
-    v_WLink4Body[1] = t57;
+    const double t61 = u[3] + w_WLink3Body[2];
+    const double t62 = t41 + t42 + p_WLink4Body[1];
+    const double t63 = w_WLink3Body[2]*t62;
+    const double t64 = v_WLink2Body[0] + t57 - t63;
+    const double t65 = -p_WLink2Body[0] + t38 + p_WLink4Body[0];
+    const double t66 = w_WLink3Body[2]*t65;
+    const double t67 = v_WLink2Body[1] - t59 + t66;
+    w_WLink4Body[2] = t61;
+    v_WLink4Body[0] = t64;
+    v_WLink4Body[1] = t67;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity
-    const double t58 = u[0] + u[1] + u[2] + u[3] + u[4];
-    const double t59 = params.link_4_L*w_WLink4Body[2]*R_WLink4Body(1, 1);
-    const double t60 = v_WLink2Body[0] + t49 + t54 + t59;
-    const double t61 = params.link_4_L*w_WLink4Body[2]*R_WLink4Body(0, 1);
-    const double t62 = v_WLink2Body[1] - t51 - t56 - t61;
-    w_WLink5Body[2] = t58;
-    v_WLink5Body[0] = t60;
-    v_WLink5Body[1] = t62;
+    const double t68 = u[3] + u[4] + w_WLink3Body[2];
+    const double t69 = params.link_4_L*w_WLink4Body[2]*R_WLink4Body(1, 1);
+    const double t70 = t69 + v_WLink4Body[0];
+    const double t71 = params.link_4_L*w_WLink4Body[2]*R_WLink4Body(0, 1);
+    const double t72 = -t71 + v_WLink4Body[1];
+    w_WLink5Body[2] = t68;
+    v_WLink5Body[0] = t70;
+    v_WLink5Body[1] = t72;
     // kinetic energy
-    const double t63 = 0.3333333333333333*derived_.ke_g*u[0]*u[0] +
-        w_WLink2Body[2]*(0.3333333333333333*derived_.ke_h*w_WLink2Body[2] -
-        0.5*derived_.ke_e*u[0]*R_WLink1Body(1, 0)*R_WLink2Body(0, 1) +
-        0.5*derived_.ke_e*u[0]*R_WLink1Body(0, 0)*R_WLink2Body(0, 0)) +
-        params.link_1_L*u[0]*R_WLink1Body(1, 0)*(derived_.joint_2_C_1_b*u[0]*R_WLink1Body(1, 0) -
-        0.5*derived_.ke_d*w_WLink2Body[2]*R_WLink2Body(0, 1)) +
-        params.link_1_L*u[0]*R_WLink1Body(0, 0)*(derived_.joint_2_C_1_b*u[0]*R_WLink1Body(0, 0) +
+    const double t73 = v_WLink2Body[0]*(params.link_2_m*v_WLink2Body[0] +
         0.5*derived_.ke_d*w_WLink2Body[2]*R_WLink2Body(0, 0)) +
-        v_WLink3Body[0]*(params.link_3_m*v_WLink3Body[0] +
-        0.5*derived_.ke*w_WLink3Body[2]*R_WLink3Body(1, 1)) +
-        v_WLink3Body[1]*(-0.5*derived_.ke*w_WLink3Body[2]*R_WLink3Body(0, 1) +
+        w_WLink2Body[2]*(0.3333333333333333*derived_.ke_g*w_WLink2Body[2] -
+        0.5*derived_.ke_d*v_WLink2Body[1]*R_WLink2Body(0, 1) +
+        0.5*derived_.ke_d*v_WLink2Body[0]*R_WLink2Body(0, 0)) +
+        v_WLink2Body[1]*(params.link_2_m*v_WLink2Body[1] -
+        0.5*derived_.ke_d*w_WLink2Body[2]*R_WLink2Body(0, 1));
+    const double t74 = v_WLink3Body[1]*(-0.5*derived_.ke_c*w_WLink3Body[2]*R_WLink3Body(0, 1) +
         params.link_3_m*v_WLink3Body[1]) +
-        w_WLink3Body[2]*(0.3333333333333333*derived_.ke_i*w_WLink3Body[2] -
-        0.5*derived_.ke*v_WLink3Body[1]*R_WLink3Body(0, 1) +
-        0.5*derived_.ke*v_WLink3Body[0]*R_WLink3Body(1, 1)) +
-        v_WLink4Body[1]*(params.link_4_m*v_WLink4Body[1] -
-        0.5*derived_.ke_b*w_WLink4Body[2]*R_WLink4Body(0, 1)) +
-        v_WLink4Body[0]*(params.link_4_m*v_WLink4Body[0] +
-        0.5*derived_.ke_b*w_WLink4Body[2]*R_WLink4Body(1, 1)) +
-        w_WLink4Body[2]*(0.3333333333333333*derived_.ke_j*w_WLink4Body[2] +
-        0.5*derived_.ke_b*v_WLink4Body[0]*R_WLink4Body(1, 1) -
-        0.5*derived_.ke_b*v_WLink4Body[1]*R_WLink4Body(0, 1)) +
-        v_WLink5Body[0]*(0.5*derived_.ke_c*w_WLink5Body[2]*R_WLink5Body(1, 1) +
+        v_WLink3Body[0]*(0.5*derived_.ke_c*w_WLink3Body[2]*R_WLink3Body(1, 1) +
+        params.link_3_m*v_WLink3Body[0]) +
+        w_WLink3Body[2]*(0.3333333333333333*derived_.ke_h*w_WLink3Body[2] -
+        0.5*derived_.ke_c*v_WLink3Body[1]*R_WLink3Body(0, 1) +
+        0.5*derived_.ke_c*v_WLink3Body[0]*R_WLink3Body(1, 1));
+    const double t75 = w_WLink4Body[2]*(0.3333333333333333*derived_.ke_i*w_WLink4Body[2] -
+        0.5*derived_.ke*R_WLink4Body(0, 1)*v_WLink4Body[1] +
+        0.5*derived_.ke*R_WLink4Body(1, 1)*v_WLink4Body[0]) +
+        v_WLink4Body[1]*(-0.5*derived_.ke*w_WLink4Body[2]*R_WLink4Body(0, 1) +
+        params.link_4_m*v_WLink4Body[1]) +
+        v_WLink4Body[0]*(0.5*derived_.ke*w_WLink4Body[2]*R_WLink4Body(1, 1) +
+        params.link_4_m*v_WLink4Body[0]);
+    const double t76 = w_WLink5Body[2]*(0.3333333333333333*derived_.ke_e*w_WLink5Body[2] -
+        0.5*derived_.ke_b*R_WLink5Body(0, 1)*v_WLink5Body[1] +
+        0.5*derived_.ke_b*R_WLink5Body(1, 1)*v_WLink5Body[0]) +
+        v_WLink5Body[0]*(0.5*derived_.ke_b*w_WLink5Body[2]*R_WLink5Body(1, 1) +
         params.link_5_m*v_WLink5Body[0]) +
-        w_WLink5Body[2]*(0.3333333333333333*derived_.ke_f*w_WLink5Body[2] +
-        0.5*derived_.ke_c*v_WLink5Body[0]*R_WLink5Body(1, 1) -
-        0.5*derived_.ke_c*v_WLink5Body[1]*R_WLink5Body(0, 1)) +
-        v_WLink5Body[1]*(-0.5*derived_.ke_c*w_WLink5Body[2]*R_WLink5Body(0, 1) +
+        v_WLink5Body[1]*(-0.5*derived_.ke_b*w_WLink5Body[2]*R_WLink5Body(0, 1) +
         params.link_5_m*v_WLink5Body[1]);
-    ke = 0.5*t63;
+    ke = 0.5*(0.3333333333333333*derived_.ke_f*u[0]*u[0] + t73 + t74 + t75 + t76);
     return ke;
   }
 
   // Gravitational potential energy -sum m g . p_WoBcm (J), zero at the World origin.
-  // (42 adds, 57 muls, 0 divs, 10 calls, 0 other)
+  // (38 adds, 57 muls, 0 divs, 10 calls, 0 other)
   double potentialEnergy([[maybe_unused]] const Q& q) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
@@ -2022,6 +2124,7 @@ class Chain {
     Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
     Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
     Eigen::Matrix3d R_WLink4Body;  // R_WB of 'link[4].body'
+    Eigen::Vector3d p_WLink4Body;  // p_WoBo_W of 'link[4].body'
     Eigen::Matrix3d R_WLink5Body;  // R_WB of 'link[5].body'
     double pe = 0.0;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
@@ -2076,40 +2179,43 @@ class Chain {
     const double t35 = t26*R_WLink3Body(1, 0);
     const double t36 = t24*R_WLink3Body(1, 1);
     const double t37 = -t35 + t36;
+    const double t38 = params.link_2_L*R_WLink2Body(0, 1);
+    const double t39 = params.link_3_L*R_WLink3Body(0, 1);
+    const double t40 = p_WLink2Body[0] - t38 - t39;
+    const double t41 = params.link_1_L*R_WLink1Body(0, 0);
+    const double t42 = params.link_2_L*R_WLink2Body(0, 0);
+    const double t43 = params.link_3_L*R_WLink3Body(1, 1);
+    const double t44 = -t41 - t42 - t43;
     R_WLink4Body(0, 0) = t28;
     R_WLink4Body(0, 1) = t31;
     R_WLink4Body(1, 0) = t34;
     R_WLink4Body(1, 1) = t37;
+    p_WLink4Body[0] = t40;
+    p_WLink4Body[1] = t44;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const double t38 = std::cos(q[4]);
-    const double t39 = t38*R_WLink4Body(0, 1);
-    const double t40 = std::sin(q[4]);
-    const double t41 = t40*R_WLink4Body(0, 0);
-    const double t42 = t39 - t41;
-    const double t43 = t40*R_WLink4Body(1, 0);
-    const double t44 = t38*R_WLink4Body(1, 1);
-    const double t45 = -t43 + t44;
-    R_WLink5Body(0, 1) = t42;
-    R_WLink5Body(1, 1) = t45;
+    const double t45 = std::cos(q[4]);
+    const double t46 = t45*R_WLink4Body(0, 1);
+    const double t47 = std::sin(q[4]);
+    const double t48 = t47*R_WLink4Body(0, 0);
+    const double t49 = t46 - t48;
+    const double t50 = t47*R_WLink4Body(1, 0);
+    const double t51 = t45*R_WLink4Body(1, 1);
+    const double t52 = -t50 + t51;
+    R_WLink5Body(0, 1) = t49;
+    R_WLink5Body(1, 1) = t52;
     // potential energy (gravity)
-    const double t46 = params.link_1_L*R_WLink1Body(0, 0);
-    const double t47 = params.link_2_L*R_WLink2Body(0, 0);
-    const double t48 = params.link_2_L*R_WLink2Body(0, 1);
-    const double t49 = params.link_3_L*R_WLink3Body(1, 1);
-    const double t50 = params.link_3_L*R_WLink3Body(0, 1);
-    const double t51 = params.link_4_L*R_WLink4Body(1, 1);
-    const double t52 = params.link_4_L*R_WLink4Body(0, 1);
     const double t53 = -params.link_1_m*(0.5*derived_.pe_b*R_WLink1Body(1, 0) -
-        0.5*derived_.pe*R_WLink1Body(0, 0)) - params.link_2_m*(params.world_gravity[1]*(-t46 -
-        0.5*t47) + params.world_gravity[0]*(p_WLink2Body[0] - 0.5*t48)) -
-        params.link_3_m*(params.world_gravity[1]*(-t46 - t47 - 0.5*t49) +
-        params.world_gravity[0]*(p_WLink2Body[0] - t48 - 0.5*t50)) -
-        params.link_4_m*(params.world_gravity[1]*(-t46 - t47 - t49 - 0.5*t51) +
-        params.world_gravity[0]*(p_WLink2Body[0] - t48 - t50 - 0.5*t52)) -
-        params.link_5_m*(params.world_gravity[0]*(p_WLink2Body[0] - t48 - t50 - t52 -
-        0.5*params.link_5_L*R_WLink5Body(0, 1)) + params.world_gravity[1]*(-t46 - t47 - t49 - t51 -
-        0.5*params.link_5_L*R_WLink5Body(1, 1)));
-    pe = t53;
+        0.5*derived_.pe*R_WLink1Body(0, 0)) - params.link_2_m*(params.world_gravity[1]*(-t41 -
+        0.5*t42) + params.world_gravity[0]*(p_WLink2Body[0] - 0.5*t38)) -
+        params.link_3_m*(params.world_gravity[1]*(-t41 - t42 - 0.5*t43) +
+        params.world_gravity[0]*(p_WLink2Body[0] - t38 - 0.5*t39));
+    const double t54 = params.link_4_L*R_WLink4Body(0, 1);
+    const double t55 = params.link_4_L*R_WLink4Body(1, 1);
+    pe = t53 - params.link_4_m*(params.world_gravity[0]*(p_WLink4Body[0] - 0.5*t54) +
+        params.world_gravity[1]*(p_WLink4Body[1] - 0.5*t55)) -
+        params.link_5_m*(params.world_gravity[1]*(p_WLink4Body[1] - t55 -
+        0.5*params.link_5_L*R_WLink5Body(1, 1)) + params.world_gravity[0]*(p_WLink4Body[0] - t54 -
+        0.5*params.link_5_L*R_WLink5Body(0, 1)));
     return pe;
   }
 
@@ -2193,23 +2299,23 @@ class Chain {
     R_WLink2Body(1, 0) = t10;
     p_WLink2Body[0] = t11;
     // J_WF: the joints from World to 'link[2].body', each shifted to Fo
-    const double t12 = p_BoFo_B[1]*R_WLink2Body(0, 0);
-    const double t13 = p_BoFo_B[0]*R_WLink2Body(1, 0);
-    const double t14 = p_BoFo_B[1]*R_WLink2Body(0, 1);
-    const double t15 = p_BoFo_B[0]*R_WLink2Body(0, 0);
+    const double t12 = params.link_1_L*R_WLink1Body(0, 0);
+    const double t13 = -t12 + p_BoFo_B[1]*R_WLink2Body(0, 0) + p_BoFo_B[0]*R_WLink2Body(1, 0);
+    const double t14 = p_WLink2Body[0] + p_BoFo_B[1]*R_WLink2Body(0, 1) +
+        p_BoFo_B[0]*R_WLink2Body(0, 0);
     J(2, 0) = 1.0;
     J(2, 1) = 1.0;
-    J(3, 0) = params.link_1_L*R_WLink1Body(0, 0) - t12 - t13;
+    J(3, 0) = -t13;
     J(3, 1) = -t12 - t13;
-    J(4, 0) = p_WLink2Body[0] + t14 + t15;
-    J(4, 1) = t14 + t15;
+    J(4, 0) = t14;
+    J(4, 1) = -p_WLink2Body[0] + t14;
   }
 
   // Body 'link[3].body':
   // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
-  // (19 adds, 18 muls, 0 divs, 6 calls, 0 other)
+  // (23 adds, 18 muls, 0 divs, 6 calls, 0 other)
   void frameJacobianLink3Body([[maybe_unused]] const Q& q,
                               [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                               FrameJacobian& J) const {
@@ -2256,28 +2362,29 @@ class Chain {
     R_WLink3Body(1, 0) = t21;
     R_WLink3Body(1, 1) = t23;
     // J_WF: the joints from World to 'link[3].body', each shifted to Fo
-    const double t24 = params.link_2_L*R_WLink2Body(0, 0);
-    const double t25 = p_BoFo_B[0]*R_WLink3Body(1, 0);
-    const double t26 = p_BoFo_B[1]*R_WLink3Body(1, 1);
-    const double t27 = params.link_2_L*R_WLink2Body(0, 1);
-    const double t28 = p_BoFo_B[1]*R_WLink3Body(0, 1);
-    const double t29 = p_BoFo_B[0]*R_WLink3Body(0, 0);
+    const double t24 = p_BoFo_B[1]*R_WLink3Body(1, 1);
+    const double t25 = params.link_1_L*R_WLink1Body(0, 0);
+    const double t26 = params.link_2_L*R_WLink2Body(0, 0);
+    const double t27 = -t25 - t26 + p_BoFo_B[0]*R_WLink3Body(1, 0);
+    const double t28 = p_BoFo_B[0]*R_WLink3Body(0, 0);
+    const double t29 = params.link_2_L*R_WLink2Body(0, 1);
+    const double t30 = p_WLink2Body[0] - t29 + p_BoFo_B[1]*R_WLink3Body(0, 1);
     J(2, 0) = 1.0;
     J(2, 1) = 1.0;
     J(2, 2) = 1.0;
-    J(3, 0) = params.link_1_L*R_WLink1Body(0, 0) + t24 - t25 - t26;
-    J(3, 1) = t24 - t25 - t26;
-    J(3, 2) = -t25 - t26;
-    J(4, 0) = p_WLink2Body[0] - t27 + t28 + t29;
-    J(4, 1) = -t27 + t28 + t29;
-    J(4, 2) = t28 + t29;
+    J(3, 0) = -(t24 + t27);
+    J(3, 1) = -t25 - t24 - t27;
+    J(3, 2) = -(t25 + t26 + t24 + t27);
+    J(4, 0) = t28 + t30;
+    J(4, 1) = -p_WLink2Body[0] + t28 + t30;
+    J(4, 2) = -p_WLink2Body[0] + t29 + t28 + t30;
   }
 
   // Body 'link[4].body':
   // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
-  // (31 adds, 28 muls, 0 divs, 8 calls, 0 other)
+  // (27 adds, 28 muls, 0 divs, 8 calls, 0 other)
   void frameJacobianLink4Body([[maybe_unused]] const Q& q,
                               [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                               FrameJacobian& J) const {
@@ -2287,6 +2394,7 @@ class Chain {
     Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
     Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
     Eigen::Matrix3d R_WLink4Body;  // R_WB of 'link[4].body'
+    Eigen::Vector3d p_WLink4Body;  // p_WoBo_W of 'link[4].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
     const double t0 = std::cos(q[0]);
     const double t1 = std::sin(q[0]);
@@ -2339,31 +2447,36 @@ class Chain {
     const double t35 = t26*R_WLink3Body(1, 0);
     const double t36 = t24*R_WLink3Body(1, 1);
     const double t37 = -t35 + t36;
+    const double t38 = params.link_2_L*R_WLink2Body(0, 1);
+    const double t39 = params.link_3_L*R_WLink3Body(0, 1);
+    const double t40 = p_WLink2Body[0] - t38 - t39;
+    const double t41 = params.link_1_L*R_WLink1Body(0, 0);
+    const double t42 = params.link_2_L*R_WLink2Body(0, 0);
+    const double t43 = params.link_3_L*R_WLink3Body(1, 1);
+    const double t44 = -t41 - t42 - t43;
     R_WLink4Body(0, 0) = t28;
     R_WLink4Body(0, 1) = t31;
     R_WLink4Body(1, 0) = t34;
     R_WLink4Body(1, 1) = t37;
+    p_WLink4Body[0] = t40;
+    p_WLink4Body[1] = t44;
     // J_WF: the joints from World to 'link[4].body', each shifted to Fo
-    const double t38 = params.link_2_L*R_WLink2Body(0, 0);
-    const double t39 = params.link_3_L*R_WLink3Body(1, 1);
-    const double t40 = p_BoFo_B[0]*R_WLink4Body(1, 0);
-    const double t41 = p_BoFo_B[1]*R_WLink4Body(1, 1);
-    const double t42 = params.link_2_L*R_WLink2Body(0, 1);
-    const double t43 = params.link_3_L*R_WLink3Body(0, 1);
-    const double t44 = p_BoFo_B[0]*R_WLink4Body(0, 0);
-    const double t45 = p_BoFo_B[1]*R_WLink4Body(0, 1);
+    const double t45 = p_WLink4Body[1] + p_BoFo_B[0]*R_WLink4Body(1, 0) +
+        p_BoFo_B[1]*R_WLink4Body(1, 1);
+    const double t46 = p_WLink4Body[0] + p_BoFo_B[0]*R_WLink4Body(0, 0) +
+        p_BoFo_B[1]*R_WLink4Body(0, 1);
     J(2, 0) = 1.0;
     J(2, 1) = 1.0;
     J(2, 2) = 1.0;
     J(2, 3) = 1.0;
-    J(3, 0) = params.link_1_L*R_WLink1Body(0, 0) + t38 + t39 - t40 - t41;
-    J(3, 1) = t38 + t39 - t40 - t41;
-    J(3, 2) = t39 - t40 - t41;
-    J(3, 3) = -t40 - t41;
-    J(4, 0) = p_WLink2Body[0] - t42 - t43 + t44 + t45;
-    J(4, 1) = -t42 - t43 + t44 + t45;
-    J(4, 2) = -t43 + t44 + t45;
-    J(4, 3) = t44 + t45;
+    J(3, 0) = -t45;
+    J(3, 1) = -t41 - t45;
+    J(3, 2) = -(t41 + t42 + t45);
+    J(3, 3) = p_WLink4Body[1] - t45;
+    J(4, 0) = t46;
+    J(4, 1) = -p_WLink2Body[0] + t46;
+    J(4, 2) = -p_WLink2Body[0] + t38 + t46;
+    J(4, 3) = -p_WLink4Body[0] + t46;
   }
 
   // Body 'link[5].body':
@@ -2380,6 +2493,7 @@ class Chain {
     Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
     Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
     Eigen::Matrix3d R_WLink4Body;  // R_WB of 'link[4].body'
+    Eigen::Vector3d p_WLink4Body;  // p_WoBo_W of 'link[4].body'
     Eigen::Matrix3d R_WLink5Body;  // R_WB of 'link[5].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
     const double t0 = std::cos(q[0]);
@@ -2433,55 +2547,60 @@ class Chain {
     const double t35 = t26*R_WLink3Body(1, 0);
     const double t36 = t24*R_WLink3Body(1, 1);
     const double t37 = -t35 + t36;
+    const double t38 = params.link_2_L*R_WLink2Body(0, 1);
+    const double t39 = params.link_3_L*R_WLink3Body(0, 1);
+    const double t40 = p_WLink2Body[0] - t38 - t39;
+    const double t41 = params.link_1_L*R_WLink1Body(0, 0);
+    const double t42 = params.link_2_L*R_WLink2Body(0, 0);
+    const double t43 = params.link_3_L*R_WLink3Body(1, 1);
+    const double t44 = -t41 - t42 - t43;
     R_WLink4Body(0, 0) = t28;
     R_WLink4Body(0, 1) = t31;
     R_WLink4Body(1, 0) = t34;
     R_WLink4Body(1, 1) = t37;
+    p_WLink4Body[0] = t40;
+    p_WLink4Body[1] = t44;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const double t38 = std::sin(q[4]);
-    const double t39 = t38*R_WLink4Body(0, 1);
-    const double t40 = std::cos(q[4]);
-    const double t41 = t40*R_WLink4Body(0, 0);
-    const double t42 = t39 + t41;
-    const double t43 = t40*R_WLink4Body(0, 1);
-    const double t44 = t38*R_WLink4Body(0, 0);
-    const double t45 = t43 - t44;
-    const double t46 = t38*R_WLink4Body(1, 1);
-    const double t47 = t40*R_WLink4Body(1, 0);
-    const double t48 = t46 + t47;
-    const double t49 = t38*R_WLink4Body(1, 0);
-    const double t50 = t40*R_WLink4Body(1, 1);
-    const double t51 = -t49 + t50;
-    R_WLink5Body(0, 0) = t42;
-    R_WLink5Body(0, 1) = t45;
-    R_WLink5Body(1, 0) = t48;
-    R_WLink5Body(1, 1) = t51;
+    const double t45 = std::sin(q[4]);
+    const double t46 = t45*R_WLink4Body(0, 1);
+    const double t47 = std::cos(q[4]);
+    const double t48 = t47*R_WLink4Body(0, 0);
+    const double t49 = t46 + t48;
+    const double t50 = t47*R_WLink4Body(0, 1);
+    const double t51 = t45*R_WLink4Body(0, 0);
+    const double t52 = t50 - t51;
+    const double t53 = t45*R_WLink4Body(1, 1);
+    const double t54 = t47*R_WLink4Body(1, 0);
+    const double t55 = t53 + t54;
+    const double t56 = t45*R_WLink4Body(1, 0);
+    const double t57 = t47*R_WLink4Body(1, 1);
+    const double t58 = -t56 + t57;
+    R_WLink5Body(0, 0) = t49;
+    R_WLink5Body(0, 1) = t52;
+    R_WLink5Body(1, 0) = t55;
+    R_WLink5Body(1, 1) = t58;
     // J_WF: the joints from World to 'link[5].body', each shifted to Fo
-    const double t52 = params.link_2_L*R_WLink2Body(0, 0);
-    const double t53 = params.link_3_L*R_WLink3Body(1, 1);
-    const double t54 = params.link_4_L*R_WLink4Body(1, 1);
-    const double t55 = p_BoFo_B[1]*R_WLink5Body(1, 1);
-    const double t56 = p_BoFo_B[0]*R_WLink5Body(1, 0);
-    const double t57 = params.link_2_L*R_WLink2Body(0, 1);
-    const double t58 = params.link_3_L*R_WLink3Body(0, 1);
-    const double t59 = params.link_4_L*R_WLink4Body(0, 1);
-    const double t60 = p_BoFo_B[1]*R_WLink5Body(0, 1);
-    const double t61 = p_BoFo_B[0]*R_WLink5Body(0, 0);
+    const double t59 = p_BoFo_B[0]*R_WLink5Body(1, 0);
+    const double t60 = params.link_4_L*R_WLink4Body(1, 1);
+    const double t61 = p_WLink4Body[1] - t60 + p_BoFo_B[1]*R_WLink5Body(1, 1);
+    const double t62 = p_BoFo_B[0]*R_WLink5Body(0, 0);
+    const double t63 = params.link_4_L*R_WLink4Body(0, 1);
+    const double t64 = p_WLink4Body[0] - t63 + p_BoFo_B[1]*R_WLink5Body(0, 1);
     J(2, 0) = 1.0;
     J(2, 1) = 1.0;
     J(2, 2) = 1.0;
     J(2, 3) = 1.0;
     J(2, 4) = 1.0;
-    J(3, 0) = params.link_1_L*R_WLink1Body(0, 0) + t52 + t53 + t54 - t55 - t56;
-    J(3, 1) = t52 + t53 + t54 - t55 - t56;
-    J(3, 2) = t53 + t54 - t55 - t56;
-    J(3, 3) = t54 - t55 - t56;
-    J(3, 4) = -t55 - t56;
-    J(4, 0) = p_WLink2Body[0] - t57 - t58 - t59 + t60 + t61;
-    J(4, 1) = -t57 - t58 - t59 + t60 + t61;
-    J(4, 2) = -t58 - t59 + t60 + t61;
-    J(4, 3) = -t59 + t60 + t61;
-    J(4, 4) = t60 + t61;
+    J(3, 0) = -(t59 + t61);
+    J(3, 1) = -t41 - t59 - t61;
+    J(3, 2) = -(t41 + t42 + t59 + t61);
+    J(3, 3) = p_WLink4Body[1] - t59 - t61;
+    J(3, 4) = -(-p_WLink4Body[1] + t60 + t59 + t61);
+    J(4, 0) = t62 + t64;
+    J(4, 1) = -p_WLink2Body[0] + t62 + t64;
+    J(4, 2) = -p_WLink2Body[0] + t38 + t62 + t64;
+    J(4, 3) = -p_WLink4Body[0] + t62 + t64;
+    J(4, 4) = -p_WLink4Body[0] + t63 + t62 + t64;
   }
 
   // Body 'link[1].body':
@@ -2514,6 +2633,7 @@ class Chain {
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Vector3d w_WLink2Body;  // w_WB of 'link[2].body'
+    Eigen::Vector3d v_WLink2Body;  // v_WBo of 'link[2].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
     const double t0 = std::cos(q[0]);
     const double t1 = std::sin(q[0]);
@@ -2534,13 +2654,17 @@ class Chain {
     R_WLink2Body(1, 0) = t10;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
     const double t11 = u[0] + u[1];
+    const double t12 = params.link_1_L*u[0]*R_WLink1Body(0, 0);
+    const double t13 = params.link_1_L*u[0]*R_WLink1Body(1, 0);
     w_WLink2Body[2] = t11;
+    v_WLink2Body[0] = t12;
+    v_WLink2Body[1] = t13;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = -params.link_1_L*u[0]*u[0]*R_WLink1Body(1, 0) -
+    JdotU[3] = -u[0]*v_WLink2Body[1] -
         w_WLink2Body[2]*w_WLink2Body[2]*(p_BoFo_B[1]*R_WLink2Body(0, 1) +
         p_BoFo_B[0]*R_WLink2Body(0, 0));
-    JdotU[4] = params.link_1_L*u[0]*u[0]*R_WLink1Body(0, 0) -
+    JdotU[4] = u[0]*v_WLink2Body[0] -
         w_WLink2Body[2]*w_WLink2Body[2]*(p_BoFo_B[1]*R_WLink2Body(0, 0) +
         p_BoFo_B[0]*R_WLink2Body(1, 0));
     JdotU[5] = 0.0;
@@ -2557,6 +2681,7 @@ class Chain {
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
     Eigen::Vector3d w_WLink2Body;  // w_WB of 'link[2].body'
+    Eigen::Vector3d v_WLink2Body;  // v_WBo of 'link[2].body'
     Eigen::Vector3d w_WLink3Body;  // w_WB of 'link[3].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
     const double t0 = std::cos(q[0]);
@@ -2595,18 +2720,22 @@ class Chain {
     R_WLink3Body(1, 1) = t22;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
     const double t23 = u[0] + u[1];
+    const double t24 = params.link_1_L*u[0]*R_WLink1Body(0, 0);
+    const double t25 = params.link_1_L*u[0]*R_WLink1Body(1, 0);
     w_WLink2Body[2] = t23;
+    v_WLink2Body[0] = t24;
+    v_WLink2Body[1] = t25;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity
-    const double t24 = u[0] + u[1] + u[2];
-    w_WLink3Body[2] = t24;
+    const double t26 = u[0] + u[1] + u[2];
+    w_WLink3Body[2] = t26;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = -params.link_1_L*u[0]*u[0]*R_WLink1Body(1, 0) +
-        params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 1) -
+    JdotU[3] = -u[0]*v_WLink2Body[1] +
+        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 1)) -
         w_WLink3Body[2]*w_WLink3Body[2]*(p_BoFo_B[1]*R_WLink3Body(0, 1) +
         p_BoFo_B[0]*R_WLink3Body(0, 0));
-    JdotU[4] = params.link_1_L*u[0]*u[0]*R_WLink1Body(0, 0) +
-        params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 0) -
+    JdotU[4] = u[0]*v_WLink2Body[0] +
+        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 0)) -
         w_WLink3Body[2]*w_WLink3Body[2]*(p_BoFo_B[0]*R_WLink3Body(1, 0) +
         p_BoFo_B[1]*R_WLink3Body(1, 1));
     JdotU[5] = 0.0;
@@ -2615,15 +2744,18 @@ class Chain {
   // Body 'link[4].body':
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
-  // (25 adds, 44 muls, 0 divs, 8 calls, 0 other)
+  // (31 adds, 48 muls, 0 divs, 8 calls, 0 other)
   void frameJacobianDotULink4Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                                   [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                                   SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
+    Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
     Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
     Eigen::Matrix3d R_WLink4Body;  // R_WB of 'link[4].body'
+    Eigen::Vector3d p_WLink4Body;  // p_WoBo_W of 'link[4].body'
     Eigen::Vector3d w_WLink2Body;  // w_WB of 'link[2].body'
+    Eigen::Vector3d v_WLink2Body;  // v_WBo of 'link[2].body'
     Eigen::Vector3d w_WLink3Body;  // w_WB of 'link[3].body'
     Eigen::Vector3d w_WLink4Body;  // w_WB of 'link[4].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
@@ -2641,64 +2773,78 @@ class Chain {
     const double t8 = R_WLink1Body(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
+    const double t11 = params.link_1_L*R_WLink1Body(1, 0);
     R_WLink2Body(0, 0) = t6;
     R_WLink2Body(0, 1) = t9;
     R_WLink2Body(1, 0) = t10;
+    p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const double t11 = std::cos(q[2]);
-    const double t12 = t11*R_WLink2Body(0, 0);
-    const double t13 = std::sin(q[2]);
-    const double t14 = t13*R_WLink2Body(0, 1);
-    const double t15 = t12 + t14;
-    const double t16 = t13*R_WLink2Body(0, 0);
-    const double t17 = t11*R_WLink2Body(0, 1);
-    const double t18 = -t16 + t17;
-    const double t19 = t11*R_WLink2Body(1, 0);
-    const double t20 = t19 + t16;
-    const double t21 = t13*R_WLink2Body(1, 0);
-    const double t22 = -t21 + t12;
-    R_WLink3Body(0, 0) = t15;
-    R_WLink3Body(0, 1) = t18;
-    R_WLink3Body(1, 0) = t20;
-    R_WLink3Body(1, 1) = t22;
+    const double t12 = std::cos(q[2]);
+    const double t13 = t12*R_WLink2Body(0, 0);
+    const double t14 = std::sin(q[2]);
+    const double t15 = t14*R_WLink2Body(0, 1);
+    const double t16 = t13 + t15;
+    const double t17 = t14*R_WLink2Body(0, 0);
+    const double t18 = t12*R_WLink2Body(0, 1);
+    const double t19 = -t17 + t18;
+    const double t20 = t12*R_WLink2Body(1, 0);
+    const double t21 = t20 + t17;
+    const double t22 = t14*R_WLink2Body(1, 0);
+    const double t23 = -t22 + t13;
+    R_WLink3Body(0, 0) = t16;
+    R_WLink3Body(0, 1) = t19;
+    R_WLink3Body(1, 0) = t21;
+    R_WLink3Body(1, 1) = t23;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
-    const double t23 = std::cos(q[3]);
-    const double t24 = t23*R_WLink3Body(0, 0);
-    const double t25 = std::sin(q[3]);
-    const double t26 = t25*R_WLink3Body(0, 1);
-    const double t27 = t24 + t26;
-    const double t28 = t23*R_WLink3Body(0, 1);
-    const double t29 = t25*R_WLink3Body(0, 0);
-    const double t30 = t28 - t29;
-    const double t31 = t23*R_WLink3Body(1, 0);
-    const double t32 = t25*R_WLink3Body(1, 1);
-    const double t33 = t31 + t32;
-    const double t34 = t25*R_WLink3Body(1, 0);
-    const double t35 = t23*R_WLink3Body(1, 1);
-    const double t36 = -t34 + t35;
-    R_WLink4Body(0, 0) = t27;
-    R_WLink4Body(0, 1) = t30;
-    R_WLink4Body(1, 0) = t33;
-    R_WLink4Body(1, 1) = t36;
+    const double t24 = std::cos(q[3]);
+    const double t25 = t24*R_WLink3Body(0, 0);
+    const double t26 = std::sin(q[3]);
+    const double t27 = t26*R_WLink3Body(0, 1);
+    const double t28 = t25 + t27;
+    const double t29 = t24*R_WLink3Body(0, 1);
+    const double t30 = t26*R_WLink3Body(0, 0);
+    const double t31 = t29 - t30;
+    const double t32 = t24*R_WLink3Body(1, 0);
+    const double t33 = t26*R_WLink3Body(1, 1);
+    const double t34 = t32 + t33;
+    const double t35 = t26*R_WLink3Body(1, 0);
+    const double t36 = t24*R_WLink3Body(1, 1);
+    const double t37 = -t35 + t36;
+    const double t38 = params.link_2_L*R_WLink2Body(0, 1);
+    const double t39 = params.link_3_L*R_WLink3Body(0, 1);
+    const double t40 = p_WLink2Body[0] - t38 - t39;
+    const double t41 = params.link_1_L*R_WLink1Body(0, 0);
+    const double t42 = params.link_2_L*R_WLink2Body(0, 0);
+    const double t43 = params.link_3_L*R_WLink3Body(1, 1);
+    const double t44 = -t41 - t42 - t43;
+    R_WLink4Body(0, 0) = t28;
+    R_WLink4Body(0, 1) = t31;
+    R_WLink4Body(1, 0) = t34;
+    R_WLink4Body(1, 1) = t37;
+    p_WLink4Body[0] = t40;
+    p_WLink4Body[1] = t44;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
-    const double t37 = u[0] + u[1];
-    w_WLink2Body[2] = t37;
+    const double t45 = u[0] + u[1];
+    const double t46 = params.link_1_L*u[0]*R_WLink1Body(0, 0);
+    const double t47 = params.link_1_L*u[0]*R_WLink1Body(1, 0);
+    w_WLink2Body[2] = t45;
+    v_WLink2Body[0] = t46;
+    v_WLink2Body[1] = t47;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity
-    const double t38 = u[0] + u[1] + u[2];
-    w_WLink3Body[2] = t38;
+    const double t48 = u[0] + u[1] + u[2];
+    w_WLink3Body[2] = t48;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity
-    const double t39 = u[0] + u[1] + u[2] + u[3];
-    w_WLink4Body[2] = t39;
+    const double t49 = u[3] + w_WLink3Body[2];
+    w_WLink4Body[2] = t49;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = -params.link_1_L*u[0]*u[0]*R_WLink1Body(1, 0) +
-        params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 1) +
-        params.link_3_L*w_WLink3Body[2]*w_WLink3Body[2]*R_WLink3Body(0, 1) -
-        w_WLink4Body[2]*w_WLink4Body[2]*(p_BoFo_B[0]*R_WLink4Body(0, 0) +
-        p_BoFo_B[1]*R_WLink4Body(0, 1));
-    JdotU[4] = params.link_1_L*u[0]*u[0]*R_WLink1Body(0, 0) +
-        params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 0) +
-        params.link_3_L*w_WLink3Body[2]*w_WLink3Body[2]*R_WLink3Body(1, 1) -
+    JdotU[3] = -w_WLink4Body[2]*w_WLink4Body[2]*(p_BoFo_B[0]*R_WLink4Body(0, 0) +
+        p_BoFo_B[1]*R_WLink4Body(0, 1)) + (-u[0]*v_WLink2Body[1] +
+        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 1)) -
+        w_WLink3Body[2]*w_WLink3Body[2]*(-p_WLink2Body[0] + t38 + p_WLink4Body[0]));
+    JdotU[4] = u[0]*v_WLink2Body[0] +
+        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 0)) -
+        w_WLink3Body[2]*w_WLink3Body[2]*(t41 + t42 + p_WLink4Body[1]) -
         w_WLink4Body[2]*w_WLink4Body[2]*(p_BoFo_B[0]*R_WLink4Body(1, 0) +
         p_BoFo_B[1]*R_WLink4Body(1, 1));
     JdotU[5] = 0.0;
@@ -2707,16 +2853,19 @@ class Chain {
   // Body 'link[5].body':
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
-  // (35 adds, 58 muls, 0 divs, 10 calls, 0 other)
+  // (39 adds, 62 muls, 0 divs, 10 calls, 0 other)
   void frameJacobianDotULink5Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                                   [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                                   SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
+    Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
     Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
     Eigen::Matrix3d R_WLink4Body;  // R_WB of 'link[4].body'
+    Eigen::Vector3d p_WLink4Body;  // p_WoBo_W of 'link[4].body'
     Eigen::Matrix3d R_WLink5Body;  // R_WB of 'link[5].body'
     Eigen::Vector3d w_WLink2Body;  // w_WB of 'link[2].body'
+    Eigen::Vector3d v_WLink2Body;  // v_WBo of 'link[2].body'
     Eigen::Vector3d w_WLink3Body;  // w_WB of 'link[3].body'
     Eigen::Vector3d w_WLink4Body;  // w_WB of 'link[4].body'
     Eigen::Vector3d w_WLink5Body;  // w_WB of 'link[5].body'
@@ -2735,88 +2884,103 @@ class Chain {
     const double t8 = R_WLink1Body(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
+    const double t11 = params.link_1_L*R_WLink1Body(1, 0);
     R_WLink2Body(0, 0) = t6;
     R_WLink2Body(0, 1) = t9;
     R_WLink2Body(1, 0) = t10;
+    p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const double t11 = std::cos(q[2]);
-    const double t12 = t11*R_WLink2Body(0, 0);
-    const double t13 = std::sin(q[2]);
-    const double t14 = t13*R_WLink2Body(0, 1);
-    const double t15 = t12 + t14;
-    const double t16 = t13*R_WLink2Body(0, 0);
-    const double t17 = t11*R_WLink2Body(0, 1);
-    const double t18 = -t16 + t17;
-    const double t19 = t11*R_WLink2Body(1, 0);
-    const double t20 = t19 + t16;
-    const double t21 = t13*R_WLink2Body(1, 0);
-    const double t22 = -t21 + t12;
-    R_WLink3Body(0, 0) = t15;
-    R_WLink3Body(0, 1) = t18;
-    R_WLink3Body(1, 0) = t20;
-    R_WLink3Body(1, 1) = t22;
+    const double t12 = std::cos(q[2]);
+    const double t13 = t12*R_WLink2Body(0, 0);
+    const double t14 = std::sin(q[2]);
+    const double t15 = t14*R_WLink2Body(0, 1);
+    const double t16 = t13 + t15;
+    const double t17 = t14*R_WLink2Body(0, 0);
+    const double t18 = t12*R_WLink2Body(0, 1);
+    const double t19 = -t17 + t18;
+    const double t20 = t12*R_WLink2Body(1, 0);
+    const double t21 = t20 + t17;
+    const double t22 = t14*R_WLink2Body(1, 0);
+    const double t23 = -t22 + t13;
+    R_WLink3Body(0, 0) = t16;
+    R_WLink3Body(0, 1) = t19;
+    R_WLink3Body(1, 0) = t21;
+    R_WLink3Body(1, 1) = t23;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
-    const double t23 = std::cos(q[3]);
-    const double t24 = t23*R_WLink3Body(0, 0);
-    const double t25 = std::sin(q[3]);
-    const double t26 = t25*R_WLink3Body(0, 1);
-    const double t27 = t24 + t26;
-    const double t28 = t23*R_WLink3Body(0, 1);
-    const double t29 = t25*R_WLink3Body(0, 0);
-    const double t30 = t28 - t29;
-    const double t31 = t23*R_WLink3Body(1, 0);
-    const double t32 = t25*R_WLink3Body(1, 1);
-    const double t33 = t31 + t32;
-    const double t34 = t25*R_WLink3Body(1, 0);
-    const double t35 = t23*R_WLink3Body(1, 1);
-    const double t36 = -t34 + t35;
-    R_WLink4Body(0, 0) = t27;
-    R_WLink4Body(0, 1) = t30;
-    R_WLink4Body(1, 0) = t33;
-    R_WLink4Body(1, 1) = t36;
+    const double t24 = std::cos(q[3]);
+    const double t25 = t24*R_WLink3Body(0, 0);
+    const double t26 = std::sin(q[3]);
+    const double t27 = t26*R_WLink3Body(0, 1);
+    const double t28 = t25 + t27;
+    const double t29 = t24*R_WLink3Body(0, 1);
+    const double t30 = t26*R_WLink3Body(0, 0);
+    const double t31 = t29 - t30;
+    const double t32 = t24*R_WLink3Body(1, 0);
+    const double t33 = t26*R_WLink3Body(1, 1);
+    const double t34 = t32 + t33;
+    const double t35 = t26*R_WLink3Body(1, 0);
+    const double t36 = t24*R_WLink3Body(1, 1);
+    const double t37 = -t35 + t36;
+    const double t38 = params.link_2_L*R_WLink2Body(0, 1);
+    const double t39 = params.link_3_L*R_WLink3Body(0, 1);
+    const double t40 = p_WLink2Body[0] - t38 - t39;
+    const double t41 = params.link_1_L*R_WLink1Body(0, 0);
+    const double t42 = params.link_2_L*R_WLink2Body(0, 0);
+    const double t43 = params.link_3_L*R_WLink3Body(1, 1);
+    const double t44 = -t41 - t42 - t43;
+    R_WLink4Body(0, 0) = t28;
+    R_WLink4Body(0, 1) = t31;
+    R_WLink4Body(1, 0) = t34;
+    R_WLink4Body(1, 1) = t37;
+    p_WLink4Body[0] = t40;
+    p_WLink4Body[1] = t44;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const double t37 = std::sin(q[4]);
-    const double t38 = t37*R_WLink4Body(0, 1);
-    const double t39 = std::cos(q[4]);
-    const double t40 = t39*R_WLink4Body(0, 0);
-    const double t41 = t38 + t40;
-    const double t42 = t39*R_WLink4Body(0, 1);
-    const double t43 = t37*R_WLink4Body(0, 0);
-    const double t44 = t42 - t43;
-    const double t45 = t37*R_WLink4Body(1, 1);
-    const double t46 = t39*R_WLink4Body(1, 0);
-    const double t47 = t45 + t46;
-    const double t48 = t37*R_WLink4Body(1, 0);
-    const double t49 = t39*R_WLink4Body(1, 1);
-    const double t50 = -t48 + t49;
-    R_WLink5Body(0, 0) = t41;
-    R_WLink5Body(0, 1) = t44;
-    R_WLink5Body(1, 0) = t47;
-    R_WLink5Body(1, 1) = t50;
+    const double t45 = std::sin(q[4]);
+    const double t46 = t45*R_WLink4Body(0, 1);
+    const double t47 = std::cos(q[4]);
+    const double t48 = t47*R_WLink4Body(0, 0);
+    const double t49 = t46 + t48;
+    const double t50 = t47*R_WLink4Body(0, 1);
+    const double t51 = t45*R_WLink4Body(0, 0);
+    const double t52 = t50 - t51;
+    const double t53 = t45*R_WLink4Body(1, 1);
+    const double t54 = t47*R_WLink4Body(1, 0);
+    const double t55 = t53 + t54;
+    const double t56 = t45*R_WLink4Body(1, 0);
+    const double t57 = t47*R_WLink4Body(1, 1);
+    const double t58 = -t56 + t57;
+    R_WLink5Body(0, 0) = t49;
+    R_WLink5Body(0, 1) = t52;
+    R_WLink5Body(1, 0) = t55;
+    R_WLink5Body(1, 1) = t58;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
-    const double t51 = u[0] + u[1];
-    w_WLink2Body[2] = t51;
+    const double t59 = u[0] + u[1];
+    const double t60 = params.link_1_L*u[0]*R_WLink1Body(0, 0);
+    const double t61 = params.link_1_L*u[0]*R_WLink1Body(1, 0);
+    w_WLink2Body[2] = t59;
+    v_WLink2Body[0] = t60;
+    v_WLink2Body[1] = t61;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity
-    const double t52 = u[0] + u[1] + u[2];
-    w_WLink3Body[2] = t52;
+    const double t62 = u[0] + u[1] + u[2];
+    w_WLink3Body[2] = t62;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity
-    const double t53 = u[0] + u[1] + u[2] + u[3];
-    w_WLink4Body[2] = t53;
+    const double t63 = u[3] + w_WLink3Body[2];
+    w_WLink4Body[2] = t63;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity
-    const double t54 = u[0] + u[1] + u[2] + u[3] + u[4];
-    w_WLink5Body[2] = t54;
+    const double t64 = u[3] + u[4] + w_WLink3Body[2];
+    w_WLink5Body[2] = t64;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = -params.link_1_L*u[0]*u[0]*R_WLink1Body(1, 0) +
-        params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 1) +
-        params.link_3_L*w_WLink3Body[2]*w_WLink3Body[2]*R_WLink3Body(0, 1) +
-        params.link_4_L*w_WLink4Body[2]*w_WLink4Body[2]*R_WLink4Body(0, 1) -
+    JdotU[3] = w_WLink4Body[2]*(params.link_4_L*w_WLink4Body[2]*R_WLink4Body(0, 1)) +
+        (-u[0]*v_WLink2Body[1] +
+        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 1)) -
+        w_WLink3Body[2]*w_WLink3Body[2]*(-p_WLink2Body[0] + t38 + p_WLink4Body[0])) -
         w_WLink5Body[2]*w_WLink5Body[2]*(p_BoFo_B[1]*R_WLink5Body(0, 1) +
         p_BoFo_B[0]*R_WLink5Body(0, 0));
-    JdotU[4] = params.link_1_L*u[0]*u[0]*R_WLink1Body(0, 0) +
-        params.link_2_L*w_WLink2Body[2]*w_WLink2Body[2]*R_WLink2Body(0, 0) +
-        params.link_3_L*w_WLink3Body[2]*w_WLink3Body[2]*R_WLink3Body(1, 1) +
-        params.link_4_L*w_WLink4Body[2]*w_WLink4Body[2]*R_WLink4Body(1, 1) -
+    JdotU[4] = w_WLink4Body[2]*(params.link_4_L*w_WLink4Body[2]*R_WLink4Body(1, 1)) +
+        (u[0]*v_WLink2Body[0] +
+        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 0)) -
+        w_WLink3Body[2]*w_WLink3Body[2]*(t41 + t42 + p_WLink4Body[1])) -
         w_WLink5Body[2]*w_WLink5Body[2]*(p_BoFo_B[1]*R_WLink5Body(1, 1) +
         p_BoFo_B[0]*R_WLink5Body(1, 0));
     JdotU[5] = 0.0;
@@ -2825,7 +2989,7 @@ class Chain {
   // What frameJacobian(frame, k, J) reads, for any number of frames at one q: every body's
   // R_WB and p_WB, and each dof's column H_W (6 x nu) of the joint it belongs to, about that
   // joint's body origin, in World. k.V_WB and k.Abias_WB are left as they were.
-  // (27 adds, 34 muls, 0 divs, 10 calls, 0 other)
+  // (23 adds, 34 muls, 0 divs, 10 calls, 0 other)
   void frameKinematics([[maybe_unused]] const Q& q, FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
@@ -2913,7 +3077,9 @@ class Chain {
     const double t39 = t27*k.R_WB[2](1, 1);
     const double t40 = -t38 + t39;
     const double t41 = params.link_3_L*k.R_WB[2](0, 1);
-    const double t42 = params.link_3_L*k.R_WB[2](1, 1);
+    const double t42 = k.p_WB[1][0] - t25 - t41;
+    const double t43 = params.link_3_L*k.R_WB[2](1, 1);
+    const double t44 = -t12 - t26 - t43;
     k.R_WB[3](0, 0) = t31;
     k.R_WB[3](0, 1) = t34;
     k.R_WB[3](0, 2) = 0.0;
@@ -2923,31 +3089,31 @@ class Chain {
     k.R_WB[3](2, 0) = 0.0;
     k.R_WB[3](2, 1) = 0.0;
     k.R_WB[3](2, 2) = 1.0;
-    k.p_WB[3][0] = k.p_WB[1][0] - t25 - t41;
-    k.p_WB[3][1] = -t12 - t26 - t42;
+    k.p_WB[3][0] = t42;
+    k.p_WB[3][1] = t44;
     k.p_WB[3][2] = 0.0;
     k.H_W(2, 3) = 1.0;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const double t43 = std::sin(q[4]);
-    const double t44 = std::cos(q[4]);
-    k.R_WB[4](0, 0) = t43*k.R_WB[3](0, 1) + t44*k.R_WB[3](0, 0);
-    k.R_WB[4](0, 1) = t44*k.R_WB[3](0, 1) - t43*k.R_WB[3](0, 0);
+    const double t45 = std::sin(q[4]);
+    const double t46 = std::cos(q[4]);
+    k.R_WB[4](0, 0) = t45*k.R_WB[3](0, 1) + t46*k.R_WB[3](0, 0);
+    k.R_WB[4](0, 1) = t46*k.R_WB[3](0, 1) - t45*k.R_WB[3](0, 0);
     k.R_WB[4](0, 2) = 0.0;
-    k.R_WB[4](1, 0) = t43*k.R_WB[3](1, 1) + t44*k.R_WB[3](1, 0);
-    k.R_WB[4](1, 1) = -t43*k.R_WB[3](1, 0) + t44*k.R_WB[3](1, 1);
+    k.R_WB[4](1, 0) = t45*k.R_WB[3](1, 1) + t46*k.R_WB[3](1, 0);
+    k.R_WB[4](1, 1) = -t45*k.R_WB[3](1, 0) + t46*k.R_WB[3](1, 1);
     k.R_WB[4](1, 2) = 0.0;
     k.R_WB[4](2, 0) = 0.0;
     k.R_WB[4](2, 1) = 0.0;
     k.R_WB[4](2, 2) = 1.0;
-    k.p_WB[4][0] = k.p_WB[1][0] - t25 - t41 - params.link_4_L*k.R_WB[3](0, 1);
-    k.p_WB[4][1] = -t12 - t26 - t42 - params.link_4_L*k.R_WB[3](1, 1);
+    k.p_WB[4][0] = k.p_WB[3][0] - params.link_4_L*k.R_WB[3](0, 1);
+    k.p_WB[4][1] = k.p_WB[3][1] - params.link_4_L*k.R_WB[3](1, 1);
     k.p_WB[4][2] = 0.0;
     k.H_W(2, 4) = 1.0;
   }
 
   // The same, and what frameJacobianDotU(frame, k, JdotU) reads too: every body's spatial
   // velocity V_WB = [w_WB; v_WBo] and its acceleration at udot = 0, Abias_WB, in World.
-  // (61 adds, 74 muls, 0 divs, 10 calls, 0 other)
+  // (49 adds, 58 muls, 0 divs, 10 calls, 0 other)
   void frameKinematics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
@@ -2994,8 +3160,8 @@ class Chain {
     const double t13 = u[0] + u[1];
     const double t14 = params.link_1_L*u[0]*k.R_WB[0](0, 0);
     const double t15 = params.link_1_L*u[0]*k.R_WB[0](1, 0);
-    const double t16 = params.link_1_L*u[0]*u[0]*k.R_WB[0](1, 0);
-    const double t17 = params.link_1_L*u[0]*u[0]*k.R_WB[0](0, 0);
+    const double t16 = u[0]*t15;
+    const double t17 = u[0]*t14;
     k.R_WB[1](0, 0) = t6;
     k.R_WB[1](0, 1) = t9;
     k.R_WB[1](0, 2) = 0.0;
@@ -3039,8 +3205,8 @@ class Chain {
     const double t32 = u[0] + u[1] + u[2];
     const double t33 = params.link_2_L*k.V_WB[1][2]*k.R_WB[1](0, 0);
     const double t34 = params.link_2_L*k.V_WB[1][2]*k.R_WB[1](0, 1);
-    const double t35 = params.link_2_L*k.V_WB[1][2]*k.V_WB[1][2]*k.R_WB[1](0, 1);
-    const double t36 = params.link_2_L*k.V_WB[1][2]*k.V_WB[1][2]*k.R_WB[1](0, 0);
+    const double t35 = k.V_WB[1][2]*t34;
+    const double t36 = k.V_WB[1][2]*t33;
     k.R_WB[2](0, 0) = t22;
     k.R_WB[2](0, 1) = t25;
     k.R_WB[2](0, 2) = 0.0;
@@ -3082,12 +3248,20 @@ class Chain {
     const double t49 = t37*k.R_WB[2](1, 1);
     const double t50 = -t48 + t49;
     const double t51 = params.link_3_L*k.R_WB[2](0, 1);
-    const double t52 = params.link_3_L*k.R_WB[2](1, 1);
-    const double t53 = u[0] + u[1] + u[2] + u[3];
-    const double t54 = params.link_3_L*k.V_WB[2][2]*k.R_WB[2](1, 1);
-    const double t55 = params.link_3_L*k.V_WB[2][2]*k.R_WB[2](0, 1);
-    const double t56 = params.link_3_L*k.V_WB[2][2]*k.V_WB[2][2]*k.R_WB[2](0, 1);
-    const double t57 = params.link_3_L*k.V_WB[2][2]*k.V_WB[2][2]*k.R_WB[2](1, 1);
+    const double t52 = k.p_WB[1][0] - t30 - t51;
+    const double t53 = params.link_3_L*k.R_WB[2](1, 1);
+    const double t54 = -t12 - t31 - t53;
+    const double t55 = u[3] + k.V_WB[2][2];
+    const double t56 = t12 + t31 + t54;
+    const double t57 = k.V_WB[2][2]*t56;
+    const double t58 = k.V_WB[1][3] + t33 - t57;
+    const double t59 = -k.p_WB[1][0] + t30 + t52;
+    const double t60 = k.V_WB[2][2]*t59;
+    const double t61 = k.V_WB[1][4] - t34 + t60;
+    const double t62 = k.V_WB[2][2]*k.V_WB[2][2]*t59;
+    const double t63 = -t16 + t35 - t62;
+    const double t64 = k.V_WB[2][2]*k.V_WB[2][2]*t56;
+    const double t65 = k.Abias_WB[1][4] + t36 - t64;
     k.R_WB[3](0, 0) = t41;
     k.R_WB[3](0, 1) = t44;
     k.R_WB[3](0, 2) = 0.0;
@@ -3097,56 +3271,57 @@ class Chain {
     k.R_WB[3](2, 0) = 0.0;
     k.R_WB[3](2, 1) = 0.0;
     k.R_WB[3](2, 2) = 1.0;
-    k.p_WB[3][0] = k.p_WB[1][0] - t30 - t51;
-    k.p_WB[3][1] = -t12 - t31 - t52;
+    k.p_WB[3][0] = t52;
+    k.p_WB[3][1] = t54;
     k.p_WB[3][2] = 0.0;
     k.H_W(2, 3) = 1.0;
     k.V_WB[3][0] = 0.0;
     k.V_WB[3][1] = 0.0;
-    k.V_WB[3][2] = t53;
-    k.V_WB[3][3] = k.V_WB[1][3] + t33 + t54;
-    k.V_WB[3][4] = k.V_WB[1][4] - t34 - t55;
+    k.V_WB[3][2] = t55;
+    k.V_WB[3][3] = t58;
+    k.V_WB[3][4] = t61;
     k.V_WB[3][5] = 0.0;
     k.Abias_WB[3][0] = 0.0;
     k.Abias_WB[3][1] = 0.0;
     k.Abias_WB[3][2] = 0.0;
-    k.Abias_WB[3][3] = -t16 + t35 + t56;
-    k.Abias_WB[3][4] = k.Abias_WB[1][4] + t36 + t57;
+    k.Abias_WB[3][3] = t63;
+    k.Abias_WB[3][4] = t65;
     k.Abias_WB[3][5] = 0.0;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const double t58 = std::sin(q[4]);
-    const double t59 = std::cos(q[4]);
-    k.R_WB[4](0, 0) = t58*k.R_WB[3](0, 1) + t59*k.R_WB[3](0, 0);
-    k.R_WB[4](0, 1) = t59*k.R_WB[3](0, 1) - t58*k.R_WB[3](0, 0);
+    const double t66 = std::sin(q[4]);
+    const double t67 = std::cos(q[4]);
+    const double t68 = params.link_4_L*k.V_WB[3][2]*k.R_WB[3](1, 1);
+    const double t69 = params.link_4_L*k.V_WB[3][2]*k.R_WB[3](0, 1);
+    k.R_WB[4](0, 0) = t66*k.R_WB[3](0, 1) + t67*k.R_WB[3](0, 0);
+    k.R_WB[4](0, 1) = t67*k.R_WB[3](0, 1) - t66*k.R_WB[3](0, 0);
     k.R_WB[4](0, 2) = 0.0;
-    k.R_WB[4](1, 0) = t58*k.R_WB[3](1, 1) + t59*k.R_WB[3](1, 0);
-    k.R_WB[4](1, 1) = -t58*k.R_WB[3](1, 0) + t59*k.R_WB[3](1, 1);
+    k.R_WB[4](1, 0) = t66*k.R_WB[3](1, 1) + t67*k.R_WB[3](1, 0);
+    k.R_WB[4](1, 1) = -t66*k.R_WB[3](1, 0) + t67*k.R_WB[3](1, 1);
     k.R_WB[4](1, 2) = 0.0;
     k.R_WB[4](2, 0) = 0.0;
     k.R_WB[4](2, 1) = 0.0;
     k.R_WB[4](2, 2) = 1.0;
-    k.p_WB[4][0] = k.p_WB[1][0] - t30 - t51 - params.link_4_L*k.R_WB[3](0, 1);
-    k.p_WB[4][1] = -t12 - t31 - t52 - params.link_4_L*k.R_WB[3](1, 1);
+    k.p_WB[4][0] = k.p_WB[3][0] - params.link_4_L*k.R_WB[3](0, 1);
+    k.p_WB[4][1] = k.p_WB[3][1] - params.link_4_L*k.R_WB[3](1, 1);
     k.p_WB[4][2] = 0.0;
     k.H_W(2, 4) = 1.0;
     k.V_WB[4][0] = 0.0;
     k.V_WB[4][1] = 0.0;
-    k.V_WB[4][2] = u[0] + u[1] + u[2] + u[3] + u[4];
-    k.V_WB[4][3] = k.V_WB[1][3] + t33 + t54 + params.link_4_L*k.V_WB[3][2]*k.R_WB[3](1, 1);
-    k.V_WB[4][4] = k.V_WB[1][4] - t34 - t55 - params.link_4_L*k.V_WB[3][2]*k.R_WB[3](0, 1);
+    k.V_WB[4][2] = u[3] + u[4] + k.V_WB[2][2];
+    k.V_WB[4][3] = t68 + k.V_WB[3][3];
+    k.V_WB[4][4] = -t69 + k.V_WB[3][4];
     k.V_WB[4][5] = 0.0;
     k.Abias_WB[4][0] = 0.0;
     k.Abias_WB[4][1] = 0.0;
     k.Abias_WB[4][2] = 0.0;
-    k.Abias_WB[4][3] = -t16 + t35 + t56 + params.link_4_L*k.V_WB[3][2]*k.V_WB[3][2]*k.R_WB[3](0, 1);
-    k.Abias_WB[4][4] = k.Abias_WB[1][4] + t36 + t57 +
-        params.link_4_L*k.V_WB[3][2]*k.V_WB[3][2]*k.R_WB[3](1, 1);
+    k.Abias_WB[4][3] = k.V_WB[3][2]*t69 + k.Abias_WB[3][3];
+    k.Abias_WB[4][4] = k.V_WB[3][2]*t68 + k.Abias_WB[3][4];
     k.Abias_WB[4][5] = 0.0;
   }
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation
   // calls it through refreshDerived() when params changed, so there is no need to.
-  // (33 adds, 51 muls, 1 divs, 0 calls, 0 other)
+  // (10 adds, 46 muls, 1 divs, 0 calls, 0 other)
   void updateDerived() const {
     // I_K (mass, h, I row-major) of joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': spatial
     // inertia about K
@@ -3178,51 +3353,36 @@ class Chain {
     derived_.I_KLink5Body[2] = -0.5*t7;
     derived_.I_KLink5Body[4] = 0.3333333333333333*t8;
     // parameter-only subexpressions of the functions below
-    const double t9 = params.link_4_L*params.link_5_m;
-    const double t10 = params.link_4_m + params.link_5_m;
-    const double t11 = params.link_3_L*t10;
-    const double t12 = params.link_3_m + params.link_4_m + params.link_5_m;
-    const double t13 = params.link_2_L*t12;
     const double tinv0 = 1.0/derived_.I_KLink5Body[4];
-    const double t14 = params.link_4_L*params.link_4_L*params.link_5_m;
-    const double t15 = params.link_2_L*params.link_2_L*t12;
-    const double t16 = params.link_3_L*params.link_3_L*t10;
+    const double t9 = params.link_4_m + params.link_5_m;
+    const double t10 = params.link_3_m + params.link_4_m + params.link_5_m;
     derived_.joint_1_M_0_0 = derived_.I_KLink5Body[2]*params.link_4_L;
-    derived_.joint_1_M_0_0_b = derived_.I_KLink4Body[2] - t9;
-    derived_.joint_1_M_0_0_c = derived_.I_KLink3Body[2] - t11;
-    derived_.joint_1_M_0_0_d = derived_.I_KLink2Body[2] - t13;
-    derived_.joint_1_M_0_0_e = derived_.I_KLink1Body[4] + derived_.I_KLink2Body[4] +
-        derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t14 +
-        params.link_1_L*params.link_1_L*(params.link_2_m + params.link_3_m + params.link_4_m +
-        params.link_5_m) + t15 + t16;
-    derived_.joint_2_M_1_1 = derived_.I_KLink2Body[4] + derived_.I_KLink3Body[4] +
-        derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t14 + t15 + t16;
-    derived_.joint_2_M_0_1 = -derived_.I_KLink2Body[2] + t13;
-    derived_.joint_3_M_2_2 = derived_.I_KLink3Body[4] + derived_.I_KLink4Body[4] +
-        derived_.I_KLink5Body[4] + t14 + t16;
-    derived_.joint_3_M_1_2 = -derived_.I_KLink3Body[2] + t11;
-    derived_.joint_4_M_3_3 = derived_.I_KLink4Body[4] + derived_.I_KLink5Body[4] + t14;
-    derived_.joint_4_M_2_3 = -derived_.I_KLink4Body[2] + t9;
-    derived_.joint_2_IAS_KLink2Body_2_0 = params.link_2_L*params.link_2_L;
-    derived_.joint_3_IAS_KLink3Body_2_0 = params.link_3_L*params.link_3_L;
+    derived_.joint_1_M_0_0_b = derived_.I_KLink5Body[4] +
+        params.link_4_L*params.link_4_L*params.link_5_m;
+    derived_.joint_1_M_0_0_c = derived_.I_KLink4Body[2] - params.link_4_L*params.link_5_m;
+    derived_.joint_1_M_0_0_d = derived_.I_KLink4Body[4] + params.link_3_L*params.link_3_L*t9;
+    derived_.joint_1_M_0_0_e = -params.link_3_L*t9;
+    derived_.joint_1_M_0_0_f = derived_.I_KLink3Body[4] + params.link_2_L*params.link_2_L*t10;
+    derived_.joint_1_M_0_0_g = -params.link_2_L*t10;
+    derived_.joint_1_M_0_0_h = derived_.I_KLink2Body[4] +
+        params.link_1_L*params.link_1_L*(params.link_2_m + t10);
+    derived_.ke = t5;
+    derived_.ke_b = t7;
     derived_.joint_4_IAS_KLink4Body_2_0 = params.link_4_L*params.link_4_L;
-    derived_.ke = t3;
-    derived_.ke_b = t5;
-    derived_.ke_c = t7;
+    derived_.joint_2_IAS_KLink2Body_2_0 = params.link_2_L*params.link_2_L;
+    derived_.ke_c = t3;
     derived_.ke_d = t1;
-    derived_.joint_2_C_1 = params.link_1_L*params.link_1_L*params.link_2_m;
-    derived_.joint_2_C_1_b = params.link_1_L*params.link_2_m;
-    derived_.ke_e = params.link_1_L*params.link_2_L*params.link_2_m;
-    derived_.ke_f = t8;
+    derived_.ke_e = t8;
     derived_.joint_5_udot_4 = tinv0;
     derived_.joint_4_IAS_KLink4Body_2_0_b = params.link_5_m -
         derived_.I_KLink5Body[2]*derived_.I_KLink5Body[2]*tinv0;
     derived_.joint_4_tauA_KLink4Body_0 = derived_.I_KLink5Body[2]*tinv0;
+    derived_.joint_3_IAS_KLink3Body_2_0 = params.link_3_L*params.link_3_L;
     derived_.joint_1_IAS_KLink1Body_2_0 = params.link_1_L*params.link_1_L;
-    derived_.ke_g = t0;
-    derived_.ke_h = t2;
-    derived_.ke_i = t4;
-    derived_.ke_j = t6;
+    derived_.ke_f = t0;
+    derived_.ke_g = t2;
+    derived_.ke_h = t4;
+    derived_.ke_i = t6;
     derived_.pe = params.link_1_L*params.world_gravity[1];
     derived_.pe_b = params.link_1_L*params.world_gravity[0];
     derivedFor_ = params;

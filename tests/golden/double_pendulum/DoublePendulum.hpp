@@ -189,16 +189,11 @@ class DoublePendulum {
     // mass matrix column
     double shoulder_M_0_0_b = 0.0;
     double ke = 0.0;  // part of ke in kineticEnergy: kinetic energy
-    // part of C[1] in bias: joint 'elbow' (double_pendulum.cap:31) -> body 'lower': bias
-    double elbow_C_1 = 0.0;
-    // part of C[1] in bias: joint 'elbow' (double_pendulum.cap:31) -> body 'lower': bias
-    double elbow_C_1_b = 0.0;
     double ke_b = 0.0;  // part of ke in kineticEnergy: kinetic energy
-    double ke_c = 0.0;  // part of ke in kineticEnergy: kinetic energy
     // part of udot[0] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
     // factorization
     double udot_0 = 0.0;
-    double ke_d = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    double ke_c = 0.0;  // part of ke in kineticEnergy: kinetic energy
     double pe = 0.0;  // part of pe in potentialEnergy: potential energy (gravity)
     double pe_b = 0.0;  // part of pe in potentialEnergy: potential energy (gravity)
   };
@@ -213,13 +208,13 @@ class DoublePendulum {
 
  public:
   // M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm.
-  // (2 adds, 2 muls, 0 divs, 1 calls, 0 other)
+  // (3 adds, 2 muls, 0 divs, 1 calls, 0 other)
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
     refreshDerived();  // the parameter-only values, if params changed
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': mass matrix column
     const double t0 = std::cos(q[1]);
     const double t1 = derived_.shoulder_M_0_0*t0;
-    M(0, 0) = derived_.shoulder_M_0_0_b - 2.0*t1;
+    M(0, 0) = derived_.I_KUpper[4] + derived_.shoulder_M_0_0_b - 2.0*t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
     const double t2 = derived_.I_KLower[4] - t1;
     M(1, 1) = derived_.I_KLower[4];
@@ -229,7 +224,7 @@ class DoublePendulum {
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
   // M udot = tau - C; by recursive Newton-Euler.
-  // (17 adds, 35 muls, 0 divs, 4 calls, 0 other)
+  // (15 adds, 29 muls, 0 divs, 4 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
@@ -237,43 +232,47 @@ class DoublePendulum {
     Eigen::Matrix<double, 6, 1> a_KLower;  // bias acceleration in the joint frame of 'lower'
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
     const double t0 = u[0] + u[1];
+    const double t1 = std::cos(q[1]);
+    const double t2 = params.L1*u[0]*t1;
     v_KLower[2] = t0;
+    v_KLower[3] = t2;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
-    const double t1 = std::sin(q[0]);
-    const double t2 = params.world_gravity[1]*t1;
-    const double t3 = std::cos(q[0]);
-    const double t4 = params.world_gravity[0]*t3;
-    const double t5 = -t2 - t4;
-    const double t6 = params.world_gravity[1]*t3;
-    const double t7 = params.world_gravity[0]*t1;
-    const double t8 = -t6 + t7;
-    a_KUpper[3] = t5;
-    a_KUpper[4] = t8;
+    const double t3 = std::sin(q[0]);
+    const double t4 = params.world_gravity[1]*t3;
+    const double t5 = std::cos(q[0]);
+    const double t6 = params.world_gravity[0]*t5;
+    const double t7 = -t4 - t6;
+    const double t8 = params.world_gravity[1]*t5;
+    const double t9 = params.world_gravity[0]*t3;
+    const double t10 = -t8 + t9;
+    a_KUpper[3] = t7;
+    a_KUpper[4] = t10;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration with udot = 0
-    const double t9 = std::sin(q[1]);
-    const double t10 = params.L1*u[0]*u[1]*t9;
-    const double t11 = std::cos(q[1]);
-    const double t12 = t11*a_KUpper[3];
-    const double t13 = t9*a_KUpper[4];
-    const double t14 = -t10 + t12 + t13;
-    const double t15 = params.L1*u[0]*u[1]*t11;
-    const double t16 = t9*a_KUpper[3];
-    const double t17 = t11*a_KUpper[4];
-    const double t18 = -t15 - t16 + t17;
-    a_KLower[3] = t14;
-    a_KLower[4] = t18;
+    const double t11 = std::sin(q[1]);
+    const double t12 = params.L1*u[0]*t11;
+    const double t13 = u[1]*t12;
+    const double t14 = t1*a_KUpper[3];
+    const double t15 = t11*a_KUpper[4];
+    const double t16 = -t13 + t14 + t15;
+    const double t17 = u[1]*v_KLower[3];
+    const double t18 = t11*a_KUpper[3];
+    const double t19 = t1*a_KUpper[4];
+    const double t20 = -t17 - t18 + t19;
+    a_KLower[3] = t16;
+    a_KLower[4] = t20;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': bias
-    const double t19 = derived_.elbow_C_1*u[0]*u[0]*t9*t11;
-    const double t20 = derived_.elbow_C_1_b*u[0]*t11;
-    const double t21 = derived_.I_KLower[2]*v_KLower[2];
-    const double t22 = t20 - t21;
-    const double t23 = params.L1*u[0]*t9*t22;
-    const double t24 = derived_.I_KLower[2]*a_KLower[3];
-    C[1] = -t19 + t23 - t24;
+    const double t21 = params.m2*t12*v_KLower[3];
+    const double t22 = derived_.I_KLower[2]*v_KLower[2];
+    const double t23 = params.m2*v_KLower[3];
+    const double t24 = -t22 + t23;
+    const double t25 = t12*t24;
+    const double t26 = derived_.I_KLower[2]*a_KLower[3];
+    const double t27 = -t21 + t25 - t26;
+    C[1] = t27;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': bias
-    C[0] = -t19 - derived_.I_KUpper[2]*a_KUpper[3] + t23 - t24 +
-        params.L1*(t11*(derived_.elbow_C_1_b*u[0]*t9*v_KLower[2] + params.m2*a_KLower[3]) -
-        t9*(v_KLower[2]*t22 + params.m2*a_KLower[4]));
+    C[0] = -derived_.I_KUpper[2]*a_KUpper[3] + C[1] +
+        params.L1*(-t11*(v_KLower[2]*t24 + params.m2*a_KLower[4]) +
+        t1*(params.m2*v_KLower[2]*t12 + params.m2*a_KLower[3]));
   }
 
   // tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`).
@@ -287,61 +286,82 @@ class DoublePendulum {
   // force laws and the tree-sparse L^T D L solve, all unrolled.
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
   // weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 24 adds, 63 muls, 1 divs (weighted 107.0);
-  //   ABA in World: 27 adds, 98 muls, 1 divs (weighted 145.0);
-  //   CRBA + L^T D L in joint frames: 22 adds, 46 muls, 1 divs (weighted 88.0);
-  //   ABA in joint frames: 22 adds, 53 muls, 1 divs (weighted 95.0).
-  // (22 adds, 46 muls, 1 divs, 4 calls, 0 other)
+  //   CRBA + L^T D L in World: 23 adds, 66 muls, 1 divs (weighted 109.0);
+  //   ABA in World: 31 adds, 108 muls, 1 divs (weighted 159.0);
+  //   CRBA + L^T D L in joint frames: 21 adds, 40 muls, 1 divs (weighted 81.0);
+  //   ABA in joint frames: 22 adds, 47 muls, 1 divs (weighted 89.0).
+  // (21 adds, 40 muls, 1 divs, 4 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
     MassMatrix M;
+    U C;
     Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
     Eigen::Matrix<double, 6, 1> a_KUpper;  // bias acceleration in the joint frame of 'upper'
     Eigen::Matrix<double, 6, 1> a_KLower;  // bias acceleration in the joint frame of 'lower'
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
     const double t0 = u[0] + u[1];
-    v_KLower[2] = t0;
-    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
     const double t1 = std::cos(q[1]);
-    const double t2 = derived_.shoulder_M_0_0*t1;
-    const double t3 = derived_.I_KLower[4] - t2;
-    M(0, 1) = t3;
+    const double t2 = params.L1*u[0]*t1;
+    v_KLower[2] = t0;
+    v_KLower[3] = t2;
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
+    const double t3 = derived_.shoulder_M_0_0*t1;
+    const double t4 = derived_.I_KLower[4] - t3;
+    M(0, 1) = t4;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
-    const double t4 = std::sin(q[0]);
-    const double t5 = params.world_gravity[1]*t4;
-    const double t6 = std::cos(q[0]);
-    const double t7 = params.world_gravity[0]*t6;
-    const double t8 = -t5 - t7;
-    const double t9 = params.world_gravity[1]*t6;
-    const double t10 = params.world_gravity[0]*t4;
-    const double t11 = -t9 + t10;
-    a_KUpper[3] = t8;
-    a_KUpper[4] = t11;
+    const double t5 = std::sin(q[0]);
+    const double t6 = params.world_gravity[1]*t5;
+    const double t7 = std::cos(q[0]);
+    const double t8 = params.world_gravity[0]*t7;
+    const double t9 = -t6 - t8;
+    const double t10 = params.world_gravity[1]*t7;
+    const double t11 = params.world_gravity[0]*t5;
+    const double t12 = -t10 + t11;
+    a_KUpper[3] = t9;
+    a_KUpper[4] = t12;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration with udot = 0
-    const double t12 = std::sin(q[1]);
-    const double t13 = params.L1*u[0]*u[1]*t12;
-    const double t14 = t1*a_KUpper[3];
-    const double t15 = t12*a_KUpper[4];
-    const double t16 = -t13 + t14 + t15;
-    const double t17 = params.L1*u[0]*u[1]*t1;
-    const double t18 = t12*a_KUpper[3];
-    const double t19 = t1*a_KUpper[4];
-    const double t20 = -t17 - t18 + t19;
-    a_KLower[3] = t16;
-    a_KLower[4] = t20;
+    const double t13 = std::sin(q[1]);
+    const double t14 = params.L1*u[0]*t13;
+    const double t15 = u[1]*t14;
+    const double t16 = t1*a_KUpper[3];
+    const double t17 = t13*a_KUpper[4];
+    const double t18 = -t15 + t16 + t17;
+    const double t19 = u[1]*v_KLower[3];
+    const double t20 = t13*a_KUpper[3];
+    const double t21 = t1*a_KUpper[4];
+    const double t22 = -t19 - t20 + t21;
+    a_KLower[3] = t18;
+    a_KLower[4] = t22;
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': bias
+    const double t23 = params.m2*t14*v_KLower[3];
+    const double t24 = derived_.I_KLower[2]*v_KLower[2];
+    const double t25 = params.m2*v_KLower[3];
+    const double t26 = -t24 + t25;
+    const double t27 = t14*t26;
+    const double t28 = derived_.I_KLower[2]*a_KLower[3];
+    const double t29 = -t23 + t27 - t28;
+    C[1] = t29;
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': bias
+    const double t30 = derived_.I_KUpper[2]*a_KUpper[3];
+    const double t31 = v_KLower[2]*t26;
+    const double t32 = params.m2*a_KLower[4];
+    const double t33 = t31 + t32;
+    const double t34 = t13*t33;
+    const double t35 = params.m2*v_KLower[2]*t14;
+    const double t36 = params.m2*a_KLower[3];
+    const double t37 = t35 + t36;
+    const double t38 = t1*t37;
+    const double t39 = -t34 + t38;
+    const double t40 = params.L1*t39;
+    const double t41 = -t30 + C[1] + t40;
+    C[0] = t41;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
-    const double tinv0 = 1.0/(derived_.shoulder_M_0_0_b - 2.0*t2 - derived_.udot_0*M(0, 1)*M(0, 1));
-    const double t21 = derived_.elbow_C_1*u[0]*u[0]*t12*t1;
-    const double t22 = derived_.elbow_C_1_b*u[0]*t1 - derived_.I_KLower[2]*v_KLower[2];
-    const double t23 = params.L1*u[0]*t12*t22;
-    const double t24 = derived_.I_KLower[2]*a_KLower[3];
-    const double t25 = t21 - t23 + t24;
-    const double t26 = t21 + derived_.I_KUpper[2]*a_KUpper[3] - t23 + t24 -
-        derived_.udot_0*M(0, 1)*t25 - params.L1*(t1*(derived_.elbow_C_1_b*u[0]*t12*v_KLower[2] +
-        params.m2*a_KLower[3]) - t12*(v_KLower[2]*t22 + params.m2*a_KLower[4]));
-    udot[0] = tinv0*t26;
-    udot[1] = derived_.udot_0*t25 - derived_.udot_0*M(0, 1)*tinv0*t26;
+    const double tinv0 = 1.0/(derived_.I_KUpper[4] +
+        (derived_.shoulder_M_0_0_b - 2.0*t3 - derived_.udot_0*M(0, 1)*M(0, 1)));
+    const double t42 = derived_.udot_0*M(0, 1)*C[1] - C[0];
+    udot[0] = tinv0*t42;
+    udot[1] = -derived_.udot_0*C[1] - derived_.udot_0*(M(0, 1)*tinv0*t42);
   }
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
@@ -352,73 +372,102 @@ class DoublePendulum {
   // [p_BoQ_W x f; f].
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
   // weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 29 adds, 63 muls, 1 divs (weighted 112.0);
-  //   ABA in World: 32 adds, 98 muls, 1 divs (weighted 150.0);
-  //   CRBA + L^T D L in joint frames: 32 adds, 54 muls, 1 divs (weighted 106.0);
-  //   ABA in joint frames: 32 adds, 61 muls, 1 divs (weighted 113.0).
-  // (32 adds, 54 muls, 1 divs, 4 calls, 0 other)
+  //   CRBA + L^T D L in World: 28 adds, 66 muls, 1 divs (weighted 114.0);
+  //   ABA in World: 34 adds, 106 muls, 1 divs (weighted 160.0);
+  //   CRBA + L^T D L in joint frames: 31 adds, 48 muls, 1 divs (weighted 99.0);
+  //   ABA in joint frames: 30 adds, 55 muls, 1 divs (weighted 105.0).
+  // (31 adds, 48 muls, 1 divs, 4 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
     MassMatrix M;
+    U C;
     Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
     Eigen::Matrix<double, 6, 1> a_KUpper;  // bias acceleration in the joint frame of 'upper'
     Eigen::Matrix<double, 6, 1> a_KLower;  // bias acceleration in the joint frame of 'lower'
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
     const double t0 = u[0] + u[1];
-    v_KLower[2] = t0;
-    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
     const double t1 = std::cos(q[1]);
-    const double t2 = derived_.shoulder_M_0_0*t1;
-    const double t3 = derived_.I_KLower[4] - t2;
-    M(0, 1) = t3;
+    const double t2 = params.L1*u[0]*t1;
+    v_KLower[2] = t0;
+    v_KLower[3] = t2;
+    // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
+    const double t3 = derived_.shoulder_M_0_0*t1;
+    const double t4 = derived_.I_KLower[4] - t3;
+    M(0, 1) = t4;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
-    const double t4 = std::sin(q[0]);
-    const double t5 = params.world_gravity[1]*t4;
-    const double t6 = std::cos(q[0]);
-    const double t7 = params.world_gravity[0]*t6;
-    const double t8 = -t5 - t7;
-    const double t9 = params.world_gravity[1]*t6;
-    const double t10 = params.world_gravity[0]*t4;
-    const double t11 = -t9 + t10;
-    a_KUpper[3] = t8;
-    a_KUpper[4] = t11;
+    const double t5 = std::sin(q[0]);
+    const double t6 = params.world_gravity[1]*t5;
+    const double t7 = std::cos(q[0]);
+    const double t8 = params.world_gravity[0]*t7;
+    const double t9 = -t6 - t8;
+    const double t10 = params.world_gravity[1]*t7;
+    const double t11 = params.world_gravity[0]*t5;
+    const double t12 = -t10 + t11;
+    a_KUpper[3] = t9;
+    a_KUpper[4] = t12;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration with udot = 0
-    const double t12 = std::sin(q[1]);
-    const double t13 = params.L1*u[0]*u[1]*t12;
-    const double t14 = t1*a_KUpper[3];
-    const double t15 = t12*a_KUpper[4];
-    const double t16 = -t13 + t14 + t15;
-    const double t17 = params.L1*u[0]*u[1]*t1;
-    const double t18 = t12*a_KUpper[3];
-    const double t19 = t1*a_KUpper[4];
-    const double t20 = -t17 - t18 + t19;
-    a_KLower[3] = t16;
-    a_KLower[4] = t20;
+    const double t13 = std::sin(q[1]);
+    const double t14 = params.L1*u[0]*t13;
+    const double t15 = u[1]*t14;
+    const double t16 = t1*a_KUpper[3];
+    const double t17 = t13*a_KUpper[4];
+    const double t18 = -t15 + t16 + t17;
+    const double t19 = u[1]*v_KLower[3];
+    const double t20 = t13*a_KUpper[3];
+    const double t21 = t1*a_KUpper[4];
+    const double t22 = -t19 - t20 + t21;
+    a_KLower[3] = t18;
+    a_KLower[4] = t22;
+    // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': bias
+    const double t23 = derived_.I_KUpper[2]*a_KUpper[3];
+    const double t24 = params.m2*t14*v_KLower[3];
+    const double t25 = derived_.I_KLower[2]*v_KLower[2];
+    const double t26 = params.m2*v_KLower[3];
+    const double t27 = -t25 + t26;
+    const double t28 = t14*t27;
+    const double t29 = derived_.I_KLower[2]*a_KLower[3];
+    const double t30 = -t24 + t28 - t29;
+    const double t31 = params.m2*v_KLower[2]*t14;
+    const double t32 = t13*t7;
+    const double t33 = t5*t1;
+    const double t34 = t32 + t33;
+    const double t35 = fext[1][4]*t34;
+    const double t36 = t13*t5;
+    const double t37 = t1*t7;
+    const double t38 = -t36 + t37;
+    const double t39 = fext[1][3]*t38;
+    const double t40 = t31 - t35 - t39;
+    const double t41 = params.m2*a_KLower[3];
+    const double t42 = t40 + t41;
+    const double t43 = t1*t42;
+    const double t44 = params.m2*a_KLower[4];
+    const double t45 = fext[1][4]*t38;
+    const double t46 = -t32 - t33;
+    const double t47 = fext[1][3]*t46;
+    const double t48 = v_KLower[2]*t27;
+    const double t49 = -t45 - t47 + t48;
+    const double t50 = t44 + t49;
+    const double t51 = t13*t50;
+    const double t52 = t43 - t51;
+    const double t53 = params.L1*t52;
+    const double t54 = -fext[1][2] + t30 + t53;
+    const double t55 = -fext[0][2] - t23 + t54;
+    C[0] = t55;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
-    const double tinv0 = 1.0/(derived_.shoulder_M_0_0_b - 2.0*t2 - derived_.udot_0*M(0, 1)*M(0, 1));
-    const double t21 = derived_.elbow_C_1*u[0]*u[0]*t12*t1;
-    const double t22 = derived_.elbow_C_1_b*u[0]*t1 - derived_.I_KLower[2]*v_KLower[2];
-    const double t23 = params.L1*u[0]*t12*t22;
-    const double t24 = derived_.I_KLower[2]*a_KLower[3];
-    const double t25 = fext[1][2] + t21 - t23 + t24;
-    const double t26 = -t12*t4 + t1*t6;
-    const double t27 = t12*t6;
-    const double t28 = t4*t1;
-    const double t29 = fext[0][2] + fext[1][2] + t21 + derived_.I_KUpper[2]*a_KUpper[3] - t23 +
-        t24 - derived_.udot_0*M(0, 1)*t25 - params.L1*(-t12*(v_KLower[2]*t22 - fext[1][4]*t26 -
-        fext[1][3]*(-t27 - t28) + params.m2*a_KLower[4]) +
-        t1*(derived_.elbow_C_1_b*u[0]*t12*v_KLower[2] - fext[1][4]*(t27 + t28) - fext[1][3]*t26 +
-        params.m2*a_KLower[3]));
-    udot[0] = tinv0*t29;
-    udot[1] = derived_.udot_0*t25 - derived_.udot_0*M(0, 1)*tinv0*t29;
+    const double tinv0 = 1.0/(derived_.I_KUpper[4] +
+        (derived_.shoulder_M_0_0_b - 2.0*t3 - derived_.udot_0*M(0, 1)*M(0, 1)));
+    const double t56 = fext[1][2] - t30;
+    const double t57 = -derived_.udot_0*M(0, 1)*t56 - C[0];
+    udot[0] = tinv0*t57;
+    udot[1] = derived_.udot_0*t56 - derived_.udot_0*(M(0, 1)*tinv0*t57);
   }
 
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
-  // (24 adds, 39 muls, 0 divs, 4 calls, 0 other)
+  // (22 adds, 33 muls, 0 divs, 4 calls, 0 other)
   void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -427,49 +476,52 @@ class DoublePendulum {
     Eigen::Matrix<double, 6, 1> a_KLower;  // spatial acceleration in the joint frame of 'lower'
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
     const double t0 = u[0] + u[1];
+    const double t1 = std::cos(q[1]);
+    const double t2 = params.L1*u[0]*t1;
     v_KLower[2] = t0;
+    v_KLower[3] = t2;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration
-    const double t1 = std::sin(q[0]);
-    const double t2 = params.world_gravity[1]*t1;
-    const double t3 = std::cos(q[0]);
-    const double t4 = params.world_gravity[0]*t3;
-    const double t5 = -t2 - t4;
-    const double t6 = params.world_gravity[1]*t3;
-    const double t7 = params.world_gravity[0]*t1;
-    const double t8 = -t6 + t7;
-    a_KUpper[3] = t5;
-    a_KUpper[4] = t8;
+    const double t3 = std::sin(q[0]);
+    const double t4 = params.world_gravity[1]*t3;
+    const double t5 = std::cos(q[0]);
+    const double t6 = params.world_gravity[0]*t5;
+    const double t7 = -t4 - t6;
+    const double t8 = params.world_gravity[1]*t5;
+    const double t9 = params.world_gravity[0]*t3;
+    const double t10 = -t8 + t9;
+    a_KUpper[3] = t7;
+    a_KUpper[4] = t10;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration
-    const double t9 = udot[0] + udot[1];
-    const double t10 = std::sin(q[1]);
-    const double t11 = params.L1*u[0]*u[1]*t10;
-    const double t12 = t10*a_KUpper[4];
-    const double t13 = std::cos(q[1]);
-    const double t14 = params.L1*udot[0];
-    const double t15 = t14 - t2 - t4;
-    const double t16 = t13*t15;
-    const double t17 = -t11 + t12 + t16;
-    const double t18 = params.L1*u[0]*u[1]*t13;
-    const double t19 = t13*a_KUpper[4];
-    const double t20 = t10*t15;
-    const double t21 = -t18 + t19 - t20;
-    a_KLower[2] = t9;
-    a_KLower[3] = t17;
-    a_KLower[4] = t21;
+    const double t11 = udot[0] + udot[1];
+    const double t12 = std::sin(q[1]);
+    const double t13 = params.L1*u[0]*t12;
+    const double t14 = u[1]*t13;
+    const double t15 = t12*a_KUpper[4];
+    const double t16 = params.L1*udot[0];
+    const double t17 = t16 - t4 - t6;
+    const double t18 = t1*t17;
+    const double t19 = -t14 + t15 + t18;
+    const double t20 = u[1]*v_KLower[3];
+    const double t21 = t1*a_KUpper[4];
+    const double t22 = t12*t17;
+    const double t23 = -t20 + t21 - t22;
+    a_KLower[2] = t11;
+    a_KLower[3] = t19;
+    a_KLower[4] = t23;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': generalized force
-    const double t22 = derived_.elbow_C_1*u[0]*u[0]*t10*t13;
-    const double t23 = derived_.I_KLower[4]*a_KLower[2];
-    const double t24 = derived_.elbow_C_1_b*u[0]*t13;
-    const double t25 = derived_.I_KLower[2]*v_KLower[2];
-    const double t26 = t24 - t25;
-    const double t27 = params.L1*u[0]*t10*t26;
-    const double t28 = derived_.I_KLower[2]*a_KLower[3];
-    tau[1] = -t22 + t23 + t27 - t28;
+    const double t24 = derived_.I_KLower[4]*a_KLower[2];
+    const double t25 = params.m2*t13*v_KLower[3];
+    const double t26 = derived_.I_KLower[2]*v_KLower[2];
+    const double t27 = params.m2*v_KLower[3];
+    const double t28 = -t26 + t27;
+    const double t29 = t13*t28;
+    const double t30 = t24 - t25 + t29;
+    const double t31 = derived_.I_KLower[2]*a_KLower[3];
+    tau[1] = t30 - t31;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': generalized force
-    tau[0] = derived_.I_KUpper[4]*udot[0] - t22 + t23 - derived_.I_KUpper[2]*a_KUpper[3] + t27 -
-        t28 + params.L1*(t13*(-derived_.I_KLower[2]*a_KLower[2] +
-        derived_.elbow_C_1_b*u[0]*t10*v_KLower[2] + params.m2*a_KLower[3]) -
-        t10*(v_KLower[2]*t26 + params.m2*a_KLower[4]));
+    tau[0] = derived_.I_KUpper[4]*udot[0] - derived_.I_KUpper[2]*a_KUpper[3] + t30 - t31 +
+        params.L1*(-t12*(v_KLower[2]*t28 + params.m2*a_KLower[4]) +
+        t1*(-derived_.I_KLower[2]*a_KLower[2] + params.m2*v_KLower[2]*t13 + params.m2*a_KLower[3]));
   }
 
   // qdot (nq) = N(q) u.
@@ -546,12 +598,13 @@ class DoublePendulum {
   }
 
   // Kinetic energy 1/2 u^T M u (J).
-  // (10 adds, 35 muls, 0 divs, 4 calls, 0 other)
+  // (10 adds, 31 muls, 0 divs, 4 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
     Eigen::Matrix3d R_WLower;  // R_WB of 'lower'
     Eigen::Vector3d w_WLower;  // w_WB of 'lower'
+    Eigen::Vector3d v_WLower;  // v_WBo of 'lower'
     double ke = 0.0;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
     const double t0 = std::cos(q[0]);
@@ -571,17 +624,17 @@ class DoublePendulum {
     R_WLower(0, 1) = t9;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity
     const double t10 = u[0] + u[1];
+    const double t11 = params.L1*u[0]*R_WUpper(0, 0);
+    const double t12 = params.L1*u[0]*R_WUpper(1, 0);
     w_WLower[2] = t10;
+    v_WLower[0] = t11;
+    v_WLower[1] = t12;
     // kinetic energy
-    const double t11 = 0.3333333333333333*derived_.ke_d*u[0]*u[0] +
-        w_WLower[2]*(0.3333333333333333*derived_.ke_c*w_WLower[2] +
-        0.5*derived_.ke*u[0]*R_WUpper(0, 0)*R_WLower(0, 0) -
-        0.5*derived_.ke*u[0]*R_WUpper(1, 0)*R_WLower(0, 1)) +
-        params.L1*u[0]*R_WUpper(1, 0)*(derived_.elbow_C_1_b*u[0]*R_WUpper(1, 0) -
-        0.5*derived_.ke_b*w_WLower[2]*R_WLower(0, 1)) +
-        params.L1*u[0]*R_WUpper(0, 0)*(derived_.elbow_C_1_b*u[0]*R_WUpper(0, 0) +
-        0.5*derived_.ke_b*w_WLower[2]*R_WLower(0, 0));
-    ke = 0.5*t11;
+    const double t13 = w_WLower[2]*(0.3333333333333333*derived_.ke_b*w_WLower[2] -
+        0.5*derived_.ke*v_WLower[1]*R_WLower(0, 1) + 0.5*derived_.ke*v_WLower[0]*R_WLower(0, 0)) +
+        v_WLower[1]*(params.m2*v_WLower[1] - 0.5*derived_.ke*w_WLower[2]*R_WLower(0, 1)) +
+        v_WLower[0]*(params.m2*v_WLower[0] + 0.5*derived_.ke*w_WLower[2]*R_WLower(0, 0));
+    ke = 0.5*(0.3333333333333333*derived_.ke_c*u[0]*u[0] + t13);
     return ke;
   }
 
@@ -689,16 +742,15 @@ class DoublePendulum {
     R_WLower(1, 0) = t10;
     p_WLower[0] = t11;
     // J_WF: the joints from World to 'lower', each shifted to Fo
-    const double t12 = p_BoFo_B[1]*R_WLower(0, 0);
-    const double t13 = p_BoFo_B[0]*R_WLower(1, 0);
-    const double t14 = p_BoFo_B[1]*R_WLower(0, 1);
-    const double t15 = p_BoFo_B[0]*R_WLower(0, 0);
+    const double t12 = params.L1*R_WUpper(0, 0);
+    const double t13 = -t12 + p_BoFo_B[1]*R_WLower(0, 0) + p_BoFo_B[0]*R_WLower(1, 0);
+    const double t14 = p_WLower[0] + p_BoFo_B[1]*R_WLower(0, 1) + p_BoFo_B[0]*R_WLower(0, 0);
     J(2, 0) = 1.0;
     J(2, 1) = 1.0;
-    J(3, 0) = params.L1*R_WUpper(0, 0) - t12 - t13;
+    J(3, 0) = -t13;
     J(3, 1) = -t12 - t13;
-    J(4, 0) = p_WLower[0] + t14 + t15;
-    J(4, 1) = t14 + t15;
+    J(4, 0) = t14;
+    J(4, 1) = -p_WLower[0] + t14;
   }
 
   // Body 'upper':
@@ -731,6 +783,7 @@ class DoublePendulum {
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
     Eigen::Matrix3d R_WLower;  // R_WB of 'lower'
     Eigen::Vector3d w_WLower;  // w_WB of 'lower'
+    Eigen::Vector3d v_WLower;  // v_WBo of 'lower'
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
     const double t0 = std::cos(q[0]);
     const double t1 = std::sin(q[0]);
@@ -751,13 +804,17 @@ class DoublePendulum {
     R_WLower(1, 0) = t10;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity
     const double t11 = u[0] + u[1];
+    const double t12 = params.L1*u[0]*R_WUpper(0, 0);
+    const double t13 = params.L1*u[0]*R_WUpper(1, 0);
     w_WLower[2] = t11;
+    v_WLower[0] = t12;
+    v_WLower[1] = t13;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = -params.L1*u[0]*u[0]*R_WUpper(1, 0) -
-        w_WLower[2]*w_WLower[2]*(p_BoFo_B[1]*R_WLower(0, 1) + p_BoFo_B[0]*R_WLower(0, 0));
-    JdotU[4] = params.L1*u[0]*u[0]*R_WUpper(0, 0) -
-        w_WLower[2]*w_WLower[2]*(p_BoFo_B[1]*R_WLower(0, 0) + p_BoFo_B[0]*R_WLower(1, 0));
+    JdotU[3] = -u[0]*v_WLower[1] - w_WLower[2]*w_WLower[2]*(p_BoFo_B[1]*R_WLower(0, 1) +
+        p_BoFo_B[0]*R_WLower(0, 0));
+    JdotU[4] = u[0]*v_WLower[0] - w_WLower[2]*w_WLower[2]*(p_BoFo_B[1]*R_WLower(0, 0) +
+        p_BoFo_B[0]*R_WLower(1, 0));
     JdotU[5] = 0.0;
   }
 
@@ -806,7 +863,7 @@ class DoublePendulum {
 
   // The same, and what frameJacobianDotU(frame, k, JdotU) reads too: every body's spatial
   // velocity V_WB = [w_WB; v_WBo] and its acceleration at udot = 0, Abias_WB, in World.
-  // (4 adds, 16 muls, 0 divs, 4 calls, 0 other)
+  // (4 adds, 12 muls, 0 divs, 4 calls, 0 other)
   void frameKinematics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
@@ -844,6 +901,8 @@ class DoublePendulum {
     const double t4 = -t2*k.R_WB[0](1, 0) + t3*k.R_WB[0](0, 0);
     const double t5 = t2*k.R_WB[0](0, 0);
     const double t6 = k.R_WB[0](1, 0)*t3;
+    const double t7 = params.L1*u[0]*k.R_WB[0](0, 0);
+    const double t8 = params.L1*u[0]*k.R_WB[0](1, 0);
     k.R_WB[1](0, 0) = t4;
     k.R_WB[1](0, 1) = -t5 - t6;
     k.R_WB[1](0, 2) = 0.0;
@@ -860,20 +919,20 @@ class DoublePendulum {
     k.V_WB[1][0] = 0.0;
     k.V_WB[1][1] = 0.0;
     k.V_WB[1][2] = u[0] + u[1];
-    k.V_WB[1][3] = params.L1*u[0]*k.R_WB[0](0, 0);
-    k.V_WB[1][4] = params.L1*u[0]*k.R_WB[0](1, 0);
+    k.V_WB[1][3] = t7;
+    k.V_WB[1][4] = t8;
     k.V_WB[1][5] = 0.0;
     k.Abias_WB[1][0] = 0.0;
     k.Abias_WB[1][1] = 0.0;
     k.Abias_WB[1][2] = 0.0;
-    k.Abias_WB[1][3] = -params.L1*u[0]*u[0]*k.R_WB[0](1, 0);
-    k.Abias_WB[1][4] = params.L1*u[0]*u[0]*k.R_WB[0](0, 0);
+    k.Abias_WB[1][3] = -u[0]*t8;
+    k.Abias_WB[1][4] = u[0]*t7;
     k.Abias_WB[1][5] = 0.0;
   }
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation
   // calls it through refreshDerived() when params changed, so there is no need to.
-  // (2 adds, 18 muls, 1 divs, 0 calls, 0 other)
+  // (1 adds, 15 muls, 1 divs, 0 calls, 0 other)
   void updateDerived() const {
     // I_K (mass, h, I row-major) of joint 'shoulder' (double_pendulum.cap:24) -> body 'upper':
     // spatial inertia about K
@@ -887,16 +946,12 @@ class DoublePendulum {
     derived_.I_KLower[2] = -0.5*t1;
     derived_.I_KLower[4] = 0.3333333333333333*t2;
     // parameter-only subexpressions of the functions below
-    const double t3 = params.L1*params.L1*params.m2;
     derived_.shoulder_M_0_0 = derived_.I_KLower[2]*params.L1;
-    derived_.shoulder_M_0_0_b = derived_.I_KLower[4] + derived_.I_KUpper[4] + t3;
-    derived_.ke = params.L1*params.L2*params.m2;
-    derived_.elbow_C_1 = t3;
-    derived_.elbow_C_1_b = params.L1*params.m2;
-    derived_.ke_b = t1;
-    derived_.ke_c = t2;
+    derived_.shoulder_M_0_0_b = derived_.I_KLower[4] + params.L1*params.L1*params.m2;
+    derived_.ke = t1;
+    derived_.ke_b = t2;
     derived_.udot_0 = 1.0/derived_.I_KLower[4];
-    derived_.ke_d = t0;
+    derived_.ke_c = t0;
     derived_.pe = params.L1*params.world_gravity[1];
     derived_.pe_b = params.L1*params.world_gravity[0];
     derivedFor_ = params;

@@ -268,11 +268,11 @@ class Wheel {
     R_WWheel(0, 0) = t0;
     R_WWheel(1, 0) = t1;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
-    udot[0] = derived_.udot_0*(-mylib::friction(u[0], params.mu) + mylib::spring(params.k, q[0]) +
+    udot[0] = derived_.udot_0*(-params.world_gravity[0]*(derived_.I_KWheel[1]*R_WWheel(1, 0) +
+        derived_.I_KWheel[2]*R_WWheel(0, 0)) + (-mylib::friction(u[0], params.mu) +
+        mylib::spring(params.k, q[0]) +
         params.world_gravity[1]*(-derived_.I_KWheel[2]*R_WWheel(1, 0) +
-        derived_.I_KWheel[1]*R_WWheel(0, 0)) -
-        params.world_gravity[0]*(derived_.I_KWheel[1]*R_WWheel(1, 0) +
-        derived_.I_KWheel[2]*R_WWheel(0, 0)));
+        derived_.I_KWheel[1]*R_WWheel(0, 0))));
   }
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
@@ -292,19 +292,28 @@ class Wheel {
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
+    U C;
     Eigen::Matrix3d R_WWheel;  // R_WB of 'wheel'
     // joint 'hinge' (external.cap:25) -> body 'wheel'
     const double t0 = std::cos(q[0]);
     const double t1 = std::sin(q[0]);
     R_WWheel(0, 0) = t0;
     R_WWheel(1, 0) = t1;
+    // bias less the external forces' generalized forces, C - sum_B J_WB^T fext_B (recursive
+    // Newton-Euler with udot = 0, gravity included, in World)
+    const double t2 = derived_.I_KWheel[2]*R_WWheel(1, 0);
+    const double t3 = derived_.I_KWheel[1]*R_WWheel(0, 0);
+    const double t4 = -t2 + t3;
+    const double t5 = params.world_gravity[1]*t4;
+    const double t6 = derived_.I_KWheel[1]*R_WWheel(1, 0);
+    const double t7 = derived_.I_KWheel[2]*R_WWheel(0, 0);
+    const double t8 = t6 + t7;
+    const double t9 = params.world_gravity[0]*t8;
+    const double t10 = -fext[0][2] - t5 + t9;
+    C[0] = t10;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
-    udot[0] = derived_.udot_0*(fext[0][2] - mylib::friction(u[0], params.mu) +
-        mylib::spring(params.k, q[0]) +
-        params.world_gravity[1]*(-derived_.I_KWheel[2]*R_WWheel(1, 0) +
-        derived_.I_KWheel[1]*R_WWheel(0, 0)) -
-        params.world_gravity[0]*(derived_.I_KWheel[1]*R_WWheel(1, 0) +
-        derived_.I_KWheel[2]*R_WWheel(0, 0)));
+    udot[0] = derived_.udot_0*(-mylib::friction(u[0], params.mu) + mylib::spring(params.k, q[0]) -
+        C[0]);
   }
 
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot

@@ -244,13 +244,7 @@ class FourBar {
     // matrix column
     double crankPivot_M_0_0_b = 0.0;
     double ke = 0.0;  // part of ke in kineticEnergy: kinetic energy
-    // part of C[1] in bias: joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': bias
-    double crankCoupler_C_1 = 0.0;
-    // part of C[1] in bias: joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': bias
-    double crankCoupler_C_1_b = 0.0;
     double ke_b = 0.0;  // part of ke in kineticEnergy: kinetic energy
-    double ke_c = 0.0;  // part of ke in kineticEnergy: kinetic energy
-    double ke_d = 0.0;  // part of ke in kineticEnergy: kinetic energy
     // part of udot[0] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
     // factorization
     double udot_0 = 0.0;
@@ -260,8 +254,8 @@ class FourBar {
     // part of udot[2] in forwardDynamics: udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the
     // tree-sparse L^T D L factorization
     double udot_2_b = 0.0;
-    double ke_e = 0.0;  // part of ke in kineticEnergy: kinetic energy
-    double ke_f = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    double ke_c = 0.0;  // part of ke in kineticEnergy: kinetic energy
+    double ke_d = 0.0;  // part of ke in kineticEnergy: kinetic energy
     double pe = 0.0;  // part of pe in potentialEnergy: potential energy (gravity)
     double pe_b = 0.0;  // part of pe in potentialEnergy: potential energy (gravity)
     double pe_c = 0.0;  // part of pe in potentialEnergy: potential energy (gravity)
@@ -277,14 +271,14 @@ class FourBar {
 
  public:
   // M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm.
-  // (2 adds, 2 muls, 0 divs, 1 calls, 0 other)
+  // (3 adds, 2 muls, 0 divs, 1 calls, 0 other)
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
     refreshDerived();  // the parameter-only values, if params changed
     M.setZero();  // entries between different branches of the tree stay zero
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': mass matrix column
     const double t0 = std::cos(q[1]);
     const double t1 = derived_.crankPivot_M_0_0*t0;
-    M(0, 0) = derived_.crankPivot_M_0_0_b + 2.0*t1;
+    M(0, 0) = derived_.I_KCrank[8] + derived_.crankPivot_M_0_0_b + 2.0*t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': mass matrix column
     const double t2 = derived_.I_KCoupler[8] + t1;
     M(1, 1) = derived_.I_KCoupler[8];
@@ -296,7 +290,7 @@ class FourBar {
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
   // M udot = tau - C; by recursive Newton-Euler.
-  // (18 adds, 38 muls, 0 divs, 6 calls, 0 other)
+  // (16 adds, 32 muls, 0 divs, 6 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix<double, 6, 1> v_KCoupler;  // spatial velocity in the joint frame of 'coupler'
@@ -305,52 +299,57 @@ class FourBar {
     Eigen::Matrix<double, 6, 1> a_KRocker;  // bias acceleration in the joint frame of 'rocker'
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity in the joint frame
     const double t0 = u[0] + u[1];
+    const double t1 = std::sin(q[1]);
+    const double t2 = params.r*u[0]*t1;
+    const double t3 = std::cos(q[1]);
+    const double t4 = params.r*u[0]*t3;
     v_KCoupler[2] = t0;
+    v_KCoupler[3] = t2;
+    v_KCoupler[4] = t4;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration with udot = 0
-    const double t1 = std::sin(q[0]);
-    const double t2 = params.world_gravity[1]*t1;
-    const double t3 = std::cos(q[0]);
-    const double t4 = params.world_gravity[0]*t3;
-    const double t5 = -t2 - t4;
-    const double t6 = params.world_gravity[1]*t3;
-    const double t7 = params.world_gravity[0]*t1;
-    const double t8 = -t6 + t7;
-    a_KCrank[3] = t5;
-    a_KCrank[4] = t8;
+    const double t5 = std::sin(q[0]);
+    const double t6 = params.world_gravity[1]*t5;
+    const double t7 = std::cos(q[0]);
+    const double t8 = params.world_gravity[0]*t7;
+    const double t9 = -t6 - t8;
+    const double t10 = params.world_gravity[1]*t7;
+    const double t11 = params.world_gravity[0]*t5;
+    const double t12 = -t10 + t11;
+    a_KCrank[3] = t9;
+    a_KCrank[4] = t12;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': acceleration with udot = 0
-    const double t9 = std::cos(q[1]);
-    const double t10 = params.r*u[0]*u[1]*t9;
-    const double t11 = t9*a_KCrank[3];
-    const double t12 = std::sin(q[1]);
-    const double t13 = t12*a_KCrank[4];
-    const double t14 = t10 + t11 + t13;
-    const double t15 = params.r*u[0]*u[1]*t12;
-    const double t16 = t12*a_KCrank[3];
-    const double t17 = t9*a_KCrank[4];
-    const double t18 = -t15 - t16 + t17;
-    a_KCoupler[3] = t14;
-    a_KCoupler[4] = t18;
+    const double t13 = u[1]*v_KCoupler[4];
+    const double t14 = t3*a_KCrank[3];
+    const double t15 = t1*a_KCrank[4];
+    const double t16 = t13 + t14 + t15;
+    const double t17 = u[1]*v_KCoupler[3];
+    const double t18 = t1*a_KCrank[3];
+    const double t19 = t3*a_KCrank[4];
+    const double t20 = -t17 - t18 + t19;
+    a_KCoupler[3] = t16;
+    a_KCoupler[4] = t20;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration with udot = 0
-    const double t19 = std::sin(q[2]);
-    const double t20 = params.world_gravity[0]*t19;
-    const double t21 = std::cos(q[2]);
-    const double t22 = params.world_gravity[1]*t21;
-    const double t23 = t20 - t22;
-    a_KRocker[4] = t23;
+    const double t21 = std::sin(q[2]);
+    const double t22 = params.world_gravity[0]*t21;
+    const double t23 = std::cos(q[2]);
+    const double t24 = params.world_gravity[1]*t23;
+    const double t25 = t22 - t24;
+    a_KRocker[4] = t25;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': bias
     C[2] = derived_.I_KRocker[1]*a_KRocker[4];
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': bias
-    const double t24 = derived_.crankCoupler_C_1*u[0]*u[0]*t12*t9;
-    const double t25 = derived_.I_KCoupler[1]*v_KCoupler[2];
-    const double t26 = derived_.crankCoupler_C_1_b*u[0]*t9;
-    const double t27 = t25 + t26;
-    const double t28 = params.r*u[0]*t12*t27;
-    const double t29 = derived_.I_KCoupler[1]*a_KCoupler[4];
-    C[1] = -t24 + t28 + t29;
+    const double t26 = derived_.I_KCoupler[0]*v_KCoupler[3]*v_KCoupler[4];
+    const double t27 = derived_.I_KCoupler[1]*v_KCoupler[2];
+    const double t28 = derived_.I_KCoupler[0]*v_KCoupler[4];
+    const double t29 = t27 + t28;
+    const double t30 = v_KCoupler[3]*t29;
+    const double t31 = derived_.I_KCoupler[1]*a_KCoupler[4];
+    const double t32 = -t26 + t30 + t31;
+    C[1] = t32;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': bias
-    C[0] = -t24 + derived_.I_KCrank[1]*a_KCrank[4] + t28 + t29 +
-        params.r*(t12*(-v_KCoupler[2]*t27 + derived_.I_KCoupler[0]*a_KCoupler[3]) +
-        t9*(derived_.crankCoupler_C_1_b*u[0]*t12*v_KCoupler[2] +
+    C[0] = derived_.I_KCrank[1]*a_KCrank[4] + C[1] +
+        params.r*(t1*(-v_KCoupler[2]*t29 + derived_.I_KCoupler[0]*a_KCoupler[3]) +
+        t3*(derived_.I_KCoupler[0]*v_KCoupler[2]*v_KCoupler[3] +
         derived_.I_KCoupler[0]*a_KCoupler[4]));
   }
 
@@ -365,72 +364,91 @@ class FourBar {
   // force laws and the tree-sparse L^T D L solve, all unrolled.
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
   // weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 25 adds, 69 muls, 1 divs (weighted 122.0);
-  //   ABA in World: 28 adds, 104 muls, 1 divs (weighted 160.0);
-  //   CRBA + L^T D L in joint frames: 23 adds, 49 muls, 1 divs (weighted 100.0);
-  //   ABA in joint frames: 23 adds, 56 muls, 1 divs (weighted 107.0).
-  // (23 adds, 49 muls, 1 divs, 6 calls, 0 other)
+  //   CRBA + L^T D L in World: 24 adds, 74 muls, 1 divs (weighted 126.0);
+  //   ABA in World: 32 adds, 116 muls, 1 divs (weighted 176.0);
+  //   CRBA + L^T D L in joint frames: 22 adds, 43 muls, 1 divs (weighted 93.0);
+  //   ABA in joint frames: 23 adds, 50 muls, 1 divs (weighted 101.0).
+  // (22 adds, 43 muls, 1 divs, 6 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
     MassMatrix M;
+    U C;
     Eigen::Matrix<double, 6, 1> v_KCoupler;  // spatial velocity in the joint frame of 'coupler'
     Eigen::Matrix<double, 6, 1> a_KCrank;  // bias acceleration in the joint frame of 'crank'
     Eigen::Matrix<double, 6, 1> a_KCoupler;  // bias acceleration in the joint frame of 'coupler'
     Eigen::Matrix<double, 6, 1> a_KRocker;  // bias acceleration in the joint frame of 'rocker'
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity in the joint frame
     const double t0 = u[0] + u[1];
+    const double t1 = std::sin(q[1]);
+    const double t2 = params.r*u[0]*t1;
+    const double t3 = std::cos(q[1]);
+    const double t4 = params.r*u[0]*t3;
     v_KCoupler[2] = t0;
+    v_KCoupler[3] = t2;
+    v_KCoupler[4] = t4;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': mass matrix column
-    const double t1 = std::cos(q[1]);
-    const double t2 = derived_.crankPivot_M_0_0*t1;
-    const double t3 = derived_.I_KCoupler[8] + t2;
-    M(0, 1) = t3;
+    const double t5 = derived_.crankPivot_M_0_0*t3;
+    const double t6 = derived_.I_KCoupler[8] + t5;
+    M(0, 1) = t6;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration with udot = 0
-    const double t4 = std::sin(q[0]);
-    const double t5 = params.world_gravity[1]*t4;
-    const double t6 = std::cos(q[0]);
-    const double t7 = params.world_gravity[0]*t6;
-    const double t8 = -t5 - t7;
-    const double t9 = params.world_gravity[1]*t6;
-    const double t10 = params.world_gravity[0]*t4;
-    const double t11 = -t9 + t10;
-    a_KCrank[3] = t8;
-    a_KCrank[4] = t11;
+    const double t7 = std::sin(q[0]);
+    const double t8 = params.world_gravity[1]*t7;
+    const double t9 = std::cos(q[0]);
+    const double t10 = params.world_gravity[0]*t9;
+    const double t11 = -t8 - t10;
+    const double t12 = params.world_gravity[1]*t9;
+    const double t13 = params.world_gravity[0]*t7;
+    const double t14 = -t12 + t13;
+    a_KCrank[3] = t11;
+    a_KCrank[4] = t14;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': acceleration with udot = 0
-    const double t12 = params.r*u[0]*u[1]*t1;
-    const double t13 = t1*a_KCrank[3];
-    const double t14 = std::sin(q[1]);
-    const double t15 = t14*a_KCrank[4];
-    const double t16 = t12 + t13 + t15;
-    const double t17 = params.r*u[0]*u[1]*t14;
-    const double t18 = t14*a_KCrank[3];
-    const double t19 = t1*a_KCrank[4];
-    const double t20 = -t17 - t18 + t19;
-    a_KCoupler[3] = t16;
-    a_KCoupler[4] = t20;
+    const double t15 = u[1]*v_KCoupler[4];
+    const double t16 = t3*a_KCrank[3];
+    const double t17 = t1*a_KCrank[4];
+    const double t18 = t15 + t16 + t17;
+    const double t19 = u[1]*v_KCoupler[3];
+    const double t20 = t1*a_KCrank[3];
+    const double t21 = t3*a_KCrank[4];
+    const double t22 = -t19 - t20 + t21;
+    a_KCoupler[3] = t18;
+    a_KCoupler[4] = t22;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration with udot = 0
-    const double t21 = std::sin(q[2]);
-    const double t22 = params.world_gravity[0]*t21;
-    const double t23 = std::cos(q[2]);
-    const double t24 = params.world_gravity[1]*t23;
-    const double t25 = t22 - t24;
-    a_KRocker[4] = t25;
+    const double t23 = std::sin(q[2]);
+    const double t24 = params.world_gravity[0]*t23;
+    const double t25 = std::cos(q[2]);
+    const double t26 = params.world_gravity[1]*t25;
+    const double t27 = t24 - t26;
+    a_KRocker[4] = t27;
+    // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': bias
+    const double t28 = derived_.I_KCoupler[0]*v_KCoupler[3]*v_KCoupler[4];
+    const double t29 = derived_.I_KCoupler[1]*v_KCoupler[2];
+    const double t30 = derived_.I_KCoupler[0]*v_KCoupler[4];
+    const double t31 = t29 + t30;
+    const double t32 = v_KCoupler[3]*t31;
+    const double t33 = derived_.I_KCoupler[1]*a_KCoupler[4];
+    const double t34 = -t28 + t32 + t33;
+    C[1] = t34;
+    // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': bias
+    const double t35 = derived_.I_KCrank[1]*a_KCrank[4];
+    const double t36 = v_KCoupler[2]*t31;
+    const double t37 = derived_.I_KCoupler[0]*a_KCoupler[3];
+    const double t38 = -t36 + t37;
+    const double t39 = t1*t38;
+    const double t40 = derived_.I_KCoupler[0]*v_KCoupler[2]*v_KCoupler[3];
+    const double t41 = derived_.I_KCoupler[0]*a_KCoupler[4];
+    const double t42 = t40 + t41;
+    const double t43 = t3*t42;
+    const double t44 = t39 + t43;
+    const double t45 = params.r*t44;
+    const double t46 = t35 + C[1] + t45;
+    C[0] = t46;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
-    const double tinv0 = 1.0/(derived_.crankPivot_M_0_0_b + 2.0*t2 -
-        derived_.udot_0*M(0, 1)*M(0, 1));
-    const double t26 = derived_.crankCoupler_C_1*u[0]*u[0]*t14*t1;
-    const double t27 = derived_.I_KCoupler[1]*v_KCoupler[2] + derived_.crankCoupler_C_1_b*u[0]*t1;
-    const double t28 = params.r*u[0]*t14*t27;
-    const double t29 = derived_.I_KCoupler[1]*a_KCoupler[4];
-    const double t30 = t26 - t28 - t29;
-    const double t31 = t26 - derived_.I_KCrank[1]*a_KCrank[4] - t28 - t29 -
-        derived_.udot_0*M(0, 1)*t30 - params.r*(t14*(-v_KCoupler[2]*t27 +
-        derived_.I_KCoupler[0]*a_KCoupler[3]) +
-        t1*(derived_.crankCoupler_C_1_b*u[0]*t14*v_KCoupler[2] +
-        derived_.I_KCoupler[0]*a_KCoupler[4]));
-    udot[0] = tinv0*t31;
-    udot[1] = derived_.udot_0*t30 - derived_.udot_0*M(0, 1)*tinv0*t31;
+    const double tinv0 = 1.0/(derived_.I_KCrank[8] +
+        (derived_.crankPivot_M_0_0_b + 2.0*t5 - derived_.udot_0*M(0, 1)*M(0, 1)));
+    const double t47 = derived_.udot_0*M(0, 1)*C[1] - C[0];
+    udot[0] = tinv0*t47;
+    udot[1] = -derived_.udot_0*C[1] - derived_.udot_0*(M(0, 1)*tinv0*t47);
     udot[2] = -derived_.udot_2*a_KRocker[4];
   }
 
@@ -442,84 +460,112 @@ class FourBar {
   // [p_BoQ_W x f; f].
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
   // weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 31 adds, 69 muls, 1 divs (weighted 128.0);
-  //   ABA in World: 34 adds, 104 muls, 1 divs (weighted 166.0);
-  //   CRBA + L^T D L in joint frames: 34 adds, 58 muls, 1 divs (weighted 120.0);
-  //   ABA in joint frames: 34 adds, 65 muls, 1 divs (weighted 127.0).
-  // (34 adds, 58 muls, 1 divs, 6 calls, 0 other)
+  //   CRBA + L^T D L in World: 30 adds, 74 muls, 1 divs (weighted 132.0);
+  //   ABA in World: 36 adds, 114 muls, 1 divs (weighted 178.0);
+  //   CRBA + L^T D L in joint frames: 33 adds, 52 muls, 1 divs (weighted 113.0);
+  //   ABA in joint frames: 32 adds, 59 muls, 1 divs (weighted 119.0).
+  // (33 adds, 52 muls, 1 divs, 6 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
     MassMatrix M;
+    U C;
     Eigen::Matrix<double, 6, 1> v_KCoupler;  // spatial velocity in the joint frame of 'coupler'
     Eigen::Matrix<double, 6, 1> a_KCrank;  // bias acceleration in the joint frame of 'crank'
     Eigen::Matrix<double, 6, 1> a_KCoupler;  // bias acceleration in the joint frame of 'coupler'
     Eigen::Matrix<double, 6, 1> a_KRocker;  // bias acceleration in the joint frame of 'rocker'
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity in the joint frame
     const double t0 = u[0] + u[1];
+    const double t1 = std::sin(q[1]);
+    const double t2 = params.r*u[0]*t1;
+    const double t3 = std::cos(q[1]);
+    const double t4 = params.r*u[0]*t3;
     v_KCoupler[2] = t0;
+    v_KCoupler[3] = t2;
+    v_KCoupler[4] = t4;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': mass matrix column
-    const double t1 = std::cos(q[1]);
-    const double t2 = derived_.crankPivot_M_0_0*t1;
-    const double t3 = derived_.I_KCoupler[8] + t2;
-    M(0, 1) = t3;
+    const double t5 = derived_.crankPivot_M_0_0*t3;
+    const double t6 = derived_.I_KCoupler[8] + t5;
+    M(0, 1) = t6;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration with udot = 0
-    const double t4 = std::sin(q[0]);
-    const double t5 = params.world_gravity[1]*t4;
-    const double t6 = std::cos(q[0]);
-    const double t7 = params.world_gravity[0]*t6;
-    const double t8 = -t5 - t7;
-    const double t9 = params.world_gravity[1]*t6;
-    const double t10 = params.world_gravity[0]*t4;
-    const double t11 = -t9 + t10;
-    a_KCrank[3] = t8;
-    a_KCrank[4] = t11;
+    const double t7 = std::sin(q[0]);
+    const double t8 = params.world_gravity[1]*t7;
+    const double t9 = std::cos(q[0]);
+    const double t10 = params.world_gravity[0]*t9;
+    const double t11 = -t8 - t10;
+    const double t12 = params.world_gravity[1]*t9;
+    const double t13 = params.world_gravity[0]*t7;
+    const double t14 = -t12 + t13;
+    a_KCrank[3] = t11;
+    a_KCrank[4] = t14;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': acceleration with udot = 0
-    const double t12 = params.r*u[0]*u[1]*t1;
-    const double t13 = t1*a_KCrank[3];
-    const double t14 = std::sin(q[1]);
-    const double t15 = t14*a_KCrank[4];
-    const double t16 = t12 + t13 + t15;
-    const double t17 = params.r*u[0]*u[1]*t14;
-    const double t18 = t14*a_KCrank[3];
-    const double t19 = t1*a_KCrank[4];
-    const double t20 = -t17 - t18 + t19;
-    a_KCoupler[3] = t16;
-    a_KCoupler[4] = t20;
+    const double t15 = u[1]*v_KCoupler[4];
+    const double t16 = t3*a_KCrank[3];
+    const double t17 = t1*a_KCrank[4];
+    const double t18 = t15 + t16 + t17;
+    const double t19 = u[1]*v_KCoupler[3];
+    const double t20 = t1*a_KCrank[3];
+    const double t21 = t3*a_KCrank[4];
+    const double t22 = -t19 - t20 + t21;
+    a_KCoupler[3] = t18;
+    a_KCoupler[4] = t22;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration with udot = 0
-    const double t21 = std::sin(q[2]);
-    const double t22 = params.world_gravity[0]*t21;
-    const double t23 = std::cos(q[2]);
-    const double t24 = params.world_gravity[1]*t23;
-    const double t25 = t22 - t24;
-    a_KRocker[4] = t25;
+    const double t23 = std::sin(q[2]);
+    const double t24 = params.world_gravity[0]*t23;
+    const double t25 = std::cos(q[2]);
+    const double t26 = params.world_gravity[1]*t25;
+    const double t27 = t24 - t26;
+    a_KRocker[4] = t27;
+    // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': bias
+    const double t28 = derived_.I_KCrank[1]*a_KCrank[4];
+    const double t29 = derived_.I_KCoupler[0]*v_KCoupler[3]*v_KCoupler[4];
+    const double t30 = derived_.I_KCoupler[1]*v_KCoupler[2];
+    const double t31 = derived_.I_KCoupler[0]*v_KCoupler[4];
+    const double t32 = t30 + t31;
+    const double t33 = v_KCoupler[3]*t32;
+    const double t34 = derived_.I_KCoupler[1]*a_KCoupler[4];
+    const double t35 = -t29 + t33 + t34;
+    const double t36 = t1*t9;
+    const double t37 = t7*t3;
+    const double t38 = t36 + t37;
+    const double t39 = fext[1][4]*t38;
+    const double t40 = t1*t7;
+    const double t41 = t3*t9;
+    const double t42 = -t40 + t41;
+    const double t43 = fext[1][3]*t42;
+    const double t44 = v_KCoupler[2]*t32;
+    const double t45 = -t39 - t43 - t44;
+    const double t46 = derived_.I_KCoupler[0]*a_KCoupler[3];
+    const double t47 = t45 + t46;
+    const double t48 = t1*t47;
+    const double t49 = derived_.I_KCoupler[0]*v_KCoupler[2]*v_KCoupler[3];
+    const double t50 = fext[1][4]*t42;
+    const double t51 = -t36 - t37;
+    const double t52 = fext[1][3]*t51;
+    const double t53 = t49 - t50 - t52;
+    const double t54 = derived_.I_KCoupler[0]*a_KCoupler[4];
+    const double t55 = t53 + t54;
+    const double t56 = t3*t55;
+    const double t57 = t48 + t56;
+    const double t58 = params.r*t57;
+    const double t59 = -fext[1][2] + t35 + t58;
+    const double t60 = -fext[0][2] + t28 + t59;
+    C[0] = t60;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
-    const double tinv0 = 1.0/(derived_.crankPivot_M_0_0_b + 2.0*t2 -
-        derived_.udot_0*M(0, 1)*M(0, 1));
-    const double t26 = derived_.crankCoupler_C_1*u[0]*u[0]*t14*t1;
-    const double t27 = derived_.I_KCoupler[1]*v_KCoupler[2] + derived_.crankCoupler_C_1_b*u[0]*t1;
-    const double t28 = params.r*u[0]*t14*t27;
-    const double t29 = derived_.I_KCoupler[1]*a_KCoupler[4];
-    const double t30 = fext[1][2] + t26 - t28 - t29;
-    const double t31 = -t14*t4 + t1*t6;
-    const double t32 = t14*t6;
-    const double t33 = t4*t1;
-    const double t34 = fext[0][2] + fext[1][2] + t26 - derived_.I_KCrank[1]*a_KCrank[4] - t28 -
-        t29 - derived_.udot_0*M(0, 1)*t30 -
-        params.r*(t1*(derived_.crankCoupler_C_1_b*u[0]*t14*v_KCoupler[2] - fext[1][4]*t31 -
-        fext[1][3]*(-t32 - t33) + derived_.I_KCoupler[0]*a_KCoupler[4]) +
-        t14*(-fext[1][4]*(t32 + t33) - v_KCoupler[2]*t27 - fext[1][3]*t31 +
-        derived_.I_KCoupler[0]*a_KCoupler[3]));
-    udot[0] = tinv0*t34;
-    udot[1] = derived_.udot_0*t30 - derived_.udot_0*M(0, 1)*tinv0*t34;
+    const double tinv0 = 1.0/(derived_.I_KCrank[8] +
+        (derived_.crankPivot_M_0_0_b + 2.0*t5 - derived_.udot_0*M(0, 1)*M(0, 1)));
+    const double t61 = fext[1][2] - t35;
+    const double t62 = -derived_.udot_0*M(0, 1)*t61 - C[0];
+    udot[0] = tinv0*t62;
+    udot[1] = derived_.udot_0*t61 - derived_.udot_0*(M(0, 1)*tinv0*t62);
     udot[2] = derived_.udot_2_b*(fext[2][2] - derived_.I_KRocker[1]*a_KRocker[4]);
   }
 
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
-  // (26 adds, 43 muls, 0 divs, 6 calls, 0 other)
+  // (24 adds, 37 muls, 0 divs, 6 calls, 0 other)
   void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -529,58 +575,63 @@ class FourBar {
     Eigen::Matrix<double, 6, 1> a_KRocker;  // spatial acceleration in the joint frame of 'rocker'
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity in the joint frame
     const double t0 = u[0] + u[1];
+    const double t1 = std::sin(q[1]);
+    const double t2 = params.r*u[0]*t1;
+    const double t3 = std::cos(q[1]);
+    const double t4 = params.r*u[0]*t3;
     v_KCoupler[2] = t0;
+    v_KCoupler[3] = t2;
+    v_KCoupler[4] = t4;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration
-    const double t1 = std::sin(q[0]);
-    const double t2 = params.world_gravity[1]*t1;
-    const double t3 = std::cos(q[0]);
-    const double t4 = params.world_gravity[0]*t3;
-    const double t5 = -t2 - t4;
-    const double t6 = params.world_gravity[1]*t3;
-    const double t7 = params.world_gravity[0]*t1;
-    const double t8 = -t6 + t7;
-    a_KCrank[3] = t5;
-    a_KCrank[4] = t8;
+    const double t5 = std::sin(q[0]);
+    const double t6 = params.world_gravity[1]*t5;
+    const double t7 = std::cos(q[0]);
+    const double t8 = params.world_gravity[0]*t7;
+    const double t9 = -t6 - t8;
+    const double t10 = params.world_gravity[1]*t7;
+    const double t11 = params.world_gravity[0]*t5;
+    const double t12 = -t10 + t11;
+    a_KCrank[3] = t9;
+    a_KCrank[4] = t12;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': acceleration
-    const double t9 = udot[0] + udot[1];
-    const double t10 = std::cos(q[1]);
-    const double t11 = params.r*u[0]*u[1]*t10;
-    const double t12 = std::sin(q[1]);
-    const double t13 = params.r*udot[0];
-    const double t14 = t13 - t6 + t7;
-    const double t15 = t12*t14;
-    const double t16 = t10*a_KCrank[3];
-    const double t17 = t11 + t15 + t16;
-    const double t18 = params.r*u[0]*u[1]*t12;
-    const double t19 = t12*a_KCrank[3];
-    const double t20 = t10*t14;
-    const double t21 = -t18 - t19 + t20;
-    a_KCoupler[2] = t9;
-    a_KCoupler[3] = t17;
-    a_KCoupler[4] = t21;
+    const double t13 = udot[0] + udot[1];
+    const double t14 = u[1]*v_KCoupler[4];
+    const double t15 = params.r*udot[0];
+    const double t16 = t15 - t10 + t11;
+    const double t17 = t1*t16;
+    const double t18 = t3*a_KCrank[3];
+    const double t19 = t14 + t17 + t18;
+    const double t20 = u[1]*v_KCoupler[3];
+    const double t21 = t1*a_KCrank[3];
+    const double t22 = t3*t16;
+    const double t23 = -t20 - t21 + t22;
+    a_KCoupler[2] = t13;
+    a_KCoupler[3] = t19;
+    a_KCoupler[4] = t23;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration
-    const double t22 = std::sin(q[2]);
-    const double t23 = params.world_gravity[0]*t22;
-    const double t24 = std::cos(q[2]);
-    const double t25 = params.world_gravity[1]*t24;
-    const double t26 = t23 - t25;
-    a_KRocker[4] = t26;
+    const double t24 = std::sin(q[2]);
+    const double t25 = params.world_gravity[0]*t24;
+    const double t26 = std::cos(q[2]);
+    const double t27 = params.world_gravity[1]*t26;
+    const double t28 = t25 - t27;
+    a_KRocker[4] = t28;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': generalized force
     tau[2] = derived_.I_KRocker[8]*udot[2] + derived_.I_KRocker[1]*a_KRocker[4];
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': generalized force
-    const double t27 = derived_.crankCoupler_C_1*u[0]*u[0]*t12*t10;
-    const double t28 = derived_.I_KCoupler[8]*a_KCoupler[2];
-    const double t29 = derived_.I_KCoupler[1]*v_KCoupler[2];
-    const double t30 = derived_.crankCoupler_C_1_b*u[0]*t10;
-    const double t31 = t29 + t30;
-    const double t32 = params.r*u[0]*t12*t31;
-    const double t33 = derived_.I_KCoupler[1]*a_KCoupler[4];
-    tau[1] = -t27 + t28 + t32 + t33;
+    const double t29 = derived_.I_KCoupler[8]*a_KCoupler[2];
+    const double t30 = derived_.I_KCoupler[0]*v_KCoupler[3]*v_KCoupler[4];
+    const double t31 = derived_.I_KCoupler[1]*v_KCoupler[2];
+    const double t32 = derived_.I_KCoupler[0]*v_KCoupler[4];
+    const double t33 = t31 + t32;
+    const double t34 = v_KCoupler[3]*t33;
+    const double t35 = t29 - t30 + t34;
+    const double t36 = derived_.I_KCoupler[1]*a_KCoupler[4];
+    tau[1] = t35 + t36;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': generalized force
-    tau[0] = derived_.I_KCrank[8]*udot[0] - t27 + t28 + derived_.I_KCrank[1]*a_KCrank[4] + t32 +
-        t33 + params.r*(t10*(derived_.I_KCoupler[1]*a_KCoupler[2] +
-        derived_.crankCoupler_C_1_b*u[0]*t12*v_KCoupler[2] + derived_.I_KCoupler[0]*a_KCoupler[4]) +
-        t12*(-v_KCoupler[2]*t31 + derived_.I_KCoupler[0]*a_KCoupler[3]));
+    tau[0] = derived_.I_KCrank[8]*udot[0] + derived_.I_KCrank[1]*a_KCrank[4] + t35 + t36 +
+        params.r*(t1*(-v_KCoupler[2]*t33 + derived_.I_KCoupler[0]*a_KCoupler[3]) +
+        t3*(derived_.I_KCoupler[1]*a_KCoupler[2] +
+        derived_.I_KCoupler[0]*v_KCoupler[2]*v_KCoupler[3] + derived_.I_KCoupler[0]*a_KCoupler[4]));
   }
 
   // qdot (nq) = N(q) u.
@@ -681,12 +732,13 @@ class FourBar {
   }
 
   // Kinetic energy 1/2 u^T M u (J).
-  // (11 adds, 38 muls, 0 divs, 4 calls, 0 other)
+  // (11 adds, 34 muls, 0 divs, 4 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
     Eigen::Matrix3d R_WCoupler;  // R_WB of 'coupler'
     Eigen::Vector3d w_WCoupler;  // w_WB of 'coupler'
+    Eigen::Vector3d v_WCoupler;  // v_WBo of 'coupler'
     double ke = 0.0;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
     const double t0 = std::cos(q[0]);
@@ -706,18 +758,18 @@ class FourBar {
     R_WCoupler(1, 0) = t9;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity
     const double t10 = u[0] + u[1];
+    const double t11 = params.r*u[0]*R_WCrank(0, 0);
     w_WCoupler[2] = t10;
+    v_WCoupler[1] = t11;
     // kinetic energy
-    const double t11 = 0.3333333333333333*derived_.ke_e*u[2]*u[2] +
-        0.3333333333333333*derived_.ke_f*u[0]*u[0] +
-        params.r*u[0]*R_WCrank(0, 0)*(derived_.ke_b*u[0]*R_WCrank(0, 0) +
-        0.5*derived_.ke_c*w_WCoupler[2]*R_WCoupler(0, 0)) -
-        params.r*u[0]*R_WCrank(1, 0)*(-derived_.ke_b*u[0]*R_WCrank(1, 0) -
-        0.5*derived_.ke_c*w_WCoupler[2]*R_WCoupler(1, 0)) +
-        w_WCoupler[2]*(0.3333333333333333*derived_.ke_d*w_WCoupler[2] +
-        0.5*derived_.ke*u[0]*R_WCrank(0, 0)*R_WCoupler(0, 0) +
-        0.5*derived_.ke*u[0]*R_WCrank(1, 0)*R_WCoupler(1, 0));
-    ke = 0.5*t11;
+    const double t12 = params.r*u[0]*R_WCrank(1, 0);
+    const double t13 = v_WCoupler[1]*(derived_.I_KCoupler[0]*v_WCoupler[1] +
+        0.5*derived_.ke*w_WCoupler[2]*R_WCoupler(0, 0)) +
+        w_WCoupler[2]*(0.3333333333333333*derived_.ke_b*w_WCoupler[2] +
+        0.5*derived_.ke*t12*R_WCoupler(1, 0) + 0.5*derived_.ke*v_WCoupler[1]*R_WCoupler(0, 0)) -
+        t12*(-derived_.I_KCoupler[0]*t12 - 0.5*derived_.ke*w_WCoupler[2]*R_WCoupler(1, 0));
+    ke = 0.5*(0.3333333333333333*derived_.ke_c*u[2]*u[2] +
+        0.3333333333333333*derived_.ke_d*u[0]*u[0] + t13);
     return ke;
   }
 
@@ -842,23 +894,21 @@ class FourBar {
     p_WCoupler[0] = t11;
     p_WCoupler[1] = t12;
     // J_WF: the joints from World to 'coupler', each shifted to Fo
-    const double t13 = p_BoFo_B[1]*R_WCoupler(0, 0);
-    const double t14 = p_BoFo_B[0]*R_WCoupler(1, 0);
-    const double t15 = p_BoFo_B[1]*R_WCoupler(0, 1);
-    const double t16 = p_BoFo_B[0]*R_WCoupler(0, 0);
+    const double t13 = p_WCoupler[1] + p_BoFo_B[1]*R_WCoupler(0, 0) + p_BoFo_B[0]*R_WCoupler(1, 0);
+    const double t14 = p_WCoupler[0] + p_BoFo_B[1]*R_WCoupler(0, 1) + p_BoFo_B[0]*R_WCoupler(0, 0);
     J(2, 0) = 1.0;
     J(2, 1) = 1.0;
-    J(3, 0) = -p_WCoupler[1] - t13 - t14;
-    J(3, 1) = -t13 - t14;
-    J(4, 0) = p_WCoupler[0] + t15 + t16;
-    J(4, 1) = t15 + t16;
+    J(3, 0) = -t13;
+    J(3, 1) = p_WCoupler[1] - t13;
+    J(4, 0) = t14;
+    J(4, 1) = -p_WCoupler[0] + t14;
   }
 
   // Body 'rocker':
   // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
-  // (2 adds, 4 muls, 0 divs, 2 calls, 0 other)
+  // (4 adds, 4 muls, 0 divs, 2 calls, 0 other)
   void frameJacobianRocker([[maybe_unused]] const Q& q,
                            [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                            FrameJacobian& J) const {
@@ -872,7 +922,7 @@ class FourBar {
     // J_WF: the joints from World to 'rocker', each shifted to Fo
     J(2, 2) = 1.0;
     J(3, 2) = -p_BoFo_B[0]*R_WRocker(1, 0) - p_BoFo_B[1]*R_WRocker(0, 0);
-    J(4, 2) = -p_BoFo_B[1]*R_WRocker(1, 0) + p_BoFo_B[0]*R_WRocker(0, 0);
+    J(4, 2) = -params.a + (params.a - p_BoFo_B[1]*R_WRocker(1, 0) + p_BoFo_B[0]*R_WRocker(0, 0));
   }
 
   // Body 'crank':
@@ -905,6 +955,7 @@ class FourBar {
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
     Eigen::Matrix3d R_WCoupler;  // R_WB of 'coupler'
     Eigen::Vector3d w_WCoupler;  // w_WB of 'coupler'
+    Eigen::Vector3d v_WCoupler;  // v_WBo of 'coupler'
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
     const double t0 = std::cos(q[0]);
     const double t1 = std::sin(q[0]);
@@ -925,12 +976,14 @@ class FourBar {
     R_WCoupler(1, 0) = t10;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity
     const double t11 = u[0] + u[1];
+    const double t12 = params.r*u[0]*R_WCrank(0, 0);
     w_WCoupler[2] = t11;
+    v_WCoupler[1] = t12;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = -params.r*u[0]*u[0]*R_WCrank(0, 0) -
-        w_WCoupler[2]*w_WCoupler[2]*(p_BoFo_B[1]*R_WCoupler(0, 1) + p_BoFo_B[0]*R_WCoupler(0, 0));
-    JdotU[4] = -params.r*u[0]*u[0]*R_WCrank(1, 0) -
+    JdotU[3] = -u[0]*v_WCoupler[1] - w_WCoupler[2]*w_WCoupler[2]*(p_BoFo_B[1]*R_WCoupler(0, 1) +
+        p_BoFo_B[0]*R_WCoupler(0, 0));
+    JdotU[4] = -u[0]*(params.r*u[0]*R_WCrank(1, 0)) -
         w_WCoupler[2]*w_WCoupler[2]*(p_BoFo_B[1]*R_WCoupler(0, 0) + p_BoFo_B[0]*R_WCoupler(1, 0));
     JdotU[5] = 0.0;
   }
@@ -1016,7 +1069,7 @@ class FourBar {
 
   // The same, and what frameJacobianDotU(frame, k, JdotU) reads too: every body's spatial
   // velocity V_WB = [w_WB; v_WBo] and its acceleration at udot = 0, Abias_WB, in World.
-  // (4 adds, 16 muls, 0 divs, 6 calls, 0 other)
+  // (4 adds, 12 muls, 0 divs, 6 calls, 0 other)
   void frameKinematics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
@@ -1054,6 +1107,8 @@ class FourBar {
     const double t4 = -t2*k.R_WB[0](1, 0) + t3*k.R_WB[0](0, 0);
     const double t5 = t2*k.R_WB[0](0, 0);
     const double t6 = k.R_WB[0](1, 0)*t3;
+    const double t7 = params.r*u[0]*k.R_WB[0](1, 0);
+    const double t8 = params.r*u[0]*k.R_WB[0](0, 0);
     k.R_WB[1](0, 0) = t4;
     k.R_WB[1](0, 1) = -t5 - t6;
     k.R_WB[1](0, 2) = 0.0;
@@ -1070,23 +1125,23 @@ class FourBar {
     k.V_WB[1][0] = 0.0;
     k.V_WB[1][1] = 0.0;
     k.V_WB[1][2] = u[0] + u[1];
-    k.V_WB[1][3] = -params.r*u[0]*k.R_WB[0](1, 0);
-    k.V_WB[1][4] = params.r*u[0]*k.R_WB[0](0, 0);
+    k.V_WB[1][3] = -t7;
+    k.V_WB[1][4] = t8;
     k.V_WB[1][5] = 0.0;
     k.Abias_WB[1][0] = 0.0;
     k.Abias_WB[1][1] = 0.0;
     k.Abias_WB[1][2] = 0.0;
-    k.Abias_WB[1][3] = -params.r*u[0]*u[0]*k.R_WB[0](0, 0);
-    k.Abias_WB[1][4] = -params.r*u[0]*u[0]*k.R_WB[0](1, 0);
+    k.Abias_WB[1][3] = -u[0]*t8;
+    k.Abias_WB[1][4] = -u[0]*t7;
     k.Abias_WB[1][5] = 0.0;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
-    const double t7 = std::cos(q[2]);
-    const double t8 = std::sin(q[2]);
-    k.R_WB[2](0, 0) = t7;
-    k.R_WB[2](0, 1) = -t8;
+    const double t9 = std::cos(q[2]);
+    const double t10 = std::sin(q[2]);
+    k.R_WB[2](0, 0) = t9;
+    k.R_WB[2](0, 1) = -t10;
     k.R_WB[2](0, 2) = 0.0;
-    k.R_WB[2](1, 0) = t8;
-    k.R_WB[2](1, 1) = t7;
+    k.R_WB[2](1, 0) = t10;
+    k.R_WB[2](1, 1) = t9;
     k.R_WB[2](1, 2) = 0.0;
     k.R_WB[2](2, 0) = 0.0;
     k.R_WB[2](2, 1) = 0.0;
@@ -1167,8 +1222,8 @@ class FourBar {
     constraintPoses(q, k);
     // cut joint 'couplerRocker' (fourbar.cap:51)
     const double t0 = -k.p_WCoupler[1] + k.R_WRocker(1, 0)*params.b - k.R_WCoupler(1, 0)*params.c;
-    const double t1 = -k.p_WCoupler[0] + params.a + k.R_WRocker(0, 0)*params.b -
-        k.R_WCoupler(0, 0)*params.c;
+    const double t1 = -k.R_WCoupler(0, 0)*params.c +
+        (-k.p_WCoupler[0] + params.a + k.R_WRocker(0, 0)*params.b);
     perr[0] = k.R_WCoupler(1, 0)*t0 + k.R_WCoupler(0, 0)*t1;
     perr[1] = k.R_WCoupler(0, 0)*t0 + k.R_WCoupler(0, 1)*t1;
     perr.segment<3>(2).setZero();
@@ -1184,16 +1239,16 @@ class FourBar {
     constraintVelocities(q, u, k);
     // cut joint 'couplerRocker' (fourbar.cap:51)
     const double t0 = -k.p_WCoupler[1] + k.R_WRocker(1, 0)*params.b - k.R_WCoupler(1, 0)*params.c;
-    const double t1 = -k.p_WCoupler[0] + params.a + k.R_WRocker(0, 0)*params.b -
-        k.R_WCoupler(0, 0)*params.c;
-    const double t2 = -k.v_WCoupler[1] - k.R_WCoupler(0, 0)*k.w_WCoupler[2]*params.c +
+    const double t1 = -k.v_WCoupler[1] - k.R_WCoupler(0, 0)*k.w_WCoupler[2]*params.c +
         k.R_WRocker(0, 0)*params.b*u[2];
-    const double t3 = -k.v_WCoupler[0] - k.R_WRocker(1, 0)*params.b*u[2] +
+    const double t2 = -k.v_WCoupler[0] - k.R_WRocker(1, 0)*params.b*u[2] +
         k.R_WCoupler(1, 0)*k.w_WCoupler[2]*params.c;
-    verr[0] = k.R_WCoupler(0, 0)*k.w_WCoupler[2]*t0 - k.R_WCoupler(1, 0)*k.w_WCoupler[2]*t1 +
-        k.R_WCoupler(1, 0)*t2 + k.R_WCoupler(0, 0)*t3;
-    verr[1] = k.R_WCoupler(0, 1)*k.w_WCoupler[2]*t0 - k.R_WCoupler(0, 0)*k.w_WCoupler[2]*t1 +
-        k.R_WCoupler(0, 0)*t2 + k.R_WCoupler(0, 1)*t3;
+    const double t3 = -k.R_WCoupler(0, 0)*params.c +
+        (-k.p_WCoupler[0] + params.a + k.R_WRocker(0, 0)*params.b);
+    verr[0] = k.R_WCoupler(0, 0)*k.w_WCoupler[2]*t0 + k.R_WCoupler(1, 0)*t1 +
+        k.R_WCoupler(0, 0)*t2 - k.R_WCoupler(1, 0)*k.w_WCoupler[2]*t3;
+    verr[1] = k.R_WCoupler(0, 1)*k.w_WCoupler[2]*t0 + k.R_WCoupler(0, 0)*t1 +
+        k.R_WCoupler(0, 1)*t2 - k.R_WCoupler(0, 0)*k.w_WCoupler[2]*t3;
     verr.segment<3>(2).setZero();
   }
 
@@ -1207,60 +1262,59 @@ class FourBar {
     const double t0 = k.R_WCoupler(1, 0)*params.c;
     const double t1 = -k.p_WCoupler[1] + k.R_WRocker(1, 0)*params.b - t0;
     const double t2 = k.R_WCoupler(0, 0)*t1;
-    const double t3 = k.R_WCoupler(0, 0)*params.c;
-    const double t4 = -k.p_WCoupler[0] + params.a + k.R_WRocker(0, 0)*params.b - t3;
-    const double t5 = k.R_WCoupler(1, 0)*t4;
-    const double t6 = -k.p_WCoupler[1] - t0;
-    const double t7 = k.p_WCoupler[0] + t3;
-    const double t8 = k.R_WCoupler(0, 0)*t4;
-    const double t9 = k.R_WCoupler(0, 1)*t1;
-    G(0, 0) = t2 - t5 - k.R_WCoupler(0, 0)*t6 - k.R_WCoupler(1, 0)*t7;
-    G(0, 1) = t2 - t5;
+    const double t3 = -k.p_WCoupler[1] - t0;
+    const double t4 = k.R_WCoupler(0, 0)*params.c;
+    const double t5 = k.p_WCoupler[0] + t4;
+    const double t6 = -t4 + (-k.p_WCoupler[0] + params.a + k.R_WRocker(0, 0)*params.b);
+    const double t7 = k.R_WCoupler(1, 0)*t6;
+    const double t8 = k.R_WCoupler(0, 1)*t1;
+    const double t9 = k.R_WCoupler(0, 0)*t6;
+    G(0, 0) = t2 + (-k.R_WCoupler(0, 0)*t3 - k.R_WCoupler(1, 0)*t5 - t7);
+    G(0, 1) = t2 - t7;
     G(0, 2) = k.R_WCoupler(1, 0)*k.R_WRocker(0, 0)*params.b -
         k.R_WCoupler(0, 0)*k.R_WRocker(1, 0)*params.b;
-    G(1, 0) = -k.R_WCoupler(0, 0)*t7 - t8 - k.R_WCoupler(0, 1)*t6 + t9;
+    G(1, 0) = -k.R_WCoupler(0, 0)*t5 - k.R_WCoupler(0, 1)*t3 + t8 - t9;
     G(1, 1) = -k.R_WCoupler(0, 0)*k.R_WCoupler(0, 0)*params.c +
-        k.R_WCoupler(0, 1)*k.R_WCoupler(1, 0)*params.c - t8 + t9;
+        k.R_WCoupler(0, 1)*k.R_WCoupler(1, 0)*params.c + t8 - t9;
     G(1, 2) = k.R_WCoupler(0, 0)*k.R_WRocker(0, 0)*params.b -
         k.R_WCoupler(0, 1)*k.R_WRocker(1, 0)*params.b;
   }
 
   // gamma(q, u) (rows): the right-hand side of G udot = gamma, minus the rows' acceleration
   // at udot = 0 (-Gdot u).
-  // (23 adds, 58 muls, 0 divs, 0 calls, 0 other)
+  // (23 adds, 46 muls, 0 divs, 0 calls, 0 other)
   void constraintBias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                       ConstraintVector& gamma) const {
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
     constraintVelocities(q, u, k);
     // cut joint 'couplerRocker' (fourbar.cap:51)
-    const double t0 = -k.v_WCoupler[0] - k.R_WRocker(1, 0)*params.b*u[2] +
-        k.R_WCoupler(1, 0)*k.w_WCoupler[2]*params.c;
-    const double t1 = -k.v_WCoupler[1] - k.R_WCoupler(0, 0)*k.w_WCoupler[2]*params.c +
-        k.R_WRocker(0, 0)*params.b*u[2];
-    const double t2 = -k.R_WRocker(1, 0)*params.b*u[2]*u[2] +
-        k.R_WCoupler(1, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*params.c +
-        k.R_WCrank(1, 0)*params.r*u[0]*u[0];
-    const double t3 = -k.p_WCoupler[1] + k.R_WRocker(1, 0)*params.b - k.R_WCoupler(1, 0)*params.c;
-    const double t4 = k.R_WCoupler(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*params.c -
-        k.R_WRocker(0, 0)*params.b*u[2]*u[2] + k.R_WCrank(0, 0)*params.r*u[0]*u[0];
-    const double t5 = -k.p_WCoupler[0] + params.a + k.R_WRocker(0, 0)*params.b -
-        k.R_WCoupler(0, 0)*params.c;
-    gamma[0] = -(-2.0*k.R_WCoupler(1, 0)*k.w_WCoupler[2]*t0 +
-        2.0*k.R_WCoupler(0, 0)*k.w_WCoupler[2]*t1 + k.R_WCoupler(1, 0)*t2 -
-        k.R_WCoupler(1, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t3 + k.R_WCoupler(0, 0)*t4 -
-        k.R_WCoupler(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t5);
-    gamma[1] = -(-k.R_WCoupler(0, 1)*k.w_WCoupler[2]*k.w_WCoupler[2]*t5 +
-        2.0*k.R_WCoupler(0, 1)*k.w_WCoupler[2]*t1 -
-        k.R_WCoupler(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t3 + k.R_WCoupler(0, 1)*t4 +
-        k.R_WCoupler(0, 0)*t2 - 2.0*k.R_WCoupler(0, 0)*k.w_WCoupler[2]*t0);
+    const double t0 = k.R_WRocker(1, 0)*params.b*u[2];
+    const double t1 = k.R_WCoupler(1, 0)*k.w_WCoupler[2]*params.c;
+    const double t2 = -k.v_WCoupler[0] - t0 + t1;
+    const double t3 = k.R_WCoupler(0, 0)*k.w_WCoupler[2]*params.c;
+    const double t4 = k.R_WRocker(0, 0)*params.b*u[2];
+    const double t5 = -k.v_WCoupler[1] - t3 + t4;
+    const double t6 = k.v_WCoupler[1]*u[0] - u[2]*t4 + k.w_WCoupler[2]*t3;
+    const double t7 = -k.p_WCoupler[1] + k.R_WRocker(1, 0)*params.b - k.R_WCoupler(1, 0)*params.c;
+    const double t8 = -k.R_WCoupler(0, 0)*params.c +
+        (-k.p_WCoupler[0] + params.a + k.R_WRocker(0, 0)*params.b);
+    const double t9 = -k.v_WCoupler[0]*u[0] + k.w_WCoupler[2]*t1 - u[2]*t0;
+    gamma[0] = -(-2.0*k.R_WCoupler(1, 0)*k.w_WCoupler[2]*t2 +
+        2.0*k.R_WCoupler(0, 0)*k.w_WCoupler[2]*t5 + k.R_WCoupler(0, 0)*t6 +
+        (-k.R_WCoupler(1, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t7 -
+        k.R_WCoupler(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t8 + k.R_WCoupler(1, 0)*t9));
+    gamma[1] = -(-k.R_WCoupler(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t7 -
+        k.R_WCoupler(0, 1)*k.w_WCoupler[2]*k.w_WCoupler[2]*t8 + k.R_WCoupler(0, 0)*t9 +
+        (2.0*k.R_WCoupler(0, 1)*k.w_WCoupler[2]*t5 - 2.0*k.R_WCoupler(0, 0)*k.w_WCoupler[2]*t2 +
+        k.R_WCoupler(0, 1)*t6));
     gamma.segment<3>(2).setZero();
   }
 
   // What multipliers lambda (rows; Simbody's sign: M udot = tau - C - G^T lambda) apply:
   // bodyForces[b] = [n; f] on body b, the moment about its origin then the force, in World
   // (Simbody's calcConstraintForcesFromMultipliers), and the generalized forces tau = -G^T lambda.
-  // (40 adds, 46 muls, 0 divs, 2 calls, 0 other)
+  // (38 adds, 46 muls, 0 divs, 2 calls, 0 other)
   void constraintForces([[maybe_unused]] const Q& q,
                         [[maybe_unused]] const ConstraintVector& lambda, ExternalForces& bodyForces,
                         U& tau) const {
@@ -1269,62 +1323,64 @@ class FourBar {
     constraintPoses(q, k);
     // the multipliers' spatial forces on the bodies, about their origins, in World
     const double t0 = k.R_WCoupler(0, 1)*lambda[3];
-    const double t1 = k.R_WRocker(1, 0)*params.b;
-    const double t2 = lambda[4]*(-k.R_WCrank(0, 0)*std::cos(q[1]) +
+    const double t1 = lambda[4]*(-k.R_WCrank(0, 0)*std::cos(q[1]) +
         k.R_WCrank(1, 0)*std::sin(q[1]));
-    const double t3 = k.R_WCoupler(0, 1)*lambda[4];
-    const double t4 = k.R_WCoupler(0, 0)*lambda[3];
-    const double t5 = k.R_WRocker(0, 0)*params.b;
-    const double t6 = k.R_WCoupler(1, 0)*params.c;
-    const double t7 = -k.p_WCoupler[1] + t1 - t6;
-    const double t8 = k.R_WCoupler(0, 0)*t7;
-    const double t9 = k.R_WCoupler(0, 0)*params.c;
-    const double t10 = -k.p_WCoupler[0] + params.a + t5 - t9;
-    const double t11 = k.R_WCoupler(1, 0)*t10;
-    const double t12 = t8 - t11;
-    const double t13 = lambda[0]*t12;
-    const double t14 = k.R_WCoupler(0, 0)*k.R_WCoupler(0, 0)*params.c;
-    const double t15 = k.R_WCoupler(0, 1)*k.R_WCoupler(1, 0)*params.c;
-    const double t16 = k.R_WCoupler(0, 0)*t10;
-    const double t17 = k.R_WCoupler(0, 1)*t7;
-    const double t18 = -t14 + t15 - t16 + t17;
-    const double t19 = lambda[1]*t18;
-    const double t20 = k.R_WCoupler(0, 0)*lambda[0];
-    const double t21 = k.R_WCoupler(0, 1)*lambda[1];
-    const double t22 = k.R_WCoupler(1, 0)*lambda[0];
-    const double t23 = k.R_WCoupler(0, 0)*lambda[1];
-    const double t24 = k.R_WCoupler(0, 0)*k.R_WRocker(0, 0)*params.b;
-    const double t25 = k.R_WCoupler(0, 1)*k.R_WRocker(1, 0)*params.b;
-    const double t26 = t24 - t25;
-    const double t27 = lambda[1]*t26;
-    const double t28 = k.R_WCoupler(1, 0)*k.R_WRocker(0, 0)*params.b;
-    const double t29 = k.R_WCoupler(0, 0)*k.R_WRocker(1, 0)*params.b;
-    const double t30 = t28 - t29;
-    const double t31 = lambda[0]*t30;
-    bodyForces[1][0] = t0 - lambda[2]*(k.p_WCoupler[1] - t1) + t2;
-    bodyForces[1][1] = t3 + t4 - lambda[2]*(-k.p_WCoupler[0] + params.a + t5);
-    bodyForces[1][2] = -t13 - t19;
-    bodyForces[1][3] = t20 + t21;
-    bodyForces[1][4] = t22 + t23;
+    const double t2 = k.R_WCoupler(1, 0)*params.c;
+    const double t3 = k.R_WRocker(1, 0)*params.b;
+    const double t4 = -k.p_WCoupler[1] + t3 - t2;
+    const double t5 = k.R_WCoupler(0, 1)*lambda[4];
+    const double t6 = k.R_WCoupler(0, 0)*lambda[3];
+    const double t7 = k.R_WRocker(0, 0)*params.b;
+    const double t8 = -k.p_WCoupler[0] + params.a + t7;
+    const double t9 = k.R_WCoupler(0, 0)*k.R_WCoupler(0, 0)*params.c;
+    const double t10 = k.R_WCoupler(0, 1)*k.R_WCoupler(1, 0)*params.c;
+    const double t11 = k.R_WCoupler(0, 1)*t4;
+    const double t12 = -t9 + t10 + t11;
+    const double t13 = k.R_WCoupler(0, 0)*params.c;
+    const double t14 = -t13 + t8;
+    const double t15 = k.R_WCoupler(0, 0)*t14;
+    const double t16 = t12 - t15;
+    const double t17 = lambda[1]*t16;
+    const double t18 = k.R_WCoupler(0, 0)*t4;
+    const double t19 = k.R_WCoupler(1, 0)*t14;
+    const double t20 = t18 - t19;
+    const double t21 = lambda[0]*t20;
+    const double t22 = k.R_WCoupler(0, 0)*lambda[0];
+    const double t23 = k.R_WCoupler(0, 1)*lambda[1];
+    const double t24 = k.R_WCoupler(1, 0)*lambda[0];
+    const double t25 = k.R_WCoupler(0, 0)*lambda[1];
+    const double t26 = k.R_WCoupler(0, 0)*k.R_WRocker(0, 0)*params.b;
+    const double t27 = k.R_WCoupler(0, 1)*k.R_WRocker(1, 0)*params.b;
+    const double t28 = t26 - t27;
+    const double t29 = lambda[1]*t28;
+    const double t30 = k.R_WCoupler(1, 0)*k.R_WRocker(0, 0)*params.b;
+    const double t31 = k.R_WCoupler(0, 0)*k.R_WRocker(1, 0)*params.b;
+    const double t32 = t30 - t31;
+    const double t33 = lambda[0]*t32;
+    bodyForces[1][0] = t0 + t1 - lambda[2]*(-t2 - t4);
+    bodyForces[1][1] = t5 + t6 - lambda[2]*t8;
+    bodyForces[1][2] = -t17 - t21;
+    bodyForces[1][3] = t22 + t23;
+    bodyForces[1][4] = t24 + t25;
     bodyForces[1][5] = lambda[2];
-    bodyForces[2][0] = -t0 - k.R_WRocker(1, 0)*lambda[2]*params.b - t2;
-    bodyForces[2][1] = k.R_WRocker(0, 0)*lambda[2]*params.b - t3 - t4;
-    bodyForces[2][2] = -t27 - t31;
-    bodyForces[2][3] = -t20 - t21;
-    bodyForces[2][4] = -t22 - t23;
+    bodyForces[2][0] = -t0 - k.R_WRocker(1, 0)*lambda[2]*params.b - t1;
+    bodyForces[2][1] = k.R_WRocker(0, 0)*lambda[2]*params.b - t5 - t6;
+    bodyForces[2][2] = -t29 - t33;
+    bodyForces[2][3] = -t22 - t23;
+    bodyForces[2][4] = -t24 - t25;
     bodyForces[2][5] = -lambda[2];
     // generalized forces tau = -G^T lambda
-    const double t32 = k.p_WCoupler[0] + t9;
-    const double t33 = -k.p_WCoupler[1] - t6;
-    tau[0] = -(lambda[1]*(-k.R_WCoupler(0, 0)*t32 - t16 - k.R_WCoupler(0, 1)*t33 + t17) +
-        lambda[0]*(t8 - t11 - k.R_WCoupler(0, 0)*t33 - k.R_WCoupler(1, 0)*t32));
-    tau[1] = -(t13 + t19);
-    tau[2] = -(t27 + t31);
+    const double t34 = k.p_WCoupler[0] + t13;
+    const double t35 = -k.p_WCoupler[1] - t2;
+    tau[0] = -(lambda[1]*(-k.R_WCoupler(0, 0)*t34 - k.R_WCoupler(0, 1)*t35 + t11 - t15) +
+        lambda[0]*(t18 + (-k.R_WCoupler(0, 0)*t35 - k.R_WCoupler(1, 0)*t34 - t19)));
+    tau[1] = -(t17 + t21);
+    tau[2] = -(t29 + t33);
   }
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation
   // calls it through refreshDerived() when params changed, so there is no need to.
-  // (2 adds, 37 muls, 2 divs, 0 calls, 0 other)
+  // (1 adds, 31 muls, 2 divs, 0 calls, 0 other)
   void updateDerived() const {
     // I_K (mass, h, I row-major) of joint 'crankPivot' (fourbar.cap:35) -> body 'crank': spatial
     // inertia about K
@@ -1346,21 +1402,16 @@ class FourBar {
     derived_.I_KRocker[1] = 0.5*params.b*params.b*params.rho;
     derived_.I_KRocker[8] = 0.3333333333333333*t3;
     // parameter-only subexpressions of the functions below
-    const double t4 = derived_.I_KCoupler[0]*params.r*params.r;
     const double tinv0 = 1.0/derived_.I_KRocker[8];
     derived_.crankPivot_M_0_0 = derived_.I_KCoupler[1]*params.r;
-    derived_.crankPivot_M_0_0_b = derived_.I_KCoupler[8] + derived_.I_KCrank[8] + t4;
-    derived_.ke = params.c*params.c*params.r*params.rho;
-    derived_.crankCoupler_C_1 = t4;
-    derived_.crankCoupler_C_1_b = derived_.I_KCoupler[0]*params.r;
-    derived_.ke_b = params.c*params.r*params.rho;
-    derived_.ke_c = t1;
-    derived_.ke_d = t2;
+    derived_.crankPivot_M_0_0_b = derived_.I_KCoupler[8] + derived_.I_KCoupler[0]*params.r*params.r;
+    derived_.ke = t1;
+    derived_.ke_b = t2;
     derived_.udot_0 = 1.0/derived_.I_KCoupler[8];
     derived_.udot_2 = derived_.I_KRocker[1]*tinv0;
     derived_.udot_2_b = tinv0;
-    derived_.ke_e = t3;
-    derived_.ke_f = t0;
+    derived_.ke_c = t3;
+    derived_.ke_d = t0;
     derived_.pe = params.r*params.world_gravity[1];
     derived_.pe_b = params.r*params.world_gravity[0];
     derived_.pe_c = params.b*params.world_gravity[1];

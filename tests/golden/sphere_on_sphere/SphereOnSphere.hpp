@@ -262,18 +262,18 @@ class SphereOnSphere {
     double M_3_3_b = 0.0;
     // part of M(3, 3) in massMatrix: mass matrix (composite rigid body, in World)
     double M_3_3_c = 0.0;
+    // part of C[6] in forwardDynamics: bias (recursive Newton-Euler with udot = 0, gravity
+    // included, in World)
+    double C_6 = 0.0;
+    // part of C[7] in forwardDynamics: bias (recursive Newton-Euler with udot = 0, gravity
+    // included, in World)
+    double C_7 = 0.0;
+    // part of C[8] in forwardDynamics: bias (recursive Newton-Euler with udot = 0, gravity
+    // included, in World)
+    double C_8 = 0.0;
     // part of udot[3] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
     // factorization
     double udot_3 = 0.0;
-    // part of udot[3] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
-    // factorization
-    double udot_3_b = 0.0;
-    // part of udot[3] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
-    // factorization
-    double udot_3_c = 0.0;
-    // part of udot[3] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
-    // factorization
-    double udot_3_d = 0.0;
     // part of perr[0] in constraintPositionErrors: contact 'contact' (sphere_on_sphere.cap:37)
     double contact_perr_0 = 0.0;
     // part of k.p_WCContact[0] in constraintPoses: contact 'contact' (sphere_on_sphere.cap:37): its
@@ -291,164 +291,157 @@ class SphereOnSphere {
 
  public:
   // M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm.
-  // (114 adds, 191 muls, 2 divs, 0 calls, 0 other)
+  // (108 adds, 191 muls, 2 divs, 0 calls, 0 other)
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
     refreshDerived();  // the parameter-only values, if params changed
     M.setZero();  // entries between different branches of the tree stay zero
     Eigen::Matrix3d R_WBase;  // R_WB of 'base'
     Eigen::Matrix3d R_WBall;  // R_WB of 'ball'
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[0]*q[0];
-    const double t2 = q[2]*q[2];
-    const double t3 = q[3]*q[3];
-    const double t4 = t0 + t1 + t2 + t3;
-    const double tinv0 = 1.0/t4;
-    const double t5 = t3*tinv0;
-    const double t6 = t2*tinv0;
-    const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
-    const double t8 = q[0]*q[3]*tinv0;
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[0]*q[0];
+    const double t3 = q[2]*q[2];
+    const double t4 = t1 + t2 + t3;
+    const double t5 = t0 + t4;
+    const double tinv0 = 1.0/t5;
+    const double t6 = t3*tinv0;
+    const double t7 = t0*tinv0;
+    const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
     const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = -2.0*t8 + 2.0*t9;
-    const double t11 = q[0]*q[2]*tinv0;
+    const double t10 = q[0]*q[3]*tinv0;
+    const double t11 = 2.0*t9 - 2.0*t10;
     const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = 2.0*t11 + 2.0*t12;
-    const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = t0*tinv0;
-    const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
-    const double t17 = q[2]*q[3]*tinv0;
-    const double t18 = q[0]*q[1]*tinv0;
-    const double t19 = 2.0*t17 - 2.0*t18;
-    const double t20 = -2.0*t11 + 2.0*t12;
-    const double t21 = 2.0*t17 + 2.0*t18;
-    const double t22 = -2.0*t6 - 2.0*t15 + 1.0;
-    R_WBase(0, 0) = t7;
-    R_WBase(0, 1) = t10;
-    R_WBase(0, 2) = t13;
-    R_WBase(1, 0) = t14;
-    R_WBase(1, 1) = t16;
-    R_WBase(1, 2) = t19;
-    R_WBase(2, 0) = t20;
-    R_WBase(2, 1) = t21;
-    R_WBase(2, 2) = t22;
+    const double t13 = q[0]*q[2]*tinv0;
+    const double t14 = 2.0*t12 + 2.0*t13;
+    const double t15 = 2.0*t9 + 2.0*t10;
+    const double t16 = t1*tinv0;
+    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
+    const double t18 = q[2]*q[3]*tinv0;
+    const double t19 = q[0]*q[1]*tinv0;
+    const double t20 = 2.0*t18 - 2.0*t19;
+    const double t21 = 2.0*t12 - 2.0*t13;
+    const double t22 = 2.0*t18 + 2.0*t19;
+    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    R_WBase(0, 0) = t8;
+    R_WBase(0, 1) = t11;
+    R_WBase(0, 2) = t14;
+    R_WBase(1, 0) = t15;
+    R_WBase(1, 1) = t17;
+    R_WBase(1, 2) = t20;
+    R_WBase(2, 0) = t21;
+    R_WBase(2, 1) = t22;
+    R_WBase(2, 2) = t23;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
-    const double t23 = q[5]*q[5];
     const double t24 = q[7]*q[7];
-    const double t25 = q[4]*q[4];
-    const double t26 = q[6]*q[6];
-    const double t27 = t23 + t24 + t25 + t26;
-    const double tinv1 = 1.0/t27;
-    const double t28 = t26*tinv1;
-    const double t29 = t24*tinv1;
-    const double t30 = -2.0*t28 - 2.0*t29 + 1.0;
-    const double t31 = q[4]*q[7]*tinv1;
-    const double t32 = q[5]*q[6]*tinv1;
-    const double t33 = -2.0*t31 + 2.0*t32;
-    const double t34 = q[4]*q[6]*tinv1;
-    const double t35 = q[5]*q[7]*tinv1;
-    const double t36 = 2.0*t34 + 2.0*t35;
-    const double t37 = 2.0*t31 + 2.0*t32;
-    const double t38 = t23*tinv1;
-    const double t39 = -2.0*t38 - 2.0*t29 + 1.0;
-    const double t40 = q[4]*q[5]*tinv1;
-    const double t41 = q[6]*q[7]*tinv1;
-    const double t42 = -2.0*t40 + 2.0*t41;
-    const double t43 = -2.0*t34 + 2.0*t35;
-    const double t44 = 2.0*t40 + 2.0*t41;
-    const double t45 = -2.0*t28 - 2.0*t38 + 1.0;
-    R_WBall(0, 0) = t30;
-    R_WBall(0, 1) = t33;
-    R_WBall(0, 2) = t36;
-    R_WBall(1, 0) = t37;
-    R_WBall(1, 1) = t39;
-    R_WBall(1, 2) = t42;
-    R_WBall(2, 0) = t43;
-    R_WBall(2, 1) = t44;
-    R_WBall(2, 2) = t45;
+    const double t25 = q[5]*q[5];
+    const double t26 = q[4]*q[4];
+    const double t27 = q[6]*q[6];
+    const double t28 = t25 + t26 + t27;
+    const double t29 = t24 + t28;
+    const double tinv1 = 1.0/t29;
+    const double t30 = t27*tinv1;
+    const double t31 = t24*tinv1;
+    const double t32 = -2.0*t30 - 2.0*t31 + 1.0;
+    const double t33 = q[4]*q[7]*tinv1;
+    const double t34 = q[5]*q[6]*tinv1;
+    const double t35 = -2.0*t33 + 2.0*t34;
+    const double t36 = q[4]*q[6]*tinv1;
+    const double t37 = q[5]*q[7]*tinv1;
+    const double t38 = 2.0*t36 + 2.0*t37;
+    const double t39 = 2.0*t33 + 2.0*t34;
+    const double t40 = t25*tinv1;
+    const double t41 = -2.0*t40 - 2.0*t31 + 1.0;
+    const double t42 = q[6]*q[7]*tinv1;
+    const double t43 = q[4]*q[5]*tinv1;
+    const double t44 = 2.0*t42 - 2.0*t43;
+    const double t45 = -2.0*t36 + 2.0*t37;
+    const double t46 = 2.0*t42 + 2.0*t43;
+    const double t47 = -2.0*t30 - 2.0*t40 + 1.0;
+    R_WBall(0, 0) = t32;
+    R_WBall(0, 1) = t35;
+    R_WBall(0, 2) = t38;
+    R_WBall(1, 0) = t39;
+    R_WBall(1, 1) = t41;
+    R_WBall(1, 2) = t44;
+    R_WBall(2, 0) = t45;
+    R_WBall(2, 1) = t46;
+    R_WBall(2, 2) = t47;
     // mass matrix (composite rigid body, in World)
-    const double t46 = derived_.I_KBase[8]*R_WBase(0, 1) - derived_.M_0_0*R_WBase(0, 2) -
-        derived_.M_0_0_b*R_WBase(0, 0);
-    const double t47 = -derived_.M_0_0_c*R_WBase(0, 2) + derived_.I_KBase[4]*R_WBase(0, 0) -
-        derived_.M_0_0_b*R_WBase(0, 1);
-    const double t48 = derived_.I_KBase[12]*R_WBase(0, 2) - derived_.M_0_0*R_WBase(0, 1) -
-        derived_.M_0_0_c*R_WBase(0, 0);
-    const double t49 = -derived_.M_0_0_b*R_WBase(1, 0) - derived_.M_0_0*R_WBase(1, 2) +
-        derived_.I_KBase[8]*R_WBase(1, 1);
-    const double t50 = derived_.I_KBase[4]*R_WBase(1, 0) - derived_.M_0_0_c*R_WBase(1, 2) -
-        derived_.M_0_0_b*R_WBase(1, 1);
-    const double t51 = -derived_.M_0_0*R_WBase(1, 1) - derived_.M_0_0_c*R_WBase(1, 0) +
+    const double t48 = -derived_.M_0_0_c*R_WBase(0, 1) + derived_.I_KBase[4]*R_WBase(0, 0) -
+        derived_.M_0_0_b*R_WBase(0, 2);
+    const double t49 = -derived_.M_0_0*R_WBase(0, 1) - derived_.M_0_0_b*R_WBase(0, 0) +
+        derived_.I_KBase[12]*R_WBase(0, 2);
+    const double t50 = derived_.I_KBase[8]*R_WBase(0, 1) - derived_.M_0_0_c*R_WBase(0, 0) -
+        derived_.M_0_0*R_WBase(0, 2);
+    const double t51 = -derived_.M_0_0*R_WBase(1, 2) + derived_.I_KBase[8]*R_WBase(1, 1) -
+        derived_.M_0_0_c*R_WBase(1, 0);
+    const double t52 = -derived_.M_0_0_b*R_WBase(1, 0) - derived_.M_0_0*R_WBase(1, 1) +
         derived_.I_KBase[12]*R_WBase(1, 2);
-    const double t52 = -derived_.M_0_0_c*R_WBase(2, 0) - derived_.M_0_0*R_WBase(2, 1) +
-        derived_.I_KBase[12]*R_WBase(2, 2);
-    const double t53 = -derived_.M_0_0_b*R_WBase(2, 0) + derived_.I_KBase[8]*R_WBase(2, 1) -
+    const double t53 = -derived_.M_0_0_b*R_WBase(1, 2) - derived_.M_0_0_c*R_WBase(1, 1) +
+        derived_.I_KBase[4]*R_WBase(1, 0);
+    const double t54 = -derived_.M_0_0_c*R_WBase(2, 0) + derived_.I_KBase[8]*R_WBase(2, 1) -
         derived_.M_0_0*R_WBase(2, 2);
-    const double t54 = -derived_.M_0_0_b*R_WBase(2, 1) + derived_.I_KBase[4]*R_WBase(2, 0) -
-        derived_.M_0_0_c*R_WBase(2, 2);
-    const double t55 = -derived_.M_3_3*R_WBall(0, 0) - derived_.M_3_3_c*R_WBall(0, 1) +
+    const double t55 = -derived_.M_0_0_c*R_WBase(2, 1) - derived_.M_0_0_b*R_WBase(2, 2) +
+        derived_.I_KBase[4]*R_WBase(2, 0);
+    const double t56 = -derived_.M_0_0_b*R_WBase(2, 0) + derived_.I_KBase[12]*R_WBase(2, 2) -
+        derived_.M_0_0*R_WBase(2, 1);
+    const double t57 = -derived_.M_3_3*R_WBall(0, 2) + derived_.I_KBall[8]*R_WBall(0, 1) -
+        derived_.M_3_3_c*R_WBall(0, 0);
+    const double t58 = derived_.I_KBall[4]*R_WBall(0, 0) - derived_.M_3_3_b*R_WBall(0, 2) -
+        derived_.M_3_3_c*R_WBall(0, 1);
+    const double t59 = -derived_.M_3_3_b*R_WBall(0, 0) - derived_.M_3_3*R_WBall(0, 1) +
         derived_.I_KBall[12]*R_WBall(0, 2);
-    const double t56 = -derived_.M_3_3_b*R_WBall(0, 1) - derived_.M_3_3*R_WBall(0, 2) +
-        derived_.I_KBall[4]*R_WBall(0, 0);
-    const double t57 = -derived_.M_3_3_b*R_WBall(0, 0) + derived_.I_KBall[8]*R_WBall(0, 1) -
-        derived_.M_3_3_c*R_WBall(0, 2);
-    const double t58 = derived_.I_KBall[3]*R_WBall(2, 2);
-    const double t59 = derived_.I_KBall[2]*R_WBall(2, 1);
-    const double t60 = derived_.I_KBall[1]*R_WBall(2, 0);
-    const double t61 = -t58 - t59 - t60;
-    const double t62 = derived_.I_KBall[2]*R_WBall(1, 1);
-    const double t63 = derived_.I_KBall[1]*R_WBall(1, 0);
-    const double t64 = derived_.I_KBall[3]*R_WBall(1, 2);
-    const double t65 = t62 + t63 + t64;
-    const double t66 = -derived_.M_3_3*R_WBall(1, 0) + derived_.I_KBall[12]*R_WBall(1, 2) -
-        derived_.M_3_3_c*R_WBall(1, 1);
-    const double t67 = -derived_.M_3_3_b*R_WBall(1, 1) - derived_.M_3_3*R_WBall(1, 2) +
-        derived_.I_KBall[4]*R_WBall(1, 0);
-    const double t68 = derived_.I_KBall[8]*R_WBall(1, 1) - derived_.M_3_3_c*R_WBall(1, 2) -
+    const double t60 = derived_.I_KBall[2]*R_WBall(2, 1) + derived_.I_KBall[3]*R_WBall(2, 2) +
+        derived_.I_KBall[1]*R_WBall(2, 0);
+    const double t61 = derived_.I_KBall[2]*R_WBall(1, 1) + derived_.I_KBall[1]*R_WBall(1, 0) +
+        derived_.I_KBall[3]*R_WBall(1, 2);
+    const double t62 = -derived_.M_3_3*R_WBall(1, 1) + derived_.I_KBall[12]*R_WBall(1, 2) -
         derived_.M_3_3_b*R_WBall(1, 0);
-    const double t69 = t58 + t59 + t60;
-    const double t70 = derived_.I_KBall[2]*R_WBall(0, 1);
-    const double t71 = derived_.I_KBall[3]*R_WBall(0, 2);
-    const double t72 = derived_.I_KBall[1]*R_WBall(0, 0);
-    const double t73 = -t70 - t71 - t72;
-    const double t74 = derived_.I_KBall[8]*R_WBall(2, 1) - derived_.M_3_3_b*R_WBall(2, 0) -
-        derived_.M_3_3_c*R_WBall(2, 2);
-    const double t75 = -derived_.M_3_3*R_WBall(2, 0) + derived_.I_KBall[12]*R_WBall(2, 2) -
-        derived_.M_3_3_c*R_WBall(2, 1);
-    const double t76 = derived_.I_KBall[4]*R_WBall(2, 0) - derived_.M_3_3_b*R_WBall(2, 1) -
-        derived_.M_3_3*R_WBall(2, 2);
-    const double t77 = -t62 - t63 - t64;
-    const double t78 = t70 + t71 + t72;
-    M(0, 0) = R_WBase(0, 1)*t46 + R_WBase(0, 0)*t47 + R_WBase(0, 2)*t48;
-    M(0, 1) = R_WBase(1, 0)*t47 + R_WBase(1, 2)*t48 + R_WBase(1, 1)*t46;
-    M(0, 2) = R_WBase(2, 1)*t46 + R_WBase(2, 0)*t47 + R_WBase(2, 2)*t48;
-    M(1, 0) = R_WBase(0, 1)*t49 + R_WBase(0, 0)*t50 + R_WBase(0, 2)*t51;
-    M(1, 1) = R_WBase(1, 1)*t49 + R_WBase(1, 2)*t51 + R_WBase(1, 0)*t50;
-    M(1, 2) = R_WBase(2, 2)*t51 + R_WBase(2, 1)*t49 + R_WBase(2, 0)*t50;
-    M(2, 0) = R_WBase(0, 2)*t52 + R_WBase(0, 1)*t53 + R_WBase(0, 0)*t54;
-    M(2, 1) = R_WBase(1, 0)*t54 + R_WBase(1, 1)*t53 + R_WBase(1, 2)*t52;
-    M(2, 2) = R_WBase(2, 2)*t52 + R_WBase(2, 1)*t53 + R_WBase(2, 0)*t54;
-    M(3, 3) = R_WBall(0, 2)*t55 + R_WBall(0, 0)*t56 + R_WBall(0, 1)*t57;
-    M(3, 4) = R_WBall(1, 0)*t56 + R_WBall(1, 2)*t55 + R_WBall(1, 1)*t57;
-    M(3, 5) = R_WBall(2, 2)*t55 + R_WBall(2, 0)*t56 + R_WBall(2, 1)*t57;
-    M(3, 7) = t61;
-    M(3, 8) = t65;
-    M(4, 3) = R_WBall(0, 2)*t66 + R_WBall(0, 0)*t67 + R_WBall(0, 1)*t68;
-    M(4, 4) = R_WBall(1, 2)*t66 + R_WBall(1, 1)*t68 + R_WBall(1, 0)*t67;
-    M(4, 5) = R_WBall(2, 1)*t68 + R_WBall(2, 2)*t66 + R_WBall(2, 0)*t67;
-    M(4, 6) = t69;
-    M(4, 8) = t73;
-    M(5, 3) = R_WBall(0, 1)*t74 + R_WBall(0, 2)*t75 + R_WBall(0, 0)*t76;
-    M(5, 4) = R_WBall(1, 2)*t75 + R_WBall(1, 1)*t74 + R_WBall(1, 0)*t76;
-    M(5, 5) = R_WBall(2, 0)*t76 + R_WBall(2, 2)*t75 + R_WBall(2, 1)*t74;
-    M(5, 6) = t77;
-    M(5, 7) = t78;
-    M(6, 4) = t69;
-    M(6, 5) = t77;
+    const double t63 = -derived_.M_3_3*R_WBall(1, 2) + derived_.I_KBall[8]*R_WBall(1, 1) -
+        derived_.M_3_3_c*R_WBall(1, 0);
+    const double t64 = -derived_.M_3_3_b*R_WBall(1, 2) - derived_.M_3_3_c*R_WBall(1, 1) +
+        derived_.I_KBall[4]*R_WBall(1, 0);
+    const double t65 = derived_.I_KBall[3]*R_WBall(0, 2) + derived_.I_KBall[1]*R_WBall(0, 0) +
+        derived_.I_KBall[2]*R_WBall(0, 1);
+    const double t66 = -derived_.M_3_3*R_WBall(2, 1) - derived_.M_3_3_b*R_WBall(2, 0) +
+        derived_.I_KBall[12]*R_WBall(2, 2);
+    const double t67 = derived_.I_KBall[4]*R_WBall(2, 0) - derived_.M_3_3_c*R_WBall(2, 1) -
+        derived_.M_3_3_b*R_WBall(2, 2);
+    const double t68 = -derived_.M_3_3_c*R_WBall(2, 0) - derived_.M_3_3*R_WBall(2, 2) +
+        derived_.I_KBall[8]*R_WBall(2, 1);
+    M(0, 0) = R_WBase(0, 0)*t48 + R_WBase(0, 2)*t49 + R_WBase(0, 1)*t50;
+    M(0, 1) = R_WBase(1, 1)*t50 + R_WBase(1, 0)*t48 + R_WBase(1, 2)*t49;
+    M(0, 2) = R_WBase(2, 1)*t50 + R_WBase(2, 2)*t49 + R_WBase(2, 0)*t48;
+    M(1, 0) = R_WBase(0, 1)*t51 + R_WBase(0, 2)*t52 + R_WBase(0, 0)*t53;
+    M(1, 1) = R_WBase(1, 1)*t51 + R_WBase(1, 0)*t53 + R_WBase(1, 2)*t52;
+    M(1, 2) = R_WBase(2, 0)*t53 + R_WBase(2, 1)*t51 + R_WBase(2, 2)*t52;
+    M(2, 0) = R_WBase(0, 1)*t54 + R_WBase(0, 0)*t55 + R_WBase(0, 2)*t56;
+    M(2, 1) = R_WBase(1, 2)*t56 + R_WBase(1, 1)*t54 + R_WBase(1, 0)*t55;
+    M(2, 2) = R_WBase(2, 2)*t56 + R_WBase(2, 0)*t55 + R_WBase(2, 1)*t54;
+    M(3, 3) = R_WBall(0, 1)*t57 + R_WBall(0, 0)*t58 + R_WBall(0, 2)*t59;
+    M(3, 4) = R_WBall(1, 0)*t58 + R_WBall(1, 1)*t57 + R_WBall(1, 2)*t59;
+    M(3, 5) = R_WBall(2, 0)*t58 + R_WBall(2, 2)*t59 + R_WBall(2, 1)*t57;
+    M(3, 7) = -t60;
+    M(3, 8) = t61;
+    M(4, 3) = R_WBall(0, 2)*t62 + R_WBall(0, 1)*t63 + R_WBall(0, 0)*t64;
+    M(4, 4) = R_WBall(1, 0)*t64 + R_WBall(1, 1)*t63 + R_WBall(1, 2)*t62;
+    M(4, 5) = R_WBall(2, 2)*t62 + R_WBall(2, 1)*t63 + R_WBall(2, 0)*t64;
+    M(4, 6) = t60;
+    M(4, 8) = -t65;
+    M(5, 3) = R_WBall(0, 2)*t66 + R_WBall(0, 0)*t67 + R_WBall(0, 1)*t68;
+    M(5, 4) = R_WBall(1, 0)*t67 + R_WBall(1, 1)*t68 + R_WBall(1, 2)*t66;
+    M(5, 5) = R_WBall(2, 0)*t67 + R_WBall(2, 2)*t66 + R_WBall(2, 1)*t68;
+    M(5, 6) = -t61;
+    M(5, 7) = t65;
+    M(6, 4) = t60;
+    M(6, 5) = -t61;
     M(6, 6) = params.m;
-    M(7, 3) = t61;
-    M(7, 5) = t78;
+    M(7, 3) = -t60;
+    M(7, 5) = t65;
     M(7, 7) = params.m;
-    M(8, 3) = t65;
-    M(8, 4) = t73;
+    M(8, 3) = t61;
+    M(8, 4) = -t65;
     M(8, 8) = params.m;
   }
 
@@ -462,185 +455,190 @@ class SphereOnSphere {
     Eigen::Matrix<double, 6, 1> a_KBase;  // bias acceleration in the joint frame of 'base'
     Eigen::Matrix<double, 6, 1> a_KBall;  // bias acceleration in the joint frame of 'ball'
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': velocity in the joint frame
-    const double t0 = q[1]*q[1];
-    const double t1 = q[0]*q[0];
-    const double t2 = q[2]*q[2];
-    const double t3 = q[3]*q[3];
-    const double t4 = t0 + t1 + t2 + t3;
-    const double tinv0 = 1.0/t4;
-    const double t5 = q[0]*q[2]*tinv0;
-    const double t6 = q[1]*q[3]*tinv0;
-    const double t7 = -2.0*t5 + 2.0*t6;
-    const double t8 = u[2]*t7;
-    const double t9 = q[0]*q[3]*tinv0;
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[0]*q[0];
+    const double t3 = q[2]*q[2];
+    const double t4 = t1 + t2 + t3;
+    const double t5 = t0 + t4;
+    const double tinv0 = 1.0/t5;
+    const double t6 = t3*tinv0;
+    const double t7 = t0*tinv0;
+    const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
+    const double t9 = u[0]*t8;
     const double t10 = q[1]*q[2]*tinv0;
-    const double t11 = 2.0*t9 + 2.0*t10;
-    const double t12 = u[1]*t11;
-    const double t13 = t3*tinv0;
-    const double t14 = t2*tinv0;
-    const double t15 = -2.0*t13 - 2.0*t14 + 1.0;
-    const double t16 = u[0]*t15;
-    const double t17 = t8 + t12 + t16;
-    const double t18 = q[2]*q[3]*tinv0;
-    const double t19 = q[0]*q[1]*tinv0;
-    const double t20 = 2.0*t18 + 2.0*t19;
-    const double t21 = u[2]*t20;
-    const double t22 = t0*tinv0;
-    const double t23 = -2.0*t13 - 2.0*t22 + 1.0;
-    const double t24 = u[1]*t23;
-    const double t25 = -2.0*t9 + 2.0*t10;
-    const double t26 = u[0]*t25;
-    const double t27 = t21 + t24 + t26;
-    const double t28 = -2.0*t14 - 2.0*t22 + 1.0;
-    const double t29 = u[2]*t28;
-    const double t30 = 2.0*t5 + 2.0*t6;
-    const double t31 = u[0]*t30;
-    const double t32 = 2.0*t18 - 2.0*t19;
-    const double t33 = u[1]*t32;
-    const double t34 = t29 + t31 + t33;
-    v_KBase[0] = t17;
-    v_KBase[1] = t27;
-    v_KBase[2] = t34;
+    const double t11 = q[0]*q[3]*tinv0;
+    const double t12 = 2.0*t10 + 2.0*t11;
+    const double t13 = u[1]*t12;
+    const double t14 = q[1]*q[3]*tinv0;
+    const double t15 = q[0]*q[2]*tinv0;
+    const double t16 = 2.0*t14 - 2.0*t15;
+    const double t17 = u[2]*t16;
+    const double t18 = t9 + t13 + t17;
+    const double t19 = 2.0*t10 - 2.0*t11;
+    const double t20 = u[0]*t19;
+    const double t21 = t1*tinv0;
+    const double t22 = -2.0*t7 - 2.0*t21 + 1.0;
+    const double t23 = u[1]*t22;
+    const double t24 = q[2]*q[3]*tinv0;
+    const double t25 = q[0]*q[1]*tinv0;
+    const double t26 = 2.0*t24 + 2.0*t25;
+    const double t27 = u[2]*t26;
+    const double t28 = t20 + t23 + t27;
+    const double t29 = 2.0*t14 + 2.0*t15;
+    const double t30 = u[0]*t29;
+    const double t31 = 2.0*t24 - 2.0*t25;
+    const double t32 = u[1]*t31;
+    const double t33 = -2.0*t6 - 2.0*t21 + 1.0;
+    const double t34 = u[2]*t33;
+    const double t35 = t30 + t32 + t34;
+    v_KBase[0] = t18;
+    v_KBase[1] = t28;
+    v_KBase[2] = t35;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': velocity in the joint frame
-    const double t35 = q[5]*q[5];
     const double t36 = q[7]*q[7];
-    const double t37 = q[4]*q[4];
-    const double t38 = q[6]*q[6];
-    const double t39 = t35 + t36 + t37 + t38;
-    const double tinv1 = 1.0/t39;
-    const double t40 = q[4]*q[7]*tinv1;
-    const double t41 = q[5]*q[6]*tinv1;
-    const double t42 = 2.0*t40 + 2.0*t41;
-    const double t43 = u[4]*t42;
-    const double t44 = t38*tinv1;
-    const double t45 = t36*tinv1;
-    const double t46 = -2.0*t44 - 2.0*t45 + 1.0;
-    const double t47 = u[3]*t46;
-    const double t48 = q[4]*q[6]*tinv1;
-    const double t49 = q[5]*q[7]*tinv1;
-    const double t50 = -2.0*t48 + 2.0*t49;
-    const double t51 = u[5]*t50;
-    const double t52 = t43 + t47 + t51;
-    const double t53 = -2.0*t40 + 2.0*t41;
-    const double t54 = u[3]*t53;
-    const double t55 = q[4]*q[5]*tinv1;
-    const double t56 = q[6]*q[7]*tinv1;
-    const double t57 = 2.0*t55 + 2.0*t56;
-    const double t58 = u[5]*t57;
-    const double t59 = t35*tinv1;
-    const double t60 = -2.0*t59 - 2.0*t45 + 1.0;
-    const double t61 = u[4]*t60;
-    const double t62 = t54 + t58 + t61;
-    const double t63 = -2.0*t55 + 2.0*t56;
-    const double t64 = u[4]*t63;
-    const double t65 = -2.0*t44 - 2.0*t59 + 1.0;
-    const double t66 = u[5]*t65;
-    const double t67 = 2.0*t48 + 2.0*t49;
-    const double t68 = u[3]*t67;
-    const double t69 = t64 + t66 + t68;
-    const double t70 = u[7]*t42;
-    const double t71 = u[8]*t50;
-    const double t72 = u[6]*t46;
-    const double t73 = t70 + t71 + t72;
-    const double t74 = u[7]*t60;
-    const double t75 = u[6]*t53;
-    const double t76 = u[8]*t57;
-    const double t77 = t74 + t75 + t76;
-    const double t78 = u[6]*t67;
-    const double t79 = u[8]*t65;
-    const double t80 = u[7]*t63;
-    const double t81 = t78 + t79 + t80;
-    v_KBall[0] = t52;
-    v_KBall[1] = t62;
-    v_KBall[2] = t69;
-    v_KBall[3] = t73;
-    v_KBall[4] = t77;
-    v_KBall[5] = t81;
+    const double t37 = q[5]*q[5];
+    const double t38 = q[4]*q[4];
+    const double t39 = q[6]*q[6];
+    const double t40 = t37 + t38 + t39;
+    const double t41 = t36 + t40;
+    const double tinv1 = 1.0/t41;
+    const double t42 = t39*tinv1;
+    const double t43 = t36*tinv1;
+    const double t44 = -2.0*t42 - 2.0*t43 + 1.0;
+    const double t45 = u[3]*t44;
+    const double t46 = q[4]*q[7]*tinv1;
+    const double t47 = q[5]*q[6]*tinv1;
+    const double t48 = 2.0*t46 + 2.0*t47;
+    const double t49 = u[4]*t48;
+    const double t50 = q[4]*q[6]*tinv1;
+    const double t51 = q[5]*q[7]*tinv1;
+    const double t52 = -2.0*t50 + 2.0*t51;
+    const double t53 = u[5]*t52;
+    const double t54 = t45 + t49 + t53;
+    const double t55 = t37*tinv1;
+    const double t56 = -2.0*t55 - 2.0*t43 + 1.0;
+    const double t57 = u[4]*t56;
+    const double t58 = -2.0*t46 + 2.0*t47;
+    const double t59 = u[3]*t58;
+    const double t60 = q[6]*q[7]*tinv1;
+    const double t61 = q[4]*q[5]*tinv1;
+    const double t62 = 2.0*t60 + 2.0*t61;
+    const double t63 = u[5]*t62;
+    const double t64 = t57 + t59 + t63;
+    const double t65 = 2.0*t60 - 2.0*t61;
+    const double t66 = u[4]*t65;
+    const double t67 = -2.0*t42 - 2.0*t55 + 1.0;
+    const double t68 = u[5]*t67;
+    const double t69 = 2.0*t50 + 2.0*t51;
+    const double t70 = u[3]*t69;
+    const double t71 = t66 + t68 + t70;
+    const double t72 = u[7]*t48;
+    const double t73 = u[8]*t52;
+    const double t74 = u[6]*t44;
+    const double t75 = t72 + t73 + t74;
+    const double t76 = u[7]*t56;
+    const double t77 = u[8]*t62;
+    const double t78 = u[6]*t58;
+    const double t79 = t76 + t77 + t78;
+    const double t80 = u[6]*t69;
+    const double t81 = u[8]*t67;
+    const double t82 = u[7]*t65;
+    const double t83 = t80 + t81 + t82;
+    v_KBall[0] = t54;
+    v_KBall[1] = t64;
+    v_KBall[2] = t71;
+    v_KBall[3] = t75;
+    v_KBall[4] = t79;
+    v_KBall[5] = t83;
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': acceleration with udot = 0
-    const double t82 = params.world_gravity[1]*t11;
-    const double t83 = params.world_gravity[0]*t15;
-    const double t84 = params.world_gravity[2]*t7;
-    const double t85 = -t82 - t83 - t84;
-    const double t86 = params.world_gravity[0]*t25;
-    const double t87 = params.world_gravity[2]*t20;
-    const double t88 = params.world_gravity[1]*t23;
-    const double t89 = -t86 - t87 - t88;
-    const double t90 = params.world_gravity[0]*t30;
-    const double t91 = params.world_gravity[1]*t32;
-    const double t92 = params.world_gravity[2]*t28;
-    const double t93 = -t90 - t91 - t92;
-    a_KBase[3] = t85;
-    a_KBase[4] = t89;
-    a_KBase[5] = t93;
+    const double t84 = params.world_gravity[2]*t16;
+    const double t85 = params.world_gravity[0]*t8;
+    const double t86 = params.world_gravity[1]*t12;
+    const double t87 = -t84 - t85 - t86;
+    const double t88 = params.world_gravity[0]*t19;
+    const double t89 = params.world_gravity[1]*t22;
+    const double t90 = params.world_gravity[2]*t26;
+    const double t91 = -t88 - t89 - t90;
+    const double t92 = params.world_gravity[0]*t29;
+    const double t93 = params.world_gravity[1]*t31;
+    const double t94 = params.world_gravity[2]*t33;
+    const double t95 = -t92 - t93 - t94;
+    a_KBase[3] = t87;
+    a_KBase[4] = t91;
+    a_KBase[5] = t95;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': acceleration with udot = 0
-    const double t94 = params.world_gravity[0]*t46;
-    const double t95 = params.world_gravity[2]*t50;
-    const double t96 = params.world_gravity[1]*t42;
-    const double t97 = v_KBall[4]*v_KBall[2];
-    const double t98 = v_KBall[1]*v_KBall[5];
-    const double t99 = -t94 - t95 - t96 + t97 - t98;
-    const double t100 = params.world_gravity[0]*t53;
-    const double t101 = params.world_gravity[2]*t57;
-    const double t102 = params.world_gravity[1]*t60;
-    const double t103 = v_KBall[5]*v_KBall[0];
-    const double t104 = v_KBall[3]*v_KBall[2];
-    const double t105 = -t100 - t101 - t102 + t103 - t104;
-    const double t106 = params.world_gravity[1]*t63;
-    const double t107 = params.world_gravity[0]*t67;
-    const double t108 = params.world_gravity[2]*t65;
-    const double t109 = v_KBall[3]*v_KBall[1];
-    const double t110 = v_KBall[4]*v_KBall[0];
-    const double t111 = -t106 - t107 - t108 + t109 - t110;
-    a_KBall[3] = t99;
-    a_KBall[4] = t105;
-    a_KBall[5] = t111;
+    const double t96 = params.world_gravity[1]*t48;
+    const double t97 = params.world_gravity[0]*t44;
+    const double t98 = params.world_gravity[2]*t52;
+    const double t99 = -t96 - t97 - t98;
+    const double t100 = v_KBall[5]*v_KBall[1];
+    const double t101 = v_KBall[2]*v_KBall[4];
+    const double t102 = t99 - t100 + t101;
+    const double t103 = params.world_gravity[0]*t58;
+    const double t104 = params.world_gravity[1]*t56;
+    const double t105 = params.world_gravity[2]*t62;
+    const double t106 = -t103 - t104 - t105;
+    const double t107 = v_KBall[3]*v_KBall[2];
+    const double t108 = v_KBall[5]*v_KBall[0];
+    const double t109 = t106 - t107 + t108;
+    const double t110 = params.world_gravity[1]*t65;
+    const double t111 = params.world_gravity[0]*t69;
+    const double t112 = params.world_gravity[2]*t67;
+    const double t113 = -t110 - t111 - t112;
+    const double t114 = v_KBall[0]*v_KBall[4];
+    const double t115 = v_KBall[1]*v_KBall[3];
+    const double t116 = t113 - t114 + t115;
+    a_KBall[3] = t102;
+    a_KBall[4] = t109;
+    a_KBall[5] = t116;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': bias
-    const double t112 = -derived_.I_KBall[1]*v_KBall[1] + derived_.I_KBall[2]*v_KBall[0] +
-        params.m*v_KBall[5];
-    const double t113 = derived_.I_KBall[9]*v_KBall[2] + derived_.I_KBall[3]*v_KBall[3] +
-        derived_.I_KBall[5]*v_KBall[0] + derived_.I_KBall[8]*v_KBall[1] -
-        derived_.I_KBall[1]*v_KBall[5];
-    const double t114 = params.m*v_KBall[4] + derived_.I_KBall[1]*v_KBall[2] -
-        derived_.I_KBall[3]*v_KBall[0];
-    const double t115 = derived_.I_KBall[6]*v_KBall[0] + derived_.I_KBall[9]*v_KBall[1] -
-        derived_.I_KBall[2]*v_KBall[3] + derived_.I_KBall[1]*v_KBall[4] +
-        derived_.I_KBall[12]*v_KBall[2];
-    const double t116 = v_KBall[4]*t112 - derived_.I_KBall[3]*a_KBall[4] - v_KBall[2]*t113 -
-        v_KBall[5]*t114 + derived_.I_KBall[2]*a_KBall[5] + v_KBall[1]*t115;
-    const double t117 = derived_.I_KBall[6]*v_KBall[2] + derived_.I_KBall[2]*v_KBall[5] -
-        derived_.I_KBall[3]*v_KBall[4] + derived_.I_KBall[5]*v_KBall[1] +
-        derived_.I_KBall[4]*v_KBall[0];
-    const double t118 = params.m*v_KBall[3] - derived_.I_KBall[2]*v_KBall[2] +
-        derived_.I_KBall[3]*v_KBall[1];
-    const double t119 = v_KBall[2]*t117 - derived_.I_KBall[1]*a_KBall[5] - v_KBall[0]*t115 +
-        v_KBall[5]*t118 + derived_.I_KBall[3]*a_KBall[3] - v_KBall[3]*t112;
-    const double t120 = v_KBall[3]*t114 + derived_.I_KBall[1]*a_KBall[4] - v_KBall[4]*t118 -
-        v_KBall[1]*t117 + v_KBall[0]*t113 - derived_.I_KBall[2]*a_KBall[3];
-    const double t121 = params.m*a_KBall[5] + v_KBall[0]*t114 - v_KBall[1]*t118;
-    const double t122 = v_KBall[2]*t118 + params.m*a_KBall[4] - v_KBall[0]*t112;
-    const double t123 = v_KBall[1]*t112 - v_KBall[2]*t114 + params.m*a_KBall[3];
-    C[3] = t46*t116 + t53*t119 + t67*t120;
-    C[4] = t42*t116 + t60*t119 + t63*t120;
-    C[5] = t50*t116 + t57*t119 + t65*t120;
-    C[6] = t67*t121 + t53*t122 + t46*t123;
-    C[7] = t42*t123 + t63*t121 + t60*t122;
-    C[8] = t50*t123 + t65*t121 + t57*t122;
+    const double t117 = derived_.I_KBall[1]*v_KBall[4] - derived_.I_KBall[2]*v_KBall[3] +
+        (derived_.I_KBall[9]*v_KBall[1] + derived_.I_KBall[6]*v_KBall[0] +
+        derived_.I_KBall[12]*v_KBall[2]);
+    const double t118 = params.m*v_KBall[5] + derived_.I_KBall[2]*v_KBall[0] -
+        derived_.I_KBall[1]*v_KBall[1];
+    const double t119 = params.m*v_KBall[4] - derived_.I_KBall[3]*v_KBall[0] +
+        derived_.I_KBall[1]*v_KBall[2];
+    const double t120 = derived_.I_KBall[3]*v_KBall[3] - derived_.I_KBall[1]*v_KBall[5] +
+        (derived_.I_KBall[8]*v_KBall[1] + derived_.I_KBall[9]*v_KBall[2] +
+        derived_.I_KBall[5]*v_KBall[0]);
+    const double t121 = derived_.I_KBall[2]*a_KBall[5] - derived_.I_KBall[3]*a_KBall[4] +
+        v_KBall[1]*t117 + (v_KBall[4]*t118 - v_KBall[5]*t119 - v_KBall[2]*t120);
+    const double t122 = -derived_.I_KBall[2]*v_KBall[2] + derived_.I_KBall[3]*v_KBall[1] +
+        params.m*v_KBall[3];
+    const double t123 = -derived_.I_KBall[3]*v_KBall[4] + derived_.I_KBall[2]*v_KBall[5] +
+        (derived_.I_KBall[6]*v_KBall[2] + derived_.I_KBall[4]*v_KBall[0] +
+        derived_.I_KBall[5]*v_KBall[1]);
+    const double t124 = -derived_.I_KBall[1]*a_KBall[5] + derived_.I_KBall[3]*a_KBall[3] -
+        v_KBall[0]*t117 + (v_KBall[5]*t122 - v_KBall[3]*t118 + v_KBall[2]*t123);
+    const double t125 = derived_.I_KBall[1]*a_KBall[4] - derived_.I_KBall[2]*a_KBall[3] +
+        v_KBall[0]*t120 + (-v_KBall[4]*t122 + v_KBall[3]*t119 - v_KBall[1]*t123);
+    const double t126 = -v_KBall[0]*t118 + params.m*a_KBall[4] + v_KBall[2]*t122;
+    const double t127 = v_KBall[0]*t119 - v_KBall[1]*t122 + params.m*a_KBall[5];
+    const double t128 = -v_KBall[2]*t119 + v_KBall[1]*t118 + params.m*a_KBall[3];
+    C[3] = t44*t121 + t58*t124 + t69*t125;
+    C[4] = t56*t124 + t65*t125 + t48*t121;
+    C[5] = t62*t124 + t52*t121 + t67*t125;
+    C[6] = t58*t126 + t69*t127 + t44*t128;
+    C[7] = t48*t128 + t56*t126 + t65*t127;
+    C[8] = t52*t128 + t67*t127 + t62*t126;
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': bias
-    const double t124 = derived_.I_KBase[4]*v_KBase[0] + derived_.I_KBase[6]*v_KBase[2] +
-        derived_.I_KBase[5]*v_KBase[1];
-    const double t125 = derived_.I_KBase[9]*v_KBase[2] + derived_.I_KBase[5]*v_KBase[0] +
+    const double t129 = derived_.I_KBase[9]*v_KBase[2] + derived_.I_KBase[5]*v_KBase[0] +
         derived_.I_KBase[8]*v_KBase[1];
-    const double t126 = -derived_.I_KBase[2]*a_KBase[3] + derived_.I_KBase[1]*a_KBase[4] -
-        v_KBase[1]*t124 + v_KBase[0]*t125;
-    const double t127 = derived_.I_KBase[6]*v_KBase[0] + derived_.I_KBase[12]*v_KBase[2] +
-        derived_.I_KBase[9]*v_KBase[1];
-    const double t128 = derived_.I_KBase[3]*a_KBase[3] - derived_.I_KBase[1]*a_KBase[5] +
-        v_KBase[2]*t124 - v_KBase[0]*t127;
-    const double t129 = derived_.I_KBase[2]*a_KBase[5] - derived_.I_KBase[3]*a_KBase[4] -
-        v_KBase[2]*t125 + v_KBase[1]*t127;
-    C[0] = t30*t126 + t25*t128 + t15*t129;
-    C[1] = t11*t129 + t23*t128 + t32*t126;
-    C[2] = t7*t129 + t20*t128 + t28*t126;
+    const double t130 = derived_.I_KBase[9]*v_KBase[1] + derived_.I_KBase[12]*v_KBase[2] +
+        derived_.I_KBase[6]*v_KBase[0];
+    const double t131 = -v_KBase[2]*t129 + (derived_.I_KBase[2]*a_KBase[5] -
+        derived_.I_KBase[3]*a_KBase[4] + v_KBase[1]*t130);
+    const double t132 = derived_.I_KBase[5]*v_KBase[1] + derived_.I_KBase[6]*v_KBase[2] +
+        derived_.I_KBase[4]*v_KBase[0];
+    const double t133 = v_KBase[2]*t132 + (derived_.I_KBase[3]*a_KBase[3] -
+        derived_.I_KBase[1]*a_KBase[5] - v_KBase[0]*t130);
+    const double t134 = -v_KBase[1]*t132 + (-derived_.I_KBase[2]*a_KBase[3] +
+        derived_.I_KBase[1]*a_KBase[4] + v_KBase[0]*t129);
+    C[0] = t8*t131 + t19*t133 + t29*t134;
+    C[1] = t22*t133 + t31*t134 + t12*t131;
+    C[2] = t16*t131 + t26*t133 + t33*t134;
   }
 
   // tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`).
@@ -654,330 +652,360 @@ class SphereOnSphere {
   // force laws and the tree-sparse L^T D L solve, all unrolled.
   // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4
   // multiplies):
-  //   CRBA + L^T D L in World: 218 adds, 351 muls, 8 divs (weighted 601.0);
-  //   ABA in World: 272 adds, 540 muls, 8 divs (weighted 844.0);
+  //   CRBA + L^T D L in World: 194 adds, 345 muls, 8 divs (weighted 571.0);
+  //   ABA in World: 254 adds, 512 muls, 8 divs (weighted 798.0);
   //   CRBA + L^T D L in joint frames: 312 adds, 561 muls, 11 divs (weighted 917.0);
-  //   ABA in joint frames: 435 adds, 890 muls, 11 divs (weighted 1369.0).
-  // (218 adds, 351 muls, 8 divs, 0 calls, 0 other)
+  //   ABA in joint frames: 435 adds, 796 muls, 11 divs (weighted 1275.0).
+  // (194 adds, 345 muls, 8 divs, 0 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
     MassMatrix M;
+    U C;
     Eigen::Matrix3d R_WBase;  // R_WB of 'base'
     Eigen::Matrix3d R_WBall;  // R_WB of 'ball'
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[0]*q[0];
-    const double t2 = q[2]*q[2];
-    const double t3 = q[3]*q[3];
-    const double t4 = t0 + t1 + t2 + t3;
-    const double tinv0 = 1.0/t4;
-    const double t5 = t3*tinv0;
-    const double t6 = t2*tinv0;
-    const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
-    const double t8 = q[0]*q[3]*tinv0;
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[0]*q[0];
+    const double t3 = q[2]*q[2];
+    const double t4 = t1 + t2 + t3;
+    const double t5 = t0 + t4;
+    const double tinv0 = 1.0/t5;
+    const double t6 = t3*tinv0;
+    const double t7 = t0*tinv0;
+    const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
     const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = -2.0*t8 + 2.0*t9;
-    const double t11 = q[0]*q[2]*tinv0;
+    const double t10 = q[0]*q[3]*tinv0;
+    const double t11 = 2.0*t9 - 2.0*t10;
     const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = 2.0*t11 + 2.0*t12;
-    const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = t0*tinv0;
-    const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
-    const double t17 = q[2]*q[3]*tinv0;
-    const double t18 = q[0]*q[1]*tinv0;
-    const double t19 = 2.0*t17 - 2.0*t18;
-    const double t20 = -2.0*t11 + 2.0*t12;
-    const double t21 = 2.0*t17 + 2.0*t18;
-    const double t22 = -2.0*t6 - 2.0*t15 + 1.0;
-    R_WBase(0, 0) = t7;
-    R_WBase(0, 1) = t10;
-    R_WBase(0, 2) = t13;
-    R_WBase(1, 0) = t14;
-    R_WBase(1, 1) = t16;
-    R_WBase(1, 2) = t19;
-    R_WBase(2, 0) = t20;
-    R_WBase(2, 1) = t21;
-    R_WBase(2, 2) = t22;
+    const double t13 = q[0]*q[2]*tinv0;
+    const double t14 = 2.0*t12 + 2.0*t13;
+    const double t15 = 2.0*t9 + 2.0*t10;
+    const double t16 = t1*tinv0;
+    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
+    const double t18 = q[2]*q[3]*tinv0;
+    const double t19 = q[0]*q[1]*tinv0;
+    const double t20 = 2.0*t18 - 2.0*t19;
+    const double t21 = 2.0*t12 - 2.0*t13;
+    const double t22 = 2.0*t18 + 2.0*t19;
+    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    R_WBase(0, 0) = t8;
+    R_WBase(0, 1) = t11;
+    R_WBase(0, 2) = t14;
+    R_WBase(1, 0) = t15;
+    R_WBase(1, 1) = t17;
+    R_WBase(1, 2) = t20;
+    R_WBase(2, 0) = t21;
+    R_WBase(2, 1) = t22;
+    R_WBase(2, 2) = t23;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
-    const double t23 = q[5]*q[5];
     const double t24 = q[7]*q[7];
-    const double t25 = q[4]*q[4];
-    const double t26 = q[6]*q[6];
-    const double t27 = t23 + t24 + t25 + t26;
-    const double tinv1 = 1.0/t27;
-    const double t28 = t26*tinv1;
-    const double t29 = t24*tinv1;
-    const double t30 = -2.0*t28 - 2.0*t29 + 1.0;
-    const double t31 = q[4]*q[7]*tinv1;
-    const double t32 = q[5]*q[6]*tinv1;
-    const double t33 = -2.0*t31 + 2.0*t32;
-    const double t34 = q[4]*q[6]*tinv1;
-    const double t35 = q[5]*q[7]*tinv1;
-    const double t36 = 2.0*t34 + 2.0*t35;
-    const double t37 = 2.0*t31 + 2.0*t32;
-    const double t38 = t23*tinv1;
-    const double t39 = -2.0*t38 - 2.0*t29 + 1.0;
-    const double t40 = q[4]*q[5]*tinv1;
-    const double t41 = q[6]*q[7]*tinv1;
-    const double t42 = -2.0*t40 + 2.0*t41;
-    const double t43 = -2.0*t34 + 2.0*t35;
-    const double t44 = 2.0*t40 + 2.0*t41;
-    const double t45 = -2.0*t28 - 2.0*t38 + 1.0;
-    R_WBall(0, 0) = t30;
-    R_WBall(0, 1) = t33;
-    R_WBall(0, 2) = t36;
-    R_WBall(1, 0) = t37;
-    R_WBall(1, 1) = t39;
-    R_WBall(1, 2) = t42;
-    R_WBall(2, 0) = t43;
-    R_WBall(2, 1) = t44;
-    R_WBall(2, 2) = t45;
+    const double t25 = q[5]*q[5];
+    const double t26 = q[4]*q[4];
+    const double t27 = q[6]*q[6];
+    const double t28 = t25 + t26 + t27;
+    const double t29 = t24 + t28;
+    const double tinv1 = 1.0/t29;
+    const double t30 = t27*tinv1;
+    const double t31 = t24*tinv1;
+    const double t32 = -2.0*t30 - 2.0*t31 + 1.0;
+    const double t33 = q[4]*q[7]*tinv1;
+    const double t34 = q[5]*q[6]*tinv1;
+    const double t35 = -2.0*t33 + 2.0*t34;
+    const double t36 = q[4]*q[6]*tinv1;
+    const double t37 = q[5]*q[7]*tinv1;
+    const double t38 = 2.0*t36 + 2.0*t37;
+    const double t39 = 2.0*t33 + 2.0*t34;
+    const double t40 = t25*tinv1;
+    const double t41 = -2.0*t40 - 2.0*t31 + 1.0;
+    const double t42 = q[6]*q[7]*tinv1;
+    const double t43 = q[4]*q[5]*tinv1;
+    const double t44 = 2.0*t42 - 2.0*t43;
+    const double t45 = -2.0*t36 + 2.0*t37;
+    const double t46 = 2.0*t42 + 2.0*t43;
+    const double t47 = -2.0*t30 - 2.0*t40 + 1.0;
+    R_WBall(0, 0) = t32;
+    R_WBall(0, 1) = t35;
+    R_WBall(0, 2) = t38;
+    R_WBall(1, 0) = t39;
+    R_WBall(1, 1) = t41;
+    R_WBall(1, 2) = t44;
+    R_WBall(2, 0) = t45;
+    R_WBall(2, 1) = t46;
+    R_WBall(2, 2) = t47;
     // mass matrix (composite rigid body, in World)
-    const double t46 = derived_.I_KBase[8]*R_WBase(0, 1);
-    const double t47 = derived_.M_0_0*R_WBase(0, 2);
-    const double t48 = derived_.M_0_0_b*R_WBase(0, 0);
-    const double t49 = t46 - t47 - t48;
-    const double t50 = R_WBase(0, 1)*t49;
-    const double t51 = derived_.M_0_0_c*R_WBase(0, 2);
-    const double t52 = derived_.I_KBase[4]*R_WBase(0, 0);
-    const double t53 = derived_.M_0_0_b*R_WBase(0, 1);
-    const double t54 = -t51 + t52 - t53;
-    const double t55 = R_WBase(0, 0)*t54;
-    const double t56 = derived_.I_KBase[12]*R_WBase(0, 2);
-    const double t57 = derived_.M_0_0*R_WBase(0, 1);
-    const double t58 = derived_.M_0_0_c*R_WBase(0, 0);
-    const double t59 = t56 - t57 - t58;
-    const double t60 = R_WBase(0, 2)*t59;
-    const double t61 = t50 + t55 + t60;
-    const double t62 = R_WBase(1, 0)*t54;
-    const double t63 = R_WBase(1, 2)*t59;
-    const double t64 = R_WBase(1, 1)*t49;
-    const double t65 = t62 + t63 + t64;
-    const double t66 = R_WBase(2, 1)*t49;
-    const double t67 = R_WBase(2, 0)*t54;
-    const double t68 = R_WBase(2, 2)*t59;
-    const double t69 = t66 + t67 + t68;
-    const double t70 = derived_.M_0_0_b*R_WBase(1, 0);
-    const double t71 = derived_.M_0_0*R_WBase(1, 2);
-    const double t72 = derived_.I_KBase[8]*R_WBase(1, 1);
-    const double t73 = -t70 - t71 + t72;
-    const double t74 = R_WBase(0, 1)*t73;
-    const double t75 = derived_.I_KBase[4]*R_WBase(1, 0);
-    const double t76 = derived_.M_0_0_c*R_WBase(1, 2);
-    const double t77 = derived_.M_0_0_b*R_WBase(1, 1);
-    const double t78 = t75 - t76 - t77;
-    const double t79 = R_WBase(0, 0)*t78;
-    const double t80 = derived_.M_0_0*R_WBase(1, 1);
-    const double t81 = derived_.M_0_0_c*R_WBase(1, 0);
-    const double t82 = derived_.I_KBase[12]*R_WBase(1, 2);
-    const double t83 = -t80 - t81 + t82;
-    const double t84 = R_WBase(0, 2)*t83;
-    const double t85 = t74 + t79 + t84;
-    const double t86 = R_WBase(1, 1)*t73;
-    const double t87 = R_WBase(1, 2)*t83;
-    const double t88 = R_WBase(1, 0)*t78;
-    const double t89 = t86 + t87 + t88;
-    const double t90 = R_WBase(2, 2)*t83;
-    const double t91 = R_WBase(2, 1)*t73;
-    const double t92 = R_WBase(2, 0)*t78;
-    const double t93 = t90 + t91 + t92;
-    const double t94 = derived_.M_0_0_c*R_WBase(2, 0);
-    const double t95 = derived_.M_0_0*R_WBase(2, 1);
-    const double t96 = derived_.I_KBase[12]*R_WBase(2, 2);
-    const double t97 = -t94 - t95 + t96;
-    const double t98 = R_WBase(0, 2)*t97;
-    const double t99 = derived_.M_0_0_b*R_WBase(2, 0);
-    const double t100 = derived_.I_KBase[8]*R_WBase(2, 1);
-    const double t101 = derived_.M_0_0*R_WBase(2, 2);
-    const double t102 = -t99 + t100 - t101;
-    const double t103 = R_WBase(0, 1)*t102;
-    const double t104 = derived_.M_0_0_b*R_WBase(2, 1);
-    const double t105 = derived_.I_KBase[4]*R_WBase(2, 0);
-    const double t106 = derived_.M_0_0_c*R_WBase(2, 2);
-    const double t107 = -t104 + t105 - t106;
-    const double t108 = R_WBase(0, 0)*t107;
-    const double t109 = t98 + t103 + t108;
-    const double t110 = R_WBase(1, 0)*t107;
-    const double t111 = R_WBase(1, 1)*t102;
-    const double t112 = R_WBase(1, 2)*t97;
-    const double t113 = t110 + t111 + t112;
-    const double t114 = R_WBase(2, 2)*t97;
-    const double t115 = R_WBase(2, 1)*t102;
-    const double t116 = R_WBase(2, 0)*t107;
-    const double t117 = t114 + t115 + t116;
-    const double t118 = derived_.M_3_3*R_WBall(0, 0);
-    const double t119 = derived_.M_3_3_c*R_WBall(0, 1);
-    const double t120 = derived_.I_KBall[12]*R_WBall(0, 2);
-    const double t121 = -t118 - t119 + t120;
-    const double t122 = R_WBall(0, 2)*t121;
-    const double t123 = derived_.M_3_3_b*R_WBall(0, 1);
-    const double t124 = derived_.M_3_3*R_WBall(0, 2);
+    const double t48 = derived_.M_0_0_c*R_WBase(0, 1);
+    const double t49 = derived_.I_KBase[4]*R_WBase(0, 0);
+    const double t50 = derived_.M_0_0_b*R_WBase(0, 2);
+    const double t51 = -t48 + t49 - t50;
+    const double t52 = R_WBase(0, 0)*t51;
+    const double t53 = derived_.M_0_0*R_WBase(0, 1);
+    const double t54 = derived_.M_0_0_b*R_WBase(0, 0);
+    const double t55 = derived_.I_KBase[12]*R_WBase(0, 2);
+    const double t56 = -t53 - t54 + t55;
+    const double t57 = R_WBase(0, 2)*t56;
+    const double t58 = derived_.I_KBase[8]*R_WBase(0, 1);
+    const double t59 = derived_.M_0_0_c*R_WBase(0, 0);
+    const double t60 = derived_.M_0_0*R_WBase(0, 2);
+    const double t61 = t58 - t59 - t60;
+    const double t62 = R_WBase(0, 1)*t61;
+    const double t63 = t52 + t57 + t62;
+    const double t64 = R_WBase(1, 1)*t61;
+    const double t65 = R_WBase(1, 0)*t51;
+    const double t66 = R_WBase(1, 2)*t56;
+    const double t67 = t64 + t65 + t66;
+    const double t68 = R_WBase(2, 1)*t61;
+    const double t69 = R_WBase(2, 2)*t56;
+    const double t70 = R_WBase(2, 0)*t51;
+    const double t71 = t68 + t69 + t70;
+    const double t72 = derived_.M_0_0*R_WBase(1, 2);
+    const double t73 = derived_.I_KBase[8]*R_WBase(1, 1);
+    const double t74 = derived_.M_0_0_c*R_WBase(1, 0);
+    const double t75 = -t72 + t73 - t74;
+    const double t76 = R_WBase(0, 1)*t75;
+    const double t77 = derived_.M_0_0_b*R_WBase(1, 0);
+    const double t78 = derived_.M_0_0*R_WBase(1, 1);
+    const double t79 = derived_.I_KBase[12]*R_WBase(1, 2);
+    const double t80 = -t77 - t78 + t79;
+    const double t81 = R_WBase(0, 2)*t80;
+    const double t82 = derived_.M_0_0_b*R_WBase(1, 2);
+    const double t83 = derived_.M_0_0_c*R_WBase(1, 1);
+    const double t84 = derived_.I_KBase[4]*R_WBase(1, 0);
+    const double t85 = -t82 - t83 + t84;
+    const double t86 = R_WBase(0, 0)*t85;
+    const double t87 = t76 + t81 + t86;
+    const double t88 = R_WBase(1, 1)*t75;
+    const double t89 = R_WBase(1, 0)*t85;
+    const double t90 = R_WBase(1, 2)*t80;
+    const double t91 = t88 + t89 + t90;
+    const double t92 = R_WBase(2, 0)*t85;
+    const double t93 = R_WBase(2, 1)*t75;
+    const double t94 = R_WBase(2, 2)*t80;
+    const double t95 = t92 + t93 + t94;
+    const double t96 = derived_.M_0_0_c*R_WBase(2, 0);
+    const double t97 = derived_.I_KBase[8]*R_WBase(2, 1);
+    const double t98 = derived_.M_0_0*R_WBase(2, 2);
+    const double t99 = -t96 + t97 - t98;
+    const double t100 = R_WBase(0, 1)*t99;
+    const double t101 = derived_.M_0_0_c*R_WBase(2, 1);
+    const double t102 = derived_.M_0_0_b*R_WBase(2, 2);
+    const double t103 = derived_.I_KBase[4]*R_WBase(2, 0);
+    const double t104 = -t101 - t102 + t103;
+    const double t105 = R_WBase(0, 0)*t104;
+    const double t106 = derived_.M_0_0_b*R_WBase(2, 0);
+    const double t107 = derived_.I_KBase[12]*R_WBase(2, 2);
+    const double t108 = derived_.M_0_0*R_WBase(2, 1);
+    const double t109 = -t106 + t107 - t108;
+    const double t110 = R_WBase(0, 2)*t109;
+    const double t111 = t100 + t105 + t110;
+    const double t112 = R_WBase(1, 2)*t109;
+    const double t113 = R_WBase(1, 1)*t99;
+    const double t114 = R_WBase(1, 0)*t104;
+    const double t115 = t112 + t113 + t114;
+    const double t116 = R_WBase(2, 2)*t109;
+    const double t117 = R_WBase(2, 0)*t104;
+    const double t118 = R_WBase(2, 1)*t99;
+    const double t119 = t116 + t117 + t118;
+    const double t120 = derived_.M_3_3*R_WBall(0, 2);
+    const double t121 = derived_.I_KBall[8]*R_WBall(0, 1);
+    const double t122 = derived_.M_3_3_c*R_WBall(0, 0);
+    const double t123 = -t120 + t121 - t122;
+    const double t124 = R_WBall(0, 1)*t123;
     const double t125 = derived_.I_KBall[4]*R_WBall(0, 0);
-    const double t126 = -t123 - t124 + t125;
-    const double t127 = R_WBall(0, 0)*t126;
-    const double t128 = derived_.M_3_3_b*R_WBall(0, 0);
-    const double t129 = derived_.I_KBall[8]*R_WBall(0, 1);
-    const double t130 = derived_.M_3_3_c*R_WBall(0, 2);
-    const double t131 = -t128 + t129 - t130;
-    const double t132 = R_WBall(0, 1)*t131;
-    const double t133 = t122 + t127 + t132;
-    const double t134 = R_WBall(1, 0)*t126;
-    const double t135 = R_WBall(1, 2)*t121;
-    const double t136 = R_WBall(1, 1)*t131;
-    const double t137 = t134 + t135 + t136;
-    const double t138 = R_WBall(2, 2)*t121;
-    const double t139 = R_WBall(2, 0)*t126;
-    const double t140 = R_WBall(2, 1)*t131;
-    const double t141 = t138 + t139 + t140;
-    const double t142 = derived_.I_KBall[3]*R_WBall(2, 2);
-    const double t143 = derived_.I_KBall[2]*R_WBall(2, 1);
-    const double t144 = derived_.I_KBall[1]*R_WBall(2, 0);
-    const double t145 = -t142 - t143 - t144;
-    const double t146 = derived_.I_KBall[2]*R_WBall(1, 1);
-    const double t147 = derived_.I_KBall[1]*R_WBall(1, 0);
-    const double t148 = derived_.I_KBall[3]*R_WBall(1, 2);
-    const double t149 = t146 + t147 + t148;
-    const double t150 = derived_.M_3_3*R_WBall(1, 0);
-    const double t151 = derived_.I_KBall[12]*R_WBall(1, 2);
-    const double t152 = derived_.M_3_3_c*R_WBall(1, 1);
-    const double t153 = -t150 + t151 - t152;
-    const double t154 = R_WBall(0, 2)*t153;
-    const double t155 = derived_.M_3_3_b*R_WBall(1, 1);
-    const double t156 = derived_.M_3_3*R_WBall(1, 2);
-    const double t157 = derived_.I_KBall[4]*R_WBall(1, 0);
-    const double t158 = -t155 - t156 + t157;
-    const double t159 = R_WBall(0, 0)*t158;
-    const double t160 = derived_.I_KBall[8]*R_WBall(1, 1);
-    const double t161 = derived_.M_3_3_c*R_WBall(1, 2);
-    const double t162 = derived_.M_3_3_b*R_WBall(1, 0);
-    const double t163 = t160 - t161 - t162;
-    const double t164 = R_WBall(0, 1)*t163;
-    const double t165 = t154 + t159 + t164;
-    const double t166 = R_WBall(1, 2)*t153;
-    const double t167 = R_WBall(1, 1)*t163;
-    const double t168 = R_WBall(1, 0)*t158;
-    const double t169 = t166 + t167 + t168;
-    const double t170 = R_WBall(2, 1)*t163;
-    const double t171 = R_WBall(2, 2)*t153;
-    const double t172 = R_WBall(2, 0)*t158;
-    const double t173 = t170 + t171 + t172;
-    const double t174 = t142 + t143 + t144;
-    const double t175 = derived_.I_KBall[2]*R_WBall(0, 1);
-    const double t176 = derived_.I_KBall[3]*R_WBall(0, 2);
-    const double t177 = derived_.I_KBall[1]*R_WBall(0, 0);
-    const double t178 = -t175 - t176 - t177;
-    const double t179 = derived_.I_KBall[8]*R_WBall(2, 1);
-    const double t180 = derived_.M_3_3_b*R_WBall(2, 0);
-    const double t181 = derived_.M_3_3_c*R_WBall(2, 2);
-    const double t182 = t179 - t180 - t181;
-    const double t183 = R_WBall(0, 1)*t182;
-    const double t184 = derived_.M_3_3*R_WBall(2, 0);
-    const double t185 = derived_.I_KBall[12]*R_WBall(2, 2);
-    const double t186 = derived_.M_3_3_c*R_WBall(2, 1);
-    const double t187 = -t184 + t185 - t186;
-    const double t188 = R_WBall(0, 2)*t187;
-    const double t189 = derived_.I_KBall[4]*R_WBall(2, 0);
-    const double t190 = derived_.M_3_3_b*R_WBall(2, 1);
-    const double t191 = derived_.M_3_3*R_WBall(2, 2);
-    const double t192 = t189 - t190 - t191;
-    const double t193 = R_WBall(0, 0)*t192;
-    const double t194 = t183 + t188 + t193;
-    const double t195 = R_WBall(1, 2)*t187;
-    const double t196 = R_WBall(1, 1)*t182;
-    const double t197 = R_WBall(1, 0)*t192;
-    const double t198 = t195 + t196 + t197;
-    const double t199 = R_WBall(2, 0)*t192;
-    const double t200 = R_WBall(2, 2)*t187;
-    const double t201 = R_WBall(2, 1)*t182;
-    const double t202 = t199 + t200 + t201;
-    const double t203 = -t146 - t147 - t148;
-    const double t204 = t175 + t176 + t177;
-    M(0, 0) = t61;
-    M(0, 1) = t65;
-    M(0, 2) = t69;
-    M(1, 0) = t85;
-    M(1, 1) = t89;
-    M(1, 2) = t93;
-    M(2, 0) = t109;
-    M(2, 1) = t113;
-    M(2, 2) = t117;
-    M(3, 3) = t133;
-    M(3, 4) = t137;
-    M(3, 5) = t141;
-    M(3, 7) = t145;
-    M(3, 8) = t149;
-    M(4, 3) = t165;
-    M(4, 4) = t169;
-    M(4, 5) = t173;
-    M(4, 6) = t174;
-    M(4, 8) = t178;
-    M(5, 3) = t194;
-    M(5, 4) = t198;
-    M(5, 5) = t202;
-    M(5, 6) = t203;
-    M(5, 7) = t204;
+    const double t126 = derived_.M_3_3_b*R_WBall(0, 2);
+    const double t127 = derived_.M_3_3_c*R_WBall(0, 1);
+    const double t128 = t125 - t126 - t127;
+    const double t129 = R_WBall(0, 0)*t128;
+    const double t130 = derived_.M_3_3_b*R_WBall(0, 0);
+    const double t131 = derived_.M_3_3*R_WBall(0, 1);
+    const double t132 = derived_.I_KBall[12]*R_WBall(0, 2);
+    const double t133 = -t130 - t131 + t132;
+    const double t134 = R_WBall(0, 2)*t133;
+    const double t135 = t124 + t129 + t134;
+    const double t136 = R_WBall(1, 0)*t128;
+    const double t137 = R_WBall(1, 1)*t123;
+    const double t138 = R_WBall(1, 2)*t133;
+    const double t139 = t136 + t137 + t138;
+    const double t140 = R_WBall(2, 0)*t128;
+    const double t141 = R_WBall(2, 2)*t133;
+    const double t142 = R_WBall(2, 1)*t123;
+    const double t143 = t140 + t141 + t142;
+    const double t144 = derived_.I_KBall[2]*R_WBall(1, 1);
+    const double t145 = derived_.I_KBall[1]*R_WBall(1, 0);
+    const double t146 = derived_.I_KBall[3]*R_WBall(1, 2);
+    const double t147 = t144 + t145 + t146;
+    const double t148 = derived_.M_3_3*R_WBall(1, 1);
+    const double t149 = derived_.I_KBall[12]*R_WBall(1, 2);
+    const double t150 = derived_.M_3_3_b*R_WBall(1, 0);
+    const double t151 = -t148 + t149 - t150;
+    const double t152 = R_WBall(0, 2)*t151;
+    const double t153 = derived_.M_3_3*R_WBall(1, 2);
+    const double t154 = derived_.I_KBall[8]*R_WBall(1, 1);
+    const double t155 = derived_.M_3_3_c*R_WBall(1, 0);
+    const double t156 = -t153 + t154 - t155;
+    const double t157 = R_WBall(0, 1)*t156;
+    const double t158 = derived_.M_3_3_b*R_WBall(1, 2);
+    const double t159 = derived_.M_3_3_c*R_WBall(1, 1);
+    const double t160 = derived_.I_KBall[4]*R_WBall(1, 0);
+    const double t161 = -t158 - t159 + t160;
+    const double t162 = R_WBall(0, 0)*t161;
+    const double t163 = t152 + t157 + t162;
+    const double t164 = R_WBall(1, 0)*t161;
+    const double t165 = R_WBall(1, 1)*t156;
+    const double t166 = R_WBall(1, 2)*t151;
+    const double t167 = t164 + t165 + t166;
+    const double t168 = R_WBall(2, 2)*t151;
+    const double t169 = R_WBall(2, 1)*t156;
+    const double t170 = R_WBall(2, 0)*t161;
+    const double t171 = t168 + t169 + t170;
+    const double t172 = derived_.I_KBall[2]*R_WBall(2, 1);
+    const double t173 = derived_.I_KBall[3]*R_WBall(2, 2);
+    const double t174 = derived_.I_KBall[1]*R_WBall(2, 0);
+    const double t175 = t172 + t173 + t174;
+    const double t176 = derived_.M_3_3*R_WBall(2, 1);
+    const double t177 = derived_.M_3_3_b*R_WBall(2, 0);
+    const double t178 = derived_.I_KBall[12]*R_WBall(2, 2);
+    const double t179 = -t176 - t177 + t178;
+    const double t180 = R_WBall(0, 2)*t179;
+    const double t181 = derived_.I_KBall[4]*R_WBall(2, 0);
+    const double t182 = derived_.M_3_3_c*R_WBall(2, 1);
+    const double t183 = derived_.M_3_3_b*R_WBall(2, 2);
+    const double t184 = t181 - t182 - t183;
+    const double t185 = R_WBall(0, 0)*t184;
+    const double t186 = derived_.M_3_3_c*R_WBall(2, 0);
+    const double t187 = derived_.M_3_3*R_WBall(2, 2);
+    const double t188 = derived_.I_KBall[8]*R_WBall(2, 1);
+    const double t189 = -t186 - t187 + t188;
+    const double t190 = R_WBall(0, 1)*t189;
+    const double t191 = t180 + t185 + t190;
+    const double t192 = R_WBall(1, 0)*t184;
+    const double t193 = R_WBall(1, 1)*t189;
+    const double t194 = R_WBall(1, 2)*t179;
+    const double t195 = t192 + t193 + t194;
+    const double t196 = R_WBall(2, 0)*t184;
+    const double t197 = R_WBall(2, 2)*t179;
+    const double t198 = R_WBall(2, 1)*t189;
+    const double t199 = t196 + t197 + t198;
+    const double t200 = derived_.I_KBall[3]*R_WBall(0, 2);
+    const double t201 = derived_.I_KBall[1]*R_WBall(0, 0);
+    const double t202 = derived_.I_KBall[2]*R_WBall(0, 1);
+    const double t203 = t200 + t201 + t202;
+    M(0, 0) = t63;
+    M(0, 1) = t67;
+    M(0, 2) = t71;
+    M(1, 0) = t87;
+    M(1, 1) = t91;
+    M(1, 2) = t95;
+    M(2, 0) = t111;
+    M(2, 1) = t115;
+    M(2, 2) = t119;
+    M(3, 3) = t135;
+    M(3, 4) = t139;
+    M(3, 5) = t143;
+    M(3, 8) = t147;
+    M(4, 3) = t163;
+    M(4, 4) = t167;
+    M(4, 5) = t171;
+    M(4, 6) = t175;
+    M(5, 3) = t191;
+    M(5, 4) = t195;
+    M(5, 5) = t199;
+    M(5, 7) = t203;
+    // bias (recursive Newton-Euler with udot = 0, gravity included, in World)
+    const double t204 = u[0]*M(1, 0);
+    const double t205 = u[1]*M(1, 1);
+    const double t206 = u[2]*M(1, 2);
+    const double t207 = t204 + t205 + t206;
+    const double t208 = u[0]*t207;
+    const double t209 = derived_.I_KBase[3]*R_WBase(1, 2);
+    const double t210 = derived_.I_KBase[2]*R_WBase(1, 1);
+    const double t211 = derived_.I_KBase[1]*R_WBase(1, 0);
+    const double t212 = t209 + t210 + t211;
+    const double t213 = params.world_gravity[0]*t212;
+    const double t214 = derived_.I_KBase[1]*R_WBase(0, 0);
+    const double t215 = derived_.I_KBase[2]*R_WBase(0, 1);
+    const double t216 = derived_.I_KBase[3]*R_WBase(0, 2);
+    const double t217 = t214 + t215 + t216;
+    const double t218 = params.world_gravity[1]*t217;
+    const double t219 = u[0]*M(0, 0);
+    const double t220 = u[2]*M(0, 2);
+    const double t221 = u[1]*M(0, 1);
+    const double t222 = t219 + t220 + t221;
+    const double t223 = u[1]*t222;
+    const double t224 = t213 - t218 - t223;
+    const double t225 = t208 + t224;
+    const double t226 = u[4]*M(5, 7);
+    const double t227 = u[3]*M(3, 8);
+    const double t228 = -t226 + t227;
+    const double t229 = u[4]*t228;
+    const double t230 = u[3]*M(4, 6);
+    const double t231 = u[5]*M(5, 7);
+    const double t232 = -t230 + t231;
+    const double t233 = u[5]*t232;
+    const double t234 = derived_.C_6 + t229 - t233;
+    const double t235 = u[3]*t228;
+    const double t236 = u[4]*M(4, 6);
+    const double t237 = u[5]*M(3, 8);
+    const double t238 = t236 - t237;
+    const double t239 = u[5]*t238;
+    const double t240 = derived_.C_7 - t235 + t239;
+    const double t241 = u[4]*t238;
+    const double t242 = u[3]*t232;
+    const double t243 = derived_.C_8 - t241 + t242;
+    C[2] = t225;
+    C[6] = t234;
+    C[7] = t240;
+    C[8] = t243;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
     const double tinv2 = 1.0/M(2, 2);
-    const double t205 = t74 + t79 + t84 - tinv2*M(2, 1)*M(2, 0);
-    const double tinv3 = 1.0/(t86 + t87 + t88 - tinv2*M(2, 1)*M(2, 1));
-    const double tinv4 = 1.0/(t50 + t55 + t60 - tinv2*M(2, 0)*M(2, 0) - t205*t205*tinv3);
-    const double t206 = derived_.I_KBase[2]*R_WBase(1, 1) + derived_.I_KBase[3]*R_WBase(1, 2) +
-        derived_.I_KBase[1]*R_WBase(1, 0);
-    const double t207 = derived_.I_KBase[2]*R_WBase(2, 1) + derived_.I_KBase[1]*R_WBase(2, 0) +
-        derived_.I_KBase[3]*R_WBase(2, 2);
-    const double t208 = u[1]*M(1, 1) + u[2]*M(1, 2) + u[0]*M(1, 0);
-    const double t209 = u[2]*M(2, 2) + u[0]*M(2, 0) + u[1]*M(2, 1);
-    const double t210 = derived_.I_KBase[3]*R_WBase(0, 2) + derived_.I_KBase[2]*R_WBase(0, 1) +
-        derived_.I_KBase[1]*R_WBase(0, 0);
-    const double t211 = u[0]*M(0, 0) + u[1]*M(0, 1) + u[2]*M(0, 2);
-    const double t212 = params.world_gravity[1]*t210 - params.world_gravity[0]*t206 + u[1]*t211 -
-        u[0]*t208;
-    const double t213 = -params.world_gravity[2]*t210 + params.world_gravity[0]*t207 + u[0]*t209 -
-        u[2]*t211 - tinv2*M(2, 1)*t212;
-    const double t214 = params.world_gravity[2]*t206 - params.world_gravity[1]*t207 + u[2]*t208 -
-        u[1]*t209 - tinv2*M(2, 0)*t212 - t205*tinv3*t213;
-    const double t215 = tinv3*t213 - t205*tinv3*tinv4*t214;
-    const double t216 = t183 - derived_.udot_3*M(5, 7)*M(3, 7) + t188 + t193;
-    const double tinv5 = 1.0/(-derived_.udot_3*M(5, 7)*M(5, 7) + t199 + t200 + t201 -
-        derived_.udot_3*M(5, 6)*M(5, 6));
-    const double t217 = t195 + t196 + t197 - derived_.udot_3*M(5, 6)*M(4, 6);
-    const double t218 = -derived_.udot_3*M(4, 8)*M(3, 8) + t154 + t159 + t164 - t216*t217*tinv5;
-    const double tinv6 = 1.0/(-derived_.udot_3*M(4, 6)*M(4, 6) - derived_.udot_3*M(4, 8)*M(4, 8) +
-        t166 + t167 + t168 - t217*t217*tinv5);
-    const double t219 = -derived_.udot_3*M(3, 7)*M(3, 7) + t122 - derived_.udot_3*M(3, 8)*M(3, 8) +
-        t127 + t132 - t216*t216*tinv5 - t218*t218*tinv6;
-    const double tinv7 = 1.0/t219;
-    const double t220 = -u[5]*M(3, 8) + u[4]*M(4, 6);
-    const double t221 = u[5]*M(5, 7) - u[3]*M(4, 6);
-    const double t222 = derived_.udot_3_d + u[4]*t220 - u[3]*t221;
-    const double t223 = u[5]*M(4, 5) + u[3]*M(4, 3) + u[4]*M(4, 4);
-    const double t224 = u[4]*M(5, 4) + u[5]*M(5, 5) + u[3]*M(5, 3);
-    const double t225 = -u[4]*M(5, 7) + u[3]*M(3, 8);
-    const double t226 = derived_.udot_3_b + u[3]*t225 - u[5]*t220;
-    const double t227 = u[5]*M(3, 5) + u[3]*M(3, 3) + u[4]*M(3, 4);
-    const double t228 = derived_.udot_3_c - u[4]*t225 + u[5]*t221;
-    const double t229 = params.world_gravity[1]*M(5, 7) - params.world_gravity[0]*M(3, 8) +
-        u[4]*t227 - derived_.udot_3*M(5, 6)*t228 - derived_.udot_3*M(5, 7)*t226 - u[3]*t223;
-    const double t230 = params.world_gravity[0]*M(4, 6) - params.world_gravity[2]*M(5, 7) -
-        u[5]*t227 - derived_.udot_3*M(4, 6)*t228 - derived_.udot_3*M(4, 8)*t222 + u[3]*t224 -
-        t217*tinv5*t229;
-    const double t231 = -params.world_gravity[1]*M(4, 6) + params.world_gravity[2]*M(3, 8) -
-        derived_.udot_3*M(3, 8)*t222 + u[5]*t223 - u[4]*t224 - derived_.udot_3*M(3, 7)*t226 -
-        t216*tinv5*t229 - t218*tinv6*t230;
-    const double t232 = tinv6*t230 - t218*tinv6*tinv7*t231;
-    const double t233 = tinv5*t229 - t216*tinv5*tinv7*t231 - t217*tinv5*t232;
-    udot[0] = tinv4*t214;
-    udot[1] = t215;
-    udot[2] = tinv2*t212 - tinv2*M(2, 0)*tinv4*t214 - tinv2*M(2, 1)*t215;
-    udot[3] = tinv7*t231;
-    udot[4] = t232;
-    udot[5] = t233;
-    udot[6] = derived_.udot_3*t228 - derived_.udot_3*M(4, 6)*t232 - derived_.udot_3*M(5, 6)*t233;
-    udot[7] = derived_.udot_3*t226 - derived_.udot_3*M(3, 7)*tinv7*t231 -
-        derived_.udot_3*M(5, 7)*t233;
-    udot[8] = derived_.udot_3*t222 - derived_.udot_3*M(3, 8)*tinv7*t231 -
-        derived_.udot_3*M(4, 8)*t232;
+    const double tinv3 = 1.0/(M(1, 1) - tinv2*M(2, 1)*M(2, 1));
+    const double t244 = M(1, 0) - tinv2*M(2, 1)*M(2, 0);
+    const double tinv4 = 1.0/(M(0, 0) - tinv2*M(2, 0)*M(2, 0) - tinv3*t244*t244);
+    const double t245 = derived_.I_KBase[1]*R_WBase(2, 0) + derived_.I_KBase[3]*R_WBase(2, 2) +
+        derived_.I_KBase[2]*R_WBase(2, 1);
+    const double t246 = u[0]*M(2, 0) + u[1]*M(2, 1) + u[2]*M(2, 2);
+    const double t247 = u[0]*t246 - (-params.world_gravity[0]*t245 + params.world_gravity[2]*t217 +
+        u[2]*t222) + tinv2*M(2, 1)*C[2];
+    const double t248 = u[2]*t207 - (-params.world_gravity[2]*t212 + params.world_gravity[1]*t245 +
+        u[1]*t246) + tinv2*M(2, 0)*C[2] - tinv3*t244*t247;
+    const double t249 = tinv3*t247 - (tinv3*t244*tinv4)*t248;
+    const double t250 = derived_.udot_3*M(3, 8)*M(3, 8);
+    const double t251 = derived_.udot_3*M(4, 6)*M(4, 6);
+    const double t252 = derived_.udot_3*M(4, 6)*M(5, 7) + M(5, 3);
+    const double t253 = derived_.udot_3*M(5, 7)*M(5, 7);
+    const double tinv5 = 1.0/(-t250 - t253 + M(5, 5));
+    const double t254 = derived_.udot_3*M(4, 6)*M(3, 8) + M(5, 4);
+    const double tinv6 = 1.0/(-t253 - t251 + M(4, 4) - t254*t254*tinv5);
+    const double t255 = derived_.udot_3*M(5, 7)*M(3, 8) + M(4, 3) - t254*t252*tinv5;
+    const double tinv7 = 1.0/(-t250 - t251 + M(3, 3) - t252*t252*tinv5 - tinv6*t255*t255);
+    const double t256 = u[4]*M(4, 4) + u[3]*M(4, 3) + u[5]*M(4, 5);
+    const double t257 = u[5]*M(5, 5) + u[4]*M(5, 4) + u[3]*M(5, 3);
+    const double t258 = u[5]*M(3, 5) + u[4]*M(3, 4) + u[3]*M(3, 3);
+    const double t259 = -derived_.udot_3*M(3, 8)*C[6] + derived_.udot_3*M(5, 7)*C[7] - u[3]*t256 -
+        (-params.world_gravity[1]*M(5, 7) + params.world_gravity[0]*M(3, 8) - u[4]*t258);
+    const double t260 = derived_.udot_3*M(4, 6)*C[6] - derived_.udot_3*M(5, 7)*C[8] + u[3]*t257 -
+        (-params.world_gravity[0]*M(4, 6) + params.world_gravity[2]*M(5, 7) + u[5]*t258) -
+        t254*tinv5*t259;
+    const double t261 = -derived_.udot_3*M(4, 6)*C[7] + u[5]*t256 + derived_.udot_3*M(3, 8)*C[8] -
+        (params.world_gravity[1]*M(4, 6) - params.world_gravity[2]*M(3, 8) + u[4]*t257) -
+        t252*tinv5*t259 - tinv6*t255*t260;
+    const double t262 = tinv6*t255*tinv7;
+    const double t263 = tinv6*t260 - t262*t261;
+    const double t264 = tinv5*t259 - (t252*tinv5*tinv7)*t261 - t254*tinv5*t263;
+    const double t265 = -derived_.udot_3*C[7] + derived_.udot_3*(M(4, 6)*tinv7*t261) -
+        derived_.udot_3*M(5, 7)*t264;
+    const double t266 = -derived_.udot_3*C[8] - derived_.udot_3*(M(3, 8)*tinv7*t261) +
+        derived_.udot_3*M(5, 7)*t263;
+    udot[0] = tinv4*t248;
+    udot[1] = t249;
+    udot[2] = -tinv2*C[2] - (tinv2*M(2, 0)*tinv4)*t248 - tinv2*M(2, 1)*t249;
+    udot[3] = tinv7*t261;
+    udot[4] = t263;
+    udot[5] = t264;
+    udot[6] = -derived_.udot_3*C[6] - derived_.udot_3*M(4, 6)*t263 + derived_.udot_3*M(3, 8)*t264;
+    udot[7] = t265;
+    udot[8] = t266;
   }
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
@@ -988,11 +1016,11 @@ class SphereOnSphere {
   // [p_BoQ_W x f; f].
   // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4
   // multiplies):
-  //   CRBA + L^T D L in World: 227 adds, 351 muls, 8 divs (weighted 610.0);
-  //   ABA in World: 281 adds, 540 muls, 8 divs (weighted 853.0);
+  //   CRBA + L^T D L in World: 203 adds, 345 muls, 8 divs (weighted 580.0);
+  //   ABA in World: 263 adds, 512 muls, 8 divs (weighted 807.0);
   //   CRBA + L^T D L in joint frames: 339 adds, 588 muls, 11 divs (weighted 971.0);
-  //   ABA in joint frames: 462 adds, 917 muls, 11 divs (weighted 1423.0).
-  // (227 adds, 351 muls, 8 divs, 0 calls, 0 other)
+  //   ABA in joint frames: 462 adds, 823 muls, 11 divs (weighted 1329.0).
+  // (203 adds, 345 muls, 8 divs, 0 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
@@ -1001,319 +1029,318 @@ class SphereOnSphere {
     Eigen::Matrix3d R_WBase;  // R_WB of 'base'
     Eigen::Matrix3d R_WBall;  // R_WB of 'ball'
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[0]*q[0];
-    const double t2 = q[2]*q[2];
-    const double t3 = q[3]*q[3];
-    const double t4 = t0 + t1 + t2 + t3;
-    const double tinv0 = 1.0/t4;
-    const double t5 = t3*tinv0;
-    const double t6 = t2*tinv0;
-    const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
-    const double t8 = q[0]*q[3]*tinv0;
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[0]*q[0];
+    const double t3 = q[2]*q[2];
+    const double t4 = t1 + t2 + t3;
+    const double t5 = t0 + t4;
+    const double tinv0 = 1.0/t5;
+    const double t6 = t3*tinv0;
+    const double t7 = t0*tinv0;
+    const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
     const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = -2.0*t8 + 2.0*t9;
-    const double t11 = q[0]*q[2]*tinv0;
+    const double t10 = q[0]*q[3]*tinv0;
+    const double t11 = 2.0*t9 - 2.0*t10;
     const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = 2.0*t11 + 2.0*t12;
-    const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = t0*tinv0;
-    const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
-    const double t17 = q[2]*q[3]*tinv0;
-    const double t18 = q[0]*q[1]*tinv0;
-    const double t19 = 2.0*t17 - 2.0*t18;
-    const double t20 = -2.0*t11 + 2.0*t12;
-    const double t21 = 2.0*t17 + 2.0*t18;
-    const double t22 = -2.0*t6 - 2.0*t15 + 1.0;
-    R_WBase(0, 0) = t7;
-    R_WBase(0, 1) = t10;
-    R_WBase(0, 2) = t13;
-    R_WBase(1, 0) = t14;
-    R_WBase(1, 1) = t16;
-    R_WBase(1, 2) = t19;
-    R_WBase(2, 0) = t20;
-    R_WBase(2, 1) = t21;
-    R_WBase(2, 2) = t22;
+    const double t13 = q[0]*q[2]*tinv0;
+    const double t14 = 2.0*t12 + 2.0*t13;
+    const double t15 = 2.0*t9 + 2.0*t10;
+    const double t16 = t1*tinv0;
+    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
+    const double t18 = q[2]*q[3]*tinv0;
+    const double t19 = q[0]*q[1]*tinv0;
+    const double t20 = 2.0*t18 - 2.0*t19;
+    const double t21 = 2.0*t12 - 2.0*t13;
+    const double t22 = 2.0*t18 + 2.0*t19;
+    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    R_WBase(0, 0) = t8;
+    R_WBase(0, 1) = t11;
+    R_WBase(0, 2) = t14;
+    R_WBase(1, 0) = t15;
+    R_WBase(1, 1) = t17;
+    R_WBase(1, 2) = t20;
+    R_WBase(2, 0) = t21;
+    R_WBase(2, 1) = t22;
+    R_WBase(2, 2) = t23;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
-    const double t23 = q[5]*q[5];
     const double t24 = q[7]*q[7];
-    const double t25 = q[4]*q[4];
-    const double t26 = q[6]*q[6];
-    const double t27 = t23 + t24 + t25 + t26;
-    const double tinv1 = 1.0/t27;
-    const double t28 = t26*tinv1;
-    const double t29 = t24*tinv1;
-    const double t30 = -2.0*t28 - 2.0*t29 + 1.0;
-    const double t31 = q[4]*q[7]*tinv1;
-    const double t32 = q[5]*q[6]*tinv1;
-    const double t33 = -2.0*t31 + 2.0*t32;
-    const double t34 = q[4]*q[6]*tinv1;
-    const double t35 = q[5]*q[7]*tinv1;
-    const double t36 = 2.0*t34 + 2.0*t35;
-    const double t37 = 2.0*t31 + 2.0*t32;
-    const double t38 = t23*tinv1;
-    const double t39 = -2.0*t38 - 2.0*t29 + 1.0;
-    const double t40 = q[4]*q[5]*tinv1;
-    const double t41 = q[6]*q[7]*tinv1;
-    const double t42 = -2.0*t40 + 2.0*t41;
-    const double t43 = -2.0*t34 + 2.0*t35;
-    const double t44 = 2.0*t40 + 2.0*t41;
-    const double t45 = -2.0*t28 - 2.0*t38 + 1.0;
-    R_WBall(0, 0) = t30;
-    R_WBall(0, 1) = t33;
-    R_WBall(0, 2) = t36;
-    R_WBall(1, 0) = t37;
-    R_WBall(1, 1) = t39;
-    R_WBall(1, 2) = t42;
-    R_WBall(2, 0) = t43;
-    R_WBall(2, 1) = t44;
-    R_WBall(2, 2) = t45;
+    const double t25 = q[5]*q[5];
+    const double t26 = q[4]*q[4];
+    const double t27 = q[6]*q[6];
+    const double t28 = t25 + t26 + t27;
+    const double t29 = t24 + t28;
+    const double tinv1 = 1.0/t29;
+    const double t30 = t27*tinv1;
+    const double t31 = t24*tinv1;
+    const double t32 = -2.0*t30 - 2.0*t31 + 1.0;
+    const double t33 = q[4]*q[7]*tinv1;
+    const double t34 = q[5]*q[6]*tinv1;
+    const double t35 = -2.0*t33 + 2.0*t34;
+    const double t36 = q[4]*q[6]*tinv1;
+    const double t37 = q[5]*q[7]*tinv1;
+    const double t38 = 2.0*t36 + 2.0*t37;
+    const double t39 = 2.0*t33 + 2.0*t34;
+    const double t40 = t25*tinv1;
+    const double t41 = -2.0*t40 - 2.0*t31 + 1.0;
+    const double t42 = q[6]*q[7]*tinv1;
+    const double t43 = q[4]*q[5]*tinv1;
+    const double t44 = 2.0*t42 - 2.0*t43;
+    const double t45 = -2.0*t36 + 2.0*t37;
+    const double t46 = 2.0*t42 + 2.0*t43;
+    const double t47 = -2.0*t30 - 2.0*t40 + 1.0;
+    R_WBall(0, 0) = t32;
+    R_WBall(0, 1) = t35;
+    R_WBall(0, 2) = t38;
+    R_WBall(1, 0) = t39;
+    R_WBall(1, 1) = t41;
+    R_WBall(1, 2) = t44;
+    R_WBall(2, 0) = t45;
+    R_WBall(2, 1) = t46;
+    R_WBall(2, 2) = t47;
     // mass matrix (composite rigid body, in World)
-    const double t46 = derived_.I_KBase[8]*R_WBase(0, 1);
-    const double t47 = derived_.M_0_0*R_WBase(0, 2);
-    const double t48 = derived_.M_0_0_b*R_WBase(0, 0);
-    const double t49 = t46 - t47 - t48;
-    const double t50 = R_WBase(0, 1)*t49;
-    const double t51 = derived_.M_0_0_c*R_WBase(0, 2);
-    const double t52 = derived_.I_KBase[4]*R_WBase(0, 0);
-    const double t53 = derived_.M_0_0_b*R_WBase(0, 1);
-    const double t54 = -t51 + t52 - t53;
-    const double t55 = R_WBase(0, 0)*t54;
-    const double t56 = derived_.I_KBase[12]*R_WBase(0, 2);
-    const double t57 = derived_.M_0_0*R_WBase(0, 1);
-    const double t58 = derived_.M_0_0_c*R_WBase(0, 0);
-    const double t59 = t56 - t57 - t58;
-    const double t60 = R_WBase(0, 2)*t59;
-    const double t61 = t50 + t55 + t60;
-    const double t62 = R_WBase(1, 0)*t54;
-    const double t63 = R_WBase(1, 2)*t59;
-    const double t64 = R_WBase(1, 1)*t49;
-    const double t65 = t62 + t63 + t64;
-    const double t66 = R_WBase(2, 1)*t49;
-    const double t67 = R_WBase(2, 0)*t54;
-    const double t68 = R_WBase(2, 2)*t59;
-    const double t69 = t66 + t67 + t68;
-    const double t70 = derived_.M_0_0_b*R_WBase(1, 0);
-    const double t71 = derived_.M_0_0*R_WBase(1, 2);
-    const double t72 = derived_.I_KBase[8]*R_WBase(1, 1);
-    const double t73 = -t70 - t71 + t72;
-    const double t74 = R_WBase(0, 1)*t73;
-    const double t75 = derived_.I_KBase[4]*R_WBase(1, 0);
-    const double t76 = derived_.M_0_0_c*R_WBase(1, 2);
-    const double t77 = derived_.M_0_0_b*R_WBase(1, 1);
-    const double t78 = t75 - t76 - t77;
-    const double t79 = R_WBase(0, 0)*t78;
-    const double t80 = derived_.M_0_0*R_WBase(1, 1);
-    const double t81 = derived_.M_0_0_c*R_WBase(1, 0);
-    const double t82 = derived_.I_KBase[12]*R_WBase(1, 2);
-    const double t83 = -t80 - t81 + t82;
-    const double t84 = R_WBase(0, 2)*t83;
-    const double t85 = t74 + t79 + t84;
-    const double t86 = R_WBase(1, 1)*t73;
-    const double t87 = R_WBase(1, 2)*t83;
-    const double t88 = R_WBase(1, 0)*t78;
-    const double t89 = t86 + t87 + t88;
-    const double t90 = R_WBase(2, 2)*t83;
-    const double t91 = R_WBase(2, 1)*t73;
-    const double t92 = R_WBase(2, 0)*t78;
-    const double t93 = t90 + t91 + t92;
-    const double t94 = derived_.M_0_0_c*R_WBase(2, 0);
-    const double t95 = derived_.M_0_0*R_WBase(2, 1);
-    const double t96 = derived_.I_KBase[12]*R_WBase(2, 2);
-    const double t97 = -t94 - t95 + t96;
-    const double t98 = R_WBase(0, 2)*t97;
-    const double t99 = derived_.M_0_0_b*R_WBase(2, 0);
-    const double t100 = derived_.I_KBase[8]*R_WBase(2, 1);
-    const double t101 = derived_.M_0_0*R_WBase(2, 2);
-    const double t102 = -t99 + t100 - t101;
-    const double t103 = R_WBase(0, 1)*t102;
-    const double t104 = derived_.M_0_0_b*R_WBase(2, 1);
-    const double t105 = derived_.I_KBase[4]*R_WBase(2, 0);
-    const double t106 = derived_.M_0_0_c*R_WBase(2, 2);
-    const double t107 = -t104 + t105 - t106;
-    const double t108 = R_WBase(0, 0)*t107;
-    const double t109 = t98 + t103 + t108;
-    const double t110 = R_WBase(1, 0)*t107;
-    const double t111 = R_WBase(1, 1)*t102;
-    const double t112 = R_WBase(1, 2)*t97;
-    const double t113 = t110 + t111 + t112;
-    const double t114 = R_WBase(2, 2)*t97;
-    const double t115 = R_WBase(2, 1)*t102;
-    const double t116 = R_WBase(2, 0)*t107;
-    const double t117 = t114 + t115 + t116;
-    const double t118 = derived_.M_3_3*R_WBall(0, 0);
-    const double t119 = derived_.M_3_3_c*R_WBall(0, 1);
-    const double t120 = derived_.I_KBall[12]*R_WBall(0, 2);
-    const double t121 = -t118 - t119 + t120;
-    const double t122 = R_WBall(0, 2)*t121;
-    const double t123 = derived_.M_3_3_b*R_WBall(0, 1);
-    const double t124 = derived_.M_3_3*R_WBall(0, 2);
+    const double t48 = derived_.M_0_0_c*R_WBase(0, 1);
+    const double t49 = derived_.I_KBase[4]*R_WBase(0, 0);
+    const double t50 = derived_.M_0_0_b*R_WBase(0, 2);
+    const double t51 = -t48 + t49 - t50;
+    const double t52 = R_WBase(0, 0)*t51;
+    const double t53 = derived_.M_0_0*R_WBase(0, 1);
+    const double t54 = derived_.M_0_0_b*R_WBase(0, 0);
+    const double t55 = derived_.I_KBase[12]*R_WBase(0, 2);
+    const double t56 = -t53 - t54 + t55;
+    const double t57 = R_WBase(0, 2)*t56;
+    const double t58 = derived_.I_KBase[8]*R_WBase(0, 1);
+    const double t59 = derived_.M_0_0_c*R_WBase(0, 0);
+    const double t60 = derived_.M_0_0*R_WBase(0, 2);
+    const double t61 = t58 - t59 - t60;
+    const double t62 = R_WBase(0, 1)*t61;
+    const double t63 = t52 + t57 + t62;
+    const double t64 = R_WBase(1, 1)*t61;
+    const double t65 = R_WBase(1, 0)*t51;
+    const double t66 = R_WBase(1, 2)*t56;
+    const double t67 = t64 + t65 + t66;
+    const double t68 = R_WBase(2, 1)*t61;
+    const double t69 = R_WBase(2, 2)*t56;
+    const double t70 = R_WBase(2, 0)*t51;
+    const double t71 = t68 + t69 + t70;
+    const double t72 = derived_.M_0_0*R_WBase(1, 2);
+    const double t73 = derived_.I_KBase[8]*R_WBase(1, 1);
+    const double t74 = derived_.M_0_0_c*R_WBase(1, 0);
+    const double t75 = -t72 + t73 - t74;
+    const double t76 = R_WBase(0, 1)*t75;
+    const double t77 = derived_.M_0_0_b*R_WBase(1, 0);
+    const double t78 = derived_.M_0_0*R_WBase(1, 1);
+    const double t79 = derived_.I_KBase[12]*R_WBase(1, 2);
+    const double t80 = -t77 - t78 + t79;
+    const double t81 = R_WBase(0, 2)*t80;
+    const double t82 = derived_.M_0_0_b*R_WBase(1, 2);
+    const double t83 = derived_.M_0_0_c*R_WBase(1, 1);
+    const double t84 = derived_.I_KBase[4]*R_WBase(1, 0);
+    const double t85 = -t82 - t83 + t84;
+    const double t86 = R_WBase(0, 0)*t85;
+    const double t87 = t76 + t81 + t86;
+    const double t88 = R_WBase(1, 1)*t75;
+    const double t89 = R_WBase(1, 0)*t85;
+    const double t90 = R_WBase(1, 2)*t80;
+    const double t91 = t88 + t89 + t90;
+    const double t92 = R_WBase(2, 0)*t85;
+    const double t93 = R_WBase(2, 1)*t75;
+    const double t94 = R_WBase(2, 2)*t80;
+    const double t95 = t92 + t93 + t94;
+    const double t96 = derived_.M_0_0_c*R_WBase(2, 0);
+    const double t97 = derived_.I_KBase[8]*R_WBase(2, 1);
+    const double t98 = derived_.M_0_0*R_WBase(2, 2);
+    const double t99 = -t96 + t97 - t98;
+    const double t100 = R_WBase(0, 1)*t99;
+    const double t101 = derived_.M_0_0_c*R_WBase(2, 1);
+    const double t102 = derived_.M_0_0_b*R_WBase(2, 2);
+    const double t103 = derived_.I_KBase[4]*R_WBase(2, 0);
+    const double t104 = -t101 - t102 + t103;
+    const double t105 = R_WBase(0, 0)*t104;
+    const double t106 = derived_.M_0_0_b*R_WBase(2, 0);
+    const double t107 = derived_.I_KBase[12]*R_WBase(2, 2);
+    const double t108 = derived_.M_0_0*R_WBase(2, 1);
+    const double t109 = -t106 + t107 - t108;
+    const double t110 = R_WBase(0, 2)*t109;
+    const double t111 = t100 + t105 + t110;
+    const double t112 = R_WBase(1, 2)*t109;
+    const double t113 = R_WBase(1, 1)*t99;
+    const double t114 = R_WBase(1, 0)*t104;
+    const double t115 = t112 + t113 + t114;
+    const double t116 = R_WBase(2, 2)*t109;
+    const double t117 = R_WBase(2, 0)*t104;
+    const double t118 = R_WBase(2, 1)*t99;
+    const double t119 = t116 + t117 + t118;
+    const double t120 = derived_.M_3_3*R_WBall(0, 2);
+    const double t121 = derived_.I_KBall[8]*R_WBall(0, 1);
+    const double t122 = derived_.M_3_3_c*R_WBall(0, 0);
+    const double t123 = -t120 + t121 - t122;
+    const double t124 = R_WBall(0, 1)*t123;
     const double t125 = derived_.I_KBall[4]*R_WBall(0, 0);
-    const double t126 = -t123 - t124 + t125;
-    const double t127 = R_WBall(0, 0)*t126;
-    const double t128 = derived_.M_3_3_b*R_WBall(0, 0);
-    const double t129 = derived_.I_KBall[8]*R_WBall(0, 1);
-    const double t130 = derived_.M_3_3_c*R_WBall(0, 2);
-    const double t131 = -t128 + t129 - t130;
-    const double t132 = R_WBall(0, 1)*t131;
-    const double t133 = t122 + t127 + t132;
-    const double t134 = R_WBall(1, 0)*t126;
-    const double t135 = R_WBall(1, 2)*t121;
-    const double t136 = R_WBall(1, 1)*t131;
-    const double t137 = t134 + t135 + t136;
-    const double t138 = R_WBall(2, 2)*t121;
-    const double t139 = R_WBall(2, 0)*t126;
-    const double t140 = R_WBall(2, 1)*t131;
-    const double t141 = t138 + t139 + t140;
-    const double t142 = derived_.I_KBall[3]*R_WBall(2, 2);
-    const double t143 = derived_.I_KBall[2]*R_WBall(2, 1);
-    const double t144 = derived_.I_KBall[1]*R_WBall(2, 0);
-    const double t145 = -t142 - t143 - t144;
-    const double t146 = derived_.I_KBall[2]*R_WBall(1, 1);
-    const double t147 = derived_.I_KBall[1]*R_WBall(1, 0);
-    const double t148 = derived_.I_KBall[3]*R_WBall(1, 2);
-    const double t149 = t146 + t147 + t148;
-    const double t150 = derived_.M_3_3*R_WBall(1, 0);
-    const double t151 = derived_.I_KBall[12]*R_WBall(1, 2);
-    const double t152 = derived_.M_3_3_c*R_WBall(1, 1);
-    const double t153 = -t150 + t151 - t152;
-    const double t154 = R_WBall(0, 2)*t153;
-    const double t155 = derived_.M_3_3_b*R_WBall(1, 1);
-    const double t156 = derived_.M_3_3*R_WBall(1, 2);
-    const double t157 = derived_.I_KBall[4]*R_WBall(1, 0);
-    const double t158 = -t155 - t156 + t157;
-    const double t159 = R_WBall(0, 0)*t158;
-    const double t160 = derived_.I_KBall[8]*R_WBall(1, 1);
-    const double t161 = derived_.M_3_3_c*R_WBall(1, 2);
-    const double t162 = derived_.M_3_3_b*R_WBall(1, 0);
-    const double t163 = t160 - t161 - t162;
-    const double t164 = R_WBall(0, 1)*t163;
-    const double t165 = t154 + t159 + t164;
-    const double t166 = R_WBall(1, 2)*t153;
-    const double t167 = R_WBall(1, 1)*t163;
-    const double t168 = R_WBall(1, 0)*t158;
-    const double t169 = t166 + t167 + t168;
-    const double t170 = R_WBall(2, 1)*t163;
-    const double t171 = R_WBall(2, 2)*t153;
-    const double t172 = R_WBall(2, 0)*t158;
-    const double t173 = t170 + t171 + t172;
-    const double t174 = t142 + t143 + t144;
-    const double t175 = derived_.I_KBall[2]*R_WBall(0, 1);
-    const double t176 = derived_.I_KBall[3]*R_WBall(0, 2);
-    const double t177 = derived_.I_KBall[1]*R_WBall(0, 0);
-    const double t178 = -t175 - t176 - t177;
-    const double t179 = derived_.I_KBall[8]*R_WBall(2, 1);
-    const double t180 = derived_.M_3_3_b*R_WBall(2, 0);
-    const double t181 = derived_.M_3_3_c*R_WBall(2, 2);
-    const double t182 = t179 - t180 - t181;
-    const double t183 = R_WBall(0, 1)*t182;
-    const double t184 = derived_.M_3_3*R_WBall(2, 0);
-    const double t185 = derived_.I_KBall[12]*R_WBall(2, 2);
-    const double t186 = derived_.M_3_3_c*R_WBall(2, 1);
-    const double t187 = -t184 + t185 - t186;
-    const double t188 = R_WBall(0, 2)*t187;
-    const double t189 = derived_.I_KBall[4]*R_WBall(2, 0);
-    const double t190 = derived_.M_3_3_b*R_WBall(2, 1);
-    const double t191 = derived_.M_3_3*R_WBall(2, 2);
-    const double t192 = t189 - t190 - t191;
-    const double t193 = R_WBall(0, 0)*t192;
-    const double t194 = t183 + t188 + t193;
-    const double t195 = R_WBall(1, 2)*t187;
-    const double t196 = R_WBall(1, 1)*t182;
-    const double t197 = R_WBall(1, 0)*t192;
-    const double t198 = t195 + t196 + t197;
-    const double t199 = R_WBall(2, 0)*t192;
-    const double t200 = R_WBall(2, 2)*t187;
-    const double t201 = R_WBall(2, 1)*t182;
-    const double t202 = t199 + t200 + t201;
-    const double t203 = -t146 - t147 - t148;
-    const double t204 = t175 + t176 + t177;
-    M(0, 0) = t61;
-    M(0, 1) = t65;
-    M(0, 2) = t69;
-    M(1, 0) = t85;
-    M(1, 1) = t89;
-    M(1, 2) = t93;
-    M(2, 0) = t109;
-    M(2, 1) = t113;
-    M(2, 2) = t117;
-    M(3, 3) = t133;
-    M(3, 4) = t137;
-    M(3, 5) = t141;
-    M(3, 7) = t145;
-    M(3, 8) = t149;
-    M(4, 3) = t165;
-    M(4, 4) = t169;
-    M(4, 5) = t173;
-    M(4, 6) = t174;
-    M(4, 8) = t178;
-    M(5, 3) = t194;
-    M(5, 4) = t198;
-    M(5, 5) = t202;
-    M(5, 6) = t203;
-    M(5, 7) = t204;
+    const double t126 = derived_.M_3_3_b*R_WBall(0, 2);
+    const double t127 = derived_.M_3_3_c*R_WBall(0, 1);
+    const double t128 = t125 - t126 - t127;
+    const double t129 = R_WBall(0, 0)*t128;
+    const double t130 = derived_.M_3_3_b*R_WBall(0, 0);
+    const double t131 = derived_.M_3_3*R_WBall(0, 1);
+    const double t132 = derived_.I_KBall[12]*R_WBall(0, 2);
+    const double t133 = -t130 - t131 + t132;
+    const double t134 = R_WBall(0, 2)*t133;
+    const double t135 = t124 + t129 + t134;
+    const double t136 = R_WBall(1, 0)*t128;
+    const double t137 = R_WBall(1, 1)*t123;
+    const double t138 = R_WBall(1, 2)*t133;
+    const double t139 = t136 + t137 + t138;
+    const double t140 = R_WBall(2, 0)*t128;
+    const double t141 = R_WBall(2, 2)*t133;
+    const double t142 = R_WBall(2, 1)*t123;
+    const double t143 = t140 + t141 + t142;
+    const double t144 = derived_.I_KBall[2]*R_WBall(1, 1);
+    const double t145 = derived_.I_KBall[1]*R_WBall(1, 0);
+    const double t146 = derived_.I_KBall[3]*R_WBall(1, 2);
+    const double t147 = t144 + t145 + t146;
+    const double t148 = derived_.M_3_3*R_WBall(1, 1);
+    const double t149 = derived_.I_KBall[12]*R_WBall(1, 2);
+    const double t150 = derived_.M_3_3_b*R_WBall(1, 0);
+    const double t151 = -t148 + t149 - t150;
+    const double t152 = R_WBall(0, 2)*t151;
+    const double t153 = derived_.M_3_3*R_WBall(1, 2);
+    const double t154 = derived_.I_KBall[8]*R_WBall(1, 1);
+    const double t155 = derived_.M_3_3_c*R_WBall(1, 0);
+    const double t156 = -t153 + t154 - t155;
+    const double t157 = R_WBall(0, 1)*t156;
+    const double t158 = derived_.M_3_3_b*R_WBall(1, 2);
+    const double t159 = derived_.M_3_3_c*R_WBall(1, 1);
+    const double t160 = derived_.I_KBall[4]*R_WBall(1, 0);
+    const double t161 = -t158 - t159 + t160;
+    const double t162 = R_WBall(0, 0)*t161;
+    const double t163 = t152 + t157 + t162;
+    const double t164 = R_WBall(1, 0)*t161;
+    const double t165 = R_WBall(1, 1)*t156;
+    const double t166 = R_WBall(1, 2)*t151;
+    const double t167 = t164 + t165 + t166;
+    const double t168 = R_WBall(2, 2)*t151;
+    const double t169 = R_WBall(2, 1)*t156;
+    const double t170 = R_WBall(2, 0)*t161;
+    const double t171 = t168 + t169 + t170;
+    const double t172 = derived_.I_KBall[2]*R_WBall(2, 1);
+    const double t173 = derived_.I_KBall[3]*R_WBall(2, 2);
+    const double t174 = derived_.I_KBall[1]*R_WBall(2, 0);
+    const double t175 = t172 + t173 + t174;
+    const double t176 = derived_.M_3_3*R_WBall(2, 1);
+    const double t177 = derived_.M_3_3_b*R_WBall(2, 0);
+    const double t178 = derived_.I_KBall[12]*R_WBall(2, 2);
+    const double t179 = -t176 - t177 + t178;
+    const double t180 = R_WBall(0, 2)*t179;
+    const double t181 = derived_.I_KBall[4]*R_WBall(2, 0);
+    const double t182 = derived_.M_3_3_c*R_WBall(2, 1);
+    const double t183 = derived_.M_3_3_b*R_WBall(2, 2);
+    const double t184 = t181 - t182 - t183;
+    const double t185 = R_WBall(0, 0)*t184;
+    const double t186 = derived_.M_3_3_c*R_WBall(2, 0);
+    const double t187 = derived_.M_3_3*R_WBall(2, 2);
+    const double t188 = derived_.I_KBall[8]*R_WBall(2, 1);
+    const double t189 = -t186 - t187 + t188;
+    const double t190 = R_WBall(0, 1)*t189;
+    const double t191 = t180 + t185 + t190;
+    const double t192 = R_WBall(1, 0)*t184;
+    const double t193 = R_WBall(1, 1)*t189;
+    const double t194 = R_WBall(1, 2)*t179;
+    const double t195 = t192 + t193 + t194;
+    const double t196 = R_WBall(2, 0)*t184;
+    const double t197 = R_WBall(2, 2)*t179;
+    const double t198 = R_WBall(2, 1)*t189;
+    const double t199 = t196 + t197 + t198;
+    const double t200 = derived_.I_KBall[3]*R_WBall(0, 2);
+    const double t201 = derived_.I_KBall[1]*R_WBall(0, 0);
+    const double t202 = derived_.I_KBall[2]*R_WBall(0, 1);
+    const double t203 = t200 + t201 + t202;
+    M(0, 0) = t63;
+    M(0, 1) = t67;
+    M(0, 2) = t71;
+    M(1, 0) = t87;
+    M(1, 1) = t91;
+    M(1, 2) = t95;
+    M(2, 0) = t111;
+    M(2, 1) = t115;
+    M(2, 2) = t119;
+    M(3, 3) = t135;
+    M(3, 4) = t139;
+    M(3, 5) = t143;
+    M(3, 8) = t147;
+    M(4, 3) = t163;
+    M(4, 4) = t167;
+    M(4, 5) = t171;
+    M(4, 6) = t175;
+    M(5, 3) = t191;
+    M(5, 4) = t195;
+    M(5, 5) = t199;
+    M(5, 7) = t203;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
     const double tinv2 = 1.0/M(2, 2);
-    const double t205 = t74 + t79 + t84 - tinv2*M(2, 1)*M(2, 0);
-    const double tinv3 = 1.0/(t86 + t87 + t88 - tinv2*M(2, 1)*M(2, 1));
-    const double tinv4 = 1.0/(t50 + t55 + t60 - tinv2*M(2, 0)*M(2, 0) - t205*t205*tinv3);
-    const double t206 = derived_.I_KBase[2]*R_WBase(1, 1) + derived_.I_KBase[3]*R_WBase(1, 2) +
+    const double tinv3 = 1.0/(M(1, 1) - tinv2*M(2, 1)*M(2, 1));
+    const double t204 = M(1, 0) - tinv2*M(2, 1)*M(2, 0);
+    const double tinv4 = 1.0/(M(0, 0) - tinv2*M(2, 0)*M(2, 0) - tinv3*t204*t204);
+    const double t205 = u[0]*M(1, 0) + u[1]*M(1, 1) + u[2]*M(1, 2);
+    const double t206 = derived_.I_KBase[3]*R_WBase(1, 2) + derived_.I_KBase[2]*R_WBase(1, 1) +
         derived_.I_KBase[1]*R_WBase(1, 0);
-    const double t207 = derived_.I_KBase[2]*R_WBase(2, 1) + derived_.I_KBase[1]*R_WBase(2, 0) +
-        derived_.I_KBase[3]*R_WBase(2, 2);
-    const double t208 = u[1]*M(1, 1) + u[2]*M(1, 2) + u[0]*M(1, 0);
-    const double t209 = u[2]*M(2, 2) + u[0]*M(2, 0) + u[1]*M(2, 1);
-    const double t210 = derived_.I_KBase[3]*R_WBase(0, 2) + derived_.I_KBase[2]*R_WBase(0, 1) +
-        derived_.I_KBase[1]*R_WBase(0, 0);
-    const double t211 = u[0]*M(0, 0) + u[1]*M(0, 1) + u[2]*M(0, 2);
-    const double t212 = fext[0][2] + params.world_gravity[1]*t210 - params.world_gravity[0]*t206 +
-        u[1]*t211 - u[0]*t208;
-    const double t213 = fext[0][1] - params.world_gravity[2]*t210 + params.world_gravity[0]*t207 +
-        u[0]*t209 - u[2]*t211 - tinv2*M(2, 1)*t212;
-    const double t214 = fext[0][0] + params.world_gravity[2]*t206 - params.world_gravity[1]*t207 +
-        u[2]*t208 - u[1]*t209 - tinv2*M(2, 0)*t212 - t205*tinv3*t213;
-    const double t215 = tinv3*t213 - t205*tinv3*tinv4*t214;
-    const double t216 = t183 - derived_.udot_3*M(5, 7)*M(3, 7) + t188 + t193;
-    const double tinv5 = 1.0/(-derived_.udot_3*M(5, 7)*M(5, 7) + t199 + t200 + t201 -
-        derived_.udot_3*M(5, 6)*M(5, 6));
-    const double t217 = t195 + t196 + t197 - derived_.udot_3*M(5, 6)*M(4, 6);
-    const double t218 = -derived_.udot_3*M(4, 8)*M(3, 8) + t154 + t159 + t164 - t216*t217*tinv5;
-    const double tinv6 = 1.0/(-derived_.udot_3*M(4, 6)*M(4, 6) - derived_.udot_3*M(4, 8)*M(4, 8) +
-        t166 + t167 + t168 - t217*t217*tinv5);
-    const double t219 = -derived_.udot_3*M(3, 7)*M(3, 7) + t122 - derived_.udot_3*M(3, 8)*M(3, 8) +
-        t127 + t132 - t216*t216*tinv5 - t218*t218*tinv6;
-    const double tinv7 = 1.0/t219;
-    const double t220 = u[5]*M(4, 5) + u[3]*M(4, 3) + u[4]*M(4, 4);
+    const double t207 = derived_.I_KBase[1]*R_WBase(2, 0) + derived_.I_KBase[3]*R_WBase(2, 2) +
+        derived_.I_KBase[2]*R_WBase(2, 1);
+    const double t208 = u[0]*M(2, 0) + u[1]*M(2, 1) + u[2]*M(2, 2);
+    const double t209 = derived_.I_KBase[1]*R_WBase(0, 0) + derived_.I_KBase[2]*R_WBase(0, 1) +
+        derived_.I_KBase[3]*R_WBase(0, 2);
+    const double t210 = u[0]*M(0, 0) + u[2]*M(0, 2) + u[1]*M(0, 1);
+    const double t211 = fext[0][2] - u[0]*t205 - (params.world_gravity[0]*t206 -
+        params.world_gravity[1]*t209 - u[1]*t210);
+    const double t212 = fext[0][1] + u[0]*t208 - (-params.world_gravity[0]*t207 +
+        params.world_gravity[2]*t209 + u[2]*t210) - tinv2*M(2, 1)*t211;
+    const double t213 = fext[0][0] + u[2]*t205 - (-params.world_gravity[2]*t206 +
+        params.world_gravity[1]*t207 + u[1]*t208) - tinv2*M(2, 0)*t211 - tinv3*t204*t212;
+    const double t214 = tinv3*t212 - (tinv3*t204*tinv4)*t213;
+    const double t215 = derived_.udot_3*M(3, 8)*M(3, 8);
+    const double t216 = derived_.udot_3*M(4, 6)*M(4, 6);
+    const double t217 = derived_.udot_3*M(4, 6)*M(5, 7) + M(5, 3);
+    const double t218 = derived_.udot_3*M(5, 7)*M(5, 7);
+    const double tinv5 = 1.0/(-t215 - t218 + M(5, 5));
+    const double t219 = derived_.udot_3*M(4, 6)*M(3, 8) + M(5, 4);
+    const double tinv6 = 1.0/(-t218 - t216 + M(4, 4) - t219*t219*tinv5);
+    const double t220 = derived_.udot_3*M(5, 7)*M(3, 8) + M(4, 3) - t219*t217*tinv5;
+    const double tinv7 = 1.0/(-t215 - t216 + M(3, 3) - t217*t217*tinv5 - tinv6*t220*t220);
     const double t221 = -u[4]*M(5, 7) + u[3]*M(3, 8);
-    const double t222 = -u[5]*M(3, 8) + u[4]*M(4, 6);
-    const double t223 = derived_.udot_3_b + fext[1][4] + u[3]*t221 - u[5]*t222;
-    const double t224 = u[4]*M(5, 4) + u[5]*M(5, 5) + u[3]*M(5, 3);
-    const double t225 = u[5]*M(5, 7) - u[3]*M(4, 6);
-    const double t226 = derived_.udot_3_d + fext[1][5] + u[4]*t222 - u[3]*t225;
-    const double t227 = u[5]*M(3, 5) + u[3]*M(3, 3) + u[4]*M(3, 4);
-    const double t228 = derived_.udot_3_c + fext[1][3] - u[4]*t221 + u[5]*t225;
-    const double t229 = fext[1][2] + params.world_gravity[1]*M(5, 7) -
-        params.world_gravity[0]*M(3, 8) + u[4]*t227 - derived_.udot_3*M(5, 7)*t223 -
-        derived_.udot_3*M(5, 6)*t228 - u[3]*t220;
-    const double t230 = fext[1][1] + params.world_gravity[0]*M(4, 6) -
-        params.world_gravity[2]*M(5, 7) - u[5]*t227 - derived_.udot_3*M(4, 8)*t226 -
-        derived_.udot_3*M(4, 6)*t228 + u[3]*t224 - t217*tinv5*t229;
-    const double t231 = fext[1][0] - params.world_gravity[1]*M(4, 6) +
-        params.world_gravity[2]*M(3, 8) + u[5]*t220 - derived_.udot_3*M(3, 7)*t223 - u[4]*t224 -
-        derived_.udot_3*M(3, 8)*t226 - t216*tinv5*t229 - t218*tinv6*t230;
-    const double t232 = tinv6*t230 - t218*tinv6*tinv7*t231;
-    const double t233 = tinv5*t229 - t216*tinv5*tinv7*t231 - t217*tinv5*t232;
-    udot[0] = tinv4*t214;
-    udot[1] = t215;
-    udot[2] = tinv2*t212 - tinv2*M(2, 0)*tinv4*t214 - tinv2*M(2, 1)*t215;
-    udot[3] = tinv7*t231;
-    udot[4] = t232;
-    udot[5] = t233;
-    udot[6] = derived_.udot_3*t228 - derived_.udot_3*M(4, 6)*t232 - derived_.udot_3*M(5, 6)*t233;
-    udot[7] = derived_.udot_3*t223 - derived_.udot_3*M(3, 7)*tinv7*t231 -
-        derived_.udot_3*M(5, 7)*t233;
-    udot[8] = derived_.udot_3*t226 - derived_.udot_3*M(3, 8)*tinv7*t231 -
-        derived_.udot_3*M(4, 8)*t232;
+    const double t222 = u[4]*M(4, 6) - u[5]*M(3, 8);
+    const double t223 = fext[1][4] - (derived_.C_7 - u[3]*t221 + u[5]*t222);
+    const double t224 = -u[3]*M(4, 6) + u[5]*M(5, 7);
+    const double t225 = fext[1][5] - (derived_.C_8 - u[4]*t222 + u[3]*t224);
+    const double t226 = u[4]*M(4, 4) + u[3]*M(4, 3) + u[5]*M(4, 5);
+    const double t227 = u[5]*M(5, 5) + u[4]*M(5, 4) + u[3]*M(5, 3);
+    const double t228 = fext[1][3] - (derived_.C_6 + u[4]*t221 - u[5]*t224);
+    const double t229 = u[5]*M(3, 5) + u[4]*M(3, 4) + u[3]*M(3, 3);
+    const double t230 = -derived_.udot_3*M(5, 7)*t223 + derived_.udot_3*M(3, 8)*t228 +
+        (fext[1][2] - u[3]*t226 - (-params.world_gravity[1]*M(5, 7) +
+        params.world_gravity[0]*M(3, 8) - u[4]*t229));
+    const double t231 = -derived_.udot_3*M(4, 6)*t228 +
+        (fext[1][1] + u[3]*t227 - (-params.world_gravity[0]*M(4, 6) +
+        params.world_gravity[2]*M(5, 7) + u[5]*t229) + derived_.udot_3*M(5, 7)*t225) -
+        t219*tinv5*t230;
+    const double t232 = derived_.udot_3*M(4, 6)*t223 - derived_.udot_3*M(3, 8)*t225 +
+        (fext[1][0] + u[5]*t226 - (params.world_gravity[1]*M(4, 6) -
+        params.world_gravity[2]*M(3, 8) + u[4]*t227)) - t217*tinv5*t230 - tinv6*t220*t231;
+    const double t233 = tinv6*t220*tinv7;
+    const double t234 = tinv6*t231 - t233*t232;
+    const double t235 = tinv5*t230 - (t217*tinv5*tinv7)*t232 - t219*tinv5*t234;
+    const double t236 = derived_.udot_3*t223 + derived_.udot_3*(M(4, 6)*tinv7*t232) -
+        derived_.udot_3*M(5, 7)*t235;
+    const double t237 = derived_.udot_3*t225 - derived_.udot_3*(M(3, 8)*tinv7*t232) +
+        derived_.udot_3*M(5, 7)*t234;
+    udot[0] = tinv4*t213;
+    udot[1] = t214;
+    udot[2] = tinv2*t211 - (tinv2*M(2, 0)*tinv4)*t213 - tinv2*M(2, 1)*t214;
+    udot[3] = tinv7*t232;
+    udot[4] = t234;
+    udot[5] = t235;
+    udot[6] = derived_.udot_3*t228 - derived_.udot_3*M(4, 6)*t234 + derived_.udot_3*M(3, 8)*t235;
+    udot[7] = t236;
+    udot[8] = t237;
   }
 
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
@@ -1328,234 +1355,249 @@ class SphereOnSphere {
     Eigen::Matrix<double, 6, 1> a_KBase;  // spatial acceleration in the joint frame of 'base'
     Eigen::Matrix<double, 6, 1> a_KBall;  // spatial acceleration in the joint frame of 'ball'
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': velocity in the joint frame
-    const double t0 = q[1]*q[1];
-    const double t1 = q[0]*q[0];
-    const double t2 = q[2]*q[2];
-    const double t3 = q[3]*q[3];
-    const double t4 = t0 + t1 + t2 + t3;
-    const double tinv0 = 1.0/t4;
-    const double t5 = q[0]*q[2]*tinv0;
-    const double t6 = q[1]*q[3]*tinv0;
-    const double t7 = -2.0*t5 + 2.0*t6;
-    const double t8 = u[2]*t7;
-    const double t9 = q[0]*q[3]*tinv0;
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[0]*q[0];
+    const double t3 = q[2]*q[2];
+    const double t4 = t1 + t2 + t3;
+    const double t5 = t0 + t4;
+    const double tinv0 = 1.0/t5;
+    const double t6 = t3*tinv0;
+    const double t7 = t0*tinv0;
+    const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
+    const double t9 = u[0]*t8;
     const double t10 = q[1]*q[2]*tinv0;
-    const double t11 = 2.0*t9 + 2.0*t10;
-    const double t12 = u[1]*t11;
-    const double t13 = t3*tinv0;
-    const double t14 = t2*tinv0;
-    const double t15 = -2.0*t13 - 2.0*t14 + 1.0;
-    const double t16 = u[0]*t15;
-    const double t17 = t8 + t12 + t16;
-    const double t18 = q[2]*q[3]*tinv0;
-    const double t19 = q[0]*q[1]*tinv0;
-    const double t20 = 2.0*t18 + 2.0*t19;
-    const double t21 = u[2]*t20;
-    const double t22 = t0*tinv0;
-    const double t23 = -2.0*t13 - 2.0*t22 + 1.0;
-    const double t24 = u[1]*t23;
-    const double t25 = -2.0*t9 + 2.0*t10;
-    const double t26 = u[0]*t25;
-    const double t27 = t21 + t24 + t26;
-    const double t28 = -2.0*t14 - 2.0*t22 + 1.0;
-    const double t29 = u[2]*t28;
-    const double t30 = 2.0*t5 + 2.0*t6;
-    const double t31 = u[0]*t30;
-    const double t32 = 2.0*t18 - 2.0*t19;
-    const double t33 = u[1]*t32;
-    const double t34 = t29 + t31 + t33;
-    v_KBase[0] = t17;
-    v_KBase[1] = t27;
-    v_KBase[2] = t34;
+    const double t11 = q[0]*q[3]*tinv0;
+    const double t12 = 2.0*t10 + 2.0*t11;
+    const double t13 = u[1]*t12;
+    const double t14 = q[1]*q[3]*tinv0;
+    const double t15 = q[0]*q[2]*tinv0;
+    const double t16 = 2.0*t14 - 2.0*t15;
+    const double t17 = u[2]*t16;
+    const double t18 = t9 + t13 + t17;
+    const double t19 = 2.0*t10 - 2.0*t11;
+    const double t20 = u[0]*t19;
+    const double t21 = t1*tinv0;
+    const double t22 = -2.0*t7 - 2.0*t21 + 1.0;
+    const double t23 = u[1]*t22;
+    const double t24 = q[2]*q[3]*tinv0;
+    const double t25 = q[0]*q[1]*tinv0;
+    const double t26 = 2.0*t24 + 2.0*t25;
+    const double t27 = u[2]*t26;
+    const double t28 = t20 + t23 + t27;
+    const double t29 = 2.0*t14 + 2.0*t15;
+    const double t30 = u[0]*t29;
+    const double t31 = 2.0*t24 - 2.0*t25;
+    const double t32 = u[1]*t31;
+    const double t33 = -2.0*t6 - 2.0*t21 + 1.0;
+    const double t34 = u[2]*t33;
+    const double t35 = t30 + t32 + t34;
+    v_KBase[0] = t18;
+    v_KBase[1] = t28;
+    v_KBase[2] = t35;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': velocity in the joint frame
-    const double t35 = q[5]*q[5];
     const double t36 = q[7]*q[7];
-    const double t37 = q[4]*q[4];
-    const double t38 = q[6]*q[6];
-    const double t39 = t35 + t36 + t37 + t38;
-    const double tinv1 = 1.0/t39;
-    const double t40 = q[4]*q[7]*tinv1;
-    const double t41 = q[5]*q[6]*tinv1;
-    const double t42 = 2.0*t40 + 2.0*t41;
-    const double t43 = u[4]*t42;
-    const double t44 = t38*tinv1;
-    const double t45 = t36*tinv1;
-    const double t46 = -2.0*t44 - 2.0*t45 + 1.0;
-    const double t47 = u[3]*t46;
-    const double t48 = q[4]*q[6]*tinv1;
-    const double t49 = q[5]*q[7]*tinv1;
-    const double t50 = -2.0*t48 + 2.0*t49;
-    const double t51 = u[5]*t50;
-    const double t52 = t43 + t47 + t51;
-    const double t53 = -2.0*t40 + 2.0*t41;
-    const double t54 = u[3]*t53;
-    const double t55 = q[4]*q[5]*tinv1;
-    const double t56 = q[6]*q[7]*tinv1;
-    const double t57 = 2.0*t55 + 2.0*t56;
-    const double t58 = u[5]*t57;
-    const double t59 = t35*tinv1;
-    const double t60 = -2.0*t59 - 2.0*t45 + 1.0;
-    const double t61 = u[4]*t60;
-    const double t62 = t54 + t58 + t61;
-    const double t63 = -2.0*t55 + 2.0*t56;
-    const double t64 = u[4]*t63;
-    const double t65 = -2.0*t44 - 2.0*t59 + 1.0;
-    const double t66 = u[5]*t65;
-    const double t67 = 2.0*t48 + 2.0*t49;
-    const double t68 = u[3]*t67;
-    const double t69 = t64 + t66 + t68;
-    const double t70 = u[7]*t42;
-    const double t71 = u[8]*t50;
-    const double t72 = u[6]*t46;
-    const double t73 = t70 + t71 + t72;
-    const double t74 = u[7]*t60;
-    const double t75 = u[6]*t53;
-    const double t76 = u[8]*t57;
-    const double t77 = t74 + t75 + t76;
-    const double t78 = u[6]*t67;
-    const double t79 = u[8]*t65;
-    const double t80 = u[7]*t63;
-    const double t81 = t78 + t79 + t80;
-    v_KBall[0] = t52;
-    v_KBall[1] = t62;
-    v_KBall[2] = t69;
-    v_KBall[3] = t73;
-    v_KBall[4] = t77;
-    v_KBall[5] = t81;
+    const double t37 = q[5]*q[5];
+    const double t38 = q[4]*q[4];
+    const double t39 = q[6]*q[6];
+    const double t40 = t37 + t38 + t39;
+    const double t41 = t36 + t40;
+    const double tinv1 = 1.0/t41;
+    const double t42 = t39*tinv1;
+    const double t43 = t36*tinv1;
+    const double t44 = -2.0*t42 - 2.0*t43 + 1.0;
+    const double t45 = u[3]*t44;
+    const double t46 = q[4]*q[7]*tinv1;
+    const double t47 = q[5]*q[6]*tinv1;
+    const double t48 = 2.0*t46 + 2.0*t47;
+    const double t49 = u[4]*t48;
+    const double t50 = q[4]*q[6]*tinv1;
+    const double t51 = q[5]*q[7]*tinv1;
+    const double t52 = -2.0*t50 + 2.0*t51;
+    const double t53 = u[5]*t52;
+    const double t54 = t45 + t49 + t53;
+    const double t55 = t37*tinv1;
+    const double t56 = -2.0*t55 - 2.0*t43 + 1.0;
+    const double t57 = u[4]*t56;
+    const double t58 = -2.0*t46 + 2.0*t47;
+    const double t59 = u[3]*t58;
+    const double t60 = q[6]*q[7]*tinv1;
+    const double t61 = q[4]*q[5]*tinv1;
+    const double t62 = 2.0*t60 + 2.0*t61;
+    const double t63 = u[5]*t62;
+    const double t64 = t57 + t59 + t63;
+    const double t65 = 2.0*t60 - 2.0*t61;
+    const double t66 = u[4]*t65;
+    const double t67 = -2.0*t42 - 2.0*t55 + 1.0;
+    const double t68 = u[5]*t67;
+    const double t69 = 2.0*t50 + 2.0*t51;
+    const double t70 = u[3]*t69;
+    const double t71 = t66 + t68 + t70;
+    const double t72 = u[7]*t48;
+    const double t73 = u[8]*t52;
+    const double t74 = u[6]*t44;
+    const double t75 = t72 + t73 + t74;
+    const double t76 = u[7]*t56;
+    const double t77 = u[8]*t62;
+    const double t78 = u[6]*t58;
+    const double t79 = t76 + t77 + t78;
+    const double t80 = u[6]*t69;
+    const double t81 = u[8]*t67;
+    const double t82 = u[7]*t65;
+    const double t83 = t80 + t81 + t82;
+    v_KBall[0] = t54;
+    v_KBall[1] = t64;
+    v_KBall[2] = t71;
+    v_KBall[3] = t75;
+    v_KBall[4] = t79;
+    v_KBall[5] = t83;
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': acceleration
-    const double t82 = udot[2]*t7;
-    const double t83 = udot[1]*t11;
-    const double t84 = udot[0]*t15;
-    const double t85 = t82 + t83 + t84;
-    const double t86 = udot[0]*t25;
-    const double t87 = udot[2]*t20;
-    const double t88 = udot[1]*t23;
-    const double t89 = t86 + t87 + t88;
-    const double t90 = udot[2]*t28;
-    const double t91 = udot[1]*t32;
-    const double t92 = udot[0]*t30;
-    const double t93 = t90 + t91 + t92;
-    const double t94 = params.world_gravity[1]*t11;
-    const double t95 = params.world_gravity[0]*t15;
-    const double t96 = params.world_gravity[2]*t7;
-    const double t97 = -t94 - t95 - t96;
-    const double t98 = params.world_gravity[0]*t25;
-    const double t99 = params.world_gravity[2]*t20;
-    const double t100 = params.world_gravity[1]*t23;
-    const double t101 = -t98 - t99 - t100;
-    const double t102 = params.world_gravity[0]*t30;
-    const double t103 = params.world_gravity[1]*t32;
-    const double t104 = params.world_gravity[2]*t28;
-    const double t105 = -t102 - t103 - t104;
-    a_KBase[0] = t85;
-    a_KBase[1] = t89;
-    a_KBase[2] = t93;
-    a_KBase[3] = t97;
-    a_KBase[4] = t101;
-    a_KBase[5] = t105;
+    const double t84 = udot[2]*t16;
+    const double t85 = udot[0]*t8;
+    const double t86 = udot[1]*t12;
+    const double t87 = t84 + t85 + t86;
+    const double t88 = udot[1]*t22;
+    const double t89 = udot[0]*t19;
+    const double t90 = udot[2]*t26;
+    const double t91 = t88 + t89 + t90;
+    const double t92 = udot[0]*t29;
+    const double t93 = udot[1]*t31;
+    const double t94 = udot[2]*t33;
+    const double t95 = t92 + t93 + t94;
+    const double t96 = params.world_gravity[2]*t16;
+    const double t97 = params.world_gravity[0]*t8;
+    const double t98 = params.world_gravity[1]*t12;
+    const double t99 = -t96 - t97 - t98;
+    const double t100 = params.world_gravity[0]*t19;
+    const double t101 = params.world_gravity[1]*t22;
+    const double t102 = params.world_gravity[2]*t26;
+    const double t103 = -t100 - t101 - t102;
+    const double t104 = params.world_gravity[0]*t29;
+    const double t105 = params.world_gravity[1]*t31;
+    const double t106 = params.world_gravity[2]*t33;
+    const double t107 = -t104 - t105 - t106;
+    a_KBase[0] = t87;
+    a_KBase[1] = t91;
+    a_KBase[2] = t95;
+    a_KBase[3] = t99;
+    a_KBase[4] = t103;
+    a_KBase[5] = t107;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': acceleration
-    const double t106 = udot[5]*t50;
-    const double t107 = udot[3]*t46;
-    const double t108 = udot[4]*t42;
-    const double t109 = t106 + t107 + t108;
-    const double t110 = udot[4]*t60;
-    const double t111 = udot[5]*t57;
-    const double t112 = udot[3]*t53;
-    const double t113 = t110 + t111 + t112;
-    const double t114 = udot[5]*t65;
-    const double t115 = udot[4]*t63;
-    const double t116 = udot[3]*t67;
-    const double t117 = t114 + t115 + t116;
-    const double t118 = udot[8]*t50;
-    const double t119 = params.world_gravity[0]*t46;
-    const double t120 = params.world_gravity[2]*t50;
-    const double t121 = params.world_gravity[1]*t42;
-    const double t122 = udot[6]*t46;
-    const double t123 = udot[7]*t42;
-    const double t124 = v_KBall[4]*v_KBall[2];
-    const double t125 = v_KBall[1]*v_KBall[5];
-    const double t126 = t118 - t119 - t120 - t121 + t122 + t123 + t124 - t125;
-    const double t127 = udot[8]*t57;
-    const double t128 = params.world_gravity[0]*t53;
-    const double t129 = params.world_gravity[2]*t57;
-    const double t130 = udot[6]*t53;
-    const double t131 = udot[7]*t60;
-    const double t132 = params.world_gravity[1]*t60;
-    const double t133 = v_KBall[5]*v_KBall[0];
-    const double t134 = v_KBall[3]*v_KBall[2];
-    const double t135 = t127 - t128 - t129 + t130 + t131 - t132 + t133 - t134;
-    const double t136 = udot[6]*t67;
-    const double t137 = params.world_gravity[1]*t63;
-    const double t138 = params.world_gravity[0]*t67;
-    const double t139 = params.world_gravity[2]*t65;
-    const double t140 = udot[7]*t63;
-    const double t141 = udot[8]*t65;
-    const double t142 = v_KBall[3]*v_KBall[1];
-    const double t143 = v_KBall[4]*v_KBall[0];
-    const double t144 = t136 - t137 - t138 - t139 + t140 + t141 + t142 - t143;
-    a_KBall[0] = t109;
-    a_KBall[1] = t113;
-    a_KBall[2] = t117;
-    a_KBall[3] = t126;
-    a_KBall[4] = t135;
-    a_KBall[5] = t144;
+    const double t108 = udot[4]*t48;
+    const double t109 = udot[3]*t44;
+    const double t110 = udot[5]*t52;
+    const double t111 = t108 + t109 + t110;
+    const double t112 = udot[3]*t58;
+    const double t113 = udot[4]*t56;
+    const double t114 = udot[5]*t62;
+    const double t115 = t112 + t113 + t114;
+    const double t116 = udot[5]*t67;
+    const double t117 = udot[4]*t65;
+    const double t118 = udot[3]*t69;
+    const double t119 = t116 + t117 + t118;
+    const double t120 = udot[8]*t52;
+    const double t121 = udot[6]*t44;
+    const double t122 = udot[7]*t48;
+    const double t123 = t120 + t121 + t122;
+    const double t124 = params.world_gravity[1]*t48;
+    const double t125 = params.world_gravity[0]*t44;
+    const double t126 = params.world_gravity[2]*t52;
+    const double t127 = -t124 - t125 - t126;
+    const double t128 = v_KBall[5]*v_KBall[1];
+    const double t129 = v_KBall[2]*v_KBall[4];
+    const double t130 = t127 - t128 + t129;
+    const double t131 = t123 + t130;
+    const double t132 = udot[8]*t62;
+    const double t133 = udot[6]*t58;
+    const double t134 = udot[7]*t56;
+    const double t135 = t132 + t133 + t134;
+    const double t136 = params.world_gravity[0]*t58;
+    const double t137 = params.world_gravity[1]*t56;
+    const double t138 = params.world_gravity[2]*t62;
+    const double t139 = -t136 - t137 - t138;
+    const double t140 = v_KBall[3]*v_KBall[2];
+    const double t141 = v_KBall[5]*v_KBall[0];
+    const double t142 = t139 - t140 + t141;
+    const double t143 = t135 + t142;
+    const double t144 = udot[8]*t67;
+    const double t145 = udot[7]*t65;
+    const double t146 = udot[6]*t69;
+    const double t147 = t144 + t145 + t146;
+    const double t148 = params.world_gravity[1]*t65;
+    const double t149 = params.world_gravity[0]*t69;
+    const double t150 = params.world_gravity[2]*t67;
+    const double t151 = -t148 - t149 - t150;
+    const double t152 = v_KBall[0]*v_KBall[4];
+    const double t153 = v_KBall[1]*v_KBall[3];
+    const double t154 = t151 - t152 + t153;
+    const double t155 = t147 + t154;
+    a_KBall[0] = t111;
+    a_KBall[1] = t115;
+    a_KBall[2] = t119;
+    a_KBall[3] = t131;
+    a_KBall[4] = t143;
+    a_KBall[5] = t155;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': generalized force
-    const double t145 = -derived_.I_KBall[1]*v_KBall[1] + derived_.I_KBall[2]*v_KBall[0] +
-        params.m*v_KBall[5];
-    const double t146 = derived_.I_KBall[9]*v_KBall[2] + derived_.I_KBall[3]*v_KBall[3] +
-        derived_.I_KBall[5]*v_KBall[0] + derived_.I_KBall[8]*v_KBall[1] -
-        derived_.I_KBall[1]*v_KBall[5];
-    const double t147 = params.m*v_KBall[4] + derived_.I_KBall[1]*v_KBall[2] -
-        derived_.I_KBall[3]*v_KBall[0];
-    const double t148 = derived_.I_KBall[6]*v_KBall[0] + derived_.I_KBall[9]*v_KBall[1] -
-        derived_.I_KBall[2]*v_KBall[3] + derived_.I_KBall[1]*v_KBall[4] +
-        derived_.I_KBall[12]*v_KBall[2];
-    const double t149 = derived_.I_KBall[4]*a_KBall[0] + derived_.I_KBall[6]*a_KBall[2] +
-        derived_.I_KBall[5]*a_KBall[1] + v_KBall[4]*t145 - v_KBall[2]*t146 +
-        derived_.I_KBall[2]*a_KBall[5] - v_KBall[5]*t147 - derived_.I_KBall[3]*a_KBall[4] +
-        v_KBall[1]*t148;
-    const double t150 = params.m*v_KBall[3] - derived_.I_KBall[2]*v_KBall[2] +
-        derived_.I_KBall[3]*v_KBall[1];
-    const double t151 = derived_.I_KBall[6]*v_KBall[2] + derived_.I_KBall[2]*v_KBall[5] -
-        derived_.I_KBall[3]*v_KBall[4] + derived_.I_KBall[5]*v_KBall[1] +
-        derived_.I_KBall[4]*v_KBall[0];
-    const double t152 = derived_.I_KBall[6]*a_KBall[0] + derived_.I_KBall[12]*a_KBall[2] +
-        derived_.I_KBall[9]*a_KBall[1] + v_KBall[3]*t147 - derived_.I_KBall[2]*a_KBall[3] -
-        v_KBall[4]*t150 + derived_.I_KBall[1]*a_KBall[4] - v_KBall[1]*t151 + v_KBall[0]*t146;
-    const double t153 = derived_.I_KBall[8]*a_KBall[1] + derived_.I_KBall[9]*a_KBall[2] +
-        derived_.I_KBall[5]*a_KBall[0] + v_KBall[2]*t151 + derived_.I_KBall[3]*a_KBall[3] -
-        v_KBall[0]*t148 - derived_.I_KBall[1]*a_KBall[5] + v_KBall[5]*t150 - v_KBall[3]*t145;
-    const double t154 = -derived_.I_KBall[1]*a_KBall[1] + derived_.I_KBall[2]*a_KBall[0] +
-        v_KBall[0]*t147 - v_KBall[1]*t150 + params.m*a_KBall[5];
-    const double t155 = derived_.I_KBall[1]*a_KBall[2] - derived_.I_KBall[3]*a_KBall[0] +
-        v_KBall[2]*t150 + params.m*a_KBall[4] - v_KBall[0]*t145;
-    const double t156 = derived_.I_KBall[3]*a_KBall[1] - derived_.I_KBall[2]*a_KBall[2] +
-        v_KBall[1]*t145 - v_KBall[2]*t147 + params.m*a_KBall[3];
-    tau[3] = t46*t149 + t67*t152 + t53*t153;
-    tau[4] = t42*t149 + t60*t153 + t63*t152;
-    tau[5] = t57*t153 + t65*t152 + t50*t149;
-    tau[6] = t67*t154 + t53*t155 + t46*t156;
-    tau[7] = t42*t156 + t60*t155 + t63*t154;
-    tau[8] = t57*t155 + t65*t154 + t50*t156;
+    const double t156 = derived_.I_KBall[1]*v_KBall[4] - derived_.I_KBall[2]*v_KBall[3] +
+        (derived_.I_KBall[9]*v_KBall[1] + derived_.I_KBall[6]*v_KBall[0] +
+        derived_.I_KBall[12]*v_KBall[2]);
+    const double t157 = -derived_.I_KBall[2]*v_KBall[2] + derived_.I_KBall[3]*v_KBall[1] +
+        params.m*v_KBall[3];
+    const double t158 = params.m*v_KBall[5] + derived_.I_KBall[2]*v_KBall[0] -
+        derived_.I_KBall[1]*v_KBall[1];
+    const double t159 = -derived_.I_KBall[3]*v_KBall[4] + derived_.I_KBall[2]*v_KBall[5] +
+        (derived_.I_KBall[6]*v_KBall[2] + derived_.I_KBall[4]*v_KBall[0] +
+        derived_.I_KBall[5]*v_KBall[1]);
+    const double t160 = -v_KBall[0]*t156 + (v_KBall[5]*t157 - v_KBall[3]*t158 + v_KBall[2]*t159) +
+        (derived_.I_KBall[9]*a_KBall[2] + derived_.I_KBall[5]*a_KBall[0] +
+        derived_.I_KBall[8]*a_KBall[1] + derived_.I_KBall[3]*a_KBall[3] -
+        derived_.I_KBall[1]*a_KBall[5]);
+    const double t161 = params.m*v_KBall[4] - derived_.I_KBall[3]*v_KBall[0] +
+        derived_.I_KBall[1]*v_KBall[2];
+    const double t162 = derived_.I_KBall[3]*v_KBall[3] - derived_.I_KBall[1]*v_KBall[5] +
+        (derived_.I_KBall[8]*v_KBall[1] + derived_.I_KBall[9]*v_KBall[2] +
+        derived_.I_KBall[5]*v_KBall[0]);
+    const double t163 = v_KBall[1]*t156 + (v_KBall[4]*t158 - v_KBall[5]*t161 - v_KBall[2]*t162) +
+        (derived_.I_KBall[5]*a_KBall[1] + derived_.I_KBall[6]*a_KBall[2] +
+        derived_.I_KBall[4]*a_KBall[0] + derived_.I_KBall[2]*a_KBall[5] -
+        derived_.I_KBall[3]*a_KBall[4]);
+    const double t164 = v_KBall[0]*t162 + (derived_.I_KBall[9]*a_KBall[1] +
+        derived_.I_KBall[12]*a_KBall[2] + derived_.I_KBall[6]*a_KBall[0] -
+        derived_.I_KBall[2]*a_KBall[3] + derived_.I_KBall[1]*a_KBall[4]) +
+        (-v_KBall[4]*t157 + v_KBall[3]*t161 - v_KBall[1]*t159);
+    const double t165 = v_KBall[0]*t161 - v_KBall[1]*t157 +
+        (-derived_.I_KBall[1]*a_KBall[1] + derived_.I_KBall[2]*a_KBall[0] + params.m*a_KBall[5]);
+    const double t166 = -v_KBall[2]*t161 + v_KBall[1]*t158 +
+        (derived_.I_KBall[3]*a_KBall[1] - derived_.I_KBall[2]*a_KBall[2] + params.m*a_KBall[3]);
+    const double t167 = -v_KBall[0]*t158 + v_KBall[2]*t157 +
+        (derived_.I_KBall[1]*a_KBall[2] - derived_.I_KBall[3]*a_KBall[0] + params.m*a_KBall[4]);
+    tau[3] = t58*t160 + t44*t163 + t69*t164;
+    tau[4] = t65*t164 + t48*t163 + t56*t160;
+    tau[5] = t62*t160 + t67*t164 + t52*t163;
+    tau[6] = t69*t165 + t44*t166 + t58*t167;
+    tau[7] = t65*t165 + t56*t167 + t48*t166;
+    tau[8] = t62*t167 + t52*t166 + t67*t165;
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': generalized force
-    const double t157 = derived_.I_KBase[4]*v_KBase[0] + derived_.I_KBase[6]*v_KBase[2] +
-        derived_.I_KBase[5]*v_KBase[1];
-    const double t158 = derived_.I_KBase[6]*v_KBase[0] + derived_.I_KBase[12]*v_KBase[2] +
-        derived_.I_KBase[9]*v_KBase[1];
-    const double t159 = derived_.I_KBase[5]*a_KBase[0] + derived_.I_KBase[3]*a_KBase[3] +
-        derived_.I_KBase[9]*a_KBase[2] + derived_.I_KBase[8]*a_KBase[1] -
-        derived_.I_KBase[1]*a_KBase[5] + v_KBase[2]*t157 - v_KBase[0]*t158;
-    const double t160 = derived_.I_KBase[9]*v_KBase[2] + derived_.I_KBase[5]*v_KBase[0] +
+    const double t168 = derived_.I_KBase[9]*v_KBase[1] + derived_.I_KBase[12]*v_KBase[2] +
+        derived_.I_KBase[6]*v_KBase[0];
+    const double t169 = derived_.I_KBase[9]*v_KBase[2] + derived_.I_KBase[5]*v_KBase[0] +
         derived_.I_KBase[8]*v_KBase[1];
-    const double t161 = derived_.I_KBase[2]*a_KBase[5] + derived_.I_KBase[4]*a_KBase[0] +
-        derived_.I_KBase[6]*a_KBase[2] - derived_.I_KBase[3]*a_KBase[4] +
-        derived_.I_KBase[5]*a_KBase[1] - v_KBase[2]*t160 + v_KBase[1]*t158;
-    const double t162 = derived_.I_KBase[6]*a_KBase[0] - derived_.I_KBase[2]*a_KBase[3] +
-        derived_.I_KBase[12]*a_KBase[2] + derived_.I_KBase[1]*a_KBase[4] +
-        derived_.I_KBase[9]*a_KBase[1] - v_KBase[1]*t157 + v_KBase[0]*t160;
-    tau[0] = t25*t159 + t15*t161 + t30*t162;
-    tau[1] = t23*t159 + t32*t162 + t11*t161;
-    tau[2] = t20*t159 + t28*t162 + t7*t161;
+    const double t170 = derived_.I_KBase[2]*a_KBase[5] - derived_.I_KBase[3]*a_KBase[4] +
+        (derived_.I_KBase[6]*a_KBase[2] + derived_.I_KBase[5]*a_KBase[1] +
+        derived_.I_KBase[4]*a_KBase[0]) + v_KBase[1]*t168 - v_KBase[2]*t169;
+    const double t171 = derived_.I_KBase[5]*v_KBase[1] + derived_.I_KBase[6]*v_KBase[2] +
+        derived_.I_KBase[4]*v_KBase[0];
+    const double t172 = -v_KBase[0]*t168 + v_KBase[2]*t171 +
+        (derived_.I_KBase[3]*a_KBase[3] - derived_.I_KBase[1]*a_KBase[5] +
+        (derived_.I_KBase[9]*a_KBase[2] + derived_.I_KBase[8]*a_KBase[1] +
+        derived_.I_KBase[5]*a_KBase[0]));
+    const double t173 = v_KBase[0]*t169 - v_KBase[1]*t171 +
+        (-derived_.I_KBase[2]*a_KBase[3] + derived_.I_KBase[1]*a_KBase[4] +
+        (derived_.I_KBase[9]*a_KBase[1] + derived_.I_KBase[6]*a_KBase[0] +
+        derived_.I_KBase[12]*a_KBase[2]));
+    tau[0] = t8*t170 + t19*t172 + t29*t173;
+    tau[1] = t31*t173 + t12*t170 + t22*t172;
+    tau[2] = t26*t172 + t16*t170 + t33*t173;
   }
 
   // qdot (nq) = N(q) u.
@@ -1580,51 +1622,51 @@ class SphereOnSphere {
   // (30 adds, 74 muls, 2 divs, 0 calls, 0 other)
   void bodyPoses([[maybe_unused]] const Q& q, BodyPoses& poses) const {
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[2]*q[2];
-    const double t2 = q[3]*q[3];
-    const double tinv0 = 1.0/(t0 + q[0]*q[0] + t1 + t2);
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[2]*q[2];
+    const double tinv0 = 1.0/(t0 + (t1 + q[0]*q[0] + t2));
     const double t3 = t2*tinv0;
-    const double t4 = t1*tinv0;
-    const double t5 = q[0]*q[3]*tinv0;
-    const double t6 = q[1]*q[2]*tinv0;
-    const double t7 = q[0]*q[2]*tinv0;
-    const double t8 = q[1]*q[3]*tinv0;
-    const double t9 = t0*tinv0;
+    const double t4 = t0*tinv0;
+    const double t5 = q[1]*q[2]*tinv0;
+    const double t6 = q[0]*q[3]*tinv0;
+    const double t7 = q[1]*q[3]*tinv0;
+    const double t8 = q[0]*q[2]*tinv0;
+    const double t9 = t1*tinv0;
     const double t10 = q[2]*q[3]*tinv0;
     const double t11 = q[0]*q[1]*tinv0;
     poses[0].R_WB(0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
-    poses[0].R_WB(0, 1) = -2.0*t5 + 2.0*t6;
+    poses[0].R_WB(0, 1) = 2.0*t5 - 2.0*t6;
     poses[0].R_WB(0, 2) = 2.0*t7 + 2.0*t8;
     poses[0].R_WB(1, 0) = 2.0*t5 + 2.0*t6;
-    poses[0].R_WB(1, 1) = -2.0*t3 - 2.0*t9 + 1.0;
+    poses[0].R_WB(1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
     poses[0].R_WB(1, 2) = 2.0*t10 - 2.0*t11;
-    poses[0].R_WB(2, 0) = -2.0*t7 + 2.0*t8;
+    poses[0].R_WB(2, 0) = 2.0*t7 - 2.0*t8;
     poses[0].R_WB(2, 1) = 2.0*t10 + 2.0*t11;
-    poses[0].R_WB(2, 2) = -2.0*t4 - 2.0*t9 + 1.0;
+    poses[0].R_WB(2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
     poses[0].p_WB[0] = 0.0;
     poses[0].p_WB[1] = 0.0;
     poses[0].p_WB[2] = 0.0;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
-    const double t12 = q[5]*q[5];
-    const double t13 = q[7]*q[7];
+    const double t12 = q[7]*q[7];
+    const double t13 = q[5]*q[5];
     const double t14 = q[6]*q[6];
-    const double tinv1 = 1.0/(t12 + t13 + q[4]*q[4] + t14);
+    const double tinv1 = 1.0/(t12 + (t13 + q[4]*q[4] + t14));
     const double t15 = t14*tinv1;
-    const double t16 = t13*tinv1;
+    const double t16 = t12*tinv1;
     const double t17 = q[4]*q[7]*tinv1;
     const double t18 = q[5]*q[6]*tinv1;
     const double t19 = q[4]*q[6]*tinv1;
     const double t20 = q[5]*q[7]*tinv1;
-    const double t21 = t12*tinv1;
-    const double t22 = q[4]*q[5]*tinv1;
-    const double t23 = q[6]*q[7]*tinv1;
+    const double t21 = t13*tinv1;
+    const double t22 = q[6]*q[7]*tinv1;
+    const double t23 = q[4]*q[5]*tinv1;
     poses[1].R_WB(0, 0) = -2.0*t15 - 2.0*t16 + 1.0;
     poses[1].R_WB(0, 1) = -2.0*t17 + 2.0*t18;
     poses[1].R_WB(0, 2) = 2.0*t19 + 2.0*t20;
     poses[1].R_WB(1, 0) = 2.0*t17 + 2.0*t18;
     poses[1].R_WB(1, 1) = -2.0*t21 - 2.0*t16 + 1.0;
-    poses[1].R_WB(1, 2) = -2.0*t22 + 2.0*t23;
+    poses[1].R_WB(1, 2) = 2.0*t22 - 2.0*t23;
     poses[1].R_WB(2, 0) = -2.0*t19 + 2.0*t20;
     poses[1].R_WB(2, 1) = 2.0*t22 + 2.0*t23;
     poses[1].R_WB(2, 2) = -2.0*t15 - 2.0*t21 + 1.0;
@@ -1661,140 +1703,143 @@ class SphereOnSphere {
     Eigen::Matrix3d R_WBall;  // R_WB of 'ball'
     double ke = 0.0;
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[0]*q[0];
-    const double t2 = q[2]*q[2];
-    const double t3 = q[3]*q[3];
-    const double t4 = t0 + t1 + t2 + t3;
-    const double tinv0 = 1.0/t4;
-    const double t5 = t3*tinv0;
-    const double t6 = t2*tinv0;
-    const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
-    const double t8 = q[0]*q[3]*tinv0;
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[0]*q[0];
+    const double t3 = q[2]*q[2];
+    const double t4 = t1 + t2 + t3;
+    const double t5 = t0 + t4;
+    const double tinv0 = 1.0/t5;
+    const double t6 = t3*tinv0;
+    const double t7 = t0*tinv0;
+    const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
     const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = -2.0*t8 + 2.0*t9;
-    const double t11 = q[0]*q[2]*tinv0;
+    const double t10 = q[0]*q[3]*tinv0;
+    const double t11 = 2.0*t9 - 2.0*t10;
     const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = 2.0*t11 + 2.0*t12;
-    const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = t0*tinv0;
-    const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
-    const double t17 = q[2]*q[3]*tinv0;
-    const double t18 = q[0]*q[1]*tinv0;
-    const double t19 = 2.0*t17 - 2.0*t18;
-    const double t20 = -2.0*t11 + 2.0*t12;
-    const double t21 = 2.0*t17 + 2.0*t18;
-    const double t22 = -2.0*t6 - 2.0*t15 + 1.0;
-    R_WBase(0, 0) = t7;
-    R_WBase(0, 1) = t10;
-    R_WBase(0, 2) = t13;
-    R_WBase(1, 0) = t14;
-    R_WBase(1, 1) = t16;
-    R_WBase(1, 2) = t19;
-    R_WBase(2, 0) = t20;
-    R_WBase(2, 1) = t21;
-    R_WBase(2, 2) = t22;
+    const double t13 = q[0]*q[2]*tinv0;
+    const double t14 = 2.0*t12 + 2.0*t13;
+    const double t15 = 2.0*t9 + 2.0*t10;
+    const double t16 = t1*tinv0;
+    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
+    const double t18 = q[2]*q[3]*tinv0;
+    const double t19 = q[0]*q[1]*tinv0;
+    const double t20 = 2.0*t18 - 2.0*t19;
+    const double t21 = 2.0*t12 - 2.0*t13;
+    const double t22 = 2.0*t18 + 2.0*t19;
+    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    R_WBase(0, 0) = t8;
+    R_WBase(0, 1) = t11;
+    R_WBase(0, 2) = t14;
+    R_WBase(1, 0) = t15;
+    R_WBase(1, 1) = t17;
+    R_WBase(1, 2) = t20;
+    R_WBase(2, 0) = t21;
+    R_WBase(2, 1) = t22;
+    R_WBase(2, 2) = t23;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
-    const double t23 = q[5]*q[5];
     const double t24 = q[7]*q[7];
-    const double t25 = q[4]*q[4];
-    const double t26 = q[6]*q[6];
-    const double t27 = t23 + t24 + t25 + t26;
-    const double tinv1 = 1.0/t27;
-    const double t28 = t26*tinv1;
-    const double t29 = t24*tinv1;
-    const double t30 = -2.0*t28 - 2.0*t29 + 1.0;
-    const double t31 = q[4]*q[7]*tinv1;
-    const double t32 = q[5]*q[6]*tinv1;
-    const double t33 = -2.0*t31 + 2.0*t32;
-    const double t34 = q[4]*q[6]*tinv1;
-    const double t35 = q[5]*q[7]*tinv1;
-    const double t36 = 2.0*t34 + 2.0*t35;
-    const double t37 = 2.0*t31 + 2.0*t32;
-    const double t38 = t23*tinv1;
-    const double t39 = -2.0*t38 - 2.0*t29 + 1.0;
-    const double t40 = q[4]*q[5]*tinv1;
-    const double t41 = q[6]*q[7]*tinv1;
-    const double t42 = -2.0*t40 + 2.0*t41;
-    const double t43 = -2.0*t34 + 2.0*t35;
-    const double t44 = 2.0*t40 + 2.0*t41;
-    const double t45 = -2.0*t28 - 2.0*t38 + 1.0;
-    R_WBall(0, 0) = t30;
-    R_WBall(0, 1) = t33;
-    R_WBall(0, 2) = t36;
-    R_WBall(1, 0) = t37;
-    R_WBall(1, 1) = t39;
-    R_WBall(1, 2) = t42;
-    R_WBall(2, 0) = t43;
-    R_WBall(2, 1) = t44;
-    R_WBall(2, 2) = t45;
+    const double t25 = q[5]*q[5];
+    const double t26 = q[4]*q[4];
+    const double t27 = q[6]*q[6];
+    const double t28 = t25 + t26 + t27;
+    const double t29 = t24 + t28;
+    const double tinv1 = 1.0/t29;
+    const double t30 = t27*tinv1;
+    const double t31 = t24*tinv1;
+    const double t32 = -2.0*t30 - 2.0*t31 + 1.0;
+    const double t33 = q[4]*q[7]*tinv1;
+    const double t34 = q[5]*q[6]*tinv1;
+    const double t35 = -2.0*t33 + 2.0*t34;
+    const double t36 = q[4]*q[6]*tinv1;
+    const double t37 = q[5]*q[7]*tinv1;
+    const double t38 = 2.0*t36 + 2.0*t37;
+    const double t39 = 2.0*t33 + 2.0*t34;
+    const double t40 = t25*tinv1;
+    const double t41 = -2.0*t40 - 2.0*t31 + 1.0;
+    const double t42 = q[6]*q[7]*tinv1;
+    const double t43 = q[4]*q[5]*tinv1;
+    const double t44 = 2.0*t42 - 2.0*t43;
+    const double t45 = -2.0*t36 + 2.0*t37;
+    const double t46 = 2.0*t42 + 2.0*t43;
+    const double t47 = -2.0*t30 - 2.0*t40 + 1.0;
+    R_WBall(0, 0) = t32;
+    R_WBall(0, 1) = t35;
+    R_WBall(0, 2) = t38;
+    R_WBall(1, 0) = t39;
+    R_WBall(1, 1) = t41;
+    R_WBall(1, 2) = t44;
+    R_WBall(2, 0) = t45;
+    R_WBall(2, 1) = t46;
+    R_WBall(2, 2) = t47;
     // kinetic energy
-    const double t46 = derived_.I_KBall[2]*R_WBall(0, 1) + derived_.I_KBall[3]*R_WBall(0, 2) +
-        derived_.I_KBall[1]*R_WBall(0, 0);
-    const double t47 = derived_.I_KBall[2]*R_WBall(1, 1) + derived_.I_KBall[1]*R_WBall(1, 0) +
+    const double t48 = derived_.I_KBall[3]*R_WBall(0, 2) + derived_.I_KBall[1]*R_WBall(0, 0) +
+        derived_.I_KBall[2]*R_WBall(0, 1);
+    const double t49 = derived_.I_KBall[2]*R_WBall(1, 1) + derived_.I_KBall[1]*R_WBall(1, 0) +
         derived_.I_KBall[3]*R_WBall(1, 2);
-    const double t48 = derived_.I_KBall[3]*R_WBall(2, 2) + derived_.I_KBall[2]*R_WBall(2, 1) +
+    const double t50 = derived_.I_KBall[2]*R_WBall(2, 1) + derived_.I_KBall[3]*R_WBall(2, 2) +
         derived_.I_KBall[1]*R_WBall(2, 0);
-    const double t49 = -derived_.M_3_3*R_WBall(2, 0) + derived_.I_KBall[12]*R_WBall(2, 2) -
-        derived_.M_3_3_c*R_WBall(2, 1);
-    const double t50 = derived_.I_KBall[8]*R_WBall(2, 1) - derived_.M_3_3_b*R_WBall(2, 0) -
-        derived_.M_3_3_c*R_WBall(2, 2);
-    const double t51 = derived_.I_KBall[4]*R_WBall(2, 0) - derived_.M_3_3_b*R_WBall(2, 1) -
-        derived_.M_3_3*R_WBall(2, 2);
-    const double t52 = u[5]*(u[7]*t46 - u[6]*t47 +
-        u[4]*(R_WBall(1, 2)*t49 + R_WBall(1, 1)*t50 + R_WBall(1, 0)*t51) +
-        u[5]*(R_WBall(2, 0)*t51 + R_WBall(2, 2)*t49 + R_WBall(2, 1)*t50) +
-        u[3]*(R_WBall(0, 1)*t50 + R_WBall(0, 2)*t49 + R_WBall(0, 0)*t51));
-    const double t53 = -derived_.M_3_3*R_WBall(0, 0) - derived_.M_3_3_c*R_WBall(0, 1) +
-        derived_.I_KBall[12]*R_WBall(0, 2);
-    const double t54 = -derived_.M_3_3_b*R_WBall(0, 1) - derived_.M_3_3*R_WBall(0, 2) +
-        derived_.I_KBall[4]*R_WBall(0, 0);
-    const double t55 = -derived_.M_3_3_b*R_WBall(0, 0) + derived_.I_KBall[8]*R_WBall(0, 1) -
-        derived_.M_3_3_c*R_WBall(0, 2);
-    const double t56 = u[3]*(u[8]*t47 - u[7]*t48 +
-        u[5]*(R_WBall(2, 2)*t53 + R_WBall(2, 0)*t54 + R_WBall(2, 1)*t55) +
-        u[3]*(R_WBall(0, 2)*t53 + R_WBall(0, 0)*t54 + R_WBall(0, 1)*t55) +
-        u[4]*(R_WBall(1, 0)*t54 + R_WBall(1, 2)*t53 + R_WBall(1, 1)*t55));
-    const double t57 = derived_.I_KBase[8]*R_WBase(0, 1) - derived_.M_0_0*R_WBase(0, 2) -
-        derived_.M_0_0_b*R_WBase(0, 0);
-    const double t58 = -derived_.M_0_0_c*R_WBase(0, 2) + derived_.I_KBase[4]*R_WBase(0, 0) -
-        derived_.M_0_0_b*R_WBase(0, 1);
-    const double t59 = derived_.I_KBase[12]*R_WBase(0, 2) - derived_.M_0_0*R_WBase(0, 1) -
-        derived_.M_0_0_c*R_WBase(0, 0);
-    const double t60 = -derived_.M_0_0_b*R_WBase(1, 0) - derived_.M_0_0*R_WBase(1, 2) +
-        derived_.I_KBase[8]*R_WBase(1, 1);
-    const double t61 = -derived_.M_0_0*R_WBase(1, 1) - derived_.M_0_0_c*R_WBase(1, 0) +
-        derived_.I_KBase[12]*R_WBase(1, 2);
-    const double t62 = derived_.I_KBase[4]*R_WBase(1, 0) - derived_.M_0_0_c*R_WBase(1, 2) -
-        derived_.M_0_0_b*R_WBase(1, 1);
-    const double t63 = -derived_.M_0_0_c*R_WBase(2, 0) - derived_.M_0_0*R_WBase(2, 1) +
-        derived_.I_KBase[12]*R_WBase(2, 2);
-    const double t64 = -derived_.M_0_0_b*R_WBase(2, 0) + derived_.I_KBase[8]*R_WBase(2, 1) -
+    const double t51 = -derived_.M_0_0_c*R_WBase(2, 0) + derived_.I_KBase[8]*R_WBase(2, 1) -
         derived_.M_0_0*R_WBase(2, 2);
-    const double t65 = -derived_.M_0_0_b*R_WBase(2, 1) + derived_.I_KBase[4]*R_WBase(2, 0) -
-        derived_.M_0_0_c*R_WBase(2, 2);
-    const double t66 = derived_.I_KBall[8]*R_WBall(1, 1) - derived_.M_3_3_c*R_WBall(1, 2) -
-        derived_.M_3_3_b*R_WBall(1, 0);
-    const double t67 = -derived_.M_3_3*R_WBall(1, 0) + derived_.I_KBall[12]*R_WBall(1, 2) -
-        derived_.M_3_3_c*R_WBall(1, 1);
-    const double t68 = -derived_.M_3_3_b*R_WBall(1, 1) - derived_.M_3_3*R_WBall(1, 2) +
+    const double t52 = -derived_.M_0_0_c*R_WBase(2, 1) - derived_.M_0_0_b*R_WBase(2, 2) +
+        derived_.I_KBase[4]*R_WBase(2, 0);
+    const double t53 = -derived_.M_0_0_b*R_WBase(2, 0) + derived_.I_KBase[12]*R_WBase(2, 2) -
+        derived_.M_0_0*R_WBase(2, 1);
+    const double t54 = -derived_.M_0_0_c*R_WBase(0, 1) + derived_.I_KBase[4]*R_WBase(0, 0) -
+        derived_.M_0_0_b*R_WBase(0, 2);
+    const double t55 = -derived_.M_0_0*R_WBase(0, 1) - derived_.M_0_0_b*R_WBase(0, 0) +
+        derived_.I_KBase[12]*R_WBase(0, 2);
+    const double t56 = derived_.I_KBase[8]*R_WBase(0, 1) - derived_.M_0_0_c*R_WBase(0, 0) -
+        derived_.M_0_0*R_WBase(0, 2);
+    const double t57 = -derived_.M_0_0*R_WBase(1, 2) + derived_.I_KBase[8]*R_WBase(1, 1) -
+        derived_.M_0_0_c*R_WBase(1, 0);
+    const double t58 = -derived_.M_0_0_b*R_WBase(1, 0) - derived_.M_0_0*R_WBase(1, 1) +
+        derived_.I_KBase[12]*R_WBase(1, 2);
+    const double t59 = -derived_.M_0_0_b*R_WBase(1, 2) - derived_.M_0_0_c*R_WBase(1, 1) +
+        derived_.I_KBase[4]*R_WBase(1, 0);
+    const double t60 = u[2]*(u[0]*(R_WBase(0, 1)*t51 + R_WBase(0, 0)*t52 + R_WBase(0, 2)*t53) +
+        u[1]*(R_WBase(1, 2)*t53 + R_WBase(1, 1)*t51 + R_WBase(1, 0)*t52) +
+        u[2]*(R_WBase(2, 2)*t53 + R_WBase(2, 0)*t52 + R_WBase(2, 1)*t51)) +
+        u[0]*(u[0]*(R_WBase(0, 0)*t54 + R_WBase(0, 2)*t55 + R_WBase(0, 1)*t56) +
+        u[2]*(R_WBase(2, 1)*t56 + R_WBase(2, 2)*t55 + R_WBase(2, 0)*t54) +
+        u[1]*(R_WBase(1, 1)*t56 + R_WBase(1, 0)*t54 + R_WBase(1, 2)*t55)) +
+        u[1]*(u[0]*(R_WBase(0, 1)*t57 + R_WBase(0, 2)*t58 + R_WBase(0, 0)*t59) +
+        u[1]*(R_WBase(1, 1)*t57 + R_WBase(1, 0)*t59 + R_WBase(1, 2)*t58) +
+        u[2]*(R_WBase(2, 0)*t59 + R_WBase(2, 1)*t57 + R_WBase(2, 2)*t58));
+    const double t61 = derived_.I_KBall[4]*R_WBall(0, 0) - derived_.M_3_3_b*R_WBall(0, 2) -
+        derived_.M_3_3_c*R_WBall(0, 1);
+    const double t62 = -derived_.M_3_3_b*R_WBall(0, 0) - derived_.M_3_3*R_WBall(0, 1) +
+        derived_.I_KBall[12]*R_WBall(0, 2);
+    const double t63 = -derived_.M_3_3*R_WBall(0, 2) + derived_.I_KBall[8]*R_WBall(0, 1) -
+        derived_.M_3_3_c*R_WBall(0, 0);
+    const double t64 = u[3]*(u[8]*t49 - u[7]*t50 +
+        (u[5]*(R_WBall(2, 0)*t61 + R_WBall(2, 2)*t62 + R_WBall(2, 1)*t63) +
+        u[4]*(R_WBall(1, 0)*t61 + R_WBall(1, 1)*t63 + R_WBall(1, 2)*t62) +
+        u[3]*(R_WBall(0, 1)*t63 + R_WBall(0, 0)*t61 + R_WBall(0, 2)*t62)));
+    const double t65 = derived_.I_KBall[4]*R_WBall(2, 0) - derived_.M_3_3_c*R_WBall(2, 1) -
+        derived_.M_3_3_b*R_WBall(2, 2);
+    const double t66 = -derived_.M_3_3*R_WBall(2, 1) - derived_.M_3_3_b*R_WBall(2, 0) +
+        derived_.I_KBall[12]*R_WBall(2, 2);
+    const double t67 = -derived_.M_3_3_c*R_WBall(2, 0) - derived_.M_3_3*R_WBall(2, 2) +
+        derived_.I_KBall[8]*R_WBall(2, 1);
+    const double t68 = u[5]*(-u[6]*t49 + u[7]*t48 +
+        (u[5]*(R_WBall(2, 0)*t65 + R_WBall(2, 2)*t66 + R_WBall(2, 1)*t67) +
+        u[4]*(R_WBall(1, 0)*t65 + R_WBall(1, 1)*t67 + R_WBall(1, 2)*t66) +
+        u[3]*(R_WBall(0, 2)*t66 + R_WBall(0, 0)*t65 + R_WBall(0, 1)*t67)));
+    const double t69 = -derived_.M_3_3_b*R_WBall(1, 2) - derived_.M_3_3_c*R_WBall(1, 1) +
         derived_.I_KBall[4]*R_WBall(1, 0);
-    const double t69 = u[4]*(u[6]*t48 - u[8]*t46 +
-        u[5]*(R_WBall(2, 1)*t66 + R_WBall(2, 2)*t67 + R_WBall(2, 0)*t68) +
-        u[3]*(R_WBall(0, 2)*t67 + R_WBall(0, 0)*t68 + R_WBall(0, 1)*t66) +
-        u[4]*(R_WBall(1, 2)*t67 + R_WBall(1, 1)*t66 + R_WBall(1, 0)*t68));
-    const double t70 = u[8]*(params.m*u[8] - u[4]*t46 + u[3]*t47) +
-        u[7]*(params.m*u[7] + u[5]*t46 - u[3]*t48) + u[6]*(params.m*u[6] - u[5]*t47 + u[4]*t48) +
-        t52 + t56 + u[0]*(u[0]*(R_WBase(0, 1)*t57 + R_WBase(0, 0)*t58 + R_WBase(0, 2)*t59) +
-        u[1]*(R_WBase(1, 0)*t58 + R_WBase(1, 2)*t59 + R_WBase(1, 1)*t57) +
-        u[2]*(R_WBase(2, 1)*t57 + R_WBase(2, 0)*t58 + R_WBase(2, 2)*t59)) +
-        u[1]*(u[1]*(R_WBase(1, 1)*t60 + R_WBase(1, 2)*t61 + R_WBase(1, 0)*t62) +
-        u[2]*(R_WBase(2, 2)*t61 + R_WBase(2, 1)*t60 + R_WBase(2, 0)*t62) +
-        u[0]*(R_WBase(0, 1)*t60 + R_WBase(0, 0)*t62 + R_WBase(0, 2)*t61)) +
-        u[2]*(u[2]*(R_WBase(2, 2)*t63 + R_WBase(2, 1)*t64 + R_WBase(2, 0)*t65) +
-        u[0]*(R_WBase(0, 2)*t63 + R_WBase(0, 1)*t64 + R_WBase(0, 0)*t65) +
-        u[1]*(R_WBase(1, 0)*t65 + R_WBase(1, 1)*t64 + R_WBase(1, 2)*t63)) + t69;
-    ke = 0.5*t70;
+    const double t70 = -derived_.M_3_3*R_WBall(1, 2) + derived_.I_KBall[8]*R_WBall(1, 1) -
+        derived_.M_3_3_c*R_WBall(1, 0);
+    const double t71 = -derived_.M_3_3*R_WBall(1, 1) + derived_.I_KBall[12]*R_WBall(1, 2) -
+        derived_.M_3_3_b*R_WBall(1, 0);
+    const double t72 = u[4]*(u[6]*t50 - u[8]*t48 +
+        (u[4]*(R_WBall(1, 0)*t69 + R_WBall(1, 1)*t70 + R_WBall(1, 2)*t71) +
+        u[3]*(R_WBall(0, 2)*t71 + R_WBall(0, 1)*t70 + R_WBall(0, 0)*t69) +
+        u[5]*(R_WBall(2, 2)*t71 + R_WBall(2, 1)*t70 + R_WBall(2, 0)*t69)));
+    const double t73 = 0.5*(u[8]*(params.m*u[8] - u[4]*t48 + u[3]*t49) +
+        u[6]*(params.m*u[6] + u[4]*t50 - u[5]*t49) + u[7]*(params.m*u[7] - u[3]*t50 + u[5]*t48) +
+        t60 + (t64 + t68 + t72));
+    ke = t73;
     return ke;
   }
 
@@ -1805,87 +1850,89 @@ class SphereOnSphere {
     Eigen::Matrix3d R_WBall;  // R_WB of 'ball'
     double pe = 0.0;
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[0]*q[0];
-    const double t2 = q[2]*q[2];
-    const double t3 = q[3]*q[3];
-    const double t4 = t0 + t1 + t2 + t3;
-    const double tinv0 = 1.0/t4;
-    const double t5 = t3*tinv0;
-    const double t6 = t2*tinv0;
-    const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
-    const double t8 = q[0]*q[3]*tinv0;
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[0]*q[0];
+    const double t3 = q[2]*q[2];
+    const double t4 = t1 + t2 + t3;
+    const double t5 = t0 + t4;
+    const double tinv0 = 1.0/t5;
+    const double t6 = t3*tinv0;
+    const double t7 = t0*tinv0;
+    const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
     const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = -2.0*t8 + 2.0*t9;
-    const double t11 = q[0]*q[2]*tinv0;
+    const double t10 = q[0]*q[3]*tinv0;
+    const double t11 = 2.0*t9 - 2.0*t10;
     const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = 2.0*t11 + 2.0*t12;
-    const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = t0*tinv0;
-    const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
-    const double t17 = q[2]*q[3]*tinv0;
-    const double t18 = q[0]*q[1]*tinv0;
-    const double t19 = 2.0*t17 - 2.0*t18;
-    const double t20 = -2.0*t11 + 2.0*t12;
-    const double t21 = 2.0*t17 + 2.0*t18;
-    const double t22 = -2.0*t6 - 2.0*t15 + 1.0;
-    R_WBase(0, 0) = t7;
-    R_WBase(0, 1) = t10;
-    R_WBase(0, 2) = t13;
-    R_WBase(1, 0) = t14;
-    R_WBase(1, 1) = t16;
-    R_WBase(1, 2) = t19;
-    R_WBase(2, 0) = t20;
-    R_WBase(2, 1) = t21;
-    R_WBase(2, 2) = t22;
+    const double t13 = q[0]*q[2]*tinv0;
+    const double t14 = 2.0*t12 + 2.0*t13;
+    const double t15 = 2.0*t9 + 2.0*t10;
+    const double t16 = t1*tinv0;
+    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
+    const double t18 = q[2]*q[3]*tinv0;
+    const double t19 = q[0]*q[1]*tinv0;
+    const double t20 = 2.0*t18 - 2.0*t19;
+    const double t21 = 2.0*t12 - 2.0*t13;
+    const double t22 = 2.0*t18 + 2.0*t19;
+    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    R_WBase(0, 0) = t8;
+    R_WBase(0, 1) = t11;
+    R_WBase(0, 2) = t14;
+    R_WBase(1, 0) = t15;
+    R_WBase(1, 1) = t17;
+    R_WBase(1, 2) = t20;
+    R_WBase(2, 0) = t21;
+    R_WBase(2, 1) = t22;
+    R_WBase(2, 2) = t23;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
-    const double t23 = q[5]*q[5];
     const double t24 = q[7]*q[7];
-    const double t25 = q[4]*q[4];
-    const double t26 = q[6]*q[6];
-    const double t27 = t23 + t24 + t25 + t26;
-    const double tinv1 = 1.0/t27;
-    const double t28 = t26*tinv1;
-    const double t29 = t24*tinv1;
-    const double t30 = -2.0*t28 - 2.0*t29 + 1.0;
-    const double t31 = q[4]*q[7]*tinv1;
-    const double t32 = q[5]*q[6]*tinv1;
-    const double t33 = -2.0*t31 + 2.0*t32;
-    const double t34 = q[4]*q[6]*tinv1;
-    const double t35 = q[5]*q[7]*tinv1;
-    const double t36 = 2.0*t34 + 2.0*t35;
-    const double t37 = 2.0*t31 + 2.0*t32;
-    const double t38 = t23*tinv1;
-    const double t39 = -2.0*t38 - 2.0*t29 + 1.0;
-    const double t40 = q[4]*q[5]*tinv1;
-    const double t41 = q[6]*q[7]*tinv1;
-    const double t42 = -2.0*t40 + 2.0*t41;
-    const double t43 = -2.0*t34 + 2.0*t35;
-    const double t44 = 2.0*t40 + 2.0*t41;
-    const double t45 = -2.0*t28 - 2.0*t38 + 1.0;
-    R_WBall(0, 0) = t30;
-    R_WBall(0, 1) = t33;
-    R_WBall(0, 2) = t36;
-    R_WBall(1, 0) = t37;
-    R_WBall(1, 1) = t39;
-    R_WBall(1, 2) = t42;
-    R_WBall(2, 0) = t43;
-    R_WBall(2, 1) = t44;
-    R_WBall(2, 2) = t45;
+    const double t25 = q[5]*q[5];
+    const double t26 = q[4]*q[4];
+    const double t27 = q[6]*q[6];
+    const double t28 = t25 + t26 + t27;
+    const double t29 = t24 + t28;
+    const double tinv1 = 1.0/t29;
+    const double t30 = t27*tinv1;
+    const double t31 = t24*tinv1;
+    const double t32 = -2.0*t30 - 2.0*t31 + 1.0;
+    const double t33 = q[4]*q[7]*tinv1;
+    const double t34 = q[5]*q[6]*tinv1;
+    const double t35 = -2.0*t33 + 2.0*t34;
+    const double t36 = q[4]*q[6]*tinv1;
+    const double t37 = q[5]*q[7]*tinv1;
+    const double t38 = 2.0*t36 + 2.0*t37;
+    const double t39 = 2.0*t33 + 2.0*t34;
+    const double t40 = t25*tinv1;
+    const double t41 = -2.0*t40 - 2.0*t31 + 1.0;
+    const double t42 = q[6]*q[7]*tinv1;
+    const double t43 = q[4]*q[5]*tinv1;
+    const double t44 = 2.0*t42 - 2.0*t43;
+    const double t45 = -2.0*t36 + 2.0*t37;
+    const double t46 = 2.0*t42 + 2.0*t43;
+    const double t47 = -2.0*t30 - 2.0*t40 + 1.0;
+    R_WBall(0, 0) = t32;
+    R_WBall(0, 1) = t35;
+    R_WBall(0, 2) = t38;
+    R_WBall(1, 0) = t39;
+    R_WBall(1, 1) = t41;
+    R_WBall(1, 2) = t44;
+    R_WBall(2, 0) = t45;
+    R_WBall(2, 1) = t46;
+    R_WBall(2, 2) = t47;
     // potential energy (gravity)
-    const double t46 = -params.m*(params.world_gravity[1]*(q[9] + params.ball_com[1]*R_WBall(1, 1) +
-        params.ball_com[2]*R_WBall(1, 2) + params.ball_com[0]*R_WBall(1, 0)) +
-        params.world_gravity[2]*(q[10] + params.ball_com[1]*R_WBall(2, 1) +
-        params.ball_com[2]*R_WBall(2, 2) + params.ball_com[0]*R_WBall(2, 0)) +
-        params.world_gravity[0]*(q[8] + params.ball_com[2]*R_WBall(0, 2) +
-        params.ball_com[0]*R_WBall(0, 0) + params.ball_com[1]*R_WBall(0, 1))) -
-        params.M*(params.world_gravity[2]*(params.base_com[0]*R_WBase(2, 0) +
+    const double t48 = -params.M*(params.world_gravity[2]*(params.base_com[0]*R_WBase(2, 0) +
         params.base_com[2]*R_WBase(2, 2) + params.base_com[1]*R_WBase(2, 1)) +
-        params.world_gravity[0]*(params.base_com[2]*R_WBase(0, 2) +
-        params.base_com[1]*R_WBase(0, 1) + params.base_com[0]*R_WBase(0, 0)) +
         params.world_gravity[1]*(params.base_com[2]*R_WBase(1, 2) +
-        params.base_com[1]*R_WBase(1, 1) + params.base_com[0]*R_WBase(1, 0)));
-    pe = t46;
+        params.base_com[1]*R_WBase(1, 1) + params.base_com[0]*R_WBase(1, 0)) +
+        params.world_gravity[0]*(params.base_com[1]*R_WBase(0, 1) +
+        params.base_com[2]*R_WBase(0, 2) + params.base_com[0]*R_WBase(0, 0))) -
+        params.m*(params.world_gravity[1]*(q[9] + (params.ball_com[2]*R_WBall(1, 2) +
+        params.ball_com[0]*R_WBall(1, 0) + params.ball_com[1]*R_WBall(1, 1))) +
+        params.world_gravity[0]*(q[8] + (params.ball_com[1]*R_WBall(0, 1) +
+        params.ball_com[0]*R_WBall(0, 0) + params.ball_com[2]*R_WBall(0, 2))) +
+        params.world_gravity[2]*(q[10] + (params.ball_com[0]*R_WBall(2, 0) +
+        params.ball_com[1]*R_WBall(2, 1) + params.ball_com[2]*R_WBall(2, 2))));
+    pe = t48;
     return pe;
   }
 
@@ -1925,130 +1972,126 @@ class SphereOnSphere {
   // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
-  // (27 adds, 46 muls, 1 divs, 0 calls, 0 other)
+  // (21 adds, 46 muls, 1 divs, 0 calls, 0 other)
   void frameJacobianBase([[maybe_unused]] const Q& q,
                          [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WBase;  // R_WB of 'base'
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[0]*q[0];
-    const double t2 = q[2]*q[2];
-    const double t3 = q[3]*q[3];
-    const double t4 = t0 + t1 + t2 + t3;
-    const double tinv0 = 1.0/t4;
-    const double t5 = t3*tinv0;
-    const double t6 = t2*tinv0;
-    const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
-    const double t8 = q[0]*q[3]*tinv0;
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[0]*q[0];
+    const double t3 = q[2]*q[2];
+    const double t4 = t1 + t2 + t3;
+    const double t5 = t0 + t4;
+    const double tinv0 = 1.0/t5;
+    const double t6 = t3*tinv0;
+    const double t7 = t0*tinv0;
+    const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
     const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = -2.0*t8 + 2.0*t9;
-    const double t11 = q[0]*q[2]*tinv0;
+    const double t10 = q[0]*q[3]*tinv0;
+    const double t11 = 2.0*t9 - 2.0*t10;
     const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = 2.0*t11 + 2.0*t12;
-    const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = t0*tinv0;
-    const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
-    const double t17 = q[2]*q[3]*tinv0;
-    const double t18 = q[0]*q[1]*tinv0;
-    const double t19 = 2.0*t17 - 2.0*t18;
-    const double t20 = -2.0*t11 + 2.0*t12;
-    const double t21 = 2.0*t17 + 2.0*t18;
-    const double t22 = -2.0*t6 - 2.0*t15 + 1.0;
-    R_WBase(0, 0) = t7;
-    R_WBase(0, 1) = t10;
-    R_WBase(0, 2) = t13;
-    R_WBase(1, 0) = t14;
-    R_WBase(1, 1) = t16;
-    R_WBase(1, 2) = t19;
-    R_WBase(2, 0) = t20;
-    R_WBase(2, 1) = t21;
-    R_WBase(2, 2) = t22;
+    const double t13 = q[0]*q[2]*tinv0;
+    const double t14 = 2.0*t12 + 2.0*t13;
+    const double t15 = 2.0*t9 + 2.0*t10;
+    const double t16 = t1*tinv0;
+    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
+    const double t18 = q[2]*q[3]*tinv0;
+    const double t19 = q[0]*q[1]*tinv0;
+    const double t20 = 2.0*t18 - 2.0*t19;
+    const double t21 = 2.0*t12 - 2.0*t13;
+    const double t22 = 2.0*t18 + 2.0*t19;
+    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    R_WBase(0, 0) = t8;
+    R_WBase(0, 1) = t11;
+    R_WBase(0, 2) = t14;
+    R_WBase(1, 0) = t15;
+    R_WBase(1, 1) = t17;
+    R_WBase(1, 2) = t20;
+    R_WBase(2, 0) = t21;
+    R_WBase(2, 1) = t22;
+    R_WBase(2, 2) = t23;
     // J_WF: the joints from World to 'base', each shifted to Fo
-    const double t23 = p_BoFo_B[0]*R_WBase(2, 0);
-    const double t24 = p_BoFo_B[1]*R_WBase(2, 1);
-    const double t25 = p_BoFo_B[2]*R_WBase(2, 2);
-    const double t26 = p_BoFo_B[1]*R_WBase(1, 1);
-    const double t27 = p_BoFo_B[2]*R_WBase(1, 2);
-    const double t28 = p_BoFo_B[0]*R_WBase(1, 0);
-    const double t29 = p_BoFo_B[2]*R_WBase(0, 2);
-    const double t30 = p_BoFo_B[0]*R_WBase(0, 0);
-    const double t31 = p_BoFo_B[1]*R_WBase(0, 1);
+    const double t24 = p_BoFo_B[0]*R_WBase(2, 0) + p_BoFo_B[1]*R_WBase(2, 1) +
+        p_BoFo_B[2]*R_WBase(2, 2);
+    const double t25 = p_BoFo_B[0]*R_WBase(1, 0) + p_BoFo_B[2]*R_WBase(1, 2) +
+        p_BoFo_B[1]*R_WBase(1, 1);
+    const double t26 = p_BoFo_B[2]*R_WBase(0, 2) + p_BoFo_B[0]*R_WBase(0, 0) +
+        p_BoFo_B[1]*R_WBase(0, 1);
     J(0, 0) = 1.0;
     J(1, 1) = 1.0;
     J(2, 2) = 1.0;
-    J(3, 1) = t23 + t24 + t25;
-    J(3, 2) = -t26 - t27 - t28;
-    J(4, 0) = -t23 - t24 - t25;
-    J(4, 2) = t29 + t30 + t31;
-    J(5, 0) = t26 + t27 + t28;
-    J(5, 1) = -t29 - t30 - t31;
+    J(3, 1) = t24;
+    J(3, 2) = -t25;
+    J(4, 0) = -t24;
+    J(4, 2) = t26;
+    J(5, 0) = t25;
+    J(5, 1) = -t26;
   }
 
   // Body 'ball':
   // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
-  // (27 adds, 46 muls, 1 divs, 0 calls, 0 other)
+  // (21 adds, 46 muls, 1 divs, 0 calls, 0 other)
   void frameJacobianBall([[maybe_unused]] const Q& q,
                          [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WBall;  // R_WB of 'ball'
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
-    const double t0 = q[5]*q[5];
-    const double t1 = q[7]*q[7];
+    const double t0 = q[7]*q[7];
+    const double t1 = q[5]*q[5];
     const double t2 = q[4]*q[4];
     const double t3 = q[6]*q[6];
-    const double t4 = t0 + t1 + t2 + t3;
-    const double tinv0 = 1.0/t4;
-    const double t5 = t3*tinv0;
-    const double t6 = t1*tinv0;
-    const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
-    const double t8 = q[4]*q[7]*tinv0;
-    const double t9 = q[5]*q[6]*tinv0;
-    const double t10 = -2.0*t8 + 2.0*t9;
-    const double t11 = q[4]*q[6]*tinv0;
-    const double t12 = q[5]*q[7]*tinv0;
-    const double t13 = 2.0*t11 + 2.0*t12;
-    const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = t0*tinv0;
-    const double t16 = -2.0*t15 - 2.0*t6 + 1.0;
-    const double t17 = q[4]*q[5]*tinv0;
+    const double t4 = t1 + t2 + t3;
+    const double t5 = t0 + t4;
+    const double tinv0 = 1.0/t5;
+    const double t6 = t3*tinv0;
+    const double t7 = t0*tinv0;
+    const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
+    const double t9 = q[4]*q[7]*tinv0;
+    const double t10 = q[5]*q[6]*tinv0;
+    const double t11 = -2.0*t9 + 2.0*t10;
+    const double t12 = q[4]*q[6]*tinv0;
+    const double t13 = q[5]*q[7]*tinv0;
+    const double t14 = 2.0*t12 + 2.0*t13;
+    const double t15 = 2.0*t9 + 2.0*t10;
+    const double t16 = t1*tinv0;
+    const double t17 = -2.0*t16 - 2.0*t7 + 1.0;
     const double t18 = q[6]*q[7]*tinv0;
-    const double t19 = -2.0*t17 + 2.0*t18;
-    const double t20 = -2.0*t11 + 2.0*t12;
-    const double t21 = 2.0*t17 + 2.0*t18;
-    const double t22 = -2.0*t5 - 2.0*t15 + 1.0;
-    R_WBall(0, 0) = t7;
-    R_WBall(0, 1) = t10;
-    R_WBall(0, 2) = t13;
-    R_WBall(1, 0) = t14;
-    R_WBall(1, 1) = t16;
-    R_WBall(1, 2) = t19;
-    R_WBall(2, 0) = t20;
-    R_WBall(2, 1) = t21;
-    R_WBall(2, 2) = t22;
+    const double t19 = q[4]*q[5]*tinv0;
+    const double t20 = 2.0*t18 - 2.0*t19;
+    const double t21 = -2.0*t12 + 2.0*t13;
+    const double t22 = 2.0*t18 + 2.0*t19;
+    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    R_WBall(0, 0) = t8;
+    R_WBall(0, 1) = t11;
+    R_WBall(0, 2) = t14;
+    R_WBall(1, 0) = t15;
+    R_WBall(1, 1) = t17;
+    R_WBall(1, 2) = t20;
+    R_WBall(2, 0) = t21;
+    R_WBall(2, 1) = t22;
+    R_WBall(2, 2) = t23;
     // J_WF: the joints from World to 'ball', each shifted to Fo
-    const double t23 = p_BoFo_B[0]*R_WBall(2, 0);
-    const double t24 = p_BoFo_B[2]*R_WBall(2, 2);
-    const double t25 = p_BoFo_B[1]*R_WBall(2, 1);
-    const double t26 = p_BoFo_B[2]*R_WBall(1, 2);
-    const double t27 = p_BoFo_B[0]*R_WBall(1, 0);
-    const double t28 = p_BoFo_B[1]*R_WBall(1, 1);
-    const double t29 = p_BoFo_B[1]*R_WBall(0, 1);
-    const double t30 = p_BoFo_B[2]*R_WBall(0, 2);
-    const double t31 = p_BoFo_B[0]*R_WBall(0, 0);
+    const double t24 = p_BoFo_B[2]*R_WBall(2, 2) + p_BoFo_B[1]*R_WBall(2, 1) +
+        p_BoFo_B[0]*R_WBall(2, 0);
+    const double t25 = p_BoFo_B[1]*R_WBall(1, 1) + p_BoFo_B[0]*R_WBall(1, 0) +
+        p_BoFo_B[2]*R_WBall(1, 2);
+    const double t26 = p_BoFo_B[0]*R_WBall(0, 0) + p_BoFo_B[2]*R_WBall(0, 2) +
+        p_BoFo_B[1]*R_WBall(0, 1);
     J(0, 3) = 1.0;
     J(1, 4) = 1.0;
     J(2, 5) = 1.0;
-    J(3, 4) = t23 + t24 + t25;
-    J(3, 5) = -t26 - t27 - t28;
+    J(3, 4) = t24;
+    J(3, 5) = -t25;
     J(3, 6) = 1.0;
-    J(4, 3) = -t23 - t24 - t25;
-    J(4, 5) = t29 + t30 + t31;
+    J(4, 3) = -t24;
+    J(4, 5) = t26;
     J(4, 7) = 1.0;
-    J(5, 3) = t26 + t27 + t28;
-    J(5, 4) = -t29 - t30 - t31;
+    J(5, 3) = t25;
+    J(5, 4) = -t26;
     J(5, 8) = 1.0;
   }
 
@@ -2061,53 +2104,54 @@ class SphereOnSphere {
                              SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WBase;  // R_WB of 'base'
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[0]*q[0];
-    const double t2 = q[2]*q[2];
-    const double t3 = q[3]*q[3];
-    const double t4 = t0 + t1 + t2 + t3;
-    const double tinv0 = 1.0/t4;
-    const double t5 = t3*tinv0;
-    const double t6 = t2*tinv0;
-    const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
-    const double t8 = q[0]*q[3]*tinv0;
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[0]*q[0];
+    const double t3 = q[2]*q[2];
+    const double t4 = t1 + t2 + t3;
+    const double t5 = t0 + t4;
+    const double tinv0 = 1.0/t5;
+    const double t6 = t3*tinv0;
+    const double t7 = t0*tinv0;
+    const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
     const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = -2.0*t8 + 2.0*t9;
-    const double t11 = q[0]*q[2]*tinv0;
+    const double t10 = q[0]*q[3]*tinv0;
+    const double t11 = 2.0*t9 - 2.0*t10;
     const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = 2.0*t11 + 2.0*t12;
-    const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = t0*tinv0;
-    const double t16 = -2.0*t5 - 2.0*t15 + 1.0;
-    const double t17 = q[2]*q[3]*tinv0;
-    const double t18 = q[0]*q[1]*tinv0;
-    const double t19 = 2.0*t17 - 2.0*t18;
-    const double t20 = -2.0*t11 + 2.0*t12;
-    const double t21 = 2.0*t17 + 2.0*t18;
-    const double t22 = -2.0*t6 - 2.0*t15 + 1.0;
-    R_WBase(0, 0) = t7;
-    R_WBase(0, 1) = t10;
-    R_WBase(0, 2) = t13;
-    R_WBase(1, 0) = t14;
-    R_WBase(1, 1) = t16;
-    R_WBase(1, 2) = t19;
-    R_WBase(2, 0) = t20;
-    R_WBase(2, 1) = t21;
-    R_WBase(2, 2) = t22;
+    const double t13 = q[0]*q[2]*tinv0;
+    const double t14 = 2.0*t12 + 2.0*t13;
+    const double t15 = 2.0*t9 + 2.0*t10;
+    const double t16 = t1*tinv0;
+    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
+    const double t18 = q[2]*q[3]*tinv0;
+    const double t19 = q[0]*q[1]*tinv0;
+    const double t20 = 2.0*t18 - 2.0*t19;
+    const double t21 = 2.0*t12 - 2.0*t13;
+    const double t22 = 2.0*t18 + 2.0*t19;
+    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    R_WBase(0, 0) = t8;
+    R_WBase(0, 1) = t11;
+    R_WBase(0, 2) = t14;
+    R_WBase(1, 0) = t15;
+    R_WBase(1, 1) = t17;
+    R_WBase(1, 2) = t20;
+    R_WBase(2, 0) = t21;
+    R_WBase(2, 1) = t22;
+    R_WBase(2, 2) = t23;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    const double t23 = p_BoFo_B[2]*R_WBase(0, 2) + p_BoFo_B[0]*R_WBase(0, 0) +
-        p_BoFo_B[1]*R_WBase(0, 1);
-    const double t24 = p_BoFo_B[1]*R_WBase(1, 1) + p_BoFo_B[2]*R_WBase(1, 2) +
-        p_BoFo_B[0]*R_WBase(1, 0);
-    const double t25 = -u[1]*t23 + u[0]*t24;
-    const double t26 = p_BoFo_B[0]*R_WBase(2, 0) + p_BoFo_B[1]*R_WBase(2, 1) +
+    const double t24 = p_BoFo_B[0]*R_WBase(2, 0) + p_BoFo_B[1]*R_WBase(2, 1) +
         p_BoFo_B[2]*R_WBase(2, 2);
-    const double t27 = -u[0]*t26 + u[2]*t23;
-    const double t28 = u[1]*t26 - u[2]*t24;
+    const double t25 = p_BoFo_B[2]*R_WBase(0, 2) + p_BoFo_B[0]*R_WBase(0, 0) +
+        p_BoFo_B[1]*R_WBase(0, 1);
+    const double t26 = -u[0]*t24 + u[2]*t25;
+    const double t27 = p_BoFo_B[0]*R_WBase(1, 0) + p_BoFo_B[2]*R_WBase(1, 2) +
+        p_BoFo_B[1]*R_WBase(1, 1);
+    const double t28 = u[0]*t27 - u[1]*t25;
+    const double t29 = u[1]*t24 - u[2]*t27;
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = u[1]*t25 - u[2]*t27;
-    JdotU[4] = -u[0]*t25 + u[2]*t28;
-    JdotU[5] = u[0]*t27 - u[1]*t28;
+    JdotU[3] = -u[2]*t26 + u[1]*t28;
+    JdotU[4] = -u[0]*t28 + u[2]*t29;
+    JdotU[5] = u[0]*t26 - u[1]*t29;
   }
 
   // Body 'ball':
@@ -2119,53 +2163,54 @@ class SphereOnSphere {
                              SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WBall;  // R_WB of 'ball'
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
-    const double t0 = q[5]*q[5];
-    const double t1 = q[7]*q[7];
+    const double t0 = q[7]*q[7];
+    const double t1 = q[5]*q[5];
     const double t2 = q[4]*q[4];
     const double t3 = q[6]*q[6];
-    const double t4 = t0 + t1 + t2 + t3;
-    const double tinv0 = 1.0/t4;
-    const double t5 = t3*tinv0;
-    const double t6 = t1*tinv0;
-    const double t7 = -2.0*t5 - 2.0*t6 + 1.0;
-    const double t8 = q[4]*q[7]*tinv0;
-    const double t9 = q[5]*q[6]*tinv0;
-    const double t10 = -2.0*t8 + 2.0*t9;
-    const double t11 = q[4]*q[6]*tinv0;
-    const double t12 = q[5]*q[7]*tinv0;
-    const double t13 = 2.0*t11 + 2.0*t12;
-    const double t14 = 2.0*t8 + 2.0*t9;
-    const double t15 = t0*tinv0;
-    const double t16 = -2.0*t15 - 2.0*t6 + 1.0;
-    const double t17 = q[4]*q[5]*tinv0;
+    const double t4 = t1 + t2 + t3;
+    const double t5 = t0 + t4;
+    const double tinv0 = 1.0/t5;
+    const double t6 = t3*tinv0;
+    const double t7 = t0*tinv0;
+    const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
+    const double t9 = q[4]*q[7]*tinv0;
+    const double t10 = q[5]*q[6]*tinv0;
+    const double t11 = -2.0*t9 + 2.0*t10;
+    const double t12 = q[4]*q[6]*tinv0;
+    const double t13 = q[5]*q[7]*tinv0;
+    const double t14 = 2.0*t12 + 2.0*t13;
+    const double t15 = 2.0*t9 + 2.0*t10;
+    const double t16 = t1*tinv0;
+    const double t17 = -2.0*t16 - 2.0*t7 + 1.0;
     const double t18 = q[6]*q[7]*tinv0;
-    const double t19 = -2.0*t17 + 2.0*t18;
-    const double t20 = -2.0*t11 + 2.0*t12;
-    const double t21 = 2.0*t17 + 2.0*t18;
-    const double t22 = -2.0*t5 - 2.0*t15 + 1.0;
-    R_WBall(0, 0) = t7;
-    R_WBall(0, 1) = t10;
-    R_WBall(0, 2) = t13;
-    R_WBall(1, 0) = t14;
-    R_WBall(1, 1) = t16;
-    R_WBall(1, 2) = t19;
-    R_WBall(2, 0) = t20;
-    R_WBall(2, 1) = t21;
-    R_WBall(2, 2) = t22;
+    const double t19 = q[4]*q[5]*tinv0;
+    const double t20 = 2.0*t18 - 2.0*t19;
+    const double t21 = -2.0*t12 + 2.0*t13;
+    const double t22 = 2.0*t18 + 2.0*t19;
+    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    R_WBall(0, 0) = t8;
+    R_WBall(0, 1) = t11;
+    R_WBall(0, 2) = t14;
+    R_WBall(1, 0) = t15;
+    R_WBall(1, 1) = t17;
+    R_WBall(1, 2) = t20;
+    R_WBall(2, 0) = t21;
+    R_WBall(2, 1) = t22;
+    R_WBall(2, 2) = t23;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    const double t23 = p_BoFo_B[1]*R_WBall(0, 1) + p_BoFo_B[2]*R_WBall(0, 2) +
-        p_BoFo_B[0]*R_WBall(0, 0);
-    const double t24 = p_BoFo_B[0]*R_WBall(2, 0) + p_BoFo_B[2]*R_WBall(2, 2) +
-        p_BoFo_B[1]*R_WBall(2, 1);
-    const double t25 = u[5]*t23 - u[3]*t24;
-    const double t26 = p_BoFo_B[2]*R_WBall(1, 2) + p_BoFo_B[0]*R_WBall(1, 0) +
-        p_BoFo_B[1]*R_WBall(1, 1);
-    const double t27 = u[3]*t26 - u[4]*t23;
-    const double t28 = u[4]*t24 - u[5]*t26;
+    const double t24 = p_BoFo_B[1]*R_WBall(1, 1) + p_BoFo_B[0]*R_WBall(1, 0) +
+        p_BoFo_B[2]*R_WBall(1, 2);
+    const double t25 = p_BoFo_B[0]*R_WBall(0, 0) + p_BoFo_B[2]*R_WBall(0, 2) +
+        p_BoFo_B[1]*R_WBall(0, 1);
+    const double t26 = u[3]*t24 - u[4]*t25;
+    const double t27 = p_BoFo_B[2]*R_WBall(2, 2) + p_BoFo_B[1]*R_WBall(2, 1) +
+        p_BoFo_B[0]*R_WBall(2, 0);
+    const double t28 = -u[3]*t27 + u[5]*t25;
+    const double t29 = u[4]*t27 - u[5]*t24;
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = -u[5]*t25 + u[4]*t27;
-    JdotU[4] = u[5]*t28 - u[3]*t27;
-    JdotU[5] = -u[4]*t28 + u[3]*t25;
+    JdotU[3] = u[4]*t26 - u[5]*t28;
+    JdotU[4] = u[5]*t29 - u[3]*t26;
+    JdotU[5] = -u[4]*t29 + u[3]*t28;
   }
 
   // What frameJacobian(frame, k, J) reads, for any number of frames at one q: every body's
@@ -2175,28 +2220,28 @@ class SphereOnSphere {
   void frameKinematics([[maybe_unused]] const Q& q, FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[2]*q[2];
-    const double t2 = q[3]*q[3];
-    const double tinv0 = 1.0/(t0 + q[0]*q[0] + t1 + t2);
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[2]*q[2];
+    const double tinv0 = 1.0/(t0 + (t1 + q[0]*q[0] + t2));
     const double t3 = t2*tinv0;
-    const double t4 = t1*tinv0;
-    const double t5 = q[0]*q[3]*tinv0;
-    const double t6 = q[1]*q[2]*tinv0;
-    const double t7 = q[0]*q[2]*tinv0;
-    const double t8 = q[1]*q[3]*tinv0;
-    const double t9 = t0*tinv0;
+    const double t4 = t0*tinv0;
+    const double t5 = q[1]*q[2]*tinv0;
+    const double t6 = q[0]*q[3]*tinv0;
+    const double t7 = q[1]*q[3]*tinv0;
+    const double t8 = q[0]*q[2]*tinv0;
+    const double t9 = t1*tinv0;
     const double t10 = q[2]*q[3]*tinv0;
     const double t11 = q[0]*q[1]*tinv0;
     k.R_WB[0](0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
-    k.R_WB[0](0, 1) = -2.0*t5 + 2.0*t6;
+    k.R_WB[0](0, 1) = 2.0*t5 - 2.0*t6;
     k.R_WB[0](0, 2) = 2.0*t7 + 2.0*t8;
     k.R_WB[0](1, 0) = 2.0*t5 + 2.0*t6;
-    k.R_WB[0](1, 1) = -2.0*t3 - 2.0*t9 + 1.0;
+    k.R_WB[0](1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
     k.R_WB[0](1, 2) = 2.0*t10 - 2.0*t11;
-    k.R_WB[0](2, 0) = -2.0*t7 + 2.0*t8;
+    k.R_WB[0](2, 0) = 2.0*t7 - 2.0*t8;
     k.R_WB[0](2, 1) = 2.0*t10 + 2.0*t11;
-    k.R_WB[0](2, 2) = -2.0*t4 - 2.0*t9 + 1.0;
+    k.R_WB[0](2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
     k.p_WB[0][0] = 0.0;
     k.p_WB[0][1] = 0.0;
     k.p_WB[0][2] = 0.0;
@@ -2204,25 +2249,25 @@ class SphereOnSphere {
     k.H_W(1, 1) = 1.0;
     k.H_W(2, 2) = 1.0;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
-    const double t12 = q[5]*q[5];
-    const double t13 = q[7]*q[7];
+    const double t12 = q[7]*q[7];
+    const double t13 = q[5]*q[5];
     const double t14 = q[6]*q[6];
-    const double tinv1 = 1.0/(t12 + t13 + q[4]*q[4] + t14);
+    const double tinv1 = 1.0/(t12 + (t13 + q[4]*q[4] + t14));
     const double t15 = t14*tinv1;
-    const double t16 = t13*tinv1;
+    const double t16 = t12*tinv1;
     const double t17 = q[4]*q[7]*tinv1;
     const double t18 = q[5]*q[6]*tinv1;
     const double t19 = q[4]*q[6]*tinv1;
     const double t20 = q[5]*q[7]*tinv1;
-    const double t21 = t12*tinv1;
-    const double t22 = q[4]*q[5]*tinv1;
-    const double t23 = q[6]*q[7]*tinv1;
+    const double t21 = t13*tinv1;
+    const double t22 = q[6]*q[7]*tinv1;
+    const double t23 = q[4]*q[5]*tinv1;
     k.R_WB[1](0, 0) = -2.0*t15 - 2.0*t16 + 1.0;
     k.R_WB[1](0, 1) = -2.0*t17 + 2.0*t18;
     k.R_WB[1](0, 2) = 2.0*t19 + 2.0*t20;
     k.R_WB[1](1, 0) = 2.0*t17 + 2.0*t18;
     k.R_WB[1](1, 1) = -2.0*t21 - 2.0*t16 + 1.0;
-    k.R_WB[1](1, 2) = -2.0*t22 + 2.0*t23;
+    k.R_WB[1](1, 2) = 2.0*t22 - 2.0*t23;
     k.R_WB[1](2, 0) = -2.0*t19 + 2.0*t20;
     k.R_WB[1](2, 1) = 2.0*t22 + 2.0*t23;
     k.R_WB[1](2, 2) = -2.0*t15 - 2.0*t21 + 1.0;
@@ -2244,28 +2289,28 @@ class SphereOnSphere {
                        FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
-    const double t0 = q[1]*q[1];
-    const double t1 = q[2]*q[2];
-    const double t2 = q[3]*q[3];
-    const double tinv0 = 1.0/(t0 + q[0]*q[0] + t1 + t2);
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[2]*q[2];
+    const double tinv0 = 1.0/(t0 + (t1 + q[0]*q[0] + t2));
     const double t3 = t2*tinv0;
-    const double t4 = t1*tinv0;
-    const double t5 = q[0]*q[3]*tinv0;
-    const double t6 = q[1]*q[2]*tinv0;
-    const double t7 = q[0]*q[2]*tinv0;
-    const double t8 = q[1]*q[3]*tinv0;
-    const double t9 = t0*tinv0;
+    const double t4 = t0*tinv0;
+    const double t5 = q[1]*q[2]*tinv0;
+    const double t6 = q[0]*q[3]*tinv0;
+    const double t7 = q[1]*q[3]*tinv0;
+    const double t8 = q[0]*q[2]*tinv0;
+    const double t9 = t1*tinv0;
     const double t10 = q[2]*q[3]*tinv0;
     const double t11 = q[0]*q[1]*tinv0;
     k.R_WB[0](0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
-    k.R_WB[0](0, 1) = -2.0*t5 + 2.0*t6;
+    k.R_WB[0](0, 1) = 2.0*t5 - 2.0*t6;
     k.R_WB[0](0, 2) = 2.0*t7 + 2.0*t8;
     k.R_WB[0](1, 0) = 2.0*t5 + 2.0*t6;
-    k.R_WB[0](1, 1) = -2.0*t3 - 2.0*t9 + 1.0;
+    k.R_WB[0](1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
     k.R_WB[0](1, 2) = 2.0*t10 - 2.0*t11;
-    k.R_WB[0](2, 0) = -2.0*t7 + 2.0*t8;
+    k.R_WB[0](2, 0) = 2.0*t7 - 2.0*t8;
     k.R_WB[0](2, 1) = 2.0*t10 + 2.0*t11;
-    k.R_WB[0](2, 2) = -2.0*t4 - 2.0*t9 + 1.0;
+    k.R_WB[0](2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
     k.p_WB[0][0] = 0.0;
     k.p_WB[0][1] = 0.0;
     k.p_WB[0][2] = 0.0;
@@ -2285,25 +2330,25 @@ class SphereOnSphere {
     k.Abias_WB[0][4] = 0.0;
     k.Abias_WB[0][5] = 0.0;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
-    const double t12 = q[5]*q[5];
-    const double t13 = q[7]*q[7];
+    const double t12 = q[7]*q[7];
+    const double t13 = q[5]*q[5];
     const double t14 = q[6]*q[6];
-    const double tinv1 = 1.0/(t12 + t13 + q[4]*q[4] + t14);
+    const double tinv1 = 1.0/(t12 + (t13 + q[4]*q[4] + t14));
     const double t15 = t14*tinv1;
-    const double t16 = t13*tinv1;
+    const double t16 = t12*tinv1;
     const double t17 = q[4]*q[7]*tinv1;
     const double t18 = q[5]*q[6]*tinv1;
     const double t19 = q[4]*q[6]*tinv1;
     const double t20 = q[5]*q[7]*tinv1;
-    const double t21 = t12*tinv1;
-    const double t22 = q[4]*q[5]*tinv1;
-    const double t23 = q[6]*q[7]*tinv1;
+    const double t21 = t13*tinv1;
+    const double t22 = q[6]*q[7]*tinv1;
+    const double t23 = q[4]*q[5]*tinv1;
     k.R_WB[1](0, 0) = -2.0*t15 - 2.0*t16 + 1.0;
     k.R_WB[1](0, 1) = -2.0*t17 + 2.0*t18;
     k.R_WB[1](0, 2) = 2.0*t19 + 2.0*t20;
     k.R_WB[1](1, 0) = 2.0*t17 + 2.0*t18;
     k.R_WB[1](1, 1) = -2.0*t21 - 2.0*t16 + 1.0;
-    k.R_WB[1](1, 2) = -2.0*t22 + 2.0*t23;
+    k.R_WB[1](1, 2) = 2.0*t22 - 2.0*t23;
     k.R_WB[1](2, 0) = -2.0*t19 + 2.0*t20;
     k.R_WB[1](2, 1) = 2.0*t22 + 2.0*t23;
     k.R_WB[1](2, 2) = -2.0*t15 - 2.0*t21 + 1.0;
@@ -2341,56 +2386,55 @@ class SphereOnSphere {
 
   // The constraint functions' kinematics: R_WB and p_WoBo_W (m) of the bodies they reach and
   // each contact's frame C (R_WC, p_WCo), only the entries some constraint row reads.
-  // (40 adds, 96 muls, 3 divs, 1 calls, 7 other)
+  // (38 adds, 86 muls, 3 divs, 1 calls, 7 other)
   void constraintPoses([[maybe_unused]] const Q& q, ConstraintKinematics& k) const {
     refreshDerived();  // the parameter-only values, if params changed
     // contact 'contact' (sphere_on_sphere.cap:37): its frame
-    const double t0 = q[1]*q[1];
-    const double t1 = q[2]*q[2];
-    const double t2 = q[3]*q[3];
-    const double tinv0 = 1.0/(t0 + q[0]*q[0] + t1 + t2);
-    const double t3 = q[0]*q[2]*tinv0;
-    const double t4 = q[1]*q[3]*tinv0;
+    const double t0 = q[3]*q[3];
+    const double t1 = q[1]*q[1];
+    const double t2 = q[2]*q[2];
+    const double tinv0 = 1.0/(t0 + (t1 + q[0]*q[0] + t2));
+    const double t3 = q[1]*q[3]*tinv0;
+    const double t4 = q[0]*q[2]*tinv0;
     const double t5 = 2.0*t3 + 2.0*t4;
-    const double t6 = -2.0*t3 + 2.0*t4;
-    const double t7 = std::sqrt(q[8]*q[8] + q[10]*q[10] + q[9]*q[9]);
-    const bool t8 = 0.0 <= -t7;
-    const double t9 = t1*tinv0;
-    const double t10 = t0*tinv0;
-    const double t11 = -2.0*t9 - 2.0*t10 + 1.0;
-    const double tinv1 = 1.0/(t8 ? 1.0 : t7);
-    const double t12 = t8 ? t11 : q[10]*tinv1;
-    const double t13 = q[0]*q[3]*tinv0;
-    const double t14 = q[1]*q[2]*tinv0;
-    const double t15 = 2.0*t13 + 2.0*t14;
-    const double t16 = q[2]*q[3]*tinv0;
-    const double t17 = q[0]*q[1]*tinv0;
-    const double t18 = 2.0*t16 - 2.0*t17;
-    const double t19 = t8 ? t18 : q[9]*tinv1;
-    const double t20 = t2*tinv0;
-    const double t21 = -2.0*t20 - 2.0*t9 + 1.0;
-    const double t22 = t8 ? t5 : q[8]*tinv1;
-    const double t23 = t6*t12 + t15*t19 + t21*t22;
-    const double t24 = t18*t19;
-    const double t25 = t5*t22;
-    const double t26 = t11*t12;
-    const double t27 = 0.0 <= t24 + t25 + t26 ? 1.0 : -1.0;
-    const double t28 = -2.0*t13 + 2.0*t14;
-    const double t29 = -2.0*t20 - 2.0*t10 + 1.0;
-    const double t30 = 2.0*t16 + 2.0*t17;
-    const double t31 = t29*t19 + t30*t12 + t28*t22;
-    const double tinv2 = 1.0/(t24 + t25 + t26 + t27);
-    const double t32 = -t23*t23*t27*tinv2 + 1.0;
-    const double t33 = t27 - t31*t31*tinv2;
-    k.R_WCContact(0, 0) = -t5*t23*t27 - t28*t31*t23*t27*tinv2 + t21*t32;
-    k.R_WCContact(0, 1) = -t5*t31 - t21*t31*t23*tinv2 + t28*t33;
-    k.R_WCContact(0, 2) = t22;
-    k.R_WCContact(1, 0) = -t18*t23*t27 - t29*t31*t23*t27*tinv2 + t15*t32;
-    k.R_WCContact(1, 1) = -t18*t31 - t15*t31*t23*tinv2 + t29*t33;
-    k.R_WCContact(1, 2) = t19;
-    k.R_WCContact(2, 0) = -t11*t23*t27 - t30*t31*t23*t27*tinv2 + t6*t32;
-    k.R_WCContact(2, 1) = -t11*t31 - t6*t31*t23*tinv2 + t30*t33;
-    k.R_WCContact(2, 2) = t12;
+    const double t6 = q[1]*q[2]*tinv0;
+    const double t7 = q[0]*q[3]*tinv0;
+    const double t8 = 2.0*t6 + 2.0*t7;
+    const double t9 = std::sqrt(q[8]*q[8] + q[10]*q[10] + q[9]*q[9]);
+    const bool t10 = 0.0 <= -t9;
+    const double t11 = q[2]*q[3]*tinv0;
+    const double t12 = q[0]*q[1]*tinv0;
+    const double t13 = 2.0*t11 - 2.0*t12;
+    const double tinv1 = 1.0/(t10 ? 1.0 : t9);
+    const double t14 = t10 ? t13 : q[9]*tinv1;
+    const double t15 = t2*tinv0;
+    const double t16 = t0*tinv0;
+    const double t17 = -2.0*t15 - 2.0*t16 + 1.0;
+    const double t18 = t10 ? t5 : q[8]*tinv1;
+    const double t19 = 2.0*t3 - 2.0*t4;
+    const double t20 = t1*tinv0;
+    const double t21 = -2.0*t15 - 2.0*t20 + 1.0;
+    const double t22 = t10 ? t21 : q[10]*tinv1;
+    const double t23 = t8*t14 + t17*t18 + t19*t22;
+    const double t24 = t5*t18 + t21*t22 + t13*t14;
+    const double t25 = 0.0 <= t24 ? 1.0 : -1.0;
+    const double t26 = 2.0*t6 - 2.0*t7;
+    const double t27 = 2.0*t11 + 2.0*t12;
+    const double t28 = -2.0*t16 - 2.0*t20 + 1.0;
+    const double t29 = t27*t22 + t26*t18 + t28*t14;
+    const double tinv2 = 1.0/(t24 + t25);
+    const double t30 = t29*t23*tinv2;
+    const double t31 = -t23*t23*t25*tinv2 + 1.0;
+    const double t32 = t25 - t29*t29*tinv2;
+    k.R_WCContact(0, 0) = -t5*t23*t25 - t26*t25*t30 + t17*t31;
+    k.R_WCContact(0, 1) = -t5*t29 - t17*t30 + t26*t32;
+    k.R_WCContact(0, 2) = t18;
+    k.R_WCContact(1, 0) = -t13*t23*t25 - t28*t25*t30 + t8*t31;
+    k.R_WCContact(1, 1) = -t13*t29 - t8*t30 + t28*t32;
+    k.R_WCContact(1, 2) = t14;
+    k.R_WCContact(2, 0) = -t21*t23*t25 - t27*t25*t30 + t19*t31;
+    k.R_WCContact(2, 1) = -t21*t29 - t19*t30 + t27*t32;
+    k.R_WCContact(2, 2) = t22;
     k.p_WCContact[0] = derived_.contact_k_p_WCContact_0*q[8];
     k.p_WCContact[1] = derived_.contact_k_p_WCContact_0*q[9];
     k.p_WCContact[2] = derived_.contact_k_p_WCContact_0*q[10];
@@ -2409,31 +2453,26 @@ class SphereOnSphere {
 
   // phi_v(q, u) = G(q) u (rows): the holonomic rows' time derivatives, then the rolling
   // contacts' slip velocities (m/s) along their Cx and Cy.
-  // (21 adds, 27 muls, 0 divs, 0 calls, 0 other)
+  // (21 adds, 21 muls, 0 divs, 0 calls, 0 other)
   void constraintVelocityErrors([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                                 ConstraintVector& verr) const {
-    refreshDerived();  // the parameter-only values, if params changed
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
     // contact 'contact' (sphere_on_sphere.cap:37)
-    const double t0 = k.p_WCContact[2] - q[10];
-    const double t1 = k.p_WCContact[1] - q[9];
-    const double t2 = u[6] + derived_.contact_k_p_WCContact_0*q[9]*u[2] -
-        derived_.contact_k_p_WCContact_0*q[10]*u[1] + u[4]*t0 - u[5]*t1;
-    const double t3 = k.p_WCContact[0] - q[8];
-    const double t4 = u[8] - derived_.contact_k_p_WCContact_0*q[9]*u[0] +
-        derived_.contact_k_p_WCContact_0*q[8]*u[1] + u[3]*t1 - u[4]*t3;
-    const double t5 = u[7] + derived_.contact_k_p_WCContact_0*q[10]*u[0] -
-        derived_.contact_k_p_WCContact_0*q[8]*u[2] - u[3]*t0 + u[5]*t3;
+    const double t0 = k.p_WCContact[1] - q[9];
+    const double t1 = k.p_WCContact[0] - q[8];
+    const double t2 = k.p_WCContact[0]*u[1] - k.p_WCContact[1]*u[0] + (u[8] + u[3]*t0 - u[4]*t1);
+    const double t3 = k.p_WCContact[2] - q[10];
+    const double t4 = -k.p_WCContact[0]*u[2] + k.p_WCContact[2]*u[0] + (u[7] - u[3]*t3 + u[5]*t1);
+    const double t5 = -k.p_WCContact[2]*u[1] + k.p_WCContact[1]*u[2] + (u[6] + u[4]*t3 - u[5]*t0);
     verr[0] = k.R_WCContact(0, 2)*u[6] + k.R_WCContact(2, 2)*u[8] + k.R_WCContact(1, 2)*u[7];
-    verr[1] = k.R_WCContact(0, 0)*t2 + k.R_WCContact(2, 0)*t4 + k.R_WCContact(1, 0)*t5;
-    verr[2] = k.R_WCContact(2, 1)*t4 + k.R_WCContact(0, 1)*t2 + k.R_WCContact(1, 1)*t5;
+    verr[1] = k.R_WCContact(2, 0)*t2 + k.R_WCContact(1, 0)*t4 + k.R_WCContact(0, 0)*t5;
+    verr[2] = k.R_WCContact(1, 1)*t4 + k.R_WCContact(2, 1)*t2 + k.R_WCContact(0, 1)*t5;
   }
 
   // G(q) (rows x nu) = d phi_v / d u; its structural zeros are not written (set to zero once).
-  // (15 adds, 36 muls, 0 divs, 0 calls, 0 other)
+  // (15 adds, 24 muls, 0 divs, 0 calls, 0 other)
   void constraintJacobian([[maybe_unused]] const Q& q, ConstraintJacobian& G) const {
-    refreshDerived();  // the parameter-only values, if params changed
     G.setZero();  // structural zeros: the columns of joints a constraint does not reach
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
@@ -2444,24 +2483,18 @@ class SphereOnSphere {
     G(0, 6) = k.R_WCContact(0, 2);
     G(0, 7) = k.R_WCContact(1, 2);
     G(0, 8) = k.R_WCContact(2, 2);
-    G(1, 0) = -(-derived_.contact_k_p_WCContact_0*k.R_WCContact(1, 0)*q[10] +
-        derived_.contact_k_p_WCContact_0*k.R_WCContact(2, 0)*q[9]);
-    G(1, 1) = -(-derived_.contact_k_p_WCContact_0*k.R_WCContact(2, 0)*q[8] +
-        derived_.contact_k_p_WCContact_0*k.R_WCContact(0, 0)*q[10]);
-    G(1, 2) = -(-derived_.contact_k_p_WCContact_0*k.R_WCContact(0, 0)*q[9] +
-        derived_.contact_k_p_WCContact_0*k.R_WCContact(1, 0)*q[8]);
+    G(1, 0) = -(-k.R_WCContact(1, 0)*k.p_WCContact[2] + k.R_WCContact(2, 0)*k.p_WCContact[1]);
+    G(1, 1) = -(k.R_WCContact(0, 0)*k.p_WCContact[2] - k.R_WCContact(2, 0)*k.p_WCContact[0]);
+    G(1, 2) = -(k.R_WCContact(1, 0)*k.p_WCContact[0] - k.R_WCContact(0, 0)*k.p_WCContact[1]);
     G(1, 3) = -k.R_WCContact(1, 0)*t0 + k.R_WCContact(2, 0)*t1;
     G(1, 4) = -k.R_WCContact(2, 0)*t2 + k.R_WCContact(0, 0)*t0;
     G(1, 5) = k.R_WCContact(1, 0)*t2 - k.R_WCContact(0, 0)*t1;
     G(1, 6) = k.R_WCContact(0, 0);
     G(1, 7) = k.R_WCContact(1, 0);
     G(1, 8) = k.R_WCContact(2, 0);
-    G(2, 0) = -(-derived_.contact_k_p_WCContact_0*k.R_WCContact(1, 1)*q[10] +
-        derived_.contact_k_p_WCContact_0*k.R_WCContact(2, 1)*q[9]);
-    G(2, 1) = -(-derived_.contact_k_p_WCContact_0*k.R_WCContact(2, 1)*q[8] +
-        derived_.contact_k_p_WCContact_0*k.R_WCContact(0, 1)*q[10]);
-    G(2, 2) = -(-derived_.contact_k_p_WCContact_0*k.R_WCContact(0, 1)*q[9] +
-        derived_.contact_k_p_WCContact_0*k.R_WCContact(1, 1)*q[8]);
+    G(2, 0) = -(-k.R_WCContact(1, 1)*k.p_WCContact[2] + k.R_WCContact(2, 1)*k.p_WCContact[1]);
+    G(2, 1) = -(-k.R_WCContact(2, 1)*k.p_WCContact[0] + k.R_WCContact(0, 1)*k.p_WCContact[2]);
+    G(2, 2) = -(k.R_WCContact(1, 1)*k.p_WCContact[0] - k.R_WCContact(0, 1)*k.p_WCContact[1]);
     G(2, 3) = -k.R_WCContact(1, 1)*t0 + k.R_WCContact(2, 1)*t1;
     G(2, 4) = -k.R_WCContact(2, 1)*t2 + k.R_WCContact(0, 1)*t0;
     G(2, 5) = k.R_WCContact(1, 1)*t2 - k.R_WCContact(0, 1)*t1;
@@ -2472,7 +2505,7 @@ class SphereOnSphere {
 
   // gamma(q, u) (rows): the right-hand side of G udot = gamma, minus the rows' acceleration
   // at udot = 0 (-Gdot u).
-  // (50 adds, 73 muls, 1 divs, 1 calls, 2 other)
+  // (50 adds, 67 muls, 1 divs, 1 calls, 2 other)
   void constraintBias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                       ConstraintVector& gamma) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -2482,69 +2515,65 @@ class SphereOnSphere {
     const double t0 = k.R_WCContact(0, 2)*u[6] + k.R_WCContact(2, 2)*u[8] +
         k.R_WCContact(1, 2)*u[7];
     const double t1 = std::sqrt(q[8]*q[8] + q[10]*q[10] + q[9]*q[9]);
-    const double t2 = k.p_WCContact[2] - q[10];
-    const double t3 = k.p_WCContact[1] - q[9];
-    const double t4 = u[6] + derived_.contact_k_p_WCContact_0*q[9]*u[2] -
-        derived_.contact_k_p_WCContact_0*q[10]*u[1] + u[4]*t2 - u[5]*t3;
-    const double t5 = k.p_WCContact[0] - q[8];
-    const double t6 = u[8] - derived_.contact_k_p_WCContact_0*q[9]*u[0] +
-        derived_.contact_k_p_WCContact_0*q[8]*u[1] + u[3]*t3 - u[4]*t5;
-    const double t7 = u[7] + derived_.contact_k_p_WCContact_0*q[10]*u[0] -
-        derived_.contact_k_p_WCContact_0*q[8]*u[2] - u[3]*t2 + u[5]*t5;
-    const double t8 = -u[7] + derived_.contact_k_p_WCContact_0*u[7];
-    const double t9 = -u[6] + derived_.contact_k_p_WCContact_0*u[6];
-    const double t10 = -derived_.contact_k_p_WCContact_0*u[0]*u[7] +
-        derived_.contact_k_p_WCContact_0*u[1]*u[6] + u[3]*t8 - u[4]*t9;
-    const double t11 = -u[8] + derived_.contact_k_p_WCContact_0*u[8];
-    const double t12 = -derived_.contact_k_p_WCContact_0*u[2]*u[6] +
-        derived_.contact_k_p_WCContact_0*u[0]*u[8] - u[3]*t11 + u[5]*t9;
-    const double t13 = derived_.contact_k_p_WCContact_0*u[2]*u[7] -
-        derived_.contact_k_p_WCContact_0*u[1]*u[8] + u[4]*t11 - u[5]*t8;
+    const double t2 = k.p_WCContact[1] - q[9];
+    const double t3 = k.p_WCContact[0] - q[8];
+    const double t4 = k.p_WCContact[0]*u[1] - k.p_WCContact[1]*u[0] + (u[8] + u[3]*t2 - u[4]*t3);
+    const double t5 = k.p_WCContact[2] - q[10];
+    const double t6 = -k.p_WCContact[2]*u[1] + k.p_WCContact[1]*u[2] + (u[6] + u[4]*t5 - u[5]*t2);
+    const double t7 = -k.p_WCContact[0]*u[2] + k.p_WCContact[2]*u[0] + (u[7] - u[3]*t5 + u[5]*t3);
+    const double t8 = -u[6] + derived_.contact_k_p_WCContact_0*u[6];
+    const double t9 = -u[8] + derived_.contact_k_p_WCContact_0*u[8];
+    const double t10 = u[5]*t8 + (derived_.contact_k_p_WCContact_0*u[0]*u[8] -
+        derived_.contact_k_p_WCContact_0*u[2]*u[6] - u[3]*t9);
+    const double t11 = -u[7] + derived_.contact_k_p_WCContact_0*u[7];
+    const double t12 = u[3]*t11 + (-derived_.contact_k_p_WCContact_0*u[0]*u[7] +
+        derived_.contact_k_p_WCContact_0*u[1]*u[6] - u[4]*t8);
+    const double t13 = -u[5]*t11 + (derived_.contact_k_p_WCContact_0*u[2]*u[7] -
+        derived_.contact_k_p_WCContact_0*u[1]*u[8] + u[4]*t9);
     gamma[0] = -(u[7]*u[7] + u[6]*u[6] + u[8]*u[8] - t0*t0)/(0.0 <= -t1 ? 1.0 : t1);
-    gamma[1] = -((-k.R_WCContact(1, 0)*u[2] + k.R_WCContact(2, 0)*u[1])*t4 +
-        (k.R_WCContact(1, 0)*u[0] - k.R_WCContact(0, 0)*u[1])*t6 +
-        (-k.R_WCContact(2, 0)*u[0] + k.R_WCContact(0, 0)*u[2])*t7 + k.R_WCContact(2, 0)*t10 +
-        k.R_WCContact(1, 0)*t12 + k.R_WCContact(0, 0)*t13);
-    gamma[2] = -((-k.R_WCContact(2, 1)*u[0] + k.R_WCContact(0, 1)*u[2])*t7 +
-        (-k.R_WCContact(0, 1)*u[1] + k.R_WCContact(1, 1)*u[0])*t6 +
-        (k.R_WCContact(2, 1)*u[1] - k.R_WCContact(1, 1)*u[2])*t4 + k.R_WCContact(1, 1)*t12 +
-        k.R_WCContact(2, 1)*t10 + k.R_WCContact(0, 1)*t13);
+    gamma[1] = -((k.R_WCContact(1, 0)*u[0] - k.R_WCContact(0, 0)*u[1])*t4 +
+        (-k.R_WCContact(1, 0)*u[2] + k.R_WCContact(2, 0)*u[1])*t6 +
+        (-k.R_WCContact(2, 0)*u[0] + k.R_WCContact(0, 0)*u[2])*t7 +
+        (k.R_WCContact(1, 0)*t10 + k.R_WCContact(2, 0)*t12 + k.R_WCContact(0, 0)*t13));
+    gamma[2] = -((-k.R_WCContact(0, 1)*u[1] + k.R_WCContact(1, 1)*u[0])*t4 +
+        (-k.R_WCContact(2, 1)*u[0] + k.R_WCContact(0, 1)*u[2])*t7 +
+        (k.R_WCContact(2, 1)*u[1] - k.R_WCContact(1, 1)*u[2])*t6 +
+        (k.R_WCContact(0, 1)*t13 + k.R_WCContact(1, 1)*t10 + k.R_WCContact(2, 1)*t12));
   }
 
   // What multipliers lambda (rows; Simbody's sign: M udot = tau - C - G^T lambda) apply:
   // bodyForces[b] = [n; f] on body b, the moment about its origin then the force, in World
   // (Simbody's calcConstraintForcesFromMultipliers), and the generalized forces tau = -G^T lambda.
-  // (39 adds, 57 muls, 0 divs, 0 calls, 0 other)
+  // (39 adds, 45 muls, 0 divs, 0 calls, 0 other)
   void constraintForces([[maybe_unused]] const Q& q,
                         [[maybe_unused]] const ConstraintVector& lambda, ExternalForces& bodyForces,
                         U& tau) const {
-    refreshDerived();  // the parameter-only values, if params changed
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
     // the multipliers' spatial forces on the bodies, about their origins, in World
-    const double t0 = derived_.contact_k_p_WCContact_0*k.R_WCContact(1, 0)*q[10];
-    const double t1 = derived_.contact_k_p_WCContact_0*k.R_WCContact(2, 0)*q[9];
+    const double t0 = k.R_WCContact(1, 0)*k.p_WCContact[2];
+    const double t1 = k.R_WCContact(2, 0)*k.p_WCContact[1];
     const double t2 = -t0 + t1;
     const double t3 = lambda[1]*t2;
-    const double t4 = derived_.contact_k_p_WCContact_0*k.R_WCContact(1, 1)*q[10];
-    const double t5 = derived_.contact_k_p_WCContact_0*k.R_WCContact(2, 1)*q[9];
+    const double t4 = k.R_WCContact(1, 1)*k.p_WCContact[2];
+    const double t5 = k.R_WCContact(2, 1)*k.p_WCContact[1];
     const double t6 = -t4 + t5;
     const double t7 = lambda[2]*t6;
-    const double t8 = derived_.contact_k_p_WCContact_0*k.R_WCContact(2, 0)*q[8];
-    const double t9 = derived_.contact_k_p_WCContact_0*k.R_WCContact(0, 0)*q[10];
-    const double t10 = -t8 + t9;
+    const double t8 = k.R_WCContact(0, 0)*k.p_WCContact[2];
+    const double t9 = k.R_WCContact(2, 0)*k.p_WCContact[0];
+    const double t10 = t8 - t9;
     const double t11 = lambda[1]*t10;
-    const double t12 = derived_.contact_k_p_WCContact_0*k.R_WCContact(2, 1)*q[8];
-    const double t13 = derived_.contact_k_p_WCContact_0*k.R_WCContact(0, 1)*q[10];
+    const double t12 = k.R_WCContact(2, 1)*k.p_WCContact[0];
+    const double t13 = k.R_WCContact(0, 1)*k.p_WCContact[2];
     const double t14 = -t12 + t13;
     const double t15 = lambda[2]*t14;
-    const double t16 = derived_.contact_k_p_WCContact_0*k.R_WCContact(0, 1)*q[9];
-    const double t17 = derived_.contact_k_p_WCContact_0*k.R_WCContact(1, 1)*q[8];
-    const double t18 = -t16 + t17;
+    const double t16 = k.R_WCContact(1, 1)*k.p_WCContact[0];
+    const double t17 = k.R_WCContact(0, 1)*k.p_WCContact[1];
+    const double t18 = t16 - t17;
     const double t19 = lambda[2]*t18;
-    const double t20 = derived_.contact_k_p_WCContact_0*k.R_WCContact(0, 0)*q[9];
-    const double t21 = derived_.contact_k_p_WCContact_0*k.R_WCContact(1, 0)*q[8];
-    const double t22 = -t20 + t21;
+    const double t20 = k.R_WCContact(1, 0)*k.p_WCContact[0];
+    const double t21 = k.R_WCContact(0, 0)*k.p_WCContact[1];
+    const double t22 = t20 - t21;
     const double t23 = lambda[1]*t22;
     const double t24 = k.R_WCContact(0, 2)*lambda[0];
     const double t25 = k.R_WCContact(0, 0)*lambda[1];
@@ -2675,15 +2704,15 @@ class SphereOnSphere {
     derived_.I_KBall[12] = 0.4*t7 - t8*params.m + t10;
     // parameter-only subexpressions of the functions below
     derived_.M_0_0 = t6;
-    derived_.M_0_0_b = t4;
-    derived_.M_0_0_c = t5;
-    derived_.M_3_3 = t12;
-    derived_.M_3_3_b = t11;
-    derived_.M_3_3_c = t13;
+    derived_.M_0_0_b = t5;
+    derived_.M_0_0_c = t4;
+    derived_.M_3_3 = t13;
+    derived_.M_3_3_b = t12;
+    derived_.M_3_3_c = t11;
+    derived_.C_6 = -params.m*params.world_gravity[0];
+    derived_.C_7 = -params.m*params.world_gravity[1];
+    derived_.C_8 = -params.m*params.world_gravity[2];
     derived_.udot_3 = 1.0/params.m;
-    derived_.udot_3_b = params.m*params.world_gravity[1];
-    derived_.udot_3_c = params.m*params.world_gravity[0];
-    derived_.udot_3_d = params.m*params.world_gravity[2];
     derived_.contact_perr_0 = -params.R - params.rb;
     derived_.contact_k_p_WCContact_0 = params.R/(params.R + params.rb);
     derivedFor_ = params;
