@@ -142,7 +142,11 @@ State<Model> randomState(const PeerModel& peer, const pinocchio::Model& pm, std:
     s.pq.template segment<4>(qa + 3) << quat.x(), quat.y(), quat.z(), quat.w();
     s.pv.template segment<3>(va) = R.transpose() * v;
     s.pv.template segment<3>(va + 3) = R.transpose() * w;
-    // (the free flyer's accelerations stay zero in both: only the hinge block is compared)
+    // Capstan's udot = 0 (d/dt of w and v_Bo in World) is, in Pinocchio's body-frame
+    // velocity (v_B = R^T v, w_B = R^T w), d/dt v_B = -w_B x v_B and d/dt w_B = 0: the same
+    // motion, so inverse dynamics is evaluated at the same acceleration. (Only the hinge
+    // block is compared.)
+    s.pa.template segment<3>(va) = -(R.transpose() * w).cross(R.transpose() * v);
   }
   return s;
 }

@@ -238,6 +238,11 @@ class FunctionEvaluator {
   std::function<ForceDerivatives<Scalar>(const FunctionValues<Scalar>& v, const VectorX<Scalar>& tau,
                                           const std::vector<Vec6<Scalar>>& fext)>
       forceDerivatives;
+  // forwardDynamicsDerivatives' udot: false, by ABA (the interpreter's, an
+  // independent check); true, solved for with the M^-1 the derivatives need
+  // anyway (local::inverseDynamicsDerivativesAtForwardDynamics; v.dudot_dtau
+  // = M^-1 then comes with it): the tracer's while it traces M^-1.
+  bool udotFromMassMatrix = false;
 
   // The force elements' external forces at (time, q, u); empty when the
   // model has none, so tree models trace exactly as without them.
@@ -486,14 +491,18 @@ class FunctionEvaluator {
     }
     const ExternalForces<Scalar>* F = fext.empty() ? nullptr : &fext;
     const bool forward = id != FunctionId::InverseDynamicsDerivatives;
-    if (forward) {
-      v.tau = applied;
-      v.udot = local::aba(mechanism_, joint, v.q, v.u, applied, F);
-    }
+    const bool solve = forward && udotFromMassMatrix;
+    if (forward) v.tau = applied;
+    if (forward && !solve) v.udot = local::aba(mechanism_, joint, v.q, v.u, applied, F);
     derivative = local::Data<Scalar>(mechanism_);
     if (prepare) prepare(derivative);
-    local::inverseDynamicsDerivatives(mechanism_, derivative, v.q, v.u, v.udot, F, v.dtau_dq, v.dtau_du,
-                                      /*massMatrix=*/true);
+    if (solve) {
+      local::inverseDynamicsDerivativesAtForwardDynamics(mechanism_, derivative, v.q, v.u, applied, F, v.udot,
+                                                         v.dudot_dtau, v.dtau_dq, v.dtau_du);
+    } else {
+      local::inverseDynamicsDerivatives(mechanism_, derivative, v.q, v.u, v.udot, F, v.dtau_dq, v.dtau_du,
+                                        /*massMatrix=*/true);
+    }
     ForceDerivatives<Scalar> d;
     const bool hasLaws = !env_.layout().forceLaws.empty();
     if (forceDerivatives && (!elements.empty() || hasLaws)) d = forceDerivatives(v, applied, elements);
@@ -508,8 +517,13 @@ class FunctionEvaluator {
     if (d.dtau_dq.size() > 0) v.dr_dq -= d.dtau_dq;
     if (d.dtau_du.size() > 0) v.dr_du -= d.dtau_du;
     if constexpr (std::is_arithmetic_v<Scalar>) {
-      local::forwardDynamicsDerivativesFromInverse(derivative, v.M, v.dr_dq, v.dr_du, v.dudot_dq, v.dudot_du,
-                                                   v.dudot_dtau);
+      if (solve) {
+        v.dudot_dq = -(v.dudot_dtau * v.dr_dq);
+        v.dudot_du = -(v.dudot_dtau * v.dr_du);
+      } else {
+        local::forwardDynamicsDerivativesFromInverse(derivative, v.M, v.dr_dq, v.dr_du, v.dudot_dq, v.dudot_du,
+                                                     v.dudot_dtau);
+      }
     }
   }
 };

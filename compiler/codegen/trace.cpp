@@ -52,6 +52,13 @@ using json = nlohmann::json;
 // (docs/runtime.md) and tracing the factor costs cubic time and memory.
 constexpr std::size_t kMaxLtdlWork = 10000;
 
+// forwardDynamicsDerivatives traces M^-1 (the L^T D L factor, then
+// ltdlInverse) as straight-line code while the two take at most this many
+// products (a 39-dof chain); beyond, they run in loops at run time, where
+// each product costs several times as much (chain20: 6.6 us in loops
+// against about 1.8 traced) but the code does not grow as nu^3.
+constexpr std::size_t kMaxTracedInverseWork = 30000;
+
 // Eigen's default EIGEN_STACK_ALLOCATION_LIMIT (bytes): no fixed-size
 // matrix may be larger.
 constexpr std::size_t kEigenFixedSizeLimit = 128 * 1024;
@@ -1293,6 +1300,20 @@ class Tracer {
       if (!out.empty()) fn.block(cite_.joint(j) + ": " + what + ", its columns", out);
     }
   }
+  // The products ltdlFactor and ltdlInverse take for a tree of these dof
+  // parents: sum over dofs k of the ancestors' (depth + 1) for the factor,
+  // sum over dofs a of depth(a) (a + 1) for the inverse.
+  static std::size_t inverseWork(const std::vector<int>& dofParent) {
+    std::vector<std::size_t> depth(dofParent.size(), 0);
+    std::size_t work = 0;
+    for (std::size_t k = 0; k < dofParent.size(); ++k) {
+      const int p = dofParent[k];
+      if (p >= 0) depth[k] = depth[static_cast<std::size_t>(p)] + 1;
+      for (int i = p; i >= 0; i = dofParent[static_cast<std::size_t>(i)]) work += depth[static_cast<std::size_t>(i)] + 1;
+      work += depth[k] * (k + 1);
+    }
+    return work;
+  }
   static bool hasZeros(const MatrixX<Expr>& m) {
     for (int i = 0; i < m.size(); ++i)
       if (m.data()[i].isZero()) return true;
@@ -1314,7 +1335,13 @@ class Tracer {
     FunctionValues<Expr> v = arguments();
     ev.forceDerivatives = [this](const FunctionValues<Expr>&, const VectorX<Expr>& tau,
                                  const std::vector<Vec6<Expr>>& fext) { return forceDerivatives(tau, fext); };
+    // Forward dynamics: while M^-1 is traced, udot comes from it (no ABA).
+    const std::vector<int> dofParent = Data<Expr>::dofParents(mechanism_);
+    const bool traceInverse =
+        forward && inverseWork(dofParent) <= kMaxTracedInverseWork && !massMatrixDynamic();
+    ev.udotFromMassMatrix = traceInverse;
     ev.run(f.id, v);
+    ev.udotFromMassMatrix = false;
     ev.forceDerivatives = nullptr;
     FunctionBuilder fn = function(f);
     const std::vector<std::string> results =
@@ -1329,49 +1356,70 @@ class Tracer {
     if (forward) {
       fn.local("U udot;");
       if (!layout_.forceLaws.empty()) fn.local("U tau;");
-      jointFrameVelocityBlocks(fn, ev.joint);
+      jointFrameVelocityBlocks(fn, traceInverse ? ev.derivative : ev.joint);
       forceLawBlocks(fn, v.tau, "tau");
       forceElementBlocks(fn, v);
-      jointFrameAbaBlocks(fn, ev.joint);
+      if (traceInverse) {
+        for (const JointLayout& j : layout_.joints) {
+          if (j.nu() == 0) continue;
+          fn.block(cite_.joint(j) + ": udot = M^-1 (tau - C), M from the composite inertias",
+                   segmentOutputs("udot", v.udot, j.uIndex(), j.nu()));
+        }
+      } else {
+        jointFrameAbaBlocks(fn, ev.joint);
+      }
       // M's entries between branches and above the diagonal stay zero: the
       // factor reads the tree's lower triangle only.
       const std::string zero = massMatrixDynamic() ? " = MassMatrix::Zero(nu, nu);" : " = MassMatrix::Zero();";
-      fn.local("MassMatrix M" + zero);
       fn.local("MassMatrix dr_dq" + (hasZeros(dq) || massMatrixDynamic() ? zero : std::string(";")));
       fn.local("MassMatrix dr_du" + (hasZeros(du) || massMatrixDynamic() ? zero : std::string(";")));
-      for (const char* m : {"M", "dr_dq", "dr_du"}) fn.readAtEnd(m);
-      jointFrameMassMatrixBlocks(fn, ev.derivative, /*lowerOnly=*/true);
+      for (const char* m : {"dr_dq", "dr_du"}) fn.readAtEnd(m);
+      if (!traceInverse) {
+        fn.local("MassMatrix M" + zero);
+        fn.readAtEnd("M");
+        jointFrameMassMatrixBlocks(fn, ev.derivative, /*lowerOnly=*/true);
+      }
       columnBlocks(fn, "dr_dq", dq, "d(inverse dynamics - applied forces) / dq along N(q) at udot");
       columnBlocks(fn, "dr_du", du, "d(inverse dynamics - applied forces) / du at udot");
-      std::string parents;
-      for (const int p : Data<Expr>::dofParents(mechanism_)) parents += (parents.empty() ? "" : ", ") + std::to_string(p);
-      for (const std::string& line : std::vector<std::string>{
-               "// At run time: M = L^T D L in place on its lower triangle, tree-sparse (kDofParent[k]: dof k's",
-               "// parent dof, -1 at a root; no fill-in), dudot_dtau = M^-1 column by column, then Eigen's",
-               "// products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.",
-               "static constexpr std::array<int, nu> kDofParent{{" + parents + "}};",
-               "MassMatrix& L = $M;",
-               "for (int k = nu - 1; k >= 0; --k) {",
-               "  if (kDofParent[k] < 0) continue;",
-               "  const double dInv = 1.0 / L(k, k);",
-               "  for (int i = kDofParent[k]; i >= 0; i = kDofParent[i]) {",
-               "    const double a = L(k, i) * dInv;",
-               "    for (int j = i; j >= 0; j = kDofParent[j]) L(i, j) -= a * L(k, j);",
-               "    L(k, i) = a;",
-               "  }",
-               "}",
-               "dudot_dtau.setIdentity();",
-               "for (int c = 0; c < nu; ++c) {",
-               "  auto x = dudot_dtau.col(c);",
-               "  for (int k = c; k >= 0; k = kDofParent[k])  // L^T z = e_c: only c and its ancestors",
-               "    for (int i = kDofParent[k]; i >= 0; i = kDofParent[i]) x[i] -= L(k, i) * x[k];",
-               "  for (int k = 0; k < nu; ++k) x[k] /= L(k, k);",
-               "  for (int k = 0; k < nu; ++k)",
-               "    for (int i = kDofParent[k]; i >= 0; i = kDofParent[i]) x[k] -= L(k, i) * x[i];",
-               "}",
-               "dudot_dq.noalias() = -dudot_dtau * $dr_dq;",
-               "dudot_du.noalias() = -dudot_dtau * $dr_du;"})
-        fn.closing(line);
+      if (traceInverse) {
+        // M^-1 traced (the recursions' L^T D L factor, then ltdlInverse).
+        fn.readAtEnd("dudot_dtau");
+        columnBlocks(fn, "dudot_dtau", v.dudot_dtau, "d udot / d tau = M^-1 (L^T D L factor, then ltdlInverse)");
+        for (const std::string& line : std::vector<std::string>{
+                 "// At run time, Eigen's products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.",
+                 "dudot_dq.noalias() = -dudot_dtau * $dr_dq;", "dudot_du.noalias() = -dudot_dtau * $dr_du;"})
+          fn.closing(line);
+      } else {
+        std::string parents;
+        for (const int p : dofParent) parents += (parents.empty() ? "" : ", ") + std::to_string(p);
+        for (const std::string& line : std::vector<std::string>{
+                 "// At run time: M = L^T D L in place on its lower triangle, tree-sparse (kDofParent[k]: dof k's",
+                 "// parent dof, -1 at a root; no fill-in), dudot_dtau = M^-1 column by column, then Eigen's",
+                 "// products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.",
+                 "static constexpr std::array<int, nu> kDofParent{{" + parents + "}};",
+                 "MassMatrix& L = $M;",
+                 "for (int k = nu - 1; k >= 0; --k) {",
+                 "  if (kDofParent[k] < 0) continue;",
+                 "  const double dInv = 1.0 / L(k, k);",
+                 "  for (int i = kDofParent[k]; i >= 0; i = kDofParent[i]) {",
+                 "    const double a = L(k, i) * dInv;",
+                 "    for (int j = i; j >= 0; j = kDofParent[j]) L(i, j) -= a * L(k, j);",
+                 "    L(k, i) = a;",
+                 "  }",
+                 "}",
+                 "dudot_dtau.setIdentity();",
+                 "for (int c = 0; c < nu; ++c) {",
+                 "  auto x = dudot_dtau.col(c);",
+                 "  for (int k = c; k >= 0; k = kDofParent[k])  // L^T z = e_c: only c and its ancestors",
+                 "    for (int i = kDofParent[k]; i >= 0; i = kDofParent[i]) x[i] -= L(k, i) * x[k];",
+                 "  for (int k = 0; k < nu; ++k) x[k] /= L(k, k);",
+                 "  for (int k = 0; k < nu; ++k)",
+                 "    for (int i = kDofParent[k]; i >= 0; i = kDofParent[i]) x[k] -= L(k, i) * x[i];",
+                 "}",
+                 "dudot_dq.noalias() = -dudot_dtau * $dr_dq;",
+                 "dudot_du.noalias() = -dudot_dtau * $dr_du;"})
+          fn.closing(line);
+      }
     } else {
       forceElementBlocks(fn, v);
       if (hasZeros(dq) || hasZeros(du)) {
@@ -1389,7 +1437,10 @@ class Tracer {
              " divs (weighted " + symbolic::formatDouble(weightedCost(ops)) + ")";
     };
     std::vector<std::string> doc = f.doc;
-    doc.push_back("Traced: " + brief(fn.ops()) + (forward ? "; then the factor and solves in loops." : "."));
+    doc.push_back("Traced: " + brief(fn.ops()) +
+                  (!forward        ? "."
+                   : traceInverse ? " (udot and M^-1 too); then two products."
+                                  : "; then the factor and solves in loops."));
     fn.set("doc", doc);
     fn.set("method", {{"chosen", "analytic"}, {"traced", opsJson(fn.ops())}});
     return fn.finish();

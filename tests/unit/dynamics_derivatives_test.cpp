@@ -78,6 +78,19 @@ void checkDerivatives(const Mechanism<double>& model, Rng& rng, bool withForces)
   CHECK(relativeError(dq, fdq) < kDifferences);
   CHECK(relativeError(du, fdu) < kDifferences);
   CHECK(relativeError(MatrixX<double>(dtau * M), MatrixX<double>::Identity(model.nu, model.nu)) < 1e-9);
+
+  // udot solved for on the way (from the recursions' M) is ABA's, and the
+  // derivatives there are those at ABA's udot.
+  VectorX<double> udotSolved;
+  MatrixX<double> Minv, tq, tu;
+  local::inverseDynamicsDerivativesAtForwardDynamics(model, data, q, u, tau, F, udotSolved, Minv, tq, tu);
+  local::Data<double> w(model);
+  const VectorX<double> udotAba = local::aba(model, w, q, u, tau, F);
+  CHECK(relativeError(udotSolved, udotAba) < kRoundoff);
+  CHECK(relativeError(Minv, dtau) < kRoundoff);
+  local::inverseDynamicsDerivatives(model, data, q, u, udotAba, F, dtau_dq, dtau_du);
+  CHECK(relativeError(tq, dtau_dq) < 1e-9);
+  CHECK(relativeError(tu, dtau_du) < 1e-9);
 }
 
 TEST_CASE("the velocity-inertia product B from the inertia's structure equals its definition column by column") {

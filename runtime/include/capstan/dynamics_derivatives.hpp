@@ -45,7 +45,7 @@
 // derivatives (force laws, springs, bushings) are added to d ID / dx by the
 // caller (addExternalForceDerivative): they are small expressions,
 // differentiated where they are built. M^-1 comes from the tree-sparse
-// L^T D L factor (dynamics.hpp's ltdlFactor / ltdlSolve).
+// L^T D L factor (dynamics.hpp's ltdlFactor / ltdlInverse).
 //
 // References: Carpentier & Mansard, "Analytical derivatives of rigid body
 // dynamics algorithms" (RSS 2018); Singh, Russell & Wensing, "Efficient
@@ -205,12 +205,28 @@ Vec6<Scalar> forceToWorld(const Mat3<Scalar>& R, const Vec3<Scalar>& p, const Ve
 // product per pair of dofs on a path: M_ak = F1_k^T S_a for a on k's path
 // to the root, plus the armature), which the joint-frame composite rigid
 // body algorithm would recompute with a transform per pair.
+//
+// With `solveFor` (forward dynamics' applied tau), udot is not given but
+// solved for on the way, from the M these sums give anyway, instead of by
+// a separate ABA: Newton-Euler runs at udot = 0 (giving C - sum J^T
+// fext), then M's L^T D L factor (data.L), M^-1 (into *Minv, ltdlInverse)
+// and udot = M^-1 (tau - C) (into udot); the World accelerations and
+// forces then take udot's part, which the subtree sums give in O(1) per
+// body: with da_k = sum of S_j udot_j over k's path (da_p at k's parent),
+//   a_k += da_k,   f_k += Ic_k da_p + sum_{j in k's subtree} F1_j udot_j.
+// data's joint-frame a, f, tau then stay those at udot = 0.
+namespace detail {
+
 template <class Scalar>
-void inverseDynamicsDerivatives(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
-                                const VectorX<Scalar>& u, const VectorX<Scalar>& udot,
-                                const ExternalForces<Scalar>* fext, MatrixX<Scalar>& dtau_dq,
-                                MatrixX<Scalar>& dtau_du, bool massMatrix = false) {
-  inverseDynamics(model, data, q, u, udot, fext);
+void inverseDynamicsDerivativesImpl(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
+                                    const VectorX<Scalar>& u, VectorX<Scalar>& udot, const VectorX<Scalar>* solveFor,
+                                    MatrixX<Scalar>* Minv, const ExternalForces<Scalar>* fext,
+                                    MatrixX<Scalar>& dtau_dq, MatrixX<Scalar>& dtau_du, bool massMatrix) {
+  if (solveFor != nullptr) {
+    udot = VectorX<Scalar>::Constant(model.nu, Scalar(0.0));
+    massMatrix = true;
+  }
+  const VectorX<Scalar> tauID = inverseDynamics(model, data, q, u, udot, fext);
   const int nb = model.numBodies(), nu = model.nu;
   const auto nbs = static_cast<std::size_t>(nb);
   // World poses and quantities per body.
@@ -285,6 +301,35 @@ void inverseDynamicsDerivatives(const Mechanism<Scalar>& model, Data<Scalar>& da
       if (joint.nu() > 0) joint.addArmature(data.M, joint.uOffset);
     }
   }
+  if (solveFor != nullptr) {
+    data.L = data.M;
+    ltdlFactor(data.L, data.dofParent);
+    *Minv = MatrixX<Scalar>::Constant(nu, nu, Scalar(0.0));
+    ltdlInverse(data.L, data.dofParent, *Minv);
+    udot = Minv->lazyProduct(VectorX<Scalar>(*solveFor - tauID));
+    std::vector<Vec6<Scalar>> da(nbs), G(nbs);
+    for (std::size_t b = 0; b < nbs; ++b) {
+      const Joint<Scalar>& joint = model.joints[b];
+      const int parent = joint.parent;
+      const Vec6<Scalar> daP =
+          parent >= 0 ? da[static_cast<std::size_t>(parent)] : Vec6<Scalar>(Vec6<Scalar>::Zero());
+      da[b] = daP;
+      G[b] = Vec6<Scalar>::Zero();
+      for (int c = 0; c < joint.nu(); ++c) {
+        const Scalar x = udot[joint.uOffset + c];
+        da[b] += Vec6<Scalar>(Sw[b].col(c)) * x;
+        G[b] += Vec6<Scalar>(F1[b].col(c)) * x;
+      }
+      a[b] += da[b];
+      f[b] += Ic[b] * daP;
+    }
+    for (int i = nb - 1; i >= 0; --i) {  // G_k = sum over k's subtree of F1_j udot_j
+      const auto b = static_cast<std::size_t>(i);
+      f[b] += G[b];
+      const int parent = model.joints[b].parent;
+      if (parent >= 0) G[static_cast<std::size_t>(parent)] += G[b];
+    }
+  }
   const Vec6<Scalar> a0 = spatialVector<Scalar>(Vec3<Scalar>::Zero(), Vec3<Scalar>(-model.gravity));
   dtau_dq = MatrixX<Scalar>::Constant(nu, nu, Scalar(0.0));
   dtau_du = MatrixX<Scalar>::Constant(nu, nu, Scalar(0.0));
@@ -335,7 +380,8 @@ void inverseDynamicsDerivatives(const Mechanism<Scalar>& model, Data<Scalar>& da
           }
         }
         if (alongQ) {
-          for (int r = 0; r < joint.nu(); ++r) out(joint.uOffset + r, col) += Vec6<Scalar>(dS.col(r)).dot(data.f[bJ]);
+          for (int r = 0; r < joint.nu(); ++r)
+            out(joint.uOffset + r, col) += detail::motionToWorld(R[bJ], p[bJ], Vec6<Scalar>(dS.col(r))).dot(f[bJ]);
         }
         if (parent < 0) continue;
         Vec6<Scalar> g = Ic[bJ] * w + B[bJ] * dV;
@@ -349,6 +395,30 @@ void inverseDynamicsDerivatives(const Mechanism<Scalar>& model, Data<Scalar>& da
       }
     }
   }
+}
+
+}  // namespace detail
+
+template <class Scalar>
+void inverseDynamicsDerivatives(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
+                                const VectorX<Scalar>& u, const VectorX<Scalar>& udot,
+                                const ExternalForces<Scalar>* fext, MatrixX<Scalar>& dtau_dq,
+                                MatrixX<Scalar>& dtau_du, bool massMatrix = false) {
+  VectorX<Scalar> given = udot;
+  detail::inverseDynamicsDerivativesImpl<Scalar>(model, data, q, u, given, nullptr, nullptr, fext, dtau_dq, dtau_du, massMatrix);
+}
+
+// The same at forward dynamics' udot = M^-1 (tau - C + sum J^T fext), which
+// it solves for on the way (see above): returns udot, M^-1 (Minv; the
+// factor in data.L, M in data.M) and d tau / dq, d tau / du there. ABA's
+// work is saved: M, which the derivatives need, gives udot.
+template <class Scalar>
+void inverseDynamicsDerivativesAtForwardDynamics(const Mechanism<Scalar>& model, Data<Scalar>& data,
+                                                 const VectorX<Scalar>& q, const VectorX<Scalar>& u,
+                                                 const VectorX<Scalar>& tau, const ExternalForces<Scalar>* fext,
+                                                 VectorX<Scalar>& udot, MatrixX<Scalar>& Minv,
+                                                 MatrixX<Scalar>& dtau_dq, MatrixX<Scalar>& dtau_du) {
+  detail::inverseDynamicsDerivativesImpl<Scalar>(model, data, q, u, udot, &tau, &Minv, fext, dtau_dq, dtau_du, true);
 }
 
 // Adds to `dtau` (nu) the generalized force -sum_B J_B^T dF_B of a change dF
@@ -374,7 +444,8 @@ void addExternalForceDerivative(const Mechanism<Scalar>& model, const Data<Scala
 
 // The derivatives of forward dynamics from those of the inverse-dynamics
 // residual r(q, u, udot) = ID - applied forces (at the forward dynamics'
-// udot) and M: the tree-sparse L^T D L factor of M (into data.L), then
+// udot) and M: the tree-sparse L^T D L factor of M (into data.L), M^-1 from
+// it (ltdlInverse), then
 //   dudot_dtau = M^-1,  dudot_dq = -M^-1 dr_dq,  dudot_du = -M^-1 dr_du.
 template <class Scalar>
 void forwardDynamicsDerivativesFromInverse(Data<Scalar>& data, const MatrixX<Scalar>& M, const MatrixX<Scalar>& dr_dq,
@@ -384,31 +455,26 @@ void forwardDynamicsDerivativesFromInverse(Data<Scalar>& data, const MatrixX<Sca
   data.L = M;
   ltdlFactor(data.L, data.dofParent);
   dudot_dtau = MatrixX<Scalar>::Constant(n, n, Scalar(0.0));
-  dudot_dq = -dr_dq;
-  dudot_du = -dr_du;
-  for (Eigen::Index c = 0; c < n; ++c) {
-    dudot_dtau(c, c) = Scalar(1.0);
-    for (MatrixX<Scalar>* X : {&dudot_dtau, &dudot_dq, &dudot_du}) {
-      VectorX<Scalar> x = X->col(c);
-      ltdlSolve(data.L, data.dofParent, x);
-      X->col(c) = x;
-    }
-  }
+  ltdlInverse(data.L, data.dofParent, dudot_dtau);
+  dudot_dq = -dudot_dtau.lazyProduct(dr_dq);  // coefficient by coefficient: any Scalar
+  dudot_du = -dudot_dtau.lazyProduct(dr_du);
 }
 
 // d udot / d(q, u, tau) of forward dynamics with fixed external forces
-// (optional) and no state-dependent applied forces: ABA for udot, the
-// inverse-dynamics derivatives there, M (CRBA) and its L^T D L factor.
+// (optional) and no state-dependent applied forces: the inverse-dynamics
+// derivatives at forward dynamics' udot, which they solve for with M^-1
+// (inverseDynamicsDerivativesAtForwardDynamics), then
+//   dudot_dtau = M^-1,  dudot_dq = -M^-1 dtau_dq,  dudot_du = -M^-1 dtau_du.
 template <class Scalar>
 void forwardDynamicsDerivatives(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
                                 const VectorX<Scalar>& u, const VectorX<Scalar>& tau,
                                 const ExternalForces<Scalar>* fext, MatrixX<Scalar>& dudot_dq,
                                 MatrixX<Scalar>& dudot_du, MatrixX<Scalar>& dudot_dtau) {
-  const VectorX<Scalar> udot = aba(model, data, q, u, tau, fext);
+  VectorX<Scalar> udot;
   MatrixX<Scalar> dtau_dq, dtau_du;
-  inverseDynamicsDerivatives(model, data, q, u, udot, fext, dtau_dq, dtau_du, /*massMatrix=*/true);
-  const MatrixX<Scalar> M = data.M;
-  forwardDynamicsDerivativesFromInverse(data, M, dtau_dq, dtau_du, dudot_dq, dudot_du, dudot_dtau);
+  inverseDynamicsDerivativesAtForwardDynamics(model, data, q, u, tau, fext, udot, dudot_dtau, dtau_dq, dtau_du);
+  dudot_dq = -dudot_dtau.lazyProduct(dtau_dq);
+  dudot_du = -dudot_dtau.lazyProduct(dtau_du);
 }
 
 }  // namespace capstan::local
