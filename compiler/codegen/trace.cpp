@@ -1325,11 +1325,13 @@ class Tracer {
   // dynamics' d tau / dq, d tau / du (one block per joint with its columns,
   // the tree's structural zeros left out) and M (composite rigid body),
   // the force laws' and elements' own derivatives added (differentiated
-  // symbolically, forceDerivatives). Forward dynamics first computes udot
-  // (ABA in joint frames) and the residual's derivatives there, dr = d(inverse
-  // dynamics - applied forces); its O(nu^3) part runs at run time in loops
-  // over a table of the dofs' parents: M's tree-sparse L^T D L factor (no
-  // fill-in) and the solves d udot / d tau = M^-1, d udot / dx = -M^-1 dr/dx.
+  // symbolically, forceDerivatives). Forward dynamics needs the residual's
+  // derivatives dr = d(inverse dynamics - applied forces) at its udot, and
+  // M^-1: up to kMaxTracedInverseWork, M^-1 is traced (L^T D L factor,
+  // ltdlInverse) and gives udot too (no ABA); past it, udot comes from ABA
+  // in joint frames and M's tree-sparse factor and M^-1 run at run time in
+  // loops over a table of the dofs' parents. Either way the products
+  // d udot / dx = -M^-1 dr/dx are Eigen's, at run time.
   json analyticDerivatives(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
     const bool forward = f.id != FunctionId::InverseDynamicsDerivatives;
     FunctionValues<Expr> v = arguments();
