@@ -518,8 +518,7 @@ class FunctionEvaluator {
     if (d.dtau_du.size() > 0) v.dr_du -= d.dtau_du;
     if constexpr (std::is_arithmetic_v<Scalar>) {
       if (solve) {
-        v.dudot_dq = -(v.dudot_dtau * v.dr_dq);
-        v.dudot_du = -(v.dudot_dtau * v.dr_du);
+        local::forwardDynamicsDerivativesFromMinv(v.dudot_dtau, v.dr_dq, v.dr_du, v.dudot_dq, v.dudot_du);
       } else {
         local::forwardDynamicsDerivativesFromInverse(derivative, v.M, v.dr_dq, v.dr_du, v.dudot_dq, v.dudot_du,
                                                      v.dudot_dtau);

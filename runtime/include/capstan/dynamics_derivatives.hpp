@@ -181,7 +181,28 @@ Vec6<Scalar> forceToWorld(const Mat3<Scalar>& R, const Vec3<Scalar>& p, const Ve
   return spatialVector<Scalar>(Vec3<Scalar>(R * f.template head<3>() + cross(p, force)), force);
 }
 
+// M^-1 from M by its tree-sparse L^T D L factor (into data.L) and
+// ltdlInverse, into Minv.
+template <class Scalar>
+void massMatrixInverse(Data<Scalar>& data, const MatrixX<Scalar>& M, MatrixX<Scalar>& Minv) {
+  data.L = M;
+  ltdlFactor(data.L, data.dofParent);
+  Minv = MatrixX<Scalar>::Constant(M.rows(), M.cols(), Scalar(0.0));
+  ltdlInverse(data.L, data.dofParent, Minv);
+}
+
 }  // namespace detail
+
+// d udot / dx = -M^-1 dr/dx for x = q and u, from M^-1 and the
+// inverse-dynamics residual's derivatives (coefficient by coefficient, so
+// for any Scalar).
+template <class Scalar>
+void forwardDynamicsDerivativesFromMinv(const MatrixX<Scalar>& Minv, const MatrixX<Scalar>& dr_dq,
+                                        const MatrixX<Scalar>& dr_du, MatrixX<Scalar>& dudot_dq,
+                                        MatrixX<Scalar>& dudot_du) {
+  dudot_dq = -Minv.lazyProduct(dr_dq);
+  dudot_du = -Minv.lazyProduct(dr_du);
+}
 
 // d tau / dq (along N(q), as dudot_dq) and d tau / du of inverse dynamics
 // tau = M udot + C - sum_B J_B^T F_B at fixed external forces fext (World,
@@ -226,7 +247,7 @@ void inverseDynamicsDerivativesImpl(const Mechanism<Scalar>& model, Data<Scalar>
     udot = VectorX<Scalar>::Constant(model.nu, Scalar(0.0));
     massMatrix = true;
   }
-  const VectorX<Scalar> tauID = inverseDynamics(model, data, q, u, udot, fext);
+  const VectorX<Scalar>& tauID = inverseDynamics(model, data, q, u, udot, fext);  // data.C
   const int nb = model.numBodies(), nu = model.nu;
   const auto nbs = static_cast<std::size_t>(nb);
   // World poses and quantities per body.
@@ -302,10 +323,7 @@ void inverseDynamicsDerivativesImpl(const Mechanism<Scalar>& model, Data<Scalar>
     }
   }
   if (solveFor != nullptr) {
-    data.L = data.M;
-    ltdlFactor(data.L, data.dofParent);
-    *Minv = MatrixX<Scalar>::Constant(nu, nu, Scalar(0.0));
-    ltdlInverse(data.L, data.dofParent, *Minv);
+    massMatrixInverse(data, data.M, *Minv);
     udot = Minv->lazyProduct(VectorX<Scalar>(*solveFor - tauID));
     std::vector<Vec6<Scalar>> da(nbs), G(nbs);
     for (std::size_t b = 0; b < nbs; ++b) {
@@ -451,13 +469,8 @@ template <class Scalar>
 void forwardDynamicsDerivativesFromInverse(Data<Scalar>& data, const MatrixX<Scalar>& M, const MatrixX<Scalar>& dr_dq,
                                            const MatrixX<Scalar>& dr_du, MatrixX<Scalar>& dudot_dq,
                                            MatrixX<Scalar>& dudot_du, MatrixX<Scalar>& dudot_dtau) {
-  const auto n = M.rows();
-  data.L = M;
-  ltdlFactor(data.L, data.dofParent);
-  dudot_dtau = MatrixX<Scalar>::Constant(n, n, Scalar(0.0));
-  ltdlInverse(data.L, data.dofParent, dudot_dtau);
-  dudot_dq = -dudot_dtau.lazyProduct(dr_dq);  // coefficient by coefficient: any Scalar
-  dudot_du = -dudot_dtau.lazyProduct(dr_du);
+  detail::massMatrixInverse(data, M, dudot_dtau);
+  forwardDynamicsDerivativesFromMinv(dudot_dtau, dr_dq, dr_du, dudot_dq, dudot_du);
 }
 
 // d udot / d(q, u, tau) of forward dynamics with fixed external forces
@@ -473,8 +486,7 @@ void forwardDynamicsDerivatives(const Mechanism<Scalar>& model, Data<Scalar>& da
   VectorX<Scalar> udot;
   MatrixX<Scalar> dtau_dq, dtau_du;
   inverseDynamicsDerivativesAtForwardDynamics(model, data, q, u, tau, fext, udot, dudot_dtau, dtau_dq, dtau_du);
-  dudot_dq = -dudot_dtau.lazyProduct(dtau_dq);
-  dudot_du = -dudot_dtau.lazyProduct(dtau_du);
+  forwardDynamicsDerivativesFromMinv(dudot_dtau, dtau_dq, dtau_du, dudot_dq, dudot_du);
 }
 
 }  // namespace capstan::local
