@@ -3,7 +3,10 @@
 // generated forwardDynamicsDerivatives / inverseDynamicsDerivatives
 // (`capstan compile --derivatives`) against Pinocchio's analytical
 // computeABADerivatives / computeRNEADerivatives (Carpentier & Mansard),
-// header-only, on the peer models arm7, chain20, chain50 and the humanoid.
+// header-only, on the peer models arm7, chain20, chain50 and the humanoid;
+// and, in the same rounds, forwardDynamics against Pinocchio's aba (both of
+// its conventions) and frameJacobian of the last body against
+// computeFrameJacobian (from q, LOCAL_WORLD_ALIGNED).
 // Built and run by bench/peers/pinocchio.sh with PINOCCHIO_PREFIX (an
 // installation made by hand outside this repository); without it the
 // script skips.
@@ -12,8 +15,10 @@
 // entry (d udot / dq, d udot / du, M^-1's upper triangle; d tau / dq,
 // d tau / du, M's upper triangle) to kTolerance relative; on the humanoid
 // (a Free root: Pinocchio's velocity is in the body frame) the hinge rows
-// and columns. Per call: the median over rounds of thread CPU time, engines
-// interleaved. Env: PEERS_ROUNDS (31), PEERS_BATCH_US (2000).
+// and columns; forward dynamics on the hinges' accelerations, the frame
+// Jacobian on the hinges' columns. Per call: the median over rounds of
+// thread CPU time, engines interleaved. Env: PEERS_ROUNDS (31),
+// PEERS_BATCH_US (2000).
 // Each model is built in when its macro is defined (pinocchio.sh defines
 // those it is asked for): PEERS_ARM7, PEERS_CHAIN20, PEERS_CHAIN50,
 // PEERS_HUMANOID.
@@ -33,6 +38,8 @@
 #include "timing.hpp"
 
 #include <pinocchio/algorithm/aba-derivatives.hpp>
+#include <pinocchio/algorithm/aba.hpp>
+#include <pinocchio/algorithm/frames.hpp>
 #include <pinocchio/algorithm/rnea-derivatives.hpp>
 #include <pinocchio/multibody/data.hpp>
 #include <pinocchio/multibody/model.hpp>
@@ -78,6 +85,7 @@ pinocchio::Model pinocchioModel(const PeerModel& peer) {
         b.inertia[2];
     model.appendBodyToJoint(id, pinocchio::Inertia(b.mass, Eigen::Vector3d(b.com[0], b.com[1], b.com[2]), I),
                             pinocchio::SE3::Identity());
+    model.addJointFrame(id);  // the body frame (= the joint frame): computeFrameJacobian's target
     ids.push_back(id);
   }
   return model;
@@ -183,9 +191,41 @@ void run(const char* name, int rounds, double batch) {
   pinocchio::computeRNEADerivatives(pm, pd, s.pq, s.pv, s.pa);
   const double id = std::max({compare(tq, pd.dtau_dq, s.hinge, false), compare(tu, pd.dtau_dv, s.hinge, false),
                               compare(M, pd.M, s.hinge, true)});
-  const bool agree = fd <= kTolerance && id <= kTolerance;
-  std::printf("\n%s (nv = %d): max relative difference to Pinocchio, forward %.1e, inverse %.1e%s\n\n", name,
-              static_cast<int>(pm.nv), fd, id, agree ? "" : " DISAGREE");
+  // Forward dynamics: the hinges' accelerations (Pinocchio's free-flyer ddq is
+  // in its body frame). Frame Jacobian of the last body at its origin:
+  // Capstan's rows are (w; v) in World, Pinocchio's LOCAL_WORLD_ALIGNED (v; w).
+  typename Model::U udot;
+  model.forwardDynamics(0.0, s.q, s.u, udot);
+  pinocchio::aba(pm, pd, s.pq, s.pv, s.ptau);
+  double fwd = 0, fwdScale = 0;
+  for (int v = 0; v < pm.nv; ++v) {
+    const int iu = s.hinge[static_cast<std::size_t>(v)];
+    if (iu < 0) continue;
+    fwd = std::max(fwd, std::abs(udot[iu] - pd.ddq[v]));
+    fwdScale = std::max(fwdScale, std::abs(pd.ddq[v]));
+  }
+  fwd /= std::max(fwdScale, 1e-300);
+  const std::string lastBody = peer.bodies.back().name;
+  const int frame = Model::frameIndex(lastBody + ".body");
+  const pinocchio::FrameIndex pframe = pm.getFrameId(peer.bodies.back().joint);
+  if (frame < 0 || pframe >= pm.frames.size()) throw std::runtime_error(std::string(name) + ": no frame " + lastBody);
+  typename Model::FrameJacobian J;
+  model.frameJacobian(frame, s.q, J);
+  Eigen::MatrixXd pJ = Eigen::MatrixXd::Zero(6, pm.nv);
+  pinocchio::computeFrameJacobian(pm, pd, s.pq, pframe, pinocchio::LOCAL_WORLD_ALIGNED, pJ);
+  Eigen::MatrixXd swapped(6, pm.nv);
+  swapped << pJ.bottomRows(3), pJ.topRows(3);
+  Eigen::MatrixXd ourJ = Eigen::MatrixXd::Zero(6, pm.nv);
+  for (int v = 0; v < pm.nv; ++v) {
+    const int iu = s.hinge[static_cast<std::size_t>(v)];
+    if (iu >= 0) ourJ.col(v) = J.col(iu);
+    else swapped.col(v).setZero();  // a free flyer's columns are in another velocity basis
+  }
+  const double jac = (ourJ - swapped).cwiseAbs().maxCoeff() / std::max(swapped.cwiseAbs().maxCoeff(), 1e-300);
+  const bool agree = fd <= kTolerance && id <= kTolerance && fwd <= kTolerance && jac <= kTolerance;
+  std::printf("\n%s (nv = %d): max relative difference to Pinocchio, forward derivatives %.1e, inverse derivatives "
+              "%.1e, forward dynamics %.1e, frame Jacobian (%s) %.1e%s\n\n",
+              name, static_cast<int>(pm.nv), fd, id, fwd, lastBody.c_str(), jac, agree ? "" : " DISAGREE");
   if (!agree) return;
   const typename Model::Q* volatile qSource = &s.q;
   const typename Model::U* volatile uSource = &s.u;
@@ -196,6 +236,10 @@ void run(const char* name, int rounds, double batch) {
   typename Model::Q q;
   typename Model::U u, a;
   Eigen::VectorXd pq, pv, pa;
+  const Eigen::VectorXd* volatile ptauSource = &s.ptau;
+  Eigen::VectorXd ptau;
+  // Each Pinocchio row is compared with the Capstan row at reference[k].
+  const std::vector<std::size_t> reference = {0, 0, 2, 2, 4, 4, 4, 7, 7};
   std::vector<Timed> timed = {
       {"Capstan forwardDynamicsDerivatives", [&] {
          q = *qSource;
@@ -227,13 +271,43 @@ void run(const char* name, int rounds, double batch) {
          pinocchio::computeRNEADerivatives(pm, pd, pq, pv, pa);
          clobber(pd.dtau_dq);
        }},
+      {"Capstan forwardDynamics", [&] {
+         q = *qSource;
+         u = *uSource;
+         model.forwardDynamics(0.0, q, u, a);
+         clobber(a);
+       }},
+      {"Pinocchio aba (LOCAL)", [&] {
+         pq = *pqSource;
+         pv = *pvSource;
+         ptau = *ptauSource;
+         pinocchio::aba(pm, pd, pq, pv, ptau, pinocchio::Convention::LOCAL);
+         clobber(pd.ddq);
+       }},
+      {"Pinocchio aba (WORLD)", [&] {
+         pq = *pqSource;
+         pv = *pvSource;
+         ptau = *ptauSource;
+         pinocchio::aba(pm, pd, pq, pv, ptau, pinocchio::Convention::WORLD);
+         clobber(pd.ddq);
+       }},
+      {"Capstan frameJacobian (" + lastBody + ")", [&] {
+         q = *qSource;
+         model.frameJacobian(frame, q, J);
+         clobber(J);
+       }},
+      {"Pinocchio computeFrameJacobian (LOCAL_WORLD_ALIGNED)", [&] {
+         pq = *pqSource;
+         pinocchio::computeFrameJacobian(pm, pd, pq, pframe, pinocchio::LOCAL_WORLD_ALIGNED, pJ);
+         clobber(pJ);
+       }},
   };
   timeInterleaved(timed, rounds, batch);
-  std::printf("| engine | us per call | Pinocchio / Capstan |\n|---|---|---|\n");
+  std::printf("| engine | us per call | Pinocchio / Capstan (the Capstan row above) |\n|---|---|---|\n");
   for (std::size_t k = 0; k < timed.size(); ++k) {
-    const double capstan = timed[k - k % 2].median(), pinocchio = timed[k - k % 2 + 1].median();
+    const double capstan = timed[reference[k]].median();
     std::printf("| %s | %.2f | %s |\n", timed[k].name.c_str(), timed[k].median(),
-                k % 2 == 0 ? (std::to_string(pinocchio / capstan).substr(0, 4) + "x").c_str() : "");
+                reference[k] == k ? "" : (std::to_string(timed[k].median() / capstan).substr(0, 4) + "x").c_str());
   }
 }
 
