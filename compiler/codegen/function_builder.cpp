@@ -354,13 +354,17 @@ void FunctionBuilder::dropUnreadLines() {
   }
 }
 
-std::unordered_map<std::uint32_t, std::size_t> FunctionBuilder::lastUses() const {
+std::vector<std::vector<Expr>> FunctionBuilder::pendingRoots() const {
   std::vector<std::vector<Expr>> roots;
   for (const Pending& p : pending_) {
     roots.emplace_back();
     for (const Assignment& a : p.outputs) roots.back().push_back(a.value);
   }
-  return symbolic::lastUses(roots);
+  return roots;
+}
+
+std::unordered_map<std::uint32_t, std::size_t> FunctionBuilder::lastUses() const {
+  return symbolic::lastUses(pendingRoots());
 }
 
 void FunctionBuilder::dropDeadStores() {
@@ -423,6 +427,11 @@ void FunctionBuilder::print() {
   dropDeadStores();
   if (pending_.empty()) return;
   const auto last = lastUses();
+  const auto partners = symbolic::sinCosPartners(pendingRoots());
+  auto partner = [&](const symbolic::Node* n) -> const symbolic::Node* {
+    const auto it = partners.find(n->id);
+    return it == partners.end() ? nullptr : it->second;
+  };
   for (std::size_t k = 0; k < pending_.size(); ++k) {
     if (partBudget_ > 0 && !parts_.back().empty() && weightedCost(partOps_) >= partBudget_) {
       parts_.push_back(json::array());
@@ -436,7 +445,7 @@ void FunctionBuilder::print() {
       declared_.emplace_back();
       reused_.emplace_back();
     }
-    const CppPrinter::Block b = printer_.block(pending_[k].outputs, "t", "    ", usedLater);
+    const CppPrinter::Block b = printer_.block(pending_[k].outputs, "t", "    ", usedLater, partner);
     declared_.back().push_back(b.declared);
     reused_.back().insert(b.reused.begin(), b.reused.end());
     for (const Assignment& a : pending_[k].outputs) {

@@ -133,6 +133,8 @@ class FunctionBuilder {
   // from the last line back decides each line.
   void dropUnreadLines();
 
+  // The pending blocks' values, block by block.
+  std::vector<std::vector<Expr>> pendingRoots() const;
   // symbolic::lastUses of the pending blocks' values.
   std::unordered_map<std::uint32_t, std::size_t> lastUses() const;
 
@@ -146,7 +148,7 @@ class FunctionBuilder {
 
   void print();
 
-  CppPrinter printer_{CppPrinter::Options{}};
+  CppPrinter printer_{CppPrinter::Options{.pairSinCos = true}};
   Rewrite rewrite_;
   json fn_;
   std::vector<Pending> pending_;

@@ -174,8 +174,12 @@ struct CppPrinter::Rendered {
 class CppPrinter::Renderer {
  public:
   using Lookup = std::function<const std::string*(const Node*)>;
-  Renderer(Lookup spelled, int maxPower, Lookup reciprocal = {})
-      : spelled_(std::move(spelled)), reciprocal_(std::move(reciprocal)), maxPower_(maxPower) {}
+  // For a node spelled through sinCos (Options::pairSinCos): its pair's
+  // temporary and part, "t3sc.sin"; else empty.
+  using PairLookup = std::function<std::string(const Node*)>;
+  Renderer(Lookup spelled, int maxPower, Lookup reciprocal = {}, PairLookup paired = {})
+      : spelled_(std::move(spelled)), reciprocal_(std::move(reciprocal)), paired_(std::move(paired)),
+        maxPower_(maxPower) {}
 
   // `n` as a numeric (double) expression, parenthesized if looser than `min`.
   std::string numeric(const Node* n, int min) const { return wrap(numericRendering(n), min); }
@@ -229,6 +233,7 @@ class CppPrinter::Renderer {
       default:
         break;
     }
+    if (std::string part = paired_ ? paired_(n) : std::string(); !part.empty()) return {part, kPostfix};
     std::string call = cppFunction(n->fn) + "(" + numeric(a, kTernary);
     for (std::uint32_t i = 1; i < n->size; ++i) call += ", " + numeric(n->args[i], kTernary);
     return {call + ")", kPostfix};
@@ -329,6 +334,7 @@ class CppPrinter::Renderer {
 
   Lookup spelled_;
   Lookup reciprocal_;  // the name of 1/B for a base B, if it has one
+  PairLookup paired_;
   int maxPower_;
 };
 
@@ -365,8 +371,27 @@ std::unordered_map<std::uint32_t, std::size_t> lastUses(const std::vector<std::v
   return last;
 }
 
+std::unordered_map<std::uint32_t, const Node*> sinCosPartners(const std::vector<std::vector<Expr>>& blockRoots) {
+  std::vector<Expr> roots;
+  for (const auto& block : blockRoots) roots.insert(roots.end(), block.begin(), block.end());
+  std::unordered_map<std::uint32_t, std::pair<const Node*, const Node*>> byArgument;  // (sin, cos)
+  for (const Node* n : postOrder(roots)) {
+    if (n->kind != Kind::Func || (n->fn != Fn::Sin && n->fn != Fn::Cos)) continue;
+    auto& [sine, cosine] = byArgument[n->args[0]->id];
+    (n->fn == Fn::Sin ? sine : cosine) = n;
+  }
+  std::unordered_map<std::uint32_t, const Node*> partners;
+  for (const auto& [argument, pair] : byArgument) {
+    if (!pair.first || !pair.second) continue;
+    partners[pair.first->id] = pair.second;
+    partners[pair.second->id] = pair.first;
+  }
+  return partners;
+}
+
 CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::string_view tempPrefix,
-                                    std::string_view indent, const std::function<bool(const Node*)>& usedLater) {
+                                    std::string_view indent, const std::function<bool(const Node*)>& usedLater,
+                                    const std::function<const Node*(const Node*)>& partner) {
   std::unordered_map<std::uint32_t, std::string> local;  // this block's temporaries
   auto known = [&](const Node* n) -> const std::string* {
     if (auto it = names_.find(n->id); it != names_.end()) return &it->second;
@@ -399,6 +424,26 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
     return it != denUsers.end() && (it->second >= 2 || later(b));
   };
   auto fresh = [&](const Node* b) { return !reciprocals_.count(b->id) && inverted(b); };
+  auto trig = [&](const Node* n) { return n->kind == Kind::Func && (n->fn == Fn::Sin || n->fn == Fn::Cos); };
+  // The partner of a sin or cos computed here (cos or sin of the same
+  // argument) that a later block needs is computed here too, so the pair
+  // is one call (Options::pairSinCos).
+  if (options_.pairSinCos && partner) {
+    std::set<std::uint32_t> present;
+    for (const Node* n : order) present.insert(n->id);
+    std::vector<const Node*> extended;
+    extended.reserve(order.size());
+    for (const Node* n : order) {
+      extended.push_back(n);
+      if (leaf(n) || !trig(n)) continue;
+      const Node* p = partner(n);
+      if (p && !present.count(p->id) && !known(p) && later(p)) {
+        extended.push_back(p);
+        present.insert(p->id);
+      }
+    }
+    order.swap(extended);
+  }
 
   // A product's factor B^e is a use of the node B^e where that comes
   // earlier (or has a name): it is then computed once and read.
@@ -428,6 +473,23 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
     if (!leaf(n) && later(n)) uses[n->id] += 1;
   }
 
+  // sin(x) and cos(x) both computed here (Options::pairSinCos): each gets a
+  // temporary, and the two are spelled as one call's parts.
+  std::unordered_map<std::uint32_t, const char*> paired;  // by node id: "sin" or "cos"
+  if (options_.pairSinCos) {
+    std::unordered_map<std::uint32_t, std::pair<const Node*, const Node*>> byArgument;  // (sin, cos)
+    for (const Node* n : order) {
+      if (leaf(n) || !trig(n)) continue;
+      auto& [sine, cosine] = byArgument[n->args[0]->id];
+      (n->fn == Fn::Sin ? sine : cosine) = n;
+    }
+    for (const auto& [argument, pair] : byArgument) {
+      if (!pair.first || !pair.second) continue;
+      paired[pair.first->id] = "sin";
+      paired[pair.second->id] = "cos";
+    }
+  }
+
   // Children come first, so a node's inline cost can add its children's.
   Block result;
   std::vector<std::pair<const Node*, bool>> temps;  // (node, is the reciprocal of the node)
@@ -455,7 +517,8 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
     }
     // A call with several results is made once, into a temporary its
     // results read.
-    if (uses[n->id] >= 2 || cost > static_cast<std::size_t>(options_.maxInlineOps) || n->isMultiCall()) {
+    if (uses[n->id] >= 2 || cost > static_cast<std::size_t>(options_.maxInlineOps) || n->isMultiCall() ||
+        paired.count(n->id)) {
       temps.emplace_back(n, false);
       local[n->id] = "";  // a leaf for the renderer from now on; named below
     } else {
@@ -484,7 +547,12 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
     if (auto it = reciprocals_.find(b->id); s && it != reciprocals_.end() && s == &it->second) reused.insert(*s);
     return s;
   };
-  Renderer renderer(spelled, maxPower, reciprocalSpelled);
+  // Each pair's call, by its argument's id: the temporary holding both.
+  std::unordered_map<std::uint32_t, std::string> pairCalls;
+  Renderer renderer(spelled, maxPower, reciprocalSpelled, [&](const Node* n) -> std::string {
+    auto it = paired.find(n->id);
+    return it == paired.end() ? std::string() : pairCalls.at(n->args[0]->id) + "." + it->second;
+  });
   std::string prefix(tempPrefix);
   const std::string inversePrefix = prefix + "inv";
   std::string& code = result.code;
@@ -495,6 +563,16 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
       localReciprocals[n->id] = tempName;
       result.declared.push_back({tempName, "double"});
       continue;
+    }
+    // The first of a sin/cos pair makes the call both read: one call, its
+    // argument read once (a store between two calls could alias it).
+    if (paired.count(n->id) && !pairCalls.count(n->args[0]->id)) {
+      const std::string pairPrefix = prefix + "sc";
+      const std::string name = pairPrefix + std::to_string(nextIndex_[pairPrefix]++);
+      code += std::string(indent) + "const capstan_models::SinCos " + name + " = capstan_models::sinCos(" +
+              renderer.numeric(n->args[0], kTernary) + ");\n";
+      pairCalls[n->args[0]->id] = name;
+      result.declared.push_back({name, "capstan_models::SinCos"});
     }
     std::string rhs = n->isBoolean() ? renderer.boolean(n, kTernary) : renderer.numeric(n, kTernary);
     std::string tempName = prefix + std::to_string(nextIndex_[prefix]++);

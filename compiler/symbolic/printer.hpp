@@ -40,6 +40,10 @@ std::string str(const OpCount& ops);  // "12 adds, 30 muls, 1 div, 2 funcs, 0 ot
 // outputs depend on each node, by node id (a node no block uses is absent).
 std::unordered_map<std::uint32_t, std::size_t> lastUses(const std::vector<std::vector<Expr>>& blockRoots);
 
+// For blocks printed in this order, each sin(x) node's cos(x) node and each
+// cos(x) node's sin(x) node, by node id, where the blocks use both.
+std::unordered_map<std::uint32_t, const Node*> sinCosPartners(const std::vector<std::vector<Expr>>& blockRoots);
+
 // The shortest C++ double literal that reads back as `v` exactly ("0.5",
 // "2.0", "1e-07", "-3.25"); non-finite values use std::numeric_limits.
 std::string formatDouble(double v);
@@ -60,6 +64,12 @@ class CppPrinter {
     // Later blocks refer to temporaries of earlier blocks instead of
     // recomputing them (the caller keeps those in scope).
     bool reuseTemporaries = true;
+    // sin(x) and cos(x) that one block computes both of come from one
+    // call, `const capstan_models::SinCos t0sc = capstan_models::sinCos(x);`
+    // (the generated header defines it), read as `t0sc.sin` and `t0sc.cos`:
+    // clang keeps std::sin and std::cos apart while they may set errno.
+    // Off: std::sin and std::cos.
+    bool pairSinCos = false;
   };
 
   CppPrinter();
@@ -85,8 +95,13 @@ class CppPrinter {
   // will use too: those get temporaries (and a base a later block divides
   // by, its reciprocal) even when this block uses them once, so no later
   // block recomputes them. lastUses() computes it for a list of blocks.
+  // `partner` (optional, with Options::pairSinCos and `usedLater`): for a
+  // sin(x) node the session's cos(x) node, and the reverse, or null; a
+  // partner a later block uses is then computed here, in one call with its
+  // pair. sinCosPartners() computes it for a list of blocks.
   Block block(std::span<const Assignment> outputs, std::string_view tempPrefix = "t",
-              std::string_view indent = "", const std::function<bool(const Node*)>& usedLater = {});
+              std::string_view indent = "", const std::function<bool(const Node*)>& usedLater = {},
+              const std::function<const Node*(const Node*)>& partner = {});
 
   // Forget earlier blocks' temporaries (they went out of scope).
   void endScope() {

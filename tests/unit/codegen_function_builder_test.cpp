@@ -73,9 +73,12 @@ TEST_CASE("zero rows of an output vector are set as one segment, other zeros sta
   nlohmann::json f = fn.finish();
   FunctionBuilder::layOut(f);
   CHECK(f["blocks"][0]["code"].get<std::string>() ==
-        "    perr[0] = std::sin(q[0]);\n"
+        "    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);\n"
+        "    const double t0 = tsc0.sin;\n"
+        "    const double t1 = tsc0.cos;\n"
+        "    perr[0] = t0;\n"
         "    perr.segment<3>(1).setZero();\n"
-        "    perr[4] = std::cos(q[0]);\n"
+        "    perr[4] = t1;\n"
         "    perr[5] = 0.0;\n"
         "    poses[0].p_WB[0] = 0.0;\n"
         "    poses[0].p_WB[1] = 0.0;\n");

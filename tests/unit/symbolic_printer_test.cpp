@@ -181,6 +181,56 @@ TEST_CASE("values later blocks use get temporaries (usedLater, lastUses)") {
   CHECK(c3.reused == std::vector<std::string>{"kinv0"});
 }
 
+TEST_CASE("sin and cos of one angle are one call (pairSinCos, sinCosPartners)") {
+  Pool pool;
+  PoolScope scope(pool);
+  Expr q = Expr::symbol("q"), r = Expr::symbol("r"), u = Expr::symbol("u");
+  std::vector<Assignment> both = {{"a", u * sin(q)}, {"b", cos(q) + sin(r)}};
+  // Off (the default): std::sin and std::cos as before.
+  CHECK(CppPrinter().block(both, "k").code == "a = u*std::sin(q);\nb = std::sin(r) + std::cos(q);\n");
+  // On: the pair in one block shares a call, its argument read once (a
+  // store between two calls could alias it); sin(r), alone, stays std::sin.
+  CppPrinter paired(CppPrinter::Options{.pairSinCos = true});
+  CHECK(paired.block(both, "k").code ==
+        "const capstan_models::SinCos ksc0 = capstan_models::sinCos(q);\n"
+        "const double k0 = ksc0.sin;\n"
+        "const double k1 = ksc0.cos;\n"
+        "a = u*k0;\n"
+        "b = std::sin(r) + k1;\n");
+
+  // Across blocks: cos(q) is needed first, sin(q) only by the third block;
+  // with the partners, the first block computes both, and the third reads it.
+  std::vector<std::vector<Expr>> roots = {{u * cos(q)}, {u * r}, {r * sin(q)}};
+  const auto partners = sinCosPartners(roots);
+  REQUIRE(partners.size() == 2);
+  CHECK(partners.at(cos(q).id()) == sin(q).node());
+  CHECK(partners.at(sin(q).id()) == cos(q).node());
+  CHECK(sinCosPartners({{sin(q)}, {cos(r)}}).empty());
+  const auto last = lastUses(roots);
+  std::size_t k = 0;
+  auto usedLater = [&](const Node* n) {
+    const auto it = last.find(n->id);
+    return it != last.end() && it->second > k;
+  };
+  auto partner = [&](const Node* n) -> const Node* {
+    const auto it = partners.find(n->id);
+    return it == partners.end() ? nullptr : it->second;
+  };
+  CppPrinter session(CppPrinter::Options{.pairSinCos = true});
+  const std::vector<Assignment> first = {{"a", u * cos(q)}}, second = {{"b", u * r}}, third = {{"c", r * sin(q)}};
+  CHECK(session.block(first, "k", "", usedLater, partner).code ==
+        "const capstan_models::SinCos ksc0 = capstan_models::sinCos(q);\n"
+        "const double k0 = ksc0.cos;\n"
+        "const double k1 = ksc0.sin;\n"
+        "a = u*k0;\n");
+  k = 1;
+  CHECK(session.block(second, "k", "", usedLater, partner).code == "b = r*u;\n");
+  k = 2;
+  const CppPrinter::Block b3 = session.block(third, "k", "", usedLater, partner);
+  CHECK(b3.code == "c = r*k1;\n");
+  CHECK(b3.reused == std::vector<std::string>{"k1"});
+}
+
 TEST_CASE("a condition compared with zero is the condition, not a 0/1 round trip") {
   Pool pool;
   PoolScope scope(pool);

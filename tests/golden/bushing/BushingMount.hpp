@@ -14,6 +14,30 @@
 #include <string_view>
 #include <type_traits>
 
+#ifndef CAPSTAN_MODELS_SIN_COS
+#define CAPSTAN_MODELS_SIN_COS
+namespace capstan_models {
+// sin x and cos x in one call, where the code needs both of one angle. g++
+// makes one sincos call of std::sin and std::cos of one argument by itself;
+// clang keeps them apart while they may set errno, so with clang and glibc
+// this calls glibc's sincos.
+struct SinCos {
+  double sin, cos;
+};
+#if defined(__clang__) && defined(__GLIBC__)
+inline SinCos sinCos(double x) {
+  SinCos r;
+  ::sincos(x, &r.sin, &r.cos);
+  return r;
+}
+#else
+inline SinCos sinCos(double x) {
+  return {std::sin(x), std::cos(x)};
+}
+#endif
+}  // namespace capstan_models
+#endif
+
 namespace capstan_models {
 
 class BushingMount {

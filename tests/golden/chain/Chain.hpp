@@ -14,6 +14,30 @@
 #include <string_view>
 #include <type_traits>
 
+#ifndef CAPSTAN_MODELS_SIN_COS
+#define CAPSTAN_MODELS_SIN_COS
+namespace capstan_models {
+// sin x and cos x in one call, where the code needs both of one angle. g++
+// makes one sincos call of std::sin and std::cos of one argument by itself;
+// clang keeps them apart while they may set errno, so with clang and glibc
+// this calls glibc's sincos.
+struct SinCos {
+  double sin, cos;
+};
+#if defined(__clang__) && defined(__GLIBC__)
+inline SinCos sinCos(double x) {
+  SinCos r;
+  ::sincos(x, &r.sin, &r.cos);
+  return r;
+}
+#else
+inline SinCos sinCos(double x) {
+  return {std::sin(x), std::cos(x)};
+}
+#endif
+}  // namespace capstan_models
+#endif
+
 namespace capstan_models {
 
 class Chain {
@@ -289,36 +313,40 @@ class Chain {
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
     refreshDerived();  // the parameter-only values, if params changed
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': mass matrix column
-    const double t0 = std::cos(q[4]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[4]);
+    const double t0 = tsc0.cos;
     const double t1 = derived_.joint_1_M_0_0*t0;
-    const double t2 = std::sin(q[3]);
-    const double t3 = std::sin(q[4]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[3]);
+    const double t2 = tsc1.sin;
+    const double t3 = tsc0.sin;
     const double t4 = derived_.I_KLink5Body[2]*t2*t3;
-    const double t5 = std::cos(q[3]);
+    const double t5 = tsc1.cos;
     const double t6 = derived_.I_KLink5Body[2]*t0;
     const double t7 = derived_.joint_1_M_0_0_c + t6;
     const double t8 = t5*t7;
     const double t9 = -t4 + t8;
     const double t10 = params.link_3_L*t9;
     const double t11 = derived_.joint_1_M_0_0_b - 2.0*t1 - 2.0*t10;
-    const double t12 = std::sin(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t12 = tsc2.sin;
     const double t13 = derived_.I_KLink5Body[2]*t3*t5;
     const double t14 = t2*t7;
     const double t15 = -t13 - t14;
     const double t16 = t12*t15;
-    const double t17 = std::cos(q[2]);
+    const double t17 = tsc2.cos;
     const double t18 = derived_.joint_1_M_0_0_e - t4 + t8;
     const double t19 = derived_.I_KLink3Body[2] + t18;
     const double t20 = t17*t19;
     const double t21 = t16 + t20;
     const double t22 = params.link_2_L*t21;
     const double t23 = derived_.joint_1_M_0_0_d + t11 - 2.0*t22;
-    const double t24 = std::sin(q[1]);
+    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[1]);
+    const double t24 = tsc3.sin;
     const double t25 = t17*t15;
     const double t26 = t12*t19;
     const double t27 = t25 - t26;
     const double t28 = t24*t27;
-    const double t29 = std::cos(q[1]);
+    const double t29 = tsc3.cos;
     const double t30 = derived_.joint_1_M_0_0_g + t16 + t20;
     M(0, 0) = derived_.I_KLink1Body[4] + derived_.joint_1_M_0_0_h +
         (derived_.joint_1_M_0_0_f + t23 - 2.0*params.link_1_L*(t28 +
@@ -400,32 +428,35 @@ class Chain {
     Eigen::Matrix<double, 6, 1> a_KLink5Body;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity in the joint frame
     const double t0 = u[0] + u[1];
-    const double t1 = std::cos(q[1]);
-    const double t2 = params.link_1_L*u[0]*t1;
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const double t1 = tsc0.cos;
+    const double t2 = tsc0.sin;
+    const double t3 = params.link_1_L*u[0]*t1;
     v_KLink2Body[2] = t0;
-    v_KLink2Body[3] = t2;
+    v_KLink2Body[3] = t3;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
-    const double t3 = u[0] + u[1] + u[2];
-    const double t4 = std::sin(q[2]);
-    const double t5 = std::sin(q[1]);
-    const double t6 = params.link_1_L*u[0]*t5;
-    const double t7 = t4*t6;
-    const double t8 = std::cos(q[2]);
+    const double t4 = u[0] + u[1] + u[2];
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[2]);
+    const double t5 = tsc1.sin;
+    const double t6 = params.link_1_L*u[0]*t2;
+    const double t7 = t5*t6;
+    const double t8 = tsc1.cos;
     const double t9 = params.link_2_L*v_KLink2Body[2];
     const double t10 = v_KLink2Body[3] + t9;
     const double t11 = t8*t10;
     const double t12 = -t7 + t11;
     const double t13 = t8*t6;
-    const double t14 = t4*t10;
+    const double t14 = t5*t10;
     const double t15 = -t13 - t14;
-    v_KLink3Body[2] = t3;
+    v_KLink3Body[2] = t4;
     v_KLink3Body[3] = t12;
     v_KLink3Body[4] = t15;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity in the joint frame
     const double t16 = u[3] + v_KLink3Body[2];
-    const double t17 = std::sin(q[3]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[3]);
+    const double t17 = tsc2.sin;
     const double t18 = t17*v_KLink3Body[4];
-    const double t19 = std::cos(q[3]);
+    const double t19 = tsc2.cos;
     const double t20 = params.link_3_L*v_KLink3Body[2];
     const double t21 = t20 - t7 + t11;
     const double t22 = t19*t21;
@@ -438,9 +469,10 @@ class Chain {
     v_KLink4Body[4] = t26;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
     const double t27 = u[3] + u[4] + v_KLink3Body[2];
-    const double t28 = std::sin(q[4]);
+    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[4]);
+    const double t28 = tsc3.sin;
     const double t29 = t28*v_KLink4Body[4];
-    const double t30 = std::cos(q[4]);
+    const double t30 = tsc3.cos;
     const double t31 = params.link_4_L*v_KLink4Body[2];
     const double t32 = t31 + t18 + t22;
     const double t33 = t30*t32;
@@ -452,9 +484,10 @@ class Chain {
     v_KLink5Body[3] = t34;
     v_KLink5Body[4] = t37;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration with udot = 0
-    const double t38 = std::sin(q[0]);
+    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[0]);
+    const double t38 = tsc4.sin;
     const double t39 = params.world_gravity[1]*t38;
-    const double t40 = std::cos(q[0]);
+    const double t40 = tsc4.cos;
     const double t41 = params.world_gravity[0]*t40;
     const double t42 = -t39 - t41;
     const double t43 = params.world_gravity[1]*t40;
@@ -465,10 +498,10 @@ class Chain {
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration with udot = 0
     const double t46 = u[1]*t6;
     const double t47 = t1*a_KLink1Body[3];
-    const double t48 = t5*a_KLink1Body[4];
+    const double t48 = t2*a_KLink1Body[4];
     const double t49 = -t46 + t47 + t48;
     const double t50 = u[1]*v_KLink2Body[3];
-    const double t51 = t5*a_KLink1Body[3];
+    const double t51 = t2*a_KLink1Body[3];
     const double t52 = t1*a_KLink1Body[4];
     const double t53 = -t50 - t51 + t52;
     a_KLink2Body[3] = t49;
@@ -476,10 +509,10 @@ class Chain {
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration with udot = 0
     const double t54 = u[2]*v_KLink3Body[4];
     const double t55 = t8*a_KLink2Body[3];
-    const double t56 = t4*a_KLink2Body[4];
+    const double t56 = t5*a_KLink2Body[4];
     const double t57 = t54 + t55 + t56;
     const double t58 = u[2]*v_KLink3Body[3];
-    const double t59 = t4*a_KLink2Body[3];
+    const double t59 = t5*a_KLink2Body[3];
     const double t60 = t8*a_KLink2Body[4];
     const double t61 = -t58 - t59 + t60;
     a_KLink3Body[3] = t57;
@@ -578,7 +611,7 @@ class Chain {
     const double t140 = t17*t120;
     const double t141 = t138 + t139 + t140;
     const double t142 = t137 + t141;
-    const double t143 = t4*t142;
+    const double t143 = t5*t142;
     const double t144 = t136 - t143;
     const double t145 = params.link_2_L*t144;
     const double t146 = t131 + C[2] + t145;
@@ -587,7 +620,7 @@ class Chain {
     C[0] = -derived_.I_KLink1Body[2]*a_KLink1Body[3] + C[1] +
         params.link_1_L*(t1*(t136 + (params.link_2_m*v_KLink2Body[2]*t6 +
         params.link_2_m*a_KLink2Body[3] - t143)) -
-        t5*(t8*t142 + (v_KLink2Body[2]*t128 + params.link_2_m*a_KLink2Body[4] + t4*t135)));
+        t2*(t8*t142 + (v_KLink2Body[2]*t128 + params.link_2_m*a_KLink2Body[4] + t5*t135)));
   }
 
   // tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`).
@@ -634,32 +667,35 @@ class Chain {
     Eigen::Matrix<double, 6, 1> a_KLink4Body;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity in the joint frame
     const double t0 = u[0] + u[1];
-    const double t1 = std::cos(q[1]);
-    const double t2 = params.link_1_L*u[0]*t1;
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const double t1 = tsc0.cos;
+    const double t2 = tsc0.sin;
+    const double t3 = params.link_1_L*u[0]*t1;
     v_KLink2Body[2] = t0;
-    v_KLink2Body[3] = t2;
+    v_KLink2Body[3] = t3;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
-    const double t3 = u[0] + u[1] + u[2];
-    const double t4 = std::sin(q[2]);
-    const double t5 = std::sin(q[1]);
-    const double t6 = params.link_1_L*u[0]*t5;
-    const double t7 = t4*t6;
-    const double t8 = std::cos(q[2]);
+    const double t4 = u[0] + u[1] + u[2];
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[2]);
+    const double t5 = tsc1.sin;
+    const double t6 = params.link_1_L*u[0]*t2;
+    const double t7 = t5*t6;
+    const double t8 = tsc1.cos;
     const double t9 = params.link_2_L*v_KLink2Body[2];
     const double t10 = v_KLink2Body[3] + t9;
     const double t11 = t8*t10;
     const double t12 = -t7 + t11;
     const double t13 = t8*t6;
-    const double t14 = t4*t10;
+    const double t14 = t5*t10;
     const double t15 = -t13 - t14;
-    v_KLink3Body[2] = t3;
+    v_KLink3Body[2] = t4;
     v_KLink3Body[3] = t12;
     v_KLink3Body[4] = t15;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity in the joint frame
     const double t16 = u[3] + v_KLink3Body[2];
-    const double t17 = std::sin(q[3]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[3]);
+    const double t17 = tsc2.sin;
     const double t18 = t17*v_KLink3Body[4];
-    const double t19 = std::cos(q[3]);
+    const double t19 = tsc2.cos;
     const double t20 = params.link_3_L*v_KLink3Body[2];
     const double t21 = t20 - t7 + t11;
     const double t22 = t19*t21;
@@ -672,9 +708,10 @@ class Chain {
     v_KLink4Body[4] = t26;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
     const double t27 = u[3] + u[4] + v_KLink3Body[2];
-    const double t28 = std::sin(q[4]);
+    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[4]);
+    const double t28 = tsc3.sin;
     const double t29 = t28*v_KLink4Body[4];
-    const double t30 = std::cos(q[4]);
+    const double t30 = tsc3.cos;
     const double t31 = params.link_4_L*v_KLink4Body[2];
     const double t32 = t31 + t18 + t22;
     const double t33 = t30*t32;
@@ -754,14 +791,14 @@ class Chain {
     const double t93 = params.link_3_L*t81*tinv1;
     const double t94 = params.link_3_L*t81*t93;
     const double t95 = t92 - t94;
-    const double t96 = t4*t95;
+    const double t96 = t5*t95;
     const double t97 = t85 - t96;
-    const double t98 = t4*t97;
+    const double t98 = t5*t97;
     const double t99 = params.link_3_m - t66 + t73;
     const double t100 = IAS_KLink3Body(3, 0)*IAS_KLink3Body(3, 0)*tinv1;
     const double t101 = t99 - t100;
     const double t102 = t8*t101;
-    const double t103 = t4*t84;
+    const double t103 = t5*t84;
     const double t104 = t102 - t103;
     const double t105 = t8*t104;
     const double t106 = -t98 + t105;
@@ -772,7 +809,7 @@ class Chain {
     IAS_KLink2Body(2, 0) = t108;
     IAS_KLink2Body(3, 0) = t110;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': articulated inertia
-    const double t111 = t4*t104;
+    const double t111 = t5*t104;
     const double t112 = t8*t97;
     const double t113 = t111 + t112;
     const double tinv2 = 1.0/IAS_KLink2Body(2, 0);
@@ -780,9 +817,9 @@ class Chain {
     const double t115 = params.link_2_L*t114;
     const double t116 = t111 + t112 - t115;
     const double t117 = t1*t116;
-    const double t118 = t4*t101;
+    const double t118 = t5*t101;
     const double t119 = t118 + t85;
-    const double t120 = t4*t119;
+    const double t120 = t5*t119;
     const double t121 = t8*t95;
     const double t122 = t121 + t103;
     const double t123 = t8*t122;
@@ -790,14 +827,14 @@ class Chain {
     const double t125 = params.link_2_L*t113*tinv2;
     const double t126 = params.link_2_L*t113*t125;
     const double t127 = t124 - t126;
-    const double t128 = t5*t127;
+    const double t128 = t2*t127;
     const double t129 = t117 - t128;
-    const double t130 = t5*t129;
+    const double t130 = t2*t129;
     const double t131 = params.link_2_m - t98 + t105;
     const double t132 = tinv2*IAS_KLink2Body(3, 0)*IAS_KLink2Body(3, 0);
     const double t133 = t131 - t132;
     const double t134 = t1*t133;
-    const double t135 = t5*t116;
+    const double t135 = t2*t116;
     const double t136 = t134 - t135;
     const double t137 = t1*t136;
     const double t138 = -t130 + t137;
@@ -810,13 +847,14 @@ class Chain {
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration
     const double tinv3 = 1.0/IAS_KLink1Body(2, 0);
     const double t143 = params.damping*u[0];
-    const double t144 = std::cos(q[0]);
+    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[0]);
+    const double t144 = tsc4.cos;
     const double t145 = params.world_gravity[1]*t144;
-    const double t146 = std::sin(q[0]);
+    const double t146 = tsc4.sin;
     const double t147 = params.world_gravity[0]*t146;
     const double t148 = -t145 + t147;
     const double t149 = t1*t129;
-    const double t150 = t5*t136;
+    const double t150 = t2*t136;
     const double t151 = t149 + t150;
     const double t152 = params.link_1_L*t148*t151;
     const double t153 = params.world_gravity[1]*t146;
@@ -890,19 +928,19 @@ class Chain {
     const double t221 = t217 - t218 + t220;
     const double t222 = IAS_KLink3Body(3, 0)*tinv1*t213;
     const double t223 = t221 - t222;
-    const double t224 = t4*t223;
+    const double t224 = t5*t223;
     const double t225 = t163 + t216 + t224;
     const double t226 = -t158 - t159 + t225;
     const double t227 = params.link_2_m*v_KLink2Body[3]*t6;
     const double t228 = t6*t162;
-    const double t229 = t4*t215;
+    const double t229 = t5*t215;
     const double t230 = t8*t223;
     const double t231 = -t229 + t230;
     const double t232 = params.link_2_L*t231;
     const double t233 = -t227 + t228 + t232;
     const double t234 = t125*t233;
     const double t235 = t226 - t234;
-    const double t236 = t5*t235;
+    const double t236 = t2*t235;
     const double t237 = u[1]*t6*t133;
     const double t238 = u[1]*v_KLink2Body[3]*t116;
     const double t239 = params.link_2_m*v_KLink2Body[2]*t6;
@@ -923,11 +961,11 @@ class Chain {
     const double t251 = t1*a_KLink1Body[4];
     const double t252 = params.link_1_L*tinv3*t247;
     const double t253 = -t153 - t154 + t252;
-    const double t254 = t5*t253;
+    const double t254 = t2*t253;
     const double t255 = -t250 + t251 - t254;
     const double t256 = params.link_2_L*t113*t255;
     const double t257 = u[1]*t6;
-    const double t258 = t5*a_KLink1Body[4];
+    const double t258 = t2*a_KLink1Body[4];
     const double t259 = t1*t253;
     const double t260 = -t257 + t258 + t259;
     const double t261 = IAS_KLink2Body(3, 0)*t260;
@@ -942,7 +980,7 @@ class Chain {
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration
     const double t266 = IAS_KLink3Body(2, 0)*a_KLink2Body[2];
     const double t267 = u[2]*v_KLink3Body[4];
-    const double t268 = t4*a_KLink2Body[4];
+    const double t268 = t5*a_KLink2Body[4];
     const double t269 = params.link_2_L*a_KLink2Body[2];
     const double t270 = a_KLink2Body[3] + t269;
     const double t271 = t8*t270;
@@ -950,7 +988,7 @@ class Chain {
     const double t273 = IAS_KLink3Body(3, 0)*t272;
     const double t274 = u[2]*v_KLink3Body[3];
     const double t275 = t8*a_KLink2Body[4];
-    const double t276 = t4*t270;
+    const double t276 = t5*t270;
     const double t277 = -t274 + t275 - t276;
     const double t278 = params.link_3_L*t81*t277;
     const double t279 = t266 + t273 + t278;
@@ -1032,32 +1070,35 @@ class Chain {
     Eigen::Matrix<double, 6, 1> a_KLink4Body;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity in the joint frame
     const double t0 = u[0] + u[1];
-    const double t1 = std::cos(q[1]);
-    const double t2 = params.link_1_L*u[0]*t1;
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const double t1 = tsc0.cos;
+    const double t2 = tsc0.sin;
+    const double t3 = params.link_1_L*u[0]*t1;
     v_KLink2Body[2] = t0;
-    v_KLink2Body[3] = t2;
+    v_KLink2Body[3] = t3;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
-    const double t3 = u[0] + u[1] + u[2];
-    const double t4 = std::sin(q[2]);
-    const double t5 = std::sin(q[1]);
-    const double t6 = params.link_1_L*u[0]*t5;
-    const double t7 = t4*t6;
-    const double t8 = std::cos(q[2]);
+    const double t4 = u[0] + u[1] + u[2];
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[2]);
+    const double t5 = tsc1.sin;
+    const double t6 = params.link_1_L*u[0]*t2;
+    const double t7 = t5*t6;
+    const double t8 = tsc1.cos;
     const double t9 = params.link_2_L*v_KLink2Body[2];
     const double t10 = v_KLink2Body[3] + t9;
     const double t11 = t8*t10;
     const double t12 = -t7 + t11;
     const double t13 = t8*t6;
-    const double t14 = t4*t10;
+    const double t14 = t5*t10;
     const double t15 = -t13 - t14;
-    v_KLink3Body[2] = t3;
+    v_KLink3Body[2] = t4;
     v_KLink3Body[3] = t12;
     v_KLink3Body[4] = t15;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity in the joint frame
     const double t16 = u[3] + v_KLink3Body[2];
-    const double t17 = std::sin(q[3]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[3]);
+    const double t17 = tsc2.sin;
     const double t18 = t17*v_KLink3Body[4];
-    const double t19 = std::cos(q[3]);
+    const double t19 = tsc2.cos;
     const double t20 = params.link_3_L*v_KLink3Body[2];
     const double t21 = t20 - t7 + t11;
     const double t22 = t19*t21;
@@ -1070,9 +1111,10 @@ class Chain {
     v_KLink4Body[4] = t26;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
     const double t27 = u[3] + u[4] + v_KLink3Body[2];
-    const double t28 = std::sin(q[4]);
+    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[4]);
+    const double t28 = tsc3.sin;
     const double t29 = t28*v_KLink4Body[4];
-    const double t30 = std::cos(q[4]);
+    const double t30 = tsc3.cos;
     const double t31 = params.link_4_L*v_KLink4Body[2];
     const double t32 = t31 + t18 + t22;
     const double t33 = t30*t32;
@@ -1098,19 +1140,20 @@ class Chain {
     const double t49 = v_KLink4Body[4]*t48;
     const double t50 = -fext[3][2] + t45 - t49;
     const double t51 = params.link_5_m*u[4]*v_KLink5Body[3];
-    const double t52 = std::cos(q[0]);
-    const double t53 = t5*t52;
-    const double t54 = std::sin(q[0]);
+    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[0]);
+    const double t52 = tsc4.cos;
+    const double t53 = t2*t52;
+    const double t54 = tsc4.sin;
     const double t55 = t54*t1;
     const double t56 = t53 + t55;
     const double t57 = t8*t56;
-    const double t58 = t5*t54;
+    const double t58 = t2*t54;
     const double t59 = t1*t52;
     const double t60 = -t58 + t59;
-    const double t61 = t4*t60;
+    const double t61 = t5*t60;
     const double t62 = t57 + t61;
     const double t63 = t19*t62;
-    const double t64 = t4*t56;
+    const double t64 = t5*t56;
     const double t65 = t8*t60;
     const double t66 = -t64 + t65;
     const double t67 = t17*t66;
@@ -1126,7 +1169,7 @@ class Chain {
     const double t77 = t8*t76;
     const double t78 = -t61 + t77;
     const double t79 = t19*t78;
-    const double t80 = t4*t76;
+    const double t80 = t5*t76;
     const double t81 = t65 + t80;
     const double t82 = t17*t81;
     const double t83 = t79 - t82;
@@ -1252,14 +1295,14 @@ class Chain {
     const double t193 = params.link_3_L*t181*tinv1;
     const double t194 = params.link_3_L*t181*t193;
     const double t195 = t192 - t194;
-    const double t196 = t4*t195;
+    const double t196 = t5*t195;
     const double t197 = t185 - t196;
-    const double t198 = t4*t197;
+    const double t198 = t5*t197;
     const double t199 = params.link_3_m - t133 + t140;
     const double t200 = IAS_KLink3Body(3, 0)*IAS_KLink3Body(3, 0)*tinv1;
     const double t201 = t199 - t200;
     const double t202 = t8*t201;
-    const double t203 = t4*t184;
+    const double t203 = t5*t184;
     const double t204 = t202 - t203;
     const double t205 = t8*t204;
     const double t206 = -t198 + t205;
@@ -1296,7 +1339,7 @@ class Chain {
     const double t237 = t228 - t229 + t236;
     const double t238 = t193*tauA_KLink3Body[0];
     const double t239 = t237 + t238;
-    const double t240 = t4*t239;
+    const double t240 = t5*t239;
     const double t241 = t227 - t240;
     const double t242 = params.link_2_L*t241;
     const double t243 = -t216 - t242;
@@ -1304,7 +1347,7 @@ class Chain {
     IAS_KLink2Body(3, 0) = t210;
     tauA_KLink2Body[0] = t243;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': articulated inertia
-    const double t244 = t4*t204;
+    const double t244 = t5*t204;
     const double t245 = t8*t197;
     const double t246 = t244 + t245;
     const double tinv2 = 1.0/IAS_KLink2Body(2, 0);
@@ -1312,9 +1355,9 @@ class Chain {
     const double t248 = params.link_2_L*t247;
     const double t249 = t244 + t245 - t248;
     const double t250 = t1*t249;
-    const double t251 = t4*t201;
+    const double t251 = t5*t201;
     const double t252 = t251 + t185;
-    const double t253 = t4*t252;
+    const double t253 = t5*t252;
     const double t254 = t8*t195;
     const double t255 = t254 + t203;
     const double t256 = t8*t255;
@@ -1322,14 +1365,14 @@ class Chain {
     const double t258 = params.link_2_L*t246*tinv2;
     const double t259 = params.link_2_L*t246*t258;
     const double t260 = t257 - t259;
-    const double t261 = t5*t260;
+    const double t261 = t2*t260;
     const double t262 = t250 - t261;
-    const double t263 = t5*t262;
+    const double t263 = t2*t262;
     const double t264 = params.link_2_m - t198 + t205;
     const double t265 = tinv2*IAS_KLink2Body(3, 0)*IAS_KLink2Body(3, 0);
     const double t266 = t264 - t265;
     const double t267 = t1*t266;
-    const double t268 = t5*t249;
+    const double t268 = t2*t249;
     const double t269 = t267 - t268;
     const double t270 = t1*t269;
     const double t271 = -t263 + t270;
@@ -1344,13 +1387,13 @@ class Chain {
     const double t280 = fext[1][3]*t76;
     const double t281 = v_KLink2Body[2]*t214;
     const double t282 = -t279 - t280 + t281;
-    const double t283 = t4*t226;
+    const double t283 = t5*t226;
     const double t284 = t8*t239;
     const double t285 = t282 + t283 + t284;
     const double t286 = -t277 - t278 + t285;
     const double t287 = t258*tauA_KLink2Body[0];
     const double t288 = t286 + t287;
-    const double t289 = t5*t288;
+    const double t289 = t2*t288;
     const double t290 = u[1]*t6*t266;
     const double t291 = u[1]*v_KLink2Body[3]*t249;
     const double t292 = params.link_2_m*v_KLink2Body[2]*t6;
@@ -1374,7 +1417,7 @@ class Chain {
     const double t305 = params.world_gravity[0]*t54;
     const double t306 = -t304 + t305;
     const double t307 = t1*t262;
-    const double t308 = t5*t269;
+    const double t308 = t2*t269;
     const double t309 = t307 + t308;
     const double t310 = params.link_1_L*t306*t309;
     const double t311 = params.world_gravity[1]*t54;
@@ -1391,11 +1434,11 @@ class Chain {
     const double t319 = t1*a_KLink1Body[4];
     const double t320 = params.link_1_L*tinv3*t315;
     const double t321 = -t311 - t312 + t320;
-    const double t322 = t5*t321;
+    const double t322 = t2*t321;
     const double t323 = -t318 + t319 - t322;
     const double t324 = params.link_2_L*t246*t323;
     const double t325 = u[1]*t6;
-    const double t326 = t5*a_KLink1Body[4];
+    const double t326 = t2*a_KLink1Body[4];
     const double t327 = t1*t321;
     const double t328 = -t325 + t326 + t327;
     const double t329 = IAS_KLink2Body(3, 0)*t328;
@@ -1413,11 +1456,11 @@ class Chain {
     const double t336 = t8*a_KLink2Body[4];
     const double t337 = params.link_2_L*a_KLink2Body[2];
     const double t338 = a_KLink2Body[3] + t337;
-    const double t339 = t4*t338;
+    const double t339 = t5*t338;
     const double t340 = -t335 + t336 - t339;
     const double t341 = params.link_3_L*t181*t340;
     const double t342 = u[2]*v_KLink3Body[4];
-    const double t343 = t4*a_KLink2Body[4];
+    const double t343 = t5*a_KLink2Body[4];
     const double t344 = t8*t338;
     const double t345 = t342 + t343 + t344;
     const double t346 = IAS_KLink3Body(3, 0)*t345;
@@ -1484,32 +1527,35 @@ class Chain {
     Eigen::Matrix<double, 6, 1> a_KLink5Body;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity in the joint frame
     const double t0 = u[0] + u[1];
-    const double t1 = std::cos(q[1]);
-    const double t2 = params.link_1_L*u[0]*t1;
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const double t1 = tsc0.cos;
+    const double t2 = tsc0.sin;
+    const double t3 = params.link_1_L*u[0]*t1;
     v_KLink2Body[2] = t0;
-    v_KLink2Body[3] = t2;
+    v_KLink2Body[3] = t3;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
-    const double t3 = u[0] + u[1] + u[2];
-    const double t4 = std::sin(q[2]);
-    const double t5 = std::sin(q[1]);
-    const double t6 = params.link_1_L*u[0]*t5;
-    const double t7 = t4*t6;
-    const double t8 = std::cos(q[2]);
+    const double t4 = u[0] + u[1] + u[2];
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[2]);
+    const double t5 = tsc1.sin;
+    const double t6 = params.link_1_L*u[0]*t2;
+    const double t7 = t5*t6;
+    const double t8 = tsc1.cos;
     const double t9 = params.link_2_L*v_KLink2Body[2];
     const double t10 = v_KLink2Body[3] + t9;
     const double t11 = t8*t10;
     const double t12 = -t7 + t11;
     const double t13 = t8*t6;
-    const double t14 = t4*t10;
+    const double t14 = t5*t10;
     const double t15 = -t13 - t14;
-    v_KLink3Body[2] = t3;
+    v_KLink3Body[2] = t4;
     v_KLink3Body[3] = t12;
     v_KLink3Body[4] = t15;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity in the joint frame
     const double t16 = u[3] + v_KLink3Body[2];
-    const double t17 = std::sin(q[3]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[3]);
+    const double t17 = tsc2.sin;
     const double t18 = t17*v_KLink3Body[4];
-    const double t19 = std::cos(q[3]);
+    const double t19 = tsc2.cos;
     const double t20 = params.link_3_L*v_KLink3Body[2];
     const double t21 = t20 - t7 + t11;
     const double t22 = t19*t21;
@@ -1522,9 +1568,10 @@ class Chain {
     v_KLink4Body[4] = t26;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
     const double t27 = u[3] + u[4] + v_KLink3Body[2];
-    const double t28 = std::sin(q[4]);
+    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[4]);
+    const double t28 = tsc3.sin;
     const double t29 = t28*v_KLink4Body[4];
-    const double t30 = std::cos(q[4]);
+    const double t30 = tsc3.cos;
     const double t31 = params.link_4_L*v_KLink4Body[2];
     const double t32 = t31 + t18 + t22;
     const double t33 = t30*t32;
@@ -1536,9 +1583,10 @@ class Chain {
     v_KLink5Body[3] = t34;
     v_KLink5Body[4] = t37;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration
-    const double t38 = std::sin(q[0]);
+    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[0]);
+    const double t38 = tsc4.sin;
     const double t39 = params.world_gravity[1]*t38;
-    const double t40 = std::cos(q[0]);
+    const double t40 = tsc4.cos;
     const double t41 = params.world_gravity[0]*t40;
     const double t42 = -t39 - t41;
     const double t43 = params.world_gravity[1]*t40;
@@ -1549,14 +1597,14 @@ class Chain {
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration
     const double t46 = udot[0] + udot[1];
     const double t47 = u[1]*t6;
-    const double t48 = t5*a_KLink1Body[4];
+    const double t48 = t2*a_KLink1Body[4];
     const double t49 = params.link_1_L*udot[0];
     const double t50 = t49 - t39 - t41;
     const double t51 = t1*t50;
     const double t52 = -t47 + t48 + t51;
     const double t53 = u[1]*v_KLink2Body[3];
     const double t54 = t1*a_KLink1Body[4];
-    const double t55 = t5*t50;
+    const double t55 = t2*t50;
     const double t56 = -t53 + t54 - t55;
     a_KLink2Body[2] = t46;
     a_KLink2Body[3] = t52;
@@ -1564,14 +1612,14 @@ class Chain {
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration
     const double t57 = udot[0] + udot[1] + udot[2];
     const double t58 = u[2]*v_KLink3Body[4];
-    const double t59 = t4*a_KLink2Body[4];
+    const double t59 = t5*a_KLink2Body[4];
     const double t60 = params.link_2_L*a_KLink2Body[2];
     const double t61 = t60 + a_KLink2Body[3];
     const double t62 = t8*t61;
     const double t63 = t58 + t59 + t62;
     const double t64 = u[2]*v_KLink3Body[3];
     const double t65 = t8*a_KLink2Body[4];
-    const double t66 = t4*t61;
+    const double t66 = t5*t61;
     const double t67 = -t64 + t65 - t66;
     a_KLink3Body[2] = t57;
     a_KLink3Body[3] = t63;
@@ -1686,7 +1734,7 @@ class Chain {
     const double t160 = t157 + t158 + t159;
     const double t161 = t19*t138;
     const double t162 = t160 + t161;
-    const double t163 = t4*t162;
+    const double t163 = t5*t162;
     const double t164 = t156 - t163;
     const double t165 = params.link_2_L*t164;
     tau[1] = t150 + t165;
@@ -1695,7 +1743,7 @@ class Chain {
         derived_.I_KLink1Body[2]*a_KLink1Body[3] + t150 + t165 +
         params.link_1_L*(t1*(-derived_.I_KLink2Body[2]*a_KLink2Body[2] +
         params.link_2_m*v_KLink2Body[2]*t6 + params.link_2_m*a_KLink2Body[3] + t156 - t163) -
-        t5*(t8*t162 + (v_KLink2Body[2]*t146 + params.link_2_m*a_KLink2Body[4] + t4*t155)));
+        t2*(t8*t162 + (v_KLink2Body[2]*t146 + params.link_2_m*a_KLink2Body[4] + t5*t155)));
     tau[0] = t166;
   }
 
@@ -1718,8 +1766,9 @@ class Chain {
   // (23 adds, 34 muls, 0 divs, 10 calls, 0 other)
   void bodyPoses([[maybe_unused]] const Q& q, BodyPoses& poses) const {
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     poses[0].R_WB(0, 0) = t0;
     poses[0].R_WB(0, 1) = -t1;
     poses[0].R_WB(0, 2) = 0.0;
@@ -1733,9 +1782,10 @@ class Chain {
     poses[0].p_WB[1] = 0.0;
     poses[0].p_WB[2] = 0.0;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*poses[0].R_WB(1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*poses[0].R_WB(0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*poses[0].R_WB(0, 0);
@@ -1757,9 +1807,10 @@ class Chain {
     poses[1].p_WB[1] = -t12;
     poses[1].p_WB[2] = 0.0;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const double t13 = std::cos(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t13 = tsc2.cos;
     const double t14 = t13*poses[1].R_WB(0, 0);
-    const double t15 = std::sin(q[2]);
+    const double t15 = tsc2.sin;
     const double t16 = t15*poses[1].R_WB(0, 1);
     const double t17 = t14 + t16;
     const double t18 = t15*poses[1].R_WB(0, 0);
@@ -1784,9 +1835,10 @@ class Chain {
     poses[2].p_WB[1] = -t12 - t26;
     poses[2].p_WB[2] = 0.0;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
-    const double t27 = std::cos(q[3]);
+    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
+    const double t27 = tsc3.cos;
     const double t28 = t27*poses[2].R_WB(0, 0);
-    const double t29 = std::sin(q[3]);
+    const double t29 = tsc3.sin;
     const double t30 = t29*poses[2].R_WB(0, 1);
     const double t31 = t28 + t30;
     const double t32 = t27*poses[2].R_WB(0, 1);
@@ -1815,8 +1867,9 @@ class Chain {
     poses[3].p_WB[1] = t44;
     poses[3].p_WB[2] = 0.0;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const double t45 = std::sin(q[4]);
-    const double t46 = std::cos(q[4]);
+    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
+    const double t45 = tsc4.sin;
+    const double t46 = tsc4.cos;
     poses[4].R_WB(0, 0) = t45*poses[3].R_WB(0, 1) + t46*poses[3].R_WB(0, 0);
     poses[4].R_WB(0, 1) = t46*poses[3].R_WB(0, 1) - t45*poses[3].R_WB(0, 0);
     poses[4].R_WB(0, 2) = 0.0;
@@ -1842,14 +1895,16 @@ class Chain {
     Eigen::Matrix3d R_WLink4Body;  // R_WB of 'link[4].body'
     Eigen::Vector3d p_WLink4Body;  // p_WoBo_W of 'link[4].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WLink1Body(0, 0) = t0;
     R_WLink1Body(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body(1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*R_WLink1Body(0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*R_WLink1Body(0, 0);
@@ -1862,9 +1917,10 @@ class Chain {
     R_WLink2Body(1, 0) = t10;
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const double t12 = std::cos(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t12 = tsc2.cos;
     const double t13 = t12*R_WLink2Body(0, 0);
-    const double t14 = std::sin(q[2]);
+    const double t14 = tsc2.sin;
     const double t15 = t14*R_WLink2Body(0, 1);
     const double t16 = t13 + t15;
     const double t17 = t14*R_WLink2Body(0, 0);
@@ -1879,9 +1935,10 @@ class Chain {
     R_WLink3Body(1, 0) = t21;
     R_WLink3Body(1, 1) = t23;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
-    const double t24 = std::cos(q[3]);
+    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
+    const double t24 = tsc3.cos;
     const double t25 = t24*R_WLink3Body(0, 1);
-    const double t26 = std::sin(q[3]);
+    const double t26 = tsc3.sin;
     const double t27 = t26*R_WLink3Body(0, 0);
     const double t28 = t25 - t27;
     const double t29 = t26*R_WLink3Body(1, 0);
@@ -1971,14 +2028,16 @@ class Chain {
     Eigen::Vector3d v_WLink5Body;  // v_WBo of 'link[5].body'
     double ke = 0.0;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WLink1Body(0, 0) = t0;
     R_WLink1Body(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body(1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*R_WLink1Body(0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*R_WLink1Body(0, 0);
@@ -1991,9 +2050,10 @@ class Chain {
     R_WLink2Body(1, 0) = t10;
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const double t12 = std::cos(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t12 = tsc2.cos;
     const double t13 = t12*R_WLink2Body(0, 0);
-    const double t14 = std::sin(q[2]);
+    const double t14 = tsc2.sin;
     const double t15 = t14*R_WLink2Body(0, 1);
     const double t16 = t13 + t15;
     const double t17 = t14*R_WLink2Body(0, 0);
@@ -2008,9 +2068,10 @@ class Chain {
     R_WLink3Body(1, 0) = t21;
     R_WLink3Body(1, 1) = t23;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
-    const double t24 = std::cos(q[3]);
+    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
+    const double t24 = tsc3.cos;
     const double t25 = t24*R_WLink3Body(0, 0);
-    const double t26 = std::sin(q[3]);
+    const double t26 = tsc3.sin;
     const double t27 = t26*R_WLink3Body(0, 1);
     const double t28 = t25 + t27;
     const double t29 = t24*R_WLink3Body(0, 1);
@@ -2036,9 +2097,10 @@ class Chain {
     p_WLink4Body[0] = t40;
     p_WLink4Body[1] = t44;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const double t45 = std::cos(q[4]);
+    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
+    const double t45 = tsc4.cos;
     const double t46 = t45*R_WLink4Body(0, 1);
-    const double t47 = std::sin(q[4]);
+    const double t47 = tsc4.sin;
     const double t48 = t47*R_WLink4Body(0, 0);
     const double t49 = t46 - t48;
     const double t50 = t47*R_WLink4Body(1, 0);
@@ -2128,14 +2190,16 @@ class Chain {
     Eigen::Matrix3d R_WLink5Body;  // R_WB of 'link[5].body'
     double pe = 0.0;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WLink1Body(0, 0) = t0;
     R_WLink1Body(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body(1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*R_WLink1Body(0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*R_WLink1Body(0, 0);
@@ -2148,9 +2212,10 @@ class Chain {
     R_WLink2Body(1, 0) = t10;
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const double t12 = std::cos(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t12 = tsc2.cos;
     const double t13 = t12*R_WLink2Body(0, 0);
-    const double t14 = std::sin(q[2]);
+    const double t14 = tsc2.sin;
     const double t15 = t14*R_WLink2Body(0, 1);
     const double t16 = t13 + t15;
     const double t17 = t14*R_WLink2Body(0, 0);
@@ -2165,9 +2230,10 @@ class Chain {
     R_WLink3Body(1, 0) = t21;
     R_WLink3Body(1, 1) = t23;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
-    const double t24 = std::cos(q[3]);
+    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
+    const double t24 = tsc3.cos;
     const double t25 = t24*R_WLink3Body(0, 0);
-    const double t26 = std::sin(q[3]);
+    const double t26 = tsc3.sin;
     const double t27 = t26*R_WLink3Body(0, 1);
     const double t28 = t25 + t27;
     const double t29 = t24*R_WLink3Body(0, 1);
@@ -2193,9 +2259,10 @@ class Chain {
     p_WLink4Body[0] = t40;
     p_WLink4Body[1] = t44;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const double t45 = std::cos(q[4]);
+    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
+    const double t45 = tsc4.cos;
     const double t46 = t45*R_WLink4Body(0, 1);
-    const double t47 = std::sin(q[4]);
+    const double t47 = tsc4.sin;
     const double t48 = t47*R_WLink4Body(0, 0);
     const double t49 = t46 - t48;
     const double t50 = t47*R_WLink4Body(1, 0);
@@ -2256,8 +2323,9 @@ class Chain {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WLink1Body(0, 0) = t0;
     R_WLink1Body(1, 0) = t1;
     // J_WF: the joints from World to 'link[1].body', each shifted to Fo
@@ -2279,14 +2347,16 @@ class Chain {
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WLink1Body(0, 0) = t0;
     R_WLink1Body(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body(1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*R_WLink1Body(0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*R_WLink1Body(0, 0);
@@ -2325,14 +2395,16 @@ class Chain {
     Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
     Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WLink1Body(0, 0) = t0;
     R_WLink1Body(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body(1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*R_WLink1Body(0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*R_WLink1Body(0, 0);
@@ -2345,9 +2417,10 @@ class Chain {
     R_WLink2Body(1, 0) = t10;
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const double t12 = std::cos(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t12 = tsc2.cos;
     const double t13 = t12*R_WLink2Body(0, 0);
-    const double t14 = std::sin(q[2]);
+    const double t14 = tsc2.sin;
     const double t15 = t14*R_WLink2Body(0, 1);
     const double t16 = t13 + t15;
     const double t17 = t14*R_WLink2Body(0, 0);
@@ -2396,14 +2469,16 @@ class Chain {
     Eigen::Matrix3d R_WLink4Body;  // R_WB of 'link[4].body'
     Eigen::Vector3d p_WLink4Body;  // p_WoBo_W of 'link[4].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WLink1Body(0, 0) = t0;
     R_WLink1Body(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body(1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*R_WLink1Body(0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*R_WLink1Body(0, 0);
@@ -2416,9 +2491,10 @@ class Chain {
     R_WLink2Body(1, 0) = t10;
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const double t12 = std::cos(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t12 = tsc2.cos;
     const double t13 = t12*R_WLink2Body(0, 0);
-    const double t14 = std::sin(q[2]);
+    const double t14 = tsc2.sin;
     const double t15 = t14*R_WLink2Body(0, 1);
     const double t16 = t13 + t15;
     const double t17 = t14*R_WLink2Body(0, 0);
@@ -2433,9 +2509,10 @@ class Chain {
     R_WLink3Body(1, 0) = t21;
     R_WLink3Body(1, 1) = t23;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
-    const double t24 = std::cos(q[3]);
+    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
+    const double t24 = tsc3.cos;
     const double t25 = t24*R_WLink3Body(0, 0);
-    const double t26 = std::sin(q[3]);
+    const double t26 = tsc3.sin;
     const double t27 = t26*R_WLink3Body(0, 1);
     const double t28 = t25 + t27;
     const double t29 = t24*R_WLink3Body(0, 1);
@@ -2496,14 +2573,16 @@ class Chain {
     Eigen::Vector3d p_WLink4Body;  // p_WoBo_W of 'link[4].body'
     Eigen::Matrix3d R_WLink5Body;  // R_WB of 'link[5].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WLink1Body(0, 0) = t0;
     R_WLink1Body(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body(1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*R_WLink1Body(0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*R_WLink1Body(0, 0);
@@ -2516,9 +2595,10 @@ class Chain {
     R_WLink2Body(1, 0) = t10;
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const double t12 = std::cos(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t12 = tsc2.cos;
     const double t13 = t12*R_WLink2Body(0, 0);
-    const double t14 = std::sin(q[2]);
+    const double t14 = tsc2.sin;
     const double t15 = t14*R_WLink2Body(0, 1);
     const double t16 = t13 + t15;
     const double t17 = t14*R_WLink2Body(0, 0);
@@ -2533,9 +2613,10 @@ class Chain {
     R_WLink3Body(1, 0) = t21;
     R_WLink3Body(1, 1) = t23;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
-    const double t24 = std::cos(q[3]);
+    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
+    const double t24 = tsc3.cos;
     const double t25 = t24*R_WLink3Body(0, 0);
-    const double t26 = std::sin(q[3]);
+    const double t26 = tsc3.sin;
     const double t27 = t26*R_WLink3Body(0, 1);
     const double t28 = t25 + t27;
     const double t29 = t24*R_WLink3Body(0, 1);
@@ -2561,9 +2642,10 @@ class Chain {
     p_WLink4Body[0] = t40;
     p_WLink4Body[1] = t44;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const double t45 = std::sin(q[4]);
+    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
+    const double t45 = tsc4.sin;
     const double t46 = t45*R_WLink4Body(0, 1);
-    const double t47 = std::cos(q[4]);
+    const double t47 = tsc4.cos;
     const double t48 = t47*R_WLink4Body(0, 0);
     const double t49 = t46 + t48;
     const double t50 = t47*R_WLink4Body(0, 1);
@@ -2612,8 +2694,9 @@ class Chain {
                                   SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WLink1Body(0, 0) = t0;
     R_WLink1Body(1, 0) = t1;
     // Jdot_WF u: the acceleration of Fo at udot = 0
@@ -2635,14 +2718,16 @@ class Chain {
     Eigen::Vector3d w_WLink2Body;  // w_WB of 'link[2].body'
     Eigen::Vector3d v_WLink2Body;  // v_WBo of 'link[2].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WLink1Body(0, 0) = t0;
     R_WLink1Body(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body(1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*R_WLink1Body(0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*R_WLink1Body(0, 0);
@@ -2684,14 +2769,16 @@ class Chain {
     Eigen::Vector3d v_WLink2Body;  // v_WBo of 'link[2].body'
     Eigen::Vector3d w_WLink3Body;  // w_WB of 'link[3].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WLink1Body(0, 0) = t0;
     R_WLink1Body(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body(1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*R_WLink1Body(0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*R_WLink1Body(0, 0);
@@ -2702,9 +2789,10 @@ class Chain {
     R_WLink2Body(0, 1) = t9;
     R_WLink2Body(1, 0) = t10;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const double t11 = std::cos(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t11 = tsc2.cos;
     const double t12 = t11*R_WLink2Body(0, 0);
-    const double t13 = std::sin(q[2]);
+    const double t13 = tsc2.sin;
     const double t14 = t13*R_WLink2Body(0, 1);
     const double t15 = t12 + t14;
     const double t16 = t13*R_WLink2Body(0, 0);
@@ -2759,14 +2847,16 @@ class Chain {
     Eigen::Vector3d w_WLink3Body;  // w_WB of 'link[3].body'
     Eigen::Vector3d w_WLink4Body;  // w_WB of 'link[4].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WLink1Body(0, 0) = t0;
     R_WLink1Body(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body(1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*R_WLink1Body(0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*R_WLink1Body(0, 0);
@@ -2779,9 +2869,10 @@ class Chain {
     R_WLink2Body(1, 0) = t10;
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const double t12 = std::cos(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t12 = tsc2.cos;
     const double t13 = t12*R_WLink2Body(0, 0);
-    const double t14 = std::sin(q[2]);
+    const double t14 = tsc2.sin;
     const double t15 = t14*R_WLink2Body(0, 1);
     const double t16 = t13 + t15;
     const double t17 = t14*R_WLink2Body(0, 0);
@@ -2796,9 +2887,10 @@ class Chain {
     R_WLink3Body(1, 0) = t21;
     R_WLink3Body(1, 1) = t23;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
-    const double t24 = std::cos(q[3]);
+    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
+    const double t24 = tsc3.cos;
     const double t25 = t24*R_WLink3Body(0, 0);
-    const double t26 = std::sin(q[3]);
+    const double t26 = tsc3.sin;
     const double t27 = t26*R_WLink3Body(0, 1);
     const double t28 = t25 + t27;
     const double t29 = t24*R_WLink3Body(0, 1);
@@ -2870,14 +2962,16 @@ class Chain {
     Eigen::Vector3d w_WLink4Body;  // w_WB of 'link[4].body'
     Eigen::Vector3d w_WLink5Body;  // w_WB of 'link[5].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WLink1Body(0, 0) = t0;
     R_WLink1Body(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body(1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*R_WLink1Body(0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*R_WLink1Body(0, 0);
@@ -2890,9 +2984,10 @@ class Chain {
     R_WLink2Body(1, 0) = t10;
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const double t12 = std::cos(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t12 = tsc2.cos;
     const double t13 = t12*R_WLink2Body(0, 0);
-    const double t14 = std::sin(q[2]);
+    const double t14 = tsc2.sin;
     const double t15 = t14*R_WLink2Body(0, 1);
     const double t16 = t13 + t15;
     const double t17 = t14*R_WLink2Body(0, 0);
@@ -2907,9 +3002,10 @@ class Chain {
     R_WLink3Body(1, 0) = t21;
     R_WLink3Body(1, 1) = t23;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
-    const double t24 = std::cos(q[3]);
+    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
+    const double t24 = tsc3.cos;
     const double t25 = t24*R_WLink3Body(0, 0);
-    const double t26 = std::sin(q[3]);
+    const double t26 = tsc3.sin;
     const double t27 = t26*R_WLink3Body(0, 1);
     const double t28 = t25 + t27;
     const double t29 = t24*R_WLink3Body(0, 1);
@@ -2935,9 +3031,10 @@ class Chain {
     p_WLink4Body[0] = t40;
     p_WLink4Body[1] = t44;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const double t45 = std::sin(q[4]);
+    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
+    const double t45 = tsc4.sin;
     const double t46 = t45*R_WLink4Body(0, 1);
-    const double t47 = std::cos(q[4]);
+    const double t47 = tsc4.cos;
     const double t48 = t47*R_WLink4Body(0, 0);
     const double t49 = t46 + t48;
     const double t50 = t47*R_WLink4Body(0, 1);
@@ -2993,8 +3090,9 @@ class Chain {
   void frameKinematics([[maybe_unused]] const Q& q, FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     k.R_WB[0](0, 0) = t0;
     k.R_WB[0](0, 1) = -t1;
     k.R_WB[0](0, 2) = 0.0;
@@ -3009,9 +3107,10 @@ class Chain {
     k.p_WB[0][2] = 0.0;
     k.H_W(2, 0) = 1.0;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*k.R_WB[0](1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*k.R_WB[0](0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*k.R_WB[0](0, 0);
@@ -3034,9 +3133,10 @@ class Chain {
     k.p_WB[1][2] = 0.0;
     k.H_W(2, 1) = 1.0;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const double t13 = std::cos(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t13 = tsc2.cos;
     const double t14 = t13*k.R_WB[1](0, 0);
-    const double t15 = std::sin(q[2]);
+    const double t15 = tsc2.sin;
     const double t16 = t15*k.R_WB[1](0, 1);
     const double t17 = t14 + t16;
     const double t18 = t15*k.R_WB[1](0, 0);
@@ -3062,9 +3162,10 @@ class Chain {
     k.p_WB[2][2] = 0.0;
     k.H_W(2, 2) = 1.0;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
-    const double t27 = std::cos(q[3]);
+    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
+    const double t27 = tsc3.cos;
     const double t28 = t27*k.R_WB[2](0, 0);
-    const double t29 = std::sin(q[3]);
+    const double t29 = tsc3.sin;
     const double t30 = t29*k.R_WB[2](0, 1);
     const double t31 = t28 + t30;
     const double t32 = t27*k.R_WB[2](0, 1);
@@ -3094,8 +3195,9 @@ class Chain {
     k.p_WB[3][2] = 0.0;
     k.H_W(2, 3) = 1.0;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const double t45 = std::sin(q[4]);
-    const double t46 = std::cos(q[4]);
+    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
+    const double t45 = tsc4.sin;
+    const double t46 = tsc4.cos;
     k.R_WB[4](0, 0) = t45*k.R_WB[3](0, 1) + t46*k.R_WB[3](0, 0);
     k.R_WB[4](0, 1) = t46*k.R_WB[3](0, 1) - t45*k.R_WB[3](0, 0);
     k.R_WB[4](0, 2) = 0.0;
@@ -3118,8 +3220,9 @@ class Chain {
                        FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     k.R_WB[0](0, 0) = t0;
     k.R_WB[0](0, 1) = -t1;
     k.R_WB[0](0, 2) = 0.0;
@@ -3146,9 +3249,10 @@ class Chain {
     k.Abias_WB[0][4] = 0.0;
     k.Abias_WB[0][5] = 0.0;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*k.R_WB[0](1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*k.R_WB[0](0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*k.R_WB[0](0, 0);
@@ -3188,9 +3292,10 @@ class Chain {
     k.Abias_WB[1][4] = t17;
     k.Abias_WB[1][5] = 0.0;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const double t18 = std::cos(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t18 = tsc2.cos;
     const double t19 = t18*k.R_WB[1](0, 0);
-    const double t20 = std::sin(q[2]);
+    const double t20 = tsc2.sin;
     const double t21 = t20*k.R_WB[1](0, 1);
     const double t22 = t19 + t21;
     const double t23 = t20*k.R_WB[1](0, 0);
@@ -3233,9 +3338,10 @@ class Chain {
     k.Abias_WB[2][4] = k.Abias_WB[1][4] + t36;
     k.Abias_WB[2][5] = 0.0;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
-    const double t37 = std::cos(q[3]);
+    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
+    const double t37 = tsc3.cos;
     const double t38 = t37*k.R_WB[2](0, 0);
-    const double t39 = std::sin(q[3]);
+    const double t39 = tsc3.sin;
     const double t40 = t39*k.R_WB[2](0, 1);
     const double t41 = t38 + t40;
     const double t42 = t37*k.R_WB[2](0, 1);
@@ -3288,8 +3394,9 @@ class Chain {
     k.Abias_WB[3][4] = t65;
     k.Abias_WB[3][5] = 0.0;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const double t66 = std::sin(q[4]);
-    const double t67 = std::cos(q[4]);
+    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
+    const double t66 = tsc4.sin;
+    const double t67 = tsc4.cos;
     const double t68 = params.link_4_L*k.V_WB[3][2]*k.R_WB[3](1, 1);
     const double t69 = params.link_4_L*k.V_WB[3][2]*k.R_WB[3](0, 1);
     k.R_WB[4](0, 0) = t66*k.R_WB[3](0, 1) + t67*k.R_WB[3](0, 0);

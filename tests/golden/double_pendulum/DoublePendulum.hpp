@@ -14,6 +14,30 @@
 #include <string_view>
 #include <type_traits>
 
+#ifndef CAPSTAN_MODELS_SIN_COS
+#define CAPSTAN_MODELS_SIN_COS
+namespace capstan_models {
+// sin x and cos x in one call, where the code needs both of one angle. g++
+// makes one sincos call of std::sin and std::cos of one argument by itself;
+// clang keeps them apart while they may set errno, so with clang and glibc
+// this calls glibc's sincos.
+struct SinCos {
+  double sin, cos;
+};
+#if defined(__clang__) && defined(__GLIBC__)
+inline SinCos sinCos(double x) {
+  SinCos r;
+  ::sincos(x, &r.sin, &r.cos);
+  return r;
+}
+#else
+inline SinCos sinCos(double x) {
+  return {std::sin(x), std::cos(x)};
+}
+#endif
+}  // namespace capstan_models
+#endif
+
 namespace capstan_models {
 
 class DoublePendulum {
@@ -232,30 +256,32 @@ class DoublePendulum {
     Eigen::Matrix<double, 6, 1> a_KLower;  // bias acceleration in the joint frame of 'lower'
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
     const double t0 = u[0] + u[1];
-    const double t1 = std::cos(q[1]);
-    const double t2 = params.L1*u[0]*t1;
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const double t1 = tsc0.cos;
+    const double t2 = tsc0.sin;
+    const double t3 = params.L1*u[0]*t1;
     v_KLower[2] = t0;
-    v_KLower[3] = t2;
+    v_KLower[3] = t3;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
-    const double t3 = std::sin(q[0]);
-    const double t4 = params.world_gravity[1]*t3;
-    const double t5 = std::cos(q[0]);
-    const double t6 = params.world_gravity[0]*t5;
-    const double t7 = -t4 - t6;
-    const double t8 = params.world_gravity[1]*t5;
-    const double t9 = params.world_gravity[0]*t3;
-    const double t10 = -t8 + t9;
-    a_KUpper[3] = t7;
-    a_KUpper[4] = t10;
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
+    const double t4 = tsc1.sin;
+    const double t5 = params.world_gravity[1]*t4;
+    const double t6 = tsc1.cos;
+    const double t7 = params.world_gravity[0]*t6;
+    const double t8 = -t5 - t7;
+    const double t9 = params.world_gravity[1]*t6;
+    const double t10 = params.world_gravity[0]*t4;
+    const double t11 = -t9 + t10;
+    a_KUpper[3] = t8;
+    a_KUpper[4] = t11;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration with udot = 0
-    const double t11 = std::sin(q[1]);
-    const double t12 = params.L1*u[0]*t11;
+    const double t12 = params.L1*u[0]*t2;
     const double t13 = u[1]*t12;
     const double t14 = t1*a_KUpper[3];
-    const double t15 = t11*a_KUpper[4];
+    const double t15 = t2*a_KUpper[4];
     const double t16 = -t13 + t14 + t15;
     const double t17 = u[1]*v_KLower[3];
-    const double t18 = t11*a_KUpper[3];
+    const double t18 = t2*a_KUpper[3];
     const double t19 = t1*a_KUpper[4];
     const double t20 = -t17 - t18 + t19;
     a_KLower[3] = t16;
@@ -271,7 +297,7 @@ class DoublePendulum {
     C[1] = t27;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': bias
     C[0] = -derived_.I_KUpper[2]*a_KUpper[3] + C[1] +
-        params.L1*(-t11*(v_KLower[2]*t24 + params.m2*a_KLower[4]) +
+        params.L1*(-t2*(v_KLower[2]*t24 + params.m2*a_KLower[4]) +
         t1*(params.m2*v_KLower[2]*t12 + params.m2*a_KLower[3]));
   }
 
@@ -301,34 +327,36 @@ class DoublePendulum {
     Eigen::Matrix<double, 6, 1> a_KLower;  // bias acceleration in the joint frame of 'lower'
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
     const double t0 = u[0] + u[1];
-    const double t1 = std::cos(q[1]);
-    const double t2 = params.L1*u[0]*t1;
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const double t1 = tsc0.cos;
+    const double t2 = tsc0.sin;
+    const double t3 = params.L1*u[0]*t1;
     v_KLower[2] = t0;
-    v_KLower[3] = t2;
+    v_KLower[3] = t3;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
-    const double t3 = derived_.shoulder_M_0_0*t1;
-    const double t4 = derived_.I_KLower[4] - t3;
-    M(0, 1) = t4;
+    const double t4 = derived_.shoulder_M_0_0*t1;
+    const double t5 = derived_.I_KLower[4] - t4;
+    M(0, 1) = t5;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
-    const double t5 = std::sin(q[0]);
-    const double t6 = params.world_gravity[1]*t5;
-    const double t7 = std::cos(q[0]);
-    const double t8 = params.world_gravity[0]*t7;
-    const double t9 = -t6 - t8;
-    const double t10 = params.world_gravity[1]*t7;
-    const double t11 = params.world_gravity[0]*t5;
-    const double t12 = -t10 + t11;
-    a_KUpper[3] = t9;
-    a_KUpper[4] = t12;
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
+    const double t6 = tsc1.sin;
+    const double t7 = params.world_gravity[1]*t6;
+    const double t8 = tsc1.cos;
+    const double t9 = params.world_gravity[0]*t8;
+    const double t10 = -t7 - t9;
+    const double t11 = params.world_gravity[1]*t8;
+    const double t12 = params.world_gravity[0]*t6;
+    const double t13 = -t11 + t12;
+    a_KUpper[3] = t10;
+    a_KUpper[4] = t13;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration with udot = 0
-    const double t13 = std::sin(q[1]);
-    const double t14 = params.L1*u[0]*t13;
+    const double t14 = params.L1*u[0]*t2;
     const double t15 = u[1]*t14;
     const double t16 = t1*a_KUpper[3];
-    const double t17 = t13*a_KUpper[4];
+    const double t17 = t2*a_KUpper[4];
     const double t18 = -t15 + t16 + t17;
     const double t19 = u[1]*v_KLower[3];
-    const double t20 = t13*a_KUpper[3];
+    const double t20 = t2*a_KUpper[3];
     const double t21 = t1*a_KUpper[4];
     const double t22 = -t19 - t20 + t21;
     a_KLower[3] = t18;
@@ -347,7 +375,7 @@ class DoublePendulum {
     const double t31 = v_KLower[2]*t26;
     const double t32 = params.m2*a_KLower[4];
     const double t33 = t31 + t32;
-    const double t34 = t13*t33;
+    const double t34 = t2*t33;
     const double t35 = params.m2*v_KLower[2]*t14;
     const double t36 = params.m2*a_KLower[3];
     const double t37 = t35 + t36;
@@ -358,7 +386,7 @@ class DoublePendulum {
     C[0] = t41;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
     const double tinv0 = 1.0/(derived_.I_KUpper[4] +
-        (derived_.shoulder_M_0_0_b - 2.0*t3 - derived_.udot_0*M(0, 1)*M(0, 1)));
+        (derived_.shoulder_M_0_0_b - 2.0*t4 - derived_.udot_0*M(0, 1)*M(0, 1)));
     const double t42 = derived_.udot_0*M(0, 1)*C[1] - C[0];
     udot[0] = tinv0*t42;
     udot[1] = -derived_.udot_0*C[1] - derived_.udot_0*(M(0, 1)*tinv0*t42);
@@ -388,34 +416,36 @@ class DoublePendulum {
     Eigen::Matrix<double, 6, 1> a_KLower;  // bias acceleration in the joint frame of 'lower'
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
     const double t0 = u[0] + u[1];
-    const double t1 = std::cos(q[1]);
-    const double t2 = params.L1*u[0]*t1;
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const double t1 = tsc0.cos;
+    const double t2 = tsc0.sin;
+    const double t3 = params.L1*u[0]*t1;
     v_KLower[2] = t0;
-    v_KLower[3] = t2;
+    v_KLower[3] = t3;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
-    const double t3 = derived_.shoulder_M_0_0*t1;
-    const double t4 = derived_.I_KLower[4] - t3;
-    M(0, 1) = t4;
+    const double t4 = derived_.shoulder_M_0_0*t1;
+    const double t5 = derived_.I_KLower[4] - t4;
+    M(0, 1) = t5;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
-    const double t5 = std::sin(q[0]);
-    const double t6 = params.world_gravity[1]*t5;
-    const double t7 = std::cos(q[0]);
-    const double t8 = params.world_gravity[0]*t7;
-    const double t9 = -t6 - t8;
-    const double t10 = params.world_gravity[1]*t7;
-    const double t11 = params.world_gravity[0]*t5;
-    const double t12 = -t10 + t11;
-    a_KUpper[3] = t9;
-    a_KUpper[4] = t12;
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
+    const double t6 = tsc1.sin;
+    const double t7 = params.world_gravity[1]*t6;
+    const double t8 = tsc1.cos;
+    const double t9 = params.world_gravity[0]*t8;
+    const double t10 = -t7 - t9;
+    const double t11 = params.world_gravity[1]*t8;
+    const double t12 = params.world_gravity[0]*t6;
+    const double t13 = -t11 + t12;
+    a_KUpper[3] = t10;
+    a_KUpper[4] = t13;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration with udot = 0
-    const double t13 = std::sin(q[1]);
-    const double t14 = params.L1*u[0]*t13;
+    const double t14 = params.L1*u[0]*t2;
     const double t15 = u[1]*t14;
     const double t16 = t1*a_KUpper[3];
-    const double t17 = t13*a_KUpper[4];
+    const double t17 = t2*a_KUpper[4];
     const double t18 = -t15 + t16 + t17;
     const double t19 = u[1]*v_KLower[3];
-    const double t20 = t13*a_KUpper[3];
+    const double t20 = t2*a_KUpper[3];
     const double t21 = t1*a_KUpper[4];
     const double t22 = -t19 - t20 + t21;
     a_KLower[3] = t18;
@@ -430,12 +460,12 @@ class DoublePendulum {
     const double t29 = derived_.I_KLower[2]*a_KLower[3];
     const double t30 = -t24 + t28 - t29;
     const double t31 = params.m2*v_KLower[2]*t14;
-    const double t32 = t13*t7;
-    const double t33 = t5*t1;
+    const double t32 = t2*t8;
+    const double t33 = t6*t1;
     const double t34 = t32 + t33;
     const double t35 = fext[1][4]*t34;
-    const double t36 = t13*t5;
-    const double t37 = t1*t7;
+    const double t36 = t2*t6;
+    const double t37 = t1*t8;
     const double t38 = -t36 + t37;
     const double t39 = fext[1][3]*t38;
     const double t40 = t31 - t35 - t39;
@@ -449,7 +479,7 @@ class DoublePendulum {
     const double t48 = v_KLower[2]*t27;
     const double t49 = -t45 - t47 + t48;
     const double t50 = t44 + t49;
-    const double t51 = t13*t50;
+    const double t51 = t2*t50;
     const double t52 = t43 - t51;
     const double t53 = params.L1*t52;
     const double t54 = -fext[1][2] + t30 + t53;
@@ -457,7 +487,7 @@ class DoublePendulum {
     C[0] = t55;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
     const double tinv0 = 1.0/(derived_.I_KUpper[4] +
-        (derived_.shoulder_M_0_0_b - 2.0*t3 - derived_.udot_0*M(0, 1)*M(0, 1)));
+        (derived_.shoulder_M_0_0_b - 2.0*t4 - derived_.udot_0*M(0, 1)*M(0, 1)));
     const double t56 = fext[1][2] - t30;
     const double t57 = -derived_.udot_0*M(0, 1)*t56 - C[0];
     udot[0] = tinv0*t57;
@@ -476,36 +506,38 @@ class DoublePendulum {
     Eigen::Matrix<double, 6, 1> a_KLower;  // spatial acceleration in the joint frame of 'lower'
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
     const double t0 = u[0] + u[1];
-    const double t1 = std::cos(q[1]);
-    const double t2 = params.L1*u[0]*t1;
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const double t1 = tsc0.cos;
+    const double t2 = tsc0.sin;
+    const double t3 = params.L1*u[0]*t1;
     v_KLower[2] = t0;
-    v_KLower[3] = t2;
+    v_KLower[3] = t3;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration
-    const double t3 = std::sin(q[0]);
-    const double t4 = params.world_gravity[1]*t3;
-    const double t5 = std::cos(q[0]);
-    const double t6 = params.world_gravity[0]*t5;
-    const double t7 = -t4 - t6;
-    const double t8 = params.world_gravity[1]*t5;
-    const double t9 = params.world_gravity[0]*t3;
-    const double t10 = -t8 + t9;
-    a_KUpper[3] = t7;
-    a_KUpper[4] = t10;
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
+    const double t4 = tsc1.sin;
+    const double t5 = params.world_gravity[1]*t4;
+    const double t6 = tsc1.cos;
+    const double t7 = params.world_gravity[0]*t6;
+    const double t8 = -t5 - t7;
+    const double t9 = params.world_gravity[1]*t6;
+    const double t10 = params.world_gravity[0]*t4;
+    const double t11 = -t9 + t10;
+    a_KUpper[3] = t8;
+    a_KUpper[4] = t11;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration
-    const double t11 = udot[0] + udot[1];
-    const double t12 = std::sin(q[1]);
-    const double t13 = params.L1*u[0]*t12;
+    const double t12 = udot[0] + udot[1];
+    const double t13 = params.L1*u[0]*t2;
     const double t14 = u[1]*t13;
-    const double t15 = t12*a_KUpper[4];
+    const double t15 = t2*a_KUpper[4];
     const double t16 = params.L1*udot[0];
-    const double t17 = t16 - t4 - t6;
+    const double t17 = t16 - t5 - t7;
     const double t18 = t1*t17;
     const double t19 = -t14 + t15 + t18;
     const double t20 = u[1]*v_KLower[3];
     const double t21 = t1*a_KUpper[4];
-    const double t22 = t12*t17;
+    const double t22 = t2*t17;
     const double t23 = -t20 + t21 - t22;
-    a_KLower[2] = t11;
+    a_KLower[2] = t12;
     a_KLower[3] = t19;
     a_KLower[4] = t23;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': generalized force
@@ -520,7 +552,7 @@ class DoublePendulum {
     tau[1] = t30 - t31;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': generalized force
     tau[0] = derived_.I_KUpper[4]*udot[0] - derived_.I_KUpper[2]*a_KUpper[3] + t30 - t31 +
-        params.L1*(-t12*(v_KLower[2]*t28 + params.m2*a_KLower[4]) +
+        params.L1*(-t2*(v_KLower[2]*t28 + params.m2*a_KLower[4]) +
         t1*(-derived_.I_KLower[2]*a_KLower[2] + params.m2*v_KLower[2]*t13 + params.m2*a_KLower[3]));
   }
 
@@ -537,8 +569,9 @@ class DoublePendulum {
   // (3 adds, 6 muls, 0 divs, 4 calls, 0 other)
   void bodyPoses([[maybe_unused]] const Q& q, BodyPoses& poses) const {
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     poses[0].R_WB(0, 0) = t0;
     poses[0].R_WB(0, 1) = -t1;
     poses[0].R_WB(0, 2) = 0.0;
@@ -552,8 +585,9 @@ class DoublePendulum {
     poses[0].p_WB[1] = 0.0;
     poses[0].p_WB[2] = 0.0;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
-    const double t2 = std::sin(q[1]);
-    const double t3 = std::cos(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
+    const double t3 = tsc1.cos;
     const double t4 = -t2*poses[0].R_WB(1, 0) + t3*poses[0].R_WB(0, 0);
     const double t5 = t2*poses[0].R_WB(0, 0);
     const double t6 = poses[0].R_WB(1, 0)*t3;
@@ -577,8 +611,9 @@ class DoublePendulum {
                       BodyVelocities& velocities) const {
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WUpper(0, 0) = t0;
     R_WUpper(1, 0) = t1;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': velocity
@@ -607,14 +642,16 @@ class DoublePendulum {
     Eigen::Vector3d v_WLower;  // v_WBo of 'lower'
     double ke = 0.0;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WUpper(0, 0) = t0;
     R_WUpper(1, 0) = t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*R_WUpper(1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*R_WUpper(0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*R_WUpper(0, 0);
@@ -647,14 +684,16 @@ class DoublePendulum {
     Eigen::Vector3d p_WLower;  // p_WoBo_W of 'lower'
     double pe = 0.0;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WUpper(0, 0) = t0;
     R_WUpper(1, 0) = t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*R_WUpper(1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*R_WUpper(0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*R_WUpper(0, 0);
@@ -699,8 +738,9 @@ class DoublePendulum {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WUpper(0, 0) = t0;
     R_WUpper(1, 0) = t1;
     // J_WF: the joints from World to 'upper', each shifted to Fo
@@ -722,14 +762,16 @@ class DoublePendulum {
     Eigen::Matrix3d R_WLower;  // R_WB of 'lower'
     Eigen::Vector3d p_WLower;  // p_WoBo_W of 'lower'
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WUpper(0, 0) = t0;
     R_WUpper(1, 0) = t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*R_WUpper(1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*R_WUpper(0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*R_WUpper(0, 0);
@@ -762,8 +804,9 @@ class DoublePendulum {
                               SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WUpper(0, 0) = t0;
     R_WUpper(1, 0) = t1;
     // Jdot_WF u: the acceleration of Fo at udot = 0
@@ -785,14 +828,16 @@ class DoublePendulum {
     Eigen::Vector3d w_WLower;  // w_WB of 'lower'
     Eigen::Vector3d v_WLower;  // v_WBo of 'lower'
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WUpper(0, 0) = t0;
     R_WUpper(1, 0) = t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*R_WUpper(1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*R_WUpper(0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*R_WUpper(0, 0);
@@ -825,8 +870,9 @@ class DoublePendulum {
   void frameKinematics([[maybe_unused]] const Q& q, FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     k.R_WB[0](0, 0) = t0;
     k.R_WB[0](0, 1) = -t1;
     k.R_WB[0](0, 2) = 0.0;
@@ -841,8 +887,9 @@ class DoublePendulum {
     k.p_WB[0][2] = 0.0;
     k.H_W(2, 0) = 1.0;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
-    const double t2 = std::sin(q[1]);
-    const double t3 = std::cos(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
+    const double t3 = tsc1.cos;
     const double t4 = -t2*k.R_WB[0](1, 0) + t3*k.R_WB[0](0, 0);
     const double t5 = t2*k.R_WB[0](0, 0);
     const double t6 = k.R_WB[0](1, 0)*t3;
@@ -868,8 +915,9 @@ class DoublePendulum {
                        FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     k.R_WB[0](0, 0) = t0;
     k.R_WB[0](0, 1) = -t1;
     k.R_WB[0](0, 2) = 0.0;
@@ -896,8 +944,9 @@ class DoublePendulum {
     k.Abias_WB[0][4] = 0.0;
     k.Abias_WB[0][5] = 0.0;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
-    const double t2 = std::sin(q[1]);
-    const double t3 = std::cos(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
+    const double t3 = tsc1.cos;
     const double t4 = -t2*k.R_WB[0](1, 0) + t3*k.R_WB[0](0, 0);
     const double t5 = t2*k.R_WB[0](0, 0);
     const double t6 = k.R_WB[0](1, 0)*t3;

@@ -19,6 +19,30 @@
 //   `spring` calls mylib::spring (external.cap:16)
 #include "friction.hpp"
 
+#ifndef CAPSTAN_MODELS_SIN_COS
+#define CAPSTAN_MODELS_SIN_COS
+namespace capstan_models {
+// sin x and cos x in one call, where the code needs both of one angle. g++
+// makes one sincos call of std::sin and std::cos of one argument by itself;
+// clang keeps them apart while they may set errno, so with clang and glibc
+// this calls glibc's sincos.
+struct SinCos {
+  double sin, cos;
+};
+#if defined(__clang__) && defined(__GLIBC__)
+inline SinCos sinCos(double x) {
+  SinCos r;
+  ::sincos(x, &r.sin, &r.cos);
+  return r;
+}
+#else
+inline SinCos sinCos(double x) {
+  return {std::sin(x), std::cos(x)};
+}
+#endif
+}  // namespace capstan_models
+#endif
+
 namespace capstan_models {
 
 class Wheel {
@@ -229,8 +253,9 @@ class Wheel {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WWheel;  // R_WB of 'wheel'
     // joint 'hinge' (external.cap:25) -> body 'wheel'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WWheel(0, 0) = t0;
     R_WWheel(1, 0) = t1;
     // bias (recursive Newton-Euler with udot = 0, gravity included, in World)
@@ -263,8 +288,9 @@ class Wheel {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WWheel;  // R_WB of 'wheel'
     // joint 'hinge' (external.cap:25) -> body 'wheel'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WWheel(0, 0) = t0;
     R_WWheel(1, 0) = t1;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
@@ -295,8 +321,9 @@ class Wheel {
     U C;
     Eigen::Matrix3d R_WWheel;  // R_WB of 'wheel'
     // joint 'hinge' (external.cap:25) -> body 'wheel'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WWheel(0, 0) = t0;
     R_WWheel(1, 0) = t1;
     // bias less the external forces' generalized forces, C - sum_B J_WB^T fext_B (recursive
@@ -325,9 +352,10 @@ class Wheel {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix<double, 6, 1> a_KWheel;  // spatial acceleration in the joint frame of 'wheel'
     // joint 'hinge' (external.cap:25) -> body 'wheel': acceleration
-    const double t0 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.sin;
     const double t1 = params.world_gravity[1]*t0;
-    const double t2 = std::cos(q[0]);
+    const double t2 = tsc0.cos;
     const double t3 = params.world_gravity[0]*t2;
     const double t4 = -t1 - t3;
     const double t5 = params.world_gravity[1]*t2;
@@ -351,8 +379,9 @@ class Wheel {
   // (0 adds, 0 muls, 0 divs, 2 calls, 0 other)
   void bodyPoses([[maybe_unused]] const Q& q, BodyPoses& poses) const {
     // joint 'hinge' (external.cap:25) -> body 'wheel'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     poses[0].R_WB(0, 0) = t0;
     poses[0].R_WB(0, 1) = -t1;
     poses[0].R_WB(0, 2) = 0.0;
@@ -397,8 +426,9 @@ class Wheel {
     Eigen::Matrix3d R_WWheel;  // R_WB of 'wheel'
     double pe = 0.0;
     // joint 'hinge' (external.cap:25) -> body 'wheel'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WWheel(0, 0) = t0;
     R_WWheel(1, 0) = t1;
     // potential energy (gravity)
@@ -441,8 +471,9 @@ class Wheel {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WWheel;  // R_WB of 'wheel'
     // joint 'hinge' (external.cap:25) -> body 'wheel'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WWheel(0, 0) = t0;
     R_WWheel(1, 0) = t1;
     // J_WF: the joints from World to 'wheel', each shifted to Fo
@@ -460,8 +491,9 @@ class Wheel {
                               SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WWheel;  // R_WB of 'wheel'
     // joint 'hinge' (external.cap:25) -> body 'wheel'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WWheel(0, 0) = t0;
     R_WWheel(1, 0) = t1;
     // Jdot_WF u: the acceleration of Fo at udot = 0
@@ -478,8 +510,9 @@ class Wheel {
   void frameKinematics([[maybe_unused]] const Q& q, FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
     // joint 'hinge' (external.cap:25) -> body 'wheel'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     k.R_WB[0](0, 0) = t0;
     k.R_WB[0](0, 1) = -t1;
     k.R_WB[0](0, 2) = 0.0;
@@ -502,8 +535,9 @@ class Wheel {
                        FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
     // joint 'hinge' (external.cap:25) -> body 'wheel'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     k.R_WB[0](0, 0) = t0;
     k.R_WB[0](0, 1) = -t1;
     k.R_WB[0](0, 2) = 0.0;

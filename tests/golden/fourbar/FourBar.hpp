@@ -14,6 +14,30 @@
 #include <string_view>
 #include <type_traits>
 
+#ifndef CAPSTAN_MODELS_SIN_COS
+#define CAPSTAN_MODELS_SIN_COS
+namespace capstan_models {
+// sin x and cos x in one call, where the code needs both of one angle. g++
+// makes one sincos call of std::sin and std::cos of one argument by itself;
+// clang keeps them apart while they may set errno, so with clang and glibc
+// this calls glibc's sincos.
+struct SinCos {
+  double sin, cos;
+};
+#if defined(__clang__) && defined(__GLIBC__)
+inline SinCos sinCos(double x) {
+  SinCos r;
+  ::sincos(x, &r.sin, &r.cos);
+  return r;
+}
+#else
+inline SinCos sinCos(double x) {
+  return {std::sin(x), std::cos(x)};
+}
+#endif
+}  // namespace capstan_models
+#endif
+
 namespace capstan_models {
 
 class FourBar {
@@ -299,17 +323,19 @@ class FourBar {
     Eigen::Matrix<double, 6, 1> a_KRocker;  // bias acceleration in the joint frame of 'rocker'
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity in the joint frame
     const double t0 = u[0] + u[1];
-    const double t1 = std::sin(q[1]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const double t1 = tsc0.sin;
     const double t2 = params.r*u[0]*t1;
-    const double t3 = std::cos(q[1]);
+    const double t3 = tsc0.cos;
     const double t4 = params.r*u[0]*t3;
     v_KCoupler[2] = t0;
     v_KCoupler[3] = t2;
     v_KCoupler[4] = t4;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration with udot = 0
-    const double t5 = std::sin(q[0]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
+    const double t5 = tsc1.sin;
     const double t6 = params.world_gravity[1]*t5;
-    const double t7 = std::cos(q[0]);
+    const double t7 = tsc1.cos;
     const double t8 = params.world_gravity[0]*t7;
     const double t9 = -t6 - t8;
     const double t10 = params.world_gravity[1]*t7;
@@ -329,9 +355,10 @@ class FourBar {
     a_KCoupler[3] = t16;
     a_KCoupler[4] = t20;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration with udot = 0
-    const double t21 = std::sin(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t21 = tsc2.sin;
     const double t22 = params.world_gravity[0]*t21;
-    const double t23 = std::cos(q[2]);
+    const double t23 = tsc2.cos;
     const double t24 = params.world_gravity[1]*t23;
     const double t25 = t22 - t24;
     a_KRocker[4] = t25;
@@ -380,9 +407,10 @@ class FourBar {
     Eigen::Matrix<double, 6, 1> a_KRocker;  // bias acceleration in the joint frame of 'rocker'
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity in the joint frame
     const double t0 = u[0] + u[1];
-    const double t1 = std::sin(q[1]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const double t1 = tsc0.sin;
     const double t2 = params.r*u[0]*t1;
-    const double t3 = std::cos(q[1]);
+    const double t3 = tsc0.cos;
     const double t4 = params.r*u[0]*t3;
     v_KCoupler[2] = t0;
     v_KCoupler[3] = t2;
@@ -392,9 +420,10 @@ class FourBar {
     const double t6 = derived_.I_KCoupler[8] + t5;
     M(0, 1) = t6;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration with udot = 0
-    const double t7 = std::sin(q[0]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
+    const double t7 = tsc1.sin;
     const double t8 = params.world_gravity[1]*t7;
-    const double t9 = std::cos(q[0]);
+    const double t9 = tsc1.cos;
     const double t10 = params.world_gravity[0]*t9;
     const double t11 = -t8 - t10;
     const double t12 = params.world_gravity[1]*t9;
@@ -414,9 +443,10 @@ class FourBar {
     a_KCoupler[3] = t18;
     a_KCoupler[4] = t22;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration with udot = 0
-    const double t23 = std::sin(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t23 = tsc2.sin;
     const double t24 = params.world_gravity[0]*t23;
-    const double t25 = std::cos(q[2]);
+    const double t25 = tsc2.cos;
     const double t26 = params.world_gravity[1]*t25;
     const double t27 = t24 - t26;
     a_KRocker[4] = t27;
@@ -477,9 +507,10 @@ class FourBar {
     Eigen::Matrix<double, 6, 1> a_KRocker;  // bias acceleration in the joint frame of 'rocker'
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity in the joint frame
     const double t0 = u[0] + u[1];
-    const double t1 = std::sin(q[1]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const double t1 = tsc0.sin;
     const double t2 = params.r*u[0]*t1;
-    const double t3 = std::cos(q[1]);
+    const double t3 = tsc0.cos;
     const double t4 = params.r*u[0]*t3;
     v_KCoupler[2] = t0;
     v_KCoupler[3] = t2;
@@ -489,9 +520,10 @@ class FourBar {
     const double t6 = derived_.I_KCoupler[8] + t5;
     M(0, 1) = t6;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration with udot = 0
-    const double t7 = std::sin(q[0]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
+    const double t7 = tsc1.sin;
     const double t8 = params.world_gravity[1]*t7;
-    const double t9 = std::cos(q[0]);
+    const double t9 = tsc1.cos;
     const double t10 = params.world_gravity[0]*t9;
     const double t11 = -t8 - t10;
     const double t12 = params.world_gravity[1]*t9;
@@ -511,9 +543,10 @@ class FourBar {
     a_KCoupler[3] = t18;
     a_KCoupler[4] = t22;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration with udot = 0
-    const double t23 = std::sin(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t23 = tsc2.sin;
     const double t24 = params.world_gravity[0]*t23;
-    const double t25 = std::cos(q[2]);
+    const double t25 = tsc2.cos;
     const double t26 = params.world_gravity[1]*t25;
     const double t27 = t24 - t26;
     a_KRocker[4] = t27;
@@ -575,17 +608,19 @@ class FourBar {
     Eigen::Matrix<double, 6, 1> a_KRocker;  // spatial acceleration in the joint frame of 'rocker'
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity in the joint frame
     const double t0 = u[0] + u[1];
-    const double t1 = std::sin(q[1]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const double t1 = tsc0.sin;
     const double t2 = params.r*u[0]*t1;
-    const double t3 = std::cos(q[1]);
+    const double t3 = tsc0.cos;
     const double t4 = params.r*u[0]*t3;
     v_KCoupler[2] = t0;
     v_KCoupler[3] = t2;
     v_KCoupler[4] = t4;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration
-    const double t5 = std::sin(q[0]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
+    const double t5 = tsc1.sin;
     const double t6 = params.world_gravity[1]*t5;
-    const double t7 = std::cos(q[0]);
+    const double t7 = tsc1.cos;
     const double t8 = params.world_gravity[0]*t7;
     const double t9 = -t6 - t8;
     const double t10 = params.world_gravity[1]*t7;
@@ -609,9 +644,10 @@ class FourBar {
     a_KCoupler[3] = t19;
     a_KCoupler[4] = t23;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration
-    const double t24 = std::sin(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t24 = tsc2.sin;
     const double t25 = params.world_gravity[0]*t24;
-    const double t26 = std::cos(q[2]);
+    const double t26 = tsc2.cos;
     const double t27 = params.world_gravity[1]*t26;
     const double t28 = t25 - t27;
     a_KRocker[4] = t28;
@@ -649,8 +685,9 @@ class FourBar {
   // (3 adds, 6 muls, 0 divs, 6 calls, 0 other)
   void bodyPoses([[maybe_unused]] const Q& q, BodyPoses& poses) const {
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     poses[0].R_WB(0, 0) = t0;
     poses[0].R_WB(0, 1) = -t1;
     poses[0].R_WB(0, 2) = 0.0;
@@ -664,8 +701,9 @@ class FourBar {
     poses[0].p_WB[1] = 0.0;
     poses[0].p_WB[2] = 0.0;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
-    const double t2 = std::sin(q[1]);
-    const double t3 = std::cos(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
+    const double t3 = tsc1.cos;
     const double t4 = -t2*poses[0].R_WB(1, 0) + t3*poses[0].R_WB(0, 0);
     const double t5 = t2*poses[0].R_WB(0, 0);
     const double t6 = poses[0].R_WB(1, 0)*t3;
@@ -682,8 +720,9 @@ class FourBar {
     poses[1].p_WB[1] = params.r*poses[0].R_WB(1, 0);
     poses[1].p_WB[2] = 0.0;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
-    const double t7 = std::cos(q[2]);
-    const double t8 = std::sin(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t7 = tsc2.cos;
+    const double t8 = tsc2.sin;
     poses[2].R_WB(0, 0) = t7;
     poses[2].R_WB(0, 1) = -t8;
     poses[2].R_WB(0, 2) = 0.0;
@@ -704,8 +743,9 @@ class FourBar {
                       BodyVelocities& velocities) const {
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WCrank(0, 0) = t0;
     R_WCrank(1, 0) = t1;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': velocity
@@ -741,14 +781,16 @@ class FourBar {
     Eigen::Vector3d v_WCoupler;  // v_WBo of 'coupler'
     double ke = 0.0;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WCrank(0, 0) = t0;
     R_WCrank(1, 0) = t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*R_WCrank(1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*R_WCrank(0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*R_WCrank(0, 0);
@@ -783,14 +825,16 @@ class FourBar {
     Eigen::Matrix3d R_WRocker;  // R_WB of 'rocker'
     double pe = 0.0;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WCrank(0, 0) = t0;
     R_WCrank(1, 0) = t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*R_WCrank(1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*R_WCrank(0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*R_WCrank(0, 0);
@@ -803,8 +847,9 @@ class FourBar {
     p_WCoupler[0] = t10;
     p_WCoupler[1] = t11;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
-    const double t12 = std::cos(q[2]);
-    const double t13 = std::sin(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t12 = tsc2.cos;
+    const double t13 = tsc2.sin;
     R_WRocker(0, 0) = t12;
     R_WRocker(1, 0) = t13;
     // potential energy (gravity)
@@ -849,8 +894,9 @@ class FourBar {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WCrank(0, 0) = t0;
     R_WCrank(1, 0) = t1;
     // J_WF: the joints from World to 'crank', each shifted to Fo
@@ -872,14 +918,16 @@ class FourBar {
     Eigen::Matrix3d R_WCoupler;  // R_WB of 'coupler'
     Eigen::Vector3d p_WCoupler;  // p_WoBo_W of 'coupler'
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WCrank(0, 0) = t0;
     R_WCrank(1, 0) = t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*R_WCrank(1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*R_WCrank(0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*R_WCrank(0, 0);
@@ -915,8 +963,9 @@ class FourBar {
     J.setZero();  // the columns of joints not between this body and World
     Eigen::Matrix3d R_WRocker;  // R_WB of 'rocker'
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
-    const double t0 = std::cos(q[2]);
-    const double t1 = std::sin(q[2]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[2]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WRocker(0, 0) = t0;
     R_WRocker(1, 0) = t1;
     // J_WF: the joints from World to 'rocker', each shifted to Fo
@@ -934,8 +983,9 @@ class FourBar {
                               SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WCrank(0, 0) = t0;
     R_WCrank(1, 0) = t1;
     // Jdot_WF u: the acceleration of Fo at udot = 0
@@ -957,14 +1007,16 @@ class FourBar {
     Eigen::Vector3d w_WCoupler;  // w_WB of 'coupler'
     Eigen::Vector3d v_WCoupler;  // v_WBo of 'coupler'
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WCrank(0, 0) = t0;
     R_WCrank(1, 0) = t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
-    const double t2 = std::sin(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
     const double t3 = t2*R_WCrank(1, 0);
-    const double t4 = std::cos(q[1]);
+    const double t4 = tsc1.cos;
     const double t5 = t4*R_WCrank(0, 0);
     const double t6 = -t3 + t5;
     const double t7 = t2*R_WCrank(0, 0);
@@ -997,8 +1049,9 @@ class FourBar {
                                SpatialVector& JdotU) const {
     Eigen::Matrix3d R_WRocker;  // R_WB of 'rocker'
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
-    const double t0 = std::cos(q[2]);
-    const double t1 = std::sin(q[2]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[2]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     R_WRocker(0, 0) = t0;
     R_WRocker(1, 0) = t1;
     // Jdot_WF u: the acceleration of Fo at udot = 0
@@ -1015,8 +1068,9 @@ class FourBar {
   void frameKinematics([[maybe_unused]] const Q& q, FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     k.R_WB[0](0, 0) = t0;
     k.R_WB[0](0, 1) = -t1;
     k.R_WB[0](0, 2) = 0.0;
@@ -1031,8 +1085,9 @@ class FourBar {
     k.p_WB[0][2] = 0.0;
     k.H_W(2, 0) = 1.0;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
-    const double t2 = std::sin(q[1]);
-    const double t3 = std::cos(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
+    const double t3 = tsc1.cos;
     const double t4 = -t2*k.R_WB[0](1, 0) + t3*k.R_WB[0](0, 0);
     const double t5 = t2*k.R_WB[0](0, 0);
     const double t6 = k.R_WB[0](1, 0)*t3;
@@ -1050,8 +1105,9 @@ class FourBar {
     k.p_WB[1][2] = 0.0;
     k.H_W(2, 1) = 1.0;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
-    const double t7 = std::cos(q[2]);
-    const double t8 = std::sin(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t7 = tsc2.cos;
+    const double t8 = tsc2.sin;
     k.R_WB[2](0, 0) = t7;
     k.R_WB[2](0, 1) = -t8;
     k.R_WB[2](0, 2) = 0.0;
@@ -1074,8 +1130,9 @@ class FourBar {
                        FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     k.R_WB[0](0, 0) = t0;
     k.R_WB[0](0, 1) = -t1;
     k.R_WB[0](0, 2) = 0.0;
@@ -1102,8 +1159,9 @@ class FourBar {
     k.Abias_WB[0][4] = 0.0;
     k.Abias_WB[0][5] = 0.0;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
-    const double t2 = std::sin(q[1]);
-    const double t3 = std::cos(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
+    const double t3 = tsc1.cos;
     const double t4 = -t2*k.R_WB[0](1, 0) + t3*k.R_WB[0](0, 0);
     const double t5 = t2*k.R_WB[0](0, 0);
     const double t6 = k.R_WB[0](1, 0)*t3;
@@ -1135,8 +1193,9 @@ class FourBar {
     k.Abias_WB[1][4] = -u[0]*t7;
     k.Abias_WB[1][5] = 0.0;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
-    const double t9 = std::cos(q[2]);
-    const double t10 = std::sin(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t9 = tsc2.cos;
+    const double t10 = tsc2.sin;
     k.R_WB[2](0, 0) = t9;
     k.R_WB[2](0, 1) = -t10;
     k.R_WB[2](0, 2) = 0.0;
@@ -1182,13 +1241,15 @@ class FourBar {
   // (3 adds, 6 muls, 0 divs, 6 calls, 0 other)
   void constraintPoses([[maybe_unused]] const Q& q, ConstraintKinematics& k) const {
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const double t0 = std::cos(q[0]);
-    const double t1 = std::sin(q[0]);
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
     k.R_WCrank(0, 0) = t0;
     k.R_WCrank(1, 0) = t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
-    const double t2 = std::sin(q[1]);
-    const double t3 = std::cos(q[1]);
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const double t2 = tsc1.sin;
+    const double t3 = tsc1.cos;
     const double t4 = t2*k.R_WCrank(0, 0);
     const double t5 = k.R_WCrank(1, 0)*t3;
     k.R_WCoupler(0, 0) = -t2*k.R_WCrank(1, 0) + t3*k.R_WCrank(0, 0);
@@ -1197,8 +1258,11 @@ class FourBar {
     k.p_WCoupler[0] = params.r*k.R_WCrank(0, 0);
     k.p_WCoupler[1] = params.r*k.R_WCrank(1, 0);
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
-    k.R_WRocker(0, 0) = std::cos(q[2]);
-    k.R_WRocker(1, 0) = std::sin(q[2]);
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t6 = tsc2.cos;
+    const double t7 = tsc2.sin;
+    k.R_WRocker(0, 0) = t6;
+    k.R_WRocker(1, 0) = t7;
   }
 
   // w_WB (rad/s) and v_WBo (m/s) of the bodies the constraint rows reach, in World, from
@@ -1323,59 +1387,61 @@ class FourBar {
     constraintPoses(q, k);
     // the multipliers' spatial forces on the bodies, about their origins, in World
     const double t0 = k.R_WCoupler(0, 1)*lambda[3];
-    const double t1 = lambda[4]*(-k.R_WCrank(0, 0)*std::cos(q[1]) +
-        k.R_WCrank(1, 0)*std::sin(q[1]));
-    const double t2 = k.R_WCoupler(1, 0)*params.c;
-    const double t3 = k.R_WRocker(1, 0)*params.b;
-    const double t4 = -k.p_WCoupler[1] + t3 - t2;
-    const double t5 = k.R_WCoupler(0, 1)*lambda[4];
-    const double t6 = k.R_WCoupler(0, 0)*lambda[3];
-    const double t7 = k.R_WRocker(0, 0)*params.b;
-    const double t8 = -k.p_WCoupler[0] + params.a + t7;
-    const double t9 = k.R_WCoupler(0, 0)*k.R_WCoupler(0, 0)*params.c;
-    const double t10 = k.R_WCoupler(0, 1)*k.R_WCoupler(1, 0)*params.c;
-    const double t11 = k.R_WCoupler(0, 1)*t4;
-    const double t12 = -t9 + t10 + t11;
-    const double t13 = k.R_WCoupler(0, 0)*params.c;
-    const double t14 = -t13 + t8;
-    const double t15 = k.R_WCoupler(0, 0)*t14;
-    const double t16 = t12 - t15;
-    const double t17 = lambda[1]*t16;
-    const double t18 = k.R_WCoupler(0, 0)*t4;
-    const double t19 = k.R_WCoupler(1, 0)*t14;
-    const double t20 = t18 - t19;
-    const double t21 = lambda[0]*t20;
-    const double t22 = k.R_WCoupler(0, 0)*lambda[0];
-    const double t23 = k.R_WCoupler(0, 1)*lambda[1];
-    const double t24 = k.R_WCoupler(1, 0)*lambda[0];
-    const double t25 = k.R_WCoupler(0, 0)*lambda[1];
-    const double t26 = k.R_WCoupler(0, 0)*k.R_WRocker(0, 0)*params.b;
-    const double t27 = k.R_WCoupler(0, 1)*k.R_WRocker(1, 0)*params.b;
-    const double t28 = t26 - t27;
-    const double t29 = lambda[1]*t28;
-    const double t30 = k.R_WCoupler(1, 0)*k.R_WRocker(0, 0)*params.b;
-    const double t31 = k.R_WCoupler(0, 0)*k.R_WRocker(1, 0)*params.b;
-    const double t32 = t30 - t31;
-    const double t33 = lambda[0]*t32;
-    bodyForces[1][0] = t0 + t1 - lambda[2]*(-t2 - t4);
-    bodyForces[1][1] = t5 + t6 - lambda[2]*t8;
-    bodyForces[1][2] = -t17 - t21;
-    bodyForces[1][3] = t22 + t23;
-    bodyForces[1][4] = t24 + t25;
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const double t1 = tsc0.cos;
+    const double t2 = tsc0.sin;
+    const double t3 = lambda[4]*(-k.R_WCrank(0, 0)*t1 + k.R_WCrank(1, 0)*t2);
+    const double t4 = k.R_WCoupler(1, 0)*params.c;
+    const double t5 = k.R_WRocker(1, 0)*params.b;
+    const double t6 = -k.p_WCoupler[1] + t5 - t4;
+    const double t7 = k.R_WCoupler(0, 1)*lambda[4];
+    const double t8 = k.R_WCoupler(0, 0)*lambda[3];
+    const double t9 = k.R_WRocker(0, 0)*params.b;
+    const double t10 = -k.p_WCoupler[0] + params.a + t9;
+    const double t11 = k.R_WCoupler(0, 0)*k.R_WCoupler(0, 0)*params.c;
+    const double t12 = k.R_WCoupler(0, 1)*k.R_WCoupler(1, 0)*params.c;
+    const double t13 = k.R_WCoupler(0, 1)*t6;
+    const double t14 = -t11 + t12 + t13;
+    const double t15 = k.R_WCoupler(0, 0)*params.c;
+    const double t16 = -t15 + t10;
+    const double t17 = k.R_WCoupler(0, 0)*t16;
+    const double t18 = t14 - t17;
+    const double t19 = lambda[1]*t18;
+    const double t20 = k.R_WCoupler(0, 0)*t6;
+    const double t21 = k.R_WCoupler(1, 0)*t16;
+    const double t22 = t20 - t21;
+    const double t23 = lambda[0]*t22;
+    const double t24 = k.R_WCoupler(0, 0)*lambda[0];
+    const double t25 = k.R_WCoupler(0, 1)*lambda[1];
+    const double t26 = k.R_WCoupler(1, 0)*lambda[0];
+    const double t27 = k.R_WCoupler(0, 0)*lambda[1];
+    const double t28 = k.R_WCoupler(0, 0)*k.R_WRocker(0, 0)*params.b;
+    const double t29 = k.R_WCoupler(0, 1)*k.R_WRocker(1, 0)*params.b;
+    const double t30 = t28 - t29;
+    const double t31 = lambda[1]*t30;
+    const double t32 = k.R_WCoupler(1, 0)*k.R_WRocker(0, 0)*params.b;
+    const double t33 = k.R_WCoupler(0, 0)*k.R_WRocker(1, 0)*params.b;
+    const double t34 = t32 - t33;
+    const double t35 = lambda[0]*t34;
+    bodyForces[1][0] = t0 + t3 - lambda[2]*(-t4 - t6);
+    bodyForces[1][1] = t7 + t8 - lambda[2]*t10;
+    bodyForces[1][2] = -t19 - t23;
+    bodyForces[1][3] = t24 + t25;
+    bodyForces[1][4] = t26 + t27;
     bodyForces[1][5] = lambda[2];
-    bodyForces[2][0] = -t0 - k.R_WRocker(1, 0)*lambda[2]*params.b - t1;
-    bodyForces[2][1] = k.R_WRocker(0, 0)*lambda[2]*params.b - t5 - t6;
-    bodyForces[2][2] = -t29 - t33;
-    bodyForces[2][3] = -t22 - t23;
-    bodyForces[2][4] = -t24 - t25;
+    bodyForces[2][0] = -t0 - k.R_WRocker(1, 0)*lambda[2]*params.b - t3;
+    bodyForces[2][1] = k.R_WRocker(0, 0)*lambda[2]*params.b - t7 - t8;
+    bodyForces[2][2] = -t31 - t35;
+    bodyForces[2][3] = -t24 - t25;
+    bodyForces[2][4] = -t26 - t27;
     bodyForces[2][5] = -lambda[2];
     // generalized forces tau = -G^T lambda
-    const double t34 = k.p_WCoupler[0] + t13;
-    const double t35 = -k.p_WCoupler[1] - t2;
-    tau[0] = -(lambda[1]*(-k.R_WCoupler(0, 0)*t34 - k.R_WCoupler(0, 1)*t35 + t11 - t15) +
-        lambda[0]*(t18 + (-k.R_WCoupler(0, 0)*t35 - k.R_WCoupler(1, 0)*t34 - t19)));
-    tau[1] = -(t17 + t21);
-    tau[2] = -(t29 + t33);
+    const double t36 = k.p_WCoupler[0] + t15;
+    const double t37 = -k.p_WCoupler[1] - t4;
+    tau[0] = -(lambda[1]*(-k.R_WCoupler(0, 0)*t36 - k.R_WCoupler(0, 1)*t37 + t13 - t17) +
+        lambda[0]*(t20 + (-k.R_WCoupler(0, 0)*t37 - k.R_WCoupler(1, 0)*t36 - t21)));
+    tau[1] = -(t19 + t23);
+    tau[2] = -(t31 + t35);
   }
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation

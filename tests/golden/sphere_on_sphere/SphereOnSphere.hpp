@@ -14,6 +14,30 @@
 #include <string_view>
 #include <type_traits>
 
+#ifndef CAPSTAN_MODELS_SIN_COS
+#define CAPSTAN_MODELS_SIN_COS
+namespace capstan_models {
+// sin x and cos x in one call, where the code needs both of one angle. g++
+// makes one sincos call of std::sin and std::cos of one argument by itself;
+// clang keeps them apart while they may set errno, so with clang and glibc
+// this calls glibc's sincos.
+struct SinCos {
+  double sin, cos;
+};
+#if defined(__clang__) && defined(__GLIBC__)
+inline SinCos sinCos(double x) {
+  SinCos r;
+  ::sincos(x, &r.sin, &r.cos);
+  return r;
+}
+#else
+inline SinCos sinCos(double x) {
+  return {std::sin(x), std::cos(x)};
+}
+#endif
+}  // namespace capstan_models
+#endif
+
 namespace capstan_models {
 
 class SphereOnSphere {
@@ -1954,10 +1978,13 @@ class SphereOnSphere {
     u[2] = params.pivot_u0[2];
     // joint 'float' (sphere_on_sphere.cap:33)
     const double t0 = params.R + params.rb;
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(params.start);
+    const double t1 = tsc0.sin;
+    const double t2 = tsc0.cos;
     q[4] = 1.0;
     q.segment<3>(5).setZero();
-    q[8] = t0*std::sin(params.start);
-    q[9] = t0*std::cos(params.start);
+    q[8] = t0*t1;
+    q[9] = t0*t2;
     q[10] = 0.0;
     u[3] = params.float_u0[0];
     u[4] = params.float_u0[1];
