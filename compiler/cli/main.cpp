@@ -34,12 +34,14 @@ commands:
       check a model and print a summary (or, with --json, the flattened
       mechanism as JSON)
   compile FILE -o DIR [--templates DIR] [--ir] [--depfile FILE] [--derivatives]
-                [--quadratic unrolled|compact]
+                [--quadratic unrolled|compact] [--mass-inverse unrolled|loops]
       write the model's C++ header (and with --ir the JSON IR) into DIR;
       --depfile writes every file the header depends on, in Make syntax;
       --quadratic: every body's frame Jacobians and the mass matrix unrolled,
       or as loops over kinematics computed once, code linear in the model's
       size (the default picks by the model's size);
+      --mass-inverse: forwardDynamicsDerivatives' M^-1 unrolled, or as loops
+      over the tree at run time (the default picks by the model's size);
       --derivatives adds forwardDynamicsDerivatives (d udot / d(q, u, tau))
       and inverseDynamicsDerivatives (d tau / d(q, u, udot)), from the analytical
       recursions; --symbolic-derivatives the same with forwardDynamicsDerivatives
@@ -236,6 +238,10 @@ Options parseArgs(int argc, char** argv) {
       opts.jacobian = value();
       if (opts.jacobian != "exact" && opts.jacobian != "quotients")
         usageError(DiagKind::UsageOptionValue, "--jacobian", "`exact` or `quotients`");
+    } else if (a == "--mass-inverse") {
+      opts.massInverse = value();
+      if (opts.massInverse != "unrolled" && opts.massInverse != "loops")
+        usageError(DiagKind::UsageOptionValue, "--mass-inverse", "`unrolled` or `loops`");
     } else if (a == "--quadratic") {
       opts.quadratic = value();
       if (opts.quadratic != "unrolled" && opts.quadratic != "compact")

@@ -28,6 +28,7 @@ struct Options {
   std::string depfile;                // --depfile: Make-syntax dependencies of the header
   bool derivatives = false;           // --derivatives (compile, eval): forwardDynamicsDerivatives
   bool symbolicDerivatives = false;   // --symbolic-derivatives: the same by symbolic differentiation (test oracle)
+  std::string massInverse;            // --mass-inverse unrolled|loops (compile); empty: by the model's size
   std::string quadratic;              // --quadratic unrolled|compact (compile); empty: by the model's size
   // simulate / eval
   std::optional<double> tEnd, dt, tolerance;

@@ -1339,8 +1339,11 @@ class Tracer {
                                  const std::vector<Vec6<Expr>>& fext) { return forceDerivatives(tau, fext); };
     // Forward dynamics: while M^-1 is traced, udot comes from it (no ABA).
     const std::vector<int> dofParent = Data<Expr>::dofParents(mechanism_);
+    using MassInverse = TraceOptions::MassInverse;
     const bool traceInverse =
-        forward && inverseWork(dofParent) <= kMaxTracedInverseWork && !massMatrixDynamic();
+        forward && !massMatrixDynamic() &&
+        (options_.massInverse == MassInverse::Auto ? inverseWork(dofParent) <= kMaxTracedInverseWork
+                                                   : options_.massInverse == MassInverse::Unrolled);
     ev.udotFromMassMatrix = traceInverse;
     ev.run(f.id, v);
     ev.udotFromMassMatrix = false;
@@ -1394,29 +1397,37 @@ class Tracer {
       } else {
         std::string parents;
         for (const int p : dofParent) parents += (parents.empty() ? "" : ", ") + std::to_string(p);
+        // Each inner step is a contiguous column segment (Eigen vectorizes
+        // it), not a walk up the parent table, whose dependent loads made
+        // the first version of these loops 6x slower on a 50-link chain.
         for (const std::string& line : std::vector<std::string>{
-                 "// At run time: M = L^T D L in place on its lower triangle, tree-sparse (kDofParent[k]: dof k's",
-                 "// parent dof, -1 at a root; no fill-in), dudot_dtau = M^-1 column by column, then Eigen's",
-                 "// products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.",
+                 "// At run time: M = U^T D U in place on its upper triangle (F: U = L^T, unit, above the diagonal",
+                 "// and D on it; M's lower triangle mirrored first), tree-sparse (kDofParent[k]: dof k's parent",
+                 "// dof, -1 at a root; no fill-in, so whole column segments can be updated: the entries off k's",
+                 "// path are zero); then Z = M^-1 by columns from the root, Z(0:a, a) = -sum over a's ancestors j",
+                 "// of U(j, a) Z(0:a, j) and Z(a, a) = 1/D(a) - sum_j U(j, a) Z(j, a), row a = column a; then",
+                 "// Eigen's products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.",
                  "static constexpr std::array<int, nu> kDofParent{{" + parents + "}};",
-                 "MassMatrix& L = $M;",
+                 "MassMatrix& F = $M;  // M, then its factor",
+                 "for (int j = 1; j < nu; ++j)",
+                 "  for (int i = 0; i < j; ++i) F(i, j) = F(j, i);",
                  "for (int k = nu - 1; k >= 0; --k) {",
                  "  if (kDofParent[k] < 0) continue;",
-                 "  const double dInv = 1.0 / L(k, k);",
+                 "  const double dInv = 1.0 / F(k, k);",
                  "  for (int i = kDofParent[k]; i >= 0; i = kDofParent[i]) {",
-                 "    const double a = L(k, i) * dInv;",
-                 "    for (int j = i; j >= 0; j = kDofParent[j]) L(i, j) -= a * L(k, j);",
-                 "    L(k, i) = a;",
+                 "    const double a = F(i, k) * dInv;",
+                 "    F.col(i).head(i + 1) -= a * F.col(k).head(i + 1);",
+                 "    F(i, k) = a;",
                  "  }",
                  "}",
-                 "dudot_dtau.setIdentity();",
-                 "for (int c = 0; c < nu; ++c) {",
-                 "  auto x = dudot_dtau.col(c);",
-                 "  for (int k = c; k >= 0; k = kDofParent[k])  // L^T z = e_c: only c and its ancestors",
-                 "    for (int i = kDofParent[k]; i >= 0; i = kDofParent[i]) x[i] -= L(k, i) * x[k];",
-                 "  for (int k = 0; k < nu; ++k) x[k] /= L(k, k);",
-                 "  for (int k = 0; k < nu; ++k)",
-                 "    for (int i = kDofParent[k]; i >= 0; i = kDofParent[i]) x[k] -= L(k, i) * x[i];",
+                 "for (int a = 0; a < nu; ++a) {",
+                 "  auto z = dudot_dtau.col(a).head(a);",
+                 "  z.setZero();",
+                 "  for (int j = kDofParent[a]; j >= 0; j = kDofParent[j]) z -= F(j, a) * dudot_dtau.col(j).head(a);",
+                 "  double d = 1.0 / F(a, a);",
+                 "  for (int j = kDofParent[a]; j >= 0; j = kDofParent[j]) d -= F(j, a) * z[j];",
+                 "  dudot_dtau(a, a) = d;",
+                 "  for (int b = 0; b < a; ++b) dudot_dtau(a, b) = z[b];",
                  "}",
                  "dudot_dq.noalias() = -dudot_dtau * $dr_dq;",
                  "dudot_du.noalias() = -dudot_dtau * $dr_du;"})
