@@ -238,6 +238,15 @@ void run(const char* name, int rounds, double batch) {
   Eigen::VectorXd pq, pv, pa;
   const Eigen::VectorXd* volatile ptauSource = &s.ptau;
   Eigen::VectorXd ptau;
+  auto aba = [&](pinocchio::Convention convention) {
+    return [&, convention] {
+      pq = *pqSource;
+      pv = *pvSource;
+      ptau = *ptauSource;
+      pinocchio::aba(pm, pd, pq, pv, ptau, convention);
+      clobber(pd.ddq);
+    };
+  };
   // Each Pinocchio row is compared with the Capstan row at reference[k].
   const std::vector<std::size_t> reference = {0, 0, 2, 2, 4, 4, 4, 7, 7};
   std::vector<Timed> timed = {
@@ -277,20 +286,8 @@ void run(const char* name, int rounds, double batch) {
          model.forwardDynamics(0.0, q, u, a);
          clobber(a);
        }},
-      {"Pinocchio aba (LOCAL)", [&] {
-         pq = *pqSource;
-         pv = *pvSource;
-         ptau = *ptauSource;
-         pinocchio::aba(pm, pd, pq, pv, ptau, pinocchio::Convention::LOCAL);
-         clobber(pd.ddq);
-       }},
-      {"Pinocchio aba (WORLD)", [&] {
-         pq = *pqSource;
-         pv = *pvSource;
-         ptau = *ptauSource;
-         pinocchio::aba(pm, pd, pq, pv, ptau, pinocchio::Convention::WORLD);
-         clobber(pd.ddq);
-       }},
+      {"Pinocchio aba (LOCAL)", aba(pinocchio::Convention::LOCAL)},
+      {"Pinocchio aba (WORLD)", aba(pinocchio::Convention::WORLD)},
       {"Capstan frameJacobian (" + lastBody + ")", [&] {
          q = *qSource;
          model.frameJacobian(frame, q, J);

@@ -606,6 +606,29 @@ def jacobians(capstan):
     return 1 if failures or frames_checked == 0 else 0
 
 
+# C++ statements: `m`, a Model, and q and u at a state away from its
+# initial one (the programs below format it in as {state}).
+STATE_AWAY_FROM_INITIAL = """  Model m;
+  Model::Q q;
+  Model::U u;
+  m.initialState(q, u);
+  for (int i = 0; i < Model::nq; ++i) q[i] += 0.4 * std::sin(1.3 * i + 0.2);
+  Model::normalizeQuaternions(q);
+  for (int i = 0; i < Model::nu; ++i) u[i] = std::cos(0.7 * i + 0.1);
+"""
+
+
+def build_program(compiler, out, stem, text):
+    """Writes out/stem.cpp and builds out/stem with `compiler` at -O1,
+    warning-free (-Wall -Wextra -Wpedantic -Werror) against the header in
+    out; returns the CompletedProcess (its stdout holds the diagnostics)."""
+    src = out / f"{stem}.cpp"
+    src.write_text(text)
+    return subprocess.run([compiler, "-std=c++20", "-O1", "-Wall", "-Wextra", "-Wpedantic", "-Werror",
+                           "-isystem", "/usr/include/eigen3", "-I", str(out), str(src), "-o", str(out / stem)],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
 FRAME_KINEMATICS_PROGRAM = r"""#include "{header}"
 #include <algorithm>
 #include <cmath>
@@ -617,14 +640,7 @@ FRAME_KINEMATICS_PROGRAM = r"""#include "{header}"
 // where the two ways differ by more than 1e-12.
 int main() {{
   using Model = capstan_models::{cls};
-  Model m;
-  Model::Q q;
-  Model::U u;
-  m.initialState(q, u);
-  for (int i = 0; i < Model::nq; ++i) q[i] += 0.4 * std::sin(1.3 * i + 0.2);
-  Model::normalizeQuaternions(q);
-  for (int i = 0; i < Model::nu; ++i) u[i] = std::cos(0.7 * i + 0.1);
-  Model::FrameKinematics kq, k;
+{state}  Model::FrameKinematics kq, k;
   m.frameKinematics(q, kq);
   m.frameKinematics(q, u, k);
   double worst = 0.0;
@@ -672,14 +688,11 @@ def frame_kinematics(capstan):
                 out = pathlib.Path(d) / f"{model.stem}_{mode}"
                 run(capstan, "compile", model, "-o", out, "--ir", "--quadratic", mode)
                 ir = json.loads(next(out.glob("*.ir.json")).read_text())
-                src = out / "frames.cpp"
-                src.write_text(FRAME_KINEMATICS_PROGRAM.format(header=f"{ir['class_name']}.hpp", cls=ir["class_name"]))
                 # Warning-free under both compilers: g++ builds one form, clang++ the other.
-                compiler = "g++" if mode == "unrolled" else "clang++"
-                build = subprocess.run([compiler, "-std=c++20", "-O1", "-Wall", "-Wextra", "-Wpedantic", "-Werror",
-                                        "-isystem", "/usr/include/eigen3", "-I", str(out), str(src),
-                                        "-o", str(out / "frames")],
-                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                build = build_program("g++" if mode == "unrolled" else "clang++", out, "frames",
+                                      FRAME_KINEMATICS_PROGRAM.format(header=f"{ir['class_name']}.hpp",
+                                                                      cls=ir["class_name"],
+                                                                      state=STATE_AWAY_FROM_INITIAL))
                 if build.returncode != 0 or ir["quadratic"] != mode:
                     print(build.stdout, f"quadratic {ir['quadratic']!r}, asked {mode!r}")
                     failures += 1
@@ -1054,14 +1067,7 @@ MASS_INVERSE_PROGRAM = r"""#include "{header}"
 // entry of d udot / dq, d udot / du and d udot / d tau.
 int main() {{
   using Model = capstan_models::{cls};
-  Model m;
-  Model::Q q;
-  Model::U u;
-  m.initialState(q, u);
-  for (int i = 0; i < Model::nq; ++i) q[i] += 0.4 * std::sin(1.3 * i + 0.2);
-  Model::normalizeQuaternions(q);
-  for (int i = 0; i < Model::nu; ++i) u[i] = std::cos(0.7 * i + 0.1);
-  Model::MassMatrix dq, du, dtau;
+{state}  Model::MassMatrix dq, du, dtau;
   m.forwardDynamicsDerivatives(0.0, q, u, dq, du, dtau);
   for (const Model::MassMatrix* x : {{&dq, &du, &dtau}})
     for (int i = 0; i < static_cast<int>(x->size()); ++i) std::printf("%.17g\n", x->data()[i]);
@@ -1082,12 +1088,9 @@ def mass_inverse_forms(capstan, models, tmp):
             run(capstan, "compile", model, "-o", out, "--ir", "--derivatives", "--mass-inverse", mode)
             ir = json.loads(next(out.glob("*.ir.json")).read_text())
             header = out / f"{ir['class_name']}.hpp"
-            src = out / "inverse.cpp"
-            src.write_text(MASS_INVERSE_PROGRAM.format(header=header.name, cls=ir["class_name"]))
-            build = subprocess.run([compiler, "-std=c++20", "-O1", "-Wall", "-Wextra", "-Wpedantic", "-Werror",
-                                    "-isystem", "/usr/include/eigen3", "-I", str(out), str(src),
-                                    "-o", str(out / "inverse")],
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            build = build_program(compiler, out, "inverse",
+                                  MASS_INVERSE_PROGRAM.format(header=header.name, cls=ir["class_name"],
+                                                              state=STATE_AWAY_FROM_INITIAL))
             loops = "kDofParent" in header.read_text()
             if build.returncode != 0 or loops != (mode == "loops"):
                 print(build.stdout, f"derivatives: {model.name}: --mass-inverse {mode}: "
