@@ -54,9 +54,9 @@ constexpr std::size_t kMaxLtdlWork = 10000;
 
 // forwardDynamicsDerivatives traces M^-1 (the L^T D L factor, then
 // ltdlInverse) as straight-line code while the two take at most this many
-// products (a 39-dof chain); beyond, they run in loops at run time, whose
-// indirect, dependent steps cost several times as much per product, but
-// the code does not grow as nu^3 (docs/generated-code.md).
+// products (a 39-dof chain); beyond, they run in loops at run time
+// (column-segment updates over the dof-parent table), so that the code does
+// not grow as nu^3 (docs/generated-code.md). --mass-inverse overrides it.
 constexpr std::size_t kMaxTracedInverseWork = 30000;
 
 // Eigen's default EIGEN_STACK_ALLOCATION_LIMIT (bytes): no fixed-size

@@ -1,9 +1,11 @@
 #include "symbolic/printer.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <iterator>
 #include <set>
 #include <ostream>
 #include <vector>
@@ -175,7 +177,7 @@ class CppPrinter::Renderer {
  public:
   using Lookup = std::function<const std::string*(const Node*)>;
   // For a node spelled through sinCos (Options::pairSinCos): its pair's
-  // temporary and part, "t3sc.sin"; else empty.
+  // temporary and part, "tsc3.sin"; else empty.
   using PairLookup = std::function<std::string(const Node*)>;
   Renderer(Lookup spelled, int maxPower, Lookup reciprocal = {}, PairLookup paired = {})
       : spelled_(std::move(spelled)), reciprocal_(std::move(reciprocal)), paired_(std::move(paired)),
@@ -371,20 +373,34 @@ std::unordered_map<std::uint32_t, std::size_t> lastUses(const std::vector<std::v
   return last;
 }
 
-std::unordered_map<std::uint32_t, const Node*> sinCosPartners(const std::vector<std::vector<Expr>>& blockRoots) {
-  std::vector<Expr> roots;
-  for (const auto& block : blockRoots) roots.insert(roots.end(), block.begin(), block.end());
+namespace {
+
+bool isSinOrCos(const Node* n) { return n->kind == Kind::Func && (n->fn == Fn::Sin || n->fn == Fn::Cos); }
+
+// The (sin x, cos x) pairs among `nodes` (those that hold both of one x),
+// in no particular order.
+std::vector<std::pair<const Node*, const Node*>> sinCosPairs(const std::vector<const Node*>& nodes) {
   std::unordered_map<std::uint32_t, std::pair<const Node*, const Node*>> byArgument;  // (sin, cos)
-  for (const Node* n : postOrder(roots)) {
-    if (n->kind != Kind::Func || (n->fn != Fn::Sin && n->fn != Fn::Cos)) continue;
+  for (const Node* n : nodes) {
+    if (!isSinOrCos(n)) continue;
     auto& [sine, cosine] = byArgument[n->args[0]->id];
     (n->fn == Fn::Sin ? sine : cosine) = n;
   }
+  std::vector<std::pair<const Node*, const Node*>> pairs;
+  for (const auto& [argument, pair] : byArgument)
+    if (pair.first && pair.second) pairs.push_back(pair);
+  return pairs;
+}
+
+}  // namespace
+
+std::unordered_map<std::uint32_t, const Node*> sinCosPartners(const std::vector<std::vector<Expr>>& blockRoots) {
+  std::vector<Expr> roots;
+  for (const auto& block : blockRoots) roots.insert(roots.end(), block.begin(), block.end());
   std::unordered_map<std::uint32_t, const Node*> partners;
-  for (const auto& [argument, pair] : byArgument) {
-    if (!pair.first || !pair.second) continue;
-    partners[pair.first->id] = pair.second;
-    partners[pair.second->id] = pair.first;
+  for (const auto& [sine, cosine] : sinCosPairs(postOrder(roots))) {
+    partners[sine->id] = cosine;
+    partners[cosine->id] = sine;
   }
   return partners;
 }
@@ -424,7 +440,6 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
     return it != denUsers.end() && (it->second >= 2 || later(b));
   };
   auto fresh = [&](const Node* b) { return !reciprocals_.count(b->id) && inverted(b); };
-  auto trig = [&](const Node* n) { return n->kind == Kind::Func && (n->fn == Fn::Sin || n->fn == Fn::Cos); };
   // The partner of a sin or cos computed here (cos or sin of the same
   // argument) that a later block needs is computed here too, so the pair
   // is one call (Options::pairSinCos).
@@ -435,7 +450,7 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
     extended.reserve(order.size());
     for (const Node* n : order) {
       extended.push_back(n);
-      if (leaf(n) || !trig(n)) continue;
+      if (leaf(n) || !isSinOrCos(n)) continue;
       const Node* p = partner(n);
       if (p && !present.count(p->id) && !known(p) && later(p)) {
         extended.push_back(p);
@@ -477,16 +492,11 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
   // temporary, and the two are spelled as one call's parts.
   std::unordered_map<std::uint32_t, const char*> paired;  // by node id: "sin" or "cos"
   if (options_.pairSinCos) {
-    std::unordered_map<std::uint32_t, std::pair<const Node*, const Node*>> byArgument;  // (sin, cos)
-    for (const Node* n : order) {
-      if (leaf(n) || !trig(n)) continue;
-      auto& [sine, cosine] = byArgument[n->args[0]->id];
-      (n->fn == Fn::Sin ? sine : cosine) = n;
-    }
-    for (const auto& [argument, pair] : byArgument) {
-      if (!pair.first || !pair.second) continue;
-      paired[pair.first->id] = "sin";
-      paired[pair.second->id] = "cos";
+    std::vector<const Node*> computed;
+    std::copy_if(order.begin(), order.end(), std::back_inserter(computed), [&](const Node* n) { return !leaf(n); });
+    for (const auto& [sine, cosine] : sinCosPairs(computed)) {
+      paired[sine->id] = "sin";
+      paired[cosine->id] = "cos";
     }
   }
 
