@@ -37,9 +37,10 @@ commands:
                 [--quadratic unrolled|compact] [--mass-inverse unrolled|loops]
       write the model's C++ header (and with --ir the JSON IR) into DIR;
       --depfile writes every file the header depends on, in Make syntax;
-      --quadratic: every body's frame Jacobians and the mass matrix unrolled,
-      or as loops over kinematics computed once, code linear in the model's
-      size (the default picks by the model's size);
+      --quadratic: every body's frame Jacobians, the mass matrix and the
+      derivatives' pair terms unrolled, or as loops over values computed
+      once, code linear in the model's size (the default picks by the
+      model's size);
       --mass-inverse: forwardDynamicsDerivatives' M^-1 unrolled, or as loops
       over the tree at run time (the default picks by the model's size);
       --derivatives adds forwardDynamicsDerivatives (d udot / d(q, u, tau))

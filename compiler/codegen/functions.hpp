@@ -186,6 +186,9 @@ struct FunctionValues {
   // double only (the tracer leaves the dense solve to run time, from
   // M and dr_dq, dr_du = d(inverseDynamics - appliedForces) at udot).
   MatrixX<Scalar> dtau_dq, dtau_du, dr_dq, dr_du, dudot_dq, dudot_du, dudot_dtau;
+  // With FunctionEvaluator::derivativePairs: the pair terms' factors, which
+  // dtau_dq, dtau_du, dr_dq, dr_du and M then leave out.
+  local::DerivativePairs<Scalar> pairs;
   // outputDerivatives' y = [outputs; kinetic energy; potential energy] at
   // (time, q, u) (the tracer differentiates them).
   std::vector<Scalar> columns;
@@ -243,6 +246,11 @@ class FunctionEvaluator {
   // anyway (local::inverseDynamicsDerivativesAtForwardDynamics; v.dudot_dtau
   // = M^-1 then comes with it): the tracer's while it traces M^-1.
   bool udotFromMassMatrix = false;
+  // The derivative functions' pair terms (local::DerivativePairs) left out
+  // of the results and their factors in v.pairs: the tracer's while it
+  // emits the pairs' sum as a loop (the compact form). Not with
+  // udotFromMassMatrix, whose M^-1 needs the whole M.
+  bool derivativePairs = false;
 
   // The force elements' external forces at (time, q, u); empty when the
   // model has none, so tree models trace exactly as without them.
@@ -496,7 +504,11 @@ class FunctionEvaluator {
     if (forward && !solve) v.udot = local::aba(mechanism_, joint, v.q, v.u, applied, F);
     derivative = local::Data<Scalar>(mechanism_);
     if (prepare) prepare(derivative);
-    if (solve) {
+    if (derivativePairs) {
+      if (solve) throw std::logic_error("derivativePairs with udotFromMassMatrix");
+      local::inverseDynamicsDerivativesFactored(mechanism_, derivative, v.q, v.u, v.udot, F, v.dtau_dq, v.dtau_du,
+                                                v.pairs);
+    } else if (solve) {
       local::inverseDynamicsDerivativesAtForwardDynamics(mechanism_, derivative, v.q, v.u, applied, F, v.udot,
                                                          v.dudot_dtau, v.dtau_dq, v.dtau_du);
     } else {
@@ -517,6 +529,7 @@ class FunctionEvaluator {
     if (d.dtau_dq.size() > 0) v.dr_dq -= d.dtau_dq;
     if (d.dtau_du.size() > 0) v.dr_du -= d.dtau_du;
     if constexpr (std::is_arithmetic_v<Scalar>) {
+      if (derivativePairs) return;  // the products need the pairs' terms
       if (solve) {
         local::forwardDynamicsDerivativesFromMinv(v.dudot_dtau, v.dr_dq, v.dr_du, v.dudot_dq, v.dudot_du);
       } else {

@@ -1320,6 +1320,71 @@ class Tracer {
     return false;
   }
 
+  // `static constexpr std::array<int, nu> kDofParent`: Data::dofParents.
+  std::string dofParentTable() const {
+    std::string parents;
+    for (const int p : Data<Expr>::dofParents(mechanism_)) parents += (parents.empty() ? "" : ", ") + std::to_string(p);
+    return "static constexpr std::array<int, nu> kDofParent{{" + parents + "}};";
+  }
+
+  // The derivatives' pair terms in the compact form: their factors
+  // (local::DerivativePairs) traced into locals, one block per joint, then
+  // local::addDerivativePairs as a loop over the dof tree adding them to
+  // dq, du and M (names as closing statements spell them; lowerOnly: M's
+  // entries on and below the diagonal only, as its factor reads them).
+  void pairLoop(FunctionBuilder& fn, const local::DerivativePairs<Expr>& p, const std::string& dq,
+                const std::string& du, const std::string& M, bool lowerOnly) {
+    const struct {
+      const char* name;
+      const MatrixX<Expr>& value;
+      const char* what;
+    } factors[] = {
+        {"pairSw", p.Sw, "the pairs' factors: S in World"},
+        {"pairF", p.F, "the pairs' factors: F = [Ic S; B^T S; T^T S]"},
+        {"pairWq", p.Wq, "the pairs' factors: W along q"},
+        {"pairWu", p.Wu, "the pairs' factors: W along u"},
+        {"pairGq", p.Gq, "the pairs' factors: g along q"},
+        {"pairGu", p.Gu, "the pairs' factors: g along u"},
+    };
+    for (const auto& f : factors) {
+      const std::string rows = std::to_string(f.value.rows());
+      const std::string type = massMatrixDynamic() ? "Eigen::Matrix<double, " + rows + ", Eigen::Dynamic>"
+                                                   : "Eigen::Matrix<double, " + rows + ", nu>";
+      const std::string zero = massMatrixDynamic() ? " = " + type + "::Zero(" + rows + ", nu);" : " = " + type + "::Zero();";
+      fn.local(type + " " + f.name + (hasZeros(f.value) || massMatrixDynamic() ? zero : std::string(";")));
+      fn.readAtEnd(f.name);
+      columnBlocks(fn, f.name, f.value, f.what);
+    }
+    std::string first;
+    for (const int k : local::firstDofs(mechanism_)) first += (first.empty() ? "" : ", ") + std::to_string(k);
+    for (const std::string& line : std::vector<std::string>{
+             "// At run time, the pairs' terms (capstan/dynamics_derivatives.hpp's addDerivativePairs): for",
+             "// every dof k and each dof j on its path to the root (kDofParent), F_k . W_j into (k, j) and",
+             "// into (j, k) F_j . W_k if j is of k's joint (kFirstDof[k]: its first dof), else S_j . g_k;",
+             "// M_kj = M_jk = F_k's first six . S_j.",
+             dofParentTable(),
+             "static constexpr std::array<int, nu> kFirstDof{{" + first + "}};",
+             "for (int k = 0; k < nu; ++k) {",
+             "  for (int j = k; j >= 0; j = kDofParent[j]) {",
+             "    const double m = $pairF.col(k).head<6>().dot($pairSw.col(j));",
+             "    " + M + "(k, j) += m;",
+             lowerOnly ? "" : "    if (j != k) " + M + "(j, k) += m;",
+             "    " + dq + "(k, j) += $pairF.col(k).dot($pairWq.col(j));",
+             "    " + du + "(k, j) += $pairF.col(k).dot($pairWu.col(j));",
+             "    if (j == k) continue;",
+             "    if (j >= kFirstDof[k]) {",
+             "      " + dq + "(j, k) += $pairF.col(j).dot($pairWq.col(k));",
+             "      " + du + "(j, k) += $pairF.col(j).dot($pairWu.col(k));",
+             "    } else {",
+             "      " + dq + "(j, k) += $pairSw.col(j).dot($pairGq.col(k));",
+             "      " + du + "(j, k) += $pairSw.col(j).dot($pairGu.col(k));",
+             "    }",
+             "  }",
+             "}"}) {
+      if (!line.empty()) fn.closing(line);
+    }
+  }
+
   // forwardDynamicsDerivatives and inverseDynamicsDerivatives from the
   // analytical recursions (dynamics_derivatives.hpp), traced: inverse
   // dynamics' d tau / dq, d tau / du (one block per joint with its columns,
@@ -1344,9 +1409,15 @@ class Tracer {
         forward && !massMatrixDynamic() &&
         (options_.massInverse == MassInverse::Auto ? inverseWork(dofParent) <= kMaxTracedInverseWork
                                                    : options_.massInverse == MassInverse::Unrolled);
+    // The pair terms (local::DerivativePairs): traced with the rest, or,
+    // where the quadratic results are compact, only their factors traced
+    // and their sum a loop at run time (code O(nu), not O(nu^2)).
+    const bool compactPairs = !quadraticUnrolled() && !traceInverse;
     ev.udotFromMassMatrix = traceInverse;
+    ev.derivativePairs = compactPairs;
     ev.run(f.id, v);
     ev.udotFromMassMatrix = false;
+    ev.derivativePairs = false;
     ev.forceDerivatives = nullptr;
     FunctionBuilder fn = function(f);
     const std::vector<std::string> results =
@@ -1382,10 +1453,16 @@ class Tracer {
       if (!traceInverse) {
         fn.local("MassMatrix M" + zero);
         fn.readAtEnd("M");
-        jointFrameMassMatrixBlocks(fn, ev.derivative, /*lowerOnly=*/true);
+        if (compactPairs) {
+          columnBlocks(fn, "M", v.M, "M's armature (the rest in the pairs' loop)");
+        } else {
+          jointFrameMassMatrixBlocks(fn, ev.derivative, /*lowerOnly=*/true);
+        }
       }
-      columnBlocks(fn, "dr_dq", dq, "d(inverse dynamics - applied forces) / dq along N(q) at udot");
-      columnBlocks(fn, "dr_du", du, "d(inverse dynamics - applied forces) / du at udot");
+      const std::string rest = compactPairs ? " (what the pairs' loop does not add)" : "";
+      columnBlocks(fn, "dr_dq", dq, "d(inverse dynamics - applied forces) / dq along N(q) at udot" + rest);
+      columnBlocks(fn, "dr_du", du, "d(inverse dynamics - applied forces) / du at udot" + rest);
+      if (compactPairs) pairLoop(fn, v.pairs, "$dr_dq", "$dr_du", "$M", /*lowerOnly=*/true);
       if (traceInverse) {
         // M^-1 traced (the recursions' L^T D L factor, then ltdlInverse).
         fn.readAtEnd("dudot_dtau");
@@ -1395,8 +1472,6 @@ class Tracer {
                  "dudot_dq.noalias() = -dudot_dtau * $dr_dq;", "dudot_du.noalias() = -dudot_dtau * $dr_du;"})
           fn.closing(line);
       } else {
-        std::string parents;
-        for (const int p : dofParent) parents += (parents.empty() ? "" : ", ") + std::to_string(p);
         // Each inner step is a contiguous column segment (Eigen vectorizes
         // it), not a walk up the parent table, whose dependent loads made
         // the first version of these loops 6x slower on a 50-link chain.
@@ -1407,7 +1482,7 @@ class Tracer {
                  "// path are zero); then Z = M^-1 by columns from the root, Z(0:a, a) = -sum over a's ancestors j",
                  "// of U(j, a) Z(0:a, j) and Z(a, a) = 1/D(a) - sum_j U(j, a) Z(j, a), row a = column a; then",
                  "// Eigen's products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.",
-                 "static constexpr std::array<int, nu> kDofParent{{" + parents + "}};",
+                 compactPairs ? "" : dofParentTable(),  // else the pairs' loop has it
                  "MassMatrix& F = $M;  // M, then its factor",
                  "for (int j = 1; j < nu; ++j)",
                  "  for (int i = 0; i < j; ++i) F(i, j) = F(j, i);",
@@ -1430,9 +1505,19 @@ class Tracer {
                  "  for (int b = 0; b < a; ++b) dudot_dtau(a, b) = z[b];",
                  "}",
                  "dudot_dq.noalias() = -dudot_dtau * $dr_dq;",
-                 "dudot_du.noalias() = -dudot_dtau * $dr_du;"})
-          fn.closing(line);
+                 "dudot_du.noalias() = -dudot_dtau * $dr_du;"}) {
+          if (!line.empty()) fn.closing(line);
+        }
       }
+    } else if (compactPairs) {
+      forceElementBlocks(fn, v);
+      fn.opening("dtau_dq.setZero();  // then what the pairs' loop does not add, then the loop");
+      fn.opening("dtau_du.setZero();");
+      fn.opening("M.setZero();");
+      columnBlocks(fn, "M", v.M, "M's armature (the rest in the pairs' loop)");
+      columnBlocks(fn, "dtau_dq", dq, "d tau / dq along N(q) (what the pairs' loop does not add)");
+      columnBlocks(fn, "dtau_du", du, "d tau / du (what the pairs' loop does not add)");
+      pairLoop(fn, v.pairs, "dtau_dq", "dtau_du", "M", /*lowerOnly=*/false);
     } else {
       forceElementBlocks(fn, v);
       if (hasZeros(dq) || hasZeros(du)) {
@@ -1450,10 +1535,11 @@ class Tracer {
              " divs (weighted " + symbolic::formatDouble(weightedCost(ops)) + ")";
     };
     std::vector<std::string> doc = f.doc;
+    const std::string pairs = compactPairs ? "; then the pairs' terms in a loop" : "";
     doc.push_back("Traced: " + brief(fn.ops()) +
-                  (!forward        ? "."
+                  (!forward        ? pairs + "."
                    : traceInverse ? " (udot and M^-1 too); then two products."
-                                  : "; then the factor and solves in loops."));
+                                  : pairs + "; then the factor and solves in loops."));
     fn.set("doc", doc);
     fn.set("method", {{"chosen", "analytic"}, {"traced", opsJson(fn.ops())}});
     return fn.finish();

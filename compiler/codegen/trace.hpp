@@ -28,11 +28,14 @@ struct TraceOptions {
   // (`compile --derivatives=symbolic`).
   bool symbolicDerivatives = false;
   // How the results that grow with the square of the model are emitted
-  // (every body's frameJacobian<Body> and frameJacobianDotU<Body>, and
-  // massMatrix): unrolled, traced functions (the fastest for small models,
-  // but their code grows with the sum of the bodies' depths, quadratically
-  // along a chain), or compact: O(n) traced kinematics (frameKinematics,
-  // massMatrixKinematics) and loops over the tree in the template. Auto:
+  // (every body's frameJacobian<Body> and frameJacobianDotU<Body>,
+  // massMatrix, and the derivative functions' pair terms): unrolled, traced
+  // functions (the fastest for small models, but their code grows with the
+  // sum of the bodies' depths, quadratically along a chain), or compact:
+  // O(n) traced kinematics (frameKinematics, massMatrixKinematics) and
+  // loops over the tree in the template, and the derivatives' pair factors
+  // (local::DerivativePairs) traced and summed in a loop over the dof tree
+  // (forwardDynamicsDerivatives only with its M^-1 in loops). Auto:
   // unrolled while that sum is at most kMaxUnrolledQuadraticColumns.
   enum class Quadratic { Auto, Unrolled, Compact };
   Quadratic quadratic = Quadratic::Auto;

@@ -1055,57 +1055,82 @@ def derivatives(capstan):
                 continue
             failures += derivatives_of(capstan, model, tmp, rng, cases)
             checked += 1
-        failures += mass_inverse_forms(capstan, trees, tmp)
+        # Every form on the trees (every joint type), the compact one also
+        # with force elements and force laws (bushing, sensors); each loop
+        # built by both compilers.
+        unrolled = ("unrolled", "g++")
+        failures += derivative_forms(capstan, [(trees[0], [unrolled, ("compact", "clang++")]),
+                                               (trees[1], [unrolled, ("loops", "clang++"), ("compact", "g++")]),
+                                               (trees[2], [unrolled, ("compact", "clang++")]),
+                                               (BUSHING_EXAMPLE, [unrolled, ("compact", "g++")]),
+                                               (SENSORS, [unrolled, ("compact", "clang++")])], tmp)
     print(f"derivatives: {checked} models checked, {failures} failures")
     return 1 if failures or checked < len(DERIVATIVES_GENERATED) else 0
 
 
-MASS_INVERSE_PROGRAM = r"""#include "{header}"
+DERIVATIVE_FORMS_PROGRAM = r"""#include "{header}"
 #include <cmath>
 #include <cstdio>
-// forwardDynamicsDerivatives at a state away from the initial one, every
-// entry of d udot / dq, d udot / du and d udot / d tau.
+// forwardDynamicsDerivatives and inverseDynamicsDerivatives at a state away
+// from the initial one: every entry of d udot / d(q, u, tau) and of
+// d tau / d(q, u, udot).
 int main() {{
   using Model = capstan_models::{cls};
-{state}  Model::MassMatrix dq, du, dtau;
+{state}  Model::MassMatrix dq, du, dtau, tq, tu, M;
   m.forwardDynamicsDerivatives(0.0, q, u, dq, du, dtau);
-  for (const Model::MassMatrix* x : {{&dq, &du, &dtau}})
+  Model::U udot;
+  for (int i = 0; i < Model::nu; ++i) udot[i] = std::sin(0.9 * i + 0.3);
+  m.inverseDynamicsDerivatives(0.0, q, u, udot, tq, tu, M);
+  for (const Model::MassMatrix* x : {{&dq, &du, &dtau, &tq, &tu, &M}})
     for (int i = 0; i < static_cast<int>(x->size()); ++i) std::printf("%.17g\n", x->data()[i]);
 }}
 """
+# The forms of the derivative functions: name -> (compile options, what the
+# header must hold, "!" what it must not). unrolled: everything traced;
+# loops: M^-1 in loops at run time (--mass-inverse; the default past a
+# 39-dof chain); compact: also the pairs' terms in a loop over the dof tree
+# (with --quadratic compact; the default past kMaxUnrolledQuadraticColumns).
+DERIVATIVE_FORMS = {
+    "unrolled": (["--mass-inverse", "unrolled", "--quadratic", "unrolled"], ["!M, then its factor", "!kFirstDof"]),
+    "loops": (["--mass-inverse", "loops", "--quadratic", "unrolled"], ["M, then its factor", "!kFirstDof"]),
+    "compact": (["--mass-inverse", "loops", "--quadratic", "compact"], ["M, then its factor", "kFirstDof"]),
+}
 
 
-def mass_inverse_forms(capstan, models, tmp):
-    """forwardDynamicsDerivatives with M^-1 unrolled and with M^-1 in loops
-    at run time (--mass-inverse; the default picks the loops only past a
-    39-dof chain) agree to 1e-12 relative; g++ builds one form, clang++ the
-    other, both warning-free."""
+def derivative_forms(capstan, cases, tmp):
+    """forwardDynamicsDerivatives and inverseDynamicsDerivatives in each of
+    DERIVATIVE_FORMS agree with the unrolled form to 1e-12 relative, each
+    form built warning-free by the compiler named with it. cases: (model,
+    [(form, compiler), ...]), the unrolled form first."""
     failures = 0
-    for model in models:
+    for model, forms in cases:
         values = {}
-        for mode, compiler in (("unrolled", "g++"), ("loops", "clang++")):
-            out = tmp / f"{model.stem}_inverse_{mode}"
-            run(capstan, "compile", model, "-o", out, "--ir", "--derivatives", "--mass-inverse", mode)
+        for mode, compiler in forms:
+            options, marks = DERIVATIVE_FORMS[mode]
+            out = tmp / f"{model.stem}_forms_{mode}"
+            run(capstan, "compile", model, "-o", out, "--ir", "--derivatives", *options)
             ir = json.loads(next(out.glob("*.ir.json")).read_text())
             header = out / f"{ir['class_name']}.hpp"
-            build = build_program(compiler, out, "inverse",
-                                  MASS_INVERSE_PROGRAM.format(header=header.name, cls=ir["class_name"],
-                                                              state=STATE_AWAY_FROM_INITIAL))
-            loops = "kDofParent" in header.read_text()
-            if build.returncode != 0 or loops != (mode == "loops"):
-                print(build.stdout, f"derivatives: {model.name}: --mass-inverse {mode}: "
-                                    f"{'loops' if loops else 'no loops'} in the header")
+            build = build_program(compiler, out, "forms",
+                                  DERIVATIVE_FORMS_PROGRAM.format(header=header.name, cls=ir["class_name"],
+                                                                  state=STATE_AWAY_FROM_INITIAL))
+            text = header.read_text()
+            missing = [m for m in marks if (m.lstrip("!") in text) == m.startswith("!")]
+            if build.returncode != 0 or missing:
+                print(build.stdout, f"derivatives: {model.name}: {mode} form: the header does not hold {missing}")
                 failures += 1
                 continue
-            proc = subprocess.run([str(out / "inverse")], stdout=subprocess.PIPE, text=True, check=True)
+            proc = subprocess.run([str(out / "forms")], stdout=subprocess.PIPE, text=True, check=True)
             values[mode] = [float(x) for x in proc.stdout.split()]
-        if len(values) == 2:
-            a, b = values["unrolled"], values["loops"]
+        for mode, _ in forms[1:]:
+            if "unrolled" not in values or mode not in values:
+                continue
+            a, b = values["unrolled"], values[mode]
             scale = max([1.0] + [abs(x) for x in a])
             worst = max((abs(x - y) for x, y in zip(a, b)), default=0.0) / scale
             ok = len(a) == len(b) and len(a) > 0 and worst <= DERIVATIVES_AGREEMENT
-            print(f"derivatives: {model.name}: M^-1 in loops against unrolled, {len(a)} entries, largest difference "
-                  f"{worst:.2e} relative{'' if ok else ': FAILED'}")
+            print(f"derivatives: {model.name}: the {mode} form against the unrolled one, {len(a)} entries, "
+                  f"largest difference {worst:.2e} relative{'' if ok else ': FAILED'}")
             failures += not ok
     return failures
 

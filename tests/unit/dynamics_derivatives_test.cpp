@@ -93,6 +93,28 @@ void checkDerivatives(const Mechanism<double>& model, Rng& rng, bool withForces)
   CHECK(relativeError(tu, dtau_du) < 1e-9);
 }
 
+TEST_CASE("the factored derivatives plus their pair terms are the assembled ones, M included") {
+  Rng rng(77);
+  for (int trial = 0; trial < 8; ++trial) {
+    CAPTURE(trial);
+    const Mechanism<double> model = withRandomArmature(rng, randomTree(rng, 8));
+    const VectorX<double> q = randomConfiguration(rng, model);
+    const VectorX<double> u = randomVectorX(rng, model.nu, 1.0), udot = randomVectorX(rng, model.nu, 2.0);
+    const ExternalForces<double> fext = randomForces(rng, model);
+    const ExternalForces<double>* F = trial % 2 == 0 ? &fext : nullptr;
+    local::Data<double> whole(model), factored(model);
+    MatrixX<double> dq, du, fq, fu;
+    local::inverseDynamicsDerivatives(model, whole, q, u, udot, F, dq, du, /*massMatrix=*/true);
+    local::DerivativePairs<double> pairs;
+    local::inverseDynamicsDerivativesFactored(model, factored, q, u, udot, F, fq, fu, pairs);
+    CHECK(pairs.F.rows() == (F != nullptr ? 18 : 12));
+    local::addDerivativePairs(factored.dofParent, local::firstDofs(model), pairs, &fq, &fu, &factored.M);
+    CHECK(relativeError(fq, dq) < kRoundoff);
+    CHECK(relativeError(fu, du) < kRoundoff);
+    CHECK(relativeError(factored.M, whole.M) < kRoundoff);
+  }
+}
+
 TEST_CASE("the velocity-inertia product B from the inertia's structure equals its definition column by column") {
   Rng rng(11);
   for (int trial = 0; trial < 20; ++trial) {

@@ -110,19 +110,6 @@ Vec6<Scalar> subspaceRateDerivative(const Joint<Scalar>& joint, const Mat6X<Scal
   return out;
 }
 
-// Whether each body lies in body b's subtree (b included); bodies are
-// ordered parents first.
-template <class Scalar>
-std::vector<char> subtreeOf(const Mechanism<Scalar>& model, int b) {
-  std::vector<char> in(static_cast<std::size_t>(model.numBodies()), 0);
-  in[static_cast<std::size_t>(b)] = 1;
-  for (int i = b + 1; i < model.numBodies(); ++i) {
-    const int p = model.joints[static_cast<std::size_t>(i)].parent;
-    if (p >= 0) in[static_cast<std::size_t>(i)] = in[static_cast<std::size_t>(p)];
-  }
-  return in;
-}
-
 // Adds S_i^T g to rows of body i's dofs in column `col`.
 template <class Scalar>
 void addProjected(const Joint<Scalar>& joint, const Mat6X<Scalar>& S, const Vec6<Scalar>& g, MatrixX<Scalar>& out,
@@ -236,13 +223,75 @@ void forwardDynamicsDerivativesFromMinv(const MatrixX<Scalar>& Minv, const Matri
 // body: with da_k = sum of S_j udot_j over k's path (da_p at k's parent),
 //   a_k += da_k,   f_k += Ic_k da_p + sum_{j in k's subtree} F1_j udot_j.
 // data's joint-frame a, f, tau then stay those at udot = 0.
+// The pair terms of inverse dynamics' derivatives (and of M), factored:
+// per dof k (of joint K) and per column j (dof j of joint J), with the
+// names of the comment above,
+//   F_k = [F1_k; F2_k; F3_k],  Wq_j = [w; dV; s] along q,  Wu_j = [w; dV; 0]
+//   along u (F3 and the s block only with external forces, else 12 rows),
+//   G_j = g along q or u (zero at a root, which has no ancestors),
+// so that for every dof j on dof k's path to the root (j = k included):
+//   d tau_k / dx_j += F_k . W_j                       (k in J's subtree)
+//   d tau_j / dx_k += F_j . W_k   if j is K's own dof, else Sw_j . G_k
+//   M_kj = M_jk    += F1_k . Sw_j                     (once if j = k)
+// What addDerivativePairs sums, O(1) per pair: inverseDynamicsDerivatives
+// adds them itself; a code generator may emit the factors as straight-line
+// code and the sum as a loop over the dof tree (its size grows with nu
+// while the pairs grow with nu^2).
+template <class Scalar>
+struct DerivativePairs {
+  MatrixX<Scalar> Sw;      // 6 x nu: each dof's motion subspace column, about the World origin in World
+  MatrixX<Scalar> F;       // 12 (18 with external forces) x nu: [F1; F2; F3] per dof
+  MatrixX<Scalar> Wq, Wu;  // as F, per column: [w; dV; s] along q, [w; dV; 0] along u
+  MatrixX<Scalar> Gq, Gu;  // 6 x nu, per column: g along q, along u (a force, in World)
+};
+
+// Adds the pair terms of `p` (DerivativePairs) to whichever of dtau_dq,
+// dtau_du and M is given. dofParent: Data::dofParents; firstDof[k]: the
+// first dof of dof k's joint.
+template <class Scalar>
+void addDerivativePairs(const std::vector<int>& dofParent, const std::vector<int>& firstDof,
+                        const DerivativePairs<Scalar>& p, MatrixX<Scalar>* dtau_dq, MatrixX<Scalar>* dtau_du,
+                        MatrixX<Scalar>* M) {
+  const auto nu = static_cast<int>(dofParent.size());
+  for (int k = 0; k < nu; ++k) {
+    for (int j = k; j >= 0; j = dofParent[static_cast<std::size_t>(j)]) {
+      if (M != nullptr) {
+        const Scalar m = Vec6<Scalar>(p.F.col(k).template head<6>()).dot(Vec6<Scalar>(p.Sw.col(j)));
+        (*M)(k, j) += m;
+        if (j != k) (*M)(j, k) += m;
+      }
+      if (dtau_dq == nullptr) continue;
+      (*dtau_dq)(k, j) += p.F.col(k).dot(p.Wq.col(j));
+      (*dtau_du)(k, j) += p.F.col(k).dot(p.Wu.col(j));
+      if (j == k) continue;
+      if (j >= firstDof[static_cast<std::size_t>(k)]) {
+        (*dtau_dq)(j, k) += p.F.col(j).dot(p.Wq.col(k));
+        (*dtau_du)(j, k) += p.F.col(j).dot(p.Wu.col(k));
+      } else {
+        (*dtau_dq)(j, k) += p.Sw.col(j).dot(p.Gq.col(k));
+        (*dtau_du)(j, k) += p.Sw.col(j).dot(p.Gu.col(k));
+      }
+    }
+  }
+}
+
+// The first dof of each dof's joint (addDerivativePairs' firstDof).
+template <class Scalar>
+std::vector<int> firstDofs(const Mechanism<Scalar>& model) {
+  std::vector<int> first(static_cast<std::size_t>(model.nu), 0);
+  for (const Joint<Scalar>& joint : model.joints)
+    for (int c = 0; c < joint.nu(); ++c) first[static_cast<std::size_t>(joint.uOffset + c)] = joint.uOffset;
+  return first;
+}
+
 namespace detail {
 
 template <class Scalar>
 void inverseDynamicsDerivativesImpl(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
                                     const VectorX<Scalar>& u, VectorX<Scalar>& udot, const VectorX<Scalar>* solveFor,
                                     MatrixX<Scalar>* Minv, const ExternalForces<Scalar>* fext,
-                                    MatrixX<Scalar>& dtau_dq, MatrixX<Scalar>& dtau_du, bool massMatrix) {
+                                    MatrixX<Scalar>& dtau_dq, MatrixX<Scalar>& dtau_du, bool massMatrix,
+                                    DerivativePairs<Scalar>* pairs = nullptr) {
   if (solveFor != nullptr) {
     udot = VectorX<Scalar>::Constant(model.nu, Scalar(0.0));
     massMatrix = true;
@@ -296,31 +345,30 @@ void inverseDynamicsDerivativesImpl(const Mechanism<Scalar>& model, Data<Scalar>
     B[k] += B[b];
     if (fext != nullptr) T[k] += T[b];
   }
-  std::vector<Mat6X<Scalar>> F1(nbs), F2(nbs), F3(nbs);
+  // The pair factors (DerivativePairs): F per dof now, W and G per column below.
+  const int rows = fext != nullptr ? 18 : 12;
+  DerivativePairs<Scalar> P;
+  P.Sw = MatrixX<Scalar>::Constant(6, nu, Scalar(0.0));
+  P.F = MatrixX<Scalar>::Constant(rows, nu, Scalar(0.0));
+  P.Wq = P.Wu = P.F;
+  P.Gq = P.Gu = P.Sw;
   for (std::size_t b = 0; b < nbs; ++b) {
-    const int nu_b = model.joints[b].nu();
-    F1[b].resize(6, nu_b);
-    F2[b].resize(6, nu_b);
-    for (int c = 0; c < nu_b; ++c) F1[b].col(c) = Ic[b] * Vec6<Scalar>(Sw[b].col(c));
-    F2[b] = B[b].transpose() * Sw[b];
-    if (fext != nullptr) F3[b] = T[b].transpose() * Sw[b];
-  }
-  if (massMatrix) {
-    data.M = MatrixX<Scalar>::Constant(nu, nu, Scalar(0.0));
-    for (int k = 0; k < nb; ++k) {
-      const Joint<Scalar>& joint = model.joints[static_cast<std::size_t>(k)];
-      for (int a = k; a >= 0; a = model.joints[static_cast<std::size_t>(a)].parent) {
-        const Joint<Scalar>& row = model.joints[static_cast<std::size_t>(a)];
-        for (int r = 0; r < row.nu(); ++r)
-          for (int c = 0; c < joint.nu(); ++c) {
-            const Scalar x = Vec6<Scalar>(F1[static_cast<std::size_t>(k)].col(c))
-                                 .dot(Vec6<Scalar>(Sw[static_cast<std::size_t>(a)].col(r)));
-            data.M(row.uOffset + r, joint.uOffset + c) = x;
-            if (a != k) data.M(joint.uOffset + c, row.uOffset + r) = x;
-          }
-      }
-      if (joint.nu() > 0) joint.addArmature(data.M, joint.uOffset);
+    const Joint<Scalar>& joint = model.joints[b];
+    for (int c = 0; c < joint.nu(); ++c) {
+      const Vec6<Scalar> s = Sw[b].col(c);
+      const int k = joint.uOffset + c;
+      P.Sw.col(k) = s;
+      P.F.col(k).template segment<6>(0) = Ic[b] * s;
+      P.F.col(k).template segment<6>(6) = B[b].transpose() * s;
+      if (fext != nullptr) P.F.col(k).template segment<6>(12) = T[b].transpose() * s;
     }
+  }
+  const std::vector<int> firstDof = firstDofs(model);
+  if (massMatrix) {  // the armature now, the pairs' terms with M^-1 needing it or with the rest
+    data.M = MatrixX<Scalar>::Constant(nu, nu, Scalar(0.0));
+    for (const Joint<Scalar>& joint : model.joints)
+      if (joint.nu() > 0) joint.addArmature(data.M, joint.uOffset);
+    if (pairs == nullptr) addDerivativePairs<Scalar>(data.dofParent, firstDof, P, nullptr, nullptr, &data.M);
   }
   if (solveFor != nullptr) {
     massMatrixInverse(data, data.M, *Minv);
@@ -336,7 +384,7 @@ void inverseDynamicsDerivativesImpl(const Mechanism<Scalar>& model, Data<Scalar>
       for (int c = 0; c < joint.nu(); ++c) {
         const Scalar x = udot[joint.uOffset + c];
         da[b] += Vec6<Scalar>(Sw[b].col(c)) * x;
-        G[b] += Vec6<Scalar>(F1[b].col(c)) * x;
+        G[b] += Vec6<Scalar>(P.F.col(joint.uOffset + c).template head<6>()) * x;
       }
       a[b] += da[b];
       f[b] += Ic[b] * daP;
@@ -355,7 +403,6 @@ void inverseDynamicsDerivativesImpl(const Mechanism<Scalar>& model, Data<Scalar>
     const auto bJ = static_cast<std::size_t>(J);
     const Joint<Scalar>& joint = model.joints[bJ];
     if (joint.nu() == 0) continue;
-    const std::vector<char> in = detail::subtreeOf(model, J);
     const Mat6X<Scalar>& S = data.S[bJ];
     const VectorX<Scalar> uJ = u.segment(joint.uOffset, joint.nu());
     const VectorX<Scalar> udotJ = udot.segment(joint.uOffset, joint.nu());
@@ -387,16 +434,10 @@ void inverseDynamicsDerivativesImpl(const Mechanism<Scalar>& model, Data<Scalar>
         if (alongQ) dA += crossMotion(aP, s) + detail::motionToWorld(R[bJ], p[bJ], Vec6<Scalar>(dS * udotJ));
         const Vec6<Scalar> w = dA + crossMotion(v[bJ], dV);
         const bool turns = alongQ && fext != nullptr;
-        for (int i = J; i < nb; ++i) {
-          const auto k = static_cast<std::size_t>(i);
-          if (in[k] == 0) continue;
-          const Joint<Scalar>& row = model.joints[k];
-          for (int r = 0; r < row.nu(); ++r) {
-            Scalar x = Vec6<Scalar>(F1[k].col(r)).dot(w) + Vec6<Scalar>(F2[k].col(r)).dot(dV);
-            if (turns) x += Vec6<Scalar>(F3[k].col(r)).dot(s);
-            out(row.uOffset + r, col) += x;
-          }
-        }
+        MatrixX<Scalar>& W = alongQ ? P.Wq : P.Wu;
+        W.col(col).template segment<6>(0) = w;
+        W.col(col).template segment<6>(6) = dV;
+        if (turns) W.col(col).template segment<6>(12) = s;
         if (alongQ) {
           for (int r = 0; r < joint.nu(); ++r)
             out(joint.uOffset + r, col) += detail::motionToWorld(R[bJ], p[bJ], Vec6<Scalar>(dS.col(r))).dot(f[bJ]);
@@ -405,13 +446,14 @@ void inverseDynamicsDerivativesImpl(const Mechanism<Scalar>& model, Data<Scalar>
         Vec6<Scalar> g = Ic[bJ] * w + B[bJ] * dV;
         if (alongQ) g += crossForce(s, f[bJ]);
         if (turns) g += T[bJ] * s;
-        for (int i = parent; i >= 0; i = model.joints[static_cast<std::size_t>(i)].parent) {
-          const auto k = static_cast<std::size_t>(i);
-          for (int r = 0; r < model.joints[k].nu(); ++r)
-            out(model.joints[k].uOffset + r, col) += Vec6<Scalar>(Sw[k].col(r)).dot(g);
-        }
+        (alongQ ? P.Gq : P.Gu).col(col) = g;
       }
     }
+  }
+  if (pairs != nullptr) {
+    *pairs = std::move(P);
+  } else {
+    addDerivativePairs<Scalar>(data.dofParent, firstDof, P, &dtau_dq, &dtau_du, nullptr);
   }
 }
 
@@ -424,6 +466,19 @@ void inverseDynamicsDerivatives(const Mechanism<Scalar>& model, Data<Scalar>& da
                                 MatrixX<Scalar>& dtau_du, bool massMatrix = false) {
   VectorX<Scalar> given = udot;
   detail::inverseDynamicsDerivativesImpl<Scalar>(model, data, q, u, given, nullptr, nullptr, fext, dtau_dq, dtau_du, massMatrix);
+}
+
+// The same with M (massMatrix) and the pair terms left out: dtau_dq,
+// dtau_du and data.M hold the rest (each joint's own d(S_J)^T f_J, M's
+// armature) and `pairs` their factors, which addDerivativePairs adds.
+template <class Scalar>
+void inverseDynamicsDerivativesFactored(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
+                                        const VectorX<Scalar>& u, const VectorX<Scalar>& udot,
+                                        const ExternalForces<Scalar>* fext, MatrixX<Scalar>& dtau_dq,
+                                        MatrixX<Scalar>& dtau_du, DerivativePairs<Scalar>& pairs) {
+  VectorX<Scalar> given = udot;
+  detail::inverseDynamicsDerivativesImpl<Scalar>(model, data, q, u, given, nullptr, nullptr, fext, dtau_dq, dtau_du,
+                                                 /*massMatrix=*/true, &pairs);
 }
 
 // The same at forward dynamics' udot = M^-1 (tau - C + sum J^T fext), which
