@@ -191,41 +191,9 @@ void forwardDynamicsDerivativesFromMinv(const MatrixX<Scalar>& Minv, const Matri
   dudot_du = -Minv.lazyProduct(dr_du);
 }
 
-// d tau / dq (along N(q), as dudot_dq) and d tau / du of inverse dynamics
-// tau = M udot + C - sum_B J_B^T F_B at fixed external forces fext (World,
-// about Bo; optional), by the recursion in the header comment with its
-// subtree sums taken once: every quantity about the World origin in World
-// (x^W = X_{W Ki} x, so no transport is needed between bodies), per body
-//   Y_i, h_i = Y_i v_i, B_i x = v_i x* (Y_i x) - Y_i (v_i x x) + x x* h_i,
-//   T_i s = -d(fext_i) for K_i turning by s (only s's rotation w acts):
-//   [w x n_i + p_i x (w x f_i); w x f_i], n_i about Bo, p_i = p_WoBo,
-// summed over subtrees: Ic_k, B_k, T_k. For the column of dof j (joint J),
-// with the uniform changes of J's subtree dV = d(v_J), dA = d(a_J) (in
-// World) and w = dA + v_J x dV, every k in J's subtree has
-//   d(f_k) accumulated = Ic_k w + B_k dV + T_k s   (the last along q only)
-// since d(a_l) = dA + dV x (v_l - v_J) for l below J, so
-//   d(tau_k) = F1_k^T w + F2_k^T dV + F3_k^T s,  F1_k = Ic_k S_k,
-//   F2_k = B_k^T S_k, F3_k = T_k^T S_k (per column of S_k, precomputed),
-// plus d(S_J)^T f_J at J; above J, d(tau_a) = S_a^T g with
-// g = d(f_J) + s x* f_J (along q). O(1) 6-vector dot products per pair of
-// dofs on one path. Leaves data as inverseDynamics does; with `massMatrix`,
-// also data.M = d tau / d udot from the same composite inertias (one dot
-// product per pair of dofs on a path: M_ak = F1_k^T S_a for a on k's path
-// to the root, plus the armature), which the joint-frame composite rigid
-// body algorithm would recompute with a transform per pair.
-//
-// With `solveFor` (forward dynamics' applied tau), udot is not given but
-// solved for on the way, from the M these sums give anyway, instead of by
-// a separate ABA: Newton-Euler runs at udot = 0 (giving C - sum J^T
-// fext), then M's L^T D L factor (data.L), M^-1 (into *Minv, ltdlInverse)
-// and udot = M^-1 (tau - C) (into udot); the World accelerations and
-// forces then take udot's part, which the subtree sums give in O(1) per
-// body: with da_k = sum of S_j udot_j over k's path (da_p at k's parent),
-//   a_k += da_k,   f_k += Ic_k da_p + sum_{j in k's subtree} F1_j udot_j.
-// data's joint-frame a, f, tau then stay those at udot = 0.
 // The pair terms of inverse dynamics' derivatives (and of M), factored:
 // per dof k (of joint K) and per column j (dof j of joint J), with the
-// names of the comment above,
+// names of inverseDynamicsDerivatives' comment below,
 //   F_k = [F1_k; F2_k; F3_k],  Wq_j = [w; dV; s] along q,  Wu_j = [w; dV; 0]
 //   along u (F3 and the s block only with external forces, else 12 rows),
 //   G_j = g along q or u (zero at a root, which has no ancestors),
@@ -284,6 +252,38 @@ std::vector<int> firstDofs(const Mechanism<Scalar>& model) {
   return first;
 }
 
+// d tau / dq (along N(q), as dudot_dq) and d tau / du of inverse dynamics
+// tau = M udot + C - sum_B J_B^T F_B at fixed external forces fext (World,
+// about Bo; optional), by the recursion in the header comment with its
+// subtree sums taken once: every quantity about the World origin in World
+// (x^W = X_{W Ki} x, so no transport is needed between bodies), per body
+//   Y_i, h_i = Y_i v_i, B_i x = v_i x* (Y_i x) - Y_i (v_i x x) + x x* h_i,
+//   T_i s = -d(fext_i) for K_i turning by s (only s's rotation w acts):
+//   [w x n_i + p_i x (w x f_i); w x f_i], n_i about Bo, p_i = p_WoBo,
+// summed over subtrees: Ic_k, B_k, T_k. For the column of dof j (joint J),
+// with the uniform changes of J's subtree dV = d(v_J), dA = d(a_J) (in
+// World) and w = dA + v_J x dV, every k in J's subtree has
+//   d(f_k) accumulated = Ic_k w + B_k dV + T_k s   (the last along q only)
+// since d(a_l) = dA + dV x (v_l - v_J) for l below J, so
+//   d(tau_k) = F1_k^T w + F2_k^T dV + F3_k^T s,  F1_k = Ic_k S_k,
+//   F2_k = B_k^T S_k, F3_k = T_k^T S_k (per column of S_k, precomputed),
+// plus d(S_J)^T f_J at J; above J, d(tau_a) = S_a^T g with
+// g = d(f_J) + s x* f_J (along q). O(1) 6-vector dot products per pair of
+// dofs on one path. Leaves data as inverseDynamics does; with `massMatrix`,
+// also data.M = d tau / d udot from the same composite inertias (one dot
+// product per pair of dofs on a path: M_ak = F1_k^T S_a for a on k's path
+// to the root, plus the armature), which the joint-frame composite rigid
+// body algorithm would recompute with a transform per pair.
+//
+// With `solveFor` (forward dynamics' applied tau), udot is not given but
+// solved for on the way, from the M these sums give anyway, instead of by
+// a separate ABA: Newton-Euler runs at udot = 0 (giving C - sum J^T
+// fext), then M's L^T D L factor (data.L), M^-1 (into *Minv, ltdlInverse)
+// and udot = M^-1 (tau - C) (into udot); the World accelerations and
+// forces then take udot's part, which the subtree sums give in O(1) per
+// body: with da_k = sum of S_j udot_j over k's path (da_p at k's parent),
+//   a_k += da_k,   f_k += Ic_k da_p + sum_{j in k's subtree} F1_j udot_j.
+// data's joint-frame a, f, tau then stay those at udot = 0.
 namespace detail {
 
 template <class Scalar>
@@ -364,7 +364,7 @@ void inverseDynamicsDerivativesImpl(const Mechanism<Scalar>& model, Data<Scalar>
     }
   }
   const std::vector<int> firstDof = firstDofs(model);
-  if (massMatrix) {  // the armature now, the pairs' terms with M^-1 needing it or with the rest
+  if (massMatrix) {  // the armature, then the pairs' terms (unless the caller sums them): the solve needs M
     data.M = MatrixX<Scalar>::Constant(nu, nu, Scalar(0.0));
     for (const Joint<Scalar>& joint : model.joints)
       if (joint.nu() > 0) joint.addArmature(data.M, joint.uOffset);
