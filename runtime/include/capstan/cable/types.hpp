@@ -104,12 +104,12 @@ inline bool hasFriction(const CablePath& path) {
 inline CablePath makeCablePath(const Vector3& p_FO, const Vector3& p_FT, const CableOptions& options = {}) {
   CablePath path;
   path.options = options;
-  Obstacle o;
-  o.kind = ObstacleKind::EndPoint;
-  o.p_FP = p_FO;
-  path.obstacles.push_back(o);
-  o.p_FP = p_FT;
-  path.obstacles.push_back(o);
+  // Built in place: copying an Obstacle whose near_S is unset makes g++ 12
+  // at -O1 warn `maybe-uninitialized` (a false positive in std::optional).
+  path.obstacles.resize(2);
+  path.obstacles[0].kind = path.obstacles[1].kind = ObstacleKind::EndPoint;
+  path.obstacles[0].p_FP = p_FO;
+  path.obstacles[1].p_FP = p_FT;
   return path;
 }
 
