@@ -80,6 +80,48 @@ bool eigenVector(const std::string& type) {
   return vectors.count(type) > 0;
 }
 
+// `code` with each matrix entry `X(r, c)` (index2's spelling, which the
+// builder's passes read) spelled `X.coeff(r, c)`, or `X.coeffRef(r, c)`
+// where a statement stores into it. Same value, same code; but Eigen's
+// operator() also takes index lists for slicing, and resolving that
+// overload for each of a large header's tens of thousands of entries was
+// half the time g++ took to parse it (the 50-link chain's header with
+// derivatives: -fsyntax-only 60 s, 29 s with coeff; docs/performance.md).
+// The indices are constants within the matrix by construction, so the
+// bounds assertion that operator() adds and coeff() leaves out checked
+// nothing.
+std::string eigenCoefficients(const std::string& code) {
+  auto word = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == ']'; };
+  auto digits = [&](std::size_t at) {
+    std::size_t end = at;
+    while (end < code.size() && std::isdigit(static_cast<unsigned char>(code[end]))) ++end;
+    return end;
+  };
+  std::string out;
+  out.reserve(code.size() + code.size() / 8);
+  std::size_t lineStart = 0, copied = 0;
+  for (std::size_t i = 0; i < code.size(); ++i) {
+    if (code[i] == '\n') {
+      lineStart = i + 1;
+      continue;
+    }
+    if (code[i] != '(' || i == 0 || !word(code[i - 1])) continue;
+    const std::size_t row = digits(i + 1);
+    if (row == i + 1 || code.compare(row, 2, ", ") != 0) continue;
+    const std::size_t col = digits(row + 2);
+    if (col == row + 2 || col >= code.size() || code[col] != ')') continue;
+    // A store: the entry begins its line's statement and `=` follows it.
+    std::size_t name = i;
+    while (name > lineStart && (word(code[name - 1]) || code[name - 1] == '.' || code[name - 1] == '[')) --name;
+    const bool store = code.find_first_not_of(' ', lineStart) == name && code.compare(col + 1, 3, " = ") == 0;
+    out.append(code, copied, i - copied);
+    out += store ? ".coeffRef" : ".coeff";
+    copied = i;
+  }
+  out.append(code, copied, std::string::npos);
+  return out;
+}
+
 // `code` with each run of stores of 0.0 into consecutive entries of an
 // output vector (`perr[2] = 0.0;` ... `perr[4] = 0.0;`: rows known to be
 // zero) set as one segment (`perr.segment<3>(2).setZero();`). `params` is
@@ -228,7 +270,7 @@ void FunctionBuilder::layOut(json& function) {
   const std::string params = function.at("params").get<std::string>();
   auto lay = [&](json& blocks, std::size_t limit) {
     for (json& block : blocks)
-      block["code"] = wrapLines(zeroRuns(block.at("code").get<std::string>(), params), limit);
+      block["code"] = wrapLines(eigenCoefficients(zeroRuns(block.at("code").get<std::string>(), params)), limit);
   };
   if (function.contains("blocks")) lay(function["blocks"], kLineLimit);
   if (function.contains("parts"))

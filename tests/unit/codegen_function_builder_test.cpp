@@ -1,5 +1,6 @@
 // FunctionBuilder's layout of a function's code: long statements wrapped,
-// zero rows of an output vector set as one segment.
+// zero rows of an output vector set as one segment, matrix entries spelled
+// for a quick parse.
 #include <doctest/doctest.h>
 
 #include <sstream>
@@ -82,4 +83,27 @@ TEST_CASE("zero rows of an output vector are set as one segment, other zeros sta
         "    perr[5] = 0.0;\n"
         "    poses[0].p_WB[0] = 0.0;\n"
         "    poses[0].p_WB[1] = 0.0;\n");
+}
+
+TEST_CASE("matrix entries are read as coeff(r, c) and stored as coeffRef(r, c)") {
+  Pool pool;
+  PoolScope scope(pool);
+  const Expr q0 = Expr::symbol("q[0]"), q1 = Expr::symbol("q[1]");
+  // Entries of a pose (an element of an array of structs) and of a
+  // kinematics field are read as symbols.
+  const Expr r = Expr::symbol("poses[2].R_WB(1, 0)"), k = Expr::symbol("k.R_WB[3](0, 2)");
+  FunctionBuilder fn("f", "void", "[[maybe_unused]] const Q& q, MassMatrix& M, U& out", {"a test"});
+  fn.block("entries", {{"M(0, 1)", q0 * q1 + r}, {"M(10, 12)", q0 * k}, {"out[0]", sin(q1) * r * k}});
+  nlohmann::json f = fn.finish();
+  FunctionBuilder::layOut(f);
+  const std::string code = f["blocks"][0]["code"].get<std::string>();
+  CHECK(code.find("    M.coeffRef(0, 1) = ") != std::string::npos);
+  CHECK(code.find("    M.coeffRef(10, 12) = ") != std::string::npos);
+  CHECK(code.find("poses[2].R_WB.coeff(1, 0)") != std::string::npos);
+  CHECK(code.find("k.R_WB[3].coeff(0, 2)") != std::string::npos);
+  // Nothing else is spelled as a call of two integers, and calls stay calls.
+  CHECK(code.find("B(") == std::string::npos);
+  CHECK(code.find("M(") == std::string::npos);
+  CHECK(code.find("capstan_models::sinCos(q[1])") == std::string::npos);  // a sine alone
+  CHECK(code.find("std::sin(q[1])") != std::string::npos);
 }

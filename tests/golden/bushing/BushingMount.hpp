@@ -330,64 +330,73 @@ class BushingMount {
     const double t21 = 2.0*t12 - 2.0*t13;
     const double t22 = 2.0*t18 + 2.0*t19;
     const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
-    R_WEngine(0, 0) = t8;
-    R_WEngine(0, 1) = t11;
-    R_WEngine(0, 2) = t14;
-    R_WEngine(1, 0) = t15;
-    R_WEngine(1, 1) = t17;
-    R_WEngine(1, 2) = t20;
-    R_WEngine(2, 0) = t21;
-    R_WEngine(2, 1) = t22;
-    R_WEngine(2, 2) = t23;
+    R_WEngine.coeffRef(0, 0) = t8;
+    R_WEngine.coeffRef(0, 1) = t11;
+    R_WEngine.coeffRef(0, 2) = t14;
+    R_WEngine.coeffRef(1, 0) = t15;
+    R_WEngine.coeffRef(1, 1) = t17;
+    R_WEngine.coeffRef(1, 2) = t20;
+    R_WEngine.coeffRef(2, 0) = t21;
+    R_WEngine.coeffRef(2, 1) = t22;
+    R_WEngine.coeffRef(2, 2) = t23;
     // mass matrix (composite rigid body, in World)
-    const double t24 = derived_.I_KEngine[8]*R_WEngine(0, 1) +
-        derived_.I_KEngine[5]*R_WEngine(0, 0) + derived_.M_0_0_c*R_WEngine(0, 2);
-    const double t25 = derived_.I_KEngine[4]*R_WEngine(0, 0) + derived_.M_0_0*R_WEngine(0, 2) +
-        derived_.M_0_0_b*R_WEngine(0, 1);
-    const double t26 = derived_.I_KEngine[9]*R_WEngine(0, 1) +
-        derived_.I_KEngine[12]*R_WEngine(0, 2) + derived_.I_KEngine[6]*R_WEngine(0, 0);
-    const double t27 = derived_.I_KEngine[3]*R_WEngine(2, 2) +
-        derived_.I_KEngine[1]*R_WEngine(2, 0) + derived_.I_KEngine[2]*R_WEngine(2, 1);
-    const double t28 = derived_.I_KEngine[3]*R_WEngine(1, 2) +
-        derived_.I_KEngine[2]*R_WEngine(1, 1) + derived_.I_KEngine[1]*R_WEngine(1, 0);
-    const double t29 = derived_.I_KEngine[8]*R_WEngine(1, 1) + derived_.M_0_0_c*R_WEngine(1, 2) +
-        derived_.I_KEngine[5]*R_WEngine(1, 0);
-    const double t30 = derived_.I_KEngine[4]*R_WEngine(1, 0) + derived_.M_0_0*R_WEngine(1, 2) +
-        derived_.M_0_0_b*R_WEngine(1, 1);
-    const double t31 = derived_.I_KEngine[6]*R_WEngine(1, 0) +
-        derived_.I_KEngine[12]*R_WEngine(1, 2) + derived_.I_KEngine[9]*R_WEngine(1, 1);
-    const double t32 = derived_.I_KEngine[1]*R_WEngine(0, 0) +
-        derived_.I_KEngine[3]*R_WEngine(0, 2) + derived_.I_KEngine[2]*R_WEngine(0, 1);
-    const double t33 = derived_.I_KEngine[8]*R_WEngine(2, 1) + derived_.M_0_0_c*R_WEngine(2, 2) +
-        derived_.I_KEngine[5]*R_WEngine(2, 0);
-    const double t34 = derived_.I_KEngine[4]*R_WEngine(2, 0) + derived_.M_0_0*R_WEngine(2, 2) +
-        derived_.M_0_0_b*R_WEngine(2, 1);
-    const double t35 = derived_.I_KEngine[9]*R_WEngine(2, 1) +
-        derived_.I_KEngine[6]*R_WEngine(2, 0) + derived_.I_KEngine[12]*R_WEngine(2, 2);
-    M(0, 0) = R_WEngine(0, 1)*t24 + R_WEngine(0, 0)*t25 + R_WEngine(0, 2)*t26;
-    M(0, 1) = R_WEngine(1, 0)*t25 + R_WEngine(1, 1)*t24 + R_WEngine(1, 2)*t26;
-    M(0, 2) = R_WEngine(2, 1)*t24 + R_WEngine(2, 2)*t26 + R_WEngine(2, 0)*t25;
-    M(0, 4) = -t27;
-    M(0, 5) = t28;
-    M(1, 0) = R_WEngine(0, 1)*t29 + R_WEngine(0, 0)*t30 + R_WEngine(0, 2)*t31;
-    M(1, 1) = R_WEngine(1, 0)*t30 + R_WEngine(1, 2)*t31 + R_WEngine(1, 1)*t29;
-    M(1, 2) = R_WEngine(2, 2)*t31 + R_WEngine(2, 0)*t30 + R_WEngine(2, 1)*t29;
-    M(1, 3) = t27;
-    M(1, 5) = -t32;
-    M(2, 0) = R_WEngine(0, 1)*t33 + R_WEngine(0, 0)*t34 + R_WEngine(0, 2)*t35;
-    M(2, 1) = R_WEngine(1, 2)*t35 + R_WEngine(1, 0)*t34 + R_WEngine(1, 1)*t33;
-    M(2, 2) = R_WEngine(2, 1)*t33 + R_WEngine(2, 0)*t34 + R_WEngine(2, 2)*t35;
-    M(2, 3) = -t28;
-    M(2, 4) = t32;
-    M(3, 1) = t27;
-    M(3, 2) = -t28;
-    M(3, 3) = params.m;
-    M(4, 0) = -t27;
-    M(4, 2) = t32;
-    M(4, 4) = params.m;
-    M(5, 0) = t28;
-    M(5, 1) = -t32;
-    M(5, 5) = params.m;
+    const double t24 = derived_.I_KEngine[8]*R_WEngine.coeff(0, 1) +
+        derived_.I_KEngine[5]*R_WEngine.coeff(0, 0) + derived_.M_0_0_c*R_WEngine.coeff(0, 2);
+    const double t25 = derived_.I_KEngine[4]*R_WEngine.coeff(0, 0) +
+        derived_.M_0_0*R_WEngine.coeff(0, 2) + derived_.M_0_0_b*R_WEngine.coeff(0, 1);
+    const double t26 = derived_.I_KEngine[9]*R_WEngine.coeff(0, 1) +
+        derived_.I_KEngine[12]*R_WEngine.coeff(0, 2) + derived_.I_KEngine[6]*R_WEngine.coeff(0, 0);
+    const double t27 = derived_.I_KEngine[3]*R_WEngine.coeff(2, 2) +
+        derived_.I_KEngine[1]*R_WEngine.coeff(2, 0) + derived_.I_KEngine[2]*R_WEngine.coeff(2, 1);
+    const double t28 = derived_.I_KEngine[3]*R_WEngine.coeff(1, 2) +
+        derived_.I_KEngine[2]*R_WEngine.coeff(1, 1) + derived_.I_KEngine[1]*R_WEngine.coeff(1, 0);
+    const double t29 = derived_.I_KEngine[8]*R_WEngine.coeff(1, 1) +
+        derived_.M_0_0_c*R_WEngine.coeff(1, 2) + derived_.I_KEngine[5]*R_WEngine.coeff(1, 0);
+    const double t30 = derived_.I_KEngine[4]*R_WEngine.coeff(1, 0) +
+        derived_.M_0_0*R_WEngine.coeff(1, 2) + derived_.M_0_0_b*R_WEngine.coeff(1, 1);
+    const double t31 = derived_.I_KEngine[6]*R_WEngine.coeff(1, 0) +
+        derived_.I_KEngine[12]*R_WEngine.coeff(1, 2) + derived_.I_KEngine[9]*R_WEngine.coeff(1, 1);
+    const double t32 = derived_.I_KEngine[1]*R_WEngine.coeff(0, 0) +
+        derived_.I_KEngine[3]*R_WEngine.coeff(0, 2) + derived_.I_KEngine[2]*R_WEngine.coeff(0, 1);
+    const double t33 = derived_.I_KEngine[8]*R_WEngine.coeff(2, 1) +
+        derived_.M_0_0_c*R_WEngine.coeff(2, 2) + derived_.I_KEngine[5]*R_WEngine.coeff(2, 0);
+    const double t34 = derived_.I_KEngine[4]*R_WEngine.coeff(2, 0) +
+        derived_.M_0_0*R_WEngine.coeff(2, 2) + derived_.M_0_0_b*R_WEngine.coeff(2, 1);
+    const double t35 = derived_.I_KEngine[9]*R_WEngine.coeff(2, 1) +
+        derived_.I_KEngine[6]*R_WEngine.coeff(2, 0) + derived_.I_KEngine[12]*R_WEngine.coeff(2, 2);
+    M.coeffRef(0, 0) = R_WEngine.coeff(0, 1)*t24 + R_WEngine.coeff(0, 0)*t25 +
+        R_WEngine.coeff(0, 2)*t26;
+    M.coeffRef(0, 1) = R_WEngine.coeff(1, 0)*t25 + R_WEngine.coeff(1, 1)*t24 +
+        R_WEngine.coeff(1, 2)*t26;
+    M.coeffRef(0, 2) = R_WEngine.coeff(2, 1)*t24 + R_WEngine.coeff(2, 2)*t26 +
+        R_WEngine.coeff(2, 0)*t25;
+    M.coeffRef(0, 4) = -t27;
+    M.coeffRef(0, 5) = t28;
+    M.coeffRef(1, 0) = R_WEngine.coeff(0, 1)*t29 + R_WEngine.coeff(0, 0)*t30 +
+        R_WEngine.coeff(0, 2)*t31;
+    M.coeffRef(1, 1) = R_WEngine.coeff(1, 0)*t30 + R_WEngine.coeff(1, 2)*t31 +
+        R_WEngine.coeff(1, 1)*t29;
+    M.coeffRef(1, 2) = R_WEngine.coeff(2, 2)*t31 + R_WEngine.coeff(2, 0)*t30 +
+        R_WEngine.coeff(2, 1)*t29;
+    M.coeffRef(1, 3) = t27;
+    M.coeffRef(1, 5) = -t32;
+    M.coeffRef(2, 0) = R_WEngine.coeff(0, 1)*t33 + R_WEngine.coeff(0, 0)*t34 +
+        R_WEngine.coeff(0, 2)*t35;
+    M.coeffRef(2, 1) = R_WEngine.coeff(1, 2)*t35 + R_WEngine.coeff(1, 0)*t34 +
+        R_WEngine.coeff(1, 1)*t33;
+    M.coeffRef(2, 2) = R_WEngine.coeff(2, 1)*t33 + R_WEngine.coeff(2, 0)*t34 +
+        R_WEngine.coeff(2, 2)*t35;
+    M.coeffRef(2, 3) = -t28;
+    M.coeffRef(2, 4) = t32;
+    M.coeffRef(3, 1) = t27;
+    M.coeffRef(3, 2) = -t28;
+    M.coeffRef(3, 3) = params.m;
+    M.coeffRef(4, 0) = -t27;
+    M.coeffRef(4, 2) = t32;
+    M.coeffRef(4, 4) = params.m;
+    M.coeffRef(5, 0) = t28;
+    M.coeffRef(5, 1) = -t32;
+    M.coeffRef(5, 5) = params.m;
   }
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
@@ -422,49 +431,52 @@ class BushingMount {
     const double t21 = 2.0*t12 - 2.0*t13;
     const double t22 = 2.0*t18 + 2.0*t19;
     const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
-    R_WEngine(0, 0) = t8;
-    R_WEngine(0, 1) = t11;
-    R_WEngine(0, 2) = t14;
-    R_WEngine(1, 0) = t15;
-    R_WEngine(1, 1) = t17;
-    R_WEngine(1, 2) = t20;
-    R_WEngine(2, 0) = t21;
-    R_WEngine(2, 1) = t22;
-    R_WEngine(2, 2) = t23;
+    R_WEngine.coeffRef(0, 0) = t8;
+    R_WEngine.coeffRef(0, 1) = t11;
+    R_WEngine.coeffRef(0, 2) = t14;
+    R_WEngine.coeffRef(1, 0) = t15;
+    R_WEngine.coeffRef(1, 1) = t17;
+    R_WEngine.coeffRef(1, 2) = t20;
+    R_WEngine.coeffRef(2, 0) = t21;
+    R_WEngine.coeffRef(2, 1) = t22;
+    R_WEngine.coeffRef(2, 2) = t23;
     // bias (recursive Newton-Euler with udot = 0, gravity included, in World)
-    const double t24 = derived_.I_KEngine[4]*R_WEngine(1, 0) + derived_.M_0_0*R_WEngine(1, 2) +
-        derived_.M_0_0_b*R_WEngine(1, 1);
-    const double t25 = derived_.I_KEngine[6]*R_WEngine(1, 0) +
-        derived_.I_KEngine[12]*R_WEngine(1, 2) + derived_.I_KEngine[9]*R_WEngine(1, 1);
-    const double t26 = derived_.I_KEngine[8]*R_WEngine(1, 1) + derived_.M_0_0_c*R_WEngine(1, 2) +
-        derived_.I_KEngine[5]*R_WEngine(1, 0);
-    const double t27 = u[1]*(R_WEngine(1, 0)*t24 + R_WEngine(1, 2)*t25 + R_WEngine(1, 1)*t26) +
-        u[0]*(R_WEngine(0, 1)*t26 + R_WEngine(0, 0)*t24 + R_WEngine(0, 2)*t25) +
-        u[2]*(R_WEngine(2, 2)*t25 + R_WEngine(2, 0)*t24 + R_WEngine(2, 1)*t26);
-    const double t28 = derived_.I_KEngine[3]*R_WEngine(2, 2) +
-        derived_.I_KEngine[1]*R_WEngine(2, 0) + derived_.I_KEngine[2]*R_WEngine(2, 1);
-    const double t29 = derived_.I_KEngine[3]*R_WEngine(1, 2) +
-        derived_.I_KEngine[2]*R_WEngine(1, 1) + derived_.I_KEngine[1]*R_WEngine(1, 0);
-    const double t30 = derived_.I_KEngine[8]*R_WEngine(2, 1) + derived_.M_0_0_c*R_WEngine(2, 2) +
-        derived_.I_KEngine[5]*R_WEngine(2, 0);
-    const double t31 = derived_.I_KEngine[4]*R_WEngine(2, 0) + derived_.M_0_0*R_WEngine(2, 2) +
-        derived_.M_0_0_b*R_WEngine(2, 1);
-    const double t32 = derived_.I_KEngine[9]*R_WEngine(2, 1) +
-        derived_.I_KEngine[6]*R_WEngine(2, 0) + derived_.I_KEngine[12]*R_WEngine(2, 2);
-    const double t33 = u[0]*(R_WEngine(0, 1)*t30 + R_WEngine(0, 0)*t31 + R_WEngine(0, 2)*t32) +
-        u[1]*(R_WEngine(1, 2)*t32 + R_WEngine(1, 0)*t31 + R_WEngine(1, 1)*t30) +
-        u[2]*(R_WEngine(2, 1)*t30 + R_WEngine(2, 0)*t31 + R_WEngine(2, 2)*t32);
-    const double t34 = derived_.I_KEngine[1]*R_WEngine(0, 0) +
-        derived_.I_KEngine[3]*R_WEngine(0, 2) + derived_.I_KEngine[2]*R_WEngine(0, 1);
-    const double t35 = derived_.I_KEngine[4]*R_WEngine(0, 0) + derived_.M_0_0*R_WEngine(0, 2) +
-        derived_.M_0_0_b*R_WEngine(0, 1);
-    const double t36 = derived_.I_KEngine[8]*R_WEngine(0, 1) +
-        derived_.I_KEngine[5]*R_WEngine(0, 0) + derived_.M_0_0_c*R_WEngine(0, 2);
-    const double t37 = derived_.I_KEngine[9]*R_WEngine(0, 1) +
-        derived_.I_KEngine[12]*R_WEngine(0, 2) + derived_.I_KEngine[6]*R_WEngine(0, 0);
-    const double t38 = u[1]*(R_WEngine(1, 0)*t35 + R_WEngine(1, 1)*t36 + R_WEngine(1, 2)*t37) +
-        u[2]*(R_WEngine(2, 1)*t36 + R_WEngine(2, 2)*t37 + R_WEngine(2, 0)*t35) +
-        u[0]*(R_WEngine(0, 1)*t36 + R_WEngine(0, 0)*t35 + R_WEngine(0, 2)*t37);
+    const double t24 = derived_.I_KEngine[4]*R_WEngine.coeff(1, 0) +
+        derived_.M_0_0*R_WEngine.coeff(1, 2) + derived_.M_0_0_b*R_WEngine.coeff(1, 1);
+    const double t25 = derived_.I_KEngine[6]*R_WEngine.coeff(1, 0) +
+        derived_.I_KEngine[12]*R_WEngine.coeff(1, 2) + derived_.I_KEngine[9]*R_WEngine.coeff(1, 1);
+    const double t26 = derived_.I_KEngine[8]*R_WEngine.coeff(1, 1) +
+        derived_.M_0_0_c*R_WEngine.coeff(1, 2) + derived_.I_KEngine[5]*R_WEngine.coeff(1, 0);
+    const double t27 = u[1]*(R_WEngine.coeff(1, 0)*t24 + R_WEngine.coeff(1, 2)*t25 +
+        R_WEngine.coeff(1, 1)*t26) + u[0]*(R_WEngine.coeff(0, 1)*t26 + R_WEngine.coeff(0, 0)*t24 +
+        R_WEngine.coeff(0, 2)*t25) + u[2]*(R_WEngine.coeff(2, 2)*t25 + R_WEngine.coeff(2, 0)*t24 +
+        R_WEngine.coeff(2, 1)*t26);
+    const double t28 = derived_.I_KEngine[3]*R_WEngine.coeff(2, 2) +
+        derived_.I_KEngine[1]*R_WEngine.coeff(2, 0) + derived_.I_KEngine[2]*R_WEngine.coeff(2, 1);
+    const double t29 = derived_.I_KEngine[3]*R_WEngine.coeff(1, 2) +
+        derived_.I_KEngine[2]*R_WEngine.coeff(1, 1) + derived_.I_KEngine[1]*R_WEngine.coeff(1, 0);
+    const double t30 = derived_.I_KEngine[8]*R_WEngine.coeff(2, 1) +
+        derived_.M_0_0_c*R_WEngine.coeff(2, 2) + derived_.I_KEngine[5]*R_WEngine.coeff(2, 0);
+    const double t31 = derived_.I_KEngine[4]*R_WEngine.coeff(2, 0) +
+        derived_.M_0_0*R_WEngine.coeff(2, 2) + derived_.M_0_0_b*R_WEngine.coeff(2, 1);
+    const double t32 = derived_.I_KEngine[9]*R_WEngine.coeff(2, 1) +
+        derived_.I_KEngine[6]*R_WEngine.coeff(2, 0) + derived_.I_KEngine[12]*R_WEngine.coeff(2, 2);
+    const double t33 = u[0]*(R_WEngine.coeff(0, 1)*t30 + R_WEngine.coeff(0, 0)*t31 +
+        R_WEngine.coeff(0, 2)*t32) + u[1]*(R_WEngine.coeff(1, 2)*t32 + R_WEngine.coeff(1, 0)*t31 +
+        R_WEngine.coeff(1, 1)*t30) + u[2]*(R_WEngine.coeff(2, 1)*t30 + R_WEngine.coeff(2, 0)*t31 +
+        R_WEngine.coeff(2, 2)*t32);
+    const double t34 = derived_.I_KEngine[1]*R_WEngine.coeff(0, 0) +
+        derived_.I_KEngine[3]*R_WEngine.coeff(0, 2) + derived_.I_KEngine[2]*R_WEngine.coeff(0, 1);
+    const double t35 = derived_.I_KEngine[4]*R_WEngine.coeff(0, 0) +
+        derived_.M_0_0*R_WEngine.coeff(0, 2) + derived_.M_0_0_b*R_WEngine.coeff(0, 1);
+    const double t36 = derived_.I_KEngine[8]*R_WEngine.coeff(0, 1) +
+        derived_.I_KEngine[5]*R_WEngine.coeff(0, 0) + derived_.M_0_0_c*R_WEngine.coeff(0, 2);
+    const double t37 = derived_.I_KEngine[9]*R_WEngine.coeff(0, 1) +
+        derived_.I_KEngine[12]*R_WEngine.coeff(0, 2) + derived_.I_KEngine[6]*R_WEngine.coeff(0, 0);
+    const double t38 = u[1]*(R_WEngine.coeff(1, 0)*t35 + R_WEngine.coeff(1, 1)*t36 +
+        R_WEngine.coeff(1, 2)*t37) + u[2]*(R_WEngine.coeff(2, 1)*t36 + R_WEngine.coeff(2, 2)*t37 +
+        R_WEngine.coeff(2, 0)*t35) + u[0]*(R_WEngine.coeff(0, 1)*t36 + R_WEngine.coeff(0, 0)*t35 +
+        R_WEngine.coeff(0, 2)*t37);
     const double t39 = -u[1]*t34 + u[0]*t29;
     const double t40 = u[2]*t34 - u[0]*t28;
     const double t41 = -u[2]*t29 + u[1]*t28;
@@ -524,42 +536,42 @@ class BushingMount {
     const double t21 = 2.0*t12 - 2.0*t13;
     const double t22 = 2.0*t18 + 2.0*t19;
     const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
-    R_WEngine(0, 0) = t8;
-    R_WEngine(0, 1) = t11;
-    R_WEngine(0, 2) = t14;
-    R_WEngine(1, 0) = t15;
-    R_WEngine(1, 1) = t17;
-    R_WEngine(1, 2) = t20;
-    R_WEngine(2, 0) = t21;
-    R_WEngine(2, 1) = t22;
-    R_WEngine(2, 2) = t23;
+    R_WEngine.coeffRef(0, 0) = t8;
+    R_WEngine.coeffRef(0, 1) = t11;
+    R_WEngine.coeffRef(0, 2) = t14;
+    R_WEngine.coeffRef(1, 0) = t15;
+    R_WEngine.coeffRef(1, 1) = t17;
+    R_WEngine.coeffRef(1, 2) = t20;
+    R_WEngine.coeffRef(2, 0) = t21;
+    R_WEngine.coeffRef(2, 1) = t22;
+    R_WEngine.coeffRef(2, 2) = t23;
     // bushing 'mount' (bushing.cap:35): forces at its frames' origins
-    const double t24 = R_WEngine(0, 0)*R_WEngine(0, 0);
-    const double t25 = R_WEngine(1, 0)*R_WEngine(1, 0);
+    const double t24 = R_WEngine.coeff(0, 0)*R_WEngine.coeff(0, 0);
+    const double t25 = R_WEngine.coeff(1, 0)*R_WEngine.coeff(1, 0);
     const double t26 = t24 + t25;
     const double tinv1 = 1.0/t26;
-    const double t27 = std::atan2(R_WEngine(2, 1), R_WEngine(2, 2));
+    const double t27 = std::atan2(R_WEngine.coeff(2, 1), R_WEngine.coeff(2, 2));
     const double t28 = params.mount_torqueStiffness[0]*t27;
-    const double t29 = u[0]*R_WEngine(0, 0)*tinv1;
-    const double t30 = u[1]*R_WEngine(1, 0)*tinv1;
+    const double t29 = u[0]*R_WEngine.coeff(0, 0)*tinv1;
+    const double t30 = u[1]*R_WEngine.coeff(1, 0)*tinv1;
     const double t31 = t29 + t30;
     const double t32 = params.mount_torqueDamping[0]*t31;
     const double t33 = t28 + t32;
-    const double t34 = R_WEngine(0, 0)*tinv1*t33;
+    const double t34 = R_WEngine.coeff(0, 0)*tinv1*t33;
     const double t35 = std::sqrt(t26);
     const double tinv2 = 1.0/t35;
-    const double t36 = std::atan2(-R_WEngine(2, 0), t35);
+    const double t36 = std::atan2(-R_WEngine.coeff(2, 0), t35);
     const double t37 = params.mount_torqueStiffness[1]*t36;
-    const double t38 = u[1]*R_WEngine(0, 0)*tinv2;
-    const double t39 = u[0]*R_WEngine(1, 0)*tinv2;
+    const double t38 = u[1]*R_WEngine.coeff(0, 0)*tinv2;
+    const double t39 = u[0]*R_WEngine.coeff(1, 0)*tinv2;
     const double t40 = t38 - t39;
     const double t41 = params.mount_torqueDamping[1]*t40;
     const double t42 = t37 + t41;
-    const double t43 = R_WEngine(1, 0)*tinv2*t42;
-    const double t44 = R_WEngine(0, 0)*R_WEngine(2, 0)*tinv2;
-    const double t45 = std::atan2(R_WEngine(1, 0), R_WEngine(0, 0));
+    const double t43 = R_WEngine.coeff(1, 0)*tinv2*t42;
+    const double t44 = R_WEngine.coeff(0, 0)*R_WEngine.coeff(2, 0)*tinv2;
+    const double t45 = std::atan2(R_WEngine.coeff(1, 0), R_WEngine.coeff(0, 0));
     const double t46 = params.mount_torqueStiffness[2]*t45;
-    const double t47 = R_WEngine(2, 0)*R_WEngine(1, 0)*tinv2;
+    const double t47 = R_WEngine.coeff(2, 0)*R_WEngine.coeff(1, 0)*tinv2;
     const double t48 = u[1]*tinv2*t47;
     const double t49 = u[0]*tinv2*t44;
     const double t50 = u[2] - t48 - t49;
@@ -567,9 +579,9 @@ class BushingMount {
     const double t52 = t46 + t51;
     const double t53 = tinv2*t44*t52;
     const double t54 = -t34 + t43 + t53;
-    const double t55 = params.top_r[0]*R_WEngine(2, 0);
-    const double t56 = params.top_r[2]*R_WEngine(2, 2);
-    const double t57 = params.top_r[1]*R_WEngine(2, 1);
+    const double t55 = params.top_r[0]*R_WEngine.coeff(2, 0);
+    const double t56 = params.top_r[2]*R_WEngine.coeff(2, 2);
+    const double t57 = params.top_r[1]*R_WEngine.coeff(2, 1);
     const double t58 = t55 + t56 + t57;
     const double t59 = -params.support_r[2] + q[6] + t58;
     const double t60 = 2.0*t6 + 4.0*t7 + 2.0*t16;
@@ -618,18 +630,18 @@ class BushingMount {
     const double t102 = t72*t78*tinv3;
     const double t103 = t85*t98*tinv3;
     const double t104 = 2.0*t102 - 2.0*t103;
-    const double t105 = params.top_r[0]*R_WEngine(0, 0);
-    const double t106 = params.top_r[1]*R_WEngine(0, 1);
-    const double t107 = params.top_r[2]*R_WEngine(0, 2);
+    const double t105 = params.top_r[0]*R_WEngine.coeff(0, 0);
+    const double t106 = params.top_r[1]*R_WEngine.coeff(0, 1);
+    const double t107 = params.top_r[2]*R_WEngine.coeff(0, 2);
     const double t108 = t105 + t106 + t107;
     const double t109 = -params.support_r[0] + q[4] + t108;
     const double t110 = t78*t98*tinv3;
     const double t111 = t85*t72*tinv3;
     const double t112 = 2.0*t110 + 2.0*t111;
     const double t113 = t109*t112;
-    const double t114 = params.top_r[0]*R_WEngine(1, 0);
-    const double t115 = params.top_r[2]*R_WEngine(1, 2);
-    const double t116 = params.top_r[1]*R_WEngine(1, 1);
+    const double t114 = params.top_r[0]*R_WEngine.coeff(1, 0);
+    const double t115 = params.top_r[2]*R_WEngine.coeff(1, 2);
+    const double t116 = params.top_r[1]*R_WEngine.coeff(1, 1);
     const double t117 = t114 + t115 + t116;
     const double t118 = -params.support_r[1] + q[5] + t117;
     const double t119 = t118*t104;
@@ -705,8 +717,8 @@ class BushingMount {
     const double t189 = -t186 - t187 - t188;
     const double t190 = t118*t189;
     const double t191 = t54 + 0.5*t185 - 0.5*t190;
-    const double t192 = R_WEngine(1, 0)*tinv1*t33;
-    const double t193 = R_WEngine(0, 0)*tinv2*t42;
+    const double t192 = R_WEngine.coeff(1, 0)*tinv1*t33;
+    const double t193 = R_WEngine.coeff(0, 0)*tinv2*t42;
     const double t194 = tinv2*t47*t52;
     const double t195 = -t192 - t193 + t194;
     const double t196 = t109*t189;
@@ -722,145 +734,147 @@ class BushingMount {
     F_CoMount[4] = t184;
     F_CoMount[5] = t189;
     // mass matrix (composite rigid body, in World)
-    const double t203 = derived_.I_KEngine[8]*R_WEngine(0, 1);
-    const double t204 = derived_.I_KEngine[5]*R_WEngine(0, 0);
-    const double t205 = derived_.M_0_0_c*R_WEngine(0, 2);
+    const double t203 = derived_.I_KEngine[8]*R_WEngine.coeff(0, 1);
+    const double t204 = derived_.I_KEngine[5]*R_WEngine.coeff(0, 0);
+    const double t205 = derived_.M_0_0_c*R_WEngine.coeff(0, 2);
     const double t206 = t203 + t204 + t205;
-    const double t207 = R_WEngine(0, 1)*t206;
-    const double t208 = derived_.I_KEngine[4]*R_WEngine(0, 0);
-    const double t209 = derived_.M_0_0*R_WEngine(0, 2);
-    const double t210 = derived_.M_0_0_b*R_WEngine(0, 1);
+    const double t207 = R_WEngine.coeff(0, 1)*t206;
+    const double t208 = derived_.I_KEngine[4]*R_WEngine.coeff(0, 0);
+    const double t209 = derived_.M_0_0*R_WEngine.coeff(0, 2);
+    const double t210 = derived_.M_0_0_b*R_WEngine.coeff(0, 1);
     const double t211 = t208 + t209 + t210;
-    const double t212 = R_WEngine(0, 0)*t211;
-    const double t213 = derived_.I_KEngine[9]*R_WEngine(0, 1);
-    const double t214 = derived_.I_KEngine[12]*R_WEngine(0, 2);
-    const double t215 = derived_.I_KEngine[6]*R_WEngine(0, 0);
+    const double t212 = R_WEngine.coeff(0, 0)*t211;
+    const double t213 = derived_.I_KEngine[9]*R_WEngine.coeff(0, 1);
+    const double t214 = derived_.I_KEngine[12]*R_WEngine.coeff(0, 2);
+    const double t215 = derived_.I_KEngine[6]*R_WEngine.coeff(0, 0);
     const double t216 = t213 + t214 + t215;
-    const double t217 = R_WEngine(0, 2)*t216;
+    const double t217 = R_WEngine.coeff(0, 2)*t216;
     const double t218 = t207 + t212 + t217;
-    const double t219 = R_WEngine(1, 0)*t211;
-    const double t220 = R_WEngine(1, 1)*t206;
-    const double t221 = R_WEngine(1, 2)*t216;
+    const double t219 = R_WEngine.coeff(1, 0)*t211;
+    const double t220 = R_WEngine.coeff(1, 1)*t206;
+    const double t221 = R_WEngine.coeff(1, 2)*t216;
     const double t222 = t219 + t220 + t221;
-    const double t223 = R_WEngine(2, 1)*t206;
-    const double t224 = R_WEngine(2, 2)*t216;
-    const double t225 = R_WEngine(2, 0)*t211;
+    const double t223 = R_WEngine.coeff(2, 1)*t206;
+    const double t224 = R_WEngine.coeff(2, 2)*t216;
+    const double t225 = R_WEngine.coeff(2, 0)*t211;
     const double t226 = t223 + t224 + t225;
-    const double t227 = derived_.I_KEngine[3]*R_WEngine(1, 2);
-    const double t228 = derived_.I_KEngine[2]*R_WEngine(1, 1);
-    const double t229 = derived_.I_KEngine[1]*R_WEngine(1, 0);
+    const double t227 = derived_.I_KEngine[3]*R_WEngine.coeff(1, 2);
+    const double t228 = derived_.I_KEngine[2]*R_WEngine.coeff(1, 1);
+    const double t229 = derived_.I_KEngine[1]*R_WEngine.coeff(1, 0);
     const double t230 = t227 + t228 + t229;
-    const double t231 = derived_.I_KEngine[8]*R_WEngine(1, 1);
-    const double t232 = derived_.M_0_0_c*R_WEngine(1, 2);
-    const double t233 = derived_.I_KEngine[5]*R_WEngine(1, 0);
+    const double t231 = derived_.I_KEngine[8]*R_WEngine.coeff(1, 1);
+    const double t232 = derived_.M_0_0_c*R_WEngine.coeff(1, 2);
+    const double t233 = derived_.I_KEngine[5]*R_WEngine.coeff(1, 0);
     const double t234 = t231 + t232 + t233;
-    const double t235 = R_WEngine(0, 1)*t234;
-    const double t236 = derived_.I_KEngine[4]*R_WEngine(1, 0);
-    const double t237 = derived_.M_0_0*R_WEngine(1, 2);
-    const double t238 = derived_.M_0_0_b*R_WEngine(1, 1);
+    const double t235 = R_WEngine.coeff(0, 1)*t234;
+    const double t236 = derived_.I_KEngine[4]*R_WEngine.coeff(1, 0);
+    const double t237 = derived_.M_0_0*R_WEngine.coeff(1, 2);
+    const double t238 = derived_.M_0_0_b*R_WEngine.coeff(1, 1);
     const double t239 = t236 + t237 + t238;
-    const double t240 = R_WEngine(0, 0)*t239;
-    const double t241 = derived_.I_KEngine[6]*R_WEngine(1, 0);
-    const double t242 = derived_.I_KEngine[12]*R_WEngine(1, 2);
-    const double t243 = derived_.I_KEngine[9]*R_WEngine(1, 1);
+    const double t240 = R_WEngine.coeff(0, 0)*t239;
+    const double t241 = derived_.I_KEngine[6]*R_WEngine.coeff(1, 0);
+    const double t242 = derived_.I_KEngine[12]*R_WEngine.coeff(1, 2);
+    const double t243 = derived_.I_KEngine[9]*R_WEngine.coeff(1, 1);
     const double t244 = t241 + t242 + t243;
-    const double t245 = R_WEngine(0, 2)*t244;
+    const double t245 = R_WEngine.coeff(0, 2)*t244;
     const double t246 = t235 + t240 + t245;
-    const double t247 = R_WEngine(1, 0)*t239;
-    const double t248 = R_WEngine(1, 2)*t244;
-    const double t249 = R_WEngine(1, 1)*t234;
+    const double t247 = R_WEngine.coeff(1, 0)*t239;
+    const double t248 = R_WEngine.coeff(1, 2)*t244;
+    const double t249 = R_WEngine.coeff(1, 1)*t234;
     const double t250 = t247 + t248 + t249;
-    const double t251 = R_WEngine(2, 2)*t244;
-    const double t252 = R_WEngine(2, 0)*t239;
-    const double t253 = R_WEngine(2, 1)*t234;
+    const double t251 = R_WEngine.coeff(2, 2)*t244;
+    const double t252 = R_WEngine.coeff(2, 0)*t239;
+    const double t253 = R_WEngine.coeff(2, 1)*t234;
     const double t254 = t251 + t252 + t253;
-    const double t255 = derived_.I_KEngine[3]*R_WEngine(2, 2);
-    const double t256 = derived_.I_KEngine[1]*R_WEngine(2, 0);
-    const double t257 = derived_.I_KEngine[2]*R_WEngine(2, 1);
+    const double t255 = derived_.I_KEngine[3]*R_WEngine.coeff(2, 2);
+    const double t256 = derived_.I_KEngine[1]*R_WEngine.coeff(2, 0);
+    const double t257 = derived_.I_KEngine[2]*R_WEngine.coeff(2, 1);
     const double t258 = t255 + t256 + t257;
-    const double t259 = derived_.I_KEngine[8]*R_WEngine(2, 1);
-    const double t260 = derived_.M_0_0_c*R_WEngine(2, 2);
-    const double t261 = derived_.I_KEngine[5]*R_WEngine(2, 0);
+    const double t259 = derived_.I_KEngine[8]*R_WEngine.coeff(2, 1);
+    const double t260 = derived_.M_0_0_c*R_WEngine.coeff(2, 2);
+    const double t261 = derived_.I_KEngine[5]*R_WEngine.coeff(2, 0);
     const double t262 = t259 + t260 + t261;
-    const double t263 = R_WEngine(0, 1)*t262;
-    const double t264 = derived_.I_KEngine[4]*R_WEngine(2, 0);
-    const double t265 = derived_.M_0_0*R_WEngine(2, 2);
-    const double t266 = derived_.M_0_0_b*R_WEngine(2, 1);
+    const double t263 = R_WEngine.coeff(0, 1)*t262;
+    const double t264 = derived_.I_KEngine[4]*R_WEngine.coeff(2, 0);
+    const double t265 = derived_.M_0_0*R_WEngine.coeff(2, 2);
+    const double t266 = derived_.M_0_0_b*R_WEngine.coeff(2, 1);
     const double t267 = t264 + t265 + t266;
-    const double t268 = R_WEngine(0, 0)*t267;
-    const double t269 = derived_.I_KEngine[9]*R_WEngine(2, 1);
-    const double t270 = derived_.I_KEngine[6]*R_WEngine(2, 0);
-    const double t271 = derived_.I_KEngine[12]*R_WEngine(2, 2);
+    const double t268 = R_WEngine.coeff(0, 0)*t267;
+    const double t269 = derived_.I_KEngine[9]*R_WEngine.coeff(2, 1);
+    const double t270 = derived_.I_KEngine[6]*R_WEngine.coeff(2, 0);
+    const double t271 = derived_.I_KEngine[12]*R_WEngine.coeff(2, 2);
     const double t272 = t269 + t270 + t271;
-    const double t273 = R_WEngine(0, 2)*t272;
+    const double t273 = R_WEngine.coeff(0, 2)*t272;
     const double t274 = t263 + t268 + t273;
-    const double t275 = R_WEngine(1, 2)*t272;
-    const double t276 = R_WEngine(1, 0)*t267;
-    const double t277 = R_WEngine(1, 1)*t262;
+    const double t275 = R_WEngine.coeff(1, 2)*t272;
+    const double t276 = R_WEngine.coeff(1, 0)*t267;
+    const double t277 = R_WEngine.coeff(1, 1)*t262;
     const double t278 = t275 + t276 + t277;
-    const double t279 = R_WEngine(2, 1)*t262;
-    const double t280 = R_WEngine(2, 0)*t267;
-    const double t281 = R_WEngine(2, 2)*t272;
+    const double t279 = R_WEngine.coeff(2, 1)*t262;
+    const double t280 = R_WEngine.coeff(2, 0)*t267;
+    const double t281 = R_WEngine.coeff(2, 2)*t272;
     const double t282 = t279 + t280 + t281;
-    const double t283 = derived_.I_KEngine[1]*R_WEngine(0, 0);
-    const double t284 = derived_.I_KEngine[3]*R_WEngine(0, 2);
-    const double t285 = derived_.I_KEngine[2]*R_WEngine(0, 1);
+    const double t283 = derived_.I_KEngine[1]*R_WEngine.coeff(0, 0);
+    const double t284 = derived_.I_KEngine[3]*R_WEngine.coeff(0, 2);
+    const double t285 = derived_.I_KEngine[2]*R_WEngine.coeff(0, 1);
     const double t286 = t283 + t284 + t285;
-    M(0, 0) = t218;
-    M(0, 1) = t222;
-    M(0, 2) = t226;
-    M(0, 5) = t230;
-    M(1, 0) = t246;
-    M(1, 1) = t250;
-    M(1, 2) = t254;
-    M(1, 3) = t258;
-    M(2, 0) = t274;
-    M(2, 1) = t278;
-    M(2, 2) = t282;
-    M(2, 4) = t286;
+    M.coeffRef(0, 0) = t218;
+    M.coeffRef(0, 1) = t222;
+    M.coeffRef(0, 2) = t226;
+    M.coeffRef(0, 5) = t230;
+    M.coeffRef(1, 0) = t246;
+    M.coeffRef(1, 1) = t250;
+    M.coeffRef(1, 2) = t254;
+    M.coeffRef(1, 3) = t258;
+    M.coeffRef(2, 0) = t274;
+    M.coeffRef(2, 1) = t278;
+    M.coeffRef(2, 2) = t282;
+    M.coeffRef(2, 4) = t286;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
-    const double t287 = derived_.udot_0*M(0, 5)*M(0, 5);
-    const double t288 = derived_.udot_0*M(1, 3)*M(1, 3);
-    const double t289 = derived_.udot_0*M(2, 4)*M(2, 4);
-    const double tinv4 = 1.0/(-t287 - t289 + M(2, 2));
-    const double t290 = derived_.udot_0*M(2, 4)*M(1, 3) + M(2, 0);
-    const double t291 = derived_.udot_0*M(0, 5)*M(1, 3) + M(2, 1);
-    const double tinv5 = 1.0/(-t289 - t288 + M(1, 1) - tinv4*t291*t291);
-    const double t292 = derived_.udot_0*M(0, 5)*M(2, 4) + M(1, 0) - tinv4*t290*t291;
-    const double tinv6 = 1.0/(-t287 - t288 + M(0, 0) - tinv4*t290*t290 - tinv5*t292*t292);
-    const double t293 = -u[2]*M(0, 5) + u[1]*M(1, 3);
-    const double t294 = -u[1]*M(2, 4) + u[0]*M(0, 5);
+    const double t287 = derived_.udot_0*M.coeff(0, 5)*M.coeff(0, 5);
+    const double t288 = derived_.udot_0*M.coeff(1, 3)*M.coeff(1, 3);
+    const double t289 = derived_.udot_0*M.coeff(2, 4)*M.coeff(2, 4);
+    const double tinv4 = 1.0/(-t287 - t289 + M.coeff(2, 2));
+    const double t290 = derived_.udot_0*M.coeff(2, 4)*M.coeff(1, 3) + M.coeff(2, 0);
+    const double t291 = derived_.udot_0*M.coeff(0, 5)*M.coeff(1, 3) + M.coeff(2, 1);
+    const double tinv5 = 1.0/(-t289 - t288 + M.coeff(1, 1) - tinv4*t291*t291);
+    const double t292 = derived_.udot_0*M.coeff(0, 5)*M.coeff(2, 4) + M.coeff(1, 0) -
+        tinv4*t290*t291;
+    const double tinv6 = 1.0/(-t287 - t288 + M.coeff(0, 0) - tinv4*t290*t290 - tinv5*t292*t292);
+    const double t293 = -u[2]*M.coeff(0, 5) + u[1]*M.coeff(1, 3);
+    const double t294 = -u[1]*M.coeff(2, 4) + u[0]*M.coeff(0, 5);
     const double t295 = -(derived_.C_4 + u[2]*t293 - u[0]*t294) + F_CoMount[4];
-    const double t296 = u[1]*M(1, 1) + u[0]*M(1, 0) + u[2]*M(1, 2);
-    const double t297 = u[0]*M(2, 0) + u[1]*M(2, 1) + u[2]*M(2, 2);
-    const double t298 = u[2]*M(2, 4) - u[0]*M(1, 3);
+    const double t296 = u[1]*M.coeff(1, 1) + u[0]*M.coeff(1, 0) + u[2]*M.coeff(1, 2);
+    const double t297 = u[0]*M.coeff(2, 0) + u[1]*M.coeff(2, 1) + u[2]*M.coeff(2, 2);
+    const double t298 = u[2]*M.coeff(2, 4) - u[0]*M.coeff(1, 3);
     const double t299 = -(derived_.C_5 - u[1]*t293 + u[0]*t298) + F_CoMount[5];
     const double t300 = -(derived_.C_3 + u[1]*t294 - u[2]*t298) + F_CoMount[3];
-    const double t301 = u[1]*M(0, 1) + u[2]*M(0, 2) + u[0]*M(0, 0);
-    const double t302 = derived_.udot_0*M(0, 5)*t300 +
-        (u[1]*t301 - (-params.world_gravity[1]*M(2, 4) + params.world_gravity[0]*M(0, 5) +
-        u[0]*t296) - derived_.udot_0*M(2, 4)*t295) +
+    const double t301 = u[1]*M.coeff(0, 1) + u[2]*M.coeff(0, 2) + u[0]*M.coeff(0, 0);
+    const double t302 = derived_.udot_0*M.coeff(0, 5)*t300 +
+        (u[1]*t301 - (-params.world_gravity[1]*M.coeff(2, 4) +
+        params.world_gravity[0]*M.coeff(0, 5) + u[0]*t296) - derived_.udot_0*M.coeff(2, 4)*t295) +
         (t108*F_CoMount[4] - 0.5*t109*F_CoMount[4] - t117*F_CoMount[3] +
         (-t46 - t51 + 0.5*t118*F_CoMount[3]));
-    const double t303 = -derived_.udot_0*M(1, 3)*t300 +
-        (u[0]*t297 - (-params.world_gravity[0]*M(1, 3) + params.world_gravity[2]*M(2, 4) +
-        u[2]*t301) + derived_.udot_0*M(2, 4)*t299) +
+    const double t303 = -derived_.udot_0*M.coeff(1, 3)*t300 +
+        (u[0]*t297 - (-params.world_gravity[0]*M.coeff(1, 3) +
+        params.world_gravity[2]*M.coeff(2, 4) + u[2]*t301) + derived_.udot_0*M.coeff(2, 4)*t299) +
         (-t108*F_CoMount[5] + t58*F_CoMount[3] + F_CoMount[1]) - tinv4*t291*t302;
-    const double t304 = derived_.udot_0*M(1, 3)*t295 +
-        (u[2]*t296 - (params.world_gravity[1]*M(1, 3) - params.world_gravity[2]*M(0, 5) +
-        u[1]*t297) - derived_.udot_0*M(0, 5)*t299) +
+    const double t304 = derived_.udot_0*M.coeff(1, 3)*t295 +
+        (u[2]*t296 - (params.world_gravity[1]*M.coeff(1, 3) -
+        params.world_gravity[2]*M.coeff(0, 5) + u[1]*t297) - derived_.udot_0*M.coeff(0, 5)*t299) +
         (-t58*F_CoMount[4] + t117*F_CoMount[5] + F_CoMount[0]) - tinv4*t290*t302 - tinv5*t292*t303;
     const double t305 = tinv5*t292*tinv6;
     const double t306 = tinv5*t303 - t305*t304;
     const double t307 = tinv4*t302 - (tinv4*t290*tinv6)*t304 - tinv4*t291*t306;
-    const double t308 = derived_.udot_0*t295 + derived_.udot_0*(M(1, 3)*tinv6*t304) -
-        derived_.udot_0*M(2, 4)*t307;
-    const double t309 = derived_.udot_0*t299 - derived_.udot_0*(M(0, 5)*tinv6*t304) +
-        derived_.udot_0*M(2, 4)*t306;
+    const double t308 = derived_.udot_0*t295 + derived_.udot_0*(M.coeff(1, 3)*tinv6*t304) -
+        derived_.udot_0*M.coeff(2, 4)*t307;
+    const double t309 = derived_.udot_0*t299 - derived_.udot_0*(M.coeff(0, 5)*tinv6*t304) +
+        derived_.udot_0*M.coeff(2, 4)*t306;
     udot[0] = tinv6*t304;
     udot[1] = t306;
     udot[2] = t307;
-    udot[3] = derived_.udot_0*t300 - derived_.udot_0*M(1, 3)*t306 + derived_.udot_0*M(0, 5)*t307;
+    udot[3] = derived_.udot_0*t300 - derived_.udot_0*M.coeff(1, 3)*t306 +
+        derived_.udot_0*M.coeff(0, 5)*t307;
     udot[4] = t308;
     udot[5] = t309;
   }
@@ -912,42 +926,42 @@ class BushingMount {
     const double t21 = 2.0*t12 - 2.0*t13;
     const double t22 = 2.0*t18 + 2.0*t19;
     const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
-    R_WEngine(0, 0) = t8;
-    R_WEngine(0, 1) = t11;
-    R_WEngine(0, 2) = t14;
-    R_WEngine(1, 0) = t15;
-    R_WEngine(1, 1) = t17;
-    R_WEngine(1, 2) = t20;
-    R_WEngine(2, 0) = t21;
-    R_WEngine(2, 1) = t22;
-    R_WEngine(2, 2) = t23;
+    R_WEngine.coeffRef(0, 0) = t8;
+    R_WEngine.coeffRef(0, 1) = t11;
+    R_WEngine.coeffRef(0, 2) = t14;
+    R_WEngine.coeffRef(1, 0) = t15;
+    R_WEngine.coeffRef(1, 1) = t17;
+    R_WEngine.coeffRef(1, 2) = t20;
+    R_WEngine.coeffRef(2, 0) = t21;
+    R_WEngine.coeffRef(2, 1) = t22;
+    R_WEngine.coeffRef(2, 2) = t23;
     // bushing 'mount' (bushing.cap:35): forces at its frames' origins
-    const double t24 = R_WEngine(0, 0)*R_WEngine(0, 0);
-    const double t25 = R_WEngine(1, 0)*R_WEngine(1, 0);
+    const double t24 = R_WEngine.coeff(0, 0)*R_WEngine.coeff(0, 0);
+    const double t25 = R_WEngine.coeff(1, 0)*R_WEngine.coeff(1, 0);
     const double t26 = t24 + t25;
     const double tinv1 = 1.0/t26;
-    const double t27 = std::atan2(R_WEngine(2, 1), R_WEngine(2, 2));
+    const double t27 = std::atan2(R_WEngine.coeff(2, 1), R_WEngine.coeff(2, 2));
     const double t28 = params.mount_torqueStiffness[0]*t27;
-    const double t29 = u[0]*R_WEngine(0, 0)*tinv1;
-    const double t30 = u[1]*R_WEngine(1, 0)*tinv1;
+    const double t29 = u[0]*R_WEngine.coeff(0, 0)*tinv1;
+    const double t30 = u[1]*R_WEngine.coeff(1, 0)*tinv1;
     const double t31 = t29 + t30;
     const double t32 = params.mount_torqueDamping[0]*t31;
     const double t33 = t28 + t32;
-    const double t34 = R_WEngine(0, 0)*tinv1*t33;
+    const double t34 = R_WEngine.coeff(0, 0)*tinv1*t33;
     const double t35 = std::sqrt(t26);
     const double tinv2 = 1.0/t35;
-    const double t36 = std::atan2(-R_WEngine(2, 0), t35);
+    const double t36 = std::atan2(-R_WEngine.coeff(2, 0), t35);
     const double t37 = params.mount_torqueStiffness[1]*t36;
-    const double t38 = u[1]*R_WEngine(0, 0)*tinv2;
-    const double t39 = u[0]*R_WEngine(1, 0)*tinv2;
+    const double t38 = u[1]*R_WEngine.coeff(0, 0)*tinv2;
+    const double t39 = u[0]*R_WEngine.coeff(1, 0)*tinv2;
     const double t40 = t38 - t39;
     const double t41 = params.mount_torqueDamping[1]*t40;
     const double t42 = t37 + t41;
-    const double t43 = R_WEngine(1, 0)*tinv2*t42;
-    const double t44 = R_WEngine(0, 0)*R_WEngine(2, 0)*tinv2;
-    const double t45 = std::atan2(R_WEngine(1, 0), R_WEngine(0, 0));
+    const double t43 = R_WEngine.coeff(1, 0)*tinv2*t42;
+    const double t44 = R_WEngine.coeff(0, 0)*R_WEngine.coeff(2, 0)*tinv2;
+    const double t45 = std::atan2(R_WEngine.coeff(1, 0), R_WEngine.coeff(0, 0));
     const double t46 = params.mount_torqueStiffness[2]*t45;
-    const double t47 = R_WEngine(2, 0)*R_WEngine(1, 0)*tinv2;
+    const double t47 = R_WEngine.coeff(2, 0)*R_WEngine.coeff(1, 0)*tinv2;
     const double t48 = u[1]*tinv2*t47;
     const double t49 = u[0]*tinv2*t44;
     const double t50 = u[2] - t48 - t49;
@@ -955,9 +969,9 @@ class BushingMount {
     const double t52 = t46 + t51;
     const double t53 = tinv2*t44*t52;
     const double t54 = -t34 + t43 + t53;
-    const double t55 = params.top_r[0]*R_WEngine(2, 0);
-    const double t56 = params.top_r[2]*R_WEngine(2, 2);
-    const double t57 = params.top_r[1]*R_WEngine(2, 1);
+    const double t55 = params.top_r[0]*R_WEngine.coeff(2, 0);
+    const double t56 = params.top_r[2]*R_WEngine.coeff(2, 2);
+    const double t57 = params.top_r[1]*R_WEngine.coeff(2, 1);
     const double t58 = t55 + t56 + t57;
     const double t59 = -params.support_r[2] + q[6] + t58;
     const double t60 = 2.0*t6 + 4.0*t7 + 2.0*t16;
@@ -1006,18 +1020,18 @@ class BushingMount {
     const double t102 = t72*t78*tinv3;
     const double t103 = t85*t98*tinv3;
     const double t104 = 2.0*t102 - 2.0*t103;
-    const double t105 = params.top_r[0]*R_WEngine(0, 0);
-    const double t106 = params.top_r[1]*R_WEngine(0, 1);
-    const double t107 = params.top_r[2]*R_WEngine(0, 2);
+    const double t105 = params.top_r[0]*R_WEngine.coeff(0, 0);
+    const double t106 = params.top_r[1]*R_WEngine.coeff(0, 1);
+    const double t107 = params.top_r[2]*R_WEngine.coeff(0, 2);
     const double t108 = t105 + t106 + t107;
     const double t109 = -params.support_r[0] + q[4] + t108;
     const double t110 = t78*t98*tinv3;
     const double t111 = t85*t72*tinv3;
     const double t112 = 2.0*t110 + 2.0*t111;
     const double t113 = t109*t112;
-    const double t114 = params.top_r[0]*R_WEngine(1, 0);
-    const double t115 = params.top_r[2]*R_WEngine(1, 2);
-    const double t116 = params.top_r[1]*R_WEngine(1, 1);
+    const double t114 = params.top_r[0]*R_WEngine.coeff(1, 0);
+    const double t115 = params.top_r[2]*R_WEngine.coeff(1, 2);
+    const double t116 = params.top_r[1]*R_WEngine.coeff(1, 1);
     const double t117 = t114 + t115 + t116;
     const double t118 = -params.support_r[1] + q[5] + t117;
     const double t119 = t118*t104;
@@ -1093,8 +1107,8 @@ class BushingMount {
     const double t189 = -t186 - t187 - t188;
     const double t190 = t118*t189;
     const double t191 = t54 + 0.5*t185 - 0.5*t190;
-    const double t192 = R_WEngine(1, 0)*tinv1*t33;
-    const double t193 = R_WEngine(0, 0)*tinv2*t42;
+    const double t192 = R_WEngine.coeff(1, 0)*tinv1*t33;
+    const double t193 = R_WEngine.coeff(0, 0)*tinv2*t42;
     const double t194 = tinv2*t47*t52;
     const double t195 = -t192 - t193 + t194;
     const double t196 = t109*t189;
@@ -1110,116 +1124,116 @@ class BushingMount {
     F_CoMount[4] = t184;
     F_CoMount[5] = t189;
     // mass matrix (composite rigid body, in World)
-    const double t203 = derived_.I_KEngine[8]*R_WEngine(0, 1);
-    const double t204 = derived_.I_KEngine[5]*R_WEngine(0, 0);
-    const double t205 = derived_.M_0_0_c*R_WEngine(0, 2);
+    const double t203 = derived_.I_KEngine[8]*R_WEngine.coeff(0, 1);
+    const double t204 = derived_.I_KEngine[5]*R_WEngine.coeff(0, 0);
+    const double t205 = derived_.M_0_0_c*R_WEngine.coeff(0, 2);
     const double t206 = t203 + t204 + t205;
-    const double t207 = R_WEngine(0, 1)*t206;
-    const double t208 = derived_.I_KEngine[4]*R_WEngine(0, 0);
-    const double t209 = derived_.M_0_0*R_WEngine(0, 2);
-    const double t210 = derived_.M_0_0_b*R_WEngine(0, 1);
+    const double t207 = R_WEngine.coeff(0, 1)*t206;
+    const double t208 = derived_.I_KEngine[4]*R_WEngine.coeff(0, 0);
+    const double t209 = derived_.M_0_0*R_WEngine.coeff(0, 2);
+    const double t210 = derived_.M_0_0_b*R_WEngine.coeff(0, 1);
     const double t211 = t208 + t209 + t210;
-    const double t212 = R_WEngine(0, 0)*t211;
-    const double t213 = derived_.I_KEngine[9]*R_WEngine(0, 1);
-    const double t214 = derived_.I_KEngine[12]*R_WEngine(0, 2);
-    const double t215 = derived_.I_KEngine[6]*R_WEngine(0, 0);
+    const double t212 = R_WEngine.coeff(0, 0)*t211;
+    const double t213 = derived_.I_KEngine[9]*R_WEngine.coeff(0, 1);
+    const double t214 = derived_.I_KEngine[12]*R_WEngine.coeff(0, 2);
+    const double t215 = derived_.I_KEngine[6]*R_WEngine.coeff(0, 0);
     const double t216 = t213 + t214 + t215;
-    const double t217 = R_WEngine(0, 2)*t216;
+    const double t217 = R_WEngine.coeff(0, 2)*t216;
     const double t218 = t207 + t212 + t217;
-    const double t219 = R_WEngine(1, 0)*t211;
-    const double t220 = R_WEngine(1, 1)*t206;
-    const double t221 = R_WEngine(1, 2)*t216;
+    const double t219 = R_WEngine.coeff(1, 0)*t211;
+    const double t220 = R_WEngine.coeff(1, 1)*t206;
+    const double t221 = R_WEngine.coeff(1, 2)*t216;
     const double t222 = t219 + t220 + t221;
-    const double t223 = R_WEngine(2, 1)*t206;
-    const double t224 = R_WEngine(2, 2)*t216;
-    const double t225 = R_WEngine(2, 0)*t211;
+    const double t223 = R_WEngine.coeff(2, 1)*t206;
+    const double t224 = R_WEngine.coeff(2, 2)*t216;
+    const double t225 = R_WEngine.coeff(2, 0)*t211;
     const double t226 = t223 + t224 + t225;
-    const double t227 = derived_.I_KEngine[3]*R_WEngine(1, 2);
-    const double t228 = derived_.I_KEngine[2]*R_WEngine(1, 1);
-    const double t229 = derived_.I_KEngine[1]*R_WEngine(1, 0);
+    const double t227 = derived_.I_KEngine[3]*R_WEngine.coeff(1, 2);
+    const double t228 = derived_.I_KEngine[2]*R_WEngine.coeff(1, 1);
+    const double t229 = derived_.I_KEngine[1]*R_WEngine.coeff(1, 0);
     const double t230 = t227 + t228 + t229;
-    const double t231 = derived_.I_KEngine[8]*R_WEngine(1, 1);
-    const double t232 = derived_.M_0_0_c*R_WEngine(1, 2);
-    const double t233 = derived_.I_KEngine[5]*R_WEngine(1, 0);
+    const double t231 = derived_.I_KEngine[8]*R_WEngine.coeff(1, 1);
+    const double t232 = derived_.M_0_0_c*R_WEngine.coeff(1, 2);
+    const double t233 = derived_.I_KEngine[5]*R_WEngine.coeff(1, 0);
     const double t234 = t231 + t232 + t233;
-    const double t235 = R_WEngine(0, 1)*t234;
-    const double t236 = derived_.I_KEngine[4]*R_WEngine(1, 0);
-    const double t237 = derived_.M_0_0*R_WEngine(1, 2);
-    const double t238 = derived_.M_0_0_b*R_WEngine(1, 1);
+    const double t235 = R_WEngine.coeff(0, 1)*t234;
+    const double t236 = derived_.I_KEngine[4]*R_WEngine.coeff(1, 0);
+    const double t237 = derived_.M_0_0*R_WEngine.coeff(1, 2);
+    const double t238 = derived_.M_0_0_b*R_WEngine.coeff(1, 1);
     const double t239 = t236 + t237 + t238;
-    const double t240 = R_WEngine(0, 0)*t239;
-    const double t241 = derived_.I_KEngine[6]*R_WEngine(1, 0);
-    const double t242 = derived_.I_KEngine[12]*R_WEngine(1, 2);
-    const double t243 = derived_.I_KEngine[9]*R_WEngine(1, 1);
+    const double t240 = R_WEngine.coeff(0, 0)*t239;
+    const double t241 = derived_.I_KEngine[6]*R_WEngine.coeff(1, 0);
+    const double t242 = derived_.I_KEngine[12]*R_WEngine.coeff(1, 2);
+    const double t243 = derived_.I_KEngine[9]*R_WEngine.coeff(1, 1);
     const double t244 = t241 + t242 + t243;
-    const double t245 = R_WEngine(0, 2)*t244;
+    const double t245 = R_WEngine.coeff(0, 2)*t244;
     const double t246 = t235 + t240 + t245;
-    const double t247 = R_WEngine(1, 0)*t239;
-    const double t248 = R_WEngine(1, 2)*t244;
-    const double t249 = R_WEngine(1, 1)*t234;
+    const double t247 = R_WEngine.coeff(1, 0)*t239;
+    const double t248 = R_WEngine.coeff(1, 2)*t244;
+    const double t249 = R_WEngine.coeff(1, 1)*t234;
     const double t250 = t247 + t248 + t249;
-    const double t251 = R_WEngine(2, 2)*t244;
-    const double t252 = R_WEngine(2, 0)*t239;
-    const double t253 = R_WEngine(2, 1)*t234;
+    const double t251 = R_WEngine.coeff(2, 2)*t244;
+    const double t252 = R_WEngine.coeff(2, 0)*t239;
+    const double t253 = R_WEngine.coeff(2, 1)*t234;
     const double t254 = t251 + t252 + t253;
-    const double t255 = derived_.I_KEngine[3]*R_WEngine(2, 2);
-    const double t256 = derived_.I_KEngine[1]*R_WEngine(2, 0);
-    const double t257 = derived_.I_KEngine[2]*R_WEngine(2, 1);
+    const double t255 = derived_.I_KEngine[3]*R_WEngine.coeff(2, 2);
+    const double t256 = derived_.I_KEngine[1]*R_WEngine.coeff(2, 0);
+    const double t257 = derived_.I_KEngine[2]*R_WEngine.coeff(2, 1);
     const double t258 = t255 + t256 + t257;
-    const double t259 = derived_.I_KEngine[8]*R_WEngine(2, 1);
-    const double t260 = derived_.M_0_0_c*R_WEngine(2, 2);
-    const double t261 = derived_.I_KEngine[5]*R_WEngine(2, 0);
+    const double t259 = derived_.I_KEngine[8]*R_WEngine.coeff(2, 1);
+    const double t260 = derived_.M_0_0_c*R_WEngine.coeff(2, 2);
+    const double t261 = derived_.I_KEngine[5]*R_WEngine.coeff(2, 0);
     const double t262 = t259 + t260 + t261;
-    const double t263 = R_WEngine(0, 1)*t262;
-    const double t264 = derived_.I_KEngine[4]*R_WEngine(2, 0);
-    const double t265 = derived_.M_0_0*R_WEngine(2, 2);
-    const double t266 = derived_.M_0_0_b*R_WEngine(2, 1);
+    const double t263 = R_WEngine.coeff(0, 1)*t262;
+    const double t264 = derived_.I_KEngine[4]*R_WEngine.coeff(2, 0);
+    const double t265 = derived_.M_0_0*R_WEngine.coeff(2, 2);
+    const double t266 = derived_.M_0_0_b*R_WEngine.coeff(2, 1);
     const double t267 = t264 + t265 + t266;
-    const double t268 = R_WEngine(0, 0)*t267;
-    const double t269 = derived_.I_KEngine[9]*R_WEngine(2, 1);
-    const double t270 = derived_.I_KEngine[6]*R_WEngine(2, 0);
-    const double t271 = derived_.I_KEngine[12]*R_WEngine(2, 2);
+    const double t268 = R_WEngine.coeff(0, 0)*t267;
+    const double t269 = derived_.I_KEngine[9]*R_WEngine.coeff(2, 1);
+    const double t270 = derived_.I_KEngine[6]*R_WEngine.coeff(2, 0);
+    const double t271 = derived_.I_KEngine[12]*R_WEngine.coeff(2, 2);
     const double t272 = t269 + t270 + t271;
-    const double t273 = R_WEngine(0, 2)*t272;
+    const double t273 = R_WEngine.coeff(0, 2)*t272;
     const double t274 = t263 + t268 + t273;
-    const double t275 = R_WEngine(1, 2)*t272;
-    const double t276 = R_WEngine(1, 0)*t267;
-    const double t277 = R_WEngine(1, 1)*t262;
+    const double t275 = R_WEngine.coeff(1, 2)*t272;
+    const double t276 = R_WEngine.coeff(1, 0)*t267;
+    const double t277 = R_WEngine.coeff(1, 1)*t262;
     const double t278 = t275 + t276 + t277;
-    const double t279 = R_WEngine(2, 1)*t262;
-    const double t280 = R_WEngine(2, 0)*t267;
-    const double t281 = R_WEngine(2, 2)*t272;
+    const double t279 = R_WEngine.coeff(2, 1)*t262;
+    const double t280 = R_WEngine.coeff(2, 0)*t267;
+    const double t281 = R_WEngine.coeff(2, 2)*t272;
     const double t282 = t279 + t280 + t281;
-    const double t283 = derived_.I_KEngine[1]*R_WEngine(0, 0);
-    const double t284 = derived_.I_KEngine[3]*R_WEngine(0, 2);
-    const double t285 = derived_.I_KEngine[2]*R_WEngine(0, 1);
+    const double t283 = derived_.I_KEngine[1]*R_WEngine.coeff(0, 0);
+    const double t284 = derived_.I_KEngine[3]*R_WEngine.coeff(0, 2);
+    const double t285 = derived_.I_KEngine[2]*R_WEngine.coeff(0, 1);
     const double t286 = t283 + t284 + t285;
-    M(0, 0) = t218;
-    M(0, 1) = t222;
-    M(0, 2) = t226;
-    M(0, 5) = t230;
-    M(1, 0) = t246;
-    M(1, 1) = t250;
-    M(1, 2) = t254;
-    M(1, 3) = t258;
-    M(2, 0) = t274;
-    M(2, 1) = t278;
-    M(2, 2) = t282;
-    M(2, 4) = t286;
+    M.coeffRef(0, 0) = t218;
+    M.coeffRef(0, 1) = t222;
+    M.coeffRef(0, 2) = t226;
+    M.coeffRef(0, 5) = t230;
+    M.coeffRef(1, 0) = t246;
+    M.coeffRef(1, 1) = t250;
+    M.coeffRef(1, 2) = t254;
+    M.coeffRef(1, 3) = t258;
+    M.coeffRef(2, 0) = t274;
+    M.coeffRef(2, 1) = t278;
+    M.coeffRef(2, 2) = t282;
+    M.coeffRef(2, 4) = t286;
     // bias less the external forces' generalized forces, C - sum_B J_WB^T fext_B (recursive
     // Newton-Euler with udot = 0, gravity included, in World)
-    const double t287 = u[1]*M(2, 4);
-    const double t288 = u[0]*M(0, 5);
+    const double t287 = u[1]*M.coeff(2, 4);
+    const double t288 = u[0]*M.coeff(0, 5);
     const double t289 = -t287 + t288;
     const double t290 = u[1]*t289;
-    const double t291 = u[2]*M(2, 4);
-    const double t292 = u[0]*M(1, 3);
+    const double t291 = u[2]*M.coeff(2, 4);
+    const double t292 = u[0]*M.coeff(1, 3);
     const double t293 = t291 - t292;
     const double t294 = u[2]*t293;
     const double t295 = derived_.C_3 + t290 - t294;
     const double t296 = -fext[0][3] + t295 - F_CoMount[3];
-    const double t297 = u[2]*M(0, 5);
-    const double t298 = u[1]*M(1, 3);
+    const double t297 = u[2]*M.coeff(0, 5);
+    const double t298 = u[1]*M.coeff(1, 3);
     const double t299 = -t297 + t298;
     const double t300 = u[2]*t299;
     const double t301 = u[0]*t289;
@@ -1233,42 +1247,44 @@ class BushingMount {
     C[4] = t303;
     C[5] = t307;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
-    const double t308 = derived_.udot_0*M(0, 5)*M(0, 5);
-    const double t309 = derived_.udot_0*M(1, 3)*M(1, 3);
-    const double t310 = derived_.udot_0*M(2, 4)*M(2, 4);
-    const double tinv4 = 1.0/(-t308 - t310 + M(2, 2));
-    const double t311 = derived_.udot_0*M(2, 4)*M(1, 3) + M(2, 0);
-    const double t312 = derived_.udot_0*M(0, 5)*M(1, 3) + M(2, 1);
-    const double tinv5 = 1.0/(-t310 - t309 + M(1, 1) - tinv4*t312*t312);
-    const double t313 = derived_.udot_0*M(0, 5)*M(2, 4) + M(1, 0) - tinv4*t311*t312;
-    const double tinv6 = 1.0/(-t308 - t309 + M(0, 0) - tinv4*t311*t311 - tinv5*t313*t313);
-    const double t314 = u[1]*M(1, 1) + u[0]*M(1, 0) + u[2]*M(1, 2);
-    const double t315 = u[0]*M(2, 0) + u[1]*M(2, 1) + u[2]*M(2, 2);
-    const double t316 = u[1]*M(0, 1) + u[2]*M(0, 2) + u[0]*M(0, 0);
+    const double t308 = derived_.udot_0*M.coeff(0, 5)*M.coeff(0, 5);
+    const double t309 = derived_.udot_0*M.coeff(1, 3)*M.coeff(1, 3);
+    const double t310 = derived_.udot_0*M.coeff(2, 4)*M.coeff(2, 4);
+    const double tinv4 = 1.0/(-t308 - t310 + M.coeff(2, 2));
+    const double t311 = derived_.udot_0*M.coeff(2, 4)*M.coeff(1, 3) + M.coeff(2, 0);
+    const double t312 = derived_.udot_0*M.coeff(0, 5)*M.coeff(1, 3) + M.coeff(2, 1);
+    const double tinv5 = 1.0/(-t310 - t309 + M.coeff(1, 1) - tinv4*t312*t312);
+    const double t313 = derived_.udot_0*M.coeff(0, 5)*M.coeff(2, 4) + M.coeff(1, 0) -
+        tinv4*t311*t312;
+    const double tinv6 = 1.0/(-t308 - t309 + M.coeff(0, 0) - tinv4*t311*t311 - tinv5*t313*t313);
+    const double t314 = u[1]*M.coeff(1, 1) + u[0]*M.coeff(1, 0) + u[2]*M.coeff(1, 2);
+    const double t315 = u[0]*M.coeff(2, 0) + u[1]*M.coeff(2, 1) + u[2]*M.coeff(2, 2);
+    const double t316 = u[1]*M.coeff(0, 1) + u[2]*M.coeff(0, 2) + u[0]*M.coeff(0, 0);
     const double t317 = -(-fext[0][2] - u[1]*t316 +
-        (-params.world_gravity[1]*M(2, 4) + params.world_gravity[0]*M(0, 5) + u[0]*t314)) -
-        derived_.udot_0*M(0, 5)*C[3] + derived_.udot_0*M(2, 4)*C[4] +
+        (-params.world_gravity[1]*M.coeff(2, 4) + params.world_gravity[0]*M.coeff(0, 5) +
+        u[0]*t314)) - derived_.udot_0*M.coeff(0, 5)*C[3] + derived_.udot_0*M.coeff(2, 4)*C[4] +
         (t108*F_CoMount[4] - 0.5*t109*F_CoMount[4] - t117*F_CoMount[3] +
         (-t46 - t51 + 0.5*t118*F_CoMount[3]));
     const double t318 = -(-fext[0][1] - u[0]*t315 +
-        (-params.world_gravity[0]*M(1, 3) + params.world_gravity[2]*M(2, 4) + u[2]*t316)) +
-        derived_.udot_0*M(1, 3)*C[3] - derived_.udot_0*M(2, 4)*C[5] +
+        (-params.world_gravity[0]*M.coeff(1, 3) + params.world_gravity[2]*M.coeff(2, 4) +
+        u[2]*t316)) + derived_.udot_0*M.coeff(1, 3)*C[3] - derived_.udot_0*M.coeff(2, 4)*C[5] +
         (-t108*F_CoMount[5] + t58*F_CoMount[3] + F_CoMount[1]) - tinv4*t312*t317;
     const double t319 = -(-fext[0][0] - u[2]*t314 +
-        (params.world_gravity[1]*M(1, 3) - params.world_gravity[2]*M(0, 5) + u[1]*t315)) -
-        derived_.udot_0*M(1, 3)*C[4] + derived_.udot_0*M(0, 5)*C[5] +
+        (params.world_gravity[1]*M.coeff(1, 3) - params.world_gravity[2]*M.coeff(0, 5) +
+        u[1]*t315)) - derived_.udot_0*M.coeff(1, 3)*C[4] + derived_.udot_0*M.coeff(0, 5)*C[5] +
         (-t58*F_CoMount[4] + t117*F_CoMount[5] + F_CoMount[0]) - tinv4*t311*t317 - tinv5*t313*t318;
     const double t320 = tinv5*t313*tinv6;
     const double t321 = tinv5*t318 - t320*t319;
     const double t322 = tinv4*t317 - (tinv4*t311*tinv6)*t319 - tinv4*t312*t321;
-    const double t323 = -derived_.udot_0*C[4] + derived_.udot_0*(M(1, 3)*tinv6*t319) -
-        derived_.udot_0*M(2, 4)*t322;
-    const double t324 = -derived_.udot_0*C[5] - derived_.udot_0*(M(0, 5)*tinv6*t319) +
-        derived_.udot_0*M(2, 4)*t321;
+    const double t323 = -derived_.udot_0*C[4] + derived_.udot_0*(M.coeff(1, 3)*tinv6*t319) -
+        derived_.udot_0*M.coeff(2, 4)*t322;
+    const double t324 = -derived_.udot_0*C[5] - derived_.udot_0*(M.coeff(0, 5)*tinv6*t319) +
+        derived_.udot_0*M.coeff(2, 4)*t321;
     udot[0] = tinv6*t319;
     udot[1] = t321;
     udot[2] = t322;
-    udot[3] = -derived_.udot_0*C[3] - derived_.udot_0*M(1, 3)*t321 + derived_.udot_0*M(0, 5)*t322;
+    udot[3] = -derived_.udot_0*C[3] - derived_.udot_0*M.coeff(1, 3)*t321 +
+        derived_.udot_0*M.coeff(0, 5)*t322;
     udot[4] = t323;
     udot[5] = t324;
   }
@@ -1664,15 +1680,15 @@ class BushingMount {
     const double t9 = t1*tinv0;
     const double t10 = q[2]*q[3]*tinv0;
     const double t11 = q[0]*q[1]*tinv0;
-    poses[0].R_WB(0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
-    poses[0].R_WB(0, 1) = 2.0*t5 - 2.0*t6;
-    poses[0].R_WB(0, 2) = 2.0*t7 + 2.0*t8;
-    poses[0].R_WB(1, 0) = 2.0*t5 + 2.0*t6;
-    poses[0].R_WB(1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
-    poses[0].R_WB(1, 2) = 2.0*t10 - 2.0*t11;
-    poses[0].R_WB(2, 0) = 2.0*t7 - 2.0*t8;
-    poses[0].R_WB(2, 1) = 2.0*t10 + 2.0*t11;
-    poses[0].R_WB(2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
+    poses[0].R_WB.coeffRef(0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
+    poses[0].R_WB.coeffRef(0, 1) = 2.0*t5 - 2.0*t6;
+    poses[0].R_WB.coeffRef(0, 2) = 2.0*t7 + 2.0*t8;
+    poses[0].R_WB.coeffRef(1, 0) = 2.0*t5 + 2.0*t6;
+    poses[0].R_WB.coeffRef(1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
+    poses[0].R_WB.coeffRef(1, 2) = 2.0*t10 - 2.0*t11;
+    poses[0].R_WB.coeffRef(2, 0) = 2.0*t7 - 2.0*t8;
+    poses[0].R_WB.coeffRef(2, 1) = 2.0*t10 + 2.0*t11;
+    poses[0].R_WB.coeffRef(2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
     poses[0].p_WB[0] = q[4];
     poses[0].p_WB[1] = q[5];
     poses[0].p_WB[2] = q[6];
@@ -1723,52 +1739,52 @@ class BushingMount {
     const double t21 = 2.0*t12 - 2.0*t13;
     const double t22 = 2.0*t18 + 2.0*t19;
     const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
-    R_WEngine(0, 0) = t8;
-    R_WEngine(0, 1) = t11;
-    R_WEngine(0, 2) = t14;
-    R_WEngine(1, 0) = t15;
-    R_WEngine(1, 1) = t17;
-    R_WEngine(1, 2) = t20;
-    R_WEngine(2, 0) = t21;
-    R_WEngine(2, 1) = t22;
-    R_WEngine(2, 2) = t23;
+    R_WEngine.coeffRef(0, 0) = t8;
+    R_WEngine.coeffRef(0, 1) = t11;
+    R_WEngine.coeffRef(0, 2) = t14;
+    R_WEngine.coeffRef(1, 0) = t15;
+    R_WEngine.coeffRef(1, 1) = t17;
+    R_WEngine.coeffRef(1, 2) = t20;
+    R_WEngine.coeffRef(2, 0) = t21;
+    R_WEngine.coeffRef(2, 1) = t22;
+    R_WEngine.coeffRef(2, 2) = t23;
     // kinetic energy
-    const double t24 = derived_.I_KEngine[1]*R_WEngine(0, 0) +
-        derived_.I_KEngine[3]*R_WEngine(0, 2) + derived_.I_KEngine[2]*R_WEngine(0, 1);
-    const double t25 = derived_.I_KEngine[3]*R_WEngine(2, 2) +
-        derived_.I_KEngine[1]*R_WEngine(2, 0) + derived_.I_KEngine[2]*R_WEngine(2, 1);
-    const double t26 = derived_.I_KEngine[3]*R_WEngine(1, 2) +
-        derived_.I_KEngine[2]*R_WEngine(1, 1) + derived_.I_KEngine[1]*R_WEngine(1, 0);
-    const double t27 = derived_.I_KEngine[4]*R_WEngine(0, 0) + derived_.M_0_0*R_WEngine(0, 2) +
-        derived_.M_0_0_b*R_WEngine(0, 1);
-    const double t28 = derived_.I_KEngine[8]*R_WEngine(0, 1) +
-        derived_.I_KEngine[5]*R_WEngine(0, 0) + derived_.M_0_0_c*R_WEngine(0, 2);
-    const double t29 = derived_.I_KEngine[9]*R_WEngine(0, 1) +
-        derived_.I_KEngine[12]*R_WEngine(0, 2) + derived_.I_KEngine[6]*R_WEngine(0, 0);
+    const double t24 = derived_.I_KEngine[1]*R_WEngine.coeff(0, 0) +
+        derived_.I_KEngine[3]*R_WEngine.coeff(0, 2) + derived_.I_KEngine[2]*R_WEngine.coeff(0, 1);
+    const double t25 = derived_.I_KEngine[3]*R_WEngine.coeff(2, 2) +
+        derived_.I_KEngine[1]*R_WEngine.coeff(2, 0) + derived_.I_KEngine[2]*R_WEngine.coeff(2, 1);
+    const double t26 = derived_.I_KEngine[3]*R_WEngine.coeff(1, 2) +
+        derived_.I_KEngine[2]*R_WEngine.coeff(1, 1) + derived_.I_KEngine[1]*R_WEngine.coeff(1, 0);
+    const double t27 = derived_.I_KEngine[4]*R_WEngine.coeff(0, 0) +
+        derived_.M_0_0*R_WEngine.coeff(0, 2) + derived_.M_0_0_b*R_WEngine.coeff(0, 1);
+    const double t28 = derived_.I_KEngine[8]*R_WEngine.coeff(0, 1) +
+        derived_.I_KEngine[5]*R_WEngine.coeff(0, 0) + derived_.M_0_0_c*R_WEngine.coeff(0, 2);
+    const double t29 = derived_.I_KEngine[9]*R_WEngine.coeff(0, 1) +
+        derived_.I_KEngine[12]*R_WEngine.coeff(0, 2) + derived_.I_KEngine[6]*R_WEngine.coeff(0, 0);
     const double t30 = u[0]*(u[5]*t26 - u[4]*t25 +
-        (u[1]*(R_WEngine(1, 0)*t27 + R_WEngine(1, 1)*t28 + R_WEngine(1, 2)*t29) +
-        u[2]*(R_WEngine(2, 1)*t28 + R_WEngine(2, 2)*t29 + R_WEngine(2, 0)*t27) +
-        u[0]*(R_WEngine(0, 1)*t28 + R_WEngine(0, 0)*t27 + R_WEngine(0, 2)*t29)));
-    const double t31 = derived_.I_KEngine[8]*R_WEngine(2, 1) + derived_.M_0_0_c*R_WEngine(2, 2) +
-        derived_.I_KEngine[5]*R_WEngine(2, 0);
-    const double t32 = derived_.I_KEngine[4]*R_WEngine(2, 0) + derived_.M_0_0*R_WEngine(2, 2) +
-        derived_.M_0_0_b*R_WEngine(2, 1);
-    const double t33 = derived_.I_KEngine[9]*R_WEngine(2, 1) +
-        derived_.I_KEngine[6]*R_WEngine(2, 0) + derived_.I_KEngine[12]*R_WEngine(2, 2);
+        (u[1]*(R_WEngine.coeff(1, 0)*t27 + R_WEngine.coeff(1, 1)*t28 + R_WEngine.coeff(1, 2)*t29) +
+        u[2]*(R_WEngine.coeff(2, 1)*t28 + R_WEngine.coeff(2, 2)*t29 + R_WEngine.coeff(2, 0)*t27) +
+        u[0]*(R_WEngine.coeff(0, 1)*t28 + R_WEngine.coeff(0, 0)*t27 + R_WEngine.coeff(0, 2)*t29)));
+    const double t31 = derived_.I_KEngine[8]*R_WEngine.coeff(2, 1) +
+        derived_.M_0_0_c*R_WEngine.coeff(2, 2) + derived_.I_KEngine[5]*R_WEngine.coeff(2, 0);
+    const double t32 = derived_.I_KEngine[4]*R_WEngine.coeff(2, 0) +
+        derived_.M_0_0*R_WEngine.coeff(2, 2) + derived_.M_0_0_b*R_WEngine.coeff(2, 1);
+    const double t33 = derived_.I_KEngine[9]*R_WEngine.coeff(2, 1) +
+        derived_.I_KEngine[6]*R_WEngine.coeff(2, 0) + derived_.I_KEngine[12]*R_WEngine.coeff(2, 2);
     const double t34 = u[2]*(-u[3]*t26 + u[4]*t24 +
-        (u[0]*(R_WEngine(0, 1)*t31 + R_WEngine(0, 0)*t32 + R_WEngine(0, 2)*t33) +
-        u[1]*(R_WEngine(1, 2)*t33 + R_WEngine(1, 0)*t32 + R_WEngine(1, 1)*t31) +
-        u[2]*(R_WEngine(2, 1)*t31 + R_WEngine(2, 0)*t32 + R_WEngine(2, 2)*t33)));
-    const double t35 = derived_.I_KEngine[4]*R_WEngine(1, 0) + derived_.M_0_0*R_WEngine(1, 2) +
-        derived_.M_0_0_b*R_WEngine(1, 1);
-    const double t36 = derived_.I_KEngine[6]*R_WEngine(1, 0) +
-        derived_.I_KEngine[12]*R_WEngine(1, 2) + derived_.I_KEngine[9]*R_WEngine(1, 1);
-    const double t37 = derived_.I_KEngine[8]*R_WEngine(1, 1) + derived_.M_0_0_c*R_WEngine(1, 2) +
-        derived_.I_KEngine[5]*R_WEngine(1, 0);
+        (u[0]*(R_WEngine.coeff(0, 1)*t31 + R_WEngine.coeff(0, 0)*t32 + R_WEngine.coeff(0, 2)*t33) +
+        u[1]*(R_WEngine.coeff(1, 2)*t33 + R_WEngine.coeff(1, 0)*t32 + R_WEngine.coeff(1, 1)*t31) +
+        u[2]*(R_WEngine.coeff(2, 1)*t31 + R_WEngine.coeff(2, 0)*t32 + R_WEngine.coeff(2, 2)*t33)));
+    const double t35 = derived_.I_KEngine[4]*R_WEngine.coeff(1, 0) +
+        derived_.M_0_0*R_WEngine.coeff(1, 2) + derived_.M_0_0_b*R_WEngine.coeff(1, 1);
+    const double t36 = derived_.I_KEngine[6]*R_WEngine.coeff(1, 0) +
+        derived_.I_KEngine[12]*R_WEngine.coeff(1, 2) + derived_.I_KEngine[9]*R_WEngine.coeff(1, 1);
+    const double t37 = derived_.I_KEngine[8]*R_WEngine.coeff(1, 1) +
+        derived_.M_0_0_c*R_WEngine.coeff(1, 2) + derived_.I_KEngine[5]*R_WEngine.coeff(1, 0);
     const double t38 = u[1]*(-u[5]*t24 + u[3]*t25 +
-        (u[1]*(R_WEngine(1, 0)*t35 + R_WEngine(1, 2)*t36 + R_WEngine(1, 1)*t37) +
-        u[0]*(R_WEngine(0, 1)*t37 + R_WEngine(0, 0)*t35 + R_WEngine(0, 2)*t36) +
-        u[2]*(R_WEngine(2, 2)*t36 + R_WEngine(2, 0)*t35 + R_WEngine(2, 1)*t37)));
+        (u[1]*(R_WEngine.coeff(1, 0)*t35 + R_WEngine.coeff(1, 2)*t36 + R_WEngine.coeff(1, 1)*t37) +
+        u[0]*(R_WEngine.coeff(0, 1)*t37 + R_WEngine.coeff(0, 0)*t35 + R_WEngine.coeff(0, 2)*t36) +
+        u[2]*(R_WEngine.coeff(2, 2)*t36 + R_WEngine.coeff(2, 0)*t35 + R_WEngine.coeff(2, 1)*t37)));
     ke = 0.5*(u[4]*(params.m*u[4] + u[2]*t24 - u[0]*t25) +
         u[5]*(params.m*u[5] - u[1]*t24 + u[0]*t26) + u[3]*(params.m*u[3] - u[2]*t26 + u[1]*t25) +
         (t30 + t34 + t38));
@@ -1807,23 +1823,23 @@ class BushingMount {
     const double t21 = 2.0*t12 - 2.0*t13;
     const double t22 = 2.0*t18 + 2.0*t19;
     const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
-    R_WEngine(0, 0) = t8;
-    R_WEngine(0, 1) = t11;
-    R_WEngine(0, 2) = t14;
-    R_WEngine(1, 0) = t15;
-    R_WEngine(1, 1) = t17;
-    R_WEngine(1, 2) = t20;
-    R_WEngine(2, 0) = t21;
-    R_WEngine(2, 1) = t22;
-    R_WEngine(2, 2) = t23;
+    R_WEngine.coeffRef(0, 0) = t8;
+    R_WEngine.coeffRef(0, 1) = t11;
+    R_WEngine.coeffRef(0, 2) = t14;
+    R_WEngine.coeffRef(1, 0) = t15;
+    R_WEngine.coeffRef(1, 1) = t17;
+    R_WEngine.coeffRef(1, 2) = t20;
+    R_WEngine.coeffRef(2, 0) = t21;
+    R_WEngine.coeffRef(2, 1) = t22;
+    R_WEngine.coeffRef(2, 2) = t23;
     // potential energy (gravity)
-    const double t24 = std::atan2(R_WEngine(2, 1), R_WEngine(2, 2));
-    const double t25 = std::atan2(R_WEngine(1, 0), R_WEngine(0, 0));
-    const double t26 = std::atan2(-R_WEngine(2, 0), std::sqrt(R_WEngine(0, 0)*R_WEngine(0, 0) +
-        R_WEngine(1, 0)*R_WEngine(1, 0)));
+    const double t24 = std::atan2(R_WEngine.coeff(2, 1), R_WEngine.coeff(2, 2));
+    const double t25 = std::atan2(R_WEngine.coeff(1, 0), R_WEngine.coeff(0, 0));
+    const double t26 = std::atan2(-R_WEngine.coeff(2, 0), std::sqrt(R_WEngine.coeff(0, 0)*R_WEngine.coeff(0, 0) +
+        R_WEngine.coeff(1, 0)*R_WEngine.coeff(1, 0)));
     const double t27 = -params.support_r[1] + q[5] +
-        (params.top_r[0]*R_WEngine(1, 0) + params.top_r[2]*R_WEngine(1, 2) +
-        params.top_r[1]*R_WEngine(1, 1));
+        (params.top_r[0]*R_WEngine.coeff(1, 0) + params.top_r[2]*R_WEngine.coeff(1, 2) +
+        params.top_r[1]*R_WEngine.coeff(1, 1));
     const double t28 = std::max(0.0, -2.0*t6 - 2.0*t16 + (-2.0*t6 - 4.0*t7 - 2.0*t16) + 3.0 + 1.0);
     const double t29 = 4.0*t10*(-2.0*t6 - 2.0*t16 + (2.0*t6 + 4.0*t7 + 2.0*t16) - 1.0 + 1.0) +
         (16.0*t18*t13 + 16.0*t12*t19 + 4.0*t10*t28);
@@ -1840,13 +1856,13 @@ class BushingMount {
     const double t39 = t30*tinv1;
     const double t40 = t32*tinv1;
     const double t41 = -params.support_r[2] + q[6] +
-        (params.top_r[0]*R_WEngine(2, 0) + params.top_r[2]*R_WEngine(2, 2) +
-        params.top_r[1]*R_WEngine(2, 1));
+        (params.top_r[0]*R_WEngine.coeff(2, 0) + params.top_r[2]*R_WEngine.coeff(2, 2) +
+        params.top_r[1]*R_WEngine.coeff(2, 1));
     const double t42 = t29*t33*tinv1;
     const double t43 = t31*t38*tinv1;
     const double t44 = -params.support_r[0] + q[4] +
-        (params.top_r[0]*R_WEngine(0, 0) + params.top_r[1]*R_WEngine(0, 1) +
-        params.top_r[2]*R_WEngine(0, 2));
+        (params.top_r[0]*R_WEngine.coeff(0, 0) + params.top_r[1]*R_WEngine.coeff(0, 1) +
+        params.top_r[2]*R_WEngine.coeff(0, 2));
     const double t45 = t29*t38*tinv1;
     const double t46 = t31*t33*tinv1;
     const double t47 = t27*(-2.0*t39 - 2.0*t40 + 1.0) + t41*(2.0*t42 + 2.0*t43) +
@@ -1860,12 +1876,12 @@ class BushingMount {
         t41*(-2.0*t50 - 2.0*t40 + 1.0);
     const double t53 = 0.5*(params.mount_torqueStiffness[0]*t24*t24 +
         params.mount_torqueStiffness[2]*t25*t25 + params.mount_torqueStiffness[1]*t26*t26) -
-        params.m*(params.world_gravity[1]*(q[5] + (params.engine_com[2]*R_WEngine(1, 2) +
-        params.engine_com[1]*R_WEngine(1, 1) + params.engine_com[0]*R_WEngine(1, 0))) +
-        params.world_gravity[0]*(q[4] + (params.engine_com[2]*R_WEngine(0, 2) +
-        params.engine_com[0]*R_WEngine(0, 0) + params.engine_com[1]*R_WEngine(0, 1))) +
-        params.world_gravity[2]*(q[6] + (params.engine_com[2]*R_WEngine(2, 2) +
-        params.engine_com[0]*R_WEngine(2, 0) + params.engine_com[1]*R_WEngine(2, 1)))) +
+        params.m*(params.world_gravity[1]*(q[5] + (params.engine_com[2]*R_WEngine.coeff(1, 2) +
+        params.engine_com[1]*R_WEngine.coeff(1, 1) + params.engine_com[0]*R_WEngine.coeff(1, 0))) +
+        params.world_gravity[0]*(q[4] + (params.engine_com[2]*R_WEngine.coeff(0, 2) +
+        params.engine_com[0]*R_WEngine.coeff(0, 0) + params.engine_com[1]*R_WEngine.coeff(0, 1))) +
+        params.world_gravity[2]*(q[6] + (params.engine_com[2]*R_WEngine.coeff(2, 2) +
+        params.engine_com[0]*R_WEngine.coeff(2, 0) + params.engine_com[1]*R_WEngine.coeff(2, 1)))) +
         0.5*(derived_.mount_F_AoMount_0_b*t47*t47 + derived_.mount_F_AoMount_0_b*t51*t51 +
         derived_.mount_F_AoMount_0_b*t52*t52);
     pe = t53;
@@ -1933,34 +1949,34 @@ class BushingMount {
     const double t21 = 2.0*t12 - 2.0*t13;
     const double t22 = 2.0*t18 + 2.0*t19;
     const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
-    R_WEngine(0, 0) = t8;
-    R_WEngine(0, 1) = t11;
-    R_WEngine(0, 2) = t14;
-    R_WEngine(1, 0) = t15;
-    R_WEngine(1, 1) = t17;
-    R_WEngine(1, 2) = t20;
-    R_WEngine(2, 0) = t21;
-    R_WEngine(2, 1) = t22;
-    R_WEngine(2, 2) = t23;
+    R_WEngine.coeffRef(0, 0) = t8;
+    R_WEngine.coeffRef(0, 1) = t11;
+    R_WEngine.coeffRef(0, 2) = t14;
+    R_WEngine.coeffRef(1, 0) = t15;
+    R_WEngine.coeffRef(1, 1) = t17;
+    R_WEngine.coeffRef(1, 2) = t20;
+    R_WEngine.coeffRef(2, 0) = t21;
+    R_WEngine.coeffRef(2, 1) = t22;
+    R_WEngine.coeffRef(2, 2) = t23;
     // J_WF: the joints from World to 'engine', each shifted to Fo
-    const double t24 = p_BoFo_B[0]*R_WEngine(2, 0) + p_BoFo_B[1]*R_WEngine(2, 1) +
-        p_BoFo_B[2]*R_WEngine(2, 2);
-    const double t25 = p_BoFo_B[0]*R_WEngine(1, 0) + p_BoFo_B[2]*R_WEngine(1, 2) +
-        p_BoFo_B[1]*R_WEngine(1, 1);
-    const double t26 = p_BoFo_B[2]*R_WEngine(0, 2) + p_BoFo_B[0]*R_WEngine(0, 0) +
-        p_BoFo_B[1]*R_WEngine(0, 1);
-    J(0, 0) = 1.0;
-    J(1, 1) = 1.0;
-    J(2, 2) = 1.0;
-    J(3, 1) = t24;
-    J(3, 2) = -t25;
-    J(3, 3) = 1.0;
-    J(4, 0) = -t24;
-    J(4, 2) = t26;
-    J(4, 4) = 1.0;
-    J(5, 0) = t25;
-    J(5, 1) = -t26;
-    J(5, 5) = 1.0;
+    const double t24 = p_BoFo_B[0]*R_WEngine.coeff(2, 0) + p_BoFo_B[1]*R_WEngine.coeff(2, 1) +
+        p_BoFo_B[2]*R_WEngine.coeff(2, 2);
+    const double t25 = p_BoFo_B[0]*R_WEngine.coeff(1, 0) + p_BoFo_B[2]*R_WEngine.coeff(1, 2) +
+        p_BoFo_B[1]*R_WEngine.coeff(1, 1);
+    const double t26 = p_BoFo_B[2]*R_WEngine.coeff(0, 2) + p_BoFo_B[0]*R_WEngine.coeff(0, 0) +
+        p_BoFo_B[1]*R_WEngine.coeff(0, 1);
+    J.coeffRef(0, 0) = 1.0;
+    J.coeffRef(1, 1) = 1.0;
+    J.coeffRef(2, 2) = 1.0;
+    J.coeffRef(3, 1) = t24;
+    J.coeffRef(3, 2) = -t25;
+    J.coeffRef(3, 3) = 1.0;
+    J.coeffRef(4, 0) = -t24;
+    J.coeffRef(4, 2) = t26;
+    J.coeffRef(4, 4) = 1.0;
+    J.coeffRef(5, 0) = t25;
+    J.coeffRef(5, 1) = -t26;
+    J.coeffRef(5, 5) = 1.0;
   }
 
   // Body 'engine':
@@ -1997,23 +2013,23 @@ class BushingMount {
     const double t21 = 2.0*t12 - 2.0*t13;
     const double t22 = 2.0*t18 + 2.0*t19;
     const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
-    R_WEngine(0, 0) = t8;
-    R_WEngine(0, 1) = t11;
-    R_WEngine(0, 2) = t14;
-    R_WEngine(1, 0) = t15;
-    R_WEngine(1, 1) = t17;
-    R_WEngine(1, 2) = t20;
-    R_WEngine(2, 0) = t21;
-    R_WEngine(2, 1) = t22;
-    R_WEngine(2, 2) = t23;
+    R_WEngine.coeffRef(0, 0) = t8;
+    R_WEngine.coeffRef(0, 1) = t11;
+    R_WEngine.coeffRef(0, 2) = t14;
+    R_WEngine.coeffRef(1, 0) = t15;
+    R_WEngine.coeffRef(1, 1) = t17;
+    R_WEngine.coeffRef(1, 2) = t20;
+    R_WEngine.coeffRef(2, 0) = t21;
+    R_WEngine.coeffRef(2, 1) = t22;
+    R_WEngine.coeffRef(2, 2) = t23;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    const double t24 = p_BoFo_B[0]*R_WEngine(2, 0) + p_BoFo_B[1]*R_WEngine(2, 1) +
-        p_BoFo_B[2]*R_WEngine(2, 2);
-    const double t25 = p_BoFo_B[2]*R_WEngine(0, 2) + p_BoFo_B[0]*R_WEngine(0, 0) +
-        p_BoFo_B[1]*R_WEngine(0, 1);
+    const double t24 = p_BoFo_B[0]*R_WEngine.coeff(2, 0) + p_BoFo_B[1]*R_WEngine.coeff(2, 1) +
+        p_BoFo_B[2]*R_WEngine.coeff(2, 2);
+    const double t25 = p_BoFo_B[2]*R_WEngine.coeff(0, 2) + p_BoFo_B[0]*R_WEngine.coeff(0, 0) +
+        p_BoFo_B[1]*R_WEngine.coeff(0, 1);
     const double t26 = -u[0]*t24 + u[2]*t25;
-    const double t27 = p_BoFo_B[0]*R_WEngine(1, 0) + p_BoFo_B[2]*R_WEngine(1, 2) +
-        p_BoFo_B[1]*R_WEngine(1, 1);
+    const double t27 = p_BoFo_B[0]*R_WEngine.coeff(1, 0) + p_BoFo_B[2]*R_WEngine.coeff(1, 2) +
+        p_BoFo_B[1]*R_WEngine.coeff(1, 1);
     const double t28 = u[0]*t27 - u[1]*t25;
     const double t29 = u[1]*t24 - u[2]*t27;
     JdotU.segment<3>(0).setZero();
@@ -2042,24 +2058,24 @@ class BushingMount {
     const double t9 = t1*tinv0;
     const double t10 = q[2]*q[3]*tinv0;
     const double t11 = q[0]*q[1]*tinv0;
-    k.R_WB[0](0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
-    k.R_WB[0](0, 1) = 2.0*t5 - 2.0*t6;
-    k.R_WB[0](0, 2) = 2.0*t7 + 2.0*t8;
-    k.R_WB[0](1, 0) = 2.0*t5 + 2.0*t6;
-    k.R_WB[0](1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
-    k.R_WB[0](1, 2) = 2.0*t10 - 2.0*t11;
-    k.R_WB[0](2, 0) = 2.0*t7 - 2.0*t8;
-    k.R_WB[0](2, 1) = 2.0*t10 + 2.0*t11;
-    k.R_WB[0](2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
+    k.R_WB[0].coeffRef(0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
+    k.R_WB[0].coeffRef(0, 1) = 2.0*t5 - 2.0*t6;
+    k.R_WB[0].coeffRef(0, 2) = 2.0*t7 + 2.0*t8;
+    k.R_WB[0].coeffRef(1, 0) = 2.0*t5 + 2.0*t6;
+    k.R_WB[0].coeffRef(1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
+    k.R_WB[0].coeffRef(1, 2) = 2.0*t10 - 2.0*t11;
+    k.R_WB[0].coeffRef(2, 0) = 2.0*t7 - 2.0*t8;
+    k.R_WB[0].coeffRef(2, 1) = 2.0*t10 + 2.0*t11;
+    k.R_WB[0].coeffRef(2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
     k.p_WB[0][0] = q[4];
     k.p_WB[0][1] = q[5];
     k.p_WB[0][2] = q[6];
-    k.H_W(0, 0) = 1.0;
-    k.H_W(1, 1) = 1.0;
-    k.H_W(2, 2) = 1.0;
-    k.H_W(3, 3) = 1.0;
-    k.H_W(4, 4) = 1.0;
-    k.H_W(5, 5) = 1.0;
+    k.H_W.coeffRef(0, 0) = 1.0;
+    k.H_W.coeffRef(1, 1) = 1.0;
+    k.H_W.coeffRef(2, 2) = 1.0;
+    k.H_W.coeffRef(3, 3) = 1.0;
+    k.H_W.coeffRef(4, 4) = 1.0;
+    k.H_W.coeffRef(5, 5) = 1.0;
   }
 
   // The same, and what frameJacobianDotU(frame, k, JdotU) reads too: every body's spatial
@@ -2082,24 +2098,24 @@ class BushingMount {
     const double t9 = t1*tinv0;
     const double t10 = q[2]*q[3]*tinv0;
     const double t11 = q[0]*q[1]*tinv0;
-    k.R_WB[0](0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
-    k.R_WB[0](0, 1) = 2.0*t5 - 2.0*t6;
-    k.R_WB[0](0, 2) = 2.0*t7 + 2.0*t8;
-    k.R_WB[0](1, 0) = 2.0*t5 + 2.0*t6;
-    k.R_WB[0](1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
-    k.R_WB[0](1, 2) = 2.0*t10 - 2.0*t11;
-    k.R_WB[0](2, 0) = 2.0*t7 - 2.0*t8;
-    k.R_WB[0](2, 1) = 2.0*t10 + 2.0*t11;
-    k.R_WB[0](2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
+    k.R_WB[0].coeffRef(0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
+    k.R_WB[0].coeffRef(0, 1) = 2.0*t5 - 2.0*t6;
+    k.R_WB[0].coeffRef(0, 2) = 2.0*t7 + 2.0*t8;
+    k.R_WB[0].coeffRef(1, 0) = 2.0*t5 + 2.0*t6;
+    k.R_WB[0].coeffRef(1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
+    k.R_WB[0].coeffRef(1, 2) = 2.0*t10 - 2.0*t11;
+    k.R_WB[0].coeffRef(2, 0) = 2.0*t7 - 2.0*t8;
+    k.R_WB[0].coeffRef(2, 1) = 2.0*t10 + 2.0*t11;
+    k.R_WB[0].coeffRef(2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
     k.p_WB[0][0] = q[4];
     k.p_WB[0][1] = q[5];
     k.p_WB[0][2] = q[6];
-    k.H_W(0, 0) = 1.0;
-    k.H_W(1, 1) = 1.0;
-    k.H_W(2, 2) = 1.0;
-    k.H_W(3, 3) = 1.0;
-    k.H_W(4, 4) = 1.0;
-    k.H_W(5, 5) = 1.0;
+    k.H_W.coeffRef(0, 0) = 1.0;
+    k.H_W.coeffRef(1, 1) = 1.0;
+    k.H_W.coeffRef(2, 2) = 1.0;
+    k.H_W.coeffRef(3, 3) = 1.0;
+    k.H_W.coeffRef(4, 4) = 1.0;
+    k.H_W.coeffRef(5, 5) = 1.0;
     k.V_WB[0][0] = u[0];
     k.V_WB[0][1] = u[1];
     k.V_WB[0][2] = u[2];

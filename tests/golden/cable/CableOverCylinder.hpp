@@ -311,7 +311,7 @@ class CableOverCylinder {
   // (0 adds, 0 muls, 0 divs, 0 calls, 0 other)
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
     // mass matrix (composite rigid body, in World)
-    M(0, 0) = params.m;
+    M.coeffRef(0, 0) = params.m;
   }
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
@@ -377,15 +377,15 @@ class CableOverCylinder {
   // (0 adds, 0 muls, 0 divs, 0 calls, 0 other)
   void bodyPoses([[maybe_unused]] const Q& q, BodyPoses& poses) const {
     // joint 'slider' (cable.cap:38) -> body 'weight'
-    poses[0].R_WB(0, 0) = 1.0;
-    poses[0].R_WB(0, 1) = 0.0;
-    poses[0].R_WB(0, 2) = 0.0;
-    poses[0].R_WB(1, 0) = 0.0;
-    poses[0].R_WB(1, 1) = 1.0;
-    poses[0].R_WB(1, 2) = 0.0;
-    poses[0].R_WB(2, 0) = 0.0;
-    poses[0].R_WB(2, 1) = 0.0;
-    poses[0].R_WB(2, 2) = 1.0;
+    poses[0].R_WB.coeffRef(0, 0) = 1.0;
+    poses[0].R_WB.coeffRef(0, 1) = 0.0;
+    poses[0].R_WB.coeffRef(0, 2) = 0.0;
+    poses[0].R_WB.coeffRef(1, 0) = 0.0;
+    poses[0].R_WB.coeffRef(1, 1) = 1.0;
+    poses[0].R_WB.coeffRef(1, 2) = 0.0;
+    poses[0].R_WB.coeffRef(2, 0) = 0.0;
+    poses[0].R_WB.coeffRef(2, 1) = 0.0;
+    poses[0].R_WB.coeffRef(2, 2) = 1.0;
     poses[0].p_WB[0] = params.rc;
     poses[0].p_WB[1] = q[0];
     poses[0].p_WB[2] = 0.0;
@@ -448,7 +448,7 @@ class CableOverCylinder {
                            FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
     // J_WF: the joints from World to 'weight', each shifted to Fo
-    J(4, 0) = 1.0;
+    J.coeffRef(4, 0) = 1.0;
   }
 
   // Body 'weight':
@@ -469,19 +469,19 @@ class CableOverCylinder {
   void frameKinematics([[maybe_unused]] const Q& q, FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
     // joint 'slider' (cable.cap:38) -> body 'weight'
-    k.R_WB[0](0, 0) = 1.0;
-    k.R_WB[0](0, 1) = 0.0;
-    k.R_WB[0](0, 2) = 0.0;
-    k.R_WB[0](1, 0) = 0.0;
-    k.R_WB[0](1, 1) = 1.0;
-    k.R_WB[0](1, 2) = 0.0;
-    k.R_WB[0](2, 0) = 0.0;
-    k.R_WB[0](2, 1) = 0.0;
-    k.R_WB[0](2, 2) = 1.0;
+    k.R_WB[0].coeffRef(0, 0) = 1.0;
+    k.R_WB[0].coeffRef(0, 1) = 0.0;
+    k.R_WB[0].coeffRef(0, 2) = 0.0;
+    k.R_WB[0].coeffRef(1, 0) = 0.0;
+    k.R_WB[0].coeffRef(1, 1) = 1.0;
+    k.R_WB[0].coeffRef(1, 2) = 0.0;
+    k.R_WB[0].coeffRef(2, 0) = 0.0;
+    k.R_WB[0].coeffRef(2, 1) = 0.0;
+    k.R_WB[0].coeffRef(2, 2) = 1.0;
     k.p_WB[0][0] = params.rc;
     k.p_WB[0][1] = q[0];
     k.p_WB[0][2] = 0.0;
-    k.H_W(4, 0) = 1.0;
+    k.H_W.coeffRef(4, 0) = 1.0;
   }
 
   // The same, and what frameJacobianDotU(frame, k, JdotU) reads too: every body's spatial
@@ -491,19 +491,19 @@ class CableOverCylinder {
                        FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
     // joint 'slider' (cable.cap:38) -> body 'weight'
-    k.R_WB[0](0, 0) = 1.0;
-    k.R_WB[0](0, 1) = 0.0;
-    k.R_WB[0](0, 2) = 0.0;
-    k.R_WB[0](1, 0) = 0.0;
-    k.R_WB[0](1, 1) = 1.0;
-    k.R_WB[0](1, 2) = 0.0;
-    k.R_WB[0](2, 0) = 0.0;
-    k.R_WB[0](2, 1) = 0.0;
-    k.R_WB[0](2, 2) = 1.0;
+    k.R_WB[0].coeffRef(0, 0) = 1.0;
+    k.R_WB[0].coeffRef(0, 1) = 0.0;
+    k.R_WB[0].coeffRef(0, 2) = 0.0;
+    k.R_WB[0].coeffRef(1, 0) = 0.0;
+    k.R_WB[0].coeffRef(1, 1) = 1.0;
+    k.R_WB[0].coeffRef(1, 2) = 0.0;
+    k.R_WB[0].coeffRef(2, 0) = 0.0;
+    k.R_WB[0].coeffRef(2, 1) = 0.0;
+    k.R_WB[0].coeffRef(2, 2) = 1.0;
     k.p_WB[0][0] = params.rc;
     k.p_WB[0][1] = q[0];
     k.p_WB[0][2] = 0.0;
-    k.H_W(4, 0) = 1.0;
+    k.H_W.coeffRef(4, 0) = 1.0;
     k.V_WB[0][0] = 0.0;
     k.V_WB[0][1] = 0.0;
     k.V_WB[0][2] = 0.0;
@@ -526,15 +526,15 @@ class CableOverCylinder {
   void cableFrames([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                    [[maybe_unused]] const U& u, CableFrames& frames) const {
     // cable 'rope' (cable.cap:41): obstacle 0 `rope.frame_a`, its frame
-    frames.motion[0].R_WF(0, 0) = 1.0;
-    frames.motion[0].R_WF(0, 1) = 0.0;
-    frames.motion[0].R_WF(0, 2) = 0.0;
-    frames.motion[0].R_WF(1, 0) = 0.0;
-    frames.motion[0].R_WF(1, 1) = 1.0;
-    frames.motion[0].R_WF(1, 2) = 0.0;
-    frames.motion[0].R_WF(2, 0) = 0.0;
-    frames.motion[0].R_WF(2, 1) = 0.0;
-    frames.motion[0].R_WF(2, 2) = 1.0;
+    frames.motion[0].R_WF.coeffRef(0, 0) = 1.0;
+    frames.motion[0].R_WF.coeffRef(0, 1) = 0.0;
+    frames.motion[0].R_WF.coeffRef(0, 2) = 0.0;
+    frames.motion[0].R_WF.coeffRef(1, 0) = 0.0;
+    frames.motion[0].R_WF.coeffRef(1, 1) = 1.0;
+    frames.motion[0].R_WF.coeffRef(1, 2) = 0.0;
+    frames.motion[0].R_WF.coeffRef(2, 0) = 0.0;
+    frames.motion[0].R_WF.coeffRef(2, 1) = 0.0;
+    frames.motion[0].R_WF.coeffRef(2, 2) = 1.0;
     frames.motion[0].p_WF[0] = params.anchor_r[0];
     frames.motion[0].p_WF[1] = params.anchor_r[1];
     frames.motion[0].p_WF[2] = params.anchor_r[2];
@@ -548,15 +548,15 @@ class CableOverCylinder {
     frames.p_BoFo_W[0][1] = params.anchor_r[1];
     frames.p_BoFo_W[0][2] = params.anchor_r[2];
     // cable 'rope' (cable.cap:41): obstacle 1 `via`, its frame
-    frames.motion[1].R_WF(0, 0) = 1.0;
-    frames.motion[1].R_WF(0, 1) = 0.0;
-    frames.motion[1].R_WF(0, 2) = 0.0;
-    frames.motion[1].R_WF(1, 0) = 0.0;
-    frames.motion[1].R_WF(1, 1) = 1.0;
-    frames.motion[1].R_WF(1, 2) = 0.0;
-    frames.motion[1].R_WF(2, 0) = 0.0;
-    frames.motion[1].R_WF(2, 1) = 0.0;
-    frames.motion[1].R_WF(2, 2) = 1.0;
+    frames.motion[1].R_WF.coeffRef(0, 0) = 1.0;
+    frames.motion[1].R_WF.coeffRef(0, 1) = 0.0;
+    frames.motion[1].R_WF.coeffRef(0, 2) = 0.0;
+    frames.motion[1].R_WF.coeffRef(1, 0) = 0.0;
+    frames.motion[1].R_WF.coeffRef(1, 1) = 1.0;
+    frames.motion[1].R_WF.coeffRef(1, 2) = 0.0;
+    frames.motion[1].R_WF.coeffRef(2, 0) = 0.0;
+    frames.motion[1].R_WF.coeffRef(2, 1) = 0.0;
+    frames.motion[1].R_WF.coeffRef(2, 2) = 1.0;
     frames.motion[1].p_WF[0] = params.eyelet_r[0];
     frames.motion[1].p_WF[1] = params.eyelet_r[1];
     frames.motion[1].p_WF[2] = params.eyelet_r[2];
@@ -570,15 +570,15 @@ class CableOverCylinder {
     frames.p_BoFo_W[1][1] = params.eyelet_r[1];
     frames.p_BoFo_W[1][2] = params.eyelet_r[2];
     // cable 'rope' (cable.cap:41): obstacle 2 `overDrum`, its frame
-    frames.motion[2].R_WF(0, 0) = 1.0;
-    frames.motion[2].R_WF(0, 1) = 0.0;
-    frames.motion[2].R_WF(0, 2) = 0.0;
-    frames.motion[2].R_WF(1, 0) = 0.0;
-    frames.motion[2].R_WF(1, 1) = 1.0;
-    frames.motion[2].R_WF(1, 2) = 0.0;
-    frames.motion[2].R_WF(2, 0) = 0.0;
-    frames.motion[2].R_WF(2, 1) = 0.0;
-    frames.motion[2].R_WF(2, 2) = 1.0;
+    frames.motion[2].R_WF.coeffRef(0, 0) = 1.0;
+    frames.motion[2].R_WF.coeffRef(0, 1) = 0.0;
+    frames.motion[2].R_WF.coeffRef(0, 2) = 0.0;
+    frames.motion[2].R_WF.coeffRef(1, 0) = 0.0;
+    frames.motion[2].R_WF.coeffRef(1, 1) = 1.0;
+    frames.motion[2].R_WF.coeffRef(1, 2) = 0.0;
+    frames.motion[2].R_WF.coeffRef(2, 0) = 0.0;
+    frames.motion[2].R_WF.coeffRef(2, 1) = 0.0;
+    frames.motion[2].R_WF.coeffRef(2, 2) = 1.0;
     frames.motion[2].p_WF[0] = params.post_r[0];
     frames.motion[2].p_WF[1] = params.post_r[1];
     frames.motion[2].p_WF[2] = params.post_r[2];
@@ -592,15 +592,15 @@ class CableOverCylinder {
     frames.p_BoFo_W[2][1] = params.post_r[1];
     frames.p_BoFo_W[2][2] = params.post_r[2];
     // cable 'rope' (cable.cap:41): obstacle 3 `rope.frame_b`, its frame
-    frames.motion[3].R_WF(0, 0) = 1.0;
-    frames.motion[3].R_WF(0, 1) = 0.0;
-    frames.motion[3].R_WF(0, 2) = 0.0;
-    frames.motion[3].R_WF(1, 0) = 0.0;
-    frames.motion[3].R_WF(1, 1) = 1.0;
-    frames.motion[3].R_WF(1, 2) = 0.0;
-    frames.motion[3].R_WF(2, 0) = 0.0;
-    frames.motion[3].R_WF(2, 1) = 0.0;
-    frames.motion[3].R_WF(2, 2) = 1.0;
+    frames.motion[3].R_WF.coeffRef(0, 0) = 1.0;
+    frames.motion[3].R_WF.coeffRef(0, 1) = 0.0;
+    frames.motion[3].R_WF.coeffRef(0, 2) = 0.0;
+    frames.motion[3].R_WF.coeffRef(1, 0) = 0.0;
+    frames.motion[3].R_WF.coeffRef(1, 1) = 1.0;
+    frames.motion[3].R_WF.coeffRef(1, 2) = 0.0;
+    frames.motion[3].R_WF.coeffRef(2, 0) = 0.0;
+    frames.motion[3].R_WF.coeffRef(2, 1) = 0.0;
+    frames.motion[3].R_WF.coeffRef(2, 2) = 1.0;
     frames.motion[3].p_WF[0] = params.rc;
     frames.motion[3].p_WF[1] = q[0];
     frames.motion[3].p_WF[2] = 0.0;

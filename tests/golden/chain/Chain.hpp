@@ -348,15 +348,15 @@ class Chain {
     const double t28 = t24*t27;
     const double t29 = tsc3.cos;
     const double t30 = derived_.joint_1_M_0_0_g + t16 + t20;
-    M(0, 0) = derived_.I_KLink1Body[4] + derived_.joint_1_M_0_0_h +
+    M.coeffRef(0, 0) = derived_.I_KLink1Body[4] + derived_.joint_1_M_0_0_h +
         (derived_.joint_1_M_0_0_f + t23 - 2.0*params.link_1_L*(t28 +
         t29*(derived_.I_KLink2Body[2] + t30)));
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': mass matrix column
     const double t31 = derived_.I_KLink2Body[4] + (derived_.joint_1_M_0_0_f + t23 +
         params.link_1_L*(-t28 + t29*(-derived_.I_KLink2Body[2] - t30)));
-    M(1, 1) = derived_.I_KLink2Body[4] + derived_.joint_1_M_0_0_f + t23;
-    M(0, 1) = t31;
-    M(1, 0) = t31;
+    M.coeffRef(1, 1) = derived_.I_KLink2Body[4] + derived_.joint_1_M_0_0_f + t23;
+    M.coeffRef(0, 1) = t31;
+    M.coeffRef(1, 0) = t31;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': mass matrix column
     const double t32 = -derived_.I_KLink3Body[2] - t18;
     const double t33 = -t16 + t17*t32;
@@ -364,11 +364,11 @@ class Chain {
     const double t35 = derived_.I_KLink3Body[4] + t34;
     const double t36 = derived_.I_KLink3Body[4] + t34 +
         params.link_1_L*(-t24*(t25 + t12*t32) + t29*t33);
-    M(2, 2) = derived_.I_KLink3Body[4] + derived_.joint_1_M_0_0_d + t11;
-    M(1, 2) = t35;
-    M(2, 1) = t35;
-    M(0, 2) = t36;
-    M(2, 0) = t36;
+    M.coeffRef(2, 2) = derived_.I_KLink3Body[4] + derived_.joint_1_M_0_0_d + t11;
+    M.coeffRef(1, 2) = t35;
+    M.coeffRef(2, 1) = t35;
+    M.coeffRef(0, 2) = t36;
+    M.coeffRef(2, 0) = t36;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': mass matrix column
     const double t37 = t4 - t8;
     const double t38 = derived_.joint_1_M_0_0_b - 2.0*t1 + params.link_3_L*t37;
@@ -376,13 +376,13 @@ class Chain {
     const double t40 = t17*t37 - t16;
     const double t41 = derived_.I_KLink4Body[4] + t38 + params.link_2_L*t40;
     const double t42 = t41 + params.link_1_L*(-t24*(t12*t37 + t25) + t29*t40);
-    M(3, 3) = derived_.I_KLink4Body[4] + derived_.joint_1_M_0_0_b - 2.0*t1;
-    M(2, 3) = t39;
-    M(3, 2) = t39;
-    M(1, 3) = t41;
-    M(3, 1) = t41;
-    M(0, 3) = t42;
-    M(3, 0) = t42;
+    M.coeffRef(3, 3) = derived_.I_KLink4Body[4] + derived_.joint_1_M_0_0_b - 2.0*t1;
+    M.coeffRef(2, 3) = t39;
+    M.coeffRef(3, 2) = t39;
+    M.coeffRef(1, 3) = t41;
+    M.coeffRef(3, 1) = t41;
+    M.coeffRef(0, 3) = t42;
+    M.coeffRef(3, 0) = t42;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': mass matrix column
     const double t43 = derived_.I_KLink5Body[4] - t1;
     const double t44 = t4 - derived_.I_KLink5Body[2]*t5*t0;
@@ -392,15 +392,15 @@ class Chain {
     const double t48 = params.link_2_L*t47;
     const double t49 = t45 + t48;
     const double t50 = t45 + t48 + params.link_1_L*(t29*t47 - t24*(t12*t44 + t17*t46));
-    M(4, 4) = derived_.I_KLink5Body[4];
-    M(3, 4) = t43;
-    M(4, 3) = t43;
-    M(2, 4) = t45;
-    M(4, 2) = t45;
-    M(1, 4) = t49;
-    M(4, 1) = t49;
-    M(0, 4) = t50;
-    M(4, 0) = t50;
+    M.coeffRef(4, 4) = derived_.I_KLink5Body[4];
+    M.coeffRef(3, 4) = t43;
+    M.coeffRef(4, 3) = t43;
+    M.coeffRef(2, 4) = t45;
+    M.coeffRef(4, 2) = t45;
+    M.coeffRef(1, 4) = t49;
+    M.coeffRef(4, 1) = t49;
+    M.coeffRef(0, 4) = t50;
+    M.coeffRef(4, 0) = t50;
   }
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
@@ -738,14 +738,14 @@ class Chain {
     const double t48 = derived_.I_KLink4Body[4] + t47;
     const double t49 = params.link_4_L*t46;
     const double t50 = -derived_.I_KLink4Body[2] + t49;
-    IAS_KLink4Body(2, 0) = t48;
-    IAS_KLink4Body(3, 0) = t50;
+    IAS_KLink4Body.coeffRef(2, 0) = t48;
+    IAS_KLink4Body.coeffRef(3, 0) = t50;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': articulated inertia
     const double t51 = params.link_5_m*t28*t30;
     const double t52 = derived_.joint_4_IAS_KLink4Body_2_0_b*t28*t30;
     const double t53 = -t51 + t52;
-    const double tinv0 = 1.0/IAS_KLink4Body(2, 0);
-    const double t54 = t53*IAS_KLink4Body(3, 0)*tinv0;
+    const double tinv0 = 1.0/IAS_KLink4Body.coeff(2, 0);
+    const double t54 = t53*IAS_KLink4Body.coeff(3, 0)*tinv0;
     const double t55 = params.link_4_L*t54;
     const double t56 = -t51 + t52 - t55;
     const double t57 = t19*t56;
@@ -759,7 +759,7 @@ class Chain {
     const double t65 = t57 - t64;
     const double t66 = t17*t65;
     const double t67 = params.link_4_m + t44 + t45;
-    const double t68 = IAS_KLink4Body(3, 0)*IAS_KLink4Body(3, 0)*tinv0;
+    const double t68 = IAS_KLink4Body.coeff(3, 0)*IAS_KLink4Body.coeff(3, 0)*tinv0;
     const double t69 = t67 - t68;
     const double t70 = t19*t69;
     const double t71 = t17*t56;
@@ -770,14 +770,14 @@ class Chain {
     const double t76 = derived_.I_KLink3Body[4] + t75;
     const double t77 = params.link_3_L*t74;
     const double t78 = -derived_.I_KLink3Body[2] + t77;
-    IAS_KLink3Body(2, 0) = t76;
-    IAS_KLink3Body(3, 0) = t78;
+    IAS_KLink3Body.coeffRef(2, 0) = t76;
+    IAS_KLink3Body.coeffRef(3, 0) = t78;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': articulated inertia
     const double t79 = t17*t72;
     const double t80 = t19*t65;
     const double t81 = t79 + t80;
-    const double tinv1 = 1.0/IAS_KLink3Body(2, 0);
-    const double t82 = t81*IAS_KLink3Body(3, 0)*tinv1;
+    const double tinv1 = 1.0/IAS_KLink3Body.coeff(2, 0);
+    const double t82 = t81*IAS_KLink3Body.coeff(3, 0)*tinv1;
     const double t83 = params.link_3_L*t82;
     const double t84 = t79 + t80 - t83;
     const double t85 = t8*t84;
@@ -795,7 +795,7 @@ class Chain {
     const double t97 = t85 - t96;
     const double t98 = t5*t97;
     const double t99 = params.link_3_m - t66 + t73;
-    const double t100 = IAS_KLink3Body(3, 0)*IAS_KLink3Body(3, 0)*tinv1;
+    const double t100 = IAS_KLink3Body.coeff(3, 0)*IAS_KLink3Body.coeff(3, 0)*tinv1;
     const double t101 = t99 - t100;
     const double t102 = t8*t101;
     const double t103 = t5*t84;
@@ -806,14 +806,14 @@ class Chain {
     const double t108 = derived_.I_KLink2Body[4] + t107;
     const double t109 = params.link_2_L*t106;
     const double t110 = -derived_.I_KLink2Body[2] + t109;
-    IAS_KLink2Body(2, 0) = t108;
-    IAS_KLink2Body(3, 0) = t110;
+    IAS_KLink2Body.coeffRef(2, 0) = t108;
+    IAS_KLink2Body.coeffRef(3, 0) = t110;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': articulated inertia
     const double t111 = t5*t104;
     const double t112 = t8*t97;
     const double t113 = t111 + t112;
-    const double tinv2 = 1.0/IAS_KLink2Body(2, 0);
-    const double t114 = t113*tinv2*IAS_KLink2Body(3, 0);
+    const double tinv2 = 1.0/IAS_KLink2Body.coeff(2, 0);
+    const double t114 = t113*tinv2*IAS_KLink2Body.coeff(3, 0);
     const double t115 = params.link_2_L*t114;
     const double t116 = t111 + t112 - t115;
     const double t117 = t1*t116;
@@ -831,7 +831,7 @@ class Chain {
     const double t129 = t117 - t128;
     const double t130 = t2*t129;
     const double t131 = params.link_2_m - t98 + t105;
-    const double t132 = tinv2*IAS_KLink2Body(3, 0)*IAS_KLink2Body(3, 0);
+    const double t132 = tinv2*IAS_KLink2Body.coeff(3, 0)*IAS_KLink2Body.coeff(3, 0);
     const double t133 = t131 - t132;
     const double t134 = t1*t133;
     const double t135 = t2*t116;
@@ -842,10 +842,10 @@ class Chain {
     const double t140 = derived_.I_KLink1Body[4] + t139;
     const double t141 = params.link_1_L*t138;
     const double t142 = -derived_.I_KLink1Body[2] + t141;
-    IAS_KLink1Body(2, 0) = t140;
-    IAS_KLink1Body(3, 0) = t142;
+    IAS_KLink1Body.coeffRef(2, 0) = t140;
+    IAS_KLink1Body.coeffRef(3, 0) = t142;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration
-    const double tinv3 = 1.0/IAS_KLink1Body(2, 0);
+    const double tinv3 = 1.0/IAS_KLink1Body.coeff(2, 0);
     const double t143 = params.damping*u[0];
     const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[0]);
     const double t144 = tsc4.cos;
@@ -860,7 +860,7 @@ class Chain {
     const double t153 = params.world_gravity[1]*t146;
     const double t154 = params.world_gravity[0]*t144;
     const double t155 = -t153 - t154;
-    const double t156 = t155*IAS_KLink1Body(3, 0);
+    const double t156 = t155*IAS_KLink1Body.coeff(3, 0);
     const double t157 = -t143 - t152 - t156;
     const double t158 = u[1]*v_KLink2Body[3]*t127;
     const double t159 = u[1]*t6*t116;
@@ -906,7 +906,7 @@ class Chain {
     const double t199 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
     const double t200 = -t199 - t189 + t190;
     const double t201 = t197 - t198 + t200;
-    const double t202 = IAS_KLink4Body(3, 0)*tinv0*t193;
+    const double t202 = IAS_KLink4Body.coeff(3, 0)*tinv0*t193;
     const double t203 = t201 - t202;
     const double t204 = t17*t203;
     const double t205 = t169 + t196 + t204;
@@ -926,7 +926,7 @@ class Chain {
     const double t219 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
     const double t220 = -t219 + t209 - t210;
     const double t221 = t217 - t218 + t220;
-    const double t222 = IAS_KLink3Body(3, 0)*tinv1*t213;
+    const double t222 = IAS_KLink3Body.coeff(3, 0)*tinv1*t213;
     const double t223 = t221 - t222;
     const double t224 = t5*t223;
     const double t225 = t163 + t216 + t224;
@@ -946,7 +946,7 @@ class Chain {
     const double t239 = params.link_2_m*v_KLink2Body[2]*t6;
     const double t240 = t239 - t229 + t230;
     const double t241 = -t237 - t238 + t240;
-    const double t242 = tinv2*IAS_KLink2Body(3, 0)*t233;
+    const double t242 = tinv2*IAS_KLink2Body.coeff(3, 0)*t233;
     const double t243 = t241 - t242;
     const double t244 = t1*t243;
     const double t245 = -t236 + t244;
@@ -956,7 +956,7 @@ class Chain {
     udot[0] = t248;
     a_KLink1Body[4] = t148;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration
-    const double t249 = IAS_KLink2Body(2, 0)*tinv3*t247;
+    const double t249 = IAS_KLink2Body.coeff(2, 0)*tinv3*t247;
     const double t250 = u[1]*v_KLink2Body[3];
     const double t251 = t1*a_KLink1Body[4];
     const double t252 = params.link_1_L*tinv3*t247;
@@ -968,7 +968,7 @@ class Chain {
     const double t258 = t2*a_KLink1Body[4];
     const double t259 = t1*t253;
     const double t260 = -t257 + t258 + t259;
-    const double t261 = IAS_KLink2Body(3, 0)*t260;
+    const double t261 = IAS_KLink2Body.coeff(3, 0)*t260;
     const double t262 = t249 + t256 + t261;
     const double t263 = -t233 - t262;
     const double t264 = tinv2*t263;
@@ -978,14 +978,14 @@ class Chain {
     a_KLink2Body[3] = t260;
     a_KLink2Body[4] = t255;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration
-    const double t266 = IAS_KLink3Body(2, 0)*a_KLink2Body[2];
+    const double t266 = IAS_KLink3Body.coeff(2, 0)*a_KLink2Body[2];
     const double t267 = u[2]*v_KLink3Body[4];
     const double t268 = t5*a_KLink2Body[4];
     const double t269 = params.link_2_L*a_KLink2Body[2];
     const double t270 = a_KLink2Body[3] + t269;
     const double t271 = t8*t270;
     const double t272 = t267 + t268 + t271;
-    const double t273 = IAS_KLink3Body(3, 0)*t272;
+    const double t273 = IAS_KLink3Body.coeff(3, 0)*t272;
     const double t274 = u[2]*v_KLink3Body[3];
     const double t275 = t8*a_KLink2Body[4];
     const double t276 = t5*t270;
@@ -1000,7 +1000,7 @@ class Chain {
     a_KLink3Body[3] = t272;
     a_KLink3Body[4] = t277;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': acceleration
-    const double t283 = IAS_KLink4Body(2, 0)*a_KLink3Body[2];
+    const double t283 = IAS_KLink4Body.coeff(2, 0)*a_KLink3Body[2];
     const double t284 = u[3]*v_KLink4Body[3];
     const double t285 = t19*a_KLink3Body[4];
     const double t286 = params.link_3_L*a_KLink3Body[2];
@@ -1012,7 +1012,7 @@ class Chain {
     const double t292 = t17*a_KLink3Body[4];
     const double t293 = t19*t287;
     const double t294 = t291 + t292 + t293;
-    const double t295 = IAS_KLink4Body(3, 0)*t294;
+    const double t295 = IAS_KLink4Body.coeff(3, 0)*t294;
     const double t296 = t283 + t290 + t295;
     const double t297 = -t193 - t296;
     const double t298 = tinv0*t297;
@@ -1207,15 +1207,15 @@ class Chain {
     const double t115 = -t97 + t114;
     const double t116 = params.link_4_L*t115;
     const double t117 = -t50 - t116;
-    IAS_KLink4Body(2, 0) = t42;
-    IAS_KLink4Body(3, 0) = t44;
+    IAS_KLink4Body.coeffRef(2, 0) = t42;
+    IAS_KLink4Body.coeffRef(3, 0) = t44;
     tauA_KLink4Body[0] = t117;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': articulated inertia
     const double t118 = params.link_5_m*t28*t30;
     const double t119 = derived_.joint_4_IAS_KLink4Body_2_0_b*t28*t30;
     const double t120 = -t118 + t119;
-    const double tinv0 = 1.0/IAS_KLink4Body(2, 0);
-    const double t121 = t120*IAS_KLink4Body(3, 0)*tinv0;
+    const double tinv0 = 1.0/IAS_KLink4Body.coeff(2, 0);
+    const double t121 = t120*IAS_KLink4Body.coeff(3, 0)*tinv0;
     const double t122 = params.link_4_L*t121;
     const double t123 = -t118 + t119 - t122;
     const double t124 = t19*t123;
@@ -1229,7 +1229,7 @@ class Chain {
     const double t132 = t124 - t131;
     const double t133 = t17*t132;
     const double t134 = params.link_4_m + t38 + t39;
-    const double t135 = IAS_KLink4Body(3, 0)*IAS_KLink4Body(3, 0)*tinv0;
+    const double t135 = IAS_KLink4Body.coeff(3, 0)*IAS_KLink4Body.coeff(3, 0)*tinv0;
     const double t136 = t134 - t135;
     const double t137 = t19*t136;
     const double t138 = t17*t123;
@@ -1267,21 +1267,21 @@ class Chain {
     const double t170 = -t167 - t168 - t169;
     const double t171 = t170 - t97 + t114;
     const double t172 = t165 - t166 + t171;
-    const double t173 = IAS_KLink4Body(3, 0)*tinv0*tauA_KLink4Body[0];
+    const double t173 = IAS_KLink4Body.coeff(3, 0)*tinv0*tauA_KLink4Body[0];
     const double t174 = t172 + t173;
     const double t175 = t19*t174;
     const double t176 = -t164 + t175;
     const double t177 = params.link_3_L*t176;
     const double t178 = -t151 - t177;
-    IAS_KLink3Body(2, 0) = t143;
-    IAS_KLink3Body(3, 0) = t145;
+    IAS_KLink3Body.coeffRef(2, 0) = t143;
+    IAS_KLink3Body.coeffRef(3, 0) = t145;
     tauA_KLink3Body[0] = t178;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': articulated inertia
     const double t179 = t17*t139;
     const double t180 = t19*t132;
     const double t181 = t179 + t180;
-    const double tinv1 = 1.0/IAS_KLink3Body(2, 0);
-    const double t182 = t181*IAS_KLink3Body(3, 0)*tinv1;
+    const double tinv1 = 1.0/IAS_KLink3Body.coeff(2, 0);
+    const double t182 = t181*IAS_KLink3Body.coeff(3, 0)*tinv1;
     const double t183 = params.link_3_L*t182;
     const double t184 = t179 + t180 - t183;
     const double t185 = t8*t184;
@@ -1299,7 +1299,7 @@ class Chain {
     const double t197 = t185 - t196;
     const double t198 = t5*t197;
     const double t199 = params.link_3_m - t133 + t140;
-    const double t200 = IAS_KLink3Body(3, 0)*IAS_KLink3Body(3, 0)*tinv1;
+    const double t200 = IAS_KLink3Body.coeff(3, 0)*IAS_KLink3Body.coeff(3, 0)*tinv1;
     const double t201 = t199 - t200;
     const double t202 = t8*t201;
     const double t203 = t5*t184;
@@ -1324,7 +1324,7 @@ class Chain {
     const double t222 = -t219 - t220 - t221;
     const double t223 = t222 - t164 + t175;
     const double t224 = t217 - t218 + t223;
-    const double t225 = IAS_KLink3Body(3, 0)*tinv1*tauA_KLink3Body[0];
+    const double t225 = IAS_KLink3Body.coeff(3, 0)*tinv1*tauA_KLink3Body[0];
     const double t226 = t224 + t225;
     const double t227 = t8*t226;
     const double t228 = u[2]*v_KLink3Body[4]*t184;
@@ -1343,15 +1343,15 @@ class Chain {
     const double t241 = t227 - t240;
     const double t242 = params.link_2_L*t241;
     const double t243 = -t216 - t242;
-    IAS_KLink2Body(2, 0) = t208;
-    IAS_KLink2Body(3, 0) = t210;
+    IAS_KLink2Body.coeffRef(2, 0) = t208;
+    IAS_KLink2Body.coeffRef(3, 0) = t210;
     tauA_KLink2Body[0] = t243;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': articulated inertia
     const double t244 = t5*t204;
     const double t245 = t8*t197;
     const double t246 = t244 + t245;
-    const double tinv2 = 1.0/IAS_KLink2Body(2, 0);
-    const double t247 = t246*tinv2*IAS_KLink2Body(3, 0);
+    const double tinv2 = 1.0/IAS_KLink2Body.coeff(2, 0);
+    const double t247 = t246*tinv2*IAS_KLink2Body.coeff(3, 0);
     const double t248 = params.link_2_L*t247;
     const double t249 = t244 + t245 - t248;
     const double t250 = t1*t249;
@@ -1369,7 +1369,7 @@ class Chain {
     const double t262 = t250 - t261;
     const double t263 = t2*t262;
     const double t264 = params.link_2_m - t198 + t205;
-    const double t265 = tinv2*IAS_KLink2Body(3, 0)*IAS_KLink2Body(3, 0);
+    const double t265 = tinv2*IAS_KLink2Body.coeff(3, 0)*IAS_KLink2Body.coeff(3, 0);
     const double t266 = t264 - t265;
     const double t267 = t1*t266;
     const double t268 = t2*t249;
@@ -1402,17 +1402,17 @@ class Chain {
     const double t295 = t292 - t293 - t294;
     const double t296 = t295 + t227 - t240;
     const double t297 = -t290 - t291 + t296;
-    const double t298 = tinv2*IAS_KLink2Body(3, 0)*tauA_KLink2Body[0];
+    const double t298 = tinv2*IAS_KLink2Body.coeff(3, 0)*tauA_KLink2Body[0];
     const double t299 = t297 + t298;
     const double t300 = t1*t299;
     const double t301 = -t289 + t300;
     const double t302 = params.link_1_L*t301;
     const double t303 = fext[0][2] - t276 - t302;
-    IAS_KLink1Body(2, 0) = t273;
-    IAS_KLink1Body(3, 0) = t275;
+    IAS_KLink1Body.coeffRef(2, 0) = t273;
+    IAS_KLink1Body.coeffRef(3, 0) = t275;
     tauA_KLink1Body[0] = t303;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration
-    const double tinv3 = 1.0/IAS_KLink1Body(2, 0);
+    const double tinv3 = 1.0/IAS_KLink1Body.coeff(2, 0);
     const double t304 = params.world_gravity[1]*t52;
     const double t305 = params.world_gravity[0]*t54;
     const double t306 = -t304 + t305;
@@ -1423,13 +1423,13 @@ class Chain {
     const double t311 = params.world_gravity[1]*t54;
     const double t312 = params.world_gravity[0]*t52;
     const double t313 = -t311 - t312;
-    const double t314 = t313*IAS_KLink1Body(3, 0);
+    const double t314 = t313*IAS_KLink1Body.coeff(3, 0);
     const double t315 = -t310 - t314 + tauA_KLink1Body[0];
     const double t316 = tinv3*t315;
     udot[0] = t316;
     a_KLink1Body[4] = t306;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration
-    const double t317 = IAS_KLink2Body(2, 0)*tinv3*t315;
+    const double t317 = IAS_KLink2Body.coeff(2, 0)*tinv3*t315;
     const double t318 = u[1]*v_KLink2Body[3];
     const double t319 = t1*a_KLink1Body[4];
     const double t320 = params.link_1_L*tinv3*t315;
@@ -1441,7 +1441,7 @@ class Chain {
     const double t326 = t2*a_KLink1Body[4];
     const double t327 = t1*t321;
     const double t328 = -t325 + t326 + t327;
-    const double t329 = IAS_KLink2Body(3, 0)*t328;
+    const double t329 = IAS_KLink2Body.coeff(3, 0)*t328;
     const double t330 = t317 + t324 + t329;
     const double t331 = -t216 - t242 - t330;
     const double t332 = tinv2*t331;
@@ -1451,7 +1451,7 @@ class Chain {
     a_KLink2Body[3] = t328;
     a_KLink2Body[4] = t323;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration
-    const double t334 = IAS_KLink3Body(2, 0)*a_KLink2Body[2];
+    const double t334 = IAS_KLink3Body.coeff(2, 0)*a_KLink2Body[2];
     const double t335 = u[2]*v_KLink3Body[3];
     const double t336 = t8*a_KLink2Body[4];
     const double t337 = params.link_2_L*a_KLink2Body[2];
@@ -1463,7 +1463,7 @@ class Chain {
     const double t343 = t5*a_KLink2Body[4];
     const double t344 = t8*t338;
     const double t345 = t342 + t343 + t344;
-    const double t346 = IAS_KLink3Body(3, 0)*t345;
+    const double t346 = IAS_KLink3Body.coeff(3, 0)*t345;
     const double t347 = t334 + t341 + t346;
     const double t348 = -t151 - t177 - t347;
     const double t349 = tinv1*t348;
@@ -1473,7 +1473,7 @@ class Chain {
     a_KLink3Body[3] = t345;
     a_KLink3Body[4] = t340;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': acceleration
-    const double t351 = IAS_KLink4Body(2, 0)*a_KLink3Body[2];
+    const double t351 = IAS_KLink4Body.coeff(2, 0)*a_KLink3Body[2];
     const double t352 = u[3]*v_KLink4Body[3];
     const double t353 = t19*a_KLink3Body[4];
     const double t354 = params.link_3_L*a_KLink3Body[2];
@@ -1485,7 +1485,7 @@ class Chain {
     const double t360 = t17*a_KLink3Body[4];
     const double t361 = t19*t355;
     const double t362 = t359 + t360 + t361;
-    const double t363 = IAS_KLink4Body(3, 0)*t362;
+    const double t363 = IAS_KLink4Body.coeff(3, 0)*t362;
     const double t364 = t351 + t358 + t363;
     const double t365 = -t50 - t116 - t364;
     const double t366 = tinv0*t365;
@@ -1769,100 +1769,100 @@ class Chain {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    poses[0].R_WB(0, 0) = t0;
-    poses[0].R_WB(0, 1) = -t1;
-    poses[0].R_WB(0, 2) = 0.0;
-    poses[0].R_WB(1, 0) = t1;
-    poses[0].R_WB(1, 1) = t0;
-    poses[0].R_WB(1, 2) = 0.0;
-    poses[0].R_WB(2, 0) = 0.0;
-    poses[0].R_WB(2, 1) = 0.0;
-    poses[0].R_WB(2, 2) = 1.0;
+    poses[0].R_WB.coeffRef(0, 0) = t0;
+    poses[0].R_WB.coeffRef(0, 1) = -t1;
+    poses[0].R_WB.coeffRef(0, 2) = 0.0;
+    poses[0].R_WB.coeffRef(1, 0) = t1;
+    poses[0].R_WB.coeffRef(1, 1) = t0;
+    poses[0].R_WB.coeffRef(1, 2) = 0.0;
+    poses[0].R_WB.coeffRef(2, 0) = 0.0;
+    poses[0].R_WB.coeffRef(2, 1) = 0.0;
+    poses[0].R_WB.coeffRef(2, 2) = 1.0;
     poses[0].p_WB[0] = 0.0;
     poses[0].p_WB[1] = 0.0;
     poses[0].p_WB[2] = 0.0;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*poses[0].R_WB(1, 0);
+    const double t3 = t2*poses[0].R_WB.coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*poses[0].R_WB(0, 0);
+    const double t5 = t4*poses[0].R_WB.coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*poses[0].R_WB(0, 0);
-    const double t8 = poses[0].R_WB(1, 0)*t4;
+    const double t7 = t2*poses[0].R_WB.coeff(0, 0);
+    const double t8 = poses[0].R_WB.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
-    const double t11 = params.link_1_L*poses[0].R_WB(1, 0);
-    const double t12 = params.link_1_L*poses[0].R_WB(0, 0);
-    poses[1].R_WB(0, 0) = t6;
-    poses[1].R_WB(0, 1) = t9;
-    poses[1].R_WB(0, 2) = 0.0;
-    poses[1].R_WB(1, 0) = t10;
-    poses[1].R_WB(1, 1) = t6;
-    poses[1].R_WB(1, 2) = 0.0;
-    poses[1].R_WB(2, 0) = 0.0;
-    poses[1].R_WB(2, 1) = 0.0;
-    poses[1].R_WB(2, 2) = 1.0;
+    const double t11 = params.link_1_L*poses[0].R_WB.coeff(1, 0);
+    const double t12 = params.link_1_L*poses[0].R_WB.coeff(0, 0);
+    poses[1].R_WB.coeffRef(0, 0) = t6;
+    poses[1].R_WB.coeffRef(0, 1) = t9;
+    poses[1].R_WB.coeffRef(0, 2) = 0.0;
+    poses[1].R_WB.coeffRef(1, 0) = t10;
+    poses[1].R_WB.coeffRef(1, 1) = t6;
+    poses[1].R_WB.coeffRef(1, 2) = 0.0;
+    poses[1].R_WB.coeffRef(2, 0) = 0.0;
+    poses[1].R_WB.coeffRef(2, 1) = 0.0;
+    poses[1].R_WB.coeffRef(2, 2) = 1.0;
     poses[1].p_WB[0] = t11;
     poses[1].p_WB[1] = -t12;
     poses[1].p_WB[2] = 0.0;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t13 = tsc2.cos;
-    const double t14 = t13*poses[1].R_WB(0, 0);
+    const double t14 = t13*poses[1].R_WB.coeff(0, 0);
     const double t15 = tsc2.sin;
-    const double t16 = t15*poses[1].R_WB(0, 1);
+    const double t16 = t15*poses[1].R_WB.coeff(0, 1);
     const double t17 = t14 + t16;
-    const double t18 = t15*poses[1].R_WB(0, 0);
-    const double t19 = t13*poses[1].R_WB(0, 1);
+    const double t18 = t15*poses[1].R_WB.coeff(0, 0);
+    const double t19 = t13*poses[1].R_WB.coeff(0, 1);
     const double t20 = -t18 + t19;
-    const double t21 = t13*poses[1].R_WB(1, 0);
+    const double t21 = t13*poses[1].R_WB.coeff(1, 0);
     const double t22 = t21 + t18;
-    const double t23 = t15*poses[1].R_WB(1, 0);
+    const double t23 = t15*poses[1].R_WB.coeff(1, 0);
     const double t24 = -t23 + t14;
-    const double t25 = params.link_2_L*poses[1].R_WB(0, 1);
-    const double t26 = params.link_2_L*poses[1].R_WB(0, 0);
-    poses[2].R_WB(0, 0) = t17;
-    poses[2].R_WB(0, 1) = t20;
-    poses[2].R_WB(0, 2) = 0.0;
-    poses[2].R_WB(1, 0) = t22;
-    poses[2].R_WB(1, 1) = t24;
-    poses[2].R_WB(1, 2) = 0.0;
-    poses[2].R_WB(2, 0) = 0.0;
-    poses[2].R_WB(2, 1) = 0.0;
-    poses[2].R_WB(2, 2) = 1.0;
+    const double t25 = params.link_2_L*poses[1].R_WB.coeff(0, 1);
+    const double t26 = params.link_2_L*poses[1].R_WB.coeff(0, 0);
+    poses[2].R_WB.coeffRef(0, 0) = t17;
+    poses[2].R_WB.coeffRef(0, 1) = t20;
+    poses[2].R_WB.coeffRef(0, 2) = 0.0;
+    poses[2].R_WB.coeffRef(1, 0) = t22;
+    poses[2].R_WB.coeffRef(1, 1) = t24;
+    poses[2].R_WB.coeffRef(1, 2) = 0.0;
+    poses[2].R_WB.coeffRef(2, 0) = 0.0;
+    poses[2].R_WB.coeffRef(2, 1) = 0.0;
+    poses[2].R_WB.coeffRef(2, 2) = 1.0;
     poses[2].p_WB[0] = poses[1].p_WB[0] - t25;
     poses[2].p_WB[1] = -t12 - t26;
     poses[2].p_WB[2] = 0.0;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
     const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
     const double t27 = tsc3.cos;
-    const double t28 = t27*poses[2].R_WB(0, 0);
+    const double t28 = t27*poses[2].R_WB.coeff(0, 0);
     const double t29 = tsc3.sin;
-    const double t30 = t29*poses[2].R_WB(0, 1);
+    const double t30 = t29*poses[2].R_WB.coeff(0, 1);
     const double t31 = t28 + t30;
-    const double t32 = t27*poses[2].R_WB(0, 1);
-    const double t33 = t29*poses[2].R_WB(0, 0);
+    const double t32 = t27*poses[2].R_WB.coeff(0, 1);
+    const double t33 = t29*poses[2].R_WB.coeff(0, 0);
     const double t34 = t32 - t33;
-    const double t35 = t27*poses[2].R_WB(1, 0);
-    const double t36 = t29*poses[2].R_WB(1, 1);
+    const double t35 = t27*poses[2].R_WB.coeff(1, 0);
+    const double t36 = t29*poses[2].R_WB.coeff(1, 1);
     const double t37 = t35 + t36;
-    const double t38 = t29*poses[2].R_WB(1, 0);
-    const double t39 = t27*poses[2].R_WB(1, 1);
+    const double t38 = t29*poses[2].R_WB.coeff(1, 0);
+    const double t39 = t27*poses[2].R_WB.coeff(1, 1);
     const double t40 = -t38 + t39;
-    const double t41 = params.link_3_L*poses[2].R_WB(0, 1);
+    const double t41 = params.link_3_L*poses[2].R_WB.coeff(0, 1);
     const double t42 = poses[1].p_WB[0] - t25 - t41;
-    const double t43 = params.link_3_L*poses[2].R_WB(1, 1);
+    const double t43 = params.link_3_L*poses[2].R_WB.coeff(1, 1);
     const double t44 = -t12 - t26 - t43;
-    poses[3].R_WB(0, 0) = t31;
-    poses[3].R_WB(0, 1) = t34;
-    poses[3].R_WB(0, 2) = 0.0;
-    poses[3].R_WB(1, 0) = t37;
-    poses[3].R_WB(1, 1) = t40;
-    poses[3].R_WB(1, 2) = 0.0;
-    poses[3].R_WB(2, 0) = 0.0;
-    poses[3].R_WB(2, 1) = 0.0;
-    poses[3].R_WB(2, 2) = 1.0;
+    poses[3].R_WB.coeffRef(0, 0) = t31;
+    poses[3].R_WB.coeffRef(0, 1) = t34;
+    poses[3].R_WB.coeffRef(0, 2) = 0.0;
+    poses[3].R_WB.coeffRef(1, 0) = t37;
+    poses[3].R_WB.coeffRef(1, 1) = t40;
+    poses[3].R_WB.coeffRef(1, 2) = 0.0;
+    poses[3].R_WB.coeffRef(2, 0) = 0.0;
+    poses[3].R_WB.coeffRef(2, 1) = 0.0;
+    poses[3].R_WB.coeffRef(2, 2) = 1.0;
     poses[3].p_WB[0] = t42;
     poses[3].p_WB[1] = t44;
     poses[3].p_WB[2] = 0.0;
@@ -1870,17 +1870,17 @@ class Chain {
     const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
     const double t45 = tsc4.sin;
     const double t46 = tsc4.cos;
-    poses[4].R_WB(0, 0) = t45*poses[3].R_WB(0, 1) + t46*poses[3].R_WB(0, 0);
-    poses[4].R_WB(0, 1) = t46*poses[3].R_WB(0, 1) - t45*poses[3].R_WB(0, 0);
-    poses[4].R_WB(0, 2) = 0.0;
-    poses[4].R_WB(1, 0) = t45*poses[3].R_WB(1, 1) + t46*poses[3].R_WB(1, 0);
-    poses[4].R_WB(1, 1) = -t45*poses[3].R_WB(1, 0) + t46*poses[3].R_WB(1, 1);
-    poses[4].R_WB(1, 2) = 0.0;
-    poses[4].R_WB(2, 0) = 0.0;
-    poses[4].R_WB(2, 1) = 0.0;
-    poses[4].R_WB(2, 2) = 1.0;
-    poses[4].p_WB[0] = poses[3].p_WB[0] - params.link_4_L*poses[3].R_WB(0, 1);
-    poses[4].p_WB[1] = poses[3].p_WB[1] - params.link_4_L*poses[3].R_WB(1, 1);
+    poses[4].R_WB.coeffRef(0, 0) = t45*poses[3].R_WB.coeff(0, 1) + t46*poses[3].R_WB.coeff(0, 0);
+    poses[4].R_WB.coeffRef(0, 1) = t46*poses[3].R_WB.coeff(0, 1) - t45*poses[3].R_WB.coeff(0, 0);
+    poses[4].R_WB.coeffRef(0, 2) = 0.0;
+    poses[4].R_WB.coeffRef(1, 0) = t45*poses[3].R_WB.coeff(1, 1) + t46*poses[3].R_WB.coeff(1, 0);
+    poses[4].R_WB.coeffRef(1, 1) = -t45*poses[3].R_WB.coeff(1, 0) + t46*poses[3].R_WB.coeff(1, 1);
+    poses[4].R_WB.coeffRef(1, 2) = 0.0;
+    poses[4].R_WB.coeffRef(2, 0) = 0.0;
+    poses[4].R_WB.coeffRef(2, 1) = 0.0;
+    poses[4].R_WB.coeffRef(2, 2) = 1.0;
+    poses[4].p_WB[0] = poses[3].p_WB[0] - params.link_4_L*poses[3].R_WB.coeff(0, 1);
+    poses[4].p_WB[1] = poses[3].p_WB[1] - params.link_4_L*poses[3].R_WB.coeff(1, 1);
     poses[4].p_WB[2] = 0.0;
   }
 
@@ -1898,61 +1898,61 @@ class Chain {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WLink1Body(0, 0) = t0;
-    R_WLink1Body(1, 0) = t1;
+    R_WLink1Body.coeffRef(0, 0) = t0;
+    R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*R_WLink1Body(1, 0);
+    const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*R_WLink1Body(0, 0);
+    const double t5 = t4*R_WLink1Body.coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*R_WLink1Body(0, 0);
-    const double t8 = R_WLink1Body(1, 0)*t4;
+    const double t7 = t2*R_WLink1Body.coeff(0, 0);
+    const double t8 = R_WLink1Body.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
-    const double t11 = params.link_1_L*R_WLink1Body(1, 0);
-    R_WLink2Body(0, 0) = t6;
-    R_WLink2Body(0, 1) = t9;
-    R_WLink2Body(1, 0) = t10;
+    const double t11 = params.link_1_L*R_WLink1Body.coeff(1, 0);
+    R_WLink2Body.coeffRef(0, 0) = t6;
+    R_WLink2Body.coeffRef(0, 1) = t9;
+    R_WLink2Body.coeffRef(1, 0) = t10;
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t12 = tsc2.cos;
-    const double t13 = t12*R_WLink2Body(0, 0);
+    const double t13 = t12*R_WLink2Body.coeff(0, 0);
     const double t14 = tsc2.sin;
-    const double t15 = t14*R_WLink2Body(0, 1);
+    const double t15 = t14*R_WLink2Body.coeff(0, 1);
     const double t16 = t13 + t15;
-    const double t17 = t14*R_WLink2Body(0, 0);
-    const double t18 = t12*R_WLink2Body(0, 1);
+    const double t17 = t14*R_WLink2Body.coeff(0, 0);
+    const double t18 = t12*R_WLink2Body.coeff(0, 1);
     const double t19 = -t17 + t18;
-    const double t20 = t12*R_WLink2Body(1, 0);
+    const double t20 = t12*R_WLink2Body.coeff(1, 0);
     const double t21 = t20 + t17;
-    const double t22 = t14*R_WLink2Body(1, 0);
+    const double t22 = t14*R_WLink2Body.coeff(1, 0);
     const double t23 = -t22 + t13;
-    R_WLink3Body(0, 0) = t16;
-    R_WLink3Body(0, 1) = t19;
-    R_WLink3Body(1, 0) = t21;
-    R_WLink3Body(1, 1) = t23;
+    R_WLink3Body.coeffRef(0, 0) = t16;
+    R_WLink3Body.coeffRef(0, 1) = t19;
+    R_WLink3Body.coeffRef(1, 0) = t21;
+    R_WLink3Body.coeffRef(1, 1) = t23;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
     const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
     const double t24 = tsc3.cos;
-    const double t25 = t24*R_WLink3Body(0, 1);
+    const double t25 = t24*R_WLink3Body.coeff(0, 1);
     const double t26 = tsc3.sin;
-    const double t27 = t26*R_WLink3Body(0, 0);
+    const double t27 = t26*R_WLink3Body.coeff(0, 0);
     const double t28 = t25 - t27;
-    const double t29 = t26*R_WLink3Body(1, 0);
-    const double t30 = t24*R_WLink3Body(1, 1);
+    const double t29 = t26*R_WLink3Body.coeff(1, 0);
+    const double t30 = t24*R_WLink3Body.coeff(1, 1);
     const double t31 = -t29 + t30;
-    const double t32 = params.link_2_L*R_WLink2Body(0, 1);
-    const double t33 = params.link_3_L*R_WLink3Body(0, 1);
+    const double t32 = params.link_2_L*R_WLink2Body.coeff(0, 1);
+    const double t33 = params.link_3_L*R_WLink3Body.coeff(0, 1);
     const double t34 = p_WLink2Body[0] - t32 - t33;
-    const double t35 = params.link_1_L*R_WLink1Body(0, 0);
-    const double t36 = params.link_2_L*R_WLink2Body(0, 0);
-    const double t37 = params.link_3_L*R_WLink3Body(1, 1);
+    const double t35 = params.link_1_L*R_WLink1Body.coeff(0, 0);
+    const double t36 = params.link_2_L*R_WLink2Body.coeff(0, 0);
+    const double t37 = params.link_3_L*R_WLink3Body.coeff(1, 1);
     const double t38 = -t35 - t36 - t37;
-    R_WLink4Body(0, 1) = t28;
-    R_WLink4Body(1, 1) = t31;
+    R_WLink4Body.coeffRef(0, 1) = t28;
+    R_WLink4Body.coeffRef(1, 1) = t31;
     p_WLink4Body[0] = t34;
     p_WLink4Body[1] = t38;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': velocity
@@ -1964,8 +1964,8 @@ class Chain {
     velocities[0].v_WB[2] = 0.0;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
     const double t39 = u[0] + u[1];
-    const double t40 = params.link_1_L*u[0]*R_WLink1Body(0, 0);
-    const double t41 = params.link_1_L*u[0]*R_WLink1Body(1, 0);
+    const double t40 = params.link_1_L*u[0]*R_WLink1Body.coeff(0, 0);
+    const double t41 = params.link_1_L*u[0]*R_WLink1Body.coeff(1, 0);
     velocities[1].w_WB[0] = 0.0;
     velocities[1].w_WB[1] = 0.0;
     velocities[1].w_WB[2] = t39;
@@ -1974,8 +1974,8 @@ class Chain {
     velocities[1].v_WB[2] = 0.0;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity
     const double t42 = u[0] + u[1] + u[2];
-    const double t43 = params.link_2_L*velocities[1].w_WB[2]*R_WLink2Body(0, 0);
-    const double t44 = params.link_2_L*velocities[1].w_WB[2]*R_WLink2Body(0, 1);
+    const double t43 = params.link_2_L*velocities[1].w_WB[2]*R_WLink2Body.coeff(0, 0);
+    const double t44 = params.link_2_L*velocities[1].w_WB[2]*R_WLink2Body.coeff(0, 1);
     velocities[2].w_WB[0] = 0.0;
     velocities[2].w_WB[1] = 0.0;
     velocities[2].w_WB[2] = t42;
@@ -2000,9 +2000,9 @@ class Chain {
     velocities[4].w_WB[0] = 0.0;
     velocities[4].w_WB[1] = 0.0;
     velocities[4].w_WB[2] = u[3] + u[4] + velocities[2].w_WB[2];
-    velocities[4].v_WB[0] = params.link_4_L*velocities[3].w_WB[2]*R_WLink4Body(1, 1) +
+    velocities[4].v_WB[0] = params.link_4_L*velocities[3].w_WB[2]*R_WLink4Body.coeff(1, 1) +
         velocities[3].v_WB[0];
-    velocities[4].v_WB[1] = -params.link_4_L*velocities[3].w_WB[2]*R_WLink4Body(0, 1) +
+    velocities[4].v_WB[1] = -params.link_4_L*velocities[3].w_WB[2]*R_WLink4Body.coeff(0, 1) +
         velocities[3].v_WB[1];
     velocities[4].v_WB[2] = 0.0;
   }
@@ -2031,95 +2031,95 @@ class Chain {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WLink1Body(0, 0) = t0;
-    R_WLink1Body(1, 0) = t1;
+    R_WLink1Body.coeffRef(0, 0) = t0;
+    R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*R_WLink1Body(1, 0);
+    const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*R_WLink1Body(0, 0);
+    const double t5 = t4*R_WLink1Body.coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*R_WLink1Body(0, 0);
-    const double t8 = R_WLink1Body(1, 0)*t4;
+    const double t7 = t2*R_WLink1Body.coeff(0, 0);
+    const double t8 = R_WLink1Body.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
-    const double t11 = params.link_1_L*R_WLink1Body(1, 0);
-    R_WLink2Body(0, 0) = t6;
-    R_WLink2Body(0, 1) = t9;
-    R_WLink2Body(1, 0) = t10;
+    const double t11 = params.link_1_L*R_WLink1Body.coeff(1, 0);
+    R_WLink2Body.coeffRef(0, 0) = t6;
+    R_WLink2Body.coeffRef(0, 1) = t9;
+    R_WLink2Body.coeffRef(1, 0) = t10;
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t12 = tsc2.cos;
-    const double t13 = t12*R_WLink2Body(0, 0);
+    const double t13 = t12*R_WLink2Body.coeff(0, 0);
     const double t14 = tsc2.sin;
-    const double t15 = t14*R_WLink2Body(0, 1);
+    const double t15 = t14*R_WLink2Body.coeff(0, 1);
     const double t16 = t13 + t15;
-    const double t17 = t14*R_WLink2Body(0, 0);
-    const double t18 = t12*R_WLink2Body(0, 1);
+    const double t17 = t14*R_WLink2Body.coeff(0, 0);
+    const double t18 = t12*R_WLink2Body.coeff(0, 1);
     const double t19 = -t17 + t18;
-    const double t20 = t12*R_WLink2Body(1, 0);
+    const double t20 = t12*R_WLink2Body.coeff(1, 0);
     const double t21 = t20 + t17;
-    const double t22 = t14*R_WLink2Body(1, 0);
+    const double t22 = t14*R_WLink2Body.coeff(1, 0);
     const double t23 = -t22 + t13;
-    R_WLink3Body(0, 0) = t16;
-    R_WLink3Body(0, 1) = t19;
-    R_WLink3Body(1, 0) = t21;
-    R_WLink3Body(1, 1) = t23;
+    R_WLink3Body.coeffRef(0, 0) = t16;
+    R_WLink3Body.coeffRef(0, 1) = t19;
+    R_WLink3Body.coeffRef(1, 0) = t21;
+    R_WLink3Body.coeffRef(1, 1) = t23;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
     const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
     const double t24 = tsc3.cos;
-    const double t25 = t24*R_WLink3Body(0, 0);
+    const double t25 = t24*R_WLink3Body.coeff(0, 0);
     const double t26 = tsc3.sin;
-    const double t27 = t26*R_WLink3Body(0, 1);
+    const double t27 = t26*R_WLink3Body.coeff(0, 1);
     const double t28 = t25 + t27;
-    const double t29 = t24*R_WLink3Body(0, 1);
-    const double t30 = t26*R_WLink3Body(0, 0);
+    const double t29 = t24*R_WLink3Body.coeff(0, 1);
+    const double t30 = t26*R_WLink3Body.coeff(0, 0);
     const double t31 = t29 - t30;
-    const double t32 = t24*R_WLink3Body(1, 0);
-    const double t33 = t26*R_WLink3Body(1, 1);
+    const double t32 = t24*R_WLink3Body.coeff(1, 0);
+    const double t33 = t26*R_WLink3Body.coeff(1, 1);
     const double t34 = t32 + t33;
-    const double t35 = t26*R_WLink3Body(1, 0);
-    const double t36 = t24*R_WLink3Body(1, 1);
+    const double t35 = t26*R_WLink3Body.coeff(1, 0);
+    const double t36 = t24*R_WLink3Body.coeff(1, 1);
     const double t37 = -t35 + t36;
-    const double t38 = params.link_2_L*R_WLink2Body(0, 1);
-    const double t39 = params.link_3_L*R_WLink3Body(0, 1);
+    const double t38 = params.link_2_L*R_WLink2Body.coeff(0, 1);
+    const double t39 = params.link_3_L*R_WLink3Body.coeff(0, 1);
     const double t40 = p_WLink2Body[0] - t38 - t39;
-    const double t41 = params.link_1_L*R_WLink1Body(0, 0);
-    const double t42 = params.link_2_L*R_WLink2Body(0, 0);
-    const double t43 = params.link_3_L*R_WLink3Body(1, 1);
+    const double t41 = params.link_1_L*R_WLink1Body.coeff(0, 0);
+    const double t42 = params.link_2_L*R_WLink2Body.coeff(0, 0);
+    const double t43 = params.link_3_L*R_WLink3Body.coeff(1, 1);
     const double t44 = -t41 - t42 - t43;
-    R_WLink4Body(0, 0) = t28;
-    R_WLink4Body(0, 1) = t31;
-    R_WLink4Body(1, 0) = t34;
-    R_WLink4Body(1, 1) = t37;
+    R_WLink4Body.coeffRef(0, 0) = t28;
+    R_WLink4Body.coeffRef(0, 1) = t31;
+    R_WLink4Body.coeffRef(1, 0) = t34;
+    R_WLink4Body.coeffRef(1, 1) = t37;
     p_WLink4Body[0] = t40;
     p_WLink4Body[1] = t44;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
     const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
     const double t45 = tsc4.cos;
-    const double t46 = t45*R_WLink4Body(0, 1);
+    const double t46 = t45*R_WLink4Body.coeff(0, 1);
     const double t47 = tsc4.sin;
-    const double t48 = t47*R_WLink4Body(0, 0);
+    const double t48 = t47*R_WLink4Body.coeff(0, 0);
     const double t49 = t46 - t48;
-    const double t50 = t47*R_WLink4Body(1, 0);
-    const double t51 = t45*R_WLink4Body(1, 1);
+    const double t50 = t47*R_WLink4Body.coeff(1, 0);
+    const double t51 = t45*R_WLink4Body.coeff(1, 1);
     const double t52 = -t50 + t51;
-    R_WLink5Body(0, 1) = t49;
-    R_WLink5Body(1, 1) = t52;
+    R_WLink5Body.coeffRef(0, 1) = t49;
+    R_WLink5Body.coeffRef(1, 1) = t52;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
     const double t53 = u[0] + u[1];
-    const double t54 = params.link_1_L*u[0]*R_WLink1Body(0, 0);
-    const double t55 = params.link_1_L*u[0]*R_WLink1Body(1, 0);
+    const double t54 = params.link_1_L*u[0]*R_WLink1Body.coeff(0, 0);
+    const double t55 = params.link_1_L*u[0]*R_WLink1Body.coeff(1, 0);
     w_WLink2Body[2] = t53;
     v_WLink2Body[0] = t54;
     v_WLink2Body[1] = t55;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity
     const double t56 = u[0] + u[1] + u[2];
-    const double t57 = params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 0);
+    const double t57 = params.link_2_L*w_WLink2Body[2]*R_WLink2Body.coeff(0, 0);
     const double t58 = v_WLink2Body[0] + t57;
-    const double t59 = params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 1);
+    const double t59 = params.link_2_L*w_WLink2Body[2]*R_WLink2Body.coeff(0, 1);
     const double t60 = v_WLink2Body[1] - t59;
     w_WLink3Body[2] = t56;
     v_WLink3Body[0] = t58;
@@ -2137,41 +2137,41 @@ class Chain {
     v_WLink4Body[1] = t67;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity
     const double t68 = u[3] + u[4] + w_WLink3Body[2];
-    const double t69 = params.link_4_L*w_WLink4Body[2]*R_WLink4Body(1, 1);
+    const double t69 = params.link_4_L*w_WLink4Body[2]*R_WLink4Body.coeff(1, 1);
     const double t70 = t69 + v_WLink4Body[0];
-    const double t71 = params.link_4_L*w_WLink4Body[2]*R_WLink4Body(0, 1);
+    const double t71 = params.link_4_L*w_WLink4Body[2]*R_WLink4Body.coeff(0, 1);
     const double t72 = -t71 + v_WLink4Body[1];
     w_WLink5Body[2] = t68;
     v_WLink5Body[0] = t70;
     v_WLink5Body[1] = t72;
     // kinetic energy
     const double t73 = v_WLink2Body[0]*(params.link_2_m*v_WLink2Body[0] +
-        0.5*derived_.ke_d*w_WLink2Body[2]*R_WLink2Body(0, 0)) +
+        0.5*derived_.ke_d*w_WLink2Body[2]*R_WLink2Body.coeff(0, 0)) +
         w_WLink2Body[2]*(0.3333333333333333*derived_.ke_g*w_WLink2Body[2] -
-        0.5*derived_.ke_d*v_WLink2Body[1]*R_WLink2Body(0, 1) +
-        0.5*derived_.ke_d*v_WLink2Body[0]*R_WLink2Body(0, 0)) +
+        0.5*derived_.ke_d*v_WLink2Body[1]*R_WLink2Body.coeff(0, 1) +
+        0.5*derived_.ke_d*v_WLink2Body[0]*R_WLink2Body.coeff(0, 0)) +
         v_WLink2Body[1]*(params.link_2_m*v_WLink2Body[1] -
-        0.5*derived_.ke_d*w_WLink2Body[2]*R_WLink2Body(0, 1));
-    const double t74 = v_WLink3Body[1]*(-0.5*derived_.ke_c*w_WLink3Body[2]*R_WLink3Body(0, 1) +
+        0.5*derived_.ke_d*w_WLink2Body[2]*R_WLink2Body.coeff(0, 1));
+    const double t74 = v_WLink3Body[1]*(-0.5*derived_.ke_c*w_WLink3Body[2]*R_WLink3Body.coeff(0, 1) +
         params.link_3_m*v_WLink3Body[1]) +
-        v_WLink3Body[0]*(0.5*derived_.ke_c*w_WLink3Body[2]*R_WLink3Body(1, 1) +
+        v_WLink3Body[0]*(0.5*derived_.ke_c*w_WLink3Body[2]*R_WLink3Body.coeff(1, 1) +
         params.link_3_m*v_WLink3Body[0]) +
         w_WLink3Body[2]*(0.3333333333333333*derived_.ke_h*w_WLink3Body[2] -
-        0.5*derived_.ke_c*v_WLink3Body[1]*R_WLink3Body(0, 1) +
-        0.5*derived_.ke_c*v_WLink3Body[0]*R_WLink3Body(1, 1));
+        0.5*derived_.ke_c*v_WLink3Body[1]*R_WLink3Body.coeff(0, 1) +
+        0.5*derived_.ke_c*v_WLink3Body[0]*R_WLink3Body.coeff(1, 1));
     const double t75 = w_WLink4Body[2]*(0.3333333333333333*derived_.ke_i*w_WLink4Body[2] -
-        0.5*derived_.ke*R_WLink4Body(0, 1)*v_WLink4Body[1] +
-        0.5*derived_.ke*R_WLink4Body(1, 1)*v_WLink4Body[0]) +
-        v_WLink4Body[1]*(-0.5*derived_.ke*w_WLink4Body[2]*R_WLink4Body(0, 1) +
+        0.5*derived_.ke*R_WLink4Body.coeff(0, 1)*v_WLink4Body[1] +
+        0.5*derived_.ke*R_WLink4Body.coeff(1, 1)*v_WLink4Body[0]) +
+        v_WLink4Body[1]*(-0.5*derived_.ke*w_WLink4Body[2]*R_WLink4Body.coeff(0, 1) +
         params.link_4_m*v_WLink4Body[1]) +
-        v_WLink4Body[0]*(0.5*derived_.ke*w_WLink4Body[2]*R_WLink4Body(1, 1) +
+        v_WLink4Body[0]*(0.5*derived_.ke*w_WLink4Body[2]*R_WLink4Body.coeff(1, 1) +
         params.link_4_m*v_WLink4Body[0]);
     const double t76 = w_WLink5Body[2]*(0.3333333333333333*derived_.ke_e*w_WLink5Body[2] -
-        0.5*derived_.ke_b*R_WLink5Body(0, 1)*v_WLink5Body[1] +
-        0.5*derived_.ke_b*R_WLink5Body(1, 1)*v_WLink5Body[0]) +
-        v_WLink5Body[0]*(0.5*derived_.ke_b*w_WLink5Body[2]*R_WLink5Body(1, 1) +
+        0.5*derived_.ke_b*R_WLink5Body.coeff(0, 1)*v_WLink5Body[1] +
+        0.5*derived_.ke_b*R_WLink5Body.coeff(1, 1)*v_WLink5Body[0]) +
+        v_WLink5Body[0]*(0.5*derived_.ke_b*w_WLink5Body[2]*R_WLink5Body.coeff(1, 1) +
         params.link_5_m*v_WLink5Body[0]) +
-        v_WLink5Body[1]*(-0.5*derived_.ke_b*w_WLink5Body[2]*R_WLink5Body(0, 1) +
+        v_WLink5Body[1]*(-0.5*derived_.ke_b*w_WLink5Body[2]*R_WLink5Body.coeff(0, 1) +
         params.link_5_m*v_WLink5Body[1]);
     ke = 0.5*(0.3333333333333333*derived_.ke_f*u[0]*u[0] + t73 + t74 + t75 + t76);
     return ke;
@@ -2193,96 +2193,98 @@ class Chain {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WLink1Body(0, 0) = t0;
-    R_WLink1Body(1, 0) = t1;
+    R_WLink1Body.coeffRef(0, 0) = t0;
+    R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*R_WLink1Body(1, 0);
+    const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*R_WLink1Body(0, 0);
+    const double t5 = t4*R_WLink1Body.coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*R_WLink1Body(0, 0);
-    const double t8 = R_WLink1Body(1, 0)*t4;
+    const double t7 = t2*R_WLink1Body.coeff(0, 0);
+    const double t8 = R_WLink1Body.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
-    const double t11 = params.link_1_L*R_WLink1Body(1, 0);
-    R_WLink2Body(0, 0) = t6;
-    R_WLink2Body(0, 1) = t9;
-    R_WLink2Body(1, 0) = t10;
+    const double t11 = params.link_1_L*R_WLink1Body.coeff(1, 0);
+    R_WLink2Body.coeffRef(0, 0) = t6;
+    R_WLink2Body.coeffRef(0, 1) = t9;
+    R_WLink2Body.coeffRef(1, 0) = t10;
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t12 = tsc2.cos;
-    const double t13 = t12*R_WLink2Body(0, 0);
+    const double t13 = t12*R_WLink2Body.coeff(0, 0);
     const double t14 = tsc2.sin;
-    const double t15 = t14*R_WLink2Body(0, 1);
+    const double t15 = t14*R_WLink2Body.coeff(0, 1);
     const double t16 = t13 + t15;
-    const double t17 = t14*R_WLink2Body(0, 0);
-    const double t18 = t12*R_WLink2Body(0, 1);
+    const double t17 = t14*R_WLink2Body.coeff(0, 0);
+    const double t18 = t12*R_WLink2Body.coeff(0, 1);
     const double t19 = -t17 + t18;
-    const double t20 = t12*R_WLink2Body(1, 0);
+    const double t20 = t12*R_WLink2Body.coeff(1, 0);
     const double t21 = t20 + t17;
-    const double t22 = t14*R_WLink2Body(1, 0);
+    const double t22 = t14*R_WLink2Body.coeff(1, 0);
     const double t23 = -t22 + t13;
-    R_WLink3Body(0, 0) = t16;
-    R_WLink3Body(0, 1) = t19;
-    R_WLink3Body(1, 0) = t21;
-    R_WLink3Body(1, 1) = t23;
+    R_WLink3Body.coeffRef(0, 0) = t16;
+    R_WLink3Body.coeffRef(0, 1) = t19;
+    R_WLink3Body.coeffRef(1, 0) = t21;
+    R_WLink3Body.coeffRef(1, 1) = t23;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
     const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
     const double t24 = tsc3.cos;
-    const double t25 = t24*R_WLink3Body(0, 0);
+    const double t25 = t24*R_WLink3Body.coeff(0, 0);
     const double t26 = tsc3.sin;
-    const double t27 = t26*R_WLink3Body(0, 1);
+    const double t27 = t26*R_WLink3Body.coeff(0, 1);
     const double t28 = t25 + t27;
-    const double t29 = t24*R_WLink3Body(0, 1);
-    const double t30 = t26*R_WLink3Body(0, 0);
+    const double t29 = t24*R_WLink3Body.coeff(0, 1);
+    const double t30 = t26*R_WLink3Body.coeff(0, 0);
     const double t31 = t29 - t30;
-    const double t32 = t24*R_WLink3Body(1, 0);
-    const double t33 = t26*R_WLink3Body(1, 1);
+    const double t32 = t24*R_WLink3Body.coeff(1, 0);
+    const double t33 = t26*R_WLink3Body.coeff(1, 1);
     const double t34 = t32 + t33;
-    const double t35 = t26*R_WLink3Body(1, 0);
-    const double t36 = t24*R_WLink3Body(1, 1);
+    const double t35 = t26*R_WLink3Body.coeff(1, 0);
+    const double t36 = t24*R_WLink3Body.coeff(1, 1);
     const double t37 = -t35 + t36;
-    const double t38 = params.link_2_L*R_WLink2Body(0, 1);
-    const double t39 = params.link_3_L*R_WLink3Body(0, 1);
+    const double t38 = params.link_2_L*R_WLink2Body.coeff(0, 1);
+    const double t39 = params.link_3_L*R_WLink3Body.coeff(0, 1);
     const double t40 = p_WLink2Body[0] - t38 - t39;
-    const double t41 = params.link_1_L*R_WLink1Body(0, 0);
-    const double t42 = params.link_2_L*R_WLink2Body(0, 0);
-    const double t43 = params.link_3_L*R_WLink3Body(1, 1);
+    const double t41 = params.link_1_L*R_WLink1Body.coeff(0, 0);
+    const double t42 = params.link_2_L*R_WLink2Body.coeff(0, 0);
+    const double t43 = params.link_3_L*R_WLink3Body.coeff(1, 1);
     const double t44 = -t41 - t42 - t43;
-    R_WLink4Body(0, 0) = t28;
-    R_WLink4Body(0, 1) = t31;
-    R_WLink4Body(1, 0) = t34;
-    R_WLink4Body(1, 1) = t37;
+    R_WLink4Body.coeffRef(0, 0) = t28;
+    R_WLink4Body.coeffRef(0, 1) = t31;
+    R_WLink4Body.coeffRef(1, 0) = t34;
+    R_WLink4Body.coeffRef(1, 1) = t37;
     p_WLink4Body[0] = t40;
     p_WLink4Body[1] = t44;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
     const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
     const double t45 = tsc4.cos;
-    const double t46 = t45*R_WLink4Body(0, 1);
+    const double t46 = t45*R_WLink4Body.coeff(0, 1);
     const double t47 = tsc4.sin;
-    const double t48 = t47*R_WLink4Body(0, 0);
+    const double t48 = t47*R_WLink4Body.coeff(0, 0);
     const double t49 = t46 - t48;
-    const double t50 = t47*R_WLink4Body(1, 0);
-    const double t51 = t45*R_WLink4Body(1, 1);
+    const double t50 = t47*R_WLink4Body.coeff(1, 0);
+    const double t51 = t45*R_WLink4Body.coeff(1, 1);
     const double t52 = -t50 + t51;
-    R_WLink5Body(0, 1) = t49;
-    R_WLink5Body(1, 1) = t52;
+    R_WLink5Body.coeffRef(0, 1) = t49;
+    R_WLink5Body.coeffRef(1, 1) = t52;
     // potential energy (gravity)
-    const double t53 = -params.link_1_m*(0.5*derived_.pe_b*R_WLink1Body(1, 0) -
-        0.5*derived_.pe*R_WLink1Body(0, 0)) - params.link_2_m*(params.world_gravity[1]*(-t41 -
-        0.5*t42) + params.world_gravity[0]*(p_WLink2Body[0] - 0.5*t38)) -
+    const double t53 = -params.link_1_m*(0.5*derived_.pe_b*R_WLink1Body.coeff(1, 0) -
+        0.5*derived_.pe*R_WLink1Body.coeff(0, 0)) -
+        params.link_2_m*(params.world_gravity[1]*(-t41 - 0.5*t42) +
+        params.world_gravity[0]*(p_WLink2Body[0] - 0.5*t38)) -
         params.link_3_m*(params.world_gravity[1]*(-t41 - t42 - 0.5*t43) +
         params.world_gravity[0]*(p_WLink2Body[0] - t38 - 0.5*t39));
-    const double t54 = params.link_4_L*R_WLink4Body(0, 1);
-    const double t55 = params.link_4_L*R_WLink4Body(1, 1);
+    const double t54 = params.link_4_L*R_WLink4Body.coeff(0, 1);
+    const double t55 = params.link_4_L*R_WLink4Body.coeff(1, 1);
     pe = t53 - params.link_4_m*(params.world_gravity[0]*(p_WLink4Body[0] - 0.5*t54) +
         params.world_gravity[1]*(p_WLink4Body[1] - 0.5*t55)) -
         params.link_5_m*(params.world_gravity[1]*(p_WLink4Body[1] - t55 -
-        0.5*params.link_5_L*R_WLink5Body(1, 1)) + params.world_gravity[0]*(p_WLink4Body[0] - t54 -
-        0.5*params.link_5_L*R_WLink5Body(0, 1)));
+        0.5*params.link_5_L*R_WLink5Body.coeff(1, 1)) +
+        params.world_gravity[0]*(p_WLink4Body[0] - t54 -
+        0.5*params.link_5_L*R_WLink5Body.coeff(0, 1)));
     return pe;
   }
 
@@ -2326,12 +2328,12 @@ class Chain {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WLink1Body(0, 0) = t0;
-    R_WLink1Body(1, 0) = t1;
+    R_WLink1Body.coeffRef(0, 0) = t0;
+    R_WLink1Body.coeffRef(1, 0) = t1;
     // J_WF: the joints from World to 'link[1].body', each shifted to Fo
-    J(2, 0) = 1.0;
-    J(3, 0) = -p_BoFo_B[0]*R_WLink1Body(1, 0) - p_BoFo_B[1]*R_WLink1Body(0, 0);
-    J(4, 0) = p_BoFo_B[0]*R_WLink1Body(0, 0) - p_BoFo_B[1]*R_WLink1Body(1, 0);
+    J.coeffRef(2, 0) = 1.0;
+    J.coeffRef(3, 0) = -p_BoFo_B[0]*R_WLink1Body.coeff(1, 0) - p_BoFo_B[1]*R_WLink1Body.coeff(0, 0);
+    J.coeffRef(4, 0) = p_BoFo_B[0]*R_WLink1Body.coeff(0, 0) - p_BoFo_B[1]*R_WLink1Body.coeff(1, 0);
   }
 
   // Body 'link[2].body':
@@ -2350,35 +2352,36 @@ class Chain {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WLink1Body(0, 0) = t0;
-    R_WLink1Body(1, 0) = t1;
+    R_WLink1Body.coeffRef(0, 0) = t0;
+    R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*R_WLink1Body(1, 0);
+    const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*R_WLink1Body(0, 0);
+    const double t5 = t4*R_WLink1Body.coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*R_WLink1Body(0, 0);
-    const double t8 = R_WLink1Body(1, 0)*t4;
+    const double t7 = t2*R_WLink1Body.coeff(0, 0);
+    const double t8 = R_WLink1Body.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
-    const double t11 = params.link_1_L*R_WLink1Body(1, 0);
-    R_WLink2Body(0, 0) = t6;
-    R_WLink2Body(0, 1) = t9;
-    R_WLink2Body(1, 0) = t10;
+    const double t11 = params.link_1_L*R_WLink1Body.coeff(1, 0);
+    R_WLink2Body.coeffRef(0, 0) = t6;
+    R_WLink2Body.coeffRef(0, 1) = t9;
+    R_WLink2Body.coeffRef(1, 0) = t10;
     p_WLink2Body[0] = t11;
     // J_WF: the joints from World to 'link[2].body', each shifted to Fo
-    const double t12 = params.link_1_L*R_WLink1Body(0, 0);
-    const double t13 = -t12 + p_BoFo_B[1]*R_WLink2Body(0, 0) + p_BoFo_B[0]*R_WLink2Body(1, 0);
-    const double t14 = p_WLink2Body[0] + p_BoFo_B[1]*R_WLink2Body(0, 1) +
-        p_BoFo_B[0]*R_WLink2Body(0, 0);
-    J(2, 0) = 1.0;
-    J(2, 1) = 1.0;
-    J(3, 0) = -t13;
-    J(3, 1) = -t12 - t13;
-    J(4, 0) = t14;
-    J(4, 1) = -p_WLink2Body[0] + t14;
+    const double t12 = params.link_1_L*R_WLink1Body.coeff(0, 0);
+    const double t13 = -t12 + p_BoFo_B[1]*R_WLink2Body.coeff(0, 0) +
+        p_BoFo_B[0]*R_WLink2Body.coeff(1, 0);
+    const double t14 = p_WLink2Body[0] + p_BoFo_B[1]*R_WLink2Body.coeff(0, 1) +
+        p_BoFo_B[0]*R_WLink2Body.coeff(0, 0);
+    J.coeffRef(2, 0) = 1.0;
+    J.coeffRef(2, 1) = 1.0;
+    J.coeffRef(3, 0) = -t13;
+    J.coeffRef(3, 1) = -t12 - t13;
+    J.coeffRef(4, 0) = t14;
+    J.coeffRef(4, 1) = -p_WLink2Body[0] + t14;
   }
 
   // Body 'link[3].body':
@@ -2398,59 +2401,59 @@ class Chain {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WLink1Body(0, 0) = t0;
-    R_WLink1Body(1, 0) = t1;
+    R_WLink1Body.coeffRef(0, 0) = t0;
+    R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*R_WLink1Body(1, 0);
+    const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*R_WLink1Body(0, 0);
+    const double t5 = t4*R_WLink1Body.coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*R_WLink1Body(0, 0);
-    const double t8 = R_WLink1Body(1, 0)*t4;
+    const double t7 = t2*R_WLink1Body.coeff(0, 0);
+    const double t8 = R_WLink1Body.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
-    const double t11 = params.link_1_L*R_WLink1Body(1, 0);
-    R_WLink2Body(0, 0) = t6;
-    R_WLink2Body(0, 1) = t9;
-    R_WLink2Body(1, 0) = t10;
+    const double t11 = params.link_1_L*R_WLink1Body.coeff(1, 0);
+    R_WLink2Body.coeffRef(0, 0) = t6;
+    R_WLink2Body.coeffRef(0, 1) = t9;
+    R_WLink2Body.coeffRef(1, 0) = t10;
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t12 = tsc2.cos;
-    const double t13 = t12*R_WLink2Body(0, 0);
+    const double t13 = t12*R_WLink2Body.coeff(0, 0);
     const double t14 = tsc2.sin;
-    const double t15 = t14*R_WLink2Body(0, 1);
+    const double t15 = t14*R_WLink2Body.coeff(0, 1);
     const double t16 = t13 + t15;
-    const double t17 = t14*R_WLink2Body(0, 0);
-    const double t18 = t12*R_WLink2Body(0, 1);
+    const double t17 = t14*R_WLink2Body.coeff(0, 0);
+    const double t18 = t12*R_WLink2Body.coeff(0, 1);
     const double t19 = -t17 + t18;
-    const double t20 = t12*R_WLink2Body(1, 0);
+    const double t20 = t12*R_WLink2Body.coeff(1, 0);
     const double t21 = t20 + t17;
-    const double t22 = t14*R_WLink2Body(1, 0);
+    const double t22 = t14*R_WLink2Body.coeff(1, 0);
     const double t23 = -t22 + t13;
-    R_WLink3Body(0, 0) = t16;
-    R_WLink3Body(0, 1) = t19;
-    R_WLink3Body(1, 0) = t21;
-    R_WLink3Body(1, 1) = t23;
+    R_WLink3Body.coeffRef(0, 0) = t16;
+    R_WLink3Body.coeffRef(0, 1) = t19;
+    R_WLink3Body.coeffRef(1, 0) = t21;
+    R_WLink3Body.coeffRef(1, 1) = t23;
     // J_WF: the joints from World to 'link[3].body', each shifted to Fo
-    const double t24 = p_BoFo_B[1]*R_WLink3Body(1, 1);
-    const double t25 = params.link_1_L*R_WLink1Body(0, 0);
-    const double t26 = params.link_2_L*R_WLink2Body(0, 0);
-    const double t27 = -t25 - t26 + p_BoFo_B[0]*R_WLink3Body(1, 0);
-    const double t28 = p_BoFo_B[0]*R_WLink3Body(0, 0);
-    const double t29 = params.link_2_L*R_WLink2Body(0, 1);
-    const double t30 = p_WLink2Body[0] - t29 + p_BoFo_B[1]*R_WLink3Body(0, 1);
-    J(2, 0) = 1.0;
-    J(2, 1) = 1.0;
-    J(2, 2) = 1.0;
-    J(3, 0) = -(t24 + t27);
-    J(3, 1) = -t25 - t24 - t27;
-    J(3, 2) = -(t25 + t26 + t24 + t27);
-    J(4, 0) = t28 + t30;
-    J(4, 1) = -p_WLink2Body[0] + t28 + t30;
-    J(4, 2) = -p_WLink2Body[0] + t29 + t28 + t30;
+    const double t24 = p_BoFo_B[1]*R_WLink3Body.coeff(1, 1);
+    const double t25 = params.link_1_L*R_WLink1Body.coeff(0, 0);
+    const double t26 = params.link_2_L*R_WLink2Body.coeff(0, 0);
+    const double t27 = -t25 - t26 + p_BoFo_B[0]*R_WLink3Body.coeff(1, 0);
+    const double t28 = p_BoFo_B[0]*R_WLink3Body.coeff(0, 0);
+    const double t29 = params.link_2_L*R_WLink2Body.coeff(0, 1);
+    const double t30 = p_WLink2Body[0] - t29 + p_BoFo_B[1]*R_WLink3Body.coeff(0, 1);
+    J.coeffRef(2, 0) = 1.0;
+    J.coeffRef(2, 1) = 1.0;
+    J.coeffRef(2, 2) = 1.0;
+    J.coeffRef(3, 0) = -(t24 + t27);
+    J.coeffRef(3, 1) = -t25 - t24 - t27;
+    J.coeffRef(3, 2) = -(t25 + t26 + t24 + t27);
+    J.coeffRef(4, 0) = t28 + t30;
+    J.coeffRef(4, 1) = -p_WLink2Body[0] + t28 + t30;
+    J.coeffRef(4, 2) = -p_WLink2Body[0] + t29 + t28 + t30;
   }
 
   // Body 'link[4].body':
@@ -2472,88 +2475,88 @@ class Chain {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WLink1Body(0, 0) = t0;
-    R_WLink1Body(1, 0) = t1;
+    R_WLink1Body.coeffRef(0, 0) = t0;
+    R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*R_WLink1Body(1, 0);
+    const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*R_WLink1Body(0, 0);
+    const double t5 = t4*R_WLink1Body.coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*R_WLink1Body(0, 0);
-    const double t8 = R_WLink1Body(1, 0)*t4;
+    const double t7 = t2*R_WLink1Body.coeff(0, 0);
+    const double t8 = R_WLink1Body.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
-    const double t11 = params.link_1_L*R_WLink1Body(1, 0);
-    R_WLink2Body(0, 0) = t6;
-    R_WLink2Body(0, 1) = t9;
-    R_WLink2Body(1, 0) = t10;
+    const double t11 = params.link_1_L*R_WLink1Body.coeff(1, 0);
+    R_WLink2Body.coeffRef(0, 0) = t6;
+    R_WLink2Body.coeffRef(0, 1) = t9;
+    R_WLink2Body.coeffRef(1, 0) = t10;
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t12 = tsc2.cos;
-    const double t13 = t12*R_WLink2Body(0, 0);
+    const double t13 = t12*R_WLink2Body.coeff(0, 0);
     const double t14 = tsc2.sin;
-    const double t15 = t14*R_WLink2Body(0, 1);
+    const double t15 = t14*R_WLink2Body.coeff(0, 1);
     const double t16 = t13 + t15;
-    const double t17 = t14*R_WLink2Body(0, 0);
-    const double t18 = t12*R_WLink2Body(0, 1);
+    const double t17 = t14*R_WLink2Body.coeff(0, 0);
+    const double t18 = t12*R_WLink2Body.coeff(0, 1);
     const double t19 = -t17 + t18;
-    const double t20 = t12*R_WLink2Body(1, 0);
+    const double t20 = t12*R_WLink2Body.coeff(1, 0);
     const double t21 = t20 + t17;
-    const double t22 = t14*R_WLink2Body(1, 0);
+    const double t22 = t14*R_WLink2Body.coeff(1, 0);
     const double t23 = -t22 + t13;
-    R_WLink3Body(0, 0) = t16;
-    R_WLink3Body(0, 1) = t19;
-    R_WLink3Body(1, 0) = t21;
-    R_WLink3Body(1, 1) = t23;
+    R_WLink3Body.coeffRef(0, 0) = t16;
+    R_WLink3Body.coeffRef(0, 1) = t19;
+    R_WLink3Body.coeffRef(1, 0) = t21;
+    R_WLink3Body.coeffRef(1, 1) = t23;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
     const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
     const double t24 = tsc3.cos;
-    const double t25 = t24*R_WLink3Body(0, 0);
+    const double t25 = t24*R_WLink3Body.coeff(0, 0);
     const double t26 = tsc3.sin;
-    const double t27 = t26*R_WLink3Body(0, 1);
+    const double t27 = t26*R_WLink3Body.coeff(0, 1);
     const double t28 = t25 + t27;
-    const double t29 = t24*R_WLink3Body(0, 1);
-    const double t30 = t26*R_WLink3Body(0, 0);
+    const double t29 = t24*R_WLink3Body.coeff(0, 1);
+    const double t30 = t26*R_WLink3Body.coeff(0, 0);
     const double t31 = t29 - t30;
-    const double t32 = t24*R_WLink3Body(1, 0);
-    const double t33 = t26*R_WLink3Body(1, 1);
+    const double t32 = t24*R_WLink3Body.coeff(1, 0);
+    const double t33 = t26*R_WLink3Body.coeff(1, 1);
     const double t34 = t32 + t33;
-    const double t35 = t26*R_WLink3Body(1, 0);
-    const double t36 = t24*R_WLink3Body(1, 1);
+    const double t35 = t26*R_WLink3Body.coeff(1, 0);
+    const double t36 = t24*R_WLink3Body.coeff(1, 1);
     const double t37 = -t35 + t36;
-    const double t38 = params.link_2_L*R_WLink2Body(0, 1);
-    const double t39 = params.link_3_L*R_WLink3Body(0, 1);
+    const double t38 = params.link_2_L*R_WLink2Body.coeff(0, 1);
+    const double t39 = params.link_3_L*R_WLink3Body.coeff(0, 1);
     const double t40 = p_WLink2Body[0] - t38 - t39;
-    const double t41 = params.link_1_L*R_WLink1Body(0, 0);
-    const double t42 = params.link_2_L*R_WLink2Body(0, 0);
-    const double t43 = params.link_3_L*R_WLink3Body(1, 1);
+    const double t41 = params.link_1_L*R_WLink1Body.coeff(0, 0);
+    const double t42 = params.link_2_L*R_WLink2Body.coeff(0, 0);
+    const double t43 = params.link_3_L*R_WLink3Body.coeff(1, 1);
     const double t44 = -t41 - t42 - t43;
-    R_WLink4Body(0, 0) = t28;
-    R_WLink4Body(0, 1) = t31;
-    R_WLink4Body(1, 0) = t34;
-    R_WLink4Body(1, 1) = t37;
+    R_WLink4Body.coeffRef(0, 0) = t28;
+    R_WLink4Body.coeffRef(0, 1) = t31;
+    R_WLink4Body.coeffRef(1, 0) = t34;
+    R_WLink4Body.coeffRef(1, 1) = t37;
     p_WLink4Body[0] = t40;
     p_WLink4Body[1] = t44;
     // J_WF: the joints from World to 'link[4].body', each shifted to Fo
-    const double t45 = p_WLink4Body[1] + p_BoFo_B[0]*R_WLink4Body(1, 0) +
-        p_BoFo_B[1]*R_WLink4Body(1, 1);
-    const double t46 = p_WLink4Body[0] + p_BoFo_B[0]*R_WLink4Body(0, 0) +
-        p_BoFo_B[1]*R_WLink4Body(0, 1);
-    J(2, 0) = 1.0;
-    J(2, 1) = 1.0;
-    J(2, 2) = 1.0;
-    J(2, 3) = 1.0;
-    J(3, 0) = -t45;
-    J(3, 1) = -t41 - t45;
-    J(3, 2) = -(t41 + t42 + t45);
-    J(3, 3) = p_WLink4Body[1] - t45;
-    J(4, 0) = t46;
-    J(4, 1) = -p_WLink2Body[0] + t46;
-    J(4, 2) = -p_WLink2Body[0] + t38 + t46;
-    J(4, 3) = -p_WLink4Body[0] + t46;
+    const double t45 = p_WLink4Body[1] + p_BoFo_B[0]*R_WLink4Body.coeff(1, 0) +
+        p_BoFo_B[1]*R_WLink4Body.coeff(1, 1);
+    const double t46 = p_WLink4Body[0] + p_BoFo_B[0]*R_WLink4Body.coeff(0, 0) +
+        p_BoFo_B[1]*R_WLink4Body.coeff(0, 1);
+    J.coeffRef(2, 0) = 1.0;
+    J.coeffRef(2, 1) = 1.0;
+    J.coeffRef(2, 2) = 1.0;
+    J.coeffRef(2, 3) = 1.0;
+    J.coeffRef(3, 0) = -t45;
+    J.coeffRef(3, 1) = -t41 - t45;
+    J.coeffRef(3, 2) = -(t41 + t42 + t45);
+    J.coeffRef(3, 3) = p_WLink4Body[1] - t45;
+    J.coeffRef(4, 0) = t46;
+    J.coeffRef(4, 1) = -p_WLink2Body[0] + t46;
+    J.coeffRef(4, 2) = -p_WLink2Body[0] + t38 + t46;
+    J.coeffRef(4, 3) = -p_WLink4Body[0] + t46;
   }
 
   // Body 'link[5].body':
@@ -2576,113 +2579,113 @@ class Chain {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WLink1Body(0, 0) = t0;
-    R_WLink1Body(1, 0) = t1;
+    R_WLink1Body.coeffRef(0, 0) = t0;
+    R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*R_WLink1Body(1, 0);
+    const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*R_WLink1Body(0, 0);
+    const double t5 = t4*R_WLink1Body.coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*R_WLink1Body(0, 0);
-    const double t8 = R_WLink1Body(1, 0)*t4;
+    const double t7 = t2*R_WLink1Body.coeff(0, 0);
+    const double t8 = R_WLink1Body.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
-    const double t11 = params.link_1_L*R_WLink1Body(1, 0);
-    R_WLink2Body(0, 0) = t6;
-    R_WLink2Body(0, 1) = t9;
-    R_WLink2Body(1, 0) = t10;
+    const double t11 = params.link_1_L*R_WLink1Body.coeff(1, 0);
+    R_WLink2Body.coeffRef(0, 0) = t6;
+    R_WLink2Body.coeffRef(0, 1) = t9;
+    R_WLink2Body.coeffRef(1, 0) = t10;
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t12 = tsc2.cos;
-    const double t13 = t12*R_WLink2Body(0, 0);
+    const double t13 = t12*R_WLink2Body.coeff(0, 0);
     const double t14 = tsc2.sin;
-    const double t15 = t14*R_WLink2Body(0, 1);
+    const double t15 = t14*R_WLink2Body.coeff(0, 1);
     const double t16 = t13 + t15;
-    const double t17 = t14*R_WLink2Body(0, 0);
-    const double t18 = t12*R_WLink2Body(0, 1);
+    const double t17 = t14*R_WLink2Body.coeff(0, 0);
+    const double t18 = t12*R_WLink2Body.coeff(0, 1);
     const double t19 = -t17 + t18;
-    const double t20 = t12*R_WLink2Body(1, 0);
+    const double t20 = t12*R_WLink2Body.coeff(1, 0);
     const double t21 = t20 + t17;
-    const double t22 = t14*R_WLink2Body(1, 0);
+    const double t22 = t14*R_WLink2Body.coeff(1, 0);
     const double t23 = -t22 + t13;
-    R_WLink3Body(0, 0) = t16;
-    R_WLink3Body(0, 1) = t19;
-    R_WLink3Body(1, 0) = t21;
-    R_WLink3Body(1, 1) = t23;
+    R_WLink3Body.coeffRef(0, 0) = t16;
+    R_WLink3Body.coeffRef(0, 1) = t19;
+    R_WLink3Body.coeffRef(1, 0) = t21;
+    R_WLink3Body.coeffRef(1, 1) = t23;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
     const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
     const double t24 = tsc3.cos;
-    const double t25 = t24*R_WLink3Body(0, 0);
+    const double t25 = t24*R_WLink3Body.coeff(0, 0);
     const double t26 = tsc3.sin;
-    const double t27 = t26*R_WLink3Body(0, 1);
+    const double t27 = t26*R_WLink3Body.coeff(0, 1);
     const double t28 = t25 + t27;
-    const double t29 = t24*R_WLink3Body(0, 1);
-    const double t30 = t26*R_WLink3Body(0, 0);
+    const double t29 = t24*R_WLink3Body.coeff(0, 1);
+    const double t30 = t26*R_WLink3Body.coeff(0, 0);
     const double t31 = t29 - t30;
-    const double t32 = t24*R_WLink3Body(1, 0);
-    const double t33 = t26*R_WLink3Body(1, 1);
+    const double t32 = t24*R_WLink3Body.coeff(1, 0);
+    const double t33 = t26*R_WLink3Body.coeff(1, 1);
     const double t34 = t32 + t33;
-    const double t35 = t26*R_WLink3Body(1, 0);
-    const double t36 = t24*R_WLink3Body(1, 1);
+    const double t35 = t26*R_WLink3Body.coeff(1, 0);
+    const double t36 = t24*R_WLink3Body.coeff(1, 1);
     const double t37 = -t35 + t36;
-    const double t38 = params.link_2_L*R_WLink2Body(0, 1);
-    const double t39 = params.link_3_L*R_WLink3Body(0, 1);
+    const double t38 = params.link_2_L*R_WLink2Body.coeff(0, 1);
+    const double t39 = params.link_3_L*R_WLink3Body.coeff(0, 1);
     const double t40 = p_WLink2Body[0] - t38 - t39;
-    const double t41 = params.link_1_L*R_WLink1Body(0, 0);
-    const double t42 = params.link_2_L*R_WLink2Body(0, 0);
-    const double t43 = params.link_3_L*R_WLink3Body(1, 1);
+    const double t41 = params.link_1_L*R_WLink1Body.coeff(0, 0);
+    const double t42 = params.link_2_L*R_WLink2Body.coeff(0, 0);
+    const double t43 = params.link_3_L*R_WLink3Body.coeff(1, 1);
     const double t44 = -t41 - t42 - t43;
-    R_WLink4Body(0, 0) = t28;
-    R_WLink4Body(0, 1) = t31;
-    R_WLink4Body(1, 0) = t34;
-    R_WLink4Body(1, 1) = t37;
+    R_WLink4Body.coeffRef(0, 0) = t28;
+    R_WLink4Body.coeffRef(0, 1) = t31;
+    R_WLink4Body.coeffRef(1, 0) = t34;
+    R_WLink4Body.coeffRef(1, 1) = t37;
     p_WLink4Body[0] = t40;
     p_WLink4Body[1] = t44;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
     const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
     const double t45 = tsc4.sin;
-    const double t46 = t45*R_WLink4Body(0, 1);
+    const double t46 = t45*R_WLink4Body.coeff(0, 1);
     const double t47 = tsc4.cos;
-    const double t48 = t47*R_WLink4Body(0, 0);
+    const double t48 = t47*R_WLink4Body.coeff(0, 0);
     const double t49 = t46 + t48;
-    const double t50 = t47*R_WLink4Body(0, 1);
-    const double t51 = t45*R_WLink4Body(0, 0);
+    const double t50 = t47*R_WLink4Body.coeff(0, 1);
+    const double t51 = t45*R_WLink4Body.coeff(0, 0);
     const double t52 = t50 - t51;
-    const double t53 = t45*R_WLink4Body(1, 1);
-    const double t54 = t47*R_WLink4Body(1, 0);
+    const double t53 = t45*R_WLink4Body.coeff(1, 1);
+    const double t54 = t47*R_WLink4Body.coeff(1, 0);
     const double t55 = t53 + t54;
-    const double t56 = t45*R_WLink4Body(1, 0);
-    const double t57 = t47*R_WLink4Body(1, 1);
+    const double t56 = t45*R_WLink4Body.coeff(1, 0);
+    const double t57 = t47*R_WLink4Body.coeff(1, 1);
     const double t58 = -t56 + t57;
-    R_WLink5Body(0, 0) = t49;
-    R_WLink5Body(0, 1) = t52;
-    R_WLink5Body(1, 0) = t55;
-    R_WLink5Body(1, 1) = t58;
+    R_WLink5Body.coeffRef(0, 0) = t49;
+    R_WLink5Body.coeffRef(0, 1) = t52;
+    R_WLink5Body.coeffRef(1, 0) = t55;
+    R_WLink5Body.coeffRef(1, 1) = t58;
     // J_WF: the joints from World to 'link[5].body', each shifted to Fo
-    const double t59 = p_BoFo_B[0]*R_WLink5Body(1, 0);
-    const double t60 = params.link_4_L*R_WLink4Body(1, 1);
-    const double t61 = p_WLink4Body[1] - t60 + p_BoFo_B[1]*R_WLink5Body(1, 1);
-    const double t62 = p_BoFo_B[0]*R_WLink5Body(0, 0);
-    const double t63 = params.link_4_L*R_WLink4Body(0, 1);
-    const double t64 = p_WLink4Body[0] - t63 + p_BoFo_B[1]*R_WLink5Body(0, 1);
-    J(2, 0) = 1.0;
-    J(2, 1) = 1.0;
-    J(2, 2) = 1.0;
-    J(2, 3) = 1.0;
-    J(2, 4) = 1.0;
-    J(3, 0) = -(t59 + t61);
-    J(3, 1) = -t41 - t59 - t61;
-    J(3, 2) = -(t41 + t42 + t59 + t61);
-    J(3, 3) = p_WLink4Body[1] - t59 - t61;
-    J(3, 4) = -(-p_WLink4Body[1] + t60 + t59 + t61);
-    J(4, 0) = t62 + t64;
-    J(4, 1) = -p_WLink2Body[0] + t62 + t64;
-    J(4, 2) = -p_WLink2Body[0] + t38 + t62 + t64;
-    J(4, 3) = -p_WLink4Body[0] + t62 + t64;
-    J(4, 4) = -p_WLink4Body[0] + t63 + t62 + t64;
+    const double t59 = p_BoFo_B[0]*R_WLink5Body.coeff(1, 0);
+    const double t60 = params.link_4_L*R_WLink4Body.coeff(1, 1);
+    const double t61 = p_WLink4Body[1] - t60 + p_BoFo_B[1]*R_WLink5Body.coeff(1, 1);
+    const double t62 = p_BoFo_B[0]*R_WLink5Body.coeff(0, 0);
+    const double t63 = params.link_4_L*R_WLink4Body.coeff(0, 1);
+    const double t64 = p_WLink4Body[0] - t63 + p_BoFo_B[1]*R_WLink5Body.coeff(0, 1);
+    J.coeffRef(2, 0) = 1.0;
+    J.coeffRef(2, 1) = 1.0;
+    J.coeffRef(2, 2) = 1.0;
+    J.coeffRef(2, 3) = 1.0;
+    J.coeffRef(2, 4) = 1.0;
+    J.coeffRef(3, 0) = -(t59 + t61);
+    J.coeffRef(3, 1) = -t41 - t59 - t61;
+    J.coeffRef(3, 2) = -(t41 + t42 + t59 + t61);
+    J.coeffRef(3, 3) = p_WLink4Body[1] - t59 - t61;
+    J.coeffRef(3, 4) = -(-p_WLink4Body[1] + t60 + t59 + t61);
+    J.coeffRef(4, 0) = t62 + t64;
+    J.coeffRef(4, 1) = -p_WLink2Body[0] + t62 + t64;
+    J.coeffRef(4, 2) = -p_WLink2Body[0] + t38 + t62 + t64;
+    J.coeffRef(4, 3) = -p_WLink4Body[0] + t62 + t64;
+    J.coeffRef(4, 4) = -p_WLink4Body[0] + t63 + t62 + t64;
   }
 
   // Body 'link[1].body':
@@ -2697,12 +2700,14 @@ class Chain {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WLink1Body(0, 0) = t0;
-    R_WLink1Body(1, 0) = t1;
+    R_WLink1Body.coeffRef(0, 0) = t0;
+    R_WLink1Body.coeffRef(1, 0) = t1;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = -u[0]*u[0]*(p_BoFo_B[0]*R_WLink1Body(0, 0) - p_BoFo_B[1]*R_WLink1Body(1, 0));
-    JdotU[4] = -u[0]*u[0]*(p_BoFo_B[0]*R_WLink1Body(1, 0) + p_BoFo_B[1]*R_WLink1Body(0, 0));
+    JdotU[3] = -u[0]*u[0]*(p_BoFo_B[0]*R_WLink1Body.coeff(0, 0) -
+        p_BoFo_B[1]*R_WLink1Body.coeff(1, 0));
+    JdotU[4] = -u[0]*u[0]*(p_BoFo_B[0]*R_WLink1Body.coeff(1, 0) +
+        p_BoFo_B[1]*R_WLink1Body.coeff(0, 0));
     JdotU[5] = 0.0;
   }
 
@@ -2721,37 +2726,37 @@ class Chain {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WLink1Body(0, 0) = t0;
-    R_WLink1Body(1, 0) = t1;
+    R_WLink1Body.coeffRef(0, 0) = t0;
+    R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*R_WLink1Body(1, 0);
+    const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*R_WLink1Body(0, 0);
+    const double t5 = t4*R_WLink1Body.coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*R_WLink1Body(0, 0);
-    const double t8 = R_WLink1Body(1, 0)*t4;
+    const double t7 = t2*R_WLink1Body.coeff(0, 0);
+    const double t8 = R_WLink1Body.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
-    R_WLink2Body(0, 0) = t6;
-    R_WLink2Body(0, 1) = t9;
-    R_WLink2Body(1, 0) = t10;
+    R_WLink2Body.coeffRef(0, 0) = t6;
+    R_WLink2Body.coeffRef(0, 1) = t9;
+    R_WLink2Body.coeffRef(1, 0) = t10;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
     const double t11 = u[0] + u[1];
-    const double t12 = params.link_1_L*u[0]*R_WLink1Body(0, 0);
-    const double t13 = params.link_1_L*u[0]*R_WLink1Body(1, 0);
+    const double t12 = params.link_1_L*u[0]*R_WLink1Body.coeff(0, 0);
+    const double t13 = params.link_1_L*u[0]*R_WLink1Body.coeff(1, 0);
     w_WLink2Body[2] = t11;
     v_WLink2Body[0] = t12;
     v_WLink2Body[1] = t13;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
     JdotU[3] = -u[0]*v_WLink2Body[1] -
-        w_WLink2Body[2]*w_WLink2Body[2]*(p_BoFo_B[1]*R_WLink2Body(0, 1) +
-        p_BoFo_B[0]*R_WLink2Body(0, 0));
+        w_WLink2Body[2]*w_WLink2Body[2]*(p_BoFo_B[1]*R_WLink2Body.coeff(0, 1) +
+        p_BoFo_B[0]*R_WLink2Body.coeff(0, 0));
     JdotU[4] = u[0]*v_WLink2Body[0] -
-        w_WLink2Body[2]*w_WLink2Body[2]*(p_BoFo_B[1]*R_WLink2Body(0, 0) +
-        p_BoFo_B[0]*R_WLink2Body(1, 0));
+        w_WLink2Body[2]*w_WLink2Body[2]*(p_BoFo_B[1]*R_WLink2Body.coeff(0, 0) +
+        p_BoFo_B[0]*R_WLink2Body.coeff(1, 0));
     JdotU[5] = 0.0;
   }
 
@@ -2772,44 +2777,44 @@ class Chain {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WLink1Body(0, 0) = t0;
-    R_WLink1Body(1, 0) = t1;
+    R_WLink1Body.coeffRef(0, 0) = t0;
+    R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*R_WLink1Body(1, 0);
+    const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*R_WLink1Body(0, 0);
+    const double t5 = t4*R_WLink1Body.coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*R_WLink1Body(0, 0);
-    const double t8 = R_WLink1Body(1, 0)*t4;
+    const double t7 = t2*R_WLink1Body.coeff(0, 0);
+    const double t8 = R_WLink1Body.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
-    R_WLink2Body(0, 0) = t6;
-    R_WLink2Body(0, 1) = t9;
-    R_WLink2Body(1, 0) = t10;
+    R_WLink2Body.coeffRef(0, 0) = t6;
+    R_WLink2Body.coeffRef(0, 1) = t9;
+    R_WLink2Body.coeffRef(1, 0) = t10;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t11 = tsc2.cos;
-    const double t12 = t11*R_WLink2Body(0, 0);
+    const double t12 = t11*R_WLink2Body.coeff(0, 0);
     const double t13 = tsc2.sin;
-    const double t14 = t13*R_WLink2Body(0, 1);
+    const double t14 = t13*R_WLink2Body.coeff(0, 1);
     const double t15 = t12 + t14;
-    const double t16 = t13*R_WLink2Body(0, 0);
-    const double t17 = t11*R_WLink2Body(0, 1);
+    const double t16 = t13*R_WLink2Body.coeff(0, 0);
+    const double t17 = t11*R_WLink2Body.coeff(0, 1);
     const double t18 = -t16 + t17;
-    const double t19 = t11*R_WLink2Body(1, 0);
+    const double t19 = t11*R_WLink2Body.coeff(1, 0);
     const double t20 = t19 + t16;
-    const double t21 = t13*R_WLink2Body(1, 0);
+    const double t21 = t13*R_WLink2Body.coeff(1, 0);
     const double t22 = -t21 + t12;
-    R_WLink3Body(0, 0) = t15;
-    R_WLink3Body(0, 1) = t18;
-    R_WLink3Body(1, 0) = t20;
-    R_WLink3Body(1, 1) = t22;
+    R_WLink3Body.coeffRef(0, 0) = t15;
+    R_WLink3Body.coeffRef(0, 1) = t18;
+    R_WLink3Body.coeffRef(1, 0) = t20;
+    R_WLink3Body.coeffRef(1, 1) = t22;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
     const double t23 = u[0] + u[1];
-    const double t24 = params.link_1_L*u[0]*R_WLink1Body(0, 0);
-    const double t25 = params.link_1_L*u[0]*R_WLink1Body(1, 0);
+    const double t24 = params.link_1_L*u[0]*R_WLink1Body.coeff(0, 0);
+    const double t25 = params.link_1_L*u[0]*R_WLink1Body.coeff(1, 0);
     w_WLink2Body[2] = t23;
     v_WLink2Body[0] = t24;
     v_WLink2Body[1] = t25;
@@ -2819,13 +2824,13 @@ class Chain {
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
     JdotU[3] = -u[0]*v_WLink2Body[1] +
-        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 1)) -
-        w_WLink3Body[2]*w_WLink3Body[2]*(p_BoFo_B[1]*R_WLink3Body(0, 1) +
-        p_BoFo_B[0]*R_WLink3Body(0, 0));
+        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body.coeff(0, 1)) -
+        w_WLink3Body[2]*w_WLink3Body[2]*(p_BoFo_B[1]*R_WLink3Body.coeff(0, 1) +
+        p_BoFo_B[0]*R_WLink3Body.coeff(0, 0));
     JdotU[4] = u[0]*v_WLink2Body[0] +
-        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 0)) -
-        w_WLink3Body[2]*w_WLink3Body[2]*(p_BoFo_B[0]*R_WLink3Body(1, 0) +
-        p_BoFo_B[1]*R_WLink3Body(1, 1));
+        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body.coeff(0, 0)) -
+        w_WLink3Body[2]*w_WLink3Body[2]*(p_BoFo_B[0]*R_WLink3Body.coeff(1, 0) +
+        p_BoFo_B[1]*R_WLink3Body.coeff(1, 1));
     JdotU[5] = 0.0;
   }
 
@@ -2850,75 +2855,75 @@ class Chain {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WLink1Body(0, 0) = t0;
-    R_WLink1Body(1, 0) = t1;
+    R_WLink1Body.coeffRef(0, 0) = t0;
+    R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*R_WLink1Body(1, 0);
+    const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*R_WLink1Body(0, 0);
+    const double t5 = t4*R_WLink1Body.coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*R_WLink1Body(0, 0);
-    const double t8 = R_WLink1Body(1, 0)*t4;
+    const double t7 = t2*R_WLink1Body.coeff(0, 0);
+    const double t8 = R_WLink1Body.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
-    const double t11 = params.link_1_L*R_WLink1Body(1, 0);
-    R_WLink2Body(0, 0) = t6;
-    R_WLink2Body(0, 1) = t9;
-    R_WLink2Body(1, 0) = t10;
+    const double t11 = params.link_1_L*R_WLink1Body.coeff(1, 0);
+    R_WLink2Body.coeffRef(0, 0) = t6;
+    R_WLink2Body.coeffRef(0, 1) = t9;
+    R_WLink2Body.coeffRef(1, 0) = t10;
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t12 = tsc2.cos;
-    const double t13 = t12*R_WLink2Body(0, 0);
+    const double t13 = t12*R_WLink2Body.coeff(0, 0);
     const double t14 = tsc2.sin;
-    const double t15 = t14*R_WLink2Body(0, 1);
+    const double t15 = t14*R_WLink2Body.coeff(0, 1);
     const double t16 = t13 + t15;
-    const double t17 = t14*R_WLink2Body(0, 0);
-    const double t18 = t12*R_WLink2Body(0, 1);
+    const double t17 = t14*R_WLink2Body.coeff(0, 0);
+    const double t18 = t12*R_WLink2Body.coeff(0, 1);
     const double t19 = -t17 + t18;
-    const double t20 = t12*R_WLink2Body(1, 0);
+    const double t20 = t12*R_WLink2Body.coeff(1, 0);
     const double t21 = t20 + t17;
-    const double t22 = t14*R_WLink2Body(1, 0);
+    const double t22 = t14*R_WLink2Body.coeff(1, 0);
     const double t23 = -t22 + t13;
-    R_WLink3Body(0, 0) = t16;
-    R_WLink3Body(0, 1) = t19;
-    R_WLink3Body(1, 0) = t21;
-    R_WLink3Body(1, 1) = t23;
+    R_WLink3Body.coeffRef(0, 0) = t16;
+    R_WLink3Body.coeffRef(0, 1) = t19;
+    R_WLink3Body.coeffRef(1, 0) = t21;
+    R_WLink3Body.coeffRef(1, 1) = t23;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
     const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
     const double t24 = tsc3.cos;
-    const double t25 = t24*R_WLink3Body(0, 0);
+    const double t25 = t24*R_WLink3Body.coeff(0, 0);
     const double t26 = tsc3.sin;
-    const double t27 = t26*R_WLink3Body(0, 1);
+    const double t27 = t26*R_WLink3Body.coeff(0, 1);
     const double t28 = t25 + t27;
-    const double t29 = t24*R_WLink3Body(0, 1);
-    const double t30 = t26*R_WLink3Body(0, 0);
+    const double t29 = t24*R_WLink3Body.coeff(0, 1);
+    const double t30 = t26*R_WLink3Body.coeff(0, 0);
     const double t31 = t29 - t30;
-    const double t32 = t24*R_WLink3Body(1, 0);
-    const double t33 = t26*R_WLink3Body(1, 1);
+    const double t32 = t24*R_WLink3Body.coeff(1, 0);
+    const double t33 = t26*R_WLink3Body.coeff(1, 1);
     const double t34 = t32 + t33;
-    const double t35 = t26*R_WLink3Body(1, 0);
-    const double t36 = t24*R_WLink3Body(1, 1);
+    const double t35 = t26*R_WLink3Body.coeff(1, 0);
+    const double t36 = t24*R_WLink3Body.coeff(1, 1);
     const double t37 = -t35 + t36;
-    const double t38 = params.link_2_L*R_WLink2Body(0, 1);
-    const double t39 = params.link_3_L*R_WLink3Body(0, 1);
+    const double t38 = params.link_2_L*R_WLink2Body.coeff(0, 1);
+    const double t39 = params.link_3_L*R_WLink3Body.coeff(0, 1);
     const double t40 = p_WLink2Body[0] - t38 - t39;
-    const double t41 = params.link_1_L*R_WLink1Body(0, 0);
-    const double t42 = params.link_2_L*R_WLink2Body(0, 0);
-    const double t43 = params.link_3_L*R_WLink3Body(1, 1);
+    const double t41 = params.link_1_L*R_WLink1Body.coeff(0, 0);
+    const double t42 = params.link_2_L*R_WLink2Body.coeff(0, 0);
+    const double t43 = params.link_3_L*R_WLink3Body.coeff(1, 1);
     const double t44 = -t41 - t42 - t43;
-    R_WLink4Body(0, 0) = t28;
-    R_WLink4Body(0, 1) = t31;
-    R_WLink4Body(1, 0) = t34;
-    R_WLink4Body(1, 1) = t37;
+    R_WLink4Body.coeffRef(0, 0) = t28;
+    R_WLink4Body.coeffRef(0, 1) = t31;
+    R_WLink4Body.coeffRef(1, 0) = t34;
+    R_WLink4Body.coeffRef(1, 1) = t37;
     p_WLink4Body[0] = t40;
     p_WLink4Body[1] = t44;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
     const double t45 = u[0] + u[1];
-    const double t46 = params.link_1_L*u[0]*R_WLink1Body(0, 0);
-    const double t47 = params.link_1_L*u[0]*R_WLink1Body(1, 0);
+    const double t46 = params.link_1_L*u[0]*R_WLink1Body.coeff(0, 0);
+    const double t47 = params.link_1_L*u[0]*R_WLink1Body.coeff(1, 0);
     w_WLink2Body[2] = t45;
     v_WLink2Body[0] = t46;
     v_WLink2Body[1] = t47;
@@ -2930,15 +2935,15 @@ class Chain {
     w_WLink4Body[2] = t49;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = -w_WLink4Body[2]*w_WLink4Body[2]*(p_BoFo_B[0]*R_WLink4Body(0, 0) +
-        p_BoFo_B[1]*R_WLink4Body(0, 1)) + (-u[0]*v_WLink2Body[1] +
-        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 1)) -
+    JdotU[3] = -w_WLink4Body[2]*w_WLink4Body[2]*(p_BoFo_B[0]*R_WLink4Body.coeff(0, 0) +
+        p_BoFo_B[1]*R_WLink4Body.coeff(0, 1)) + (-u[0]*v_WLink2Body[1] +
+        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body.coeff(0, 1)) -
         w_WLink3Body[2]*w_WLink3Body[2]*(-p_WLink2Body[0] + t38 + p_WLink4Body[0]));
     JdotU[4] = u[0]*v_WLink2Body[0] +
-        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 0)) -
+        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body.coeff(0, 0)) -
         w_WLink3Body[2]*w_WLink3Body[2]*(t41 + t42 + p_WLink4Body[1]) -
-        w_WLink4Body[2]*w_WLink4Body[2]*(p_BoFo_B[0]*R_WLink4Body(1, 0) +
-        p_BoFo_B[1]*R_WLink4Body(1, 1));
+        w_WLink4Body[2]*w_WLink4Body[2]*(p_BoFo_B[0]*R_WLink4Body.coeff(1, 0) +
+        p_BoFo_B[1]*R_WLink4Body.coeff(1, 1));
     JdotU[5] = 0.0;
   }
 
@@ -2965,95 +2970,95 @@ class Chain {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WLink1Body(0, 0) = t0;
-    R_WLink1Body(1, 0) = t1;
+    R_WLink1Body.coeffRef(0, 0) = t0;
+    R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*R_WLink1Body(1, 0);
+    const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*R_WLink1Body(0, 0);
+    const double t5 = t4*R_WLink1Body.coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*R_WLink1Body(0, 0);
-    const double t8 = R_WLink1Body(1, 0)*t4;
+    const double t7 = t2*R_WLink1Body.coeff(0, 0);
+    const double t8 = R_WLink1Body.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
-    const double t11 = params.link_1_L*R_WLink1Body(1, 0);
-    R_WLink2Body(0, 0) = t6;
-    R_WLink2Body(0, 1) = t9;
-    R_WLink2Body(1, 0) = t10;
+    const double t11 = params.link_1_L*R_WLink1Body.coeff(1, 0);
+    R_WLink2Body.coeffRef(0, 0) = t6;
+    R_WLink2Body.coeffRef(0, 1) = t9;
+    R_WLink2Body.coeffRef(1, 0) = t10;
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t12 = tsc2.cos;
-    const double t13 = t12*R_WLink2Body(0, 0);
+    const double t13 = t12*R_WLink2Body.coeff(0, 0);
     const double t14 = tsc2.sin;
-    const double t15 = t14*R_WLink2Body(0, 1);
+    const double t15 = t14*R_WLink2Body.coeff(0, 1);
     const double t16 = t13 + t15;
-    const double t17 = t14*R_WLink2Body(0, 0);
-    const double t18 = t12*R_WLink2Body(0, 1);
+    const double t17 = t14*R_WLink2Body.coeff(0, 0);
+    const double t18 = t12*R_WLink2Body.coeff(0, 1);
     const double t19 = -t17 + t18;
-    const double t20 = t12*R_WLink2Body(1, 0);
+    const double t20 = t12*R_WLink2Body.coeff(1, 0);
     const double t21 = t20 + t17;
-    const double t22 = t14*R_WLink2Body(1, 0);
+    const double t22 = t14*R_WLink2Body.coeff(1, 0);
     const double t23 = -t22 + t13;
-    R_WLink3Body(0, 0) = t16;
-    R_WLink3Body(0, 1) = t19;
-    R_WLink3Body(1, 0) = t21;
-    R_WLink3Body(1, 1) = t23;
+    R_WLink3Body.coeffRef(0, 0) = t16;
+    R_WLink3Body.coeffRef(0, 1) = t19;
+    R_WLink3Body.coeffRef(1, 0) = t21;
+    R_WLink3Body.coeffRef(1, 1) = t23;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
     const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
     const double t24 = tsc3.cos;
-    const double t25 = t24*R_WLink3Body(0, 0);
+    const double t25 = t24*R_WLink3Body.coeff(0, 0);
     const double t26 = tsc3.sin;
-    const double t27 = t26*R_WLink3Body(0, 1);
+    const double t27 = t26*R_WLink3Body.coeff(0, 1);
     const double t28 = t25 + t27;
-    const double t29 = t24*R_WLink3Body(0, 1);
-    const double t30 = t26*R_WLink3Body(0, 0);
+    const double t29 = t24*R_WLink3Body.coeff(0, 1);
+    const double t30 = t26*R_WLink3Body.coeff(0, 0);
     const double t31 = t29 - t30;
-    const double t32 = t24*R_WLink3Body(1, 0);
-    const double t33 = t26*R_WLink3Body(1, 1);
+    const double t32 = t24*R_WLink3Body.coeff(1, 0);
+    const double t33 = t26*R_WLink3Body.coeff(1, 1);
     const double t34 = t32 + t33;
-    const double t35 = t26*R_WLink3Body(1, 0);
-    const double t36 = t24*R_WLink3Body(1, 1);
+    const double t35 = t26*R_WLink3Body.coeff(1, 0);
+    const double t36 = t24*R_WLink3Body.coeff(1, 1);
     const double t37 = -t35 + t36;
-    const double t38 = params.link_2_L*R_WLink2Body(0, 1);
-    const double t39 = params.link_3_L*R_WLink3Body(0, 1);
+    const double t38 = params.link_2_L*R_WLink2Body.coeff(0, 1);
+    const double t39 = params.link_3_L*R_WLink3Body.coeff(0, 1);
     const double t40 = p_WLink2Body[0] - t38 - t39;
-    const double t41 = params.link_1_L*R_WLink1Body(0, 0);
-    const double t42 = params.link_2_L*R_WLink2Body(0, 0);
-    const double t43 = params.link_3_L*R_WLink3Body(1, 1);
+    const double t41 = params.link_1_L*R_WLink1Body.coeff(0, 0);
+    const double t42 = params.link_2_L*R_WLink2Body.coeff(0, 0);
+    const double t43 = params.link_3_L*R_WLink3Body.coeff(1, 1);
     const double t44 = -t41 - t42 - t43;
-    R_WLink4Body(0, 0) = t28;
-    R_WLink4Body(0, 1) = t31;
-    R_WLink4Body(1, 0) = t34;
-    R_WLink4Body(1, 1) = t37;
+    R_WLink4Body.coeffRef(0, 0) = t28;
+    R_WLink4Body.coeffRef(0, 1) = t31;
+    R_WLink4Body.coeffRef(1, 0) = t34;
+    R_WLink4Body.coeffRef(1, 1) = t37;
     p_WLink4Body[0] = t40;
     p_WLink4Body[1] = t44;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
     const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
     const double t45 = tsc4.sin;
-    const double t46 = t45*R_WLink4Body(0, 1);
+    const double t46 = t45*R_WLink4Body.coeff(0, 1);
     const double t47 = tsc4.cos;
-    const double t48 = t47*R_WLink4Body(0, 0);
+    const double t48 = t47*R_WLink4Body.coeff(0, 0);
     const double t49 = t46 + t48;
-    const double t50 = t47*R_WLink4Body(0, 1);
-    const double t51 = t45*R_WLink4Body(0, 0);
+    const double t50 = t47*R_WLink4Body.coeff(0, 1);
+    const double t51 = t45*R_WLink4Body.coeff(0, 0);
     const double t52 = t50 - t51;
-    const double t53 = t45*R_WLink4Body(1, 1);
-    const double t54 = t47*R_WLink4Body(1, 0);
+    const double t53 = t45*R_WLink4Body.coeff(1, 1);
+    const double t54 = t47*R_WLink4Body.coeff(1, 0);
     const double t55 = t53 + t54;
-    const double t56 = t45*R_WLink4Body(1, 0);
-    const double t57 = t47*R_WLink4Body(1, 1);
+    const double t56 = t45*R_WLink4Body.coeff(1, 0);
+    const double t57 = t47*R_WLink4Body.coeff(1, 1);
     const double t58 = -t56 + t57;
-    R_WLink5Body(0, 0) = t49;
-    R_WLink5Body(0, 1) = t52;
-    R_WLink5Body(1, 0) = t55;
-    R_WLink5Body(1, 1) = t58;
+    R_WLink5Body.coeffRef(0, 0) = t49;
+    R_WLink5Body.coeffRef(0, 1) = t52;
+    R_WLink5Body.coeffRef(1, 0) = t55;
+    R_WLink5Body.coeffRef(1, 1) = t58;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
     const double t59 = u[0] + u[1];
-    const double t60 = params.link_1_L*u[0]*R_WLink1Body(0, 0);
-    const double t61 = params.link_1_L*u[0]*R_WLink1Body(1, 0);
+    const double t60 = params.link_1_L*u[0]*R_WLink1Body.coeff(0, 0);
+    const double t61 = params.link_1_L*u[0]*R_WLink1Body.coeff(1, 0);
     w_WLink2Body[2] = t59;
     v_WLink2Body[0] = t60;
     v_WLink2Body[1] = t61;
@@ -3068,18 +3073,18 @@ class Chain {
     w_WLink5Body[2] = t64;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = w_WLink4Body[2]*(params.link_4_L*w_WLink4Body[2]*R_WLink4Body(0, 1)) +
+    JdotU[3] = w_WLink4Body[2]*(params.link_4_L*w_WLink4Body[2]*R_WLink4Body.coeff(0, 1)) +
         (-u[0]*v_WLink2Body[1] +
-        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 1)) -
+        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body.coeff(0, 1)) -
         w_WLink3Body[2]*w_WLink3Body[2]*(-p_WLink2Body[0] + t38 + p_WLink4Body[0])) -
-        w_WLink5Body[2]*w_WLink5Body[2]*(p_BoFo_B[1]*R_WLink5Body(0, 1) +
-        p_BoFo_B[0]*R_WLink5Body(0, 0));
-    JdotU[4] = w_WLink4Body[2]*(params.link_4_L*w_WLink4Body[2]*R_WLink4Body(1, 1)) +
+        w_WLink5Body[2]*w_WLink5Body[2]*(p_BoFo_B[1]*R_WLink5Body.coeff(0, 1) +
+        p_BoFo_B[0]*R_WLink5Body.coeff(0, 0));
+    JdotU[4] = w_WLink4Body[2]*(params.link_4_L*w_WLink4Body[2]*R_WLink4Body.coeff(1, 1)) +
         (u[0]*v_WLink2Body[0] +
-        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body(0, 0)) -
+        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body.coeff(0, 0)) -
         w_WLink3Body[2]*w_WLink3Body[2]*(t41 + t42 + p_WLink4Body[1])) -
-        w_WLink5Body[2]*w_WLink5Body[2]*(p_BoFo_B[1]*R_WLink5Body(1, 1) +
-        p_BoFo_B[0]*R_WLink5Body(1, 0));
+        w_WLink5Body[2]*w_WLink5Body[2]*(p_BoFo_B[1]*R_WLink5Body.coeff(1, 1) +
+        p_BoFo_B[0]*R_WLink5Body.coeff(1, 0));
     JdotU[5] = 0.0;
   }
 
@@ -3093,124 +3098,124 @@ class Chain {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    k.R_WB[0](0, 0) = t0;
-    k.R_WB[0](0, 1) = -t1;
-    k.R_WB[0](0, 2) = 0.0;
-    k.R_WB[0](1, 0) = t1;
-    k.R_WB[0](1, 1) = t0;
-    k.R_WB[0](1, 2) = 0.0;
-    k.R_WB[0](2, 0) = 0.0;
-    k.R_WB[0](2, 1) = 0.0;
-    k.R_WB[0](2, 2) = 1.0;
+    k.R_WB[0].coeffRef(0, 0) = t0;
+    k.R_WB[0].coeffRef(0, 1) = -t1;
+    k.R_WB[0].coeffRef(0, 2) = 0.0;
+    k.R_WB[0].coeffRef(1, 0) = t1;
+    k.R_WB[0].coeffRef(1, 1) = t0;
+    k.R_WB[0].coeffRef(1, 2) = 0.0;
+    k.R_WB[0].coeffRef(2, 0) = 0.0;
+    k.R_WB[0].coeffRef(2, 1) = 0.0;
+    k.R_WB[0].coeffRef(2, 2) = 1.0;
     k.p_WB[0][0] = 0.0;
     k.p_WB[0][1] = 0.0;
     k.p_WB[0][2] = 0.0;
-    k.H_W(2, 0) = 1.0;
+    k.H_W.coeffRef(2, 0) = 1.0;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*k.R_WB[0](1, 0);
+    const double t3 = t2*k.R_WB[0].coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*k.R_WB[0](0, 0);
+    const double t5 = t4*k.R_WB[0].coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*k.R_WB[0](0, 0);
-    const double t8 = k.R_WB[0](1, 0)*t4;
+    const double t7 = t2*k.R_WB[0].coeff(0, 0);
+    const double t8 = k.R_WB[0].coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
-    const double t11 = params.link_1_L*k.R_WB[0](1, 0);
-    const double t12 = params.link_1_L*k.R_WB[0](0, 0);
-    k.R_WB[1](0, 0) = t6;
-    k.R_WB[1](0, 1) = t9;
-    k.R_WB[1](0, 2) = 0.0;
-    k.R_WB[1](1, 0) = t10;
-    k.R_WB[1](1, 1) = t6;
-    k.R_WB[1](1, 2) = 0.0;
-    k.R_WB[1](2, 0) = 0.0;
-    k.R_WB[1](2, 1) = 0.0;
-    k.R_WB[1](2, 2) = 1.0;
+    const double t11 = params.link_1_L*k.R_WB[0].coeff(1, 0);
+    const double t12 = params.link_1_L*k.R_WB[0].coeff(0, 0);
+    k.R_WB[1].coeffRef(0, 0) = t6;
+    k.R_WB[1].coeffRef(0, 1) = t9;
+    k.R_WB[1].coeffRef(0, 2) = 0.0;
+    k.R_WB[1].coeffRef(1, 0) = t10;
+    k.R_WB[1].coeffRef(1, 1) = t6;
+    k.R_WB[1].coeffRef(1, 2) = 0.0;
+    k.R_WB[1].coeffRef(2, 0) = 0.0;
+    k.R_WB[1].coeffRef(2, 1) = 0.0;
+    k.R_WB[1].coeffRef(2, 2) = 1.0;
     k.p_WB[1][0] = t11;
     k.p_WB[1][1] = -t12;
     k.p_WB[1][2] = 0.0;
-    k.H_W(2, 1) = 1.0;
+    k.H_W.coeffRef(2, 1) = 1.0;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t13 = tsc2.cos;
-    const double t14 = t13*k.R_WB[1](0, 0);
+    const double t14 = t13*k.R_WB[1].coeff(0, 0);
     const double t15 = tsc2.sin;
-    const double t16 = t15*k.R_WB[1](0, 1);
+    const double t16 = t15*k.R_WB[1].coeff(0, 1);
     const double t17 = t14 + t16;
-    const double t18 = t15*k.R_WB[1](0, 0);
-    const double t19 = t13*k.R_WB[1](0, 1);
+    const double t18 = t15*k.R_WB[1].coeff(0, 0);
+    const double t19 = t13*k.R_WB[1].coeff(0, 1);
     const double t20 = -t18 + t19;
-    const double t21 = t13*k.R_WB[1](1, 0);
+    const double t21 = t13*k.R_WB[1].coeff(1, 0);
     const double t22 = t21 + t18;
-    const double t23 = t15*k.R_WB[1](1, 0);
+    const double t23 = t15*k.R_WB[1].coeff(1, 0);
     const double t24 = -t23 + t14;
-    const double t25 = params.link_2_L*k.R_WB[1](0, 1);
-    const double t26 = params.link_2_L*k.R_WB[1](0, 0);
-    k.R_WB[2](0, 0) = t17;
-    k.R_WB[2](0, 1) = t20;
-    k.R_WB[2](0, 2) = 0.0;
-    k.R_WB[2](1, 0) = t22;
-    k.R_WB[2](1, 1) = t24;
-    k.R_WB[2](1, 2) = 0.0;
-    k.R_WB[2](2, 0) = 0.0;
-    k.R_WB[2](2, 1) = 0.0;
-    k.R_WB[2](2, 2) = 1.0;
+    const double t25 = params.link_2_L*k.R_WB[1].coeff(0, 1);
+    const double t26 = params.link_2_L*k.R_WB[1].coeff(0, 0);
+    k.R_WB[2].coeffRef(0, 0) = t17;
+    k.R_WB[2].coeffRef(0, 1) = t20;
+    k.R_WB[2].coeffRef(0, 2) = 0.0;
+    k.R_WB[2].coeffRef(1, 0) = t22;
+    k.R_WB[2].coeffRef(1, 1) = t24;
+    k.R_WB[2].coeffRef(1, 2) = 0.0;
+    k.R_WB[2].coeffRef(2, 0) = 0.0;
+    k.R_WB[2].coeffRef(2, 1) = 0.0;
+    k.R_WB[2].coeffRef(2, 2) = 1.0;
     k.p_WB[2][0] = k.p_WB[1][0] - t25;
     k.p_WB[2][1] = -t12 - t26;
     k.p_WB[2][2] = 0.0;
-    k.H_W(2, 2) = 1.0;
+    k.H_W.coeffRef(2, 2) = 1.0;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
     const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
     const double t27 = tsc3.cos;
-    const double t28 = t27*k.R_WB[2](0, 0);
+    const double t28 = t27*k.R_WB[2].coeff(0, 0);
     const double t29 = tsc3.sin;
-    const double t30 = t29*k.R_WB[2](0, 1);
+    const double t30 = t29*k.R_WB[2].coeff(0, 1);
     const double t31 = t28 + t30;
-    const double t32 = t27*k.R_WB[2](0, 1);
-    const double t33 = t29*k.R_WB[2](0, 0);
+    const double t32 = t27*k.R_WB[2].coeff(0, 1);
+    const double t33 = t29*k.R_WB[2].coeff(0, 0);
     const double t34 = t32 - t33;
-    const double t35 = t27*k.R_WB[2](1, 0);
-    const double t36 = t29*k.R_WB[2](1, 1);
+    const double t35 = t27*k.R_WB[2].coeff(1, 0);
+    const double t36 = t29*k.R_WB[2].coeff(1, 1);
     const double t37 = t35 + t36;
-    const double t38 = t29*k.R_WB[2](1, 0);
-    const double t39 = t27*k.R_WB[2](1, 1);
+    const double t38 = t29*k.R_WB[2].coeff(1, 0);
+    const double t39 = t27*k.R_WB[2].coeff(1, 1);
     const double t40 = -t38 + t39;
-    const double t41 = params.link_3_L*k.R_WB[2](0, 1);
+    const double t41 = params.link_3_L*k.R_WB[2].coeff(0, 1);
     const double t42 = k.p_WB[1][0] - t25 - t41;
-    const double t43 = params.link_3_L*k.R_WB[2](1, 1);
+    const double t43 = params.link_3_L*k.R_WB[2].coeff(1, 1);
     const double t44 = -t12 - t26 - t43;
-    k.R_WB[3](0, 0) = t31;
-    k.R_WB[3](0, 1) = t34;
-    k.R_WB[3](0, 2) = 0.0;
-    k.R_WB[3](1, 0) = t37;
-    k.R_WB[3](1, 1) = t40;
-    k.R_WB[3](1, 2) = 0.0;
-    k.R_WB[3](2, 0) = 0.0;
-    k.R_WB[3](2, 1) = 0.0;
-    k.R_WB[3](2, 2) = 1.0;
+    k.R_WB[3].coeffRef(0, 0) = t31;
+    k.R_WB[3].coeffRef(0, 1) = t34;
+    k.R_WB[3].coeffRef(0, 2) = 0.0;
+    k.R_WB[3].coeffRef(1, 0) = t37;
+    k.R_WB[3].coeffRef(1, 1) = t40;
+    k.R_WB[3].coeffRef(1, 2) = 0.0;
+    k.R_WB[3].coeffRef(2, 0) = 0.0;
+    k.R_WB[3].coeffRef(2, 1) = 0.0;
+    k.R_WB[3].coeffRef(2, 2) = 1.0;
     k.p_WB[3][0] = t42;
     k.p_WB[3][1] = t44;
     k.p_WB[3][2] = 0.0;
-    k.H_W(2, 3) = 1.0;
+    k.H_W.coeffRef(2, 3) = 1.0;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
     const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
     const double t45 = tsc4.sin;
     const double t46 = tsc4.cos;
-    k.R_WB[4](0, 0) = t45*k.R_WB[3](0, 1) + t46*k.R_WB[3](0, 0);
-    k.R_WB[4](0, 1) = t46*k.R_WB[3](0, 1) - t45*k.R_WB[3](0, 0);
-    k.R_WB[4](0, 2) = 0.0;
-    k.R_WB[4](1, 0) = t45*k.R_WB[3](1, 1) + t46*k.R_WB[3](1, 0);
-    k.R_WB[4](1, 1) = -t45*k.R_WB[3](1, 0) + t46*k.R_WB[3](1, 1);
-    k.R_WB[4](1, 2) = 0.0;
-    k.R_WB[4](2, 0) = 0.0;
-    k.R_WB[4](2, 1) = 0.0;
-    k.R_WB[4](2, 2) = 1.0;
-    k.p_WB[4][0] = k.p_WB[3][0] - params.link_4_L*k.R_WB[3](0, 1);
-    k.p_WB[4][1] = k.p_WB[3][1] - params.link_4_L*k.R_WB[3](1, 1);
+    k.R_WB[4].coeffRef(0, 0) = t45*k.R_WB[3].coeff(0, 1) + t46*k.R_WB[3].coeff(0, 0);
+    k.R_WB[4].coeffRef(0, 1) = t46*k.R_WB[3].coeff(0, 1) - t45*k.R_WB[3].coeff(0, 0);
+    k.R_WB[4].coeffRef(0, 2) = 0.0;
+    k.R_WB[4].coeffRef(1, 0) = t45*k.R_WB[3].coeff(1, 1) + t46*k.R_WB[3].coeff(1, 0);
+    k.R_WB[4].coeffRef(1, 1) = -t45*k.R_WB[3].coeff(1, 0) + t46*k.R_WB[3].coeff(1, 1);
+    k.R_WB[4].coeffRef(1, 2) = 0.0;
+    k.R_WB[4].coeffRef(2, 0) = 0.0;
+    k.R_WB[4].coeffRef(2, 1) = 0.0;
+    k.R_WB[4].coeffRef(2, 2) = 1.0;
+    k.p_WB[4][0] = k.p_WB[3][0] - params.link_4_L*k.R_WB[3].coeff(0, 1);
+    k.p_WB[4][1] = k.p_WB[3][1] - params.link_4_L*k.R_WB[3].coeff(1, 1);
     k.p_WB[4][2] = 0.0;
-    k.H_W(2, 4) = 1.0;
+    k.H_W.coeffRef(2, 4) = 1.0;
   }
 
   // The same, and what frameJacobianDotU(frame, k, JdotU) reads too: every body's spatial
@@ -3223,19 +3228,19 @@ class Chain {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    k.R_WB[0](0, 0) = t0;
-    k.R_WB[0](0, 1) = -t1;
-    k.R_WB[0](0, 2) = 0.0;
-    k.R_WB[0](1, 0) = t1;
-    k.R_WB[0](1, 1) = t0;
-    k.R_WB[0](1, 2) = 0.0;
-    k.R_WB[0](2, 0) = 0.0;
-    k.R_WB[0](2, 1) = 0.0;
-    k.R_WB[0](2, 2) = 1.0;
+    k.R_WB[0].coeffRef(0, 0) = t0;
+    k.R_WB[0].coeffRef(0, 1) = -t1;
+    k.R_WB[0].coeffRef(0, 2) = 0.0;
+    k.R_WB[0].coeffRef(1, 0) = t1;
+    k.R_WB[0].coeffRef(1, 1) = t0;
+    k.R_WB[0].coeffRef(1, 2) = 0.0;
+    k.R_WB[0].coeffRef(2, 0) = 0.0;
+    k.R_WB[0].coeffRef(2, 1) = 0.0;
+    k.R_WB[0].coeffRef(2, 2) = 1.0;
     k.p_WB[0][0] = 0.0;
     k.p_WB[0][1] = 0.0;
     k.p_WB[0][2] = 0.0;
-    k.H_W(2, 0) = 1.0;
+    k.H_W.coeffRef(2, 0) = 1.0;
     k.V_WB[0][0] = 0.0;
     k.V_WB[0][1] = 0.0;
     k.V_WB[0][2] = u[0];
@@ -3251,34 +3256,34 @@ class Chain {
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*k.R_WB[0](1, 0);
+    const double t3 = t2*k.R_WB[0].coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*k.R_WB[0](0, 0);
+    const double t5 = t4*k.R_WB[0].coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*k.R_WB[0](0, 0);
-    const double t8 = k.R_WB[0](1, 0)*t4;
+    const double t7 = t2*k.R_WB[0].coeff(0, 0);
+    const double t8 = k.R_WB[0].coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
-    const double t11 = params.link_1_L*k.R_WB[0](1, 0);
-    const double t12 = params.link_1_L*k.R_WB[0](0, 0);
+    const double t11 = params.link_1_L*k.R_WB[0].coeff(1, 0);
+    const double t12 = params.link_1_L*k.R_WB[0].coeff(0, 0);
     const double t13 = u[0] + u[1];
-    const double t14 = params.link_1_L*u[0]*k.R_WB[0](0, 0);
-    const double t15 = params.link_1_L*u[0]*k.R_WB[0](1, 0);
+    const double t14 = params.link_1_L*u[0]*k.R_WB[0].coeff(0, 0);
+    const double t15 = params.link_1_L*u[0]*k.R_WB[0].coeff(1, 0);
     const double t16 = u[0]*t15;
     const double t17 = u[0]*t14;
-    k.R_WB[1](0, 0) = t6;
-    k.R_WB[1](0, 1) = t9;
-    k.R_WB[1](0, 2) = 0.0;
-    k.R_WB[1](1, 0) = t10;
-    k.R_WB[1](1, 1) = t6;
-    k.R_WB[1](1, 2) = 0.0;
-    k.R_WB[1](2, 0) = 0.0;
-    k.R_WB[1](2, 1) = 0.0;
-    k.R_WB[1](2, 2) = 1.0;
+    k.R_WB[1].coeffRef(0, 0) = t6;
+    k.R_WB[1].coeffRef(0, 1) = t9;
+    k.R_WB[1].coeffRef(0, 2) = 0.0;
+    k.R_WB[1].coeffRef(1, 0) = t10;
+    k.R_WB[1].coeffRef(1, 1) = t6;
+    k.R_WB[1].coeffRef(1, 2) = 0.0;
+    k.R_WB[1].coeffRef(2, 0) = 0.0;
+    k.R_WB[1].coeffRef(2, 1) = 0.0;
+    k.R_WB[1].coeffRef(2, 2) = 1.0;
     k.p_WB[1][0] = t11;
     k.p_WB[1][1] = -t12;
     k.p_WB[1][2] = 0.0;
-    k.H_W(2, 1) = 1.0;
+    k.H_W.coeffRef(2, 1) = 1.0;
     k.V_WB[1][0] = 0.0;
     k.V_WB[1][1] = 0.0;
     k.V_WB[1][2] = t13;
@@ -3294,37 +3299,37 @@ class Chain {
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t18 = tsc2.cos;
-    const double t19 = t18*k.R_WB[1](0, 0);
+    const double t19 = t18*k.R_WB[1].coeff(0, 0);
     const double t20 = tsc2.sin;
-    const double t21 = t20*k.R_WB[1](0, 1);
+    const double t21 = t20*k.R_WB[1].coeff(0, 1);
     const double t22 = t19 + t21;
-    const double t23 = t20*k.R_WB[1](0, 0);
-    const double t24 = t18*k.R_WB[1](0, 1);
+    const double t23 = t20*k.R_WB[1].coeff(0, 0);
+    const double t24 = t18*k.R_WB[1].coeff(0, 1);
     const double t25 = -t23 + t24;
-    const double t26 = t18*k.R_WB[1](1, 0);
+    const double t26 = t18*k.R_WB[1].coeff(1, 0);
     const double t27 = t26 + t23;
-    const double t28 = t20*k.R_WB[1](1, 0);
+    const double t28 = t20*k.R_WB[1].coeff(1, 0);
     const double t29 = -t28 + t19;
-    const double t30 = params.link_2_L*k.R_WB[1](0, 1);
-    const double t31 = params.link_2_L*k.R_WB[1](0, 0);
+    const double t30 = params.link_2_L*k.R_WB[1].coeff(0, 1);
+    const double t31 = params.link_2_L*k.R_WB[1].coeff(0, 0);
     const double t32 = u[0] + u[1] + u[2];
-    const double t33 = params.link_2_L*k.V_WB[1][2]*k.R_WB[1](0, 0);
-    const double t34 = params.link_2_L*k.V_WB[1][2]*k.R_WB[1](0, 1);
+    const double t33 = params.link_2_L*k.V_WB[1][2]*k.R_WB[1].coeff(0, 0);
+    const double t34 = params.link_2_L*k.V_WB[1][2]*k.R_WB[1].coeff(0, 1);
     const double t35 = k.V_WB[1][2]*t34;
     const double t36 = k.V_WB[1][2]*t33;
-    k.R_WB[2](0, 0) = t22;
-    k.R_WB[2](0, 1) = t25;
-    k.R_WB[2](0, 2) = 0.0;
-    k.R_WB[2](1, 0) = t27;
-    k.R_WB[2](1, 1) = t29;
-    k.R_WB[2](1, 2) = 0.0;
-    k.R_WB[2](2, 0) = 0.0;
-    k.R_WB[2](2, 1) = 0.0;
-    k.R_WB[2](2, 2) = 1.0;
+    k.R_WB[2].coeffRef(0, 0) = t22;
+    k.R_WB[2].coeffRef(0, 1) = t25;
+    k.R_WB[2].coeffRef(0, 2) = 0.0;
+    k.R_WB[2].coeffRef(1, 0) = t27;
+    k.R_WB[2].coeffRef(1, 1) = t29;
+    k.R_WB[2].coeffRef(1, 2) = 0.0;
+    k.R_WB[2].coeffRef(2, 0) = 0.0;
+    k.R_WB[2].coeffRef(2, 1) = 0.0;
+    k.R_WB[2].coeffRef(2, 2) = 1.0;
     k.p_WB[2][0] = k.p_WB[1][0] - t30;
     k.p_WB[2][1] = -t12 - t31;
     k.p_WB[2][2] = 0.0;
-    k.H_W(2, 2) = 1.0;
+    k.H_W.coeffRef(2, 2) = 1.0;
     k.V_WB[2][0] = 0.0;
     k.V_WB[2][1] = 0.0;
     k.V_WB[2][2] = t32;
@@ -3340,22 +3345,22 @@ class Chain {
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
     const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
     const double t37 = tsc3.cos;
-    const double t38 = t37*k.R_WB[2](0, 0);
+    const double t38 = t37*k.R_WB[2].coeff(0, 0);
     const double t39 = tsc3.sin;
-    const double t40 = t39*k.R_WB[2](0, 1);
+    const double t40 = t39*k.R_WB[2].coeff(0, 1);
     const double t41 = t38 + t40;
-    const double t42 = t37*k.R_WB[2](0, 1);
-    const double t43 = t39*k.R_WB[2](0, 0);
+    const double t42 = t37*k.R_WB[2].coeff(0, 1);
+    const double t43 = t39*k.R_WB[2].coeff(0, 0);
     const double t44 = t42 - t43;
-    const double t45 = t37*k.R_WB[2](1, 0);
-    const double t46 = t39*k.R_WB[2](1, 1);
+    const double t45 = t37*k.R_WB[2].coeff(1, 0);
+    const double t46 = t39*k.R_WB[2].coeff(1, 1);
     const double t47 = t45 + t46;
-    const double t48 = t39*k.R_WB[2](1, 0);
-    const double t49 = t37*k.R_WB[2](1, 1);
+    const double t48 = t39*k.R_WB[2].coeff(1, 0);
+    const double t49 = t37*k.R_WB[2].coeff(1, 1);
     const double t50 = -t48 + t49;
-    const double t51 = params.link_3_L*k.R_WB[2](0, 1);
+    const double t51 = params.link_3_L*k.R_WB[2].coeff(0, 1);
     const double t52 = k.p_WB[1][0] - t30 - t51;
-    const double t53 = params.link_3_L*k.R_WB[2](1, 1);
+    const double t53 = params.link_3_L*k.R_WB[2].coeff(1, 1);
     const double t54 = -t12 - t31 - t53;
     const double t55 = u[3] + k.V_WB[2][2];
     const double t56 = t12 + t31 + t54;
@@ -3368,19 +3373,19 @@ class Chain {
     const double t63 = -t16 + t35 - t62;
     const double t64 = k.V_WB[2][2]*k.V_WB[2][2]*t56;
     const double t65 = k.Abias_WB[1][4] + t36 - t64;
-    k.R_WB[3](0, 0) = t41;
-    k.R_WB[3](0, 1) = t44;
-    k.R_WB[3](0, 2) = 0.0;
-    k.R_WB[3](1, 0) = t47;
-    k.R_WB[3](1, 1) = t50;
-    k.R_WB[3](1, 2) = 0.0;
-    k.R_WB[3](2, 0) = 0.0;
-    k.R_WB[3](2, 1) = 0.0;
-    k.R_WB[3](2, 2) = 1.0;
+    k.R_WB[3].coeffRef(0, 0) = t41;
+    k.R_WB[3].coeffRef(0, 1) = t44;
+    k.R_WB[3].coeffRef(0, 2) = 0.0;
+    k.R_WB[3].coeffRef(1, 0) = t47;
+    k.R_WB[3].coeffRef(1, 1) = t50;
+    k.R_WB[3].coeffRef(1, 2) = 0.0;
+    k.R_WB[3].coeffRef(2, 0) = 0.0;
+    k.R_WB[3].coeffRef(2, 1) = 0.0;
+    k.R_WB[3].coeffRef(2, 2) = 1.0;
     k.p_WB[3][0] = t52;
     k.p_WB[3][1] = t54;
     k.p_WB[3][2] = 0.0;
-    k.H_W(2, 3) = 1.0;
+    k.H_W.coeffRef(2, 3) = 1.0;
     k.V_WB[3][0] = 0.0;
     k.V_WB[3][1] = 0.0;
     k.V_WB[3][2] = t55;
@@ -3397,21 +3402,21 @@ class Chain {
     const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
     const double t66 = tsc4.sin;
     const double t67 = tsc4.cos;
-    const double t68 = params.link_4_L*k.V_WB[3][2]*k.R_WB[3](1, 1);
-    const double t69 = params.link_4_L*k.V_WB[3][2]*k.R_WB[3](0, 1);
-    k.R_WB[4](0, 0) = t66*k.R_WB[3](0, 1) + t67*k.R_WB[3](0, 0);
-    k.R_WB[4](0, 1) = t67*k.R_WB[3](0, 1) - t66*k.R_WB[3](0, 0);
-    k.R_WB[4](0, 2) = 0.0;
-    k.R_WB[4](1, 0) = t66*k.R_WB[3](1, 1) + t67*k.R_WB[3](1, 0);
-    k.R_WB[4](1, 1) = -t66*k.R_WB[3](1, 0) + t67*k.R_WB[3](1, 1);
-    k.R_WB[4](1, 2) = 0.0;
-    k.R_WB[4](2, 0) = 0.0;
-    k.R_WB[4](2, 1) = 0.0;
-    k.R_WB[4](2, 2) = 1.0;
-    k.p_WB[4][0] = k.p_WB[3][0] - params.link_4_L*k.R_WB[3](0, 1);
-    k.p_WB[4][1] = k.p_WB[3][1] - params.link_4_L*k.R_WB[3](1, 1);
+    const double t68 = params.link_4_L*k.V_WB[3][2]*k.R_WB[3].coeff(1, 1);
+    const double t69 = params.link_4_L*k.V_WB[3][2]*k.R_WB[3].coeff(0, 1);
+    k.R_WB[4].coeffRef(0, 0) = t66*k.R_WB[3].coeff(0, 1) + t67*k.R_WB[3].coeff(0, 0);
+    k.R_WB[4].coeffRef(0, 1) = t67*k.R_WB[3].coeff(0, 1) - t66*k.R_WB[3].coeff(0, 0);
+    k.R_WB[4].coeffRef(0, 2) = 0.0;
+    k.R_WB[4].coeffRef(1, 0) = t66*k.R_WB[3].coeff(1, 1) + t67*k.R_WB[3].coeff(1, 0);
+    k.R_WB[4].coeffRef(1, 1) = -t66*k.R_WB[3].coeff(1, 0) + t67*k.R_WB[3].coeff(1, 1);
+    k.R_WB[4].coeffRef(1, 2) = 0.0;
+    k.R_WB[4].coeffRef(2, 0) = 0.0;
+    k.R_WB[4].coeffRef(2, 1) = 0.0;
+    k.R_WB[4].coeffRef(2, 2) = 1.0;
+    k.p_WB[4][0] = k.p_WB[3][0] - params.link_4_L*k.R_WB[3].coeff(0, 1);
+    k.p_WB[4][1] = k.p_WB[3][1] - params.link_4_L*k.R_WB[3].coeff(1, 1);
     k.p_WB[4][2] = 0.0;
-    k.H_W(2, 4) = 1.0;
+    k.H_W.coeffRef(2, 4) = 1.0;
     k.V_WB[4][0] = 0.0;
     k.V_WB[4][1] = 0.0;
     k.V_WB[4][2] = u[3] + u[4] + k.V_WB[2][2];

@@ -238,12 +238,12 @@ class DoublePendulum {
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': mass matrix column
     const double t0 = std::cos(q[1]);
     const double t1 = derived_.shoulder_M_0_0*t0;
-    M(0, 0) = derived_.I_KUpper[4] + derived_.shoulder_M_0_0_b - 2.0*t1;
+    M.coeffRef(0, 0) = derived_.I_KUpper[4] + derived_.shoulder_M_0_0_b - 2.0*t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
     const double t2 = derived_.I_KLower[4] - t1;
-    M(1, 1) = derived_.I_KLower[4];
-    M(0, 1) = t2;
-    M(1, 0) = t2;
+    M.coeffRef(1, 1) = derived_.I_KLower[4];
+    M.coeffRef(0, 1) = t2;
+    M.coeffRef(1, 0) = t2;
   }
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
@@ -336,7 +336,7 @@ class DoublePendulum {
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
     const double t4 = derived_.shoulder_M_0_0*t1;
     const double t5 = derived_.I_KLower[4] - t4;
-    M(0, 1) = t5;
+    M.coeffRef(0, 1) = t5;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
     const double t6 = tsc1.sin;
@@ -386,10 +386,10 @@ class DoublePendulum {
     C[0] = t41;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
     const double tinv0 = 1.0/(derived_.I_KUpper[4] +
-        (derived_.shoulder_M_0_0_b - 2.0*t4 - derived_.udot_0*M(0, 1)*M(0, 1)));
-    const double t42 = derived_.udot_0*M(0, 1)*C[1] - C[0];
+        (derived_.shoulder_M_0_0_b - 2.0*t4 - derived_.udot_0*M.coeff(0, 1)*M.coeff(0, 1)));
+    const double t42 = derived_.udot_0*M.coeff(0, 1)*C[1] - C[0];
     udot[0] = tinv0*t42;
-    udot[1] = -derived_.udot_0*C[1] - derived_.udot_0*(M(0, 1)*tinv0*t42);
+    udot[1] = -derived_.udot_0*C[1] - derived_.udot_0*(M.coeff(0, 1)*tinv0*t42);
   }
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
@@ -425,7 +425,7 @@ class DoublePendulum {
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
     const double t4 = derived_.shoulder_M_0_0*t1;
     const double t5 = derived_.I_KLower[4] - t4;
-    M(0, 1) = t5;
+    M.coeffRef(0, 1) = t5;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
     const double t6 = tsc1.sin;
@@ -487,11 +487,11 @@ class DoublePendulum {
     C[0] = t55;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
     const double tinv0 = 1.0/(derived_.I_KUpper[4] +
-        (derived_.shoulder_M_0_0_b - 2.0*t4 - derived_.udot_0*M(0, 1)*M(0, 1)));
+        (derived_.shoulder_M_0_0_b - 2.0*t4 - derived_.udot_0*M.coeff(0, 1)*M.coeff(0, 1)));
     const double t56 = fext[1][2] - t30;
-    const double t57 = -derived_.udot_0*M(0, 1)*t56 - C[0];
+    const double t57 = -derived_.udot_0*M.coeff(0, 1)*t56 - C[0];
     udot[0] = tinv0*t57;
-    udot[1] = derived_.udot_0*t56 - derived_.udot_0*(M(0, 1)*tinv0*t57);
+    udot[1] = derived_.udot_0*t56 - derived_.udot_0*(M.coeff(0, 1)*tinv0*t57);
   }
 
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
@@ -572,15 +572,15 @@ class DoublePendulum {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    poses[0].R_WB(0, 0) = t0;
-    poses[0].R_WB(0, 1) = -t1;
-    poses[0].R_WB(0, 2) = 0.0;
-    poses[0].R_WB(1, 0) = t1;
-    poses[0].R_WB(1, 1) = t0;
-    poses[0].R_WB(1, 2) = 0.0;
-    poses[0].R_WB(2, 0) = 0.0;
-    poses[0].R_WB(2, 1) = 0.0;
-    poses[0].R_WB(2, 2) = 1.0;
+    poses[0].R_WB.coeffRef(0, 0) = t0;
+    poses[0].R_WB.coeffRef(0, 1) = -t1;
+    poses[0].R_WB.coeffRef(0, 2) = 0.0;
+    poses[0].R_WB.coeffRef(1, 0) = t1;
+    poses[0].R_WB.coeffRef(1, 1) = t0;
+    poses[0].R_WB.coeffRef(1, 2) = 0.0;
+    poses[0].R_WB.coeffRef(2, 0) = 0.0;
+    poses[0].R_WB.coeffRef(2, 1) = 0.0;
+    poses[0].R_WB.coeffRef(2, 2) = 1.0;
     poses[0].p_WB[0] = 0.0;
     poses[0].p_WB[1] = 0.0;
     poses[0].p_WB[2] = 0.0;
@@ -588,20 +588,20 @@ class DoublePendulum {
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
     const double t3 = tsc1.cos;
-    const double t4 = -t2*poses[0].R_WB(1, 0) + t3*poses[0].R_WB(0, 0);
-    const double t5 = t2*poses[0].R_WB(0, 0);
-    const double t6 = poses[0].R_WB(1, 0)*t3;
-    poses[1].R_WB(0, 0) = t4;
-    poses[1].R_WB(0, 1) = -t5 - t6;
-    poses[1].R_WB(0, 2) = 0.0;
-    poses[1].R_WB(1, 0) = t5 + t6;
-    poses[1].R_WB(1, 1) = t4;
-    poses[1].R_WB(1, 2) = 0.0;
-    poses[1].R_WB(2, 0) = 0.0;
-    poses[1].R_WB(2, 1) = 0.0;
-    poses[1].R_WB(2, 2) = 1.0;
-    poses[1].p_WB[0] = params.L1*poses[0].R_WB(1, 0);
-    poses[1].p_WB[1] = -params.L1*poses[0].R_WB(0, 0);
+    const double t4 = -t2*poses[0].R_WB.coeff(1, 0) + t3*poses[0].R_WB.coeff(0, 0);
+    const double t5 = t2*poses[0].R_WB.coeff(0, 0);
+    const double t6 = poses[0].R_WB.coeff(1, 0)*t3;
+    poses[1].R_WB.coeffRef(0, 0) = t4;
+    poses[1].R_WB.coeffRef(0, 1) = -t5 - t6;
+    poses[1].R_WB.coeffRef(0, 2) = 0.0;
+    poses[1].R_WB.coeffRef(1, 0) = t5 + t6;
+    poses[1].R_WB.coeffRef(1, 1) = t4;
+    poses[1].R_WB.coeffRef(1, 2) = 0.0;
+    poses[1].R_WB.coeffRef(2, 0) = 0.0;
+    poses[1].R_WB.coeffRef(2, 1) = 0.0;
+    poses[1].R_WB.coeffRef(2, 2) = 1.0;
+    poses[1].p_WB[0] = params.L1*poses[0].R_WB.coeff(1, 0);
+    poses[1].p_WB[1] = -params.L1*poses[0].R_WB.coeff(0, 0);
     poses[1].p_WB[2] = 0.0;
   }
 
@@ -614,8 +614,8 @@ class DoublePendulum {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WUpper(0, 0) = t0;
-    R_WUpper(1, 0) = t1;
+    R_WUpper.coeffRef(0, 0) = t0;
+    R_WUpper.coeffRef(1, 0) = t1;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': velocity
     velocities[0].w_WB[0] = 0.0;
     velocities[0].w_WB[1] = 0.0;
@@ -627,8 +627,8 @@ class DoublePendulum {
     velocities[1].w_WB[0] = 0.0;
     velocities[1].w_WB[1] = 0.0;
     velocities[1].w_WB[2] = u[0] + u[1];
-    velocities[1].v_WB[0] = params.L1*u[0]*R_WUpper(0, 0);
-    velocities[1].v_WB[1] = params.L1*u[0]*R_WUpper(1, 0);
+    velocities[1].v_WB[0] = params.L1*u[0]*R_WUpper.coeff(0, 0);
+    velocities[1].v_WB[1] = params.L1*u[0]*R_WUpper.coeff(1, 0);
     velocities[1].v_WB[2] = 0.0;
   }
 
@@ -645,32 +645,33 @@ class DoublePendulum {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WUpper(0, 0) = t0;
-    R_WUpper(1, 0) = t1;
+    R_WUpper.coeffRef(0, 0) = t0;
+    R_WUpper.coeffRef(1, 0) = t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*R_WUpper(1, 0);
+    const double t3 = t2*R_WUpper.coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*R_WUpper(0, 0);
+    const double t5 = t4*R_WUpper.coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*R_WUpper(0, 0);
-    const double t8 = R_WUpper(1, 0)*t4;
+    const double t7 = t2*R_WUpper.coeff(0, 0);
+    const double t8 = R_WUpper.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
-    R_WLower(0, 0) = t6;
-    R_WLower(0, 1) = t9;
+    R_WLower.coeffRef(0, 0) = t6;
+    R_WLower.coeffRef(0, 1) = t9;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity
     const double t10 = u[0] + u[1];
-    const double t11 = params.L1*u[0]*R_WUpper(0, 0);
-    const double t12 = params.L1*u[0]*R_WUpper(1, 0);
+    const double t11 = params.L1*u[0]*R_WUpper.coeff(0, 0);
+    const double t12 = params.L1*u[0]*R_WUpper.coeff(1, 0);
     w_WLower[2] = t10;
     v_WLower[0] = t11;
     v_WLower[1] = t12;
     // kinetic energy
     const double t13 = w_WLower[2]*(0.3333333333333333*derived_.ke_b*w_WLower[2] -
-        0.5*derived_.ke*v_WLower[1]*R_WLower(0, 1) + 0.5*derived_.ke*v_WLower[0]*R_WLower(0, 0)) +
-        v_WLower[1]*(params.m2*v_WLower[1] - 0.5*derived_.ke*w_WLower[2]*R_WLower(0, 1)) +
-        v_WLower[0]*(params.m2*v_WLower[0] + 0.5*derived_.ke*w_WLower[2]*R_WLower(0, 0));
+        0.5*derived_.ke*v_WLower[1]*R_WLower.coeff(0, 1) +
+        0.5*derived_.ke*v_WLower[0]*R_WLower.coeff(0, 0)) +
+        v_WLower[1]*(params.m2*v_WLower[1] - 0.5*derived_.ke*w_WLower[2]*R_WLower.coeff(0, 1)) +
+        v_WLower[0]*(params.m2*v_WLower[0] + 0.5*derived_.ke*w_WLower[2]*R_WLower.coeff(0, 0));
     ke = 0.5*(0.3333333333333333*derived_.ke_c*u[0]*u[0] + t13);
     return ke;
   }
@@ -687,26 +688,28 @@ class DoublePendulum {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WUpper(0, 0) = t0;
-    R_WUpper(1, 0) = t1;
+    R_WUpper.coeffRef(0, 0) = t0;
+    R_WUpper.coeffRef(1, 0) = t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*R_WUpper(1, 0);
+    const double t3 = t2*R_WUpper.coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*R_WUpper(0, 0);
+    const double t5 = t4*R_WUpper.coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*R_WUpper(0, 0);
-    const double t8 = R_WUpper(1, 0)*t4;
+    const double t7 = t2*R_WUpper.coeff(0, 0);
+    const double t8 = R_WUpper.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
-    const double t10 = params.L1*R_WUpper(1, 0);
-    R_WLower(0, 0) = t6;
-    R_WLower(0, 1) = t9;
+    const double t10 = params.L1*R_WUpper.coeff(1, 0);
+    R_WLower.coeffRef(0, 0) = t6;
+    R_WLower.coeffRef(0, 1) = t9;
     p_WLower[0] = t10;
     // potential energy (gravity)
-    pe = -params.m1*(-0.5*derived_.pe*R_WUpper(0, 0) + 0.5*derived_.pe_b*R_WUpper(1, 0)) -
-        params.m2*(params.world_gravity[0]*(p_WLower[0] - 0.5*params.L2*R_WLower(0, 1)) +
-        params.world_gravity[1]*(-params.L1*R_WUpper(0, 0) - 0.5*params.L2*R_WLower(0, 0)));
+    pe = -params.m1*(-0.5*derived_.pe*R_WUpper.coeff(0, 0) +
+        0.5*derived_.pe_b*R_WUpper.coeff(1, 0)) - params.m2*(params.world_gravity[0]*(p_WLower[0] -
+        0.5*params.L2*R_WLower.coeff(0, 1)) +
+        params.world_gravity[1]*(-params.L1*R_WUpper.coeff(0, 0) -
+        0.5*params.L2*R_WLower.coeff(0, 0)));
     return pe;
   }
 
@@ -741,12 +744,12 @@ class DoublePendulum {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WUpper(0, 0) = t0;
-    R_WUpper(1, 0) = t1;
+    R_WUpper.coeffRef(0, 0) = t0;
+    R_WUpper.coeffRef(1, 0) = t1;
     // J_WF: the joints from World to 'upper', each shifted to Fo
-    J(2, 0) = 1.0;
-    J(3, 0) = -p_BoFo_B[0]*R_WUpper(1, 0) - p_BoFo_B[1]*R_WUpper(0, 0);
-    J(4, 0) = p_BoFo_B[0]*R_WUpper(0, 0) - p_BoFo_B[1]*R_WUpper(1, 0);
+    J.coeffRef(2, 0) = 1.0;
+    J.coeffRef(3, 0) = -p_BoFo_B[0]*R_WUpper.coeff(1, 0) - p_BoFo_B[1]*R_WUpper.coeff(0, 0);
+    J.coeffRef(4, 0) = p_BoFo_B[0]*R_WUpper.coeff(0, 0) - p_BoFo_B[1]*R_WUpper.coeff(1, 0);
   }
 
   // Body 'lower':
@@ -765,34 +768,35 @@ class DoublePendulum {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WUpper(0, 0) = t0;
-    R_WUpper(1, 0) = t1;
+    R_WUpper.coeffRef(0, 0) = t0;
+    R_WUpper.coeffRef(1, 0) = t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*R_WUpper(1, 0);
+    const double t3 = t2*R_WUpper.coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*R_WUpper(0, 0);
+    const double t5 = t4*R_WUpper.coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*R_WUpper(0, 0);
-    const double t8 = R_WUpper(1, 0)*t4;
+    const double t7 = t2*R_WUpper.coeff(0, 0);
+    const double t8 = R_WUpper.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
-    const double t11 = params.L1*R_WUpper(1, 0);
-    R_WLower(0, 0) = t6;
-    R_WLower(0, 1) = t9;
-    R_WLower(1, 0) = t10;
+    const double t11 = params.L1*R_WUpper.coeff(1, 0);
+    R_WLower.coeffRef(0, 0) = t6;
+    R_WLower.coeffRef(0, 1) = t9;
+    R_WLower.coeffRef(1, 0) = t10;
     p_WLower[0] = t11;
     // J_WF: the joints from World to 'lower', each shifted to Fo
-    const double t12 = params.L1*R_WUpper(0, 0);
-    const double t13 = -t12 + p_BoFo_B[1]*R_WLower(0, 0) + p_BoFo_B[0]*R_WLower(1, 0);
-    const double t14 = p_WLower[0] + p_BoFo_B[1]*R_WLower(0, 1) + p_BoFo_B[0]*R_WLower(0, 0);
-    J(2, 0) = 1.0;
-    J(2, 1) = 1.0;
-    J(3, 0) = -t13;
-    J(3, 1) = -t12 - t13;
-    J(4, 0) = t14;
-    J(4, 1) = -p_WLower[0] + t14;
+    const double t12 = params.L1*R_WUpper.coeff(0, 0);
+    const double t13 = -t12 + p_BoFo_B[1]*R_WLower.coeff(0, 0) + p_BoFo_B[0]*R_WLower.coeff(1, 0);
+    const double t14 = p_WLower[0] + p_BoFo_B[1]*R_WLower.coeff(0, 1) +
+        p_BoFo_B[0]*R_WLower.coeff(0, 0);
+    J.coeffRef(2, 0) = 1.0;
+    J.coeffRef(2, 1) = 1.0;
+    J.coeffRef(3, 0) = -t13;
+    J.coeffRef(3, 1) = -t12 - t13;
+    J.coeffRef(4, 0) = t14;
+    J.coeffRef(4, 1) = -p_WLower[0] + t14;
   }
 
   // Body 'upper':
@@ -807,12 +811,12 @@ class DoublePendulum {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WUpper(0, 0) = t0;
-    R_WUpper(1, 0) = t1;
+    R_WUpper.coeffRef(0, 0) = t0;
+    R_WUpper.coeffRef(1, 0) = t1;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = -u[0]*u[0]*(p_BoFo_B[0]*R_WUpper(0, 0) - p_BoFo_B[1]*R_WUpper(1, 0));
-    JdotU[4] = -u[0]*u[0]*(p_BoFo_B[0]*R_WUpper(1, 0) + p_BoFo_B[1]*R_WUpper(0, 0));
+    JdotU[3] = -u[0]*u[0]*(p_BoFo_B[0]*R_WUpper.coeff(0, 0) - p_BoFo_B[1]*R_WUpper.coeff(1, 0));
+    JdotU[4] = -u[0]*u[0]*(p_BoFo_B[0]*R_WUpper.coeff(1, 0) + p_BoFo_B[1]*R_WUpper.coeff(0, 0));
     JdotU[5] = 0.0;
   }
 
@@ -831,35 +835,35 @@ class DoublePendulum {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WUpper(0, 0) = t0;
-    R_WUpper(1, 0) = t1;
+    R_WUpper.coeffRef(0, 0) = t0;
+    R_WUpper.coeffRef(1, 0) = t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*R_WUpper(1, 0);
+    const double t3 = t2*R_WUpper.coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*R_WUpper(0, 0);
+    const double t5 = t4*R_WUpper.coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*R_WUpper(0, 0);
-    const double t8 = R_WUpper(1, 0)*t4;
+    const double t7 = t2*R_WUpper.coeff(0, 0);
+    const double t8 = R_WUpper.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
-    R_WLower(0, 0) = t6;
-    R_WLower(0, 1) = t9;
-    R_WLower(1, 0) = t10;
+    R_WLower.coeffRef(0, 0) = t6;
+    R_WLower.coeffRef(0, 1) = t9;
+    R_WLower.coeffRef(1, 0) = t10;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity
     const double t11 = u[0] + u[1];
-    const double t12 = params.L1*u[0]*R_WUpper(0, 0);
-    const double t13 = params.L1*u[0]*R_WUpper(1, 0);
+    const double t12 = params.L1*u[0]*R_WUpper.coeff(0, 0);
+    const double t13 = params.L1*u[0]*R_WUpper.coeff(1, 0);
     w_WLower[2] = t11;
     v_WLower[0] = t12;
     v_WLower[1] = t13;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = -u[0]*v_WLower[1] - w_WLower[2]*w_WLower[2]*(p_BoFo_B[1]*R_WLower(0, 1) +
-        p_BoFo_B[0]*R_WLower(0, 0));
-    JdotU[4] = u[0]*v_WLower[0] - w_WLower[2]*w_WLower[2]*(p_BoFo_B[1]*R_WLower(0, 0) +
-        p_BoFo_B[0]*R_WLower(1, 0));
+    JdotU[3] = -u[0]*v_WLower[1] - w_WLower[2]*w_WLower[2]*(p_BoFo_B[1]*R_WLower.coeff(0, 1) +
+        p_BoFo_B[0]*R_WLower.coeff(0, 0));
+    JdotU[4] = u[0]*v_WLower[0] - w_WLower[2]*w_WLower[2]*(p_BoFo_B[1]*R_WLower.coeff(0, 0) +
+        p_BoFo_B[0]*R_WLower.coeff(1, 0));
     JdotU[5] = 0.0;
   }
 
@@ -873,39 +877,39 @@ class DoublePendulum {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    k.R_WB[0](0, 0) = t0;
-    k.R_WB[0](0, 1) = -t1;
-    k.R_WB[0](0, 2) = 0.0;
-    k.R_WB[0](1, 0) = t1;
-    k.R_WB[0](1, 1) = t0;
-    k.R_WB[0](1, 2) = 0.0;
-    k.R_WB[0](2, 0) = 0.0;
-    k.R_WB[0](2, 1) = 0.0;
-    k.R_WB[0](2, 2) = 1.0;
+    k.R_WB[0].coeffRef(0, 0) = t0;
+    k.R_WB[0].coeffRef(0, 1) = -t1;
+    k.R_WB[0].coeffRef(0, 2) = 0.0;
+    k.R_WB[0].coeffRef(1, 0) = t1;
+    k.R_WB[0].coeffRef(1, 1) = t0;
+    k.R_WB[0].coeffRef(1, 2) = 0.0;
+    k.R_WB[0].coeffRef(2, 0) = 0.0;
+    k.R_WB[0].coeffRef(2, 1) = 0.0;
+    k.R_WB[0].coeffRef(2, 2) = 1.0;
     k.p_WB[0][0] = 0.0;
     k.p_WB[0][1] = 0.0;
     k.p_WB[0][2] = 0.0;
-    k.H_W(2, 0) = 1.0;
+    k.H_W.coeffRef(2, 0) = 1.0;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
     const double t3 = tsc1.cos;
-    const double t4 = -t2*k.R_WB[0](1, 0) + t3*k.R_WB[0](0, 0);
-    const double t5 = t2*k.R_WB[0](0, 0);
-    const double t6 = k.R_WB[0](1, 0)*t3;
-    k.R_WB[1](0, 0) = t4;
-    k.R_WB[1](0, 1) = -t5 - t6;
-    k.R_WB[1](0, 2) = 0.0;
-    k.R_WB[1](1, 0) = t5 + t6;
-    k.R_WB[1](1, 1) = t4;
-    k.R_WB[1](1, 2) = 0.0;
-    k.R_WB[1](2, 0) = 0.0;
-    k.R_WB[1](2, 1) = 0.0;
-    k.R_WB[1](2, 2) = 1.0;
-    k.p_WB[1][0] = params.L1*k.R_WB[0](1, 0);
-    k.p_WB[1][1] = -params.L1*k.R_WB[0](0, 0);
+    const double t4 = -t2*k.R_WB[0].coeff(1, 0) + t3*k.R_WB[0].coeff(0, 0);
+    const double t5 = t2*k.R_WB[0].coeff(0, 0);
+    const double t6 = k.R_WB[0].coeff(1, 0)*t3;
+    k.R_WB[1].coeffRef(0, 0) = t4;
+    k.R_WB[1].coeffRef(0, 1) = -t5 - t6;
+    k.R_WB[1].coeffRef(0, 2) = 0.0;
+    k.R_WB[1].coeffRef(1, 0) = t5 + t6;
+    k.R_WB[1].coeffRef(1, 1) = t4;
+    k.R_WB[1].coeffRef(1, 2) = 0.0;
+    k.R_WB[1].coeffRef(2, 0) = 0.0;
+    k.R_WB[1].coeffRef(2, 1) = 0.0;
+    k.R_WB[1].coeffRef(2, 2) = 1.0;
+    k.p_WB[1][0] = params.L1*k.R_WB[0].coeff(1, 0);
+    k.p_WB[1][1] = -params.L1*k.R_WB[0].coeff(0, 0);
     k.p_WB[1][2] = 0.0;
-    k.H_W(2, 1) = 1.0;
+    k.H_W.coeffRef(2, 1) = 1.0;
   }
 
   // The same, and what frameJacobianDotU(frame, k, JdotU) reads too: every body's spatial
@@ -918,19 +922,19 @@ class DoublePendulum {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    k.R_WB[0](0, 0) = t0;
-    k.R_WB[0](0, 1) = -t1;
-    k.R_WB[0](0, 2) = 0.0;
-    k.R_WB[0](1, 0) = t1;
-    k.R_WB[0](1, 1) = t0;
-    k.R_WB[0](1, 2) = 0.0;
-    k.R_WB[0](2, 0) = 0.0;
-    k.R_WB[0](2, 1) = 0.0;
-    k.R_WB[0](2, 2) = 1.0;
+    k.R_WB[0].coeffRef(0, 0) = t0;
+    k.R_WB[0].coeffRef(0, 1) = -t1;
+    k.R_WB[0].coeffRef(0, 2) = 0.0;
+    k.R_WB[0].coeffRef(1, 0) = t1;
+    k.R_WB[0].coeffRef(1, 1) = t0;
+    k.R_WB[0].coeffRef(1, 2) = 0.0;
+    k.R_WB[0].coeffRef(2, 0) = 0.0;
+    k.R_WB[0].coeffRef(2, 1) = 0.0;
+    k.R_WB[0].coeffRef(2, 2) = 1.0;
     k.p_WB[0][0] = 0.0;
     k.p_WB[0][1] = 0.0;
     k.p_WB[0][2] = 0.0;
-    k.H_W(2, 0) = 1.0;
+    k.H_W.coeffRef(2, 0) = 1.0;
     k.V_WB[0][0] = 0.0;
     k.V_WB[0][1] = 0.0;
     k.V_WB[0][2] = u[0];
@@ -947,24 +951,24 @@ class DoublePendulum {
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
     const double t3 = tsc1.cos;
-    const double t4 = -t2*k.R_WB[0](1, 0) + t3*k.R_WB[0](0, 0);
-    const double t5 = t2*k.R_WB[0](0, 0);
-    const double t6 = k.R_WB[0](1, 0)*t3;
-    const double t7 = params.L1*u[0]*k.R_WB[0](0, 0);
-    const double t8 = params.L1*u[0]*k.R_WB[0](1, 0);
-    k.R_WB[1](0, 0) = t4;
-    k.R_WB[1](0, 1) = -t5 - t6;
-    k.R_WB[1](0, 2) = 0.0;
-    k.R_WB[1](1, 0) = t5 + t6;
-    k.R_WB[1](1, 1) = t4;
-    k.R_WB[1](1, 2) = 0.0;
-    k.R_WB[1](2, 0) = 0.0;
-    k.R_WB[1](2, 1) = 0.0;
-    k.R_WB[1](2, 2) = 1.0;
-    k.p_WB[1][0] = params.L1*k.R_WB[0](1, 0);
-    k.p_WB[1][1] = -params.L1*k.R_WB[0](0, 0);
+    const double t4 = -t2*k.R_WB[0].coeff(1, 0) + t3*k.R_WB[0].coeff(0, 0);
+    const double t5 = t2*k.R_WB[0].coeff(0, 0);
+    const double t6 = k.R_WB[0].coeff(1, 0)*t3;
+    const double t7 = params.L1*u[0]*k.R_WB[0].coeff(0, 0);
+    const double t8 = params.L1*u[0]*k.R_WB[0].coeff(1, 0);
+    k.R_WB[1].coeffRef(0, 0) = t4;
+    k.R_WB[1].coeffRef(0, 1) = -t5 - t6;
+    k.R_WB[1].coeffRef(0, 2) = 0.0;
+    k.R_WB[1].coeffRef(1, 0) = t5 + t6;
+    k.R_WB[1].coeffRef(1, 1) = t4;
+    k.R_WB[1].coeffRef(1, 2) = 0.0;
+    k.R_WB[1].coeffRef(2, 0) = 0.0;
+    k.R_WB[1].coeffRef(2, 1) = 0.0;
+    k.R_WB[1].coeffRef(2, 2) = 1.0;
+    k.p_WB[1][0] = params.L1*k.R_WB[0].coeff(1, 0);
+    k.p_WB[1][1] = -params.L1*k.R_WB[0].coeff(0, 0);
     k.p_WB[1][2] = 0.0;
-    k.H_W(2, 1) = 1.0;
+    k.H_W.coeffRef(2, 1) = 1.0;
     k.V_WB[1][0] = 0.0;
     k.V_WB[1][1] = 0.0;
     k.V_WB[1][2] = u[0] + u[1];

@@ -243,7 +243,7 @@ class Wheel {
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
     refreshDerived();  // the parameter-only values, if params changed
     // mass matrix (composite rigid body, in World)
-    M(0, 0) = derived_.I_KWheel[12];
+    M.coeffRef(0, 0) = derived_.I_KWheel[12];
   }
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
@@ -256,13 +256,13 @@ class Wheel {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WWheel(0, 0) = t0;
-    R_WWheel(1, 0) = t1;
+    R_WWheel.coeffRef(0, 0) = t0;
+    R_WWheel.coeffRef(1, 0) = t1;
     // bias (recursive Newton-Euler with udot = 0, gravity included, in World)
-    C[0] = -params.world_gravity[1]*(-derived_.I_KWheel[2]*R_WWheel(1, 0) +
-        derived_.I_KWheel[1]*R_WWheel(0, 0)) +
-        params.world_gravity[0]*(derived_.I_KWheel[1]*R_WWheel(1, 0) +
-        derived_.I_KWheel[2]*R_WWheel(0, 0));
+    C[0] = -params.world_gravity[1]*(-derived_.I_KWheel[2]*R_WWheel.coeff(1, 0) +
+        derived_.I_KWheel[1]*R_WWheel.coeff(0, 0)) +
+        params.world_gravity[0]*(derived_.I_KWheel[1]*R_WWheel.coeff(1, 0) +
+        derived_.I_KWheel[2]*R_WWheel.coeff(0, 0));
   }
 
   // tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`).
@@ -291,14 +291,14 @@ class Wheel {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WWheel(0, 0) = t0;
-    R_WWheel(1, 0) = t1;
+    R_WWheel.coeffRef(0, 0) = t0;
+    R_WWheel.coeffRef(1, 0) = t1;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
-    udot[0] = derived_.udot_0*(-params.world_gravity[0]*(derived_.I_KWheel[1]*R_WWheel(1, 0) +
-        derived_.I_KWheel[2]*R_WWheel(0, 0)) + (-mylib::friction(u[0], params.mu) +
-        mylib::spring(params.k, q[0]) +
-        params.world_gravity[1]*(-derived_.I_KWheel[2]*R_WWheel(1, 0) +
-        derived_.I_KWheel[1]*R_WWheel(0, 0))));
+    udot[0] = derived_.udot_0*(-params.world_gravity[0]*(derived_.I_KWheel[1]*R_WWheel.coeff(1, 0) +
+        derived_.I_KWheel[2]*R_WWheel.coeff(0, 0)) +
+        (-mylib::friction(u[0], params.mu) + mylib::spring(params.k, q[0]) +
+        params.world_gravity[1]*(-derived_.I_KWheel[2]*R_WWheel.coeff(1, 0) +
+        derived_.I_KWheel[1]*R_WWheel.coeff(0, 0))));
   }
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
@@ -324,16 +324,16 @@ class Wheel {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WWheel(0, 0) = t0;
-    R_WWheel(1, 0) = t1;
+    R_WWheel.coeffRef(0, 0) = t0;
+    R_WWheel.coeffRef(1, 0) = t1;
     // bias less the external forces' generalized forces, C - sum_B J_WB^T fext_B (recursive
     // Newton-Euler with udot = 0, gravity included, in World)
-    const double t2 = derived_.I_KWheel[2]*R_WWheel(1, 0);
-    const double t3 = derived_.I_KWheel[1]*R_WWheel(0, 0);
+    const double t2 = derived_.I_KWheel[2]*R_WWheel.coeff(1, 0);
+    const double t3 = derived_.I_KWheel[1]*R_WWheel.coeff(0, 0);
     const double t4 = -t2 + t3;
     const double t5 = params.world_gravity[1]*t4;
-    const double t6 = derived_.I_KWheel[1]*R_WWheel(1, 0);
-    const double t7 = derived_.I_KWheel[2]*R_WWheel(0, 0);
+    const double t6 = derived_.I_KWheel[1]*R_WWheel.coeff(1, 0);
+    const double t7 = derived_.I_KWheel[2]*R_WWheel.coeff(0, 0);
     const double t8 = t6 + t7;
     const double t9 = params.world_gravity[0]*t8;
     const double t10 = -fext[0][2] - t5 + t9;
@@ -382,15 +382,15 @@ class Wheel {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    poses[0].R_WB(0, 0) = t0;
-    poses[0].R_WB(0, 1) = -t1;
-    poses[0].R_WB(0, 2) = 0.0;
-    poses[0].R_WB(1, 0) = t1;
-    poses[0].R_WB(1, 1) = t0;
-    poses[0].R_WB(1, 2) = 0.0;
-    poses[0].R_WB(2, 0) = 0.0;
-    poses[0].R_WB(2, 1) = 0.0;
-    poses[0].R_WB(2, 2) = 1.0;
+    poses[0].R_WB.coeffRef(0, 0) = t0;
+    poses[0].R_WB.coeffRef(0, 1) = -t1;
+    poses[0].R_WB.coeffRef(0, 2) = 0.0;
+    poses[0].R_WB.coeffRef(1, 0) = t1;
+    poses[0].R_WB.coeffRef(1, 1) = t0;
+    poses[0].R_WB.coeffRef(1, 2) = 0.0;
+    poses[0].R_WB.coeffRef(2, 0) = 0.0;
+    poses[0].R_WB.coeffRef(2, 1) = 0.0;
+    poses[0].R_WB.coeffRef(2, 2) = 1.0;
     poses[0].p_WB[0] = 0.0;
     poses[0].p_WB[1] = 0.0;
     poses[0].p_WB[2] = 0.0;
@@ -429,14 +429,14 @@ class Wheel {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WWheel(0, 0) = t0;
-    R_WWheel(1, 0) = t1;
+    R_WWheel.coeffRef(0, 0) = t0;
+    R_WWheel.coeffRef(1, 0) = t1;
     // potential energy (gravity)
     pe = -params.wheel_mass*(derived_.pe +
-        params.world_gravity[0]*(params.wheel_com[0]*R_WWheel(0, 0) -
-        params.wheel_com[1]*R_WWheel(1, 0)) +
-        params.world_gravity[1]*(params.wheel_com[1]*R_WWheel(0, 0) +
-        params.wheel_com[0]*R_WWheel(1, 0)));
+        params.world_gravity[0]*(params.wheel_com[0]*R_WWheel.coeff(0, 0) -
+        params.wheel_com[1]*R_WWheel.coeff(1, 0)) +
+        params.world_gravity[1]*(params.wheel_com[1]*R_WWheel.coeff(0, 0) +
+        params.wheel_com[0]*R_WWheel.coeff(1, 0)));
     return pe;
   }
 
@@ -474,12 +474,12 @@ class Wheel {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WWheel(0, 0) = t0;
-    R_WWheel(1, 0) = t1;
+    R_WWheel.coeffRef(0, 0) = t0;
+    R_WWheel.coeffRef(1, 0) = t1;
     // J_WF: the joints from World to 'wheel', each shifted to Fo
-    J(2, 0) = 1.0;
-    J(3, 0) = -p_BoFo_B[0]*R_WWheel(1, 0) - p_BoFo_B[1]*R_WWheel(0, 0);
-    J(4, 0) = p_BoFo_B[0]*R_WWheel(0, 0) - p_BoFo_B[1]*R_WWheel(1, 0);
+    J.coeffRef(2, 0) = 1.0;
+    J.coeffRef(3, 0) = -p_BoFo_B[0]*R_WWheel.coeff(1, 0) - p_BoFo_B[1]*R_WWheel.coeff(0, 0);
+    J.coeffRef(4, 0) = p_BoFo_B[0]*R_WWheel.coeff(0, 0) - p_BoFo_B[1]*R_WWheel.coeff(1, 0);
   }
 
   // Body 'wheel':
@@ -494,12 +494,12 @@ class Wheel {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WWheel(0, 0) = t0;
-    R_WWheel(1, 0) = t1;
+    R_WWheel.coeffRef(0, 0) = t0;
+    R_WWheel.coeffRef(1, 0) = t1;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = -u[0]*u[0]*(p_BoFo_B[0]*R_WWheel(0, 0) - p_BoFo_B[1]*R_WWheel(1, 0));
-    JdotU[4] = -u[0]*u[0]*(p_BoFo_B[0]*R_WWheel(1, 0) + p_BoFo_B[1]*R_WWheel(0, 0));
+    JdotU[3] = -u[0]*u[0]*(p_BoFo_B[0]*R_WWheel.coeff(0, 0) - p_BoFo_B[1]*R_WWheel.coeff(1, 0));
+    JdotU[4] = -u[0]*u[0]*(p_BoFo_B[0]*R_WWheel.coeff(1, 0) + p_BoFo_B[1]*R_WWheel.coeff(0, 0));
     JdotU[5] = 0.0;
   }
 
@@ -513,19 +513,19 @@ class Wheel {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    k.R_WB[0](0, 0) = t0;
-    k.R_WB[0](0, 1) = -t1;
-    k.R_WB[0](0, 2) = 0.0;
-    k.R_WB[0](1, 0) = t1;
-    k.R_WB[0](1, 1) = t0;
-    k.R_WB[0](1, 2) = 0.0;
-    k.R_WB[0](2, 0) = 0.0;
-    k.R_WB[0](2, 1) = 0.0;
-    k.R_WB[0](2, 2) = 1.0;
+    k.R_WB[0].coeffRef(0, 0) = t0;
+    k.R_WB[0].coeffRef(0, 1) = -t1;
+    k.R_WB[0].coeffRef(0, 2) = 0.0;
+    k.R_WB[0].coeffRef(1, 0) = t1;
+    k.R_WB[0].coeffRef(1, 1) = t0;
+    k.R_WB[0].coeffRef(1, 2) = 0.0;
+    k.R_WB[0].coeffRef(2, 0) = 0.0;
+    k.R_WB[0].coeffRef(2, 1) = 0.0;
+    k.R_WB[0].coeffRef(2, 2) = 1.0;
     k.p_WB[0][0] = 0.0;
     k.p_WB[0][1] = 0.0;
     k.p_WB[0][2] = 0.0;
-    k.H_W(2, 0) = 1.0;
+    k.H_W.coeffRef(2, 0) = 1.0;
   }
 
   // The same, and what frameJacobianDotU(frame, k, JdotU) reads too: every body's spatial
@@ -538,19 +538,19 @@ class Wheel {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    k.R_WB[0](0, 0) = t0;
-    k.R_WB[0](0, 1) = -t1;
-    k.R_WB[0](0, 2) = 0.0;
-    k.R_WB[0](1, 0) = t1;
-    k.R_WB[0](1, 1) = t0;
-    k.R_WB[0](1, 2) = 0.0;
-    k.R_WB[0](2, 0) = 0.0;
-    k.R_WB[0](2, 1) = 0.0;
-    k.R_WB[0](2, 2) = 1.0;
+    k.R_WB[0].coeffRef(0, 0) = t0;
+    k.R_WB[0].coeffRef(0, 1) = -t1;
+    k.R_WB[0].coeffRef(0, 2) = 0.0;
+    k.R_WB[0].coeffRef(1, 0) = t1;
+    k.R_WB[0].coeffRef(1, 1) = t0;
+    k.R_WB[0].coeffRef(1, 2) = 0.0;
+    k.R_WB[0].coeffRef(2, 0) = 0.0;
+    k.R_WB[0].coeffRef(2, 1) = 0.0;
+    k.R_WB[0].coeffRef(2, 2) = 1.0;
     k.p_WB[0][0] = 0.0;
     k.p_WB[0][1] = 0.0;
     k.p_WB[0][2] = 0.0;
-    k.H_W(2, 0) = 1.0;
+    k.H_W.coeffRef(2, 0) = 1.0;
     k.V_WB[0][0] = 0.0;
     k.V_WB[0][1] = 0.0;
     k.V_WB[0][2] = u[0];

@@ -302,14 +302,14 @@ class FourBar {
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': mass matrix column
     const double t0 = std::cos(q[1]);
     const double t1 = derived_.crankPivot_M_0_0*t0;
-    M(0, 0) = derived_.I_KCrank[8] + derived_.crankPivot_M_0_0_b + 2.0*t1;
+    M.coeffRef(0, 0) = derived_.I_KCrank[8] + derived_.crankPivot_M_0_0_b + 2.0*t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': mass matrix column
     const double t2 = derived_.I_KCoupler[8] + t1;
-    M(1, 1) = derived_.I_KCoupler[8];
-    M(0, 1) = t2;
-    M(1, 0) = t2;
+    M.coeffRef(1, 1) = derived_.I_KCoupler[8];
+    M.coeffRef(0, 1) = t2;
+    M.coeffRef(1, 0) = t2;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': mass matrix column
-    M(2, 2) = derived_.I_KRocker[8];
+    M.coeffRef(2, 2) = derived_.I_KRocker[8];
   }
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
@@ -418,7 +418,7 @@ class FourBar {
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': mass matrix column
     const double t5 = derived_.crankPivot_M_0_0*t3;
     const double t6 = derived_.I_KCoupler[8] + t5;
-    M(0, 1) = t6;
+    M.coeffRef(0, 1) = t6;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration with udot = 0
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
     const double t7 = tsc1.sin;
@@ -475,10 +475,10 @@ class FourBar {
     C[0] = t46;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
     const double tinv0 = 1.0/(derived_.I_KCrank[8] +
-        (derived_.crankPivot_M_0_0_b + 2.0*t5 - derived_.udot_0*M(0, 1)*M(0, 1)));
-    const double t47 = derived_.udot_0*M(0, 1)*C[1] - C[0];
+        (derived_.crankPivot_M_0_0_b + 2.0*t5 - derived_.udot_0*M.coeff(0, 1)*M.coeff(0, 1)));
+    const double t47 = derived_.udot_0*M.coeff(0, 1)*C[1] - C[0];
     udot[0] = tinv0*t47;
-    udot[1] = -derived_.udot_0*C[1] - derived_.udot_0*(M(0, 1)*tinv0*t47);
+    udot[1] = -derived_.udot_0*C[1] - derived_.udot_0*(M.coeff(0, 1)*tinv0*t47);
     udot[2] = -derived_.udot_2*a_KRocker[4];
   }
 
@@ -518,7 +518,7 @@ class FourBar {
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': mass matrix column
     const double t5 = derived_.crankPivot_M_0_0*t3;
     const double t6 = derived_.I_KCoupler[8] + t5;
-    M(0, 1) = t6;
+    M.coeffRef(0, 1) = t6;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration with udot = 0
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
     const double t7 = tsc1.sin;
@@ -587,11 +587,11 @@ class FourBar {
     C[0] = t60;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
     const double tinv0 = 1.0/(derived_.I_KCrank[8] +
-        (derived_.crankPivot_M_0_0_b + 2.0*t5 - derived_.udot_0*M(0, 1)*M(0, 1)));
+        (derived_.crankPivot_M_0_0_b + 2.0*t5 - derived_.udot_0*M.coeff(0, 1)*M.coeff(0, 1)));
     const double t61 = fext[1][2] - t35;
-    const double t62 = -derived_.udot_0*M(0, 1)*t61 - C[0];
+    const double t62 = -derived_.udot_0*M.coeff(0, 1)*t61 - C[0];
     udot[0] = tinv0*t62;
-    udot[1] = derived_.udot_0*t61 - derived_.udot_0*(M(0, 1)*tinv0*t62);
+    udot[1] = derived_.udot_0*t61 - derived_.udot_0*(M.coeff(0, 1)*tinv0*t62);
     udot[2] = derived_.udot_2_b*(fext[2][2] - derived_.I_KRocker[1]*a_KRocker[4]);
   }
 
@@ -688,15 +688,15 @@ class FourBar {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    poses[0].R_WB(0, 0) = t0;
-    poses[0].R_WB(0, 1) = -t1;
-    poses[0].R_WB(0, 2) = 0.0;
-    poses[0].R_WB(1, 0) = t1;
-    poses[0].R_WB(1, 1) = t0;
-    poses[0].R_WB(1, 2) = 0.0;
-    poses[0].R_WB(2, 0) = 0.0;
-    poses[0].R_WB(2, 1) = 0.0;
-    poses[0].R_WB(2, 2) = 1.0;
+    poses[0].R_WB.coeffRef(0, 0) = t0;
+    poses[0].R_WB.coeffRef(0, 1) = -t1;
+    poses[0].R_WB.coeffRef(0, 2) = 0.0;
+    poses[0].R_WB.coeffRef(1, 0) = t1;
+    poses[0].R_WB.coeffRef(1, 1) = t0;
+    poses[0].R_WB.coeffRef(1, 2) = 0.0;
+    poses[0].R_WB.coeffRef(2, 0) = 0.0;
+    poses[0].R_WB.coeffRef(2, 1) = 0.0;
+    poses[0].R_WB.coeffRef(2, 2) = 1.0;
     poses[0].p_WB[0] = 0.0;
     poses[0].p_WB[1] = 0.0;
     poses[0].p_WB[2] = 0.0;
@@ -704,34 +704,34 @@ class FourBar {
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
     const double t3 = tsc1.cos;
-    const double t4 = -t2*poses[0].R_WB(1, 0) + t3*poses[0].R_WB(0, 0);
-    const double t5 = t2*poses[0].R_WB(0, 0);
-    const double t6 = poses[0].R_WB(1, 0)*t3;
-    poses[1].R_WB(0, 0) = t4;
-    poses[1].R_WB(0, 1) = -t5 - t6;
-    poses[1].R_WB(0, 2) = 0.0;
-    poses[1].R_WB(1, 0) = t5 + t6;
-    poses[1].R_WB(1, 1) = t4;
-    poses[1].R_WB(1, 2) = 0.0;
-    poses[1].R_WB(2, 0) = 0.0;
-    poses[1].R_WB(2, 1) = 0.0;
-    poses[1].R_WB(2, 2) = 1.0;
-    poses[1].p_WB[0] = params.r*poses[0].R_WB(0, 0);
-    poses[1].p_WB[1] = params.r*poses[0].R_WB(1, 0);
+    const double t4 = -t2*poses[0].R_WB.coeff(1, 0) + t3*poses[0].R_WB.coeff(0, 0);
+    const double t5 = t2*poses[0].R_WB.coeff(0, 0);
+    const double t6 = poses[0].R_WB.coeff(1, 0)*t3;
+    poses[1].R_WB.coeffRef(0, 0) = t4;
+    poses[1].R_WB.coeffRef(0, 1) = -t5 - t6;
+    poses[1].R_WB.coeffRef(0, 2) = 0.0;
+    poses[1].R_WB.coeffRef(1, 0) = t5 + t6;
+    poses[1].R_WB.coeffRef(1, 1) = t4;
+    poses[1].R_WB.coeffRef(1, 2) = 0.0;
+    poses[1].R_WB.coeffRef(2, 0) = 0.0;
+    poses[1].R_WB.coeffRef(2, 1) = 0.0;
+    poses[1].R_WB.coeffRef(2, 2) = 1.0;
+    poses[1].p_WB[0] = params.r*poses[0].R_WB.coeff(0, 0);
+    poses[1].p_WB[1] = params.r*poses[0].R_WB.coeff(1, 0);
     poses[1].p_WB[2] = 0.0;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t7 = tsc2.cos;
     const double t8 = tsc2.sin;
-    poses[2].R_WB(0, 0) = t7;
-    poses[2].R_WB(0, 1) = -t8;
-    poses[2].R_WB(0, 2) = 0.0;
-    poses[2].R_WB(1, 0) = t8;
-    poses[2].R_WB(1, 1) = t7;
-    poses[2].R_WB(1, 2) = 0.0;
-    poses[2].R_WB(2, 0) = 0.0;
-    poses[2].R_WB(2, 1) = 0.0;
-    poses[2].R_WB(2, 2) = 1.0;
+    poses[2].R_WB.coeffRef(0, 0) = t7;
+    poses[2].R_WB.coeffRef(0, 1) = -t8;
+    poses[2].R_WB.coeffRef(0, 2) = 0.0;
+    poses[2].R_WB.coeffRef(1, 0) = t8;
+    poses[2].R_WB.coeffRef(1, 1) = t7;
+    poses[2].R_WB.coeffRef(1, 2) = 0.0;
+    poses[2].R_WB.coeffRef(2, 0) = 0.0;
+    poses[2].R_WB.coeffRef(2, 1) = 0.0;
+    poses[2].R_WB.coeffRef(2, 2) = 1.0;
     poses[2].p_WB[0] = params.a;
     poses[2].p_WB[1] = 0.0;
     poses[2].p_WB[2] = 0.0;
@@ -746,8 +746,8 @@ class FourBar {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WCrank(0, 0) = t0;
-    R_WCrank(1, 0) = t1;
+    R_WCrank.coeffRef(0, 0) = t0;
+    R_WCrank.coeffRef(1, 0) = t1;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': velocity
     velocities[0].w_WB[0] = 0.0;
     velocities[0].w_WB[1] = 0.0;
@@ -759,8 +759,8 @@ class FourBar {
     velocities[1].w_WB[0] = 0.0;
     velocities[1].w_WB[1] = 0.0;
     velocities[1].w_WB[2] = u[0] + u[1];
-    velocities[1].v_WB[0] = -params.r*u[0]*R_WCrank(1, 0);
-    velocities[1].v_WB[1] = params.r*u[0]*R_WCrank(0, 0);
+    velocities[1].v_WB[0] = -params.r*u[0]*R_WCrank.coeff(1, 0);
+    velocities[1].v_WB[1] = params.r*u[0]*R_WCrank.coeff(0, 0);
     velocities[1].v_WB[2] = 0.0;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': velocity
     velocities[2].w_WB[0] = 0.0;
@@ -784,32 +784,33 @@ class FourBar {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WCrank(0, 0) = t0;
-    R_WCrank(1, 0) = t1;
+    R_WCrank.coeffRef(0, 0) = t0;
+    R_WCrank.coeffRef(1, 0) = t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*R_WCrank(1, 0);
+    const double t3 = t2*R_WCrank.coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*R_WCrank(0, 0);
+    const double t5 = t4*R_WCrank.coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*R_WCrank(0, 0);
-    const double t8 = R_WCrank(1, 0)*t4;
+    const double t7 = t2*R_WCrank.coeff(0, 0);
+    const double t8 = R_WCrank.coeff(1, 0)*t4;
     const double t9 = t7 + t8;
-    R_WCoupler(0, 0) = t6;
-    R_WCoupler(1, 0) = t9;
+    R_WCoupler.coeffRef(0, 0) = t6;
+    R_WCoupler.coeffRef(1, 0) = t9;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity
     const double t10 = u[0] + u[1];
-    const double t11 = params.r*u[0]*R_WCrank(0, 0);
+    const double t11 = params.r*u[0]*R_WCrank.coeff(0, 0);
     w_WCoupler[2] = t10;
     v_WCoupler[1] = t11;
     // kinetic energy
-    const double t12 = params.r*u[0]*R_WCrank(1, 0);
+    const double t12 = params.r*u[0]*R_WCrank.coeff(1, 0);
     const double t13 = v_WCoupler[1]*(derived_.I_KCoupler[0]*v_WCoupler[1] +
-        0.5*derived_.ke*w_WCoupler[2]*R_WCoupler(0, 0)) +
+        0.5*derived_.ke*w_WCoupler[2]*R_WCoupler.coeff(0, 0)) +
         w_WCoupler[2]*(0.3333333333333333*derived_.ke_b*w_WCoupler[2] +
-        0.5*derived_.ke*t12*R_WCoupler(1, 0) + 0.5*derived_.ke*v_WCoupler[1]*R_WCoupler(0, 0)) -
-        t12*(-derived_.I_KCoupler[0]*t12 - 0.5*derived_.ke*w_WCoupler[2]*R_WCoupler(1, 0));
+        0.5*derived_.ke*t12*R_WCoupler.coeff(1, 0) +
+        0.5*derived_.ke*v_WCoupler[1]*R_WCoupler.coeff(0, 0)) -
+        t12*(-derived_.I_KCoupler[0]*t12 - 0.5*derived_.ke*w_WCoupler[2]*R_WCoupler.coeff(1, 0));
     ke = 0.5*(0.3333333333333333*derived_.ke_c*u[2]*u[2] +
         0.3333333333333333*derived_.ke_d*u[0]*u[0] + t13);
     return ke;
@@ -828,37 +829,38 @@ class FourBar {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WCrank(0, 0) = t0;
-    R_WCrank(1, 0) = t1;
+    R_WCrank.coeffRef(0, 0) = t0;
+    R_WCrank.coeffRef(1, 0) = t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*R_WCrank(1, 0);
+    const double t3 = t2*R_WCrank.coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*R_WCrank(0, 0);
+    const double t5 = t4*R_WCrank.coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*R_WCrank(0, 0);
-    const double t8 = R_WCrank(1, 0)*t4;
+    const double t7 = t2*R_WCrank.coeff(0, 0);
+    const double t8 = R_WCrank.coeff(1, 0)*t4;
     const double t9 = t7 + t8;
-    const double t10 = params.r*R_WCrank(0, 0);
-    const double t11 = params.r*R_WCrank(1, 0);
-    R_WCoupler(0, 0) = t6;
-    R_WCoupler(1, 0) = t9;
+    const double t10 = params.r*R_WCrank.coeff(0, 0);
+    const double t11 = params.r*R_WCrank.coeff(1, 0);
+    R_WCoupler.coeffRef(0, 0) = t6;
+    R_WCoupler.coeffRef(1, 0) = t9;
     p_WCoupler[0] = t10;
     p_WCoupler[1] = t11;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t12 = tsc2.cos;
     const double t13 = tsc2.sin;
-    R_WRocker(0, 0) = t12;
-    R_WRocker(1, 0) = t13;
+    R_WRocker.coeffRef(0, 0) = t12;
+    R_WRocker.coeffRef(1, 0) = t13;
     // potential energy (gravity)
-    const double t14 = -derived_.I_KCrank[0]*(0.5*derived_.pe_b*R_WCrank(0, 0) +
-        0.5*derived_.pe*R_WCrank(1, 0)) - derived_.I_KRocker[0]*(0.5*derived_.pe_c*R_WRocker(1, 0) +
-        params.world_gravity[0]*(params.a + 0.5*params.b*R_WRocker(0, 0))) -
+    const double t14 = -derived_.I_KCrank[0]*(0.5*derived_.pe_b*R_WCrank.coeff(0, 0) +
+        0.5*derived_.pe*R_WCrank.coeff(1, 0)) -
+        derived_.I_KRocker[0]*(0.5*derived_.pe_c*R_WRocker.coeff(1, 0) +
+        params.world_gravity[0]*(params.a + 0.5*params.b*R_WRocker.coeff(0, 0))) -
         derived_.I_KCoupler[0]*(params.world_gravity[0]*(p_WCoupler[0] +
-        0.5*params.c*R_WCoupler(0, 0)) + params.world_gravity[1]*(p_WCoupler[1] +
-        0.5*params.c*R_WCoupler(1, 0)));
+        0.5*params.c*R_WCoupler.coeff(0, 0)) + params.world_gravity[1]*(p_WCoupler[1] +
+        0.5*params.c*R_WCoupler.coeff(1, 0)));
     pe = t14;
     return pe;
   }
@@ -897,12 +899,12 @@ class FourBar {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WCrank(0, 0) = t0;
-    R_WCrank(1, 0) = t1;
+    R_WCrank.coeffRef(0, 0) = t0;
+    R_WCrank.coeffRef(1, 0) = t1;
     // J_WF: the joints from World to 'crank', each shifted to Fo
-    J(2, 0) = 1.0;
-    J(3, 0) = -p_BoFo_B[0]*R_WCrank(1, 0) - p_BoFo_B[1]*R_WCrank(0, 0);
-    J(4, 0) = p_BoFo_B[0]*R_WCrank(0, 0) - p_BoFo_B[1]*R_WCrank(1, 0);
+    J.coeffRef(2, 0) = 1.0;
+    J.coeffRef(3, 0) = -p_BoFo_B[0]*R_WCrank.coeff(1, 0) - p_BoFo_B[1]*R_WCrank.coeff(0, 0);
+    J.coeffRef(4, 0) = p_BoFo_B[0]*R_WCrank.coeff(0, 0) - p_BoFo_B[1]*R_WCrank.coeff(1, 0);
   }
 
   // Body 'coupler':
@@ -921,35 +923,37 @@ class FourBar {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WCrank(0, 0) = t0;
-    R_WCrank(1, 0) = t1;
+    R_WCrank.coeffRef(0, 0) = t0;
+    R_WCrank.coeffRef(1, 0) = t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*R_WCrank(1, 0);
+    const double t3 = t2*R_WCrank.coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*R_WCrank(0, 0);
+    const double t5 = t4*R_WCrank.coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*R_WCrank(0, 0);
-    const double t8 = R_WCrank(1, 0)*t4;
+    const double t7 = t2*R_WCrank.coeff(0, 0);
+    const double t8 = R_WCrank.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
-    const double t11 = params.r*R_WCrank(0, 0);
-    const double t12 = params.r*R_WCrank(1, 0);
-    R_WCoupler(0, 0) = t6;
-    R_WCoupler(0, 1) = t9;
-    R_WCoupler(1, 0) = t10;
+    const double t11 = params.r*R_WCrank.coeff(0, 0);
+    const double t12 = params.r*R_WCrank.coeff(1, 0);
+    R_WCoupler.coeffRef(0, 0) = t6;
+    R_WCoupler.coeffRef(0, 1) = t9;
+    R_WCoupler.coeffRef(1, 0) = t10;
     p_WCoupler[0] = t11;
     p_WCoupler[1] = t12;
     // J_WF: the joints from World to 'coupler', each shifted to Fo
-    const double t13 = p_WCoupler[1] + p_BoFo_B[1]*R_WCoupler(0, 0) + p_BoFo_B[0]*R_WCoupler(1, 0);
-    const double t14 = p_WCoupler[0] + p_BoFo_B[1]*R_WCoupler(0, 1) + p_BoFo_B[0]*R_WCoupler(0, 0);
-    J(2, 0) = 1.0;
-    J(2, 1) = 1.0;
-    J(3, 0) = -t13;
-    J(3, 1) = p_WCoupler[1] - t13;
-    J(4, 0) = t14;
-    J(4, 1) = -p_WCoupler[0] + t14;
+    const double t13 = p_WCoupler[1] + p_BoFo_B[1]*R_WCoupler.coeff(0, 0) +
+        p_BoFo_B[0]*R_WCoupler.coeff(1, 0);
+    const double t14 = p_WCoupler[0] + p_BoFo_B[1]*R_WCoupler.coeff(0, 1) +
+        p_BoFo_B[0]*R_WCoupler.coeff(0, 0);
+    J.coeffRef(2, 0) = 1.0;
+    J.coeffRef(2, 1) = 1.0;
+    J.coeffRef(3, 0) = -t13;
+    J.coeffRef(3, 1) = p_WCoupler[1] - t13;
+    J.coeffRef(4, 0) = t14;
+    J.coeffRef(4, 1) = -p_WCoupler[0] + t14;
   }
 
   // Body 'rocker':
@@ -966,12 +970,13 @@ class FourBar {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[2]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WRocker(0, 0) = t0;
-    R_WRocker(1, 0) = t1;
+    R_WRocker.coeffRef(0, 0) = t0;
+    R_WRocker.coeffRef(1, 0) = t1;
     // J_WF: the joints from World to 'rocker', each shifted to Fo
-    J(2, 2) = 1.0;
-    J(3, 2) = -p_BoFo_B[0]*R_WRocker(1, 0) - p_BoFo_B[1]*R_WRocker(0, 0);
-    J(4, 2) = -params.a + (params.a - p_BoFo_B[1]*R_WRocker(1, 0) + p_BoFo_B[0]*R_WRocker(0, 0));
+    J.coeffRef(2, 2) = 1.0;
+    J.coeffRef(3, 2) = -p_BoFo_B[0]*R_WRocker.coeff(1, 0) - p_BoFo_B[1]*R_WRocker.coeff(0, 0);
+    J.coeffRef(4, 2) = -params.a + (params.a - p_BoFo_B[1]*R_WRocker.coeff(1, 0) +
+        p_BoFo_B[0]*R_WRocker.coeff(0, 0));
   }
 
   // Body 'crank':
@@ -986,12 +991,12 @@ class FourBar {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WCrank(0, 0) = t0;
-    R_WCrank(1, 0) = t1;
+    R_WCrank.coeffRef(0, 0) = t0;
+    R_WCrank.coeffRef(1, 0) = t1;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = -u[0]*u[0]*(p_BoFo_B[0]*R_WCrank(0, 0) - p_BoFo_B[1]*R_WCrank(1, 0));
-    JdotU[4] = -u[0]*u[0]*(p_BoFo_B[0]*R_WCrank(1, 0) + p_BoFo_B[1]*R_WCrank(0, 0));
+    JdotU[3] = -u[0]*u[0]*(p_BoFo_B[0]*R_WCrank.coeff(0, 0) - p_BoFo_B[1]*R_WCrank.coeff(1, 0));
+    JdotU[4] = -u[0]*u[0]*(p_BoFo_B[0]*R_WCrank.coeff(1, 0) + p_BoFo_B[1]*R_WCrank.coeff(0, 0));
     JdotU[5] = 0.0;
   }
 
@@ -1010,33 +1015,35 @@ class FourBar {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WCrank(0, 0) = t0;
-    R_WCrank(1, 0) = t1;
+    R_WCrank.coeffRef(0, 0) = t0;
+    R_WCrank.coeffRef(1, 0) = t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
-    const double t3 = t2*R_WCrank(1, 0);
+    const double t3 = t2*R_WCrank.coeff(1, 0);
     const double t4 = tsc1.cos;
-    const double t5 = t4*R_WCrank(0, 0);
+    const double t5 = t4*R_WCrank.coeff(0, 0);
     const double t6 = -t3 + t5;
-    const double t7 = t2*R_WCrank(0, 0);
-    const double t8 = R_WCrank(1, 0)*t4;
+    const double t7 = t2*R_WCrank.coeff(0, 0);
+    const double t8 = R_WCrank.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
     const double t10 = t7 + t8;
-    R_WCoupler(0, 0) = t6;
-    R_WCoupler(0, 1) = t9;
-    R_WCoupler(1, 0) = t10;
+    R_WCoupler.coeffRef(0, 0) = t6;
+    R_WCoupler.coeffRef(0, 1) = t9;
+    R_WCoupler.coeffRef(1, 0) = t10;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity
     const double t11 = u[0] + u[1];
-    const double t12 = params.r*u[0]*R_WCrank(0, 0);
+    const double t12 = params.r*u[0]*R_WCrank.coeff(0, 0);
     w_WCoupler[2] = t11;
     v_WCoupler[1] = t12;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = -u[0]*v_WCoupler[1] - w_WCoupler[2]*w_WCoupler[2]*(p_BoFo_B[1]*R_WCoupler(0, 1) +
-        p_BoFo_B[0]*R_WCoupler(0, 0));
-    JdotU[4] = -u[0]*(params.r*u[0]*R_WCrank(1, 0)) -
-        w_WCoupler[2]*w_WCoupler[2]*(p_BoFo_B[1]*R_WCoupler(0, 0) + p_BoFo_B[0]*R_WCoupler(1, 0));
+    JdotU[3] = -u[0]*v_WCoupler[1] -
+        w_WCoupler[2]*w_WCoupler[2]*(p_BoFo_B[1]*R_WCoupler.coeff(0, 1) +
+        p_BoFo_B[0]*R_WCoupler.coeff(0, 0));
+    JdotU[4] = -u[0]*(params.r*u[0]*R_WCrank.coeff(1, 0)) -
+        w_WCoupler[2]*w_WCoupler[2]*(p_BoFo_B[1]*R_WCoupler.coeff(0, 0) +
+        p_BoFo_B[0]*R_WCoupler.coeff(1, 0));
     JdotU[5] = 0.0;
   }
 
@@ -1052,12 +1059,12 @@ class FourBar {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[2]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    R_WRocker(0, 0) = t0;
-    R_WRocker(1, 0) = t1;
+    R_WRocker.coeffRef(0, 0) = t0;
+    R_WRocker.coeffRef(1, 0) = t1;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = -u[2]*u[2]*(-p_BoFo_B[1]*R_WRocker(1, 0) + p_BoFo_B[0]*R_WRocker(0, 0));
-    JdotU[4] = -u[2]*u[2]*(p_BoFo_B[0]*R_WRocker(1, 0) + p_BoFo_B[1]*R_WRocker(0, 0));
+    JdotU[3] = -u[2]*u[2]*(-p_BoFo_B[1]*R_WRocker.coeff(1, 0) + p_BoFo_B[0]*R_WRocker.coeff(0, 0));
+    JdotU[4] = -u[2]*u[2]*(p_BoFo_B[0]*R_WRocker.coeff(1, 0) + p_BoFo_B[1]*R_WRocker.coeff(0, 0));
     JdotU[5] = 0.0;
   }
 
@@ -1071,56 +1078,56 @@ class FourBar {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    k.R_WB[0](0, 0) = t0;
-    k.R_WB[0](0, 1) = -t1;
-    k.R_WB[0](0, 2) = 0.0;
-    k.R_WB[0](1, 0) = t1;
-    k.R_WB[0](1, 1) = t0;
-    k.R_WB[0](1, 2) = 0.0;
-    k.R_WB[0](2, 0) = 0.0;
-    k.R_WB[0](2, 1) = 0.0;
-    k.R_WB[0](2, 2) = 1.0;
+    k.R_WB[0].coeffRef(0, 0) = t0;
+    k.R_WB[0].coeffRef(0, 1) = -t1;
+    k.R_WB[0].coeffRef(0, 2) = 0.0;
+    k.R_WB[0].coeffRef(1, 0) = t1;
+    k.R_WB[0].coeffRef(1, 1) = t0;
+    k.R_WB[0].coeffRef(1, 2) = 0.0;
+    k.R_WB[0].coeffRef(2, 0) = 0.0;
+    k.R_WB[0].coeffRef(2, 1) = 0.0;
+    k.R_WB[0].coeffRef(2, 2) = 1.0;
     k.p_WB[0][0] = 0.0;
     k.p_WB[0][1] = 0.0;
     k.p_WB[0][2] = 0.0;
-    k.H_W(2, 0) = 1.0;
+    k.H_W.coeffRef(2, 0) = 1.0;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
     const double t3 = tsc1.cos;
-    const double t4 = -t2*k.R_WB[0](1, 0) + t3*k.R_WB[0](0, 0);
-    const double t5 = t2*k.R_WB[0](0, 0);
-    const double t6 = k.R_WB[0](1, 0)*t3;
-    k.R_WB[1](0, 0) = t4;
-    k.R_WB[1](0, 1) = -t5 - t6;
-    k.R_WB[1](0, 2) = 0.0;
-    k.R_WB[1](1, 0) = t5 + t6;
-    k.R_WB[1](1, 1) = t4;
-    k.R_WB[1](1, 2) = 0.0;
-    k.R_WB[1](2, 0) = 0.0;
-    k.R_WB[1](2, 1) = 0.0;
-    k.R_WB[1](2, 2) = 1.0;
-    k.p_WB[1][0] = params.r*k.R_WB[0](0, 0);
-    k.p_WB[1][1] = params.r*k.R_WB[0](1, 0);
+    const double t4 = -t2*k.R_WB[0].coeff(1, 0) + t3*k.R_WB[0].coeff(0, 0);
+    const double t5 = t2*k.R_WB[0].coeff(0, 0);
+    const double t6 = k.R_WB[0].coeff(1, 0)*t3;
+    k.R_WB[1].coeffRef(0, 0) = t4;
+    k.R_WB[1].coeffRef(0, 1) = -t5 - t6;
+    k.R_WB[1].coeffRef(0, 2) = 0.0;
+    k.R_WB[1].coeffRef(1, 0) = t5 + t6;
+    k.R_WB[1].coeffRef(1, 1) = t4;
+    k.R_WB[1].coeffRef(1, 2) = 0.0;
+    k.R_WB[1].coeffRef(2, 0) = 0.0;
+    k.R_WB[1].coeffRef(2, 1) = 0.0;
+    k.R_WB[1].coeffRef(2, 2) = 1.0;
+    k.p_WB[1][0] = params.r*k.R_WB[0].coeff(0, 0);
+    k.p_WB[1][1] = params.r*k.R_WB[0].coeff(1, 0);
     k.p_WB[1][2] = 0.0;
-    k.H_W(2, 1) = 1.0;
+    k.H_W.coeffRef(2, 1) = 1.0;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t7 = tsc2.cos;
     const double t8 = tsc2.sin;
-    k.R_WB[2](0, 0) = t7;
-    k.R_WB[2](0, 1) = -t8;
-    k.R_WB[2](0, 2) = 0.0;
-    k.R_WB[2](1, 0) = t8;
-    k.R_WB[2](1, 1) = t7;
-    k.R_WB[2](1, 2) = 0.0;
-    k.R_WB[2](2, 0) = 0.0;
-    k.R_WB[2](2, 1) = 0.0;
-    k.R_WB[2](2, 2) = 1.0;
+    k.R_WB[2].coeffRef(0, 0) = t7;
+    k.R_WB[2].coeffRef(0, 1) = -t8;
+    k.R_WB[2].coeffRef(0, 2) = 0.0;
+    k.R_WB[2].coeffRef(1, 0) = t8;
+    k.R_WB[2].coeffRef(1, 1) = t7;
+    k.R_WB[2].coeffRef(1, 2) = 0.0;
+    k.R_WB[2].coeffRef(2, 0) = 0.0;
+    k.R_WB[2].coeffRef(2, 1) = 0.0;
+    k.R_WB[2].coeffRef(2, 2) = 1.0;
     k.p_WB[2][0] = params.a;
     k.p_WB[2][1] = 0.0;
     k.p_WB[2][2] = 0.0;
-    k.H_W(2, 2) = 1.0;
+    k.H_W.coeffRef(2, 2) = 1.0;
   }
 
   // The same, and what frameJacobianDotU(frame, k, JdotU) reads too: every body's spatial
@@ -1133,19 +1140,19 @@ class FourBar {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    k.R_WB[0](0, 0) = t0;
-    k.R_WB[0](0, 1) = -t1;
-    k.R_WB[0](0, 2) = 0.0;
-    k.R_WB[0](1, 0) = t1;
-    k.R_WB[0](1, 1) = t0;
-    k.R_WB[0](1, 2) = 0.0;
-    k.R_WB[0](2, 0) = 0.0;
-    k.R_WB[0](2, 1) = 0.0;
-    k.R_WB[0](2, 2) = 1.0;
+    k.R_WB[0].coeffRef(0, 0) = t0;
+    k.R_WB[0].coeffRef(0, 1) = -t1;
+    k.R_WB[0].coeffRef(0, 2) = 0.0;
+    k.R_WB[0].coeffRef(1, 0) = t1;
+    k.R_WB[0].coeffRef(1, 1) = t0;
+    k.R_WB[0].coeffRef(1, 2) = 0.0;
+    k.R_WB[0].coeffRef(2, 0) = 0.0;
+    k.R_WB[0].coeffRef(2, 1) = 0.0;
+    k.R_WB[0].coeffRef(2, 2) = 1.0;
     k.p_WB[0][0] = 0.0;
     k.p_WB[0][1] = 0.0;
     k.p_WB[0][2] = 0.0;
-    k.H_W(2, 0) = 1.0;
+    k.H_W.coeffRef(2, 0) = 1.0;
     k.V_WB[0][0] = 0.0;
     k.V_WB[0][1] = 0.0;
     k.V_WB[0][2] = u[0];
@@ -1162,24 +1169,24 @@ class FourBar {
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
     const double t3 = tsc1.cos;
-    const double t4 = -t2*k.R_WB[0](1, 0) + t3*k.R_WB[0](0, 0);
-    const double t5 = t2*k.R_WB[0](0, 0);
-    const double t6 = k.R_WB[0](1, 0)*t3;
-    const double t7 = params.r*u[0]*k.R_WB[0](1, 0);
-    const double t8 = params.r*u[0]*k.R_WB[0](0, 0);
-    k.R_WB[1](0, 0) = t4;
-    k.R_WB[1](0, 1) = -t5 - t6;
-    k.R_WB[1](0, 2) = 0.0;
-    k.R_WB[1](1, 0) = t5 + t6;
-    k.R_WB[1](1, 1) = t4;
-    k.R_WB[1](1, 2) = 0.0;
-    k.R_WB[1](2, 0) = 0.0;
-    k.R_WB[1](2, 1) = 0.0;
-    k.R_WB[1](2, 2) = 1.0;
-    k.p_WB[1][0] = params.r*k.R_WB[0](0, 0);
-    k.p_WB[1][1] = params.r*k.R_WB[0](1, 0);
+    const double t4 = -t2*k.R_WB[0].coeff(1, 0) + t3*k.R_WB[0].coeff(0, 0);
+    const double t5 = t2*k.R_WB[0].coeff(0, 0);
+    const double t6 = k.R_WB[0].coeff(1, 0)*t3;
+    const double t7 = params.r*u[0]*k.R_WB[0].coeff(1, 0);
+    const double t8 = params.r*u[0]*k.R_WB[0].coeff(0, 0);
+    k.R_WB[1].coeffRef(0, 0) = t4;
+    k.R_WB[1].coeffRef(0, 1) = -t5 - t6;
+    k.R_WB[1].coeffRef(0, 2) = 0.0;
+    k.R_WB[1].coeffRef(1, 0) = t5 + t6;
+    k.R_WB[1].coeffRef(1, 1) = t4;
+    k.R_WB[1].coeffRef(1, 2) = 0.0;
+    k.R_WB[1].coeffRef(2, 0) = 0.0;
+    k.R_WB[1].coeffRef(2, 1) = 0.0;
+    k.R_WB[1].coeffRef(2, 2) = 1.0;
+    k.p_WB[1][0] = params.r*k.R_WB[0].coeff(0, 0);
+    k.p_WB[1][1] = params.r*k.R_WB[0].coeff(1, 0);
     k.p_WB[1][2] = 0.0;
-    k.H_W(2, 1) = 1.0;
+    k.H_W.coeffRef(2, 1) = 1.0;
     k.V_WB[1][0] = 0.0;
     k.V_WB[1][1] = 0.0;
     k.V_WB[1][2] = u[0] + u[1];
@@ -1196,19 +1203,19 @@ class FourBar {
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t9 = tsc2.cos;
     const double t10 = tsc2.sin;
-    k.R_WB[2](0, 0) = t9;
-    k.R_WB[2](0, 1) = -t10;
-    k.R_WB[2](0, 2) = 0.0;
-    k.R_WB[2](1, 0) = t10;
-    k.R_WB[2](1, 1) = t9;
-    k.R_WB[2](1, 2) = 0.0;
-    k.R_WB[2](2, 0) = 0.0;
-    k.R_WB[2](2, 1) = 0.0;
-    k.R_WB[2](2, 2) = 1.0;
+    k.R_WB[2].coeffRef(0, 0) = t9;
+    k.R_WB[2].coeffRef(0, 1) = -t10;
+    k.R_WB[2].coeffRef(0, 2) = 0.0;
+    k.R_WB[2].coeffRef(1, 0) = t10;
+    k.R_WB[2].coeffRef(1, 1) = t9;
+    k.R_WB[2].coeffRef(1, 2) = 0.0;
+    k.R_WB[2].coeffRef(2, 0) = 0.0;
+    k.R_WB[2].coeffRef(2, 1) = 0.0;
+    k.R_WB[2].coeffRef(2, 2) = 1.0;
     k.p_WB[2][0] = params.a;
     k.p_WB[2][1] = 0.0;
     k.p_WB[2][2] = 0.0;
-    k.H_W(2, 2) = 1.0;
+    k.H_W.coeffRef(2, 2) = 1.0;
     k.V_WB[2][0] = 0.0;
     k.V_WB[2][1] = 0.0;
     k.V_WB[2][2] = u[2];
@@ -1244,25 +1251,25 @@ class FourBar {
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
     const double t1 = tsc0.sin;
-    k.R_WCrank(0, 0) = t0;
-    k.R_WCrank(1, 0) = t1;
+    k.R_WCrank.coeffRef(0, 0) = t0;
+    k.R_WCrank.coeffRef(1, 0) = t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
     const double t3 = tsc1.cos;
-    const double t4 = t2*k.R_WCrank(0, 0);
-    const double t5 = k.R_WCrank(1, 0)*t3;
-    k.R_WCoupler(0, 0) = -t2*k.R_WCrank(1, 0) + t3*k.R_WCrank(0, 0);
-    k.R_WCoupler(0, 1) = -t4 - t5;
-    k.R_WCoupler(1, 0) = t4 + t5;
-    k.p_WCoupler[0] = params.r*k.R_WCrank(0, 0);
-    k.p_WCoupler[1] = params.r*k.R_WCrank(1, 0);
+    const double t4 = t2*k.R_WCrank.coeff(0, 0);
+    const double t5 = k.R_WCrank.coeff(1, 0)*t3;
+    k.R_WCoupler.coeffRef(0, 0) = -t2*k.R_WCrank.coeff(1, 0) + t3*k.R_WCrank.coeff(0, 0);
+    k.R_WCoupler.coeffRef(0, 1) = -t4 - t5;
+    k.R_WCoupler.coeffRef(1, 0) = t4 + t5;
+    k.p_WCoupler[0] = params.r*k.R_WCrank.coeff(0, 0);
+    k.p_WCoupler[1] = params.r*k.R_WCrank.coeff(1, 0);
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t6 = tsc2.cos;
     const double t7 = tsc2.sin;
-    k.R_WRocker(0, 0) = t6;
-    k.R_WRocker(1, 0) = t7;
+    k.R_WRocker.coeffRef(0, 0) = t6;
+    k.R_WRocker.coeffRef(1, 0) = t7;
   }
 
   // w_WB (rad/s) and v_WBo (m/s) of the bodies the constraint rows reach, in World, from
@@ -1272,8 +1279,8 @@ class FourBar {
                             ConstraintKinematics& k) const {
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity
     k.w_WCoupler[2] = u[0] + u[1];
-    k.v_WCoupler[0] = -k.R_WCrank(1, 0)*params.r*u[0];
-    k.v_WCoupler[1] = k.R_WCrank(0, 0)*params.r*u[0];
+    k.v_WCoupler[0] = -k.R_WCrank.coeff(1, 0)*params.r*u[0];
+    k.v_WCoupler[1] = k.R_WCrank.coeff(0, 0)*params.r*u[0];
   }
 
  public:
@@ -1285,11 +1292,12 @@ class FourBar {
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
     // cut joint 'couplerRocker' (fourbar.cap:51)
-    const double t0 = -k.p_WCoupler[1] + k.R_WRocker(1, 0)*params.b - k.R_WCoupler(1, 0)*params.c;
-    const double t1 = -k.R_WCoupler(0, 0)*params.c +
-        (-k.p_WCoupler[0] + params.a + k.R_WRocker(0, 0)*params.b);
-    perr[0] = k.R_WCoupler(1, 0)*t0 + k.R_WCoupler(0, 0)*t1;
-    perr[1] = k.R_WCoupler(0, 0)*t0 + k.R_WCoupler(0, 1)*t1;
+    const double t0 = -k.p_WCoupler[1] + k.R_WRocker.coeff(1, 0)*params.b -
+        k.R_WCoupler.coeff(1, 0)*params.c;
+    const double t1 = -k.R_WCoupler.coeff(0, 0)*params.c +
+        (-k.p_WCoupler[0] + params.a + k.R_WRocker.coeff(0, 0)*params.b);
+    perr[0] = k.R_WCoupler.coeff(1, 0)*t0 + k.R_WCoupler.coeff(0, 0)*t1;
+    perr[1] = k.R_WCoupler.coeff(0, 0)*t0 + k.R_WCoupler.coeff(0, 1)*t1;
     perr.segment<3>(2).setZero();
   }
 
@@ -1302,17 +1310,18 @@ class FourBar {
     constraintPoses(q, k);
     constraintVelocities(q, u, k);
     // cut joint 'couplerRocker' (fourbar.cap:51)
-    const double t0 = -k.p_WCoupler[1] + k.R_WRocker(1, 0)*params.b - k.R_WCoupler(1, 0)*params.c;
-    const double t1 = -k.v_WCoupler[1] - k.R_WCoupler(0, 0)*k.w_WCoupler[2]*params.c +
-        k.R_WRocker(0, 0)*params.b*u[2];
-    const double t2 = -k.v_WCoupler[0] - k.R_WRocker(1, 0)*params.b*u[2] +
-        k.R_WCoupler(1, 0)*k.w_WCoupler[2]*params.c;
-    const double t3 = -k.R_WCoupler(0, 0)*params.c +
-        (-k.p_WCoupler[0] + params.a + k.R_WRocker(0, 0)*params.b);
-    verr[0] = k.R_WCoupler(0, 0)*k.w_WCoupler[2]*t0 + k.R_WCoupler(1, 0)*t1 +
-        k.R_WCoupler(0, 0)*t2 - k.R_WCoupler(1, 0)*k.w_WCoupler[2]*t3;
-    verr[1] = k.R_WCoupler(0, 1)*k.w_WCoupler[2]*t0 + k.R_WCoupler(0, 0)*t1 +
-        k.R_WCoupler(0, 1)*t2 - k.R_WCoupler(0, 0)*k.w_WCoupler[2]*t3;
+    const double t0 = -k.p_WCoupler[1] + k.R_WRocker.coeff(1, 0)*params.b -
+        k.R_WCoupler.coeff(1, 0)*params.c;
+    const double t1 = -k.v_WCoupler[1] - k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*params.c +
+        k.R_WRocker.coeff(0, 0)*params.b*u[2];
+    const double t2 = -k.v_WCoupler[0] - k.R_WRocker.coeff(1, 0)*params.b*u[2] +
+        k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2]*params.c;
+    const double t3 = -k.R_WCoupler.coeff(0, 0)*params.c +
+        (-k.p_WCoupler[0] + params.a + k.R_WRocker.coeff(0, 0)*params.b);
+    verr[0] = k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*t0 + k.R_WCoupler.coeff(1, 0)*t1 +
+        k.R_WCoupler.coeff(0, 0)*t2 - k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2]*t3;
+    verr[1] = k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2]*t0 + k.R_WCoupler.coeff(0, 0)*t1 +
+        k.R_WCoupler.coeff(0, 1)*t2 - k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*t3;
     verr.segment<3>(2).setZero();
   }
 
@@ -1323,25 +1332,25 @@ class FourBar {
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
     // cut joint 'couplerRocker' (fourbar.cap:51)
-    const double t0 = k.R_WCoupler(1, 0)*params.c;
-    const double t1 = -k.p_WCoupler[1] + k.R_WRocker(1, 0)*params.b - t0;
-    const double t2 = k.R_WCoupler(0, 0)*t1;
+    const double t0 = k.R_WCoupler.coeff(1, 0)*params.c;
+    const double t1 = -k.p_WCoupler[1] + k.R_WRocker.coeff(1, 0)*params.b - t0;
+    const double t2 = k.R_WCoupler.coeff(0, 0)*t1;
     const double t3 = -k.p_WCoupler[1] - t0;
-    const double t4 = k.R_WCoupler(0, 0)*params.c;
+    const double t4 = k.R_WCoupler.coeff(0, 0)*params.c;
     const double t5 = k.p_WCoupler[0] + t4;
-    const double t6 = -t4 + (-k.p_WCoupler[0] + params.a + k.R_WRocker(0, 0)*params.b);
-    const double t7 = k.R_WCoupler(1, 0)*t6;
-    const double t8 = k.R_WCoupler(0, 1)*t1;
-    const double t9 = k.R_WCoupler(0, 0)*t6;
-    G(0, 0) = t2 + (-k.R_WCoupler(0, 0)*t3 - k.R_WCoupler(1, 0)*t5 - t7);
-    G(0, 1) = t2 - t7;
-    G(0, 2) = k.R_WCoupler(1, 0)*k.R_WRocker(0, 0)*params.b -
-        k.R_WCoupler(0, 0)*k.R_WRocker(1, 0)*params.b;
-    G(1, 0) = -k.R_WCoupler(0, 0)*t5 - k.R_WCoupler(0, 1)*t3 + t8 - t9;
-    G(1, 1) = -k.R_WCoupler(0, 0)*k.R_WCoupler(0, 0)*params.c +
-        k.R_WCoupler(0, 1)*k.R_WCoupler(1, 0)*params.c + t8 - t9;
-    G(1, 2) = k.R_WCoupler(0, 0)*k.R_WRocker(0, 0)*params.b -
-        k.R_WCoupler(0, 1)*k.R_WRocker(1, 0)*params.b;
+    const double t6 = -t4 + (-k.p_WCoupler[0] + params.a + k.R_WRocker.coeff(0, 0)*params.b);
+    const double t7 = k.R_WCoupler.coeff(1, 0)*t6;
+    const double t8 = k.R_WCoupler.coeff(0, 1)*t1;
+    const double t9 = k.R_WCoupler.coeff(0, 0)*t6;
+    G.coeffRef(0, 0) = t2 + (-k.R_WCoupler.coeff(0, 0)*t3 - k.R_WCoupler.coeff(1, 0)*t5 - t7);
+    G.coeffRef(0, 1) = t2 - t7;
+    G.coeffRef(0, 2) = k.R_WCoupler.coeff(1, 0)*k.R_WRocker.coeff(0, 0)*params.b -
+        k.R_WCoupler.coeff(0, 0)*k.R_WRocker.coeff(1, 0)*params.b;
+    G.coeffRef(1, 0) = -k.R_WCoupler.coeff(0, 0)*t5 - k.R_WCoupler.coeff(0, 1)*t3 + t8 - t9;
+    G.coeffRef(1, 1) = -k.R_WCoupler.coeff(0, 0)*k.R_WCoupler.coeff(0, 0)*params.c +
+        k.R_WCoupler.coeff(0, 1)*k.R_WCoupler.coeff(1, 0)*params.c + t8 - t9;
+    G.coeffRef(1, 2) = k.R_WCoupler.coeff(0, 0)*k.R_WRocker.coeff(0, 0)*params.b -
+        k.R_WCoupler.coeff(0, 1)*k.R_WRocker.coeff(1, 0)*params.b;
   }
 
   // gamma(q, u) (rows): the right-hand side of G udot = gamma, minus the rows' acceleration
@@ -1353,25 +1362,26 @@ class FourBar {
     constraintPoses(q, k);
     constraintVelocities(q, u, k);
     // cut joint 'couplerRocker' (fourbar.cap:51)
-    const double t0 = k.R_WRocker(1, 0)*params.b*u[2];
-    const double t1 = k.R_WCoupler(1, 0)*k.w_WCoupler[2]*params.c;
+    const double t0 = k.R_WRocker.coeff(1, 0)*params.b*u[2];
+    const double t1 = k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2]*params.c;
     const double t2 = -k.v_WCoupler[0] - t0 + t1;
-    const double t3 = k.R_WCoupler(0, 0)*k.w_WCoupler[2]*params.c;
-    const double t4 = k.R_WRocker(0, 0)*params.b*u[2];
+    const double t3 = k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*params.c;
+    const double t4 = k.R_WRocker.coeff(0, 0)*params.b*u[2];
     const double t5 = -k.v_WCoupler[1] - t3 + t4;
     const double t6 = k.v_WCoupler[1]*u[0] - u[2]*t4 + k.w_WCoupler[2]*t3;
-    const double t7 = -k.p_WCoupler[1] + k.R_WRocker(1, 0)*params.b - k.R_WCoupler(1, 0)*params.c;
-    const double t8 = -k.R_WCoupler(0, 0)*params.c +
-        (-k.p_WCoupler[0] + params.a + k.R_WRocker(0, 0)*params.b);
+    const double t7 = -k.p_WCoupler[1] + k.R_WRocker.coeff(1, 0)*params.b -
+        k.R_WCoupler.coeff(1, 0)*params.c;
+    const double t8 = -k.R_WCoupler.coeff(0, 0)*params.c +
+        (-k.p_WCoupler[0] + params.a + k.R_WRocker.coeff(0, 0)*params.b);
     const double t9 = -k.v_WCoupler[0]*u[0] + k.w_WCoupler[2]*t1 - u[2]*t0;
-    gamma[0] = -(-2.0*k.R_WCoupler(1, 0)*k.w_WCoupler[2]*t2 +
-        2.0*k.R_WCoupler(0, 0)*k.w_WCoupler[2]*t5 + k.R_WCoupler(0, 0)*t6 +
-        (-k.R_WCoupler(1, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t7 -
-        k.R_WCoupler(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t8 + k.R_WCoupler(1, 0)*t9));
-    gamma[1] = -(-k.R_WCoupler(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t7 -
-        k.R_WCoupler(0, 1)*k.w_WCoupler[2]*k.w_WCoupler[2]*t8 + k.R_WCoupler(0, 0)*t9 +
-        (2.0*k.R_WCoupler(0, 1)*k.w_WCoupler[2]*t5 - 2.0*k.R_WCoupler(0, 0)*k.w_WCoupler[2]*t2 +
-        k.R_WCoupler(0, 1)*t6));
+    gamma[0] = -(-2.0*k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2]*t2 +
+        2.0*k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*t5 + k.R_WCoupler.coeff(0, 0)*t6 +
+        (-k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t7 -
+        k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t8 + k.R_WCoupler.coeff(1, 0)*t9));
+    gamma[1] = -(-k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t7 -
+        k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2]*k.w_WCoupler[2]*t8 + k.R_WCoupler.coeff(0, 0)*t9 +
+        (2.0*k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2]*t5 -
+        2.0*k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*t2 + k.R_WCoupler.coeff(0, 1)*t6));
     gamma.segment<3>(2).setZero();
   }
 
@@ -1386,41 +1396,41 @@ class FourBar {
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
     // the multipliers' spatial forces on the bodies, about their origins, in World
-    const double t0 = k.R_WCoupler(0, 1)*lambda[3];
+    const double t0 = k.R_WCoupler.coeff(0, 1)*lambda[3];
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
     const double t1 = tsc0.cos;
     const double t2 = tsc0.sin;
-    const double t3 = lambda[4]*(-k.R_WCrank(0, 0)*t1 + k.R_WCrank(1, 0)*t2);
-    const double t4 = k.R_WCoupler(1, 0)*params.c;
-    const double t5 = k.R_WRocker(1, 0)*params.b;
+    const double t3 = lambda[4]*(-k.R_WCrank.coeff(0, 0)*t1 + k.R_WCrank.coeff(1, 0)*t2);
+    const double t4 = k.R_WCoupler.coeff(1, 0)*params.c;
+    const double t5 = k.R_WRocker.coeff(1, 0)*params.b;
     const double t6 = -k.p_WCoupler[1] + t5 - t4;
-    const double t7 = k.R_WCoupler(0, 1)*lambda[4];
-    const double t8 = k.R_WCoupler(0, 0)*lambda[3];
-    const double t9 = k.R_WRocker(0, 0)*params.b;
+    const double t7 = k.R_WCoupler.coeff(0, 1)*lambda[4];
+    const double t8 = k.R_WCoupler.coeff(0, 0)*lambda[3];
+    const double t9 = k.R_WRocker.coeff(0, 0)*params.b;
     const double t10 = -k.p_WCoupler[0] + params.a + t9;
-    const double t11 = k.R_WCoupler(0, 0)*k.R_WCoupler(0, 0)*params.c;
-    const double t12 = k.R_WCoupler(0, 1)*k.R_WCoupler(1, 0)*params.c;
-    const double t13 = k.R_WCoupler(0, 1)*t6;
+    const double t11 = k.R_WCoupler.coeff(0, 0)*k.R_WCoupler.coeff(0, 0)*params.c;
+    const double t12 = k.R_WCoupler.coeff(0, 1)*k.R_WCoupler.coeff(1, 0)*params.c;
+    const double t13 = k.R_WCoupler.coeff(0, 1)*t6;
     const double t14 = -t11 + t12 + t13;
-    const double t15 = k.R_WCoupler(0, 0)*params.c;
+    const double t15 = k.R_WCoupler.coeff(0, 0)*params.c;
     const double t16 = -t15 + t10;
-    const double t17 = k.R_WCoupler(0, 0)*t16;
+    const double t17 = k.R_WCoupler.coeff(0, 0)*t16;
     const double t18 = t14 - t17;
     const double t19 = lambda[1]*t18;
-    const double t20 = k.R_WCoupler(0, 0)*t6;
-    const double t21 = k.R_WCoupler(1, 0)*t16;
+    const double t20 = k.R_WCoupler.coeff(0, 0)*t6;
+    const double t21 = k.R_WCoupler.coeff(1, 0)*t16;
     const double t22 = t20 - t21;
     const double t23 = lambda[0]*t22;
-    const double t24 = k.R_WCoupler(0, 0)*lambda[0];
-    const double t25 = k.R_WCoupler(0, 1)*lambda[1];
-    const double t26 = k.R_WCoupler(1, 0)*lambda[0];
-    const double t27 = k.R_WCoupler(0, 0)*lambda[1];
-    const double t28 = k.R_WCoupler(0, 0)*k.R_WRocker(0, 0)*params.b;
-    const double t29 = k.R_WCoupler(0, 1)*k.R_WRocker(1, 0)*params.b;
+    const double t24 = k.R_WCoupler.coeff(0, 0)*lambda[0];
+    const double t25 = k.R_WCoupler.coeff(0, 1)*lambda[1];
+    const double t26 = k.R_WCoupler.coeff(1, 0)*lambda[0];
+    const double t27 = k.R_WCoupler.coeff(0, 0)*lambda[1];
+    const double t28 = k.R_WCoupler.coeff(0, 0)*k.R_WRocker.coeff(0, 0)*params.b;
+    const double t29 = k.R_WCoupler.coeff(0, 1)*k.R_WRocker.coeff(1, 0)*params.b;
     const double t30 = t28 - t29;
     const double t31 = lambda[1]*t30;
-    const double t32 = k.R_WCoupler(1, 0)*k.R_WRocker(0, 0)*params.b;
-    const double t33 = k.R_WCoupler(0, 0)*k.R_WRocker(1, 0)*params.b;
+    const double t32 = k.R_WCoupler.coeff(1, 0)*k.R_WRocker.coeff(0, 0)*params.b;
+    const double t33 = k.R_WCoupler.coeff(0, 0)*k.R_WRocker.coeff(1, 0)*params.b;
     const double t34 = t32 - t33;
     const double t35 = lambda[0]*t34;
     bodyForces[1][0] = t0 + t3 - lambda[2]*(-t4 - t6);
@@ -1429,8 +1439,8 @@ class FourBar {
     bodyForces[1][3] = t24 + t25;
     bodyForces[1][4] = t26 + t27;
     bodyForces[1][5] = lambda[2];
-    bodyForces[2][0] = -t0 - k.R_WRocker(1, 0)*lambda[2]*params.b - t3;
-    bodyForces[2][1] = k.R_WRocker(0, 0)*lambda[2]*params.b - t7 - t8;
+    bodyForces[2][0] = -t0 - k.R_WRocker.coeff(1, 0)*lambda[2]*params.b - t3;
+    bodyForces[2][1] = k.R_WRocker.coeff(0, 0)*lambda[2]*params.b - t7 - t8;
     bodyForces[2][2] = -t31 - t35;
     bodyForces[2][3] = -t24 - t25;
     bodyForces[2][4] = -t26 - t27;
@@ -1438,8 +1448,9 @@ class FourBar {
     // generalized forces tau = -G^T lambda
     const double t36 = k.p_WCoupler[0] + t15;
     const double t37 = -k.p_WCoupler[1] - t4;
-    tau[0] = -(lambda[1]*(-k.R_WCoupler(0, 0)*t36 - k.R_WCoupler(0, 1)*t37 + t13 - t17) +
-        lambda[0]*(t20 + (-k.R_WCoupler(0, 0)*t37 - k.R_WCoupler(1, 0)*t36 - t21)));
+    tau[0] = -(lambda[1]*(-k.R_WCoupler.coeff(0, 0)*t36 - k.R_WCoupler.coeff(0, 1)*t37 + t13 -
+        t17) + lambda[0]*(t20 + (-k.R_WCoupler.coeff(0, 0)*t37 - k.R_WCoupler.coeff(1, 0)*t36 -
+        t21)));
     tau[1] = -(t19 + t23);
     tau[2] = -(t31 + t35);
   }

@@ -347,15 +347,15 @@ class SphereOnSphere {
     const double t21 = 2.0*t12 - 2.0*t13;
     const double t22 = 2.0*t18 + 2.0*t19;
     const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
-    R_WBase(0, 0) = t8;
-    R_WBase(0, 1) = t11;
-    R_WBase(0, 2) = t14;
-    R_WBase(1, 0) = t15;
-    R_WBase(1, 1) = t17;
-    R_WBase(1, 2) = t20;
-    R_WBase(2, 0) = t21;
-    R_WBase(2, 1) = t22;
-    R_WBase(2, 2) = t23;
+    R_WBase.coeffRef(0, 0) = t8;
+    R_WBase.coeffRef(0, 1) = t11;
+    R_WBase.coeffRef(0, 2) = t14;
+    R_WBase.coeffRef(1, 0) = t15;
+    R_WBase.coeffRef(1, 1) = t17;
+    R_WBase.coeffRef(1, 2) = t20;
+    R_WBase.coeffRef(2, 0) = t21;
+    R_WBase.coeffRef(2, 1) = t22;
+    R_WBase.coeffRef(2, 2) = t23;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
     const double t24 = q[7]*q[7];
     const double t25 = q[5]*q[5];
@@ -382,91 +382,91 @@ class SphereOnSphere {
     const double t45 = -2.0*t36 + 2.0*t37;
     const double t46 = 2.0*t42 + 2.0*t43;
     const double t47 = -2.0*t30 - 2.0*t40 + 1.0;
-    R_WBall(0, 0) = t32;
-    R_WBall(0, 1) = t35;
-    R_WBall(0, 2) = t38;
-    R_WBall(1, 0) = t39;
-    R_WBall(1, 1) = t41;
-    R_WBall(1, 2) = t44;
-    R_WBall(2, 0) = t45;
-    R_WBall(2, 1) = t46;
-    R_WBall(2, 2) = t47;
+    R_WBall.coeffRef(0, 0) = t32;
+    R_WBall.coeffRef(0, 1) = t35;
+    R_WBall.coeffRef(0, 2) = t38;
+    R_WBall.coeffRef(1, 0) = t39;
+    R_WBall.coeffRef(1, 1) = t41;
+    R_WBall.coeffRef(1, 2) = t44;
+    R_WBall.coeffRef(2, 0) = t45;
+    R_WBall.coeffRef(2, 1) = t46;
+    R_WBall.coeffRef(2, 2) = t47;
     // mass matrix (composite rigid body, in World)
-    const double t48 = -derived_.M_0_0_c*R_WBase(0, 1) + derived_.I_KBase[4]*R_WBase(0, 0) -
-        derived_.M_0_0_b*R_WBase(0, 2);
-    const double t49 = -derived_.M_0_0*R_WBase(0, 1) - derived_.M_0_0_b*R_WBase(0, 0) +
-        derived_.I_KBase[12]*R_WBase(0, 2);
-    const double t50 = derived_.I_KBase[8]*R_WBase(0, 1) - derived_.M_0_0_c*R_WBase(0, 0) -
-        derived_.M_0_0*R_WBase(0, 2);
-    const double t51 = -derived_.M_0_0*R_WBase(1, 2) + derived_.I_KBase[8]*R_WBase(1, 1) -
-        derived_.M_0_0_c*R_WBase(1, 0);
-    const double t52 = -derived_.M_0_0_b*R_WBase(1, 0) - derived_.M_0_0*R_WBase(1, 1) +
-        derived_.I_KBase[12]*R_WBase(1, 2);
-    const double t53 = -derived_.M_0_0_b*R_WBase(1, 2) - derived_.M_0_0_c*R_WBase(1, 1) +
-        derived_.I_KBase[4]*R_WBase(1, 0);
-    const double t54 = -derived_.M_0_0_c*R_WBase(2, 0) + derived_.I_KBase[8]*R_WBase(2, 1) -
-        derived_.M_0_0*R_WBase(2, 2);
-    const double t55 = -derived_.M_0_0_c*R_WBase(2, 1) - derived_.M_0_0_b*R_WBase(2, 2) +
-        derived_.I_KBase[4]*R_WBase(2, 0);
-    const double t56 = -derived_.M_0_0_b*R_WBase(2, 0) + derived_.I_KBase[12]*R_WBase(2, 2) -
-        derived_.M_0_0*R_WBase(2, 1);
-    const double t57 = -derived_.M_3_3*R_WBall(0, 2) + derived_.I_KBall[8]*R_WBall(0, 1) -
-        derived_.M_3_3_c*R_WBall(0, 0);
-    const double t58 = derived_.I_KBall[4]*R_WBall(0, 0) - derived_.M_3_3_b*R_WBall(0, 2) -
-        derived_.M_3_3_c*R_WBall(0, 1);
-    const double t59 = -derived_.M_3_3_b*R_WBall(0, 0) - derived_.M_3_3*R_WBall(0, 1) +
-        derived_.I_KBall[12]*R_WBall(0, 2);
-    const double t60 = derived_.I_KBall[2]*R_WBall(2, 1) + derived_.I_KBall[3]*R_WBall(2, 2) +
-        derived_.I_KBall[1]*R_WBall(2, 0);
-    const double t61 = derived_.I_KBall[2]*R_WBall(1, 1) + derived_.I_KBall[1]*R_WBall(1, 0) +
-        derived_.I_KBall[3]*R_WBall(1, 2);
-    const double t62 = -derived_.M_3_3*R_WBall(1, 1) + derived_.I_KBall[12]*R_WBall(1, 2) -
-        derived_.M_3_3_b*R_WBall(1, 0);
-    const double t63 = -derived_.M_3_3*R_WBall(1, 2) + derived_.I_KBall[8]*R_WBall(1, 1) -
-        derived_.M_3_3_c*R_WBall(1, 0);
-    const double t64 = -derived_.M_3_3_b*R_WBall(1, 2) - derived_.M_3_3_c*R_WBall(1, 1) +
-        derived_.I_KBall[4]*R_WBall(1, 0);
-    const double t65 = derived_.I_KBall[3]*R_WBall(0, 2) + derived_.I_KBall[1]*R_WBall(0, 0) +
-        derived_.I_KBall[2]*R_WBall(0, 1);
-    const double t66 = -derived_.M_3_3*R_WBall(2, 1) - derived_.M_3_3_b*R_WBall(2, 0) +
-        derived_.I_KBall[12]*R_WBall(2, 2);
-    const double t67 = derived_.I_KBall[4]*R_WBall(2, 0) - derived_.M_3_3_c*R_WBall(2, 1) -
-        derived_.M_3_3_b*R_WBall(2, 2);
-    const double t68 = -derived_.M_3_3_c*R_WBall(2, 0) - derived_.M_3_3*R_WBall(2, 2) +
-        derived_.I_KBall[8]*R_WBall(2, 1);
-    M(0, 0) = R_WBase(0, 0)*t48 + R_WBase(0, 2)*t49 + R_WBase(0, 1)*t50;
-    M(0, 1) = R_WBase(1, 1)*t50 + R_WBase(1, 0)*t48 + R_WBase(1, 2)*t49;
-    M(0, 2) = R_WBase(2, 1)*t50 + R_WBase(2, 2)*t49 + R_WBase(2, 0)*t48;
-    M(1, 0) = R_WBase(0, 1)*t51 + R_WBase(0, 2)*t52 + R_WBase(0, 0)*t53;
-    M(1, 1) = R_WBase(1, 1)*t51 + R_WBase(1, 0)*t53 + R_WBase(1, 2)*t52;
-    M(1, 2) = R_WBase(2, 0)*t53 + R_WBase(2, 1)*t51 + R_WBase(2, 2)*t52;
-    M(2, 0) = R_WBase(0, 1)*t54 + R_WBase(0, 0)*t55 + R_WBase(0, 2)*t56;
-    M(2, 1) = R_WBase(1, 2)*t56 + R_WBase(1, 1)*t54 + R_WBase(1, 0)*t55;
-    M(2, 2) = R_WBase(2, 2)*t56 + R_WBase(2, 0)*t55 + R_WBase(2, 1)*t54;
-    M(3, 3) = R_WBall(0, 1)*t57 + R_WBall(0, 0)*t58 + R_WBall(0, 2)*t59;
-    M(3, 4) = R_WBall(1, 0)*t58 + R_WBall(1, 1)*t57 + R_WBall(1, 2)*t59;
-    M(3, 5) = R_WBall(2, 0)*t58 + R_WBall(2, 2)*t59 + R_WBall(2, 1)*t57;
-    M(3, 7) = -t60;
-    M(3, 8) = t61;
-    M(4, 3) = R_WBall(0, 2)*t62 + R_WBall(0, 1)*t63 + R_WBall(0, 0)*t64;
-    M(4, 4) = R_WBall(1, 0)*t64 + R_WBall(1, 1)*t63 + R_WBall(1, 2)*t62;
-    M(4, 5) = R_WBall(2, 2)*t62 + R_WBall(2, 1)*t63 + R_WBall(2, 0)*t64;
-    M(4, 6) = t60;
-    M(4, 8) = -t65;
-    M(5, 3) = R_WBall(0, 2)*t66 + R_WBall(0, 0)*t67 + R_WBall(0, 1)*t68;
-    M(5, 4) = R_WBall(1, 0)*t67 + R_WBall(1, 1)*t68 + R_WBall(1, 2)*t66;
-    M(5, 5) = R_WBall(2, 0)*t67 + R_WBall(2, 2)*t66 + R_WBall(2, 1)*t68;
-    M(5, 6) = -t61;
-    M(5, 7) = t65;
-    M(6, 4) = t60;
-    M(6, 5) = -t61;
-    M(6, 6) = params.m;
-    M(7, 3) = -t60;
-    M(7, 5) = t65;
-    M(7, 7) = params.m;
-    M(8, 3) = t61;
-    M(8, 4) = -t65;
-    M(8, 8) = params.m;
+    const double t48 = -derived_.M_0_0_c*R_WBase.coeff(0, 1) +
+        derived_.I_KBase[4]*R_WBase.coeff(0, 0) - derived_.M_0_0_b*R_WBase.coeff(0, 2);
+    const double t49 = -derived_.M_0_0*R_WBase.coeff(0, 1) - derived_.M_0_0_b*R_WBase.coeff(0, 0) +
+        derived_.I_KBase[12]*R_WBase.coeff(0, 2);
+    const double t50 = derived_.I_KBase[8]*R_WBase.coeff(0, 1) -
+        derived_.M_0_0_c*R_WBase.coeff(0, 0) - derived_.M_0_0*R_WBase.coeff(0, 2);
+    const double t51 = -derived_.M_0_0*R_WBase.coeff(1, 2) +
+        derived_.I_KBase[8]*R_WBase.coeff(1, 1) - derived_.M_0_0_c*R_WBase.coeff(1, 0);
+    const double t52 = -derived_.M_0_0_b*R_WBase.coeff(1, 0) - derived_.M_0_0*R_WBase.coeff(1, 1) +
+        derived_.I_KBase[12]*R_WBase.coeff(1, 2);
+    const double t53 = -derived_.M_0_0_b*R_WBase.coeff(1, 2) -
+        derived_.M_0_0_c*R_WBase.coeff(1, 1) + derived_.I_KBase[4]*R_WBase.coeff(1, 0);
+    const double t54 = -derived_.M_0_0_c*R_WBase.coeff(2, 0) +
+        derived_.I_KBase[8]*R_WBase.coeff(2, 1) - derived_.M_0_0*R_WBase.coeff(2, 2);
+    const double t55 = -derived_.M_0_0_c*R_WBase.coeff(2, 1) -
+        derived_.M_0_0_b*R_WBase.coeff(2, 2) + derived_.I_KBase[4]*R_WBase.coeff(2, 0);
+    const double t56 = -derived_.M_0_0_b*R_WBase.coeff(2, 0) +
+        derived_.I_KBase[12]*R_WBase.coeff(2, 2) - derived_.M_0_0*R_WBase.coeff(2, 1);
+    const double t57 = -derived_.M_3_3*R_WBall.coeff(0, 2) +
+        derived_.I_KBall[8]*R_WBall.coeff(0, 1) - derived_.M_3_3_c*R_WBall.coeff(0, 0);
+    const double t58 = derived_.I_KBall[4]*R_WBall.coeff(0, 0) -
+        derived_.M_3_3_b*R_WBall.coeff(0, 2) - derived_.M_3_3_c*R_WBall.coeff(0, 1);
+    const double t59 = -derived_.M_3_3_b*R_WBall.coeff(0, 0) - derived_.M_3_3*R_WBall.coeff(0, 1) +
+        derived_.I_KBall[12]*R_WBall.coeff(0, 2);
+    const double t60 = derived_.I_KBall[2]*R_WBall.coeff(2, 1) +
+        derived_.I_KBall[3]*R_WBall.coeff(2, 2) + derived_.I_KBall[1]*R_WBall.coeff(2, 0);
+    const double t61 = derived_.I_KBall[2]*R_WBall.coeff(1, 1) +
+        derived_.I_KBall[1]*R_WBall.coeff(1, 0) + derived_.I_KBall[3]*R_WBall.coeff(1, 2);
+    const double t62 = -derived_.M_3_3*R_WBall.coeff(1, 1) +
+        derived_.I_KBall[12]*R_WBall.coeff(1, 2) - derived_.M_3_3_b*R_WBall.coeff(1, 0);
+    const double t63 = -derived_.M_3_3*R_WBall.coeff(1, 2) +
+        derived_.I_KBall[8]*R_WBall.coeff(1, 1) - derived_.M_3_3_c*R_WBall.coeff(1, 0);
+    const double t64 = -derived_.M_3_3_b*R_WBall.coeff(1, 2) -
+        derived_.M_3_3_c*R_WBall.coeff(1, 1) + derived_.I_KBall[4]*R_WBall.coeff(1, 0);
+    const double t65 = derived_.I_KBall[3]*R_WBall.coeff(0, 2) +
+        derived_.I_KBall[1]*R_WBall.coeff(0, 0) + derived_.I_KBall[2]*R_WBall.coeff(0, 1);
+    const double t66 = -derived_.M_3_3*R_WBall.coeff(2, 1) - derived_.M_3_3_b*R_WBall.coeff(2, 0) +
+        derived_.I_KBall[12]*R_WBall.coeff(2, 2);
+    const double t67 = derived_.I_KBall[4]*R_WBall.coeff(2, 0) -
+        derived_.M_3_3_c*R_WBall.coeff(2, 1) - derived_.M_3_3_b*R_WBall.coeff(2, 2);
+    const double t68 = -derived_.M_3_3_c*R_WBall.coeff(2, 0) - derived_.M_3_3*R_WBall.coeff(2, 2) +
+        derived_.I_KBall[8]*R_WBall.coeff(2, 1);
+    M.coeffRef(0, 0) = R_WBase.coeff(0, 0)*t48 + R_WBase.coeff(0, 2)*t49 + R_WBase.coeff(0, 1)*t50;
+    M.coeffRef(0, 1) = R_WBase.coeff(1, 1)*t50 + R_WBase.coeff(1, 0)*t48 + R_WBase.coeff(1, 2)*t49;
+    M.coeffRef(0, 2) = R_WBase.coeff(2, 1)*t50 + R_WBase.coeff(2, 2)*t49 + R_WBase.coeff(2, 0)*t48;
+    M.coeffRef(1, 0) = R_WBase.coeff(0, 1)*t51 + R_WBase.coeff(0, 2)*t52 + R_WBase.coeff(0, 0)*t53;
+    M.coeffRef(1, 1) = R_WBase.coeff(1, 1)*t51 + R_WBase.coeff(1, 0)*t53 + R_WBase.coeff(1, 2)*t52;
+    M.coeffRef(1, 2) = R_WBase.coeff(2, 0)*t53 + R_WBase.coeff(2, 1)*t51 + R_WBase.coeff(2, 2)*t52;
+    M.coeffRef(2, 0) = R_WBase.coeff(0, 1)*t54 + R_WBase.coeff(0, 0)*t55 + R_WBase.coeff(0, 2)*t56;
+    M.coeffRef(2, 1) = R_WBase.coeff(1, 2)*t56 + R_WBase.coeff(1, 1)*t54 + R_WBase.coeff(1, 0)*t55;
+    M.coeffRef(2, 2) = R_WBase.coeff(2, 2)*t56 + R_WBase.coeff(2, 0)*t55 + R_WBase.coeff(2, 1)*t54;
+    M.coeffRef(3, 3) = R_WBall.coeff(0, 1)*t57 + R_WBall.coeff(0, 0)*t58 + R_WBall.coeff(0, 2)*t59;
+    M.coeffRef(3, 4) = R_WBall.coeff(1, 0)*t58 + R_WBall.coeff(1, 1)*t57 + R_WBall.coeff(1, 2)*t59;
+    M.coeffRef(3, 5) = R_WBall.coeff(2, 0)*t58 + R_WBall.coeff(2, 2)*t59 + R_WBall.coeff(2, 1)*t57;
+    M.coeffRef(3, 7) = -t60;
+    M.coeffRef(3, 8) = t61;
+    M.coeffRef(4, 3) = R_WBall.coeff(0, 2)*t62 + R_WBall.coeff(0, 1)*t63 + R_WBall.coeff(0, 0)*t64;
+    M.coeffRef(4, 4) = R_WBall.coeff(1, 0)*t64 + R_WBall.coeff(1, 1)*t63 + R_WBall.coeff(1, 2)*t62;
+    M.coeffRef(4, 5) = R_WBall.coeff(2, 2)*t62 + R_WBall.coeff(2, 1)*t63 + R_WBall.coeff(2, 0)*t64;
+    M.coeffRef(4, 6) = t60;
+    M.coeffRef(4, 8) = -t65;
+    M.coeffRef(5, 3) = R_WBall.coeff(0, 2)*t66 + R_WBall.coeff(0, 0)*t67 + R_WBall.coeff(0, 1)*t68;
+    M.coeffRef(5, 4) = R_WBall.coeff(1, 0)*t67 + R_WBall.coeff(1, 1)*t68 + R_WBall.coeff(1, 2)*t66;
+    M.coeffRef(5, 5) = R_WBall.coeff(2, 0)*t67 + R_WBall.coeff(2, 2)*t66 + R_WBall.coeff(2, 1)*t68;
+    M.coeffRef(5, 6) = -t61;
+    M.coeffRef(5, 7) = t65;
+    M.coeffRef(6, 4) = t60;
+    M.coeffRef(6, 5) = -t61;
+    M.coeffRef(6, 6) = params.m;
+    M.coeffRef(7, 3) = -t60;
+    M.coeffRef(7, 5) = t65;
+    M.coeffRef(7, 7) = params.m;
+    M.coeffRef(8, 3) = t61;
+    M.coeffRef(8, 4) = -t65;
+    M.coeffRef(8, 8) = params.m;
   }
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
@@ -714,15 +714,15 @@ class SphereOnSphere {
     const double t21 = 2.0*t12 - 2.0*t13;
     const double t22 = 2.0*t18 + 2.0*t19;
     const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
-    R_WBase(0, 0) = t8;
-    R_WBase(0, 1) = t11;
-    R_WBase(0, 2) = t14;
-    R_WBase(1, 0) = t15;
-    R_WBase(1, 1) = t17;
-    R_WBase(1, 2) = t20;
-    R_WBase(2, 0) = t21;
-    R_WBase(2, 1) = t22;
-    R_WBase(2, 2) = t23;
+    R_WBase.coeffRef(0, 0) = t8;
+    R_WBase.coeffRef(0, 1) = t11;
+    R_WBase.coeffRef(0, 2) = t14;
+    R_WBase.coeffRef(1, 0) = t15;
+    R_WBase.coeffRef(1, 1) = t17;
+    R_WBase.coeffRef(1, 2) = t20;
+    R_WBase.coeffRef(2, 0) = t21;
+    R_WBase.coeffRef(2, 1) = t22;
+    R_WBase.coeffRef(2, 2) = t23;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
     const double t24 = q[7]*q[7];
     const double t25 = q[5]*q[5];
@@ -749,228 +749,228 @@ class SphereOnSphere {
     const double t45 = -2.0*t36 + 2.0*t37;
     const double t46 = 2.0*t42 + 2.0*t43;
     const double t47 = -2.0*t30 - 2.0*t40 + 1.0;
-    R_WBall(0, 0) = t32;
-    R_WBall(0, 1) = t35;
-    R_WBall(0, 2) = t38;
-    R_WBall(1, 0) = t39;
-    R_WBall(1, 1) = t41;
-    R_WBall(1, 2) = t44;
-    R_WBall(2, 0) = t45;
-    R_WBall(2, 1) = t46;
-    R_WBall(2, 2) = t47;
+    R_WBall.coeffRef(0, 0) = t32;
+    R_WBall.coeffRef(0, 1) = t35;
+    R_WBall.coeffRef(0, 2) = t38;
+    R_WBall.coeffRef(1, 0) = t39;
+    R_WBall.coeffRef(1, 1) = t41;
+    R_WBall.coeffRef(1, 2) = t44;
+    R_WBall.coeffRef(2, 0) = t45;
+    R_WBall.coeffRef(2, 1) = t46;
+    R_WBall.coeffRef(2, 2) = t47;
     // mass matrix (composite rigid body, in World)
-    const double t48 = derived_.M_0_0_c*R_WBase(0, 1);
-    const double t49 = derived_.I_KBase[4]*R_WBase(0, 0);
-    const double t50 = derived_.M_0_0_b*R_WBase(0, 2);
+    const double t48 = derived_.M_0_0_c*R_WBase.coeff(0, 1);
+    const double t49 = derived_.I_KBase[4]*R_WBase.coeff(0, 0);
+    const double t50 = derived_.M_0_0_b*R_WBase.coeff(0, 2);
     const double t51 = -t48 + t49 - t50;
-    const double t52 = R_WBase(0, 0)*t51;
-    const double t53 = derived_.M_0_0*R_WBase(0, 1);
-    const double t54 = derived_.M_0_0_b*R_WBase(0, 0);
-    const double t55 = derived_.I_KBase[12]*R_WBase(0, 2);
+    const double t52 = R_WBase.coeff(0, 0)*t51;
+    const double t53 = derived_.M_0_0*R_WBase.coeff(0, 1);
+    const double t54 = derived_.M_0_0_b*R_WBase.coeff(0, 0);
+    const double t55 = derived_.I_KBase[12]*R_WBase.coeff(0, 2);
     const double t56 = -t53 - t54 + t55;
-    const double t57 = R_WBase(0, 2)*t56;
-    const double t58 = derived_.I_KBase[8]*R_WBase(0, 1);
-    const double t59 = derived_.M_0_0_c*R_WBase(0, 0);
-    const double t60 = derived_.M_0_0*R_WBase(0, 2);
+    const double t57 = R_WBase.coeff(0, 2)*t56;
+    const double t58 = derived_.I_KBase[8]*R_WBase.coeff(0, 1);
+    const double t59 = derived_.M_0_0_c*R_WBase.coeff(0, 0);
+    const double t60 = derived_.M_0_0*R_WBase.coeff(0, 2);
     const double t61 = t58 - t59 - t60;
-    const double t62 = R_WBase(0, 1)*t61;
+    const double t62 = R_WBase.coeff(0, 1)*t61;
     const double t63 = t52 + t57 + t62;
-    const double t64 = R_WBase(1, 1)*t61;
-    const double t65 = R_WBase(1, 0)*t51;
-    const double t66 = R_WBase(1, 2)*t56;
+    const double t64 = R_WBase.coeff(1, 1)*t61;
+    const double t65 = R_WBase.coeff(1, 0)*t51;
+    const double t66 = R_WBase.coeff(1, 2)*t56;
     const double t67 = t64 + t65 + t66;
-    const double t68 = R_WBase(2, 1)*t61;
-    const double t69 = R_WBase(2, 2)*t56;
-    const double t70 = R_WBase(2, 0)*t51;
+    const double t68 = R_WBase.coeff(2, 1)*t61;
+    const double t69 = R_WBase.coeff(2, 2)*t56;
+    const double t70 = R_WBase.coeff(2, 0)*t51;
     const double t71 = t68 + t69 + t70;
-    const double t72 = derived_.M_0_0*R_WBase(1, 2);
-    const double t73 = derived_.I_KBase[8]*R_WBase(1, 1);
-    const double t74 = derived_.M_0_0_c*R_WBase(1, 0);
+    const double t72 = derived_.M_0_0*R_WBase.coeff(1, 2);
+    const double t73 = derived_.I_KBase[8]*R_WBase.coeff(1, 1);
+    const double t74 = derived_.M_0_0_c*R_WBase.coeff(1, 0);
     const double t75 = -t72 + t73 - t74;
-    const double t76 = R_WBase(0, 1)*t75;
-    const double t77 = derived_.M_0_0_b*R_WBase(1, 0);
-    const double t78 = derived_.M_0_0*R_WBase(1, 1);
-    const double t79 = derived_.I_KBase[12]*R_WBase(1, 2);
+    const double t76 = R_WBase.coeff(0, 1)*t75;
+    const double t77 = derived_.M_0_0_b*R_WBase.coeff(1, 0);
+    const double t78 = derived_.M_0_0*R_WBase.coeff(1, 1);
+    const double t79 = derived_.I_KBase[12]*R_WBase.coeff(1, 2);
     const double t80 = -t77 - t78 + t79;
-    const double t81 = R_WBase(0, 2)*t80;
-    const double t82 = derived_.M_0_0_b*R_WBase(1, 2);
-    const double t83 = derived_.M_0_0_c*R_WBase(1, 1);
-    const double t84 = derived_.I_KBase[4]*R_WBase(1, 0);
+    const double t81 = R_WBase.coeff(0, 2)*t80;
+    const double t82 = derived_.M_0_0_b*R_WBase.coeff(1, 2);
+    const double t83 = derived_.M_0_0_c*R_WBase.coeff(1, 1);
+    const double t84 = derived_.I_KBase[4]*R_WBase.coeff(1, 0);
     const double t85 = -t82 - t83 + t84;
-    const double t86 = R_WBase(0, 0)*t85;
+    const double t86 = R_WBase.coeff(0, 0)*t85;
     const double t87 = t76 + t81 + t86;
-    const double t88 = R_WBase(1, 1)*t75;
-    const double t89 = R_WBase(1, 0)*t85;
-    const double t90 = R_WBase(1, 2)*t80;
+    const double t88 = R_WBase.coeff(1, 1)*t75;
+    const double t89 = R_WBase.coeff(1, 0)*t85;
+    const double t90 = R_WBase.coeff(1, 2)*t80;
     const double t91 = t88 + t89 + t90;
-    const double t92 = R_WBase(2, 0)*t85;
-    const double t93 = R_WBase(2, 1)*t75;
-    const double t94 = R_WBase(2, 2)*t80;
+    const double t92 = R_WBase.coeff(2, 0)*t85;
+    const double t93 = R_WBase.coeff(2, 1)*t75;
+    const double t94 = R_WBase.coeff(2, 2)*t80;
     const double t95 = t92 + t93 + t94;
-    const double t96 = derived_.M_0_0_c*R_WBase(2, 0);
-    const double t97 = derived_.I_KBase[8]*R_WBase(2, 1);
-    const double t98 = derived_.M_0_0*R_WBase(2, 2);
+    const double t96 = derived_.M_0_0_c*R_WBase.coeff(2, 0);
+    const double t97 = derived_.I_KBase[8]*R_WBase.coeff(2, 1);
+    const double t98 = derived_.M_0_0*R_WBase.coeff(2, 2);
     const double t99 = -t96 + t97 - t98;
-    const double t100 = R_WBase(0, 1)*t99;
-    const double t101 = derived_.M_0_0_c*R_WBase(2, 1);
-    const double t102 = derived_.M_0_0_b*R_WBase(2, 2);
-    const double t103 = derived_.I_KBase[4]*R_WBase(2, 0);
+    const double t100 = R_WBase.coeff(0, 1)*t99;
+    const double t101 = derived_.M_0_0_c*R_WBase.coeff(2, 1);
+    const double t102 = derived_.M_0_0_b*R_WBase.coeff(2, 2);
+    const double t103 = derived_.I_KBase[4]*R_WBase.coeff(2, 0);
     const double t104 = -t101 - t102 + t103;
-    const double t105 = R_WBase(0, 0)*t104;
-    const double t106 = derived_.M_0_0_b*R_WBase(2, 0);
-    const double t107 = derived_.I_KBase[12]*R_WBase(2, 2);
-    const double t108 = derived_.M_0_0*R_WBase(2, 1);
+    const double t105 = R_WBase.coeff(0, 0)*t104;
+    const double t106 = derived_.M_0_0_b*R_WBase.coeff(2, 0);
+    const double t107 = derived_.I_KBase[12]*R_WBase.coeff(2, 2);
+    const double t108 = derived_.M_0_0*R_WBase.coeff(2, 1);
     const double t109 = -t106 + t107 - t108;
-    const double t110 = R_WBase(0, 2)*t109;
+    const double t110 = R_WBase.coeff(0, 2)*t109;
     const double t111 = t100 + t105 + t110;
-    const double t112 = R_WBase(1, 2)*t109;
-    const double t113 = R_WBase(1, 1)*t99;
-    const double t114 = R_WBase(1, 0)*t104;
+    const double t112 = R_WBase.coeff(1, 2)*t109;
+    const double t113 = R_WBase.coeff(1, 1)*t99;
+    const double t114 = R_WBase.coeff(1, 0)*t104;
     const double t115 = t112 + t113 + t114;
-    const double t116 = R_WBase(2, 2)*t109;
-    const double t117 = R_WBase(2, 0)*t104;
-    const double t118 = R_WBase(2, 1)*t99;
+    const double t116 = R_WBase.coeff(2, 2)*t109;
+    const double t117 = R_WBase.coeff(2, 0)*t104;
+    const double t118 = R_WBase.coeff(2, 1)*t99;
     const double t119 = t116 + t117 + t118;
-    const double t120 = derived_.M_3_3*R_WBall(0, 2);
-    const double t121 = derived_.I_KBall[8]*R_WBall(0, 1);
-    const double t122 = derived_.M_3_3_c*R_WBall(0, 0);
+    const double t120 = derived_.M_3_3*R_WBall.coeff(0, 2);
+    const double t121 = derived_.I_KBall[8]*R_WBall.coeff(0, 1);
+    const double t122 = derived_.M_3_3_c*R_WBall.coeff(0, 0);
     const double t123 = -t120 + t121 - t122;
-    const double t124 = R_WBall(0, 1)*t123;
-    const double t125 = derived_.I_KBall[4]*R_WBall(0, 0);
-    const double t126 = derived_.M_3_3_b*R_WBall(0, 2);
-    const double t127 = derived_.M_3_3_c*R_WBall(0, 1);
+    const double t124 = R_WBall.coeff(0, 1)*t123;
+    const double t125 = derived_.I_KBall[4]*R_WBall.coeff(0, 0);
+    const double t126 = derived_.M_3_3_b*R_WBall.coeff(0, 2);
+    const double t127 = derived_.M_3_3_c*R_WBall.coeff(0, 1);
     const double t128 = t125 - t126 - t127;
-    const double t129 = R_WBall(0, 0)*t128;
-    const double t130 = derived_.M_3_3_b*R_WBall(0, 0);
-    const double t131 = derived_.M_3_3*R_WBall(0, 1);
-    const double t132 = derived_.I_KBall[12]*R_WBall(0, 2);
+    const double t129 = R_WBall.coeff(0, 0)*t128;
+    const double t130 = derived_.M_3_3_b*R_WBall.coeff(0, 0);
+    const double t131 = derived_.M_3_3*R_WBall.coeff(0, 1);
+    const double t132 = derived_.I_KBall[12]*R_WBall.coeff(0, 2);
     const double t133 = -t130 - t131 + t132;
-    const double t134 = R_WBall(0, 2)*t133;
+    const double t134 = R_WBall.coeff(0, 2)*t133;
     const double t135 = t124 + t129 + t134;
-    const double t136 = R_WBall(1, 0)*t128;
-    const double t137 = R_WBall(1, 1)*t123;
-    const double t138 = R_WBall(1, 2)*t133;
+    const double t136 = R_WBall.coeff(1, 0)*t128;
+    const double t137 = R_WBall.coeff(1, 1)*t123;
+    const double t138 = R_WBall.coeff(1, 2)*t133;
     const double t139 = t136 + t137 + t138;
-    const double t140 = R_WBall(2, 0)*t128;
-    const double t141 = R_WBall(2, 2)*t133;
-    const double t142 = R_WBall(2, 1)*t123;
+    const double t140 = R_WBall.coeff(2, 0)*t128;
+    const double t141 = R_WBall.coeff(2, 2)*t133;
+    const double t142 = R_WBall.coeff(2, 1)*t123;
     const double t143 = t140 + t141 + t142;
-    const double t144 = derived_.I_KBall[2]*R_WBall(1, 1);
-    const double t145 = derived_.I_KBall[1]*R_WBall(1, 0);
-    const double t146 = derived_.I_KBall[3]*R_WBall(1, 2);
+    const double t144 = derived_.I_KBall[2]*R_WBall.coeff(1, 1);
+    const double t145 = derived_.I_KBall[1]*R_WBall.coeff(1, 0);
+    const double t146 = derived_.I_KBall[3]*R_WBall.coeff(1, 2);
     const double t147 = t144 + t145 + t146;
-    const double t148 = derived_.M_3_3*R_WBall(1, 1);
-    const double t149 = derived_.I_KBall[12]*R_WBall(1, 2);
-    const double t150 = derived_.M_3_3_b*R_WBall(1, 0);
+    const double t148 = derived_.M_3_3*R_WBall.coeff(1, 1);
+    const double t149 = derived_.I_KBall[12]*R_WBall.coeff(1, 2);
+    const double t150 = derived_.M_3_3_b*R_WBall.coeff(1, 0);
     const double t151 = -t148 + t149 - t150;
-    const double t152 = R_WBall(0, 2)*t151;
-    const double t153 = derived_.M_3_3*R_WBall(1, 2);
-    const double t154 = derived_.I_KBall[8]*R_WBall(1, 1);
-    const double t155 = derived_.M_3_3_c*R_WBall(1, 0);
+    const double t152 = R_WBall.coeff(0, 2)*t151;
+    const double t153 = derived_.M_3_3*R_WBall.coeff(1, 2);
+    const double t154 = derived_.I_KBall[8]*R_WBall.coeff(1, 1);
+    const double t155 = derived_.M_3_3_c*R_WBall.coeff(1, 0);
     const double t156 = -t153 + t154 - t155;
-    const double t157 = R_WBall(0, 1)*t156;
-    const double t158 = derived_.M_3_3_b*R_WBall(1, 2);
-    const double t159 = derived_.M_3_3_c*R_WBall(1, 1);
-    const double t160 = derived_.I_KBall[4]*R_WBall(1, 0);
+    const double t157 = R_WBall.coeff(0, 1)*t156;
+    const double t158 = derived_.M_3_3_b*R_WBall.coeff(1, 2);
+    const double t159 = derived_.M_3_3_c*R_WBall.coeff(1, 1);
+    const double t160 = derived_.I_KBall[4]*R_WBall.coeff(1, 0);
     const double t161 = -t158 - t159 + t160;
-    const double t162 = R_WBall(0, 0)*t161;
+    const double t162 = R_WBall.coeff(0, 0)*t161;
     const double t163 = t152 + t157 + t162;
-    const double t164 = R_WBall(1, 0)*t161;
-    const double t165 = R_WBall(1, 1)*t156;
-    const double t166 = R_WBall(1, 2)*t151;
+    const double t164 = R_WBall.coeff(1, 0)*t161;
+    const double t165 = R_WBall.coeff(1, 1)*t156;
+    const double t166 = R_WBall.coeff(1, 2)*t151;
     const double t167 = t164 + t165 + t166;
-    const double t168 = R_WBall(2, 2)*t151;
-    const double t169 = R_WBall(2, 1)*t156;
-    const double t170 = R_WBall(2, 0)*t161;
+    const double t168 = R_WBall.coeff(2, 2)*t151;
+    const double t169 = R_WBall.coeff(2, 1)*t156;
+    const double t170 = R_WBall.coeff(2, 0)*t161;
     const double t171 = t168 + t169 + t170;
-    const double t172 = derived_.I_KBall[2]*R_WBall(2, 1);
-    const double t173 = derived_.I_KBall[3]*R_WBall(2, 2);
-    const double t174 = derived_.I_KBall[1]*R_WBall(2, 0);
+    const double t172 = derived_.I_KBall[2]*R_WBall.coeff(2, 1);
+    const double t173 = derived_.I_KBall[3]*R_WBall.coeff(2, 2);
+    const double t174 = derived_.I_KBall[1]*R_WBall.coeff(2, 0);
     const double t175 = t172 + t173 + t174;
-    const double t176 = derived_.M_3_3*R_WBall(2, 1);
-    const double t177 = derived_.M_3_3_b*R_WBall(2, 0);
-    const double t178 = derived_.I_KBall[12]*R_WBall(2, 2);
+    const double t176 = derived_.M_3_3*R_WBall.coeff(2, 1);
+    const double t177 = derived_.M_3_3_b*R_WBall.coeff(2, 0);
+    const double t178 = derived_.I_KBall[12]*R_WBall.coeff(2, 2);
     const double t179 = -t176 - t177 + t178;
-    const double t180 = R_WBall(0, 2)*t179;
-    const double t181 = derived_.I_KBall[4]*R_WBall(2, 0);
-    const double t182 = derived_.M_3_3_c*R_WBall(2, 1);
-    const double t183 = derived_.M_3_3_b*R_WBall(2, 2);
+    const double t180 = R_WBall.coeff(0, 2)*t179;
+    const double t181 = derived_.I_KBall[4]*R_WBall.coeff(2, 0);
+    const double t182 = derived_.M_3_3_c*R_WBall.coeff(2, 1);
+    const double t183 = derived_.M_3_3_b*R_WBall.coeff(2, 2);
     const double t184 = t181 - t182 - t183;
-    const double t185 = R_WBall(0, 0)*t184;
-    const double t186 = derived_.M_3_3_c*R_WBall(2, 0);
-    const double t187 = derived_.M_3_3*R_WBall(2, 2);
-    const double t188 = derived_.I_KBall[8]*R_WBall(2, 1);
+    const double t185 = R_WBall.coeff(0, 0)*t184;
+    const double t186 = derived_.M_3_3_c*R_WBall.coeff(2, 0);
+    const double t187 = derived_.M_3_3*R_WBall.coeff(2, 2);
+    const double t188 = derived_.I_KBall[8]*R_WBall.coeff(2, 1);
     const double t189 = -t186 - t187 + t188;
-    const double t190 = R_WBall(0, 1)*t189;
+    const double t190 = R_WBall.coeff(0, 1)*t189;
     const double t191 = t180 + t185 + t190;
-    const double t192 = R_WBall(1, 0)*t184;
-    const double t193 = R_WBall(1, 1)*t189;
-    const double t194 = R_WBall(1, 2)*t179;
+    const double t192 = R_WBall.coeff(1, 0)*t184;
+    const double t193 = R_WBall.coeff(1, 1)*t189;
+    const double t194 = R_WBall.coeff(1, 2)*t179;
     const double t195 = t192 + t193 + t194;
-    const double t196 = R_WBall(2, 0)*t184;
-    const double t197 = R_WBall(2, 2)*t179;
-    const double t198 = R_WBall(2, 1)*t189;
+    const double t196 = R_WBall.coeff(2, 0)*t184;
+    const double t197 = R_WBall.coeff(2, 2)*t179;
+    const double t198 = R_WBall.coeff(2, 1)*t189;
     const double t199 = t196 + t197 + t198;
-    const double t200 = derived_.I_KBall[3]*R_WBall(0, 2);
-    const double t201 = derived_.I_KBall[1]*R_WBall(0, 0);
-    const double t202 = derived_.I_KBall[2]*R_WBall(0, 1);
+    const double t200 = derived_.I_KBall[3]*R_WBall.coeff(0, 2);
+    const double t201 = derived_.I_KBall[1]*R_WBall.coeff(0, 0);
+    const double t202 = derived_.I_KBall[2]*R_WBall.coeff(0, 1);
     const double t203 = t200 + t201 + t202;
-    M(0, 0) = t63;
-    M(0, 1) = t67;
-    M(0, 2) = t71;
-    M(1, 0) = t87;
-    M(1, 1) = t91;
-    M(1, 2) = t95;
-    M(2, 0) = t111;
-    M(2, 1) = t115;
-    M(2, 2) = t119;
-    M(3, 3) = t135;
-    M(3, 4) = t139;
-    M(3, 5) = t143;
-    M(3, 8) = t147;
-    M(4, 3) = t163;
-    M(4, 4) = t167;
-    M(4, 5) = t171;
-    M(4, 6) = t175;
-    M(5, 3) = t191;
-    M(5, 4) = t195;
-    M(5, 5) = t199;
-    M(5, 7) = t203;
+    M.coeffRef(0, 0) = t63;
+    M.coeffRef(0, 1) = t67;
+    M.coeffRef(0, 2) = t71;
+    M.coeffRef(1, 0) = t87;
+    M.coeffRef(1, 1) = t91;
+    M.coeffRef(1, 2) = t95;
+    M.coeffRef(2, 0) = t111;
+    M.coeffRef(2, 1) = t115;
+    M.coeffRef(2, 2) = t119;
+    M.coeffRef(3, 3) = t135;
+    M.coeffRef(3, 4) = t139;
+    M.coeffRef(3, 5) = t143;
+    M.coeffRef(3, 8) = t147;
+    M.coeffRef(4, 3) = t163;
+    M.coeffRef(4, 4) = t167;
+    M.coeffRef(4, 5) = t171;
+    M.coeffRef(4, 6) = t175;
+    M.coeffRef(5, 3) = t191;
+    M.coeffRef(5, 4) = t195;
+    M.coeffRef(5, 5) = t199;
+    M.coeffRef(5, 7) = t203;
     // bias (recursive Newton-Euler with udot = 0, gravity included, in World)
-    const double t204 = u[0]*M(1, 0);
-    const double t205 = u[1]*M(1, 1);
-    const double t206 = u[2]*M(1, 2);
+    const double t204 = u[0]*M.coeff(1, 0);
+    const double t205 = u[1]*M.coeff(1, 1);
+    const double t206 = u[2]*M.coeff(1, 2);
     const double t207 = t204 + t205 + t206;
     const double t208 = u[0]*t207;
-    const double t209 = derived_.I_KBase[3]*R_WBase(1, 2);
-    const double t210 = derived_.I_KBase[2]*R_WBase(1, 1);
-    const double t211 = derived_.I_KBase[1]*R_WBase(1, 0);
+    const double t209 = derived_.I_KBase[3]*R_WBase.coeff(1, 2);
+    const double t210 = derived_.I_KBase[2]*R_WBase.coeff(1, 1);
+    const double t211 = derived_.I_KBase[1]*R_WBase.coeff(1, 0);
     const double t212 = t209 + t210 + t211;
     const double t213 = params.world_gravity[0]*t212;
-    const double t214 = derived_.I_KBase[1]*R_WBase(0, 0);
-    const double t215 = derived_.I_KBase[2]*R_WBase(0, 1);
-    const double t216 = derived_.I_KBase[3]*R_WBase(0, 2);
+    const double t214 = derived_.I_KBase[1]*R_WBase.coeff(0, 0);
+    const double t215 = derived_.I_KBase[2]*R_WBase.coeff(0, 1);
+    const double t216 = derived_.I_KBase[3]*R_WBase.coeff(0, 2);
     const double t217 = t214 + t215 + t216;
     const double t218 = params.world_gravity[1]*t217;
-    const double t219 = u[0]*M(0, 0);
-    const double t220 = u[2]*M(0, 2);
-    const double t221 = u[1]*M(0, 1);
+    const double t219 = u[0]*M.coeff(0, 0);
+    const double t220 = u[2]*M.coeff(0, 2);
+    const double t221 = u[1]*M.coeff(0, 1);
     const double t222 = t219 + t220 + t221;
     const double t223 = u[1]*t222;
     const double t224 = t213 - t218 - t223;
     const double t225 = t208 + t224;
-    const double t226 = u[4]*M(5, 7);
-    const double t227 = u[3]*M(3, 8);
+    const double t226 = u[4]*M.coeff(5, 7);
+    const double t227 = u[3]*M.coeff(3, 8);
     const double t228 = -t226 + t227;
     const double t229 = u[4]*t228;
-    const double t230 = u[3]*M(4, 6);
-    const double t231 = u[5]*M(5, 7);
+    const double t230 = u[3]*M.coeff(4, 6);
+    const double t231 = u[5]*M.coeff(5, 7);
     const double t232 = -t230 + t231;
     const double t233 = u[5]*t232;
     const double t234 = derived_.C_6 + t229 - t233;
     const double t235 = u[3]*t228;
-    const double t236 = u[4]*M(4, 6);
-    const double t237 = u[5]*M(3, 8);
+    const double t236 = u[4]*M.coeff(4, 6);
+    const double t237 = u[5]*M.coeff(3, 8);
     const double t238 = t236 - t237;
     const double t239 = u[5]*t238;
     const double t240 = derived_.C_7 - t235 + t239;
@@ -982,52 +982,55 @@ class SphereOnSphere {
     C[7] = t240;
     C[8] = t243;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
-    const double tinv2 = 1.0/M(2, 2);
-    const double tinv3 = 1.0/(M(1, 1) - tinv2*M(2, 1)*M(2, 1));
-    const double t244 = M(1, 0) - tinv2*M(2, 1)*M(2, 0);
-    const double tinv4 = 1.0/(M(0, 0) - tinv2*M(2, 0)*M(2, 0) - tinv3*t244*t244);
-    const double t245 = derived_.I_KBase[1]*R_WBase(2, 0) + derived_.I_KBase[3]*R_WBase(2, 2) +
-        derived_.I_KBase[2]*R_WBase(2, 1);
-    const double t246 = u[0]*M(2, 0) + u[1]*M(2, 1) + u[2]*M(2, 2);
+    const double tinv2 = 1.0/M.coeff(2, 2);
+    const double tinv3 = 1.0/(M.coeff(1, 1) - tinv2*M.coeff(2, 1)*M.coeff(2, 1));
+    const double t244 = M.coeff(1, 0) - tinv2*M.coeff(2, 1)*M.coeff(2, 0);
+    const double tinv4 = 1.0/(M.coeff(0, 0) - tinv2*M.coeff(2, 0)*M.coeff(2, 0) - tinv3*t244*t244);
+    const double t245 = derived_.I_KBase[1]*R_WBase.coeff(2, 0) +
+        derived_.I_KBase[3]*R_WBase.coeff(2, 2) + derived_.I_KBase[2]*R_WBase.coeff(2, 1);
+    const double t246 = u[0]*M.coeff(2, 0) + u[1]*M.coeff(2, 1) + u[2]*M.coeff(2, 2);
     const double t247 = u[0]*t246 - (-params.world_gravity[0]*t245 + params.world_gravity[2]*t217 +
-        u[2]*t222) + tinv2*M(2, 1)*C[2];
+        u[2]*t222) + tinv2*M.coeff(2, 1)*C[2];
     const double t248 = u[2]*t207 - (-params.world_gravity[2]*t212 + params.world_gravity[1]*t245 +
-        u[1]*t246) + tinv2*M(2, 0)*C[2] - tinv3*t244*t247;
+        u[1]*t246) + tinv2*M.coeff(2, 0)*C[2] - tinv3*t244*t247;
     const double t249 = tinv3*t247 - (tinv3*t244*tinv4)*t248;
-    const double t250 = derived_.udot_3*M(3, 8)*M(3, 8);
-    const double t251 = derived_.udot_3*M(4, 6)*M(4, 6);
-    const double t252 = derived_.udot_3*M(4, 6)*M(5, 7) + M(5, 3);
-    const double t253 = derived_.udot_3*M(5, 7)*M(5, 7);
-    const double tinv5 = 1.0/(-t250 - t253 + M(5, 5));
-    const double t254 = derived_.udot_3*M(4, 6)*M(3, 8) + M(5, 4);
-    const double tinv6 = 1.0/(-t253 - t251 + M(4, 4) - t254*t254*tinv5);
-    const double t255 = derived_.udot_3*M(5, 7)*M(3, 8) + M(4, 3) - t254*t252*tinv5;
-    const double tinv7 = 1.0/(-t250 - t251 + M(3, 3) - t252*t252*tinv5 - tinv6*t255*t255);
-    const double t256 = u[4]*M(4, 4) + u[3]*M(4, 3) + u[5]*M(4, 5);
-    const double t257 = u[5]*M(5, 5) + u[4]*M(5, 4) + u[3]*M(5, 3);
-    const double t258 = u[5]*M(3, 5) + u[4]*M(3, 4) + u[3]*M(3, 3);
-    const double t259 = -derived_.udot_3*M(3, 8)*C[6] + derived_.udot_3*M(5, 7)*C[7] - u[3]*t256 -
-        (-params.world_gravity[1]*M(5, 7) + params.world_gravity[0]*M(3, 8) - u[4]*t258);
-    const double t260 = derived_.udot_3*M(4, 6)*C[6] - derived_.udot_3*M(5, 7)*C[8] + u[3]*t257 -
-        (-params.world_gravity[0]*M(4, 6) + params.world_gravity[2]*M(5, 7) + u[5]*t258) -
-        t254*tinv5*t259;
-    const double t261 = -derived_.udot_3*M(4, 6)*C[7] + u[5]*t256 + derived_.udot_3*M(3, 8)*C[8] -
-        (params.world_gravity[1]*M(4, 6) - params.world_gravity[2]*M(3, 8) + u[4]*t257) -
-        t252*tinv5*t259 - tinv6*t255*t260;
+    const double t250 = derived_.udot_3*M.coeff(3, 8)*M.coeff(3, 8);
+    const double t251 = derived_.udot_3*M.coeff(4, 6)*M.coeff(4, 6);
+    const double t252 = derived_.udot_3*M.coeff(4, 6)*M.coeff(5, 7) + M.coeff(5, 3);
+    const double t253 = derived_.udot_3*M.coeff(5, 7)*M.coeff(5, 7);
+    const double tinv5 = 1.0/(-t250 - t253 + M.coeff(5, 5));
+    const double t254 = derived_.udot_3*M.coeff(4, 6)*M.coeff(3, 8) + M.coeff(5, 4);
+    const double tinv6 = 1.0/(-t253 - t251 + M.coeff(4, 4) - t254*t254*tinv5);
+    const double t255 = derived_.udot_3*M.coeff(5, 7)*M.coeff(3, 8) + M.coeff(4, 3) -
+        t254*t252*tinv5;
+    const double tinv7 = 1.0/(-t250 - t251 + M.coeff(3, 3) - t252*t252*tinv5 - tinv6*t255*t255);
+    const double t256 = u[4]*M.coeff(4, 4) + u[3]*M.coeff(4, 3) + u[5]*M.coeff(4, 5);
+    const double t257 = u[5]*M.coeff(5, 5) + u[4]*M.coeff(5, 4) + u[3]*M.coeff(5, 3);
+    const double t258 = u[5]*M.coeff(3, 5) + u[4]*M.coeff(3, 4) + u[3]*M.coeff(3, 3);
+    const double t259 = -derived_.udot_3*M.coeff(3, 8)*C[6] + derived_.udot_3*M.coeff(5, 7)*C[7] -
+        u[3]*t256 - (-params.world_gravity[1]*M.coeff(5, 7) +
+        params.world_gravity[0]*M.coeff(3, 8) - u[4]*t258);
+    const double t260 = derived_.udot_3*M.coeff(4, 6)*C[6] - derived_.udot_3*M.coeff(5, 7)*C[8] +
+        u[3]*t257 - (-params.world_gravity[0]*M.coeff(4, 6) +
+        params.world_gravity[2]*M.coeff(5, 7) + u[5]*t258) - t254*tinv5*t259;
+    const double t261 = -derived_.udot_3*M.coeff(4, 6)*C[7] + u[5]*t256 +
+        derived_.udot_3*M.coeff(3, 8)*C[8] - (params.world_gravity[1]*M.coeff(4, 6) -
+        params.world_gravity[2]*M.coeff(3, 8) + u[4]*t257) - t252*tinv5*t259 - tinv6*t255*t260;
     const double t262 = tinv6*t255*tinv7;
     const double t263 = tinv6*t260 - t262*t261;
     const double t264 = tinv5*t259 - (t252*tinv5*tinv7)*t261 - t254*tinv5*t263;
-    const double t265 = -derived_.udot_3*C[7] + derived_.udot_3*(M(4, 6)*tinv7*t261) -
-        derived_.udot_3*M(5, 7)*t264;
-    const double t266 = -derived_.udot_3*C[8] - derived_.udot_3*(M(3, 8)*tinv7*t261) +
-        derived_.udot_3*M(5, 7)*t263;
+    const double t265 = -derived_.udot_3*C[7] + derived_.udot_3*(M.coeff(4, 6)*tinv7*t261) -
+        derived_.udot_3*M.coeff(5, 7)*t264;
+    const double t266 = -derived_.udot_3*C[8] - derived_.udot_3*(M.coeff(3, 8)*tinv7*t261) +
+        derived_.udot_3*M.coeff(5, 7)*t263;
     udot[0] = tinv4*t248;
     udot[1] = t249;
-    udot[2] = -tinv2*C[2] - (tinv2*M(2, 0)*tinv4)*t248 - tinv2*M(2, 1)*t249;
+    udot[2] = -tinv2*C[2] - (tinv2*M.coeff(2, 0)*tinv4)*t248 - tinv2*M.coeff(2, 1)*t249;
     udot[3] = tinv7*t261;
     udot[4] = t263;
     udot[5] = t264;
-    udot[6] = -derived_.udot_3*C[6] - derived_.udot_3*M(4, 6)*t263 + derived_.udot_3*M(3, 8)*t264;
+    udot[6] = -derived_.udot_3*C[6] - derived_.udot_3*M.coeff(4, 6)*t263 +
+        derived_.udot_3*M.coeff(3, 8)*t264;
     udot[7] = t265;
     udot[8] = t266;
   }
@@ -1078,15 +1081,15 @@ class SphereOnSphere {
     const double t21 = 2.0*t12 - 2.0*t13;
     const double t22 = 2.0*t18 + 2.0*t19;
     const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
-    R_WBase(0, 0) = t8;
-    R_WBase(0, 1) = t11;
-    R_WBase(0, 2) = t14;
-    R_WBase(1, 0) = t15;
-    R_WBase(1, 1) = t17;
-    R_WBase(1, 2) = t20;
-    R_WBase(2, 0) = t21;
-    R_WBase(2, 1) = t22;
-    R_WBase(2, 2) = t23;
+    R_WBase.coeffRef(0, 0) = t8;
+    R_WBase.coeffRef(0, 1) = t11;
+    R_WBase.coeffRef(0, 2) = t14;
+    R_WBase.coeffRef(1, 0) = t15;
+    R_WBase.coeffRef(1, 1) = t17;
+    R_WBase.coeffRef(1, 2) = t20;
+    R_WBase.coeffRef(2, 0) = t21;
+    R_WBase.coeffRef(2, 1) = t22;
+    R_WBase.coeffRef(2, 2) = t23;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
     const double t24 = q[7]*q[7];
     const double t25 = q[5]*q[5];
@@ -1113,256 +1116,258 @@ class SphereOnSphere {
     const double t45 = -2.0*t36 + 2.0*t37;
     const double t46 = 2.0*t42 + 2.0*t43;
     const double t47 = -2.0*t30 - 2.0*t40 + 1.0;
-    R_WBall(0, 0) = t32;
-    R_WBall(0, 1) = t35;
-    R_WBall(0, 2) = t38;
-    R_WBall(1, 0) = t39;
-    R_WBall(1, 1) = t41;
-    R_WBall(1, 2) = t44;
-    R_WBall(2, 0) = t45;
-    R_WBall(2, 1) = t46;
-    R_WBall(2, 2) = t47;
+    R_WBall.coeffRef(0, 0) = t32;
+    R_WBall.coeffRef(0, 1) = t35;
+    R_WBall.coeffRef(0, 2) = t38;
+    R_WBall.coeffRef(1, 0) = t39;
+    R_WBall.coeffRef(1, 1) = t41;
+    R_WBall.coeffRef(1, 2) = t44;
+    R_WBall.coeffRef(2, 0) = t45;
+    R_WBall.coeffRef(2, 1) = t46;
+    R_WBall.coeffRef(2, 2) = t47;
     // mass matrix (composite rigid body, in World)
-    const double t48 = derived_.M_0_0_c*R_WBase(0, 1);
-    const double t49 = derived_.I_KBase[4]*R_WBase(0, 0);
-    const double t50 = derived_.M_0_0_b*R_WBase(0, 2);
+    const double t48 = derived_.M_0_0_c*R_WBase.coeff(0, 1);
+    const double t49 = derived_.I_KBase[4]*R_WBase.coeff(0, 0);
+    const double t50 = derived_.M_0_0_b*R_WBase.coeff(0, 2);
     const double t51 = -t48 + t49 - t50;
-    const double t52 = R_WBase(0, 0)*t51;
-    const double t53 = derived_.M_0_0*R_WBase(0, 1);
-    const double t54 = derived_.M_0_0_b*R_WBase(0, 0);
-    const double t55 = derived_.I_KBase[12]*R_WBase(0, 2);
+    const double t52 = R_WBase.coeff(0, 0)*t51;
+    const double t53 = derived_.M_0_0*R_WBase.coeff(0, 1);
+    const double t54 = derived_.M_0_0_b*R_WBase.coeff(0, 0);
+    const double t55 = derived_.I_KBase[12]*R_WBase.coeff(0, 2);
     const double t56 = -t53 - t54 + t55;
-    const double t57 = R_WBase(0, 2)*t56;
-    const double t58 = derived_.I_KBase[8]*R_WBase(0, 1);
-    const double t59 = derived_.M_0_0_c*R_WBase(0, 0);
-    const double t60 = derived_.M_0_0*R_WBase(0, 2);
+    const double t57 = R_WBase.coeff(0, 2)*t56;
+    const double t58 = derived_.I_KBase[8]*R_WBase.coeff(0, 1);
+    const double t59 = derived_.M_0_0_c*R_WBase.coeff(0, 0);
+    const double t60 = derived_.M_0_0*R_WBase.coeff(0, 2);
     const double t61 = t58 - t59 - t60;
-    const double t62 = R_WBase(0, 1)*t61;
+    const double t62 = R_WBase.coeff(0, 1)*t61;
     const double t63 = t52 + t57 + t62;
-    const double t64 = R_WBase(1, 1)*t61;
-    const double t65 = R_WBase(1, 0)*t51;
-    const double t66 = R_WBase(1, 2)*t56;
+    const double t64 = R_WBase.coeff(1, 1)*t61;
+    const double t65 = R_WBase.coeff(1, 0)*t51;
+    const double t66 = R_WBase.coeff(1, 2)*t56;
     const double t67 = t64 + t65 + t66;
-    const double t68 = R_WBase(2, 1)*t61;
-    const double t69 = R_WBase(2, 2)*t56;
-    const double t70 = R_WBase(2, 0)*t51;
+    const double t68 = R_WBase.coeff(2, 1)*t61;
+    const double t69 = R_WBase.coeff(2, 2)*t56;
+    const double t70 = R_WBase.coeff(2, 0)*t51;
     const double t71 = t68 + t69 + t70;
-    const double t72 = derived_.M_0_0*R_WBase(1, 2);
-    const double t73 = derived_.I_KBase[8]*R_WBase(1, 1);
-    const double t74 = derived_.M_0_0_c*R_WBase(1, 0);
+    const double t72 = derived_.M_0_0*R_WBase.coeff(1, 2);
+    const double t73 = derived_.I_KBase[8]*R_WBase.coeff(1, 1);
+    const double t74 = derived_.M_0_0_c*R_WBase.coeff(1, 0);
     const double t75 = -t72 + t73 - t74;
-    const double t76 = R_WBase(0, 1)*t75;
-    const double t77 = derived_.M_0_0_b*R_WBase(1, 0);
-    const double t78 = derived_.M_0_0*R_WBase(1, 1);
-    const double t79 = derived_.I_KBase[12]*R_WBase(1, 2);
+    const double t76 = R_WBase.coeff(0, 1)*t75;
+    const double t77 = derived_.M_0_0_b*R_WBase.coeff(1, 0);
+    const double t78 = derived_.M_0_0*R_WBase.coeff(1, 1);
+    const double t79 = derived_.I_KBase[12]*R_WBase.coeff(1, 2);
     const double t80 = -t77 - t78 + t79;
-    const double t81 = R_WBase(0, 2)*t80;
-    const double t82 = derived_.M_0_0_b*R_WBase(1, 2);
-    const double t83 = derived_.M_0_0_c*R_WBase(1, 1);
-    const double t84 = derived_.I_KBase[4]*R_WBase(1, 0);
+    const double t81 = R_WBase.coeff(0, 2)*t80;
+    const double t82 = derived_.M_0_0_b*R_WBase.coeff(1, 2);
+    const double t83 = derived_.M_0_0_c*R_WBase.coeff(1, 1);
+    const double t84 = derived_.I_KBase[4]*R_WBase.coeff(1, 0);
     const double t85 = -t82 - t83 + t84;
-    const double t86 = R_WBase(0, 0)*t85;
+    const double t86 = R_WBase.coeff(0, 0)*t85;
     const double t87 = t76 + t81 + t86;
-    const double t88 = R_WBase(1, 1)*t75;
-    const double t89 = R_WBase(1, 0)*t85;
-    const double t90 = R_WBase(1, 2)*t80;
+    const double t88 = R_WBase.coeff(1, 1)*t75;
+    const double t89 = R_WBase.coeff(1, 0)*t85;
+    const double t90 = R_WBase.coeff(1, 2)*t80;
     const double t91 = t88 + t89 + t90;
-    const double t92 = R_WBase(2, 0)*t85;
-    const double t93 = R_WBase(2, 1)*t75;
-    const double t94 = R_WBase(2, 2)*t80;
+    const double t92 = R_WBase.coeff(2, 0)*t85;
+    const double t93 = R_WBase.coeff(2, 1)*t75;
+    const double t94 = R_WBase.coeff(2, 2)*t80;
     const double t95 = t92 + t93 + t94;
-    const double t96 = derived_.M_0_0_c*R_WBase(2, 0);
-    const double t97 = derived_.I_KBase[8]*R_WBase(2, 1);
-    const double t98 = derived_.M_0_0*R_WBase(2, 2);
+    const double t96 = derived_.M_0_0_c*R_WBase.coeff(2, 0);
+    const double t97 = derived_.I_KBase[8]*R_WBase.coeff(2, 1);
+    const double t98 = derived_.M_0_0*R_WBase.coeff(2, 2);
     const double t99 = -t96 + t97 - t98;
-    const double t100 = R_WBase(0, 1)*t99;
-    const double t101 = derived_.M_0_0_c*R_WBase(2, 1);
-    const double t102 = derived_.M_0_0_b*R_WBase(2, 2);
-    const double t103 = derived_.I_KBase[4]*R_WBase(2, 0);
+    const double t100 = R_WBase.coeff(0, 1)*t99;
+    const double t101 = derived_.M_0_0_c*R_WBase.coeff(2, 1);
+    const double t102 = derived_.M_0_0_b*R_WBase.coeff(2, 2);
+    const double t103 = derived_.I_KBase[4]*R_WBase.coeff(2, 0);
     const double t104 = -t101 - t102 + t103;
-    const double t105 = R_WBase(0, 0)*t104;
-    const double t106 = derived_.M_0_0_b*R_WBase(2, 0);
-    const double t107 = derived_.I_KBase[12]*R_WBase(2, 2);
-    const double t108 = derived_.M_0_0*R_WBase(2, 1);
+    const double t105 = R_WBase.coeff(0, 0)*t104;
+    const double t106 = derived_.M_0_0_b*R_WBase.coeff(2, 0);
+    const double t107 = derived_.I_KBase[12]*R_WBase.coeff(2, 2);
+    const double t108 = derived_.M_0_0*R_WBase.coeff(2, 1);
     const double t109 = -t106 + t107 - t108;
-    const double t110 = R_WBase(0, 2)*t109;
+    const double t110 = R_WBase.coeff(0, 2)*t109;
     const double t111 = t100 + t105 + t110;
-    const double t112 = R_WBase(1, 2)*t109;
-    const double t113 = R_WBase(1, 1)*t99;
-    const double t114 = R_WBase(1, 0)*t104;
+    const double t112 = R_WBase.coeff(1, 2)*t109;
+    const double t113 = R_WBase.coeff(1, 1)*t99;
+    const double t114 = R_WBase.coeff(1, 0)*t104;
     const double t115 = t112 + t113 + t114;
-    const double t116 = R_WBase(2, 2)*t109;
-    const double t117 = R_WBase(2, 0)*t104;
-    const double t118 = R_WBase(2, 1)*t99;
+    const double t116 = R_WBase.coeff(2, 2)*t109;
+    const double t117 = R_WBase.coeff(2, 0)*t104;
+    const double t118 = R_WBase.coeff(2, 1)*t99;
     const double t119 = t116 + t117 + t118;
-    const double t120 = derived_.M_3_3*R_WBall(0, 2);
-    const double t121 = derived_.I_KBall[8]*R_WBall(0, 1);
-    const double t122 = derived_.M_3_3_c*R_WBall(0, 0);
+    const double t120 = derived_.M_3_3*R_WBall.coeff(0, 2);
+    const double t121 = derived_.I_KBall[8]*R_WBall.coeff(0, 1);
+    const double t122 = derived_.M_3_3_c*R_WBall.coeff(0, 0);
     const double t123 = -t120 + t121 - t122;
-    const double t124 = R_WBall(0, 1)*t123;
-    const double t125 = derived_.I_KBall[4]*R_WBall(0, 0);
-    const double t126 = derived_.M_3_3_b*R_WBall(0, 2);
-    const double t127 = derived_.M_3_3_c*R_WBall(0, 1);
+    const double t124 = R_WBall.coeff(0, 1)*t123;
+    const double t125 = derived_.I_KBall[4]*R_WBall.coeff(0, 0);
+    const double t126 = derived_.M_3_3_b*R_WBall.coeff(0, 2);
+    const double t127 = derived_.M_3_3_c*R_WBall.coeff(0, 1);
     const double t128 = t125 - t126 - t127;
-    const double t129 = R_WBall(0, 0)*t128;
-    const double t130 = derived_.M_3_3_b*R_WBall(0, 0);
-    const double t131 = derived_.M_3_3*R_WBall(0, 1);
-    const double t132 = derived_.I_KBall[12]*R_WBall(0, 2);
+    const double t129 = R_WBall.coeff(0, 0)*t128;
+    const double t130 = derived_.M_3_3_b*R_WBall.coeff(0, 0);
+    const double t131 = derived_.M_3_3*R_WBall.coeff(0, 1);
+    const double t132 = derived_.I_KBall[12]*R_WBall.coeff(0, 2);
     const double t133 = -t130 - t131 + t132;
-    const double t134 = R_WBall(0, 2)*t133;
+    const double t134 = R_WBall.coeff(0, 2)*t133;
     const double t135 = t124 + t129 + t134;
-    const double t136 = R_WBall(1, 0)*t128;
-    const double t137 = R_WBall(1, 1)*t123;
-    const double t138 = R_WBall(1, 2)*t133;
+    const double t136 = R_WBall.coeff(1, 0)*t128;
+    const double t137 = R_WBall.coeff(1, 1)*t123;
+    const double t138 = R_WBall.coeff(1, 2)*t133;
     const double t139 = t136 + t137 + t138;
-    const double t140 = R_WBall(2, 0)*t128;
-    const double t141 = R_WBall(2, 2)*t133;
-    const double t142 = R_WBall(2, 1)*t123;
+    const double t140 = R_WBall.coeff(2, 0)*t128;
+    const double t141 = R_WBall.coeff(2, 2)*t133;
+    const double t142 = R_WBall.coeff(2, 1)*t123;
     const double t143 = t140 + t141 + t142;
-    const double t144 = derived_.I_KBall[2]*R_WBall(1, 1);
-    const double t145 = derived_.I_KBall[1]*R_WBall(1, 0);
-    const double t146 = derived_.I_KBall[3]*R_WBall(1, 2);
+    const double t144 = derived_.I_KBall[2]*R_WBall.coeff(1, 1);
+    const double t145 = derived_.I_KBall[1]*R_WBall.coeff(1, 0);
+    const double t146 = derived_.I_KBall[3]*R_WBall.coeff(1, 2);
     const double t147 = t144 + t145 + t146;
-    const double t148 = derived_.M_3_3*R_WBall(1, 1);
-    const double t149 = derived_.I_KBall[12]*R_WBall(1, 2);
-    const double t150 = derived_.M_3_3_b*R_WBall(1, 0);
+    const double t148 = derived_.M_3_3*R_WBall.coeff(1, 1);
+    const double t149 = derived_.I_KBall[12]*R_WBall.coeff(1, 2);
+    const double t150 = derived_.M_3_3_b*R_WBall.coeff(1, 0);
     const double t151 = -t148 + t149 - t150;
-    const double t152 = R_WBall(0, 2)*t151;
-    const double t153 = derived_.M_3_3*R_WBall(1, 2);
-    const double t154 = derived_.I_KBall[8]*R_WBall(1, 1);
-    const double t155 = derived_.M_3_3_c*R_WBall(1, 0);
+    const double t152 = R_WBall.coeff(0, 2)*t151;
+    const double t153 = derived_.M_3_3*R_WBall.coeff(1, 2);
+    const double t154 = derived_.I_KBall[8]*R_WBall.coeff(1, 1);
+    const double t155 = derived_.M_3_3_c*R_WBall.coeff(1, 0);
     const double t156 = -t153 + t154 - t155;
-    const double t157 = R_WBall(0, 1)*t156;
-    const double t158 = derived_.M_3_3_b*R_WBall(1, 2);
-    const double t159 = derived_.M_3_3_c*R_WBall(1, 1);
-    const double t160 = derived_.I_KBall[4]*R_WBall(1, 0);
+    const double t157 = R_WBall.coeff(0, 1)*t156;
+    const double t158 = derived_.M_3_3_b*R_WBall.coeff(1, 2);
+    const double t159 = derived_.M_3_3_c*R_WBall.coeff(1, 1);
+    const double t160 = derived_.I_KBall[4]*R_WBall.coeff(1, 0);
     const double t161 = -t158 - t159 + t160;
-    const double t162 = R_WBall(0, 0)*t161;
+    const double t162 = R_WBall.coeff(0, 0)*t161;
     const double t163 = t152 + t157 + t162;
-    const double t164 = R_WBall(1, 0)*t161;
-    const double t165 = R_WBall(1, 1)*t156;
-    const double t166 = R_WBall(1, 2)*t151;
+    const double t164 = R_WBall.coeff(1, 0)*t161;
+    const double t165 = R_WBall.coeff(1, 1)*t156;
+    const double t166 = R_WBall.coeff(1, 2)*t151;
     const double t167 = t164 + t165 + t166;
-    const double t168 = R_WBall(2, 2)*t151;
-    const double t169 = R_WBall(2, 1)*t156;
-    const double t170 = R_WBall(2, 0)*t161;
+    const double t168 = R_WBall.coeff(2, 2)*t151;
+    const double t169 = R_WBall.coeff(2, 1)*t156;
+    const double t170 = R_WBall.coeff(2, 0)*t161;
     const double t171 = t168 + t169 + t170;
-    const double t172 = derived_.I_KBall[2]*R_WBall(2, 1);
-    const double t173 = derived_.I_KBall[3]*R_WBall(2, 2);
-    const double t174 = derived_.I_KBall[1]*R_WBall(2, 0);
+    const double t172 = derived_.I_KBall[2]*R_WBall.coeff(2, 1);
+    const double t173 = derived_.I_KBall[3]*R_WBall.coeff(2, 2);
+    const double t174 = derived_.I_KBall[1]*R_WBall.coeff(2, 0);
     const double t175 = t172 + t173 + t174;
-    const double t176 = derived_.M_3_3*R_WBall(2, 1);
-    const double t177 = derived_.M_3_3_b*R_WBall(2, 0);
-    const double t178 = derived_.I_KBall[12]*R_WBall(2, 2);
+    const double t176 = derived_.M_3_3*R_WBall.coeff(2, 1);
+    const double t177 = derived_.M_3_3_b*R_WBall.coeff(2, 0);
+    const double t178 = derived_.I_KBall[12]*R_WBall.coeff(2, 2);
     const double t179 = -t176 - t177 + t178;
-    const double t180 = R_WBall(0, 2)*t179;
-    const double t181 = derived_.I_KBall[4]*R_WBall(2, 0);
-    const double t182 = derived_.M_3_3_c*R_WBall(2, 1);
-    const double t183 = derived_.M_3_3_b*R_WBall(2, 2);
+    const double t180 = R_WBall.coeff(0, 2)*t179;
+    const double t181 = derived_.I_KBall[4]*R_WBall.coeff(2, 0);
+    const double t182 = derived_.M_3_3_c*R_WBall.coeff(2, 1);
+    const double t183 = derived_.M_3_3_b*R_WBall.coeff(2, 2);
     const double t184 = t181 - t182 - t183;
-    const double t185 = R_WBall(0, 0)*t184;
-    const double t186 = derived_.M_3_3_c*R_WBall(2, 0);
-    const double t187 = derived_.M_3_3*R_WBall(2, 2);
-    const double t188 = derived_.I_KBall[8]*R_WBall(2, 1);
+    const double t185 = R_WBall.coeff(0, 0)*t184;
+    const double t186 = derived_.M_3_3_c*R_WBall.coeff(2, 0);
+    const double t187 = derived_.M_3_3*R_WBall.coeff(2, 2);
+    const double t188 = derived_.I_KBall[8]*R_WBall.coeff(2, 1);
     const double t189 = -t186 - t187 + t188;
-    const double t190 = R_WBall(0, 1)*t189;
+    const double t190 = R_WBall.coeff(0, 1)*t189;
     const double t191 = t180 + t185 + t190;
-    const double t192 = R_WBall(1, 0)*t184;
-    const double t193 = R_WBall(1, 1)*t189;
-    const double t194 = R_WBall(1, 2)*t179;
+    const double t192 = R_WBall.coeff(1, 0)*t184;
+    const double t193 = R_WBall.coeff(1, 1)*t189;
+    const double t194 = R_WBall.coeff(1, 2)*t179;
     const double t195 = t192 + t193 + t194;
-    const double t196 = R_WBall(2, 0)*t184;
-    const double t197 = R_WBall(2, 2)*t179;
-    const double t198 = R_WBall(2, 1)*t189;
+    const double t196 = R_WBall.coeff(2, 0)*t184;
+    const double t197 = R_WBall.coeff(2, 2)*t179;
+    const double t198 = R_WBall.coeff(2, 1)*t189;
     const double t199 = t196 + t197 + t198;
-    const double t200 = derived_.I_KBall[3]*R_WBall(0, 2);
-    const double t201 = derived_.I_KBall[1]*R_WBall(0, 0);
-    const double t202 = derived_.I_KBall[2]*R_WBall(0, 1);
+    const double t200 = derived_.I_KBall[3]*R_WBall.coeff(0, 2);
+    const double t201 = derived_.I_KBall[1]*R_WBall.coeff(0, 0);
+    const double t202 = derived_.I_KBall[2]*R_WBall.coeff(0, 1);
     const double t203 = t200 + t201 + t202;
-    M(0, 0) = t63;
-    M(0, 1) = t67;
-    M(0, 2) = t71;
-    M(1, 0) = t87;
-    M(1, 1) = t91;
-    M(1, 2) = t95;
-    M(2, 0) = t111;
-    M(2, 1) = t115;
-    M(2, 2) = t119;
-    M(3, 3) = t135;
-    M(3, 4) = t139;
-    M(3, 5) = t143;
-    M(3, 8) = t147;
-    M(4, 3) = t163;
-    M(4, 4) = t167;
-    M(4, 5) = t171;
-    M(4, 6) = t175;
-    M(5, 3) = t191;
-    M(5, 4) = t195;
-    M(5, 5) = t199;
-    M(5, 7) = t203;
+    M.coeffRef(0, 0) = t63;
+    M.coeffRef(0, 1) = t67;
+    M.coeffRef(0, 2) = t71;
+    M.coeffRef(1, 0) = t87;
+    M.coeffRef(1, 1) = t91;
+    M.coeffRef(1, 2) = t95;
+    M.coeffRef(2, 0) = t111;
+    M.coeffRef(2, 1) = t115;
+    M.coeffRef(2, 2) = t119;
+    M.coeffRef(3, 3) = t135;
+    M.coeffRef(3, 4) = t139;
+    M.coeffRef(3, 5) = t143;
+    M.coeffRef(3, 8) = t147;
+    M.coeffRef(4, 3) = t163;
+    M.coeffRef(4, 4) = t167;
+    M.coeffRef(4, 5) = t171;
+    M.coeffRef(4, 6) = t175;
+    M.coeffRef(5, 3) = t191;
+    M.coeffRef(5, 4) = t195;
+    M.coeffRef(5, 5) = t199;
+    M.coeffRef(5, 7) = t203;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
-    const double tinv2 = 1.0/M(2, 2);
-    const double tinv3 = 1.0/(M(1, 1) - tinv2*M(2, 1)*M(2, 1));
-    const double t204 = M(1, 0) - tinv2*M(2, 1)*M(2, 0);
-    const double tinv4 = 1.0/(M(0, 0) - tinv2*M(2, 0)*M(2, 0) - tinv3*t204*t204);
-    const double t205 = u[0]*M(1, 0) + u[1]*M(1, 1) + u[2]*M(1, 2);
-    const double t206 = derived_.I_KBase[3]*R_WBase(1, 2) + derived_.I_KBase[2]*R_WBase(1, 1) +
-        derived_.I_KBase[1]*R_WBase(1, 0);
-    const double t207 = derived_.I_KBase[1]*R_WBase(2, 0) + derived_.I_KBase[3]*R_WBase(2, 2) +
-        derived_.I_KBase[2]*R_WBase(2, 1);
-    const double t208 = u[0]*M(2, 0) + u[1]*M(2, 1) + u[2]*M(2, 2);
-    const double t209 = derived_.I_KBase[1]*R_WBase(0, 0) + derived_.I_KBase[2]*R_WBase(0, 1) +
-        derived_.I_KBase[3]*R_WBase(0, 2);
-    const double t210 = u[0]*M(0, 0) + u[2]*M(0, 2) + u[1]*M(0, 1);
+    const double tinv2 = 1.0/M.coeff(2, 2);
+    const double tinv3 = 1.0/(M.coeff(1, 1) - tinv2*M.coeff(2, 1)*M.coeff(2, 1));
+    const double t204 = M.coeff(1, 0) - tinv2*M.coeff(2, 1)*M.coeff(2, 0);
+    const double tinv4 = 1.0/(M.coeff(0, 0) - tinv2*M.coeff(2, 0)*M.coeff(2, 0) - tinv3*t204*t204);
+    const double t205 = u[0]*M.coeff(1, 0) + u[1]*M.coeff(1, 1) + u[2]*M.coeff(1, 2);
+    const double t206 = derived_.I_KBase[3]*R_WBase.coeff(1, 2) +
+        derived_.I_KBase[2]*R_WBase.coeff(1, 1) + derived_.I_KBase[1]*R_WBase.coeff(1, 0);
+    const double t207 = derived_.I_KBase[1]*R_WBase.coeff(2, 0) +
+        derived_.I_KBase[3]*R_WBase.coeff(2, 2) + derived_.I_KBase[2]*R_WBase.coeff(2, 1);
+    const double t208 = u[0]*M.coeff(2, 0) + u[1]*M.coeff(2, 1) + u[2]*M.coeff(2, 2);
+    const double t209 = derived_.I_KBase[1]*R_WBase.coeff(0, 0) +
+        derived_.I_KBase[2]*R_WBase.coeff(0, 1) + derived_.I_KBase[3]*R_WBase.coeff(0, 2);
+    const double t210 = u[0]*M.coeff(0, 0) + u[2]*M.coeff(0, 2) + u[1]*M.coeff(0, 1);
     const double t211 = fext[0][2] - u[0]*t205 - (params.world_gravity[0]*t206 -
         params.world_gravity[1]*t209 - u[1]*t210);
     const double t212 = fext[0][1] + u[0]*t208 - (-params.world_gravity[0]*t207 +
-        params.world_gravity[2]*t209 + u[2]*t210) - tinv2*M(2, 1)*t211;
+        params.world_gravity[2]*t209 + u[2]*t210) - tinv2*M.coeff(2, 1)*t211;
     const double t213 = fext[0][0] + u[2]*t205 - (-params.world_gravity[2]*t206 +
-        params.world_gravity[1]*t207 + u[1]*t208) - tinv2*M(2, 0)*t211 - tinv3*t204*t212;
+        params.world_gravity[1]*t207 + u[1]*t208) - tinv2*M.coeff(2, 0)*t211 - tinv3*t204*t212;
     const double t214 = tinv3*t212 - (tinv3*t204*tinv4)*t213;
-    const double t215 = derived_.udot_3*M(3, 8)*M(3, 8);
-    const double t216 = derived_.udot_3*M(4, 6)*M(4, 6);
-    const double t217 = derived_.udot_3*M(4, 6)*M(5, 7) + M(5, 3);
-    const double t218 = derived_.udot_3*M(5, 7)*M(5, 7);
-    const double tinv5 = 1.0/(-t215 - t218 + M(5, 5));
-    const double t219 = derived_.udot_3*M(4, 6)*M(3, 8) + M(5, 4);
-    const double tinv6 = 1.0/(-t218 - t216 + M(4, 4) - t219*t219*tinv5);
-    const double t220 = derived_.udot_3*M(5, 7)*M(3, 8) + M(4, 3) - t219*t217*tinv5;
-    const double tinv7 = 1.0/(-t215 - t216 + M(3, 3) - t217*t217*tinv5 - tinv6*t220*t220);
-    const double t221 = -u[4]*M(5, 7) + u[3]*M(3, 8);
-    const double t222 = u[4]*M(4, 6) - u[5]*M(3, 8);
+    const double t215 = derived_.udot_3*M.coeff(3, 8)*M.coeff(3, 8);
+    const double t216 = derived_.udot_3*M.coeff(4, 6)*M.coeff(4, 6);
+    const double t217 = derived_.udot_3*M.coeff(4, 6)*M.coeff(5, 7) + M.coeff(5, 3);
+    const double t218 = derived_.udot_3*M.coeff(5, 7)*M.coeff(5, 7);
+    const double tinv5 = 1.0/(-t215 - t218 + M.coeff(5, 5));
+    const double t219 = derived_.udot_3*M.coeff(4, 6)*M.coeff(3, 8) + M.coeff(5, 4);
+    const double tinv6 = 1.0/(-t218 - t216 + M.coeff(4, 4) - t219*t219*tinv5);
+    const double t220 = derived_.udot_3*M.coeff(5, 7)*M.coeff(3, 8) + M.coeff(4, 3) -
+        t219*t217*tinv5;
+    const double tinv7 = 1.0/(-t215 - t216 + M.coeff(3, 3) - t217*t217*tinv5 - tinv6*t220*t220);
+    const double t221 = -u[4]*M.coeff(5, 7) + u[3]*M.coeff(3, 8);
+    const double t222 = u[4]*M.coeff(4, 6) - u[5]*M.coeff(3, 8);
     const double t223 = fext[1][4] - (derived_.C_7 - u[3]*t221 + u[5]*t222);
-    const double t224 = -u[3]*M(4, 6) + u[5]*M(5, 7);
+    const double t224 = -u[3]*M.coeff(4, 6) + u[5]*M.coeff(5, 7);
     const double t225 = fext[1][5] - (derived_.C_8 - u[4]*t222 + u[3]*t224);
-    const double t226 = u[4]*M(4, 4) + u[3]*M(4, 3) + u[5]*M(4, 5);
-    const double t227 = u[5]*M(5, 5) + u[4]*M(5, 4) + u[3]*M(5, 3);
+    const double t226 = u[4]*M.coeff(4, 4) + u[3]*M.coeff(4, 3) + u[5]*M.coeff(4, 5);
+    const double t227 = u[5]*M.coeff(5, 5) + u[4]*M.coeff(5, 4) + u[3]*M.coeff(5, 3);
     const double t228 = fext[1][3] - (derived_.C_6 + u[4]*t221 - u[5]*t224);
-    const double t229 = u[5]*M(3, 5) + u[4]*M(3, 4) + u[3]*M(3, 3);
-    const double t230 = -derived_.udot_3*M(5, 7)*t223 + derived_.udot_3*M(3, 8)*t228 +
-        (fext[1][2] - u[3]*t226 - (-params.world_gravity[1]*M(5, 7) +
-        params.world_gravity[0]*M(3, 8) - u[4]*t229));
-    const double t231 = -derived_.udot_3*M(4, 6)*t228 +
-        (fext[1][1] + u[3]*t227 - (-params.world_gravity[0]*M(4, 6) +
-        params.world_gravity[2]*M(5, 7) + u[5]*t229) + derived_.udot_3*M(5, 7)*t225) -
+    const double t229 = u[5]*M.coeff(3, 5) + u[4]*M.coeff(3, 4) + u[3]*M.coeff(3, 3);
+    const double t230 = -derived_.udot_3*M.coeff(5, 7)*t223 + derived_.udot_3*M.coeff(3, 8)*t228 +
+        (fext[1][2] - u[3]*t226 - (-params.world_gravity[1]*M.coeff(5, 7) +
+        params.world_gravity[0]*M.coeff(3, 8) - u[4]*t229));
+    const double t231 = -derived_.udot_3*M.coeff(4, 6)*t228 +
+        (fext[1][1] + u[3]*t227 - (-params.world_gravity[0]*M.coeff(4, 6) +
+        params.world_gravity[2]*M.coeff(5, 7) + u[5]*t229) + derived_.udot_3*M.coeff(5, 7)*t225) -
         t219*tinv5*t230;
-    const double t232 = derived_.udot_3*M(4, 6)*t223 - derived_.udot_3*M(3, 8)*t225 +
-        (fext[1][0] + u[5]*t226 - (params.world_gravity[1]*M(4, 6) -
-        params.world_gravity[2]*M(3, 8) + u[4]*t227)) - t217*tinv5*t230 - tinv6*t220*t231;
+    const double t232 = derived_.udot_3*M.coeff(4, 6)*t223 - derived_.udot_3*M.coeff(3, 8)*t225 +
+        (fext[1][0] + u[5]*t226 - (params.world_gravity[1]*M.coeff(4, 6) -
+        params.world_gravity[2]*M.coeff(3, 8) + u[4]*t227)) - t217*tinv5*t230 - tinv6*t220*t231;
     const double t233 = tinv6*t220*tinv7;
     const double t234 = tinv6*t231 - t233*t232;
     const double t235 = tinv5*t230 - (t217*tinv5*tinv7)*t232 - t219*tinv5*t234;
-    const double t236 = derived_.udot_3*t223 + derived_.udot_3*(M(4, 6)*tinv7*t232) -
-        derived_.udot_3*M(5, 7)*t235;
-    const double t237 = derived_.udot_3*t225 - derived_.udot_3*(M(3, 8)*tinv7*t232) +
-        derived_.udot_3*M(5, 7)*t234;
+    const double t236 = derived_.udot_3*t223 + derived_.udot_3*(M.coeff(4, 6)*tinv7*t232) -
+        derived_.udot_3*M.coeff(5, 7)*t235;
+    const double t237 = derived_.udot_3*t225 - derived_.udot_3*(M.coeff(3, 8)*tinv7*t232) +
+        derived_.udot_3*M.coeff(5, 7)*t234;
     udot[0] = tinv4*t213;
     udot[1] = t214;
-    udot[2] = tinv2*t211 - (tinv2*M(2, 0)*tinv4)*t213 - tinv2*M(2, 1)*t214;
+    udot[2] = tinv2*t211 - (tinv2*M.coeff(2, 0)*tinv4)*t213 - tinv2*M.coeff(2, 1)*t214;
     udot[3] = tinv7*t232;
     udot[4] = t234;
     udot[5] = t235;
-    udot[6] = derived_.udot_3*t228 - derived_.udot_3*M(4, 6)*t234 + derived_.udot_3*M(3, 8)*t235;
+    udot[6] = derived_.udot_3*t228 - derived_.udot_3*M.coeff(4, 6)*t234 +
+        derived_.udot_3*M.coeff(3, 8)*t235;
     udot[7] = t236;
     udot[8] = t237;
   }
@@ -1659,15 +1664,15 @@ class SphereOnSphere {
     const double t9 = t1*tinv0;
     const double t10 = q[2]*q[3]*tinv0;
     const double t11 = q[0]*q[1]*tinv0;
-    poses[0].R_WB(0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
-    poses[0].R_WB(0, 1) = 2.0*t5 - 2.0*t6;
-    poses[0].R_WB(0, 2) = 2.0*t7 + 2.0*t8;
-    poses[0].R_WB(1, 0) = 2.0*t5 + 2.0*t6;
-    poses[0].R_WB(1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
-    poses[0].R_WB(1, 2) = 2.0*t10 - 2.0*t11;
-    poses[0].R_WB(2, 0) = 2.0*t7 - 2.0*t8;
-    poses[0].R_WB(2, 1) = 2.0*t10 + 2.0*t11;
-    poses[0].R_WB(2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
+    poses[0].R_WB.coeffRef(0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
+    poses[0].R_WB.coeffRef(0, 1) = 2.0*t5 - 2.0*t6;
+    poses[0].R_WB.coeffRef(0, 2) = 2.0*t7 + 2.0*t8;
+    poses[0].R_WB.coeffRef(1, 0) = 2.0*t5 + 2.0*t6;
+    poses[0].R_WB.coeffRef(1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
+    poses[0].R_WB.coeffRef(1, 2) = 2.0*t10 - 2.0*t11;
+    poses[0].R_WB.coeffRef(2, 0) = 2.0*t7 - 2.0*t8;
+    poses[0].R_WB.coeffRef(2, 1) = 2.0*t10 + 2.0*t11;
+    poses[0].R_WB.coeffRef(2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
     poses[0].p_WB[0] = 0.0;
     poses[0].p_WB[1] = 0.0;
     poses[0].p_WB[2] = 0.0;
@@ -1685,15 +1690,15 @@ class SphereOnSphere {
     const double t21 = t13*tinv1;
     const double t22 = q[6]*q[7]*tinv1;
     const double t23 = q[4]*q[5]*tinv1;
-    poses[1].R_WB(0, 0) = -2.0*t15 - 2.0*t16 + 1.0;
-    poses[1].R_WB(0, 1) = -2.0*t17 + 2.0*t18;
-    poses[1].R_WB(0, 2) = 2.0*t19 + 2.0*t20;
-    poses[1].R_WB(1, 0) = 2.0*t17 + 2.0*t18;
-    poses[1].R_WB(1, 1) = -2.0*t21 - 2.0*t16 + 1.0;
-    poses[1].R_WB(1, 2) = 2.0*t22 - 2.0*t23;
-    poses[1].R_WB(2, 0) = -2.0*t19 + 2.0*t20;
-    poses[1].R_WB(2, 1) = 2.0*t22 + 2.0*t23;
-    poses[1].R_WB(2, 2) = -2.0*t15 - 2.0*t21 + 1.0;
+    poses[1].R_WB.coeffRef(0, 0) = -2.0*t15 - 2.0*t16 + 1.0;
+    poses[1].R_WB.coeffRef(0, 1) = -2.0*t17 + 2.0*t18;
+    poses[1].R_WB.coeffRef(0, 2) = 2.0*t19 + 2.0*t20;
+    poses[1].R_WB.coeffRef(1, 0) = 2.0*t17 + 2.0*t18;
+    poses[1].R_WB.coeffRef(1, 1) = -2.0*t21 - 2.0*t16 + 1.0;
+    poses[1].R_WB.coeffRef(1, 2) = 2.0*t22 - 2.0*t23;
+    poses[1].R_WB.coeffRef(2, 0) = -2.0*t19 + 2.0*t20;
+    poses[1].R_WB.coeffRef(2, 1) = 2.0*t22 + 2.0*t23;
+    poses[1].R_WB.coeffRef(2, 2) = -2.0*t15 - 2.0*t21 + 1.0;
     poses[1].p_WB[0] = q[8];
     poses[1].p_WB[1] = q[9];
     poses[1].p_WB[2] = q[10];
@@ -1752,15 +1757,15 @@ class SphereOnSphere {
     const double t21 = 2.0*t12 - 2.0*t13;
     const double t22 = 2.0*t18 + 2.0*t19;
     const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
-    R_WBase(0, 0) = t8;
-    R_WBase(0, 1) = t11;
-    R_WBase(0, 2) = t14;
-    R_WBase(1, 0) = t15;
-    R_WBase(1, 1) = t17;
-    R_WBase(1, 2) = t20;
-    R_WBase(2, 0) = t21;
-    R_WBase(2, 1) = t22;
-    R_WBase(2, 2) = t23;
+    R_WBase.coeffRef(0, 0) = t8;
+    R_WBase.coeffRef(0, 1) = t11;
+    R_WBase.coeffRef(0, 2) = t14;
+    R_WBase.coeffRef(1, 0) = t15;
+    R_WBase.coeffRef(1, 1) = t17;
+    R_WBase.coeffRef(1, 2) = t20;
+    R_WBase.coeffRef(2, 0) = t21;
+    R_WBase.coeffRef(2, 1) = t22;
+    R_WBase.coeffRef(2, 2) = t23;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
     const double t24 = q[7]*q[7];
     const double t25 = q[5]*q[5];
@@ -1787,79 +1792,80 @@ class SphereOnSphere {
     const double t45 = -2.0*t36 + 2.0*t37;
     const double t46 = 2.0*t42 + 2.0*t43;
     const double t47 = -2.0*t30 - 2.0*t40 + 1.0;
-    R_WBall(0, 0) = t32;
-    R_WBall(0, 1) = t35;
-    R_WBall(0, 2) = t38;
-    R_WBall(1, 0) = t39;
-    R_WBall(1, 1) = t41;
-    R_WBall(1, 2) = t44;
-    R_WBall(2, 0) = t45;
-    R_WBall(2, 1) = t46;
-    R_WBall(2, 2) = t47;
+    R_WBall.coeffRef(0, 0) = t32;
+    R_WBall.coeffRef(0, 1) = t35;
+    R_WBall.coeffRef(0, 2) = t38;
+    R_WBall.coeffRef(1, 0) = t39;
+    R_WBall.coeffRef(1, 1) = t41;
+    R_WBall.coeffRef(1, 2) = t44;
+    R_WBall.coeffRef(2, 0) = t45;
+    R_WBall.coeffRef(2, 1) = t46;
+    R_WBall.coeffRef(2, 2) = t47;
     // kinetic energy
-    const double t48 = derived_.I_KBall[3]*R_WBall(0, 2) + derived_.I_KBall[1]*R_WBall(0, 0) +
-        derived_.I_KBall[2]*R_WBall(0, 1);
-    const double t49 = derived_.I_KBall[2]*R_WBall(1, 1) + derived_.I_KBall[1]*R_WBall(1, 0) +
-        derived_.I_KBall[3]*R_WBall(1, 2);
-    const double t50 = derived_.I_KBall[2]*R_WBall(2, 1) + derived_.I_KBall[3]*R_WBall(2, 2) +
-        derived_.I_KBall[1]*R_WBall(2, 0);
-    const double t51 = -derived_.M_0_0_c*R_WBase(2, 0) + derived_.I_KBase[8]*R_WBase(2, 1) -
-        derived_.M_0_0*R_WBase(2, 2);
-    const double t52 = -derived_.M_0_0_c*R_WBase(2, 1) - derived_.M_0_0_b*R_WBase(2, 2) +
-        derived_.I_KBase[4]*R_WBase(2, 0);
-    const double t53 = -derived_.M_0_0_b*R_WBase(2, 0) + derived_.I_KBase[12]*R_WBase(2, 2) -
-        derived_.M_0_0*R_WBase(2, 1);
-    const double t54 = -derived_.M_0_0_c*R_WBase(0, 1) + derived_.I_KBase[4]*R_WBase(0, 0) -
-        derived_.M_0_0_b*R_WBase(0, 2);
-    const double t55 = -derived_.M_0_0*R_WBase(0, 1) - derived_.M_0_0_b*R_WBase(0, 0) +
-        derived_.I_KBase[12]*R_WBase(0, 2);
-    const double t56 = derived_.I_KBase[8]*R_WBase(0, 1) - derived_.M_0_0_c*R_WBase(0, 0) -
-        derived_.M_0_0*R_WBase(0, 2);
-    const double t57 = -derived_.M_0_0*R_WBase(1, 2) + derived_.I_KBase[8]*R_WBase(1, 1) -
-        derived_.M_0_0_c*R_WBase(1, 0);
-    const double t58 = -derived_.M_0_0_b*R_WBase(1, 0) - derived_.M_0_0*R_WBase(1, 1) +
-        derived_.I_KBase[12]*R_WBase(1, 2);
-    const double t59 = -derived_.M_0_0_b*R_WBase(1, 2) - derived_.M_0_0_c*R_WBase(1, 1) +
-        derived_.I_KBase[4]*R_WBase(1, 0);
-    const double t60 = u[2]*(u[0]*(R_WBase(0, 1)*t51 + R_WBase(0, 0)*t52 + R_WBase(0, 2)*t53) +
-        u[1]*(R_WBase(1, 2)*t53 + R_WBase(1, 1)*t51 + R_WBase(1, 0)*t52) +
-        u[2]*(R_WBase(2, 2)*t53 + R_WBase(2, 0)*t52 + R_WBase(2, 1)*t51)) +
-        u[0]*(u[0]*(R_WBase(0, 0)*t54 + R_WBase(0, 2)*t55 + R_WBase(0, 1)*t56) +
-        u[2]*(R_WBase(2, 1)*t56 + R_WBase(2, 2)*t55 + R_WBase(2, 0)*t54) +
-        u[1]*(R_WBase(1, 1)*t56 + R_WBase(1, 0)*t54 + R_WBase(1, 2)*t55)) +
-        u[1]*(u[0]*(R_WBase(0, 1)*t57 + R_WBase(0, 2)*t58 + R_WBase(0, 0)*t59) +
-        u[1]*(R_WBase(1, 1)*t57 + R_WBase(1, 0)*t59 + R_WBase(1, 2)*t58) +
-        u[2]*(R_WBase(2, 0)*t59 + R_WBase(2, 1)*t57 + R_WBase(2, 2)*t58));
-    const double t61 = derived_.I_KBall[4]*R_WBall(0, 0) - derived_.M_3_3_b*R_WBall(0, 2) -
-        derived_.M_3_3_c*R_WBall(0, 1);
-    const double t62 = -derived_.M_3_3_b*R_WBall(0, 0) - derived_.M_3_3*R_WBall(0, 1) +
-        derived_.I_KBall[12]*R_WBall(0, 2);
-    const double t63 = -derived_.M_3_3*R_WBall(0, 2) + derived_.I_KBall[8]*R_WBall(0, 1) -
-        derived_.M_3_3_c*R_WBall(0, 0);
+    const double t48 = derived_.I_KBall[3]*R_WBall.coeff(0, 2) +
+        derived_.I_KBall[1]*R_WBall.coeff(0, 0) + derived_.I_KBall[2]*R_WBall.coeff(0, 1);
+    const double t49 = derived_.I_KBall[2]*R_WBall.coeff(1, 1) +
+        derived_.I_KBall[1]*R_WBall.coeff(1, 0) + derived_.I_KBall[3]*R_WBall.coeff(1, 2);
+    const double t50 = derived_.I_KBall[2]*R_WBall.coeff(2, 1) +
+        derived_.I_KBall[3]*R_WBall.coeff(2, 2) + derived_.I_KBall[1]*R_WBall.coeff(2, 0);
+    const double t51 = -derived_.M_0_0_c*R_WBase.coeff(2, 0) +
+        derived_.I_KBase[8]*R_WBase.coeff(2, 1) - derived_.M_0_0*R_WBase.coeff(2, 2);
+    const double t52 = -derived_.M_0_0_c*R_WBase.coeff(2, 1) -
+        derived_.M_0_0_b*R_WBase.coeff(2, 2) + derived_.I_KBase[4]*R_WBase.coeff(2, 0);
+    const double t53 = -derived_.M_0_0_b*R_WBase.coeff(2, 0) +
+        derived_.I_KBase[12]*R_WBase.coeff(2, 2) - derived_.M_0_0*R_WBase.coeff(2, 1);
+    const double t54 = -derived_.M_0_0_c*R_WBase.coeff(0, 1) +
+        derived_.I_KBase[4]*R_WBase.coeff(0, 0) - derived_.M_0_0_b*R_WBase.coeff(0, 2);
+    const double t55 = -derived_.M_0_0*R_WBase.coeff(0, 1) - derived_.M_0_0_b*R_WBase.coeff(0, 0) +
+        derived_.I_KBase[12]*R_WBase.coeff(0, 2);
+    const double t56 = derived_.I_KBase[8]*R_WBase.coeff(0, 1) -
+        derived_.M_0_0_c*R_WBase.coeff(0, 0) - derived_.M_0_0*R_WBase.coeff(0, 2);
+    const double t57 = -derived_.M_0_0*R_WBase.coeff(1, 2) +
+        derived_.I_KBase[8]*R_WBase.coeff(1, 1) - derived_.M_0_0_c*R_WBase.coeff(1, 0);
+    const double t58 = -derived_.M_0_0_b*R_WBase.coeff(1, 0) - derived_.M_0_0*R_WBase.coeff(1, 1) +
+        derived_.I_KBase[12]*R_WBase.coeff(1, 2);
+    const double t59 = -derived_.M_0_0_b*R_WBase.coeff(1, 2) -
+        derived_.M_0_0_c*R_WBase.coeff(1, 1) + derived_.I_KBase[4]*R_WBase.coeff(1, 0);
+    const double t60 = u[2]*(u[0]*(R_WBase.coeff(0, 1)*t51 + R_WBase.coeff(0, 0)*t52 +
+        R_WBase.coeff(0, 2)*t53) + u[1]*(R_WBase.coeff(1, 2)*t53 + R_WBase.coeff(1, 1)*t51 +
+        R_WBase.coeff(1, 0)*t52) + u[2]*(R_WBase.coeff(2, 2)*t53 + R_WBase.coeff(2, 0)*t52 +
+        R_WBase.coeff(2, 1)*t51)) + u[0]*(u[0]*(R_WBase.coeff(0, 0)*t54 + R_WBase.coeff(0, 2)*t55 +
+        R_WBase.coeff(0, 1)*t56) + u[2]*(R_WBase.coeff(2, 1)*t56 + R_WBase.coeff(2, 2)*t55 +
+        R_WBase.coeff(2, 0)*t54) + u[1]*(R_WBase.coeff(1, 1)*t56 + R_WBase.coeff(1, 0)*t54 +
+        R_WBase.coeff(1, 2)*t55)) + u[1]*(u[0]*(R_WBase.coeff(0, 1)*t57 + R_WBase.coeff(0, 2)*t58 +
+        R_WBase.coeff(0, 0)*t59) + u[1]*(R_WBase.coeff(1, 1)*t57 + R_WBase.coeff(1, 0)*t59 +
+        R_WBase.coeff(1, 2)*t58) + u[2]*(R_WBase.coeff(2, 0)*t59 + R_WBase.coeff(2, 1)*t57 +
+        R_WBase.coeff(2, 2)*t58));
+    const double t61 = derived_.I_KBall[4]*R_WBall.coeff(0, 0) -
+        derived_.M_3_3_b*R_WBall.coeff(0, 2) - derived_.M_3_3_c*R_WBall.coeff(0, 1);
+    const double t62 = -derived_.M_3_3_b*R_WBall.coeff(0, 0) - derived_.M_3_3*R_WBall.coeff(0, 1) +
+        derived_.I_KBall[12]*R_WBall.coeff(0, 2);
+    const double t63 = -derived_.M_3_3*R_WBall.coeff(0, 2) +
+        derived_.I_KBall[8]*R_WBall.coeff(0, 1) - derived_.M_3_3_c*R_WBall.coeff(0, 0);
     const double t64 = u[3]*(u[8]*t49 - u[7]*t50 +
-        (u[5]*(R_WBall(2, 0)*t61 + R_WBall(2, 2)*t62 + R_WBall(2, 1)*t63) +
-        u[4]*(R_WBall(1, 0)*t61 + R_WBall(1, 1)*t63 + R_WBall(1, 2)*t62) +
-        u[3]*(R_WBall(0, 1)*t63 + R_WBall(0, 0)*t61 + R_WBall(0, 2)*t62)));
-    const double t65 = derived_.I_KBall[4]*R_WBall(2, 0) - derived_.M_3_3_c*R_WBall(2, 1) -
-        derived_.M_3_3_b*R_WBall(2, 2);
-    const double t66 = -derived_.M_3_3*R_WBall(2, 1) - derived_.M_3_3_b*R_WBall(2, 0) +
-        derived_.I_KBall[12]*R_WBall(2, 2);
-    const double t67 = -derived_.M_3_3_c*R_WBall(2, 0) - derived_.M_3_3*R_WBall(2, 2) +
-        derived_.I_KBall[8]*R_WBall(2, 1);
+        (u[5]*(R_WBall.coeff(2, 0)*t61 + R_WBall.coeff(2, 2)*t62 + R_WBall.coeff(2, 1)*t63) +
+        u[4]*(R_WBall.coeff(1, 0)*t61 + R_WBall.coeff(1, 1)*t63 + R_WBall.coeff(1, 2)*t62) +
+        u[3]*(R_WBall.coeff(0, 1)*t63 + R_WBall.coeff(0, 0)*t61 + R_WBall.coeff(0, 2)*t62)));
+    const double t65 = derived_.I_KBall[4]*R_WBall.coeff(2, 0) -
+        derived_.M_3_3_c*R_WBall.coeff(2, 1) - derived_.M_3_3_b*R_WBall.coeff(2, 2);
+    const double t66 = -derived_.M_3_3*R_WBall.coeff(2, 1) - derived_.M_3_3_b*R_WBall.coeff(2, 0) +
+        derived_.I_KBall[12]*R_WBall.coeff(2, 2);
+    const double t67 = -derived_.M_3_3_c*R_WBall.coeff(2, 0) - derived_.M_3_3*R_WBall.coeff(2, 2) +
+        derived_.I_KBall[8]*R_WBall.coeff(2, 1);
     const double t68 = u[5]*(-u[6]*t49 + u[7]*t48 +
-        (u[5]*(R_WBall(2, 0)*t65 + R_WBall(2, 2)*t66 + R_WBall(2, 1)*t67) +
-        u[4]*(R_WBall(1, 0)*t65 + R_WBall(1, 1)*t67 + R_WBall(1, 2)*t66) +
-        u[3]*(R_WBall(0, 2)*t66 + R_WBall(0, 0)*t65 + R_WBall(0, 1)*t67)));
-    const double t69 = -derived_.M_3_3_b*R_WBall(1, 2) - derived_.M_3_3_c*R_WBall(1, 1) +
-        derived_.I_KBall[4]*R_WBall(1, 0);
-    const double t70 = -derived_.M_3_3*R_WBall(1, 2) + derived_.I_KBall[8]*R_WBall(1, 1) -
-        derived_.M_3_3_c*R_WBall(1, 0);
-    const double t71 = -derived_.M_3_3*R_WBall(1, 1) + derived_.I_KBall[12]*R_WBall(1, 2) -
-        derived_.M_3_3_b*R_WBall(1, 0);
+        (u[5]*(R_WBall.coeff(2, 0)*t65 + R_WBall.coeff(2, 2)*t66 + R_WBall.coeff(2, 1)*t67) +
+        u[4]*(R_WBall.coeff(1, 0)*t65 + R_WBall.coeff(1, 1)*t67 + R_WBall.coeff(1, 2)*t66) +
+        u[3]*(R_WBall.coeff(0, 2)*t66 + R_WBall.coeff(0, 0)*t65 + R_WBall.coeff(0, 1)*t67)));
+    const double t69 = -derived_.M_3_3_b*R_WBall.coeff(1, 2) -
+        derived_.M_3_3_c*R_WBall.coeff(1, 1) + derived_.I_KBall[4]*R_WBall.coeff(1, 0);
+    const double t70 = -derived_.M_3_3*R_WBall.coeff(1, 2) +
+        derived_.I_KBall[8]*R_WBall.coeff(1, 1) - derived_.M_3_3_c*R_WBall.coeff(1, 0);
+    const double t71 = -derived_.M_3_3*R_WBall.coeff(1, 1) +
+        derived_.I_KBall[12]*R_WBall.coeff(1, 2) - derived_.M_3_3_b*R_WBall.coeff(1, 0);
     const double t72 = u[4]*(u[6]*t50 - u[8]*t48 +
-        (u[4]*(R_WBall(1, 0)*t69 + R_WBall(1, 1)*t70 + R_WBall(1, 2)*t71) +
-        u[3]*(R_WBall(0, 2)*t71 + R_WBall(0, 1)*t70 + R_WBall(0, 0)*t69) +
-        u[5]*(R_WBall(2, 2)*t71 + R_WBall(2, 1)*t70 + R_WBall(2, 0)*t69)));
+        (u[4]*(R_WBall.coeff(1, 0)*t69 + R_WBall.coeff(1, 1)*t70 + R_WBall.coeff(1, 2)*t71) +
+        u[3]*(R_WBall.coeff(0, 2)*t71 + R_WBall.coeff(0, 1)*t70 + R_WBall.coeff(0, 0)*t69) +
+        u[5]*(R_WBall.coeff(2, 2)*t71 + R_WBall.coeff(2, 1)*t70 + R_WBall.coeff(2, 0)*t69)));
     const double t73 = 0.5*(u[8]*(params.m*u[8] - u[4]*t48 + u[3]*t49) +
         u[6]*(params.m*u[6] + u[4]*t50 - u[5]*t49) + u[7]*(params.m*u[7] - u[3]*t50 + u[5]*t48) +
         t60 + (t64 + t68 + t72));
@@ -1899,15 +1905,15 @@ class SphereOnSphere {
     const double t21 = 2.0*t12 - 2.0*t13;
     const double t22 = 2.0*t18 + 2.0*t19;
     const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
-    R_WBase(0, 0) = t8;
-    R_WBase(0, 1) = t11;
-    R_WBase(0, 2) = t14;
-    R_WBase(1, 0) = t15;
-    R_WBase(1, 1) = t17;
-    R_WBase(1, 2) = t20;
-    R_WBase(2, 0) = t21;
-    R_WBase(2, 1) = t22;
-    R_WBase(2, 2) = t23;
+    R_WBase.coeffRef(0, 0) = t8;
+    R_WBase.coeffRef(0, 1) = t11;
+    R_WBase.coeffRef(0, 2) = t14;
+    R_WBase.coeffRef(1, 0) = t15;
+    R_WBase.coeffRef(1, 1) = t17;
+    R_WBase.coeffRef(1, 2) = t20;
+    R_WBase.coeffRef(2, 0) = t21;
+    R_WBase.coeffRef(2, 1) = t22;
+    R_WBase.coeffRef(2, 2) = t23;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
     const double t24 = q[7]*q[7];
     const double t25 = q[5]*q[5];
@@ -1934,28 +1940,28 @@ class SphereOnSphere {
     const double t45 = -2.0*t36 + 2.0*t37;
     const double t46 = 2.0*t42 + 2.0*t43;
     const double t47 = -2.0*t30 - 2.0*t40 + 1.0;
-    R_WBall(0, 0) = t32;
-    R_WBall(0, 1) = t35;
-    R_WBall(0, 2) = t38;
-    R_WBall(1, 0) = t39;
-    R_WBall(1, 1) = t41;
-    R_WBall(1, 2) = t44;
-    R_WBall(2, 0) = t45;
-    R_WBall(2, 1) = t46;
-    R_WBall(2, 2) = t47;
+    R_WBall.coeffRef(0, 0) = t32;
+    R_WBall.coeffRef(0, 1) = t35;
+    R_WBall.coeffRef(0, 2) = t38;
+    R_WBall.coeffRef(1, 0) = t39;
+    R_WBall.coeffRef(1, 1) = t41;
+    R_WBall.coeffRef(1, 2) = t44;
+    R_WBall.coeffRef(2, 0) = t45;
+    R_WBall.coeffRef(2, 1) = t46;
+    R_WBall.coeffRef(2, 2) = t47;
     // potential energy (gravity)
-    const double t48 = -params.M*(params.world_gravity[2]*(params.base_com[0]*R_WBase(2, 0) +
-        params.base_com[2]*R_WBase(2, 2) + params.base_com[1]*R_WBase(2, 1)) +
-        params.world_gravity[1]*(params.base_com[2]*R_WBase(1, 2) +
-        params.base_com[1]*R_WBase(1, 1) + params.base_com[0]*R_WBase(1, 0)) +
-        params.world_gravity[0]*(params.base_com[1]*R_WBase(0, 1) +
-        params.base_com[2]*R_WBase(0, 2) + params.base_com[0]*R_WBase(0, 0))) -
-        params.m*(params.world_gravity[1]*(q[9] + (params.ball_com[2]*R_WBall(1, 2) +
-        params.ball_com[0]*R_WBall(1, 0) + params.ball_com[1]*R_WBall(1, 1))) +
-        params.world_gravity[0]*(q[8] + (params.ball_com[1]*R_WBall(0, 1) +
-        params.ball_com[0]*R_WBall(0, 0) + params.ball_com[2]*R_WBall(0, 2))) +
-        params.world_gravity[2]*(q[10] + (params.ball_com[0]*R_WBall(2, 0) +
-        params.ball_com[1]*R_WBall(2, 1) + params.ball_com[2]*R_WBall(2, 2))));
+    const double t48 = -params.M*(params.world_gravity[2]*(params.base_com[0]*R_WBase.coeff(2, 0) +
+        params.base_com[2]*R_WBase.coeff(2, 2) + params.base_com[1]*R_WBase.coeff(2, 1)) +
+        params.world_gravity[1]*(params.base_com[2]*R_WBase.coeff(1, 2) +
+        params.base_com[1]*R_WBase.coeff(1, 1) + params.base_com[0]*R_WBase.coeff(1, 0)) +
+        params.world_gravity[0]*(params.base_com[1]*R_WBase.coeff(0, 1) +
+        params.base_com[2]*R_WBase.coeff(0, 2) + params.base_com[0]*R_WBase.coeff(0, 0))) -
+        params.m*(params.world_gravity[1]*(q[9] + (params.ball_com[2]*R_WBall.coeff(1, 2) +
+        params.ball_com[0]*R_WBall.coeff(1, 0) + params.ball_com[1]*R_WBall.coeff(1, 1))) +
+        params.world_gravity[0]*(q[8] + (params.ball_com[1]*R_WBall.coeff(0, 1) +
+        params.ball_com[0]*R_WBall.coeff(0, 0) + params.ball_com[2]*R_WBall.coeff(0, 2))) +
+        params.world_gravity[2]*(q[10] + (params.ball_com[0]*R_WBall.coeff(2, 0) +
+        params.ball_com[1]*R_WBall.coeff(2, 1) + params.ball_com[2]*R_WBall.coeff(2, 2))));
     pe = t48;
     return pe;
   }
@@ -2030,31 +2036,31 @@ class SphereOnSphere {
     const double t21 = 2.0*t12 - 2.0*t13;
     const double t22 = 2.0*t18 + 2.0*t19;
     const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
-    R_WBase(0, 0) = t8;
-    R_WBase(0, 1) = t11;
-    R_WBase(0, 2) = t14;
-    R_WBase(1, 0) = t15;
-    R_WBase(1, 1) = t17;
-    R_WBase(1, 2) = t20;
-    R_WBase(2, 0) = t21;
-    R_WBase(2, 1) = t22;
-    R_WBase(2, 2) = t23;
+    R_WBase.coeffRef(0, 0) = t8;
+    R_WBase.coeffRef(0, 1) = t11;
+    R_WBase.coeffRef(0, 2) = t14;
+    R_WBase.coeffRef(1, 0) = t15;
+    R_WBase.coeffRef(1, 1) = t17;
+    R_WBase.coeffRef(1, 2) = t20;
+    R_WBase.coeffRef(2, 0) = t21;
+    R_WBase.coeffRef(2, 1) = t22;
+    R_WBase.coeffRef(2, 2) = t23;
     // J_WF: the joints from World to 'base', each shifted to Fo
-    const double t24 = p_BoFo_B[0]*R_WBase(2, 0) + p_BoFo_B[1]*R_WBase(2, 1) +
-        p_BoFo_B[2]*R_WBase(2, 2);
-    const double t25 = p_BoFo_B[0]*R_WBase(1, 0) + p_BoFo_B[2]*R_WBase(1, 2) +
-        p_BoFo_B[1]*R_WBase(1, 1);
-    const double t26 = p_BoFo_B[2]*R_WBase(0, 2) + p_BoFo_B[0]*R_WBase(0, 0) +
-        p_BoFo_B[1]*R_WBase(0, 1);
-    J(0, 0) = 1.0;
-    J(1, 1) = 1.0;
-    J(2, 2) = 1.0;
-    J(3, 1) = t24;
-    J(3, 2) = -t25;
-    J(4, 0) = -t24;
-    J(4, 2) = t26;
-    J(5, 0) = t25;
-    J(5, 1) = -t26;
+    const double t24 = p_BoFo_B[0]*R_WBase.coeff(2, 0) + p_BoFo_B[1]*R_WBase.coeff(2, 1) +
+        p_BoFo_B[2]*R_WBase.coeff(2, 2);
+    const double t25 = p_BoFo_B[0]*R_WBase.coeff(1, 0) + p_BoFo_B[2]*R_WBase.coeff(1, 2) +
+        p_BoFo_B[1]*R_WBase.coeff(1, 1);
+    const double t26 = p_BoFo_B[2]*R_WBase.coeff(0, 2) + p_BoFo_B[0]*R_WBase.coeff(0, 0) +
+        p_BoFo_B[1]*R_WBase.coeff(0, 1);
+    J.coeffRef(0, 0) = 1.0;
+    J.coeffRef(1, 1) = 1.0;
+    J.coeffRef(2, 2) = 1.0;
+    J.coeffRef(3, 1) = t24;
+    J.coeffRef(3, 2) = -t25;
+    J.coeffRef(4, 0) = -t24;
+    J.coeffRef(4, 2) = t26;
+    J.coeffRef(5, 0) = t25;
+    J.coeffRef(5, 1) = -t26;
   }
 
   // Body 'ball':
@@ -2092,34 +2098,34 @@ class SphereOnSphere {
     const double t21 = -2.0*t12 + 2.0*t13;
     const double t22 = 2.0*t18 + 2.0*t19;
     const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
-    R_WBall(0, 0) = t8;
-    R_WBall(0, 1) = t11;
-    R_WBall(0, 2) = t14;
-    R_WBall(1, 0) = t15;
-    R_WBall(1, 1) = t17;
-    R_WBall(1, 2) = t20;
-    R_WBall(2, 0) = t21;
-    R_WBall(2, 1) = t22;
-    R_WBall(2, 2) = t23;
+    R_WBall.coeffRef(0, 0) = t8;
+    R_WBall.coeffRef(0, 1) = t11;
+    R_WBall.coeffRef(0, 2) = t14;
+    R_WBall.coeffRef(1, 0) = t15;
+    R_WBall.coeffRef(1, 1) = t17;
+    R_WBall.coeffRef(1, 2) = t20;
+    R_WBall.coeffRef(2, 0) = t21;
+    R_WBall.coeffRef(2, 1) = t22;
+    R_WBall.coeffRef(2, 2) = t23;
     // J_WF: the joints from World to 'ball', each shifted to Fo
-    const double t24 = p_BoFo_B[2]*R_WBall(2, 2) + p_BoFo_B[1]*R_WBall(2, 1) +
-        p_BoFo_B[0]*R_WBall(2, 0);
-    const double t25 = p_BoFo_B[1]*R_WBall(1, 1) + p_BoFo_B[0]*R_WBall(1, 0) +
-        p_BoFo_B[2]*R_WBall(1, 2);
-    const double t26 = p_BoFo_B[0]*R_WBall(0, 0) + p_BoFo_B[2]*R_WBall(0, 2) +
-        p_BoFo_B[1]*R_WBall(0, 1);
-    J(0, 3) = 1.0;
-    J(1, 4) = 1.0;
-    J(2, 5) = 1.0;
-    J(3, 4) = t24;
-    J(3, 5) = -t25;
-    J(3, 6) = 1.0;
-    J(4, 3) = -t24;
-    J(4, 5) = t26;
-    J(4, 7) = 1.0;
-    J(5, 3) = t25;
-    J(5, 4) = -t26;
-    J(5, 8) = 1.0;
+    const double t24 = p_BoFo_B[2]*R_WBall.coeff(2, 2) + p_BoFo_B[1]*R_WBall.coeff(2, 1) +
+        p_BoFo_B[0]*R_WBall.coeff(2, 0);
+    const double t25 = p_BoFo_B[1]*R_WBall.coeff(1, 1) + p_BoFo_B[0]*R_WBall.coeff(1, 0) +
+        p_BoFo_B[2]*R_WBall.coeff(1, 2);
+    const double t26 = p_BoFo_B[0]*R_WBall.coeff(0, 0) + p_BoFo_B[2]*R_WBall.coeff(0, 2) +
+        p_BoFo_B[1]*R_WBall.coeff(0, 1);
+    J.coeffRef(0, 3) = 1.0;
+    J.coeffRef(1, 4) = 1.0;
+    J.coeffRef(2, 5) = 1.0;
+    J.coeffRef(3, 4) = t24;
+    J.coeffRef(3, 5) = -t25;
+    J.coeffRef(3, 6) = 1.0;
+    J.coeffRef(4, 3) = -t24;
+    J.coeffRef(4, 5) = t26;
+    J.coeffRef(4, 7) = 1.0;
+    J.coeffRef(5, 3) = t25;
+    J.coeffRef(5, 4) = -t26;
+    J.coeffRef(5, 8) = 1.0;
   }
 
   // Body 'base':
@@ -2156,23 +2162,23 @@ class SphereOnSphere {
     const double t21 = 2.0*t12 - 2.0*t13;
     const double t22 = 2.0*t18 + 2.0*t19;
     const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
-    R_WBase(0, 0) = t8;
-    R_WBase(0, 1) = t11;
-    R_WBase(0, 2) = t14;
-    R_WBase(1, 0) = t15;
-    R_WBase(1, 1) = t17;
-    R_WBase(1, 2) = t20;
-    R_WBase(2, 0) = t21;
-    R_WBase(2, 1) = t22;
-    R_WBase(2, 2) = t23;
+    R_WBase.coeffRef(0, 0) = t8;
+    R_WBase.coeffRef(0, 1) = t11;
+    R_WBase.coeffRef(0, 2) = t14;
+    R_WBase.coeffRef(1, 0) = t15;
+    R_WBase.coeffRef(1, 1) = t17;
+    R_WBase.coeffRef(1, 2) = t20;
+    R_WBase.coeffRef(2, 0) = t21;
+    R_WBase.coeffRef(2, 1) = t22;
+    R_WBase.coeffRef(2, 2) = t23;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    const double t24 = p_BoFo_B[0]*R_WBase(2, 0) + p_BoFo_B[1]*R_WBase(2, 1) +
-        p_BoFo_B[2]*R_WBase(2, 2);
-    const double t25 = p_BoFo_B[2]*R_WBase(0, 2) + p_BoFo_B[0]*R_WBase(0, 0) +
-        p_BoFo_B[1]*R_WBase(0, 1);
+    const double t24 = p_BoFo_B[0]*R_WBase.coeff(2, 0) + p_BoFo_B[1]*R_WBase.coeff(2, 1) +
+        p_BoFo_B[2]*R_WBase.coeff(2, 2);
+    const double t25 = p_BoFo_B[2]*R_WBase.coeff(0, 2) + p_BoFo_B[0]*R_WBase.coeff(0, 0) +
+        p_BoFo_B[1]*R_WBase.coeff(0, 1);
     const double t26 = -u[0]*t24 + u[2]*t25;
-    const double t27 = p_BoFo_B[0]*R_WBase(1, 0) + p_BoFo_B[2]*R_WBase(1, 2) +
-        p_BoFo_B[1]*R_WBase(1, 1);
+    const double t27 = p_BoFo_B[0]*R_WBase.coeff(1, 0) + p_BoFo_B[2]*R_WBase.coeff(1, 2) +
+        p_BoFo_B[1]*R_WBase.coeff(1, 1);
     const double t28 = u[0]*t27 - u[1]*t25;
     const double t29 = u[1]*t24 - u[2]*t27;
     JdotU.segment<3>(0).setZero();
@@ -2215,23 +2221,23 @@ class SphereOnSphere {
     const double t21 = -2.0*t12 + 2.0*t13;
     const double t22 = 2.0*t18 + 2.0*t19;
     const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
-    R_WBall(0, 0) = t8;
-    R_WBall(0, 1) = t11;
-    R_WBall(0, 2) = t14;
-    R_WBall(1, 0) = t15;
-    R_WBall(1, 1) = t17;
-    R_WBall(1, 2) = t20;
-    R_WBall(2, 0) = t21;
-    R_WBall(2, 1) = t22;
-    R_WBall(2, 2) = t23;
+    R_WBall.coeffRef(0, 0) = t8;
+    R_WBall.coeffRef(0, 1) = t11;
+    R_WBall.coeffRef(0, 2) = t14;
+    R_WBall.coeffRef(1, 0) = t15;
+    R_WBall.coeffRef(1, 1) = t17;
+    R_WBall.coeffRef(1, 2) = t20;
+    R_WBall.coeffRef(2, 0) = t21;
+    R_WBall.coeffRef(2, 1) = t22;
+    R_WBall.coeffRef(2, 2) = t23;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    const double t24 = p_BoFo_B[1]*R_WBall(1, 1) + p_BoFo_B[0]*R_WBall(1, 0) +
-        p_BoFo_B[2]*R_WBall(1, 2);
-    const double t25 = p_BoFo_B[0]*R_WBall(0, 0) + p_BoFo_B[2]*R_WBall(0, 2) +
-        p_BoFo_B[1]*R_WBall(0, 1);
+    const double t24 = p_BoFo_B[1]*R_WBall.coeff(1, 1) + p_BoFo_B[0]*R_WBall.coeff(1, 0) +
+        p_BoFo_B[2]*R_WBall.coeff(1, 2);
+    const double t25 = p_BoFo_B[0]*R_WBall.coeff(0, 0) + p_BoFo_B[2]*R_WBall.coeff(0, 2) +
+        p_BoFo_B[1]*R_WBall.coeff(0, 1);
     const double t26 = u[3]*t24 - u[4]*t25;
-    const double t27 = p_BoFo_B[2]*R_WBall(2, 2) + p_BoFo_B[1]*R_WBall(2, 1) +
-        p_BoFo_B[0]*R_WBall(2, 0);
+    const double t27 = p_BoFo_B[2]*R_WBall.coeff(2, 2) + p_BoFo_B[1]*R_WBall.coeff(2, 1) +
+        p_BoFo_B[0]*R_WBall.coeff(2, 0);
     const double t28 = -u[3]*t27 + u[5]*t25;
     const double t29 = u[4]*t27 - u[5]*t24;
     JdotU.segment<3>(0).setZero();
@@ -2260,21 +2266,21 @@ class SphereOnSphere {
     const double t9 = t1*tinv0;
     const double t10 = q[2]*q[3]*tinv0;
     const double t11 = q[0]*q[1]*tinv0;
-    k.R_WB[0](0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
-    k.R_WB[0](0, 1) = 2.0*t5 - 2.0*t6;
-    k.R_WB[0](0, 2) = 2.0*t7 + 2.0*t8;
-    k.R_WB[0](1, 0) = 2.0*t5 + 2.0*t6;
-    k.R_WB[0](1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
-    k.R_WB[0](1, 2) = 2.0*t10 - 2.0*t11;
-    k.R_WB[0](2, 0) = 2.0*t7 - 2.0*t8;
-    k.R_WB[0](2, 1) = 2.0*t10 + 2.0*t11;
-    k.R_WB[0](2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
+    k.R_WB[0].coeffRef(0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
+    k.R_WB[0].coeffRef(0, 1) = 2.0*t5 - 2.0*t6;
+    k.R_WB[0].coeffRef(0, 2) = 2.0*t7 + 2.0*t8;
+    k.R_WB[0].coeffRef(1, 0) = 2.0*t5 + 2.0*t6;
+    k.R_WB[0].coeffRef(1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
+    k.R_WB[0].coeffRef(1, 2) = 2.0*t10 - 2.0*t11;
+    k.R_WB[0].coeffRef(2, 0) = 2.0*t7 - 2.0*t8;
+    k.R_WB[0].coeffRef(2, 1) = 2.0*t10 + 2.0*t11;
+    k.R_WB[0].coeffRef(2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
     k.p_WB[0][0] = 0.0;
     k.p_WB[0][1] = 0.0;
     k.p_WB[0][2] = 0.0;
-    k.H_W(0, 0) = 1.0;
-    k.H_W(1, 1) = 1.0;
-    k.H_W(2, 2) = 1.0;
+    k.H_W.coeffRef(0, 0) = 1.0;
+    k.H_W.coeffRef(1, 1) = 1.0;
+    k.H_W.coeffRef(2, 2) = 1.0;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
     const double t12 = q[7]*q[7];
     const double t13 = q[5]*q[5];
@@ -2289,24 +2295,24 @@ class SphereOnSphere {
     const double t21 = t13*tinv1;
     const double t22 = q[6]*q[7]*tinv1;
     const double t23 = q[4]*q[5]*tinv1;
-    k.R_WB[1](0, 0) = -2.0*t15 - 2.0*t16 + 1.0;
-    k.R_WB[1](0, 1) = -2.0*t17 + 2.0*t18;
-    k.R_WB[1](0, 2) = 2.0*t19 + 2.0*t20;
-    k.R_WB[1](1, 0) = 2.0*t17 + 2.0*t18;
-    k.R_WB[1](1, 1) = -2.0*t21 - 2.0*t16 + 1.0;
-    k.R_WB[1](1, 2) = 2.0*t22 - 2.0*t23;
-    k.R_WB[1](2, 0) = -2.0*t19 + 2.0*t20;
-    k.R_WB[1](2, 1) = 2.0*t22 + 2.0*t23;
-    k.R_WB[1](2, 2) = -2.0*t15 - 2.0*t21 + 1.0;
+    k.R_WB[1].coeffRef(0, 0) = -2.0*t15 - 2.0*t16 + 1.0;
+    k.R_WB[1].coeffRef(0, 1) = -2.0*t17 + 2.0*t18;
+    k.R_WB[1].coeffRef(0, 2) = 2.0*t19 + 2.0*t20;
+    k.R_WB[1].coeffRef(1, 0) = 2.0*t17 + 2.0*t18;
+    k.R_WB[1].coeffRef(1, 1) = -2.0*t21 - 2.0*t16 + 1.0;
+    k.R_WB[1].coeffRef(1, 2) = 2.0*t22 - 2.0*t23;
+    k.R_WB[1].coeffRef(2, 0) = -2.0*t19 + 2.0*t20;
+    k.R_WB[1].coeffRef(2, 1) = 2.0*t22 + 2.0*t23;
+    k.R_WB[1].coeffRef(2, 2) = -2.0*t15 - 2.0*t21 + 1.0;
     k.p_WB[1][0] = q[8];
     k.p_WB[1][1] = q[9];
     k.p_WB[1][2] = q[10];
-    k.H_W(0, 3) = 1.0;
-    k.H_W(1, 4) = 1.0;
-    k.H_W(2, 5) = 1.0;
-    k.H_W(3, 6) = 1.0;
-    k.H_W(4, 7) = 1.0;
-    k.H_W(5, 8) = 1.0;
+    k.H_W.coeffRef(0, 3) = 1.0;
+    k.H_W.coeffRef(1, 4) = 1.0;
+    k.H_W.coeffRef(2, 5) = 1.0;
+    k.H_W.coeffRef(3, 6) = 1.0;
+    k.H_W.coeffRef(4, 7) = 1.0;
+    k.H_W.coeffRef(5, 8) = 1.0;
   }
 
   // The same, and what frameJacobianDotU(frame, k, JdotU) reads too: every body's spatial
@@ -2329,21 +2335,21 @@ class SphereOnSphere {
     const double t9 = t1*tinv0;
     const double t10 = q[2]*q[3]*tinv0;
     const double t11 = q[0]*q[1]*tinv0;
-    k.R_WB[0](0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
-    k.R_WB[0](0, 1) = 2.0*t5 - 2.0*t6;
-    k.R_WB[0](0, 2) = 2.0*t7 + 2.0*t8;
-    k.R_WB[0](1, 0) = 2.0*t5 + 2.0*t6;
-    k.R_WB[0](1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
-    k.R_WB[0](1, 2) = 2.0*t10 - 2.0*t11;
-    k.R_WB[0](2, 0) = 2.0*t7 - 2.0*t8;
-    k.R_WB[0](2, 1) = 2.0*t10 + 2.0*t11;
-    k.R_WB[0](2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
+    k.R_WB[0].coeffRef(0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
+    k.R_WB[0].coeffRef(0, 1) = 2.0*t5 - 2.0*t6;
+    k.R_WB[0].coeffRef(0, 2) = 2.0*t7 + 2.0*t8;
+    k.R_WB[0].coeffRef(1, 0) = 2.0*t5 + 2.0*t6;
+    k.R_WB[0].coeffRef(1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
+    k.R_WB[0].coeffRef(1, 2) = 2.0*t10 - 2.0*t11;
+    k.R_WB[0].coeffRef(2, 0) = 2.0*t7 - 2.0*t8;
+    k.R_WB[0].coeffRef(2, 1) = 2.0*t10 + 2.0*t11;
+    k.R_WB[0].coeffRef(2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
     k.p_WB[0][0] = 0.0;
     k.p_WB[0][1] = 0.0;
     k.p_WB[0][2] = 0.0;
-    k.H_W(0, 0) = 1.0;
-    k.H_W(1, 1) = 1.0;
-    k.H_W(2, 2) = 1.0;
+    k.H_W.coeffRef(0, 0) = 1.0;
+    k.H_W.coeffRef(1, 1) = 1.0;
+    k.H_W.coeffRef(2, 2) = 1.0;
     k.V_WB[0][0] = u[0];
     k.V_WB[0][1] = u[1];
     k.V_WB[0][2] = u[2];
@@ -2370,24 +2376,24 @@ class SphereOnSphere {
     const double t21 = t13*tinv1;
     const double t22 = q[6]*q[7]*tinv1;
     const double t23 = q[4]*q[5]*tinv1;
-    k.R_WB[1](0, 0) = -2.0*t15 - 2.0*t16 + 1.0;
-    k.R_WB[1](0, 1) = -2.0*t17 + 2.0*t18;
-    k.R_WB[1](0, 2) = 2.0*t19 + 2.0*t20;
-    k.R_WB[1](1, 0) = 2.0*t17 + 2.0*t18;
-    k.R_WB[1](1, 1) = -2.0*t21 - 2.0*t16 + 1.0;
-    k.R_WB[1](1, 2) = 2.0*t22 - 2.0*t23;
-    k.R_WB[1](2, 0) = -2.0*t19 + 2.0*t20;
-    k.R_WB[1](2, 1) = 2.0*t22 + 2.0*t23;
-    k.R_WB[1](2, 2) = -2.0*t15 - 2.0*t21 + 1.0;
+    k.R_WB[1].coeffRef(0, 0) = -2.0*t15 - 2.0*t16 + 1.0;
+    k.R_WB[1].coeffRef(0, 1) = -2.0*t17 + 2.0*t18;
+    k.R_WB[1].coeffRef(0, 2) = 2.0*t19 + 2.0*t20;
+    k.R_WB[1].coeffRef(1, 0) = 2.0*t17 + 2.0*t18;
+    k.R_WB[1].coeffRef(1, 1) = -2.0*t21 - 2.0*t16 + 1.0;
+    k.R_WB[1].coeffRef(1, 2) = 2.0*t22 - 2.0*t23;
+    k.R_WB[1].coeffRef(2, 0) = -2.0*t19 + 2.0*t20;
+    k.R_WB[1].coeffRef(2, 1) = 2.0*t22 + 2.0*t23;
+    k.R_WB[1].coeffRef(2, 2) = -2.0*t15 - 2.0*t21 + 1.0;
     k.p_WB[1][0] = q[8];
     k.p_WB[1][1] = q[9];
     k.p_WB[1][2] = q[10];
-    k.H_W(0, 3) = 1.0;
-    k.H_W(1, 4) = 1.0;
-    k.H_W(2, 5) = 1.0;
-    k.H_W(3, 6) = 1.0;
-    k.H_W(4, 7) = 1.0;
-    k.H_W(5, 8) = 1.0;
+    k.H_W.coeffRef(0, 3) = 1.0;
+    k.H_W.coeffRef(1, 4) = 1.0;
+    k.H_W.coeffRef(2, 5) = 1.0;
+    k.H_W.coeffRef(3, 6) = 1.0;
+    k.H_W.coeffRef(4, 7) = 1.0;
+    k.H_W.coeffRef(5, 8) = 1.0;
     k.V_WB[1][0] = u[3];
     k.V_WB[1][1] = u[4];
     k.V_WB[1][2] = u[5];
@@ -2453,15 +2459,15 @@ class SphereOnSphere {
     const double t30 = t29*t23*tinv2;
     const double t31 = -t23*t23*t25*tinv2 + 1.0;
     const double t32 = t25 - t29*t29*tinv2;
-    k.R_WCContact(0, 0) = -t5*t23*t25 - t26*t25*t30 + t17*t31;
-    k.R_WCContact(0, 1) = -t5*t29 - t17*t30 + t26*t32;
-    k.R_WCContact(0, 2) = t18;
-    k.R_WCContact(1, 0) = -t13*t23*t25 - t28*t25*t30 + t8*t31;
-    k.R_WCContact(1, 1) = -t13*t29 - t8*t30 + t28*t32;
-    k.R_WCContact(1, 2) = t14;
-    k.R_WCContact(2, 0) = -t21*t23*t25 - t27*t25*t30 + t19*t31;
-    k.R_WCContact(2, 1) = -t21*t29 - t19*t30 + t27*t32;
-    k.R_WCContact(2, 2) = t22;
+    k.R_WCContact.coeffRef(0, 0) = -t5*t23*t25 - t26*t25*t30 + t17*t31;
+    k.R_WCContact.coeffRef(0, 1) = -t5*t29 - t17*t30 + t26*t32;
+    k.R_WCContact.coeffRef(0, 2) = t18;
+    k.R_WCContact.coeffRef(1, 0) = -t13*t23*t25 - t28*t25*t30 + t8*t31;
+    k.R_WCContact.coeffRef(1, 1) = -t13*t29 - t8*t30 + t28*t32;
+    k.R_WCContact.coeffRef(1, 2) = t14;
+    k.R_WCContact.coeffRef(2, 0) = -t21*t23*t25 - t27*t25*t30 + t19*t31;
+    k.R_WCContact.coeffRef(2, 1) = -t21*t29 - t19*t30 + t27*t32;
+    k.R_WCContact.coeffRef(2, 2) = t22;
     k.p_WCContact[0] = derived_.contact_k_p_WCContact_0*q[8];
     k.p_WCContact[1] = derived_.contact_k_p_WCContact_0*q[9];
     k.p_WCContact[2] = derived_.contact_k_p_WCContact_0*q[10];
@@ -2492,9 +2498,12 @@ class SphereOnSphere {
     const double t3 = k.p_WCContact[2] - q[10];
     const double t4 = -k.p_WCContact[0]*u[2] + k.p_WCContact[2]*u[0] + (u[7] - u[3]*t3 + u[5]*t1);
     const double t5 = -k.p_WCContact[2]*u[1] + k.p_WCContact[1]*u[2] + (u[6] + u[4]*t3 - u[5]*t0);
-    verr[0] = k.R_WCContact(0, 2)*u[6] + k.R_WCContact(2, 2)*u[8] + k.R_WCContact(1, 2)*u[7];
-    verr[1] = k.R_WCContact(2, 0)*t2 + k.R_WCContact(1, 0)*t4 + k.R_WCContact(0, 0)*t5;
-    verr[2] = k.R_WCContact(1, 1)*t4 + k.R_WCContact(2, 1)*t2 + k.R_WCContact(0, 1)*t5;
+    verr[0] = k.R_WCContact.coeff(0, 2)*u[6] + k.R_WCContact.coeff(2, 2)*u[8] +
+        k.R_WCContact.coeff(1, 2)*u[7];
+    verr[1] = k.R_WCContact.coeff(2, 0)*t2 + k.R_WCContact.coeff(1, 0)*t4 +
+        k.R_WCContact.coeff(0, 0)*t5;
+    verr[2] = k.R_WCContact.coeff(1, 1)*t4 + k.R_WCContact.coeff(2, 1)*t2 +
+        k.R_WCContact.coeff(0, 1)*t5;
   }
 
   // G(q) (rows x nu) = d phi_v / d u; its structural zeros are not written (set to zero once).
@@ -2507,27 +2516,33 @@ class SphereOnSphere {
     const double t0 = k.p_WCContact[2] - q[10];
     const double t1 = k.p_WCContact[1] - q[9];
     const double t2 = k.p_WCContact[0] - q[8];
-    G(0, 6) = k.R_WCContact(0, 2);
-    G(0, 7) = k.R_WCContact(1, 2);
-    G(0, 8) = k.R_WCContact(2, 2);
-    G(1, 0) = -(-k.R_WCContact(1, 0)*k.p_WCContact[2] + k.R_WCContact(2, 0)*k.p_WCContact[1]);
-    G(1, 1) = -(k.R_WCContact(0, 0)*k.p_WCContact[2] - k.R_WCContact(2, 0)*k.p_WCContact[0]);
-    G(1, 2) = -(k.R_WCContact(1, 0)*k.p_WCContact[0] - k.R_WCContact(0, 0)*k.p_WCContact[1]);
-    G(1, 3) = -k.R_WCContact(1, 0)*t0 + k.R_WCContact(2, 0)*t1;
-    G(1, 4) = -k.R_WCContact(2, 0)*t2 + k.R_WCContact(0, 0)*t0;
-    G(1, 5) = k.R_WCContact(1, 0)*t2 - k.R_WCContact(0, 0)*t1;
-    G(1, 6) = k.R_WCContact(0, 0);
-    G(1, 7) = k.R_WCContact(1, 0);
-    G(1, 8) = k.R_WCContact(2, 0);
-    G(2, 0) = -(-k.R_WCContact(1, 1)*k.p_WCContact[2] + k.R_WCContact(2, 1)*k.p_WCContact[1]);
-    G(2, 1) = -(-k.R_WCContact(2, 1)*k.p_WCContact[0] + k.R_WCContact(0, 1)*k.p_WCContact[2]);
-    G(2, 2) = -(k.R_WCContact(1, 1)*k.p_WCContact[0] - k.R_WCContact(0, 1)*k.p_WCContact[1]);
-    G(2, 3) = -k.R_WCContact(1, 1)*t0 + k.R_WCContact(2, 1)*t1;
-    G(2, 4) = -k.R_WCContact(2, 1)*t2 + k.R_WCContact(0, 1)*t0;
-    G(2, 5) = k.R_WCContact(1, 1)*t2 - k.R_WCContact(0, 1)*t1;
-    G(2, 6) = k.R_WCContact(0, 1);
-    G(2, 7) = k.R_WCContact(1, 1);
-    G(2, 8) = k.R_WCContact(2, 1);
+    G.coeffRef(0, 6) = k.R_WCContact.coeff(0, 2);
+    G.coeffRef(0, 7) = k.R_WCContact.coeff(1, 2);
+    G.coeffRef(0, 8) = k.R_WCContact.coeff(2, 2);
+    G.coeffRef(1, 0) = -(-k.R_WCContact.coeff(1, 0)*k.p_WCContact[2] +
+        k.R_WCContact.coeff(2, 0)*k.p_WCContact[1]);
+    G.coeffRef(1, 1) = -(k.R_WCContact.coeff(0, 0)*k.p_WCContact[2] -
+        k.R_WCContact.coeff(2, 0)*k.p_WCContact[0]);
+    G.coeffRef(1, 2) = -(k.R_WCContact.coeff(1, 0)*k.p_WCContact[0] -
+        k.R_WCContact.coeff(0, 0)*k.p_WCContact[1]);
+    G.coeffRef(1, 3) = -k.R_WCContact.coeff(1, 0)*t0 + k.R_WCContact.coeff(2, 0)*t1;
+    G.coeffRef(1, 4) = -k.R_WCContact.coeff(2, 0)*t2 + k.R_WCContact.coeff(0, 0)*t0;
+    G.coeffRef(1, 5) = k.R_WCContact.coeff(1, 0)*t2 - k.R_WCContact.coeff(0, 0)*t1;
+    G.coeffRef(1, 6) = k.R_WCContact.coeff(0, 0);
+    G.coeffRef(1, 7) = k.R_WCContact.coeff(1, 0);
+    G.coeffRef(1, 8) = k.R_WCContact.coeff(2, 0);
+    G.coeffRef(2, 0) = -(-k.R_WCContact.coeff(1, 1)*k.p_WCContact[2] +
+        k.R_WCContact.coeff(2, 1)*k.p_WCContact[1]);
+    G.coeffRef(2, 1) = -(-k.R_WCContact.coeff(2, 1)*k.p_WCContact[0] +
+        k.R_WCContact.coeff(0, 1)*k.p_WCContact[2]);
+    G.coeffRef(2, 2) = -(k.R_WCContact.coeff(1, 1)*k.p_WCContact[0] -
+        k.R_WCContact.coeff(0, 1)*k.p_WCContact[1]);
+    G.coeffRef(2, 3) = -k.R_WCContact.coeff(1, 1)*t0 + k.R_WCContact.coeff(2, 1)*t1;
+    G.coeffRef(2, 4) = -k.R_WCContact.coeff(2, 1)*t2 + k.R_WCContact.coeff(0, 1)*t0;
+    G.coeffRef(2, 5) = k.R_WCContact.coeff(1, 1)*t2 - k.R_WCContact.coeff(0, 1)*t1;
+    G.coeffRef(2, 6) = k.R_WCContact.coeff(0, 1);
+    G.coeffRef(2, 7) = k.R_WCContact.coeff(1, 1);
+    G.coeffRef(2, 8) = k.R_WCContact.coeff(2, 1);
   }
 
   // gamma(q, u) (rows): the right-hand side of G udot = gamma, minus the rows' acceleration
@@ -2539,8 +2554,8 @@ class SphereOnSphere {
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
     // contact 'contact' (sphere_on_sphere.cap:37)
-    const double t0 = k.R_WCContact(0, 2)*u[6] + k.R_WCContact(2, 2)*u[8] +
-        k.R_WCContact(1, 2)*u[7];
+    const double t0 = k.R_WCContact.coeff(0, 2)*u[6] + k.R_WCContact.coeff(2, 2)*u[8] +
+        k.R_WCContact.coeff(1, 2)*u[7];
     const double t1 = std::sqrt(q[8]*q[8] + q[10]*q[10] + q[9]*q[9]);
     const double t2 = k.p_WCContact[1] - q[9];
     const double t3 = k.p_WCContact[0] - q[8];
@@ -2558,14 +2573,16 @@ class SphereOnSphere {
     const double t13 = -u[5]*t11 + (derived_.contact_k_p_WCContact_0*u[2]*u[7] -
         derived_.contact_k_p_WCContact_0*u[1]*u[8] + u[4]*t9);
     gamma[0] = -(u[7]*u[7] + u[6]*u[6] + u[8]*u[8] - t0*t0)/(0.0 <= -t1 ? 1.0 : t1);
-    gamma[1] = -((k.R_WCContact(1, 0)*u[0] - k.R_WCContact(0, 0)*u[1])*t4 +
-        (-k.R_WCContact(1, 0)*u[2] + k.R_WCContact(2, 0)*u[1])*t6 +
-        (-k.R_WCContact(2, 0)*u[0] + k.R_WCContact(0, 0)*u[2])*t7 +
-        (k.R_WCContact(1, 0)*t10 + k.R_WCContact(2, 0)*t12 + k.R_WCContact(0, 0)*t13));
-    gamma[2] = -((-k.R_WCContact(0, 1)*u[1] + k.R_WCContact(1, 1)*u[0])*t4 +
-        (-k.R_WCContact(2, 1)*u[0] + k.R_WCContact(0, 1)*u[2])*t7 +
-        (k.R_WCContact(2, 1)*u[1] - k.R_WCContact(1, 1)*u[2])*t6 +
-        (k.R_WCContact(0, 1)*t13 + k.R_WCContact(1, 1)*t10 + k.R_WCContact(2, 1)*t12));
+    gamma[1] = -((k.R_WCContact.coeff(1, 0)*u[0] - k.R_WCContact.coeff(0, 0)*u[1])*t4 +
+        (-k.R_WCContact.coeff(1, 0)*u[2] + k.R_WCContact.coeff(2, 0)*u[1])*t6 +
+        (-k.R_WCContact.coeff(2, 0)*u[0] + k.R_WCContact.coeff(0, 0)*u[2])*t7 +
+        (k.R_WCContact.coeff(1, 0)*t10 + k.R_WCContact.coeff(2, 0)*t12 +
+        k.R_WCContact.coeff(0, 0)*t13));
+    gamma[2] = -((-k.R_WCContact.coeff(0, 1)*u[1] + k.R_WCContact.coeff(1, 1)*u[0])*t4 +
+        (-k.R_WCContact.coeff(2, 1)*u[0] + k.R_WCContact.coeff(0, 1)*u[2])*t7 +
+        (k.R_WCContact.coeff(2, 1)*u[1] - k.R_WCContact.coeff(1, 1)*u[2])*t6 +
+        (k.R_WCContact.coeff(0, 1)*t13 + k.R_WCContact.coeff(1, 1)*t10 +
+        k.R_WCContact.coeff(2, 1)*t12));
   }
 
   // What multipliers lambda (rows; Simbody's sign: M udot = tau - C - G^T lambda) apply:
@@ -2578,67 +2595,67 @@ class SphereOnSphere {
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
     // the multipliers' spatial forces on the bodies, about their origins, in World
-    const double t0 = k.R_WCContact(1, 0)*k.p_WCContact[2];
-    const double t1 = k.R_WCContact(2, 0)*k.p_WCContact[1];
+    const double t0 = k.R_WCContact.coeff(1, 0)*k.p_WCContact[2];
+    const double t1 = k.R_WCContact.coeff(2, 0)*k.p_WCContact[1];
     const double t2 = -t0 + t1;
     const double t3 = lambda[1]*t2;
-    const double t4 = k.R_WCContact(1, 1)*k.p_WCContact[2];
-    const double t5 = k.R_WCContact(2, 1)*k.p_WCContact[1];
+    const double t4 = k.R_WCContact.coeff(1, 1)*k.p_WCContact[2];
+    const double t5 = k.R_WCContact.coeff(2, 1)*k.p_WCContact[1];
     const double t6 = -t4 + t5;
     const double t7 = lambda[2]*t6;
-    const double t8 = k.R_WCContact(0, 0)*k.p_WCContact[2];
-    const double t9 = k.R_WCContact(2, 0)*k.p_WCContact[0];
+    const double t8 = k.R_WCContact.coeff(0, 0)*k.p_WCContact[2];
+    const double t9 = k.R_WCContact.coeff(2, 0)*k.p_WCContact[0];
     const double t10 = t8 - t9;
     const double t11 = lambda[1]*t10;
-    const double t12 = k.R_WCContact(2, 1)*k.p_WCContact[0];
-    const double t13 = k.R_WCContact(0, 1)*k.p_WCContact[2];
+    const double t12 = k.R_WCContact.coeff(2, 1)*k.p_WCContact[0];
+    const double t13 = k.R_WCContact.coeff(0, 1)*k.p_WCContact[2];
     const double t14 = -t12 + t13;
     const double t15 = lambda[2]*t14;
-    const double t16 = k.R_WCContact(1, 1)*k.p_WCContact[0];
-    const double t17 = k.R_WCContact(0, 1)*k.p_WCContact[1];
+    const double t16 = k.R_WCContact.coeff(1, 1)*k.p_WCContact[0];
+    const double t17 = k.R_WCContact.coeff(0, 1)*k.p_WCContact[1];
     const double t18 = t16 - t17;
     const double t19 = lambda[2]*t18;
-    const double t20 = k.R_WCContact(1, 0)*k.p_WCContact[0];
-    const double t21 = k.R_WCContact(0, 0)*k.p_WCContact[1];
+    const double t20 = k.R_WCContact.coeff(1, 0)*k.p_WCContact[0];
+    const double t21 = k.R_WCContact.coeff(0, 0)*k.p_WCContact[1];
     const double t22 = t20 - t21;
     const double t23 = lambda[1]*t22;
-    const double t24 = k.R_WCContact(0, 2)*lambda[0];
-    const double t25 = k.R_WCContact(0, 0)*lambda[1];
-    const double t26 = k.R_WCContact(0, 1)*lambda[2];
+    const double t24 = k.R_WCContact.coeff(0, 2)*lambda[0];
+    const double t25 = k.R_WCContact.coeff(0, 0)*lambda[1];
+    const double t26 = k.R_WCContact.coeff(0, 1)*lambda[2];
     const double t27 = t24 + t25 + t26;
-    const double t28 = k.R_WCContact(1, 1)*lambda[2];
-    const double t29 = k.R_WCContact(1, 0)*lambda[1];
-    const double t30 = k.R_WCContact(1, 2)*lambda[0];
+    const double t28 = k.R_WCContact.coeff(1, 1)*lambda[2];
+    const double t29 = k.R_WCContact.coeff(1, 0)*lambda[1];
+    const double t30 = k.R_WCContact.coeff(1, 2)*lambda[0];
     const double t31 = t28 + t29 + t30;
-    const double t32 = k.R_WCContact(2, 2)*lambda[0];
-    const double t33 = k.R_WCContact(2, 1)*lambda[2];
-    const double t34 = k.R_WCContact(2, 0)*lambda[1];
+    const double t32 = k.R_WCContact.coeff(2, 2)*lambda[0];
+    const double t33 = k.R_WCContact.coeff(2, 1)*lambda[2];
+    const double t34 = k.R_WCContact.coeff(2, 0)*lambda[1];
     const double t35 = t32 + t33 + t34;
     const double t36 = k.p_WCContact[2] - q[10];
-    const double t37 = k.R_WCContact(1, 0)*t36;
+    const double t37 = k.R_WCContact.coeff(1, 0)*t36;
     const double t38 = k.p_WCContact[1] - q[9];
-    const double t39 = k.R_WCContact(2, 0)*t38;
+    const double t39 = k.R_WCContact.coeff(2, 0)*t38;
     const double t40 = -t37 + t39;
     const double t41 = lambda[1]*t40;
-    const double t42 = k.R_WCContact(1, 1)*t36;
-    const double t43 = k.R_WCContact(2, 1)*t38;
+    const double t42 = k.R_WCContact.coeff(1, 1)*t36;
+    const double t43 = k.R_WCContact.coeff(2, 1)*t38;
     const double t44 = -t42 + t43;
     const double t45 = lambda[2]*t44;
     const double t46 = k.p_WCContact[0] - q[8];
-    const double t47 = k.R_WCContact(2, 1)*t46;
-    const double t48 = k.R_WCContact(0, 1)*t36;
+    const double t47 = k.R_WCContact.coeff(2, 1)*t46;
+    const double t48 = k.R_WCContact.coeff(0, 1)*t36;
     const double t49 = -t47 + t48;
     const double t50 = lambda[2]*t49;
-    const double t51 = k.R_WCContact(2, 0)*t46;
-    const double t52 = k.R_WCContact(0, 0)*t36;
+    const double t51 = k.R_WCContact.coeff(2, 0)*t46;
+    const double t52 = k.R_WCContact.coeff(0, 0)*t36;
     const double t53 = -t51 + t52;
     const double t54 = lambda[1]*t53;
-    const double t55 = k.R_WCContact(1, 1)*t46;
-    const double t56 = k.R_WCContact(0, 1)*t38;
+    const double t55 = k.R_WCContact.coeff(1, 1)*t46;
+    const double t56 = k.R_WCContact.coeff(0, 1)*t38;
     const double t57 = t55 - t56;
     const double t58 = lambda[2]*t57;
-    const double t59 = k.R_WCContact(1, 0)*t46;
-    const double t60 = k.R_WCContact(0, 0)*t38;
+    const double t59 = k.R_WCContact.coeff(1, 0)*t46;
+    const double t60 = k.R_WCContact.coeff(0, 0)*t38;
     const double t61 = t59 - t60;
     const double t62 = lambda[1]*t61;
     bodyForces[0][0] = t3 + t7;
@@ -2674,15 +2691,15 @@ class SphereOnSphere {
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
     // contact 'contact' (sphere_on_sphere.cap:37)
-    frames[0].R_WC(0, 0) = k.R_WCContact(0, 0);
-    frames[0].R_WC(0, 1) = k.R_WCContact(0, 1);
-    frames[0].R_WC(0, 2) = k.R_WCContact(0, 2);
-    frames[0].R_WC(1, 0) = k.R_WCContact(1, 0);
-    frames[0].R_WC(1, 1) = k.R_WCContact(1, 1);
-    frames[0].R_WC(1, 2) = k.R_WCContact(1, 2);
-    frames[0].R_WC(2, 0) = k.R_WCContact(2, 0);
-    frames[0].R_WC(2, 1) = k.R_WCContact(2, 1);
-    frames[0].R_WC(2, 2) = k.R_WCContact(2, 2);
+    frames[0].R_WC.coeffRef(0, 0) = k.R_WCContact.coeff(0, 0);
+    frames[0].R_WC.coeffRef(0, 1) = k.R_WCContact.coeff(0, 1);
+    frames[0].R_WC.coeffRef(0, 2) = k.R_WCContact.coeff(0, 2);
+    frames[0].R_WC.coeffRef(1, 0) = k.R_WCContact.coeff(1, 0);
+    frames[0].R_WC.coeffRef(1, 1) = k.R_WCContact.coeff(1, 1);
+    frames[0].R_WC.coeffRef(1, 2) = k.R_WCContact.coeff(1, 2);
+    frames[0].R_WC.coeffRef(2, 0) = k.R_WCContact.coeff(2, 0);
+    frames[0].R_WC.coeffRef(2, 1) = k.R_WCContact.coeff(2, 1);
+    frames[0].R_WC.coeffRef(2, 2) = k.R_WCContact.coeff(2, 2);
     frames[0].p_WC[0] = k.p_WCContact[0];
     frames[0].p_WC[1] = k.p_WCContact[1];
     frames[0].p_WC[2] = k.p_WCContact[2];
