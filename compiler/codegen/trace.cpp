@@ -1597,15 +1597,25 @@ class Tracer {
 
   // outputDerivatives: the traced outputs and energies differentiated by
   // the symbols q[i] and u[j], a block per row (its model element); the
-  // entries that are the constant zero are zeroed once.
+  // entries that are the constant zero are zeroed once. Each row is one
+  // reverse sweep (symbolic::gradient): a few rows of many columns, where
+  // differentiating by each coordinate in turn made the 50-link chain's
+  // kinetic energy row alone 136 k lines (its energy depends on each angle
+  // through every body below it).
   json outputDerivatives(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
     using Matrix = Eigen::Matrix<Expr, Eigen::Dynamic, Eigen::Dynamic>;
     FunctionValues<Expr> v = arguments();
     ev.run(f.id, v);
-    Matrix dq, du;
+    const auto rows = static_cast<Eigen::Index>(v.columns.size());
+    Matrix dq(rows, q_.size()), du(rows, u_.size());
+    std::vector<Expr> variables(q_.data(), q_.data() + q_.size());
+    variables.insert(variables.end(), u_.data(), u_.data() + u_.size());
     try {
-      dq = symbolic::jacobian(v.columns, std::vector<Expr>(q_.data(), q_.data() + q_.size()));
-      du = symbolic::jacobian(v.columns, std::vector<Expr>(u_.data(), u_.data() + u_.size()));
+      for (Eigen::Index r = 0; r < rows; ++r) {
+        const std::vector<Expr> g = symbolic::gradient(v.columns[static_cast<std::size_t>(r)], variables);
+        for (Eigen::Index c = 0; c < dq.cols(); ++c) dq(r, c) = g[static_cast<std::size_t>(c)];
+        for (Eigen::Index c = 0; c < du.cols(); ++c) du(r, c) = g[static_cast<std::size_t>(dq.cols() + c)];
+      }
     } catch (const std::invalid_argument& e) {
       throw UnsupportedExpression(std::string("the derivative of an external C++ function (") + e.what() + ")");
     }

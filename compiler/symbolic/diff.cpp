@@ -1,5 +1,6 @@
 #include "symbolic/diff.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -11,6 +12,55 @@ namespace capstan::symbolic {
 
 namespace {
 thread_local const CallDerivative* currentCallDerivative = nullptr;
+
+// The derivative rules of the functions (Kind::Func), for both directions:
+// d fn(args) / d args[i]. min, max and select follow one argument, which
+// `follows` says; comparisons, logic and sign are piecewise constant.
+struct FuncRule {
+  // The condition under which the result is its first numeric argument
+  // (min, max: argument 0; select: argument 1), else its second; null
+  // for the functions that follow no argument.
+  std::optional<Cond> follows;
+  std::uint32_t first = 0;
+  // Otherwise each argument's partial derivative (zero: none).
+  std::vector<Expr> partials;
+};
+
+FuncRule funcRule(const Node* node) {
+  auto arg = [&](std::uint32_t i) { return Expr(node->args[i]); };
+  const Expr a = arg(0), self(node);
+  switch (node->fn) {
+    case Fn::Sin: return {{}, 0, {cos(a)}};
+    case Fn::Cos: return {{}, 0, {-sin(a)}};
+    case Fn::Tan: return {{}, 0, {1.0 + self * self}};
+    case Fn::Asin: return {{}, 0, {1.0 / sqrt(1.0 - a * a)}};
+    case Fn::Acos: return {{}, 0, {-1.0 / sqrt(1.0 - a * a)}};
+    case Fn::Atan: return {{}, 0, {1.0 / (1.0 + a * a)}};
+    case Fn::Sqrt: return {{}, 0, {0.5 / self}};
+    case Fn::Exp: return {{}, 0, {self}};
+    case Fn::Log: return {{}, 0, {1.0 / a}};
+    case Fn::Abs: return {{}, 0, {sign(a)}};
+    case Fn::Atan2: {  // atan2(y, x): d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2)
+      const Expr r2 = arg(1) * arg(1) + a * a;
+      return {{}, 0, {arg(1) / r2, -a / r2}};
+    }
+    case Fn::Min: return {a <= arg(1), 0, {}};
+    case Fn::Max: return {a >= arg(1), 0, {}};
+    case Fn::Select: return {Cond(a), 1, {}};
+    case Fn::Sign:
+    case Fn::Lt:
+    case Fn::Le:
+    case Fn::Eq:
+    case Fn::Ne:
+    case Fn::And:
+    case Fn::Or:
+    case Fn::Not:
+      return {};
+    case Fn::None:
+      break;
+  }
+  throw std::logic_error("symbolic: function node without a function");
+}
 }  // namespace
 
 CallDerivativeScope::CallDerivativeScope(CallDerivative derivative)
@@ -97,42 +147,102 @@ Expr Differentiator::derivative(const Node* node) {
     case Kind::Func:
       break;
   }
-  Expr a = arg(0);
-  Expr da = d(0);
-  switch (node->fn) {
-    case Fn::Sin: return cos(a) * da;
-    case Fn::Cos: return -sin(a) * da;
-    case Fn::Tan: return (1.0 + Expr(node) * Expr(node)) * da;
-    case Fn::Asin: return da / sqrt(1.0 - a * a);
-    case Fn::Acos: return -da / sqrt(1.0 - a * a);
-    case Fn::Atan: return da / (1.0 + a * a);
-    case Fn::Sqrt: return da / (2.0 * Expr(node));
-    case Fn::Exp: return Expr(node) * da;
-    case Fn::Log: return da / a;
-    case Fn::Abs: return sign(a) * da;
-    case Fn::Sign: return Expr();
-    case Fn::Atan2: {  // atan2(y, x)' = (x y' - y x') / (x^2 + y^2)
-      Expr x = arg(1), dx = d(1);
-      return (x * da - a * dx) / (x * x + a * a);
-    }
-    case Fn::Min: return select(a <= arg(1), da, d(1));
-    case Fn::Max: return select(a >= arg(1), da, d(1));
-    case Fn::Select: return select(Cond(a), d(1), d(2));
-    case Fn::Lt:
-    case Fn::Le:
-    case Fn::Eq:
-    case Fn::Ne:
-    case Fn::And:
-    case Fn::Or:
-    case Fn::Not:
-      return Expr();
-    case Fn::None:
-      break;
-  }
-  throw std::logic_error("symbolic: function node without a function");
+  bool varies = false;
+  for (std::uint32_t i = 0; i < node->size && !varies; ++i) varies = !d(i).isZero();
+  if (!varies) return Expr();  // before the rule builds its partials
+  const FuncRule rule = funcRule(node);
+  if (rule.follows) return select(*rule.follows, d(rule.first), d(rule.first + 1));
+  Expr sum;
+  for (std::uint32_t i = 0; i < rule.partials.size(); ++i)
+    if (Expr di = d(i); !di.isZero()) sum += rule.partials[i] * di;
+  return sum;
 }
 
 Expr diff(const Expr& f, const Expr& variable) { return Differentiator(variable)(f); }
+
+std::vector<Expr> gradient(const Expr& f, std::span<const Expr> variables) {
+  for (const Expr& v : variables)
+    if (!v.isSymbol()) throw std::invalid_argument("symbolic: differentiate by a symbol only");
+  const std::vector<const Node*> order = postOrder(std::span<const Expr>(&f, 1));
+  std::uint32_t ids = 0;
+  for (const Node* n : order) ids = std::max(ids, n->id + 1);
+  for (const Expr& v : variables) ids = std::max(ids, v.id() + 1);
+  // Which nodes vary with a variable: only they pass adjoints on.
+  std::vector<char> variable(ids, 0), varying(ids, 0);
+  for (const Expr& v : variables) variable[v.id()] = 1;
+  for (const Node* n : order) {
+    bool v = n->kind == Kind::Symbol && variable[n->id];
+    for (std::uint32_t i = 0; i < n->size && !v; ++i) v = varying[n->args[i]->id];
+    varying[n->id] = v;
+  }
+  std::vector<Expr> adjoint(ids);  // d f / d node, by node id
+  adjoint[f.id()] = Expr(1.0);
+  // Reversed, the post order has every node after all the nodes that use it.
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Node* n = *it;
+    const Expr a = adjoint[n->id];
+    if (!varying[n->id] || a.isZero()) continue;
+    auto arg = [&](std::uint32_t i) { return Expr(n->args[i]); };
+    auto pass = [&](std::uint32_t i, const Expr& partial) {
+      if (varying[n->args[i]->id]) adjoint[n->args[i]->id] += a * partial;
+    };
+    switch (n->kind) {
+      case Kind::Constant:
+      case Kind::Symbol:
+        continue;
+      case Kind::Add:
+        for (std::uint32_t i = 0; i < n->size; ++i) pass(i, Expr(n->coeffs[i]));
+        continue;
+      case Kind::Mul:
+        // d/dB_i of prod_j B_j^e_j = e_i B_i^(e_i - 1) prod_{j != i} B_j^e_j
+        for (std::uint32_t i = 0; i < n->size; ++i) {
+          if (!varying[n->args[i]->id]) continue;
+          const double e = n->coeffs[i];
+          Expr partial = e * pow(arg(i), e - 1.0);
+          for (std::uint32_t j = 0; j < n->size; ++j)
+            if (j != i) partial *= pow(arg(j), n->coeffs[j]);
+          pass(i, partial);
+        }
+        continue;
+      case Kind::Pow:
+        pass(0, arg(1) * pow(arg(0), arg(1) - 1.0));
+        pass(1, Expr(n) * log(arg(0)));
+        continue;
+      case Kind::Call:
+      case Kind::Result: {
+        const Node* call = n->kind == Kind::Call ? n : n->args[0];
+        const CallDerivative* derivative = CallDerivativeScope::current();
+        for (std::uint32_t i = 0; i < call->size; ++i) {
+          if (!varying[call->args[i]->id]) continue;
+          std::optional<Expr> partial;
+          if (derivative && !call->isMultiCall()) {
+            std::vector<Expr> dargs(call->size);
+            dargs[i] = Expr(1.0);
+            partial = (*derivative)(call, dargs);
+          }
+          if (!partial)
+            throw std::invalid_argument("symbolic: cannot differentiate through the opaque call `" +
+                                        std::string(call->name) + "` (its argument " + std::to_string(i + 1) +
+                                        " depends on the variables)");
+          pass(i, *partial);
+        }
+        continue;
+      }
+      case Kind::Func:
+        break;
+    }
+    const FuncRule rule = funcRule(n);
+    if (rule.follows) {
+      pass(rule.first, select(*rule.follows, Expr(1.0), Expr()));
+      pass(rule.first + 1, select(*rule.follows, Expr(), Expr(1.0)));
+    }
+    for (std::uint32_t i = 0; i < rule.partials.size(); ++i) pass(i, rule.partials[i]);
+  }
+  std::vector<Expr> out;
+  out.reserve(variables.size());
+  for (const Expr& v : variables) out.push_back(adjoint[v.id()]);
+  return out;
+}
 
 Eigen::Matrix<Expr, Eigen::Dynamic, Eigen::Dynamic> jacobian(std::span<const Expr> f,
                                                               std::span<const Expr> variables) {

@@ -57,6 +57,17 @@ class Differentiator {
 
 Expr diff(const Expr& f, const Expr& variable);
 
+// d f / d variables[j], every j, by reverse accumulation: one sweep over
+// f's DAG from f down, each node passing its adjoint (d f / d node) times
+// its local partials to its arguments. For one function of many variables
+// this costs a small multiple of f, where differentiating by each variable
+// in turn (jacobian) repeats the work below each variable: a chain's
+// kinetic energy depends on each joint's angle through every body below
+// it, so n forward passes are O(n^2) and one reverse sweep O(n). Opaque
+// calls as for Differentiator (the hook asked once per varying argument,
+// with that argument's differential 1 and the others' 0).
+std::vector<Expr> gradient(const Expr& f, std::span<const Expr> variables);
+
 // J(i, j) = d f[i] / d variables[j].
 Eigen::Matrix<Expr, Eigen::Dynamic, Eigen::Dynamic> jacobian(std::span<const Expr> f,
                                                               std::span<const Expr> variables);

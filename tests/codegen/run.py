@@ -1064,8 +1064,88 @@ def derivatives(capstan):
                                                (trees[2], [unrolled, ("compact", "clang++")]),
                                                (BUSHING_EXAMPLE, [unrolled, ("compact", "g++")]),
                                                (SENSORS, [unrolled, ("compact", "clang++")])], tmp)
+        # outputDerivatives (reverse sweeps, symbolic::gradient) on the
+        # trees with quaternions and every joint type, and the model with
+        # outputs and force laws.
+        failures += output_derivatives(capstan, [trees[1], trees[2], SENSORS], tmp)
     print(f"derivatives: {checked} models checked, {failures} failures")
     return 1 if failures or checked < len(DERIVATIVES_GENERATED) else 0
+
+
+OUTPUT_DERIVATIVES_PROGRAM = r"""#include "{header}"
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+// outputDerivatives against central differences of y = [outputs; kinetic
+// energy; potential energy] in each raw coordinate q[i] (a quaternion's
+// numbers one at a time, unnormalized) and each speed u[j], at a state away
+// from the initial one. Exits 1 where an entry differs by more than
+// {tol} relative to the larger of 1 and the difference's size.
+int main() {{
+  using Model = capstan_models::{cls};
+{state}  auto y = [&](const Model::Q& qy, const Model::U& uy) {{
+    Model::OutputValues o;
+    m.outputValues(0.0, qy, uy, o);
+    Eigen::VectorXd out(static_cast<Eigen::Index>(o.size()) + 2);
+    for (std::size_t i = 0; i < o.size(); ++i) out[static_cast<Eigen::Index>(i)] = o[i];
+    out[out.size() - 2] = m.kineticEnergy(qy, uy);
+    out[out.size() - 1] = m.potentialEnergy(qy);
+    return out;
+  }};
+  Model::OutputDerivativesQ dq;
+  Model::OutputDerivativesU du;
+  m.outputDerivatives(0.0, q, u, dq, du);
+  const double h = 1e-6;
+  double worst = 0.0;
+  int entries = 0;
+  auto check = [&](const Eigen::VectorXd& plus, const Eigen::VectorXd& minus, const auto& column) {{
+    for (Eigen::Index r = 0; r < plus.size(); ++r) {{
+      const double fd = (plus[r] - minus[r]) / (2.0 * h);
+      worst = std::max(worst, std::abs(fd - column[r]) / std::max(1.0, std::abs(fd)));
+      ++entries;
+    }}
+  }};
+  for (int i = 0; i < Model::nq; ++i) {{
+    Model::Q qp = q, qm = q;
+    qp[i] += h;
+    qm[i] -= h;
+    check(y(qp, u), y(qm, u), dq.col(i));
+  }}
+  for (int j = 0; j < Model::nu; ++j) {{
+    Model::U up = u, um = u;
+    up[j] += h;
+    um[j] -= h;
+    check(y(q, up), y(q, um), du.col(j));
+  }}
+  std::printf("%d entries, largest difference %.2e\n", entries, worst);
+  return worst <= {tol} ? 0 : 1;
+}}
+"""
+OUTPUT_DERIVATIVES_FD = 1e-6
+
+
+def output_derivatives(capstan, models, tmp):
+    """The generated outputDerivatives against central differences of the
+    outputs and energies, every entry; the header built with g++ -Werror."""
+    failures = 0
+    for model in models:
+        out = tmp / f"{model.stem}_outputs"
+        run(capstan, "compile", model, "-o", out, "--ir", "--derivatives")
+        ir = json.loads(next(out.glob("*.ir.json")).read_text())
+        build = build_program("g++", out, "outputs",
+                              OUTPUT_DERIVATIVES_PROGRAM.format(header=f"{ir['class_name']}.hpp", cls=ir["class_name"],
+                                                                state=STATE_AWAY_FROM_INITIAL,
+                                                                tol=OUTPUT_DERIVATIVES_FD))
+        if build.returncode != 0:
+            print(build.stdout)
+            failures += 1
+            continue
+        proc = subprocess.run([str(out / "outputs")], stdout=subprocess.PIPE, text=True)
+        ok = proc.returncode == 0
+        print(f"derivatives: {model.name}: outputDerivatives vs central differences: {proc.stdout.strip()}"
+              f"{'' if ok else ': FAILED'}")
+        failures += not ok
+    return failures
 
 
 DERIVATIVE_FORMS_PROGRAM = r"""#include "{header}"

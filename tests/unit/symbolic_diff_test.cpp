@@ -6,12 +6,14 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "symbolic/diff.hpp"
 #include "symbolic/evaluate.hpp"
 #include "symbolic/expr.hpp"
 #include "symbolic/printer.hpp"
+#include "symbolic/traverse.hpp"
 
 namespace {
 
@@ -173,4 +175,92 @@ TEST_CASE("a CallDerivativeScope differentiates an opaque call as the call its h
   }
   // Outside the scope, refused again.
   CHECK_THROWS_WITH_AS(diff(f, x), doctest::Contains("`mylib::friction`"), std::invalid_argument);
+}
+
+TEST_CASE("gradient by reverse accumulation equals the Jacobian's row") {
+  Pool pool;
+  PoolScope scope(pool);
+  const Expr x = Expr::symbol("x"), y = Expr::symbol("y"), z = Expr::symbol("z");
+  Evaluator eval;
+  eval.bind(x, 0.41);
+  eval.bind(y, 1.3);
+  eval.bind(z, -0.7);
+  const std::vector<Expr> fs = {
+      sin(x * y) + cos(x) / y * z,
+      tan(x) * exp(-x * y) + z * z * z,
+      asin(x / 2.0) + acos(x / 3.0) + atan(x * y * z),
+      atan2(y, x) + atan2(x - 1.0, y * z),
+      sqrt(x * x + y * y) * log(y + x),
+      pow(x, y) + pow(y, x) + pow(x + 1.0, 2.5) + pow(x, 7.0) + pow(x * z, -2.0),
+      abs(x - y) * x + min(x * x, y) + max(x, 0.5 * y) + sign(z) * z,
+      select(x < y, x * x * z, y * y * x),
+      (x * y - 1.0) / (x * x + y + 2.0) * sin(z),
+      Expr(3.0) + 0.0 * x,
+  };
+  const std::vector<Expr> variables = {x, y, z};
+  for (std::size_t i = 0; i < fs.size(); ++i) {
+    CAPTURE(i);
+    const std::vector<Expr> g = gradient(fs[i], variables);
+    const auto J = jacobian(std::span<const Expr>(&fs[i], 1), variables);
+    REQUIRE(g.size() == variables.size());
+    for (std::size_t j = 0; j < variables.size(); ++j) {
+      CAPTURE(j);
+      CHECK(close(eval(g[j]), eval(J(0, static_cast<Eigen::Index>(j))), 1e-14));
+      CHECK(close(eval(g[j]), finiteDifference(fs[i], variables[j], eval(variables[j]), eval), kFdRelTol));
+    }
+  }
+  // A variable f does not reach: exactly zero.
+  CHECK(gradient(sin(x) * y, std::vector<Expr>{z})[0].isZero());
+}
+
+TEST_CASE("gradient of a chain's energy grows like the chain, the Jacobian like its square") {
+  // A planar chain of n links: link k at the sum of the first k angles;
+  // its height y_k = sum_j sin(phi_j). V = sum_k y_k depends on angle j
+  // through every link from j on.
+  auto sizes = [](int n) {
+    Pool pool;
+    PoolScope scope(pool);
+    std::vector<Expr> theta;
+    Expr phi, height, energy;
+    for (int k = 0; k < n; ++k) {
+      theta.push_back(Expr::symbol("q[" + std::to_string(k) + "]"));
+      phi += theta.back();
+      height += sin(phi);
+      energy += height;
+    }
+    const std::vector<Expr> g = gradient(energy, theta);
+    const auto J = jacobian(std::span<const Expr>(&energy, 1), theta);
+    std::vector<Expr> row(J.data(), J.data() + J.size());
+    // Numerically the same.
+    Evaluator eval;
+    for (int k = 0; k < n; ++k) eval.bind(theta[static_cast<std::size_t>(k)], 0.1 * k - 0.7);
+    for (int k = 0; k < n; ++k) CHECK(close(eval(g[static_cast<std::size_t>(k)]), eval(row[static_cast<std::size_t>(k)]), 1e-12));
+    return std::pair{postOrder(g).size(), postOrder(row).size()};
+  };
+  const auto [g20, j20] = sizes(20);
+  const auto [g80, j80] = sizes(80);
+  MESSAGE("gradient nodes " << g20 << " -> " << g80 << ", Jacobian row nodes " << j20 << " -> " << j80);
+  CHECK(static_cast<double>(g80) < 5.0 * static_cast<double>(g20));   // linear: about 4x
+  CHECK(static_cast<double>(j80) > 10.0 * static_cast<double>(j20));  // quadratic: about 16x
+}
+
+TEST_CASE("gradient refuses an opaque call as diff does, and asks a CallDerivativeScope per argument") {
+  Pool pool;
+  PoolScope scope(pool);
+  const Expr x = Expr::symbol("x"), y = Expr::symbol("y");
+  const Expr f = call("mylib::friction", {x * y, 2.0});
+  const std::vector<Expr> xy = {x, y};
+  CHECK_THROWS_WITH_AS(gradient(x * f, xy), doctest::Contains("`mylib::friction`"), std::invalid_argument);
+  const std::vector<Expr> g = call("geo::solve", std::vector<Expr>{y}, 2);
+  CHECK_THROWS_WITH_AS(gradient(g[1] * x, xy), doctest::Contains("`geo::solve`"), std::invalid_argument);
+  // A call of constants is a constant factor.
+  const std::vector<Expr> gx = gradient(x * x * call("mylib::friction", {y, 2.0}), std::vector<Expr>{x});
+  CHECK(gx[0].identical(2.0 * x * call("mylib::friction", {y, 2.0})));
+  const CallDerivativeScope derivatives([](const Node* node, std::span<const Expr> dargs) -> std::optional<Expr> {
+    if (node->name != "mylib::friction") return std::nullopt;
+    return call("mylib::frictionDifferential", {Expr(node->args[0]), Expr(node->args[1]), dargs[0], dargs[1]});
+  });
+  const std::vector<Expr> d = gradient(3.0 * f, xy);
+  CHECK(d[0].identical(3.0 * y * call("mylib::frictionDifferential", {x * y, 2.0, 1.0, 0.0})));
+  CHECK(d[1].identical(3.0 * x * call("mylib::frictionDifferential", {x * y, 2.0, 1.0, 0.0})));
 }
