@@ -160,6 +160,13 @@ Expr Differentiator::derivative(const Node* node) {
 
 Expr diff(const Expr& f, const Expr& variable) { return Differentiator(variable)(f); }
 
+namespace {
+std::invalid_argument opaque(const Node* call, std::uint32_t argument) {
+  return std::invalid_argument("symbolic: cannot differentiate through the opaque call `" + std::string(call->name) +
+                               "` (its argument " + std::to_string(argument + 1) + " depends on the variables)");
+}
+}  // namespace
+
 std::vector<Expr> gradient(const Expr& f, std::span<const Expr> variables) {
   for (const Expr& v : variables)
     if (!v.isSymbol()) throw std::invalid_argument("symbolic: differentiate by a symbol only");
@@ -175,7 +182,7 @@ std::vector<Expr> gradient(const Expr& f, std::span<const Expr> variables) {
     for (std::uint32_t i = 0; i < n->size && !v; ++i) v = varying[n->args[i]->id];
     varying[n->id] = v;
   }
-  std::vector<Expr> adjoint(ids);  // d f / d node, by node id
+  std::vector<Expr> adjoint(ids, Expr());  // d f / d node, by node id (one zero, copied)
   adjoint[f.id()] = Expr(1.0);
   // Reversed, the post order has every node after all the nodes that use it.
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -205,29 +212,30 @@ std::vector<Expr> gradient(const Expr& f, std::span<const Expr> variables) {
         }
         continue;
       case Kind::Pow:
-        pass(0, arg(1) * pow(arg(0), arg(1) - 1.0));
-        pass(1, Expr(n) * log(arg(0)));
+        if (varying[n->args[0]->id]) pass(0, arg(1) * pow(arg(0), arg(1) - 1.0));
+        if (varying[n->args[1]->id]) pass(1, Expr(n) * log(arg(0)));  // no log(b) node for a constant exponent
         continue;
-      case Kind::Call:
-      case Kind::Result: {
-        const Node* call = n->kind == Kind::Call ? n : n->args[0];
+      case Kind::Call: {
+        // Asked once per varying argument, with that argument's
+        // differential 1 and the others' 0.
         const CallDerivative* derivative = CallDerivativeScope::current();
-        for (std::uint32_t i = 0; i < call->size; ++i) {
-          if (!varying[call->args[i]->id]) continue;
+        for (std::uint32_t i = 0; i < n->size; ++i) {
+          if (!varying[n->args[i]->id]) continue;
           std::optional<Expr> partial;
-          if (derivative && !call->isMultiCall()) {
-            std::vector<Expr> dargs(call->size);
+          if (derivative && !n->isMultiCall()) {
+            std::vector<Expr> dargs(n->size, Expr());
             dargs[i] = Expr(1.0);
-            partial = (*derivative)(call, dargs);
+            partial = (*derivative)(n, dargs);
           }
-          if (!partial)
-            throw std::invalid_argument("symbolic: cannot differentiate through the opaque call `" +
-                                        std::string(call->name) + "` (its argument " + std::to_string(i + 1) +
-                                        " depends on the variables)");
+          if (!partial) throw opaque(n, i);
           pass(i, *partial);
         }
         continue;
       }
+      case Kind::Result:  // of a call with several results, which has no derivative (as in Differentiator)
+        for (std::uint32_t i = 0; i < n->args[0]->size; ++i)
+          if (varying[n->args[0]->args[i]->id]) throw opaque(n->args[0], i);
+        continue;
       case Kind::Func:
         break;
     }
