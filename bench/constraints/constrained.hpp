@@ -86,12 +86,18 @@ struct Parts {
   double cholesky = 0;       // dense::cholesky of M
   double jacobianSolve = 0;  // B^T = L^-1 G^T
   double qr = 0;             // dense::PivotedQR of B^T
-  double accelerations = 0;
+  double accelerations = 0;  // as the solver chooses (ConstraintSettings::Method::Auto)
+  double rangeSpace = 0;     // the whole call by the range-space method (Method::RangeSpace)
+  // The whole call by the articulated-body path (Method::ArticulatedBody),
+  // forwardDynamics keeping its factor, and one solveMassMatrix of a vector:
+  // 0 where the generated class has no articulated factor.
+  double articulatedBody = 0, forwardDynamicsFactor = 0, solveMassMatrix = 0;
   double forwardDynamics = 0;
-  // What the parts above leave of accelerations: the triangular solves with
-  // vectors, Q's reflectors applied, copies and bookkeeping.
+  // What the parts of the range-space method leave of its call: the
+  // triangular solves with vectors, Q's reflectors applied, copies and
+  // bookkeeping.
   double rest() const {
-    return accelerations -
+    return rangeSpace -
            (massMatrix + bias + appliedForces + constraintJacobian + constraintBias + cholesky + jacobianSolve + qr);
   }
 };

@@ -305,11 +305,16 @@ bool forwardDynamicsCase(const ConstrainedModel& table, int rounds, std::string&
 
   // Where Capstan's time goes.
   const Parts p = capstan->parts(q, u, 1.0);
-  char line[512];
+  char line[640];
+  char articulated[96] = "- | - | -";
+  if (p.articulatedBody > 0)
+    std::snprintf(articulated, sizeof articulated, "%.3f | %.3f | %.3f", p.forwardDynamicsFactor, p.solveMassMatrix,
+                  p.articulatedBody);
   std::snprintf(line, sizeof line,
-                "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n",
+                "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %s | %.3f | %.3f |\n",
                 table.name.c_str(), p.massMatrix, p.bias, p.appliedForces, p.constraintJacobian, p.constraintBias,
-                p.cholesky, p.jacobianSolve, p.qr, p.rest(), p.accelerations, p.forwardDynamics);
+                p.cholesky, p.jacobianSolve, p.qr, p.rest(), p.rangeSpace, articulated, p.accelerations,
+                p.forwardDynamics);
   partsRows += line;
   return true;
 }
@@ -447,10 +452,14 @@ int main() {
       "|---|---|---|---|---|---|---|---|---|---|\n%s",
       rows.c_str());
   std::printf(
-      "\nWhere Capstan's time goes (us per call, each part timed alone):\n"
+      "\nWhere Capstan's time goes (us per call, each part timed alone). The range-space method: the\n"
+      "parts it calls, the rest, the whole call; the articulated-body path (models with few rows):\n"
+      "forwardDynamics keeping its factor, one solveMassMatrix of a vector, the whole call; then\n"
+      "accelerations as the solver chooses, and forwardDynamics alone:\n"
       "| model | massMatrix | bias | appliedForces | constraintJacobian | constraintBias | Cholesky of M | "
-      "L^-1 G^T | pivoted QR | the rest | accelerations | (forwardDynamics, not called) |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|\n%s",
+      "L^-1 G^T | pivoted QR | the rest | range space | forwardDynamics(..., k) | solveMassMatrix | "
+      "articulated body | accelerations | forwardDynamics |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n%s",
       partsRows.c_str());
   std::printf(
       "\n| fourbar, per step | Capstan us/step | Simbody us/step (same rows / Ball-only cut) | "

@@ -32,6 +32,7 @@ const char* cppType(ValueType t) {
     case ValueType::ContactFrames: return "ContactFrames";
     case ValueType::CableFrames: return "CableFrames";
     case ValueType::CableFrameDerivatives: return "CableFrameDerivatives";
+    case ValueType::ArticulatedFactor: return "ArticulatedFactor";
   }
   throw std::logic_error("cppType: unknown value type");
 }
@@ -76,6 +77,13 @@ const std::vector<GeneratedFunction>& generatedFunctions() {
       // dynamics.hpp's ExternalForces); its doc comment names the method too.
       {FunctionId::ForwardDynamicsExternal, "forwardDynamics",
        {{T::Time, "time"}, {T::Q, "q"}, {T::U, "u"}, {T::ExternalForces, "fext"}}, {{T::U, "udot"}}, {}, false, "External"},
+      {FunctionId::ForwardDynamicsFactor, "forwardDynamics", {{T::Time, "time"}, {T::Q, "q"}, {T::U, "u"}},
+       {{T::U, "udot"}, {T::ArticulatedFactor, "k"}},
+       {"udot (nu) = M^-1 (tau - C) by the articulated-body algorithm in joint frames, as",
+        "forwardDynamics(time, q, u, udot), keeping in k what solveMassMatrix(k, x) needs to apply",
+        "M(q)^-1 to more vectors in O(n) each: every body's joint frame in its parent's and every",
+        "dof's S, U = IA S and (S^T IA S)^-1 column. The constraint solver's path for few rows."},
+       false, "Factor"},
       {FunctionId::InverseDynamics, "inverseDynamics", {{T::Q, "q"}, {T::U, "u"}, {T::U, "udot"}}, {{T::U, "tau"}},
        {"tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot",
         "(recursive Newton-Euler in joint frames). The model's force laws are not subtracted:",

@@ -55,6 +55,8 @@ enum class ValueType {
                    // and p_BoFo_W (capstan::cable::ModelCable's inputs)
   CableFrameDerivatives,  // dq, du ((6 obstacles + actuators) x nu): d(w_WF, v_WFo, tension)
                           // along N(q) e_j and by u_j, each cable's rows together
+  ArticulatedFactor,  // what the articulated-body passes leave for solveMassMatrix: per body
+                      // R_PK, p_PK; per dof S, U = IA S and (S^T IA S)^-1 (the template's struct)
 };
 
 struct FunctionArgument {
@@ -68,6 +70,10 @@ enum class FunctionId {
   AppliedForces,
   ForwardDynamics,
   ForwardDynamicsExternal,  // forwardDynamics with external forces on the bodies
+  // forwardDynamics by ABA keeping its articulated factor, for the
+  // template's solveMassMatrix (M^-1 in O(n)): only in classes of models
+  // with constraint rows and no cables (the constraint solver's few-rows path).
+  ForwardDynamicsFactor,
   InverseDynamics,
   Qdot,
   BodyPoses,
@@ -287,6 +293,7 @@ class FunctionEvaluator {
         return;
       case FunctionId::ForwardDynamics:
       case FunctionId::ForwardDynamicsExternal:
+      case FunctionId::ForwardDynamicsFactor:  // the same udot (the tracer keeps the factor, trace.cpp)
       // What forwardDynamicsDerivatives differentiates: udot(q, u, tau + dtau).
       // The derivative is the Scalar's part: the tracer differentiates the
       // traced DAG (symbolic::jacobian), the interpreter seeds dual numbers

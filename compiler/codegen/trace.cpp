@@ -106,6 +106,8 @@ class Tracer {
       if (f.id == FunctionId::BushingStates && bushings().empty()) continue;
       if (isConstraintFunction(f.id) && layout_.constraintRows == 0) continue;
       if (f.id == FunctionId::ContactFrames && contactCount() == 0) continue;
+      if (f.id == FunctionId::ForwardDynamicsFactor && (layout_.constraintRows == 0 || !layout_.cables.empty()))
+        continue;
       if (f.id == FunctionId::CableFrames && layout_.cables.empty()) continue;
       if (f.id == FunctionId::EventIndicators && contactForces().empty()) continue;
       if (f.onRequest && !options_.derivatives) continue;
@@ -491,6 +493,7 @@ class Tracer {
       case FunctionId::Bias: return bias(f, ev);
       case FunctionId::ForwardDynamics:
       case FunctionId::ForwardDynamicsExternal: return forwardDynamics(f, ev);
+      case FunctionId::ForwardDynamicsFactor: return forwardDynamicsFactor(f, ev);
       case FunctionId::ForwardDynamicsDerivatives:
         return options_.symbolicDerivatives ? symbolicForwardDynamicsDerivatives(f, ev) : analyticDerivatives(f, ev);
       case FunctionId::InverseDynamicsDerivatives:
@@ -1211,6 +1214,40 @@ class Tracer {
     if (!traceCrba) doc.push_back("  CRBA + L^T D L: " + skipped + ";");
     doc.back().back() = '.';
     fn.set("doc", doc);
+    return fn.finish();
+  }
+
+  // forwardDynamics(time, q, u, udot, k): ABA in joint frames as
+  // forwardDynamics' "aba_joint_frames", then what the articulated-body
+  // passes leave for the template's solveMassMatrix(k, x), per joint: its
+  // frame K in the parent's (R_PK, p_PK) and its dofs' columns of S, U =
+  // IA S and D^-1 = (S^T IA S)^-1 (k.Dinv's column of a dof holds its
+  // column of the joint's D^-1 in the first nu_j rows).
+  json forwardDynamicsFactor(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
+    FunctionValues<Expr> v = arguments();
+    ev.run(FunctionId::ForwardDynamics, v, {.aba = true, .jointFrames = true});
+    FunctionBuilder fn = function(f);
+    fn.splitAt(kForwardDynamicsPartBudget);
+    if (!layout_.forceLaws.empty()) fn.local("U tau;");
+    jointFrameVelocityBlocks(fn, ev.joint);
+    forceLawBlocks(fn, v.tau, "tau");
+    forceElementBlocks(fn, v);
+    jointFrameAbaBlocks(fn, ev.joint);
+    for (const JointLayout& j : layout_.joints) {
+      const auto b = static_cast<std::size_t>(j.body);
+      const std::string body = "k." + std::string("R_PK[") + std::to_string(j.body) + "]";
+      std::vector<Assignment> out = matrixOutputs(body, MatrixX<Expr>(ev.joint.R_PK[b]));
+      for (const Assignment& a : vectorOutputs("k.p_PK[" + std::to_string(j.body) + "]", VectorX<Expr>(ev.joint.p_PK[b])))
+        out.push_back(a);
+      for (int c = 0; c < j.nu(); ++c) {
+        for (int r = 0; r < 6; ++r) {
+          out.push_back({index2("k.S", r, j.uIndex() + c), ev.joint.S[b](r, c)});
+          out.push_back({index2("k.U", r, j.uIndex() + c), ev.joint.U[b](r, c)});
+        }
+        for (int r = 0; r < j.nu(); ++r) out.push_back({index2("k.Dinv", r, j.uIndex() + c), ev.joint.Dinv[b](r, c)});
+      }
+      fn.block(cite_.joint(j) + ": articulated factor", out);
+    }
     return fn.finish();
   }
 

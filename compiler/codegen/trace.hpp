@@ -15,7 +15,7 @@
 
 namespace capstan::codegen {
 
-inline constexpr int kIrVersion = 7;
+inline constexpr int kIrVersion = 8;
 
 struct TraceOptions {
   std::string capstanVersion;  // "0.1.0"

@@ -37,6 +37,19 @@
 // the nearest configuration (to first order) satisfying the position
 // constraints.
 //
+// With few rows and a model that keeps its articulated-body factor (a
+// generated class of a model without cables: forwardDynamics(t, q, u,
+// udot, k) and solveMassMatrix(k, x), docs/generated-code.md), M is
+// neither formed nor factored (Featherstone's M^-1 operator, as Simbody
+// applies it per constraint row): udot0 from the articulated-body
+// algorithm, W = M^-1 G^T one O(n) solve per row, then
+//   (G W) lambda = G udot0 - gamma*,  udot = udot0 - W lambda,
+// G W = B B^T by Cholesky. Its condition is B's squared, so where a row is
+// dependent or nearly (a pivot below 1e-8 of the largest diagonal entry;
+// every planar loop), accelerations() takes the range-space method instead:
+// the results are the same, rank revealed as above. Rows that are zero
+// (disabled constraints) get zero multipliers either way.
+//
 // The factorizations are dense.hpp's plain loops, not Eigen's: they never
 // allocate and take a fraction of the compile time (the solver is compiled
 // into every constrained model's driver).
@@ -73,6 +86,12 @@ struct ConstraintSettings {
   double tolerance = 1e-10;            // projection: max |phi_p| (m, or rad) and |phi_v| left
   int maxIterations = 25;              // projection: Gauss-Newton steps
   double rankThreshold = 1e-10;        // relative pivot below which a row counts as dependent
+  // accelerations(): with a model that offers the articulated factor
+  // (forwardDynamics(t, q, u, udot, k) and solveMassMatrix(k, x)), whether
+  // it may take the path that never forms M (see the header). Auto: while
+  // the rows are few, 4 rows <= nu.
+  enum class Method { Auto, RangeSpace, ArticulatedBody };
+  Method method = Method::Auto;
 };
 
 // A constraint's rows (ConstraintVector indices): its holonomic rows, then
@@ -100,6 +119,19 @@ std::vector<ConstraintRowRange> constraintRowRanges(const M& model) {
   return rows;
 }
 
+// A model that keeps its articulated-body factor: a generated class's
+// forwardDynamics(t, q, u, udot, k) and solveMassMatrix(k, x), x <- M^-1 x
+// (docs/generated-code.md), or capstan::sim::AnyModel's, which says at run
+// time (hasArticulatedFactor()).
+template <class M>
+concept HasArticulatedFactor =
+    requires { typename M::ArticulatedFactor; } &&
+    requires(const M& m, double t, const typename M::Q& q, const typename M::U& u, typename M::U& out,
+             typename M::ArticulatedFactor& k) {
+      m.forwardDynamics(t, q, u, out, k);
+      M::solveMassMatrix(k, out);
+    };
+
 template <class Model>
 class ConstraintSolver {
  public:
@@ -112,7 +144,9 @@ class ConstraintSolver {
 
   // `rows`: each constraint's rows (disable() takes an index into it).
   ConstraintSolver(const Model& model, std::vector<ConstraintRowRange> rows, ConstraintSettings settings = {})
-      : model_(model), rows_(std::move(rows)), enabled_(rows_.size(), true), settings_(settings) {}
+      : model_(model), rows_(std::move(rows)), enabled_(rows_.size(), true), settings_(settings) {
+    for (const ConstraintRowRange& r : rows_) totalRows_ += r.holonomicCount + r.nonholonomicCount;
+  }
 
   ConstraintSettings& settings() { return settings_; }
   // Disabled constraints exert no force and are not projected (Simbody's
@@ -130,6 +164,9 @@ class ConstraintSolver {
   // needs anyway, without forwardDynamics factoring M (or running the
   // articulated-body passes) a second time.
   void accelerations(double t, const Q& q, const U& u, U& udot, Vector& lambda) {
+    if constexpr (kArticulated) {
+      if (articulatedNow() && articulatedAccelerations(t, q, u, udot, lambda)) return;
+    }
     if constexpr (kSplitDynamics) {
       if (splitNow()) {
         model_.appliedForces(t, q, u, y_);
@@ -268,6 +305,80 @@ class ConstraintSolver {
     return true;
   }
 
+  // The articulated-body path (see the header).
+  static constexpr bool kArticulated = HasArticulatedFactor<Model>;
+  template <class M>
+  struct FactorOf {
+    struct type {};
+  };
+  template <class M>
+    requires HasArticulatedFactor<M>
+  struct FactorOf<M> {
+    using type = typename M::ArticulatedFactor;
+  };
+
+  // A type-erased model (capstan::sim::AnyModel) says at run time whether
+  // it has the factor.
+  static constexpr bool kRuntimeArticulated = requires(const Model& m) {
+    { m.hasArticulatedFactor() } -> std::convertible_to<bool>;
+  };
+  bool articulatedNow() const {
+    using Method = ConstraintSettings::Method;
+    if (settings_.method == Method::RangeSpace) return false;
+    if constexpr (kRuntimeArticulated) {
+      if (!model_.hasArticulatedFactor()) return false;
+    }
+    return settings_.method == Method::ArticulatedBody || 4 * totalRows_ <= static_cast<int>(model_.nu);
+  }
+
+  // udot and lambda by the articulated-body path; false (nothing of udot
+  // or lambda to use) where G W is not safely positive definite.
+  bool articulatedAccelerations(double t, const Q& q, const U& u, U& udot, Vector& lambda) {
+    model_.forwardDynamics(t, q, u, udot, factor_);  // udot0
+    model_.constraintJacobian(q, G_);
+    model_.constraintBias(q, u, gamma_);
+    if (gamma_.size() == 0) {
+      rank_ = 0;
+      lambda = Vector::Zero(0);
+      return true;
+    }
+    if (settings_.baumgarteTimeConstant > 0) stabilize(q, u);
+    maskDisabled(G_, &gamma_);
+    Bt_ = G_.transpose();
+    Model::solveMassMatrix(factor_, Bt_);  // W = M^-1 G^T (nu x rows)
+    const Eigen::Index m = gamma_.size();
+    A_.noalias() = G_ * Bt_;
+    c_.noalias() = G_ * udot;
+    c_ -= gamma_;
+    // Zero rows (disabled): their multipliers are zero.
+    int rank = 0;
+    double largest = 0.0;
+    for (Eigen::Index i = 0; i < m; ++i) largest = std::max(largest, A_(i, i));
+    if (!(largest > 0.0) || !std::isfinite(largest)) return false;
+    for (Eigen::Index i = 0; i < m; ++i) {
+      if (G_.row(i).cwiseAbs().maxCoeff() > 0.0) {
+        ++rank;
+        continue;
+      }
+      A_.row(i).setZero();
+      A_.col(i).setZero();
+      A_(i, i) = largest;
+      c_[i] = 0.0;
+    }
+    if (!dense::cholesky(A_)) return false;
+    for (Eigen::Index i = 0; i < m; ++i)
+      if (A_(i, i) * A_(i, i) < kArticulatedPivot * largest) return false;
+    dense::solveLower(A_, c_);
+    dense::solveLowerTransposed(A_, c_);
+    lambda = c_;
+    udot.noalias() -= Bt_ * lambda;
+    rank_ = rank;
+    return true;
+  }
+  // The smallest pivot of G W's Cholesky factor, relative to its largest
+  // diagonal entry, that the articulated-body path accepts.
+  static constexpr double kArticulatedPivot = 1e-8;
+
   void factorMassMatrix(const Q& q) {
     model_.massMatrix(q, L_);
     if (!dense::cholesky(L_)) throw std::runtime_error("the mass matrix is not positive definite");
@@ -356,6 +467,9 @@ class ConstraintSolver {
   std::vector<bool> enabled_;
   ConstraintSettings settings_;
   MassMatrix L_;  // M, then its Cholesky factor (lower triangle)
+  typename FactorOf<Model>::type factor_;  // the articulated-body path's (kArticulated)
+  // G W (rows x rows), then its Cholesky factor: the articulated-body path's
+  Eigen::Matrix<double, Jacobian::RowsAtCompileTime, Jacobian::RowsAtCompileTime> A_;
   Jacobian G_;
   // B^T = L^-1 G^T, or G^T (nu x rows), and its pivoted QR; y, Q^T y and
   // Q_k c (nu); c, then R11^-1 c (rows).
@@ -374,6 +488,7 @@ class ConstraintSolver {
   // Gp Gp^T and with the damping added (mp x mp), for damped steps.
   Eigen::Matrix<double, PositionErrors::RowsAtCompileTime, PositionErrors::RowsAtCompileTime> GGt_, damped_;
   int rank_ = 0;
+  int totalRows_ = 0;  // all rows of rows_
 };
 
 }  // namespace capstan

@@ -100,6 +100,17 @@ class FourBar {
   static constexpr std::array<ConstraintInfo, nc> constraintInfo = {{
       {"couplerRocker", "loop joint", 0, 5, 5, 0, -1},
   }};
+  // What forwardDynamics(time, q, u, udot, k) keeps of the articulated-body
+  // passes, from which solveMassMatrix(k, x) applies M(q)^-1: per body, its
+  // joint frame K in its parent's joint frame (World for a root): R_PK and
+  // p_PK (m, in the parent's); per dof, its column of the joint's motion
+  // subspace S and of U = IA S (in K), and its column of the joint's
+  // D^-1 = (S^T IA S)^-1 in the first bodyNu rows.
+  struct ArticulatedFactor {
+    std::array<Eigen::Matrix3d, nb> R_PK;
+    std::array<Eigen::Vector3d, nb> p_PK;
+    Eigen::Matrix<double, 6, nu> S, U, Dinv;
+  };
   // One spatial force per body, in body order: [n; f], the moment n (N*m)
   // about the body origin, then the force f (N), both expressed in World.
   using ExternalForces = std::array<SpatialVector, nb>;
@@ -275,6 +286,15 @@ class FourBar {
     // part of udot[2] in forwardDynamics: udot = M^-1 (tau - C) by the tree-sparse L^T D L
     // factorization
     double udot_2 = 0.0;
+    // part of IAS_KCrank(2, 0) in forwardDynamics: joint 'crankPivot' (fourbar.cap:35) -> body
+    // 'crank': articulated inertia
+    double crankPivot_IAS_KCrank_2_0 = 0.0;
+    // part of IAS_KCrank(2, 0) in forwardDynamics: joint 'crankPivot' (fourbar.cap:35) -> body
+    // 'crank': articulated inertia
+    double crankPivot_IAS_KCrank_2_0_b = 0.0;
+    // part of tauA_KCrank[0] in forwardDynamics: joint 'crankPivot' (fourbar.cap:35) -> body
+    // 'crank': articulated inertia
+    double crankPivot_tauA_KCrank_0 = 0.0;
     // part of udot[2] in forwardDynamics: udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the
     // tree-sparse L^T D L factorization
     double udot_2_b = 0.0;
@@ -593,6 +613,170 @@ class FourBar {
     udot[0] = tinv0*t62;
     udot[1] = derived_.udot_0*t61 - derived_.udot_0*(M.coeff(0, 1)*tinv0*t62);
     udot[2] = derived_.udot_2_b*(fext[2][2] - derived_.I_KRocker[1]*a_KRocker[4]);
+  }
+
+  // udot (nu) = M^-1 (tau - C) by the articulated-body algorithm in joint frames, as
+  // forwardDynamics(time, q, u, udot), keeping in k what solveMassMatrix(k, x) needs to apply
+  // M(q)^-1 to more vectors in O(n) each: every body's joint frame in its parent's and every
+  // dof's S, U = IA S and (S^T IA S)^-1 column. The constraint solver's path for few rows.
+  // (23 adds, 51 muls, 1 divs, 6 calls, 0 other)
+  void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
+                       [[maybe_unused]] const U& u, U& udot, ArticulatedFactor& k) const {
+    refreshDerived();  // the parameter-only values, if params changed
+    Eigen::Matrix<double, 6, 1> v_KCoupler;  // spatial velocity in the joint frame of 'coupler'
+    Eigen::Matrix<double, 1, 1> tauA_KCoupler;  // tau - S^T pA of 'coupler'
+    Eigen::Matrix<double, 6, 1> IAS_KCrank;  // articulated inertia times S of 'crank'
+    Eigen::Matrix<double, 1, 1> Dinv_KCrank;  // (S^T IA S)^-1 of 'crank'
+    Eigen::Matrix<double, 6, 1> a_KCrank;  // spatial acceleration in the joint frame of 'crank'
+    // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity in the joint frame
+    const double t0 = u[0] + u[1];
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const double t1 = tsc0.sin;
+    const double t2 = params.r*u[0]*t1;
+    const double t3 = tsc0.cos;
+    const double t4 = params.r*u[0]*t3;
+    v_KCoupler[2] = t0;
+    v_KCoupler[3] = t2;
+    v_KCoupler[4] = t4;
+    // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': articulated inertia
+    const double t5 = derived_.I_KCoupler[0]*v_KCoupler[3]*v_KCoupler[4];
+    const double t6 = derived_.I_KCoupler[1]*v_KCoupler[2];
+    const double t7 = derived_.I_KCoupler[0]*v_KCoupler[4];
+    const double t8 = t6 + t7;
+    const double t9 = v_KCoupler[3]*t8;
+    const double t10 = t5 - t9;
+    tauA_KCoupler[0] = t10;
+    // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': articulated inertia
+    const double t11 = derived_.I_KCoupler[0]*t1*t1;
+    const double t12 = derived_.crankPivot_IAS_KCrank_2_0*t3*t3;
+    const double t13 = t11 + t12;
+    const double t14 = derived_.crankPivot_IAS_KCrank_2_0_b*t13;
+    const double t15 = derived_.I_KCrank[8] + t14;
+    const double tinv0 = 1.0/t15;
+    const double t16 = derived_.crankPivot_IAS_KCrank_2_0*t1*t3;
+    const double t17 = derived_.I_KCoupler[0]*t1*t3;
+    const double t18 = -t16 + t17;
+    const double t19 = params.r*t18;
+    const double t20 = params.r*t13;
+    const double t21 = derived_.I_KCrank[1] + t20;
+    const double t22 = tinv0;
+    IAS_KCrank.coeffRef(2, 0) = t15;
+    IAS_KCrank.coeffRef(3, 0) = t19;
+    IAS_KCrank.coeffRef(4, 0) = t21;
+    Dinv_KCrank.coeffRef(0, 0) = t22;
+    // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration
+    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
+    const double t23 = tsc1.sin;
+    const double t24 = params.world_gravity[1]*t23;
+    const double t25 = tsc1.cos;
+    const double t26 = params.world_gravity[0]*t25;
+    const double t27 = -t24 - t26;
+    const double t28 = params.r*t18*t27;
+    const double t29 = params.world_gravity[1]*t25;
+    const double t30 = params.world_gravity[0]*t23;
+    const double t31 = -t29 + t30;
+    const double t32 = t31*IAS_KCrank.coeff(4, 0);
+    const double t33 = derived_.I_KCoupler[0]*u[1]*v_KCoupler[4];
+    const double t34 = v_KCoupler[2]*t8;
+    const double t35 = t33 - t34;
+    const double t36 = t1*t35;
+    const double t37 = derived_.crankPivot_IAS_KCrank_2_0*u[1]*v_KCoupler[3];
+    const double t38 = derived_.I_KCoupler[0]*v_KCoupler[2]*v_KCoupler[3];
+    const double t39 = derived_.crankPivot_tauA_KCrank_0*tauA_KCoupler[0];
+    const double t40 = -t37 + t38 + t39;
+    const double t41 = t3*t40;
+    const double t42 = t36 + t41;
+    const double t43 = params.r*t42;
+    const double t44 = -t28 - t32 - t43;
+    udot[0] = tinv0*t44;
+    a_KCrank[3] = t27;
+    // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': acceleration
+    udot[1] = derived_.udot_0*(t5 - t9 - derived_.I_KCoupler[8]*tinv0*t44 -
+        derived_.I_KCoupler[1]*(-u[1]*v_KCoupler[3] - t1*a_KCrank[3] +
+        t3*(-t29 + t30 + params.r*tinv0*t44)));
+    // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration
+    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const double t45 = tsc2.sin;
+    const double t46 = tsc2.cos;
+    udot[2] = -derived_.udot_2*(params.world_gravity[0]*t45 - params.world_gravity[1]*t46);
+    // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': articulated factor
+    k.R_PK[0].coeffRef(0, 0) = t25;
+    k.R_PK[0].coeffRef(0, 1) = -t23;
+    k.R_PK[0].coeffRef(0, 2) = 0.0;
+    k.R_PK[0].coeffRef(1, 0) = t23;
+    k.R_PK[0].coeffRef(1, 1) = t25;
+    k.R_PK[0].coeffRef(1, 2) = 0.0;
+    k.R_PK[0].coeffRef(2, 0) = 0.0;
+    k.R_PK[0].coeffRef(2, 1) = 0.0;
+    k.R_PK[0].coeffRef(2, 2) = 1.0;
+    k.p_PK[0][0] = 0.0;
+    k.p_PK[0][1] = 0.0;
+    k.p_PK[0][2] = 0.0;
+    k.S.coeffRef(0, 0) = 0.0;
+    k.U.coeffRef(0, 0) = 0.0;
+    k.S.coeffRef(1, 0) = 0.0;
+    k.U.coeffRef(1, 0) = 0.0;
+    k.S.coeffRef(2, 0) = 1.0;
+    k.U.coeffRef(2, 0) = IAS_KCrank.coeff(2, 0);
+    k.S.coeffRef(3, 0) = 0.0;
+    k.U.coeffRef(3, 0) = IAS_KCrank.coeff(3, 0);
+    k.S.coeffRef(4, 0) = 0.0;
+    k.U.coeffRef(4, 0) = IAS_KCrank.coeff(4, 0);
+    k.S.coeffRef(5, 0) = 0.0;
+    k.U.coeffRef(5, 0) = 0.0;
+    k.Dinv.coeffRef(0, 0) = Dinv_KCrank.coeff(0, 0);
+    // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': articulated factor
+    k.R_PK[1].coeffRef(0, 0) = t3;
+    k.R_PK[1].coeffRef(0, 1) = -t1;
+    k.R_PK[1].coeffRef(0, 2) = 0.0;
+    k.R_PK[1].coeffRef(1, 0) = t1;
+    k.R_PK[1].coeffRef(1, 1) = t3;
+    k.R_PK[1].coeffRef(1, 2) = 0.0;
+    k.R_PK[1].coeffRef(2, 0) = 0.0;
+    k.R_PK[1].coeffRef(2, 1) = 0.0;
+    k.R_PK[1].coeffRef(2, 2) = 1.0;
+    k.p_PK[1][0] = params.r;
+    k.p_PK[1][1] = 0.0;
+    k.p_PK[1][2] = 0.0;
+    k.S.coeffRef(0, 1) = 0.0;
+    k.U.coeffRef(0, 1) = 0.0;
+    k.S.coeffRef(1, 1) = 0.0;
+    k.U.coeffRef(1, 1) = 0.0;
+    k.S.coeffRef(2, 1) = 1.0;
+    k.U.coeffRef(2, 1) = derived_.I_KCoupler[8];
+    k.S.coeffRef(3, 1) = 0.0;
+    k.U.coeffRef(3, 1) = 0.0;
+    k.S.coeffRef(4, 1) = 0.0;
+    k.U.coeffRef(4, 1) = derived_.I_KCoupler[1];
+    k.S.coeffRef(5, 1) = 0.0;
+    k.U.coeffRef(5, 1) = 0.0;
+    k.Dinv.coeffRef(0, 1) = derived_.udot_0;
+    // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': articulated factor
+    k.R_PK[2].coeffRef(0, 0) = t46;
+    k.R_PK[2].coeffRef(0, 1) = -t45;
+    k.R_PK[2].coeffRef(0, 2) = 0.0;
+    k.R_PK[2].coeffRef(1, 0) = t45;
+    k.R_PK[2].coeffRef(1, 1) = t46;
+    k.R_PK[2].coeffRef(1, 2) = 0.0;
+    k.R_PK[2].coeffRef(2, 0) = 0.0;
+    k.R_PK[2].coeffRef(2, 1) = 0.0;
+    k.R_PK[2].coeffRef(2, 2) = 1.0;
+    k.p_PK[2][0] = params.a;
+    k.p_PK[2][1] = 0.0;
+    k.p_PK[2][2] = 0.0;
+    k.S.coeffRef(0, 2) = 0.0;
+    k.U.coeffRef(0, 2) = 0.0;
+    k.S.coeffRef(1, 2) = 0.0;
+    k.U.coeffRef(1, 2) = 0.0;
+    k.S.coeffRef(2, 2) = 1.0;
+    k.U.coeffRef(2, 2) = derived_.I_KRocker[8];
+    k.S.coeffRef(3, 2) = 0.0;
+    k.U.coeffRef(3, 2) = 0.0;
+    k.S.coeffRef(4, 2) = 0.0;
+    k.U.coeffRef(4, 2) = derived_.I_KRocker[1];
+    k.S.coeffRef(5, 2) = 0.0;
+    k.U.coeffRef(5, 2) = 0.0;
+    k.Dinv.coeffRef(0, 2) = derived_.udot_2_b;
   }
 
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
@@ -1457,7 +1641,7 @@ class FourBar {
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation
   // calls it through refreshDerived() when params changed, so there is no need to.
-  // (1 adds, 31 muls, 2 divs, 0 calls, 0 other)
+  // (2 adds, 35 muls, 2 divs, 0 calls, 0 other)
   void updateDerived() const {
     // I_K (mass, h, I row-major) of joint 'crankPivot' (fourbar.cap:35) -> body 'crank': spatial
     // inertia about K
@@ -1479,14 +1663,19 @@ class FourBar {
     derived_.I_KRocker[1] = 0.5*params.b*params.b*params.rho;
     derived_.I_KRocker[8] = 0.3333333333333333*t3;
     // parameter-only subexpressions of the functions below
-    const double tinv0 = 1.0/derived_.I_KRocker[8];
+    const double tinv0 = 1.0/derived_.I_KCoupler[8];
+    const double tinv1 = 1.0/derived_.I_KRocker[8];
     derived_.crankPivot_M_0_0 = derived_.I_KCoupler[1]*params.r;
     derived_.crankPivot_M_0_0_b = derived_.I_KCoupler[8] + derived_.I_KCoupler[0]*params.r*params.r;
     derived_.ke = t1;
     derived_.ke_b = t2;
-    derived_.udot_0 = 1.0/derived_.I_KCoupler[8];
-    derived_.udot_2 = derived_.I_KRocker[1]*tinv0;
-    derived_.udot_2_b = tinv0;
+    derived_.udot_0 = tinv0;
+    derived_.udot_2 = derived_.I_KRocker[1]*tinv1;
+    derived_.crankPivot_IAS_KCrank_2_0 = derived_.I_KCoupler[0] -
+        derived_.I_KCoupler[1]*derived_.I_KCoupler[1]*tinv0;
+    derived_.crankPivot_IAS_KCrank_2_0_b = params.r*params.r;
+    derived_.crankPivot_tauA_KCrank_0 = derived_.I_KCoupler[1]*tinv0;
+    derived_.udot_2_b = tinv1;
     derived_.ke_c = t3;
     derived_.ke_d = t0;
     derived_.pe = params.r*params.world_gravity[1];
@@ -1732,6 +1921,64 @@ class FourBar {
     }
   }
 
+ public:
+  // x <- M(q)^-1 x, column by column (x: nu rows), from the factor that
+  // forwardDynamics(time, q, u, udot, k) left at q: the articulated-body
+  // algorithm's passes at zero velocity and gravity with tau = x
+  // (capstan/local_dynamics.hpp's aba, O(nb) per column), so that M is
+  // neither formed nor factored:
+  //   from the leaves, uu_i = x_i - S_i^T pA_i,
+  //     pA_p += pX_i^* (pA_i + U_i D_i^-1 uu_i);
+  //   from the root, a_i = iX_p a_p (a = 0 above a root),
+  //     x_i = D_i^-1 (uu_i - U_i^T a_i),  a_i += S_i x_i.
+  template <class Columns>
+  static void solveMassMatrix(const ArticulatedFactor& k, Columns& x) {
+    using V6 = Eigen::Matrix<double, 6, 1>;
+    std::array<V6, nb> pA, a;
+    std::array<double, 6> w;
+    for (Eigen::Index col = 0; col < x.cols(); ++col) {
+      for (V6& f : pA) f.setZero();
+      for (int b = nb - 1; b >= 0; --b) {
+        const auto B = static_cast<std::size_t>(b);
+        const int first = bodyFirstU[B], n = bodyNu[B];
+        V6 pa = pA[B];
+        for (int i = 0; i < n; ++i) x(first + i, col) -= k.S.col(first + i).dot(pA[B]);  // uu
+        for (int r = 0; r < n; ++r) {
+          w[static_cast<std::size_t>(r)] = 0.0;
+          for (int i = 0; i < n; ++i)
+            w[static_cast<std::size_t>(r)] += k.Dinv(r, first + i) * x(first + i, col);
+        }
+        for (int r = 0; r < n; ++r) pa += k.U.col(first + r) * w[static_cast<std::size_t>(r)];
+        if (bodyParent[B] < 0) continue;
+        const Eigen::Vector3d f = k.R_PK[B] * pa.tail<3>();
+        V6& parent = pA[static_cast<std::size_t>(bodyParent[B])];
+        parent.head<3>() += k.R_PK[B] * pa.head<3>() + cross(k.p_PK[B], f);
+        parent.tail<3>() += f;
+      }
+      for (int b = 0; b < nb; ++b) {
+        const auto B = static_cast<std::size_t>(b);
+        const int first = bodyFirstU[B], n = bodyNu[B];
+        V6& A = a[B];
+        if (bodyParent[B] < 0) {
+          A.setZero();
+        } else {
+          const V6& ap = a[static_cast<std::size_t>(bodyParent[B])];
+          A.head<3>() = k.R_PK[B].transpose() * ap.head<3>();
+          A.tail<3>() = k.R_PK[B].transpose() * (ap.tail<3>() + cross(ap.head<3>(), k.p_PK[B]));
+        }
+        for (int r = 0; r < n; ++r)
+          w[static_cast<std::size_t>(r)] = x(first + r, col) - k.U.col(first + r).dot(A);
+        for (int r = 0; r < n; ++r) {
+          double xr = 0.0;
+          for (int i = 0; i < n; ++i) xr += k.Dinv(r, first + i) * w[static_cast<std::size_t>(i)];
+          x(first + r, col) = xr;
+          A += k.S.col(first + r) * xr;
+        }
+      }
+    }
+  }
+
+ private:
   // Jdot_WF u of the frame at p_BoFo_B on `body`: from the body origin's
   // acceleration at udot = 0, a_WFo = a_WBo + dw_WB x p_BoFo_W
   // + w_WB x (w_WB x p_BoFo_W) (capstan/kinematics.hpp's frameJacobianDotU).

@@ -27,6 +27,7 @@
 #include <Eigen/Core>
 
 #include <array>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -91,6 +92,7 @@ class AnyModel {
     bool derivatives = false;         // forwardDynamicsDerivatives
     bool inverseDerivatives = false;  // inverseDynamicsDerivatives
     bool split = false;               // appliedForces and bias (ConstraintSolver's split dynamics)
+    bool articulated = false;         // forwardDynamics(t, q, u, udot, k) and solveMassMatrix
   };
 
   explicit AnyModel(Shape shape)
@@ -100,7 +102,7 @@ class AnyModel {
         qUnits(std::move(shape.qUnits)), uUnits(std::move(shape.uUnits)), outputUnits(std::move(shape.outputUnits)),
         eventIndicatorNames(std::move(shape.eventIndicatorNames)),
         constraintInfo(std::move(shape.constraintInfo)), derivatives_(shape.derivatives),
-        inverseDerivatives_(shape.inverseDerivatives), split_(shape.split) {}
+        inverseDerivatives_(shape.inverseDerivatives), split_(shape.split), articulated_(shape.articulated) {}
   AnyModel(const AnyModel&) = delete;
   AnyModel& operator=(const AnyModel&) = delete;
   virtual ~AnyModel() = default;
@@ -113,6 +115,26 @@ class AnyModel {
   bool hasDerivatives() const { return derivatives_; }
   bool hasInverseDerivatives() const { return inverseDerivatives_; }
   bool splitDynamics() const { return split_; }
+  bool hasArticulatedFactor() const { return articulated_; }
+
+  // The generated class's articulated-body factor (where
+  // hasArticulatedFactor()): forwardDynamics(t, q, u, udot, k) fills it,
+  // solveMassMatrix(k, x) applies M(q)^-1 to x's columns from it (the
+  // constraint solver's path for few rows, docs/runtime.md). It holds the
+  // class's own ArticulatedFactor, made by the first forwardDynamics call.
+  struct ArticulatedFactor {
+    struct Held {
+      virtual ~Held() = default;
+      virtual void solve(Eigen::MatrixXd& x) const = 0;
+      virtual void solve(Eigen::VectorXd& x) const = 0;
+    };
+    std::shared_ptr<Held> held;
+  };
+  template <class Columns>
+  static void solveMassMatrix(const ArticulatedFactor& k, Columns& x) {
+    if (!k.held) throw std::logic_error("capstan::sim::AnyModel::solveMassMatrix: no forwardDynamics wrote the factor");
+    k.held->solve(x);
+  }
 
   // The generated class's functions of the same names (docs/generated-code.md).
   virtual void initialState(Q& q, U& u) const = 0;
@@ -120,6 +142,7 @@ class AnyModel {
   virtual void qdot(const Q& q, const U& u, Q& qd) const = 0;
   virtual void forwardDynamics(double t, const Q& q, const U& u, U& udot) const = 0;
   virtual void forwardDynamics(double t, const Q& q, const U& u, const ExternalForces& fext, U& udot) const = 0;
+  virtual void forwardDynamics(double t, const Q& q, const U& u, U& udot, ArticulatedFactor& k) const = 0;
   virtual void appliedForces(double t, const Q& q, const U& u, U& tau) const = 0;  // where splitDynamics()
   virtual void bias(const Q& q, const U& u, U& c) const = 0;                       // where splitDynamics()
   virtual void normalizeQuaternions(Q& q) const = 0;
@@ -157,7 +180,7 @@ class AnyModel {
   virtual void eventIndicators(double t, const Q& q, const U& u, std::vector<double>& z) const = 0;
 
  private:
-  const bool derivatives_, inverseDerivatives_, split_;
+  const bool derivatives_, inverseDerivatives_, split_, articulated_;
 };
 
 namespace any_model_detail {
@@ -179,6 +202,8 @@ constexpr bool kHasSplit = requires(const M& m, const typename M::Q& q, const ty
   m.appliedForces(0.0, q, u, out);
   m.bias(q, u, out);
 };
+template <class M>
+constexpr bool kHasArticulatedFactor = requires { typename M::ArticulatedFactor; };
 template <class Names>
 std::vector<std::string> strings(const Names& names) {
   return std::vector<std::string>(names.begin(), names.end());
@@ -213,6 +238,17 @@ class Erased final : public AnyModel {
     typename M::ExternalForces F;
     for (std::size_t b = 0; b < F.size(); ++b) F[b] = fext.at(b);
     into<typename M::U>(udot, [&](auto& out) { model_.forwardDynamics(t, typename M::Q(q), typename M::U(u), F, out); });
+  }
+  void forwardDynamics([[maybe_unused]] double t, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
+                       [[maybe_unused]] U& udot, [[maybe_unused]] ArticulatedFactor& k) const override {
+    if constexpr (any_model_detail::kHasArticulatedFactor<M>) {
+      if (!k.held) k.held = std::make_shared<Factor>();
+      auto& factor = static_cast<Factor&>(*k.held).factor;
+      into<typename M::U>(
+          udot, [&](auto& out) { model_.forwardDynamics(t, typename M::Q(q), typename M::U(u), out, factor); });
+    } else {
+      any_model_detail::absent("articulated factor");
+    }
   }
   void appliedForces([[maybe_unused]] double t, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                      [[maybe_unused]] U& tau) const override {
@@ -446,8 +482,16 @@ class Erased final : public AnyModel {
     s.derivatives = HasDerivatives<M>;
     s.inverseDerivatives = HasInverseDerivatives<M>;
     s.split = kHasSplit<M> && !HasCables<M>;
+    s.articulated = kHasArticulatedFactor<M>;
     return s;
   }
+  // M's factor behind AnyModel::ArticulatedFactor (instantiated only for
+  // an M that has one).
+  struct Factor final : ArticulatedFactor::Held {
+    typename M::ArticulatedFactor factor{};
+    void solve(Eigen::MatrixXd& x) const override { M::solveMassMatrix(factor, x); }
+    void solve(Eigen::VectorXd& x) const override { M::solveMassMatrix(factor, x); }
+  };
   // call(out) with `out` of M's type Out, then `out` into the dynamic-size `result`.
   template <class Out, class Result, class Call>
   static void into(Result& result, Call&& call) {
