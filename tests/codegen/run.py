@@ -1432,7 +1432,7 @@ int main() {{
 }}
 """
 # Two contacts on a chain of ball joints and a free ball on a sphere (Auto
-# takes the articulated-body path: 4 rows <= nu), a contact with rolling on
+# takes the articulated-body path: 3 rows <= nu), a contact with rolling on
 # a tree, a spatial loop (5 independent rows), and a planar loop whose
 # dependent rows send the articulated-body path back to the range-space
 # method.

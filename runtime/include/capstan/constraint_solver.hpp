@@ -46,9 +46,10 @@
 //   (G W) lambda = G udot0 - gamma*,  udot = udot0 - W lambda,
 // G W = B B^T by Cholesky. Its condition is B's squared, so where a row is
 // dependent or nearly (a pivot below 1e-8 of the largest diagonal entry;
-// every planar loop), accelerations() takes the range-space method instead:
-// the results are the same, rank revealed as above. Rows that are zero
-// (disabled constraints) get zero multipliers either way.
+// every planar loop), accelerations() takes the range-space method instead
+// (and for the next 100 calls): the results are the same, rank revealed as
+// above. Rows that are zero (disabled constraints) get zero multipliers
+// either way.
 //
 // The factorizations are dense.hpp's plain loops, not Eigen's: they never
 // allocate and take a fraction of the compile time (the solver is compiled
@@ -89,7 +90,7 @@ struct ConstraintSettings {
   // accelerations(): with a model that offers the articulated factor
   // (forwardDynamics(t, q, u, udot, k) and solveMassMatrix(k, x)), whether
   // it may take the path that never forms M (see the header). Auto: while
-  // the rows are few, 4 rows <= nu.
+  // the rows are few, 3 rows <= nu.
   enum class Method { Auto, RangeSpace, ArticulatedBody };
   Method method = Method::Auto;
 };
@@ -165,7 +166,15 @@ class ConstraintSolver {
   // articulated-body passes) a second time.
   void accelerations(double t, const Q& q, const U& u, U& udot, Vector& lambda) {
     if constexpr (kArticulated) {
-      if (articulatedNow() && articulatedAccelerations(t, q, u, udot, lambda)) return;
+      if (articulatedNow()) {
+        if (skipArticulated_ > 0) {
+          --skipArticulated_;
+        } else if (articulatedAccelerations(t, q, u, udot, lambda)) {
+          return;
+        } else {
+          skipArticulated_ = kArticulatedRetry;
+        }
+      }
     }
     if constexpr (kSplitDynamics) {
       if (splitNow()) {
@@ -328,7 +337,7 @@ class ConstraintSolver {
     if constexpr (kRuntimeArticulated) {
       if (!model_.hasArticulatedFactor()) return false;
     }
-    return settings_.method == Method::ArticulatedBody || 4 * totalRows_ <= static_cast<int>(model_.nu);
+    return settings_.method == Method::ArticulatedBody || 3 * totalRows_ <= static_cast<int>(model_.nu);
   }
 
   // udot and lambda by the articulated-body path; false (nothing of udot
@@ -378,6 +387,11 @@ class ConstraintSolver {
   // The smallest pivot of G W's Cholesky factor, relative to its largest
   // diagonal entry, that the articulated-body path accepts.
   static constexpr double kArticulatedPivot = 1e-8;
+  // After the articulated-body path gave way, the calls that go straight to
+  // the range-space method: rows that depend on each other usually do so
+  // by the model's structure (a planar loop), and trying again on every
+  // call would pay forward dynamics twice.
+  static constexpr int kArticulatedRetry = 100;
 
   void factorMassMatrix(const Q& q) {
     model_.massMatrix(q, L_);
@@ -488,7 +502,8 @@ class ConstraintSolver {
   // Gp Gp^T and with the damping added (mp x mp), for damped steps.
   Eigen::Matrix<double, PositionErrors::RowsAtCompileTime, PositionErrors::RowsAtCompileTime> GGt_, damped_;
   int rank_ = 0;
-  int totalRows_ = 0;  // all rows of rows_
+  int totalRows_ = 0;        // all rows of rows_
+  int skipArticulated_ = 0;  // calls left before the articulated-body path is tried again
 };
 
 }  // namespace capstan
