@@ -1235,10 +1235,9 @@ class Tracer {
     jointFrameAbaBlocks(fn, ev.joint);
     for (const JointLayout& j : layout_.joints) {
       const auto b = static_cast<std::size_t>(j.body);
-      const std::string body = "k." + std::string("R_PK[") + std::to_string(j.body) + "]";
-      std::vector<Assignment> out = matrixOutputs(body, MatrixX<Expr>(ev.joint.R_PK[b]));
-      for (const Assignment& a : vectorOutputs("k.p_PK[" + std::to_string(j.body) + "]", VectorX<Expr>(ev.joint.p_PK[b])))
-        out.push_back(a);
+      const std::string at = "[" + std::to_string(j.body) + "]";
+      std::vector<Assignment> out = matrixOutputs("k.R_PK" + at, MatrixX<Expr>(ev.joint.R_PK[b]));
+      for (const Assignment& a : vectorOutputs("k.p_PK" + at, VectorX<Expr>(ev.joint.p_PK[b]))) out.push_back(a);
       for (int c = 0; c < j.nu(); ++c) {
         for (int r = 0; r < 6; ++r) {
           out.push_back({index2("k.S", r, j.uIndex() + c), ev.joint.S[b](r, c)});
