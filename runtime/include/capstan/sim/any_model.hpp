@@ -242,10 +242,14 @@ class Erased final : public AnyModel {
   void forwardDynamics([[maybe_unused]] double t, [[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] U& udot, [[maybe_unused]] ArticulatedFactor& k) const override {
     if constexpr (any_model_detail::kHasArticulatedFactor<M>) {
-      if (!k.held) k.held = std::make_shared<Factor>();
-      auto& factor = static_cast<Factor&>(*k.held).factor;
+      auto* held = dynamic_cast<Factor*>(k.held.get());  // another model's factor is replaced
+      if (held == nullptr) {
+        auto made = std::make_shared<Factor>();
+        held = made.get();
+        k.held = std::move(made);
+      }
       into<typename M::U>(
-          udot, [&](auto& out) { model_.forwardDynamics(t, typename M::Q(q), typename M::U(u), out, factor); });
+          udot, [&](auto& out) { model_.forwardDynamics(t, typename M::Q(q), typename M::U(u), out, held->factor); });
     } else {
       any_model_detail::absent("articulated factor");
     }
