@@ -89,8 +89,8 @@ struct ConstraintSettings {
   double rankThreshold = 1e-10;        // relative pivot below which a row counts as dependent
   // accelerations(): with a model that offers the articulated factor
   // (forwardDynamics(t, q, u, udot, k) and solveMassMatrix(k, x)), whether
-  // it may take the path that never forms M (see the header). Auto: while
-  // the rows are few, 3 rows <= nu.
+  // it may take the path that never forms M (see the header). Auto: for
+  // 16 or more speeds while the rows are few, 3 rows <= nu.
   enum class Method { Auto, RangeSpace, ArticulatedBody };
   Method method = Method::Auto;
 };
@@ -337,8 +337,14 @@ class ConstraintSolver {
     if constexpr (kRuntimeArticulated) {
       if (!model_.hasArticulatedFactor()) return false;
     }
-    return settings_.method == Method::ArticulatedBody || 3 * totalRows_ <= static_cast<int>(model_.nu);
+    const int nu = static_cast<int>(model_.nu);
+    return settings_.method == Method::ArticulatedBody || (nu >= kArticulatedMinSpeeds && 3 * totalRows_ <= nu);
   }
+  // Below this many speeds the range-space method's dense steps are cheap
+  // and Auto keeps to it: on 9-dof models the articulated-body path was
+  // 0.84x to 1.7x its time, on the 30-dof contact chain 0.65x
+  // (docs/performance.md, "Constraints").
+  static constexpr int kArticulatedMinSpeeds = 16;
 
   // udot and lambda by the articulated-body path; false (nothing of udot
   // or lambda to use) where G W is not safely positive definite.
