@@ -1093,6 +1093,57 @@ class Tracer {
   // that order). The IR records all four counts: as printed (`emitted`, what
   // decides) and of the simplified DAG computed once (`dag`,
   // countOperations).
+  // forwardDynamics' code by one method, its udot left in v: the
+  // articulated-body algorithm (useAba) or CRBA + L^T D L, in joint frames
+  // or in World. forwardDynamics traces each and keeps the cheapest;
+  // forwardDynamicsFactor takes ABA in joint frames.
+  FunctionBuilder forwardDynamicsCode(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev, FunctionValues<Expr>& v,
+                                      bool useAba, bool jointFrames) {
+    const bool external = f.id == FunctionId::ForwardDynamicsExternal;
+    const std::string solve = external ? "udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization"
+                                       : "udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization";
+    v = arguments();
+    ev.run(f.id, v, {.aba = useAba, .jointFrames = jointFrames});
+    FunctionBuilder fn = function(f);
+    fn.splitAt(kForwardDynamicsPartBudget);
+    if (!useAba) {
+      fn.local("MassMatrix M;");
+      fn.local("U C;");
+    }
+    // The force laws' entries, by name; the others are zero and folded.
+    if (!layout_.forceLaws.empty()) fn.local("U tau;");
+    if (jointFrames) {
+      jointFrameVelocityBlocks(fn, ev.joint);
+      forceLawBlocks(fn, v.tau, "tau");
+      forceElementBlocks(fn, v);
+      if (useAba) {
+        jointFrameAbaBlocks(fn, ev.joint);
+      } else {
+        jointFrameMassMatrixBlocks(fn, ev.joint);
+        jointFrameBiasBlocks(fn, ev.joint);
+        fn.block(solve, vectorOutputs("udot", v.udot));
+      }
+    } else {
+      poseBlocks(fn, ev.world, false);
+      velocityBlocks(fn, ev.world, false);
+      forceLawBlocks(fn, v.tau, "tau");
+      forceElementBlocks(fn, v);
+      if (useAba) {
+        fn.block("udot by the articulated-body algorithm, in World", vectorOutputs("udot", v.udot));
+      } else {
+        // Zero entries are never read (L^T D L folds them), so never set.
+        fn.block("mass matrix (composite rigid body, in World)", nonzeroOutputs("M", ev.world.M));
+        fn.block(external || !layout_.forceElements.empty()
+                     ? "bias less the external forces' generalized forces, C - sum_B J_WB^T fext_B "
+                            "(recursive Newton-Euler with udot = 0, gravity included, in World)"
+                          : "bias (recursive Newton-Euler with udot = 0, gravity included, in World)",
+                 vectorOutputs("C", ev.world.C));
+        fn.block(solve, vectorOutputs("udot", v.udot));
+      }
+    }
+    return fn;
+  }
+
   json forwardDynamics(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
     struct Variant {
       const char* key;    // IR name
@@ -1118,49 +1169,9 @@ class Tracer {
     // the same four ways: its cheapest method may differ, since the
     // joint-frame versions must turn each force into its joint frame.
     const bool external = f.id == FunctionId::ForwardDynamicsExternal;
-    const std::string solve = external ? "udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization"
-                                       : "udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization";
-
     auto emit = [&](const char* key, const char* title, bool useAba, bool jointFrames) {
-      FunctionValues<Expr> v = arguments();
-      ev.run(f.id, v, {.aba = useAba, .jointFrames = jointFrames});
-      FunctionBuilder fn = function(f);
-      fn.splitAt(kForwardDynamicsPartBudget);
-      if (!useAba) {
-        fn.local("MassMatrix M;");
-        fn.local("U C;");
-      }
-      // The force laws' entries, by name; the others are zero and folded.
-      if (!layout_.forceLaws.empty()) fn.local("U tau;");
-      if (jointFrames) {
-        jointFrameVelocityBlocks(fn, ev.joint);
-        forceLawBlocks(fn, v.tau, "tau");
-        forceElementBlocks(fn, v);
-        if (useAba) {
-          jointFrameAbaBlocks(fn, ev.joint);
-        } else {
-          jointFrameMassMatrixBlocks(fn, ev.joint);
-          jointFrameBiasBlocks(fn, ev.joint);
-          fn.block(solve, vectorOutputs("udot", v.udot));
-        }
-      } else {
-        poseBlocks(fn, ev.world, false);
-        velocityBlocks(fn, ev.world, false);
-        forceLawBlocks(fn, v.tau, "tau");
-        forceElementBlocks(fn, v);
-        if (useAba) {
-          fn.block("udot by the articulated-body algorithm, in World", vectorOutputs("udot", v.udot));
-        } else {
-          // Zero entries are never read (L^T D L folds them), so never set.
-          fn.block("mass matrix (composite rigid body, in World)", nonzeroOutputs("M", ev.world.M));
-          fn.block(external || !layout_.forceElements.empty()
-                       ? "bias less the external forces' generalized forces, C - sum_B J_WB^T fext_B "
-                              "(recursive Newton-Euler with udot = 0, gravity included, in World)"
-                            : "bias (recursive Newton-Euler with udot = 0, gravity included, in World)",
-                   vectorOutputs("C", ev.world.C));
-          fn.block(solve, vectorOutputs("udot", v.udot));
-        }
-      }
+      FunctionValues<Expr> v;
+      FunctionBuilder fn = forwardDynamicsCode(f, ev, v, useAba, jointFrames);
       return Variant{key, title, useAba, jointFrames, v.udot, std::move(fn)};
     };
     std::vector<Variant> variants;
@@ -1224,15 +1235,8 @@ class Tracer {
   // IA S and D^-1 = (S^T IA S)^-1 (k.Dinv's column of a dof holds its
   // column of the joint's D^-1 in the first nu_j rows).
   json forwardDynamicsFactor(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
-    FunctionValues<Expr> v = arguments();
-    ev.run(FunctionId::ForwardDynamics, v, {.aba = true, .jointFrames = true});
-    FunctionBuilder fn = function(f);
-    fn.splitAt(kForwardDynamicsPartBudget);
-    if (!layout_.forceLaws.empty()) fn.local("U tau;");
-    jointFrameVelocityBlocks(fn, ev.joint);
-    forceLawBlocks(fn, v.tau, "tau");
-    forceElementBlocks(fn, v);
-    jointFrameAbaBlocks(fn, ev.joint);
+    FunctionValues<Expr> v;
+    FunctionBuilder fn = forwardDynamicsCode(f, ev, v, /*useAba=*/true, /*jointFrames=*/true);
     for (const JointLayout& j : layout_.joints) {
       const auto b = static_cast<std::size_t>(j.body);
       const std::string at = "[" + std::to_string(j.body) + "]";
