@@ -1397,33 +1397,66 @@ int main() {{
   Y = M * X;
   Model::solveMassMatrix(k, Y);
   compare("solveMassMatrix(k, M X) - X", Y, X);
+  // Which path each method must take: forced, the articulated body where
+  // the rows it keeps are independent, else its fallback;
+  // Auto, the range space below 16 speeds (every model here) and, with
+  // that floor at 0, the articulated body where 3 rows <= nu as well.
   for (int variant = 0; variant < 3; ++variant) {{
-    Model::U udot[3];
-    Model::ConstraintVector lambda[3];
-    int rank[3];
-    const Method methods[3] = {{Method::RangeSpace, Method::ArticulatedBody, Method::Auto}};
-    for (int s = 0; s < 3; ++s) {{
+    Model::U udot[4];
+    Model::ConstraintVector lambda[4];
+    int rank[4];
+    bool articulated[4];
+    const Method methods[4] = {{Method::RangeSpace, Method::ArticulatedBody, Method::Auto, Method::Auto}};
+    for (int s = 0; s < 4; ++s) {{
       Solver solver(m, capstan::constraintRowRanges(m));
       solver.settings().method = methods[s];
+      if (s == 3) solver.settings().articulatedMinSpeeds = 0;
       if (variant == 1) solver.enable(0, false);
       if (variant == 2) solver.settings().baumgarteTimeConstant = 0.05;
       solver.accelerations(0.0, q, u, udot[s], lambda[s]);
       rank[s] = solver.rank();
+      articulated[s] = solver.articulatedLast();
     }}
     const char* name[3] = {{"plain", "first constraint disabled", "Baumgarte"}};
-    std::printf("%s: rank %d, %d, %d\n", name[variant], rank[0], rank[1], rank[2]);
-    if (rank[1] != rank[0] || rank[2] != rank[0]) worst = 1.0;
+    const char* path[2] = {{"range space", "articulated body"}};
+    std::printf("%s: rank %d, %d, %d, %d; paths %s, %s, %s, %s\n", name[variant], rank[0], rank[1], rank[2], rank[3],
+                path[articulated[0]], path[articulated[1]], path[articulated[2]], path[articulated[3]]);
+    for (int s = 1; s < 4; ++s)
+      if (rank[s] != rank[0]) worst = 1.0;
+    // The rows the solve keeps: the nonzero rows of G (the first
+    // constraint's left out where it is disabled); the forced path holds
+    // where they are independent.
+    Model::ConstraintJacobian G;
+    m.constraintJacobian(q, G);
+    const auto first = capstan::constraintRowRanges(m).front();
+    int nonzero = 0;
+    for (int i = 0; i < Model::m; ++i) {{
+      const bool ofFirst = (i >= first.holonomic && i < first.holonomic + first.holonomicCount) ||
+                           (i >= first.nonholonomic && i < first.nonholonomic + first.nonholonomicCount);
+      if (!(variant == 1 && ofFirst) && G.row(i).cwiseAbs().maxCoeff() > 0.0) ++nonzero;
+    }}
+    const bool independent = rank[0] == nonzero;
+    const bool expected[4] = {{false, independent, false, independent && 3 * Model::m <= Model::nu}};
+    for (int s = 0; s < 4; ++s) {{
+      if (articulated[s] != expected[s]) {{
+        std::printf("  method %d took the %s path: FAILED\n", s, path[articulated[s]]);
+        worst = 1.0;
+      }}
+    }}
     compare("  udot, articulated body", udot[1], udot[0]);
     compare("  lambda, articulated body", lambda[1], lambda[0]);
     compare("  udot, auto", udot[2], udot[0]);
     compare("  lambda, auto", lambda[2], lambda[0]);
+    compare("  udot, auto from 0 speeds", udot[3], udot[0]);
+    compare("  lambda, auto from 0 speeds", lambda[3], lambda[0]);
     if (variant == 0) {{
       capstan::sim::Erased<Model> erased(m);
       capstan::ConstraintSolver<capstan::sim::AnyModel> solver(erased, capstan::constraintRowRanges(erased));
       solver.settings().method = Method::ArticulatedBody;
       Eigen::VectorXd ud, lambdaAny;
       solver.accelerations(0.0, Eigen::VectorXd(q), Eigen::VectorXd(u), ud, lambdaAny);
-      if (!erased.hasArticulatedFactor() || solver.rank() != rank[0]) worst = 1.0;
+      if (!erased.hasArticulatedFactor() || solver.rank() != rank[0] || solver.articulatedLast() != articulated[1])
+        worst = 1.0;
       compare("  udot, articulated body through AnyModel", Model::U(ud), udot[0]);
       compare("  lambda, articulated body through AnyModel", Model::ConstraintVector(lambdaAny), lambda[0]);
     }}
@@ -1432,19 +1465,21 @@ int main() {{
 }}
 """
 # Two contacts on a chain of ball joints, a free ball on a sphere, a
-# contact with rolling on a tree, a spatial loop (5 independent rows), and
-# a planar loop whose dependent rows send the articulated-body path back to
-# the range-space method. (Auto keeps all of them, under 16 dofs, on the
-# range-space method; the bench's 30-dof chain is where it switches.)
+# contact with rolling on a tree, a spatial loop (5 independent rows), a
+# planar loop (its 3 out-of-plane rows zero: left out, as disabled ones),
+# and a contact stated twice, whose dependent rows send the articulated-body
+# path back to the range-space method. (Auto keeps all of them, under 16
+# dofs, on the range-space method; the program also lowers that floor to 0.)
 ARTICULATED_MODELS = [HERE / "models/two_contacts.cap", BALL_ON_SPHERE, ROOT / "examples/sphere_on_sphere.cap",
-                      DOUBLE_PENDULUM_CUT, ROOT / "examples/fourbar.cap"]
+                      DOUBLE_PENDULUM_CUT, ROOT / "examples/fourbar.cap", HERE / "models/repeated_contact.cap"]
 
 
 def articulated(capstan):
     """ConstraintSolver's articulated-body path (forwardDynamics keeping its
     factor, solveMassMatrix) agrees with the range-space method on every
-    constraint kind, with a constraint disabled and with Baumgarte's terms;
-    where rows are dependent (loops) it falls back to the same results."""
+    constraint kind, with a constraint disabled and with Baumgarte's terms,
+    and is the path taken; where rows are dependent it falls back to the
+    same results."""
     failures = 0
     with tempfile.TemporaryDirectory() as d:
         for model in ARTICULATED_MODELS:

@@ -44,12 +44,13 @@
 // applies it per constraint row): udot0 from the articulated-body
 // algorithm, W = M^-1 G^T one O(n) solve per row, then
 //   (G W) lambda = G udot0 - gamma*,  udot = udot0 - W lambda,
-// G W = B B^T by Cholesky. Its condition is B's squared, so where a row is
-// dependent or nearly (a pivot below 1e-8 of the largest diagonal entry;
-// every planar loop), accelerations() takes the range-space method instead
-// (and for the next 100 calls): the results are the same, rank revealed as
-// above. Rows that are zero (disabled constraints) get zero multipliers
-// either way.
+// G W = B B^T by Cholesky. Rows that are zero (disabled constraints, a
+// planar loop's out-of-plane rows) are left out with zero multipliers, as
+// above. The condition of G W is B's squared, so where a row left in is
+// dependent or nearly (a pivot below 1e-8 of the largest diagonal entry: a
+// constraint that repeats another), accelerations() takes the range-space
+// method instead (and for the next 100 calls): the results are the same,
+// rank revealed as above.
 //
 // The factorizations are dense.hpp's plain loops, not Eigen's: they never
 // allocate and take a fraction of the compile time (the solver is compiled
@@ -90,9 +91,13 @@ struct ConstraintSettings {
   // accelerations(): with a model that offers the articulated factor
   // (forwardDynamics(t, q, u, udot, k) and solveMassMatrix(k, x)), whether
   // it may take the path that never forms M (see the header). Auto: for
-  // 16 or more speeds while the rows are few, 3 rows <= nu.
+  // at least articulatedMinSpeeds speeds while the rows are few, 3 rows <=
+  // nu. Below 16 speeds the range-space method's dense steps are cheap: on
+  // 9-dof models the articulated-body path took 0.84-1.7x its time, on the
+  // 30-dof contact chain 0.65x (docs/performance.md, "Constraints").
   enum class Method { Auto, RangeSpace, ArticulatedBody };
   Method method = Method::Auto;
+  int articulatedMinSpeeds = 16;
 };
 
 // A constraint's rows (ConstraintVector indices): its holonomic rows, then
@@ -157,6 +162,8 @@ class ConstraintSolver {
   bool enabled(std::size_t constraint) const { return enabled_.at(constraint); }
   // Independent rows in the last accelerations() (< rows(): redundant).
   int rank() const { return rank_; }
+  // Whether the last accelerations() took the articulated-body path.
+  bool articulatedLast() const { return articulatedLast_; }
   int rowCount() const { return static_cast<int>(gamma_.size()); }
 
   // udot and lambda at (t, q, u). A model with bias() and appliedForces()
@@ -165,11 +172,13 @@ class ConstraintSolver {
   // needs anyway, without forwardDynamics factoring M (or running the
   // articulated-body passes) a second time.
   void accelerations(double t, const Q& q, const U& u, U& udot, Vector& lambda) {
+    articulatedLast_ = false;
     if constexpr (kArticulated) {
       if (articulatedNow()) {
         if (skipArticulated_ > 0) {
           --skipArticulated_;
         } else if (articulatedAccelerations(t, q, u, udot, lambda)) {
+          articulatedLast_ = true;
           return;
         } else {
           skipArticulated_ = kArticulatedRetry;
@@ -338,13 +347,8 @@ class ConstraintSolver {
       if (!model_.hasArticulatedFactor()) return false;
     }
     const int nu = static_cast<int>(model_.nu);
-    return settings_.method == Method::ArticulatedBody || (nu >= kArticulatedMinSpeeds && 3 * totalRows_ <= nu);
+    return settings_.method == Method::ArticulatedBody || (nu >= settings_.articulatedMinSpeeds && 3 * totalRows_ <= nu);
   }
-  // Below this many speeds the range-space method's dense steps are cheap
-  // and Auto keeps to it: on 9-dof models the articulated-body path was
-  // 0.84x to 1.7x its time, on the 30-dof contact chain 0.65x
-  // (docs/performance.md, "Constraints").
-  static constexpr int kArticulatedMinSpeeds = 16;
 
   // udot and lambda by the articulated-body path; false (nothing of udot
   // or lambda to use) where G W is not safely positive definite.
@@ -352,29 +356,24 @@ class ConstraintSolver {
     model_.forwardDynamics(t, q, u, udot, factor_);  // udot0
     model_.constraintJacobian(q, G_);
     model_.constraintBias(q, u, gamma_);
-    if (gamma_.size() == 0) {
-      rank_ = 0;
-      lambda = Vector::Zero(0);
-      return true;
-    }
     if (settings_.baumgarteTimeConstant > 0) stabilize(q, u);
     maskDisabled(G_, &gamma_);
+    // Zero rows (disabled, or zero by structure) are left out: their
+    // multipliers are zero. With none left, udot0 is the answer.
+    const Eigen::Index m = gamma_.size();
+    lambda.setZero(m);
+    rank_ = 0;
+    for (Eigen::Index i = 0; i < m; ++i) rank_ += G_.row(i).cwiseAbs().maxCoeff() > 0.0;
+    if (rank_ == 0) return true;
     Bt_ = G_.transpose();
     Model::solveMassMatrix(factor_, Bt_);  // W = M^-1 G^T (nu x rows)
-    const Eigen::Index m = gamma_.size();
     A_.noalias() = G_ * Bt_;
     c_.noalias() = G_ * udot;
     c_ -= gamma_;
-    // Zero rows (disabled): their multipliers are zero.
-    int rank = 0;
-    double largest = 0.0;
-    for (Eigen::Index i = 0; i < m; ++i) largest = std::max(largest, A_(i, i));
-    if (!(largest > 0.0) || !std::isfinite(largest)) return false;
+    const double largest = A_.diagonal().maxCoeff();
+    if (!std::isfinite(largest)) return false;
     for (Eigen::Index i = 0; i < m; ++i) {
-      if (G_.row(i).cwiseAbs().maxCoeff() > 0.0) {
-        ++rank;
-        continue;
-      }
+      if (A_(i, i) > 0.0) continue;  // G_i M^-1 G_i^T > 0 for every nonzero row
       A_.row(i).setZero();
       A_.col(i).setZero();
       A_(i, i) = largest;
@@ -387,7 +386,6 @@ class ConstraintSolver {
     dense::solveLowerTransposed(A_, c_);
     lambda = c_;
     udot.noalias() -= Bt_ * lambda;
-    rank_ = rank;
     return true;
   }
   // The smallest pivot of G W's Cholesky factor, relative to its largest
@@ -395,8 +393,8 @@ class ConstraintSolver {
   static constexpr double kArticulatedPivot = 1e-8;
   // After the articulated-body path gave way, the calls that go straight to
   // the range-space method: rows that depend on each other usually do so
-  // by the model's structure (a planar loop), and trying again on every
-  // call would pay forward dynamics twice.
+  // by the model's structure (a constraint stated twice), and trying again
+  // on every call would pay forward dynamics twice.
   static constexpr int kArticulatedRetry = 100;
 
   void factorMassMatrix(const Q& q) {
@@ -510,6 +508,7 @@ class ConstraintSolver {
   int rank_ = 0;
   int totalRows_ = 0;        // all rows of rows_
   int skipArticulated_ = 0;  // calls left before the articulated-body path is tried again
+  bool articulatedLast_ = false;
 };
 
 }  // namespace capstan
