@@ -71,6 +71,9 @@ Generated generate(const Options& opts, const Loaded& loaded, const codegen::Mod
   if (!opts.quadratic.empty())
     to.quadratic = opts.quadratic == "compact" ? codegen::TraceOptions::Quadratic::Compact
                                                : codegen::TraceOptions::Quadratic::Unrolled;
+  if (!opts.recursions.empty())
+    to.recursions = opts.recursions == "loops" ? codegen::TraceOptions::Recursions::Loops
+                                               : codegen::TraceOptions::Recursions::Unrolled;
   if (!opts.massInverse.empty())
     to.massInverse = opts.massInverse == "loops" ? codegen::TraceOptions::MassInverse::Loops
                                                  : codegen::TraceOptions::MassInverse::Unrolled;

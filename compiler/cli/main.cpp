@@ -35,6 +35,7 @@ commands:
       mechanism as JSON)
   compile FILE -o DIR [--templates DIR] [--ir] [--depfile FILE] [--derivatives]
                 [--quadratic unrolled|compact] [--mass-inverse unrolled|loops]
+                [--recursions unrolled|loops]
       write the model's C++ header (and with --ir the JSON IR) into DIR;
       --depfile writes every file the header depends on, in Make syntax;
       --quadratic: every body's frame Jacobians, the mass matrix and the
@@ -43,6 +44,10 @@ commands:
       model's size);
       --mass-inverse: forwardDynamicsDerivatives' M^-1 unrolled, or as loops
       over the tree at run time (the default picks by the model's size);
+      --recursions: the tree recursions (poses, velocities, energies, bias,
+      inverse and forward dynamics, frame kinematics) unrolled, or as loops
+      over the tree, for models of hundreds of bodies (the default picks by
+      the model's size; not with cables);
       --derivatives adds forwardDynamicsDerivatives (d udot / d(q, u, tau))
       and inverseDynamicsDerivatives (d tau / d(q, u, udot)), from the analytical
       recursions; --symbolic-derivatives the same with forwardDynamicsDerivatives
@@ -243,6 +248,10 @@ Options parseArgs(int argc, char** argv) {
       opts.massInverse = value();
       if (opts.massInverse != "unrolled" && opts.massInverse != "loops")
         usageError(DiagKind::UsageOptionValue, "--mass-inverse", "`unrolled` or `loops`");
+    } else if (a == "--recursions") {
+      opts.recursions = value();
+      if (opts.recursions != "unrolled" && opts.recursions != "loops")
+        usageError(DiagKind::UsageOptionValue, "--recursions", "`unrolled` or `loops`");
     } else if (a == "--quadratic") {
       opts.quadratic = value();
       if (opts.quadratic != "unrolled" && opts.quadratic != "compact")

@@ -30,6 +30,7 @@ struct Options {
   bool symbolicDerivatives = false;   // --symbolic-derivatives: the same by symbolic differentiation (test oracle)
   std::string massInverse;            // --mass-inverse unrolled|loops (compile); empty: by the model's size
   std::string quadratic;              // --quadratic unrolled|compact (compile); empty: by the model's size
+  std::string recursions;             // --recursions unrolled|loops (compile); empty: by the model's size
   // simulate / eval
   std::optional<double> tEnd, dt, tolerance;
   std::string integrator;

@@ -33,6 +33,8 @@ const char* cppType(ValueType t) {
     case ValueType::CableFrames: return "CableFrames";
     case ValueType::CableFrameDerivatives: return "CableFrameDerivatives";
     case ValueType::ArticulatedFactor: return "ArticulatedFactor";
+    case ValueType::JointKinematics: return "JointKinematics";
+    case ValueType::JointConstants: return "JointConstants";
   }
   throw std::logic_error("cppType: unknown value type");
 }
@@ -128,6 +130,22 @@ const std::vector<GeneratedFunction>& generatedFunctions() {
        {"What massMatrix assembles M from: every body's p_WB, each dof's column H_W and its unit",
         "force F_W = Mc_Bo_W H_W (its body's composite inertia, about the body origin, in World),",
         "each dof's armature."}},
+      // Only where the tree recursions are loops (trace.cpp): the template's
+      // bodyPoses, bias, forwardDynamics, ... loop over what these write.
+      {FunctionId::JointKinematics, "jointKinematics", {{T::Q, "q"}}, {{T::JointKinematics, "k"}},
+       {"What the tree recursions read at q: every body's joint frame K in its parent's and each",
+        "dof's column of S (in K). k.cJ is left as it was."}},
+      {FunctionId::JointKinematicsVelocities, "jointKinematics", {{T::Q, "q"}, {T::U, "u"}},
+       {{T::JointKinematics, "k"}},
+       {"The same, and each joint's own velocity-product term cJ = (S-rate) u, in K."},
+       false, "Velocities"},
+      {FunctionId::JointConstants, "jointConstants", {}, {{T::JointConstants, "c"}},
+       {"What the tree recursions read of the parameters only (jointConstants() keeps it until",
+        "params change): every body's inertia about Ko and its frame B, in its joint frame K;",
+        "each dof's armature; gravity."}},
+      {FunctionId::ElementForces, "elementForces", {{T::Q, "q"}, {T::U, "u"}}, {{T::ExternalForces, "fext"}},
+       {"The force elements' (springs', bushings', compliant contacts') spatial forces on the bodies,",
+        "fext[b] = [n; f] about each body origin, in World."}},
       // Only in classes of models with bushings (trace.cpp).
       {FunctionId::BushingStates, "bushingStates", {{T::Q, "q"}, {T::U, "u"}}, {{T::BushingStates, "out"}},
        {"Each bushing's state (bushingNames order): Drake's spatial forces F_A_A (on A, about Ao,",

@@ -57,6 +57,11 @@ enum class ValueType {
                           // along N(q) e_j and by u_j, each cable's rows together
   ArticulatedFactor,  // what the articulated-body passes leave for solveMassMatrix: per body
                       // R_PK, p_PK; per dof S, U = IA S and (S^T IA S)^-1 (the template's struct)
+  JointKinematics,  // what the tree recursions as loops read at q (TraceOptions::recursions
+                    // loops): per body its joint frame in its parent's; per dof S; with u,
+                    // each joint's S-rate term
+  JointConstants,   // and what they read of the parameters only: per body its inertia and
+                    // body frame in its joint frame; per dof its armature; gravity
 };
 
 struct FunctionArgument {
@@ -87,6 +92,12 @@ enum class FunctionId {
   FrameKinematics,            // poses and dof columns, for frameJacobian(frame, k, J)
   FrameKinematicsVelocities,  // also velocities and bias accelerations, for frameJacobianDotU(frame, k, ...)
   MassMatrixKinematics,       // for massMatrix as a loop (TraceOptions::quadratic compact)
+  // The inputs of the tree recursions as loops (TraceOptions::recursions
+  // loops): private, only in such classes, with the force elements' forces.
+  JointKinematics,
+  JointKinematicsVelocities,
+  JointConstants,
+  ElementForces,
   BushingStates,
   EventIndicators,  // only in classes of models with compliant (Hunt-Crossley) contacts
   CableFrames,  // only in classes of models with cables
@@ -173,6 +184,8 @@ struct FunctionValues {
   // a unit acceleration along it from rest; each dof's armature (nu).
   MatrixX<Scalar> F_W;
   VectorX<Scalar> armature;
+  // jointKinematics with u: each body's joint term of c, S-rate u (in K).
+  std::vector<Vec6<Scalar>> cJ;
   Vec6<Scalar> JdotU = Vec6<Scalar>::Zero();  // Jdot_WF u
   std::vector<BushingForces<Scalar>> bushings;  // per bushing, in layout.forceElements order
   std::vector<Scalar> indicators;  // per Hunt-Crossley contact, in layout.forceElements order: its depth
@@ -450,6 +463,28 @@ class FunctionEvaluator {
             }
           }
         }
+        return;
+      case FunctionId::JointKinematics:
+      case FunctionId::JointKinematicsVelocities:
+        // The joint frames, subspaces and (with u) each joint's own S-rate
+        // term.
+        local::positionKinematics(mechanism_, joint, v.q);
+        v.cJ.assign(mechanism_.joints.size(), Vec6<Scalar>::Zero());
+        if (id == FunctionId::JointKinematicsVelocities) {
+          for (std::size_t b = 0; b < mechanism_.joints.size(); ++b) {
+            const Joint<Scalar>& j = mechanism_.joints[b];
+            if (j.nu() == 0) continue;
+            const Vec6<Scalar> vJ = joint.S[b] * v.u.segment(j.uOffset, j.nu());
+            v.cJ[b] = local::detail::subspaceRate(j, joint.S[b], vJ, v.u);
+          }
+        }
+        return;
+      case FunctionId::JointConstants:
+        // The parameter stage (joint.I_K) and the mechanism's: the tracer
+        // reads them there.
+        return;
+      case FunctionId::ElementForces:
+        v.fext = elementForces(v);
         return;
       case FunctionId::ConstraintPositionErrors:
       case FunctionId::ConstraintVelocityErrors:

@@ -180,6 +180,7 @@ void to_json(json& j, const Model& v) {
   j["includes"] = v.includes;
   j["frames"] = v.frames;
   j["quadratic"] = v.quadratic;
+  j["recursions"] = v.recursions;
   j["cables"] = v.cables;
   j["cable_obstacle_count"] = v.cable_obstacle_count;
   j["cable_actuator_count"] = v.cable_actuator_count;

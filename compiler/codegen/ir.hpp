@@ -186,6 +186,10 @@ struct Model {
   // are traced functions; "compact": the template writes them, over
   // frameKinematics and massMatrixKinematics (TraceOptions::quadratic).
   std::string quadratic = "unrolled";
+  // "unrolled": the tree recursions (bodyPoses, bias, forwardDynamics, ...)
+  // are traced functions; "loops": the template writes them as loops over
+  // the tree, over jointKinematics (TraceOptions::recursions).
+  std::string recursions = "unrolled";
   std::vector<Cable> cables;
   int cable_obstacle_count = 0, cable_actuator_count = 0;
   std::vector<std::string> bushings;

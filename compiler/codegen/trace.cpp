@@ -69,7 +69,7 @@ class Tracer {
   Tracer(const sema::FlatModel& model, const mechanics::Mechanism& mech, const ModelLayout& layout,
          const syntax::SourceManager& sources, const TraceOptions& options)
       : model_(model), mech_(mech), layout_(layout), cite_(model, layout, sources), options_(options),
-        quadraticUnrolled_(decideQuadratic()) {}
+        quadraticUnrolled_(decideQuadratic()), recursionLoops_(decideRecursions()) {}
 
   ir::Model run() {
     symbolic::Pool pool;
@@ -128,6 +128,10 @@ class Tracer {
       // cableFrames and forwardDynamics with external forces): the traced
       // potential energy is renamed, the forces-free forward dynamics left out.
       if (f.id == FunctionId::ForwardDynamics && !layout_.cables.empty()) continue;
+      // The tree recursions as loops: the template's, over jointKinematics
+      // (and elementForces, with force elements).
+      if (recursionLoops_ ? isRecursion(f.id) : isRecursionInput(f.id)) continue;
+      if (f.id == FunctionId::ElementForces && layout_.forceElements.empty()) continue;
       if (f.id == FunctionId::MassMatrix && !quadraticUnrolled()) continue;  // the template's, over:
       if (f.id == FunctionId::MassMatrixKinematics && quadraticUnrolled()) continue;
       if (f.perBody) {
@@ -173,6 +177,7 @@ class Tracer {
     if (options_.dependencies) ir.dependencies = dependencies(evaluator);
     ir.frames = jacobianFrames(env);
     ir.quadratic = quadraticUnrolled() ? "unrolled" : "compact";
+    ir.recursions = recursionLoops_ ? "loops" : "unrolled";
     ir.cables = cables(env);
     ir.cable_obstacle_count = layout_.cableFrameCount;
     ir.cable_actuator_count = layout_.cableActuatorCount;
@@ -223,6 +228,45 @@ class Tracer {
       columns += above + j.nu();
     }
     return columns <= kMaxUnrolledQuadraticColumns;
+  }
+
+  // Whether the tree recursions are the template's loops
+  // (TraceOptions::recursions).
+  bool decideRecursions() const {
+    using R = TraceOptions::Recursions;
+    if (options_.recursions == R::Unrolled) return false;
+    if (options_.recursions == R::Loops) {
+      if (!layout_.cables.empty()) throw UnsupportedExpression("the tree recursions as loops (--recursions loops) with cables");
+      return true;
+    }
+    return layout_.cables.empty() && static_cast<int>(layout_.bodies.size()) > kMaxUnrolledRecursionBodies;
+  }
+  // The functions the template writes as loops where the recursions are
+  // loops: massMatrix only where it is compact (else traced, as unrolled),
+  // the potential energy only without force elements (their elastic
+  // energy is traced with it).
+  bool isRecursion(FunctionId id) const {
+    switch (id) {
+      case FunctionId::BodyPoses:
+      case FunctionId::BodyVelocities:
+      case FunctionId::KineticEnergy:
+      case FunctionId::Bias:
+      case FunctionId::InverseDynamics:
+      case FunctionId::ForwardDynamics:
+      case FunctionId::ForwardDynamicsExternal:
+      case FunctionId::ForwardDynamicsFactor:
+      case FunctionId::FrameKinematics:
+      case FunctionId::FrameKinematicsVelocities:
+      case FunctionId::MassMatrixKinematics: return true;
+      case FunctionId::MassMatrix: return !quadraticUnrolled();
+      case FunctionId::PotentialEnergy: return layout_.forceElements.empty();
+      default: return false;
+    }
+  }
+  // What the loops read, traced only for them.
+  static bool isRecursionInput(FunctionId id) {
+    return id == FunctionId::JointKinematics || id == FunctionId::JointKinematicsVelocities ||
+           id == FunctionId::JointConstants || id == FunctionId::ElementForces;
   }
 
   // Whether MassMatrix is dynamic-size: nu x nu doubles past Eigen's
@@ -321,6 +365,54 @@ class Tracer {
       fn.block(cite_.joint(j), out);
     }
     if (zeros) fn.opening("k.H_W.setZero();  // the entries its joints' axes leave zero");
+  }
+
+  // jointKinematics' blocks, one per joint: its frame K in its parent's
+  // (k.R_PK[b], k.p_PK[b]), its speeds' columns of S (the constant zeros
+  // zeroed once), with `velocities` its k.cJ[b].
+  void jointKinematicsBlocks(FunctionBuilder& fn, const local::Data<Expr>& data, const FunctionValues<Expr>& v,
+                             bool velocities) {
+    bool zeros = false;
+    for (const JointLayout& j : layout_.joints) {
+      const auto b = static_cast<std::size_t>(j.body);
+      const std::string at = "[" + std::to_string(j.body) + "]";
+      std::vector<Assignment> out = matrixOutputs("k.R_PK" + at, MatrixX<Expr>(data.R_PK[b]));
+      for (const Assignment& a : vectorOutputs("k.p_PK" + at, VectorX<Expr>(data.p_PK[b]))) out.push_back(a);
+      for (int c = 0; c < j.nu(); ++c) {
+        for (int r = 0; r < 6; ++r) {
+          const Expr& x = data.S[b](r, c);
+          if (x.isZero()) zeros = true;
+          else out.push_back({index2("k.S", r, j.uIndex() + c), x});
+        }
+      }
+      if (velocities)
+        for (const Assignment& a : vectorOutputs("k.cJ" + at, VectorX<Expr>(v.cJ.at(b)))) out.push_back(a);
+      fn.block(cite_.joint(j), out);
+    }
+    if (zeros) fn.opening("k.S.setZero();  // the entries its joints' axes leave zero");
+  }
+
+  // jointConstants' blocks, one per joint: what depends on the parameters
+  // only, from them (the template keeps the results until params change,
+  // so they are not in the Derived cache): its body's inertia about Ko in K
+  // (c.mass[b], c.h[b], c.I_Ko[b]), its body frame in K (c.R_KB[b],
+  // c.p_KB[b]) and its speeds' armature. Last, gravity.
+  void jointConstantsBlocks(FunctionBuilder& fn, const local::Data<Expr>& data) {
+    for (const JointLayout& j : layout_.joints) {
+      const auto b = static_cast<std::size_t>(j.body);
+      const std::string at = "[" + std::to_string(j.body) + "]";
+      const Joint<Expr>& joint = mechanism_.joints.at(b);
+      const SpatialInertia<Expr>& I = data.I_K[b];
+      std::vector<Assignment> out = {{"c.mass" + at, I.mass}};
+      for (const Assignment& a : vectorOutputs("c.h" + at, VectorX<Expr>(I.h))) out.push_back(a);
+      for (const Assignment& a : matrixOutputs("c.I_Ko" + at, MatrixX<Expr>(I.I_P))) out.push_back(a);
+      const Transform<Expr> X_MB = joint.X_BM.inverse();
+      for (const Assignment& a : matrixOutputs("c.R_KB" + at, MatrixX<Expr>(X_MB.R))) out.push_back(a);
+      for (const Assignment& a : vectorOutputs("c.p_KB" + at, VectorX<Expr>(X_MB.p))) out.push_back(a);
+      for (int k = 0; k < j.nu(); ++k) out.push_back({index("c.armature", j.uIndex() + k), joint.armature});
+      fn.block(cite_.joint(j), out);
+    }
+    fn.block("gravity", vectorOutputs("c.gravity", VectorX<Expr>(mechanism_.gravity)));
   }
 
   // massMatrixKinematics' blocks, one per joint: its body's origin into
@@ -502,8 +594,10 @@ class Tracer {
       case FunctionId::CableFrameDerivatives: return cableFrameDerivatives(f, ev);
       default: break;
     }
-    FunctionBuilder fn = f.id == FunctionId::InitialState ? FunctionBuilder(f.name, f.returnType(), f.parameters(), f.doc)
-                                                          : function(f);
+    // initialState and jointConstants compute from the parameters once (at
+    // the start, and per change of params): no Derived cache.
+    const bool uncached = f.id == FunctionId::InitialState || f.id == FunctionId::JointConstants;
+    FunctionBuilder fn = uncached ? FunctionBuilder(f.name, f.returnType(), f.parameters(), f.doc) : function(f);
     FunctionValues<Expr> v = arguments();
     ev.run(f.id, v);
     switch (f.id) {
@@ -539,6 +633,28 @@ class Tracer {
         fn.set("access", "private");
         massMatrixKinematicsBlocks(fn, v);
         break;
+      case FunctionId::JointKinematics:
+      case FunctionId::JointKinematicsVelocities:
+        fn.set("access", "private");
+        jointKinematicsBlocks(fn, ev.joint, v, f.id == FunctionId::JointKinematicsVelocities);
+        break;
+      case FunctionId::JointConstants:
+        // The parameter stage as the parameters give it (ev.joint's is
+        // the cache's symbols).
+        fn.set("access", "private");
+        jointConstantsBlocks(fn, local::Data<Expr>(mechanism_));
+        break;
+      case FunctionId::ElementForces: {
+        fn.set("access", "private");
+        fn.opening("for (SpatialVector& F : fext) F.setZero();  // bodies no element acts on");
+        for (const JointLayout& j : layout_.joints) {
+          std::vector<Assignment> out;
+          nonzeroEntries("fext[" + std::to_string(j.body) + "]", MatrixX<Expr>(v.fext.at(static_cast<std::size_t>(j.body))),
+                         0, 6, 0, 1, out);
+          if (!out.empty()) fn.block(cite_.joint(j) + ": the force elements' force on its body", out);
+        }
+        break;
+      }
       case FunctionId::KineticEnergy:
         poseBlocks(fn, ev.world, false);
         velocityBlocks(fn, ev.world, false);
@@ -1935,6 +2051,7 @@ class Tracer {
   std::vector<std::string> constraintKinematics_;  // ConstraintKinematics' fields (constraintFunctions)
   const TraceOptions& options_;
   const bool quadraticUnrolled_;  // decideQuadratic(), once
+  const bool recursionLoops_;     // decideRecursions(), once
   Mechanism<Expr> mechanism_;
   Environment<Expr>* env_ = nullptr;  // run()'s
   VectorX<Expr> q_, u_;

@@ -15,7 +15,7 @@
 
 namespace capstan::codegen {
 
-inline constexpr int kIrVersion = 8;
+inline constexpr int kIrVersion = 9;
 
 struct TraceOptions {
   std::string capstanVersion;  // "0.1.0"
@@ -39,6 +39,17 @@ struct TraceOptions {
   // unrolled while that sum is at most kMaxUnrolledQuadraticColumns.
   enum class Quadratic { Auto, Unrolled, Compact };
   Quadratic quadratic = Quadratic::Auto;
+  // How the O(n) tree recursions are emitted (bodyPoses, bodyVelocities,
+  // the energies, bias, inverseDynamics, forwardDynamics and its overloads,
+  // frameKinematics, and massMatrix where it is compact): unrolled, traced
+  // straight-line functions (the fastest), or loops: one traced O(n)
+  // function of each joint's own kinematics (jointKinematics) and the
+  // recursions written once in the template as loops over the tree, so
+  // that a model of hundreds of bodies compiles in seconds rather than
+  // minutes. Not for models with cables. Auto: loops past
+  // kMaxUnrolledRecursionBodies bodies.
+  enum class Recursions { Auto, Unrolled, Loops };
+  Recursions recursions = Recursions::Auto;
   // forwardDynamicsDerivatives' M^-1: unrolled (traced: the L^T D L factor
   // and ltdlInverse, which also give udot, so no ABA), or loops at run time
   // over a table of the dofs' parents (udot from ABA). Auto: unrolled while
@@ -56,6 +67,11 @@ struct TraceOptions {
 // together, and the mass matrix's entries on and below the diagonal that
 // the tree does not leave zero (for one-dof joints).
 inline constexpr int kMaxUnrolledQuadraticColumns = 400;
+
+// Auto's limit on the bodies of a model whose tree recursions are unrolled
+// (TraceOptions::recursions): a 64-link chain's unrolled header is about
+// 100,000 lines, which g++ -O2 takes about a minute over.
+inline constexpr int kMaxUnrolledRecursionBodies = 64;
 
 // The IR of a model whose layout has no Unsupported entries. Throws
 // UnsupportedExpression for an expression it cannot translate.

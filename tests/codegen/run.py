@@ -711,6 +711,130 @@ def frame_kinematics(capstan):
     return failures
 
 
+RECURSIONS_PROGRAM = r"""#include "{header}"
+#include <cmath>
+#include <cstdio>
+// Every function --recursions loops writes as loops, at a state away from
+// the initial one, with external forces: printed (17 digits) to compare
+// the two forms' headers; then the same after parameters change (each
+// named one scaled by 1.5), which the loops' cached constants must follow.
+using Model = capstan_models::{cls};
+static void out(double x) {{ std::printf("%.17g\n", x); }}
+template <class V>
+static void outv(const V& v) {{
+  for (Eigen::Index i = 0; i < v.size(); ++i) out(v.data()[i]);
+}}
+static void print(const Model& m, const Model::Q& q, const Model::U& u, const Model::U& udot,
+                  const Model::ExternalForces& fext) {{
+  Model::BodyPoses poses;
+  m.bodyPoses(q, poses);
+  for (const auto& p : poses) {{
+    outv(p.R_WB);
+    outv(p.p_WB);
+  }}
+  Model::BodyVelocities velocities;
+  m.bodyVelocities(q, u, velocities);
+  for (const auto& v : velocities) {{
+    outv(v.w_WB);
+    outv(v.v_WB);
+  }}
+  out(m.kineticEnergy(q, u));
+  out(m.potentialEnergy(q));
+  Model::U C, tau, a, aext;
+  m.bias(q, u, C);
+  m.inverseDynamics(q, u, udot, tau);
+  m.forwardDynamics(0.3, q, u, a);
+  m.forwardDynamics(0.3, q, u, fext, aext);
+  outv(C);
+  outv(tau);
+  outv(a);
+  outv(aext);
+  Model::FrameKinematics k;
+  m.frameKinematics(q, u, k);
+  for (std::size_t b = 0; b < k.R_WB.size(); ++b) {{
+    outv(k.R_WB[b]);
+    outv(k.p_WB[b]);
+    outv(k.V_WB[b]);
+    outv(k.Abias_WB[b]);
+  }}
+  outv(k.H_W);
+  Model::MassMatrix M;
+  m.massMatrix(q, M);
+  outv(M);
+}}
+int main() {{
+{state}  Model::U udot;
+  for (int i = 0; i < Model::nu; ++i) udot[i] = std::sin(0.9 * i + 0.3);
+  Model::ExternalForces fext;
+  for (std::size_t b = 0; b < fext.size(); ++b)
+    for (int r = 0; r < 6; ++r) fext[b][r] = std::cos(0.5 * static_cast<double>(b) + 1.1 * r);
+  print(m, q, u, udot, fext);
+  for (const char* name : {{{names}}}) {{
+    double* p = m.parameter(name);
+    if (p == nullptr) return 2;
+    *p *= 1.5;
+  }}
+  print(m, q, u, udot, fext);
+  return 0;
+}}
+"""
+# Joints of every kind with the parameters the program changes: ball and
+# revolute with armature (sensors), free and revolute (humanoid), universal
+# and prismatic (gimbal_sdf), free joints held by force elements (bushing
+# and spring: bushing_pair).
+RECURSIONS_MODELS = [(SENSORS, ["world.gravity[3]", "upper.mass"]),
+                     (ROOT / "bench/peers/models/humanoid.cap", ["world.gravity[3]", "waist_z.m"]),
+                     (ROOT / "tests/import/golden/gimbal_sdf.cap", ["world.gravity[3]", "yoke.mass"]),
+                     (HERE / "models/bushing_pair.cap", ["world.gravity[3]", "bodyC.mass"])]
+
+
+def recursions(capstan):
+    """The tree recursions as loops (--recursions loops) give what the
+    unrolled functions give, to 1e-12 relative, and follow a change of
+    parameters; a model with cables is refused the loops with a clear
+    error."""
+    failures = 0
+    with tempfile.TemporaryDirectory() as d:
+        for model, names in RECURSIONS_MODELS:
+            values = {}
+            for mode in ("unrolled", "loops"):
+                out = pathlib.Path(d) / f"{model.stem}_{mode}"
+                run(capstan, "compile", model, "-o", out, "--ir", "--recursions", mode)
+                ir = json.loads(next(out.glob("*.ir.json")).read_text())
+                # Warning-free under both compilers: g++ builds one form, clang++ the other.
+                build = build_program("g++" if mode == "unrolled" else "clang++", out, "recursions",
+                                      RECURSIONS_PROGRAM.format(header=f"{ir['class_name']}.hpp", cls=ir["class_name"],
+                                                                state=STATE_AWAY_FROM_INITIAL,
+                                                                names=", ".join(f'"{n}"' for n in names)))
+                if build.returncode != 0 or ir["recursions"] != mode:
+                    print(build.stdout[-3000:], f"recursions {ir['recursions']!r}, asked {mode!r}: FAILED")
+                    failures += 1
+                    continue
+                proc = subprocess.run([str(out / "recursions")], stdout=subprocess.PIPE, text=True)
+                if proc.returncode != 0:
+                    print(f"recursions: {model.name} {mode}: exit {proc.returncode}: FAILED")
+                    failures += 1
+                    continue
+                values[mode] = [float(x) for x in proc.stdout.split()]
+            if len(values) == 2:
+                a, b = values["unrolled"], values["loops"]
+                half = len(a) // 2
+                worst = max((abs(x - y) / (1.0 + abs(x)) for x, y in zip(a, b)), default=0.0)
+                changed = max((abs(x - y) / (1.0 + abs(x)) for x, y in zip(a[:half], a[half:])), default=0.0)
+                ok = len(a) == len(b) and len(a) > 0 and worst <= 1e-12 and changed > 1e-3
+                print(f"recursions: {model.name}: loops against unrolled, {len(a)} values, largest difference "
+                      f"{worst:.2e}; the parameters' change moves them by up to {changed:.2e}{'' if ok else ': FAILED'}")
+                failures += not ok
+        proc = run(capstan, "compile", ROOT / "examples/cable.cap", "-o", pathlib.Path(d) / "cable", "--recursions", "loops",
+                   check=False)
+        ok = proc.returncode != 0 and "--recursions loops" in proc.stderr and "cables" in proc.stderr
+        print(f"recursions: cable.cap with --recursions loops: {proc.stderr.strip().splitlines()[0] if proc.stderr.strip() else ''}"
+              f"{'' if ok else ': FAILED'}")
+        failures += not ok
+    print(f"recursions: {failures} failures")
+    return 1 if failures else 0
+
+
 BUSHING_PAIR = ROOT / "tests/codegen/models/bushing_pair.cap"
 BUSHING_EXAMPLE = ROOT / "examples/bushing.cap"
 PENALTY = ROOT / "tests/codegen/models/penalty.cap"
@@ -1472,6 +1596,9 @@ int main() {{
 # dofs, on the range-space method; the program also lowers that floor to 0.)
 ARTICULATED_MODELS = [HERE / "models/two_contacts.cap", BALL_ON_SPHERE, ROOT / "examples/sphere_on_sphere.cap",
                       DOUBLE_PENDULUM_CUT, ROOT / "examples/fourbar.cap", HERE / "models/repeated_contact.cap"]
+# The same program on the tree recursions as loops (--recursions loops: the
+# template's forwardDynamics with its factor), independent and dependent rows.
+ARTICULATED_LOOPS_MODELS = [HERE / "models/two_contacts.cap", HERE / "models/repeated_contact.cap"]
 
 
 def articulated(capstan):
@@ -1479,12 +1606,13 @@ def articulated(capstan):
     factor, solveMassMatrix) agrees with the range-space method on every
     constraint kind, with a constraint disabled and with Baumgarte's terms,
     and is the path taken; where rows are dependent it falls back to the
-    same results."""
+    same results. Also with the tree recursions as loops."""
     failures = 0
     with tempfile.TemporaryDirectory() as d:
-        for model in ARTICULATED_MODELS:
-            out = pathlib.Path(d) / model.stem
-            run(capstan, "compile", str(model), "-o", str(out))
+        for model, extra in ([(m, []) for m in ARTICULATED_MODELS] +
+                             [(m, ["--recursions", "loops"]) for m in ARTICULATED_LOOPS_MODELS]):
+            out = pathlib.Path(d) / (model.stem + ("_loops" if extra else ""))
+            run(capstan, "compile", str(model), "-o", str(out), *extra)
             header = next(out.glob("*.hpp"))
             src = out / "articulated.cpp"
             src.write_text(ARTICULATED_PROGRAM.format(header=header.name, cls=header.stem))
@@ -1493,12 +1621,12 @@ def articulated(capstan):
                                     str(src), "-o", str(out / "articulated")],
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             if build.returncode != 0:
-                print(f"articulated: {model.name}: the program does not build: FAILED\n{build.stdout[-3000:]}")
+                print(f"articulated: {model.name} {' '.join(extra)}: the program does not build: FAILED\n{build.stdout[-3000:]}")
                 failures += 1
                 continue
             result = subprocess.run([str(out / "articulated")], stdout=subprocess.PIPE, text=True)
             ok = result.returncode == 0
-            print(f"articulated: {model.name}:\n  " + result.stdout.strip().replace("\n", "\n  ") +
+            print(f"articulated: {model.name}{' (loops)' if extra else ''}:\n  " + result.stdout.strip().replace("\n", "\n  ") +
                   ("" if ok else "\n  FAILED"))
             failures += not ok
     print(f"articulated: {failures} failures")
@@ -1686,12 +1814,13 @@ def main():
     ap.add_argument("--capstan", required=True)
     ap.add_argument("mode", choices=["frames", "parameters", "folded", "cache", "inverse", "jacobians",
                                      "external_forces", "elements", "external", "derivatives", "constraints", "articulated",
-                                     "cables"])
+                                     "cables", "recursions"])
     args = ap.parse_args()
     return {"frames": frames, "parameters": parameters, "folded": folded, "cache": cache,
             "inverse": inverse, "jacobians": jacobians, "external_forces": external_forces,
             "elements": elements, "external": external, "derivatives": derivatives,
-            "constraints": constraints, "articulated": articulated, "cables": cables}[args.mode](args.capstan)
+            "constraints": constraints, "articulated": articulated, "cables": cables,
+            "recursions": recursions}[args.mode](args.capstan)
 
 
 if __name__ == "__main__":

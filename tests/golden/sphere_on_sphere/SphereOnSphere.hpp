@@ -3918,6 +3918,25 @@ class SphereOnSphere {
                            a[0] * b[1] - a[1] * b[0]);
   }
 
+  // iX_p m: a motion vector at Kp in Kp, at Ki in Ki; pX_i^* f: a force at
+  // Ki in Ki, at Kp in Kp (capstan/local_dynamics.hpp's motionToChild and
+  // forceToParent; with E = R_PK^T, r = p_PK: [E w; E (v + w x r)] and
+  // [R_PK n + r x R_PK f; R_PK f]).
+  static SpatialVector motionToChild(const Eigen::Matrix3d& R_PK, const Eigen::Vector3d& p_PK,
+                                     const SpatialVector& m) {
+    SpatialVector out;
+    out.head<3>() = R_PK.transpose() * m.head<3>();
+    out.tail<3>() = R_PK.transpose() * (m.tail<3>() + cross(m.head<3>(), p_PK));
+    return out;
+  }
+  static SpatialVector forceToParent(const Eigen::Matrix3d& R_PK, const Eigen::Vector3d& p_PK,
+                                     const SpatialVector& f) {
+    SpatialVector out;
+    out.tail<3>() = R_PK * f.tail<3>();
+    out.head<3>() = R_PK * f.head<3>() + cross(p_PK, out.tail<3>());
+    return out;
+  }
+
   // J_WF of the frame at p_BoFo_B on `body`: each joint K on the path from
   // the body to World gives its columns shifted from its body origin Ko to
   // Fo, J_WF(:, c) = [Hw_c; Hv_c + Hw_c x (p_WFo - p_WKo)]; the other
@@ -3967,11 +3986,8 @@ class SphereOnSphere {
             w[static_cast<std::size_t>(r)] += k.Dinv(r, first + i) * x(first + i, col);
         }
         for (int r = 0; r < n; ++r) pa += k.U.col(first + r) * w[static_cast<std::size_t>(r)];
-        if (bodyParent[B] < 0) continue;
-        const Eigen::Vector3d f = k.R_PK[B] * pa.tail<3>();
-        V6& parent = pA[static_cast<std::size_t>(bodyParent[B])];
-        parent.head<3>() += k.R_PK[B] * pa.head<3>() + cross(k.p_PK[B], f);
-        parent.tail<3>() += f;
+        if (bodyParent[B] >= 0)
+          pA[static_cast<std::size_t>(bodyParent[B])] += forceToParent(k.R_PK[B], k.p_PK[B], pa);
       }
       for (int b = 0; b < nb; ++b) {
         const auto B = static_cast<std::size_t>(b);
@@ -3980,9 +3996,7 @@ class SphereOnSphere {
         if (bodyParent[B] < 0) {
           A.setZero();
         } else {
-          const V6& ap = a[static_cast<std::size_t>(bodyParent[B])];
-          A.head<3>() = k.R_PK[B].transpose() * ap.head<3>();
-          A.tail<3>() = k.R_PK[B].transpose() * (ap.tail<3>() + cross(ap.head<3>(), k.p_PK[B]));
+          A = motionToChild(k.R_PK[B], k.p_PK[B], a[static_cast<std::size_t>(bodyParent[B])]);
         }
         for (int r = 0; r < n; ++r)
           w[static_cast<std::size_t>(r)] = x(first + r, col) - k.U.col(first + r).dot(A);
