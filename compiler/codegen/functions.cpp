@@ -132,13 +132,10 @@ const std::vector<GeneratedFunction>& generatedFunctions() {
         "each dof's armature."}},
       // Only where the tree recursions are loops (trace.cpp): the template's
       // bodyPoses, bias, forwardDynamics, ... loop over what these write.
-      {FunctionId::JointKinematics, "jointKinematics", {{T::Q, "q"}}, {{T::JointKinematics, "k"}},
-       {"What the tree recursions read at q: every body's joint frame K in its parent's and each",
-        "dof's column of S (in K). k.cJ is left as it was."}},
-      {FunctionId::JointKinematicsVelocities, "jointKinematics", {{T::Q, "q"}, {T::U, "u"}},
-       {{T::JointKinematics, "k"}},
-       {"The same, and each joint's own velocity-product term cJ = (S-rate) u, in K."},
-       false, "Velocities"},
+      {FunctionId::JointKinematics, "jointKinematics", {{T::Q, "q"}, {T::U, "u"}}, {{T::JointKinematics, "k"}},
+       {"What the tree recursions read at (q, u): every body's joint frame K in its parent's and its",
+        "joint's own velocity-product term cJ = (rate of S's components in K) u; each dof's column",
+        "of S (in K). Functions of q alone pass u = 0."}},
       {FunctionId::JointConstants, "jointConstants", {}, {{T::JointConstants, "c"}},
        {"What the tree recursions read of the parameters only (jointConstants() keeps it until",
         "params change): every body's inertia about Ko and its frame B, in its joint frame K;",

@@ -57,9 +57,9 @@ enum class ValueType {
                           // along N(q) e_j and by u_j, each cable's rows together
   ArticulatedFactor,  // what the articulated-body passes leave for solveMassMatrix: per body
                       // R_PK, p_PK; per dof S, U = IA S and (S^T IA S)^-1 (the template's struct)
-  JointKinematics,  // what the tree recursions as loops read at q (TraceOptions::recursions
-                    // loops): per body its joint frame in its parent's; per dof S; with u,
-                    // each joint's S-rate term
+  JointKinematics,  // what the tree recursions as loops read at (q, u) (TraceOptions::recursions
+                    // loops): per body its joint frame in its parent's and its joint's S-rate
+                    // term; per dof S
   JointConstants,   // and what they read of the parameters only: per body its inertia and
                     // body frame in its joint frame; per dof its armature; gravity
 };
@@ -95,7 +95,6 @@ enum class FunctionId {
   // The inputs of the tree recursions as loops (TraceOptions::recursions
   // loops): private, only in such classes, with the force elements' forces.
   JointKinematics,
-  JointKinematicsVelocities,
   JointConstants,
   ElementForces,
   BushingStates,
@@ -465,18 +464,14 @@ class FunctionEvaluator {
         }
         return;
       case FunctionId::JointKinematics:
-      case FunctionId::JointKinematicsVelocities:
-        // The joint frames, subspaces and (with u) each joint's own S-rate
-        // term.
+        // The joint frames, subspaces and each joint's own S-rate term.
         local::positionKinematics(mechanism_, joint, v.q);
         v.cJ.assign(mechanism_.joints.size(), Vec6<Scalar>::Zero());
-        if (id == FunctionId::JointKinematicsVelocities) {
-          for (std::size_t b = 0; b < mechanism_.joints.size(); ++b) {
-            const Joint<Scalar>& j = mechanism_.joints[b];
-            if (j.nu() == 0) continue;
-            const Vec6<Scalar> vJ = joint.S[b] * v.u.segment(j.uOffset, j.nu());
-            v.cJ[b] = local::detail::subspaceRate(j, joint.S[b], vJ, v.u);
-          }
+        for (std::size_t b = 0; b < mechanism_.joints.size(); ++b) {
+          const Joint<Scalar>& j = mechanism_.joints[b];
+          if (j.nu() == 0) continue;
+          const Vec6<Scalar> vJ = joint.S[b] * v.u.segment(j.uOffset, j.nu());
+          v.cJ[b] = local::detail::subspaceRate(j, joint.S[b], vJ, v.u);
         }
         return;
       case FunctionId::JointConstants:

@@ -265,8 +265,7 @@ class Tracer {
   }
   // What the loops read, traced only for them.
   static bool isRecursionInput(FunctionId id) {
-    return id == FunctionId::JointKinematics || id == FunctionId::JointKinematicsVelocities ||
-           id == FunctionId::JointConstants || id == FunctionId::ElementForces;
+    return id == FunctionId::JointKinematics || id == FunctionId::JointConstants || id == FunctionId::ElementForces;
   }
 
   // Whether MassMatrix is dynamic-size: nu x nu doubles past Eigen's
@@ -369,9 +368,8 @@ class Tracer {
 
   // jointKinematics' blocks, one per joint: its frame K in its parent's
   // (k.R_PK[b], k.p_PK[b]), its speeds' columns of S (the constant zeros
-  // zeroed once), with `velocities` its k.cJ[b].
-  void jointKinematicsBlocks(FunctionBuilder& fn, const local::Data<Expr>& data, const FunctionValues<Expr>& v,
-                             bool velocities) {
+  // zeroed once) and its k.cJ[b].
+  void jointKinematicsBlocks(FunctionBuilder& fn, const local::Data<Expr>& data, const FunctionValues<Expr>& v) {
     bool zeros = false;
     for (const JointLayout& j : layout_.joints) {
       const auto b = static_cast<std::size_t>(j.body);
@@ -385,8 +383,7 @@ class Tracer {
           else out.push_back({index2("k.S", r, j.uIndex() + c), x});
         }
       }
-      if (velocities)
-        for (const Assignment& a : vectorOutputs("k.cJ" + at, VectorX<Expr>(v.cJ.at(b)))) out.push_back(a);
+      for (const Assignment& a : vectorOutputs("k.cJ" + at, VectorX<Expr>(v.cJ.at(b)))) out.push_back(a);
       fn.block(cite_.joint(j), out);
     }
     if (zeros) fn.opening("k.S.setZero();  // the entries its joints' axes leave zero");
@@ -398,6 +395,19 @@ class Tracer {
   // (c.mass[b], c.h[b], c.I_Ko[b]), its body frame in K (c.R_KB[b],
   // c.p_KB[b]) and its speeds' armature. Last, gravity.
   void jointConstantsBlocks(FunctionBuilder& fn, const local::Data<Expr>& data) {
+    // Most bodies' frames are their joint frames and most joints have no
+    // armature: those entries are set once, and only the others stored.
+    fn.opening("for (Eigen::Matrix3d& R : c.R_KB) R.setIdentity();  // B = K but where set below");
+    fn.opening("for (Eigen::Vector3d& p : c.p_KB) p.setZero();");
+    fn.opening("c.armature.setZero();");
+    // `all` but the entries equal to their default: the identity's for a
+    // 3 x 3 matrix's nine entries (`identity`), else zero.
+    auto unlessDefault = [](std::vector<Assignment> all, bool identity, std::vector<Assignment>& out) {
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        const double fallback = identity && i % 4 == 0 ? 1.0 : 0.0;  // row-major 3 x 3: (0,0), (1,1), (2,2)
+        if (!all[i].value.isConstant(fallback)) out.push_back(std::move(all[i]));
+      }
+    };
     for (const JointLayout& j : layout_.joints) {
       const auto b = static_cast<std::size_t>(j.body);
       const std::string at = "[" + std::to_string(j.body) + "]";
@@ -407,9 +417,11 @@ class Tracer {
       for (const Assignment& a : vectorOutputs("c.h" + at, VectorX<Expr>(I.h))) out.push_back(a);
       for (const Assignment& a : matrixOutputs("c.I_Ko" + at, MatrixX<Expr>(I.I_P))) out.push_back(a);
       const Transform<Expr> X_MB = joint.X_BM.inverse();
-      for (const Assignment& a : matrixOutputs("c.R_KB" + at, MatrixX<Expr>(X_MB.R))) out.push_back(a);
-      for (const Assignment& a : vectorOutputs("c.p_KB" + at, VectorX<Expr>(X_MB.p))) out.push_back(a);
-      for (int k = 0; k < j.nu(); ++k) out.push_back({index("c.armature", j.uIndex() + k), joint.armature});
+      unlessDefault(matrixOutputs("c.R_KB" + at, MatrixX<Expr>(X_MB.R)), true, out);
+      unlessDefault(vectorOutputs("c.p_KB" + at, VectorX<Expr>(X_MB.p)), false, out);
+      std::vector<Assignment> armature;
+      for (int k = 0; k < j.nu(); ++k) armature.push_back({index("c.armature", j.uIndex() + k), joint.armature});
+      unlessDefault(std::move(armature), false, out);
       fn.block(cite_.joint(j), out);
     }
     fn.block("gravity", vectorOutputs("c.gravity", VectorX<Expr>(mechanism_.gravity)));
@@ -634,9 +646,8 @@ class Tracer {
         massMatrixKinematicsBlocks(fn, v);
         break;
       case FunctionId::JointKinematics:
-      case FunctionId::JointKinematicsVelocities:
         fn.set("access", "private");
-        jointKinematicsBlocks(fn, ev.joint, v, f.id == FunctionId::JointKinematicsVelocities);
+        jointKinematicsBlocks(fn, ev.joint, v);
         break;
       case FunctionId::JointConstants:
         // The parameter stage as the parameters give it (ev.joint's is
