@@ -629,6 +629,25 @@ def build_program(compiler, out, stem, text):
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
+def build_in_form(capstan, d, model, option, mode, stem, program, **fields):
+    """Compiles `model` into d/<stem>_<mode> with `--<option> <mode>` and
+    builds `program` (formatted with the header, the class, a state away
+    from the initial one and `fields`) against it, warning-free under both
+    compilers: g++ for the unrolled form, clang++ for the other. Returns the
+    folder, or None (with what went wrong printed) if the build fails or the
+    IR's `option` is not `mode`."""
+    out = pathlib.Path(d) / f"{model.stem}_{mode}"
+    run(capstan, "compile", model, "-o", out, "--ir", f"--{option}", mode)
+    ir = json.loads(next(out.glob("*.ir.json")).read_text())
+    build = build_program("g++" if mode == "unrolled" else "clang++", out, stem,
+                          program.format(header=f"{ir['class_name']}.hpp", cls=ir["class_name"],
+                                         state=STATE_AWAY_FROM_INITIAL, **fields))
+    if build.returncode != 0 or ir[option] != mode:
+        print(build.stdout[-3000:], f"{model.name}: {option} {ir[option]!r}, asked {mode!r}: FAILED")
+        return None
+    return out
+
+
 FRAME_KINEMATICS_PROGRAM = r"""#include "{header}"
 #include <algorithm>
 #include <cmath>
@@ -685,16 +704,8 @@ def frame_kinematics(capstan):
         for model in FRAME_KINEMATICS_MODELS:
             values = {}
             for mode in ("unrolled", "compact"):
-                out = pathlib.Path(d) / f"{model.stem}_{mode}"
-                run(capstan, "compile", model, "-o", out, "--ir", "--quadratic", mode)
-                ir = json.loads(next(out.glob("*.ir.json")).read_text())
-                # Warning-free under both compilers: g++ builds one form, clang++ the other.
-                build = build_program("g++" if mode == "unrolled" else "clang++", out, "frames",
-                                      FRAME_KINEMATICS_PROGRAM.format(header=f"{ir['class_name']}.hpp",
-                                                                      cls=ir["class_name"],
-                                                                      state=STATE_AWAY_FROM_INITIAL))
-                if build.returncode != 0 or ir["quadratic"] != mode:
-                    print(build.stdout, f"quadratic {ir['quadratic']!r}, asked {mode!r}")
+                out = build_in_form(capstan, d, model, "quadratic", mode, "frames", FRAME_KINEMATICS_PROGRAM)
+                if out is None:
                     failures += 1
                     continue
                 proc = subprocess.run([str(out / "frames")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -798,16 +809,9 @@ def recursions(capstan):
         for model, names in RECURSIONS_MODELS:
             values = {}
             for mode in ("unrolled", "loops"):
-                out = pathlib.Path(d) / f"{model.stem}_{mode}"
-                run(capstan, "compile", model, "-o", out, "--ir", "--recursions", mode)
-                ir = json.loads(next(out.glob("*.ir.json")).read_text())
-                # Warning-free under both compilers: g++ builds one form, clang++ the other.
-                build = build_program("g++" if mode == "unrolled" else "clang++", out, "recursions",
-                                      RECURSIONS_PROGRAM.format(header=f"{ir['class_name']}.hpp", cls=ir["class_name"],
-                                                                state=STATE_AWAY_FROM_INITIAL,
-                                                                names=", ".join(f'"{n}"' for n in names)))
-                if build.returncode != 0 or ir["recursions"] != mode:
-                    print(build.stdout[-3000:], f"recursions {ir['recursions']!r}, asked {mode!r}: FAILED")
+                out = build_in_form(capstan, d, model, "recursions", mode, "recursions", RECURSIONS_PROGRAM,
+                                    names=", ".join(f'"{n}"' for n in names))
+                if out is None:
                     failures += 1
                     continue
                 proc = subprocess.run([str(out / "recursions")], stdout=subprocess.PIPE, text=True)
