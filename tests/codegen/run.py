@@ -792,8 +792,10 @@ int main() {{
 # Joints of every kind with the parameters the program changes: ball and
 # revolute with armature (sensors), free and revolute (humanoid), universal
 # and prismatic (gimbal_sdf), free joints held by force elements (bushing
-# and spring: bushing_pair).
+# and spring: bushing_pair), a weld, a cylindrical joint and body frames
+# away from their joint frames (weld_cylindrical).
 RECURSIONS_MODELS = [(SENSORS, ["world.gravity[3]", "upper.mass"]),
+                     (HERE / "models/weld_cylindrical.cap", ["world.gravity[1]", "b3.mass"]),
                      (ROOT / "bench/peers/models/humanoid.cap", ["world.gravity[3]", "waist_z.m"]),
                      (ROOT / "tests/import/golden/gimbal_sdf.cap", ["world.gravity[3]", "yoke.mass"]),
                      (HERE / "models/bushing_pair.cap", ["world.gravity[3]", "bodyC.mass"])]
