@@ -1487,11 +1487,29 @@ class Tracer {
     return false;
   }
 
+  static std::string dofTable(const std::string& name, const std::vector<int>& values) {
+    std::string list;
+    for (const int v : values) list += (list.empty() ? "" : ", ") + std::to_string(v);
+    return "static constexpr std::array<int, nu> " + name + "{{" + list + "}};";
+  }
   // `static constexpr std::array<int, nu> kDofParent`: Data::dofParents.
-  std::string dofParentTable() const {
-    std::string parents;
-    for (const int p : Data<Expr>::dofParents(mechanism_)) parents += (parents.empty() ? "" : ", ") + std::to_string(p);
-    return "static constexpr std::array<int, nu> kDofParent{{" + parents + "}};";
+  std::string dofParentTable() const { return dofTable("kDofParent", Data<Expr>::dofParents(mechanism_)); }
+  // kRunStart[j]: the first dof of the run of consecutive dofs, each the
+  // parent of the next, that ends at j (j itself when its parent is not
+  // j - 1): a dof's ancestors are a few such runs, each a contiguous block.
+  // kLastDescendant[k]: the last dof below k (k when none).
+  std::string dofRunTable(bool lastDescendant) const {
+    const std::vector<int> parent = Data<Expr>::dofParents(mechanism_);
+    const auto n = parent.size();
+    std::vector<int> runStart(n), last(n);
+    for (std::size_t j = 0; j < n; ++j) {
+      runStart[j] = j > 0 && parent[j] == static_cast<int>(j) - 1 ? runStart[j - 1] : static_cast<int>(j);
+      last[j] = static_cast<int>(j);
+    }
+    for (std::size_t d = 0; d < n; ++d)
+      for (int j = parent[d]; j >= 0; j = parent[static_cast<std::size_t>(j)])
+        last[static_cast<std::size_t>(j)] = std::max(last[static_cast<std::size_t>(j)], static_cast<int>(d));
+    return lastDescendant ? dofTable("kLastDescendant", last) : dofTable("kRunStart", runStart);
   }
 
   // The derivatives' pair terms in the compact form: their factors
@@ -1639,46 +1657,45 @@ class Tracer {
                  "dudot_dq.noalias() = -dudot_dtau * $dr_dq;", "dudot_du.noalias() = -dudot_dtau * $dr_du;"})
           fn.closing(line);
       } else {
-        // Each inner step is a contiguous column segment (Eigen vectorizes
-        // it), not a walk up the parent table, whose dependent loads made
-        // the first version of these loops 6x slower on a 50-link chain.
+        // Each inner step is a matrix-vector product over a contiguous
+        // block (Eigen's kernel), not a walk up the parent table, whose
+        // dependent loads made the first version of these loops 6x slower
+        // on a 50-link chain, nor an update of one column segment at a time
+        // (1.5x slower than these products there; docs/performance.md).
         for (const std::string& line : std::vector<std::string>{
                  "// At run time: M = U^T D U in place on its upper triangle (F: U = L^T, unit, above the diagonal",
                  "// and D on it; M's lower triangle mirrored first), tree-sparse (kDofParent[k]: dof k's parent",
-                 "// dof, -1 at a root; no fill-in, so whole column segments can be updated: the entries off k's",
-                 "// path are zero); then Z = M^-1 by columns from the root, Z(0:a, a) = -sum over a's ancestors j",
-                 "// of U(j, a) Z(0:a, j) and Z(a, a) = 1/D(a) - sum_j U(j, a) Z(j, a), row a = column a; then",
-                 "// Eigen's products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.",
+                 "// dof, -1 at a root; no fill-in: the entries off a dof's path are zero and stay zero), from the",
+                 "// last dof up: U(0:k, k) D(k) = M(0:k, k) - sum_d U(0:k, d) D(d) U(k, d) over k's descendants",
+                 "// d, one matrix-vector product over the dofs k + 1 ... kLastDescendant[k] (U(k, d) = 0 for",
+                 "// those of them not below k); then Z = M^-1 by columns from the root, Z(0:a, a) = -sum over",
+                 "// a's ancestors j of Z(0:a, j) U(j, a), one matrix-vector product per run of consecutive",
+                 "// ancestors (kRunStart[j]: the run's first dof), and Z(a, a) = 1/D(a) - U(0:a, a) . Z(0:a, a),",
+                 "// row a = column a; then Eigen's products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.",
                  compactPairs ? "" : dofParentTable(),  // else the pairs' loop has it
+                 dofRunTable(/*lastDescendant=*/false),
+                 dofRunTable(/*lastDescendant=*/true),
                  "MassMatrix& F = $M;  // M, then its factor",
                  "for (int j = 1; j < nu; ++j)",
                  "  for (int i = 0; i < j; ++i) F(i, j) = F(j, i);",
+                 "U DU = U::Zero(nu);  // D(d) U(k, d) for k's descendants d",
                  "for (int k = nu - 1; k >= 0; --k) {",
-                 "  if (kDofParent[k] < 0) continue;",
-                 "  const double dInv = 1.0 / F(k, k);",
-                 "  for (int i = kDofParent[k]; i >= 0; i = kDofParent[i]) {",
-                 "    const double a = F(i, k) * dInv;",
-                 "    F.col(i).head(i + 1) -= a * F.col(k).head(i + 1);",
-                 "    F(i, k) = a;",
+                 "  const int m = kLastDescendant[k] - k;",
+                 "  if (m > 0) {",
+                 "    DU.head(m) = F.diagonal().segment(k + 1, m).cwiseProduct(F.row(k).segment(k + 1, m).transpose());",
+                 "    F.col(k).head(k + 1).noalias() -= F.block(0, k + 1, k + 1, m) * DU.head(m);",
                  "  }",
+                 "  if (k > 0) F.col(k).head(k) *= 1.0 / F(k, k);",
                  "}",
                  "for (int a = 0; a < nu; ++a) {",
                  "  auto z = dudot_dtau.col(a).head(a);",
                  "  z.setZero();",
-                 "  // Four ancestors at a time while there are four: one pass over z for four columns.",
-                 "  int j1 = kDofParent[a];",
-                 "  while (j1 >= 0 && kDofParent[j1] >= 0 && kDofParent[kDofParent[j1]] >= 0 &&",
-                 "         kDofParent[kDofParent[kDofParent[j1]]] >= 0) {",
-                 "    const int j2 = kDofParent[j1], j3 = kDofParent[j2], j4 = kDofParent[j3];",
-                 "    z -= F(j1, a) * dudot_dtau.col(j1).head(a) + F(j2, a) * dudot_dtau.col(j2).head(a) +",
-                 "         F(j3, a) * dudot_dtau.col(j3).head(a) + F(j4, a) * dudot_dtau.col(j4).head(a);",
-                 "    j1 = kDofParent[j4];",
+                 "  for (int j = kDofParent[a]; j >= 0; j = kDofParent[kRunStart[j]]) {",
+                 "    const int s = kRunStart[j];",
+                 "    z.noalias() -= dudot_dtau.block(0, s, a, j - s + 1) * F.col(a).segment(s, j - s + 1);",
                  "  }",
-                 "  for (; j1 >= 0; j1 = kDofParent[j1]) z -= F(j1, a) * dudot_dtau.col(j1).head(a);",
-                 "  double d = 1.0 / F(a, a);",
-                 "  for (int j = kDofParent[a]; j >= 0; j = kDofParent[j]) d -= F(j, a) * z[j];",
-                 "  dudot_dtau(a, a) = d;",
-                 "  for (int b = 0; b < a; ++b) dudot_dtau(a, b) = z[b];",
+                 "  dudot_dtau(a, a) = 1.0 / F(a, a) - F.col(a).head(a).dot(z);",
+                 "  dudot_dtau.row(a).head(a) = z.transpose();",
                  "}",
                  "dudot_dq.noalias() = -dudot_dtau * $dr_dq;",
                  "dudot_du.noalias() = -dudot_dtau * $dr_du;"}) {
