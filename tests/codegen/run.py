@@ -1181,7 +1181,9 @@ def derivatives(capstan):
             probe = run(capstan, "eval", model, "--state", write_state(tmp, {}), "--interpret", "--derivatives",
                         check=False)
             if probe.returncode != 0:
-                print(f"derivatives: {model.name}: skipped: {probe.stderr.strip().splitlines()[-1]}")
+                lines = probe.stderr.strip().splitlines()
+                reason = next((line for line in lines if "error:" in line), lines[-1] if lines else "no message")
+                print(f"derivatives: {model.name}: skipped: {reason}")
                 continue
             failures += derivatives_of(capstan, model, tmp, rng, cases)
             checked += 1
