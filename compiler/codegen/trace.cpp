@@ -1512,6 +1512,63 @@ class Tracer {
     return lastDescendant ? dofTable("kLastDescendant", last) : dofTable("kRunStart", runStart);
   }
 
+  // The derivative functions' nu x nu results, sized first where MassMatrix
+  // is dynamic.
+  void resizeResults(FunctionBuilder& fn, const std::vector<std::string>& results) const {
+    if (!massMatrixDynamic()) return;
+    for (const std::string& m : results)
+      fn.opening(m + ".resize(nu, nu);  // dynamic size: allocates only if not nu x nu yet");
+  }
+
+  // forwardDynamicsDerivatives' closing statements where M^-1 runs in
+  // loops: M = U^T D U factored in place (the local M, with its lower
+  // triangle filled), M^-1 into dudot_dtau, then the two products with
+  // dr_dq and dr_du. Each inner step is a matrix-vector product over a
+  // contiguous block (Eigen's kernel), not a walk up the parent table,
+  // whose dependent loads made the first version of these loops 6x slower
+  // on a 50-link chain, nor an update of one column segment at a time
+  // (1.5x slower than these products there; docs/performance.md).
+  // withParentTable: emit kDofParent (a pairs' loop before them has it).
+  std::vector<std::string> massInverseLoops(bool withParentTable) const {
+    return {
+        "// At run time: M = U^T D U in place on its upper triangle (F: U = L^T, unit, above the diagonal",
+        "// and D on it; M's lower triangle mirrored first), tree-sparse (kDofParent[k]: dof k's parent",
+        "// dof, -1 at a root; no fill-in: the entries off a dof's path are zero and stay zero), from the",
+        "// last dof up: U(0:k, k) D(k) = M(0:k, k) - sum_d U(0:k, d) D(d) U(k, d) over k's descendants",
+        "// d, one matrix-vector product over the dofs k + 1 ... kLastDescendant[k] (U(k, d) = 0 for",
+        "// those of them not below k); then Z = M^-1 by columns from the root, Z(0:a, a) = -sum over",
+        "// a's ancestors j of Z(0:a, j) U(j, a), one matrix-vector product per run of consecutive",
+        "// ancestors (kRunStart[j]: the run's first dof), and Z(a, a) = 1/D(a) - U(0:a, a) . Z(0:a, a),",
+        "// row a = column a; then Eigen's products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.",
+        withParentTable ? dofParentTable() : "",
+        dofRunTable(/*lastDescendant=*/false),
+        dofRunTable(/*lastDescendant=*/true),
+        "MassMatrix& F = $M;  // M, then its factor",
+        "for (int j = 1; j < nu; ++j)",
+        "  for (int i = 0; i < j; ++i) F(i, j) = F(j, i);",
+        "U DU = U::Zero(nu);  // D(d) U(k, d) for k's descendants d",
+        "for (int k = nu - 1; k >= 0; --k) {",
+        "  const int m = kLastDescendant[k] - k;",
+        "  if (m > 0) {",
+        "    DU.head(m) = F.diagonal().segment(k + 1, m).cwiseProduct(F.row(k).segment(k + 1, m).transpose());",
+        "    F.col(k).head(k + 1).noalias() -= F.block(0, k + 1, k + 1, m) * DU.head(m);",
+        "  }",
+        "  if (k > 0) F.col(k).head(k) *= 1.0 / F(k, k);",
+        "}",
+        "for (int a = 0; a < nu; ++a) {",
+        "  auto z = dudot_dtau.col(a).head(a);",
+        "  z.setZero();",
+        "  for (int j = kDofParent[a]; j >= 0; j = kDofParent[kRunStart[j]]) {",
+        "    const int s = kRunStart[j];",
+        "    z.noalias() -= dudot_dtau.block(0, s, a, j - s + 1) * F.col(a).segment(s, j - s + 1);",
+        "  }",
+        "  dudot_dtau(a, a) = 1.0 / F(a, a) - F.col(a).head(a).dot(z);",
+        "  dudot_dtau.row(a).head(a) = z.transpose();",
+        "}",
+        "dudot_dq.noalias() = -dudot_dtau * $dr_dq;",
+        "dudot_du.noalias() = -dudot_dtau * $dr_du;"};
+  }
+
   // The derivatives' pair terms in the compact form: their factors
   // (local::DerivativePairs) traced into locals, one block per joint, then
   // local::addDerivativePairs as a loop over the dof tree adding them to
@@ -1594,6 +1651,8 @@ class Tracer {
         forward && !massMatrixDynamic() &&
         (options_.massInverse == MassInverse::Auto ? inverseWork(dofParent) <= kMaxTracedInverseWork
                                                    : options_.massInverse == MassInverse::Unrolled);
+    if (f.id == FunctionId::ForwardDynamicsDerivatives && !traceInverse && layout_.forceLaws.empty())
+      return composedForwardDynamicsDerivatives(f);
     // The pair terms (local::DerivativePairs): traced with the rest, or,
     // where the quadratic results are compact, only their factors traced
     // and their sum a loop at run time (code O(nu), not O(nu^2)).
@@ -1608,10 +1667,7 @@ class Tracer {
     const std::vector<std::string> results =
         forward ? std::vector<std::string>{"dudot_dq", "dudot_du", "dudot_dtau"}
                 : std::vector<std::string>{"dtau_dq", "dtau_du", "M"};
-    if (massMatrixDynamic()) {
-      for (const std::string& m : results)
-        fn.opening(m + ".resize(nu, nu);  // dynamic size: allocates only if not nu x nu yet");
-    }
+    resizeResults(fn, results);
     const MatrixX<Expr>& dq = forward ? v.dr_dq : v.dtau_dq;
     const MatrixX<Expr>& du = forward ? v.dr_du : v.dtau_du;
     if (forward) {
@@ -1657,48 +1713,7 @@ class Tracer {
                  "dudot_dq.noalias() = -dudot_dtau * $dr_dq;", "dudot_du.noalias() = -dudot_dtau * $dr_du;"})
           fn.closing(line);
       } else {
-        // Each inner step is a matrix-vector product over a contiguous
-        // block (Eigen's kernel), not a walk up the parent table, whose
-        // dependent loads made the first version of these loops 6x slower
-        // on a 50-link chain, nor an update of one column segment at a time
-        // (1.5x slower than these products there; docs/performance.md).
-        for (const std::string& line : std::vector<std::string>{
-                 "// At run time: M = U^T D U in place on its upper triangle (F: U = L^T, unit, above the diagonal",
-                 "// and D on it; M's lower triangle mirrored first), tree-sparse (kDofParent[k]: dof k's parent",
-                 "// dof, -1 at a root; no fill-in: the entries off a dof's path are zero and stay zero), from the",
-                 "// last dof up: U(0:k, k) D(k) = M(0:k, k) - sum_d U(0:k, d) D(d) U(k, d) over k's descendants",
-                 "// d, one matrix-vector product over the dofs k + 1 ... kLastDescendant[k] (U(k, d) = 0 for",
-                 "// those of them not below k); then Z = M^-1 by columns from the root, Z(0:a, a) = -sum over",
-                 "// a's ancestors j of Z(0:a, j) U(j, a), one matrix-vector product per run of consecutive",
-                 "// ancestors (kRunStart[j]: the run's first dof), and Z(a, a) = 1/D(a) - U(0:a, a) . Z(0:a, a),",
-                 "// row a = column a; then Eigen's products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.",
-                 compactPairs ? "" : dofParentTable(),  // else the pairs' loop has it
-                 dofRunTable(/*lastDescendant=*/false),
-                 dofRunTable(/*lastDescendant=*/true),
-                 "MassMatrix& F = $M;  // M, then its factor",
-                 "for (int j = 1; j < nu; ++j)",
-                 "  for (int i = 0; i < j; ++i) F(i, j) = F(j, i);",
-                 "U DU = U::Zero(nu);  // D(d) U(k, d) for k's descendants d",
-                 "for (int k = nu - 1; k >= 0; --k) {",
-                 "  const int m = kLastDescendant[k] - k;",
-                 "  if (m > 0) {",
-                 "    DU.head(m) = F.diagonal().segment(k + 1, m).cwiseProduct(F.row(k).segment(k + 1, m).transpose());",
-                 "    F.col(k).head(k + 1).noalias() -= F.block(0, k + 1, k + 1, m) * DU.head(m);",
-                 "  }",
-                 "  if (k > 0) F.col(k).head(k) *= 1.0 / F(k, k);",
-                 "}",
-                 "for (int a = 0; a < nu; ++a) {",
-                 "  auto z = dudot_dtau.col(a).head(a);",
-                 "  z.setZero();",
-                 "  for (int j = kDofParent[a]; j >= 0; j = kDofParent[kRunStart[j]]) {",
-                 "    const int s = kRunStart[j];",
-                 "    z.noalias() -= dudot_dtau.block(0, s, a, j - s + 1) * F.col(a).segment(s, j - s + 1);",
-                 "  }",
-                 "  dudot_dtau(a, a) = 1.0 / F(a, a) - F.col(a).head(a).dot(z);",
-                 "  dudot_dtau.row(a).head(a) = z.transpose();",
-                 "}",
-                 "dudot_dq.noalias() = -dudot_dtau * $dr_dq;",
-                 "dudot_du.noalias() = -dudot_dtau * $dr_du;"}) {
+        for (const std::string& line : massInverseLoops(/*withParentTable=*/!compactPairs)) {  // else the pairs' loop has it
           if (!line.empty()) fn.closing(line);
         }
       }
@@ -1735,6 +1750,36 @@ class Tracer {
                                   : pairs + "; then the factor and solves in loops."));
     fn.set("doc", doc);
     fn.set("method", {{"chosen", "analytic"}, {"traced", opsJson(fn.ops())}});
+    return fn.finish();
+  }
+
+  // forwardDynamicsDerivatives where M^-1 runs in loops and no force law
+  // depends on the state: composed from the class's own functions, nothing
+  // traced. udot from forwardDynamics; d tau / dq, d tau / du and M from
+  // inverseDynamicsDerivatives at that udot, which are the residual's
+  // dr/dx (without force laws the applied forces are the force elements',
+  // which inverse dynamics differentiates itself); then the loops. The
+  // traced form repeated inverseDynamicsDerivatives' recursion with ABA
+  // beside it: a unit calling both functions compiled it twice, and on the
+  // 50-link chain it was no faster (docs/performance.md).
+  json composedForwardDynamicsDerivatives(const GeneratedFunction& f) {
+    FunctionBuilder fn = function(f);
+    resizeResults(fn, {"dudot_dq", "dudot_du", "dudot_dtau"});
+    fn.local("U udot;");
+    fn.readAtEnd("udot");
+    for (const char* m : {"dr_dq", "dr_du", "M"}) {
+      fn.local(std::string("MassMatrix ") + m + ";  // inverseDynamicsDerivatives sets every entry");
+      fn.readAtEnd(m);
+    }
+    fn.closing("// udot, then inverse dynamics' derivatives there: dr/dx = d tau / dx, and M.");
+    fn.closing("forwardDynamics(time, q, u, $udot);");
+    fn.closing("inverseDynamicsDerivatives(time, q, u, $udot, $dr_dq, $dr_du, $M);");
+    for (const std::string& line : massInverseLoops(/*withParentTable=*/true)) fn.closing(line);
+    std::vector<std::string> doc = f.doc;
+    doc.push_back("Composed, nothing traced: forwardDynamics' udot, inverseDynamicsDerivatives there (no force");
+    doc.push_back("law depends on the state), then M's factor and M^-1 in loops and two products.");
+    fn.set("doc", doc);
+    fn.set("method", {{"chosen", "analytic"}, {"composed", true}, {"traced", opsJson(fn.ops())}});
     return fn.finish();
   }
 
