@@ -6,7 +6,9 @@
 // header-only, on the peer models arm7, chain20, chain50 and the humanoid;
 // and, in the same rounds, forwardDynamics against Pinocchio's aba (both of
 // its conventions) and frameJacobian of the last body against
-// computeFrameJacobian (from q, LOCAL_WORLD_ALIGNED).
+// computeFrameJacobian (from q, LOCAL_WORLD_ALIGNED); and the two
+// products -M^-1 d tau that both forward derivatives end with, alone, with
+// what a target of 3x computeABADerivatives leaves beside them.
 // Built and run by bench/peers/pinocchio.sh with PINOCCHIO_PREFIX (an
 // installation made by hand outside this repository); without it the
 // script skips.
@@ -247,8 +249,16 @@ void run(const char* name, int rounds, double batch) {
       clobber(pd.ddq);
     };
   };
+  // The products both forward derivatives end with, d udot / dq = -M^-1
+  // d tau / dq and d udot / du = -M^-1 d tau / du (2 nu^3 multiply-adds),
+  // alone: Capstan's in its fixed-size matrices, Pinocchio's as
+  // computeABADerivatives writes them (dynamic size). No faster method
+  // forms these dense results, so they bound what either can reach.
+  const typename Model::MassMatrix* volatile minvSource = &dtau;
+  Eigen::MatrixXd pMinv = dtau, pdq = tq, pdu = tu, pOutQ(pm.nv, pm.nv), pOutU(pm.nv, pm.nv);
+  typename Model::MassMatrix minv;
   // Each Pinocchio row is compared with the Capstan row at reference[k].
-  const std::vector<std::size_t> reference = {0, 0, 2, 2, 4, 4, 4, 7, 7};
+  const std::vector<std::size_t> reference = {0, 0, 2, 2, 4, 4, 4, 7, 7, 9, 10};
   std::vector<Timed> timed = {
       {"Capstan forwardDynamicsDerivatives", [&] {
          q = *qSource;
@@ -298,6 +308,20 @@ void run(const char* name, int rounds, double batch) {
          pinocchio::computeFrameJacobian(pm, pd, pq, pframe, pinocchio::LOCAL_WORLD_ALIGNED, pJ);
          clobber(pJ);
        }},
+      {"the two products -M^-1 d tau alone, fixed size (Capstan's)", [&] {
+         minv = *minvSource;
+         dq.noalias() = -minv * tq;
+         du.noalias() = -minv * tu;
+         clobber(dq);
+         clobber(du);
+       }},
+      {"the two products -M^-1 d tau alone, dynamic size (Pinocchio's)", [&] {
+         pMinv(0, 0) = (*minvSource)(0, 0);
+         pOutQ.noalias() = -pMinv * pdq;
+         pOutU.noalias() = -pMinv * pdu;
+         clobber(pOutQ);
+         clobber(pOutU);
+       }},
   };
   timeInterleaved(timed, rounds, batch);
   std::printf("| engine | us per call | Pinocchio / Capstan (the Capstan row above) |\n|---|---|---|\n");
@@ -306,6 +330,15 @@ void run(const char* name, int rounds, double batch) {
     std::printf("| %s | %.2f | %s |\n", timed[k].name.c_str(), timed[k].median(),
                 reference[k] == k ? "" : (std::to_string(timed[k].median() / capstan).substr(0, 4) + "x").c_str());
   }
+  // What a forward-derivatives target of 3x computeABADerivatives leaves
+  // beside the products, against what Pinocchio spends beside its own.
+  const double pinocchioFdd = timed[1].median(), products = timed[9].median(), theirRest = pinocchioFdd - timed[10].median();
+  const double left = pinocchioFdd / 3 - products;
+  std::printf("\n3x computeABADerivatives is %.2f us: %.2f us beside Capstan's products, against Pinocchio's "
+              "%.2f us beside its own (%s)\n",
+              pinocchioFdd / 3, left, theirRest,
+              left > 0 ? ("that rest " + std::to_string(theirRest / left).substr(0, 4) + "x faster").c_str()
+                       : "not reachable: the products alone take longer");
 }
 
 }  // namespace
