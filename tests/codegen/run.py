@@ -1191,11 +1191,18 @@ def derivatives(capstan):
         # with force elements and force laws (bushing, sensors); each loop
         # built by both compilers.
         unrolled = ("unrolled", "g++")
-        failures += derivative_forms(capstan, [(trees[0], [unrolled, ("compact", "clang++")]),
-                                               (trees[1], [unrolled, ("loops", "clang++"), ("compact", "g++")]),
-                                               (trees[2], [unrolled, ("compact", "clang++")]),
-                                               (BUSHING_EXAMPLE, [unrolled, ("compact", "g++")]),
-                                               (SENSORS, [unrolled, ("compact", "clang++")])], tmp)
+        # forwardDynamicsDerivatives with M^-1 in loops is composed of
+        # forwardDynamics and inverseDynamicsDerivatives where no force law
+        # depends on the state: the bushing, and tree_c without the force
+        # law the random trees have; traced on the others.
+        lawless = tmp / "tree_c_without_force_law.cap"
+        lawless.write_text("\n".join(line for line in trees[2].read_text().split("\n") if ".tau =" not in line))
+        failures += derivative_forms(capstan, [(trees[0], [unrolled, ("compact", "clang++")], False),
+                                               (trees[1], [unrolled, ("loops", "clang++"), ("compact", "g++")], False),
+                                               (trees[2], [unrolled, ("compact", "clang++")], False),
+                                               (lawless, [unrolled, ("loops", "g++"), ("compact", "clang++")], True),
+                                               (BUSHING_EXAMPLE, [unrolled, ("compact", "g++")], True),
+                                               (SENSORS, [unrolled, ("compact", "clang++")], False)], tmp)
         # outputDerivatives (reverse sweeps, symbolic::gradient) on the
         # trees with quaternions and every joint type, and the model with
         # outputs and force laws.
@@ -1313,9 +1320,12 @@ def derivative_forms(capstan, cases, tmp):
     """forwardDynamicsDerivatives and inverseDynamicsDerivatives in each of
     DERIVATIVE_FORMS agree with the unrolled form to 1e-12 relative, each
     form built warning-free by the compiler named with it. cases: (model,
-    [(form, compiler), ...]), the unrolled form first."""
+    [(form, compiler), ...], composed), the unrolled form first; composed:
+    whether forwardDynamicsDerivatives is composed of the class's
+    forwardDynamics and inverseDynamicsDerivatives where M^-1 is in loops
+    (the IR's method.composed; it is traced in the unrolled form)."""
     failures = 0
-    for model, forms in cases:
+    for model, forms, composed in cases:
         values = {}
         for mode, compiler in forms:
             options, marks = DERIVATIVE_FORMS[mode]
@@ -1328,6 +1338,9 @@ def derivative_forms(capstan, cases, tmp):
                                                                   state=STATE_AWAY_FROM_INITIAL))
             text = header.read_text()
             missing = [m for m in marks if (m.lstrip("!") in text) == m.startswith("!")]
+            method = next(f["method"] for f in ir["functions"] if f["name"] == "forwardDynamicsDerivatives")
+            if method.get("composed", False) != (composed and mode != "unrolled"):
+                missing.append(f"forwardDynamicsDerivatives {'composed' if composed else 'traced'}")
             if build.returncode != 0 or missing:
                 print(build.stdout, f"derivatives: {model.name}: {mode} form: the header does not hold {missing}")
                 failures += 1
