@@ -1635,9 +1635,12 @@ class Tracer {
   // symbolically, forceDerivatives). Forward dynamics needs the residual's
   // derivatives dr = d(inverse dynamics - applied forces) at its udot, and
   // M^-1: up to kMaxTracedInverseWork, M^-1 is traced (L^T D L factor,
-  // ltdlInverse) and gives udot too (no ABA); past it, udot comes from ABA
-  // in joint frames and M's tree-sparse factor and M^-1 run at run time in
-  // loops over a table of the dofs' parents. Either way the products
+  // ltdlInverse) and gives udot too (no ABA); past it, M's tree-sparse
+  // factor and M^-1 run at run time in loops over a table of the dofs'
+  // parents, and forwardDynamicsDerivatives is composed of the class's
+  // functions (composedForwardDynamicsDerivatives): what is traced here
+  // then is the cable models' forwardDynamicsDerivativesWithoutCables,
+  // whose udot comes from ABA in joint frames. Either way the products
   // d udot / dx = -M^-1 dr/dx are Eigen's, at run time.
   json analyticDerivatives(const GeneratedFunction& f, FunctionEvaluator<Expr>& ev) {
     const bool forward = f.id != FunctionId::InverseDynamicsDerivatives;
@@ -1651,8 +1654,7 @@ class Tracer {
         forward && !massMatrixDynamic() &&
         (options_.massInverse == MassInverse::Auto ? inverseWork(dofParent) <= kMaxTracedInverseWork
                                                    : options_.massInverse == MassInverse::Unrolled);
-    if (f.id == FunctionId::ForwardDynamicsDerivatives && !traceInverse && layout_.forceLaws.empty())
-      return composedForwardDynamicsDerivatives(f);
+    if (f.id == FunctionId::ForwardDynamicsDerivatives && !traceInverse) return composedForwardDynamicsDerivatives(f);
     // The pair terms (local::DerivativePairs): traced with the rest, or,
     // where the quadratic results are compact, only their factors traced
     // and their sum a loop at run time (code O(nu), not O(nu^2)).
@@ -1753,15 +1755,15 @@ class Tracer {
     return fn.finish();
   }
 
-  // forwardDynamicsDerivatives where M^-1 runs in loops and no force law
-  // depends on the state: composed from the class's own functions, nothing
-  // traced. udot from forwardDynamics; d tau / dq, d tau / du and M from
-  // inverseDynamicsDerivatives at that udot, which are the residual's
-  // dr/dx (without force laws the applied forces are the force elements',
-  // which inverse dynamics differentiates itself); then the loops. The
-  // traced form repeated inverseDynamicsDerivatives' recursion with ABA
-  // beside it: a unit calling both functions compiled it twice, and on the
-  // 50-link chain it was no faster (docs/performance.md).
+  // forwardDynamicsDerivatives where M^-1 runs in loops: composed from the
+  // class's own functions. udot from forwardDynamics; d tau / dq, d tau /
+  // du and M from inverseDynamicsDerivatives at that udot, which
+  // differentiates the force elements' forces itself; the residual's dr/dx
+  // is that less the force laws' d tau / dx, the only part traced here
+  // (symbolically, as in the traced form). The traced form repeated
+  // inverseDynamicsDerivatives' recursion with ABA beside it: a unit
+  // calling both functions compiled it twice, and on the 50-link chain it
+  // was no faster (docs/performance.md).
   json composedForwardDynamicsDerivatives(const GeneratedFunction& f) {
     FunctionBuilder fn = function(f);
     resizeResults(fn, {"dudot_dq", "dudot_du", "dudot_dtau"});
@@ -1771,13 +1773,30 @@ class Tracer {
       fn.local(std::string("MassMatrix ") + m + ";  // inverseDynamicsDerivatives sets every entry");
       fn.readAtEnd(m);
     }
-    fn.closing("// udot, then inverse dynamics' derivatives there: dr/dx = d tau / dx, and M.");
+    std::vector<std::string> laws;
+    if (!layout_.forceLaws.empty()) {
+      const FunctionValues<Expr> v = arguments();
+      env_->setState(v.time, v.q, v.u);
+      const ForceDerivatives<Expr> d = forceDerivatives(env_->appliedForces(), {});
+      const std::string zero = massMatrixDynamic() ? " = MassMatrix::Zero(nu, nu);" : " = MassMatrix::Zero();";
+      for (const auto& [name, value, along] : {std::tuple{"dlaws_dq", &d.dtau_dq, "q along N(q)"},
+                                               std::tuple{"dlaws_du", &d.dtau_du, "u"}}) {
+        fn.local(std::string("MassMatrix ") + name + zero);
+        fn.readAtEnd(name);
+        columnBlocks(fn, name, *value, std::string("d(force laws' tau) / d") + along);
+      }
+      laws = {"$dr_dq -= $dlaws_dq;  // the residual less the force laws", "$dr_du -= $dlaws_du;"};
+    }
+    fn.closing("// udot, then inverse dynamics' derivatives there: d tau / dx and M.");
     fn.closing("forwardDynamics(time, q, u, $udot);");
     fn.closing("inverseDynamicsDerivatives(time, q, u, $udot, $dr_dq, $dr_du, $M);");
+    for (const std::string& line : laws) fn.closing(line);
     for (const std::string& line : massInverseLoops(/*withParentTable=*/true)) fn.closing(line);
     std::vector<std::string> doc = f.doc;
-    doc.push_back("Composed, nothing traced: forwardDynamics' udot, inverseDynamicsDerivatives there (no force");
-    doc.push_back("law depends on the state), then M's factor and M^-1 in loops and two products.");
+    doc.push_back("Composed: forwardDynamics' udot, inverseDynamicsDerivatives there" +
+                  std::string(laws.empty() ? "" : " less the force laws' traced derivatives") +
+                  ", then M's factor and");
+    doc.push_back("M^-1 in loops and two products.");
     fn.set("doc", doc);
     fn.set("method", {{"chosen", "analytic"}, {"composed", true}, {"traced", opsJson(fn.ops())}});
     return fn.finish();
