@@ -1773,19 +1773,36 @@ class Tracer {
       fn.local(std::string("MassMatrix ") + m + ";  // inverseDynamicsDerivatives sets every entry");
       fn.readAtEnd(m);
     }
+    // The force laws' derivatives: their nonzero entries traced into
+    // dlaws, then subtracted entry by entry (a force law reaches a few
+    // dofs; no nu x nu temporaries).
     std::vector<std::string> laws;
     if (!layout_.forceLaws.empty()) {
       const FunctionValues<Expr> v = arguments();
       env_->setState(v.time, v.q, v.u);
       const ForceDerivatives<Expr> d = forceDerivatives(env_->appliedForces(), {});
-      const std::string zero = massMatrixDynamic() ? " = MassMatrix::Zero(nu, nu);" : " = MassMatrix::Zero();";
-      for (const auto& [name, value, along] : {std::tuple{"dlaws_dq", &d.dtau_dq, "q along N(q)"},
-                                               std::tuple{"dlaws_du", &d.dtau_du, "u"}}) {
-        fn.local(std::string("MassMatrix ") + name + zero);
-        fn.readAtEnd(name);
-        columnBlocks(fn, name, *value, std::string("d(force laws' tau) / d") + along);
+      for (const auto& [dr, value, along] : {std::tuple{"dr_dq", &d.dtau_dq, "q along N(q)"},
+                                             std::tuple{"dr_du", &d.dtau_du, "u"}}) {
+        for (const JointLayout& j : layout_.joints) {
+          std::vector<Assignment> out;
+          for (int c = j.uIndex(); c < j.uIndex() + j.nu(); ++c) {
+            for (int row = 0; row < value->rows(); ++row) {
+              if ((*value)(row, c).isZero()) continue;
+              const std::string entry = "dlaws[" + std::to_string(laws.size()) + "]";
+              out.push_back({entry, (*value)(row, c)});
+              laws.push_back("$" + std::string(dr) + ".coeffRef(" + std::to_string(row) + ", " + std::to_string(c) +
+                             ") -= $" + entry + ";");
+            }
+          }
+          fn.block(cite_.joint(j) + ": d(force laws' tau) / d" + along + ", its columns", out);
+        }
       }
-      laws = {"$dr_dq -= $dlaws_dq;  // the residual less the force laws", "$dr_du -= $dlaws_du;"};
+      if (!laws.empty()) {
+        fn.local("Eigen::Matrix<double, " + std::to_string(laws.size()) +
+                 ", 1> dlaws;  // the force laws' nonzero derivatives, subtracted below");
+        fn.readAtEnd("dlaws");
+        laws.insert(laws.begin(), "// The residual less the force laws' derivatives.");
+      }
     }
     fn.closing("// udot, then inverse dynamics' derivatives there: d tau / dx and M.");
     fn.closing("forwardDynamics(time, q, u, $udot);");
