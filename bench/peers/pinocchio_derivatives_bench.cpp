@@ -259,6 +259,15 @@ void run(const char* name, int rounds, double batch) {
   const typename Model::MassMatrix* volatile minvSource = &dtau;
   Eigen::MatrixXd pMinv = dtau, pdq = tq, pdu = tu, pOutQ(pm.nv, pm.nv), pOutU(pm.nv, pm.nv);
   typename Model::MassMatrix minv = dtau;
+  auto productsAlone = [&](auto& Minv, const auto& dtau_dq, const auto& dtau_du, auto& outQ, auto& outU) {
+    return [&minvSource, Z = &Minv, A = &dtau_dq, B = &dtau_du, P = &outQ, Q = &outU] {
+      (*Z)(0, 0) = (*minvSource)(0, 0);
+      P->noalias() = -*Z * *A;
+      Q->noalias() = -*Z * *B;
+      clobber(*P);
+      clobber(*Q);
+    };
+  };
   // Each Pinocchio row is compared with the Capstan row at reference[k].
   const std::vector<std::size_t> reference = {0, 0, 2, 2, 4, 4, 4, 7, 7, 9, 10};
   std::vector<Timed> timed = {
@@ -310,20 +319,8 @@ void run(const char* name, int rounds, double batch) {
          pinocchio::computeFrameJacobian(pm, pd, pq, pframe, pinocchio::LOCAL_WORLD_ALIGNED, pJ);
          clobber(pJ);
        }},
-      {"the two products -M^-1 d tau alone, fixed size (Capstan's)", [&] {
-         minv(0, 0) = (*minvSource)(0, 0);
-         dq.noalias() = -minv * tq;
-         du.noalias() = -minv * tu;
-         clobber(dq);
-         clobber(du);
-       }},
-      {"the two products -M^-1 d tau alone, dynamic size (Pinocchio's)", [&] {
-         pMinv(0, 0) = (*minvSource)(0, 0);
-         pOutQ.noalias() = -pMinv * pdq;
-         pOutU.noalias() = -pMinv * pdu;
-         clobber(pOutQ);
-         clobber(pOutU);
-       }},
+      {"the two products -M^-1 d tau alone, fixed size (Capstan's)", productsAlone(minv, tq, tu, dq, du)},
+      {"the two products -M^-1 d tau alone, dynamic size (Pinocchio's)", productsAlone(pMinv, pdq, pdu, pOutQ, pOutU)},
   };
   timeInterleaved(timed, rounds, batch);
   std::printf("| engine | us per call | Pinocchio / Capstan (the Capstan row above) |\n|---|---|---|\n");
