@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #ifndef CAPSTAN_MODELS_SIN_COS
 #define CAPSTAN_MODELS_SIN_COS
@@ -3959,7 +3960,7 @@ class SphereOnSphere {
   }
 
  public:
-  // x <- M(q)^-1 x, column by column (x: nu rows), from the factor that
+  // x <- M(q)^-1 x for each column of x (nu rows), from the factor that
   // forwardDynamics(time, q, u, udot, k) left at q: the articulated-body
   // algorithm's passes at zero velocity and gravity with tau = x
   // (capstan/local_dynamics.hpp's aba, O(nb) per column), so that M is
@@ -3968,45 +3969,78 @@ class SphereOnSphere {
   //     pA_p += pX_i^* (pA_i + U_i D_i^-1 uu_i);
   //   from the root, a_i = iX_p a_p (a = 0 above a root),
   //     x_i = D_i^-1 (uu_i - U_i^T a_i),  a_i += S_i x_i.
+  // Each pass is unrolled over the bodies at compile time: a body's dofs,
+  // first speed and parent are constants there, so its blocks of S, U and
+  // D^-1 have fixed sizes and no step waits on a table look-up. Columns of
+  // a fixed count (up to 12: the constraint solver's rows) go through the
+  // passes together, so that their steps overlap.
   template <class Columns>
   static void solveMassMatrix(const ArticulatedFactor& k, Columns& x) {
-    using V6 = Eigen::Matrix<double, 6, 1>;
-    std::array<V6, nb> pA, a;
-    std::array<double, 6> w;
-    for (Eigen::Index col = 0; col < x.cols(); ++col) {
-      for (V6& f : pA) f.setZero();
-      for (int b = nb - 1; b >= 0; --b) {
-        const auto B = static_cast<std::size_t>(b);
-        const int first = bodyFirstU[B], n = bodyNu[B];
-        V6 pa = pA[B];
-        for (int i = 0; i < n; ++i) x(first + i, col) -= k.S.col(first + i).dot(pA[B]);  // uu
-        for (int r = 0; r < n; ++r) {
-          w[static_cast<std::size_t>(r)] = 0.0;
-          for (int i = 0; i < n; ++i)
-            w[static_cast<std::size_t>(r)] += k.Dinv(r, first + i) * x(first + i, col);
-        }
-        for (int r = 0; r < n; ++r) pa += k.U.col(first + r) * w[static_cast<std::size_t>(r)];
-        if (bodyParent[B] >= 0)
-          pA[static_cast<std::size_t>(bodyParent[B])] += forceToParent(k.R_PK[B], k.p_PK[B], pa);
-      }
-      for (int b = 0; b < nb; ++b) {
-        const auto B = static_cast<std::size_t>(b);
-        const int first = bodyFirstU[B], n = bodyNu[B];
-        V6& A = a[B];
-        if (bodyParent[B] < 0) {
-          A.setZero();
-        } else {
-          A = motionToChild(k.R_PK[B], k.p_PK[B], a[static_cast<std::size_t>(bodyParent[B])]);
-        }
-        for (int r = 0; r < n; ++r)
-          w[static_cast<std::size_t>(r)] = x(first + r, col) - k.U.col(first + r).dot(A);
-        for (int r = 0; r < n; ++r) {
-          double xr = 0.0;
-          for (int i = 0; i < n; ++i) xr += k.Dinv(r, first + i) * w[static_cast<std::size_t>(i)];
-          x(first + r, col) = xr;
-          A += k.S.col(first + r) * xr;
-        }
-      }
+    constexpr int C = Columns::ColsAtCompileTime;
+    constexpr auto bodies = std::make_index_sequence<static_cast<std::size_t>(nb)>{};
+    if constexpr (C != Eigen::Dynamic && C <= 12) {
+      if constexpr (C > 0) solveMassMatrixColumns<C>(k, x, 0, bodies);
+    } else {
+      for (Eigen::Index col = 0; col < x.cols(); ++col)
+        solveMassMatrixColumns<1>(k, x, col, bodies);
+    }
+  }
+
+ private:
+  // Columns col .. col + C - 1 of x through both passes, body by body.
+  template <int C, class Columns, std::size_t... B>
+  static void solveMassMatrixColumns(const ArticulatedFactor& k, Columns& x, Eigen::Index col,
+                                     std::index_sequence<B...>) {
+    std::array<Eigen::Matrix<double, 6, C>, nb> pA, a;
+    for (auto& f : pA) f.setZero();
+    (solveMassMatrixFromLeaf<static_cast<std::size_t>(nb) - 1 - B, C>(k, x, col, pA), ...);
+    (solveMassMatrixFromRoot<B, C>(k, x, col, a), ...);
+  }
+
+  // Body B's step from the leaves: x_B <- uu_B, and pA of its parent.
+  template <std::size_t B, int C, class Columns>
+  static void solveMassMatrixFromLeaf(const ArticulatedFactor& k, Columns& x, Eigen::Index col,
+                                      std::array<Eigen::Matrix<double, 6, C>, nb>& pA) {
+    constexpr int first = bodyFirstU[B], n = bodyNu[B], parent = bodyParent[B];
+    Eigen::Matrix<double, 6, C> pa = pA[B];
+    if constexpr (n > 0) {
+      const Eigen::Matrix<double, n, C> uu =
+          x.template block<n, C>(first, col) - k.S.middleCols<n>(first).transpose() * pA[B];
+      pa.noalias() += k.U.middleCols<n>(first) * (k.Dinv.block<n, n>(0, first) * uu);
+      x.template block<n, C>(first, col) = uu;
+    }
+    if constexpr (parent >= 0) {
+      // pX_B^* pa: [R n + p x (R f); R f]
+      const Eigen::Matrix<double, 3, C> force = k.R_PK[B] * pa.template bottomRows<3>();
+      auto& to = pA[static_cast<std::size_t>(parent)];
+      to.template topRows<3>().noalias() += k.R_PK[B] * pa.template topRows<3>();
+      for (int c = 0; c < C; ++c) to.col(c).template head<3>() += cross(k.p_PK[B], force.col(c));
+      to.template bottomRows<3>() += force;
+    }
+  }
+
+  // Body B's step from the root: its acceleration a_B, then x_B.
+  template <std::size_t B, int C, class Columns>
+  static void solveMassMatrixFromRoot(const ArticulatedFactor& k, Columns& x, Eigen::Index col,
+                                      std::array<Eigen::Matrix<double, 6, C>, nb>& a) {
+    constexpr int first = bodyFirstU[B], n = bodyNu[B], parent = bodyParent[B];
+    Eigen::Matrix<double, 6, C>& A = a[B];
+    if constexpr (parent < 0) {
+      A.setZero();
+    } else {
+      // iX_p a_p: [E w; E (v + w x p)], E = R_PK^T
+      const auto& from = a[static_cast<std::size_t>(parent)];
+      Eigen::Matrix<double, 3, C> v = from.template bottomRows<3>();
+      for (int c = 0; c < C; ++c) v.col(c) += cross(from.col(c).template head<3>(), k.p_PK[B]);
+      A.template topRows<3>().noalias() = k.R_PK[B].transpose() * from.template topRows<3>();
+      A.template bottomRows<3>().noalias() = k.R_PK[B].transpose() * v;
+    }
+    if constexpr (n > 0) {
+      const Eigen::Matrix<double, n, C> w =
+          x.template block<n, C>(first, col) - k.U.middleCols<n>(first).transpose() * A;
+      const Eigen::Matrix<double, n, C> xs = k.Dinv.block<n, n>(0, first) * w;
+      x.template block<n, C>(first, col) = xs;
+      A.noalias() += k.S.middleCols<n>(first) * xs;
     }
   }
 
