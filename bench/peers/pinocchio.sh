@@ -8,8 +8,10 @@
 # an installation made by hand (its headers under include/); without it the
 # script says so and exits 0. Env: PINOCCHIO_PREFIX, CAPSTAN (default
 # build/compiler/capstan), OUT_DIR (default build-bench/pinocchio), CXX,
-# SKIP_COMPILE_TIMES=1, PEERS_ROUNDS, PEERS_BATCH_US; arguments: the models
-# (arm7 chain20 chain50 humanoid, the default all four).
+# SKIP_COMPILE_TIMES=1, PEERS_ROUNDS, PEERS_BATCH_US, MODELS_DIR (default
+# bench/peers/models; `bench/peers/make_models.py --folded DIR` writes the
+# same models with their parameters folded into the code); arguments: the
+# models (arm7 chain20 chain50 humanoid, the default all four).
 set -e
 root=$(cd "$(dirname "$0")/../.." && pwd)
 if [ -z "$PINOCCHIO_PREFIX" ] || [ ! -f "$PINOCCHIO_PREFIX/include/pinocchio/config.hpp" ]; then
@@ -18,13 +20,14 @@ if [ -z "$PINOCCHIO_PREFIX" ] || [ ! -f "$PINOCCHIO_PREFIX/include/pinocchio/con
 fi
 capstan="${CAPSTAN:-$root/build/compiler/capstan}"
 out="${OUT_DIR:-$root/build-bench/pinocchio}"
+models_dir="${MODELS_DIR:-$root/bench/peers/models}"
 mkdir -p "$out"
 models="${*:-arm7 chain20 chain50 humanoid}"
 defines=""
 classes=""
 for m in $models; do
   cls=$(echo "$m" | sed 's/^./\U&/')
-  "$capstan" compile "$root/bench/peers/models/$m.cap" -o "$out" --derivatives >/dev/null
+  "$capstan" compile "$models_dir/$m.cap" -o "$out" --derivatives >/dev/null
   defines="$defines -DPEERS_$(echo "$m" | tr a-z A-Z)"
   classes="$classes $cls"
 done
