@@ -40,6 +40,17 @@ inline double weightedCost(const symbolic::OpCount& ops) {
 constexpr double kPartBudget = 8000;
 constexpr double kForwardDynamicsPartBudget = 2 * kPartBudget;
 
+// From this many speeds on, forwardDynamics lets clang fuse a multiply and
+// an add across statements (`#pragma clang fp contract(fast)` in its body,
+// the IR's "fused"; g++ does so by default): clang's default fuses only
+// within one expression, and the generated code has one operation per
+// statement. Measured on an AMD EPYC (Zen 2) and an Intel Xeon machine
+// (docs/performance.md, "Fused multiply-adds in forwardDynamics"): 10-25 %
+// faster on both from 20 speeds up; below, where the code is a short chain
+// of dependent sums, a fused multiply-add's longer latency made arm7 45 %
+// slower on the AMD machine. The derivatives are not fused (slower there).
+constexpr int kFusedMinSpeeds = 20;
+
 // One generated member function: its signature, local declarations, blocks
 // of straight-line statements (each headed by the model element it came
 // from) and closing statements.

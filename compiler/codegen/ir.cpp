@@ -140,6 +140,7 @@ void to_json(json& j, const Function& v) {
   optional(j, "method", v.method);
   optional(j, "includes", v.includes);
   optional(j, "access", v.access);
+  optional(j, "fused", v.fused);
 }
 
 void to_json(json& j, const Dependency& v) { j = {{"states", v.states}, {"time", v.time}}; }
@@ -211,7 +212,8 @@ void from_json(const json& j, Part& v) {
 void from_json(const json& j, Function& v) {
   onlyKnownKeys(j, "function",
                 {"name", "key", "return_type", "params", "doc", "operations", "opening", "prologue", "blocks",
-                 "epilogue", "parts", "work", "work_type", "part_params", "args", "method", "includes", "access"});
+                 "epilogue", "parts", "work", "work_type", "part_params", "args", "method", "includes", "access",
+                 "fused"});
   j.at("name").get_to(v.name);
   readOptional(j, "key", v.key);
   j.at("return_type").get_to(v.return_type);
@@ -230,6 +232,7 @@ void from_json(const json& j, Function& v) {
   readOptional(j, "method", v.method);
   readOptional(j, "includes", v.includes);
   readOptional(j, "access", v.access);
+  readOptional(j, "fused", v.fused);
 }
 
 void from_json(const json& j, Derived& v) {

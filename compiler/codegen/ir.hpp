@@ -141,6 +141,7 @@ struct Function {
   std::optional<nlohmann::json> method;                     // operation counts (docs/ir.md)
   std::optional<std::vector<std::string>> includes;
   std::optional<std::string> access;  // "private": a helper of other functions, not the class's interface
+  std::optional<bool> fused;  // true: clang may fuse multiplies and adds across its statements
 };
 
 // What a traced result reads of the state and the time: the positions in

@@ -1233,6 +1233,7 @@ class Tracer {
     ev.run(f.id, v, {.aba = useAba, .jointFrames = jointFrames});
     FunctionBuilder fn = function(f);
     fn.splitAt(kForwardDynamicsPartBudget);
+    if (layout_.nu >= kFusedMinSpeeds) fn.set("fused", true);
     if (!useAba) {
       fn.local("MassMatrix M;");
       fn.local("U C;");

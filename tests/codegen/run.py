@@ -1536,6 +1536,20 @@ int main() {{
   Y = M * X;
   Model::solveMassMatrix(k, Y);
   compare("solveMassMatrix(k, M X) - X", Y, X);
+  // Every form of x: more fixed columns than go through the passes
+  // together, a dynamic-size matrix and a vector.
+  Eigen::Matrix<double, Model::nu, 13> X13, Y13;
+  for (int i = 0; i < Model::nu; ++i)
+    for (int j = 0; j < 13; ++j) X13(i, j) = std::cos(0.3 * i + 0.7 * j);
+  Y13 = M * X13;
+  Model::solveMassMatrix(k, Y13);
+  compare("solveMassMatrix(k, M X), 13 columns - X", Y13, X13);
+  Eigen::MatrixXd Yd = M * X;
+  Model::solveMassMatrix(k, Yd);
+  compare("solveMassMatrix(k, M X), dynamic size - X", Yd, Eigen::MatrixXd(X));
+  Eigen::VectorXd yv = M * X.col(1);
+  Model::solveMassMatrix(k, yv);
+  compare("solveMassMatrix(k, M x), a vector - x", yv, Eigen::VectorXd(X.col(1)));
   // Which path each method must take: forced, the articulated body where
   // the rows it keeps are independent, else its fallback;
   // Auto, the range space below 16 speeds (every model here) and, with
