@@ -75,6 +75,7 @@ ir::Model sample() {
   f.method = json::object();
   f.includes = std::vector<std::string>{"<Eigen/Cholesky>"};
   f.access = "private";
+  f.fused = true;
   f.blocks.resize(1);
   f.parts.resize(1);
   m.functions.push_back(f);
