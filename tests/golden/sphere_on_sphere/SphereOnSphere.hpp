@@ -3922,19 +3922,28 @@ class SphereOnSphere {
   // iX_p m: a motion vector at Kp in Kp, at Ki in Ki; pX_i^* f: a force at
   // Ki in Ki, at Kp in Kp (capstan/local_dynamics.hpp's motionToChild and
   // forceToParent; with E = R_PK^T, r = p_PK: [E w; E (v + w x r)] and
-  // [R_PK n + r x R_PK f; R_PK f]).
-  static SpatialVector motionToChild(const Eigen::Matrix3d& R_PK, const Eigen::Vector3d& p_PK,
-                                     const SpatialVector& m) {
-    SpatialVector out;
-    out.head<3>() = R_PK.transpose() * m.head<3>();
-    out.tail<3>() = R_PK.transpose() * (m.tail<3>() + cross(m.head<3>(), p_PK));
+  // [R_PK n + r x R_PK f; R_PK f]). C vectors at once, one per column
+  // (solveMassMatrix's columns); C = 1 is a SpatialVector.
+  template <int C>
+  static Eigen::Matrix<double, 6, C> motionToChild(const Eigen::Matrix3d& R_PK,
+                                                   const Eigen::Vector3d& p_PK,
+                                                   const Eigen::Matrix<double, 6, C>& m) {
+    Eigen::Matrix<double, 3, C> v = m.template bottomRows<3>();
+    for (int c = 0; c < C; ++c) v.col(c) += cross(m.col(c).template head<3>(), p_PK);
+    Eigen::Matrix<double, 6, C> out;
+    out.template topRows<3>().noalias() = R_PK.transpose() * m.template topRows<3>();
+    out.template bottomRows<3>().noalias() = R_PK.transpose() * v;
     return out;
   }
-  static SpatialVector forceToParent(const Eigen::Matrix3d& R_PK, const Eigen::Vector3d& p_PK,
-                                     const SpatialVector& f) {
-    SpatialVector out;
-    out.tail<3>() = R_PK * f.tail<3>();
-    out.head<3>() = R_PK * f.head<3>() + cross(p_PK, out.tail<3>());
+  template <int C>
+  static Eigen::Matrix<double, 6, C> forceToParent(const Eigen::Matrix3d& R_PK,
+                                                   const Eigen::Vector3d& p_PK,
+                                                   const Eigen::Matrix<double, 6, C>& f) {
+    Eigen::Matrix<double, 6, C> out;
+    out.template bottomRows<3>().noalias() = R_PK * f.template bottomRows<3>();
+    out.template topRows<3>().noalias() = R_PK * f.template topRows<3>();
+    for (int c = 0; c < C; ++c)
+      out.col(c).template head<3>() += cross(p_PK, out.col(c).template tail<3>());
     return out;
   }
 
@@ -4009,14 +4018,8 @@ class SphereOnSphere {
       pa.noalias() += k.U.middleCols<n>(first) * (k.Dinv.block<n, n>(0, first) * uu);
       x.template block<n, C>(first, col) = uu;
     }
-    if constexpr (parent >= 0) {
-      // pX_B^* pa: [R n + p x (R f); R f]
-      const Eigen::Matrix<double, 3, C> force = k.R_PK[B] * pa.template bottomRows<3>();
-      auto& to = pA[static_cast<std::size_t>(parent)];
-      to.template topRows<3>().noalias() += k.R_PK[B] * pa.template topRows<3>();
-      for (int c = 0; c < C; ++c) to.col(c).template head<3>() += cross(k.p_PK[B], force.col(c));
-      to.template bottomRows<3>() += force;
-    }
+    if constexpr (parent >= 0)
+      pA[static_cast<std::size_t>(parent)] += forceToParent(k.R_PK[B], k.p_PK[B], pa);
   }
 
   // Body B's step from the root: its acceleration a_B, then x_B.
@@ -4028,12 +4031,7 @@ class SphereOnSphere {
     if constexpr (parent < 0) {
       A.setZero();
     } else {
-      // iX_p a_p: [E w; E (v + w x p)], E = R_PK^T
-      const auto& from = a[static_cast<std::size_t>(parent)];
-      Eigen::Matrix<double, 3, C> v = from.template bottomRows<3>();
-      for (int c = 0; c < C; ++c) v.col(c) += cross(from.col(c).template head<3>(), k.p_PK[B]);
-      A.template topRows<3>().noalias() = k.R_PK[B].transpose() * from.template topRows<3>();
-      A.template bottomRows<3>().noalias() = k.R_PK[B].transpose() * v;
+      A = motionToChild(k.R_PK[B], k.p_PK[B], a[static_cast<std::size_t>(parent)]);
     }
     if constexpr (n > 0) {
       const Eigen::Matrix<double, n, C> w =
