@@ -66,6 +66,12 @@ ACCELERATION_RESIDUAL = 1e-8   # |G udot - gamma| left by the constraint solve (
 # Revolute links in the long chains of `agreement` and `warnings`: enough
 # for forwardDynamics to be emitted in parts (docs/generated-code.md).
 LONG_CHAIN = 30
+# From this many speeds on, forwardDynamics carries `#pragma clang fp
+# contract(fast)` (codegen/function_builder.hpp, kFusedMinSpeeds): the
+# warnings test checks it is there exactly then, so that clang++ -Werror
+# sees it (WarnChain) and smaller models keep clang's default.
+FUSED_MIN_SPEEDS = 20
+FUSED_PRAGMA = "#pragma clang fp contract(fast)"
 # Free bodies in the models of `agreement` and `warnings` with more than 128
 # dofs, whose MassMatrix is dynamic-size (Eigen's fixed-size limit).
 FREE_BODIES = 22
@@ -514,6 +520,10 @@ def warnings(capstan):
             header = (tmp / f"{cls}.hpp").read_text()
             if cls == "WarnChain" and "struct ForwardDynamicsWork" not in header:
                 print(f"warnings: {cls} no longer has forwardDynamics in parts; raise LONG_CHAIN")
+                failures += 1
+            nu = int(re.search(r"static constexpr int nu = (\d+);", header).group(1))
+            if (FUSED_PRAGMA in header) != (nu >= FUSED_MIN_SPEEDS):
+                print(f"warnings: {cls} (nu = {nu}) {'has' if FUSED_PRAGMA in header else 'lacks'} {FUSED_PRAGMA!r}")
                 failures += 1
             if cls == "WarnFree" and "using MassMatrix = Eigen::Matrix<double, Eigen::Dynamic" not in header:
                 print(f"warnings: {cls} no longer has a dynamic-size MassMatrix; raise FREE_BODIES")
