@@ -69,7 +69,7 @@ class Tracer {
   Tracer(const sema::FlatModel& model, const mechanics::Mechanism& mech, const ModelLayout& layout,
          const syntax::SourceManager& sources, const TraceOptions& options)
       : model_(model), mech_(mech), layout_(layout), cite_(model, layout, sources), options_(options),
-        quadraticUnrolled_(decideQuadratic()), recursionLoops_(decideRecursions()) {}
+        quadraticUnrolled_(decideQuadratic()), pairsUnrolled_(decidePairs()), recursionLoops_(decideRecursions()) {}
 
   ir::Model run() {
     symbolic::Pool pool;
@@ -220,14 +220,34 @@ class Tracer {
   bool decideQuadratic() const {
     using Q = TraceOptions::Quadratic;
     if (options_.quadratic != Q::Auto) return options_.quadratic == Q::Unrolled;
+    return pathSums().columns <= kMaxUnrolledQuadraticColumns;
+  }
+  // Whether the derivative functions' pair terms are traced
+  // (TraceOptions::quadratic; Auto: up to kMaxUnrolledDerivativePairs),
+  // else summed by a loop over the dof tree (pairLoop).
+  bool pairsUnrolled() const { return pairsUnrolled_; }
+  bool decidePairs() const {
+    using Q = TraceOptions::Quadratic;
+    if (options_.quadratic != Q::Auto) return options_.quadratic == Q::Unrolled;
+    return pathSums().pairs <= kMaxUnrolledDerivativePairs;
+  }
+  // Sums over the tree's paths to World: `columns`, over bodies, of the
+  // dofs between each body and World (kMaxUnrolledQuadraticColumns);
+  // `pairs`, over dofs k, of the dofs on k's path, k included: the pairs
+  // (k, j) of the derivatives' pair terms (kMaxUnrolledDerivativePairs).
+  struct PathSums {
+    int columns = 0, pairs = 0;
+  };
+  PathSums pathSums() const {
     std::vector<int> depth(layout_.bodies.size(), 0);  // dofs between each body and World
-    int columns = 0;
+    PathSums sums;
     for (const JointLayout& j : layout_.joints) {  // tree order: parents first
       const int above = j.parent < 0 ? 0 : depth.at(static_cast<std::size_t>(j.parent));
       depth.at(static_cast<std::size_t>(j.body)) = above + j.nu();
-      columns += above + j.nu();
+      sums.columns += above + j.nu();
+      sums.pairs += j.nu() * above + j.nu() * (j.nu() + 1) / 2;
     }
-    return columns <= kMaxUnrolledQuadraticColumns;
+    return sums;
   }
 
   // Whether the tree recursions are the template's loops
@@ -1657,9 +1677,11 @@ class Tracer {
                                                    : options_.massInverse == MassInverse::Unrolled);
     if (f.id == FunctionId::ForwardDynamicsDerivatives && !traceInverse) return composedForwardDynamicsDerivatives(f);
     // The pair terms (local::DerivativePairs): traced with the rest, or,
-    // where the quadratic results are compact, only their factors traced
-    // and their sum a loop at run time (code O(nu), not O(nu^2)).
-    const bool compactPairs = !quadraticUnrolled() && !traceInverse;
+    // past kMaxUnrolledDerivativePairs, only their factors traced and their
+    // sum a loop at run time (code O(nu), not O(nu^2)); not while M^-1 is
+    // traced, which needs the whole M (and which the loop's d tau terms
+    // did not make faster: docs/performance.md).
+    const bool compactPairs = !pairsUnrolled() && !traceInverse;
     ev.udotFromMassMatrix = traceInverse;
     ev.derivativePairs = compactPairs;
     ev.run(f.id, v);
@@ -1752,7 +1774,8 @@ class Tracer {
                    : traceInverse ? " (udot and M^-1 too); then two products."
                                   : pairs + "; then the factor and solves in loops."));
     fn.set("doc", doc);
-    fn.set("method", {{"chosen", "analytic"}, {"traced", opsJson(fn.ops())}});
+    fn.set("method",
+           {{"chosen", "analytic"}, {"pairs", compactPairs ? "loop" : "unrolled"}, {"traced", opsJson(fn.ops())}});
     return fn.finish();
   }
 
@@ -1816,7 +1839,10 @@ class Tracer {
                   ", then M's factor and");
     doc.push_back("M^-1 in loops and two products.");
     fn.set("doc", doc);
-    fn.set("method", {{"chosen", "analytic"}, {"composed", true}, {"traced", opsJson(fn.ops())}});
+    fn.set("method", {{"chosen", "analytic"},
+                      {"composed", true},
+                      {"pairs", pairsUnrolled() ? "unrolled" : "loop"},
+                      {"traced", opsJson(fn.ops())}});
     return fn.finish();
   }
 
@@ -2161,6 +2187,7 @@ class Tracer {
   std::vector<std::string> constraintKinematics_;  // ConstraintKinematics' fields (constraintFunctions)
   const TraceOptions& options_;
   const bool quadraticUnrolled_;  // decideQuadratic(), once
+  const bool pairsUnrolled_;      // decidePairs(), once
   const bool recursionLoops_;     // decideRecursions(), once
   Mechanism<Expr> mechanism_;
   Environment<Expr>* env_ = nullptr;  // run()'s

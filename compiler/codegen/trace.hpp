@@ -36,7 +36,8 @@ struct TraceOptions {
   // loops over the tree in the template, and the derivatives' pair factors
   // (local::DerivativePairs) traced and summed in a loop over the dof tree
   // (forwardDynamicsDerivatives only with its M^-1 in loops). Auto:
-  // unrolled while that sum is at most kMaxUnrolledQuadraticColumns.
+  // unrolled while that sum is at most kMaxUnrolledQuadraticColumns, and
+  // the pair terms while the pairs are at most kMaxUnrolledDerivativePairs.
   enum class Quadratic { Auto, Unrolled, Compact };
   Quadratic quadratic = Quadratic::Auto;
   // How the O(n) tree recursions are emitted (bodyPoses, bodyVelocities,
@@ -67,6 +68,15 @@ struct TraceOptions {
 // together, and the mass matrix's entries on and below the diagonal that
 // the tree does not leave zero (for one-dof joints).
 inline constexpr int kMaxUnrolledQuadraticColumns = 400;
+
+// Auto's limit on the pairs (k, j) of dofs on one path to World, dof k
+// with itself included (n (n + 1) / 2 for an n-dof chain), up to which the
+// derivative functions' pair terms are traced; past it their factors are
+// traced and their sum is a loop over the dof tree at run time
+// (docs/generated-code.md, "Compact pair terms"): from a 16-link chain
+// up, where the loop is the faster and its code O(nu) rather than O(nu^2)
+// (docs/performance.md, "The pair terms in a loop from 16 links").
+inline constexpr int kMaxUnrolledDerivativePairs = 120;
 
 // Auto's limit on the bodies of a model whose tree recursions are unrolled
 // (TraceOptions::recursions): a 64-link chain's unrolled header is about

@@ -1200,6 +1200,7 @@ def derivatives(capstan):
         # trees with quaternions and every joint type, and the model with
         # outputs and force laws.
         failures += output_derivatives(capstan, [trees[1], trees[2], SENSORS], tmp)
+        failures += derivative_pairs_choice(capstan, tmp)
     print(f"derivatives: {checked} models checked, {failures} failures")
     return 1 if failures or checked < len(DERIVATIVES_GENERATED) else 0
 
@@ -1276,6 +1277,40 @@ def output_derivatives(capstan, models, tmp):
         ok = proc.returncode == 0
         print(f"derivatives: {model.name}: outputDerivatives vs central differences: {proc.stdout.strip()}"
               f"{'' if ok else ': FAILED'}")
+        failures += not ok
+    return failures
+
+
+# The default's choice of the pair terms' form (kMaxUnrolledDerivativePairs
+# = 120 pairs of dofs on one path): model -> (pairs, what each derivative
+# function's method.pairs must be). arm7 keeps them traced; chain20 and the
+# humanoid, whose quadratic results stay unrolled (at most 400 columns),
+# sum the inverse derivatives' in a loop while the forward ones, with M^-1
+# traced, keep theirs.
+PAIRS_CHOICE = {
+    ARM7: (28, {"inverseDynamicsDerivatives": "unrolled", "forwardDynamicsDerivatives": "unrolled"}),
+    ROOT / "bench/peers/models/chain20.cap": (210, {"inverseDynamicsDerivatives": "loop",
+                                                     "forwardDynamicsDerivatives": "unrolled"}),
+    ROOT / "bench/peers/models/humanoid.cap": (253, {"inverseDynamicsDerivatives": "loop",
+                                                      "forwardDynamicsDerivatives": "unrolled"}),
+}
+
+
+def derivative_pairs_choice(capstan, tmp):
+    """With no option, the derivative functions' pair terms are traced up
+    to 120 pairs and a loop past them, independently of the quadratic
+    results (PAIRS_CHOICE; the IR's method.pairs and the header's loop
+    table)."""
+    failures = 0
+    for model, (pairs, want) in PAIRS_CHOICE.items():
+        out = tmp / f"{model.stem}_pairs"
+        run(capstan, "compile", model, "-o", out, "--ir", "--derivatives")
+        ir = json.loads(next(out.glob("*.ir.json")).read_text())
+        got = {f["name"]: f["method"].get("pairs") for f in ir["functions"] if f["name"] in want}
+        loop = "kFirstDof" in (out / f"{ir['class_name']}.hpp").read_text()
+        ok = got == want and ir["quadratic"] == "unrolled" and loop == ("loop" in want.values())
+        print(f"derivatives: {model.name} ({pairs} pairs): pair terms {got}, quadratic {ir['quadratic']}"
+              f"{'' if ok else f': FAILED (want {want}, quadratic unrolled)'}")
         failures += not ok
     return failures
 
