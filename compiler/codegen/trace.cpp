@@ -54,10 +54,15 @@ constexpr std::size_t kMaxLtdlWork = 10000;
 
 // forwardDynamicsDerivatives traces M^-1 (the L^T D L factor, then
 // ltdlInverse) as straight-line code while the two take at most this many
-// products (a 39-dof chain); beyond, they run in loops at run time
-// (column-segment updates over the dof-parent table), so that the code does
-// not grow as nu^3 (docs/generated-code.md). --mass-inverse overrides it.
-constexpr std::size_t kMaxTracedInverseWork = 30000;
+// products (an 18-dof chain takes 2,907, a 20-dof one 3,990, the bench's
+// humanoid 5,047); beyond, they run in loops at run time over the
+// dof-parent table and the function is composed of forwardDynamics and
+// inverseDynamicsDerivatives, whose pair terms are a loop there
+// (kMaxUnrolledDerivativePairs): as fast from 20 dofs up within 3 %, its
+// unit compiled in two thirds of the time, and code that does not grow as
+// nu^3 (docs/performance.md, "forwardDynamicsDerivatives composed from 20
+// dofs"). --mass-inverse overrides it.
+constexpr std::size_t kMaxTracedInverseWork = 3500;
 
 // Eigen's default EIGEN_STACK_ALLOCATION_LIMIT (bytes): no fixed-size
 // matrix may be larger.

@@ -54,8 +54,8 @@ struct TraceOptions {
   // forwardDynamicsDerivatives' M^-1: unrolled (traced: the L^T D L factor
   // and ltdlInverse, which also give udot, so no ABA), or loops at run time
   // over a table of the dofs' parents (udot from ABA). Auto: unrolled while
-  // the factor and inverse take at most kMaxTracedInverseWork products (a
-  // 39-dof chain). A dynamic-size mass matrix always takes the loops.
+  // the factor and inverse take at most kMaxTracedInverseWork products (an
+  // 18-dof chain). A dynamic-size mass matrix always takes the loops.
   enum class MassInverse { Auto, Unrolled, Loops };
   MassInverse massInverse = MassInverse::Auto;
   // Also the IR's `dependencies`: what udot, the outputs and the energies

@@ -1282,35 +1282,60 @@ def output_derivatives(capstan, models, tmp):
 
 
 # The default's choice of the pair terms' form (kMaxUnrolledDerivativePairs
-# = 120 pairs of dofs on one path): model -> (pairs, what each derivative
-# function's method.pairs must be). arm7 keeps them traced; chain20 and the
-# humanoid, whose quadratic results stay unrolled (at most 400 columns),
-# sum the inverse derivatives' in a loop while the forward ones, with M^-1
-# traced, keep theirs.
+# = 120 pairs of dofs on one path) and of forwardDynamicsDerivatives' M^-1
+# (kMaxTracedInverseWork = 3,500): model -> (pairs, what each derivative
+# function's method.pairs must be, whether forwardDynamicsDerivatives is
+# composed). arm7 keeps everything traced; chain18 (136 pairs in chain16's
+# stead: 171) sums the inverse derivatives' pairs in a loop while the
+# forward ones, with M^-1 traced (2,907 products), keep theirs; chain20
+# (3,990) and the humanoid (5,047), whose quadratic results stay unrolled
+# (at most 400 columns), have the loop in both, the forward function
+# composed of forwardDynamics and inverseDynamicsDerivatives.
+CHAIN18 = """model Chain18 "an 18-link chain of hinges about y"
+  import Capstan.*;
+  World world(gravity = {0, 0, -9.81});
+%s
+equation
+  connect(world.frame_b, j1.frame_a);
+%s
+end Chain18;
+""" % ("\n".join(f"  Revolute j{i}(axis = {{0, 1, 0}});\n"
+                   f"  Body b{i}(mass = 1, com = {{0, 0, -0.15}}, inertia = diagonal({{0.0076, 0.0076, 0.0002}}));\n"
+                   f"  FixedTranslation t{i}(r = {{0, 0, -0.3}});" for i in range(1, 19)),
+       "\n".join(f"  connect(j{i}.frame_b, b{i}.frame_a);\n  connect(b{i}.frame_a, t{i}.frame_a);"
+                 + (f"\n  connect(t{i}.frame_b, j{i + 1}.frame_a);" if i < 18 else "") for i in range(1, 19)))
 PAIRS_CHOICE = {
-    ARM7: (28, {"inverseDynamicsDerivatives": "unrolled", "forwardDynamicsDerivatives": "unrolled"}),
+    ARM7: (28, {"inverseDynamicsDerivatives": "unrolled", "forwardDynamicsDerivatives": "unrolled"}, False),
+    "chain18": (171, {"inverseDynamicsDerivatives": "loop", "forwardDynamicsDerivatives": "unrolled"}, False),
     ROOT / "bench/peers/models/chain20.cap": (210, {"inverseDynamicsDerivatives": "loop",
-                                                     "forwardDynamicsDerivatives": "unrolled"}),
+                                                     "forwardDynamicsDerivatives": "loop"}, True),
     ROOT / "bench/peers/models/humanoid.cap": (253, {"inverseDynamicsDerivatives": "loop",
-                                                      "forwardDynamicsDerivatives": "unrolled"}),
+                                                      "forwardDynamicsDerivatives": "loop"}, True),
 }
 
 
 def derivative_pairs_choice(capstan, tmp):
     """With no option, the derivative functions' pair terms are traced up
     to 120 pairs and a loop past them, independently of the quadratic
-    results (PAIRS_CHOICE; the IR's method.pairs and the header's loop
-    table)."""
+    results, and forwardDynamicsDerivatives is composed past 3,500
+    products of M^-1 (PAIRS_CHOICE; the IR's method.pairs and
+    method.composed, and the header's loop table)."""
     failures = 0
-    for model, (pairs, want) in PAIRS_CHOICE.items():
+    for model, (pairs, want, composed) in PAIRS_CHOICE.items():
+        if model == "chain18":
+            model = tmp / "chain18.cap"
+            model.write_text(CHAIN18)
         out = tmp / f"{model.stem}_pairs"
         run(capstan, "compile", model, "-o", out, "--ir", "--derivatives")
         ir = json.loads(next(out.glob("*.ir.json")).read_text())
-        got = {f["name"]: f["method"].get("pairs") for f in ir["functions"] if f["name"] in want}
+        methods = {f["name"]: f["method"] for f in ir["functions"] if f["name"] in want}
+        got = {name: m.get("pairs") for name, m in methods.items()}
+        got_composed = methods["forwardDynamicsDerivatives"].get("composed", False)
         loop = "kFirstDof" in (out / f"{ir['class_name']}.hpp").read_text()
-        ok = got == want and ir["quadratic"] == "unrolled" and loop == ("loop" in want.values())
-        print(f"derivatives: {model.name} ({pairs} pairs): pair terms {got}, quadratic {ir['quadratic']}"
-              f"{'' if ok else f': FAILED (want {want}, quadratic unrolled)'}")
+        ok = (got == want and got_composed == composed and ir["quadratic"] == "unrolled"
+              and loop == ("loop" in want.values()))
+        print(f"derivatives: {model.name} ({pairs} pairs): pair terms {got}, forward composed {got_composed}, "
+              f"quadratic {ir['quadratic']}{'' if ok else f': FAILED (want {want}, composed {composed})'}")
         failures += not ok
     return failures
 
@@ -1335,7 +1360,7 @@ int main() {{
 # The forms of the derivative functions: name -> (compile options, what the
 # header must hold, "!" what it must not). unrolled: everything traced;
 # loops: M^-1 in loops at run time (--mass-inverse; the default past a
-# 39-dof chain); compact: also the pairs' terms in a loop over the dof tree
+# 20-dof chain); compact: also the pairs' terms in a loop over the dof tree
 # (with --quadratic compact; the default past kMaxUnrolledQuadraticColumns).
 DERIVATIVE_FORMS = {
     "unrolled": (["--mass-inverse", "unrolled", "--quadratic", "unrolled"], ["!M, then its factor", "!kFirstDof"]),
