@@ -58,8 +58,9 @@ constexpr std::size_t kMaxLtdlWork = 10000;
 // humanoid 5,047); beyond, they run in loops at run time over the
 // dof-parent table and the function is composed of forwardDynamics and
 // inverseDynamicsDerivatives, whose pair terms are a loop there
-// (kMaxUnrolledDerivativePairs): as fast from 20 dofs up within 3 %, its
-// unit compiled in two thirds of the time, and code that does not grow as
+// (kMaxUnrolledDerivativePairs): from 20 dofs up a call within 3 % of the
+// traced one's under clang++ (6 % on the humanoid under g++), its unit
+// compiled in two thirds of the time, and code that does not grow as
 // nu^3 (docs/performance.md, "forwardDynamicsDerivatives composed from 20
 // dofs"). --mass-inverse overrides it.
 constexpr std::size_t kMaxTracedInverseWork = 3500;
