@@ -1283,14 +1283,14 @@ def output_derivatives(capstan, models, tmp):
 
 # The default's choice of the pair terms' form (kMaxUnrolledDerivativePairs
 # = 120 pairs of dofs on one path) and of forwardDynamicsDerivatives' M^-1
-# (kMaxTracedInverseWork = 3,500): model -> (pairs, what each derivative
+# (kMaxTracedInverseWork = 3,500): model -> (what each derivative
 # function's method.pairs must be, whether forwardDynamicsDerivatives is
-# composed). arm7 keeps everything traced; chain18 (136 pairs in chain16's
-# stead: 171) sums the inverse derivatives' pairs in a loop while the
-# forward ones, with M^-1 traced (2,907 products), keep theirs; chain20
-# (3,990) and the humanoid (5,047), whose quadratic results stay unrolled
-# (at most 400 columns), have the loop in both, the forward function
-# composed of forwardDynamics and inverseDynamicsDerivatives.
+# composed). arm7 (28 pairs) keeps everything traced; chain18 (171 pairs)
+# sums the inverse derivatives' pairs in a loop while the forward ones,
+# with M^-1 traced (2,907 products), keep theirs; chain20 (210 pairs,
+# 3,990 products) and the humanoid (253, 5,047), whose quadratic results
+# stay unrolled (at most 400 columns), have the loop in both, the forward
+# function composed of forwardDynamics and inverseDynamicsDerivatives.
 CHAIN18 = """model Chain18 "an 18-link chain of hinges about y"
   import Capstan.*;
   World world(gravity = {0, 0, -9.81});
@@ -1305,12 +1305,12 @@ end Chain18;
        "\n".join(f"  connect(j{i}.frame_b, b{i}.frame_a);\n  connect(b{i}.frame_a, t{i}.frame_a);"
                  + (f"\n  connect(t{i}.frame_b, j{i + 1}.frame_a);" if i < 18 else "") for i in range(1, 19)))
 PAIRS_CHOICE = {
-    ARM7: (28, {"inverseDynamicsDerivatives": "unrolled", "forwardDynamicsDerivatives": "unrolled"}, False),
-    "chain18": (171, {"inverseDynamicsDerivatives": "loop", "forwardDynamicsDerivatives": "unrolled"}, False),
-    ROOT / "bench/peers/models/chain20.cap": (210, {"inverseDynamicsDerivatives": "loop",
-                                                     "forwardDynamicsDerivatives": "loop"}, True),
-    ROOT / "bench/peers/models/humanoid.cap": (253, {"inverseDynamicsDerivatives": "loop",
-                                                      "forwardDynamicsDerivatives": "loop"}, True),
+    ARM7: ({"inverseDynamicsDerivatives": "unrolled", "forwardDynamicsDerivatives": "unrolled"}, False),
+    "chain18": ({"inverseDynamicsDerivatives": "loop", "forwardDynamicsDerivatives": "unrolled"}, False),
+    ROOT / "bench/peers/models/chain20.cap": ({"inverseDynamicsDerivatives": "loop",
+                                               "forwardDynamicsDerivatives": "loop"}, True),
+    ROOT / "bench/peers/models/humanoid.cap": ({"inverseDynamicsDerivatives": "loop",
+                                                "forwardDynamicsDerivatives": "loop"}, True),
 }
 
 
@@ -1321,7 +1321,7 @@ def derivative_pairs_choice(capstan, tmp):
     products of M^-1 (PAIRS_CHOICE; the IR's method.pairs and
     method.composed, and the header's loop table)."""
     failures = 0
-    for model, (pairs, want, composed) in PAIRS_CHOICE.items():
+    for model, (want, composed) in PAIRS_CHOICE.items():
         if model == "chain18":
             model = tmp / "chain18.cap"
             model.write_text(CHAIN18)
@@ -1334,7 +1334,7 @@ def derivative_pairs_choice(capstan, tmp):
         loop = "kFirstDof" in (out / f"{ir['class_name']}.hpp").read_text()
         ok = (got == want and got_composed == composed and ir["quadratic"] == "unrolled"
               and loop == ("loop" in want.values()))
-        print(f"derivatives: {model.name} ({pairs} pairs): pair terms {got}, forward composed {got_composed}, "
+        print(f"derivatives: {model.name}: pair terms {got}, forward composed {got_composed}, "
               f"quadratic {ir['quadratic']}{'' if ok else f': FAILED (want {want}, composed {composed})'}")
         failures += not ok
     return failures
