@@ -39,12 +39,29 @@ const Node* powerNode(const Node* b, int e) {
   return Pool::current().find(Pool::Key{Kind::Mul, Fn::None, 0.0, args, &exponent, 1, {}});
 }
 
-// Operations of one node, its arguments taken as already computed.
+// One operand of a sum or product as printed: a node and its coefficient
+// (Add) or exponent (Mul). A node's operands are its arguments, or, where
+// the printer reads two of them as one shared node (block(), "Shared
+// pairs"), that node in the first one's place.
+struct Operand {
+  const Node* node;
+  double coef;
+};
+using Operands = std::vector<Operand>;
+
+Operands argumentsOf(const Node* n) {
+  Operands out;
+  out.reserve(n->size);
+  for (std::uint32_t i = 0; i < n->size; ++i) out.push_back({n->args[i], n->coeffs ? n->coeffs[i] : 1.0});
+  return out;
+}
+
+// Operations of one node, its operands taken as already computed.
 // `inverted(base)`: the base has a shared reciprocal (see reciprocalBases),
 // so a product multiplies by it instead of dividing.
 using Inverted = std::function<bool(const Node*)>;
 
-OpCount ownOps(const Node* n, int maxPower, const Inverted& inverted = {}) {
+OpCount ownOps(const Node* n, const Operands& operands, int maxPower, const Inverted& inverted = {}) {
   OpCount ops;
   switch (n->kind) {
     case Kind::Constant:
@@ -55,16 +72,16 @@ OpCount ownOps(const Node* n, int maxPower, const Inverted& inverted = {}) {
         if (n->coeffs[0] != -1.0) ops.muls = 1;
         break;
       }
-      ops.adds = n->size - 1 + (n->value != 0.0 ? 1 : 0);
-      for (std::uint32_t i = 0; i < n->size; ++i) ops.muls += std::abs(n->coeffs[i]) != 1.0;
+      ops.adds = operands.size() - 1 + (n->value != 0.0 ? 1 : 0);
+      for (const Operand& o : operands) ops.muls += std::abs(o.coef) != 1.0;
       break;
     case Kind::Mul: {
       std::size_t num = 0, den = 0;
-      for (std::uint32_t i = 0; i < n->size; ++i) {
-        int e = absExponent(n->coeffs[i]);
+      for (const Operand& o : operands) {
+        int e = absExponent(o.coef);
         if (e <= maxPower) ops.muls += static_cast<std::size_t>(e - 1);
         else ops.funcs += 1;
-        const bool divides = n->coeffs[i] < 0.0 && !(inverted && inverted(n->args[i]));
+        const bool divides = o.coef < 0.0 && !(inverted && inverted(o.node));
         (divides ? den : num) += 1;
       }
       if (num > 1) ops.muls += num - 1;
@@ -87,10 +104,14 @@ OpCount ownOps(const Node* n, int maxPower, const Inverted& inverted = {}) {
   return ops;
 }
 
-// How many times `parent` spells its argument `i` in generated code.
-std::size_t argumentUses(const Node* parent, std::uint32_t i, int maxPower) {
+OpCount ownOps(const Node* n, int maxPower, const Inverted& inverted = {}) {
+  return ownOps(n, n->kind == Kind::Add || n->kind == Kind::Mul ? argumentsOf(n) : Operands{}, maxPower, inverted);
+}
+
+// How many times `parent` spells its operand `o` in generated code.
+std::size_t operandUses(const Node* parent, const Operand& o, int maxPower) {
   if (parent->kind == Kind::Mul) {
-    int e = absExponent(parent->coeffs[i]);
+    int e = absExponent(o.coef);
     return e <= maxPower ? static_cast<std::size_t>(e) : 1;
   }
   if (parent->kind == Kind::Func && parent->fn == Fn::Sign) return 2;
@@ -103,16 +124,64 @@ std::size_t argumentUses(const Node* parent, std::uint32_t i, int maxPower) {
 // instead of one per product. Returns, per base id, how many of the
 // products among `order` (skipping those `skip` says are already available)
 // divide by it.
-std::unordered_map<std::uint32_t, std::size_t> denominatorUsers(const std::vector<const Node*>& order,
-                                                                const std::function<bool(const Node*)>& skip) {
+std::unordered_map<std::uint32_t, std::size_t> denominatorUsers(
+    const std::vector<const Node*>& order, const std::function<bool(const Node*)>& skip,
+    const std::function<Operands(const Node*)>& operands = argumentsOf) {
   std::unordered_map<std::uint32_t, std::size_t> users;
   for (const Node* n : order) {
     if (n->kind != Kind::Mul || (skip && skip(n))) continue;
-    for (std::uint32_t i = 0; i < n->size; ++i) {
-      if (n->coeffs[i] < 0.0 && n->args[i]->kind != Kind::Constant) users[n->args[i]->id] += 1;
+    for (const Operand& o : operands(n)) {
+      if (o.coef < 0.0 && o.node->kind != Kind::Constant) users[o.node->id] += 1;
     }
   }
   return users;
+}
+
+// Shared pairs: a sum of three or more terms (a product of three or more
+// factors) that holds two terms (factors) whose sum (product) is a node of
+// the pool reads that node instead, where it is computed anyway (earlier
+// in the block, or a temporary or name already) or where two or more such
+// sums (products) of the block read it; then it is computed once, just
+// before its first reader. The engine merges small sums into larger ones
+// (kFlattenLimit), so `a*b*c` and `a*b*d` hold a*b twice, and `x + y - z`
+// repeats an `x + y` computed before it: each read saves one operation.
+struct SharedPair {
+  const Node* pair;     // the node the two operands form
+  std::uint32_t first;  // the operands' argument indices, first < second
+  std::uint32_t second;
+  double coef;          // pair's coefficient in the sum (+1 or -1); 1 in a product
+};
+
+// The node of the pool for operands i and j of `n` read as one, and its
+// coefficient in n, or null: for a sum c_i a_i + c_j a_j itself or its
+// negation, for a product a_i^e_i a_j^e_j with exponents of magnitude 1.
+std::pair<const Node*, double> pairNode(const Node* n, std::uint32_t i, std::uint32_t j) {
+  const Node* const args[2] = {n->args[i], n->args[j]};
+  if (n->kind == Kind::Mul) {
+    if (absExponent(n->coeffs[i]) != 1 || absExponent(n->coeffs[j]) != 1) return {nullptr, 0.0};
+    const double exponents[2] = {n->coeffs[i], n->coeffs[j]};
+    return {Pool::current().find(Pool::Key{Kind::Mul, Fn::None, 0.0, args, exponents, 2, {}}), 1.0};
+  }
+  for (double sign : {1.0, -1.0}) {
+    const double coeffs[2] = {sign * n->coeffs[i], sign * n->coeffs[j]};
+    if (const Node* p = Pool::current().find(Pool::Key{Kind::Add, Fn::None, 0.0, args, coeffs, 2, {}}))
+      return {p, sign};
+  }
+  return {nullptr, 0.0};
+}
+
+bool pairCandidate(const Node* n) {
+  return (n->kind == Kind::Add && !n->isScaled() && n->size >= 3) || (n->kind == Kind::Mul && n->size >= 3);
+}
+
+Operands sharedOperands(const Node* n, const SharedPair& s) {
+  Operands out;
+  out.reserve(n->size - 1);
+  for (std::uint32_t i = 0; i < n->size; ++i) {
+    if (i == s.second) continue;
+    out.push_back(i == s.first ? Operand{s.pair, s.coef} : Operand{n->args[i], n->coeffs[i]});
+  }
+  return out;
 }
 
 std::string cppFunction(Fn fn) {
@@ -179,9 +248,12 @@ class CppPrinter::Renderer {
   // For a node spelled through sinCos (Options::pairSinCos): its pair's
   // temporary and part, "tsc3.sin"; else empty.
   using PairLookup = std::function<std::string(const Node*)>;
-  Renderer(Lookup spelled, int maxPower, Lookup reciprocal = {}, PairLookup paired = {})
+  // A sum's or product's operands as printed (block()'s shared pairs).
+  using OperandLookup = std::function<Operands(const Node*)>;
+  Renderer(Lookup spelled, int maxPower, Lookup reciprocal = {}, PairLookup paired = {},
+           OperandLookup operands = argumentsOf)
       : spelled_(std::move(spelled)), reciprocal_(std::move(reciprocal)), paired_(std::move(paired)),
-        maxPower_(maxPower) {}
+        operands_(std::move(operands)), maxPower_(maxPower) {}
 
   // `n` as a numeric (double) expression, parenthesized if looser than `min`.
   std::string numeric(const Node* n, int min) const { return wrap(numericRendering(n), min); }
@@ -285,12 +357,13 @@ class CppPrinter::Renderer {
       return {body, kMultiplicative};
     }
     std::string s;
-    for (std::uint32_t i = 0; i < n->size; ++i) {
-      double c = n->coeffs[i];
+    const Operands operands = operands_(n);
+    for (std::size_t i = 0; i < operands.size(); ++i) {
+      double c = operands[i].coef;
       // The first term may be a sum itself (left associativity keeps the
       // evaluation order); later ones are parenthesized.
       int min = (i == 0 && c > 0.0) ? kAdditive : kMultiplicative;
-      std::string body = term(c, n->args[i], min);
+      std::string body = term(c, operands[i].node, min);
       if (i == 0) s = c < 0.0 ? "-" + body : body;
       else s += (c < 0.0 ? " - " : " + ") + body;
     }
@@ -321,12 +394,12 @@ class CppPrinter::Renderer {
   Rendered product(const Node* n) const {
     std::string num, den;
     std::size_t numFactors = 0, denFactors = 0;
-    for (std::uint32_t i = 0; i < n->size; ++i) {
-      double e = n->coeffs[i];
-      const std::string* inv = e < 0.0 && reciprocal_ ? reciprocal_(n->args[i]) : nullptr;
+    for (const Operand& o : operands_(n)) {
+      double e = o.coef;
+      const std::string* inv = e < 0.0 && reciprocal_ ? reciprocal_(o.node) : nullptr;
       const bool numerator = e > 0.0 || inv != nullptr;
       std::string& side = numerator ? num : den;
-      std::string p = power(n->args[i], absExponent(e), numerator ? numFactors : denFactors, inv);
+      std::string p = power(o.node, absExponent(e), numerator ? numFactors : denFactors, inv);
       side += side.empty() ? p : "*" + p;
     }
     if (num.empty()) num = "1.0";
@@ -337,6 +410,7 @@ class CppPrinter::Renderer {
   Lookup spelled_;
   Lookup reciprocal_;  // the name of 1/B for a base B, if it has one
   PairLookup paired_;
+  OperandLookup operands_;
   int maxPower_;
 };
 
@@ -428,10 +502,83 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
   for (const Assignment& a : outputs) roots.push_back(a.value);
   std::vector<const Node*> order = postOrder(roots, leaf);
 
+  // Shared pairs (SharedPair): per reader, the pair it reads.
+  std::unordered_map<std::uint32_t, SharedPair> shared;
+  {
+    std::unordered_map<std::uint32_t, std::size_t> position;
+    for (std::size_t k = 0; k < order.size(); ++k) position[order[k]->id] = k;
+    auto available = [&](const Node* p, std::size_t at) {
+      if (known(p)) return true;
+      auto it = position.find(p->id);
+      return it != position.end() && it->second < at;
+    };
+    // Each reader's candidates, and for each pair the block does not
+    // compute, how many readers could read it.
+    std::vector<std::pair<const Node*, std::vector<SharedPair>>> readers;
+    std::unordered_map<std::uint32_t, std::size_t> wanted;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const Node* n = order[k];
+      if (leaf(n) || !pairCandidate(n)) continue;
+      std::vector<SharedPair> found;
+      for (std::uint32_t i = 0; i < n->size; ++i) {
+        for (std::uint32_t j = i + 1; j < n->size; ++j) {
+          if (auto [p, coef] = pairNode(n, i, j); p) found.push_back({p, i, j, coef});
+        }
+      }
+      for (const SharedPair& f : found) {
+        if (!known(f.pair) && !position.count(f.pair->id)) wanted[f.pair->id] += 1;
+      }
+      if (!found.empty()) readers.emplace_back(n, std::move(found));
+    }
+    // A pair computed anyway first, else the one most readers want.
+    std::unordered_map<std::uint32_t, std::size_t> readersOfNew;
+    for (const auto& [n, found] : readers) {
+      const SharedPair* best = nullptr;
+      std::size_t most = 1;
+      for (const SharedPair& f : found) {
+        if (available(f.pair, position.at(n->id))) {
+          best = &f;
+          most = 0;
+          break;
+        }
+        auto it = wanted.find(f.pair->id);
+        if (it != wanted.end() && it->second > most) {
+          best = &f;
+          most = it->second;
+        }
+      }
+      if (!best) continue;
+      shared[n->id] = *best;
+      if (most > 0) readersOfNew[best->pair->id] += 1;
+    }
+    // A new pair that one reader reads saves nothing.
+    std::erase_if(shared, [&](const auto& entry) {
+      auto it = readersOfNew.find(entry.second.pair->id);
+      return it != readersOfNew.end() && it->second < 2;
+    });
+    // New pairs are computed just before their first reader (after both
+    // of their operands, which come before it).
+    std::set<std::uint32_t> placed;
+    std::vector<const Node*> extended;
+    extended.reserve(order.size() + readersOfNew.size());
+    for (const Node* n : order) {
+      if (auto it = shared.find(n->id); it != shared.end()) {
+        const Node* p = it->second.pair;
+        if (readersOfNew.count(p->id) && placed.insert(p->id).second) extended.push_back(p);
+      }
+      extended.push_back(n);
+    }
+    order.swap(extended);
+  }
+  auto operandsOf = [&](const Node* n) -> Operands {
+    if (auto it = shared.find(n->id); it != shared.end()) return sharedOperands(n, it->second);
+    return argumentsOf(n);
+  };
+
   const int maxPower = options_.maxMultiplyPower;
   // Bases inverted once: those with a reciprocal from an earlier block, and
   // those two or more of this block's products divide by.
-  std::unordered_map<std::uint32_t, std::size_t> denUsers = denominatorUsers(order, leaf);
+  std::unordered_map<std::uint32_t, std::size_t> denUsers = denominatorUsers(order, leaf, operandsOf);
   std::unordered_map<std::uint32_t, std::string> localReciprocals;  // this block's, by base id
   auto later = [&](const Node* n) { return usedLater && usedLater(n); };
   auto inverted = [&](const Node* b) {
@@ -464,22 +611,22 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
   // earlier (or has a name): it is then computed once and read.
   std::unordered_map<std::uint32_t, std::size_t> uses;
   std::set<std::uint32_t> before;  // the nodes of `order` passed
-  auto sharedPower = [&](const Node* n, std::uint32_t i) -> const Node* {
-    const int e = absExponent(n->coeffs[i]);
+  auto sharedPower = [&](const Node* n, const Operand& o) -> const Node* {
+    const int e = absExponent(o.coef);
     if (n->kind != Kind::Mul || e < 2 || e > maxPower) return nullptr;
-    const Node* p = powerNode(n->args[i], e);
+    const Node* p = powerNode(o.node, e);
     return p && p != n && (before.count(p->id) || known(p)) ? p : nullptr;
   };
   for (const Node* n : order) {
     if (fresh(n)) uses[n->id] += 1;  // its reciprocal spells it once
     if (leaf(n)) continue;
-    for (std::uint32_t i = 0; i < n->size; ++i) {
-      if (n->kind == Kind::Mul && n->coeffs[i] < 0.0 && inverted(n->args[i])) continue;
-      if (const Node* p = sharedPower(n, i)) {
+    for (const Operand& o : operandsOf(n)) {
+      if (n->kind == Kind::Mul && o.coef < 0.0 && inverted(o.node)) continue;
+      if (const Node* p = sharedPower(n, o)) {
         uses[p->id] += 1;
         continue;
       }
-      uses[n->args[i]->id] += argumentUses(n, i, maxPower);
+      uses[o.node->id] += operandUses(n, o, maxPower);
     }
     before.insert(n->id);
   }
@@ -511,18 +658,19 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
       if (newReciprocal) temps.emplace_back(n, true);
       continue;
     }
-    OpCount own = ownOps(n, maxPower, inverted);
+    const Operands operands = operandsOf(n);
+    OpCount own = ownOps(n, operands, maxPower, inverted);
     // A power with a name already is read, not multiplied out (Renderer::power).
-    for (std::uint32_t i = 0; n->kind == Kind::Mul && i < n->size; ++i) {
-      const int e = absExponent(n->coeffs[i]);
-      if (e < 2 || e > maxPower || (n->coeffs[i] < 0.0 && inverted(n->args[i]))) continue;
-      const Node* p = powerNode(n->args[i], e);
+    for (const Operand& o : operands) {
+      const int e = absExponent(o.coef);
+      if (n->kind != Kind::Mul || e < 2 || e > maxPower || (o.coef < 0.0 && inverted(o.node))) continue;
+      const Node* p = powerNode(o.node, e);
       if (p && p != n && known(p)) own.muls -= static_cast<std::size_t>(e - 1);
     }
     result.ops += own;
     std::size_t cost = own.total();
-    for (std::uint32_t i = 0; i < n->size; ++i) {
-      auto it = inlineCost.find(n->args[i]->id);
+    for (const Operand& o : operands) {
+      auto it = inlineCost.find(o.node->id);
       if (it != inlineCost.end()) cost += it->second;
     }
     // A call with several results is made once, into a temporary its
@@ -559,10 +707,13 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
   };
   // Each pair's call, by its argument's id: the temporary holding both.
   std::unordered_map<std::uint32_t, std::string> pairCalls;
-  Renderer renderer(spelled, maxPower, reciprocalSpelled, [&](const Node* n) -> std::string {
-    auto it = paired.find(n->id);
-    return it == paired.end() ? std::string() : pairCalls.at(n->args[0]->id) + "." + it->second;
-  });
+  Renderer renderer(
+      spelled, maxPower, reciprocalSpelled,
+      [&](const Node* n) -> std::string {
+        auto it = paired.find(n->id);
+        return it == paired.end() ? std::string() : pairCalls.at(n->args[0]->id) + "." + it->second;
+      },
+      operandsOf);
   std::string prefix(tempPrefix);
   const std::string inversePrefix = prefix + "inv";
   std::string& code = result.code;

@@ -287,6 +287,51 @@ TEST_CASE("a product reads a power computed elsewhere in the block (q[3]*q[3] on
   CHECK(printer.block(std::vector<Assignment>{{"d", q * q * r}}, "t").code == "d = t0*r;\n");
 }
 
+TEST_CASE("sums and products read a pair of their operands computed once (shared pairs)") {
+  Pool pool;
+  PoolScope scope(pool);
+  Expr a = Expr::symbol("a"), b = Expr::symbol("b"), c = Expr::symbol("c"), d = Expr::symbol("d");
+  Expr e = Expr::symbol("e"), f = Expr::symbol("f");
+  // The engine merges a*b into a*b*c and c + d into c + d - e: the pair is
+  // computed for p and s anyway, so q and r read it.
+  // a*d and e + f are nodes of the pool, but no output is one: w and x both
+  // hold a*d, y and z both e + f, so each is computed once before w and y.
+  // b*e is a node too, read by v only: v multiplies out.
+  const Expr ad = a * d, ef = e + f, be = b * e;
+  std::vector<Assignment> outputs = {{"p", a * b},     {"q", a * b * c},     {"s", c + d},
+                                     {"r", c + d - e}, {"v", be * f},        {"w", ad * c},
+                                     {"x", ad * e},    {"y", ef + a - 2.0 * b}, {"z", c - ef - d}};
+  CppPrinter printer;
+  CppPrinter::Block block = printer.block(outputs, "t");
+  CHECK(block.code ==
+        "const double t0 = a*b;\n"
+        "const double t1 = c + d;\n"
+        "const double t2 = a*d;\n"
+        "const double t3 = e + f;\n"
+        "p = t0;\n"
+        "q = t0*c;\n"
+        "s = t1;\n"
+        "r = t1 - e;\n"
+        "v = b*e*f;\n"
+        "w = t2*c;\n"
+        "x = t2*e;\n"
+        "y = -2.0*b + (a + t3);\n"
+        "z = -d + (c - t3);\n");
+  // Multiplied out: 1 (a*b) + 1 (q) + 2 (v) + 1 (a*d) + 1 + 1 (w, x) + 1 (2.0*b) = 8;
+  // adds: 1 (c + d) + 1 (r) + 1 (e + f) + 2 (y) + 2 (z) = 7. (The engine
+  // keeps a + e + f, three terms, as one term of y, and c - e - f of z.)
+  CHECK(block.ops.muls == 8);
+  CHECK(block.ops.adds == 7);
+  // The DAG's count (no pairs read) is the upper bound.
+  std::vector<Expr> values;
+  for (const Assignment& o : outputs) values.push_back(o.value);
+  const OpCount dag = countOperations(values);
+  CHECK(dag.muls == 8 + 2);
+  CHECK(dag.adds == 7 + 2);
+  // A later block reads the earlier block's pair.
+  CHECK(printer.block(std::vector<Assignment>{{"u", a * b * f}}, "t").code == "u = t0*f;\n");
+}
+
 TEST_CASE("long single-use chains are broken into temporaries") {
   Pool pool;
   PoolScope scope(pool);

@@ -299,7 +299,7 @@ class BushingMount {
 
  public:
   // M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm.
-  // (57 adds, 100 muls, 1 divs, 0 calls, 0 other)
+  // (57 adds, 97 muls, 1 divs, 0 calls, 0 other)
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
     refreshDerived();  // the parameter-only values, if params changed
     M.setZero();  // entries between different branches of the tree stay zero
@@ -315,93 +315,95 @@ class BushingMount {
     const double t6 = t3*tinv0;
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
-    const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = q[0]*q[3]*tinv0;
-    const double t11 = 2.0*t9 - 2.0*t10;
-    const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = q[0]*q[2]*tinv0;
-    const double t14 = 2.0*t12 + 2.0*t13;
-    const double t15 = 2.0*t9 + 2.0*t10;
-    const double t16 = t1*tinv0;
-    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
-    const double t18 = q[2]*q[3]*tinv0;
-    const double t19 = q[0]*q[1]*tinv0;
-    const double t20 = 2.0*t18 - 2.0*t19;
-    const double t21 = 2.0*t12 - 2.0*t13;
-    const double t22 = 2.0*t18 + 2.0*t19;
-    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    const double t9 = q[1]*tinv0;
+    const double t10 = t9*q[2];
+    const double t11 = q[0]*tinv0;
+    const double t12 = t11*q[3];
+    const double t13 = 2.0*t10 - 2.0*t12;
+    const double t14 = t9*q[3];
+    const double t15 = t11*q[2];
+    const double t16 = 2.0*t14 + 2.0*t15;
+    const double t17 = 2.0*t10 + 2.0*t12;
+    const double t18 = t1*tinv0;
+    const double t19 = -2.0*t7 - 2.0*t18 + 1.0;
+    const double t20 = q[2]*q[3]*tinv0;
+    const double t21 = t11*q[1];
+    const double t22 = 2.0*t20 - 2.0*t21;
+    const double t23 = 2.0*t14 - 2.0*t15;
+    const double t24 = 2.0*t20 + 2.0*t21;
+    const double t25 = -2.0*t6 - 2.0*t18 + 1.0;
     R_WEngine.coeffRef(0, 0) = t8;
-    R_WEngine.coeffRef(0, 1) = t11;
-    R_WEngine.coeffRef(0, 2) = t14;
-    R_WEngine.coeffRef(1, 0) = t15;
-    R_WEngine.coeffRef(1, 1) = t17;
-    R_WEngine.coeffRef(1, 2) = t20;
-    R_WEngine.coeffRef(2, 0) = t21;
-    R_WEngine.coeffRef(2, 1) = t22;
-    R_WEngine.coeffRef(2, 2) = t23;
+    R_WEngine.coeffRef(0, 1) = t13;
+    R_WEngine.coeffRef(0, 2) = t16;
+    R_WEngine.coeffRef(1, 0) = t17;
+    R_WEngine.coeffRef(1, 1) = t19;
+    R_WEngine.coeffRef(1, 2) = t22;
+    R_WEngine.coeffRef(2, 0) = t23;
+    R_WEngine.coeffRef(2, 1) = t24;
+    R_WEngine.coeffRef(2, 2) = t25;
     // mass matrix (composite rigid body, in World)
-    const double t24 = derived_.I_KEngine[8]*R_WEngine.coeff(0, 1) +
+    const double t26 = derived_.I_KEngine[8]*R_WEngine.coeff(0, 1) +
         derived_.I_KEngine[5]*R_WEngine.coeff(0, 0) + derived_.M_0_0_c*R_WEngine.coeff(0, 2);
-    const double t25 = derived_.I_KEngine[4]*R_WEngine.coeff(0, 0) +
+    const double t27 = derived_.I_KEngine[4]*R_WEngine.coeff(0, 0) +
         derived_.M_0_0*R_WEngine.coeff(0, 2) + derived_.M_0_0_b*R_WEngine.coeff(0, 1);
-    const double t26 = derived_.I_KEngine[9]*R_WEngine.coeff(0, 1) +
+    const double t28 = derived_.I_KEngine[9]*R_WEngine.coeff(0, 1) +
         derived_.I_KEngine[12]*R_WEngine.coeff(0, 2) + derived_.I_KEngine[6]*R_WEngine.coeff(0, 0);
-    const double t27 = derived_.I_KEngine[3]*R_WEngine.coeff(2, 2) +
+    const double t29 = derived_.I_KEngine[3]*R_WEngine.coeff(2, 2) +
         derived_.I_KEngine[1]*R_WEngine.coeff(2, 0) + derived_.I_KEngine[2]*R_WEngine.coeff(2, 1);
-    const double t28 = derived_.I_KEngine[3]*R_WEngine.coeff(1, 2) +
+    const double t30 = derived_.I_KEngine[3]*R_WEngine.coeff(1, 2) +
         derived_.I_KEngine[2]*R_WEngine.coeff(1, 1) + derived_.I_KEngine[1]*R_WEngine.coeff(1, 0);
-    const double t29 = derived_.I_KEngine[8]*R_WEngine.coeff(1, 1) +
+    const double t31 = derived_.I_KEngine[8]*R_WEngine.coeff(1, 1) +
         derived_.M_0_0_c*R_WEngine.coeff(1, 2) + derived_.I_KEngine[5]*R_WEngine.coeff(1, 0);
-    const double t30 = derived_.I_KEngine[4]*R_WEngine.coeff(1, 0) +
+    const double t32 = derived_.I_KEngine[4]*R_WEngine.coeff(1, 0) +
         derived_.M_0_0*R_WEngine.coeff(1, 2) + derived_.M_0_0_b*R_WEngine.coeff(1, 1);
-    const double t31 = derived_.I_KEngine[6]*R_WEngine.coeff(1, 0) +
+    const double t33 = derived_.I_KEngine[6]*R_WEngine.coeff(1, 0) +
         derived_.I_KEngine[12]*R_WEngine.coeff(1, 2) + derived_.I_KEngine[9]*R_WEngine.coeff(1, 1);
-    const double t32 = derived_.I_KEngine[1]*R_WEngine.coeff(0, 0) +
+    const double t34 = derived_.I_KEngine[1]*R_WEngine.coeff(0, 0) +
         derived_.I_KEngine[3]*R_WEngine.coeff(0, 2) + derived_.I_KEngine[2]*R_WEngine.coeff(0, 1);
-    const double t33 = derived_.I_KEngine[8]*R_WEngine.coeff(2, 1) +
+    const double t35 = derived_.I_KEngine[8]*R_WEngine.coeff(2, 1) +
         derived_.M_0_0_c*R_WEngine.coeff(2, 2) + derived_.I_KEngine[5]*R_WEngine.coeff(2, 0);
-    const double t34 = derived_.I_KEngine[4]*R_WEngine.coeff(2, 0) +
+    const double t36 = derived_.I_KEngine[4]*R_WEngine.coeff(2, 0) +
         derived_.M_0_0*R_WEngine.coeff(2, 2) + derived_.M_0_0_b*R_WEngine.coeff(2, 1);
-    const double t35 = derived_.I_KEngine[9]*R_WEngine.coeff(2, 1) +
+    const double t37 = derived_.I_KEngine[9]*R_WEngine.coeff(2, 1) +
         derived_.I_KEngine[6]*R_WEngine.coeff(2, 0) + derived_.I_KEngine[12]*R_WEngine.coeff(2, 2);
-    M.coeffRef(0, 0) = R_WEngine.coeff(0, 1)*t24 + R_WEngine.coeff(0, 0)*t25 +
-        R_WEngine.coeff(0, 2)*t26;
-    M.coeffRef(0, 1) = R_WEngine.coeff(1, 0)*t25 + R_WEngine.coeff(1, 1)*t24 +
-        R_WEngine.coeff(1, 2)*t26;
-    M.coeffRef(0, 2) = R_WEngine.coeff(2, 1)*t24 + R_WEngine.coeff(2, 2)*t26 +
-        R_WEngine.coeff(2, 0)*t25;
-    M.coeffRef(0, 4) = -t27;
-    M.coeffRef(0, 5) = t28;
-    M.coeffRef(1, 0) = R_WEngine.coeff(0, 1)*t29 + R_WEngine.coeff(0, 0)*t30 +
-        R_WEngine.coeff(0, 2)*t31;
-    M.coeffRef(1, 1) = R_WEngine.coeff(1, 0)*t30 + R_WEngine.coeff(1, 2)*t31 +
-        R_WEngine.coeff(1, 1)*t29;
-    M.coeffRef(1, 2) = R_WEngine.coeff(2, 2)*t31 + R_WEngine.coeff(2, 0)*t30 +
-        R_WEngine.coeff(2, 1)*t29;
-    M.coeffRef(1, 3) = t27;
-    M.coeffRef(1, 5) = -t32;
-    M.coeffRef(2, 0) = R_WEngine.coeff(0, 1)*t33 + R_WEngine.coeff(0, 0)*t34 +
-        R_WEngine.coeff(0, 2)*t35;
-    M.coeffRef(2, 1) = R_WEngine.coeff(1, 2)*t35 + R_WEngine.coeff(1, 0)*t34 +
-        R_WEngine.coeff(1, 1)*t33;
-    M.coeffRef(2, 2) = R_WEngine.coeff(2, 1)*t33 + R_WEngine.coeff(2, 0)*t34 +
-        R_WEngine.coeff(2, 2)*t35;
-    M.coeffRef(2, 3) = -t28;
-    M.coeffRef(2, 4) = t32;
-    M.coeffRef(3, 1) = t27;
-    M.coeffRef(3, 2) = -t28;
+    M.coeffRef(0, 0) = R_WEngine.coeff(0, 1)*t26 + R_WEngine.coeff(0, 0)*t27 +
+        R_WEngine.coeff(0, 2)*t28;
+    M.coeffRef(0, 1) = R_WEngine.coeff(1, 0)*t27 + R_WEngine.coeff(1, 1)*t26 +
+        R_WEngine.coeff(1, 2)*t28;
+    M.coeffRef(0, 2) = R_WEngine.coeff(2, 1)*t26 + R_WEngine.coeff(2, 2)*t28 +
+        R_WEngine.coeff(2, 0)*t27;
+    M.coeffRef(0, 4) = -t29;
+    M.coeffRef(0, 5) = t30;
+    M.coeffRef(1, 0) = R_WEngine.coeff(0, 1)*t31 + R_WEngine.coeff(0, 0)*t32 +
+        R_WEngine.coeff(0, 2)*t33;
+    M.coeffRef(1, 1) = R_WEngine.coeff(1, 0)*t32 + R_WEngine.coeff(1, 2)*t33 +
+        R_WEngine.coeff(1, 1)*t31;
+    M.coeffRef(1, 2) = R_WEngine.coeff(2, 2)*t33 + R_WEngine.coeff(2, 0)*t32 +
+        R_WEngine.coeff(2, 1)*t31;
+    M.coeffRef(1, 3) = t29;
+    M.coeffRef(1, 5) = -t34;
+    M.coeffRef(2, 0) = R_WEngine.coeff(0, 1)*t35 + R_WEngine.coeff(0, 0)*t36 +
+        R_WEngine.coeff(0, 2)*t37;
+    M.coeffRef(2, 1) = R_WEngine.coeff(1, 2)*t37 + R_WEngine.coeff(1, 0)*t36 +
+        R_WEngine.coeff(1, 1)*t35;
+    M.coeffRef(2, 2) = R_WEngine.coeff(2, 1)*t35 + R_WEngine.coeff(2, 0)*t36 +
+        R_WEngine.coeff(2, 2)*t37;
+    M.coeffRef(2, 3) = -t30;
+    M.coeffRef(2, 4) = t34;
+    M.coeffRef(3, 1) = t29;
+    M.coeffRef(3, 2) = -t30;
     M.coeffRef(3, 3) = params.m;
-    M.coeffRef(4, 0) = -t27;
-    M.coeffRef(4, 2) = t32;
+    M.coeffRef(4, 0) = -t29;
+    M.coeffRef(4, 2) = t34;
     M.coeffRef(4, 4) = params.m;
-    M.coeffRef(5, 0) = t28;
-    M.coeffRef(5, 1) = -t32;
+    M.coeffRef(5, 0) = t30;
+    M.coeffRef(5, 1) = -t34;
     M.coeffRef(5, 5) = params.m;
   }
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
   // M udot = tau - C; by recursive Newton-Euler.
-  // (81 adds, 133 muls, 1 divs, 0 calls, 0 other)
+  // (81 adds, 130 muls, 1 divs, 0 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WEngine;  // R_WB of 'engine'
@@ -416,76 +418,78 @@ class BushingMount {
     const double t6 = t3*tinv0;
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
-    const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = q[0]*q[3]*tinv0;
-    const double t11 = 2.0*t9 - 2.0*t10;
-    const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = q[0]*q[2]*tinv0;
-    const double t14 = 2.0*t12 + 2.0*t13;
-    const double t15 = 2.0*t9 + 2.0*t10;
-    const double t16 = t1*tinv0;
-    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
-    const double t18 = q[2]*q[3]*tinv0;
-    const double t19 = q[0]*q[1]*tinv0;
-    const double t20 = 2.0*t18 - 2.0*t19;
-    const double t21 = 2.0*t12 - 2.0*t13;
-    const double t22 = 2.0*t18 + 2.0*t19;
-    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    const double t9 = q[1]*tinv0;
+    const double t10 = t9*q[2];
+    const double t11 = q[0]*tinv0;
+    const double t12 = t11*q[3];
+    const double t13 = 2.0*t10 - 2.0*t12;
+    const double t14 = t9*q[3];
+    const double t15 = t11*q[2];
+    const double t16 = 2.0*t14 + 2.0*t15;
+    const double t17 = 2.0*t10 + 2.0*t12;
+    const double t18 = t1*tinv0;
+    const double t19 = -2.0*t7 - 2.0*t18 + 1.0;
+    const double t20 = q[2]*q[3]*tinv0;
+    const double t21 = t11*q[1];
+    const double t22 = 2.0*t20 - 2.0*t21;
+    const double t23 = 2.0*t14 - 2.0*t15;
+    const double t24 = 2.0*t20 + 2.0*t21;
+    const double t25 = -2.0*t6 - 2.0*t18 + 1.0;
     R_WEngine.coeffRef(0, 0) = t8;
-    R_WEngine.coeffRef(0, 1) = t11;
-    R_WEngine.coeffRef(0, 2) = t14;
-    R_WEngine.coeffRef(1, 0) = t15;
-    R_WEngine.coeffRef(1, 1) = t17;
-    R_WEngine.coeffRef(1, 2) = t20;
-    R_WEngine.coeffRef(2, 0) = t21;
-    R_WEngine.coeffRef(2, 1) = t22;
-    R_WEngine.coeffRef(2, 2) = t23;
+    R_WEngine.coeffRef(0, 1) = t13;
+    R_WEngine.coeffRef(0, 2) = t16;
+    R_WEngine.coeffRef(1, 0) = t17;
+    R_WEngine.coeffRef(1, 1) = t19;
+    R_WEngine.coeffRef(1, 2) = t22;
+    R_WEngine.coeffRef(2, 0) = t23;
+    R_WEngine.coeffRef(2, 1) = t24;
+    R_WEngine.coeffRef(2, 2) = t25;
     // bias (recursive Newton-Euler with udot = 0, gravity included, in World)
-    const double t24 = derived_.I_KEngine[4]*R_WEngine.coeff(1, 0) +
+    const double t26 = derived_.I_KEngine[4]*R_WEngine.coeff(1, 0) +
         derived_.M_0_0*R_WEngine.coeff(1, 2) + derived_.M_0_0_b*R_WEngine.coeff(1, 1);
-    const double t25 = derived_.I_KEngine[6]*R_WEngine.coeff(1, 0) +
+    const double t27 = derived_.I_KEngine[6]*R_WEngine.coeff(1, 0) +
         derived_.I_KEngine[12]*R_WEngine.coeff(1, 2) + derived_.I_KEngine[9]*R_WEngine.coeff(1, 1);
-    const double t26 = derived_.I_KEngine[8]*R_WEngine.coeff(1, 1) +
+    const double t28 = derived_.I_KEngine[8]*R_WEngine.coeff(1, 1) +
         derived_.M_0_0_c*R_WEngine.coeff(1, 2) + derived_.I_KEngine[5]*R_WEngine.coeff(1, 0);
-    const double t27 = u[1]*(R_WEngine.coeff(1, 0)*t24 + R_WEngine.coeff(1, 2)*t25 +
-        R_WEngine.coeff(1, 1)*t26) + u[0]*(R_WEngine.coeff(0, 1)*t26 + R_WEngine.coeff(0, 0)*t24 +
-        R_WEngine.coeff(0, 2)*t25) + u[2]*(R_WEngine.coeff(2, 2)*t25 + R_WEngine.coeff(2, 0)*t24 +
-        R_WEngine.coeff(2, 1)*t26);
-    const double t28 = derived_.I_KEngine[3]*R_WEngine.coeff(2, 2) +
+    const double t29 = u[1]*(R_WEngine.coeff(1, 0)*t26 + R_WEngine.coeff(1, 2)*t27 +
+        R_WEngine.coeff(1, 1)*t28) + u[0]*(R_WEngine.coeff(0, 1)*t28 + R_WEngine.coeff(0, 0)*t26 +
+        R_WEngine.coeff(0, 2)*t27) + u[2]*(R_WEngine.coeff(2, 2)*t27 + R_WEngine.coeff(2, 0)*t26 +
+        R_WEngine.coeff(2, 1)*t28);
+    const double t30 = derived_.I_KEngine[3]*R_WEngine.coeff(2, 2) +
         derived_.I_KEngine[1]*R_WEngine.coeff(2, 0) + derived_.I_KEngine[2]*R_WEngine.coeff(2, 1);
-    const double t29 = derived_.I_KEngine[3]*R_WEngine.coeff(1, 2) +
+    const double t31 = derived_.I_KEngine[3]*R_WEngine.coeff(1, 2) +
         derived_.I_KEngine[2]*R_WEngine.coeff(1, 1) + derived_.I_KEngine[1]*R_WEngine.coeff(1, 0);
-    const double t30 = derived_.I_KEngine[8]*R_WEngine.coeff(2, 1) +
+    const double t32 = derived_.I_KEngine[8]*R_WEngine.coeff(2, 1) +
         derived_.M_0_0_c*R_WEngine.coeff(2, 2) + derived_.I_KEngine[5]*R_WEngine.coeff(2, 0);
-    const double t31 = derived_.I_KEngine[4]*R_WEngine.coeff(2, 0) +
+    const double t33 = derived_.I_KEngine[4]*R_WEngine.coeff(2, 0) +
         derived_.M_0_0*R_WEngine.coeff(2, 2) + derived_.M_0_0_b*R_WEngine.coeff(2, 1);
-    const double t32 = derived_.I_KEngine[9]*R_WEngine.coeff(2, 1) +
+    const double t34 = derived_.I_KEngine[9]*R_WEngine.coeff(2, 1) +
         derived_.I_KEngine[6]*R_WEngine.coeff(2, 0) + derived_.I_KEngine[12]*R_WEngine.coeff(2, 2);
-    const double t33 = u[0]*(R_WEngine.coeff(0, 1)*t30 + R_WEngine.coeff(0, 0)*t31 +
-        R_WEngine.coeff(0, 2)*t32) + u[1]*(R_WEngine.coeff(1, 2)*t32 + R_WEngine.coeff(1, 0)*t31 +
-        R_WEngine.coeff(1, 1)*t30) + u[2]*(R_WEngine.coeff(2, 1)*t30 + R_WEngine.coeff(2, 0)*t31 +
-        R_WEngine.coeff(2, 2)*t32);
-    const double t34 = derived_.I_KEngine[1]*R_WEngine.coeff(0, 0) +
+    const double t35 = u[0]*(R_WEngine.coeff(0, 1)*t32 + R_WEngine.coeff(0, 0)*t33 +
+        R_WEngine.coeff(0, 2)*t34) + u[1]*(R_WEngine.coeff(1, 2)*t34 + R_WEngine.coeff(1, 0)*t33 +
+        R_WEngine.coeff(1, 1)*t32) + u[2]*(R_WEngine.coeff(2, 1)*t32 + R_WEngine.coeff(2, 0)*t33 +
+        R_WEngine.coeff(2, 2)*t34);
+    const double t36 = derived_.I_KEngine[1]*R_WEngine.coeff(0, 0) +
         derived_.I_KEngine[3]*R_WEngine.coeff(0, 2) + derived_.I_KEngine[2]*R_WEngine.coeff(0, 1);
-    const double t35 = derived_.I_KEngine[4]*R_WEngine.coeff(0, 0) +
+    const double t37 = derived_.I_KEngine[4]*R_WEngine.coeff(0, 0) +
         derived_.M_0_0*R_WEngine.coeff(0, 2) + derived_.M_0_0_b*R_WEngine.coeff(0, 1);
-    const double t36 = derived_.I_KEngine[8]*R_WEngine.coeff(0, 1) +
+    const double t38 = derived_.I_KEngine[8]*R_WEngine.coeff(0, 1) +
         derived_.I_KEngine[5]*R_WEngine.coeff(0, 0) + derived_.M_0_0_c*R_WEngine.coeff(0, 2);
-    const double t37 = derived_.I_KEngine[9]*R_WEngine.coeff(0, 1) +
+    const double t39 = derived_.I_KEngine[9]*R_WEngine.coeff(0, 1) +
         derived_.I_KEngine[12]*R_WEngine.coeff(0, 2) + derived_.I_KEngine[6]*R_WEngine.coeff(0, 0);
-    const double t38 = u[1]*(R_WEngine.coeff(1, 0)*t35 + R_WEngine.coeff(1, 1)*t36 +
-        R_WEngine.coeff(1, 2)*t37) + u[2]*(R_WEngine.coeff(2, 1)*t36 + R_WEngine.coeff(2, 2)*t37 +
-        R_WEngine.coeff(2, 0)*t35) + u[0]*(R_WEngine.coeff(0, 1)*t36 + R_WEngine.coeff(0, 0)*t35 +
-        R_WEngine.coeff(0, 2)*t37);
-    const double t39 = -u[1]*t34 + u[0]*t29;
-    const double t40 = u[2]*t34 - u[0]*t28;
-    const double t41 = -u[2]*t29 + u[1]*t28;
-    C[0] = -u[2]*t27 + (params.world_gravity[1]*t28 - params.world_gravity[2]*t29 + u[1]*t33);
-    C[1] = -u[0]*t33 + (-params.world_gravity[0]*t28 + params.world_gravity[2]*t34 + u[2]*t38);
-    C[2] = -u[1]*t38 + (-params.world_gravity[1]*t34 + params.world_gravity[0]*t29 + u[0]*t27);
-    C[3] = derived_.C_3 + u[1]*t39 - u[2]*t40;
-    C[4] = derived_.C_4 + u[2]*t41 - u[0]*t39;
-    C[5] = derived_.C_5 - u[1]*t41 + u[0]*t40;
+    const double t40 = u[1]*(R_WEngine.coeff(1, 0)*t37 + R_WEngine.coeff(1, 1)*t38 +
+        R_WEngine.coeff(1, 2)*t39) + u[2]*(R_WEngine.coeff(2, 1)*t38 + R_WEngine.coeff(2, 2)*t39 +
+        R_WEngine.coeff(2, 0)*t37) + u[0]*(R_WEngine.coeff(0, 1)*t38 + R_WEngine.coeff(0, 0)*t37 +
+        R_WEngine.coeff(0, 2)*t39);
+    const double t41 = -u[1]*t36 + u[0]*t31;
+    const double t42 = u[2]*t36 - u[0]*t30;
+    const double t43 = -u[2]*t31 + u[1]*t30;
+    C[0] = -u[2]*t29 + (params.world_gravity[1]*t30 - params.world_gravity[2]*t31 + u[1]*t35);
+    C[1] = -u[0]*t35 + (-params.world_gravity[0]*t30 + params.world_gravity[2]*t36 + u[2]*t40);
+    C[2] = -u[1]*t40 + (-params.world_gravity[1]*t36 + params.world_gravity[0]*t31 + u[0]*t29);
+    C[3] = derived_.C_3 + u[1]*t41 - u[2]*t42;
+    C[4] = derived_.C_4 + u[2]*t43 - u[0]*t41;
+    C[5] = derived_.C_5 - u[1]*t43 + u[0]*t42;
   }
 
   // tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`).
@@ -499,11 +503,11 @@ class BushingMount {
   // force laws and the tree-sparse L^T D L solve, all unrolled.
   // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4
   // multiplies):
-  //   CRBA + L^T D L in World: 232 adds, 398 muls, 7 divs (weighted 682.0);
-  //   ABA in World: 285 adds, 546 muls, 7 divs (weighted 883.0);
-  //   CRBA + L^T D L in joint frames: 356 adds, 621 muls, 10 divs (weighted 1041.0);
-  //   ABA in joint frames: 460 adds, 866 muls, 10 divs (weighted 1390.0).
-  // (232 adds, 398 muls, 7 divs, 6 calls, 0 other)
+  //   CRBA + L^T D L in World: 228 adds, 371 muls, 7 divs (weighted 651.0);
+  //   ABA in World: 281 adds, 487 muls, 7 divs (weighted 820.0);
+  //   CRBA + L^T D L in joint frames: 352 adds, 569 muls, 10 divs (weighted 985.0);
+  //   ABA in joint frames: 456 adds, 732 muls, 10 divs (weighted 1252.0).
+  // (228 adds, 371 muls, 7 divs, 6 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -521,362 +525,368 @@ class BushingMount {
     const double t6 = t3*tinv0;
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
-    const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = q[0]*q[3]*tinv0;
-    const double t11 = 2.0*t9 - 2.0*t10;
-    const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = q[0]*q[2]*tinv0;
-    const double t14 = 2.0*t12 + 2.0*t13;
-    const double t15 = 2.0*t9 + 2.0*t10;
-    const double t16 = t1*tinv0;
-    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
-    const double t18 = q[2]*q[3]*tinv0;
-    const double t19 = q[0]*q[1]*tinv0;
-    const double t20 = 2.0*t18 - 2.0*t19;
-    const double t21 = 2.0*t12 - 2.0*t13;
-    const double t22 = 2.0*t18 + 2.0*t19;
-    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    const double t9 = q[1]*tinv0;
+    const double t10 = t9*q[2];
+    const double t11 = q[0]*tinv0;
+    const double t12 = t11*q[3];
+    const double t13 = 2.0*t10 - 2.0*t12;
+    const double t14 = t9*q[3];
+    const double t15 = t11*q[2];
+    const double t16 = 2.0*t14 + 2.0*t15;
+    const double t17 = 2.0*t10 + 2.0*t12;
+    const double t18 = t1*tinv0;
+    const double t19 = -2.0*t7 - 2.0*t18 + 1.0;
+    const double t20 = q[2]*q[3]*tinv0;
+    const double t21 = t11*q[1];
+    const double t22 = 2.0*t20 - 2.0*t21;
+    const double t23 = 2.0*t14 - 2.0*t15;
+    const double t24 = 2.0*t20 + 2.0*t21;
+    const double t25 = -2.0*t6 - 2.0*t18 + 1.0;
     R_WEngine.coeffRef(0, 0) = t8;
-    R_WEngine.coeffRef(0, 1) = t11;
-    R_WEngine.coeffRef(0, 2) = t14;
-    R_WEngine.coeffRef(1, 0) = t15;
-    R_WEngine.coeffRef(1, 1) = t17;
-    R_WEngine.coeffRef(1, 2) = t20;
-    R_WEngine.coeffRef(2, 0) = t21;
-    R_WEngine.coeffRef(2, 1) = t22;
-    R_WEngine.coeffRef(2, 2) = t23;
+    R_WEngine.coeffRef(0, 1) = t13;
+    R_WEngine.coeffRef(0, 2) = t16;
+    R_WEngine.coeffRef(1, 0) = t17;
+    R_WEngine.coeffRef(1, 1) = t19;
+    R_WEngine.coeffRef(1, 2) = t22;
+    R_WEngine.coeffRef(2, 0) = t23;
+    R_WEngine.coeffRef(2, 1) = t24;
+    R_WEngine.coeffRef(2, 2) = t25;
     // bushing 'mount' (bushing.cap:35): forces at its frames' origins
-    const double t24 = R_WEngine.coeff(0, 0)*R_WEngine.coeff(0, 0);
-    const double t25 = R_WEngine.coeff(1, 0)*R_WEngine.coeff(1, 0);
-    const double t26 = t24 + t25;
-    const double tinv1 = 1.0/t26;
-    const double t27 = std::atan2(R_WEngine.coeff(2, 1), R_WEngine.coeff(2, 2));
-    const double t28 = params.mount_torqueStiffness[0]*t27;
-    const double t29 = u[0]*R_WEngine.coeff(0, 0)*tinv1;
-    const double t30 = u[1]*R_WEngine.coeff(1, 0)*tinv1;
-    const double t31 = t29 + t30;
-    const double t32 = params.mount_torqueDamping[0]*t31;
-    const double t33 = t28 + t32;
-    const double t34 = R_WEngine.coeff(0, 0)*tinv1*t33;
-    const double t35 = std::sqrt(t26);
-    const double tinv2 = 1.0/t35;
-    const double t36 = std::atan2(-R_WEngine.coeff(2, 0), t35);
-    const double t37 = params.mount_torqueStiffness[1]*t36;
-    const double t38 = u[1]*R_WEngine.coeff(0, 0)*tinv2;
-    const double t39 = u[0]*R_WEngine.coeff(1, 0)*tinv2;
-    const double t40 = t38 - t39;
-    const double t41 = params.mount_torqueDamping[1]*t40;
-    const double t42 = t37 + t41;
-    const double t43 = R_WEngine.coeff(1, 0)*tinv2*t42;
-    const double t44 = R_WEngine.coeff(0, 0)*R_WEngine.coeff(2, 0)*tinv2;
-    const double t45 = std::atan2(R_WEngine.coeff(1, 0), R_WEngine.coeff(0, 0));
-    const double t46 = params.mount_torqueStiffness[2]*t45;
-    const double t47 = R_WEngine.coeff(2, 0)*R_WEngine.coeff(1, 0)*tinv2;
-    const double t48 = u[1]*tinv2*t47;
-    const double t49 = u[0]*tinv2*t44;
-    const double t50 = u[2] - t48 - t49;
-    const double t51 = params.mount_torqueDamping[2]*t50;
-    const double t52 = t46 + t51;
-    const double t53 = tinv2*t44*t52;
-    const double t54 = -t34 + t43 + t53;
-    const double t55 = params.top_r[0]*R_WEngine.coeff(2, 0);
-    const double t56 = params.top_r[2]*R_WEngine.coeff(2, 2);
-    const double t57 = params.top_r[1]*R_WEngine.coeff(2, 1);
-    const double t58 = t55 + t56 + t57;
-    const double t59 = -params.support_r[2] + q[6] + t58;
-    const double t60 = 2.0*t6 + 4.0*t7 + 2.0*t16;
-    const double t61 = -2.0*t6 - 2.0*t16 + t60 - 1.0;
-    const double t62 = t61 + 1.0;
-    const double t63 = t10*t62;
-    const double t64 = t18*t13;
-    const double t65 = t12*t19;
-    const double t66 = -2.0*t6 - 4.0*t7 - 2.0*t16;
-    const double t67 = -2.0*t6 - 2.0*t16 + t66 + 3.0;
-    const double t68 = t67 + 1.0;
-    const double t69 = std::max(0.0, t68);
-    const double t70 = t10*t69;
-    const double t71 = 16.0*t64 + 16.0*t65 + 4.0*t70;
-    const double t72 = 4.0*t63 + t71;
-    const double t73 = t18*t10;
-    const double t74 = t9*t19;
-    const double t75 = t3*tinv0*t13;
-    const double t76 = t13*t69;
-    const double t77 = 16.0*t74 + 16.0*t75 + 4.0*t76;
-    const double t78 = 16.0*t73 + t77;
-    const double t79 = t72*t72;
-    const double t80 = t12*t10;
-    const double t81 = t9*t13;
-    const double t82 = t1*tinv0*t19;
-    const double t83 = t19*t69;
+    const double t26 = R_WEngine.coeff(0, 0)*R_WEngine.coeff(0, 0);
+    const double t27 = R_WEngine.coeff(1, 0)*R_WEngine.coeff(1, 0);
+    const double t28 = t26 + t27;
+    const double tinv1 = 1.0/t28;
+    const double t29 = std::atan2(R_WEngine.coeff(2, 1), R_WEngine.coeff(2, 2));
+    const double t30 = params.mount_torqueStiffness[0]*t29;
+    const double t31 = R_WEngine.coeff(0, 0)*tinv1;
+    const double t32 = u[0]*t31;
+    const double t33 = R_WEngine.coeff(1, 0)*tinv1;
+    const double t34 = u[1]*t33;
+    const double t35 = t32 + t34;
+    const double t36 = params.mount_torqueDamping[0]*t35;
+    const double t37 = t30 + t36;
+    const double t38 = t31*t37;
+    const double t39 = std::sqrt(t28);
+    const double tinv2 = 1.0/t39;
+    const double t40 = std::atan2(-R_WEngine.coeff(2, 0), t39);
+    const double t41 = params.mount_torqueStiffness[1]*t40;
+    const double t42 = R_WEngine.coeff(0, 0)*tinv2;
+    const double t43 = u[1]*t42;
+    const double t44 = R_WEngine.coeff(1, 0)*tinv2;
+    const double t45 = u[0]*t44;
+    const double t46 = t43 - t45;
+    const double t47 = params.mount_torqueDamping[1]*t46;
+    const double t48 = t41 + t47;
+    const double t49 = t44*t48;
+    const double t50 = t42*R_WEngine.coeff(2, 0);
+    const double t51 = std::atan2(R_WEngine.coeff(1, 0), R_WEngine.coeff(0, 0));
+    const double t52 = params.mount_torqueStiffness[2]*t51;
+    const double t53 = R_WEngine.coeff(2, 0)*t44;
+    const double t54 = u[1]*tinv2*t53;
+    const double t55 = u[0]*tinv2*t50;
+    const double t56 = u[2] - t54 - t55;
+    const double t57 = params.mount_torqueDamping[2]*t56;
+    const double t58 = t52 + t57;
+    const double t59 = tinv2*t50*t58;
+    const double t60 = -t38 + t49 + t59;
+    const double t61 = params.top_r[0]*R_WEngine.coeff(2, 0);
+    const double t62 = params.top_r[2]*R_WEngine.coeff(2, 2);
+    const double t63 = params.top_r[1]*R_WEngine.coeff(2, 1);
+    const double t64 = t61 + t62 + t63;
+    const double t65 = -params.support_r[2] + q[6] + t64;
+    const double t66 = 2.0*t6 + 4.0*t7 + 2.0*t18;
+    const double t67 = -2.0*t6 - 2.0*t18;
+    const double t68 = t67 + t66 - 1.0;
+    const double t69 = t68 + 1.0;
+    const double t70 = t12*t69;
+    const double t71 = t20*t15;
+    const double t72 = t14*t21;
+    const double t73 = t67 - 4.0*t7;
+    const double t74 = t67 + t73 + 3.0;
+    const double t75 = t74 + 1.0;
+    const double t76 = std::max(0.0, t75);
+    const double t77 = t12*t76;
+    const double t78 = 16.0*t71 + 16.0*t72 + 4.0*t77;
+    const double t79 = 4.0*t70 + t78;
+    const double t80 = t20*t12;
+    const double t81 = t10*t21;
+    const double t82 = t3*tinv0*t15;
+    const double t83 = t15*t76;
     const double t84 = 16.0*t81 + 16.0*t82 + 4.0*t83;
     const double t85 = 16.0*t80 + t84;
-    const double t86 = t85*t85;
-    const double t87 = t78*t78;
-    const double t88 = t10*t10;
-    const double t89 = t13*t13;
-    const double t90 = t19*t19;
-    const double t91 = t69*t69;
-    const double t92 = 16.0*t89 + 16.0*t90 + t91;
-    const double t93 = 16.0*t88 + t92;
-    const double t94 = t93*t93;
-    const double t95 = t86 + t94 + t87;
-    const double t96 = t79 + t95;
-    const double t97 = std::sqrt(t96);
-    const double t98 = 16.0*t88 + t92 + t97;
-    const double t99 = t98*t98;
-    const double t100 = t86 + t87 + t99;
-    const double t101 = t79 + t100;
-    const double tinv3 = 1.0/t101;
-    const double t102 = t72*t78*tinv3;
-    const double t103 = t85*t98*tinv3;
-    const double t104 = 2.0*t102 - 2.0*t103;
-    const double t105 = params.top_r[0]*R_WEngine.coeff(0, 0);
-    const double t106 = params.top_r[1]*R_WEngine.coeff(0, 1);
-    const double t107 = params.top_r[2]*R_WEngine.coeff(0, 2);
-    const double t108 = t105 + t106 + t107;
-    const double t109 = -params.support_r[0] + q[4] + t108;
-    const double t110 = t78*t98*tinv3;
-    const double t111 = t85*t72*tinv3;
-    const double t112 = 2.0*t110 + 2.0*t111;
-    const double t113 = t109*t112;
-    const double t114 = params.top_r[0]*R_WEngine.coeff(1, 0);
-    const double t115 = params.top_r[2]*R_WEngine.coeff(1, 2);
-    const double t116 = params.top_r[1]*R_WEngine.coeff(1, 1);
-    const double t117 = t114 + t115 + t116;
-    const double t118 = -params.support_r[1] + q[5] + t117;
-    const double t119 = t118*t104;
-    const double t120 = t87*tinv3;
-    const double t121 = t86*tinv3;
-    const double t122 = -2.0*t120 - 2.0*t121 + 1.0;
-    const double t123 = t59*t122;
-    const double t124 = t113 + t119 + t123;
-    const double t125 = derived_.mount_F_AoMount_0_b*t124;
-    const double t126 = u[2]*t118;
-    const double t127 = u[2]*t117;
-    const double t128 = u[1]*t58;
-    const double t129 = u[3] - t127 + t128;
-    const double t130 = u[1]*t59;
-    const double t131 = 0.5*t126 + t129 - 0.5*t130;
-    const double t132 = t131*t112;
-    const double t133 = u[0]*t118;
-    const double t134 = u[1]*t109;
-    const double t135 = u[0]*t117;
-    const double t136 = u[1]*t108;
-    const double t137 = u[5] + t135 - t136;
-    const double t138 = -0.5*t133 + 0.5*t134 + t137;
-    const double t139 = t138*t122;
-    const double t140 = u[2]*t109;
-    const double t141 = u[0]*t58;
-    const double t142 = u[2]*t108;
-    const double t143 = u[4] - t141 + t142;
-    const double t144 = u[0]*t59;
-    const double t145 = -0.5*t140 + t143 + 0.5*t144;
-    const double t146 = t145*t104;
-    const double t147 = t132 + t139 + t146;
-    const double t148 = derived_.mount_F_AoMount_0*t147;
-    const double t149 = t125 + 2.0*t148;
-    const double t150 = t104*t149;
-    const double t151 = t72*t98*tinv3;
-    const double t152 = t85*t78*tinv3;
-    const double t153 = 2.0*t151 + 2.0*t152;
-    const double t154 = t118*t153;
-    const double t155 = -2.0*t110 + 2.0*t111;
-    const double t156 = t59*t155;
-    const double t157 = t79*tinv3;
-    const double t158 = -2.0*t120 - 2.0*t157 + 1.0;
-    const double t159 = t109*t158;
-    const double t160 = t154 + t156 + t159;
-    const double t161 = derived_.mount_F_AoMount_0_b*t160;
-    const double t162 = t138*t155;
-    const double t163 = t131*t158;
-    const double t164 = t145*t153;
-    const double t165 = t162 + t163 + t164;
-    const double t166 = derived_.mount_F_AoMount_0*t165;
-    const double t167 = t161 + 2.0*t166;
-    const double t168 = t153*t167;
-    const double t169 = -2.0*t157 - 2.0*t121 + 1.0;
-    const double t170 = t118*t169;
-    const double t171 = 2.0*t102 + 2.0*t103;
-    const double t172 = t59*t171;
-    const double t173 = -2.0*t151 + 2.0*t152;
-    const double t174 = t109*t173;
-    const double t175 = t170 + t172 + t174;
-    const double t176 = derived_.mount_F_AoMount_0_b*t175;
-    const double t177 = t145*t169;
-    const double t178 = t131*t173;
-    const double t179 = t138*t171;
-    const double t180 = t177 + t178 + t179;
-    const double t181 = derived_.mount_F_AoMount_0*t180;
-    const double t182 = t176 + 2.0*t181;
-    const double t183 = t169*t182;
-    const double t184 = -t150 - t168 - t183;
-    const double t185 = t59*t184;
-    const double t186 = t171*t182;
-    const double t187 = t155*t167;
-    const double t188 = t122*t149;
-    const double t189 = -t186 - t187 - t188;
-    const double t190 = t118*t189;
-    const double t191 = t54 + 0.5*t185 - 0.5*t190;
-    const double t192 = R_WEngine.coeff(1, 0)*tinv1*t33;
-    const double t193 = R_WEngine.coeff(0, 0)*tinv2*t42;
-    const double t194 = tinv2*t47*t52;
-    const double t195 = -t192 - t193 + t194;
-    const double t196 = t109*t189;
-    const double t197 = t158*t167;
-    const double t198 = t112*t149;
-    const double t199 = t173*t182;
-    const double t200 = -t197 - t198 - t199;
-    const double t201 = t59*t200;
-    const double t202 = t195 + 0.5*t196 - 0.5*t201;
-    F_CoMount[0] = t191;
-    F_CoMount[1] = t202;
-    F_CoMount[3] = t200;
-    F_CoMount[4] = t184;
-    F_CoMount[5] = t189;
+    const double t86 = t79*t79;
+    const double t87 = t14*t12;
+    const double t88 = t10*t15;
+    const double t89 = t1*tinv0*t21;
+    const double t90 = t21*t76;
+    const double t91 = 16.0*t88 + 16.0*t89 + 4.0*t90;
+    const double t92 = 16.0*t87 + t91;
+    const double t93 = t92*t92;
+    const double t94 = t85*t85;
+    const double t95 = t12*t12;
+    const double t96 = t15*t15;
+    const double t97 = t21*t21;
+    const double t98 = t76*t76;
+    const double t99 = 16.0*t96 + 16.0*t97 + t98;
+    const double t100 = 16.0*t95 + t99;
+    const double t101 = t100*t100;
+    const double t102 = t93 + t94;
+    const double t103 = t102 + t101;
+    const double t104 = t86 + t103;
+    const double t105 = std::sqrt(t104);
+    const double t106 = t100 + t105;
+    const double t107 = t106*t106;
+    const double t108 = t102 + t107;
+    const double t109 = t86 + t108;
+    const double tinv3 = 1.0/t109;
+    const double t110 = t79*t85*tinv3;
+    const double t111 = t92*t106*tinv3;
+    const double t112 = 2.0*t110 - 2.0*t111;
+    const double t113 = params.top_r[0]*R_WEngine.coeff(0, 0);
+    const double t114 = params.top_r[1]*R_WEngine.coeff(0, 1);
+    const double t115 = params.top_r[2]*R_WEngine.coeff(0, 2);
+    const double t116 = t113 + t114 + t115;
+    const double t117 = -params.support_r[0] + q[4] + t116;
+    const double t118 = t85*t106*tinv3;
+    const double t119 = t92*t79*tinv3;
+    const double t120 = 2.0*t118 + 2.0*t119;
+    const double t121 = t117*t120;
+    const double t122 = params.top_r[0]*R_WEngine.coeff(1, 0);
+    const double t123 = params.top_r[2]*R_WEngine.coeff(1, 2);
+    const double t124 = params.top_r[1]*R_WEngine.coeff(1, 1);
+    const double t125 = t122 + t123 + t124;
+    const double t126 = -params.support_r[1] + q[5] + t125;
+    const double t127 = t126*t112;
+    const double t128 = t94*tinv3;
+    const double t129 = t93*tinv3;
+    const double t130 = -2.0*t128 - 2.0*t129 + 1.0;
+    const double t131 = t65*t130;
+    const double t132 = t121 + t127 + t131;
+    const double t133 = derived_.mount_F_AoMount_0_b*t132;
+    const double t134 = u[2]*t126;
+    const double t135 = u[2]*t125;
+    const double t136 = u[1]*t64;
+    const double t137 = u[3] - t135 + t136;
+    const double t138 = u[1]*t65;
+    const double t139 = 0.5*t134 + t137 - 0.5*t138;
+    const double t140 = t139*t120;
+    const double t141 = u[0]*t126;
+    const double t142 = u[1]*t117;
+    const double t143 = u[0]*t125;
+    const double t144 = u[1]*t116;
+    const double t145 = u[5] + t143 - t144;
+    const double t146 = -0.5*t141 + 0.5*t142 + t145;
+    const double t147 = t146*t130;
+    const double t148 = u[2]*t117;
+    const double t149 = u[0]*t64;
+    const double t150 = u[2]*t116;
+    const double t151 = u[4] - t149 + t150;
+    const double t152 = u[0]*t65;
+    const double t153 = -0.5*t148 + t151 + 0.5*t152;
+    const double t154 = t153*t112;
+    const double t155 = t140 + t147 + t154;
+    const double t156 = derived_.mount_F_AoMount_0*t155;
+    const double t157 = t133 + 2.0*t156;
+    const double t158 = t112*t157;
+    const double t159 = t79*t106*tinv3;
+    const double t160 = t92*t85*tinv3;
+    const double t161 = 2.0*t159 + 2.0*t160;
+    const double t162 = t126*t161;
+    const double t163 = -2.0*t118 + 2.0*t119;
+    const double t164 = t65*t163;
+    const double t165 = t86*tinv3;
+    const double t166 = -2.0*t128 - 2.0*t165 + 1.0;
+    const double t167 = t117*t166;
+    const double t168 = t162 + t164 + t167;
+    const double t169 = derived_.mount_F_AoMount_0_b*t168;
+    const double t170 = t146*t163;
+    const double t171 = t139*t166;
+    const double t172 = t153*t161;
+    const double t173 = t170 + t171 + t172;
+    const double t174 = derived_.mount_F_AoMount_0*t173;
+    const double t175 = t169 + 2.0*t174;
+    const double t176 = t161*t175;
+    const double t177 = -2.0*t165 - 2.0*t129 + 1.0;
+    const double t178 = t126*t177;
+    const double t179 = 2.0*t110 + 2.0*t111;
+    const double t180 = t65*t179;
+    const double t181 = -2.0*t159 + 2.0*t160;
+    const double t182 = t117*t181;
+    const double t183 = t178 + t180 + t182;
+    const double t184 = derived_.mount_F_AoMount_0_b*t183;
+    const double t185 = t153*t177;
+    const double t186 = t139*t181;
+    const double t187 = t146*t179;
+    const double t188 = t185 + t186 + t187;
+    const double t189 = derived_.mount_F_AoMount_0*t188;
+    const double t190 = t184 + 2.0*t189;
+    const double t191 = t177*t190;
+    const double t192 = -t158 - t176 - t191;
+    const double t193 = t65*t192;
+    const double t194 = t179*t190;
+    const double t195 = t163*t175;
+    const double t196 = t130*t157;
+    const double t197 = -t194 - t195 - t196;
+    const double t198 = t126*t197;
+    const double t199 = t60 + 0.5*t193 - 0.5*t198;
+    const double t200 = t33*t37;
+    const double t201 = t42*t48;
+    const double t202 = tinv2*t53*t58;
+    const double t203 = -t200 - t201 + t202;
+    const double t204 = t117*t197;
+    const double t205 = t166*t175;
+    const double t206 = t120*t157;
+    const double t207 = t181*t190;
+    const double t208 = -t205 - t206 - t207;
+    const double t209 = t65*t208;
+    const double t210 = t203 + 0.5*t204 - 0.5*t209;
+    F_CoMount[0] = t199;
+    F_CoMount[1] = t210;
+    F_CoMount[3] = t208;
+    F_CoMount[4] = t192;
+    F_CoMount[5] = t197;
     // mass matrix (composite rigid body, in World)
-    const double t203 = derived_.I_KEngine[8]*R_WEngine.coeff(0, 1);
-    const double t204 = derived_.I_KEngine[5]*R_WEngine.coeff(0, 0);
-    const double t205 = derived_.M_0_0_c*R_WEngine.coeff(0, 2);
-    const double t206 = t203 + t204 + t205;
-    const double t207 = R_WEngine.coeff(0, 1)*t206;
-    const double t208 = derived_.I_KEngine[4]*R_WEngine.coeff(0, 0);
-    const double t209 = derived_.M_0_0*R_WEngine.coeff(0, 2);
-    const double t210 = derived_.M_0_0_b*R_WEngine.coeff(0, 1);
-    const double t211 = t208 + t209 + t210;
-    const double t212 = R_WEngine.coeff(0, 0)*t211;
-    const double t213 = derived_.I_KEngine[9]*R_WEngine.coeff(0, 1);
-    const double t214 = derived_.I_KEngine[12]*R_WEngine.coeff(0, 2);
-    const double t215 = derived_.I_KEngine[6]*R_WEngine.coeff(0, 0);
-    const double t216 = t213 + t214 + t215;
-    const double t217 = R_WEngine.coeff(0, 2)*t216;
-    const double t218 = t207 + t212 + t217;
-    const double t219 = R_WEngine.coeff(1, 0)*t211;
-    const double t220 = R_WEngine.coeff(1, 1)*t206;
-    const double t221 = R_WEngine.coeff(1, 2)*t216;
-    const double t222 = t219 + t220 + t221;
-    const double t223 = R_WEngine.coeff(2, 1)*t206;
-    const double t224 = R_WEngine.coeff(2, 2)*t216;
-    const double t225 = R_WEngine.coeff(2, 0)*t211;
-    const double t226 = t223 + t224 + t225;
-    const double t227 = derived_.I_KEngine[3]*R_WEngine.coeff(1, 2);
-    const double t228 = derived_.I_KEngine[2]*R_WEngine.coeff(1, 1);
-    const double t229 = derived_.I_KEngine[1]*R_WEngine.coeff(1, 0);
+    const double t211 = derived_.I_KEngine[8]*R_WEngine.coeff(0, 1);
+    const double t212 = derived_.I_KEngine[5]*R_WEngine.coeff(0, 0);
+    const double t213 = derived_.M_0_0_c*R_WEngine.coeff(0, 2);
+    const double t214 = t211 + t212 + t213;
+    const double t215 = R_WEngine.coeff(0, 1)*t214;
+    const double t216 = derived_.I_KEngine[4]*R_WEngine.coeff(0, 0);
+    const double t217 = derived_.M_0_0*R_WEngine.coeff(0, 2);
+    const double t218 = derived_.M_0_0_b*R_WEngine.coeff(0, 1);
+    const double t219 = t216 + t217 + t218;
+    const double t220 = R_WEngine.coeff(0, 0)*t219;
+    const double t221 = derived_.I_KEngine[9]*R_WEngine.coeff(0, 1);
+    const double t222 = derived_.I_KEngine[12]*R_WEngine.coeff(0, 2);
+    const double t223 = derived_.I_KEngine[6]*R_WEngine.coeff(0, 0);
+    const double t224 = t221 + t222 + t223;
+    const double t225 = R_WEngine.coeff(0, 2)*t224;
+    const double t226 = t215 + t220 + t225;
+    const double t227 = R_WEngine.coeff(1, 0)*t219;
+    const double t228 = R_WEngine.coeff(1, 1)*t214;
+    const double t229 = R_WEngine.coeff(1, 2)*t224;
     const double t230 = t227 + t228 + t229;
-    const double t231 = derived_.I_KEngine[8]*R_WEngine.coeff(1, 1);
-    const double t232 = derived_.M_0_0_c*R_WEngine.coeff(1, 2);
-    const double t233 = derived_.I_KEngine[5]*R_WEngine.coeff(1, 0);
+    const double t231 = R_WEngine.coeff(2, 1)*t214;
+    const double t232 = R_WEngine.coeff(2, 2)*t224;
+    const double t233 = R_WEngine.coeff(2, 0)*t219;
     const double t234 = t231 + t232 + t233;
-    const double t235 = R_WEngine.coeff(0, 1)*t234;
-    const double t236 = derived_.I_KEngine[4]*R_WEngine.coeff(1, 0);
-    const double t237 = derived_.M_0_0*R_WEngine.coeff(1, 2);
-    const double t238 = derived_.M_0_0_b*R_WEngine.coeff(1, 1);
-    const double t239 = t236 + t237 + t238;
-    const double t240 = R_WEngine.coeff(0, 0)*t239;
-    const double t241 = derived_.I_KEngine[6]*R_WEngine.coeff(1, 0);
-    const double t242 = derived_.I_KEngine[12]*R_WEngine.coeff(1, 2);
-    const double t243 = derived_.I_KEngine[9]*R_WEngine.coeff(1, 1);
-    const double t244 = t241 + t242 + t243;
-    const double t245 = R_WEngine.coeff(0, 2)*t244;
-    const double t246 = t235 + t240 + t245;
-    const double t247 = R_WEngine.coeff(1, 0)*t239;
-    const double t248 = R_WEngine.coeff(1, 2)*t244;
-    const double t249 = R_WEngine.coeff(1, 1)*t234;
-    const double t250 = t247 + t248 + t249;
-    const double t251 = R_WEngine.coeff(2, 2)*t244;
-    const double t252 = R_WEngine.coeff(2, 0)*t239;
-    const double t253 = R_WEngine.coeff(2, 1)*t234;
-    const double t254 = t251 + t252 + t253;
-    const double t255 = derived_.I_KEngine[3]*R_WEngine.coeff(2, 2);
-    const double t256 = derived_.I_KEngine[1]*R_WEngine.coeff(2, 0);
-    const double t257 = derived_.I_KEngine[2]*R_WEngine.coeff(2, 1);
+    const double t235 = derived_.I_KEngine[3]*R_WEngine.coeff(1, 2);
+    const double t236 = derived_.I_KEngine[2]*R_WEngine.coeff(1, 1);
+    const double t237 = derived_.I_KEngine[1]*R_WEngine.coeff(1, 0);
+    const double t238 = t235 + t236 + t237;
+    const double t239 = derived_.I_KEngine[8]*R_WEngine.coeff(1, 1);
+    const double t240 = derived_.M_0_0_c*R_WEngine.coeff(1, 2);
+    const double t241 = derived_.I_KEngine[5]*R_WEngine.coeff(1, 0);
+    const double t242 = t239 + t240 + t241;
+    const double t243 = R_WEngine.coeff(0, 1)*t242;
+    const double t244 = derived_.I_KEngine[4]*R_WEngine.coeff(1, 0);
+    const double t245 = derived_.M_0_0*R_WEngine.coeff(1, 2);
+    const double t246 = derived_.M_0_0_b*R_WEngine.coeff(1, 1);
+    const double t247 = t244 + t245 + t246;
+    const double t248 = R_WEngine.coeff(0, 0)*t247;
+    const double t249 = derived_.I_KEngine[6]*R_WEngine.coeff(1, 0);
+    const double t250 = derived_.I_KEngine[12]*R_WEngine.coeff(1, 2);
+    const double t251 = derived_.I_KEngine[9]*R_WEngine.coeff(1, 1);
+    const double t252 = t249 + t250 + t251;
+    const double t253 = R_WEngine.coeff(0, 2)*t252;
+    const double t254 = t243 + t248 + t253;
+    const double t255 = R_WEngine.coeff(1, 0)*t247;
+    const double t256 = R_WEngine.coeff(1, 2)*t252;
+    const double t257 = R_WEngine.coeff(1, 1)*t242;
     const double t258 = t255 + t256 + t257;
-    const double t259 = derived_.I_KEngine[8]*R_WEngine.coeff(2, 1);
-    const double t260 = derived_.M_0_0_c*R_WEngine.coeff(2, 2);
-    const double t261 = derived_.I_KEngine[5]*R_WEngine.coeff(2, 0);
+    const double t259 = R_WEngine.coeff(2, 2)*t252;
+    const double t260 = R_WEngine.coeff(2, 0)*t247;
+    const double t261 = R_WEngine.coeff(2, 1)*t242;
     const double t262 = t259 + t260 + t261;
-    const double t263 = R_WEngine.coeff(0, 1)*t262;
-    const double t264 = derived_.I_KEngine[4]*R_WEngine.coeff(2, 0);
-    const double t265 = derived_.M_0_0*R_WEngine.coeff(2, 2);
-    const double t266 = derived_.M_0_0_b*R_WEngine.coeff(2, 1);
-    const double t267 = t264 + t265 + t266;
-    const double t268 = R_WEngine.coeff(0, 0)*t267;
-    const double t269 = derived_.I_KEngine[9]*R_WEngine.coeff(2, 1);
-    const double t270 = derived_.I_KEngine[6]*R_WEngine.coeff(2, 0);
-    const double t271 = derived_.I_KEngine[12]*R_WEngine.coeff(2, 2);
-    const double t272 = t269 + t270 + t271;
-    const double t273 = R_WEngine.coeff(0, 2)*t272;
-    const double t274 = t263 + t268 + t273;
-    const double t275 = R_WEngine.coeff(1, 2)*t272;
-    const double t276 = R_WEngine.coeff(1, 0)*t267;
-    const double t277 = R_WEngine.coeff(1, 1)*t262;
-    const double t278 = t275 + t276 + t277;
-    const double t279 = R_WEngine.coeff(2, 1)*t262;
-    const double t280 = R_WEngine.coeff(2, 0)*t267;
-    const double t281 = R_WEngine.coeff(2, 2)*t272;
-    const double t282 = t279 + t280 + t281;
-    const double t283 = derived_.I_KEngine[1]*R_WEngine.coeff(0, 0);
-    const double t284 = derived_.I_KEngine[3]*R_WEngine.coeff(0, 2);
-    const double t285 = derived_.I_KEngine[2]*R_WEngine.coeff(0, 1);
+    const double t263 = derived_.I_KEngine[3]*R_WEngine.coeff(2, 2);
+    const double t264 = derived_.I_KEngine[1]*R_WEngine.coeff(2, 0);
+    const double t265 = derived_.I_KEngine[2]*R_WEngine.coeff(2, 1);
+    const double t266 = t263 + t264 + t265;
+    const double t267 = derived_.I_KEngine[8]*R_WEngine.coeff(2, 1);
+    const double t268 = derived_.M_0_0_c*R_WEngine.coeff(2, 2);
+    const double t269 = derived_.I_KEngine[5]*R_WEngine.coeff(2, 0);
+    const double t270 = t267 + t268 + t269;
+    const double t271 = R_WEngine.coeff(0, 1)*t270;
+    const double t272 = derived_.I_KEngine[4]*R_WEngine.coeff(2, 0);
+    const double t273 = derived_.M_0_0*R_WEngine.coeff(2, 2);
+    const double t274 = derived_.M_0_0_b*R_WEngine.coeff(2, 1);
+    const double t275 = t272 + t273 + t274;
+    const double t276 = R_WEngine.coeff(0, 0)*t275;
+    const double t277 = derived_.I_KEngine[9]*R_WEngine.coeff(2, 1);
+    const double t278 = derived_.I_KEngine[6]*R_WEngine.coeff(2, 0);
+    const double t279 = derived_.I_KEngine[12]*R_WEngine.coeff(2, 2);
+    const double t280 = t277 + t278 + t279;
+    const double t281 = R_WEngine.coeff(0, 2)*t280;
+    const double t282 = t271 + t276 + t281;
+    const double t283 = R_WEngine.coeff(1, 2)*t280;
+    const double t284 = R_WEngine.coeff(1, 0)*t275;
+    const double t285 = R_WEngine.coeff(1, 1)*t270;
     const double t286 = t283 + t284 + t285;
-    M.coeffRef(0, 0) = t218;
-    M.coeffRef(0, 1) = t222;
-    M.coeffRef(0, 2) = t226;
-    M.coeffRef(0, 5) = t230;
-    M.coeffRef(1, 0) = t246;
-    M.coeffRef(1, 1) = t250;
-    M.coeffRef(1, 2) = t254;
-    M.coeffRef(1, 3) = t258;
-    M.coeffRef(2, 0) = t274;
-    M.coeffRef(2, 1) = t278;
-    M.coeffRef(2, 2) = t282;
-    M.coeffRef(2, 4) = t286;
+    const double t287 = R_WEngine.coeff(2, 1)*t270;
+    const double t288 = R_WEngine.coeff(2, 0)*t275;
+    const double t289 = R_WEngine.coeff(2, 2)*t280;
+    const double t290 = t287 + t288 + t289;
+    const double t291 = derived_.I_KEngine[1]*R_WEngine.coeff(0, 0);
+    const double t292 = derived_.I_KEngine[3]*R_WEngine.coeff(0, 2);
+    const double t293 = derived_.I_KEngine[2]*R_WEngine.coeff(0, 1);
+    const double t294 = t291 + t292 + t293;
+    M.coeffRef(0, 0) = t226;
+    M.coeffRef(0, 1) = t230;
+    M.coeffRef(0, 2) = t234;
+    M.coeffRef(0, 5) = t238;
+    M.coeffRef(1, 0) = t254;
+    M.coeffRef(1, 1) = t258;
+    M.coeffRef(1, 2) = t262;
+    M.coeffRef(1, 3) = t266;
+    M.coeffRef(2, 0) = t282;
+    M.coeffRef(2, 1) = t286;
+    M.coeffRef(2, 2) = t290;
+    M.coeffRef(2, 4) = t294;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
-    const double t287 = derived_.udot_0*M.coeff(0, 5)*M.coeff(0, 5);
-    const double t288 = derived_.udot_0*M.coeff(1, 3)*M.coeff(1, 3);
-    const double t289 = derived_.udot_0*M.coeff(2, 4)*M.coeff(2, 4);
-    const double tinv4 = 1.0/(-t287 - t289 + M.coeff(2, 2));
-    const double t290 = derived_.udot_0*M.coeff(2, 4)*M.coeff(1, 3) + M.coeff(2, 0);
-    const double t291 = derived_.udot_0*M.coeff(0, 5)*M.coeff(1, 3) + M.coeff(2, 1);
-    const double tinv5 = 1.0/(-t289 - t288 + M.coeff(1, 1) - tinv4*t291*t291);
-    const double t292 = derived_.udot_0*M.coeff(0, 5)*M.coeff(2, 4) + M.coeff(1, 0) -
-        tinv4*t290*t291;
-    const double tinv6 = 1.0/(-t287 - t288 + M.coeff(0, 0) - tinv4*t290*t290 - tinv5*t292*t292);
-    const double t293 = -u[2]*M.coeff(0, 5) + u[1]*M.coeff(1, 3);
-    const double t294 = -u[1]*M.coeff(2, 4) + u[0]*M.coeff(0, 5);
-    const double t295 = -(derived_.C_4 + u[2]*t293 - u[0]*t294) + F_CoMount[4];
-    const double t296 = u[1]*M.coeff(1, 1) + u[0]*M.coeff(1, 0) + u[2]*M.coeff(1, 2);
-    const double t297 = u[0]*M.coeff(2, 0) + u[1]*M.coeff(2, 1) + u[2]*M.coeff(2, 2);
-    const double t298 = u[2]*M.coeff(2, 4) - u[0]*M.coeff(1, 3);
-    const double t299 = -(derived_.C_5 - u[1]*t293 + u[0]*t298) + F_CoMount[5];
-    const double t300 = -(derived_.C_3 + u[1]*t294 - u[2]*t298) + F_CoMount[3];
-    const double t301 = u[1]*M.coeff(0, 1) + u[2]*M.coeff(0, 2) + u[0]*M.coeff(0, 0);
-    const double t302 = derived_.udot_0*M.coeff(0, 5)*t300 +
-        (u[1]*t301 - (-params.world_gravity[1]*M.coeff(2, 4) +
-        params.world_gravity[0]*M.coeff(0, 5) + u[0]*t296) - derived_.udot_0*M.coeff(2, 4)*t295) +
-        (t108*F_CoMount[4] - 0.5*t109*F_CoMount[4] - t117*F_CoMount[3] +
-        (-t46 - t51 + 0.5*t118*F_CoMount[3]));
-    const double t303 = -derived_.udot_0*M.coeff(1, 3)*t300 +
-        (u[0]*t297 - (-params.world_gravity[0]*M.coeff(1, 3) +
-        params.world_gravity[2]*M.coeff(2, 4) + u[2]*t301) + derived_.udot_0*M.coeff(2, 4)*t299) +
-        (-t108*F_CoMount[5] + t58*F_CoMount[3] + F_CoMount[1]) - tinv4*t291*t302;
-    const double t304 = derived_.udot_0*M.coeff(1, 3)*t295 +
-        (u[2]*t296 - (params.world_gravity[1]*M.coeff(1, 3) -
-        params.world_gravity[2]*M.coeff(0, 5) + u[1]*t297) - derived_.udot_0*M.coeff(0, 5)*t299) +
-        (-t58*F_CoMount[4] + t117*F_CoMount[5] + F_CoMount[0]) - tinv4*t290*t302 - tinv5*t292*t303;
-    const double t305 = tinv5*t292*tinv6;
-    const double t306 = tinv5*t303 - t305*t304;
-    const double t307 = tinv4*t302 - (tinv4*t290*tinv6)*t304 - tinv4*t291*t306;
-    const double t308 = derived_.udot_0*t295 + derived_.udot_0*(M.coeff(1, 3)*tinv6*t304) -
-        derived_.udot_0*M.coeff(2, 4)*t307;
-    const double t309 = derived_.udot_0*t299 - derived_.udot_0*(M.coeff(0, 5)*tinv6*t304) +
-        derived_.udot_0*M.coeff(2, 4)*t306;
-    udot[0] = tinv6*t304;
-    udot[1] = t306;
-    udot[2] = t307;
-    udot[3] = derived_.udot_0*t300 - derived_.udot_0*M.coeff(1, 3)*t306 +
-        derived_.udot_0*M.coeff(0, 5)*t307;
-    udot[4] = t308;
-    udot[5] = t309;
+    const double t295 = derived_.udot_0*M.coeff(0, 5)*M.coeff(0, 5);
+    const double t296 = derived_.udot_0*M.coeff(1, 3)*M.coeff(1, 3);
+    const double t297 = derived_.udot_0*M.coeff(2, 4)*M.coeff(2, 4);
+    const double tinv4 = 1.0/(-t295 - t297 + M.coeff(2, 2));
+    const double t298 = derived_.udot_0*M.coeff(1, 3);
+    const double t299 = t298*M.coeff(2, 4) + M.coeff(2, 0);
+    const double t300 = derived_.udot_0*M.coeff(0, 5);
+    const double t301 = t300*M.coeff(1, 3) + M.coeff(2, 1);
+    const double tinv5 = 1.0/(-t297 - t296 + M.coeff(1, 1) - tinv4*t301*t301);
+    const double t302 = tinv4*t299;
+    const double t303 = t300*M.coeff(2, 4) + M.coeff(1, 0) - t302*t301;
+    const double tinv6 = 1.0/(-t295 - t296 + M.coeff(0, 0) - tinv4*t299*t299 - tinv5*t303*t303);
+    const double t304 = -u[2]*M.coeff(0, 5) + u[1]*M.coeff(1, 3);
+    const double t305 = -u[1]*M.coeff(2, 4) + u[0]*M.coeff(0, 5);
+    const double t306 = -(derived_.C_4 + u[2]*t304 - u[0]*t305) + F_CoMount[4];
+    const double t307 = u[1]*M.coeff(1, 1) + u[0]*M.coeff(1, 0) + u[2]*M.coeff(1, 2);
+    const double t308 = u[0]*M.coeff(2, 0) + u[1]*M.coeff(2, 1) + u[2]*M.coeff(2, 2);
+    const double t309 = u[2]*M.coeff(2, 4) - u[0]*M.coeff(1, 3);
+    const double t310 = -(derived_.C_5 - u[1]*t304 + u[0]*t309) + F_CoMount[5];
+    const double t311 = -(derived_.C_3 + u[1]*t305 - u[2]*t309) + F_CoMount[3];
+    const double t312 = u[1]*M.coeff(0, 1) + u[2]*M.coeff(0, 2) + u[0]*M.coeff(0, 0);
+    const double t313 = t300*t311 + (u[1]*t312 - (-params.world_gravity[1]*M.coeff(2, 4) +
+        params.world_gravity[0]*M.coeff(0, 5) + u[0]*t307) - derived_.udot_0*M.coeff(2, 4)*t306) +
+        (t116*F_CoMount[4] - 0.5*t117*F_CoMount[4] - t125*F_CoMount[3] +
+        (-t52 - t57 + 0.5*t126*F_CoMount[3]));
+    const double t314 = tinv4*t301;
+    const double t315 = -t298*t311 + (u[0]*t308 - (-params.world_gravity[0]*M.coeff(1, 3) +
+        params.world_gravity[2]*M.coeff(2, 4) + u[2]*t312) + derived_.udot_0*M.coeff(2, 4)*t310) +
+        (-t116*F_CoMount[5] + t64*F_CoMount[3] + F_CoMount[1]) - t314*t313;
+    const double t316 = tinv5*t303;
+    const double t317 = t298*t306 + (u[2]*t307 - (params.world_gravity[1]*M.coeff(1, 3) -
+        params.world_gravity[2]*M.coeff(0, 5) + u[1]*t308) - t300*t310) +
+        (-t64*F_CoMount[4] + t125*F_CoMount[5] + F_CoMount[0]) - t302*t313 - t316*t315;
+    const double t318 = tinv6*t317;
+    const double t319 = tinv5*t315 - (t316*tinv6)*t317;
+    const double t320 = tinv4*t313 - (t302*tinv6)*t317 - t314*t319;
+    udot[0] = t318;
+    udot[1] = t319;
+    udot[2] = t320;
+    udot[3] = derived_.udot_0*t311 - t298*t319 + t300*t320;
+    udot[4] = derived_.udot_0*t306 + derived_.udot_0*(M.coeff(1, 3)*t318) -
+        derived_.udot_0*M.coeff(2, 4)*t320;
+    udot[5] = derived_.udot_0*t310 - derived_.udot_0*(M.coeff(0, 5)*t318) +
+        derived_.udot_0*M.coeff(2, 4)*t319;
   }
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
@@ -887,11 +897,11 @@ class BushingMount {
   // [p_BoQ_W x f; f].
   // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4
   // multiplies):
-  //   CRBA + L^T D L in World: 238 adds, 398 muls, 7 divs (weighted 688.0);
-  //   ABA in World: 291 adds, 546 muls, 7 divs (weighted 889.0);
-  //   CRBA + L^T D L in joint frames: 362 adds, 621 muls, 10 divs (weighted 1047.0);
-  //   ABA in joint frames: 466 adds, 866 muls, 10 divs (weighted 1396.0).
-  // (238 adds, 398 muls, 7 divs, 6 calls, 0 other)
+  //   CRBA + L^T D L in World: 234 adds, 371 muls, 7 divs (weighted 657.0);
+  //   ABA in World: 287 adds, 487 muls, 7 divs (weighted 826.0);
+  //   CRBA + L^T D L in joint frames: 358 adds, 569 muls, 10 divs (weighted 991.0);
+  //   ABA in joint frames: 462 adds, 732 muls, 10 divs (weighted 1258.0).
+  // (234 adds, 371 muls, 7 divs, 6 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
@@ -911,388 +921,397 @@ class BushingMount {
     const double t6 = t3*tinv0;
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
-    const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = q[0]*q[3]*tinv0;
-    const double t11 = 2.0*t9 - 2.0*t10;
-    const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = q[0]*q[2]*tinv0;
-    const double t14 = 2.0*t12 + 2.0*t13;
-    const double t15 = 2.0*t9 + 2.0*t10;
-    const double t16 = t1*tinv0;
-    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
-    const double t18 = q[2]*q[3]*tinv0;
-    const double t19 = q[0]*q[1]*tinv0;
-    const double t20 = 2.0*t18 - 2.0*t19;
-    const double t21 = 2.0*t12 - 2.0*t13;
-    const double t22 = 2.0*t18 + 2.0*t19;
-    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    const double t9 = q[1]*tinv0;
+    const double t10 = t9*q[2];
+    const double t11 = q[0]*tinv0;
+    const double t12 = t11*q[3];
+    const double t13 = 2.0*t10 - 2.0*t12;
+    const double t14 = t9*q[3];
+    const double t15 = t11*q[2];
+    const double t16 = 2.0*t14 + 2.0*t15;
+    const double t17 = 2.0*t10 + 2.0*t12;
+    const double t18 = t1*tinv0;
+    const double t19 = -2.0*t7 - 2.0*t18 + 1.0;
+    const double t20 = q[2]*q[3]*tinv0;
+    const double t21 = t11*q[1];
+    const double t22 = 2.0*t20 - 2.0*t21;
+    const double t23 = 2.0*t14 - 2.0*t15;
+    const double t24 = 2.0*t20 + 2.0*t21;
+    const double t25 = -2.0*t6 - 2.0*t18 + 1.0;
     R_WEngine.coeffRef(0, 0) = t8;
-    R_WEngine.coeffRef(0, 1) = t11;
-    R_WEngine.coeffRef(0, 2) = t14;
-    R_WEngine.coeffRef(1, 0) = t15;
-    R_WEngine.coeffRef(1, 1) = t17;
-    R_WEngine.coeffRef(1, 2) = t20;
-    R_WEngine.coeffRef(2, 0) = t21;
-    R_WEngine.coeffRef(2, 1) = t22;
-    R_WEngine.coeffRef(2, 2) = t23;
+    R_WEngine.coeffRef(0, 1) = t13;
+    R_WEngine.coeffRef(0, 2) = t16;
+    R_WEngine.coeffRef(1, 0) = t17;
+    R_WEngine.coeffRef(1, 1) = t19;
+    R_WEngine.coeffRef(1, 2) = t22;
+    R_WEngine.coeffRef(2, 0) = t23;
+    R_WEngine.coeffRef(2, 1) = t24;
+    R_WEngine.coeffRef(2, 2) = t25;
     // bushing 'mount' (bushing.cap:35): forces at its frames' origins
-    const double t24 = R_WEngine.coeff(0, 0)*R_WEngine.coeff(0, 0);
-    const double t25 = R_WEngine.coeff(1, 0)*R_WEngine.coeff(1, 0);
-    const double t26 = t24 + t25;
-    const double tinv1 = 1.0/t26;
-    const double t27 = std::atan2(R_WEngine.coeff(2, 1), R_WEngine.coeff(2, 2));
-    const double t28 = params.mount_torqueStiffness[0]*t27;
-    const double t29 = u[0]*R_WEngine.coeff(0, 0)*tinv1;
-    const double t30 = u[1]*R_WEngine.coeff(1, 0)*tinv1;
-    const double t31 = t29 + t30;
-    const double t32 = params.mount_torqueDamping[0]*t31;
-    const double t33 = t28 + t32;
-    const double t34 = R_WEngine.coeff(0, 0)*tinv1*t33;
-    const double t35 = std::sqrt(t26);
-    const double tinv2 = 1.0/t35;
-    const double t36 = std::atan2(-R_WEngine.coeff(2, 0), t35);
-    const double t37 = params.mount_torqueStiffness[1]*t36;
-    const double t38 = u[1]*R_WEngine.coeff(0, 0)*tinv2;
-    const double t39 = u[0]*R_WEngine.coeff(1, 0)*tinv2;
-    const double t40 = t38 - t39;
-    const double t41 = params.mount_torqueDamping[1]*t40;
-    const double t42 = t37 + t41;
-    const double t43 = R_WEngine.coeff(1, 0)*tinv2*t42;
-    const double t44 = R_WEngine.coeff(0, 0)*R_WEngine.coeff(2, 0)*tinv2;
-    const double t45 = std::atan2(R_WEngine.coeff(1, 0), R_WEngine.coeff(0, 0));
-    const double t46 = params.mount_torqueStiffness[2]*t45;
-    const double t47 = R_WEngine.coeff(2, 0)*R_WEngine.coeff(1, 0)*tinv2;
-    const double t48 = u[1]*tinv2*t47;
-    const double t49 = u[0]*tinv2*t44;
-    const double t50 = u[2] - t48 - t49;
-    const double t51 = params.mount_torqueDamping[2]*t50;
-    const double t52 = t46 + t51;
-    const double t53 = tinv2*t44*t52;
-    const double t54 = -t34 + t43 + t53;
-    const double t55 = params.top_r[0]*R_WEngine.coeff(2, 0);
-    const double t56 = params.top_r[2]*R_WEngine.coeff(2, 2);
-    const double t57 = params.top_r[1]*R_WEngine.coeff(2, 1);
-    const double t58 = t55 + t56 + t57;
-    const double t59 = -params.support_r[2] + q[6] + t58;
-    const double t60 = 2.0*t6 + 4.0*t7 + 2.0*t16;
-    const double t61 = -2.0*t6 - 2.0*t16 + t60 - 1.0;
-    const double t62 = t61 + 1.0;
-    const double t63 = t10*t62;
-    const double t64 = t18*t13;
-    const double t65 = t12*t19;
-    const double t66 = -2.0*t6 - 4.0*t7 - 2.0*t16;
-    const double t67 = -2.0*t6 - 2.0*t16 + t66 + 3.0;
-    const double t68 = t67 + 1.0;
-    const double t69 = std::max(0.0, t68);
-    const double t70 = t10*t69;
-    const double t71 = 16.0*t64 + 16.0*t65 + 4.0*t70;
-    const double t72 = 4.0*t63 + t71;
-    const double t73 = t18*t10;
-    const double t74 = t9*t19;
-    const double t75 = t3*tinv0*t13;
-    const double t76 = t13*t69;
-    const double t77 = 16.0*t74 + 16.0*t75 + 4.0*t76;
-    const double t78 = 16.0*t73 + t77;
-    const double t79 = t72*t72;
-    const double t80 = t12*t10;
-    const double t81 = t9*t13;
-    const double t82 = t1*tinv0*t19;
-    const double t83 = t19*t69;
+    const double t26 = R_WEngine.coeff(0, 0)*R_WEngine.coeff(0, 0);
+    const double t27 = R_WEngine.coeff(1, 0)*R_WEngine.coeff(1, 0);
+    const double t28 = t26 + t27;
+    const double tinv1 = 1.0/t28;
+    const double t29 = std::atan2(R_WEngine.coeff(2, 1), R_WEngine.coeff(2, 2));
+    const double t30 = params.mount_torqueStiffness[0]*t29;
+    const double t31 = R_WEngine.coeff(0, 0)*tinv1;
+    const double t32 = u[0]*t31;
+    const double t33 = R_WEngine.coeff(1, 0)*tinv1;
+    const double t34 = u[1]*t33;
+    const double t35 = t32 + t34;
+    const double t36 = params.mount_torqueDamping[0]*t35;
+    const double t37 = t30 + t36;
+    const double t38 = t31*t37;
+    const double t39 = std::sqrt(t28);
+    const double tinv2 = 1.0/t39;
+    const double t40 = std::atan2(-R_WEngine.coeff(2, 0), t39);
+    const double t41 = params.mount_torqueStiffness[1]*t40;
+    const double t42 = R_WEngine.coeff(0, 0)*tinv2;
+    const double t43 = u[1]*t42;
+    const double t44 = R_WEngine.coeff(1, 0)*tinv2;
+    const double t45 = u[0]*t44;
+    const double t46 = t43 - t45;
+    const double t47 = params.mount_torqueDamping[1]*t46;
+    const double t48 = t41 + t47;
+    const double t49 = t44*t48;
+    const double t50 = t42*R_WEngine.coeff(2, 0);
+    const double t51 = std::atan2(R_WEngine.coeff(1, 0), R_WEngine.coeff(0, 0));
+    const double t52 = params.mount_torqueStiffness[2]*t51;
+    const double t53 = R_WEngine.coeff(2, 0)*t44;
+    const double t54 = u[1]*tinv2*t53;
+    const double t55 = u[0]*tinv2*t50;
+    const double t56 = u[2] - t54 - t55;
+    const double t57 = params.mount_torqueDamping[2]*t56;
+    const double t58 = t52 + t57;
+    const double t59 = tinv2*t50*t58;
+    const double t60 = -t38 + t49 + t59;
+    const double t61 = params.top_r[0]*R_WEngine.coeff(2, 0);
+    const double t62 = params.top_r[2]*R_WEngine.coeff(2, 2);
+    const double t63 = params.top_r[1]*R_WEngine.coeff(2, 1);
+    const double t64 = t61 + t62 + t63;
+    const double t65 = -params.support_r[2] + q[6] + t64;
+    const double t66 = 2.0*t6 + 4.0*t7 + 2.0*t18;
+    const double t67 = -2.0*t6 - 2.0*t18;
+    const double t68 = t67 + t66 - 1.0;
+    const double t69 = t68 + 1.0;
+    const double t70 = t12*t69;
+    const double t71 = t20*t15;
+    const double t72 = t14*t21;
+    const double t73 = t67 - 4.0*t7;
+    const double t74 = t67 + t73 + 3.0;
+    const double t75 = t74 + 1.0;
+    const double t76 = std::max(0.0, t75);
+    const double t77 = t12*t76;
+    const double t78 = 16.0*t71 + 16.0*t72 + 4.0*t77;
+    const double t79 = 4.0*t70 + t78;
+    const double t80 = t20*t12;
+    const double t81 = t10*t21;
+    const double t82 = t3*tinv0*t15;
+    const double t83 = t15*t76;
     const double t84 = 16.0*t81 + 16.0*t82 + 4.0*t83;
     const double t85 = 16.0*t80 + t84;
-    const double t86 = t85*t85;
-    const double t87 = t78*t78;
-    const double t88 = t10*t10;
-    const double t89 = t13*t13;
-    const double t90 = t19*t19;
-    const double t91 = t69*t69;
-    const double t92 = 16.0*t89 + 16.0*t90 + t91;
-    const double t93 = 16.0*t88 + t92;
-    const double t94 = t93*t93;
-    const double t95 = t86 + t94 + t87;
-    const double t96 = t79 + t95;
-    const double t97 = std::sqrt(t96);
-    const double t98 = 16.0*t88 + t92 + t97;
-    const double t99 = t98*t98;
-    const double t100 = t86 + t87 + t99;
-    const double t101 = t79 + t100;
-    const double tinv3 = 1.0/t101;
-    const double t102 = t72*t78*tinv3;
-    const double t103 = t85*t98*tinv3;
-    const double t104 = 2.0*t102 - 2.0*t103;
-    const double t105 = params.top_r[0]*R_WEngine.coeff(0, 0);
-    const double t106 = params.top_r[1]*R_WEngine.coeff(0, 1);
-    const double t107 = params.top_r[2]*R_WEngine.coeff(0, 2);
-    const double t108 = t105 + t106 + t107;
-    const double t109 = -params.support_r[0] + q[4] + t108;
-    const double t110 = t78*t98*tinv3;
-    const double t111 = t85*t72*tinv3;
-    const double t112 = 2.0*t110 + 2.0*t111;
-    const double t113 = t109*t112;
-    const double t114 = params.top_r[0]*R_WEngine.coeff(1, 0);
-    const double t115 = params.top_r[2]*R_WEngine.coeff(1, 2);
-    const double t116 = params.top_r[1]*R_WEngine.coeff(1, 1);
-    const double t117 = t114 + t115 + t116;
-    const double t118 = -params.support_r[1] + q[5] + t117;
-    const double t119 = t118*t104;
-    const double t120 = t87*tinv3;
-    const double t121 = t86*tinv3;
-    const double t122 = -2.0*t120 - 2.0*t121 + 1.0;
-    const double t123 = t59*t122;
-    const double t124 = t113 + t119 + t123;
-    const double t125 = derived_.mount_F_AoMount_0_b*t124;
-    const double t126 = u[2]*t118;
-    const double t127 = u[2]*t117;
-    const double t128 = u[1]*t58;
-    const double t129 = u[3] - t127 + t128;
-    const double t130 = u[1]*t59;
-    const double t131 = 0.5*t126 + t129 - 0.5*t130;
-    const double t132 = t131*t112;
-    const double t133 = u[0]*t118;
-    const double t134 = u[1]*t109;
-    const double t135 = u[0]*t117;
-    const double t136 = u[1]*t108;
-    const double t137 = u[5] + t135 - t136;
-    const double t138 = -0.5*t133 + 0.5*t134 + t137;
-    const double t139 = t138*t122;
-    const double t140 = u[2]*t109;
-    const double t141 = u[0]*t58;
-    const double t142 = u[2]*t108;
-    const double t143 = u[4] - t141 + t142;
-    const double t144 = u[0]*t59;
-    const double t145 = -0.5*t140 + t143 + 0.5*t144;
-    const double t146 = t145*t104;
-    const double t147 = t132 + t139 + t146;
-    const double t148 = derived_.mount_F_AoMount_0*t147;
-    const double t149 = t125 + 2.0*t148;
-    const double t150 = t104*t149;
-    const double t151 = t72*t98*tinv3;
-    const double t152 = t85*t78*tinv3;
-    const double t153 = 2.0*t151 + 2.0*t152;
-    const double t154 = t118*t153;
-    const double t155 = -2.0*t110 + 2.0*t111;
-    const double t156 = t59*t155;
-    const double t157 = t79*tinv3;
-    const double t158 = -2.0*t120 - 2.0*t157 + 1.0;
-    const double t159 = t109*t158;
-    const double t160 = t154 + t156 + t159;
-    const double t161 = derived_.mount_F_AoMount_0_b*t160;
-    const double t162 = t138*t155;
-    const double t163 = t131*t158;
-    const double t164 = t145*t153;
-    const double t165 = t162 + t163 + t164;
-    const double t166 = derived_.mount_F_AoMount_0*t165;
-    const double t167 = t161 + 2.0*t166;
-    const double t168 = t153*t167;
-    const double t169 = -2.0*t157 - 2.0*t121 + 1.0;
-    const double t170 = t118*t169;
-    const double t171 = 2.0*t102 + 2.0*t103;
-    const double t172 = t59*t171;
-    const double t173 = -2.0*t151 + 2.0*t152;
-    const double t174 = t109*t173;
-    const double t175 = t170 + t172 + t174;
-    const double t176 = derived_.mount_F_AoMount_0_b*t175;
-    const double t177 = t145*t169;
-    const double t178 = t131*t173;
-    const double t179 = t138*t171;
-    const double t180 = t177 + t178 + t179;
-    const double t181 = derived_.mount_F_AoMount_0*t180;
-    const double t182 = t176 + 2.0*t181;
-    const double t183 = t169*t182;
-    const double t184 = -t150 - t168 - t183;
-    const double t185 = t59*t184;
-    const double t186 = t171*t182;
-    const double t187 = t155*t167;
-    const double t188 = t122*t149;
-    const double t189 = -t186 - t187 - t188;
-    const double t190 = t118*t189;
-    const double t191 = t54 + 0.5*t185 - 0.5*t190;
-    const double t192 = R_WEngine.coeff(1, 0)*tinv1*t33;
-    const double t193 = R_WEngine.coeff(0, 0)*tinv2*t42;
-    const double t194 = tinv2*t47*t52;
-    const double t195 = -t192 - t193 + t194;
-    const double t196 = t109*t189;
-    const double t197 = t158*t167;
-    const double t198 = t112*t149;
-    const double t199 = t173*t182;
-    const double t200 = -t197 - t198 - t199;
-    const double t201 = t59*t200;
-    const double t202 = t195 + 0.5*t196 - 0.5*t201;
-    F_CoMount[0] = t191;
-    F_CoMount[1] = t202;
-    F_CoMount[3] = t200;
-    F_CoMount[4] = t184;
-    F_CoMount[5] = t189;
+    const double t86 = t79*t79;
+    const double t87 = t14*t12;
+    const double t88 = t10*t15;
+    const double t89 = t1*tinv0*t21;
+    const double t90 = t21*t76;
+    const double t91 = 16.0*t88 + 16.0*t89 + 4.0*t90;
+    const double t92 = 16.0*t87 + t91;
+    const double t93 = t92*t92;
+    const double t94 = t85*t85;
+    const double t95 = t12*t12;
+    const double t96 = t15*t15;
+    const double t97 = t21*t21;
+    const double t98 = t76*t76;
+    const double t99 = 16.0*t96 + 16.0*t97 + t98;
+    const double t100 = 16.0*t95 + t99;
+    const double t101 = t100*t100;
+    const double t102 = t93 + t94;
+    const double t103 = t102 + t101;
+    const double t104 = t86 + t103;
+    const double t105 = std::sqrt(t104);
+    const double t106 = t100 + t105;
+    const double t107 = t106*t106;
+    const double t108 = t102 + t107;
+    const double t109 = t86 + t108;
+    const double tinv3 = 1.0/t109;
+    const double t110 = t79*t85*tinv3;
+    const double t111 = t92*t106*tinv3;
+    const double t112 = 2.0*t110 - 2.0*t111;
+    const double t113 = params.top_r[0]*R_WEngine.coeff(0, 0);
+    const double t114 = params.top_r[1]*R_WEngine.coeff(0, 1);
+    const double t115 = params.top_r[2]*R_WEngine.coeff(0, 2);
+    const double t116 = t113 + t114 + t115;
+    const double t117 = -params.support_r[0] + q[4] + t116;
+    const double t118 = t85*t106*tinv3;
+    const double t119 = t92*t79*tinv3;
+    const double t120 = 2.0*t118 + 2.0*t119;
+    const double t121 = t117*t120;
+    const double t122 = params.top_r[0]*R_WEngine.coeff(1, 0);
+    const double t123 = params.top_r[2]*R_WEngine.coeff(1, 2);
+    const double t124 = params.top_r[1]*R_WEngine.coeff(1, 1);
+    const double t125 = t122 + t123 + t124;
+    const double t126 = -params.support_r[1] + q[5] + t125;
+    const double t127 = t126*t112;
+    const double t128 = t94*tinv3;
+    const double t129 = t93*tinv3;
+    const double t130 = -2.0*t128 - 2.0*t129 + 1.0;
+    const double t131 = t65*t130;
+    const double t132 = t121 + t127 + t131;
+    const double t133 = derived_.mount_F_AoMount_0_b*t132;
+    const double t134 = u[2]*t126;
+    const double t135 = u[2]*t125;
+    const double t136 = u[1]*t64;
+    const double t137 = u[3] - t135 + t136;
+    const double t138 = u[1]*t65;
+    const double t139 = 0.5*t134 + t137 - 0.5*t138;
+    const double t140 = t139*t120;
+    const double t141 = u[0]*t126;
+    const double t142 = u[1]*t117;
+    const double t143 = u[0]*t125;
+    const double t144 = u[1]*t116;
+    const double t145 = u[5] + t143 - t144;
+    const double t146 = -0.5*t141 + 0.5*t142 + t145;
+    const double t147 = t146*t130;
+    const double t148 = u[2]*t117;
+    const double t149 = u[0]*t64;
+    const double t150 = u[2]*t116;
+    const double t151 = u[4] - t149 + t150;
+    const double t152 = u[0]*t65;
+    const double t153 = -0.5*t148 + t151 + 0.5*t152;
+    const double t154 = t153*t112;
+    const double t155 = t140 + t147 + t154;
+    const double t156 = derived_.mount_F_AoMount_0*t155;
+    const double t157 = t133 + 2.0*t156;
+    const double t158 = t112*t157;
+    const double t159 = t79*t106*tinv3;
+    const double t160 = t92*t85*tinv3;
+    const double t161 = 2.0*t159 + 2.0*t160;
+    const double t162 = t126*t161;
+    const double t163 = -2.0*t118 + 2.0*t119;
+    const double t164 = t65*t163;
+    const double t165 = t86*tinv3;
+    const double t166 = -2.0*t128 - 2.0*t165 + 1.0;
+    const double t167 = t117*t166;
+    const double t168 = t162 + t164 + t167;
+    const double t169 = derived_.mount_F_AoMount_0_b*t168;
+    const double t170 = t146*t163;
+    const double t171 = t139*t166;
+    const double t172 = t153*t161;
+    const double t173 = t170 + t171 + t172;
+    const double t174 = derived_.mount_F_AoMount_0*t173;
+    const double t175 = t169 + 2.0*t174;
+    const double t176 = t161*t175;
+    const double t177 = -2.0*t165 - 2.0*t129 + 1.0;
+    const double t178 = t126*t177;
+    const double t179 = 2.0*t110 + 2.0*t111;
+    const double t180 = t65*t179;
+    const double t181 = -2.0*t159 + 2.0*t160;
+    const double t182 = t117*t181;
+    const double t183 = t178 + t180 + t182;
+    const double t184 = derived_.mount_F_AoMount_0_b*t183;
+    const double t185 = t153*t177;
+    const double t186 = t139*t181;
+    const double t187 = t146*t179;
+    const double t188 = t185 + t186 + t187;
+    const double t189 = derived_.mount_F_AoMount_0*t188;
+    const double t190 = t184 + 2.0*t189;
+    const double t191 = t177*t190;
+    const double t192 = -t158 - t176 - t191;
+    const double t193 = t65*t192;
+    const double t194 = t179*t190;
+    const double t195 = t163*t175;
+    const double t196 = t130*t157;
+    const double t197 = -t194 - t195 - t196;
+    const double t198 = t126*t197;
+    const double t199 = t60 + 0.5*t193 - 0.5*t198;
+    const double t200 = t33*t37;
+    const double t201 = t42*t48;
+    const double t202 = tinv2*t53*t58;
+    const double t203 = -t200 - t201 + t202;
+    const double t204 = t117*t197;
+    const double t205 = t166*t175;
+    const double t206 = t120*t157;
+    const double t207 = t181*t190;
+    const double t208 = -t205 - t206 - t207;
+    const double t209 = t65*t208;
+    const double t210 = t203 + 0.5*t204 - 0.5*t209;
+    F_CoMount[0] = t199;
+    F_CoMount[1] = t210;
+    F_CoMount[3] = t208;
+    F_CoMount[4] = t192;
+    F_CoMount[5] = t197;
     // mass matrix (composite rigid body, in World)
-    const double t203 = derived_.I_KEngine[8]*R_WEngine.coeff(0, 1);
-    const double t204 = derived_.I_KEngine[5]*R_WEngine.coeff(0, 0);
-    const double t205 = derived_.M_0_0_c*R_WEngine.coeff(0, 2);
-    const double t206 = t203 + t204 + t205;
-    const double t207 = R_WEngine.coeff(0, 1)*t206;
-    const double t208 = derived_.I_KEngine[4]*R_WEngine.coeff(0, 0);
-    const double t209 = derived_.M_0_0*R_WEngine.coeff(0, 2);
-    const double t210 = derived_.M_0_0_b*R_WEngine.coeff(0, 1);
-    const double t211 = t208 + t209 + t210;
-    const double t212 = R_WEngine.coeff(0, 0)*t211;
-    const double t213 = derived_.I_KEngine[9]*R_WEngine.coeff(0, 1);
-    const double t214 = derived_.I_KEngine[12]*R_WEngine.coeff(0, 2);
-    const double t215 = derived_.I_KEngine[6]*R_WEngine.coeff(0, 0);
-    const double t216 = t213 + t214 + t215;
-    const double t217 = R_WEngine.coeff(0, 2)*t216;
-    const double t218 = t207 + t212 + t217;
-    const double t219 = R_WEngine.coeff(1, 0)*t211;
-    const double t220 = R_WEngine.coeff(1, 1)*t206;
-    const double t221 = R_WEngine.coeff(1, 2)*t216;
-    const double t222 = t219 + t220 + t221;
-    const double t223 = R_WEngine.coeff(2, 1)*t206;
-    const double t224 = R_WEngine.coeff(2, 2)*t216;
-    const double t225 = R_WEngine.coeff(2, 0)*t211;
-    const double t226 = t223 + t224 + t225;
-    const double t227 = derived_.I_KEngine[3]*R_WEngine.coeff(1, 2);
-    const double t228 = derived_.I_KEngine[2]*R_WEngine.coeff(1, 1);
-    const double t229 = derived_.I_KEngine[1]*R_WEngine.coeff(1, 0);
+    const double t211 = derived_.I_KEngine[8]*R_WEngine.coeff(0, 1);
+    const double t212 = derived_.I_KEngine[5]*R_WEngine.coeff(0, 0);
+    const double t213 = derived_.M_0_0_c*R_WEngine.coeff(0, 2);
+    const double t214 = t211 + t212 + t213;
+    const double t215 = R_WEngine.coeff(0, 1)*t214;
+    const double t216 = derived_.I_KEngine[4]*R_WEngine.coeff(0, 0);
+    const double t217 = derived_.M_0_0*R_WEngine.coeff(0, 2);
+    const double t218 = derived_.M_0_0_b*R_WEngine.coeff(0, 1);
+    const double t219 = t216 + t217 + t218;
+    const double t220 = R_WEngine.coeff(0, 0)*t219;
+    const double t221 = derived_.I_KEngine[9]*R_WEngine.coeff(0, 1);
+    const double t222 = derived_.I_KEngine[12]*R_WEngine.coeff(0, 2);
+    const double t223 = derived_.I_KEngine[6]*R_WEngine.coeff(0, 0);
+    const double t224 = t221 + t222 + t223;
+    const double t225 = R_WEngine.coeff(0, 2)*t224;
+    const double t226 = t215 + t220 + t225;
+    const double t227 = R_WEngine.coeff(1, 0)*t219;
+    const double t228 = R_WEngine.coeff(1, 1)*t214;
+    const double t229 = R_WEngine.coeff(1, 2)*t224;
     const double t230 = t227 + t228 + t229;
-    const double t231 = derived_.I_KEngine[8]*R_WEngine.coeff(1, 1);
-    const double t232 = derived_.M_0_0_c*R_WEngine.coeff(1, 2);
-    const double t233 = derived_.I_KEngine[5]*R_WEngine.coeff(1, 0);
+    const double t231 = R_WEngine.coeff(2, 1)*t214;
+    const double t232 = R_WEngine.coeff(2, 2)*t224;
+    const double t233 = R_WEngine.coeff(2, 0)*t219;
     const double t234 = t231 + t232 + t233;
-    const double t235 = R_WEngine.coeff(0, 1)*t234;
-    const double t236 = derived_.I_KEngine[4]*R_WEngine.coeff(1, 0);
-    const double t237 = derived_.M_0_0*R_WEngine.coeff(1, 2);
-    const double t238 = derived_.M_0_0_b*R_WEngine.coeff(1, 1);
-    const double t239 = t236 + t237 + t238;
-    const double t240 = R_WEngine.coeff(0, 0)*t239;
-    const double t241 = derived_.I_KEngine[6]*R_WEngine.coeff(1, 0);
-    const double t242 = derived_.I_KEngine[12]*R_WEngine.coeff(1, 2);
-    const double t243 = derived_.I_KEngine[9]*R_WEngine.coeff(1, 1);
-    const double t244 = t241 + t242 + t243;
-    const double t245 = R_WEngine.coeff(0, 2)*t244;
-    const double t246 = t235 + t240 + t245;
-    const double t247 = R_WEngine.coeff(1, 0)*t239;
-    const double t248 = R_WEngine.coeff(1, 2)*t244;
-    const double t249 = R_WEngine.coeff(1, 1)*t234;
-    const double t250 = t247 + t248 + t249;
-    const double t251 = R_WEngine.coeff(2, 2)*t244;
-    const double t252 = R_WEngine.coeff(2, 0)*t239;
-    const double t253 = R_WEngine.coeff(2, 1)*t234;
-    const double t254 = t251 + t252 + t253;
-    const double t255 = derived_.I_KEngine[3]*R_WEngine.coeff(2, 2);
-    const double t256 = derived_.I_KEngine[1]*R_WEngine.coeff(2, 0);
-    const double t257 = derived_.I_KEngine[2]*R_WEngine.coeff(2, 1);
+    const double t235 = derived_.I_KEngine[3]*R_WEngine.coeff(1, 2);
+    const double t236 = derived_.I_KEngine[2]*R_WEngine.coeff(1, 1);
+    const double t237 = derived_.I_KEngine[1]*R_WEngine.coeff(1, 0);
+    const double t238 = t235 + t236 + t237;
+    const double t239 = derived_.I_KEngine[8]*R_WEngine.coeff(1, 1);
+    const double t240 = derived_.M_0_0_c*R_WEngine.coeff(1, 2);
+    const double t241 = derived_.I_KEngine[5]*R_WEngine.coeff(1, 0);
+    const double t242 = t239 + t240 + t241;
+    const double t243 = R_WEngine.coeff(0, 1)*t242;
+    const double t244 = derived_.I_KEngine[4]*R_WEngine.coeff(1, 0);
+    const double t245 = derived_.M_0_0*R_WEngine.coeff(1, 2);
+    const double t246 = derived_.M_0_0_b*R_WEngine.coeff(1, 1);
+    const double t247 = t244 + t245 + t246;
+    const double t248 = R_WEngine.coeff(0, 0)*t247;
+    const double t249 = derived_.I_KEngine[6]*R_WEngine.coeff(1, 0);
+    const double t250 = derived_.I_KEngine[12]*R_WEngine.coeff(1, 2);
+    const double t251 = derived_.I_KEngine[9]*R_WEngine.coeff(1, 1);
+    const double t252 = t249 + t250 + t251;
+    const double t253 = R_WEngine.coeff(0, 2)*t252;
+    const double t254 = t243 + t248 + t253;
+    const double t255 = R_WEngine.coeff(1, 0)*t247;
+    const double t256 = R_WEngine.coeff(1, 2)*t252;
+    const double t257 = R_WEngine.coeff(1, 1)*t242;
     const double t258 = t255 + t256 + t257;
-    const double t259 = derived_.I_KEngine[8]*R_WEngine.coeff(2, 1);
-    const double t260 = derived_.M_0_0_c*R_WEngine.coeff(2, 2);
-    const double t261 = derived_.I_KEngine[5]*R_WEngine.coeff(2, 0);
+    const double t259 = R_WEngine.coeff(2, 2)*t252;
+    const double t260 = R_WEngine.coeff(2, 0)*t247;
+    const double t261 = R_WEngine.coeff(2, 1)*t242;
     const double t262 = t259 + t260 + t261;
-    const double t263 = R_WEngine.coeff(0, 1)*t262;
-    const double t264 = derived_.I_KEngine[4]*R_WEngine.coeff(2, 0);
-    const double t265 = derived_.M_0_0*R_WEngine.coeff(2, 2);
-    const double t266 = derived_.M_0_0_b*R_WEngine.coeff(2, 1);
-    const double t267 = t264 + t265 + t266;
-    const double t268 = R_WEngine.coeff(0, 0)*t267;
-    const double t269 = derived_.I_KEngine[9]*R_WEngine.coeff(2, 1);
-    const double t270 = derived_.I_KEngine[6]*R_WEngine.coeff(2, 0);
-    const double t271 = derived_.I_KEngine[12]*R_WEngine.coeff(2, 2);
-    const double t272 = t269 + t270 + t271;
-    const double t273 = R_WEngine.coeff(0, 2)*t272;
-    const double t274 = t263 + t268 + t273;
-    const double t275 = R_WEngine.coeff(1, 2)*t272;
-    const double t276 = R_WEngine.coeff(1, 0)*t267;
-    const double t277 = R_WEngine.coeff(1, 1)*t262;
-    const double t278 = t275 + t276 + t277;
-    const double t279 = R_WEngine.coeff(2, 1)*t262;
-    const double t280 = R_WEngine.coeff(2, 0)*t267;
-    const double t281 = R_WEngine.coeff(2, 2)*t272;
-    const double t282 = t279 + t280 + t281;
-    const double t283 = derived_.I_KEngine[1]*R_WEngine.coeff(0, 0);
-    const double t284 = derived_.I_KEngine[3]*R_WEngine.coeff(0, 2);
-    const double t285 = derived_.I_KEngine[2]*R_WEngine.coeff(0, 1);
+    const double t263 = derived_.I_KEngine[3]*R_WEngine.coeff(2, 2);
+    const double t264 = derived_.I_KEngine[1]*R_WEngine.coeff(2, 0);
+    const double t265 = derived_.I_KEngine[2]*R_WEngine.coeff(2, 1);
+    const double t266 = t263 + t264 + t265;
+    const double t267 = derived_.I_KEngine[8]*R_WEngine.coeff(2, 1);
+    const double t268 = derived_.M_0_0_c*R_WEngine.coeff(2, 2);
+    const double t269 = derived_.I_KEngine[5]*R_WEngine.coeff(2, 0);
+    const double t270 = t267 + t268 + t269;
+    const double t271 = R_WEngine.coeff(0, 1)*t270;
+    const double t272 = derived_.I_KEngine[4]*R_WEngine.coeff(2, 0);
+    const double t273 = derived_.M_0_0*R_WEngine.coeff(2, 2);
+    const double t274 = derived_.M_0_0_b*R_WEngine.coeff(2, 1);
+    const double t275 = t272 + t273 + t274;
+    const double t276 = R_WEngine.coeff(0, 0)*t275;
+    const double t277 = derived_.I_KEngine[9]*R_WEngine.coeff(2, 1);
+    const double t278 = derived_.I_KEngine[6]*R_WEngine.coeff(2, 0);
+    const double t279 = derived_.I_KEngine[12]*R_WEngine.coeff(2, 2);
+    const double t280 = t277 + t278 + t279;
+    const double t281 = R_WEngine.coeff(0, 2)*t280;
+    const double t282 = t271 + t276 + t281;
+    const double t283 = R_WEngine.coeff(1, 2)*t280;
+    const double t284 = R_WEngine.coeff(1, 0)*t275;
+    const double t285 = R_WEngine.coeff(1, 1)*t270;
     const double t286 = t283 + t284 + t285;
-    M.coeffRef(0, 0) = t218;
-    M.coeffRef(0, 1) = t222;
-    M.coeffRef(0, 2) = t226;
-    M.coeffRef(0, 5) = t230;
-    M.coeffRef(1, 0) = t246;
-    M.coeffRef(1, 1) = t250;
-    M.coeffRef(1, 2) = t254;
-    M.coeffRef(1, 3) = t258;
-    M.coeffRef(2, 0) = t274;
-    M.coeffRef(2, 1) = t278;
-    M.coeffRef(2, 2) = t282;
-    M.coeffRef(2, 4) = t286;
+    const double t287 = R_WEngine.coeff(2, 1)*t270;
+    const double t288 = R_WEngine.coeff(2, 0)*t275;
+    const double t289 = R_WEngine.coeff(2, 2)*t280;
+    const double t290 = t287 + t288 + t289;
+    const double t291 = derived_.I_KEngine[1]*R_WEngine.coeff(0, 0);
+    const double t292 = derived_.I_KEngine[3]*R_WEngine.coeff(0, 2);
+    const double t293 = derived_.I_KEngine[2]*R_WEngine.coeff(0, 1);
+    const double t294 = t291 + t292 + t293;
+    M.coeffRef(0, 0) = t226;
+    M.coeffRef(0, 1) = t230;
+    M.coeffRef(0, 2) = t234;
+    M.coeffRef(0, 5) = t238;
+    M.coeffRef(1, 0) = t254;
+    M.coeffRef(1, 1) = t258;
+    M.coeffRef(1, 2) = t262;
+    M.coeffRef(1, 3) = t266;
+    M.coeffRef(2, 0) = t282;
+    M.coeffRef(2, 1) = t286;
+    M.coeffRef(2, 2) = t290;
+    M.coeffRef(2, 4) = t294;
     // bias less the external forces' generalized forces, C - sum_B J_WB^T fext_B (recursive
     // Newton-Euler with udot = 0, gravity included, in World)
-    const double t287 = u[1]*M.coeff(2, 4);
-    const double t288 = u[0]*M.coeff(0, 5);
-    const double t289 = -t287 + t288;
-    const double t290 = u[1]*t289;
-    const double t291 = u[2]*M.coeff(2, 4);
-    const double t292 = u[0]*M.coeff(1, 3);
-    const double t293 = t291 - t292;
-    const double t294 = u[2]*t293;
-    const double t295 = derived_.C_3 + t290 - t294;
-    const double t296 = -fext[0][3] + t295 - F_CoMount[3];
-    const double t297 = u[2]*M.coeff(0, 5);
-    const double t298 = u[1]*M.coeff(1, 3);
-    const double t299 = -t297 + t298;
-    const double t300 = u[2]*t299;
-    const double t301 = u[0]*t289;
-    const double t302 = derived_.C_4 + t300 - t301;
-    const double t303 = -fext[0][4] + t302 - F_CoMount[4];
-    const double t304 = u[1]*t299;
-    const double t305 = u[0]*t293;
-    const double t306 = derived_.C_5 - t304 + t305;
-    const double t307 = -fext[0][5] + t306 - F_CoMount[5];
-    C[3] = t296;
-    C[4] = t303;
-    C[5] = t307;
+    const double t295 = u[1]*M.coeff(2, 4);
+    const double t296 = u[0]*M.coeff(0, 5);
+    const double t297 = -t295 + t296;
+    const double t298 = u[1]*t297;
+    const double t299 = u[2]*M.coeff(2, 4);
+    const double t300 = u[0]*M.coeff(1, 3);
+    const double t301 = t299 - t300;
+    const double t302 = u[2]*t301;
+    const double t303 = derived_.C_3 + t298 - t302;
+    const double t304 = -fext[0][3] + t303 - F_CoMount[3];
+    const double t305 = u[2]*M.coeff(0, 5);
+    const double t306 = u[1]*M.coeff(1, 3);
+    const double t307 = -t305 + t306;
+    const double t308 = u[2]*t307;
+    const double t309 = u[0]*t297;
+    const double t310 = derived_.C_4 + t308 - t309;
+    const double t311 = -fext[0][4] + t310 - F_CoMount[4];
+    const double t312 = u[1]*t307;
+    const double t313 = u[0]*t301;
+    const double t314 = derived_.C_5 - t312 + t313;
+    const double t315 = -fext[0][5] + t314 - F_CoMount[5];
+    C[3] = t304;
+    C[4] = t311;
+    C[5] = t315;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
-    const double t308 = derived_.udot_0*M.coeff(0, 5)*M.coeff(0, 5);
-    const double t309 = derived_.udot_0*M.coeff(1, 3)*M.coeff(1, 3);
-    const double t310 = derived_.udot_0*M.coeff(2, 4)*M.coeff(2, 4);
-    const double tinv4 = 1.0/(-t308 - t310 + M.coeff(2, 2));
-    const double t311 = derived_.udot_0*M.coeff(2, 4)*M.coeff(1, 3) + M.coeff(2, 0);
-    const double t312 = derived_.udot_0*M.coeff(0, 5)*M.coeff(1, 3) + M.coeff(2, 1);
-    const double tinv5 = 1.0/(-t310 - t309 + M.coeff(1, 1) - tinv4*t312*t312);
-    const double t313 = derived_.udot_0*M.coeff(0, 5)*M.coeff(2, 4) + M.coeff(1, 0) -
-        tinv4*t311*t312;
-    const double tinv6 = 1.0/(-t308 - t309 + M.coeff(0, 0) - tinv4*t311*t311 - tinv5*t313*t313);
-    const double t314 = u[1]*M.coeff(1, 1) + u[0]*M.coeff(1, 0) + u[2]*M.coeff(1, 2);
-    const double t315 = u[0]*M.coeff(2, 0) + u[1]*M.coeff(2, 1) + u[2]*M.coeff(2, 2);
-    const double t316 = u[1]*M.coeff(0, 1) + u[2]*M.coeff(0, 2) + u[0]*M.coeff(0, 0);
-    const double t317 = -(-fext[0][2] - u[1]*t316 +
+    const double t316 = derived_.udot_0*M.coeff(0, 5)*M.coeff(0, 5);
+    const double t317 = derived_.udot_0*M.coeff(1, 3)*M.coeff(1, 3);
+    const double t318 = derived_.udot_0*M.coeff(2, 4)*M.coeff(2, 4);
+    const double tinv4 = 1.0/(-t316 - t318 + M.coeff(2, 2));
+    const double t319 = derived_.udot_0*M.coeff(1, 3);
+    const double t320 = t319*M.coeff(2, 4) + M.coeff(2, 0);
+    const double t321 = derived_.udot_0*M.coeff(0, 5);
+    const double t322 = t321*M.coeff(1, 3) + M.coeff(2, 1);
+    const double tinv5 = 1.0/(-t318 - t317 + M.coeff(1, 1) - tinv4*t322*t322);
+    const double t323 = tinv4*t320;
+    const double t324 = t321*M.coeff(2, 4) + M.coeff(1, 0) - t323*t322;
+    const double tinv6 = 1.0/(-t316 - t317 + M.coeff(0, 0) - tinv4*t320*t320 - tinv5*t324*t324);
+    const double t325 = u[1]*M.coeff(1, 1) + u[0]*M.coeff(1, 0) + u[2]*M.coeff(1, 2);
+    const double t326 = u[0]*M.coeff(2, 0) + u[1]*M.coeff(2, 1) + u[2]*M.coeff(2, 2);
+    const double t327 = u[1]*M.coeff(0, 1) + u[2]*M.coeff(0, 2) + u[0]*M.coeff(0, 0);
+    const double t328 = -(-fext[0][2] - u[1]*t327 +
         (-params.world_gravity[1]*M.coeff(2, 4) + params.world_gravity[0]*M.coeff(0, 5) +
-        u[0]*t314)) - derived_.udot_0*M.coeff(0, 5)*C[3] + derived_.udot_0*M.coeff(2, 4)*C[4] +
-        (t108*F_CoMount[4] - 0.5*t109*F_CoMount[4] - t117*F_CoMount[3] +
-        (-t46 - t51 + 0.5*t118*F_CoMount[3]));
-    const double t318 = -(-fext[0][1] - u[0]*t315 +
+        u[0]*t325)) - t321*C[3] + derived_.udot_0*M.coeff(2, 4)*C[4] +
+        (t116*F_CoMount[4] - 0.5*t117*F_CoMount[4] - t125*F_CoMount[3] +
+        (-t52 - t57 + 0.5*t126*F_CoMount[3]));
+    const double t329 = tinv4*t322;
+    const double t330 = -(-fext[0][1] - u[0]*t326 +
         (-params.world_gravity[0]*M.coeff(1, 3) + params.world_gravity[2]*M.coeff(2, 4) +
-        u[2]*t316)) + derived_.udot_0*M.coeff(1, 3)*C[3] - derived_.udot_0*M.coeff(2, 4)*C[5] +
-        (-t108*F_CoMount[5] + t58*F_CoMount[3] + F_CoMount[1]) - tinv4*t312*t317;
-    const double t319 = -(-fext[0][0] - u[2]*t314 +
+        u[2]*t327)) + t319*C[3] - derived_.udot_0*M.coeff(2, 4)*C[5] +
+        (-t116*F_CoMount[5] + t64*F_CoMount[3] + F_CoMount[1]) - t329*t328;
+    const double t331 = tinv5*t324;
+    const double t332 = -(-fext[0][0] - u[2]*t325 +
         (params.world_gravity[1]*M.coeff(1, 3) - params.world_gravity[2]*M.coeff(0, 5) +
-        u[1]*t315)) - derived_.udot_0*M.coeff(1, 3)*C[4] + derived_.udot_0*M.coeff(0, 5)*C[5] +
-        (-t58*F_CoMount[4] + t117*F_CoMount[5] + F_CoMount[0]) - tinv4*t311*t317 - tinv5*t313*t318;
-    const double t320 = tinv5*t313*tinv6;
-    const double t321 = tinv5*t318 - t320*t319;
-    const double t322 = tinv4*t317 - (tinv4*t311*tinv6)*t319 - tinv4*t312*t321;
-    const double t323 = -derived_.udot_0*C[4] + derived_.udot_0*(M.coeff(1, 3)*tinv6*t319) -
-        derived_.udot_0*M.coeff(2, 4)*t322;
-    const double t324 = -derived_.udot_0*C[5] - derived_.udot_0*(M.coeff(0, 5)*tinv6*t319) +
-        derived_.udot_0*M.coeff(2, 4)*t321;
-    udot[0] = tinv6*t319;
-    udot[1] = t321;
-    udot[2] = t322;
-    udot[3] = -derived_.udot_0*C[3] - derived_.udot_0*M.coeff(1, 3)*t321 +
-        derived_.udot_0*M.coeff(0, 5)*t322;
-    udot[4] = t323;
-    udot[5] = t324;
+        u[1]*t326)) - t319*C[4] + t321*C[5] + (-t64*F_CoMount[4] + t125*F_CoMount[5] +
+        F_CoMount[0]) - t323*t328 - t331*t330;
+    const double t333 = tinv6*t332;
+    const double t334 = tinv5*t330 - (t331*tinv6)*t332;
+    const double t335 = tinv4*t328 - (t323*tinv6)*t332 - t329*t334;
+    udot[0] = t333;
+    udot[1] = t334;
+    udot[2] = t335;
+    udot[3] = -derived_.udot_0*C[3] - t319*t334 + t321*t335;
+    udot[4] = -derived_.udot_0*C[4] + derived_.udot_0*(M.coeff(1, 3)*t333) -
+        derived_.udot_0*M.coeff(2, 4)*t335;
+    udot[5] = -derived_.udot_0*C[5] - derived_.udot_0*(M.coeff(0, 5)*t333) +
+        derived_.udot_0*M.coeff(2, 4)*t334;
   }
 
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
-  // (252 adds, 389 muls, 4 divs, 6 calls, 0 other)
+  // (248 adds, 375 muls, 4 divs, 6 calls, 0 other)
   void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -1311,343 +1330,349 @@ class BushingMount {
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
     const double t9 = u[0]*t8;
-    const double t10 = q[1]*q[2]*tinv0;
-    const double t11 = q[0]*q[3]*tinv0;
-    const double t12 = 2.0*t10 + 2.0*t11;
-    const double t13 = u[1]*t12;
-    const double t14 = q[1]*q[3]*tinv0;
-    const double t15 = q[0]*q[2]*tinv0;
-    const double t16 = 2.0*t14 - 2.0*t15;
-    const double t17 = u[2]*t16;
-    const double t18 = t9 + t13 + t17;
-    const double t19 = 2.0*t10 - 2.0*t11;
-    const double t20 = u[0]*t19;
-    const double t21 = t1*tinv0;
-    const double t22 = -2.0*t7 - 2.0*t21 + 1.0;
-    const double t23 = u[1]*t22;
-    const double t24 = q[2]*q[3]*tinv0;
-    const double t25 = q[0]*q[1]*tinv0;
-    const double t26 = 2.0*t24 + 2.0*t25;
-    const double t27 = u[2]*t26;
-    const double t28 = t20 + t23 + t27;
-    const double t29 = 2.0*t14 + 2.0*t15;
-    const double t30 = u[0]*t29;
-    const double t31 = 2.0*t24 - 2.0*t25;
-    const double t32 = u[1]*t31;
-    const double t33 = -2.0*t6 - 2.0*t21 + 1.0;
-    const double t34 = u[2]*t33;
-    const double t35 = t30 + t32 + t34;
-    const double t36 = u[3]*t8;
-    const double t37 = u[5]*t16;
-    const double t38 = u[4]*t12;
-    const double t39 = t36 + t37 + t38;
-    const double t40 = u[4]*t22;
-    const double t41 = u[5]*t26;
-    const double t42 = u[3]*t19;
-    const double t43 = t40 + t41 + t42;
-    const double t44 = u[5]*t33;
-    const double t45 = u[3]*t29;
-    const double t46 = u[4]*t31;
-    const double t47 = t44 + t45 + t46;
-    v_KEngine[0] = t18;
-    v_KEngine[1] = t28;
-    v_KEngine[2] = t35;
-    v_KEngine[3] = t39;
-    v_KEngine[4] = t43;
-    v_KEngine[5] = t47;
+    const double t10 = q[1]*tinv0;
+    const double t11 = t10*q[2];
+    const double t12 = q[0]*tinv0;
+    const double t13 = t12*q[3];
+    const double t14 = 2.0*t11 + 2.0*t13;
+    const double t15 = u[1]*t14;
+    const double t16 = t10*q[3];
+    const double t17 = t12*q[2];
+    const double t18 = 2.0*t16 - 2.0*t17;
+    const double t19 = u[2]*t18;
+    const double t20 = t9 + t15 + t19;
+    const double t21 = 2.0*t11 - 2.0*t13;
+    const double t22 = u[0]*t21;
+    const double t23 = t1*tinv0;
+    const double t24 = -2.0*t7 - 2.0*t23 + 1.0;
+    const double t25 = u[1]*t24;
+    const double t26 = q[2]*q[3]*tinv0;
+    const double t27 = t12*q[1];
+    const double t28 = 2.0*t26 + 2.0*t27;
+    const double t29 = u[2]*t28;
+    const double t30 = t22 + t25 + t29;
+    const double t31 = 2.0*t16 + 2.0*t17;
+    const double t32 = u[0]*t31;
+    const double t33 = 2.0*t26 - 2.0*t27;
+    const double t34 = u[1]*t33;
+    const double t35 = -2.0*t6 - 2.0*t23 + 1.0;
+    const double t36 = u[2]*t35;
+    const double t37 = t32 + t34 + t36;
+    const double t38 = u[3]*t8;
+    const double t39 = u[5]*t18;
+    const double t40 = u[4]*t14;
+    const double t41 = t38 + t39 + t40;
+    const double t42 = u[4]*t24;
+    const double t43 = u[5]*t28;
+    const double t44 = u[3]*t21;
+    const double t45 = t42 + t43 + t44;
+    const double t46 = u[5]*t35;
+    const double t47 = u[3]*t31;
+    const double t48 = u[4]*t33;
+    const double t49 = t46 + t47 + t48;
+    v_KEngine[0] = t20;
+    v_KEngine[1] = t30;
+    v_KEngine[2] = t37;
+    v_KEngine[3] = t41;
+    v_KEngine[4] = t45;
+    v_KEngine[5] = t49;
     // bushing 'mount' (bushing.cap:35): forces at its frames' origins
-    const double t48 = t8*t8;
-    const double t49 = t12*t12;
-    const double t50 = t48 + t49;
-    const double tinv1 = 1.0/t50;
-    const double t51 = std::atan2(t26, t33);
-    const double t52 = params.mount_torqueStiffness[0]*t51;
-    const double t53 = u[0]*t8*tinv1;
-    const double t54 = u[1]*t12*tinv1;
-    const double t55 = t53 + t54;
-    const double t56 = params.mount_torqueDamping[0]*t55;
-    const double t57 = t52 + t56;
-    const double t58 = t8*tinv1*t57;
-    const double t59 = std::sqrt(t50);
-    const double tinv2 = 1.0/t59;
-    const double t60 = std::atan2(-t16, t59);
-    const double t61 = params.mount_torqueStiffness[1]*t60;
-    const double t62 = u[1]*t8*tinv2;
-    const double t63 = u[0]*t12*tinv2;
-    const double t64 = t62 - t63;
-    const double t65 = params.mount_torqueDamping[1]*t64;
-    const double t66 = t61 + t65;
-    const double t67 = t12*tinv2*t66;
-    const double t68 = t8*t16*tinv2;
-    const double t69 = std::atan2(t12, t8);
-    const double t70 = params.mount_torqueStiffness[2]*t69;
-    const double t71 = t16*t12*tinv2;
-    const double t72 = u[1]*tinv2*t71;
-    const double t73 = u[0]*tinv2*t68;
-    const double t74 = u[2] - t72 - t73;
-    const double t75 = params.mount_torqueDamping[2]*t74;
-    const double t76 = t70 + t75;
-    const double t77 = tinv2*t68*t76;
-    const double t78 = -t58 + t67 + t77;
-    const double t79 = params.top_r[0]*t16;
-    const double t80 = params.top_r[2]*t33;
-    const double t81 = params.top_r[1]*t26;
-    const double t82 = t79 + t80 + t81;
-    const double t83 = -params.support_r[2] + q[6] + t82;
-    const double t84 = 2.0*t6 + 4.0*t7 + 2.0*t21;
-    const double t85 = -2.0*t6 - 2.0*t21 + t84 - 1.0;
-    const double t86 = t85 + 1.0;
-    const double t87 = t11*t86;
-    const double t88 = t24*t15;
-    const double t89 = t14*t25;
-    const double t90 = -2.0*t6 - 4.0*t7 - 2.0*t21;
-    const double t91 = -2.0*t6 - 2.0*t21 + t90 + 3.0;
-    const double t92 = t91 + 1.0;
-    const double t93 = std::max(0.0, t92);
-    const double t94 = t11*t93;
-    const double t95 = 16.0*t88 + 16.0*t89 + 4.0*t94;
-    const double t96 = 4.0*t87 + t95;
-    const double t97 = t24*t11;
-    const double t98 = t10*t25;
-    const double t99 = t3*tinv0*t15;
-    const double t100 = t15*t93;
-    const double t101 = 16.0*t98 + 16.0*t99 + 4.0*t100;
-    const double t102 = 16.0*t97 + t101;
-    const double t103 = t96*t96;
-    const double t104 = t14*t11;
-    const double t105 = t10*t15;
-    const double t106 = t1*tinv0*t25;
-    const double t107 = t25*t93;
-    const double t108 = 16.0*t105 + 16.0*t106 + 4.0*t107;
-    const double t109 = 16.0*t104 + t108;
-    const double t110 = t109*t109;
-    const double t111 = t102*t102;
-    const double t112 = t11*t11;
-    const double t113 = t15*t15;
-    const double t114 = t25*t25;
-    const double t115 = t93*t93;
-    const double t116 = 16.0*t113 + 16.0*t114 + t115;
-    const double t117 = 16.0*t112 + t116;
-    const double t118 = t117*t117;
-    const double t119 = t110 + t118 + t111;
-    const double t120 = t103 + t119;
-    const double t121 = std::sqrt(t120);
-    const double t122 = 16.0*t112 + t116 + t121;
+    const double t50 = t8*t8;
+    const double t51 = t14*t14;
+    const double t52 = t50 + t51;
+    const double tinv1 = 1.0/t52;
+    const double t53 = std::atan2(t28, t35);
+    const double t54 = params.mount_torqueStiffness[0]*t53;
+    const double t55 = t9*tinv1;
+    const double t56 = t15*tinv1;
+    const double t57 = t55 + t56;
+    const double t58 = params.mount_torqueDamping[0]*t57;
+    const double t59 = t54 + t58;
+    const double t60 = t8*tinv1*t59;
+    const double t61 = std::sqrt(t52);
+    const double tinv2 = 1.0/t61;
+    const double t62 = std::atan2(-t18, t61);
+    const double t63 = params.mount_torqueStiffness[1]*t62;
+    const double t64 = t8*tinv2;
+    const double t65 = u[1]*t64;
+    const double t66 = t14*tinv2;
+    const double t67 = u[0]*t66;
+    const double t68 = t65 - t67;
+    const double t69 = params.mount_torqueDamping[1]*t68;
+    const double t70 = t63 + t69;
+    const double t71 = t66*t70;
+    const double t72 = t64*t18;
+    const double t73 = std::atan2(t14, t8);
+    const double t74 = params.mount_torqueStiffness[2]*t73;
+    const double t75 = t18*t66;
+    const double t76 = u[1]*tinv2*t75;
+    const double t77 = u[0]*tinv2*t72;
+    const double t78 = u[2] - t76 - t77;
+    const double t79 = params.mount_torqueDamping[2]*t78;
+    const double t80 = t74 + t79;
+    const double t81 = tinv2*t72*t80;
+    const double t82 = -t60 + t71 + t81;
+    const double t83 = params.top_r[0]*t18;
+    const double t84 = params.top_r[2]*t35;
+    const double t85 = params.top_r[1]*t28;
+    const double t86 = t83 + t84 + t85;
+    const double t87 = -params.support_r[2] + q[6] + t86;
+    const double t88 = 2.0*t6 + 4.0*t7 + 2.0*t23;
+    const double t89 = -2.0*t6 - 2.0*t23;
+    const double t90 = t89 + t88 - 1.0;
+    const double t91 = t90 + 1.0;
+    const double t92 = t13*t91;
+    const double t93 = t26*t17;
+    const double t94 = t16*t27;
+    const double t95 = t89 - 4.0*t7;
+    const double t96 = t89 + t95 + 3.0;
+    const double t97 = t96 + 1.0;
+    const double t98 = std::max(0.0, t97);
+    const double t99 = t13*t98;
+    const double t100 = 16.0*t93 + 16.0*t94 + 4.0*t99;
+    const double t101 = 4.0*t92 + t100;
+    const double t102 = t26*t13;
+    const double t103 = t11*t27;
+    const double t104 = t3*tinv0*t17;
+    const double t105 = t17*t98;
+    const double t106 = 16.0*t103 + 16.0*t104 + 4.0*t105;
+    const double t107 = 16.0*t102 + t106;
+    const double t108 = t101*t101;
+    const double t109 = t16*t13;
+    const double t110 = t11*t17;
+    const double t111 = t1*tinv0*t27;
+    const double t112 = t27*t98;
+    const double t113 = 16.0*t110 + 16.0*t111 + 4.0*t112;
+    const double t114 = 16.0*t109 + t113;
+    const double t115 = t114*t114;
+    const double t116 = t107*t107;
+    const double t117 = t13*t13;
+    const double t118 = t17*t17;
+    const double t119 = t27*t27;
+    const double t120 = t98*t98;
+    const double t121 = 16.0*t118 + 16.0*t119 + t120;
+    const double t122 = 16.0*t117 + t121;
     const double t123 = t122*t122;
-    const double t124 = t110 + t111 + t123;
-    const double t125 = t103 + t124;
-    const double tinv3 = 1.0/t125;
-    const double t126 = t96*t102*tinv3;
-    const double t127 = t109*t122*tinv3;
-    const double t128 = 2.0*t126 - 2.0*t127;
-    const double t129 = params.top_r[0]*t8;
-    const double t130 = params.top_r[1]*t19;
-    const double t131 = params.top_r[2]*t29;
-    const double t132 = t129 + t130 + t131;
-    const double t133 = -params.support_r[0] + q[4] + t132;
-    const double t134 = t102*t122*tinv3;
-    const double t135 = t109*t96*tinv3;
-    const double t136 = 2.0*t134 + 2.0*t135;
-    const double t137 = t133*t136;
-    const double t138 = params.top_r[0]*t12;
-    const double t139 = params.top_r[2]*t31;
-    const double t140 = params.top_r[1]*t22;
-    const double t141 = t138 + t139 + t140;
-    const double t142 = -params.support_r[1] + q[5] + t141;
-    const double t143 = t142*t128;
-    const double t144 = t111*tinv3;
-    const double t145 = t110*tinv3;
-    const double t146 = -2.0*t144 - 2.0*t145 + 1.0;
-    const double t147 = t83*t146;
-    const double t148 = t137 + t143 + t147;
-    const double t149 = derived_.mount_F_AoMount_0_b*t148;
-    const double t150 = u[2]*t142;
-    const double t151 = u[2]*t141;
-    const double t152 = u[1]*t82;
-    const double t153 = u[3] - t151 + t152;
-    const double t154 = u[1]*t83;
-    const double t155 = 0.5*t150 + t153 - 0.5*t154;
-    const double t156 = t155*t136;
-    const double t157 = u[0]*t142;
-    const double t158 = u[1]*t133;
-    const double t159 = u[0]*t141;
-    const double t160 = u[1]*t132;
-    const double t161 = u[5] + t159 - t160;
-    const double t162 = -0.5*t157 + 0.5*t158 + t161;
-    const double t163 = t162*t146;
-    const double t164 = u[2]*t133;
-    const double t165 = u[0]*t82;
-    const double t166 = u[2]*t132;
-    const double t167 = u[4] - t165 + t166;
-    const double t168 = u[0]*t83;
-    const double t169 = -0.5*t164 + t167 + 0.5*t168;
-    const double t170 = t169*t128;
-    const double t171 = t156 + t163 + t170;
-    const double t172 = derived_.mount_F_AoMount_0*t171;
-    const double t173 = t149 + 2.0*t172;
-    const double t174 = t128*t173;
-    const double t175 = t96*t122*tinv3;
-    const double t176 = t109*t102*tinv3;
-    const double t177 = 2.0*t175 + 2.0*t176;
-    const double t178 = t142*t177;
-    const double t179 = -2.0*t134 + 2.0*t135;
-    const double t180 = t83*t179;
-    const double t181 = t103*tinv3;
-    const double t182 = -2.0*t144 - 2.0*t181 + 1.0;
-    const double t183 = t133*t182;
-    const double t184 = t178 + t180 + t183;
-    const double t185 = derived_.mount_F_AoMount_0_b*t184;
-    const double t186 = t162*t179;
-    const double t187 = t155*t182;
-    const double t188 = t169*t177;
-    const double t189 = t186 + t187 + t188;
-    const double t190 = derived_.mount_F_AoMount_0*t189;
-    const double t191 = t185 + 2.0*t190;
-    const double t192 = t177*t191;
-    const double t193 = -2.0*t181 - 2.0*t145 + 1.0;
-    const double t194 = t142*t193;
-    const double t195 = 2.0*t126 + 2.0*t127;
-    const double t196 = t83*t195;
-    const double t197 = -2.0*t175 + 2.0*t176;
-    const double t198 = t133*t197;
-    const double t199 = t194 + t196 + t198;
-    const double t200 = derived_.mount_F_AoMount_0_b*t199;
-    const double t201 = t169*t193;
-    const double t202 = t155*t197;
-    const double t203 = t162*t195;
-    const double t204 = t201 + t202 + t203;
-    const double t205 = derived_.mount_F_AoMount_0*t204;
-    const double t206 = t200 + 2.0*t205;
-    const double t207 = t193*t206;
-    const double t208 = -t174 - t192 - t207;
-    const double t209 = t83*t208;
-    const double t210 = t195*t206;
-    const double t211 = t179*t191;
-    const double t212 = t146*t173;
-    const double t213 = -t210 - t211 - t212;
-    const double t214 = t142*t213;
-    const double t215 = t78 + 0.5*t209 - 0.5*t214;
-    const double t216 = t12*tinv1*t57;
-    const double t217 = t8*tinv2*t66;
-    const double t218 = tinv2*t71*t76;
-    const double t219 = -t216 - t217 + t218;
-    const double t220 = t133*t213;
-    const double t221 = t182*t191;
-    const double t222 = t136*t173;
-    const double t223 = t197*t206;
-    const double t224 = -t221 - t222 - t223;
-    const double t225 = t83*t224;
-    const double t226 = t219 + 0.5*t220 - 0.5*t225;
-    F_CoMount[0] = t215;
-    F_CoMount[1] = t226;
-    F_CoMount[3] = t224;
-    F_CoMount[4] = t208;
-    F_CoMount[5] = t213;
+    const double t124 = t115 + t116;
+    const double t125 = t124 + t123;
+    const double t126 = t108 + t125;
+    const double t127 = std::sqrt(t126);
+    const double t128 = t122 + t127;
+    const double t129 = t128*t128;
+    const double t130 = t124 + t129;
+    const double t131 = t108 + t130;
+    const double tinv3 = 1.0/t131;
+    const double t132 = t101*t107*tinv3;
+    const double t133 = t114*t128*tinv3;
+    const double t134 = 2.0*t132 - 2.0*t133;
+    const double t135 = params.top_r[0]*t8;
+    const double t136 = params.top_r[1]*t21;
+    const double t137 = params.top_r[2]*t31;
+    const double t138 = t135 + t136 + t137;
+    const double t139 = -params.support_r[0] + q[4] + t138;
+    const double t140 = t107*t128*tinv3;
+    const double t141 = t114*t101*tinv3;
+    const double t142 = 2.0*t140 + 2.0*t141;
+    const double t143 = t139*t142;
+    const double t144 = params.top_r[0]*t14;
+    const double t145 = params.top_r[2]*t33;
+    const double t146 = params.top_r[1]*t24;
+    const double t147 = t144 + t145 + t146;
+    const double t148 = -params.support_r[1] + q[5] + t147;
+    const double t149 = t148*t134;
+    const double t150 = t116*tinv3;
+    const double t151 = t115*tinv3;
+    const double t152 = -2.0*t150 - 2.0*t151 + 1.0;
+    const double t153 = t87*t152;
+    const double t154 = t143 + t149 + t153;
+    const double t155 = derived_.mount_F_AoMount_0_b*t154;
+    const double t156 = u[2]*t148;
+    const double t157 = u[2]*t147;
+    const double t158 = u[1]*t86;
+    const double t159 = u[3] - t157 + t158;
+    const double t160 = u[1]*t87;
+    const double t161 = 0.5*t156 + t159 - 0.5*t160;
+    const double t162 = t161*t142;
+    const double t163 = u[0]*t148;
+    const double t164 = u[1]*t139;
+    const double t165 = u[0]*t147;
+    const double t166 = u[1]*t138;
+    const double t167 = u[5] + t165 - t166;
+    const double t168 = -0.5*t163 + 0.5*t164 + t167;
+    const double t169 = t168*t152;
+    const double t170 = u[2]*t139;
+    const double t171 = u[0]*t86;
+    const double t172 = u[2]*t138;
+    const double t173 = u[4] - t171 + t172;
+    const double t174 = u[0]*t87;
+    const double t175 = -0.5*t170 + t173 + 0.5*t174;
+    const double t176 = t175*t134;
+    const double t177 = t162 + t169 + t176;
+    const double t178 = derived_.mount_F_AoMount_0*t177;
+    const double t179 = t155 + 2.0*t178;
+    const double t180 = t134*t179;
+    const double t181 = t101*t128*tinv3;
+    const double t182 = t114*t107*tinv3;
+    const double t183 = 2.0*t181 + 2.0*t182;
+    const double t184 = t148*t183;
+    const double t185 = -2.0*t140 + 2.0*t141;
+    const double t186 = t87*t185;
+    const double t187 = t108*tinv3;
+    const double t188 = -2.0*t150 - 2.0*t187 + 1.0;
+    const double t189 = t139*t188;
+    const double t190 = t184 + t186 + t189;
+    const double t191 = derived_.mount_F_AoMount_0_b*t190;
+    const double t192 = t168*t185;
+    const double t193 = t161*t188;
+    const double t194 = t175*t183;
+    const double t195 = t192 + t193 + t194;
+    const double t196 = derived_.mount_F_AoMount_0*t195;
+    const double t197 = t191 + 2.0*t196;
+    const double t198 = t183*t197;
+    const double t199 = -2.0*t187 - 2.0*t151 + 1.0;
+    const double t200 = t148*t199;
+    const double t201 = 2.0*t132 + 2.0*t133;
+    const double t202 = t87*t201;
+    const double t203 = -2.0*t181 + 2.0*t182;
+    const double t204 = t139*t203;
+    const double t205 = t200 + t202 + t204;
+    const double t206 = derived_.mount_F_AoMount_0_b*t205;
+    const double t207 = t175*t199;
+    const double t208 = t161*t203;
+    const double t209 = t168*t201;
+    const double t210 = t207 + t208 + t209;
+    const double t211 = derived_.mount_F_AoMount_0*t210;
+    const double t212 = t206 + 2.0*t211;
+    const double t213 = t199*t212;
+    const double t214 = -t180 - t198 - t213;
+    const double t215 = t87*t214;
+    const double t216 = t201*t212;
+    const double t217 = t185*t197;
+    const double t218 = t152*t179;
+    const double t219 = -t216 - t217 - t218;
+    const double t220 = t148*t219;
+    const double t221 = t82 + 0.5*t215 - 0.5*t220;
+    const double t222 = t14*tinv1*t59;
+    const double t223 = t64*t70;
+    const double t224 = tinv2*t75*t80;
+    const double t225 = -t222 - t223 + t224;
+    const double t226 = t139*t219;
+    const double t227 = t188*t197;
+    const double t228 = t142*t179;
+    const double t229 = t203*t212;
+    const double t230 = -t227 - t228 - t229;
+    const double t231 = t87*t230;
+    const double t232 = t225 + 0.5*t226 - 0.5*t231;
+    F_CoMount[0] = t221;
+    F_CoMount[1] = t232;
+    F_CoMount[3] = t230;
+    F_CoMount[4] = t214;
+    F_CoMount[5] = t219;
     // joint 'float' (bushing.cap:31) -> body 'engine': acceleration
-    const double t227 = udot[2]*t16;
-    const double t228 = udot[0]*t8;
-    const double t229 = udot[1]*t12;
-    const double t230 = t227 + t228 + t229;
-    const double t231 = udot[1]*t22;
-    const double t232 = udot[0]*t19;
-    const double t233 = udot[2]*t26;
-    const double t234 = t231 + t232 + t233;
-    const double t235 = udot[0]*t29;
-    const double t236 = udot[1]*t31;
-    const double t237 = udot[2]*t33;
-    const double t238 = t235 + t236 + t237;
-    const double t239 = udot[5]*t16;
-    const double t240 = udot[4]*t12;
-    const double t241 = udot[3]*t8;
-    const double t242 = t239 + t240 + t241;
-    const double t243 = params.world_gravity[2]*t16;
-    const double t244 = params.world_gravity[0]*t8;
-    const double t245 = params.world_gravity[1]*t12;
-    const double t246 = -t243 - t244 - t245;
-    const double t247 = v_KEngine[1]*v_KEngine[5];
-    const double t248 = v_KEngine[2]*v_KEngine[4];
-    const double t249 = t246 - t247 + t248;
-    const double t250 = t242 + t249;
-    const double t251 = udot[3]*t19;
-    const double t252 = udot[4]*t22;
-    const double t253 = udot[5]*t26;
-    const double t254 = t251 + t252 + t253;
-    const double t255 = params.world_gravity[0]*t19;
-    const double t256 = params.world_gravity[1]*t22;
-    const double t257 = params.world_gravity[2]*t26;
-    const double t258 = -t255 - t256 - t257;
-    const double t259 = v_KEngine[0]*v_KEngine[5];
-    const double t260 = v_KEngine[2]*v_KEngine[3];
-    const double t261 = t258 + t259 - t260;
-    const double t262 = t254 + t261;
-    const double t263 = udot[4]*t31;
-    const double t264 = udot[3]*t29;
-    const double t265 = udot[5]*t33;
-    const double t266 = t263 + t264 + t265;
-    const double t267 = params.world_gravity[0]*t29;
-    const double t268 = params.world_gravity[1]*t31;
-    const double t269 = params.world_gravity[2]*t33;
-    const double t270 = -t267 - t268 - t269;
-    const double t271 = v_KEngine[3]*v_KEngine[1];
-    const double t272 = v_KEngine[0]*v_KEngine[4];
-    const double t273 = t270 + t271 - t272;
-    const double t274 = t266 + t273;
-    a_KEngine[0] = t230;
-    a_KEngine[1] = t234;
-    a_KEngine[2] = t238;
-    a_KEngine[3] = t250;
-    a_KEngine[4] = t262;
-    a_KEngine[5] = t274;
+    const double t233 = udot[2]*t18;
+    const double t234 = udot[0]*t8;
+    const double t235 = udot[1]*t14;
+    const double t236 = t233 + t234 + t235;
+    const double t237 = udot[1]*t24;
+    const double t238 = udot[0]*t21;
+    const double t239 = udot[2]*t28;
+    const double t240 = t237 + t238 + t239;
+    const double t241 = udot[0]*t31;
+    const double t242 = udot[1]*t33;
+    const double t243 = udot[2]*t35;
+    const double t244 = t241 + t242 + t243;
+    const double t245 = udot[5]*t18;
+    const double t246 = udot[4]*t14;
+    const double t247 = udot[3]*t8;
+    const double t248 = t245 + t246 + t247;
+    const double t249 = params.world_gravity[2]*t18;
+    const double t250 = params.world_gravity[0]*t8;
+    const double t251 = params.world_gravity[1]*t14;
+    const double t252 = -t249 - t250 - t251;
+    const double t253 = v_KEngine[1]*v_KEngine[5];
+    const double t254 = v_KEngine[2]*v_KEngine[4];
+    const double t255 = t252 - t253 + t254;
+    const double t256 = t248 + t255;
+    const double t257 = udot[3]*t21;
+    const double t258 = udot[4]*t24;
+    const double t259 = udot[5]*t28;
+    const double t260 = t257 + t258 + t259;
+    const double t261 = params.world_gravity[0]*t21;
+    const double t262 = params.world_gravity[1]*t24;
+    const double t263 = params.world_gravity[2]*t28;
+    const double t264 = -t261 - t262 - t263;
+    const double t265 = v_KEngine[0]*v_KEngine[5];
+    const double t266 = v_KEngine[2]*v_KEngine[3];
+    const double t267 = t264 + t265 - t266;
+    const double t268 = t260 + t267;
+    const double t269 = udot[4]*t33;
+    const double t270 = udot[3]*t31;
+    const double t271 = udot[5]*t35;
+    const double t272 = t269 + t270 + t271;
+    const double t273 = params.world_gravity[0]*t31;
+    const double t274 = params.world_gravity[1]*t33;
+    const double t275 = params.world_gravity[2]*t35;
+    const double t276 = -t273 - t274 - t275;
+    const double t277 = v_KEngine[3]*v_KEngine[1];
+    const double t278 = v_KEngine[0]*v_KEngine[4];
+    const double t279 = t276 + t277 - t278;
+    const double t280 = t272 + t279;
+    a_KEngine[0] = t236;
+    a_KEngine[1] = t240;
+    a_KEngine[2] = t244;
+    a_KEngine[3] = t256;
+    a_KEngine[4] = t268;
+    a_KEngine[5] = t280;
     // joint 'float' (bushing.cap:31) -> body 'engine': generalized force
-    const double t275 = -derived_.I_KEngine[3]*v_KEngine[4] + derived_.I_KEngine[2]*v_KEngine[5] +
+    const double t281 = -derived_.I_KEngine[3]*v_KEngine[4] + derived_.I_KEngine[2]*v_KEngine[5] +
         (derived_.I_KEngine[6]*v_KEngine[2] + derived_.I_KEngine[5]*v_KEngine[1] +
         derived_.I_KEngine[4]*v_KEngine[0]);
-    const double t276 = -derived_.I_KEngine[2]*v_KEngine[2] + derived_.I_KEngine[3]*v_KEngine[1] +
+    const double t282 = -derived_.I_KEngine[2]*v_KEngine[2] + derived_.I_KEngine[3]*v_KEngine[1] +
         params.m*v_KEngine[3];
-    const double t277 = params.m*v_KEngine[5] - derived_.I_KEngine[1]*v_KEngine[1] +
+    const double t283 = params.m*v_KEngine[5] - derived_.I_KEngine[1]*v_KEngine[1] +
         derived_.I_KEngine[2]*v_KEngine[0];
-    const double t278 = derived_.I_KEngine[1]*v_KEngine[4] - derived_.I_KEngine[2]*v_KEngine[3] +
+    const double t284 = derived_.I_KEngine[1]*v_KEngine[4] - derived_.I_KEngine[2]*v_KEngine[3] +
         (derived_.I_KEngine[6]*v_KEngine[0] + derived_.I_KEngine[9]*v_KEngine[1] +
         derived_.I_KEngine[12]*v_KEngine[2]);
-    const double t279 = -t82*F_CoMount[4] + t141*F_CoMount[5] + F_CoMount[0];
-    const double t280 = t132*F_CoMount[4] - 0.5*t133*F_CoMount[4] - t141*F_CoMount[3] +
-        (-t70 - t75 + 0.5*t142*F_CoMount[3]);
-    const double t281 = -t132*F_CoMount[5] + t82*F_CoMount[3] + F_CoMount[1];
-    const double t282 = v_KEngine[2]*t275 + (derived_.I_KEngine[9]*a_KEngine[2] +
+    const double t285 = -t86*F_CoMount[4] + t147*F_CoMount[5] + F_CoMount[0];
+    const double t286 = t138*F_CoMount[4] - 0.5*t139*F_CoMount[4] - t147*F_CoMount[3] +
+        (-t74 - t79 + 0.5*t148*F_CoMount[3]);
+    const double t287 = -t138*F_CoMount[5] + t86*F_CoMount[3] + F_CoMount[1];
+    const double t288 = v_KEngine[2]*t281 + (derived_.I_KEngine[9]*a_KEngine[2] +
         derived_.I_KEngine[8]*a_KEngine[1] + derived_.I_KEngine[5]*a_KEngine[0] -
         derived_.I_KEngine[1]*a_KEngine[5] + derived_.I_KEngine[3]*a_KEngine[3]) +
-        (v_KEngine[5]*t276 - v_KEngine[3]*t277 - v_KEngine[0]*t278) -
-        (t19*t279 + t26*t280 + t22*t281);
-    const double t283 = derived_.I_KEngine[1]*v_KEngine[2] + params.m*v_KEngine[4] -
+        (v_KEngine[5]*t282 - v_KEngine[3]*t283 - v_KEngine[0]*t284) -
+        (t21*t285 + t28*t286 + t24*t287);
+    const double t289 = derived_.I_KEngine[1]*v_KEngine[2] + params.m*v_KEngine[4] -
         derived_.I_KEngine[3]*v_KEngine[0];
-    const double t284 = -derived_.I_KEngine[1]*v_KEngine[5] + derived_.I_KEngine[3]*v_KEngine[3] +
+    const double t290 = -derived_.I_KEngine[1]*v_KEngine[5] + derived_.I_KEngine[3]*v_KEngine[3] +
         (derived_.I_KEngine[5]*v_KEngine[0] + derived_.I_KEngine[9]*v_KEngine[2] +
         derived_.I_KEngine[8]*v_KEngine[1]);
-    const double t285 = v_KEngine[1]*t278 + (derived_.I_KEngine[6]*a_KEngine[2] +
+    const double t291 = v_KEngine[1]*t284 + (derived_.I_KEngine[6]*a_KEngine[2] +
         derived_.I_KEngine[5]*a_KEngine[1] + derived_.I_KEngine[4]*a_KEngine[0] +
         derived_.I_KEngine[2]*a_KEngine[5] - derived_.I_KEngine[3]*a_KEngine[4]) +
-        (v_KEngine[4]*t277 - v_KEngine[5]*t283 - v_KEngine[2]*t284) -
-        (t8*t279 + t12*t281 + t16*t280);
-    const double t286 = -v_KEngine[1]*t275 + (derived_.I_KEngine[6]*a_KEngine[0] +
+        (v_KEngine[4]*t283 - v_KEngine[5]*t289 - v_KEngine[2]*t290) -
+        (t8*t285 + t14*t287 + t18*t286);
+    const double t292 = -v_KEngine[1]*t281 + (derived_.I_KEngine[6]*a_KEngine[0] +
         derived_.I_KEngine[12]*a_KEngine[2] + derived_.I_KEngine[9]*a_KEngine[1] -
         derived_.I_KEngine[2]*a_KEngine[3] + derived_.I_KEngine[1]*a_KEngine[4]) +
-        (v_KEngine[3]*t283 - v_KEngine[4]*t276 + v_KEngine[0]*t284) -
-        (t31*t281 + t29*t279 + t33*t280);
-    const double t287 = v_KEngine[1]*t277 - v_KEngine[2]*t283 +
+        (v_KEngine[3]*t289 - v_KEngine[4]*t282 + v_KEngine[0]*t290) -
+        (t33*t287 + t31*t285 + t35*t286);
+    const double t293 = v_KEngine[1]*t283 - v_KEngine[2]*t289 +
         (-derived_.I_KEngine[2]*a_KEngine[2] + derived_.I_KEngine[3]*a_KEngine[1] +
-        params.m*a_KEngine[3]) - (t12*F_CoMount[4] + t8*F_CoMount[3] + t16*F_CoMount[5]);
-    const double t288 = -v_KEngine[0]*t277 + v_KEngine[2]*t276 +
+        params.m*a_KEngine[3]) - (t14*F_CoMount[4] + t8*F_CoMount[3] + t18*F_CoMount[5]);
+    const double t294 = -v_KEngine[0]*t283 + v_KEngine[2]*t282 +
         (derived_.I_KEngine[1]*a_KEngine[2] - derived_.I_KEngine[3]*a_KEngine[0] +
-        params.m*a_KEngine[4]) - (t26*F_CoMount[5] + t19*F_CoMount[3] + t22*F_CoMount[4]);
-    const double t289 = -v_KEngine[1]*t276 + v_KEngine[0]*t283 +
+        params.m*a_KEngine[4]) - (t28*F_CoMount[5] + t21*F_CoMount[3] + t24*F_CoMount[4]);
+    const double t295 = -v_KEngine[1]*t282 + v_KEngine[0]*t289 +
         (-derived_.I_KEngine[1]*a_KEngine[1] + derived_.I_KEngine[2]*a_KEngine[0] +
-        params.m*a_KEngine[5]) - (t33*F_CoMount[5] + t29*F_CoMount[3] + t31*F_CoMount[4]);
-    tau[0] = t19*t282 + t8*t285 + t29*t286;
-    tau[1] = t22*t282 + t12*t285 + t31*t286;
-    tau[2] = t33*t286 + t26*t282 + t16*t285;
-    tau[3] = t8*t287 + t19*t288 + t29*t289;
-    tau[4] = t12*t287 + t22*t288 + t31*t289;
-    tau[5] = t33*t289 + t26*t288 + t16*t287;
+        params.m*a_KEngine[5]) - (t35*F_CoMount[5] + t31*F_CoMount[3] + t33*F_CoMount[4]);
+    tau[0] = t21*t288 + t8*t291 + t31*t292;
+    tau[1] = t24*t288 + t14*t291 + t33*t292;
+    tau[2] = t35*t292 + t28*t288 + t18*t291;
+    tau[3] = t8*t293 + t21*t294 + t31*t295;
+    tau[4] = t14*t293 + t24*t294 + t33*t295;
+    tau[5] = t35*t295 + t28*t294 + t18*t293;
   }
 
   // qdot (nq) = N(q) u.
@@ -1664,7 +1689,7 @@ class BushingMount {
   }
 
   // X_WB of every body (its `frame_a`) in World.
-  // (15 adds, 37 muls, 1 divs, 0 calls, 0 other)
+  // (15 adds, 34 muls, 1 divs, 0 calls, 0 other)
   void bodyPoses([[maybe_unused]] const Q& q, BodyPoses& poses) const {
     // joint 'float' (bushing.cap:31) -> body 'engine'
     const double t0 = q[3]*q[3];
@@ -1673,22 +1698,24 @@ class BushingMount {
     const double tinv0 = 1.0/(t0 + (t1 + q[0]*q[0] + t2));
     const double t3 = t2*tinv0;
     const double t4 = t0*tinv0;
-    const double t5 = q[1]*q[2]*tinv0;
-    const double t6 = q[0]*q[3]*tinv0;
-    const double t7 = q[1]*q[3]*tinv0;
-    const double t8 = q[0]*q[2]*tinv0;
-    const double t9 = t1*tinv0;
-    const double t10 = q[2]*q[3]*tinv0;
-    const double t11 = q[0]*q[1]*tinv0;
+    const double t5 = q[1]*tinv0;
+    const double t6 = t5*q[2];
+    const double t7 = q[0]*tinv0;
+    const double t8 = t7*q[3];
+    const double t9 = t5*q[3];
+    const double t10 = t7*q[2];
+    const double t11 = t1*tinv0;
+    const double t12 = q[2]*q[3]*tinv0;
+    const double t13 = t7*q[1];
     poses[0].R_WB.coeffRef(0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
-    poses[0].R_WB.coeffRef(0, 1) = 2.0*t5 - 2.0*t6;
-    poses[0].R_WB.coeffRef(0, 2) = 2.0*t7 + 2.0*t8;
-    poses[0].R_WB.coeffRef(1, 0) = 2.0*t5 + 2.0*t6;
-    poses[0].R_WB.coeffRef(1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
-    poses[0].R_WB.coeffRef(1, 2) = 2.0*t10 - 2.0*t11;
-    poses[0].R_WB.coeffRef(2, 0) = 2.0*t7 - 2.0*t8;
-    poses[0].R_WB.coeffRef(2, 1) = 2.0*t10 + 2.0*t11;
-    poses[0].R_WB.coeffRef(2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
+    poses[0].R_WB.coeffRef(0, 1) = 2.0*t6 - 2.0*t8;
+    poses[0].R_WB.coeffRef(0, 2) = 2.0*t9 + 2.0*t10;
+    poses[0].R_WB.coeffRef(1, 0) = 2.0*t6 + 2.0*t8;
+    poses[0].R_WB.coeffRef(1, 1) = -2.0*t4 - 2.0*t11 + 1.0;
+    poses[0].R_WB.coeffRef(1, 2) = 2.0*t12 - 2.0*t13;
+    poses[0].R_WB.coeffRef(2, 0) = 2.0*t9 - 2.0*t10;
+    poses[0].R_WB.coeffRef(2, 1) = 2.0*t12 + 2.0*t13;
+    poses[0].R_WB.coeffRef(2, 2) = -2.0*t3 - 2.0*t11 + 1.0;
     poses[0].p_WB[0] = q[4];
     poses[0].p_WB[1] = q[5];
     poses[0].p_WB[2] = q[6];
@@ -1708,7 +1735,7 @@ class BushingMount {
   }
 
   // Kinetic energy 1/2 u^T M u (J).
-  // (80 adds, 131 muls, 1 divs, 0 calls, 0 other)
+  // (80 adds, 128 muls, 1 divs, 0 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WEngine;  // R_WB of 'engine'
@@ -1724,75 +1751,77 @@ class BushingMount {
     const double t6 = t3*tinv0;
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
-    const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = q[0]*q[3]*tinv0;
-    const double t11 = 2.0*t9 - 2.0*t10;
-    const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = q[0]*q[2]*tinv0;
-    const double t14 = 2.0*t12 + 2.0*t13;
-    const double t15 = 2.0*t9 + 2.0*t10;
-    const double t16 = t1*tinv0;
-    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
-    const double t18 = q[2]*q[3]*tinv0;
-    const double t19 = q[0]*q[1]*tinv0;
-    const double t20 = 2.0*t18 - 2.0*t19;
-    const double t21 = 2.0*t12 - 2.0*t13;
-    const double t22 = 2.0*t18 + 2.0*t19;
-    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    const double t9 = q[1]*tinv0;
+    const double t10 = t9*q[2];
+    const double t11 = q[0]*tinv0;
+    const double t12 = t11*q[3];
+    const double t13 = 2.0*t10 - 2.0*t12;
+    const double t14 = t9*q[3];
+    const double t15 = t11*q[2];
+    const double t16 = 2.0*t14 + 2.0*t15;
+    const double t17 = 2.0*t10 + 2.0*t12;
+    const double t18 = t1*tinv0;
+    const double t19 = -2.0*t7 - 2.0*t18 + 1.0;
+    const double t20 = q[2]*q[3]*tinv0;
+    const double t21 = t11*q[1];
+    const double t22 = 2.0*t20 - 2.0*t21;
+    const double t23 = 2.0*t14 - 2.0*t15;
+    const double t24 = 2.0*t20 + 2.0*t21;
+    const double t25 = -2.0*t6 - 2.0*t18 + 1.0;
     R_WEngine.coeffRef(0, 0) = t8;
-    R_WEngine.coeffRef(0, 1) = t11;
-    R_WEngine.coeffRef(0, 2) = t14;
-    R_WEngine.coeffRef(1, 0) = t15;
-    R_WEngine.coeffRef(1, 1) = t17;
-    R_WEngine.coeffRef(1, 2) = t20;
-    R_WEngine.coeffRef(2, 0) = t21;
-    R_WEngine.coeffRef(2, 1) = t22;
-    R_WEngine.coeffRef(2, 2) = t23;
+    R_WEngine.coeffRef(0, 1) = t13;
+    R_WEngine.coeffRef(0, 2) = t16;
+    R_WEngine.coeffRef(1, 0) = t17;
+    R_WEngine.coeffRef(1, 1) = t19;
+    R_WEngine.coeffRef(1, 2) = t22;
+    R_WEngine.coeffRef(2, 0) = t23;
+    R_WEngine.coeffRef(2, 1) = t24;
+    R_WEngine.coeffRef(2, 2) = t25;
     // kinetic energy
-    const double t24 = derived_.I_KEngine[1]*R_WEngine.coeff(0, 0) +
+    const double t26 = derived_.I_KEngine[1]*R_WEngine.coeff(0, 0) +
         derived_.I_KEngine[3]*R_WEngine.coeff(0, 2) + derived_.I_KEngine[2]*R_WEngine.coeff(0, 1);
-    const double t25 = derived_.I_KEngine[3]*R_WEngine.coeff(2, 2) +
+    const double t27 = derived_.I_KEngine[3]*R_WEngine.coeff(2, 2) +
         derived_.I_KEngine[1]*R_WEngine.coeff(2, 0) + derived_.I_KEngine[2]*R_WEngine.coeff(2, 1);
-    const double t26 = derived_.I_KEngine[3]*R_WEngine.coeff(1, 2) +
+    const double t28 = derived_.I_KEngine[3]*R_WEngine.coeff(1, 2) +
         derived_.I_KEngine[2]*R_WEngine.coeff(1, 1) + derived_.I_KEngine[1]*R_WEngine.coeff(1, 0);
-    const double t27 = derived_.I_KEngine[4]*R_WEngine.coeff(0, 0) +
+    const double t29 = derived_.I_KEngine[4]*R_WEngine.coeff(0, 0) +
         derived_.M_0_0*R_WEngine.coeff(0, 2) + derived_.M_0_0_b*R_WEngine.coeff(0, 1);
-    const double t28 = derived_.I_KEngine[8]*R_WEngine.coeff(0, 1) +
+    const double t30 = derived_.I_KEngine[8]*R_WEngine.coeff(0, 1) +
         derived_.I_KEngine[5]*R_WEngine.coeff(0, 0) + derived_.M_0_0_c*R_WEngine.coeff(0, 2);
-    const double t29 = derived_.I_KEngine[9]*R_WEngine.coeff(0, 1) +
+    const double t31 = derived_.I_KEngine[9]*R_WEngine.coeff(0, 1) +
         derived_.I_KEngine[12]*R_WEngine.coeff(0, 2) + derived_.I_KEngine[6]*R_WEngine.coeff(0, 0);
-    const double t30 = u[0]*(u[5]*t26 - u[4]*t25 +
-        (u[1]*(R_WEngine.coeff(1, 0)*t27 + R_WEngine.coeff(1, 1)*t28 + R_WEngine.coeff(1, 2)*t29) +
-        u[2]*(R_WEngine.coeff(2, 1)*t28 + R_WEngine.coeff(2, 2)*t29 + R_WEngine.coeff(2, 0)*t27) +
-        u[0]*(R_WEngine.coeff(0, 1)*t28 + R_WEngine.coeff(0, 0)*t27 + R_WEngine.coeff(0, 2)*t29)));
-    const double t31 = derived_.I_KEngine[8]*R_WEngine.coeff(2, 1) +
+    const double t32 = u[0]*(u[5]*t28 - u[4]*t27 +
+        (u[1]*(R_WEngine.coeff(1, 0)*t29 + R_WEngine.coeff(1, 1)*t30 + R_WEngine.coeff(1, 2)*t31) +
+        u[2]*(R_WEngine.coeff(2, 1)*t30 + R_WEngine.coeff(2, 2)*t31 + R_WEngine.coeff(2, 0)*t29) +
+        u[0]*(R_WEngine.coeff(0, 1)*t30 + R_WEngine.coeff(0, 0)*t29 + R_WEngine.coeff(0, 2)*t31)));
+    const double t33 = derived_.I_KEngine[8]*R_WEngine.coeff(2, 1) +
         derived_.M_0_0_c*R_WEngine.coeff(2, 2) + derived_.I_KEngine[5]*R_WEngine.coeff(2, 0);
-    const double t32 = derived_.I_KEngine[4]*R_WEngine.coeff(2, 0) +
+    const double t34 = derived_.I_KEngine[4]*R_WEngine.coeff(2, 0) +
         derived_.M_0_0*R_WEngine.coeff(2, 2) + derived_.M_0_0_b*R_WEngine.coeff(2, 1);
-    const double t33 = derived_.I_KEngine[9]*R_WEngine.coeff(2, 1) +
+    const double t35 = derived_.I_KEngine[9]*R_WEngine.coeff(2, 1) +
         derived_.I_KEngine[6]*R_WEngine.coeff(2, 0) + derived_.I_KEngine[12]*R_WEngine.coeff(2, 2);
-    const double t34 = u[2]*(-u[3]*t26 + u[4]*t24 +
-        (u[0]*(R_WEngine.coeff(0, 1)*t31 + R_WEngine.coeff(0, 0)*t32 + R_WEngine.coeff(0, 2)*t33) +
-        u[1]*(R_WEngine.coeff(1, 2)*t33 + R_WEngine.coeff(1, 0)*t32 + R_WEngine.coeff(1, 1)*t31) +
-        u[2]*(R_WEngine.coeff(2, 1)*t31 + R_WEngine.coeff(2, 0)*t32 + R_WEngine.coeff(2, 2)*t33)));
-    const double t35 = derived_.I_KEngine[4]*R_WEngine.coeff(1, 0) +
+    const double t36 = u[2]*(-u[3]*t28 + u[4]*t26 +
+        (u[0]*(R_WEngine.coeff(0, 1)*t33 + R_WEngine.coeff(0, 0)*t34 + R_WEngine.coeff(0, 2)*t35) +
+        u[1]*(R_WEngine.coeff(1, 2)*t35 + R_WEngine.coeff(1, 0)*t34 + R_WEngine.coeff(1, 1)*t33) +
+        u[2]*(R_WEngine.coeff(2, 1)*t33 + R_WEngine.coeff(2, 0)*t34 + R_WEngine.coeff(2, 2)*t35)));
+    const double t37 = derived_.I_KEngine[4]*R_WEngine.coeff(1, 0) +
         derived_.M_0_0*R_WEngine.coeff(1, 2) + derived_.M_0_0_b*R_WEngine.coeff(1, 1);
-    const double t36 = derived_.I_KEngine[6]*R_WEngine.coeff(1, 0) +
+    const double t38 = derived_.I_KEngine[6]*R_WEngine.coeff(1, 0) +
         derived_.I_KEngine[12]*R_WEngine.coeff(1, 2) + derived_.I_KEngine[9]*R_WEngine.coeff(1, 1);
-    const double t37 = derived_.I_KEngine[8]*R_WEngine.coeff(1, 1) +
+    const double t39 = derived_.I_KEngine[8]*R_WEngine.coeff(1, 1) +
         derived_.M_0_0_c*R_WEngine.coeff(1, 2) + derived_.I_KEngine[5]*R_WEngine.coeff(1, 0);
-    const double t38 = u[1]*(-u[5]*t24 + u[3]*t25 +
-        (u[1]*(R_WEngine.coeff(1, 0)*t35 + R_WEngine.coeff(1, 2)*t36 + R_WEngine.coeff(1, 1)*t37) +
-        u[0]*(R_WEngine.coeff(0, 1)*t37 + R_WEngine.coeff(0, 0)*t35 + R_WEngine.coeff(0, 2)*t36) +
-        u[2]*(R_WEngine.coeff(2, 2)*t36 + R_WEngine.coeff(2, 0)*t35 + R_WEngine.coeff(2, 1)*t37)));
-    ke = 0.5*(u[4]*(params.m*u[4] + u[2]*t24 - u[0]*t25) +
-        u[5]*(params.m*u[5] - u[1]*t24 + u[0]*t26) + u[3]*(params.m*u[3] - u[2]*t26 + u[1]*t25) +
-        (t30 + t34 + t38));
+    const double t40 = u[1]*(-u[5]*t26 + u[3]*t27 +
+        (u[1]*(R_WEngine.coeff(1, 0)*t37 + R_WEngine.coeff(1, 2)*t38 + R_WEngine.coeff(1, 1)*t39) +
+        u[0]*(R_WEngine.coeff(0, 1)*t39 + R_WEngine.coeff(0, 0)*t37 + R_WEngine.coeff(0, 2)*t38) +
+        u[2]*(R_WEngine.coeff(2, 2)*t38 + R_WEngine.coeff(2, 0)*t37 + R_WEngine.coeff(2, 1)*t39)));
+    ke = 0.5*(u[4]*(params.m*u[4] + u[2]*t26 - u[0]*t27) +
+        u[5]*(params.m*u[5] - u[1]*t26 + u[0]*t28) + u[3]*(params.m*u[3] - u[2]*t28 + u[1]*t27) +
+        (t32 + t36 + t40));
     return ke;
   }
 
   // Gravitational potential energy -sum m g . p_WoBcm (J), zero at the World origin.
-  // (95 adds, 166 muls, 2 divs, 6 calls, 0 other)
+  // (91 adds, 158 muls, 2 divs, 6 calls, 0 other)
   double potentialEnergy([[maybe_unused]] const Q& q) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WEngine;  // R_WB of 'engine'
@@ -1808,83 +1837,85 @@ class BushingMount {
     const double t6 = t3*tinv0;
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
-    const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = q[0]*q[3]*tinv0;
-    const double t11 = 2.0*t9 - 2.0*t10;
-    const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = q[0]*q[2]*tinv0;
-    const double t14 = 2.0*t12 + 2.0*t13;
-    const double t15 = 2.0*t9 + 2.0*t10;
-    const double t16 = t1*tinv0;
-    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
-    const double t18 = q[2]*q[3]*tinv0;
-    const double t19 = q[0]*q[1]*tinv0;
-    const double t20 = 2.0*t18 - 2.0*t19;
-    const double t21 = 2.0*t12 - 2.0*t13;
-    const double t22 = 2.0*t18 + 2.0*t19;
-    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    const double t9 = q[1]*tinv0;
+    const double t10 = t9*q[2];
+    const double t11 = q[0]*tinv0;
+    const double t12 = t11*q[3];
+    const double t13 = 2.0*t10 - 2.0*t12;
+    const double t14 = t9*q[3];
+    const double t15 = t11*q[2];
+    const double t16 = 2.0*t14 + 2.0*t15;
+    const double t17 = 2.0*t10 + 2.0*t12;
+    const double t18 = t1*tinv0;
+    const double t19 = -2.0*t7 - 2.0*t18 + 1.0;
+    const double t20 = q[2]*q[3]*tinv0;
+    const double t21 = t11*q[1];
+    const double t22 = 2.0*t20 - 2.0*t21;
+    const double t23 = 2.0*t14 - 2.0*t15;
+    const double t24 = 2.0*t20 + 2.0*t21;
+    const double t25 = -2.0*t6 - 2.0*t18 + 1.0;
     R_WEngine.coeffRef(0, 0) = t8;
-    R_WEngine.coeffRef(0, 1) = t11;
-    R_WEngine.coeffRef(0, 2) = t14;
-    R_WEngine.coeffRef(1, 0) = t15;
-    R_WEngine.coeffRef(1, 1) = t17;
-    R_WEngine.coeffRef(1, 2) = t20;
-    R_WEngine.coeffRef(2, 0) = t21;
-    R_WEngine.coeffRef(2, 1) = t22;
-    R_WEngine.coeffRef(2, 2) = t23;
+    R_WEngine.coeffRef(0, 1) = t13;
+    R_WEngine.coeffRef(0, 2) = t16;
+    R_WEngine.coeffRef(1, 0) = t17;
+    R_WEngine.coeffRef(1, 1) = t19;
+    R_WEngine.coeffRef(1, 2) = t22;
+    R_WEngine.coeffRef(2, 0) = t23;
+    R_WEngine.coeffRef(2, 1) = t24;
+    R_WEngine.coeffRef(2, 2) = t25;
     // potential energy (gravity)
-    const double t24 = std::atan2(R_WEngine.coeff(2, 1), R_WEngine.coeff(2, 2));
-    const double t25 = std::atan2(R_WEngine.coeff(1, 0), R_WEngine.coeff(0, 0));
-    const double t26 = std::atan2(-R_WEngine.coeff(2, 0), std::sqrt(R_WEngine.coeff(0, 0)*R_WEngine.coeff(0, 0) +
+    const double t26 = std::atan2(R_WEngine.coeff(2, 1), R_WEngine.coeff(2, 2));
+    const double t27 = std::atan2(R_WEngine.coeff(1, 0), R_WEngine.coeff(0, 0));
+    const double t28 = std::atan2(-R_WEngine.coeff(2, 0), std::sqrt(R_WEngine.coeff(0, 0)*R_WEngine.coeff(0, 0) +
         R_WEngine.coeff(1, 0)*R_WEngine.coeff(1, 0)));
-    const double t27 = -params.support_r[1] + q[5] +
+    const double t29 = -params.support_r[1] + q[5] +
         (params.top_r[0]*R_WEngine.coeff(1, 0) + params.top_r[2]*R_WEngine.coeff(1, 2) +
         params.top_r[1]*R_WEngine.coeff(1, 1));
-    const double t28 = std::max(0.0, -2.0*t6 - 2.0*t16 + (-2.0*t6 - 4.0*t7 - 2.0*t16) + 3.0 + 1.0);
-    const double t29 = 4.0*t10*(-2.0*t6 - 2.0*t16 + (2.0*t6 + 4.0*t7 + 2.0*t16) - 1.0 + 1.0) +
-        (16.0*t18*t13 + 16.0*t12*t19 + 4.0*t10*t28);
-    const double t30 = t29*t29;
-    const double t31 = 16.0*t12*t10 + (16.0*t9*t13 + 16.0*t1*tinv0*t19 + 4.0*t19*t28);
-    const double t32 = t31*t31;
-    const double t33 = 16.0*t18*t10 + (16.0*t9*t19 + 16.0*t3*tinv0*t13 + 4.0*t13*t28);
-    const double t34 = t33*t33;
-    const double t35 = t10*t10;
-    const double t36 = 16.0*t13*t13 + 16.0*t19*t19 + t28*t28;
-    const double t37 = 16.0*t35 + t36;
-    const double t38 = 16.0*t35 + t36 + std::sqrt(t30 + (t32 + t37*t37 + t34));
-    const double tinv1 = 1.0/(t30 + (t32 + t34 + t38*t38));
-    const double t39 = t30*tinv1;
-    const double t40 = t32*tinv1;
-    const double t41 = -params.support_r[2] + q[6] +
+    const double t30 = -2.0*t6 - 2.0*t18;
+    const double t31 = std::max(0.0, t30 + (t30 - 4.0*t7) + 3.0 + 1.0);
+    const double t32 = 4.0*t12*(t30 + (2.0*t6 + 4.0*t7 + 2.0*t18) - 1.0 + 1.0) +
+        (16.0*t20*t15 + 16.0*t14*t21 + 4.0*t12*t31);
+    const double t33 = t32*t32;
+    const double t34 = 16.0*t14*t12 + (16.0*t10*t15 + 16.0*t1*tinv0*t21 + 4.0*t21*t31);
+    const double t35 = t34*t34;
+    const double t36 = 16.0*t20*t12 + (16.0*t10*t21 + 16.0*t3*tinv0*t15 + 4.0*t15*t31);
+    const double t37 = t36*t36;
+    const double t38 = 16.0*t12*t12 + (16.0*t15*t15 + 16.0*t21*t21 + t31*t31);
+    const double t39 = t35 + t37;
+    const double t40 = t38 + std::sqrt(t33 + (t39 + t38*t38));
+    const double tinv1 = 1.0/(t33 + (t39 + t40*t40));
+    const double t41 = t33*tinv1;
+    const double t42 = t35*tinv1;
+    const double t43 = -params.support_r[2] + q[6] +
         (params.top_r[0]*R_WEngine.coeff(2, 0) + params.top_r[2]*R_WEngine.coeff(2, 2) +
         params.top_r[1]*R_WEngine.coeff(2, 1));
-    const double t42 = t29*t33*tinv1;
-    const double t43 = t31*t38*tinv1;
-    const double t44 = -params.support_r[0] + q[4] +
+    const double t44 = t32*t36*tinv1;
+    const double t45 = t34*t40*tinv1;
+    const double t46 = -params.support_r[0] + q[4] +
         (params.top_r[0]*R_WEngine.coeff(0, 0) + params.top_r[1]*R_WEngine.coeff(0, 1) +
         params.top_r[2]*R_WEngine.coeff(0, 2));
-    const double t45 = t29*t38*tinv1;
-    const double t46 = t31*t33*tinv1;
-    const double t47 = t27*(-2.0*t39 - 2.0*t40 + 1.0) + t41*(2.0*t42 + 2.0*t43) +
-        t44*(-2.0*t45 + 2.0*t46);
-    const double t48 = t33*t38*tinv1;
-    const double t49 = t31*t29*tinv1;
-    const double t50 = t34*tinv1;
-    const double t51 = t27*(2.0*t45 + 2.0*t46) + t41*(-2.0*t48 + 2.0*t49) +
-        t44*(-2.0*t50 - 2.0*t39 + 1.0);
-    const double t52 = t44*(2.0*t48 + 2.0*t49) + t27*(2.0*t42 - 2.0*t43) +
-        t41*(-2.0*t50 - 2.0*t40 + 1.0);
-    const double t53 = 0.5*(params.mount_torqueStiffness[0]*t24*t24 +
-        params.mount_torqueStiffness[2]*t25*t25 + params.mount_torqueStiffness[1]*t26*t26) -
+    const double t47 = t32*t40*tinv1;
+    const double t48 = t34*t36*tinv1;
+    const double t49 = t29*(-2.0*t41 - 2.0*t42 + 1.0) + t43*(2.0*t44 + 2.0*t45) +
+        t46*(-2.0*t47 + 2.0*t48);
+    const double t50 = t36*t40*tinv1;
+    const double t51 = t34*t32*tinv1;
+    const double t52 = t37*tinv1;
+    const double t53 = t29*(2.0*t47 + 2.0*t48) + t43*(-2.0*t50 + 2.0*t51) +
+        t46*(-2.0*t52 - 2.0*t41 + 1.0);
+    const double t54 = t46*(2.0*t50 + 2.0*t51) + t29*(2.0*t44 - 2.0*t45) +
+        t43*(-2.0*t52 - 2.0*t42 + 1.0);
+    const double t55 = 0.5*(params.mount_torqueStiffness[0]*t26*t26 +
+        params.mount_torqueStiffness[2]*t27*t27 + params.mount_torqueStiffness[1]*t28*t28) -
         params.m*(params.world_gravity[1]*(q[5] + (params.engine_com[2]*R_WEngine.coeff(1, 2) +
         params.engine_com[1]*R_WEngine.coeff(1, 1) + params.engine_com[0]*R_WEngine.coeff(1, 0))) +
         params.world_gravity[0]*(q[4] + (params.engine_com[2]*R_WEngine.coeff(0, 2) +
         params.engine_com[0]*R_WEngine.coeff(0, 0) + params.engine_com[1]*R_WEngine.coeff(0, 1))) +
         params.world_gravity[2]*(q[6] + (params.engine_com[2]*R_WEngine.coeff(2, 2) +
         params.engine_com[0]*R_WEngine.coeff(2, 0) + params.engine_com[1]*R_WEngine.coeff(2, 1)))) +
-        0.5*(derived_.mount_F_AoMount_0_b*t47*t47 + derived_.mount_F_AoMount_0_b*t51*t51 +
-        derived_.mount_F_AoMount_0_b*t52*t52);
-    pe = t53;
+        0.5*(derived_.mount_F_AoMount_0_b*t49*t49 + derived_.mount_F_AoMount_0_b*t53*t53 +
+        derived_.mount_F_AoMount_0_b*t54*t54);
+    pe = t55;
     return pe;
   }
 
@@ -1917,7 +1948,7 @@ class BushingMount {
   // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
-  // (21 adds, 46 muls, 1 divs, 0 calls, 0 other)
+  // (21 adds, 43 muls, 1 divs, 0 calls, 0 other)
   void frameJacobianEngine([[maybe_unused]] const Q& q,
                            [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                            FrameJacobian& J) const {
@@ -1934,55 +1965,57 @@ class BushingMount {
     const double t6 = t3*tinv0;
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
-    const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = q[0]*q[3]*tinv0;
-    const double t11 = 2.0*t9 - 2.0*t10;
-    const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = q[0]*q[2]*tinv0;
-    const double t14 = 2.0*t12 + 2.0*t13;
-    const double t15 = 2.0*t9 + 2.0*t10;
-    const double t16 = t1*tinv0;
-    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
-    const double t18 = q[2]*q[3]*tinv0;
-    const double t19 = q[0]*q[1]*tinv0;
-    const double t20 = 2.0*t18 - 2.0*t19;
-    const double t21 = 2.0*t12 - 2.0*t13;
-    const double t22 = 2.0*t18 + 2.0*t19;
-    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    const double t9 = q[1]*tinv0;
+    const double t10 = t9*q[2];
+    const double t11 = q[0]*tinv0;
+    const double t12 = t11*q[3];
+    const double t13 = 2.0*t10 - 2.0*t12;
+    const double t14 = t9*q[3];
+    const double t15 = t11*q[2];
+    const double t16 = 2.0*t14 + 2.0*t15;
+    const double t17 = 2.0*t10 + 2.0*t12;
+    const double t18 = t1*tinv0;
+    const double t19 = -2.0*t7 - 2.0*t18 + 1.0;
+    const double t20 = q[2]*q[3]*tinv0;
+    const double t21 = t11*q[1];
+    const double t22 = 2.0*t20 - 2.0*t21;
+    const double t23 = 2.0*t14 - 2.0*t15;
+    const double t24 = 2.0*t20 + 2.0*t21;
+    const double t25 = -2.0*t6 - 2.0*t18 + 1.0;
     R_WEngine.coeffRef(0, 0) = t8;
-    R_WEngine.coeffRef(0, 1) = t11;
-    R_WEngine.coeffRef(0, 2) = t14;
-    R_WEngine.coeffRef(1, 0) = t15;
-    R_WEngine.coeffRef(1, 1) = t17;
-    R_WEngine.coeffRef(1, 2) = t20;
-    R_WEngine.coeffRef(2, 0) = t21;
-    R_WEngine.coeffRef(2, 1) = t22;
-    R_WEngine.coeffRef(2, 2) = t23;
+    R_WEngine.coeffRef(0, 1) = t13;
+    R_WEngine.coeffRef(0, 2) = t16;
+    R_WEngine.coeffRef(1, 0) = t17;
+    R_WEngine.coeffRef(1, 1) = t19;
+    R_WEngine.coeffRef(1, 2) = t22;
+    R_WEngine.coeffRef(2, 0) = t23;
+    R_WEngine.coeffRef(2, 1) = t24;
+    R_WEngine.coeffRef(2, 2) = t25;
     // J_WF: the joints from World to 'engine', each shifted to Fo
-    const double t24 = p_BoFo_B[0]*R_WEngine.coeff(2, 0) + p_BoFo_B[1]*R_WEngine.coeff(2, 1) +
+    const double t26 = p_BoFo_B[0]*R_WEngine.coeff(2, 0) + p_BoFo_B[1]*R_WEngine.coeff(2, 1) +
         p_BoFo_B[2]*R_WEngine.coeff(2, 2);
-    const double t25 = p_BoFo_B[0]*R_WEngine.coeff(1, 0) + p_BoFo_B[2]*R_WEngine.coeff(1, 2) +
+    const double t27 = p_BoFo_B[0]*R_WEngine.coeff(1, 0) + p_BoFo_B[2]*R_WEngine.coeff(1, 2) +
         p_BoFo_B[1]*R_WEngine.coeff(1, 1);
-    const double t26 = p_BoFo_B[2]*R_WEngine.coeff(0, 2) + p_BoFo_B[0]*R_WEngine.coeff(0, 0) +
+    const double t28 = p_BoFo_B[2]*R_WEngine.coeff(0, 2) + p_BoFo_B[0]*R_WEngine.coeff(0, 0) +
         p_BoFo_B[1]*R_WEngine.coeff(0, 1);
     J.coeffRef(0, 0) = 1.0;
     J.coeffRef(1, 1) = 1.0;
     J.coeffRef(2, 2) = 1.0;
-    J.coeffRef(3, 1) = t24;
-    J.coeffRef(3, 2) = -t25;
+    J.coeffRef(3, 1) = t26;
+    J.coeffRef(3, 2) = -t27;
     J.coeffRef(3, 3) = 1.0;
-    J.coeffRef(4, 0) = -t24;
-    J.coeffRef(4, 2) = t26;
+    J.coeffRef(4, 0) = -t26;
+    J.coeffRef(4, 2) = t28;
     J.coeffRef(4, 4) = 1.0;
-    J.coeffRef(5, 0) = t25;
-    J.coeffRef(5, 1) = -t26;
+    J.coeffRef(5, 0) = t27;
+    J.coeffRef(5, 1) = -t28;
     J.coeffRef(5, 5) = 1.0;
   }
 
   // Body 'engine':
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
-  // (27 adds, 58 muls, 1 divs, 0 calls, 0 other)
+  // (27 adds, 55 muls, 1 divs, 0 calls, 0 other)
   void frameJacobianDotUEngine([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                                [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                                SpatialVector& JdotU) const {
@@ -1998,50 +2031,52 @@ class BushingMount {
     const double t6 = t3*tinv0;
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
-    const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = q[0]*q[3]*tinv0;
-    const double t11 = 2.0*t9 - 2.0*t10;
-    const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = q[0]*q[2]*tinv0;
-    const double t14 = 2.0*t12 + 2.0*t13;
-    const double t15 = 2.0*t9 + 2.0*t10;
-    const double t16 = t1*tinv0;
-    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
-    const double t18 = q[2]*q[3]*tinv0;
-    const double t19 = q[0]*q[1]*tinv0;
-    const double t20 = 2.0*t18 - 2.0*t19;
-    const double t21 = 2.0*t12 - 2.0*t13;
-    const double t22 = 2.0*t18 + 2.0*t19;
-    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    const double t9 = q[1]*tinv0;
+    const double t10 = t9*q[2];
+    const double t11 = q[0]*tinv0;
+    const double t12 = t11*q[3];
+    const double t13 = 2.0*t10 - 2.0*t12;
+    const double t14 = t9*q[3];
+    const double t15 = t11*q[2];
+    const double t16 = 2.0*t14 + 2.0*t15;
+    const double t17 = 2.0*t10 + 2.0*t12;
+    const double t18 = t1*tinv0;
+    const double t19 = -2.0*t7 - 2.0*t18 + 1.0;
+    const double t20 = q[2]*q[3]*tinv0;
+    const double t21 = t11*q[1];
+    const double t22 = 2.0*t20 - 2.0*t21;
+    const double t23 = 2.0*t14 - 2.0*t15;
+    const double t24 = 2.0*t20 + 2.0*t21;
+    const double t25 = -2.0*t6 - 2.0*t18 + 1.0;
     R_WEngine.coeffRef(0, 0) = t8;
-    R_WEngine.coeffRef(0, 1) = t11;
-    R_WEngine.coeffRef(0, 2) = t14;
-    R_WEngine.coeffRef(1, 0) = t15;
-    R_WEngine.coeffRef(1, 1) = t17;
-    R_WEngine.coeffRef(1, 2) = t20;
-    R_WEngine.coeffRef(2, 0) = t21;
-    R_WEngine.coeffRef(2, 1) = t22;
-    R_WEngine.coeffRef(2, 2) = t23;
+    R_WEngine.coeffRef(0, 1) = t13;
+    R_WEngine.coeffRef(0, 2) = t16;
+    R_WEngine.coeffRef(1, 0) = t17;
+    R_WEngine.coeffRef(1, 1) = t19;
+    R_WEngine.coeffRef(1, 2) = t22;
+    R_WEngine.coeffRef(2, 0) = t23;
+    R_WEngine.coeffRef(2, 1) = t24;
+    R_WEngine.coeffRef(2, 2) = t25;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    const double t24 = p_BoFo_B[0]*R_WEngine.coeff(2, 0) + p_BoFo_B[1]*R_WEngine.coeff(2, 1) +
+    const double t26 = p_BoFo_B[0]*R_WEngine.coeff(2, 0) + p_BoFo_B[1]*R_WEngine.coeff(2, 1) +
         p_BoFo_B[2]*R_WEngine.coeff(2, 2);
-    const double t25 = p_BoFo_B[2]*R_WEngine.coeff(0, 2) + p_BoFo_B[0]*R_WEngine.coeff(0, 0) +
+    const double t27 = p_BoFo_B[2]*R_WEngine.coeff(0, 2) + p_BoFo_B[0]*R_WEngine.coeff(0, 0) +
         p_BoFo_B[1]*R_WEngine.coeff(0, 1);
-    const double t26 = -u[0]*t24 + u[2]*t25;
-    const double t27 = p_BoFo_B[0]*R_WEngine.coeff(1, 0) + p_BoFo_B[2]*R_WEngine.coeff(1, 2) +
+    const double t28 = -u[0]*t26 + u[2]*t27;
+    const double t29 = p_BoFo_B[0]*R_WEngine.coeff(1, 0) + p_BoFo_B[2]*R_WEngine.coeff(1, 2) +
         p_BoFo_B[1]*R_WEngine.coeff(1, 1);
-    const double t28 = u[0]*t27 - u[1]*t25;
-    const double t29 = u[1]*t24 - u[2]*t27;
+    const double t30 = u[0]*t29 - u[1]*t27;
+    const double t31 = u[1]*t26 - u[2]*t29;
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = -u[2]*t26 + u[1]*t28;
-    JdotU[4] = -u[0]*t28 + u[2]*t29;
-    JdotU[5] = u[0]*t26 - u[1]*t29;
+    JdotU[3] = -u[2]*t28 + u[1]*t30;
+    JdotU[4] = -u[0]*t30 + u[2]*t31;
+    JdotU[5] = u[0]*t28 - u[1]*t31;
   }
 
   // What frameJacobian(frame, k, J) reads, for any number of frames at one q: every body's
   // R_WB and p_WB, and each dof's column H_W (6 x nu) of the joint it belongs to, about that
   // joint's body origin, in World. k.V_WB and k.Abias_WB are left as they were.
-  // (15 adds, 37 muls, 1 divs, 0 calls, 0 other)
+  // (15 adds, 34 muls, 1 divs, 0 calls, 0 other)
   void frameKinematics([[maybe_unused]] const Q& q, FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
     // joint 'float' (bushing.cap:31) -> body 'engine'
@@ -2051,22 +2086,24 @@ class BushingMount {
     const double tinv0 = 1.0/(t0 + (t1 + q[0]*q[0] + t2));
     const double t3 = t2*tinv0;
     const double t4 = t0*tinv0;
-    const double t5 = q[1]*q[2]*tinv0;
-    const double t6 = q[0]*q[3]*tinv0;
-    const double t7 = q[1]*q[3]*tinv0;
-    const double t8 = q[0]*q[2]*tinv0;
-    const double t9 = t1*tinv0;
-    const double t10 = q[2]*q[3]*tinv0;
-    const double t11 = q[0]*q[1]*tinv0;
+    const double t5 = q[1]*tinv0;
+    const double t6 = t5*q[2];
+    const double t7 = q[0]*tinv0;
+    const double t8 = t7*q[3];
+    const double t9 = t5*q[3];
+    const double t10 = t7*q[2];
+    const double t11 = t1*tinv0;
+    const double t12 = q[2]*q[3]*tinv0;
+    const double t13 = t7*q[1];
     k.R_WB[0].coeffRef(0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
-    k.R_WB[0].coeffRef(0, 1) = 2.0*t5 - 2.0*t6;
-    k.R_WB[0].coeffRef(0, 2) = 2.0*t7 + 2.0*t8;
-    k.R_WB[0].coeffRef(1, 0) = 2.0*t5 + 2.0*t6;
-    k.R_WB[0].coeffRef(1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
-    k.R_WB[0].coeffRef(1, 2) = 2.0*t10 - 2.0*t11;
-    k.R_WB[0].coeffRef(2, 0) = 2.0*t7 - 2.0*t8;
-    k.R_WB[0].coeffRef(2, 1) = 2.0*t10 + 2.0*t11;
-    k.R_WB[0].coeffRef(2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
+    k.R_WB[0].coeffRef(0, 1) = 2.0*t6 - 2.0*t8;
+    k.R_WB[0].coeffRef(0, 2) = 2.0*t9 + 2.0*t10;
+    k.R_WB[0].coeffRef(1, 0) = 2.0*t6 + 2.0*t8;
+    k.R_WB[0].coeffRef(1, 1) = -2.0*t4 - 2.0*t11 + 1.0;
+    k.R_WB[0].coeffRef(1, 2) = 2.0*t12 - 2.0*t13;
+    k.R_WB[0].coeffRef(2, 0) = 2.0*t9 - 2.0*t10;
+    k.R_WB[0].coeffRef(2, 1) = 2.0*t12 + 2.0*t13;
+    k.R_WB[0].coeffRef(2, 2) = -2.0*t3 - 2.0*t11 + 1.0;
     k.p_WB[0][0] = q[4];
     k.p_WB[0][1] = q[5];
     k.p_WB[0][2] = q[6];
@@ -2080,7 +2117,7 @@ class BushingMount {
 
   // The same, and what frameJacobianDotU(frame, k, JdotU) reads too: every body's spatial
   // velocity V_WB = [w_WB; v_WBo] and its acceleration at udot = 0, Abias_WB, in World.
-  // (15 adds, 37 muls, 1 divs, 0 calls, 0 other)
+  // (15 adds, 34 muls, 1 divs, 0 calls, 0 other)
   void frameKinematics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
@@ -2091,22 +2128,24 @@ class BushingMount {
     const double tinv0 = 1.0/(t0 + (t1 + q[0]*q[0] + t2));
     const double t3 = t2*tinv0;
     const double t4 = t0*tinv0;
-    const double t5 = q[1]*q[2]*tinv0;
-    const double t6 = q[0]*q[3]*tinv0;
-    const double t7 = q[1]*q[3]*tinv0;
-    const double t8 = q[0]*q[2]*tinv0;
-    const double t9 = t1*tinv0;
-    const double t10 = q[2]*q[3]*tinv0;
-    const double t11 = q[0]*q[1]*tinv0;
+    const double t5 = q[1]*tinv0;
+    const double t6 = t5*q[2];
+    const double t7 = q[0]*tinv0;
+    const double t8 = t7*q[3];
+    const double t9 = t5*q[3];
+    const double t10 = t7*q[2];
+    const double t11 = t1*tinv0;
+    const double t12 = q[2]*q[3]*tinv0;
+    const double t13 = t7*q[1];
     k.R_WB[0].coeffRef(0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
-    k.R_WB[0].coeffRef(0, 1) = 2.0*t5 - 2.0*t6;
-    k.R_WB[0].coeffRef(0, 2) = 2.0*t7 + 2.0*t8;
-    k.R_WB[0].coeffRef(1, 0) = 2.0*t5 + 2.0*t6;
-    k.R_WB[0].coeffRef(1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
-    k.R_WB[0].coeffRef(1, 2) = 2.0*t10 - 2.0*t11;
-    k.R_WB[0].coeffRef(2, 0) = 2.0*t7 - 2.0*t8;
-    k.R_WB[0].coeffRef(2, 1) = 2.0*t10 + 2.0*t11;
-    k.R_WB[0].coeffRef(2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
+    k.R_WB[0].coeffRef(0, 1) = 2.0*t6 - 2.0*t8;
+    k.R_WB[0].coeffRef(0, 2) = 2.0*t9 + 2.0*t10;
+    k.R_WB[0].coeffRef(1, 0) = 2.0*t6 + 2.0*t8;
+    k.R_WB[0].coeffRef(1, 1) = -2.0*t4 - 2.0*t11 + 1.0;
+    k.R_WB[0].coeffRef(1, 2) = 2.0*t12 - 2.0*t13;
+    k.R_WB[0].coeffRef(2, 0) = 2.0*t9 - 2.0*t10;
+    k.R_WB[0].coeffRef(2, 1) = 2.0*t12 + 2.0*t13;
+    k.R_WB[0].coeffRef(2, 2) = -2.0*t3 - 2.0*t11 + 1.0;
     k.p_WB[0][0] = q[4];
     k.p_WB[0][1] = q[5];
     k.p_WB[0][2] = q[6];
@@ -2133,7 +2172,7 @@ class BushingMount {
   // Each bushing's state (bushingNames order): Drake's spatial forces F_A_A (on A, about Ao,
   // in A) and F_C_C (on C, about Co, in C), its roll-pitch-yaw angles and rates, and
   // |cos pitch|, which gimbalLock() compares with Drake's 0.008.
-  // (142 adds, 254 muls, 4 divs, 6 calls, 0 other)
+  // (137 adds, 240 muls, 4 divs, 6 calls, 0 other)
   void bushingStates([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                      BushingStates& out) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -2145,145 +2184,153 @@ class BushingMount {
     const double t3 = t2*tinv0;
     const double t4 = t0*tinv0;
     const double t5 = -2.0*t3 - 2.0*t4 + 1.0;
-    const double t6 = q[1]*q[2]*tinv0;
-    const double t7 = q[0]*q[3]*tinv0;
-    const double t8 = 2.0*t6 + 2.0*t7;
-    const double t9 = t5*t5 + t8*t8;
-    const double tinv1 = 1.0/t9;
-    const double t10 = q[2]*q[3]*tinv0;
-    const double t11 = q[0]*q[1]*tinv0;
-    const double t12 = 2.0*t10 + 2.0*t11;
-    const double t13 = t1*tinv0;
-    const double t14 = -2.0*t3 - 2.0*t13 + 1.0;
-    const double t15 = std::atan2(t12, t14);
-    const double t16 = u[0]*t5*tinv1 + u[1]*t8*tinv1;
-    const double t17 = params.mount_torqueStiffness[0]*t15 + params.mount_torqueDamping[0]*t16;
-    const double t18 = std::sqrt(t9);
-    const double tinv2 = 1.0/t18;
-    const double t19 = q[1]*q[3]*tinv0;
-    const double t20 = q[0]*q[2]*tinv0;
-    const double t21 = 2.0*t19 - 2.0*t20;
-    const double t22 = std::atan2(-t21, t18);
-    const double t23 = u[1]*t5*tinv2 - u[0]*t8*tinv2;
-    const double t24 = params.mount_torqueStiffness[1]*t22 + params.mount_torqueDamping[1]*t23;
-    const double t25 = t5*t21*tinv2;
-    const double t26 = std::atan2(t8, t5);
-    const double t27 = params.mount_torqueStiffness[2]*t26;
-    const double t28 = t21*t8*tinv2;
-    const double t29 = u[2] - u[1]*tinv2*t28 - u[0]*tinv2*t25;
-    const double t30 = params.mount_torqueDamping[2]*t29;
-    const double t31 = t27 + t30;
-    const double t32 = -t5*tinv1*t17 + t8*tinv2*t24 + tinv2*t25*t31;
-    const double t33 = params.top_r[0]*t21 + params.top_r[2]*t14 + params.top_r[1]*t12;
-    const double t34 = -params.support_r[2] + q[6] + t33;
-    const double t35 = std::max(0.0, -2.0*t3 - 2.0*t13 + (-2.0*t3 - 4.0*t4 - 2.0*t13) + 3.0 + 1.0);
-    const double t36 = 4.0*t7*(-2.0*t3 - 2.0*t13 + (2.0*t3 + 4.0*t4 + 2.0*t13) - 1.0 + 1.0) +
-        (16.0*t10*t20 + 16.0*t19*t11 + 4.0*t7*t35);
-    const double t37 = 16.0*t10*t7 + (16.0*t6*t11 + 16.0*t2*tinv0*t20 + 4.0*t20*t35);
-    const double t38 = t36*t36;
-    const double t39 = 16.0*t19*t7 + (16.0*t6*t20 + 16.0*t1*tinv0*t11 + 4.0*t11*t35);
-    const double t40 = t39*t39;
-    const double t41 = t37*t37;
-    const double t42 = t7*t7;
-    const double t43 = 16.0*t20*t20 + 16.0*t11*t11 + t35*t35;
-    const double t44 = 16.0*t42 + t43;
-    const double t45 = 16.0*t42 + t43 + std::sqrt(t38 + (t40 + t44*t44 + t41));
-    const double tinv3 = 1.0/(t38 + (t40 + t41 + t45*t45));
-    const double t46 = t36*t37*tinv3;
-    const double t47 = t39*t45*tinv3;
-    const double t48 = 2.0*t46 - 2.0*t47;
-    const double t49 = 2.0*t6 - 2.0*t7;
-    const double t50 = 2.0*t19 + 2.0*t20;
-    const double t51 = params.top_r[0]*t5 + params.top_r[1]*t49 + params.top_r[2]*t50;
-    const double t52 = -params.support_r[0] + q[4] + t51;
-    const double t53 = t37*t45*tinv3;
-    const double t54 = t39*t36*tinv3;
-    const double t55 = 2.0*t53 + 2.0*t54;
-    const double t56 = 2.0*t10 - 2.0*t11;
-    const double t57 = -2.0*t4 - 2.0*t13 + 1.0;
-    const double t58 = params.top_r[0]*t8 + params.top_r[2]*t56 + params.top_r[1]*t57;
-    const double t59 = -params.support_r[1] + q[5] + t58;
-    const double t60 = t41*tinv3;
-    const double t61 = t40*tinv3;
-    const double t62 = -2.0*t60 - 2.0*t61 + 1.0;
-    const double t63 = 0.5*u[2]*t59 + (u[3] - u[2]*t58 + u[1]*t33) - 0.5*u[1]*t34;
-    const double t64 = -0.5*u[0]*t59 + 0.5*u[1]*t52 + (u[5] + u[0]*t58 - u[1]*t51);
-    const double t65 = -0.5*u[2]*t52 + (u[4] - u[0]*t33 + u[2]*t51) + 0.5*u[0]*t34;
-    const double t66 = derived_.mount_F_AoMount_0_b*(t52*t55 + t59*t48 + t34*t62) +
-        2.0*derived_.mount_F_AoMount_0*(t63*t55 + t64*t62 + t65*t48);
-    const double t67 = t36*t45*tinv3;
-    const double t68 = t39*t37*tinv3;
-    const double t69 = 2.0*t67 + 2.0*t68;
-    const double t70 = -2.0*t53 + 2.0*t54;
-    const double t71 = t38*tinv3;
-    const double t72 = -2.0*t60 - 2.0*t71 + 1.0;
-    const double t73 = derived_.mount_F_AoMount_0_b*(t59*t69 + t34*t70 + t52*t72) +
-        2.0*derived_.mount_F_AoMount_0*(t64*t70 + t63*t72 + t65*t69);
-    const double t74 = -2.0*t71 - 2.0*t61 + 1.0;
-    const double t75 = 2.0*t46 + 2.0*t47;
-    const double t76 = -2.0*t67 + 2.0*t68;
-    const double t77 = derived_.mount_F_AoMount_0_b*(t59*t74 + t34*t75 + t52*t76) +
-        2.0*derived_.mount_F_AoMount_0*(t65*t74 + t63*t76 + t64*t75);
-    const double t78 = -t48*t66 - t69*t73 - t74*t77;
-    const double t79 = t34*t78;
-    const double t80 = -t75*t77 - t70*t73 - t62*t66;
-    const double t81 = t59*t80;
-    const double t82 = -t8*tinv1*t17 - t5*tinv2*t24 + tinv2*t28*t31;
-    const double t83 = t52*t80;
-    const double t84 = -t72*t73 - t55*t66 - t76*t77;
-    const double t85 = t34*t84;
-    const double t86 = t52*t78;
-    const double t87 = t59*t84;
-    const double t88 = t82 + 0.5*t83 - 0.5*t85;
-    const double t89 = t32 + 0.5*t79 - 0.5*t81;
-    const double t90 = -0.5*t86 + (-t27 - t30 + 0.5*t87);
-    out[0].F_A_A[0] = -t32 + 0.5*t79 - 0.5*t81;
-    out[0].F_A_A[1] = -t82 + 0.5*t83 - 0.5*t85;
-    out[0].F_A_A[2] = -0.5*t86 + (t27 + t30 + 0.5*t87);
-    out[0].F_A_A[3] = -t84;
-    out[0].F_A_A[4] = -t78;
-    out[0].F_A_A[5] = -t80;
-    out[0].F_C_C[0] = t8*t88 + t5*t89 + t21*t90;
-    out[0].F_C_C[1] = t49*t89 + t57*t88 + t12*t90;
-    out[0].F_C_C[2] = t56*t88 + t50*t89 + t14*t90;
-    out[0].F_C_C[3] = t8*t78 + t5*t84 + t21*t80;
-    out[0].F_C_C[4] = t12*t80 + t49*t84 + t57*t78;
-    out[0].F_C_C[5] = t14*t80 + t50*t84 + t56*t78;
-    out[0].rpy[0] = t15;
-    out[0].rpy[1] = t22;
-    out[0].rpy[2] = t26;
-    out[0].rpyDot[0] = t16;
-    out[0].rpyDot[1] = t23;
-    out[0].rpyDot[2] = t29;
-    out[0].cosPitch = t18;
+    const double t6 = q[1]*tinv0;
+    const double t7 = t6*q[2];
+    const double t8 = q[0]*tinv0;
+    const double t9 = t8*q[3];
+    const double t10 = 2.0*t7 + 2.0*t9;
+    const double t11 = t5*t5 + t10*t10;
+    const double tinv1 = 1.0/t11;
+    const double t12 = q[2]*q[3]*tinv0;
+    const double t13 = t8*q[1];
+    const double t14 = 2.0*t12 + 2.0*t13;
+    const double t15 = t1*tinv0;
+    const double t16 = -2.0*t3 - 2.0*t15 + 1.0;
+    const double t17 = std::atan2(t14, t16);
+    const double t18 = t5*tinv1;
+    const double t19 = t10*tinv1;
+    const double t20 = u[0]*t18 + u[1]*t19;
+    const double t21 = params.mount_torqueStiffness[0]*t17 + params.mount_torqueDamping[0]*t20;
+    const double t22 = std::sqrt(t11);
+    const double tinv2 = 1.0/t22;
+    const double t23 = t6*q[3];
+    const double t24 = t8*q[2];
+    const double t25 = 2.0*t23 - 2.0*t24;
+    const double t26 = std::atan2(-t25, t22);
+    const double t27 = t5*tinv2;
+    const double t28 = t10*tinv2;
+    const double t29 = u[1]*t27 - u[0]*t28;
+    const double t30 = params.mount_torqueStiffness[1]*t26 + params.mount_torqueDamping[1]*t29;
+    const double t31 = t27*t25;
+    const double t32 = std::atan2(t10, t5);
+    const double t33 = params.mount_torqueStiffness[2]*t32;
+    const double t34 = t25*t28;
+    const double t35 = u[2] - u[1]*tinv2*t34 - u[0]*tinv2*t31;
+    const double t36 = params.mount_torqueDamping[2]*t35;
+    const double t37 = t33 + t36;
+    const double t38 = -t18*t21 + t28*t30 + tinv2*t31*t37;
+    const double t39 = params.top_r[0]*t25 + params.top_r[2]*t16 + params.top_r[1]*t14;
+    const double t40 = -params.support_r[2] + q[6] + t39;
+    const double t41 = -2.0*t3 - 2.0*t15;
+    const double t42 = std::max(0.0, t41 + (t41 - 4.0*t4) + 3.0 + 1.0);
+    const double t43 = 4.0*t9*(t41 + (2.0*t3 + 4.0*t4 + 2.0*t15) - 1.0 + 1.0) +
+        (16.0*t12*t24 + 16.0*t23*t13 + 4.0*t9*t42);
+    const double t44 = 16.0*t12*t9 + (16.0*t7*t13 + 16.0*t2*tinv0*t24 + 4.0*t24*t42);
+    const double t45 = t43*t43;
+    const double t46 = 16.0*t23*t9 + (16.0*t7*t24 + 16.0*t1*tinv0*t13 + 4.0*t13*t42);
+    const double t47 = t46*t46;
+    const double t48 = t44*t44;
+    const double t49 = 16.0*t9*t9 + (16.0*t24*t24 + 16.0*t13*t13 + t42*t42);
+    const double t50 = t47 + t48;
+    const double t51 = t49 + std::sqrt(t45 + (t50 + t49*t49));
+    const double tinv3 = 1.0/(t45 + (t50 + t51*t51));
+    const double t52 = t43*t44*tinv3;
+    const double t53 = t46*t51*tinv3;
+    const double t54 = 2.0*t52 - 2.0*t53;
+    const double t55 = 2.0*t7 - 2.0*t9;
+    const double t56 = 2.0*t23 + 2.0*t24;
+    const double t57 = params.top_r[0]*t5 + params.top_r[1]*t55 + params.top_r[2]*t56;
+    const double t58 = -params.support_r[0] + q[4] + t57;
+    const double t59 = t44*t51*tinv3;
+    const double t60 = t46*t43*tinv3;
+    const double t61 = 2.0*t59 + 2.0*t60;
+    const double t62 = 2.0*t12 - 2.0*t13;
+    const double t63 = -2.0*t4 - 2.0*t15 + 1.0;
+    const double t64 = params.top_r[0]*t10 + params.top_r[2]*t62 + params.top_r[1]*t63;
+    const double t65 = -params.support_r[1] + q[5] + t64;
+    const double t66 = t48*tinv3;
+    const double t67 = t47*tinv3;
+    const double t68 = -2.0*t66 - 2.0*t67 + 1.0;
+    const double t69 = 0.5*u[2]*t65 + (u[3] - u[2]*t64 + u[1]*t39) - 0.5*u[1]*t40;
+    const double t70 = -0.5*u[0]*t65 + 0.5*u[1]*t58 + (u[5] + u[0]*t64 - u[1]*t57);
+    const double t71 = -0.5*u[2]*t58 + (u[4] - u[0]*t39 + u[2]*t57) + 0.5*u[0]*t40;
+    const double t72 = derived_.mount_F_AoMount_0_b*(t58*t61 + t65*t54 + t40*t68) +
+        2.0*derived_.mount_F_AoMount_0*(t69*t61 + t70*t68 + t71*t54);
+    const double t73 = t43*t51*tinv3;
+    const double t74 = t46*t44*tinv3;
+    const double t75 = 2.0*t73 + 2.0*t74;
+    const double t76 = -2.0*t59 + 2.0*t60;
+    const double t77 = t45*tinv3;
+    const double t78 = -2.0*t66 - 2.0*t77 + 1.0;
+    const double t79 = derived_.mount_F_AoMount_0_b*(t65*t75 + t40*t76 + t58*t78) +
+        2.0*derived_.mount_F_AoMount_0*(t70*t76 + t69*t78 + t71*t75);
+    const double t80 = -2.0*t77 - 2.0*t67 + 1.0;
+    const double t81 = 2.0*t52 + 2.0*t53;
+    const double t82 = -2.0*t73 + 2.0*t74;
+    const double t83 = derived_.mount_F_AoMount_0_b*(t65*t80 + t40*t81 + t58*t82) +
+        2.0*derived_.mount_F_AoMount_0*(t71*t80 + t69*t82 + t70*t81);
+    const double t84 = -t54*t72 - t75*t79 - t80*t83;
+    const double t85 = t40*t84;
+    const double t86 = -t81*t83 - t76*t79 - t68*t72;
+    const double t87 = t65*t86;
+    const double t88 = -t19*t21 - t27*t30 + tinv2*t34*t37;
+    const double t89 = t58*t86;
+    const double t90 = -t78*t79 - t61*t72 - t82*t83;
+    const double t91 = t40*t90;
+    const double t92 = t58*t84;
+    const double t93 = t65*t90;
+    const double t94 = t88 + 0.5*t89 - 0.5*t91;
+    const double t95 = t38 + 0.5*t85 - 0.5*t87;
+    const double t96 = -0.5*t92 + (-t33 - t36 + 0.5*t93);
+    out[0].F_A_A[0] = -t38 + 0.5*t85 - 0.5*t87;
+    out[0].F_A_A[1] = -t88 + 0.5*t89 - 0.5*t91;
+    out[0].F_A_A[2] = -0.5*t92 + (t37 + 0.5*t93);
+    out[0].F_A_A[3] = -t90;
+    out[0].F_A_A[4] = -t84;
+    out[0].F_A_A[5] = -t86;
+    out[0].F_C_C[0] = t10*t94 + t5*t95 + t25*t96;
+    out[0].F_C_C[1] = t55*t95 + t63*t94 + t14*t96;
+    out[0].F_C_C[2] = t62*t94 + t56*t95 + t16*t96;
+    out[0].F_C_C[3] = t10*t84 + t5*t90 + t25*t86;
+    out[0].F_C_C[4] = t14*t86 + t55*t90 + t63*t84;
+    out[0].F_C_C[5] = t16*t86 + t56*t90 + t62*t84;
+    out[0].rpy[0] = t17;
+    out[0].rpy[1] = t26;
+    out[0].rpy[2] = t32;
+    out[0].rpyDot[0] = t20;
+    out[0].rpyDot[1] = t29;
+    out[0].rpyDot[2] = t35;
+    out[0].cosPitch = t22;
   }
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation
   // calls it through refreshDerived() when params changed, so there is no need to.
-  // (14 adds, 26 muls, 1 divs, 1 calls, 0 other)
+  // (14 adds, 23 muls, 1 divs, 1 calls, 0 other)
   void updateDerived() const {
     // I_K (mass, h, I row-major) of joint 'float' (bushing.cap:31) -> body 'engine': spatial
     // inertia about K
-    const double t0 = params.engine_com[1]*params.engine_com[1];
-    const double t1 = params.engine_com[2]*params.engine_com[2];
-    const double t2 = params.m*(t0 + t1 + params.engine_com[0]*params.engine_com[0]);
-    const double t3 = params.engine_com[0]*params.engine_com[1]*params.m;
-    const double t4 = params.engine_com[0]*params.engine_com[2]*params.m;
-    const double t5 = params.engine_com[1]*params.engine_com[2]*params.m;
-    derived_.I_KEngine[1] = params.engine_com[0]*params.m;
-    derived_.I_KEngine[2] = params.engine_com[1]*params.m;
+    const double t0 = params.engine_com[0]*params.m;
+    const double t1 = params.engine_com[1]*params.m;
+    const double t2 = params.engine_com[1]*params.engine_com[1];
+    const double t3 = params.engine_com[2]*params.engine_com[2];
+    const double t4 = params.m*(t2 + t3 + params.engine_com[0]*params.engine_com[0]);
+    const double t5 = t0*params.engine_com[1];
+    const double t6 = t0*params.engine_com[2];
+    const double t7 = t1*params.engine_com[2];
+    derived_.I_KEngine[1] = t0;
+    derived_.I_KEngine[2] = t1;
     derived_.I_KEngine[3] = params.engine_com[2]*params.m;
     derived_.I_KEngine[4] = params.engine_inertia[0] -
-        params.engine_com[0]*params.engine_com[0]*params.m + t2;
-    derived_.I_KEngine[5] = params.engine_inertia[1] - t3;
-    derived_.I_KEngine[6] = params.engine_inertia[2] - t4;
-    derived_.I_KEngine[8] = params.engine_inertia[4] - t0*params.m + t2;
-    derived_.I_KEngine[9] = params.engine_inertia[5] - t5;
-    derived_.I_KEngine[12] = params.engine_inertia[8] - t1*params.m + t2;
+        params.engine_com[0]*params.engine_com[0]*params.m + t4;
+    derived_.I_KEngine[5] = params.engine_inertia[1] - t5;
+    derived_.I_KEngine[6] = params.engine_inertia[2] - t6;
+    derived_.I_KEngine[8] = params.engine_inertia[4] - t2*params.m + t4;
+    derived_.I_KEngine[9] = params.engine_inertia[5] - t7;
+    derived_.I_KEngine[12] = params.engine_inertia[8] - t3*params.m + t4;
     // parameter-only subexpressions of the functions below
-    derived_.M_0_0 = params.engine_inertia[6] - t4;
-    derived_.M_0_0_b = params.engine_inertia[3] - t3;
-    derived_.M_0_0_c = params.engine_inertia[7] - t5;
+    derived_.M_0_0 = params.engine_inertia[6] - t6;
+    derived_.M_0_0_b = params.engine_inertia[3] - t5;
+    derived_.M_0_0_c = params.engine_inertia[7] - t7;
     derived_.C_3 = -params.m*params.world_gravity[0];
     derived_.C_4 = -params.m*params.world_gravity[1];
     derived_.C_5 = -params.m*params.world_gravity[2];

@@ -309,7 +309,7 @@ class Chain {
 
  public:
   // M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm.
-  // (61 adds, 51 muls, 0 divs, 8 calls, 0 other)
+  // (52 adds, 47 muls, 0 divs, 8 calls, 0 other)
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
     refreshDerived();  // the parameter-only values, if params changed
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': mass matrix column
@@ -319,93 +319,93 @@ class Chain {
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[3]);
     const double t2 = tsc1.sin;
     const double t3 = tsc0.sin;
-    const double t4 = derived_.I_KLink5Body[2]*t2*t3;
-    const double t5 = tsc1.cos;
-    const double t6 = derived_.I_KLink5Body[2]*t0;
-    const double t7 = derived_.joint_1_M_0_0_c + t6;
-    const double t8 = t5*t7;
-    const double t9 = -t4 + t8;
-    const double t10 = params.link_3_L*t9;
-    const double t11 = derived_.joint_1_M_0_0_b - 2.0*t1 - 2.0*t10;
+    const double t4 = derived_.I_KLink5Body[2]*t3;
+    const double t5 = t4*t2;
+    const double t6 = tsc1.cos;
+    const double t7 = derived_.I_KLink5Body[2]*t0;
+    const double t8 = derived_.joint_1_M_0_0_c + t7;
+    const double t9 = t6*t8;
+    const double t10 = -t5 + t9;
+    const double t11 = params.link_3_L*t10;
+    const double t12 = derived_.joint_1_M_0_0_b - 2.0*t1 - 2.0*t11;
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
-    const double t12 = tsc2.sin;
-    const double t13 = derived_.I_KLink5Body[2]*t3*t5;
-    const double t14 = t2*t7;
-    const double t15 = -t13 - t14;
-    const double t16 = t12*t15;
-    const double t17 = tsc2.cos;
-    const double t18 = derived_.joint_1_M_0_0_e - t4 + t8;
-    const double t19 = derived_.I_KLink3Body[2] + t18;
-    const double t20 = t17*t19;
-    const double t21 = t16 + t20;
-    const double t22 = params.link_2_L*t21;
-    const double t23 = derived_.joint_1_M_0_0_d + t11 - 2.0*t22;
+    const double t13 = tsc2.sin;
+    const double t14 = t4*t6;
+    const double t15 = t2*t8;
+    const double t16 = -t14 - t15;
+    const double t17 = t13*t16;
+    const double t18 = tsc2.cos;
+    const double t19 = derived_.joint_1_M_0_0_e + t10;
+    const double t20 = derived_.I_KLink3Body[2] + t19;
+    const double t21 = t18*t20;
+    const double t22 = t17 + t21;
+    const double t23 = params.link_2_L*t22;
+    const double t24 = derived_.joint_1_M_0_0_d + t12 - 2.0*t23;
     const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[1]);
-    const double t24 = tsc3.sin;
-    const double t25 = t17*t15;
-    const double t26 = t12*t19;
-    const double t27 = t25 - t26;
-    const double t28 = t24*t27;
-    const double t29 = tsc3.cos;
-    const double t30 = derived_.joint_1_M_0_0_g + t16 + t20;
+    const double t25 = tsc3.sin;
+    const double t26 = t18*t16;
+    const double t27 = t13*t20;
+    const double t28 = t26 - t27;
+    const double t29 = t25*t28;
+    const double t30 = tsc3.cos;
+    const double t31 = derived_.joint_1_M_0_0_g + t22;
     M.coeffRef(0, 0) = derived_.I_KLink1Body[4] + derived_.joint_1_M_0_0_h +
-        (derived_.joint_1_M_0_0_f + t23 - 2.0*params.link_1_L*(t28 +
-        t29*(derived_.I_KLink2Body[2] + t30)));
+        (derived_.joint_1_M_0_0_f + t24 - 2.0*params.link_1_L*(t29 +
+        t30*(derived_.I_KLink2Body[2] + t31)));
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': mass matrix column
-    const double t31 = derived_.I_KLink2Body[4] + (derived_.joint_1_M_0_0_f + t23 +
-        params.link_1_L*(-t28 + t29*(-derived_.I_KLink2Body[2] - t30)));
-    M.coeffRef(1, 1) = derived_.I_KLink2Body[4] + derived_.joint_1_M_0_0_f + t23;
-    M.coeffRef(0, 1) = t31;
-    M.coeffRef(1, 0) = t31;
+    const double t32 = derived_.joint_1_M_0_0_f + t24;
+    const double t33 = derived_.I_KLink2Body[4] + (t32 +
+        params.link_1_L*(-t29 + t30*(-derived_.I_KLink2Body[2] - t31)));
+    M.coeffRef(1, 1) = derived_.I_KLink2Body[4] + t32;
+    M.coeffRef(0, 1) = t33;
+    M.coeffRef(1, 0) = t33;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': mass matrix column
-    const double t32 = -derived_.I_KLink3Body[2] - t18;
-    const double t33 = -t16 + t17*t32;
-    const double t34 = derived_.joint_1_M_0_0_d + t11 + params.link_2_L*t33;
-    const double t35 = derived_.I_KLink3Body[4] + t34;
-    const double t36 = derived_.I_KLink3Body[4] + t34 +
-        params.link_1_L*(-t24*(t25 + t12*t32) + t29*t33);
-    M.coeffRef(2, 2) = derived_.I_KLink3Body[4] + derived_.joint_1_M_0_0_d + t11;
-    M.coeffRef(1, 2) = t35;
-    M.coeffRef(2, 1) = t35;
-    M.coeffRef(0, 2) = t36;
-    M.coeffRef(2, 0) = t36;
+    const double t34 = derived_.joint_1_M_0_0_d + t12;
+    const double t35 = -derived_.I_KLink3Body[2] - t19;
+    const double t36 = -t17 + t18*t35;
+    const double t37 = derived_.I_KLink3Body[4] + (t34 + params.link_2_L*t36);
+    const double t38 = t37 + params.link_1_L*(-t25*(t26 + t13*t35) + t30*t36);
+    M.coeffRef(2, 2) = derived_.I_KLink3Body[4] + t34;
+    M.coeffRef(1, 2) = t37;
+    M.coeffRef(2, 1) = t37;
+    M.coeffRef(0, 2) = t38;
+    M.coeffRef(2, 0) = t38;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': mass matrix column
-    const double t37 = t4 - t8;
-    const double t38 = derived_.joint_1_M_0_0_b - 2.0*t1 + params.link_3_L*t37;
-    const double t39 = derived_.I_KLink4Body[4] + t38;
-    const double t40 = t17*t37 - t16;
-    const double t41 = derived_.I_KLink4Body[4] + t38 + params.link_2_L*t40;
-    const double t42 = t41 + params.link_1_L*(-t24*(t12*t37 + t25) + t29*t40);
-    M.coeffRef(3, 3) = derived_.I_KLink4Body[4] + derived_.joint_1_M_0_0_b - 2.0*t1;
-    M.coeffRef(2, 3) = t39;
-    M.coeffRef(3, 2) = t39;
-    M.coeffRef(1, 3) = t41;
-    M.coeffRef(3, 1) = t41;
-    M.coeffRef(0, 3) = t42;
-    M.coeffRef(3, 0) = t42;
+    const double t39 = derived_.joint_1_M_0_0_b - 2.0*t1;
+    const double t40 = t5 - t9;
+    const double t41 = derived_.I_KLink4Body[4] + (t39 + params.link_3_L*t40);
+    const double t42 = t18*t40 - t17;
+    const double t43 = t41 + params.link_2_L*t42;
+    const double t44 = t43 + params.link_1_L*(-t25*(t13*t40 + t26) + t30*t42);
+    M.coeffRef(3, 3) = derived_.I_KLink4Body[4] + t39;
+    M.coeffRef(2, 3) = t41;
+    M.coeffRef(3, 2) = t41;
+    M.coeffRef(1, 3) = t43;
+    M.coeffRef(3, 1) = t43;
+    M.coeffRef(0, 3) = t44;
+    M.coeffRef(3, 0) = t44;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': mass matrix column
-    const double t43 = derived_.I_KLink5Body[4] - t1;
-    const double t44 = t4 - derived_.I_KLink5Body[2]*t5*t0;
-    const double t45 = derived_.I_KLink5Body[4] - t1 + params.link_3_L*t44;
-    const double t46 = -t13 - derived_.I_KLink5Body[2]*t2*t0;
-    const double t47 = -t12*t46 + t17*t44;
-    const double t48 = params.link_2_L*t47;
-    const double t49 = t45 + t48;
-    const double t50 = t45 + t48 + params.link_1_L*(t29*t47 - t24*(t12*t44 + t17*t46));
+    const double t45 = derived_.I_KLink5Body[4] - t1;
+    const double t46 = t5 - t7*t6;
+    const double t47 = t45 + params.link_3_L*t46;
+    const double t48 = -t14 - t7*t2;
+    const double t49 = -t13*t48 + t18*t46;
+    const double t50 = t47 + params.link_2_L*t49;
+    const double t51 = t50 + params.link_1_L*(t30*t49 - t25*(t13*t46 + t18*t48));
     M.coeffRef(4, 4) = derived_.I_KLink5Body[4];
-    M.coeffRef(3, 4) = t43;
-    M.coeffRef(4, 3) = t43;
-    M.coeffRef(2, 4) = t45;
-    M.coeffRef(4, 2) = t45;
-    M.coeffRef(1, 4) = t49;
-    M.coeffRef(4, 1) = t49;
-    M.coeffRef(0, 4) = t50;
-    M.coeffRef(4, 0) = t50;
+    M.coeffRef(3, 4) = t45;
+    M.coeffRef(4, 3) = t45;
+    M.coeffRef(2, 4) = t47;
+    M.coeffRef(4, 2) = t47;
+    M.coeffRef(1, 4) = t50;
+    M.coeffRef(4, 1) = t50;
+    M.coeffRef(0, 4) = t51;
+    M.coeffRef(4, 0) = t51;
   }
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
   // M udot = tau - C; by recursive Newton-Euler.
-  // (79 adds, 110 muls, 0 divs, 10 calls, 0 other)
+  // (75 adds, 110 muls, 0 divs, 10 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
     refreshDerived();  // the parameter-only values, if params changed
     // spatial velocity in the joint frame of 'link[2].body'
@@ -435,7 +435,7 @@ class Chain {
     v_KLink2Body[2] = t0;
     v_KLink2Body[3] = t3;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
-    const double t4 = u[0] + u[1] + u[2];
+    const double t4 = v_KLink2Body[2] + u[2];
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[2]);
     const double t5 = tsc1.sin;
     const double t6 = params.link_1_L*u[0]*t2;
@@ -458,7 +458,7 @@ class Chain {
     const double t18 = t17*v_KLink3Body[4];
     const double t19 = tsc2.cos;
     const double t20 = params.link_3_L*v_KLink3Body[2];
-    const double t21 = t20 - t7 + t11;
+    const double t21 = t20 + v_KLink3Body[3];
     const double t22 = t19*t21;
     const double t23 = t18 + t22;
     const double t24 = t17*t21;
@@ -468,13 +468,13 @@ class Chain {
     v_KLink4Body[3] = t23;
     v_KLink4Body[4] = t26;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
-    const double t27 = u[3] + u[4] + v_KLink3Body[2];
+    const double t27 = v_KLink4Body[2] + u[4];
     const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[4]);
     const double t28 = tsc3.sin;
     const double t29 = t28*v_KLink4Body[4];
     const double t30 = tsc3.cos;
     const double t31 = params.link_4_L*v_KLink4Body[2];
-    const double t32 = t31 + t18 + t22;
+    const double t32 = t31 + v_KLink4Body[3];
     const double t33 = t30*t32;
     const double t34 = t29 + t33;
     const double t35 = t30*v_KLink4Body[4];
@@ -636,11 +636,11 @@ class Chain {
   // as joint forces, all unrolled.
   // Method: ABA in joint frames, the cheapest of four as traced (a division or call weighs 4
   // multiplies):
-  //   CRBA + L^T D L in World: 189 adds, 368 muls, 4 divs (weighted 613.0);
-  //   ABA in World: 211 adds, 381 muls, 4 divs (weighted 648.0);
-  //   CRBA + L^T D L in joint frames: 181 adds, 251 muls, 4 divs (weighted 488.0);
-  //   ABA in joint frames: 155 adds, 240 muls, 4 divs (weighted 451.0).
-  // (155 adds, 240 muls, 4 divs, 10 calls, 0 other)
+  //   CRBA + L^T D L in World: 180 adds, 297 muls, 4 divs (weighted 533.0);
+  //   ABA in World: 195 adds, 306 muls, 4 divs (weighted 557.0);
+  //   CRBA + L^T D L in joint frames: 167 adds, 236 muls, 4 divs (weighted 459.0);
+  //   ABA in joint frames: 139 adds, 215 muls, 4 divs (weighted 410.0).
+  // (139 adds, 215 muls, 4 divs, 10 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -674,7 +674,7 @@ class Chain {
     v_KLink2Body[2] = t0;
     v_KLink2Body[3] = t3;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
-    const double t4 = u[0] + u[1] + u[2];
+    const double t4 = v_KLink2Body[2] + u[2];
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[2]);
     const double t5 = tsc1.sin;
     const double t6 = params.link_1_L*u[0]*t2;
@@ -697,7 +697,7 @@ class Chain {
     const double t18 = t17*v_KLink3Body[4];
     const double t19 = tsc2.cos;
     const double t20 = params.link_3_L*v_KLink3Body[2];
-    const double t21 = t20 - t7 + t11;
+    const double t21 = t20 + v_KLink3Body[3];
     const double t22 = t19*t21;
     const double t23 = t18 + t22;
     const double t24 = t17*t21;
@@ -707,13 +707,13 @@ class Chain {
     v_KLink4Body[3] = t23;
     v_KLink4Body[4] = t26;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
-    const double t27 = u[3] + u[4] + v_KLink3Body[2];
+    const double t27 = v_KLink4Body[2] + u[4];
     const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[4]);
     const double t28 = tsc3.sin;
     const double t29 = t28*v_KLink4Body[4];
     const double t30 = tsc3.cos;
     const double t31 = params.link_4_L*v_KLink4Body[2];
-    const double t32 = t31 + t18 + t22;
+    const double t32 = t31 + v_KLink4Body[3];
     const double t33 = t30*t32;
     const double t34 = t29 + t33;
     const double t35 = t30*v_KLink4Body[4];
@@ -741,288 +741,294 @@ class Chain {
     IAS_KLink4Body.coeffRef(2, 0) = t48;
     IAS_KLink4Body.coeffRef(3, 0) = t50;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': articulated inertia
-    const double t51 = params.link_5_m*t28*t30;
-    const double t52 = derived_.joint_4_IAS_KLink4Body_2_0_b*t28*t30;
-    const double t53 = -t51 + t52;
+    const double t51 = t28*t30;
+    const double t52 = params.link_5_m*t51;
+    const double t53 = derived_.joint_4_IAS_KLink4Body_2_0_b*t51;
+    const double t54 = -t52 + t53;
     const double tinv0 = 1.0/IAS_KLink4Body.coeff(2, 0);
-    const double t54 = t53*IAS_KLink4Body.coeff(3, 0)*tinv0;
-    const double t55 = params.link_4_L*t54;
-    const double t56 = -t51 + t52 - t55;
-    const double t57 = t19*t56;
-    const double t58 = derived_.joint_4_IAS_KLink4Body_2_0_b*t28*t28;
-    const double t59 = params.link_5_m*t30*t30;
-    const double t60 = params.link_4_m + t58 + t59;
-    const double t61 = params.link_4_L*t53*tinv0;
-    const double t62 = params.link_4_L*t53*t61;
-    const double t63 = t60 - t62;
-    const double t64 = t17*t63;
-    const double t65 = t57 - t64;
+    const double t55 = t54*IAS_KLink4Body.coeff(3, 0)*tinv0;
+    const double t56 = params.link_4_L*t55;
+    const double t57 = t54 - t56;
+    const double t58 = t19*t57;
+    const double t59 = derived_.joint_4_IAS_KLink4Body_2_0_b*t28*t28;
+    const double t60 = params.link_5_m*t30*t30;
+    const double t61 = params.link_4_m + t59 + t60;
+    const double t62 = params.link_4_L*t54;
+    const double t63 = t62*tinv0;
+    const double t64 = t62*t63;
+    const double t65 = t61 - t64;
     const double t66 = t17*t65;
-    const double t67 = params.link_4_m + t44 + t45;
-    const double t68 = IAS_KLink4Body.coeff(3, 0)*IAS_KLink4Body.coeff(3, 0)*tinv0;
-    const double t69 = t67 - t68;
-    const double t70 = t19*t69;
-    const double t71 = t17*t56;
-    const double t72 = t70 - t71;
-    const double t73 = t19*t72;
-    const double t74 = -t66 + t73;
-    const double t75 = derived_.joint_3_IAS_KLink3Body_2_0*t74;
-    const double t76 = derived_.I_KLink3Body[4] + t75;
-    const double t77 = params.link_3_L*t74;
-    const double t78 = -derived_.I_KLink3Body[2] + t77;
-    IAS_KLink3Body.coeffRef(2, 0) = t76;
-    IAS_KLink3Body.coeffRef(3, 0) = t78;
+    const double t67 = t58 - t66;
+    const double t68 = t17*t67;
+    const double t69 = params.link_4_m + t46;
+    const double t70 = IAS_KLink4Body.coeff(3, 0)*IAS_KLink4Body.coeff(3, 0)*tinv0;
+    const double t71 = t69 - t70;
+    const double t72 = t19*t71;
+    const double t73 = t17*t57;
+    const double t74 = t72 - t73;
+    const double t75 = t19*t74;
+    const double t76 = -t68 + t75;
+    const double t77 = derived_.joint_3_IAS_KLink3Body_2_0*t76;
+    const double t78 = derived_.I_KLink3Body[4] + t77;
+    const double t79 = params.link_3_L*t76;
+    const double t80 = -derived_.I_KLink3Body[2] + t79;
+    IAS_KLink3Body.coeffRef(2, 0) = t78;
+    IAS_KLink3Body.coeffRef(3, 0) = t80;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': articulated inertia
-    const double t79 = t17*t72;
-    const double t80 = t19*t65;
-    const double t81 = t79 + t80;
+    const double t81 = t17*t74;
+    const double t82 = t19*t67;
+    const double t83 = t81 + t82;
     const double tinv1 = 1.0/IAS_KLink3Body.coeff(2, 0);
-    const double t82 = t81*IAS_KLink3Body.coeff(3, 0)*tinv1;
-    const double t83 = params.link_3_L*t82;
-    const double t84 = t79 + t80 - t83;
-    const double t85 = t8*t84;
-    const double t86 = t19*t63;
-    const double t87 = t71 + t86;
-    const double t88 = t19*t87;
-    const double t89 = t17*t69;
-    const double t90 = t89 + t57;
-    const double t91 = t17*t90;
-    const double t92 = params.link_3_m + t88 + t91;
-    const double t93 = params.link_3_L*t81*tinv1;
-    const double t94 = params.link_3_L*t81*t93;
-    const double t95 = t92 - t94;
-    const double t96 = t5*t95;
-    const double t97 = t85 - t96;
-    const double t98 = t5*t97;
-    const double t99 = params.link_3_m - t66 + t73;
-    const double t100 = IAS_KLink3Body.coeff(3, 0)*IAS_KLink3Body.coeff(3, 0)*tinv1;
-    const double t101 = t99 - t100;
-    const double t102 = t8*t101;
-    const double t103 = t5*t84;
+    const double t84 = t83*IAS_KLink3Body.coeff(3, 0)*tinv1;
+    const double t85 = params.link_3_L*t84;
+    const double t86 = t83 - t85;
+    const double t87 = t8*t86;
+    const double t88 = t19*t65;
+    const double t89 = t73 + t88;
+    const double t90 = t19*t89;
+    const double t91 = t17*t71;
+    const double t92 = t91 + t58;
+    const double t93 = t17*t92;
+    const double t94 = params.link_3_m + t90 + t93;
+    const double t95 = params.link_3_L*t83;
+    const double t96 = t95*tinv1;
+    const double t97 = t95*t96;
+    const double t98 = t94 - t97;
+    const double t99 = t5*t98;
+    const double t100 = t87 - t99;
+    const double t101 = t5*t100;
+    const double t102 = params.link_3_m + t76;
+    const double t103 = IAS_KLink3Body.coeff(3, 0)*IAS_KLink3Body.coeff(3, 0)*tinv1;
     const double t104 = t102 - t103;
     const double t105 = t8*t104;
-    const double t106 = -t98 + t105;
-    const double t107 = derived_.joint_2_IAS_KLink2Body_2_0*t106;
-    const double t108 = derived_.I_KLink2Body[4] + t107;
-    const double t109 = params.link_2_L*t106;
-    const double t110 = -derived_.I_KLink2Body[2] + t109;
-    IAS_KLink2Body.coeffRef(2, 0) = t108;
-    IAS_KLink2Body.coeffRef(3, 0) = t110;
+    const double t106 = t5*t86;
+    const double t107 = t105 - t106;
+    const double t108 = t8*t107;
+    const double t109 = -t101 + t108;
+    const double t110 = derived_.joint_2_IAS_KLink2Body_2_0*t109;
+    const double t111 = derived_.I_KLink2Body[4] + t110;
+    const double t112 = params.link_2_L*t109;
+    const double t113 = -derived_.I_KLink2Body[2] + t112;
+    IAS_KLink2Body.coeffRef(2, 0) = t111;
+    IAS_KLink2Body.coeffRef(3, 0) = t113;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': articulated inertia
-    const double t111 = t5*t104;
-    const double t112 = t8*t97;
-    const double t113 = t111 + t112;
+    const double t114 = t5*t107;
+    const double t115 = t8*t100;
+    const double t116 = t114 + t115;
     const double tinv2 = 1.0/IAS_KLink2Body.coeff(2, 0);
-    const double t114 = t113*tinv2*IAS_KLink2Body.coeff(3, 0);
-    const double t115 = params.link_2_L*t114;
-    const double t116 = t111 + t112 - t115;
-    const double t117 = t1*t116;
-    const double t118 = t5*t101;
-    const double t119 = t118 + t85;
-    const double t120 = t5*t119;
-    const double t121 = t8*t95;
-    const double t122 = t121 + t103;
-    const double t123 = t8*t122;
-    const double t124 = params.link_2_m + t120 + t123;
-    const double t125 = params.link_2_L*t113*tinv2;
-    const double t126 = params.link_2_L*t113*t125;
-    const double t127 = t124 - t126;
-    const double t128 = t2*t127;
-    const double t129 = t117 - t128;
-    const double t130 = t2*t129;
-    const double t131 = params.link_2_m - t98 + t105;
-    const double t132 = tinv2*IAS_KLink2Body.coeff(3, 0)*IAS_KLink2Body.coeff(3, 0);
-    const double t133 = t131 - t132;
-    const double t134 = t1*t133;
-    const double t135 = t2*t116;
-    const double t136 = t134 - t135;
-    const double t137 = t1*t136;
-    const double t138 = -t130 + t137;
-    const double t139 = derived_.joint_1_IAS_KLink1Body_2_0*t138;
-    const double t140 = derived_.I_KLink1Body[4] + t139;
-    const double t141 = params.link_1_L*t138;
-    const double t142 = -derived_.I_KLink1Body[2] + t141;
-    IAS_KLink1Body.coeffRef(2, 0) = t140;
-    IAS_KLink1Body.coeffRef(3, 0) = t142;
+    const double t117 = t116*tinv2*IAS_KLink2Body.coeff(3, 0);
+    const double t118 = params.link_2_L*t117;
+    const double t119 = t116 - t118;
+    const double t120 = t1*t119;
+    const double t121 = t5*t104;
+    const double t122 = t121 + t87;
+    const double t123 = t5*t122;
+    const double t124 = t8*t98;
+    const double t125 = t124 + t106;
+    const double t126 = t8*t125;
+    const double t127 = params.link_2_m + t123 + t126;
+    const double t128 = params.link_2_L*t116;
+    const double t129 = t128*tinv2;
+    const double t130 = t128*t129;
+    const double t131 = t127 - t130;
+    const double t132 = t2*t131;
+    const double t133 = t120 - t132;
+    const double t134 = t2*t133;
+    const double t135 = params.link_2_m + t109;
+    const double t136 = tinv2*IAS_KLink2Body.coeff(3, 0)*IAS_KLink2Body.coeff(3, 0);
+    const double t137 = t135 - t136;
+    const double t138 = t1*t137;
+    const double t139 = t2*t119;
+    const double t140 = t138 - t139;
+    const double t141 = t1*t140;
+    const double t142 = -t134 + t141;
+    const double t143 = derived_.joint_1_IAS_KLink1Body_2_0*t142;
+    const double t144 = derived_.I_KLink1Body[4] + t143;
+    const double t145 = params.link_1_L*t142;
+    const double t146 = -derived_.I_KLink1Body[2] + t145;
+    IAS_KLink1Body.coeffRef(2, 0) = t144;
+    IAS_KLink1Body.coeffRef(3, 0) = t146;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration
     const double tinv3 = 1.0/IAS_KLink1Body.coeff(2, 0);
-    const double t143 = params.damping*u[0];
+    const double t147 = params.damping*u[0];
     const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[0]);
-    const double t144 = tsc4.cos;
-    const double t145 = params.world_gravity[1]*t144;
-    const double t146 = tsc4.sin;
-    const double t147 = params.world_gravity[0]*t146;
-    const double t148 = -t145 + t147;
-    const double t149 = t1*t129;
-    const double t150 = t2*t136;
-    const double t151 = t149 + t150;
-    const double t152 = params.link_1_L*t148*t151;
-    const double t153 = params.world_gravity[1]*t146;
-    const double t154 = params.world_gravity[0]*t144;
-    const double t155 = -t153 - t154;
-    const double t156 = t155*IAS_KLink1Body.coeff(3, 0);
-    const double t157 = -t143 - t152 - t156;
-    const double t158 = u[1]*v_KLink2Body[3]*t127;
-    const double t159 = u[1]*t6*t116;
-    const double t160 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
-    const double t161 = params.link_2_m*v_KLink2Body[3];
-    const double t162 = -t160 + t161;
-    const double t163 = v_KLink2Body[2]*t162;
-    const double t164 = u[2]*v_KLink3Body[4]*t84;
-    const double t165 = u[2]*v_KLink3Body[3]*t95;
-    const double t166 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
-    const double t167 = params.link_3_m*v_KLink3Body[3];
+    const double t148 = tsc4.cos;
+    const double t149 = params.world_gravity[1]*t148;
+    const double t150 = tsc4.sin;
+    const double t151 = params.world_gravity[0]*t150;
+    const double t152 = -t149 + t151;
+    const double t153 = t1*t133;
+    const double t154 = t2*t140;
+    const double t155 = t153 + t154;
+    const double t156 = params.link_1_L*t152*t155;
+    const double t157 = params.world_gravity[1]*t150;
+    const double t158 = params.world_gravity[0]*t148;
+    const double t159 = -t157 - t158;
+    const double t160 = t159*IAS_KLink1Body.coeff(3, 0);
+    const double t161 = -t147 - t156 - t160;
+    const double t162 = u[1]*v_KLink2Body[3];
+    const double t163 = t162*t131;
+    const double t164 = u[1]*t6;
+    const double t165 = t164*t119;
+    const double t166 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
+    const double t167 = params.link_2_m*v_KLink2Body[3];
     const double t168 = -t166 + t167;
-    const double t169 = v_KLink3Body[2]*t168;
-    const double t170 = u[3]*v_KLink4Body[4]*t56;
-    const double t171 = u[3]*v_KLink4Body[3]*t63;
-    const double t172 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
-    const double t173 = params.link_4_m*v_KLink4Body[3];
-    const double t174 = -t172 + t173;
-    const double t175 = v_KLink4Body[2]*t174;
-    const double t176 = params.link_5_m*u[4]*v_KLink5Body[3];
-    const double t177 = v_KLink5Body[2]*t41;
-    const double t178 = -t176 + t177;
-    const double t179 = t30*t178;
-    const double t180 = derived_.joint_4_IAS_KLink4Body_2_0_b*u[4]*v_KLink5Body[4];
-    const double t181 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
-    const double t182 = derived_.joint_4_tauA_KLink4Body_0*tauA_KLink5Body[0];
-    const double t183 = t180 - t181 - t182;
-    const double t184 = t28*t183;
-    const double t185 = t175 + t179 + t184;
-    const double t186 = t170 - t171 + t185;
-    const double t187 = params.link_4_m*v_KLink4Body[3]*v_KLink4Body[4];
-    const double t188 = v_KLink4Body[4]*t174;
-    const double t189 = t28*t178;
-    const double t190 = t30*t183;
-    const double t191 = -t189 + t190;
-    const double t192 = params.link_4_L*t191;
-    const double t193 = t187 - t188 + t192;
-    const double t194 = t61*t193;
-    const double t195 = t186 - t194;
-    const double t196 = t19*t195;
-    const double t197 = u[3]*v_KLink4Body[4]*t69;
-    const double t198 = u[3]*v_KLink4Body[3]*t56;
-    const double t199 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
-    const double t200 = -t199 - t189 + t190;
-    const double t201 = t197 - t198 + t200;
-    const double t202 = IAS_KLink4Body.coeff(3, 0)*tinv0*t193;
-    const double t203 = t201 - t202;
-    const double t204 = t17*t203;
-    const double t205 = t169 + t196 + t204;
-    const double t206 = t164 - t165 + t205;
-    const double t207 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
-    const double t208 = v_KLink3Body[4]*t168;
-    const double t209 = t19*t203;
-    const double t210 = t17*t195;
-    const double t211 = t209 - t210;
-    const double t212 = params.link_3_L*t211;
-    const double t213 = t207 - t208 + t212;
-    const double t214 = t93*t213;
-    const double t215 = t206 - t214;
-    const double t216 = t8*t215;
-    const double t217 = u[2]*v_KLink3Body[4]*t101;
-    const double t218 = u[2]*v_KLink3Body[3]*t84;
-    const double t219 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
-    const double t220 = -t219 + t209 - t210;
-    const double t221 = t217 - t218 + t220;
-    const double t222 = IAS_KLink3Body.coeff(3, 0)*tinv1*t213;
-    const double t223 = t221 - t222;
-    const double t224 = t5*t223;
-    const double t225 = t163 + t216 + t224;
-    const double t226 = -t158 - t159 + t225;
-    const double t227 = params.link_2_m*v_KLink2Body[3]*t6;
-    const double t228 = t6*t162;
-    const double t229 = t5*t215;
-    const double t230 = t8*t223;
-    const double t231 = -t229 + t230;
-    const double t232 = params.link_2_L*t231;
-    const double t233 = -t227 + t228 + t232;
-    const double t234 = t125*t233;
-    const double t235 = t226 - t234;
-    const double t236 = t2*t235;
-    const double t237 = u[1]*t6*t133;
-    const double t238 = u[1]*v_KLink2Body[3]*t116;
-    const double t239 = params.link_2_m*v_KLink2Body[2]*t6;
-    const double t240 = t239 - t229 + t230;
-    const double t241 = -t237 - t238 + t240;
-    const double t242 = tinv2*IAS_KLink2Body.coeff(3, 0)*t233;
-    const double t243 = t241 - t242;
-    const double t244 = t1*t243;
-    const double t245 = -t236 + t244;
-    const double t246 = params.link_1_L*t245;
-    const double t247 = t157 - t246;
-    const double t248 = tinv3*t247;
-    udot[0] = t248;
-    a_KLink1Body[4] = t148;
+    const double t169 = v_KLink2Body[2]*t168;
+    const double t170 = u[2]*v_KLink3Body[4];
+    const double t171 = t170*t86;
+    const double t172 = u[2]*v_KLink3Body[3];
+    const double t173 = t172*t98;
+    const double t174 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
+    const double t175 = params.link_3_m*v_KLink3Body[3];
+    const double t176 = -t174 + t175;
+    const double t177 = v_KLink3Body[2]*t176;
+    const double t178 = u[3]*v_KLink4Body[4];
+    const double t179 = t178*t57;
+    const double t180 = u[3]*v_KLink4Body[3];
+    const double t181 = t180*t65;
+    const double t182 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
+    const double t183 = params.link_4_m*v_KLink4Body[3];
+    const double t184 = -t182 + t183;
+    const double t185 = v_KLink4Body[2]*t184;
+    const double t186 = t40*u[4];
+    const double t187 = v_KLink5Body[2]*t41;
+    const double t188 = -t186 + t187;
+    const double t189 = t30*t188;
+    const double t190 = derived_.joint_4_IAS_KLink4Body_2_0_b*u[4]*v_KLink5Body[4];
+    const double t191 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
+    const double t192 = derived_.joint_4_tauA_KLink4Body_0*tauA_KLink5Body[0];
+    const double t193 = t190 - t191 - t192;
+    const double t194 = t28*t193;
+    const double t195 = t185 + t189 + t194;
+    const double t196 = t179 - t181 + t195;
+    const double t197 = t183*v_KLink4Body[4];
+    const double t198 = v_KLink4Body[4]*t184;
+    const double t199 = t28*t188;
+    const double t200 = t30*t193;
+    const double t201 = -t199 + t200;
+    const double t202 = params.link_4_L*t201;
+    const double t203 = t197 - t198 + t202;
+    const double t204 = t63*t203;
+    const double t205 = t196 - t204;
+    const double t206 = t19*t205;
+    const double t207 = t178*t71;
+    const double t208 = t180*t57;
+    const double t209 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
+    const double t210 = -t209 + t201;
+    const double t211 = t207 - t208 + t210;
+    const double t212 = IAS_KLink4Body.coeff(3, 0)*tinv0*t203;
+    const double t213 = t211 - t212;
+    const double t214 = t17*t213;
+    const double t215 = t177 + t206 + t214;
+    const double t216 = t171 - t173 + t215;
+    const double t217 = t175*v_KLink3Body[4];
+    const double t218 = v_KLink3Body[4]*t176;
+    const double t219 = t19*t213;
+    const double t220 = t17*t205;
+    const double t221 = t219 - t220;
+    const double t222 = params.link_3_L*t221;
+    const double t223 = t217 - t218 + t222;
+    const double t224 = t96*t223;
+    const double t225 = t216 - t224;
+    const double t226 = t8*t225;
+    const double t227 = t170*t104;
+    const double t228 = t172*t86;
+    const double t229 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
+    const double t230 = -t229 + t221;
+    const double t231 = t227 - t228 + t230;
+    const double t232 = IAS_KLink3Body.coeff(3, 0)*tinv1*t223;
+    const double t233 = t231 - t232;
+    const double t234 = t5*t233;
+    const double t235 = t169 + t226 + t234;
+    const double t236 = -t163 - t165 + t235;
+    const double t237 = t167*t6;
+    const double t238 = t6*t168;
+    const double t239 = t5*t225;
+    const double t240 = t8*t233;
+    const double t241 = -t239 + t240;
+    const double t242 = params.link_2_L*t241;
+    const double t243 = -t237 + t238 + t242;
+    const double t244 = t129*t243;
+    const double t245 = t236 - t244;
+    const double t246 = t2*t245;
+    const double t247 = t164*t137;
+    const double t248 = t162*t119;
+    const double t249 = params.link_2_m*v_KLink2Body[2]*t6;
+    const double t250 = t249 + t241;
+    const double t251 = -t247 - t248 + t250;
+    const double t252 = tinv2*IAS_KLink2Body.coeff(3, 0)*t243;
+    const double t253 = t251 - t252;
+    const double t254 = t1*t253;
+    const double t255 = -t246 + t254;
+    const double t256 = params.link_1_L*t255;
+    const double t257 = t161 - t256;
+    const double t258 = tinv3*t257;
+    udot[0] = t258;
+    a_KLink1Body[3] = t159;
+    a_KLink1Body[4] = t152;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration
-    const double t249 = IAS_KLink2Body.coeff(2, 0)*tinv3*t247;
-    const double t250 = u[1]*v_KLink2Body[3];
-    const double t251 = t1*a_KLink1Body[4];
-    const double t252 = params.link_1_L*tinv3*t247;
-    const double t253 = -t153 - t154 + t252;
-    const double t254 = t2*t253;
-    const double t255 = -t250 + t251 - t254;
-    const double t256 = params.link_2_L*t113*t255;
-    const double t257 = u[1]*t6;
-    const double t258 = t2*a_KLink1Body[4];
-    const double t259 = t1*t253;
-    const double t260 = -t257 + t258 + t259;
-    const double t261 = IAS_KLink2Body.coeff(3, 0)*t260;
-    const double t262 = t249 + t256 + t261;
-    const double t263 = -t233 - t262;
-    const double t264 = tinv2*t263;
-    const double t265 = udot[0] + t264;
-    udot[1] = t264;
-    a_KLink2Body[2] = t265;
-    a_KLink2Body[3] = t260;
-    a_KLink2Body[4] = t255;
+    const double t259 = IAS_KLink2Body.coeff(2, 0)*udot[0];
+    const double t260 = t1*a_KLink1Body[4];
+    const double t261 = params.link_1_L*udot[0];
+    const double t262 = a_KLink1Body[3] + t261;
+    const double t263 = t2*t262;
+    const double t264 = -t162 + t260 - t263;
+    const double t265 = t128*t264;
+    const double t266 = t2*a_KLink1Body[4];
+    const double t267 = t1*t262;
+    const double t268 = -t164 + t266 + t267;
+    const double t269 = IAS_KLink2Body.coeff(3, 0)*t268;
+    const double t270 = t259 + t265 + t269;
+    const double t271 = -t243 - t270;
+    const double t272 = tinv2*t271;
+    const double t273 = udot[0] + t272;
+    udot[1] = t272;
+    a_KLink2Body[2] = t273;
+    a_KLink2Body[3] = t268;
+    a_KLink2Body[4] = t264;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration
-    const double t266 = IAS_KLink3Body.coeff(2, 0)*a_KLink2Body[2];
-    const double t267 = u[2]*v_KLink3Body[4];
-    const double t268 = t5*a_KLink2Body[4];
-    const double t269 = params.link_2_L*a_KLink2Body[2];
-    const double t270 = a_KLink2Body[3] + t269;
-    const double t271 = t8*t270;
-    const double t272 = t267 + t268 + t271;
-    const double t273 = IAS_KLink3Body.coeff(3, 0)*t272;
-    const double t274 = u[2]*v_KLink3Body[3];
-    const double t275 = t8*a_KLink2Body[4];
-    const double t276 = t5*t270;
-    const double t277 = -t274 + t275 - t276;
-    const double t278 = params.link_3_L*t81*t277;
-    const double t279 = t266 + t273 + t278;
-    const double t280 = -t213 - t279;
-    const double t281 = tinv1*t280;
-    const double t282 = udot[0] + udot[1] + t281;
-    udot[2] = t281;
-    a_KLink3Body[2] = t282;
-    a_KLink3Body[3] = t272;
-    a_KLink3Body[4] = t277;
+    const double t274 = IAS_KLink3Body.coeff(2, 0)*a_KLink2Body[2];
+    const double t275 = t5*a_KLink2Body[4];
+    const double t276 = params.link_2_L*a_KLink2Body[2];
+    const double t277 = a_KLink2Body[3] + t276;
+    const double t278 = t8*t277;
+    const double t279 = t170 + t275 + t278;
+    const double t280 = IAS_KLink3Body.coeff(3, 0)*t279;
+    const double t281 = t8*a_KLink2Body[4];
+    const double t282 = t5*t277;
+    const double t283 = -t172 + t281 - t282;
+    const double t284 = t95*t283;
+    const double t285 = t274 + t280 + t284;
+    const double t286 = -t223 - t285;
+    const double t287 = tinv1*t286;
+    const double t288 = a_KLink2Body[2] + t287;
+    udot[2] = t287;
+    a_KLink3Body[2] = t288;
+    a_KLink3Body[3] = t279;
+    a_KLink3Body[4] = t283;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': acceleration
-    const double t283 = IAS_KLink4Body.coeff(2, 0)*a_KLink3Body[2];
-    const double t284 = u[3]*v_KLink4Body[3];
-    const double t285 = t19*a_KLink3Body[4];
-    const double t286 = params.link_3_L*a_KLink3Body[2];
-    const double t287 = a_KLink3Body[3] + t286;
-    const double t288 = t17*t287;
-    const double t289 = -t284 + t285 - t288;
-    const double t290 = params.link_4_L*t53*t289;
-    const double t291 = u[3]*v_KLink4Body[4];
-    const double t292 = t17*a_KLink3Body[4];
-    const double t293 = t19*t287;
-    const double t294 = t291 + t292 + t293;
-    const double t295 = IAS_KLink4Body.coeff(3, 0)*t294;
-    const double t296 = t283 + t290 + t295;
-    const double t297 = -t193 - t296;
-    const double t298 = tinv0*t297;
-    const double t299 = a_KLink3Body[2] + t298;
-    udot[3] = t298;
-    a_KLink4Body[2] = t299;
-    a_KLink4Body[3] = t294;
-    a_KLink4Body[4] = t289;
+    const double t289 = IAS_KLink4Body.coeff(2, 0)*a_KLink3Body[2];
+    const double t290 = t19*a_KLink3Body[4];
+    const double t291 = params.link_3_L*a_KLink3Body[2];
+    const double t292 = a_KLink3Body[3] + t291;
+    const double t293 = t17*t292;
+    const double t294 = -t180 + t290 - t293;
+    const double t295 = t62*t294;
+    const double t296 = t17*a_KLink3Body[4];
+    const double t297 = t19*t292;
+    const double t298 = t178 + t296 + t297;
+    const double t299 = IAS_KLink4Body.coeff(3, 0)*t298;
+    const double t300 = t289 + t295 + t299;
+    const double t301 = -t203 - t300;
+    const double t302 = tinv0*t301;
+    const double t303 = a_KLink3Body[2] + t302;
+    udot[3] = t302;
+    a_KLink4Body[2] = t303;
+    a_KLink4Body[3] = t298;
+    a_KLink4Body[4] = t294;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration
-    udot[4] = derived_.joint_5_udot_4*(-t38 + t42 - derived_.I_KLink5Body[4]*a_KLink4Body[2] +
+    udot[4] = derived_.joint_5_udot_4*(tauA_KLink5Body[0] -
+        derived_.I_KLink5Body[4]*a_KLink4Body[2] +
         derived_.I_KLink5Body[2]*(u[4]*v_KLink5Body[4] + t28*a_KLink4Body[4] +
         t30*(a_KLink4Body[3] + params.link_4_L*a_KLink4Body[2])));
   }
@@ -1035,11 +1041,11 @@ class Chain {
   // [p_BoQ_W x f; f].
   // Method: ABA in joint frames, the cheapest of four as traced (a division or call weighs 4
   // multiplies):
-  //   CRBA + L^T D L in World: 201 adds, 365 muls, 4 divs (weighted 622.0);
-  //   ABA in World: 226 adds, 379 muls, 4 divs (weighted 661.0);
-  //   CRBA + L^T D L in joint frames: 220 adds, 293 muls, 4 divs (weighted 569.0);
-  //   ABA in joint frames: 193 adds, 282 muls, 4 divs (weighted 531.0).
-  // (193 adds, 282 muls, 4 divs, 10 calls, 0 other)
+  //   CRBA + L^T D L in World: 189 adds, 292 muls, 4 divs (weighted 537.0);
+  //   ABA in World: 210 adds, 306 muls, 4 divs (weighted 572.0);
+  //   CRBA + L^T D L in joint frames: 204 adds, 275 muls, 4 divs (weighted 535.0);
+  //   ABA in joint frames: 175 adds, 260 muls, 4 divs (weighted 491.0).
+  // (175 adds, 260 muls, 4 divs, 10 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
@@ -1077,7 +1083,7 @@ class Chain {
     v_KLink2Body[2] = t0;
     v_KLink2Body[3] = t3;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
-    const double t4 = u[0] + u[1] + u[2];
+    const double t4 = v_KLink2Body[2] + u[2];
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[2]);
     const double t5 = tsc1.sin;
     const double t6 = params.link_1_L*u[0]*t2;
@@ -1100,7 +1106,7 @@ class Chain {
     const double t18 = t17*v_KLink3Body[4];
     const double t19 = tsc2.cos;
     const double t20 = params.link_3_L*v_KLink3Body[2];
-    const double t21 = t20 - t7 + t11;
+    const double t21 = t20 + v_KLink3Body[3];
     const double t22 = t19*t21;
     const double t23 = t18 + t22;
     const double t24 = t17*t21;
@@ -1110,13 +1116,13 @@ class Chain {
     v_KLink4Body[3] = t23;
     v_KLink4Body[4] = t26;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
-    const double t27 = u[3] + u[4] + v_KLink3Body[2];
+    const double t27 = v_KLink4Body[2] + u[4];
     const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[4]);
     const double t28 = tsc3.sin;
     const double t29 = t28*v_KLink4Body[4];
     const double t30 = tsc3.cos;
     const double t31 = params.link_4_L*v_KLink4Body[2];
-    const double t32 = t31 + t18 + t22;
+    const double t32 = t31 + v_KLink4Body[3];
     const double t33 = t30*t32;
     const double t34 = t29 + t33;
     const double t35 = t30*v_KLink4Body[4];
@@ -1198,7 +1204,7 @@ class Chain {
     const double t106 = t104 + t105;
     const double t107 = fext[4][4]*t106;
     const double t108 = -t102 - t103 - t107;
-    const double t109 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
+    const double t109 = t92*v_KLink5Body[4];
     const double t110 = v_KLink5Body[4]*t93;
     const double t111 = -fext[4][2] + t109 - t110;
     const double t112 = derived_.joint_4_tauA_KLink4Body_0*t111;
@@ -1211,289 +1217,294 @@ class Chain {
     IAS_KLink4Body.coeffRef(3, 0) = t44;
     tauA_KLink4Body[0] = t117;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': articulated inertia
-    const double t118 = params.link_5_m*t28*t30;
-    const double t119 = derived_.joint_4_IAS_KLink4Body_2_0_b*t28*t30;
-    const double t120 = -t118 + t119;
+    const double t118 = t28*t30;
+    const double t119 = params.link_5_m*t118;
+    const double t120 = derived_.joint_4_IAS_KLink4Body_2_0_b*t118;
+    const double t121 = -t119 + t120;
     const double tinv0 = 1.0/IAS_KLink4Body.coeff(2, 0);
-    const double t121 = t120*IAS_KLink4Body.coeff(3, 0)*tinv0;
-    const double t122 = params.link_4_L*t121;
-    const double t123 = -t118 + t119 - t122;
-    const double t124 = t19*t123;
-    const double t125 = derived_.joint_4_IAS_KLink4Body_2_0_b*t28*t28;
-    const double t126 = params.link_5_m*t30*t30;
-    const double t127 = params.link_4_m + t125 + t126;
-    const double t128 = params.link_4_L*t120*tinv0;
-    const double t129 = params.link_4_L*t120*t128;
-    const double t130 = t127 - t129;
-    const double t131 = t17*t130;
-    const double t132 = t124 - t131;
+    const double t122 = t121*IAS_KLink4Body.coeff(3, 0)*tinv0;
+    const double t123 = params.link_4_L*t122;
+    const double t124 = t121 - t123;
+    const double t125 = t19*t124;
+    const double t126 = derived_.joint_4_IAS_KLink4Body_2_0_b*t28*t28;
+    const double t127 = params.link_5_m*t30*t30;
+    const double t128 = params.link_4_m + t126 + t127;
+    const double t129 = params.link_4_L*t121;
+    const double t130 = t129*tinv0;
+    const double t131 = t129*t130;
+    const double t132 = t128 - t131;
     const double t133 = t17*t132;
-    const double t134 = params.link_4_m + t38 + t39;
-    const double t135 = IAS_KLink4Body.coeff(3, 0)*IAS_KLink4Body.coeff(3, 0)*tinv0;
-    const double t136 = t134 - t135;
-    const double t137 = t19*t136;
-    const double t138 = t17*t123;
-    const double t139 = t137 - t138;
-    const double t140 = t19*t139;
-    const double t141 = -t133 + t140;
-    const double t142 = derived_.joint_3_IAS_KLink3Body_2_0*t141;
-    const double t143 = derived_.I_KLink3Body[4] + t142;
-    const double t144 = params.link_3_L*t141;
-    const double t145 = -derived_.I_KLink3Body[2] + t144;
-    const double t146 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
-    const double t147 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
-    const double t148 = params.link_3_m*v_KLink3Body[3];
-    const double t149 = -t147 + t148;
-    const double t150 = v_KLink3Body[4]*t149;
-    const double t151 = -fext[2][2] + t146 - t150;
-    const double t152 = u[3]*v_KLink4Body[4]*t123;
-    const double t153 = u[3]*v_KLink4Body[3]*t130;
-    const double t154 = fext[3][4]*t72;
-    const double t155 = fext[3][3]*t83;
-    const double t156 = v_KLink4Body[2]*t48;
-    const double t157 = -t154 - t155 + t156;
-    const double t158 = t30*t96;
-    const double t159 = t28*t113;
-    const double t160 = t157 + t158 + t159;
-    const double t161 = t152 - t153 + t160;
-    const double t162 = t128*tauA_KLink4Body[0];
-    const double t163 = t161 + t162;
-    const double t164 = t17*t163;
-    const double t165 = u[3]*v_KLink4Body[4]*t136;
-    const double t166 = u[3]*v_KLink4Body[3]*t123;
-    const double t167 = fext[3][4]*t68;
-    const double t168 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
-    const double t169 = fext[3][3]*t87;
-    const double t170 = -t167 - t168 - t169;
-    const double t171 = t170 - t97 + t114;
-    const double t172 = t165 - t166 + t171;
-    const double t173 = IAS_KLink4Body.coeff(3, 0)*tinv0*tauA_KLink4Body[0];
-    const double t174 = t172 + t173;
-    const double t175 = t19*t174;
-    const double t176 = -t164 + t175;
-    const double t177 = params.link_3_L*t176;
-    const double t178 = -t151 - t177;
-    IAS_KLink3Body.coeffRef(2, 0) = t143;
-    IAS_KLink3Body.coeffRef(3, 0) = t145;
-    tauA_KLink3Body[0] = t178;
+    const double t134 = t125 - t133;
+    const double t135 = t17*t134;
+    const double t136 = params.link_4_m + t40;
+    const double t137 = IAS_KLink4Body.coeff(3, 0)*IAS_KLink4Body.coeff(3, 0)*tinv0;
+    const double t138 = t136 - t137;
+    const double t139 = t19*t138;
+    const double t140 = t17*t124;
+    const double t141 = t139 - t140;
+    const double t142 = t19*t141;
+    const double t143 = -t135 + t142;
+    const double t144 = derived_.joint_3_IAS_KLink3Body_2_0*t143;
+    const double t145 = derived_.I_KLink3Body[4] + t144;
+    const double t146 = params.link_3_L*t143;
+    const double t147 = -derived_.I_KLink3Body[2] + t146;
+    const double t148 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
+    const double t149 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
+    const double t150 = params.link_3_m*v_KLink3Body[3];
+    const double t151 = -t149 + t150;
+    const double t152 = v_KLink3Body[4]*t151;
+    const double t153 = -fext[2][2] + t148 - t152;
+    const double t154 = u[3]*v_KLink4Body[4];
+    const double t155 = t154*t124;
+    const double t156 = u[3]*v_KLink4Body[3];
+    const double t157 = t156*t132;
+    const double t158 = fext[3][4]*t72;
+    const double t159 = fext[3][3]*t83;
+    const double t160 = v_KLink4Body[2]*t48;
+    const double t161 = -t158 - t159 + t160;
+    const double t162 = t30*t96;
+    const double t163 = t28*t113;
+    const double t164 = t161 + t162 + t163;
+    const double t165 = t155 - t157 + t164;
+    const double t166 = t130*tauA_KLink4Body[0];
+    const double t167 = t165 + t166;
+    const double t168 = t17*t167;
+    const double t169 = t154*t138;
+    const double t170 = t156*t124;
+    const double t171 = fext[3][4]*t68;
+    const double t172 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
+    const double t173 = fext[3][3]*t87;
+    const double t174 = -t171 - t172 - t173;
+    const double t175 = t174 + t115;
+    const double t176 = t169 - t170 + t175;
+    const double t177 = IAS_KLink4Body.coeff(3, 0)*tinv0*tauA_KLink4Body[0];
+    const double t178 = t176 + t177;
+    const double t179 = t19*t178;
+    const double t180 = -t168 + t179;
+    const double t181 = params.link_3_L*t180;
+    const double t182 = -t153 - t181;
+    IAS_KLink3Body.coeffRef(2, 0) = t145;
+    IAS_KLink3Body.coeffRef(3, 0) = t147;
+    tauA_KLink3Body[0] = t182;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': articulated inertia
-    const double t179 = t17*t139;
-    const double t180 = t19*t132;
-    const double t181 = t179 + t180;
+    const double t183 = t17*t141;
+    const double t184 = t19*t134;
+    const double t185 = t183 + t184;
     const double tinv1 = 1.0/IAS_KLink3Body.coeff(2, 0);
-    const double t182 = t181*IAS_KLink3Body.coeff(3, 0)*tinv1;
-    const double t183 = params.link_3_L*t182;
-    const double t184 = t179 + t180 - t183;
-    const double t185 = t8*t184;
-    const double t186 = t19*t130;
-    const double t187 = t138 + t186;
-    const double t188 = t19*t187;
-    const double t189 = t17*t136;
-    const double t190 = t189 + t124;
-    const double t191 = t17*t190;
-    const double t192 = params.link_3_m + t188 + t191;
-    const double t193 = params.link_3_L*t181*tinv1;
-    const double t194 = params.link_3_L*t181*t193;
-    const double t195 = t192 - t194;
-    const double t196 = t5*t195;
-    const double t197 = t185 - t196;
-    const double t198 = t5*t197;
-    const double t199 = params.link_3_m - t133 + t140;
-    const double t200 = IAS_KLink3Body.coeff(3, 0)*IAS_KLink3Body.coeff(3, 0)*tinv1;
-    const double t201 = t199 - t200;
-    const double t202 = t8*t201;
-    const double t203 = t5*t184;
-    const double t204 = t202 - t203;
-    const double t205 = t8*t204;
-    const double t206 = -t198 + t205;
-    const double t207 = derived_.joint_2_IAS_KLink2Body_2_0*t206;
-    const double t208 = derived_.I_KLink2Body[4] + t207;
-    const double t209 = params.link_2_L*t206;
-    const double t210 = -derived_.I_KLink2Body[2] + t209;
-    const double t211 = params.link_2_m*v_KLink2Body[3]*t6;
-    const double t212 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
-    const double t213 = params.link_2_m*v_KLink2Body[3];
-    const double t214 = -t212 + t213;
-    const double t215 = t6*t214;
-    const double t216 = -fext[1][2] - t211 + t215;
-    const double t217 = u[2]*v_KLink3Body[4]*t201;
-    const double t218 = u[2]*v_KLink3Body[3]*t184;
-    const double t219 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
-    const double t220 = fext[2][4]*t62;
-    const double t221 = fext[2][3]*t81;
-    const double t222 = -t219 - t220 - t221;
-    const double t223 = t222 - t164 + t175;
-    const double t224 = t217 - t218 + t223;
-    const double t225 = IAS_KLink3Body.coeff(3, 0)*tinv1*tauA_KLink3Body[0];
-    const double t226 = t224 + t225;
-    const double t227 = t8*t226;
-    const double t228 = u[2]*v_KLink3Body[4]*t184;
-    const double t229 = u[2]*v_KLink3Body[3]*t195;
-    const double t230 = fext[2][3]*t78;
-    const double t231 = fext[2][4]*t66;
-    const double t232 = v_KLink3Body[2]*t149;
-    const double t233 = -t230 - t231 + t232;
-    const double t234 = t17*t174;
-    const double t235 = t19*t163;
-    const double t236 = t233 + t234 + t235;
-    const double t237 = t228 - t229 + t236;
-    const double t238 = t193*tauA_KLink3Body[0];
-    const double t239 = t237 + t238;
-    const double t240 = t5*t239;
-    const double t241 = t227 - t240;
-    const double t242 = params.link_2_L*t241;
-    const double t243 = -t216 - t242;
-    IAS_KLink2Body.coeffRef(2, 0) = t208;
-    IAS_KLink2Body.coeffRef(3, 0) = t210;
-    tauA_KLink2Body[0] = t243;
-    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': articulated inertia
-    const double t244 = t5*t204;
-    const double t245 = t8*t197;
+    const double t186 = t185*IAS_KLink3Body.coeff(3, 0)*tinv1;
+    const double t187 = params.link_3_L*t186;
+    const double t188 = t185 - t187;
+    const double t189 = t8*t188;
+    const double t190 = t19*t132;
+    const double t191 = t140 + t190;
+    const double t192 = t19*t191;
+    const double t193 = t17*t138;
+    const double t194 = t193 + t125;
+    const double t195 = t17*t194;
+    const double t196 = params.link_3_m + t192 + t195;
+    const double t197 = params.link_3_L*t185;
+    const double t198 = t197*tinv1;
+    const double t199 = t197*t198;
+    const double t200 = t196 - t199;
+    const double t201 = t5*t200;
+    const double t202 = t189 - t201;
+    const double t203 = t5*t202;
+    const double t204 = params.link_3_m + t143;
+    const double t205 = IAS_KLink3Body.coeff(3, 0)*IAS_KLink3Body.coeff(3, 0)*tinv1;
+    const double t206 = t204 - t205;
+    const double t207 = t8*t206;
+    const double t208 = t5*t188;
+    const double t209 = t207 - t208;
+    const double t210 = t8*t209;
+    const double t211 = -t203 + t210;
+    const double t212 = derived_.joint_2_IAS_KLink2Body_2_0*t211;
+    const double t213 = derived_.I_KLink2Body[4] + t212;
+    const double t214 = params.link_2_L*t211;
+    const double t215 = -derived_.I_KLink2Body[2] + t214;
+    const double t216 = params.link_2_m*v_KLink2Body[3]*t6;
+    const double t217 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
+    const double t218 = params.link_2_m*v_KLink2Body[3];
+    const double t219 = -t217 + t218;
+    const double t220 = t6*t219;
+    const double t221 = -fext[1][2] - t216 + t220;
+    const double t222 = u[2]*v_KLink3Body[4];
+    const double t223 = t222*t206;
+    const double t224 = u[2]*v_KLink3Body[3];
+    const double t225 = t224*t188;
+    const double t226 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
+    const double t227 = fext[2][4]*t62;
+    const double t228 = fext[2][3]*t81;
+    const double t229 = -t226 - t227 - t228;
+    const double t230 = t229 + t180;
+    const double t231 = t223 - t225 + t230;
+    const double t232 = IAS_KLink3Body.coeff(3, 0)*tinv1*tauA_KLink3Body[0];
+    const double t233 = t231 + t232;
+    const double t234 = t8*t233;
+    const double t235 = t222*t188;
+    const double t236 = t224*t200;
+    const double t237 = fext[2][3]*t78;
+    const double t238 = fext[2][4]*t66;
+    const double t239 = v_KLink3Body[2]*t151;
+    const double t240 = -t237 - t238 + t239;
+    const double t241 = t17*t178;
+    const double t242 = t19*t167;
+    const double t243 = t240 + t241 + t242;
+    const double t244 = t235 - t236 + t243;
+    const double t245 = t198*tauA_KLink3Body[0];
     const double t246 = t244 + t245;
+    const double t247 = t5*t246;
+    const double t248 = t234 - t247;
+    const double t249 = params.link_2_L*t248;
+    const double t250 = -t221 - t249;
+    IAS_KLink2Body.coeffRef(2, 0) = t213;
+    IAS_KLink2Body.coeffRef(3, 0) = t215;
+    tauA_KLink2Body[0] = t250;
+    // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': articulated inertia
+    const double t251 = t5*t209;
+    const double t252 = t8*t202;
+    const double t253 = t251 + t252;
     const double tinv2 = 1.0/IAS_KLink2Body.coeff(2, 0);
-    const double t247 = t246*tinv2*IAS_KLink2Body.coeff(3, 0);
-    const double t248 = params.link_2_L*t247;
-    const double t249 = t244 + t245 - t248;
-    const double t250 = t1*t249;
-    const double t251 = t5*t201;
-    const double t252 = t251 + t185;
-    const double t253 = t5*t252;
-    const double t254 = t8*t195;
-    const double t255 = t254 + t203;
-    const double t256 = t8*t255;
-    const double t257 = params.link_2_m + t253 + t256;
-    const double t258 = params.link_2_L*t246*tinv2;
-    const double t259 = params.link_2_L*t246*t258;
-    const double t260 = t257 - t259;
-    const double t261 = t2*t260;
-    const double t262 = t250 - t261;
-    const double t263 = t2*t262;
-    const double t264 = params.link_2_m - t198 + t205;
-    const double t265 = tinv2*IAS_KLink2Body.coeff(3, 0)*IAS_KLink2Body.coeff(3, 0);
-    const double t266 = t264 - t265;
-    const double t267 = t1*t266;
-    const double t268 = t2*t249;
-    const double t269 = t267 - t268;
-    const double t270 = t1*t269;
-    const double t271 = -t263 + t270;
-    const double t272 = derived_.joint_1_IAS_KLink1Body_2_0*t271;
-    const double t273 = derived_.I_KLink1Body[4] + t272;
-    const double t274 = params.link_1_L*t271;
-    const double t275 = -derived_.I_KLink1Body[2] + t274;
-    const double t276 = params.damping*u[0];
-    const double t277 = u[1]*v_KLink2Body[3]*t260;
-    const double t278 = u[1]*t6*t249;
-    const double t279 = fext[1][4]*t60;
-    const double t280 = fext[1][3]*t76;
-    const double t281 = v_KLink2Body[2]*t214;
-    const double t282 = -t279 - t280 + t281;
-    const double t283 = t5*t226;
-    const double t284 = t8*t239;
-    const double t285 = t282 + t283 + t284;
-    const double t286 = -t277 - t278 + t285;
-    const double t287 = t258*tauA_KLink2Body[0];
-    const double t288 = t286 + t287;
-    const double t289 = t2*t288;
-    const double t290 = u[1]*t6*t266;
-    const double t291 = u[1]*v_KLink2Body[3]*t249;
-    const double t292 = params.link_2_m*v_KLink2Body[2]*t6;
-    const double t293 = fext[1][4]*t56;
-    const double t294 = fext[1][3]*t60;
-    const double t295 = t292 - t293 - t294;
-    const double t296 = t295 + t227 - t240;
-    const double t297 = -t290 - t291 + t296;
-    const double t298 = tinv2*IAS_KLink2Body.coeff(3, 0)*tauA_KLink2Body[0];
-    const double t299 = t297 + t298;
-    const double t300 = t1*t299;
-    const double t301 = -t289 + t300;
-    const double t302 = params.link_1_L*t301;
-    const double t303 = fext[0][2] - t276 - t302;
-    IAS_KLink1Body.coeffRef(2, 0) = t273;
-    IAS_KLink1Body.coeffRef(3, 0) = t275;
-    tauA_KLink1Body[0] = t303;
+    const double t254 = t253*tinv2*IAS_KLink2Body.coeff(3, 0);
+    const double t255 = params.link_2_L*t254;
+    const double t256 = t253 - t255;
+    const double t257 = t1*t256;
+    const double t258 = t5*t206;
+    const double t259 = t258 + t189;
+    const double t260 = t5*t259;
+    const double t261 = t8*t200;
+    const double t262 = t261 + t208;
+    const double t263 = t8*t262;
+    const double t264 = params.link_2_m + t260 + t263;
+    const double t265 = params.link_2_L*t253;
+    const double t266 = t265*tinv2;
+    const double t267 = t265*t266;
+    const double t268 = t264 - t267;
+    const double t269 = t2*t268;
+    const double t270 = t257 - t269;
+    const double t271 = t2*t270;
+    const double t272 = params.link_2_m + t211;
+    const double t273 = tinv2*IAS_KLink2Body.coeff(3, 0)*IAS_KLink2Body.coeff(3, 0);
+    const double t274 = t272 - t273;
+    const double t275 = t1*t274;
+    const double t276 = t2*t256;
+    const double t277 = t275 - t276;
+    const double t278 = t1*t277;
+    const double t279 = -t271 + t278;
+    const double t280 = derived_.joint_1_IAS_KLink1Body_2_0*t279;
+    const double t281 = derived_.I_KLink1Body[4] + t280;
+    const double t282 = params.link_1_L*t279;
+    const double t283 = -derived_.I_KLink1Body[2] + t282;
+    const double t284 = params.damping*u[0];
+    const double t285 = u[1]*v_KLink2Body[3];
+    const double t286 = t285*t268;
+    const double t287 = u[1]*t6;
+    const double t288 = t287*t256;
+    const double t289 = fext[1][4]*t60;
+    const double t290 = fext[1][3]*t76;
+    const double t291 = v_KLink2Body[2]*t219;
+    const double t292 = -t289 - t290 + t291;
+    const double t293 = t5*t233;
+    const double t294 = t8*t246;
+    const double t295 = t292 + t293 + t294;
+    const double t296 = -t286 - t288 + t295;
+    const double t297 = t266*tauA_KLink2Body[0];
+    const double t298 = t296 + t297;
+    const double t299 = t2*t298;
+    const double t300 = t287*t274;
+    const double t301 = t285*t256;
+    const double t302 = params.link_2_m*v_KLink2Body[2]*t6;
+    const double t303 = fext[1][4]*t56;
+    const double t304 = fext[1][3]*t60;
+    const double t305 = t302 - t303 - t304;
+    const double t306 = t305 + t248;
+    const double t307 = -t300 - t301 + t306;
+    const double t308 = tinv2*IAS_KLink2Body.coeff(3, 0)*tauA_KLink2Body[0];
+    const double t309 = t307 + t308;
+    const double t310 = t1*t309;
+    const double t311 = -t299 + t310;
+    const double t312 = params.link_1_L*t311;
+    const double t313 = fext[0][2] - t284 - t312;
+    IAS_KLink1Body.coeffRef(2, 0) = t281;
+    IAS_KLink1Body.coeffRef(3, 0) = t283;
+    tauA_KLink1Body[0] = t313;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration
     const double tinv3 = 1.0/IAS_KLink1Body.coeff(2, 0);
-    const double t304 = params.world_gravity[1]*t52;
-    const double t305 = params.world_gravity[0]*t54;
-    const double t306 = -t304 + t305;
-    const double t307 = t1*t262;
-    const double t308 = t2*t269;
-    const double t309 = t307 + t308;
-    const double t310 = params.link_1_L*t306*t309;
-    const double t311 = params.world_gravity[1]*t54;
-    const double t312 = params.world_gravity[0]*t52;
-    const double t313 = -t311 - t312;
-    const double t314 = t313*IAS_KLink1Body.coeff(3, 0);
-    const double t315 = -t310 - t314 + tauA_KLink1Body[0];
-    const double t316 = tinv3*t315;
-    udot[0] = t316;
-    a_KLink1Body[4] = t306;
+    const double t314 = params.world_gravity[1]*t52;
+    const double t315 = params.world_gravity[0]*t54;
+    const double t316 = -t314 + t315;
+    const double t317 = t1*t270;
+    const double t318 = t2*t277;
+    const double t319 = t317 + t318;
+    const double t320 = params.link_1_L*t316*t319;
+    const double t321 = params.world_gravity[1]*t54;
+    const double t322 = params.world_gravity[0]*t52;
+    const double t323 = -t321 - t322;
+    const double t324 = t323*IAS_KLink1Body.coeff(3, 0);
+    const double t325 = -t320 - t324 + tauA_KLink1Body[0];
+    const double t326 = tinv3*t325;
+    udot[0] = t326;
+    a_KLink1Body[3] = t323;
+    a_KLink1Body[4] = t316;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': acceleration
-    const double t317 = IAS_KLink2Body.coeff(2, 0)*tinv3*t315;
-    const double t318 = u[1]*v_KLink2Body[3];
-    const double t319 = t1*a_KLink1Body[4];
-    const double t320 = params.link_1_L*tinv3*t315;
-    const double t321 = -t311 - t312 + t320;
-    const double t322 = t2*t321;
-    const double t323 = -t318 + t319 - t322;
-    const double t324 = params.link_2_L*t246*t323;
-    const double t325 = u[1]*t6;
-    const double t326 = t2*a_KLink1Body[4];
-    const double t327 = t1*t321;
-    const double t328 = -t325 + t326 + t327;
-    const double t329 = IAS_KLink2Body.coeff(3, 0)*t328;
-    const double t330 = t317 + t324 + t329;
-    const double t331 = -t216 - t242 - t330;
-    const double t332 = tinv2*t331;
-    const double t333 = udot[0] + t332;
-    udot[1] = t332;
-    a_KLink2Body[2] = t333;
-    a_KLink2Body[3] = t328;
-    a_KLink2Body[4] = t323;
+    const double t327 = IAS_KLink2Body.coeff(2, 0)*udot[0];
+    const double t328 = t1*a_KLink1Body[4];
+    const double t329 = params.link_1_L*udot[0];
+    const double t330 = a_KLink1Body[3] + t329;
+    const double t331 = t2*t330;
+    const double t332 = -t285 + t328 - t331;
+    const double t333 = t265*t332;
+    const double t334 = t2*a_KLink1Body[4];
+    const double t335 = t1*t330;
+    const double t336 = -t287 + t334 + t335;
+    const double t337 = IAS_KLink2Body.coeff(3, 0)*t336;
+    const double t338 = t327 + t333 + t337;
+    const double t339 = tauA_KLink2Body[0] - t338;
+    const double t340 = tinv2*t339;
+    const double t341 = udot[0] + t340;
+    udot[1] = t340;
+    a_KLink2Body[2] = t341;
+    a_KLink2Body[3] = t336;
+    a_KLink2Body[4] = t332;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration
-    const double t334 = IAS_KLink3Body.coeff(2, 0)*a_KLink2Body[2];
-    const double t335 = u[2]*v_KLink3Body[3];
-    const double t336 = t8*a_KLink2Body[4];
-    const double t337 = params.link_2_L*a_KLink2Body[2];
-    const double t338 = a_KLink2Body[3] + t337;
-    const double t339 = t5*t338;
-    const double t340 = -t335 + t336 - t339;
-    const double t341 = params.link_3_L*t181*t340;
-    const double t342 = u[2]*v_KLink3Body[4];
-    const double t343 = t5*a_KLink2Body[4];
-    const double t344 = t8*t338;
-    const double t345 = t342 + t343 + t344;
-    const double t346 = IAS_KLink3Body.coeff(3, 0)*t345;
-    const double t347 = t334 + t341 + t346;
-    const double t348 = -t151 - t177 - t347;
-    const double t349 = tinv1*t348;
-    const double t350 = udot[0] + udot[1] + t349;
-    udot[2] = t349;
-    a_KLink3Body[2] = t350;
-    a_KLink3Body[3] = t345;
-    a_KLink3Body[4] = t340;
+    const double t342 = IAS_KLink3Body.coeff(2, 0)*a_KLink2Body[2];
+    const double t343 = t8*a_KLink2Body[4];
+    const double t344 = params.link_2_L*a_KLink2Body[2];
+    const double t345 = a_KLink2Body[3] + t344;
+    const double t346 = t5*t345;
+    const double t347 = -t224 + t343 - t346;
+    const double t348 = t197*t347;
+    const double t349 = t5*a_KLink2Body[4];
+    const double t350 = t8*t345;
+    const double t351 = t222 + t349 + t350;
+    const double t352 = IAS_KLink3Body.coeff(3, 0)*t351;
+    const double t353 = t342 + t348 + t352;
+    const double t354 = tauA_KLink3Body[0] - t353;
+    const double t355 = tinv1*t354;
+    const double t356 = a_KLink2Body[2] + t355;
+    udot[2] = t355;
+    a_KLink3Body[2] = t356;
+    a_KLink3Body[3] = t351;
+    a_KLink3Body[4] = t347;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': acceleration
-    const double t351 = IAS_KLink4Body.coeff(2, 0)*a_KLink3Body[2];
-    const double t352 = u[3]*v_KLink4Body[3];
-    const double t353 = t19*a_KLink3Body[4];
-    const double t354 = params.link_3_L*a_KLink3Body[2];
-    const double t355 = a_KLink3Body[3] + t354;
-    const double t356 = t17*t355;
-    const double t357 = -t352 + t353 - t356;
-    const double t358 = params.link_4_L*t120*t357;
-    const double t359 = u[3]*v_KLink4Body[4];
-    const double t360 = t17*a_KLink3Body[4];
-    const double t361 = t19*t355;
-    const double t362 = t359 + t360 + t361;
-    const double t363 = IAS_KLink4Body.coeff(3, 0)*t362;
-    const double t364 = t351 + t358 + t363;
-    const double t365 = -t50 - t116 - t364;
-    const double t366 = tinv0*t365;
-    const double t367 = a_KLink3Body[2] + t366;
-    udot[3] = t366;
-    a_KLink4Body[2] = t367;
-    a_KLink4Body[3] = t362;
-    a_KLink4Body[4] = t357;
+    const double t357 = IAS_KLink4Body.coeff(2, 0)*a_KLink3Body[2];
+    const double t358 = t19*a_KLink3Body[4];
+    const double t359 = params.link_3_L*a_KLink3Body[2];
+    const double t360 = a_KLink3Body[3] + t359;
+    const double t361 = t17*t360;
+    const double t362 = -t156 + t358 - t361;
+    const double t363 = t129*t362;
+    const double t364 = t17*a_KLink3Body[4];
+    const double t365 = t19*t360;
+    const double t366 = t154 + t364 + t365;
+    const double t367 = IAS_KLink4Body.coeff(3, 0)*t366;
+    const double t368 = t357 + t363 + t367;
+    const double t369 = tauA_KLink4Body[0] - t368;
+    const double t370 = tinv0*t369;
+    const double t371 = a_KLink3Body[2] + t370;
+    udot[3] = t370;
+    a_KLink4Body[2] = t371;
+    a_KLink4Body[3] = t366;
+    a_KLink4Body[4] = t362;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration
     udot[4] = derived_.joint_5_udot_4*(-t111 - derived_.I_KLink5Body[4]*a_KLink4Body[2] +
         derived_.I_KLink5Body[2]*(u[4]*v_KLink5Body[4] + t28*a_KLink4Body[4] +
@@ -1503,7 +1514,7 @@ class Chain {
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
-  // (103 adds, 123 muls, 0 divs, 10 calls, 0 other)
+  // (89 adds, 123 muls, 0 divs, 10 calls, 0 other)
   void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -1534,7 +1545,7 @@ class Chain {
     v_KLink2Body[2] = t0;
     v_KLink2Body[3] = t3;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
-    const double t4 = u[0] + u[1] + u[2];
+    const double t4 = v_KLink2Body[2] + u[2];
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[2]);
     const double t5 = tsc1.sin;
     const double t6 = params.link_1_L*u[0]*t2;
@@ -1557,7 +1568,7 @@ class Chain {
     const double t18 = t17*v_KLink3Body[4];
     const double t19 = tsc2.cos;
     const double t20 = params.link_3_L*v_KLink3Body[2];
-    const double t21 = t20 - t7 + t11;
+    const double t21 = t20 + v_KLink3Body[3];
     const double t22 = t19*t21;
     const double t23 = t18 + t22;
     const double t24 = t17*t21;
@@ -1567,13 +1578,13 @@ class Chain {
     v_KLink4Body[3] = t23;
     v_KLink4Body[4] = t26;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
-    const double t27 = u[3] + u[4] + v_KLink3Body[2];
+    const double t27 = v_KLink4Body[2] + u[4];
     const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[4]);
     const double t28 = tsc3.sin;
     const double t29 = t28*v_KLink4Body[4];
     const double t30 = tsc3.cos;
     const double t31 = params.link_4_L*v_KLink4Body[2];
-    const double t32 = t31 + t18 + t22;
+    const double t32 = t31 + v_KLink4Body[3];
     const double t33 = t30*t32;
     const double t34 = t29 + t33;
     const double t35 = t30*v_KLink4Body[4];
@@ -1599,7 +1610,7 @@ class Chain {
     const double t47 = u[1]*t6;
     const double t48 = t2*a_KLink1Body[4];
     const double t49 = params.link_1_L*udot[0];
-    const double t50 = t49 - t39 - t41;
+    const double t50 = t49 + a_KLink1Body[3];
     const double t51 = t1*t50;
     const double t52 = -t47 + t48 + t51;
     const double t53 = u[1]*v_KLink2Body[3];
@@ -1610,7 +1621,7 @@ class Chain {
     a_KLink2Body[3] = t52;
     a_KLink2Body[4] = t56;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': acceleration
-    const double t57 = udot[0] + udot[1] + udot[2];
+    const double t57 = a_KLink2Body[2] + udot[2];
     const double t58 = u[2]*v_KLink3Body[4];
     const double t59 = t5*a_KLink2Body[4];
     const double t60 = params.link_2_L*a_KLink2Body[2];
@@ -1640,7 +1651,7 @@ class Chain {
     a_KLink4Body[3] = t74;
     a_KLink4Body[4] = t78;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': acceleration
-    const double t79 = udot[3] + udot[4] + a_KLink3Body[2];
+    const double t79 = a_KLink4Body[2] + udot[4];
     const double t80 = u[4]*v_KLink5Body[4];
     const double t81 = t28*a_KLink4Body[4];
     const double t82 = params.link_4_L*a_KLink4Body[2];
@@ -1673,7 +1684,7 @@ class Chain {
     const double t103 = v_KLink4Body[4]*t102;
     const double t104 = t98 + t99 - t103;
     const double t105 = derived_.I_KLink4Body[2]*a_KLink4Body[3];
-    const double t106 = t104 - t105 + t96 - t97;
+    const double t106 = t104 - t105 + tau[4];
     const double t107 = derived_.I_KLink5Body[2]*a_KLink5Body[2];
     const double t108 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
     const double t109 = params.link_5_m*a_KLink5Body[3];
@@ -1695,12 +1706,12 @@ class Chain {
     const double t123 = -t121 + t122;
     const double t124 = v_KLink3Body[4]*t123;
     const double t125 = t119 + t120 - t124;
-    const double t126 = -t118 + t125 + t106 + t117;
+    const double t126 = -t118 + t125 + tau[3];
     const double t127 = derived_.I_KLink4Body[2]*a_KLink4Body[2];
     const double t128 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
     const double t129 = params.link_4_m*a_KLink4Body[3];
     const double t130 = -t127 - t128 + t129;
-    const double t131 = t130 + t111 - t115;
+    const double t131 = t130 + t116;
     const double t132 = t19*t131;
     const double t133 = t30*t114;
     const double t134 = v_KLink4Body[2]*t102;
@@ -1721,12 +1732,12 @@ class Chain {
     const double t147 = t6*t146;
     const double t148 = t142 - t143 + t147;
     const double t149 = derived_.I_KLink2Body[2]*a_KLink2Body[3];
-    const double t150 = t148 - t149 + t126 + t141;
+    const double t150 = t148 - t149 + tau[2];
     const double t151 = derived_.I_KLink3Body[2]*a_KLink3Body[2];
     const double t152 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
     const double t153 = params.link_3_m*a_KLink3Body[3];
     const double t154 = -t151 - t152 + t153;
-    const double t155 = t154 + t132 - t139;
+    const double t155 = t154 + t140;
     const double t156 = t8*t155;
     const double t157 = v_KLink3Body[2]*t123;
     const double t158 = params.link_3_m*a_KLink3Body[4];
@@ -1739,12 +1750,10 @@ class Chain {
     const double t165 = params.link_2_L*t164;
     tau[1] = t150 + t165;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': generalized force
-    const double t166 = derived_.I_KLink1Body[4]*udot[0] -
-        derived_.I_KLink1Body[2]*a_KLink1Body[3] + t150 + t165 +
+    tau[0] = derived_.I_KLink1Body[4]*udot[0] - derived_.I_KLink1Body[2]*a_KLink1Body[3] + tau[1] +
         params.link_1_L*(t1*(-derived_.I_KLink2Body[2]*a_KLink2Body[2] +
-        params.link_2_m*v_KLink2Body[2]*t6 + params.link_2_m*a_KLink2Body[3] + t156 - t163) -
+        params.link_2_m*v_KLink2Body[2]*t6 + params.link_2_m*a_KLink2Body[3] + t164) -
         t2*(t8*t162 + (v_KLink2Body[2]*t146 + params.link_2_m*a_KLink2Body[4] + t5*t155)));
-    tau[0] = t166;
   }
 
   // qdot (nq) = N(q) u.
@@ -1763,7 +1772,7 @@ class Chain {
   }
 
   // X_WB of every body (its `frame_a`) in World.
-  // (23 adds, 34 muls, 0 divs, 10 calls, 0 other)
+  // (21 adds, 34 muls, 0 divs, 10 calls, 0 other)
   void bodyPoses([[maybe_unused]] const Q& q, BodyPoses& poses) const {
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
@@ -1851,9 +1860,9 @@ class Chain {
     const double t39 = t27*poses[2].R_WB.coeff(1, 1);
     const double t40 = -t38 + t39;
     const double t41 = params.link_3_L*poses[2].R_WB.coeff(0, 1);
-    const double t42 = poses[1].p_WB[0] - t25 - t41;
+    const double t42 = poses[2].p_WB[0] - t41;
     const double t43 = params.link_3_L*poses[2].R_WB.coeff(1, 1);
-    const double t44 = -t12 - t26 - t43;
+    const double t44 = poses[2].p_WB[1] - t43;
     poses[3].R_WB.coeffRef(0, 0) = t31;
     poses[3].R_WB.coeffRef(0, 1) = t34;
     poses[3].R_WB.coeffRef(0, 2) = 0.0;
@@ -1885,7 +1894,7 @@ class Chain {
   }
 
   // w_WB and v_WBo of every body, in World.
-  // (31 adds, 34 muls, 0 divs, 8 calls, 0 other)
+  // (27 adds, 29 muls, 0 divs, 8 calls, 0 other)
   void bodyVelocities([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                       BodyVelocities& velocities) const {
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
@@ -1964,8 +1973,8 @@ class Chain {
     velocities[0].v_WB[2] = 0.0;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
     const double t39 = u[0] + u[1];
-    const double t40 = params.link_1_L*u[0]*R_WLink1Body.coeff(0, 0);
-    const double t41 = params.link_1_L*u[0]*R_WLink1Body.coeff(1, 0);
+    const double t40 = t35*u[0];
+    const double t41 = p_WLink2Body[0]*u[0];
     velocities[1].w_WB[0] = 0.0;
     velocities[1].w_WB[1] = 0.0;
     velocities[1].w_WB[2] = t39;
@@ -1973,9 +1982,9 @@ class Chain {
     velocities[1].v_WB[1] = t41;
     velocities[1].v_WB[2] = 0.0;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity
-    const double t42 = u[0] + u[1] + u[2];
-    const double t43 = params.link_2_L*velocities[1].w_WB[2]*R_WLink2Body.coeff(0, 0);
-    const double t44 = params.link_2_L*velocities[1].w_WB[2]*R_WLink2Body.coeff(0, 1);
+    const double t42 = velocities[1].w_WB[2] + u[2];
+    const double t43 = t36*velocities[1].w_WB[2];
+    const double t44 = t32*velocities[1].w_WB[2];
     velocities[2].w_WB[0] = 0.0;
     velocities[2].w_WB[1] = 0.0;
     velocities[2].w_WB[2] = t42;
@@ -1986,10 +1995,10 @@ class Chain {
     const double t45 = u[3] + velocities[2].w_WB[2];
     const double t46 = t35 + t36 + p_WLink4Body[1];
     const double t47 = velocities[2].w_WB[2]*t46;
-    const double t48 = velocities[1].v_WB[0] + t43 - t47;
+    const double t48 = velocities[2].v_WB[0] - t47;
     const double t49 = -p_WLink2Body[0] + t32 + p_WLink4Body[0];
     const double t50 = velocities[2].w_WB[2]*t49;
-    const double t51 = velocities[1].v_WB[1] - t44 + t50;
+    const double t51 = velocities[2].v_WB[1] + t50;
     velocities[3].w_WB[0] = 0.0;
     velocities[3].w_WB[1] = 0.0;
     velocities[3].w_WB[2] = t45;
@@ -1997,18 +2006,17 @@ class Chain {
     velocities[3].v_WB[1] = t51;
     velocities[3].v_WB[2] = 0.0;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity
+    const double t52 = params.link_4_L*velocities[3].w_WB[2];
     velocities[4].w_WB[0] = 0.0;
     velocities[4].w_WB[1] = 0.0;
-    velocities[4].w_WB[2] = u[3] + u[4] + velocities[2].w_WB[2];
-    velocities[4].v_WB[0] = params.link_4_L*velocities[3].w_WB[2]*R_WLink4Body.coeff(1, 1) +
-        velocities[3].v_WB[0];
-    velocities[4].v_WB[1] = -params.link_4_L*velocities[3].w_WB[2]*R_WLink4Body.coeff(0, 1) +
-        velocities[3].v_WB[1];
+    velocities[4].w_WB[2] = velocities[3].w_WB[2] + u[4];
+    velocities[4].v_WB[0] = t52*R_WLink4Body.coeff(1, 1) + velocities[3].v_WB[0];
+    velocities[4].v_WB[1] = -t52*R_WLink4Body.coeff(0, 1) + velocities[3].v_WB[1];
     velocities[4].v_WB[2] = 0.0;
   }
 
   // Kinetic energy 1/2 u^T M u (J).
-  // (63 adds, 122 muls, 0 divs, 10 calls, 0 other)
+  // (59 adds, 109 muls, 0 divs, 10 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
@@ -2110,16 +2118,16 @@ class Chain {
     R_WLink5Body.coeffRef(1, 1) = t52;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
     const double t53 = u[0] + u[1];
-    const double t54 = params.link_1_L*u[0]*R_WLink1Body.coeff(0, 0);
-    const double t55 = params.link_1_L*u[0]*R_WLink1Body.coeff(1, 0);
+    const double t54 = t41*u[0];
+    const double t55 = p_WLink2Body[0]*u[0];
     w_WLink2Body[2] = t53;
     v_WLink2Body[0] = t54;
     v_WLink2Body[1] = t55;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity
-    const double t56 = u[0] + u[1] + u[2];
-    const double t57 = params.link_2_L*w_WLink2Body[2]*R_WLink2Body.coeff(0, 0);
+    const double t56 = w_WLink2Body[2] + u[2];
+    const double t57 = t42*w_WLink2Body[2];
     const double t58 = v_WLink2Body[0] + t57;
-    const double t59 = params.link_2_L*w_WLink2Body[2]*R_WLink2Body.coeff(0, 1);
+    const double t59 = t38*w_WLink2Body[2];
     const double t60 = v_WLink2Body[1] - t59;
     w_WLink3Body[2] = t56;
     v_WLink3Body[0] = t58;
@@ -2128,52 +2136,50 @@ class Chain {
     const double t61 = u[3] + w_WLink3Body[2];
     const double t62 = t41 + t42 + p_WLink4Body[1];
     const double t63 = w_WLink3Body[2]*t62;
-    const double t64 = v_WLink2Body[0] + t57 - t63;
+    const double t64 = v_WLink3Body[0] - t63;
     const double t65 = -p_WLink2Body[0] + t38 + p_WLink4Body[0];
     const double t66 = w_WLink3Body[2]*t65;
-    const double t67 = v_WLink2Body[1] - t59 + t66;
+    const double t67 = v_WLink3Body[1] + t66;
     w_WLink4Body[2] = t61;
     v_WLink4Body[0] = t64;
     v_WLink4Body[1] = t67;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity
-    const double t68 = u[3] + u[4] + w_WLink3Body[2];
-    const double t69 = params.link_4_L*w_WLink4Body[2]*R_WLink4Body.coeff(1, 1);
-    const double t70 = t69 + v_WLink4Body[0];
-    const double t71 = params.link_4_L*w_WLink4Body[2]*R_WLink4Body.coeff(0, 1);
-    const double t72 = -t71 + v_WLink4Body[1];
+    const double t68 = w_WLink4Body[2] + u[4];
+    const double t69 = params.link_4_L*w_WLink4Body[2];
+    const double t70 = t69*R_WLink4Body.coeff(1, 1);
+    const double t71 = t70 + v_WLink4Body[0];
+    const double t72 = t69*R_WLink4Body.coeff(0, 1);
+    const double t73 = -t72 + v_WLink4Body[1];
     w_WLink5Body[2] = t68;
-    v_WLink5Body[0] = t70;
-    v_WLink5Body[1] = t72;
+    v_WLink5Body[0] = t71;
+    v_WLink5Body[1] = t73;
     // kinetic energy
-    const double t73 = v_WLink2Body[0]*(params.link_2_m*v_WLink2Body[0] +
-        0.5*derived_.ke_d*w_WLink2Body[2]*R_WLink2Body.coeff(0, 0)) +
+    const double t74 = derived_.ke_d*R_WLink2Body.coeff(0, 0);
+    const double t75 = derived_.ke_d*R_WLink2Body.coeff(0, 1);
+    const double t76 = derived_.ke_c*R_WLink3Body.coeff(0, 1);
+    const double t77 = derived_.ke_c*R_WLink3Body.coeff(1, 1);
+    const double t78 = 0.3333333333333333*derived_.ke_f*u[0]*u[0] +
+        (v_WLink2Body[0]*(params.link_2_m*v_WLink2Body[0] + 0.5*t74*w_WLink2Body[2]) +
         w_WLink2Body[2]*(0.3333333333333333*derived_.ke_g*w_WLink2Body[2] -
-        0.5*derived_.ke_d*v_WLink2Body[1]*R_WLink2Body.coeff(0, 1) +
-        0.5*derived_.ke_d*v_WLink2Body[0]*R_WLink2Body.coeff(0, 0)) +
-        v_WLink2Body[1]*(params.link_2_m*v_WLink2Body[1] -
-        0.5*derived_.ke_d*w_WLink2Body[2]*R_WLink2Body.coeff(0, 1));
-    const double t74 = v_WLink3Body[1]*(-0.5*derived_.ke_c*w_WLink3Body[2]*R_WLink3Body.coeff(0, 1) +
-        params.link_3_m*v_WLink3Body[1]) +
-        v_WLink3Body[0]*(0.5*derived_.ke_c*w_WLink3Body[2]*R_WLink3Body.coeff(1, 1) +
-        params.link_3_m*v_WLink3Body[0]) +
+        0.5*t75*v_WLink2Body[1] + 0.5*t74*v_WLink2Body[0]) +
+        v_WLink2Body[1]*(params.link_2_m*v_WLink2Body[1] - 0.5*t75*w_WLink2Body[2])) +
+        (v_WLink3Body[1]*(-0.5*t76*w_WLink3Body[2] + params.link_3_m*v_WLink3Body[1]) +
+        v_WLink3Body[0]*(0.5*t77*w_WLink3Body[2] + params.link_3_m*v_WLink3Body[0]) +
         w_WLink3Body[2]*(0.3333333333333333*derived_.ke_h*w_WLink3Body[2] -
-        0.5*derived_.ke_c*v_WLink3Body[1]*R_WLink3Body.coeff(0, 1) +
-        0.5*derived_.ke_c*v_WLink3Body[0]*R_WLink3Body.coeff(1, 1));
-    const double t75 = w_WLink4Body[2]*(0.3333333333333333*derived_.ke_i*w_WLink4Body[2] -
-        0.5*derived_.ke*R_WLink4Body.coeff(0, 1)*v_WLink4Body[1] +
-        0.5*derived_.ke*R_WLink4Body.coeff(1, 1)*v_WLink4Body[0]) +
-        v_WLink4Body[1]*(-0.5*derived_.ke*w_WLink4Body[2]*R_WLink4Body.coeff(0, 1) +
-        params.link_4_m*v_WLink4Body[1]) +
-        v_WLink4Body[0]*(0.5*derived_.ke*w_WLink4Body[2]*R_WLink4Body.coeff(1, 1) +
-        params.link_4_m*v_WLink4Body[0]);
-    const double t76 = w_WLink5Body[2]*(0.3333333333333333*derived_.ke_e*w_WLink5Body[2] -
-        0.5*derived_.ke_b*R_WLink5Body.coeff(0, 1)*v_WLink5Body[1] +
-        0.5*derived_.ke_b*R_WLink5Body.coeff(1, 1)*v_WLink5Body[0]) +
-        v_WLink5Body[0]*(0.5*derived_.ke_b*w_WLink5Body[2]*R_WLink5Body.coeff(1, 1) +
-        params.link_5_m*v_WLink5Body[0]) +
-        v_WLink5Body[1]*(-0.5*derived_.ke_b*w_WLink5Body[2]*R_WLink5Body.coeff(0, 1) +
-        params.link_5_m*v_WLink5Body[1]);
-    ke = 0.5*(0.3333333333333333*derived_.ke_f*u[0]*u[0] + t73 + t74 + t75 + t76);
+        0.5*t76*v_WLink3Body[1] + 0.5*t77*v_WLink3Body[0]));
+    const double t79 = derived_.ke*R_WLink4Body.coeff(0, 1);
+    const double t80 = derived_.ke*R_WLink4Body.coeff(1, 1);
+    const double t81 = derived_.ke_b*R_WLink5Body.coeff(0, 1);
+    const double t82 = derived_.ke_b*R_WLink5Body.coeff(1, 1);
+    const double t83 = t78 + (w_WLink4Body[2]*(0.3333333333333333*derived_.ke_i*w_WLink4Body[2] -
+        0.5*t79*v_WLink4Body[1] + 0.5*t80*v_WLink4Body[0]) +
+        v_WLink4Body[1]*(-0.5*t79*w_WLink4Body[2] + params.link_4_m*v_WLink4Body[1]) +
+        v_WLink4Body[0]*(0.5*t80*w_WLink4Body[2] + params.link_4_m*v_WLink4Body[0])) +
+        (w_WLink5Body[2]*(0.3333333333333333*derived_.ke_e*w_WLink5Body[2] -
+        0.5*t81*v_WLink5Body[1] + 0.5*t82*v_WLink5Body[0]) +
+        v_WLink5Body[0]*(0.5*t82*w_WLink5Body[2] + params.link_5_m*v_WLink5Body[0]) +
+        v_WLink5Body[1]*(-0.5*t81*w_WLink5Body[2] + params.link_5_m*v_WLink5Body[1]));
+    ke = 0.5*t83;
     return ke;
   }
 
@@ -2388,7 +2394,7 @@ class Chain {
   // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
-  // (23 adds, 18 muls, 0 divs, 6 calls, 0 other)
+  // (19 adds, 18 muls, 0 divs, 6 calls, 0 other)
   void frameJacobianLink3Body([[maybe_unused]] const Q& q,
                               [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                               FrameJacobian& J) const {
@@ -2438,29 +2444,29 @@ class Chain {
     R_WLink3Body.coeffRef(1, 0) = t21;
     R_WLink3Body.coeffRef(1, 1) = t23;
     // J_WF: the joints from World to 'link[3].body', each shifted to Fo
-    const double t24 = p_BoFo_B[1]*R_WLink3Body.coeff(1, 1);
-    const double t25 = params.link_1_L*R_WLink1Body.coeff(0, 0);
-    const double t26 = params.link_2_L*R_WLink2Body.coeff(0, 0);
-    const double t27 = -t25 - t26 + p_BoFo_B[0]*R_WLink3Body.coeff(1, 0);
-    const double t28 = p_BoFo_B[0]*R_WLink3Body.coeff(0, 0);
-    const double t29 = params.link_2_L*R_WLink2Body.coeff(0, 1);
-    const double t30 = p_WLink2Body[0] - t29 + p_BoFo_B[1]*R_WLink3Body.coeff(0, 1);
+    const double t24 = params.link_1_L*R_WLink1Body.coeff(0, 0);
+    const double t25 = params.link_2_L*R_WLink2Body.coeff(0, 0);
+    const double t26 = p_BoFo_B[1]*R_WLink3Body.coeff(1, 1) +
+        (-t24 - t25 + p_BoFo_B[0]*R_WLink3Body.coeff(1, 0));
+    const double t27 = params.link_2_L*R_WLink2Body.coeff(0, 1);
+    const double t28 = p_BoFo_B[0]*R_WLink3Body.coeff(0, 0) +
+        (p_WLink2Body[0] - t27 + p_BoFo_B[1]*R_WLink3Body.coeff(0, 1));
     J.coeffRef(2, 0) = 1.0;
     J.coeffRef(2, 1) = 1.0;
     J.coeffRef(2, 2) = 1.0;
-    J.coeffRef(3, 0) = -(t24 + t27);
-    J.coeffRef(3, 1) = -t25 - t24 - t27;
-    J.coeffRef(3, 2) = -(t25 + t26 + t24 + t27);
-    J.coeffRef(4, 0) = t28 + t30;
-    J.coeffRef(4, 1) = -p_WLink2Body[0] + t28 + t30;
-    J.coeffRef(4, 2) = -p_WLink2Body[0] + t29 + t28 + t30;
+    J.coeffRef(3, 0) = -t26;
+    J.coeffRef(3, 1) = -t24 - t26;
+    J.coeffRef(3, 2) = -(t24 + t25 + t26);
+    J.coeffRef(4, 0) = t28;
+    J.coeffRef(4, 1) = -p_WLink2Body[0] + t28;
+    J.coeffRef(4, 2) = -p_WLink2Body[0] + t27 + t28;
   }
 
   // Body 'link[4].body':
   // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
-  // (27 adds, 28 muls, 0 divs, 8 calls, 0 other)
+  // (26 adds, 28 muls, 0 divs, 8 calls, 0 other)
   void frameJacobianLink4Body([[maybe_unused]] const Q& q,
                               [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                               FrameJacobian& J) const {
@@ -2545,6 +2551,7 @@ class Chain {
         p_BoFo_B[1]*R_WLink4Body.coeff(1, 1);
     const double t46 = p_WLink4Body[0] + p_BoFo_B[0]*R_WLink4Body.coeff(0, 0) +
         p_BoFo_B[1]*R_WLink4Body.coeff(0, 1);
+    const double t47 = -p_WLink2Body[0] + t46;
     J.coeffRef(2, 0) = 1.0;
     J.coeffRef(2, 1) = 1.0;
     J.coeffRef(2, 2) = 1.0;
@@ -2554,8 +2561,8 @@ class Chain {
     J.coeffRef(3, 2) = -(t41 + t42 + t45);
     J.coeffRef(3, 3) = p_WLink4Body[1] - t45;
     J.coeffRef(4, 0) = t46;
-    J.coeffRef(4, 1) = -p_WLink2Body[0] + t46;
-    J.coeffRef(4, 2) = -p_WLink2Body[0] + t38 + t46;
+    J.coeffRef(4, 1) = t47;
+    J.coeffRef(4, 2) = t47 + t38;
     J.coeffRef(4, 3) = -p_WLink4Body[0] + t46;
   }
 
@@ -2563,7 +2570,7 @@ class Chain {
   // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
-  // (45 adds, 38 muls, 0 divs, 10 calls, 0 other)
+  // (37 adds, 38 muls, 0 divs, 10 calls, 0 other)
   void frameJacobianLink5Body([[maybe_unused]] const Q& q,
                               [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                               FrameJacobian& J) const {
@@ -2665,27 +2672,27 @@ class Chain {
     R_WLink5Body.coeffRef(1, 0) = t55;
     R_WLink5Body.coeffRef(1, 1) = t58;
     // J_WF: the joints from World to 'link[5].body', each shifted to Fo
-    const double t59 = p_BoFo_B[0]*R_WLink5Body.coeff(1, 0);
-    const double t60 = params.link_4_L*R_WLink4Body.coeff(1, 1);
-    const double t61 = p_WLink4Body[1] - t60 + p_BoFo_B[1]*R_WLink5Body.coeff(1, 1);
-    const double t62 = p_BoFo_B[0]*R_WLink5Body.coeff(0, 0);
-    const double t63 = params.link_4_L*R_WLink4Body.coeff(0, 1);
-    const double t64 = p_WLink4Body[0] - t63 + p_BoFo_B[1]*R_WLink5Body.coeff(0, 1);
+    const double t59 = params.link_4_L*R_WLink4Body.coeff(1, 1);
+    const double t60 = p_BoFo_B[0]*R_WLink5Body.coeff(1, 0) +
+        (p_WLink4Body[1] - t59 + p_BoFo_B[1]*R_WLink5Body.coeff(1, 1));
+    const double t61 = params.link_4_L*R_WLink4Body.coeff(0, 1);
+    const double t62 = p_BoFo_B[0]*R_WLink5Body.coeff(0, 0) +
+        (p_WLink4Body[0] - t61 + p_BoFo_B[1]*R_WLink5Body.coeff(0, 1));
     J.coeffRef(2, 0) = 1.0;
     J.coeffRef(2, 1) = 1.0;
     J.coeffRef(2, 2) = 1.0;
     J.coeffRef(2, 3) = 1.0;
     J.coeffRef(2, 4) = 1.0;
-    J.coeffRef(3, 0) = -(t59 + t61);
-    J.coeffRef(3, 1) = -t41 - t59 - t61;
-    J.coeffRef(3, 2) = -(t41 + t42 + t59 + t61);
-    J.coeffRef(3, 3) = p_WLink4Body[1] - t59 - t61;
-    J.coeffRef(3, 4) = -(-p_WLink4Body[1] + t60 + t59 + t61);
-    J.coeffRef(4, 0) = t62 + t64;
-    J.coeffRef(4, 1) = -p_WLink2Body[0] + t62 + t64;
-    J.coeffRef(4, 2) = -p_WLink2Body[0] + t38 + t62 + t64;
-    J.coeffRef(4, 3) = -p_WLink4Body[0] + t62 + t64;
-    J.coeffRef(4, 4) = -p_WLink4Body[0] + t63 + t62 + t64;
+    J.coeffRef(3, 0) = -t60;
+    J.coeffRef(3, 1) = -t41 - t60;
+    J.coeffRef(3, 2) = -(t41 + t42 + t60);
+    J.coeffRef(3, 3) = p_WLink4Body[1] - t60;
+    J.coeffRef(3, 4) = -(-p_WLink4Body[1] + t59 + t60);
+    J.coeffRef(4, 0) = t62;
+    J.coeffRef(4, 1) = -p_WLink2Body[0] + t62;
+    J.coeffRef(4, 2) = -p_WLink2Body[0] + t38 + t62;
+    J.coeffRef(4, 3) = -p_WLink4Body[0] + t62;
+    J.coeffRef(4, 4) = -p_WLink4Body[0] + t61 + t62;
   }
 
   // Body 'link[1].body':
@@ -2714,7 +2721,7 @@ class Chain {
   // Body 'link[2].body':
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
-  // (8 adds, 18 muls, 0 divs, 4 calls, 0 other)
+  // (8 adds, 17 muls, 0 divs, 4 calls, 0 other)
   void frameJacobianDotULink2Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                                   [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                                   SpatialVector& JdotU) const {
@@ -2744,11 +2751,12 @@ class Chain {
     R_WLink2Body.coeffRef(1, 0) = t10;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
     const double t11 = u[0] + u[1];
-    const double t12 = params.link_1_L*u[0]*R_WLink1Body.coeff(0, 0);
-    const double t13 = params.link_1_L*u[0]*R_WLink1Body.coeff(1, 0);
+    const double t12 = params.link_1_L*u[0];
+    const double t13 = t12*R_WLink1Body.coeff(0, 0);
+    const double t14 = t12*R_WLink1Body.coeff(1, 0);
     w_WLink2Body[2] = t11;
-    v_WLink2Body[0] = t12;
-    v_WLink2Body[1] = t13;
+    v_WLink2Body[0] = t13;
+    v_WLink2Body[1] = t14;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
     JdotU[3] = -u[0]*v_WLink2Body[1] -
@@ -2763,7 +2771,7 @@ class Chain {
   // Body 'link[3].body':
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
-  // (16 adds, 30 muls, 0 divs, 6 calls, 0 other)
+  // (15 adds, 28 muls, 0 divs, 6 calls, 0 other)
   void frameJacobianDotULink3Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                                   [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                                   SpatialVector& JdotU) const {
@@ -2813,22 +2821,22 @@ class Chain {
     R_WLink3Body.coeffRef(1, 1) = t22;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
     const double t23 = u[0] + u[1];
-    const double t24 = params.link_1_L*u[0]*R_WLink1Body.coeff(0, 0);
-    const double t25 = params.link_1_L*u[0]*R_WLink1Body.coeff(1, 0);
+    const double t24 = params.link_1_L*u[0];
+    const double t25 = t24*R_WLink1Body.coeff(0, 0);
+    const double t26 = t24*R_WLink1Body.coeff(1, 0);
     w_WLink2Body[2] = t23;
-    v_WLink2Body[0] = t24;
-    v_WLink2Body[1] = t25;
+    v_WLink2Body[0] = t25;
+    v_WLink2Body[1] = t26;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity
-    const double t26 = u[0] + u[1] + u[2];
-    w_WLink3Body[2] = t26;
+    const double t27 = w_WLink2Body[2] + u[2];
+    w_WLink3Body[2] = t27;
     // Jdot_WF u: the acceleration of Fo at udot = 0
+    const double t28 = params.link_2_L*w_WLink2Body[2];
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = -u[0]*v_WLink2Body[1] +
-        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body.coeff(0, 1)) -
+    JdotU[3] = -u[0]*v_WLink2Body[1] + w_WLink2Body[2]*(t28*R_WLink2Body.coeff(0, 1)) -
         w_WLink3Body[2]*w_WLink3Body[2]*(p_BoFo_B[1]*R_WLink3Body.coeff(0, 1) +
         p_BoFo_B[0]*R_WLink3Body.coeff(0, 0));
-    JdotU[4] = u[0]*v_WLink2Body[0] +
-        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body.coeff(0, 0)) -
+    JdotU[4] = u[0]*v_WLink2Body[0] + w_WLink2Body[2]*(t28*R_WLink2Body.coeff(0, 0)) -
         w_WLink3Body[2]*w_WLink3Body[2]*(p_BoFo_B[0]*R_WLink3Body.coeff(1, 0) +
         p_BoFo_B[1]*R_WLink3Body.coeff(1, 1));
     JdotU[5] = 0.0;
@@ -2837,7 +2845,7 @@ class Chain {
   // Body 'link[4].body':
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
-  // (31 adds, 48 muls, 0 divs, 8 calls, 0 other)
+  // (30 adds, 44 muls, 0 divs, 8 calls, 0 other)
   void frameJacobianDotULink4Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                                   [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                                   SpatialVector& JdotU) const {
@@ -2922,13 +2930,13 @@ class Chain {
     p_WLink4Body[1] = t44;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
     const double t45 = u[0] + u[1];
-    const double t46 = params.link_1_L*u[0]*R_WLink1Body.coeff(0, 0);
-    const double t47 = params.link_1_L*u[0]*R_WLink1Body.coeff(1, 0);
+    const double t46 = t41*u[0];
+    const double t47 = p_WLink2Body[0]*u[0];
     w_WLink2Body[2] = t45;
     v_WLink2Body[0] = t46;
     v_WLink2Body[1] = t47;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity
-    const double t48 = u[0] + u[1] + u[2];
+    const double t48 = w_WLink2Body[2] + u[2];
     w_WLink3Body[2] = t48;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity
     const double t49 = u[3] + w_WLink3Body[2];
@@ -2937,10 +2945,9 @@ class Chain {
     JdotU.segment<3>(0).setZero();
     JdotU[3] = -w_WLink4Body[2]*w_WLink4Body[2]*(p_BoFo_B[0]*R_WLink4Body.coeff(0, 0) +
         p_BoFo_B[1]*R_WLink4Body.coeff(0, 1)) + (-u[0]*v_WLink2Body[1] +
-        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body.coeff(0, 1)) -
-        w_WLink3Body[2]*w_WLink3Body[2]*(-p_WLink2Body[0] + t38 + p_WLink4Body[0]));
-    JdotU[4] = u[0]*v_WLink2Body[0] +
-        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body.coeff(0, 0)) -
+        w_WLink2Body[2]*(t38*w_WLink2Body[2]) - w_WLink3Body[2]*w_WLink3Body[2]*(-p_WLink2Body[0] +
+        t38 + p_WLink4Body[0]));
+    JdotU[4] = u[0]*v_WLink2Body[0] + w_WLink2Body[2]*(t42*w_WLink2Body[2]) -
         w_WLink3Body[2]*w_WLink3Body[2]*(t41 + t42 + p_WLink4Body[1]) -
         w_WLink4Body[2]*w_WLink4Body[2]*(p_BoFo_B[0]*R_WLink4Body.coeff(1, 0) +
         p_BoFo_B[1]*R_WLink4Body.coeff(1, 1));
@@ -2950,7 +2957,7 @@ class Chain {
   // Body 'link[5].body':
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
-  // (39 adds, 62 muls, 0 divs, 10 calls, 0 other)
+  // (37 adds, 57 muls, 0 divs, 10 calls, 0 other)
   void frameJacobianDotULink5Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                                   [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                                   SpatialVector& JdotU) const {
@@ -3057,31 +3064,30 @@ class Chain {
     R_WLink5Body.coeffRef(1, 1) = t58;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity
     const double t59 = u[0] + u[1];
-    const double t60 = params.link_1_L*u[0]*R_WLink1Body.coeff(0, 0);
-    const double t61 = params.link_1_L*u[0]*R_WLink1Body.coeff(1, 0);
+    const double t60 = t41*u[0];
+    const double t61 = p_WLink2Body[0]*u[0];
     w_WLink2Body[2] = t59;
     v_WLink2Body[0] = t60;
     v_WLink2Body[1] = t61;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity
-    const double t62 = u[0] + u[1] + u[2];
+    const double t62 = w_WLink2Body[2] + u[2];
     w_WLink3Body[2] = t62;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity
     const double t63 = u[3] + w_WLink3Body[2];
     w_WLink4Body[2] = t63;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity
-    const double t64 = u[3] + u[4] + w_WLink3Body[2];
+    const double t64 = w_WLink4Body[2] + u[4];
     w_WLink5Body[2] = t64;
     // Jdot_WF u: the acceleration of Fo at udot = 0
+    const double t65 = params.link_4_L*w_WLink4Body[2];
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = w_WLink4Body[2]*(params.link_4_L*w_WLink4Body[2]*R_WLink4Body.coeff(0, 1)) +
-        (-u[0]*v_WLink2Body[1] +
-        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body.coeff(0, 1)) -
+    JdotU[3] = w_WLink4Body[2]*(t65*R_WLink4Body.coeff(0, 1)) +
+        (-u[0]*v_WLink2Body[1] + w_WLink2Body[2]*(t38*w_WLink2Body[2]) -
         w_WLink3Body[2]*w_WLink3Body[2]*(-p_WLink2Body[0] + t38 + p_WLink4Body[0])) -
         w_WLink5Body[2]*w_WLink5Body[2]*(p_BoFo_B[1]*R_WLink5Body.coeff(0, 1) +
         p_BoFo_B[0]*R_WLink5Body.coeff(0, 0));
-    JdotU[4] = w_WLink4Body[2]*(params.link_4_L*w_WLink4Body[2]*R_WLink4Body.coeff(1, 1)) +
-        (u[0]*v_WLink2Body[0] +
-        w_WLink2Body[2]*(params.link_2_L*w_WLink2Body[2]*R_WLink2Body.coeff(0, 0)) -
+    JdotU[4] = w_WLink4Body[2]*(t65*R_WLink4Body.coeff(1, 1)) +
+        (u[0]*v_WLink2Body[0] + w_WLink2Body[2]*(t42*w_WLink2Body[2]) -
         w_WLink3Body[2]*w_WLink3Body[2]*(t41 + t42 + p_WLink4Body[1])) -
         w_WLink5Body[2]*w_WLink5Body[2]*(p_BoFo_B[1]*R_WLink5Body.coeff(1, 1) +
         p_BoFo_B[0]*R_WLink5Body.coeff(1, 0));
@@ -3091,7 +3097,7 @@ class Chain {
   // What frameJacobian(frame, k, J) reads, for any number of frames at one q: every body's
   // R_WB and p_WB, and each dof's column H_W (6 x nu) of the joint it belongs to, about that
   // joint's body origin, in World. k.V_WB and k.Abias_WB are left as they were.
-  // (23 adds, 34 muls, 0 divs, 10 calls, 0 other)
+  // (21 adds, 34 muls, 0 divs, 10 calls, 0 other)
   void frameKinematics([[maybe_unused]] const Q& q, FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
@@ -3183,9 +3189,9 @@ class Chain {
     const double t39 = t27*k.R_WB[2].coeff(1, 1);
     const double t40 = -t38 + t39;
     const double t41 = params.link_3_L*k.R_WB[2].coeff(0, 1);
-    const double t42 = k.p_WB[1][0] - t25 - t41;
+    const double t42 = k.p_WB[2][0] - t41;
     const double t43 = params.link_3_L*k.R_WB[2].coeff(1, 1);
-    const double t44 = -t12 - t26 - t43;
+    const double t44 = k.p_WB[2][1] - t43;
     k.R_WB[3].coeffRef(0, 0) = t31;
     k.R_WB[3].coeffRef(0, 1) = t34;
     k.R_WB[3].coeffRef(0, 2) = 0.0;
@@ -3220,7 +3226,7 @@ class Chain {
 
   // The same, and what frameJacobianDotU(frame, k, JdotU) reads too: every body's spatial
   // velocity V_WB = [w_WB; v_WBo] and its acceleration at udot = 0, Abias_WB, in World.
-  // (49 adds, 58 muls, 0 divs, 10 calls, 0 other)
+  // (41 adds, 52 muls, 0 divs, 10 calls, 0 other)
   void frameKinematics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
@@ -3267,8 +3273,8 @@ class Chain {
     const double t11 = params.link_1_L*k.R_WB[0].coeff(1, 0);
     const double t12 = params.link_1_L*k.R_WB[0].coeff(0, 0);
     const double t13 = u[0] + u[1];
-    const double t14 = params.link_1_L*u[0]*k.R_WB[0].coeff(0, 0);
-    const double t15 = params.link_1_L*u[0]*k.R_WB[0].coeff(1, 0);
+    const double t14 = t12*u[0];
+    const double t15 = t11*u[0];
     const double t16 = u[0]*t15;
     const double t17 = u[0]*t14;
     k.R_WB[1].coeffRef(0, 0) = t6;
@@ -3312,9 +3318,9 @@ class Chain {
     const double t29 = -t28 + t19;
     const double t30 = params.link_2_L*k.R_WB[1].coeff(0, 1);
     const double t31 = params.link_2_L*k.R_WB[1].coeff(0, 0);
-    const double t32 = u[0] + u[1] + u[2];
-    const double t33 = params.link_2_L*k.V_WB[1][2]*k.R_WB[1].coeff(0, 0);
-    const double t34 = params.link_2_L*k.V_WB[1][2]*k.R_WB[1].coeff(0, 1);
+    const double t32 = k.V_WB[1][2] + u[2];
+    const double t33 = t31*k.V_WB[1][2];
+    const double t34 = t30*k.V_WB[1][2];
     const double t35 = k.V_WB[1][2]*t34;
     const double t36 = k.V_WB[1][2]*t33;
     k.R_WB[2].coeffRef(0, 0) = t22;
@@ -3359,20 +3365,20 @@ class Chain {
     const double t49 = t37*k.R_WB[2].coeff(1, 1);
     const double t50 = -t48 + t49;
     const double t51 = params.link_3_L*k.R_WB[2].coeff(0, 1);
-    const double t52 = k.p_WB[1][0] - t30 - t51;
+    const double t52 = k.p_WB[2][0] - t51;
     const double t53 = params.link_3_L*k.R_WB[2].coeff(1, 1);
-    const double t54 = -t12 - t31 - t53;
+    const double t54 = k.p_WB[2][1] - t53;
     const double t55 = u[3] + k.V_WB[2][2];
     const double t56 = t12 + t31 + t54;
     const double t57 = k.V_WB[2][2]*t56;
-    const double t58 = k.V_WB[1][3] + t33 - t57;
+    const double t58 = k.V_WB[2][3] - t57;
     const double t59 = -k.p_WB[1][0] + t30 + t52;
     const double t60 = k.V_WB[2][2]*t59;
-    const double t61 = k.V_WB[1][4] - t34 + t60;
+    const double t61 = k.V_WB[2][4] + t60;
     const double t62 = k.V_WB[2][2]*k.V_WB[2][2]*t59;
-    const double t63 = -t16 + t35 - t62;
+    const double t63 = k.Abias_WB[2][3] - t62;
     const double t64 = k.V_WB[2][2]*k.V_WB[2][2]*t56;
-    const double t65 = k.Abias_WB[1][4] + t36 - t64;
+    const double t65 = k.Abias_WB[2][4] - t64;
     k.R_WB[3].coeffRef(0, 0) = t41;
     k.R_WB[3].coeffRef(0, 1) = t44;
     k.R_WB[3].coeffRef(0, 2) = 0.0;
@@ -3402,8 +3408,10 @@ class Chain {
     const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
     const double t66 = tsc4.sin;
     const double t67 = tsc4.cos;
-    const double t68 = params.link_4_L*k.V_WB[3][2]*k.R_WB[3].coeff(1, 1);
-    const double t69 = params.link_4_L*k.V_WB[3][2]*k.R_WB[3].coeff(0, 1);
+    const double t68 = params.link_4_L*k.R_WB[3].coeff(0, 1);
+    const double t69 = params.link_4_L*k.R_WB[3].coeff(1, 1);
+    const double t70 = t69*k.V_WB[3][2];
+    const double t71 = t68*k.V_WB[3][2];
     k.R_WB[4].coeffRef(0, 0) = t66*k.R_WB[3].coeff(0, 1) + t67*k.R_WB[3].coeff(0, 0);
     k.R_WB[4].coeffRef(0, 1) = t67*k.R_WB[3].coeff(0, 1) - t66*k.R_WB[3].coeff(0, 0);
     k.R_WB[4].coeffRef(0, 2) = 0.0;
@@ -3413,27 +3421,27 @@ class Chain {
     k.R_WB[4].coeffRef(2, 0) = 0.0;
     k.R_WB[4].coeffRef(2, 1) = 0.0;
     k.R_WB[4].coeffRef(2, 2) = 1.0;
-    k.p_WB[4][0] = k.p_WB[3][0] - params.link_4_L*k.R_WB[3].coeff(0, 1);
-    k.p_WB[4][1] = k.p_WB[3][1] - params.link_4_L*k.R_WB[3].coeff(1, 1);
+    k.p_WB[4][0] = k.p_WB[3][0] - t68;
+    k.p_WB[4][1] = k.p_WB[3][1] - t69;
     k.p_WB[4][2] = 0.0;
     k.H_W.coeffRef(2, 4) = 1.0;
     k.V_WB[4][0] = 0.0;
     k.V_WB[4][1] = 0.0;
-    k.V_WB[4][2] = u[3] + u[4] + k.V_WB[2][2];
-    k.V_WB[4][3] = t68 + k.V_WB[3][3];
-    k.V_WB[4][4] = -t69 + k.V_WB[3][4];
+    k.V_WB[4][2] = k.V_WB[3][2] + u[4];
+    k.V_WB[4][3] = t70 + k.V_WB[3][3];
+    k.V_WB[4][4] = -t71 + k.V_WB[3][4];
     k.V_WB[4][5] = 0.0;
     k.Abias_WB[4][0] = 0.0;
     k.Abias_WB[4][1] = 0.0;
     k.Abias_WB[4][2] = 0.0;
-    k.Abias_WB[4][3] = k.V_WB[3][2]*t69 + k.Abias_WB[3][3];
-    k.Abias_WB[4][4] = k.V_WB[3][2]*t68 + k.Abias_WB[3][4];
+    k.Abias_WB[4][3] = k.V_WB[3][2]*t71 + k.Abias_WB[3][3];
+    k.Abias_WB[4][4] = k.V_WB[3][2]*t70 + k.Abias_WB[3][4];
     k.Abias_WB[4][5] = 0.0;
   }
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation
   // calls it through refreshDerived() when params changed, so there is no need to.
-  // (10 adds, 46 muls, 1 divs, 0 calls, 0 other)
+  // (9 adds, 46 muls, 1 divs, 0 calls, 0 other)
   void updateDerived() const {
     // I_K (mass, h, I row-major) of joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': spatial
     // inertia about K
@@ -3467,7 +3475,7 @@ class Chain {
     // parameter-only subexpressions of the functions below
     const double tinv0 = 1.0/derived_.I_KLink5Body[4];
     const double t9 = params.link_4_m + params.link_5_m;
-    const double t10 = params.link_3_m + params.link_4_m + params.link_5_m;
+    const double t10 = params.link_3_m + t9;
     derived_.joint_1_M_0_0 = derived_.I_KLink5Body[2]*params.link_4_L;
     derived_.joint_1_M_0_0_b = derived_.I_KLink5Body[4] +
         params.link_4_L*params.link_4_L*params.link_5_m;

@@ -312,11 +312,11 @@ class DoublePendulum {
   // force laws and the tree-sparse L^T D L solve, all unrolled.
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
   // weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 23 adds, 66 muls, 1 divs (weighted 109.0);
-  //   ABA in World: 31 adds, 108 muls, 1 divs (weighted 159.0);
-  //   CRBA + L^T D L in joint frames: 21 adds, 40 muls, 1 divs (weighted 81.0);
-  //   ABA in joint frames: 22 adds, 47 muls, 1 divs (weighted 89.0).
-  // (21 adds, 40 muls, 1 divs, 4 calls, 0 other)
+  //   CRBA + L^T D L in World: 23 adds, 60 muls, 1 divs (weighted 103.0);
+  //   ABA in World: 30 adds, 84 muls, 1 divs (weighted 134.0);
+  //   CRBA + L^T D L in joint frames: 21 adds, 38 muls, 1 divs (weighted 79.0);
+  //   ABA in joint frames: 20 adds, 43 muls, 1 divs (weighted 83.0).
+  // (21 adds, 38 muls, 1 divs, 4 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -385,11 +385,10 @@ class DoublePendulum {
     const double t41 = -t30 + C[1] + t40;
     C[0] = t41;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
-    const double tinv0 = 1.0/(derived_.I_KUpper[4] +
+    const double t42 = (derived_.udot_0*M.coeff(0, 1)*C[1] - C[0])/(derived_.I_KUpper[4] +
         (derived_.shoulder_M_0_0_b - 2.0*t4 - derived_.udot_0*M.coeff(0, 1)*M.coeff(0, 1)));
-    const double t42 = derived_.udot_0*M.coeff(0, 1)*C[1] - C[0];
-    udot[0] = tinv0*t42;
-    udot[1] = -derived_.udot_0*C[1] - derived_.udot_0*(M.coeff(0, 1)*tinv0*t42);
+    udot[0] = t42;
+    udot[1] = -derived_.udot_0*C[1] - derived_.udot_0*(M.coeff(0, 1)*t42);
   }
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
@@ -400,11 +399,11 @@ class DoublePendulum {
   // [p_BoQ_W x f; f].
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
   // weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 28 adds, 66 muls, 1 divs (weighted 114.0);
-  //   ABA in World: 34 adds, 106 muls, 1 divs (weighted 160.0);
-  //   CRBA + L^T D L in joint frames: 31 adds, 48 muls, 1 divs (weighted 99.0);
-  //   ABA in joint frames: 30 adds, 55 muls, 1 divs (weighted 105.0).
-  // (31 adds, 48 muls, 1 divs, 4 calls, 0 other)
+  //   CRBA + L^T D L in World: 28 adds, 60 muls, 1 divs (weighted 108.0);
+  //   ABA in World: 34 adds, 84 muls, 1 divs (weighted 138.0);
+  //   CRBA + L^T D L in joint frames: 31 adds, 45 muls, 1 divs (weighted 96.0);
+  //   ABA in joint frames: 29 adds, 51 muls, 1 divs (weighted 100.0).
+  // (31 adds, 45 muls, 1 divs, 4 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
@@ -452,52 +451,52 @@ class DoublePendulum {
     a_KLower[4] = t22;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': bias
     const double t23 = derived_.I_KUpper[2]*a_KUpper[3];
-    const double t24 = params.m2*t14*v_KLower[3];
-    const double t25 = derived_.I_KLower[2]*v_KLower[2];
-    const double t26 = params.m2*v_KLower[3];
-    const double t27 = -t25 + t26;
-    const double t28 = t14*t27;
-    const double t29 = derived_.I_KLower[2]*a_KLower[3];
-    const double t30 = -t24 + t28 - t29;
-    const double t31 = params.m2*v_KLower[2]*t14;
-    const double t32 = t2*t8;
-    const double t33 = t6*t1;
-    const double t34 = t32 + t33;
-    const double t35 = fext[1][4]*t34;
-    const double t36 = t2*t6;
-    const double t37 = t1*t8;
-    const double t38 = -t36 + t37;
-    const double t39 = fext[1][3]*t38;
-    const double t40 = t31 - t35 - t39;
-    const double t41 = params.m2*a_KLower[3];
-    const double t42 = t40 + t41;
-    const double t43 = t1*t42;
-    const double t44 = params.m2*a_KLower[4];
-    const double t45 = fext[1][4]*t38;
-    const double t46 = -t32 - t33;
-    const double t47 = fext[1][3]*t46;
-    const double t48 = v_KLower[2]*t27;
-    const double t49 = -t45 - t47 + t48;
-    const double t50 = t44 + t49;
-    const double t51 = t2*t50;
-    const double t52 = t43 - t51;
-    const double t53 = params.L1*t52;
-    const double t54 = -fext[1][2] + t30 + t53;
-    const double t55 = -fext[0][2] - t23 + t54;
-    C[0] = t55;
+    const double t24 = params.m2*t14;
+    const double t25 = t24*v_KLower[3];
+    const double t26 = derived_.I_KLower[2]*v_KLower[2];
+    const double t27 = params.m2*v_KLower[3];
+    const double t28 = -t26 + t27;
+    const double t29 = t14*t28;
+    const double t30 = derived_.I_KLower[2]*a_KLower[3];
+    const double t31 = -t25 + t29 - t30;
+    const double t32 = t24*v_KLower[2];
+    const double t33 = t2*t8;
+    const double t34 = t6*t1;
+    const double t35 = t33 + t34;
+    const double t36 = fext[1][4]*t35;
+    const double t37 = t2*t6;
+    const double t38 = t1*t8;
+    const double t39 = -t37 + t38;
+    const double t40 = fext[1][3]*t39;
+    const double t41 = t32 - t36 - t40;
+    const double t42 = params.m2*a_KLower[3];
+    const double t43 = t41 + t42;
+    const double t44 = t1*t43;
+    const double t45 = params.m2*a_KLower[4];
+    const double t46 = fext[1][4]*t39;
+    const double t47 = -t33 - t34;
+    const double t48 = fext[1][3]*t47;
+    const double t49 = v_KLower[2]*t28;
+    const double t50 = -t46 - t48 + t49;
+    const double t51 = t45 + t50;
+    const double t52 = t2*t51;
+    const double t53 = t44 - t52;
+    const double t54 = params.L1*t53;
+    const double t55 = -fext[1][2] + t31 + t54;
+    const double t56 = -fext[0][2] - t23 + t55;
+    C[0] = t56;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
-    const double tinv0 = 1.0/(derived_.I_KUpper[4] +
+    const double t57 = fext[1][2] - t31;
+    const double t58 = (-derived_.udot_0*M.coeff(0, 1)*t57 - C[0])/(derived_.I_KUpper[4] +
         (derived_.shoulder_M_0_0_b - 2.0*t4 - derived_.udot_0*M.coeff(0, 1)*M.coeff(0, 1)));
-    const double t56 = fext[1][2] - t30;
-    const double t57 = -derived_.udot_0*M.coeff(0, 1)*t56 - C[0];
-    udot[0] = tinv0*t57;
-    udot[1] = derived_.udot_0*t56 - derived_.udot_0*(M.coeff(0, 1)*tinv0*t57);
+    udot[0] = t58;
+    udot[1] = derived_.udot_0*t57 - derived_.udot_0*(M.coeff(0, 1)*t58);
   }
 
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
-  // (22 adds, 33 muls, 0 divs, 4 calls, 0 other)
+  // (20 adds, 33 muls, 0 divs, 4 calls, 0 other)
   void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -530,7 +529,7 @@ class DoublePendulum {
     const double t14 = u[1]*t13;
     const double t15 = t2*a_KUpper[4];
     const double t16 = params.L1*udot[0];
-    const double t17 = t16 - t5 - t7;
+    const double t17 = t16 + a_KUpper[3];
     const double t18 = t1*t17;
     const double t19 = -t14 + t15 + t18;
     const double t20 = u[1]*v_KLower[3];
@@ -551,7 +550,7 @@ class DoublePendulum {
     const double t31 = derived_.I_KLower[2]*a_KLower[3];
     tau[1] = t30 - t31;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': generalized force
-    tau[0] = derived_.I_KUpper[4]*udot[0] - derived_.I_KUpper[2]*a_KUpper[3] + t30 - t31 +
+    tau[0] = derived_.I_KUpper[4]*udot[0] - derived_.I_KUpper[2]*a_KUpper[3] + tau[1] +
         params.L1*(-t2*(v_KLower[2]*t28 + params.m2*a_KLower[4]) +
         t1*(-derived_.I_KLower[2]*a_KLower[2] + params.m2*v_KLower[2]*t13 + params.m2*a_KLower[3]));
   }
@@ -606,7 +605,7 @@ class DoublePendulum {
   }
 
   // w_WB and v_WBo of every body, in World.
-  // (1 adds, 4 muls, 0 divs, 2 calls, 0 other)
+  // (1 adds, 3 muls, 0 divs, 2 calls, 0 other)
   void bodyVelocities([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                       BodyVelocities& velocities) const {
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
@@ -624,16 +623,17 @@ class DoublePendulum {
     velocities[0].v_WB[1] = 0.0;
     velocities[0].v_WB[2] = 0.0;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity
+    const double t2 = params.L1*u[0];
     velocities[1].w_WB[0] = 0.0;
     velocities[1].w_WB[1] = 0.0;
     velocities[1].w_WB[2] = u[0] + u[1];
-    velocities[1].v_WB[0] = params.L1*u[0]*R_WUpper.coeff(0, 0);
-    velocities[1].v_WB[1] = params.L1*u[0]*R_WUpper.coeff(1, 0);
+    velocities[1].v_WB[0] = t2*R_WUpper.coeff(0, 0);
+    velocities[1].v_WB[1] = t2*R_WUpper.coeff(1, 0);
     velocities[1].v_WB[2] = 0.0;
   }
 
   // Kinetic energy 1/2 u^T M u (J).
-  // (10 adds, 31 muls, 0 divs, 4 calls, 0 other)
+  // (10 adds, 28 muls, 0 divs, 4 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
@@ -661,18 +661,20 @@ class DoublePendulum {
     R_WLower.coeffRef(0, 1) = t9;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity
     const double t10 = u[0] + u[1];
-    const double t11 = params.L1*u[0]*R_WUpper.coeff(0, 0);
-    const double t12 = params.L1*u[0]*R_WUpper.coeff(1, 0);
+    const double t11 = params.L1*u[0];
+    const double t12 = t11*R_WUpper.coeff(0, 0);
+    const double t13 = t11*R_WUpper.coeff(1, 0);
     w_WLower[2] = t10;
-    v_WLower[0] = t11;
-    v_WLower[1] = t12;
+    v_WLower[0] = t12;
+    v_WLower[1] = t13;
     // kinetic energy
-    const double t13 = w_WLower[2]*(0.3333333333333333*derived_.ke_b*w_WLower[2] -
-        0.5*derived_.ke*v_WLower[1]*R_WLower.coeff(0, 1) +
-        0.5*derived_.ke*v_WLower[0]*R_WLower.coeff(0, 0)) +
-        v_WLower[1]*(params.m2*v_WLower[1] - 0.5*derived_.ke*w_WLower[2]*R_WLower.coeff(0, 1)) +
-        v_WLower[0]*(params.m2*v_WLower[0] + 0.5*derived_.ke*w_WLower[2]*R_WLower.coeff(0, 0));
-    ke = 0.5*(0.3333333333333333*derived_.ke_c*u[0]*u[0] + t13);
+    const double t14 = derived_.ke*R_WLower.coeff(0, 1);
+    const double t15 = derived_.ke*R_WLower.coeff(0, 0);
+    const double t16 = 0.3333333333333333*derived_.ke_c*u[0]*u[0] +
+        (w_WLower[2]*(0.3333333333333333*derived_.ke_b*w_WLower[2] - 0.5*t14*v_WLower[1] +
+        0.5*t15*v_WLower[0]) + v_WLower[1]*(params.m2*v_WLower[1] - 0.5*t14*w_WLower[2]) +
+        v_WLower[0]*(params.m2*v_WLower[0] + 0.5*t15*w_WLower[2]));
+    ke = 0.5*t16;
     return ke;
   }
 
@@ -823,7 +825,7 @@ class DoublePendulum {
   // Body 'lower':
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
-  // (8 adds, 18 muls, 0 divs, 4 calls, 0 other)
+  // (8 adds, 17 muls, 0 divs, 4 calls, 0 other)
   void frameJacobianDotULower([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                               [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                               SpatialVector& JdotU) const {
@@ -853,11 +855,12 @@ class DoublePendulum {
     R_WLower.coeffRef(1, 0) = t10;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity
     const double t11 = u[0] + u[1];
-    const double t12 = params.L1*u[0]*R_WUpper.coeff(0, 0);
-    const double t13 = params.L1*u[0]*R_WUpper.coeff(1, 0);
+    const double t12 = params.L1*u[0];
+    const double t13 = t12*R_WUpper.coeff(0, 0);
+    const double t14 = t12*R_WUpper.coeff(1, 0);
     w_WLower[2] = t11;
-    v_WLower[0] = t12;
-    v_WLower[1] = t13;
+    v_WLower[0] = t13;
+    v_WLower[1] = t14;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
     JdotU[3] = -u[0]*v_WLower[1] - w_WLower[2]*w_WLower[2]*(p_BoFo_B[1]*R_WLower.coeff(0, 1) +
@@ -914,7 +917,7 @@ class DoublePendulum {
 
   // The same, and what frameJacobianDotU(frame, k, JdotU) reads too: every body's spatial
   // velocity V_WB = [w_WB; v_WBo] and its acceleration at udot = 0, Abias_WB, in World.
-  // (4 adds, 12 muls, 0 divs, 4 calls, 0 other)
+  // (4 adds, 10 muls, 0 divs, 4 calls, 0 other)
   void frameKinematics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
@@ -954,8 +957,10 @@ class DoublePendulum {
     const double t4 = -t2*k.R_WB[0].coeff(1, 0) + t3*k.R_WB[0].coeff(0, 0);
     const double t5 = t2*k.R_WB[0].coeff(0, 0);
     const double t6 = k.R_WB[0].coeff(1, 0)*t3;
-    const double t7 = params.L1*u[0]*k.R_WB[0].coeff(0, 0);
-    const double t8 = params.L1*u[0]*k.R_WB[0].coeff(1, 0);
+    const double t7 = params.L1*k.R_WB[0].coeff(1, 0);
+    const double t8 = params.L1*k.R_WB[0].coeff(0, 0);
+    const double t9 = t8*u[0];
+    const double t10 = t7*u[0];
     k.R_WB[1].coeffRef(0, 0) = t4;
     k.R_WB[1].coeffRef(0, 1) = -t5 - t6;
     k.R_WB[1].coeffRef(0, 2) = 0.0;
@@ -965,21 +970,21 @@ class DoublePendulum {
     k.R_WB[1].coeffRef(2, 0) = 0.0;
     k.R_WB[1].coeffRef(2, 1) = 0.0;
     k.R_WB[1].coeffRef(2, 2) = 1.0;
-    k.p_WB[1][0] = params.L1*k.R_WB[0].coeff(1, 0);
-    k.p_WB[1][1] = -params.L1*k.R_WB[0].coeff(0, 0);
+    k.p_WB[1][0] = t7;
+    k.p_WB[1][1] = -t8;
     k.p_WB[1][2] = 0.0;
     k.H_W.coeffRef(2, 1) = 1.0;
     k.V_WB[1][0] = 0.0;
     k.V_WB[1][1] = 0.0;
     k.V_WB[1][2] = u[0] + u[1];
-    k.V_WB[1][3] = t7;
-    k.V_WB[1][4] = t8;
+    k.V_WB[1][3] = t9;
+    k.V_WB[1][4] = t10;
     k.V_WB[1][5] = 0.0;
     k.Abias_WB[1][0] = 0.0;
     k.Abias_WB[1][1] = 0.0;
     k.Abias_WB[1][2] = 0.0;
-    k.Abias_WB[1][3] = -u[0]*t8;
-    k.Abias_WB[1][4] = u[0]*t7;
+    k.Abias_WB[1][3] = -u[0]*t10;
+    k.Abias_WB[1][4] = u[0]*t9;
     k.Abias_WB[1][5] = 0.0;
   }
 

@@ -335,7 +335,7 @@ class FourBar {
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
   // M udot = tau - C; by recursive Newton-Euler.
-  // (16 adds, 32 muls, 0 divs, 6 calls, 0 other)
+  // (16 adds, 31 muls, 0 divs, 6 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix<double, 6, 1> v_KCoupler;  // spatial velocity in the joint frame of 'coupler'
@@ -346,58 +346,59 @@ class FourBar {
     const double t0 = u[0] + u[1];
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
     const double t1 = tsc0.sin;
-    const double t2 = params.r*u[0]*t1;
-    const double t3 = tsc0.cos;
-    const double t4 = params.r*u[0]*t3;
+    const double t2 = params.r*u[0];
+    const double t3 = t2*t1;
+    const double t4 = tsc0.cos;
+    const double t5 = t2*t4;
     v_KCoupler[2] = t0;
-    v_KCoupler[3] = t2;
-    v_KCoupler[4] = t4;
+    v_KCoupler[3] = t3;
+    v_KCoupler[4] = t5;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration with udot = 0
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
-    const double t5 = tsc1.sin;
-    const double t6 = params.world_gravity[1]*t5;
-    const double t7 = tsc1.cos;
-    const double t8 = params.world_gravity[0]*t7;
-    const double t9 = -t6 - t8;
-    const double t10 = params.world_gravity[1]*t7;
-    const double t11 = params.world_gravity[0]*t5;
-    const double t12 = -t10 + t11;
-    a_KCrank[3] = t9;
-    a_KCrank[4] = t12;
+    const double t6 = tsc1.sin;
+    const double t7 = params.world_gravity[1]*t6;
+    const double t8 = tsc1.cos;
+    const double t9 = params.world_gravity[0]*t8;
+    const double t10 = -t7 - t9;
+    const double t11 = params.world_gravity[1]*t8;
+    const double t12 = params.world_gravity[0]*t6;
+    const double t13 = -t11 + t12;
+    a_KCrank[3] = t10;
+    a_KCrank[4] = t13;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': acceleration with udot = 0
-    const double t13 = u[1]*v_KCoupler[4];
-    const double t14 = t3*a_KCrank[3];
-    const double t15 = t1*a_KCrank[4];
-    const double t16 = t13 + t14 + t15;
-    const double t17 = u[1]*v_KCoupler[3];
-    const double t18 = t1*a_KCrank[3];
-    const double t19 = t3*a_KCrank[4];
-    const double t20 = -t17 - t18 + t19;
-    a_KCoupler[3] = t16;
-    a_KCoupler[4] = t20;
+    const double t14 = u[1]*v_KCoupler[4];
+    const double t15 = t4*a_KCrank[3];
+    const double t16 = t1*a_KCrank[4];
+    const double t17 = t14 + t15 + t16;
+    const double t18 = u[1]*v_KCoupler[3];
+    const double t19 = t1*a_KCrank[3];
+    const double t20 = t4*a_KCrank[4];
+    const double t21 = -t18 - t19 + t20;
+    a_KCoupler[3] = t17;
+    a_KCoupler[4] = t21;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration with udot = 0
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
-    const double t21 = tsc2.sin;
-    const double t22 = params.world_gravity[0]*t21;
-    const double t23 = tsc2.cos;
-    const double t24 = params.world_gravity[1]*t23;
-    const double t25 = t22 - t24;
-    a_KRocker[4] = t25;
+    const double t22 = tsc2.sin;
+    const double t23 = params.world_gravity[0]*t22;
+    const double t24 = tsc2.cos;
+    const double t25 = params.world_gravity[1]*t24;
+    const double t26 = t23 - t25;
+    a_KRocker[4] = t26;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': bias
     C[2] = derived_.I_KRocker[1]*a_KRocker[4];
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': bias
-    const double t26 = derived_.I_KCoupler[0]*v_KCoupler[3]*v_KCoupler[4];
-    const double t27 = derived_.I_KCoupler[1]*v_KCoupler[2];
-    const double t28 = derived_.I_KCoupler[0]*v_KCoupler[4];
-    const double t29 = t27 + t28;
-    const double t30 = v_KCoupler[3]*t29;
-    const double t31 = derived_.I_KCoupler[1]*a_KCoupler[4];
-    const double t32 = -t26 + t30 + t31;
-    C[1] = t32;
+    const double t27 = derived_.I_KCoupler[0]*v_KCoupler[3]*v_KCoupler[4];
+    const double t28 = derived_.I_KCoupler[1]*v_KCoupler[2];
+    const double t29 = derived_.I_KCoupler[0]*v_KCoupler[4];
+    const double t30 = t28 + t29;
+    const double t31 = v_KCoupler[3]*t30;
+    const double t32 = derived_.I_KCoupler[1]*a_KCoupler[4];
+    const double t33 = -t27 + t31 + t32;
+    C[1] = t33;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': bias
     C[0] = derived_.I_KCrank[1]*a_KCrank[4] + C[1] +
-        params.r*(t1*(-v_KCoupler[2]*t29 + derived_.I_KCoupler[0]*a_KCoupler[3]) +
-        t3*(derived_.I_KCoupler[0]*v_KCoupler[2]*v_KCoupler[3] +
+        params.r*(t1*(-v_KCoupler[2]*t30 + derived_.I_KCoupler[0]*a_KCoupler[3]) +
+        t4*(derived_.I_KCoupler[0]*v_KCoupler[2]*v_KCoupler[3] +
         derived_.I_KCoupler[0]*a_KCoupler[4]));
   }
 
@@ -412,11 +413,11 @@ class FourBar {
   // force laws and the tree-sparse L^T D L solve, all unrolled.
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
   // weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 24 adds, 74 muls, 1 divs (weighted 126.0);
-  //   ABA in World: 32 adds, 116 muls, 1 divs (weighted 176.0);
-  //   CRBA + L^T D L in joint frames: 22 adds, 43 muls, 1 divs (weighted 93.0);
-  //   ABA in joint frames: 23 adds, 50 muls, 1 divs (weighted 101.0).
-  // (22 adds, 43 muls, 1 divs, 6 calls, 0 other)
+  //   CRBA + L^T D L in World: 24 adds, 68 muls, 1 divs (weighted 120.0);
+  //   ABA in World: 31 adds, 92 muls, 1 divs (weighted 151.0);
+  //   CRBA + L^T D L in joint frames: 22 adds, 40 muls, 1 divs (weighted 90.0);
+  //   ABA in joint frames: 21 adds, 45 muls, 1 divs (weighted 94.0).
+  // (22 adds, 40 muls, 1 divs, 6 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -430,76 +431,76 @@ class FourBar {
     const double t0 = u[0] + u[1];
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
     const double t1 = tsc0.sin;
-    const double t2 = params.r*u[0]*t1;
-    const double t3 = tsc0.cos;
-    const double t4 = params.r*u[0]*t3;
+    const double t2 = params.r*u[0];
+    const double t3 = t2*t1;
+    const double t4 = tsc0.cos;
+    const double t5 = t2*t4;
     v_KCoupler[2] = t0;
-    v_KCoupler[3] = t2;
-    v_KCoupler[4] = t4;
+    v_KCoupler[3] = t3;
+    v_KCoupler[4] = t5;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': mass matrix column
-    const double t5 = derived_.crankPivot_M_0_0*t3;
-    const double t6 = derived_.I_KCoupler[8] + t5;
-    M.coeffRef(0, 1) = t6;
+    const double t6 = derived_.crankPivot_M_0_0*t4;
+    const double t7 = derived_.I_KCoupler[8] + t6;
+    M.coeffRef(0, 1) = t7;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration with udot = 0
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
-    const double t7 = tsc1.sin;
-    const double t8 = params.world_gravity[1]*t7;
-    const double t9 = tsc1.cos;
-    const double t10 = params.world_gravity[0]*t9;
-    const double t11 = -t8 - t10;
-    const double t12 = params.world_gravity[1]*t9;
-    const double t13 = params.world_gravity[0]*t7;
-    const double t14 = -t12 + t13;
-    a_KCrank[3] = t11;
-    a_KCrank[4] = t14;
+    const double t8 = tsc1.sin;
+    const double t9 = params.world_gravity[1]*t8;
+    const double t10 = tsc1.cos;
+    const double t11 = params.world_gravity[0]*t10;
+    const double t12 = -t9 - t11;
+    const double t13 = params.world_gravity[1]*t10;
+    const double t14 = params.world_gravity[0]*t8;
+    const double t15 = -t13 + t14;
+    a_KCrank[3] = t12;
+    a_KCrank[4] = t15;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': acceleration with udot = 0
-    const double t15 = u[1]*v_KCoupler[4];
-    const double t16 = t3*a_KCrank[3];
-    const double t17 = t1*a_KCrank[4];
-    const double t18 = t15 + t16 + t17;
-    const double t19 = u[1]*v_KCoupler[3];
-    const double t20 = t1*a_KCrank[3];
-    const double t21 = t3*a_KCrank[4];
-    const double t22 = -t19 - t20 + t21;
-    a_KCoupler[3] = t18;
-    a_KCoupler[4] = t22;
+    const double t16 = u[1]*v_KCoupler[4];
+    const double t17 = t4*a_KCrank[3];
+    const double t18 = t1*a_KCrank[4];
+    const double t19 = t16 + t17 + t18;
+    const double t20 = u[1]*v_KCoupler[3];
+    const double t21 = t1*a_KCrank[3];
+    const double t22 = t4*a_KCrank[4];
+    const double t23 = -t20 - t21 + t22;
+    a_KCoupler[3] = t19;
+    a_KCoupler[4] = t23;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration with udot = 0
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
-    const double t23 = tsc2.sin;
-    const double t24 = params.world_gravity[0]*t23;
-    const double t25 = tsc2.cos;
-    const double t26 = params.world_gravity[1]*t25;
-    const double t27 = t24 - t26;
-    a_KRocker[4] = t27;
+    const double t24 = tsc2.sin;
+    const double t25 = params.world_gravity[0]*t24;
+    const double t26 = tsc2.cos;
+    const double t27 = params.world_gravity[1]*t26;
+    const double t28 = t25 - t27;
+    a_KRocker[4] = t28;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': bias
-    const double t28 = derived_.I_KCoupler[0]*v_KCoupler[3]*v_KCoupler[4];
-    const double t29 = derived_.I_KCoupler[1]*v_KCoupler[2];
-    const double t30 = derived_.I_KCoupler[0]*v_KCoupler[4];
-    const double t31 = t29 + t30;
-    const double t32 = v_KCoupler[3]*t31;
-    const double t33 = derived_.I_KCoupler[1]*a_KCoupler[4];
-    const double t34 = -t28 + t32 + t33;
-    C[1] = t34;
+    const double t29 = derived_.I_KCoupler[0]*v_KCoupler[3]*v_KCoupler[4];
+    const double t30 = derived_.I_KCoupler[1]*v_KCoupler[2];
+    const double t31 = derived_.I_KCoupler[0]*v_KCoupler[4];
+    const double t32 = t30 + t31;
+    const double t33 = v_KCoupler[3]*t32;
+    const double t34 = derived_.I_KCoupler[1]*a_KCoupler[4];
+    const double t35 = -t29 + t33 + t34;
+    C[1] = t35;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': bias
-    const double t35 = derived_.I_KCrank[1]*a_KCrank[4];
-    const double t36 = v_KCoupler[2]*t31;
-    const double t37 = derived_.I_KCoupler[0]*a_KCoupler[3];
-    const double t38 = -t36 + t37;
-    const double t39 = t1*t38;
-    const double t40 = derived_.I_KCoupler[0]*v_KCoupler[2]*v_KCoupler[3];
-    const double t41 = derived_.I_KCoupler[0]*a_KCoupler[4];
-    const double t42 = t40 + t41;
-    const double t43 = t3*t42;
-    const double t44 = t39 + t43;
-    const double t45 = params.r*t44;
-    const double t46 = t35 + C[1] + t45;
-    C[0] = t46;
+    const double t36 = derived_.I_KCrank[1]*a_KCrank[4];
+    const double t37 = v_KCoupler[2]*t32;
+    const double t38 = derived_.I_KCoupler[0]*a_KCoupler[3];
+    const double t39 = -t37 + t38;
+    const double t40 = t1*t39;
+    const double t41 = derived_.I_KCoupler[0]*v_KCoupler[2]*v_KCoupler[3];
+    const double t42 = derived_.I_KCoupler[0]*a_KCoupler[4];
+    const double t43 = t41 + t42;
+    const double t44 = t4*t43;
+    const double t45 = t40 + t44;
+    const double t46 = params.r*t45;
+    const double t47 = t36 + C[1] + t46;
+    C[0] = t47;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
-    const double tinv0 = 1.0/(derived_.I_KCrank[8] +
-        (derived_.crankPivot_M_0_0_b + 2.0*t5 - derived_.udot_0*M.coeff(0, 1)*M.coeff(0, 1)));
-    const double t47 = derived_.udot_0*M.coeff(0, 1)*C[1] - C[0];
-    udot[0] = tinv0*t47;
-    udot[1] = -derived_.udot_0*C[1] - derived_.udot_0*(M.coeff(0, 1)*tinv0*t47);
+    const double t48 = (derived_.udot_0*M.coeff(0, 1)*C[1] - C[0])/(derived_.I_KCrank[8] +
+        (derived_.crankPivot_M_0_0_b + 2.0*t6 - derived_.udot_0*M.coeff(0, 1)*M.coeff(0, 1)));
+    udot[0] = t48;
+    udot[1] = -derived_.udot_0*C[1] - derived_.udot_0*(M.coeff(0, 1)*t48);
     udot[2] = -derived_.udot_2*a_KRocker[4];
   }
 
@@ -511,11 +512,11 @@ class FourBar {
   // [p_BoQ_W x f; f].
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
   // weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 30 adds, 74 muls, 1 divs (weighted 132.0);
-  //   ABA in World: 36 adds, 114 muls, 1 divs (weighted 178.0);
-  //   CRBA + L^T D L in joint frames: 33 adds, 52 muls, 1 divs (weighted 113.0);
-  //   ABA in joint frames: 32 adds, 59 muls, 1 divs (weighted 119.0).
-  // (33 adds, 52 muls, 1 divs, 6 calls, 0 other)
+  //   CRBA + L^T D L in World: 30 adds, 69 muls, 1 divs (weighted 127.0);
+  //   ABA in World: 36 adds, 102 muls, 1 divs (weighted 166.0);
+  //   CRBA + L^T D L in joint frames: 33 adds, 48 muls, 1 divs (weighted 109.0);
+  //   ABA in joint frames: 31 adds, 54 muls, 1 divs (weighted 113.0).
+  // (33 adds, 48 muls, 1 divs, 6 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
@@ -530,89 +531,90 @@ class FourBar {
     const double t0 = u[0] + u[1];
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
     const double t1 = tsc0.sin;
-    const double t2 = params.r*u[0]*t1;
-    const double t3 = tsc0.cos;
-    const double t4 = params.r*u[0]*t3;
+    const double t2 = params.r*u[0];
+    const double t3 = t2*t1;
+    const double t4 = tsc0.cos;
+    const double t5 = t2*t4;
     v_KCoupler[2] = t0;
-    v_KCoupler[3] = t2;
-    v_KCoupler[4] = t4;
+    v_KCoupler[3] = t3;
+    v_KCoupler[4] = t5;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': mass matrix column
-    const double t5 = derived_.crankPivot_M_0_0*t3;
-    const double t6 = derived_.I_KCoupler[8] + t5;
-    M.coeffRef(0, 1) = t6;
+    const double t6 = derived_.crankPivot_M_0_0*t4;
+    const double t7 = derived_.I_KCoupler[8] + t6;
+    M.coeffRef(0, 1) = t7;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration with udot = 0
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
-    const double t7 = tsc1.sin;
-    const double t8 = params.world_gravity[1]*t7;
-    const double t9 = tsc1.cos;
-    const double t10 = params.world_gravity[0]*t9;
-    const double t11 = -t8 - t10;
-    const double t12 = params.world_gravity[1]*t9;
-    const double t13 = params.world_gravity[0]*t7;
-    const double t14 = -t12 + t13;
-    a_KCrank[3] = t11;
-    a_KCrank[4] = t14;
+    const double t8 = tsc1.sin;
+    const double t9 = params.world_gravity[1]*t8;
+    const double t10 = tsc1.cos;
+    const double t11 = params.world_gravity[0]*t10;
+    const double t12 = -t9 - t11;
+    const double t13 = params.world_gravity[1]*t10;
+    const double t14 = params.world_gravity[0]*t8;
+    const double t15 = -t13 + t14;
+    a_KCrank[3] = t12;
+    a_KCrank[4] = t15;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': acceleration with udot = 0
-    const double t15 = u[1]*v_KCoupler[4];
-    const double t16 = t3*a_KCrank[3];
-    const double t17 = t1*a_KCrank[4];
-    const double t18 = t15 + t16 + t17;
-    const double t19 = u[1]*v_KCoupler[3];
-    const double t20 = t1*a_KCrank[3];
-    const double t21 = t3*a_KCrank[4];
-    const double t22 = -t19 - t20 + t21;
-    a_KCoupler[3] = t18;
-    a_KCoupler[4] = t22;
+    const double t16 = u[1]*v_KCoupler[4];
+    const double t17 = t4*a_KCrank[3];
+    const double t18 = t1*a_KCrank[4];
+    const double t19 = t16 + t17 + t18;
+    const double t20 = u[1]*v_KCoupler[3];
+    const double t21 = t1*a_KCrank[3];
+    const double t22 = t4*a_KCrank[4];
+    const double t23 = -t20 - t21 + t22;
+    a_KCoupler[3] = t19;
+    a_KCoupler[4] = t23;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration with udot = 0
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
-    const double t23 = tsc2.sin;
-    const double t24 = params.world_gravity[0]*t23;
-    const double t25 = tsc2.cos;
-    const double t26 = params.world_gravity[1]*t25;
-    const double t27 = t24 - t26;
-    a_KRocker[4] = t27;
+    const double t24 = tsc2.sin;
+    const double t25 = params.world_gravity[0]*t24;
+    const double t26 = tsc2.cos;
+    const double t27 = params.world_gravity[1]*t26;
+    const double t28 = t25 - t27;
+    a_KRocker[4] = t28;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': bias
-    const double t28 = derived_.I_KCrank[1]*a_KCrank[4];
-    const double t29 = derived_.I_KCoupler[0]*v_KCoupler[3]*v_KCoupler[4];
-    const double t30 = derived_.I_KCoupler[1]*v_KCoupler[2];
-    const double t31 = derived_.I_KCoupler[0]*v_KCoupler[4];
-    const double t32 = t30 + t31;
-    const double t33 = v_KCoupler[3]*t32;
-    const double t34 = derived_.I_KCoupler[1]*a_KCoupler[4];
-    const double t35 = -t29 + t33 + t34;
-    const double t36 = t1*t9;
-    const double t37 = t7*t3;
-    const double t38 = t36 + t37;
-    const double t39 = fext[1][4]*t38;
-    const double t40 = t1*t7;
-    const double t41 = t3*t9;
-    const double t42 = -t40 + t41;
-    const double t43 = fext[1][3]*t42;
-    const double t44 = v_KCoupler[2]*t32;
-    const double t45 = -t39 - t43 - t44;
-    const double t46 = derived_.I_KCoupler[0]*a_KCoupler[3];
-    const double t47 = t45 + t46;
-    const double t48 = t1*t47;
-    const double t49 = derived_.I_KCoupler[0]*v_KCoupler[2]*v_KCoupler[3];
-    const double t50 = fext[1][4]*t42;
-    const double t51 = -t36 - t37;
-    const double t52 = fext[1][3]*t51;
-    const double t53 = t49 - t50 - t52;
-    const double t54 = derived_.I_KCoupler[0]*a_KCoupler[4];
-    const double t55 = t53 + t54;
-    const double t56 = t3*t55;
-    const double t57 = t48 + t56;
-    const double t58 = params.r*t57;
-    const double t59 = -fext[1][2] + t35 + t58;
-    const double t60 = -fext[0][2] + t28 + t59;
-    C[0] = t60;
+    const double t29 = derived_.I_KCrank[1]*a_KCrank[4];
+    const double t30 = derived_.I_KCoupler[0]*v_KCoupler[3];
+    const double t31 = t30*v_KCoupler[4];
+    const double t32 = derived_.I_KCoupler[1]*v_KCoupler[2];
+    const double t33 = derived_.I_KCoupler[0]*v_KCoupler[4];
+    const double t34 = t32 + t33;
+    const double t35 = v_KCoupler[3]*t34;
+    const double t36 = derived_.I_KCoupler[1]*a_KCoupler[4];
+    const double t37 = -t31 + t35 + t36;
+    const double t38 = t1*t10;
+    const double t39 = t8*t4;
+    const double t40 = t38 + t39;
+    const double t41 = fext[1][4]*t40;
+    const double t42 = t1*t8;
+    const double t43 = t4*t10;
+    const double t44 = -t42 + t43;
+    const double t45 = fext[1][3]*t44;
+    const double t46 = v_KCoupler[2]*t34;
+    const double t47 = -t41 - t45 - t46;
+    const double t48 = derived_.I_KCoupler[0]*a_KCoupler[3];
+    const double t49 = t47 + t48;
+    const double t50 = t1*t49;
+    const double t51 = t30*v_KCoupler[2];
+    const double t52 = fext[1][4]*t44;
+    const double t53 = -t38 - t39;
+    const double t54 = fext[1][3]*t53;
+    const double t55 = t51 - t52 - t54;
+    const double t56 = derived_.I_KCoupler[0]*a_KCoupler[4];
+    const double t57 = t55 + t56;
+    const double t58 = t4*t57;
+    const double t59 = t50 + t58;
+    const double t60 = params.r*t59;
+    const double t61 = -fext[1][2] + t37 + t60;
+    const double t62 = -fext[0][2] + t29 + t61;
+    C[0] = t62;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
-    const double tinv0 = 1.0/(derived_.I_KCrank[8] +
-        (derived_.crankPivot_M_0_0_b + 2.0*t5 - derived_.udot_0*M.coeff(0, 1)*M.coeff(0, 1)));
-    const double t61 = fext[1][2] - t35;
-    const double t62 = -derived_.udot_0*M.coeff(0, 1)*t61 - C[0];
-    udot[0] = tinv0*t62;
-    udot[1] = derived_.udot_0*t61 - derived_.udot_0*(M.coeff(0, 1)*tinv0*t62);
+    const double t63 = fext[1][2] - t37;
+    const double t64 = (-derived_.udot_0*M.coeff(0, 1)*t63 - C[0])/(derived_.I_KCrank[8] +
+        (derived_.crankPivot_M_0_0_b + 2.0*t6 - derived_.udot_0*M.coeff(0, 1)*M.coeff(0, 1)));
+    udot[0] = t64;
+    udot[1] = derived_.udot_0*t63 - derived_.udot_0*(M.coeff(0, 1)*t64);
     udot[2] = derived_.udot_2_b*(fext[2][2] - derived_.I_KRocker[1]*a_KRocker[4]);
   }
 
@@ -620,7 +622,7 @@ class FourBar {
   // forwardDynamics(time, q, u, udot), keeping in k what solveMassMatrix(k, x) needs to apply
   // M(q)^-1 to more vectors in O(n) each: every body's joint frame in its parent's and every
   // dof's S, U = IA S and (S^T IA S)^-1 column. The constraint solver's path for few rows.
-  // (23 adds, 51 muls, 1 divs, 6 calls, 0 other)
+  // (21 adds, 45 muls, 1 divs, 6 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot, ArticulatedFactor& k) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -633,79 +635,82 @@ class FourBar {
     const double t0 = u[0] + u[1];
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
     const double t1 = tsc0.sin;
-    const double t2 = params.r*u[0]*t1;
-    const double t3 = tsc0.cos;
-    const double t4 = params.r*u[0]*t3;
+    const double t2 = params.r*u[0];
+    const double t3 = t2*t1;
+    const double t4 = tsc0.cos;
+    const double t5 = t2*t4;
     v_KCoupler[2] = t0;
-    v_KCoupler[3] = t2;
-    v_KCoupler[4] = t4;
+    v_KCoupler[3] = t3;
+    v_KCoupler[4] = t5;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': articulated inertia
-    const double t5 = derived_.I_KCoupler[0]*v_KCoupler[3]*v_KCoupler[4];
-    const double t6 = derived_.I_KCoupler[1]*v_KCoupler[2];
-    const double t7 = derived_.I_KCoupler[0]*v_KCoupler[4];
-    const double t8 = t6 + t7;
-    const double t9 = v_KCoupler[3]*t8;
-    const double t10 = t5 - t9;
-    tauA_KCoupler[0] = t10;
+    const double t6 = derived_.I_KCoupler[0]*v_KCoupler[3]*v_KCoupler[4];
+    const double t7 = derived_.I_KCoupler[1]*v_KCoupler[2];
+    const double t8 = derived_.I_KCoupler[0]*v_KCoupler[4];
+    const double t9 = t7 + t8;
+    const double t10 = v_KCoupler[3]*t9;
+    const double t11 = t6 - t10;
+    tauA_KCoupler[0] = t11;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': articulated inertia
-    const double t11 = derived_.I_KCoupler[0]*t1*t1;
-    const double t12 = derived_.crankPivot_IAS_KCrank_2_0*t3*t3;
-    const double t13 = t11 + t12;
-    const double t14 = derived_.crankPivot_IAS_KCrank_2_0_b*t13;
-    const double t15 = derived_.I_KCrank[8] + t14;
-    const double tinv0 = 1.0/t15;
-    const double t16 = derived_.crankPivot_IAS_KCrank_2_0*t1*t3;
-    const double t17 = derived_.I_KCoupler[0]*t1*t3;
-    const double t18 = -t16 + t17;
-    const double t19 = params.r*t18;
-    const double t20 = params.r*t13;
-    const double t21 = derived_.I_KCrank[1] + t20;
-    const double t22 = tinv0;
-    IAS_KCrank.coeffRef(2, 0) = t15;
-    IAS_KCrank.coeffRef(3, 0) = t19;
-    IAS_KCrank.coeffRef(4, 0) = t21;
-    Dinv_KCrank.coeffRef(0, 0) = t22;
+    const double t12 = derived_.I_KCoupler[0]*t1*t1;
+    const double t13 = derived_.crankPivot_IAS_KCrank_2_0*t4*t4;
+    const double t14 = t12 + t13;
+    const double t15 = derived_.crankPivot_IAS_KCrank_2_0_b*t14;
+    const double t16 = derived_.I_KCrank[8] + t15;
+    const double tinv0 = 1.0/t16;
+    const double t17 = t1*t4;
+    const double t18 = derived_.crankPivot_IAS_KCrank_2_0*t17;
+    const double t19 = derived_.I_KCoupler[0]*t17;
+    const double t20 = -t18 + t19;
+    const double t21 = params.r*t20;
+    const double t22 = params.r*t14;
+    const double t23 = derived_.I_KCrank[1] + t22;
+    const double t24 = tinv0;
+    IAS_KCrank.coeffRef(2, 0) = t16;
+    IAS_KCrank.coeffRef(3, 0) = t21;
+    IAS_KCrank.coeffRef(4, 0) = t23;
+    Dinv_KCrank.coeffRef(0, 0) = t24;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
-    const double t23 = tsc1.sin;
-    const double t24 = params.world_gravity[1]*t23;
-    const double t25 = tsc1.cos;
-    const double t26 = params.world_gravity[0]*t25;
-    const double t27 = -t24 - t26;
-    const double t28 = params.r*t18*t27;
-    const double t29 = params.world_gravity[1]*t25;
-    const double t30 = params.world_gravity[0]*t23;
-    const double t31 = -t29 + t30;
-    const double t32 = t31*IAS_KCrank.coeff(4, 0);
-    const double t33 = derived_.I_KCoupler[0]*u[1]*v_KCoupler[4];
-    const double t34 = v_KCoupler[2]*t8;
-    const double t35 = t33 - t34;
-    const double t36 = t1*t35;
-    const double t37 = derived_.crankPivot_IAS_KCrank_2_0*u[1]*v_KCoupler[3];
-    const double t38 = derived_.I_KCoupler[0]*v_KCoupler[2]*v_KCoupler[3];
-    const double t39 = derived_.crankPivot_tauA_KCrank_0*tauA_KCoupler[0];
-    const double t40 = -t37 + t38 + t39;
-    const double t41 = t3*t40;
-    const double t42 = t36 + t41;
-    const double t43 = params.r*t42;
-    const double t44 = -t28 - t32 - t43;
-    udot[0] = tinv0*t44;
-    a_KCrank[3] = t27;
+    const double t25 = tsc1.sin;
+    const double t26 = params.world_gravity[1]*t25;
+    const double t27 = tsc1.cos;
+    const double t28 = params.world_gravity[0]*t27;
+    const double t29 = -t26 - t28;
+    const double t30 = IAS_KCrank.coeff(3, 0)*t29;
+    const double t31 = params.world_gravity[1]*t27;
+    const double t32 = params.world_gravity[0]*t25;
+    const double t33 = -t31 + t32;
+    const double t34 = t33*IAS_KCrank.coeff(4, 0);
+    const double t35 = t8*u[1];
+    const double t36 = v_KCoupler[2]*t9;
+    const double t37 = t35 - t36;
+    const double t38 = t1*t37;
+    const double t39 = derived_.crankPivot_IAS_KCrank_2_0*u[1]*v_KCoupler[3];
+    const double t40 = derived_.I_KCoupler[0]*v_KCoupler[2]*v_KCoupler[3];
+    const double t41 = derived_.crankPivot_tauA_KCrank_0*tauA_KCoupler[0];
+    const double t42 = -t39 + t40 + t41;
+    const double t43 = t4*t42;
+    const double t44 = t38 + t43;
+    const double t45 = params.r*t44;
+    const double t46 = -t30 - t34 - t45;
+    udot[0] = tinv0*t46;
+    a_KCrank[3] = t29;
+    a_KCrank[4] = t33;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': acceleration
-    udot[1] = derived_.udot_0*(t5 - t9 - derived_.I_KCoupler[8]*tinv0*t44 -
+    udot[1] = derived_.udot_0*(tauA_KCoupler[0] - derived_.I_KCoupler[8]*udot[0] -
         derived_.I_KCoupler[1]*(-u[1]*v_KCoupler[3] - t1*a_KCrank[3] +
-        t3*(-t29 + t30 + params.r*tinv0*t44)));
+        t4*(a_KCrank[4] + params.r*udot[0])));
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
-    const double t45 = tsc2.sin;
-    const double t46 = tsc2.cos;
-    udot[2] = -derived_.udot_2*(params.world_gravity[0]*t45 - params.world_gravity[1]*t46);
+    const double t47 = tsc2.sin;
+    const double t48 = tsc2.cos;
+    udot[2] = -derived_.udot_2*(params.world_gravity[0]*t47 - params.world_gravity[1]*t48);
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': articulated factor
-    k.R_PK[0].coeffRef(0, 0) = t25;
-    k.R_PK[0].coeffRef(0, 1) = -t23;
+    k.R_PK[0].coeffRef(0, 0) = t27;
+    k.R_PK[0].coeffRef(0, 1) = -t25;
     k.R_PK[0].coeffRef(0, 2) = 0.0;
-    k.R_PK[0].coeffRef(1, 0) = t23;
-    k.R_PK[0].coeffRef(1, 1) = t25;
+    k.R_PK[0].coeffRef(1, 0) = t25;
+    k.R_PK[0].coeffRef(1, 1) = t27;
     k.R_PK[0].coeffRef(1, 2) = 0.0;
     k.R_PK[0].coeffRef(2, 0) = 0.0;
     k.R_PK[0].coeffRef(2, 1) = 0.0;
@@ -727,11 +732,11 @@ class FourBar {
     k.U.coeffRef(5, 0) = 0.0;
     k.Dinv.coeffRef(0, 0) = Dinv_KCrank.coeff(0, 0);
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': articulated factor
-    k.R_PK[1].coeffRef(0, 0) = t3;
+    k.R_PK[1].coeffRef(0, 0) = t4;
     k.R_PK[1].coeffRef(0, 1) = -t1;
     k.R_PK[1].coeffRef(0, 2) = 0.0;
     k.R_PK[1].coeffRef(1, 0) = t1;
-    k.R_PK[1].coeffRef(1, 1) = t3;
+    k.R_PK[1].coeffRef(1, 1) = t4;
     k.R_PK[1].coeffRef(1, 2) = 0.0;
     k.R_PK[1].coeffRef(2, 0) = 0.0;
     k.R_PK[1].coeffRef(2, 1) = 0.0;
@@ -753,11 +758,11 @@ class FourBar {
     k.U.coeffRef(5, 1) = 0.0;
     k.Dinv.coeffRef(0, 1) = derived_.udot_0;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': articulated factor
-    k.R_PK[2].coeffRef(0, 0) = t46;
-    k.R_PK[2].coeffRef(0, 1) = -t45;
+    k.R_PK[2].coeffRef(0, 0) = t48;
+    k.R_PK[2].coeffRef(0, 1) = -t47;
     k.R_PK[2].coeffRef(0, 2) = 0.0;
-    k.R_PK[2].coeffRef(1, 0) = t45;
-    k.R_PK[2].coeffRef(1, 1) = t46;
+    k.R_PK[2].coeffRef(1, 0) = t47;
+    k.R_PK[2].coeffRef(1, 1) = t48;
     k.R_PK[2].coeffRef(1, 2) = 0.0;
     k.R_PK[2].coeffRef(2, 0) = 0.0;
     k.R_PK[2].coeffRef(2, 1) = 0.0;
@@ -783,7 +788,7 @@ class FourBar {
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
-  // (24 adds, 37 muls, 0 divs, 6 calls, 0 other)
+  // (22 adds, 36 muls, 0 divs, 6 calls, 0 other)
   void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -795,63 +800,64 @@ class FourBar {
     const double t0 = u[0] + u[1];
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
     const double t1 = tsc0.sin;
-    const double t2 = params.r*u[0]*t1;
-    const double t3 = tsc0.cos;
-    const double t4 = params.r*u[0]*t3;
+    const double t2 = params.r*u[0];
+    const double t3 = t2*t1;
+    const double t4 = tsc0.cos;
+    const double t5 = t2*t4;
     v_KCoupler[2] = t0;
-    v_KCoupler[3] = t2;
-    v_KCoupler[4] = t4;
+    v_KCoupler[3] = t3;
+    v_KCoupler[4] = t5;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
-    const double t5 = tsc1.sin;
-    const double t6 = params.world_gravity[1]*t5;
-    const double t7 = tsc1.cos;
-    const double t8 = params.world_gravity[0]*t7;
-    const double t9 = -t6 - t8;
-    const double t10 = params.world_gravity[1]*t7;
-    const double t11 = params.world_gravity[0]*t5;
-    const double t12 = -t10 + t11;
-    a_KCrank[3] = t9;
-    a_KCrank[4] = t12;
+    const double t6 = tsc1.sin;
+    const double t7 = params.world_gravity[1]*t6;
+    const double t8 = tsc1.cos;
+    const double t9 = params.world_gravity[0]*t8;
+    const double t10 = -t7 - t9;
+    const double t11 = params.world_gravity[1]*t8;
+    const double t12 = params.world_gravity[0]*t6;
+    const double t13 = -t11 + t12;
+    a_KCrank[3] = t10;
+    a_KCrank[4] = t13;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': acceleration
-    const double t13 = udot[0] + udot[1];
-    const double t14 = u[1]*v_KCoupler[4];
-    const double t15 = params.r*udot[0];
-    const double t16 = t15 - t10 + t11;
-    const double t17 = t1*t16;
-    const double t18 = t3*a_KCrank[3];
-    const double t19 = t14 + t17 + t18;
-    const double t20 = u[1]*v_KCoupler[3];
-    const double t21 = t1*a_KCrank[3];
-    const double t22 = t3*t16;
-    const double t23 = -t20 - t21 + t22;
-    a_KCoupler[2] = t13;
-    a_KCoupler[3] = t19;
-    a_KCoupler[4] = t23;
+    const double t14 = udot[0] + udot[1];
+    const double t15 = u[1]*v_KCoupler[4];
+    const double t16 = params.r*udot[0];
+    const double t17 = t16 + a_KCrank[4];
+    const double t18 = t1*t17;
+    const double t19 = t4*a_KCrank[3];
+    const double t20 = t15 + t18 + t19;
+    const double t21 = u[1]*v_KCoupler[3];
+    const double t22 = t1*a_KCrank[3];
+    const double t23 = t4*t17;
+    const double t24 = -t21 - t22 + t23;
+    a_KCoupler[2] = t14;
+    a_KCoupler[3] = t20;
+    a_KCoupler[4] = t24;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
-    const double t24 = tsc2.sin;
-    const double t25 = params.world_gravity[0]*t24;
-    const double t26 = tsc2.cos;
-    const double t27 = params.world_gravity[1]*t26;
-    const double t28 = t25 - t27;
-    a_KRocker[4] = t28;
+    const double t25 = tsc2.sin;
+    const double t26 = params.world_gravity[0]*t25;
+    const double t27 = tsc2.cos;
+    const double t28 = params.world_gravity[1]*t27;
+    const double t29 = t26 - t28;
+    a_KRocker[4] = t29;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': generalized force
     tau[2] = derived_.I_KRocker[8]*udot[2] + derived_.I_KRocker[1]*a_KRocker[4];
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': generalized force
-    const double t29 = derived_.I_KCoupler[8]*a_KCoupler[2];
-    const double t30 = derived_.I_KCoupler[0]*v_KCoupler[3]*v_KCoupler[4];
-    const double t31 = derived_.I_KCoupler[1]*v_KCoupler[2];
-    const double t32 = derived_.I_KCoupler[0]*v_KCoupler[4];
-    const double t33 = t31 + t32;
-    const double t34 = v_KCoupler[3]*t33;
-    const double t35 = t29 - t30 + t34;
-    const double t36 = derived_.I_KCoupler[1]*a_KCoupler[4];
-    tau[1] = t35 + t36;
+    const double t30 = derived_.I_KCoupler[8]*a_KCoupler[2];
+    const double t31 = derived_.I_KCoupler[0]*v_KCoupler[3]*v_KCoupler[4];
+    const double t32 = derived_.I_KCoupler[1]*v_KCoupler[2];
+    const double t33 = derived_.I_KCoupler[0]*v_KCoupler[4];
+    const double t34 = t32 + t33;
+    const double t35 = v_KCoupler[3]*t34;
+    const double t36 = t30 - t31 + t35;
+    const double t37 = derived_.I_KCoupler[1]*a_KCoupler[4];
+    tau[1] = t36 + t37;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': generalized force
-    tau[0] = derived_.I_KCrank[8]*udot[0] + derived_.I_KCrank[1]*a_KCrank[4] + t35 + t36 +
-        params.r*(t1*(-v_KCoupler[2]*t33 + derived_.I_KCoupler[0]*a_KCoupler[3]) +
-        t3*(derived_.I_KCoupler[1]*a_KCoupler[2] +
+    tau[0] = derived_.I_KCrank[8]*udot[0] + derived_.I_KCrank[1]*a_KCrank[4] + tau[1] +
+        params.r*(t1*(-v_KCoupler[2]*t34 + derived_.I_KCoupler[0]*a_KCoupler[3]) +
+        t4*(derived_.I_KCoupler[1]*a_KCoupler[2] +
         derived_.I_KCoupler[0]*v_KCoupler[2]*v_KCoupler[3] + derived_.I_KCoupler[0]*a_KCoupler[4]));
   }
 
@@ -923,7 +929,7 @@ class FourBar {
   }
 
   // w_WB and v_WBo of every body, in World.
-  // (1 adds, 4 muls, 0 divs, 2 calls, 0 other)
+  // (1 adds, 3 muls, 0 divs, 2 calls, 0 other)
   void bodyVelocities([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                       BodyVelocities& velocities) const {
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
@@ -941,11 +947,12 @@ class FourBar {
     velocities[0].v_WB[1] = 0.0;
     velocities[0].v_WB[2] = 0.0;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity
+    const double t2 = params.r*u[0];
     velocities[1].w_WB[0] = 0.0;
     velocities[1].w_WB[1] = 0.0;
     velocities[1].w_WB[2] = u[0] + u[1];
-    velocities[1].v_WB[0] = -params.r*u[0]*R_WCrank.coeff(1, 0);
-    velocities[1].v_WB[1] = params.r*u[0]*R_WCrank.coeff(0, 0);
+    velocities[1].v_WB[0] = -t2*R_WCrank.coeff(1, 0);
+    velocities[1].v_WB[1] = t2*R_WCrank.coeff(0, 0);
     velocities[1].v_WB[2] = 0.0;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': velocity
     velocities[2].w_WB[0] = 0.0;
@@ -957,7 +964,7 @@ class FourBar {
   }
 
   // Kinetic energy 1/2 u^T M u (J).
-  // (11 adds, 34 muls, 0 divs, 4 calls, 0 other)
+  // (11 adds, 32 muls, 0 divs, 4 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
@@ -989,15 +996,15 @@ class FourBar {
     w_WCoupler[2] = t10;
     v_WCoupler[1] = t11;
     // kinetic energy
-    const double t12 = params.r*u[0]*R_WCrank.coeff(1, 0);
-    const double t13 = v_WCoupler[1]*(derived_.I_KCoupler[0]*v_WCoupler[1] +
-        0.5*derived_.ke*w_WCoupler[2]*R_WCoupler.coeff(0, 0)) +
-        w_WCoupler[2]*(0.3333333333333333*derived_.ke_b*w_WCoupler[2] +
-        0.5*derived_.ke*t12*R_WCoupler.coeff(1, 0) +
-        0.5*derived_.ke*v_WCoupler[1]*R_WCoupler.coeff(0, 0)) -
-        t12*(-derived_.I_KCoupler[0]*t12 - 0.5*derived_.ke*w_WCoupler[2]*R_WCoupler.coeff(1, 0));
-    ke = 0.5*(0.3333333333333333*derived_.ke_c*u[2]*u[2] +
-        0.3333333333333333*derived_.ke_d*u[0]*u[0] + t13);
+    const double t12 = derived_.ke*R_WCoupler.coeff(0, 0);
+    const double t13 = params.r*u[0]*R_WCrank.coeff(1, 0);
+    const double t14 = derived_.ke*R_WCoupler.coeff(1, 0);
+    const double t15 = 0.3333333333333333*derived_.ke_c*u[2]*u[2] +
+        0.3333333333333333*derived_.ke_d*u[0]*u[0] +
+        (v_WCoupler[1]*(derived_.I_KCoupler[0]*v_WCoupler[1] + 0.5*t12*w_WCoupler[2]) +
+        w_WCoupler[2]*(0.3333333333333333*derived_.ke_b*w_WCoupler[2] + 0.5*t14*t13 +
+        0.5*t12*v_WCoupler[1]) - t13*(-derived_.I_KCoupler[0]*t13 - 0.5*t14*w_WCoupler[2]));
+    ke = 0.5*t15;
     return ke;
   }
 
@@ -1317,7 +1324,7 @@ class FourBar {
 
   // The same, and what frameJacobianDotU(frame, k, JdotU) reads too: every body's spatial
   // velocity V_WB = [w_WB; v_WBo] and its acceleration at udot = 0, Abias_WB, in World.
-  // (4 adds, 12 muls, 0 divs, 6 calls, 0 other)
+  // (4 adds, 10 muls, 0 divs, 6 calls, 0 other)
   void frameKinematics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
@@ -1357,8 +1364,10 @@ class FourBar {
     const double t4 = -t2*k.R_WB[0].coeff(1, 0) + t3*k.R_WB[0].coeff(0, 0);
     const double t5 = t2*k.R_WB[0].coeff(0, 0);
     const double t6 = k.R_WB[0].coeff(1, 0)*t3;
-    const double t7 = params.r*u[0]*k.R_WB[0].coeff(1, 0);
-    const double t8 = params.r*u[0]*k.R_WB[0].coeff(0, 0);
+    const double t7 = params.r*k.R_WB[0].coeff(0, 0);
+    const double t8 = params.r*k.R_WB[0].coeff(1, 0);
+    const double t9 = t8*u[0];
+    const double t10 = t7*u[0];
     k.R_WB[1].coeffRef(0, 0) = t4;
     k.R_WB[1].coeffRef(0, 1) = -t5 - t6;
     k.R_WB[1].coeffRef(0, 2) = 0.0;
@@ -1368,31 +1377,31 @@ class FourBar {
     k.R_WB[1].coeffRef(2, 0) = 0.0;
     k.R_WB[1].coeffRef(2, 1) = 0.0;
     k.R_WB[1].coeffRef(2, 2) = 1.0;
-    k.p_WB[1][0] = params.r*k.R_WB[0].coeff(0, 0);
-    k.p_WB[1][1] = params.r*k.R_WB[0].coeff(1, 0);
+    k.p_WB[1][0] = t7;
+    k.p_WB[1][1] = t8;
     k.p_WB[1][2] = 0.0;
     k.H_W.coeffRef(2, 1) = 1.0;
     k.V_WB[1][0] = 0.0;
     k.V_WB[1][1] = 0.0;
     k.V_WB[1][2] = u[0] + u[1];
-    k.V_WB[1][3] = -t7;
-    k.V_WB[1][4] = t8;
+    k.V_WB[1][3] = -t9;
+    k.V_WB[1][4] = t10;
     k.V_WB[1][5] = 0.0;
     k.Abias_WB[1][0] = 0.0;
     k.Abias_WB[1][1] = 0.0;
     k.Abias_WB[1][2] = 0.0;
-    k.Abias_WB[1][3] = -u[0]*t8;
-    k.Abias_WB[1][4] = -u[0]*t7;
+    k.Abias_WB[1][3] = -u[0]*t10;
+    k.Abias_WB[1][4] = -u[0]*t9;
     k.Abias_WB[1][5] = 0.0;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
-    const double t9 = tsc2.cos;
-    const double t10 = tsc2.sin;
-    k.R_WB[2].coeffRef(0, 0) = t9;
-    k.R_WB[2].coeffRef(0, 1) = -t10;
+    const double t11 = tsc2.cos;
+    const double t12 = tsc2.sin;
+    k.R_WB[2].coeffRef(0, 0) = t11;
+    k.R_WB[2].coeffRef(0, 1) = -t12;
     k.R_WB[2].coeffRef(0, 2) = 0.0;
-    k.R_WB[2].coeffRef(1, 0) = t10;
-    k.R_WB[2].coeffRef(1, 1) = t9;
+    k.R_WB[2].coeffRef(1, 0) = t12;
+    k.R_WB[2].coeffRef(1, 1) = t11;
     k.R_WB[2].coeffRef(1, 2) = 0.0;
     k.R_WB[2].coeffRef(2, 0) = 0.0;
     k.R_WB[2].coeffRef(2, 1) = 0.0;
@@ -1459,13 +1468,14 @@ class FourBar {
 
   // w_WB (rad/s) and v_WBo (m/s) of the bodies the constraint rows reach, in World, from
   // constraintPoses' fields of `k`.
-  // (1 adds, 4 muls, 0 divs, 0 calls, 0 other)
+  // (1 adds, 3 muls, 0 divs, 0 calls, 0 other)
   void constraintVelocities([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                             ConstraintKinematics& k) const {
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity
+    const double t0 = params.r*u[0];
     k.w_WCoupler[2] = u[0] + u[1];
-    k.v_WCoupler[0] = -k.R_WCrank.coeff(1, 0)*params.r*u[0];
-    k.v_WCoupler[1] = k.R_WCrank.coeff(0, 0)*params.r*u[0];
+    k.v_WCoupler[0] = -k.R_WCrank.coeff(1, 0)*t0;
+    k.v_WCoupler[1] = k.R_WCrank.coeff(0, 0)*t0;
   }
 
  public:
@@ -1488,92 +1498,95 @@ class FourBar {
 
   // phi_v(q, u) = G(q) u (rows): the holonomic rows' time derivatives, then the rolling
   // contacts' slip velocities (m/s) along their Cx and Cy.
-  // (15 adds, 24 muls, 0 divs, 0 calls, 0 other)
+  // (15 adds, 20 muls, 0 divs, 0 calls, 0 other)
   void constraintVelocityErrors([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                                 ConstraintVector& verr) const {
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
     constraintVelocities(q, u, k);
     // cut joint 'couplerRocker' (fourbar.cap:51)
-    const double t0 = -k.p_WCoupler[1] + k.R_WRocker.coeff(1, 0)*params.b -
-        k.R_WCoupler.coeff(1, 0)*params.c;
-    const double t1 = -k.v_WCoupler[1] - k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*params.c +
-        k.R_WRocker.coeff(0, 0)*params.b*u[2];
-    const double t2 = -k.v_WCoupler[0] - k.R_WRocker.coeff(1, 0)*params.b*u[2] +
-        k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2]*params.c;
-    const double t3 = -k.R_WCoupler.coeff(0, 0)*params.c +
+    const double t0 = k.R_WRocker.coeff(1, 0)*params.b;
+    const double t1 = k.R_WCoupler.coeff(1, 0)*params.c;
+    const double t2 = -k.p_WCoupler[1] + t0 - t1;
+    const double t3 = k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2];
+    const double t4 = -k.v_WCoupler[1] - t3*params.c + k.R_WRocker.coeff(0, 0)*params.b*u[2];
+    const double t5 = -k.v_WCoupler[0] - t0*u[2] + t1*k.w_WCoupler[2];
+    const double t6 = -k.R_WCoupler.coeff(0, 0)*params.c +
         (-k.p_WCoupler[0] + params.a + k.R_WRocker.coeff(0, 0)*params.b);
-    verr[0] = k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*t0 + k.R_WCoupler.coeff(1, 0)*t1 +
-        k.R_WCoupler.coeff(0, 0)*t2 - k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2]*t3;
-    verr[1] = k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2]*t0 + k.R_WCoupler.coeff(0, 0)*t1 +
-        k.R_WCoupler.coeff(0, 1)*t2 - k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*t3;
+    verr[0] = t3*t2 + k.R_WCoupler.coeff(1, 0)*t4 + k.R_WCoupler.coeff(0, 0)*t5 -
+        k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2]*t6;
+    verr[1] = k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2]*t2 + k.R_WCoupler.coeff(0, 0)*t4 +
+        k.R_WCoupler.coeff(0, 1)*t5 - t3*t6;
     verr.segment<3>(2).setZero();
   }
 
   // G(q) (rows x nu) = d phi_v / d u; its structural zeros are not written (set to zero once).
-  // (19 adds, 24 muls, 0 divs, 0 calls, 0 other)
+  // (19 adds, 19 muls, 0 divs, 0 calls, 0 other)
   void constraintJacobian([[maybe_unused]] const Q& q, ConstraintJacobian& G) const {
     G.setZero();  // structural zeros: the columns of joints a constraint does not reach
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
     // cut joint 'couplerRocker' (fourbar.cap:51)
-    const double t0 = k.R_WCoupler.coeff(1, 0)*params.c;
-    const double t1 = -k.p_WCoupler[1] + k.R_WRocker.coeff(1, 0)*params.b - t0;
-    const double t2 = k.R_WCoupler.coeff(0, 0)*t1;
-    const double t3 = -k.p_WCoupler[1] - t0;
-    const double t4 = k.R_WCoupler.coeff(0, 0)*params.c;
-    const double t5 = k.p_WCoupler[0] + t4;
-    const double t6 = -t4 + (-k.p_WCoupler[0] + params.a + k.R_WRocker.coeff(0, 0)*params.b);
-    const double t7 = k.R_WCoupler.coeff(1, 0)*t6;
-    const double t8 = k.R_WCoupler.coeff(0, 1)*t1;
-    const double t9 = k.R_WCoupler.coeff(0, 0)*t6;
-    G.coeffRef(0, 0) = t2 + (-k.R_WCoupler.coeff(0, 0)*t3 - k.R_WCoupler.coeff(1, 0)*t5 - t7);
-    G.coeffRef(0, 1) = t2 - t7;
-    G.coeffRef(0, 2) = k.R_WCoupler.coeff(1, 0)*k.R_WRocker.coeff(0, 0)*params.b -
-        k.R_WCoupler.coeff(0, 0)*k.R_WRocker.coeff(1, 0)*params.b;
-    G.coeffRef(1, 0) = -k.R_WCoupler.coeff(0, 0)*t5 - k.R_WCoupler.coeff(0, 1)*t3 + t8 - t9;
+    const double t0 = k.R_WRocker.coeff(1, 0)*params.b;
+    const double t1 = k.R_WCoupler.coeff(1, 0)*params.c;
+    const double t2 = -k.p_WCoupler[1] + t0 - t1;
+    const double t3 = k.R_WCoupler.coeff(0, 0)*t2;
+    const double t4 = -k.p_WCoupler[1] - t1;
+    const double t5 = k.R_WCoupler.coeff(0, 0)*params.c;
+    const double t6 = k.p_WCoupler[0] + t5;
+    const double t7 = k.R_WRocker.coeff(0, 0)*params.b;
+    const double t8 = -t5 + (-k.p_WCoupler[0] + params.a + t7);
+    const double t9 = k.R_WCoupler.coeff(1, 0)*t8;
+    const double t10 = k.R_WCoupler.coeff(0, 1)*t2;
+    const double t11 = k.R_WCoupler.coeff(0, 0)*t8;
+    G.coeffRef(0, 0) = t3 + (-k.R_WCoupler.coeff(0, 0)*t4 - k.R_WCoupler.coeff(1, 0)*t6 - t9);
+    G.coeffRef(0, 1) = t3 - t9;
+    G.coeffRef(0, 2) = k.R_WCoupler.coeff(1, 0)*t7 - k.R_WCoupler.coeff(0, 0)*t0;
+    G.coeffRef(1, 0) = -k.R_WCoupler.coeff(0, 0)*t6 - k.R_WCoupler.coeff(0, 1)*t4 + t10 - t11;
     G.coeffRef(1, 1) = -k.R_WCoupler.coeff(0, 0)*k.R_WCoupler.coeff(0, 0)*params.c +
-        k.R_WCoupler.coeff(0, 1)*k.R_WCoupler.coeff(1, 0)*params.c + t8 - t9;
-    G.coeffRef(1, 2) = k.R_WCoupler.coeff(0, 0)*k.R_WRocker.coeff(0, 0)*params.b -
-        k.R_WCoupler.coeff(0, 1)*k.R_WRocker.coeff(1, 0)*params.b;
+        k.R_WCoupler.coeff(0, 1)*t1 + t10 - t11;
+    G.coeffRef(1, 2) = k.R_WCoupler.coeff(0, 0)*t7 - k.R_WCoupler.coeff(0, 1)*t0;
   }
 
   // gamma(q, u) (rows): the right-hand side of G udot = gamma, minus the rows' acceleration
   // at udot = 0 (-Gdot u).
-  // (23 adds, 46 muls, 0 divs, 0 calls, 0 other)
+  // (23 adds, 42 muls, 0 divs, 0 calls, 0 other)
   void constraintBias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                       ConstraintVector& gamma) const {
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
     constraintVelocities(q, u, k);
     // cut joint 'couplerRocker' (fourbar.cap:51)
-    const double t0 = k.R_WRocker.coeff(1, 0)*params.b*u[2];
-    const double t1 = k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2]*params.c;
-    const double t2 = -k.v_WCoupler[0] - t0 + t1;
-    const double t3 = k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*params.c;
-    const double t4 = k.R_WRocker.coeff(0, 0)*params.b*u[2];
-    const double t5 = -k.v_WCoupler[1] - t3 + t4;
-    const double t6 = k.v_WCoupler[1]*u[0] - u[2]*t4 + k.w_WCoupler[2]*t3;
-    const double t7 = -k.p_WCoupler[1] + k.R_WRocker.coeff(1, 0)*params.b -
+    const double t0 = params.b*u[2];
+    const double t1 = k.R_WRocker.coeff(1, 0)*t0;
+    const double t2 = k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2];
+    const double t3 = t2*params.c;
+    const double t4 = -k.v_WCoupler[0] - t1 + t3;
+    const double t5 = k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2];
+    const double t6 = t5*params.c;
+    const double t7 = k.R_WRocker.coeff(0, 0)*t0;
+    const double t8 = -k.v_WCoupler[1] - t6 + t7;
+    const double t9 = k.v_WCoupler[1]*u[0] - u[2]*t7 + k.w_WCoupler[2]*t6;
+    const double t10 = -k.p_WCoupler[1] + k.R_WRocker.coeff(1, 0)*params.b -
         k.R_WCoupler.coeff(1, 0)*params.c;
-    const double t8 = -k.R_WCoupler.coeff(0, 0)*params.c +
+    const double t11 = -k.R_WCoupler.coeff(0, 0)*params.c +
         (-k.p_WCoupler[0] + params.a + k.R_WRocker.coeff(0, 0)*params.b);
-    const double t9 = -k.v_WCoupler[0]*u[0] + k.w_WCoupler[2]*t1 - u[2]*t0;
-    gamma[0] = -(-2.0*k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2]*t2 +
-        2.0*k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*t5 + k.R_WCoupler.coeff(0, 0)*t6 +
-        (-k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t7 -
-        k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t8 + k.R_WCoupler.coeff(1, 0)*t9));
-    gamma[1] = -(-k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t7 -
-        k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2]*k.w_WCoupler[2]*t8 + k.R_WCoupler.coeff(0, 0)*t9 +
-        (2.0*k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2]*t5 -
-        2.0*k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*t2 + k.R_WCoupler.coeff(0, 1)*t6));
+    const double t12 = -k.v_WCoupler[0]*u[0] + k.w_WCoupler[2]*t3 - u[2]*t1;
+    gamma[0] = -(-2.0*t2*t4 + 2.0*t5*t8 + k.R_WCoupler.coeff(0, 0)*t9 +
+        (-k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t10 -
+        k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t11 +
+        k.R_WCoupler.coeff(1, 0)*t12));
+    gamma[1] = -(-k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t10 -
+        k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2]*k.w_WCoupler[2]*t11 +
+        k.R_WCoupler.coeff(0, 0)*t12 + (2.0*k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2]*t8 -
+        2.0*t5*t4 + k.R_WCoupler.coeff(0, 1)*t9));
     gamma.segment<3>(2).setZero();
   }
 
   // What multipliers lambda (rows; Simbody's sign: M udot = tau - C - G^T lambda) apply:
   // bodyForces[b] = [n; f] on body b, the moment about its origin then the force, in World
   // (Simbody's calcConstraintForcesFromMultipliers), and the generalized forces tau = -G^T lambda.
-  // (38 adds, 46 muls, 0 divs, 2 calls, 0 other)
+  // (36 adds, 39 muls, 0 divs, 2 calls, 0 other)
   void constraintForces([[maybe_unused]] const Q& q,
                         [[maybe_unused]] const ConstraintVector& lambda, ExternalForces& bodyForces,
                         U& tau) const {
@@ -1581,63 +1594,62 @@ class FourBar {
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
     // the multipliers' spatial forces on the bodies, about their origins, in World
-    const double t0 = k.R_WCoupler.coeff(0, 1)*lambda[3];
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
-    const double t1 = tsc0.cos;
-    const double t2 = tsc0.sin;
-    const double t3 = lambda[4]*(-k.R_WCrank.coeff(0, 0)*t1 + k.R_WCrank.coeff(1, 0)*t2);
-    const double t4 = k.R_WCoupler.coeff(1, 0)*params.c;
-    const double t5 = k.R_WRocker.coeff(1, 0)*params.b;
-    const double t6 = -k.p_WCoupler[1] + t5 - t4;
-    const double t7 = k.R_WCoupler.coeff(0, 1)*lambda[4];
-    const double t8 = k.R_WCoupler.coeff(0, 0)*lambda[3];
-    const double t9 = k.R_WRocker.coeff(0, 0)*params.b;
-    const double t10 = -k.p_WCoupler[0] + params.a + t9;
-    const double t11 = k.R_WCoupler.coeff(0, 0)*k.R_WCoupler.coeff(0, 0)*params.c;
-    const double t12 = k.R_WCoupler.coeff(0, 1)*k.R_WCoupler.coeff(1, 0)*params.c;
-    const double t13 = k.R_WCoupler.coeff(0, 1)*t6;
-    const double t14 = -t11 + t12 + t13;
-    const double t15 = k.R_WCoupler.coeff(0, 0)*params.c;
-    const double t16 = -t15 + t10;
-    const double t17 = k.R_WCoupler.coeff(0, 0)*t16;
-    const double t18 = t14 - t17;
-    const double t19 = lambda[1]*t18;
-    const double t20 = k.R_WCoupler.coeff(0, 0)*t6;
-    const double t21 = k.R_WCoupler.coeff(1, 0)*t16;
-    const double t22 = t20 - t21;
-    const double t23 = lambda[0]*t22;
-    const double t24 = k.R_WCoupler.coeff(0, 0)*lambda[0];
-    const double t25 = k.R_WCoupler.coeff(0, 1)*lambda[1];
-    const double t26 = k.R_WCoupler.coeff(1, 0)*lambda[0];
-    const double t27 = k.R_WCoupler.coeff(0, 0)*lambda[1];
-    const double t28 = k.R_WCoupler.coeff(0, 0)*k.R_WRocker.coeff(0, 0)*params.b;
-    const double t29 = k.R_WCoupler.coeff(0, 1)*k.R_WRocker.coeff(1, 0)*params.b;
-    const double t30 = t28 - t29;
-    const double t31 = lambda[1]*t30;
-    const double t32 = k.R_WCoupler.coeff(1, 0)*k.R_WRocker.coeff(0, 0)*params.b;
-    const double t33 = k.R_WCoupler.coeff(0, 0)*k.R_WRocker.coeff(1, 0)*params.b;
-    const double t34 = t32 - t33;
-    const double t35 = lambda[0]*t34;
-    bodyForces[1][0] = t0 + t3 - lambda[2]*(-t4 - t6);
-    bodyForces[1][1] = t7 + t8 - lambda[2]*t10;
-    bodyForces[1][2] = -t19 - t23;
-    bodyForces[1][3] = t24 + t25;
-    bodyForces[1][4] = t26 + t27;
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
+    const double t2 = k.R_WCoupler.coeff(1, 0)*params.c;
+    const double t3 = k.R_WRocker.coeff(1, 0)*params.b;
+    const double t4 = -k.p_WCoupler[1] + t3 - t2;
+    const double t5 = k.R_WCoupler.coeff(0, 1)*lambda[3] +
+        lambda[4]*(-k.R_WCrank.coeff(0, 0)*t0 + k.R_WCrank.coeff(1, 0)*t1);
+    const double t6 = k.R_WRocker.coeff(0, 0)*params.b;
+    const double t7 = -k.p_WCoupler[0] + params.a + t6;
+    const double t8 = k.R_WCoupler.coeff(0, 1)*lambda[4] + k.R_WCoupler.coeff(0, 0)*lambda[3];
+    const double t9 = k.R_WCoupler.coeff(0, 0)*k.R_WCoupler.coeff(0, 0)*params.c;
+    const double t10 = k.R_WCoupler.coeff(0, 1)*t2;
+    const double t11 = k.R_WCoupler.coeff(0, 1)*t4;
+    const double t12 = -t9 + t10 + t11;
+    const double t13 = k.R_WCoupler.coeff(0, 0)*params.c;
+    const double t14 = -t13 + t7;
+    const double t15 = k.R_WCoupler.coeff(0, 0)*t14;
+    const double t16 = t12 - t15;
+    const double t17 = lambda[1]*t16;
+    const double t18 = k.R_WCoupler.coeff(0, 0)*t4;
+    const double t19 = k.R_WCoupler.coeff(1, 0)*t14;
+    const double t20 = t18 - t19;
+    const double t21 = lambda[0]*t20;
+    const double t22 = k.R_WCoupler.coeff(0, 0)*lambda[0];
+    const double t23 = k.R_WCoupler.coeff(0, 1)*lambda[1];
+    const double t24 = k.R_WCoupler.coeff(1, 0)*lambda[0];
+    const double t25 = k.R_WCoupler.coeff(0, 0)*lambda[1];
+    const double t26 = k.R_WCoupler.coeff(0, 0)*t6;
+    const double t27 = k.R_WCoupler.coeff(0, 1)*t3;
+    const double t28 = t26 - t27;
+    const double t29 = lambda[1]*t28;
+    const double t30 = k.R_WCoupler.coeff(1, 0)*t6;
+    const double t31 = k.R_WCoupler.coeff(0, 0)*t3;
+    const double t32 = t30 - t31;
+    const double t33 = lambda[0]*t32;
+    bodyForces[1][0] = t5 - lambda[2]*(-t2 - t4);
+    bodyForces[1][1] = t8 - lambda[2]*t7;
+    bodyForces[1][2] = -t17 - t21;
+    bodyForces[1][3] = t22 + t23;
+    bodyForces[1][4] = t24 + t25;
     bodyForces[1][5] = lambda[2];
-    bodyForces[2][0] = -t0 - k.R_WRocker.coeff(1, 0)*lambda[2]*params.b - t3;
-    bodyForces[2][1] = k.R_WRocker.coeff(0, 0)*lambda[2]*params.b - t7 - t8;
-    bodyForces[2][2] = -t31 - t35;
-    bodyForces[2][3] = -t24 - t25;
-    bodyForces[2][4] = -t26 - t27;
+    bodyForces[2][0] = -t5 - t3*lambda[2];
+    bodyForces[2][1] = t6*lambda[2] - t8;
+    bodyForces[2][2] = -t29 - t33;
+    bodyForces[2][3] = -t22 - t23;
+    bodyForces[2][4] = -t24 - t25;
     bodyForces[2][5] = -lambda[2];
     // generalized forces tau = -G^T lambda
-    const double t36 = k.p_WCoupler[0] + t15;
-    const double t37 = -k.p_WCoupler[1] - t4;
-    tau[0] = -(lambda[1]*(-k.R_WCoupler.coeff(0, 0)*t36 - k.R_WCoupler.coeff(0, 1)*t37 + t13 -
-        t17) + lambda[0]*(t20 + (-k.R_WCoupler.coeff(0, 0)*t37 - k.R_WCoupler.coeff(1, 0)*t36 -
-        t21)));
-    tau[1] = -(t19 + t23);
-    tau[2] = -(t31 + t35);
+    const double t34 = k.p_WCoupler[0] + t13;
+    const double t35 = -k.p_WCoupler[1] - t2;
+    tau[0] = -(lambda[1]*(-k.R_WCoupler.coeff(0, 0)*t34 - k.R_WCoupler.coeff(0, 1)*t35 + t11 -
+        t15) + lambda[0]*(t18 + (-k.R_WCoupler.coeff(0, 0)*t35 - k.R_WCoupler.coeff(1, 0)*t34 -
+        t19)));
+    tau[1] = -(t17 + t21);
+    tau[2] = -(t29 + t33);
   }
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation

@@ -327,7 +327,7 @@ class SphereOnSphere {
 
  public:
   // M(q) (nu x nu), symmetric positive definite, by the composite-rigid-body algorithm.
-  // (108 adds, 191 muls, 2 divs, 0 calls, 0 other)
+  // (108 adds, 185 muls, 2 divs, 0 calls, 0 other)
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
     refreshDerived();  // the parameter-only values, if params changed
     M.setZero();  // entries between different branches of the tree stay zero
@@ -344,146 +344,150 @@ class SphereOnSphere {
     const double t6 = t3*tinv0;
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
-    const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = q[0]*q[3]*tinv0;
-    const double t11 = 2.0*t9 - 2.0*t10;
-    const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = q[0]*q[2]*tinv0;
-    const double t14 = 2.0*t12 + 2.0*t13;
-    const double t15 = 2.0*t9 + 2.0*t10;
-    const double t16 = t1*tinv0;
-    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
-    const double t18 = q[2]*q[3]*tinv0;
-    const double t19 = q[0]*q[1]*tinv0;
-    const double t20 = 2.0*t18 - 2.0*t19;
-    const double t21 = 2.0*t12 - 2.0*t13;
-    const double t22 = 2.0*t18 + 2.0*t19;
-    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    const double t9 = q[1]*tinv0;
+    const double t10 = t9*q[2];
+    const double t11 = q[0]*tinv0;
+    const double t12 = t11*q[3];
+    const double t13 = 2.0*t10 - 2.0*t12;
+    const double t14 = t9*q[3];
+    const double t15 = t11*q[2];
+    const double t16 = 2.0*t14 + 2.0*t15;
+    const double t17 = 2.0*t10 + 2.0*t12;
+    const double t18 = t1*tinv0;
+    const double t19 = -2.0*t7 - 2.0*t18 + 1.0;
+    const double t20 = q[2]*q[3]*tinv0;
+    const double t21 = t11*q[1];
+    const double t22 = 2.0*t20 - 2.0*t21;
+    const double t23 = 2.0*t14 - 2.0*t15;
+    const double t24 = 2.0*t20 + 2.0*t21;
+    const double t25 = -2.0*t6 - 2.0*t18 + 1.0;
     R_WBase.coeffRef(0, 0) = t8;
-    R_WBase.coeffRef(0, 1) = t11;
-    R_WBase.coeffRef(0, 2) = t14;
-    R_WBase.coeffRef(1, 0) = t15;
-    R_WBase.coeffRef(1, 1) = t17;
-    R_WBase.coeffRef(1, 2) = t20;
-    R_WBase.coeffRef(2, 0) = t21;
-    R_WBase.coeffRef(2, 1) = t22;
-    R_WBase.coeffRef(2, 2) = t23;
+    R_WBase.coeffRef(0, 1) = t13;
+    R_WBase.coeffRef(0, 2) = t16;
+    R_WBase.coeffRef(1, 0) = t17;
+    R_WBase.coeffRef(1, 1) = t19;
+    R_WBase.coeffRef(1, 2) = t22;
+    R_WBase.coeffRef(2, 0) = t23;
+    R_WBase.coeffRef(2, 1) = t24;
+    R_WBase.coeffRef(2, 2) = t25;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
-    const double t24 = q[7]*q[7];
-    const double t25 = q[5]*q[5];
-    const double t26 = q[4]*q[4];
-    const double t27 = q[6]*q[6];
-    const double t28 = t25 + t26 + t27;
-    const double t29 = t24 + t28;
-    const double tinv1 = 1.0/t29;
-    const double t30 = t27*tinv1;
-    const double t31 = t24*tinv1;
-    const double t32 = -2.0*t30 - 2.0*t31 + 1.0;
-    const double t33 = q[4]*q[7]*tinv1;
-    const double t34 = q[5]*q[6]*tinv1;
-    const double t35 = -2.0*t33 + 2.0*t34;
-    const double t36 = q[4]*q[6]*tinv1;
-    const double t37 = q[5]*q[7]*tinv1;
-    const double t38 = 2.0*t36 + 2.0*t37;
-    const double t39 = 2.0*t33 + 2.0*t34;
-    const double t40 = t25*tinv1;
-    const double t41 = -2.0*t40 - 2.0*t31 + 1.0;
-    const double t42 = q[6]*q[7]*tinv1;
-    const double t43 = q[4]*q[5]*tinv1;
-    const double t44 = 2.0*t42 - 2.0*t43;
-    const double t45 = -2.0*t36 + 2.0*t37;
-    const double t46 = 2.0*t42 + 2.0*t43;
-    const double t47 = -2.0*t30 - 2.0*t40 + 1.0;
-    R_WBall.coeffRef(0, 0) = t32;
-    R_WBall.coeffRef(0, 1) = t35;
-    R_WBall.coeffRef(0, 2) = t38;
-    R_WBall.coeffRef(1, 0) = t39;
-    R_WBall.coeffRef(1, 1) = t41;
-    R_WBall.coeffRef(1, 2) = t44;
-    R_WBall.coeffRef(2, 0) = t45;
-    R_WBall.coeffRef(2, 1) = t46;
-    R_WBall.coeffRef(2, 2) = t47;
+    const double t26 = q[7]*q[7];
+    const double t27 = q[5]*q[5];
+    const double t28 = q[4]*q[4];
+    const double t29 = q[6]*q[6];
+    const double t30 = t27 + t28 + t29;
+    const double t31 = t26 + t30;
+    const double tinv1 = 1.0/t31;
+    const double t32 = t29*tinv1;
+    const double t33 = t26*tinv1;
+    const double t34 = -2.0*t32 - 2.0*t33 + 1.0;
+    const double t35 = q[4]*tinv1;
+    const double t36 = t35*q[7];
+    const double t37 = q[5]*tinv1;
+    const double t38 = t37*q[6];
+    const double t39 = -2.0*t36 + 2.0*t38;
+    const double t40 = t35*q[6];
+    const double t41 = t37*q[7];
+    const double t42 = 2.0*t40 + 2.0*t41;
+    const double t43 = 2.0*t36 + 2.0*t38;
+    const double t44 = t27*tinv1;
+    const double t45 = -2.0*t44 - 2.0*t33 + 1.0;
+    const double t46 = q[6]*q[7]*tinv1;
+    const double t47 = t35*q[5];
+    const double t48 = 2.0*t46 - 2.0*t47;
+    const double t49 = -2.0*t40 + 2.0*t41;
+    const double t50 = 2.0*t46 + 2.0*t47;
+    const double t51 = -2.0*t32 - 2.0*t44 + 1.0;
+    R_WBall.coeffRef(0, 0) = t34;
+    R_WBall.coeffRef(0, 1) = t39;
+    R_WBall.coeffRef(0, 2) = t42;
+    R_WBall.coeffRef(1, 0) = t43;
+    R_WBall.coeffRef(1, 1) = t45;
+    R_WBall.coeffRef(1, 2) = t48;
+    R_WBall.coeffRef(2, 0) = t49;
+    R_WBall.coeffRef(2, 1) = t50;
+    R_WBall.coeffRef(2, 2) = t51;
     // mass matrix (composite rigid body, in World)
-    const double t48 = -derived_.M_0_0_c*R_WBase.coeff(0, 1) +
+    const double t52 = -derived_.M_0_0_c*R_WBase.coeff(0, 1) +
         derived_.I_KBase[4]*R_WBase.coeff(0, 0) - derived_.M_0_0_b*R_WBase.coeff(0, 2);
-    const double t49 = -derived_.M_0_0*R_WBase.coeff(0, 1) - derived_.M_0_0_b*R_WBase.coeff(0, 0) +
+    const double t53 = -derived_.M_0_0*R_WBase.coeff(0, 1) - derived_.M_0_0_b*R_WBase.coeff(0, 0) +
         derived_.I_KBase[12]*R_WBase.coeff(0, 2);
-    const double t50 = derived_.I_KBase[8]*R_WBase.coeff(0, 1) -
+    const double t54 = derived_.I_KBase[8]*R_WBase.coeff(0, 1) -
         derived_.M_0_0_c*R_WBase.coeff(0, 0) - derived_.M_0_0*R_WBase.coeff(0, 2);
-    const double t51 = -derived_.M_0_0*R_WBase.coeff(1, 2) +
+    const double t55 = -derived_.M_0_0*R_WBase.coeff(1, 2) +
         derived_.I_KBase[8]*R_WBase.coeff(1, 1) - derived_.M_0_0_c*R_WBase.coeff(1, 0);
-    const double t52 = -derived_.M_0_0_b*R_WBase.coeff(1, 0) - derived_.M_0_0*R_WBase.coeff(1, 1) +
+    const double t56 = -derived_.M_0_0_b*R_WBase.coeff(1, 0) - derived_.M_0_0*R_WBase.coeff(1, 1) +
         derived_.I_KBase[12]*R_WBase.coeff(1, 2);
-    const double t53 = -derived_.M_0_0_b*R_WBase.coeff(1, 2) -
+    const double t57 = -derived_.M_0_0_b*R_WBase.coeff(1, 2) -
         derived_.M_0_0_c*R_WBase.coeff(1, 1) + derived_.I_KBase[4]*R_WBase.coeff(1, 0);
-    const double t54 = -derived_.M_0_0_c*R_WBase.coeff(2, 0) +
+    const double t58 = -derived_.M_0_0_c*R_WBase.coeff(2, 0) +
         derived_.I_KBase[8]*R_WBase.coeff(2, 1) - derived_.M_0_0*R_WBase.coeff(2, 2);
-    const double t55 = -derived_.M_0_0_c*R_WBase.coeff(2, 1) -
+    const double t59 = -derived_.M_0_0_c*R_WBase.coeff(2, 1) -
         derived_.M_0_0_b*R_WBase.coeff(2, 2) + derived_.I_KBase[4]*R_WBase.coeff(2, 0);
-    const double t56 = -derived_.M_0_0_b*R_WBase.coeff(2, 0) +
+    const double t60 = -derived_.M_0_0_b*R_WBase.coeff(2, 0) +
         derived_.I_KBase[12]*R_WBase.coeff(2, 2) - derived_.M_0_0*R_WBase.coeff(2, 1);
-    const double t57 = -derived_.M_3_3*R_WBall.coeff(0, 2) +
+    const double t61 = -derived_.M_3_3*R_WBall.coeff(0, 2) +
         derived_.I_KBall[8]*R_WBall.coeff(0, 1) - derived_.M_3_3_c*R_WBall.coeff(0, 0);
-    const double t58 = derived_.I_KBall[4]*R_WBall.coeff(0, 0) -
+    const double t62 = derived_.I_KBall[4]*R_WBall.coeff(0, 0) -
         derived_.M_3_3_b*R_WBall.coeff(0, 2) - derived_.M_3_3_c*R_WBall.coeff(0, 1);
-    const double t59 = -derived_.M_3_3_b*R_WBall.coeff(0, 0) - derived_.M_3_3*R_WBall.coeff(0, 1) +
+    const double t63 = -derived_.M_3_3_b*R_WBall.coeff(0, 0) - derived_.M_3_3*R_WBall.coeff(0, 1) +
         derived_.I_KBall[12]*R_WBall.coeff(0, 2);
-    const double t60 = derived_.I_KBall[2]*R_WBall.coeff(2, 1) +
+    const double t64 = derived_.I_KBall[2]*R_WBall.coeff(2, 1) +
         derived_.I_KBall[3]*R_WBall.coeff(2, 2) + derived_.I_KBall[1]*R_WBall.coeff(2, 0);
-    const double t61 = derived_.I_KBall[2]*R_WBall.coeff(1, 1) +
+    const double t65 = derived_.I_KBall[2]*R_WBall.coeff(1, 1) +
         derived_.I_KBall[1]*R_WBall.coeff(1, 0) + derived_.I_KBall[3]*R_WBall.coeff(1, 2);
-    const double t62 = -derived_.M_3_3*R_WBall.coeff(1, 1) +
+    const double t66 = -derived_.M_3_3*R_WBall.coeff(1, 1) +
         derived_.I_KBall[12]*R_WBall.coeff(1, 2) - derived_.M_3_3_b*R_WBall.coeff(1, 0);
-    const double t63 = -derived_.M_3_3*R_WBall.coeff(1, 2) +
+    const double t67 = -derived_.M_3_3*R_WBall.coeff(1, 2) +
         derived_.I_KBall[8]*R_WBall.coeff(1, 1) - derived_.M_3_3_c*R_WBall.coeff(1, 0);
-    const double t64 = -derived_.M_3_3_b*R_WBall.coeff(1, 2) -
+    const double t68 = -derived_.M_3_3_b*R_WBall.coeff(1, 2) -
         derived_.M_3_3_c*R_WBall.coeff(1, 1) + derived_.I_KBall[4]*R_WBall.coeff(1, 0);
-    const double t65 = derived_.I_KBall[3]*R_WBall.coeff(0, 2) +
+    const double t69 = derived_.I_KBall[3]*R_WBall.coeff(0, 2) +
         derived_.I_KBall[1]*R_WBall.coeff(0, 0) + derived_.I_KBall[2]*R_WBall.coeff(0, 1);
-    const double t66 = -derived_.M_3_3*R_WBall.coeff(2, 1) - derived_.M_3_3_b*R_WBall.coeff(2, 0) +
+    const double t70 = -derived_.M_3_3*R_WBall.coeff(2, 1) - derived_.M_3_3_b*R_WBall.coeff(2, 0) +
         derived_.I_KBall[12]*R_WBall.coeff(2, 2);
-    const double t67 = derived_.I_KBall[4]*R_WBall.coeff(2, 0) -
+    const double t71 = derived_.I_KBall[4]*R_WBall.coeff(2, 0) -
         derived_.M_3_3_c*R_WBall.coeff(2, 1) - derived_.M_3_3_b*R_WBall.coeff(2, 2);
-    const double t68 = -derived_.M_3_3_c*R_WBall.coeff(2, 0) - derived_.M_3_3*R_WBall.coeff(2, 2) +
+    const double t72 = -derived_.M_3_3_c*R_WBall.coeff(2, 0) - derived_.M_3_3*R_WBall.coeff(2, 2) +
         derived_.I_KBall[8]*R_WBall.coeff(2, 1);
-    M.coeffRef(0, 0) = R_WBase.coeff(0, 0)*t48 + R_WBase.coeff(0, 2)*t49 + R_WBase.coeff(0, 1)*t50;
-    M.coeffRef(0, 1) = R_WBase.coeff(1, 1)*t50 + R_WBase.coeff(1, 0)*t48 + R_WBase.coeff(1, 2)*t49;
-    M.coeffRef(0, 2) = R_WBase.coeff(2, 1)*t50 + R_WBase.coeff(2, 2)*t49 + R_WBase.coeff(2, 0)*t48;
-    M.coeffRef(1, 0) = R_WBase.coeff(0, 1)*t51 + R_WBase.coeff(0, 2)*t52 + R_WBase.coeff(0, 0)*t53;
-    M.coeffRef(1, 1) = R_WBase.coeff(1, 1)*t51 + R_WBase.coeff(1, 0)*t53 + R_WBase.coeff(1, 2)*t52;
-    M.coeffRef(1, 2) = R_WBase.coeff(2, 0)*t53 + R_WBase.coeff(2, 1)*t51 + R_WBase.coeff(2, 2)*t52;
-    M.coeffRef(2, 0) = R_WBase.coeff(0, 1)*t54 + R_WBase.coeff(0, 0)*t55 + R_WBase.coeff(0, 2)*t56;
-    M.coeffRef(2, 1) = R_WBase.coeff(1, 2)*t56 + R_WBase.coeff(1, 1)*t54 + R_WBase.coeff(1, 0)*t55;
-    M.coeffRef(2, 2) = R_WBase.coeff(2, 2)*t56 + R_WBase.coeff(2, 0)*t55 + R_WBase.coeff(2, 1)*t54;
-    M.coeffRef(3, 3) = R_WBall.coeff(0, 1)*t57 + R_WBall.coeff(0, 0)*t58 + R_WBall.coeff(0, 2)*t59;
-    M.coeffRef(3, 4) = R_WBall.coeff(1, 0)*t58 + R_WBall.coeff(1, 1)*t57 + R_WBall.coeff(1, 2)*t59;
-    M.coeffRef(3, 5) = R_WBall.coeff(2, 0)*t58 + R_WBall.coeff(2, 2)*t59 + R_WBall.coeff(2, 1)*t57;
-    M.coeffRef(3, 7) = -t60;
-    M.coeffRef(3, 8) = t61;
-    M.coeffRef(4, 3) = R_WBall.coeff(0, 2)*t62 + R_WBall.coeff(0, 1)*t63 + R_WBall.coeff(0, 0)*t64;
-    M.coeffRef(4, 4) = R_WBall.coeff(1, 0)*t64 + R_WBall.coeff(1, 1)*t63 + R_WBall.coeff(1, 2)*t62;
-    M.coeffRef(4, 5) = R_WBall.coeff(2, 2)*t62 + R_WBall.coeff(2, 1)*t63 + R_WBall.coeff(2, 0)*t64;
-    M.coeffRef(4, 6) = t60;
-    M.coeffRef(4, 8) = -t65;
-    M.coeffRef(5, 3) = R_WBall.coeff(0, 2)*t66 + R_WBall.coeff(0, 0)*t67 + R_WBall.coeff(0, 1)*t68;
-    M.coeffRef(5, 4) = R_WBall.coeff(1, 0)*t67 + R_WBall.coeff(1, 1)*t68 + R_WBall.coeff(1, 2)*t66;
-    M.coeffRef(5, 5) = R_WBall.coeff(2, 0)*t67 + R_WBall.coeff(2, 2)*t66 + R_WBall.coeff(2, 1)*t68;
-    M.coeffRef(5, 6) = -t61;
-    M.coeffRef(5, 7) = t65;
-    M.coeffRef(6, 4) = t60;
-    M.coeffRef(6, 5) = -t61;
+    M.coeffRef(0, 0) = R_WBase.coeff(0, 0)*t52 + R_WBase.coeff(0, 2)*t53 + R_WBase.coeff(0, 1)*t54;
+    M.coeffRef(0, 1) = R_WBase.coeff(1, 1)*t54 + R_WBase.coeff(1, 0)*t52 + R_WBase.coeff(1, 2)*t53;
+    M.coeffRef(0, 2) = R_WBase.coeff(2, 1)*t54 + R_WBase.coeff(2, 2)*t53 + R_WBase.coeff(2, 0)*t52;
+    M.coeffRef(1, 0) = R_WBase.coeff(0, 1)*t55 + R_WBase.coeff(0, 2)*t56 + R_WBase.coeff(0, 0)*t57;
+    M.coeffRef(1, 1) = R_WBase.coeff(1, 1)*t55 + R_WBase.coeff(1, 0)*t57 + R_WBase.coeff(1, 2)*t56;
+    M.coeffRef(1, 2) = R_WBase.coeff(2, 0)*t57 + R_WBase.coeff(2, 1)*t55 + R_WBase.coeff(2, 2)*t56;
+    M.coeffRef(2, 0) = R_WBase.coeff(0, 1)*t58 + R_WBase.coeff(0, 0)*t59 + R_WBase.coeff(0, 2)*t60;
+    M.coeffRef(2, 1) = R_WBase.coeff(1, 2)*t60 + R_WBase.coeff(1, 1)*t58 + R_WBase.coeff(1, 0)*t59;
+    M.coeffRef(2, 2) = R_WBase.coeff(2, 2)*t60 + R_WBase.coeff(2, 0)*t59 + R_WBase.coeff(2, 1)*t58;
+    M.coeffRef(3, 3) = R_WBall.coeff(0, 1)*t61 + R_WBall.coeff(0, 0)*t62 + R_WBall.coeff(0, 2)*t63;
+    M.coeffRef(3, 4) = R_WBall.coeff(1, 0)*t62 + R_WBall.coeff(1, 1)*t61 + R_WBall.coeff(1, 2)*t63;
+    M.coeffRef(3, 5) = R_WBall.coeff(2, 0)*t62 + R_WBall.coeff(2, 2)*t63 + R_WBall.coeff(2, 1)*t61;
+    M.coeffRef(3, 7) = -t64;
+    M.coeffRef(3, 8) = t65;
+    M.coeffRef(4, 3) = R_WBall.coeff(0, 2)*t66 + R_WBall.coeff(0, 1)*t67 + R_WBall.coeff(0, 0)*t68;
+    M.coeffRef(4, 4) = R_WBall.coeff(1, 0)*t68 + R_WBall.coeff(1, 1)*t67 + R_WBall.coeff(1, 2)*t66;
+    M.coeffRef(4, 5) = R_WBall.coeff(2, 2)*t66 + R_WBall.coeff(2, 1)*t67 + R_WBall.coeff(2, 0)*t68;
+    M.coeffRef(4, 6) = t64;
+    M.coeffRef(4, 8) = -t69;
+    M.coeffRef(5, 3) = R_WBall.coeff(0, 2)*t70 + R_WBall.coeff(0, 0)*t71 + R_WBall.coeff(0, 1)*t72;
+    M.coeffRef(5, 4) = R_WBall.coeff(1, 0)*t71 + R_WBall.coeff(1, 1)*t72 + R_WBall.coeff(1, 2)*t70;
+    M.coeffRef(5, 5) = R_WBall.coeff(2, 0)*t71 + R_WBall.coeff(2, 2)*t70 + R_WBall.coeff(2, 1)*t72;
+    M.coeffRef(5, 6) = -t65;
+    M.coeffRef(5, 7) = t69;
+    M.coeffRef(6, 4) = t64;
+    M.coeffRef(6, 5) = -t65;
     M.coeffRef(6, 6) = params.m;
-    M.coeffRef(7, 3) = -t60;
-    M.coeffRef(7, 5) = t65;
+    M.coeffRef(7, 3) = -t64;
+    M.coeffRef(7, 5) = t69;
     M.coeffRef(7, 7) = params.m;
-    M.coeffRef(8, 3) = t61;
-    M.coeffRef(8, 4) = -t65;
+    M.coeffRef(8, 3) = t65;
+    M.coeffRef(8, 4) = -t69;
     M.coeffRef(8, 8) = params.m;
   }
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
   // M udot = tau - C; by recursive Newton-Euler.
-  // (138 adds, 224 muls, 2 divs, 0 calls, 0 other)
+  // (138 adds, 218 muls, 2 divs, 0 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix<double, 6, 1> v_KBase;  // spatial velocity in the joint frame of 'base'
@@ -502,179 +506,183 @@ class SphereOnSphere {
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
     const double t9 = u[0]*t8;
-    const double t10 = q[1]*q[2]*tinv0;
-    const double t11 = q[0]*q[3]*tinv0;
-    const double t12 = 2.0*t10 + 2.0*t11;
-    const double t13 = u[1]*t12;
-    const double t14 = q[1]*q[3]*tinv0;
-    const double t15 = q[0]*q[2]*tinv0;
-    const double t16 = 2.0*t14 - 2.0*t15;
-    const double t17 = u[2]*t16;
-    const double t18 = t9 + t13 + t17;
-    const double t19 = 2.0*t10 - 2.0*t11;
-    const double t20 = u[0]*t19;
-    const double t21 = t1*tinv0;
-    const double t22 = -2.0*t7 - 2.0*t21 + 1.0;
-    const double t23 = u[1]*t22;
-    const double t24 = q[2]*q[3]*tinv0;
-    const double t25 = q[0]*q[1]*tinv0;
-    const double t26 = 2.0*t24 + 2.0*t25;
-    const double t27 = u[2]*t26;
-    const double t28 = t20 + t23 + t27;
-    const double t29 = 2.0*t14 + 2.0*t15;
-    const double t30 = u[0]*t29;
-    const double t31 = 2.0*t24 - 2.0*t25;
-    const double t32 = u[1]*t31;
-    const double t33 = -2.0*t6 - 2.0*t21 + 1.0;
-    const double t34 = u[2]*t33;
-    const double t35 = t30 + t32 + t34;
-    v_KBase[0] = t18;
-    v_KBase[1] = t28;
-    v_KBase[2] = t35;
+    const double t10 = q[1]*tinv0;
+    const double t11 = t10*q[2];
+    const double t12 = q[0]*tinv0;
+    const double t13 = t12*q[3];
+    const double t14 = 2.0*t11 + 2.0*t13;
+    const double t15 = u[1]*t14;
+    const double t16 = t10*q[3];
+    const double t17 = t12*q[2];
+    const double t18 = 2.0*t16 - 2.0*t17;
+    const double t19 = u[2]*t18;
+    const double t20 = t9 + t15 + t19;
+    const double t21 = 2.0*t11 - 2.0*t13;
+    const double t22 = u[0]*t21;
+    const double t23 = t1*tinv0;
+    const double t24 = -2.0*t7 - 2.0*t23 + 1.0;
+    const double t25 = u[1]*t24;
+    const double t26 = q[2]*q[3]*tinv0;
+    const double t27 = t12*q[1];
+    const double t28 = 2.0*t26 + 2.0*t27;
+    const double t29 = u[2]*t28;
+    const double t30 = t22 + t25 + t29;
+    const double t31 = 2.0*t16 + 2.0*t17;
+    const double t32 = u[0]*t31;
+    const double t33 = 2.0*t26 - 2.0*t27;
+    const double t34 = u[1]*t33;
+    const double t35 = -2.0*t6 - 2.0*t23 + 1.0;
+    const double t36 = u[2]*t35;
+    const double t37 = t32 + t34 + t36;
+    v_KBase[0] = t20;
+    v_KBase[1] = t30;
+    v_KBase[2] = t37;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': velocity in the joint frame
-    const double t36 = q[7]*q[7];
-    const double t37 = q[5]*q[5];
-    const double t38 = q[4]*q[4];
-    const double t39 = q[6]*q[6];
-    const double t40 = t37 + t38 + t39;
-    const double t41 = t36 + t40;
-    const double tinv1 = 1.0/t41;
-    const double t42 = t39*tinv1;
-    const double t43 = t36*tinv1;
-    const double t44 = -2.0*t42 - 2.0*t43 + 1.0;
-    const double t45 = u[3]*t44;
-    const double t46 = q[4]*q[7]*tinv1;
-    const double t47 = q[5]*q[6]*tinv1;
-    const double t48 = 2.0*t46 + 2.0*t47;
-    const double t49 = u[4]*t48;
-    const double t50 = q[4]*q[6]*tinv1;
-    const double t51 = q[5]*q[7]*tinv1;
-    const double t52 = -2.0*t50 + 2.0*t51;
-    const double t53 = u[5]*t52;
-    const double t54 = t45 + t49 + t53;
-    const double t55 = t37*tinv1;
-    const double t56 = -2.0*t55 - 2.0*t43 + 1.0;
-    const double t57 = u[4]*t56;
-    const double t58 = -2.0*t46 + 2.0*t47;
-    const double t59 = u[3]*t58;
-    const double t60 = q[6]*q[7]*tinv1;
-    const double t61 = q[4]*q[5]*tinv1;
-    const double t62 = 2.0*t60 + 2.0*t61;
-    const double t63 = u[5]*t62;
-    const double t64 = t57 + t59 + t63;
-    const double t65 = 2.0*t60 - 2.0*t61;
-    const double t66 = u[4]*t65;
-    const double t67 = -2.0*t42 - 2.0*t55 + 1.0;
-    const double t68 = u[5]*t67;
-    const double t69 = 2.0*t50 + 2.0*t51;
-    const double t70 = u[3]*t69;
-    const double t71 = t66 + t68 + t70;
-    const double t72 = u[7]*t48;
-    const double t73 = u[8]*t52;
-    const double t74 = u[6]*t44;
-    const double t75 = t72 + t73 + t74;
-    const double t76 = u[7]*t56;
-    const double t77 = u[8]*t62;
-    const double t78 = u[6]*t58;
+    const double t38 = q[7]*q[7];
+    const double t39 = q[5]*q[5];
+    const double t40 = q[4]*q[4];
+    const double t41 = q[6]*q[6];
+    const double t42 = t39 + t40 + t41;
+    const double t43 = t38 + t42;
+    const double tinv1 = 1.0/t43;
+    const double t44 = t41*tinv1;
+    const double t45 = t38*tinv1;
+    const double t46 = -2.0*t44 - 2.0*t45 + 1.0;
+    const double t47 = u[3]*t46;
+    const double t48 = q[4]*tinv1;
+    const double t49 = t48*q[7];
+    const double t50 = q[5]*tinv1;
+    const double t51 = t50*q[6];
+    const double t52 = 2.0*t49 + 2.0*t51;
+    const double t53 = u[4]*t52;
+    const double t54 = t48*q[6];
+    const double t55 = t50*q[7];
+    const double t56 = -2.0*t54 + 2.0*t55;
+    const double t57 = u[5]*t56;
+    const double t58 = t47 + t53 + t57;
+    const double t59 = t39*tinv1;
+    const double t60 = -2.0*t59 - 2.0*t45 + 1.0;
+    const double t61 = u[4]*t60;
+    const double t62 = -2.0*t49 + 2.0*t51;
+    const double t63 = u[3]*t62;
+    const double t64 = q[6]*q[7]*tinv1;
+    const double t65 = t48*q[5];
+    const double t66 = 2.0*t64 + 2.0*t65;
+    const double t67 = u[5]*t66;
+    const double t68 = t61 + t63 + t67;
+    const double t69 = 2.0*t64 - 2.0*t65;
+    const double t70 = u[4]*t69;
+    const double t71 = -2.0*t44 - 2.0*t59 + 1.0;
+    const double t72 = u[5]*t71;
+    const double t73 = 2.0*t54 + 2.0*t55;
+    const double t74 = u[3]*t73;
+    const double t75 = t70 + t72 + t74;
+    const double t76 = u[7]*t52;
+    const double t77 = u[8]*t56;
+    const double t78 = u[6]*t46;
     const double t79 = t76 + t77 + t78;
-    const double t80 = u[6]*t69;
-    const double t81 = u[8]*t67;
-    const double t82 = u[7]*t65;
+    const double t80 = u[7]*t60;
+    const double t81 = u[8]*t66;
+    const double t82 = u[6]*t62;
     const double t83 = t80 + t81 + t82;
-    v_KBall[0] = t54;
-    v_KBall[1] = t64;
-    v_KBall[2] = t71;
-    v_KBall[3] = t75;
-    v_KBall[4] = t79;
-    v_KBall[5] = t83;
+    const double t84 = u[6]*t73;
+    const double t85 = u[8]*t71;
+    const double t86 = u[7]*t69;
+    const double t87 = t84 + t85 + t86;
+    v_KBall[0] = t58;
+    v_KBall[1] = t68;
+    v_KBall[2] = t75;
+    v_KBall[3] = t79;
+    v_KBall[4] = t83;
+    v_KBall[5] = t87;
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': acceleration with udot = 0
-    const double t84 = params.world_gravity[2]*t16;
-    const double t85 = params.world_gravity[0]*t8;
-    const double t86 = params.world_gravity[1]*t12;
-    const double t87 = -t84 - t85 - t86;
-    const double t88 = params.world_gravity[0]*t19;
-    const double t89 = params.world_gravity[1]*t22;
-    const double t90 = params.world_gravity[2]*t26;
+    const double t88 = params.world_gravity[2]*t18;
+    const double t89 = params.world_gravity[0]*t8;
+    const double t90 = params.world_gravity[1]*t14;
     const double t91 = -t88 - t89 - t90;
-    const double t92 = params.world_gravity[0]*t29;
-    const double t93 = params.world_gravity[1]*t31;
-    const double t94 = params.world_gravity[2]*t33;
+    const double t92 = params.world_gravity[0]*t21;
+    const double t93 = params.world_gravity[1]*t24;
+    const double t94 = params.world_gravity[2]*t28;
     const double t95 = -t92 - t93 - t94;
-    a_KBase[3] = t87;
-    a_KBase[4] = t91;
-    a_KBase[5] = t95;
-    // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': acceleration with udot = 0
-    const double t96 = params.world_gravity[1]*t48;
-    const double t97 = params.world_gravity[0]*t44;
-    const double t98 = params.world_gravity[2]*t52;
+    const double t96 = params.world_gravity[0]*t31;
+    const double t97 = params.world_gravity[1]*t33;
+    const double t98 = params.world_gravity[2]*t35;
     const double t99 = -t96 - t97 - t98;
-    const double t100 = v_KBall[5]*v_KBall[1];
-    const double t101 = v_KBall[2]*v_KBall[4];
-    const double t102 = t99 - t100 + t101;
-    const double t103 = params.world_gravity[0]*t58;
-    const double t104 = params.world_gravity[1]*t56;
-    const double t105 = params.world_gravity[2]*t62;
-    const double t106 = -t103 - t104 - t105;
-    const double t107 = v_KBall[3]*v_KBall[2];
-    const double t108 = v_KBall[5]*v_KBall[0];
-    const double t109 = t106 - t107 + t108;
-    const double t110 = params.world_gravity[1]*t65;
-    const double t111 = params.world_gravity[0]*t69;
-    const double t112 = params.world_gravity[2]*t67;
-    const double t113 = -t110 - t111 - t112;
-    const double t114 = v_KBall[0]*v_KBall[4];
-    const double t115 = v_KBall[1]*v_KBall[3];
-    const double t116 = t113 - t114 + t115;
-    a_KBall[3] = t102;
-    a_KBall[4] = t109;
-    a_KBall[5] = t116;
+    a_KBase[3] = t91;
+    a_KBase[4] = t95;
+    a_KBase[5] = t99;
+    // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': acceleration with udot = 0
+    const double t100 = params.world_gravity[1]*t52;
+    const double t101 = params.world_gravity[0]*t46;
+    const double t102 = params.world_gravity[2]*t56;
+    const double t103 = -t100 - t101 - t102;
+    const double t104 = v_KBall[5]*v_KBall[1];
+    const double t105 = v_KBall[2]*v_KBall[4];
+    const double t106 = t103 - t104 + t105;
+    const double t107 = params.world_gravity[0]*t62;
+    const double t108 = params.world_gravity[1]*t60;
+    const double t109 = params.world_gravity[2]*t66;
+    const double t110 = -t107 - t108 - t109;
+    const double t111 = v_KBall[3]*v_KBall[2];
+    const double t112 = v_KBall[5]*v_KBall[0];
+    const double t113 = t110 - t111 + t112;
+    const double t114 = params.world_gravity[1]*t69;
+    const double t115 = params.world_gravity[0]*t73;
+    const double t116 = params.world_gravity[2]*t71;
+    const double t117 = -t114 - t115 - t116;
+    const double t118 = v_KBall[0]*v_KBall[4];
+    const double t119 = v_KBall[1]*v_KBall[3];
+    const double t120 = t117 - t118 + t119;
+    a_KBall[3] = t106;
+    a_KBall[4] = t113;
+    a_KBall[5] = t120;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': bias
-    const double t117 = derived_.I_KBall[1]*v_KBall[4] - derived_.I_KBall[2]*v_KBall[3] +
+    const double t121 = derived_.I_KBall[1]*v_KBall[4] - derived_.I_KBall[2]*v_KBall[3] +
         (derived_.I_KBall[9]*v_KBall[1] + derived_.I_KBall[6]*v_KBall[0] +
         derived_.I_KBall[12]*v_KBall[2]);
-    const double t118 = params.m*v_KBall[5] + derived_.I_KBall[2]*v_KBall[0] -
+    const double t122 = params.m*v_KBall[5] + derived_.I_KBall[2]*v_KBall[0] -
         derived_.I_KBall[1]*v_KBall[1];
-    const double t119 = params.m*v_KBall[4] - derived_.I_KBall[3]*v_KBall[0] +
+    const double t123 = params.m*v_KBall[4] - derived_.I_KBall[3]*v_KBall[0] +
         derived_.I_KBall[1]*v_KBall[2];
-    const double t120 = derived_.I_KBall[3]*v_KBall[3] - derived_.I_KBall[1]*v_KBall[5] +
+    const double t124 = derived_.I_KBall[3]*v_KBall[3] - derived_.I_KBall[1]*v_KBall[5] +
         (derived_.I_KBall[8]*v_KBall[1] + derived_.I_KBall[9]*v_KBall[2] +
         derived_.I_KBall[5]*v_KBall[0]);
-    const double t121 = derived_.I_KBall[2]*a_KBall[5] - derived_.I_KBall[3]*a_KBall[4] +
-        v_KBall[1]*t117 + (v_KBall[4]*t118 - v_KBall[5]*t119 - v_KBall[2]*t120);
-    const double t122 = -derived_.I_KBall[2]*v_KBall[2] + derived_.I_KBall[3]*v_KBall[1] +
+    const double t125 = derived_.I_KBall[2]*a_KBall[5] - derived_.I_KBall[3]*a_KBall[4] +
+        v_KBall[1]*t121 + (v_KBall[4]*t122 - v_KBall[5]*t123 - v_KBall[2]*t124);
+    const double t126 = -derived_.I_KBall[2]*v_KBall[2] + derived_.I_KBall[3]*v_KBall[1] +
         params.m*v_KBall[3];
-    const double t123 = -derived_.I_KBall[3]*v_KBall[4] + derived_.I_KBall[2]*v_KBall[5] +
+    const double t127 = -derived_.I_KBall[3]*v_KBall[4] + derived_.I_KBall[2]*v_KBall[5] +
         (derived_.I_KBall[6]*v_KBall[2] + derived_.I_KBall[4]*v_KBall[0] +
         derived_.I_KBall[5]*v_KBall[1]);
-    const double t124 = -derived_.I_KBall[1]*a_KBall[5] + derived_.I_KBall[3]*a_KBall[3] -
-        v_KBall[0]*t117 + (v_KBall[5]*t122 - v_KBall[3]*t118 + v_KBall[2]*t123);
-    const double t125 = derived_.I_KBall[1]*a_KBall[4] - derived_.I_KBall[2]*a_KBall[3] +
-        v_KBall[0]*t120 + (-v_KBall[4]*t122 + v_KBall[3]*t119 - v_KBall[1]*t123);
-    const double t126 = -v_KBall[0]*t118 + params.m*a_KBall[4] + v_KBall[2]*t122;
-    const double t127 = v_KBall[0]*t119 - v_KBall[1]*t122 + params.m*a_KBall[5];
-    const double t128 = -v_KBall[2]*t119 + v_KBall[1]*t118 + params.m*a_KBall[3];
-    C[3] = t44*t121 + t58*t124 + t69*t125;
-    C[4] = t56*t124 + t65*t125 + t48*t121;
-    C[5] = t62*t124 + t52*t121 + t67*t125;
-    C[6] = t58*t126 + t69*t127 + t44*t128;
-    C[7] = t48*t128 + t56*t126 + t65*t127;
-    C[8] = t52*t128 + t67*t127 + t62*t126;
+    const double t128 = -derived_.I_KBall[1]*a_KBall[5] + derived_.I_KBall[3]*a_KBall[3] -
+        v_KBall[0]*t121 + (v_KBall[5]*t126 - v_KBall[3]*t122 + v_KBall[2]*t127);
+    const double t129 = derived_.I_KBall[1]*a_KBall[4] - derived_.I_KBall[2]*a_KBall[3] +
+        v_KBall[0]*t124 + (-v_KBall[4]*t126 + v_KBall[3]*t123 - v_KBall[1]*t127);
+    const double t130 = -v_KBall[0]*t122 + params.m*a_KBall[4] + v_KBall[2]*t126;
+    const double t131 = v_KBall[0]*t123 - v_KBall[1]*t126 + params.m*a_KBall[5];
+    const double t132 = -v_KBall[2]*t123 + v_KBall[1]*t122 + params.m*a_KBall[3];
+    C[3] = t46*t125 + t62*t128 + t73*t129;
+    C[4] = t60*t128 + t69*t129 + t52*t125;
+    C[5] = t66*t128 + t56*t125 + t71*t129;
+    C[6] = t62*t130 + t73*t131 + t46*t132;
+    C[7] = t52*t132 + t60*t130 + t69*t131;
+    C[8] = t56*t132 + t71*t131 + t66*t130;
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': bias
-    const double t129 = derived_.I_KBase[9]*v_KBase[2] + derived_.I_KBase[5]*v_KBase[0] +
+    const double t133 = derived_.I_KBase[9]*v_KBase[2] + derived_.I_KBase[5]*v_KBase[0] +
         derived_.I_KBase[8]*v_KBase[1];
-    const double t130 = derived_.I_KBase[9]*v_KBase[1] + derived_.I_KBase[12]*v_KBase[2] +
+    const double t134 = derived_.I_KBase[9]*v_KBase[1] + derived_.I_KBase[12]*v_KBase[2] +
         derived_.I_KBase[6]*v_KBase[0];
-    const double t131 = -v_KBase[2]*t129 + (derived_.I_KBase[2]*a_KBase[5] -
-        derived_.I_KBase[3]*a_KBase[4] + v_KBase[1]*t130);
-    const double t132 = derived_.I_KBase[5]*v_KBase[1] + derived_.I_KBase[6]*v_KBase[2] +
+    const double t135 = -v_KBase[2]*t133 + (derived_.I_KBase[2]*a_KBase[5] -
+        derived_.I_KBase[3]*a_KBase[4] + v_KBase[1]*t134);
+    const double t136 = derived_.I_KBase[5]*v_KBase[1] + derived_.I_KBase[6]*v_KBase[2] +
         derived_.I_KBase[4]*v_KBase[0];
-    const double t133 = v_KBase[2]*t132 + (derived_.I_KBase[3]*a_KBase[3] -
-        derived_.I_KBase[1]*a_KBase[5] - v_KBase[0]*t130);
-    const double t134 = -v_KBase[1]*t132 + (-derived_.I_KBase[2]*a_KBase[3] +
-        derived_.I_KBase[1]*a_KBase[4] + v_KBase[0]*t129);
-    C[0] = t8*t131 + t19*t133 + t29*t134;
-    C[1] = t22*t133 + t31*t134 + t12*t131;
-    C[2] = t16*t131 + t26*t133 + t33*t134;
+    const double t137 = v_KBase[2]*t136 + (derived_.I_KBase[3]*a_KBase[3] -
+        derived_.I_KBase[1]*a_KBase[5] - v_KBase[0]*t134);
+    const double t138 = -v_KBase[1]*t136 + (-derived_.I_KBase[2]*a_KBase[3] +
+        derived_.I_KBase[1]*a_KBase[4] + v_KBase[0]*t133);
+    C[0] = t8*t135 + t21*t137 + t31*t138;
+    C[1] = t24*t137 + t33*t138 + t14*t135;
+    C[2] = t18*t135 + t28*t137 + t35*t138;
   }
 
   // tau (nu): the generalized forces of the model's force laws (`joint.tau = ...`).
@@ -688,11 +696,11 @@ class SphereOnSphere {
   // force laws and the tree-sparse L^T D L solve, all unrolled.
   // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4
   // multiplies):
-  //   CRBA + L^T D L in World: 194 adds, 345 muls, 8 divs (weighted 571.0);
-  //   ABA in World: 254 adds, 512 muls, 8 divs (weighted 798.0);
-  //   CRBA + L^T D L in joint frames: 312 adds, 561 muls, 11 divs (weighted 917.0);
-  //   ABA in joint frames: 435 adds, 796 muls, 11 divs (weighted 1275.0).
-  // (194 adds, 345 muls, 8 divs, 0 calls, 0 other)
+  //   CRBA + L^T D L in World: 194 adds, 322 muls, 8 divs (weighted 548.0);
+  //   ABA in World: 254 adds, 451 muls, 8 divs (weighted 737.0);
+  //   CRBA + L^T D L in joint frames: 312 adds, 513 muls, 11 divs (weighted 869.0);
+  //   ABA in joint frames: 435 adds, 685 muls, 11 divs (weighted 1164.0).
+  // (194 adds, 322 muls, 8 divs, 0 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -711,340 +719,348 @@ class SphereOnSphere {
     const double t6 = t3*tinv0;
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
-    const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = q[0]*q[3]*tinv0;
-    const double t11 = 2.0*t9 - 2.0*t10;
-    const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = q[0]*q[2]*tinv0;
-    const double t14 = 2.0*t12 + 2.0*t13;
-    const double t15 = 2.0*t9 + 2.0*t10;
-    const double t16 = t1*tinv0;
-    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
-    const double t18 = q[2]*q[3]*tinv0;
-    const double t19 = q[0]*q[1]*tinv0;
-    const double t20 = 2.0*t18 - 2.0*t19;
-    const double t21 = 2.0*t12 - 2.0*t13;
-    const double t22 = 2.0*t18 + 2.0*t19;
-    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    const double t9 = q[1]*tinv0;
+    const double t10 = t9*q[2];
+    const double t11 = q[0]*tinv0;
+    const double t12 = t11*q[3];
+    const double t13 = 2.0*t10 - 2.0*t12;
+    const double t14 = t9*q[3];
+    const double t15 = t11*q[2];
+    const double t16 = 2.0*t14 + 2.0*t15;
+    const double t17 = 2.0*t10 + 2.0*t12;
+    const double t18 = t1*tinv0;
+    const double t19 = -2.0*t7 - 2.0*t18 + 1.0;
+    const double t20 = q[2]*q[3]*tinv0;
+    const double t21 = t11*q[1];
+    const double t22 = 2.0*t20 - 2.0*t21;
+    const double t23 = 2.0*t14 - 2.0*t15;
+    const double t24 = 2.0*t20 + 2.0*t21;
+    const double t25 = -2.0*t6 - 2.0*t18 + 1.0;
     R_WBase.coeffRef(0, 0) = t8;
-    R_WBase.coeffRef(0, 1) = t11;
-    R_WBase.coeffRef(0, 2) = t14;
-    R_WBase.coeffRef(1, 0) = t15;
-    R_WBase.coeffRef(1, 1) = t17;
-    R_WBase.coeffRef(1, 2) = t20;
-    R_WBase.coeffRef(2, 0) = t21;
-    R_WBase.coeffRef(2, 1) = t22;
-    R_WBase.coeffRef(2, 2) = t23;
+    R_WBase.coeffRef(0, 1) = t13;
+    R_WBase.coeffRef(0, 2) = t16;
+    R_WBase.coeffRef(1, 0) = t17;
+    R_WBase.coeffRef(1, 1) = t19;
+    R_WBase.coeffRef(1, 2) = t22;
+    R_WBase.coeffRef(2, 0) = t23;
+    R_WBase.coeffRef(2, 1) = t24;
+    R_WBase.coeffRef(2, 2) = t25;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
-    const double t24 = q[7]*q[7];
-    const double t25 = q[5]*q[5];
-    const double t26 = q[4]*q[4];
-    const double t27 = q[6]*q[6];
-    const double t28 = t25 + t26 + t27;
-    const double t29 = t24 + t28;
-    const double tinv1 = 1.0/t29;
-    const double t30 = t27*tinv1;
-    const double t31 = t24*tinv1;
-    const double t32 = -2.0*t30 - 2.0*t31 + 1.0;
-    const double t33 = q[4]*q[7]*tinv1;
-    const double t34 = q[5]*q[6]*tinv1;
-    const double t35 = -2.0*t33 + 2.0*t34;
-    const double t36 = q[4]*q[6]*tinv1;
-    const double t37 = q[5]*q[7]*tinv1;
-    const double t38 = 2.0*t36 + 2.0*t37;
-    const double t39 = 2.0*t33 + 2.0*t34;
-    const double t40 = t25*tinv1;
-    const double t41 = -2.0*t40 - 2.0*t31 + 1.0;
-    const double t42 = q[6]*q[7]*tinv1;
-    const double t43 = q[4]*q[5]*tinv1;
-    const double t44 = 2.0*t42 - 2.0*t43;
-    const double t45 = -2.0*t36 + 2.0*t37;
-    const double t46 = 2.0*t42 + 2.0*t43;
-    const double t47 = -2.0*t30 - 2.0*t40 + 1.0;
-    R_WBall.coeffRef(0, 0) = t32;
-    R_WBall.coeffRef(0, 1) = t35;
-    R_WBall.coeffRef(0, 2) = t38;
-    R_WBall.coeffRef(1, 0) = t39;
-    R_WBall.coeffRef(1, 1) = t41;
-    R_WBall.coeffRef(1, 2) = t44;
-    R_WBall.coeffRef(2, 0) = t45;
-    R_WBall.coeffRef(2, 1) = t46;
-    R_WBall.coeffRef(2, 2) = t47;
+    const double t26 = q[7]*q[7];
+    const double t27 = q[5]*q[5];
+    const double t28 = q[4]*q[4];
+    const double t29 = q[6]*q[6];
+    const double t30 = t27 + t28 + t29;
+    const double t31 = t26 + t30;
+    const double tinv1 = 1.0/t31;
+    const double t32 = t29*tinv1;
+    const double t33 = t26*tinv1;
+    const double t34 = -2.0*t32 - 2.0*t33 + 1.0;
+    const double t35 = q[4]*tinv1;
+    const double t36 = t35*q[7];
+    const double t37 = q[5]*tinv1;
+    const double t38 = t37*q[6];
+    const double t39 = -2.0*t36 + 2.0*t38;
+    const double t40 = t35*q[6];
+    const double t41 = t37*q[7];
+    const double t42 = 2.0*t40 + 2.0*t41;
+    const double t43 = 2.0*t36 + 2.0*t38;
+    const double t44 = t27*tinv1;
+    const double t45 = -2.0*t44 - 2.0*t33 + 1.0;
+    const double t46 = q[6]*q[7]*tinv1;
+    const double t47 = t35*q[5];
+    const double t48 = 2.0*t46 - 2.0*t47;
+    const double t49 = -2.0*t40 + 2.0*t41;
+    const double t50 = 2.0*t46 + 2.0*t47;
+    const double t51 = -2.0*t32 - 2.0*t44 + 1.0;
+    R_WBall.coeffRef(0, 0) = t34;
+    R_WBall.coeffRef(0, 1) = t39;
+    R_WBall.coeffRef(0, 2) = t42;
+    R_WBall.coeffRef(1, 0) = t43;
+    R_WBall.coeffRef(1, 1) = t45;
+    R_WBall.coeffRef(1, 2) = t48;
+    R_WBall.coeffRef(2, 0) = t49;
+    R_WBall.coeffRef(2, 1) = t50;
+    R_WBall.coeffRef(2, 2) = t51;
     // mass matrix (composite rigid body, in World)
-    const double t48 = derived_.M_0_0_c*R_WBase.coeff(0, 1);
-    const double t49 = derived_.I_KBase[4]*R_WBase.coeff(0, 0);
-    const double t50 = derived_.M_0_0_b*R_WBase.coeff(0, 2);
-    const double t51 = -t48 + t49 - t50;
-    const double t52 = R_WBase.coeff(0, 0)*t51;
-    const double t53 = derived_.M_0_0*R_WBase.coeff(0, 1);
-    const double t54 = derived_.M_0_0_b*R_WBase.coeff(0, 0);
-    const double t55 = derived_.I_KBase[12]*R_WBase.coeff(0, 2);
-    const double t56 = -t53 - t54 + t55;
-    const double t57 = R_WBase.coeff(0, 2)*t56;
-    const double t58 = derived_.I_KBase[8]*R_WBase.coeff(0, 1);
-    const double t59 = derived_.M_0_0_c*R_WBase.coeff(0, 0);
-    const double t60 = derived_.M_0_0*R_WBase.coeff(0, 2);
-    const double t61 = t58 - t59 - t60;
-    const double t62 = R_WBase.coeff(0, 1)*t61;
-    const double t63 = t52 + t57 + t62;
-    const double t64 = R_WBase.coeff(1, 1)*t61;
-    const double t65 = R_WBase.coeff(1, 0)*t51;
-    const double t66 = R_WBase.coeff(1, 2)*t56;
-    const double t67 = t64 + t65 + t66;
-    const double t68 = R_WBase.coeff(2, 1)*t61;
-    const double t69 = R_WBase.coeff(2, 2)*t56;
-    const double t70 = R_WBase.coeff(2, 0)*t51;
+    const double t52 = derived_.M_0_0_c*R_WBase.coeff(0, 1);
+    const double t53 = derived_.I_KBase[4]*R_WBase.coeff(0, 0);
+    const double t54 = derived_.M_0_0_b*R_WBase.coeff(0, 2);
+    const double t55 = -t52 + t53 - t54;
+    const double t56 = R_WBase.coeff(0, 0)*t55;
+    const double t57 = derived_.M_0_0*R_WBase.coeff(0, 1);
+    const double t58 = derived_.M_0_0_b*R_WBase.coeff(0, 0);
+    const double t59 = derived_.I_KBase[12]*R_WBase.coeff(0, 2);
+    const double t60 = -t57 - t58 + t59;
+    const double t61 = R_WBase.coeff(0, 2)*t60;
+    const double t62 = derived_.I_KBase[8]*R_WBase.coeff(0, 1);
+    const double t63 = derived_.M_0_0_c*R_WBase.coeff(0, 0);
+    const double t64 = derived_.M_0_0*R_WBase.coeff(0, 2);
+    const double t65 = t62 - t63 - t64;
+    const double t66 = R_WBase.coeff(0, 1)*t65;
+    const double t67 = t56 + t61 + t66;
+    const double t68 = R_WBase.coeff(1, 1)*t65;
+    const double t69 = R_WBase.coeff(1, 0)*t55;
+    const double t70 = R_WBase.coeff(1, 2)*t60;
     const double t71 = t68 + t69 + t70;
-    const double t72 = derived_.M_0_0*R_WBase.coeff(1, 2);
-    const double t73 = derived_.I_KBase[8]*R_WBase.coeff(1, 1);
-    const double t74 = derived_.M_0_0_c*R_WBase.coeff(1, 0);
-    const double t75 = -t72 + t73 - t74;
-    const double t76 = R_WBase.coeff(0, 1)*t75;
-    const double t77 = derived_.M_0_0_b*R_WBase.coeff(1, 0);
-    const double t78 = derived_.M_0_0*R_WBase.coeff(1, 1);
-    const double t79 = derived_.I_KBase[12]*R_WBase.coeff(1, 2);
-    const double t80 = -t77 - t78 + t79;
-    const double t81 = R_WBase.coeff(0, 2)*t80;
-    const double t82 = derived_.M_0_0_b*R_WBase.coeff(1, 2);
-    const double t83 = derived_.M_0_0_c*R_WBase.coeff(1, 1);
-    const double t84 = derived_.I_KBase[4]*R_WBase.coeff(1, 0);
-    const double t85 = -t82 - t83 + t84;
-    const double t86 = R_WBase.coeff(0, 0)*t85;
-    const double t87 = t76 + t81 + t86;
-    const double t88 = R_WBase.coeff(1, 1)*t75;
-    const double t89 = R_WBase.coeff(1, 0)*t85;
-    const double t90 = R_WBase.coeff(1, 2)*t80;
-    const double t91 = t88 + t89 + t90;
-    const double t92 = R_WBase.coeff(2, 0)*t85;
-    const double t93 = R_WBase.coeff(2, 1)*t75;
-    const double t94 = R_WBase.coeff(2, 2)*t80;
+    const double t72 = R_WBase.coeff(2, 1)*t65;
+    const double t73 = R_WBase.coeff(2, 2)*t60;
+    const double t74 = R_WBase.coeff(2, 0)*t55;
+    const double t75 = t72 + t73 + t74;
+    const double t76 = derived_.M_0_0*R_WBase.coeff(1, 2);
+    const double t77 = derived_.I_KBase[8]*R_WBase.coeff(1, 1);
+    const double t78 = derived_.M_0_0_c*R_WBase.coeff(1, 0);
+    const double t79 = -t76 + t77 - t78;
+    const double t80 = R_WBase.coeff(0, 1)*t79;
+    const double t81 = derived_.M_0_0_b*R_WBase.coeff(1, 0);
+    const double t82 = derived_.M_0_0*R_WBase.coeff(1, 1);
+    const double t83 = derived_.I_KBase[12]*R_WBase.coeff(1, 2);
+    const double t84 = -t81 - t82 + t83;
+    const double t85 = R_WBase.coeff(0, 2)*t84;
+    const double t86 = derived_.M_0_0_b*R_WBase.coeff(1, 2);
+    const double t87 = derived_.M_0_0_c*R_WBase.coeff(1, 1);
+    const double t88 = derived_.I_KBase[4]*R_WBase.coeff(1, 0);
+    const double t89 = -t86 - t87 + t88;
+    const double t90 = R_WBase.coeff(0, 0)*t89;
+    const double t91 = t80 + t85 + t90;
+    const double t92 = R_WBase.coeff(1, 1)*t79;
+    const double t93 = R_WBase.coeff(1, 0)*t89;
+    const double t94 = R_WBase.coeff(1, 2)*t84;
     const double t95 = t92 + t93 + t94;
-    const double t96 = derived_.M_0_0_c*R_WBase.coeff(2, 0);
-    const double t97 = derived_.I_KBase[8]*R_WBase.coeff(2, 1);
-    const double t98 = derived_.M_0_0*R_WBase.coeff(2, 2);
-    const double t99 = -t96 + t97 - t98;
-    const double t100 = R_WBase.coeff(0, 1)*t99;
-    const double t101 = derived_.M_0_0_c*R_WBase.coeff(2, 1);
-    const double t102 = derived_.M_0_0_b*R_WBase.coeff(2, 2);
-    const double t103 = derived_.I_KBase[4]*R_WBase.coeff(2, 0);
-    const double t104 = -t101 - t102 + t103;
-    const double t105 = R_WBase.coeff(0, 0)*t104;
-    const double t106 = derived_.M_0_0_b*R_WBase.coeff(2, 0);
-    const double t107 = derived_.I_KBase[12]*R_WBase.coeff(2, 2);
-    const double t108 = derived_.M_0_0*R_WBase.coeff(2, 1);
-    const double t109 = -t106 + t107 - t108;
-    const double t110 = R_WBase.coeff(0, 2)*t109;
-    const double t111 = t100 + t105 + t110;
-    const double t112 = R_WBase.coeff(1, 2)*t109;
-    const double t113 = R_WBase.coeff(1, 1)*t99;
-    const double t114 = R_WBase.coeff(1, 0)*t104;
-    const double t115 = t112 + t113 + t114;
-    const double t116 = R_WBase.coeff(2, 2)*t109;
-    const double t117 = R_WBase.coeff(2, 0)*t104;
-    const double t118 = R_WBase.coeff(2, 1)*t99;
+    const double t96 = R_WBase.coeff(2, 0)*t89;
+    const double t97 = R_WBase.coeff(2, 1)*t79;
+    const double t98 = R_WBase.coeff(2, 2)*t84;
+    const double t99 = t96 + t97 + t98;
+    const double t100 = derived_.M_0_0_c*R_WBase.coeff(2, 0);
+    const double t101 = derived_.I_KBase[8]*R_WBase.coeff(2, 1);
+    const double t102 = derived_.M_0_0*R_WBase.coeff(2, 2);
+    const double t103 = -t100 + t101 - t102;
+    const double t104 = R_WBase.coeff(0, 1)*t103;
+    const double t105 = derived_.M_0_0_c*R_WBase.coeff(2, 1);
+    const double t106 = derived_.M_0_0_b*R_WBase.coeff(2, 2);
+    const double t107 = derived_.I_KBase[4]*R_WBase.coeff(2, 0);
+    const double t108 = -t105 - t106 + t107;
+    const double t109 = R_WBase.coeff(0, 0)*t108;
+    const double t110 = derived_.M_0_0_b*R_WBase.coeff(2, 0);
+    const double t111 = derived_.I_KBase[12]*R_WBase.coeff(2, 2);
+    const double t112 = derived_.M_0_0*R_WBase.coeff(2, 1);
+    const double t113 = -t110 + t111 - t112;
+    const double t114 = R_WBase.coeff(0, 2)*t113;
+    const double t115 = t104 + t109 + t114;
+    const double t116 = R_WBase.coeff(1, 2)*t113;
+    const double t117 = R_WBase.coeff(1, 1)*t103;
+    const double t118 = R_WBase.coeff(1, 0)*t108;
     const double t119 = t116 + t117 + t118;
-    const double t120 = derived_.M_3_3*R_WBall.coeff(0, 2);
-    const double t121 = derived_.I_KBall[8]*R_WBall.coeff(0, 1);
-    const double t122 = derived_.M_3_3_c*R_WBall.coeff(0, 0);
-    const double t123 = -t120 + t121 - t122;
-    const double t124 = R_WBall.coeff(0, 1)*t123;
-    const double t125 = derived_.I_KBall[4]*R_WBall.coeff(0, 0);
-    const double t126 = derived_.M_3_3_b*R_WBall.coeff(0, 2);
-    const double t127 = derived_.M_3_3_c*R_WBall.coeff(0, 1);
-    const double t128 = t125 - t126 - t127;
-    const double t129 = R_WBall.coeff(0, 0)*t128;
-    const double t130 = derived_.M_3_3_b*R_WBall.coeff(0, 0);
-    const double t131 = derived_.M_3_3*R_WBall.coeff(0, 1);
-    const double t132 = derived_.I_KBall[12]*R_WBall.coeff(0, 2);
-    const double t133 = -t130 - t131 + t132;
-    const double t134 = R_WBall.coeff(0, 2)*t133;
-    const double t135 = t124 + t129 + t134;
-    const double t136 = R_WBall.coeff(1, 0)*t128;
-    const double t137 = R_WBall.coeff(1, 1)*t123;
-    const double t138 = R_WBall.coeff(1, 2)*t133;
-    const double t139 = t136 + t137 + t138;
-    const double t140 = R_WBall.coeff(2, 0)*t128;
-    const double t141 = R_WBall.coeff(2, 2)*t133;
-    const double t142 = R_WBall.coeff(2, 1)*t123;
+    const double t120 = R_WBase.coeff(2, 2)*t113;
+    const double t121 = R_WBase.coeff(2, 0)*t108;
+    const double t122 = R_WBase.coeff(2, 1)*t103;
+    const double t123 = t120 + t121 + t122;
+    const double t124 = derived_.M_3_3*R_WBall.coeff(0, 2);
+    const double t125 = derived_.I_KBall[8]*R_WBall.coeff(0, 1);
+    const double t126 = derived_.M_3_3_c*R_WBall.coeff(0, 0);
+    const double t127 = -t124 + t125 - t126;
+    const double t128 = R_WBall.coeff(0, 1)*t127;
+    const double t129 = derived_.I_KBall[4]*R_WBall.coeff(0, 0);
+    const double t130 = derived_.M_3_3_b*R_WBall.coeff(0, 2);
+    const double t131 = derived_.M_3_3_c*R_WBall.coeff(0, 1);
+    const double t132 = t129 - t130 - t131;
+    const double t133 = R_WBall.coeff(0, 0)*t132;
+    const double t134 = derived_.M_3_3_b*R_WBall.coeff(0, 0);
+    const double t135 = derived_.M_3_3*R_WBall.coeff(0, 1);
+    const double t136 = derived_.I_KBall[12]*R_WBall.coeff(0, 2);
+    const double t137 = -t134 - t135 + t136;
+    const double t138 = R_WBall.coeff(0, 2)*t137;
+    const double t139 = t128 + t133 + t138;
+    const double t140 = R_WBall.coeff(1, 0)*t132;
+    const double t141 = R_WBall.coeff(1, 1)*t127;
+    const double t142 = R_WBall.coeff(1, 2)*t137;
     const double t143 = t140 + t141 + t142;
-    const double t144 = derived_.I_KBall[2]*R_WBall.coeff(1, 1);
-    const double t145 = derived_.I_KBall[1]*R_WBall.coeff(1, 0);
-    const double t146 = derived_.I_KBall[3]*R_WBall.coeff(1, 2);
+    const double t144 = R_WBall.coeff(2, 0)*t132;
+    const double t145 = R_WBall.coeff(2, 2)*t137;
+    const double t146 = R_WBall.coeff(2, 1)*t127;
     const double t147 = t144 + t145 + t146;
-    const double t148 = derived_.M_3_3*R_WBall.coeff(1, 1);
-    const double t149 = derived_.I_KBall[12]*R_WBall.coeff(1, 2);
-    const double t150 = derived_.M_3_3_b*R_WBall.coeff(1, 0);
-    const double t151 = -t148 + t149 - t150;
-    const double t152 = R_WBall.coeff(0, 2)*t151;
-    const double t153 = derived_.M_3_3*R_WBall.coeff(1, 2);
-    const double t154 = derived_.I_KBall[8]*R_WBall.coeff(1, 1);
-    const double t155 = derived_.M_3_3_c*R_WBall.coeff(1, 0);
-    const double t156 = -t153 + t154 - t155;
-    const double t157 = R_WBall.coeff(0, 1)*t156;
-    const double t158 = derived_.M_3_3_b*R_WBall.coeff(1, 2);
-    const double t159 = derived_.M_3_3_c*R_WBall.coeff(1, 1);
-    const double t160 = derived_.I_KBall[4]*R_WBall.coeff(1, 0);
-    const double t161 = -t158 - t159 + t160;
-    const double t162 = R_WBall.coeff(0, 0)*t161;
-    const double t163 = t152 + t157 + t162;
-    const double t164 = R_WBall.coeff(1, 0)*t161;
-    const double t165 = R_WBall.coeff(1, 1)*t156;
-    const double t166 = R_WBall.coeff(1, 2)*t151;
-    const double t167 = t164 + t165 + t166;
-    const double t168 = R_WBall.coeff(2, 2)*t151;
-    const double t169 = R_WBall.coeff(2, 1)*t156;
-    const double t170 = R_WBall.coeff(2, 0)*t161;
+    const double t148 = derived_.I_KBall[2]*R_WBall.coeff(1, 1);
+    const double t149 = derived_.I_KBall[1]*R_WBall.coeff(1, 0);
+    const double t150 = derived_.I_KBall[3]*R_WBall.coeff(1, 2);
+    const double t151 = t148 + t149 + t150;
+    const double t152 = derived_.M_3_3*R_WBall.coeff(1, 1);
+    const double t153 = derived_.I_KBall[12]*R_WBall.coeff(1, 2);
+    const double t154 = derived_.M_3_3_b*R_WBall.coeff(1, 0);
+    const double t155 = -t152 + t153 - t154;
+    const double t156 = R_WBall.coeff(0, 2)*t155;
+    const double t157 = derived_.M_3_3*R_WBall.coeff(1, 2);
+    const double t158 = derived_.I_KBall[8]*R_WBall.coeff(1, 1);
+    const double t159 = derived_.M_3_3_c*R_WBall.coeff(1, 0);
+    const double t160 = -t157 + t158 - t159;
+    const double t161 = R_WBall.coeff(0, 1)*t160;
+    const double t162 = derived_.M_3_3_b*R_WBall.coeff(1, 2);
+    const double t163 = derived_.M_3_3_c*R_WBall.coeff(1, 1);
+    const double t164 = derived_.I_KBall[4]*R_WBall.coeff(1, 0);
+    const double t165 = -t162 - t163 + t164;
+    const double t166 = R_WBall.coeff(0, 0)*t165;
+    const double t167 = t156 + t161 + t166;
+    const double t168 = R_WBall.coeff(1, 0)*t165;
+    const double t169 = R_WBall.coeff(1, 1)*t160;
+    const double t170 = R_WBall.coeff(1, 2)*t155;
     const double t171 = t168 + t169 + t170;
-    const double t172 = derived_.I_KBall[2]*R_WBall.coeff(2, 1);
-    const double t173 = derived_.I_KBall[3]*R_WBall.coeff(2, 2);
-    const double t174 = derived_.I_KBall[1]*R_WBall.coeff(2, 0);
+    const double t172 = R_WBall.coeff(2, 2)*t155;
+    const double t173 = R_WBall.coeff(2, 1)*t160;
+    const double t174 = R_WBall.coeff(2, 0)*t165;
     const double t175 = t172 + t173 + t174;
-    const double t176 = derived_.M_3_3*R_WBall.coeff(2, 1);
-    const double t177 = derived_.M_3_3_b*R_WBall.coeff(2, 0);
-    const double t178 = derived_.I_KBall[12]*R_WBall.coeff(2, 2);
-    const double t179 = -t176 - t177 + t178;
-    const double t180 = R_WBall.coeff(0, 2)*t179;
-    const double t181 = derived_.I_KBall[4]*R_WBall.coeff(2, 0);
-    const double t182 = derived_.M_3_3_c*R_WBall.coeff(2, 1);
-    const double t183 = derived_.M_3_3_b*R_WBall.coeff(2, 2);
-    const double t184 = t181 - t182 - t183;
-    const double t185 = R_WBall.coeff(0, 0)*t184;
-    const double t186 = derived_.M_3_3_c*R_WBall.coeff(2, 0);
-    const double t187 = derived_.M_3_3*R_WBall.coeff(2, 2);
-    const double t188 = derived_.I_KBall[8]*R_WBall.coeff(2, 1);
-    const double t189 = -t186 - t187 + t188;
-    const double t190 = R_WBall.coeff(0, 1)*t189;
-    const double t191 = t180 + t185 + t190;
-    const double t192 = R_WBall.coeff(1, 0)*t184;
-    const double t193 = R_WBall.coeff(1, 1)*t189;
-    const double t194 = R_WBall.coeff(1, 2)*t179;
-    const double t195 = t192 + t193 + t194;
-    const double t196 = R_WBall.coeff(2, 0)*t184;
-    const double t197 = R_WBall.coeff(2, 2)*t179;
-    const double t198 = R_WBall.coeff(2, 1)*t189;
+    const double t176 = derived_.I_KBall[2]*R_WBall.coeff(2, 1);
+    const double t177 = derived_.I_KBall[3]*R_WBall.coeff(2, 2);
+    const double t178 = derived_.I_KBall[1]*R_WBall.coeff(2, 0);
+    const double t179 = t176 + t177 + t178;
+    const double t180 = derived_.M_3_3*R_WBall.coeff(2, 1);
+    const double t181 = derived_.M_3_3_b*R_WBall.coeff(2, 0);
+    const double t182 = derived_.I_KBall[12]*R_WBall.coeff(2, 2);
+    const double t183 = -t180 - t181 + t182;
+    const double t184 = R_WBall.coeff(0, 2)*t183;
+    const double t185 = derived_.I_KBall[4]*R_WBall.coeff(2, 0);
+    const double t186 = derived_.M_3_3_c*R_WBall.coeff(2, 1);
+    const double t187 = derived_.M_3_3_b*R_WBall.coeff(2, 2);
+    const double t188 = t185 - t186 - t187;
+    const double t189 = R_WBall.coeff(0, 0)*t188;
+    const double t190 = derived_.M_3_3_c*R_WBall.coeff(2, 0);
+    const double t191 = derived_.M_3_3*R_WBall.coeff(2, 2);
+    const double t192 = derived_.I_KBall[8]*R_WBall.coeff(2, 1);
+    const double t193 = -t190 - t191 + t192;
+    const double t194 = R_WBall.coeff(0, 1)*t193;
+    const double t195 = t184 + t189 + t194;
+    const double t196 = R_WBall.coeff(1, 0)*t188;
+    const double t197 = R_WBall.coeff(1, 1)*t193;
+    const double t198 = R_WBall.coeff(1, 2)*t183;
     const double t199 = t196 + t197 + t198;
-    const double t200 = derived_.I_KBall[3]*R_WBall.coeff(0, 2);
-    const double t201 = derived_.I_KBall[1]*R_WBall.coeff(0, 0);
-    const double t202 = derived_.I_KBall[2]*R_WBall.coeff(0, 1);
+    const double t200 = R_WBall.coeff(2, 0)*t188;
+    const double t201 = R_WBall.coeff(2, 2)*t183;
+    const double t202 = R_WBall.coeff(2, 1)*t193;
     const double t203 = t200 + t201 + t202;
-    M.coeffRef(0, 0) = t63;
-    M.coeffRef(0, 1) = t67;
-    M.coeffRef(0, 2) = t71;
-    M.coeffRef(1, 0) = t87;
-    M.coeffRef(1, 1) = t91;
-    M.coeffRef(1, 2) = t95;
-    M.coeffRef(2, 0) = t111;
-    M.coeffRef(2, 1) = t115;
-    M.coeffRef(2, 2) = t119;
-    M.coeffRef(3, 3) = t135;
-    M.coeffRef(3, 4) = t139;
-    M.coeffRef(3, 5) = t143;
-    M.coeffRef(3, 8) = t147;
-    M.coeffRef(4, 3) = t163;
-    M.coeffRef(4, 4) = t167;
-    M.coeffRef(4, 5) = t171;
-    M.coeffRef(4, 6) = t175;
-    M.coeffRef(5, 3) = t191;
-    M.coeffRef(5, 4) = t195;
-    M.coeffRef(5, 5) = t199;
-    M.coeffRef(5, 7) = t203;
-    // bias (recursive Newton-Euler with udot = 0, gravity included, in World)
-    const double t204 = u[0]*M.coeff(1, 0);
-    const double t205 = u[1]*M.coeff(1, 1);
-    const double t206 = u[2]*M.coeff(1, 2);
+    const double t204 = derived_.I_KBall[3]*R_WBall.coeff(0, 2);
+    const double t205 = derived_.I_KBall[1]*R_WBall.coeff(0, 0);
+    const double t206 = derived_.I_KBall[2]*R_WBall.coeff(0, 1);
     const double t207 = t204 + t205 + t206;
-    const double t208 = u[0]*t207;
-    const double t209 = derived_.I_KBase[3]*R_WBase.coeff(1, 2);
-    const double t210 = derived_.I_KBase[2]*R_WBase.coeff(1, 1);
-    const double t211 = derived_.I_KBase[1]*R_WBase.coeff(1, 0);
-    const double t212 = t209 + t210 + t211;
-    const double t213 = params.world_gravity[0]*t212;
-    const double t214 = derived_.I_KBase[1]*R_WBase.coeff(0, 0);
-    const double t215 = derived_.I_KBase[2]*R_WBase.coeff(0, 1);
-    const double t216 = derived_.I_KBase[3]*R_WBase.coeff(0, 2);
-    const double t217 = t214 + t215 + t216;
-    const double t218 = params.world_gravity[1]*t217;
-    const double t219 = u[0]*M.coeff(0, 0);
-    const double t220 = u[2]*M.coeff(0, 2);
-    const double t221 = u[1]*M.coeff(0, 1);
-    const double t222 = t219 + t220 + t221;
-    const double t223 = u[1]*t222;
-    const double t224 = t213 - t218 - t223;
-    const double t225 = t208 + t224;
-    const double t226 = u[4]*M.coeff(5, 7);
-    const double t227 = u[3]*M.coeff(3, 8);
-    const double t228 = -t226 + t227;
-    const double t229 = u[4]*t228;
-    const double t230 = u[3]*M.coeff(4, 6);
-    const double t231 = u[5]*M.coeff(5, 7);
+    M.coeffRef(0, 0) = t67;
+    M.coeffRef(0, 1) = t71;
+    M.coeffRef(0, 2) = t75;
+    M.coeffRef(1, 0) = t91;
+    M.coeffRef(1, 1) = t95;
+    M.coeffRef(1, 2) = t99;
+    M.coeffRef(2, 0) = t115;
+    M.coeffRef(2, 1) = t119;
+    M.coeffRef(2, 2) = t123;
+    M.coeffRef(3, 3) = t139;
+    M.coeffRef(3, 4) = t143;
+    M.coeffRef(3, 5) = t147;
+    M.coeffRef(3, 8) = t151;
+    M.coeffRef(4, 3) = t167;
+    M.coeffRef(4, 4) = t171;
+    M.coeffRef(4, 5) = t175;
+    M.coeffRef(4, 6) = t179;
+    M.coeffRef(5, 3) = t195;
+    M.coeffRef(5, 4) = t199;
+    M.coeffRef(5, 5) = t203;
+    M.coeffRef(5, 7) = t207;
+    // bias (recursive Newton-Euler with udot = 0, gravity included, in World)
+    const double t208 = u[0]*M.coeff(1, 0);
+    const double t209 = u[1]*M.coeff(1, 1);
+    const double t210 = u[2]*M.coeff(1, 2);
+    const double t211 = t208 + t209 + t210;
+    const double t212 = u[0]*t211;
+    const double t213 = derived_.I_KBase[3]*R_WBase.coeff(1, 2);
+    const double t214 = derived_.I_KBase[2]*R_WBase.coeff(1, 1);
+    const double t215 = derived_.I_KBase[1]*R_WBase.coeff(1, 0);
+    const double t216 = t213 + t214 + t215;
+    const double t217 = params.world_gravity[0]*t216;
+    const double t218 = derived_.I_KBase[1]*R_WBase.coeff(0, 0);
+    const double t219 = derived_.I_KBase[2]*R_WBase.coeff(0, 1);
+    const double t220 = derived_.I_KBase[3]*R_WBase.coeff(0, 2);
+    const double t221 = t218 + t219 + t220;
+    const double t222 = params.world_gravity[1]*t221;
+    const double t223 = u[0]*M.coeff(0, 0);
+    const double t224 = u[2]*M.coeff(0, 2);
+    const double t225 = u[1]*M.coeff(0, 1);
+    const double t226 = t223 + t224 + t225;
+    const double t227 = u[1]*t226;
+    const double t228 = t217 - t222 - t227;
+    const double t229 = t212 + t228;
+    const double t230 = u[4]*M.coeff(5, 7);
+    const double t231 = u[3]*M.coeff(3, 8);
     const double t232 = -t230 + t231;
-    const double t233 = u[5]*t232;
-    const double t234 = derived_.C_6 + t229 - t233;
-    const double t235 = u[3]*t228;
-    const double t236 = u[4]*M.coeff(4, 6);
-    const double t237 = u[5]*M.coeff(3, 8);
-    const double t238 = t236 - t237;
-    const double t239 = u[5]*t238;
-    const double t240 = derived_.C_7 - t235 + t239;
-    const double t241 = u[4]*t238;
-    const double t242 = u[3]*t232;
-    const double t243 = derived_.C_8 - t241 + t242;
-    C[2] = t225;
-    C[6] = t234;
-    C[7] = t240;
-    C[8] = t243;
+    const double t233 = u[4]*t232;
+    const double t234 = u[3]*M.coeff(4, 6);
+    const double t235 = u[5]*M.coeff(5, 7);
+    const double t236 = -t234 + t235;
+    const double t237 = u[5]*t236;
+    const double t238 = derived_.C_6 + t233 - t237;
+    const double t239 = u[3]*t232;
+    const double t240 = u[4]*M.coeff(4, 6);
+    const double t241 = u[5]*M.coeff(3, 8);
+    const double t242 = t240 - t241;
+    const double t243 = u[5]*t242;
+    const double t244 = derived_.C_7 - t239 + t243;
+    const double t245 = u[4]*t242;
+    const double t246 = u[3]*t236;
+    const double t247 = derived_.C_8 - t245 + t246;
+    C[2] = t229;
+    C[6] = t238;
+    C[7] = t244;
+    C[8] = t247;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
     const double tinv2 = 1.0/M.coeff(2, 2);
     const double tinv3 = 1.0/(M.coeff(1, 1) - tinv2*M.coeff(2, 1)*M.coeff(2, 1));
-    const double t244 = M.coeff(1, 0) - tinv2*M.coeff(2, 1)*M.coeff(2, 0);
-    const double tinv4 = 1.0/(M.coeff(0, 0) - tinv2*M.coeff(2, 0)*M.coeff(2, 0) - tinv3*t244*t244);
-    const double t245 = derived_.I_KBase[1]*R_WBase.coeff(2, 0) +
+    const double t248 = tinv2*M.coeff(2, 1);
+    const double t249 = M.coeff(1, 0) - t248*M.coeff(2, 0);
+    const double tinv4 = 1.0/(M.coeff(0, 0) - tinv2*M.coeff(2, 0)*M.coeff(2, 0) - tinv3*t249*t249);
+    const double t250 = derived_.I_KBase[1]*R_WBase.coeff(2, 0) +
         derived_.I_KBase[3]*R_WBase.coeff(2, 2) + derived_.I_KBase[2]*R_WBase.coeff(2, 1);
-    const double t246 = u[0]*M.coeff(2, 0) + u[1]*M.coeff(2, 1) + u[2]*M.coeff(2, 2);
-    const double t247 = u[0]*t246 - (-params.world_gravity[0]*t245 + params.world_gravity[2]*t217 +
-        u[2]*t222) + tinv2*M.coeff(2, 1)*C[2];
-    const double t248 = u[2]*t207 - (-params.world_gravity[2]*t212 + params.world_gravity[1]*t245 +
-        u[1]*t246) + tinv2*M.coeff(2, 0)*C[2] - tinv3*t244*t247;
-    const double t249 = tinv3*t247 - (tinv3*t244*tinv4)*t248;
-    const double t250 = derived_.udot_3*M.coeff(3, 8)*M.coeff(3, 8);
-    const double t251 = derived_.udot_3*M.coeff(4, 6)*M.coeff(4, 6);
-    const double t252 = derived_.udot_3*M.coeff(4, 6)*M.coeff(5, 7) + M.coeff(5, 3);
-    const double t253 = derived_.udot_3*M.coeff(5, 7)*M.coeff(5, 7);
-    const double tinv5 = 1.0/(-t250 - t253 + M.coeff(5, 5));
-    const double t254 = derived_.udot_3*M.coeff(4, 6)*M.coeff(3, 8) + M.coeff(5, 4);
-    const double tinv6 = 1.0/(-t253 - t251 + M.coeff(4, 4) - t254*t254*tinv5);
-    const double t255 = derived_.udot_3*M.coeff(5, 7)*M.coeff(3, 8) + M.coeff(4, 3) -
-        t254*t252*tinv5;
-    const double tinv7 = 1.0/(-t250 - t251 + M.coeff(3, 3) - t252*t252*tinv5 - tinv6*t255*t255);
-    const double t256 = u[4]*M.coeff(4, 4) + u[3]*M.coeff(4, 3) + u[5]*M.coeff(4, 5);
-    const double t257 = u[5]*M.coeff(5, 5) + u[4]*M.coeff(5, 4) + u[3]*M.coeff(5, 3);
-    const double t258 = u[5]*M.coeff(3, 5) + u[4]*M.coeff(3, 4) + u[3]*M.coeff(3, 3);
-    const double t259 = -derived_.udot_3*M.coeff(3, 8)*C[6] + derived_.udot_3*M.coeff(5, 7)*C[7] -
-        u[3]*t256 - (-params.world_gravity[1]*M.coeff(5, 7) +
-        params.world_gravity[0]*M.coeff(3, 8) - u[4]*t258);
-    const double t260 = derived_.udot_3*M.coeff(4, 6)*C[6] - derived_.udot_3*M.coeff(5, 7)*C[8] +
-        u[3]*t257 - (-params.world_gravity[0]*M.coeff(4, 6) +
-        params.world_gravity[2]*M.coeff(5, 7) + u[5]*t258) - t254*tinv5*t259;
-    const double t261 = -derived_.udot_3*M.coeff(4, 6)*C[7] + u[5]*t256 +
-        derived_.udot_3*M.coeff(3, 8)*C[8] - (params.world_gravity[1]*M.coeff(4, 6) -
-        params.world_gravity[2]*M.coeff(3, 8) + u[4]*t257) - t252*tinv5*t259 - tinv6*t255*t260;
-    const double t262 = tinv6*t255*tinv7;
-    const double t263 = tinv6*t260 - t262*t261;
-    const double t264 = tinv5*t259 - (t252*tinv5*tinv7)*t261 - t254*tinv5*t263;
-    const double t265 = -derived_.udot_3*C[7] + derived_.udot_3*(M.coeff(4, 6)*tinv7*t261) -
-        derived_.udot_3*M.coeff(5, 7)*t264;
-    const double t266 = -derived_.udot_3*C[8] - derived_.udot_3*(M.coeff(3, 8)*tinv7*t261) +
-        derived_.udot_3*M.coeff(5, 7)*t263;
-    udot[0] = tinv4*t248;
-    udot[1] = t249;
-    udot[2] = -tinv2*C[2] - (tinv2*M.coeff(2, 0)*tinv4)*t248 - tinv2*M.coeff(2, 1)*t249;
-    udot[3] = tinv7*t261;
-    udot[4] = t263;
-    udot[5] = t264;
-    udot[6] = -derived_.udot_3*C[6] - derived_.udot_3*M.coeff(4, 6)*t263 +
-        derived_.udot_3*M.coeff(3, 8)*t264;
-    udot[7] = t265;
-    udot[8] = t266;
+    const double t251 = u[0]*M.coeff(2, 0) + u[1]*M.coeff(2, 1) + u[2]*M.coeff(2, 2);
+    const double t252 = tinv2*M.coeff(2, 0);
+    const double t253 = u[0]*t251 - (-params.world_gravity[0]*t250 + params.world_gravity[2]*t221 +
+        u[2]*t226) + t248*C[2];
+    const double t254 = tinv3*t249;
+    const double t255 = u[2]*t211 - (-params.world_gravity[2]*t216 + params.world_gravity[1]*t250 +
+        u[1]*t251) + t252*C[2] - t254*t253;
+    const double t256 = tinv3*t253 - (t254*tinv4)*t255;
+    const double t257 = derived_.udot_3*M.coeff(3, 8)*M.coeff(3, 8);
+    const double t258 = derived_.udot_3*M.coeff(4, 6)*M.coeff(4, 6);
+    const double t259 = derived_.udot_3*M.coeff(4, 6);
+    const double t260 = t259*M.coeff(5, 7) + M.coeff(5, 3);
+    const double t261 = derived_.udot_3*M.coeff(5, 7)*M.coeff(5, 7);
+    const double tinv5 = 1.0/(-t257 - t261 + M.coeff(5, 5));
+    const double t262 = t259*M.coeff(3, 8) + M.coeff(5, 4);
+    const double tinv6 = 1.0/(-t261 - t258 + M.coeff(4, 4) - t262*t262*tinv5);
+    const double t263 = derived_.udot_3*M.coeff(3, 8);
+    const double t264 = t262*tinv5;
+    const double t265 = t263*M.coeff(5, 7) + M.coeff(4, 3) - t264*t260;
+    const double tinv7 = 1.0/(-t257 - t258 + M.coeff(3, 3) - t260*t260*tinv5 - tinv6*t265*t265);
+    const double t266 = u[4]*M.coeff(4, 4) + u[3]*M.coeff(4, 3) + u[5]*M.coeff(4, 5);
+    const double t267 = u[5]*M.coeff(5, 5) + u[4]*M.coeff(5, 4) + u[3]*M.coeff(5, 3);
+    const double t268 = u[5]*M.coeff(3, 5) + u[4]*M.coeff(3, 4) + u[3]*M.coeff(3, 3);
+    const double t269 = -t263*C[6] + derived_.udot_3*M.coeff(5, 7)*C[7] - u[3]*t266 -
+        (-params.world_gravity[1]*M.coeff(5, 7) + params.world_gravity[0]*M.coeff(3, 8) -
+        u[4]*t268);
+    const double t270 = t260*tinv5;
+    const double t271 = t259*C[6] - derived_.udot_3*M.coeff(5, 7)*C[8] + u[3]*t267 -
+        (-params.world_gravity[0]*M.coeff(4, 6) + params.world_gravity[2]*M.coeff(5, 7) +
+        u[5]*t268) - t264*t269;
+    const double t272 = tinv6*t265;
+    const double t273 = -t259*C[7] + u[5]*t266 + t263*C[8] -
+        (params.world_gravity[1]*M.coeff(4, 6) - params.world_gravity[2]*M.coeff(3, 8) +
+        u[4]*t267) - t270*t269 - t272*t271;
+    const double t274 = tinv7*t273;
+    const double t275 = tinv6*t271 - (t272*tinv7)*t273;
+    const double t276 = tinv5*t269 - (t270*tinv7)*t273 - t264*t275;
+    udot[0] = tinv4*t255;
+    udot[1] = t256;
+    udot[2] = -tinv2*C[2] - (t252*tinv4)*t255 - t248*t256;
+    udot[3] = t274;
+    udot[4] = t275;
+    udot[5] = t276;
+    udot[6] = -derived_.udot_3*C[6] - t259*t275 + t263*t276;
+    udot[7] = -derived_.udot_3*C[7] + derived_.udot_3*(M.coeff(4, 6)*t274) -
+        derived_.udot_3*M.coeff(5, 7)*t276;
+    udot[8] = -derived_.udot_3*C[8] - derived_.udot_3*(M.coeff(3, 8)*t274) +
+        derived_.udot_3*M.coeff(5, 7)*t275;
   }
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
@@ -1055,11 +1071,11 @@ class SphereOnSphere {
   // [p_BoQ_W x f; f].
   // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4
   // multiplies):
-  //   CRBA + L^T D L in World: 203 adds, 345 muls, 8 divs (weighted 580.0);
-  //   ABA in World: 263 adds, 512 muls, 8 divs (weighted 807.0);
-  //   CRBA + L^T D L in joint frames: 339 adds, 588 muls, 11 divs (weighted 971.0);
-  //   ABA in joint frames: 462 adds, 823 muls, 11 divs (weighted 1329.0).
-  // (203 adds, 345 muls, 8 divs, 0 calls, 0 other)
+  //   CRBA + L^T D L in World: 203 adds, 322 muls, 8 divs (weighted 557.0);
+  //   ABA in World: 263 adds, 451 muls, 8 divs (weighted 746.0);
+  //   CRBA + L^T D L in joint frames: 339 adds, 540 muls, 11 divs (weighted 923.0);
+  //   ABA in joint frames: 462 adds, 712 muls, 11 divs (weighted 1218.0).
+  // (203 adds, 322 muls, 8 divs, 0 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
@@ -1078,317 +1094,324 @@ class SphereOnSphere {
     const double t6 = t3*tinv0;
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
-    const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = q[0]*q[3]*tinv0;
-    const double t11 = 2.0*t9 - 2.0*t10;
-    const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = q[0]*q[2]*tinv0;
-    const double t14 = 2.0*t12 + 2.0*t13;
-    const double t15 = 2.0*t9 + 2.0*t10;
-    const double t16 = t1*tinv0;
-    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
-    const double t18 = q[2]*q[3]*tinv0;
-    const double t19 = q[0]*q[1]*tinv0;
-    const double t20 = 2.0*t18 - 2.0*t19;
-    const double t21 = 2.0*t12 - 2.0*t13;
-    const double t22 = 2.0*t18 + 2.0*t19;
-    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    const double t9 = q[1]*tinv0;
+    const double t10 = t9*q[2];
+    const double t11 = q[0]*tinv0;
+    const double t12 = t11*q[3];
+    const double t13 = 2.0*t10 - 2.0*t12;
+    const double t14 = t9*q[3];
+    const double t15 = t11*q[2];
+    const double t16 = 2.0*t14 + 2.0*t15;
+    const double t17 = 2.0*t10 + 2.0*t12;
+    const double t18 = t1*tinv0;
+    const double t19 = -2.0*t7 - 2.0*t18 + 1.0;
+    const double t20 = q[2]*q[3]*tinv0;
+    const double t21 = t11*q[1];
+    const double t22 = 2.0*t20 - 2.0*t21;
+    const double t23 = 2.0*t14 - 2.0*t15;
+    const double t24 = 2.0*t20 + 2.0*t21;
+    const double t25 = -2.0*t6 - 2.0*t18 + 1.0;
     R_WBase.coeffRef(0, 0) = t8;
-    R_WBase.coeffRef(0, 1) = t11;
-    R_WBase.coeffRef(0, 2) = t14;
-    R_WBase.coeffRef(1, 0) = t15;
-    R_WBase.coeffRef(1, 1) = t17;
-    R_WBase.coeffRef(1, 2) = t20;
-    R_WBase.coeffRef(2, 0) = t21;
-    R_WBase.coeffRef(2, 1) = t22;
-    R_WBase.coeffRef(2, 2) = t23;
+    R_WBase.coeffRef(0, 1) = t13;
+    R_WBase.coeffRef(0, 2) = t16;
+    R_WBase.coeffRef(1, 0) = t17;
+    R_WBase.coeffRef(1, 1) = t19;
+    R_WBase.coeffRef(1, 2) = t22;
+    R_WBase.coeffRef(2, 0) = t23;
+    R_WBase.coeffRef(2, 1) = t24;
+    R_WBase.coeffRef(2, 2) = t25;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
-    const double t24 = q[7]*q[7];
-    const double t25 = q[5]*q[5];
-    const double t26 = q[4]*q[4];
-    const double t27 = q[6]*q[6];
-    const double t28 = t25 + t26 + t27;
-    const double t29 = t24 + t28;
-    const double tinv1 = 1.0/t29;
-    const double t30 = t27*tinv1;
-    const double t31 = t24*tinv1;
-    const double t32 = -2.0*t30 - 2.0*t31 + 1.0;
-    const double t33 = q[4]*q[7]*tinv1;
-    const double t34 = q[5]*q[6]*tinv1;
-    const double t35 = -2.0*t33 + 2.0*t34;
-    const double t36 = q[4]*q[6]*tinv1;
-    const double t37 = q[5]*q[7]*tinv1;
-    const double t38 = 2.0*t36 + 2.0*t37;
-    const double t39 = 2.0*t33 + 2.0*t34;
-    const double t40 = t25*tinv1;
-    const double t41 = -2.0*t40 - 2.0*t31 + 1.0;
-    const double t42 = q[6]*q[7]*tinv1;
-    const double t43 = q[4]*q[5]*tinv1;
-    const double t44 = 2.0*t42 - 2.0*t43;
-    const double t45 = -2.0*t36 + 2.0*t37;
-    const double t46 = 2.0*t42 + 2.0*t43;
-    const double t47 = -2.0*t30 - 2.0*t40 + 1.0;
-    R_WBall.coeffRef(0, 0) = t32;
-    R_WBall.coeffRef(0, 1) = t35;
-    R_WBall.coeffRef(0, 2) = t38;
-    R_WBall.coeffRef(1, 0) = t39;
-    R_WBall.coeffRef(1, 1) = t41;
-    R_WBall.coeffRef(1, 2) = t44;
-    R_WBall.coeffRef(2, 0) = t45;
-    R_WBall.coeffRef(2, 1) = t46;
-    R_WBall.coeffRef(2, 2) = t47;
+    const double t26 = q[7]*q[7];
+    const double t27 = q[5]*q[5];
+    const double t28 = q[4]*q[4];
+    const double t29 = q[6]*q[6];
+    const double t30 = t27 + t28 + t29;
+    const double t31 = t26 + t30;
+    const double tinv1 = 1.0/t31;
+    const double t32 = t29*tinv1;
+    const double t33 = t26*tinv1;
+    const double t34 = -2.0*t32 - 2.0*t33 + 1.0;
+    const double t35 = q[4]*tinv1;
+    const double t36 = t35*q[7];
+    const double t37 = q[5]*tinv1;
+    const double t38 = t37*q[6];
+    const double t39 = -2.0*t36 + 2.0*t38;
+    const double t40 = t35*q[6];
+    const double t41 = t37*q[7];
+    const double t42 = 2.0*t40 + 2.0*t41;
+    const double t43 = 2.0*t36 + 2.0*t38;
+    const double t44 = t27*tinv1;
+    const double t45 = -2.0*t44 - 2.0*t33 + 1.0;
+    const double t46 = q[6]*q[7]*tinv1;
+    const double t47 = t35*q[5];
+    const double t48 = 2.0*t46 - 2.0*t47;
+    const double t49 = -2.0*t40 + 2.0*t41;
+    const double t50 = 2.0*t46 + 2.0*t47;
+    const double t51 = -2.0*t32 - 2.0*t44 + 1.0;
+    R_WBall.coeffRef(0, 0) = t34;
+    R_WBall.coeffRef(0, 1) = t39;
+    R_WBall.coeffRef(0, 2) = t42;
+    R_WBall.coeffRef(1, 0) = t43;
+    R_WBall.coeffRef(1, 1) = t45;
+    R_WBall.coeffRef(1, 2) = t48;
+    R_WBall.coeffRef(2, 0) = t49;
+    R_WBall.coeffRef(2, 1) = t50;
+    R_WBall.coeffRef(2, 2) = t51;
     // mass matrix (composite rigid body, in World)
-    const double t48 = derived_.M_0_0_c*R_WBase.coeff(0, 1);
-    const double t49 = derived_.I_KBase[4]*R_WBase.coeff(0, 0);
-    const double t50 = derived_.M_0_0_b*R_WBase.coeff(0, 2);
-    const double t51 = -t48 + t49 - t50;
-    const double t52 = R_WBase.coeff(0, 0)*t51;
-    const double t53 = derived_.M_0_0*R_WBase.coeff(0, 1);
-    const double t54 = derived_.M_0_0_b*R_WBase.coeff(0, 0);
-    const double t55 = derived_.I_KBase[12]*R_WBase.coeff(0, 2);
-    const double t56 = -t53 - t54 + t55;
-    const double t57 = R_WBase.coeff(0, 2)*t56;
-    const double t58 = derived_.I_KBase[8]*R_WBase.coeff(0, 1);
-    const double t59 = derived_.M_0_0_c*R_WBase.coeff(0, 0);
-    const double t60 = derived_.M_0_0*R_WBase.coeff(0, 2);
-    const double t61 = t58 - t59 - t60;
-    const double t62 = R_WBase.coeff(0, 1)*t61;
-    const double t63 = t52 + t57 + t62;
-    const double t64 = R_WBase.coeff(1, 1)*t61;
-    const double t65 = R_WBase.coeff(1, 0)*t51;
-    const double t66 = R_WBase.coeff(1, 2)*t56;
-    const double t67 = t64 + t65 + t66;
-    const double t68 = R_WBase.coeff(2, 1)*t61;
-    const double t69 = R_WBase.coeff(2, 2)*t56;
-    const double t70 = R_WBase.coeff(2, 0)*t51;
+    const double t52 = derived_.M_0_0_c*R_WBase.coeff(0, 1);
+    const double t53 = derived_.I_KBase[4]*R_WBase.coeff(0, 0);
+    const double t54 = derived_.M_0_0_b*R_WBase.coeff(0, 2);
+    const double t55 = -t52 + t53 - t54;
+    const double t56 = R_WBase.coeff(0, 0)*t55;
+    const double t57 = derived_.M_0_0*R_WBase.coeff(0, 1);
+    const double t58 = derived_.M_0_0_b*R_WBase.coeff(0, 0);
+    const double t59 = derived_.I_KBase[12]*R_WBase.coeff(0, 2);
+    const double t60 = -t57 - t58 + t59;
+    const double t61 = R_WBase.coeff(0, 2)*t60;
+    const double t62 = derived_.I_KBase[8]*R_WBase.coeff(0, 1);
+    const double t63 = derived_.M_0_0_c*R_WBase.coeff(0, 0);
+    const double t64 = derived_.M_0_0*R_WBase.coeff(0, 2);
+    const double t65 = t62 - t63 - t64;
+    const double t66 = R_WBase.coeff(0, 1)*t65;
+    const double t67 = t56 + t61 + t66;
+    const double t68 = R_WBase.coeff(1, 1)*t65;
+    const double t69 = R_WBase.coeff(1, 0)*t55;
+    const double t70 = R_WBase.coeff(1, 2)*t60;
     const double t71 = t68 + t69 + t70;
-    const double t72 = derived_.M_0_0*R_WBase.coeff(1, 2);
-    const double t73 = derived_.I_KBase[8]*R_WBase.coeff(1, 1);
-    const double t74 = derived_.M_0_0_c*R_WBase.coeff(1, 0);
-    const double t75 = -t72 + t73 - t74;
-    const double t76 = R_WBase.coeff(0, 1)*t75;
-    const double t77 = derived_.M_0_0_b*R_WBase.coeff(1, 0);
-    const double t78 = derived_.M_0_0*R_WBase.coeff(1, 1);
-    const double t79 = derived_.I_KBase[12]*R_WBase.coeff(1, 2);
-    const double t80 = -t77 - t78 + t79;
-    const double t81 = R_WBase.coeff(0, 2)*t80;
-    const double t82 = derived_.M_0_0_b*R_WBase.coeff(1, 2);
-    const double t83 = derived_.M_0_0_c*R_WBase.coeff(1, 1);
-    const double t84 = derived_.I_KBase[4]*R_WBase.coeff(1, 0);
-    const double t85 = -t82 - t83 + t84;
-    const double t86 = R_WBase.coeff(0, 0)*t85;
-    const double t87 = t76 + t81 + t86;
-    const double t88 = R_WBase.coeff(1, 1)*t75;
-    const double t89 = R_WBase.coeff(1, 0)*t85;
-    const double t90 = R_WBase.coeff(1, 2)*t80;
-    const double t91 = t88 + t89 + t90;
-    const double t92 = R_WBase.coeff(2, 0)*t85;
-    const double t93 = R_WBase.coeff(2, 1)*t75;
-    const double t94 = R_WBase.coeff(2, 2)*t80;
+    const double t72 = R_WBase.coeff(2, 1)*t65;
+    const double t73 = R_WBase.coeff(2, 2)*t60;
+    const double t74 = R_WBase.coeff(2, 0)*t55;
+    const double t75 = t72 + t73 + t74;
+    const double t76 = derived_.M_0_0*R_WBase.coeff(1, 2);
+    const double t77 = derived_.I_KBase[8]*R_WBase.coeff(1, 1);
+    const double t78 = derived_.M_0_0_c*R_WBase.coeff(1, 0);
+    const double t79 = -t76 + t77 - t78;
+    const double t80 = R_WBase.coeff(0, 1)*t79;
+    const double t81 = derived_.M_0_0_b*R_WBase.coeff(1, 0);
+    const double t82 = derived_.M_0_0*R_WBase.coeff(1, 1);
+    const double t83 = derived_.I_KBase[12]*R_WBase.coeff(1, 2);
+    const double t84 = -t81 - t82 + t83;
+    const double t85 = R_WBase.coeff(0, 2)*t84;
+    const double t86 = derived_.M_0_0_b*R_WBase.coeff(1, 2);
+    const double t87 = derived_.M_0_0_c*R_WBase.coeff(1, 1);
+    const double t88 = derived_.I_KBase[4]*R_WBase.coeff(1, 0);
+    const double t89 = -t86 - t87 + t88;
+    const double t90 = R_WBase.coeff(0, 0)*t89;
+    const double t91 = t80 + t85 + t90;
+    const double t92 = R_WBase.coeff(1, 1)*t79;
+    const double t93 = R_WBase.coeff(1, 0)*t89;
+    const double t94 = R_WBase.coeff(1, 2)*t84;
     const double t95 = t92 + t93 + t94;
-    const double t96 = derived_.M_0_0_c*R_WBase.coeff(2, 0);
-    const double t97 = derived_.I_KBase[8]*R_WBase.coeff(2, 1);
-    const double t98 = derived_.M_0_0*R_WBase.coeff(2, 2);
-    const double t99 = -t96 + t97 - t98;
-    const double t100 = R_WBase.coeff(0, 1)*t99;
-    const double t101 = derived_.M_0_0_c*R_WBase.coeff(2, 1);
-    const double t102 = derived_.M_0_0_b*R_WBase.coeff(2, 2);
-    const double t103 = derived_.I_KBase[4]*R_WBase.coeff(2, 0);
-    const double t104 = -t101 - t102 + t103;
-    const double t105 = R_WBase.coeff(0, 0)*t104;
-    const double t106 = derived_.M_0_0_b*R_WBase.coeff(2, 0);
-    const double t107 = derived_.I_KBase[12]*R_WBase.coeff(2, 2);
-    const double t108 = derived_.M_0_0*R_WBase.coeff(2, 1);
-    const double t109 = -t106 + t107 - t108;
-    const double t110 = R_WBase.coeff(0, 2)*t109;
-    const double t111 = t100 + t105 + t110;
-    const double t112 = R_WBase.coeff(1, 2)*t109;
-    const double t113 = R_WBase.coeff(1, 1)*t99;
-    const double t114 = R_WBase.coeff(1, 0)*t104;
-    const double t115 = t112 + t113 + t114;
-    const double t116 = R_WBase.coeff(2, 2)*t109;
-    const double t117 = R_WBase.coeff(2, 0)*t104;
-    const double t118 = R_WBase.coeff(2, 1)*t99;
+    const double t96 = R_WBase.coeff(2, 0)*t89;
+    const double t97 = R_WBase.coeff(2, 1)*t79;
+    const double t98 = R_WBase.coeff(2, 2)*t84;
+    const double t99 = t96 + t97 + t98;
+    const double t100 = derived_.M_0_0_c*R_WBase.coeff(2, 0);
+    const double t101 = derived_.I_KBase[8]*R_WBase.coeff(2, 1);
+    const double t102 = derived_.M_0_0*R_WBase.coeff(2, 2);
+    const double t103 = -t100 + t101 - t102;
+    const double t104 = R_WBase.coeff(0, 1)*t103;
+    const double t105 = derived_.M_0_0_c*R_WBase.coeff(2, 1);
+    const double t106 = derived_.M_0_0_b*R_WBase.coeff(2, 2);
+    const double t107 = derived_.I_KBase[4]*R_WBase.coeff(2, 0);
+    const double t108 = -t105 - t106 + t107;
+    const double t109 = R_WBase.coeff(0, 0)*t108;
+    const double t110 = derived_.M_0_0_b*R_WBase.coeff(2, 0);
+    const double t111 = derived_.I_KBase[12]*R_WBase.coeff(2, 2);
+    const double t112 = derived_.M_0_0*R_WBase.coeff(2, 1);
+    const double t113 = -t110 + t111 - t112;
+    const double t114 = R_WBase.coeff(0, 2)*t113;
+    const double t115 = t104 + t109 + t114;
+    const double t116 = R_WBase.coeff(1, 2)*t113;
+    const double t117 = R_WBase.coeff(1, 1)*t103;
+    const double t118 = R_WBase.coeff(1, 0)*t108;
     const double t119 = t116 + t117 + t118;
-    const double t120 = derived_.M_3_3*R_WBall.coeff(0, 2);
-    const double t121 = derived_.I_KBall[8]*R_WBall.coeff(0, 1);
-    const double t122 = derived_.M_3_3_c*R_WBall.coeff(0, 0);
-    const double t123 = -t120 + t121 - t122;
-    const double t124 = R_WBall.coeff(0, 1)*t123;
-    const double t125 = derived_.I_KBall[4]*R_WBall.coeff(0, 0);
-    const double t126 = derived_.M_3_3_b*R_WBall.coeff(0, 2);
-    const double t127 = derived_.M_3_3_c*R_WBall.coeff(0, 1);
-    const double t128 = t125 - t126 - t127;
-    const double t129 = R_WBall.coeff(0, 0)*t128;
-    const double t130 = derived_.M_3_3_b*R_WBall.coeff(0, 0);
-    const double t131 = derived_.M_3_3*R_WBall.coeff(0, 1);
-    const double t132 = derived_.I_KBall[12]*R_WBall.coeff(0, 2);
-    const double t133 = -t130 - t131 + t132;
-    const double t134 = R_WBall.coeff(0, 2)*t133;
-    const double t135 = t124 + t129 + t134;
-    const double t136 = R_WBall.coeff(1, 0)*t128;
-    const double t137 = R_WBall.coeff(1, 1)*t123;
-    const double t138 = R_WBall.coeff(1, 2)*t133;
-    const double t139 = t136 + t137 + t138;
-    const double t140 = R_WBall.coeff(2, 0)*t128;
-    const double t141 = R_WBall.coeff(2, 2)*t133;
-    const double t142 = R_WBall.coeff(2, 1)*t123;
+    const double t120 = R_WBase.coeff(2, 2)*t113;
+    const double t121 = R_WBase.coeff(2, 0)*t108;
+    const double t122 = R_WBase.coeff(2, 1)*t103;
+    const double t123 = t120 + t121 + t122;
+    const double t124 = derived_.M_3_3*R_WBall.coeff(0, 2);
+    const double t125 = derived_.I_KBall[8]*R_WBall.coeff(0, 1);
+    const double t126 = derived_.M_3_3_c*R_WBall.coeff(0, 0);
+    const double t127 = -t124 + t125 - t126;
+    const double t128 = R_WBall.coeff(0, 1)*t127;
+    const double t129 = derived_.I_KBall[4]*R_WBall.coeff(0, 0);
+    const double t130 = derived_.M_3_3_b*R_WBall.coeff(0, 2);
+    const double t131 = derived_.M_3_3_c*R_WBall.coeff(0, 1);
+    const double t132 = t129 - t130 - t131;
+    const double t133 = R_WBall.coeff(0, 0)*t132;
+    const double t134 = derived_.M_3_3_b*R_WBall.coeff(0, 0);
+    const double t135 = derived_.M_3_3*R_WBall.coeff(0, 1);
+    const double t136 = derived_.I_KBall[12]*R_WBall.coeff(0, 2);
+    const double t137 = -t134 - t135 + t136;
+    const double t138 = R_WBall.coeff(0, 2)*t137;
+    const double t139 = t128 + t133 + t138;
+    const double t140 = R_WBall.coeff(1, 0)*t132;
+    const double t141 = R_WBall.coeff(1, 1)*t127;
+    const double t142 = R_WBall.coeff(1, 2)*t137;
     const double t143 = t140 + t141 + t142;
-    const double t144 = derived_.I_KBall[2]*R_WBall.coeff(1, 1);
-    const double t145 = derived_.I_KBall[1]*R_WBall.coeff(1, 0);
-    const double t146 = derived_.I_KBall[3]*R_WBall.coeff(1, 2);
+    const double t144 = R_WBall.coeff(2, 0)*t132;
+    const double t145 = R_WBall.coeff(2, 2)*t137;
+    const double t146 = R_WBall.coeff(2, 1)*t127;
     const double t147 = t144 + t145 + t146;
-    const double t148 = derived_.M_3_3*R_WBall.coeff(1, 1);
-    const double t149 = derived_.I_KBall[12]*R_WBall.coeff(1, 2);
-    const double t150 = derived_.M_3_3_b*R_WBall.coeff(1, 0);
-    const double t151 = -t148 + t149 - t150;
-    const double t152 = R_WBall.coeff(0, 2)*t151;
-    const double t153 = derived_.M_3_3*R_WBall.coeff(1, 2);
-    const double t154 = derived_.I_KBall[8]*R_WBall.coeff(1, 1);
-    const double t155 = derived_.M_3_3_c*R_WBall.coeff(1, 0);
-    const double t156 = -t153 + t154 - t155;
-    const double t157 = R_WBall.coeff(0, 1)*t156;
-    const double t158 = derived_.M_3_3_b*R_WBall.coeff(1, 2);
-    const double t159 = derived_.M_3_3_c*R_WBall.coeff(1, 1);
-    const double t160 = derived_.I_KBall[4]*R_WBall.coeff(1, 0);
-    const double t161 = -t158 - t159 + t160;
-    const double t162 = R_WBall.coeff(0, 0)*t161;
-    const double t163 = t152 + t157 + t162;
-    const double t164 = R_WBall.coeff(1, 0)*t161;
-    const double t165 = R_WBall.coeff(1, 1)*t156;
-    const double t166 = R_WBall.coeff(1, 2)*t151;
-    const double t167 = t164 + t165 + t166;
-    const double t168 = R_WBall.coeff(2, 2)*t151;
-    const double t169 = R_WBall.coeff(2, 1)*t156;
-    const double t170 = R_WBall.coeff(2, 0)*t161;
+    const double t148 = derived_.I_KBall[2]*R_WBall.coeff(1, 1);
+    const double t149 = derived_.I_KBall[1]*R_WBall.coeff(1, 0);
+    const double t150 = derived_.I_KBall[3]*R_WBall.coeff(1, 2);
+    const double t151 = t148 + t149 + t150;
+    const double t152 = derived_.M_3_3*R_WBall.coeff(1, 1);
+    const double t153 = derived_.I_KBall[12]*R_WBall.coeff(1, 2);
+    const double t154 = derived_.M_3_3_b*R_WBall.coeff(1, 0);
+    const double t155 = -t152 + t153 - t154;
+    const double t156 = R_WBall.coeff(0, 2)*t155;
+    const double t157 = derived_.M_3_3*R_WBall.coeff(1, 2);
+    const double t158 = derived_.I_KBall[8]*R_WBall.coeff(1, 1);
+    const double t159 = derived_.M_3_3_c*R_WBall.coeff(1, 0);
+    const double t160 = -t157 + t158 - t159;
+    const double t161 = R_WBall.coeff(0, 1)*t160;
+    const double t162 = derived_.M_3_3_b*R_WBall.coeff(1, 2);
+    const double t163 = derived_.M_3_3_c*R_WBall.coeff(1, 1);
+    const double t164 = derived_.I_KBall[4]*R_WBall.coeff(1, 0);
+    const double t165 = -t162 - t163 + t164;
+    const double t166 = R_WBall.coeff(0, 0)*t165;
+    const double t167 = t156 + t161 + t166;
+    const double t168 = R_WBall.coeff(1, 0)*t165;
+    const double t169 = R_WBall.coeff(1, 1)*t160;
+    const double t170 = R_WBall.coeff(1, 2)*t155;
     const double t171 = t168 + t169 + t170;
-    const double t172 = derived_.I_KBall[2]*R_WBall.coeff(2, 1);
-    const double t173 = derived_.I_KBall[3]*R_WBall.coeff(2, 2);
-    const double t174 = derived_.I_KBall[1]*R_WBall.coeff(2, 0);
+    const double t172 = R_WBall.coeff(2, 2)*t155;
+    const double t173 = R_WBall.coeff(2, 1)*t160;
+    const double t174 = R_WBall.coeff(2, 0)*t165;
     const double t175 = t172 + t173 + t174;
-    const double t176 = derived_.M_3_3*R_WBall.coeff(2, 1);
-    const double t177 = derived_.M_3_3_b*R_WBall.coeff(2, 0);
-    const double t178 = derived_.I_KBall[12]*R_WBall.coeff(2, 2);
-    const double t179 = -t176 - t177 + t178;
-    const double t180 = R_WBall.coeff(0, 2)*t179;
-    const double t181 = derived_.I_KBall[4]*R_WBall.coeff(2, 0);
-    const double t182 = derived_.M_3_3_c*R_WBall.coeff(2, 1);
-    const double t183 = derived_.M_3_3_b*R_WBall.coeff(2, 2);
-    const double t184 = t181 - t182 - t183;
-    const double t185 = R_WBall.coeff(0, 0)*t184;
-    const double t186 = derived_.M_3_3_c*R_WBall.coeff(2, 0);
-    const double t187 = derived_.M_3_3*R_WBall.coeff(2, 2);
-    const double t188 = derived_.I_KBall[8]*R_WBall.coeff(2, 1);
-    const double t189 = -t186 - t187 + t188;
-    const double t190 = R_WBall.coeff(0, 1)*t189;
-    const double t191 = t180 + t185 + t190;
-    const double t192 = R_WBall.coeff(1, 0)*t184;
-    const double t193 = R_WBall.coeff(1, 1)*t189;
-    const double t194 = R_WBall.coeff(1, 2)*t179;
-    const double t195 = t192 + t193 + t194;
-    const double t196 = R_WBall.coeff(2, 0)*t184;
-    const double t197 = R_WBall.coeff(2, 2)*t179;
-    const double t198 = R_WBall.coeff(2, 1)*t189;
+    const double t176 = derived_.I_KBall[2]*R_WBall.coeff(2, 1);
+    const double t177 = derived_.I_KBall[3]*R_WBall.coeff(2, 2);
+    const double t178 = derived_.I_KBall[1]*R_WBall.coeff(2, 0);
+    const double t179 = t176 + t177 + t178;
+    const double t180 = derived_.M_3_3*R_WBall.coeff(2, 1);
+    const double t181 = derived_.M_3_3_b*R_WBall.coeff(2, 0);
+    const double t182 = derived_.I_KBall[12]*R_WBall.coeff(2, 2);
+    const double t183 = -t180 - t181 + t182;
+    const double t184 = R_WBall.coeff(0, 2)*t183;
+    const double t185 = derived_.I_KBall[4]*R_WBall.coeff(2, 0);
+    const double t186 = derived_.M_3_3_c*R_WBall.coeff(2, 1);
+    const double t187 = derived_.M_3_3_b*R_WBall.coeff(2, 2);
+    const double t188 = t185 - t186 - t187;
+    const double t189 = R_WBall.coeff(0, 0)*t188;
+    const double t190 = derived_.M_3_3_c*R_WBall.coeff(2, 0);
+    const double t191 = derived_.M_3_3*R_WBall.coeff(2, 2);
+    const double t192 = derived_.I_KBall[8]*R_WBall.coeff(2, 1);
+    const double t193 = -t190 - t191 + t192;
+    const double t194 = R_WBall.coeff(0, 1)*t193;
+    const double t195 = t184 + t189 + t194;
+    const double t196 = R_WBall.coeff(1, 0)*t188;
+    const double t197 = R_WBall.coeff(1, 1)*t193;
+    const double t198 = R_WBall.coeff(1, 2)*t183;
     const double t199 = t196 + t197 + t198;
-    const double t200 = derived_.I_KBall[3]*R_WBall.coeff(0, 2);
-    const double t201 = derived_.I_KBall[1]*R_WBall.coeff(0, 0);
-    const double t202 = derived_.I_KBall[2]*R_WBall.coeff(0, 1);
+    const double t200 = R_WBall.coeff(2, 0)*t188;
+    const double t201 = R_WBall.coeff(2, 2)*t183;
+    const double t202 = R_WBall.coeff(2, 1)*t193;
     const double t203 = t200 + t201 + t202;
-    M.coeffRef(0, 0) = t63;
-    M.coeffRef(0, 1) = t67;
-    M.coeffRef(0, 2) = t71;
-    M.coeffRef(1, 0) = t87;
-    M.coeffRef(1, 1) = t91;
-    M.coeffRef(1, 2) = t95;
-    M.coeffRef(2, 0) = t111;
-    M.coeffRef(2, 1) = t115;
-    M.coeffRef(2, 2) = t119;
-    M.coeffRef(3, 3) = t135;
-    M.coeffRef(3, 4) = t139;
-    M.coeffRef(3, 5) = t143;
-    M.coeffRef(3, 8) = t147;
-    M.coeffRef(4, 3) = t163;
-    M.coeffRef(4, 4) = t167;
-    M.coeffRef(4, 5) = t171;
-    M.coeffRef(4, 6) = t175;
-    M.coeffRef(5, 3) = t191;
-    M.coeffRef(5, 4) = t195;
-    M.coeffRef(5, 5) = t199;
-    M.coeffRef(5, 7) = t203;
+    const double t204 = derived_.I_KBall[3]*R_WBall.coeff(0, 2);
+    const double t205 = derived_.I_KBall[1]*R_WBall.coeff(0, 0);
+    const double t206 = derived_.I_KBall[2]*R_WBall.coeff(0, 1);
+    const double t207 = t204 + t205 + t206;
+    M.coeffRef(0, 0) = t67;
+    M.coeffRef(0, 1) = t71;
+    M.coeffRef(0, 2) = t75;
+    M.coeffRef(1, 0) = t91;
+    M.coeffRef(1, 1) = t95;
+    M.coeffRef(1, 2) = t99;
+    M.coeffRef(2, 0) = t115;
+    M.coeffRef(2, 1) = t119;
+    M.coeffRef(2, 2) = t123;
+    M.coeffRef(3, 3) = t139;
+    M.coeffRef(3, 4) = t143;
+    M.coeffRef(3, 5) = t147;
+    M.coeffRef(3, 8) = t151;
+    M.coeffRef(4, 3) = t167;
+    M.coeffRef(4, 4) = t171;
+    M.coeffRef(4, 5) = t175;
+    M.coeffRef(4, 6) = t179;
+    M.coeffRef(5, 3) = t195;
+    M.coeffRef(5, 4) = t199;
+    M.coeffRef(5, 5) = t203;
+    M.coeffRef(5, 7) = t207;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
     const double tinv2 = 1.0/M.coeff(2, 2);
     const double tinv3 = 1.0/(M.coeff(1, 1) - tinv2*M.coeff(2, 1)*M.coeff(2, 1));
-    const double t204 = M.coeff(1, 0) - tinv2*M.coeff(2, 1)*M.coeff(2, 0);
-    const double tinv4 = 1.0/(M.coeff(0, 0) - tinv2*M.coeff(2, 0)*M.coeff(2, 0) - tinv3*t204*t204);
-    const double t205 = u[0]*M.coeff(1, 0) + u[1]*M.coeff(1, 1) + u[2]*M.coeff(1, 2);
-    const double t206 = derived_.I_KBase[3]*R_WBase.coeff(1, 2) +
+    const double t208 = tinv2*M.coeff(2, 1);
+    const double t209 = M.coeff(1, 0) - t208*M.coeff(2, 0);
+    const double tinv4 = 1.0/(M.coeff(0, 0) - tinv2*M.coeff(2, 0)*M.coeff(2, 0) - tinv3*t209*t209);
+    const double t210 = u[0]*M.coeff(1, 0) + u[1]*M.coeff(1, 1) + u[2]*M.coeff(1, 2);
+    const double t211 = derived_.I_KBase[3]*R_WBase.coeff(1, 2) +
         derived_.I_KBase[2]*R_WBase.coeff(1, 1) + derived_.I_KBase[1]*R_WBase.coeff(1, 0);
-    const double t207 = derived_.I_KBase[1]*R_WBase.coeff(2, 0) +
+    const double t212 = derived_.I_KBase[1]*R_WBase.coeff(2, 0) +
         derived_.I_KBase[3]*R_WBase.coeff(2, 2) + derived_.I_KBase[2]*R_WBase.coeff(2, 1);
-    const double t208 = u[0]*M.coeff(2, 0) + u[1]*M.coeff(2, 1) + u[2]*M.coeff(2, 2);
-    const double t209 = derived_.I_KBase[1]*R_WBase.coeff(0, 0) +
+    const double t213 = u[0]*M.coeff(2, 0) + u[1]*M.coeff(2, 1) + u[2]*M.coeff(2, 2);
+    const double t214 = derived_.I_KBase[1]*R_WBase.coeff(0, 0) +
         derived_.I_KBase[2]*R_WBase.coeff(0, 1) + derived_.I_KBase[3]*R_WBase.coeff(0, 2);
-    const double t210 = u[0]*M.coeff(0, 0) + u[2]*M.coeff(0, 2) + u[1]*M.coeff(0, 1);
-    const double t211 = fext[0][2] - u[0]*t205 - (params.world_gravity[0]*t206 -
-        params.world_gravity[1]*t209 - u[1]*t210);
-    const double t212 = fext[0][1] + u[0]*t208 - (-params.world_gravity[0]*t207 +
-        params.world_gravity[2]*t209 + u[2]*t210) - tinv2*M.coeff(2, 1)*t211;
-    const double t213 = fext[0][0] + u[2]*t205 - (-params.world_gravity[2]*t206 +
-        params.world_gravity[1]*t207 + u[1]*t208) - tinv2*M.coeff(2, 0)*t211 - tinv3*t204*t212;
-    const double t214 = tinv3*t212 - (tinv3*t204*tinv4)*t213;
-    const double t215 = derived_.udot_3*M.coeff(3, 8)*M.coeff(3, 8);
-    const double t216 = derived_.udot_3*M.coeff(4, 6)*M.coeff(4, 6);
-    const double t217 = derived_.udot_3*M.coeff(4, 6)*M.coeff(5, 7) + M.coeff(5, 3);
-    const double t218 = derived_.udot_3*M.coeff(5, 7)*M.coeff(5, 7);
-    const double tinv5 = 1.0/(-t215 - t218 + M.coeff(5, 5));
-    const double t219 = derived_.udot_3*M.coeff(4, 6)*M.coeff(3, 8) + M.coeff(5, 4);
-    const double tinv6 = 1.0/(-t218 - t216 + M.coeff(4, 4) - t219*t219*tinv5);
-    const double t220 = derived_.udot_3*M.coeff(5, 7)*M.coeff(3, 8) + M.coeff(4, 3) -
-        t219*t217*tinv5;
-    const double tinv7 = 1.0/(-t215 - t216 + M.coeff(3, 3) - t217*t217*tinv5 - tinv6*t220*t220);
-    const double t221 = -u[4]*M.coeff(5, 7) + u[3]*M.coeff(3, 8);
-    const double t222 = u[4]*M.coeff(4, 6) - u[5]*M.coeff(3, 8);
-    const double t223 = fext[1][4] - (derived_.C_7 - u[3]*t221 + u[5]*t222);
-    const double t224 = -u[3]*M.coeff(4, 6) + u[5]*M.coeff(5, 7);
-    const double t225 = fext[1][5] - (derived_.C_8 - u[4]*t222 + u[3]*t224);
-    const double t226 = u[4]*M.coeff(4, 4) + u[3]*M.coeff(4, 3) + u[5]*M.coeff(4, 5);
-    const double t227 = u[5]*M.coeff(5, 5) + u[4]*M.coeff(5, 4) + u[3]*M.coeff(5, 3);
-    const double t228 = fext[1][3] - (derived_.C_6 + u[4]*t221 - u[5]*t224);
-    const double t229 = u[5]*M.coeff(3, 5) + u[4]*M.coeff(3, 4) + u[3]*M.coeff(3, 3);
-    const double t230 = -derived_.udot_3*M.coeff(5, 7)*t223 + derived_.udot_3*M.coeff(3, 8)*t228 +
-        (fext[1][2] - u[3]*t226 - (-params.world_gravity[1]*M.coeff(5, 7) +
-        params.world_gravity[0]*M.coeff(3, 8) - u[4]*t229));
-    const double t231 = -derived_.udot_3*M.coeff(4, 6)*t228 +
-        (fext[1][1] + u[3]*t227 - (-params.world_gravity[0]*M.coeff(4, 6) +
-        params.world_gravity[2]*M.coeff(5, 7) + u[5]*t229) + derived_.udot_3*M.coeff(5, 7)*t225) -
-        t219*tinv5*t230;
-    const double t232 = derived_.udot_3*M.coeff(4, 6)*t223 - derived_.udot_3*M.coeff(3, 8)*t225 +
-        (fext[1][0] + u[5]*t226 - (params.world_gravity[1]*M.coeff(4, 6) -
-        params.world_gravity[2]*M.coeff(3, 8) + u[4]*t227)) - t217*tinv5*t230 - tinv6*t220*t231;
-    const double t233 = tinv6*t220*tinv7;
-    const double t234 = tinv6*t231 - t233*t232;
-    const double t235 = tinv5*t230 - (t217*tinv5*tinv7)*t232 - t219*tinv5*t234;
-    const double t236 = derived_.udot_3*t223 + derived_.udot_3*(M.coeff(4, 6)*tinv7*t232) -
-        derived_.udot_3*M.coeff(5, 7)*t235;
-    const double t237 = derived_.udot_3*t225 - derived_.udot_3*(M.coeff(3, 8)*tinv7*t232) +
-        derived_.udot_3*M.coeff(5, 7)*t234;
-    udot[0] = tinv4*t213;
-    udot[1] = t214;
-    udot[2] = tinv2*t211 - (tinv2*M.coeff(2, 0)*tinv4)*t213 - tinv2*M.coeff(2, 1)*t214;
-    udot[3] = tinv7*t232;
-    udot[4] = t234;
-    udot[5] = t235;
-    udot[6] = derived_.udot_3*t228 - derived_.udot_3*M.coeff(4, 6)*t234 +
-        derived_.udot_3*M.coeff(3, 8)*t235;
-    udot[7] = t236;
-    udot[8] = t237;
+    const double t215 = u[0]*M.coeff(0, 0) + u[2]*M.coeff(0, 2) + u[1]*M.coeff(0, 1);
+    const double t216 = fext[0][2] - u[0]*t210 - (params.world_gravity[0]*t211 -
+        params.world_gravity[1]*t214 - u[1]*t215);
+    const double t217 = tinv2*M.coeff(2, 0);
+    const double t218 = fext[0][1] + u[0]*t213 - (-params.world_gravity[0]*t212 +
+        params.world_gravity[2]*t214 + u[2]*t215) - t208*t216;
+    const double t219 = tinv3*t209;
+    const double t220 = fext[0][0] + u[2]*t210 - (-params.world_gravity[2]*t211 +
+        params.world_gravity[1]*t212 + u[1]*t213) - t217*t216 - t219*t218;
+    const double t221 = tinv3*t218 - (t219*tinv4)*t220;
+    const double t222 = derived_.udot_3*M.coeff(3, 8)*M.coeff(3, 8);
+    const double t223 = derived_.udot_3*M.coeff(4, 6)*M.coeff(4, 6);
+    const double t224 = derived_.udot_3*M.coeff(4, 6);
+    const double t225 = t224*M.coeff(5, 7) + M.coeff(5, 3);
+    const double t226 = derived_.udot_3*M.coeff(5, 7)*M.coeff(5, 7);
+    const double tinv5 = 1.0/(-t222 - t226 + M.coeff(5, 5));
+    const double t227 = t224*M.coeff(3, 8) + M.coeff(5, 4);
+    const double tinv6 = 1.0/(-t226 - t223 + M.coeff(4, 4) - t227*t227*tinv5);
+    const double t228 = derived_.udot_3*M.coeff(3, 8);
+    const double t229 = t227*tinv5;
+    const double t230 = t228*M.coeff(5, 7) + M.coeff(4, 3) - t229*t225;
+    const double tinv7 = 1.0/(-t222 - t223 + M.coeff(3, 3) - t225*t225*tinv5 - tinv6*t230*t230);
+    const double t231 = -u[4]*M.coeff(5, 7) + u[3]*M.coeff(3, 8);
+    const double t232 = u[4]*M.coeff(4, 6) - u[5]*M.coeff(3, 8);
+    const double t233 = fext[1][4] - (derived_.C_7 - u[3]*t231 + u[5]*t232);
+    const double t234 = -u[3]*M.coeff(4, 6) + u[5]*M.coeff(5, 7);
+    const double t235 = fext[1][5] - (derived_.C_8 - u[4]*t232 + u[3]*t234);
+    const double t236 = u[4]*M.coeff(4, 4) + u[3]*M.coeff(4, 3) + u[5]*M.coeff(4, 5);
+    const double t237 = u[5]*M.coeff(5, 5) + u[4]*M.coeff(5, 4) + u[3]*M.coeff(5, 3);
+    const double t238 = fext[1][3] - (derived_.C_6 + u[4]*t231 - u[5]*t234);
+    const double t239 = u[5]*M.coeff(3, 5) + u[4]*M.coeff(3, 4) + u[3]*M.coeff(3, 3);
+    const double t240 = -derived_.udot_3*M.coeff(5, 7)*t233 + t228*t238 +
+        (fext[1][2] - u[3]*t236 - (-params.world_gravity[1]*M.coeff(5, 7) +
+        params.world_gravity[0]*M.coeff(3, 8) - u[4]*t239));
+    const double t241 = t225*tinv5;
+    const double t242 = -t224*t238 + (fext[1][1] + u[3]*t237 -
+        (-params.world_gravity[0]*M.coeff(4, 6) + params.world_gravity[2]*M.coeff(5, 7) +
+        u[5]*t239) + derived_.udot_3*M.coeff(5, 7)*t235) - t229*t240;
+    const double t243 = tinv6*t230;
+    const double t244 = t224*t233 - t228*t235 + (fext[1][0] + u[5]*t236 -
+        (params.world_gravity[1]*M.coeff(4, 6) - params.world_gravity[2]*M.coeff(3, 8) +
+        u[4]*t237)) - t241*t240 - t243*t242;
+    const double t245 = tinv7*t244;
+    const double t246 = tinv6*t242 - (t243*tinv7)*t244;
+    const double t247 = tinv5*t240 - (t241*tinv7)*t244 - t229*t246;
+    udot[0] = tinv4*t220;
+    udot[1] = t221;
+    udot[2] = tinv2*t216 - (t217*tinv4)*t220 - t208*t221;
+    udot[3] = t245;
+    udot[4] = t246;
+    udot[5] = t247;
+    udot[6] = derived_.udot_3*t238 - t224*t246 + t228*t247;
+    udot[7] = derived_.udot_3*t233 + derived_.udot_3*(M.coeff(4, 6)*t245) -
+        derived_.udot_3*M.coeff(5, 7)*t247;
+    udot[8] = derived_.udot_3*t235 - derived_.udot_3*(M.coeff(3, 8)*t245) +
+        derived_.udot_3*M.coeff(5, 7)*t246;
   }
 
   // udot (nu) = M^-1 (tau - C) by the articulated-body algorithm in joint frames, as
   // forwardDynamics(time, q, u, udot), keeping in k what solveMassMatrix(k, x) needs to apply
   // M(q)^-1 to more vectors in O(n) each: every body's joint frame in its parent's and every
   // dof's S, U = IA S and (S^T IA S)^-1 column. The constraint solver's path for few rows.
-  // (444 adds, 810 muls, 11 divs, 0 calls, 0 other)
+  // (444 adds, 685 muls, 11 divs, 0 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot, ArticulatedFactor& k) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -1410,836 +1433,847 @@ class SphereOnSphere {
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
     const double t9 = u[0]*t8;
-    const double t10 = q[1]*q[2]*tinv0;
-    const double t11 = q[0]*q[3]*tinv0;
-    const double t12 = 2.0*t10 + 2.0*t11;
-    const double t13 = u[1]*t12;
-    const double t14 = q[1]*q[3]*tinv0;
-    const double t15 = q[0]*q[2]*tinv0;
-    const double t16 = 2.0*t14 - 2.0*t15;
-    const double t17 = u[2]*t16;
-    const double t18 = t9 + t13 + t17;
-    const double t19 = 2.0*t10 - 2.0*t11;
-    const double t20 = u[0]*t19;
-    const double t21 = t1*tinv0;
-    const double t22 = -2.0*t7 - 2.0*t21 + 1.0;
-    const double t23 = u[1]*t22;
-    const double t24 = q[2]*q[3]*tinv0;
-    const double t25 = q[0]*q[1]*tinv0;
-    const double t26 = 2.0*t24 + 2.0*t25;
-    const double t27 = u[2]*t26;
-    const double t28 = t20 + t23 + t27;
-    const double t29 = 2.0*t14 + 2.0*t15;
-    const double t30 = u[0]*t29;
-    const double t31 = 2.0*t24 - 2.0*t25;
-    const double t32 = u[1]*t31;
-    const double t33 = -2.0*t6 - 2.0*t21 + 1.0;
-    const double t34 = u[2]*t33;
-    const double t35 = t30 + t32 + t34;
-    v_KBase[0] = t18;
-    v_KBase[1] = t28;
-    v_KBase[2] = t35;
+    const double t10 = q[1]*tinv0;
+    const double t11 = t10*q[2];
+    const double t12 = q[0]*tinv0;
+    const double t13 = t12*q[3];
+    const double t14 = 2.0*t11 + 2.0*t13;
+    const double t15 = u[1]*t14;
+    const double t16 = t10*q[3];
+    const double t17 = t12*q[2];
+    const double t18 = 2.0*t16 - 2.0*t17;
+    const double t19 = u[2]*t18;
+    const double t20 = t9 + t15 + t19;
+    const double t21 = 2.0*t11 - 2.0*t13;
+    const double t22 = u[0]*t21;
+    const double t23 = t1*tinv0;
+    const double t24 = -2.0*t7 - 2.0*t23 + 1.0;
+    const double t25 = u[1]*t24;
+    const double t26 = q[2]*q[3]*tinv0;
+    const double t27 = t12*q[1];
+    const double t28 = 2.0*t26 + 2.0*t27;
+    const double t29 = u[2]*t28;
+    const double t30 = t22 + t25 + t29;
+    const double t31 = 2.0*t16 + 2.0*t17;
+    const double t32 = u[0]*t31;
+    const double t33 = 2.0*t26 - 2.0*t27;
+    const double t34 = u[1]*t33;
+    const double t35 = -2.0*t6 - 2.0*t23 + 1.0;
+    const double t36 = u[2]*t35;
+    const double t37 = t32 + t34 + t36;
+    v_KBase[0] = t20;
+    v_KBase[1] = t30;
+    v_KBase[2] = t37;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': velocity in the joint frame
-    const double t36 = q[7]*q[7];
-    const double t37 = q[5]*q[5];
-    const double t38 = q[4]*q[4];
-    const double t39 = q[6]*q[6];
-    const double t40 = t37 + t38 + t39;
-    const double t41 = t36 + t40;
-    const double tinv1 = 1.0/t41;
-    const double t42 = t39*tinv1;
-    const double t43 = t36*tinv1;
-    const double t44 = -2.0*t42 - 2.0*t43 + 1.0;
-    const double t45 = u[3]*t44;
-    const double t46 = q[4]*q[7]*tinv1;
-    const double t47 = q[5]*q[6]*tinv1;
-    const double t48 = 2.0*t46 + 2.0*t47;
-    const double t49 = u[4]*t48;
-    const double t50 = q[4]*q[6]*tinv1;
-    const double t51 = q[5]*q[7]*tinv1;
-    const double t52 = -2.0*t50 + 2.0*t51;
-    const double t53 = u[5]*t52;
-    const double t54 = t45 + t49 + t53;
-    const double t55 = t37*tinv1;
-    const double t56 = -2.0*t55 - 2.0*t43 + 1.0;
-    const double t57 = u[4]*t56;
-    const double t58 = -2.0*t46 + 2.0*t47;
-    const double t59 = u[3]*t58;
-    const double t60 = q[6]*q[7]*tinv1;
-    const double t61 = q[4]*q[5]*tinv1;
-    const double t62 = 2.0*t60 + 2.0*t61;
-    const double t63 = u[5]*t62;
-    const double t64 = t57 + t59 + t63;
-    const double t65 = 2.0*t60 - 2.0*t61;
-    const double t66 = u[4]*t65;
-    const double t67 = -2.0*t42 - 2.0*t55 + 1.0;
-    const double t68 = u[5]*t67;
-    const double t69 = 2.0*t50 + 2.0*t51;
-    const double t70 = u[3]*t69;
-    const double t71 = t66 + t68 + t70;
-    const double t72 = u[7]*t48;
-    const double t73 = u[8]*t52;
-    const double t74 = u[6]*t44;
-    const double t75 = t72 + t73 + t74;
-    const double t76 = u[7]*t56;
-    const double t77 = u[8]*t62;
-    const double t78 = u[6]*t58;
+    const double t38 = q[7]*q[7];
+    const double t39 = q[5]*q[5];
+    const double t40 = q[4]*q[4];
+    const double t41 = q[6]*q[6];
+    const double t42 = t39 + t40 + t41;
+    const double t43 = t38 + t42;
+    const double tinv1 = 1.0/t43;
+    const double t44 = t41*tinv1;
+    const double t45 = t38*tinv1;
+    const double t46 = -2.0*t44 - 2.0*t45 + 1.0;
+    const double t47 = u[3]*t46;
+    const double t48 = q[4]*tinv1;
+    const double t49 = t48*q[7];
+    const double t50 = q[5]*tinv1;
+    const double t51 = t50*q[6];
+    const double t52 = 2.0*t49 + 2.0*t51;
+    const double t53 = u[4]*t52;
+    const double t54 = t48*q[6];
+    const double t55 = t50*q[7];
+    const double t56 = -2.0*t54 + 2.0*t55;
+    const double t57 = u[5]*t56;
+    const double t58 = t47 + t53 + t57;
+    const double t59 = t39*tinv1;
+    const double t60 = -2.0*t59 - 2.0*t45 + 1.0;
+    const double t61 = u[4]*t60;
+    const double t62 = -2.0*t49 + 2.0*t51;
+    const double t63 = u[3]*t62;
+    const double t64 = q[6]*q[7]*tinv1;
+    const double t65 = t48*q[5];
+    const double t66 = 2.0*t64 + 2.0*t65;
+    const double t67 = u[5]*t66;
+    const double t68 = t61 + t63 + t67;
+    const double t69 = 2.0*t64 - 2.0*t65;
+    const double t70 = u[4]*t69;
+    const double t71 = -2.0*t44 - 2.0*t59 + 1.0;
+    const double t72 = u[5]*t71;
+    const double t73 = 2.0*t54 + 2.0*t55;
+    const double t74 = u[3]*t73;
+    const double t75 = t70 + t72 + t74;
+    const double t76 = u[7]*t52;
+    const double t77 = u[8]*t56;
+    const double t78 = u[6]*t46;
     const double t79 = t76 + t77 + t78;
-    const double t80 = u[6]*t69;
-    const double t81 = u[8]*t67;
-    const double t82 = u[7]*t65;
+    const double t80 = u[7]*t60;
+    const double t81 = u[8]*t66;
+    const double t82 = u[6]*t62;
     const double t83 = t80 + t81 + t82;
-    v_KBall[0] = t54;
-    v_KBall[1] = t64;
-    v_KBall[2] = t71;
-    v_KBall[3] = t75;
-    v_KBall[4] = t79;
-    v_KBall[5] = t83;
-    // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': articulated inertia
-    const double t84 = derived_.I_KBall[4]*t44;
-    const double t85 = derived_.I_KBall[6]*t69;
-    const double t86 = derived_.I_KBall[5]*t58;
+    const double t84 = u[6]*t73;
+    const double t85 = u[8]*t71;
+    const double t86 = u[7]*t69;
     const double t87 = t84 + t85 + t86;
-    const double t88 = derived_.I_KBall[6]*t65;
-    const double t89 = derived_.I_KBall[4]*t48;
-    const double t90 = derived_.I_KBall[5]*t56;
+    v_KBall[0] = t58;
+    v_KBall[1] = t68;
+    v_KBall[2] = t75;
+    v_KBall[3] = t79;
+    v_KBall[4] = t83;
+    v_KBall[5] = t87;
+    // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': articulated inertia
+    const double t88 = derived_.I_KBall[4]*t46;
+    const double t89 = derived_.I_KBall[6]*t73;
+    const double t90 = derived_.I_KBall[5]*t62;
     const double t91 = t88 + t89 + t90;
-    const double t92 = derived_.I_KBall[6]*t67;
+    const double t92 = derived_.I_KBall[6]*t69;
     const double t93 = derived_.I_KBall[4]*t52;
-    const double t94 = derived_.I_KBall[5]*t62;
+    const double t94 = derived_.I_KBall[5]*t60;
     const double t95 = t92 + t93 + t94;
-    const double t96 = derived_.I_KBall[3]*t58;
-    const double t97 = derived_.I_KBall[2]*t69;
-    const double t98 = -t96 + t97;
-    const double t99 = derived_.I_KBall[3]*t56;
-    const double t100 = derived_.I_KBall[2]*t65;
-    const double t101 = -t99 + t100;
-    const double t102 = derived_.I_KBall[3]*t62;
-    const double t103 = derived_.I_KBall[2]*t67;
-    const double t104 = -t102 + t103;
-    const double t105 = derived_.I_KBall[8]*t58;
-    const double t106 = derived_.I_KBall[5]*t44;
-    const double t107 = derived_.I_KBall[9]*t69;
-    const double t108 = t105 + t106 + t107;
-    const double t109 = derived_.I_KBall[8]*t56;
-    const double t110 = derived_.I_KBall[5]*t48;
-    const double t111 = derived_.I_KBall[9]*t65;
+    const double t96 = derived_.I_KBall[6]*t71;
+    const double t97 = derived_.I_KBall[4]*t56;
+    const double t98 = derived_.I_KBall[5]*t66;
+    const double t99 = t96 + t97 + t98;
+    const double t100 = derived_.I_KBall[3]*t62;
+    const double t101 = derived_.I_KBall[2]*t73;
+    const double t102 = -t100 + t101;
+    const double t103 = derived_.I_KBall[3]*t60;
+    const double t104 = derived_.I_KBall[2]*t69;
+    const double t105 = -t103 + t104;
+    const double t106 = derived_.I_KBall[3]*t66;
+    const double t107 = derived_.I_KBall[2]*t71;
+    const double t108 = -t106 + t107;
+    const double t109 = derived_.I_KBall[8]*t62;
+    const double t110 = derived_.I_KBall[5]*t46;
+    const double t111 = derived_.I_KBall[9]*t73;
     const double t112 = t109 + t110 + t111;
-    const double t113 = derived_.I_KBall[8]*t62;
+    const double t113 = derived_.I_KBall[8]*t60;
     const double t114 = derived_.I_KBall[5]*t52;
-    const double t115 = derived_.I_KBall[9]*t67;
+    const double t115 = derived_.I_KBall[9]*t69;
     const double t116 = t113 + t114 + t115;
-    const double t117 = derived_.I_KBall[1]*t69;
-    const double t118 = derived_.I_KBall[3]*t44;
-    const double t119 = -t117 + t118;
-    const double t120 = derived_.I_KBall[3]*t48;
-    const double t121 = derived_.I_KBall[1]*t65;
-    const double t122 = t120 - t121;
-    const double t123 = derived_.I_KBall[3]*t52;
-    const double t124 = derived_.I_KBall[1]*t67;
-    const double t125 = t123 - t124;
-    const double t126 = derived_.I_KBall[9]*t58;
-    const double t127 = derived_.I_KBall[6]*t44;
-    const double t128 = derived_.I_KBall[12]*t69;
-    const double t129 = t126 + t127 + t128;
-    const double t130 = derived_.I_KBall[12]*t65;
-    const double t131 = derived_.I_KBall[6]*t48;
-    const double t132 = derived_.I_KBall[9]*t56;
+    const double t117 = derived_.I_KBall[8]*t66;
+    const double t118 = derived_.I_KBall[5]*t56;
+    const double t119 = derived_.I_KBall[9]*t71;
+    const double t120 = t117 + t118 + t119;
+    const double t121 = derived_.I_KBall[1]*t73;
+    const double t122 = derived_.I_KBall[3]*t46;
+    const double t123 = -t121 + t122;
+    const double t124 = derived_.I_KBall[3]*t52;
+    const double t125 = derived_.I_KBall[1]*t69;
+    const double t126 = t124 - t125;
+    const double t127 = derived_.I_KBall[3]*t56;
+    const double t128 = derived_.I_KBall[1]*t71;
+    const double t129 = t127 - t128;
+    const double t130 = derived_.I_KBall[9]*t62;
+    const double t131 = derived_.I_KBall[6]*t46;
+    const double t132 = derived_.I_KBall[12]*t73;
     const double t133 = t130 + t131 + t132;
-    const double t134 = derived_.I_KBall[6]*t52;
-    const double t135 = derived_.I_KBall[9]*t62;
-    const double t136 = derived_.I_KBall[12]*t67;
+    const double t134 = derived_.I_KBall[12]*t69;
+    const double t135 = derived_.I_KBall[6]*t52;
+    const double t136 = derived_.I_KBall[9]*t60;
     const double t137 = t134 + t135 + t136;
-    const double t138 = derived_.I_KBall[2]*t44;
-    const double t139 = derived_.I_KBall[1]*t58;
-    const double t140 = -t138 + t139;
-    const double t141 = derived_.I_KBall[1]*t56;
-    const double t142 = derived_.I_KBall[2]*t48;
-    const double t143 = t141 - t142;
-    const double t144 = derived_.I_KBall[2]*t52;
-    const double t145 = derived_.I_KBall[1]*t62;
-    const double t146 = -t144 + t145;
-    const double t147 = t96 - t97;
-    const double t148 = t99 - t100;
-    const double t149 = t102 - t103;
-    const double t150 = params.m*t44;
-    const double t151 = params.m*t48;
-    const double t152 = params.m*t52;
-    const double t153 = t117 - t118;
-    const double t154 = -t120 + t121;
-    const double t155 = -t123 + t124;
-    const double t156 = params.m*t58;
-    const double t157 = params.m*t56;
-    const double t158 = params.m*t62;
-    const double t159 = t138 - t139;
-    const double t160 = -t141 + t142;
-    const double t161 = t144 - t145;
-    const double t162 = params.m*t69;
-    const double t163 = params.m*t65;
-    const double t164 = params.m*t67;
-    const double t165 = t69*t129;
-    const double t166 = t58*t108;
-    const double t167 = t44*t87;
-    const double t168 = t165 + t166 + t167;
-    const double t169 = params.m*t52*t52;
-    const double t170 = params.m*t62*t62;
-    const double t171 = params.m*t67*t67;
+    const double t138 = derived_.I_KBall[6]*t56;
+    const double t139 = derived_.I_KBall[9]*t66;
+    const double t140 = derived_.I_KBall[12]*t71;
+    const double t141 = t138 + t139 + t140;
+    const double t142 = derived_.I_KBall[2]*t46;
+    const double t143 = derived_.I_KBall[1]*t62;
+    const double t144 = -t142 + t143;
+    const double t145 = derived_.I_KBall[1]*t60;
+    const double t146 = derived_.I_KBall[2]*t52;
+    const double t147 = t145 - t146;
+    const double t148 = derived_.I_KBall[2]*t56;
+    const double t149 = derived_.I_KBall[1]*t66;
+    const double t150 = -t148 + t149;
+    const double t151 = t100 - t101;
+    const double t152 = t103 - t104;
+    const double t153 = t106 - t107;
+    const double t154 = params.m*t46;
+    const double t155 = params.m*t52;
+    const double t156 = params.m*t56;
+    const double t157 = t121 - t122;
+    const double t158 = -t124 + t125;
+    const double t159 = -t127 + t128;
+    const double t160 = params.m*t62;
+    const double t161 = params.m*t60;
+    const double t162 = params.m*t66;
+    const double t163 = t142 - t143;
+    const double t164 = -t145 + t146;
+    const double t165 = t148 - t149;
+    const double t166 = params.m*t73;
+    const double t167 = params.m*t69;
+    const double t168 = params.m*t71;
+    const double t169 = t73*t133;
+    const double t170 = t62*t112;
+    const double t171 = t46*t91;
     const double t172 = t169 + t170 + t171;
-    const double tinv2 = 1.0/t172;
-    const double t173 = t52*t147;
-    const double t174 = t62*t153;
-    const double t175 = t67*t159;
+    const double t173 = params.m*t56*t56;
+    const double t174 = params.m*t66*t66;
+    const double t175 = params.m*t71*t71;
     const double t176 = t173 + t174 + t175;
-    const double t177 = tinv2*t176*t176;
-    const double t178 = params.m*t65*t65;
-    const double t179 = params.m*t56*t56;
-    const double t180 = params.m*t48*t48;
-    const double t181 = t178 + t179 + t180;
-    const double t182 = params.m*t56*t62;
-    const double t183 = params.m*t48*t52;
-    const double t184 = params.m*t65*t67;
+    const double tinv2 = 1.0/t176;
+    const double t177 = t56*t151;
+    const double t178 = t66*t157;
+    const double t179 = t71*t163;
+    const double t180 = t177 + t178 + t179;
+    const double t181 = tinv2*t180*t180;
+    const double t182 = params.m*t69*t69;
+    const double t183 = params.m*t60*t60;
+    const double t184 = params.m*t52*t52;
     const double t185 = t182 + t183 + t184;
-    const double t186 = tinv2*t185*t185;
-    const double t187 = t181 - t186;
-    const double tinv3 = 1.0/t187;
-    const double t188 = t65*t159;
-    const double t189 = t56*t153;
-    const double t190 = t48*t147;
-    const double t191 = t188 + t189 + t190;
-    const double t192 = tinv2*t185*t176;
-    const double t193 = t191 - t192;
-    const double t194 = tinv3*t193*t193;
-    const double t195 = t168 - t177 - t194;
-    const double t196 = params.m*t44*t44;
-    const double t197 = params.m*t58*t58;
-    const double t198 = params.m*t69*t69;
-    const double t199 = t196 + t197 + t198;
-    const double t200 = params.m*t58*t62;
-    const double t201 = params.m*t67*t69;
-    const double t202 = params.m*t44*t52;
-    const double t203 = t200 + t201 + t202;
-    const double t204 = tinv2*t203*t203;
-    const double t205 = params.m*t56*t58;
-    const double t206 = params.m*t44*t48;
-    const double t207 = params.m*t65*t69;
+    const double t186 = t161*t66;
+    const double t187 = t155*t56;
+    const double t188 = t167*t71;
+    const double t189 = t186 + t187 + t188;
+    const double t190 = tinv2*t189*t189;
+    const double t191 = t185 - t190;
+    const double tinv3 = 1.0/t191;
+    const double t192 = t69*t163;
+    const double t193 = t60*t157;
+    const double t194 = t52*t151;
+    const double t195 = t192 + t193 + t194;
+    const double t196 = tinv2*t189;
+    const double t197 = t196*t180;
+    const double t198 = t195 - t197;
+    const double t199 = tinv3*t198*t198;
+    const double t200 = t172 - t181 - t199;
+    const double t201 = params.m*t46*t46;
+    const double t202 = params.m*t62*t62;
+    const double t203 = params.m*t73*t73;
+    const double t204 = t201 + t202 + t203;
+    const double t205 = t160*t66;
+    const double t206 = t168*t73;
+    const double t207 = t154*t56;
     const double t208 = t205 + t206 + t207;
-    const double t209 = tinv2*t185*t203;
-    const double t210 = t208 - t209;
-    const double t211 = tinv3*t210*t210;
-    const double t212 = t199 - t204 - t211;
-    const double tinv4 = 1.0/t212;
-    const double t213 = t69*t159;
-    const double t214 = t58*t153;
-    const double t215 = t44*t147;
-    const double t216 = t213 + t214 + t215;
-    const double t217 = tinv2*t203*t176;
-    const double t218 = tinv3*t210*t193;
-    const double t219 = t216 - t217 - t218;
-    const double t220 = tinv4*t219*t219;
-    const double t221 = t67*t137;
-    const double t222 = t62*t116;
-    const double t223 = t52*t95;
-    const double t224 = t221 + t222 + t223;
-    const double t225 = t52*t149;
-    const double t226 = t62*t155;
-    const double t227 = t67*t161;
-    const double t228 = t225 + t226 + t227;
-    const double t229 = tinv2*t228*t228;
-    const double t230 = t48*t149;
-    const double t231 = t65*t161;
-    const double t232 = t56*t155;
-    const double t233 = t230 + t231 + t232;
-    const double t234 = tinv2*t185*t228;
-    const double t235 = t233 - t234;
-    const double t236 = tinv3*t235*t235;
-    const double t237 = t224 - t229 - t236;
-    const double t238 = t69*t161;
-    const double t239 = t58*t155;
-    const double t240 = t44*t149;
-    const double t241 = t238 + t239 + t240;
-    const double t242 = tinv2*t203*t228;
-    const double t243 = tinv3*t210*t235;
-    const double t244 = t241 - t242 - t243;
-    const double t245 = tinv4*t244*t244;
-    const double t246 = t237 - t245;
-    const double tinv5 = 1.0/t246;
-    const double t247 = t52*t87;
-    const double t248 = t62*t108;
-    const double t249 = t67*t129;
-    const double t250 = t247 + t248 + t249;
-    const double t251 = tinv2*t228*t176;
-    const double t252 = tinv3*t235*t193;
-    const double t253 = t250 - t251 - t252;
-    const double t254 = tinv4*t244*t219;
-    const double t255 = t253 - t254;
-    const double t256 = tinv5*t255*t255;
-    const double t257 = t195 - t220 - t256;
-    const double t258 = t48*t91;
-    const double t259 = t65*t133;
-    const double t260 = t56*t112;
-    const double t261 = t258 + t259 + t260;
-    const double t262 = t52*t148;
-    const double t263 = t62*t154;
-    const double t264 = t67*t160;
-    const double t265 = t262 + t263 + t264;
-    const double t266 = tinv2*t265*t265;
-    const double t267 = t48*t148;
-    const double t268 = t65*t160;
-    const double t269 = t56*t154;
-    const double t270 = t267 + t268 + t269;
-    const double t271 = tinv2*t185*t265;
-    const double t272 = t270 - t271;
-    const double t273 = tinv3*t272*t272;
-    const double t274 = t261 - t266 - t273;
-    const double t275 = t44*t148;
-    const double t276 = t58*t154;
-    const double t277 = t69*t160;
-    const double t278 = t275 + t276 + t277;
-    const double t279 = tinv2*t203*t265;
-    const double t280 = tinv3*t210*t272;
-    const double t281 = t278 - t279 - t280;
-    const double t282 = tinv4*t281*t281;
-    const double t283 = t52*t91;
-    const double t284 = t62*t112;
-    const double t285 = t67*t133;
-    const double t286 = t283 + t284 + t285;
-    const double t287 = tinv2*t228*t265;
-    const double t288 = tinv3*t272*t235;
-    const double t289 = t286 - t287 - t288;
-    const double t290 = tinv4*t281*t244;
-    const double t291 = t289 - t290;
-    const double t292 = tinv5*t291*t291;
-    const double t293 = t274 - t282 - t292;
-    const double tinv6 = 1.0/t293;
-    const double t294 = t65*t129;
-    const double t295 = t48*t87;
-    const double t296 = t56*t108;
-    const double t297 = t294 + t295 + t296;
-    const double t298 = tinv2*t265*t176;
-    const double t299 = tinv3*t272*t193;
-    const double t300 = t297 - t298 - t299;
-    const double t301 = tinv4*t281*t219;
-    const double t302 = tinv5*t255*t291;
-    const double t303 = t300 - t301 - t302;
-    const double t304 = tinv6*t303*t303;
-    const double t305 = t257 - t304;
-    const double tinv7 = 1.0/t305;
-    const double t306 = tinv7;
-    const double t307 = tinv6*t303*tinv7;
-    const double t308 = tinv5*t255;
-    const double t309 = tinv5*t291*tinv6;
-    const double t310 = t303*t309;
-    const double t311 = -t308 + t310;
-    const double t312 = tinv7*t311;
-    const double t313 = tinv4*t219;
-    const double t314 = tinv4*t244*tinv5;
-    const double t315 = t255*t314;
-    const double t316 = tinv4*t281;
-    const double t317 = t291*t314;
-    const double t318 = -t316 + t317;
-    const double t319 = tinv6*t303*t318;
-    const double t320 = -t313 + t315 - t319;
+    const double t209 = tinv2*t208*t208;
+    const double t210 = t161*t62;
+    const double t211 = t154*t52;
+    const double t212 = t167*t73;
+    const double t213 = t210 + t211 + t212;
+    const double t214 = t196*t208;
+    const double t215 = t213 - t214;
+    const double t216 = tinv3*t215*t215;
+    const double t217 = t204 - t209 - t216;
+    const double tinv4 = 1.0/t217;
+    const double t218 = t73*t163;
+    const double t219 = t62*t157;
+    const double t220 = t46*t151;
+    const double t221 = t218 + t219 + t220;
+    const double t222 = tinv2*t208*t180;
+    const double t223 = tinv3*t215;
+    const double t224 = t223*t198;
+    const double t225 = t221 - t222 - t224;
+    const double t226 = tinv4*t225*t225;
+    const double t227 = t71*t141;
+    const double t228 = t66*t120;
+    const double t229 = t56*t99;
+    const double t230 = t227 + t228 + t229;
+    const double t231 = t56*t153;
+    const double t232 = t66*t159;
+    const double t233 = t71*t165;
+    const double t234 = t231 + t232 + t233;
+    const double t235 = tinv2*t234*t234;
+    const double t236 = t52*t153;
+    const double t237 = t69*t165;
+    const double t238 = t60*t159;
+    const double t239 = t236 + t237 + t238;
+    const double t240 = t196*t234;
+    const double t241 = t239 - t240;
+    const double t242 = tinv3*t241*t241;
+    const double t243 = t230 - t235 - t242;
+    const double t244 = t73*t165;
+    const double t245 = t62*t159;
+    const double t246 = t46*t153;
+    const double t247 = t244 + t245 + t246;
+    const double t248 = tinv2*t208*t234;
+    const double t249 = t223*t241;
+    const double t250 = t247 - t248 - t249;
+    const double t251 = tinv4*t250*t250;
+    const double t252 = t243 - t251;
+    const double tinv5 = 1.0/t252;
+    const double t253 = t56*t91;
+    const double t254 = t66*t112;
+    const double t255 = t71*t133;
+    const double t256 = t253 + t254 + t255;
+    const double t257 = tinv2*t234*t180;
+    const double t258 = tinv3*t241*t198;
+    const double t259 = t256 - t257 - t258;
+    const double t260 = tinv4*t250;
+    const double t261 = t260*t225;
+    const double t262 = t259 - t261;
+    const double t263 = tinv5*t262*t262;
+    const double t264 = t200 - t226 - t263;
+    const double t265 = t52*t95;
+    const double t266 = t69*t137;
+    const double t267 = t60*t116;
+    const double t268 = t265 + t266 + t267;
+    const double t269 = t56*t152;
+    const double t270 = t66*t158;
+    const double t271 = t71*t164;
+    const double t272 = t269 + t270 + t271;
+    const double t273 = tinv2*t272*t272;
+    const double t274 = t52*t152;
+    const double t275 = t69*t164;
+    const double t276 = t60*t158;
+    const double t277 = t274 + t275 + t276;
+    const double t278 = t196*t272;
+    const double t279 = t277 - t278;
+    const double t280 = tinv3*t279*t279;
+    const double t281 = t268 - t273 - t280;
+    const double t282 = t46*t152;
+    const double t283 = t62*t158;
+    const double t284 = t73*t164;
+    const double t285 = t282 + t283 + t284;
+    const double t286 = tinv2*t208*t272;
+    const double t287 = t223*t279;
+    const double t288 = t285 - t286 - t287;
+    const double t289 = tinv4*t288*t288;
+    const double t290 = t56*t95;
+    const double t291 = t66*t116;
+    const double t292 = t71*t137;
+    const double t293 = t290 + t291 + t292;
+    const double t294 = tinv2*t234*t272;
+    const double t295 = tinv3*t279*t241;
+    const double t296 = t293 - t294 - t295;
+    const double t297 = t260*t288;
+    const double t298 = t296 - t297;
+    const double t299 = tinv5*t298*t298;
+    const double t300 = t281 - t289 - t299;
+    const double tinv6 = 1.0/t300;
+    const double t301 = t69*t133;
+    const double t302 = t52*t91;
+    const double t303 = t60*t112;
+    const double t304 = t301 + t302 + t303;
+    const double t305 = tinv2*t272*t180;
+    const double t306 = tinv3*t279*t198;
+    const double t307 = t304 - t305 - t306;
+    const double t308 = tinv4*t288*t225;
+    const double t309 = tinv5*t298;
+    const double t310 = t309*t262;
+    const double t311 = t307 - t308 - t310;
+    const double t312 = tinv6*t311*t311;
+    const double t313 = t264 - t312;
+    const double tinv7 = 1.0/t313;
+    const double t314 = tinv7;
+    const double t315 = tinv6*t311;
+    const double t316 = t315*tinv7;
+    const double t317 = tinv5*t262;
+    const double t318 = t309*tinv6;
+    const double t319 = t311*t318;
+    const double t320 = -t317 + t319;
     const double t321 = tinv7*t320;
-    const double t322 = tinv3*t193;
-    const double t323 = tinv3*t210*tinv4;
-    const double t324 = t323*t219;
-    const double t325 = tinv3*t235;
-    const double t326 = t323*t244;
+    const double t322 = tinv4*t225;
+    const double t323 = t260*tinv5;
+    const double t324 = t262*t323;
+    const double t325 = tinv4*t288;
+    const double t326 = t298*t323;
     const double t327 = -t325 + t326;
-    const double t328 = tinv5*t255*t327;
+    const double t328 = t315*t327;
     const double t329 = -t322 + t324 - t328;
-    const double t330 = tinv3*t272;
-    const double t331 = t323*t281;
-    const double t332 = tinv5*t291*t327;
-    const double t333 = -t330 + t331 - t332;
-    const double t334 = tinv6*t303*t333;
-    const double t335 = t329 - t334;
-    const double t336 = tinv7*t335;
-    const double t337 = tinv2*t176;
-    const double t338 = tinv2*t185*tinv3;
-    const double t339 = t338*t193;
-    const double t340 = tinv2*t203;
-    const double t341 = t210*t338;
-    const double t342 = -t340 + t341;
-    const double t343 = tinv4*t342*t219;
-    const double t344 = -t337 + t339 - t343;
-    const double t345 = tinv2*t228;
-    const double t346 = t338*t235;
-    const double t347 = tinv4*t342*t244;
-    const double t348 = -t345 + t346 - t347;
-    const double t349 = t348*tinv5*t255;
-    const double t350 = tinv2*t265;
-    const double t351 = t338*t272;
-    const double t352 = tinv4*t342*t281;
-    const double t353 = -t350 + t351 - t352;
-    const double t354 = t348*tinv5*t291;
-    const double t355 = t353 - t354;
-    const double t356 = tinv6*t303*t355;
-    const double t357 = t344 - t349 - t356;
-    const double t358 = tinv7*t357;
-    const double t359 = tinv6;
-    const double t360 = tinv6*t303*t307;
-    const double t361 = t359 + t360;
-    const double t362 = t311*t307;
-    const double t363 = -t309 - t362;
-    const double t364 = tinv6*t318;
-    const double t365 = t320*t307;
-    const double t366 = t364 - t365;
-    const double t367 = tinv6*t333;
-    const double t368 = t335*t307;
-    const double t369 = t367 - t368;
-    const double t370 = tinv6*t355;
-    const double t371 = t357*t307;
-    const double t372 = t370 - t371;
-    const double t373 = tinv5*t255*tinv7;
-    const double t374 = tinv5*t291*t307;
-    const double t375 = -t373 + t374;
-    const double t376 = tinv5*t255*t307;
-    const double t377 = tinv5*t291*t361;
+    const double t330 = tinv7*t329;
+    const double t331 = tinv3*t198;
+    const double t332 = t223*tinv4;
+    const double t333 = t332*t225;
+    const double t334 = tinv3*t241;
+    const double t335 = t332*t250;
+    const double t336 = -t334 + t335;
+    const double t337 = t317*t336;
+    const double t338 = -t331 + t333 - t337;
+    const double t339 = tinv3*t279;
+    const double t340 = t332*t288;
+    const double t341 = t309*t336;
+    const double t342 = -t339 + t340 - t341;
+    const double t343 = t315*t342;
+    const double t344 = t338 - t343;
+    const double t345 = tinv7*t344;
+    const double t346 = tinv2*t180;
+    const double t347 = t196*tinv3;
+    const double t348 = t347*t198;
+    const double t349 = tinv2*t208;
+    const double t350 = t215*t347;
+    const double t351 = -t349 + t350;
+    const double t352 = t322*t351;
+    const double t353 = -t346 + t348 - t352;
+    const double t354 = tinv2*t234;
+    const double t355 = t347*t241;
+    const double t356 = t260*t351;
+    const double t357 = -t354 + t355 - t356;
+    const double t358 = t357*t317;
+    const double t359 = tinv2*t272;
+    const double t360 = t347*t279;
+    const double t361 = t325*t351;
+    const double t362 = -t359 + t360 - t361;
+    const double t363 = t357*t309;
+    const double t364 = t362 - t363;
+    const double t365 = t315*t364;
+    const double t366 = t353 - t358 - t365;
+    const double t367 = tinv7*t366;
+    const double t368 = tinv6;
+    const double t369 = t315*t316;
+    const double t370 = t368 + t369;
+    const double t371 = t320*t316;
+    const double t372 = -t318 - t371;
+    const double t373 = tinv6*t327;
+    const double t374 = t329*t316;
+    const double t375 = t373 - t374;
+    const double t376 = tinv6*t342;
+    const double t377 = t344*t316;
     const double t378 = t376 - t377;
-    const double t379 = tinv5;
-    const double t380 = t373*t311;
-    const double t381 = tinv5*t291*t363;
-    const double t382 = t379 - t380 - t381;
-    const double t383 = t373*t320;
-    const double t384 = tinv5*t291*t366;
-    const double t385 = -t314 - t383 - t384;
-    const double t386 = tinv5*t327;
-    const double t387 = t335*t373;
-    const double t388 = tinv5*t291*t369;
-    const double t389 = t386 - t387 - t388;
-    const double t390 = t348*tinv5;
-    const double t391 = t357*t373;
-    const double t392 = tinv5*t291*t372;
-    const double t393 = t390 - t391 - t392;
-    const double t394 = tinv4*t219*tinv7;
-    const double t395 = tinv4*t281*t307;
-    const double t396 = tinv4*t244*t375;
-    const double t397 = -t394 + t395 - t396;
-    const double t398 = tinv4*t219*t307;
-    const double t399 = tinv4*t281*t361;
-    const double t400 = tinv4*t244*t378;
-    const double t401 = t398 - t399 - t400;
-    const double t402 = t394*t311;
-    const double t403 = tinv4*t281*t363;
-    const double t404 = tinv4*t244*t382;
-    const double t405 = -t402 - t403 - t404;
-    const double t406 = t394*t320;
-    const double t407 = tinv4;
-    const double t408 = tinv4*t281*t366;
-    const double t409 = tinv4*t244*t385;
+    const double t379 = tinv6*t364;
+    const double t380 = t366*t316;
+    const double t381 = t379 - t380;
+    const double t382 = t317*tinv7;
+    const double t383 = t309*t316;
+    const double t384 = -t382 + t383;
+    const double t385 = t317*t316;
+    const double t386 = t309*t370;
+    const double t387 = t385 - t386;
+    const double t388 = tinv5;
+    const double t389 = t382*t320;
+    const double t390 = t309*t372;
+    const double t391 = t388 - t389 - t390;
+    const double t392 = t382*t329;
+    const double t393 = t309*t375;
+    const double t394 = -t323 - t392 - t393;
+    const double t395 = tinv5*t336;
+    const double t396 = t344*t382;
+    const double t397 = t309*t378;
+    const double t398 = t395 - t396 - t397;
+    const double t399 = t357*tinv5;
+    const double t400 = t366*t382;
+    const double t401 = t309*t381;
+    const double t402 = t399 - t400 - t401;
+    const double t403 = t322*tinv7;
+    const double t404 = t325*t316;
+    const double t405 = t260*t384;
+    const double t406 = -t403 + t404 - t405;
+    const double t407 = t322*t316;
+    const double t408 = t325*t370;
+    const double t409 = t260*t387;
     const double t410 = t407 - t408 - t409;
-    const double t411 = -t406 + t410;
-    const double t412 = t335*t394;
-    const double t413 = tinv4*t281*t369;
-    const double t414 = tinv4*t244*t389;
-    const double t415 = -t323 - t413 - t414;
-    const double t416 = -t412 + t415;
-    const double t417 = t357*t394;
-    const double t418 = tinv4*t342;
-    const double t419 = tinv4*t281*t372;
-    const double t420 = tinv4*t244*t393;
-    const double t421 = t418 - t419 - t420;
-    const double t422 = -t417 + t421;
-    const double t423 = tinv3*t193*tinv7;
-    const double t424 = tinv3*t272*t307;
-    const double t425 = tinv3*t235*t375;
-    const double t426 = tinv3*t210*t397;
-    const double t427 = t424 - t425 - t426;
-    const double t428 = -t423 + t427;
-    const double t429 = tinv3*t193*t307;
-    const double t430 = tinv3*t272*t361;
-    const double t431 = tinv3*t235*t378;
-    const double t432 = tinv3*t210*t401;
-    const double t433 = -t430 - t431 - t432;
-    const double t434 = t429 + t433;
-    const double t435 = t423*t311;
-    const double t436 = tinv3*t272*t363;
-    const double t437 = tinv3*t235*t382;
-    const double t438 = tinv3*t210*t405;
-    const double t439 = -t436 - t437 - t438;
-    const double t440 = -t435 + t439;
-    const double t441 = t423*t320;
-    const double t442 = tinv3*t272*t366;
-    const double t443 = tinv3*t235*t385;
-    const double t444 = tinv3*t210*t411;
-    const double t445 = -t442 - t443 - t444;
-    const double t446 = -t441 + t445;
-    const double t447 = t335*t423;
-    const double t448 = tinv3*t272*t369;
-    const double t449 = tinv3;
-    const double t450 = tinv3*t235*t389;
-    const double t451 = tinv3*t210*t416;
-    const double t452 = t449 - t450 - t451;
-    const double t453 = -t447 - t448 + t452;
-    const double t454 = t357*t423;
-    const double t455 = tinv3*t272*t372;
-    const double t456 = tinv3*t235*t393;
-    const double t457 = tinv3*t210*t422;
-    const double t458 = -t338 - t456 - t457;
-    const double t459 = -t454 - t455 + t458;
-    const double t460 = tinv2*t176*tinv7;
-    const double t461 = tinv2*t265*t307;
-    const double t462 = tinv2*t228*t375;
-    const double t463 = tinv2*t203*t397;
-    const double t464 = tinv2*t185*t428;
-    const double t465 = -t462 - t463 - t464;
-    const double t466 = -t460 + t461 + t465;
-    const double t467 = tinv2*t176*t307;
-    const double t468 = tinv2*t265*t361;
-    const double t469 = tinv2*t228*t378;
-    const double t470 = tinv2*t203*t401;
-    const double t471 = tinv2*t185*t434;
-    const double t472 = -t469 - t470 - t471;
-    const double t473 = t467 - t468 + t472;
-    const double t474 = t460*t311;
-    const double t475 = tinv2*t265*t363;
-    const double t476 = tinv2*t228*t382;
-    const double t477 = tinv2*t203*t405;
-    const double t478 = tinv2*t185*t440;
-    const double t479 = -t476 - t477 - t478;
-    const double t480 = -t474 - t475 + t479;
-    const double t481 = t460*t320;
-    const double t482 = tinv2*t265*t366;
-    const double t483 = tinv2*t228*t385;
-    const double t484 = tinv2*t203*t411;
-    const double t485 = tinv2*t185*t446;
-    const double t486 = -t483 - t484 - t485;
-    const double t487 = -t481 - t482 + t486;
-    const double t488 = t335*t460;
-    const double t489 = tinv2*t265*t369;
-    const double t490 = tinv2*t228*t389;
-    const double t491 = tinv2*t203*t416;
-    const double t492 = tinv2*t185*t453;
-    const double t493 = -t490 - t491 - t492;
-    const double t494 = -t488 - t489 + t493;
-    const double t495 = t357*t460;
-    const double t496 = tinv2*t265*t372;
-    const double t497 = tinv2*t228*t393;
-    const double t498 = tinv2;
-    const double t499 = tinv2*t203*t422;
-    const double t500 = tinv2*t185*t459;
-    const double t501 = t498 - t499 - t500;
-    const double t502 = -t496 - t497 + t501;
-    const double t503 = -t495 + t502;
-    IAS_KBall.coeffRef(0, 0) = t87;
-    IAS_KBall.coeffRef(0, 1) = t91;
-    IAS_KBall.coeffRef(0, 2) = t95;
-    IAS_KBall.coeffRef(0, 3) = t98;
-    IAS_KBall.coeffRef(0, 4) = t101;
-    IAS_KBall.coeffRef(0, 5) = t104;
-    IAS_KBall.coeffRef(1, 0) = t108;
-    IAS_KBall.coeffRef(1, 1) = t112;
-    IAS_KBall.coeffRef(1, 2) = t116;
-    IAS_KBall.coeffRef(1, 3) = t119;
-    IAS_KBall.coeffRef(1, 4) = t122;
-    IAS_KBall.coeffRef(1, 5) = t125;
-    IAS_KBall.coeffRef(2, 0) = t129;
-    IAS_KBall.coeffRef(2, 1) = t133;
-    IAS_KBall.coeffRef(2, 2) = t137;
-    IAS_KBall.coeffRef(2, 3) = t140;
-    IAS_KBall.coeffRef(2, 4) = t143;
-    IAS_KBall.coeffRef(2, 5) = t146;
-    IAS_KBall.coeffRef(3, 0) = t147;
-    IAS_KBall.coeffRef(3, 1) = t148;
-    IAS_KBall.coeffRef(3, 2) = t149;
-    IAS_KBall.coeffRef(3, 3) = t150;
-    IAS_KBall.coeffRef(3, 4) = t151;
-    IAS_KBall.coeffRef(3, 5) = t152;
-    IAS_KBall.coeffRef(4, 0) = t153;
-    IAS_KBall.coeffRef(4, 1) = t154;
-    IAS_KBall.coeffRef(4, 2) = t155;
-    IAS_KBall.coeffRef(4, 3) = t156;
-    IAS_KBall.coeffRef(4, 4) = t157;
-    IAS_KBall.coeffRef(4, 5) = t158;
-    IAS_KBall.coeffRef(5, 0) = t159;
-    IAS_KBall.coeffRef(5, 1) = t160;
-    IAS_KBall.coeffRef(5, 2) = t161;
-    IAS_KBall.coeffRef(5, 3) = t162;
-    IAS_KBall.coeffRef(5, 4) = t163;
-    IAS_KBall.coeffRef(5, 5) = t164;
-    Dinv_KBall.coeffRef(0, 0) = t306;
-    Dinv_KBall.coeffRef(0, 1) = -t307;
-    Dinv_KBall.coeffRef(0, 2) = t312;
-    Dinv_KBall.coeffRef(0, 3) = t321;
-    Dinv_KBall.coeffRef(0, 4) = t336;
-    Dinv_KBall.coeffRef(0, 5) = t358;
-    Dinv_KBall.coeffRef(1, 1) = t361;
-    Dinv_KBall.coeffRef(1, 2) = t363;
-    Dinv_KBall.coeffRef(1, 3) = t366;
-    Dinv_KBall.coeffRef(1, 4) = t369;
-    Dinv_KBall.coeffRef(1, 5) = t372;
-    Dinv_KBall.coeffRef(2, 0) = t375;
-    Dinv_KBall.coeffRef(2, 1) = t378;
-    Dinv_KBall.coeffRef(2, 2) = t382;
-    Dinv_KBall.coeffRef(2, 3) = t385;
-    Dinv_KBall.coeffRef(2, 4) = t389;
-    Dinv_KBall.coeffRef(2, 5) = t393;
-    Dinv_KBall.coeffRef(3, 0) = t397;
-    Dinv_KBall.coeffRef(3, 1) = t401;
-    Dinv_KBall.coeffRef(3, 2) = t405;
-    Dinv_KBall.coeffRef(3, 3) = t411;
-    Dinv_KBall.coeffRef(3, 4) = t416;
-    Dinv_KBall.coeffRef(3, 5) = t422;
-    Dinv_KBall.coeffRef(4, 0) = t428;
-    Dinv_KBall.coeffRef(4, 1) = t434;
-    Dinv_KBall.coeffRef(4, 2) = t440;
-    Dinv_KBall.coeffRef(4, 3) = t446;
-    Dinv_KBall.coeffRef(4, 4) = t453;
-    Dinv_KBall.coeffRef(4, 5) = t459;
-    Dinv_KBall.coeffRef(5, 0) = t466;
-    Dinv_KBall.coeffRef(5, 1) = t473;
-    Dinv_KBall.coeffRef(5, 2) = t480;
-    Dinv_KBall.coeffRef(5, 3) = t487;
-    Dinv_KBall.coeffRef(5, 4) = t494;
-    Dinv_KBall.coeffRef(5, 5) = t503;
+    const double t411 = t403*t320;
+    const double t412 = t325*t372;
+    const double t413 = t260*t391;
+    const double t414 = -t411 - t412 - t413;
+    const double t415 = t403*t329;
+    const double t416 = tinv4;
+    const double t417 = t325*t375;
+    const double t418 = t260*t394;
+    const double t419 = t416 - t417 - t418;
+    const double t420 = -t415 + t419;
+    const double t421 = t344*t403;
+    const double t422 = t325*t378;
+    const double t423 = t260*t398;
+    const double t424 = -t332 - t422 - t423;
+    const double t425 = -t421 + t424;
+    const double t426 = t366*t403;
+    const double t427 = tinv4*t351;
+    const double t428 = t325*t381;
+    const double t429 = t260*t402;
+    const double t430 = t427 - t428 - t429;
+    const double t431 = -t426 + t430;
+    const double t432 = t331*tinv7;
+    const double t433 = t339*t316;
+    const double t434 = t334*t384;
+    const double t435 = t223*t406;
+    const double t436 = t433 - t434 - t435;
+    const double t437 = -t432 + t436;
+    const double t438 = t331*t316;
+    const double t439 = t339*t370;
+    const double t440 = t334*t387;
+    const double t441 = t223*t410;
+    const double t442 = -t439 - t440 - t441;
+    const double t443 = t438 + t442;
+    const double t444 = t432*t320;
+    const double t445 = t339*t372;
+    const double t446 = t334*t391;
+    const double t447 = t223*t414;
+    const double t448 = -t445 - t446 - t447;
+    const double t449 = -t444 + t448;
+    const double t450 = t432*t329;
+    const double t451 = t339*t375;
+    const double t452 = t334*t394;
+    const double t453 = t223*t420;
+    const double t454 = -t451 - t452 - t453;
+    const double t455 = -t450 + t454;
+    const double t456 = t344*t432;
+    const double t457 = t339*t378;
+    const double t458 = tinv3;
+    const double t459 = t334*t398;
+    const double t460 = t223*t425;
+    const double t461 = t458 - t459 - t460;
+    const double t462 = -t456 - t457 + t461;
+    const double t463 = t366*t432;
+    const double t464 = t339*t381;
+    const double t465 = t334*t402;
+    const double t466 = t223*t431;
+    const double t467 = -t347 - t465 - t466;
+    const double t468 = -t463 - t464 + t467;
+    const double t469 = t346*tinv7;
+    const double t470 = t359*t316;
+    const double t471 = t354*t384;
+    const double t472 = t349*t406;
+    const double t473 = t196*t437;
+    const double t474 = -t471 - t472 - t473;
+    const double t475 = -t469 + t470 + t474;
+    const double t476 = t346*t316;
+    const double t477 = t359*t370;
+    const double t478 = t354*t387;
+    const double t479 = t349*t410;
+    const double t480 = t196*t443;
+    const double t481 = -t478 - t479 - t480;
+    const double t482 = t476 - t477 + t481;
+    const double t483 = t469*t320;
+    const double t484 = t359*t372;
+    const double t485 = t354*t391;
+    const double t486 = t349*t414;
+    const double t487 = t196*t449;
+    const double t488 = -t485 - t486 - t487;
+    const double t489 = -t483 - t484 + t488;
+    const double t490 = t469*t329;
+    const double t491 = t359*t375;
+    const double t492 = t354*t394;
+    const double t493 = t349*t420;
+    const double t494 = t196*t455;
+    const double t495 = -t492 - t493 - t494;
+    const double t496 = -t490 - t491 + t495;
+    const double t497 = t344*t469;
+    const double t498 = t359*t378;
+    const double t499 = t354*t398;
+    const double t500 = t349*t425;
+    const double t501 = t196*t462;
+    const double t502 = -t499 - t500 - t501;
+    const double t503 = -t497 - t498 + t502;
+    const double t504 = t366*t469;
+    const double t505 = t359*t381;
+    const double t506 = t354*t402;
+    const double t507 = tinv2;
+    const double t508 = t349*t431;
+    const double t509 = t196*t468;
+    const double t510 = t507 - t508 - t509;
+    const double t511 = -t505 - t506 + t510;
+    const double t512 = -t504 + t511;
+    IAS_KBall.coeffRef(0, 0) = t91;
+    IAS_KBall.coeffRef(0, 1) = t95;
+    IAS_KBall.coeffRef(0, 2) = t99;
+    IAS_KBall.coeffRef(0, 3) = t102;
+    IAS_KBall.coeffRef(0, 4) = t105;
+    IAS_KBall.coeffRef(0, 5) = t108;
+    IAS_KBall.coeffRef(1, 0) = t112;
+    IAS_KBall.coeffRef(1, 1) = t116;
+    IAS_KBall.coeffRef(1, 2) = t120;
+    IAS_KBall.coeffRef(1, 3) = t123;
+    IAS_KBall.coeffRef(1, 4) = t126;
+    IAS_KBall.coeffRef(1, 5) = t129;
+    IAS_KBall.coeffRef(2, 0) = t133;
+    IAS_KBall.coeffRef(2, 1) = t137;
+    IAS_KBall.coeffRef(2, 2) = t141;
+    IAS_KBall.coeffRef(2, 3) = t144;
+    IAS_KBall.coeffRef(2, 4) = t147;
+    IAS_KBall.coeffRef(2, 5) = t150;
+    IAS_KBall.coeffRef(3, 0) = t151;
+    IAS_KBall.coeffRef(3, 1) = t152;
+    IAS_KBall.coeffRef(3, 2) = t153;
+    IAS_KBall.coeffRef(3, 3) = t154;
+    IAS_KBall.coeffRef(3, 4) = t155;
+    IAS_KBall.coeffRef(3, 5) = t156;
+    IAS_KBall.coeffRef(4, 0) = t157;
+    IAS_KBall.coeffRef(4, 1) = t158;
+    IAS_KBall.coeffRef(4, 2) = t159;
+    IAS_KBall.coeffRef(4, 3) = t160;
+    IAS_KBall.coeffRef(4, 4) = t161;
+    IAS_KBall.coeffRef(4, 5) = t162;
+    IAS_KBall.coeffRef(5, 0) = t163;
+    IAS_KBall.coeffRef(5, 1) = t164;
+    IAS_KBall.coeffRef(5, 2) = t165;
+    IAS_KBall.coeffRef(5, 3) = t166;
+    IAS_KBall.coeffRef(5, 4) = t167;
+    IAS_KBall.coeffRef(5, 5) = t168;
+    Dinv_KBall.coeffRef(0, 0) = t314;
+    Dinv_KBall.coeffRef(0, 1) = -t316;
+    Dinv_KBall.coeffRef(0, 2) = t321;
+    Dinv_KBall.coeffRef(0, 3) = t330;
+    Dinv_KBall.coeffRef(0, 4) = t345;
+    Dinv_KBall.coeffRef(0, 5) = t367;
+    Dinv_KBall.coeffRef(1, 1) = t370;
+    Dinv_KBall.coeffRef(1, 2) = t372;
+    Dinv_KBall.coeffRef(1, 3) = t375;
+    Dinv_KBall.coeffRef(1, 4) = t378;
+    Dinv_KBall.coeffRef(1, 5) = t381;
+    Dinv_KBall.coeffRef(2, 0) = t384;
+    Dinv_KBall.coeffRef(2, 1) = t387;
+    Dinv_KBall.coeffRef(2, 2) = t391;
+    Dinv_KBall.coeffRef(2, 3) = t394;
+    Dinv_KBall.coeffRef(2, 4) = t398;
+    Dinv_KBall.coeffRef(2, 5) = t402;
+    Dinv_KBall.coeffRef(3, 0) = t406;
+    Dinv_KBall.coeffRef(3, 1) = t410;
+    Dinv_KBall.coeffRef(3, 2) = t414;
+    Dinv_KBall.coeffRef(3, 3) = t420;
+    Dinv_KBall.coeffRef(3, 4) = t425;
+    Dinv_KBall.coeffRef(3, 5) = t431;
+    Dinv_KBall.coeffRef(4, 0) = t437;
+    Dinv_KBall.coeffRef(4, 1) = t443;
+    Dinv_KBall.coeffRef(4, 2) = t449;
+    Dinv_KBall.coeffRef(4, 3) = t455;
+    Dinv_KBall.coeffRef(4, 4) = t462;
+    Dinv_KBall.coeffRef(4, 5) = t468;
+    Dinv_KBall.coeffRef(5, 0) = t475;
+    Dinv_KBall.coeffRef(5, 1) = t482;
+    Dinv_KBall.coeffRef(5, 2) = t489;
+    Dinv_KBall.coeffRef(5, 3) = t496;
+    Dinv_KBall.coeffRef(5, 4) = t503;
+    Dinv_KBall.coeffRef(5, 5) = t512;
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': articulated inertia
-    const double t504 = derived_.I_KBase[5]*t19;
-    const double t505 = derived_.I_KBase[6]*t29;
-    const double t506 = derived_.I_KBase[4]*t8;
-    const double t507 = t504 + t505 + t506;
-    const double t508 = derived_.I_KBase[5]*t22;
-    const double t509 = derived_.I_KBase[4]*t12;
-    const double t510 = derived_.I_KBase[6]*t31;
-    const double t511 = t508 + t509 + t510;
-    const double t512 = derived_.I_KBase[6]*t33;
-    const double t513 = derived_.I_KBase[4]*t16;
-    const double t514 = derived_.I_KBase[5]*t26;
-    const double t515 = t512 + t513 + t514;
-    const double t516 = derived_.I_KBase[5]*t8;
-    const double t517 = derived_.I_KBase[8]*t19;
-    const double t518 = derived_.I_KBase[9]*t29;
-    const double t519 = t516 + t517 + t518;
-    const double t520 = derived_.I_KBase[5]*t12;
-    const double t521 = derived_.I_KBase[9]*t31;
-    const double t522 = derived_.I_KBase[8]*t22;
-    const double t523 = t520 + t521 + t522;
-    const double t524 = derived_.I_KBase[5]*t16;
-    const double t525 = derived_.I_KBase[9]*t33;
-    const double t526 = derived_.I_KBase[8]*t26;
-    const double t527 = t524 + t525 + t526;
-    const double t528 = derived_.I_KBase[6]*t8;
-    const double t529 = derived_.I_KBase[9]*t19;
-    const double t530 = derived_.I_KBase[12]*t29;
-    const double t531 = t528 + t529 + t530;
-    const double t532 = derived_.I_KBase[6]*t12;
-    const double t533 = derived_.I_KBase[9]*t22;
-    const double t534 = derived_.I_KBase[12]*t31;
-    const double t535 = t532 + t533 + t534;
-    const double t536 = derived_.I_KBase[9]*t26;
-    const double t537 = derived_.I_KBase[12]*t33;
-    const double t538 = derived_.I_KBase[6]*t16;
-    const double t539 = t536 + t537 + t538;
-    const double t540 = derived_.I_KBase[3]*t19;
-    const double t541 = derived_.I_KBase[2]*t29;
-    const double t542 = t540 - t541;
-    const double t543 = derived_.I_KBase[3]*t22;
-    const double t544 = derived_.I_KBase[2]*t31;
-    const double t545 = t543 - t544;
-    const double t546 = derived_.I_KBase[2]*t33;
-    const double t547 = derived_.I_KBase[3]*t26;
-    const double t548 = -t546 + t547;
-    const double t549 = derived_.I_KBase[1]*t29;
-    const double t550 = derived_.I_KBase[3]*t8;
+    const double t513 = derived_.I_KBase[5]*t21;
+    const double t514 = derived_.I_KBase[6]*t31;
+    const double t515 = derived_.I_KBase[4]*t8;
+    const double t516 = t513 + t514 + t515;
+    const double t517 = derived_.I_KBase[5]*t24;
+    const double t518 = derived_.I_KBase[4]*t14;
+    const double t519 = derived_.I_KBase[6]*t33;
+    const double t520 = t517 + t518 + t519;
+    const double t521 = derived_.I_KBase[6]*t35;
+    const double t522 = derived_.I_KBase[4]*t18;
+    const double t523 = derived_.I_KBase[5]*t28;
+    const double t524 = t521 + t522 + t523;
+    const double t525 = derived_.I_KBase[5]*t8;
+    const double t526 = derived_.I_KBase[8]*t21;
+    const double t527 = derived_.I_KBase[9]*t31;
+    const double t528 = t525 + t526 + t527;
+    const double t529 = derived_.I_KBase[5]*t14;
+    const double t530 = derived_.I_KBase[9]*t33;
+    const double t531 = derived_.I_KBase[8]*t24;
+    const double t532 = t529 + t530 + t531;
+    const double t533 = derived_.I_KBase[5]*t18;
+    const double t534 = derived_.I_KBase[9]*t35;
+    const double t535 = derived_.I_KBase[8]*t28;
+    const double t536 = t533 + t534 + t535;
+    const double t537 = derived_.I_KBase[6]*t8;
+    const double t538 = derived_.I_KBase[9]*t21;
+    const double t539 = derived_.I_KBase[12]*t31;
+    const double t540 = t537 + t538 + t539;
+    const double t541 = derived_.I_KBase[6]*t14;
+    const double t542 = derived_.I_KBase[9]*t24;
+    const double t543 = derived_.I_KBase[12]*t33;
+    const double t544 = t541 + t542 + t543;
+    const double t545 = derived_.I_KBase[9]*t28;
+    const double t546 = derived_.I_KBase[12]*t35;
+    const double t547 = derived_.I_KBase[6]*t18;
+    const double t548 = t545 + t546 + t547;
+    const double t549 = derived_.I_KBase[3]*t21;
+    const double t550 = derived_.I_KBase[2]*t31;
     const double t551 = t549 - t550;
-    const double t552 = derived_.I_KBase[1]*t31;
-    const double t553 = derived_.I_KBase[3]*t12;
+    const double t552 = derived_.I_KBase[3]*t24;
+    const double t553 = derived_.I_KBase[2]*t33;
     const double t554 = t552 - t553;
-    const double t555 = derived_.I_KBase[1]*t33;
-    const double t556 = derived_.I_KBase[3]*t16;
-    const double t557 = t555 - t556;
-    const double t558 = derived_.I_KBase[1]*t19;
-    const double t559 = derived_.I_KBase[2]*t8;
-    const double t560 = -t558 + t559;
-    const double t561 = derived_.I_KBase[1]*t22;
-    const double t562 = derived_.I_KBase[2]*t12;
-    const double t563 = -t561 + t562;
-    const double t564 = derived_.I_KBase[1]*t26;
-    const double t565 = derived_.I_KBase[2]*t16;
-    const double t566 = -t564 + t565;
-    const double t567 = t8*t507;
-    const double t568 = t19*t519;
-    const double t569 = t29*t531;
-    const double t570 = t567 + t568 + t569;
-    const double t571 = t33*t539;
-    const double t572 = t16*t515;
-    const double t573 = t26*t527;
-    const double t574 = t571 + t572 + t573;
-    const double tinv8 = 1.0/t574;
-    const double t575 = t16*t507;
-    const double t576 = t26*t519;
-    const double t577 = t33*t531;
-    const double t578 = t575 + t576 + t577;
-    const double t579 = tinv8*t578*t578;
-    const double t580 = t31*t535;
-    const double t581 = t12*t511;
-    const double t582 = t22*t523;
+    const double t555 = derived_.I_KBase[2]*t35;
+    const double t556 = derived_.I_KBase[3]*t28;
+    const double t557 = -t555 + t556;
+    const double t558 = derived_.I_KBase[1]*t31;
+    const double t559 = derived_.I_KBase[3]*t8;
+    const double t560 = t558 - t559;
+    const double t561 = derived_.I_KBase[1]*t33;
+    const double t562 = derived_.I_KBase[3]*t14;
+    const double t563 = t561 - t562;
+    const double t564 = derived_.I_KBase[1]*t35;
+    const double t565 = derived_.I_KBase[3]*t18;
+    const double t566 = t564 - t565;
+    const double t567 = derived_.I_KBase[1]*t21;
+    const double t568 = derived_.I_KBase[2]*t8;
+    const double t569 = -t567 + t568;
+    const double t570 = derived_.I_KBase[1]*t24;
+    const double t571 = derived_.I_KBase[2]*t14;
+    const double t572 = -t570 + t571;
+    const double t573 = derived_.I_KBase[1]*t28;
+    const double t574 = derived_.I_KBase[2]*t18;
+    const double t575 = -t573 + t574;
+    const double t576 = t8*t516;
+    const double t577 = t21*t528;
+    const double t578 = t31*t540;
+    const double t579 = t576 + t577 + t578;
+    const double t580 = t35*t548;
+    const double t581 = t18*t524;
+    const double t582 = t28*t536;
     const double t583 = t580 + t581 + t582;
-    const double t584 = t16*t511;
-    const double t585 = t33*t535;
-    const double t586 = t26*t523;
+    const double tinv8 = 1.0/t583;
+    const double t584 = t18*t516;
+    const double t585 = t28*t528;
+    const double t586 = t35*t540;
     const double t587 = t584 + t585 + t586;
     const double t588 = tinv8*t587*t587;
-    const double t589 = t583 - t588;
-    const double tinv9 = 1.0/t589;
-    const double t590 = t12*t507;
-    const double t591 = t22*t519;
-    const double t592 = t31*t531;
-    const double t593 = t590 + t591 + t592;
-    const double t594 = tinv8*t578*t587;
-    const double t595 = t593 - t594;
-    const double t596 = tinv9*t595*t595;
-    const double t597 = t570 - t579 - t596;
-    const double tinv10 = 1.0/t597;
-    const double t598 = tinv10;
-    const double t599 = tinv9*t595*tinv10;
-    const double t600 = tinv8*t578;
-    const double t601 = tinv8*t587*tinv9;
-    const double t602 = t595*t601;
-    const double t603 = -t600 + t602;
-    const double t604 = tinv10*t603;
-    const double t605 = tinv9;
-    const double t606 = tinv9*t595*t599;
-    const double t607 = t605 + t606;
-    const double t608 = t599*t603;
-    const double t609 = -t601 - t608;
-    const double t610 = tinv8*t578*tinv10;
-    const double t611 = tinv8*t587*t599;
-    const double t612 = -t610 + t611;
-    const double t613 = tinv8*t578*t599;
-    const double t614 = tinv8*t587*t607;
-    const double t615 = t613 - t614;
-    const double t616 = tinv8;
-    const double t617 = t610*t603;
-    const double t618 = tinv8*t587*t609;
-    const double t619 = t616 - t617 - t618;
-    IAS_KBase.coeffRef(0, 0) = t507;
-    IAS_KBase.coeffRef(0, 1) = t511;
-    IAS_KBase.coeffRef(0, 2) = t515;
-    IAS_KBase.coeffRef(1, 0) = t519;
-    IAS_KBase.coeffRef(1, 1) = t523;
-    IAS_KBase.coeffRef(1, 2) = t527;
-    IAS_KBase.coeffRef(2, 0) = t531;
-    IAS_KBase.coeffRef(2, 1) = t535;
-    IAS_KBase.coeffRef(2, 2) = t539;
-    IAS_KBase.coeffRef(3, 0) = t542;
-    IAS_KBase.coeffRef(3, 1) = t545;
-    IAS_KBase.coeffRef(3, 2) = t548;
-    IAS_KBase.coeffRef(4, 0) = t551;
-    IAS_KBase.coeffRef(4, 1) = t554;
-    IAS_KBase.coeffRef(4, 2) = t557;
-    IAS_KBase.coeffRef(5, 0) = t560;
-    IAS_KBase.coeffRef(5, 1) = t563;
-    IAS_KBase.coeffRef(5, 2) = t566;
-    Dinv_KBase.coeffRef(0, 0) = t598;
-    Dinv_KBase.coeffRef(0, 1) = -t599;
-    Dinv_KBase.coeffRef(0, 2) = t604;
-    Dinv_KBase.coeffRef(1, 1) = t607;
-    Dinv_KBase.coeffRef(1, 2) = t609;
-    Dinv_KBase.coeffRef(2, 0) = t612;
-    Dinv_KBase.coeffRef(2, 1) = t615;
-    Dinv_KBase.coeffRef(2, 2) = t619;
+    const double t589 = t33*t544;
+    const double t590 = t14*t520;
+    const double t591 = t24*t532;
+    const double t592 = t589 + t590 + t591;
+    const double t593 = t18*t520;
+    const double t594 = t35*t544;
+    const double t595 = t28*t532;
+    const double t596 = t593 + t594 + t595;
+    const double t597 = tinv8*t596*t596;
+    const double t598 = t592 - t597;
+    const double tinv9 = 1.0/t598;
+    const double t599 = t14*t516;
+    const double t600 = t24*t528;
+    const double t601 = t33*t540;
+    const double t602 = t599 + t600 + t601;
+    const double t603 = tinv8*t596;
+    const double t604 = t603*t587;
+    const double t605 = t602 - t604;
+    const double t606 = tinv9*t605*t605;
+    const double t607 = t579 - t588 - t606;
+    const double tinv10 = 1.0/t607;
+    const double t608 = tinv10;
+    const double t609 = tinv9*t605;
+    const double t610 = t609*tinv10;
+    const double t611 = tinv8*t587;
+    const double t612 = t603*tinv9;
+    const double t613 = t605*t612;
+    const double t614 = -t611 + t613;
+    const double t615 = tinv10*t614;
+    const double t616 = tinv9;
+    const double t617 = t609*t610;
+    const double t618 = t616 + t617;
+    const double t619 = t610*t614;
+    const double t620 = -t612 - t619;
+    const double t621 = t611*tinv10;
+    const double t622 = t603*t610;
+    const double t623 = -t621 + t622;
+    const double t624 = t611*t610;
+    const double t625 = t603*t618;
+    const double t626 = t624 - t625;
+    const double t627 = tinv8;
+    const double t628 = t621*t614;
+    const double t629 = t603*t620;
+    const double t630 = t627 - t628 - t629;
+    IAS_KBase.coeffRef(0, 0) = t516;
+    IAS_KBase.coeffRef(0, 1) = t520;
+    IAS_KBase.coeffRef(0, 2) = t524;
+    IAS_KBase.coeffRef(1, 0) = t528;
+    IAS_KBase.coeffRef(1, 1) = t532;
+    IAS_KBase.coeffRef(1, 2) = t536;
+    IAS_KBase.coeffRef(2, 0) = t540;
+    IAS_KBase.coeffRef(2, 1) = t544;
+    IAS_KBase.coeffRef(2, 2) = t548;
+    IAS_KBase.coeffRef(3, 0) = t551;
+    IAS_KBase.coeffRef(3, 1) = t554;
+    IAS_KBase.coeffRef(3, 2) = t557;
+    IAS_KBase.coeffRef(4, 0) = t560;
+    IAS_KBase.coeffRef(4, 1) = t563;
+    IAS_KBase.coeffRef(4, 2) = t566;
+    IAS_KBase.coeffRef(5, 0) = t569;
+    IAS_KBase.coeffRef(5, 1) = t572;
+    IAS_KBase.coeffRef(5, 2) = t575;
+    Dinv_KBase.coeffRef(0, 0) = t608;
+    Dinv_KBase.coeffRef(0, 1) = -t610;
+    Dinv_KBase.coeffRef(0, 2) = t615;
+    Dinv_KBase.coeffRef(1, 1) = t618;
+    Dinv_KBase.coeffRef(1, 2) = t620;
+    Dinv_KBase.coeffRef(2, 0) = t623;
+    Dinv_KBase.coeffRef(2, 1) = t626;
+    Dinv_KBase.coeffRef(2, 2) = t630;
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': acceleration
-    const double t620 = -params.world_gravity[0]*t29 - params.world_gravity[1]*t31 -
-        params.world_gravity[2]*t33;
-    const double t621 = -params.world_gravity[2]*t16 - params.world_gravity[0]*t8 -
-        params.world_gravity[1]*t12;
-    const double t622 = -params.world_gravity[0]*t19 - params.world_gravity[1]*t22 -
-        params.world_gravity[2]*t26;
-    const double t623 = derived_.I_KBase[9]*v_KBase[1] + derived_.I_KBase[12]*v_KBase[2] +
+    const double t631 = -params.world_gravity[0]*t31 - params.world_gravity[1]*t33 -
+        params.world_gravity[2]*t35;
+    const double t632 = -params.world_gravity[2]*t18 - params.world_gravity[0]*t8 -
+        params.world_gravity[1]*t14;
+    const double t633 = -params.world_gravity[0]*t21 - params.world_gravity[1]*t24 -
+        params.world_gravity[2]*t28;
+    const double t634 = derived_.I_KBase[9]*v_KBase[1] + derived_.I_KBase[12]*v_KBase[2] +
         derived_.I_KBase[6]*v_KBase[0];
-    const double t624 = derived_.I_KBase[5]*v_KBase[1] + derived_.I_KBase[6]*v_KBase[2] +
+    const double t635 = derived_.I_KBase[5]*v_KBase[1] + derived_.I_KBase[6]*v_KBase[2] +
         derived_.I_KBase[4]*v_KBase[0];
-    const double t625 = -v_KBase[0]*t623 + v_KBase[2]*t624;
-    const double t626 = derived_.I_KBase[9]*v_KBase[2] + derived_.I_KBase[5]*v_KBase[0] +
+    const double t636 = -v_KBase[0]*t634 + v_KBase[2]*t635;
+    const double t637 = derived_.I_KBase[9]*v_KBase[2] + derived_.I_KBase[5]*v_KBase[0] +
         derived_.I_KBase[8]*v_KBase[1];
-    const double t627 = v_KBase[0]*t626 - v_KBase[1]*t624;
-    const double t628 = v_KBase[1]*t623 - v_KBase[2]*t626;
-    const double t629 = -(t620*IAS_KBase.coeff(5, 0) + IAS_KBase.coeff(3, 0)*t621 +
-        t622*IAS_KBase.coeff(4, 0)) - (t19*t625 + t29*t627 + t8*t628);
-    const double t630 = -(t620*IAS_KBase.coeff(5, 2) + t622*IAS_KBase.coeff(4, 2) +
-        IAS_KBase.coeff(3, 2)*t621) - (t16*t628 + t26*t625 + t33*t627);
-    const double t631 = -(t621*IAS_KBase.coeff(3, 1) + IAS_KBase.coeff(5, 1)*t620 +
-        t622*IAS_KBase.coeff(4, 1)) - (t22*t625 + t12*t628 + t31*t627);
-    udot[0] = tinv10*t629 + tinv10*t630*t603 - t631*t599;
-    udot[1] = -t599*t629 + t631*Dinv_KBase.coeff(1, 1) + t630*Dinv_KBase.coeff(1, 2);
-    udot[2] = t629*Dinv_KBase.coeff(2, 0) + t631*Dinv_KBase.coeff(2, 1) +
-        t630*Dinv_KBase.coeff(2, 2);
+    const double t638 = v_KBase[0]*t637 - v_KBase[1]*t635;
+    const double t639 = v_KBase[1]*t634 - v_KBase[2]*t637;
+    const double t640 = -(t631*IAS_KBase.coeff(5, 0) + IAS_KBase.coeff(3, 0)*t632 +
+        t633*IAS_KBase.coeff(4, 0)) - (t21*t636 + t31*t638 + t8*t639);
+    const double t641 = -(t631*IAS_KBase.coeff(5, 2) + t633*IAS_KBase.coeff(4, 2) +
+        IAS_KBase.coeff(3, 2)*t632) - (t18*t639 + t28*t636 + t35*t638);
+    const double t642 = -(t632*IAS_KBase.coeff(3, 1) + IAS_KBase.coeff(5, 1)*t631 +
+        t633*IAS_KBase.coeff(4, 1)) - (t24*t636 + t14*t639 + t33*t638);
+    udot[0] = tinv10*t640 + Dinv_KBase.coeff(0, 2)*t641 - t642*t610;
+    udot[1] = -t610*t640 + t642*Dinv_KBase.coeff(1, 1) + t641*Dinv_KBase.coeff(1, 2);
+    udot[2] = t640*Dinv_KBase.coeff(2, 0) + t642*Dinv_KBase.coeff(2, 1) +
+        t641*Dinv_KBase.coeff(2, 2);
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': acceleration
-    const double t632 = -params.world_gravity[1]*t48 - params.world_gravity[0]*t44 -
-        params.world_gravity[2]*t52 - v_KBall[5]*v_KBall[1] + v_KBall[2]*v_KBall[4];
-    const double t633 = -params.world_gravity[1]*t65 - params.world_gravity[0]*t69 -
-        params.world_gravity[2]*t67 - v_KBall[0]*v_KBall[4] + v_KBall[1]*v_KBall[3];
-    const double t634 = -params.world_gravity[0]*t58 - params.world_gravity[1]*t56 -
-        params.world_gravity[2]*t62 - v_KBall[3]*v_KBall[2] + v_KBall[5]*v_KBall[0];
-    const double t635 = params.m*v_KBall[5] + derived_.I_KBall[2]*v_KBall[0] -
+    const double t643 = -params.world_gravity[1]*t52 - params.world_gravity[0]*t46 -
+        params.world_gravity[2]*t56 - v_KBall[5]*v_KBall[1] + v_KBall[2]*v_KBall[4];
+    const double t644 = -params.world_gravity[1]*t69 - params.world_gravity[0]*t73 -
+        params.world_gravity[2]*t71 - v_KBall[0]*v_KBall[4] + v_KBall[1]*v_KBall[3];
+    const double t645 = -params.world_gravity[0]*t62 - params.world_gravity[1]*t60 -
+        params.world_gravity[2]*t66 - v_KBall[3]*v_KBall[2] + v_KBall[5]*v_KBall[0];
+    const double t646 = params.m*v_KBall[5] + derived_.I_KBall[2]*v_KBall[0] -
         derived_.I_KBall[1]*v_KBall[1];
-    const double t636 = -derived_.I_KBall[2]*v_KBall[2] + derived_.I_KBall[3]*v_KBall[1] +
+    const double t647 = -derived_.I_KBall[2]*v_KBall[2] + derived_.I_KBall[3]*v_KBall[1] +
         params.m*v_KBall[3];
-    const double t637 = -v_KBall[0]*t635 + v_KBall[2]*t636;
-    const double t638 = params.m*v_KBall[4] - derived_.I_KBall[3]*v_KBall[0] +
+    const double t648 = -v_KBall[0]*t646 + v_KBall[2]*t647;
+    const double t649 = params.m*v_KBall[4] - derived_.I_KBall[3]*v_KBall[0] +
         derived_.I_KBall[1]*v_KBall[2];
-    const double t639 = v_KBall[0]*t638 - v_KBall[1]*t636;
-    const double t640 = -v_KBall[2]*t638 + v_KBall[1]*t635;
-    const double t641 = -(params.m*t52*t632 + params.m*t67*t633 + params.m*t62*t634) -
-        (t62*t637 + t67*t639 + t52*t640);
-    const double t642 = -(params.m*t48*t632 + params.m*t65*t633 + params.m*t56*t634) -
-        (t48*t640 + t65*t639 + t56*t637);
-    const double t643 = -(params.m*t69*t633 + params.m*t58*t634 + params.m*t44*t632) -
-        (t69*t639 + t58*t637 + t44*t640);
-    const double t644 = derived_.I_KBall[1]*v_KBall[4] - derived_.I_KBall[2]*v_KBall[3] +
+    const double t650 = v_KBall[0]*t649 - v_KBall[1]*t647;
+    const double t651 = -v_KBall[2]*t649 + v_KBall[1]*t646;
+    const double t652 = -(IAS_KBall.coeff(3, 5)*t643 + IAS_KBall.coeff(5, 5)*t644 +
+        IAS_KBall.coeff(4, 5)*t645) - (t66*t648 + t71*t650 + t56*t651);
+    const double t653 = -(IAS_KBall.coeff(3, 4)*t643 + IAS_KBall.coeff(5, 4)*t644 +
+        IAS_KBall.coeff(4, 4)*t645) - (t52*t651 + t69*t650 + t60*t648);
+    const double t654 = -(IAS_KBall.coeff(5, 3)*t644 + IAS_KBall.coeff(4, 3)*t645 +
+        IAS_KBall.coeff(3, 3)*t643) - (t73*t650 + t62*t648 + t46*t651);
+    const double t655 = derived_.I_KBall[1]*v_KBall[4] - derived_.I_KBall[2]*v_KBall[3] +
         (derived_.I_KBall[9]*v_KBall[1] + derived_.I_KBall[6]*v_KBall[0] +
         derived_.I_KBall[12]*v_KBall[2]);
-    const double t645 = derived_.I_KBall[3]*v_KBall[3] - derived_.I_KBall[1]*v_KBall[5] +
+    const double t656 = derived_.I_KBall[3]*v_KBall[3] - derived_.I_KBall[1]*v_KBall[5] +
         (derived_.I_KBall[8]*v_KBall[1] + derived_.I_KBall[9]*v_KBall[2] +
         derived_.I_KBall[5]*v_KBall[0]);
-    const double t646 = v_KBall[1]*t644 + (v_KBall[4]*t635 - v_KBall[5]*t638 - v_KBall[2]*t645);
-    const double t647 = -derived_.I_KBall[3]*v_KBall[4] + derived_.I_KBall[2]*v_KBall[5] +
+    const double t657 = v_KBall[1]*t655 + (v_KBall[4]*t646 - v_KBall[5]*t649 - v_KBall[2]*t656);
+    const double t658 = -derived_.I_KBall[3]*v_KBall[4] + derived_.I_KBall[2]*v_KBall[5] +
         (derived_.I_KBall[6]*v_KBall[2] + derived_.I_KBall[4]*v_KBall[0] +
         derived_.I_KBall[5]*v_KBall[1]);
-    const double t648 = v_KBall[0]*t645 + (-v_KBall[4]*t636 + v_KBall[3]*t638 - v_KBall[1]*t647);
-    const double t649 = -v_KBall[0]*t644 + (v_KBall[5]*t636 - v_KBall[3]*t635 + v_KBall[2]*t647);
-    const double t650 = -(IAS_KBall.coeff(4, 0)*t634 + IAS_KBall.coeff(3, 0)*t632 +
-        IAS_KBall.coeff(5, 0)*t633) - (t44*t646 + t69*t648 + t58*t649);
-    const double t651 = -(IAS_KBall.coeff(5, 2)*t633 + IAS_KBall.coeff(4, 2)*t634 +
-        IAS_KBall.coeff(3, 2)*t632) - (t67*t648 + t62*t649 + t52*t646);
-    const double t652 = -(IAS_KBall.coeff(3, 1)*t632 + IAS_KBall.coeff(5, 1)*t633 +
-        IAS_KBall.coeff(4, 1)*t634) - (t56*t649 + t65*t648 + t48*t646);
-    udot[3] = t641*tinv7*t357 + (t642*tinv7*t335 + t643*tinv7*t320 +
-        (t650*tinv7 + t651*tinv7*t311 - t652*t307));
-    udot[4] = t641*Dinv_KBall.coeff(1, 5) + (t643*Dinv_KBall.coeff(1, 3) +
-        t642*Dinv_KBall.coeff(1, 4) + (-t650*t307 + t651*Dinv_KBall.coeff(1, 2) +
-        t652*Dinv_KBall.coeff(1, 1)));
-    udot[5] = t641*Dinv_KBall.coeff(2, 5) + (t642*Dinv_KBall.coeff(2, 4) +
-        t643*Dinv_KBall.coeff(2, 3) + (t650*Dinv_KBall.coeff(2, 0) + t652*Dinv_KBall.coeff(2, 1) +
-        t651*Dinv_KBall.coeff(2, 2)));
-    udot[6] = t641*Dinv_KBall.coeff(3, 5) + (t642*Dinv_KBall.coeff(3, 4) +
-        t643*Dinv_KBall.coeff(3, 3) + (t650*Dinv_KBall.coeff(3, 0) + t652*Dinv_KBall.coeff(3, 1) +
-        t651*Dinv_KBall.coeff(3, 2)));
-    udot[7] = t641*Dinv_KBall.coeff(4, 5) + (t650*Dinv_KBall.coeff(4, 0) +
-        t651*Dinv_KBall.coeff(4, 2) + t652*Dinv_KBall.coeff(4, 1) + t643*Dinv_KBall.coeff(4, 3) +
-        t642*Dinv_KBall.coeff(4, 4));
-    udot[8] = t643*Dinv_KBall.coeff(5, 3) + t642*Dinv_KBall.coeff(5, 4) +
-        (t650*Dinv_KBall.coeff(5, 0) + t652*Dinv_KBall.coeff(5, 1) + t651*Dinv_KBall.coeff(5, 2)) +
-        t641*Dinv_KBall.coeff(5, 5);
+    const double t659 = v_KBall[0]*t656 + (-v_KBall[4]*t647 + v_KBall[3]*t649 - v_KBall[1]*t658);
+    const double t660 = -v_KBall[0]*t655 + (v_KBall[5]*t647 - v_KBall[3]*t646 + v_KBall[2]*t658);
+    const double t661 = -(IAS_KBall.coeff(4, 0)*t645 + IAS_KBall.coeff(3, 0)*t643 +
+        IAS_KBall.coeff(5, 0)*t644) - (t46*t657 + t73*t659 + t62*t660);
+    const double t662 = -(IAS_KBall.coeff(5, 2)*t644 + IAS_KBall.coeff(4, 2)*t645 +
+        IAS_KBall.coeff(3, 2)*t643) - (t71*t659 + t66*t660 + t56*t657);
+    const double t663 = -(IAS_KBall.coeff(3, 1)*t643 + IAS_KBall.coeff(5, 1)*t644 +
+        IAS_KBall.coeff(4, 1)*t645) - (t60*t660 + t69*t659 + t52*t657);
+    udot[3] = t652*Dinv_KBall.coeff(0, 5) + (t653*Dinv_KBall.coeff(0, 4) +
+        t654*Dinv_KBall.coeff(0, 3) + (t661*tinv7 + t662*Dinv_KBall.coeff(0, 2) - t663*t316));
+    udot[4] = t652*Dinv_KBall.coeff(1, 5) + (t654*Dinv_KBall.coeff(1, 3) +
+        t653*Dinv_KBall.coeff(1, 4) + (-t661*t316 + t662*Dinv_KBall.coeff(1, 2) +
+        t663*Dinv_KBall.coeff(1, 1)));
+    udot[5] = t652*Dinv_KBall.coeff(2, 5) + (t653*Dinv_KBall.coeff(2, 4) +
+        t654*Dinv_KBall.coeff(2, 3) + (t661*Dinv_KBall.coeff(2, 0) + t663*Dinv_KBall.coeff(2, 1) +
+        t662*Dinv_KBall.coeff(2, 2)));
+    udot[6] = t652*Dinv_KBall.coeff(3, 5) + (t653*Dinv_KBall.coeff(3, 4) +
+        t654*Dinv_KBall.coeff(3, 3) + (t661*Dinv_KBall.coeff(3, 0) + t663*Dinv_KBall.coeff(3, 1) +
+        t662*Dinv_KBall.coeff(3, 2)));
+    udot[7] = t652*Dinv_KBall.coeff(4, 5) + (t661*Dinv_KBall.coeff(4, 0) +
+        t662*Dinv_KBall.coeff(4, 2) + t663*Dinv_KBall.coeff(4, 1) + t654*Dinv_KBall.coeff(4, 3) +
+        t653*Dinv_KBall.coeff(4, 4));
+    udot[8] = t654*Dinv_KBall.coeff(5, 3) + t653*Dinv_KBall.coeff(5, 4) +
+        (t661*Dinv_KBall.coeff(5, 0) + t663*Dinv_KBall.coeff(5, 1) + t662*Dinv_KBall.coeff(5, 2)) +
+        t652*Dinv_KBall.coeff(5, 5);
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': articulated factor
     k.R_PK[0].coeffRef(0, 0) = t8;
-    k.R_PK[0].coeffRef(0, 1) = t19;
-    k.R_PK[0].coeffRef(0, 2) = t29;
-    k.R_PK[0].coeffRef(1, 0) = t12;
-    k.R_PK[0].coeffRef(1, 1) = t22;
-    k.R_PK[0].coeffRef(1, 2) = t31;
-    k.R_PK[0].coeffRef(2, 0) = t16;
-    k.R_PK[0].coeffRef(2, 1) = t26;
-    k.R_PK[0].coeffRef(2, 2) = t33;
+    k.R_PK[0].coeffRef(0, 1) = t21;
+    k.R_PK[0].coeffRef(0, 2) = t31;
+    k.R_PK[0].coeffRef(1, 0) = t14;
+    k.R_PK[0].coeffRef(1, 1) = t24;
+    k.R_PK[0].coeffRef(1, 2) = t33;
+    k.R_PK[0].coeffRef(2, 0) = t18;
+    k.R_PK[0].coeffRef(2, 1) = t28;
+    k.R_PK[0].coeffRef(2, 2) = t35;
     k.p_PK[0][0] = 0.0;
     k.p_PK[0][1] = 0.0;
     k.p_PK[0][2] = 0.0;
     k.S.coeffRef(0, 0) = t8;
     k.U.coeffRef(0, 0) = IAS_KBase.coeff(0, 0);
-    k.S.coeffRef(1, 0) = t19;
+    k.S.coeffRef(1, 0) = t21;
     k.U.coeffRef(1, 0) = IAS_KBase.coeff(1, 0);
-    k.S.coeffRef(2, 0) = t29;
+    k.S.coeffRef(2, 0) = t31;
     k.U.coeffRef(2, 0) = IAS_KBase.coeff(2, 0);
     k.S.coeffRef(3, 0) = 0.0;
     k.U.coeffRef(3, 0) = IAS_KBase.coeff(3, 0);
@@ -2250,11 +2284,11 @@ class SphereOnSphere {
     k.Dinv.coeffRef(0, 0) = Dinv_KBase.coeff(0, 0);
     k.Dinv.coeffRef(1, 0) = Dinv_KBase.coeff(0, 1);
     k.Dinv.coeffRef(2, 0) = Dinv_KBase.coeff(2, 0);
-    k.S.coeffRef(0, 1) = t12;
+    k.S.coeffRef(0, 1) = t14;
     k.U.coeffRef(0, 1) = IAS_KBase.coeff(0, 1);
-    k.S.coeffRef(1, 1) = t22;
+    k.S.coeffRef(1, 1) = t24;
     k.U.coeffRef(1, 1) = IAS_KBase.coeff(1, 1);
-    k.S.coeffRef(2, 1) = t31;
+    k.S.coeffRef(2, 1) = t33;
     k.U.coeffRef(2, 1) = IAS_KBase.coeff(2, 1);
     k.S.coeffRef(3, 1) = 0.0;
     k.U.coeffRef(3, 1) = IAS_KBase.coeff(3, 1);
@@ -2265,11 +2299,11 @@ class SphereOnSphere {
     k.Dinv.coeffRef(0, 1) = Dinv_KBase.coeff(0, 1);
     k.Dinv.coeffRef(1, 1) = Dinv_KBase.coeff(1, 1);
     k.Dinv.coeffRef(2, 1) = Dinv_KBase.coeff(2, 1);
-    k.S.coeffRef(0, 2) = t16;
+    k.S.coeffRef(0, 2) = t18;
     k.U.coeffRef(0, 2) = IAS_KBase.coeff(0, 2);
-    k.S.coeffRef(1, 2) = t26;
+    k.S.coeffRef(1, 2) = t28;
     k.U.coeffRef(1, 2) = IAS_KBase.coeff(1, 2);
-    k.S.coeffRef(2, 2) = t33;
+    k.S.coeffRef(2, 2) = t35;
     k.U.coeffRef(2, 2) = IAS_KBase.coeff(2, 2);
     k.S.coeffRef(3, 2) = 0.0;
     k.U.coeffRef(3, 2) = IAS_KBase.coeff(3, 2);
@@ -2281,23 +2315,23 @@ class SphereOnSphere {
     k.Dinv.coeffRef(1, 2) = Dinv_KBase.coeff(1, 2);
     k.Dinv.coeffRef(2, 2) = Dinv_KBase.coeff(2, 2);
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': articulated factor
-    k.R_PK[1].coeffRef(0, 0) = t44;
-    k.R_PK[1].coeffRef(0, 1) = t58;
-    k.R_PK[1].coeffRef(0, 2) = t69;
-    k.R_PK[1].coeffRef(1, 0) = t48;
-    k.R_PK[1].coeffRef(1, 1) = t56;
-    k.R_PK[1].coeffRef(1, 2) = t65;
-    k.R_PK[1].coeffRef(2, 0) = t52;
-    k.R_PK[1].coeffRef(2, 1) = t62;
-    k.R_PK[1].coeffRef(2, 2) = t67;
+    k.R_PK[1].coeffRef(0, 0) = t46;
+    k.R_PK[1].coeffRef(0, 1) = t62;
+    k.R_PK[1].coeffRef(0, 2) = t73;
+    k.R_PK[1].coeffRef(1, 0) = t52;
+    k.R_PK[1].coeffRef(1, 1) = t60;
+    k.R_PK[1].coeffRef(1, 2) = t69;
+    k.R_PK[1].coeffRef(2, 0) = t56;
+    k.R_PK[1].coeffRef(2, 1) = t66;
+    k.R_PK[1].coeffRef(2, 2) = t71;
     k.p_PK[1][0] = q[8];
     k.p_PK[1][1] = q[9];
     k.p_PK[1][2] = q[10];
-    k.S.coeffRef(0, 3) = t44;
+    k.S.coeffRef(0, 3) = t46;
     k.U.coeffRef(0, 3) = IAS_KBall.coeff(0, 0);
-    k.S.coeffRef(1, 3) = t58;
+    k.S.coeffRef(1, 3) = t62;
     k.U.coeffRef(1, 3) = IAS_KBall.coeff(1, 0);
-    k.S.coeffRef(2, 3) = t69;
+    k.S.coeffRef(2, 3) = t73;
     k.U.coeffRef(2, 3) = IAS_KBall.coeff(2, 0);
     k.S.coeffRef(3, 3) = 0.0;
     k.U.coeffRef(3, 3) = IAS_KBall.coeff(3, 0);
@@ -2311,11 +2345,11 @@ class SphereOnSphere {
     k.Dinv.coeffRef(3, 3) = Dinv_KBall.coeff(3, 0);
     k.Dinv.coeffRef(4, 3) = Dinv_KBall.coeff(4, 0);
     k.Dinv.coeffRef(5, 3) = Dinv_KBall.coeff(5, 0);
-    k.S.coeffRef(0, 4) = t48;
+    k.S.coeffRef(0, 4) = t52;
     k.U.coeffRef(0, 4) = IAS_KBall.coeff(0, 1);
-    k.S.coeffRef(1, 4) = t56;
+    k.S.coeffRef(1, 4) = t60;
     k.U.coeffRef(1, 4) = IAS_KBall.coeff(1, 1);
-    k.S.coeffRef(2, 4) = t65;
+    k.S.coeffRef(2, 4) = t69;
     k.U.coeffRef(2, 4) = IAS_KBall.coeff(2, 1);
     k.S.coeffRef(3, 4) = 0.0;
     k.U.coeffRef(3, 4) = IAS_KBall.coeff(3, 1);
@@ -2329,11 +2363,11 @@ class SphereOnSphere {
     k.Dinv.coeffRef(3, 4) = Dinv_KBall.coeff(3, 1);
     k.Dinv.coeffRef(4, 4) = Dinv_KBall.coeff(4, 1);
     k.Dinv.coeffRef(5, 4) = Dinv_KBall.coeff(5, 1);
-    k.S.coeffRef(0, 5) = t52;
+    k.S.coeffRef(0, 5) = t56;
     k.U.coeffRef(0, 5) = IAS_KBall.coeff(0, 2);
-    k.S.coeffRef(1, 5) = t62;
+    k.S.coeffRef(1, 5) = t66;
     k.U.coeffRef(1, 5) = IAS_KBall.coeff(1, 2);
-    k.S.coeffRef(2, 5) = t67;
+    k.S.coeffRef(2, 5) = t71;
     k.U.coeffRef(2, 5) = IAS_KBall.coeff(2, 2);
     k.S.coeffRef(3, 5) = 0.0;
     k.U.coeffRef(3, 5) = IAS_KBall.coeff(3, 2);
@@ -2353,11 +2387,11 @@ class SphereOnSphere {
     k.U.coeffRef(1, 6) = IAS_KBall.coeff(1, 3);
     k.S.coeffRef(2, 6) = 0.0;
     k.U.coeffRef(2, 6) = IAS_KBall.coeff(2, 3);
-    k.S.coeffRef(3, 6) = t44;
+    k.S.coeffRef(3, 6) = t46;
     k.U.coeffRef(3, 6) = IAS_KBall.coeff(3, 3);
-    k.S.coeffRef(4, 6) = t58;
+    k.S.coeffRef(4, 6) = t62;
     k.U.coeffRef(4, 6) = IAS_KBall.coeff(4, 3);
-    k.S.coeffRef(5, 6) = t69;
+    k.S.coeffRef(5, 6) = t73;
     k.U.coeffRef(5, 6) = IAS_KBall.coeff(5, 3);
     k.Dinv.coeffRef(0, 6) = Dinv_KBall.coeff(0, 3);
     k.Dinv.coeffRef(1, 6) = Dinv_KBall.coeff(1, 3);
@@ -2371,11 +2405,11 @@ class SphereOnSphere {
     k.U.coeffRef(1, 7) = IAS_KBall.coeff(1, 4);
     k.S.coeffRef(2, 7) = 0.0;
     k.U.coeffRef(2, 7) = IAS_KBall.coeff(2, 4);
-    k.S.coeffRef(3, 7) = t48;
+    k.S.coeffRef(3, 7) = t52;
     k.U.coeffRef(3, 7) = IAS_KBall.coeff(3, 4);
-    k.S.coeffRef(4, 7) = t56;
+    k.S.coeffRef(4, 7) = t60;
     k.U.coeffRef(4, 7) = IAS_KBall.coeff(4, 4);
-    k.S.coeffRef(5, 7) = t65;
+    k.S.coeffRef(5, 7) = t69;
     k.U.coeffRef(5, 7) = IAS_KBall.coeff(5, 4);
     k.Dinv.coeffRef(0, 7) = Dinv_KBall.coeff(0, 4);
     k.Dinv.coeffRef(1, 7) = Dinv_KBall.coeff(1, 4);
@@ -2389,11 +2423,11 @@ class SphereOnSphere {
     k.U.coeffRef(1, 8) = IAS_KBall.coeff(1, 5);
     k.S.coeffRef(2, 8) = 0.0;
     k.U.coeffRef(2, 8) = IAS_KBall.coeff(2, 5);
-    k.S.coeffRef(3, 8) = t52;
+    k.S.coeffRef(3, 8) = t56;
     k.U.coeffRef(3, 8) = IAS_KBall.coeff(3, 5);
-    k.S.coeffRef(4, 8) = t62;
+    k.S.coeffRef(4, 8) = t66;
     k.U.coeffRef(4, 8) = IAS_KBall.coeff(4, 5);
-    k.S.coeffRef(5, 8) = t67;
+    k.S.coeffRef(5, 8) = t71;
     k.U.coeffRef(5, 8) = IAS_KBall.coeff(5, 5);
     k.Dinv.coeffRef(0, 8) = Dinv_KBall.coeff(0, 5);
     k.Dinv.coeffRef(1, 8) = Dinv_KBall.coeff(1, 5);
@@ -2406,7 +2440,7 @@ class SphereOnSphere {
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
-  // (183 adds, 275 muls, 2 divs, 0 calls, 0 other)
+  // (183 adds, 269 muls, 2 divs, 0 calls, 0 other)
   void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -2426,238 +2460,242 @@ class SphereOnSphere {
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
     const double t9 = u[0]*t8;
-    const double t10 = q[1]*q[2]*tinv0;
-    const double t11 = q[0]*q[3]*tinv0;
-    const double t12 = 2.0*t10 + 2.0*t11;
-    const double t13 = u[1]*t12;
-    const double t14 = q[1]*q[3]*tinv0;
-    const double t15 = q[0]*q[2]*tinv0;
-    const double t16 = 2.0*t14 - 2.0*t15;
-    const double t17 = u[2]*t16;
-    const double t18 = t9 + t13 + t17;
-    const double t19 = 2.0*t10 - 2.0*t11;
-    const double t20 = u[0]*t19;
-    const double t21 = t1*tinv0;
-    const double t22 = -2.0*t7 - 2.0*t21 + 1.0;
-    const double t23 = u[1]*t22;
-    const double t24 = q[2]*q[3]*tinv0;
-    const double t25 = q[0]*q[1]*tinv0;
-    const double t26 = 2.0*t24 + 2.0*t25;
-    const double t27 = u[2]*t26;
-    const double t28 = t20 + t23 + t27;
-    const double t29 = 2.0*t14 + 2.0*t15;
-    const double t30 = u[0]*t29;
-    const double t31 = 2.0*t24 - 2.0*t25;
-    const double t32 = u[1]*t31;
-    const double t33 = -2.0*t6 - 2.0*t21 + 1.0;
-    const double t34 = u[2]*t33;
-    const double t35 = t30 + t32 + t34;
-    v_KBase[0] = t18;
-    v_KBase[1] = t28;
-    v_KBase[2] = t35;
+    const double t10 = q[1]*tinv0;
+    const double t11 = t10*q[2];
+    const double t12 = q[0]*tinv0;
+    const double t13 = t12*q[3];
+    const double t14 = 2.0*t11 + 2.0*t13;
+    const double t15 = u[1]*t14;
+    const double t16 = t10*q[3];
+    const double t17 = t12*q[2];
+    const double t18 = 2.0*t16 - 2.0*t17;
+    const double t19 = u[2]*t18;
+    const double t20 = t9 + t15 + t19;
+    const double t21 = 2.0*t11 - 2.0*t13;
+    const double t22 = u[0]*t21;
+    const double t23 = t1*tinv0;
+    const double t24 = -2.0*t7 - 2.0*t23 + 1.0;
+    const double t25 = u[1]*t24;
+    const double t26 = q[2]*q[3]*tinv0;
+    const double t27 = t12*q[1];
+    const double t28 = 2.0*t26 + 2.0*t27;
+    const double t29 = u[2]*t28;
+    const double t30 = t22 + t25 + t29;
+    const double t31 = 2.0*t16 + 2.0*t17;
+    const double t32 = u[0]*t31;
+    const double t33 = 2.0*t26 - 2.0*t27;
+    const double t34 = u[1]*t33;
+    const double t35 = -2.0*t6 - 2.0*t23 + 1.0;
+    const double t36 = u[2]*t35;
+    const double t37 = t32 + t34 + t36;
+    v_KBase[0] = t20;
+    v_KBase[1] = t30;
+    v_KBase[2] = t37;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': velocity in the joint frame
-    const double t36 = q[7]*q[7];
-    const double t37 = q[5]*q[5];
-    const double t38 = q[4]*q[4];
-    const double t39 = q[6]*q[6];
-    const double t40 = t37 + t38 + t39;
-    const double t41 = t36 + t40;
-    const double tinv1 = 1.0/t41;
-    const double t42 = t39*tinv1;
-    const double t43 = t36*tinv1;
-    const double t44 = -2.0*t42 - 2.0*t43 + 1.0;
-    const double t45 = u[3]*t44;
-    const double t46 = q[4]*q[7]*tinv1;
-    const double t47 = q[5]*q[6]*tinv1;
-    const double t48 = 2.0*t46 + 2.0*t47;
-    const double t49 = u[4]*t48;
-    const double t50 = q[4]*q[6]*tinv1;
-    const double t51 = q[5]*q[7]*tinv1;
-    const double t52 = -2.0*t50 + 2.0*t51;
-    const double t53 = u[5]*t52;
-    const double t54 = t45 + t49 + t53;
-    const double t55 = t37*tinv1;
-    const double t56 = -2.0*t55 - 2.0*t43 + 1.0;
-    const double t57 = u[4]*t56;
-    const double t58 = -2.0*t46 + 2.0*t47;
-    const double t59 = u[3]*t58;
-    const double t60 = q[6]*q[7]*tinv1;
-    const double t61 = q[4]*q[5]*tinv1;
-    const double t62 = 2.0*t60 + 2.0*t61;
-    const double t63 = u[5]*t62;
-    const double t64 = t57 + t59 + t63;
-    const double t65 = 2.0*t60 - 2.0*t61;
-    const double t66 = u[4]*t65;
-    const double t67 = -2.0*t42 - 2.0*t55 + 1.0;
-    const double t68 = u[5]*t67;
-    const double t69 = 2.0*t50 + 2.0*t51;
-    const double t70 = u[3]*t69;
-    const double t71 = t66 + t68 + t70;
-    const double t72 = u[7]*t48;
-    const double t73 = u[8]*t52;
-    const double t74 = u[6]*t44;
-    const double t75 = t72 + t73 + t74;
-    const double t76 = u[7]*t56;
-    const double t77 = u[8]*t62;
-    const double t78 = u[6]*t58;
+    const double t38 = q[7]*q[7];
+    const double t39 = q[5]*q[5];
+    const double t40 = q[4]*q[4];
+    const double t41 = q[6]*q[6];
+    const double t42 = t39 + t40 + t41;
+    const double t43 = t38 + t42;
+    const double tinv1 = 1.0/t43;
+    const double t44 = t41*tinv1;
+    const double t45 = t38*tinv1;
+    const double t46 = -2.0*t44 - 2.0*t45 + 1.0;
+    const double t47 = u[3]*t46;
+    const double t48 = q[4]*tinv1;
+    const double t49 = t48*q[7];
+    const double t50 = q[5]*tinv1;
+    const double t51 = t50*q[6];
+    const double t52 = 2.0*t49 + 2.0*t51;
+    const double t53 = u[4]*t52;
+    const double t54 = t48*q[6];
+    const double t55 = t50*q[7];
+    const double t56 = -2.0*t54 + 2.0*t55;
+    const double t57 = u[5]*t56;
+    const double t58 = t47 + t53 + t57;
+    const double t59 = t39*tinv1;
+    const double t60 = -2.0*t59 - 2.0*t45 + 1.0;
+    const double t61 = u[4]*t60;
+    const double t62 = -2.0*t49 + 2.0*t51;
+    const double t63 = u[3]*t62;
+    const double t64 = q[6]*q[7]*tinv1;
+    const double t65 = t48*q[5];
+    const double t66 = 2.0*t64 + 2.0*t65;
+    const double t67 = u[5]*t66;
+    const double t68 = t61 + t63 + t67;
+    const double t69 = 2.0*t64 - 2.0*t65;
+    const double t70 = u[4]*t69;
+    const double t71 = -2.0*t44 - 2.0*t59 + 1.0;
+    const double t72 = u[5]*t71;
+    const double t73 = 2.0*t54 + 2.0*t55;
+    const double t74 = u[3]*t73;
+    const double t75 = t70 + t72 + t74;
+    const double t76 = u[7]*t52;
+    const double t77 = u[8]*t56;
+    const double t78 = u[6]*t46;
     const double t79 = t76 + t77 + t78;
-    const double t80 = u[6]*t69;
-    const double t81 = u[8]*t67;
-    const double t82 = u[7]*t65;
+    const double t80 = u[7]*t60;
+    const double t81 = u[8]*t66;
+    const double t82 = u[6]*t62;
     const double t83 = t80 + t81 + t82;
-    v_KBall[0] = t54;
-    v_KBall[1] = t64;
-    v_KBall[2] = t71;
-    v_KBall[3] = t75;
-    v_KBall[4] = t79;
-    v_KBall[5] = t83;
-    // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': acceleration
-    const double t84 = udot[2]*t16;
-    const double t85 = udot[0]*t8;
-    const double t86 = udot[1]*t12;
+    const double t84 = u[6]*t73;
+    const double t85 = u[8]*t71;
+    const double t86 = u[7]*t69;
     const double t87 = t84 + t85 + t86;
-    const double t88 = udot[1]*t22;
-    const double t89 = udot[0]*t19;
-    const double t90 = udot[2]*t26;
+    v_KBall[0] = t58;
+    v_KBall[1] = t68;
+    v_KBall[2] = t75;
+    v_KBall[3] = t79;
+    v_KBall[4] = t83;
+    v_KBall[5] = t87;
+    // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': acceleration
+    const double t88 = udot[2]*t18;
+    const double t89 = udot[0]*t8;
+    const double t90 = udot[1]*t14;
     const double t91 = t88 + t89 + t90;
-    const double t92 = udot[0]*t29;
-    const double t93 = udot[1]*t31;
-    const double t94 = udot[2]*t33;
+    const double t92 = udot[1]*t24;
+    const double t93 = udot[0]*t21;
+    const double t94 = udot[2]*t28;
     const double t95 = t92 + t93 + t94;
-    const double t96 = params.world_gravity[2]*t16;
-    const double t97 = params.world_gravity[0]*t8;
-    const double t98 = params.world_gravity[1]*t12;
-    const double t99 = -t96 - t97 - t98;
-    const double t100 = params.world_gravity[0]*t19;
-    const double t101 = params.world_gravity[1]*t22;
-    const double t102 = params.world_gravity[2]*t26;
+    const double t96 = udot[0]*t31;
+    const double t97 = udot[1]*t33;
+    const double t98 = udot[2]*t35;
+    const double t99 = t96 + t97 + t98;
+    const double t100 = params.world_gravity[2]*t18;
+    const double t101 = params.world_gravity[0]*t8;
+    const double t102 = params.world_gravity[1]*t14;
     const double t103 = -t100 - t101 - t102;
-    const double t104 = params.world_gravity[0]*t29;
-    const double t105 = params.world_gravity[1]*t31;
-    const double t106 = params.world_gravity[2]*t33;
+    const double t104 = params.world_gravity[0]*t21;
+    const double t105 = params.world_gravity[1]*t24;
+    const double t106 = params.world_gravity[2]*t28;
     const double t107 = -t104 - t105 - t106;
-    a_KBase[0] = t87;
-    a_KBase[1] = t91;
-    a_KBase[2] = t95;
-    a_KBase[3] = t99;
-    a_KBase[4] = t103;
-    a_KBase[5] = t107;
+    const double t108 = params.world_gravity[0]*t31;
+    const double t109 = params.world_gravity[1]*t33;
+    const double t110 = params.world_gravity[2]*t35;
+    const double t111 = -t108 - t109 - t110;
+    a_KBase[0] = t91;
+    a_KBase[1] = t95;
+    a_KBase[2] = t99;
+    a_KBase[3] = t103;
+    a_KBase[4] = t107;
+    a_KBase[5] = t111;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': acceleration
-    const double t108 = udot[4]*t48;
-    const double t109 = udot[3]*t44;
-    const double t110 = udot[5]*t52;
-    const double t111 = t108 + t109 + t110;
-    const double t112 = udot[3]*t58;
-    const double t113 = udot[4]*t56;
-    const double t114 = udot[5]*t62;
+    const double t112 = udot[4]*t52;
+    const double t113 = udot[3]*t46;
+    const double t114 = udot[5]*t56;
     const double t115 = t112 + t113 + t114;
-    const double t116 = udot[5]*t67;
-    const double t117 = udot[4]*t65;
-    const double t118 = udot[3]*t69;
+    const double t116 = udot[3]*t62;
+    const double t117 = udot[4]*t60;
+    const double t118 = udot[5]*t66;
     const double t119 = t116 + t117 + t118;
-    const double t120 = udot[8]*t52;
-    const double t121 = udot[6]*t44;
-    const double t122 = udot[7]*t48;
+    const double t120 = udot[5]*t71;
+    const double t121 = udot[4]*t69;
+    const double t122 = udot[3]*t73;
     const double t123 = t120 + t121 + t122;
-    const double t124 = params.world_gravity[1]*t48;
-    const double t125 = params.world_gravity[0]*t44;
-    const double t126 = params.world_gravity[2]*t52;
-    const double t127 = -t124 - t125 - t126;
-    const double t128 = v_KBall[5]*v_KBall[1];
-    const double t129 = v_KBall[2]*v_KBall[4];
-    const double t130 = t127 - t128 + t129;
-    const double t131 = t123 + t130;
-    const double t132 = udot[8]*t62;
-    const double t133 = udot[6]*t58;
-    const double t134 = udot[7]*t56;
-    const double t135 = t132 + t133 + t134;
-    const double t136 = params.world_gravity[0]*t58;
-    const double t137 = params.world_gravity[1]*t56;
-    const double t138 = params.world_gravity[2]*t62;
-    const double t139 = -t136 - t137 - t138;
-    const double t140 = v_KBall[3]*v_KBall[2];
-    const double t141 = v_KBall[5]*v_KBall[0];
-    const double t142 = t139 - t140 + t141;
-    const double t143 = t135 + t142;
-    const double t144 = udot[8]*t67;
-    const double t145 = udot[7]*t65;
-    const double t146 = udot[6]*t69;
-    const double t147 = t144 + t145 + t146;
-    const double t148 = params.world_gravity[1]*t65;
-    const double t149 = params.world_gravity[0]*t69;
-    const double t150 = params.world_gravity[2]*t67;
-    const double t151 = -t148 - t149 - t150;
-    const double t152 = v_KBall[0]*v_KBall[4];
-    const double t153 = v_KBall[1]*v_KBall[3];
-    const double t154 = t151 - t152 + t153;
-    const double t155 = t147 + t154;
-    a_KBall[0] = t111;
-    a_KBall[1] = t115;
-    a_KBall[2] = t119;
-    a_KBall[3] = t131;
-    a_KBall[4] = t143;
-    a_KBall[5] = t155;
+    const double t124 = udot[8]*t56;
+    const double t125 = udot[6]*t46;
+    const double t126 = udot[7]*t52;
+    const double t127 = t124 + t125 + t126;
+    const double t128 = params.world_gravity[1]*t52;
+    const double t129 = params.world_gravity[0]*t46;
+    const double t130 = params.world_gravity[2]*t56;
+    const double t131 = -t128 - t129 - t130;
+    const double t132 = v_KBall[5]*v_KBall[1];
+    const double t133 = v_KBall[2]*v_KBall[4];
+    const double t134 = t131 - t132 + t133;
+    const double t135 = t127 + t134;
+    const double t136 = udot[8]*t66;
+    const double t137 = udot[6]*t62;
+    const double t138 = udot[7]*t60;
+    const double t139 = t136 + t137 + t138;
+    const double t140 = params.world_gravity[0]*t62;
+    const double t141 = params.world_gravity[1]*t60;
+    const double t142 = params.world_gravity[2]*t66;
+    const double t143 = -t140 - t141 - t142;
+    const double t144 = v_KBall[3]*v_KBall[2];
+    const double t145 = v_KBall[5]*v_KBall[0];
+    const double t146 = t143 - t144 + t145;
+    const double t147 = t139 + t146;
+    const double t148 = udot[8]*t71;
+    const double t149 = udot[7]*t69;
+    const double t150 = udot[6]*t73;
+    const double t151 = t148 + t149 + t150;
+    const double t152 = params.world_gravity[1]*t69;
+    const double t153 = params.world_gravity[0]*t73;
+    const double t154 = params.world_gravity[2]*t71;
+    const double t155 = -t152 - t153 - t154;
+    const double t156 = v_KBall[0]*v_KBall[4];
+    const double t157 = v_KBall[1]*v_KBall[3];
+    const double t158 = t155 - t156 + t157;
+    const double t159 = t151 + t158;
+    a_KBall[0] = t115;
+    a_KBall[1] = t119;
+    a_KBall[2] = t123;
+    a_KBall[3] = t135;
+    a_KBall[4] = t147;
+    a_KBall[5] = t159;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': generalized force
-    const double t156 = derived_.I_KBall[1]*v_KBall[4] - derived_.I_KBall[2]*v_KBall[3] +
+    const double t160 = derived_.I_KBall[1]*v_KBall[4] - derived_.I_KBall[2]*v_KBall[3] +
         (derived_.I_KBall[9]*v_KBall[1] + derived_.I_KBall[6]*v_KBall[0] +
         derived_.I_KBall[12]*v_KBall[2]);
-    const double t157 = -derived_.I_KBall[2]*v_KBall[2] + derived_.I_KBall[3]*v_KBall[1] +
+    const double t161 = -derived_.I_KBall[2]*v_KBall[2] + derived_.I_KBall[3]*v_KBall[1] +
         params.m*v_KBall[3];
-    const double t158 = params.m*v_KBall[5] + derived_.I_KBall[2]*v_KBall[0] -
+    const double t162 = params.m*v_KBall[5] + derived_.I_KBall[2]*v_KBall[0] -
         derived_.I_KBall[1]*v_KBall[1];
-    const double t159 = -derived_.I_KBall[3]*v_KBall[4] + derived_.I_KBall[2]*v_KBall[5] +
+    const double t163 = -derived_.I_KBall[3]*v_KBall[4] + derived_.I_KBall[2]*v_KBall[5] +
         (derived_.I_KBall[6]*v_KBall[2] + derived_.I_KBall[4]*v_KBall[0] +
         derived_.I_KBall[5]*v_KBall[1]);
-    const double t160 = -v_KBall[0]*t156 + (v_KBall[5]*t157 - v_KBall[3]*t158 + v_KBall[2]*t159) +
+    const double t164 = -v_KBall[0]*t160 + (v_KBall[5]*t161 - v_KBall[3]*t162 + v_KBall[2]*t163) +
         (derived_.I_KBall[9]*a_KBall[2] + derived_.I_KBall[5]*a_KBall[0] +
         derived_.I_KBall[8]*a_KBall[1] + derived_.I_KBall[3]*a_KBall[3] -
         derived_.I_KBall[1]*a_KBall[5]);
-    const double t161 = params.m*v_KBall[4] - derived_.I_KBall[3]*v_KBall[0] +
+    const double t165 = params.m*v_KBall[4] - derived_.I_KBall[3]*v_KBall[0] +
         derived_.I_KBall[1]*v_KBall[2];
-    const double t162 = derived_.I_KBall[3]*v_KBall[3] - derived_.I_KBall[1]*v_KBall[5] +
+    const double t166 = derived_.I_KBall[3]*v_KBall[3] - derived_.I_KBall[1]*v_KBall[5] +
         (derived_.I_KBall[8]*v_KBall[1] + derived_.I_KBall[9]*v_KBall[2] +
         derived_.I_KBall[5]*v_KBall[0]);
-    const double t163 = v_KBall[1]*t156 + (v_KBall[4]*t158 - v_KBall[5]*t161 - v_KBall[2]*t162) +
+    const double t167 = v_KBall[1]*t160 + (v_KBall[4]*t162 - v_KBall[5]*t165 - v_KBall[2]*t166) +
         (derived_.I_KBall[5]*a_KBall[1] + derived_.I_KBall[6]*a_KBall[2] +
         derived_.I_KBall[4]*a_KBall[0] + derived_.I_KBall[2]*a_KBall[5] -
         derived_.I_KBall[3]*a_KBall[4]);
-    const double t164 = v_KBall[0]*t162 + (derived_.I_KBall[9]*a_KBall[1] +
+    const double t168 = v_KBall[0]*t166 + (derived_.I_KBall[9]*a_KBall[1] +
         derived_.I_KBall[12]*a_KBall[2] + derived_.I_KBall[6]*a_KBall[0] -
         derived_.I_KBall[2]*a_KBall[3] + derived_.I_KBall[1]*a_KBall[4]) +
-        (-v_KBall[4]*t157 + v_KBall[3]*t161 - v_KBall[1]*t159);
-    const double t165 = v_KBall[0]*t161 - v_KBall[1]*t157 +
+        (-v_KBall[4]*t161 + v_KBall[3]*t165 - v_KBall[1]*t163);
+    const double t169 = v_KBall[0]*t165 - v_KBall[1]*t161 +
         (-derived_.I_KBall[1]*a_KBall[1] + derived_.I_KBall[2]*a_KBall[0] + params.m*a_KBall[5]);
-    const double t166 = -v_KBall[2]*t161 + v_KBall[1]*t158 +
+    const double t170 = -v_KBall[2]*t165 + v_KBall[1]*t162 +
         (derived_.I_KBall[3]*a_KBall[1] - derived_.I_KBall[2]*a_KBall[2] + params.m*a_KBall[3]);
-    const double t167 = -v_KBall[0]*t158 + v_KBall[2]*t157 +
+    const double t171 = -v_KBall[0]*t162 + v_KBall[2]*t161 +
         (derived_.I_KBall[1]*a_KBall[2] - derived_.I_KBall[3]*a_KBall[0] + params.m*a_KBall[4]);
-    tau[3] = t58*t160 + t44*t163 + t69*t164;
-    tau[4] = t65*t164 + t48*t163 + t56*t160;
-    tau[5] = t62*t160 + t67*t164 + t52*t163;
-    tau[6] = t69*t165 + t44*t166 + t58*t167;
-    tau[7] = t65*t165 + t56*t167 + t48*t166;
-    tau[8] = t62*t167 + t52*t166 + t67*t165;
+    tau[3] = t62*t164 + t46*t167 + t73*t168;
+    tau[4] = t69*t168 + t52*t167 + t60*t164;
+    tau[5] = t66*t164 + t71*t168 + t56*t167;
+    tau[6] = t73*t169 + t46*t170 + t62*t171;
+    tau[7] = t69*t169 + t60*t171 + t52*t170;
+    tau[8] = t66*t171 + t56*t170 + t71*t169;
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': generalized force
-    const double t168 = derived_.I_KBase[9]*v_KBase[1] + derived_.I_KBase[12]*v_KBase[2] +
+    const double t172 = derived_.I_KBase[9]*v_KBase[1] + derived_.I_KBase[12]*v_KBase[2] +
         derived_.I_KBase[6]*v_KBase[0];
-    const double t169 = derived_.I_KBase[9]*v_KBase[2] + derived_.I_KBase[5]*v_KBase[0] +
+    const double t173 = derived_.I_KBase[9]*v_KBase[2] + derived_.I_KBase[5]*v_KBase[0] +
         derived_.I_KBase[8]*v_KBase[1];
-    const double t170 = derived_.I_KBase[2]*a_KBase[5] - derived_.I_KBase[3]*a_KBase[4] +
+    const double t174 = derived_.I_KBase[2]*a_KBase[5] - derived_.I_KBase[3]*a_KBase[4] +
         (derived_.I_KBase[6]*a_KBase[2] + derived_.I_KBase[5]*a_KBase[1] +
-        derived_.I_KBase[4]*a_KBase[0]) + v_KBase[1]*t168 - v_KBase[2]*t169;
-    const double t171 = derived_.I_KBase[5]*v_KBase[1] + derived_.I_KBase[6]*v_KBase[2] +
+        derived_.I_KBase[4]*a_KBase[0]) + v_KBase[1]*t172 - v_KBase[2]*t173;
+    const double t175 = derived_.I_KBase[5]*v_KBase[1] + derived_.I_KBase[6]*v_KBase[2] +
         derived_.I_KBase[4]*v_KBase[0];
-    const double t172 = -v_KBase[0]*t168 + v_KBase[2]*t171 +
+    const double t176 = -v_KBase[0]*t172 + v_KBase[2]*t175 +
         (derived_.I_KBase[3]*a_KBase[3] - derived_.I_KBase[1]*a_KBase[5] +
         (derived_.I_KBase[9]*a_KBase[2] + derived_.I_KBase[8]*a_KBase[1] +
         derived_.I_KBase[5]*a_KBase[0]));
-    const double t173 = v_KBase[0]*t169 - v_KBase[1]*t171 +
+    const double t177 = v_KBase[0]*t173 - v_KBase[1]*t175 +
         (-derived_.I_KBase[2]*a_KBase[3] + derived_.I_KBase[1]*a_KBase[4] +
         (derived_.I_KBase[9]*a_KBase[1] + derived_.I_KBase[6]*a_KBase[0] +
         derived_.I_KBase[12]*a_KBase[2]));
-    tau[0] = t8*t170 + t19*t172 + t29*t173;
-    tau[1] = t31*t173 + t12*t170 + t22*t172;
-    tau[2] = t26*t172 + t16*t170 + t33*t173;
+    tau[0] = t8*t174 + t21*t176 + t31*t177;
+    tau[1] = t33*t177 + t14*t174 + t24*t176;
+    tau[2] = t28*t176 + t18*t174 + t35*t177;
   }
 
   // qdot (nq) = N(q) u.
@@ -2679,7 +2717,7 @@ class SphereOnSphere {
   }
 
   // X_WB of every body (its `frame_a`) in World.
-  // (30 adds, 74 muls, 2 divs, 0 calls, 0 other)
+  // (30 adds, 68 muls, 2 divs, 0 calls, 0 other)
   void bodyPoses([[maybe_unused]] const Q& q, BodyPoses& poses) const {
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
     const double t0 = q[3]*q[3];
@@ -2688,48 +2726,52 @@ class SphereOnSphere {
     const double tinv0 = 1.0/(t0 + (t1 + q[0]*q[0] + t2));
     const double t3 = t2*tinv0;
     const double t4 = t0*tinv0;
-    const double t5 = q[1]*q[2]*tinv0;
-    const double t6 = q[0]*q[3]*tinv0;
-    const double t7 = q[1]*q[3]*tinv0;
-    const double t8 = q[0]*q[2]*tinv0;
-    const double t9 = t1*tinv0;
-    const double t10 = q[2]*q[3]*tinv0;
-    const double t11 = q[0]*q[1]*tinv0;
+    const double t5 = q[1]*tinv0;
+    const double t6 = t5*q[2];
+    const double t7 = q[0]*tinv0;
+    const double t8 = t7*q[3];
+    const double t9 = t5*q[3];
+    const double t10 = t7*q[2];
+    const double t11 = t1*tinv0;
+    const double t12 = q[2]*q[3]*tinv0;
+    const double t13 = t7*q[1];
     poses[0].R_WB.coeffRef(0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
-    poses[0].R_WB.coeffRef(0, 1) = 2.0*t5 - 2.0*t6;
-    poses[0].R_WB.coeffRef(0, 2) = 2.0*t7 + 2.0*t8;
-    poses[0].R_WB.coeffRef(1, 0) = 2.0*t5 + 2.0*t6;
-    poses[0].R_WB.coeffRef(1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
-    poses[0].R_WB.coeffRef(1, 2) = 2.0*t10 - 2.0*t11;
-    poses[0].R_WB.coeffRef(2, 0) = 2.0*t7 - 2.0*t8;
-    poses[0].R_WB.coeffRef(2, 1) = 2.0*t10 + 2.0*t11;
-    poses[0].R_WB.coeffRef(2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
+    poses[0].R_WB.coeffRef(0, 1) = 2.0*t6 - 2.0*t8;
+    poses[0].R_WB.coeffRef(0, 2) = 2.0*t9 + 2.0*t10;
+    poses[0].R_WB.coeffRef(1, 0) = 2.0*t6 + 2.0*t8;
+    poses[0].R_WB.coeffRef(1, 1) = -2.0*t4 - 2.0*t11 + 1.0;
+    poses[0].R_WB.coeffRef(1, 2) = 2.0*t12 - 2.0*t13;
+    poses[0].R_WB.coeffRef(2, 0) = 2.0*t9 - 2.0*t10;
+    poses[0].R_WB.coeffRef(2, 1) = 2.0*t12 + 2.0*t13;
+    poses[0].R_WB.coeffRef(2, 2) = -2.0*t3 - 2.0*t11 + 1.0;
     poses[0].p_WB[0] = 0.0;
     poses[0].p_WB[1] = 0.0;
     poses[0].p_WB[2] = 0.0;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
-    const double t12 = q[7]*q[7];
-    const double t13 = q[5]*q[5];
-    const double t14 = q[6]*q[6];
-    const double tinv1 = 1.0/(t12 + (t13 + q[4]*q[4] + t14));
-    const double t15 = t14*tinv1;
-    const double t16 = t12*tinv1;
-    const double t17 = q[4]*q[7]*tinv1;
-    const double t18 = q[5]*q[6]*tinv1;
-    const double t19 = q[4]*q[6]*tinv1;
-    const double t20 = q[5]*q[7]*tinv1;
-    const double t21 = t13*tinv1;
-    const double t22 = q[6]*q[7]*tinv1;
-    const double t23 = q[4]*q[5]*tinv1;
-    poses[1].R_WB.coeffRef(0, 0) = -2.0*t15 - 2.0*t16 + 1.0;
-    poses[1].R_WB.coeffRef(0, 1) = -2.0*t17 + 2.0*t18;
-    poses[1].R_WB.coeffRef(0, 2) = 2.0*t19 + 2.0*t20;
-    poses[1].R_WB.coeffRef(1, 0) = 2.0*t17 + 2.0*t18;
-    poses[1].R_WB.coeffRef(1, 1) = -2.0*t21 - 2.0*t16 + 1.0;
-    poses[1].R_WB.coeffRef(1, 2) = 2.0*t22 - 2.0*t23;
-    poses[1].R_WB.coeffRef(2, 0) = -2.0*t19 + 2.0*t20;
-    poses[1].R_WB.coeffRef(2, 1) = 2.0*t22 + 2.0*t23;
-    poses[1].R_WB.coeffRef(2, 2) = -2.0*t15 - 2.0*t21 + 1.0;
+    const double t14 = q[7]*q[7];
+    const double t15 = q[5]*q[5];
+    const double t16 = q[6]*q[6];
+    const double tinv1 = 1.0/(t14 + (t15 + q[4]*q[4] + t16));
+    const double t17 = t16*tinv1;
+    const double t18 = t14*tinv1;
+    const double t19 = q[4]*tinv1;
+    const double t20 = t19*q[7];
+    const double t21 = q[5]*tinv1;
+    const double t22 = t21*q[6];
+    const double t23 = t19*q[6];
+    const double t24 = t21*q[7];
+    const double t25 = t15*tinv1;
+    const double t26 = q[6]*q[7]*tinv1;
+    const double t27 = t19*q[5];
+    poses[1].R_WB.coeffRef(0, 0) = -2.0*t17 - 2.0*t18 + 1.0;
+    poses[1].R_WB.coeffRef(0, 1) = -2.0*t20 + 2.0*t22;
+    poses[1].R_WB.coeffRef(0, 2) = 2.0*t23 + 2.0*t24;
+    poses[1].R_WB.coeffRef(1, 0) = 2.0*t20 + 2.0*t22;
+    poses[1].R_WB.coeffRef(1, 1) = -2.0*t25 - 2.0*t18 + 1.0;
+    poses[1].R_WB.coeffRef(1, 2) = 2.0*t26 - 2.0*t27;
+    poses[1].R_WB.coeffRef(2, 0) = -2.0*t23 + 2.0*t24;
+    poses[1].R_WB.coeffRef(2, 1) = 2.0*t26 + 2.0*t27;
+    poses[1].R_WB.coeffRef(2, 2) = -2.0*t17 - 2.0*t25 + 1.0;
     poses[1].p_WB[0] = q[8];
     poses[1].p_WB[1] = q[9];
     poses[1].p_WB[2] = q[10];
@@ -2756,7 +2798,7 @@ class SphereOnSphere {
   }
 
   // Kinetic energy 1/2 u^T M u (J).
-  // (140 adds, 234 muls, 2 divs, 0 calls, 0 other)
+  // (140 adds, 228 muls, 2 divs, 0 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix3d R_WBase;  // R_WB of 'base'
@@ -2773,139 +2815,143 @@ class SphereOnSphere {
     const double t6 = t3*tinv0;
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
-    const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = q[0]*q[3]*tinv0;
-    const double t11 = 2.0*t9 - 2.0*t10;
-    const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = q[0]*q[2]*tinv0;
-    const double t14 = 2.0*t12 + 2.0*t13;
-    const double t15 = 2.0*t9 + 2.0*t10;
-    const double t16 = t1*tinv0;
-    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
-    const double t18 = q[2]*q[3]*tinv0;
-    const double t19 = q[0]*q[1]*tinv0;
-    const double t20 = 2.0*t18 - 2.0*t19;
-    const double t21 = 2.0*t12 - 2.0*t13;
-    const double t22 = 2.0*t18 + 2.0*t19;
-    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    const double t9 = q[1]*tinv0;
+    const double t10 = t9*q[2];
+    const double t11 = q[0]*tinv0;
+    const double t12 = t11*q[3];
+    const double t13 = 2.0*t10 - 2.0*t12;
+    const double t14 = t9*q[3];
+    const double t15 = t11*q[2];
+    const double t16 = 2.0*t14 + 2.0*t15;
+    const double t17 = 2.0*t10 + 2.0*t12;
+    const double t18 = t1*tinv0;
+    const double t19 = -2.0*t7 - 2.0*t18 + 1.0;
+    const double t20 = q[2]*q[3]*tinv0;
+    const double t21 = t11*q[1];
+    const double t22 = 2.0*t20 - 2.0*t21;
+    const double t23 = 2.0*t14 - 2.0*t15;
+    const double t24 = 2.0*t20 + 2.0*t21;
+    const double t25 = -2.0*t6 - 2.0*t18 + 1.0;
     R_WBase.coeffRef(0, 0) = t8;
-    R_WBase.coeffRef(0, 1) = t11;
-    R_WBase.coeffRef(0, 2) = t14;
-    R_WBase.coeffRef(1, 0) = t15;
-    R_WBase.coeffRef(1, 1) = t17;
-    R_WBase.coeffRef(1, 2) = t20;
-    R_WBase.coeffRef(2, 0) = t21;
-    R_WBase.coeffRef(2, 1) = t22;
-    R_WBase.coeffRef(2, 2) = t23;
+    R_WBase.coeffRef(0, 1) = t13;
+    R_WBase.coeffRef(0, 2) = t16;
+    R_WBase.coeffRef(1, 0) = t17;
+    R_WBase.coeffRef(1, 1) = t19;
+    R_WBase.coeffRef(1, 2) = t22;
+    R_WBase.coeffRef(2, 0) = t23;
+    R_WBase.coeffRef(2, 1) = t24;
+    R_WBase.coeffRef(2, 2) = t25;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
-    const double t24 = q[7]*q[7];
-    const double t25 = q[5]*q[5];
-    const double t26 = q[4]*q[4];
-    const double t27 = q[6]*q[6];
-    const double t28 = t25 + t26 + t27;
-    const double t29 = t24 + t28;
-    const double tinv1 = 1.0/t29;
-    const double t30 = t27*tinv1;
-    const double t31 = t24*tinv1;
-    const double t32 = -2.0*t30 - 2.0*t31 + 1.0;
-    const double t33 = q[4]*q[7]*tinv1;
-    const double t34 = q[5]*q[6]*tinv1;
-    const double t35 = -2.0*t33 + 2.0*t34;
-    const double t36 = q[4]*q[6]*tinv1;
-    const double t37 = q[5]*q[7]*tinv1;
-    const double t38 = 2.0*t36 + 2.0*t37;
-    const double t39 = 2.0*t33 + 2.0*t34;
-    const double t40 = t25*tinv1;
-    const double t41 = -2.0*t40 - 2.0*t31 + 1.0;
-    const double t42 = q[6]*q[7]*tinv1;
-    const double t43 = q[4]*q[5]*tinv1;
-    const double t44 = 2.0*t42 - 2.0*t43;
-    const double t45 = -2.0*t36 + 2.0*t37;
-    const double t46 = 2.0*t42 + 2.0*t43;
-    const double t47 = -2.0*t30 - 2.0*t40 + 1.0;
-    R_WBall.coeffRef(0, 0) = t32;
-    R_WBall.coeffRef(0, 1) = t35;
-    R_WBall.coeffRef(0, 2) = t38;
-    R_WBall.coeffRef(1, 0) = t39;
-    R_WBall.coeffRef(1, 1) = t41;
-    R_WBall.coeffRef(1, 2) = t44;
-    R_WBall.coeffRef(2, 0) = t45;
-    R_WBall.coeffRef(2, 1) = t46;
-    R_WBall.coeffRef(2, 2) = t47;
+    const double t26 = q[7]*q[7];
+    const double t27 = q[5]*q[5];
+    const double t28 = q[4]*q[4];
+    const double t29 = q[6]*q[6];
+    const double t30 = t27 + t28 + t29;
+    const double t31 = t26 + t30;
+    const double tinv1 = 1.0/t31;
+    const double t32 = t29*tinv1;
+    const double t33 = t26*tinv1;
+    const double t34 = -2.0*t32 - 2.0*t33 + 1.0;
+    const double t35 = q[4]*tinv1;
+    const double t36 = t35*q[7];
+    const double t37 = q[5]*tinv1;
+    const double t38 = t37*q[6];
+    const double t39 = -2.0*t36 + 2.0*t38;
+    const double t40 = t35*q[6];
+    const double t41 = t37*q[7];
+    const double t42 = 2.0*t40 + 2.0*t41;
+    const double t43 = 2.0*t36 + 2.0*t38;
+    const double t44 = t27*tinv1;
+    const double t45 = -2.0*t44 - 2.0*t33 + 1.0;
+    const double t46 = q[6]*q[7]*tinv1;
+    const double t47 = t35*q[5];
+    const double t48 = 2.0*t46 - 2.0*t47;
+    const double t49 = -2.0*t40 + 2.0*t41;
+    const double t50 = 2.0*t46 + 2.0*t47;
+    const double t51 = -2.0*t32 - 2.0*t44 + 1.0;
+    R_WBall.coeffRef(0, 0) = t34;
+    R_WBall.coeffRef(0, 1) = t39;
+    R_WBall.coeffRef(0, 2) = t42;
+    R_WBall.coeffRef(1, 0) = t43;
+    R_WBall.coeffRef(1, 1) = t45;
+    R_WBall.coeffRef(1, 2) = t48;
+    R_WBall.coeffRef(2, 0) = t49;
+    R_WBall.coeffRef(2, 1) = t50;
+    R_WBall.coeffRef(2, 2) = t51;
     // kinetic energy
-    const double t48 = derived_.I_KBall[3]*R_WBall.coeff(0, 2) +
+    const double t52 = derived_.I_KBall[3]*R_WBall.coeff(0, 2) +
         derived_.I_KBall[1]*R_WBall.coeff(0, 0) + derived_.I_KBall[2]*R_WBall.coeff(0, 1);
-    const double t49 = derived_.I_KBall[2]*R_WBall.coeff(1, 1) +
+    const double t53 = derived_.I_KBall[2]*R_WBall.coeff(1, 1) +
         derived_.I_KBall[1]*R_WBall.coeff(1, 0) + derived_.I_KBall[3]*R_WBall.coeff(1, 2);
-    const double t50 = derived_.I_KBall[2]*R_WBall.coeff(2, 1) +
+    const double t54 = derived_.I_KBall[2]*R_WBall.coeff(2, 1) +
         derived_.I_KBall[3]*R_WBall.coeff(2, 2) + derived_.I_KBall[1]*R_WBall.coeff(2, 0);
-    const double t51 = -derived_.M_0_0_c*R_WBase.coeff(2, 0) +
+    const double t55 = -derived_.M_0_0_c*R_WBase.coeff(2, 0) +
         derived_.I_KBase[8]*R_WBase.coeff(2, 1) - derived_.M_0_0*R_WBase.coeff(2, 2);
-    const double t52 = -derived_.M_0_0_c*R_WBase.coeff(2, 1) -
+    const double t56 = -derived_.M_0_0_c*R_WBase.coeff(2, 1) -
         derived_.M_0_0_b*R_WBase.coeff(2, 2) + derived_.I_KBase[4]*R_WBase.coeff(2, 0);
-    const double t53 = -derived_.M_0_0_b*R_WBase.coeff(2, 0) +
+    const double t57 = -derived_.M_0_0_b*R_WBase.coeff(2, 0) +
         derived_.I_KBase[12]*R_WBase.coeff(2, 2) - derived_.M_0_0*R_WBase.coeff(2, 1);
-    const double t54 = -derived_.M_0_0_c*R_WBase.coeff(0, 1) +
+    const double t58 = -derived_.M_0_0_c*R_WBase.coeff(0, 1) +
         derived_.I_KBase[4]*R_WBase.coeff(0, 0) - derived_.M_0_0_b*R_WBase.coeff(0, 2);
-    const double t55 = -derived_.M_0_0*R_WBase.coeff(0, 1) - derived_.M_0_0_b*R_WBase.coeff(0, 0) +
+    const double t59 = -derived_.M_0_0*R_WBase.coeff(0, 1) - derived_.M_0_0_b*R_WBase.coeff(0, 0) +
         derived_.I_KBase[12]*R_WBase.coeff(0, 2);
-    const double t56 = derived_.I_KBase[8]*R_WBase.coeff(0, 1) -
+    const double t60 = derived_.I_KBase[8]*R_WBase.coeff(0, 1) -
         derived_.M_0_0_c*R_WBase.coeff(0, 0) - derived_.M_0_0*R_WBase.coeff(0, 2);
-    const double t57 = -derived_.M_0_0*R_WBase.coeff(1, 2) +
+    const double t61 = -derived_.M_0_0*R_WBase.coeff(1, 2) +
         derived_.I_KBase[8]*R_WBase.coeff(1, 1) - derived_.M_0_0_c*R_WBase.coeff(1, 0);
-    const double t58 = -derived_.M_0_0_b*R_WBase.coeff(1, 0) - derived_.M_0_0*R_WBase.coeff(1, 1) +
+    const double t62 = -derived_.M_0_0_b*R_WBase.coeff(1, 0) - derived_.M_0_0*R_WBase.coeff(1, 1) +
         derived_.I_KBase[12]*R_WBase.coeff(1, 2);
-    const double t59 = -derived_.M_0_0_b*R_WBase.coeff(1, 2) -
+    const double t63 = -derived_.M_0_0_b*R_WBase.coeff(1, 2) -
         derived_.M_0_0_c*R_WBase.coeff(1, 1) + derived_.I_KBase[4]*R_WBase.coeff(1, 0);
-    const double t60 = u[2]*(u[0]*(R_WBase.coeff(0, 1)*t51 + R_WBase.coeff(0, 0)*t52 +
-        R_WBase.coeff(0, 2)*t53) + u[1]*(R_WBase.coeff(1, 2)*t53 + R_WBase.coeff(1, 1)*t51 +
-        R_WBase.coeff(1, 0)*t52) + u[2]*(R_WBase.coeff(2, 2)*t53 + R_WBase.coeff(2, 0)*t52 +
-        R_WBase.coeff(2, 1)*t51)) + u[0]*(u[0]*(R_WBase.coeff(0, 0)*t54 + R_WBase.coeff(0, 2)*t55 +
-        R_WBase.coeff(0, 1)*t56) + u[2]*(R_WBase.coeff(2, 1)*t56 + R_WBase.coeff(2, 2)*t55 +
-        R_WBase.coeff(2, 0)*t54) + u[1]*(R_WBase.coeff(1, 1)*t56 + R_WBase.coeff(1, 0)*t54 +
-        R_WBase.coeff(1, 2)*t55)) + u[1]*(u[0]*(R_WBase.coeff(0, 1)*t57 + R_WBase.coeff(0, 2)*t58 +
-        R_WBase.coeff(0, 0)*t59) + u[1]*(R_WBase.coeff(1, 1)*t57 + R_WBase.coeff(1, 0)*t59 +
-        R_WBase.coeff(1, 2)*t58) + u[2]*(R_WBase.coeff(2, 0)*t59 + R_WBase.coeff(2, 1)*t57 +
-        R_WBase.coeff(2, 2)*t58));
-    const double t61 = derived_.I_KBall[4]*R_WBall.coeff(0, 0) -
+    const double t64 = u[2]*(u[0]*(R_WBase.coeff(0, 1)*t55 + R_WBase.coeff(0, 0)*t56 +
+        R_WBase.coeff(0, 2)*t57) + u[1]*(R_WBase.coeff(1, 2)*t57 + R_WBase.coeff(1, 1)*t55 +
+        R_WBase.coeff(1, 0)*t56) + u[2]*(R_WBase.coeff(2, 2)*t57 + R_WBase.coeff(2, 0)*t56 +
+        R_WBase.coeff(2, 1)*t55)) + u[0]*(u[0]*(R_WBase.coeff(0, 0)*t58 + R_WBase.coeff(0, 2)*t59 +
+        R_WBase.coeff(0, 1)*t60) + u[2]*(R_WBase.coeff(2, 1)*t60 + R_WBase.coeff(2, 2)*t59 +
+        R_WBase.coeff(2, 0)*t58) + u[1]*(R_WBase.coeff(1, 1)*t60 + R_WBase.coeff(1, 0)*t58 +
+        R_WBase.coeff(1, 2)*t59)) + u[1]*(u[0]*(R_WBase.coeff(0, 1)*t61 + R_WBase.coeff(0, 2)*t62 +
+        R_WBase.coeff(0, 0)*t63) + u[1]*(R_WBase.coeff(1, 1)*t61 + R_WBase.coeff(1, 0)*t63 +
+        R_WBase.coeff(1, 2)*t62) + u[2]*(R_WBase.coeff(2, 0)*t63 + R_WBase.coeff(2, 1)*t61 +
+        R_WBase.coeff(2, 2)*t62));
+    const double t65 = derived_.I_KBall[4]*R_WBall.coeff(0, 0) -
         derived_.M_3_3_b*R_WBall.coeff(0, 2) - derived_.M_3_3_c*R_WBall.coeff(0, 1);
-    const double t62 = -derived_.M_3_3_b*R_WBall.coeff(0, 0) - derived_.M_3_3*R_WBall.coeff(0, 1) +
+    const double t66 = -derived_.M_3_3_b*R_WBall.coeff(0, 0) - derived_.M_3_3*R_WBall.coeff(0, 1) +
         derived_.I_KBall[12]*R_WBall.coeff(0, 2);
-    const double t63 = -derived_.M_3_3*R_WBall.coeff(0, 2) +
+    const double t67 = -derived_.M_3_3*R_WBall.coeff(0, 2) +
         derived_.I_KBall[8]*R_WBall.coeff(0, 1) - derived_.M_3_3_c*R_WBall.coeff(0, 0);
-    const double t64 = u[3]*(u[8]*t49 - u[7]*t50 +
-        (u[5]*(R_WBall.coeff(2, 0)*t61 + R_WBall.coeff(2, 2)*t62 + R_WBall.coeff(2, 1)*t63) +
-        u[4]*(R_WBall.coeff(1, 0)*t61 + R_WBall.coeff(1, 1)*t63 + R_WBall.coeff(1, 2)*t62) +
-        u[3]*(R_WBall.coeff(0, 1)*t63 + R_WBall.coeff(0, 0)*t61 + R_WBall.coeff(0, 2)*t62)));
-    const double t65 = derived_.I_KBall[4]*R_WBall.coeff(2, 0) -
-        derived_.M_3_3_c*R_WBall.coeff(2, 1) - derived_.M_3_3_b*R_WBall.coeff(2, 2);
-    const double t66 = -derived_.M_3_3*R_WBall.coeff(2, 1) - derived_.M_3_3_b*R_WBall.coeff(2, 0) +
-        derived_.I_KBall[12]*R_WBall.coeff(2, 2);
-    const double t67 = -derived_.M_3_3_c*R_WBall.coeff(2, 0) - derived_.M_3_3*R_WBall.coeff(2, 2) +
-        derived_.I_KBall[8]*R_WBall.coeff(2, 1);
-    const double t68 = u[5]*(-u[6]*t49 + u[7]*t48 +
+    const double t68 = u[3]*(u[8]*t53 - u[7]*t54 +
         (u[5]*(R_WBall.coeff(2, 0)*t65 + R_WBall.coeff(2, 2)*t66 + R_WBall.coeff(2, 1)*t67) +
         u[4]*(R_WBall.coeff(1, 0)*t65 + R_WBall.coeff(1, 1)*t67 + R_WBall.coeff(1, 2)*t66) +
-        u[3]*(R_WBall.coeff(0, 2)*t66 + R_WBall.coeff(0, 0)*t65 + R_WBall.coeff(0, 1)*t67)));
-    const double t69 = -derived_.M_3_3_b*R_WBall.coeff(1, 2) -
+        u[3]*(R_WBall.coeff(0, 1)*t67 + R_WBall.coeff(0, 0)*t65 + R_WBall.coeff(0, 2)*t66)));
+    const double t69 = derived_.I_KBall[4]*R_WBall.coeff(2, 0) -
+        derived_.M_3_3_c*R_WBall.coeff(2, 1) - derived_.M_3_3_b*R_WBall.coeff(2, 2);
+    const double t70 = -derived_.M_3_3*R_WBall.coeff(2, 1) - derived_.M_3_3_b*R_WBall.coeff(2, 0) +
+        derived_.I_KBall[12]*R_WBall.coeff(2, 2);
+    const double t71 = -derived_.M_3_3_c*R_WBall.coeff(2, 0) - derived_.M_3_3*R_WBall.coeff(2, 2) +
+        derived_.I_KBall[8]*R_WBall.coeff(2, 1);
+    const double t72 = u[5]*(-u[6]*t53 + u[7]*t52 +
+        (u[5]*(R_WBall.coeff(2, 0)*t69 + R_WBall.coeff(2, 2)*t70 + R_WBall.coeff(2, 1)*t71) +
+        u[4]*(R_WBall.coeff(1, 0)*t69 + R_WBall.coeff(1, 1)*t71 + R_WBall.coeff(1, 2)*t70) +
+        u[3]*(R_WBall.coeff(0, 2)*t70 + R_WBall.coeff(0, 0)*t69 + R_WBall.coeff(0, 1)*t71)));
+    const double t73 = -derived_.M_3_3_b*R_WBall.coeff(1, 2) -
         derived_.M_3_3_c*R_WBall.coeff(1, 1) + derived_.I_KBall[4]*R_WBall.coeff(1, 0);
-    const double t70 = -derived_.M_3_3*R_WBall.coeff(1, 2) +
+    const double t74 = -derived_.M_3_3*R_WBall.coeff(1, 2) +
         derived_.I_KBall[8]*R_WBall.coeff(1, 1) - derived_.M_3_3_c*R_WBall.coeff(1, 0);
-    const double t71 = -derived_.M_3_3*R_WBall.coeff(1, 1) +
+    const double t75 = -derived_.M_3_3*R_WBall.coeff(1, 1) +
         derived_.I_KBall[12]*R_WBall.coeff(1, 2) - derived_.M_3_3_b*R_WBall.coeff(1, 0);
-    const double t72 = u[4]*(u[6]*t50 - u[8]*t48 +
-        (u[4]*(R_WBall.coeff(1, 0)*t69 + R_WBall.coeff(1, 1)*t70 + R_WBall.coeff(1, 2)*t71) +
-        u[3]*(R_WBall.coeff(0, 2)*t71 + R_WBall.coeff(0, 1)*t70 + R_WBall.coeff(0, 0)*t69) +
-        u[5]*(R_WBall.coeff(2, 2)*t71 + R_WBall.coeff(2, 1)*t70 + R_WBall.coeff(2, 0)*t69)));
-    const double t73 = 0.5*(u[8]*(params.m*u[8] - u[4]*t48 + u[3]*t49) +
-        u[6]*(params.m*u[6] + u[4]*t50 - u[5]*t49) + u[7]*(params.m*u[7] - u[3]*t50 + u[5]*t48) +
-        t60 + (t64 + t68 + t72));
-    ke = t73;
+    const double t76 = u[4]*(u[6]*t54 - u[8]*t52 +
+        (u[4]*(R_WBall.coeff(1, 0)*t73 + R_WBall.coeff(1, 1)*t74 + R_WBall.coeff(1, 2)*t75) +
+        u[3]*(R_WBall.coeff(0, 2)*t75 + R_WBall.coeff(0, 1)*t74 + R_WBall.coeff(0, 0)*t73) +
+        u[5]*(R_WBall.coeff(2, 2)*t75 + R_WBall.coeff(2, 1)*t74 + R_WBall.coeff(2, 0)*t73)));
+    const double t77 = 0.5*(u[8]*(params.m*u[8] - u[4]*t52 + u[3]*t53) +
+        u[6]*(params.m*u[6] + u[4]*t54 - u[5]*t53) + u[7]*(params.m*u[7] - u[3]*t54 + u[5]*t52) +
+        t64 + (t68 + t72 + t76));
+    ke = t77;
     return ke;
   }
 
   // Gravitational potential energy -sum m g . p_WoBcm (J), zero at the World origin.
-  // (50 adds, 100 muls, 2 divs, 0 calls, 0 other)
+  // (50 adds, 94 muls, 2 divs, 0 calls, 0 other)
   double potentialEnergy([[maybe_unused]] const Q& q) const {
     Eigen::Matrix3d R_WBase;  // R_WB of 'base'
     Eigen::Matrix3d R_WBall;  // R_WB of 'ball'
@@ -2921,67 +2967,71 @@ class SphereOnSphere {
     const double t6 = t3*tinv0;
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
-    const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = q[0]*q[3]*tinv0;
-    const double t11 = 2.0*t9 - 2.0*t10;
-    const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = q[0]*q[2]*tinv0;
-    const double t14 = 2.0*t12 + 2.0*t13;
-    const double t15 = 2.0*t9 + 2.0*t10;
-    const double t16 = t1*tinv0;
-    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
-    const double t18 = q[2]*q[3]*tinv0;
-    const double t19 = q[0]*q[1]*tinv0;
-    const double t20 = 2.0*t18 - 2.0*t19;
-    const double t21 = 2.0*t12 - 2.0*t13;
-    const double t22 = 2.0*t18 + 2.0*t19;
-    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    const double t9 = q[1]*tinv0;
+    const double t10 = t9*q[2];
+    const double t11 = q[0]*tinv0;
+    const double t12 = t11*q[3];
+    const double t13 = 2.0*t10 - 2.0*t12;
+    const double t14 = t9*q[3];
+    const double t15 = t11*q[2];
+    const double t16 = 2.0*t14 + 2.0*t15;
+    const double t17 = 2.0*t10 + 2.0*t12;
+    const double t18 = t1*tinv0;
+    const double t19 = -2.0*t7 - 2.0*t18 + 1.0;
+    const double t20 = q[2]*q[3]*tinv0;
+    const double t21 = t11*q[1];
+    const double t22 = 2.0*t20 - 2.0*t21;
+    const double t23 = 2.0*t14 - 2.0*t15;
+    const double t24 = 2.0*t20 + 2.0*t21;
+    const double t25 = -2.0*t6 - 2.0*t18 + 1.0;
     R_WBase.coeffRef(0, 0) = t8;
-    R_WBase.coeffRef(0, 1) = t11;
-    R_WBase.coeffRef(0, 2) = t14;
-    R_WBase.coeffRef(1, 0) = t15;
-    R_WBase.coeffRef(1, 1) = t17;
-    R_WBase.coeffRef(1, 2) = t20;
-    R_WBase.coeffRef(2, 0) = t21;
-    R_WBase.coeffRef(2, 1) = t22;
-    R_WBase.coeffRef(2, 2) = t23;
+    R_WBase.coeffRef(0, 1) = t13;
+    R_WBase.coeffRef(0, 2) = t16;
+    R_WBase.coeffRef(1, 0) = t17;
+    R_WBase.coeffRef(1, 1) = t19;
+    R_WBase.coeffRef(1, 2) = t22;
+    R_WBase.coeffRef(2, 0) = t23;
+    R_WBase.coeffRef(2, 1) = t24;
+    R_WBase.coeffRef(2, 2) = t25;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
-    const double t24 = q[7]*q[7];
-    const double t25 = q[5]*q[5];
-    const double t26 = q[4]*q[4];
-    const double t27 = q[6]*q[6];
-    const double t28 = t25 + t26 + t27;
-    const double t29 = t24 + t28;
-    const double tinv1 = 1.0/t29;
-    const double t30 = t27*tinv1;
-    const double t31 = t24*tinv1;
-    const double t32 = -2.0*t30 - 2.0*t31 + 1.0;
-    const double t33 = q[4]*q[7]*tinv1;
-    const double t34 = q[5]*q[6]*tinv1;
-    const double t35 = -2.0*t33 + 2.0*t34;
-    const double t36 = q[4]*q[6]*tinv1;
-    const double t37 = q[5]*q[7]*tinv1;
-    const double t38 = 2.0*t36 + 2.0*t37;
-    const double t39 = 2.0*t33 + 2.0*t34;
-    const double t40 = t25*tinv1;
-    const double t41 = -2.0*t40 - 2.0*t31 + 1.0;
-    const double t42 = q[6]*q[7]*tinv1;
-    const double t43 = q[4]*q[5]*tinv1;
-    const double t44 = 2.0*t42 - 2.0*t43;
-    const double t45 = -2.0*t36 + 2.0*t37;
-    const double t46 = 2.0*t42 + 2.0*t43;
-    const double t47 = -2.0*t30 - 2.0*t40 + 1.0;
-    R_WBall.coeffRef(0, 0) = t32;
-    R_WBall.coeffRef(0, 1) = t35;
-    R_WBall.coeffRef(0, 2) = t38;
-    R_WBall.coeffRef(1, 0) = t39;
-    R_WBall.coeffRef(1, 1) = t41;
-    R_WBall.coeffRef(1, 2) = t44;
-    R_WBall.coeffRef(2, 0) = t45;
-    R_WBall.coeffRef(2, 1) = t46;
-    R_WBall.coeffRef(2, 2) = t47;
+    const double t26 = q[7]*q[7];
+    const double t27 = q[5]*q[5];
+    const double t28 = q[4]*q[4];
+    const double t29 = q[6]*q[6];
+    const double t30 = t27 + t28 + t29;
+    const double t31 = t26 + t30;
+    const double tinv1 = 1.0/t31;
+    const double t32 = t29*tinv1;
+    const double t33 = t26*tinv1;
+    const double t34 = -2.0*t32 - 2.0*t33 + 1.0;
+    const double t35 = q[4]*tinv1;
+    const double t36 = t35*q[7];
+    const double t37 = q[5]*tinv1;
+    const double t38 = t37*q[6];
+    const double t39 = -2.0*t36 + 2.0*t38;
+    const double t40 = t35*q[6];
+    const double t41 = t37*q[7];
+    const double t42 = 2.0*t40 + 2.0*t41;
+    const double t43 = 2.0*t36 + 2.0*t38;
+    const double t44 = t27*tinv1;
+    const double t45 = -2.0*t44 - 2.0*t33 + 1.0;
+    const double t46 = q[6]*q[7]*tinv1;
+    const double t47 = t35*q[5];
+    const double t48 = 2.0*t46 - 2.0*t47;
+    const double t49 = -2.0*t40 + 2.0*t41;
+    const double t50 = 2.0*t46 + 2.0*t47;
+    const double t51 = -2.0*t32 - 2.0*t44 + 1.0;
+    R_WBall.coeffRef(0, 0) = t34;
+    R_WBall.coeffRef(0, 1) = t39;
+    R_WBall.coeffRef(0, 2) = t42;
+    R_WBall.coeffRef(1, 0) = t43;
+    R_WBall.coeffRef(1, 1) = t45;
+    R_WBall.coeffRef(1, 2) = t48;
+    R_WBall.coeffRef(2, 0) = t49;
+    R_WBall.coeffRef(2, 1) = t50;
+    R_WBall.coeffRef(2, 2) = t51;
     // potential energy (gravity)
-    const double t48 = -params.M*(params.world_gravity[2]*(params.base_com[0]*R_WBase.coeff(2, 0) +
+    const double t52 = -params.M*(params.world_gravity[2]*(params.base_com[0]*R_WBase.coeff(2, 0) +
         params.base_com[2]*R_WBase.coeff(2, 2) + params.base_com[1]*R_WBase.coeff(2, 1)) +
         params.world_gravity[1]*(params.base_com[2]*R_WBase.coeff(1, 2) +
         params.base_com[1]*R_WBase.coeff(1, 1) + params.base_com[0]*R_WBase.coeff(1, 0)) +
@@ -2993,7 +3043,7 @@ class SphereOnSphere {
         params.ball_com[0]*R_WBall.coeff(0, 0) + params.ball_com[2]*R_WBall.coeff(0, 2))) +
         params.world_gravity[2]*(q[10] + (params.ball_com[0]*R_WBall.coeff(2, 0) +
         params.ball_com[1]*R_WBall.coeff(2, 1) + params.ball_com[2]*R_WBall.coeff(2, 2))));
-    pe = t48;
+    pe = t52;
     return pe;
   }
 
@@ -3036,7 +3086,7 @@ class SphereOnSphere {
   // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
-  // (21 adds, 46 muls, 1 divs, 0 calls, 0 other)
+  // (21 adds, 43 muls, 1 divs, 0 calls, 0 other)
   void frameJacobianBase([[maybe_unused]] const Q& q,
                          [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
@@ -3052,53 +3102,55 @@ class SphereOnSphere {
     const double t6 = t3*tinv0;
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
-    const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = q[0]*q[3]*tinv0;
-    const double t11 = 2.0*t9 - 2.0*t10;
-    const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = q[0]*q[2]*tinv0;
-    const double t14 = 2.0*t12 + 2.0*t13;
-    const double t15 = 2.0*t9 + 2.0*t10;
-    const double t16 = t1*tinv0;
-    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
-    const double t18 = q[2]*q[3]*tinv0;
-    const double t19 = q[0]*q[1]*tinv0;
-    const double t20 = 2.0*t18 - 2.0*t19;
-    const double t21 = 2.0*t12 - 2.0*t13;
-    const double t22 = 2.0*t18 + 2.0*t19;
-    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    const double t9 = q[1]*tinv0;
+    const double t10 = t9*q[2];
+    const double t11 = q[0]*tinv0;
+    const double t12 = t11*q[3];
+    const double t13 = 2.0*t10 - 2.0*t12;
+    const double t14 = t9*q[3];
+    const double t15 = t11*q[2];
+    const double t16 = 2.0*t14 + 2.0*t15;
+    const double t17 = 2.0*t10 + 2.0*t12;
+    const double t18 = t1*tinv0;
+    const double t19 = -2.0*t7 - 2.0*t18 + 1.0;
+    const double t20 = q[2]*q[3]*tinv0;
+    const double t21 = t11*q[1];
+    const double t22 = 2.0*t20 - 2.0*t21;
+    const double t23 = 2.0*t14 - 2.0*t15;
+    const double t24 = 2.0*t20 + 2.0*t21;
+    const double t25 = -2.0*t6 - 2.0*t18 + 1.0;
     R_WBase.coeffRef(0, 0) = t8;
-    R_WBase.coeffRef(0, 1) = t11;
-    R_WBase.coeffRef(0, 2) = t14;
-    R_WBase.coeffRef(1, 0) = t15;
-    R_WBase.coeffRef(1, 1) = t17;
-    R_WBase.coeffRef(1, 2) = t20;
-    R_WBase.coeffRef(2, 0) = t21;
-    R_WBase.coeffRef(2, 1) = t22;
-    R_WBase.coeffRef(2, 2) = t23;
+    R_WBase.coeffRef(0, 1) = t13;
+    R_WBase.coeffRef(0, 2) = t16;
+    R_WBase.coeffRef(1, 0) = t17;
+    R_WBase.coeffRef(1, 1) = t19;
+    R_WBase.coeffRef(1, 2) = t22;
+    R_WBase.coeffRef(2, 0) = t23;
+    R_WBase.coeffRef(2, 1) = t24;
+    R_WBase.coeffRef(2, 2) = t25;
     // J_WF: the joints from World to 'base', each shifted to Fo
-    const double t24 = p_BoFo_B[0]*R_WBase.coeff(2, 0) + p_BoFo_B[1]*R_WBase.coeff(2, 1) +
+    const double t26 = p_BoFo_B[0]*R_WBase.coeff(2, 0) + p_BoFo_B[1]*R_WBase.coeff(2, 1) +
         p_BoFo_B[2]*R_WBase.coeff(2, 2);
-    const double t25 = p_BoFo_B[0]*R_WBase.coeff(1, 0) + p_BoFo_B[2]*R_WBase.coeff(1, 2) +
+    const double t27 = p_BoFo_B[0]*R_WBase.coeff(1, 0) + p_BoFo_B[2]*R_WBase.coeff(1, 2) +
         p_BoFo_B[1]*R_WBase.coeff(1, 1);
-    const double t26 = p_BoFo_B[2]*R_WBase.coeff(0, 2) + p_BoFo_B[0]*R_WBase.coeff(0, 0) +
+    const double t28 = p_BoFo_B[2]*R_WBase.coeff(0, 2) + p_BoFo_B[0]*R_WBase.coeff(0, 0) +
         p_BoFo_B[1]*R_WBase.coeff(0, 1);
     J.coeffRef(0, 0) = 1.0;
     J.coeffRef(1, 1) = 1.0;
     J.coeffRef(2, 2) = 1.0;
-    J.coeffRef(3, 1) = t24;
-    J.coeffRef(3, 2) = -t25;
-    J.coeffRef(4, 0) = -t24;
-    J.coeffRef(4, 2) = t26;
-    J.coeffRef(5, 0) = t25;
-    J.coeffRef(5, 1) = -t26;
+    J.coeffRef(3, 1) = t26;
+    J.coeffRef(3, 2) = -t27;
+    J.coeffRef(4, 0) = -t26;
+    J.coeffRef(4, 2) = t28;
+    J.coeffRef(5, 0) = t27;
+    J.coeffRef(5, 1) = -t28;
   }
 
   // Body 'ball':
   // J_WF (6 x nu) of the frame F of this body with origin p_BoFo_B (m, in the body frame):
   // [w_WF; v_WFo] = J_WF u, angular rows then linear, in World. frameJacobian(frame, ...)
   // below takes a frame by its index in frameNames.
-  // (21 adds, 46 muls, 1 divs, 0 calls, 0 other)
+  // (21 adds, 43 muls, 1 divs, 0 calls, 0 other)
   void frameJacobianBall([[maybe_unused]] const Q& q,
                          [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B, FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
@@ -3114,55 +3166,57 @@ class SphereOnSphere {
     const double t6 = t3*tinv0;
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
-    const double t9 = q[4]*q[7]*tinv0;
-    const double t10 = q[5]*q[6]*tinv0;
-    const double t11 = -2.0*t9 + 2.0*t10;
-    const double t12 = q[4]*q[6]*tinv0;
-    const double t13 = q[5]*q[7]*tinv0;
-    const double t14 = 2.0*t12 + 2.0*t13;
-    const double t15 = 2.0*t9 + 2.0*t10;
-    const double t16 = t1*tinv0;
-    const double t17 = -2.0*t16 - 2.0*t7 + 1.0;
-    const double t18 = q[6]*q[7]*tinv0;
-    const double t19 = q[4]*q[5]*tinv0;
-    const double t20 = 2.0*t18 - 2.0*t19;
-    const double t21 = -2.0*t12 + 2.0*t13;
-    const double t22 = 2.0*t18 + 2.0*t19;
-    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    const double t9 = q[4]*tinv0;
+    const double t10 = t9*q[7];
+    const double t11 = q[5]*tinv0;
+    const double t12 = t11*q[6];
+    const double t13 = -2.0*t10 + 2.0*t12;
+    const double t14 = t9*q[6];
+    const double t15 = t11*q[7];
+    const double t16 = 2.0*t14 + 2.0*t15;
+    const double t17 = 2.0*t10 + 2.0*t12;
+    const double t18 = t1*tinv0;
+    const double t19 = -2.0*t18 - 2.0*t7 + 1.0;
+    const double t20 = q[6]*q[7]*tinv0;
+    const double t21 = t9*q[5];
+    const double t22 = 2.0*t20 - 2.0*t21;
+    const double t23 = -2.0*t14 + 2.0*t15;
+    const double t24 = 2.0*t20 + 2.0*t21;
+    const double t25 = -2.0*t6 - 2.0*t18 + 1.0;
     R_WBall.coeffRef(0, 0) = t8;
-    R_WBall.coeffRef(0, 1) = t11;
-    R_WBall.coeffRef(0, 2) = t14;
-    R_WBall.coeffRef(1, 0) = t15;
-    R_WBall.coeffRef(1, 1) = t17;
-    R_WBall.coeffRef(1, 2) = t20;
-    R_WBall.coeffRef(2, 0) = t21;
-    R_WBall.coeffRef(2, 1) = t22;
-    R_WBall.coeffRef(2, 2) = t23;
+    R_WBall.coeffRef(0, 1) = t13;
+    R_WBall.coeffRef(0, 2) = t16;
+    R_WBall.coeffRef(1, 0) = t17;
+    R_WBall.coeffRef(1, 1) = t19;
+    R_WBall.coeffRef(1, 2) = t22;
+    R_WBall.coeffRef(2, 0) = t23;
+    R_WBall.coeffRef(2, 1) = t24;
+    R_WBall.coeffRef(2, 2) = t25;
     // J_WF: the joints from World to 'ball', each shifted to Fo
-    const double t24 = p_BoFo_B[2]*R_WBall.coeff(2, 2) + p_BoFo_B[1]*R_WBall.coeff(2, 1) +
+    const double t26 = p_BoFo_B[2]*R_WBall.coeff(2, 2) + p_BoFo_B[1]*R_WBall.coeff(2, 1) +
         p_BoFo_B[0]*R_WBall.coeff(2, 0);
-    const double t25 = p_BoFo_B[1]*R_WBall.coeff(1, 1) + p_BoFo_B[0]*R_WBall.coeff(1, 0) +
+    const double t27 = p_BoFo_B[1]*R_WBall.coeff(1, 1) + p_BoFo_B[0]*R_WBall.coeff(1, 0) +
         p_BoFo_B[2]*R_WBall.coeff(1, 2);
-    const double t26 = p_BoFo_B[0]*R_WBall.coeff(0, 0) + p_BoFo_B[2]*R_WBall.coeff(0, 2) +
+    const double t28 = p_BoFo_B[0]*R_WBall.coeff(0, 0) + p_BoFo_B[2]*R_WBall.coeff(0, 2) +
         p_BoFo_B[1]*R_WBall.coeff(0, 1);
     J.coeffRef(0, 3) = 1.0;
     J.coeffRef(1, 4) = 1.0;
     J.coeffRef(2, 5) = 1.0;
-    J.coeffRef(3, 4) = t24;
-    J.coeffRef(3, 5) = -t25;
+    J.coeffRef(3, 4) = t26;
+    J.coeffRef(3, 5) = -t27;
     J.coeffRef(3, 6) = 1.0;
-    J.coeffRef(4, 3) = -t24;
-    J.coeffRef(4, 5) = t26;
+    J.coeffRef(4, 3) = -t26;
+    J.coeffRef(4, 5) = t28;
     J.coeffRef(4, 7) = 1.0;
-    J.coeffRef(5, 3) = t25;
-    J.coeffRef(5, 4) = -t26;
+    J.coeffRef(5, 3) = t27;
+    J.coeffRef(5, 4) = -t28;
     J.coeffRef(5, 8) = 1.0;
   }
 
   // Body 'base':
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
-  // (27 adds, 58 muls, 1 divs, 0 calls, 0 other)
+  // (27 adds, 55 muls, 1 divs, 0 calls, 0 other)
   void frameJacobianDotUBase([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                              [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                              SpatialVector& JdotU) const {
@@ -3178,50 +3232,52 @@ class SphereOnSphere {
     const double t6 = t3*tinv0;
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
-    const double t9 = q[1]*q[2]*tinv0;
-    const double t10 = q[0]*q[3]*tinv0;
-    const double t11 = 2.0*t9 - 2.0*t10;
-    const double t12 = q[1]*q[3]*tinv0;
-    const double t13 = q[0]*q[2]*tinv0;
-    const double t14 = 2.0*t12 + 2.0*t13;
-    const double t15 = 2.0*t9 + 2.0*t10;
-    const double t16 = t1*tinv0;
-    const double t17 = -2.0*t7 - 2.0*t16 + 1.0;
-    const double t18 = q[2]*q[3]*tinv0;
-    const double t19 = q[0]*q[1]*tinv0;
-    const double t20 = 2.0*t18 - 2.0*t19;
-    const double t21 = 2.0*t12 - 2.0*t13;
-    const double t22 = 2.0*t18 + 2.0*t19;
-    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    const double t9 = q[1]*tinv0;
+    const double t10 = t9*q[2];
+    const double t11 = q[0]*tinv0;
+    const double t12 = t11*q[3];
+    const double t13 = 2.0*t10 - 2.0*t12;
+    const double t14 = t9*q[3];
+    const double t15 = t11*q[2];
+    const double t16 = 2.0*t14 + 2.0*t15;
+    const double t17 = 2.0*t10 + 2.0*t12;
+    const double t18 = t1*tinv0;
+    const double t19 = -2.0*t7 - 2.0*t18 + 1.0;
+    const double t20 = q[2]*q[3]*tinv0;
+    const double t21 = t11*q[1];
+    const double t22 = 2.0*t20 - 2.0*t21;
+    const double t23 = 2.0*t14 - 2.0*t15;
+    const double t24 = 2.0*t20 + 2.0*t21;
+    const double t25 = -2.0*t6 - 2.0*t18 + 1.0;
     R_WBase.coeffRef(0, 0) = t8;
-    R_WBase.coeffRef(0, 1) = t11;
-    R_WBase.coeffRef(0, 2) = t14;
-    R_WBase.coeffRef(1, 0) = t15;
-    R_WBase.coeffRef(1, 1) = t17;
-    R_WBase.coeffRef(1, 2) = t20;
-    R_WBase.coeffRef(2, 0) = t21;
-    R_WBase.coeffRef(2, 1) = t22;
-    R_WBase.coeffRef(2, 2) = t23;
+    R_WBase.coeffRef(0, 1) = t13;
+    R_WBase.coeffRef(0, 2) = t16;
+    R_WBase.coeffRef(1, 0) = t17;
+    R_WBase.coeffRef(1, 1) = t19;
+    R_WBase.coeffRef(1, 2) = t22;
+    R_WBase.coeffRef(2, 0) = t23;
+    R_WBase.coeffRef(2, 1) = t24;
+    R_WBase.coeffRef(2, 2) = t25;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    const double t24 = p_BoFo_B[0]*R_WBase.coeff(2, 0) + p_BoFo_B[1]*R_WBase.coeff(2, 1) +
+    const double t26 = p_BoFo_B[0]*R_WBase.coeff(2, 0) + p_BoFo_B[1]*R_WBase.coeff(2, 1) +
         p_BoFo_B[2]*R_WBase.coeff(2, 2);
-    const double t25 = p_BoFo_B[2]*R_WBase.coeff(0, 2) + p_BoFo_B[0]*R_WBase.coeff(0, 0) +
+    const double t27 = p_BoFo_B[2]*R_WBase.coeff(0, 2) + p_BoFo_B[0]*R_WBase.coeff(0, 0) +
         p_BoFo_B[1]*R_WBase.coeff(0, 1);
-    const double t26 = -u[0]*t24 + u[2]*t25;
-    const double t27 = p_BoFo_B[0]*R_WBase.coeff(1, 0) + p_BoFo_B[2]*R_WBase.coeff(1, 2) +
+    const double t28 = -u[0]*t26 + u[2]*t27;
+    const double t29 = p_BoFo_B[0]*R_WBase.coeff(1, 0) + p_BoFo_B[2]*R_WBase.coeff(1, 2) +
         p_BoFo_B[1]*R_WBase.coeff(1, 1);
-    const double t28 = u[0]*t27 - u[1]*t25;
-    const double t29 = u[1]*t24 - u[2]*t27;
+    const double t30 = u[0]*t29 - u[1]*t27;
+    const double t31 = u[1]*t26 - u[2]*t29;
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = -u[2]*t26 + u[1]*t28;
-    JdotU[4] = -u[0]*t28 + u[2]*t29;
-    JdotU[5] = u[0]*t26 - u[1]*t29;
+    JdotU[3] = -u[2]*t28 + u[1]*t30;
+    JdotU[4] = -u[0]*t30 + u[2]*t31;
+    JdotU[5] = u[0]*t28 - u[1]*t31;
   }
 
   // Body 'ball':
   // Jdot_WF u (6): the classical acceleration [dw_WF; a_WFo] of that frame's origin when
   // udot = 0, in World (Simbody's calcBiasForFrameJacobian), so A_WF = J_WF udot + Jdot_WF u.
-  // (27 adds, 58 muls, 1 divs, 0 calls, 0 other)
+  // (27 adds, 55 muls, 1 divs, 0 calls, 0 other)
   void frameJacobianDotUBall([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                              [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                              SpatialVector& JdotU) const {
@@ -3237,50 +3293,52 @@ class SphereOnSphere {
     const double t6 = t3*tinv0;
     const double t7 = t0*tinv0;
     const double t8 = -2.0*t6 - 2.0*t7 + 1.0;
-    const double t9 = q[4]*q[7]*tinv0;
-    const double t10 = q[5]*q[6]*tinv0;
-    const double t11 = -2.0*t9 + 2.0*t10;
-    const double t12 = q[4]*q[6]*tinv0;
-    const double t13 = q[5]*q[7]*tinv0;
-    const double t14 = 2.0*t12 + 2.0*t13;
-    const double t15 = 2.0*t9 + 2.0*t10;
-    const double t16 = t1*tinv0;
-    const double t17 = -2.0*t16 - 2.0*t7 + 1.0;
-    const double t18 = q[6]*q[7]*tinv0;
-    const double t19 = q[4]*q[5]*tinv0;
-    const double t20 = 2.0*t18 - 2.0*t19;
-    const double t21 = -2.0*t12 + 2.0*t13;
-    const double t22 = 2.0*t18 + 2.0*t19;
-    const double t23 = -2.0*t6 - 2.0*t16 + 1.0;
+    const double t9 = q[4]*tinv0;
+    const double t10 = t9*q[7];
+    const double t11 = q[5]*tinv0;
+    const double t12 = t11*q[6];
+    const double t13 = -2.0*t10 + 2.0*t12;
+    const double t14 = t9*q[6];
+    const double t15 = t11*q[7];
+    const double t16 = 2.0*t14 + 2.0*t15;
+    const double t17 = 2.0*t10 + 2.0*t12;
+    const double t18 = t1*tinv0;
+    const double t19 = -2.0*t18 - 2.0*t7 + 1.0;
+    const double t20 = q[6]*q[7]*tinv0;
+    const double t21 = t9*q[5];
+    const double t22 = 2.0*t20 - 2.0*t21;
+    const double t23 = -2.0*t14 + 2.0*t15;
+    const double t24 = 2.0*t20 + 2.0*t21;
+    const double t25 = -2.0*t6 - 2.0*t18 + 1.0;
     R_WBall.coeffRef(0, 0) = t8;
-    R_WBall.coeffRef(0, 1) = t11;
-    R_WBall.coeffRef(0, 2) = t14;
-    R_WBall.coeffRef(1, 0) = t15;
-    R_WBall.coeffRef(1, 1) = t17;
-    R_WBall.coeffRef(1, 2) = t20;
-    R_WBall.coeffRef(2, 0) = t21;
-    R_WBall.coeffRef(2, 1) = t22;
-    R_WBall.coeffRef(2, 2) = t23;
+    R_WBall.coeffRef(0, 1) = t13;
+    R_WBall.coeffRef(0, 2) = t16;
+    R_WBall.coeffRef(1, 0) = t17;
+    R_WBall.coeffRef(1, 1) = t19;
+    R_WBall.coeffRef(1, 2) = t22;
+    R_WBall.coeffRef(2, 0) = t23;
+    R_WBall.coeffRef(2, 1) = t24;
+    R_WBall.coeffRef(2, 2) = t25;
     // Jdot_WF u: the acceleration of Fo at udot = 0
-    const double t24 = p_BoFo_B[1]*R_WBall.coeff(1, 1) + p_BoFo_B[0]*R_WBall.coeff(1, 0) +
+    const double t26 = p_BoFo_B[1]*R_WBall.coeff(1, 1) + p_BoFo_B[0]*R_WBall.coeff(1, 0) +
         p_BoFo_B[2]*R_WBall.coeff(1, 2);
-    const double t25 = p_BoFo_B[0]*R_WBall.coeff(0, 0) + p_BoFo_B[2]*R_WBall.coeff(0, 2) +
+    const double t27 = p_BoFo_B[0]*R_WBall.coeff(0, 0) + p_BoFo_B[2]*R_WBall.coeff(0, 2) +
         p_BoFo_B[1]*R_WBall.coeff(0, 1);
-    const double t26 = u[3]*t24 - u[4]*t25;
-    const double t27 = p_BoFo_B[2]*R_WBall.coeff(2, 2) + p_BoFo_B[1]*R_WBall.coeff(2, 1) +
+    const double t28 = u[3]*t26 - u[4]*t27;
+    const double t29 = p_BoFo_B[2]*R_WBall.coeff(2, 2) + p_BoFo_B[1]*R_WBall.coeff(2, 1) +
         p_BoFo_B[0]*R_WBall.coeff(2, 0);
-    const double t28 = -u[3]*t27 + u[5]*t25;
-    const double t29 = u[4]*t27 - u[5]*t24;
+    const double t30 = -u[3]*t29 + u[5]*t27;
+    const double t31 = u[4]*t29 - u[5]*t26;
     JdotU.segment<3>(0).setZero();
-    JdotU[3] = u[4]*t26 - u[5]*t28;
-    JdotU[4] = u[5]*t29 - u[3]*t26;
-    JdotU[5] = -u[4]*t29 + u[3]*t28;
+    JdotU[3] = u[4]*t28 - u[5]*t30;
+    JdotU[4] = u[5]*t31 - u[3]*t28;
+    JdotU[5] = -u[4]*t31 + u[3]*t30;
   }
 
   // What frameJacobian(frame, k, J) reads, for any number of frames at one q: every body's
   // R_WB and p_WB, and each dof's column H_W (6 x nu) of the joint it belongs to, about that
   // joint's body origin, in World. k.V_WB and k.Abias_WB are left as they were.
-  // (30 adds, 74 muls, 2 divs, 0 calls, 0 other)
+  // (30 adds, 68 muls, 2 divs, 0 calls, 0 other)
   void frameKinematics([[maybe_unused]] const Q& q, FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
     // joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base'
@@ -3290,22 +3348,24 @@ class SphereOnSphere {
     const double tinv0 = 1.0/(t0 + (t1 + q[0]*q[0] + t2));
     const double t3 = t2*tinv0;
     const double t4 = t0*tinv0;
-    const double t5 = q[1]*q[2]*tinv0;
-    const double t6 = q[0]*q[3]*tinv0;
-    const double t7 = q[1]*q[3]*tinv0;
-    const double t8 = q[0]*q[2]*tinv0;
-    const double t9 = t1*tinv0;
-    const double t10 = q[2]*q[3]*tinv0;
-    const double t11 = q[0]*q[1]*tinv0;
+    const double t5 = q[1]*tinv0;
+    const double t6 = t5*q[2];
+    const double t7 = q[0]*tinv0;
+    const double t8 = t7*q[3];
+    const double t9 = t5*q[3];
+    const double t10 = t7*q[2];
+    const double t11 = t1*tinv0;
+    const double t12 = q[2]*q[3]*tinv0;
+    const double t13 = t7*q[1];
     k.R_WB[0].coeffRef(0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
-    k.R_WB[0].coeffRef(0, 1) = 2.0*t5 - 2.0*t6;
-    k.R_WB[0].coeffRef(0, 2) = 2.0*t7 + 2.0*t8;
-    k.R_WB[0].coeffRef(1, 0) = 2.0*t5 + 2.0*t6;
-    k.R_WB[0].coeffRef(1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
-    k.R_WB[0].coeffRef(1, 2) = 2.0*t10 - 2.0*t11;
-    k.R_WB[0].coeffRef(2, 0) = 2.0*t7 - 2.0*t8;
-    k.R_WB[0].coeffRef(2, 1) = 2.0*t10 + 2.0*t11;
-    k.R_WB[0].coeffRef(2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
+    k.R_WB[0].coeffRef(0, 1) = 2.0*t6 - 2.0*t8;
+    k.R_WB[0].coeffRef(0, 2) = 2.0*t9 + 2.0*t10;
+    k.R_WB[0].coeffRef(1, 0) = 2.0*t6 + 2.0*t8;
+    k.R_WB[0].coeffRef(1, 1) = -2.0*t4 - 2.0*t11 + 1.0;
+    k.R_WB[0].coeffRef(1, 2) = 2.0*t12 - 2.0*t13;
+    k.R_WB[0].coeffRef(2, 0) = 2.0*t9 - 2.0*t10;
+    k.R_WB[0].coeffRef(2, 1) = 2.0*t12 + 2.0*t13;
+    k.R_WB[0].coeffRef(2, 2) = -2.0*t3 - 2.0*t11 + 1.0;
     k.p_WB[0][0] = 0.0;
     k.p_WB[0][1] = 0.0;
     k.p_WB[0][2] = 0.0;
@@ -3313,28 +3373,30 @@ class SphereOnSphere {
     k.H_W.coeffRef(1, 1) = 1.0;
     k.H_W.coeffRef(2, 2) = 1.0;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
-    const double t12 = q[7]*q[7];
-    const double t13 = q[5]*q[5];
-    const double t14 = q[6]*q[6];
-    const double tinv1 = 1.0/(t12 + (t13 + q[4]*q[4] + t14));
-    const double t15 = t14*tinv1;
-    const double t16 = t12*tinv1;
-    const double t17 = q[4]*q[7]*tinv1;
-    const double t18 = q[5]*q[6]*tinv1;
-    const double t19 = q[4]*q[6]*tinv1;
-    const double t20 = q[5]*q[7]*tinv1;
-    const double t21 = t13*tinv1;
-    const double t22 = q[6]*q[7]*tinv1;
-    const double t23 = q[4]*q[5]*tinv1;
-    k.R_WB[1].coeffRef(0, 0) = -2.0*t15 - 2.0*t16 + 1.0;
-    k.R_WB[1].coeffRef(0, 1) = -2.0*t17 + 2.0*t18;
-    k.R_WB[1].coeffRef(0, 2) = 2.0*t19 + 2.0*t20;
-    k.R_WB[1].coeffRef(1, 0) = 2.0*t17 + 2.0*t18;
-    k.R_WB[1].coeffRef(1, 1) = -2.0*t21 - 2.0*t16 + 1.0;
-    k.R_WB[1].coeffRef(1, 2) = 2.0*t22 - 2.0*t23;
-    k.R_WB[1].coeffRef(2, 0) = -2.0*t19 + 2.0*t20;
-    k.R_WB[1].coeffRef(2, 1) = 2.0*t22 + 2.0*t23;
-    k.R_WB[1].coeffRef(2, 2) = -2.0*t15 - 2.0*t21 + 1.0;
+    const double t14 = q[7]*q[7];
+    const double t15 = q[5]*q[5];
+    const double t16 = q[6]*q[6];
+    const double tinv1 = 1.0/(t14 + (t15 + q[4]*q[4] + t16));
+    const double t17 = t16*tinv1;
+    const double t18 = t14*tinv1;
+    const double t19 = q[4]*tinv1;
+    const double t20 = t19*q[7];
+    const double t21 = q[5]*tinv1;
+    const double t22 = t21*q[6];
+    const double t23 = t19*q[6];
+    const double t24 = t21*q[7];
+    const double t25 = t15*tinv1;
+    const double t26 = q[6]*q[7]*tinv1;
+    const double t27 = t19*q[5];
+    k.R_WB[1].coeffRef(0, 0) = -2.0*t17 - 2.0*t18 + 1.0;
+    k.R_WB[1].coeffRef(0, 1) = -2.0*t20 + 2.0*t22;
+    k.R_WB[1].coeffRef(0, 2) = 2.0*t23 + 2.0*t24;
+    k.R_WB[1].coeffRef(1, 0) = 2.0*t20 + 2.0*t22;
+    k.R_WB[1].coeffRef(1, 1) = -2.0*t25 - 2.0*t18 + 1.0;
+    k.R_WB[1].coeffRef(1, 2) = 2.0*t26 - 2.0*t27;
+    k.R_WB[1].coeffRef(2, 0) = -2.0*t23 + 2.0*t24;
+    k.R_WB[1].coeffRef(2, 1) = 2.0*t26 + 2.0*t27;
+    k.R_WB[1].coeffRef(2, 2) = -2.0*t17 - 2.0*t25 + 1.0;
     k.p_WB[1][0] = q[8];
     k.p_WB[1][1] = q[9];
     k.p_WB[1][2] = q[10];
@@ -3348,7 +3410,7 @@ class SphereOnSphere {
 
   // The same, and what frameJacobianDotU(frame, k, JdotU) reads too: every body's spatial
   // velocity V_WB = [w_WB; v_WBo] and its acceleration at udot = 0, Abias_WB, in World.
-  // (30 adds, 74 muls, 2 divs, 0 calls, 0 other)
+  // (30 adds, 68 muls, 2 divs, 0 calls, 0 other)
   void frameKinematics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
@@ -3359,22 +3421,24 @@ class SphereOnSphere {
     const double tinv0 = 1.0/(t0 + (t1 + q[0]*q[0] + t2));
     const double t3 = t2*tinv0;
     const double t4 = t0*tinv0;
-    const double t5 = q[1]*q[2]*tinv0;
-    const double t6 = q[0]*q[3]*tinv0;
-    const double t7 = q[1]*q[3]*tinv0;
-    const double t8 = q[0]*q[2]*tinv0;
-    const double t9 = t1*tinv0;
-    const double t10 = q[2]*q[3]*tinv0;
-    const double t11 = q[0]*q[1]*tinv0;
+    const double t5 = q[1]*tinv0;
+    const double t6 = t5*q[2];
+    const double t7 = q[0]*tinv0;
+    const double t8 = t7*q[3];
+    const double t9 = t5*q[3];
+    const double t10 = t7*q[2];
+    const double t11 = t1*tinv0;
+    const double t12 = q[2]*q[3]*tinv0;
+    const double t13 = t7*q[1];
     k.R_WB[0].coeffRef(0, 0) = -2.0*t3 - 2.0*t4 + 1.0;
-    k.R_WB[0].coeffRef(0, 1) = 2.0*t5 - 2.0*t6;
-    k.R_WB[0].coeffRef(0, 2) = 2.0*t7 + 2.0*t8;
-    k.R_WB[0].coeffRef(1, 0) = 2.0*t5 + 2.0*t6;
-    k.R_WB[0].coeffRef(1, 1) = -2.0*t4 - 2.0*t9 + 1.0;
-    k.R_WB[0].coeffRef(1, 2) = 2.0*t10 - 2.0*t11;
-    k.R_WB[0].coeffRef(2, 0) = 2.0*t7 - 2.0*t8;
-    k.R_WB[0].coeffRef(2, 1) = 2.0*t10 + 2.0*t11;
-    k.R_WB[0].coeffRef(2, 2) = -2.0*t3 - 2.0*t9 + 1.0;
+    k.R_WB[0].coeffRef(0, 1) = 2.0*t6 - 2.0*t8;
+    k.R_WB[0].coeffRef(0, 2) = 2.0*t9 + 2.0*t10;
+    k.R_WB[0].coeffRef(1, 0) = 2.0*t6 + 2.0*t8;
+    k.R_WB[0].coeffRef(1, 1) = -2.0*t4 - 2.0*t11 + 1.0;
+    k.R_WB[0].coeffRef(1, 2) = 2.0*t12 - 2.0*t13;
+    k.R_WB[0].coeffRef(2, 0) = 2.0*t9 - 2.0*t10;
+    k.R_WB[0].coeffRef(2, 1) = 2.0*t12 + 2.0*t13;
+    k.R_WB[0].coeffRef(2, 2) = -2.0*t3 - 2.0*t11 + 1.0;
     k.p_WB[0][0] = 0.0;
     k.p_WB[0][1] = 0.0;
     k.p_WB[0][2] = 0.0;
@@ -3394,28 +3458,30 @@ class SphereOnSphere {
     k.Abias_WB[0][4] = 0.0;
     k.Abias_WB[0][5] = 0.0;
     // joint 'float' (sphere_on_sphere.cap:33) -> body 'ball'
-    const double t12 = q[7]*q[7];
-    const double t13 = q[5]*q[5];
-    const double t14 = q[6]*q[6];
-    const double tinv1 = 1.0/(t12 + (t13 + q[4]*q[4] + t14));
-    const double t15 = t14*tinv1;
-    const double t16 = t12*tinv1;
-    const double t17 = q[4]*q[7]*tinv1;
-    const double t18 = q[5]*q[6]*tinv1;
-    const double t19 = q[4]*q[6]*tinv1;
-    const double t20 = q[5]*q[7]*tinv1;
-    const double t21 = t13*tinv1;
-    const double t22 = q[6]*q[7]*tinv1;
-    const double t23 = q[4]*q[5]*tinv1;
-    k.R_WB[1].coeffRef(0, 0) = -2.0*t15 - 2.0*t16 + 1.0;
-    k.R_WB[1].coeffRef(0, 1) = -2.0*t17 + 2.0*t18;
-    k.R_WB[1].coeffRef(0, 2) = 2.0*t19 + 2.0*t20;
-    k.R_WB[1].coeffRef(1, 0) = 2.0*t17 + 2.0*t18;
-    k.R_WB[1].coeffRef(1, 1) = -2.0*t21 - 2.0*t16 + 1.0;
-    k.R_WB[1].coeffRef(1, 2) = 2.0*t22 - 2.0*t23;
-    k.R_WB[1].coeffRef(2, 0) = -2.0*t19 + 2.0*t20;
-    k.R_WB[1].coeffRef(2, 1) = 2.0*t22 + 2.0*t23;
-    k.R_WB[1].coeffRef(2, 2) = -2.0*t15 - 2.0*t21 + 1.0;
+    const double t14 = q[7]*q[7];
+    const double t15 = q[5]*q[5];
+    const double t16 = q[6]*q[6];
+    const double tinv1 = 1.0/(t14 + (t15 + q[4]*q[4] + t16));
+    const double t17 = t16*tinv1;
+    const double t18 = t14*tinv1;
+    const double t19 = q[4]*tinv1;
+    const double t20 = t19*q[7];
+    const double t21 = q[5]*tinv1;
+    const double t22 = t21*q[6];
+    const double t23 = t19*q[6];
+    const double t24 = t21*q[7];
+    const double t25 = t15*tinv1;
+    const double t26 = q[6]*q[7]*tinv1;
+    const double t27 = t19*q[5];
+    k.R_WB[1].coeffRef(0, 0) = -2.0*t17 - 2.0*t18 + 1.0;
+    k.R_WB[1].coeffRef(0, 1) = -2.0*t20 + 2.0*t22;
+    k.R_WB[1].coeffRef(0, 2) = 2.0*t23 + 2.0*t24;
+    k.R_WB[1].coeffRef(1, 0) = 2.0*t20 + 2.0*t22;
+    k.R_WB[1].coeffRef(1, 1) = -2.0*t25 - 2.0*t18 + 1.0;
+    k.R_WB[1].coeffRef(1, 2) = 2.0*t26 - 2.0*t27;
+    k.R_WB[1].coeffRef(2, 0) = -2.0*t23 + 2.0*t24;
+    k.R_WB[1].coeffRef(2, 1) = 2.0*t26 + 2.0*t27;
+    k.R_WB[1].coeffRef(2, 2) = -2.0*t17 - 2.0*t25 + 1.0;
     k.p_WB[1][0] = q[8];
     k.p_WB[1][1] = q[9];
     k.p_WB[1][2] = q[10];
@@ -3450,7 +3516,7 @@ class SphereOnSphere {
 
   // The constraint functions' kinematics: R_WB and p_WoBo_W (m) of the bodies they reach and
   // each contact's frame C (R_WC, p_WCo), only the entries some constraint row reads.
-  // (38 adds, 86 muls, 3 divs, 1 calls, 7 other)
+  // (38 adds, 79 muls, 3 divs, 1 calls, 7 other)
   void constraintPoses([[maybe_unused]] const Q& q, ConstraintKinematics& k) const {
     refreshDerived();  // the parameter-only values, if params changed
     // contact 'contact' (sphere_on_sphere.cap:37): its frame
@@ -3458,47 +3524,51 @@ class SphereOnSphere {
     const double t1 = q[1]*q[1];
     const double t2 = q[2]*q[2];
     const double tinv0 = 1.0/(t0 + (t1 + q[0]*q[0] + t2));
-    const double t3 = q[1]*q[3]*tinv0;
-    const double t4 = q[0]*q[2]*tinv0;
-    const double t5 = 2.0*t3 + 2.0*t4;
-    const double t6 = q[1]*q[2]*tinv0;
-    const double t7 = q[0]*q[3]*tinv0;
-    const double t8 = 2.0*t6 + 2.0*t7;
-    const double t9 = std::sqrt(q[8]*q[8] + q[10]*q[10] + q[9]*q[9]);
-    const bool t10 = 0.0 <= -t9;
-    const double t11 = q[2]*q[3]*tinv0;
-    const double t12 = q[0]*q[1]*tinv0;
-    const double t13 = 2.0*t11 - 2.0*t12;
-    const double tinv1 = 1.0/(t10 ? 1.0 : t9);
-    const double t14 = t10 ? t13 : q[9]*tinv1;
-    const double t15 = t2*tinv0;
-    const double t16 = t0*tinv0;
-    const double t17 = -2.0*t15 - 2.0*t16 + 1.0;
-    const double t18 = t10 ? t5 : q[8]*tinv1;
-    const double t19 = 2.0*t3 - 2.0*t4;
-    const double t20 = t1*tinv0;
-    const double t21 = -2.0*t15 - 2.0*t20 + 1.0;
-    const double t22 = t10 ? t21 : q[10]*tinv1;
-    const double t23 = t8*t14 + t17*t18 + t19*t22;
-    const double t24 = t5*t18 + t21*t22 + t13*t14;
-    const double t25 = 0.0 <= t24 ? 1.0 : -1.0;
-    const double t26 = 2.0*t6 - 2.0*t7;
-    const double t27 = 2.0*t11 + 2.0*t12;
-    const double t28 = -2.0*t16 - 2.0*t20 + 1.0;
-    const double t29 = t27*t22 + t26*t18 + t28*t14;
-    const double tinv2 = 1.0/(t24 + t25);
-    const double t30 = t29*t23*tinv2;
-    const double t31 = -t23*t23*t25*tinv2 + 1.0;
-    const double t32 = t25 - t29*t29*tinv2;
-    k.R_WCContact.coeffRef(0, 0) = -t5*t23*t25 - t26*t25*t30 + t17*t31;
-    k.R_WCContact.coeffRef(0, 1) = -t5*t29 - t17*t30 + t26*t32;
-    k.R_WCContact.coeffRef(0, 2) = t18;
-    k.R_WCContact.coeffRef(1, 0) = -t13*t23*t25 - t28*t25*t30 + t8*t31;
-    k.R_WCContact.coeffRef(1, 1) = -t13*t29 - t8*t30 + t28*t32;
-    k.R_WCContact.coeffRef(1, 2) = t14;
-    k.R_WCContact.coeffRef(2, 0) = -t21*t23*t25 - t27*t25*t30 + t19*t31;
-    k.R_WCContact.coeffRef(2, 1) = -t21*t29 - t19*t30 + t27*t32;
-    k.R_WCContact.coeffRef(2, 2) = t22;
+    const double t3 = q[1]*tinv0;
+    const double t4 = t3*q[3];
+    const double t5 = q[0]*tinv0;
+    const double t6 = t5*q[2];
+    const double t7 = 2.0*t4 + 2.0*t6;
+    const double t8 = t3*q[2];
+    const double t9 = t5*q[3];
+    const double t10 = 2.0*t8 + 2.0*t9;
+    const double t11 = std::sqrt(q[8]*q[8] + q[10]*q[10] + q[9]*q[9]);
+    const bool t12 = 0.0 <= -t11;
+    const double t13 = q[2]*q[3]*tinv0;
+    const double t14 = t5*q[1];
+    const double t15 = 2.0*t13 - 2.0*t14;
+    const double tinv1 = 1.0/(t12 ? 1.0 : t11);
+    const double t16 = t12 ? t15 : q[9]*tinv1;
+    const double t17 = t2*tinv0;
+    const double t18 = t0*tinv0;
+    const double t19 = -2.0*t17 - 2.0*t18 + 1.0;
+    const double t20 = t12 ? t7 : q[8]*tinv1;
+    const double t21 = 2.0*t4 - 2.0*t6;
+    const double t22 = t1*tinv0;
+    const double t23 = -2.0*t17 - 2.0*t22 + 1.0;
+    const double t24 = t12 ? t23 : q[10]*tinv1;
+    const double t25 = t10*t16 + t19*t20 + t21*t24;
+    const double t26 = t7*t20 + t23*t24 + t15*t16;
+    const double t27 = 0.0 <= t26 ? 1.0 : -1.0;
+    const double t28 = t25*t27;
+    const double t29 = 2.0*t8 - 2.0*t9;
+    const double t30 = 2.0*t13 + 2.0*t14;
+    const double t31 = -2.0*t18 - 2.0*t22 + 1.0;
+    const double t32 = t30*t24 + t29*t20 + t31*t16;
+    const double tinv2 = 1.0/(t26 + t27);
+    const double t33 = t32*t25*tinv2;
+    const double t34 = t27*t33;
+    const double t35 = -t25*t25*t27*tinv2 + 1.0;
+    const double t36 = t27 - t32*t32*tinv2;
+    k.R_WCContact.coeffRef(0, 0) = -t7*t28 - t29*t34 + t19*t35;
+    k.R_WCContact.coeffRef(0, 1) = -t7*t32 - t19*t33 + t29*t36;
+    k.R_WCContact.coeffRef(0, 2) = t20;
+    k.R_WCContact.coeffRef(1, 0) = -t15*t28 - t31*t34 + t10*t35;
+    k.R_WCContact.coeffRef(1, 1) = -t15*t32 - t10*t33 + t31*t36;
+    k.R_WCContact.coeffRef(1, 2) = t16;
+    k.R_WCContact.coeffRef(2, 0) = -t23*t28 - t30*t34 + t21*t35;
+    k.R_WCContact.coeffRef(2, 1) = -t23*t32 - t21*t33 + t30*t36;
+    k.R_WCContact.coeffRef(2, 2) = t24;
     k.p_WCContact[0] = derived_.contact_k_p_WCContact_0*q[8];
     k.p_WCContact[1] = derived_.contact_k_p_WCContact_0*q[9];
     k.p_WCContact[2] = derived_.contact_k_p_WCContact_0*q[10];
@@ -3578,7 +3648,7 @@ class SphereOnSphere {
 
   // gamma(q, u) (rows): the right-hand side of G udot = gamma, minus the rows' acceleration
   // at udot = 0 (-Gdot u).
-  // (50 adds, 67 muls, 1 divs, 1 calls, 2 other)
+  // (50 adds, 62 muls, 1 divs, 1 calls, 2 other)
   void constraintBias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                       ConstraintVector& gamma) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -3594,26 +3664,26 @@ class SphereOnSphere {
     const double t5 = k.p_WCContact[2] - q[10];
     const double t6 = -k.p_WCContact[2]*u[1] + k.p_WCContact[1]*u[2] + (u[6] + u[4]*t5 - u[5]*t2);
     const double t7 = -k.p_WCContact[0]*u[2] + k.p_WCContact[2]*u[0] + (u[7] - u[3]*t5 + u[5]*t3);
-    const double t8 = -u[6] + derived_.contact_k_p_WCContact_0*u[6];
-    const double t9 = -u[8] + derived_.contact_k_p_WCContact_0*u[8];
-    const double t10 = u[5]*t8 + (derived_.contact_k_p_WCContact_0*u[0]*u[8] -
-        derived_.contact_k_p_WCContact_0*u[2]*u[6] - u[3]*t9);
-    const double t11 = -u[7] + derived_.contact_k_p_WCContact_0*u[7];
-    const double t12 = u[3]*t11 + (-derived_.contact_k_p_WCContact_0*u[0]*u[7] +
-        derived_.contact_k_p_WCContact_0*u[1]*u[6] - u[4]*t8);
-    const double t13 = -u[5]*t11 + (derived_.contact_k_p_WCContact_0*u[2]*u[7] -
-        derived_.contact_k_p_WCContact_0*u[1]*u[8] + u[4]*t9);
+    const double t8 = derived_.contact_k_p_WCContact_0*u[6];
+    const double t9 = -u[6] + t8;
+    const double t10 = derived_.contact_k_p_WCContact_0*u[8];
+    const double t11 = -u[8] + t10;
+    const double t12 = u[5]*t9 + (derived_.contact_k_p_WCContact_0*u[0]*u[8] - t8*u[2] - u[3]*t11);
+    const double t13 = derived_.contact_k_p_WCContact_0*u[7];
+    const double t14 = -u[7] + t13;
+    const double t15 = u[3]*t14 + (-t13*u[0] + t8*u[1] - u[4]*t9);
+    const double t16 = -u[5]*t14 + (t13*u[2] - t10*u[1] + u[4]*t11);
     gamma[0] = -(u[7]*u[7] + u[6]*u[6] + u[8]*u[8] - t0*t0)/(0.0 <= -t1 ? 1.0 : t1);
     gamma[1] = -((k.R_WCContact.coeff(1, 0)*u[0] - k.R_WCContact.coeff(0, 0)*u[1])*t4 +
         (-k.R_WCContact.coeff(1, 0)*u[2] + k.R_WCContact.coeff(2, 0)*u[1])*t6 +
         (-k.R_WCContact.coeff(2, 0)*u[0] + k.R_WCContact.coeff(0, 0)*u[2])*t7 +
-        (k.R_WCContact.coeff(1, 0)*t10 + k.R_WCContact.coeff(2, 0)*t12 +
-        k.R_WCContact.coeff(0, 0)*t13));
+        (k.R_WCContact.coeff(1, 0)*t12 + k.R_WCContact.coeff(2, 0)*t15 +
+        k.R_WCContact.coeff(0, 0)*t16));
     gamma[2] = -((-k.R_WCContact.coeff(0, 1)*u[1] + k.R_WCContact.coeff(1, 1)*u[0])*t4 +
         (-k.R_WCContact.coeff(2, 1)*u[0] + k.R_WCContact.coeff(0, 1)*u[2])*t7 +
         (k.R_WCContact.coeff(2, 1)*u[1] - k.R_WCContact.coeff(1, 1)*u[2])*t6 +
-        (k.R_WCContact.coeff(0, 1)*t13 + k.R_WCContact.coeff(1, 1)*t10 +
-        k.R_WCContact.coeff(2, 1)*t12));
+        (k.R_WCContact.coeff(0, 1)*t16 + k.R_WCContact.coeff(1, 1)*t12 +
+        k.R_WCContact.coeff(2, 1)*t15));
   }
 
   // What multipliers lambda (rows; Simbody's sign: M udot = tau - C - G^T lambda) apply:
@@ -3739,51 +3809,55 @@ class SphereOnSphere {
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation
   // calls it through refreshDerived() when params changed, so there is no need to.
-  // (18 adds, 47 muls, 2 divs, 0 calls, 0 other)
+  // (18 adds, 41 muls, 2 divs, 0 calls, 0 other)
   void updateDerived() const {
     // I_K (mass, h, I row-major) of joint 'pivot' (sphere_on_sphere.cap:28) -> body 'base': spatial
     // inertia about K
-    const double t0 = params.M*params.R*params.R;
-    const double t1 = params.base_com[2]*params.base_com[2];
-    const double t2 = params.base_com[1]*params.base_com[1];
-    const double t3 = params.M*(t1 + t2 + params.base_com[0]*params.base_com[0]);
-    const double t4 = params.M*params.base_com[0]*params.base_com[1];
-    const double t5 = params.M*params.base_com[0]*params.base_com[2];
-    const double t6 = params.M*params.base_com[1]*params.base_com[2];
-    derived_.I_KBase[1] = params.M*params.base_com[0];
-    derived_.I_KBase[2] = params.M*params.base_com[1];
+    const double t0 = params.M*params.base_com[0];
+    const double t1 = params.M*params.base_com[1];
+    const double t2 = params.M*params.R*params.R;
+    const double t3 = params.base_com[2]*params.base_com[2];
+    const double t4 = params.base_com[1]*params.base_com[1];
+    const double t5 = params.M*(t3 + t4 + params.base_com[0]*params.base_com[0]);
+    const double t6 = t0*params.base_com[1];
+    const double t7 = t0*params.base_com[2];
+    const double t8 = t1*params.base_com[2];
+    derived_.I_KBase[1] = t0;
+    derived_.I_KBase[2] = t1;
     derived_.I_KBase[3] = params.M*params.base_com[2];
-    derived_.I_KBase[4] = -params.M*params.base_com[0]*params.base_com[0] + 0.4*t0 + t3;
-    derived_.I_KBase[5] = -t4;
-    derived_.I_KBase[6] = -t5;
-    derived_.I_KBase[8] = -params.M*t2 + 0.4*t0 + t3;
-    derived_.I_KBase[9] = -t6;
-    derived_.I_KBase[12] = -params.M*t1 + 0.4*t0 + t3;
+    derived_.I_KBase[4] = -params.M*params.base_com[0]*params.base_com[0] + 0.4*t2 + t5;
+    derived_.I_KBase[5] = -t6;
+    derived_.I_KBase[6] = -t7;
+    derived_.I_KBase[8] = -params.M*t4 + 0.4*t2 + t5;
+    derived_.I_KBase[9] = -t8;
+    derived_.I_KBase[12] = -params.M*t3 + 0.4*t2 + t5;
     // I_K (mass, h, I row-major) of joint 'float' (sphere_on_sphere.cap:33) -> body 'ball': spatial
     // inertia about K
-    const double t7 = params.m*params.rb*params.rb;
-    const double t8 = params.ball_com[2]*params.ball_com[2];
-    const double t9 = params.ball_com[1]*params.ball_com[1];
-    const double t10 = params.m*(t8 + params.ball_com[0]*params.ball_com[0] + t9);
-    const double t11 = params.ball_com[0]*params.ball_com[1]*params.m;
-    const double t12 = params.ball_com[0]*params.ball_com[2]*params.m;
-    const double t13 = params.ball_com[1]*params.ball_com[2]*params.m;
-    derived_.I_KBall[1] = params.ball_com[0]*params.m;
-    derived_.I_KBall[2] = params.ball_com[1]*params.m;
+    const double t9 = params.ball_com[0]*params.m;
+    const double t10 = params.ball_com[1]*params.m;
+    const double t11 = params.m*params.rb*params.rb;
+    const double t12 = params.ball_com[2]*params.ball_com[2];
+    const double t13 = params.ball_com[1]*params.ball_com[1];
+    const double t14 = params.m*(t12 + params.ball_com[0]*params.ball_com[0] + t13);
+    const double t15 = t9*params.ball_com[1];
+    const double t16 = t9*params.ball_com[2];
+    const double t17 = t10*params.ball_com[2];
+    derived_.I_KBall[1] = t9;
+    derived_.I_KBall[2] = t10;
     derived_.I_KBall[3] = params.ball_com[2]*params.m;
-    derived_.I_KBall[4] = -params.ball_com[0]*params.ball_com[0]*params.m + 0.4*t7 + t10;
-    derived_.I_KBall[5] = -t11;
-    derived_.I_KBall[6] = -t12;
-    derived_.I_KBall[8] = -t9*params.m + 0.4*t7 + t10;
-    derived_.I_KBall[9] = -t13;
-    derived_.I_KBall[12] = 0.4*t7 - t8*params.m + t10;
+    derived_.I_KBall[4] = -params.ball_com[0]*params.ball_com[0]*params.m + 0.4*t11 + t14;
+    derived_.I_KBall[5] = -t15;
+    derived_.I_KBall[6] = -t16;
+    derived_.I_KBall[8] = -t13*params.m + 0.4*t11 + t14;
+    derived_.I_KBall[9] = -t17;
+    derived_.I_KBall[12] = 0.4*t11 - t12*params.m + t14;
     // parameter-only subexpressions of the functions below
-    derived_.M_0_0 = t6;
-    derived_.M_0_0_b = t5;
-    derived_.M_0_0_c = t4;
-    derived_.M_3_3 = t13;
-    derived_.M_3_3_b = t12;
-    derived_.M_3_3_c = t11;
+    derived_.M_0_0 = t8;
+    derived_.M_0_0_b = t7;
+    derived_.M_0_0_c = t6;
+    derived_.M_3_3 = t17;
+    derived_.M_3_3_b = t16;
+    derived_.M_3_3_c = t15;
     derived_.C_6 = -params.m*params.world_gravity[0];
     derived_.C_7 = -params.m*params.world_gravity[1];
     derived_.C_8 = -params.m*params.world_gravity[2];
