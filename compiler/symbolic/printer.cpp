@@ -170,8 +170,14 @@ std::pair<const Node*, double> pairNode(const Node* n, std::uint32_t i, std::uin
   return {nullptr, 0.0};
 }
 
+// Readers whose pairs are looked for: past 32 operands (rare: the engine
+// keeps sums and products of more than two operands whole where they are
+// used) the pairs' lookups would cost more than the one operation they save.
+constexpr std::uint32_t kMaxPairReaderSize = 32;
+
 bool pairCandidate(const Node* n) {
-  return (n->kind == Kind::Add && !n->isScaled() && n->size >= 3) || (n->kind == Kind::Mul && n->size >= 3);
+  if (n->size < 3 || n->size > kMaxPairReaderSize) return false;
+  return (n->kind == Kind::Add && !n->isScaled()) || n->kind == Kind::Mul;
 }
 
 Operands sharedOperands(const Node* n, const SharedPair& s) {
