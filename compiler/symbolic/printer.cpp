@@ -138,13 +138,14 @@ std::unordered_map<std::uint32_t, std::size_t> denominatorUsers(
 }
 
 // Shared pairs: a sum of three or more terms (a product of three or more
-// factors) that holds two terms (factors) whose sum (product) is a node of
-// the pool reads that node instead, where it is computed anyway (earlier
-// in the block, or a temporary or name already) or where two or more such
-// sums (products) of the block read it; then it is computed once, just
-// before its first reader. The engine merges small sums into larger ones
-// (kFlattenLimit), so `a*b*c` and `a*b*d` hold a*b twice, and `x + y - z`
-// repeats an `x + y` computed before it: each read saves one operation.
+// factors, counted with their powers) that holds two terms (factors) whose
+// sum (product) is a node of the pool reads that node instead, where it is
+// computed anyway (in the block, or a temporary or name already) or where
+// two or more such sums (products) of the block read it; then it is
+// computed once, just before its first reader. The engine merges small
+// sums into larger ones (kFlattenLimit), so `a*b*c` and `a*b*d` hold a*b
+// twice, and `x + y - z` repeats an `x + y` computed elsewhere: each read
+// saves one operation.
 struct SharedPair {
   const Node* pair;     // the node the two operands form
   std::uint32_t first;  // the operands' argument indices, first < second
@@ -513,11 +514,10 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
   {
     std::unordered_map<std::uint32_t, std::size_t> position;
     for (std::size_t k = 0; k < order.size(); ++k) position[order[k]->id] = k;
-    auto available = [&](const Node* p, std::size_t at) {
-      if (known(p)) return true;
-      auto it = position.find(p->id);
-      return it != position.end() && it->second < at;
-    };
+    // Computed anyway: a name, an earlier block's temporary, or a node of
+    // this block (one that comes after the reader moves before it: its two
+    // operands are the reader's, which come before the reader).
+    auto available = [&](const Node* p) { return known(p) || position.count(p->id) > 0; };
     // Each reader's candidates, and for each pair the block does not
     // compute, how many readers could read it.
     std::vector<std::pair<const Node*, std::vector<SharedPair>>> readers;
@@ -538,13 +538,16 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
     }
     // A pair computed anyway first, else the one most readers want.
     std::unordered_map<std::uint32_t, std::size_t> readersOfNew;
+    std::set<std::uint32_t> moved;  // pairs of the block a reader before them reads
     for (const auto& [n, found] : readers) {
       const SharedPair* best = nullptr;
       std::size_t most = 1;
       for (const SharedPair& f : found) {
-        if (available(f.pair, position.at(n->id))) {
+        if (available(f.pair)) {
           best = &f;
           most = 0;
+          auto it = position.find(f.pair->id);
+          if (it != position.end() && it->second > position.at(n->id)) moved.insert(f.pair->id);
           break;
         }
         auto it = wanted.find(f.pair->id);
@@ -562,15 +565,17 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
       auto it = readersOfNew.find(entry.second.pair->id);
       return it != readersOfNew.end() && it->second < 2;
     });
-    // New pairs are computed just before their first reader (after both
-    // of their operands, which come before it).
+    // New pairs, and pairs of the block a reader before them reads, are
+    // computed just before their first reader (after both of their
+    // operands, which come before it).
     std::set<std::uint32_t> placed;
     std::vector<const Node*> extended;
     extended.reserve(order.size() + readersOfNew.size());
     for (const Node* n : order) {
+      if (moved.count(n->id) && placed.count(n->id)) continue;  // computed earlier now
       if (auto it = shared.find(n->id); it != shared.end()) {
         const Node* p = it->second.pair;
-        if (readersOfNew.count(p->id) && placed.insert(p->id).second) extended.push_back(p);
+        if ((readersOfNew.count(p->id) || moved.count(p->id)) && placed.insert(p->id).second) extended.push_back(p);
       }
       extended.push_back(n);
     }

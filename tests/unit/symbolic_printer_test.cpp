@@ -330,6 +330,13 @@ TEST_CASE("sums and products read a pair of their operands computed once (shared
   CHECK(dag.adds == 7 + 2);
   // A later block reads the earlier block's pair.
   CHECK(printer.block(std::vector<Assignment>{{"u", a * b * f}}, "t").code == "u = t0*f;\n");
+  // A pair the block computes after its reader is computed before it.
+  Expr g = Expr::symbol("g"), h = Expr::symbol("h"), k = Expr::symbol("k");
+  CppPrinter second;
+  CHECK(second.block(std::vector<Assignment>{{"m", g * h * k}, {"n", g * h}}, "t").code ==
+        "const double t0 = g*h;\n"
+        "m = t0*k;\n"
+        "n = t0;\n");
 }
 
 TEST_CASE("long single-use chains are broken into temporaries") {

@@ -503,11 +503,11 @@ class BushingMount {
   // force laws and the tree-sparse L^T D L solve, all unrolled.
   // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4
   // multiplies):
-  //   CRBA + L^T D L in World: 228 adds, 371 muls, 7 divs (weighted 651.0);
-  //   ABA in World: 281 adds, 487 muls, 7 divs (weighted 820.0);
+  //   CRBA + L^T D L in World: 228 adds, 369 muls, 7 divs (weighted 649.0);
+  //   ABA in World: 281 adds, 483 muls, 7 divs (weighted 816.0);
   //   CRBA + L^T D L in joint frames: 352 adds, 569 muls, 10 divs (weighted 985.0);
-  //   ABA in joint frames: 456 adds, 732 muls, 10 divs (weighted 1252.0).
-  // (228 adds, 371 muls, 7 divs, 6 calls, 0 other)
+  //   ABA in joint frames: 456 adds, 722 muls, 10 divs (weighted 1242.0).
+  // (228 adds, 369 muls, 7 divs, 6 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -857,36 +857,36 @@ class BushingMount {
     const double tinv6 = 1.0/(-t295 - t296 + M.coeff(0, 0) - tinv4*t299*t299 - tinv5*t303*t303);
     const double t304 = -u[2]*M.coeff(0, 5) + u[1]*M.coeff(1, 3);
     const double t305 = -u[1]*M.coeff(2, 4) + u[0]*M.coeff(0, 5);
-    const double t306 = -(derived_.C_4 + u[2]*t304 - u[0]*t305) + F_CoMount[4];
+    const double t306 = derived_.udot_0*(-(derived_.C_4 + u[2]*t304 - u[0]*t305) + F_CoMount[4]);
     const double t307 = u[1]*M.coeff(1, 1) + u[0]*M.coeff(1, 0) + u[2]*M.coeff(1, 2);
     const double t308 = u[0]*M.coeff(2, 0) + u[1]*M.coeff(2, 1) + u[2]*M.coeff(2, 2);
     const double t309 = u[2]*M.coeff(2, 4) - u[0]*M.coeff(1, 3);
-    const double t310 = -(derived_.C_5 - u[1]*t304 + u[0]*t309) + F_CoMount[5];
-    const double t311 = -(derived_.C_3 + u[1]*t305 - u[2]*t309) + F_CoMount[3];
+    const double t310 = derived_.udot_0*(-(derived_.C_5 - u[1]*t304 + u[0]*t309) + F_CoMount[5]);
+    const double t311 = derived_.udot_0*(-(derived_.C_3 + u[1]*t305 - u[2]*t309) + F_CoMount[3]);
     const double t312 = u[1]*M.coeff(0, 1) + u[2]*M.coeff(0, 2) + u[0]*M.coeff(0, 0);
-    const double t313 = t300*t311 + (u[1]*t312 - (-params.world_gravity[1]*M.coeff(2, 4) +
-        params.world_gravity[0]*M.coeff(0, 5) + u[0]*t307) - derived_.udot_0*M.coeff(2, 4)*t306) +
+    const double t313 = tinv4*(t311*M.coeff(0, 5) +
+        (u[1]*t312 - (-params.world_gravity[1]*M.coeff(2, 4) +
+        params.world_gravity[0]*M.coeff(0, 5) + u[0]*t307) - t306*M.coeff(2, 4)) +
         (t116*F_CoMount[4] - 0.5*t117*F_CoMount[4] - t125*F_CoMount[3] +
-        (-t52 - t57 + 0.5*t126*F_CoMount[3]));
-    const double t314 = tinv4*t301;
-    const double t315 = -t298*t311 + (u[0]*t308 - (-params.world_gravity[0]*M.coeff(1, 3) +
-        params.world_gravity[2]*M.coeff(2, 4) + u[2]*t312) + derived_.udot_0*M.coeff(2, 4)*t310) +
-        (-t116*F_CoMount[5] + t64*F_CoMount[3] + F_CoMount[1]) - t314*t313;
-    const double t316 = tinv5*t303;
-    const double t317 = t298*t306 + (u[2]*t307 - (params.world_gravity[1]*M.coeff(1, 3) -
-        params.world_gravity[2]*M.coeff(0, 5) + u[1]*t308) - t300*t310) +
-        (-t64*F_CoMount[4] + t125*F_CoMount[5] + F_CoMount[0]) - t302*t313 - t316*t315;
-    const double t318 = tinv6*t317;
-    const double t319 = tinv5*t315 - (t316*tinv6)*t317;
-    const double t320 = tinv4*t313 - (t302*tinv6)*t317 - t314*t319;
-    udot[0] = t318;
-    udot[1] = t319;
-    udot[2] = t320;
-    udot[3] = derived_.udot_0*t311 - t298*t319 + t300*t320;
-    udot[4] = derived_.udot_0*t306 + derived_.udot_0*(M.coeff(1, 3)*t318) -
-        derived_.udot_0*M.coeff(2, 4)*t320;
-    udot[5] = derived_.udot_0*t310 - derived_.udot_0*(M.coeff(0, 5)*t318) +
-        derived_.udot_0*M.coeff(2, 4)*t319;
+        (-t52 - t57 + 0.5*t126*F_CoMount[3])));
+    const double t314 = tinv5*(-t311*M.coeff(1, 3) +
+        (u[0]*t308 - (-params.world_gravity[0]*M.coeff(1, 3) +
+        params.world_gravity[2]*M.coeff(2, 4) + u[2]*t312) + t310*M.coeff(2, 4)) +
+        (-t116*F_CoMount[5] + t64*F_CoMount[3] + F_CoMount[1]) - t313*t301);
+    const double t315 = t306*M.coeff(1, 3) + (u[2]*t307 -
+        (params.world_gravity[1]*M.coeff(1, 3) - params.world_gravity[2]*M.coeff(0, 5) +
+        u[1]*t308) - t310*M.coeff(0, 5)) + (-t64*F_CoMount[4] + t125*F_CoMount[5] + F_CoMount[0]) -
+        t313*t299 - t314*t303;
+    const double t316 = tinv6*t315;
+    const double t317 = tinv5*t303*tinv6;
+    const double t318 = t314 - t317*t315;
+    const double t319 = t313 - (t302*tinv6)*t315 - tinv4*t301*t318;
+    udot[0] = t316;
+    udot[1] = t318;
+    udot[2] = t319;
+    udot[3] = t311 - t298*t318 + t300*t319;
+    udot[4] = t306 + derived_.udot_0*(M.coeff(1, 3)*t316) - derived_.udot_0*M.coeff(2, 4)*t319;
+    udot[5] = t310 - derived_.udot_0*(M.coeff(0, 5)*t316) + derived_.udot_0*M.coeff(2, 4)*t318;
   }
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
@@ -897,11 +897,11 @@ class BushingMount {
   // [p_BoQ_W x f; f].
   // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4
   // multiplies):
-  //   CRBA + L^T D L in World: 234 adds, 371 muls, 7 divs (weighted 657.0);
-  //   ABA in World: 287 adds, 487 muls, 7 divs (weighted 826.0);
+  //   CRBA + L^T D L in World: 234 adds, 369 muls, 7 divs (weighted 655.0);
+  //   ABA in World: 287 adds, 483 muls, 7 divs (weighted 822.0);
   //   CRBA + L^T D L in joint frames: 358 adds, 569 muls, 10 divs (weighted 991.0);
-  //   ABA in joint frames: 462 adds, 732 muls, 10 divs (weighted 1258.0).
-  // (234 adds, 371 muls, 7 divs, 6 calls, 0 other)
+  //   ABA in joint frames: 462 adds, 722 muls, 10 divs (weighted 1248.0).
+  // (234 adds, 369 muls, 7 divs, 6 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
@@ -1279,33 +1279,33 @@ class BushingMount {
     const double tinv6 = 1.0/(-t316 - t317 + M.coeff(0, 0) - tinv4*t320*t320 - tinv5*t324*t324);
     const double t325 = u[1]*M.coeff(1, 1) + u[0]*M.coeff(1, 0) + u[2]*M.coeff(1, 2);
     const double t326 = u[0]*M.coeff(2, 0) + u[1]*M.coeff(2, 1) + u[2]*M.coeff(2, 2);
-    const double t327 = u[1]*M.coeff(0, 1) + u[2]*M.coeff(0, 2) + u[0]*M.coeff(0, 0);
-    const double t328 = -(-fext[0][2] - u[1]*t327 +
+    const double t327 = derived_.udot_0*C[4];
+    const double t328 = derived_.udot_0*C[5];
+    const double t329 = u[1]*M.coeff(0, 1) + u[2]*M.coeff(0, 2) + u[0]*M.coeff(0, 0);
+    const double t330 = derived_.udot_0*C[3];
+    const double t331 = tinv4*(-(-fext[0][2] - u[1]*t329 +
         (-params.world_gravity[1]*M.coeff(2, 4) + params.world_gravity[0]*M.coeff(0, 5) +
-        u[0]*t325)) - t321*C[3] + derived_.udot_0*M.coeff(2, 4)*C[4] +
+        u[0]*t325)) - t330*M.coeff(0, 5) + t327*M.coeff(2, 4) +
         (t116*F_CoMount[4] - 0.5*t117*F_CoMount[4] - t125*F_CoMount[3] +
-        (-t52 - t57 + 0.5*t126*F_CoMount[3]));
-    const double t329 = tinv4*t322;
-    const double t330 = -(-fext[0][1] - u[0]*t326 +
+        (-t52 - t57 + 0.5*t126*F_CoMount[3])));
+    const double t332 = tinv5*(-(-fext[0][1] - u[0]*t326 +
         (-params.world_gravity[0]*M.coeff(1, 3) + params.world_gravity[2]*M.coeff(2, 4) +
-        u[2]*t327)) + t319*C[3] - derived_.udot_0*M.coeff(2, 4)*C[5] +
-        (-t116*F_CoMount[5] + t64*F_CoMount[3] + F_CoMount[1]) - t329*t328;
-    const double t331 = tinv5*t324;
-    const double t332 = -(-fext[0][0] - u[2]*t325 +
+        u[2]*t329)) + t330*M.coeff(1, 3) - t328*M.coeff(2, 4) +
+        (-t116*F_CoMount[5] + t64*F_CoMount[3] + F_CoMount[1]) - t331*t322);
+    const double t333 = -(-fext[0][0] - u[2]*t325 +
         (params.world_gravity[1]*M.coeff(1, 3) - params.world_gravity[2]*M.coeff(0, 5) +
-        u[1]*t326)) - t319*C[4] + t321*C[5] + (-t64*F_CoMount[4] + t125*F_CoMount[5] +
-        F_CoMount[0]) - t323*t328 - t331*t330;
-    const double t333 = tinv6*t332;
-    const double t334 = tinv5*t330 - (t331*tinv6)*t332;
-    const double t335 = tinv4*t328 - (t323*tinv6)*t332 - t329*t334;
-    udot[0] = t333;
-    udot[1] = t334;
-    udot[2] = t335;
-    udot[3] = -derived_.udot_0*C[3] - t319*t334 + t321*t335;
-    udot[4] = -derived_.udot_0*C[4] + derived_.udot_0*(M.coeff(1, 3)*t333) -
-        derived_.udot_0*M.coeff(2, 4)*t335;
-    udot[5] = -derived_.udot_0*C[5] - derived_.udot_0*(M.coeff(0, 5)*t333) +
-        derived_.udot_0*M.coeff(2, 4)*t334;
+        u[1]*t326)) - t327*M.coeff(1, 3) + t328*M.coeff(0, 5) +
+        (-t64*F_CoMount[4] + t125*F_CoMount[5] + F_CoMount[0]) - t331*t320 - t332*t324;
+    const double t334 = tinv6*t333;
+    const double t335 = tinv5*t324*tinv6;
+    const double t336 = t332 - t335*t333;
+    const double t337 = t331 - (t323*tinv6)*t333 - tinv4*t322*t336;
+    udot[0] = t334;
+    udot[1] = t336;
+    udot[2] = t337;
+    udot[3] = -t330 - t319*t336 + t321*t337;
+    udot[4] = -t327 + derived_.udot_0*(M.coeff(1, 3)*t334) - derived_.udot_0*M.coeff(2, 4)*t337;
+    udot[5] = -t328 - derived_.udot_0*(M.coeff(0, 5)*t334) + derived_.udot_0*M.coeff(2, 4)*t336;
   }
 
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot

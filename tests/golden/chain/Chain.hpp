@@ -405,7 +405,7 @@ class Chain {
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
   // M udot = tau - C; by recursive Newton-Euler.
-  // (75 adds, 110 muls, 0 divs, 10 calls, 0 other)
+  // (75 adds, 106 muls, 0 divs, 10 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
     refreshDerived();  // the parameter-only values, if params changed
     // spatial velocity in the joint frame of 'link[2].body'
@@ -540,22 +540,22 @@ class Chain {
     a_KLink5Body[3] = t73;
     a_KLink5Body[4] = t77;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': bias
-    const double t78 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
-    const double t79 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
-    const double t80 = params.link_5_m*v_KLink5Body[3];
-    const double t81 = -t79 + t80;
+    const double t78 = params.link_5_m*v_KLink5Body[3];
+    const double t79 = t78*v_KLink5Body[4];
+    const double t80 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
+    const double t81 = -t80 + t78;
     const double t82 = v_KLink5Body[4]*t81;
     const double t83 = derived_.I_KLink5Body[2]*a_KLink5Body[3];
-    const double t84 = t78 - t82 - t83;
+    const double t84 = t79 - t82 - t83;
     C[4] = t84;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': bias
-    const double t85 = params.link_4_m*v_KLink4Body[3]*v_KLink4Body[4];
-    const double t86 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
-    const double t87 = params.link_4_m*v_KLink4Body[3];
-    const double t88 = -t86 + t87;
+    const double t85 = params.link_4_m*v_KLink4Body[3];
+    const double t86 = t85*v_KLink4Body[4];
+    const double t87 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
+    const double t88 = -t87 + t85;
     const double t89 = v_KLink4Body[4]*t88;
     const double t90 = derived_.I_KLink4Body[2]*a_KLink4Body[3];
-    const double t91 = t85 - t89 - t90;
+    const double t91 = t86 - t89 - t90;
     const double t92 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
     const double t93 = params.link_5_m*a_KLink5Body[3];
     const double t94 = -t92 + t93;
@@ -569,13 +569,13 @@ class Chain {
     const double t102 = t91 + C[4] + t101;
     C[3] = t102;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': bias
-    const double t103 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
-    const double t104 = derived_.I_KLink3Body[2]*a_KLink3Body[3];
-    const double t105 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
-    const double t106 = params.link_3_m*v_KLink3Body[3];
-    const double t107 = -t105 + t106;
+    const double t103 = params.link_3_m*v_KLink3Body[3];
+    const double t104 = t103*v_KLink3Body[4];
+    const double t105 = derived_.I_KLink3Body[2]*a_KLink3Body[3];
+    const double t106 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
+    const double t107 = -t106 + t103;
     const double t108 = v_KLink3Body[4]*t107;
-    const double t109 = t103 - t104 - t108;
+    const double t109 = t104 - t105 - t108;
     const double t110 = t28*t94;
     const double t111 = params.link_4_m*a_KLink4Body[4];
     const double t112 = v_KLink4Body[2]*t88;
@@ -593,13 +593,13 @@ class Chain {
     const double t124 = t109 + C[3] + t123;
     C[2] = t124;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': bias
-    const double t125 = params.link_2_m*v_KLink2Body[3]*t6;
-    const double t126 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
-    const double t127 = params.link_2_m*v_KLink2Body[3];
-    const double t128 = -t126 + t127;
+    const double t125 = params.link_2_m*v_KLink2Body[3];
+    const double t126 = t125*t6;
+    const double t127 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
+    const double t128 = -t127 + t125;
     const double t129 = t6*t128;
     const double t130 = derived_.I_KLink2Body[2]*a_KLink2Body[3];
-    const double t131 = -t125 + t129 - t130;
+    const double t131 = -t126 + t129 - t130;
     const double t132 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
     const double t133 = params.link_3_m*a_KLink3Body[3];
     const double t134 = -t132 + t133 + t121;
@@ -636,11 +636,11 @@ class Chain {
   // as joint forces, all unrolled.
   // Method: ABA in joint frames, the cheapest of four as traced (a division or call weighs 4
   // multiplies):
-  //   CRBA + L^T D L in World: 180 adds, 297 muls, 4 divs (weighted 533.0);
-  //   ABA in World: 195 adds, 306 muls, 4 divs (weighted 557.0);
-  //   CRBA + L^T D L in joint frames: 167 adds, 236 muls, 4 divs (weighted 459.0);
-  //   ABA in joint frames: 139 adds, 215 muls, 4 divs (weighted 410.0).
-  // (139 adds, 215 muls, 4 divs, 10 calls, 0 other)
+  //   CRBA + L^T D L in World: 177 adds, 294 muls, 4 divs (weighted 527.0);
+  //   ABA in World: 188 adds, 289 muls, 4 divs (weighted 533.0);
+  //   CRBA + L^T D L in joint frames: 167 adds, 228 muls, 4 divs (weighted 451.0);
+  //   ABA in joint frames: 139 adds, 214 muls, 4 divs (weighted 409.0).
+  // (139 adds, 214 muls, 4 divs, 10 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -723,12 +723,12 @@ class Chain {
     v_KLink5Body[3] = t34;
     v_KLink5Body[4] = t37;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': articulated inertia
-    const double t38 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
-    const double t39 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
-    const double t40 = params.link_5_m*v_KLink5Body[3];
-    const double t41 = -t39 + t40;
+    const double t38 = params.link_5_m*v_KLink5Body[3];
+    const double t39 = t38*v_KLink5Body[4];
+    const double t40 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
+    const double t41 = -t40 + t38;
     const double t42 = v_KLink5Body[4]*t41;
-    const double t43 = -t38 + t42;
+    const double t43 = -t39 + t42;
     tauA_KLink5Body[0] = t43;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': articulated inertia
     const double t44 = params.link_5_m*t28*t28;
@@ -890,7 +890,7 @@ class Chain {
     const double t183 = params.link_4_m*v_KLink4Body[3];
     const double t184 = -t182 + t183;
     const double t185 = v_KLink4Body[2]*t184;
-    const double t186 = t40*u[4];
+    const double t186 = t38*u[4];
     const double t187 = v_KLink5Body[2]*t41;
     const double t188 = -t186 + t187;
     const double t189 = t30*t188;
@@ -1042,10 +1042,10 @@ class Chain {
   // Method: ABA in joint frames, the cheapest of four as traced (a division or call weighs 4
   // multiplies):
   //   CRBA + L^T D L in World: 189 adds, 292 muls, 4 divs (weighted 537.0);
-  //   ABA in World: 210 adds, 306 muls, 4 divs (weighted 572.0);
-  //   CRBA + L^T D L in joint frames: 204 adds, 275 muls, 4 divs (weighted 535.0);
-  //   ABA in joint frames: 175 adds, 260 muls, 4 divs (weighted 491.0).
-  // (175 adds, 260 muls, 4 divs, 10 calls, 0 other)
+  //   ABA in World: 201 adds, 289 muls, 4 divs (weighted 546.0);
+  //   CRBA + L^T D L in joint frames: 204 adds, 270 muls, 4 divs (weighted 530.0);
+  //   ABA in joint frames: 175 adds, 256 muls, 4 divs (weighted 487.0).
+  // (175 adds, 256 muls, 4 divs, 10 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
@@ -1139,72 +1139,72 @@ class Chain {
     const double t42 = derived_.I_KLink4Body[4] + t41;
     const double t43 = params.link_4_L*t40;
     const double t44 = -derived_.I_KLink4Body[2] + t43;
-    const double t45 = params.link_4_m*v_KLink4Body[3]*v_KLink4Body[4];
-    const double t46 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
-    const double t47 = params.link_4_m*v_KLink4Body[3];
-    const double t48 = -t46 + t47;
+    const double t45 = params.link_4_m*v_KLink4Body[3];
+    const double t46 = t45*v_KLink4Body[4];
+    const double t47 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
+    const double t48 = -t47 + t45;
     const double t49 = v_KLink4Body[4]*t48;
-    const double t50 = -fext[3][2] + t45 - t49;
-    const double t51 = params.link_5_m*u[4]*v_KLink5Body[3];
+    const double t50 = -fext[3][2] + t46 - t49;
+    const double t51 = params.link_5_m*v_KLink5Body[3];
+    const double t52 = t51*u[4];
     const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[0]);
-    const double t52 = tsc4.cos;
-    const double t53 = t2*t52;
-    const double t54 = tsc4.sin;
-    const double t55 = t54*t1;
-    const double t56 = t53 + t55;
-    const double t57 = t8*t56;
-    const double t58 = t2*t54;
-    const double t59 = t1*t52;
-    const double t60 = -t58 + t59;
-    const double t61 = t5*t60;
-    const double t62 = t57 + t61;
-    const double t63 = t19*t62;
-    const double t64 = t5*t56;
-    const double t65 = t8*t60;
-    const double t66 = -t64 + t65;
-    const double t67 = t17*t66;
-    const double t68 = t63 + t67;
-    const double t69 = t28*t68;
-    const double t70 = t17*t62;
-    const double t71 = t19*t66;
-    const double t72 = -t70 + t71;
-    const double t73 = t30*t72;
-    const double t74 = -t69 + t73;
-    const double t75 = fext[4][4]*t74;
-    const double t76 = -t53 - t55;
-    const double t77 = t8*t76;
-    const double t78 = -t61 + t77;
-    const double t79 = t19*t78;
-    const double t80 = t5*t76;
-    const double t81 = t65 + t80;
-    const double t82 = t17*t81;
-    const double t83 = t79 - t82;
-    const double t84 = t30*t83;
-    const double t85 = t19*t81;
-    const double t86 = t17*t78;
-    const double t87 = t85 + t86;
-    const double t88 = t28*t87;
-    const double t89 = t84 - t88;
-    const double t90 = fext[4][3]*t89;
-    const double t91 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
-    const double t92 = params.link_5_m*v_KLink5Body[3];
-    const double t93 = -t91 + t92;
+    const double t53 = tsc4.cos;
+    const double t54 = t2*t53;
+    const double t55 = tsc4.sin;
+    const double t56 = t55*t1;
+    const double t57 = t54 + t56;
+    const double t58 = t8*t57;
+    const double t59 = t2*t55;
+    const double t60 = t1*t53;
+    const double t61 = -t59 + t60;
+    const double t62 = t5*t61;
+    const double t63 = t58 + t62;
+    const double t64 = t19*t63;
+    const double t65 = t5*t57;
+    const double t66 = t8*t61;
+    const double t67 = -t65 + t66;
+    const double t68 = t17*t67;
+    const double t69 = t64 + t68;
+    const double t70 = t28*t69;
+    const double t71 = t17*t63;
+    const double t72 = t19*t67;
+    const double t73 = -t71 + t72;
+    const double t74 = t30*t73;
+    const double t75 = -t70 + t74;
+    const double t76 = fext[4][4]*t75;
+    const double t77 = -t54 - t56;
+    const double t78 = t8*t77;
+    const double t79 = -t62 + t78;
+    const double t80 = t19*t79;
+    const double t81 = t5*t77;
+    const double t82 = t66 + t81;
+    const double t83 = t17*t82;
+    const double t84 = t80 - t83;
+    const double t85 = t30*t84;
+    const double t86 = t19*t82;
+    const double t87 = t17*t79;
+    const double t88 = t86 + t87;
+    const double t89 = t28*t88;
+    const double t90 = t85 - t89;
+    const double t91 = fext[4][3]*t90;
+    const double t92 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
+    const double t93 = -t92 + t51;
     const double t94 = v_KLink5Body[2]*t93;
-    const double t95 = -t75 - t90 + t94;
-    const double t96 = -t51 + t95;
+    const double t95 = -t76 - t91 + t94;
+    const double t96 = -t52 + t95;
     const double t97 = t28*t96;
     const double t98 = derived_.joint_4_IAS_KLink4Body_2_0_b*u[4]*v_KLink5Body[4];
-    const double t99 = t28*t83;
-    const double t100 = t30*t87;
+    const double t99 = t28*t84;
+    const double t100 = t30*t88;
     const double t101 = t99 + t100;
     const double t102 = fext[4][3]*t101;
     const double t103 = params.link_5_m*v_KLink5Body[2]*v_KLink5Body[4];
-    const double t104 = t28*t72;
-    const double t105 = t30*t68;
+    const double t104 = t28*t73;
+    const double t105 = t30*t69;
     const double t106 = t104 + t105;
     const double t107 = fext[4][4]*t106;
     const double t108 = -t102 - t103 - t107;
-    const double t109 = t92*v_KLink5Body[4];
+    const double t109 = t51*v_KLink5Body[4];
     const double t110 = v_KLink5Body[4]*t93;
     const double t111 = -fext[4][2] + t109 - t110;
     const double t112 = derived_.joint_4_tauA_KLink4Body_0*t111;
@@ -1248,18 +1248,18 @@ class Chain {
     const double t145 = derived_.I_KLink3Body[4] + t144;
     const double t146 = params.link_3_L*t143;
     const double t147 = -derived_.I_KLink3Body[2] + t146;
-    const double t148 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
-    const double t149 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
-    const double t150 = params.link_3_m*v_KLink3Body[3];
-    const double t151 = -t149 + t150;
+    const double t148 = params.link_3_m*v_KLink3Body[3];
+    const double t149 = t148*v_KLink3Body[4];
+    const double t150 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
+    const double t151 = -t150 + t148;
     const double t152 = v_KLink3Body[4]*t151;
-    const double t153 = -fext[2][2] + t148 - t152;
+    const double t153 = -fext[2][2] + t149 - t152;
     const double t154 = u[3]*v_KLink4Body[4];
     const double t155 = t154*t124;
     const double t156 = u[3]*v_KLink4Body[3];
     const double t157 = t156*t132;
-    const double t158 = fext[3][4]*t72;
-    const double t159 = fext[3][3]*t83;
+    const double t158 = fext[3][4]*t73;
+    const double t159 = fext[3][3]*t84;
     const double t160 = v_KLink4Body[2]*t48;
     const double t161 = -t158 - t159 + t160;
     const double t162 = t30*t96;
@@ -1271,9 +1271,9 @@ class Chain {
     const double t168 = t17*t167;
     const double t169 = t154*t138;
     const double t170 = t156*t124;
-    const double t171 = fext[3][4]*t68;
+    const double t171 = fext[3][4]*t69;
     const double t172 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
-    const double t173 = fext[3][3]*t87;
+    const double t173 = fext[3][3]*t88;
     const double t174 = -t171 - t172 - t173;
     const double t175 = t174 + t115;
     const double t176 = t169 - t170 + t175;
@@ -1321,19 +1321,19 @@ class Chain {
     const double t213 = derived_.I_KLink2Body[4] + t212;
     const double t214 = params.link_2_L*t211;
     const double t215 = -derived_.I_KLink2Body[2] + t214;
-    const double t216 = params.link_2_m*v_KLink2Body[3]*t6;
-    const double t217 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
-    const double t218 = params.link_2_m*v_KLink2Body[3];
-    const double t219 = -t217 + t218;
+    const double t216 = params.link_2_m*v_KLink2Body[3];
+    const double t217 = t216*t6;
+    const double t218 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
+    const double t219 = -t218 + t216;
     const double t220 = t6*t219;
-    const double t221 = -fext[1][2] - t216 + t220;
+    const double t221 = -fext[1][2] - t217 + t220;
     const double t222 = u[2]*v_KLink3Body[4];
     const double t223 = t222*t206;
     const double t224 = u[2]*v_KLink3Body[3];
     const double t225 = t224*t188;
     const double t226 = params.link_3_m*v_KLink3Body[2]*v_KLink3Body[4];
-    const double t227 = fext[2][4]*t62;
-    const double t228 = fext[2][3]*t81;
+    const double t227 = fext[2][4]*t63;
+    const double t228 = fext[2][3]*t82;
     const double t229 = -t226 - t227 - t228;
     const double t230 = t229 + t180;
     const double t231 = t223 - t225 + t230;
@@ -1342,8 +1342,8 @@ class Chain {
     const double t234 = t8*t233;
     const double t235 = t222*t188;
     const double t236 = t224*t200;
-    const double t237 = fext[2][3]*t78;
-    const double t238 = fext[2][4]*t66;
+    const double t237 = fext[2][3]*t79;
+    const double t238 = fext[2][4]*t67;
     const double t239 = v_KLink3Body[2]*t151;
     const double t240 = -t237 - t238 + t239;
     const double t241 = t17*t178;
@@ -1399,8 +1399,8 @@ class Chain {
     const double t286 = t285*t268;
     const double t287 = u[1]*t6;
     const double t288 = t287*t256;
-    const double t289 = fext[1][4]*t60;
-    const double t290 = fext[1][3]*t76;
+    const double t289 = fext[1][4]*t61;
+    const double t290 = fext[1][3]*t77;
     const double t291 = v_KLink2Body[2]*t219;
     const double t292 = -t289 - t290 + t291;
     const double t293 = t5*t233;
@@ -1413,8 +1413,8 @@ class Chain {
     const double t300 = t287*t274;
     const double t301 = t285*t256;
     const double t302 = params.link_2_m*v_KLink2Body[2]*t6;
-    const double t303 = fext[1][4]*t56;
-    const double t304 = fext[1][3]*t60;
+    const double t303 = fext[1][4]*t57;
+    const double t304 = fext[1][3]*t61;
     const double t305 = t302 - t303 - t304;
     const double t306 = t305 + t248;
     const double t307 = -t300 - t301 + t306;
@@ -1429,15 +1429,15 @@ class Chain {
     tauA_KLink1Body[0] = t313;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration
     const double tinv3 = 1.0/IAS_KLink1Body.coeff(2, 0);
-    const double t314 = params.world_gravity[1]*t52;
-    const double t315 = params.world_gravity[0]*t54;
+    const double t314 = params.world_gravity[1]*t53;
+    const double t315 = params.world_gravity[0]*t55;
     const double t316 = -t314 + t315;
     const double t317 = t1*t270;
     const double t318 = t2*t277;
     const double t319 = t317 + t318;
     const double t320 = params.link_1_L*t316*t319;
-    const double t321 = params.world_gravity[1]*t54;
-    const double t322 = params.world_gravity[0]*t52;
+    const double t321 = params.world_gravity[1]*t55;
+    const double t322 = params.world_gravity[0]*t53;
     const double t323 = -t321 - t322;
     const double t324 = t323*IAS_KLink1Body.coeff(3, 0);
     const double t325 = -t320 - t324 + tauA_KLink1Body[0];
@@ -1514,7 +1514,7 @@ class Chain {
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
-  // (89 adds, 123 muls, 0 divs, 10 calls, 0 other)
+  // (89 adds, 119 muls, 0 divs, 10 calls, 0 other)
   void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -1667,22 +1667,22 @@ class Chain {
     a_KLink5Body[4] = t89;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': generalized force
     const double t90 = derived_.I_KLink5Body[4]*a_KLink5Body[2];
-    const double t91 = params.link_5_m*v_KLink5Body[4]*v_KLink5Body[3];
-    const double t92 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
-    const double t93 = params.link_5_m*v_KLink5Body[3];
-    const double t94 = -t92 + t93;
+    const double t91 = params.link_5_m*v_KLink5Body[3];
+    const double t92 = t91*v_KLink5Body[4];
+    const double t93 = derived_.I_KLink5Body[2]*v_KLink5Body[2];
+    const double t94 = -t93 + t91;
     const double t95 = v_KLink5Body[4]*t94;
-    const double t96 = t90 + t91 - t95;
+    const double t96 = t90 + t92 - t95;
     const double t97 = derived_.I_KLink5Body[2]*a_KLink5Body[3];
     tau[4] = t96 - t97;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': generalized force
     const double t98 = derived_.I_KLink4Body[4]*a_KLink4Body[2];
-    const double t99 = params.link_4_m*v_KLink4Body[3]*v_KLink4Body[4];
-    const double t100 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
-    const double t101 = params.link_4_m*v_KLink4Body[3];
-    const double t102 = -t100 + t101;
+    const double t99 = params.link_4_m*v_KLink4Body[3];
+    const double t100 = t99*v_KLink4Body[4];
+    const double t101 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
+    const double t102 = -t101 + t99;
     const double t103 = v_KLink4Body[4]*t102;
-    const double t104 = t98 + t99 - t103;
+    const double t104 = t98 + t100 - t103;
     const double t105 = derived_.I_KLink4Body[2]*a_KLink4Body[3];
     const double t106 = t104 - t105 + tau[4];
     const double t107 = derived_.I_KLink5Body[2]*a_KLink5Body[2];
@@ -1700,12 +1700,12 @@ class Chain {
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': generalized force
     const double t118 = derived_.I_KLink3Body[2]*a_KLink3Body[3];
     const double t119 = derived_.I_KLink3Body[4]*a_KLink3Body[2];
-    const double t120 = params.link_3_m*v_KLink3Body[3]*v_KLink3Body[4];
-    const double t121 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
-    const double t122 = params.link_3_m*v_KLink3Body[3];
-    const double t123 = -t121 + t122;
+    const double t120 = params.link_3_m*v_KLink3Body[3];
+    const double t121 = t120*v_KLink3Body[4];
+    const double t122 = derived_.I_KLink3Body[2]*v_KLink3Body[2];
+    const double t123 = -t122 + t120;
     const double t124 = v_KLink3Body[4]*t123;
-    const double t125 = t119 + t120 - t124;
+    const double t125 = t119 + t121 - t124;
     const double t126 = -t118 + t125 + tau[3];
     const double t127 = derived_.I_KLink4Body[2]*a_KLink4Body[2];
     const double t128 = params.link_4_m*v_KLink4Body[2]*v_KLink4Body[4];
@@ -1725,12 +1725,12 @@ class Chain {
     tau[2] = t126 + t141;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': generalized force
     const double t142 = derived_.I_KLink2Body[4]*a_KLink2Body[2];
-    const double t143 = params.link_2_m*v_KLink2Body[3]*t6;
-    const double t144 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
-    const double t145 = params.link_2_m*v_KLink2Body[3];
-    const double t146 = -t144 + t145;
+    const double t143 = params.link_2_m*v_KLink2Body[3];
+    const double t144 = t143*t6;
+    const double t145 = derived_.I_KLink2Body[2]*v_KLink2Body[2];
+    const double t146 = -t145 + t143;
     const double t147 = t6*t146;
-    const double t148 = t142 - t143 + t147;
+    const double t148 = t142 - t144 + t147;
     const double t149 = derived_.I_KLink2Body[2]*a_KLink2Body[3];
     const double t150 = t148 - t149 + tau[2];
     const double t151 = derived_.I_KLink3Body[2]*a_KLink3Body[2];

@@ -248,7 +248,7 @@ class DoublePendulum {
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
   // M udot = tau - C; by recursive Newton-Euler.
-  // (15 adds, 29 muls, 0 divs, 4 calls, 0 other)
+  // (15 adds, 28 muls, 0 divs, 4 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
@@ -287,13 +287,13 @@ class DoublePendulum {
     a_KLower[3] = t16;
     a_KLower[4] = t20;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': bias
-    const double t21 = params.m2*t12*v_KLower[3];
-    const double t22 = derived_.I_KLower[2]*v_KLower[2];
-    const double t23 = params.m2*v_KLower[3];
-    const double t24 = -t22 + t23;
+    const double t21 = params.m2*v_KLower[3];
+    const double t22 = t21*t12;
+    const double t23 = derived_.I_KLower[2]*v_KLower[2];
+    const double t24 = -t23 + t21;
     const double t25 = t12*t24;
     const double t26 = derived_.I_KLower[2]*a_KLower[3];
-    const double t27 = -t21 + t25 - t26;
+    const double t27 = -t22 + t25 - t26;
     C[1] = t27;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': bias
     C[0] = -derived_.I_KUpper[2]*a_KUpper[3] + C[1] +
@@ -312,11 +312,11 @@ class DoublePendulum {
   // force laws and the tree-sparse L^T D L solve, all unrolled.
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
   // weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 23 adds, 60 muls, 1 divs (weighted 103.0);
-  //   ABA in World: 30 adds, 84 muls, 1 divs (weighted 134.0);
-  //   CRBA + L^T D L in joint frames: 21 adds, 38 muls, 1 divs (weighted 79.0);
-  //   ABA in joint frames: 20 adds, 43 muls, 1 divs (weighted 83.0).
-  // (21 adds, 38 muls, 1 divs, 4 calls, 0 other)
+  //   CRBA + L^T D L in World: 22 adds, 59 muls, 1 divs (weighted 101.0);
+  //   ABA in World: 30 adds, 81 muls, 1 divs (weighted 131.0);
+  //   CRBA + L^T D L in joint frames: 21 adds, 36 muls, 1 divs (weighted 77.0);
+  //   ABA in joint frames: 20 adds, 42 muls, 1 divs (weighted 82.0).
+  // (21 adds, 36 muls, 1 divs, 4 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -362,13 +362,13 @@ class DoublePendulum {
     a_KLower[3] = t18;
     a_KLower[4] = t22;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': bias
-    const double t23 = params.m2*t14*v_KLower[3];
-    const double t24 = derived_.I_KLower[2]*v_KLower[2];
-    const double t25 = params.m2*v_KLower[3];
-    const double t26 = -t24 + t25;
+    const double t23 = params.m2*v_KLower[3];
+    const double t24 = t23*t14;
+    const double t25 = derived_.I_KLower[2]*v_KLower[2];
+    const double t26 = -t25 + t23;
     const double t27 = t14*t26;
     const double t28 = derived_.I_KLower[2]*a_KLower[3];
-    const double t29 = -t23 + t27 - t28;
+    const double t29 = -t24 + t27 - t28;
     C[1] = t29;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': bias
     const double t30 = derived_.I_KUpper[2]*a_KUpper[3];
@@ -385,10 +385,11 @@ class DoublePendulum {
     const double t41 = -t30 + C[1] + t40;
     C[0] = t41;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
-    const double t42 = (derived_.udot_0*M.coeff(0, 1)*C[1] - C[0])/(derived_.I_KUpper[4] +
+    const double t42 = derived_.udot_0*C[1];
+    const double t43 = (t42*M.coeff(0, 1) - C[0])/(derived_.I_KUpper[4] +
         (derived_.shoulder_M_0_0_b - 2.0*t4 - derived_.udot_0*M.coeff(0, 1)*M.coeff(0, 1)));
-    udot[0] = t42;
-    udot[1] = -derived_.udot_0*C[1] - derived_.udot_0*(M.coeff(0, 1)*t42);
+    udot[0] = t43;
+    udot[1] = -t42 - derived_.udot_0*(M.coeff(0, 1)*t43);
   }
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
@@ -400,10 +401,10 @@ class DoublePendulum {
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
   // weighs 4 multiplies):
   //   CRBA + L^T D L in World: 28 adds, 60 muls, 1 divs (weighted 108.0);
-  //   ABA in World: 34 adds, 84 muls, 1 divs (weighted 138.0);
-  //   CRBA + L^T D L in joint frames: 31 adds, 45 muls, 1 divs (weighted 96.0);
-  //   ABA in joint frames: 29 adds, 51 muls, 1 divs (weighted 100.0).
-  // (31 adds, 45 muls, 1 divs, 4 calls, 0 other)
+  //   ABA in World: 34 adds, 81 muls, 1 divs (weighted 135.0);
+  //   CRBA + L^T D L in joint frames: 31 adds, 44 muls, 1 divs (weighted 95.0);
+  //   ABA in joint frames: 29 adds, 50 muls, 1 divs (weighted 99.0).
+  // (31 adds, 44 muls, 1 divs, 4 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
@@ -451,52 +452,51 @@ class DoublePendulum {
     a_KLower[4] = t22;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': bias
     const double t23 = derived_.I_KUpper[2]*a_KUpper[3];
-    const double t24 = params.m2*t14;
-    const double t25 = t24*v_KLower[3];
+    const double t24 = params.m2*v_KLower[3];
+    const double t25 = t24*t14;
     const double t26 = derived_.I_KLower[2]*v_KLower[2];
-    const double t27 = params.m2*v_KLower[3];
-    const double t28 = -t26 + t27;
-    const double t29 = t14*t28;
-    const double t30 = derived_.I_KLower[2]*a_KLower[3];
-    const double t31 = -t25 + t29 - t30;
-    const double t32 = t24*v_KLower[2];
-    const double t33 = t2*t8;
-    const double t34 = t6*t1;
-    const double t35 = t33 + t34;
-    const double t36 = fext[1][4]*t35;
-    const double t37 = t2*t6;
-    const double t38 = t1*t8;
-    const double t39 = -t37 + t38;
-    const double t40 = fext[1][3]*t39;
-    const double t41 = t32 - t36 - t40;
-    const double t42 = params.m2*a_KLower[3];
-    const double t43 = t41 + t42;
-    const double t44 = t1*t43;
-    const double t45 = params.m2*a_KLower[4];
-    const double t46 = fext[1][4]*t39;
-    const double t47 = -t33 - t34;
-    const double t48 = fext[1][3]*t47;
-    const double t49 = v_KLower[2]*t28;
-    const double t50 = -t46 - t48 + t49;
-    const double t51 = t45 + t50;
-    const double t52 = t2*t51;
-    const double t53 = t44 - t52;
-    const double t54 = params.L1*t53;
-    const double t55 = -fext[1][2] + t31 + t54;
-    const double t56 = -fext[0][2] - t23 + t55;
-    C[0] = t56;
+    const double t27 = -t26 + t24;
+    const double t28 = t14*t27;
+    const double t29 = derived_.I_KLower[2]*a_KLower[3];
+    const double t30 = -t25 + t28 - t29;
+    const double t31 = params.m2*v_KLower[2]*t14;
+    const double t32 = t2*t8;
+    const double t33 = t6*t1;
+    const double t34 = t32 + t33;
+    const double t35 = fext[1][4]*t34;
+    const double t36 = t2*t6;
+    const double t37 = t1*t8;
+    const double t38 = -t36 + t37;
+    const double t39 = fext[1][3]*t38;
+    const double t40 = t31 - t35 - t39;
+    const double t41 = params.m2*a_KLower[3];
+    const double t42 = t40 + t41;
+    const double t43 = t1*t42;
+    const double t44 = params.m2*a_KLower[4];
+    const double t45 = fext[1][4]*t38;
+    const double t46 = -t32 - t33;
+    const double t47 = fext[1][3]*t46;
+    const double t48 = v_KLower[2]*t27;
+    const double t49 = -t45 - t47 + t48;
+    const double t50 = t44 + t49;
+    const double t51 = t2*t50;
+    const double t52 = t43 - t51;
+    const double t53 = params.L1*t52;
+    const double t54 = -fext[1][2] + t30 + t53;
+    const double t55 = -fext[0][2] - t23 + t54;
+    C[0] = t55;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
-    const double t57 = fext[1][2] - t31;
-    const double t58 = (-derived_.udot_0*M.coeff(0, 1)*t57 - C[0])/(derived_.I_KUpper[4] +
+    const double t56 = derived_.udot_0*(fext[1][2] - t30);
+    const double t57 = (-t56*M.coeff(0, 1) - C[0])/(derived_.I_KUpper[4] +
         (derived_.shoulder_M_0_0_b - 2.0*t4 - derived_.udot_0*M.coeff(0, 1)*M.coeff(0, 1)));
-    udot[0] = t58;
-    udot[1] = derived_.udot_0*t57 - derived_.udot_0*(M.coeff(0, 1)*t58);
+    udot[0] = t57;
+    udot[1] = t56 - derived_.udot_0*(M.coeff(0, 1)*t57);
   }
 
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
-  // (20 adds, 33 muls, 0 divs, 4 calls, 0 other)
+  // (20 adds, 32 muls, 0 divs, 4 calls, 0 other)
   void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -541,12 +541,12 @@ class DoublePendulum {
     a_KLower[4] = t23;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': generalized force
     const double t24 = derived_.I_KLower[4]*a_KLower[2];
-    const double t25 = params.m2*t13*v_KLower[3];
-    const double t26 = derived_.I_KLower[2]*v_KLower[2];
-    const double t27 = params.m2*v_KLower[3];
-    const double t28 = -t26 + t27;
+    const double t25 = params.m2*v_KLower[3];
+    const double t26 = t25*t13;
+    const double t27 = derived_.I_KLower[2]*v_KLower[2];
+    const double t28 = -t27 + t25;
     const double t29 = t13*t28;
-    const double t30 = t24 - t25 + t29;
+    const double t30 = t24 - t26 + t29;
     const double t31 = derived_.I_KLower[2]*a_KLower[3];
     tau[1] = t30 - t31;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': generalized force

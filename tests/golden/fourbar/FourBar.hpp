@@ -335,7 +335,7 @@ class FourBar {
 
   // C(q, u) (nu): Coriolis, centrifugal and gravity generalized forces, so that
   // M udot = tau - C; by recursive Newton-Euler.
-  // (16 adds, 31 muls, 0 divs, 6 calls, 0 other)
+  // (16 adds, 30 muls, 0 divs, 6 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
     refreshDerived();  // the parameter-only values, if params changed
     Eigen::Matrix<double, 6, 1> v_KCoupler;  // spatial velocity in the joint frame of 'coupler'
@@ -387,13 +387,13 @@ class FourBar {
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': bias
     C[2] = derived_.I_KRocker[1]*a_KRocker[4];
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': bias
-    const double t27 = derived_.I_KCoupler[0]*v_KCoupler[3]*v_KCoupler[4];
-    const double t28 = derived_.I_KCoupler[1]*v_KCoupler[2];
-    const double t29 = derived_.I_KCoupler[0]*v_KCoupler[4];
-    const double t30 = t28 + t29;
+    const double t27 = derived_.I_KCoupler[0]*v_KCoupler[4];
+    const double t28 = t27*v_KCoupler[3];
+    const double t29 = derived_.I_KCoupler[1]*v_KCoupler[2];
+    const double t30 = t29 + t27;
     const double t31 = v_KCoupler[3]*t30;
     const double t32 = derived_.I_KCoupler[1]*a_KCoupler[4];
-    const double t33 = -t27 + t31 + t32;
+    const double t33 = -t28 + t31 + t32;
     C[1] = t33;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': bias
     C[0] = derived_.I_KCrank[1]*a_KCrank[4] + C[1] +
@@ -413,11 +413,11 @@ class FourBar {
   // force laws and the tree-sparse L^T D L solve, all unrolled.
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
   // weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 24 adds, 68 muls, 1 divs (weighted 120.0);
-  //   ABA in World: 31 adds, 92 muls, 1 divs (weighted 151.0);
-  //   CRBA + L^T D L in joint frames: 22 adds, 40 muls, 1 divs (weighted 90.0);
-  //   ABA in joint frames: 21 adds, 45 muls, 1 divs (weighted 94.0).
-  // (22 adds, 40 muls, 1 divs, 6 calls, 0 other)
+  //   CRBA + L^T D L in World: 23 adds, 67 muls, 1 divs (weighted 118.0);
+  //   ABA in World: 31 adds, 89 muls, 1 divs (weighted 148.0);
+  //   CRBA + L^T D L in joint frames: 22 adds, 38 muls, 1 divs (weighted 88.0);
+  //   ABA in joint frames: 21 adds, 44 muls, 1 divs (weighted 93.0).
+  // (22 adds, 38 muls, 1 divs, 6 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -474,13 +474,13 @@ class FourBar {
     const double t28 = t25 - t27;
     a_KRocker[4] = t28;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': bias
-    const double t29 = derived_.I_KCoupler[0]*v_KCoupler[3]*v_KCoupler[4];
-    const double t30 = derived_.I_KCoupler[1]*v_KCoupler[2];
-    const double t31 = derived_.I_KCoupler[0]*v_KCoupler[4];
-    const double t32 = t30 + t31;
+    const double t29 = derived_.I_KCoupler[0]*v_KCoupler[4];
+    const double t30 = t29*v_KCoupler[3];
+    const double t31 = derived_.I_KCoupler[1]*v_KCoupler[2];
+    const double t32 = t31 + t29;
     const double t33 = v_KCoupler[3]*t32;
     const double t34 = derived_.I_KCoupler[1]*a_KCoupler[4];
-    const double t35 = -t29 + t33 + t34;
+    const double t35 = -t30 + t33 + t34;
     C[1] = t35;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': bias
     const double t36 = derived_.I_KCrank[1]*a_KCrank[4];
@@ -497,10 +497,11 @@ class FourBar {
     const double t47 = t36 + C[1] + t46;
     C[0] = t47;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
-    const double t48 = (derived_.udot_0*M.coeff(0, 1)*C[1] - C[0])/(derived_.I_KCrank[8] +
+    const double t48 = derived_.udot_0*C[1];
+    const double t49 = (t48*M.coeff(0, 1) - C[0])/(derived_.I_KCrank[8] +
         (derived_.crankPivot_M_0_0_b + 2.0*t6 - derived_.udot_0*M.coeff(0, 1)*M.coeff(0, 1)));
-    udot[0] = t48;
-    udot[1] = -derived_.udot_0*C[1] - derived_.udot_0*(M.coeff(0, 1)*t48);
+    udot[0] = t49;
+    udot[1] = -t48 - derived_.udot_0*(M.coeff(0, 1)*t49);
     udot[2] = -derived_.udot_2*a_KRocker[4];
   }
 
@@ -513,10 +514,10 @@ class FourBar {
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
   // weighs 4 multiplies):
   //   CRBA + L^T D L in World: 30 adds, 69 muls, 1 divs (weighted 127.0);
-  //   ABA in World: 36 adds, 102 muls, 1 divs (weighted 166.0);
-  //   CRBA + L^T D L in joint frames: 33 adds, 48 muls, 1 divs (weighted 109.0);
-  //   ABA in joint frames: 31 adds, 54 muls, 1 divs (weighted 113.0).
-  // (33 adds, 48 muls, 1 divs, 6 calls, 0 other)
+  //   ABA in World: 36 adds, 89 muls, 1 divs (weighted 153.0);
+  //   CRBA + L^T D L in joint frames: 33 adds, 47 muls, 1 divs (weighted 108.0);
+  //   ABA in joint frames: 31 adds, 53 muls, 1 divs (weighted 112.0).
+  // (33 adds, 47 muls, 1 divs, 6 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
@@ -575,46 +576,45 @@ class FourBar {
     a_KRocker[4] = t28;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': bias
     const double t29 = derived_.I_KCrank[1]*a_KCrank[4];
-    const double t30 = derived_.I_KCoupler[0]*v_KCoupler[3];
-    const double t31 = t30*v_KCoupler[4];
+    const double t30 = derived_.I_KCoupler[0]*v_KCoupler[4];
+    const double t31 = t30*v_KCoupler[3];
     const double t32 = derived_.I_KCoupler[1]*v_KCoupler[2];
-    const double t33 = derived_.I_KCoupler[0]*v_KCoupler[4];
-    const double t34 = t32 + t33;
-    const double t35 = v_KCoupler[3]*t34;
-    const double t36 = derived_.I_KCoupler[1]*a_KCoupler[4];
-    const double t37 = -t31 + t35 + t36;
-    const double t38 = t1*t10;
-    const double t39 = t8*t4;
-    const double t40 = t38 + t39;
-    const double t41 = fext[1][4]*t40;
-    const double t42 = t1*t8;
-    const double t43 = t4*t10;
-    const double t44 = -t42 + t43;
-    const double t45 = fext[1][3]*t44;
-    const double t46 = v_KCoupler[2]*t34;
-    const double t47 = -t41 - t45 - t46;
-    const double t48 = derived_.I_KCoupler[0]*a_KCoupler[3];
-    const double t49 = t47 + t48;
-    const double t50 = t1*t49;
-    const double t51 = t30*v_KCoupler[2];
-    const double t52 = fext[1][4]*t44;
-    const double t53 = -t38 - t39;
-    const double t54 = fext[1][3]*t53;
-    const double t55 = t51 - t52 - t54;
-    const double t56 = derived_.I_KCoupler[0]*a_KCoupler[4];
-    const double t57 = t55 + t56;
-    const double t58 = t4*t57;
-    const double t59 = t50 + t58;
-    const double t60 = params.r*t59;
-    const double t61 = -fext[1][2] + t37 + t60;
-    const double t62 = -fext[0][2] + t29 + t61;
-    C[0] = t62;
+    const double t33 = t32 + t30;
+    const double t34 = v_KCoupler[3]*t33;
+    const double t35 = derived_.I_KCoupler[1]*a_KCoupler[4];
+    const double t36 = -t31 + t34 + t35;
+    const double t37 = t1*t10;
+    const double t38 = t8*t4;
+    const double t39 = t37 + t38;
+    const double t40 = fext[1][4]*t39;
+    const double t41 = t1*t8;
+    const double t42 = t4*t10;
+    const double t43 = -t41 + t42;
+    const double t44 = fext[1][3]*t43;
+    const double t45 = v_KCoupler[2]*t33;
+    const double t46 = -t40 - t44 - t45;
+    const double t47 = derived_.I_KCoupler[0]*a_KCoupler[3];
+    const double t48 = t46 + t47;
+    const double t49 = t1*t48;
+    const double t50 = derived_.I_KCoupler[0]*v_KCoupler[2]*v_KCoupler[3];
+    const double t51 = fext[1][4]*t43;
+    const double t52 = -t37 - t38;
+    const double t53 = fext[1][3]*t52;
+    const double t54 = t50 - t51 - t53;
+    const double t55 = derived_.I_KCoupler[0]*a_KCoupler[4];
+    const double t56 = t54 + t55;
+    const double t57 = t4*t56;
+    const double t58 = t49 + t57;
+    const double t59 = params.r*t58;
+    const double t60 = -fext[1][2] + t36 + t59;
+    const double t61 = -fext[0][2] + t29 + t60;
+    C[0] = t61;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
-    const double t63 = fext[1][2] - t37;
-    const double t64 = (-derived_.udot_0*M.coeff(0, 1)*t63 - C[0])/(derived_.I_KCrank[8] +
+    const double t62 = derived_.udot_0*(fext[1][2] - t36);
+    const double t63 = (-t62*M.coeff(0, 1) - C[0])/(derived_.I_KCrank[8] +
         (derived_.crankPivot_M_0_0_b + 2.0*t6 - derived_.udot_0*M.coeff(0, 1)*M.coeff(0, 1)));
-    udot[0] = t64;
-    udot[1] = derived_.udot_0*t63 - derived_.udot_0*(M.coeff(0, 1)*t64);
+    udot[0] = t63;
+    udot[1] = t62 - derived_.udot_0*(M.coeff(0, 1)*t63);
     udot[2] = derived_.udot_2_b*(fext[2][2] - derived_.I_KRocker[1]*a_KRocker[4]);
   }
 
@@ -622,7 +622,7 @@ class FourBar {
   // forwardDynamics(time, q, u, udot), keeping in k what solveMassMatrix(k, x) needs to apply
   // M(q)^-1 to more vectors in O(n) each: every body's joint frame in its parent's and every
   // dof's S, U = IA S and (S^T IA S)^-1 column. The constraint solver's path for few rows.
-  // (21 adds, 45 muls, 1 divs, 6 calls, 0 other)
+  // (21 adds, 44 muls, 1 divs, 6 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot, ArticulatedFactor& k) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -643,12 +643,12 @@ class FourBar {
     v_KCoupler[3] = t3;
     v_KCoupler[4] = t5;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': articulated inertia
-    const double t6 = derived_.I_KCoupler[0]*v_KCoupler[3]*v_KCoupler[4];
-    const double t7 = derived_.I_KCoupler[1]*v_KCoupler[2];
-    const double t8 = derived_.I_KCoupler[0]*v_KCoupler[4];
-    const double t9 = t7 + t8;
+    const double t6 = derived_.I_KCoupler[0]*v_KCoupler[4];
+    const double t7 = t6*v_KCoupler[3];
+    const double t8 = derived_.I_KCoupler[1]*v_KCoupler[2];
+    const double t9 = t8 + t6;
     const double t10 = v_KCoupler[3]*t9;
-    const double t11 = t6 - t10;
+    const double t11 = t7 - t10;
     tauA_KCoupler[0] = t11;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': articulated inertia
     const double t12 = derived_.I_KCoupler[0]*t1*t1;
@@ -681,7 +681,7 @@ class FourBar {
     const double t32 = params.world_gravity[0]*t25;
     const double t33 = -t31 + t32;
     const double t34 = t33*IAS_KCrank.coeff(4, 0);
-    const double t35 = t8*u[1];
+    const double t35 = t6*u[1];
     const double t36 = v_KCoupler[2]*t9;
     const double t37 = t35 - t36;
     const double t38 = t1*t37;
@@ -788,7 +788,7 @@ class FourBar {
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot
   // (recursive Newton-Euler in joint frames). The model's force laws are not subtracted:
   // inverseDynamics(q, u, udot) = appliedForces(time, q, u) for udot = forwardDynamics(time, q, u).
-  // (22 adds, 36 muls, 0 divs, 6 calls, 0 other)
+  // (22 adds, 35 muls, 0 divs, 6 calls, 0 other)
   void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -846,12 +846,12 @@ class FourBar {
     tau[2] = derived_.I_KRocker[8]*udot[2] + derived_.I_KRocker[1]*a_KRocker[4];
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': generalized force
     const double t30 = derived_.I_KCoupler[8]*a_KCoupler[2];
-    const double t31 = derived_.I_KCoupler[0]*v_KCoupler[3]*v_KCoupler[4];
-    const double t32 = derived_.I_KCoupler[1]*v_KCoupler[2];
-    const double t33 = derived_.I_KCoupler[0]*v_KCoupler[4];
-    const double t34 = t32 + t33;
+    const double t31 = derived_.I_KCoupler[0]*v_KCoupler[4];
+    const double t32 = t31*v_KCoupler[3];
+    const double t33 = derived_.I_KCoupler[1]*v_KCoupler[2];
+    const double t34 = t33 + t31;
     const double t35 = v_KCoupler[3]*t34;
-    const double t36 = t30 - t31 + t35;
+    const double t36 = t30 - t32 + t35;
     const double t37 = derived_.I_KCoupler[1]*a_KCoupler[4];
     tau[1] = t36 + t37;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': generalized force
@@ -1498,7 +1498,7 @@ class FourBar {
 
   // phi_v(q, u) = G(q) u (rows): the holonomic rows' time derivatives, then the rolling
   // contacts' slip velocities (m/s) along their Cx and Cy.
-  // (15 adds, 20 muls, 0 divs, 0 calls, 0 other)
+  // (15 adds, 19 muls, 0 divs, 0 calls, 0 other)
   void constraintVelocityErrors([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                                 ConstraintVector& verr) const {
     ConstraintKinematics k;  // the World kinematics the rows read
@@ -1509,19 +1509,20 @@ class FourBar {
     const double t1 = k.R_WCoupler.coeff(1, 0)*params.c;
     const double t2 = -k.p_WCoupler[1] + t0 - t1;
     const double t3 = k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2];
-    const double t4 = -k.v_WCoupler[1] - t3*params.c + k.R_WRocker.coeff(0, 0)*params.b*u[2];
-    const double t5 = -k.v_WCoupler[0] - t0*u[2] + t1*k.w_WCoupler[2];
-    const double t6 = -k.R_WCoupler.coeff(0, 0)*params.c +
-        (-k.p_WCoupler[0] + params.a + k.R_WRocker.coeff(0, 0)*params.b);
-    verr[0] = t3*t2 + k.R_WCoupler.coeff(1, 0)*t4 + k.R_WCoupler.coeff(0, 0)*t5 -
-        k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2]*t6;
-    verr[1] = k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2]*t2 + k.R_WCoupler.coeff(0, 0)*t4 +
-        k.R_WCoupler.coeff(0, 1)*t5 - t3*t6;
+    const double t4 = k.R_WCoupler.coeff(0, 0)*params.c;
+    const double t5 = k.R_WRocker.coeff(0, 0)*params.b;
+    const double t6 = -k.v_WCoupler[1] - t4*k.w_WCoupler[2] + t5*u[2];
+    const double t7 = -k.v_WCoupler[0] - t0*u[2] + t1*k.w_WCoupler[2];
+    const double t8 = -t4 + (-k.p_WCoupler[0] + params.a + t5);
+    verr[0] = t3*t2 + k.R_WCoupler.coeff(1, 0)*t6 + k.R_WCoupler.coeff(0, 0)*t7 -
+        k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2]*t8;
+    verr[1] = k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2]*t2 + k.R_WCoupler.coeff(0, 0)*t6 +
+        k.R_WCoupler.coeff(0, 1)*t7 - t3*t8;
     verr.segment<3>(2).setZero();
   }
 
   // G(q) (rows x nu) = d phi_v / d u; its structural zeros are not written (set to zero once).
-  // (19 adds, 19 muls, 0 divs, 0 calls, 0 other)
+  // (18 adds, 19 muls, 0 divs, 0 calls, 0 other)
   void constraintJacobian([[maybe_unused]] const Q& q, ConstraintJacobian& G) const {
     G.setZero();  // structural zeros: the columns of joints a constraint does not reach
     ConstraintKinematics k;  // the World kinematics the rows read
@@ -1529,20 +1530,20 @@ class FourBar {
     // cut joint 'couplerRocker' (fourbar.cap:51)
     const double t0 = k.R_WRocker.coeff(1, 0)*params.b;
     const double t1 = k.R_WCoupler.coeff(1, 0)*params.c;
-    const double t2 = -k.p_WCoupler[1] + t0 - t1;
-    const double t3 = k.R_WCoupler.coeff(0, 0)*t2;
-    const double t4 = -k.p_WCoupler[1] - t1;
+    const double t2 = -k.p_WCoupler[1] - t1;
+    const double t3 = t2 + t0;
+    const double t4 = k.R_WCoupler.coeff(0, 0)*t3;
     const double t5 = k.R_WCoupler.coeff(0, 0)*params.c;
     const double t6 = k.p_WCoupler[0] + t5;
     const double t7 = k.R_WRocker.coeff(0, 0)*params.b;
     const double t8 = -t5 + (-k.p_WCoupler[0] + params.a + t7);
     const double t9 = k.R_WCoupler.coeff(1, 0)*t8;
-    const double t10 = k.R_WCoupler.coeff(0, 1)*t2;
+    const double t10 = k.R_WCoupler.coeff(0, 1)*t3;
     const double t11 = k.R_WCoupler.coeff(0, 0)*t8;
-    G.coeffRef(0, 0) = t3 + (-k.R_WCoupler.coeff(0, 0)*t4 - k.R_WCoupler.coeff(1, 0)*t6 - t9);
-    G.coeffRef(0, 1) = t3 - t9;
+    G.coeffRef(0, 0) = t4 + (-k.R_WCoupler.coeff(0, 0)*t2 - k.R_WCoupler.coeff(1, 0)*t6 - t9);
+    G.coeffRef(0, 1) = t4 - t9;
     G.coeffRef(0, 2) = k.R_WCoupler.coeff(1, 0)*t7 - k.R_WCoupler.coeff(0, 0)*t0;
-    G.coeffRef(1, 0) = -k.R_WCoupler.coeff(0, 0)*t6 - k.R_WCoupler.coeff(0, 1)*t4 + t10 - t11;
+    G.coeffRef(1, 0) = -k.R_WCoupler.coeff(0, 0)*t6 - k.R_WCoupler.coeff(0, 1)*t2 + t10 - t11;
     G.coeffRef(1, 1) = -k.R_WCoupler.coeff(0, 0)*k.R_WCoupler.coeff(0, 0)*params.c +
         k.R_WCoupler.coeff(0, 1)*t1 + t10 - t11;
     G.coeffRef(1, 2) = k.R_WCoupler.coeff(0, 0)*t7 - k.R_WCoupler.coeff(0, 1)*t0;
@@ -1550,36 +1551,37 @@ class FourBar {
 
   // gamma(q, u) (rows): the right-hand side of G udot = gamma, minus the rows' acceleration
   // at udot = 0 (-Gdot u).
-  // (23 adds, 42 muls, 0 divs, 0 calls, 0 other)
+  // (23 adds, 41 muls, 0 divs, 0 calls, 0 other)
   void constraintBias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                       ConstraintVector& gamma) const {
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
     constraintVelocities(q, u, k);
     // cut joint 'couplerRocker' (fourbar.cap:51)
-    const double t0 = params.b*u[2];
-    const double t1 = k.R_WRocker.coeff(1, 0)*t0;
-    const double t2 = k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2];
-    const double t3 = t2*params.c;
+    const double t0 = k.R_WRocker.coeff(1, 0)*params.b;
+    const double t1 = t0*u[2];
+    const double t2 = k.R_WCoupler.coeff(1, 0)*params.c;
+    const double t3 = t2*k.w_WCoupler[2];
     const double t4 = -k.v_WCoupler[0] - t1 + t3;
-    const double t5 = k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2];
-    const double t6 = t5*params.c;
-    const double t7 = k.R_WRocker.coeff(0, 0)*t0;
-    const double t8 = -k.v_WCoupler[1] - t6 + t7;
-    const double t9 = k.v_WCoupler[1]*u[0] - u[2]*t7 + k.w_WCoupler[2]*t6;
-    const double t10 = -k.p_WCoupler[1] + k.R_WRocker.coeff(1, 0)*params.b -
-        k.R_WCoupler.coeff(1, 0)*params.c;
-    const double t11 = -k.R_WCoupler.coeff(0, 0)*params.c +
-        (-k.p_WCoupler[0] + params.a + k.R_WRocker.coeff(0, 0)*params.b);
-    const double t12 = -k.v_WCoupler[0]*u[0] + k.w_WCoupler[2]*t3 - u[2]*t1;
-    gamma[0] = -(-2.0*t2*t4 + 2.0*t5*t8 + k.R_WCoupler.coeff(0, 0)*t9 +
-        (-k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t10 -
-        k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t11 +
-        k.R_WCoupler.coeff(1, 0)*t12));
-    gamma[1] = -(-k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t10 -
-        k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2]*k.w_WCoupler[2]*t11 +
-        k.R_WCoupler.coeff(0, 0)*t12 + (2.0*k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2]*t8 -
-        2.0*t5*t4 + k.R_WCoupler.coeff(0, 1)*t9));
+    const double t5 = k.R_WCoupler.coeff(0, 0)*params.c;
+    const double t6 = t5*k.w_WCoupler[2];
+    const double t7 = k.R_WRocker.coeff(0, 0)*params.b;
+    const double t8 = t7*u[2];
+    const double t9 = -k.v_WCoupler[1] - t6 + t8;
+    const double t10 = k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2];
+    const double t11 = k.v_WCoupler[1]*u[0] - u[2]*t8 + k.w_WCoupler[2]*t6;
+    const double t12 = -k.p_WCoupler[1] + t0 - t2;
+    const double t13 = -t5 + (-k.p_WCoupler[0] + params.a + t7);
+    const double t14 = -k.v_WCoupler[0]*u[0] + k.w_WCoupler[2]*t3 - u[2]*t1;
+    gamma[0] = -(-2.0*k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2]*t4 + 2.0*t10*t9 +
+        k.R_WCoupler.coeff(0, 0)*t11 +
+        (-k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t12 -
+        k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t13 +
+        k.R_WCoupler.coeff(1, 0)*t14));
+    gamma[1] = -(-k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t12 -
+        k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2]*k.w_WCoupler[2]*t13 +
+        k.R_WCoupler.coeff(0, 0)*t14 + (2.0*k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2]*t9 -
+        2.0*t10*t4 + k.R_WCoupler.coeff(0, 1)*t11));
     gamma.segment<3>(2).setZero();
   }
 

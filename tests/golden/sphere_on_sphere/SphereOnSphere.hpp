@@ -696,11 +696,11 @@ class SphereOnSphere {
   // force laws and the tree-sparse L^T D L solve, all unrolled.
   // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4
   // multiplies):
-  //   CRBA + L^T D L in World: 194 adds, 322 muls, 8 divs (weighted 548.0);
-  //   ABA in World: 254 adds, 451 muls, 8 divs (weighted 737.0);
+  //   CRBA + L^T D L in World: 194 adds, 320 muls, 8 divs (weighted 546.0);
+  //   ABA in World: 254 adds, 447 muls, 8 divs (weighted 733.0);
   //   CRBA + L^T D L in joint frames: 312 adds, 513 muls, 11 divs (weighted 869.0);
-  //   ABA in joint frames: 435 adds, 685 muls, 11 divs (weighted 1164.0).
-  // (194 adds, 322 muls, 8 divs, 0 calls, 0 other)
+  //   ABA in joint frames: 435 adds, 675 muls, 11 divs (weighted 1154.0).
+  // (194 adds, 320 muls, 8 divs, 0 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -1014,53 +1014,52 @@ class SphereOnSphere {
     const double t250 = derived_.I_KBase[1]*R_WBase.coeff(2, 0) +
         derived_.I_KBase[3]*R_WBase.coeff(2, 2) + derived_.I_KBase[2]*R_WBase.coeff(2, 1);
     const double t251 = u[0]*M.coeff(2, 0) + u[1]*M.coeff(2, 1) + u[2]*M.coeff(2, 2);
-    const double t252 = tinv2*M.coeff(2, 0);
-    const double t253 = u[0]*t251 - (-params.world_gravity[0]*t250 + params.world_gravity[2]*t221 +
-        u[2]*t226) + t248*C[2];
-    const double t254 = tinv3*t249;
-    const double t255 = u[2]*t211 - (-params.world_gravity[2]*t216 + params.world_gravity[1]*t250 +
-        u[1]*t251) + t252*C[2] - t254*t253;
-    const double t256 = tinv3*t253 - (t254*tinv4)*t255;
-    const double t257 = derived_.udot_3*M.coeff(3, 8)*M.coeff(3, 8);
-    const double t258 = derived_.udot_3*M.coeff(4, 6)*M.coeff(4, 6);
-    const double t259 = derived_.udot_3*M.coeff(4, 6);
-    const double t260 = t259*M.coeff(5, 7) + M.coeff(5, 3);
-    const double t261 = derived_.udot_3*M.coeff(5, 7)*M.coeff(5, 7);
-    const double tinv5 = 1.0/(-t257 - t261 + M.coeff(5, 5));
-    const double t262 = t259*M.coeff(3, 8) + M.coeff(5, 4);
-    const double tinv6 = 1.0/(-t261 - t258 + M.coeff(4, 4) - t262*t262*tinv5);
-    const double t263 = derived_.udot_3*M.coeff(3, 8);
-    const double t264 = t262*tinv5;
-    const double t265 = t263*M.coeff(5, 7) + M.coeff(4, 3) - t264*t260;
-    const double tinv7 = 1.0/(-t257 - t258 + M.coeff(3, 3) - t260*t260*tinv5 - tinv6*t265*t265);
+    const double t252 = tinv2*C[2];
+    const double t253 = tinv3*(u[0]*t251 - (-params.world_gravity[0]*t250 +
+        params.world_gravity[2]*t221 + u[2]*t226) + t252*M.coeff(2, 1));
+    const double t254 = u[2]*t211 - (-params.world_gravity[2]*t216 + params.world_gravity[1]*t250 +
+        u[1]*t251) + t252*M.coeff(2, 0) - t253*t249;
+    const double t255 = t253 - (tinv3*t249*tinv4)*t254;
+    const double t256 = derived_.udot_3*M.coeff(3, 8)*M.coeff(3, 8);
+    const double t257 = derived_.udot_3*M.coeff(4, 6)*M.coeff(4, 6);
+    const double t258 = derived_.udot_3*M.coeff(4, 6);
+    const double t259 = t258*M.coeff(5, 7) + M.coeff(5, 3);
+    const double t260 = derived_.udot_3*M.coeff(5, 7)*M.coeff(5, 7);
+    const double tinv5 = 1.0/(-t256 - t260 + M.coeff(5, 5));
+    const double t261 = t258*M.coeff(3, 8) + M.coeff(5, 4);
+    const double tinv6 = 1.0/(-t260 - t257 + M.coeff(4, 4) - t261*t261*tinv5);
+    const double t262 = derived_.udot_3*M.coeff(3, 8);
+    const double t263 = t261*tinv5;
+    const double t264 = t262*M.coeff(5, 7) + M.coeff(4, 3) - t263*t259;
+    const double tinv7 = 1.0/(-t256 - t257 + M.coeff(3, 3) - t259*t259*tinv5 - tinv6*t264*t264);
+    const double t265 = derived_.udot_3*C[7];
     const double t266 = u[4]*M.coeff(4, 4) + u[3]*M.coeff(4, 3) + u[5]*M.coeff(4, 5);
-    const double t267 = u[5]*M.coeff(5, 5) + u[4]*M.coeff(5, 4) + u[3]*M.coeff(5, 3);
-    const double t268 = u[5]*M.coeff(3, 5) + u[4]*M.coeff(3, 4) + u[3]*M.coeff(3, 3);
-    const double t269 = -t263*C[6] + derived_.udot_3*M.coeff(5, 7)*C[7] - u[3]*t266 -
+    const double t267 = derived_.udot_3*C[8];
+    const double t268 = u[5]*M.coeff(5, 5) + u[4]*M.coeff(5, 4) + u[3]*M.coeff(5, 3);
+    const double t269 = derived_.udot_3*C[6];
+    const double t270 = u[5]*M.coeff(3, 5) + u[4]*M.coeff(3, 4) + u[3]*M.coeff(3, 3);
+    const double t271 = tinv5*(-t269*M.coeff(3, 8) + t265*M.coeff(5, 7) - u[3]*t266 -
         (-params.world_gravity[1]*M.coeff(5, 7) + params.world_gravity[0]*M.coeff(3, 8) -
-        u[4]*t268);
-    const double t270 = t260*tinv5;
-    const double t271 = t259*C[6] - derived_.udot_3*M.coeff(5, 7)*C[8] + u[3]*t267 -
+        u[4]*t270));
+    const double t272 = tinv6*(t269*M.coeff(4, 6) - t267*M.coeff(5, 7) + u[3]*t268 -
         (-params.world_gravity[0]*M.coeff(4, 6) + params.world_gravity[2]*M.coeff(5, 7) +
-        u[5]*t268) - t264*t269;
-    const double t272 = tinv6*t265;
-    const double t273 = -t259*C[7] + u[5]*t266 + t263*C[8] -
+        u[5]*t270) - t261*t271);
+    const double t273 = -t265*M.coeff(4, 6) + u[5]*t266 + t267*M.coeff(3, 8) -
         (params.world_gravity[1]*M.coeff(4, 6) - params.world_gravity[2]*M.coeff(3, 8) +
-        u[4]*t267) - t270*t269 - t272*t271;
+        u[4]*t268) - t259*t271 - t272*t264;
     const double t274 = tinv7*t273;
-    const double t275 = tinv6*t271 - (t272*tinv7)*t273;
-    const double t276 = tinv5*t269 - (t270*tinv7)*t273 - t264*t275;
-    udot[0] = tinv4*t255;
-    udot[1] = t256;
-    udot[2] = -tinv2*C[2] - (t252*tinv4)*t255 - t248*t256;
+    const double t275 = tinv6*t264*tinv7;
+    const double t276 = t272 - t275*t273;
+    const double t277 = t271 - (t259*tinv5*tinv7)*t273 - t263*t276;
+    udot[0] = tinv4*t254;
+    udot[1] = t255;
+    udot[2] = -t252 - (tinv2*M.coeff(2, 0)*tinv4)*t254 - t248*t255;
     udot[3] = t274;
-    udot[4] = t275;
-    udot[5] = t276;
-    udot[6] = -derived_.udot_3*C[6] - t259*t275 + t263*t276;
-    udot[7] = -derived_.udot_3*C[7] + derived_.udot_3*(M.coeff(4, 6)*t274) -
-        derived_.udot_3*M.coeff(5, 7)*t276;
-    udot[8] = -derived_.udot_3*C[8] - derived_.udot_3*(M.coeff(3, 8)*t274) +
-        derived_.udot_3*M.coeff(5, 7)*t275;
+    udot[4] = t276;
+    udot[5] = t277;
+    udot[6] = -t269 - t258*t276 + t262*t277;
+    udot[7] = -t265 + derived_.udot_3*(M.coeff(4, 6)*t274) - derived_.udot_3*M.coeff(5, 7)*t277;
+    udot[8] = -t267 - derived_.udot_3*(M.coeff(3, 8)*t274) + derived_.udot_3*M.coeff(5, 7)*t276;
   }
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
@@ -1071,11 +1070,11 @@ class SphereOnSphere {
   // [p_BoQ_W x f; f].
   // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4
   // multiplies):
-  //   CRBA + L^T D L in World: 203 adds, 322 muls, 8 divs (weighted 557.0);
-  //   ABA in World: 263 adds, 451 muls, 8 divs (weighted 746.0);
+  //   CRBA + L^T D L in World: 203 adds, 320 muls, 8 divs (weighted 555.0);
+  //   ABA in World: 263 adds, 447 muls, 8 divs (weighted 742.0);
   //   CRBA + L^T D L in joint frames: 339 adds, 540 muls, 11 divs (weighted 923.0);
-  //   ABA in joint frames: 462 adds, 712 muls, 11 divs (weighted 1218.0).
-  // (203 adds, 322 muls, 8 divs, 0 calls, 0 other)
+  //   ABA in joint frames: 462 adds, 702 muls, 11 divs (weighted 1208.0).
+  // (203 adds, 320 muls, 8 divs, 0 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
@@ -1350,68 +1349,64 @@ class SphereOnSphere {
     const double t214 = derived_.I_KBase[1]*R_WBase.coeff(0, 0) +
         derived_.I_KBase[2]*R_WBase.coeff(0, 1) + derived_.I_KBase[3]*R_WBase.coeff(0, 2);
     const double t215 = u[0]*M.coeff(0, 0) + u[2]*M.coeff(0, 2) + u[1]*M.coeff(0, 1);
-    const double t216 = fext[0][2] - u[0]*t210 - (params.world_gravity[0]*t211 -
-        params.world_gravity[1]*t214 - u[1]*t215);
-    const double t217 = tinv2*M.coeff(2, 0);
-    const double t218 = fext[0][1] + u[0]*t213 - (-params.world_gravity[0]*t212 +
-        params.world_gravity[2]*t214 + u[2]*t215) - t208*t216;
-    const double t219 = tinv3*t209;
-    const double t220 = fext[0][0] + u[2]*t210 - (-params.world_gravity[2]*t211 +
-        params.world_gravity[1]*t212 + u[1]*t213) - t217*t216 - t219*t218;
-    const double t221 = tinv3*t218 - (t219*tinv4)*t220;
-    const double t222 = derived_.udot_3*M.coeff(3, 8)*M.coeff(3, 8);
-    const double t223 = derived_.udot_3*M.coeff(4, 6)*M.coeff(4, 6);
-    const double t224 = derived_.udot_3*M.coeff(4, 6);
-    const double t225 = t224*M.coeff(5, 7) + M.coeff(5, 3);
-    const double t226 = derived_.udot_3*M.coeff(5, 7)*M.coeff(5, 7);
-    const double tinv5 = 1.0/(-t222 - t226 + M.coeff(5, 5));
-    const double t227 = t224*M.coeff(3, 8) + M.coeff(5, 4);
-    const double tinv6 = 1.0/(-t226 - t223 + M.coeff(4, 4) - t227*t227*tinv5);
-    const double t228 = derived_.udot_3*M.coeff(3, 8);
-    const double t229 = t227*tinv5;
-    const double t230 = t228*M.coeff(5, 7) + M.coeff(4, 3) - t229*t225;
-    const double tinv7 = 1.0/(-t222 - t223 + M.coeff(3, 3) - t225*t225*tinv5 - tinv6*t230*t230);
-    const double t231 = -u[4]*M.coeff(5, 7) + u[3]*M.coeff(3, 8);
-    const double t232 = u[4]*M.coeff(4, 6) - u[5]*M.coeff(3, 8);
-    const double t233 = fext[1][4] - (derived_.C_7 - u[3]*t231 + u[5]*t232);
-    const double t234 = -u[3]*M.coeff(4, 6) + u[5]*M.coeff(5, 7);
-    const double t235 = fext[1][5] - (derived_.C_8 - u[4]*t232 + u[3]*t234);
-    const double t236 = u[4]*M.coeff(4, 4) + u[3]*M.coeff(4, 3) + u[5]*M.coeff(4, 5);
-    const double t237 = u[5]*M.coeff(5, 5) + u[4]*M.coeff(5, 4) + u[3]*M.coeff(5, 3);
-    const double t238 = fext[1][3] - (derived_.C_6 + u[4]*t231 - u[5]*t234);
-    const double t239 = u[5]*M.coeff(3, 5) + u[4]*M.coeff(3, 4) + u[3]*M.coeff(3, 3);
-    const double t240 = -derived_.udot_3*M.coeff(5, 7)*t233 + t228*t238 +
-        (fext[1][2] - u[3]*t236 - (-params.world_gravity[1]*M.coeff(5, 7) +
-        params.world_gravity[0]*M.coeff(3, 8) - u[4]*t239));
-    const double t241 = t225*tinv5;
-    const double t242 = -t224*t238 + (fext[1][1] + u[3]*t237 -
-        (-params.world_gravity[0]*M.coeff(4, 6) + params.world_gravity[2]*M.coeff(5, 7) +
-        u[5]*t239) + derived_.udot_3*M.coeff(5, 7)*t235) - t229*t240;
-    const double t243 = tinv6*t230;
-    const double t244 = t224*t233 - t228*t235 + (fext[1][0] + u[5]*t236 -
-        (params.world_gravity[1]*M.coeff(4, 6) - params.world_gravity[2]*M.coeff(3, 8) +
-        u[4]*t237)) - t241*t240 - t243*t242;
-    const double t245 = tinv7*t244;
-    const double t246 = tinv6*t242 - (t243*tinv7)*t244;
-    const double t247 = tinv5*t240 - (t241*tinv7)*t244 - t229*t246;
-    udot[0] = tinv4*t220;
-    udot[1] = t221;
-    udot[2] = tinv2*t216 - (t217*tinv4)*t220 - t208*t221;
-    udot[3] = t245;
-    udot[4] = t246;
-    udot[5] = t247;
-    udot[6] = derived_.udot_3*t238 - t224*t246 + t228*t247;
-    udot[7] = derived_.udot_3*t233 + derived_.udot_3*(M.coeff(4, 6)*t245) -
-        derived_.udot_3*M.coeff(5, 7)*t247;
-    udot[8] = derived_.udot_3*t235 - derived_.udot_3*(M.coeff(3, 8)*t245) +
-        derived_.udot_3*M.coeff(5, 7)*t246;
+    const double t216 = tinv2*(fext[0][2] - u[0]*t210 -
+        (params.world_gravity[0]*t211 - params.world_gravity[1]*t214 - u[1]*t215));
+    const double t217 = tinv3*(fext[0][1] + u[0]*t213 -
+        (-params.world_gravity[0]*t212 + params.world_gravity[2]*t214 + u[2]*t215) -
+        t216*M.coeff(2, 1));
+    const double t218 = fext[0][0] + u[2]*t210 - (-params.world_gravity[2]*t211 +
+        params.world_gravity[1]*t212 + u[1]*t213) - t216*M.coeff(2, 0) - t217*t209;
+    const double t219 = t217 - (tinv3*t209*tinv4)*t218;
+    const double t220 = derived_.udot_3*M.coeff(3, 8)*M.coeff(3, 8);
+    const double t221 = derived_.udot_3*M.coeff(4, 6)*M.coeff(4, 6);
+    const double t222 = derived_.udot_3*M.coeff(4, 6);
+    const double t223 = t222*M.coeff(5, 7) + M.coeff(5, 3);
+    const double t224 = derived_.udot_3*M.coeff(5, 7)*M.coeff(5, 7);
+    const double tinv5 = 1.0/(-t220 - t224 + M.coeff(5, 5));
+    const double t225 = t222*M.coeff(3, 8) + M.coeff(5, 4);
+    const double tinv6 = 1.0/(-t224 - t221 + M.coeff(4, 4) - t225*t225*tinv5);
+    const double t226 = derived_.udot_3*M.coeff(3, 8);
+    const double t227 = t225*tinv5;
+    const double t228 = t226*M.coeff(5, 7) + M.coeff(4, 3) - t227*t223;
+    const double tinv7 = 1.0/(-t220 - t221 + M.coeff(3, 3) - t223*t223*tinv5 - tinv6*t228*t228);
+    const double t229 = -u[4]*M.coeff(5, 7) + u[3]*M.coeff(3, 8);
+    const double t230 = u[4]*M.coeff(4, 6) - u[5]*M.coeff(3, 8);
+    const double t231 = derived_.udot_3*(fext[1][4] - (derived_.C_7 - u[3]*t229 + u[5]*t230));
+    const double t232 = -u[3]*M.coeff(4, 6) + u[5]*M.coeff(5, 7);
+    const double t233 = derived_.udot_3*(fext[1][5] - (derived_.C_8 - u[4]*t230 + u[3]*t232));
+    const double t234 = u[4]*M.coeff(4, 4) + u[3]*M.coeff(4, 3) + u[5]*M.coeff(4, 5);
+    const double t235 = u[5]*M.coeff(5, 5) + u[4]*M.coeff(5, 4) + u[3]*M.coeff(5, 3);
+    const double t236 = derived_.udot_3*(fext[1][3] - (derived_.C_6 + u[4]*t229 - u[5]*t232));
+    const double t237 = u[5]*M.coeff(3, 5) + u[4]*M.coeff(3, 4) + u[3]*M.coeff(3, 3);
+    const double t238 = tinv5*(-t231*M.coeff(5, 7) + t236*M.coeff(3, 8) +
+        (fext[1][2] - u[3]*t234 - (-params.world_gravity[1]*M.coeff(5, 7) +
+        params.world_gravity[0]*M.coeff(3, 8) - u[4]*t237)));
+    const double t239 = tinv6*(-t236*M.coeff(4, 6) +
+        (fext[1][1] + u[3]*t235 - (-params.world_gravity[0]*M.coeff(4, 6) +
+        params.world_gravity[2]*M.coeff(5, 7) + u[5]*t237) + t233*M.coeff(5, 7)) - t225*t238);
+    const double t240 = t231*M.coeff(4, 6) - t233*M.coeff(3, 8) +
+        (fext[1][0] + u[5]*t234 - (params.world_gravity[1]*M.coeff(4, 6) -
+        params.world_gravity[2]*M.coeff(3, 8) + u[4]*t235)) - t223*t238 - t239*t228;
+    const double t241 = tinv7*t240;
+    const double t242 = tinv6*t228*tinv7;
+    const double t243 = t239 - t242*t240;
+    const double t244 = t238 - (t223*tinv5*tinv7)*t240 - t227*t243;
+    udot[0] = tinv4*t218;
+    udot[1] = t219;
+    udot[2] = t216 - (tinv2*M.coeff(2, 0)*tinv4)*t218 - t208*t219;
+    udot[3] = t241;
+    udot[4] = t243;
+    udot[5] = t244;
+    udot[6] = t236 - t222*t243 + t226*t244;
+    udot[7] = t231 + derived_.udot_3*(M.coeff(4, 6)*t241) - derived_.udot_3*M.coeff(5, 7)*t244;
+    udot[8] = t233 - derived_.udot_3*(M.coeff(3, 8)*t241) + derived_.udot_3*M.coeff(5, 7)*t243;
   }
 
   // udot (nu) = M^-1 (tau - C) by the articulated-body algorithm in joint frames, as
   // forwardDynamics(time, q, u, udot), keeping in k what solveMassMatrix(k, x) needs to apply
   // M(q)^-1 to more vectors in O(n) each: every body's joint frame in its parent's and every
   // dof's S, U = IA S and (S^T IA S)^-1 column. The constraint solver's path for few rows.
-  // (444 adds, 685 muls, 11 divs, 0 calls, 0 other)
+  // (444 adds, 675 muls, 11 divs, 0 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot, ArticulatedFactor& k) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -1633,8 +1628,8 @@ class SphereOnSphere {
     const double t193 = t60*t157;
     const double t194 = t52*t151;
     const double t195 = t192 + t193 + t194;
-    const double t196 = tinv2*t189;
-    const double t197 = t196*t180;
+    const double t196 = tinv2*t180;
+    const double t197 = t196*t189;
     const double t198 = t195 - t197;
     const double t199 = tinv3*t198*t198;
     const double t200 = t172 - t181 - t199;
@@ -1651,306 +1646,306 @@ class SphereOnSphere {
     const double t211 = t154*t52;
     const double t212 = t167*t73;
     const double t213 = t210 + t211 + t212;
-    const double t214 = t196*t208;
-    const double t215 = t213 - t214;
-    const double t216 = tinv3*t215*t215;
-    const double t217 = t204 - t209 - t216;
-    const double tinv4 = 1.0/t217;
-    const double t218 = t73*t163;
-    const double t219 = t62*t157;
-    const double t220 = t46*t151;
-    const double t221 = t218 + t219 + t220;
-    const double t222 = tinv2*t208*t180;
-    const double t223 = tinv3*t215;
-    const double t224 = t223*t198;
-    const double t225 = t221 - t222 - t224;
-    const double t226 = tinv4*t225*t225;
-    const double t227 = t71*t141;
-    const double t228 = t66*t120;
-    const double t229 = t56*t99;
-    const double t230 = t227 + t228 + t229;
-    const double t231 = t56*t153;
-    const double t232 = t66*t159;
-    const double t233 = t71*t165;
-    const double t234 = t231 + t232 + t233;
-    const double t235 = tinv2*t234*t234;
-    const double t236 = t52*t153;
-    const double t237 = t69*t165;
-    const double t238 = t60*t159;
-    const double t239 = t236 + t237 + t238;
-    const double t240 = t196*t234;
-    const double t241 = t239 - t240;
-    const double t242 = tinv3*t241*t241;
-    const double t243 = t230 - t235 - t242;
-    const double t244 = t73*t165;
-    const double t245 = t62*t159;
-    const double t246 = t46*t153;
-    const double t247 = t244 + t245 + t246;
-    const double t248 = tinv2*t208*t234;
-    const double t249 = t223*t241;
-    const double t250 = t247 - t248 - t249;
-    const double t251 = tinv4*t250*t250;
-    const double t252 = t243 - t251;
-    const double tinv5 = 1.0/t252;
-    const double t253 = t56*t91;
-    const double t254 = t66*t112;
-    const double t255 = t71*t133;
-    const double t256 = t253 + t254 + t255;
-    const double t257 = tinv2*t234*t180;
-    const double t258 = tinv3*t241*t198;
-    const double t259 = t256 - t257 - t258;
-    const double t260 = tinv4*t250;
-    const double t261 = t260*t225;
-    const double t262 = t259 - t261;
-    const double t263 = tinv5*t262*t262;
-    const double t264 = t200 - t226 - t263;
-    const double t265 = t52*t95;
-    const double t266 = t69*t137;
-    const double t267 = t60*t116;
-    const double t268 = t265 + t266 + t267;
-    const double t269 = t56*t152;
-    const double t270 = t66*t158;
-    const double t271 = t71*t164;
-    const double t272 = t269 + t270 + t271;
-    const double t273 = tinv2*t272*t272;
-    const double t274 = t52*t152;
-    const double t275 = t69*t164;
-    const double t276 = t60*t158;
-    const double t277 = t274 + t275 + t276;
-    const double t278 = t196*t272;
-    const double t279 = t277 - t278;
-    const double t280 = tinv3*t279*t279;
-    const double t281 = t268 - t273 - t280;
-    const double t282 = t46*t152;
-    const double t283 = t62*t158;
-    const double t284 = t73*t164;
-    const double t285 = t282 + t283 + t284;
-    const double t286 = tinv2*t208*t272;
-    const double t287 = t223*t279;
-    const double t288 = t285 - t286 - t287;
-    const double t289 = tinv4*t288*t288;
-    const double t290 = t56*t95;
-    const double t291 = t66*t116;
-    const double t292 = t71*t137;
-    const double t293 = t290 + t291 + t292;
-    const double t294 = tinv2*t234*t272;
-    const double t295 = tinv3*t279*t241;
-    const double t296 = t293 - t294 - t295;
-    const double t297 = t260*t288;
-    const double t298 = t296 - t297;
-    const double t299 = tinv5*t298*t298;
-    const double t300 = t281 - t289 - t299;
-    const double tinv6 = 1.0/t300;
-    const double t301 = t69*t133;
-    const double t302 = t52*t91;
-    const double t303 = t60*t112;
-    const double t304 = t301 + t302 + t303;
-    const double t305 = tinv2*t272*t180;
-    const double t306 = tinv3*t279*t198;
-    const double t307 = t304 - t305 - t306;
-    const double t308 = tinv4*t288*t225;
-    const double t309 = tinv5*t298;
-    const double t310 = t309*t262;
-    const double t311 = t307 - t308 - t310;
-    const double t312 = tinv6*t311*t311;
-    const double t313 = t264 - t312;
-    const double tinv7 = 1.0/t313;
-    const double t314 = tinv7;
-    const double t315 = tinv6*t311;
-    const double t316 = t315*tinv7;
-    const double t317 = tinv5*t262;
-    const double t318 = t309*tinv6;
-    const double t319 = t311*t318;
-    const double t320 = -t317 + t319;
-    const double t321 = tinv7*t320;
-    const double t322 = tinv4*t225;
-    const double t323 = t260*tinv5;
-    const double t324 = t262*t323;
-    const double t325 = tinv4*t288;
-    const double t326 = t298*t323;
-    const double t327 = -t325 + t326;
-    const double t328 = t315*t327;
-    const double t329 = -t322 + t324 - t328;
-    const double t330 = tinv7*t329;
-    const double t331 = tinv3*t198;
-    const double t332 = t223*tinv4;
-    const double t333 = t332*t225;
-    const double t334 = tinv3*t241;
-    const double t335 = t332*t250;
-    const double t336 = -t334 + t335;
-    const double t337 = t317*t336;
-    const double t338 = -t331 + t333 - t337;
-    const double t339 = tinv3*t279;
-    const double t340 = t332*t288;
-    const double t341 = t309*t336;
-    const double t342 = -t339 + t340 - t341;
-    const double t343 = t315*t342;
-    const double t344 = t338 - t343;
-    const double t345 = tinv7*t344;
-    const double t346 = tinv2*t180;
-    const double t347 = t196*tinv3;
-    const double t348 = t347*t198;
-    const double t349 = tinv2*t208;
-    const double t350 = t215*t347;
-    const double t351 = -t349 + t350;
-    const double t352 = t322*t351;
-    const double t353 = -t346 + t348 - t352;
-    const double t354 = tinv2*t234;
-    const double t355 = t347*t241;
-    const double t356 = t260*t351;
-    const double t357 = -t354 + t355 - t356;
-    const double t358 = t357*t317;
-    const double t359 = tinv2*t272;
-    const double t360 = t347*t279;
-    const double t361 = t325*t351;
-    const double t362 = -t359 + t360 - t361;
-    const double t363 = t357*t309;
-    const double t364 = t362 - t363;
-    const double t365 = t315*t364;
-    const double t366 = t353 - t358 - t365;
-    const double t367 = tinv7*t366;
-    const double t368 = tinv6;
-    const double t369 = t315*t316;
-    const double t370 = t368 + t369;
-    const double t371 = t320*t316;
-    const double t372 = -t318 - t371;
-    const double t373 = tinv6*t327;
-    const double t374 = t329*t316;
-    const double t375 = t373 - t374;
-    const double t376 = tinv6*t342;
-    const double t377 = t344*t316;
-    const double t378 = t376 - t377;
-    const double t379 = tinv6*t364;
-    const double t380 = t366*t316;
-    const double t381 = t379 - t380;
-    const double t382 = t317*tinv7;
-    const double t383 = t309*t316;
-    const double t384 = -t382 + t383;
-    const double t385 = t317*t316;
-    const double t386 = t309*t370;
-    const double t387 = t385 - t386;
-    const double t388 = tinv5;
-    const double t389 = t382*t320;
-    const double t390 = t309*t372;
-    const double t391 = t388 - t389 - t390;
-    const double t392 = t382*t329;
-    const double t393 = t309*t375;
-    const double t394 = -t323 - t392 - t393;
-    const double t395 = tinv5*t336;
-    const double t396 = t344*t382;
-    const double t397 = t309*t378;
-    const double t398 = t395 - t396 - t397;
-    const double t399 = t357*tinv5;
-    const double t400 = t366*t382;
-    const double t401 = t309*t381;
-    const double t402 = t399 - t400 - t401;
-    const double t403 = t322*tinv7;
-    const double t404 = t325*t316;
-    const double t405 = t260*t384;
-    const double t406 = -t403 + t404 - t405;
-    const double t407 = t322*t316;
-    const double t408 = t325*t370;
-    const double t409 = t260*t387;
-    const double t410 = t407 - t408 - t409;
-    const double t411 = t403*t320;
-    const double t412 = t325*t372;
-    const double t413 = t260*t391;
-    const double t414 = -t411 - t412 - t413;
-    const double t415 = t403*t329;
-    const double t416 = tinv4;
-    const double t417 = t325*t375;
-    const double t418 = t260*t394;
-    const double t419 = t416 - t417 - t418;
-    const double t420 = -t415 + t419;
-    const double t421 = t344*t403;
-    const double t422 = t325*t378;
-    const double t423 = t260*t398;
-    const double t424 = -t332 - t422 - t423;
-    const double t425 = -t421 + t424;
-    const double t426 = t366*t403;
-    const double t427 = tinv4*t351;
-    const double t428 = t325*t381;
-    const double t429 = t260*t402;
-    const double t430 = t427 - t428 - t429;
-    const double t431 = -t426 + t430;
-    const double t432 = t331*tinv7;
-    const double t433 = t339*t316;
-    const double t434 = t334*t384;
-    const double t435 = t223*t406;
+    const double t214 = tinv2*t208;
+    const double t215 = t214*t189;
+    const double t216 = t213 - t215;
+    const double t217 = tinv3*t216*t216;
+    const double t218 = t204 - t209 - t217;
+    const double tinv4 = 1.0/t218;
+    const double t219 = t73*t163;
+    const double t220 = t62*t157;
+    const double t221 = t46*t151;
+    const double t222 = t219 + t220 + t221;
+    const double t223 = t214*t180;
+    const double t224 = tinv3*t198;
+    const double t225 = t224*t216;
+    const double t226 = t222 - t223 - t225;
+    const double t227 = tinv4*t226*t226;
+    const double t228 = t71*t141;
+    const double t229 = t66*t120;
+    const double t230 = t56*t99;
+    const double t231 = t228 + t229 + t230;
+    const double t232 = t56*t153;
+    const double t233 = t66*t159;
+    const double t234 = t71*t165;
+    const double t235 = t232 + t233 + t234;
+    const double t236 = tinv2*t235*t235;
+    const double t237 = t52*t153;
+    const double t238 = t69*t165;
+    const double t239 = t60*t159;
+    const double t240 = t237 + t238 + t239;
+    const double t241 = tinv2*t235;
+    const double t242 = t241*t189;
+    const double t243 = t240 - t242;
+    const double t244 = tinv3*t243*t243;
+    const double t245 = t231 - t236 - t244;
+    const double t246 = t73*t165;
+    const double t247 = t62*t159;
+    const double t248 = t46*t153;
+    const double t249 = t246 + t247 + t248;
+    const double t250 = t214*t235;
+    const double t251 = tinv3*t243;
+    const double t252 = t251*t216;
+    const double t253 = t249 - t250 - t252;
+    const double t254 = tinv4*t253*t253;
+    const double t255 = t245 - t254;
+    const double tinv5 = 1.0/t255;
+    const double t256 = t56*t91;
+    const double t257 = t66*t112;
+    const double t258 = t71*t133;
+    const double t259 = t256 + t257 + t258;
+    const double t260 = t241*t180;
+    const double t261 = t251*t198;
+    const double t262 = t259 - t260 - t261;
+    const double t263 = tinv4*t226;
+    const double t264 = t263*t253;
+    const double t265 = t262 - t264;
+    const double t266 = tinv5*t265*t265;
+    const double t267 = t200 - t227 - t266;
+    const double t268 = t52*t95;
+    const double t269 = t69*t137;
+    const double t270 = t60*t116;
+    const double t271 = t268 + t269 + t270;
+    const double t272 = t56*t152;
+    const double t273 = t66*t158;
+    const double t274 = t71*t164;
+    const double t275 = t272 + t273 + t274;
+    const double t276 = tinv2*t275*t275;
+    const double t277 = t52*t152;
+    const double t278 = t69*t164;
+    const double t279 = t60*t158;
+    const double t280 = t277 + t278 + t279;
+    const double t281 = tinv2*t275;
+    const double t282 = t281*t189;
+    const double t283 = t280 - t282;
+    const double t284 = tinv3*t283*t283;
+    const double t285 = t271 - t276 - t284;
+    const double t286 = t46*t152;
+    const double t287 = t62*t158;
+    const double t288 = t73*t164;
+    const double t289 = t286 + t287 + t288;
+    const double t290 = t214*t275;
+    const double t291 = tinv3*t283;
+    const double t292 = t291*t216;
+    const double t293 = t289 - t290 - t292;
+    const double t294 = tinv4*t293*t293;
+    const double t295 = t56*t95;
+    const double t296 = t66*t116;
+    const double t297 = t71*t137;
+    const double t298 = t295 + t296 + t297;
+    const double t299 = t241*t275;
+    const double t300 = t291*t243;
+    const double t301 = t298 - t299 - t300;
+    const double t302 = tinv4*t293;
+    const double t303 = t302*t253;
+    const double t304 = t301 - t303;
+    const double t305 = tinv5*t304*t304;
+    const double t306 = t285 - t294 - t305;
+    const double tinv6 = 1.0/t306;
+    const double t307 = t69*t133;
+    const double t308 = t52*t91;
+    const double t309 = t60*t112;
+    const double t310 = t307 + t308 + t309;
+    const double t311 = t281*t180;
+    const double t312 = t291*t198;
+    const double t313 = t310 - t311 - t312;
+    const double t314 = t302*t226;
+    const double t315 = tinv5*t265;
+    const double t316 = t315*t304;
+    const double t317 = t313 - t314 - t316;
+    const double t318 = tinv6*t317*t317;
+    const double t319 = t267 - t318;
+    const double tinv7 = 1.0/t319;
+    const double t320 = tinv7;
+    const double t321 = tinv6*t317;
+    const double t322 = t321*tinv7;
+    const double t323 = tinv5*t304;
+    const double t324 = t323*tinv6;
+    const double t325 = t317*t324;
+    const double t326 = -t315 + t325;
+    const double t327 = tinv7*t326;
+    const double t328 = tinv4*t253;
+    const double t329 = t328*tinv5;
+    const double t330 = t265*t329;
+    const double t331 = t304*t329;
+    const double t332 = -t302 + t331;
+    const double t333 = tinv6*t332;
+    const double t334 = t333*t317;
+    const double t335 = -t263 + t330 - t334;
+    const double t336 = tinv7*t335;
+    const double t337 = tinv3*t216;
+    const double t338 = t337*tinv4;
+    const double t339 = t338*t226;
+    const double t340 = t338*t253;
+    const double t341 = -t251 + t340;
+    const double t342 = t315*t341;
+    const double t343 = -t224 + t339 - t342;
+    const double t344 = t338*t293;
+    const double t345 = tinv5*t341;
+    const double t346 = t345*t304;
+    const double t347 = -t291 + t344 - t346;
+    const double t348 = tinv6*t347;
+    const double t349 = t348*t317;
+    const double t350 = t343 - t349;
+    const double t351 = tinv7*t350;
+    const double t352 = tinv2*t189;
+    const double t353 = t352*tinv3;
+    const double t354 = t353*t198;
+    const double t355 = t216*t353;
+    const double t356 = -t214 + t355;
+    const double t357 = tinv4*t356;
+    const double t358 = t357*t226;
+    const double t359 = -t196 + t354 - t358;
+    const double t360 = t353*t243;
+    const double t361 = t357*t253;
+    const double t362 = -t241 + t360 - t361;
+    const double t363 = t362*tinv5;
+    const double t364 = t363*t265;
+    const double t365 = t353*t283;
+    const double t366 = t357*t293;
+    const double t367 = -t281 + t365 - t366;
+    const double t368 = t363*t304;
+    const double t369 = t367 - t368;
+    const double t370 = tinv6*t369;
+    const double t371 = t370*t317;
+    const double t372 = t359 - t364 - t371;
+    const double t373 = tinv7*t372;
+    const double t374 = tinv6;
+    const double t375 = t321*t322;
+    const double t376 = t374 + t375;
+    const double t377 = t326*t322;
+    const double t378 = -t324 - t377;
+    const double t379 = t335*t322;
+    const double t380 = t333 - t379;
+    const double t381 = t350*t322;
+    const double t382 = t348 - t381;
+    const double t383 = t372*t322;
+    const double t384 = t370 - t383;
+    const double t385 = t315*tinv7;
+    const double t386 = t323*t322;
+    const double t387 = -t385 + t386;
+    const double t388 = t315*t322;
+    const double t389 = t323*t376;
+    const double t390 = t388 - t389;
+    const double t391 = tinv5;
+    const double t392 = t385*t326;
+    const double t393 = t323*t378;
+    const double t394 = t391 - t392 - t393;
+    const double t395 = t385*t335;
+    const double t396 = t323*t380;
+    const double t397 = -t329 - t395 - t396;
+    const double t398 = t350*t385;
+    const double t399 = t323*t382;
+    const double t400 = t345 - t398 - t399;
+    const double t401 = t372*t385;
+    const double t402 = t323*t384;
+    const double t403 = t363 - t401 - t402;
+    const double t404 = t263*tinv7;
+    const double t405 = t302*t322;
+    const double t406 = t328*t387;
+    const double t407 = -t404 + t405 - t406;
+    const double t408 = t263*t322;
+    const double t409 = t302*t376;
+    const double t410 = t328*t390;
+    const double t411 = t408 - t409 - t410;
+    const double t412 = t404*t326;
+    const double t413 = t302*t378;
+    const double t414 = t328*t394;
+    const double t415 = -t412 - t413 - t414;
+    const double t416 = t404*t335;
+    const double t417 = tinv4;
+    const double t418 = t302*t380;
+    const double t419 = t328*t397;
+    const double t420 = t417 - t418 - t419;
+    const double t421 = -t416 + t420;
+    const double t422 = t350*t404;
+    const double t423 = t302*t382;
+    const double t424 = t328*t400;
+    const double t425 = -t338 - t423 - t424;
+    const double t426 = -t422 + t425;
+    const double t427 = t372*t404;
+    const double t428 = t302*t384;
+    const double t429 = t328*t403;
+    const double t430 = t357 - t428 - t429;
+    const double t431 = -t427 + t430;
+    const double t432 = t224*tinv7;
+    const double t433 = t291*t322;
+    const double t434 = t251*t387;
+    const double t435 = t337*t407;
     const double t436 = t433 - t434 - t435;
     const double t437 = -t432 + t436;
-    const double t438 = t331*t316;
-    const double t439 = t339*t370;
-    const double t440 = t334*t387;
-    const double t441 = t223*t410;
+    const double t438 = t224*t322;
+    const double t439 = t291*t376;
+    const double t440 = t251*t390;
+    const double t441 = t337*t411;
     const double t442 = -t439 - t440 - t441;
     const double t443 = t438 + t442;
-    const double t444 = t432*t320;
-    const double t445 = t339*t372;
-    const double t446 = t334*t391;
-    const double t447 = t223*t414;
+    const double t444 = t432*t326;
+    const double t445 = t291*t378;
+    const double t446 = t251*t394;
+    const double t447 = t337*t415;
     const double t448 = -t445 - t446 - t447;
     const double t449 = -t444 + t448;
-    const double t450 = t432*t329;
-    const double t451 = t339*t375;
-    const double t452 = t334*t394;
-    const double t453 = t223*t420;
+    const double t450 = t432*t335;
+    const double t451 = t291*t380;
+    const double t452 = t251*t397;
+    const double t453 = t337*t421;
     const double t454 = -t451 - t452 - t453;
     const double t455 = -t450 + t454;
-    const double t456 = t344*t432;
-    const double t457 = t339*t378;
+    const double t456 = t350*t432;
+    const double t457 = t291*t382;
     const double t458 = tinv3;
-    const double t459 = t334*t398;
-    const double t460 = t223*t425;
+    const double t459 = t251*t400;
+    const double t460 = t337*t426;
     const double t461 = t458 - t459 - t460;
     const double t462 = -t456 - t457 + t461;
-    const double t463 = t366*t432;
-    const double t464 = t339*t381;
-    const double t465 = t334*t402;
-    const double t466 = t223*t431;
-    const double t467 = -t347 - t465 - t466;
+    const double t463 = t372*t432;
+    const double t464 = t291*t384;
+    const double t465 = t251*t403;
+    const double t466 = t337*t431;
+    const double t467 = -t353 - t465 - t466;
     const double t468 = -t463 - t464 + t467;
-    const double t469 = t346*tinv7;
-    const double t470 = t359*t316;
-    const double t471 = t354*t384;
-    const double t472 = t349*t406;
-    const double t473 = t196*t437;
+    const double t469 = t196*tinv7;
+    const double t470 = t281*t322;
+    const double t471 = t241*t387;
+    const double t472 = t214*t407;
+    const double t473 = t352*t437;
     const double t474 = -t471 - t472 - t473;
     const double t475 = -t469 + t470 + t474;
-    const double t476 = t346*t316;
-    const double t477 = t359*t370;
-    const double t478 = t354*t387;
-    const double t479 = t349*t410;
-    const double t480 = t196*t443;
+    const double t476 = t196*t322;
+    const double t477 = t281*t376;
+    const double t478 = t241*t390;
+    const double t479 = t214*t411;
+    const double t480 = t352*t443;
     const double t481 = -t478 - t479 - t480;
     const double t482 = t476 - t477 + t481;
-    const double t483 = t469*t320;
-    const double t484 = t359*t372;
-    const double t485 = t354*t391;
-    const double t486 = t349*t414;
-    const double t487 = t196*t449;
+    const double t483 = t469*t326;
+    const double t484 = t281*t378;
+    const double t485 = t241*t394;
+    const double t486 = t214*t415;
+    const double t487 = t352*t449;
     const double t488 = -t485 - t486 - t487;
     const double t489 = -t483 - t484 + t488;
-    const double t490 = t469*t329;
-    const double t491 = t359*t375;
-    const double t492 = t354*t394;
-    const double t493 = t349*t420;
-    const double t494 = t196*t455;
+    const double t490 = t469*t335;
+    const double t491 = t281*t380;
+    const double t492 = t241*t397;
+    const double t493 = t214*t421;
+    const double t494 = t352*t455;
     const double t495 = -t492 - t493 - t494;
     const double t496 = -t490 - t491 + t495;
-    const double t497 = t344*t469;
-    const double t498 = t359*t378;
-    const double t499 = t354*t398;
-    const double t500 = t349*t425;
-    const double t501 = t196*t462;
+    const double t497 = t350*t469;
+    const double t498 = t281*t382;
+    const double t499 = t241*t400;
+    const double t500 = t214*t426;
+    const double t501 = t352*t462;
     const double t502 = -t499 - t500 - t501;
     const double t503 = -t497 - t498 + t502;
-    const double t504 = t366*t469;
-    const double t505 = t359*t381;
-    const double t506 = t354*t402;
+    const double t504 = t372*t469;
+    const double t505 = t281*t384;
+    const double t506 = t241*t403;
     const double t507 = tinv2;
-    const double t508 = t349*t431;
-    const double t509 = t196*t468;
+    const double t508 = t214*t431;
+    const double t509 = t352*t468;
     const double t510 = t507 - t508 - t509;
     const double t511 = -t505 - t506 + t510;
     const double t512 = -t504 + t511;
@@ -1990,28 +1985,28 @@ class SphereOnSphere {
     IAS_KBall.coeffRef(5, 3) = t166;
     IAS_KBall.coeffRef(5, 4) = t167;
     IAS_KBall.coeffRef(5, 5) = t168;
-    Dinv_KBall.coeffRef(0, 0) = t314;
-    Dinv_KBall.coeffRef(0, 1) = -t316;
-    Dinv_KBall.coeffRef(0, 2) = t321;
-    Dinv_KBall.coeffRef(0, 3) = t330;
-    Dinv_KBall.coeffRef(0, 4) = t345;
-    Dinv_KBall.coeffRef(0, 5) = t367;
-    Dinv_KBall.coeffRef(1, 1) = t370;
-    Dinv_KBall.coeffRef(1, 2) = t372;
-    Dinv_KBall.coeffRef(1, 3) = t375;
-    Dinv_KBall.coeffRef(1, 4) = t378;
-    Dinv_KBall.coeffRef(1, 5) = t381;
-    Dinv_KBall.coeffRef(2, 0) = t384;
-    Dinv_KBall.coeffRef(2, 1) = t387;
-    Dinv_KBall.coeffRef(2, 2) = t391;
-    Dinv_KBall.coeffRef(2, 3) = t394;
-    Dinv_KBall.coeffRef(2, 4) = t398;
-    Dinv_KBall.coeffRef(2, 5) = t402;
-    Dinv_KBall.coeffRef(3, 0) = t406;
-    Dinv_KBall.coeffRef(3, 1) = t410;
-    Dinv_KBall.coeffRef(3, 2) = t414;
-    Dinv_KBall.coeffRef(3, 3) = t420;
-    Dinv_KBall.coeffRef(3, 4) = t425;
+    Dinv_KBall.coeffRef(0, 0) = t320;
+    Dinv_KBall.coeffRef(0, 1) = -t322;
+    Dinv_KBall.coeffRef(0, 2) = t327;
+    Dinv_KBall.coeffRef(0, 3) = t336;
+    Dinv_KBall.coeffRef(0, 4) = t351;
+    Dinv_KBall.coeffRef(0, 5) = t373;
+    Dinv_KBall.coeffRef(1, 1) = t376;
+    Dinv_KBall.coeffRef(1, 2) = t378;
+    Dinv_KBall.coeffRef(1, 3) = t380;
+    Dinv_KBall.coeffRef(1, 4) = t382;
+    Dinv_KBall.coeffRef(1, 5) = t384;
+    Dinv_KBall.coeffRef(2, 0) = t387;
+    Dinv_KBall.coeffRef(2, 1) = t390;
+    Dinv_KBall.coeffRef(2, 2) = t394;
+    Dinv_KBall.coeffRef(2, 3) = t397;
+    Dinv_KBall.coeffRef(2, 4) = t400;
+    Dinv_KBall.coeffRef(2, 5) = t403;
+    Dinv_KBall.coeffRef(3, 0) = t407;
+    Dinv_KBall.coeffRef(3, 1) = t411;
+    Dinv_KBall.coeffRef(3, 2) = t415;
+    Dinv_KBall.coeffRef(3, 3) = t421;
+    Dinv_KBall.coeffRef(3, 4) = t426;
     Dinv_KBall.coeffRef(3, 5) = t431;
     Dinv_KBall.coeffRef(4, 0) = t437;
     Dinv_KBall.coeffRef(4, 1) = t443;
@@ -2118,8 +2113,8 @@ class SphereOnSphere {
     const double t600 = t24*t528;
     const double t601 = t33*t540;
     const double t602 = t599 + t600 + t601;
-    const double t603 = tinv8*t596;
-    const double t604 = t603*t587;
+    const double t603 = tinv8*t587;
+    const double t604 = t603*t596;
     const double t605 = t602 - t604;
     const double t606 = tinv9*t605*t605;
     const double t607 = t579 - t588 - t606;
@@ -2127,25 +2122,25 @@ class SphereOnSphere {
     const double t608 = tinv10;
     const double t609 = tinv9*t605;
     const double t610 = t609*tinv10;
-    const double t611 = tinv8*t587;
-    const double t612 = t603*tinv9;
+    const double t611 = tinv8*t596;
+    const double t612 = t611*tinv9;
     const double t613 = t605*t612;
-    const double t614 = -t611 + t613;
+    const double t614 = -t603 + t613;
     const double t615 = tinv10*t614;
     const double t616 = tinv9;
     const double t617 = t609*t610;
     const double t618 = t616 + t617;
     const double t619 = t610*t614;
     const double t620 = -t612 - t619;
-    const double t621 = t611*tinv10;
-    const double t622 = t603*t610;
+    const double t621 = t603*tinv10;
+    const double t622 = t611*t610;
     const double t623 = -t621 + t622;
-    const double t624 = t611*t610;
-    const double t625 = t603*t618;
+    const double t624 = t603*t610;
+    const double t625 = t611*t618;
     const double t626 = t624 - t625;
     const double t627 = tinv8;
     const double t628 = t621*t614;
-    const double t629 = t603*t620;
+    const double t629 = t611*t620;
     const double t630 = t627 - t628 - t629;
     IAS_KBase.coeffRef(0, 0) = t516;
     IAS_KBase.coeffRef(0, 1) = t520;
@@ -2240,9 +2235,9 @@ class SphereOnSphere {
     const double t663 = -(IAS_KBall.coeff(3, 1)*t643 + IAS_KBall.coeff(5, 1)*t644 +
         IAS_KBall.coeff(4, 1)*t645) - (t60*t660 + t69*t659 + t52*t657);
     udot[3] = t652*Dinv_KBall.coeff(0, 5) + (t653*Dinv_KBall.coeff(0, 4) +
-        t654*Dinv_KBall.coeff(0, 3) + (t661*tinv7 + t662*Dinv_KBall.coeff(0, 2) - t663*t316));
+        t654*Dinv_KBall.coeff(0, 3) + (t661*tinv7 + t662*Dinv_KBall.coeff(0, 2) - t663*t322));
     udot[4] = t652*Dinv_KBall.coeff(1, 5) + (t654*Dinv_KBall.coeff(1, 3) +
-        t653*Dinv_KBall.coeff(1, 4) + (-t661*t316 + t662*Dinv_KBall.coeff(1, 2) +
+        t653*Dinv_KBall.coeff(1, 4) + (-t661*t322 + t662*Dinv_KBall.coeff(1, 2) +
         t663*Dinv_KBall.coeff(1, 1)));
     udot[5] = t652*Dinv_KBall.coeff(2, 5) + (t653*Dinv_KBall.coeff(2, 4) +
         t654*Dinv_KBall.coeff(2, 3) + (t661*Dinv_KBall.coeff(2, 0) + t663*Dinv_KBall.coeff(2, 1) +
@@ -3648,7 +3643,7 @@ class SphereOnSphere {
 
   // gamma(q, u) (rows): the right-hand side of G udot = gamma, minus the rows' acceleration
   // at udot = 0 (-Gdot u).
-  // (50 adds, 62 muls, 1 divs, 1 calls, 2 other)
+  // (50 adds, 61 muls, 1 divs, 1 calls, 2 other)
   void constraintBias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                       ConstraintVector& gamma) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -3668,7 +3663,7 @@ class SphereOnSphere {
     const double t9 = -u[6] + t8;
     const double t10 = derived_.contact_k_p_WCContact_0*u[8];
     const double t11 = -u[8] + t10;
-    const double t12 = u[5]*t9 + (derived_.contact_k_p_WCContact_0*u[0]*u[8] - t8*u[2] - u[3]*t11);
+    const double t12 = u[5]*t9 + (t10*u[0] - t8*u[2] - u[3]*t11);
     const double t13 = derived_.contact_k_p_WCContact_0*u[7];
     const double t14 = -u[7] + t13;
     const double t15 = u[3]*t14 + (-t13*u[0] + t8*u[1] - u[4]*t9);
