@@ -153,14 +153,18 @@ struct SharedPair {
   double coef;          // pair's coefficient in the sum (+1 or -1); 1 in a product
 };
 
+// The sign of a product's exponent: the power of a factor a pair takes.
+double unitExponent(double e) { return e < 0.0 ? -1.0 : 1.0; }
+
 // The node of the pool for operands i and j of `n` read as one, and its
 // coefficient in n, or null: for a sum c_i a_i + c_j a_j itself or its
-// negation, for a product a_i^e_i a_j^e_j with exponents of magnitude 1.
+// negation; for a product, a_i^s_i a_j^s_j with s the exponents' signs (a
+// square keeps one factor: U_k^2/D reads U_k/D, times U_k).
 std::pair<const Node*, double> pairNode(const Node* n, std::uint32_t i, std::uint32_t j) {
   const Node* const args[2] = {n->args[i], n->args[j]};
   if (n->kind == Kind::Mul) {
-    if (absExponent(n->coeffs[i]) != 1 || absExponent(n->coeffs[j]) != 1) return {nullptr, 0.0};
-    const double exponents[2] = {n->coeffs[i], n->coeffs[j]};
+    if (absExponent(n->coeffs[i]) > 2 || absExponent(n->coeffs[j]) > 2) return {nullptr, 0.0};
+    const double exponents[2] = {unitExponent(n->coeffs[i]), unitExponent(n->coeffs[j])};
     return {Pool::current().find(Pool::Key{Kind::Mul, Fn::None, 0.0, args, exponents, 2, {}}), 1.0};
   }
   for (double sign : {1.0, -1.0}) {
@@ -177,16 +181,24 @@ std::pair<const Node*, double> pairNode(const Node* n, std::uint32_t i, std::uin
 constexpr std::uint32_t kMaxPairReaderSize = 32;
 
 bool pairCandidate(const Node* n) {
-  if (n->size < 3 || n->size > kMaxPairReaderSize) return false;
-  return (n->kind == Kind::Add && !n->isScaled()) || n->kind == Kind::Mul;
+  if (n->size > kMaxPairReaderSize) return false;
+  if (n->kind == Kind::Add) return !n->isScaled() && n->size >= 3;
+  if (n->kind != Kind::Mul || n->size < 2) return false;
+  int factors = 0;  // with multiplicity
+  for (std::uint32_t i = 0; i < n->size; ++i) factors += absExponent(n->coeffs[i]);
+  return factors >= 3;
 }
 
 Operands sharedOperands(const Node* n, const SharedPair& s) {
   Operands out;
-  out.reserve(n->size - 1);
+  out.reserve(n->size + 1);
   for (std::uint32_t i = 0; i < n->size; ++i) {
-    if (i == s.second) continue;
-    out.push_back(i == s.first ? Operand{s.pair, s.coef} : Operand{n->args[i], n->coeffs[i]});
+    if (i == s.first) out.push_back({s.pair, s.coef});
+    if (i != s.first && i != s.second) {
+      out.push_back({n->args[i], n->coeffs[i]});
+    } else if (n->kind == Kind::Mul && absExponent(n->coeffs[i]) > 1) {
+      out.push_back({n->args[i], n->coeffs[i] - unitExponent(n->coeffs[i])});  // what the pair leaves
+    }
   }
   return out;
 }
@@ -528,6 +540,14 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
       std::vector<SharedPair> found;
       for (std::uint32_t i = 0; i < n->size; ++i) {
         for (std::uint32_t j = i + 1; j < n->size; ++j) {
+          // A square the block computes as a node of its own is read in
+          // one multiply (Renderer::power): not split for a pair.
+          auto squareComputed = [&](std::uint32_t f) {
+            if (n->kind != Kind::Mul || absExponent(n->coeffs[f]) != 2) return false;
+            const Node* square = powerNode(n->args[f], 2);
+            return square && (known(square) || position.count(square->id) > 0);
+          };
+          if (squareComputed(i) || squareComputed(j)) continue;
           if (auto [p, coef] = pairNode(n, i, j); p) found.push_back({p, i, j, coef});
         }
       }

@@ -503,11 +503,11 @@ class BushingMount {
   // force laws and the tree-sparse L^T D L solve, all unrolled.
   // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4
   // multiplies):
-  //   CRBA + L^T D L in World: 228 adds, 369 muls, 7 divs (weighted 649.0);
-  //   ABA in World: 281 adds, 483 muls, 7 divs (weighted 816.0);
-  //   CRBA + L^T D L in joint frames: 352 adds, 569 muls, 10 divs (weighted 985.0);
-  //   ABA in joint frames: 456 adds, 722 muls, 10 divs (weighted 1242.0).
-  // (228 adds, 369 muls, 7 divs, 6 calls, 0 other)
+  //   CRBA + L^T D L in World: 228 adds, 364 muls, 7 divs (weighted 644.0);
+  //   ABA in World: 281 adds, 478 muls, 7 divs (weighted 811.0);
+  //   CRBA + L^T D L in joint frames: 352 adds, 549 muls, 10 divs (weighted 965.0);
+  //   ABA in joint frames: 456 adds, 702 muls, 10 divs (weighted 1222.0).
+  // (228 adds, 364 muls, 7 divs, 6 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
@@ -843,50 +843,51 @@ class BushingMount {
     M.coeffRef(2, 2) = t290;
     M.coeffRef(2, 4) = t294;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
-    const double t295 = derived_.udot_0*M.coeff(0, 5)*M.coeff(0, 5);
-    const double t296 = derived_.udot_0*M.coeff(1, 3)*M.coeff(1, 3);
-    const double t297 = derived_.udot_0*M.coeff(2, 4)*M.coeff(2, 4);
-    const double tinv4 = 1.0/(-t295 - t297 + M.coeff(2, 2));
-    const double t298 = derived_.udot_0*M.coeff(1, 3);
-    const double t299 = t298*M.coeff(2, 4) + M.coeff(2, 0);
-    const double t300 = derived_.udot_0*M.coeff(0, 5);
-    const double t301 = t300*M.coeff(1, 3) + M.coeff(2, 1);
-    const double tinv5 = 1.0/(-t297 - t296 + M.coeff(1, 1) - tinv4*t301*t301);
-    const double t302 = tinv4*t299;
-    const double t303 = t300*M.coeff(2, 4) + M.coeff(1, 0) - t302*t301;
-    const double tinv6 = 1.0/(-t295 - t296 + M.coeff(0, 0) - tinv4*t299*t299 - tinv5*t303*t303);
-    const double t304 = -u[2]*M.coeff(0, 5) + u[1]*M.coeff(1, 3);
-    const double t305 = -u[1]*M.coeff(2, 4) + u[0]*M.coeff(0, 5);
-    const double t306 = derived_.udot_0*(-(derived_.C_4 + u[2]*t304 - u[0]*t305) + F_CoMount[4]);
-    const double t307 = u[1]*M.coeff(1, 1) + u[0]*M.coeff(1, 0) + u[2]*M.coeff(1, 2);
-    const double t308 = u[0]*M.coeff(2, 0) + u[1]*M.coeff(2, 1) + u[2]*M.coeff(2, 2);
-    const double t309 = u[2]*M.coeff(2, 4) - u[0]*M.coeff(1, 3);
-    const double t310 = derived_.udot_0*(-(derived_.C_5 - u[1]*t304 + u[0]*t309) + F_CoMount[5]);
-    const double t311 = derived_.udot_0*(-(derived_.C_3 + u[1]*t305 - u[2]*t309) + F_CoMount[3]);
-    const double t312 = u[1]*M.coeff(0, 1) + u[2]*M.coeff(0, 2) + u[0]*M.coeff(0, 0);
-    const double t313 = tinv4*(t311*M.coeff(0, 5) +
-        (u[1]*t312 - (-params.world_gravity[1]*M.coeff(2, 4) +
-        params.world_gravity[0]*M.coeff(0, 5) + u[0]*t307) - t306*M.coeff(2, 4)) +
+    const double t295 = derived_.udot_0*M.coeff(0, 5);
+    const double t296 = t295*M.coeff(0, 5);
+    const double t297 = derived_.udot_0*M.coeff(1, 3);
+    const double t298 = t297*M.coeff(1, 3);
+    const double t299 = derived_.udot_0*M.coeff(2, 4)*M.coeff(2, 4);
+    const double tinv4 = 1.0/(-t296 - t299 + M.coeff(2, 2));
+    const double t300 = t297*M.coeff(2, 4) + M.coeff(2, 0);
+    const double t301 = tinv4*t300;
+    const double t302 = t295*M.coeff(1, 3) + M.coeff(2, 1);
+    const double t303 = tinv4*t302;
+    const double tinv5 = 1.0/(-t299 - t298 + M.coeff(1, 1) - t303*t302);
+    const double t304 = t295*M.coeff(2, 4) + M.coeff(1, 0) - t301*t302;
+    const double t305 = tinv5*t304;
+    const double tinv6 = 1.0/(-t296 - t298 + M.coeff(0, 0) - t301*t300 - t305*t304);
+    const double t306 = -u[2]*M.coeff(0, 5) + u[1]*M.coeff(1, 3);
+    const double t307 = -u[1]*M.coeff(2, 4) + u[0]*M.coeff(0, 5);
+    const double t308 = derived_.udot_0*(-(derived_.C_4 + u[2]*t306 - u[0]*t307) + F_CoMount[4]);
+    const double t309 = u[1]*M.coeff(1, 1) + u[0]*M.coeff(1, 0) + u[2]*M.coeff(1, 2);
+    const double t310 = u[0]*M.coeff(2, 0) + u[1]*M.coeff(2, 1) + u[2]*M.coeff(2, 2);
+    const double t311 = u[2]*M.coeff(2, 4) - u[0]*M.coeff(1, 3);
+    const double t312 = derived_.udot_0*(-(derived_.C_5 - u[1]*t306 + u[0]*t311) + F_CoMount[5]);
+    const double t313 = derived_.udot_0*(-(derived_.C_3 + u[1]*t307 - u[2]*t311) + F_CoMount[3]);
+    const double t314 = u[1]*M.coeff(0, 1) + u[2]*M.coeff(0, 2) + u[0]*M.coeff(0, 0);
+    const double t315 = tinv4*(t313*M.coeff(0, 5) +
+        (u[1]*t314 - (-params.world_gravity[1]*M.coeff(2, 4) +
+        params.world_gravity[0]*M.coeff(0, 5) + u[0]*t309) - t308*M.coeff(2, 4)) +
         (t116*F_CoMount[4] - 0.5*t117*F_CoMount[4] - t125*F_CoMount[3] +
         (-t52 - t57 + 0.5*t126*F_CoMount[3])));
-    const double t314 = tinv5*(-t311*M.coeff(1, 3) +
-        (u[0]*t308 - (-params.world_gravity[0]*M.coeff(1, 3) +
-        params.world_gravity[2]*M.coeff(2, 4) + u[2]*t312) + t310*M.coeff(2, 4)) +
-        (-t116*F_CoMount[5] + t64*F_CoMount[3] + F_CoMount[1]) - t313*t301);
-    const double t315 = t306*M.coeff(1, 3) + (u[2]*t307 -
+    const double t316 = tinv5*(-t313*M.coeff(1, 3) +
+        (u[0]*t310 - (-params.world_gravity[0]*M.coeff(1, 3) +
+        params.world_gravity[2]*M.coeff(2, 4) + u[2]*t314) + t312*M.coeff(2, 4)) +
+        (-t116*F_CoMount[5] + t64*F_CoMount[3] + F_CoMount[1]) - t315*t302);
+    const double t317 = t308*M.coeff(1, 3) + (u[2]*t309 -
         (params.world_gravity[1]*M.coeff(1, 3) - params.world_gravity[2]*M.coeff(0, 5) +
-        u[1]*t308) - t310*M.coeff(0, 5)) + (-t64*F_CoMount[4] + t125*F_CoMount[5] + F_CoMount[0]) -
-        t313*t299 - t314*t303;
-    const double t316 = tinv6*t315;
-    const double t317 = tinv5*t303*tinv6;
-    const double t318 = t314 - t317*t315;
-    const double t319 = t313 - (t302*tinv6)*t315 - tinv4*t301*t318;
-    udot[0] = t316;
-    udot[1] = t318;
-    udot[2] = t319;
-    udot[3] = t311 - t298*t318 + t300*t319;
-    udot[4] = t306 + derived_.udot_0*(M.coeff(1, 3)*t316) - derived_.udot_0*M.coeff(2, 4)*t319;
-    udot[5] = t310 - derived_.udot_0*(M.coeff(0, 5)*t316) + derived_.udot_0*M.coeff(2, 4)*t318;
+        u[1]*t310) - t312*M.coeff(0, 5)) + (-t64*F_CoMount[4] + t125*F_CoMount[5] + F_CoMount[0]) -
+        t315*t300 - t316*t304;
+    const double t318 = tinv6*t317;
+    const double t319 = t316 - (t305*tinv6)*t317;
+    const double t320 = t315 - (t301*tinv6)*t317 - t303*t319;
+    udot[0] = t318;
+    udot[1] = t319;
+    udot[2] = t320;
+    udot[3] = t313 - t297*t319 + t295*t320;
+    udot[4] = t308 + derived_.udot_0*(M.coeff(1, 3)*t318) - derived_.udot_0*M.coeff(2, 4)*t320;
+    udot[5] = t312 - derived_.udot_0*(M.coeff(0, 5)*t318) + derived_.udot_0*M.coeff(2, 4)*t319;
   }
 
   // udot (nu) = M^-1 (tau - C): composite-rigid-body mass matrix, Newton-Euler bias,
@@ -897,11 +898,11 @@ class BushingMount {
   // [p_BoQ_W x f; f].
   // Method: CRBA + L^T D L in World, the cheapest of four as traced (a division or call weighs 4
   // multiplies):
-  //   CRBA + L^T D L in World: 234 adds, 369 muls, 7 divs (weighted 655.0);
-  //   ABA in World: 287 adds, 483 muls, 7 divs (weighted 822.0);
-  //   CRBA + L^T D L in joint frames: 358 adds, 569 muls, 10 divs (weighted 991.0);
-  //   ABA in joint frames: 462 adds, 722 muls, 10 divs (weighted 1248.0).
-  // (234 adds, 369 muls, 7 divs, 6 calls, 0 other)
+  //   CRBA + L^T D L in World: 234 adds, 364 muls, 7 divs (weighted 650.0);
+  //   ABA in World: 287 adds, 478 muls, 7 divs (weighted 817.0);
+  //   CRBA + L^T D L in joint frames: 358 adds, 549 muls, 10 divs (weighted 971.0);
+  //   ABA in joint frames: 462 adds, 702 muls, 10 divs (weighted 1228.0).
+  // (234 adds, 364 muls, 7 divs, 6 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
@@ -1265,47 +1266,48 @@ class BushingMount {
     C[4] = t311;
     C[5] = t315;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
-    const double t316 = derived_.udot_0*M.coeff(0, 5)*M.coeff(0, 5);
-    const double t317 = derived_.udot_0*M.coeff(1, 3)*M.coeff(1, 3);
-    const double t318 = derived_.udot_0*M.coeff(2, 4)*M.coeff(2, 4);
-    const double tinv4 = 1.0/(-t316 - t318 + M.coeff(2, 2));
-    const double t319 = derived_.udot_0*M.coeff(1, 3);
-    const double t320 = t319*M.coeff(2, 4) + M.coeff(2, 0);
-    const double t321 = derived_.udot_0*M.coeff(0, 5);
-    const double t322 = t321*M.coeff(1, 3) + M.coeff(2, 1);
-    const double tinv5 = 1.0/(-t318 - t317 + M.coeff(1, 1) - tinv4*t322*t322);
-    const double t323 = tinv4*t320;
-    const double t324 = t321*M.coeff(2, 4) + M.coeff(1, 0) - t323*t322;
-    const double tinv6 = 1.0/(-t316 - t317 + M.coeff(0, 0) - tinv4*t320*t320 - tinv5*t324*t324);
-    const double t325 = u[1]*M.coeff(1, 1) + u[0]*M.coeff(1, 0) + u[2]*M.coeff(1, 2);
-    const double t326 = u[0]*M.coeff(2, 0) + u[1]*M.coeff(2, 1) + u[2]*M.coeff(2, 2);
-    const double t327 = derived_.udot_0*C[4];
-    const double t328 = derived_.udot_0*C[5];
-    const double t329 = u[1]*M.coeff(0, 1) + u[2]*M.coeff(0, 2) + u[0]*M.coeff(0, 0);
-    const double t330 = derived_.udot_0*C[3];
-    const double t331 = tinv4*(-(-fext[0][2] - u[1]*t329 +
+    const double t316 = derived_.udot_0*M.coeff(0, 5);
+    const double t317 = t316*M.coeff(0, 5);
+    const double t318 = derived_.udot_0*M.coeff(1, 3);
+    const double t319 = t318*M.coeff(1, 3);
+    const double t320 = derived_.udot_0*M.coeff(2, 4)*M.coeff(2, 4);
+    const double tinv4 = 1.0/(-t317 - t320 + M.coeff(2, 2));
+    const double t321 = t318*M.coeff(2, 4) + M.coeff(2, 0);
+    const double t322 = tinv4*t321;
+    const double t323 = t316*M.coeff(1, 3) + M.coeff(2, 1);
+    const double t324 = tinv4*t323;
+    const double tinv5 = 1.0/(-t320 - t319 + M.coeff(1, 1) - t324*t323);
+    const double t325 = t316*M.coeff(2, 4) + M.coeff(1, 0) - t322*t323;
+    const double t326 = tinv5*t325;
+    const double tinv6 = 1.0/(-t317 - t319 + M.coeff(0, 0) - t322*t321 - t326*t325);
+    const double t327 = u[1]*M.coeff(1, 1) + u[0]*M.coeff(1, 0) + u[2]*M.coeff(1, 2);
+    const double t328 = u[0]*M.coeff(2, 0) + u[1]*M.coeff(2, 1) + u[2]*M.coeff(2, 2);
+    const double t329 = derived_.udot_0*C[4];
+    const double t330 = derived_.udot_0*C[5];
+    const double t331 = u[1]*M.coeff(0, 1) + u[2]*M.coeff(0, 2) + u[0]*M.coeff(0, 0);
+    const double t332 = derived_.udot_0*C[3];
+    const double t333 = tinv4*(-(-fext[0][2] - u[1]*t331 +
         (-params.world_gravity[1]*M.coeff(2, 4) + params.world_gravity[0]*M.coeff(0, 5) +
-        u[0]*t325)) - t330*M.coeff(0, 5) + t327*M.coeff(2, 4) +
+        u[0]*t327)) - t332*M.coeff(0, 5) + t329*M.coeff(2, 4) +
         (t116*F_CoMount[4] - 0.5*t117*F_CoMount[4] - t125*F_CoMount[3] +
         (-t52 - t57 + 0.5*t126*F_CoMount[3])));
-    const double t332 = tinv5*(-(-fext[0][1] - u[0]*t326 +
+    const double t334 = tinv5*(-(-fext[0][1] - u[0]*t328 +
         (-params.world_gravity[0]*M.coeff(1, 3) + params.world_gravity[2]*M.coeff(2, 4) +
-        u[2]*t329)) + t330*M.coeff(1, 3) - t328*M.coeff(2, 4) +
-        (-t116*F_CoMount[5] + t64*F_CoMount[3] + F_CoMount[1]) - t331*t322);
-    const double t333 = -(-fext[0][0] - u[2]*t325 +
+        u[2]*t331)) + t332*M.coeff(1, 3) - t330*M.coeff(2, 4) +
+        (-t116*F_CoMount[5] + t64*F_CoMount[3] + F_CoMount[1]) - t333*t323);
+    const double t335 = -(-fext[0][0] - u[2]*t327 +
         (params.world_gravity[1]*M.coeff(1, 3) - params.world_gravity[2]*M.coeff(0, 5) +
-        u[1]*t326)) - t327*M.coeff(1, 3) + t328*M.coeff(0, 5) +
-        (-t64*F_CoMount[4] + t125*F_CoMount[5] + F_CoMount[0]) - t331*t320 - t332*t324;
-    const double t334 = tinv6*t333;
-    const double t335 = tinv5*t324*tinv6;
-    const double t336 = t332 - t335*t333;
-    const double t337 = t331 - (t323*tinv6)*t333 - tinv4*t322*t336;
-    udot[0] = t334;
-    udot[1] = t336;
-    udot[2] = t337;
-    udot[3] = -t330 - t319*t336 + t321*t337;
-    udot[4] = -t327 + derived_.udot_0*(M.coeff(1, 3)*t334) - derived_.udot_0*M.coeff(2, 4)*t337;
-    udot[5] = -t328 - derived_.udot_0*(M.coeff(0, 5)*t334) + derived_.udot_0*M.coeff(2, 4)*t336;
+        u[1]*t328)) - t329*M.coeff(1, 3) + t330*M.coeff(0, 5) +
+        (-t64*F_CoMount[4] + t125*F_CoMount[5] + F_CoMount[0]) - t333*t321 - t334*t325;
+    const double t336 = tinv6*t335;
+    const double t337 = t334 - (t326*tinv6)*t335;
+    const double t338 = t333 - (t322*tinv6)*t335 - t324*t337;
+    udot[0] = t336;
+    udot[1] = t337;
+    udot[2] = t338;
+    udot[3] = -t332 - t318*t337 + t316*t338;
+    udot[4] = -t329 + derived_.udot_0*(M.coeff(1, 3)*t336) - derived_.udot_0*M.coeff(2, 4)*t338;
+    udot[5] = -t330 - derived_.udot_0*(M.coeff(0, 5)*t336) + derived_.udot_0*M.coeff(2, 4)*t337;
   }
 
   // tau (nu) = M(q) udot + C(q, u): the generalized forces that give the accelerations udot

@@ -312,7 +312,7 @@ class DoublePendulum {
   // force laws and the tree-sparse L^T D L solve, all unrolled.
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
   // weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 22 adds, 59 muls, 1 divs (weighted 101.0);
+  //   CRBA + L^T D L in World: 22 adds, 58 muls, 1 divs (weighted 100.0);
   //   ABA in World: 30 adds, 81 muls, 1 divs (weighted 131.0);
   //   CRBA + L^T D L in joint frames: 21 adds, 36 muls, 1 divs (weighted 77.0);
   //   ABA in joint frames: 20 adds, 42 muls, 1 divs (weighted 82.0).
@@ -400,7 +400,7 @@ class DoublePendulum {
   // [p_BoQ_W x f; f].
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
   // weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 28 adds, 60 muls, 1 divs (weighted 108.0);
+  //   CRBA + L^T D L in World: 28 adds, 59 muls, 1 divs (weighted 107.0);
   //   ABA in World: 34 adds, 81 muls, 1 divs (weighted 135.0);
   //   CRBA + L^T D L in joint frames: 31 adds, 44 muls, 1 divs (weighted 95.0);
   //   ABA in joint frames: 29 adds, 50 muls, 1 divs (weighted 99.0).
@@ -990,26 +990,27 @@ class DoublePendulum {
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation
   // calls it through refreshDerived() when params changed, so there is no need to.
-  // (1 adds, 15 muls, 1 divs, 0 calls, 0 other)
+  // (1 adds, 13 muls, 1 divs, 0 calls, 0 other)
   void updateDerived() const {
     // I_K (mass, h, I row-major) of joint 'shoulder' (double_pendulum.cap:24) -> body 'upper':
     // spatial inertia about K
-    const double t0 = params.L1*params.L1*params.m1;
-    derived_.I_KUpper[2] = -0.5*params.L1*params.m1;
-    derived_.I_KUpper[4] = 0.3333333333333333*t0;
+    const double t0 = params.L1*params.m1;
+    const double t1 = t0*params.L1;
+    derived_.I_KUpper[2] = -0.5*t0;
+    derived_.I_KUpper[4] = 0.3333333333333333*t1;
     // I_K (mass, h, I row-major) of joint 'elbow' (double_pendulum.cap:31) -> body 'lower': spatial
     // inertia about K
-    const double t1 = params.L2*params.m2;
-    const double t2 = params.L2*params.L2*params.m2;
-    derived_.I_KLower[2] = -0.5*t1;
-    derived_.I_KLower[4] = 0.3333333333333333*t2;
+    const double t2 = params.L2*params.m2;
+    const double t3 = t2*params.L2;
+    derived_.I_KLower[2] = -0.5*t2;
+    derived_.I_KLower[4] = 0.3333333333333333*t3;
     // parameter-only subexpressions of the functions below
     derived_.shoulder_M_0_0 = derived_.I_KLower[2]*params.L1;
     derived_.shoulder_M_0_0_b = derived_.I_KLower[4] + params.L1*params.L1*params.m2;
-    derived_.ke = t1;
-    derived_.ke_b = t2;
+    derived_.ke = t2;
+    derived_.ke_b = t3;
     derived_.udot_0 = 1.0/derived_.I_KLower[4];
-    derived_.ke_c = t0;
+    derived_.ke_c = t1;
     derived_.pe = params.L1*params.world_gravity[1];
     derived_.pe_b = params.L1*params.world_gravity[0];
     derivedFor_ = params;

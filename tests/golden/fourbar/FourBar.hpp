@@ -413,7 +413,7 @@ class FourBar {
   // force laws and the tree-sparse L^T D L solve, all unrolled.
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
   // weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 23 adds, 67 muls, 1 divs (weighted 118.0);
+  //   CRBA + L^T D L in World: 23 adds, 66 muls, 1 divs (weighted 117.0);
   //   ABA in World: 31 adds, 89 muls, 1 divs (weighted 148.0);
   //   CRBA + L^T D L in joint frames: 22 adds, 38 muls, 1 divs (weighted 88.0);
   //   ABA in joint frames: 21 adds, 44 muls, 1 divs (weighted 93.0).
@@ -513,7 +513,7 @@ class FourBar {
   // [p_BoQ_W x f; f].
   // Method: CRBA + L^T D L in joint frames, the cheapest of four as traced (a division or call
   // weighs 4 multiplies):
-  //   CRBA + L^T D L in World: 30 adds, 69 muls, 1 divs (weighted 127.0);
+  //   CRBA + L^T D L in World: 30 adds, 68 muls, 1 divs (weighted 126.0);
   //   ABA in World: 36 adds, 89 muls, 1 divs (weighted 153.0);
   //   CRBA + L^T D L in joint frames: 33 adds, 47 muls, 1 divs (weighted 108.0);
   //   ABA in joint frames: 31 adds, 53 muls, 1 divs (weighted 112.0).
@@ -651,21 +651,21 @@ class FourBar {
     const double t11 = t7 - t10;
     tauA_KCoupler[0] = t11;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': articulated inertia
-    const double t12 = derived_.I_KCoupler[0]*t1*t1;
-    const double t13 = derived_.crankPivot_IAS_KCrank_2_0*t4*t4;
-    const double t14 = t12 + t13;
-    const double t15 = derived_.crankPivot_IAS_KCrank_2_0_b*t14;
-    const double t16 = derived_.I_KCrank[8] + t15;
-    const double tinv0 = 1.0/t16;
-    const double t17 = t1*t4;
-    const double t18 = derived_.crankPivot_IAS_KCrank_2_0*t17;
-    const double t19 = derived_.I_KCoupler[0]*t17;
+    const double t12 = derived_.I_KCoupler[0]*t1;
+    const double t13 = t12*t1;
+    const double t14 = derived_.crankPivot_IAS_KCrank_2_0*t4*t4;
+    const double t15 = t13 + t14;
+    const double t16 = derived_.crankPivot_IAS_KCrank_2_0_b*t15;
+    const double t17 = derived_.I_KCrank[8] + t16;
+    const double tinv0 = 1.0/t17;
+    const double t18 = derived_.crankPivot_IAS_KCrank_2_0*t1*t4;
+    const double t19 = t12*t4;
     const double t20 = -t18 + t19;
     const double t21 = params.r*t20;
-    const double t22 = params.r*t14;
+    const double t22 = params.r*t15;
     const double t23 = derived_.I_KCrank[1] + t22;
     const double t24 = tinv0;
-    IAS_KCrank.coeffRef(2, 0) = t16;
+    IAS_KCrank.coeffRef(2, 0) = t17;
     IAS_KCrank.coeffRef(3, 0) = t21;
     IAS_KCrank.coeffRef(4, 0) = t23;
     Dinv_KCrank.coeffRef(0, 0) = t24;
@@ -1522,7 +1522,7 @@ class FourBar {
   }
 
   // G(q) (rows x nu) = d phi_v / d u; its structural zeros are not written (set to zero once).
-  // (18 adds, 19 muls, 0 divs, 0 calls, 0 other)
+  // (18 adds, 18 muls, 0 divs, 0 calls, 0 other)
   void constraintJacobian([[maybe_unused]] const Q& q, ConstraintJacobian& G) const {
     G.setZero();  // structural zeros: the columns of joints a constraint does not reach
     ConstraintKinematics k;  // the World kinematics the rows read
@@ -1544,14 +1544,13 @@ class FourBar {
     G.coeffRef(0, 1) = t4 - t9;
     G.coeffRef(0, 2) = k.R_WCoupler.coeff(1, 0)*t7 - k.R_WCoupler.coeff(0, 0)*t0;
     G.coeffRef(1, 0) = -k.R_WCoupler.coeff(0, 0)*t6 - k.R_WCoupler.coeff(0, 1)*t2 + t10 - t11;
-    G.coeffRef(1, 1) = -k.R_WCoupler.coeff(0, 0)*k.R_WCoupler.coeff(0, 0)*params.c +
-        k.R_WCoupler.coeff(0, 1)*t1 + t10 - t11;
+    G.coeffRef(1, 1) = -t5*k.R_WCoupler.coeff(0, 0) + k.R_WCoupler.coeff(0, 1)*t1 + t10 - t11;
     G.coeffRef(1, 2) = k.R_WCoupler.coeff(0, 0)*t7 - k.R_WCoupler.coeff(0, 1)*t0;
   }
 
   // gamma(q, u) (rows): the right-hand side of G udot = gamma, minus the rows' acceleration
   // at udot = 0 (-Gdot u).
-  // (23 adds, 41 muls, 0 divs, 0 calls, 0 other)
+  // (23 adds, 37 muls, 0 divs, 0 calls, 0 other)
   void constraintBias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                       ConstraintVector& gamma) const {
     ConstraintKinematics k;  // the World kinematics the rows read
@@ -1563,32 +1562,29 @@ class FourBar {
     const double t2 = k.R_WCoupler.coeff(1, 0)*params.c;
     const double t3 = t2*k.w_WCoupler[2];
     const double t4 = -k.v_WCoupler[0] - t1 + t3;
-    const double t5 = k.R_WCoupler.coeff(0, 0)*params.c;
-    const double t6 = t5*k.w_WCoupler[2];
-    const double t7 = k.R_WRocker.coeff(0, 0)*params.b;
-    const double t8 = t7*u[2];
-    const double t9 = -k.v_WCoupler[1] - t6 + t8;
-    const double t10 = k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2];
-    const double t11 = k.v_WCoupler[1]*u[0] - u[2]*t8 + k.w_WCoupler[2]*t6;
-    const double t12 = -k.p_WCoupler[1] + t0 - t2;
-    const double t13 = -t5 + (-k.p_WCoupler[0] + params.a + t7);
-    const double t14 = -k.v_WCoupler[0]*u[0] + k.w_WCoupler[2]*t3 - u[2]*t1;
-    gamma[0] = -(-2.0*k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2]*t4 + 2.0*t10*t9 +
-        k.R_WCoupler.coeff(0, 0)*t11 +
-        (-k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t12 -
-        k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t13 +
-        k.R_WCoupler.coeff(1, 0)*t14));
-    gamma[1] = -(-k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2]*k.w_WCoupler[2]*t12 -
-        k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2]*k.w_WCoupler[2]*t13 +
-        k.R_WCoupler.coeff(0, 0)*t14 + (2.0*k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2]*t9 -
-        2.0*t10*t4 + k.R_WCoupler.coeff(0, 1)*t11));
+    const double t5 = k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2];
+    const double t6 = k.R_WCoupler.coeff(0, 0)*params.c;
+    const double t7 = t6*k.w_WCoupler[2];
+    const double t8 = k.R_WRocker.coeff(0, 0)*params.b;
+    const double t9 = t8*u[2];
+    const double t10 = -k.v_WCoupler[1] - t7 + t9;
+    const double t11 = k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2];
+    const double t12 = k.v_WCoupler[1]*u[0] - u[2]*t9 + k.w_WCoupler[2]*t7;
+    const double t13 = -k.p_WCoupler[1] + t0 - t2;
+    const double t14 = -t6 + (-k.p_WCoupler[0] + params.a + t8);
+    const double t15 = -k.v_WCoupler[0]*u[0] + k.w_WCoupler[2]*t3 - u[2]*t1;
+    const double t16 = k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2];
+    gamma[0] = -(-2.0*t5*t4 + 2.0*t11*t10 + k.R_WCoupler.coeff(0, 0)*t12 +
+        (-t5*k.w_WCoupler[2]*t13 - t11*k.w_WCoupler[2]*t14 + k.R_WCoupler.coeff(1, 0)*t15));
+    gamma[1] = -(-t11*k.w_WCoupler[2]*t13 - t16*k.w_WCoupler[2]*t14 + k.R_WCoupler.coeff(0, 0)*t15 +
+        (2.0*t16*t10 - 2.0*t11*t4 + k.R_WCoupler.coeff(0, 1)*t12));
     gamma.segment<3>(2).setZero();
   }
 
   // What multipliers lambda (rows; Simbody's sign: M udot = tau - C - G^T lambda) apply:
   // bodyForces[b] = [n; f] on body b, the moment about its origin then the force, in World
   // (Simbody's calcConstraintForcesFromMultipliers), and the generalized forces tau = -G^T lambda.
-  // (36 adds, 39 muls, 0 divs, 2 calls, 0 other)
+  // (36 adds, 38 muls, 0 divs, 2 calls, 0 other)
   void constraintForces([[maybe_unused]] const Q& q,
                         [[maybe_unused]] const ConstraintVector& lambda, ExternalForces& bodyForces,
                         U& tau) const {
@@ -1607,14 +1603,14 @@ class FourBar {
     const double t6 = k.R_WRocker.coeff(0, 0)*params.b;
     const double t7 = -k.p_WCoupler[0] + params.a + t6;
     const double t8 = k.R_WCoupler.coeff(0, 1)*lambda[4] + k.R_WCoupler.coeff(0, 0)*lambda[3];
-    const double t9 = k.R_WCoupler.coeff(0, 0)*k.R_WCoupler.coeff(0, 0)*params.c;
-    const double t10 = k.R_WCoupler.coeff(0, 1)*t2;
-    const double t11 = k.R_WCoupler.coeff(0, 1)*t4;
-    const double t12 = -t9 + t10 + t11;
-    const double t13 = k.R_WCoupler.coeff(0, 0)*params.c;
-    const double t14 = -t13 + t7;
+    const double t9 = k.R_WCoupler.coeff(0, 0)*params.c;
+    const double t10 = t9*k.R_WCoupler.coeff(0, 0);
+    const double t11 = k.R_WCoupler.coeff(0, 1)*t2;
+    const double t12 = k.R_WCoupler.coeff(0, 1)*t4;
+    const double t13 = -t10 + t11 + t12;
+    const double t14 = -t9 + t7;
     const double t15 = k.R_WCoupler.coeff(0, 0)*t14;
-    const double t16 = t12 - t15;
+    const double t16 = t13 - t15;
     const double t17 = lambda[1]*t16;
     const double t18 = k.R_WCoupler.coeff(0, 0)*t4;
     const double t19 = k.R_WCoupler.coeff(1, 0)*t14;
@@ -1645,9 +1641,9 @@ class FourBar {
     bodyForces[2][4] = -t24 - t25;
     bodyForces[2][5] = -lambda[2];
     // generalized forces tau = -G^T lambda
-    const double t34 = k.p_WCoupler[0] + t13;
+    const double t34 = k.p_WCoupler[0] + t9;
     const double t35 = -k.p_WCoupler[1] - t2;
-    tau[0] = -(lambda[1]*(-k.R_WCoupler.coeff(0, 0)*t34 - k.R_WCoupler.coeff(0, 1)*t35 + t11 -
+    tau[0] = -(lambda[1]*(-k.R_WCoupler.coeff(0, 0)*t34 - k.R_WCoupler.coeff(0, 1)*t35 + t12 -
         t15) + lambda[0]*(t18 + (-k.R_WCoupler.coeff(0, 0)*t35 - k.R_WCoupler.coeff(1, 0)*t34 -
         t19)));
     tau[1] = -(t17 + t21);
@@ -1656,43 +1652,46 @@ class FourBar {
 
   // Recomputes the parameter-only values (Derived) from params; every evaluation
   // calls it through refreshDerived() when params changed, so there is no need to.
-  // (2 adds, 35 muls, 2 divs, 0 calls, 0 other)
+  // (2 adds, 31 muls, 2 divs, 0 calls, 0 other)
   void updateDerived() const {
     // I_K (mass, h, I row-major) of joint 'crankPivot' (fourbar.cap:35) -> body 'crank': spatial
     // inertia about K
-    const double t0 = params.r*params.r*params.r*params.rho;
-    derived_.I_KCrank[0] = params.r*params.rho;
-    derived_.I_KCrank[1] = 0.5*params.r*params.r*params.rho;
-    derived_.I_KCrank[8] = 0.3333333333333333*t0;
+    const double t0 = params.r*params.rho;
+    const double t1 = params.r*params.r*params.r*params.rho;
+    derived_.I_KCrank[0] = t0;
+    derived_.I_KCrank[1] = 0.5*t0*params.r;
+    derived_.I_KCrank[8] = 0.3333333333333333*t1;
     // I_K (mass, h, I row-major) of joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler':
     // spatial inertia about K
-    const double t1 = params.c*params.c*params.rho;
-    const double t2 = params.c*params.c*params.c*params.rho;
-    derived_.I_KCoupler[0] = params.c*params.rho;
-    derived_.I_KCoupler[1] = 0.5*t1;
-    derived_.I_KCoupler[8] = 0.3333333333333333*t2;
+    const double t2 = params.c*params.rho;
+    const double t3 = t2*params.c;
+    const double t4 = params.c*params.c*params.c*params.rho;
+    derived_.I_KCoupler[0] = t2;
+    derived_.I_KCoupler[1] = 0.5*t3;
+    derived_.I_KCoupler[8] = 0.3333333333333333*t4;
     // I_K (mass, h, I row-major) of joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': spatial
     // inertia about K
-    const double t3 = params.b*params.b*params.b*params.rho;
-    derived_.I_KRocker[0] = params.b*params.rho;
-    derived_.I_KRocker[1] = 0.5*params.b*params.b*params.rho;
-    derived_.I_KRocker[8] = 0.3333333333333333*t3;
+    const double t5 = params.b*params.rho;
+    const double t6 = params.b*params.b*params.b*params.rho;
+    derived_.I_KRocker[0] = t5;
+    derived_.I_KRocker[1] = 0.5*t5*params.b;
+    derived_.I_KRocker[8] = 0.3333333333333333*t6;
     // parameter-only subexpressions of the functions below
     const double tinv0 = 1.0/derived_.I_KCoupler[8];
     const double tinv1 = 1.0/derived_.I_KRocker[8];
+    const double t7 = derived_.I_KCoupler[1]*tinv0;
     derived_.crankPivot_M_0_0 = derived_.I_KCoupler[1]*params.r;
     derived_.crankPivot_M_0_0_b = derived_.I_KCoupler[8] + derived_.I_KCoupler[0]*params.r*params.r;
-    derived_.ke = t1;
-    derived_.ke_b = t2;
+    derived_.ke = t3;
+    derived_.ke_b = t4;
     derived_.udot_0 = tinv0;
     derived_.udot_2 = derived_.I_KRocker[1]*tinv1;
-    derived_.crankPivot_IAS_KCrank_2_0 = derived_.I_KCoupler[0] -
-        derived_.I_KCoupler[1]*derived_.I_KCoupler[1]*tinv0;
+    derived_.crankPivot_IAS_KCrank_2_0 = derived_.I_KCoupler[0] - t7*derived_.I_KCoupler[1];
     derived_.crankPivot_IAS_KCrank_2_0_b = params.r*params.r;
-    derived_.crankPivot_tauA_KCrank_0 = derived_.I_KCoupler[1]*tinv0;
+    derived_.crankPivot_tauA_KCrank_0 = t7;
     derived_.udot_2_b = tinv1;
-    derived_.ke_c = t3;
-    derived_.ke_d = t0;
+    derived_.ke_c = t6;
+    derived_.ke_d = t1;
     derived_.pe = params.r*params.world_gravity[1];
     derived_.pe_b = params.r*params.world_gravity[0];
     derived_.pe_c = params.b*params.world_gravity[1];
