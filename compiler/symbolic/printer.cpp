@@ -537,22 +537,22 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
     for (std::size_t k = 0; k < order.size(); ++k) {
       const Node* n = order[k];
       if (leaf(n) || !pairCandidate(n)) continue;
+      // A square the block computes as a node of its own is read in one
+      // multiply (Renderer::power): not split for a pair.
+      auto squareComputed = [&](std::uint32_t f) {
+        if (n->kind != Kind::Mul || absExponent(n->coeffs[f]) != 2) return false;
+        const Node* square = powerNode(n->args[f], 2);
+        return square && available(square);
+      };
       std::vector<SharedPair> found;
       for (std::uint32_t i = 0; i < n->size; ++i) {
         for (std::uint32_t j = i + 1; j < n->size; ++j) {
-          // A square the block computes as a node of its own is read in
-          // one multiply (Renderer::power): not split for a pair.
-          auto squareComputed = [&](std::uint32_t f) {
-            if (n->kind != Kind::Mul || absExponent(n->coeffs[f]) != 2) return false;
-            const Node* square = powerNode(n->args[f], 2);
-            return square && (known(square) || position.count(square->id) > 0);
-          };
           if (squareComputed(i) || squareComputed(j)) continue;
           if (auto [p, coef] = pairNode(n, i, j); p) found.push_back({p, i, j, coef});
         }
       }
       for (const SharedPair& f : found) {
-        if (!known(f.pair) && !position.count(f.pair->id)) wanted[f.pair->id] += 1;
+        if (!available(f.pair)) wanted[f.pair->id] += 1;
       }
       if (!found.empty()) readers.emplace_back(n, std::move(found));
     }
