@@ -4,7 +4,8 @@
 # `capstan compile --derivatives`, times g++ -O2 on a translation unit that
 # calls both derivative functions of each header, then builds
 # pinocchio_derivatives_bench.cpp with $CXX (clang++) -O2 -march=native
-# -DNDEBUG and runs it. Pinocchio is not built here: PINOCCHIO_PREFIX names
+# -DNDEBUG, prints the size of each generated function's machine code in it
+# and runs it. Pinocchio is not built here: PINOCCHIO_PREFIX names
 # an installation made by hand (its headers under include/); without it the
 # script says so and exits 0. Env: PINOCCHIO_PREFIX, CAPSTAN (default
 # build/compiler/capstan), OUT_DIR (default build-bench/pinocchio), CXX,
@@ -59,4 +60,40 @@ ${CXX:-clang++} -std=c++20 -O2 -march=native -DNDEBUG -g0 $defines -I"$out" -I"$
   "$root/bench/peers/pinocchio_derivatives_bench.cpp" "$root/bench/peers/peer_models.cpp" \
   -o "$out/pinocchio_derivatives_bench"
 echo "compiler: $(${CXX:-clang++} --version | head -1)"
+# The machine code of each generated function as the bench program holds it
+# (nm -S; a function's parts and workspace members counted with it): straight-line
+# code past the first-level instruction cache is fetched from L2 on every call,
+# which slows it by a third to a half (docs/performance.md, "The instruction
+# cache").
+l1i=""
+for d in /sys/devices/system/cpu/cpu0/cache/index*; do
+  if [ "$(cat "$d/level" 2>/dev/null)" = 1 ] && [ "$(cat "$d/type" 2>/dev/null)" = Instruction ]; then
+    l1i=$(cat "$d/size")
+  fi
+done
+echo "machine code, bytes (L1 instruction cache: ${l1i:-unknown}):"
+for cls in $classes; do
+  nm -S -C --defined-only "$out/pinocchio_derivatives_bench" | awk -v c="capstan_models::$cls::" -v cls="$cls" '
+    function hex(s,  v, i) {  # nm prints sizes in hexadecimal; POSIX awk has no strtonum
+      v = 0
+      for (i = 1; i <= length(s); ++i) v = 16 * v + index("0123456789abcdef", tolower(substr(s, i, 1))) - 1
+      return v
+    }
+    index($0, c) {
+      name = substr($0, index($0, c) + length(c))
+      f = ""
+      if (name ~ /^forwardDynamics\(/ || name ~ /^ForwardDynamicsWork::/) f = "forwardDynamics"
+      else if (name ~ /^forwardDynamicsDerivatives\(/ || name ~ /^ForwardDynamicsDerivativesWork::/) f = "forwardDynamicsDerivatives"
+      else if (name ~ /^inverseDynamicsDerivatives\(/ || name ~ /^InverseDynamicsDerivativesWork::/) f = "inverseDynamicsDerivatives"
+      else if (name ~ /^updateDerived\(/) f = "updateDerived"
+      if (f != "") bytes[f] += hex($2)
+    }
+    END {
+      line = ""
+      n = split("forwardDynamics forwardDynamicsDerivatives inverseDynamicsDerivatives updateDerived", order, " ")
+      for (i = 1; i <= n; ++i) if (order[i] in bytes) line = line sprintf(" %s %d,", order[i], bytes[order[i]])
+      sub(/,$/, "", line)
+      print "  " cls ":" line
+    }'
+done
 "$out/pinocchio_derivatives_bench"
