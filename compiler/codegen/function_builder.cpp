@@ -5,6 +5,8 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <string_view>
+#include <unordered_set>
 
 namespace capstan::codegen {
 
@@ -192,6 +194,7 @@ const symbolic::OpCount& FunctionBuilder::ops() {
 json FunctionBuilder::finish() {
   print();
   dropUnreadLines();
+  orderStatements();
   fn_["operations"] = std::to_string(ops_.adds) + " adds, " + std::to_string(ops_.muls) + " muls, " +
                        std::to_string(ops_.divs) + " divs, " + std::to_string(ops_.funcs) + " calls, " +
                        std::to_string(ops_.other) + " other";
@@ -328,6 +331,42 @@ std::string FunctionBuilder::localOf(const std::string& target) const {
   const std::string base = target.substr(0, target.find_first_of("([ "));
   if (pendingLocals_.count(base) && base != returned_ && !readAtEnd_.count(base)) return base;
   return "";
+}
+
+void FunctionBuilder::orderStatements() {
+  // From the last block back, the words that blocks after the current one
+  // (and the epilogue) read: among them, the current block's temporaries
+  // that are roots for symbolic::scheduleStatements. The words are views
+  // of the code as it was (the blocks are replaced as we go).
+  std::vector<std::string> codes;
+  for (const auto& line : fn_["epilogue"]) codes.push_back(line.get<std::string>());
+  const std::size_t epilogue = codes.size();
+  for (const json& part : parts_)
+    for (const json& block : part) codes.push_back(block["code"].get<std::string>());
+  std::unordered_set<std::string_view> readLater;
+  auto reads = [&](std::string_view text) {
+    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    for (std::size_t i = 0; i < text.size();) {
+      if (!word(text[i])) {
+        ++i;
+        continue;
+      }
+      std::size_t j = i;
+      while (j < text.size() && word(text[j])) ++j;
+      readLater.insert(text.substr(i, j - i));
+      i = j;
+    }
+  };
+  for (std::size_t k = 0; k < epilogue; ++k) reads(codes[k]);
+  const auto isReadLater = [&](std::string_view name) { return readLater.count(name) > 0; };
+  std::size_t index = codes.size();
+  for (std::size_t k = parts_.size(); k-- > 0;) {
+    for (std::size_t b = parts_[k].size(); b-- > 0;) {
+      const std::string& code = codes[--index];
+      parts_[k][b]["code"] = symbolic::scheduleStatements(code, isReadLater);
+      reads(code);
+    }
+  }
 }
 
 void FunctionBuilder::dropUnreadLines() {

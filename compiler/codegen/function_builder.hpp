@@ -143,6 +143,10 @@ class FunctionBuilder {
   // temporary of an enclosing expression. Straight-line code, so one pass
   // from the last line back decides each line.
   void dropUnreadLines();
+  // Each block's statements in an order that keeps fewer values live
+  // (symbolic::scheduleStatements), the temporaries later blocks read as
+  // roots.
+  void orderStatements();
 
   // The pending blocks' values, block by block.
   std::vector<std::vector<Expr>> pendingRoots() const;

@@ -1,12 +1,15 @@
 #include "symbolic/printer.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <iterator>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 #include <ostream>
 #include <vector>
 
@@ -486,6 +489,92 @@ std::vector<std::pair<const Node*, const Node*>> sinCosPairs(const std::vector<c
 }
 
 }  // namespace
+
+std::string scheduleStatements(std::string_view code, const std::function<bool(std::string_view)>& readLater) {
+  // One statement a line: `const T name = ...;` declares `name`; anything
+  // else assigns an output.
+  struct Statement {
+    std::string_view line;  // with its '\n'
+    std::string_view name;  // empty for an output
+    bool root;
+  };
+  std::vector<Statement> statements;
+  for (std::size_t at = 0; at < code.size();) {
+    std::size_t end = code.find('\n', at);
+    end = end == std::string_view::npos ? code.size() : end + 1;
+    const std::string_view line = code.substr(at, end - at);
+    at = end;
+    const std::size_t first = line.find_first_not_of(' ');
+    const std::size_t eq = line.find(" = ");
+    std::string_view name;
+    if (first != std::string_view::npos && line.substr(first).starts_with("const ") && eq != std::string_view::npos) {
+      const std::size_t space = line.rfind(' ', eq - 1);
+      name = line.substr(space + 1, eq - space - 1);
+    }
+    statements.push_back({line, name, name.empty() || readLater(name)});
+  }
+  const std::size_t n = statements.size();
+  std::unordered_map<std::string_view, std::size_t> byName;
+  for (std::size_t k = 0; k < n; ++k)
+    if (!statements[k].name.empty()) byName.emplace(statements[k].name, k);
+  // Operands: the block's temporaries a line reads right of its " = ".
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::vector<std::vector<std::size_t>> operands(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::string_view line = statements[k].line;
+    const std::size_t eq = line.find(" = ");
+    std::set<std::size_t> found;
+    for (std::size_t i = eq == std::string_view::npos ? line.size() : eq + 3; i < line.size();) {
+      if (!word(line[i]) || word(line[i - 1]) || line[i - 1] == '.') {
+        ++i;
+        continue;
+      }
+      std::size_t j = i;
+      while (j < line.size() && word(line[j])) ++j;
+      if (auto it = byName.find(line.substr(i, j - i)); it != byName.end() && it->second < k) found.insert(it->second);
+      i = j;
+    }
+    operands[k].assign(found.begin(), found.end());
+  }
+  std::vector<std::size_t> need(n, 1);
+  for (std::size_t k = 0; k < n; ++k) {
+    std::vector<std::size_t> needs;
+    for (std::size_t o : operands[k]) needs.push_back(need[o]);
+    std::sort(needs.rbegin(), needs.rend());
+    for (std::size_t r = 0; r < needs.size(); ++r) need[k] = std::max(need[k], needs[r] + r);
+  }
+  for (auto& ops : operands)
+    std::stable_sort(ops.begin(), ops.end(), [&](std::size_t a, std::size_t b) { return need[a] > need[b]; });
+  // Depth first from each root in turn, then whatever no root reached (in
+  // their order), without recursion: chains of operands can be thousands
+  // of statements long.
+  std::string out;
+  out.reserve(code.size());
+  std::vector<bool> done(n, false);
+  std::vector<std::pair<std::size_t, std::size_t>> stack;  // (statement, operands visited)
+  auto visit = [&](std::size_t start) {
+    if (done[start]) return;
+    done[start] = true;
+    stack.emplace_back(start, 0);
+    while (!stack.empty()) {
+      auto& [k, next] = stack.back();
+      if (next < operands[k].size()) {
+        const std::size_t o = operands[k][next++];
+        if (!done[o]) {
+          done[o] = true;
+          stack.emplace_back(o, 0);
+        }
+        continue;
+      }
+      out += statements[k].line;
+      stack.pop_back();
+    }
+  };
+  for (std::size_t k = 0; k < n; ++k)
+    if (statements[k].root) visit(k);
+  for (std::size_t k = 0; k < n; ++k) visit(k);
+  return out;
+}
 
 std::unordered_map<std::uint32_t, const Node*> sinCosPartners(const std::vector<std::vector<Expr>>& blockRoots) {
   std::vector<Expr> roots;

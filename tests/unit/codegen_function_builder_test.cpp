@@ -73,12 +73,13 @@ TEST_CASE("zero rows of an output vector are set as one segment, other zeros sta
                     {"poses[0].p_WB[1]", Expr(0.0)}});
   nlohmann::json f = fn.finish();
   FunctionBuilder::layOut(f);
+  // (Each output's operands just before it: symbolic::scheduleStatements.)
   CHECK(f["blocks"][0]["code"].get<std::string>() ==
         "    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);\n"
         "    const double t0 = tsc0.sin;\n"
-        "    const double t1 = tsc0.cos;\n"
         "    perr[0] = t0;\n"
         "    perr.segment<3>(1).setZero();\n"
+        "    const double t1 = tsc0.cos;\n"
         "    perr[4] = t1;\n"
         "    perr[5] = 0.0;\n"
         "    poses[0].p_WB[0] = 0.0;\n"

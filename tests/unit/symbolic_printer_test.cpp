@@ -3,12 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <Eigen/Geometry>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <span>
 #include <sstream>
 #include <string>
@@ -362,6 +364,43 @@ TEST_CASE("sums and products read a pair of their operands computed once (shared
         "z = sinv0*s0;\n");
 }
 
+TEST_CASE("a block's statements are ordered for registers (scheduleStatements)") {
+  // Post-order holds t2 while t3 is computed; depth first from the output,
+  // the operand that needs more registers first (t3: 2, t4: 1) leaves one
+  // value fewer live. t0 and t5 are read by a later block: roots, taken in
+  // their order with the outputs; t6 and the sin/cos pair only by t7,
+  // computed just before it.
+  const std::string code =
+      "  const double t0 = a*b;\n"
+      "  const double t1 = c*d;\n"
+      "  const double t2 = e*f;\n"
+      "  const double t3 = t0 + t1;\n"
+      "  const double t4 = t2*g;\n"
+      "  const double t5 = h + 1.0;\n"
+      "  const double t6 = p.t0*q[2];\n"
+      "  const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);\n"
+      "  out[0] = t3*t4;\n"
+      "  const double t7 = t6 - tsc0.sin;\n"
+      "  out[1] = t7*t5;\n";
+  const std::set<std::string, std::less<>> later = {"t5", "out", "t0"};
+  CHECK(scheduleStatements(code, [&](std::string_view w) { return later.count(w) > 0; }) ==
+        "  const double t0 = a*b;\n"
+        "  const double t5 = h + 1.0;\n"
+        "  const double t1 = c*d;\n"
+        "  const double t3 = t0 + t1;\n"
+        "  const double t2 = e*f;\n"
+        "  const double t4 = t2*g;\n"
+        "  out[0] = t3*t4;\n"
+        "  const double t6 = p.t0*q[2];\n"
+        "  const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);\n"
+        "  const double t7 = t6 - tsc0.sin;\n"
+        "  out[1] = t7*t5;\n");
+  // Nothing to reorder: the same text back, and an empty block.
+  auto none = [](std::string_view) { return false; };
+  CHECK(scheduleStatements("  out[0] = a;\n  out[1] = b;\n", none) == "  out[0] = a;\n  out[1] = b;\n");
+  CHECK(scheduleStatements("", none).empty());
+}
+
 TEST_CASE("long single-use chains are broken into temporaries") {
   Pool pool;
   PoolScope scope(pool);
@@ -438,6 +477,26 @@ TEST_CASE("printed code compiled by the system compiler matches evaluation") {
     }
   });
 
+  // The blocks as FunctionBuilder emits them: each block's statements
+  // ordered for registers, the words later blocks read as its roots.
+  auto words = [](const std::string& text) {
+    std::set<std::string, std::less<>> found;
+    for (std::size_t i = 0; i < text.size();) {
+      std::size_t j = i;
+      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+      if (j > i) found.insert(text.substr(i, j - i));
+      i = j > i ? j : i + 1;
+    }
+    return found;
+  };
+  const auto laterWords = [&](const std::string& later) {
+    return [found = words(later)](std::string_view w) { return found.count(w) > 0; };
+  };
+  const std::string scheduled = scheduleStatements(first.code, laterWords(second.code + third.code)) +
+                                scheduleStatements(second.code, laterWords(third.code)) +
+                                scheduleStatements(third.code, laterWords(""));
+  CHECK(scheduled.size() == first.code.size() + second.code.size() + third.code.size());
+
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("capstan_symbolic_printer_" + std::to_string(::getpid()));
   fs::create_directories(dir);
@@ -451,7 +510,7 @@ TEST_CASE("printed code compiled by the system compiler matches evaluation") {
         << "}  // namespace ext\n"
         << "struct Params { double mass; };\n"
         << "static void compute(const double* q, const Params& p, double* out) {\n"
-        << first.code << second.code << third.code << "}\n"
+        << scheduled << "}\n"
         << "int main() {\n  const double q[4] = {" << qv[0] << ", " << qv[1] << ", " << qv[2] << ", " << qv[3]
         << "};\n  const Params p{" << formatDouble(massValue) << "};\n  double out[10];\n"
         << "  compute(q, p, out);\n"
@@ -464,7 +523,7 @@ TEST_CASE("printed code compiled by the system compiler matches evaluation") {
     std::ifstream errors(dir / "errors.txt");
     std::stringstream text;
     text << errors.rdbuf();
-    FAIL_CHECK("generated code does not compile:\n" << first.code << second.code << third.code << text.str());
+    FAIL_CHECK("generated code does not compile:\n" << scheduled << text.str());
   }
   REQUIRE(rc == 0);
   std::string run = (dir / "generated").string() + " > " + (dir / "values.txt").string();

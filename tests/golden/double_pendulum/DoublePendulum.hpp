@@ -240,8 +240,8 @@ class DoublePendulum {
     const double t1 = derived_.shoulder_M_0_0*t0;
     M.coeffRef(0, 0) = derived_.I_KUpper[4] + derived_.shoulder_M_0_0_b - 2.0*t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
-    const double t2 = derived_.I_KLower[4] - t1;
     M.coeffRef(1, 1) = derived_.I_KLower[4];
+    const double t2 = derived_.I_KLower[4] - t1;
     M.coeffRef(0, 1) = t2;
     M.coeffRef(1, 0) = t2;
   }
@@ -255,12 +255,12 @@ class DoublePendulum {
     Eigen::Matrix<double, 6, 1> a_KUpper;  // bias acceleration in the joint frame of 'upper'
     Eigen::Matrix<double, 6, 1> a_KLower;  // bias acceleration in the joint frame of 'lower'
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
-    const double t0 = u[0] + u[1];
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
     const double t1 = tsc0.cos;
     const double t2 = tsc0.sin;
-    const double t3 = params.L1*u[0]*t1;
+    const double t0 = u[0] + u[1];
     v_KLower[2] = t0;
+    const double t3 = params.L1*u[0]*t1;
     v_KLower[3] = t3;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
@@ -269,10 +269,10 @@ class DoublePendulum {
     const double t6 = tsc1.cos;
     const double t7 = params.world_gravity[0]*t6;
     const double t8 = -t5 - t7;
+    a_KUpper[3] = t8;
     const double t9 = params.world_gravity[1]*t6;
     const double t10 = params.world_gravity[0]*t4;
     const double t11 = -t9 + t10;
-    a_KUpper[3] = t8;
     a_KUpper[4] = t11;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration with udot = 0
     const double t12 = params.L1*u[0]*t2;
@@ -280,18 +280,18 @@ class DoublePendulum {
     const double t14 = t1*a_KUpper[3];
     const double t15 = t2*a_KUpper[4];
     const double t16 = -t13 + t14 + t15;
+    a_KLower[3] = t16;
     const double t17 = u[1]*v_KLower[3];
     const double t18 = t2*a_KUpper[3];
     const double t19 = t1*a_KUpper[4];
     const double t20 = -t17 - t18 + t19;
-    a_KLower[3] = t16;
     a_KLower[4] = t20;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': bias
     const double t21 = params.m2*v_KLower[3];
-    const double t22 = t21*t12;
     const double t23 = derived_.I_KLower[2]*v_KLower[2];
     const double t24 = -t23 + t21;
     const double t25 = t12*t24;
+    const double t22 = t21*t12;
     const double t26 = derived_.I_KLower[2]*a_KLower[3];
     const double t27 = -t22 + t25 - t26;
     C[1] = t27;
@@ -326,12 +326,12 @@ class DoublePendulum {
     Eigen::Matrix<double, 6, 1> a_KUpper;  // bias acceleration in the joint frame of 'upper'
     Eigen::Matrix<double, 6, 1> a_KLower;  // bias acceleration in the joint frame of 'lower'
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
-    const double t0 = u[0] + u[1];
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
     const double t1 = tsc0.cos;
     const double t2 = tsc0.sin;
-    const double t3 = params.L1*u[0]*t1;
+    const double t0 = u[0] + u[1];
     v_KLower[2] = t0;
+    const double t3 = params.L1*u[0]*t1;
     v_KLower[3] = t3;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
     const double t4 = derived_.shoulder_M_0_0*t1;
@@ -344,10 +344,10 @@ class DoublePendulum {
     const double t8 = tsc1.cos;
     const double t9 = params.world_gravity[0]*t8;
     const double t10 = -t7 - t9;
+    a_KUpper[3] = t10;
     const double t11 = params.world_gravity[1]*t8;
     const double t12 = params.world_gravity[0]*t6;
     const double t13 = -t11 + t12;
-    a_KUpper[3] = t10;
     a_KUpper[4] = t13;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration with udot = 0
     const double t14 = params.L1*u[0]*t2;
@@ -355,23 +355,22 @@ class DoublePendulum {
     const double t16 = t1*a_KUpper[3];
     const double t17 = t2*a_KUpper[4];
     const double t18 = -t15 + t16 + t17;
+    a_KLower[3] = t18;
     const double t19 = u[1]*v_KLower[3];
     const double t20 = t2*a_KUpper[3];
     const double t21 = t1*a_KUpper[4];
     const double t22 = -t19 - t20 + t21;
-    a_KLower[3] = t18;
     a_KLower[4] = t22;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': bias
     const double t23 = params.m2*v_KLower[3];
-    const double t24 = t23*t14;
     const double t25 = derived_.I_KLower[2]*v_KLower[2];
     const double t26 = -t25 + t23;
     const double t27 = t14*t26;
+    const double t24 = t23*t14;
     const double t28 = derived_.I_KLower[2]*a_KLower[3];
     const double t29 = -t24 + t27 - t28;
     C[1] = t29;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': bias
-    const double t30 = derived_.I_KUpper[2]*a_KUpper[3];
     const double t31 = v_KLower[2]*t26;
     const double t32 = params.m2*a_KLower[4];
     const double t33 = t31 + t32;
@@ -382,6 +381,7 @@ class DoublePendulum {
     const double t38 = t1*t37;
     const double t39 = -t34 + t38;
     const double t40 = params.L1*t39;
+    const double t30 = derived_.I_KUpper[2]*a_KUpper[3];
     const double t41 = -t30 + C[1] + t40;
     C[0] = t41;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
@@ -415,12 +415,12 @@ class DoublePendulum {
     Eigen::Matrix<double, 6, 1> a_KUpper;  // bias acceleration in the joint frame of 'upper'
     Eigen::Matrix<double, 6, 1> a_KLower;  // bias acceleration in the joint frame of 'lower'
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
-    const double t0 = u[0] + u[1];
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
     const double t1 = tsc0.cos;
     const double t2 = tsc0.sin;
-    const double t3 = params.L1*u[0]*t1;
+    const double t0 = u[0] + u[1];
     v_KLower[2] = t0;
+    const double t3 = params.L1*u[0]*t1;
     v_KLower[3] = t3;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': mass matrix column
     const double t4 = derived_.shoulder_M_0_0*t1;
@@ -429,14 +429,14 @@ class DoublePendulum {
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
     const double t6 = tsc1.sin;
-    const double t7 = params.world_gravity[1]*t6;
     const double t8 = tsc1.cos;
+    const double t7 = params.world_gravity[1]*t6;
     const double t9 = params.world_gravity[0]*t8;
     const double t10 = -t7 - t9;
+    a_KUpper[3] = t10;
     const double t11 = params.world_gravity[1]*t8;
     const double t12 = params.world_gravity[0]*t6;
     const double t13 = -t11 + t12;
-    a_KUpper[3] = t10;
     a_KUpper[4] = t13;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration with udot = 0
     const double t14 = params.L1*u[0]*t2;
@@ -444,45 +444,45 @@ class DoublePendulum {
     const double t16 = t1*a_KUpper[3];
     const double t17 = t2*a_KUpper[4];
     const double t18 = -t15 + t16 + t17;
+    a_KLower[3] = t18;
     const double t19 = u[1]*v_KLower[3];
     const double t20 = t2*a_KUpper[3];
     const double t21 = t1*a_KUpper[4];
     const double t22 = -t19 - t20 + t21;
-    a_KLower[3] = t18;
     a_KLower[4] = t22;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': bias
-    const double t23 = derived_.I_KUpper[2]*a_KUpper[3];
     const double t24 = params.m2*v_KLower[3];
-    const double t25 = t24*t14;
     const double t26 = derived_.I_KLower[2]*v_KLower[2];
     const double t27 = -t26 + t24;
     const double t28 = t14*t27;
+    const double t25 = t24*t14;
     const double t29 = derived_.I_KLower[2]*a_KLower[3];
     const double t30 = -t25 + t28 - t29;
-    const double t31 = params.m2*v_KLower[2]*t14;
-    const double t32 = t2*t8;
-    const double t33 = t6*t1;
-    const double t34 = t32 + t33;
-    const double t35 = fext[1][4]*t34;
     const double t36 = t2*t6;
     const double t37 = t1*t8;
     const double t38 = -t36 + t37;
-    const double t39 = fext[1][3]*t38;
-    const double t40 = t31 - t35 - t39;
-    const double t41 = params.m2*a_KLower[3];
-    const double t42 = t40 + t41;
-    const double t43 = t1*t42;
-    const double t44 = params.m2*a_KLower[4];
     const double t45 = fext[1][4]*t38;
+    const double t32 = t2*t8;
+    const double t33 = t6*t1;
     const double t46 = -t32 - t33;
     const double t47 = fext[1][3]*t46;
     const double t48 = v_KLower[2]*t27;
     const double t49 = -t45 - t47 + t48;
+    const double t44 = params.m2*a_KLower[4];
     const double t50 = t44 + t49;
     const double t51 = t2*t50;
+    const double t34 = t32 + t33;
+    const double t35 = fext[1][4]*t34;
+    const double t39 = fext[1][3]*t38;
+    const double t31 = params.m2*v_KLower[2]*t14;
+    const double t40 = t31 - t35 - t39;
+    const double t41 = params.m2*a_KLower[3];
+    const double t42 = t40 + t41;
+    const double t43 = t1*t42;
     const double t52 = t43 - t51;
     const double t53 = params.L1*t52;
     const double t54 = -fext[1][2] + t30 + t53;
+    const double t23 = derived_.I_KUpper[2]*a_KUpper[3];
     const double t55 = -fext[0][2] - t23 + t54;
     C[0] = t55;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
@@ -504,12 +504,12 @@ class DoublePendulum {
     Eigen::Matrix<double, 6, 1> a_KUpper;  // spatial acceleration in the joint frame of 'upper'
     Eigen::Matrix<double, 6, 1> a_KLower;  // spatial acceleration in the joint frame of 'lower'
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
-    const double t0 = u[0] + u[1];
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
     const double t1 = tsc0.cos;
     const double t2 = tsc0.sin;
-    const double t3 = params.L1*u[0]*t1;
+    const double t0 = u[0] + u[1];
     v_KLower[2] = t0;
+    const double t3 = params.L1*u[0]*t1;
     v_KLower[3] = t3;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
@@ -518,34 +518,34 @@ class DoublePendulum {
     const double t6 = tsc1.cos;
     const double t7 = params.world_gravity[0]*t6;
     const double t8 = -t5 - t7;
+    a_KUpper[3] = t8;
     const double t9 = params.world_gravity[1]*t6;
     const double t10 = params.world_gravity[0]*t4;
     const double t11 = -t9 + t10;
-    a_KUpper[3] = t8;
     a_KUpper[4] = t11;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': acceleration
-    const double t12 = udot[0] + udot[1];
     const double t13 = params.L1*u[0]*t2;
+    const double t12 = udot[0] + udot[1];
+    a_KLower[2] = t12;
     const double t14 = u[1]*t13;
     const double t15 = t2*a_KUpper[4];
     const double t16 = params.L1*udot[0];
     const double t17 = t16 + a_KUpper[3];
     const double t18 = t1*t17;
     const double t19 = -t14 + t15 + t18;
+    a_KLower[3] = t19;
     const double t20 = u[1]*v_KLower[3];
     const double t21 = t1*a_KUpper[4];
     const double t22 = t2*t17;
     const double t23 = -t20 + t21 - t22;
-    a_KLower[2] = t12;
-    a_KLower[3] = t19;
     a_KLower[4] = t23;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': generalized force
-    const double t24 = derived_.I_KLower[4]*a_KLower[2];
     const double t25 = params.m2*v_KLower[3];
-    const double t26 = t25*t13;
     const double t27 = derived_.I_KLower[2]*v_KLower[2];
     const double t28 = -t27 + t25;
     const double t29 = t13*t28;
+    const double t24 = derived_.I_KLower[4]*a_KLower[2];
+    const double t26 = t25*t13;
     const double t30 = t24 - t26 + t29;
     const double t31 = derived_.I_KLower[2]*a_KLower[3];
     tau[1] = t30 - t31;
@@ -570,8 +570,8 @@ class DoublePendulum {
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     poses[0].R_WB.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     poses[0].R_WB.coeffRef(0, 1) = -t1;
     poses[0].R_WB.coeffRef(0, 2) = 0.0;
     poses[0].R_WB.coeffRef(1, 0) = t1;
@@ -588,9 +588,9 @@ class DoublePendulum {
     const double t2 = tsc1.sin;
     const double t3 = tsc1.cos;
     const double t4 = -t2*poses[0].R_WB.coeff(1, 0) + t3*poses[0].R_WB.coeff(0, 0);
+    poses[1].R_WB.coeffRef(0, 0) = t4;
     const double t5 = t2*poses[0].R_WB.coeff(0, 0);
     const double t6 = poses[0].R_WB.coeff(1, 0)*t3;
-    poses[1].R_WB.coeffRef(0, 0) = t4;
     poses[1].R_WB.coeffRef(0, 1) = -t5 - t6;
     poses[1].R_WB.coeffRef(0, 2) = 0.0;
     poses[1].R_WB.coeffRef(1, 0) = t5 + t6;
@@ -612,8 +612,8 @@ class DoublePendulum {
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WUpper.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WUpper.coeffRef(1, 0) = t1;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': velocity
     velocities[0].w_WB[0] = 0.0;
@@ -623,10 +623,10 @@ class DoublePendulum {
     velocities[0].v_WB[1] = 0.0;
     velocities[0].v_WB[2] = 0.0;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity
-    const double t2 = params.L1*u[0];
     velocities[1].w_WB[0] = 0.0;
     velocities[1].w_WB[1] = 0.0;
     velocities[1].w_WB[2] = u[0] + u[1];
+    const double t2 = params.L1*u[0];
     velocities[1].v_WB[0] = t2*R_WUpper.coeff(0, 0);
     velocities[1].v_WB[1] = t2*R_WUpper.coeff(1, 0);
     velocities[1].v_WB[2] = 0.0;
@@ -644,8 +644,8 @@ class DoublePendulum {
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WUpper.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WUpper.coeffRef(1, 0) = t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
@@ -654,18 +654,18 @@ class DoublePendulum {
     const double t4 = tsc1.cos;
     const double t5 = t4*R_WUpper.coeff(0, 0);
     const double t6 = -t3 + t5;
+    R_WLower.coeffRef(0, 0) = t6;
     const double t7 = t2*R_WUpper.coeff(0, 0);
     const double t8 = R_WUpper.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
-    R_WLower.coeffRef(0, 0) = t6;
     R_WLower.coeffRef(0, 1) = t9;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity
     const double t10 = u[0] + u[1];
+    w_WLower[2] = t10;
     const double t11 = params.L1*u[0];
     const double t12 = t11*R_WUpper.coeff(0, 0);
-    const double t13 = t11*R_WUpper.coeff(1, 0);
-    w_WLower[2] = t10;
     v_WLower[0] = t12;
+    const double t13 = t11*R_WUpper.coeff(1, 0);
     v_WLower[1] = t13;
     // kinetic energy
     const double t14 = derived_.ke*R_WLower.coeff(0, 1);
@@ -689,8 +689,8 @@ class DoublePendulum {
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WUpper.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WUpper.coeffRef(1, 0) = t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
@@ -699,12 +699,12 @@ class DoublePendulum {
     const double t4 = tsc1.cos;
     const double t5 = t4*R_WUpper.coeff(0, 0);
     const double t6 = -t3 + t5;
+    R_WLower.coeffRef(0, 0) = t6;
     const double t7 = t2*R_WUpper.coeff(0, 0);
     const double t8 = R_WUpper.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
-    const double t10 = params.L1*R_WUpper.coeff(1, 0);
-    R_WLower.coeffRef(0, 0) = t6;
     R_WLower.coeffRef(0, 1) = t9;
+    const double t10 = params.L1*R_WUpper.coeff(1, 0);
     p_WLower[0] = t10;
     // potential energy (gravity)
     pe = -params.m1*(-0.5*derived_.pe*R_WUpper.coeff(0, 0) +
@@ -745,8 +745,8 @@ class DoublePendulum {
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WUpper.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WUpper.coeffRef(1, 0) = t1;
     // J_WF: the joints from World to 'upper', each shifted to Fo
     J.coeffRef(2, 0) = 1.0;
@@ -769,8 +769,8 @@ class DoublePendulum {
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WUpper.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WUpper.coeffRef(1, 0) = t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
@@ -779,24 +779,24 @@ class DoublePendulum {
     const double t4 = tsc1.cos;
     const double t5 = t4*R_WUpper.coeff(0, 0);
     const double t6 = -t3 + t5;
+    R_WLower.coeffRef(0, 0) = t6;
     const double t7 = t2*R_WUpper.coeff(0, 0);
     const double t8 = R_WUpper.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
-    const double t10 = t7 + t8;
-    const double t11 = params.L1*R_WUpper.coeff(1, 0);
-    R_WLower.coeffRef(0, 0) = t6;
     R_WLower.coeffRef(0, 1) = t9;
+    const double t10 = t7 + t8;
     R_WLower.coeffRef(1, 0) = t10;
+    const double t11 = params.L1*R_WUpper.coeff(1, 0);
     p_WLower[0] = t11;
     // J_WF: the joints from World to 'lower', each shifted to Fo
-    const double t12 = params.L1*R_WUpper.coeff(0, 0);
-    const double t13 = -t12 + p_BoFo_B[1]*R_WLower.coeff(0, 0) + p_BoFo_B[0]*R_WLower.coeff(1, 0);
-    const double t14 = p_WLower[0] + p_BoFo_B[1]*R_WLower.coeff(0, 1) +
-        p_BoFo_B[0]*R_WLower.coeff(0, 0);
     J.coeffRef(2, 0) = 1.0;
     J.coeffRef(2, 1) = 1.0;
+    const double t12 = params.L1*R_WUpper.coeff(0, 0);
+    const double t13 = -t12 + p_BoFo_B[1]*R_WLower.coeff(0, 0) + p_BoFo_B[0]*R_WLower.coeff(1, 0);
     J.coeffRef(3, 0) = -t13;
     J.coeffRef(3, 1) = -t12 - t13;
+    const double t14 = p_WLower[0] + p_BoFo_B[1]*R_WLower.coeff(0, 1) +
+        p_BoFo_B[0]*R_WLower.coeff(0, 0);
     J.coeffRef(4, 0) = t14;
     J.coeffRef(4, 1) = -p_WLower[0] + t14;
   }
@@ -812,8 +812,8 @@ class DoublePendulum {
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WUpper.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WUpper.coeffRef(1, 0) = t1;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
@@ -836,8 +836,8 @@ class DoublePendulum {
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WUpper.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WUpper.coeffRef(1, 0) = t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
@@ -846,20 +846,20 @@ class DoublePendulum {
     const double t4 = tsc1.cos;
     const double t5 = t4*R_WUpper.coeff(0, 0);
     const double t6 = -t3 + t5;
+    R_WLower.coeffRef(0, 0) = t6;
     const double t7 = t2*R_WUpper.coeff(0, 0);
     const double t8 = R_WUpper.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
-    const double t10 = t7 + t8;
-    R_WLower.coeffRef(0, 0) = t6;
     R_WLower.coeffRef(0, 1) = t9;
+    const double t10 = t7 + t8;
     R_WLower.coeffRef(1, 0) = t10;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity
     const double t11 = u[0] + u[1];
+    w_WLower[2] = t11;
     const double t12 = params.L1*u[0];
     const double t13 = t12*R_WUpper.coeff(0, 0);
-    const double t14 = t12*R_WUpper.coeff(1, 0);
-    w_WLower[2] = t11;
     v_WLower[0] = t13;
+    const double t14 = t12*R_WUpper.coeff(1, 0);
     v_WLower[1] = t14;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
@@ -879,8 +879,8 @@ class DoublePendulum {
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     k.R_WB[0].coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     k.R_WB[0].coeffRef(0, 1) = -t1;
     k.R_WB[0].coeffRef(0, 2) = 0.0;
     k.R_WB[0].coeffRef(1, 0) = t1;
@@ -898,9 +898,9 @@ class DoublePendulum {
     const double t2 = tsc1.sin;
     const double t3 = tsc1.cos;
     const double t4 = -t2*k.R_WB[0].coeff(1, 0) + t3*k.R_WB[0].coeff(0, 0);
+    k.R_WB[1].coeffRef(0, 0) = t4;
     const double t5 = t2*k.R_WB[0].coeff(0, 0);
     const double t6 = k.R_WB[0].coeff(1, 0)*t3;
-    k.R_WB[1].coeffRef(0, 0) = t4;
     k.R_WB[1].coeffRef(0, 1) = -t5 - t6;
     k.R_WB[1].coeffRef(0, 2) = 0.0;
     k.R_WB[1].coeffRef(1, 0) = t5 + t6;
@@ -924,8 +924,8 @@ class DoublePendulum {
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     k.R_WB[0].coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     k.R_WB[0].coeffRef(0, 1) = -t1;
     k.R_WB[0].coeffRef(0, 2) = 0.0;
     k.R_WB[0].coeffRef(1, 0) = t1;
@@ -955,13 +955,9 @@ class DoublePendulum {
     const double t2 = tsc1.sin;
     const double t3 = tsc1.cos;
     const double t4 = -t2*k.R_WB[0].coeff(1, 0) + t3*k.R_WB[0].coeff(0, 0);
+    k.R_WB[1].coeffRef(0, 0) = t4;
     const double t5 = t2*k.R_WB[0].coeff(0, 0);
     const double t6 = k.R_WB[0].coeff(1, 0)*t3;
-    const double t7 = params.L1*k.R_WB[0].coeff(1, 0);
-    const double t8 = params.L1*k.R_WB[0].coeff(0, 0);
-    const double t9 = t8*u[0];
-    const double t10 = t7*u[0];
-    k.R_WB[1].coeffRef(0, 0) = t4;
     k.R_WB[1].coeffRef(0, 1) = -t5 - t6;
     k.R_WB[1].coeffRef(0, 2) = 0.0;
     k.R_WB[1].coeffRef(1, 0) = t5 + t6;
@@ -970,14 +966,18 @@ class DoublePendulum {
     k.R_WB[1].coeffRef(2, 0) = 0.0;
     k.R_WB[1].coeffRef(2, 1) = 0.0;
     k.R_WB[1].coeffRef(2, 2) = 1.0;
+    const double t7 = params.L1*k.R_WB[0].coeff(1, 0);
     k.p_WB[1][0] = t7;
+    const double t8 = params.L1*k.R_WB[0].coeff(0, 0);
     k.p_WB[1][1] = -t8;
     k.p_WB[1][2] = 0.0;
     k.H_W.coeffRef(2, 1) = 1.0;
     k.V_WB[1][0] = 0.0;
     k.V_WB[1][1] = 0.0;
     k.V_WB[1][2] = u[0] + u[1];
+    const double t9 = t8*u[0];
     k.V_WB[1][3] = t9;
+    const double t10 = t7*u[0];
     k.V_WB[1][4] = t10;
     k.V_WB[1][5] = 0.0;
     k.Abias_WB[1][0] = 0.0;

@@ -255,8 +255,8 @@ class Wheel {
     // joint 'hinge' (external.cap:25) -> body 'wheel'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WWheel.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WWheel.coeffRef(1, 0) = t1;
     // bias (recursive Newton-Euler with udot = 0, gravity included, in World)
     C[0] = -params.world_gravity[1]*(-derived_.I_KWheel[2]*R_WWheel.coeff(1, 0) +
@@ -290,8 +290,8 @@ class Wheel {
     // joint 'hinge' (external.cap:25) -> body 'wheel'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WWheel.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WWheel.coeffRef(1, 0) = t1;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
     udot[0] = derived_.udot_0*(-params.world_gravity[0]*(derived_.I_KWheel[1]*R_WWheel.coeff(1, 0) +
@@ -323,8 +323,8 @@ class Wheel {
     // joint 'hinge' (external.cap:25) -> body 'wheel'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WWheel.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WWheel.coeffRef(1, 0) = t1;
     // bias less the external forces' generalized forces, C - sum_B J_WB^T fext_B (recursive
     // Newton-Euler with udot = 0, gravity included, in World)
@@ -358,10 +358,10 @@ class Wheel {
     const double t2 = tsc0.cos;
     const double t3 = params.world_gravity[0]*t2;
     const double t4 = -t1 - t3;
+    a_KWheel[3] = t4;
     const double t5 = params.world_gravity[1]*t2;
     const double t6 = params.world_gravity[0]*t0;
     const double t7 = -t5 + t6;
-    a_KWheel[3] = t4;
     a_KWheel[4] = t7;
     // joint 'hinge' (external.cap:25) -> body 'wheel': generalized force
     tau[0] = derived_.I_KWheel[12]*udot[0] - derived_.I_KWheel[2]*a_KWheel[3] +
@@ -381,8 +381,8 @@ class Wheel {
     // joint 'hinge' (external.cap:25) -> body 'wheel'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     poses[0].R_WB.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     poses[0].R_WB.coeffRef(0, 1) = -t1;
     poses[0].R_WB.coeffRef(0, 2) = 0.0;
     poses[0].R_WB.coeffRef(1, 0) = t1;
@@ -428,8 +428,8 @@ class Wheel {
     // joint 'hinge' (external.cap:25) -> body 'wheel'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WWheel.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WWheel.coeffRef(1, 0) = t1;
     // potential energy (gravity)
     pe = -params.wheel_mass*(derived_.pe +
@@ -473,8 +473,8 @@ class Wheel {
     // joint 'hinge' (external.cap:25) -> body 'wheel'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WWheel.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WWheel.coeffRef(1, 0) = t1;
     // J_WF: the joints from World to 'wheel', each shifted to Fo
     J.coeffRef(2, 0) = 1.0;
@@ -493,8 +493,8 @@ class Wheel {
     // joint 'hinge' (external.cap:25) -> body 'wheel'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WWheel.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WWheel.coeffRef(1, 0) = t1;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
@@ -512,8 +512,8 @@ class Wheel {
     // joint 'hinge' (external.cap:25) -> body 'wheel'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     k.R_WB[0].coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     k.R_WB[0].coeffRef(0, 1) = -t1;
     k.R_WB[0].coeffRef(0, 2) = 0.0;
     k.R_WB[0].coeffRef(1, 0) = t1;
@@ -537,8 +537,8 @@ class Wheel {
     // joint 'hinge' (external.cap:25) -> body 'wheel'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     k.R_WB[0].coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     k.R_WB[0].coeffRef(0, 1) = -t1;
     k.R_WB[0].coeffRef(0, 2) = 0.0;
     k.R_WB[0].coeffRef(1, 0) = t1;
@@ -571,15 +571,15 @@ class Wheel {
   void updateDerived() const {
     // I_K (mass, h, I row-major) of joint 'hinge' (external.cap:25) -> body 'wheel': spatial
     // inertia about K
-    const double t0 = params.wheel_com[2]*params.wheel_com[2]*params.wheel_mass;
+    derived_.I_KWheel[1] = params.wheel_com[0]*params.wheel_mass;
+    derived_.I_KWheel[2] = params.wheel_com[1]*params.wheel_mass;
     const double t1 = params.wheel_com[2]*params.wheel_com[2];
     const double t2 = params.wheel_com[0]*params.wheel_com[0];
     const double t3 = params.wheel_com[1]*params.wheel_com[1];
     const double t4 = t1 + t2 + t3;
     const double t5 = params.wheel_mass*t4;
+    const double t0 = params.wheel_com[2]*params.wheel_com[2]*params.wheel_mass;
     const double t6 = params.wheel_inertia[8] - t0 + t5;
-    derived_.I_KWheel[1] = params.wheel_com[0]*params.wheel_mass;
-    derived_.I_KWheel[2] = params.wheel_com[1]*params.wheel_mass;
     derived_.I_KWheel[12] = t6;
     // parameter-only subexpressions of the functions below
     derived_.udot_0 = 1.0/derived_.I_KWheel[12];

@@ -325,8 +325,8 @@ class FourBar {
     const double t1 = derived_.crankPivot_M_0_0*t0;
     M.coeffRef(0, 0) = derived_.I_KCrank[8] + derived_.crankPivot_M_0_0_b + 2.0*t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': mass matrix column
-    const double t2 = derived_.I_KCoupler[8] + t1;
     M.coeffRef(1, 1) = derived_.I_KCoupler[8];
+    const double t2 = derived_.I_KCoupler[8] + t1;
     M.coeffRef(0, 1) = t2;
     M.coeffRef(1, 0) = t2;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': mass matrix column
@@ -343,15 +343,15 @@ class FourBar {
     Eigen::Matrix<double, 6, 1> a_KCoupler;  // bias acceleration in the joint frame of 'coupler'
     Eigen::Matrix<double, 6, 1> a_KRocker;  // bias acceleration in the joint frame of 'rocker'
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity in the joint frame
-    const double t0 = u[0] + u[1];
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
     const double t1 = tsc0.sin;
+    const double t4 = tsc0.cos;
+    const double t0 = u[0] + u[1];
+    v_KCoupler[2] = t0;
     const double t2 = params.r*u[0];
     const double t3 = t2*t1;
-    const double t4 = tsc0.cos;
-    const double t5 = t2*t4;
-    v_KCoupler[2] = t0;
     v_KCoupler[3] = t3;
+    const double t5 = t2*t4;
     v_KCoupler[4] = t5;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration with udot = 0
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
@@ -360,21 +360,21 @@ class FourBar {
     const double t8 = tsc1.cos;
     const double t9 = params.world_gravity[0]*t8;
     const double t10 = -t7 - t9;
+    a_KCrank[3] = t10;
     const double t11 = params.world_gravity[1]*t8;
     const double t12 = params.world_gravity[0]*t6;
     const double t13 = -t11 + t12;
-    a_KCrank[3] = t10;
     a_KCrank[4] = t13;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': acceleration with udot = 0
     const double t14 = u[1]*v_KCoupler[4];
     const double t15 = t4*a_KCrank[3];
     const double t16 = t1*a_KCrank[4];
     const double t17 = t14 + t15 + t16;
+    a_KCoupler[3] = t17;
     const double t18 = u[1]*v_KCoupler[3];
     const double t19 = t1*a_KCrank[3];
     const double t20 = t4*a_KCrank[4];
     const double t21 = -t18 - t19 + t20;
-    a_KCoupler[3] = t17;
     a_KCoupler[4] = t21;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration with udot = 0
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
@@ -388,10 +388,10 @@ class FourBar {
     C[2] = derived_.I_KRocker[1]*a_KRocker[4];
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': bias
     const double t27 = derived_.I_KCoupler[0]*v_KCoupler[4];
-    const double t28 = t27*v_KCoupler[3];
     const double t29 = derived_.I_KCoupler[1]*v_KCoupler[2];
     const double t30 = t29 + t27;
     const double t31 = v_KCoupler[3]*t30;
+    const double t28 = t27*v_KCoupler[3];
     const double t32 = derived_.I_KCoupler[1]*a_KCoupler[4];
     const double t33 = -t28 + t31 + t32;
     C[1] = t33;
@@ -428,15 +428,15 @@ class FourBar {
     Eigen::Matrix<double, 6, 1> a_KCoupler;  // bias acceleration in the joint frame of 'coupler'
     Eigen::Matrix<double, 6, 1> a_KRocker;  // bias acceleration in the joint frame of 'rocker'
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity in the joint frame
-    const double t0 = u[0] + u[1];
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
     const double t1 = tsc0.sin;
+    const double t4 = tsc0.cos;
+    const double t0 = u[0] + u[1];
+    v_KCoupler[2] = t0;
     const double t2 = params.r*u[0];
     const double t3 = t2*t1;
-    const double t4 = tsc0.cos;
-    const double t5 = t2*t4;
-    v_KCoupler[2] = t0;
     v_KCoupler[3] = t3;
+    const double t5 = t2*t4;
     v_KCoupler[4] = t5;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': mass matrix column
     const double t6 = derived_.crankPivot_M_0_0*t4;
@@ -449,21 +449,21 @@ class FourBar {
     const double t10 = tsc1.cos;
     const double t11 = params.world_gravity[0]*t10;
     const double t12 = -t9 - t11;
+    a_KCrank[3] = t12;
     const double t13 = params.world_gravity[1]*t10;
     const double t14 = params.world_gravity[0]*t8;
     const double t15 = -t13 + t14;
-    a_KCrank[3] = t12;
     a_KCrank[4] = t15;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': acceleration with udot = 0
     const double t16 = u[1]*v_KCoupler[4];
     const double t17 = t4*a_KCrank[3];
     const double t18 = t1*a_KCrank[4];
     const double t19 = t16 + t17 + t18;
+    a_KCoupler[3] = t19;
     const double t20 = u[1]*v_KCoupler[3];
     const double t21 = t1*a_KCrank[3];
     const double t22 = t4*a_KCrank[4];
     const double t23 = -t20 - t21 + t22;
-    a_KCoupler[3] = t19;
     a_KCoupler[4] = t23;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration with udot = 0
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
@@ -475,15 +475,14 @@ class FourBar {
     a_KRocker[4] = t28;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': bias
     const double t29 = derived_.I_KCoupler[0]*v_KCoupler[4];
-    const double t30 = t29*v_KCoupler[3];
     const double t31 = derived_.I_KCoupler[1]*v_KCoupler[2];
     const double t32 = t31 + t29;
     const double t33 = v_KCoupler[3]*t32;
+    const double t30 = t29*v_KCoupler[3];
     const double t34 = derived_.I_KCoupler[1]*a_KCoupler[4];
     const double t35 = -t30 + t33 + t34;
     C[1] = t35;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': bias
-    const double t36 = derived_.I_KCrank[1]*a_KCrank[4];
     const double t37 = v_KCoupler[2]*t32;
     const double t38 = derived_.I_KCoupler[0]*a_KCoupler[3];
     const double t39 = -t37 + t38;
@@ -494,6 +493,7 @@ class FourBar {
     const double t44 = t4*t43;
     const double t45 = t40 + t44;
     const double t46 = params.r*t45;
+    const double t36 = derived_.I_KCrank[1]*a_KCrank[4];
     const double t47 = t36 + C[1] + t46;
     C[0] = t47;
     // udot = M^-1 (tau - C) by the tree-sparse L^T D L factorization
@@ -529,15 +529,15 @@ class FourBar {
     Eigen::Matrix<double, 6, 1> a_KCoupler;  // bias acceleration in the joint frame of 'coupler'
     Eigen::Matrix<double, 6, 1> a_KRocker;  // bias acceleration in the joint frame of 'rocker'
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity in the joint frame
-    const double t0 = u[0] + u[1];
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
     const double t1 = tsc0.sin;
+    const double t4 = tsc0.cos;
+    const double t0 = u[0] + u[1];
+    v_KCoupler[2] = t0;
     const double t2 = params.r*u[0];
     const double t3 = t2*t1;
-    const double t4 = tsc0.cos;
-    const double t5 = t2*t4;
-    v_KCoupler[2] = t0;
     v_KCoupler[3] = t3;
+    const double t5 = t2*t4;
     v_KCoupler[4] = t5;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': mass matrix column
     const double t6 = derived_.crankPivot_M_0_0*t4;
@@ -546,25 +546,25 @@ class FourBar {
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration with udot = 0
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
     const double t8 = tsc1.sin;
-    const double t9 = params.world_gravity[1]*t8;
     const double t10 = tsc1.cos;
+    const double t9 = params.world_gravity[1]*t8;
     const double t11 = params.world_gravity[0]*t10;
     const double t12 = -t9 - t11;
+    a_KCrank[3] = t12;
     const double t13 = params.world_gravity[1]*t10;
     const double t14 = params.world_gravity[0]*t8;
     const double t15 = -t13 + t14;
-    a_KCrank[3] = t12;
     a_KCrank[4] = t15;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': acceleration with udot = 0
     const double t16 = u[1]*v_KCoupler[4];
     const double t17 = t4*a_KCrank[3];
     const double t18 = t1*a_KCrank[4];
     const double t19 = t16 + t17 + t18;
+    a_KCoupler[3] = t19;
     const double t20 = u[1]*v_KCoupler[3];
     const double t21 = t1*a_KCrank[3];
     const double t22 = t4*a_KCrank[4];
     const double t23 = -t20 - t21 + t22;
-    a_KCoupler[3] = t19;
     a_KCoupler[4] = t23;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration with udot = 0
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
@@ -575,12 +575,11 @@ class FourBar {
     const double t28 = t25 - t27;
     a_KRocker[4] = t28;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': bias
-    const double t29 = derived_.I_KCrank[1]*a_KCrank[4];
     const double t30 = derived_.I_KCoupler[0]*v_KCoupler[4];
-    const double t31 = t30*v_KCoupler[3];
     const double t32 = derived_.I_KCoupler[1]*v_KCoupler[2];
     const double t33 = t32 + t30;
     const double t34 = v_KCoupler[3]*t33;
+    const double t31 = t30*v_KCoupler[3];
     const double t35 = derived_.I_KCoupler[1]*a_KCoupler[4];
     const double t36 = -t31 + t34 + t35;
     const double t37 = t1*t10;
@@ -596,10 +595,10 @@ class FourBar {
     const double t47 = derived_.I_KCoupler[0]*a_KCoupler[3];
     const double t48 = t46 + t47;
     const double t49 = t1*t48;
-    const double t50 = derived_.I_KCoupler[0]*v_KCoupler[2]*v_KCoupler[3];
     const double t51 = fext[1][4]*t43;
     const double t52 = -t37 - t38;
     const double t53 = fext[1][3]*t52;
+    const double t50 = derived_.I_KCoupler[0]*v_KCoupler[2]*v_KCoupler[3];
     const double t54 = t50 - t51 - t53;
     const double t55 = derived_.I_KCoupler[0]*a_KCoupler[4];
     const double t56 = t54 + t55;
@@ -607,6 +606,7 @@ class FourBar {
     const double t58 = t49 + t57;
     const double t59 = params.r*t58;
     const double t60 = -fext[1][2] + t36 + t59;
+    const double t29 = derived_.I_KCrank[1]*a_KCrank[4];
     const double t61 = -fext[0][2] + t29 + t60;
     C[0] = t61;
     // udot = M^-1 (tau - C + sum_B J_WB^T fext_B) by the tree-sparse L^T D L factorization
@@ -632,22 +632,22 @@ class FourBar {
     Eigen::Matrix<double, 1, 1> Dinv_KCrank;  // (S^T IA S)^-1 of 'crank'
     Eigen::Matrix<double, 6, 1> a_KCrank;  // spatial acceleration in the joint frame of 'crank'
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity in the joint frame
-    const double t0 = u[0] + u[1];
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
     const double t1 = tsc0.sin;
+    const double t4 = tsc0.cos;
+    const double t0 = u[0] + u[1];
+    v_KCoupler[2] = t0;
     const double t2 = params.r*u[0];
     const double t3 = t2*t1;
-    const double t4 = tsc0.cos;
-    const double t5 = t2*t4;
-    v_KCoupler[2] = t0;
     v_KCoupler[3] = t3;
+    const double t5 = t2*t4;
     v_KCoupler[4] = t5;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': articulated inertia
     const double t6 = derived_.I_KCoupler[0]*v_KCoupler[4];
-    const double t7 = t6*v_KCoupler[3];
     const double t8 = derived_.I_KCoupler[1]*v_KCoupler[2];
     const double t9 = t8 + t6;
     const double t10 = v_KCoupler[3]*t9;
+    const double t7 = t6*v_KCoupler[3];
     const double t11 = t7 - t10;
     tauA_KCoupler[0] = t11;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': articulated inertia
@@ -658,22 +658,33 @@ class FourBar {
     const double t16 = derived_.crankPivot_IAS_KCrank_2_0_b*t15;
     const double t17 = derived_.I_KCrank[8] + t16;
     const double tinv0 = 1.0/t17;
+    IAS_KCrank.coeffRef(2, 0) = t17;
     const double t18 = derived_.crankPivot_IAS_KCrank_2_0*t1*t4;
     const double t19 = t12*t4;
     const double t20 = -t18 + t19;
     const double t21 = params.r*t20;
+    IAS_KCrank.coeffRef(3, 0) = t21;
     const double t22 = params.r*t15;
     const double t23 = derived_.I_KCrank[1] + t22;
-    const double t24 = tinv0;
-    IAS_KCrank.coeffRef(2, 0) = t17;
-    IAS_KCrank.coeffRef(3, 0) = t21;
     IAS_KCrank.coeffRef(4, 0) = t23;
+    const double t24 = tinv0;
     Dinv_KCrank.coeffRef(0, 0) = t24;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
     const double t25 = tsc1.sin;
-    const double t26 = params.world_gravity[1]*t25;
     const double t27 = tsc1.cos;
+    const double t39 = derived_.crankPivot_IAS_KCrank_2_0*u[1]*v_KCoupler[3];
+    const double t40 = derived_.I_KCoupler[0]*v_KCoupler[2]*v_KCoupler[3];
+    const double t41 = derived_.crankPivot_tauA_KCrank_0*tauA_KCoupler[0];
+    const double t42 = -t39 + t40 + t41;
+    const double t43 = t4*t42;
+    const double t35 = t6*u[1];
+    const double t36 = v_KCoupler[2]*t9;
+    const double t37 = t35 - t36;
+    const double t38 = t1*t37;
+    const double t44 = t38 + t43;
+    const double t45 = params.r*t44;
+    const double t26 = params.world_gravity[1]*t25;
     const double t28 = params.world_gravity[0]*t27;
     const double t29 = -t26 - t28;
     const double t30 = IAS_KCrank.coeff(3, 0)*t29;
@@ -681,17 +692,6 @@ class FourBar {
     const double t32 = params.world_gravity[0]*t25;
     const double t33 = -t31 + t32;
     const double t34 = t33*IAS_KCrank.coeff(4, 0);
-    const double t35 = t6*u[1];
-    const double t36 = v_KCoupler[2]*t9;
-    const double t37 = t35 - t36;
-    const double t38 = t1*t37;
-    const double t39 = derived_.crankPivot_IAS_KCrank_2_0*u[1]*v_KCoupler[3];
-    const double t40 = derived_.I_KCoupler[0]*v_KCoupler[2]*v_KCoupler[3];
-    const double t41 = derived_.crankPivot_tauA_KCrank_0*tauA_KCoupler[0];
-    const double t42 = -t39 + t40 + t41;
-    const double t43 = t4*t42;
-    const double t44 = t38 + t43;
-    const double t45 = params.r*t44;
     const double t46 = -t30 - t34 - t45;
     udot[0] = tinv0*t46;
     a_KCrank[3] = t29;
@@ -797,15 +797,15 @@ class FourBar {
     Eigen::Matrix<double, 6, 1> a_KCoupler;  // spatial acceleration in the joint frame of 'coupler'
     Eigen::Matrix<double, 6, 1> a_KRocker;  // spatial acceleration in the joint frame of 'rocker'
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity in the joint frame
-    const double t0 = u[0] + u[1];
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
     const double t1 = tsc0.sin;
+    const double t4 = tsc0.cos;
+    const double t0 = u[0] + u[1];
+    v_KCoupler[2] = t0;
     const double t2 = params.r*u[0];
     const double t3 = t2*t1;
-    const double t4 = tsc0.cos;
-    const double t5 = t2*t4;
-    v_KCoupler[2] = t0;
     v_KCoupler[3] = t3;
+    const double t5 = t2*t4;
     v_KCoupler[4] = t5;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
@@ -814,25 +814,25 @@ class FourBar {
     const double t8 = tsc1.cos;
     const double t9 = params.world_gravity[0]*t8;
     const double t10 = -t7 - t9;
+    a_KCrank[3] = t10;
     const double t11 = params.world_gravity[1]*t8;
     const double t12 = params.world_gravity[0]*t6;
     const double t13 = -t11 + t12;
-    a_KCrank[3] = t10;
     a_KCrank[4] = t13;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': acceleration
     const double t14 = udot[0] + udot[1];
+    a_KCoupler[2] = t14;
     const double t15 = u[1]*v_KCoupler[4];
     const double t16 = params.r*udot[0];
     const double t17 = t16 + a_KCrank[4];
     const double t18 = t1*t17;
     const double t19 = t4*a_KCrank[3];
     const double t20 = t15 + t18 + t19;
+    a_KCoupler[3] = t20;
     const double t21 = u[1]*v_KCoupler[3];
     const double t22 = t1*a_KCrank[3];
     const double t23 = t4*t17;
     const double t24 = -t21 - t22 + t23;
-    a_KCoupler[2] = t14;
-    a_KCoupler[3] = t20;
     a_KCoupler[4] = t24;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
@@ -845,12 +845,12 @@ class FourBar {
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': generalized force
     tau[2] = derived_.I_KRocker[8]*udot[2] + derived_.I_KRocker[1]*a_KRocker[4];
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': generalized force
-    const double t30 = derived_.I_KCoupler[8]*a_KCoupler[2];
     const double t31 = derived_.I_KCoupler[0]*v_KCoupler[4];
-    const double t32 = t31*v_KCoupler[3];
     const double t33 = derived_.I_KCoupler[1]*v_KCoupler[2];
     const double t34 = t33 + t31;
     const double t35 = v_KCoupler[3]*t34;
+    const double t30 = derived_.I_KCoupler[8]*a_KCoupler[2];
+    const double t32 = t31*v_KCoupler[3];
     const double t36 = t30 - t32 + t35;
     const double t37 = derived_.I_KCoupler[1]*a_KCoupler[4];
     tau[1] = t36 + t37;
@@ -878,8 +878,8 @@ class FourBar {
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     poses[0].R_WB.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     poses[0].R_WB.coeffRef(0, 1) = -t1;
     poses[0].R_WB.coeffRef(0, 2) = 0.0;
     poses[0].R_WB.coeffRef(1, 0) = t1;
@@ -896,9 +896,9 @@ class FourBar {
     const double t2 = tsc1.sin;
     const double t3 = tsc1.cos;
     const double t4 = -t2*poses[0].R_WB.coeff(1, 0) + t3*poses[0].R_WB.coeff(0, 0);
+    poses[1].R_WB.coeffRef(0, 0) = t4;
     const double t5 = t2*poses[0].R_WB.coeff(0, 0);
     const double t6 = poses[0].R_WB.coeff(1, 0)*t3;
-    poses[1].R_WB.coeffRef(0, 0) = t4;
     poses[1].R_WB.coeffRef(0, 1) = -t5 - t6;
     poses[1].R_WB.coeffRef(0, 2) = 0.0;
     poses[1].R_WB.coeffRef(1, 0) = t5 + t6;
@@ -913,8 +913,8 @@ class FourBar {
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t7 = tsc2.cos;
-    const double t8 = tsc2.sin;
     poses[2].R_WB.coeffRef(0, 0) = t7;
+    const double t8 = tsc2.sin;
     poses[2].R_WB.coeffRef(0, 1) = -t8;
     poses[2].R_WB.coeffRef(0, 2) = 0.0;
     poses[2].R_WB.coeffRef(1, 0) = t8;
@@ -936,8 +936,8 @@ class FourBar {
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WCrank.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WCrank.coeffRef(1, 0) = t1;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': velocity
     velocities[0].w_WB[0] = 0.0;
@@ -947,10 +947,10 @@ class FourBar {
     velocities[0].v_WB[1] = 0.0;
     velocities[0].v_WB[2] = 0.0;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity
-    const double t2 = params.r*u[0];
     velocities[1].w_WB[0] = 0.0;
     velocities[1].w_WB[1] = 0.0;
     velocities[1].w_WB[2] = u[0] + u[1];
+    const double t2 = params.r*u[0];
     velocities[1].v_WB[0] = -t2*R_WCrank.coeff(1, 0);
     velocities[1].v_WB[1] = t2*R_WCrank.coeff(0, 0);
     velocities[1].v_WB[2] = 0.0;
@@ -975,8 +975,8 @@ class FourBar {
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WCrank.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WCrank.coeffRef(1, 0) = t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
@@ -985,15 +985,15 @@ class FourBar {
     const double t4 = tsc1.cos;
     const double t5 = t4*R_WCrank.coeff(0, 0);
     const double t6 = -t3 + t5;
+    R_WCoupler.coeffRef(0, 0) = t6;
     const double t7 = t2*R_WCrank.coeff(0, 0);
     const double t8 = R_WCrank.coeff(1, 0)*t4;
     const double t9 = t7 + t8;
-    R_WCoupler.coeffRef(0, 0) = t6;
     R_WCoupler.coeffRef(1, 0) = t9;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity
     const double t10 = u[0] + u[1];
-    const double t11 = params.r*u[0]*R_WCrank.coeff(0, 0);
     w_WCoupler[2] = t10;
+    const double t11 = params.r*u[0]*R_WCrank.coeff(0, 0);
     v_WCoupler[1] = t11;
     // kinetic energy
     const double t12 = derived_.ke*R_WCoupler.coeff(0, 0);
@@ -1020,8 +1020,8 @@ class FourBar {
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WCrank.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WCrank.coeffRef(1, 0) = t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
@@ -1030,20 +1030,20 @@ class FourBar {
     const double t4 = tsc1.cos;
     const double t5 = t4*R_WCrank.coeff(0, 0);
     const double t6 = -t3 + t5;
+    R_WCoupler.coeffRef(0, 0) = t6;
     const double t7 = t2*R_WCrank.coeff(0, 0);
     const double t8 = R_WCrank.coeff(1, 0)*t4;
     const double t9 = t7 + t8;
-    const double t10 = params.r*R_WCrank.coeff(0, 0);
-    const double t11 = params.r*R_WCrank.coeff(1, 0);
-    R_WCoupler.coeffRef(0, 0) = t6;
     R_WCoupler.coeffRef(1, 0) = t9;
+    const double t10 = params.r*R_WCrank.coeff(0, 0);
     p_WCoupler[0] = t10;
+    const double t11 = params.r*R_WCrank.coeff(1, 0);
     p_WCoupler[1] = t11;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t12 = tsc2.cos;
-    const double t13 = tsc2.sin;
     R_WRocker.coeffRef(0, 0) = t12;
+    const double t13 = tsc2.sin;
     R_WRocker.coeffRef(1, 0) = t13;
     // potential energy (gravity)
     const double t14 = -derived_.I_KCrank[0]*(0.5*derived_.pe_b*R_WCrank.coeff(0, 0) +
@@ -1090,8 +1090,8 @@ class FourBar {
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WCrank.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WCrank.coeffRef(1, 0) = t1;
     // J_WF: the joints from World to 'crank', each shifted to Fo
     J.coeffRef(2, 0) = 1.0;
@@ -1114,8 +1114,8 @@ class FourBar {
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WCrank.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WCrank.coeffRef(1, 0) = t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
@@ -1124,26 +1124,26 @@ class FourBar {
     const double t4 = tsc1.cos;
     const double t5 = t4*R_WCrank.coeff(0, 0);
     const double t6 = -t3 + t5;
+    R_WCoupler.coeffRef(0, 0) = t6;
     const double t7 = t2*R_WCrank.coeff(0, 0);
     const double t8 = R_WCrank.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
-    const double t10 = t7 + t8;
-    const double t11 = params.r*R_WCrank.coeff(0, 0);
-    const double t12 = params.r*R_WCrank.coeff(1, 0);
-    R_WCoupler.coeffRef(0, 0) = t6;
     R_WCoupler.coeffRef(0, 1) = t9;
+    const double t10 = t7 + t8;
     R_WCoupler.coeffRef(1, 0) = t10;
+    const double t11 = params.r*R_WCrank.coeff(0, 0);
     p_WCoupler[0] = t11;
+    const double t12 = params.r*R_WCrank.coeff(1, 0);
     p_WCoupler[1] = t12;
     // J_WF: the joints from World to 'coupler', each shifted to Fo
-    const double t13 = p_WCoupler[1] + p_BoFo_B[1]*R_WCoupler.coeff(0, 0) +
-        p_BoFo_B[0]*R_WCoupler.coeff(1, 0);
-    const double t14 = p_WCoupler[0] + p_BoFo_B[1]*R_WCoupler.coeff(0, 1) +
-        p_BoFo_B[0]*R_WCoupler.coeff(0, 0);
     J.coeffRef(2, 0) = 1.0;
     J.coeffRef(2, 1) = 1.0;
+    const double t13 = p_WCoupler[1] + p_BoFo_B[1]*R_WCoupler.coeff(0, 0) +
+        p_BoFo_B[0]*R_WCoupler.coeff(1, 0);
     J.coeffRef(3, 0) = -t13;
     J.coeffRef(3, 1) = p_WCoupler[1] - t13;
+    const double t14 = p_WCoupler[0] + p_BoFo_B[1]*R_WCoupler.coeff(0, 1) +
+        p_BoFo_B[0]*R_WCoupler.coeff(0, 0);
     J.coeffRef(4, 0) = t14;
     J.coeffRef(4, 1) = -p_WCoupler[0] + t14;
   }
@@ -1161,8 +1161,8 @@ class FourBar {
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[2]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WRocker.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WRocker.coeffRef(1, 0) = t1;
     // J_WF: the joints from World to 'rocker', each shifted to Fo
     J.coeffRef(2, 2) = 1.0;
@@ -1182,8 +1182,8 @@ class FourBar {
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WCrank.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WCrank.coeffRef(1, 0) = t1;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
@@ -1206,8 +1206,8 @@ class FourBar {
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WCrank.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WCrank.coeffRef(1, 0) = t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
@@ -1216,17 +1216,17 @@ class FourBar {
     const double t4 = tsc1.cos;
     const double t5 = t4*R_WCrank.coeff(0, 0);
     const double t6 = -t3 + t5;
+    R_WCoupler.coeffRef(0, 0) = t6;
     const double t7 = t2*R_WCrank.coeff(0, 0);
     const double t8 = R_WCrank.coeff(1, 0)*t4;
     const double t9 = -t7 - t8;
-    const double t10 = t7 + t8;
-    R_WCoupler.coeffRef(0, 0) = t6;
     R_WCoupler.coeffRef(0, 1) = t9;
+    const double t10 = t7 + t8;
     R_WCoupler.coeffRef(1, 0) = t10;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity
     const double t11 = u[0] + u[1];
-    const double t12 = params.r*u[0]*R_WCrank.coeff(0, 0);
     w_WCoupler[2] = t11;
+    const double t12 = params.r*u[0]*R_WCrank.coeff(0, 0);
     v_WCoupler[1] = t12;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
@@ -1250,8 +1250,8 @@ class FourBar {
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[2]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     R_WRocker.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     R_WRocker.coeffRef(1, 0) = t1;
     // Jdot_WF u: the acceleration of Fo at udot = 0
     JdotU.segment<3>(0).setZero();
@@ -1269,8 +1269,8 @@ class FourBar {
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     k.R_WB[0].coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     k.R_WB[0].coeffRef(0, 1) = -t1;
     k.R_WB[0].coeffRef(0, 2) = 0.0;
     k.R_WB[0].coeffRef(1, 0) = t1;
@@ -1288,9 +1288,9 @@ class FourBar {
     const double t2 = tsc1.sin;
     const double t3 = tsc1.cos;
     const double t4 = -t2*k.R_WB[0].coeff(1, 0) + t3*k.R_WB[0].coeff(0, 0);
+    k.R_WB[1].coeffRef(0, 0) = t4;
     const double t5 = t2*k.R_WB[0].coeff(0, 0);
     const double t6 = k.R_WB[0].coeff(1, 0)*t3;
-    k.R_WB[1].coeffRef(0, 0) = t4;
     k.R_WB[1].coeffRef(0, 1) = -t5 - t6;
     k.R_WB[1].coeffRef(0, 2) = 0.0;
     k.R_WB[1].coeffRef(1, 0) = t5 + t6;
@@ -1306,8 +1306,8 @@ class FourBar {
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t7 = tsc2.cos;
-    const double t8 = tsc2.sin;
     k.R_WB[2].coeffRef(0, 0) = t7;
+    const double t8 = tsc2.sin;
     k.R_WB[2].coeffRef(0, 1) = -t8;
     k.R_WB[2].coeffRef(0, 2) = 0.0;
     k.R_WB[2].coeffRef(1, 0) = t8;
@@ -1331,8 +1331,8 @@ class FourBar {
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     k.R_WB[0].coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     k.R_WB[0].coeffRef(0, 1) = -t1;
     k.R_WB[0].coeffRef(0, 2) = 0.0;
     k.R_WB[0].coeffRef(1, 0) = t1;
@@ -1362,13 +1362,9 @@ class FourBar {
     const double t2 = tsc1.sin;
     const double t3 = tsc1.cos;
     const double t4 = -t2*k.R_WB[0].coeff(1, 0) + t3*k.R_WB[0].coeff(0, 0);
+    k.R_WB[1].coeffRef(0, 0) = t4;
     const double t5 = t2*k.R_WB[0].coeff(0, 0);
     const double t6 = k.R_WB[0].coeff(1, 0)*t3;
-    const double t7 = params.r*k.R_WB[0].coeff(0, 0);
-    const double t8 = params.r*k.R_WB[0].coeff(1, 0);
-    const double t9 = t8*u[0];
-    const double t10 = t7*u[0];
-    k.R_WB[1].coeffRef(0, 0) = t4;
     k.R_WB[1].coeffRef(0, 1) = -t5 - t6;
     k.R_WB[1].coeffRef(0, 2) = 0.0;
     k.R_WB[1].coeffRef(1, 0) = t5 + t6;
@@ -1377,14 +1373,18 @@ class FourBar {
     k.R_WB[1].coeffRef(2, 0) = 0.0;
     k.R_WB[1].coeffRef(2, 1) = 0.0;
     k.R_WB[1].coeffRef(2, 2) = 1.0;
+    const double t7 = params.r*k.R_WB[0].coeff(0, 0);
     k.p_WB[1][0] = t7;
+    const double t8 = params.r*k.R_WB[0].coeff(1, 0);
     k.p_WB[1][1] = t8;
     k.p_WB[1][2] = 0.0;
     k.H_W.coeffRef(2, 1) = 1.0;
     k.V_WB[1][0] = 0.0;
     k.V_WB[1][1] = 0.0;
     k.V_WB[1][2] = u[0] + u[1];
+    const double t9 = t8*u[0];
     k.V_WB[1][3] = -t9;
+    const double t10 = t7*u[0];
     k.V_WB[1][4] = t10;
     k.V_WB[1][5] = 0.0;
     k.Abias_WB[1][0] = 0.0;
@@ -1396,8 +1396,8 @@ class FourBar {
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t11 = tsc2.cos;
-    const double t12 = tsc2.sin;
     k.R_WB[2].coeffRef(0, 0) = t11;
+    const double t12 = tsc2.sin;
     k.R_WB[2].coeffRef(0, 1) = -t12;
     k.R_WB[2].coeffRef(0, 2) = 0.0;
     k.R_WB[2].coeffRef(1, 0) = t12;
@@ -1444,16 +1444,16 @@ class FourBar {
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
     const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
     const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     k.R_WCrank.coeffRef(0, 0) = t0;
+    const double t1 = tsc0.sin;
     k.R_WCrank.coeffRef(1, 0) = t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
     const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
     const double t2 = tsc1.sin;
     const double t3 = tsc1.cos;
+    k.R_WCoupler.coeffRef(0, 0) = -t2*k.R_WCrank.coeff(1, 0) + t3*k.R_WCrank.coeff(0, 0);
     const double t4 = t2*k.R_WCrank.coeff(0, 0);
     const double t5 = k.R_WCrank.coeff(1, 0)*t3;
-    k.R_WCoupler.coeffRef(0, 0) = -t2*k.R_WCrank.coeff(1, 0) + t3*k.R_WCrank.coeff(0, 0);
     k.R_WCoupler.coeffRef(0, 1) = -t4 - t5;
     k.R_WCoupler.coeffRef(1, 0) = t4 + t5;
     k.p_WCoupler[0] = params.r*k.R_WCrank.coeff(0, 0);
@@ -1461,8 +1461,8 @@ class FourBar {
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
     const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
     const double t6 = tsc2.cos;
-    const double t7 = tsc2.sin;
     k.R_WRocker.coeffRef(0, 0) = t6;
+    const double t7 = tsc2.sin;
     k.R_WRocker.coeffRef(1, 0) = t7;
   }
 
@@ -1472,8 +1472,8 @@ class FourBar {
   void constraintVelocities([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                             ConstraintKinematics& k) const {
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity
-    const double t0 = params.r*u[0];
     k.w_WCoupler[2] = u[0] + u[1];
+    const double t0 = params.r*u[0];
     k.v_WCoupler[0] = -k.R_WCrank.coeff(1, 0)*t0;
     k.v_WCoupler[1] = k.R_WCrank.coeff(0, 0)*t0;
   }
@@ -1508,12 +1508,12 @@ class FourBar {
     const double t0 = k.R_WRocker.coeff(1, 0)*params.b;
     const double t1 = k.R_WCoupler.coeff(1, 0)*params.c;
     const double t2 = -k.p_WCoupler[1] + t0 - t1;
-    const double t3 = k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2];
     const double t4 = k.R_WCoupler.coeff(0, 0)*params.c;
     const double t5 = k.R_WRocker.coeff(0, 0)*params.b;
     const double t6 = -k.v_WCoupler[1] - t4*k.w_WCoupler[2] + t5*u[2];
     const double t7 = -k.v_WCoupler[0] - t0*u[2] + t1*k.w_WCoupler[2];
     const double t8 = -t4 + (-k.p_WCoupler[0] + params.a + t5);
+    const double t3 = k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2];
     verr[0] = t3*t2 + k.R_WCoupler.coeff(1, 0)*t6 + k.R_WCoupler.coeff(0, 0)*t7 -
         k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2]*t8;
     verr[1] = k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2]*t2 + k.R_WCoupler.coeff(0, 0)*t6 +
@@ -1534,15 +1534,15 @@ class FourBar {
     const double t3 = t2 + t0;
     const double t4 = k.R_WCoupler.coeff(0, 0)*t3;
     const double t5 = k.R_WCoupler.coeff(0, 0)*params.c;
-    const double t6 = k.p_WCoupler[0] + t5;
     const double t7 = k.R_WRocker.coeff(0, 0)*params.b;
     const double t8 = -t5 + (-k.p_WCoupler[0] + params.a + t7);
     const double t9 = k.R_WCoupler.coeff(1, 0)*t8;
-    const double t10 = k.R_WCoupler.coeff(0, 1)*t3;
-    const double t11 = k.R_WCoupler.coeff(0, 0)*t8;
+    const double t6 = k.p_WCoupler[0] + t5;
     G.coeffRef(0, 0) = t4 + (-k.R_WCoupler.coeff(0, 0)*t2 - k.R_WCoupler.coeff(1, 0)*t6 - t9);
     G.coeffRef(0, 1) = t4 - t9;
     G.coeffRef(0, 2) = k.R_WCoupler.coeff(1, 0)*t7 - k.R_WCoupler.coeff(0, 0)*t0;
+    const double t10 = k.R_WCoupler.coeff(0, 1)*t3;
+    const double t11 = k.R_WCoupler.coeff(0, 0)*t8;
     G.coeffRef(1, 0) = -k.R_WCoupler.coeff(0, 0)*t6 - k.R_WCoupler.coeff(0, 1)*t2 + t10 - t11;
     G.coeffRef(1, 1) = -t5*k.R_WCoupler.coeff(0, 0) + k.R_WCoupler.coeff(0, 1)*t1 + t10 - t11;
     G.coeffRef(1, 2) = k.R_WCoupler.coeff(0, 0)*t7 - k.R_WCoupler.coeff(0, 1)*t0;
@@ -1562,20 +1562,20 @@ class FourBar {
     const double t2 = k.R_WCoupler.coeff(1, 0)*params.c;
     const double t3 = t2*k.w_WCoupler[2];
     const double t4 = -k.v_WCoupler[0] - t1 + t3;
-    const double t5 = k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2];
     const double t6 = k.R_WCoupler.coeff(0, 0)*params.c;
     const double t7 = t6*k.w_WCoupler[2];
     const double t8 = k.R_WRocker.coeff(0, 0)*params.b;
     const double t9 = t8*u[2];
     const double t10 = -k.v_WCoupler[1] - t7 + t9;
-    const double t11 = k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2];
     const double t12 = k.v_WCoupler[1]*u[0] - u[2]*t9 + k.w_WCoupler[2]*t7;
     const double t13 = -k.p_WCoupler[1] + t0 - t2;
     const double t14 = -t6 + (-k.p_WCoupler[0] + params.a + t8);
     const double t15 = -k.v_WCoupler[0]*u[0] + k.w_WCoupler[2]*t3 - u[2]*t1;
-    const double t16 = k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2];
+    const double t5 = k.R_WCoupler.coeff(1, 0)*k.w_WCoupler[2];
+    const double t11 = k.R_WCoupler.coeff(0, 0)*k.w_WCoupler[2];
     gamma[0] = -(-2.0*t5*t4 + 2.0*t11*t10 + k.R_WCoupler.coeff(0, 0)*t12 +
         (-t5*k.w_WCoupler[2]*t13 - t11*k.w_WCoupler[2]*t14 + k.R_WCoupler.coeff(1, 0)*t15));
+    const double t16 = k.R_WCoupler.coeff(0, 1)*k.w_WCoupler[2];
     gamma[1] = -(-t11*k.w_WCoupler[2]*t13 - t16*k.w_WCoupler[2]*t14 + k.R_WCoupler.coeff(0, 0)*t15 +
         (2.0*t16*t10 - 2.0*t11*t4 + k.R_WCoupler.coeff(0, 1)*t12));
     gamma.segment<3>(2).setZero();
@@ -1592,34 +1592,24 @@ class FourBar {
     ConstraintKinematics k;  // the World kinematics the rows read
     constraintPoses(q, k);
     // the multipliers' spatial forces on the bodies, about their origins, in World
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
-    const double t0 = tsc0.cos;
-    const double t1 = tsc0.sin;
     const double t2 = k.R_WCoupler.coeff(1, 0)*params.c;
+    const double t9 = k.R_WCoupler.coeff(0, 0)*params.c;
     const double t3 = k.R_WRocker.coeff(1, 0)*params.b;
     const double t4 = -k.p_WCoupler[1] + t3 - t2;
-    const double t5 = k.R_WCoupler.coeff(0, 1)*lambda[3] +
-        lambda[4]*(-k.R_WCrank.coeff(0, 0)*t0 + k.R_WCrank.coeff(1, 0)*t1);
+    const double t12 = k.R_WCoupler.coeff(0, 1)*t4;
     const double t6 = k.R_WRocker.coeff(0, 0)*params.b;
     const double t7 = -k.p_WCoupler[0] + params.a + t6;
-    const double t8 = k.R_WCoupler.coeff(0, 1)*lambda[4] + k.R_WCoupler.coeff(0, 0)*lambda[3];
-    const double t9 = k.R_WCoupler.coeff(0, 0)*params.c;
-    const double t10 = t9*k.R_WCoupler.coeff(0, 0);
-    const double t11 = k.R_WCoupler.coeff(0, 1)*t2;
-    const double t12 = k.R_WCoupler.coeff(0, 1)*t4;
-    const double t13 = -t10 + t11 + t12;
     const double t14 = -t9 + t7;
     const double t15 = k.R_WCoupler.coeff(0, 0)*t14;
+    const double t10 = t9*k.R_WCoupler.coeff(0, 0);
+    const double t11 = k.R_WCoupler.coeff(0, 1)*t2;
+    const double t13 = -t10 + t11 + t12;
     const double t16 = t13 - t15;
     const double t17 = lambda[1]*t16;
     const double t18 = k.R_WCoupler.coeff(0, 0)*t4;
     const double t19 = k.R_WCoupler.coeff(1, 0)*t14;
     const double t20 = t18 - t19;
     const double t21 = lambda[0]*t20;
-    const double t22 = k.R_WCoupler.coeff(0, 0)*lambda[0];
-    const double t23 = k.R_WCoupler.coeff(0, 1)*lambda[1];
-    const double t24 = k.R_WCoupler.coeff(1, 0)*lambda[0];
-    const double t25 = k.R_WCoupler.coeff(0, 0)*lambda[1];
     const double t26 = k.R_WCoupler.coeff(0, 0)*t6;
     const double t27 = k.R_WCoupler.coeff(0, 1)*t3;
     const double t28 = t26 - t27;
@@ -1628,10 +1618,20 @@ class FourBar {
     const double t31 = k.R_WCoupler.coeff(0, 0)*t3;
     const double t32 = t30 - t31;
     const double t33 = lambda[0]*t32;
+    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const double t0 = tsc0.cos;
+    const double t1 = tsc0.sin;
+    const double t5 = k.R_WCoupler.coeff(0, 1)*lambda[3] +
+        lambda[4]*(-k.R_WCrank.coeff(0, 0)*t0 + k.R_WCrank.coeff(1, 0)*t1);
     bodyForces[1][0] = t5 - lambda[2]*(-t2 - t4);
+    const double t8 = k.R_WCoupler.coeff(0, 1)*lambda[4] + k.R_WCoupler.coeff(0, 0)*lambda[3];
     bodyForces[1][1] = t8 - lambda[2]*t7;
     bodyForces[1][2] = -t17 - t21;
+    const double t22 = k.R_WCoupler.coeff(0, 0)*lambda[0];
+    const double t23 = k.R_WCoupler.coeff(0, 1)*lambda[1];
     bodyForces[1][3] = t22 + t23;
+    const double t24 = k.R_WCoupler.coeff(1, 0)*lambda[0];
+    const double t25 = k.R_WCoupler.coeff(0, 0)*lambda[1];
     bodyForces[1][4] = t24 + t25;
     bodyForces[1][5] = lambda[2];
     bodyForces[2][0] = -t5 - t3*lambda[2];
@@ -1656,8 +1656,8 @@ class FourBar {
   void updateDerived() const {
     // I_K (mass, h, I row-major) of joint 'crankPivot' (fourbar.cap:35) -> body 'crank': spatial
     // inertia about K
-    const double t0 = params.r*params.rho;
     const double t1 = params.r*params.r*params.r*params.rho;
+    const double t0 = params.r*params.rho;
     derived_.I_KCrank[0] = t0;
     derived_.I_KCrank[1] = 0.5*t0*params.r;
     derived_.I_KCrank[8] = 0.3333333333333333*t1;
@@ -1671,21 +1671,21 @@ class FourBar {
     derived_.I_KCoupler[8] = 0.3333333333333333*t4;
     // I_K (mass, h, I row-major) of joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': spatial
     // inertia about K
-    const double t5 = params.b*params.rho;
     const double t6 = params.b*params.b*params.b*params.rho;
+    const double t5 = params.b*params.rho;
     derived_.I_KRocker[0] = t5;
     derived_.I_KRocker[1] = 0.5*t5*params.b;
     derived_.I_KRocker[8] = 0.3333333333333333*t6;
     // parameter-only subexpressions of the functions below
-    const double tinv0 = 1.0/derived_.I_KCoupler[8];
-    const double tinv1 = 1.0/derived_.I_KRocker[8];
-    const double t7 = derived_.I_KCoupler[1]*tinv0;
     derived_.crankPivot_M_0_0 = derived_.I_KCoupler[1]*params.r;
     derived_.crankPivot_M_0_0_b = derived_.I_KCoupler[8] + derived_.I_KCoupler[0]*params.r*params.r;
     derived_.ke = t3;
     derived_.ke_b = t4;
+    const double tinv0 = 1.0/derived_.I_KCoupler[8];
     derived_.udot_0 = tinv0;
+    const double tinv1 = 1.0/derived_.I_KRocker[8];
     derived_.udot_2 = derived_.I_KRocker[1]*tinv1;
+    const double t7 = derived_.I_KCoupler[1]*tinv0;
     derived_.crankPivot_IAS_KCrank_2_0 = derived_.I_KCoupler[0] - t7*derived_.I_KCoupler[1];
     derived_.crankPivot_IAS_KCrank_2_0_b = params.r*params.r;
     derived_.crankPivot_tauA_KCrank_0 = t7;
