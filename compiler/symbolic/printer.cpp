@@ -504,6 +504,11 @@ std::string scheduleStatements(std::string_view code, const std::function<bool(s
     end = end == std::string_view::npos ? code.size() : end + 1;
     const std::string_view line = code.substr(at, end - at);
     at = end;
+    // Anything but one statement a line (a loop, a scope, a statement over
+    // two lines) is left as it is.
+    if (line.find_last_not_of(" \n") == std::string_view::npos || line[line.find_last_not_of(" \n")] != ';') {
+      return std::string(code);
+    }
     const std::size_t first = line.find_first_not_of(' ');
     const std::size_t eq = line.find(" = ");
     std::string_view name;

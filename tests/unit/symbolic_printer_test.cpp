@@ -399,6 +399,9 @@ TEST_CASE("a block's statements are ordered for registers (scheduleStatements)")
   auto none = [](std::string_view) { return false; };
   CHECK(scheduleStatements("  out[0] = a;\n  out[1] = b;\n", none) == "  out[0] = a;\n  out[1] = b;\n");
   CHECK(scheduleStatements("", none).empty());
+  // A block that is not one statement a line is left as it is.
+  const std::string loop = "  const double t0 = a*b;\n  for (int i = 0; i < 3; ++i) {\n    out[i] = t0;\n  }\n";
+  CHECK(scheduleStatements(loop, none) == loop);
 }
 
 TEST_CASE("long single-use chains are broken into temporaries") {
