@@ -6,7 +6,6 @@
 #include <set>
 #include <sstream>
 #include <string_view>
-#include <unordered_set>
 
 namespace capstan::codegen {
 
@@ -194,7 +193,6 @@ const symbolic::OpCount& FunctionBuilder::ops() {
 json FunctionBuilder::finish() {
   print();
   dropUnreadLines();
-  orderStatements();
   fn_["operations"] = std::to_string(ops_.adds) + " adds, " + std::to_string(ops_.muls) + " muls, " +
                        std::to_string(ops_.divs) + " divs, " + std::to_string(ops_.funcs) + " calls, " +
                        std::to_string(ops_.other) + " other";
@@ -333,42 +331,6 @@ std::string FunctionBuilder::localOf(const std::string& target) const {
   return "";
 }
 
-void FunctionBuilder::orderStatements() {
-  // From the last block back, the words that blocks after the current one
-  // (and the epilogue) read: among them, the current block's temporaries
-  // that are roots for symbolic::scheduleStatements. The words are views
-  // of the code as it was (the blocks are replaced as we go).
-  std::vector<std::string> codes;
-  for (const auto& line : fn_["epilogue"]) codes.push_back(line.get<std::string>());
-  const std::size_t epilogue = codes.size();
-  for (const json& part : parts_)
-    for (const json& block : part) codes.push_back(block["code"].get<std::string>());
-  std::unordered_set<std::string_view> readLater;
-  auto reads = [&](std::string_view text) {
-    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-    for (std::size_t i = 0; i < text.size();) {
-      if (!word(text[i])) {
-        ++i;
-        continue;
-      }
-      std::size_t j = i;
-      while (j < text.size() && word(text[j])) ++j;
-      readLater.insert(text.substr(i, j - i));
-      i = j;
-    }
-  };
-  for (std::size_t k = 0; k < epilogue; ++k) reads(codes[k]);
-  const auto isReadLater = [&](std::string_view name) { return readLater.count(name) > 0; };
-  std::size_t index = codes.size();
-  for (std::size_t k = parts_.size(); k-- > 0;) {
-    for (std::size_t b = parts_[k].size(); b-- > 0;) {
-      const std::string& code = codes[--index];
-      parts_[k][b]["code"] = symbolic::scheduleStatements(code, isReadLater);
-      reads(code);
-    }
-  }
-}
-
 void FunctionBuilder::dropUnreadLines() {
   static const std::regex entry(R"((\w+)(\[\d+\]|\(\d+, \d+\)))");
   static const std::regex word(R"(\b[A-Za-z_]\w*\b)");
@@ -386,6 +348,16 @@ void FunctionBuilder::dropUnreadLines() {
       std::vector<std::string> lines;
       std::istringstream in(block["code"].get<std::string>());
       for (std::string line; std::getline(in, line);) lines.push_back(line);
+      // The block's temporaries that later lines read, before its own
+      // lines add to readWords: the roots of its statements' order.
+      std::set<std::string, std::less<>> readLater;
+      for (const std::string& line : lines) {
+        const std::size_t eq = line.find(" = ");
+        const std::size_t first = line.find_first_not_of(' ');
+        if (eq == std::string::npos || first == std::string::npos || line.compare(first, 6, "const ") != 0) continue;
+        std::string name = line.substr(line.rfind(' ', eq - 1) + 1, eq - line.rfind(' ', eq - 1) - 1);
+        if (readWords.count(name)) readLater.insert(std::move(name));
+      }
       std::vector<const std::string*> kept;  // from the last line back
       for (std::size_t i = lines.size(); i-- > 0;) {
         std::smatch m;
@@ -406,7 +378,8 @@ void FunctionBuilder::dropUnreadLines() {
       }
       std::string code;
       for (auto line = kept.rbegin(); line != kept.rend(); ++line) code += **line + "\n";
-      block["code"] = code;
+      block["code"] =
+          symbolic::scheduleStatements(code, [&](std::string_view name) { return readLater.count(name) > 0; });
     }
   }
   // Locals no line writes any more, temporaries the split bookkeeping

@@ -141,12 +141,12 @@ class FunctionBuilder {
   // see: a second local entry holding a value another name already gives
   // later blocks, and a value whose later uses the printer reads through a
   // temporary of an enclosing expression. Straight-line code, so one pass
-  // from the last line back decides each line.
+  // from the last line back decides each line. The same pass knows which of
+  // a block's temporaries later blocks read, and puts each block's kept
+  // statements in an order that keeps fewer values live
+  // (symbolic::scheduleStatements, those temporaries and the outputs as
+  // roots).
   void dropUnreadLines();
-  // Each block's statements in an order that keeps fewer values live
-  // (symbolic::scheduleStatements), the temporaries later blocks read as
-  // roots.
-  void orderStatements();
 
   // The pending blocks' values, block by block.
   std::vector<std::vector<Expr>> pendingRoots() const;
