@@ -9,7 +9,8 @@
 # an installation made by hand (its headers under include/); without it the
 # script says so and exits 0. Env: PINOCCHIO_PREFIX, CAPSTAN (default
 # build/compiler/capstan), OUT_DIR (default build-bench/pinocchio), CXX,
-# SKIP_COMPILE_TIMES=1, PEERS_ROUNDS, PEERS_BATCH_US, MODELS_DIR (default
+# SKIP_COMPILE_TIMES=1, PEERS_ROUNDS, PEERS_BATCH_US, PEERS_COLD=1 (the rows timed again
+# cold, each call after code that evicts the L1 instruction cache), MODELS_DIR (default
 # bench/peers/models; `bench/peers/make_models.py --folded DIR` writes the
 # same models with their parameters folded into the code); arguments: the
 # models (arm7 chain20 chain50 humanoid, the default all four).

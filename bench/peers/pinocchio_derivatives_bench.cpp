@@ -21,6 +21,11 @@
 // Jacobian on the hinges' columns. Per call: the median over rounds of
 // thread CPU time, engines interleaved. Env: PEERS_ROUNDS (31),
 // PEERS_BATCH_US (2000).
+// With PEERS_COLD=1 the derivative and forward-dynamics rows are timed a
+// second time cold: each call after code that evicts the first-level
+// instruction cache (evictInstructionCache), less that code's own time,
+// as in a program that runs other code between calls (a solver, an
+// integrator) rather than one function in a loop.
 // Each model is built in when its macro is defined (pinocchio.sh defines
 // those it is asked for): PEERS_ARM7, PEERS_CHAIN20, PEERS_CHAIN50,
 // PEERS_HUMANOID.
@@ -48,16 +53,41 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
 
 using namespace peers;
+
+// One of kEvictFunctions distinct functions of integer arithmetic on
+// registers (xor-shift, multiply and add with immediates: no data, nothing
+// a compiler can fold across rounds), each about 400 bytes of machine code.
+template <int K, int... Round>
+[[gnu::noinline]] std::uint64_t evictStep(std::uint64_t x, std::integer_sequence<int, Round...>) {
+  ((x ^= x >> 13, x *= 0x9E3779B97F4A7C15ULL + 2 * static_cast<std::uint64_t>(K),
+    x += static_cast<std::uint64_t>(Round * 131 + K)),
+   ...);
+  return x;
+}
+constexpr int kEvictFunctions = 256;  // about 100 KiB: past a 32-64 KiB L1 instruction cache
+template <int... K>
+std::uint64_t evictAll(std::uint64_t x, std::integer_sequence<int, K...>) {
+  ((x = evictStep<K>(x, std::make_integer_sequence<int, 32>{})), ...);
+  return x;
+}
+// Runs all of them once: afterwards little of the code called before is
+// left in the L1 instruction cache (it still is in L2).
+void evictInstructionCache() {
+  static volatile std::uint64_t sink = 1;
+  sink = evictAll(sink, std::make_integer_sequence<int, kEvictFunctions>{});
+}
 using bench::clobber;
 using bench::envNumber;
 using bench::loadAverage;
@@ -328,6 +358,27 @@ void run(const char* name, int rounds, double batch) {
     const double capstan = timed[reference[k]].median();
     std::printf("| %s | %.2f | %s |\n", timed[k].name.c_str(), timed[k].median(),
                 reference[k] == k ? "" : (std::to_string(timed[k].median() / capstan).substr(0, 4) + "x").c_str());
+  }
+  if (envNumber("PEERS_COLD", 0) != 0) {
+    // The first seven rows again, each call after evictInstructionCache();
+    // its own time (the first row) is taken off.
+    std::vector<Timed> cold = {{"instruction-cache eviction alone", evictInstructionCache}};
+    for (std::size_t k = 0; k < 7; ++k) {
+      cold.emplace_back(timed[k].name, [call = timed[k].call] {
+        evictInstructionCache();
+        call();
+      });
+    }
+    timeInterleaved(cold, rounds, batch);
+    const double evict = cold[0].median();
+    std::printf("\ncold (each call after %.2f us of other code, %d functions, that evicts the L1 instruction cache; "
+                "that time taken off):\n| engine | us per call, cold | against hot | Pinocchio / Capstan |\n|---|---|---|---|\n",
+                evict, kEvictFunctions);
+    for (std::size_t k = 1; k < cold.size(); ++k) {
+      const double us = cold[k].median() - evict, capstan = cold[reference[k - 1] + 1].median() - evict;
+      std::printf("| %s | %.2f | %.2fx | %s |\n", cold[k].name.c_str(), us, us / timed[k - 1].median(),
+                  reference[k - 1] == k - 1 ? "" : (std::to_string(us / capstan).substr(0, 4) + "x").c_str());
+    }
   }
   // What a forward-derivatives target of 3x computeABADerivatives leaves
   // beside the products, against what Pinocchio spends beside its own.
