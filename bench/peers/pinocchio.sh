@@ -83,7 +83,7 @@ for cls in $classes; do
     index($0, c) {
       name = substr($0, index($0, c) + length(c))
       f = ""
-      if (name ~ /^forwardDynamics\(/ || name ~ /^ForwardDynamicsWork::/) f = "forwardDynamics"
+      if (name ~ /^forwardDynamics(Step[0-9]+)?\(/ || name ~ /^ForwardDynamicsWork::/) f = "forwardDynamics"
       else if (name ~ /^forwardDynamicsDerivatives\(/ || name ~ /^ForwardDynamicsDerivativesWork::/) f = "forwardDynamicsDerivatives"
       else if (name ~ /^inverseDynamicsDerivatives\(/ || name ~ /^InverseDynamicsDerivativesWork::/) f = "inverseDynamicsDerivatives"
       else if (name ~ /^updateDerived\(/) f = "updateDerived"

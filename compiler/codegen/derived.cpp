@@ -291,6 +291,23 @@ json DerivedValues::finish(json& functions) {
   }
   // Hoisted values read the parameter stage's entries: computed last.
   std::stable_partition(derived_.begin(), derived_.end(), [](const DerivedArray& a) { return a.name != kHoisted; });
+  // The parameters each call of a shared step reads (codegen/steps.hpp),
+  // computed once per change of params, after every entry they read (so
+  // last).
+  std::vector<json> sites;
+  for (json& f : functions) {
+    if (!f.contains("parameter_sites")) continue;
+    for (const json& site : f["parameter_sites"]) {
+      const std::string name = site.at("name");
+      const std::vector<std::string> entries = site.at("entries");
+      DerivedArray a{name, static_cast<int>(entries.size()), site.at("comment"), {}};
+      for (std::size_t k = 0; k < entries.size(); ++k)
+        a.values.push_back({"derived_." + name + "[" + std::to_string(k) + "]", Expr::symbol(entries[k])});
+      sites.push_back({{"name", a.name}, {"size", a.size}, {"comment", a.comment}, {"scalar", false}});
+      derived_.push_back(std::move(a));
+    }
+    f.erase("parameter_sites");
+  }
   json ir = json::array();
   if (derived_.empty()) return ir;
   FunctionBuilder fn("updateDerived", "void", "",
@@ -300,11 +317,14 @@ json DerivedValues::finish(json& functions) {
   fn.closing("derivedFor_ = params;");
   fn.closing("derivedValid_ = true;");
   functions.push_back(fn.finish());
-  for (const DerivedArray& a : derived_) {
-    if (a.name == kHoisted) continue;
-    ir.push_back({{"name", a.name}, {"size", a.size}, {"comment", a.comment}, {"scalar", false}});
+  // The IR's entries: the arrays (the call sites' last), then the
+  // hoisted fields.
+  for (std::size_t k = 0; k + sites.size() < derived_.size(); ++k) {
+    const DerivedArray& a = derived_[k];
+    if (a.name != kHoisted) ir.push_back({{"name", a.name}, {"size", a.size}, {"comment", a.comment}, {"scalar", false}});
   }
   for (json& entry : named) ir.push_back(std::move(entry));
+  for (json& entry : sites) ir.push_back(std::move(entry));
   return ir;
 }
 

@@ -274,6 +274,8 @@ void FunctionBuilder::layOut(json& function) {
       block["code"] = wrapLines(eigenCoefficients(zeroRuns(block.at("code").get<std::string>(), params)), limit);
   };
   if (function.contains("blocks")) lay(function["blocks"], kLineLimit);
+  if (function.contains("kernels"))
+    for (json& kernel : function["kernels"]) kernel["code"] = wrapLines(kernel.at("code").get<std::string>());
   if (function.contains("parts"))
     for (json& part : function["parts"]) lay(part.at("blocks"), kLineLimit - 2);  // in the workspace struct
   // A split function's temporaries carried between parts: one declaration

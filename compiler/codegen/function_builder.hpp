@@ -51,6 +51,12 @@ constexpr double kForwardDynamicsPartBudget = 2 * kPartBudget;
 // slower on the AMD machine. The derivatives are not fused (slower there).
 constexpr int kFusedMinSpeeds = 20;
 
+// From this many speeds on, forwardDynamics by ABA in joint frames is
+// emitted as calls of shared per-body steps (codegen/steps.hpp): past the
+// 32 KiB instruction cache, straight-line code is fetched from L2 on every
+// call (docs/performance.md, "Shared steps").
+constexpr int kSharedStepsMinSpeeds = 20;
+
 // One generated member function: its signature, local declarations, blocks
 // of straight-line statements (each headed by the model element it came
 // from) and closing statements.

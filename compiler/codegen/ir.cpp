@@ -128,6 +128,10 @@ void to_json(json& j, const Block& v) { j = {{"comment", v.comment}, {"code", v.
 
 void to_json(json& j, const Part& v) { j = {{"name", v.name}, {"blocks", v.blocks}}; }
 
+void to_json(json& j, const Kernel& v) {
+  j = {{"name", v.name}, {"params", v.params}, {"doc", v.doc}, {"code", v.code}, {"inline", v.inline_}};
+}
+
 void to_json(json& j, const Function& v) {
   j = {{"name", v.name},         {"return_type", v.return_type}, {"params", v.params},
        {"doc", v.doc},           {"operations", v.operations},   {"opening", v.opening},
@@ -141,6 +145,7 @@ void to_json(json& j, const Function& v) {
   optional(j, "includes", v.includes);
   optional(j, "access", v.access);
   optional(j, "fused", v.fused);
+  optional(j, "kernels", v.kernels);
 }
 
 void to_json(json& j, const Dependency& v) { j = {{"states", v.states}, {"time", v.time}}; }
@@ -213,7 +218,7 @@ void from_json(const json& j, Function& v) {
   onlyKnownKeys(j, "function",
                 {"name", "key", "return_type", "params", "doc", "operations", "opening", "prologue", "blocks",
                  "epilogue", "parts", "work", "work_type", "part_params", "args", "method", "includes", "access",
-                 "fused"});
+                 "fused", "kernels"});
   j.at("name").get_to(v.name);
   readOptional(j, "key", v.key);
   j.at("return_type").get_to(v.return_type);
@@ -233,6 +238,16 @@ void from_json(const json& j, Function& v) {
   readOptional(j, "includes", v.includes);
   readOptional(j, "access", v.access);
   readOptional(j, "fused", v.fused);
+  readOptional(j, "kernels", v.kernels);
+}
+
+void from_json(const json& j, Kernel& v) {
+  onlyKnownKeys(j, "kernel", {"name", "params", "doc", "code", "inline"});
+  j.at("name").get_to(v.name);
+  j.at("params").get_to(v.params);
+  j.at("doc").get_to(v.doc);
+  j.at("code").get_to(v.code);
+  j.at("inline").get_to(v.inline_);
 }
 
 void from_json(const json& j, Derived& v) {

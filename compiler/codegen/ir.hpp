@@ -126,6 +126,16 @@ struct Part {
   std::vector<Block> blocks;
 };
 
+// A step several blocks of a function share (codegen/steps.hpp): a static
+// member function the blocks call, its values passed through pointers.
+struct Kernel {
+  std::string name;           // `forwardDynamicsStep1`
+  std::string params;         // `const double* __restrict A0, ..., double* __restrict o`
+  std::vector<std::string> doc;
+  std::string code;           // straight-line statements, one per line
+  bool inline_ = false;       // "inline": small, the compiler may inline it at its calls
+};
+
 struct Function {
   std::string name;
   std::optional<std::string> key;  // an overload's row name in the function table
@@ -142,6 +152,7 @@ struct Function {
   std::optional<std::vector<std::string>> includes;
   std::optional<std::string> access;  // "private": a helper of other functions, not the class's interface
   std::optional<bool> fused;  // true: clang may fuse multiplies and adds across its statements
+  std::optional<std::vector<Kernel>> kernels;  // the steps its blocks share, emitted before it
 };
 
 // What a traced result reads of the state and the time: the positions in
@@ -223,6 +234,7 @@ void to_json(nlohmann::json& j, const Cable& v);
 void to_json(nlohmann::json& j, const Derived& v);
 void to_json(nlohmann::json& j, const Block& v);
 void to_json(nlohmann::json& j, const Part& v);
+void to_json(nlohmann::json& j, const Kernel& v);
 void to_json(nlohmann::json& j, const Function& v);
 void to_json(nlohmann::json& j, const Dependency& v);
 void to_json(nlohmann::json& j, const Dependencies& v);
@@ -233,6 +245,7 @@ void to_json(nlohmann::json& j, const Model& v);
 // std::logic_error (the schema is the struct's).
 void from_json(const nlohmann::json& j, Block& v);
 void from_json(const nlohmann::json& j, Part& v);
+void from_json(const nlohmann::json& j, Kernel& v);
 void from_json(const nlohmann::json& j, Function& v);
 void from_json(const nlohmann::json& j, Derived& v);
 

@@ -20,6 +20,7 @@
 #include "codegen/functions.hpp"
 #include "codegen/ir_schema.hpp"
 #include "codegen/rewrites.hpp"
+#include "codegen/steps.hpp"
 #include "codegen/function_builder.hpp"
 #include "mechanics/builtins.hpp"
 #include "symbolic/diff.hpp"
@@ -907,7 +908,7 @@ class Tracer {
     std::vector<Expr> values;
     for (const auto& [comment, outputs] : blocks)
       for (const Assignment& a : outputs) values.push_back(a.value);
-    values = substitute(values, fields);
+    values = symbolic::substitute(values, fields);
     for (const symbolic::Node* n : symbolic::postOrder(values))
       if (n->kind == symbolic::Kind::Symbol && n->name.starts_with("k.")) read.emplace(n->name);
     std::size_t k = 0;
@@ -1378,8 +1379,37 @@ class Tracer {
     for (Variant& v : variants) doc.push_back("  " + std::string(v.title) + ": " + brief(v.fn.ops()) + ";");
     if (!traceCrba) doc.push_back("  CRBA + L^T D L: " + skipped + ";");
     doc.back().back() = '.';
+    // ABA in joint frames (traced last, so ev.joint holds its Data) as
+    // shared steps (codegen/steps.hpp).
+    const bool steps = chosen.aba && chosen.jointFrames && &chosen == &variants.back() && !external &&
+                       layout_.nu >= kSharedStepsMinSpeeds && layout_.forceLaws.empty() &&
+                       layout_.forceElements.empty() && layout_.cables.empty();
+    if (!steps) {
+      fn.set("doc", doc);
+      return fn.finish();
+    }
+    const SharedSteps shared = sharedAbaSteps(
+        mechanism_, ev.joint, layout_, [this](const JointLayout& j) { return cite_.joint(j); }, f.key());
+    doc.push_back("Emitted as " + std::to_string(shared.blocks.size()) + " calls of " +
+                  std::to_string(shared.kernels.size()) + " shared steps, each kind of body's step once (" +
+                  brief(shared.ops) + " in all).");
+    method["steps"] = {{"kernels", shared.kernels.size()}, {"calls", shared.blocks.size()},
+                       {"emitted", opsJson(shared.ops)}};
+    fn.set("method", method);
     fn.set("doc", doc);
-    return fn.finish();
+    json j = fn.finish();
+    j["blocks"] = shared.blocks;
+    j["parts"] = json::array();
+    j["work"] = json::array();
+    for (const char* key : {"work_type", "part_params", "args"}) j.erase(key);
+    j["prologue"] = shared.prologue;
+    j["kernels"] = shared.kernels;
+    j["parameter_sites"] = shared.parameterSites;
+    const symbolic::OpCount& ops = shared.ops;
+    j["operations"] = std::to_string(ops.adds) + " adds, " + std::to_string(ops.muls) + " muls, " +
+                      std::to_string(ops.divs) + " divs, " + std::to_string(ops.funcs) + " calls, " +
+                      std::to_string(ops.other) + " other";
+    return j;
   }
 
   // forwardDynamics(time, q, u, udot, k): ABA in joint frames as
@@ -1406,29 +1436,6 @@ class Tracer {
       fn.block(cite_.joint(j) + ": articulated factor", out);
     }
     return fn.finish();
-  }
-
-  // Each expression of `roots` with the symbols of `values`' keys (node ids)
-  // replaced by their values, rebuilt bottom-up.
-  static std::vector<Expr> substitute(std::span<const Expr> roots,
-                                      const std::unordered_map<std::uint32_t, Expr>& values) {
-    std::unordered_map<std::uint32_t, Expr> done;
-    for (const symbolic::Node* n : symbolic::postOrder(roots)) {
-      if (const auto it = values.find(n->id); it != values.end()) {
-        done.emplace(n->id, it->second);
-        continue;
-      }
-      std::vector<Expr> args;
-      bool changed = false;
-      for (std::uint32_t i = 0; i < n->size; ++i) {
-        args.push_back(done.at(n->args[i]->id));
-        changed = changed || args.back().id() != n->args[i]->id;
-      }
-      done.emplace(n->id, changed ? symbolic::rebuild(n, args) : Expr(n));
-    }
-    std::vector<Expr> out;
-    for (const Expr& r : roots) out.push_back(done.at(r.id()));
-    return out;
   }
 
   // A * B, skipping the structural zeros.
@@ -2076,7 +2083,7 @@ class Tracer {
       drdu = symbolic::jacobian(residual, list(u_));
       for (Matrix* m : {&drdq, &drdu}) {
         std::vector<Expr> entries(m->data(), m->data() + m->size());
-        entries = substitute(entries, udotValues);
+        entries = symbolic::substitute(entries, udotValues);
         for (int k = 0; k < m->size(); ++k) m->data()[k] = entries[static_cast<std::size_t>(k)];
       }
       dqInverse = product(dt, Matrix(-drdq));

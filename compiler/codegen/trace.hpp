@@ -15,7 +15,7 @@
 
 namespace capstan::codegen {
 
-inline constexpr int kIrVersion = 9;
+inline constexpr int kIrVersion = 10;
 
 struct TraceOptions {
   std::string capstanVersion;  // "0.1.0"

@@ -92,4 +92,24 @@ Expr rebuild(const Node* node, std::span<const Expr> args) {
   throw std::logic_error("symbolic::rebuild: unknown node kind");
 }
 
+std::vector<Expr> substitute(std::span<const Expr> roots, const std::unordered_map<std::uint32_t, Expr>& values) {
+  std::unordered_map<std::uint32_t, Expr> done;
+  for (const Node* n : postOrder(roots)) {
+    if (const auto it = values.find(n->id); it != values.end()) {
+      done.emplace(n->id, it->second);
+      continue;
+    }
+    std::vector<Expr> args;
+    bool changed = false;
+    for (std::uint32_t i = 0; i < n->size; ++i) {
+      args.push_back(done.at(n->args[i]->id));
+      changed = changed || args.back().id() != n->args[i]->id;
+    }
+    done.emplace(n->id, changed ? rebuild(n, args) : Expr(n));
+  }
+  std::vector<Expr> out;
+  for (const Expr& r : roots) out.push_back(done.at(r.id()));
+  return out;
+}
+
 }  // namespace capstan::symbolic

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <functional>
+#include <cstdint>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "symbolic/expr.hpp"
@@ -26,5 +28,9 @@ std::vector<std::vector<int>> symbolDependencies(std::span<const Expr> roots, st
 // coefficients, a Mul its exponents, a Func its function. Rewrites (the
 // parameter hoisting of code generation) call it bottom-up over postOrder.
 Expr rebuild(const Node* node, std::span<const Expr> args);
+
+// Each of `roots` with the nodes that are keys of `values` (node ids)
+// replaced by their values, rebuilt bottom-up with rebuild().
+std::vector<Expr> substitute(std::span<const Expr> roots, const std::unordered_map<std::uint32_t, Expr>& values);
 
 }  // namespace capstan::symbolic

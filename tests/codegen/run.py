@@ -29,6 +29,10 @@
                                      generated forwardDynamics with external forces
                                      (STATE.json's `external_forces`) equals the
                                      interpreter's, every model, and the forces matter
+  run.py --capstan BIN steps         forwardDynamics as shared steps (from 20 speeds):
+                                     random trees with every joint type and a chain
+                                     call shared kernels, and generated udot equals
+                                     the interpreter's, also after --set
   run.py --capstan BIN derivatives   eval --derivatives (d udot / d(q, u, tau)) on
                                      every example and random trees with every joint
                                      type: interpreted (dual numbers) equals central
@@ -839,6 +843,52 @@ def recursions(capstan):
         failures += not ok
     print(f"recursions: {failures} failures")
     return 1 if failures else 0
+
+
+# ---------------------------------------------------------------- steps
+def steps(capstan):
+    """forwardDynamics as shared steps (from 20 speeds, codegen/steps.hpp):
+    on a random chain with every joint type and on a chain of hinges, the header calls
+    kernels, fewer than its steps, and generated udot equals the
+    interpreter's to AGREEMENT at random states, also after --set of a
+    mass and of the gravity (the calls' parameter arrays follow params)."""
+    rng = random.Random(29)
+    cases = golden_helpers()
+    failures, compared = 0, 0
+    with tempfile.TemporaryDirectory() as d:
+        tmp = pathlib.Path(d)
+        models = []
+        # A serial chain of every joint type (where the articulated-body
+        # algorithm, which the steps are, costs least) and one of hinges.
+        for name, size, form in (("StepsSerial", 14, "serial"), ("StepsChain", 22, "chain")):
+            text = cases.random_tree(rng, size, name, chain=form == "chain", serial=form == "serial")
+            # No force law: shared steps are for models without (trace.cpp).
+            text = "\n".join(line for line in text.splitlines() if ".tau = " not in line) + "\n"
+            path = tmp / f"{name}.cap"
+            path.write_text(text)
+            models.append(path)
+        for model in models:
+            out = tmp / model.stem
+            run(capstan, "compile", model, "-o", out)
+            header = (out / f"{model.stem}.hpp").read_text()
+            found = re.search(r"Emitted as (\d+) calls of (\d+) shared steps", header)
+            if not found or int(found.group(2)) >= int(found.group(1)):
+                print(f"steps: {model.name}: the header has no shared steps: FAILED")
+                failures += 1
+                continue
+            calls, kernels = int(found.group(1)), int(found.group(2))
+            initial = eval_json(capstan, model, write_state(tmp, {}), "--interpret")
+            for trial, extra in enumerate(([], ["--set", "s=1.7"], ["--set", "world.gravity[2]=-3.5"])):
+                state = write_state(tmp, cases.random_state(rng, initial))
+                generated = eval_json(capstan, model, state, *extra)["udot"]
+                interpreted = eval_json(capstan, model, state, "--interpret", *extra)["udot"]
+                compared += 1
+                ok = close(generated, interpreted)
+                print(f"steps: {model.name} ({calls} calls of {kernels} kernels) {' '.join(extra) or 'as compiled'}: "
+                      f"generated udot {'==' if ok else '!='} interpreted{'' if ok else ': FAILED'}")
+                failures += not ok
+    print(f"steps: {compared} states compared, {failures} failures")
+    return 1 if failures or compared == 0 else 0
 
 
 BUSHING_PAIR = ROOT / "tests/codegen/models/bushing_pair.cap"
@@ -1903,13 +1953,13 @@ def main():
     ap.add_argument("--capstan", required=True)
     ap.add_argument("mode", choices=["frames", "parameters", "folded", "cache", "inverse", "jacobians",
                                      "external_forces", "elements", "external", "derivatives", "constraints", "articulated",
-                                     "cables", "recursions"])
+                                     "cables", "recursions", "steps"])
     args = ap.parse_args()
     return {"frames": frames, "parameters": parameters, "folded": folded, "cache": cache,
             "inverse": inverse, "jacobians": jacobians, "external_forces": external_forces,
             "elements": elements, "external": external, "derivatives": derivatives,
             "constraints": constraints, "articulated": articulated, "cables": cables,
-            "recursions": recursions}[args.mode](args.capstan)
+            "recursions": recursions, "steps": steps}[args.mode](args.capstan)
 
 
 if __name__ == "__main__":

@@ -99,12 +99,12 @@ def random_rotation(rng):
             [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]
 
 
-def random_tree(rng, n, name, chain=False, free=False, types=None):
+def random_tree(rng, n, name, chain=False, free=False, types=None, serial=False):
     """A random tree of n bodies with every joint type (or those of `types`,
     each once first), an armature on its odd Revolute and Prismatic joints;
     with `chain` a serial chain of revolute joints (long
     enough ones are emitted in parts); with `free` n free bodies (6 dofs each
-    for little code)."""
+    for little code); with `serial` a serial chain of those joint types."""
     types = ["Revolute"] if chain else ["Free"] if free else types or \
         ["Revolute", "Prismatic", "Cylindrical", "Universal", "Ball", "Free"]
     lines = [f"model {name}", "  import Capstan.*;", "  parameter Real s(unit = \"kg\") = 1.3;",
@@ -112,7 +112,7 @@ def random_tree(rng, n, name, chain=False, free=False, types=None):
     eqs = []
     for k in range(1, n + 1):
         t = types[(k - 1) % len(types)] if k <= len(types) else rng.choice(types)
-        parent = k - 1 if chain else 0 if k == 1 or free else rng.randrange(0, k)
+        parent = k - 1 if chain or serial else 0 if k == 1 or free else rng.randrange(0, k)
         pframe = "world.frame_b" if parent == 0 else f"b{parent}.frame_a"
         axis = [rng.uniform(-1, 1) for _ in range(3)]
         if t in ("Revolute", "Prismatic", "Cylindrical"):

@@ -76,6 +76,7 @@ ir::Model sample() {
   f.includes = std::vector<std::string>{"<Eigen/Cholesky>"};
   f.access = "private";
   f.fused = true;
+  f.kernels = std::vector<ir::Kernel>(1);
   f.blocks.resize(1);
   f.parts.resize(1);
   m.functions.push_back(f);
@@ -134,7 +135,8 @@ TEST_CASE("the IR's JSON has the keys docs/ir.md lists, object by object") {
                                          "derived[]",
                                          "functions[]",
                                          "functions[].blocks[]",
-                                         "functions[].parts[]"};
+                                         "functions[].parts[]",
+                                         "functions[].kernels[]"};
   std::set<std::string> documented;
   for (const auto& [path, keys] : docs) documented.insert(path);
   CHECK(documented == objects);

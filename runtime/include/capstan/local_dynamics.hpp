@@ -230,18 +230,41 @@ void Data<Scalar>::setParameterStage(const Mechanism<Scalar>& model) {
   }
 }
 
+// The recursions below are loops over per-body steps, each reading only
+// its body's entries of Data, its parent's and its children's: a code
+// generator may trace one step of a body with those entries as symbols.
+
+// Body b's joint frame and motion subspace:
+//   X_{Kp Ki} = X_PF_i X_FM(q_i),  S_i
+template <class Scalar>
+void positionStep(const Mechanism<Scalar>& model, Data<Scalar>& data, std::size_t b, const VectorX<Scalar>& q) {
+  Transform<Scalar> X_FM;
+  detail::jointSubspace(model.joints[b], q, X_FM, data.S[b]);
+  const Transform<Scalar> X_PK = data.X_PF[b] * X_FM;
+  data.R_PK[b] = X_PK.R;
+  data.p_PK[b] = X_PK.p;
+}
+
+// Body b's velocity and velocity-product acceleration, after its
+// positionStep and its parent's velocityStep:
+//   v_i = iX_p v_p + S_i u_i,  c_i = S̊_i u_i + v_i x (S_i u_i)
+template <class Scalar>
+void velocityStep(const Mechanism<Scalar>& model, Data<Scalar>& data, std::size_t b, const VectorX<Scalar>& u) {
+  const Joint<Scalar>& joint = model.joints[b];
+  Vec6<Scalar> vJ = Vec6<Scalar>::Zero();
+  if (joint.nu() > 0) vJ = data.S[b] * u.segment(joint.uOffset, joint.nu());
+  data.v[b] = vJ;
+  if (joint.parent >= 0) {
+    data.v[b] += motionToChild(data.R_PK[b], data.p_PK[b], data.v[static_cast<std::size_t>(joint.parent)]);
+  }
+  data.c[b] = detail::subspaceRate(joint, data.S[b], vJ, u) + crossMotion(data.v[b], vJ);
+}
+
 // Joint frames and motion subspaces (the bodies' inertias in them are the
 // parameter stage's, Data::setParameterStage).
 template <class Scalar>
 void positionKinematics(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q) {
-  for (int i = 0; i < model.numBodies(); ++i) {
-    const auto b = static_cast<std::size_t>(i);
-    Transform<Scalar> X_FM;
-    detail::jointSubspace(model.joints[b], q, X_FM, data.S[b]);
-    const Transform<Scalar> X_PK = data.X_PF[b] * X_FM;
-    data.R_PK[b] = X_PK.R;
-    data.p_PK[b] = X_PK.p;
-  }
+  for (int i = 0; i < model.numBodies(); ++i) positionStep(model, data, static_cast<std::size_t>(i), q);
 }
 
 // Also the bodies' velocities and velocity-product accelerations.
@@ -249,17 +272,7 @@ template <class Scalar>
 void velocityKinematics(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
                         const VectorX<Scalar>& u) {
   positionKinematics(model, data, q);
-  for (int i = 0; i < model.numBodies(); ++i) {
-    const auto b = static_cast<std::size_t>(i);
-    const Joint<Scalar>& joint = model.joints[b];
-    Vec6<Scalar> vJ = Vec6<Scalar>::Zero();
-    if (joint.nu() > 0) vJ = data.S[b] * u.segment(joint.uOffset, joint.nu());
-    data.v[b] = vJ;
-    if (joint.parent >= 0) {
-      data.v[b] += motionToChild(data.R_PK[b], data.p_PK[b], data.v[static_cast<std::size_t>(joint.parent)]);
-    }
-    data.c[b] = detail::subspaceRate(joint, data.S[b], vJ, u) + crossMotion(data.v[b], vJ);
-  }
+  for (int i = 0; i < model.numBodies(); ++i) velocityStep(model, data, static_cast<std::size_t>(i), u);
 }
 
 namespace detail {
@@ -432,6 +445,57 @@ const VectorX<Scalar>& forwardDynamics(const Mechanism<Scalar>& model, Data<Scal
   return data.udot;
 }
 
+// ABA's backward step at body b, once its children's steps have added
+// their articulated inertias and bias forces to IA_b and pA_b:
+//   U_i = IA_i S_i,  D_i^-1 = (S_i^T U_i)^-1,  u_i = tau_i - S_i^T pA_i,
+//   Ia_i = IA_i - U_i D_i^-1 U_i^T,  pa_i = pA_i + Ia_i c_i + U_i D_i^-1 u_i,
+//   IA_p += pX_i^* Ia_i iX_p,  pA_p += pX_i^* pa_i
+template <class Scalar>
+void abaBackwardStep(const Mechanism<Scalar>& model, Data<Scalar>& data, std::size_t b, const VectorX<Scalar>& tau) {
+  const Joint<Scalar>& joint = model.joints[b];
+  const int nu_j = joint.nu();
+  Mat6<Scalar> Ia = data.IA[b];
+  Vec6<Scalar> pa = data.pA[b];
+  if (nu_j > 0) {
+    const Mat6X<Scalar>& S = data.S[b];
+    data.U[b] = data.IA[b] * S;
+    typename Data<Scalar>::SmallMatrix D = S.transpose() * data.U[b];
+    joint.addArmature(D, 0);
+    capstan::detail::smallSpdInverse<Scalar>(D, data.Dinv[b]);
+    data.uu[b] = tau.segment(joint.uOffset, nu_j) - S.transpose() * data.pA[b];
+    const Mat6X<Scalar> UDinv = data.U[b] * data.Dinv[b];
+    // Ia -= UDinv U^T, lower triangle once (Ia stays exactly symmetric).
+    for (int r = 0; r < 6; ++r) {
+      for (int col = r; col < 6; ++col) {
+        Ia(r, col) -= UDinv.row(r).dot(data.U[b].row(col));
+        Ia(col, r) = Ia(r, col);
+      }
+    }
+    pa += UDinv * data.uu[b];
+  }
+  if (joint.parent >= 0) {
+    const auto p = static_cast<std::size_t>(joint.parent);
+    pa += Ia * data.c[b];
+    data.IA[p] += detail::inertiaToParent(data.R_PK[b], data.p_PK[b], Ia);
+    data.pA[p] += forceToParent(data.R_PK[b], data.p_PK[b], pa);
+  }
+}
+
+// ABA's forward step at body b, after its parent's:
+//   a_i = iX_p a_p + c_i (gravity as a_0),  udot_i = D_i^-1 (u_i - U_i^T a_i),
+//   a_i += S_i udot_i
+template <class Scalar>
+void abaForwardStep(const Mechanism<Scalar>& model, Data<Scalar>& data, std::size_t b) {
+  const Joint<Scalar>& joint = model.joints[b];
+  Vec6<Scalar> A = detail::parentAcceleration(model, data, static_cast<int>(b)) + data.c[b];
+  if (joint.nu() > 0) {
+    const auto udot_j = (data.Dinv[b] * (data.uu[b] - data.U[b].transpose() * A)).eval();
+    data.udot.segment(joint.uOffset, joint.nu()) = udot_j;
+    A += data.S[b] * udot_j;
+  }
+  data.a[b] = A;
+}
+
 // udot by the articulated-body algorithm in joint frames; returns data.udot.
 template <class Scalar>
 const VectorX<Scalar>& aba(const Mechanism<Scalar>& model, Data<Scalar>& data, const VectorX<Scalar>& q,
@@ -447,47 +511,8 @@ const VectorX<Scalar>& aba(const Mechanism<Scalar>& model, Data<Scalar>& data, c
     data.pA[b] = crossForce(data.v[b], data.I_K[b] * data.v[b]);
     if (fext != nullptr) data.pA[b] -= f_K[b];  // pA_i = v_i x* I_i v_i - f_i^ext
   }
-  for (int i = nb - 1; i >= 0; --i) {
-    const auto b = static_cast<std::size_t>(i);
-    const Joint<Scalar>& joint = model.joints[b];
-    const int nu_j = joint.nu();
-    Mat6<Scalar> Ia = data.IA[b];
-    Vec6<Scalar> pa = data.pA[b];
-    if (nu_j > 0) {
-      const Mat6X<Scalar>& S = data.S[b];
-      data.U[b] = data.IA[b] * S;
-      typename Data<Scalar>::SmallMatrix D = S.transpose() * data.U[b];
-      joint.addArmature(D, 0);
-      capstan::detail::smallSpdInverse<Scalar>(D, data.Dinv[b]);
-      data.uu[b] = tau.segment(joint.uOffset, nu_j) - S.transpose() * data.pA[b];
-      const Mat6X<Scalar> UDinv = data.U[b] * data.Dinv[b];
-      // Ia -= UDinv U^T, lower triangle once (Ia stays exactly symmetric).
-      for (int r = 0; r < 6; ++r) {
-        for (int col = r; col < 6; ++col) {
-          Ia(r, col) -= UDinv.row(r).dot(data.U[b].row(col));
-          Ia(col, r) = Ia(r, col);
-        }
-      }
-      pa += UDinv * data.uu[b];
-    }
-    if (joint.parent >= 0) {
-      const auto p = static_cast<std::size_t>(joint.parent);
-      pa += Ia * data.c[b];
-      data.IA[p] += detail::inertiaToParent(data.R_PK[b], data.p_PK[b], Ia);
-      data.pA[p] += forceToParent(data.R_PK[b], data.p_PK[b], pa);
-    }
-  }
-  for (int i = 0; i < nb; ++i) {
-    const auto b = static_cast<std::size_t>(i);
-    const Joint<Scalar>& joint = model.joints[b];
-    Vec6<Scalar> A = detail::parentAcceleration(model, data, i) + data.c[b];
-    if (joint.nu() > 0) {
-      const auto udot_j = (data.Dinv[b] * (data.uu[b] - data.U[b].transpose() * A)).eval();
-      data.udot.segment(joint.uOffset, joint.nu()) = udot_j;
-      A += data.S[b] * udot_j;
-    }
-    data.a[b] = A;
-  }
+  for (int i = nb - 1; i >= 0; --i) abaBackwardStep(model, data, static_cast<std::size_t>(i), tau);
+  for (int i = 0; i < nb; ++i) abaForwardStep(model, data, static_cast<std::size_t>(i));
   return data.udot;
 }
 

@@ -1,0 +1,433 @@
+#include "codegen/steps.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include "symbolic/traverse.hpp"
+
+namespace capstan::codegen {
+namespace {
+
+using json = nlohmann::json;
+using symbolic::Assignment;
+using symbolic::Expr;
+
+// A kernel of fewer statements may be inlined at its calls (a velocity or
+// acceleration step: about 100-300 bytes each, where a call's overhead
+// would cost what sharing saves); larger ones are called (the
+// articulated-inertia steps, 1.5-2 KB each). Chain20 (clang++ -O2
+// -march=native, AMD EPYC): every kernel called 1.17 us, the small ones
+// inlined 1.05 us, the unrolled function 1.15 us.
+constexpr std::size_t kInlineStatements = 40;
+
+// What one step of one body passes on: per entry (in the step's order), a
+// constant, or a slot of the body's array for that step.
+struct Record {
+  std::string array;               // `vel3`: empty when every entry is a constant
+  std::vector<Expr> constant;      // by entry: the constant, or a null Expr where stored
+  std::vector<int> slot;           // by entry: the slot, or -1 for a constant
+};
+
+// The entries of a step's outputs, in order.
+struct Outputs {
+  std::vector<Expr> stored;     // into the step's array (constants stay out)
+  std::vector<Expr> udot;       // the joint's udot entries (forward step)
+};
+
+class Steps {
+ public:
+  Steps(const Mechanism<Expr>& mechanism, const local::Data<Expr>& traced, const ModelLayout& layout,
+        const std::function<std::string(const JointLayout&)>& comment, std::string function)
+      : mechanism_(mechanism), traced_(traced), layout_(layout), comment_(comment), function_(std::move(function)),
+        generic_(mechanism) {
+    const auto nb = layout_.joints.size();
+    children_.resize(nb);
+    for (const JointLayout& j : layout_.joints)
+      if (j.parent >= 0) children_.at(static_cast<std::size_t>(j.parent)).push_back(j.body);
+    // The children in the order aba() adds them (descending index).
+    for (auto& c : children_) std::sort(c.rbegin(), c.rend());
+    velocity_.resize(nb);
+    backward_.resize(nb);
+    forward_.resize(nb);
+  }
+
+  SharedSteps run() {
+    for (const JointLayout& j : layout_.joints) velocityStep(j);
+    for (auto j = layout_.joints.rbegin(); j != layout_.joints.rend(); ++j) backwardStep(*j);
+    for (const JointLayout& j : layout_.joints) forwardStep(j);
+    return std::move(out_);
+  }
+
+ private:
+  // One step being traced: its sources (A0, A1, ... in a fixed order) and
+  // its parameters (P).
+  struct Step {
+    std::vector<const Record*> sources;
+    std::vector<Expr> parameters;                     // this call's values of P's entries
+    std::unordered_map<std::uint32_t, int> parameterOf;  // by value's node id
+  };
+
+  static Expr symbol(const std::string& name) { return Expr::symbol(name); }
+
+  // Entry `entry` of source `source` of the step: its constant, or A<source>[slot].
+  static Expr input(Step& step, std::size_t source, std::size_t entry) {
+    const Record& r = *step.sources.at(source);
+    if (r.slot.at(entry) < 0) return r.constant.at(entry);
+    return symbol("A" + std::to_string(source) + "[" + std::to_string(r.slot[entry]) + "]");
+  }
+  // A parameter-stage value of the body: itself if constant, else a P entry.
+  static Expr parameter(Step& step, const Expr& value) {
+    if (value.isConstant()) return value;
+    const auto [it, fresh] = step.parameterOf.emplace(value.id(), static_cast<int>(step.parameters.size()));
+    if (fresh) step.parameters.push_back(value);
+    return symbol("P[" + std::to_string(it->second) + "]");
+  }
+
+  // The joint's q and u entries as q[0], q[1], ... and u[0], ... (the rest zero).
+  std::pair<VectorX<Expr>, VectorX<Expr>> coordinates(const JointLayout& j) const {
+    VectorX<Expr> q = VectorX<Expr>::Constant(layout_.nq, Expr(0.0));
+    VectorX<Expr> u = VectorX<Expr>::Constant(layout_.nu, Expr(0.0));
+    for (int i = 0; i < j.nq(); ++i) q[j.qIndex() + i] = symbol("q[" + std::to_string(i) + "]");
+    for (int i = 0; i < j.nu(); ++i) u[j.uIndex() + i] = symbol("u[" + std::to_string(i) + "]");
+    return {q, u};
+  }
+
+  // The velocity step's entries: R_PK (row-major), p_PK, S (by column), v, c.
+  static std::vector<Expr> velocityEntries(const local::Data<Expr>& d, std::size_t b) {
+    std::vector<Expr> e;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) e.push_back(d.R_PK[b](r, c));
+    for (int k = 0; k < 3; ++k) e.push_back(d.p_PK[b][k]);
+    for (int c = 0; c < d.S[b].cols(); ++c)
+      for (int r = 0; r < 6; ++r) e.push_back(d.S[b](r, c));
+    for (int k = 0; k < 6; ++k) e.push_back(d.v[b][k]);
+    for (int k = 0; k < 6; ++k) e.push_back(d.c[b][k]);
+    return e;
+  }
+  // The same entries read back into `d` from source `source`.
+  void readVelocity(Step& step, std::size_t source, std::size_t b) {
+    local::Data<Expr>& d = generic_;
+    std::size_t k = 0;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) d.R_PK[b](r, c) = input(step, source, k++);
+    for (int i = 0; i < 3; ++i) d.p_PK[b][i] = input(step, source, k++);
+    for (int c = 0; c < d.S[b].cols(); ++c)
+      for (int r = 0; r < 6; ++r) d.S[b](r, c) = input(step, source, k++);
+    for (int i = 0; i < 6; ++i) d.v[b][i] = input(step, source, k++);
+    for (int i = 0; i < 6; ++i) d.c[b][i] = input(step, source, k++);
+  }
+
+  void velocityStep(const JointLayout& j) {
+    const auto b = static_cast<std::size_t>(j.body);
+    Step step;
+    if (j.parent >= 0) step.sources.push_back(&velocity_.at(static_cast<std::size_t>(j.parent)));
+    local::Data<Expr>& d = generic_;
+    const Transform<Expr>& X = traced_.X_PF[b];
+    Transform<Expr> Xg;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) Xg.R(r, c) = parameter(step, X.R(r, c));
+    for (int i = 0; i < 3; ++i) Xg.p[i] = parameter(step, X.p[i]);
+    d.X_PF[b] = Xg;
+    if (j.parent >= 0) {
+      const auto p = static_cast<std::size_t>(j.parent);
+      const std::size_t first = 12 + 6 * static_cast<std::size_t>(d.S[p].cols());  // v in the parent's entries
+      for (int i = 0; i < 6; ++i) d.v[p][i] = input(step, 0, first + static_cast<std::size_t>(i));
+    }
+    const auto [q, u] = coordinates(j);
+    local::positionStep(mechanism_, d, b, q);
+    local::velocityStep(mechanism_, d, b, u);
+    emit(j, "velocity", step, velocityEntries(d, b), {}, velocity_[b], "vel");
+  }
+
+  void backwardStep(const JointLayout& j) {
+    const auto b = static_cast<std::size_t>(j.body);
+    Step step;
+    step.sources.push_back(&velocity_[b]);
+    for (int c : children_[b]) step.sources.push_back(&backward_.at(static_cast<std::size_t>(c)));
+    local::Data<Expr>& d = generic_;
+    readVelocity(step, 0, b);
+    const SpatialInertia<Expr>& I = traced_.I_K[b];
+    SpatialInertia<Expr> Ig;
+    Ig.mass = parameter(step, I.mass);
+    for (int i = 0; i < 3; ++i) Ig.h[i] = parameter(step, I.h[i]);
+    for (int r = 0; r < 3; ++r) {
+      for (int c = r; c < 3; ++c) {
+        Ig.I_P(r, c) = parameter(step, I.I_P(r, c));
+        Ig.I_P(c, r) = Ig.I_P(r, c);
+      }
+    }
+    d.IA[b] = Ig.matrix();
+    d.pA[b] = crossForce(d.v[b], Ig * d.v[b]);
+    const int nu_j = j.nu();
+    for (std::size_t s = 1; s < step.sources.size(); ++s) {  // the children's contributions
+      std::size_t k = static_cast<std::size_t>(6 * nu_j + nu_j * nu_j + nu_j);
+      (void)k;
+      const Record& child = *step.sources[s];
+      const std::size_t first = child.slot.size() - 27;  // its IA upper triangle (21), then pA (6)
+      std::size_t e = first;
+      for (int r = 0; r < 6; ++r) {
+        for (int c = r; c < 6; ++c) {
+          const Expr x = input(step, s, e++);
+          d.IA[b](r, c) = d.IA[b](r, c) + x;
+          if (c != r) d.IA[b](c, r) = d.IA[b](r, c);
+        }
+      }
+      for (int i = 0; i < 6; ++i) d.pA[b][i] = d.pA[b][i] + input(step, s, e++);
+    }
+    if (j.parent >= 0) {
+      const auto p = static_cast<std::size_t>(j.parent);
+      d.IA[p].setConstant(Expr(0.0));
+      d.pA[p].setConstant(Expr(0.0));
+    }
+    const VectorX<Expr> tau = VectorX<Expr>::Constant(layout_.nu, Expr(0.0));
+    local::abaBackwardStep(mechanism_, d, b, tau);
+    std::vector<Expr> e;
+    for (int c = 0; c < nu_j; ++c)
+      for (int r = 0; r < 6; ++r) e.push_back(d.U[b](r, c));
+    for (int c = 0; c < nu_j; ++c)
+      for (int r = 0; r < nu_j; ++r) e.push_back(d.Dinv[b](r, c));
+    for (int i = 0; i < nu_j; ++i) e.push_back(d.uu[b][i]);
+    if (j.parent >= 0) {
+      const auto p = static_cast<std::size_t>(j.parent);
+      for (int r = 0; r < 6; ++r)
+        for (int c = r; c < 6; ++c) e.push_back(d.IA[p](r, c));
+      for (int i = 0; i < 6; ++i) e.push_back(d.pA[p][i]);
+    }
+    emit(j, "articulated inertia", step, e, {}, backward_[b], "art");
+  }
+
+  void forwardStep(const JointLayout& j) {
+    const auto b = static_cast<std::size_t>(j.body);
+    Step step;
+    local::Data<Expr>& d = generic_;
+    if (j.parent >= 0) {
+      const auto p = static_cast<std::size_t>(j.parent);
+      step.sources.push_back(&forward_.at(p));
+      for (int i = 0; i < 6; ++i) d.a[p][i] = input(step, 0, static_cast<std::size_t>(i));
+    }
+    const std::size_t vel = step.sources.size();
+    step.sources.push_back(&velocity_[b]);
+    readVelocity(step, vel, b);
+    const std::size_t art = step.sources.size();
+    step.sources.push_back(&backward_[b]);
+    const int nu_j = j.nu();
+    std::size_t k = 0;
+    for (int c = 0; c < nu_j; ++c)
+      for (int r = 0; r < 6; ++r) d.U[b](r, c) = input(step, art, k++);
+    for (int c = 0; c < nu_j; ++c)
+      for (int r = 0; r < nu_j; ++r) d.Dinv[b](r, c) = input(step, art, k++);
+    for (int i = 0; i < nu_j; ++i) d.uu[b][i] = input(step, art, k++);
+    local::abaForwardStep(mechanism_, d, b);
+    std::vector<Expr> e, udot;
+    if (!children_[b].empty())
+      for (int i = 0; i < 6; ++i) e.push_back(d.a[b][i]);
+    for (int i = 0; i < nu_j; ++i) udot.push_back(d.udot[j.uIndex() + i]);
+    emit(j, "acceleration", step, e, udot, forward_[b], "acc");
+  }
+
+  // What reads P entries and constants only (a leaf's D^-1 from its
+  // inertia, a product of lengths, the parameter-only terms of a sum or
+  // factors of a product), each largest such subexpression, is a P entry
+  // of its own, computed per call site when params change, as the unrolled
+  // code's Derived cache would (derived.hpp). A constant, a P entry and a
+  // constant times one stay (they cost a load or a multiply either way).
+  static void hoistParameterOnly(Step& step, std::vector<Expr>& roots) {
+    using symbolic::Kind;
+    using symbolic::Node;
+    std::unordered_map<std::uint32_t, bool> only;  // by node id: reads P entries and constants only
+    const std::vector<const Node*> order = symbolic::postOrder(roots);
+    for (const Node* n : order) {
+      bool p = n->kind != Kind::Symbol || n->name.starts_with("P[");
+      for (std::uint32_t i = 0; i < n->size && p; ++i) p = only.at(n->args[i]->id);
+      only.emplace(n->id, p);
+    }
+    auto cheap = [](const Node* n) {
+      return n->kind == Kind::Constant || n->kind == Kind::Symbol ||
+             (n->isScaled() && n->args[0]->kind == Kind::Symbol);
+    };
+    const std::size_t given = step.parameters.size();
+    std::vector<Expr> hoisted;                           // in P's order after the given entries
+    std::unordered_map<std::uint32_t, Expr> entryOf;     // by hoisted expression's node id
+    auto entry = [&](const Expr& e) {
+      const auto [it, fresh] = entryOf.emplace(e.id(), Expr());
+      if (fresh) {
+        it->second = symbol("P[" + std::to_string(given + hoisted.size()) + "]");
+        hoisted.push_back(e);
+      }
+      return it->second;
+    };
+    std::unordered_map<std::uint32_t, Expr> done;  // by node id: the node rewritten
+    auto operand = [&](const Node* a) { return only.at(a->id) && !cheap(a) ? entry(Expr(a)) : done.at(a->id); };
+    for (const Node* n : order) {
+      if (only.at(n->id)) {
+        done.emplace(n->id, Expr(n));
+        continue;
+      }
+      const bool sum = n->kind == Kind::Add, product = n->kind == Kind::Mul;
+      std::size_t grouped = 0;
+      if (sum || product)
+        for (std::uint32_t i = 0; i < n->size; ++i) grouped += only.at(n->args[i]->id);
+      if (grouped >= 2 || (product && grouped == 1)) {
+        // The group as one entry (a product's one factor too: its
+        // exponent, a reciprocal, goes with it).
+        Expr group = sum ? Expr(0.0) : Expr(1.0), rest = sum ? Expr(n->value) : Expr(1.0);
+        for (std::uint32_t i = 0; i < n->size; ++i) {
+          const Expr a(n->args[i]);
+          const bool p = only.at(n->args[i]->id);
+          const Expr term = sum ? n->coeffs[i] * (p ? a : done.at(a.id()))
+                                : symbolic::pow(p ? a : done.at(a.id()), Expr(n->coeffs[i]));
+          Expr& into = p ? group : rest;
+          into = sum ? into + term : into * term;
+        }
+        const Expr e = cheap(group.node()) ? group : entry(group);
+        done.emplace(n->id, sum ? rest + e : rest * e);
+        continue;
+      }
+      std::vector<Expr> args;
+      for (std::uint32_t i = 0; i < n->size; ++i) args.push_back(operand(n->args[i]));
+      done.emplace(n->id, symbolic::rebuild(n, args));
+    }
+    for (Expr& r : roots) r = only.at(r.id()) && !cheap(r.node()) ? entry(r) : done.at(r.id());
+    if (hoisted.empty()) return;
+    // Their values at this call: the P entries replaced by theirs.
+    std::unordered_map<std::uint32_t, Expr> actual;
+    for (std::size_t k = 0; k < given; ++k) actual.emplace(symbol("P[" + std::to_string(k) + "]").id(), step.parameters[k]);
+    for (const Expr& v : symbolic::substitute(hoisted, actual)) step.parameters.push_back(v);
+  }
+
+  // Prints a traced step as a kernel (or finds the kernel of its kind) and
+  // calls it; `record` learns where its entries are.
+  void emit(const JointLayout& j, const std::string& what, Step& step, const std::vector<Expr>& entries,
+            const std::vector<Expr>& udot, Record& record, const std::string& prefix) {
+    const auto b = static_cast<std::size_t>(j.body);
+    // Any other symbol the step read (a parameter the runtime step takes
+    // from the mechanism: armature, gravity) becomes a P entry too.
+    std::vector<Expr> roots = entries;
+    roots.insert(roots.end(), udot.begin(), udot.end());
+    std::unordered_map<std::uint32_t, Expr> replaced;
+    for (const symbolic::Node* n : symbolic::postOrder(roots)) {
+      if (n->kind != symbolic::Kind::Symbol) continue;
+      const std::string_view name = n->name;
+      const bool generic = name.starts_with("P[") || name.starts_with("q[") || name.starts_with("u[") ||
+                           (name.size() > 1 && name[0] == 'A' && name[1] >= '0' && name[1] <= '9');
+      if (!generic) replaced.emplace(n->id, parameter(step, Expr(n)));
+    }
+    if (!replaced.empty()) roots = symbolic::substitute(roots, replaced);
+    hoistParameterOnly(step, roots);
+    // The stored entries and their slots.
+    record.array = prefix + std::to_string(b + 1);
+    record.constant.assign(entries.size(), Expr());
+    record.slot.assign(entries.size(), -1);
+    std::vector<Assignment> assignments;
+    int slots = 0;
+    for (std::size_t k = 0; k < entries.size(); ++k) {
+      if (roots[k].isConstant()) {
+        record.constant[k] = roots[k];
+        continue;
+      }
+      record.slot[k] = slots;
+      assignments.push_back({"o[" + std::to_string(slots++) + "]", roots[k]});
+    }
+    if (slots == 0) record.array.clear();
+    for (std::size_t i = 0; i < udot.size(); ++i)
+      assignments.push_back({"udot[" + std::to_string(i) + "]", roots[entries.size() + i]});
+    if (assignments.empty()) return;
+    // Which pointers the code reads.
+    std::set<std::string> used;
+    std::vector<Expr> values;
+    for (const Assignment& a : assignments) values.push_back(a.value);
+    for (const symbolic::Node* n : symbolic::postOrder(values)) {
+      if (n->kind != symbolic::Kind::Symbol) continue;
+      used.insert(std::string(n->name.substr(0, n->name.find('['))));
+    }
+    std::vector<std::string> params, args;
+    for (std::size_t s = 0; s < step.sources.size(); ++s) {
+      const std::string name = "A" + std::to_string(s);
+      if (!used.count(name)) continue;
+      params.push_back("const double* __restrict " + name);
+      args.push_back(step.sources[s]->array);
+    }
+    std::string site;
+    if (used.count("P")) {
+      params.push_back("const double* __restrict P");
+      site = function_ + "Params" + std::to_string(out_.parameterSites.size() + 1);
+      args.push_back("derived_." + site + ".data()");
+    }
+    auto pointer = [&](const char* name, int first) {
+      if (!used.count(name)) return;
+      params.push_back(std::string("const double* __restrict ") + name);
+      args.push_back(std::string(name) + ".data()" + (first ? " + " + std::to_string(first) : ""));
+    };
+    pointer("q", j.qIndex());
+    pointer("u", j.uIndex());
+    if (slots > 0) {
+      params.push_back("double* __restrict o");
+      args.push_back(record.array);
+      out_.prologue.push_back("double " + record.array + "[" + std::to_string(slots) + "];  // " + what +
+                              " step of " + comment_(j));
+    }
+    if (!udot.empty()) {
+      params.push_back("double* __restrict udot");
+      args.push_back("udot.data()" + (j.uIndex() ? " + " + std::to_string(j.uIndex()) : std::string()));
+    }
+    // The kernel's code.
+    symbolic::CppPrinter printer{symbolic::CppPrinter::Options{.pairSinCos = true}};
+    const auto partners = symbolic::sinCosPartners({values});
+    const symbolic::CppPrinter::Block block = printer.block(
+        assignments, "t", "    ", [](const symbolic::Node*) { return false; },
+        [&](const symbolic::Node* n) -> const symbolic::Node* {
+          const auto it = partners.find(n->id);
+          return it == partners.end() ? nullptr : it->second;
+        });
+    const std::string code = symbolic::scheduleStatements(block.code, [](std::string_view) { return false; });
+    std::string signature;
+    for (const std::string& p : params) signature += (signature.empty() ? "" : ", ") + p;
+    const auto [it, fresh] = kernelOf_.emplace(signature + "\n" + code, out_.kernels.size());
+    const std::string name = function_ + "Step" + std::to_string(it->second + 1);
+    if (fresh) {
+      const auto statements = static_cast<std::size_t>(std::count(code.begin(), code.end(), '\n'));
+      out_.kernels.push_back({{"name", name},
+                              {"params", signature},
+                              {"inline", statements < kInlineStatements},
+                              {"doc", json::array({"The " + what + " step of " + comment_(j) + ",",
+                                                   "and of every body of its kind (docs/generated-code.md, "
+                                                   "\"Shared steps\")."})},
+                              {"code", code}});
+    }
+    out_.ops += block.ops;
+    if (!site.empty()) {
+      symbolic::CppPrinter spelling;
+      json entries = json::array();
+      for (const Expr& p : step.parameters) entries.push_back(spelling.expression(p));
+      out_.parameterSites.push_back(
+          {{"name", site}, {"comment", "the parameters " + name + " reads for " + comment_(j)}, {"entries", entries}});
+    }
+    std::string call = name + "(";
+    for (std::size_t k = 0; k < args.size(); ++k) call += (k ? ", " : "") + args[k];
+    out_.blocks.push_back({{"comment", comment_(j) + ": " + what}, {"code", "    " + call + ");\n"}});
+  }
+
+  const Mechanism<Expr>& mechanism_;
+  const local::Data<Expr>& traced_;
+  const ModelLayout& layout_;
+  const std::function<std::string(const JointLayout&)>& comment_;
+  std::string function_;
+  local::Data<Expr> generic_;  // the steps' entries, overwritten step by step
+  std::vector<std::vector<int>> children_;
+  std::vector<Record> velocity_, backward_, forward_;
+  std::map<std::string, std::size_t> kernelOf_;  // by signature and code
+  SharedSteps out_;
+};
+
+}  // namespace
+
+SharedSteps sharedAbaSteps(const Mechanism<Expr>& mechanism, const local::Data<Expr>& traced, const ModelLayout& layout,
+                           const std::function<std::string(const JointLayout&)>& comment,
+                           const std::string& function) {
+  return Steps(mechanism, traced, layout, comment, function).run();
+}
+
+}  // namespace capstan::codegen

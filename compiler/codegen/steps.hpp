@@ -1,0 +1,62 @@
+// Shared steps: forwardDynamics by the articulated-body algorithm in joint
+// frames as calls of per-body steps, each kind of step emitted once.
+//
+// Straight-line code runs each instruction once, so past the first-level
+// instruction cache (32 KiB) every call streams the function from L2 again
+// (docs/performance.md, "The instruction cache": 25-53 % of the time of a
+// 32 KiB function, by machine). But a chain's or a limb's bodies repeat.
+// So each body's three steps (local_dynamics.hpp's positionStep and
+// velocityStep, abaBackwardStep, abaForwardStep) are traced on their own,
+// with what they read of other steps as symbols named by place:
+//
+//   A0[k]  slot k of another step's array (its parent's velocity, each
+//          child's articulated inertia and bias force, ...): only the
+//          entries that are not constants are stored, so a constant stays
+//          a constant in its readers and is folded there;
+//   P[k]   entry k of the call's parameters: the body's parameter stage
+//          (X_PF, I_K as the Derived cache holds them) and any other
+//          parameter the step reads (armature, gravity), an array per call
+//          that updateDerived() fills;
+//   q[i], u[i]  the joint's coordinates, through pointers to its first;
+//   o[k], udot[i]  what the step writes: its array, the joint's udot.
+//
+// Hash-consing then makes the steps of one kind of body one expression, so
+// steps whose printed code is the same share one kernel: a static member
+// function the function calls once per body, in the algorithm's order.
+// (The steps cannot be recovered from the unrolled trace: the simplifier
+// groups and shares differently along a chain; docs/performance.md,
+// "Blocks of one shape do not print alike".)
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <capstan/local_dynamics.hpp>
+#include <nlohmann/json.hpp>
+
+#include "codegen/layout.hpp"
+#include "symbolic/expr.hpp"
+#include "symbolic/printer.hpp"
+
+namespace capstan::codegen {
+
+struct SharedSteps {
+  nlohmann::json kernels;              // the IR's Function::kernels: [{name, params, doc, code}]
+  std::vector<std::string> prologue;   // the per-body arrays' declarations
+  nlohmann::json blocks;               // one call a block, headed by its joint
+  nlohmann::json parameterSites;       // [{name, comment, entries}]: Derived arrays (DerivedValues::finish)
+  symbolic::OpCount ops;               // of all the calls
+};
+
+// udot = M^-1 (-C) by the articulated-body algorithm in joint frames as
+// shared steps, for a model without force laws, force elements or external
+// forces. `traced`: the unrolled trace's Data (its parameter stage as
+// hoisted into the Derived cache); `comment(j)`: the block comment of
+// joint j; `function`: the kernels' prefix (`forwardDynamicsStep3`).
+SharedSteps sharedAbaSteps(const Mechanism<symbolic::Expr>& mechanism, const local::Data<symbolic::Expr>& traced,
+                           const ModelLayout& layout, const std::function<std::string(const JointLayout&)>& comment,
+                           const std::string& function);
+
+}  // namespace capstan::codegen
