@@ -19,22 +19,17 @@ using symbolic::Expr;
 // acceleration step: about 100-300 bytes each, where a call's overhead
 // would cost what sharing saves); larger ones are called (the
 // articulated-inertia steps, 1.5-2 KB each). Chain20 (clang++ -O2
-// -march=native, AMD EPYC): every kernel called 1.17 us, the small ones
-// inlined 1.05 us, the unrolled function 1.15 us.
+// -march=native, AMD EPYC, one program): every kernel called 1.17 us, the
+// small ones inlined 1.06 us, the unrolled function 1.16 us; chain50 3.03
+// and 2.85 us (docs/performance.md, "Shared steps").
 constexpr std::size_t kInlineStatements = 40;
 
 // What one step of one body passes on: per entry (in the step's order), a
 // constant, or a slot of the body's array for that step.
 struct Record {
   std::string array;               // `vel3`: empty when every entry is a constant
-  std::vector<Expr> constant;      // by entry: the constant, or a null Expr where stored
+  std::vector<Expr> constant;      // by entry: the constant (unused where stored)
   std::vector<int> slot;           // by entry: the slot, or -1 for a constant
-};
-
-// The entries of a step's outputs, in order.
-struct Outputs {
-  std::vector<Expr> stored;     // into the step's array (constants stay out)
-  std::vector<Expr> udot;       // the joint's udot entries (forward step)
 };
 
 class Steps {
@@ -163,8 +158,6 @@ class Steps {
     d.pA[b] = crossForce(d.v[b], Ig * d.v[b]);
     const int nu_j = j.nu();
     for (std::size_t s = 1; s < step.sources.size(); ++s) {  // the children's contributions
-      std::size_t k = static_cast<std::size_t>(6 * nu_j + nu_j * nu_j + nu_j);
-      (void)k;
       const Record& child = *step.sources[s];
       const std::size_t first = child.slot.size() - 27;  // its IA upper triangle (21), then pA (6)
       std::size_t e = first;
