@@ -175,7 +175,13 @@ class Steps {
       d.IA[p].setConstant(Expr(0.0));
       d.pA[p].setConstant(Expr(0.0));
     }
-    const VectorX<Expr> tau = VectorX<Expr>::Constant(layout_.nu, Expr(0.0));
+    // The joint's generalized forces that force laws set, tau[0], ...
+    // (the rest zero): the function computes them before the steps.
+    VectorX<Expr> tau = VectorX<Expr>::Constant(layout_.nu, Expr(0.0));
+    for (const ForceLawLayout& law : layout_.forceLaws) {
+      const int i = law.uIndex - j.uIndex();
+      if (i >= 0 && i < nu_j) tau[law.uIndex] = symbol("tau[" + std::to_string(i) + "]");
+    }
     local::abaBackwardStep(mechanism_, d, b, tau);
     std::vector<Expr> e;
     for (int c = 0; c < nu_j; ++c)
@@ -305,6 +311,7 @@ class Steps {
       if (n->kind != symbolic::Kind::Symbol) continue;
       const std::string_view name = n->name;
       const bool generic = name.starts_with("P[") || name.starts_with("q[") || name.starts_with("u[") ||
+                           name.starts_with("tau[") ||
                            (name.size() > 1 && name[0] == 'A' && name[1] >= '0' && name[1] <= '9');
       if (!generic) replaced.emplace(n->id, parameter(step, Expr(n)));
     }
@@ -356,6 +363,7 @@ class Steps {
     };
     pointer("q", j.qIndex());
     pointer("u", j.uIndex());
+    pointer("tau", j.uIndex());
     if (slots > 0) {
       params.push_back("double* __restrict o");
       args.push_back(record.array);

@@ -18,6 +18,8 @@
 //          parameter the step reads (armature, gravity), an array per call
 //          that updateDerived() fills;
 //   q[i], u[i]  the joint's coordinates, through pointers to its first;
+//   tau[i]  the generalized forces of its force laws, which the function
+//          computes before the steps (as the unrolled code does);
 //   o[k], udot[i]  what the step writes: its array, the joint's udot.
 //
 // Hash-consing then makes the steps of one kind of body one expression, so
@@ -50,11 +52,13 @@ struct SharedSteps {
   symbolic::OpCount ops;               // of all the calls
 };
 
-// udot = M^-1 (-C) by the articulated-body algorithm in joint frames as
-// shared steps, for a model without force laws, force elements or external
-// forces. `traced`: the unrolled trace's Data (its parameter stage as
-// hoisted into the Derived cache); `comment(j)`: the block comment of
-// joint j; `function`: the kernels' prefix (`forwardDynamicsStep3`).
+// udot = M^-1 (tau - C) by the articulated-body algorithm in joint frames
+// as shared steps, for a model without force elements, external forces or
+// cables; tau is the function's local `tau` (its force laws' entries set,
+// the others zero and never read). `traced`: the unrolled trace's Data
+// (its parameter stage as hoisted into the Derived cache); `comment(j)`:
+// the block comment of joint j; `function`: the kernels' prefix
+// (`forwardDynamicsStep3`).
 SharedSteps sharedAbaSteps(const Mechanism<symbolic::Expr>& mechanism, const local::Data<symbolic::Expr>& traced,
                            const ModelLayout& layout, const std::function<std::string(const JointLayout&)>& comment,
                            const std::string& function);

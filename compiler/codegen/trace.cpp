@@ -1382,8 +1382,8 @@ class Tracer {
     // ABA in joint frames (traced last, so ev.joint holds its Data) as
     // shared steps (codegen/steps.hpp).
     const bool steps = chosen.aba && chosen.jointFrames && &chosen == &variants.back() && !external &&
-                       layout_.nu >= kSharedStepsMinSpeeds && layout_.forceLaws.empty() &&
-                       layout_.forceElements.empty() && layout_.cables.empty();
+                       layout_.nu >= kSharedStepsMinSpeeds && layout_.forceElements.empty() &&
+                       layout_.cables.empty();
     if (!steps) {
       fn.set("doc", doc);
       return fn.finish();
@@ -1398,14 +1398,33 @@ class Tracer {
     fn.set("method", method);
     fn.set("doc", doc);
     json j = fn.finish();
-    j["blocks"] = shared.blocks;
+    // The force laws' entries of tau first, traced on their own.
+    json blocks = json::array(), prologue = json::array();
+    symbolic::OpCount lawOps;
+    if (!layout_.forceLaws.empty()) {
+      FunctionValues<Expr> v = arguments();
+      env_->setState(v.time, v.q, v.u);
+      FunctionBuilder laws = function(f);
+      laws.splitAt(0);  // one part: its blocks go before the steps
+      laws.local("U tau;");
+      laws.readAtEnd("tau");  // the steps read it
+      forceLawBlocks(laws, env_->appliedForces(), "tau");
+      lawOps = laws.ops();
+      const json traced = laws.finish();
+      blocks = traced.at("blocks");
+      prologue = traced.at("prologue");
+    }
+    for (const json& b : shared.blocks) blocks.push_back(b);
+    for (const std::string& line : shared.prologue) prologue.push_back(line);
+    j["blocks"] = blocks;
     j["parts"] = json::array();
     j["work"] = json::array();
     for (const char* key : {"work_type", "part_params", "args"}) j.erase(key);
-    j["prologue"] = shared.prologue;
+    j["prologue"] = prologue;
     j["kernels"] = shared.kernels;
     j["parameter_sites"] = shared.parameterSites;
-    const symbolic::OpCount& ops = shared.ops;
+    symbolic::OpCount ops = shared.ops;
+    ops += lawOps;
     j["operations"] = std::to_string(ops.adds) + " adds, " + std::to_string(ops.muls) + " muls, " +
                       std::to_string(ops.divs) + " divs, " + std::to_string(ops.funcs) + " calls, " +
                       std::to_string(ops.other) + " other";

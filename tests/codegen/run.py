@@ -848,7 +848,8 @@ def recursions(capstan):
 # ---------------------------------------------------------------- steps
 def steps(capstan):
     """forwardDynamics as shared steps (from 20 speeds, codegen/steps.hpp):
-    on a random chain with every joint type and on a chain of hinges, the header calls
+    on a random chain with every joint type and on a chain of hinges with
+    a force law (time- and speed-dependent) on its first, the header calls
     kernels, fewer than its steps, and generated udot equals the
     interpreter's to AGREEMENT at random states, also after --set of a
     mass and of the gravity (the calls' parameter arrays follow params)."""
@@ -862,8 +863,8 @@ def steps(capstan):
         # algorithm, which the steps are, costs least) and one of hinges.
         for name, size, form in (("StepsSerial", 14, "serial"), ("StepsChain", 22, "chain")):
             text = cases.random_tree(rng, size, name, chain=form == "chain", serial=form == "serial")
-            # No force law: shared steps are for models without (trace.cpp).
-            text = "\n".join(line for line in text.splitlines() if ".tau = " not in line) + "\n"
+            if form == "serial":  # the chain keeps its first joint's force law
+                text = "\n".join(line for line in text.splitlines() if ".tau = " not in line) + "\n"
             path = tmp / f"{name}.cap"
             path.write_text(text)
             models.append(path)
