@@ -72,9 +72,17 @@ class MujocoEngine final : public Engine {
     const std::string xml = mujocoXml(peer);
     auto vfs = std::make_unique<mjVFS>();
     mj_defaultVFS(vfs.get());
+#if mjVERSION_HEADER >= 300
+    // MuJoCo 3 (built by hand outside the repository, bench/peers/pinocchio.sh's MUJOCO_PREFIX).
+    if (mj_addBufferVFS(vfs.get(), "model.xml", xml.data(), static_cast<int>(xml.size())) != 0) {
+      throw std::runtime_error("VFS");
+    }
+#else
+    // MuJoCo 2.2 (Debian's libmujoco-dev).
     if (mj_makeEmptyFileVFS(vfs.get(), "model.xml", static_cast<int>(xml.size())) != 0) throw std::runtime_error("VFS");
     const int f = mj_findFileVFS(vfs.get(), "model.xml");
     std::memcpy(vfs->filedata[f], xml.data(), xml.size());
+#endif
     char error[1000] = "";
     m_ = mj_loadXML("model.xml", vfs.get(), error, sizeof error);
     mj_deleteVFS(vfs.get());

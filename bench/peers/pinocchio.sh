@@ -9,7 +9,9 @@
 # an installation made by hand (its headers under include/); without it the
 # script says so and exits 0. Env: PINOCCHIO_PREFIX, CAPSTAN (default
 # build/compiler/capstan), OUT_DIR (default build-bench/pinocchio), CXX,
-# SKIP_COMPILE_TIMES=1, PEERS_ROUNDS, PEERS_BATCH_US, PEERS_COLD=1 (the rows timed again
+# SKIP_COMPILE_TIMES=1, MUJOCO_PREFIX (a MuJoCo 3 installation made by hand,
+# include/mujoco/mujoco.h and lib/libmujoco.so: forwardDynamics is timed
+# against it too), PEERS_ROUNDS, PEERS_BATCH_US, PEERS_COLD=1 (the rows timed again
 # cold, each call after code that evicts the L1 instruction cache), MODELS_DIR (default
 # bench/peers/models; `bench/peers/make_models.py --folded DIR` writes the
 # same models with their parameters folded into the code); arguments: the
@@ -55,10 +57,21 @@ EOT
     echo "$cls.hpp: $lines lines, $bytes bytes; g++ -O2 (both derivative functions): CPU $(echo "$user + $sys" | bc) s, wall $wall s, peak RSS $((rss / 1024)) MiB"
   done
 fi
+mujoco=""
+if [ -n "$MUJOCO_PREFIX" ]; then
+  if [ ! -f "$MUJOCO_PREFIX/include/mujoco/mujoco.h" ]; then
+    echo "pinocchio.sh: MUJOCO_PREFIX has no include/mujoco/mujoco.h" >&2
+    exit 2
+  fi
+  mujoco="-DPEERS_MUJOCO $root/bench/peers/mujoco_peer.cpp -lmujoco"
+  if [ "$MUJOCO_PREFIX" != /usr ]; then  # /usr: Debian's MuJoCo 2.2, in the default paths
+    mujoco="$mujoco -isystem $MUJOCO_PREFIX/include -L$MUJOCO_PREFIX/lib -Wl,-rpath,$MUJOCO_PREFIX/lib"
+  fi
+fi
 # shellcheck disable=SC2086
 ${CXX:-clang++} -std=c++20 -O2 -march=native -DNDEBUG -g0 $defines -I"$out" -I"$root/bench/peers" -I"$root/bench/common" \
   -I"$root/runtime/include" -isystem /usr/include/eigen3 -isystem "$PINOCCHIO_PREFIX/include" \
-  "$root/bench/peers/pinocchio_derivatives_bench.cpp" "$root/bench/peers/peer_models.cpp" \
+  "$root/bench/peers/pinocchio_derivatives_bench.cpp" "$root/bench/peers/peer_models.cpp" $mujoco \
   -o "$out/pinocchio_derivatives_bench"
 echo "compiler: $(${CXX:-clang++} --version | head -1)"
 # The machine code of each generated function as the bench program holds it

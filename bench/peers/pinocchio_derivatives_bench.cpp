@@ -28,7 +28,11 @@
 // integrator) rather than one function in a loop.
 // Each model is built in when its macro is defined (pinocchio.sh defines
 // those it is asked for): PEERS_ARM7, PEERS_CHAIN20, PEERS_CHAIN50,
-// PEERS_HUMANOID.
+// PEERS_HUMANOID. With PEERS_MUJOCO (pinocchio.sh's MUJOCO_PREFIX: a
+// MuJoCo 3 built by hand, linked with mujoco_peer.cpp), forwardDynamics is
+// also timed against MuJoCo's mj_forward and its minimal sequence of
+// stages, after their udot is compared with Capstan's; the last line
+// names the fastest peer.
 #ifdef PEERS_ARM7
 #include "Arm7.hpp"
 #endif
@@ -50,6 +54,9 @@
 #include <pinocchio/algorithm/rnea-derivatives.hpp>
 #include <pinocchio/multibody/data.hpp>
 #include <pinocchio/multibody/model.hpp>
+#ifdef PEERS_MUJOCO
+#include <mujoco/mujoco.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -256,9 +263,45 @@ void run(const char* name, int rounds, double batch) {
   const double jac = (ourJ - swapped).cwiseAbs().maxCoeff() / std::max(swapped.cwiseAbs().maxCoeff(), 1e-300);
   const bool agree = fd <= kTolerance && id <= kTolerance && fwd <= kTolerance && jac <= kTolerance;
   std::printf("\n%s (nv = %d): max relative difference to Pinocchio, forward derivatives %.1e, inverse derivatives "
-              "%.1e, forward dynamics %.1e, frame Jacobian (%s) %.1e%s\n\n",
+              "%.1e, forward dynamics %.1e, frame Jacobian (%s) %.1e%s\n",
               name, static_cast<int>(pm.nv), fd, id, fwd, lastBody.c_str(), jac, agree ? "" : " DISAGREE");
   if (!agree) return;
+#ifdef PEERS_MUJOCO
+  // MuJoCo (MUJOCO_PREFIX): the same model as MJCF (mujoco_peer.cpp), set to
+  // the same state in the canonical layout of peers.hpp; its udot against
+  // Capstan's, every entry (the free joint's too: the engine converts).
+  std::vector<double> cq(static_cast<std::size_t>(peer.nq())), cu(static_cast<std::size_t>(peer.nu()));
+  std::vector<int> canonicalU(static_cast<std::size_t>(peer.nu()));
+  for (std::size_t b = 0; b < peer.bodies.size(); ++b) {
+    const std::string joint = peer.bodies[b].joint;
+    const bool free = peer.bodies[b].type == PeerJoint::Free;
+    for (int k = 0; k < (free ? 7 : 1); ++k)
+      cq[static_cast<std::size_t>(peer.qOffset(static_cast<int>(b)) + k)] =
+          s.q[indexOf<Model>(Model::qNames, joint + ".q[" + std::to_string(k + 1) + "]")];
+    for (int k = 0; k < (free ? 6 : 1); ++k) {
+      const auto c = static_cast<std::size_t>(peer.uOffset(static_cast<int>(b)) + k);
+      canonicalU[c] = indexOf<Model>(Model::uNames, joint + ".u[" + std::to_string(k + 1) + "]");
+      cu[c] = s.u[canonicalU[c]];
+    }
+  }
+  const std::unique_ptr<peers::Engine> mjForward = peers::makeMujoco(peer, false), mjMinimal = peers::makeMujoco(peer, true);
+  double mj = 0, mjScale = 0;
+  for (peers::Engine* e : {mjForward.get(), mjMinimal.get()}) {
+    e->setState(cq, cu);
+    const std::vector<double> theirs = e->udot();
+    for (std::size_t c = 0; c < theirs.size(); ++c) {
+      mj = std::max(mj, std::abs(udot[canonicalU[c]] - theirs[c]));
+      mjScale = std::max(mjScale, std::abs(theirs[c]));
+    }
+  }
+  mj /= std::max(mjScale, 1e-300);
+  // MuJoCo turns `fullinertia` into principal axes at load, which costs it
+  // digits (docs/performance.md: up to 4.5e-10 relative on arm7).
+  const bool mjAgree = mj <= 1e-8;
+  std::printf("%s: max relative difference of MuJoCo %s's forward dynamics to Capstan's %.1e%s\n", name,
+              mj_versionString(), mj, mjAgree ? "" : " DISAGREE (its rows are not timed)");
+#endif
+  std::printf("\n");
   const typename Model::Q* volatile qSource = &s.q;
   const typename Model::U* volatile uSource = &s.u;
   const typename Model::U* volatile aSource = &s.udot;
@@ -299,7 +342,7 @@ void run(const char* name, int rounds, double batch) {
     };
   };
   // Each Pinocchio row is compared with the Capstan row at reference[k].
-  const std::vector<std::size_t> reference = {0, 0, 2, 2, 4, 4, 4, 7, 7, 9, 10};
+  std::vector<std::size_t> reference = {0, 0, 2, 2, 4, 4, 4, 7, 7, 9, 10};
   std::vector<Timed> timed = {
       {"Capstan forwardDynamicsDerivatives", [&] {
          q = *qSource;
@@ -352,13 +395,39 @@ void run(const char* name, int rounds, double batch) {
       {"the two products -M^-1 d tau alone, fixed size (Capstan's)", productsAlone(minv, tq, tu, dq, du)},
       {"the two products -M^-1 d tau alone, dynamic size (Pinocchio's)", productsAlone(pMinv, pdq, pdu, pOutQ, pOutU)},
   };
+#ifdef PEERS_MUJOCO
+  if (mjAgree) {  // compared with Capstan's forwardDynamics (row 4)
+    timed.emplace_back(std::string("MuJoCo ") + mj_versionString() + " mj_forward", [&] {
+      double sum = mjForward->run(1);
+      clobber(sum);
+    });
+    timed.emplace_back(std::string("MuJoCo ") + mj_versionString() + " minimal (kinematics ... solveM)", [&] {
+      double sum = mjMinimal->run(1);
+      clobber(sum);
+    });
+    reference.push_back(4);
+    reference.push_back(4);
+  }
+#endif
   timeInterleaved(timed, rounds, batch);
-  std::printf("| engine | us per call | Pinocchio / Capstan (the Capstan row above) |\n|---|---|---|\n");
+  std::printf("| engine | us per call | peer / Capstan (the Capstan row above) |\n|---|---|---|\n");
   for (std::size_t k = 0; k < timed.size(); ++k) {
     const double capstan = timed[reference[k]].median();
     std::printf("| %s | %.2f | %s |\n", timed[k].name.c_str(), timed[k].median(),
                 reference[k] == k ? "" : (std::to_string(timed[k].median() / capstan).substr(0, 4) + "x").c_str());
   }
+  // The forward-dynamics target is against the fastest peer: of
+  // the libraries' forward-dynamics calls (aba, mj_forward), and of every
+  // row, MuJoCo's minimal sequence of stages included.
+  std::size_t call = 5, any = 5;
+  for (std::size_t k = 6; k < timed.size(); ++k) {
+    if (reference[k] != 4) continue;
+    if (timed[k].median() < timed[any].median()) any = k;
+    if (timed[k].name.find("minimal") == std::string::npos && timed[k].median() < timed[call].median()) call = k;
+  }
+  std::printf("\nforwardDynamics against the fastest peer call, %s: %.2fx; against the fastest row, %s: %.2fx\n",
+              timed[call].name.c_str(), timed[call].median() / timed[4].median(), timed[any].name.c_str(),
+              timed[any].median() / timed[4].median());
   if (envNumber("PEERS_COLD", 0) != 0) {
     // The first seven rows again, each call after evictInstructionCache();
     // its own time (the first row) is taken off.

@@ -68,7 +68,7 @@ class Steps {
   static Expr symbol(const std::string& name) { return Expr::symbol(name); }
 
   // Entry `entry` of source `source` of the step: its constant, or A<source>[slot].
-  static Expr input(Step& step, std::size_t source, std::size_t entry) {
+  static Expr input(const Step& step, std::size_t source, std::size_t entry) {
     const Record& r = *step.sources.at(source);
     if (r.slot.at(entry) < 0) return r.constant.at(entry);
     return symbol("A" + std::to_string(source) + "[" + std::to_string(r.slot[entry]) + "]");
