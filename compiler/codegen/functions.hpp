@@ -290,6 +290,7 @@ class FunctionEvaluator {
   void run(FunctionId id, FunctionValues<Scalar>& v, DynamicsMethod method = {}) {
     world = Data<Scalar>(mechanism_);
     joint = local::Data<Scalar>(mechanism_);
+    joint.articulatedFactor = id == FunctionId::ForwardDynamicsFactor;  // its U and D^-1 are emitted
     if (prepare) prepare(joint);
     switch (id) {
       case FunctionId::MassMatrix:

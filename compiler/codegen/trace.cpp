@@ -584,7 +584,10 @@ class Tracer {
       const auto b = static_cast<std::size_t>(j->body);
       const std::string U = declareLocal(fn, "IAS", *j, 6, j->nu(), "articulated inertia times S");
       const std::string Dinv = declareLocal(fn, "Dinv", *j, j->nu(), j->nu(), "(S^T IA S)^-1");
-      const std::string uu = declareLocal(fn, "tauA", *j, j->nu(), 1, "tau - S^T pA");
+      const std::string uu = declareLocal(fn, "tauA", *j, j->nu(), 1,
+                                          local::floatingBase(mechanism_.joints[b], data)
+                                              ? "a floating base: its acceleration less A (abaBackwardStep)"
+                                              : "tau - S^T pA");
       std::vector<Assignment> out = matrixOutputs(U, MatrixX<Expr>(data.U[b]));
       for (const Assignment& a : matrixOutputs(Dinv, MatrixX<Expr>(data.Dinv[b]))) out.push_back(a);
       for (const Assignment& a : vectorOutputs(uu, VectorX<Expr>(data.uu[b]))) out.push_back(a);

@@ -699,7 +699,7 @@ class SphereOnSphere {
   //   CRBA + L^T D L in World: 194 adds, 312 muls, 8 divs (weighted 538.0);
   //   ABA in World: 254 adds, 439 muls, 8 divs (weighted 725.0);
   //   CRBA + L^T D L in joint frames: 312 adds, 489 muls, 11 divs (weighted 845.0);
-  //   ABA in joint frames: 435 adds, 651 muls, 11 divs (weighted 1130.0).
+  //   ABA in joint frames: 215 adds, 336 muls, 5 divs (weighted 571.0).
   // (194 adds, 312 muls, 8 divs, 0 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
@@ -1076,7 +1076,7 @@ class SphereOnSphere {
   //   CRBA + L^T D L in World: 203 adds, 312 muls, 8 divs (weighted 547.0);
   //   ABA in World: 263 adds, 439 muls, 8 divs (weighted 734.0);
   //   CRBA + L^T D L in joint frames: 339 adds, 516 muls, 11 divs (weighted 899.0);
-  //   ABA in joint frames: 462 adds, 678 muls, 11 divs (weighted 1184.0).
+  //   ABA in joint frames: 242 adds, 363 muls, 5 divs (weighted 625.0).
   // (203 adds, 312 muls, 8 divs, 0 calls, 0 other)
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
@@ -3660,15 +3660,15 @@ class SphereOnSphere {
         k.R_WCContact.coeff(1, 2)*u[7];
     const double t1 = std::sqrt(q[8]*q[8] + q[10]*q[10] + q[9]*q[9]);
     gamma[0] = -(u[7]*u[7] + u[6]*u[6] + u[8]*u[8] - t0*t0)/(0.0 <= -t1 ? 1.0 : t1);
-    const double t8 = derived_.contact_k_p_WCContact_0*u[6];
-    const double t9 = -u[6] + t8;
+    const double t8 = derived_.contact_k_p_WCContact_0*u[7];
+    const double t9 = -u[7] + t8;
     const double t10 = derived_.contact_k_p_WCContact_0*u[8];
     const double t11 = -u[8] + t10;
-    const double t12 = u[5]*t9 + (t10*u[0] - t8*u[2] - u[3]*t11);
-    const double t13 = derived_.contact_k_p_WCContact_0*u[7];
-    const double t14 = -u[7] + t13;
-    const double t15 = u[3]*t14 + (-t13*u[0] + t8*u[1] - u[4]*t9);
-    const double t16 = -u[5]*t14 + (t13*u[2] - t10*u[1] + u[4]*t11);
+    const double t12 = -u[5]*t9 + (-t10*u[1] + t8*u[2] + u[4]*t11);
+    const double t13 = derived_.contact_k_p_WCContact_0*u[6];
+    const double t14 = -u[6] + t13;
+    const double t15 = u[3]*t9 + (t13*u[1] - t8*u[0] - u[4]*t14);
+    const double t16 = u[5]*t14 + (-t13*u[2] + t10*u[0] - u[3]*t11);
     const double t2 = k.p_WCContact[1] - q[9];
     const double t3 = k.p_WCContact[0] - q[8];
     const double t4 = k.p_WCContact[0]*u[1] - k.p_WCContact[1]*u[0] + (u[8] + u[3]*t2 - u[4]*t3);
@@ -3678,12 +3678,12 @@ class SphereOnSphere {
     gamma[1] = -((k.R_WCContact.coeff(1, 0)*u[0] - k.R_WCContact.coeff(0, 0)*u[1])*t4 +
         (-k.R_WCContact.coeff(1, 0)*u[2] + k.R_WCContact.coeff(2, 0)*u[1])*t6 +
         (-k.R_WCContact.coeff(2, 0)*u[0] + k.R_WCContact.coeff(0, 0)*u[2])*t7 +
-        (k.R_WCContact.coeff(1, 0)*t12 + k.R_WCContact.coeff(2, 0)*t15 +
-        k.R_WCContact.coeff(0, 0)*t16));
+        (k.R_WCContact.coeff(0, 0)*t12 + k.R_WCContact.coeff(2, 0)*t15 +
+        k.R_WCContact.coeff(1, 0)*t16));
     gamma[2] = -((-k.R_WCContact.coeff(0, 1)*u[1] + k.R_WCContact.coeff(1, 1)*u[0])*t4 +
         (-k.R_WCContact.coeff(2, 1)*u[0] + k.R_WCContact.coeff(0, 1)*u[2])*t7 +
         (k.R_WCContact.coeff(2, 1)*u[1] - k.R_WCContact.coeff(1, 1)*u[2])*t6 +
-        (k.R_WCContact.coeff(0, 1)*t16 + k.R_WCContact.coeff(1, 1)*t12 +
+        (k.R_WCContact.coeff(1, 1)*t16 + k.R_WCContact.coeff(0, 1)*t12 +
         k.R_WCContact.coeff(2, 1)*t15));
   }
 
