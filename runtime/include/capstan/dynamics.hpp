@@ -370,20 +370,31 @@ const VectorX<Scalar>& forwardDynamicsLlt(const Mechanism<Scalar>& model, Data<S
 
 namespace detail {
 
+// ltdlFactor's and ltdlSolve's dof parents for a dense small matrix (at
+// most 6 x 6): a chain.
+inline constexpr std::array<int, 6> kSmallDense = {-1, 0, 1, 2, 3, 4};
+
+// Solves D x = b (x holds b) for a small symmetric positive definite D,
+// which it leaves factored (dense L^T D L); traceable, no allocation.
+template <class Small, class Vector>
+void smallSpdSolve(Small& D, Vector& x) {
+  ltdlFactor(D, kSmallDense);
+  ltdlSolve(D, kSmallDense, x);
+}
+
 // Inverse of a small (at most 6 x 6) symmetric positive definite matrix by
 // a dense L^T D L; traceable (divisions by pivots only), no allocation.
 template <class Scalar, class Small>
 void smallSpdInverse(const Small& D, Small& Dinv) {
-  static constexpr std::array<int, 6> kChain = {-1, 0, 1, 2, 3, 4};
   const int n = static_cast<int>(D.rows());
   Small A = D;
-  ltdlFactor(A, kChain);
+  ltdlFactor(A, kSmallDense);
   Dinv.resize(n, n);
   for (int c = 0; c < n; ++c) {
     Eigen::Matrix<Scalar, Eigen::Dynamic, 1, Eigen::ColMajor, 6, 1> e(n);
     e.setZero();
     e[c] = Scalar(1);
-    ltdlSolve(A, kChain, e);
+    ltdlSolve(A, kSmallDense, e);
     Dinv.col(c) = e;
   }
 }

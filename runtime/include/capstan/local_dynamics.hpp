@@ -36,7 +36,6 @@
 
 #include "capstan/dynamics.hpp"
 
-#include <array>
 #include <vector>
 
 namespace capstan::local {
@@ -477,10 +476,8 @@ void abaBackwardStep(const Mechanism<Scalar>& model, Data<Scalar>& data, std::si
     const Vec6<Scalar> A = detail::parentAcceleration(model, data, static_cast<int>(b)) + data.c[b];
     Mat6<Scalar> K = data.IA[b];
     for (int k = 0; k < 6; ++k) K(k, k) += joint.armature;
-    Vec6<Scalar> y = S * VectorX<Scalar>(tau.segment(joint.uOffset, 6)) - data.pA[b] - data.IA[b] * A;
-    static constexpr std::array<int, 6> kChain = {-1, 0, 1, 2, 3, 4};  // a dense 6 x 6
-    ltdlFactor(K, kChain);
-    ltdlSolve(K, kChain, y);
+    Vec6<Scalar> y = S * Vec6<Scalar>(tau.template segment<6>(joint.uOffset)) - data.pA[b] - data.IA[b] * A;
+    capstan::detail::smallSpdSolve(K, y);
     data.U[b].setZero();
     data.Dinv[b].setZero();
     data.uu[b] = y;
