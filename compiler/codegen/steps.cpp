@@ -32,37 +32,36 @@ struct Record {
   std::vector<int> slot;           // by entry: the slot, or -1 for a constant
 };
 
-class Steps {
+// What traces and emits steps, whatever the algorithm: the step's
+// sources, parameters, the kernels found so far and the calls.
+class StepTracer {
  public:
-  Steps(const Mechanism<Expr>& mechanism, const local::Data<Expr>& traced, const ModelLayout& layout,
-        const std::function<std::string(const JointLayout&)>& comment, std::string function)
-      : mechanism_(mechanism), traced_(traced), layout_(layout), comment_(comment), function_(std::move(function)),
-        generic_(mechanism) {
-    const auto nb = layout_.joints.size();
-    children_.resize(nb);
+  StepTracer(const Mechanism<Expr>& mechanism, const ModelLayout& layout,
+             const std::function<std::string(const JointLayout&)>& comment, std::string function)
+      : mechanism_(mechanism), layout_(layout), comment_(comment), function_(std::move(function)) {
+    children_.resize(layout_.joints.size());
     for (const JointLayout& j : layout_.joints)
       if (j.parent >= 0) children_.at(static_cast<std::size_t>(j.parent)).push_back(j.body);
-    // The children in the order aba() adds them (descending index).
+    // The children in the order the runtime's backward passes add them (descending index).
     for (auto& c : children_) std::sort(c.rbegin(), c.rend());
-    velocity_.resize(nb);
-    backward_.resize(nb);
-    forward_.resize(nb);
   }
 
-  SharedSteps run() {
-    for (const JointLayout& j : layout_.joints) velocityStep(j);
-    for (auto j = layout_.joints.rbegin(); j != layout_.joints.rend(); ++j) backwardStep(*j);
-    for (const JointLayout& j : layout_.joints) forwardStep(j);
-    return std::move(out_);
-  }
-
- private:
+ protected:
   // One step being traced: its sources (A0, A1, ... in a fixed order) and
   // its parameters (P).
   struct Step {
     std::vector<const Record*> sources;
     std::vector<Expr> parameters;                     // this call's values of P's entries
     std::unordered_map<std::uint32_t, int> parameterOf;  // by value's node id
+  };
+
+  // What a step writes besides its record: `name[index]` for each entry,
+  // the kernel's parameter `name` pointing at `arg`. `zeroed`: the
+  // function set the destination to zero, so constant zeros are not stored.
+  struct Output {
+    std::string name, arg;
+    std::vector<std::pair<int, Expr>> entries;
+    bool zeroed = false;
   };
 
   static Expr symbol(const std::string& name) { return Expr::symbol(name); }
@@ -80,71 +79,9 @@ class Steps {
     if (fresh) step.parameters.push_back(value);
     return symbol("P[" + std::to_string(it->second) + "]");
   }
-
-  // The joint's q and u entries as q[0], q[1], ... and u[0], ... (the rest zero).
-  std::pair<VectorX<Expr>, VectorX<Expr>> coordinates(const JointLayout& j) const {
-    VectorX<Expr> q = VectorX<Expr>::Constant(layout_.nq, Expr(0.0));
-    VectorX<Expr> u = VectorX<Expr>::Constant(layout_.nu, Expr(0.0));
-    for (int i = 0; i < j.nq(); ++i) q[j.qIndex() + i] = symbol("q[" + std::to_string(i) + "]");
-    for (int i = 0; i < j.nu(); ++i) u[j.uIndex() + i] = symbol("u[" + std::to_string(i) + "]");
-    return {q, u};
-  }
-
-  // The velocity step's entries: R_PK (row-major), p_PK, S (by column), v, c.
-  static std::vector<Expr> velocityEntries(const local::Data<Expr>& d, std::size_t b) {
-    std::vector<Expr> e;
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) e.push_back(d.R_PK[b](r, c));
-    for (int k = 0; k < 3; ++k) e.push_back(d.p_PK[b][k]);
-    for (int c = 0; c < d.S[b].cols(); ++c)
-      for (int r = 0; r < 6; ++r) e.push_back(d.S[b](r, c));
-    for (int k = 0; k < 6; ++k) e.push_back(d.v[b][k]);
-    for (int k = 0; k < 6; ++k) e.push_back(d.c[b][k]);
-    return e;
-  }
-  // The same entries read back into `d` from source `source`.
-  void readVelocity(Step& step, std::size_t source, std::size_t b) {
-    local::Data<Expr>& d = generic_;
-    std::size_t k = 0;
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) d.R_PK[b](r, c) = input(step, source, k++);
-    for (int i = 0; i < 3; ++i) d.p_PK[b][i] = input(step, source, k++);
-    for (int c = 0; c < d.S[b].cols(); ++c)
-      for (int r = 0; r < 6; ++r) d.S[b](r, c) = input(step, source, k++);
-    for (int i = 0; i < 6; ++i) d.v[b][i] = input(step, source, k++);
-    for (int i = 0; i < 6; ++i) d.c[b][i] = input(step, source, k++);
-  }
-
-  void velocityStep(const JointLayout& j) {
-    const auto b = static_cast<std::size_t>(j.body);
-    Step step;
-    if (j.parent >= 0) step.sources.push_back(&velocity_.at(static_cast<std::size_t>(j.parent)));
-    local::Data<Expr>& d = generic_;
-    const Transform<Expr>& X = traced_.X_PF[b];
-    Transform<Expr> Xg;
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) Xg.R(r, c) = parameter(step, X.R(r, c));
-    for (int i = 0; i < 3; ++i) Xg.p[i] = parameter(step, X.p[i]);
-    d.X_PF[b] = Xg;
-    if (j.parent >= 0) {
-      const auto p = static_cast<std::size_t>(j.parent);
-      const std::size_t first = 12 + 6 * static_cast<std::size_t>(d.S[p].cols());  // v in the parent's entries
-      for (int i = 0; i < 6; ++i) d.v[p][i] = input(step, 0, first + static_cast<std::size_t>(i));
-    }
-    const auto [q, u] = coordinates(j);
-    local::positionStep(mechanism_, d, b, q);
-    local::velocityStep(mechanism_, d, b, u);
-    emit(j, "velocity", step, velocityEntries(d, b), {}, velocity_[b], "vel");
-  }
-
-  void backwardStep(const JointLayout& j) {
-    const auto b = static_cast<std::size_t>(j.body);
-    Step step;
-    step.sources.push_back(&velocity_[b]);
-    for (int c : children_[b]) step.sources.push_back(&backward_.at(static_cast<std::size_t>(c)));
-    local::Data<Expr>& d = generic_;
-    readVelocity(step, 0, b);
-    const SpatialInertia<Expr>& I = traced_.I_K[b];
+  // The traced inertia `I` with its non-constant entries as P entries (I_P's
+  // upper triangle, mirrored).
+  static SpatialInertia<Expr> parameterInertia(Step& step, const SpatialInertia<Expr>& I) {
     SpatialInertia<Expr> Ig;
     Ig.mass = parameter(step, I.mass);
     for (int i = 0; i < 3; ++i) Ig.h[i] = parameter(step, I.h[i]);
@@ -154,78 +91,66 @@ class Steps {
         Ig.I_P(c, r) = Ig.I_P(r, c);
       }
     }
-    d.IA[b] = Ig.matrix();
-    d.pA[b] = crossForce(d.v[b], Ig * d.v[b]);
-    const int nu_j = j.nu();
-    for (std::size_t s = 1; s < step.sources.size(); ++s) {  // the children's contributions
-      const Record& child = *step.sources[s];
-      const std::size_t first = child.slot.size() - 27;  // its IA upper triangle (21), then pA (6)
-      std::size_t e = first;
-      for (int r = 0; r < 6; ++r) {
-        for (int c = r; c < 6; ++c) {
-          const Expr x = input(step, s, e++);
-          d.IA[b](r, c) = d.IA[b](r, c) + x;
-          if (c != r) d.IA[b](c, r) = d.IA[b](r, c);
-        }
-      }
-      for (int i = 0; i < 6; ++i) d.pA[b][i] = d.pA[b][i] + input(step, s, e++);
-    }
-    if (j.parent >= 0) {
-      const auto p = static_cast<std::size_t>(j.parent);
-      d.IA[p].setConstant(Expr(0.0));
-      d.pA[p].setConstant(Expr(0.0));
-    }
-    // The joint's generalized forces that force laws set, tau[0], ...
-    // (the rest zero): the function computes them before the steps.
-    VectorX<Expr> tau = VectorX<Expr>::Constant(layout_.nu, Expr(0.0));
-    for (const ForceLawLayout& law : layout_.forceLaws) {
-      const int i = law.uIndex - j.uIndex();
-      if (i >= 0 && i < nu_j) tau[law.uIndex] = symbol("tau[" + std::to_string(i) + "]");
-    }
-    local::abaBackwardStep(mechanism_, d, b, tau);
-    std::vector<Expr> e;
-    for (int c = 0; c < nu_j; ++c)
-      for (int r = 0; r < 6; ++r) e.push_back(d.U[b](r, c));
-    for (int c = 0; c < nu_j; ++c)
-      for (int r = 0; r < nu_j; ++r) e.push_back(d.Dinv[b](r, c));
-    for (int i = 0; i < nu_j; ++i) e.push_back(d.uu[b][i]);
-    if (j.parent >= 0) {
-      const auto p = static_cast<std::size_t>(j.parent);
-      for (int r = 0; r < 6; ++r)
-        for (int c = r; c < 6; ++c) e.push_back(d.IA[p](r, c));
-      for (int i = 0; i < 6; ++i) e.push_back(d.pA[p][i]);
-    }
-    emit(j, "articulated inertia", step, e, {}, backward_[b], "art");
+    return Ig;
+  }
+  // The traced X_PF with its non-constant entries as P entries.
+  static Transform<Expr> parameterTransform(Step& step, const Transform<Expr>& X) {
+    Transform<Expr> Xg;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) Xg.R(r, c) = parameter(step, X.R(r, c));
+    for (int i = 0; i < 3; ++i) Xg.p[i] = parameter(step, X.p[i]);
+    return Xg;
   }
 
-  void forwardStep(const JointLayout& j) {
-    const auto b = static_cast<std::size_t>(j.body);
-    Step step;
-    local::Data<Expr>& d = generic_;
-    if (j.parent >= 0) {
-      const auto p = static_cast<std::size_t>(j.parent);
-      step.sources.push_back(&forward_.at(p));
-      for (int i = 0; i < 6; ++i) d.a[p][i] = input(step, 0, static_cast<std::size_t>(i));
+  // The joint's q, u and udot entries as q[0], q[1], ..., u[0], ... and
+  // udot[0], ... (the rest zero).
+  struct Coordinates {
+    VectorX<Expr> q, u, udot;
+  };
+  Coordinates coordinates(const JointLayout& j) const {
+    Coordinates x{VectorX<Expr>::Constant(layout_.nq, Expr(0.0)), VectorX<Expr>::Constant(layout_.nu, Expr(0.0)),
+                  VectorX<Expr>::Constant(layout_.nu, Expr(0.0))};
+    for (int i = 0; i < j.nq(); ++i) x.q[j.qIndex() + i] = symbol("q[" + std::to_string(i) + "]");
+    for (int i = 0; i < j.nu(); ++i) {
+      x.u[j.uIndex() + i] = symbol("u[" + std::to_string(i) + "]");
+      x.udot[j.uIndex() + i] = symbol("udot[" + std::to_string(i) + "]");
     }
-    const std::size_t vel = step.sources.size();
-    step.sources.push_back(&velocity_[b]);
-    readVelocity(step, vel, b);
-    const std::size_t art = step.sources.size();
-    step.sources.push_back(&backward_[b]);
-    const int nu_j = j.nu();
-    std::size_t k = 0;
-    for (int c = 0; c < nu_j; ++c)
-      for (int r = 0; r < 6; ++r) d.U[b](r, c) = input(step, art, k++);
-    for (int c = 0; c < nu_j; ++c)
-      for (int r = 0; r < nu_j; ++r) d.Dinv[b](r, c) = input(step, art, k++);
-    for (int i = 0; i < nu_j; ++i) d.uu[b][i] = input(step, art, k++);
-    local::abaForwardStep(mechanism_, d, b);
-    std::vector<Expr> e, udot;
-    if (!children_[b].empty())
-      for (int i = 0; i < 6; ++i) e.push_back(d.a[b][i]);
-    for (int i = 0; i < nu_j; ++i) udot.push_back(d.udot[j.uIndex() + i]);
-    emit(j, "acceleration", step, e, udot, forward_[b], "acc");
+    return x;
   }
+
+  // Record entries in a fixed order, collected from or read back into the
+  // generic workspaces: one list of fields serves both (a step's `fields`).
+  class Fields {
+   public:
+    Fields() = default;                                          // collects
+    Fields(const Step& step, std::size_t source, std::size_t first = 0)  // reads source's entries from `first`
+        : step_(&step), source_(source), next_(first) {}
+    void operator()(Expr& e) {
+      if (step_ != nullptr) e = input(*step_, source_, next_++);
+      else values.push_back(e);
+    }
+    template <class Matrix>
+    void matrix(Matrix& m) {
+      for (Eigen::Index c = 0; c < m.cols(); ++c)
+        for (Eigen::Index r = 0; r < m.rows(); ++r) (*this)(m(r, c));
+    }
+    void inertia(SpatialInertia<Expr>& I) {
+      (*this)(I.mass);
+      matrix(I.h);
+      for (int r = 0; r < 3; ++r) {
+        for (int c = r; c < 3; ++c) {
+          (*this)(I.I_P(r, c));
+          I.I_P(c, r) = I.I_P(r, c);
+        }
+      }
+    }
+    std::size_t next() const { return next_; }
+    std::vector<Expr> values;
+
+   private:
+    const Step* step_ = nullptr;
+    std::size_t source_ = 0, next_ = 0;
+  };
 
   // What reads P entries and constants only (a leaf's D^-1 from its
   // inertia, a product of lengths, the parameter-only terms of a sum or
@@ -300,18 +225,19 @@ class Steps {
   // Prints a traced step as a kernel (or finds the kernel of its kind) and
   // calls it; `record` learns where its entries are.
   void emit(const JointLayout& j, const std::string& what, Step& step, const std::vector<Expr>& entries,
-            const std::vector<Expr>& udot, Record& record, const std::string& prefix) {
+            const std::vector<Output>& outputs, Record& record, const std::string& prefix) {
     const auto b = static_cast<std::size_t>(j.body);
     // Any other symbol the step read (a parameter the runtime step takes
     // from the mechanism: armature, gravity) becomes a P entry too.
     std::vector<Expr> roots = entries;
-    roots.insert(roots.end(), udot.begin(), udot.end());
+    for (const Output& out : outputs)
+      for (const auto& e : out.entries) roots.push_back(e.second);
     std::unordered_map<std::uint32_t, Expr> replaced;
     for (const symbolic::Node* n : symbolic::postOrder(roots)) {
       if (n->kind != symbolic::Kind::Symbol) continue;
       const std::string_view name = n->name;
       const bool generic = name.starts_with("P[") || name.starts_with("q[") || name.starts_with("u[") ||
-                           name.starts_with("tau[") ||
+                           name.starts_with("tau[") || name.starts_with("udot[") ||
                            (name.size() > 1 && name[0] == 'A' && name[1] >= '0' && name[1] <= '9');
       if (!generic) replaced.emplace(n->id, parameter(step, Expr(n)));
     }
@@ -332,8 +258,18 @@ class Steps {
       assignments.push_back({"o[" + std::to_string(slots++) + "]", roots[k]});
     }
     if (slots == 0) record.array.clear();
-    for (std::size_t i = 0; i < udot.size(); ++i)
-      assignments.push_back({"udot[" + std::to_string(i) + "]", roots[entries.size() + i]});
+    std::vector<const Output*> written;  // the outputs this call stores into
+    std::size_t root = entries.size();
+    for (const Output& out : outputs) {
+      bool any = false;
+      for (const auto& entry : out.entries) {
+        const Expr& v = roots[root++];
+        if (out.zeroed && v.isZero()) continue;
+        assignments.push_back({out.name + "[" + std::to_string(entry.first) + "]", v});
+        any = true;
+      }
+      if (any) written.push_back(&out);
+    }
     if (assignments.empty()) return;
     // Which pointers the code reads.
     std::set<std::string> used;
@@ -364,15 +300,16 @@ class Steps {
     pointer("q", j.qIndex());
     pointer("u", j.uIndex());
     pointer("tau", j.uIndex());
+    pointer("udot", j.uIndex());
     if (slots > 0) {
       params.push_back("double* __restrict o");
       args.push_back(record.array);
       out_.prologue.push_back("double " + record.array + "[" + std::to_string(slots) + "];  // " + what +
                               " step of " + comment_(j));
     }
-    if (!udot.empty()) {
-      params.push_back("double* __restrict udot");
-      args.push_back("udot.data()" + (j.uIndex() ? " + " + std::to_string(j.uIndex()) : std::string()));
+    for (const Output* out : written) {
+      params.push_back("double* __restrict " + out->name);
+      args.push_back(out->arg);
     }
     // The kernel's code.
     symbolic::CppPrinter printer{symbolic::CppPrinter::Options{.pairSinCos = true}};
@@ -412,15 +349,308 @@ class Steps {
   }
 
   const Mechanism<Expr>& mechanism_;
-  const local::Data<Expr>& traced_;
   const ModelLayout& layout_;
   const std::function<std::string(const JointLayout&)>& comment_;
   std::string function_;
-  local::Data<Expr> generic_;  // the steps' entries, overwritten step by step
-  std::vector<std::vector<int>> children_;
-  std::vector<Record> velocity_, backward_, forward_;
+  std::vector<std::vector<int>> children_;       // by body, descending
   std::map<std::string, std::size_t> kernelOf_;  // by signature and code
   SharedSteps out_;
+};
+
+// The articulated-body algorithm's three steps per body (local_dynamics.hpp).
+class AbaSteps : StepTracer {
+ public:
+  AbaSteps(const Mechanism<Expr>& mechanism, const local::Data<Expr>& traced, const ModelLayout& layout,
+           const std::function<std::string(const JointLayout&)>& comment, std::string function)
+      : StepTracer(mechanism, layout, comment, std::move(function)), traced_(traced), generic_(mechanism) {
+    const auto nb = layout_.joints.size();
+    velocity_.resize(nb);
+    backward_.resize(nb);
+    forward_.resize(nb);
+  }
+
+  SharedSteps run() {
+    for (const JointLayout& j : layout_.joints) velocityStep(j);
+    for (auto j = layout_.joints.rbegin(); j != layout_.joints.rend(); ++j) backwardStep(*j);
+    for (const JointLayout& j : layout_.joints) forwardStep(j);
+    return std::move(out_);
+  }
+
+ private:
+  // The velocity step's entries: R_PK (by rows), p_PK, S, v, c.
+  void velocityFields(Fields& x, std::size_t b) {
+    local::Data<Expr>& d = generic_;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) x(d.R_PK[b](r, c));
+    x.matrix(d.p_PK[b]);
+    x.matrix(d.S[b]);
+    x.matrix(d.v[b]);
+    x.matrix(d.c[b]);
+  }
+
+  void velocityStep(const JointLayout& j) {
+    const auto b = static_cast<std::size_t>(j.body);
+    Step step;
+    if (j.parent >= 0) step.sources.push_back(&velocity_.at(static_cast<std::size_t>(j.parent)));
+    local::Data<Expr>& d = generic_;
+    d.X_PF[b] = parameterTransform(step, traced_.X_PF[b]);
+    if (j.parent >= 0) {
+      const auto p = static_cast<std::size_t>(j.parent);
+      const std::size_t first = 12 + 6 * static_cast<std::size_t>(d.S[p].cols());  // v in the parent's entries
+      for (int i = 0; i < 6; ++i) d.v[p][i] = input(step, 0, first + static_cast<std::size_t>(i));
+    }
+    const Coordinates x = coordinates(j);
+    local::positionStep(mechanism_, d, b, x.q);
+    local::velocityStep(mechanism_, d, b, x.u);
+    Fields entries;
+    velocityFields(entries, b);
+    emit(j, "velocity", step, entries.values, {}, velocity_[b], "vel");
+  }
+
+  void backwardStep(const JointLayout& j) {
+    const auto b = static_cast<std::size_t>(j.body);
+    Step step;
+    step.sources.push_back(&velocity_[b]);
+    for (int c : children_[b]) step.sources.push_back(&backward_.at(static_cast<std::size_t>(c)));
+    local::Data<Expr>& d = generic_;
+    Fields velocity(step, 0);
+    velocityFields(velocity, b);
+    const SpatialInertia<Expr> Ig = parameterInertia(step, traced_.I_K[b]);
+    d.IA[b] = Ig.matrix();
+    d.pA[b] = crossForce(d.v[b], Ig * d.v[b]);
+    const int nu_j = j.nu();
+    for (std::size_t s = 1; s < step.sources.size(); ++s) {  // the children's contributions
+      const Record& child = *step.sources[s];
+      const std::size_t first = child.slot.size() - 27;  // its IA upper triangle (21), then pA (6)
+      std::size_t e = first;
+      for (int r = 0; r < 6; ++r) {
+        for (int c = r; c < 6; ++c) {
+          const Expr x = input(step, s, e++);
+          d.IA[b](r, c) = d.IA[b](r, c) + x;
+          if (c != r) d.IA[b](c, r) = d.IA[b](r, c);
+        }
+      }
+      for (int i = 0; i < 6; ++i) d.pA[b][i] = d.pA[b][i] + input(step, s, e++);
+    }
+    if (j.parent >= 0) {
+      const auto p = static_cast<std::size_t>(j.parent);
+      d.IA[p].setConstant(Expr(0.0));
+      d.pA[p].setConstant(Expr(0.0));
+    }
+    // The joint's generalized forces that force laws set, tau[0], ...
+    // (the rest zero): the function computes them before the steps.
+    VectorX<Expr> tau = VectorX<Expr>::Constant(layout_.nu, Expr(0.0));
+    for (const ForceLawLayout& law : layout_.forceLaws) {
+      const int i = law.uIndex - j.uIndex();
+      if (i >= 0 && i < nu_j) tau[law.uIndex] = symbol("tau[" + std::to_string(i) + "]");
+    }
+    local::abaBackwardStep(mechanism_, d, b, tau);
+    std::vector<Expr> e;
+    for (int c = 0; c < nu_j; ++c)
+      for (int r = 0; r < 6; ++r) e.push_back(d.U[b](r, c));
+    for (int c = 0; c < nu_j; ++c)
+      for (int r = 0; r < nu_j; ++r) e.push_back(d.Dinv[b](r, c));
+    for (int i = 0; i < nu_j; ++i) e.push_back(d.uu[b][i]);
+    if (j.parent >= 0) {
+      const auto p = static_cast<std::size_t>(j.parent);
+      for (int r = 0; r < 6; ++r)
+        for (int c = r; c < 6; ++c) e.push_back(d.IA[p](r, c));
+      for (int i = 0; i < 6; ++i) e.push_back(d.pA[p][i]);
+    }
+    emit(j, "articulated inertia", step, e, {}, backward_[b], "art");
+  }
+
+  void forwardStep(const JointLayout& j) {
+    const auto b = static_cast<std::size_t>(j.body);
+    Step step;
+    local::Data<Expr>& d = generic_;
+    if (j.parent >= 0) {
+      const auto p = static_cast<std::size_t>(j.parent);
+      step.sources.push_back(&forward_.at(p));
+      for (int i = 0; i < 6; ++i) d.a[p][i] = input(step, 0, static_cast<std::size_t>(i));
+    }
+    const std::size_t vel = step.sources.size();
+    step.sources.push_back(&velocity_[b]);
+    Fields velocity(step, vel);
+    velocityFields(velocity, b);
+    const std::size_t art = step.sources.size();
+    step.sources.push_back(&backward_[b]);
+    const int nu_j = j.nu();
+    std::size_t k = 0;
+    for (int c = 0; c < nu_j; ++c)
+      for (int r = 0; r < 6; ++r) d.U[b](r, c) = input(step, art, k++);
+    for (int c = 0; c < nu_j; ++c)
+      for (int r = 0; r < nu_j; ++r) d.Dinv[b](r, c) = input(step, art, k++);
+    for (int i = 0; i < nu_j; ++i) d.uu[b][i] = input(step, art, k++);
+    local::abaForwardStep(mechanism_, d, b);
+    std::vector<Expr> e;
+    if (!children_[b].empty())
+      for (int i = 0; i < 6; ++i) e.push_back(d.a[b][i]);
+    Output udot{"udot", "udot.data()" + (j.uIndex() ? " + " + std::to_string(j.uIndex()) : std::string()), {}};
+    for (int i = 0; i < nu_j; ++i) udot.entries.emplace_back(i, d.udot[j.uIndex() + i]);
+    emit(j, "acceleration", step, e, {udot}, forward_[b], "acc");
+  }
+
+  const local::Data<Expr>& traced_;
+  local::Data<Expr> generic_;  // the steps' entries, overwritten step by step
+  std::vector<Record> velocity_, backward_, forward_;
+};
+
+// inverseDynamicsDerivatives' three steps per body (dynamics_derivatives.hpp:
+// derivativeForwardStep, derivativeBackwardStep, derivativeColumnStep),
+// without external forces; the pair factors into the function's locals
+// pairSw, pairF, pairWq, pairWu, pairGq, pairGu and each joint's own block
+// of dtau_dq into dtau_dq (both zero before the steps).
+class DerivativeSteps : StepTracer {
+ public:
+  DerivativeSteps(const Mechanism<Expr>& mechanism, const local::Data<Expr>& traced, const ModelLayout& layout,
+                  const std::function<std::string(const JointLayout&)>& comment, std::string function)
+      : StepTracer(mechanism, layout, comment, std::move(function)),
+        traced_(traced),
+        d_(mechanism),
+        w_(mechanism),
+        P_(local::zeroDerivativePairs<Expr>(layout.nu, /*turns=*/false)),
+        dq_(MatrixX<Expr>::Constant(layout.nu, layout.nu, Expr(0.0))) {
+    const auto nb = layout_.joints.size();
+    forward_.resize(nb);
+    backward_.resize(nb);
+  }
+
+  SharedSteps run() {
+    for (const JointLayout& j : layout_.joints) forwardStep(j);
+    for (auto j = layout_.joints.rbegin(); j != layout_.joints.rend(); ++j) backwardStep(*j);
+    for (const JointLayout& j : layout_.joints) columnStep(j);
+    return std::move(out_);
+  }
+
+ private:
+  // The forward step's entries: what the body's backward step reads (R, p;
+  // R_PK, p_PK, its own f in K; S, Y and B in World), its column step (S in
+  // K; v, vJ in World) and, unless it is a leaf, its children's steps (v, a
+  // in K; a in World).
+  void forwardFields(Fields& x, std::size_t b) {
+    x.matrix(w_.R[b]);
+    x.matrix(w_.p[b]);
+    x.matrix(d_.R_PK[b]);
+    x.matrix(d_.p_PK[b]);
+    x.matrix(d_.f[b]);
+    x.matrix(w_.Sw[b]);
+    x.inertia(w_.Ic[b]);
+    x.matrix(w_.B[b]);
+    x.matrix(d_.S[b]);
+    x.matrix(w_.v[b]);
+    x.matrix(w_.vJ[b]);
+    if (children_[b].empty()) return;
+    x.matrix(d_.v[b]);
+    x.matrix(d_.a[b]);
+    x.matrix(w_.a[b]);
+  }
+  // The backward step's entries after its force passed to the parent
+  // (first): f in World, and the subtree's Ic and B (what the parent adds,
+  // and the body's column step reads); a root has f only.
+  void backwardFields(Fields& x, std::size_t b) {
+    x.matrix(w_.f[b]);
+    if (layout_.joints[b].parent < 0) return;
+    x.inertia(w_.Ic[b]);
+    x.matrix(w_.B[b]);
+  }
+
+  // `name` (a local of rows x nu, column-major): the joint's columns of `value`.
+  static Output columns(const JointLayout& j, const std::string& name, const MatrixX<Expr>& value) {
+    const auto rows = static_cast<int>(value.rows());
+    Output out{name.substr(4), name + ".data() + " + std::to_string(rows * j.uIndex()), {}, /*zeroed=*/true};
+    for (int c = 0; c < j.nu(); ++c)
+      for (int r = 0; r < rows; ++r) out.entries.emplace_back(r + rows * c, value(r, j.uIndex() + c));
+    return out;
+  }
+
+  void forwardStep(const JointLayout& j) {
+    const auto b = static_cast<std::size_t>(j.body);
+    Step step;
+    if (j.parent >= 0) {
+      step.sources.push_back(&forward_.at(static_cast<std::size_t>(j.parent)));
+      Fields parent(step, 0);
+      forwardFields(parent, static_cast<std::size_t>(j.parent));
+    }
+    d_.X_PF[b] = parameterTransform(step, traced_.X_PF[b]);
+    d_.I_K[b] = parameterInertia(step, traced_.I_K[b]);
+    const Coordinates x = coordinates(j);
+    local::derivativeForwardStep<Expr>(mechanism_, d_, w_, b, x.q, x.u, x.udot, nullptr);
+    Fields entries;
+    forwardFields(entries, b);
+    emit(j, "derivatives' forward", step, entries.values, {}, forward_[b], "dfw");
+  }
+
+  void backwardStep(const JointLayout& j) {
+    const auto b = static_cast<std::size_t>(j.body);
+    Step step;
+    step.sources.push_back(&forward_[b]);
+    Fields own(step, 0);
+    forwardFields(own, b);
+    for (int c : children_[b]) {  // the children's force, Ic and B
+      step.sources.push_back(&backward_.at(static_cast<std::size_t>(c)));
+      Fields child(step, step.sources.size() - 1);
+      Vec6<Expr> f, fW;
+      SpatialInertia<Expr> Ic;
+      Mat6<Expr> B;
+      child.matrix(f);
+      child.matrix(fW);
+      child.inertia(Ic);
+      child.matrix(B);
+      d_.f[b] += f;
+      w_.Ic[b] += Ic;
+      w_.B[b] += B;
+    }
+    if (j.parent >= 0) {
+      const auto p = static_cast<std::size_t>(j.parent);
+      d_.f[p].setConstant(Expr(0.0));
+      w_.Ic[p] = SpatialInertia<Expr>();
+      w_.B[p].setConstant(Expr(0.0));
+    }
+    local::derivativeBackwardStep(mechanism_, d_, w_, b, /*turns=*/false, P_);
+    Fields entries;
+    if (j.parent >= 0) entries.matrix(d_.f[static_cast<std::size_t>(j.parent)]);
+    backwardFields(entries, b);
+    emit(j, "derivatives' backward", step, entries.values,
+         {columns(j, "pairSw", P_.Sw), columns(j, "pairF", P_.F)}, backward_[b], "dbw");
+  }
+
+  void columnStep(const JointLayout& j) {
+    const auto b = static_cast<std::size_t>(j.body);
+    if (j.nu() == 0) return;
+    Step step;
+    step.sources.push_back(&forward_[b]);
+    Fields own(step, 0);
+    forwardFields(own, b);
+    step.sources.push_back(&backward_[b]);
+    Fields sums(step, 1, j.parent >= 0 ? 6 : 0);
+    backwardFields(sums, b);
+    if (j.parent >= 0) {
+      step.sources.push_back(&forward_.at(static_cast<std::size_t>(j.parent)));
+      Fields parent(step, 2);
+      forwardFields(parent, static_cast<std::size_t>(j.parent));
+    }
+    for (int r = 0; r < j.nu(); ++r)
+      for (int c = 0; c < j.nu(); ++c) dq_(j.uIndex() + r, j.uIndex() + c) = Expr(0.0);
+    const Coordinates x = coordinates(j);
+    local::derivativeColumnStep(mechanism_, d_, w_, b, x.u, x.udot, /*turns=*/false, P_, dq_);
+    const int nu = layout_.nu, first = j.uIndex() * nu + j.uIndex();
+    Output dq{"dq", "dtau_dq.data() + " + std::to_string(first), {}, /*zeroed=*/true};
+    for (int c = 0; c < j.nu(); ++c)
+      for (int r = 0; r < j.nu(); ++r) dq.entries.emplace_back(r + c * nu, dq_(j.uIndex() + r, j.uIndex() + c));
+    emit(j, "derivatives' columns", step, {},
+         {columns(j, "pairWq", P_.Wq), columns(j, "pairWu", P_.Wu), columns(j, "pairGq", P_.Gq),
+          columns(j, "pairGu", P_.Gu), dq},
+         column_, "dcol");
+  }
+
+  const local::Data<Expr>& traced_;
+  local::Data<Expr> d_;                // the steps' joint-frame entries, overwritten step by step
+  local::DerivativeData<Expr> w_;      // and World entries
+  local::DerivativePairs<Expr> P_;     // the pair factors the steps write
+  MatrixX<Expr> dq_;                   // each joint's own block of dtau_dq
+  std::vector<Record> forward_, backward_;
+  Record column_;                      // (the column steps store nothing)
 };
 
 }  // namespace
@@ -428,7 +658,14 @@ class Steps {
 SharedSteps sharedAbaSteps(const Mechanism<Expr>& mechanism, const local::Data<Expr>& traced, const ModelLayout& layout,
                            const std::function<std::string(const JointLayout&)>& comment,
                            const std::string& function) {
-  return Steps(mechanism, traced, layout, comment, function).run();
+  return AbaSteps(mechanism, traced, layout, comment, function).run();
+}
+
+SharedSteps sharedDerivativeSteps(const Mechanism<Expr>& mechanism, const local::Data<Expr>& traced,
+                                  const ModelLayout& layout,
+                                  const std::function<std::string(const JointLayout&)>& comment,
+                                  const std::string& function) {
+  return DerivativeSteps(mechanism, traced, layout, comment, function).run();
 }
 
 }  // namespace capstan::codegen

@@ -1,12 +1,15 @@
 // Shared steps: forwardDynamics by the articulated-body algorithm in joint
-// frames as calls of per-body steps, each kind of step emitted once.
+// frames, and inverseDynamicsDerivatives' recursions, as calls of per-body
+// steps, each kind of step emitted once.
 //
 // Straight-line code runs each instruction once, so past the first-level
 // instruction cache (32 KiB) every call streams the function from L2 again
 // (docs/performance.md, "The instruction cache": 25-53 % of the time of a
 // 32 KiB function, by machine). But a chain's or a limb's bodies repeat.
 // So each body's three steps (local_dynamics.hpp's positionStep and
-// velocityStep, abaBackwardStep, abaForwardStep) are traced on their own,
+// velocityStep, abaBackwardStep, abaForwardStep; dynamics_derivatives.hpp's
+// derivativeForwardStep, derivativeBackwardStep, derivativeColumnStep) are
+// traced on their own,
 // with what they read of other steps as symbols named by place:
 //
 //   A0[k]  slot k of another step's array (its parent's velocity, each
@@ -20,7 +23,11 @@
 //   q[i], u[i]  the joint's coordinates, through pointers to its first;
 //   tau[i]  the generalized forces of its force laws, which the function
 //          computes before the steps (as the unrolled code does);
-//   o[k], udot[i]  what the step writes: its array, the joint's udot.
+//   udot[i]  (inverseDynamicsDerivatives) the joint's accelerations;
+//   o[k], udot[i]  what the step writes: its array, the joint's udot
+//          (forwardDynamics), or its columns of the derivatives' pair
+//          factors and its own block of dtau_dq (inverseDynamicsDerivatives:
+//          Sw[k], F[k], Wq[k], ..., dq[k]).
 //
 // Hash-consing then makes the steps of one kind of body one expression, so
 // steps whose printed code is the same share one kernel: a static member
@@ -35,7 +42,7 @@
 #include <string>
 #include <vector>
 
-#include <capstan/local_dynamics.hpp>
+#include <capstan/dynamics_derivatives.hpp>
 #include <nlohmann/json.hpp>
 
 #include "codegen/layout.hpp"
@@ -62,5 +69,16 @@ struct SharedSteps {
 SharedSteps sharedAbaSteps(const Mechanism<symbolic::Expr>& mechanism, const local::Data<symbolic::Expr>& traced,
                            const ModelLayout& layout, const std::function<std::string(const JointLayout&)>& comment,
                            const std::string& function);
+
+// inverseDynamicsDerivatives' recursions (dynamics_derivatives.hpp) as
+// shared steps, for a model without force elements, external forces or
+// cables: the pair factors into the function's locals pairSw, pairF,
+// pairWq, pairWu, pairGq, pairGu and each joint's own block of d tau / dq
+// into dtau_dq, all set to zero before the calls. `traced`: the trace's
+// Data, as for sharedAbaSteps.
+SharedSteps sharedDerivativeSteps(const Mechanism<symbolic::Expr>& mechanism,
+                                  const local::Data<symbolic::Expr>& traced, const ModelLayout& layout,
+                                  const std::function<std::string(const JointLayout&)>& comment,
+                                  const std::string& function);
 
 }  // namespace capstan::codegen

@@ -1231,6 +1231,11 @@ class Tracer {
     }
   }
 
+  // `N adds, N muls, N divs (weighted W)`, for a function's doc.
+  static std::string brief(const symbolic::OpCount& ops) {
+    return std::to_string(ops.adds) + " adds, " + std::to_string(ops.muls) + " muls, " + std::to_string(ops.divs) +
+           " divs (weighted " + symbolic::formatDouble(weightedCost(ops)) + ")";
+  }
   static json opsJson(const symbolic::OpCount& ops) {
     return {{"adds", ops.adds}, {"muls", ops.muls}, {"divs", ops.divs}, {"calls", ops.funcs},
             {"other", ops.other}, {"weighted", weightedCost(ops)}};
@@ -1358,10 +1363,6 @@ class Tracer {
     if (!traceCrba) method["crba_ltdl"] = method["crba_ltdl_joint_frames"] = {{"skipped", skipped}};
 
     fn.set("method", method);
-    auto brief = [](const symbolic::OpCount& ops) {
-      return std::to_string(ops.adds) + " adds, " + std::to_string(ops.muls) + " muls, " + std::to_string(ops.divs) +
-             " divs (weighted " + symbolic::formatDouble(weightedCost(ops)) + ")";
-    };
     std::vector<std::string> doc;
     if (chosen.aba) {
       doc = {"udot (nu) = M^-1 (tau - C) by the articulated-body algorithm (Featherstone), force laws",
@@ -1630,28 +1631,38 @@ class Tracer {
   // local::addDerivativePairs as a loop over the dof tree adding them to
   // dq, du and M (names as closing statements spell them; lowerOnly: M's
   // entries on and below the diagonal only, as its factor reads them).
-  void pairLoop(FunctionBuilder& fn, const local::DerivativePairs<Expr>& p, const std::string& dq,
-                const std::string& du, const std::string& M, bool lowerOnly) {
-    const struct {
-      const char* name;
-      const MatrixX<Expr>& value;
-      const char* what;
-    } factors[] = {
-        {"pairSw", p.Sw, "the pairs' factors: S in World"},
-        {"pairF", p.F, "the pairs' factors: F = [Ic S; B^T S; T^T S]"},
-        {"pairWq", p.Wq, "the pairs' factors: W along q"},
-        {"pairWu", p.Wu, "the pairs' factors: W along u"},
-        {"pairGq", p.Gq, "the pairs' factors: g along q"},
-        {"pairGu", p.Gu, "the pairs' factors: g along u"},
-    };
-    for (const auto& f : factors) {
-      const std::string rows = std::to_string(f.value.rows());
-      const std::string type = massMatrixDynamic() ? "Eigen::Matrix<double, " + rows + ", Eigen::Dynamic>"
-                                                   : "Eigen::Matrix<double, " + rows + ", nu>";
-      const std::string zero = massMatrixDynamic() ? " = " + type + "::Zero(" + rows + ", nu);" : " = " + type + "::Zero();";
-      fn.local(type + " " + f.name + (hasZeros(f.value) || massMatrixDynamic() ? zero : std::string(";")));
+  // Without `p`, the factors' locals are only declared (zero), for shared
+  // steps to write.
+  struct PairFactor {
+    const char* name;
+    MatrixX<Expr> local::DerivativePairs<Expr>::*value;
+    bool sixRows;  // else 12 (18 with external forces)
+    const char* what;
+  };
+  static constexpr PairFactor kPairFactors[] = {
+      {"pairSw", &local::DerivativePairs<Expr>::Sw, true, "the pairs' factors: S in World"},
+      {"pairF", &local::DerivativePairs<Expr>::F, false, "the pairs' factors: F = [Ic S; B^T S; T^T S]"},
+      {"pairWq", &local::DerivativePairs<Expr>::Wq, false, "the pairs' factors: W along q"},
+      {"pairWu", &local::DerivativePairs<Expr>::Wu, false, "the pairs' factors: W along u"},
+      {"pairGq", &local::DerivativePairs<Expr>::Gq, true, "the pairs' factors: g along q"},
+      {"pairGu", &local::DerivativePairs<Expr>::Gu, true, "the pairs' factors: g along u"},
+  };
+  void pairLoop(FunctionBuilder& fn, const local::DerivativePairs<Expr>* p, const std::string& dq,
+                const std::string& du, const std::string& M, bool lowerOnly, json* declared = nullptr) {
+    for (const PairFactor& f : kPairFactors) {
+      const int rows = f.sixRows ? 6 : p != nullptr ? static_cast<int>((p->*f.value).rows()) : 12;
+      const std::string r = std::to_string(rows);
+      const std::string type = massMatrixDynamic() ? "Eigen::Matrix<double, " + r + ", Eigen::Dynamic>"
+                                                   : "Eigen::Matrix<double, " + r + ", nu>";
+      const std::string zero = massMatrixDynamic() ? " = " + type + "::Zero(" + r + ", nu);" : " = " + type + "::Zero();";
+      if (p == nullptr) {
+        declared->push_back(type + " " + f.name + zero + "  // " + f.what);
+        continue;
+      }
+      const MatrixX<Expr>& value = p->*f.value;
+      fn.local(type + " " + f.name + (hasZeros(value) || massMatrixDynamic() ? zero : std::string(";")));
       fn.readAtEnd(f.name);
-      columnBlocks(fn, f.name, f.value, f.what);
+      columnBlocks(fn, f.name, value, f.what);
     }
     std::string first;
     for (const int k : local::firstDofs(mechanism_)) first += (first.empty() ? "" : ", ") + std::to_string(k);
@@ -1717,6 +1728,10 @@ class Tracer {
     // traced, which needs the whole M (and which the loop's d tau terms
     // did not make faster: docs/performance.md).
     const bool compactPairs = !pairsUnrolled() && !traceInverse;
+    // inverseDynamicsDerivatives' recursions as shared steps (codegen/steps.hpp)
+    // where forwardDynamics has them.
+    const bool steps = !forward && compactPairs && layout_.nu >= kSharedStepsMinSpeeds &&
+                       layout_.forceElements.empty() && layout_.cables.empty();
     ev.udotFromMassMatrix = traceInverse;
     ev.derivativePairs = compactPairs;
     ev.run(f.id, v);
@@ -1763,7 +1778,7 @@ class Tracer {
       const std::string rest = compactPairs ? " (what the pairs' loop does not add)" : "";
       columnBlocks(fn, "dr_dq", dq, "d(inverse dynamics - applied forces) / dq along N(q) at udot" + rest);
       columnBlocks(fn, "dr_du", du, "d(inverse dynamics - applied forces) / du at udot" + rest);
-      if (compactPairs) pairLoop(fn, v.pairs, "$dr_dq", "$dr_du", "$M", /*lowerOnly=*/true);
+      if (compactPairs) pairLoop(fn, &v.pairs, "$dr_dq", "$dr_du", "$M", /*lowerOnly=*/true);
       if (traceInverse) {
         // M^-1 traced (the recursions' L^T D L factor, then ltdlInverse).
         fn.readAtEnd("dudot_dtau");
@@ -1777,6 +1792,8 @@ class Tracer {
           if (!line.empty()) fn.closing(line);
         }
       }
+    } else if (steps) {
+      return derivativeSteps(f, fn, v, ev);
     } else if (compactPairs) {
       forceElementBlocks(fn, v);
       fn.opening("dtau_dq.setZero();  // then what the pairs' loop does not add, then the loop");
@@ -1785,7 +1802,7 @@ class Tracer {
       columnBlocks(fn, "M", v.M, "M's armature (the rest in the pairs' loop)");
       columnBlocks(fn, "dtau_dq", dq, "d tau / dq along N(q) (what the pairs' loop does not add)");
       columnBlocks(fn, "dtau_du", du, "d tau / du (what the pairs' loop does not add)");
-      pairLoop(fn, v.pairs, "dtau_dq", "dtau_du", "M", /*lowerOnly=*/false);
+      pairLoop(fn, &v.pairs, "dtau_dq", "dtau_du", "M", /*lowerOnly=*/false);
     } else {
       forceElementBlocks(fn, v);
       if (hasZeros(dq) || hasZeros(du)) {
@@ -1798,10 +1815,6 @@ class Tracer {
       columnBlocks(fn, "dtau_dq", dq, "d tau / dq along N(q)");
       columnBlocks(fn, "dtau_du", du, "d tau / du");
     }
-    auto brief = [](const symbolic::OpCount& ops) {
-      return std::to_string(ops.adds) + " adds, " + std::to_string(ops.muls) + " muls, " + std::to_string(ops.divs) +
-             " divs (weighted " + symbolic::formatDouble(weightedCost(ops)) + ")";
-    };
     std::vector<std::string> doc = f.doc;
     const std::string pairs = compactPairs ? "; then the pairs' terms in a loop" : "";
     doc.push_back("Traced: " + brief(fn.ops()) +
@@ -1812,6 +1825,45 @@ class Tracer {
     fn.set("method",
            {{"chosen", "analytic"}, {"pairs", compactPairs ? "loop" : "unrolled"}, {"traced", opsJson(fn.ops())}});
     return fn.finish();
+  }
+
+  // inverseDynamicsDerivatives as shared steps: M's armature traced, the
+  // steps' calls (the pair factors and each joint's own block of dtau_dq),
+  // then the pairs' loop. `v`, `ev`: the compact trace's (its Data's
+  // parameter stage as the Derived cache holds it).
+  json derivativeSteps(const GeneratedFunction& f, FunctionBuilder& fn, const FunctionValues<Expr>& v,
+                       FunctionEvaluator<Expr>& ev) {
+    fn.opening("dtau_dq.setZero();  // then each joint's own block (the steps), then the pairs' loop");
+    fn.opening("dtau_du.setZero();");
+    fn.opening("M.setZero();");
+    columnBlocks(fn, "M", v.M, "M's armature (the rest in the pairs' loop)");
+    json declared = json::array();
+    pairLoop(fn, nullptr, "dtau_dq", "dtau_du", "M", /*lowerOnly=*/false, &declared);
+    const SharedSteps shared = sharedDerivativeSteps(
+        mechanism_, ev.derivative, layout_, [this](const JointLayout& j) { return cite_.joint(j); }, f.key());
+    symbolic::OpCount ops = shared.ops;
+    ops += fn.ops();
+    std::vector<std::string> doc = f.doc;
+    doc.push_back("Emitted as " + std::to_string(shared.blocks.size()) + " calls of " +
+                  std::to_string(shared.kernels.size()) + " shared steps, each kind of body's step once (" +
+                  brief(ops) + " in all); then the pairs' terms in a loop.");
+    fn.set("doc", doc);
+    fn.set("method", {{"chosen", "analytic"},
+                      {"pairs", "loop"},
+                      {"steps", {{"kernels", shared.kernels.size()}, {"calls", shared.blocks.size()},
+                                 {"emitted", opsJson(shared.ops)}}},
+                      {"traced", opsJson(ops)}});
+    json j = fn.finish();
+    for (const json& b : shared.blocks) j["blocks"].push_back(b);
+    for (const std::string& line : shared.prologue) declared.push_back(line);
+    for (const json& line : j["prologue"]) declared.push_back(line);
+    j["prologue"] = declared;
+    j["kernels"] = shared.kernels;
+    j["parameter_sites"] = shared.parameterSites;
+    j["operations"] = std::to_string(ops.adds) + " adds, " + std::to_string(ops.muls) + " muls, " +
+                      std::to_string(ops.divs) + " divs, " + std::to_string(ops.funcs) + " calls, " +
+                      std::to_string(ops.other) + " other";
+    return j;
   }
 
   // forwardDynamicsDerivatives where M^-1 runs in loops: composed from the
@@ -2188,10 +2240,6 @@ class Tracer {
     std::optional<FunctionBuilder> dense;
     if (denseAtRunTime) dense.emplace(emitDenseAtRunTime());
     FunctionBuilder& fn = denseAtRunTime ? *dense : useInverse ? inverse : direct;
-    auto brief = [](const symbolic::OpCount& ops) {
-      return std::to_string(ops.adds) + " adds, " + std::to_string(ops.muls) + " muls, " + std::to_string(ops.divs) +
-             " divs (weighted " + symbolic::formatDouble(weightedCost(ops)) + ")";
-    };
     std::vector<std::string> doc = f.doc;
     doc.push_back(std::string("Method: ") +
                   (useInverse ? "-M^-1 d(inverse dynamics - applied forces) at fixed udot"

@@ -29,10 +29,11 @@
                                      generated forwardDynamics with external forces
                                      (STATE.json's `external_forces`) equals the
                                      interpreter's, every model, and the forces matter
-  run.py --capstan BIN steps         forwardDynamics as shared steps (from 20 speeds):
-                                     random trees with every joint type and a chain
-                                     call shared kernels, and generated udot equals
-                                     the interpreter's, also after --set
+  run.py --capstan BIN steps         forwardDynamics and inverseDynamicsDerivatives
+                                     as shared steps (from 20 speeds): random trees
+                                     with every joint type and a chain call shared
+                                     kernels, and generated udot and derivatives
+                                     equal the interpreter's, also after --set
   run.py --capstan BIN derivatives   eval --derivatives (d udot / d(q, u, tau)) on
                                      every example and random trees with every joint
                                      type: interpreted (dual numbers) equals central
@@ -847,12 +848,15 @@ def recursions(capstan):
 
 # ---------------------------------------------------------------- steps
 def steps(capstan):
-    """forwardDynamics as shared steps (from 20 speeds, codegen/steps.hpp):
-    on a random chain with every joint type and on a chain of hinges with
-    a force law (time- and speed-dependent) on its first, the header calls
-    kernels, fewer than its steps, and generated udot equals the
-    interpreter's to AGREEMENT at random states, also after --set of a
-    mass and of the gravity (the calls' parameter arrays follow params)."""
+    """forwardDynamics and inverseDynamicsDerivatives as shared steps (from
+    20 speeds, codegen/steps.hpp): on a random chain with every joint type
+    and on a chain of hinges with a force law (time- and speed-dependent) on
+    its first, the header (--derivatives) calls kernels, fewer than its
+    steps, in both functions, and generated udot and d tau / d(q, u, udot)
+    equal the interpreter's to AGREEMENT (d udot / d(q, u, tau), which M^-1
+    takes from them, to DERIVATIVES_ORACLE) at random states, also after
+    --set of a mass and of the gravity (the calls' parameter arrays follow
+    params)."""
     rng = random.Random(29)
     cases = golden_helpers()
     failures, compared = 0, 0
@@ -870,23 +874,34 @@ def steps(capstan):
             models.append(path)
         for model in models:
             out = tmp / model.stem
-            run(capstan, "compile", model, "-o", out)
+            run(capstan, "compile", model, "-o", out, "--derivatives")
             header = (out / f"{model.stem}.hpp").read_text()
-            found = re.search(r"Emitted as (\d+) calls of (\d+) shared steps", header)
-            if not found or int(found.group(2)) >= int(found.group(1)):
-                print(f"steps: {model.name}: the header has no shared steps: FAILED")
+            found = re.findall(r"Emitted as (\d+) calls of (\d+) shared steps", header)
+            if len(found) != 2 or any(int(k) >= int(c) for c, k in found):
+                print(f"steps: {model.name}: forwardDynamics and inverseDynamicsDerivatives are not both "
+                      f"shared steps ({found}): FAILED")
                 failures += 1
                 continue
-            calls, kernels = int(found.group(1)), int(found.group(2))
+            calls, kernels = (sum(int(x[i]) for x in found) for i in (0, 1))
             initial = eval_json(capstan, model, write_state(tmp, {}), "--interpret")
             for trial, extra in enumerate(([], ["--set", "s=1.7"], ["--set", "world.gravity[2]=-3.5"])):
                 state = write_state(tmp, cases.random_state(rng, initial))
-                generated = eval_json(capstan, model, state, *extra)["udot"]
-                interpreted = eval_json(capstan, model, state, "--interpret", *extra)["udot"]
+                generated = eval_json(capstan, model, state, "--derivatives", *extra)
+                interpreted = eval_json(capstan, model, state, "--interpret", "--derivatives", *extra)
                 compared += 1
-                ok = close(generated, interpreted)
+                ok = close(generated["udot"], interpreted["udot"])
+                for key, d in generated["derivatives"].items():
+                    if not isinstance(d, list):
+                        continue
+                    tolerance = DERIVATIVES_ORACLE if key.startswith("dudot") else AGREEMENT
+                    d0 = interpreted["derivatives"][key]
+                    scale = max([1.0] + [abs(x) for row in d0 for x in row])
+                    worst = max(abs(a - b) for ra, rb in zip(d, d0) for a, b in zip(ra, rb)) / scale
+                    if worst > tolerance:
+                        print(f"steps: {model.name}: generated {key} differs from the interpreter's by {worst:.3g}")
+                        ok = False
                 print(f"steps: {model.name} ({calls} calls of {kernels} kernels) {' '.join(extra) or 'as compiled'}: "
-                      f"generated udot {'==' if ok else '!='} interpreted{'' if ok else ': FAILED'}")
+                      f"generated udot and derivatives {'==' if ok else '!='} interpreted{'' if ok else ': FAILED'}")
                 failures += not ok
     print(f"steps: {compared} states compared, {failures} failures")
     return 1 if failures or compared == 0 else 0

@@ -284,6 +284,185 @@ std::vector<int> firstDofs(const Mechanism<Scalar>& model) {
 // body: with da_k = sum of S_j udot_j over k's path (da_p at k's parent),
 //   a_k += da_k,   f_k += Ic_k da_p + sum_{j in k's subtree} F1_j udot_j.
 // data's joint-frame a, f, tau then stay those at udot = 0.
+// The recursion's per-body quantities, about the World origin in World
+// (x^W = X_{W Ki} x). Ic, B and T are the body's own after its forward
+// step and its subtree's after its backward step.
+template <class Scalar>
+struct DerivativeData {
+  explicit DerivativeData(const Mechanism<Scalar>& model) {
+    const auto nb = static_cast<std::size_t>(model.numBodies());
+    R.resize(nb, Mat3<Scalar>::Identity());
+    p.resize(nb, Vec3<Scalar>::Zero());
+    v.resize(nb, Vec6<Scalar>::Zero());
+    a.resize(nb, Vec6<Scalar>::Zero());
+    vJ.resize(nb, Vec6<Scalar>::Zero());
+    f.resize(nb, Vec6<Scalar>::Zero());
+    Sw.resize(nb);
+    for (std::size_t b = 0; b < nb; ++b) Sw[b].setZero(6, model.joints[b].nu());
+    Ic.resize(nb);
+    B.resize(nb, Mat6<Scalar>::Zero());
+    T.resize(nb, Mat6<Scalar>::Zero());
+  }
+  std::vector<Mat3<Scalar>> R;              // (nb) R_{W Ki}
+  std::vector<Vec3<Scalar>> p;              // (nb) p_{W Ki} (m)
+  std::vector<Vec6<Scalar>> v, a;           // (nb) velocity (rad/s, m/s), acceleration (rad/s^2, m/s^2)
+  std::vector<Vec6<Scalar>> vJ;             // (nb) the joint's part of v, S_i u_i
+  std::vector<Vec6<Scalar>> f;              // (nb) the force the joint transmits (N m, N)
+  std::vector<Mat6X<Scalar>> Sw;            // (nb) 6 x nu_j motion subspace
+  std::vector<SpatialInertia<Scalar>> Ic;   // (nb) Y_i (kg, kg m, kg m^2), then summed over the subtree
+  std::vector<Mat6<Scalar>> B, T;           // (nb) B_i, T_i (with fext), then summed over the subtree
+};
+
+// The recursion as per-body steps, each reading only its body's entries of
+// Data and DerivativeData, its parent's and its children's (as
+// local_dynamics.hpp's steps: a code generator may trace one step of a body
+// with those entries as symbols). In order: every body's forward step
+// (parents first), every body's backward step (children first), then every
+// body's column step.
+
+// Body b's forward step: its Newton-Euler forward step (positionStep,
+// velocityStep, newtonEulerForwardStep; F_b its fext, World, about Bo, if
+// given) and in World its pose (composed with its parent's), v, a, S, vJ
+// and its own Y, B and T.
+template <class Scalar>
+void derivativeForwardStep(const Mechanism<Scalar>& model, Data<Scalar>& data, DerivativeData<Scalar>& w,
+                           std::size_t b, const VectorX<Scalar>& q, const VectorX<Scalar>& u,
+                           const VectorX<Scalar>& udot, const Vec6<Scalar>* F_b) {
+  const Joint<Scalar>& joint = model.joints[b];
+  positionStep(model, data, b, q);
+  velocityStep(model, data, b, u);
+  if (joint.parent >= 0) {
+    const auto k = static_cast<std::size_t>(joint.parent);
+    w.R[b] = w.R[k] * data.R_PK[b];
+    w.p[b] = w.p[k] + w.R[k] * data.p_PK[b];
+  } else {
+    w.R[b] = data.R_PK[b];
+    w.p[b] = data.p_PK[b];
+  }
+  const Mat3<Scalar>& R = w.R[b];
+  const Vec3<Scalar>& p = w.p[b];
+  if (F_b != nullptr) {
+    const Vec6<Scalar> f_K = detail::externalForceInJointFrame(joint, R, *F_b);
+    detail::newtonEulerForwardStep(model, data, b, &udot, &f_K);
+  } else {
+    detail::newtonEulerForwardStep(model, data, b, &udot, static_cast<const Vec6<Scalar>*>(nullptr));
+  }
+  w.v[b] = detail::motionToWorld(R, p, data.v[b]);
+  w.a[b] = detail::motionToWorld(R, p, data.a[b]);
+  for (int c = 0; c < joint.nu(); ++c) w.Sw[b].col(c) = detail::motionToWorld(R, p, Vec6<Scalar>(data.S[b].col(c)));
+  w.vJ[b] = Vec6<Scalar>::Zero();
+  if (joint.nu() > 0) w.vJ[b] = w.Sw[b] * u.segment(joint.uOffset, joint.nu());
+  w.Ic[b] = detail::rigidInertiaToParent(R, p, data.I_K[b]);
+  w.B[b] = detail::velocityInertiaProduct(w.Ic[b], w.v[b]);
+  w.T[b] = Mat6<Scalar>::Zero();
+  if (F_b != nullptr) {
+    const Vec3<Scalar> n = F_b->template head<3>(), force = F_b->template tail<3>();
+    const Vec3<Scalar> pB = p + R * Vec3<Scalar>(joint.X_BM.inverse().p);  // p_WoBo
+    // T [w; v] = [w x n + pB x (w x force); w x force] = [-[n]x - [pB]x [force]x; -[force]x] w.
+    const Mat3<Scalar> Fx = skew(force);
+    w.T[b].template topLeftCorner<3, 3>() = -skew(n) - skew(pB) * Fx;
+    w.T[b].template bottomLeftCorner<3, 3>() = -Fx;
+  }
+}
+
+// Body b's backward step, after its children's (which added their f, Ic, B
+// and T to b's): its Newton-Euler backward step (C_b = S^T f_b without the
+// armature, f_b passed to the parent), f_b in World, Ic, B (and with
+// `turns`, external forces, T) passed to the parent, and b's dofs' factors
+// in P (DerivativePairs: Sw and F = [Ic S; B^T S; T^T S]).
+template <class Scalar>
+void derivativeBackwardStep(const Mechanism<Scalar>& model, Data<Scalar>& data, DerivativeData<Scalar>& w,
+                            std::size_t b, bool turns, DerivativePairs<Scalar>& P) {
+  const Joint<Scalar>& joint = model.joints[b];
+  detail::newtonEulerBackwardStep(model, data, b);
+  w.f[b] = detail::forceToWorld(w.R[b], w.p[b], data.f[b]);
+  if (joint.parent >= 0) {
+    const auto k = static_cast<std::size_t>(joint.parent);
+    w.Ic[k] += w.Ic[b];
+    w.B[k] += w.B[b];
+    if (turns) w.T[k] += w.T[b];
+  }
+  for (int c = 0; c < joint.nu(); ++c) {
+    const Vec6<Scalar> s = w.Sw[b].col(c);
+    const int k = joint.uOffset + c;
+    P.Sw.col(k) = s;
+    P.F.col(k).template segment<6>(0) = w.Ic[b] * s;
+    P.F.col(k).template segment<6>(6) = w.B[b].transpose() * s;
+    if (turns) P.F.col(k).template segment<6>(12) = w.T[b].transpose() * s;
+  }
+}
+
+// Body J's column step, after every backward step: the columns of J's dofs
+// (DerivativePairs' W and G, along q and along u), and J's own
+// d(S_J)^T f_J into dtau_dq's block of J's dofs (zero unless S_J turns).
+template <class Scalar>
+void derivativeColumnStep(const Mechanism<Scalar>& model, const Data<Scalar>& data, const DerivativeData<Scalar>& w,
+                          std::size_t bJ, const VectorX<Scalar>& u, const VectorX<Scalar>& udot, bool turns,
+                          DerivativePairs<Scalar>& P, MatrixX<Scalar>& dtau_dq) {
+  const Joint<Scalar>& joint = model.joints[bJ];
+  if (joint.nu() == 0) return;
+  const Mat6X<Scalar>& S = data.S[bJ];
+  const Mat3<Scalar>& R = w.R[bJ];
+  const Vec3<Scalar>& p = w.p[bJ];
+  const VectorX<Scalar> uJ = u.segment(joint.uOffset, joint.nu());
+  const VectorX<Scalar> udotJ = udot.segment(joint.uOffset, joint.nu());
+  const int parent = joint.parent;
+  const Vec6<Scalar> a0 = spatialVector<Scalar>(Vec3<Scalar>::Zero(), Vec3<Scalar>(-model.gravity));
+  const Vec6<Scalar> vP = parent >= 0 ? w.v[static_cast<std::size_t>(parent)] : Vec6<Scalar>(Vec6<Scalar>::Zero());
+  const Vec6<Scalar> aP = parent >= 0 ? w.a[static_cast<std::size_t>(parent)] : a0;
+  const VectorX<Scalar> noU = VectorX<Scalar>::Constant(joint.nu(), Scalar(0.0));
+  const Vec6<Scalar> vJ_K = S * uJ;
+  for (int m = 0; m < joint.nu(); ++m) {
+    const int col = joint.uOffset + m;
+    const Vec6<Scalar> s = w.Sw[bJ].col(m);
+    for (const bool alongQ : {true, false}) {
+      Mat6X<Scalar> dS = Mat6X<Scalar>::Zero(6, joint.nu());  // in K_J
+      VectorX<Scalar> duJ = noU;
+      Vec6<Scalar> dV, dvJ, dA;
+      if (alongQ) {
+        dS = detail::subspaceDerivative(joint, S, m);
+        dvJ = detail::motionToWorld(R, p, Vec6<Scalar>(dS * uJ));
+        dV = crossMotion(vP, s) + dvJ;
+      } else {
+        duJ[m] = Scalar(1.0);
+        dvJ = s;
+        dV = s;
+      }
+      const Vec6<Scalar> rate = detail::motionToWorld(
+          R, p, detail::subspaceRateDerivative(joint, S, dS, vJ_K, Vec6<Scalar>(dS * uJ + S * duJ), u, duJ));
+      dA = rate + crossMotion(dV, w.vJ[bJ]) + crossMotion(w.v[bJ], dvJ);
+      if (alongQ) dA += crossMotion(aP, s) + detail::motionToWorld(R, p, Vec6<Scalar>(dS * udotJ));
+      const Vec6<Scalar> wc = dA + crossMotion(w.v[bJ], dV);
+      MatrixX<Scalar>& W = alongQ ? P.Wq : P.Wu;
+      W.col(col).template segment<6>(0) = wc;
+      W.col(col).template segment<6>(6) = dV;
+      if (alongQ && turns) W.col(col).template segment<6>(12) = s;
+      if (alongQ) {
+        for (int r = 0; r < joint.nu(); ++r)
+          dtau_dq(joint.uOffset + r, col) += detail::motionToWorld(R, p, Vec6<Scalar>(dS.col(r))).dot(w.f[bJ]);
+      }
+      if (parent < 0) continue;
+      Vec6<Scalar> g = w.Ic[bJ] * wc + w.B[bJ] * dV;
+      if (alongQ) g += crossForce(s, w.f[bJ]);
+      if (alongQ && turns) g += w.T[bJ] * s;
+      (alongQ ? P.Gq : P.Gu).col(col) = g;
+    }
+  }
+}
+
+// DerivativePairs' factors for `nu` dofs, zero (18 rows of F and W with
+// external forces, else 12).
+template <class Scalar>
+DerivativePairs<Scalar> zeroDerivativePairs(int nu, bool turns) {
+  DerivativePairs<Scalar> P;
+  const int rows = turns ? 18 : 12;
+  P.Sw = MatrixX<Scalar>::Constant(6, nu, Scalar(0.0));
+  P.F = MatrixX<Scalar>::Constant(rows, nu, Scalar(0.0));
+  P.Wq = P.Wu = P.F;
+  P.Gq = P.Gu = P.Sw;
+  return P;
+}
+
 namespace detail {
 
 template <class Scalar>
@@ -296,73 +475,16 @@ void inverseDynamicsDerivativesImpl(const Mechanism<Scalar>& model, Data<Scalar>
     udot = VectorX<Scalar>::Constant(model.nu, Scalar(0.0));
     massMatrix = true;
   }
-  const VectorX<Scalar>& tauID = inverseDynamics(model, data, q, u, udot, fext);  // data.C
+  if (fext != nullptr) capstan::detail::checkExternalForces(model, *fext);
   const int nb = model.numBodies(), nu = model.nu;
   const auto nbs = static_cast<std::size_t>(nb);
-  // World poses and quantities per body.
-  std::vector<Mat3<Scalar>> R(nbs);
-  std::vector<Vec3<Scalar>> p(nbs);
-  std::vector<Vec6<Scalar>> v(nbs), a(nbs), vJ(nbs), f(nbs), fs(nbs);
-  std::vector<Mat6X<Scalar>> Sw(nbs);
-  std::vector<SpatialInertia<Scalar>> Ic(nbs);
-  std::vector<Mat6<Scalar>> B(nbs), T(nbs);
-  for (std::size_t b = 0; b < nbs; ++b) {
-    const Joint<Scalar>& joint = model.joints[b];
-    if (joint.parent >= 0) {
-      const auto k = static_cast<std::size_t>(joint.parent);
-      R[b] = R[k] * data.R_PK[b];
-      p[b] = p[k] + R[k] * data.p_PK[b];
-    } else {
-      R[b] = data.R_PK[b];
-      p[b] = data.p_PK[b];
-    }
-    v[b] = detail::motionToWorld(R[b], p[b], data.v[b]);
-    a[b] = detail::motionToWorld(R[b], p[b], data.a[b]);
-    f[b] = detail::forceToWorld(R[b], p[b], data.f[b]);
-    Sw[b].resize(6, joint.nu());
-    for (int c = 0; c < joint.nu(); ++c) Sw[b].col(c) = detail::motionToWorld(R[b], p[b], Vec6<Scalar>(data.S[b].col(c)));
-    vJ[b] = Vec6<Scalar>::Zero();
-    if (joint.nu() > 0) vJ[b] = Sw[b] * u.segment(joint.uOffset, joint.nu());
-    Ic[b] = detail::rigidInertiaToParent(R[b], p[b], data.I_K[b]);
-    B[b] = detail::velocityInertiaProduct(Ic[b], v[b]);
-    T[b] = Mat6<Scalar>::Zero();
-    if (fext != nullptr) {
-      const Vec3<Scalar> n = (*fext)[b].template head<3>(), force = (*fext)[b].template tail<3>();
-      const Vec3<Scalar> pB = p[b] + R[b] * Vec3<Scalar>(joint.X_BM.inverse().p);  // p_WoBo
-      // T [w; v] = [w x n + pB x (w x force); w x force] = [-[n]x - [pB]x [force]x; -[force]x] w.
-      const Mat3<Scalar> F = skew(force);
-      T[b].template topLeftCorner<3, 3>() = -skew(n) - skew(pB) * F;
-      T[b].template bottomLeftCorner<3, 3>() = -F;
-    }
-  }
-  // Subtree sums (parents come first).
-  for (int i = nb - 1; i >= 0; --i) {
-    const auto b = static_cast<std::size_t>(i);
-    const int parent = model.joints[b].parent;
-    if (parent < 0) continue;
-    const auto k = static_cast<std::size_t>(parent);
-    Ic[k] += Ic[b];
-    B[k] += B[b];
-    if (fext != nullptr) T[k] += T[b];
-  }
-  // The pair factors (DerivativePairs): F per dof now, W and G per column below.
-  const int rows = fext != nullptr ? 18 : 12;
-  DerivativePairs<Scalar> P;
-  P.Sw = MatrixX<Scalar>::Constant(6, nu, Scalar(0.0));
-  P.F = MatrixX<Scalar>::Constant(rows, nu, Scalar(0.0));
-  P.Wq = P.Wu = P.F;
-  P.Gq = P.Gu = P.Sw;
-  for (std::size_t b = 0; b < nbs; ++b) {
-    const Joint<Scalar>& joint = model.joints[b];
-    for (int c = 0; c < joint.nu(); ++c) {
-      const Vec6<Scalar> s = Sw[b].col(c);
-      const int k = joint.uOffset + c;
-      P.Sw.col(k) = s;
-      P.F.col(k).template segment<6>(0) = Ic[b] * s;
-      P.F.col(k).template segment<6>(6) = B[b].transpose() * s;
-      if (fext != nullptr) P.F.col(k).template segment<6>(12) = T[b].transpose() * s;
-    }
-  }
+  const bool turns = fext != nullptr;
+  DerivativeData<Scalar> w(model);
+  DerivativePairs<Scalar> P = zeroDerivativePairs<Scalar>(nu, turns);
+  for (std::size_t b = 0; b < nbs; ++b)
+    derivativeForwardStep(model, data, w, b, q, u, udot, turns ? &(*fext)[b] : nullptr);
+  for (std::size_t b = nbs; b-- > 0;) derivativeBackwardStep(model, data, w, b, turns, P);
+  capstan::detail::addArmatureForces(model, udot, data.C);  // data as inverseDynamics leaves it
   const std::vector<int> firstDof = firstDofs(model);
   if (massMatrix) {  // the armature, then the pairs' terms (unless the caller sums them): the solve needs M
     data.M = MatrixX<Scalar>::Constant(nu, nu, Scalar(0.0));
@@ -372,7 +494,7 @@ void inverseDynamicsDerivativesImpl(const Mechanism<Scalar>& model, Data<Scalar>
   }
   if (solveFor != nullptr) {
     massMatrixInverse(data, data.M, *Minv);
-    udot = Minv->lazyProduct(VectorX<Scalar>(*solveFor - tauID));
+    udot = Minv->lazyProduct(VectorX<Scalar>(*solveFor - data.C));
     std::vector<Vec6<Scalar>> da(nbs), G(nbs);
     for (std::size_t b = 0; b < nbs; ++b) {
       const Joint<Scalar>& joint = model.joints[b];
@@ -383,73 +505,22 @@ void inverseDynamicsDerivativesImpl(const Mechanism<Scalar>& model, Data<Scalar>
       G[b] = Vec6<Scalar>::Zero();
       for (int c = 0; c < joint.nu(); ++c) {
         const Scalar x = udot[joint.uOffset + c];
-        da[b] += Vec6<Scalar>(Sw[b].col(c)) * x;
+        da[b] += Vec6<Scalar>(w.Sw[b].col(c)) * x;
         G[b] += Vec6<Scalar>(P.F.col(joint.uOffset + c).template head<6>()) * x;
       }
-      a[b] += da[b];
-      f[b] += Ic[b] * daP;
+      w.a[b] += da[b];
+      w.f[b] += w.Ic[b] * daP;
     }
     for (int i = nb - 1; i >= 0; --i) {  // G_k = sum over k's subtree of F1_j udot_j
       const auto b = static_cast<std::size_t>(i);
-      f[b] += G[b];
+      w.f[b] += G[b];
       const int parent = model.joints[b].parent;
       if (parent >= 0) G[static_cast<std::size_t>(parent)] += G[b];
     }
   }
-  const Vec6<Scalar> a0 = spatialVector<Scalar>(Vec3<Scalar>::Zero(), Vec3<Scalar>(-model.gravity));
   dtau_dq = MatrixX<Scalar>::Constant(nu, nu, Scalar(0.0));
   dtau_du = MatrixX<Scalar>::Constant(nu, nu, Scalar(0.0));
-  for (int J = 0; J < nb; ++J) {
-    const auto bJ = static_cast<std::size_t>(J);
-    const Joint<Scalar>& joint = model.joints[bJ];
-    if (joint.nu() == 0) continue;
-    const Mat6X<Scalar>& S = data.S[bJ];
-    const VectorX<Scalar> uJ = u.segment(joint.uOffset, joint.nu());
-    const VectorX<Scalar> udotJ = udot.segment(joint.uOffset, joint.nu());
-    const int parent = joint.parent;
-    const Vec6<Scalar> vP = parent >= 0 ? v[static_cast<std::size_t>(parent)] : Vec6<Scalar>(Vec6<Scalar>::Zero());
-    const Vec6<Scalar> aP = parent >= 0 ? a[static_cast<std::size_t>(parent)] : a0;
-    const VectorX<Scalar> noU = VectorX<Scalar>::Constant(joint.nu(), Scalar(0.0));
-    const Vec6<Scalar> vJ_K = joint.nu() > 0 ? Vec6<Scalar>(S * uJ) : Vec6<Scalar>(Vec6<Scalar>::Zero());
-    for (int m = 0; m < joint.nu(); ++m) {
-      const int col = joint.uOffset + m;
-      const Vec6<Scalar> s = Sw[bJ].col(m);
-      for (const bool alongQ : {true, false}) {
-        MatrixX<Scalar>& out = alongQ ? dtau_dq : dtau_du;
-        Mat6X<Scalar> dS = Mat6X<Scalar>::Zero(6, joint.nu());  // in K_J
-        VectorX<Scalar> duJ = noU;
-        Vec6<Scalar> dV, dvJ, dA;
-        if (alongQ) {
-          dS = detail::subspaceDerivative(joint, S, m);
-          dvJ = detail::motionToWorld(R[bJ], p[bJ], Vec6<Scalar>(dS * uJ));
-          dV = crossMotion(vP, s) + dvJ;
-        } else {
-          duJ[m] = Scalar(1.0);
-          dvJ = s;
-          dV = s;
-        }
-        const Vec6<Scalar> rate = detail::motionToWorld(
-            R[bJ], p[bJ], detail::subspaceRateDerivative(joint, S, dS, vJ_K, Vec6<Scalar>(dS * uJ + S * duJ), u, duJ));
-        dA = rate + crossMotion(dV, vJ[bJ]) + crossMotion(v[bJ], dvJ);
-        if (alongQ) dA += crossMotion(aP, s) + detail::motionToWorld(R[bJ], p[bJ], Vec6<Scalar>(dS * udotJ));
-        const Vec6<Scalar> w = dA + crossMotion(v[bJ], dV);
-        const bool turns = alongQ && fext != nullptr;
-        MatrixX<Scalar>& W = alongQ ? P.Wq : P.Wu;
-        W.col(col).template segment<6>(0) = w;
-        W.col(col).template segment<6>(6) = dV;
-        if (turns) W.col(col).template segment<6>(12) = s;
-        if (alongQ) {
-          for (int r = 0; r < joint.nu(); ++r)
-            out(joint.uOffset + r, col) += detail::motionToWorld(R[bJ], p[bJ], Vec6<Scalar>(dS.col(r))).dot(f[bJ]);
-        }
-        if (parent < 0) continue;
-        Vec6<Scalar> g = Ic[bJ] * w + B[bJ] * dV;
-        if (alongQ) g += crossForce(s, f[bJ]);
-        if (turns) g += T[bJ] * s;
-        (alongQ ? P.Gq : P.Gu).col(col) = g;
-      }
-    }
-  }
+  for (std::size_t b = 0; b < nbs; ++b) derivativeColumnStep(model, data, w, b, u, udot, turns, P, dtau_dq);
   if (pairs != nullptr) {
     *pairs = std::move(P);
   } else {

@@ -291,6 +291,16 @@ Vec6<Scalar> parentAcceleration(const Mechanism<Scalar>& model, const Data<Scala
   return motionToChild(data.R_PK[b], data.p_PK[b], a0);
 }
 
+// One body's F = [n_Bo; f] (World) at K_i in K_i, R_WK its orientation.
+template <class Scalar>
+Vec6<Scalar> externalForceInJointFrame(const Joint<Scalar>& joint, const Mat3<Scalar>& R_WK, const Vec6<Scalar>& F) {
+  const Vec3<Scalar> p_KoBo_W = R_WK * Vec3<Scalar>(joint.X_BM.inverse().p);
+  const Vec3<Scalar> n_B = F.template head<3>();
+  const Vec3<Scalar> force = F.template tail<3>();
+  const Vec3<Scalar> n_K = n_B + p_KoBo_W.cross(force);
+  return spatialVector<Scalar>(Vec3<Scalar>(R_WK.transpose() * n_K), Vec3<Scalar>(R_WK.transpose() * force));
+}
+
 // fext (World, about Bo) as spatial forces at K_i in K_i. Needs position
 // kinematics. Composes R_{W Ki} down the tree, which the algorithms proper
 // never need, so models without external forces do not pay for it:
@@ -314,12 +324,32 @@ void externalForcesInJointFrames(const Mechanism<Scalar>& model, const Data<Scal
       R_WK[b] = data.R_PK[b];
       p_WK[b] = data.p_PK[b];
     }
-    const Vec3<Scalar> p_KoBo_W = R_WK[b] * Vec3<Scalar>(model.joints[b].X_BM.inverse().p);
-    const Vec3<Scalar> n_B = fext[b].template head<3>();
-    const Vec3<Scalar> force = fext[b].template tail<3>();
-    const Vec3<Scalar> n_K = n_B + p_KoBo_W.cross(force);
-    f_K[b] = spatialVector<Scalar>(Vec3<Scalar>(R_WK[b].transpose() * n_K),
-                                   Vec3<Scalar>(R_WK[b].transpose() * force));
+    f_K[b] = externalForceInJointFrame(model.joints[b], R_WK[b], fext[b]);
+  }
+}
+
+// Newton-Euler's forward step of body b, after its velocity kinematics and
+// its parent's step: a_i, and f_i of the body alone (its fext f_K at K_i in
+// K_i subtracted, if given):
+//   a_i = iX_p a_p + c_i + S_i udot_i,  f_i = I_i a_i + v_i x* (I_i v_i) - f_K
+template <class Scalar>
+void newtonEulerForwardStep(const Mechanism<Scalar>& model, Data<Scalar>& data, std::size_t b,
+                            const VectorX<Scalar>* udot, const Vec6<Scalar>* f_K) {
+  const Joint<Scalar>& joint = model.joints[b];
+  data.a[b] = parentAcceleration(model, data, static_cast<int>(b)) + data.c[b];
+  if (udot != nullptr && joint.nu() > 0) data.a[b] += data.S[b] * udot->segment(joint.uOffset, joint.nu());
+  data.f[b] = data.I_K[b] * data.a[b] + crossForce(data.v[b], data.I_K[b] * data.v[b]);
+  if (f_K != nullptr) data.f[b] -= *f_K;
+}
+
+// Its backward step, after its children's (which added their f to f_i):
+//   C_i = S_i^T f_i,  f_p += pX_i^* f_i
+template <class Scalar>
+void newtonEulerBackwardStep(const Mechanism<Scalar>& model, Data<Scalar>& data, std::size_t b) {
+  const Joint<Scalar>& joint = model.joints[b];
+  if (joint.nu() > 0) data.C.segment(joint.uOffset, joint.nu()) = data.S[b].transpose() * data.f[b];
+  if (joint.parent >= 0) {
+    data.f[static_cast<std::size_t>(joint.parent)] += forceToParent(data.R_PK[b], data.p_PK[b], data.f[b]);
   }
 }
 
@@ -333,20 +363,9 @@ void newtonEuler(const Mechanism<Scalar>& model, Data<Scalar>& data, const Vecto
   if (fext != nullptr) externalForcesInJointFrames(model, data, *fext, f_K);
   for (int i = 0; i < nb; ++i) {
     const auto b = static_cast<std::size_t>(i);
-    const Joint<Scalar>& joint = model.joints[b];
-    data.a[b] = parentAcceleration(model, data, i) + data.c[b];
-    if (udot != nullptr && joint.nu() > 0) data.a[b] += data.S[b] * udot->segment(joint.uOffset, joint.nu());
-    data.f[b] = data.I_K[b] * data.a[b] + crossForce(data.v[b], data.I_K[b] * data.v[b]);
-    if (fext != nullptr) data.f[b] -= f_K[b];
+    newtonEulerForwardStep(model, data, b, udot, fext != nullptr ? &f_K[b] : nullptr);
   }
-  for (int i = nb - 1; i >= 0; --i) {
-    const auto b = static_cast<std::size_t>(i);
-    const Joint<Scalar>& joint = model.joints[b];
-    if (joint.nu() > 0) data.C.segment(joint.uOffset, joint.nu()) = data.S[b].transpose() * data.f[b];
-    if (joint.parent >= 0) {
-      data.f[static_cast<std::size_t>(joint.parent)] += forceToParent(data.R_PK[b], data.p_PK[b], data.f[b]);
-    }
-  }
+  for (int i = nb - 1; i >= 0; --i) newtonEulerBackwardStep(model, data, static_cast<std::size_t>(i));
   if (udot != nullptr) capstan::detail::addArmatureForces(model, *udot, data.C);
 }
 
