@@ -118,12 +118,14 @@ class StepTracer {
     return x;
   }
 
-  // Record entries in a fixed order, collected from or read back into the
-  // generic workspaces: one list of fields serves both (a step's `fields`).
+  // A record's entries in a fixed order, collected from the generic
+  // workspaces or read back into them as a step's inputs: one list of
+  // fields serves both (velocityFields, forwardFields, ...).
   class Fields {
    public:
-    Fields() = default;                                          // collects
-    Fields(const Step& step, std::size_t source, std::size_t first = 0)  // reads source's entries from `first`
+    Fields() = default;  // collects into `values`
+    // Reads source `source`'s entries, from entry `first` on.
+    Fields(const Step& step, std::size_t source, std::size_t first = 0)
         : step_(&step), source_(source), next_(first) {}
     void operator()(Expr& e) {
       if (step_ != nullptr) e = input(*step_, source_, next_++);
@@ -144,7 +146,6 @@ class StepTracer {
         }
       }
     }
-    std::size_t next() const { return next_; }
     std::vector<Expr> values;
 
    private:
@@ -546,13 +547,14 @@ class DerivativeSteps : StepTracer {
     x.matrix(w_.a[b]);
   }
   // The backward step's entries after its force passed to the parent
-  // (first): f in World, and the subtree's Ic and B (what the parent adds,
-  // and the body's column step reads); a root has f only.
+  // (first): the subtree's Ic and B (what the parent adds, and the body's
+  // column step reads; not a root's), then f in World.
   void backwardFields(Fields& x, std::size_t b) {
+    if (layout_.joints[b].parent >= 0) {
+      x.inertia(w_.Ic[b]);
+      x.matrix(w_.B[b]);
+    }
     x.matrix(w_.f[b]);
-    if (layout_.joints[b].parent < 0) return;
-    x.inertia(w_.Ic[b]);
-    x.matrix(w_.B[b]);
   }
 
   // `name` (a local of rows x nu, column-major): the joint's columns of `value`.
@@ -590,11 +592,10 @@ class DerivativeSteps : StepTracer {
     for (int c : children_[b]) {  // the children's force, Ic and B
       step.sources.push_back(&backward_.at(static_cast<std::size_t>(c)));
       Fields child(step, step.sources.size() - 1);
-      Vec6<Expr> f, fW;
+      Vec6<Expr> f;
       SpatialInertia<Expr> Ic;
       Mat6<Expr> B;
       child.matrix(f);
-      child.matrix(fW);
       child.inertia(Ic);
       child.matrix(B);
       d_.f[b] += f;
