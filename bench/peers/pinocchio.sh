@@ -98,7 +98,7 @@ for cls in $classes; do
       f = ""
       if (name ~ /^forwardDynamics(Step[0-9]+)?\(/ || name ~ /^ForwardDynamicsWork::/) f = "forwardDynamics"
       else if (name ~ /^forwardDynamicsDerivatives\(/ || name ~ /^ForwardDynamicsDerivativesWork::/) f = "forwardDynamicsDerivatives"
-      else if (name ~ /^inverseDynamicsDerivatives\(/ || name ~ /^InverseDynamicsDerivativesWork::/) f = "inverseDynamicsDerivatives"
+      else if (name ~ /^inverseDynamicsDerivatives(Step[0-9]+)?\(/ || name ~ /^InverseDynamicsDerivativesWork::/) f = "inverseDynamicsDerivatives"
       else if (name ~ /^updateDerived\(/) f = "updateDerived"
       if (f != "") bytes[f] += hex($2)
     }
