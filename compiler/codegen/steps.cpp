@@ -525,30 +525,23 @@ class DerivativeSteps : StepTracer {
   }
 
  private:
-  // The forward step's entries: what the body's backward step reads (R, p;
-  // R_PK, p_PK, its own f in K; S, Y and B in World), its column step (S in
-  // K; v, vJ in World) and, unless it is a leaf, its children's steps (v, a
-  // in K; a in World).
+  // The forward step's entries (all in World): what the body's backward
+  // step reads (S, its own Y, B and f), its column step (R, p; S in K; v,
+  // vJ) and, unless it is a leaf, its children's steps (R, p, v, a).
   void forwardFields(Fields& x, std::size_t b) {
     x.matrix(w_.R[b]);
     x.matrix(w_.p[b]);
-    x.matrix(d_.R_PK[b]);
-    x.matrix(d_.p_PK[b]);
-    x.matrix(d_.f[b]);
     x.matrix(w_.Sw[b]);
     x.inertia(w_.Ic[b]);
     x.matrix(w_.B[b]);
+    x.matrix(w_.f[b]);
     x.matrix(d_.S[b]);
     x.matrix(w_.v[b]);
     x.matrix(w_.vJ[b]);
-    if (children_[b].empty()) return;
-    x.matrix(d_.v[b]);
-    x.matrix(d_.a[b]);
-    x.matrix(w_.a[b]);
+    if (!children_[b].empty()) x.matrix(w_.a[b]);
   }
-  // The backward step's entries after its force passed to the parent
-  // (first): the subtree's Ic and B (what the parent adds, and the body's
-  // column step reads; not a root's), then f in World.
+  // The backward step's entries: the subtree's Ic and B (what the parent
+  // adds and the body's column step reads; not a root's) and f.
   void backwardFields(Fields& x, std::size_t b) {
     if (layout_.joints[b].parent >= 0) {
       x.inertia(w_.Ic[b]);
@@ -589,28 +582,27 @@ class DerivativeSteps : StepTracer {
     step.sources.push_back(&forward_[b]);
     Fields own(step, 0);
     forwardFields(own, b);
-    for (int c : children_[b]) {  // the children's force, Ic and B
+    for (int c : children_[b]) {  // the children's Ic, B and force
       step.sources.push_back(&backward_.at(static_cast<std::size_t>(c)));
       Fields child(step, step.sources.size() - 1);
-      Vec6<Expr> f;
       SpatialInertia<Expr> Ic;
       Mat6<Expr> B;
-      child.matrix(f);
+      Vec6<Expr> f;
       child.inertia(Ic);
       child.matrix(B);
-      d_.f[b] += f;
+      child.matrix(f);
       w_.Ic[b] += Ic;
       w_.B[b] += B;
+      w_.f[b] += f;
     }
     if (j.parent >= 0) {
       const auto p = static_cast<std::size_t>(j.parent);
-      d_.f[p].setConstant(Expr(0.0));
+      w_.f[p].setConstant(Expr(0.0));
       w_.Ic[p] = SpatialInertia<Expr>();
       w_.B[p].setConstant(Expr(0.0));
     }
     local::derivativeBackwardStep(mechanism_, d_, w_, b, /*turns=*/false, P_);
     Fields entries;
-    if (j.parent >= 0) entries.matrix(d_.f[static_cast<std::size_t>(j.parent)]);
     backwardFields(entries, b);
     emit(j, "derivatives' backward", step, entries.values,
          {columns(j, "pairSw", P_.Sw), columns(j, "pairF", P_.F)}, backward_[b], "dbw");
@@ -624,7 +616,7 @@ class DerivativeSteps : StepTracer {
     Fields own(step, 0);
     forwardFields(own, b);
     step.sources.push_back(&backward_[b]);
-    Fields sums(step, 1, j.parent >= 0 ? 6 : 0);
+    Fields sums(step, 1);
     backwardFields(sums, b);
     if (j.parent >= 0) {
       step.sources.push_back(&forward_.at(static_cast<std::size_t>(j.parent)));
