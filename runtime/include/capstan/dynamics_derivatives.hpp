@@ -289,7 +289,7 @@ std::vector<int> firstDofs(const Mechanism<Scalar>& model) {
 //   a_k += da_k,   f_k += Ic_k da_p + sum_{j in k's subtree} F1_j udot_j.
 // data's joint-frame a, f, tau then stay those at udot = 0.
 // The recursion's per-body quantities, about the World origin in World
-// (x^W = X_{W Ki} x). Ic, B and T are the body's own after its forward
+// (x^W = X_{W Ki} x). f, Ic, B and T are the body's own after its forward
 // step and its subtree's after its backward step.
 template <class Scalar>
 struct DerivativeData {
@@ -311,7 +311,7 @@ struct DerivativeData {
   std::vector<Vec3<Scalar>> p;              // (nb) p_{W Ki} (m)
   std::vector<Vec6<Scalar>> v, a;           // (nb) velocity (rad/s, m/s), acceleration (rad/s^2, m/s^2)
   std::vector<Vec6<Scalar>> vJ;             // (nb) the joint's part of v, S_i u_i
-  std::vector<Vec6<Scalar>> f;              // (nb) the force the joint transmits (N m, N)
+  std::vector<Vec6<Scalar>> f;              // (nb) the body's force, then the joint's (its subtree's) (N m, N)
   std::vector<Mat6X<Scalar>> Sw;            // (nb) 6 x nu_j motion subspace
   std::vector<SpatialInertia<Scalar>> Ic;   // (nb) Y_i (kg, kg m, kg m^2), then summed over the subtree
   std::vector<Mat6<Scalar>> B, T;           // (nb) B_i, T_i (with fext), then summed over the subtree
