@@ -1578,18 +1578,21 @@ class Tracer {
   }
 
   // forwardDynamicsDerivatives' closing statements where M^-1 runs in
-  // loops: M = U^T D U factored in place (the local M, with its lower
-  // triangle filled), M^-1 into dudot_dtau, then the two products with
+  // loops: M = U^T D U factored in place (the local M, whole), M^-1 into dudot_dtau, then the two products with
   // dr_dq and dr_du. Each inner step is a matrix-vector product over a
   // contiguous block (Eigen's kernel), not a walk up the parent table,
   // whose dependent loads made the first version of these loops 6x slower
   // on a 50-link chain, nor an update of one column segment at a time
   // (1.5x slower than these products there; docs/performance.md).
-  // withParentTable: emit kDofParent (a pairs' loop before them has it).
-  std::vector<std::string> massInverseLoops(bool withParentTable) const {
+  // withParentTable: emit kDofParent (a pairs' loop before them has it);
+  // lowerOnly: M holds its lower triangle only (the traced forward
+  // derivatives' M), mirrored first; inverseDynamicsDerivatives' M, which
+  // the composed function factors, is whole.
+  std::vector<std::string> massInverseLoops(bool withParentTable, bool lowerOnly) const {
     return {
         "// At run time: M = U^T D U in place on its upper triangle (F: U = L^T, unit, above the diagonal",
-        "// and D on it; M's lower triangle mirrored first), tree-sparse (kDofParent[k]: dof k's parent",
+        lowerOnly ? "// and D on it; M's lower triangle mirrored first), tree-sparse (kDofParent[k]: dof k's parent"
+                  : "// and D on it), tree-sparse (kDofParent[k]: dof k's parent",
         "// dof, -1 at a root; no fill-in: the entries off a dof's path are zero and stay zero), from the",
         "// last dof up: U(0:k, k) D(k) = M(0:k, k) - sum_d U(0:k, d) D(d) U(k, d) over k's descendants",
         "// d, one matrix-vector product over the dofs k + 1 ... kLastDescendant[k] (U(k, d) = 0 for",
@@ -1601,8 +1604,8 @@ class Tracer {
         dofRunTable(/*lastDescendant=*/false),
         dofRunTable(/*lastDescendant=*/true),
         "MassMatrix& F = $M;  // M, then its factor",
-        "for (int j = 1; j < nu; ++j)",
-        "  for (int i = 0; i < j; ++i) F(i, j) = F(j, i);",
+        lowerOnly ? "for (int j = 1; j < nu; ++j)" : "",
+        lowerOnly ? "  for (int i = 0; i < j; ++i) F(i, j) = F(j, i);" : "",
         "U DU = U::Zero(nu);  // D(d) U(k, d) for k's descendants d",
         "for (int k = nu - 1; k >= 0; --k) {",
         "  const int m = kLastDescendant[k] - k;",
@@ -1788,7 +1791,7 @@ class Tracer {
                  "dudot_dq.noalias() = -dudot_dtau * $dr_dq;", "dudot_du.noalias() = -dudot_dtau * $dr_du;"})
           fn.closing(line);
       } else {
-        for (const std::string& line : massInverseLoops(/*withParentTable=*/!compactPairs)) {  // else the pairs' loop has it
+        for (const std::string& line : massInverseLoops(/*withParentTable=*/!compactPairs, /*lowerOnly=*/true)) {  // else the pairs' loop has it
           if (!line.empty()) fn.closing(line);
         }
       }
@@ -1919,7 +1922,9 @@ class Tracer {
     fn.closing("forwardDynamics(time, q, u, $udot);");
     fn.closing("inverseDynamicsDerivatives(time, q, u, $udot, $dr_dq, $dr_du, $M);");
     for (const std::string& line : laws) fn.closing(line);
-    for (const std::string& line : massInverseLoops(/*withParentTable=*/true)) fn.closing(line);
+    for (const std::string& line : massInverseLoops(/*withParentTable=*/true, /*lowerOnly=*/false)) {
+      if (!line.empty()) fn.closing(line);
+    }
     std::vector<std::string> doc = f.doc;
     doc.push_back("Composed: forwardDynamics' udot, inverseDynamicsDerivatives there" +
                   std::string(laws.empty() ? "" : " less the force laws' traced derivatives") +
