@@ -1577,6 +1577,35 @@ class Tracer {
       fn.opening(m + ".resize(nu, nu);  // dynamic size: allocates only if not nu x nu yet");
   }
 
+  // Which of the dof tables (kDofParent; kRunStart and kLastDescendant) a
+  // function's closing statements have declared so far.
+  struct PairTables {
+    bool parent = false, runs = false;
+  };
+  // Whether the pairs' loop sums by columns (pairColumns): every dof's
+  // subtree a block of consecutive dofs, k ... kLastDescendant[k] (the dofs
+  // numbered depth first, as a chain's and the usual trees' are), and a
+  // dof's mean depth at least kMinPairColumnsMeanDepth.
+  bool pairsByColumns() const {
+    return subtreesContiguous() && pathSums().pairs >= kMinPairColumnsMeanDepth * layout_.nu;
+  }
+  bool subtreesContiguous() const {
+    const std::vector<int> parent = Data<Expr>::dofParents(mechanism_);
+    const auto n = parent.size();
+    std::vector<int> last(n), size(n, 1);
+    for (std::size_t j = 0; j < n; ++j) last[j] = static_cast<int>(j);
+    for (std::size_t d = n; d-- > 0;) {
+      const int p = parent[d];
+      if (p < 0) continue;
+      const auto up = static_cast<std::size_t>(p);
+      last[up] = std::max(last[up], last[d]);
+      size[up] += size[d];
+    }
+    for (std::size_t j = 0; j < n; ++j)
+      if (last[j] - static_cast<int>(j) + 1 != size[j]) return false;
+    return true;
+  }
+
   // forwardDynamicsDerivatives' closing statements where M^-1 runs in
   // loops: M = U^T D U factored in place (the local M, whole), M^-1 into dudot_dtau, then the two products with
   // dr_dq and dr_du. Each inner step is a matrix-vector product over a
@@ -1584,11 +1613,12 @@ class Tracer {
   // whose dependent loads made the first version of these loops 6x slower
   // on a 50-link chain, nor an update of one column segment at a time
   // (1.5x slower than these products there; docs/performance.md).
-  // withParentTable: emit kDofParent (a pairs' loop before them has it);
+  // tables: the dof tables the loops read that the function has not
+  // declared yet (a pairs' loop before them declares some: PairTables);
   // lowerOnly: M holds its lower triangle only (the traced forward
   // derivatives' M), mirrored first; inverseDynamicsDerivatives' M, which
   // the composed function factors, is whole.
-  std::vector<std::string> massInverseLoops(bool withParentTable, bool lowerOnly) const {
+  std::vector<std::string> massInverseLoops(PairTables declared, bool lowerOnly) const {
     return {
         "// At run time: M = U^T D U in place on its upper triangle (F: U = L^T, unit, above the diagonal",
         lowerOnly ? "// and D on it; M's lower triangle mirrored first), tree-sparse (kDofParent[k]: dof k's parent"
@@ -1600,9 +1630,9 @@ class Tracer {
         "// a's ancestors j of Z(0:a, j) U(j, a), one matrix-vector product per run of consecutive",
         "// ancestors (kRunStart[j]: the run's first dof), and Z(a, a) = 1/D(a) - U(0:a, a) . Z(0:a, a),",
         "// row a = column a; then Eigen's products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.",
-        withParentTable ? dofParentTable() : "",
-        dofRunTable(/*lastDescendant=*/false),
-        dofRunTable(/*lastDescendant=*/true),
+        declared.parent ? "" : dofParentTable(),
+        declared.runs ? "" : dofRunTable(/*lastDescendant=*/false),
+        declared.runs ? "" : dofRunTable(/*lastDescendant=*/true),
         "MassMatrix& F = $M;  // M, then its factor",
         lowerOnly ? "for (int j = 1; j < nu; ++j)" : "",
         lowerOnly ? "  for (int i = 0; i < j; ++i) F(i, j) = F(j, i);" : "",
@@ -1650,11 +1680,11 @@ class Tracer {
       {"pairGq", &local::DerivativePairs<Expr>::Gq, true, "the pairs' factors: g along q"},
       {"pairGu", &local::DerivativePairs<Expr>::Gu, true, "the pairs' factors: g along u"},
   };
-  void pairLoop(FunctionBuilder& fn, const local::DerivativePairs<Expr>* p, const std::string& dq,
-                const std::string& du, const std::string& M, bool lowerOnly, json* declared = nullptr) {
+  PairTables pairLoop(FunctionBuilder& fn, const local::DerivativePairs<Expr>* p, const std::string& dq,
+                      const std::string& du, const std::string& M, bool lowerOnly, json* declared = nullptr) {
+    const int rows = p != nullptr ? static_cast<int>(p->F.rows()) : 12;  // of F and W
     for (const PairFactor& f : kPairFactors) {
-      const int rows = f.sixRows ? 6 : p != nullptr ? static_cast<int>((p->*f.value).rows()) : 12;
-      const std::string r = std::to_string(rows);
+      const std::string r = std::to_string(f.sixRows ? 6 : rows);
       const std::string type = massMatrixDynamic() ? "Eigen::Matrix<double, " + r + ", Eigen::Dynamic>"
                                                    : "Eigen::Matrix<double, " + r + ", nu>";
       const std::string zero = massMatrixDynamic() ? " = " + type + "::Zero(" + r + ", nu);" : " = " + type + "::Zero();";
@@ -1669,32 +1699,155 @@ class Tracer {
     }
     std::string first;
     for (const int k : local::firstDofs(mechanism_)) first += (first.empty() ? "" : ", ") + std::to_string(k);
+    // By columns for M whole only (the inverse derivatives; the cable
+    // models' traced forward ones, whose M is its lower triangle, by paths).
+    const bool columns = !lowerOnly && pairsByColumns();
+    const std::vector<std::string> lines =
+        columns ? pairColumns(rows, dq, du, M, first) : pairPaths(dq, du, M, lowerOnly, first);
+    for (const std::string& line : lines) {
+      if (!line.empty()) fn.closing(line);
+    }
+    return PairTables{true, columns};
+  }
+
+  // The pairs' loop by paths (local::addDerivativePairs' order): for every
+  // dof k, each dof j on its path to the root, one pair at a time.
+  std::vector<std::string> pairPaths(const std::string& dq, const std::string& du, const std::string& M,
+                                     bool lowerOnly, const std::string& first) const {
+    return {"// At run time, the pairs' terms (capstan/dynamics_derivatives.hpp's addDerivativePairs): for",
+            "// every dof k and each dof j on its path to the root (kDofParent), F_k . W_j into (k, j) and",
+            "// into (j, k) F_j . W_k if j is of k's joint (kFirstDof[k]: its first dof), else S_j . g_k;",
+            "// M_kj = M_jk = F_k's first six . S_j.",
+            dofParentTable(),
+            "static constexpr std::array<int, nu> kFirstDof{{" + first + "}};",
+            "for (int k = 0; k < nu; ++k) {",
+            "  for (int j = k; j >= 0; j = kDofParent[j]) {",
+            "    const double m = $pairF.col(k).head<6>().dot($pairSw.col(j));",
+            "    " + M + "(k, j) += m;",
+            lowerOnly ? "" : "    if (j != k) " + M + "(j, k) += m;",
+            "    " + dq + "(k, j) += $pairF.col(k).dot($pairWq.col(j));",
+            "    " + du + "(k, j) += $pairF.col(k).dot($pairWu.col(j));",
+            "    if (j == k) continue;",
+            "    if (j >= kFirstDof[k]) {",
+            "      " + dq + "(j, k) += $pairF.col(j).dot($pairWq.col(k));",
+            "      " + du + "(j, k) += $pairF.col(j).dot($pairWu.col(k));",
+            "    } else {",
+            "      " + dq + "(j, k) += $pairSw.col(j).dot($pairGq.col(k));",
+            "      " + du + "(j, k) += $pairSw.col(j).dot($pairGu.col(k));",
+            "    }",
+            "  }",
+            "}"};
+  }
+
+  // The same sums by columns, where every dof's subtree is a block of
+  // consecutive dofs (subtreesContiguous): each result column a few
+  // contiguous segments, four rows at a time (Eigen's 4-arrays, so SIMD
+  // under either compiler). Column j below the diagonal, k in j's
+  // subtree (j ... kLastDescendant[j]): F_k . Wq_j, F_k . Wu_j and
+  // F1_k . S_j, with F transposed (a row of it across the dofs, padded by
+  // three zero columns for the last, partial four); column k above it, j
+  // on k's path above its joint (runs of consecutive dofs, kRunStart):
+  // S_j . gq_k, S_j . gu_k and S_j . F1_k, with S transposed; j of k's
+  // own joint: F_j . W_k and M's. 1.3-1.9x the loop by paths on chains
+  // (docs/performance.md, "The pairs' loop by columns").
+  std::vector<std::string> pairColumns(int rows, const std::string& dq, const std::string& du,
+                                       const std::string& M, const std::string& first) const {
+    const std::string R = std::to_string(rows);
+    std::vector<std::string> out = {
+        "// At run time, the pairs' terms (capstan/dynamics_derivatives.hpp's addDerivativePairs) by",
+        "// columns, every dof's subtree being the dofs k ... kLastDescendant[k]: below the diagonal,",
+        "// (k, j) for k in j's subtree, F_k . Wq_j, F_k . Wu_j and M's F1_k . S_j; above it, (j, k) for",
+        "// j on k's path above k's joint (kFirstDof[k]: its first dof; runs of consecutive dofs from",
+        "// kRunStart), S_j . g_k and M's S_j . F1_k, and for j of k's joint F_j . W_k. Four rows at a",
+        "// time; F and S transposed into pairT first (three zero columns after the last dof).",
+        dofParentTable(),
+        dofRunTable(/*lastDescendant=*/false),
+        dofRunTable(/*lastDescendant=*/true),
+        "static constexpr std::array<int, nu> kFirstDof{{" + first + "}};",
+        "{",
+        "  using Lanes = Eigen::Array<double, 4, 1>;",
+        "  constexpr int ld = nu + 3;",
+        "  std::array<double, (" + R + " + 6) * ld> pairT;  // F's rows, then S's, across the dofs",
+        "  double* const FT = pairT.data();",
+        "  double* const ST = pairT.data() + " + R + " * ld;",
+        "  for (int k = 0; k < ld; ++k) {",
+        "    for (int r = 0; r < " + R + "; ++r) FT[r * ld + k] = k < nu ? $pairF(r, k) : 0.0;",
+        "    for (int r = 0; r < 6; ++r) ST[r * ld + k] = k < nu ? $pairSw(r, k) : 0.0;",
+        "  }",
+        "  for (int j = 0; j < nu; ++j) {",
+        "    const double* const wq = $pairWq.col(j).data();",
+        "    const double* const wu = $pairWu.col(j).data();",
+        "    const double* const s = $pairSw.col(j).data();",
+        "    const int last = kLastDescendant[j];",
+        "    for (int k = j; k <= last; k += 4) {",
+        "      const Lanes f0 = Eigen::Map<const Lanes>(FT + k);",
+        "      Lanes a = f0 * wq[0], b = f0 * wu[0], m = f0 * s[0];"};
+    for (int r = 1; r < rows; ++r) {
+      const std::string rs = std::to_string(r);
+      out.push_back("      {");
+      out.push_back("        const Lanes f = Eigen::Map<const Lanes>(FT + " + rs + " * ld + k);");
+      out.push_back("        a += f * wq[" + rs + "];");
+      out.push_back("        b += f * wu[" + rs + "];");
+      if (r < 6) out.push_back("        m += f * s[" + rs + "];");
+      out.push_back("      }");
+    }
     for (const std::string& line : std::vector<std::string>{
-             "// At run time, the pairs' terms (capstan/dynamics_derivatives.hpp's addDerivativePairs): for",
-             "// every dof k and each dof j on its path to the root (kDofParent), F_k . W_j into (k, j) and",
-             "// into (j, k) F_j . W_k if j is of k's joint (kFirstDof[k]: its first dof), else S_j . g_k;",
-             "// M_kj = M_jk = F_k's first six . S_j.",
-             dofParentTable(),
-             "static constexpr std::array<int, nu> kFirstDof{{" + first + "}};",
-             "for (int k = 0; k < nu; ++k) {",
-             "  for (int j = k; j >= 0; j = kDofParent[j]) {",
-             "    const double m = $pairF.col(k).head<6>().dot($pairSw.col(j));",
-             "    " + M + "(k, j) += m;",
-             lowerOnly ? "" : "    if (j != k) " + M + "(j, k) += m;",
-             "    " + dq + "(k, j) += $pairF.col(k).dot($pairWq.col(j));",
-             "    " + du + "(k, j) += $pairF.col(k).dot($pairWu.col(j));",
-             "    if (j == k) continue;",
-             "    if (j >= kFirstDof[k]) {",
+             "      if (k + 3 <= last) {",
+             "        Eigen::Map<Lanes>(&" + dq + "(k, j)) += a;",
+             "        Eigen::Map<Lanes>(&" + du + "(k, j)) += b;",
+             "        Eigen::Map<Lanes>(&" + M + "(k, j)) += m;",
+             "      } else {",
+             "        for (int l = 0; k + l <= last; ++l) {",
+             "          " + dq + "(k + l, j) += a[l];",
+             "          " + du + "(k + l, j) += b[l];",
+             "          " + M + "(k + l, j) += m[l];",
+             "        }",
+             "      }",
+             "    }",
+             "  }",
+             "  for (int k = 0; k < nu; ++k) {",
+             "    for (int j = kFirstDof[k]; j < k; ++j) {  // k's own joint",
+             "      " + M + "(j, k) += $pairSw.col(j).dot($pairF.col(k).head<6>());",
              "      " + dq + "(j, k) += $pairF.col(j).dot($pairWq.col(k));",
              "      " + du + "(j, k) += $pairF.col(j).dot($pairWu.col(k));",
-             "    } else {",
-             "      " + dq + "(j, k) += $pairSw.col(j).dot($pairGq.col(k));",
-             "      " + du + "(j, k) += $pairSw.col(j).dot($pairGu.col(k));",
+             "    }",
+             "    const double* const gq = $pairGq.col(k).data();",
+             "    const double* const gu = $pairGu.col(k).data();",
+             "    const double* const f1 = $pairF.col(k).data();",
+             "    for (int e = kDofParent[kFirstDof[k]]; e >= 0; e = kDofParent[kRunStart[e]]) {",
+             "      for (int j = kRunStart[e]; j <= e; j += 4) {",
+             "        const Lanes s0 = Eigen::Map<const Lanes>(ST + j);",
+             "        Lanes c = s0 * gq[0], d = s0 * gu[0], m = s0 * f1[0];"}) {
+      out.push_back(line);
+    }
+    for (int r = 1; r < 6; ++r) {
+      const std::string rs = std::to_string(r);
+      out.push_back("        {");
+      out.push_back("          const Lanes s = Eigen::Map<const Lanes>(ST + " + rs + " * ld + j);");
+      out.push_back("          c += s * gq[" + rs + "];");
+      out.push_back("          d += s * gu[" + rs + "];");
+      out.push_back("          m += s * f1[" + rs + "];");
+      out.push_back("        }");
+    }
+    for (const std::string& line : std::vector<std::string>{
+             "        if (j + 3 <= e) {",
+             "          Eigen::Map<Lanes>(&" + dq + "(j, k)) += c;",
+             "          Eigen::Map<Lanes>(&" + du + "(j, k)) += d;",
+             "          Eigen::Map<Lanes>(&" + M + "(j, k)) += m;",
+             "        } else {",
+             "          for (int l = 0; j + l <= e; ++l) {",
+             "            " + dq + "(j + l, k) += c[l];",
+             "            " + du + "(j + l, k) += d[l];",
+             "            " + M + "(j + l, k) += m[l];",
+             "          }",
+             "        }",
+             "      }",
              "    }",
              "  }",
              "}"}) {
-      if (!line.empty()) fn.closing(line);
+      out.push_back(line);
     }
+    return out;
   }
 
   // forwardDynamicsDerivatives and inverseDynamicsDerivatives from the
@@ -1781,7 +1934,8 @@ class Tracer {
       const std::string rest = compactPairs ? " (what the pairs' loop does not add)" : "";
       columnBlocks(fn, "dr_dq", dq, "d(inverse dynamics - applied forces) / dq along N(q) at udot" + rest);
       columnBlocks(fn, "dr_du", du, "d(inverse dynamics - applied forces) / du at udot" + rest);
-      if (compactPairs) pairLoop(fn, &v.pairs, "$dr_dq", "$dr_du", "$M", /*lowerOnly=*/true);
+      PairTables tables;
+      if (compactPairs) tables = pairLoop(fn, &v.pairs, "$dr_dq", "$dr_du", "$M", /*lowerOnly=*/true);
       if (traceInverse) {
         // M^-1 traced (the recursions' L^T D L factor, then ltdlInverse).
         fn.readAtEnd("dudot_dtau");
@@ -1791,7 +1945,7 @@ class Tracer {
                  "dudot_dq.noalias() = -dudot_dtau * $dr_dq;", "dudot_du.noalias() = -dudot_dtau * $dr_du;"})
           fn.closing(line);
       } else {
-        for (const std::string& line : massInverseLoops(/*withParentTable=*/!compactPairs, /*lowerOnly=*/true)) {  // else the pairs' loop has it
+        for (const std::string& line : massInverseLoops(tables, /*lowerOnly=*/true)) {
           if (!line.empty()) fn.closing(line);
         }
       }
@@ -1825,8 +1979,9 @@ class Tracer {
                    : traceInverse ? " (udot and M^-1 too); then two products."
                                   : pairs + "; then the factor and solves in loops."));
     fn.set("doc", doc);
-    fn.set("method",
-           {{"chosen", "analytic"}, {"pairs", compactPairs ? "loop" : "unrolled"}, {"traced", opsJson(fn.ops())}});
+    json method = {{"chosen", "analytic"}, {"pairs", compactPairs ? "loop" : "unrolled"}, {"traced", opsJson(fn.ops())}};
+    if (compactPairs) method["pairLoop"] = !forward && pairsByColumns() ? "columns" : "paths";
+    fn.set("method", method);
     return fn.finish();
   }
 
@@ -1853,6 +2008,7 @@ class Tracer {
     fn.set("doc", doc);
     fn.set("method", {{"chosen", "analytic"},
                       {"pairs", "loop"},
+                      {"pairLoop", pairsByColumns() ? "columns" : "paths"},
                       {"steps", {{"kernels", shared.kernels.size()}, {"calls", shared.blocks.size()},
                                  {"emitted", opsJson(shared.ops)}}},
                       {"traced", opsJson(ops)}});
@@ -1922,7 +2078,7 @@ class Tracer {
     fn.closing("forwardDynamics(time, q, u, $udot);");
     fn.closing("inverseDynamicsDerivatives(time, q, u, $udot, $dr_dq, $dr_du, $M);");
     for (const std::string& line : laws) fn.closing(line);
-    for (const std::string& line : massInverseLoops(/*withParentTable=*/true, /*lowerOnly=*/false)) {
+    for (const std::string& line : massInverseLoops(PairTables{}, /*lowerOnly=*/false)) {
       if (!line.empty()) fn.closing(line);
     }
     std::vector<std::string> doc = f.doc;

@@ -78,6 +78,16 @@ inline constexpr int kMaxUnrolledQuadraticColumns = 400;
 // (docs/performance.md, "The pair terms in a loop from 16 links").
 inline constexpr int kMaxUnrolledDerivativePairs = 120;
 
+// The mean depth of a dof (the pairs (k, j) per dof, (n + 1) / 2 along an
+// n-dof chain) from which the derivative functions' pair loop sums by
+// columns rather than by paths, where every dof's subtree is a block of
+// consecutive dofs: four rows at a time pay for their set-up on long
+// columns only (paired, clang++ -O2 -march=native: inverseDynamicsDerivatives
+// 1.05x on a 30-link chain, 1.10x on 40, 1.15x on 50; 0.96-1.04x on 20
+// and 0.82-0.93x on the 30-dof humanoid, mean depth about 9;
+// docs/performance.md, "The pairs' loop by columns").
+inline constexpr int kMinPairColumnsMeanDepth = 15;
+
 // Auto's limit on the bodies of a model whose tree recursions are unrolled
 // (TraceOptions::recursions): a 64-link chain's unrolled header is about
 // 100,000 lines, which g++ -O2 takes about a minute over.
