@@ -1557,16 +1557,23 @@ class Tracer {
   // kLastDescendant[k]: the last dof below k (k when none).
   std::string dofRunTable(bool lastDescendant) const {
     const std::vector<int> parent = Data<Expr>::dofParents(mechanism_);
-    const auto n = parent.size();
-    std::vector<int> runStart(n), last(n);
-    for (std::size_t j = 0; j < n; ++j) {
+    if (lastDescendant) return dofTable("kLastDescendant", lastDescendants(parent));
+    std::vector<int> runStart(parent.size());
+    for (std::size_t j = 0; j < parent.size(); ++j)
       runStart[j] = j > 0 && parent[j] == static_cast<int>(j) - 1 ? runStart[j - 1] : static_cast<int>(j);
-      last[j] = static_cast<int>(j);
+    return dofTable("kRunStart", runStart);
+  }
+  // The last dof below each dof (itself when none), from the dofs' parents
+  // (parents first).
+  static std::vector<int> lastDescendants(const std::vector<int>& parent) {
+    std::vector<int> last(parent.size());
+    for (std::size_t j = 0; j < parent.size(); ++j) last[j] = static_cast<int>(j);
+    for (std::size_t d = parent.size(); d-- > 0;) {
+      if (parent[d] < 0) continue;
+      int& up = last[static_cast<std::size_t>(parent[d])];
+      up = std::max(up, last[d]);
     }
-    for (std::size_t d = 0; d < n; ++d)
-      for (int j = parent[d]; j >= 0; j = parent[static_cast<std::size_t>(j)])
-        last[static_cast<std::size_t>(j)] = std::max(last[static_cast<std::size_t>(j)], static_cast<int>(d));
-    return lastDescendant ? dofTable("kLastDescendant", last) : dofTable("kRunStart", runStart);
+    return last;
   }
 
   // The derivative functions' nu x nu results, sized first where MassMatrix
@@ -1591,24 +1598,18 @@ class Tracer {
   }
   bool subtreesContiguous() const {
     const std::vector<int> parent = Data<Expr>::dofParents(mechanism_);
-    const auto n = parent.size();
-    std::vector<int> last(n), size(n, 1);
-    for (std::size_t j = 0; j < n; ++j) last[j] = static_cast<int>(j);
-    for (std::size_t d = n; d-- > 0;) {
-      const int p = parent[d];
-      if (p < 0) continue;
-      const auto up = static_cast<std::size_t>(p);
-      last[up] = std::max(last[up], last[d]);
-      size[up] += size[d];
-    }
-    for (std::size_t j = 0; j < n; ++j)
+    const std::vector<int> last = lastDescendants(parent);
+    std::vector<int> size(parent.size(), 1);  // the dofs of each dof's subtree
+    for (std::size_t d = parent.size(); d-- > 0;)
+      if (parent[d] >= 0) size[static_cast<std::size_t>(parent[d])] += size[d];
+    for (std::size_t j = 0; j < parent.size(); ++j)
       if (last[j] - static_cast<int>(j) + 1 != size[j]) return false;
     return true;
   }
 
   // forwardDynamicsDerivatives' closing statements where M^-1 runs in
-  // loops: M = U^T D U factored in place (the local M, whole), M^-1 into dudot_dtau, then the two products with
-  // dr_dq and dr_du. Each inner step is a matrix-vector product over a
+  // loops: M = U^T D U factored in place (the local M), M^-1 into
+  // dudot_dtau, then the two products with dr_dq and dr_du. Each inner step is a matrix-vector product over a
   // contiguous block (Eigen's kernel), not a walk up the parent table,
   // whose dependent loads made the first version of these loops 6x slower
   // on a 50-link chain, nor an update of one column segment at a time
@@ -1748,7 +1749,7 @@ class Tracer {
   // three zero columns for the last, partial four); column k above it, j
   // on k's path above its joint (runs of consecutive dofs, kRunStart):
   // S_j . gq_k, S_j . gu_k and S_j . F1_k, with S transposed; j of k's
-  // own joint: F_j . W_k and M's. 1.3-1.9x the loop by paths on chains
+  // own joint: F_j . W_k and M's. Where it is emitted: pairsByColumns
   // (docs/performance.md, "The pairs' loop by columns").
   std::vector<std::string> pairColumns(int rows, const std::string& dq, const std::string& du,
                                        const std::string& M, const std::string& first) const {
