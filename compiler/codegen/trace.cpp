@@ -1584,10 +1584,12 @@ class Tracer {
       fn.opening(m + ".resize(nu, nu);  // dynamic size: allocates only if not nu x nu yet");
   }
 
-  // Which of the dof tables (kDofParent; kRunStart and kLastDescendant) a
-  // function's closing statements have declared so far.
+  // What a pairs' loop emitted (pairLoop): kDofParent (every form), and
+  // whether it sums by columns, which also declares kRunStart and
+  // kLastDescendant (the IR's method.pairLoop says which form).
   struct PairTables {
-    bool parent = false, runs = false;
+    bool parent = false, columns = false;
+    const char* form() const { return columns ? "columns" : "paths"; }
   };
   // Whether the pairs' loop sums by columns (pairColumns): every dof's
   // subtree a block of consecutive dofs, k ... kLastDescendant[k] (the dofs
@@ -1609,7 +1611,8 @@ class Tracer {
 
   // forwardDynamicsDerivatives' closing statements where M^-1 runs in
   // loops: M = U^T D U factored in place (the local M), M^-1 into
-  // dudot_dtau, then the two products with dr_dq and dr_du. Each inner step is a matrix-vector product over a
+  // dudot_dtau, then the two products with dr_dq and dr_du. Each inner
+  // step is a matrix-vector product over a
   // contiguous block (Eigen's kernel), not a walk up the parent table,
   // whose dependent loads made the first version of these loops 6x slower
   // on a 50-link chain, nor an update of one column segment at a time
@@ -1632,8 +1635,8 @@ class Tracer {
         "// ancestors (kRunStart[j]: the run's first dof), and Z(a, a) = 1/D(a) - U(0:a, a) . Z(0:a, a),",
         "// row a = column a; then Eigen's products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.",
         declared.parent ? "" : dofParentTable(),
-        declared.runs ? "" : dofRunTable(/*lastDescendant=*/false),
-        declared.runs ? "" : dofRunTable(/*lastDescendant=*/true),
+        declared.columns ? "" : dofRunTable(/*lastDescendant=*/false),
+        declared.columns ? "" : dofRunTable(/*lastDescendant=*/true),
         "MassMatrix& F = $M;  // M, then its factor",
         lowerOnly ? "for (int j = 1; j < nu; ++j)" : "",
         lowerOnly ? "  for (int i = 0; i < j; ++i) F(i, j) = F(j, i);" : "",
@@ -1900,6 +1903,7 @@ class Tracer {
         forward ? std::vector<std::string>{"dudot_dq", "dudot_du", "dudot_dtau"}
                 : std::vector<std::string>{"dtau_dq", "dtau_du", "M"};
     resizeResults(fn, results);
+    PairTables loop;  // what the pairs' loop, if any, emits
     const MatrixX<Expr>& dq = forward ? v.dr_dq : v.dtau_dq;
     const MatrixX<Expr>& du = forward ? v.dr_du : v.dtau_du;
     if (forward) {
@@ -1935,8 +1939,7 @@ class Tracer {
       const std::string rest = compactPairs ? " (what the pairs' loop does not add)" : "";
       columnBlocks(fn, "dr_dq", dq, "d(inverse dynamics - applied forces) / dq along N(q) at udot" + rest);
       columnBlocks(fn, "dr_du", du, "d(inverse dynamics - applied forces) / du at udot" + rest);
-      PairTables tables;
-      if (compactPairs) tables = pairLoop(fn, &v.pairs, "$dr_dq", "$dr_du", "$M", /*lowerOnly=*/true);
+      if (compactPairs) loop = pairLoop(fn, &v.pairs, "$dr_dq", "$dr_du", "$M", /*lowerOnly=*/true);
       if (traceInverse) {
         // M^-1 traced (the recursions' L^T D L factor, then ltdlInverse).
         fn.readAtEnd("dudot_dtau");
@@ -1946,7 +1949,7 @@ class Tracer {
                  "dudot_dq.noalias() = -dudot_dtau * $dr_dq;", "dudot_du.noalias() = -dudot_dtau * $dr_du;"})
           fn.closing(line);
       } else {
-        for (const std::string& line : massInverseLoops(tables, /*lowerOnly=*/true)) {
+        for (const std::string& line : massInverseLoops(loop, /*lowerOnly=*/true)) {
           if (!line.empty()) fn.closing(line);
         }
       }
@@ -1960,7 +1963,7 @@ class Tracer {
       columnBlocks(fn, "M", v.M, "M's armature (the rest in the pairs' loop)");
       columnBlocks(fn, "dtau_dq", dq, "d tau / dq along N(q) (what the pairs' loop does not add)");
       columnBlocks(fn, "dtau_du", du, "d tau / du (what the pairs' loop does not add)");
-      pairLoop(fn, &v.pairs, "dtau_dq", "dtau_du", "M", /*lowerOnly=*/false);
+      loop = pairLoop(fn, &v.pairs, "dtau_dq", "dtau_du", "M", /*lowerOnly=*/false);
     } else {
       forceElementBlocks(fn, v);
       if (hasZeros(dq) || hasZeros(du)) {
@@ -1981,7 +1984,7 @@ class Tracer {
                                   : pairs + "; then the factor and solves in loops."));
     fn.set("doc", doc);
     json method = {{"chosen", "analytic"}, {"pairs", compactPairs ? "loop" : "unrolled"}, {"traced", opsJson(fn.ops())}};
-    if (compactPairs) method["pairLoop"] = !forward && pairsByColumns() ? "columns" : "paths";
+    if (compactPairs) method["pairLoop"] = loop.form();
     fn.set("method", method);
     return fn.finish();
   }
@@ -1997,7 +2000,7 @@ class Tracer {
     fn.opening("M.setZero();");
     columnBlocks(fn, "M", v.M, "M's armature (the rest in the pairs' loop)");
     json declared = json::array();
-    pairLoop(fn, nullptr, "dtau_dq", "dtau_du", "M", /*lowerOnly=*/false, &declared);
+    const PairTables pairs = pairLoop(fn, nullptr, "dtau_dq", "dtau_du", "M", /*lowerOnly=*/false, &declared);
     const SharedSteps shared = sharedDerivativeSteps(
         mechanism_, ev.derivative, layout_, [this](const JointLayout& j) { return cite_.joint(j); }, f.key());
     symbolic::OpCount ops = shared.ops;
@@ -2009,7 +2012,7 @@ class Tracer {
     fn.set("doc", doc);
     fn.set("method", {{"chosen", "analytic"},
                       {"pairs", "loop"},
-                      {"pairLoop", pairsByColumns() ? "columns" : "paths"},
+                      {"pairLoop", pairs.form()},
                       {"steps", {{"kernels", shared.kernels.size()}, {"calls", shared.blocks.size()},
                                  {"emitted", opsJson(shared.ops)}}},
                       {"traced", opsJson(ops)}});
