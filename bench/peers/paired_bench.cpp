@@ -5,7 +5,8 @@
 // same random state, in rounds interleaved (bench::timeInterleaved, thread
 // CPU time), and prints each function's median and best per call, the ratio
 // A / B of the medians (above 1: B is faster) and the largest difference of
-// B's results from A's, relative to A's largest entry.
+// B's results from A's, relative to A's largest entry; then A's
+// forwardDynamicsDerivatives in parts (its calls, the products, the rest).
 //
 // A change to the generated code is measured here rather than across two
 // programs: both versions share the machine's load of the same minutes, the
@@ -104,5 +105,25 @@ int main() {
   b.forwardDynamicsDerivatives(0.0, qb, ub, b1, b2, b3);
   report("forwardDynamicsDerivatives", fdd[0], fdd[1],
          std::max({relativeDifference(a1, b1), relativeDifference(a2, b2), relativeDifference(a3, b3)}));
+
+  // A's forwardDynamicsDerivatives in parts, where it is composed (past the
+  // traced M^-1): forwardDynamics, inverseDynamicsDerivatives at its udot,
+  // the two products -M^-1 d tau (Eigen's, as the function's), and the rest
+  // by difference (M's factor and M^-1 in loops, and the copies).
+  const A::MassMatrix Minv = a3;
+  A::MassMatrix r1, r2, r3, p1, p2;
+  a.forwardDynamics(0.0, q, u, udotA);
+  a.inverseDynamicsDerivatives(0.0, q, u, udotA, r1, r2, r3);
+  std::vector<bench::Timed> products{{"A", [&] {
+    p1.noalias() = -Minv * r1;
+    p2.noalias() = -Minv * r2;
+    bench::clobber(p1);
+    bench::clobber(p2);
+  }}};
+  bench::timeInterleaved(products, rounds, batch);
+  const double rest = fdd[0].median() - fd[0].median() - idd[0].median() - products[0].median();
+  std::printf("\nA's forwardDynamicsDerivatives, %.3f us (medians): forwardDynamics %.3f + inverseDynamicsDerivatives "
+              "%.3f + the two products %.3f + the rest (M's factor and M^-1 where composed) %.3f\n",
+              fdd[0].median(), fd[0].median(), idd[0].median(), products[0].median(), rest);
   return 0;
 }
