@@ -1612,52 +1612,88 @@ class Tracer {
   // forwardDynamicsDerivatives' closing statements where M^-1 runs in
   // loops: M = U^T D U factored in place (the local M), M^-1 into
   // dudot_dtau, then the two products with dr_dq and dr_du. Each inner
-  // step is a matrix-vector product over a
-  // contiguous block (Eigen's kernel), not a walk up the parent table,
-  // whose dependent loads made the first version of these loops 6x slower
-  // on a 50-link chain, nor an update of one column segment at a time
-  // (1.5x slower than these products there; docs/performance.md).
+  // step sums weighted columns over a contiguous block of dofs, a block of
+  // rows (up to 8) at a time in Eigen's fixed-size arrays (vectorized by
+  // g++ and clang++ alike), in four running sums so that the multiply-adds
+  // do not wait on each other: not a walk up the parent table, whose
+  // dependent loads made the first version of these loops 6x slower on a
+  // 50-link chain, nor an update of one column segment at a time, nor
+  // Eigen's matrix-vector products, whose call overhead dominated at these
+  // sizes (the factor and M^-1 1.2-1.6x slower on chain20, the humanoid
+  // and chain50; docs/performance.md).
   // tables: the dof tables the loops read that the function has not
   // declared yet (a pairs' loop before them declares some: PairTables);
   // lowerOnly: M holds its lower triangle only (the traced forward
   // derivatives' M), mirrored first; inverseDynamicsDerivatives' M, which
   // the composed function factors, is whole.
   std::vector<std::string> massInverseLoops(PairTables declared, bool lowerOnly) const {
+    const std::string rows = std::to_string(std::min(layout_.nu, 8));
     return {
         "// At run time: M = U^T D U in place on its upper triangle (F: U = L^T, unit, above the diagonal",
         lowerOnly ? "// and D on it; M's lower triangle mirrored first), tree-sparse (kDofParent[k]: dof k's parent"
                   : "// and D on it), tree-sparse (kDofParent[k]: dof k's parent",
         "// dof, -1 at a root; no fill-in: the entries off a dof's path are zero and stay zero), from the",
         "// last dof up: U(0:k, k) D(k) = M(0:k, k) - sum_d U(0:k, d) D(d) U(k, d) over k's descendants",
-        "// d, one matrix-vector product over the dofs k + 1 ... kLastDescendant[k] (U(k, d) = 0 for",
-        "// those of them not below k); then Z = M^-1 by columns from the root, Z(0:a, a) = -sum over",
-        "// a's ancestors j of Z(0:a, j) U(j, a), one matrix-vector product per run of consecutive",
-        "// ancestors (kRunStart[j]: the run's first dof), and Z(a, a) = 1/D(a) - U(0:a, a) . Z(0:a, a),",
-        "// row a = column a; then Eigen's products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.",
+        "// d, a weighted sum of the columns k + 1 ... kLastDescendant[k] (U(k, d) = 0 for those of them",
+        "// not below k); then Z = M^-1 by columns from the root, Z(0:a, a) = -sum over a's ancestors j",
+        "// of Z(0:a, j) U(j, a), one weighted sum per run of consecutive ancestors (kRunStart[j]: the",
+        "// run's first dof), and Z(a, a) = 1/D(a) - U(0:a, a) . Z(0:a, a), row a = column a; then",
+        "// Eigen's products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.",
         declared.parent ? "" : dofParentTable(),
         declared.columns ? "" : dofRunTable(/*lastDescendant=*/false),
         declared.columns ? "" : dofRunTable(/*lastDescendant=*/true),
+        "// The weighted sums by blocks of kRows rows of a column (X: nu rows, column-major),",
+        "// sum over d = b ... e of X(r : r + kRows, d) w[d], in four running sums (SIMD, and",
+        "// multiply-adds that do not wait on each other). A column's rows 0 ... h - 1 are the blocks",
+        "// from row 0 by kRows and a last one ending at row h - 1 (overlapping the one before), or rows",
+        "// 0 ... kRows - 1 when h < kRows: rows past h are scratch (below F's diagonal, or rows of",
+        "// M^-1 that a later row overwrites) and their sums touch only rows past h.",
+        "constexpr int kRows = " + rows + ";",
+        "using Rows = Eigen::Array<double, kRows, 1>;",
+        "const auto weighted = [](const double* X, int r, const double* w, int b, int e) {",
+        "  Rows s0 = Rows::Zero(), s1 = Rows::Zero(), s2 = Rows::Zero(), s3 = Rows::Zero();",
+        "  int d = b;",
+        "  for (; d + 3 <= e; d += 4) {",
+        "    s0 += Eigen::Map<const Rows>(X + r + d * nu) * w[d];",
+        "    s1 += Eigen::Map<const Rows>(X + r + (d + 1) * nu) * w[d + 1];",
+        "    s2 += Eigen::Map<const Rows>(X + r + (d + 2) * nu) * w[d + 2];",
+        "    s3 += Eigen::Map<const Rows>(X + r + (d + 3) * nu) * w[d + 3];",
+        "  }",
+        "  for (; d <= e; ++d) s0 += Eigen::Map<const Rows>(X + r + d * nu) * w[d];",
+        "  return Rows((s0 + s1) + (s2 + s3));",
+        "};",
         "MassMatrix& F = $M;  // M, then its factor",
         lowerOnly ? "for (int j = 1; j < nu; ++j)" : "",
         lowerOnly ? "  for (int i = 0; i < j; ++i) F(i, j) = F(j, i);" : "",
         "U DU = U::Zero(nu);  // D(d) U(k, d) for k's descendants d",
         "for (int k = nu - 1; k >= 0; --k) {",
-        "  const int m = kLastDescendant[k] - k;",
-        "  if (m > 0) {",
-        "    DU.head(m) = F.diagonal().segment(k + 1, m).cwiseProduct(F.row(k).segment(k + 1, m).transpose());",
-        "    F.col(k).head(k + 1).noalias() -= F.block(0, k + 1, k + 1, m) * DU.head(m);",
+        "  const int e = kLastDescendant[k];",
+        "  if (e > k) {",
+        "    DU.segment(k + 1, e - k) =",
+        "        F.diagonal().segment(k + 1, e - k).cwiseProduct(F.row(k).segment(k + 1, e - k).transpose());",
+        "    double* y = F.col(k).data();",
+        "    const int last = k + 1 > kRows ? k + 1 - kRows : 0;  // the last block's first row",
+        "    const Rows tail = Eigen::Map<Rows>(y + last) - weighted(F.data(), last, DU.data(), k + 1, e);",
+        "    for (int r = 0; r < last; r += kRows)",
+        "      Eigen::Map<Rows>(y + r) -= weighted(F.data(), r, DU.data(), k + 1, e);",
+        "    Eigen::Map<Rows>(y + last) = tail;  // after the block it overlaps, from the same values",
         "  }",
         "  if (k > 0) F.col(k).head(k) *= 1.0 / F(k, k);",
         "}",
         "for (int a = 0; a < nu; ++a) {",
-        "  auto z = dudot_dtau.col(a).head(a);",
-        "  z.setZero();",
-        "  for (int j = kDofParent[a]; j >= 0; j = kDofParent[kRunStart[j]]) {",
-        "    const int s = kRunStart[j];",
-        "    z.noalias() -= dudot_dtau.block(0, s, a, j - s + 1) * F.col(a).segment(s, j - s + 1);",
+        "  const auto block = [&](int r) {  // Z(r : r + kRows, a)",
+        "    Rows s = Rows::Zero();",
+        "    for (int j = kDofParent[a]; j >= 0; j = kDofParent[kRunStart[j]])",
+        "      s += weighted(dudot_dtau.data(), r, F.col(a).data(), kRunStart[j], j);",
+        "    Eigen::Map<Rows>(dudot_dtau.col(a).data() + r) = -s;",
+        "  };",
+        "  if (a > 0) {",
+        "    const int last = a > kRows ? a - kRows : 0;  // the last block's first row",
+        "    for (int r = 0; r < last; r += kRows) block(r);",
+        "    block(last);",
         "  }",
-        "  dudot_dtau(a, a) = 1.0 / F(a, a) - F.col(a).head(a).dot(z);",
-        "  dudot_dtau.row(a).head(a) = z.transpose();",
+        "  dudot_dtau(a, a) = 1.0 / F(a, a) - F.col(a).head(a).dot(dudot_dtau.col(a).head(a));",
+        "  dudot_dtau.row(a).head(a) = dudot_dtau.col(a).head(a).transpose();",
         "}",
         "dudot_dq.noalias() = -dudot_dtau * $dr_dq;",
         "dudot_du.noalias() = -dudot_dtau * $dr_du;"};
