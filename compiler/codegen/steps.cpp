@@ -629,8 +629,13 @@ class DerivativeSteps : StepTracer {
     local::derivativeColumnStep(mechanism_, d_, w_, b, x.u, x.udot, /*turns=*/false, P_, dq_);
     const int nu = layout_.nu, first = j.uIndex() * nu + j.uIndex();
     Output dq{"dq", "dtau_dq.data() + " + std::to_string(first), {}, /*zeroed=*/true};
-    for (int c = 0; c < j.nu(); ++c)
-      for (int r = 0; r < j.nu(); ++r) dq.entries.emplace_back(r + c * nu, dq_(j.uIndex() + r, j.uIndex() + c));
+    for (int c = 0; c < j.nu(); ++c) {
+      for (int r = 0; r < j.nu(); ++r) {
+        const Expr& entry = dq_(j.uIndex() + r, j.uIndex() + c);
+        dq.entries.emplace_back(r + c * nu, entry);
+        out_.ownBlocks = out_.ownBlocks || !entry.isZero();
+      }
+    }
     emit(j, "derivatives' columns", step, {},
          {columns(j, "pairWq", P_.Wq), columns(j, "pairWu", P_.Wu), columns(j, "pairGq", P_.Gq),
           columns(j, "pairGu", P_.Gu), dq},

@@ -57,6 +57,8 @@ struct SharedSteps {
   nlohmann::json blocks;               // one call a block, headed by its joint
   nlohmann::json parameterSites;       // [{name, comment, entries}]: Derived arrays (DerivedValues::finish)
   symbolic::OpCount ops;               // of all the calls
+  bool ownBlocks = false;              // sharedDerivativeSteps: some joint's own block of dtau_dq is
+                                       // written (else dtau_dq is the pairs' loop's alone)
 };
 
 // udot = M^-1 (tau - C) by the articulated-body algorithm in joint frames

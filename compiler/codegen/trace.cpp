@@ -1543,6 +1543,11 @@ class Tracer {
       if (m.data()[i].isZero()) return true;
     return false;
   }
+  static bool hasNonzero(const MatrixX<Expr>& m) {
+    for (int i = 0; i < m.size(); ++i)
+      if (!m.data()[i].isZero()) return true;
+    return false;
+  }
 
   static std::string dofTable(const std::string& name, const std::vector<int>& values) {
     std::string list;
@@ -1720,8 +1725,12 @@ class Tracer {
       {"pairGq", &local::DerivativePairs<Expr>::Gq, true, "the pairs' factors: g along q"},
       {"pairGu", &local::DerivativePairs<Expr>::Gu, true, "the pairs' factors: g along u"},
   };
+  // assign: every entry of dq, du and M is the loop's alone (a serial
+  // chain, nothing written into them before it; by columns only), so the
+  // loop stores its sums instead of adding them to zeros.
   PairTables pairLoop(FunctionBuilder& fn, const local::DerivativePairs<Expr>* p, const std::string& dq,
-                      const std::string& du, const std::string& M, bool lowerOnly, json* declared = nullptr) {
+                      const std::string& du, const std::string& M, bool lowerOnly, json* declared = nullptr,
+                      bool assign = false) {
     const int rows = p != nullptr ? static_cast<int>(p->F.rows()) : 12;  // of F and W
     for (const PairFactor& f : kPairFactors) {
       const std::string r = std::to_string(f.sixRows ? 6 : rows);
@@ -1743,7 +1752,7 @@ class Tracer {
     // models' traced forward ones, whose M is its lower triangle, by paths).
     const bool columns = !lowerOnly && pairsByColumns();
     const std::vector<std::string> lines =
-        columns ? pairColumns(rows, dq, du, M, first) : pairPaths(dq, du, M, lowerOnly, first);
+        columns ? pairColumns(rows, dq, du, M, first, assign) : pairPaths(dq, du, M, lowerOnly, first);
     for (const std::string& line : lines) {
       if (!line.empty()) fn.closing(line);
     }
@@ -1791,8 +1800,9 @@ class Tracer {
   // own joint: F_j . W_k and M's. Where it is emitted: pairsByColumns
   // (docs/performance.md, "The pairs' loop by columns").
   std::vector<std::string> pairColumns(int rows, const std::string& dq, const std::string& du,
-                                       const std::string& M, const std::string& first) const {
+                                       const std::string& M, const std::string& first, bool assign) const {
     const std::string R = std::to_string(rows);
+    const std::string op = assign ? " = " : " += ";  // store, or add to what the steps wrote
     std::vector<std::string> out = {
         "// At run time, the pairs' terms (capstan/dynamics_derivatives.hpp's addDerivativePairs) by",
         "// columns, every dof's subtree being the dofs k ... kLastDescendant[k]: below the diagonal,",
@@ -1833,23 +1843,23 @@ class Tracer {
     }
     for (const std::string& line : std::vector<std::string>{
              "      if (k + 3 <= last) {",
-             "        Eigen::Map<Lanes>(&" + dq + "(k, j)) += a;",
-             "        Eigen::Map<Lanes>(&" + du + "(k, j)) += b;",
-             "        Eigen::Map<Lanes>(&" + M + "(k, j)) += m;",
+             "        Eigen::Map<Lanes>(&" + dq + "(k, j))" + op + "a;",
+             "        Eigen::Map<Lanes>(&" + du + "(k, j))" + op + "b;",
+             "        Eigen::Map<Lanes>(&" + M + "(k, j))" + op + "m;",
              "      } else {",
              "        for (int l = 0; k + l <= last; ++l) {",
-             "          " + dq + "(k + l, j) += a[l];",
-             "          " + du + "(k + l, j) += b[l];",
-             "          " + M + "(k + l, j) += m[l];",
+             "          " + dq + "(k + l, j)" + op + "a[l];",
+             "          " + du + "(k + l, j)" + op + "b[l];",
+             "          " + M + "(k + l, j)" + op + "m[l];",
              "        }",
              "      }",
              "    }",
              "  }",
              "  for (int k = 0; k < nu; ++k) {",
              "    for (int j = kFirstDof[k]; j < k; ++j) {  // k's own joint",
-             "      " + M + "(j, k) += $pairSw.col(j).dot($pairF.col(k).head<6>());",
-             "      " + dq + "(j, k) += $pairF.col(j).dot($pairWq.col(k));",
-             "      " + du + "(j, k) += $pairF.col(j).dot($pairWu.col(k));",
+             "      " + M + "(j, k)" + op + "$pairSw.col(j).dot($pairF.col(k).head<6>());",
+             "      " + dq + "(j, k)" + op + "$pairF.col(j).dot($pairWq.col(k));",
+             "      " + du + "(j, k)" + op + "$pairF.col(j).dot($pairWu.col(k));",
              "    }",
              "    const double* const gq = $pairGq.col(k).data();",
              "    const double* const gu = $pairGu.col(k).data();",
@@ -1871,14 +1881,14 @@ class Tracer {
     }
     for (const std::string& line : std::vector<std::string>{
              "        if (j + 3 <= e) {",
-             "          Eigen::Map<Lanes>(&" + dq + "(j, k)) += c;",
-             "          Eigen::Map<Lanes>(&" + du + "(j, k)) += d;",
-             "          Eigen::Map<Lanes>(&" + M + "(j, k)) += m;",
+             "          Eigen::Map<Lanes>(&" + dq + "(j, k))" + op + "c;",
+             "          Eigen::Map<Lanes>(&" + du + "(j, k))" + op + "d;",
+             "          Eigen::Map<Lanes>(&" + M + "(j, k))" + op + "m;",
              "        } else {",
              "          for (int l = 0; j + l <= e; ++l) {",
-             "            " + dq + "(j + l, k) += c[l];",
-             "            " + du + "(j + l, k) += d[l];",
-             "            " + M + "(j + l, k) += m[l];",
+             "            " + dq + "(j + l, k)" + op + "c[l];",
+             "            " + du + "(j + l, k)" + op + "d[l];",
+             "            " + M + "(j + l, k)" + op + "m[l];",
              "          }",
              "        }",
              "      }",
@@ -2031,14 +2041,26 @@ class Tracer {
   // parameter stage as the Derived cache holds it).
   json derivativeSteps(const GeneratedFunction& f, FunctionBuilder& fn, const FunctionValues<Expr>& v,
                        FunctionEvaluator<Expr>& ev) {
-    fn.opening("dtau_dq.setZero();  // then each joint's own block (the steps), then the pairs' loop");
-    fn.opening("dtau_du.setZero();");
-    fn.opening("M.setZero();");
-    columnBlocks(fn, "M", v.M, "M's armature (the rest in the pairs' loop)");
-    json declared = json::array();
-    const PairTables pairs = pairLoop(fn, nullptr, "dtau_dq", "dtau_du", "M", /*lowerOnly=*/false, &declared);
     const SharedSteps shared = sharedDerivativeSteps(
         mechanism_, ev.derivative, layout_, [this](const JointLayout& j) { return cite_.joint(j); }, f.key());
+    // On a serial chain every entry of the results is one pair's, so where
+    // nothing is written before the loop (no joint's own block, no
+    // armature) the loop by columns stores them and nothing is zeroed.
+    const std::vector<int> parent = Data<Expr>::dofParents(mechanism_);
+    bool serial = true;
+    for (std::size_t k = 0; k < parent.size(); ++k) serial = serial && parent[k] == static_cast<int>(k) - 1;
+    const bool assign = serial && pairsByColumns() && !shared.ownBlocks && !hasNonzero(v.M);
+    if (assign) {
+      fn.opening("// every entry of dtau_dq, dtau_du and M is one pair's: the pairs' loop stores them");
+    } else {
+      fn.opening("dtau_dq.setZero();  // then each joint's own block (the steps), then the pairs' loop");
+      fn.opening("dtau_du.setZero();");
+      fn.opening("M.setZero();");
+      columnBlocks(fn, "M", v.M, "M's armature (the rest in the pairs' loop)");
+    }
+    json declared = json::array();
+    const PairTables pairs =
+        pairLoop(fn, nullptr, "dtau_dq", "dtau_du", "M", /*lowerOnly=*/false, &declared, assign);
     symbolic::OpCount ops = shared.ops;
     ops += fn.ops();
     std::vector<std::string> doc = f.doc;

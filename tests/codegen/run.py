@@ -866,7 +866,8 @@ def steps(capstan):
         models = []
         # A serial chain of every joint type (where the articulated-body
         # algorithm, which the steps are, costs least) and one of hinges.
-        for name, size, form in (("StepsSerial", 14, "serial"), ("StepsChain", 22, "chain")):
+        for name, size, form in (("StepsSerial", 14, "serial"), ("StepsChain", 22, "chain"),
+                                 ("StepsHinges", 30, "chain")):
             text = cases.random_tree(rng, size, name, chain=form == "chain", serial=form == "serial")
             if form == "serial":  # the chain keeps its first joint's force law
                 text = "\n".join(line for line in text.splitlines() if ".tau = " not in line) + "\n"
@@ -874,8 +875,12 @@ def steps(capstan):
             path.write_text(text)
             models.append(path)
         # The pairs' loop: by columns on the serial chain of every joint
-        # type (36 dofs, mean depth 18.5), by paths on the hinges (mean 11.5).
-        want_loop = {"StepsSerial": "columns", "StepsChain": "paths"}
+        # type (36 dofs, mean depth 18.5) and on 30 hinges (mean 15.5), by
+        # paths on 22 hinges (mean 11.5); on the 30 hinges, where no step
+        # writes into the results before it (no joint's own block, no
+        # armature), it stores every entry and nothing is zeroed first.
+        want_loop = {"StepsSerial": "columns", "StepsChain": "paths", "StepsHinges": "columns"}
+        want_stores = {"StepsSerial": False, "StepsChain": False, "StepsHinges": True}
         for model in models:
             out = tmp / model.stem
             run(capstan, "compile", model, "-o", out, "--derivatives", "--ir")
@@ -884,6 +889,10 @@ def steps(capstan):
             loop = next(f["method"].get("pairLoop") for f in ir["functions"] if f["name"] == "inverseDynamicsDerivatives")
             if loop != want_loop[model.stem] or (loop == "columns") != ("pairT" in header):
                 print(f"steps: {model.name}: the pairs' loop is by {loop}, not {want_loop[model.stem]}: FAILED")
+                failures += 1
+            stores = "the pairs' loop stores them" in header
+            if stores != want_stores[model.stem] or stores == ("dtau_dq.setZero();" in header):
+                print(f"steps: {model.name}: the pairs' loop {'stores' if stores else 'adds to zeros'}: FAILED")
                 failures += 1
             found = re.findall(r"Emitted as (\d+) calls of (\d+) shared steps", header)
             if len(found) != 2 or any(int(k) >= int(c) for c, k in found):
