@@ -1624,16 +1624,18 @@ class Tracer {
   // dependent loads made the first version of these loops 6x slower on a
   // 50-link chain, nor an update of one column segment at a time, nor
   // Eigen's matrix-vector products, whose call overhead dominated at these
-  // sizes (the factor and M^-1 1.2-1.6x slower on chain20, the humanoid
-  // and chain50; docs/performance.md).
+  // sizes (the factor and M^-1 each 1.04-1.2x slower alone on chain20, the
+  // humanoid and chain50, the whole function 2-7 %; docs/performance.md).
   // tables: the dof tables the loops read that the function has not
   // declared yet (a pairs' loop before them declares some: PairTables);
   // lowerOnly: M holds its lower triangle only (the traced forward
   // derivatives' M), mirrored first; inverseDynamicsDerivatives' M, which
   // the composed function factors, is whole.
-  std::vector<std::string> massInverseLoops(PairTables declared, bool lowerOnly) const {
+  // sparseProducts: the two products over dr's rows on each column's path
+  // only (treeSparseProducts), else Eigen's.
+  std::vector<std::string> massInverseLoops(PairTables declared, bool lowerOnly, bool sparseProducts = false) const {
     const std::string rows = std::to_string(std::min(layout_.nu, 8));
-    return {
+    std::vector<std::string> lines = {
         "// At run time: M = U^T D U in place on its upper triangle (F: U = L^T, unit, above the diagonal",
         lowerOnly ? "// and D on it; M's lower triangle mirrored first), tree-sparse (kDofParent[k]: dof k's parent"
                   : "// and D on it), tree-sparse (kDofParent[k]: dof k's parent",
@@ -1699,9 +1701,90 @@ class Tracer {
         "  }",
         "  dudot_dtau(a, a) = 1.0 / F(a, a) - F.col(a).head(a).dot(dudot_dtau.col(a).head(a));",
         "  dudot_dtau.row(a).head(a) = dudot_dtau.col(a).head(a).transpose();",
-        "}",
-        "dudot_dq.noalias() = -dudot_dtau * $dr_dq;",
-        "dudot_du.noalias() = -dudot_dtau * $dr_du;"};
+        "}"};
+    if (!sparseProducts) {
+      lines.push_back("dudot_dq.noalias() = -dudot_dtau * $dr_dq;");
+      lines.push_back("dudot_du.noalias() = -dudot_dtau * $dr_du;");
+      return lines;
+    }
+    // Up to four blocks of rows at a time (eight running sums): with all
+    // seven of a 50-dof column at once, g++ -O2 -march=native ran the
+    // products slower than Eigen's.
+    const int group = std::min(4, (layout_.nu + 7) / 8);
+    std::string sums;
+    for (int b = 0; b < group; ++b) {
+      const std::string i = std::to_string(b);
+      sums += (b ? ", " : "") + std::string("q") + i + " = Rows::Zero(), u" + i + " = Rows::Zero()";
+    }
+    for (const std::string& line : std::vector<std::string>{
+             "// Then dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du over dr's rows on each column's",
+             "// path only: column c of dr is zero off c's path (c's ancestors, runs of consecutive dofs,",
+             "// and its subtree c ... kLastDescendant[c]), and the columns of a run of dofs, each the only",
+             "// child of the one before, share those rows. Each result column by kGroup blocks of kRows",
+             "// rows at a time, held in registers, the last block ending at row nu - 1 (overlapping the",
+             "// one before); both products at once.",
+             "constexpr int kGroup = " + std::to_string(group) + ";",
+             "std::array<int, 2 * nu + 2> runs;  // the rows: first and last dof of each run",
+             "for (int s = 0, e = 0; s < nu; s = e + 1) {",
+             "  for (e = s; e + 1 < nu && kDofParent[e + 1] == e && kLastDescendant[e + 1] == kLastDescendant[e]; ++e) {",
+             "  }",
+             "  int n = 0;",
+             "  runs[n++] = s;",
+             "  runs[n++] = kLastDescendant[s];",
+             "  for (int j = kDofParent[s]; j >= 0; j = kDofParent[kRunStart[j]]) {",
+             "    runs[n++] = kRunStart[j];",
+             "    runs[n++] = j;",
+             "  }",
+             "  for (int c = s; c <= e; ++c) {",
+             "    for (int r = 0; r < nu; r += kGroup * kRows) {",
+             "      int at[kGroup];  // the blocks' first rows",
+             "      for (int b = 0; b < kGroup; ++b) at[b] = r + b * kRows < nu - kRows ? r + b * kRows : nu - kRows;",
+             "      Rows " + sums + ";",
+             "      for (int g = 0; g < n; g += 2) {",
+             "        for (int k = runs[g]; k <= runs[g + 1]; ++k) {",
+             "          const double* z = dudot_dtau.col(k).data();",
+             "          const double wq = $dr_dq(k, c), wu = $dr_du(k, c);"}) {
+      lines.push_back(line);
+    }
+    for (int b = 0; b < group; ++b) {
+      const std::string i = std::to_string(b);
+      lines.push_back("          {");
+      lines.push_back("            const Rows x = Eigen::Map<const Rows>(z + at[" + i + "]);");
+      lines.push_back("            q" + i + " -= x * wq;");
+      lines.push_back("            u" + i + " -= x * wu;");
+      lines.push_back("          }");
+    }
+    lines.push_back("        }");
+    lines.push_back("      }");
+    for (int b = 0; b < group; ++b) {
+      const std::string i = std::to_string(b);
+      lines.push_back("      Eigen::Map<Rows>(dudot_dq.col(c).data() + at[" + i + "]) = q" + i + ";");
+      lines.push_back("      Eigen::Map<Rows>(dudot_du.col(c).data() + at[" + i + "]) = u" + i + ";");
+    }
+    lines.push_back("    }");
+    lines.push_back("  }");
+    lines.push_back("}");
+    return lines;
+  }
+
+  // Whether forwardDynamicsDerivatives' products -M^-1 dr may skip dr's
+  // entries off each column's path: dr is inverse dynamics' (no force
+  // elements or cables, which couple branches) less force laws' entries
+  // on paths (`laws`: their (row, column)), the subtrees are blocks of
+  // consecutive dofs, and at most three quarters of the entries are on
+  // paths. On a chain (every entry on a path) Eigen's products stay: the
+  // blocks beat them with AVX (clang++ and g++, -march=native) but not
+  // with SSE2 alone (1.2x slower at 20 and 40 dofs); on the humanoid they
+  // win with either (1.4-2.8x; docs/performance.md).
+  bool treeSparseProducts(const std::vector<std::pair<int, int>>& laws) const {
+    if (!layout_.forceElements.empty() || !layout_.cables.empty() || !subtreesContiguous()) return false;
+    const std::vector<int> last = lastDescendants(Data<Expr>::dofParents(mechanism_));
+    const auto onPath = [&](int i, int j) { return (i >= j && i <= last[j]) || (j >= i && j <= last[i]); };
+    for (const auto& [row, column] : laws)
+      if (!onPath(row, column)) return false;
+    long entries = 0;
+    for (std::size_t j = 0; j < last.size(); ++j) entries += 2 * (last[j] - static_cast<int>(j)) + 1;
+    return 4 * entries <= 3 * static_cast<long>(layout_.nu) * layout_.nu;
   }
 
   // The derivatives' pair terms in the compact form: their factors
@@ -2109,6 +2192,7 @@ class Tracer {
     // dlaws, then subtracted entry by entry (a force law reaches a few
     // dofs; no nu x nu temporaries).
     std::vector<std::string> laws;
+    std::vector<std::pair<int, int>> lawEntries;  // (row, column) of each
     if (!layout_.forceLaws.empty()) {
       const FunctionValues<Expr> v = arguments();
       env_->setState(v.time, v.q, v.u);
@@ -2122,6 +2206,7 @@ class Tracer {
               if ((*value)(row, c).isZero()) continue;
               const std::string entry = "dlaws[" + std::to_string(laws.size()) + "]";
               out.push_back({entry, (*value)(row, c)});
+              lawEntries.emplace_back(row, c);
               laws.push_back("$" + std::string(dr) + ".coeffRef(" + std::to_string(row) + ", " + std::to_string(c) +
                              ") -= $" + entry + ";");
             }
@@ -2140,7 +2225,8 @@ class Tracer {
     fn.closing("forwardDynamics(time, q, u, $udot);");
     fn.closing("inverseDynamicsDerivatives(time, q, u, $udot, $dr_dq, $dr_du, $M);");
     for (const std::string& line : laws) fn.closing(line);
-    for (const std::string& line : massInverseLoops(PairTables{}, /*lowerOnly=*/false)) {
+    const bool sparseProducts = treeSparseProducts(lawEntries);
+    for (const std::string& line : massInverseLoops(PairTables{}, /*lowerOnly=*/false, sparseProducts)) {
       if (!line.empty()) fn.closing(line);
     }
     std::vector<std::string> doc = f.doc;
