@@ -2238,6 +2238,7 @@ class Tracer {
     fn.set("method", {{"chosen", "analytic"},
                       {"composed", true},
                       {"pairs", pairsUnrolled() ? "unrolled" : "loop"},
+                      {"products", sparseProducts ? "paths" : "whole"},
                       {"traced", opsJson(fn.ops())}});
     return fn.finish();
   }

@@ -1485,7 +1485,7 @@ def derivative_forms(capstan, cases, tmp):
                 continue
             proc = subprocess.run([str(out / "forms")], stdout=subprocess.PIPE, text=True, check=True)
             values[mode] = [float(x) for x in proc.stdout.split()]
-            sparse_products += "constexpr int kGroup" in text
+            sparse_products += method.get("products") == "paths"
         for mode, _ in forms[1:]:
             if "unrolled" not in values or mode not in values:
                 continue
