@@ -1603,6 +1603,15 @@ class Tracer {
   bool pairsByColumns() const {
     return subtreesContiguous() && pathSums().pairs >= kMinPairColumnsMeanDepth * layout_.nu;
   }
+  // How many of the nu x nu entries pair two dofs on one path to the root
+  // (one in the other's subtree; subtrees blocks of consecutive dofs):
+  // where a derivative's result can be nonzero. All of them on one chain.
+  long entriesOnPaths() const {
+    const std::vector<int> last = lastDescendants(Data<Expr>::dofParents(mechanism_));
+    long entries = 0;
+    for (std::size_t j = 0; j < last.size(); ++j) entries += 2 * (last[j] - static_cast<int>(j)) + 1;
+    return entries;
+  }
   bool subtreesContiguous() const {
     const std::vector<int> parent = Data<Expr>::dofParents(mechanism_);
     const std::vector<int> last = lastDescendants(parent);
@@ -1645,7 +1654,8 @@ class Tracer {
         "// not below k); then Z = M^-1 by columns from the root, Z(0:a, a) = -sum over a's ancestors j",
         "// of Z(0:a, j) U(j, a), one weighted sum per run of consecutive ancestors (kRunStart[j]: the",
         "// run's first dof), and Z(a, a) = 1/D(a) - U(0:a, a) . Z(0:a, a), row a = column a; then",
-        "// Eigen's products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.",
+        sparseProducts ? "// dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du (below)."
+                       : "// Eigen's products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.",
         declared.parent ? "" : dofParentTable(),
         declared.columns ? "" : dofRunTable(/*lastDescendant=*/false),
         declared.columns ? "" : dofRunTable(/*lastDescendant=*/true),
@@ -1782,9 +1792,7 @@ class Tracer {
     const auto onPath = [&](int i, int j) { return (i >= j && i <= last[j]) || (j >= i && j <= last[i]); };
     for (const auto& [row, column] : laws)
       if (!onPath(row, column)) return false;
-    long entries = 0;
-    for (std::size_t j = 0; j < last.size(); ++j) entries += 2 * (last[j] - static_cast<int>(j)) + 1;
-    return 4 * entries <= 3 * static_cast<long>(layout_.nu) * layout_.nu;
+    return 4 * entriesOnPaths() <= 3 * static_cast<long>(layout_.nu) * layout_.nu;
   }
 
   // The derivatives' pair terms in the compact form: their factors
@@ -2126,13 +2134,11 @@ class Tracer {
                        FunctionEvaluator<Expr>& ev) {
     const SharedSteps shared = sharedDerivativeSteps(
         mechanism_, ev.derivative, layout_, [this](const JointLayout& j) { return cite_.joint(j); }, f.key());
-    // On a serial chain every entry of the results is one pair's, so where
-    // nothing is written before the loop (no joint's own block, no
-    // armature) the loop by columns stores them and nothing is zeroed.
-    const std::vector<int> parent = Data<Expr>::dofParents(mechanism_);
-    bool serial = true;
-    for (std::size_t k = 0; k < parent.size(); ++k) serial = serial && parent[k] == static_cast<int>(k) - 1;
-    const bool assign = serial && pairsByColumns() && !shared.ownBlocks && !hasNonzero(v.M);
+    // On a chain every entry of the results is one pair's, so where nothing
+    // is written before the loop (no joint's own block, no armature) the
+    // loop by columns stores them and nothing is zeroed.
+    const bool chain = entriesOnPaths() == static_cast<long>(layout_.nu) * layout_.nu;
+    const bool assign = chain && pairsByColumns() && !shared.ownBlocks && !hasNonzero(v.M);
     if (assign) {
       fn.opening("// every entry of dtau_dq, dtau_du and M is one pair's: the pairs' loop stores them");
     } else {
