@@ -161,6 +161,13 @@ std::string zeroRuns(const std::string& code, const std::string& params) {
 
 }  // namespace
 
+std::vector<std::string> sinCosTableLines(int size) {
+  const std::string n = std::to_string(size);
+  return {"capstan_models::SinCos " + std::string(kSinCosTable) + "[" + n + "];  // sin and cos of q[0] ... q[" +
+              std::to_string(size - 1) + "], all at once",
+          "capstan_models::sinCosTable<" + n + ">(q.data(), " + kSinCosTable + ");"};
+}
+
 FunctionBuilder::FunctionBuilder(std::string name, std::string returnType, std::string params,
                                  std::vector<std::string> doc) {
   fn_["name"] = std::move(name);
@@ -198,6 +205,9 @@ json FunctionBuilder::finish() {
                        std::to_string(ops_.other) + " other";
   fn_["parts"] = json::array();
   fn_["work"] = json::array();
+  const int table = std::max(tableRead_ ? tableSize_ : 0, tableRequired_);
+  if (table > 0)
+    for (const std::string& line : sinCosTableLines(table)) fn_["opening"].push_back(line);
   const bool split = parts_.size() > 1;
   if (!returned_.empty()) fn_["epilogue"].push_back("return " + std::string(split ? "w." : "") + returned_ + ";");
   static const std::regex localMarker(R"(\$(\w+))");
@@ -260,6 +270,10 @@ void FunctionBuilder::splitIntoParts() {
     if (param.rfind(unused, 0) == 0) param = param.substr(unused.size());
     partParams += (partParams.empty() ? "" : ", ") + unused + param;
     args += (args.empty() ? "" : ", ") + param.substr(param.find_last_of(" &") + 1);
+  }
+  if (tableRead_) {
+    partParams += std::string(", [[maybe_unused]] const capstan_models::SinCos* ") + kSinCosTable;
+    args += std::string(", ") + kSinCosTable;
   }
   fn_["part_params"] = partParams;
   fn_["args"] = args;
@@ -482,6 +496,16 @@ void FunctionBuilder::print() {
   }
   dropDeadStores();
   if (pending_.empty()) return;
+  if (tableSize_ < 0) {  // decided once, by the first blocks printed
+    const std::vector<int> angles = symbolic::sinCosCoordinates(pendingRoots());
+    const int size = angles.empty() ? 0 : angles.back() + 1;
+    const auto count = static_cast<int>(angles.size());
+    tableSize_ = tableCoordinates_ > 0 && size <= tableCoordinates_ && count >= 2 &&
+                         count * kSinCosTableDensity >= size
+                     ? size
+                     : 0;
+    if (tableSize_ > 0) printer_ = CppPrinter(sinCosOptions(tableSize_));
+  }
   const auto last = lastUses();
   const auto partners = symbolic::sinCosPartners(pendingRoots());
   auto partner = [&](const symbolic::Node* n) -> const symbolic::Node* {
@@ -502,6 +526,7 @@ void FunctionBuilder::print() {
       reused_.emplace_back();
     }
     const CppPrinter::Block b = printer_.block(pending_[k].outputs, "t", "    ", usedLater, partner);
+    tableRead_ = tableRead_ || b.readsTable;
     declared_.back().push_back(b.declared);
     reused_.back().insert(b.reused.begin(), b.reused.end());
     for (const Assignment& a : pending_[k].outputs) {

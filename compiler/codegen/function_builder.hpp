@@ -3,6 +3,7 @@
 // traced expressions, each block headed by the model element it comes from.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <set>
@@ -57,6 +58,31 @@ constexpr int kFusedMinSpeeds = 20;
 // call (docs/performance.md, "Shared steps").
 constexpr int kSharedStepsMinSpeeds = 20;
 
+// The table of sin and cos of q[0] ... q[size - 1]
+// (capstan_models::sinCosTable) that CppPrinter::Options::sinCosTable reads
+// is used where the angles among those coordinates are at least this
+// fraction of them (and two or more): computing all of them at once, four
+// at a time, costs about what one call of sincos does per four
+// coordinates.
+constexpr int kSinCosTableDensity = 4;  // angles * 4 >= size
+
+// The name of the table, and the statements that declare and fill it (with
+// q the function's `const Q& q`).
+inline const char* const kSinCosTable = "trig";
+std::vector<std::string> sinCosTableLines(int size);
+
+// The generated code's printer options: sin and cos of one angle from one
+// call, or from the table for q[i] with i < tableSize (0: none).
+inline symbolic::CppPrinter::Options sinCosOptions(int tableSize) {
+  symbolic::CppPrinter::Options options;
+  options.pairSinCos = true;
+  if (tableSize > 0) {
+    options.sinCosTable = kSinCosTable;
+    options.sinCosTableSize = tableSize;
+  }
+  return options;
+}
+
 // One generated member function: its signature, local declarations, blocks
 // of straight-line statements (each headed by the model element it came
 // from) and closing statements.
@@ -93,6 +119,15 @@ class FunctionBuilder {
   // Start a new part at the next block once a part has cost `budget`
   // (default kPartBudget).
   void splitAt(double budget) { partBudget_ = budget; }
+  // Lets the blocks read sin and cos of the coordinates q[0] ... q[nq - 1]
+  // (a parameter `const Q& q`) from a table the function fills first
+  // (sinCosTableLines): decided when the first blocks are printed, for
+  // angles dense enough among the coordinates that computing them all at
+  // once beats a call each (kSinCosTableDensity). 0: calls.
+  void allowSinCosTable(int nq) { tableCoordinates_ = nq; }
+  // The table of sin and cos of q[0] ... q[size - 1] filled first whether or
+  // not a block reads it (code merged into the function reads it).
+  void requireSinCosTable(int size) { tableRequired_ = std::max(tableRequired_, size); }
 
   // Adds `outputs` as one block; later blocks refer to its targets by name.
   // Printing waits for the last block (ops() or finish()), so each block
@@ -169,7 +204,11 @@ class FunctionBuilder {
 
   void print();
 
-  CppPrinter printer_{CppPrinter::Options{.pairSinCos = true}};
+  CppPrinter printer_{sinCosOptions(0)};
+  int tableCoordinates_ = 0;  // allowSinCosTable
+  int tableSize_ = -1;         // the table the printer reads (0: none), once decided
+  bool tableRead_ = false;     // a printed block reads it
+  int tableRequired_ = 0;      // requireSinCosTable
   Rewrite rewrite_;
   json fn_;
   std::vector<Pending> pending_;

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <unordered_map>
 #include <utility>
 
+#include "codegen/function_builder.hpp"
 #include "symbolic/traverse.hpp"
 
 namespace capstan::codegen {
@@ -298,6 +300,23 @@ class StepTracer {
       params.push_back(std::string("const double* __restrict ") + name);
       args.push_back(std::string(name) + ".data()" + (first ? " + " + std::to_string(first) : ""));
     };
+    // The joint's angles' sines and cosines from the function's table; q
+    // itself only where the code reads a coordinate otherwise.
+    const bool trig = !symbolic::sinCosCoordinates({values}).empty();
+    if (trig) {
+      bool direct = false;
+      for (const symbolic::Node* n : symbolic::postOrder(values)) {
+        const bool sinOrCos =
+            n->kind == symbolic::Kind::Func && (n->fn == symbolic::Fn::Sin || n->fn == symbolic::Fn::Cos);
+        for (std::uint32_t k = 0; k < n->size && !sinOrCos; ++k)
+          direct = direct || symbolic::coordinateIndex(n->args[k]) >= 0;
+      }
+      for (const Expr& v : values) direct = direct || symbolic::coordinateIndex(v.node()) >= 0;
+      if (!direct) used.erase("q");
+      params.push_back(std::string("const capstan_models::SinCos* __restrict ") + kSinCosTable);
+      args.push_back(std::string(kSinCosTable) + (j.qIndex() ? " + " + std::to_string(j.qIndex()) : ""));
+      out_.sinCosTable = std::max(out_.sinCosTable, j.qIndex() + j.nq());
+    }
     pointer("q", j.qIndex());
     pointer("u", j.uIndex());
     pointer("tau", j.uIndex());
@@ -313,7 +332,7 @@ class StepTracer {
       args.push_back(out->arg);
     }
     // The kernel's code.
-    symbolic::CppPrinter printer{symbolic::CppPrinter::Options{.pairSinCos = true}};
+    symbolic::CppPrinter printer{sinCosOptions(j.nq())};
     const auto partners = symbolic::sinCosPartners({values});
     const symbolic::CppPrinter::Block block = printer.block(
         assignments, "t", "    ", [](const symbolic::Node*) { return false; },
@@ -321,6 +340,7 @@ class StepTracer {
           const auto it = partners.find(n->id);
           return it == partners.end() ? nullptr : it->second;
         });
+    if (block.readsTable != trig) throw std::logic_error("shared steps: the sin/cos table read unlike foreseen");
     const std::string code = symbolic::scheduleStatements(block.code, [](std::string_view) { return false; });
     std::string signature;
     for (const std::string& p : params) signature += (signature.empty() ? "" : ", ") + p;

@@ -59,6 +59,9 @@ struct SharedSteps {
   symbolic::OpCount ops;               // of all the calls
   bool ownBlocks = false;              // sharedDerivativeSteps: some joint's own block of dtau_dq is
                                        // written (else dtau_dq is the pairs' loop's alone)
+  int sinCosTable = 0;                 // the kernels read sin and cos of q[0] ... q[sinCosTable - 1]
+                                       // from the table kSinCosTable, which the function declares
+                                       // and fills first (sinCosTableLines); 0: none
 };
 
 // udot = M^-1 (tau - C) by the articulated-body algorithm in joint frames

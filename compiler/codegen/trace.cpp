@@ -214,6 +214,7 @@ class Tracer {
   FunctionBuilder function(const GeneratedFunction& f) {
     FunctionBuilder fn(f.name, f.returnType(), f.parameters(), f.doc);
     if (*f.overload) fn.set("key", f.key());
+    if (f.parameters().find("const Q& q") != std::string::npos) fn.allowSinCosTable(layout_.nq);
     fn.rewriteValues([this](std::vector<Expr>& values, const std::vector<FunctionBuilder::ValueSite>& sites) {
       derived_.hoistParameterOnly(values, sites);
     });
@@ -1401,6 +1402,7 @@ class Tracer {
                        {"emitted", opsJson(shared.ops)}};
     fn.set("method", method);
     fn.set("doc", doc);
+    fn.requireSinCosTable(shared.sinCosTable);
     json j = fn.finish();
     // The force laws' entries of tau first, traced on their own.
     json blocks = json::array(), prologue = json::array();
@@ -1410,6 +1412,7 @@ class Tracer {
       env_->setState(v.time, v.q, v.u);
       FunctionBuilder laws = function(f);
       laws.splitAt(0);  // one part: its blocks go before the steps
+      laws.allowSinCosTable(0);  // its opening is not kept
       laws.local("U tau;");
       laws.readAtEnd("tau");  // the steps read it
       forceLawBlocks(laws, env_->appliedForces(), "tau");
@@ -2163,6 +2166,7 @@ class Tracer {
                       {"steps", {{"kernels", shared.kernels.size()}, {"calls", shared.blocks.size()},
                                  {"emitted", opsJson(shared.ops)}}},
                       {"traced", opsJson(ops)}});
+    fn.requireSinCosTable(shared.sinCosTable);
     json j = fn.finish();
     for (const json& b : shared.blocks) j["blocks"].push_back(b);
     for (const std::string& line : shared.prologue) declared.push_back(line);

@@ -490,6 +490,27 @@ std::vector<std::pair<const Node*, const Node*>> sinCosPairs(const std::vector<c
 
 }  // namespace
 
+int coordinateIndex(const Node* n) {
+  if (n->kind != Kind::Symbol) return -1;
+  const std::string_view name = n->name;
+  if (name.size() < 4 || !name.starts_with("q[") || name.back() != ']') return -1;
+  int i = 0;
+  for (const char c : name.substr(2, name.size() - 3)) {
+    if (c < '0' || c > '9') return -1;
+    i = 10 * i + (c - '0');
+  }
+  return i;
+}
+
+std::vector<int> sinCosCoordinates(const std::vector<std::vector<Expr>>& blockRoots) {
+  std::vector<Expr> roots;
+  for (const std::vector<Expr>& block : blockRoots) roots.insert(roots.end(), block.begin(), block.end());
+  std::set<int> found;
+  for (const Node* n : postOrder(roots))
+    if (isSinOrCos(n) && coordinateIndex(n->args[0]) >= 0) found.insert(coordinateIndex(n->args[0]));
+  return {found.begin(), found.end()};
+}
+
 std::string scheduleStatements(std::string_view code, const std::function<bool(std::string_view)>& readLater) {
   // One statement a line: `const T name = ...;` declares `name`; anything
   // else assigns an output.
@@ -760,6 +781,11 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
     if (!leaf(n) && later(n)) uses[n->id] += 1;
   }
 
+  // Options::sinCosTable serves x.
+  auto tabled = [&](const Node* x) {
+    const int i = options_.sinCosTable.empty() ? -1 : coordinateIndex(x);
+    return i >= 0 && i < options_.sinCosTableSize;
+  };
   // sin(x) and cos(x) both computed here (Options::pairSinCos): each gets a
   // temporary, and the two are spelled as one call's parts.
   std::unordered_map<std::uint32_t, const char*> paired;  // by node id: "sin" or "cos"
@@ -769,6 +795,11 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
     for (const auto& [sine, cosine] : sinCosPairs(computed)) {
       paired[sine->id] = "sin";
       paired[cosine->id] = "cos";
+    }
+    // A coordinate's sine or cosine alone, where the table has both.
+    if (!options_.sinCosTable.empty()) {
+      for (const Node* n : computed)
+        if (isSinOrCos(n) && tabled(n->args[0])) paired[n->id] = n->fn == Fn::Sin ? "sin" : "cos";
     }
   }
 
@@ -855,8 +886,12 @@ CppPrinter::Block CppPrinter::block(std::span<const Assignment> outputs, std::st
     if (paired.count(n->id) && !pairCalls.count(n->args[0]->id)) {
       const std::string pairPrefix = prefix + "sc";
       const std::string name = pairPrefix + std::to_string(nextIndex_[pairPrefix]++);
-      code += std::string(indent) + "const capstan_models::SinCos " + name + " = capstan_models::sinCos(" +
-              renderer.numeric(n->args[0], kTernary) + ");\n";
+      const int coordinate = tabled(n->args[0]) ? coordinateIndex(n->args[0]) : -1;
+      code += std::string(indent) + "const capstan_models::SinCos " + name + " = " +
+              (coordinate >= 0 ? options_.sinCosTable + "[" + std::to_string(coordinate) + "]"
+                               : "capstan_models::sinCos(" + renderer.numeric(n->args[0], kTernary) + ")") +
+              ";\n";
+      result.readsTable = result.readsTable || coordinate >= 0;
       pairCalls[n->args[0]->id] = name;
       result.declared.push_back({name, "capstan_models::SinCos"});
     }

@@ -44,6 +44,12 @@ std::unordered_map<std::uint32_t, std::size_t> lastUses(const std::vector<std::v
 // cos(x) node's sin(x) node, by node id, where the blocks use both.
 std::unordered_map<std::uint32_t, const Node*> sinCosPartners(const std::vector<std::vector<Expr>>& blockRoots);
 
+// The index i of a coordinate symbol `q[i]`, or -1 for any other node.
+int coordinateIndex(const Node* n);
+// The coordinates `q[i]` whose sine or cosine the roots read (their i, in
+// order): what CppPrinter::Options::sinCosTable would serve.
+std::vector<int> sinCosCoordinates(const std::vector<std::vector<Expr>>& blockRoots);
+
 // A printed block's statements (CppPrinter::Block::code, one a line) in an
 // order that keeps fewer values live at once. The printer names them in
 // post-order, each output's operands before it but in operand order, so a
@@ -84,6 +90,13 @@ class CppPrinter {
     // clang keeps std::sin and std::cos apart while they may set errno.
     // Off: std::sin and std::cos.
     bool pairSinCos = false;
+    // With pairSinCos: the name of a table of capstan_models::SinCos, one
+    // per coordinate, that the generated code fills before the block
+    // (capstan_models::sinCosTable, all angles at once): sin and cos of a
+    // coordinate symbol `q[i]` are then read from `<table>[i]`, one or both,
+    // instead of a call, for i < sinCosTableSize. Empty: calls.
+    std::string sinCosTable = {};
+    int sinCosTableSize = 0;
   };
 
   CppPrinter();
@@ -102,6 +115,7 @@ class CppPrinter {
     OpCount ops;                       // operations in this block
     std::vector<Temporary> declared;   // this block's temporaries, in order
     std::vector<std::string> reused;   // earlier blocks' temporaries it reads
+    bool readsTable = false;           // reads Options::sinCosTable
   };
   // `const double <prefix><n> = ...;` for shared subexpressions (n counts on
   // per prefix across the session), then `target = ...;` in the given order.

@@ -1987,18 +1987,133 @@ def cables(capstan):
     print(f"cables: {failures} failures")
     return 1 if failures else 0
 
+SINCOS_PROGRAM = r"""#include "{header}"
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <vector>
+// capstan_models::sinCosTable against long double sinl and cosl: within 1
+// ulp of the exact values up to |x| = 128 pi/2, sinCos's results past it
+// and for infinities and NaN (under -ffast-math, sinCos's everywhere);
+// tables of several sizes (the vectorized loop's padding).
+namespace {{
+double ulps(double got, long double exact) {{
+  if (std::isnan(got) || std::isnan(static_cast<double>(exact))) return std::isnan(got) ? 0.0 : 1e300;
+  int e = 0;
+  std::frexp(static_cast<double>(exact), &e);
+  const long double ulp = std::ldexp(1.0L, std::max(e - 53, -1074));
+  return static_cast<double>(std::fabs(static_cast<long double>(got) - exact) / ulp);
+}}
+template <int N>
+int check(const std::vector<double>& xs, double& worst, double& worstAt) {{
+#if defined(__FAST_MATH__)
+  const double limit = -1.0;
+#else
+  const double limit = 128 * 1.5707963267948966;
+#endif
+  int failures = 0;
+  for (std::size_t at = 0; at < xs.size(); at += N) {{
+    double x[N];
+    for (int i = 0; i < N; ++i) x[i] = xs[(at + static_cast<std::size_t>(i)) % xs.size()];
+    capstan_models::SinCos out[N];
+    capstan_models::sinCosTable<N>(x, out);
+    for (int i = 0; i < N; ++i) {{
+      if (std::fabs(x[i]) <= limit) {{
+        const double e = std::max(ulps(out[i].sin, sinl(x[i])), ulps(out[i].cos, cosl(x[i])));
+        if (e > worst) {{ worst = e; worstAt = x[i]; }}
+        if (e > 1.0 && failures++ < 5) std::printf("x = %a: sin %a, cos %a: %.3f ulp\n", x[i], out[i].sin, out[i].cos, e);
+      }} else {{
+        const capstan_models::SinCos want = capstan_models::sinCos(x[i]);
+        const bool same = (out[i].sin == want.sin || (std::isnan(out[i].sin) && std::isnan(want.sin))) &&
+                          (out[i].cos == want.cos || (std::isnan(out[i].cos) && std::isnan(want.cos)));
+        if (!same && failures++ < 5) std::printf("x = %a: %a %a, sinCos %a %a\n", x[i], out[i].sin, out[i].cos, want.sin, want.cos);
+      }}
+    }}
+  }}
+  return failures;
+}}
+}}  // namespace
+
+int main() {{
+  std::mt19937_64 rng(7);
+  std::vector<double> xs;
+  std::uniform_real_distribution<double> wide(-205.0, 205.0), narrow(-4.0, 4.0), exponent(-70.0, 3.0);
+  for (int i = 0; i < 300000; ++i) xs.push_back(wide(rng));
+  for (int i = 0; i < 300000; ++i) xs.push_back(narrow(rng));
+  for (int i = 0; i < 100000; ++i) xs.push_back((i % 2 ? -1 : 1) * std::exp2(exponent(rng)));
+  // About each multiple of pi/2 the table reduces to (cancellation).
+  for (int k = -128; k <= 128; ++k) {{
+    double x = static_cast<double>(k * 1.57079632679489661923132169163975144L);
+    for (int i = 0; i < 40; ++i) x = std::nextafter(x, -1e9);
+    for (int i = 0; i < 80; ++i) xs.push_back(x = std::nextafter(x, 1e9));
+  }}
+  const double limit = 128 * 1.5707963267948966;
+  for (double x : {{0.0, -0.0, 5e-324, -5e-324, DBL_MIN, limit, std::nextafter(limit, 0.0), std::nextafter(limit, 1e9),
+                   -limit, 1e6, -1e300, std::numeric_limits<double>::infinity(),
+                   -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}})
+    xs.push_back(x);
+  double worst = 0.0, worstAt = 0.0;
+  const int failures = check<1>(xs, worst, worstAt) + check<7>(xs, worst, worstAt) + check<13>(xs, worst, worstAt) +
+                       check<50>(xs, worst, worstAt);
+  std::printf("%zu angles in tables of 1, 7, 13 and 50: worst %.3f ulp (x = %a), %d failures\n", xs.size(), worst,
+              worstAt, failures);
+  return failures ? 1 : 0;
+}}
+"""
+
+
+def sincos(capstan):
+    """The header's capstan_models::sinCosTable, which the generated
+    functions that read many joint angles fill first: within 1 ulp of the
+    exact sines and cosines (long double) up to |x| = 128 pi/2 and glibc's
+    past it and for infinities and NaN, built warning-free with g++ and
+    clang++ at -O2, with -march=native (vectorized with AVX) and with
+    -ffast-math (every angle by sinCos); arm7's forwardDynamics reads it."""
+    failures = 0
+    with tempfile.TemporaryDirectory() as d:
+        out = pathlib.Path(d)
+        run(capstan, "compile", ROOT / "bench/peers/models/arm7.cap", "-o", out)
+        header = (out / "Arm7.hpp").read_text()
+        fd = header[header.index("void forwardDynamics("):]
+        fd = fd[:fd.index("\n  }\n")]
+        uses = "capstan_models::sinCosTable<7>(q.data(), trig);" in fd and "= trig[6];" in fd
+        print(f"sincos: arm7's forwardDynamics fills and reads the table: {uses}")
+        failures += not uses
+        src = out / "sincos.cpp"
+        src.write_text(SINCOS_PROGRAM.format(header=out / "Arm7.hpp"))
+        for compiler in ("g++", "clang++"):
+            for flags in ([], ["-march=native"], ["-ffast-math"]):
+                exe = out / "sincos"
+                build = subprocess.run([compiler, "-std=c++20", "-O2", *flags, "-Wall", "-Wextra", "-Wpedantic",
+                                        "-Werror", "-isystem", "/usr/include/eigen3", str(src), "-o", str(exe)],
+                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                label = " ".join([compiler, "-O2", *flags])
+                if build.returncode != 0:
+                    print(f"sincos: {label}: build FAILED\n{build.stdout}")
+                    failures += 1
+                    continue
+                result = subprocess.run([str(exe)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                print(f"sincos: {label}: {result.stdout.strip()}")
+                failures += result.returncode != 0
+    print(f"sincos: {failures} failures")
+    return 1 if failures else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--capstan", required=True)
     ap.add_argument("mode", choices=["frames", "parameters", "folded", "cache", "inverse", "jacobians",
                                      "external_forces", "elements", "external", "derivatives", "constraints", "articulated",
-                                     "cables", "recursions", "steps"])
+                                     "cables", "recursions", "steps", "sincos"])
     args = ap.parse_args()
     return {"frames": frames, "parameters": parameters, "folded": folded, "cache": cache,
             "inverse": inverse, "jacobians": jacobians, "external_forces": external_forces,
             "elements": elements, "external": external, "derivatives": derivatives,
             "constraints": constraints, "articulated": articulated, "cables": cables,
-            "recursions": recursions, "steps": steps}[args.mode](args.capstan)
+            "recursions": recursions, "steps": steps, "sincos": sincos}[args.mode](args.capstan)
 
 
 if __name__ == "__main__":

@@ -233,6 +233,42 @@ TEST_CASE("sin and cos of one angle are one call (pairSinCos, sinCosPartners)") 
   CHECK(b3.reused == std::vector<std::string>{"k1"});
 }
 
+TEST_CASE("sin and cos of coordinates are read from the table (sinCosTable, sinCosCoordinates)") {
+  Pool pool;
+  PoolScope scope(pool);
+  Expr q0 = Expr::symbol("q[0]"), q3 = Expr::symbol("q[3]"), q7 = Expr::symbol("q[7]");
+  Expr r = Expr::symbol("r"), u = Expr::symbol("u");
+  CHECK(coordinateIndex(q3.node()) == 3);
+  CHECK(coordinateIndex(r.node()) == -1);
+  CHECK(coordinateIndex(Expr::symbol("q[x]").node()) == -1);
+  CHECK(coordinateIndex(Expr::symbol("dq[1]").node()) == -1);
+  CHECK(coordinateIndex((q3 + u).node()) == -1);
+  const std::vector<Assignment> out = {{"a", u * sin(q3) + cos(q3)}, {"b", sin(q0) + sin(r)}, {"c", u * cos(q7)}};
+  std::vector<Expr> values;
+  for (const Assignment& a : out) values.push_back(a.value);
+  CHECK(sinCosCoordinates({values}) == std::vector<int>{0, 3, 7});
+  CHECK(sinCosCoordinates({{u * q3}}).empty());
+  // The pair of q[3] and sin(q[0]) alone from the table; sin(r) and, past
+  // the table's size, cos(q[7]) as before.
+  CppPrinter::Options options;
+  options.pairSinCos = true;
+  options.sinCosTable = "trig";
+  options.sinCosTableSize = 4;
+  const CppPrinter::Block b = CppPrinter(options).block(out, "k");
+  CHECK(b.readsTable);
+  CHECK(b.code ==
+        "const capstan_models::SinCos ksc0 = trig[3];\n"
+        "const double k0 = ksc0.cos;\n"
+        "const double k1 = ksc0.sin;\n"
+        "const capstan_models::SinCos ksc1 = trig[0];\n"
+        "const double k2 = ksc1.sin;\n"
+        "a = k0 + u*k1;\n"
+        "b = std::sin(r) + k2;\n"
+        "c = u*std::cos(q[7]);\n");
+  options.sinCosTableSize = 0;
+  CHECK_FALSE(CppPrinter(options).block(out, "k").readsTable);
+}
+
 TEST_CASE("a condition compared with zero is the condition, not a 0/1 round trip") {
   Pool pool;
   PoolScope scope(pool);

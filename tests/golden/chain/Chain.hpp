@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string_view>
 #include <type_traits>
@@ -35,6 +36,89 @@ inline SinCos sinCos(double x) {
   return {std::sin(x), std::cos(x)};
 }
 #endif
+}  // namespace capstan_models
+#endif
+
+#ifndef CAPSTAN_MODELS_SIN_COS_TABLE
+#define CAPSTAN_MODELS_SIN_COS_TABLE
+namespace capstan_models {
+// sin and cos of x[0] ... x[N - 1] into out[0] ... out[N - 1] (the joint
+// angles among a model's coordinates): the functions that read many angles
+// fill this table once, where a call per angle (sinCos) took 20-30 % of
+// forwardDynamics on a 50-link chain and made the compiler keep its values
+// in memory around each call (docs/performance.md). One loop without calls
+// or branches, which g++ and clang++ vectorize (four angles at a time with
+// AVX2). x = k pi/2 + r, |r| <= pi/4, with pi/2 in three parts (the first
+// two of 33 bits, so k times each is exact for |k| <= 128) and r kept as
+// rHi + rLo; then Taylor polynomials of sin r and cos r to the 17th and 18th
+// power. Within 1 ulp of the exact values (glibc's sincos: within 0.52 ulp;
+// the two differ in about 3 % of results, by one ulp). |x| > 128 pi/2,
+// infinities and NaN are passed to sinCos, as is every x under -ffast-math
+// (which would fold the rounding below away).
+template <int N>
+inline void sinCosTable(const double* x, SinCos* out) {
+#if defined(__FAST_MATH__)
+  for (int i = 0; i < N; ++i) out[i] = sinCos(x[i]);
+#else
+  constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
+  // pi/2 = kHi + kMid + kLo (to 2^-122)
+  constexpr double kHi = 0x1.921fb544p+0, kMid = 0x1.0b4611a6p-34, kLo = 0x1.3198a2e037073p-69;
+  // y + kShift - kShift: y rounded to an integer, which the sum holds in its low bits
+  constexpr double kShift = 0x1.8p+52;
+  constexpr double kLimit = 0x1.921fb54442d18p+7;  // 128 pi/2
+  // Padded to a multiple of 8 in local arrays: g++ -O2 vectorizes only a
+  // loop with no remainder and no pointers that may alias.
+  constexpr int kPadded = (N + 7) / 8 * 8;
+  double a[kPadded], sines[kPadded], cosines[kPadded];
+  for (int i = 0; i < kPadded; ++i) a[i] = i < N ? x[i] : 0.0;
+  for (int i = 0; i < kPadded; ++i) {
+    const double shifted = a[i] * kTwoOverPi + kShift;
+    const double k = shifted - kShift;
+    std::uint64_t quadrant;  // k mod 4 in the low two bits
+    std::memcpy(&quadrant, &shifted, sizeof quadrant);
+    // r = a - k pi/2 = rHi + rLo, the rounding of y = t - p kept in yErr.
+    const double t = a[i] - k * kHi;
+    const double p = k * kMid;
+    const double y = t - p;
+    const double yp = t - y;
+    const double yErr = (t - (y + yp)) + (yp - p);
+    const double q = k * kLo;
+    const double rHi = y - q;
+    const double rLo = ((y - rHi) - q) + yErr;
+    const double z = rHi * rHi;
+    // sin r = r + r z ps(z) and cos r = 1 - z/2 + z^2 pc(z), Taylor to the
+    // 17th and 18th power of r (Horner); 1 - z/2 rounded to w, its rounding
+    // error added back; rLo's first-order terms.
+    double ps = 1.0 / 355687428096000;  // 1/17!
+    ps = ps * z - 1.0 / 1307674368000;  // 1/15!
+    ps = ps * z + 1.0 / 6227020800;  // 1/13!
+    ps = ps * z - 1.0 / 39916800;  // 1/11!
+    ps = ps * z + 1.0 / 362880;  // 1/9!
+    ps = ps * z - 1.0 / 5040;  // 1/7!
+    ps = ps * z + 1.0 / 120;  // 1/5!
+    ps = ps * z - 1.0 / 6;  // 1/3!
+    double pc = -1.0 / 6402373705728000;  // 1/18!
+    pc = pc * z + 1.0 / 20922789888000;  // 1/16!
+    pc = pc * z - 1.0 / 87178291200;  // 1/14!
+    pc = pc * z + 1.0 / 479001600;  // 1/12!
+    pc = pc * z - 1.0 / 3628800;  // 1/10!
+    pc = pc * z + 1.0 / 40320;  // 1/8!
+    pc = pc * z - 1.0 / 720;  // 1/6!
+    pc = pc * z + 1.0 / 24;  // 1/4!
+    const double s = rHi + (rLo + rHi * z * ps);
+    const double w = 1.0 - 0.5 * z;
+    const double c = w + (((1.0 - w) - 0.5 * z) + (z * z * pc - rHi * rLo));
+    // sin x and cos x by quadrant: (s, c), (c, -s), (-s, -c), (-c, s).
+    const double sine = (quadrant & 1) ? c : s, cosine = (quadrant & 1) ? s : c;
+    sines[i] = (quadrant & 2) ? -sine : sine;
+    cosines[i] = ((quadrant + 1) & 2) ? -cosine : cosine;
+  }
+  for (int i = 0; i < N; ++i) {
+    out[i] = {sines[i], cosines[i]};
+    if (!(std::fabs(x[i]) <= kLimit)) out[i] = sinCos(x[i]);
+  }
+#endif
+}
 }  // namespace capstan_models
 #endif
 
@@ -312,11 +396,13 @@ class Chain {
   // (52 adds, 47 muls, 0 divs, 8 calls, 0 other)
   void massMatrix([[maybe_unused]] const Q& q, MassMatrix& M) const {
     refreshDerived();  // the parameter-only values, if params changed
+    capstan_models::SinCos trig[5];  // sin and cos of q[0] ... q[4], all at once
+    capstan_models::sinCosTable<5>(q.data(), trig);
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': mass matrix column
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[4]);
+    const capstan_models::SinCos tsc0 = trig[4];
     const double t0 = tsc0.cos;
     const double t1 = derived_.joint_1_M_0_0*t0;
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[3]);
+    const capstan_models::SinCos tsc1 = trig[3];
     const double t2 = tsc1.sin;
     const double t3 = tsc0.sin;
     const double t4 = derived_.I_KLink5Body[2]*t3;
@@ -328,7 +414,7 @@ class Chain {
     const double t10 = -t5 + t9;
     const double t11 = params.link_3_L*t10;
     const double t12 = derived_.joint_1_M_0_0_b - 2.0*t1 - 2.0*t11;
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t13 = tsc2.sin;
     const double t14 = t4*t6;
     const double t15 = t2*t8;
@@ -341,7 +427,7 @@ class Chain {
     const double t22 = t17 + t21;
     const double t23 = params.link_2_L*t22;
     const double t24 = derived_.joint_1_M_0_0_d + t12 - 2.0*t23;
-    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc3 = trig[1];
     const double t25 = tsc3.sin;
     const double t26 = t18*t16;
     const double t27 = t13*t20;
@@ -408,6 +494,8 @@ class Chain {
   // (75 adds, 106 muls, 0 divs, 10 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
     refreshDerived();  // the parameter-only values, if params changed
+    capstan_models::SinCos trig[5];  // sin and cos of q[0] ... q[4], all at once
+    capstan_models::sinCosTable<5>(q.data(), trig);
     // spatial velocity in the joint frame of 'link[2].body'
     Eigen::Matrix<double, 6, 1> v_KLink2Body;
     // spatial velocity in the joint frame of 'link[3].body'
@@ -427,7 +515,7 @@ class Chain {
     // bias acceleration in the joint frame of 'link[5].body'
     Eigen::Matrix<double, 6, 1> a_KLink5Body;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity in the joint frame
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc0 = trig[1];
     const double t1 = tsc0.cos;
     const double t2 = tsc0.sin;
     const double t0 = u[0] + u[1];
@@ -435,7 +523,7 @@ class Chain {
     const double t3 = params.link_1_L*u[0]*t1;
     v_KLink2Body[3] = t3;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc1 = trig[2];
     const double t5 = tsc1.sin;
     const double t6 = params.link_1_L*u[0]*t2;
     const double t8 = tsc1.cos;
@@ -452,7 +540,7 @@ class Chain {
     const double t15 = -t13 - t14;
     v_KLink3Body[4] = t15;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity in the joint frame
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[3]);
+    const capstan_models::SinCos tsc2 = trig[3];
     const double t17 = tsc2.sin;
     const double t19 = tsc2.cos;
     const double t16 = u[3] + v_KLink3Body[2];
@@ -468,7 +556,7 @@ class Chain {
     const double t26 = -t24 + t25;
     v_KLink4Body[4] = t26;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
-    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[4]);
+    const capstan_models::SinCos tsc3 = trig[4];
     const double t28 = tsc3.sin;
     const double t30 = tsc3.cos;
     const double t27 = v_KLink4Body[2] + u[4];
@@ -484,7 +572,7 @@ class Chain {
     const double t37 = t35 - t36;
     v_KLink5Body[4] = t37;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration with udot = 0
-    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc4 = trig[0];
     const double t38 = tsc4.sin;
     const double t39 = params.world_gravity[1]*t38;
     const double t40 = tsc4.cos;
@@ -644,6 +732,8 @@ class Chain {
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
+    capstan_models::SinCos trig[5];  // sin and cos of q[0] ... q[4], all at once
+    capstan_models::sinCosTable<5>(q.data(), trig);
     // spatial velocity in the joint frame of 'link[2].body'
     Eigen::Matrix<double, 6, 1> v_KLink2Body;
     // spatial velocity in the joint frame of 'link[3].body'
@@ -666,7 +756,7 @@ class Chain {
     // spatial acceleration in the joint frame of 'link[4].body'
     Eigen::Matrix<double, 6, 1> a_KLink4Body;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity in the joint frame
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc0 = trig[1];
     const double t1 = tsc0.cos;
     const double t2 = tsc0.sin;
     const double t0 = u[0] + u[1];
@@ -674,7 +764,7 @@ class Chain {
     const double t3 = params.link_1_L*u[0]*t1;
     v_KLink2Body[3] = t3;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc1 = trig[2];
     const double t5 = tsc1.sin;
     const double t6 = params.link_1_L*u[0]*t2;
     const double t8 = tsc1.cos;
@@ -691,7 +781,7 @@ class Chain {
     const double t15 = -t13 - t14;
     v_KLink3Body[4] = t15;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity in the joint frame
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[3]);
+    const capstan_models::SinCos tsc2 = trig[3];
     const double t17 = tsc2.sin;
     const double t19 = tsc2.cos;
     const double t16 = u[3] + v_KLink3Body[2];
@@ -707,7 +797,7 @@ class Chain {
     const double t26 = -t24 + t25;
     v_KLink4Body[4] = t26;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
-    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[4]);
+    const capstan_models::SinCos tsc3 = trig[4];
     const double t28 = tsc3.sin;
     const double t30 = tsc3.cos;
     const double t27 = v_KLink4Body[2] + u[4];
@@ -944,7 +1034,7 @@ class Chain {
     const double t254 = t1*t253;
     const double t255 = -t246 + t254;
     const double t256 = params.link_1_L*t255;
-    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc4 = trig[0];
     const double t148 = tsc4.cos;
     const double t149 = params.world_gravity[1]*t148;
     const double t150 = tsc4.sin;
@@ -1050,6 +1140,8 @@ class Chain {
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
+    capstan_models::SinCos trig[5];  // sin and cos of q[0] ... q[4], all at once
+    capstan_models::sinCosTable<5>(q.data(), trig);
     // spatial velocity in the joint frame of 'link[2].body'
     Eigen::Matrix<double, 6, 1> v_KLink2Body;
     // spatial velocity in the joint frame of 'link[3].body'
@@ -1075,7 +1167,7 @@ class Chain {
     // spatial acceleration in the joint frame of 'link[4].body'
     Eigen::Matrix<double, 6, 1> a_KLink4Body;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity in the joint frame
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc0 = trig[1];
     const double t1 = tsc0.cos;
     const double t2 = tsc0.sin;
     const double t0 = u[0] + u[1];
@@ -1083,7 +1175,7 @@ class Chain {
     const double t3 = params.link_1_L*u[0]*t1;
     v_KLink2Body[3] = t3;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc1 = trig[2];
     const double t5 = tsc1.sin;
     const double t6 = params.link_1_L*u[0]*t2;
     const double t8 = tsc1.cos;
@@ -1100,7 +1192,7 @@ class Chain {
     const double t15 = -t13 - t14;
     v_KLink3Body[4] = t15;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity in the joint frame
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[3]);
+    const capstan_models::SinCos tsc2 = trig[3];
     const double t17 = tsc2.sin;
     const double t19 = tsc2.cos;
     const double t16 = u[3] + v_KLink3Body[2];
@@ -1116,7 +1208,7 @@ class Chain {
     const double t26 = -t24 + t25;
     v_KLink4Body[4] = t26;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
-    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[4]);
+    const capstan_models::SinCos tsc3 = trig[4];
     const double t28 = tsc3.sin;
     const double t30 = tsc3.cos;
     const double t27 = v_KLink4Body[2] + u[4];
@@ -1138,7 +1230,7 @@ class Chain {
     const double t45 = params.link_4_m*v_KLink4Body[3];
     const double t47 = derived_.I_KLink4Body[2]*v_KLink4Body[2];
     const double t48 = -t47 + t45;
-    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc4 = trig[0];
     const double t53 = tsc4.cos;
     const double t55 = tsc4.sin;
     const double t54 = t2*t53;
@@ -1521,6 +1613,8 @@ class Chain {
   void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
+    capstan_models::SinCos trig[5];  // sin and cos of q[0] ... q[4], all at once
+    capstan_models::sinCosTable<5>(q.data(), trig);
     // spatial velocity in the joint frame of 'link[2].body'
     Eigen::Matrix<double, 6, 1> v_KLink2Body;
     // spatial velocity in the joint frame of 'link[3].body'
@@ -1540,7 +1634,7 @@ class Chain {
     // spatial acceleration in the joint frame of 'link[5].body'
     Eigen::Matrix<double, 6, 1> a_KLink5Body;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body': velocity in the joint frame
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc0 = trig[1];
     const double t1 = tsc0.cos;
     const double t2 = tsc0.sin;
     const double t0 = u[0] + u[1];
@@ -1548,7 +1642,7 @@ class Chain {
     const double t3 = params.link_1_L*u[0]*t1;
     v_KLink2Body[3] = t3;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body': velocity in the joint frame
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc1 = trig[2];
     const double t5 = tsc1.sin;
     const double t6 = params.link_1_L*u[0]*t2;
     const double t8 = tsc1.cos;
@@ -1565,7 +1659,7 @@ class Chain {
     const double t15 = -t13 - t14;
     v_KLink3Body[4] = t15;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body': velocity in the joint frame
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[3]);
+    const capstan_models::SinCos tsc2 = trig[3];
     const double t17 = tsc2.sin;
     const double t19 = tsc2.cos;
     const double t16 = u[3] + v_KLink3Body[2];
@@ -1581,7 +1675,7 @@ class Chain {
     const double t26 = -t24 + t25;
     v_KLink4Body[4] = t26;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body': velocity in the joint frame
-    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[4]);
+    const capstan_models::SinCos tsc3 = trig[4];
     const double t28 = tsc3.sin;
     const double t30 = tsc3.cos;
     const double t27 = v_KLink4Body[2] + u[4];
@@ -1597,7 +1691,7 @@ class Chain {
     const double t37 = t35 - t36;
     v_KLink5Body[4] = t37;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body': acceleration
-    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc4 = trig[0];
     const double t38 = tsc4.sin;
     const double t39 = params.world_gravity[1]*t38;
     const double t40 = tsc4.cos;
@@ -1777,8 +1871,10 @@ class Chain {
   // X_WB of every body (its `frame_a`) in World.
   // (21 adds, 34 muls, 0 divs, 10 calls, 0 other)
   void bodyPoses([[maybe_unused]] const Q& q, BodyPoses& poses) const {
+    capstan_models::SinCos trig[5];  // sin and cos of q[0] ... q[4], all at once
+    capstan_models::sinCosTable<5>(q.data(), trig);
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     poses[0].R_WB.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
@@ -1795,7 +1891,7 @@ class Chain {
     poses[0].p_WB[2] = 0.0;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
     const double t12 = params.link_1_L*poses[0].R_WB.coeff(0, 0);
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*poses[0].R_WB.coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -1819,7 +1915,7 @@ class Chain {
     poses[1].p_WB[1] = -t12;
     poses[1].p_WB[2] = 0.0;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t13 = tsc2.cos;
     const double t14 = t13*poses[1].R_WB.coeff(0, 0);
     const double t15 = tsc2.sin;
@@ -1847,7 +1943,7 @@ class Chain {
     poses[2].p_WB[1] = -t12 - t26;
     poses[2].p_WB[2] = 0.0;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
-    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
+    const capstan_models::SinCos tsc3 = trig[3];
     const double t27 = tsc3.cos;
     const double t28 = t27*poses[2].R_WB.coeff(0, 0);
     const double t29 = tsc3.sin;
@@ -1879,7 +1975,7 @@ class Chain {
     poses[3].p_WB[1] = t44;
     poses[3].p_WB[2] = 0.0;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
+    const capstan_models::SinCos tsc4 = trig[4];
     const double t45 = tsc4.sin;
     const double t46 = tsc4.cos;
     poses[4].R_WB.coeffRef(0, 0) = t45*poses[3].R_WB.coeff(0, 1) + t46*poses[3].R_WB.coeff(0, 0);
@@ -1900,6 +1996,8 @@ class Chain {
   // (27 adds, 29 muls, 0 divs, 8 calls, 0 other)
   void bodyVelocities([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                       BodyVelocities& velocities) const {
+    capstan_models::SinCos trig[4];  // sin and cos of q[0] ... q[3], all at once
+    capstan_models::sinCosTable<4>(q.data(), trig);
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
@@ -1907,13 +2005,13 @@ class Chain {
     Eigen::Matrix3d R_WLink4Body;  // R_WB of 'link[4].body'
     Eigen::Vector3d p_WLink4Body;  // p_WoBo_W of 'link[4].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     R_WLink1Body.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
     R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -1929,7 +2027,7 @@ class Chain {
     const double t11 = params.link_1_L*R_WLink1Body.coeff(1, 0);
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t12 = tsc2.cos;
     const double t13 = t12*R_WLink2Body.coeff(0, 0);
     const double t14 = tsc2.sin;
@@ -1950,7 +2048,7 @@ class Chain {
     const double t32 = params.link_2_L*R_WLink2Body.coeff(0, 1);
     const double t35 = params.link_1_L*R_WLink1Body.coeff(0, 0);
     const double t36 = params.link_2_L*R_WLink2Body.coeff(0, 0);
-    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
+    const capstan_models::SinCos tsc3 = trig[3];
     const double t24 = tsc3.cos;
     const double t25 = t24*R_WLink3Body.coeff(0, 1);
     const double t26 = tsc3.sin;
@@ -2022,6 +2120,8 @@ class Chain {
   // (59 adds, 109 muls, 0 divs, 10 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
     refreshDerived();  // the parameter-only values, if params changed
+    capstan_models::SinCos trig[5];  // sin and cos of q[0] ... q[4], all at once
+    capstan_models::sinCosTable<5>(q.data(), trig);
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
@@ -2039,13 +2139,13 @@ class Chain {
     Eigen::Vector3d v_WLink5Body;  // v_WBo of 'link[5].body'
     double ke = 0.0;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     R_WLink1Body.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
     R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -2061,7 +2161,7 @@ class Chain {
     const double t11 = params.link_1_L*R_WLink1Body.coeff(1, 0);
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t12 = tsc2.cos;
     const double t13 = t12*R_WLink2Body.coeff(0, 0);
     const double t14 = tsc2.sin;
@@ -2082,7 +2182,7 @@ class Chain {
     const double t38 = params.link_2_L*R_WLink2Body.coeff(0, 1);
     const double t41 = params.link_1_L*R_WLink1Body.coeff(0, 0);
     const double t42 = params.link_2_L*R_WLink2Body.coeff(0, 0);
-    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
+    const capstan_models::SinCos tsc3 = trig[3];
     const double t24 = tsc3.cos;
     const double t25 = t24*R_WLink3Body.coeff(0, 0);
     const double t26 = tsc3.sin;
@@ -2108,7 +2208,7 @@ class Chain {
     const double t44 = -t41 - t42 - t43;
     p_WLink4Body[1] = t44;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
+    const capstan_models::SinCos tsc4 = trig[4];
     const double t45 = tsc4.cos;
     const double t46 = t45*R_WLink4Body.coeff(0, 1);
     const double t47 = tsc4.sin;
@@ -2190,6 +2290,8 @@ class Chain {
   // (38 adds, 57 muls, 0 divs, 10 calls, 0 other)
   double potentialEnergy([[maybe_unused]] const Q& q) const {
     refreshDerived();  // the parameter-only values, if params changed
+    capstan_models::SinCos trig[5];  // sin and cos of q[0] ... q[4], all at once
+    capstan_models::sinCosTable<5>(q.data(), trig);
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
@@ -2199,13 +2301,13 @@ class Chain {
     Eigen::Matrix3d R_WLink5Body;  // R_WB of 'link[5].body'
     double pe = 0.0;
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     R_WLink1Body.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
     R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -2221,7 +2323,7 @@ class Chain {
     const double t11 = params.link_1_L*R_WLink1Body.coeff(1, 0);
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t12 = tsc2.cos;
     const double t13 = t12*R_WLink2Body.coeff(0, 0);
     const double t14 = tsc2.sin;
@@ -2244,7 +2346,7 @@ class Chain {
     const double t41 = params.link_1_L*R_WLink1Body.coeff(0, 0);
     const double t42 = params.link_2_L*R_WLink2Body.coeff(0, 0);
     const double t43 = params.link_3_L*R_WLink3Body.coeff(1, 1);
-    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
+    const capstan_models::SinCos tsc3 = trig[3];
     const double t24 = tsc3.cos;
     const double t25 = t24*R_WLink3Body.coeff(0, 0);
     const double t26 = tsc3.sin;
@@ -2268,7 +2370,7 @@ class Chain {
     const double t44 = -t41 - t42 - t43;
     p_WLink4Body[1] = t44;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
+    const capstan_models::SinCos tsc4 = trig[4];
     const double t45 = tsc4.cos;
     const double t46 = t45*R_WLink4Body.coeff(0, 1);
     const double t47 = tsc4.sin;
@@ -2354,17 +2456,19 @@ class Chain {
                               [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                               FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
+    capstan_models::SinCos trig[2];  // sin and cos of q[0] ... q[1], all at once
+    capstan_models::sinCosTable<2>(q.data(), trig);
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     R_WLink1Body.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
     R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -2402,18 +2506,20 @@ class Chain {
                               [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                               FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
+    capstan_models::SinCos trig[3];  // sin and cos of q[0] ... q[2], all at once
+    capstan_models::sinCosTable<3>(q.data(), trig);
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
     Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     R_WLink1Body.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
     R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -2429,7 +2535,7 @@ class Chain {
     const double t11 = params.link_1_L*R_WLink1Body.coeff(1, 0);
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t12 = tsc2.cos;
     const double t13 = t12*R_WLink2Body.coeff(0, 0);
     const double t14 = tsc2.sin;
@@ -2474,6 +2580,8 @@ class Chain {
                               [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                               FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
+    capstan_models::SinCos trig[4];  // sin and cos of q[0] ... q[3], all at once
+    capstan_models::sinCosTable<4>(q.data(), trig);
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
@@ -2481,13 +2589,13 @@ class Chain {
     Eigen::Matrix3d R_WLink4Body;  // R_WB of 'link[4].body'
     Eigen::Vector3d p_WLink4Body;  // p_WoBo_W of 'link[4].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     R_WLink1Body.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
     R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -2503,7 +2611,7 @@ class Chain {
     const double t11 = params.link_1_L*R_WLink1Body.coeff(1, 0);
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t12 = tsc2.cos;
     const double t13 = t12*R_WLink2Body.coeff(0, 0);
     const double t14 = tsc2.sin;
@@ -2524,7 +2632,7 @@ class Chain {
     const double t38 = params.link_2_L*R_WLink2Body.coeff(0, 1);
     const double t41 = params.link_1_L*R_WLink1Body.coeff(0, 0);
     const double t42 = params.link_2_L*R_WLink2Body.coeff(0, 0);
-    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
+    const capstan_models::SinCos tsc3 = trig[3];
     const double t24 = tsc3.cos;
     const double t25 = t24*R_WLink3Body.coeff(0, 0);
     const double t26 = tsc3.sin;
@@ -2578,6 +2686,8 @@ class Chain {
                               [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                               FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
+    capstan_models::SinCos trig[5];  // sin and cos of q[0] ... q[4], all at once
+    capstan_models::sinCosTable<5>(q.data(), trig);
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
@@ -2586,13 +2696,13 @@ class Chain {
     Eigen::Vector3d p_WLink4Body;  // p_WoBo_W of 'link[4].body'
     Eigen::Matrix3d R_WLink5Body;  // R_WB of 'link[5].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     R_WLink1Body.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
     R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -2608,7 +2718,7 @@ class Chain {
     const double t11 = params.link_1_L*R_WLink1Body.coeff(1, 0);
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t12 = tsc2.cos;
     const double t13 = t12*R_WLink2Body.coeff(0, 0);
     const double t14 = tsc2.sin;
@@ -2629,7 +2739,7 @@ class Chain {
     const double t38 = params.link_2_L*R_WLink2Body.coeff(0, 1);
     const double t41 = params.link_1_L*R_WLink1Body.coeff(0, 0);
     const double t42 = params.link_2_L*R_WLink2Body.coeff(0, 0);
-    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
+    const capstan_models::SinCos tsc3 = trig[3];
     const double t24 = tsc3.cos;
     const double t25 = t24*R_WLink3Body.coeff(0, 0);
     const double t26 = tsc3.sin;
@@ -2655,7 +2765,7 @@ class Chain {
     const double t44 = -t41 - t42 - t43;
     p_WLink4Body[1] = t44;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
+    const capstan_models::SinCos tsc4 = trig[4];
     const double t45 = tsc4.sin;
     const double t46 = t45*R_WLink4Body.coeff(0, 1);
     const double t47 = tsc4.cos;
@@ -2728,18 +2838,20 @@ class Chain {
   void frameJacobianDotULink2Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                                   [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                                   SpatialVector& JdotU) const {
+    capstan_models::SinCos trig[2];  // sin and cos of q[0] ... q[1], all at once
+    capstan_models::sinCosTable<2>(q.data(), trig);
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Vector3d w_WLink2Body;  // w_WB of 'link[2].body'
     Eigen::Vector3d v_WLink2Body;  // v_WBo of 'link[2].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     R_WLink1Body.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
     R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -2778,6 +2890,8 @@ class Chain {
   void frameJacobianDotULink3Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                                   [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                                   SpatialVector& JdotU) const {
+    capstan_models::SinCos trig[3];  // sin and cos of q[0] ... q[2], all at once
+    capstan_models::sinCosTable<3>(q.data(), trig);
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Matrix3d R_WLink3Body;  // R_WB of 'link[3].body'
@@ -2785,13 +2899,13 @@ class Chain {
     Eigen::Vector3d v_WLink2Body;  // v_WBo of 'link[2].body'
     Eigen::Vector3d w_WLink3Body;  // w_WB of 'link[3].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     R_WLink1Body.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
     R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -2805,7 +2919,7 @@ class Chain {
     const double t10 = t7 + t8;
     R_WLink2Body.coeffRef(1, 0) = t10;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t11 = tsc2.cos;
     const double t12 = t11*R_WLink2Body.coeff(0, 0);
     const double t13 = tsc2.sin;
@@ -2852,6 +2966,8 @@ class Chain {
   void frameJacobianDotULink4Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                                   [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                                   SpatialVector& JdotU) const {
+    capstan_models::SinCos trig[4];  // sin and cos of q[0] ... q[3], all at once
+    capstan_models::sinCosTable<4>(q.data(), trig);
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
@@ -2863,13 +2979,13 @@ class Chain {
     Eigen::Vector3d w_WLink3Body;  // w_WB of 'link[3].body'
     Eigen::Vector3d w_WLink4Body;  // w_WB of 'link[4].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     R_WLink1Body.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
     R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -2885,7 +3001,7 @@ class Chain {
     const double t11 = params.link_1_L*R_WLink1Body.coeff(1, 0);
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t12 = tsc2.cos;
     const double t13 = t12*R_WLink2Body.coeff(0, 0);
     const double t14 = tsc2.sin;
@@ -2906,7 +3022,7 @@ class Chain {
     const double t38 = params.link_2_L*R_WLink2Body.coeff(0, 1);
     const double t41 = params.link_1_L*R_WLink1Body.coeff(0, 0);
     const double t42 = params.link_2_L*R_WLink2Body.coeff(0, 0);
-    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
+    const capstan_models::SinCos tsc3 = trig[3];
     const double t24 = tsc3.cos;
     const double t25 = t24*R_WLink3Body.coeff(0, 0);
     const double t26 = tsc3.sin;
@@ -2964,6 +3080,8 @@ class Chain {
   void frameJacobianDotULink5Body([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                                   [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                                   SpatialVector& JdotU) const {
+    capstan_models::SinCos trig[5];  // sin and cos of q[0] ... q[4], all at once
+    capstan_models::sinCosTable<5>(q.data(), trig);
     Eigen::Matrix3d R_WLink1Body;  // R_WB of 'link[1].body'
     Eigen::Matrix3d R_WLink2Body;  // R_WB of 'link[2].body'
     Eigen::Vector3d p_WLink2Body;  // p_WoBo_W of 'link[2].body'
@@ -2977,13 +3095,13 @@ class Chain {
     Eigen::Vector3d w_WLink4Body;  // w_WB of 'link[4].body'
     Eigen::Vector3d w_WLink5Body;  // w_WB of 'link[5].body'
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     R_WLink1Body.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
     R_WLink1Body.coeffRef(1, 0) = t1;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*R_WLink1Body.coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -2999,7 +3117,7 @@ class Chain {
     const double t11 = params.link_1_L*R_WLink1Body.coeff(1, 0);
     p_WLink2Body[0] = t11;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t12 = tsc2.cos;
     const double t13 = t12*R_WLink2Body.coeff(0, 0);
     const double t14 = tsc2.sin;
@@ -3020,7 +3138,7 @@ class Chain {
     const double t38 = params.link_2_L*R_WLink2Body.coeff(0, 1);
     const double t41 = params.link_1_L*R_WLink1Body.coeff(0, 0);
     const double t42 = params.link_2_L*R_WLink2Body.coeff(0, 0);
-    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
+    const capstan_models::SinCos tsc3 = trig[3];
     const double t24 = tsc3.cos;
     const double t25 = t24*R_WLink3Body.coeff(0, 0);
     const double t26 = tsc3.sin;
@@ -3046,7 +3164,7 @@ class Chain {
     const double t44 = -t41 - t42 - t43;
     p_WLink4Body[1] = t44;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
+    const capstan_models::SinCos tsc4 = trig[4];
     const double t45 = tsc4.sin;
     const double t46 = t45*R_WLink4Body.coeff(0, 1);
     const double t47 = tsc4.cos;
@@ -3103,8 +3221,10 @@ class Chain {
   // (21 adds, 34 muls, 0 divs, 10 calls, 0 other)
   void frameKinematics([[maybe_unused]] const Q& q, FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
+    capstan_models::SinCos trig[5];  // sin and cos of q[0] ... q[4], all at once
+    capstan_models::sinCosTable<5>(q.data(), trig);
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     k.R_WB[0].coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
@@ -3122,7 +3242,7 @@ class Chain {
     k.H_W.coeffRef(2, 0) = 1.0;
     // joint 'joint[2]' (chain.cap:35) -> body 'link[2].body'
     const double t12 = params.link_1_L*k.R_WB[0].coeff(0, 0);
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*k.R_WB[0].coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -3147,7 +3267,7 @@ class Chain {
     k.p_WB[1][2] = 0.0;
     k.H_W.coeffRef(2, 1) = 1.0;
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t13 = tsc2.cos;
     const double t14 = t13*k.R_WB[1].coeff(0, 0);
     const double t15 = tsc2.sin;
@@ -3176,7 +3296,7 @@ class Chain {
     k.p_WB[2][2] = 0.0;
     k.H_W.coeffRef(2, 2) = 1.0;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
-    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
+    const capstan_models::SinCos tsc3 = trig[3];
     const double t27 = tsc3.cos;
     const double t28 = t27*k.R_WB[2].coeff(0, 0);
     const double t29 = tsc3.sin;
@@ -3209,7 +3329,7 @@ class Chain {
     k.p_WB[3][2] = 0.0;
     k.H_W.coeffRef(2, 3) = 1.0;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
+    const capstan_models::SinCos tsc4 = trig[4];
     const double t45 = tsc4.sin;
     const double t46 = tsc4.cos;
     k.R_WB[4].coeffRef(0, 0) = t45*k.R_WB[3].coeff(0, 1) + t46*k.R_WB[3].coeff(0, 0);
@@ -3233,8 +3353,10 @@ class Chain {
   void frameKinematics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
+    capstan_models::SinCos trig[5];  // sin and cos of q[0] ... q[4], all at once
+    capstan_models::sinCosTable<5>(q.data(), trig);
     // joint 'joint[1]' (chain.cap:35) -> body 'link[1].body'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     k.R_WB[0].coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
@@ -3267,7 +3389,7 @@ class Chain {
     const double t11 = params.link_1_L*k.R_WB[0].coeff(1, 0);
     const double t15 = t11*u[0];
     const double t16 = u[0]*t15;
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*k.R_WB[0].coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -3308,7 +3430,7 @@ class Chain {
     // joint 'joint[3]' (chain.cap:35) -> body 'link[3].body'
     const double t30 = params.link_2_L*k.R_WB[1].coeff(0, 1);
     const double t31 = params.link_2_L*k.R_WB[1].coeff(0, 0);
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t18 = tsc2.cos;
     const double t19 = t18*k.R_WB[1].coeff(0, 0);
     const double t20 = tsc2.sin;
@@ -3352,7 +3474,7 @@ class Chain {
     k.Abias_WB[2][4] = k.Abias_WB[1][4] + t36;
     k.Abias_WB[2][5] = 0.0;
     // joint 'joint[4]' (chain.cap:35) -> body 'link[4].body'
-    const capstan_models::SinCos tsc3 = capstan_models::sinCos(q[3]);
+    const capstan_models::SinCos tsc3 = trig[3];
     const double t37 = tsc3.cos;
     const double t38 = t37*k.R_WB[2].coeff(0, 0);
     const double t39 = tsc3.sin;
@@ -3408,7 +3530,7 @@ class Chain {
     k.Abias_WB[3][4] = t65;
     k.Abias_WB[3][5] = 0.0;
     // joint 'joint[5]' (chain.cap:35) -> body 'link[5].body'
-    const capstan_models::SinCos tsc4 = capstan_models::sinCos(q[4]);
+    const capstan_models::SinCos tsc4 = trig[4];
     const double t66 = tsc4.sin;
     const double t67 = tsc4.cos;
     k.R_WB[4].coeffRef(0, 0) = t66*k.R_WB[3].coeff(0, 1) + t67*k.R_WB[3].coeff(0, 0);

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string_view>
 #include <type_traits>
@@ -35,6 +36,89 @@ inline SinCos sinCos(double x) {
   return {std::sin(x), std::cos(x)};
 }
 #endif
+}  // namespace capstan_models
+#endif
+
+#ifndef CAPSTAN_MODELS_SIN_COS_TABLE
+#define CAPSTAN_MODELS_SIN_COS_TABLE
+namespace capstan_models {
+// sin and cos of x[0] ... x[N - 1] into out[0] ... out[N - 1] (the joint
+// angles among a model's coordinates): the functions that read many angles
+// fill this table once, where a call per angle (sinCos) took 20-30 % of
+// forwardDynamics on a 50-link chain and made the compiler keep its values
+// in memory around each call (docs/performance.md). One loop without calls
+// or branches, which g++ and clang++ vectorize (four angles at a time with
+// AVX2). x = k pi/2 + r, |r| <= pi/4, with pi/2 in three parts (the first
+// two of 33 bits, so k times each is exact for |k| <= 128) and r kept as
+// rHi + rLo; then Taylor polynomials of sin r and cos r to the 17th and 18th
+// power. Within 1 ulp of the exact values (glibc's sincos: within 0.52 ulp;
+// the two differ in about 3 % of results, by one ulp). |x| > 128 pi/2,
+// infinities and NaN are passed to sinCos, as is every x under -ffast-math
+// (which would fold the rounding below away).
+template <int N>
+inline void sinCosTable(const double* x, SinCos* out) {
+#if defined(__FAST_MATH__)
+  for (int i = 0; i < N; ++i) out[i] = sinCos(x[i]);
+#else
+  constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
+  // pi/2 = kHi + kMid + kLo (to 2^-122)
+  constexpr double kHi = 0x1.921fb544p+0, kMid = 0x1.0b4611a6p-34, kLo = 0x1.3198a2e037073p-69;
+  // y + kShift - kShift: y rounded to an integer, which the sum holds in its low bits
+  constexpr double kShift = 0x1.8p+52;
+  constexpr double kLimit = 0x1.921fb54442d18p+7;  // 128 pi/2
+  // Padded to a multiple of 8 in local arrays: g++ -O2 vectorizes only a
+  // loop with no remainder and no pointers that may alias.
+  constexpr int kPadded = (N + 7) / 8 * 8;
+  double a[kPadded], sines[kPadded], cosines[kPadded];
+  for (int i = 0; i < kPadded; ++i) a[i] = i < N ? x[i] : 0.0;
+  for (int i = 0; i < kPadded; ++i) {
+    const double shifted = a[i] * kTwoOverPi + kShift;
+    const double k = shifted - kShift;
+    std::uint64_t quadrant;  // k mod 4 in the low two bits
+    std::memcpy(&quadrant, &shifted, sizeof quadrant);
+    // r = a - k pi/2 = rHi + rLo, the rounding of y = t - p kept in yErr.
+    const double t = a[i] - k * kHi;
+    const double p = k * kMid;
+    const double y = t - p;
+    const double yp = t - y;
+    const double yErr = (t - (y + yp)) + (yp - p);
+    const double q = k * kLo;
+    const double rHi = y - q;
+    const double rLo = ((y - rHi) - q) + yErr;
+    const double z = rHi * rHi;
+    // sin r = r + r z ps(z) and cos r = 1 - z/2 + z^2 pc(z), Taylor to the
+    // 17th and 18th power of r (Horner); 1 - z/2 rounded to w, its rounding
+    // error added back; rLo's first-order terms.
+    double ps = 1.0 / 355687428096000;  // 1/17!
+    ps = ps * z - 1.0 / 1307674368000;  // 1/15!
+    ps = ps * z + 1.0 / 6227020800;  // 1/13!
+    ps = ps * z - 1.0 / 39916800;  // 1/11!
+    ps = ps * z + 1.0 / 362880;  // 1/9!
+    ps = ps * z - 1.0 / 5040;  // 1/7!
+    ps = ps * z + 1.0 / 120;  // 1/5!
+    ps = ps * z - 1.0 / 6;  // 1/3!
+    double pc = -1.0 / 6402373705728000;  // 1/18!
+    pc = pc * z + 1.0 / 20922789888000;  // 1/16!
+    pc = pc * z - 1.0 / 87178291200;  // 1/14!
+    pc = pc * z + 1.0 / 479001600;  // 1/12!
+    pc = pc * z - 1.0 / 3628800;  // 1/10!
+    pc = pc * z + 1.0 / 40320;  // 1/8!
+    pc = pc * z - 1.0 / 720;  // 1/6!
+    pc = pc * z + 1.0 / 24;  // 1/4!
+    const double s = rHi + (rLo + rHi * z * ps);
+    const double w = 1.0 - 0.5 * z;
+    const double c = w + (((1.0 - w) - 0.5 * z) + (z * z * pc - rHi * rLo));
+    // sin x and cos x by quadrant: (s, c), (c, -s), (-s, -c), (-c, s).
+    const double sine = (quadrant & 1) ? c : s, cosine = (quadrant & 1) ? s : c;
+    sines[i] = (quadrant & 2) ? -sine : sine;
+    cosines[i] = ((quadrant + 1) & 2) ? -cosine : cosine;
+  }
+  for (int i = 0; i < N; ++i) {
+    out[i] = {sines[i], cosines[i]};
+    if (!(std::fabs(x[i]) <= kLimit)) out[i] = sinCos(x[i]);
+  }
+#endif
+}
 }  // namespace capstan_models
 #endif
 
@@ -251,11 +335,13 @@ class DoublePendulum {
   // (15 adds, 28 muls, 0 divs, 4 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
     refreshDerived();  // the parameter-only values, if params changed
+    capstan_models::SinCos trig[2];  // sin and cos of q[0] ... q[1], all at once
+    capstan_models::sinCosTable<2>(q.data(), trig);
     Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
     Eigen::Matrix<double, 6, 1> a_KUpper;  // bias acceleration in the joint frame of 'upper'
     Eigen::Matrix<double, 6, 1> a_KLower;  // bias acceleration in the joint frame of 'lower'
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc0 = trig[1];
     const double t1 = tsc0.cos;
     const double t2 = tsc0.sin;
     const double t0 = u[0] + u[1];
@@ -263,7 +349,7 @@ class DoublePendulum {
     const double t3 = params.L1*u[0]*t1;
     v_KLower[3] = t3;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc1 = trig[0];
     const double t4 = tsc1.sin;
     const double t5 = params.world_gravity[1]*t4;
     const double t6 = tsc1.cos;
@@ -320,13 +406,15 @@ class DoublePendulum {
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
+    capstan_models::SinCos trig[2];  // sin and cos of q[0] ... q[1], all at once
+    capstan_models::sinCosTable<2>(q.data(), trig);
     MassMatrix M;
     U C;
     Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
     Eigen::Matrix<double, 6, 1> a_KUpper;  // bias acceleration in the joint frame of 'upper'
     Eigen::Matrix<double, 6, 1> a_KLower;  // bias acceleration in the joint frame of 'lower'
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc0 = trig[1];
     const double t1 = tsc0.cos;
     const double t2 = tsc0.sin;
     const double t0 = u[0] + u[1];
@@ -338,7 +426,7 @@ class DoublePendulum {
     const double t5 = derived_.I_KLower[4] - t4;
     M.coeffRef(0, 1) = t5;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc1 = trig[0];
     const double t6 = tsc1.sin;
     const double t7 = params.world_gravity[1]*t6;
     const double t8 = tsc1.cos;
@@ -409,13 +497,15 @@ class DoublePendulum {
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
+    capstan_models::SinCos trig[2];  // sin and cos of q[0] ... q[1], all at once
+    capstan_models::sinCosTable<2>(q.data(), trig);
     MassMatrix M;
     U C;
     Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
     Eigen::Matrix<double, 6, 1> a_KUpper;  // bias acceleration in the joint frame of 'upper'
     Eigen::Matrix<double, 6, 1> a_KLower;  // bias acceleration in the joint frame of 'lower'
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc0 = trig[1];
     const double t1 = tsc0.cos;
     const double t2 = tsc0.sin;
     const double t0 = u[0] + u[1];
@@ -427,7 +517,7 @@ class DoublePendulum {
     const double t5 = derived_.I_KLower[4] - t4;
     M.coeffRef(0, 1) = t5;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration with udot = 0
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc1 = trig[0];
     const double t6 = tsc1.sin;
     const double t8 = tsc1.cos;
     const double t7 = params.world_gravity[1]*t6;
@@ -500,11 +590,13 @@ class DoublePendulum {
   void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
+    capstan_models::SinCos trig[2];  // sin and cos of q[0] ... q[1], all at once
+    capstan_models::sinCosTable<2>(q.data(), trig);
     Eigen::Matrix<double, 6, 1> v_KLower;  // spatial velocity in the joint frame of 'lower'
     Eigen::Matrix<double, 6, 1> a_KUpper;  // spatial acceleration in the joint frame of 'upper'
     Eigen::Matrix<double, 6, 1> a_KLower;  // spatial acceleration in the joint frame of 'lower'
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower': velocity in the joint frame
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc0 = trig[1];
     const double t1 = tsc0.cos;
     const double t2 = tsc0.sin;
     const double t0 = u[0] + u[1];
@@ -512,7 +604,7 @@ class DoublePendulum {
     const double t3 = params.L1*u[0]*t1;
     v_KLower[3] = t3;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper': acceleration
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc1 = trig[0];
     const double t4 = tsc1.sin;
     const double t5 = params.world_gravity[1]*t4;
     const double t6 = tsc1.cos;
@@ -567,8 +659,10 @@ class DoublePendulum {
   // X_WB of every body (its `frame_a`) in World.
   // (3 adds, 6 muls, 0 divs, 4 calls, 0 other)
   void bodyPoses([[maybe_unused]] const Q& q, BodyPoses& poses) const {
+    capstan_models::SinCos trig[2];  // sin and cos of q[0] ... q[1], all at once
+    capstan_models::sinCosTable<2>(q.data(), trig);
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     poses[0].R_WB.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
@@ -584,7 +678,7 @@ class DoublePendulum {
     poses[0].p_WB[1] = 0.0;
     poses[0].p_WB[2] = 0.0;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = tsc1.cos;
     const double t4 = -t2*poses[0].R_WB.coeff(1, 0) + t3*poses[0].R_WB.coeff(0, 0);
@@ -636,19 +730,21 @@ class DoublePendulum {
   // (10 adds, 28 muls, 0 divs, 4 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
     refreshDerived();  // the parameter-only values, if params changed
+    capstan_models::SinCos trig[2];  // sin and cos of q[0] ... q[1], all at once
+    capstan_models::sinCosTable<2>(q.data(), trig);
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
     Eigen::Matrix3d R_WLower;  // R_WB of 'lower'
     Eigen::Vector3d w_WLower;  // w_WB of 'lower'
     Eigen::Vector3d v_WLower;  // v_WBo of 'lower'
     double ke = 0.0;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     R_WUpper.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
     R_WUpper.coeffRef(1, 0) = t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*R_WUpper.coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -682,18 +778,20 @@ class DoublePendulum {
   // (7 adds, 18 muls, 0 divs, 4 calls, 0 other)
   double potentialEnergy([[maybe_unused]] const Q& q) const {
     refreshDerived();  // the parameter-only values, if params changed
+    capstan_models::SinCos trig[2];  // sin and cos of q[0] ... q[1], all at once
+    capstan_models::sinCosTable<2>(q.data(), trig);
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
     Eigen::Matrix3d R_WLower;  // R_WB of 'lower'
     Eigen::Vector3d p_WLower;  // p_WoBo_W of 'lower'
     double pe = 0.0;
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     R_WUpper.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
     R_WUpper.coeffRef(1, 0) = t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*R_WUpper.coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -763,17 +861,19 @@ class DoublePendulum {
                           [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                           FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
+    capstan_models::SinCos trig[2];  // sin and cos of q[0] ... q[1], all at once
+    capstan_models::sinCosTable<2>(q.data(), trig);
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
     Eigen::Matrix3d R_WLower;  // R_WB of 'lower'
     Eigen::Vector3d p_WLower;  // p_WoBo_W of 'lower'
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     R_WUpper.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
     R_WUpper.coeffRef(1, 0) = t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*R_WUpper.coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -829,18 +929,20 @@ class DoublePendulum {
   void frameJacobianDotULower([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                               [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                               SpatialVector& JdotU) const {
+    capstan_models::SinCos trig[2];  // sin and cos of q[0] ... q[1], all at once
+    capstan_models::sinCosTable<2>(q.data(), trig);
     Eigen::Matrix3d R_WUpper;  // R_WB of 'upper'
     Eigen::Matrix3d R_WLower;  // R_WB of 'lower'
     Eigen::Vector3d w_WLower;  // w_WB of 'lower'
     Eigen::Vector3d v_WLower;  // v_WBo of 'lower'
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     R_WUpper.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
     R_WUpper.coeffRef(1, 0) = t1;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*R_WUpper.coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -876,8 +978,10 @@ class DoublePendulum {
   // (3 adds, 6 muls, 0 divs, 4 calls, 0 other)
   void frameKinematics([[maybe_unused]] const Q& q, FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
+    capstan_models::SinCos trig[2];  // sin and cos of q[0] ... q[1], all at once
+    capstan_models::sinCosTable<2>(q.data(), trig);
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     k.R_WB[0].coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
@@ -894,7 +998,7 @@ class DoublePendulum {
     k.p_WB[0][2] = 0.0;
     k.H_W.coeffRef(2, 0) = 1.0;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = tsc1.cos;
     const double t4 = -t2*k.R_WB[0].coeff(1, 0) + t3*k.R_WB[0].coeff(0, 0);
@@ -921,8 +1025,10 @@ class DoublePendulum {
   void frameKinematics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
+    capstan_models::SinCos trig[2];  // sin and cos of q[0] ... q[1], all at once
+    capstan_models::sinCosTable<2>(q.data(), trig);
     // joint 'shoulder' (double_pendulum.cap:24) -> body 'upper'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     k.R_WB[0].coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
@@ -951,7 +1057,7 @@ class DoublePendulum {
     k.Abias_WB[0][4] = 0.0;
     k.Abias_WB[0][5] = 0.0;
     // joint 'elbow' (double_pendulum.cap:31) -> body 'lower'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = tsc1.cos;
     const double t4 = -t2*k.R_WB[0].coeff(1, 0) + t3*k.R_WB[0].coeff(0, 0);

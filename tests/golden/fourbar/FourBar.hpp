@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string_view>
 #include <type_traits>
@@ -36,6 +37,89 @@ inline SinCos sinCos(double x) {
   return {std::sin(x), std::cos(x)};
 }
 #endif
+}  // namespace capstan_models
+#endif
+
+#ifndef CAPSTAN_MODELS_SIN_COS_TABLE
+#define CAPSTAN_MODELS_SIN_COS_TABLE
+namespace capstan_models {
+// sin and cos of x[0] ... x[N - 1] into out[0] ... out[N - 1] (the joint
+// angles among a model's coordinates): the functions that read many angles
+// fill this table once, where a call per angle (sinCos) took 20-30 % of
+// forwardDynamics on a 50-link chain and made the compiler keep its values
+// in memory around each call (docs/performance.md). One loop without calls
+// or branches, which g++ and clang++ vectorize (four angles at a time with
+// AVX2). x = k pi/2 + r, |r| <= pi/4, with pi/2 in three parts (the first
+// two of 33 bits, so k times each is exact for |k| <= 128) and r kept as
+// rHi + rLo; then Taylor polynomials of sin r and cos r to the 17th and 18th
+// power. Within 1 ulp of the exact values (glibc's sincos: within 0.52 ulp;
+// the two differ in about 3 % of results, by one ulp). |x| > 128 pi/2,
+// infinities and NaN are passed to sinCos, as is every x under -ffast-math
+// (which would fold the rounding below away).
+template <int N>
+inline void sinCosTable(const double* x, SinCos* out) {
+#if defined(__FAST_MATH__)
+  for (int i = 0; i < N; ++i) out[i] = sinCos(x[i]);
+#else
+  constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
+  // pi/2 = kHi + kMid + kLo (to 2^-122)
+  constexpr double kHi = 0x1.921fb544p+0, kMid = 0x1.0b4611a6p-34, kLo = 0x1.3198a2e037073p-69;
+  // y + kShift - kShift: y rounded to an integer, which the sum holds in its low bits
+  constexpr double kShift = 0x1.8p+52;
+  constexpr double kLimit = 0x1.921fb54442d18p+7;  // 128 pi/2
+  // Padded to a multiple of 8 in local arrays: g++ -O2 vectorizes only a
+  // loop with no remainder and no pointers that may alias.
+  constexpr int kPadded = (N + 7) / 8 * 8;
+  double a[kPadded], sines[kPadded], cosines[kPadded];
+  for (int i = 0; i < kPadded; ++i) a[i] = i < N ? x[i] : 0.0;
+  for (int i = 0; i < kPadded; ++i) {
+    const double shifted = a[i] * kTwoOverPi + kShift;
+    const double k = shifted - kShift;
+    std::uint64_t quadrant;  // k mod 4 in the low two bits
+    std::memcpy(&quadrant, &shifted, sizeof quadrant);
+    // r = a - k pi/2 = rHi + rLo, the rounding of y = t - p kept in yErr.
+    const double t = a[i] - k * kHi;
+    const double p = k * kMid;
+    const double y = t - p;
+    const double yp = t - y;
+    const double yErr = (t - (y + yp)) + (yp - p);
+    const double q = k * kLo;
+    const double rHi = y - q;
+    const double rLo = ((y - rHi) - q) + yErr;
+    const double z = rHi * rHi;
+    // sin r = r + r z ps(z) and cos r = 1 - z/2 + z^2 pc(z), Taylor to the
+    // 17th and 18th power of r (Horner); 1 - z/2 rounded to w, its rounding
+    // error added back; rLo's first-order terms.
+    double ps = 1.0 / 355687428096000;  // 1/17!
+    ps = ps * z - 1.0 / 1307674368000;  // 1/15!
+    ps = ps * z + 1.0 / 6227020800;  // 1/13!
+    ps = ps * z - 1.0 / 39916800;  // 1/11!
+    ps = ps * z + 1.0 / 362880;  // 1/9!
+    ps = ps * z - 1.0 / 5040;  // 1/7!
+    ps = ps * z + 1.0 / 120;  // 1/5!
+    ps = ps * z - 1.0 / 6;  // 1/3!
+    double pc = -1.0 / 6402373705728000;  // 1/18!
+    pc = pc * z + 1.0 / 20922789888000;  // 1/16!
+    pc = pc * z - 1.0 / 87178291200;  // 1/14!
+    pc = pc * z + 1.0 / 479001600;  // 1/12!
+    pc = pc * z - 1.0 / 3628800;  // 1/10!
+    pc = pc * z + 1.0 / 40320;  // 1/8!
+    pc = pc * z - 1.0 / 720;  // 1/6!
+    pc = pc * z + 1.0 / 24;  // 1/4!
+    const double s = rHi + (rLo + rHi * z * ps);
+    const double w = 1.0 - 0.5 * z;
+    const double c = w + (((1.0 - w) - 0.5 * z) + (z * z * pc - rHi * rLo));
+    // sin x and cos x by quadrant: (s, c), (c, -s), (-s, -c), (-c, s).
+    const double sine = (quadrant & 1) ? c : s, cosine = (quadrant & 1) ? s : c;
+    sines[i] = (quadrant & 2) ? -sine : sine;
+    cosines[i] = ((quadrant + 1) & 2) ? -cosine : cosine;
+  }
+  for (int i = 0; i < N; ++i) {
+    out[i] = {sines[i], cosines[i]};
+    if (!(std::fabs(x[i]) <= kLimit)) out[i] = sinCos(x[i]);
+  }
+#endif
+}
 }  // namespace capstan_models
 #endif
 
@@ -338,12 +422,14 @@ class FourBar {
   // (16 adds, 30 muls, 0 divs, 6 calls, 0 other)
   void bias([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u, U& C) const {
     refreshDerived();  // the parameter-only values, if params changed
+    capstan_models::SinCos trig[3];  // sin and cos of q[0] ... q[2], all at once
+    capstan_models::sinCosTable<3>(q.data(), trig);
     Eigen::Matrix<double, 6, 1> v_KCoupler;  // spatial velocity in the joint frame of 'coupler'
     Eigen::Matrix<double, 6, 1> a_KCrank;  // bias acceleration in the joint frame of 'crank'
     Eigen::Matrix<double, 6, 1> a_KCoupler;  // bias acceleration in the joint frame of 'coupler'
     Eigen::Matrix<double, 6, 1> a_KRocker;  // bias acceleration in the joint frame of 'rocker'
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity in the joint frame
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc0 = trig[1];
     const double t1 = tsc0.sin;
     const double t4 = tsc0.cos;
     const double t0 = u[0] + u[1];
@@ -354,7 +440,7 @@ class FourBar {
     const double t5 = t2*t4;
     v_KCoupler[4] = t5;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration with udot = 0
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc1 = trig[0];
     const double t6 = tsc1.sin;
     const double t7 = params.world_gravity[1]*t6;
     const double t8 = tsc1.cos;
@@ -377,7 +463,7 @@ class FourBar {
     const double t21 = -t18 - t19 + t20;
     a_KCoupler[4] = t21;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration with udot = 0
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t22 = tsc2.sin;
     const double t23 = params.world_gravity[0]*t22;
     const double t24 = tsc2.cos;
@@ -421,6 +507,8 @@ class FourBar {
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
+    capstan_models::SinCos trig[3];  // sin and cos of q[0] ... q[2], all at once
+    capstan_models::sinCosTable<3>(q.data(), trig);
     MassMatrix M;
     U C;
     Eigen::Matrix<double, 6, 1> v_KCoupler;  // spatial velocity in the joint frame of 'coupler'
@@ -428,7 +516,7 @@ class FourBar {
     Eigen::Matrix<double, 6, 1> a_KCoupler;  // bias acceleration in the joint frame of 'coupler'
     Eigen::Matrix<double, 6, 1> a_KRocker;  // bias acceleration in the joint frame of 'rocker'
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity in the joint frame
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc0 = trig[1];
     const double t1 = tsc0.sin;
     const double t4 = tsc0.cos;
     const double t0 = u[0] + u[1];
@@ -443,7 +531,7 @@ class FourBar {
     const double t7 = derived_.I_KCoupler[8] + t6;
     M.coeffRef(0, 1) = t7;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration with udot = 0
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc1 = trig[0];
     const double t8 = tsc1.sin;
     const double t9 = params.world_gravity[1]*t8;
     const double t10 = tsc1.cos;
@@ -466,7 +554,7 @@ class FourBar {
     const double t23 = -t20 - t21 + t22;
     a_KCoupler[4] = t23;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration with udot = 0
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t24 = tsc2.sin;
     const double t25 = params.world_gravity[0]*t24;
     const double t26 = tsc2.cos;
@@ -522,6 +610,8 @@ class FourBar {
                        [[maybe_unused]] const U& u, [[maybe_unused]] const ExternalForces& fext,
                        U& udot) const {
     refreshDerived();  // the parameter-only values, if params changed
+    capstan_models::SinCos trig[3];  // sin and cos of q[0] ... q[2], all at once
+    capstan_models::sinCosTable<3>(q.data(), trig);
     MassMatrix M;
     U C;
     Eigen::Matrix<double, 6, 1> v_KCoupler;  // spatial velocity in the joint frame of 'coupler'
@@ -529,7 +619,7 @@ class FourBar {
     Eigen::Matrix<double, 6, 1> a_KCoupler;  // bias acceleration in the joint frame of 'coupler'
     Eigen::Matrix<double, 6, 1> a_KRocker;  // bias acceleration in the joint frame of 'rocker'
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity in the joint frame
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc0 = trig[1];
     const double t1 = tsc0.sin;
     const double t4 = tsc0.cos;
     const double t0 = u[0] + u[1];
@@ -544,7 +634,7 @@ class FourBar {
     const double t7 = derived_.I_KCoupler[8] + t6;
     M.coeffRef(0, 1) = t7;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration with udot = 0
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc1 = trig[0];
     const double t8 = tsc1.sin;
     const double t10 = tsc1.cos;
     const double t9 = params.world_gravity[1]*t8;
@@ -567,7 +657,7 @@ class FourBar {
     const double t23 = -t20 - t21 + t22;
     a_KCoupler[4] = t23;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration with udot = 0
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t24 = tsc2.sin;
     const double t25 = params.world_gravity[0]*t24;
     const double t26 = tsc2.cos;
@@ -626,13 +716,15 @@ class FourBar {
   void forwardDynamics([[maybe_unused]] double time, [[maybe_unused]] const Q& q,
                        [[maybe_unused]] const U& u, U& udot, ArticulatedFactor& k) const {
     refreshDerived();  // the parameter-only values, if params changed
+    capstan_models::SinCos trig[3];  // sin and cos of q[0] ... q[2], all at once
+    capstan_models::sinCosTable<3>(q.data(), trig);
     Eigen::Matrix<double, 6, 1> v_KCoupler;  // spatial velocity in the joint frame of 'coupler'
     Eigen::Matrix<double, 1, 1> tauA_KCoupler;  // tau - S^T pA of 'coupler'
     Eigen::Matrix<double, 6, 1> IAS_KCrank;  // articulated inertia times S of 'crank'
     Eigen::Matrix<double, 1, 1> Dinv_KCrank;  // (S^T IA S)^-1 of 'crank'
     Eigen::Matrix<double, 6, 1> a_KCrank;  // spatial acceleration in the joint frame of 'crank'
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity in the joint frame
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc0 = trig[1];
     const double t1 = tsc0.sin;
     const double t4 = tsc0.cos;
     const double t0 = u[0] + u[1];
@@ -670,7 +762,7 @@ class FourBar {
     const double t24 = tinv0;
     Dinv_KCrank.coeffRef(0, 0) = t24;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc1 = trig[0];
     const double t25 = tsc1.sin;
     const double t27 = tsc1.cos;
     const double t39 = derived_.crankPivot_IAS_KCrank_2_0*u[1]*v_KCoupler[3];
@@ -701,7 +793,7 @@ class FourBar {
         derived_.I_KCoupler[1]*(-u[1]*v_KCoupler[3] - t1*a_KCrank[3] +
         t4*(a_KCrank[4] + params.r*udot[0])));
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t47 = tsc2.sin;
     const double t48 = tsc2.cos;
     udot[2] = -derived_.udot_2*(params.world_gravity[0]*t47 - params.world_gravity[1]*t48);
@@ -792,12 +884,14 @@ class FourBar {
   void inverseDynamics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        [[maybe_unused]] const U& udot, U& tau) const {
     refreshDerived();  // the parameter-only values, if params changed
+    capstan_models::SinCos trig[3];  // sin and cos of q[0] ... q[2], all at once
+    capstan_models::sinCosTable<3>(q.data(), trig);
     Eigen::Matrix<double, 6, 1> v_KCoupler;  // spatial velocity in the joint frame of 'coupler'
     Eigen::Matrix<double, 6, 1> a_KCrank;  // spatial acceleration in the joint frame of 'crank'
     Eigen::Matrix<double, 6, 1> a_KCoupler;  // spatial acceleration in the joint frame of 'coupler'
     Eigen::Matrix<double, 6, 1> a_KRocker;  // spatial acceleration in the joint frame of 'rocker'
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler': velocity in the joint frame
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc0 = trig[1];
     const double t1 = tsc0.sin;
     const double t4 = tsc0.cos;
     const double t0 = u[0] + u[1];
@@ -808,7 +902,7 @@ class FourBar {
     const double t5 = t2*t4;
     v_KCoupler[4] = t5;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank': acceleration
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc1 = trig[0];
     const double t6 = tsc1.sin;
     const double t7 = params.world_gravity[1]*t6;
     const double t8 = tsc1.cos;
@@ -835,7 +929,7 @@ class FourBar {
     const double t24 = -t21 - t22 + t23;
     a_KCoupler[4] = t24;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker': acceleration
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t25 = tsc2.sin;
     const double t26 = params.world_gravity[0]*t25;
     const double t27 = tsc2.cos;
@@ -875,8 +969,10 @@ class FourBar {
   // X_WB of every body (its `frame_a`) in World.
   // (3 adds, 6 muls, 0 divs, 6 calls, 0 other)
   void bodyPoses([[maybe_unused]] const Q& q, BodyPoses& poses) const {
+    capstan_models::SinCos trig[3];  // sin and cos of q[0] ... q[2], all at once
+    capstan_models::sinCosTable<3>(q.data(), trig);
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     poses[0].R_WB.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
@@ -892,7 +988,7 @@ class FourBar {
     poses[0].p_WB[1] = 0.0;
     poses[0].p_WB[2] = 0.0;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = tsc1.cos;
     const double t4 = -t2*poses[0].R_WB.coeff(1, 0) + t3*poses[0].R_WB.coeff(0, 0);
@@ -911,7 +1007,7 @@ class FourBar {
     poses[1].p_WB[1] = params.r*poses[0].R_WB.coeff(1, 0);
     poses[1].p_WB[2] = 0.0;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t7 = tsc2.cos;
     poses[2].R_WB.coeffRef(0, 0) = t7;
     const double t8 = tsc2.sin;
@@ -967,19 +1063,21 @@ class FourBar {
   // (11 adds, 32 muls, 0 divs, 4 calls, 0 other)
   double kineticEnergy([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u) const {
     refreshDerived();  // the parameter-only values, if params changed
+    capstan_models::SinCos trig[2];  // sin and cos of q[0] ... q[1], all at once
+    capstan_models::sinCosTable<2>(q.data(), trig);
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
     Eigen::Matrix3d R_WCoupler;  // R_WB of 'coupler'
     Eigen::Vector3d w_WCoupler;  // w_WB of 'coupler'
     Eigen::Vector3d v_WCoupler;  // v_WBo of 'coupler'
     double ke = 0.0;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     R_WCrank.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
     R_WCrank.coeffRef(1, 0) = t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*R_WCrank.coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -1012,19 +1110,21 @@ class FourBar {
   // (10 adds, 24 muls, 0 divs, 6 calls, 0 other)
   double potentialEnergy([[maybe_unused]] const Q& q) const {
     refreshDerived();  // the parameter-only values, if params changed
+    capstan_models::SinCos trig[3];  // sin and cos of q[0] ... q[2], all at once
+    capstan_models::sinCosTable<3>(q.data(), trig);
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
     Eigen::Matrix3d R_WCoupler;  // R_WB of 'coupler'
     Eigen::Vector3d p_WCoupler;  // p_WoBo_W of 'coupler'
     Eigen::Matrix3d R_WRocker;  // R_WB of 'rocker'
     double pe = 0.0;
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     R_WCrank.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
     R_WCrank.coeffRef(1, 0) = t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*R_WCrank.coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -1040,7 +1140,7 @@ class FourBar {
     const double t11 = params.r*R_WCrank.coeff(1, 0);
     p_WCoupler[1] = t11;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t12 = tsc2.cos;
     R_WRocker.coeffRef(0, 0) = t12;
     const double t13 = tsc2.sin;
@@ -1108,17 +1208,19 @@ class FourBar {
                             [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                             FrameJacobian& J) const {
     J.setZero();  // the columns of joints not between this body and World
+    capstan_models::SinCos trig[2];  // sin and cos of q[0] ... q[1], all at once
+    capstan_models::sinCosTable<2>(q.data(), trig);
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
     Eigen::Matrix3d R_WCoupler;  // R_WB of 'coupler'
     Eigen::Vector3d p_WCoupler;  // p_WoBo_W of 'coupler'
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     R_WCrank.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
     R_WCrank.coeffRef(1, 0) = t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*R_WCrank.coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -1199,18 +1301,20 @@ class FourBar {
   void frameJacobianDotUCoupler([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                                 [[maybe_unused]] const Eigen::Vector3d& p_BoFo_B,
                                 SpatialVector& JdotU) const {
+    capstan_models::SinCos trig[2];  // sin and cos of q[0] ... q[1], all at once
+    capstan_models::sinCosTable<2>(q.data(), trig);
     Eigen::Matrix3d R_WCrank;  // R_WB of 'crank'
     Eigen::Matrix3d R_WCoupler;  // R_WB of 'coupler'
     Eigen::Vector3d w_WCoupler;  // w_WB of 'coupler'
     Eigen::Vector3d v_WCoupler;  // v_WBo of 'coupler'
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     R_WCrank.coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
     R_WCrank.coeffRef(1, 0) = t1;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = t2*R_WCrank.coeff(1, 0);
     const double t4 = tsc1.cos;
@@ -1266,8 +1370,10 @@ class FourBar {
   // (3 adds, 6 muls, 0 divs, 6 calls, 0 other)
   void frameKinematics([[maybe_unused]] const Q& q, FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
+    capstan_models::SinCos trig[3];  // sin and cos of q[0] ... q[2], all at once
+    capstan_models::sinCosTable<3>(q.data(), trig);
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     k.R_WB[0].coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
@@ -1284,7 +1390,7 @@ class FourBar {
     k.p_WB[0][2] = 0.0;
     k.H_W.coeffRef(2, 0) = 1.0;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = tsc1.cos;
     const double t4 = -t2*k.R_WB[0].coeff(1, 0) + t3*k.R_WB[0].coeff(0, 0);
@@ -1304,7 +1410,7 @@ class FourBar {
     k.p_WB[1][2] = 0.0;
     k.H_W.coeffRef(2, 1) = 1.0;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t7 = tsc2.cos;
     k.R_WB[2].coeffRef(0, 0) = t7;
     const double t8 = tsc2.sin;
@@ -1328,8 +1434,10 @@ class FourBar {
   void frameKinematics([[maybe_unused]] const Q& q, [[maybe_unused]] const U& u,
                        FrameKinematics& k) const {
     k.H_W.setZero();  // the entries its joints' axes leave zero
+    capstan_models::SinCos trig[3];  // sin and cos of q[0] ... q[2], all at once
+    capstan_models::sinCosTable<3>(q.data(), trig);
     // joint 'crankPivot' (fourbar.cap:35) -> body 'crank'
-    const capstan_models::SinCos tsc0 = capstan_models::sinCos(q[0]);
+    const capstan_models::SinCos tsc0 = trig[0];
     const double t0 = tsc0.cos;
     k.R_WB[0].coeffRef(0, 0) = t0;
     const double t1 = tsc0.sin;
@@ -1358,7 +1466,7 @@ class FourBar {
     k.Abias_WB[0][4] = 0.0;
     k.Abias_WB[0][5] = 0.0;
     // joint 'crankCoupler' (fourbar.cap:40) -> body 'coupler'
-    const capstan_models::SinCos tsc1 = capstan_models::sinCos(q[1]);
+    const capstan_models::SinCos tsc1 = trig[1];
     const double t2 = tsc1.sin;
     const double t3 = tsc1.cos;
     const double t4 = -t2*k.R_WB[0].coeff(1, 0) + t3*k.R_WB[0].coeff(0, 0);
@@ -1394,7 +1502,7 @@ class FourBar {
     k.Abias_WB[1][4] = -u[0]*t9;
     k.Abias_WB[1][5] = 0.0;
     // joint 'rockerPivot' (fourbar.cap:46) -> body 'rocker'
-    const capstan_models::SinCos tsc2 = capstan_models::sinCos(q[2]);
+    const capstan_models::SinCos tsc2 = trig[2];
     const double t11 = tsc2.cos;
     k.R_WB[2].coeffRef(0, 0) = t11;
     const double t12 = tsc2.sin;
