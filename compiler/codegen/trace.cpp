@@ -214,6 +214,7 @@ class Tracer {
   FunctionBuilder function(const GeneratedFunction& f) {
     FunctionBuilder fn(f.name, f.returnType(), f.parameters(), f.doc);
     if (*f.overload) fn.set("key", f.key());
+    // The table of sines and cosines reads the parameter q (sinCosTableLines).
     if (f.parameters().find("const Q& q") != std::string::npos) fn.allowSinCosTable(layout_.nq);
     fn.rewriteValues([this](std::vector<Expr>& values, const std::vector<FunctionBuilder::ValueSite>& sites) {
       derived_.hoistParameterOnly(values, sites);

@@ -45,9 +45,9 @@ inline SinCos sinCos(double x) {
 namespace capstan_models {
 // sin and cos of x[0] ... x[N - 1] into out[0] ... out[N - 1] (the joint
 // angles among a model's coordinates): the functions that read many angles
-// fill this table once, where a call per angle (sinCos) took 20-30 % of
-// forwardDynamics on a 50-link chain and made the compiler keep its values
-// in memory around each call (docs/performance.md). One loop without calls
+// fill this table once, where a call per angle (sinCos) took a fifth of
+// forwardDynamics' time on a 50-link chain and made the compiler keep its
+// values in memory around each call (docs/performance.md). One loop without calls
 // or branches, which g++ and clang++ vectorize (four angles at a time with
 // AVX2). x = k pi/2 + r, |r| <= pi/4, with pi/2 in three parts (the first
 // two of 33 bits, so k times each is exact for |k| <= 128) and r kept as
