@@ -52,8 +52,9 @@ namespace capstan_models {
 // fill this table once, where a call per angle (sinCos) took a fifth of
 // forwardDynamics' time on a 50-link chain and made the compiler keep its
 // values in memory around each call (docs/performance.md). One loop without calls
-// or branches, which g++ and clang++ vectorize (four angles at a time with
-// AVX2). x = k pi/2 + r, |r| <= pi/4, with pi/2 in three parts (the first
+// or branches, which g++ and clang++ vectorize (eight angles at a time with
+// AVX-512, four with AVX2; with the x86-64 baseline's SSE2 two under clang++,
+// while g++ keeps it scalar). x = k pi/2 + r, |r| <= pi/4, with pi/2 in three parts (the first
 // two of 33 bits, so k times each is exact for |k| <= 128) and r kept as
 // rHi + rLo; then Taylor polynomials of sin r and cos r to the 17th and 18th
 // power. Within 1 ulp of the exact values (glibc's sincos: within 0.52 ulp;
