@@ -304,15 +304,7 @@ class StepTracer {
     // itself only where the code reads a coordinate otherwise.
     const bool trig = !symbolic::sinCosCoordinates({values}).empty();
     if (trig) {
-      bool direct = false;
-      for (const symbolic::Node* n : symbolic::postOrder(values)) {
-        const bool sinOrCos =
-            n->kind == symbolic::Kind::Func && (n->fn == symbolic::Fn::Sin || n->fn == symbolic::Fn::Cos);
-        for (std::uint32_t k = 0; k < n->size && !sinOrCos; ++k)
-          direct = direct || symbolic::coordinateIndex(n->args[k]) >= 0;
-      }
-      for (const Expr& v : values) direct = direct || symbolic::coordinateIndex(v.node()) >= 0;
-      if (!direct) used.erase("q");
+      if (!symbolic::readsCoordinatesOtherwise(values)) used.erase("q");
       params.push_back(std::string("const capstan_models::SinCos* __restrict ") + kSinCosTable);
       args.push_back(std::string(kSinCosTable) + (j.qIndex() ? " + " + std::to_string(j.qIndex()) : ""));
       out_.sinCosTable = std::max(out_.sinCosTable, j.qIndex() + j.nq());

@@ -214,8 +214,9 @@ class Tracer {
   FunctionBuilder function(const GeneratedFunction& f) {
     FunctionBuilder fn(f.name, f.returnType(), f.parameters(), f.doc);
     if (*f.overload) fn.set("key", f.key());
-    // The table of sines and cosines reads the parameter q (sinCosTableLines).
-    if (f.parameters().find("const Q& q") != std::string::npos) fn.allowSinCosTable(layout_.nq);
+    // The table of sines and cosines reads the argument q (sinCosTableLines).
+    const auto readsQ = [](const FunctionArgument& a) { return a.type == ValueType::Q && a.name == std::string_view("q"); };
+    if (std::any_of(f.arguments.begin(), f.arguments.end(), readsQ)) fn.allowSinCosTable(layout_.nq);
     fn.rewriteValues([this](std::vector<Expr>& values, const std::vector<FunctionBuilder::ValueSite>& sites) {
       derived_.hoistParameterOnly(values, sites);
     });

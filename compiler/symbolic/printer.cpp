@@ -511,6 +511,17 @@ std::vector<int> sinCosCoordinates(const std::vector<std::vector<Expr>>& blockRo
   return {found.begin(), found.end()};
 }
 
+bool readsCoordinatesOtherwise(const std::vector<Expr>& roots) {
+  for (const Expr& r : roots)
+    if (coordinateIndex(r.node()) >= 0) return true;
+  for (const Node* n : postOrder(roots)) {
+    if (isSinOrCos(n)) continue;
+    for (std::uint32_t k = 0; k < n->size; ++k)
+      if (coordinateIndex(n->args[k]) >= 0) return true;
+  }
+  return false;
+}
+
 std::string scheduleStatements(std::string_view code, const std::function<bool(std::string_view)>& readLater) {
   // One statement a line: `const T name = ...;` declares `name`; anything
   // else assigns an output.

@@ -49,6 +49,9 @@ int coordinateIndex(const Node* n);
 // The coordinates `q[i]` whose sine or cosine the roots read (their i, in
 // order): what CppPrinter::Options::sinCosTable would serve.
 std::vector<int> sinCosCoordinates(const std::vector<std::vector<Expr>>& blockRoots);
+// Whether the roots read a coordinate `q[i]` other than as the argument of
+// a sine or cosine (a table of them does not stand in for the coordinate).
+bool readsCoordinatesOtherwise(const std::vector<Expr>& roots);
 
 // A printed block's statements (CppPrinter::Block::code, one a line) in an
 // order that keeps fewer values live at once. The printer names them in

@@ -233,7 +233,7 @@ TEST_CASE("sin and cos of one angle are one call (pairSinCos, sinCosPartners)") 
   CHECK(b3.reused == std::vector<std::string>{"k1"});
 }
 
-TEST_CASE("sin and cos of coordinates are read from the table (sinCosTable, sinCosCoordinates)") {
+TEST_CASE("sin and cos of coordinates are read from the table (sinCosTable, sinCosCoordinates, readsCoordinatesOtherwise)") {
   Pool pool;
   PoolScope scope(pool);
   Expr q0 = Expr::symbol("q[0]"), q3 = Expr::symbol("q[3]"), q7 = Expr::symbol("q[7]");
@@ -248,6 +248,12 @@ TEST_CASE("sin and cos of coordinates are read from the table (sinCosTable, sinC
   for (const Assignment& a : out) values.push_back(a.value);
   CHECK(sinCosCoordinates({values}) == std::vector<int>{0, 3, 7});
   CHECK(sinCosCoordinates({{u * q3}}).empty());
+  // q[3] read as itself too (a prismatic coordinate, say) needs q; under
+  // sin and cos alone it does not.
+  CHECK_FALSE(readsCoordinatesOtherwise(values));
+  CHECK(readsCoordinatesOtherwise({u * sin(q3), u * q3}));
+  CHECK(readsCoordinatesOtherwise({q0}));
+  CHECK_FALSE(readsCoordinatesOtherwise({u * r}));
   // The pair of q[3] and sin(q[0]) alone from the table; sin(r) and, past
   // the table's size, cos(q[7]) as before.
   CppPrinter::Options options;

@@ -47,16 +47,16 @@ namespace capstan_models {
 // angles among a model's coordinates): the functions that read many angles
 // fill this table once, where a call per angle (sinCos) took a fifth of
 // forwardDynamics' time on a 50-link chain and made the compiler keep its
-// values in memory around each call (docs/performance.md). One loop without calls
-// or branches, which g++ and clang++ vectorize (eight angles at a time with
-// AVX-512, four with AVX2; with the x86-64 baseline's SSE2 two under clang++,
-// while g++ keeps it scalar). x = k pi/2 + r, |r| <= pi/4, with pi/2 in three parts (the first
-// two of 33 bits, so k times each is exact for |k| <= 128) and r kept as
-// rHi + rLo; then Taylor polynomials of sin r and cos r to the 17th and 18th
-// power. Within 1 ulp of the exact values (glibc's sincos: within 0.52 ulp;
-// the two differ in about 3 % of results, by one ulp). |x| > 128 pi/2,
-// infinities and NaN are passed to sinCos, as is every x under -ffast-math
-// (which would fold the rounding below away).
+// values in memory around each call (docs/performance.md). One loop without
+// calls or branches, which g++ and clang++ vectorize (eight angles at a time
+// with AVX-512, four with AVX2; with the x86-64 baseline's SSE2 two under
+// clang++, while g++ keeps it scalar). x = k pi/2 + r, |r| <= pi/4, with
+// pi/2 in three parts (the first two of 33 bits, so k times each is exact
+// for |k| <= 128) and r kept as rHi + rLo; then Taylor polynomials of sin r
+// and cos r to the 17th and 18th power. Within 1 ulp of the exact values
+// (glibc's sincos: within 0.52 ulp; the two differ in about 3 % of results,
+// by one ulp). |x| > 128 pi/2, infinities and NaN are passed to sinCos, as
+// is every x under -ffast-math (which would fold the rounding below away).
 template <int N>
 inline void sinCosTable(const double* x, SinCos* out) {
 #if defined(__FAST_MATH__)
