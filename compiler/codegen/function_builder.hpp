@@ -61,10 +61,11 @@ constexpr int kSharedStepsMinSpeeds = 20;
 // The table of sin and cos of q[0] ... q[size - 1]
 // (capstan_models::sinCosTable) that CppPrinter::Options::sinCosTable reads
 // is used where the angles among those coordinates are at least one in
-// this many (and two or more). A table of 50 costs about what 5 to 8 calls
-// of glibc's sincos do with AVX (0.055-0.10 us), 30 to 45 with SSE2 alone
-// (0.35-0.55 us; docs/performance.md, "sines and cosines at once"); the
-// calls also make the compiler keep live values in memory around them.
+// this many (and two or more). A table of 50 costs about what 6 to 8 calls
+// of glibc's sincos do with AVX (0.086-0.093 us), 25 to 50 with SSE2 alone
+// (0.38 us clang++, 0.53 us g++, which keeps it scalar; docs/performance.md,
+// "sines and cosines at once"); the calls also make the compiler keep live
+// values in memory around them.
 constexpr int kSinCosTableDensity = 4;  // angles * 4 >= size
 
 // The name of the table, and the statements that declare and fill it (with
