@@ -2071,7 +2071,8 @@ def sincos(capstan):
     exact sines and cosines (long double) up to |x| = 128 pi/2 and glibc's
     past it and for infinities and NaN, built warning-free with g++ and
     clang++ at -O2, with -march=native (vectorized with AVX) and with
-    -ffast-math (every angle by sinCos); arm7's forwardDynamics reads it."""
+    -ffast-math (every angle by sinCos); arm7's forwardDynamics reads it,
+    and chain20's shared steps do."""
     failures = 0
     with tempfile.TemporaryDirectory() as d:
         out = pathlib.Path(d)
@@ -2082,6 +2083,17 @@ def sincos(capstan):
         uses = "capstan_models::sinCosTable<7>(q.data(), trig);" in fd and "= trig[6];" in fd
         print(f"sincos: arm7's forwardDynamics fills and reads the table: {uses}")
         failures += not uses
+        # Shared steps (20 dofs and up) take it like q: chain20's second
+        # joint's steps read `trig + 1`, and no step kernel calls sinCos.
+        run(capstan, "compile", ROOT / "bench/peers/models/chain20.cap", "-o", out)
+        chain = (out / "Chain20.hpp").read_text()
+        kernels = chain[chain.index("void forwardDynamicsStep1("):chain.index("void forwardDynamics(")]
+        fd = chain[chain.index("void forwardDynamics("):]
+        fd = fd[:fd.index("\n  }\n")]
+        steps = ("capstan_models::sinCosTable<20>(q.data(), trig);" in fd and "trig + 1," in fd
+                 and "= trig[0];" in kernels and "capstan_models::sinCos(" not in kernels)
+        print(f"sincos: chain20's forwardDynamics steps read the table: {steps}")
+        failures += not steps
         # The header's two sin/cos sections alone (no Eigen: each build
         # about a second, not the model's five).
         start = header.index("#ifndef CAPSTAN_MODELS_SIN_COS\n")
