@@ -55,8 +55,30 @@ constexpr int kFusedMinSpeeds = 20;
 // From this many speeds on, forwardDynamics by ABA in joint frames is
 // emitted as calls of shared per-body steps (codegen/steps.hpp): past the
 // 32 KiB instruction cache, straight-line code is fetched from L2 on every
-// call (docs/performance.md, "Shared steps").
-constexpr int kSharedStepsMinSpeeds = 20;
+// call (docs/performance.md, "Shared steps"). From 20 at first; paired,
+// the 10- and 15-link chains' forwardDynamics are 1.28x and 1.33x faster
+// as steps (docs/performance.md, "Steps below 20 dofs"). (Where CRBA
+// traces cheaper, as on the 7-dof arm, there are no steps.)
+constexpr int kSharedStepsMinSpeeds = 10;
+
+// From this many speeds on, inverseDynamicsDerivatives is emitted as calls
+// of shared steps (codegen/steps.hpp), its pair terms summed by the loop
+// over the dof tree (trace.hpp's kMaxUnrolledDerivativePairs, which would
+// trace them below 16 links, yields to it), for models without force
+// elements or cables. Paired, clang++ -O2 -march=native, AMD EPYC
+// (docs/performance.md, "Steps below 20 dofs"): 1.5-1.8x faster on the 5-,
+// 10- and 15-link chains, the 7-dof arm, two 7-dof arms and two 6-dof legs
+// (the arm's traced function was 56 KB of machine code, past the 32 KiB
+// instruction cache); 1.4x slower on the one-link pendulum.
+constexpr int kSharedDerivativeStepsMinSpeeds = 5;
+
+// From this many speeds on, where inverseDynamicsDerivatives is shared
+// steps, forwardDynamicsDerivatives is composed of forwardDynamics and it
+// (with M^-1 traced on its own while small, trace.cpp's
+// kMaxTracedInverseWork) rather than traced whole: paired, 1.08-1.12x
+// faster on the 10- and 15-link chains, two arms and two legs, even on the
+// 7-dof arm; 0.93x on the 5-link chain, whose traced function is small.
+constexpr int kComposedDerivativesMinSpeeds = 7;
 
 // The table of sin and cos of q[0] ... q[size - 1]
 // (capstan_models::sinCosTable) that CppPrinter::Options::sinCosTable reads

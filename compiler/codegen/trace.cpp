@@ -63,7 +63,11 @@ constexpr std::size_t kMaxLtdlWork = 10000;
 // traced one's under clang++ (6 % on the humanoid under g++), its unit
 // compiled in two thirds of the time, and code that does not grow as
 // nu^3 (docs/performance.md, "forwardDynamicsDerivatives composed from 20
-// dofs"). --mass-inverse overrides it.
+// dofs"). Below it the function is traced whole, or, where
+// inverseDynamicsDerivatives is shared steps (kComposedDerivativesMinSpeeds),
+// composed all the same with M^-1 traced alone (massInverseKernel), whose
+// loops cost more to set up than their arithmetic on small trees.
+// --mass-inverse overrides it.
 constexpr std::size_t kMaxTracedInverseWork = 3500;
 
 // Eigen's default EIGEN_STACK_ALLOCATION_LIMIT (bytes): no fixed-size
@@ -241,6 +245,15 @@ class Tracer {
     if (options_.quadratic != Q::Auto) return options_.quadratic == Q::Unrolled;
     return pathSums().pairs <= kMaxUnrolledDerivativePairs;
   }
+  // inverseDynamicsDerivatives as shared steps (kSharedDerivativeStepsMinSpeeds;
+  // not with force elements or cables), which sum the pair terms in the
+  // loop: where --quadratic leaves the choice (Auto), the steps decide it.
+  bool inverseSteps() const {
+    return layout_.nu >= kSharedDerivativeStepsMinSpeeds && layout_.forceElements.empty() &&
+           layout_.cables.empty() && options_.quadratic != TraceOptions::Quadratic::Unrolled;
+  }
+  // Whether inverseDynamicsDerivatives' pair terms are the loop.
+  bool inversePairsCompact() const { return !pairsUnrolled() || inverseSteps(); }
   // Sums over the tree's paths to World: `columns`, over bodies, of the
   // dofs between each body and World (kMaxUnrolledQuadraticColumns);
   // `pairs`, over dofs k, of the dofs on k's path, k included: the pairs
@@ -2019,21 +2032,24 @@ class Tracer {
     // Forward dynamics: while M^-1 is traced, udot comes from it (no ABA).
     const std::vector<int> dofParent = Data<Expr>::dofParents(mechanism_);
     using MassInverse = TraceOptions::MassInverse;
-    const bool traceInverse =
-        forward && !massMatrixDynamic() &&
-        (options_.massInverse == MassInverse::Auto ? inverseWork(dofParent) <= kMaxTracedInverseWork
-                                                   : options_.massInverse == MassInverse::Unrolled);
-    if (f.id == FunctionId::ForwardDynamicsDerivatives && !traceInverse) return composedForwardDynamicsDerivatives(f);
+    // Where inverseDynamicsDerivatives is shared steps, forwardDynamicsDerivatives
+    // is composed of it (Auto), M^-1 traced on its own while it is small.
+    const bool smallInverse = !massMatrixDynamic() && inverseWork(dofParent) <= kMaxTracedInverseWork;
+    const bool composeSmall = inverseSteps() && layout_.nu >= kComposedDerivativesMinSpeeds;
+    const bool traceInverse = forward && !massMatrixDynamic() &&
+                              (options_.massInverse == MassInverse::Auto ? smallInverse && !composeSmall
+                                                                         : options_.massInverse == MassInverse::Unrolled);
+    if (f.id == FunctionId::ForwardDynamicsDerivatives && !traceInverse) {
+      return composedForwardDynamicsDerivatives(f, options_.massInverse == MassInverse::Auto && smallInverse);
+    }
     // The pair terms (local::DerivativePairs): traced with the rest, or,
     // past kMaxUnrolledDerivativePairs, only their factors traced and their
     // sum a loop at run time (code O(nu), not O(nu^2)); not while M^-1 is
     // traced, which needs the whole M (and which the loop's d tau terms
     // did not make faster: docs/performance.md).
-    const bool compactPairs = !pairsUnrolled() && !traceInverse;
-    // inverseDynamicsDerivatives' recursions as shared steps (codegen/steps.hpp)
-    // where forwardDynamics has them.
-    const bool steps = !forward && compactPairs && layout_.nu >= kSharedStepsMinSpeeds &&
-                       layout_.forceElements.empty() && layout_.cables.empty();
+    const bool compactPairs = !traceInverse && (forward ? !pairsUnrolled() : inversePairsCompact());
+    // inverseDynamicsDerivatives' recursions as shared steps (codegen/steps.hpp).
+    const bool steps = !forward && inverseSteps();
     ev.udotFromMassMatrix = traceInverse;
     ev.derivativePairs = compactPairs;
     ev.run(f.id, v);
@@ -2191,7 +2207,7 @@ class Tracer {
   // inverseDynamicsDerivatives' recursion with ABA beside it: a unit
   // calling both functions compiled it twice, and on the 50-link chain it
   // was no faster (docs/performance.md).
-  json composedForwardDynamicsDerivatives(const GeneratedFunction& f) {
+  json composedForwardDynamicsDerivatives(const GeneratedFunction& f, bool tracedInverse) {
     FunctionBuilder fn = function(f);
     resizeResults(fn, {"dudot_dq", "dudot_du", "dudot_dtau"});
     fn.local("U udot;");
@@ -2237,22 +2253,70 @@ class Tracer {
     fn.closing("forwardDynamics(time, q, u, $udot);");
     fn.closing("inverseDynamicsDerivatives(time, q, u, $udot, $dr_dq, $dr_du, $M);");
     for (const std::string& line : laws) fn.closing(line);
-    const bool sparseProducts = treeSparseProducts(lawEntries);
-    for (const std::string& line : massInverseLoops(PairTables{}, /*lowerOnly=*/false, sparseProducts)) {
-      if (!line.empty()) fn.closing(line);
+    const bool sparseProducts = !tracedInverse && treeSparseProducts(lawEntries);
+    json kernel;
+    if (tracedInverse) {
+      kernel = massInverseKernel(f.key() + "Inverse");
+      fn.closing("// M^-1 from M's factor, traced (" + kernel.at("operations").get<std::string>() + "), then Eigen's");
+      fn.closing("// products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.");
+      fn.closing(kernel.at("name").get<std::string>() + "($M.data(), dudot_dtau.data());");
+      fn.closing("dudot_dq.noalias() = -dudot_dtau * $dr_dq;");
+      fn.closing("dudot_du.noalias() = -dudot_dtau * $dr_du;");
+    } else {
+      for (const std::string& line : massInverseLoops(PairTables{}, /*lowerOnly=*/false, sparseProducts)) {
+        if (!line.empty()) fn.closing(line);
+      }
     }
     std::vector<std::string> doc = f.doc;
     doc.push_back("Composed: forwardDynamics' udot, inverseDynamicsDerivatives there" +
                   std::string(laws.empty() ? "" : " less the force laws' traced derivatives") +
                   ", then M's factor and");
-    doc.push_back("M^-1 in loops and two products.");
+    doc.push_back(tracedInverse ? "M^-1 traced (" + kernel.at("name").get<std::string>() + "), then two products."
+                                : "M^-1 in loops and two products.");
     fn.set("doc", doc);
     fn.set("method", {{"chosen", "analytic"},
                       {"composed", true},
-                      {"pairs", pairsUnrolled() ? "unrolled" : "loop"},
+                      {"pairs", inversePairsCompact() ? "loop" : "unrolled"},
+                      {"inverse", tracedInverse ? "traced" : "loops"},
                       {"products", sparseProducts ? "paths" : "whole"},
                       {"traced", opsJson(fn.ops())}});
-    return fn.finish();
+    json j = fn.finish();
+    if (tracedInverse) {
+      kernel.erase("operations");
+      j["kernels"] = json::array({kernel});
+    }
+    return j;
+  }
+
+  // M^-1 of a mass matrix of this model's tree as straight-line code, a
+  // kernel `name(M, Z)` of the composed forwardDynamicsDerivatives: M's
+  // lower triangle read (column-major, nu x nu), ltdlFactor and
+  // ltdlInverse traced on it (the tree's zeros folded), Z = M^-1 written
+  // whole. For small trees, where the loops of massInverseLoops cost more
+  // in their set-up than in their arithmetic (docs/performance.md,
+  // "Steps below 20 dofs").
+  json massInverseKernel(const std::string& name) const {
+    const int n = layout_.nu;
+    const std::vector<int> dofParent = Data<Expr>::dofParents(mechanism_);
+    MatrixX<Expr> A(n, n), Z(n, n);
+    for (int c = 0; c < n; ++c)
+      for (int r = 0; r < n; ++r) A(r, c) = r >= c ? Expr::symbol(index("M", r + c * n)) : Expr(0.0);
+    ltdlFactor(A, dofParent);
+    ltdlInverse(A, dofParent, Z);
+    std::vector<Assignment> out;
+    for (int c = 0; c < n; ++c)
+      for (int r = 0; r < n; ++r) out.push_back({index("Z", r + c * n), Z(r, c)});
+    symbolic::CppPrinter printer;
+    const symbolic::CppPrinter::Block block = printer.block(out, "t", "    ");
+    const std::string code = symbolic::scheduleStatements(block.code, [](std::string_view) { return false; });
+    return {{"name", name},
+            {"params", "const double* __restrict M, double* __restrict Z"},
+            {"inline", false},
+            {"doc", json::array({"Z = M^-1 (both nu x nu, column-major; M's lower triangle read) by the tree-sparse",
+                                 "L^T D L factor and its inverse (capstan/dynamics.hpp's ltdlFactor and ltdlInverse),",
+                                 "traced for this model's tree: " + brief(block.ops) + "."})},
+            {"code", code},
+            {"operations", brief(block.ops)}};
   }
 
   // TraceOptions::dependencies: the symbols of q, u and time that the

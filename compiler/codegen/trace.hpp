@@ -55,7 +55,10 @@ struct TraceOptions {
   // and ltdlInverse, which also give udot, so no ABA), or loops at run time
   // over a table of the dofs' parents (udot from ABA). Auto: unrolled while
   // the factor and inverse take at most kMaxTracedInverseWork products (an
-  // 18-dof chain). A dynamic-size mass matrix always takes the loops.
+  // 18-dof chain), except that from kComposedDerivativesMinSpeeds, where
+  // inverseDynamicsDerivatives is shared steps, the function is composed of
+  // it and M^-1 alone traced. A dynamic-size mass matrix always takes the
+  // loops.
   enum class MassInverse { Auto, Unrolled, Loops };
   MassInverse massInverse = MassInverse::Auto;
   // Also the IR's `dependencies`: what udot, the outputs and the energies

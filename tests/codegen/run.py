@@ -1276,8 +1276,9 @@ def derivatives(capstan):
         # built by both compilers.
         unrolled = ("unrolled", "g++")
         failures += derivative_forms(capstan, [(trees[0], [unrolled, ("compact", "clang++")]),
-                                               (trees[1], [unrolled, ("loops", "clang++"), ("compact", "g++")]),
-                                               (trees[2], [unrolled, ("compact", "clang++")]),
+                                               (trees[1], [unrolled, ("loops", "clang++"), ("compact", "g++"),
+                                                           ("default", "clang++")]),
+                                               (trees[2], [unrolled, ("compact", "clang++"), ("default", "g++")]),
                                                (BUSHING_EXAMPLE, [unrolled, ("compact", "g++")]),
                                                (SENSORS, [unrolled, ("compact", "clang++")])], tmp)
         # outputDerivatives (reverse sweeps, symbolic::gradient) on the
@@ -1389,8 +1390,11 @@ end Chain18;
        "\n".join(f"  connect(j{i}.frame_b, b{i}.frame_a);\n  connect(b{i}.frame_a, t{i}.frame_a);"
                  + (f"\n  connect(t{i}.frame_b, j{i + 1}.frame_a);" if i < 18 else "") for i in range(1, 19)))
 PAIRS_CHOICE = {
-    ARM7: ({"inverseDynamicsDerivatives": "unrolled", "forwardDynamicsDerivatives": "unrolled"}, False),
-    "chain18": ({"inverseDynamicsDerivatives": "loop", "forwardDynamicsDerivatives": "unrolled"}, False),
+    BUSHING_EXAMPLE: ({"inverseDynamicsDerivatives": "unrolled", "forwardDynamicsDerivatives": "unrolled"}, False),
+    ROOT / "bench/peers/models/chain5.cap": ({"inverseDynamicsDerivatives": "loop",
+                                              "forwardDynamicsDerivatives": "unrolled"}, False),
+    ARM7: ({"inverseDynamicsDerivatives": "loop", "forwardDynamicsDerivatives": "loop"}, True),
+    "chain18": ({"inverseDynamicsDerivatives": "loop", "forwardDynamicsDerivatives": "loop"}, True),
     ROOT / "bench/peers/models/chain20.cap": ({"inverseDynamicsDerivatives": "loop",
                                                "forwardDynamicsDerivatives": "loop"}, True),
     ROOT / "bench/peers/models/humanoid.cap": ({"inverseDynamicsDerivatives": "loop",
@@ -1401,9 +1405,12 @@ PAIRS_CHOICE = {
 def derivative_pairs_choice(capstan, tmp):
     """With no option, the derivative functions' pair terms are traced up
     to 120 pairs and a loop past them, independently of the quadratic
-    results, and forwardDynamicsDerivatives is composed past 3,500
-    products of M^-1 (PAIRS_CHOICE; the IR's method.pairs and
-    method.composed, and the header's loop table)."""
+    results, except that inverseDynamicsDerivatives is shared steps with
+    its pairs in the loop from 5 speeds (not with force elements: the
+    bushing); forwardDynamicsDerivatives is composed past 3,500 products
+    of M^-1, and from 7 speeds where inverseDynamicsDerivatives is steps
+    (PAIRS_CHOICE; the IR's method.pairs and method.composed, and the
+    header's loop table)."""
     failures = 0
     for model, (want, composed) in PAIRS_CHOICE.items():
         if model == "chain18":
@@ -1450,6 +1457,12 @@ DERIVATIVE_FORMS = {
     "unrolled": (["--mass-inverse", "unrolled", "--quadratic", "unrolled"], ["!M, then its factor", "!kFirstDof"]),
     "loops": (["--mass-inverse", "loops", "--quadratic", "unrolled"], ["M, then its factor", "!kFirstDof"]),
     "compact": (["--mass-inverse", "loops", "--quadratic", "compact"], ["M, then its factor", "kFirstDof"]),
+    # What a model of 7 to about 18 dofs without force elements gets by
+    # default: inverseDynamicsDerivatives as shared steps, its pairs in the
+    # loop, and forwardDynamicsDerivatives composed of it with M^-1 traced
+    # on its own (a kernel), not in loops.
+    "default": ([], ["!M, then its factor", "kFirstDof", "inverseDynamicsDerivativesStep1(",
+                     "forwardDynamicsDerivativesInverse(M.data(), dudot_dtau.data())"]),
 }
 
 
