@@ -66,7 +66,7 @@ constexpr int kSharedStepsMinSpeeds = 10;
 // over the dof tree (trace.hpp's kMaxUnrolledDerivativePairs, which would
 // trace them below 16 links, yields to it), for models without force
 // elements or cables. Paired, clang++ -O2 -march=native, AMD EPYC
-// (docs/performance.md, "Steps below 20 dofs"): 1.5-1.8x faster on the 5-,
+// (docs/performance.md, "Steps below 20 dofs"): 1.5-2.1x faster on the 5-,
 // 10- and 15-link chains, the 7-dof arm, two 7-dof arms and two 6-dof legs
 // (the arm's traced function was 56 KB of machine code, past the 32 KiB
 // instruction cache); 1.4x slower on the one-link pendulum.
@@ -75,9 +75,9 @@ constexpr int kSharedDerivativeStepsMinSpeeds = 5;
 // From this many speeds on, where inverseDynamicsDerivatives is shared
 // steps, forwardDynamicsDerivatives is composed of forwardDynamics and it
 // (with M^-1 traced on its own while small, trace.cpp's
-// kMaxTracedInverseWork) rather than traced whole: paired, 1.08-1.12x
-// faster on the 10- and 15-link chains, two arms and two legs, even on the
-// 7-dof arm; 0.93x on the 5-link chain, whose traced function is small.
+// kMaxTracedInverseWork) rather than traced whole: paired, 1.0-1.37x as
+// fast on the 10- and 15-link chains, two arms and two legs, as fast on
+// the 7-dof arm; 0.93x on the 5-link chain, whose traced function is small.
 constexpr int kComposedDerivativesMinSpeeds = 7;
 
 // The table of sin and cos of q[0] ... q[size - 1]
