@@ -70,6 +70,17 @@ constexpr std::size_t kMaxLtdlWork = 10000;
 // --mass-inverse overrides it.
 constexpr std::size_t kMaxTracedInverseWork = 3500;
 
+// forwardDynamicsDerivatives' closing products -M^-1 dr_dq and -M^-1 dr_du
+// (M^-1 whole) below this many speeds are a column at a time, each result
+// column a sum of -M^-1's columns padded to a multiple of four rows (whole
+// SIMD registers; negatedProducts), not Eigen's fixed-size products, which
+// split 7- or 10-row columns into partial packets. The two products alone
+// (clang++ 14 and g++ 12, -O2, with and without -march=native): 1.9-5.7x
+// as fast at 7 dofs, 1.6-2.5x at 10 and 14, 0.98-1.36x at 20, 1.15-1.56x
+// at 30, and 0.68-0.94x at 50, where Eigen's blocked products win
+// (docs/performance.md, "Small products").
+constexpr int kMinEigenProductSpeeds = 32;
+
 // Eigen's default EIGEN_STACK_ALLOCATION_LIMIT (bytes): no fixed-size
 // matrix may be larger.
 constexpr std::size_t kEigenFixedSizeLimit = 128 * 1024;
@@ -1641,6 +1652,37 @@ class Tracer {
     return true;
   }
 
+  // forwardDynamicsDerivatives' closing products dudot_dq = -M^-1 dr_dq and
+  // dudot_du = -M^-1 dr_du, M^-1 whole in dudot_dtau: below
+  // kMinEigenProductSpeeds (fixed size) a column at a time into rows padded
+  // to a multiple of four, else Eigen's products.
+  std::vector<std::string> negatedProducts() const {
+    const int nu = layout_.nu;
+    if (nu >= kMinEigenProductSpeeds || massMatrixDynamic())
+      return {"dudot_dq.noalias() = -dudot_dtau * $dr_dq;", "dudot_du.noalias() = -dudot_dtau * $dr_du;"};
+    const int pad = (nu + 3) / 4 * 4;
+    std::vector<std::string> lines = {
+        "// dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du a column at a time: column c the sum over",
+        "// k of -M^-1's column k times dr(k, c), down M^-1's rows padded with zeros to kPad (whole SIMD",
+        "// registers; Eigen's fixed-size products split " + std::to_string(nu) + "-row columns into partial ones).",
+        "constexpr int kPad = " + std::to_string(pad) + ";",
+        "Eigen::Matrix<double, kPad, nu> Zp;  // -M^-1, then zero rows",
+        "Zp.topRows<nu>() = -dudot_dtau;"};
+    if (pad > nu) lines.push_back("Zp.bottomRows<kPad - nu>().setZero();");
+    for (const std::string& line : std::vector<std::string>{
+             "const auto product = [&Zp](const MassMatrix& dr, MassMatrix& out) {",
+             "  for (int c = 0; c < nu; ++c) {",
+             "    Eigen::Matrix<double, kPad, 1> s = Zp.col(0) * dr(0, c);",
+             "    for (int k = 1; k < nu; ++k) s += Zp.col(k) * dr(k, c);",
+             "    out.col(c) = s.head<nu>();",
+             "  }",
+             "};",
+             "product($dr_dq, dudot_dq);",
+             "product($dr_du, dudot_du);"})
+      lines.push_back(line);
+    return lines;
+  }
+
   // forwardDynamicsDerivatives' closing statements where M^-1 runs in
   // loops: M = U^T D U factored in place (the local M), M^-1 into
   // dudot_dtau, then the two products with dr_dq and dr_du. Each inner
@@ -1731,8 +1773,7 @@ class Tracer {
         "  dudot_dtau.row(a).head(a) = dudot_dtau.col(a).head(a).transpose();",
         "}"};
     if (!sparseProducts) {
-      lines.push_back("dudot_dq.noalias() = -dudot_dtau * $dr_dq;");
-      lines.push_back("dudot_du.noalias() = -dudot_dtau * $dr_du;");
+      for (const std::string& line : negatedProducts()) lines.push_back(line);
       return lines;
     }
     // Up to four blocks of rows at a time (eight running sums): with all
@@ -2102,10 +2143,8 @@ class Tracer {
         // M^-1 traced (the recursions' L^T D L factor, then ltdlInverse).
         fn.readAtEnd("dudot_dtau");
         columnBlocks(fn, "dudot_dtau", v.dudot_dtau, "d udot / d tau = M^-1 (L^T D L factor, then ltdlInverse)");
-        for (const std::string& line : std::vector<std::string>{
-                 "// At run time, Eigen's products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.",
-                 "dudot_dq.noalias() = -dudot_dtau * $dr_dq;", "dudot_du.noalias() = -dudot_dtau * $dr_du;"})
-          fn.closing(line);
+        fn.closing("// At run time, the products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.");
+        for (const std::string& line : negatedProducts()) fn.closing(line);
       } else {
         for (const std::string& line : massInverseLoops(loop, /*lowerOnly=*/true)) {
           if (!line.empty()) fn.closing(line);
@@ -2257,11 +2296,10 @@ class Tracer {
     json kernel;
     if (tracedInverse) {
       kernel = massInverseKernel(f.key() + "Inverse");
-      fn.closing("// M^-1 from M's factor, traced (" + kernel.at("operations").get<std::string>() + "), then Eigen's");
+      fn.closing("// M^-1 from M's factor, traced (" + kernel.at("operations").get<std::string>() + "), then the");
       fn.closing("// products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.");
       fn.closing(kernel.at("name").get<std::string>() + "($M.data(), dudot_dtau.data());");
-      fn.closing("dudot_dq.noalias() = -dudot_dtau * $dr_dq;");
-      fn.closing("dudot_du.noalias() = -dudot_dtau * $dr_du;");
+      for (const std::string& line : negatedProducts()) fn.closing(line);
     } else {
       for (const std::string& line : massInverseLoops(PairTables{}, /*lowerOnly=*/false, sparseProducts)) {
         if (!line.empty()) fn.closing(line);
@@ -2613,8 +2651,7 @@ class Tracer {
       fn.closing("// and d udot / dx = -M^-1 dr/dx at fixed udot.");
       fn.closing("const Eigen::LLT<MassMatrix> llt($M);");
       fn.closing("dudot_dtau = llt.solve(MassMatrix::Identity());");
-      fn.closing("dudot_dq.noalias() = -dudot_dtau * $dr_dq;");
-      fn.closing("dudot_du.noalias() = -dudot_dtau * $dr_du;");
+      for (const std::string& line : negatedProducts()) fn.closing(line);
       fn.set("includes", json::array({"<Eigen/Cholesky>"}));
       return fn;
     };

@@ -1460,9 +1460,11 @@ DERIVATIVE_FORMS = {
     # What a model of 7 to about 18 dofs without force elements gets by
     # default: inverseDynamicsDerivatives as shared steps, its pairs in the
     # loop, and forwardDynamicsDerivatives composed of it with M^-1 traced
-    # on its own (a kernel), not in loops.
+    # on its own (a kernel), not in loops, and its products with M^-1 a
+    # column at a time (below kMinEigenProductSpeeds), not Eigen's.
     "default": ([], ["!M, then its factor", "kFirstDof", "inverseDynamicsDerivativesStep1(",
-                     "forwardDynamicsDerivativesInverse(M.data(), dudot_dtau.data())"]),
+                     "forwardDynamicsDerivativesInverse(M.data(), dudot_dtau.data())",
+                     "product(dr_dq, dudot_dq);", "!-dudot_dtau * dr_dq"]),
 }
 
 
