@@ -1701,7 +1701,7 @@ class Tracer {
   // derivatives' M), mirrored first; inverseDynamicsDerivatives' M, which
   // the composed function factors, is whole.
   // sparseProducts: the two products over dr's rows on each column's path
-  // only (treeSparseProducts), else Eigen's.
+  // only (treeSparseProducts), else negatedProducts.
   std::vector<std::string> massInverseLoops(PairTables declared, bool lowerOnly, bool sparseProducts = false) const {
     const std::string rows = std::to_string(std::min(layout_.nu, 8));
     std::vector<std::string> lines = {
@@ -1714,8 +1714,7 @@ class Tracer {
         "// not below k); then Z = M^-1 by columns from the root, Z(0:a, a) = -sum over a's ancestors j",
         "// of Z(0:a, j) U(j, a), one weighted sum per run of consecutive ancestors (kRunStart[j]: the",
         "// run's first dof), and Z(a, a) = 1/D(a) - U(0:a, a) . Z(0:a, a), row a = column a; then",
-        sparseProducts ? "// dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du (below)."
-                       : "// Eigen's products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.",
+        "// dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du (below).",
         declared.parent ? "" : dofParentTable(),
         declared.columns ? "" : dofRunTable(/*lastDescendant=*/false),
         declared.columns ? "" : dofRunTable(/*lastDescendant=*/true),
@@ -1841,10 +1840,11 @@ class Tracer {
   // elements or cables, which couple branches) less force laws' entries
   // on paths (`laws`: their (row, column)), the subtrees are blocks of
   // consecutive dofs, and at most three quarters of the entries are on
-  // paths. On a chain (every entry on a path) Eigen's products stay: the
-  // blocks beat them with AVX (clang++ and g++, -march=native) but not
-  // with SSE2 alone (1.2x slower at 20 and 40 dofs); on the humanoid they
-  // win with either (1.4-2.8x; docs/performance.md).
+  // paths. On a chain (every entry on a path) the products over all rows
+  // stay (negatedProducts): the blocks beat Eigen's with AVX (clang++ and
+  // g++, -march=native) but not with SSE2 alone (1.2x slower at 20 and 40
+  // dofs); on the humanoid they win with either (1.4-2.8x;
+  // docs/performance.md).
   bool treeSparseProducts(const std::vector<std::pair<int, int>>& laws) const {
     if (!layout_.forceElements.empty() || !layout_.cables.empty() || !subtreesContiguous()) return false;
     const std::vector<int> last = lastDescendants(Data<Expr>::dofParents(mechanism_));
