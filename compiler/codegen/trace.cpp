@@ -1654,27 +1654,36 @@ class Tracer {
 
   // forwardDynamicsDerivatives' closing products dudot_dq = -M^-1 dr_dq and
   // dudot_du = -M^-1 dr_du, M^-1 whole in dudot_dtau: below
-  // kMinEigenProductSpeeds (fixed size) a column at a time into rows padded
-  // to a multiple of four, else Eigen's products.
+  // kMinEigenProductSpeeds (fixed size) a column at a time over rows padded
+  // to a multiple of four (M^-1 copied only where nu is not a multiple of
+  // four), else
+  // Eigen's products.
   std::vector<std::string> negatedProducts() const {
     const int nu = layout_.nu;
     if (nu >= kMinEigenProductSpeeds || massMatrixDynamic())
       return {"dudot_dq.noalias() = -dudot_dtau * $dr_dq;", "dudot_du.noalias() = -dudot_dtau * $dr_du;"};
     const int pad = (nu + 3) / 4 * 4;
     std::vector<std::string> lines = {
-        "// dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du a column at a time: column c the sum over",
-        "// k of -M^-1's column k times dr(k, c), down M^-1's rows padded with zeros to kPad (whole SIMD",
-        "// registers; Eigen's fixed-size products split " + std::to_string(nu) + "-row columns into partial ones).",
-        "constexpr int kPad = " + std::to_string(pad) + ";",
-        "Eigen::Matrix<double, kPad, nu> Zp;  // -M^-1, then zero rows",
-        "Zp.topRows<nu>() = -dudot_dtau;"};
-    if (pad > nu) lines.push_back("Zp.bottomRows<kPad - nu>().setZero();");
+        "// dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du a column at a time: column c minus the sum",
+        "// over k of M^-1's column k times dr(k, c), down kPad rows (whole SIMD registers: " +
+            std::string(pad > nu ? "M^-1's rows" : "faster"),
+        pad > nu ? "// padded with zeros; Eigen's fixed-size products split " + std::to_string(nu) +
+                       "-row columns into partial ones)."
+                 : "// than Eigen's fixed-size products at these sizes).",
+        "constexpr int kPad = " + std::to_string(pad) + ";"};
+    if (pad > nu) {
+      lines.push_back("Eigen::Matrix<double, kPad, nu> Zp;  // M^-1, then zero rows");
+      lines.push_back("Zp.topRows<nu>() = dudot_dtau;");
+      lines.push_back("Zp.bottomRows<kPad - nu>().setZero();");
+    } else {
+      lines.push_back("const MassMatrix& Zp = dudot_dtau;  // M^-1");
+    }
     for (const std::string& line : std::vector<std::string>{
              "const auto product = [&Zp](const MassMatrix& dr, MassMatrix& out) {",
              "  for (int c = 0; c < nu; ++c) {",
              "    Eigen::Matrix<double, kPad, 1> s = Zp.col(0) * dr(0, c);",
              "    for (int k = 1; k < nu; ++k) s += Zp.col(k) * dr(k, c);",
-             "    out.col(c) = s.head<nu>();",
+             "    out.col(c) = -s.head<nu>();",
              "  }",
              "};",
              "product($dr_dq, dudot_dq);",
