@@ -75,8 +75,9 @@ Generated generate(const Options& opts, const Loaded& loaded, const codegen::Mod
     to.recursions = opts.recursions == "loops" ? codegen::TraceOptions::Recursions::Loops
                                                : codegen::TraceOptions::Recursions::Unrolled;
   if (!opts.massInverse.empty())
-    to.massInverse = opts.massInverse == "loops" ? codegen::TraceOptions::MassInverse::Loops
-                                                 : codegen::TraceOptions::MassInverse::Unrolled;
+    to.massInverse = opts.massInverse == "loops"          ? codegen::TraceOptions::MassInverse::Loops
+                     : opts.massInverse == "gauss-jordan" ? codegen::TraceOptions::MassInverse::GaussJordan
+                                                          : codegen::TraceOptions::MassInverse::Unrolled;
   to.dependencies = dependencies;
   Generated g;
   codegen::ir::Model ir;

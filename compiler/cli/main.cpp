@@ -34,7 +34,7 @@ commands:
       check a model and print a summary (or, with --json, the flattened
       mechanism as JSON)
   compile FILE -o DIR [--templates DIR] [--ir] [--depfile FILE] [--derivatives]
-                [--quadratic unrolled|compact] [--mass-inverse unrolled|loops]
+                [--quadratic unrolled|compact] [--mass-inverse unrolled|loops|gauss-jordan]
                 [--recursions unrolled|loops]
       write the model's C++ header (and with --ir the JSON IR) into DIR;
       --depfile writes every file the header depends on, in Make syntax;
@@ -42,8 +42,9 @@ commands:
       derivatives' pair terms unrolled, or as loops over values computed
       once, code linear in the model's size (the default picks by the
       model's size);
-      --mass-inverse: forwardDynamicsDerivatives' M^-1 unrolled, or as loops
-      over the tree at run time (the default picks by the model's size);
+      --mass-inverse: forwardDynamicsDerivatives' M^-1 unrolled, as loops
+      over the tree at run time, or by Gauss-Jordan elimination at run time
+      (the default picks by the model's size and shape);
       --recursions: the tree recursions (poses, velocities, energies, bias,
       inverse and forward dynamics, frame kinematics) unrolled, or as loops
       over the tree, for models of hundreds of bodies (the default picks by
@@ -246,8 +247,8 @@ Options parseArgs(int argc, char** argv) {
         usageError(DiagKind::UsageOptionValue, "--jacobian", "`exact` or `quotients`");
     } else if (a == "--mass-inverse") {
       opts.massInverse = value();
-      if (opts.massInverse != "unrolled" && opts.massInverse != "loops")
-        usageError(DiagKind::UsageOptionValue, "--mass-inverse", "`unrolled` or `loops`");
+      if (opts.massInverse != "unrolled" && opts.massInverse != "loops" && opts.massInverse != "gauss-jordan")
+        usageError(DiagKind::UsageOptionValue, "--mass-inverse", "`unrolled`, `loops` or `gauss-jordan`");
     } else if (a == "--recursions") {
       opts.recursions = value();
       if (opts.recursions != "unrolled" && opts.recursions != "loops")

@@ -28,7 +28,7 @@ struct Options {
   std::string depfile;                // --depfile: Make-syntax dependencies of the header
   bool derivatives = false;           // --derivatives (compile, eval): forwardDynamicsDerivatives
   bool symbolicDerivatives = false;   // --symbolic-derivatives: the same by symbolic differentiation (test oracle)
-  std::string massInverse;            // --mass-inverse unrolled|loops (compile); empty: by the model's size
+  std::string massInverse;            // --mass-inverse unrolled|loops|gauss-jordan (compile); empty: by the model's size
   std::string quadratic;              // --quadratic unrolled|compact (compile); empty: by the model's size
   std::string recursions;             // --recursions unrolled|loops (compile); empty: by the model's size
   // simulate / eval

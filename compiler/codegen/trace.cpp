@@ -81,6 +81,18 @@ constexpr std::size_t kMaxTracedInverseWork = 3500;
 // (docs/performance.md, "Small products").
 constexpr int kMinEigenProductSpeeds = 32;
 
+// forwardDynamicsDerivatives of a chain (every dof's parent the dof
+// before it, so M is dense) from this many speeds to
+// kMinEigenProductSpeeds - 1 is composed with M^-1 by Gauss-Jordan
+// elimination over columns padded to a multiple of four rows
+// (massInverseGaussJordan): nu^2 kPad multiply-adds, each step a whole
+// column, against the tree-sparse factor and inverse's nu^3 / 2 in short
+// dependent steps. Paired, the whole function 1.05-1.07x as fast on
+// chains of 18 to 31 dofs; 1.0x at 15 and 0.96-0.99x at 10 and 12
+// against the traced factor and inverse (docs/performance.md,
+// "M^-1 of a chain by Gauss-Jordan").
+constexpr int kMinGaussJordanSpeeds = 16;
+
 // Eigen's default EIGEN_STACK_ALLOCATION_LIMIT (bytes): no fixed-size
 // matrix may be larger.
 constexpr std::size_t kEigenFixedSizeLimit = 128 * 1024;
@@ -1657,8 +1669,9 @@ class Tracer {
   // kMinEigenProductSpeeds (fixed size) a column at a time over rows padded
   // to a multiple of four (M^-1 copied only where nu is not a multiple of
   // four), else
-  // Eigen's products.
-  std::vector<std::string> negatedProducts() const {
+  // Eigen's products. paddedInverse: kPad and Zp, M^-1 over kPad rows, are
+  // declared already (massInverseGaussJordan).
+  std::vector<std::string> negatedProducts(bool paddedInverse = false) const {
     const int nu = layout_.nu;
     if (nu >= kMinEigenProductSpeeds || massMatrixDynamic())
       return {"dudot_dq.noalias() = -dudot_dtau * $dr_dq;", "dudot_du.noalias() = -dudot_dtau * $dr_du;"};
@@ -1669,14 +1682,16 @@ class Tracer {
             std::string(pad > nu ? "M^-1's rows" : "faster"),
         pad > nu ? "// padded with zeros; Eigen's fixed-size products split " + std::to_string(nu) +
                        "-row columns into partial ones)."
-                 : "// than Eigen's fixed-size products at these sizes).",
-        "constexpr int kPad = " + std::to_string(pad) + ";"};
-    if (pad > nu) {
-      lines.push_back("Eigen::Matrix<double, kPad, nu> Zp;  // M^-1, then zero rows");
-      lines.push_back("Zp.topRows<nu>() = dudot_dtau;");
-      lines.push_back("Zp.bottomRows<kPad - nu>().setZero();");
-    } else {
-      lines.push_back("const MassMatrix& Zp = dudot_dtau;  // M^-1");
+                 : "// than Eigen's fixed-size products at these sizes)."};
+    if (!paddedInverse) {
+      lines.push_back("constexpr int kPad = " + std::to_string(pad) + ";");
+      if (pad > nu) {
+        lines.push_back("Eigen::Matrix<double, kPad, nu> Zp;  // M^-1, then zero rows");
+        lines.push_back("Zp.topRows<nu>() = dudot_dtau;");
+        lines.push_back("Zp.bottomRows<kPad - nu>().setZero();");
+      } else {
+        lines.push_back("const MassMatrix& Zp = dudot_dtau;  // M^-1");
+      }
     }
     for (const std::string& line : std::vector<std::string>{
              "const auto product = [&Zp](const MassMatrix& dr, MassMatrix& out) {",
@@ -1689,6 +1704,50 @@ class Tracer {
              "product($dr_dq, dudot_dq);",
              "product($dr_du, dudot_du);"})
       lines.push_back(line);
+    return lines;
+  }
+
+  // forwardDynamicsDerivatives' closing statements where M^-1 is Gauss-Jordan
+  // elimination at run time (MassInverse::GaussJordan): M (whole, symmetric
+  // positive definite, so no pivoting) copied into Zp, columns of kPad rows
+  // (a multiple of four, the rows past nu zero and staying zero), inverted
+  // in place, copied into dudot_dtau where padded; then the two products
+  // read Zp.
+  std::vector<std::string> massInverseGaussJordan() const {
+    const int nu = layout_.nu;
+    const int pad = (nu + 3) / 4 * 4;
+    std::vector<std::string> lines = {
+        "// At run time: M^-1 by Gauss-Jordan elimination in place (M is symmetric positive definite:",
+        "// no pivoting). Step k divides column k by the pivot M(k, k) and subtracts it, weighted by",
+        "// row k, from every other column, whole columns of kPad rows (" +
+            std::string(pad > nu ? "padded with zero rows, which stay zero" : "a multiple of four") + ")",
+        "// in SIMD registers: nu^2 kPad multiply-adds, against the tree-sparse factor and inverse's",
+        "// nu^3 / 2 in short dependent steps, for a chain, whose M is dense.",
+        "constexpr int kPad = " + std::to_string(pad) + ";"};
+    if (pad > nu) {
+      lines.push_back("Eigen::Matrix<double, kPad, nu> Zp;  // M, then M^-1");
+      lines.push_back("Zp.topRows<nu>() = $M;");
+      lines.push_back("Zp.bottomRows<kPad - nu>().setZero();");
+    } else {
+      lines.push_back("MassMatrix& Zp = dudot_dtau;  // M, then M^-1");
+      lines.push_back("Zp = $M;");
+    }
+    for (const char* line : {"for (int k = 0; k < nu; ++k) {",
+                             "  const double pivot = 1.0 / Zp(k, k);",
+                             "  Eigen::Matrix<double, kPad, 1> c = Zp.col(k) * pivot;  // column k over the pivot, row k 0",
+                             "  c[k] = 0.0;",
+                             "  for (int j = 0; j < nu; ++j) {",
+                             "    if (j == k) continue;",
+                             "    const double r = Zp(k, j);",
+                             "    Zp.col(j) -= c * r;",
+                             "    Zp(k, j) = r * pivot;",
+                             "  }",
+                             "  Zp.col(k) = -c;",
+                             "  Zp(k, k) = pivot;",
+                             "}"})
+      lines.emplace_back(line);
+    if (pad > nu) lines.push_back("dudot_dtau = Zp.topRows<nu>();");
+    for (const std::string& line : negatedProducts(/*paddedInverse=*/nu < kMinEigenProductSpeeds)) lines.push_back(line);
     return lines;
   }
 
@@ -2090,7 +2149,17 @@ class Tracer {
                               (options_.massInverse == MassInverse::Auto ? smallInverse && !composeSmall
                                                                          : options_.massInverse == MassInverse::Unrolled);
     if (f.id == FunctionId::ForwardDynamicsDerivatives && !traceInverse) {
-      return composedForwardDynamicsDerivatives(f, options_.massInverse == MassInverse::Auto && smallInverse);
+      ComposedInverse inverse = ComposedInverse::Loops;
+      if (massMatrixDynamic()) {
+        inverse = ComposedInverse::Loops;
+      } else if (options_.massInverse == MassInverse::GaussJordan) {
+        inverse = ComposedInverse::GaussJordan;
+      } else if (options_.massInverse == MassInverse::Auto) {
+        inverse = gaussJordanChain(dofParent) ? ComposedInverse::GaussJordan
+                  : smallInverse              ? ComposedInverse::Traced
+                                              : ComposedInverse::Loops;
+      }
+      return composedForwardDynamicsDerivatives(f, inverse);
     }
     // The pair terms (local::DerivativePairs): traced with the rest, or,
     // past kMaxUnrolledDerivativePairs, only their factors traced and their
@@ -2255,7 +2324,20 @@ class Tracer {
   // inverseDynamicsDerivatives' recursion with ABA beside it: a unit
   // calling both functions compiled it twice, and on the 50-link chain it
   // was no faster (docs/performance.md).
-  json composedForwardDynamicsDerivatives(const GeneratedFunction& f, bool tracedInverse) {
+  // A chain (each dof's parent the dof before it: M dense) of
+  // kMinGaussJordanSpeeds to kMinEigenProductSpeeds - 1 speeds, whose
+  // composed forwardDynamicsDerivatives takes M^-1 by Gauss-Jordan.
+  bool gaussJordanChain(const std::vector<int>& dofParent) const {
+    const int nu = layout_.nu;
+    if (nu < kMinGaussJordanSpeeds || nu >= kMinEigenProductSpeeds) return false;
+    for (int k = 0; k < nu; ++k)
+      if (dofParent[static_cast<std::size_t>(k)] != k - 1) return false;
+    return true;
+  }
+
+  enum class ComposedInverse { Traced, Loops, GaussJordan };
+  json composedForwardDynamicsDerivatives(const GeneratedFunction& f, ComposedInverse inverse) {
+    const bool tracedInverse = inverse == ComposedInverse::Traced;
     FunctionBuilder fn = function(f);
     resizeResults(fn, {"dudot_dq", "dudot_du", "dudot_dtau"});
     fn.local("U udot;");
@@ -2301,7 +2383,7 @@ class Tracer {
     fn.closing("forwardDynamics(time, q, u, $udot);");
     fn.closing("inverseDynamicsDerivatives(time, q, u, $udot, $dr_dq, $dr_du, $M);");
     for (const std::string& line : laws) fn.closing(line);
-    const bool sparseProducts = !tracedInverse && treeSparseProducts(lawEntries);
+    const bool sparseProducts = inverse == ComposedInverse::Loops && treeSparseProducts(lawEntries);
     json kernel;
     if (tracedInverse) {
       kernel = massInverseKernel(f.key() + "Inverse");
@@ -2309,6 +2391,8 @@ class Tracer {
       fn.closing("// products dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du.");
       fn.closing(kernel.at("name").get<std::string>() + "($M.data(), dudot_dtau.data());");
       for (const std::string& line : negatedProducts()) fn.closing(line);
+    } else if (inverse == ComposedInverse::GaussJordan) {
+      for (const std::string& line : massInverseGaussJordan()) fn.closing(line);
     } else {
       for (const std::string& line : massInverseLoops(PairTables{}, /*lowerOnly=*/false, sparseProducts)) {
         if (!line.empty()) fn.closing(line);
@@ -2317,14 +2401,17 @@ class Tracer {
     std::vector<std::string> doc = f.doc;
     doc.push_back("Composed: forwardDynamics' udot, inverseDynamicsDerivatives there" +
                   std::string(laws.empty() ? "" : " less the force laws' traced derivatives") +
-                  ", then M's factor and");
+                  (inverse == ComposedInverse::GaussJordan ? ", then M^-1 by" : ", then M's factor and"));
     doc.push_back(tracedInverse ? "M^-1 traced (" + kernel.at("name").get<std::string>() + "), then two products."
-                                : "M^-1 in loops and two products.");
+                  : inverse == ComposedInverse::GaussJordan ? "Gauss-Jordan elimination, then two products."
+                                                            : "M^-1 in loops and two products.");
     fn.set("doc", doc);
     fn.set("method", {{"chosen", "analytic"},
                       {"composed", true},
                       {"pairs", inversePairsCompact() ? "loop" : "unrolled"},
-                      {"inverse", tracedInverse ? "traced" : "loops"},
+                      {"inverse", tracedInverse                              ? "traced"
+                                  : inverse == ComposedInverse::GaussJordan ? "gauss-jordan"
+                                                                            : "loops"},
                       {"products", sparseProducts ? "paths" : "whole"},
                       {"traced", opsJson(fn.ops())}});
     json j = fn.finish();

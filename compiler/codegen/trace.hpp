@@ -58,8 +58,11 @@ struct TraceOptions {
   // 18-dof chain), except that from kComposedDerivativesMinSpeeds, where
   // inverseDynamicsDerivatives is shared steps, the function is composed of
   // it and M^-1 alone traced. A dynamic-size mass matrix always takes the
-  // loops.
-  enum class MassInverse { Auto, Unrolled, Loops };
+  // loops. GaussJordan: composed, M^-1 by Gauss-Jordan elimination over
+  // columns padded to a multiple of four rows, the tree's zeros ignored;
+  // Auto takes it for chains of kMinGaussJordanSpeeds to
+  // kMinEigenProductSpeeds - 1 speeds, whose M is dense.
+  enum class MassInverse { Auto, Unrolled, Loops, GaussJordan };
   MassInverse massInverse = MassInverse::Auto;
   // Also the IR's `dependencies`: what udot, the outputs and the energies
   // read of (q, u, time), for an FMU's ModelStructure.

@@ -1277,8 +1277,9 @@ def derivatives(capstan):
         unrolled = ("unrolled", "g++")
         failures += derivative_forms(capstan, [(trees[0], [unrolled, ("compact", "clang++")]),
                                                (trees[1], [unrolled, ("loops", "clang++"), ("compact", "g++"),
-                                                           ("default", "clang++")]),
-                                               (trees[2], [unrolled, ("compact", "clang++"), ("default", "g++")]),
+                                                           ("default", "clang++"), ("gauss-jordan", "g++")]),
+                                               (trees[2], [unrolled, ("compact", "clang++"), ("default", "g++"),
+                                                           ("gauss-jordan", "clang++")]),
                                                (BUSHING_EXAMPLE, [unrolled, ("compact", "g++")]),
                                                (SENSORS, [unrolled, ("compact", "clang++")])], tmp)
         # outputDerivatives (reverse sweeps, symbolic::gradient) on the
@@ -1389,16 +1390,20 @@ end Chain18;
                    f"  FixedTranslation t{i}(r = {{0, 0, -0.3}});" for i in range(1, 19)),
        "\n".join(f"  connect(j{i}.frame_b, b{i}.frame_a);\n  connect(b{i}.frame_a, t{i}.frame_a);"
                  + (f"\n  connect(t{i}.frame_b, j{i + 1}.frame_a);" if i < 18 else "") for i in range(1, 19)))
+# The third entry: the composed function's M^-1 (its method.inverse):
+# traced for the arm, by Gauss-Jordan on chains of 16 to 31 dofs
+# (kMinGaussJordanSpeeds), in loops on the branched humanoid.
 PAIRS_CHOICE = {
-    BUSHING_EXAMPLE: ({"inverseDynamicsDerivatives": "unrolled", "forwardDynamicsDerivatives": "unrolled"}, False),
+    BUSHING_EXAMPLE: ({"inverseDynamicsDerivatives": "unrolled", "forwardDynamicsDerivatives": "unrolled"}, False,
+                      None),
     ROOT / "bench/peers/models/chain5.cap": ({"inverseDynamicsDerivatives": "loop",
-                                              "forwardDynamicsDerivatives": "unrolled"}, False),
-    ARM7: ({"inverseDynamicsDerivatives": "loop", "forwardDynamicsDerivatives": "loop"}, True),
-    "chain18": ({"inverseDynamicsDerivatives": "loop", "forwardDynamicsDerivatives": "loop"}, True),
+                                              "forwardDynamicsDerivatives": "unrolled"}, False, None),
+    ARM7: ({"inverseDynamicsDerivatives": "loop", "forwardDynamicsDerivatives": "loop"}, True, "traced"),
+    "chain18": ({"inverseDynamicsDerivatives": "loop", "forwardDynamicsDerivatives": "loop"}, True, "gauss-jordan"),
     ROOT / "bench/peers/models/chain20.cap": ({"inverseDynamicsDerivatives": "loop",
-                                               "forwardDynamicsDerivatives": "loop"}, True),
+                                               "forwardDynamicsDerivatives": "loop"}, True, "gauss-jordan"),
     ROOT / "bench/peers/models/humanoid.cap": ({"inverseDynamicsDerivatives": "loop",
-                                                "forwardDynamicsDerivatives": "loop"}, True),
+                                                "forwardDynamicsDerivatives": "loop"}, True, "loops"),
 }
 
 
@@ -1409,10 +1414,10 @@ def derivative_pairs_choice(capstan, tmp):
     its pairs in the loop from 5 speeds (not with force elements: the
     bushing); forwardDynamicsDerivatives is composed past 3,500 products
     of M^-1, and from 7 speeds where inverseDynamicsDerivatives is steps
-    (PAIRS_CHOICE; the IR's method.pairs and method.composed, and the
-    header's loop table)."""
+    (PAIRS_CHOICE; the IR's method.pairs, method.composed and
+    method.inverse, and the header's loop table)."""
     failures = 0
-    for model, (want, composed) in PAIRS_CHOICE.items():
+    for model, (want, composed, inverse) in PAIRS_CHOICE.items():
         if model == "chain18":
             model = tmp / "chain18.cap"
             model.write_text(CHAIN18)
@@ -1422,11 +1427,13 @@ def derivative_pairs_choice(capstan, tmp):
         methods = {f["name"]: f["method"] for f in ir["functions"] if f["name"] in want}
         got = {name: m.get("pairs") for name, m in methods.items()}
         got_composed = methods["forwardDynamicsDerivatives"].get("composed", False)
+        got_inverse = methods["forwardDynamicsDerivatives"].get("inverse")
         loop = "kFirstDof" in (out / f"{ir['class_name']}.hpp").read_text()
-        ok = (got == want and got_composed == composed and ir["quadratic"] == "unrolled"
+        ok = (got == want and got_composed == composed and got_inverse == inverse and ir["quadratic"] == "unrolled"
               and loop == ("loop" in want.values()))
-        print(f"derivatives: {model.name}: pair terms {got}, forward composed {got_composed}, "
-              f"quadratic {ir['quadratic']}{'' if ok else f': FAILED (want {want}, composed {composed})'}")
+        print(f"derivatives: {model.name}: pair terms {got}, forward composed {got_composed} (M^-1 {got_inverse}), "
+              f"quadratic {ir['quadratic']}"
+              f"{'' if ok else f': FAILED (want {want}, composed {composed}, M^-1 {inverse})'}")
         failures += not ok
     return failures
 
@@ -1457,6 +1464,12 @@ DERIVATIVE_FORMS = {
     "unrolled": (["--mass-inverse", "unrolled", "--quadratic", "unrolled"], ["!M, then its factor", "!kFirstDof"]),
     "loops": (["--mass-inverse", "loops", "--quadratic", "unrolled"], ["M, then its factor", "!kFirstDof"]),
     "compact": (["--mass-inverse", "loops", "--quadratic", "compact"], ["M, then its factor", "kFirstDof"]),
+    # M^-1 by Gauss-Jordan elimination over padded columns, what chains of
+    # 16 to 31 dofs get by default; here on branched trees too (it ignores
+    # the tree's zeros).
+    "gauss-jordan": (["--mass-inverse", "gauss-jordan"], ["M^-1 by Gauss-Jordan elimination in place",
+                                                          "!M, then its factor", "!forwardDynamicsDerivativesInverse(",
+                                                          "product(dr_dq, dudot_dq);"]),
     # What a model of 7 to about 18 dofs without force elements gets by
     # default: inverseDynamicsDerivatives as shared steps, its pairs in the
     # loop, and forwardDynamicsDerivatives composed of it with M^-1 traced
