@@ -87,8 +87,8 @@ constexpr int kMinEigenProductSpeeds = 32;
 // elimination over columns padded to a multiple of four rows
 // (massInverseGaussJordan): nu^2 kPad multiply-adds, each step a whole
 // column, against the tree-sparse factor and inverse's nu^3 / 2 in short
-// dependent steps. Paired, the whole function 1.05-1.07x as fast on
-// chains of 18 to 31 dofs; 1.0x at 15 and 0.96-0.99x at 10 and 12
+// dependent steps. Paired, the whole function 1.01-1.07x as fast on
+// chains of 18 to 31 dofs; 1.0x at 15 and 0.95-0.99x at 8 to 12
 // against the traced factor and inverse (docs/performance.md,
 // "M^-1 of a chain by Gauss-Jordan").
 constexpr int kMinGaussJordanSpeeds = 16;
