@@ -1664,6 +1664,14 @@ class Tracer {
     return true;
   }
 
+  // Zp, a copy of the nu x nu matrix `from` over columns of kPad rows, the
+  // rows past nu zero (whole SIMD registers where nu is not a multiple of
+  // four).
+  static std::vector<std::string> paddedColumns(const std::string& from, const std::string& comment) {
+    return {"Eigen::Matrix<double, kPad, nu> Zp;  // " + comment, "Zp.topRows<nu>() = " + from + ";",
+            "Zp.bottomRows<kPad - nu>().setZero();"};
+  }
+
   // forwardDynamicsDerivatives' closing products dudot_dq = -M^-1 dr_dq and
   // dudot_du = -M^-1 dr_du, M^-1 whole in dudot_dtau: below
   // kMinEigenProductSpeeds (fixed size) a column at a time over rows padded
@@ -1686,9 +1694,7 @@ class Tracer {
     if (!paddedInverse) {
       lines.push_back("constexpr int kPad = " + std::to_string(pad) + ";");
       if (pad > nu) {
-        lines.push_back("Eigen::Matrix<double, kPad, nu> Zp;  // M^-1, then zero rows");
-        lines.push_back("Zp.topRows<nu>() = dudot_dtau;");
-        lines.push_back("Zp.bottomRows<kPad - nu>().setZero();");
+        for (std::string& line : paddedColumns("dudot_dtau", "M^-1, then zero rows")) lines.push_back(std::move(line));
       } else {
         lines.push_back("const MassMatrix& Zp = dudot_dtau;  // M^-1");
       }
@@ -1725,9 +1731,7 @@ class Tracer {
         "// nu^3 / 2 in short dependent steps, for a chain, whose M is dense.",
         "constexpr int kPad = " + std::to_string(pad) + ";"};
     if (pad > nu) {
-      lines.push_back("Eigen::Matrix<double, kPad, nu> Zp;  // M, then M^-1");
-      lines.push_back("Zp.topRows<nu>() = $M;");
-      lines.push_back("Zp.bottomRows<kPad - nu>().setZero();");
+      for (std::string& line : paddedColumns("$M", "M, then M^-1")) lines.push_back(std::move(line));
     } else {
       lines.push_back("MassMatrix& Zp = dudot_dtau;  // M, then M^-1");
       lines.push_back("Zp = $M;");
