@@ -82,16 +82,18 @@ constexpr std::size_t kMaxTracedInverseWork = 3500;
 constexpr int kMinEigenProductSpeeds = 32;
 
 // forwardDynamicsDerivatives of a chain (every dof's parent the dof
-// before it, so M is dense) from this many speeds to
-// kMinEigenProductSpeeds - 1 is composed with M^-1 by Gauss-Jordan
-// elimination over columns padded to a multiple of four rows
-// (massInverseGaussJordan): nu^2 kPad multiply-adds, each step a whole
-// column, against the tree-sparse factor and inverse's nu^3 / 2 in short
-// dependent steps. Paired, the whole function 1.01-1.07x as fast on
-// chains of 18 to 31 dofs; 1.0x at 15 and 0.95-0.99x at 8 to 12
-// against the traced factor and inverse (docs/performance.md,
-// "M^-1 of a chain by Gauss-Jordan").
+// before it, so M is dense) of kMinGaussJordanSpeeds to
+// kMaxGaussJordanSpeeds speeds is composed with M^-1 by Gauss-Jordan
+// elimination over columns padded to whole SIMD registers, two pivots at
+// a time (massInverseGaussJordan): nu^2 kPad multiply-adds, each column
+// loaded and stored once per two pivots, against the tree-sparse factor
+// and inverse's nu^3 / 2 in short dependent steps. Paired against those,
+// the whole function 1.09-1.16x as fast on chains of 16 to 31 dofs, 1.07x
+// at 36, 1.03x at 40 (clang++ -O2 -march=native with AVX-512; g++ 1.07-
+// 1.17x; with AVX2 alone 1.02-1.04x), within the noise at 12 to 15 and at
+// 50 (docs/performance.md, "M^-1 of a chain by Gauss-Jordan").
 constexpr int kMinGaussJordanSpeeds = 16;
+constexpr int kMaxGaussJordanSpeeds = 40;
 
 // Eigen's default EIGEN_STACK_ALLOCATION_LIMIT (bytes): no fixed-size
 // matrix may be larger.
@@ -1684,6 +1686,9 @@ class Tracer {
     if (nu >= kMinEigenProductSpeeds || massMatrixDynamic())
       return {"dudot_dq.noalias() = -dudot_dtau * $dr_dq;", "dudot_du.noalias() = -dudot_dtau * $dr_du;"};
     const int pad = (nu + 3) / 4 * 4;
+    if (paddedInverse)
+      return withProductLambda({"// dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du a column at a time: column c minus the sum",
+                                "// over k of M^-1's column k (Zp's, above) times dr(k, c)."});
     std::vector<std::string> lines = {
         "// dudot_dq = -M^-1 dr_dq and dudot_du = -M^-1 dr_du a column at a time: column c minus the sum",
         "// over k of M^-1's column k times dr(k, c), down kPad rows (whole SIMD registers: " +
@@ -1691,14 +1696,17 @@ class Tracer {
         pad > nu ? "// padded with zeros; Eigen's fixed-size products split " + std::to_string(nu) +
                        "-row columns into partial ones)."
                  : "// than Eigen's fixed-size products at these sizes)."};
-    if (!paddedInverse) {
-      lines.push_back("constexpr int kPad = " + std::to_string(pad) + ";");
-      if (pad > nu) {
-        for (std::string& line : paddedColumns("dudot_dtau", "M^-1, then zero rows")) lines.push_back(std::move(line));
-      } else {
-        lines.push_back("const MassMatrix& Zp = dudot_dtau;  // M^-1");
-      }
+    lines.push_back("constexpr int kPad = " + std::to_string(pad) + ";");
+    if (pad > nu) {
+      for (std::string& line : paddedColumns("dudot_dtau", "M^-1, then zero rows")) lines.push_back(std::move(line));
+    } else {
+      lines.push_back("const MassMatrix& Zp = dudot_dtau;  // M^-1");
     }
+    return withProductLambda(std::move(lines));
+  }
+
+  // `lines`, then the products of negatedProducts over Zp's kPad rows.
+  static std::vector<std::string> withProductLambda(std::vector<std::string> lines) {
     for (const std::string& line : std::vector<std::string>{
              "const auto product = [&Zp](const MassMatrix& dr, MassMatrix& out) {",
              "  for (int c = 0; c < nu; ++c) {",
@@ -1716,42 +1724,64 @@ class Tracer {
   // forwardDynamicsDerivatives' closing statements where M^-1 is Gauss-Jordan
   // elimination at run time (MassInverse::GaussJordan): M (whole, symmetric
   // positive definite, so no pivoting) copied into Zp, columns of kPad rows
-  // (a multiple of four, the rows past nu zero and staying zero), inverted
-  // in place, copied into dudot_dtau where padded; then the two products
-  // read Zp.
+  // (a multiple of the SIMD register's doubles where the header is compiled,
+  // the rows past nu zero and staying zero), inverted in place two pivots at
+  // a time (each column loaded and stored once for both), copied into
+  // dudot_dtau; then the two products read Zp.
   std::vector<std::string> massInverseGaussJordan() const {
-    const int nu = layout_.nu;
-    const int pad = (nu + 3) / 4 * 4;
     std::vector<std::string> lines = {
         "// At run time: M^-1 by Gauss-Jordan elimination in place (M is symmetric positive definite:",
-        "// no pivoting). Step k divides column k by the pivot M(k, k) and subtracts it, weighted by",
-        "// row k, from every other column, whole columns of kPad rows (" +
-            std::string(pad > nu ? "padded with zero rows, which stay zero" : "a multiple of four") + ")",
-        "// in SIMD registers: nu^2 kPad multiply-adds, against the tree-sparse factor and inverse's",
-        "// nu^3 / 2 in short dependent steps, for a chain, whose M is dense.",
-        "constexpr int kPad = " + std::to_string(pad) + ";"};
-    if (pad > nu) {
-      for (std::string& line : paddedColumns("$M", "M, then M^-1")) lines.push_back(std::move(line));
-    } else {
-      lines.push_back("MassMatrix& Zp = dudot_dtau;  // M, then M^-1");
-      lines.push_back("Zp = $M;");
-    }
-    for (const char* line : {"for (int k = 0; k < nu; ++k) {",
-                             "  const double pivot = 1.0 / Zp(k, k);",
-                             "  Eigen::Matrix<double, kPad, 1> c = Zp.col(k) * pivot;  // column k over the pivot, row k 0",
-                             "  c[k] = 0.0;",
+        "// no pivoting), whole columns of kPad rows in SIMD registers (kLanes doubles each, eight where",
+        "// Eigen aligns for AVX-512; the rows past nu zero, and they stay zero): nu^2 kPad multiply-adds,",
+        "// against the tree-sparse factor and inverse's nu^3 / 2 in short dependent steps, for a chain,",
+        "// whose M is dense. Two pivots k, l = k + 1 at a time, so that each column is loaded and",
+        "// stored once for both: P = the inverse of the 2 x 2 block (k, l) as it stands, in the factored",
+        "// form of two single pivots (s = 1 / Zp(k, k), t = 1 / the second pivot: as accurate as they,",
+        "// where the explicit 2 x 2 inverse lost two digits on an 18-link chain); every other column j",
+        "// takes x = P (Zp(k, j), Zp(l, j)), then Zp.col(j) -= ck x0 + cl x1 (ck, cl: columns k and l",
+        "// with rows k and l zero) and x into rows k and l; columns k and l become -(ck, cl) P with P in",
+        "// rows k and l. With nu odd, the last pivot alone.",
+        "constexpr int kLanes = EIGEN_MAX_STATIC_ALIGN_BYTES >= 64 ? 8 : 4;",
+        "constexpr int kPad = (nu + kLanes - 1) / kLanes * kLanes;",
+        "using Column = Eigen::Matrix<double, kPad, 1>;"};
+    for (std::string& line : paddedColumns("$M", "M, then M^-1")) lines.push_back(std::move(line));
+    for (const char* line : {"for (int k = 0; k + 1 < nu; k += 2) {",
+                             "  const int l = k + 1;",
+                             "  const double s = 1.0 / Zp(k, k), cs = Zp(l, k) * s, sb = s * Zp(k, l);",
+                             "  const double t = 1.0 / (Zp(l, l) - cs * Zp(k, l));  // 1 / the second pivot",
+                             "  const double p11 = t, p01 = -sb * t, p10 = -t * cs, p00 = s - p01 * cs;",
+                             "  Column ck = Zp.col(k), cl = Zp.col(l);",
+                             "  ck[k] = ck[l] = cl[k] = cl[l] = 0.0;",
                              "  for (int j = 0; j < nu; ++j) {",
-                             "    if (j == k) continue;",
+                             "    if (j == k || j == l) continue;",
+                             "    const double x1 = t * (Zp(l, j) - cs * Zp(k, j)), x0 = s * Zp(k, j) - sb * x1;",
+                             "    Zp.col(j) -= ck * x0 + cl * x1;",
+                             "    Zp(k, j) = x0;",
+                             "    Zp(l, j) = x1;",
+                             "  }",
+                             "  Zp.col(k) = -(ck * p00 + cl * p10);",
+                             "  Zp.col(l) = -(ck * p01 + cl * p11);",
+                             "  Zp(k, k) = p00;",
+                             "  Zp(k, l) = p01;",
+                             "  Zp(l, k) = p10;",
+                             "  Zp(l, l) = p11;",
+                             "}",
+                             "if (nu % 2 == 1) {  // the last pivot alone",
+                             "  constexpr int k = nu - 1;",
+                             "  const double pivot = 1.0 / Zp(k, k);",
+                             "  Column c = Zp.col(k) * pivot;",
+                             "  c[k] = 0.0;",
+                             "  for (int j = 0; j < k; ++j) {",
                              "    const double r = Zp(k, j);",
                              "    Zp.col(j) -= c * r;",
                              "    Zp(k, j) = r * pivot;",
                              "  }",
                              "  Zp.col(k) = -c;",
                              "  Zp(k, k) = pivot;",
-                             "}"})
+                             "}",
+                             "dudot_dtau = Zp.topRows<nu>();"})
       lines.emplace_back(line);
-    if (pad > nu) lines.push_back("dudot_dtau = Zp.topRows<nu>();");
-    for (const std::string& line : negatedProducts(/*paddedInverse=*/nu < kMinEigenProductSpeeds)) lines.push_back(line);
+    for (const std::string& line : negatedProducts(/*paddedInverse=*/layout_.nu < kMinEigenProductSpeeds)) lines.push_back(line);
     return lines;
   }
 
@@ -2329,11 +2359,11 @@ class Tracer {
   // calling both functions compiled it twice, and on the 50-link chain it
   // was no faster (docs/performance.md).
   // A chain (each dof's parent the dof before it: M dense) of
-  // kMinGaussJordanSpeeds to kMinEigenProductSpeeds - 1 speeds, whose
-  // composed forwardDynamicsDerivatives takes M^-1 by Gauss-Jordan.
+  // kMinGaussJordanSpeeds to kMaxGaussJordanSpeeds speeds, whose composed
+  // forwardDynamicsDerivatives takes M^-1 by Gauss-Jordan.
   bool gaussJordanChain(const std::vector<int>& dofParent) const {
     const int nu = layout_.nu;
-    if (nu < kMinGaussJordanSpeeds || nu >= kMinEigenProductSpeeds) return false;
+    if (nu < kMinGaussJordanSpeeds || nu > kMaxGaussJordanSpeeds) return false;
     for (int k = 0; k < nu; ++k)
       if (dofParent[static_cast<std::size_t>(k)] != k - 1) return false;
     return true;

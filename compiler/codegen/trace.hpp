@@ -59,9 +59,9 @@ struct TraceOptions {
   // inverseDynamicsDerivatives is shared steps, the function is composed of
   // it and M^-1 alone traced. A dynamic-size mass matrix always takes the
   // loops. GaussJordan: composed, M^-1 by Gauss-Jordan elimination over
-  // columns padded to a multiple of four rows, the tree's zeros ignored;
-  // Auto takes it for chains of kMinGaussJordanSpeeds to
-  // kMinEigenProductSpeeds - 1 speeds, whose M is dense.
+  // columns padded to whole SIMD registers, the tree's zeros ignored; Auto
+  // takes it for chains of kMinGaussJordanSpeeds to kMaxGaussJordanSpeeds
+  // speeds (16 to 40), whose M is dense.
   enum class MassInverse { Auto, Unrolled, Loops, GaussJordan };
   MassInverse massInverse = MassInverse::Auto;
   // Also the IR's `dependencies`: what udot, the outputs and the energies
