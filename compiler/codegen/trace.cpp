@@ -1666,9 +1666,8 @@ class Tracer {
     return true;
   }
 
-  // Zp, a copy of the nu x nu matrix `from` over columns of kPad rows, the
-  // rows past nu zero (whole SIMD registers where nu is not a multiple of
-  // four).
+  // Zp, a copy of the nu x nu matrix `from` over columns of kPad rows (kPad
+  // declared before), the rows past nu zero: whole SIMD registers.
   static std::vector<std::string> paddedColumns(const std::string& from, const std::string& comment) {
     return {"Eigen::Matrix<double, kPad, nu> Zp;  // " + comment, "Zp.topRows<nu>() = " + from + ";",
             "Zp.bottomRows<kPad - nu>().setZero();"};
@@ -2183,9 +2182,9 @@ class Tracer {
                               (options_.massInverse == MassInverse::Auto ? smallInverse && !composeSmall
                                                                          : options_.massInverse == MassInverse::Unrolled);
     if (f.id == FunctionId::ForwardDynamicsDerivatives && !traceInverse) {
-      ComposedInverse inverse = ComposedInverse::Loops;
+      ComposedInverse inverse = ComposedInverse::Loops;  // also for a dynamic-size M
       if (massMatrixDynamic()) {
-        inverse = ComposedInverse::Loops;
+        // the loops
       } else if (options_.massInverse == MassInverse::GaussJordan) {
         inverse = ComposedInverse::GaussJordan;
       } else if (options_.massInverse == MassInverse::Auto) {
