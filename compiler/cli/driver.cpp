@@ -385,6 +385,23 @@ fs::path buildCached(const fs::path& dir, const std::string& product, const std:
   return out;
 }
 
+// The capstan that runs: its executable's size and hash, read once. What
+// one generator emits beyond the plain header (the derivative code) is
+// keyed by it, so that a capstan whose code generation changed at the same
+// project version (a developer's build, a test run on a warm cache) never
+// takes an older capstan's build for its own. Empty where the executable
+// cannot be read (the key then rests on the project version alone).
+const std::string& generatorIdentity() {
+  static const std::string identity = [] {
+    const std::string bytes = readFile("/proc/self/exe");
+    if (bytes.empty()) return std::string();
+    char text[48];
+    std::snprintf(text, sizeof text, "%zu %016llx", bytes.size(), static_cast<unsigned long long>(fnv1a(bytes)));
+    return std::string(text);
+  }();
+  return identity;
+}
+
 // The cache folder of `key`.
 fs::path cacheFolder(const std::string& key) {
   char hex[17];
@@ -553,17 +570,21 @@ fs::path buildDriver(const Options& opts, const Loaded& loaded, const codegen::M
       "cache layout 5: driver + driver.ok, builds by structure, engine apart, libraries export their interface only";
   key += driverSource + cxx() + CAPSTAN_VERSION + kCacheLayout + product;
   // The derivative variant's code is not in the plain header the key holds:
-  // the template's text stands for it (an edited template rebuilds).
+  // the template's text (an edited template rebuilds) and, below, the
+  // generator's identity stand for it.
   key += readFile((opts.templates.empty() ? codegen::defaultTemplateDir() : fs::path(opts.templates)) / "model.hpp.j2");
   for (const auto& [name, text] : request.extraFiles) key += "\n" + name + "\n" + text;
   for (const auto& [path, text] : headers) key += "\n" + path + "\n" + text;
   for (const auto& f : flags) key += "\n" + f;
   for (const auto& l : libraries) key += "\n" + l;
-  // The build with the derivatives is keyed by the plain code too: the
-  // model's structure determines both.
+  // The build with the derivatives is keyed by the plain code too (the
+  // model's structure determines both) and by the capstan that generates
+  // its derivative code: not generated here unless it is built.
   const std::string derivatives = opts.symbolicDerivatives ? "derivatives, symbolic" : "derivatives";
   const std::string variant = request.derivatives ? derivatives : "plain";
-  const auto folder = [&](const std::string& v) { return cacheFolder(key + "\nvariant " + v); };
+  const auto folder = [&](const std::string& v) {
+    return cacheFolder(key + "\nvariant " + v + (v == "plain" ? "" : "\ngenerator " + generatorIdentity()));
+  };
   if (!request.derivatives && cachedIsWhole(folder("derivatives") / product))
     return folder("derivatives") / product;
   const fs::path dir = folder(variant);

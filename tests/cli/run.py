@@ -53,6 +53,7 @@ import math
 import os
 import pathlib
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -724,7 +725,9 @@ def one_build(capstan):
     edited default, start value or comment, another integrator or --t-end run
     the same program (builds.log in the cache folder counts the builds, and a
     build says so on stderr); a structural change builds again; cvode's exact
-    Jacobian adds the build with derivatives, which then serves every run.
+    Jacobian adds the build with derivatives, which then serves every run
+    of this capstan (another capstan's build at the same version builds it
+    again: its derivative code may differ).
     The simulation engine they all link is built once, by `capstan prepare`
     (or capstan's build), before the first simulate.
     The run with edited defaults agrees with --interpret: the driver is given
@@ -742,10 +745,10 @@ def one_build(capstan):
             log = cache / "builds.log"
             return sum(what in line for line in log.read_text().splitlines()) if log.exists() else 0
 
-        def step(what, text, command, *args, new_builds=0):
+        def step(what, text, command, *args, new_builds=0, exe=capstan):
             model.write_text(text)
             before = builds()
-            proc = subprocess.run([capstan, command, str(model), *map(str, args)], capture_output=True, text=True,
+            proc = subprocess.run([exe, command, str(model), *map(str, args)], capture_output=True, text=True,
                                   env=env, timeout=300)
             if proc.returncode != 0:
                 errors.append(f"{what}: exit {proc.returncode}:\n{proc.stderr}")
@@ -797,6 +800,18 @@ def one_build(capstan):
             step("cvode (the build with derivatives)", edited, "simulate", "--t-end", 0.5, "-o", csv, "--integrator",
                  "cvode", new_builds=1)
             step("eval --derivatives", edited, "eval", "--state", state, "--derivatives")
+            # Another capstan at the same version (this one with a byte
+            # appended: another build of the generator) builds the
+            # derivatives anew rather than run the code this one emitted.
+            other = pathlib.Path(capstan).with_name(f"capstan-other-{os.getpid()}")
+            try:
+                shutil.copy2(capstan, other)
+                with open(other, "ab") as f:
+                    f.write(b"\0")
+                step("eval --derivatives by another capstan", edited, "eval", "--state", state, "--derivatives",
+                     new_builds=1, exe=other)
+            finally:
+                other.unlink(missing_ok=True)
             step("dopri5 after cvode", edited, "simulate", "--t-end", 0.5, "-o", csv)
         structural = edited.replace("equation\n", "equation\n  pivot.tau = -0.1 * pivot.u;\n")
         step("a force law added", structural, "simulate", "--t-end", 0.5, "-o", csv, new_builds=1)
