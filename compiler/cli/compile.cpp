@@ -78,6 +78,7 @@ Generated generate(const Options& opts, const Loaded& loaded, const codegen::Mod
     to.massInverse = opts.massInverse == "loops"          ? codegen::TraceOptions::MassInverse::Loops
                      : opts.massInverse == "gauss-jordan" ? codegen::TraceOptions::MassInverse::GaussJordan
                                                           : codegen::TraceOptions::MassInverse::Unrolled;
+  if (opts.derivativeUdot == "call") to.forwardDynamicsCall = codegen::TraceOptions::ForwardDynamicsCall::Call;
   to.dependencies = dependencies;
   Generated g;
   codegen::ir::Model ir;

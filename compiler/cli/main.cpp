@@ -35,7 +35,7 @@ commands:
       mechanism as JSON)
   compile FILE -o DIR [--templates DIR] [--ir] [--depfile FILE] [--derivatives]
                 [--quadratic unrolled|compact] [--mass-inverse unrolled|loops|gauss-jordan]
-                [--recursions unrolled|loops]
+                [--derivative-udot fused|call] [--recursions unrolled|loops]
       write the model's C++ header (and with --ir the JSON IR) into DIR;
       --depfile writes every file the header depends on, in Make syntax;
       --quadratic: every body's frame Jacobians, the mass matrix and the
@@ -45,6 +45,9 @@ commands:
       --mass-inverse: forwardDynamicsDerivatives' M^-1 unrolled, as loops
       over the tree at run time, or by Gauss-Jordan elimination at run time
       (the default picks by the model's size and shape);
+      --derivative-udot: where forwardDynamicsDerivatives is composed of
+      inverseDynamicsDerivatives' steps, udot from its own M^-1 (fused, the
+      default) or from a forwardDynamics call;
       --recursions: the tree recursions (poses, velocities, energies, bias,
       inverse and forward dynamics, frame kinematics) unrolled, or as loops
       over the tree, for models of hundreds of bodies (the default picks by
@@ -249,6 +252,10 @@ Options parseArgs(int argc, char** argv) {
       opts.massInverse = value();
       if (opts.massInverse != "unrolled" && opts.massInverse != "loops" && opts.massInverse != "gauss-jordan")
         usageError(DiagKind::UsageOptionValue, "--mass-inverse", "`unrolled`, `loops` or `gauss-jordan`");
+    } else if (a == "--derivative-udot") {
+      opts.derivativeUdot = value();
+      if (opts.derivativeUdot != "fused" && opts.derivativeUdot != "call")
+        usageError(DiagKind::UsageOptionValue, "--derivative-udot", "`fused` or `call`");
     } else if (a == "--recursions") {
       opts.recursions = value();
       if (opts.recursions != "unrolled" && opts.recursions != "loops")

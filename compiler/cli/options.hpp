@@ -29,6 +29,7 @@ struct Options {
   bool derivatives = false;           // --derivatives (compile, eval): forwardDynamicsDerivatives
   bool symbolicDerivatives = false;   // --symbolic-derivatives: the same by symbolic differentiation (test oracle)
   std::string massInverse;            // --mass-inverse unrolled|loops|gauss-jordan (compile); empty: by the model's size
+  std::string derivativeUdot;         // --derivative-udot fused|call (compile); empty: fused
   std::string quadratic;              // --quadratic unrolled|compact (compile); empty: by the model's size
   std::string recursions;             // --recursions unrolled|loops (compile); empty: by the model's size
   // simulate / eval

@@ -53,6 +53,7 @@ class StepTracer {
   // its parameters (P).
   struct Step {
     std::vector<const Record*> sources;
+    bool named = false;  // sources' entries read as the function's arrays (`dfw3[12]`), not A0[12]
     std::vector<Expr> parameters;                     // this call's values of P's entries
     std::unordered_map<std::uint32_t, int> parameterOf;  // by value's node id
   };
@@ -72,7 +73,7 @@ class StepTracer {
   static Expr input(const Step& step, std::size_t source, std::size_t entry) {
     const Record& r = *step.sources.at(source);
     if (r.slot.at(entry) < 0) return r.constant.at(entry);
-    return symbol("A" + std::to_string(source) + "[" + std::to_string(r.slot[entry]) + "]");
+    return symbol((step.named ? r.array : "A" + std::to_string(source)) + "[" + std::to_string(r.slot[entry]) + "]");
   }
   // A parameter-stage value of the body: itself if constant, else a P entry.
   static Expr parameter(Step& step, const Expr& value) {
@@ -532,6 +533,8 @@ class DerivativeSteps : StepTracer {
   SharedSteps run() {
     for (const JointLayout& j : layout_.joints) forwardStep(j);
     for (auto j = layout_.joints.rbegin(); j != layout_.joints.rend(); ++j) backwardStep(*j);
+    out_.columnsAt = out_.blocks.size();
+    atForwardDynamics();
     for (const JointLayout& j : layout_.joints) columnStep(j);
     return std::move(out_);
   }
@@ -560,6 +563,72 @@ class DerivativeSteps : StepTracer {
       x.matrix(w_.B[b]);
     }
     x.matrix(w_.f[b]);
+  }
+
+  // forwardDynamicsDerivatives without forwardDynamics (the runtime's
+  // inverseDynamicsDerivativesAtForwardDynamics): it runs the forward and
+  // backward steps at udot = 0, where each body's backward array holds
+  // Newton-Euler's force f_b on its subtree, so C = S^T f (the bias, the
+  // armature's part zero); M from the pairs' loop, M^-1, udot = M^-1 (tau -
+  // C); then the column steps, which read the parent's acceleration a_p and
+  // f_b, need them at udot: in World a body's acceleration grows by
+  //   da_b = da_parent + Sw_b udot_b
+  // and the force on its subtree by the sum of Y_i da_i over it,
+  //   df_b = Y_b da_b + sum over the children c of df_c
+  // (Y_b its own inertia in World, from its forward array), added in place
+  // to the arrays' entries (an entry that is a constant does not depend on
+  // udot: its change is zero). Printed from the records: `bias` and
+  // `correction`, each in braces (their temporaries their own).
+  void atForwardDynamics() {
+    const std::size_t nb = layout_.joints.size();
+    std::vector<Assignment> bias, correction;
+    std::vector<Vec6<Expr>> da(nb), df(nb);
+    std::vector<SpatialInertia<Expr>> Y(nb);
+    // The last six entries of `record` take `change` in place.
+    const auto patch = [&correction](const Record& record, const Vec6<Expr>& change) {
+      const std::size_t first = record.slot.size() - 6;
+      for (std::size_t i = 0; i < 6; ++i) {
+        const int slot = record.slot[first + i];
+        if (change[static_cast<Eigen::Index>(i)].isZero()) continue;
+        if (slot < 0) {
+          throw std::logic_error("shared steps: a constant entry that depends on udot");
+        }
+        const std::string entry = record.array + "[" + std::to_string(slot) + "]";
+        correction.push_back({entry, symbol(entry) + change[static_cast<Eigen::Index>(i)]});
+      }
+    };
+    for (const JointLayout& j : layout_.joints) {  // parents first
+      const auto b = static_cast<std::size_t>(j.body);
+      Step step;
+      step.named = true;
+      step.sources = {&forward_[b], &backward_[b]};
+      Fields own(step, 0);
+      forwardFields(own, b);
+      Y[b] = w_.Ic[b];
+      da[b] = j.parent >= 0 ? da[static_cast<std::size_t>(j.parent)] : Vec6<Expr>(Vec6<Expr>::Constant(Expr(0.0)));
+      for (int c = 0; c < j.nu(); ++c)
+        da[b] += Vec6<Expr>(w_.Sw[b].col(c)) * symbol("udot[" + std::to_string(j.uIndex() + c) + "]");
+      if (!children_[b].empty()) patch(forward_[b], da[b]);
+      const Mat6X<Expr> Sw = w_.Sw[b];
+      Fields sums(step, 1);
+      backwardFields(sums, b);
+      for (int c = 0; c < j.nu(); ++c)
+        bias.push_back({"C[" + std::to_string(j.uIndex() + c) + "]", Vec6<Expr>(Sw.col(c)).dot(w_.f[b])});
+    }
+    for (auto j = layout_.joints.rbegin(); j != layout_.joints.rend(); ++j) {  // children first
+      const auto b = static_cast<std::size_t>(j->body);
+      df[b] = Y[b] * da[b];
+      for (int c : children_[b]) df[b] += df[static_cast<std::size_t>(c)];
+      patch(backward_[b], df[b]);
+    }
+    const auto print = [](const std::vector<Assignment>& statements, symbolic::OpCount& ops) {
+      symbolic::CppPrinter printer;
+      const symbolic::CppPrinter::Block block = printer.block(statements, "t", "      ");
+      ops = block.ops;
+      return "    {\n" + block.code + "    }\n";
+    };
+    out_.bias = print(bias, out_.biasOps);
+    out_.correction = print(correction, out_.correctionOps);
   }
 
   // `name` (a local of rows x nu, column-major): the joint's columns of `value`.

@@ -62,6 +62,16 @@ struct SharedSteps {
   int sinCosTable = 0;                 // the kernels read sin and cos of q[0] ... q[sinCosTable - 1]
                                        // from the table kSinCosTable, which the function declares
                                        // and fills first (sinCosTableLines); 0: none
+  // sharedDerivativeSteps, for forwardDynamicsDerivatives, which makes the
+  // same calls with its udot zero until it knows udot (below):
+  std::size_t columnsAt = 0;           // blocks[columnsAt ...]: the column steps (after the others)
+  std::string bias;                    // statements (in a scope of their own) setting the local
+                                       // U C = Newton-Euler's S^T f at udot = 0 from the steps'
+                                       // arrays, before the column steps
+  std::string correction;              // statements adding what udot (the local, set since)
+                                       // changes to the accelerations and forces the column steps
+                                       // read: da = da_parent + S udot, df = Y da + the children's
+  symbolic::OpCount biasOps, correctionOps;
 };
 
 // udot = M^-1 (tau - C) by the articulated-body algorithm in joint frames

@@ -100,6 +100,14 @@ constexpr int kMaxGaussJordanSpeeds = 40;
 constexpr std::size_t kEigenFixedSizeLimit = 128 * 1024;
 const char* const kResizeMassMatrix = "M.resize(nu, nu);  // dynamic size: allocates only if M is not nu x nu yet";
 
+// Which of the pairs' sums a loop emits (forwardDynamicsDerivatives
+// without forwardDynamics needs M before the column steps, the rest
+// after), and whether it declares the dof tables it reads (the first
+// loop of two).
+struct PairParts {
+  bool mass = true, tau = true, tables = true;
+};
+
 class Tracer {
  public:
   Tracer(const sema::FlatModel& model, const mechanics::Mechanism& mech, const ModelLayout& layout,
@@ -182,6 +190,9 @@ class Tracer {
         continue;
       }
       json traced = trace(f, evaluator);
+      if (f.id == FunctionId::InverseDynamicsDerivatives && !fusedKernels_.is_null() &&
+          traced.value("kernels", json()) != fusedKernels_)
+        throw std::logic_error("forwardDynamicsDerivatives calls shared steps that inverseDynamicsDerivatives lacks");
       if (f.id == FunctionId::ForwardDynamicsExternal && !layout_.cables.empty()) traced["name"] = "forwardDynamicsWithoutCables";
       if (f.id == FunctionId::ForwardDynamicsDerivativesExternal) traced["name"] = "forwardDynamicsDerivativesWithoutCables";
       if (f.id == FunctionId::OutputDerivatives && !layout_.cables.empty()) {
@@ -1727,7 +1738,7 @@ class Tracer {
   // the rows past nu zero and staying zero), inverted in place two pivots at
   // a time (each column loaded and stored once for both), copied into
   // dudot_dtau; then the two products read Zp.
-  std::vector<std::string> massInverseGaussJordan() const {
+  std::vector<std::string> massInverseGaussJordan(bool products = true) const {
     std::vector<std::string> lines = {
         "// At run time: M^-1 by Gauss-Jordan elimination in place (M is symmetric positive definite:",
         "// no pivoting), whole columns of kPad rows in SIMD registers (kLanes doubles each, eight where",
@@ -1783,7 +1794,8 @@ class Tracer {
                              "}",
                              "dudot_dtau = Zp.topRows<nu>();"})
       lines.emplace_back(line);
-    for (const std::string& line : negatedProducts(/*paddedInverse=*/layout_.nu < kMinEigenProductSpeeds)) lines.push_back(line);
+    if (products)
+      for (const std::string& line : negatedProducts(/*paddedInverse=*/layout_.nu < kMinEigenProductSpeeds)) lines.push_back(line);
     return lines;
   }
 
@@ -1806,7 +1818,9 @@ class Tracer {
   // the composed function factors, is whole.
   // sparseProducts: the two products over dr's rows on each column's path
   // only (treeSparseProducts), else negatedProducts.
-  std::vector<std::string> massInverseLoops(PairTables declared, bool lowerOnly, bool sparseProducts = false) const {
+  // products: the two products too (else loopProducts, later).
+  std::vector<std::string> massInverseLoops(PairTables declared, bool lowerOnly, bool sparseProducts = false,
+                                            bool products = true) const {
     const std::string rows = std::to_string(std::min(layout_.nu, 8));
     std::vector<std::string> lines = {
         "// At run time: M = U^T D U in place on its upper triangle (F: U = L^T, unit, above the diagonal",
@@ -1875,10 +1889,16 @@ class Tracer {
         "  dudot_dtau(a, a) = 1.0 / F(a, a) - F.col(a).head(a).dot(dudot_dtau.col(a).head(a));",
         "  dudot_dtau.row(a).head(a) = dudot_dtau.col(a).head(a).transpose();",
         "}"};
-    if (!sparseProducts) {
-      for (const std::string& line : negatedProducts()) lines.push_back(line);
-      return lines;
-    }
+    if (products)
+      for (std::string& line : loopProducts(sparseProducts)) lines.push_back(std::move(line));
+    return lines;
+  }
+
+  // massInverseLoops' two products (after its M^-1, whose kRows and Rows
+  // they use): over each column's path (sparseProducts) or negatedProducts.
+  std::vector<std::string> loopProducts(bool sparseProducts) const {
+    std::vector<std::string> lines;
+    if (!sparseProducts) return negatedProducts();
     // Up to four blocks of rows at a time (eight running sums): with all
     // seven of a 50-dof column at once, g++ -O2 -march=native ran the
     // products slower than Eigen's.
@@ -1982,9 +2002,11 @@ class Tracer {
   // assign: every entry of dq, du and M is the loop's alone (a serial
   // chain, nothing written into them before it; by columns only), so the
   // loop stores its sums instead of adding them to zeros.
+  // parts: the sums emitted (all by default); into: where the loop's lines
+  // go, else the function's closing statements.
   PairTables pairLoop(FunctionBuilder& fn, const local::DerivativePairs<Expr>* p, const std::string& dq,
                       const std::string& du, const std::string& M, bool lowerOnly, json* declared = nullptr,
-                      bool assign = false) {
+                      bool assign = false, PairParts parts = {}, std::vector<std::string>* into = nullptr) {
     const int rows = p != nullptr ? static_cast<int>(p->F.rows()) : 12;  // of F and W
     for (const PairFactor& f : kPairFactors) {
       const std::string r = std::to_string(f.sixRows ? 6 : rows);
@@ -2005,10 +2027,15 @@ class Tracer {
     // By columns for M whole only (the inverse derivatives; the cable
     // models' traced forward ones, whose M is its lower triangle, by paths).
     const bool columns = !lowerOnly && pairsByColumns();
-    const std::vector<std::string> lines =
-        columns ? pairColumns(rows, dq, du, M, first, assign) : pairPaths(dq, du, M, lowerOnly, first);
+    const std::vector<std::string> lines = columns ? pairColumns(rows, dq, du, M, first, assign, parts)
+                                                   : pairPaths(dq, du, M, lowerOnly, first, parts);
     for (const std::string& line : lines) {
-      if (!line.empty()) fn.closing(line);
+      if (line.empty()) continue;
+      if (into != nullptr) {
+        into->push_back(line);
+      } else {
+        fn.closing(line);
+      }
     }
     return PairTables{true, columns};
   }
@@ -2016,28 +2043,31 @@ class Tracer {
   // The pairs' loop by paths (local::addDerivativePairs' order): for every
   // dof k, each dof j on its path to the root, one pair at a time.
   std::vector<std::string> pairPaths(const std::string& dq, const std::string& du, const std::string& M,
-                                     bool lowerOnly, const std::string& first) const {
-    return {"// At run time, the pairs' terms (capstan/dynamics_derivatives.hpp's addDerivativePairs): for",
+                                     bool lowerOnly, const std::string& first, PairParts parts = {}) const {
+    const bool mass = parts.mass, tau = parts.tau;
+    return {mass && tau ? "// At run time, the pairs' terms (capstan/dynamics_derivatives.hpp's addDerivativePairs): for"
+                        : std::string("// At run time, the pairs' terms of ") + (mass ? "M" : "dtau_dq and dtau_du") +
+                              " (capstan/dynamics_derivatives.hpp's addDerivativePairs): for",
             "// every dof k and each dof j on its path to the root (kDofParent), F_k . W_j into (k, j) and",
             "// into (j, k) F_j . W_k if j is of k's joint (kFirstDof[k]: its first dof), else S_j . g_k;",
             "// M_kj = M_jk = F_k's first six . S_j.",
-            dofParentTable(),
-            "static constexpr std::array<int, nu> kFirstDof{{" + first + "}};",
+            parts.tables ? dofParentTable() : "",
+            parts.tables ? "static constexpr std::array<int, nu> kFirstDof{{" + first + "}};" : "",
             "for (int k = 0; k < nu; ++k) {",
             "  for (int j = k; j >= 0; j = kDofParent[j]) {",
-            "    const double m = $pairF.col(k).head<6>().dot($pairSw.col(j));",
-            "    " + M + "(k, j) += m;",
-            lowerOnly ? "" : "    if (j != k) " + M + "(j, k) += m;",
-            "    " + dq + "(k, j) += $pairF.col(k).dot($pairWq.col(j));",
-            "    " + du + "(k, j) += $pairF.col(k).dot($pairWu.col(j));",
-            "    if (j == k) continue;",
-            "    if (j >= kFirstDof[k]) {",
-            "      " + dq + "(j, k) += $pairF.col(j).dot($pairWq.col(k));",
-            "      " + du + "(j, k) += $pairF.col(j).dot($pairWu.col(k));",
-            "    } else {",
-            "      " + dq + "(j, k) += $pairSw.col(j).dot($pairGq.col(k));",
-            "      " + du + "(j, k) += $pairSw.col(j).dot($pairGu.col(k));",
-            "    }",
+            mass ? "    const double m = $pairF.col(k).head<6>().dot($pairSw.col(j));" : "",
+            mass ? "    " + M + "(k, j) += m;" : "",
+            mass && !lowerOnly ? "    if (j != k) " + M + "(j, k) += m;" : "",
+            tau ? "    " + dq + "(k, j) += $pairF.col(k).dot($pairWq.col(j));" : "",
+            tau ? "    " + du + "(k, j) += $pairF.col(k).dot($pairWu.col(j));" : "",
+            tau ? "    if (j == k) continue;" : "",
+            tau ? "    if (j >= kFirstDof[k]) {" : "",
+            tau ? "      " + dq + "(j, k) += $pairF.col(j).dot($pairWq.col(k));" : "",
+            tau ? "      " + du + "(j, k) += $pairF.col(j).dot($pairWu.col(k));" : "",
+            tau ? "    } else {" : "",
+            tau ? "      " + dq + "(j, k) += $pairSw.col(j).dot($pairGq.col(k));" : "",
+            tau ? "      " + du + "(j, k) += $pairSw.col(j).dot($pairGu.col(k));" : "",
+            tau ? "    }" : "",
             "  }",
             "}"};
   }
@@ -2054,103 +2084,104 @@ class Tracer {
   // own joint: F_j . W_k and M's. Where it is emitted: pairsByColumns
   // (docs/performance.md, "The pairs' loop by columns").
   std::vector<std::string> pairColumns(int rows, const std::string& dq, const std::string& du,
-                                       const std::string& M, const std::string& first, bool assign) const {
-    const std::string R = std::to_string(rows);
+                                       const std::string& M, const std::string& first, bool assign,
+                                       PairParts parts = {}) const {
+    const std::string R = std::to_string(parts.tau ? rows : 6);  // F's rows read
     const std::string op = assign ? " = " : " += ";  // store, or add to what the steps wrote
-    std::vector<std::string> out = {
-        "// At run time, the pairs' terms (capstan/dynamics_derivatives.hpp's addDerivativePairs) by",
-        "// columns, every dof's subtree being the dofs k ... kLastDescendant[k]: below the diagonal,",
-        "// (k, j) for k in j's subtree, F_k . Wq_j, F_k . Wu_j and M's F1_k . S_j; above it, (j, k) for",
-        "// j on k's path above k's joint (kFirstDof[k]: its first dof; runs of consecutive dofs from",
-        "// kRunStart), S_j . g_k and M's S_j . F1_k, and for j of k's joint F_j . W_k. Four rows at a",
-        "// time; F and S transposed into pairT first (three zero columns after the last dof).",
-        dofParentTable(),
-        dofRunTable(/*lastDescendant=*/false),
-        dofRunTable(/*lastDescendant=*/true),
-        "static constexpr std::array<int, nu> kFirstDof{{" + first + "}};",
-        "{",
-        "  using Lanes = Eigen::Array<double, 4, 1>;",
-        "  constexpr int ld = nu + 3;",
-        "  std::array<double, (" + R + " + 6) * ld> pairT;  // F's rows, then S's, across the dofs",
-        "  double* const FT = pairT.data();",
-        "  double* const ST = pairT.data() + " + R + " * ld;",
-        "  for (int k = 0; k < ld; ++k) {",
-        "    for (int r = 0; r < " + R + "; ++r) FT[r * ld + k] = k < nu ? $pairF(r, k) : 0.0;",
-        "    for (int r = 0; r < 6; ++r) ST[r * ld + k] = k < nu ? $pairSw(r, k) : 0.0;",
-        "  }",
-        "  for (int j = 0; j < nu; ++j) {",
-        "    const double* const wq = $pairWq.col(j).data();",
-        "    const double* const wu = $pairWu.col(j).data();",
-        "    const double* const s = $pairSw.col(j).data();",
-        "    const int last = kLastDescendant[j];",
-        "    for (int k = j; k <= last; k += 4) {",
-        "      const Lanes f0 = Eigen::Map<const Lanes>(FT + k);",
-        "      Lanes a = f0 * wq[0], b = f0 * wu[0], m = f0 * s[0];"};
-    for (int r = 1; r < rows; ++r) {
-      const std::string rs = std::to_string(r);
-      out.push_back("      {");
-      out.push_back("        const Lanes f = Eigen::Map<const Lanes>(FT + " + rs + " * ld + k);");
-      out.push_back("        a += f * wq[" + rs + "];");
-      out.push_back("        b += f * wu[" + rs + "];");
-      if (r < 6) out.push_back("        m += f * s[" + rs + "];");
-      out.push_back("      }");
-    }
+    const bool mass = parts.mass, tau = parts.tau;
+    // The lines that are the parts' asked for (`line` if the part's).
+    std::vector<std::string> out;
+    const auto add = [&out](bool part, const std::string& line) {
+      if (part) out.push_back(line);
+    };
+    // Four rows' sums (row, ...) of column `col` stored (or added) into the
+    // results, the last rows up to `end` one at a time: dq's sum `x`, du's
+    // `y`, M's `m`.
+    const auto stores = [&](const std::string& pad, const std::string& row, const std::string& col,
+                            const std::string& end, const std::string& x, const std::string& y) {
+      add(true, pad + "if (" + row + " + 3 <= " + end + ") {");
+      add(tau, pad + "  Eigen::Map<Lanes>(&" + dq + "(" + row + ", " + col + "))" + op + x + ";");
+      add(tau, pad + "  Eigen::Map<Lanes>(&" + du + "(" + row + ", " + col + "))" + op + y + ";");
+      add(mass, pad + "  Eigen::Map<Lanes>(&" + M + "(" + row + ", " + col + "))" + op + "m;");
+      add(true, pad + "} else {");
+      add(true, pad + "  for (int l = 0; " + row + " + l <= " + end + "; ++l) {");
+      add(tau, pad + "    " + dq + "(" + row + " + l, " + col + ")" + op + x + "[l];");
+      add(tau, pad + "    " + du + "(" + row + " + l, " + col + ")" + op + y + "[l];");
+      add(mass, pad + "    " + M + "(" + row + " + l, " + col + ")" + op + "m[l];");
+      add(true, pad + "  }");
+      add(true, pad + "}");
+    };
+    add(true, mass && tau ? "// At run time, the pairs' terms (capstan/dynamics_derivatives.hpp's addDerivativePairs) by"
+                          : std::string("// At run time, the pairs' terms of ") + (mass ? "M" : "dtau_dq and dtau_du") +
+                                " (capstan/dynamics_derivatives.hpp's addDerivativePairs) by");
+    for (const char* line :
+         {"// columns, every dof's subtree being the dofs k ... kLastDescendant[k]: below the diagonal,",
+          "// (k, j) for k in j's subtree, F_k . Wq_j, F_k . Wu_j and M's F1_k . S_j; above it, (j, k) for",
+          "// j on k's path above k's joint (kFirstDof[k]: its first dof; runs of consecutive dofs from",
+          "// kRunStart), S_j . g_k and M's S_j . F1_k, and for j of k's joint F_j . W_k. Four rows at a",
+          "// time; F and S transposed into pairT first (three zero columns after the last dof)."})
+      add(true, line);
+    add(parts.tables, dofParentTable());
+    add(parts.tables, dofRunTable(/*lastDescendant=*/false));
+    add(parts.tables, dofRunTable(/*lastDescendant=*/true));
+    add(parts.tables, "static constexpr std::array<int, nu> kFirstDof{{" + first + "}};");
     for (const std::string& line : std::vector<std::string>{
-             "      if (k + 3 <= last) {",
-             "        Eigen::Map<Lanes>(&" + dq + "(k, j))" + op + "a;",
-             "        Eigen::Map<Lanes>(&" + du + "(k, j))" + op + "b;",
-             "        Eigen::Map<Lanes>(&" + M + "(k, j))" + op + "m;",
-             "      } else {",
-             "        for (int l = 0; k + l <= last; ++l) {",
-             "          " + dq + "(k + l, j)" + op + "a[l];",
-             "          " + du + "(k + l, j)" + op + "b[l];",
-             "          " + M + "(k + l, j)" + op + "m[l];",
-             "        }",
-             "      }",
-             "    }",
+             "{",
+             "  using Lanes = Eigen::Array<double, 4, 1>;",
+             "  constexpr int ld = nu + 3;",
+             "  std::array<double, (" + R + " + 6) * ld> pairT;  // F's rows, then S's, across the dofs",
+             "  double* const FT = pairT.data();",
+             "  double* const ST = pairT.data() + " + R + " * ld;",
+             "  for (int k = 0; k < ld; ++k) {",
+             "    for (int r = 0; r < " + R + "; ++r) FT[r * ld + k] = k < nu ? $pairF(r, k) : 0.0;",
+             "    for (int r = 0; r < 6; ++r) ST[r * ld + k] = k < nu ? $pairSw(r, k) : 0.0;",
              "  }",
-             "  for (int k = 0; k < nu; ++k) {",
-             "    for (int j = kFirstDof[k]; j < k; ++j) {  // k's own joint",
-             "      " + M + "(j, k)" + op + "$pairSw.col(j).dot($pairF.col(k).head<6>());",
-             "      " + dq + "(j, k)" + op + "$pairF.col(j).dot($pairWq.col(k));",
-             "      " + du + "(j, k)" + op + "$pairF.col(j).dot($pairWu.col(k));",
-             "    }",
-             "    const double* const gq = $pairGq.col(k).data();",
-             "    const double* const gu = $pairGu.col(k).data();",
-             "    const double* const f1 = $pairF.col(k).data();",
-             "    for (int e = kDofParent[kFirstDof[k]]; e >= 0; e = kDofParent[kRunStart[e]]) {",
-             "      for (int j = kRunStart[e]; j <= e; j += 4) {",
-             "        const Lanes s0 = Eigen::Map<const Lanes>(ST + j);",
-             "        Lanes c = s0 * gq[0], d = s0 * gu[0], m = s0 * f1[0];"}) {
-      out.push_back(line);
+             "  for (int j = 0; j < nu; ++j) {"})
+      add(true, line);
+    add(tau, "    const double* const wq = $pairWq.col(j).data();");
+    add(tau, "    const double* const wu = $pairWu.col(j).data();");
+    add(mass, "    const double* const s = $pairSw.col(j).data();");
+    add(true, "    const int last = kLastDescendant[j];");
+    add(true, "    for (int k = j; k <= last; k += 4) {");
+    add(true, "      const Lanes f0 = Eigen::Map<const Lanes>(FT + k);");
+    add(true, std::string("      Lanes ") + (tau ? "a = f0 * wq[0], b = f0 * wu[0]" : "") + (mass && tau ? ", " : "") +
+                  (mass ? "m = f0 * s[0]" : "") + ";");
+    for (int r = 1; r < (tau ? rows : 6); ++r) {
+      const std::string rs = std::to_string(r);
+      add(true, "      {");
+      add(true, "        const Lanes f = Eigen::Map<const Lanes>(FT + " + rs + " * ld + k);");
+      add(tau, "        a += f * wq[" + rs + "];");
+      add(tau, "        b += f * wu[" + rs + "];");
+      add(mass && r < 6, "        m += f * s[" + rs + "];");
+      add(true, "      }");
     }
+    stores("      ", "k", "j", "last", "a", "b");
+    for (const char* line : {"    }", "  }", "  for (int k = 0; k < nu; ++k) {",
+                             "    for (int j = kFirstDof[k]; j < k; ++j) {  // k's own joint"})
+      add(true, line);
+    add(mass, "      " + M + "(j, k)" + op + "$pairSw.col(j).dot($pairF.col(k).head<6>());");
+    add(tau, "      " + dq + "(j, k)" + op + "$pairF.col(j).dot($pairWq.col(k));");
+    add(tau, "      " + du + "(j, k)" + op + "$pairF.col(j).dot($pairWu.col(k));");
+    add(true, "    }");
+    add(tau, "    const double* const gq = $pairGq.col(k).data();");
+    add(tau, "    const double* const gu = $pairGu.col(k).data();");
+    add(mass, "    const double* const f1 = $pairF.col(k).data();");
+    add(true, "    for (int e = kDofParent[kFirstDof[k]]; e >= 0; e = kDofParent[kRunStart[e]]) {");
+    add(true, "      for (int j = kRunStart[e]; j <= e; j += 4) {");
+    add(true, "        const Lanes s0 = Eigen::Map<const Lanes>(ST + j);");
+    add(true, std::string("        Lanes ") + (tau ? "c = s0 * gq[0], d = s0 * gu[0]" : "") + (mass && tau ? ", " : "") +
+                  (mass ? "m = s0 * f1[0]" : "") + ";");
     for (int r = 1; r < 6; ++r) {
       const std::string rs = std::to_string(r);
-      out.push_back("        {");
-      out.push_back("          const Lanes s = Eigen::Map<const Lanes>(ST + " + rs + " * ld + j);");
-      out.push_back("          c += s * gq[" + rs + "];");
-      out.push_back("          d += s * gu[" + rs + "];");
-      out.push_back("          m += s * f1[" + rs + "];");
-      out.push_back("        }");
+      add(true, "        {");
+      add(true, "          const Lanes s = Eigen::Map<const Lanes>(ST + " + rs + " * ld + j);");
+      add(tau, "          c += s * gq[" + rs + "];");
+      add(tau, "          d += s * gu[" + rs + "];");
+      add(mass, "          m += s * f1[" + rs + "];");
+      add(true, "        }");
     }
-    for (const std::string& line : std::vector<std::string>{
-             "        if (j + 3 <= e) {",
-             "          Eigen::Map<Lanes>(&" + dq + "(j, k))" + op + "c;",
-             "          Eigen::Map<Lanes>(&" + du + "(j, k))" + op + "d;",
-             "          Eigen::Map<Lanes>(&" + M + "(j, k))" + op + "m;",
-             "        } else {",
-             "          for (int l = 0; j + l <= e; ++l) {",
-             "            " + dq + "(j + l, k)" + op + "c[l];",
-             "            " + du + "(j + l, k)" + op + "d[l];",
-             "            " + M + "(j + l, k)" + op + "m[l];",
-             "          }",
-             "        }",
-             "      }",
-             "    }",
-             "  }",
-             "}"}) {
-      out.push_back(line);
-    }
+    stores("        ", "j", "k", "e", "c", "d");
+    for (const char* line : {"      }", "    }", "  }", "}"}) add(true, line);
     return out;
   }
 
@@ -2195,6 +2226,8 @@ class Tracer {
                   : smallInverse              ? ComposedInverse::Traced
                                               : ComposedInverse::Loops;
       }
+      if (inverseSteps() && !massMatrixDynamic() && options_.forwardDynamicsCall == TraceOptions::ForwardDynamicsCall::Fused)
+        return fusedForwardDynamicsDerivatives(f, inverse, ev);
       return composedForwardDynamicsDerivatives(f, inverse);
     }
     // The pair terms (local::DerivativePairs): traced with the rest, or,
@@ -2382,39 +2415,8 @@ class Tracer {
       fn.local(std::string("MassMatrix ") + m + ";  // inverseDynamicsDerivatives sets every entry");
       fn.readAtEnd(m);
     }
-    // The force laws' derivatives: their nonzero entries traced into
-    // dlaws, then subtracted entry by entry (a force law reaches a few
-    // dofs; no nu x nu temporaries).
-    std::vector<std::string> laws;
     std::vector<std::pair<int, int>> lawEntries;  // (row, column) of each
-    if (!layout_.forceLaws.empty()) {
-      const FunctionValues<Expr> v = arguments();
-      env_->setState(v.time, v.q, v.u);
-      const ForceDerivatives<Expr> d = forceDerivatives(env_->appliedForces(), {});
-      for (const auto& [dr, value, along] : {std::tuple{"dr_dq", &d.dtau_dq, "q along N(q)"},
-                                             std::tuple{"dr_du", &d.dtau_du, "u"}}) {
-        for (const JointLayout& j : layout_.joints) {
-          std::vector<Assignment> out;
-          for (int c = j.uIndex(); c < j.uIndex() + j.nu(); ++c) {
-            for (int row = 0; row < value->rows(); ++row) {
-              if ((*value)(row, c).isZero()) continue;
-              const std::string entry = "dlaws[" + std::to_string(laws.size()) + "]";
-              out.push_back({entry, (*value)(row, c)});
-              lawEntries.emplace_back(row, c);
-              laws.push_back("$" + std::string(dr) + ".coeffRef(" + std::to_string(row) + ", " + std::to_string(c) +
-                             ") -= $" + entry + ";");
-            }
-          }
-          fn.block(cite_.joint(j) + ": d(force laws' tau) / d" + along + ", its columns", out);
-        }
-      }
-      if (!laws.empty()) {
-        fn.local("Eigen::Matrix<double, " + std::to_string(laws.size()) +
-                 ", 1> dlaws;  // the force laws' nonzero derivatives, subtracted below");
-        fn.readAtEnd("dlaws");
-        laws.insert(laws.begin(), "// The residual less the force laws' derivatives.");
-      }
-    }
+    const std::vector<std::string> laws = forceLawDerivatives(fn, lawEntries);
     fn.closing("// udot, then inverse dynamics' derivatives there: d tau / dx and M.");
     fn.closing("forwardDynamics(time, q, u, $udot);");
     fn.closing("inverseDynamicsDerivatives(time, q, u, $udot, $dr_dq, $dr_du, $M);");
@@ -2456,6 +2458,203 @@ class Tracer {
       j["kernels"] = json::array({kernel});
     }
     return j;
+  }
+
+  // forwardDynamicsDerivatives without forwardDynamics, where
+  // inverseDynamicsDerivatives is shared steps (the runtime's
+  // inverseDynamicsDerivativesAtForwardDynamics; steps.hpp's SharedSteps
+  // bias and correction): its steps' calls with udot zero up to the
+  // column steps (the kernels inverseDynamicsDerivatives emits), C = S^T f
+  // from the backward steps' arrays, M from the pairs' loop, M^-1 (as
+  // `inverse`), udot = M^-1 (tau - C), the accelerations and forces the
+  // column steps read moved to that udot, the column steps, the rest of
+  // the pairs' loop, the force laws' derivatives subtracted, the products.
+  // ABA's work is saved: M^-1, which the derivatives need, gives udot.
+  json fusedForwardDynamicsDerivatives(const GeneratedFunction& f, ComposedInverse inverse,
+                                       FunctionEvaluator<Expr>& ev) {
+    const bool tracedInverse = inverse == ComposedInverse::Traced;
+    // The steps as inverseDynamicsDerivatives traces them (analyticDerivatives).
+    const GeneratedFunction& inverseDynamics = generatedFunction(FunctionId::InverseDynamicsDerivatives);
+    FunctionValues<Expr> v = arguments();
+    ev.forceDerivatives = [this](const FunctionValues<Expr>&, const VectorX<Expr>& tau,
+                                 const std::vector<Vec6<Expr>>& fext) { return forceDerivatives(tau, fext); };
+    ev.derivativePairs = true;
+    ev.run(inverseDynamics.id, v);
+    ev.derivativePairs = false;
+    ev.forceDerivatives = nullptr;
+    const SharedSteps shared = sharedDerivativeSteps(
+        mechanism_, ev.derivative, layout_, [this](const JointLayout& j) { return cite_.joint(j); },
+        inverseDynamics.key());
+    fusedKernels_ = shared.kernels;
+
+    FunctionBuilder fn = function(f);
+    resizeResults(fn, {"dudot_dq", "dudot_du", "dudot_dtau"});
+    fn.local("U udot = U::Zero();  // zero for the steps before the column steps, then forward dynamics'");
+    fn.local("U C;  // Newton-Euler's S^T f at udot = 0: the bias");
+    for (const char* m : {"udot", "C"}) fn.readAtEnd(m);
+    const bool laws = !layout_.forceLaws.empty();
+    if (laws) {
+      fn.local("U tau = U::Zero();  // the force laws' generalized forces");
+      fn.readAtEnd("tau");
+      env_->setState(v.time, v.q, v.u);
+      forceLawBlocks(fn, env_->appliedForces(), "tau");
+    }
+    std::vector<std::pair<int, int>> lawEntries;
+    std::vector<std::string> lawLines = forceLawDerivatives(fn, lawEntries);
+    // As inverseDynamicsDerivatives (derivativeSteps): on a chain with no
+    // joint's own block and no armature, the pairs' loops store every entry;
+    // else they add to zeros, M's armature, each joint's own block.
+    const bool chain = entriesOnPaths() == static_cast<long>(layout_.nu) * layout_.nu;
+    const bool assign = chain && pairsByColumns() && !shared.ownBlocks && !hasNonzero(v.M);
+    for (const char* m : {"dr_dq", "dr_du", "M"}) {
+      fn.local(std::string("MassMatrix ") + m + (assign ? ";  // the pairs' loops set every entry" : " = MassMatrix::Zero();"));
+      fn.readAtEnd(m);
+    }
+    if (!assign) columnBlocks(fn, "M", v.M, "M's armature (the rest in the pairs' loop)");
+    json declared = json::array();
+    std::vector<std::string> middle;  // M, M^-1 and udot, between the backward and the column steps
+    const PairTables tables = pairLoop(fn, nullptr, "dr_dq", "dr_du", "M", /*lowerOnly=*/false, &declared,
+                                       assign, PairParts{true, false, true}, &middle);
+    const std::size_t massLinesEnd = middle.size();
+    json unused = json::array();
+    pairLoop(fn, nullptr, "dr_dq", "dr_du", "M", /*lowerOnly=*/false, &unused, assign,
+             PairParts{false, true, false});
+    for (const std::string& line : lawLines) fn.closing(line);
+    const bool sparseProducts = inverse == ComposedInverse::Loops && treeSparseProducts(lawEntries);
+    json kernel;
+    std::vector<std::string> products;
+    if (tracedInverse) {
+      kernel = massInverseKernel(f.key() + "Inverse");
+      middle.push_back("// M^-1 from M's factor, traced (" + kernel.at("operations").get<std::string>() + ").");
+      middle.push_back(kernel.at("name").get<std::string>() + "($M.data(), dudot_dtau.data());");
+      products = negatedProducts();
+    } else if (inverse == ComposedInverse::GaussJordan) {
+      for (std::string& line : massInverseGaussJordan(/*products=*/false)) middle.push_back(std::move(line));
+      products = negatedProducts(/*paddedInverse=*/layout_.nu < kMinEigenProductSpeeds);
+    } else {
+      for (std::string& line : massInverseLoops(tables, /*lowerOnly=*/false, sparseProducts, /*products=*/false))
+        if (!line.empty()) middle.push_back(std::move(line));
+      products = loopProducts(sparseProducts);
+    }
+    // udot, refined once: the product with the explicit inverse is not
+    // backward stable, and its error grows with M's condition number
+    // (1e-11 on a 36-dof chain with every joint type, where ABA's udot is
+    // good to 1e-15); one step of refinement with the residual against M
+    // (2 nu^2 multiply-adds) makes it so (Skeel). The loops factor M in
+    // place: a copy of it first.
+    const bool copy = inverse == ComposedInverse::Loops;
+    middle.insert(middle.begin() + static_cast<std::ptrdiff_t>(massLinesEnd), copy ? "const MassMatrix Mcopy = $M;  // M, for udot's residual (the loops factor M in place)" : "");
+    for (const std::string& line : std::vector<std::string>{
+             "// udot = M^-1 (tau - C), refined once: udot += M^-1 (tau - C - M udot).",
+             std::string("U rhs = ") + (laws ? "$tau - $C;" : "-$C;"),
+             "$udot.noalias() = dudot_dtau * rhs;",
+             std::string("rhs.noalias() -= ") + (copy ? "Mcopy" : "$M") + " * $udot;",
+             "$udot.noalias() += dudot_dtau * rhs;"})
+      middle.push_back(line);
+    for (const std::string& line : products) fn.closing(line);
+    fn.requireSinCosTable(shared.sinCosTable);
+    symbolic::OpCount ops = shared.ops;
+    ops += fn.ops();
+    ops += shared.biasOps;
+    ops += shared.correctionOps;
+    std::vector<std::string> doc = f.doc;
+    doc.push_back("inverseDynamicsDerivatives' " + std::to_string(shared.blocks.size()) +
+                  " calls of shared steps, the ones before the column steps at udot = 0 (" + brief(ops) +
+                  " in all);");
+    doc.push_back(std::string("M, then M^-1 ") +
+                  (tracedInverse                               ? "traced"
+                   : inverse == ComposedInverse::GaussJordan ? "by Gauss-Jordan elimination"
+                                                             : "in loops") +
+                  ", gives udot = M^-1 (tau - C) (no forwardDynamics call); the column steps at that udot,");
+    doc.push_back("the pairs' terms" + std::string(laws ? ", the force laws' traced derivatives" : "") +
+                  " and two products.");
+    fn.set("doc", doc);
+    fn.set("method", {{"chosen", "analytic"},
+                      {"composed", true},
+                      {"udot", "fused"},
+                      {"pairs", "loop"},
+                      {"inverse", tracedInverse                              ? "traced"
+                                  : inverse == ComposedInverse::GaussJordan ? "gauss-jordan"
+                                                                            : "loops"},
+                      {"products", sparseProducts ? "paths" : "whole"},
+                      {"traced", opsJson(ops)}});
+    json j = fn.finish();
+    // The blocks: the function's own (the force laws'), the steps up to the
+    // column steps, C, M, M^-1 and udot, the correction, the column steps.
+    static const std::regex localMarker(R"(\$(\w+))");
+    std::string code;
+    for (const std::string& line : middle)
+      if (!line.empty()) code += "    " + std::regex_replace(line, localMarker, "$1") + "\n";
+    json blocks = j["blocks"];
+    for (std::size_t b = 0; b <= shared.blocks.size(); ++b) {
+      if (b == shared.columnsAt) {
+        blocks.push_back({{"comment", "the bias C = S^T f at udot = 0, from the backward steps' arrays"},
+                          {"code", shared.bias}});
+        blocks.push_back({{"comment", "M, M^-1 and forward dynamics' udot"}, {"code", code}});
+        if (!shared.correction.empty())
+          blocks.push_back({{"comment",
+                             "the accelerations and forces the column steps read, at udot: da = da_parent + S udot, "
+                             "df = Y da + the children's"},
+                            {"code", shared.correction}});
+      }
+      if (b == shared.blocks.size()) break;
+      // The column steps write each joint's own block into the residual's.
+      json block = shared.blocks[b];
+      std::string call = block["code"];
+      if (const std::size_t at = call.find("dtau_dq.data()"); at != std::string::npos) call.replace(at, 7, "dr_dq");
+      block["code"] = call;
+      blocks.push_back(block);
+    }
+    j["blocks"] = blocks;
+    for (const std::string& line : shared.prologue) declared.push_back(line);
+    for (const json& line : j["prologue"]) declared.push_back(line);
+    j["prologue"] = declared;
+    j["operations"] = std::to_string(ops.adds) + " adds, " + std::to_string(ops.muls) + " muls, " +
+                      std::to_string(ops.divs) + " divs, " + std::to_string(ops.funcs) + " calls, " +
+                      std::to_string(ops.other) + " other";
+    if (tracedInverse) {
+      kernel.erase("operations");
+      j["kernels"] = json::array({kernel});
+    }
+    return j;
+  }
+
+  // The force laws' derivatives for forwardDynamicsDerivatives' residual:
+  // their nonzero entries traced into the local dlaws (blocks of `fn`),
+  // and the closing statements that subtract them from $dr_dq and $dr_du
+  // entry by entry (a force law reaches a few dofs; no nu x nu
+  // temporaries); `lawEntries` gets each one's (row, column).
+  std::vector<std::string> forceLawDerivatives(FunctionBuilder& fn, std::vector<std::pair<int, int>>& lawEntries) {
+    std::vector<std::string> laws;
+    if (!layout_.forceLaws.empty()) {
+      const FunctionValues<Expr> v = arguments();
+      env_->setState(v.time, v.q, v.u);
+      const ForceDerivatives<Expr> d = forceDerivatives(env_->appliedForces(), {});
+      for (const auto& [dr, value, along] : {std::tuple{"dr_dq", &d.dtau_dq, "q along N(q)"},
+                                             std::tuple{"dr_du", &d.dtau_du, "u"}}) {
+        for (const JointLayout& j : layout_.joints) {
+          std::vector<Assignment> out;
+          for (int c = j.uIndex(); c < j.uIndex() + j.nu(); ++c) {
+            for (int row = 0; row < value->rows(); ++row) {
+              if ((*value)(row, c).isZero()) continue;
+              const std::string entry = "dlaws[" + std::to_string(laws.size()) + "]";
+              out.push_back({entry, (*value)(row, c)});
+              lawEntries.emplace_back(row, c);
+              laws.push_back("$" + std::string(dr) + ".coeffRef(" + std::to_string(row) + ", " + std::to_string(c) +
+                             ") -= $" + entry + ";");
+            }
+          }
+          fn.block(cite_.joint(j) + ": d(force laws' tau) / d" + along + ", its columns", out);
+        }
+      }
+      if (!laws.empty()) {
+        fn.local("Eigen::Matrix<double, " + std::to_string(laws.size()) +
+                 ", 1> dlaws;  // the force laws' nonzero derivatives, subtracted below");
+        fn.readAtEnd("dlaws");
+        laws.insert(laws.begin(), "// The residual less the force laws' derivatives.");
+      }
+    }
+    return laws;
   }
 
   // M^-1 of a mass matrix of this model's tree as straight-line code, a
@@ -2822,6 +3021,10 @@ class Tracer {
   const ModelLayout& layout_;
   const Citations cite_;
   DerivedValues derived_{layout_, cite_};
+  // The shared steps' kernels forwardDynamicsDerivatives calls without
+  // emitting them (fusedForwardDynamicsDerivatives): inverseDynamicsDerivatives'
+  // own, which must come out the same (checked when it is traced). Null: none.
+  json fusedKernels_;
   std::vector<std::string> constraintKinematics_;  // ConstraintKinematics' fields (constraintFunctions)
   const TraceOptions& options_;
   const bool quadraticUnrolled_;  // decideQuadratic(), once

@@ -64,6 +64,13 @@ struct TraceOptions {
   // speeds (16 to 40), whose M is dense.
   enum class MassInverse { Auto, Unrolled, Loops, GaussJordan };
   MassInverse massInverse = MassInverse::Auto;
+  // Where forwardDynamicsDerivatives is composed and inverseDynamicsDerivatives
+  // is shared steps: udot from the function's own M^-1 (Fused: the steps
+  // before the column steps at udot = 0, then udot = M^-1 (tau - C) and
+  // the column steps at it; no ABA), or from a forwardDynamics call (Call:
+  // the form before, for comparison).
+  enum class ForwardDynamicsCall { Fused, Call };
+  ForwardDynamicsCall forwardDynamicsCall = ForwardDynamicsCall::Fused;
   // Also the IR's `dependencies`: what udot, the outputs and the energies
   // read of (q, u, time), for an FMU's ModelStructure.
   bool dependencies = false;

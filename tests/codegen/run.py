@@ -1290,11 +1290,14 @@ def derivatives(capstan):
         chain18.write_text(CHAIN18)
         failures += derivative_forms(capstan, [(trees[0], [unrolled, ("compact", "clang++")]),
                                                (trees[1], [unrolled, ("loops", "clang++"), ("compact", "g++"),
-                                                           ("default", "clang++"), ("gauss-jordan", "g++")]),
+                                                           ("default", "clang++"), ("gauss-jordan", "g++"),
+                                                           ("call", "g++")]),
                                                (trees[2], [unrolled, ("compact", "clang++"), ("default", "g++"),
                                                            ("gauss-jordan", "clang++")]),
-                                               (STIFF_CHAIN, [unrolled, ("gauss-jordan", "clang++")]),
-                                               (chain18, [("loops", "g++"), ("gauss-jordan", "clang++")],
+                                               (STIFF_CHAIN, [unrolled, ("gauss-jordan", "clang++"),
+                                                              ("default", "g++"), ("call", "clang++")]),
+                                               (chain18, [("loops", "g++"), ("gauss-jordan", "clang++"),
+                                                          ("call", "g++")],
                                                 CHAIN18_AGREEMENT),
                                                (BUSHING_EXAMPLE, [unrolled, ("compact", "g++")]),
                                                (SENSORS, [unrolled, ("compact", "clang++")])], tmp)
@@ -1429,9 +1432,10 @@ def derivative_pairs_choice(capstan, tmp):
     results, except that inverseDynamicsDerivatives is shared steps with
     its pairs in the loop from 5 speeds (not with force elements: the
     bushing); forwardDynamicsDerivatives is composed past 3,500 products
-    of M^-1, and from 7 speeds where inverseDynamicsDerivatives is steps
-    (PAIRS_CHOICE; the IR's method.pairs, method.composed and
-    method.inverse, and the header's loop table)."""
+    of M^-1, and from 7 speeds where inverseDynamicsDerivatives is steps,
+    then with udot from its own M^-1 (PAIRS_CHOICE; the IR's method.pairs,
+    method.composed, method.inverse and method.udot, and the header's loop
+    table)."""
     failures = 0
     for model, (want, composed, inverse) in PAIRS_CHOICE.items():
         if model == "chain18":
@@ -1444,10 +1448,13 @@ def derivative_pairs_choice(capstan, tmp):
         got = {name: m.get("pairs") for name, m in methods.items()}
         got_composed = methods["forwardDynamicsDerivatives"].get("composed", False)
         got_inverse = methods["forwardDynamicsDerivatives"].get("inverse")
+        # Composed of the steps, it takes udot from its own M^-1 (no forwardDynamics call).
+        got_udot = methods["forwardDynamicsDerivatives"].get("udot")
         loop = "kFirstDof" in (out / f"{ir['class_name']}.hpp").read_text()
         ok = (got == want and got_composed == composed and got_inverse == inverse and ir["quadratic"] == "unrolled"
-              and loop == ("loop" in want.values()))
-        print(f"derivatives: {model.name}: pair terms {got}, forward composed {got_composed} (M^-1 {got_inverse}), "
+              and loop == ("loop" in want.values()) and got_udot == ("fused" if composed else None))
+        print(f"derivatives: {model.name}: pair terms {got}, forward composed {got_composed} (M^-1 {got_inverse}, "
+              f"udot {got_udot}), "
               f"quadratic {ir['quadratic']}"
               f"{'' if ok else f': FAILED (want {want}, composed {composed}, M^-1 {inverse})'}")
         failures += not ok
@@ -1491,9 +1498,14 @@ DERIVATIVE_FORMS = {
     # loop, and forwardDynamicsDerivatives composed of it with M^-1 traced
     # on its own (a kernel), not in loops, and its products with M^-1 a
     # column at a time (below kMinEigenProductSpeeds), not Eigen's.
+    # udot without forwardDynamics: the steps' calls at udot = 0, then udot
+    # from M^-1 (refined once) and the column steps at it.
     "default": ([], ["!M, then its factor", "kFirstDof", "inverseDynamicsDerivativesStep1(",
                      "forwardDynamicsDerivativesInverse(M.data(), dudot_dtau.data())",
-                     "product(dr_dq, dudot_dq);", "!-dudot_dtau * dr_dq"]),
+                     "product(dr_dq, dudot_dq);", "!-dudot_dtau * dr_dq", "U rhs = ",
+                     "!forwardDynamics(time, q, u, udot);"]),
+    # The form before: udot from a forwardDynamics call.
+    "call": (["--derivative-udot", "call"], ["forwardDynamics(time, q, u, udot);", "!U rhs = "]),
 }
 
 
