@@ -200,9 +200,7 @@ const symbolic::OpCount& FunctionBuilder::ops() {
 json FunctionBuilder::finish() {
   print();
   dropUnreadLines();
-  fn_["operations"] = std::to_string(ops_.adds) + " adds, " + std::to_string(ops_.muls) + " muls, " +
-                       std::to_string(ops_.divs) + " divs, " + std::to_string(ops_.funcs) + " calls, " +
-                       std::to_string(ops_.other) + " other";
+  fn_["operations"] = operationsText(ops_);
   fn_["parts"] = json::array();
   fn_["work"] = json::array();
   const int table = std::max(tableRead_ ? tableSize_ : 0, tableRequired_);

@@ -31,6 +31,12 @@ inline double weightedCost(const symbolic::OpCount& ops) {
   return static_cast<double>(ops.adds + ops.muls + ops.other) + 4.0 * static_cast<double>(ops.divs + ops.funcs);
 }
 
+// A function's `operations` in the IR (its doc comment's closing count).
+inline std::string operationsText(const symbolic::OpCount& ops) {
+  return std::to_string(ops.adds) + " adds, " + std::to_string(ops.muls) + " muls, " + std::to_string(ops.divs) +
+         " divs, " + std::to_string(ops.funcs) + " calls, " + std::to_string(ops.other) + " other";
+}
+
 // Functions are emitted in parts of about this many weighted operations
 // (FunctionBuilder): small enough for g++ to allocate registers quickly.
 // Parts cost about 5-8 % of run time (their shared values live in memory,

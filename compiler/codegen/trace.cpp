@@ -1483,9 +1483,7 @@ class Tracer {
     j["parameter_sites"] = shared.parameterSites;
     symbolic::OpCount ops = shared.ops;
     ops += lawOps;
-    j["operations"] = std::to_string(ops.adds) + " adds, " + std::to_string(ops.muls) + " muls, " +
-                      std::to_string(ops.divs) + " divs, " + std::to_string(ops.funcs) + " calls, " +
-                      std::to_string(ops.other) + " other";
+    j["operations"] = operationsText(ops);
     return j;
   }
 
@@ -2378,9 +2376,7 @@ class Tracer {
     j["prologue"] = declared;
     j["kernels"] = shared.kernels;
     j["parameter_sites"] = shared.parameterSites;
-    j["operations"] = std::to_string(ops.adds) + " adds, " + std::to_string(ops.muls) + " muls, " +
-                      std::to_string(ops.divs) + " divs, " + std::to_string(ops.funcs) + " calls, " +
-                      std::to_string(ops.other) + " other";
+    j["operations"] = operationsText(ops);
     return j;
   }
 
@@ -2538,12 +2534,16 @@ class Tracer {
     }
     // udot, refined once: the product with the explicit inverse is not
     // backward stable, and its error grows with M's condition number
-    // (1e-11 on a 36-dof chain with every joint type, where ABA's udot is
-    // good to 1e-15); one step of refinement with the residual against M
-    // (2 nu^2 multiply-adds) makes it so (Skeel). The loops factor M in
-    // place: a copy of it first.
+    // (1e-11 on codegen.steps' 36-dof chain of every joint type, where
+    // ABA's udot is good to 1e-15 and the test asks 1e-12); one step of
+    // refinement with the residual against M (2 nu^2 multiply-adds; one
+    // step in the same precision makes a solve componentwise backward
+    // stable, Skeel 1980) passes it. The loops factor M in place: a copy
+    // of M first.
     const bool copy = inverse == ComposedInverse::Loops;
-    middle.insert(middle.begin() + static_cast<std::ptrdiff_t>(massLinesEnd), copy ? "const MassMatrix Mcopy = $M;  // M, for udot's residual (the loops factor M in place)" : "");
+    if (copy)
+      middle.insert(middle.begin() + static_cast<std::ptrdiff_t>(massLinesEnd),
+                    "const MassMatrix Mcopy = $M;  // M, for udot's residual (the loops factor M in place)");
     for (const std::string& line : std::vector<std::string>{
              "// udot = M^-1 (tau - C), refined once: udot += M^-1 (tau - C - M udot).",
              std::string("U rhs = ") + (laws ? "$tau - $C;" : "-$C;"),
@@ -2609,9 +2609,7 @@ class Tracer {
     for (const std::string& line : shared.prologue) declared.push_back(line);
     for (const json& line : j["prologue"]) declared.push_back(line);
     j["prologue"] = declared;
-    j["operations"] = std::to_string(ops.adds) + " adds, " + std::to_string(ops.muls) + " muls, " +
-                      std::to_string(ops.divs) + " divs, " + std::to_string(ops.funcs) + " calls, " +
-                      std::to_string(ops.other) + " other";
+    j["operations"] = operationsText(ops);
     if (tracedInverse) {
       kernel.erase("operations");
       j["kernels"] = json::array({kernel});
