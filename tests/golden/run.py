@@ -420,8 +420,8 @@ def dead_stores(header):
     """Entries of a function's locals written and never read afterwards, as
     (function line, entry); a split function's workspace struct and the
     function are one scope. A later line that reads the local whole (`M` or
-    `w.M`, not `M(0, 0)`: Eigen's LLT of forwardDynamicsDerivatives) reads
-    every entry. Also how many stores were looked at."""
+    `w.M`, not `M(0, 0)`: Eigen's LLT of forwardDynamicsDerivatives; or a
+    declaration's initializer) reads every entry. Also how many stores were looked at."""
     lines = header.splitlines()
     starts = [i for i, line in enumerate(lines) if SEGMENT_START.match(line)] + [len(lines)]
     dead, stores = [], 0
@@ -436,9 +436,14 @@ def dead_stores(header):
         locals_ = {m.group(1) for m in map(LOCAL.match, scope) if m}
         whole = {}  # local -> the last line that reads it whole
         for i, line in enumerate(scope):
-            if LOCAL.match(line) or line.lstrip().startswith("//"):
+            if line.lstrip().startswith("//"):
                 continue
-            for name in WHOLE.findall(line.split("//")[0]):
+            code = line.split("//")[0]
+            if LOCAL.match(line):  # a declaration reads its initializer only (`U rhs = tau - C;`)
+                if " = " not in code:
+                    continue
+                code = code.split(" = ", 1)[1]
+            for name in WHOLE.findall(code):
                 if name in locals_:
                     whole[name] = i
         for i, line in enumerate(scope):
