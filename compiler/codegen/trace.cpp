@@ -2591,11 +2591,10 @@ class Tracer {
         blocks.push_back({{"comment", "the bias C = S^T f at udot = 0, from the backward steps' arrays"},
                           {"code", shared.bias}});
         blocks.push_back({{"comment", "M, M^-1 and forward dynamics' udot"}, {"code", code}});
-        if (!shared.correction.empty())
-          blocks.push_back({{"comment",
-                             "the accelerations and forces the column steps read, at udot: da = da_parent + S udot, "
-                             "df = Y da + the children's"},
-                            {"code", shared.correction}});
+        blocks.push_back({{"comment",
+                           "the accelerations and forces the column steps read, at udot: da = da_parent + S udot, "
+                           "df = Y da + the children's"},
+                          {"code", shared.correction}});
       }
       if (b == shared.blocks.size()) break;
       // The column steps write each joint's own block into the residual's.
