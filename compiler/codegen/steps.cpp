@@ -518,9 +518,11 @@ class AbaSteps : StepTracer {
 class DerivativeSteps : StepTracer {
  public:
   DerivativeSteps(const Mechanism<Expr>& mechanism, const local::Data<Expr>& traced, const ModelLayout& layout,
-                  const std::function<std::string(const JointLayout&)>& comment, std::string function)
+                  const std::function<std::string(const JointLayout&)>& comment, std::string function,
+                  bool transposedFactors)
       : StepTracer(mechanism, layout, comment, std::move(function)),
         traced_(traced),
+        transposedFactors_(transposedFactors),
         d_(mechanism),
         w_(mechanism),
         P_(local::zeroDerivativePairs<Expr>(layout.nu, /*turns=*/false)),
@@ -632,11 +634,17 @@ class DerivativeSteps : StepTracer {
   }
 
   // `name` (a local of rows x nu, column-major): the joint's columns of `value`.
-  static Output columns(const JointLayout& j, const std::string& name, const MatrixX<Expr>& value) {
+  // The joint's columns of a pair factor into the local `name` (rows x
+  // nu), or with `transposed` its rows (nu x rows: entry (r, k) at r nu + k).
+  Output columns(const JointLayout& j, const std::string& name, const MatrixX<Expr>& value,
+                 bool transposed = false) const {
     const auto rows = static_cast<int>(value.rows());
-    Output out{name.substr(4), name + ".data() + " + std::to_string(rows * j.uIndex()), {}, /*zeroed=*/true};
+    const int nu = layout_.nu;
+    Output out{name.substr(4), name + ".data() + " + std::to_string((transposed ? 1 : rows) * j.uIndex()), {},
+               /*zeroed=*/true};
     for (int c = 0; c < j.nu(); ++c)
-      for (int r = 0; r < rows; ++r) out.entries.emplace_back(r + rows * c, value(r, j.uIndex() + c));
+      for (int r = 0; r < rows; ++r)
+        out.entries.emplace_back(transposed ? r * nu + c : r + rows * c, value(r, j.uIndex() + c));
     return out;
   }
 
@@ -683,10 +691,14 @@ class DerivativeSteps : StepTracer {
       w_.B[p].setConstant(Expr(0.0));
     }
     local::derivativeBackwardStep(mechanism_, d_, w_, b, /*turns=*/false, P_);
+    for (int c = j.uIndex(); c < j.uIndex() + j.nu(); ++c)
+      for (int r = 0; r < static_cast<int>(P_.F.rows()); ++r)
+        if (!P_.F(r, c).isZero()) out_.pairRows = std::max(out_.pairRows, r + 1);
     Fields entries;
     backwardFields(entries, b);
     emit(j, "derivatives' backward", step, entries.values,
-         {columns(j, "pairSw", P_.Sw), columns(j, "pairF", P_.F)}, backward_[b], "dbw");
+         {columns(j, "pairSw", P_.Sw, transposedFactors_), columns(j, "pairF", P_.F, transposedFactors_)},
+         backward_[b], "dbw");
   }
 
   void columnStep(const JointLayout& j) {
@@ -724,6 +736,7 @@ class DerivativeSteps : StepTracer {
   }
 
   const local::Data<Expr>& traced_;
+  const bool transposedFactors_;       // pairSw and pairF nu x 6 and nu x 12 (sharedDerivativeSteps)
   local::Data<Expr> d_;                // the steps' joint-frame entries, overwritten step by step
   local::DerivativeData<Expr> w_;      // and World entries
   local::DerivativePairs<Expr> P_;     // the pair factors the steps write
@@ -743,8 +756,8 @@ SharedSteps sharedAbaSteps(const Mechanism<Expr>& mechanism, const local::Data<E
 SharedSteps sharedDerivativeSteps(const Mechanism<Expr>& mechanism, const local::Data<Expr>& traced,
                                   const ModelLayout& layout,
                                   const std::function<std::string(const JointLayout&)>& comment,
-                                  const std::string& function) {
-  return DerivativeSteps(mechanism, traced, layout, comment, function).run();
+                                  const std::string& function, bool transposedFactors) {
+  return DerivativeSteps(mechanism, traced, layout, comment, function, transposedFactors).run();
 }
 
 }  // namespace capstan::codegen

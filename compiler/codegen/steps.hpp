@@ -59,6 +59,8 @@ struct SharedSteps {
   symbolic::OpCount ops;               // of all the calls
   bool ownBlocks = false;              // sharedDerivativeSteps: some joint's own block of dtau_dq is
                                        // written (else dtau_dq is the pairs' loop's alone)
+  int pairRows = 0;                    // sharedDerivativeSteps: 1 + the last row of pairF any step
+                                       // writes (the rows below it are zero for every dof)
   int sinCosTable = 0;                 // the kernels read sin and cos of q[0] ... q[sinCosTable - 1]
                                        // from the table kSinCosTable, which the function declares
                                        // and fills first (sinCosTableLines); 0: none
@@ -90,10 +92,12 @@ SharedSteps sharedAbaSteps(const Mechanism<symbolic::Expr>& mechanism, const loc
 // cables: the pair factors into the function's locals pairSw, pairF,
 // pairWq, pairWu, pairGq, pairGu and each joint's own block of d tau / dq
 // into dtau_dq, all set to zero before the calls. `traced`: the trace's
-// Data, as for sharedAbaSteps.
+// Data, as for sharedAbaSteps. transposedFactors: pairSw and pairF are
+// nu x 6 and nu x 12 (each factor's rows across the dofs, as the pairs'
+// loop on a chain reads them), not 6 x nu and 12 x nu.
 SharedSteps sharedDerivativeSteps(const Mechanism<symbolic::Expr>& mechanism,
                                   const local::Data<symbolic::Expr>& traced, const ModelLayout& layout,
                                   const std::function<std::string(const JointLayout&)>& comment,
-                                  const std::string& function);
+                                  const std::string& function, bool transposedFactors = false);
 
 }  // namespace capstan::codegen

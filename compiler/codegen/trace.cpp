@@ -1645,9 +1645,31 @@ class Tracer {
   // whether it sums by columns, which also declares kRunStart and
   // kLastDescendant (the IR's method.pairLoop says which form).
   struct PairTables {
-    bool parent = false, columns = false;
-    const char* form() const { return columns ? "columns" : "paths"; }
+    bool parent = false, columns = false, chain = false;
+    const char* form() const { return chain ? "chain" : columns ? "columns" : "paths"; }
   };
+  // Whether the pairs' loop may take the form for a serial chain of
+  // one-dof joints (pairChainGroups; where nothing is written into the
+  // results before it): each dof the parent of the next, every entry of
+  // the results one pair's; eight dofs at least (its groups of eight rows;
+  // on arm7, 7 dofs in fours, forwardDynamicsDerivatives was 3-6 % slower
+  // than by paths) and M of fixed size.
+  bool pairsByChainGroups() const {
+    const std::vector<int> parent = Data<Expr>::dofParents(mechanism_);
+    const std::vector<int> first = local::firstDofs(mechanism_);
+    if (massMatrixDynamic() || layout_.nu < 8) return false;
+    for (int k = 0; k < layout_.nu; ++k)
+      if (parent[static_cast<std::size_t>(k)] != k - 1 || first[static_cast<std::size_t>(k)] != k) return false;
+    return true;
+  }
+  // Whether the pairs' loop stores every entry of the results (nothing
+  // zeroed first): on a chain, where no step writes into them before it (no
+  // joint's own block, `ownBlocks`; no armature in M's traced part `M`) and
+  // the loop's form stores (by columns, or the chain's groups).
+  bool pairsStoreAll(bool ownBlocks, const MatrixX<Expr>& M) const {
+    const bool chain = entriesOnPaths() == static_cast<long>(layout_.nu) * layout_.nu;
+    return chain && (pairsByColumns() || pairsByChainGroups()) && !ownBlocks && !hasNonzero(M);
+  }
   // Whether the pairs' loop sums by columns (pairColumns): every dof's
   // subtree a block of consecutive dofs, k ... kLastDescendant[k] (the dofs
   // numbered depth first, as a chain's and the usual trees' are), and a
@@ -2001,14 +2023,22 @@ class Tracer {
   // chain, nothing written into them before it; by columns only), so the
   // loop stores its sums instead of adding them to zeros.
   // parts: the sums emitted (all by default); into: where the loop's lines
-  // go, else the function's closing statements.
+  // go, else the function's closing statements. stepRows: without `p`,
+  // the rows of F the shared steps write (SharedSteps::pairRows).
   PairTables pairLoop(FunctionBuilder& fn, const local::DerivativePairs<Expr>* p, const std::string& dq,
                       const std::string& du, const std::string& M, bool lowerOnly, json* declared = nullptr,
-                      bool assign = false, PairParts parts = {}, std::vector<std::string>* into = nullptr) {
+                      bool assign = false, PairParts parts = {}, std::vector<std::string>* into = nullptr,
+                      int stepRows = 12) {
     const int rows = p != nullptr ? static_cast<int>(p->F.rows()) : 12;  // of F and W
+    // The chain's groups read S and F transposed, as the steps then write
+    // them (sharedDerivativeSteps' transposedFactors).
+    const bool chain = !lowerOnly && p == nullptr && pairsByChainGroups();
     for (const PairFactor& f : kPairFactors) {
       const std::string r = std::to_string(f.sixRows ? 6 : rows);
+      const bool transposed = chain && (f.value == &local::DerivativePairs<Expr>::Sw ||
+                                        f.value == &local::DerivativePairs<Expr>::F);
       const std::string type = massMatrixDynamic() ? "Eigen::Matrix<double, " + r + ", Eigen::Dynamic>"
+                               : transposed        ? "Eigen::Matrix<double, nu, " + r + ">"
                                                    : "Eigen::Matrix<double, " + r + ", nu>";
       const std::string zero = massMatrixDynamic() ? " = " + type + "::Zero(" + r + ", nu);" : " = " + type + "::Zero();";
       if (p == nullptr) {
@@ -2024,9 +2054,10 @@ class Tracer {
     for (const int k : local::firstDofs(mechanism_)) first += (first.empty() ? "" : ", ") + std::to_string(k);
     // By columns for M whole only (the inverse derivatives; the cable
     // models' traced forward ones, whose M is its lower triangle, by paths).
-    const bool columns = !lowerOnly && pairsByColumns();
-    const std::vector<std::string> lines = columns ? pairColumns(rows, dq, du, M, first, assign, parts)
-                                                   : pairPaths(dq, du, M, lowerOnly, first, parts);
+    const bool columns = !chain && !lowerOnly && pairsByColumns();
+    const std::vector<std::string> lines = chain     ? pairChainGroups(stepRows, dq, du, M, assign, parts)
+                                           : columns ? pairColumns(rows, dq, du, M, first, assign, parts)
+                                                     : pairPaths(dq, du, M, lowerOnly, first, parts);
     for (const std::string& line : lines) {
       if (line.empty()) continue;
       if (into != nullptr) {
@@ -2035,7 +2066,7 @@ class Tracer {
         fn.closing(line);
       }
     }
-    return PairTables{true, columns};
+    return PairTables{!chain, columns, chain};
   }
 
   // The pairs' loop by paths (local::addDerivativePairs' order): for every
@@ -2068,6 +2099,125 @@ class Tracer {
             tau ? "    }" : "",
             "  }",
             "}"};
+  }
+
+  // The same sums on a serial chain of one-dof joints (pairsByChainGroups):
+  // column j eight rows k ... k + 7 at a time, with no tables and no
+  // partial eights: the last eight ends at row nu - 1, overlapping the one
+  // before (`assign`: it stores those rows again, the same; else its lanes
+  // there are zeroed before it adds). On and below the diagonal F_k . Wq_j,
+  // F_k . Wu_j and M's F1_k . S_j over F's first `rows` rows (the steps
+  // write no others: SharedSteps::pairRows); above it S_k . gq_j,
+  // S_k . gu_j and M's S_k . F1_j; rows across the diagonal take both,
+  // blended by lanes. The steps write S and F transposed (nu x 6, nu x 12:
+  // sharedDerivativeSteps' transposedFactors), so each term is an 8-array
+  // of them times a scalar (SIMD under g++ -O2 as under clang;
+  // docs/performance.md, "The pairs' loop on a chain").
+  std::vector<std::string> pairChainGroups(int rows, const std::string& dq, const std::string& du,
+                                           const std::string& M, bool assign, PairParts parts) const {
+    const bool mass = parts.mass, tau = parts.tau;
+    const int below = tau ? rows : 6;  // F's rows read
+    const std::string R = std::to_string(below);
+    // Eight rows at a time (one AVX-512 register, two of AVX): 1.14x
+    // faster than four on chain20's inverseDynamicsDerivatives.
+    const int width = 8;
+    const std::string L = std::to_string(width), last = std::to_string(width - 1);
+    std::string mask;  // kBelow: `width` rows of `width` lanes
+    for (int d = 0; d < width; ++d)
+      for (int l = 0; l < width; ++l) mask += std::string(mask.empty() ? "" : ", ") + (l < d ? "0" : "1");
+    std::vector<std::string> out;
+    const auto add = [&out](bool part, const std::string& line) {
+      if (part) out.push_back(line);
+    };
+    add(true, mass && tau ? "// At run time, the pairs' terms (capstan/dynamics_derivatives.hpp's addDerivativePairs) on"
+                          : std::string("// At run time, the pairs' terms of ") + (mass ? "M" : "dtau_dq and dtau_du") +
+                                " (capstan/dynamics_derivatives.hpp's addDerivativePairs) on");
+    for (const std::string& line :
+         {"// this serial chain of one-dof joints, where every entry is one pair's: column j " + L + " rows",
+          "// k ... k + " + last + " at a time (the last ones ending at row nu - 1, overlapping those before,",
+          std::string(assign ? "// stored again), on and below the diagonal F_k . Wq_j, F_k . Wu_j and M's F1_k . S_j"
+                             : "// not added again), on and below the diagonal F_k . Wq_j, F_k . Wu_j and M's F1_k . S_j"),
+          "// (F's first " + R + " rows: the steps write no others), above it S_k . gq_j, S_k . gu_j and M's",
+          std::string("// S_k . F1_j; rows across the diagonal take both, blended by lanes. S and F transposed"),
+          std::string("// (the steps write them so): FT[r * nu + k] = F(r, k).")})
+      add(true, line);
+    for (const std::string& line : std::vector<std::string>{
+             "{",
+             "  using Lanes = Eigen::Array<double, " + L + ", 1>;",
+             "  const double* const FT = $pairF.data();",
+             "  const double* const ST = $pairSw.data();",
+             "  // kBelow + " + L + " d: the lanes on or below the diagonal of rows that start d above it",
+             "  static constexpr double kBelow[" + std::to_string(width * width) + "] = {" + mask + "};",
+             "  for (int j = 0; j < nu; ++j) {"})
+      add(true, line);
+    add(tau, "    const double* const wq = $pairWq.col(j).data();");
+    add(tau, "    const double* const wu = $pairWu.col(j).data();");
+    add(mass, "    const double* const s = ST + j;  // S_j: s[r * nu]");
+    add(tau, "    const double* const gq = $pairGq.col(j).data();");
+    add(tau, "    const double* const gu = $pairGu.col(j).data();");
+    add(mass, "    const double* const f1 = FT + j;  // F1_j: f1[r * nu]");
+    add(true, "    for (int g = 0; g < nu; g += " + L + ") {");
+    add(true, "      const int k = g + " + L + " <= nu ? g : nu - " + L + ";");
+    std::string zeros;
+    for (const auto& [part, name] : {std::pair{tau, "a"}, std::pair{tau, "b"}, std::pair{mass, "m"}})
+      if (part) zeros += std::string(zeros.empty() ? "" : ", ") + name + " = Lanes::Zero()";
+    add(true, "      Lanes " + zeros + ";  // on and below the diagonal");
+    add(true, "      if (k + " + last + " >= j) {");
+    add(true, "        const Lanes f0 = Eigen::Map<const Lanes>(FT + k);");
+    add(tau, "        a = f0 * wq[0];");
+    add(tau, "        b = f0 * wu[0];");
+    add(mass, "        m = f0 * s[0];");
+    for (int r = 1; r < below; ++r) {
+      const std::string rs = std::to_string(r);
+      add(true, "        {");
+      add(true, "          const Lanes f = Eigen::Map<const Lanes>(FT + " + rs + " * nu + k);");
+      add(tau, "          a += f * wq[" + rs + "];");
+      add(tau, "          b += f * wu[" + rs + "];");
+      add(mass && r < 6, "          m += f * s[" + rs + " * nu];");
+      add(true, "        }");
+    }
+    add(true, "      }");
+    add(true, "      if (k < j) {  // above the diagonal");
+    add(true, "        const Lanes s0 = Eigen::Map<const Lanes>(ST + k);");
+    std::string firsts;
+    for (const auto& [part, term] : {std::pair{tau, "c = s0 * gq[0]"}, std::pair{tau, "d = s0 * gu[0]"},
+                                     std::pair{mass, "n = s0 * f1[0]"}})
+      if (part) firsts += std::string(firsts.empty() ? "" : ", ") + term;
+    add(true, "        Lanes " + firsts + ";");
+    for (int r = 1; r < 6; ++r) {
+      const std::string rs = std::to_string(r);
+      add(true, "        {");
+      add(true, "          const Lanes x = Eigen::Map<const Lanes>(ST + " + rs + " * nu + k);");
+      add(tau, "          c += x * gq[" + rs + "];");
+      add(tau, "          d += x * gu[" + rs + "];");
+      add(mass, "          n += x * f1[" + rs + " * nu];");
+      add(true, "        }");
+    }
+    add(true, "        if (k + " + last + " < j) {");
+    add(tau, "          a = c;");
+    add(tau, "          b = d;");
+    add(mass, "          m = n;");
+    add(true, "        } else {");
+    add(true, "          const Lanes w = Eigen::Map<const Lanes>(kBelow + " + L + " * (j - k));");
+    add(tau, "          a = c + w * (a - c);");
+    add(tau, "          b = d + w * (b - d);");
+    add(mass, "          m = n + w * (m - n);");
+    add(true, "        }");
+    add(true, "      }");
+    if (!assign) {
+      add(true, "      if (k < g) {  // the rows before g are the previous eight's");
+      add(true, "        const Lanes w = Eigen::Map<const Lanes>(kBelow + " + L + " * (g - k));");
+      add(tau, "        a *= w;");
+      add(tau, "        b *= w;");
+      add(mass, "        m *= w;");
+      add(true, "      }");
+    }
+    const std::string op = assign ? ")) = " : ")) += ";
+    add(tau, "      Eigen::Map<Lanes>(&" + dq + "(k, j" + op + "a;");
+    add(tau, "      Eigen::Map<Lanes>(&" + du + "(k, j" + op + "b;");
+    add(mass, "      Eigen::Map<Lanes>(&" + M + "(k, j" + op + "m;");
+    for (const char* line : {"    }", "  }", "}"}) add(true, line);
+    return out;
   }
 
   // The same sums by columns, where every dof's subtree is a block of
@@ -2338,12 +2488,12 @@ class Tracer {
   json derivativeSteps(const GeneratedFunction& f, FunctionBuilder& fn, const FunctionValues<Expr>& v,
                        FunctionEvaluator<Expr>& ev) {
     const SharedSteps shared = sharedDerivativeSteps(
-        mechanism_, ev.derivative, layout_, [this](const JointLayout& j) { return cite_.joint(j); }, f.key());
+        mechanism_, ev.derivative, layout_, [this](const JointLayout& j) { return cite_.joint(j); }, f.key(),
+        /*transposedFactors=*/pairsByChainGroups());
     // On a chain every entry of the results is one pair's, so where nothing
     // is written before the loop (no joint's own block, no armature) the
     // loop by columns stores them and nothing is zeroed.
-    const bool chain = entriesOnPaths() == static_cast<long>(layout_.nu) * layout_.nu;
-    const bool assign = chain && pairsByColumns() && !shared.ownBlocks && !hasNonzero(v.M);
+    const bool assign = pairsStoreAll(shared.ownBlocks, v.M);
     if (assign) {
       fn.opening("// every entry of dtau_dq, dtau_du and M is one pair's: the pairs' loop stores them");
     } else {
@@ -2354,7 +2504,8 @@ class Tracer {
     }
     json declared = json::array();
     const PairTables pairs =
-        pairLoop(fn, nullptr, "dtau_dq", "dtau_du", "M", /*lowerOnly=*/false, &declared, assign);
+        pairLoop(fn, nullptr, "dtau_dq", "dtau_du", "M", /*lowerOnly=*/false, &declared, assign, {}, nullptr,
+                 shared.pairRows);
     symbolic::OpCount ops = shared.ops;
     ops += fn.ops();
     std::vector<std::string> doc = f.doc;
@@ -2480,7 +2631,7 @@ class Tracer {
     ev.forceDerivatives = nullptr;
     const SharedSteps shared = sharedDerivativeSteps(
         mechanism_, ev.derivative, layout_, [this](const JointLayout& j) { return cite_.joint(j); },
-        inverseDynamics.key());
+        inverseDynamics.key(), /*transposedFactors=*/pairsByChainGroups());
     fusedKernels_ = shared.kernels;
 
     FunctionBuilder fn = function(f);
@@ -2500,8 +2651,7 @@ class Tracer {
     // As inverseDynamicsDerivatives (derivativeSteps): on a chain with no
     // joint's own block and no armature, the pairs' loops store every entry;
     // else they add to zeros, M's armature, each joint's own block.
-    const bool chain = entriesOnPaths() == static_cast<long>(layout_.nu) * layout_.nu;
-    const bool assign = chain && pairsByColumns() && !shared.ownBlocks && !hasNonzero(v.M);
+    const bool assign = pairsStoreAll(shared.ownBlocks, v.M);
     for (const char* m : {"dr_dq", "dr_du", "M"}) {
       fn.local(std::string("MassMatrix ") + m + (assign ? ";  // the pairs' loops set every entry" : " = MassMatrix::Zero();"));
       fn.readAtEnd(m);
@@ -2510,11 +2660,11 @@ class Tracer {
     json declared = json::array();
     std::vector<std::string> middle;  // M, M^-1 and udot, between the backward and the column steps
     const PairTables tables = pairLoop(fn, nullptr, "dr_dq", "dr_du", "M", /*lowerOnly=*/false, &declared,
-                                       assign, PairParts{true, false, true}, &middle);
+                                       assign, PairParts{true, false, true}, &middle, shared.pairRows);
     const std::size_t massLinesEnd = middle.size();
     json unused = json::array();
     pairLoop(fn, nullptr, "dr_dq", "dr_du", "M", /*lowerOnly=*/false, &unused, assign,
-             PairParts{false, true, false});
+             PairParts{false, true, false}, nullptr, shared.pairRows);
     for (const std::string& line : lawLines) fn.closing(line);
     const bool sparseProducts = inverse == ComposedInverse::Loops && treeSparseProducts(lawEntries);
     json kernel;
@@ -2573,6 +2723,7 @@ class Tracer {
                       {"composed", true},
                       {"udot", "fused"},
                       {"pairs", "loop"},
+                      {"pairLoop", tables.form()},
                       {"inverse", tracedInverse                              ? "traced"
                                   : inverse == ComposedInverse::GaussJordan ? "gauss-jordan"
                                                                             : "loops"},

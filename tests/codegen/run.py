@@ -853,7 +853,7 @@ def steps(capstan):
     and on a chain of hinges with a force law (time- and speed-dependent) on
     its first, the header (--derivatives) calls kernels, fewer than its
     steps, in both functions, its pairs' loop is by columns on the first
-    and by paths on the second, and generated udot, d tau / d(q, u, udot)
+    and in the chain's groups of eight rows on the hinges, and generated udot, d tau / d(q, u, udot)
     and d udot / d(q, u, tau) equal the interpreter's to AGREEMENT at random
     states (d udot within 4.5e-13 as compiled, through M^-1), also after --set
     of a mass and of the gravity (the calls' parameter arrays follow
@@ -875,19 +875,22 @@ def steps(capstan):
             path.write_text(text)
             models.append(path)
         # The pairs' loop: by columns on the serial chain of every joint
-        # type (36 dofs, mean depth 18.5) and on 30 hinges (mean 15.5), by
-        # paths on 22 hinges (mean 11.5); on the 30 hinges, where no step
-        # writes into the results before it (no joint's own block, no
-        # armature), it stores every entry and nothing is zeroed first.
-        want_loop = {"StepsSerial": "columns", "StepsChain": "paths", "StepsHinges": "columns"}
-        want_stores = {"StepsSerial": False, "StepsChain": False, "StepsHinges": True}
+        # type (36 dofs, mean depth 18.5; its multi-dof joints' own blocks
+        # written before the loop, which adds to them); on the chains of 22
+        # and 30 hinges, where no step writes into the results before it
+        # (no joint's own block, no armature), in the chain's groups of
+        # eight rows, storing every entry, nothing zeroed first. (By paths:
+        # the trees of codegen.derivatives.)
+        want_loop = {"StepsSerial": "columns", "StepsChain": "chain", "StepsHinges": "chain"}
+        want_stores = {"StepsSerial": False, "StepsChain": True, "StepsHinges": True}
         for model in models:
             out = tmp / model.stem
             run(capstan, "compile", model, "-o", out, "--derivatives", "--ir")
             header = (out / f"{model.stem}.hpp").read_text()
             ir = json.loads(next(out.glob("*.ir.json")).read_text())
             loop = next(f["method"].get("pairLoop") for f in ir["functions"] if f["name"] == "inverseDynamicsDerivatives")
-            if loop != want_loop[model.stem] or (loop == "columns") != ("pairT" in header):
+            if (loop != want_loop[model.stem] or (loop == "columns") != ("pairT" in header)
+                    or (loop == "chain") != ("kBelow" in header)):
                 print(f"steps: {model.name}: the pairs' loop is by {loop}, not {want_loop[model.stem]}: FAILED")
                 failures += 1
             stores = "the pairs' loop stores them" in header
@@ -1435,7 +1438,7 @@ def derivative_pairs_choice(capstan, tmp):
     of M^-1, and from 7 speeds where inverseDynamicsDerivatives is steps,
     then with udot from its own M^-1 (PAIRS_CHOICE; the IR's method.pairs,
     method.composed, method.inverse and method.udot, and the header's loop
-    table)."""
+    table or, on a chain, its lane masks)."""
     failures = 0
     for model, (want, composed, inverse) in PAIRS_CHOICE.items():
         if model == "chain18":
@@ -1450,7 +1453,8 @@ def derivative_pairs_choice(capstan, tmp):
         got_inverse = methods["forwardDynamicsDerivatives"].get("inverse")
         # Composed of the steps, it takes udot from its own M^-1 (no forwardDynamics call).
         got_udot = methods["forwardDynamicsDerivatives"].get("udot")
-        loop = "kFirstDof" in (out / f"{ir['class_name']}.hpp").read_text()
+        text = (out / f"{ir['class_name']}.hpp").read_text()
+        loop = "kFirstDof" in text or "kBelow" in text  # the loop's tables, or the chain's lane masks
         ok = (got == want and got_composed == composed and got_inverse == inverse and ir["quadratic"] == "unrolled"
               and loop == ("loop" in want.values()) and got_udot == ("fused" if composed else None))
         print(f"derivatives: {model.name}: pair terms {got}, forward composed {got_composed} (M^-1 {got_inverse}, "
@@ -1499,8 +1503,9 @@ DERIVATIVE_FORMS = {
     # on its own (a kernel), not in loops, and its products with M^-1 a
     # column at a time (below kMinEigenProductSpeeds), not Eigen's.
     # udot without forwardDynamics: the steps' calls at udot = 0, then udot
-    # from M^-1 (refined once) and the column steps at it.
-    "default": ([], ["!M, then its factor", "kFirstDof", "inverseDynamicsDerivativesStep1(",
+    # from M^-1 (refined once) and the column steps at it. (The pairs' loop
+    # by paths on trees, in the chain's groups on the stiff chain.)
+    "default": ([], ["!M, then its factor", "At run time, the pairs' terms", "inverseDynamicsDerivativesStep1(",
                      "forwardDynamicsDerivativesInverse(M.data(), dudot_dtau.data())",
                      "product(dr_dq, dudot_dq);", "!-dudot_dtau * dr_dq", "U rhs = ",
                      "!forwardDynamics(time, q, u, udot);"]),
