@@ -850,8 +850,8 @@ def recursions(capstan):
 def steps(capstan):
     """forwardDynamics and inverseDynamicsDerivatives as shared steps (from
     20 speeds, codegen/steps.hpp): on a random chain with every joint type
-    and on a chain of hinges with a force law (time- and speed-dependent) on
-    its first, the header (--derivatives) calls kernels, fewer than its
+    and on chains of hinges with a force law (time- and speed-dependent) on
+    their first (armature on the odd hinges of one), the header (--derivatives) calls kernels, fewer than its
     steps, in both functions, its pairs' loop is by columns on the first
     and in the chain's groups of eight rows on the hinges, and generated udot, d tau / d(q, u, udot)
     and d udot / d(q, u, tau) equal the interpreter's to AGREEMENT at random
@@ -871,18 +871,23 @@ def steps(capstan):
             text = cases.random_tree(rng, size, name, chain=form == "chain", serial=form == "serial")
             if form == "serial":  # the chain keeps its first joint's force law
                 text = "\n".join(line for line in text.splitlines() if ".tau = " not in line) + "\n"
+            if name == "StepsChain":  # a rotor's inertia on its odd hinges: M's armature before the loop
+                text = re.sub(r"(  Revolute j(\d*[13579])\(axis = \{[^}]*\})\);",
+                              lambda m: f"{m.group(1)}, armature = {0.02 * int(m.group(2)):g});", text)
             path = tmp / f"{name}.cap"
             path.write_text(text)
             models.append(path)
         # The pairs' loop: by columns on the serial chain of every joint
         # type (36 dofs, mean depth 18.5; its multi-dof joints' own blocks
         # written before the loop, which adds to them); on the chains of 22
-        # and 30 hinges, where no step writes into the results before it
-        # (no joint's own block, no armature), in the chain's groups of
-        # eight rows, storing every entry, nothing zeroed first. (By paths:
-        # the trees of codegen.derivatives.)
+        # and 30 hinges in the chain's groups of eight rows: on the 30, where
+        # no step writes into the results before it (no joint's own block,
+        # no armature), storing every entry, nothing zeroed first; on the
+        # 22, whose odd hinges have armature, adding to M's (the groups'
+        # overlapping lanes masked). (By paths: the trees of
+        # codegen.derivatives.)
         want_loop = {"StepsSerial": "columns", "StepsChain": "chain", "StepsHinges": "chain"}
-        want_stores = {"StepsSerial": False, "StepsChain": True, "StepsHinges": True}
+        want_stores = {"StepsSerial": False, "StepsChain": False, "StepsHinges": True}
         for model in models:
             out = tmp / model.stem
             run(capstan, "compile", model, "-o", out, "--derivatives", "--ir")
