@@ -633,9 +633,9 @@ class DerivativeSteps : StepTracer {
     out_.correction = print(correction, out_.correctionOps);
   }
 
-  // `name` (a local of rows x nu, column-major): the joint's columns of `value`.
   // The joint's columns of a pair factor into the local `name` (rows x
-  // nu), or with `transposed` its rows (nu x rows: entry (r, k) at r nu + k).
+  // nu, column-major), or with `transposed` its rows (nu x rows: entry
+  // (r, k) at r nu + k).
   Output columns(const JointLayout& j, const std::string& name, const MatrixX<Expr>& value,
                  bool transposed = false) const {
     const auto rows = static_cast<int>(value.rows());

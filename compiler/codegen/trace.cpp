@@ -1648,10 +1648,10 @@ class Tracer {
     bool parent = false, columns = false, chain = false;
     const char* form() const { return chain ? "chain" : columns ? "columns" : "paths"; }
   };
-  // Whether the pairs' loop may take the form for a serial chain of
-  // one-dof joints (pairChainGroups; where nothing is written into the
-  // results before it): each dof the parent of the next, every entry of
-  // the results one pair's; eight dofs at least (its groups of eight rows;
+  // Whether the pairs' loop takes the form for a serial chain of one-dof
+  // joints (pairChainGroups, storing or adding; the shared steps then
+  // write S and F transposed): each dof the parent of the next, every
+  // entry of the results one pair's; eight dofs at least (its groups of eight rows;
   // on arm7, 7 dofs in fours, forwardDynamicsDerivatives was 3-6 % slower
   // than by paths) and M of fixed size.
   bool pairsByChainGroups() const {
@@ -2020,8 +2020,9 @@ class Tracer {
       {"pairGu", &local::DerivativePairs<Expr>::Gu, true, "the pairs' factors: g along u"},
   };
   // assign: every entry of dq, du and M is the loop's alone (a serial
-  // chain, nothing written into them before it; by columns only), so the
-  // loop stores its sums instead of adding them to zeros.
+  // chain, nothing written into them before it; by columns or the chain's
+  // groups only: pairsStoreAll), so the loop stores its sums instead of
+  // adding them to zeros.
   // parts: the sums emitted (all by default); into: where the loop's lines
   // go, else the function's closing statements. stepRows: without `p`,
   // the rows of F the shared steps write (SharedSteps::pairRows).
