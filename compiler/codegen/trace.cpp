@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <regex>
 #include <set>
@@ -2102,6 +2103,52 @@ class Tracer {
             "}"};
   }
 
+  // One weighted sum per term over the first rows of a factor transposed
+  // across the dofs (row r's lanes at `table` + r `stride` + `at`), as the
+  // pairs' loops by columns and on a chain emit them: row 0 loaded into
+  // `first` and each term's sum set from it (declared here, or assigned
+  // with `assign`), then each further row loaded into `load`, in a block of
+  // its own, added to the terms that take it. Lines indented by `pad`.
+  struct LaneTerm {
+    bool part;                                // emitted at all
+    std::string sum;                          // its running sum
+    std::function<std::string(int)> weight;   // the scalar weighting row r
+    int rows;                                 // the rows it takes
+  };
+  static void laneSums(std::vector<std::string>& out, const std::string& pad, const std::string& table,
+                       const std::string& stride, const std::string& at, const std::string& first,
+                       const std::string& load, bool assign, const std::vector<LaneTerm>& terms) {
+    out.push_back(pad + "const Lanes " + first + " = Eigen::Map<const Lanes>(" + table + " + " + at + ");");
+    std::string declared;
+    int rows = 0;
+    for (const LaneTerm& t : terms) {
+      if (!t.part) continue;
+      rows = std::max(rows, t.rows);
+      const std::string set = t.sum + " = " + first + " * " + t.weight(0);
+      if (assign) {
+        out.push_back(pad + set + ";");
+      } else {
+        declared += (declared.empty() ? "" : ", ") + set;
+      }
+    }
+    if (!assign) out.push_back(pad + "Lanes " + declared + ";");
+    for (int r = 1; r < rows; ++r) {
+      const std::string rs = std::to_string(r);
+      out.push_back(pad + "{");
+      out.push_back(pad + "  const Lanes " + load + " = Eigen::Map<const Lanes>(" + table + " + " + rs + " * " + stride +
+                    " + " + at + ");");
+      for (const LaneTerm& t : terms)
+        if (t.part && r < t.rows) out.push_back(pad + "  " + t.sum + " += " + load + " * " + t.weight(r) + ";");
+      out.push_back(pad + "}");
+    }
+  }
+  // LaneTerm's weight: `name`[r], or with `stride` name[r * stride] (name[0] at row 0).
+  static std::function<std::string(int)> weights(const std::string& name, const std::string& stride = "") {
+    return [name, stride](int r) {
+      return name + "[" + std::to_string(r) + (stride.empty() || r == 0 ? "" : " * " + stride) + "]";
+    };
+  }
+
   // The same sums on a serial chain of one-dof joints (pairsByChainGroups):
   // column j eight rows k ... k + 7 at a time, with no tables and no
   // partial eights: the last eight ends at row nu - 1, overlapping the one
@@ -2164,36 +2211,12 @@ class Tracer {
       if (part) zeros += std::string(zeros.empty() ? "" : ", ") + name + " = Lanes::Zero()";
     add(true, "      Lanes " + zeros + ";  // on and below the diagonal");
     add(true, "      if (k + " + last + " >= j) {");
-    add(true, "        const Lanes f0 = Eigen::Map<const Lanes>(FT + k);");
-    add(tau, "        a = f0 * wq[0];");
-    add(tau, "        b = f0 * wu[0];");
-    add(mass, "        m = f0 * s[0];");
-    for (int r = 1; r < below; ++r) {
-      const std::string rs = std::to_string(r);
-      add(true, "        {");
-      add(true, "          const Lanes f = Eigen::Map<const Lanes>(FT + " + rs + " * nu + k);");
-      add(tau, "          a += f * wq[" + rs + "];");
-      add(tau, "          b += f * wu[" + rs + "];");
-      add(mass && r < 6, "          m += f * s[" + rs + " * nu];");
-      add(true, "        }");
-    }
+    laneSums(out, "        ", "FT", "nu", "k", "f0", "f", /*assign=*/true,
+             {{tau, "a", weights("wq"), below}, {tau, "b", weights("wu"), below}, {mass, "m", weights("s", "nu"), 6}});
     add(true, "      }");
     add(true, "      if (k < j) {  // above the diagonal");
-    add(true, "        const Lanes s0 = Eigen::Map<const Lanes>(ST + k);");
-    std::string firsts;
-    for (const auto& [part, term] : {std::pair{tau, "c = s0 * gq[0]"}, std::pair{tau, "d = s0 * gu[0]"},
-                                     std::pair{mass, "n = s0 * f1[0]"}})
-      if (part) firsts += std::string(firsts.empty() ? "" : ", ") + term;
-    add(true, "        Lanes " + firsts + ";");
-    for (int r = 1; r < 6; ++r) {
-      const std::string rs = std::to_string(r);
-      add(true, "        {");
-      add(true, "          const Lanes x = Eigen::Map<const Lanes>(ST + " + rs + " * nu + k);");
-      add(tau, "          c += x * gq[" + rs + "];");
-      add(tau, "          d += x * gu[" + rs + "];");
-      add(mass, "          n += x * f1[" + rs + " * nu];");
-      add(true, "        }");
-    }
+    laneSums(out, "        ", "ST", "nu", "k", "s0", "x", /*assign=*/false,
+             {{tau, "c", weights("gq"), 6}, {tau, "d", weights("gu"), 6}, {mass, "n", weights("f1", "nu"), 6}});
     add(true, "        if (k + " + last + " < j) {");
     add(tau, "          a = c;");
     add(tau, "          b = d;");
@@ -2292,18 +2315,8 @@ class Tracer {
     add(mass, "    const double* const s = $pairSw.col(j).data();");
     add(true, "    const int last = kLastDescendant[j];");
     add(true, "    for (int k = j; k <= last; k += 4) {");
-    add(true, "      const Lanes f0 = Eigen::Map<const Lanes>(FT + k);");
-    add(true, std::string("      Lanes ") + (tau ? "a = f0 * wq[0], b = f0 * wu[0]" : "") + (mass && tau ? ", " : "") +
-                  (mass ? "m = f0 * s[0]" : "") + ";");
-    for (int r = 1; r < (tau ? rows : 6); ++r) {
-      const std::string rs = std::to_string(r);
-      add(true, "      {");
-      add(true, "        const Lanes f = Eigen::Map<const Lanes>(FT + " + rs + " * ld + k);");
-      add(tau, "        a += f * wq[" + rs + "];");
-      add(tau, "        b += f * wu[" + rs + "];");
-      add(mass && r < 6, "        m += f * s[" + rs + "];");
-      add(true, "      }");
-    }
+    laneSums(out, "      ", "FT", "ld", "k", "f0", "f", /*assign=*/false,
+             {{tau, "a", weights("wq"), rows}, {tau, "b", weights("wu"), rows}, {mass, "m", weights("s"), 6}});
     stores("      ", "k", "j", "last", "a", "b");
     for (const char* line : {"    }", "  }", "  for (int k = 0; k < nu; ++k) {",
                              "    for (int j = kFirstDof[k]; j < k; ++j) {  // k's own joint"})
@@ -2317,18 +2330,8 @@ class Tracer {
     add(mass, "    const double* const f1 = $pairF.col(k).data();");
     add(true, "    for (int e = kDofParent[kFirstDof[k]]; e >= 0; e = kDofParent[kRunStart[e]]) {");
     add(true, "      for (int j = kRunStart[e]; j <= e; j += 4) {");
-    add(true, "        const Lanes s0 = Eigen::Map<const Lanes>(ST + j);");
-    add(true, std::string("        Lanes ") + (tau ? "c = s0 * gq[0], d = s0 * gu[0]" : "") + (mass && tau ? ", " : "") +
-                  (mass ? "m = s0 * f1[0]" : "") + ";");
-    for (int r = 1; r < 6; ++r) {
-      const std::string rs = std::to_string(r);
-      add(true, "        {");
-      add(true, "          const Lanes s = Eigen::Map<const Lanes>(ST + " + rs + " * ld + j);");
-      add(tau, "          c += s * gq[" + rs + "];");
-      add(tau, "          d += s * gu[" + rs + "];");
-      add(mass, "          m += s * f1[" + rs + "];");
-      add(true, "        }");
-    }
+    laneSums(out, "        ", "ST", "ld", "j", "s0", "s", /*assign=*/false,
+             {{tau, "c", weights("gq"), 6}, {tau, "d", weights("gu"), 6}, {mass, "m", weights("f1"), 6}});
     stores("        ", "j", "k", "e", "c", "d");
     for (const char* line : {"      }", "    }", "  }", "}"}) add(true, line);
     return out;
