@@ -1646,8 +1646,8 @@ class Tracer {
   // whether it sums by columns, which also declares kRunStart and
   // kLastDescendant (the IR's method.pairLoop says which form).
   struct PairTables {
-    bool parent = false, columns = false, chain = false;
-    const char* form() const { return chain ? "chain" : columns ? "columns" : "paths"; }
+    bool parent = false, columns = false, chain = false, blocks = false;
+    const char* form() const { return chain ? "chain" : blocks ? "blocks" : columns ? "columns" : "paths"; }
   };
   // Whether the pairs' loop takes the form for a serial chain of one-dof
   // joints (pairChainGroups, storing or adding; the shared steps then
@@ -1663,13 +1663,20 @@ class Tracer {
       if (parent[static_cast<std::size_t>(k)] != k - 1 || first[static_cast<std::size_t>(k)] != k) return false;
     return true;
   }
+  // Whether the pairs' loop takes the form by the tree's blocks
+  // (pairBlocks; the shared steps then write S and F transposed): a tree
+  // that is not such a chain, eight dofs at least, M of fixed size.
+  bool pairsByBlocks() const { return !massMatrixDynamic() && layout_.nu >= 8 && !pairsByChainGroups(); }
+  // Whether the shared steps write S and F transposed (nu x 6, nu x 12), as
+  // the chain's groups and the blocks read them.
+  bool pairsTransposed() const { return pairsByChainGroups() || pairsByBlocks(); }
   // Whether the pairs' loop stores every entry of the results (nothing
   // zeroed first): on a chain, where no step writes into them before it (no
   // joint's own block, `ownBlocks`; no armature in M's traced part `M`) and
   // the loop's form stores (by columns, or the chain's groups).
   bool pairsStoreAll(bool ownBlocks, const MatrixX<Expr>& M) const {
     const bool chain = entriesOnPaths() == static_cast<long>(layout_.nu) * layout_.nu;
-    return chain && (pairsByColumns() || pairsByChainGroups()) && !ownBlocks && !hasNonzero(M);
+    return chain && !pairsByBlocks() && (pairsByColumns() || pairsByChainGroups()) && !ownBlocks && !hasNonzero(M);
   }
   // Whether the pairs' loop sums by columns (pairColumns): every dof's
   // subtree a block of consecutive dofs, k ... kLastDescendant[k] (the dofs
@@ -2035,9 +2042,10 @@ class Tracer {
     // The chain's groups read S and F transposed, as the steps then write
     // them (sharedDerivativeSteps' transposedFactors).
     const bool chain = !lowerOnly && p == nullptr && pairsByChainGroups();
+    const bool blocks = !lowerOnly && p == nullptr && pairsByBlocks();
     for (const PairFactor& f : kPairFactors) {
       const std::string r = std::to_string(f.sixRows ? 6 : rows);
-      const bool transposed = chain && (f.value == &local::DerivativePairs<Expr>::Sw ||
+      const bool transposed = (chain || blocks) && (f.value == &local::DerivativePairs<Expr>::Sw ||
                                         f.value == &local::DerivativePairs<Expr>::F);
       const std::string type = massMatrixDynamic() ? "Eigen::Matrix<double, " + r + ", Eigen::Dynamic>"
                                : transposed        ? "Eigen::Matrix<double, nu, " + r + ">"
@@ -2056,8 +2064,9 @@ class Tracer {
     for (const int k : local::firstDofs(mechanism_)) first += (first.empty() ? "" : ", ") + std::to_string(k);
     // By columns for M whole only (the inverse derivatives; the cable
     // models' traced forward ones, whose M is its lower triangle, by paths).
-    const bool columns = !chain && !lowerOnly && pairsByColumns();
+    const bool columns = !chain && !blocks && !lowerOnly && pairsByColumns();
     const std::vector<std::string> lines = chain     ? pairChainGroups(stepRows, dq, du, M, assign, parts)
+                                           : blocks  ? pairBlocks(stepRows, dq, du, M, first, assign, parts)
                                            : columns ? pairColumns(rows, dq, du, M, first, assign, parts)
                                                      : pairPaths(dq, du, M, lowerOnly, first, parts);
     for (const std::string& line : lines) {
@@ -2068,7 +2077,22 @@ class Tracer {
         fn.closing(line);
       }
     }
-    return PairTables{!chain, columns, chain};
+    return PairTables{!chain && !blocks, columns, chain, blocks};
+  }
+
+  // The first line of a pairs' loop's comment, of the parts it sums, ending
+  // in `then` (": for", " by", ...).
+  static std::string pairsHeading(PairParts parts, const std::string& then) {
+    const std::string what = parts.mass && parts.tau ? "" : parts.mass ? " of M" : " of dtau_dq and dtau_du";
+    return "// At run time, the pairs' terms" + what + " (capstan/dynamics_derivatives.hpp's addDerivativePairs)" + then;
+  }
+  // The lanes of kBelow: `rows` rows d of `width` lanes, zero before lane d
+  // and one from it, as an initializer list.
+  static std::string belowMask(int rows, int width) {
+    std::string mask;
+    for (int d = 0; d < rows; ++d)
+      for (int l = 0; l < width; ++l) mask += std::string(mask.empty() ? "" : ", ") + (l < d ? "0" : "1");
+    return mask;
   }
 
   // The pairs' loop by paths (local::addDerivativePairs' order): for every
@@ -2076,9 +2100,7 @@ class Tracer {
   std::vector<std::string> pairPaths(const std::string& dq, const std::string& du, const std::string& M,
                                      bool lowerOnly, const std::string& first, PairParts parts = {}) const {
     const bool mass = parts.mass, tau = parts.tau;
-    return {mass && tau ? "// At run time, the pairs' terms (capstan/dynamics_derivatives.hpp's addDerivativePairs): for"
-                        : std::string("// At run time, the pairs' terms of ") + (mass ? "M" : "dtau_dq and dtau_du") +
-                              " (capstan/dynamics_derivatives.hpp's addDerivativePairs): for",
+    return {pairsHeading(parts, ": for"),
             "// every dof k and each dof j on its path to the root (kDofParent), F_k . W_j into (k, j) and",
             "// into (j, k) F_j . W_k if j is of k's joint (kFirstDof[k]: its first dof), else S_j . g_k;",
             "// M_kj = M_jk = F_k's first six . S_j.",
@@ -2170,16 +2192,12 @@ class Tracer {
     // faster than four on chain20's inverseDynamicsDerivatives.
     const int width = 8;
     const std::string L = std::to_string(width), last = std::to_string(width - 1);
-    std::string mask;  // kBelow: `width` rows of `width` lanes
-    for (int d = 0; d < width; ++d)
-      for (int l = 0; l < width; ++l) mask += std::string(mask.empty() ? "" : ", ") + (l < d ? "0" : "1");
+    const std::string mask = belowMask(width, width);  // kBelow
     std::vector<std::string> out;
     const auto add = [&out](bool part, const std::string& line) {
       if (part) out.push_back(line);
     };
-    add(true, mass && tau ? "// At run time, the pairs' terms (capstan/dynamics_derivatives.hpp's addDerivativePairs) on"
-                          : std::string("// At run time, the pairs' terms of ") + (mass ? "M" : "dtau_dq and dtau_du") +
-                                " (capstan/dynamics_derivatives.hpp's addDerivativePairs) on");
+    add(true, pairsHeading(parts, " on"));
     for (const std::string& line :
          {"// this serial chain of one-dof joints, where every entry is one pair's: column j " + L + " rows",
           "// k ... k + " + last + " at a time (the last ones ending at row nu - 1, overlapping those before,",
@@ -2244,6 +2262,139 @@ class Tracer {
     return out;
   }
 
+  // The blocks of the pairs' terms on a tree (pairBlocks), each rows
+  // [row0, row1) x columns [col0, col1): the tree's segments are its runs
+  // of dofs, each the parent of the next (kRunStart's runs, whole); every
+  // segment A gives its own block A x A and, for each run C of its first
+  // dof's ancestors (a run's tail up to the parent it hangs from), A x C
+  // (rows below the columns) and C x A (above): every pair once, nothing
+  // off the paths.
+  struct PairBlock {
+    int row0, row1, col0, col1;
+  };
+  std::vector<PairBlock> pairBlockList() const {
+    const std::vector<int> parent = Data<Expr>::dofParents(mechanism_);
+    const int nu = layout_.nu;
+    std::vector<int> start(static_cast<std::size_t>(nu));  // each dof's segment's first dof
+    std::vector<PairBlock> blocks;
+    for (int k = 0; k < nu; ++k) start[k] = k > 0 && parent[k] == k - 1 ? start[k - 1] : k;
+    for (int a = 0; a < nu; ++a) {
+      if (start[a] != a) continue;
+      int e = a + 1;  // one past the segment
+      while (e < nu && start[e] == a) ++e;
+      blocks.push_back({a, e, a, e});
+      for (int p = parent[a]; p >= 0; p = parent[start[p]]) {
+        blocks.push_back({a, e, start[p], p + 1});
+        blocks.push_back({start[p], p + 1, a, e});
+      }
+    }
+    return blocks;
+  }
+
+  // The same sums on a tree by its blocks (pairBlockList), each block's
+  // rows in tiles of 8, 4, 2 and 1 lanes fixed by its size (each entry
+  // added once, so no masks for overlaps), every column of it in turn. In
+  // column j, rows from kFirstDof[j] on take F_k . Wq_j and F_k . Wu_j
+  // (below the column, or of its own joint), rows above S_k . gq_j and
+  // S_k . gu_j; M's F1_k . S_j from row j on and S_k . F1_j above; a tile
+  // across the line takes both, blended by lanes. S and F transposed, as
+  // for the chain's groups. The tile is a generic lambda, instantiated
+  // once per width (docs/performance.md, "The pairs' loop by blocks").
+  std::vector<std::string> pairBlocks(int rows, const std::string& dq, const std::string& du, const std::string& M,
+                                      const std::string& first, bool assign, PairParts parts) const {
+    const bool mass = parts.mass, tau = parts.tau;
+    const std::string R = std::to_string(tau ? rows : 6);  // F's rows read
+    const std::vector<PairBlock> list = pairBlockList();
+    std::string table;
+    for (const PairBlock& b : list)
+      table += std::string(table.empty() ? "" : ", ") + "{" + std::to_string(b.row0) + ", " + std::to_string(b.row1) +
+               ", " + std::to_string(b.col0) + ", " + std::to_string(b.col1) + "}";
+    const std::string mask = belowMask(9, 8);  // kBelow, d = 0 ... 8
+    std::vector<std::string> out;
+    const auto add = [&out](bool part, const std::string& line) {
+      if (part) out.push_back(line);
+    };
+    add(true, pairsHeading(parts, " by"));
+    for (const std::string& line :
+         {std::string("// the tree's blocks (kPairBlocks: rows [r0, r1) x columns [c0, c1)): each segment of dofs,"),
+          std::string("// each the parent of the next, by itself, and below and above each run of its ancestors."),
+          std::string("// In column j, rows from kFirstDof[j] on take F_k . Wq_j and F_k . Wu_j, rows above"),
+          std::string("// S_k . gq_j and S_k . gu_j; M's F1_k . S_j from row j on, S_k . F1_j above (F's first " + R),
+          std::string("// rows: the steps write no others). A block's rows in tiles of 8, 4, 2 and 1 lanes, each"),
+          std::string(assign ? "// entry stored once; S and F transposed (the steps write them so): FT[r * nu + k] = F(r, k)."
+                             : "// entry added once; S and F transposed (the steps write them so): FT[r * nu + k] = F(r, k).")})
+      add(true, line);
+    add(parts.tables, "static constexpr std::array<int, nu> kFirstDof{{" + first + "}};");
+    add(parts.tables, "static constexpr int kPairBlocks[" + std::to_string(list.size()) + "][4] = {" + table + "};");
+    for (const std::string& line : std::vector<std::string>{
+             "{",
+             "  const double* const FT = $pairF.data();",
+             "  const double* const ST = $pairSw.data();",
+             "  // kBelow + 8 d: lanes d ... 7 one, those before zero (d = 0 ... 8)",
+             "  static constexpr double kBelow[72] = {" + mask + "};",
+             "  const auto below = [](int d) { return kBelow + 8 * (d < 0 ? 0 : d < 8 ? d : 8); };",
+             "  // rows k ... e - 1 (e - k <= W, W the tile's lanes) of columns c0 ... c1 - 1, from row",
+             "  // r0 = k, or nu - W where fewer than W rows are left (lanes outside k ... e - 1 add zeros);",
+             "  // F's and S's rows there loaded once for all the columns",
+             "  const auto tile = [&](auto lanes, int k, int e, int c0, int c1) __attribute__((always_inline)) {",
+             "    constexpr int W = decltype(lanes)::value;",
+             "    using Lanes = Eigen::Array<double, W, 1>;",
+             "    const int r0 = k + W <= nu ? k : nu - W;",
+             "    const Lanes in = Eigen::Map<const Lanes>(below(k - r0)) * (1.0 - Eigen::Map<const Lanes>(below(e - r0)));"})
+      add(true, line);
+    const int fRows = tau ? rows : 6;
+    for (int r = 0; r < fRows; ++r)
+      add(true, "    const Lanes f" + std::to_string(r) + " = Eigen::Map<const Lanes>(FT + " +
+                    (r == 0 ? std::string() : std::to_string(r) + " * nu + ") + "r0);");
+    for (int r = 0; r < 6; ++r)
+      add(true, "    const Lanes s" + std::to_string(r) + " = Eigen::Map<const Lanes>(ST + " +
+                    (r == 0 ? std::string() : std::to_string(r) + " * nu + ") + "r0);");
+    // The sum over rows r < n of `lanes`r times weight(r), as one expression.
+    const auto sum = [](const std::string& lanes, const std::function<std::string(int)>& weight, int n) {
+      std::string e;
+      for (int r = 0; r < n; ++r) e += (r == 0 ? "" : " + ") + lanes + std::to_string(r) + " * " + weight(r);
+      return e;
+    };
+    add(true, "    for (int j = c0; j < c1; ++j) {");
+    add(tau, "      const double* const wq = $pairWq.col(j).data();");
+    add(tau, "      const double* const wu = $pairWu.col(j).data();");
+    add(mass, "      const double* const sj = ST + j;  // S_j: sj[r * nu]");
+    add(tau, "      const double* const gq = $pairGq.col(j).data();");
+    add(tau, "      const double* const gu = $pairGu.col(j).data();");
+    add(mass, "      const double* const fj = FT + j;  // F1_j: fj[r * nu]");
+    std::string zeros;
+    for (const auto& [part, name] : {std::pair{tau, "a"}, std::pair{tau, "b"}, std::pair{mass, "m"}})
+      if (part) zeros += std::string(zeros.empty() ? "" : ", ") + name + " = Lanes::Zero()";
+    add(true, "      Lanes " + zeros + ";  // F's sums");
+    add(true, "      if (r0 + W > kFirstDof[j]) {");
+    add(tau, "        a = " + sum("f", weights("wq"), rows) + ";");
+    add(tau, "        b = " + sum("f", weights("wu"), rows) + ";");
+    add(mass, "        m = " + sum("f", weights("sj", "nu"), 6) + ";");
+    add(true, "      }");
+    add(true, "      if (r0 < j) {  // rows above the column's joint or dof");
+    add(tau, "        const Lanes c = " + sum("s", weights("gq"), 6) + ";");
+    add(tau, "        const Lanes d = " + sum("s", weights("gu"), 6) + ";");
+    add(mass, "        const Lanes n = " + sum("s", weights("fj", "nu"), 6) + ";");
+    add(tau, "        const Lanes w = Eigen::Map<const Lanes>(below(kFirstDof[j] - r0));");
+    add(tau, "        a = c + w * (a - c);");
+    add(tau, "        b = d + w * (b - d);");
+    add(mass, "        const Lanes v = Eigen::Map<const Lanes>(below(j - r0));");
+    add(mass, "        m = n + v * (m - n);");
+    add(true, "      }");
+    add(tau, "      Eigen::Map<Lanes>(&" + dq + "(r0, j)) += a * in;");
+    add(tau, "      Eigen::Map<Lanes>(&" + du + "(r0, j)) += b * in;");
+    add(mass, "      Eigen::Map<Lanes>(&" + M + "(r0, j)) += m * in;");
+    for (const char* line : {"    }", "  };", "  for (const auto& block : kPairBlocks) {",
+                             "    if (block[1] - block[0] <= 4) {",
+                             "      tile(std::integral_constant<int, 4>(), block[0], block[1], block[2], block[3]);",
+                             "      continue;", "    }", "    for (int k = block[0]; k < block[1]; k += 8)",
+                             "      tile(std::integral_constant<int, 8>(), k, k + 8 < block[1] ? k + 8 : block[1], block[2],",
+                             "           block[3]);",
+                             "  }", "}"})
+      add(true, line);
+    return out;
+  }
+
   // The same sums by columns, where every dof's subtree is a block of
   // consecutive dofs (subtreesContiguous): each result column a few
   // contiguous segments, four rows at a time (Eigen's 4-arrays, so SIMD
@@ -2283,9 +2434,7 @@ class Tracer {
       add(true, pad + "  }");
       add(true, pad + "}");
     };
-    add(true, mass && tau ? "// At run time, the pairs' terms (capstan/dynamics_derivatives.hpp's addDerivativePairs) by"
-                          : std::string("// At run time, the pairs' terms of ") + (mass ? "M" : "dtau_dq and dtau_du") +
-                                " (capstan/dynamics_derivatives.hpp's addDerivativePairs) by");
+    add(true, pairsHeading(parts, " by"));
     for (const char* line :
          {"// columns, every dof's subtree being the dofs k ... kLastDescendant[k]: below the diagonal,",
           "// (k, j) for k in j's subtree, F_k . Wq_j, F_k . Wu_j and M's F1_k . S_j; above it, (j, k) for",
@@ -2493,7 +2642,7 @@ class Tracer {
                        FunctionEvaluator<Expr>& ev) {
     const SharedSteps shared = sharedDerivativeSteps(
         mechanism_, ev.derivative, layout_, [this](const JointLayout& j) { return cite_.joint(j); }, f.key(),
-        /*transposedFactors=*/pairsByChainGroups());
+        /*transposedFactors=*/pairsTransposed());
     // On a chain every entry of the results is one pair's, so where nothing
     // is written before the loop (no joint's own block, no armature) the
     // loop by columns stores them and nothing is zeroed.
@@ -2635,7 +2784,7 @@ class Tracer {
     ev.forceDerivatives = nullptr;
     const SharedSteps shared = sharedDerivativeSteps(
         mechanism_, ev.derivative, layout_, [this](const JointLayout& j) { return cite_.joint(j); },
-        inverseDynamics.key(), /*transposedFactors=*/pairsByChainGroups());
+        inverseDynamics.key(), /*transposedFactors=*/pairsTransposed());
     fusedKernels_ = shared.kernels;
 
     FunctionBuilder fn = function(f);
