@@ -1642,41 +1642,28 @@ class Tracer {
       fn.opening(m + ".resize(nu, nu);  // dynamic size: allocates only if not nu x nu yet");
   }
 
-  // What a pairs' loop emitted (pairLoop): kDofParent (every form), and
-  // whether it sums by columns, which also declares kRunStart and
-  // kLastDescendant (the IR's method.pairLoop says which form).
+  // What a pairs' loop emitted (pairLoop): kDofParent (by paths and by
+  // columns), and whether it sums by columns, which also declares kRunStart
+  // and kLastDescendant, or by blocks (the IR's method.pairLoop says which
+  // form).
   struct PairTables {
-    bool parent = false, columns = false, chain = false, blocks = false;
-    const char* form() const { return chain ? "chain" : blocks ? "blocks" : columns ? "columns" : "paths"; }
+    bool parent = false, columns = false, blocks = false;
+    const char* form() const { return blocks ? "blocks" : columns ? "columns" : "paths"; }
   };
-  // Whether the pairs' loop takes the form for a serial chain of one-dof
-  // joints (pairChainGroups, storing or adding; the shared steps then
-  // write S and F transposed): each dof the parent of the next, every
-  // entry of the results one pair's; eight dofs at least (its groups of eight rows;
-  // on arm7, 7 dofs in fours, forwardDynamicsDerivatives was 3-6 % slower
-  // than by paths) and M of fixed size.
-  bool pairsByChainGroups() const {
-    const std::vector<int> parent = Data<Expr>::dofParents(mechanism_);
-    const std::vector<int> first = local::firstDofs(mechanism_);
-    if (massMatrixDynamic() || layout_.nu < 8) return false;
-    for (int k = 0; k < layout_.nu; ++k)
-      if (parent[static_cast<std::size_t>(k)] != k - 1 || first[static_cast<std::size_t>(k)] != k) return false;
-    return true;
-  }
-  // Whether the pairs' loop takes the form by the tree's blocks
-  // (pairBlocks; the shared steps then write S and F transposed): a tree
-  // that is not such a chain, eight dofs at least, M of fixed size.
-  bool pairsByBlocks() const { return !massMatrixDynamic() && layout_.nu >= 8 && !pairsByChainGroups(); }
-  // Whether the shared steps write S and F transposed (nu x 6, nu x 12), as
-  // the chain's groups and the blocks read them.
-  bool pairsTransposed() const { return pairsByChainGroups() || pairsByBlocks(); }
+  // Whether the pairs' loop goes by the tree's blocks (pairBlocks; the
+  // shared steps then write S and F transposed): M of fixed size and eight
+  // dofs at least, which the tiles of eight rows need (a tile ends at row
+  // nu - 1 at the latest). Below that, paths: the 7-dof arm's inverse
+  // derivatives were 0.87x as fast by blocks (docs/performance.md, "The
+  // pairs' loop by blocks").
+  bool pairsByBlocks() const { return !massMatrixDynamic() && layout_.nu >= 8; }
   // Whether the pairs' loop stores every entry of the results (nothing
   // zeroed first): on a chain, where no step writes into them before it (no
   // joint's own block, `ownBlocks`; no armature in M's traced part `M`) and
-  // the loop's form stores (by columns, or the chain's groups).
+  // the loop's form stores (by columns or by blocks).
   bool pairsStoreAll(bool ownBlocks, const MatrixX<Expr>& M) const {
     const bool chain = entriesOnPaths() == static_cast<long>(layout_.nu) * layout_.nu;
-    return chain && !pairsByBlocks() && (pairsByColumns() || pairsByChainGroups()) && !ownBlocks && !hasNonzero(M);
+    return chain && (pairsByColumns() || pairsByBlocks()) && !ownBlocks && !hasNonzero(M);
   }
   // Whether the pairs' loop sums by columns (pairColumns): every dof's
   // subtree a block of consecutive dofs, k ... kLastDescendant[k] (the dofs
@@ -2039,13 +2026,12 @@ class Tracer {
                       bool assign = false, PairParts parts = {}, std::vector<std::string>* into = nullptr,
                       int stepRows = 12) {
     const int rows = p != nullptr ? static_cast<int>(p->F.rows()) : 12;  // of F and W
-    // The chain's groups read S and F transposed, as the steps then write
-    // them (sharedDerivativeSteps' transposedFactors).
-    const bool chain = !lowerOnly && p == nullptr && pairsByChainGroups();
+    // The blocks read S and F transposed, as the steps then write them
+    // (sharedDerivativeSteps' transposedFactors).
     const bool blocks = !lowerOnly && p == nullptr && pairsByBlocks();
     for (const PairFactor& f : kPairFactors) {
       const std::string r = std::to_string(f.sixRows ? 6 : rows);
-      const bool transposed = (chain || blocks) && (f.value == &local::DerivativePairs<Expr>::Sw ||
+      const bool transposed = blocks && (f.value == &local::DerivativePairs<Expr>::Sw ||
                                         f.value == &local::DerivativePairs<Expr>::F);
       const std::string type = massMatrixDynamic() ? "Eigen::Matrix<double, " + r + ", Eigen::Dynamic>"
                                : transposed        ? "Eigen::Matrix<double, nu, " + r + ">"
@@ -2064,9 +2050,8 @@ class Tracer {
     for (const int k : local::firstDofs(mechanism_)) first += (first.empty() ? "" : ", ") + std::to_string(k);
     // By columns for M whole only (the inverse derivatives; the cable
     // models' traced forward ones, whose M is its lower triangle, by paths).
-    const bool columns = !chain && !blocks && !lowerOnly && pairsByColumns();
-    const std::vector<std::string> lines = chain     ? pairChainGroups(stepRows, dq, du, M, assign, parts)
-                                           : blocks  ? pairBlocks(stepRows, dq, du, M, first, assign, parts)
+    const bool columns = !blocks && !lowerOnly && pairsByColumns();
+    const std::vector<std::string> lines = blocks    ? pairBlocks(stepRows, dq, du, M, first, assign, parts)
                                            : columns ? pairColumns(rows, dq, du, M, first, assign, parts)
                                                      : pairPaths(dq, du, M, lowerOnly, first, parts);
     for (const std::string& line : lines) {
@@ -2077,7 +2062,7 @@ class Tracer {
         fn.closing(line);
       }
     }
-    return PairTables{!chain && !blocks, columns, chain, blocks};
+    return PairTables{!blocks, columns, blocks};
   }
 
   // The first line of a pairs' loop's comment, of the parts it sums, ending
@@ -2171,97 +2156,6 @@ class Tracer {
     };
   }
 
-  // The same sums on a serial chain of one-dof joints (pairsByChainGroups):
-  // column j eight rows k ... k + 7 at a time, with no tables and no
-  // partial eights: the last eight ends at row nu - 1, overlapping the one
-  // before (`assign`: it stores those rows again, the same; else its lanes
-  // there are zeroed before it adds). On and below the diagonal F_k . Wq_j,
-  // F_k . Wu_j and M's F1_k . S_j over F's first `rows` rows (the steps
-  // write no others: SharedSteps::pairRows); above it S_k . gq_j,
-  // S_k . gu_j and M's S_k . F1_j; rows across the diagonal take both,
-  // blended by lanes. The steps write S and F transposed (nu x 6, nu x 12:
-  // sharedDerivativeSteps' transposedFactors), so each term is an 8-array
-  // of them times a scalar (SIMD under g++ -O2 as under clang;
-  // docs/performance.md, "The pairs' loop on a chain").
-  std::vector<std::string> pairChainGroups(int rows, const std::string& dq, const std::string& du,
-                                           const std::string& M, bool assign, PairParts parts) const {
-    const bool mass = parts.mass, tau = parts.tau;
-    const int below = tau ? rows : 6;  // F's rows read
-    const std::string R = std::to_string(below);
-    // Eight rows at a time (one AVX-512 register, two of AVX): 1.14x
-    // faster than four on chain20's inverseDynamicsDerivatives.
-    const int width = 8;
-    const std::string L = std::to_string(width), last = std::to_string(width - 1);
-    const std::string mask = belowMask(width, width);  // kBelow
-    std::vector<std::string> out;
-    const auto add = [&out](bool part, const std::string& line) {
-      if (part) out.push_back(line);
-    };
-    add(true, pairsHeading(parts, " on"));
-    for (const std::string& line :
-         {"// this serial chain of one-dof joints, where every entry is one pair's: column j " + L + " rows",
-          "// k ... k + " + last + " at a time (the last ones ending at row nu - 1, overlapping those before,",
-          std::string(assign ? "// stored again), on and below the diagonal F_k . Wq_j, F_k . Wu_j and M's F1_k . S_j"
-                             : "// not added again), on and below the diagonal F_k . Wq_j, F_k . Wu_j and M's F1_k . S_j"),
-          "// (F's first " + R + " rows: the steps write no others), above it S_k . gq_j, S_k . gu_j and M's",
-          std::string("// S_k . F1_j; rows across the diagonal take both, blended by lanes. S and F transposed"),
-          std::string("// (the steps write them so): FT[r * nu + k] = F(r, k).")})
-      add(true, line);
-    for (const std::string& line : std::vector<std::string>{
-             "{",
-             "  using Lanes = Eigen::Array<double, " + L + ", 1>;",
-             "  const double* const FT = $pairF.data();",
-             "  const double* const ST = $pairSw.data();",
-             "  // kBelow + " + L + " d: the lanes on or below the diagonal of rows that start d above it",
-             "  static constexpr double kBelow[" + std::to_string(width * width) + "] = {" + mask + "};",
-             "  for (int j = 0; j < nu; ++j) {"})
-      add(true, line);
-    add(tau, "    const double* const wq = $pairWq.col(j).data();");
-    add(tau, "    const double* const wu = $pairWu.col(j).data();");
-    add(mass, "    const double* const s = ST + j;  // S_j: s[r * nu]");
-    add(tau, "    const double* const gq = $pairGq.col(j).data();");
-    add(tau, "    const double* const gu = $pairGu.col(j).data();");
-    add(mass, "    const double* const f1 = FT + j;  // F1_j: f1[r * nu]");
-    add(true, "    for (int g = 0; g < nu; g += " + L + ") {");
-    add(true, "      const int k = g + " + L + " <= nu ? g : nu - " + L + ";");
-    std::string zeros;
-    for (const auto& [part, name] : {std::pair{tau, "a"}, std::pair{tau, "b"}, std::pair{mass, "m"}})
-      if (part) zeros += std::string(zeros.empty() ? "" : ", ") + name + " = Lanes::Zero()";
-    add(true, "      Lanes " + zeros + ";  // on and below the diagonal");
-    add(true, "      if (k + " + last + " >= j) {");
-    laneSums(out, "        ", "FT", "nu", "k", "f0", "f", /*assign=*/true,
-             {{tau, "a", weights("wq"), below}, {tau, "b", weights("wu"), below}, {mass, "m", weights("s", "nu"), 6}});
-    add(true, "      }");
-    add(true, "      if (k < j) {  // above the diagonal");
-    laneSums(out, "        ", "ST", "nu", "k", "s0", "x", /*assign=*/false,
-             {{tau, "c", weights("gq"), 6}, {tau, "d", weights("gu"), 6}, {mass, "n", weights("f1", "nu"), 6}});
-    add(true, "        if (k + " + last + " < j) {");
-    add(tau, "          a = c;");
-    add(tau, "          b = d;");
-    add(mass, "          m = n;");
-    add(true, "        } else {");
-    add(true, "          const Lanes w = Eigen::Map<const Lanes>(kBelow + " + L + " * (j - k));");
-    add(tau, "          a = c + w * (a - c);");
-    add(tau, "          b = d + w * (b - d);");
-    add(mass, "          m = n + w * (m - n);");
-    add(true, "        }");
-    add(true, "      }");
-    if (!assign) {
-      add(true, "      if (k < g) {  // the rows before g are the previous eight's");
-      add(true, "        const Lanes w = Eigen::Map<const Lanes>(kBelow + " + L + " * (g - k));");
-      add(tau, "        a *= w;");
-      add(tau, "        b *= w;");
-      add(mass, "        m *= w;");
-      add(true, "      }");
-    }
-    const std::string op = assign ? ")) = " : ")) += ";
-    add(tau, "      Eigen::Map<Lanes>(&" + dq + "(k, j" + op + "a;");
-    add(tau, "      Eigen::Map<Lanes>(&" + du + "(k, j" + op + "b;");
-    add(mass, "      Eigen::Map<Lanes>(&" + M + "(k, j" + op + "m;");
-    for (const char* line : {"    }", "  }", "}"}) add(true, line);
-    return out;
-  }
-
   // The blocks of the pairs' terms on a tree (pairBlocks), each rows
   // [row0, row1) x columns [col0, col1): the tree's segments are its runs
   // of dofs, each the parent of the next (kRunStart's runs, whole); every
@@ -2275,31 +2169,40 @@ class Tracer {
   std::vector<PairBlock> pairBlockList() const {
     const std::vector<int> parent = Data<Expr>::dofParents(mechanism_);
     const int nu = layout_.nu;
-    std::vector<int> start(static_cast<std::size_t>(nu));  // each dof's segment's first dof
+    std::vector<int> start(parent.size());  // each dof's segment's first dof
+    const auto at = [](const std::vector<int>& v, int k) { return v[static_cast<std::size_t>(k)]; };
     std::vector<PairBlock> blocks;
-    for (int k = 0; k < nu; ++k) start[k] = k > 0 && parent[k] == k - 1 ? start[k - 1] : k;
+    for (int k = 0; k < nu; ++k)
+      start[static_cast<std::size_t>(k)] = k > 0 && at(parent, k) == k - 1 ? at(start, k - 1) : k;
     for (int a = 0; a < nu; ++a) {
-      if (start[a] != a) continue;
+      if (at(start, a) != a) continue;
       int e = a + 1;  // one past the segment
-      while (e < nu && start[e] == a) ++e;
+      while (e < nu && at(start, e) == a) ++e;
       blocks.push_back({a, e, a, e});
-      for (int p = parent[a]; p >= 0; p = parent[start[p]]) {
-        blocks.push_back({a, e, start[p], p + 1});
-        blocks.push_back({start[p], p + 1, a, e});
+      for (int p = at(parent, a); p >= 0; p = at(parent, at(start, p))) {
+        blocks.push_back({a, e, at(start, p), p + 1});
+        blocks.push_back({at(start, p), p + 1, a, e});
       }
     }
     return blocks;
   }
 
-  // The same sums on a tree by its blocks (pairBlockList), each block's
-  // rows in tiles of 8, 4, 2 and 1 lanes fixed by its size (each entry
-  // added once, so no masks for overlaps), every column of it in turn. In
-  // column j, rows from kFirstDof[j] on take F_k . Wq_j and F_k . Wu_j
-  // (below the column, or of its own joint), rows above S_k . gq_j and
-  // S_k . gu_j; M's F1_k . S_j from row j on and S_k . F1_j above; a tile
-  // across the line takes both, blended by lanes. S and F transposed, as
-  // for the chain's groups. The tile is a generic lambda, instantiated
-  // once per width (docs/performance.md, "The pairs' loop by blocks").
+  // The pairs' sums by the tree's blocks (pairBlockList; a serial chain is
+  // one): each block's rows in tiles of eight lanes (four where it has
+  // four rows or fewer), the last ending at row nu - 1 at the latest, F's
+  // and S's rows of the tile loaded once and held for all the block's
+  // columns. In column j, rows from kFirstDof[j] on take F_k . Wq_j and
+  // F_k . Wu_j (below the column, or of its own joint), rows above
+  // S_k . gq_j and S_k . gu_j; M's F1_k . S_j from row j on and S_k . F1_j
+  // above; a tile across the line takes both, blended by lanes (kBelow).
+  // Adding (to zeros, each joint's own block, M's armature), a tile's
+  // lanes outside its block add zeros; storing (`assign`: a chain, every
+  // entry a pair's, nothing written before), a tile that starts before its
+  // rows stores the rows before again, the same. S and F transposed (the
+  // steps write them so: sharedDerivativeSteps' transposedFactors), so each
+  // term is an array of lanes times a broadcast scalar. The tile is a
+  // generic lambda forced inline, one instance per width
+  // (docs/performance.md, "The pairs' loop by blocks").
   std::vector<std::string> pairBlocks(int rows, const std::string& dq, const std::string& du, const std::string& M,
                                       const std::string& first, bool assign, PairParts parts) const {
     const bool mass = parts.mass, tau = parts.tau;
@@ -2320,9 +2223,13 @@ class Tracer {
           std::string("// each the parent of the next, by itself, and below and above each run of its ancestors."),
           std::string("// In column j, rows from kFirstDof[j] on take F_k . Wq_j and F_k . Wu_j, rows above"),
           std::string("// S_k . gq_j and S_k . gu_j; M's F1_k . S_j from row j on, S_k . F1_j above (F's first " + R),
-          std::string("// rows: the steps write no others). A block's rows in tiles of 8, 4, 2 and 1 lanes, each"),
-          std::string(assign ? "// entry stored once; S and F transposed (the steps write them so): FT[r * nu + k] = F(r, k)."
-                             : "// entry added once; S and F transposed (the steps write them so): FT[r * nu + k] = F(r, k).")})
+          std::string("// rows: the steps write no others). A block's rows in tiles of eight lanes (four where it"),
+          std::string("// has four rows or fewer), F's and S's rows loaded once for all its columns, each"),
+          std::string(assign ? "// entry stored (on this chain, where every entry is a pair's, a tile past the block stores"
+                             : "// entry added once (lanes past the block add zeros); S and F transposed (the steps write"),
+          std::string(assign ? "// the rows before it again, the same); S and F transposed (the steps write them so):"
+                             : "// them so): FT[r * nu + k] = F(r, k)."),
+          std::string(assign ? "// FT[r * nu + k] = F(r, k)." : "")})
       add(true, line);
     add(parts.tables, "static constexpr std::array<int, nu> kFirstDof{{" + first + "}};");
     add(parts.tables, "static constexpr int kPairBlocks[" + std::to_string(list.size()) + "][4] = {" + table + "};");
@@ -2334,14 +2241,16 @@ class Tracer {
              "  static constexpr double kBelow[72] = {" + mask + "};",
              "  const auto below = [](int d) { return kBelow + 8 * (d < 0 ? 0 : d < 8 ? d : 8); };",
              "  // rows k ... e - 1 (e - k <= W, W the tile's lanes) of columns c0 ... c1 - 1, from row",
-             "  // r0 = k, or nu - W where fewer than W rows are left (lanes outside k ... e - 1 add zeros);",
+             std::string(assign ? "  // r0 = k, or nu - W where fewer than W rows are left (the rows before k stored again);"
+                                : "  // r0 = k, or nu - W where fewer than W rows are left (lanes outside k ... e - 1 add zeros);"),
              "  // F's and S's rows there loaded once for all the columns",
-             "  const auto tile = [&](auto lanes, int k, int e, int c0, int c1) __attribute__((always_inline)) {",
+             std::string("  const auto tile = [&](auto lanes, int k, int ") + (assign ? "/*e*/" : "e") +
+                 ", int c0, int c1) __attribute__((always_inline)) {",
              "    constexpr int W = decltype(lanes)::value;",
              "    using Lanes = Eigen::Array<double, W, 1>;",
-             "    const int r0 = k + W <= nu ? k : nu - W;",
-             "    const Lanes in = Eigen::Map<const Lanes>(below(k - r0)) * (1.0 - Eigen::Map<const Lanes>(below(e - r0)));"})
+             "    const int r0 = k + W <= nu ? k : nu - W;"})
       add(true, line);
+    add(!assign, "    const Lanes in = Eigen::Map<const Lanes>(below(k - r0)) * (1.0 - Eigen::Map<const Lanes>(below(e - r0)));");
     const int fRows = tau ? rows : 6;
     for (int r = 0; r < fRows; ++r)
       add(true, "    const Lanes f" + std::to_string(r) + " = Eigen::Map<const Lanes>(FT + " +
@@ -2381,9 +2290,10 @@ class Tracer {
     add(mass, "        const Lanes v = Eigen::Map<const Lanes>(below(j - r0));");
     add(mass, "        m = n + v * (m - n);");
     add(true, "      }");
-    add(tau, "      Eigen::Map<Lanes>(&" + dq + "(r0, j)) += a * in;");
-    add(tau, "      Eigen::Map<Lanes>(&" + du + "(r0, j)) += b * in;");
-    add(mass, "      Eigen::Map<Lanes>(&" + M + "(r0, j)) += m * in;");
+    const std::string op = assign ? ")) = " : ")) += ", in = assign ? ";" : " * in;";
+    add(tau, "      Eigen::Map<Lanes>(&" + dq + "(r0, j" + op + "a" + in);
+    add(tau, "      Eigen::Map<Lanes>(&" + du + "(r0, j" + op + "b" + in);
+    add(mass, "      Eigen::Map<Lanes>(&" + M + "(r0, j" + op + "m" + in);
     for (const char* line : {"    }", "  };", "  for (const auto& block : kPairBlocks) {",
                              "    if (block[1] - block[0] <= 4) {",
                              "      tile(std::integral_constant<int, 4>(), block[0], block[1], block[2], block[3]);",
@@ -2642,7 +2552,7 @@ class Tracer {
                        FunctionEvaluator<Expr>& ev) {
     const SharedSteps shared = sharedDerivativeSteps(
         mechanism_, ev.derivative, layout_, [this](const JointLayout& j) { return cite_.joint(j); }, f.key(),
-        /*transposedFactors=*/pairsTransposed());
+        /*transposedFactors=*/pairsByBlocks());
     // On a chain every entry of the results is one pair's, so where nothing
     // is written before the loop (no joint's own block, no armature) the
     // loop by columns stores them and nothing is zeroed.
@@ -2784,7 +2694,7 @@ class Tracer {
     ev.forceDerivatives = nullptr;
     const SharedSteps shared = sharedDerivativeSteps(
         mechanism_, ev.derivative, layout_, [this](const JointLayout& j) { return cite_.joint(j); },
-        inverseDynamics.key(), /*transposedFactors=*/pairsTransposed());
+        inverseDynamics.key(), /*transposedFactors=*/pairsByBlocks());
     fusedKernels_ = shared.kernels;
 
     FunctionBuilder fn = function(f);

@@ -852,9 +852,9 @@ def steps(capstan):
     20 speeds, codegen/steps.hpp): on a random chain with every joint type
     and on chains of hinges with a force law (time- and speed-dependent) on
     their first (armature on the odd hinges of one), and on a random tree of every joint type, the
-    header (--derivatives) calls kernels, fewer than its steps, in both functions, its pairs' loop is by
-    the tree's blocks on the first and the tree and in the chain's groups of eight rows on the hinges,
-    and generated udot, d tau / d(q, u, udot)
+    header (--derivatives) calls kernels, fewer than its steps (in both functions but the tree's
+    inverseDynamicsDerivatives only), its pairs' loop is by the tree's blocks (storing every entry
+    on the hinges without armature), and generated udot, d tau / d(q, u, udot)
     and d udot / d(q, u, tau) equal the interpreter's to AGREEMENT at random
     states (d udot within 4.5e-13 as compiled, through M^-1), also after --set
     of a mass and of the gravity (the calls' parameter arrays follow
@@ -883,15 +883,15 @@ def steps(capstan):
         # own blocks are written before the loop, which adds to them) and on
         # the random tree of every joint type (many short segments, dofs not
         # numbered depth first: blocks below and above runs of ancestors
-        # too); on the chains of 22
-        # and 30 hinges in the chain's groups of eight rows: on the 30, where
-        # no step writes into the results before it (no joint's own block,
-        # no armature), storing every entry, nothing zeroed first; on the
-        # 22, whose odd hinges have armature, adding to M's (the groups'
-        # overlapping lanes masked). (By paths: the trees of
+        # too); and on the chains of 22 and 30 hinges (one block each): on
+        # the 30, where no step writes into the results before it (no
+        # joint's own block, no armature), storing every entry, nothing
+        # zeroed first (the last tile storing the rows before it again); on
+        # the 22, whose odd hinges have armature, adding to M's (the last
+        # tile's lanes before its rows masked). (By paths: the trees of
         # codegen.derivatives below 8 dofs; by columns: models with force
         # elements, whose pairs are traced.)
-        want_loop = {"StepsSerial": "blocks", "StepsChain": "chain", "StepsHinges": "chain", "StepsTree": "blocks"}
+        want_loop = {"StepsSerial": "blocks", "StepsChain": "blocks", "StepsHinges": "blocks", "StepsTree": "blocks"}
         want_stores = {"StepsSerial": False, "StepsChain": False, "StepsHinges": True, "StepsTree": False}
         for model in models:
             out = tmp / model.stem
@@ -900,8 +900,7 @@ def steps(capstan):
             ir = json.loads(next(out.glob("*.ir.json")).read_text())
             loop = next(f["method"].get("pairLoop") for f in ir["functions"] if f["name"] == "inverseDynamicsDerivatives")
             if (loop != want_loop[model.stem] or (loop == "columns") != ("pairT" in header)
-                    or (loop == "blocks") != ("kPairBlocks" in header)
-                    or (loop == "chain") != ("kBelow" in header and "kPairBlocks" not in header)):
+                    or (loop == "blocks") != ("kPairBlocks" in header)):
                 print(f"steps: {model.name}: the pairs' loop is by {loop}, not {want_loop[model.stem]}: FAILED")
                 failures += 1
             stores = "the pairs' loop stores them" in header
@@ -1517,7 +1516,7 @@ DERIVATIVE_FORMS = {
     # column at a time (below kMinEigenProductSpeeds), not Eigen's.
     # udot without forwardDynamics: the steps' calls at udot = 0, then udot
     # from M^-1 (refined once) and the column steps at it. (The pairs' loop
-    # by paths on trees, in the chain's groups on the stiff chain.)
+    # by paths below 8 dofs, by the tree's blocks on the stiff chain.)
     "default": ([], ["!M, then its factor", "At run time, the pairs' terms", "inverseDynamicsDerivativesStep1(",
                      "forwardDynamicsDerivativesInverse(M.data(), dudot_dtau.data())",
                      "product(dr_dq, dudot_dq);", "!-dudot_dtau * dr_dq", "U rhs = ",
