@@ -1651,12 +1651,10 @@ class Tracer {
     const char* form() const { return blocks ? "blocks" : columns ? "columns" : "paths"; }
   };
   // Whether the pairs' loop goes by the tree's blocks (pairBlocks; the
-  // shared steps then write S and F transposed): M of fixed size and eight
-  // dofs at least, which the tiles of eight rows need (a tile ends at row
-  // nu - 1 at the latest). Below that, paths: the 7-dof arm's inverse
-  // derivatives were 0.87x as fast by blocks (docs/performance.md, "The
-  // pairs' loop by blocks").
-  bool pairsByBlocks() const { return !massMatrixDynamic() && layout_.nu >= 8; }
+  // shared steps then write S and F transposed): M of fixed size and four
+  // dofs at least, which the tiles of four rows need (a tile ends at row
+  // nu - 1 at the latest); below that, paths.
+  bool pairsByBlocks() const { return !massMatrixDynamic() && layout_.nu >= 4; }
   // Whether the pairs' loop stores every entry of the results (nothing
   // zeroed first): on a chain, where no step writes into them before it (no
   // joint's own block, `ownBlocks`; no armature in M's traced part `M`) and
@@ -2189,7 +2187,9 @@ class Tracer {
 
   // The pairs' sums by the tree's blocks (pairBlockList; a serial chain is
   // one): each block's rows in tiles of eight lanes (four where it has
-  // four rows or fewer), the last ending at row nu - 1 at the latest, F's
+  // four rows or fewer, or the model fewer than 8 dofs: the 7-dof arm's
+  // inverse derivatives were 0.87x as fast as by paths in tiles of 4, 2
+  // and 1 added, 1.09x in fours), the last ending at row nu - 1 at the latest, F's
   // and S's rows of the tile loaded once and held for all the block's
   // columns. In column j, rows from kFirstDof[j] on take F_k . Wq_j and
   // F_k . Wu_j (below the column, or of its own joint), rows above
@@ -2223,8 +2223,11 @@ class Tracer {
           std::string("// each the parent of the next, by itself, and below and above each run of its ancestors."),
           std::string("// In column j, rows from kFirstDof[j] on take F_k . Wq_j and F_k . Wu_j, rows above"),
           std::string("// S_k . gq_j and S_k . gu_j; M's F1_k . S_j from row j on, S_k . F1_j above (F's first " + R),
-          std::string("// rows: the steps write no others). A block's rows in tiles of eight lanes (four where it"),
-          std::string("// has four rows or fewer), F's and S's rows loaded once for all its columns, each"),
+          std::string(layout_.nu >= 8
+                          ? "// rows: the steps write no others). A block's rows in tiles of eight lanes (four where it"
+                          : "// rows: the steps write no others). A block's rows in tiles of four lanes (fewer than 8"),
+          std::string(layout_.nu >= 8 ? "// has four rows or fewer), F's and S's rows loaded once for all its columns, each"
+                                      : "// dofs), F's and S's rows loaded once for all its columns, each"),
           std::string(assign ? "// entry stored (on this chain, where every entry is a pair's, a tile past the block stores"
                              : "// entry added once (lanes past the block add zeros); S and F transposed (the steps write"),
           std::string(assign ? "// the rows before it again, the same); S and F transposed (the steps write them so):"
@@ -2294,13 +2297,20 @@ class Tracer {
     add(tau, "      Eigen::Map<Lanes>(&" + dq + "(r0, j" + op + "a" + in);
     add(tau, "      Eigen::Map<Lanes>(&" + du + "(r0, j" + op + "b" + in);
     add(mass, "      Eigen::Map<Lanes>(&" + M + "(r0, j" + op + "m" + in);
-    for (const char* line : {"    }", "  };", "  for (const auto& block : kPairBlocks) {",
-                             "    if (block[1] - block[0] <= 4) {",
-                             "      tile(std::integral_constant<int, 4>(), block[0], block[1], block[2], block[3]);",
-                             "      continue;", "    }", "    for (int k = block[0]; k < block[1]; k += 8)",
-                             "      tile(std::integral_constant<int, 8>(), k, k + 8 < block[1] ? k + 8 : block[1], block[2],",
-                             "           block[3]);",
-                             "  }", "}"})
+    for (const char* line : {"    }", "  };", "  for (const auto& block : kPairBlocks) {"}) add(true, line);
+    // Below 8 dofs every tile has four lanes (a tile ends at row nu - 1 at the latest).
+    const bool eights = layout_.nu >= 8;
+    add(eights, "    if (block[1] - block[0] <= 4) {");
+    add(eights, "      tile(std::integral_constant<int, 4>(), block[0], block[1], block[2], block[3]);");
+    add(eights, "      continue;");
+    add(eights, "    }");
+    const std::string W = eights ? "8" : "4";
+    for (const std::string& line :
+         {"    for (int k = block[0]; k < block[1]; k += " + W + ")",
+          "      tile(std::integral_constant<int, " + W + ">(), k, k + " + W + " < block[1] ? k + " + W +
+              " : block[1], block[2],",
+          std::string("           block[3]);"),
+          std::string("  }"), std::string("}")})
       add(true, line);
     return out;
   }

@@ -888,9 +888,9 @@ def steps(capstan):
         # joint's own block, no armature), storing every entry, nothing
         # zeroed first (the last tile storing the rows before it again); on
         # the 22, whose odd hinges have armature, adding to M's (the last
-        # tile's lanes before its rows masked). (By paths: the trees of
-        # codegen.derivatives below 8 dofs; by columns: models with force
-        # elements, whose pairs are traced.)
+        # tile's lanes before its rows masked). (By paths: models below 4
+        # dofs; by columns: models with force elements, whose pairs are
+        # traced.)
         want_loop = {"StepsSerial": "blocks", "StepsChain": "blocks", "StepsHinges": "blocks", "StepsTree": "blocks"}
         want_stores = {"StepsSerial": False, "StepsChain": False, "StepsHinges": True, "StepsTree": False}
         for model in models:
@@ -1516,7 +1516,7 @@ DERIVATIVE_FORMS = {
     # column at a time (below kMinEigenProductSpeeds), not Eigen's.
     # udot without forwardDynamics: the steps' calls at udot = 0, then udot
     # from M^-1 (refined once) and the column steps at it. (The pairs' loop
-    # by paths below 8 dofs, by the tree's blocks on the stiff chain.)
+    # by paths below 4 dofs, by the tree's blocks from 4.)
     "default": ([], ["!M, then its factor", "At run time, the pairs' terms", "inverseDynamicsDerivativesStep1(",
                      "forwardDynamicsDerivativesInverse(M.data(), dudot_dtau.data())",
                      "product(dr_dq, dudot_dq);", "!-dudot_dtau * dr_dq", "U rhs = ",
