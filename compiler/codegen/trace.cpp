@@ -1615,11 +1615,14 @@ class Tracer {
   // kLastDescendant[k]: the last dof below k (k when none).
   std::string dofRunTable(bool lastDescendant) const {
     const std::vector<int> parent = Data<Expr>::dofParents(mechanism_);
-    if (lastDescendant) return dofTable("kLastDescendant", lastDescendants(parent));
+    return lastDescendant ? dofTable("kLastDescendant", lastDescendants(parent)) : dofTable("kRunStart", runStarts(parent));
+  }
+  // kRunStart's values, from the dofs' parents.
+  static std::vector<int> runStarts(const std::vector<int>& parent) {
     std::vector<int> runStart(parent.size());
     for (std::size_t j = 0; j < parent.size(); ++j)
       runStart[j] = j > 0 && parent[j] == static_cast<int>(j) - 1 ? runStart[j - 1] : static_cast<int>(j);
-    return dofTable("kRunStart", runStart);
+    return runStart;
   }
   // The last dof below each dof (itself when none), from the dofs' parents
   // (parents first).
@@ -2110,7 +2113,7 @@ class Tracer {
 
   // One weighted sum per term over the first rows of a factor transposed
   // across the dofs (row r's lanes at `table` + r `stride` + `at`), as the
-  // pairs' loops by columns and on a chain emit them: row 0 loaded into
+  // pairs' loop by columns emits them: row 0 loaded into
   // `first` and each term's sum set from it (declared here, or assigned
   // with `assign`), then each further row loaded into `load`, in a block of
   // its own, added to the terms that take it. Lines indented by `pad`.
@@ -2166,12 +2169,10 @@ class Tracer {
   };
   std::vector<PairBlock> pairBlockList() const {
     const std::vector<int> parent = Data<Expr>::dofParents(mechanism_);
+    const std::vector<int> start = runStarts(parent);  // each dof's segment's first dof
     const int nu = layout_.nu;
-    std::vector<int> start(parent.size());  // each dof's segment's first dof
     const auto at = [](const std::vector<int>& v, int k) { return v[static_cast<std::size_t>(k)]; };
     std::vector<PairBlock> blocks;
-    for (int k = 0; k < nu; ++k)
-      start[static_cast<std::size_t>(k)] = k > 0 && at(parent, k) == k - 1 ? at(start, k - 1) : k;
     for (int a = 0; a < nu; ++a) {
       if (at(start, a) != a) continue;
       int e = a + 1;  // one past the segment
@@ -2206,7 +2207,8 @@ class Tracer {
   std::vector<std::string> pairBlocks(int rows, const std::string& dq, const std::string& du, const std::string& M,
                                       const std::string& first, bool assign, PairParts parts) const {
     const bool mass = parts.mass, tau = parts.tau;
-    const std::string R = std::to_string(tau ? rows : 6);  // F's rows read
+    const int fRows = tau ? rows : 6;  // F's rows read
+    const std::string R = std::to_string(fRows);
     const std::vector<PairBlock> list = pairBlockList();
     std::string table;
     for (const PairBlock& b : list)
@@ -2254,7 +2256,6 @@ class Tracer {
              "    const int r0 = k + W <= nu ? k : nu - W;"})
       add(true, line);
     add(!assign, "    const Lanes in = Eigen::Map<const Lanes>(below(k - r0)) * (1.0 - Eigen::Map<const Lanes>(below(e - r0)));");
-    const int fRows = tau ? rows : 6;
     for (int r = 0; r < fRows; ++r)
       add(true, "    const Lanes f" + std::to_string(r) + " = Eigen::Map<const Lanes>(FT + " +
                     (r == 0 ? std::string() : std::to_string(r) + " * nu + ") + "r0);");
